@@ -1,0 +1,104 @@
+//! The library's error type and the one mapping from errors to exit codes.
+
+use std::path::PathBuf;
+
+/// Exit codes, documented in the README. Kept in one place so every command agrees.
+pub mod exit {
+    /// Success (also: a fail-soft command that only warned).
+    pub const OK: i32 = 0;
+    /// Invalid input, a refused render, or any other failure of the command itself.
+    pub const FAILURE: i32 = 1;
+    /// Usage error: unknown flag, bad flag value, unsupported output format.
+    pub const USAGE: i32 = 2;
+}
+
+/// Everything that can stop a clinv command.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Flags or arguments that do not make sense together.
+    #[error("{0}")]
+    Usage(String),
+
+    /// No `--root` and no ancestor of the working directory looks like a lok8s project.
+    #[error(
+        "no lok8s project found in {0} or its parents (looked for .lok8s/ or clusters/); pass --root"
+    )]
+    NoProject(PathBuf),
+
+    /// `--root` does not name a directory.
+    #[error("project root not found: {0}")]
+    RootNotFound(PathBuf),
+
+    /// A domain that fails lok8s's name rule (also the path-traversal guard).
+    #[error("invalid domain name '{0}' (must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$)")]
+    InvalidDomain(String),
+
+    /// `clusters/<domain>/cluster.lok8s.yaml` is missing or not a regular file.
+    #[error("inventory: cluster spec not found: {0}")]
+    SpecNotFound(PathBuf),
+
+    /// The spec's `kind` is present but not a bare driver name.
+    #[error("inventory: cluster spec declares a malformed kind: {0}")]
+    MalformedKind(PathBuf),
+
+    /// A YAML file that does not parse; names the file, line and column.
+    #[error("{path}:{pos}: invalid YAML: {message}")]
+    InvalidYaml {
+        path: PathBuf,
+        pos: crate::yaml::Pos,
+        message: String,
+    },
+
+    /// A file that cannot be used as it is (too large, not UTF-8, …).
+    #[error("{path}: {message}")]
+    InvalidFile { path: PathBuf, message: String },
+
+    /// An environment variable with an unusable value.
+    #[error("{name}: {message}")]
+    InvalidEnv { name: &'static str, message: String },
+
+    /// The rendered object breaks the CRD's constraints; one line per violation.
+    #[error("the ClusterInventory would be rejected by the API server:\n{}", .0.join("\n"))]
+    Invalid(Vec<String>),
+
+    /// `--strict` and at least one warning.
+    #[error("--strict: {0} warning(s) treated as errors")]
+    Strict(usize),
+
+    /// A failure described by its message alone (lok8s's wording for a command).
+    #[error("{0}")]
+    Message(String),
+
+    /// stdout was closed by the reader (`clinv render | head`): stop quietly, exit 0.
+    #[error("broken pipe")]
+    BrokenPipe,
+
+    /// An I/O failure, with the path it concerns.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) => exit::USAGE,
+            Error::BrokenPipe => exit::OK,
+            _ => exit::FAILURE,
+        }
+    }
+
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,186 @@
+//! File primitives: bounded reads and the one atomic, durable write.
+//!
+//! Every file clinv writes goes through [`write_atomic`]: a temporary file in the same
+//! directory, written and fsynced, renamed over the target, then the directory fsynced.
+//! A crash leaves either the old file or the new one, never a torn one.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Reads a whole file, refusing files larger than `limit` bytes without reading them.
+///
+/// # Errors
+/// I/O errors, or `InvalidData` when the file is larger than `limit`.
+pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
+    }
+    if meta.len() > limit {
+        return Err(too_large(meta.len(), limit));
+    }
+    // Special files report length 0; read one byte past the limit to catch them too.
+    let mut buf = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(limit + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit {
+        return Err(too_large(buf.len() as u64, limit));
+    }
+    Ok(buf)
+}
+
+fn too_large(len: u64, limit: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("file too large: {len} bytes (limit {} MiB)", limit >> 20),
+    )
+}
+
+/// Writes `bytes` to `path` atomically and durably, creating missing parent directories.
+/// The file gets `mode` (Unix permission bits) before it becomes visible.
+///
+/// # Errors
+/// Any I/O error; the target is then left as it was and the temporary file removed.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let staged = stage(path, bytes, mode)?;
+    staged.commit()
+}
+
+/// A fully written, fsynced temporary file waiting to be renamed into place. Staging
+/// several files first lets a command publish all of them or none.
+#[must_use = "a staged file is removed unless committed"]
+pub struct Staged {
+    tmp: PathBuf,
+    target: PathBuf,
+    done: bool,
+}
+
+/// Writes `bytes` to a temporary sibling of `path` and fsyncs it.
+///
+/// # Errors
+/// Any I/O error (the temporary file is removed).
+pub fn stage(path: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+    let dir = parent_of(path);
+    fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "target has no file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp.{}.{}", std::process::id(), unique()));
+    let tmp = dir.join(tmp_name);
+    let staged = Staged {
+        tmp,
+        target: path.to_path_buf(),
+        done: false,
+    };
+    let mut file = open_new(&staged.tmp, mode)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    Ok(staged)
+}
+
+impl Staged {
+    /// Renames the staged file over its target and fsyncs the directory.
+    ///
+    /// # Errors
+    /// Rename or directory sync failures.
+    pub fn commit(mut self) -> io::Result<()> {
+        fs::rename(&self.tmp, &self.target)?;
+        self.done = true;
+        sync_dir(parent_of(&self.target))
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    (u64::from(nanos) << 16) ^ COUNTER.fetch_add(1, Ordering::Relaxed)
+}
+
+#[cfg(unix)]
+fn open_new(path: &Path, mode: u32) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_new(path: &Path, _mode: u32) -> io::Result<File> {
+    OpenOptions::new().write(true).create_new(true).open(path)
+}
+
+/// Fsyncs a directory so a rename inside it survives a crash.
+///
+/// # Errors
+/// The directory cannot be opened or synced.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_leaves_no_temporary_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("sub/out.yaml");
+        write_atomic(&target, b"one", 0o644).unwrap();
+        write_atomic(&target, b"two", 0o644).unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"two");
+        let names: Vec<_> = fs::read_dir(target.parent().unwrap()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn an_uncommitted_stage_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("x");
+        drop(stage(&target, b"x", 0o600).unwrap());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn bounded_read_refuses_large_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big");
+        fs::write(&path, vec![b'a'; 2048]).unwrap();
+        assert!(read_bounded(&path, 1024).is_err());
+        assert_eq!(read_bounded(&path, 4096).unwrap().len(), 2048);
+    }
+}

@@ -1,0 +1,684 @@
+//! A small YAML reader with Go `yaml.v3` node semantics.
+//!
+//! lok8s reads its files with yaml.v3 and relies on details that a serde value model
+//! loses: the raw text of a scalar (`1.10` stays `1.10`), its resolved tag (`name: 123`
+//! is an `int`, `name: "123"` a `str`), and positions for error messages. This module
+//! turns `saphyr-parser` events into an arena of nodes that keeps all three.
+//!
+//! Only the first document of a stream is read (as lok8s does). Hostile input is bounded:
+//! nesting depth, alias expansion (billion-laughs) and recursive aliases are refused with
+//! an error that names the line and column.
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+use std::fmt::{self, Write as _};
+
+/// Deepest nesting accepted (yaml.v3 allows 10,000; no lok8s file comes near 64).
+const MAX_DEPTH: usize = 256;
+/// Most nodes a document may expand to through aliases (counting every alias use).
+const MAX_EXPANDED_NODES: u64 = 1_000_000;
+
+/// Index of a node in its [`Doc`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeId(u32);
+
+/// The resolved YAML tag of a scalar, as yaml.v3 resolves it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tag {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Str,
+    /// `<<`, the merge key.
+    Merge,
+    /// An explicit tag outside the core schema (`!foo`), kept by name.
+    Custom(Box<str>),
+}
+
+/// One node of a parsed document.
+#[derive(Debug)]
+pub enum Node {
+    Scalar { text: String, tag: Tag },
+    Seq(Vec<NodeId>),
+    Map(Vec<(NodeId, NodeId)>),
+}
+
+/// A line/column position (both 1-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Pos {
+    pub line: usize,
+    pub col: usize,
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// Why a document could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    pub pos: Pos,
+    pub message: String,
+}
+
+impl fmt::Display for YamlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.pos, self.message)
+    }
+}
+
+impl std::error::Error for YamlError {}
+
+/// The first document of a YAML stream.
+#[derive(Debug, Default)]
+pub struct Doc {
+    nodes: Vec<Node>,
+    pos: Vec<Pos>,
+    /// Expanded size and depth of each finished node.
+    sizes: Vec<Measure>,
+    root: Option<NodeId>,
+}
+
+/// Size and depth of a node with its aliases expanded.
+#[derive(Clone, Copy, Debug, Default)]
+struct Measure {
+    nodes: u64,
+    depth: u32,
+}
+
+impl Measure {
+    const LEAF: Measure = Measure { nodes: 1, depth: 1 };
+
+    /// Folds a child into its parent's measure.
+    fn add(self, child: Measure) -> Measure {
+        Measure {
+            nodes: self.nodes.saturating_add(child.nodes),
+            depth: self.depth.max(child.depth.saturating_add(1)),
+        }
+    }
+}
+
+enum Open {
+    Seq(NodeId, Vec<NodeId>),
+    Map(NodeId, Vec<(NodeId, NodeId)>, Option<NodeId>),
+}
+
+impl Doc {
+    /// Parses the first document of `text`. An empty stream is a document without a root.
+    ///
+    /// # Errors
+    /// Syntax errors, duplicate mapping keys, excessive nesting or aliasing.
+    pub fn parse(text: &str) -> Result<Doc, YamlError> {
+        let mut doc = Doc::default();
+        let mut stack: Vec<Open> = Vec::new();
+        let mut anchors: std::collections::HashMap<usize, NodeId> = Default::default();
+        let mut open_ids: Vec<NodeId> = Vec::new();
+        let mut started = false;
+        for item in Parser::new_from_str(text) {
+            let (event, span) = item.map_err(|e| YamlError {
+                pos: Pos {
+                    line: e.marker().line(),
+                    col: e.marker().col() + 1,
+                },
+                message: e.info().to_string(),
+            })?;
+            let pos = pos_of(&span);
+            let id = match event {
+                Event::DocumentStart(_) => {
+                    if started {
+                        break;
+                    }
+                    started = true;
+                    continue;
+                }
+                Event::DocumentEnd => break,
+                Event::StreamStart | Event::StreamEnd | Event::Nothing => continue,
+                Event::Alias(anchor) => {
+                    let Some(&target) = anchors.get(&anchor) else {
+                        return Err(YamlError {
+                            pos,
+                            message: "unknown anchor".into(),
+                        });
+                    };
+                    if open_ids.contains(&target) {
+                        return Err(YamlError {
+                            pos,
+                            message: "anchor is used inside its own value (recursive alias)".into(),
+                        });
+                    }
+                    target
+                }
+                Event::Scalar(text, style, anchor, tag) => {
+                    let tag = match tag {
+                        Some(t) => explicit_tag(&t.handle, &t.suffix, &text),
+                        None if style == ScalarStyle::Plain => resolve_plain(&text),
+                        None => Tag::Str,
+                    };
+                    let id = doc.push(
+                        Node::Scalar {
+                            text: text.into_owned(),
+                            tag,
+                        },
+                        pos,
+                    );
+                    if anchor != 0 {
+                        anchors.insert(anchor, id);
+                    }
+                    id
+                }
+                Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                    if stack.len() >= MAX_DEPTH {
+                        return Err(YamlError {
+                            pos,
+                            message: format!("nesting deeper than {MAX_DEPTH} levels"),
+                        });
+                    }
+                    let is_seq = matches!(event, Event::SequenceStart(..));
+                    let id = doc.push(Node::Seq(Vec::new()), pos);
+                    if anchor != 0 {
+                        anchors.insert(anchor, id);
+                    }
+                    open_ids.push(id);
+                    stack.push(if is_seq {
+                        Open::Seq(id, Vec::new())
+                    } else {
+                        Open::Map(id, Vec::new(), None)
+                    });
+                    continue;
+                }
+                Event::SequenceEnd | Event::MappingEnd => {
+                    open_ids.pop();
+                    match stack.pop() {
+                        Some(Open::Seq(id, items)) => {
+                            let m = items
+                                .iter()
+                                .fold(Measure::LEAF, |m, c| m.add(doc.measure(*c)));
+                            doc.finish(id, Node::Seq(items), m)?
+                        }
+                        Some(Open::Map(id, pairs, _)) => {
+                            let m = pairs.iter().fold(Measure::LEAF, |m, (k, v)| {
+                                m.add(doc.measure(*k)).add(doc.measure(*v))
+                            });
+                            doc.finish(id, Node::Map(pairs), m)?
+                        }
+                        None => continue,
+                    }
+                }
+            };
+            // Attach the finished node to its parent.
+            match stack.last_mut() {
+                None => doc.root = Some(id),
+                Some(Open::Seq(_, items)) => items.push(id),
+                Some(Open::Map(_, pairs, pending)) => match pending.take() {
+                    None => *pending = Some(id),
+                    Some(key) => {
+                        if let Some(dup) = pairs.iter().find(|(k, _)| doc.same_scalar(*k, key)) {
+                            return Err(YamlError {
+                                pos: doc.pos(key),
+                                message: format!(
+                                    "mapping key {:?} already defined at line {}",
+                                    doc.text(key).unwrap_or_default(),
+                                    doc.pos(dup.0).line
+                                ),
+                            });
+                        }
+                        pairs.push((key, id));
+                    }
+                },
+            }
+        }
+        Ok(doc)
+    }
+
+    fn measure(&self, id: NodeId) -> Measure {
+        self.sizes[id.0 as usize]
+    }
+
+    /// Stores a finished container with its expanded size and depth (aliases counted at
+    /// every use), refusing billion-laughs documents as soon as one node grows too large.
+    /// The depth bound also bounds every recursive walk over the document.
+    fn finish(&mut self, id: NodeId, node: Node, m: Measure) -> Result<NodeId, YamlError> {
+        let message = if m.nodes > MAX_EXPANDED_NODES {
+            "document contains excessive aliasing".to_string()
+        } else if m.depth as usize > MAX_DEPTH {
+            format!("nesting deeper than {MAX_DEPTH} levels (through aliases)")
+        } else {
+            self.nodes[id.0 as usize] = node;
+            self.sizes[id.0 as usize] = m;
+            return Ok(id);
+        };
+        Err(YamlError {
+            pos: self.pos(id),
+            message,
+        })
+    }
+
+    fn push(&mut self, node: Node, pos: Pos) -> NodeId {
+        self.nodes.push(node);
+        self.pos.push(pos);
+        self.sizes.push(Measure::LEAF);
+        NodeId(u32::try_from(self.nodes.len() - 1).unwrap_or(u32::MAX))
+    }
+
+    /// The document's root node, `None` for an empty document.
+    pub fn root(&self) -> Option<NodeId> {
+        self.root
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.0 as usize]
+    }
+
+    pub fn pos(&self, id: NodeId) -> Pos {
+        self.pos[id.0 as usize]
+    }
+
+    /// The raw text of a scalar node.
+    pub fn text(&self, id: NodeId) -> Option<&str> {
+        match self.node(id) {
+            Node::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// True for an absent-like node: a YAML null.
+    pub fn is_null(&self, id: NodeId) -> bool {
+        matches!(self.node(id), Node::Scalar { tag: Tag::Null, .. })
+    }
+
+    /// The short tag name yaml.v3 prints in messages (`str`, `int`, `map`, `seq`, …).
+    pub fn tag_name(&self, id: NodeId) -> &str {
+        match self.node(id) {
+            Node::Seq(_) => "seq",
+            Node::Map(_) => "map",
+            Node::Scalar { tag, .. } => match tag {
+                Tag::Null => "null",
+                Tag::Bool => "bool",
+                Tag::Int => "int",
+                Tag::Float => "float",
+                Tag::Str => "str",
+                Tag::Merge => "merge",
+                Tag::Custom(name) => name,
+            },
+        }
+    }
+
+    fn same_scalar(&self, a: NodeId, b: NodeId) -> bool {
+        match (self.node(a), self.node(b)) {
+            (Node::Scalar { text: ta, tag: ga }, Node::Scalar { text: tb, tag: gb }) => {
+                ta == tb && ga == gb
+            }
+            _ => false,
+        }
+    }
+
+    /// The entries of a mapping node with `<<` merge keys applied (explicit keys win),
+    /// in document order; `None` when the node is not a mapping.
+    pub fn entries(&self, id: NodeId) -> Option<Vec<(NodeId, NodeId)>> {
+        let Node::Map(pairs) = self.node(id) else {
+            return None;
+        };
+        if !pairs.iter().any(|(k, _)| self.is_merge(*k)) {
+            return Some(pairs.clone());
+        }
+        let mut out: Vec<(NodeId, NodeId)> = Vec::with_capacity(pairs.len());
+        for &(k, v) in pairs {
+            if !self.is_merge(k) {
+                out.retain(|(ok, _)| !self.same_scalar(*ok, k));
+                out.push((k, v));
+                continue;
+            }
+            let sources: Vec<NodeId> = match self.node(v) {
+                Node::Seq(items) => items.clone(),
+                _ => vec![v],
+            };
+            for src in sources {
+                for (mk, mv) in self.entries(src).unwrap_or_default() {
+                    let explicit = pairs.iter().any(|(pk, _)| self.same_scalar(*pk, mk));
+                    let seen = out.iter().any(|(ok, _)| self.same_scalar(*ok, mk));
+                    if !explicit && !seen {
+                        out.push((mk, mv));
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    fn is_merge(&self, id: NodeId) -> bool {
+        matches!(
+            self.node(id),
+            Node::Scalar {
+                tag: Tag::Merge,
+                ..
+            }
+        )
+    }
+
+    /// Looks up `key` in a mapping node by the key's text.
+    pub fn get(&self, map: NodeId, key: &str) -> Option<NodeId> {
+        self.entries(map)?
+            .into_iter()
+            .find(|(k, _)| self.text(*k) == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// Follows a path of mapping keys from `from`.
+    pub fn path(&self, from: NodeId, keys: &[&str]) -> Option<NodeId> {
+        keys.iter().try_fold(from, |node, key| self.get(node, key))
+    }
+
+    /// Compact JSON in document order, as lok8s carries bootstrap entries: strings escaped
+    /// without HTML escaping, control characters as `\u00XX`, numbers verbatim.
+    pub fn to_json(&self, id: NodeId) -> String {
+        let mut out = String::new();
+        self.write_json(id, &mut out);
+        out
+    }
+
+    fn write_json(&self, id: NodeId, out: &mut String) {
+        match self.node(id) {
+            Node::Scalar { text, tag } => match tag {
+                Tag::Null => out.push_str("null"),
+                Tag::Bool => out.push_str(if text.eq_ignore_ascii_case("true") {
+                    "true"
+                } else {
+                    "false"
+                }),
+                Tag::Int | Tag::Float => out.push_str(text),
+                _ => json_string(text, out),
+            },
+            Node::Seq(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    self.write_json(*item, out);
+                }
+                out.push(']');
+            }
+            Node::Map(_) => {
+                out.push('{');
+                for (i, (k, v)) in self.entries(id).unwrap_or_default().iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    json_string(&self.key_text(*k), out);
+                    out.push(':');
+                    self.write_json(*v, out);
+                }
+                out.push('}');
+            }
+        }
+    }
+
+    /// The text a mapping key contributes to JSON (a null key is `null`).
+    pub fn key_text(&self, id: NodeId) -> String {
+        match self.node(id) {
+            Node::Scalar { tag: Tag::Null, .. } => "null".into(),
+            Node::Scalar { text, .. } => text.clone(),
+            _ => self.to_json(id),
+        }
+    }
+}
+
+fn pos_of(span: &Span) -> Pos {
+    Pos {
+        line: span.start.line(),
+        col: span.start.col() + 1,
+    }
+}
+
+/// A JSON string literal: `"` and `\` escaped, control characters as `\u00XX`.
+pub fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn explicit_tag(handle: &str, suffix: &str, text: &str) -> Tag {
+    let core = handle == "tag:yaml.org,2002:" || handle == "!!";
+    match (core, suffix) {
+        (true, "str" | "binary" | "timestamp") => Tag::Str,
+        (true, "null") => Tag::Null,
+        (true, "bool") => Tag::Bool,
+        (true, "int") => Tag::Int,
+        (true, "float") => Tag::Float,
+        (true, "merge") => Tag::Merge,
+        (true, "map" | "seq") => resolve_plain(text),
+        _ if handle == "!" && suffix.is_empty() => Tag::Str,
+        _ => Tag::Custom(format!("{handle}{suffix}").into_boxed_str()),
+    }
+}
+
+/// yaml.v3's implicit resolution of a plain scalar (timestamps stay strings, as they
+/// become after lok8s's JSON round trip of a bootstrap entry).
+pub fn resolve_plain(s: &str) -> Tag {
+    match s {
+        "" | "~" | "null" | "Null" | "NULL" => return Tag::Null,
+        "true" | "True" | "TRUE" | "false" | "False" | "FALSE" => return Tag::Bool,
+        ".nan" | ".NaN" | ".NAN" | ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF"
+        | "-.inf" | "-.Inf" | "-.INF" => return Tag::Float,
+        "<<" => return Tag::Merge,
+        _ => {}
+    }
+    match s.as_bytes()[0] {
+        b'.' => {
+            if s.parse::<f64>().is_ok() {
+                Tag::Float
+            } else {
+                Tag::Str
+            }
+        }
+        b'+' | b'-' | b'0'..=b'9' => {
+            let plain = s.replace('_', "");
+            if go_parse_int(&plain) {
+                Tag::Int
+            } else if is_yaml_float(&plain) && plain.parse::<f64>().is_ok() {
+                Tag::Float
+            } else {
+                Tag::Str
+            }
+        }
+        _ => Tag::Str,
+    }
+}
+
+/// Go's `strconv.ParseInt(s, 0, 64)` / `ParseUint` acceptance: sign, then `0x`, `0o`,
+/// `0b`, a leading-`0` octal, or decimal digits, within 64 bits.
+fn go_parse_int(s: &str) -> bool {
+    let (neg, body) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let lower = body.to_ascii_lowercase();
+    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
+        (16, d)
+    } else if let Some(d) = lower.strip_prefix("0o") {
+        (8, d)
+    } else if let Some(d) = lower.strip_prefix("0b") {
+        (2, d)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, lower.as_str())
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return false;
+    }
+    match u64::from_str_radix(digits, radix) {
+        Ok(v) if neg => v <= (i64::MAX as u64) + 1,
+        Ok(_) => true,
+        Err(_) => false,
+    }
+}
+
+/// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`
+fn is_yaml_float(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'-' | b'+')));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    } else {
+        if digits(&mut i) == 0 {
+            return false;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            digits(&mut i);
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'-' | b'+')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root(text: &str) -> (Doc, NodeId) {
+        let doc = Doc::parse(text).unwrap();
+        let root = doc.root().unwrap();
+        (doc, root)
+    }
+
+    #[test]
+    fn plain_scalars_resolve_like_yaml_v3() {
+        for (text, tag) in [
+            ("123", "int"),
+            ("-0x1F", "int"),
+            ("0o17", "int"),
+            ("1_000", "int"),
+            ("010", "int"),
+            ("08", "float"),
+            ("1.10", "float"),
+            ("1e3", "float"),
+            (".5", "float"),
+            (".inf", "float"),
+            ("true", "bool"),
+            ("False", "bool"),
+            ("yes", "str"),
+            ("~", "null"),
+            ("null", "null"),
+            ("v1.2", "str"),
+            ("2024-01-01", "str"),
+            ("99999999999999999999", "float"),
+            ("1.2.3", "str"),
+        ] {
+            let (doc, r) = root(text);
+            assert_eq!(doc.tag_name(r), tag, "{text}");
+            assert_eq!(doc.text(r), Some(text));
+        }
+        let (doc, r) = root("\"123\"");
+        assert_eq!(doc.tag_name(r), "str");
+        let (doc, r) = root("!!str 123");
+        assert_eq!(doc.tag_name(r), "str");
+    }
+
+    #[test]
+    fn keeps_raw_text_and_positions() {
+        let (doc, r) = root("a:\n  version: 1.10\n");
+        let v = doc.path(r, &["a", "version"]).unwrap();
+        assert_eq!(doc.text(v), Some("1.10"));
+        assert_eq!(doc.pos(v), Pos { line: 2, col: 12 });
+    }
+
+    #[test]
+    fn compact_json_in_document_order() {
+        let (doc, r) = root("z: 1\na: [x, ~, true, 'q\"<&>', {b: 1.10}]\n");
+        assert_eq!(
+            doc.to_json(r),
+            r#"{"z":1,"a":["x",null,true,"q\"<&>",{"b":1.10}]}"#
+        );
+        let (doc, r) = root("\"tab\\there\"");
+        assert_eq!(doc.to_json(r), r#""tab\u0009here""#);
+    }
+
+    #[test]
+    fn only_the_first_document_is_read() {
+        let (doc, r) = root("a: 1\n---\n: : [\n");
+        assert!(doc.get(r, "a").is_some());
+    }
+
+    #[test]
+    fn empty_stream_has_no_root() {
+        assert!(Doc::parse("").unwrap().root().is_none());
+        assert!(Doc::parse("# only a comment\n").unwrap().root().is_none());
+    }
+
+    #[test]
+    fn syntax_errors_name_line_and_column() {
+        let err = Doc::parse("a: 1\nb: [1, 2\n").unwrap_err();
+        assert!(err.pos.line >= 2, "{err}");
+        let err = Doc::parse("a:\n  b: 1\n c: 2\n").unwrap_err();
+        assert_eq!(err.pos.line, 3, "{err}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused() {
+        let err = Doc::parse("a: 1\nb: 2\na: 3\n").unwrap_err();
+        assert_eq!(err.pos.line, 3);
+        assert!(err.message.contains("already defined at line 1"), "{err}");
+    }
+
+    #[test]
+    fn alias_bombs_are_refused() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        let err = Doc::parse(&text).unwrap_err();
+        assert!(err.message.contains("excessive aliasing"), "{err}");
+    }
+
+    #[test]
+    fn small_alias_use_is_fine_and_merge_keys_apply() {
+        let (doc, r) = root("base: &b {wait: true, x: 1}\nuse: {<<: *b, x: 2}\n");
+        let u = doc.get(r, "use").unwrap();
+        assert_eq!(doc.to_json(u), r#"{"wait":true,"x":2}"#);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let text = "[".repeat(10_000);
+        let err = Doc::parse(&text).unwrap_err();
+        assert!(
+            err.message.contains("nesting") || err.message.contains("recursion limit"),
+            "{err}"
+        );
+    }
+}
