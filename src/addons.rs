@@ -173,10 +173,13 @@ fn read_yaml(path: &Path) -> Option<Doc> {
 pub struct Row {
     pub name: String,
     pub source: Source,
-    pub category: String,
+    /// `None` prints as `-` in the table and is omitted from JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     #[serde(rename = "type")]
     pub kind: String,
-    pub version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     pub configure: String,
 }
 
@@ -192,22 +195,18 @@ pub fn view_rows(entries: &[Entry], root: &Path, reader: &mut Reader) -> Vec<Row
                 Row {
                     name: e.name.clone(),
                     source: e.source,
-                    category: "target".into(),
+                    category: Some("target".into()),
                     kind: "target".into(),
-                    version: "-".into(),
+                    version: None,
                     configure: format!("per-cluster glue in {rel}"),
                 }
             }
             Source::Addon => Row {
                 name: e.name.clone(),
                 source: e.source,
-                category: reader
-                    .category(&e.dir, Flavor::View)
-                    .unwrap_or_else(|| "-".into()),
+                category: reader.category(&e.dir, Flavor::View),
                 kind: reader.addon_type(&e.dir).into(),
-                version: reader
-                    .chart_version(&e.dir, Flavor::View)
-                    .unwrap_or_else(|| "-".into()),
+                version: reader.chart_version(&e.dir, Flavor::View),
                 configure: hint(&e.dir).into(),
             },
         })

@@ -161,12 +161,13 @@ pub fn addons_table(domain: &str, driver: &str, rows: &[Row]) -> String {
     } else {
         out.push_str(&line(["NAME", "CATEGORY", "TYPE", "VERSION", "CONFIGURE"]));
         out.push_str(&line(["----", "--------", "----", "-------", "---------"]));
+        let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
         for r in rows {
             out.push_str(&line([
                 &r.name,
-                &r.category,
+                &dash(&r.category),
                 &r.kind,
-                &r.version,
+                &dash(&r.version),
                 &r.configure,
             ]));
         }

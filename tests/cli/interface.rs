@@ -1,0 +1,170 @@
+use crate::support::*;
+
+#[test]
+fn every_command_has_help() {
+    for cmd in [
+        &["--help"][..],
+        &["render", "--help"],
+        &["crd", "--help"],
+        &["addons", "--help"],
+        &["completions", "--help"],
+    ] {
+        let run = clinv(cmd).run().ok();
+        assert!(
+            run.stdout.contains("Usage: clinv"),
+            "{cmd:?}: {}",
+            run.stdout
+        );
+    }
+    assert!(clinv(&["--help"]).run().stdout.contains("Exit codes:"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &["render", "--bogus"][..],
+        &["nosuchcommand"],
+        &["render", "-o", "xml"],
+        &["crd", "-o", "table"],
+        &["--color", "sometimes", "crd"],
+    ] {
+        let run = clinv(args).run();
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty());
+    }
+}
+
+#[test]
+fn domain_resolution_and_root_discovery() {
+    let root = example();
+    // No --root: found from a subdirectory; no --domain: clusters/.active.
+    let run = clinv(&["render", "-o", "json"])
+        .cwd(&root.join("clusters/edge.acme.example"))
+        .run()
+        .ok();
+    assert!(
+        run.stdout
+            .contains("\"lok8s.dev/domain\": \"prod.acme.example\"")
+    );
+    // DOMAIN_NAME wins over .active, with lok8s's notice.
+    let run = clinv(&["render", "--root", root.to_str().unwrap()])
+        .env("DOMAIN_NAME", "edge.acme.example")
+        .run()
+        .ok();
+    assert!(run.stdout.contains("lok8s.dev/domain: edge.acme.example"));
+    assert_eq!(
+        run.stderr,
+        "notice: using DOMAIN_NAME=edge.acme.example (env); the active domain is 'prod.acme.example' — pass --domain or unset DOMAIN_NAME to switch\n"
+    );
+    // Invalid explicit domains are refused.
+    let run = clinv(&[
+        "render",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "../../etc",
+    ])
+    .run();
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("invalid domain name '../../etc'"));
+    // Outside any project.
+    let empty = tempfile::tempdir().unwrap();
+    let run = clinv(&["render"]).cwd(empty.path()).run();
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("no lok8s project found"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn default_domain_is_lok8s_dev() {
+    let dir = copy_tree(&fixture("inv"));
+    std::fs::rename(
+        dir.path().join("clusters/inv"),
+        dir.path().join("clusters/lok8s.dev"),
+    )
+    .unwrap();
+    let run = clinv(&["render", "--root", dir.path().to_str().unwrap()])
+        .run()
+        .ok();
+    assert!(run.stdout.contains("lok8s.dev/domain: lok8s.dev"));
+}
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let root = example();
+    let args = [
+        "addons",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "nope",
+    ];
+    assert!(!clinv(&args).run().stderr.contains('\x1b'));
+    let always = clinv(&[&args[..], &["--color", "always"]].concat()).run();
+    assert!(
+        always.stderr.starts_with("\x1b[0;33m[warn]\x1b[0m "),
+        "{:?}",
+        always.stderr
+    );
+    let never = clinv(&[&args[..], &["--color", "never"]].concat()).run();
+    assert!(never.stderr.starts_with("[warn] "));
+}
+
+#[test]
+fn quiet_silences_warnings_but_not_errors() {
+    let root = example();
+    let run = clinv(&[
+        "addons",
+        "-q",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "nope",
+    ])
+    .run()
+    .ok();
+    assert!(run.stderr.is_empty());
+    let run = clinv(&[
+        "render",
+        "-q",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "nope",
+    ])
+    .run();
+    assert!(run.stderr.starts_with("[error]"));
+}
+
+#[test]
+fn completions_for_common_shells() {
+    for shell in ["bash", "zsh", "fish"] {
+        let run = clinv(&["completions", shell]).run().ok();
+        assert!(
+            run.stdout.contains("clinv") && run.stdout.contains("render"),
+            "{shell}"
+        );
+    }
+}
+
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clinv"))
+        .args(["completions", "zsh"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,9 @@
+//! CLI tests: the real binary on the bundled example and small fixtures.
+
+mod support;
+
+mod addons;
+mod hostile;
+mod interface;
+mod render;
+mod secrets;

@@ -1,0 +1,346 @@
+use crate::support::*;
+
+fn render(domain: &str, extra: &[&str]) -> Run {
+    let root = example();
+    let mut args = vec![
+        "render",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        domain,
+    ];
+    args.extend_from_slice(extra);
+    clinv(&args).run().ok()
+}
+
+#[test]
+fn example_domains_render_to_their_golden_files() {
+    for domain in ["prod.acme.example", "edge.acme.example", "lab.acme.example"] {
+        golden(&format!("{domain}.yaml"), &render(domain, &[]).stdout);
+        golden(
+            &format!("{domain}.json"),
+            &render(domain, &["-o", "json"]).stdout,
+        );
+    }
+}
+
+#[test]
+fn rendering_is_deterministic_under_source_date_epoch() {
+    let a = render("prod.acme.example", &["-o", "json"]).stdout;
+    let b = render("prod.acme.example", &["-o", "json"]).stdout;
+    assert_eq!(a, b);
+    assert!(a.contains("\"renderedAt\": \"2023-11-14T22:13:20Z\""));
+}
+
+#[test]
+fn json_is_lok8s_pretty_json_with_one_trailing_newline() {
+    let out = render("prod.acme.example", &["-o", "json"]).stdout;
+    assert!(out.ends_with("}\n") && !out.ends_with("\n\n"));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(serde_json::to_string_pretty(&v).unwrap() + "\n", out);
+    // spec keys in lok8s's order: the optional keys come after addons.
+    let keys: Vec<&str> = v["spec"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "lok8sVersion",
+            "kind",
+            "specHash",
+            "renderedAt",
+            "addons",
+            "provider",
+            "kubernetesVersion"
+        ]
+    );
+}
+
+#[test]
+fn spec_example_inventory() {
+    // The spec §5.1 instance: kubeone on hetzner, a framework addon and a target.
+    let root = fixture("inv");
+    let out = clinv(&[
+        "render",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "inv",
+        "-o",
+        "json",
+    ])
+    .run()
+    .ok()
+    .stdout;
+    let spec_bytes = std::fs::read(root.join("clusters/inv/cluster.lok8s.yaml")).unwrap();
+    let hash = clinv::spec::hex_sha256(&spec_bytes);
+    let expected = format!(
+        r#"{{
+  "apiVersion": "lok8s.dev/v1alpha1",
+  "kind": "ClusterInventory",
+  "metadata": {{
+    "name": "cluster",
+    "labels": {{
+      "lok8s.dev/domain": "inv"
+    }}
+  }},
+  "spec": {{
+    "lok8sVersion": "0.7.9",
+    "kind": "kubeone",
+    "specHash": "{hash}",
+    "renderedAt": "2023-11-14T22:13:20Z",
+    "addons": [
+      {{
+        "name": "cilium",
+        "source": "addon",
+        "chartVersion": "1.20.1",
+        "category": "networking"
+      }},
+      {{
+        "name": "cert-manager",
+        "source": "addon",
+        "chartVersion": "v1.21.1",
+        "category": "infrastructure"
+      }},
+      {{
+        "name": "networking",
+        "source": "target"
+      }}
+    ],
+    "provider": "hetzner",
+    "kubernetesVersion": "v1.31.10"
+  }}
+}}
+"#
+    );
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn out_dir_gets_the_crd_and_the_cr_and_nothing_else() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("inventory");
+    let run = render("prod.acme.example", &["--out", dir.to_str().unwrap()]);
+    assert!(run.stdout.is_empty());
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["clusterinventory.crd.yaml", "clusterinventory.yaml"]
+    );
+    let cr = std::fs::read_to_string(dir.join("clusterinventory.yaml")).unwrap();
+    assert_eq!(cr, render("prod.acme.example", &[]).stdout);
+    let crd = std::fs::read_to_string(dir.join("clusterinventory.crd.yaml")).unwrap();
+    assert_eq!(crd, clinv(&["crd"]).run().ok().stdout);
+}
+
+#[test]
+fn crd_golden_in_yaml_and_json() {
+    golden(
+        "clusterinventory.crd.yaml",
+        &clinv(&["crd"]).run().ok().stdout,
+    );
+    golden(
+        "clusterinventory.crd.json",
+        &clinv(&["crd", "-o", "json"]).run().ok().stdout,
+    );
+}
+
+#[test]
+fn a_render_the_api_server_would_reject_fails_with_field_paths_and_writes_nothing() {
+    let dir =
+        project_with_spec("kind: KubeOne\nspec:\n  bootstrap:\n    - a/b\n    - ''\n    - [x]\n");
+    let out = dir.path().join("out");
+    let run = clinv(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("spec.addons[0].name: Invalid value: \"a/b\""),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("spec.addons[1].name"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("spec.addons[2].name: Invalid value: \"[\\\"x\\\"]\""),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn skipped_entries_warn_with_the_key_only_and_strict_refuses() {
+    let spec = "kind: Lo\nspec:\n  bootstrap:\n    - cilium: {wait: maybe, values: {token: s3cr3t}}\n    - {zeta: 1, alpha: 2}\n    - cert-manager\n";
+    let dir = project_with_spec(spec);
+    let root = dir.path().to_str().unwrap();
+    let run = clinv(&["render", "--root", root, "--domain", "inv"])
+        .run()
+        .ok();
+    assert_eq!(
+        run.stderr,
+        "[warn] inventory: skipping unparseable bootstrap entry 'cilium'\n[warn] inventory: skipping unparseable bootstrap entry 'alpha'\n"
+    );
+    assert!(run.stdout.contains("name: cert-manager") && !run.stdout.contains("cilium"));
+    let strict = clinv(&["render", "--root", root, "--domain", "inv", "--strict"]).run();
+    assert_eq!(strict.code, 1);
+    assert!(strict.stdout.is_empty());
+    assert!(
+        strict
+            .stderr
+            .contains("[error] inventory: skipping unparseable bootstrap entry 'cilium'")
+    );
+    assert!(
+        strict
+            .stderr
+            .contains("--strict: 2 warning(s) treated as errors")
+    );
+    let verbose = clinv(&["render", "--root", root, "--domain", "inv", "-v"])
+        .run()
+        .ok();
+    assert!(
+        verbose
+            .stderr
+            .contains("[debug]   reason: wait: must be true or false"),
+        "{}",
+        verbose.stderr
+    );
+    assert!(!verbose.stderr.contains("s3cr3t") && !verbose.stderr.contains("maybe"));
+}
+
+#[test]
+fn empty_and_opted_out_bootstrap_render_an_empty_list() {
+    for spec in ["kind: KubeOne\n", "kind: Lo\nspec:\n  bootstrap: []\n"] {
+        let dir = project_with_spec(spec);
+        let run = clinv(&[
+            "render",
+            "--root",
+            dir.path().to_str().unwrap(),
+            "--domain",
+            "inv",
+            "-o",
+            "json",
+        ])
+        .run()
+        .ok();
+        assert!(
+            run.stdout.contains("\"addons\": []"),
+            "{spec}: {}",
+            run.stdout
+        );
+        assert!(!run.stdout.contains("provider") && !run.stdout.contains("kubernetesVersion"));
+    }
+}
+
+#[test]
+fn lok8s_version_comes_from_the_project_or_is_dev() {
+    let dir = project_with_spec("kind: Lo\n");
+    let root = dir.path().to_str().unwrap();
+    write(dir.path(), ".lok8s/VERSION", "  1.2.3 \n\n");
+    let run = clinv(&["render", "--root", root, "--domain", "inv"])
+        .run()
+        .ok();
+    assert!(
+        run.stdout.contains("lok8sVersion: 1.2.3\n"),
+        "{}",
+        run.stdout
+    );
+    std::fs::remove_file(dir.path().join(".lok8s/VERSION")).unwrap();
+    let run = clinv(&["render", "--root", root, "--domain", "inv"])
+        .run()
+        .ok();
+    assert!(run.stdout.contains("lok8sVersion: dev\n"), "{}", run.stdout);
+}
+
+#[test]
+fn deploy_domains_have_no_inventory_and_name_their_cluster() {
+    let run = render("apps.acme.example", &[]);
+    assert!(run.stdout.is_empty());
+    assert_eq!(
+        run.stderr,
+        "[info] 'apps.acme.example' is a deploy domain: it has no inventory of its own; its cluster 'prod.acme.example' carries the inventory (clinv render --domain prod.acme.example)\n"
+    );
+}
+
+#[test]
+fn missing_spec_and_malformed_kind_use_lok8s_messages() {
+    let root = example();
+    let run = clinv(&[
+        "render",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "nope",
+    ])
+    .run();
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "[error] inventory: cluster spec not found: {}/clusters/nope/cluster.lok8s.yaml\n",
+            root.display()
+        )
+    );
+    let dir = project_with_spec("kind: ../../evil\n");
+    let run = clinv(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+    ])
+    .run();
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "[error] inventory: cluster spec declares a malformed kind: {}/clusters/inv/cluster.lok8s.yaml\n",
+            dir.path().display()
+        )
+    );
+}
+
+#[test]
+fn targets_outside_the_project_are_listed_but_not_read() {
+    let outside = tempfile::tempdir().unwrap();
+    write(outside.path(), "t/chart.yaml", "version: 9.9.9\n");
+    write(outside.path(), "t/k.yaml", "lok8s.dev/category: leaked\n");
+    let dir = project_with_spec("kind: KubeOne\nspec:\n  bootstrap:\n    - ./escape\n");
+    std::os::unix::fs::symlink(
+        outside.path().join("t"),
+        dir.path().join("clusters/inv/escape"),
+    )
+    .unwrap();
+    let root = dir.path().to_str().unwrap();
+    let run = clinv(&["render", "--root", root, "--domain", "inv"])
+        .run()
+        .ok();
+    assert!(
+        run.stdout
+            .contains("- name: escape\n    source: target\n  provider")
+            || run.stdout.contains("- name: escape\n    source: target\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("9.9.9") && !run.stdout.contains("leaked"));
+    assert!(
+        run.stderr.contains("resolves outside the project root"),
+        "{}",
+        run.stderr
+    );
+}

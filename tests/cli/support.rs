@@ -1,0 +1,146 @@
+//! Runs the real `clinv` binary in an isolated environment: no inherited variables
+//! except PATH, a fixed SOURCE_DATE_EPOCH, no colour, and a KUBECONFIG that points
+//! nowhere.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+pub const EPOCH: &str = "1700000000";
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn example() -> PathBuf {
+    repo().join("examples/acme")
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    repo().join("tests/fixtures").join(name)
+}
+
+/// The result of one run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Run {
+    pub fn ok(self) -> Run {
+        assert_eq!(
+            self.code, 0,
+            "stderr: {}\nstdout: {}",
+            self.stderr, self.stdout
+        );
+        self
+    }
+}
+
+/// A command ready to run; `env` and `cwd` adjust it.
+pub struct Clinv {
+    cmd: Command,
+}
+
+pub fn clinv(args: &[&str]) -> Clinv {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_clinv"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", "/nonexistent")
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .env("SOURCE_DATE_EPOCH", EPOCH)
+        .args(args);
+    Clinv { cmd }
+}
+
+impl Clinv {
+    pub fn env(mut self, key: &str, value: &str) -> Clinv {
+        self.cmd.env(key, value);
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Clinv {
+        self.cmd.env_remove(key);
+        self
+    }
+
+    pub fn cwd(mut self, dir: &Path) -> Clinv {
+        self.cmd.current_dir(dir);
+        self
+    }
+
+    pub fn run(mut self) -> Run {
+        let start = Instant::now();
+        let Output {
+            status,
+            stdout,
+            stderr,
+        } = self.cmd.output().expect("clinv runs");
+        Run {
+            code: status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            elapsed: start.elapsed(),
+        }
+    }
+}
+
+/// Compares `actual` with `tests/golden/<name>`; `CLINV_BLESS=1` rewrites the file.
+pub fn golden(name: &str, actual: &str) {
+    let path = repo().join("tests/golden").join(name);
+    if std::env::var_os("CLINV_BLESS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing golden file {}; run with CLINV_BLESS=1",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let diff = similar::TextDiff::from_lines(&expected, actual);
+        panic!(
+            "{} differs (CLINV_BLESS=1 to accept):\n{}",
+            path.display(),
+            diff.unified_diff().header("expected", "actual")
+        );
+    }
+}
+
+/// Copies a project tree into a temporary directory so a test can change it.
+pub fn copy_tree(from: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(from, dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Writes `text` to `dir/rel`, creating parents.
+pub fn write(dir: &Path, rel: &str, text: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A one-domain project whose cluster spec is `spec`.
+pub fn project_with_spec(spec: &str) -> tempfile::TempDir {
+    let dir = copy_tree(&fixture("inv"));
+    write(dir.path(), "clusters/inv/cluster.lok8s.yaml", spec);
+    dir
+}
