@@ -112,10 +112,7 @@ fn alias_bomb() {
         String::from("kind: Lo\nx0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
     for i in 1..12 {
         let p = format!("*a{}", i - 1);
-        text.push_str(&format!(
-            "x{i}: &a{i} [{}]\n",
-            vec![p.as_str(); 9].join(", ")
-        ));
+        text.push_str(&format!("x{i}: &a{i} [{}]\n", [p.as_str(); 9].join(", ")));
     }
     text.push_str("spec:\n  bootstrap: [*a11]\n");
     let (_d, run) = spec_case(text);
