@@ -97,6 +97,16 @@ pub enum Command {
     /// List the addons a domain deploys, like `lo addons --detail` (formats: table, json).
     Addons(DomainArgs),
 
+    /// Render the inventory and server-side apply the CRD and the CR (field manager lok8s).
+    ///
+    /// Fail-soft like lok8s: an unreachable cluster, a missing kubeconfig, missing RBAC,
+    /// a conflicting CRD or a render failure print a [warn] and exit 0. With --strict they
+    /// exit with the code of their reason (see the README).
+    Publish(PublishArgs),
+
+    /// Show the `lo status` inventory block read from the live cluster.
+    Status(StatusArgs),
+
     /// Print a shell completion script.
     Completions {
         /// The shell to generate for.
@@ -119,6 +129,44 @@ pub struct RenderArgs {
     /// Write DIR/clusterinventory.crd.yaml and DIR/clusterinventory.yaml atomically.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+/// Limits for commands that talk to a cluster.
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    /// Deadline for the whole operation, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub timeout: f64,
+
+    /// Budget for reaching the API server (connect and the first request), in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 3.0)]
+    pub probe_timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
+
+    /// Take over fields owned by another field manager.
+    #[arg(long)]
+    pub force_conflicts: bool,
+
+    /// Server-side dry run: print what would change, persist nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
 }
 
 #[cfg(test)]

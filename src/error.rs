@@ -10,6 +10,22 @@ pub mod exit {
     pub const FAILURE: i32 = 1;
     /// Usage error: unknown flag, bad flag value, unsupported output format.
     pub const USAGE: i32 = 2;
+
+    /// With `--strict`, why a publish, replay or status could not reach the cluster.
+    pub fn for_reason(reason: crate::cluster::Reason) -> i32 {
+        use crate::cluster::Reason as R;
+        match reason {
+            R::RenderFailed => FAILURE,
+            R::NoKubeconfig => 3,
+            R::BadKubeconfig => 4,
+            R::Unreachable => 5,
+            R::Unauthorized => 6,
+            R::Forbidden => 7,
+            R::Conflict => 8,
+            R::ServerError => 9,
+            R::Rejected => 10,
+        }
+    }
 }
 
 /// Everything that can stop a clinv command.
@@ -65,6 +81,13 @@ pub enum Error {
     #[error("--strict: {0} warning(s) treated as errors")]
     Strict(usize),
 
+    /// `--strict` and the cluster could not be reached or refused the inventory.
+    #[error("{message}")]
+    Unapplied {
+        reason: crate::cluster::Reason,
+        message: String,
+    },
+
     /// A failure described by its message alone (lok8s's wording for a command).
     #[error("{0}")]
     Message(String),
@@ -87,6 +110,7 @@ impl Error {
         match self {
             Error::Usage(_) => exit::USAGE,
             Error::BrokenPipe => exit::OK,
+            Error::Unapplied { reason, .. } => exit::for_reason(*reason),
             _ => exit::FAILURE,
         }
     }

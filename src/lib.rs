@@ -12,6 +12,7 @@
 pub mod addons;
 pub mod bootstrap;
 pub mod cli;
+pub mod cluster;
 mod commands;
 pub mod crd;
 pub mod error;

@@ -176,9 +176,141 @@ pub fn addons_table(domain: &str, driver: &str, rows: &[Row]) -> String {
     out
 }
 
+/// The `lo status` inventory block (spec §8) for a live object, followed by a blank line.
+pub fn inventory_block(object: &serde_json::Value) -> String {
+    let body = block_body(object).unwrap_or_else(|| "  (unreadable inventory)\n".to_string());
+    format!("--- Inventory (ClusterInventory/cluster) ---\n{body}\n")
+}
+
+/// `None` when a field has a type lo's template cannot print.
+fn block_body(object: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let truthy = |v: Option<&Value>| {
+        v.filter(|v| !v.is_null() && **v != Value::Bool(false))
+            .cloned()
+    };
+    let show = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let text = |v: Option<Value>| -> Option<Option<String>> {
+        match v {
+            None => Some(None),
+            Some(Value::String(s)) => Some(Some(s)),
+            Some(_) => None,
+        }
+    };
+    if !object.is_object() {
+        return None;
+    }
+    let spec = match truthy(object.get("spec")) {
+        None => Value::Object(Default::default()),
+        Some(s) if s.is_object() => s,
+        Some(_) => return None,
+    };
+    let field = |k: &str| truthy(spec.get(k));
+    let or_q = |v: Option<Value>| v.map(|v| show(&v)).unwrap_or_else(|| "?".into());
+    let mut out = format!("  lok8s:      {}\n", or_q(field("lok8sVersion")));
+    let provider = text(field("provider"))?
+        .map(|p| format!(" · {p}"))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "  driver:     {}{provider}\n",
+        or_q(field("kind"))
+    ));
+    if let Some(k) = field("kubernetesVersion") {
+        out.push_str(&format!("  kubernetes: {}\n", show(&k)));
+    }
+    let hash: String = text(field("specHash"))?
+        .map(|h| h.chars().take(12).collect())
+        .unwrap_or_else(|| "?".into());
+    out.push_str(&format!("  specHash:   {hash}…\n"));
+    out.push_str(&format!("  renderedAt: {}\n", or_q(field("renderedAt"))));
+    let addons = match field("addons") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => return None,
+    };
+    out.push_str(&format!("  addons:     {}\n", addons.len()));
+    for addon in &addons {
+        let Value::Object(a) = addon else { return None };
+        let name = a.get("name").map(show).unwrap_or_else(|| "null".into());
+        let version = text(truthy(a.get("chartVersion")))?
+            .map(|v| format!(" {v}"))
+            .unwrap_or_default();
+        let category = text(truthy(a.get("category")))?
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
+        out.push_str(&format!("    {name}{version}{category}\n"));
+    }
+    if let Some(at) = truthy(object.pointer("/status/lastReported")) {
+        out.push_str(&format!("  agent:      last reported {}\n", show(&at)));
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_block_matches_lo_status() {
+        let v = serde_json::json!({
+            "spec": {"lok8sVersion": "0.7.4", "kind": "kubeone", "provider": "hetzner", "kubernetesVersion": "v1.31.10",
+                     "specHash": "3fb0c5e02a41aaaaaaaaaaaa", "renderedAt": "2026-07-06T10:12:03Z",
+                     "addons": [{"name": "cilium", "chartVersion": "1.20.1", "category": "networking"}, {"name": "site-glue", "source": "target"}]},
+            "status": {"lastReported": "2026-07-06T11:00:00Z"}
+        });
+        assert_eq!(
+            inventory_block(&v),
+            "--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      0.7.4\n  driver:     kubeone · hetzner\n  kubernetes: v1.31.10\n  specHash:   3fb0c5e02a41…\n  renderedAt: 2026-07-06T10:12:03Z\n  addons:     2\n    cilium 1.20.1 (networking)\n    site-glue\n  agent:      last reported 2026-07-06T11:00:00Z\n\n"
+        );
+        assert_eq!(
+            inventory_block(&serde_json::json!({"spec": {}})),
+            "--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      ?\n  driver:     ?\n  specHash:   ?…\n  renderedAt: ?\n  addons:     0\n\n"
+        );
+    }
+
+    #[test]
+    fn status_block_edge_cases() {
+        let body = |v: serde_json::Value| {
+            inventory_block(&v)
+                .lines()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(body(serde_json::json!("text")), "  (unreadable inventory)");
+        assert_eq!(
+            body(serde_json::json!({"spec": {"provider": 5}})),
+            "  (unreadable inventory)"
+        );
+        assert_eq!(
+            body(serde_json::json!({"spec": {"addons": {}}})),
+            "  (unreadable inventory)"
+        );
+        assert_eq!(
+            body(serde_json::json!({"spec": {"addons": ["x"]}})),
+            "  (unreadable inventory)"
+        );
+        assert_eq!(
+            body(serde_json::json!({"spec": {"addons": [{"chartVersion": 1}]}})),
+            "  (unreadable inventory)"
+        );
+        let b = body(
+            serde_json::json!({"spec": {"lok8sVersion": 1.2, "kubernetesVersion": "", "specHash": "abc", "provider": false, "addons": [{}]}}),
+        );
+        assert!(
+            b.contains("  lok8s:      1.2\n")
+                && b.contains("  kubernetes: \n")
+                && b.contains("  specHash:   abc…"),
+            "{b}"
+        );
+        assert!(
+            b.contains("  driver:     ?\n") && b.contains("    null"),
+            "{b}"
+        );
+    }
 
     #[test]
     fn control_characters_are_escaped() {

@@ -17,6 +17,10 @@ pub struct Env {
     pub no_color: bool,
     /// `DEBUG` set and non-empty (lok8s's debug switch).
     pub debug: bool,
+    /// `KUBECONFIG`: a path list, as kubectl reads it.
+    pub kubeconfig: Option<std::ffi::OsString>,
+    /// `HOME`, for `~/.kube/config`.
+    pub home: Option<PathBuf>,
 }
 
 impl Env {
@@ -29,6 +33,8 @@ impl Env {
             source_date_epoch: var("SOURCE_DATE_EPOCH"),
             no_color: set("NO_COLOR"),
             debug: set("DEBUG"),
+            kubeconfig: std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()),
+            home: std::env::var_os("HOME").map(PathBuf::from),
         }
     }
 }

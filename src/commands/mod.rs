@@ -1,9 +1,12 @@
 //! One file per command. Each turns its arguments into library calls and hands the
 //! results to the printer; errors come back here and are mapped to an exit code once.
 
+mod access;
 mod addons;
 mod crd;
+mod publish;
 mod render;
+mod status;
 
 use crate::cli::{Cli, Command};
 use crate::error::{Error, Result, exit};
@@ -19,6 +22,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Render(args) => render::run(&settings, args),
         Command::Crd => crd::run(&settings),
         Command::Addons(args) => addons::run(&settings, args),
+        Command::Publish(args) => publish::run(&settings, args),
+        Command::Status(args) => status::run(&settings, args),
         Command::Completions { shell } => completions(&settings, *shell),
     };
     match result {

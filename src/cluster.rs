@@ -1,0 +1,580 @@
+//! The only module that talks to a Kubernetes API server.
+//!
+//! A publish is at most three requests when nothing changed: `GET` the live inventory
+//! (the reachability probe, bounded by a short budget; it also tells created /
+//! configured / unchanged and gives replay its stale guard), a server-side apply of the
+//! CRD (whose response says whether it is Established), and a server-side apply of the
+//! CR. Both applies use field manager `lok8s`, as `lo` does, so the two tools co-own the
+//! objects. No discovery, no retries on top of these except the two the protocol needs
+//! (waiting for `Established`, and a NotFound right after it).
+//!
+//! Every failure is classified ([`Reason`]) so callers can stay fail-soft and the
+//! snapshot store can record why an inventory was queued. Error texts come from the
+//! server's `Status` message or the transport error, never from credentials.
+
+use crate::crd;
+use crate::inventory::{self, ClusterInventory};
+use http_body_util::BodyExt;
+use kube::api::{Patch, PatchParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::core::{Request, Status};
+use serde_json::Value;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// The field manager shared with `lo`.
+pub const FIELD_MANAGER: &str = "lok8s";
+/// Largest response body read from the server.
+const MAX_BODY: usize = 8 << 20;
+
+const CR_COLLECTION: &str = "/apis/lok8s.dev/v1alpha1/clusterinventories";
+const CRD_COLLECTION: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+/// Why an inventory could not be applied. Each has its own `--strict` exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    /// No kubeconfig file where it was looked for.
+    NoKubeconfig,
+    /// The kubeconfig cannot be read or names no usable cluster/context.
+    BadKubeconfig,
+    /// Connection refused, DNS, TLS, timeouts: the server did not answer in time.
+    Unreachable,
+    /// 401: the credentials were not accepted.
+    Unauthorized,
+    /// 403: authenticated but missing RBAC.
+    Forbidden,
+    /// 409: another field manager owns a field with a different value.
+    Conflict,
+    /// 5xx, or a response that is not the API's.
+    ServerError,
+    /// 4xx other than the above: the server refused the object.
+    Rejected,
+    /// The inventory could not be rendered.
+    RenderFailed,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::NoKubeconfig => "no-kubeconfig",
+            Reason::BadKubeconfig => "bad-kubeconfig",
+            Reason::Unreachable => "unreachable",
+            Reason::Unauthorized => "unauthorized",
+            Reason::Forbidden => "forbidden",
+            Reason::Conflict => "conflict",
+            Reason::ServerError => "server-error",
+            Reason::Rejected => "rejected",
+            Reason::RenderFailed => "render-failed",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which step failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Connect,
+    Probe,
+    Crd,
+    Established,
+    Cr,
+}
+
+/// A classified failure.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub reason: Reason,
+    pub step: Step,
+    /// What the server or the transport said (no credentials).
+    pub detail: String,
+    /// The HTTP status, when the server answered.
+    pub code: Option<u16>,
+}
+
+impl Failure {
+    pub fn new(reason: Reason, step: Step, detail: impl Into<String>) -> Failure {
+        Failure {
+            reason,
+            step,
+            detail: detail.into(),
+            code: None,
+        }
+    }
+
+    fn not_found(&self) -> bool {
+        self.code == Some(404)
+    }
+}
+
+/// Timeouts and switches for one publish.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Budget for connecting and for the probe request.
+    pub probe: Duration,
+    /// Deadline for the whole operation.
+    pub deadline: Duration,
+    /// `--force-conflicts`.
+    pub force: bool,
+    /// Server-side dry run: nothing is persisted.
+    pub dry_run: bool,
+}
+
+/// What happened to an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    Created,
+    Configured,
+    Unchanged,
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Change::Created => "created",
+            Change::Configured => "configured",
+            Change::Unchanged => "unchanged",
+        })
+    }
+}
+
+/// The result of a successful publish.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    /// `Created` when the CRD was new, else `Configured` (SSA does not say whether a
+    /// no-op apply changed anything, and a GET to find out would cost a request).
+    pub crd: Change,
+    pub cr: Change,
+    /// The live CR before the apply, when it existed.
+    pub before: Option<Value>,
+    /// The CR as the server stored it (or would, in a dry run).
+    pub after: Value,
+    /// HTTP requests sent.
+    pub requests: u32,
+}
+
+/// Where a client points: recorded with snapshots; never credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub server: String,
+    pub context: Option<String>,
+}
+
+/// A connected client with its limits.
+pub struct Cluster {
+    client: kube::Client,
+    pub target: Target,
+    opts: Options,
+    started: Instant,
+    requests: std::cell::Cell<u32>,
+    /// One line per request (method, path, status, time) for `-v`.
+    trace: std::cell::RefCell<Vec<String>>,
+}
+
+/// Parses and merges kubeconfig texts (the `KUBECONFIG` list rule: first wins).
+///
+/// # Errors
+/// A text that is not a kubeconfig.
+pub fn parse_kubeconfigs(texts: &[(String, String)]) -> Result<Kubeconfig, Failure> {
+    let mut merged = Kubeconfig::default();
+    for (origin, text) in texts {
+        let next = Kubeconfig::from_yaml(text).map_err(|e| {
+            Failure::new(
+                Reason::BadKubeconfig,
+                Step::Connect,
+                format!("{origin}: {e}"),
+            )
+        })?;
+        merged = merged.merge(next).map_err(|e| {
+            Failure::new(
+                Reason::BadKubeconfig,
+                Step::Connect,
+                format!("{origin}: {e}"),
+            )
+        })?;
+    }
+    Ok(merged)
+}
+
+impl Cluster {
+    /// Builds a client for `context` (or the current context) of `kubeconfig`.
+    ///
+    /// # Errors
+    /// [`Reason::BadKubeconfig`] when the context, cluster or credentials are unusable.
+    pub async fn connect(
+        kubeconfig: Kubeconfig,
+        context: Option<&str>,
+        opts: Options,
+    ) -> Result<Cluster, Failure> {
+        let bad = |e: String| Failure::new(Reason::BadKubeconfig, Step::Connect, e);
+        let current = context
+            .map(str::to_string)
+            .or_else(|| kubeconfig.current_context.clone());
+        let options = KubeConfigOptions {
+            context: current.clone(),
+            ..Default::default()
+        };
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+            .await
+            .map_err(|e| bad(e.to_string()))?;
+        config.connect_timeout = Some(opts.probe);
+        config.read_timeout = Some(opts.deadline);
+        config.write_timeout = Some(opts.deadline);
+        config.default_retry = false;
+        let server = config
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_string();
+        let client = kube::Client::try_from(config).map_err(|e| bad(e.to_string()))?;
+        Ok(Cluster {
+            client,
+            target: Target {
+                server,
+                context: current,
+            },
+            opts,
+            started: Instant::now(),
+            requests: std::cell::Cell::new(0),
+            trace: Default::default(),
+        })
+    }
+
+    fn remaining(&self) -> Duration {
+        self.opts.deadline.saturating_sub(self.started.elapsed())
+    }
+
+    /// Sends one request within `budget`; returns the status code and the JSON body.
+    async fn send(
+        &self,
+        req: http::Request<Vec<u8>>,
+        step: Step,
+        budget: Duration,
+    ) -> Result<(u16, Value), Failure> {
+        self.requests.set(self.requests.get() + 1);
+        let line = format!("{} {}", req.method(), req.uri());
+        let sent = Instant::now();
+        let call = async {
+            let res = self.client.send(req.map(kube::client::Body::from)).await?;
+            let status = res.status().as_u16();
+            let body = http_body_util::Limited::new(res.into_body(), MAX_BODY)
+                .collect()
+                .await
+                .map_err(kube::Error::Service)?
+                .to_bytes();
+            Ok::<_, kube::Error>((status, body))
+        };
+        let result = tokio::time::timeout(budget, call).await;
+        let took = sent.elapsed().as_secs_f64() * 1000.0;
+        let outcome = match &result {
+            Ok(Ok((status, _))) => status.to_string(),
+            Ok(Err(_)) => "transport error".into(),
+            Err(_) => "timeout".into(),
+        };
+        self.trace
+            .borrow_mut()
+            .push(format!("api: {line} → {outcome} ({took:.1} ms)"));
+        let (status, body) = match result {
+            Err(_) => {
+                let detail = format!("no answer within {:.1}s", budget.as_secs_f64());
+                return Err(Failure::new(Reason::Unreachable, step, detail));
+            }
+            Ok(Err(e)) => {
+                return Err(Failure::new(
+                    Reason::Unreachable,
+                    step,
+                    transport(&e, self.opts.probe),
+                ));
+            }
+            Ok(Ok(r)) => r,
+        };
+        let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        if (200..300).contains(&status) {
+            if !value.is_object() {
+                let detail = format!("HTTP {status} with a body that is not a Kubernetes object");
+                return Err(Failure::new(Reason::ServerError, step, detail));
+            }
+            return Ok((status, value));
+        }
+        Err(classify(status, &value, step))
+    }
+
+    /// The live inventory (`None` when the CR or its CRD does not exist). This is the
+    /// probe: it runs within the probe budget.
+    ///
+    /// # Errors
+    /// Any classified failure.
+    pub async fn get_inventory(&self) -> Result<Option<Value>, Failure> {
+        let req = Request::new(CR_COLLECTION)
+            .get(inventory::NAME, &Default::default())
+            .map_err(|e| Failure::new(Reason::BadKubeconfig, Step::Probe, e.to_string()))?;
+        let budget = self.opts.probe.min(self.remaining());
+        match self.send(req, Step::Probe, budget).await {
+            Ok((_, v)) => Ok(Some(v)),
+            Err(f) if f.not_found() => Ok(None),
+            Err(f) => Err(f),
+        }
+    }
+
+    /// Server-side applies the CRD; returns whether it was created and whether the
+    /// response already reports it Established.
+    async fn apply_crd(&self) -> Result<(Change, bool), Failure> {
+        let params = self.params();
+        let crd = crd::definition();
+        let req = Request::new(CRD_COLLECTION)
+            .patch(crd::NAME, &params, &Patch::Apply(&crd))
+            .map_err(|e| Failure::new(Reason::Rejected, Step::Crd, e.to_string()))?;
+        let (status, body) = self.send(req, Step::Crd, self.remaining()).await?;
+        let change = if status == 201 {
+            Change::Created
+        } else {
+            Change::Configured
+        };
+        Ok((change, established(&body)))
+    }
+
+    /// Polls the CRD until it is Established or the deadline passes.
+    async fn wait_established(&self) -> Result<(), Failure> {
+        let mut delay = Duration::from_millis(50);
+        loop {
+            let req = Request::new(CRD_COLLECTION)
+                .get(crd::NAME, &Default::default())
+                .map_err(|e| Failure::new(Reason::Rejected, Step::Established, e.to_string()))?;
+            let (_, body) = self.send(req, Step::Established, self.remaining()).await?;
+            if established(&body) {
+                return Ok(());
+            }
+            if self.remaining() <= delay {
+                let detail = "the CRD did not become Established before the deadline";
+                return Err(Failure::new(Reason::ServerError, Step::Established, detail));
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_millis(500));
+        }
+    }
+
+    /// Server-side applies the CR, retrying a NotFound briefly (the CRD can be
+    /// Established a moment before its endpoint serves).
+    async fn apply_cr(&self, cr: &ClusterInventory) -> Result<(u16, Value), Failure> {
+        let params = self.params();
+        let retry_until = Instant::now() + Duration::from_secs(5).min(self.remaining());
+        let mut delay = Duration::from_millis(50);
+        loop {
+            let req = Request::new(CR_COLLECTION)
+                .patch(inventory::NAME, &params, &Patch::Apply(cr))
+                .map_err(|e| Failure::new(Reason::Rejected, Step::Cr, e.to_string()))?;
+            match self.send(req, Step::Cr, self.remaining()).await {
+                Err(f) if f.not_found() && Instant::now() + delay < retry_until => {
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_millis(500));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn params(&self) -> PatchParams {
+        let mut params = PatchParams::apply(FIELD_MANAGER);
+        params.force = self.opts.force;
+        params.dry_run = self.opts.dry_run;
+        params
+    }
+
+    /// The publish sequence: probe, CRD, (wait), CR.
+    ///
+    /// # Errors
+    /// The first classified failure; nothing after it is sent.
+    pub async fn publish(&self, cr: &ClusterInventory) -> Result<Applied, Failure> {
+        let before = self.get_inventory().await?;
+        let (crd_change, ready) = self.apply_crd().await?;
+        if !ready && !self.opts.dry_run {
+            self.wait_established().await?;
+        }
+        if let Some(live) = before.as_ref().filter(|live| same_content(live, cr)) {
+            // Only renderedAt would change: keep the live object (and its renderedAt).
+            return Ok(Applied {
+                crd: crd_change,
+                cr: Change::Unchanged,
+                before: Some(live.clone()),
+                after: live.clone(),
+                requests: self.requests.get(),
+            });
+        }
+        let (status, after) = if self.opts.dry_run && crd_change == Change::Created {
+            // A dry-run CRD was not stored, so the CR cannot be dry-run against it.
+            (201, serde_json::to_value(cr).unwrap_or(Value::Null))
+        } else {
+            self.apply_cr(cr).await?
+        };
+        let cr_change = match &before {
+            None => Change::Created,
+            Some(_) if status == 201 => Change::Created,
+            // A dry run does not bump the resourceVersion; compare what would be stored.
+            Some(b) if self.opts.dry_run => {
+                if b.get("spec") == after.get("spec") {
+                    Change::Unchanged
+                } else {
+                    Change::Configured
+                }
+            }
+            Some(b) if resource_version(b) == resource_version(&after) => Change::Unchanged,
+            Some(_) => Change::Configured,
+        };
+        Ok(Applied {
+            crd: crd_change,
+            cr: cr_change,
+            before,
+            after,
+            requests: self.requests.get(),
+        })
+    }
+
+    /// HTTP requests sent so far.
+    pub fn requests(&self) -> u32 {
+        self.requests.get()
+    }
+
+    /// The request log (method, path, status, time), for `-v`.
+    pub fn trace(&self) -> Vec<String> {
+        self.trace.borrow().clone()
+    }
+}
+
+/// True when the live object carries `cr`'s domain label and spec, `renderedAt` aside.
+pub fn same_content(live: &Value, cr: &ClusterInventory) -> bool {
+    let Ok(mut want) = serde_json::to_value(&cr.spec) else {
+        return false;
+    };
+    let Some(mut have) = live.get("spec").cloned() else {
+        return false;
+    };
+    for v in [&mut want, &mut have] {
+        if let Some(map) = v.as_object_mut() {
+            map.remove("renderedAt");
+        }
+    }
+    let label = |v: &Value| v.pointer("/metadata/labels/lok8s.dev~1domain").cloned();
+    want == have
+        && label(live)
+            == cr
+                .metadata
+                .labels
+                .get(inventory::DOMAIN_LABEL)
+                .map(|d| Value::from(d.as_str()))
+}
+
+fn resource_version(v: &Value) -> Option<&str> {
+    v.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+}
+
+fn established(crd: &Value) -> bool {
+    crd.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Established" && c["status"] == "True")
+        })
+}
+
+/// Maps an HTTP error status and its `Status` body to a failure.
+fn classify(status: u16, body: &Value, step: Step) -> Failure {
+    let parsed: Option<Status> = serde_json::from_value(body.clone()).ok();
+    let message = parsed
+        .as_ref()
+        .map(|s| s.message.clone())
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| "no Status in the response".into());
+    let causes: Vec<String> = parsed
+        .and_then(|s| s.details)
+        .map(|d| {
+            d.causes
+                .into_iter()
+                .map(|c| format!("{}: {}", c.field, c.message))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut detail = format!("{status} {message}");
+    for cause in causes.iter().filter(|c| !message.contains(c.as_str())) {
+        detail.push_str("\n  ");
+        detail.push_str(cause);
+    }
+    let reason = match status {
+        401 => Reason::Unauthorized,
+        403 => Reason::Forbidden,
+        409 => Reason::Conflict,
+        500..=599 => Reason::ServerError,
+        _ => Reason::Rejected,
+    };
+    Failure {
+        code: Some(status),
+        ..Failure::new(reason, step, detail)
+    }
+}
+
+/// A transport error as one line: the innermost causes carry the useful part
+/// ("Connection refused", "invalid peer certificate: …").
+fn transport(err: &kube::Error, connect_budget: Duration) -> String {
+    let mut chain = vec![err.to_string()];
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        chain.push(s.to_string());
+        source = s.source();
+    }
+    if chain.iter().any(|c| c.contains("deadline has elapsed")) {
+        return format!(
+            "no answer within {:.1}s (connecting / TLS handshake)",
+            connect_budget.as_secs_f64()
+        );
+    }
+    let last = chain.last().cloned().unwrap_or_default();
+    match chain.iter().rev().nth(1) {
+        Some(outer) if !outer.contains(&last) && chain.len() > 2 => format!("{outer}: {last}"),
+        _ => last,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_are_classified() {
+        let body = serde_json::json!({"kind": "Status", "message": "Apply failed with 1 conflict: conflict with \"other\": .spec.versions", "reason": "Conflict", "code": 409});
+        let f = classify(409, &body, Step::Crd);
+        assert_eq!(f.reason, Reason::Conflict);
+        assert!(f.detail.contains("conflict with \"other\""));
+        assert_eq!(
+            classify(401, &Value::Null, Step::Probe).reason,
+            Reason::Unauthorized
+        );
+        assert_eq!(
+            classify(403, &Value::Null, Step::Probe).reason,
+            Reason::Forbidden
+        );
+        assert_eq!(
+            classify(503, &Value::Null, Step::Probe).reason,
+            Reason::ServerError
+        );
+        assert_eq!(
+            classify(422, &Value::Null, Step::Cr).reason,
+            Reason::Rejected
+        );
+        assert!(classify(404, &Value::Null, Step::Cr).not_found());
+    }
+
+    #[test]
+    fn established_condition() {
+        let yes = serde_json::json!({"status": {"conditions": [{"type": "NamesAccepted", "status": "True"}, {"type": "Established", "status": "True"}]}});
+        let no = serde_json::json!({"status": {"conditions": [{"type": "Established", "status": "False"}]}});
+        assert!(established(&yes));
+        assert!(!established(&no));
+        assert!(!established(&Value::Null));
+    }
+}

@@ -1,0 +1,55 @@
+//! `clinv status`: the `lo status` inventory block, read from the live cluster.
+
+use super::access;
+use super::{domain, project};
+use crate::cli::StatusArgs;
+use crate::cluster::Reason;
+use crate::error::{Error, Result, exit};
+use crate::output;
+use crate::project::DomainKind;
+use crate::settings::Settings;
+
+pub fn run(settings: &Settings, args: &StatusArgs) -> Result<i32> {
+    let project = project(settings)?;
+    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+    // The spec only names lok8s's kubeconfig; status works without it.
+    let name = match project.domain_kind(&domain) {
+        DomainKind::Cluster { spec } => crate::spec::read(&spec, project.root(), &domain)
+            .ok()
+            .and_then(|s| s.name),
+        _ => None,
+    };
+    let fail = |reason: Reason, message: String| -> Result<i32> {
+        if settings.strict {
+            return Err(Error::Unapplied { reason, message });
+        }
+        settings.printer.warn(&message);
+        Ok(exit::OK)
+    };
+    let choice = match access::choose(settings, &project, name.as_deref()) {
+        Ok(c) => c,
+        Err(f) => return fail(f.reason, format!("status: {}", f.detail)),
+    };
+    let opts = access::options(args.limits.timeout, args.limits.probe_timeout, false, false);
+    let live = access::runtime()?.block_on(async {
+        let cluster = access::connect(settings, &choice, opts).await?;
+        cluster.get_inventory().await
+    });
+    match live {
+        Ok(Some(value)) => {
+            settings.printer.data(&output::inventory_block(&value))?;
+            Ok(exit::OK)
+        }
+        Ok(None) => fail(
+            Reason::Rejected,
+            "status: the cluster has no ClusterInventory 'cluster'".into(),
+        ),
+        Err(f) => fail(
+            f.reason,
+            format!(
+                "status: cannot read the ClusterInventory: {}: {}",
+                f.reason, f.detail
+            ),
+        ),
+    }
+}

@@ -1,0 +1,127 @@
+//! Tests against a real kube-apiserver + etcd (`scripts/control-plane up`; `scripts/test`
+//! starts it). Without one they fail under `CI=true` and are skipped loudly elsewhere.
+//!
+//! They share one cluster and its singleton object, so each takes the [`lock`].
+
+#[path = "../cli/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+mod publish;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// The running plane: admin and RBAC-less kubeconfigs.
+pub struct Plane {
+    pub admin: PathBuf,
+    pub nobody: PathBuf,
+    _guard: MutexGuard<'static, ()>,
+}
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// The control plane, or `None` (with a loud message) when it is absent outside CI.
+pub fn plane() -> Option<Plane> {
+    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let admin = std::env::var_os("CLINV_TEST_KUBECONFIG").map(PathBuf::from);
+    match admin.filter(|p| p.is_file()) {
+        Some(admin) => {
+            let nobody = admin.with_file_name("kubeconfig-nobody");
+            Some(Plane {
+                admin,
+                nobody,
+                _guard: guard,
+            })
+        }
+        None if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!(
+                "CI=true but no control plane: CLINV_TEST_KUBECONFIG is not set to a kubeconfig (run scripts/test)"
+            )
+        }
+        None => {
+            eprintln!(
+                "\n*** SKIPPED: no control plane (CLINV_TEST_KUBECONFIG unset); run scripts/test ***\n"
+            );
+            None
+        }
+    }
+}
+
+impl Plane {
+    /// kubectl against the plane as admin.
+    pub fn kubectl(&self, args: &[&str]) -> (i32, String, String) {
+        self.kubectl_as(&self.admin, args, None)
+    }
+
+    pub fn kubectl_as(
+        &self,
+        kubeconfig: &std::path::Path,
+        args: &[&str],
+        stdin: Option<&str>,
+    ) -> (i32, String, String) {
+        use std::io::Write;
+        let mut child = Command::new(kubectl())
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubectl runs");
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+        }
+        drop(child.stdin.take());
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// The live inventory as JSON, or `None` when absent.
+    pub fn live(&self) -> Option<serde_json::Value> {
+        let (code, out, _) = self.kubectl(&["get", "clusterinventory", "cluster", "-o", "json"]);
+        (code == 0).then(|| serde_json::from_str(&out).unwrap())
+    }
+
+    /// Deletes the CR and the CRD so a test starts from nothing.
+    pub fn reset(&self) {
+        self.kubectl(&[
+            "delete",
+            "crd",
+            "clusterinventories.lok8s.dev",
+            "--ignore-not-found",
+            "--wait=true",
+        ]);
+        for _ in 0..100 {
+            let (code, _, _) = self.kubectl(&["get", "crd", "clusterinventories.lok8s.dev"]);
+            if code != 0 {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// The kubectl binary: `CLINV_KUBECTL`, the image's versioned kubectl, or `kubectl`.
+pub fn kubectl() -> PathBuf {
+    if let Some(k) = std::env::var_os("CLINV_KUBECTL") {
+        return k.into();
+    }
+    let versioned = PathBuf::from("/usr/lib/google-cloud-sdk/bin/kubectl.1.33");
+    if versioned.is_file() {
+        versioned
+    } else {
+        PathBuf::from("kubectl")
+    }
+}

@@ -1,0 +1,498 @@
+use crate::support::*;
+use crate::{Plane, plane};
+use std::time::Duration;
+
+fn publish(p: &Plane, root: &std::path::Path, domain: &str, extra: &[&str]) -> Run {
+    let kc = p.admin.to_str().unwrap().to_string();
+    let mut args = vec![
+        "publish",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        domain,
+        "--kubeconfig",
+        &kc,
+    ];
+    args.extend_from_slice(extra);
+    clinv(&args).run()
+}
+
+/// A spec without `renderedAt`, which an unchanged publish keeps from the live object.
+fn content(spec: &serde_json::Value) -> serde_json::Value {
+    let mut spec = spec.clone();
+    spec.as_object_mut().unwrap().remove("renderedAt");
+    spec
+}
+
+fn rendered(root: &std::path::Path, domain: &str) -> serde_json::Value {
+    let out = clinv(&[
+        "render",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        domain,
+        "-o",
+        "json",
+    ])
+    .run()
+    .ok();
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+#[test]
+fn publish_creates_the_objects_kubectl_shows_them_and_the_live_object_matches_the_render() {
+    let Some(p) = plane() else { return };
+    p.reset();
+    let run = publish(&p, &example(), "prod.acme.example", &[]).ok();
+    assert!(
+        run.stderr
+            .contains("clusterinventory/cluster created (CRD created;"),
+        "{}",
+        run.stderr
+    );
+    let (code, out, err) = p.kubectl(&["get", "clinv", "cluster"]);
+    assert_eq!(code, 0, "{err}");
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "K8S", "AGE"]);
+    let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(&row[..2], ["cluster", "v1.31.10"]);
+    let live = p.live().unwrap();
+    let want = rendered(&example(), "prod.acme.example");
+    assert_eq!(live["spec"], want["spec"]);
+    assert_eq!(live["metadata"]["labels"], want["metadata"]["labels"]);
+    assert_eq!(live["apiVersion"], want["apiVersion"]);
+    // Field manager lok8s owns spec; nothing else was written.
+    let (_, out, _) = p.kubectl(&[
+        "get",
+        "clusterinventory",
+        "cluster",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    let with_fields: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let managers: Vec<&str> = with_fields["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["manager"].as_str().unwrap())
+        .collect();
+    assert_eq!(managers, ["lok8s"]);
+    assert!(live.get("status").is_none());
+    let text = live.to_string();
+    assert!(!text.contains("FAKESECRET"));
+}
+
+#[test]
+fn publishing_twice_is_unchanged_and_removed_keys_disappear() {
+    let Some(p) = plane() else { return };
+    let dir = copy_tree(&example());
+    let root = dir.path();
+    publish(&p, root, "prod.acme.example", &[]).ok();
+    let second = publish(&p, root, "prod.acme.example", &["-v"]).ok();
+    assert!(
+        second.stderr.contains("clusterinventory/cluster unchanged"),
+        "{}",
+        second.stderr
+    );
+    assert!(second.stderr.contains(", 2 requests)"), "{}", second.stderr);
+    // A different renderedAt alone is no change either.
+    let third = clinv(&[
+        "publish",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        p.admin.to_str().unwrap(),
+    ])
+    .env("SOURCE_DATE_EPOCH", "1800000000")
+    .run()
+    .ok();
+    assert!(third.stderr.contains("unchanged"), "{}", third.stderr);
+    // Removing provider from the spec removes it from the live object.
+    let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("  provider:\n    name: hetzner\n    region: fsn1\n", "");
+    std::fs::write(&spec, text).unwrap();
+    let run = publish(&p, root, "prod.acme.example", &[]).ok();
+    assert!(
+        run.stderr.contains("clusterinventory/cluster configured"),
+        "{}",
+        run.stderr
+    );
+    let live = p.live().unwrap();
+    assert!(live["spec"].get("provider").is_none(), "{}", live["spec"]);
+    assert_eq!(
+        content(&live["spec"]),
+        content(&rendered(root, "prod.acme.example")["spec"])
+    );
+}
+
+#[test]
+fn the_api_server_prunes_fields_outside_the_schema() {
+    let Some(p) = plane() else { return };
+    publish(&p, &example(), "prod.acme.example", &[]).ok();
+    let mut cr = rendered(&example(), "prod.acme.example");
+    cr["spec"]["values"] = serde_json::json!({"token": "FAKESECRET-pruned"});
+    cr["spec"]["addons"][0]["secret"] = serde_json::json!("FAKESECRET-pruned-too");
+    cr["spec"]["addons"][0]["env"] = serde_json::json!({"A": "FAKESECRET-env"});
+    // Server-side apply refuses undeclared fields outright; an update prunes them.
+    let (code, _, err) = p.kubectl_as(
+        &p.admin,
+        &["replace", "--validate=false", "-f", "-"],
+        Some(&cr.to_string()),
+    );
+    assert_eq!(code, 0, "{err}");
+    let live = p.live().unwrap();
+    assert!(!live.to_string().contains("FAKESECRET"), "{live}");
+    assert!(live["spec"].get("values").is_none());
+}
+
+#[test]
+fn status_written_by_another_manager_survives_and_spec_changes_apply_in_place() {
+    let Some(p) = plane() else { return };
+    let dir = copy_tree(&example());
+    let root = dir.path();
+    publish(&p, root, "prod.acme.example", &[]).ok();
+    let uid = p.live().unwrap()["metadata"]["uid"].clone();
+    let status = r#"{"status":{"availableUpdates":[{"name":"cilium","current":"1.19.2","latest":"1.20.1"}],"lastReported":"2026-07-06T12:00:00Z"}}"#;
+    let (code, _, err) = p.kubectl(&[
+        "patch",
+        "clusterinventory",
+        "cluster",
+        "--subresource=status",
+        "--type=merge",
+        "--field-manager=kubehz-agent",
+        "-p",
+        status,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("    - metrics-server\n", "");
+    std::fs::write(&spec, text).unwrap();
+    let run = publish(&p, root, "prod.acme.example", &[]).ok();
+    assert!(run.stderr.contains("configured"), "{}", run.stderr);
+    let live = p.live().unwrap();
+    assert_eq!(live["metadata"]["uid"], uid, "updated in place");
+    assert_eq!(live["status"]["availableUpdates"][0]["latest"], "1.20.1");
+    assert_eq!(live["status"]["lastReported"], "2026-07-06T12:00:00Z");
+    assert!(!live["spec"].to_string().contains("metrics-server"));
+    let status_run = clinv(&[
+        "status",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        p.admin.to_str().unwrap(),
+    ])
+    .run()
+    .ok();
+    assert!(status_run.stdout.starts_with("--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      0.7.9\n  driver:     kubeone · hetzner\n"), "{}", status_run.stdout);
+    assert!(
+        status_run
+            .stdout
+            .contains("  agent:      last reported 2026-07-06T12:00:00Z\n\n")
+    );
+}
+
+#[test]
+fn a_conflicting_crd_warns_and_force_conflicts_takes_it_over() {
+    let Some(p) = plane() else { return };
+    p.reset();
+    let crd = clinv(&["crd", "-o", "json"]).run().ok().stdout;
+    let mut other: serde_json::Value = serde_json::from_str(&crd).unwrap();
+    other["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] =
+        "owned by someone else".into();
+    other["spec"]["names"]["shortNames"] = serde_json::json!(["clinv", "inv"]);
+    let (code, _, err) = p.kubectl_as(
+        &p.admin,
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=other-tool",
+            "-f",
+            "-",
+        ],
+        Some(&other.to_string()),
+    );
+    assert_eq!(code, 0, "{err}");
+    let run = publish(&p, &example(), "prod.acme.example", &[]).ok();
+    assert!(run.stderr.starts_with("[warn] inventory: could not publish the ClusterInventory for prod.acme.example: the ClusterInventory CRD conflicts"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("other-tool"),
+        "names the other manager: {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--force-conflicts"));
+    assert_eq!(
+        publish(&p, &example(), "prod.acme.example", &["--strict"]).code,
+        8
+    );
+    let run = publish(&p, &example(), "prod.acme.example", &["--force-conflicts"]).ok();
+    assert!(
+        run.stderr.contains("clusterinventory/cluster created"),
+        "{}",
+        run.stderr
+    );
+    let (_, out, _) = p.kubectl(&["get", "crd", "clusterinventories.lok8s.dev", "-o", "json"]);
+    let live: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_ne!(
+        live["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"],
+        "owned by someone else"
+    );
+}
+
+#[test]
+fn no_rbac_identity_warns_and_exits_zero_within_the_budget() {
+    let Some(p) = plane() else { return };
+    let run = clinv(&[
+        "publish",
+        "--root",
+        example().to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        p.nobody.to_str().unwrap(),
+    ])
+    .run()
+    .ok();
+    assert!(
+        run.stderr.contains("forbidden: the identity lacks RBAC"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("User \"nobody\""), "{}", run.stderr);
+    assert!(run.elapsed < Duration::from_secs(3));
+    let strict = clinv(&[
+        "publish",
+        "--strict",
+        "--root",
+        example().to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        p.nobody.to_str().unwrap(),
+    ])
+    .run();
+    assert_eq!(strict.code, 7, "{}", strict.stderr);
+}
+
+/// A kubeconfig for `server` with the admin's credentials.
+fn kubeconfig_for(p: &Plane, server: &str) -> tempfile::NamedTempFile {
+    let text = std::fs::read_to_string(&p.admin).unwrap();
+    let re = regex::Regex::new(r"server: \S+").unwrap();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        file.path(),
+        re.replace(&text, format!("server: {server}").as_str())
+            .as_bytes(),
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn unreachable_servers_warn_and_exit_zero_within_the_probe_budget() {
+    let Some(p) = plane() else { return };
+    // A port nobody listens on: connection refused, immediately.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let kc = kubeconfig_for(&p, &format!("https://127.0.0.1:{port}"));
+    let root = example();
+    let args = [
+        "publish",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        kc.path().to_str().unwrap(),
+    ];
+    let run = clinv(&args).run().ok();
+    assert!(run.stderr.contains("cluster unreachable"), "{}", run.stderr);
+    assert!(run.elapsed < Duration::from_secs(1), "{:?}", run.elapsed);
+    assert_eq!(clinv(&[&args[..], &["--strict"]].concat()).run().code, 5);
+    // A black hole: the TCP connection is accepted but nothing ever answers.
+    let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let kc = kubeconfig_for(&p, &format!("https://{}", hole.local_addr().unwrap()));
+    let held = std::thread::spawn(move || {
+        let conns: Vec<_> = hole.incoming().take(1).collect();
+        std::thread::sleep(Duration::from_secs(4));
+        drop(conns);
+    });
+    let run = clinv(&[
+        "publish",
+        "--root",
+        example().to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        kc.path().to_str().unwrap(),
+        "--probe-timeout",
+        "1",
+    ])
+    .run()
+    .ok();
+    assert!(
+        run.stderr
+            .contains("cluster unreachable: no answer within 1.0s (connecting / TLS handshake)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.elapsed < Duration::from_millis(2500),
+        "{:?}",
+        run.elapsed
+    );
+    held.join().unwrap();
+}
+
+#[test]
+fn a_stopped_api_server_is_unreachable_and_a_later_publish_converges() {
+    let Some(p) = plane() else { return };
+    let script = repo().join("scripts/control-plane");
+    let stop = std::process::Command::new(&script)
+        .arg("stop-apiserver")
+        .output()
+        .unwrap();
+    assert!(
+        stop.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stop.stderr)
+    );
+    let run = publish(&p, &example(), "edge.acme.example", &[]);
+    let start = std::process::Command::new(&script)
+        .arg("start-apiserver")
+        .output()
+        .unwrap();
+    assert!(
+        start.status.success(),
+        "{}",
+        String::from_utf8_lossy(&start.stderr)
+    );
+    let run = run.ok();
+    assert!(run.stderr.contains("cluster unreachable"), "{}", run.stderr);
+    assert!(run.elapsed < Duration::from_secs(3));
+    publish(&p, &example(), "edge.acme.example", &[]).ok();
+    assert_eq!(
+        content(&p.live().unwrap()["spec"]),
+        content(&rendered(&example(), "edge.acme.example")["spec"])
+    );
+}
+
+#[test]
+fn dry_run_prints_the_change_and_persists_nothing() {
+    let Some(p) = plane() else { return };
+    publish(&p, &example(), "prod.acme.example", &[]).ok();
+    let before = p.live().unwrap();
+    let run = publish(&p, &example(), "lab.acme.example", &["--dry-run"]).ok();
+    assert!(
+        run.stdout.starts_with(
+            "clusterinventory/cluster configured (dry run)\n--- live spec\n+++ rendered spec\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("\n-kind: kubeone\n") && run.stdout.contains("\n+kind: capi\n"),
+        "{}",
+        run.stdout
+    );
+    let after = p.live().unwrap();
+    assert_eq!(
+        before["metadata"]["resourceVersion"],
+        after["metadata"]["resourceVersion"]
+    );
+}
+
+#[test]
+fn missing_kubeconfig_and_render_failures_are_fail_soft() {
+    let Some(_p) = plane() else { return };
+    let run = clinv(&[
+        "publish",
+        "--root",
+        example().to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        "/nonexistent/kc",
+    ])
+    .run()
+    .ok();
+    assert_eq!(
+        run.stderr,
+        "[warn] inventory: kubeconfig not found (/nonexistent/kc) — skipping ClusterInventory publish\n"
+    );
+    let dir = project_with_spec("kind: ../evil\n");
+    let run = clinv(&[
+        "publish",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+    ])
+    .run()
+    .ok();
+    assert!(
+        run.stderr
+            .contains("[error] inventory: cluster spec declares a malformed kind"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(
+        "[warn] inventory: failed to build the ClusterInventory for inv — skipping publish"
+    ));
+    let strict = clinv(&[
+        "publish",
+        "--strict",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+    ])
+    .run();
+    assert_eq!(strict.code, 1);
+    let strict = clinv(&[
+        "publish",
+        "--strict",
+        "--root",
+        example().to_str().unwrap(),
+        "--kubeconfig",
+        "/nonexistent/kc",
+    ])
+    .run();
+    assert_eq!(strict.code, 3);
+}
+
+#[test]
+fn lok8s_project_kubeconfig_is_preferred_over_kubeconfig_env() {
+    let Some(p) = plane() else { return };
+    let dir = copy_tree(&example());
+    // metadata.name of prod is prod-fsn1.
+    std::fs::create_dir_all(dir.path().join(".kubeconfig")).unwrap();
+    std::fs::copy(&p.admin, dir.path().join(".kubeconfig/prod-fsn1.yaml")).unwrap();
+    let run = clinv(&[
+        "publish",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "-v",
+    ])
+    .env("KUBECONFIG", p.nobody.to_str().unwrap())
+    .run()
+    .ok();
+    assert!(
+        run.stderr.contains("kubeconfig from project .kubeconfig/"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("[warn]"), "{}", run.stderr);
+}
