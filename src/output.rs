@@ -274,11 +274,14 @@ mod tests {
     #[test]
     fn status_block_edge_cases() {
         let body = |v: serde_json::Value| {
-            inventory_block(&v)
+            let block = inventory_block(&v);
+            block
                 .lines()
                 .skip(1)
                 .collect::<Vec<_>>()
                 .join("\n")
+                .trim_end()
+                .to_string()
         };
         assert_eq!(body(serde_json::json!("text")), "  (unreadable inventory)");
         assert_eq!(
