@@ -75,14 +75,88 @@ def bench_render(args):
         report(f"render {domain}", walls, rss, target_ms=5, target_mb=15)
 
 
+KUBECTL = next((k for k in ["/usr/lib/google-cloud-sdk/bin/kubectl.1.33"] if os.path.exists(k)), "kubectl")
+
+
+def request_count(kubeconfig):
+    """Requests the API server has served for our two resources (its own metrics)."""
+    out = subprocess.run([KUBECTL, "--kubeconfig", kubeconfig, "get", "--raw", "/metrics"],
+                         check=True, capture_output=True, text=True).stdout
+    total = 0
+    for line in out.splitlines():
+        if line.startswith("apiserver_request_total{") and (
+                'resource="clusterinventories"' in line or 'resource="customresourcedefinitions"' in line):
+            total += int(float(line.rsplit(" ", 1)[1]))
+    return total
+
+
+def plane_kubeconfig():
+    up = subprocess.run([os.path.join(REPO, "scripts", "control-plane"), "up"], check=True,
+                        capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    return up.split("=", 1)[1]
+
+
+def bench_publish(args):
+    kc = plane_kubeconfig()
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000", KUBECONFIG=kc)
+    root = os.path.join(REPO, "examples", "acme")
+    clinv = [BIN, "publish", "--root", root, "--domain", "prod.acme.example", "--strict"]
+    measure(clinv, 3, env)  # create, then steady state
+    before = request_count(kc)
+    subprocess.run(clinv, env=env, check=True, capture_output=True)
+    per_publish = request_count(kc) - before
+    walls, rss = measure(clinv, args.runs, env)
+    report("clinv publish (unchanged)", walls, rss)
+    print(f"  HTTP requests per unchanged publish (apiserver_request_total delta): {per_publish}"
+          f"  {'OK' if per_publish <= 3 else 'OVER'} (≤ 3)")
+
+    # The sequence lok8s runs, on the same rendered files.
+    tmp = os.path.join(REPO, "target", "bench-publish")
+    subprocess.run([BIN, "render", "--root", root, "--domain", "prod.acme.example", "--out", tmp],
+                   env=env, check=True, capture_output=True)
+    crd, cr = os.path.join(tmp, "clusterinventory.crd.yaml"), os.path.join(tmp, "clusterinventory.yaml")
+    seq = [
+        [KUBECTL, "--kubeconfig", kc, "apply", "--server-side", "--field-manager=lok8s", "-f", crd],
+        [KUBECTL, "--kubeconfig", kc, "wait", "--for=condition=Established",
+         "crd/clusterinventories.lok8s.dev", "--timeout=30s"],
+        [KUBECTL, "--kubeconfig", kc, "apply", "--server-side", "--field-manager=lok8s", "-f", cr],
+    ]
+    kubectl_walls = []
+    for _ in range(max(10, args.runs // 10)):
+        start = time.perf_counter()
+        for step in seq:
+            subprocess.run(step, check=True, capture_output=True)
+        kubectl_walls.append(time.perf_counter() - start)
+    k_med = statistics.median(kubectl_walls) * 1000
+    c_med = statistics.median(walls) * 1000
+    print(f"kubectl apply CRD + wait + apply CR: runs={len(kubectl_walls)} median={k_med:.1f} ms")
+    print(f"  ratio kubectl/clinv = {k_med / c_med:.1f}x  {'OK' if k_med / c_med >= 10 else 'UNDER'} (≥ 10x)")
+
+    # Connection refused: a port nobody listens on.
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    dead = os.path.join(tmp, "kubeconfig-dead")
+    with open(kc) as src, open(dead, "w") as dst:
+        import re
+        dst.write(re.sub(r"server: \S+", f"server: https://127.0.0.1:{port}", src.read()))
+    walls, rss = measure([BIN, "publish", "--root", root, "--domain", "prod.acme.example",
+                          "--kubeconfig", dead], args.runs, env)
+    report("clinv publish (connection refused)", walls, rss, target_ms=50)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
     r = sub.add_parser("render", help="clinv render on the example project (≤ 5 ms, ≤ 15 MB)")
     r.add_argument("--runs", type=int, default=300)
+    p = sub.add_parser("publish", help="publish vs lok8s's kubectl sequence; requests; refused case")
+    p.add_argument("--runs", type=int, default=100)
     args = parser.parse_args()
     build()
-    {"render": bench_render}[args.bench](args)
+    {"render": bench_render, "publish": bench_publish}[args.bench](args)
 
 
 if __name__ == "__main__":
