@@ -7,3 +7,4 @@ mod hostile;
 mod interface;
 mod render;
 mod secrets;
+mod store;
