@@ -113,6 +113,13 @@ pub enum Command {
     /// like publish; re-running after a crash converges without a second apply.
     Replay(ReplayArgs),
 
+    /// Commit the inventory into a GitOps repository (Flux / Argo CD) with git2.
+    ///
+    /// Writes <path>/clusterinventory.crd.yaml, clusterinventory.yaml and kustomization.yaml
+    /// (default path clusters/<domain>/inventory) and commits them on the branch, unless the
+    /// branch already holds the same inventory ("up to date") or a newer one.
+    Commit(CommitArgs),
+
     /// Inspect and maintain the local snapshot store (default: list).
     Snapshots(SnapshotsArgs),
 
@@ -188,6 +195,58 @@ pub struct ReplayArgs {
     /// Say what would be applied and superseded; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CommitArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// The repository's worktree.
+    #[arg(long, value_name = "DIR")]
+    pub repo: PathBuf,
+
+    /// Folder inside the repository (default: clusters/<domain>/inventory).
+    #[arg(long, value_name = "REL")]
+    pub path: Option<String>,
+
+    /// Branch to commit on (default: the checked-out branch).
+    #[arg(long, value_name = "B")]
+    pub branch: Option<String>,
+
+    /// Snapshot to commit (default: the newest; one is rendered and recorded if none).
+    #[arg(long, value_name = "ID")]
+    pub snapshot: Option<String>,
+
+    /// Push the branch to REMOTE (default origin), rebasing on a moved remote tip.
+    #[arg(long, value_name = "REMOTE", num_args = 0..=1, default_missing_value = "origin")]
+    pub push: Option<String>,
+
+    /// Give up pushing after this many seconds of retries.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub push_timeout: f64,
+
+    /// Author and committer, "Name <email>" (default: git config user.name/user.email).
+    #[arg(long, value_name = "NAME <EMAIL>")]
+    pub author: Option<String>,
+
+    /// Message template: {domain} {summary} {specHash} {lok8sVersion} {snapshot}
+    /// {renderedAt} {kubernetesVersion}; the Spec-Hash, Lok8s-Version and Snapshot
+    /// trailers are appended when missing.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub message: Option<String>,
+
+    /// Sign the commit with the configured GPG or SSH signing program.
+    #[arg(long)]
+    pub sign: bool,
+
+    /// Print a Flux Kustomization for the folder instead of committing.
+    #[arg(long, conflicts_with = "print_argo")]
+    pub print_flux: bool,
+
+    /// Print an Argo CD Application for the folder instead of committing.
+    #[arg(long)]
+    pub print_argo: bool,
 }
 
 #[derive(Debug, Args)]

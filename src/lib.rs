@@ -17,6 +17,7 @@ mod commands;
 pub mod crd;
 pub mod error;
 pub mod files;
+pub mod gitops;
 pub mod inventory;
 pub mod output;
 pub mod project;

@@ -3,6 +3,7 @@
 
 mod access;
 mod addons;
+mod commit;
 mod crd;
 mod publish;
 mod render;
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Status(args) => status::run(&settings, args),
         Command::Replay(args) => replay::run(&settings, args),
         Command::Snapshots(args) => snapshots::run(&settings, args),
+        Command::Commit(args) => commit::run(&settings, args),
         Command::Completions { shell } => completions(&settings, *shell),
     };
     match result {

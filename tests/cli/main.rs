@@ -3,6 +3,7 @@
 mod support;
 
 mod addons;
+mod gitops;
 mod hostile;
 mod interface;
 mod render;

@@ -1,0 +1,762 @@
+//! GitOps: the inventory as files in a Flux / Argo CD repository. The only module that
+//! uses git2 (no `git` subprocess).
+//!
+//! A commit is built from the branch tip's tree with the synced folder replaced — not
+//! from the index — so nothing the user staged or changed elsewhere is swept into it.
+//! The branch moves by compare-and-swap from the tip the commit was built on; a
+//! concurrent writer makes the move fail instead of being overwritten. Pushes check the
+//! per-ref result (libgit2 reports success for a server-rejected ref otherwise) and, on a
+//! non-fast-forward, rebuild the commit on the new remote tip and retry.
+
+use crate::error::{Error, Result};
+use crate::inventory::ClusterInventory;
+use git2::{Oid, Repository, Signature, Tree};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The files of the synced folder, in this order.
+pub const CRD_FILE: &str = "clusterinventory.crd.yaml";
+pub const CR_FILE: &str = "clusterinventory.yaml";
+pub const KUSTOMIZATION_FILE: &str = "kustomization.yaml";
+
+/// The folder's contents.
+#[derive(Debug, Clone)]
+pub struct Folder {
+    pub crd: String,
+    pub cr: String,
+    pub kustomization: String,
+}
+
+impl Folder {
+    fn entries(&self) -> [(&'static str, &str); 3] {
+        [
+            (CRD_FILE, &self.crd),
+            (CR_FILE, &self.cr),
+            (KUSTOMIZATION_FILE, &self.kustomization),
+        ]
+    }
+}
+
+/// The kustomization that lists the two objects (Flux applies CRDs first by itself).
+pub fn kustomization() -> String {
+    format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - {CRD_FILE}\n  - {CR_FILE}\n"
+    )
+}
+
+/// What a commit attempt found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Committed {
+    /// The branch already holds this inventory (apart from `renderedAt`).
+    UpToDate,
+    /// The branch holds an inventory rendered later; nothing was written.
+    Older { branch_rendered_at: String },
+    /// A new commit on the branch.
+    New { oid: String, summary: String },
+}
+
+/// Everything a commit needs besides the files.
+pub struct Request<'a> {
+    /// Folder inside the repository, `/`-separated, relative.
+    pub path: &'a str,
+    /// Branch to commit on; `None` = the checked-out branch.
+    pub branch: Option<&'a str>,
+    /// `Name <email>`; `None` = the repository's git config.
+    pub author: Option<&'a str>,
+    /// The message: subject line, body, and trailers.
+    pub message: &'a dyn Fn(&str) -> String,
+    pub sign: bool,
+    /// The inventory being committed (for the older / up-to-date checks and the summary).
+    pub inventory: &'a ClusterInventory,
+}
+
+/// An open GitOps repository, locked against other clinv processes.
+pub struct Repo {
+    repo: Repository,
+    _lock: File,
+}
+
+/// Checks a `--path`: relative, `/`-separated, no `.`/`..`/empty components, not `.git`.
+///
+/// # Errors
+/// [`Error::Usage`] naming the problem.
+pub fn check_path(path: &str) -> Result<()> {
+    let bad = |why: &str| Err(Error::Usage(format!("--path '{path}': {why}")));
+    if path.is_empty() || path.starts_with('/') || path.contains('\\') {
+        return bad("must be a relative path with / separators");
+    }
+    for part in path.trim_end_matches('/').split('/') {
+        match part {
+            "" | "." | ".." => return bad("no empty, . or .. components"),
+            p if p.eq_ignore_ascii_case(".git") => return bad("must not point into .git"),
+            p if p.chars().any(char::is_control) => return bad("no control characters"),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+impl Repo {
+    /// Opens the worktree at `dir` and takes `<gitdir>/clinv.lock`.
+    ///
+    /// # Errors
+    /// Not a repository, a bare repository, or the lock is held past `timeout`.
+    pub fn open(dir: &Path, timeout: Duration) -> Result<Repo> {
+        let repo = Repository::open(dir).map_err(|e| git(dir, e))?;
+        if repo.is_bare() {
+            return Err(Error::Message(format!(
+                "{}: a bare repository has no worktree; clone it and pass the clone",
+                dir.display()
+            )));
+        }
+        let lock_path = repo.path().join("clinv.lock");
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| Error::io(&lock_path, e))?;
+        let start = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < timeout => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(Error::Message(format!(
+                        "{}: another clinv process holds the repository lock",
+                        lock_path.display()
+                    )));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
+            }
+        }
+        Ok(Repo { repo, _lock: file })
+    }
+
+    /// The worktree root.
+    pub fn workdir(&self) -> PathBuf {
+        self.repo
+            .workdir()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+
+    /// The branch to use: `--branch`, else the one HEAD points at (born or not).
+    ///
+    /// # Errors
+    /// A detached HEAD without `--branch`.
+    pub fn branch(&self, explicit: Option<&str>) -> Result<String> {
+        if let Some(b) = explicit {
+            if git2::Branch::name_is_valid(b).unwrap_or(false) {
+                return Ok(b.to_string());
+            }
+            return Err(Error::Usage(format!(
+                "--branch '{b}' is not a valid branch name"
+            )));
+        }
+        let head = self
+            .repo
+            .find_reference("HEAD")
+            .map_err(|e| git(&self.workdir(), e))?;
+        match head
+            .symbolic_target()
+            .ok()
+            .flatten()
+            .and_then(|t| t.strip_prefix("refs/heads/"))
+        {
+            Some(b) => Ok(b.to_string()),
+            None => Err(Error::Message("HEAD is detached; pass --branch".into())),
+        }
+    }
+
+    /// The URL of `remote`, for `--print-argo`.
+    pub fn remote_url(&self, remote: &str) -> Option<String> {
+        self.repo
+            .find_remote(remote)
+            .ok()
+            .and_then(|r| r.url().ok().map(str::to_string))
+    }
+
+    fn signature(&self, author: Option<&str>) -> Result<Signature<'static>> {
+        if let Some(text) = author {
+            let (name, email) = text
+                .trim()
+                .strip_suffix('>')
+                .and_then(|t| t.rsplit_once('<'))
+                .map(|(n, e)| (n.trim(), e.trim()))
+                .filter(|(n, e)| !n.is_empty() && e.contains('@'))
+                .ok_or_else(|| {
+                    Error::Usage(format!("--author '{text}': expected \"Name <email>\""))
+                })?;
+            return Signature::now(name, email)
+                .map_err(|e| Error::Usage(format!("--author: {}", e.message())));
+        }
+        self.repo.signature().map(|s| s.to_owned()).map_err(|_| {
+            Error::Message("no commit author: pass --author \"Name <email>\" or set user.name and user.email in git config".into())
+        })
+    }
+
+    /// Commits `folder` at `req.path` on the branch (creating the branch if it has no
+    /// commit yet), unless the branch already holds it or something newer.
+    ///
+    /// # Errors
+    /// Git failures, an author problem, unmanaged files in the folder, a failed signing.
+    pub fn commit(&self, folder: &Folder, req: &Request<'_>) -> Result<Committed> {
+        let branch = self.branch(req.branch)?;
+        let refname = format!("refs/heads/{branch}");
+        let tip = self.repo.refname_to_id(&refname).ok();
+        let committed = self.build(tip, folder, req)?;
+        if let Committed::New { oid, summary } = &committed {
+            let oid = Oid::from_str(oid).map_err(|e| git(&self.workdir(), e))?;
+            self.move_branch(&refname, tip, oid, &format!("clinv commit: {summary}"))?;
+            self.sync_worktree(&refname, req.path)?;
+        }
+        Ok(committed)
+    }
+
+    /// Moves `refname` from `from` to `to` (compare-and-swap: a branch that moved since it
+    /// was read is not overwritten) and brings a checked-out folder along.
+    fn move_branch(&self, refname: &str, from: Option<Oid>, to: Oid, log: &str) -> Result<()> {
+        let moved = match from {
+            Some(old) => self.repo.reference_matching(refname, to, true, old, log),
+            None => self.repo.reference(refname, to, false, log),
+        };
+        moved.map_err(|e| {
+            Error::Message(format!(
+                "{refname} moved while clinv was committing ({}); run the command again",
+                e.message()
+            ))
+        })?;
+        Ok(())
+    }
+
+    /// Builds the commit on `tip` (no ref moves).
+    fn build(&self, tip: Option<Oid>, folder: &Folder, req: &Request<'_>) -> Result<Committed> {
+        let wd = self.workdir();
+        let tip_commit = tip
+            .map(|t| self.repo.find_commit(t))
+            .transpose()
+            .map_err(|e| git(&wd, e))?;
+        let base = tip_commit
+            .as_ref()
+            .map(|c| c.tree())
+            .transpose()
+            .map_err(|e| git(&wd, e))?;
+        let previous = base.as_ref().and_then(|t| self.read_inventory(t, req.path));
+        if let Some(prev) = previous
+            .as_ref()
+            .filter(|p| later(&p.spec.rendered_at, &req.inventory.spec.rendered_at))
+        {
+            return Ok(Committed::Older {
+                branch_rendered_at: prev.spec.rendered_at.clone(),
+            });
+        }
+        if let Some(base) = &base {
+            self.check_folder(base, req.path)?;
+            if self.same_folder(base, req.path, folder, req.inventory) {
+                return Ok(Committed::UpToDate);
+            }
+        }
+        let summary = summarize(previous.as_ref(), req.inventory);
+        let tree_id = self.put_folder(base.as_ref(), req.path, folder)?;
+        let tree = self.repo.find_tree(tree_id).map_err(|e| git(&wd, e))?;
+        let sig = self.signature(req.author)?;
+        let message = (req.message)(&summary);
+        let parents: Vec<&git2::Commit<'_>> = tip_commit.iter().collect();
+        let oid = if req.sign {
+            let buffer = self
+                .repo
+                .commit_create_buffer(&sig, &sig, &message, &tree, &parents)
+                .map_err(|e| git(&wd, e))?;
+            let text = std::str::from_utf8(&buffer)
+                .map_err(|_| Error::Message("commit buffer is not UTF-8".into()))?;
+            let signature = crate::gitops::sign(&self.repo, text)?;
+            self.repo
+                .commit_signed(text, &signature, Some("gpgsig"))
+                .map_err(|e| git(&wd, e))?
+        } else {
+            self.repo
+                .commit(None, &sig, &sig, &message, &tree, &parents)
+                .map_err(|e| git(&wd, e))?
+        };
+        Ok(Committed::New {
+            oid: oid.to_string(),
+            summary,
+        })
+    }
+
+    /// When the branch is checked out, brings the folder's files in the worktree and the
+    /// index up to the new commit (only those paths; the rest of the worktree is left).
+    fn sync_worktree(&self, refname: &str, path: &str) -> Result<()> {
+        let head = self.repo.find_reference("HEAD").ok();
+        if head
+            .as_ref()
+            .and_then(|h| h.symbolic_target().ok().flatten())
+            != Some(refname)
+        {
+            return Ok(());
+        }
+        let mut opts = git2::build::CheckoutBuilder::new();
+        opts.force();
+        for name in [CRD_FILE, CR_FILE, KUSTOMIZATION_FILE] {
+            opts.path(format!("{}/{name}", path.trim_end_matches('/')));
+        }
+        self.repo
+            .checkout_head(Some(&mut opts))
+            .map_err(|e| git(&self.workdir(), e))
+    }
+
+    /// The committed CR at `path` in `tree`, when there is one that parses.
+    fn read_inventory(&self, tree: &Tree<'_>, path: &str) -> Option<ClusterInventory> {
+        let text = self.file_at(tree, &format!("{}/{CR_FILE}", path.trim_end_matches('/')))?;
+        serde_yaml::from_str(&text).ok()
+    }
+
+    fn file_at(&self, tree: &Tree<'_>, path: &str) -> Option<String> {
+        let entry = tree.get_path(Path::new(path)).ok()?;
+        let blob = self.repo.find_blob(entry.id()).ok()?;
+        String::from_utf8(blob.content().to_vec()).ok()
+    }
+
+    /// Refuses a folder that holds files clinv does not manage: Flux and Argo would apply
+    /// every one of them.
+    fn check_folder(&self, tree: &Tree<'_>, path: &str) -> Result<()> {
+        let Ok(entry) = tree.get_path(Path::new(path.trim_end_matches('/'))) else {
+            return Ok(());
+        };
+        let Ok(sub) = self.repo.find_tree(entry.id()) else {
+            return Err(Error::Message(format!(
+                "{path} exists in the repository and is not a folder"
+            )));
+        };
+        let foreign: Vec<String> = sub
+            .iter()
+            .filter_map(|e| e.name().ok().map(str::to_string))
+            .filter(|n| ![CRD_FILE, CR_FILE, KUSTOMIZATION_FILE].contains(&n.as_str()))
+            .collect();
+        if foreign.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Message(format!(
+                "{path}/ holds files clinv does not manage ({}); Flux and Argo CD would apply them too — move them out of the synced folder",
+                foreign.join(", ")
+            )))
+        }
+    }
+
+    /// True when the committed folder equals `folder` apart from the CR's `renderedAt`.
+    fn same_folder(
+        &self,
+        tree: &Tree<'_>,
+        path: &str,
+        folder: &Folder,
+        inventory: &ClusterInventory,
+    ) -> bool {
+        let dir = path.trim_end_matches('/');
+        let same = |name: &str, want: &str| {
+            self.file_at(tree, &format!("{dir}/{name}")).as_deref() == Some(want)
+        };
+        if !same(CRD_FILE, &folder.crd) || !same(KUSTOMIZATION_FILE, &folder.kustomization) {
+            return false;
+        }
+        self.read_inventory(tree, path)
+            .is_some_and(|mut committed| {
+                committed
+                    .spec
+                    .rendered_at
+                    .clone_from(&inventory.spec.rendered_at);
+                &committed == inventory
+            })
+    }
+
+    /// Writes the folder's blobs and the trees above them; returns the new root tree.
+    fn put_folder(&self, base: Option<&Tree<'_>>, path: &str, folder: &Folder) -> Result<Oid> {
+        let wd = self.workdir();
+        let mut leaf = self.repo.treebuilder(None).map_err(|e| git(&wd, e))?;
+        for (name, text) in folder.entries() {
+            let blob = self.repo.blob(text.as_bytes()).map_err(|e| git(&wd, e))?;
+            leaf.insert(name, blob, 0o100644).map_err(|e| git(&wd, e))?;
+        }
+        let mut id = leaf.write().map_err(|e| git(&wd, e))?;
+        let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+        // Walk up from the folder, replacing one entry per level.
+        for depth in (0..parts.len()).rev() {
+            let parent_path = parts[..depth].join("/");
+            let existing = match base {
+                Some(root) if depth == 0 => Some(root.clone()),
+                Some(root) => root
+                    .get_path(Path::new(&parent_path))
+                    .ok()
+                    .and_then(|e| self.repo.find_tree(e.id()).ok()),
+                None => None,
+            };
+            let mut builder = self
+                .repo
+                .treebuilder(existing.as_ref())
+                .map_err(|e| git(&wd, e))?;
+            builder
+                .insert(parts[depth], id, 0o040000)
+                .map_err(|e| git(&wd, e))?;
+            id = builder.write().map_err(|e| git(&wd, e))?;
+        }
+        Ok(id)
+    }
+
+    /// Pushes `branch` to `remote`, rebuilding the commit on a moved remote tip until it
+    /// lands, the attempts or the deadline run out, or the remote holds something newer.
+    ///
+    /// # Errors
+    /// A rejected ref, an unreachable remote, or retries exhausted.
+    pub fn push(
+        &self,
+        remote_name: &str,
+        folder: &Folder,
+        req: &Request<'_>,
+        deadline: Duration,
+    ) -> Result<Pushed> {
+        let branch = self.branch(req.branch)?;
+        let refname = format!("refs/heads/{branch}");
+        let wd = self.workdir();
+        let mut remote = self
+            .repo
+            .find_remote(remote_name)
+            .map_err(|e| git(&wd, e))?;
+        let start = Instant::now();
+        let mut delay = Duration::from_millis(100);
+        for attempt in 1..=6 {
+            let rejected = push_once(&self.repo, &mut remote, &refname)?;
+            match rejected {
+                None => return Ok(Pushed { attempts: attempt }),
+                Some(status) if !is_non_fast_forward(&status) => {
+                    return Err(Error::Message(format!(
+                        "{remote_name} rejected {refname}: {status}"
+                    )));
+                }
+                Some(_) => {}
+            }
+            if start.elapsed() + delay > deadline {
+                break;
+            }
+            // Someone pushed first: take their tip and put our folder on top of it.
+            let remote_tip = fetch(&self.repo, &mut remote, &branch)?;
+            match self.build(Some(remote_tip), folder, req) {
+                Ok(Committed::New { oid, .. }) => {
+                    let oid = Oid::from_str(&oid).map_err(|e| git(&wd, e))?;
+                    let local = self.repo.refname_to_id(&refname).ok();
+                    self.move_branch(&refname, local, oid, "clinv: rebuilt on the remote tip")?;
+                    self.sync_worktree(&refname, req.path)?;
+                }
+                Ok(Committed::UpToDate) => {
+                    self.fast_forward(&refname, remote_tip, req.path)?;
+                    return Ok(Pushed { attempts: attempt });
+                }
+                Ok(Committed::Older { branch_rendered_at }) => {
+                    return Err(Error::Message(format!(
+                        "{remote_name}/{branch} already holds a newer inventory (renderedAt {branch_rendered_at}); not pushing an older one"
+                    )));
+                }
+                Err(e) => return Err(e),
+            }
+            std::thread::sleep(jitter(delay));
+            delay = (delay * 2).min(Duration::from_secs(2));
+        }
+        Err(Error::Message(format!(
+            "push to {remote_name} did not land after retrying for {:.0}s",
+            start.elapsed().as_secs_f64()
+        )))
+    }
+
+    fn fast_forward(&self, refname: &str, to: Oid, path: &str) -> Result<()> {
+        let wd = self.workdir();
+        let local = self.repo.refname_to_id(refname).map_err(|e| git(&wd, e))?;
+        self.repo
+            .reference_matching(refname, to, true, local, "clinv: fast-forward")
+            .map_err(|e| git(&wd, e))?;
+        self.sync_worktree(refname, path)
+    }
+
+    /// The commit id `branch` points at.
+    pub fn head_commit(&self, branch: &str) -> Option<String> {
+        self.repo
+            .refname_to_id(&format!("refs/heads/{branch}"))
+            .ok()
+            .map(|o| o.to_string())
+    }
+}
+
+/// The result of a push.
+#[derive(Debug, Clone, Copy)]
+pub struct Pushed {
+    pub attempts: u32,
+}
+
+fn is_non_fast_forward(status: &str) -> bool {
+    let s = status.to_ascii_lowercase();
+    s.contains("non-fast-forward")
+        || s.contains("fetch first")
+        || s.contains("not present locally")
+        || s.contains("cannot lock ref")
+}
+
+/// Pushes once; `Some(status)` when the server rejected the ref.
+fn push_once(
+    repo: &Repository,
+    remote: &mut git2::Remote<'_>,
+    refname: &str,
+) -> Result<Option<String>> {
+    let rejected = std::cell::RefCell::new(None);
+    let mut callbacks = credentials(repo);
+    callbacks.push_update_reference(|_, status| {
+        if let Some(s) = status {
+            *rejected.borrow_mut() = Some(s.to_string());
+        }
+        Ok(())
+    });
+    let mut opts = git2::PushOptions::new();
+    opts.remote_callbacks(callbacks);
+    let result = remote.push(&[format!("{refname}:{refname}")], Some(&mut opts));
+    drop(opts);
+    match result {
+        Ok(()) => Ok(rejected.into_inner()),
+        Err(e) if e.code() == git2::ErrorCode::NotFastForward => {
+            Ok(Some("non-fast-forward".into()))
+        }
+        Err(e)
+            if e.class() == git2::ErrorClass::Reference
+                || e.message().contains("non-fast-forward") =>
+        {
+            Ok(Some(e.message().to_string()))
+        }
+        Err(e) => Err(Error::Message(format!(
+            "push to {} failed: {}",
+            remote.name().ok().flatten().unwrap_or("remote"),
+            e.message()
+        ))),
+    }
+}
+
+/// Fetches `branch` from `remote`; returns its tip.
+fn fetch(repo: &Repository, remote: &mut git2::Remote<'_>, branch: &str) -> Result<Oid> {
+    let mut opts = git2::FetchOptions::new();
+    opts.remote_callbacks(credentials(repo));
+    let name = remote.name().ok().flatten().unwrap_or("remote").to_string();
+    let tracking = format!("refs/remotes/{name}/{branch}");
+    remote
+        .fetch(
+            &[format!("+refs/heads/{branch}:{tracking}")],
+            Some(&mut opts),
+            None,
+        )
+        .map_err(|e| Error::Message(format!("fetch from {name} failed: {}", e.message())))?;
+    repo.refname_to_id(&tracking)
+        .map_err(|e| Error::Message(format!("{tracking}: {}", e.message())))
+}
+
+/// Credentials from the usual places: ssh-agent for SSH, git credential helpers for
+/// HTTPS. Nothing is stored or logged.
+fn credentials(repo: &Repository) -> git2::RemoteCallbacks<'_> {
+    let mut callbacks = git2::RemoteCallbacks::new();
+    let mut tried_agent = false;
+    let mut tried_helper = false;
+    callbacks.credentials(move |url, username, allowed| {
+        if allowed.contains(git2::CredentialType::SSH_KEY) && !tried_agent {
+            tried_agent = true;
+            return git2::Cred::ssh_key_from_agent(username.unwrap_or("git"));
+        }
+        if allowed.contains(git2::CredentialType::USER_PASS_PLAINTEXT) && !tried_helper {
+            tried_helper = true;
+            if let Ok(config) = repo.config() {
+                return git2::Cred::credential_helper(&config, url, username);
+            }
+        }
+        if allowed.contains(git2::CredentialType::DEFAULT) {
+            return git2::Cred::default();
+        }
+        Err(git2::Error::from_str(
+            "no usable credentials (ssh-agent, git credential helper)",
+        ))
+    });
+    callbacks
+}
+
+/// Signs a commit buffer with the user's configured program: `gpg.format` openpgp
+/// (`gpg.program`, default gpg) or ssh (`gpg.ssh.program`, default ssh-keygen), with
+/// `user.signingkey`.
+fn sign(repo: &Repository, buffer: &str) -> Result<String> {
+    use std::io::Write;
+    let config = repo
+        .config()
+        .map_err(|e| Error::Message(format!("git config: {}", e.message())))?;
+    let get = |k: &str| config.get_string(k).ok();
+    let format = get("gpg.format").unwrap_or_else(|| "openpgp".into());
+    let key = get("user.signingkey");
+    let (program, args): (String, Vec<String>) = match format.as_str() {
+        "ssh" => {
+            let key = key.ok_or_else(|| {
+                Error::Message("--sign: gpg.format is ssh but user.signingkey is not set".into())
+            })?;
+            let program = get("gpg.ssh.program").unwrap_or_else(|| "ssh-keygen".into());
+            (
+                program,
+                vec![
+                    "-Y".into(),
+                    "sign".into(),
+                    "-n".into(),
+                    "git".into(),
+                    "-f".into(),
+                    key,
+                    "-".into(),
+                ],
+            )
+        }
+        "openpgp" => {
+            let program = get("gpg.program").unwrap_or_else(|| "gpg".into());
+            let mut args = vec!["--status-fd=2".into(), "-bsa".into()];
+            if let Some(k) = key {
+                args.extend(["-u".into(), k]);
+            }
+            (program, args)
+        }
+        other => {
+            return Err(Error::Message(format!(
+                "--sign: gpg.format '{other}' is not supported (openpgp, ssh)"
+            )));
+        }
+    };
+    let mut child = std::process::Command::new(&program)
+        .args(&args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::Message(format!("--sign: cannot run {program}: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(buffer.as_bytes())
+            .map_err(|e| Error::Message(format!("--sign: {program}: {e}")))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::Message(format!("--sign: {program}: {e}")))?;
+    let signature = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() || signature.trim().is_empty() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err
+            .lines()
+            .rfind(|l| !l.starts_with("[GNUPG:]"))
+            .unwrap_or("no signature");
+        return Err(Error::Message(format!("--sign: {program} failed: {last}")));
+    }
+    Ok(signature)
+}
+
+/// A one-line summary of what changed, for the commit subject.
+pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) -> String {
+    let Some(before) = before else {
+        return format!(
+            "record inventory ({} addons, Kubernetes {})",
+            after.spec.addons.len(),
+            after
+                .spec
+                .kubernetes_version
+                .as_deref()
+                .unwrap_or("unknown")
+        );
+    };
+    let mut parts = Vec::new();
+    if before.spec.kubernetes_version != after.spec.kubernetes_version {
+        parts.push(format!(
+            "kubernetes {} → {}",
+            before.spec.kubernetes_version.as_deref().unwrap_or("none"),
+            after.spec.kubernetes_version.as_deref().unwrap_or("none")
+        ));
+    }
+    let version =
+        |a: &crate::inventory::Addon| a.chart_version.clone().unwrap_or_else(|| "-".into());
+    for a in &after.spec.addons {
+        match before.spec.addons.iter().find(|b| b.name == a.name) {
+            None => parts.push(
+                format!("add {} {}", a.name, version(a))
+                    .trim_end_matches(" -")
+                    .to_string(),
+            ),
+            Some(b) if b.chart_version != a.chart_version => {
+                parts.push(format!("{} {} → {}", a.name, version(b), version(a)))
+            }
+            Some(_) => {}
+        }
+    }
+    for b in &before.spec.addons {
+        if !after.spec.addons.iter().any(|a| a.name == b.name) {
+            parts.push(format!("remove {}", b.name));
+        }
+    }
+    for (field, x, y) in [
+        ("kind", Some(&before.spec.kind), Some(&after.spec.kind)),
+        (
+            "provider",
+            before.spec.provider.as_ref(),
+            after.spec.provider.as_ref(),
+        ),
+        (
+            "lok8s",
+            Some(&before.spec.lok8s_version),
+            Some(&after.spec.lok8s_version),
+        ),
+    ] {
+        if x != y {
+            parts.push(format!(
+                "{field} {} → {}",
+                x.map_or("none", |v| v.as_str()),
+                y.map_or("none", |v| v.as_str())
+            ));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("update spec (spec hash changed)".into());
+    }
+    let text = parts.join(", ");
+    if text.chars().count() > 72 {
+        format!("{}, … ({} changes)", parts[0], parts.len())
+    } else {
+        text
+    }
+}
+
+/// `a` is a later RFC 3339 time than `b`.
+fn later(a: &str, b: &str) -> bool {
+    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    matches!((parse(a), parse(b)), (Some(x), Some(y)) if x > y)
+}
+
+fn jitter(d: Duration) -> Duration {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|t| t.subsec_nanos())
+        .unwrap_or(0);
+    d + Duration::from_millis(u64::from(nanos % 100))
+}
+
+fn git(dir: &Path, e: git2::Error) -> Error {
+    Error::Message(format!("{}: git: {}", dir.display(), e.message()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_checked() {
+        for ok in ["clusters/prod/inventory", "inv", "a/b/"] {
+            assert!(check_path(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "", "/abs", "../x", "a/../b", "a//b", ".git/x", "a/.GIT", "a\\b", "./a",
+        ] {
+            assert!(check_path(bad).is_err(), "{bad}");
+        }
+    }
+}

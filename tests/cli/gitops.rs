@@ -1,0 +1,634 @@
+//! `clinv commit` against real repositories: a worktree, a bare remote over file://, a
+//! remote served by `git daemon`, concurrent committers, a rejecting hook, signing.
+
+use crate::support::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("HOME", "/nonexistent")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+struct Fx {
+    dir: tempfile::TempDir,
+}
+
+impl Fx {
+    /// A project copy, a bare remote and a clone of it with an identity configured.
+    fn new() -> Fx {
+        let dir = tempfile::tempdir().unwrap();
+        let fx = Fx { dir };
+        copy_dir_into(&example(), &fx.root());
+        git(
+            fx.dir.path(),
+            &["init", "-q", "--bare", "-b", "main", "remote.git"],
+        );
+        fx.clone_remote("work");
+        fx
+    }
+
+    fn clone_remote(&self, name: &str) -> PathBuf {
+        let url = format!("file://{}", self.dir.path().join("remote.git").display());
+        git(self.dir.path(), &["clone", "-q", &url, name]);
+        let work = self.dir.path().join(name);
+        git(&work, &["config", "user.name", "Inventory Bot"]);
+        git(&work, &["config", "user.email", "bot@acme.example"]);
+        git(&work, &["checkout", "-q", "-B", "main"]);
+        work
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn remote(&self) -> PathBuf {
+        self.dir.path().join("remote.git")
+    }
+
+    fn clinv(&self, args: &[&str]) -> Clinv {
+        let root = self.root().to_str().unwrap().to_string();
+        let mut all = vec!["--root", root.as_str()];
+        all.extend_from_slice(args);
+        clinv(&all).env(
+            "CLINV_SNAPSHOTS",
+            self.dir.path().join("store").to_str().unwrap(),
+        )
+    }
+
+    fn commit(&self, repo: &Path, extra: &[&str]) -> Run {
+        let mut args = vec![
+            "commit",
+            "--domain",
+            "prod.acme.example",
+            "--repo",
+            repo.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        self.clinv(&args).run()
+    }
+
+    fn set_chart_version(&self, addon: &str, version: &str) {
+        let path = self
+            .root()
+            .join(format!(".lok8s/addons/{addon}/chart.yaml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let re = regex::Regex::new(r"(?m)^version: .*$").unwrap();
+        std::fs::write(
+            &path,
+            re.replace(&text, format!("version: {version}").as_str())
+                .as_bytes(),
+        )
+        .unwrap();
+    }
+}
+
+fn copy_dir_into(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir_into(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+fn log(repo: &Path) -> Vec<String> {
+    let has_main = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["rev-parse", "--verify", "-q", "main"])
+        .output()
+        .unwrap()
+        .status
+        .success();
+    if !has_main {
+        return Vec::new();
+    }
+    git(repo, &["log", "--format=%s", "main"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Serves the fixture's directory with `git daemon` (push enabled) until dropped.
+struct Daemon {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Daemon {
+    fn start(base: &Path) -> Daemon {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("git")
+            .args([
+                "daemon",
+                "--reuseaddr",
+                "--enable=receive-pack",
+                "--export-all",
+                "--listen=127.0.0.1",
+            ])
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", base.display()))
+            .arg(base)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Daemon { child, port }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn commit_writes_the_three_files_with_a_stable_subject_and_trailers() {
+    let fx = Fx::new();
+    let run = fx.commit(&fx.work(), &[]).ok();
+    assert!(run.stderr.contains("committed "), "{}", run.stderr);
+    let files = git(&fx.work(), &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert_eq!(
+        files,
+        "clusters/prod.acme.example/inventory/clusterinventory.crd.yaml\nclusters/prod.acme.example/inventory/clusterinventory.yaml\nclusters/prod.acme.example/inventory/kustomization.yaml\n"
+    );
+    let kust = git(
+        &fx.work(),
+        &[
+            "show",
+            "HEAD:clusters/prod.acme.example/inventory/kustomization.yaml",
+        ],
+    );
+    assert_eq!(
+        kust,
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - clusterinventory.crd.yaml\n  - clusterinventory.yaml\n"
+    );
+    let crd = git(
+        &fx.work(),
+        &[
+            "show",
+            "HEAD:clusters/prod.acme.example/inventory/clusterinventory.crd.yaml",
+        ],
+    );
+    assert!(
+        crd.contains("annotations:\n    argocd.argoproj.io/sync-wave: '-1'\n"),
+        "{crd}"
+    );
+    let cr = git(
+        &fx.work(),
+        &[
+            "show",
+            "HEAD:clusters/prod.acme.example/inventory/clusterinventory.yaml",
+        ],
+    );
+    assert!(
+        cr.contains("argocd.argoproj.io/sync-options: SkipDryRunOnMissingResource=true"),
+        "{cr}"
+    );
+    let message = git(&fx.work(), &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with(
+            "inventory(prod.acme.example): record inventory (9 addons, Kubernetes v1.31.10)\n"
+        ),
+        "{message}"
+    );
+    let hash = clinv::spec::hex_sha256(
+        &std::fs::read(
+            fx.root()
+                .join("clusters/prod.acme.example/cluster.lok8s.yaml"),
+        )
+        .unwrap(),
+    );
+    let trailers = git(&fx.work(), &["log", "-1", "--format=%(trailers:only)"]);
+    assert!(
+        trailers.contains(&format!("Spec-Hash: {hash}\n"))
+            && trailers.contains("Lok8s-Version: 0.7.9\n")
+            && trailers.contains("Snapshot: "),
+        "{trailers}"
+    );
+    assert_eq!(
+        git(&fx.work(), &["log", "-1", "--format=%an <%ae>|%cn <%ce>"]).trim(),
+        "Inventory Bot <bot@acme.example>|Inventory Bot <bot@acme.example>"
+    );
+    assert!(
+        git(&fx.work(), &["status", "--porcelain"]).is_empty(),
+        "the worktree follows the commit"
+    );
+    // The snapshot is marked committed with the commit id.
+    let list = fx.clinv(&["snapshots", "list", "-o", "json"]).run().ok();
+    let snaps: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
+    assert_eq!(snaps[0]["state"], "committed");
+    assert_eq!(
+        snaps[0]["commit"].as_str().unwrap(),
+        git(&fx.work(), &["rev-parse", "HEAD"]).trim()
+    );
+}
+
+#[test]
+fn only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself() {
+    let fx = Fx::new();
+    fx.commit(&fx.work(), &[]).ok();
+    // A new snapshot whose only difference is renderedAt.
+    fx.clinv(&[
+        "publish",
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        "/nonexistent",
+    ])
+    .env("SOURCE_DATE_EPOCH", "1700000500")
+    .run()
+    .ok();
+    let run = fx.commit(&fx.work(), &[]).ok();
+    assert!(run.stderr.contains("up to date on main"), "{}", run.stderr);
+    assert_eq!(log(&fx.work()).len(), 1);
+    // A chart upgrade: one commit whose subject names it.
+    fx.set_chart_version("cilium", "1.20.1");
+    fx.clinv(&[
+        "publish",
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        "/nonexistent",
+    ])
+    .env("SOURCE_DATE_EPOCH", "1700000600")
+    .run()
+    .ok();
+    fx.commit(
+        &fx.work(),
+        &["--author", "Release Train <train@acme.example>"],
+    )
+    .ok();
+    let subjects = log(&fx.work());
+    assert_eq!(
+        subjects[0],
+        "inventory(prod.acme.example): cilium 1.19.2 → 1.20.1"
+    );
+    assert_eq!(
+        git(&fx.work(), &["log", "-1", "--format=%an <%ae>"]).trim(),
+        "Release Train <train@acme.example>"
+    );
+    assert_eq!(subjects.len(), 2);
+}
+
+#[test]
+fn an_older_snapshot_is_never_committed_over_a_newer_one() {
+    let fx = Fx::new();
+    fx.clinv(&[
+        "publish",
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        "/nonexistent",
+    ])
+    .env("SOURCE_DATE_EPOCH", "1700000000")
+    .run()
+    .ok();
+    let old = fx
+        .clinv(&[
+            "snapshots",
+            "show",
+            "latest",
+            "--domain",
+            "prod.acme.example",
+            "-o",
+            "json",
+        ])
+        .run()
+        .ok();
+    let old: serde_json::Value = serde_json::from_str(&old.stdout).unwrap();
+    fx.set_chart_version("cilium", "1.20.1");
+    fx.clinv(&[
+        "publish",
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        "/nonexistent",
+    ])
+    .env("SOURCE_DATE_EPOCH", "1700000900")
+    .run()
+    .ok();
+    fx.commit(&fx.work(), &[]).ok();
+    let run = fx
+        .commit(
+            &fx.work(),
+            &["--snapshot", old["snapshot"]["id"].as_str().unwrap()],
+        )
+        .ok();
+    assert!(
+        run.stderr.contains("already holds a newer inventory"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(log(&fx.work()).len(), 1);
+}
+
+#[test]
+fn push_to_a_file_remote_and_a_stale_clone_rebases_and_retries() {
+    let fx = Fx::new();
+    let other = fx.clone_remote("other");
+    let run = fx.commit(&fx.work(), &["--push"]).ok();
+    assert!(
+        run.stderr.contains("pushed main to origin"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(log(&fx.remote()).len(), 1);
+    // `other` cloned before that push: its push is non-fast-forward, so it rebuilds.
+    let run = fx
+        .clinv(&[
+            "commit",
+            "--domain",
+            "lab.acme.example",
+            "--repo",
+            other.to_str().unwrap(),
+            "--push",
+        ])
+        .run()
+        .ok();
+    assert!(run.stderr.contains("2 attempt(s)"), "{}", run.stderr);
+    let subjects = log(&fx.remote());
+    assert_eq!(subjects.len(), 2, "{subjects:?}");
+    assert!(
+        subjects[0].starts_with("inventory(lab.acme.example)")
+            && subjects[1].starts_with("inventory(prod.acme.example)")
+    );
+    let files = git(&fx.remote(), &["ls-tree", "-r", "--name-only", "main"]);
+    assert_eq!(files.lines().count(), 6, "both folders: {files}");
+}
+
+#[test]
+fn concurrent_committers_to_one_remote_both_land() {
+    let fx = Fx::new();
+    let a = fx.clone_remote("a");
+    let b = fx.clone_remote("b");
+    let runs: Vec<Run> = std::thread::scope(|s| {
+        let handles: Vec<_> = [("prod.acme.example", &a), ("lab.acme.example", &b)]
+            .into_iter()
+            .map(|(domain, repo)| {
+                let fx = &fx;
+                s.spawn(move || {
+                    fx.clinv(&[
+                        "commit",
+                        "--domain",
+                        domain,
+                        "--repo",
+                        repo.to_str().unwrap(),
+                        "--push",
+                    ])
+                    .run()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for run in &runs {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let subjects = log(&fx.remote());
+    assert_eq!(subjects.len(), 2, "{subjects:?}");
+    git(&fx.remote(), &["fsck", "--strict"]);
+}
+
+#[test]
+fn a_rejected_ref_is_a_failure_not_a_success() {
+    let fx = Fx::new();
+    let hook = fx.remote().join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'inventory pushes are frozen' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // A server runs hooks (libgit2's local file:// transport does not).
+    let daemon = Daemon::start(fx.dir.path());
+    git(
+        &fx.work(),
+        &[
+            "remote",
+            "add",
+            "daemon",
+            &format!("git://127.0.0.1:{}/remote.git", daemon.port),
+        ],
+    );
+    let run = fx.commit(&fx.work(), &["--push", "daemon"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("rejected") || run.stderr.contains("declined"),
+        "{}",
+        run.stderr
+    );
+    assert!(log(&fx.remote()).is_empty());
+}
+
+#[test]
+fn push_to_a_git_daemon_remote() {
+    let fx = Fx::new();
+    let daemon = Daemon::start(fx.dir.path());
+    git(
+        &fx.work(),
+        &[
+            "remote",
+            "add",
+            "daemon",
+            &format!("git://127.0.0.1:{}/remote.git", daemon.port),
+        ],
+    );
+    let run = fx.commit(&fx.work(), &["--push", "daemon"]);
+    drop(daemon);
+    let run = run.ok();
+    assert!(
+        run.stderr.contains("pushed main to daemon"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(log(&fx.remote()).len(), 1);
+}
+
+#[test]
+fn no_secret_reaches_any_git_object() {
+    let fx = Fx::new();
+    fx.commit(&fx.work(), &["--push"]).ok();
+    fx.clinv(&[
+        "commit",
+        "--domain",
+        "lab.acme.example",
+        "--repo",
+        fx.work().to_str().unwrap(),
+        "--push",
+    ])
+    .run()
+    .ok();
+    for repo in [fx.work(), fx.remote()] {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(["cat-file", "--batch-all-objects", "--batch"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(out.stdout.len() > 1000);
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("FAKESECRET"),
+            "{} leaks",
+            repo.display()
+        );
+    }
+}
+
+#[test]
+fn ssh_signed_commits_verify_and_move_the_branch() {
+    let fx = Fx::new();
+    let key = fx.dir.path().join("signing_key");
+    let out = Command::new("ssh-keygen")
+        .args([
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            "bot@acme.example",
+            "-f",
+        ])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    git(&fx.work(), &["config", "gpg.format", "ssh"]);
+    git(
+        &fx.work(),
+        &["config", "user.signingkey", key.to_str().unwrap()],
+    );
+    fx.commit(&fx.work(), &["--sign"]).ok();
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let allowed = fx.dir.path().join("allowed_signers");
+    std::fs::write(&allowed, format!("bot@acme.example {public}")).unwrap();
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(fx.work())
+        .args([
+            "-c",
+            &format!("gpg.ssh.allowedSignersFile={}", allowed.display()),
+            "verify-commit",
+            "HEAD",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Good \"git\" signature"));
+    assert_eq!(
+        git(&fx.work(), &["rev-parse", "HEAD"]),
+        git(&fx.work(), &["rev-parse", "main"])
+    );
+}
+
+#[test]
+fn interface_errors() {
+    let fx = Fx::new();
+    assert_eq!(fx.commit(&fx.work(), &["--path", "../escape"]).code, 2);
+    assert_eq!(fx.commit(&fx.work(), &["--author", "no email"]).code, 2);
+    // No identity anywhere.
+    git(&fx.work(), &["config", "--unset", "user.name"]);
+    git(&fx.work(), &["config", "--unset", "user.email"]);
+    let run = fx.commit(&fx.work(), &[]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("no commit author: pass --author"),
+        "{}",
+        run.stderr
+    );
+    // Files clinv does not manage in the folder are refused.
+    git(&fx.work(), &["config", "user.name", "B"]);
+    git(&fx.work(), &["config", "user.email", "b@x.example"]);
+    fx.commit(&fx.work(), &[]).ok();
+    write(
+        &fx.work(),
+        "clusters/prod.acme.example/inventory/extra.yaml",
+        "kind: ConfigMap\n",
+    );
+    git(&fx.work(), &["add", "."]);
+    git(&fx.work(), &["commit", "-q", "-m", "extra"]);
+    fx.set_chart_version("cilium", "1.21.0");
+    fx.clinv(&[
+        "publish",
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        "/nonexistent",
+    ])
+    .env("SOURCE_DATE_EPOCH", "1700009999")
+    .run()
+    .ok();
+    let run = fx.commit(&fx.work(), &[]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("holds files clinv does not manage (extra.yaml)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn flux_and_argo_manifests() {
+    let fx = Fx::new();
+    let flux = fx.commit(&fx.work(), &["--print-flux"]).ok().stdout;
+    let v: serde_yaml::Value = serde_yaml::from_str(&flux).unwrap();
+    assert_eq!(v["kind"], "Kustomization");
+    assert_eq!(v["spec"]["path"], "./clusters/prod.acme.example/inventory");
+    let argo = fx.commit(&fx.work(), &["--print-argo"]).ok().stdout;
+    let v: serde_yaml::Value = serde_yaml::from_str(&argo).unwrap();
+    assert_eq!(v["kind"], "Application");
+    assert_eq!(
+        v["spec"]["source"]["path"],
+        "clusters/prod.acme.example/inventory"
+    );
+    assert_eq!(v["spec"]["source"]["targetRevision"], "main");
+    assert!(
+        v["spec"]["source"]["repoURL"]
+            .as_str()
+            .unwrap()
+            .starts_with("file://")
+    );
+    assert!(log(&fx.work()).is_empty(), "printing commits nothing");
+}
