@@ -10,19 +10,25 @@
 //! the project; printing happens only in [`output`], writing only through [`files`].
 
 pub mod addons;
+pub mod agent;
 pub mod bootstrap;
 pub mod cli;
 pub mod cluster;
 mod commands;
 pub mod crd;
 pub mod error;
+pub mod fetch;
 pub mod files;
+pub mod gitrepo;
+pub mod helm;
+pub mod index;
 pub mod inventory;
 pub mod output;
 pub mod project;
 pub mod render;
 pub mod settings;
 pub mod spec;
+pub mod updates;
 pub mod version;
 pub mod yaml;
 

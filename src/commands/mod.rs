@@ -3,10 +3,13 @@
 
 mod access;
 mod addons;
+mod agent;
 mod crd;
+mod index;
 mod publish;
 mod render;
 mod status;
+mod updates;
 
 use crate::cli::{Cli, Command};
 use crate::error::{Error, Result, exit};
@@ -24,6 +27,9 @@ pub fn run(cli: Cli) -> i32 {
         Command::Addons(args) => addons::run(&settings, args),
         Command::Publish(args) => publish::run(&settings, args),
         Command::Status(args) => status::run(&settings, args),
+        Command::Index(args) => index::run(&settings, args),
+        Command::Updates(args) => updates::run(&settings, args),
+        Command::Agent(args) => agent::run(&settings, args),
         Command::Completions { shell } => completions(&settings, *shell),
     };
     match result {
