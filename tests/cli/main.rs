@@ -3,7 +3,11 @@
 mod support;
 
 mod addons;
+mod agent;
 mod hostile;
+mod https;
+mod index;
 mod interface;
 mod render;
 mod secrets;
+mod updates;
