@@ -6,6 +6,12 @@
 //! against the CRD ([`crd`]) and encoded ([`render`]) → printed or written
 //! ([`output`], [`files`]).
 //!
+//! The status side runs the other way: the project's `.lok8s/addons` become the addon
+//! index ([`index`], dated from git history by [`gitrepo`]); an index (a file, or fetched
+//! and cached by [`fetch`]) and an inventory give the available updates ([`updates`]);
+//! the agent ([`agent`]) adds Helm release records ([`helm`]) and writes `status`
+//! through [`cluster`].
+//!
 //! The core (spec interpretation, rendering, validation) has no effects beyond reading
 //! the project; printing happens only in [`output`], writing only through [`files`].
 

@@ -537,3 +537,94 @@ fn fail_soft_without_crd_object_or_rbac_one_line_and_strict_codes() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
+    let Some(p) = plane() else { return };
+    // The live object differs from the render (cilium 1.18.0), so the source shows.
+    let (code, _, err) = p.kubectl(&["delete", "clinv", "cluster", "--ignore-not-found"]);
+    assert_eq!(code, 0, "{err}");
+    let root = example();
+    clinv(&[
+        "publish",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        p.admin.to_str().unwrap(),
+    ])
+    .run()
+    .ok();
+    let live_spec = p.live().unwrap();
+    let mut edited = live_spec.clone();
+    edited["spec"]["addons"][0]["chartVersion"] = json!("1.18.0");
+    for key in [
+        "managedFields",
+        "resourceVersion",
+        "uid",
+        "creationTimestamp",
+        "generation",
+    ] {
+        edited["metadata"].as_object_mut().unwrap().remove(key);
+    }
+    let (code, _, err) = p.kubectl_as(
+        &p.admin,
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=lok8s",
+            "--force-conflicts",
+            "-f",
+            "-",
+        ],
+        Some(&edited.to_string()),
+    );
+    assert_eq!(code, 0, "{err}");
+    let index = index_fixture();
+    let args = [
+        "updates",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        p.admin.to_str().unwrap(),
+        "--index",
+        index.to_str().unwrap(),
+        "-o",
+        "json",
+    ];
+    let run = clinv(&args).run().ok();
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["inventory"], "live");
+    assert_eq!(
+        v["updates"][0],
+        json!({"name": "cilium", "current": "1.18.0", "latest": "v1.20.1"})
+    );
+    assert!(
+        run.stderr
+            .contains("compared the live inventory of https://127.0.0.1:"),
+        "{}",
+        run.stderr
+    );
+    // Unreachable (no RBAC counts too): the rendered inventory, said on stderr.
+    let run = clinv(
+        &[
+            &args[..5],
+            &["--kubeconfig", p.nobody.to_str().unwrap()],
+            &args[7..],
+        ]
+        .concat(),
+    )
+    .run()
+    .ok();
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["inventory"], "rendered");
+    assert_eq!(v["updates"][0]["current"], "1.19.2");
+    assert!(
+        run.stderr.contains("cluster not used (forbidden: "),
+        "{}",
+        run.stderr
+    );
+}
