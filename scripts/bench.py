@@ -147,6 +147,69 @@ def bench_publish(args):
     report("clinv publish (connection refused)", walls, rss, target_ms=50)
 
 
+def synth_store(store, domain, count, state="pending", base=1_700_000_000):
+    """Builds a store of `count` snapshots of `domain` the fast way: one real publish
+    (objects and one record written by clinv), then the journal line format
+    (`<sha256 of json> <json>`) repeated with fresh ids and renderedAt values."""
+    import hashlib, json, shutil
+    shutil.rmtree(store, ignore_errors=True)
+    env = dict(os.environ, CLINV_SNAPSHOTS=store, SOURCE_DATE_EPOCH="1700000000")
+    root = os.path.join(REPO, "examples", "acme")
+    dead = os.path.join(REPO, "examples", "offline.kubeconfig")
+    subprocess.run([BIN, "publish", "--root", root, "--domain", domain, "--kubeconfig", dead],
+                   env=env, check=True, capture_output=True)
+    journal = os.path.join(store, domain, "journal")
+    first = json.loads(open(journal).readline().split(" ", 1)[1])
+    lines = []
+    for i in range(count):
+        rec = dict(first, id=f"{i:012x}", at=f"2024-01-01T00:00:{i % 60:02d}.000Z")
+        rec["renderedAt"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(base + i))
+        text = json.dumps(rec, separators=(",", ":"))
+        lines.append(f"{hashlib.sha256(text.encode()).hexdigest()} {text}\n")
+        if state != "pending":
+            st = {"kind": "state", "v": 1, "id": rec["id"], "at": rec["at"], "state": state}
+            t = json.dumps(st, separators=(",", ":"))
+            lines.append(f"{hashlib.sha256(t.encode()).hexdigest()} {t}\n")
+    with open(journal, "w") as f:
+        f.writelines(lines)
+    return env
+
+
+def bench_store(args):
+    root = os.path.join(REPO, "examples", "acme")
+    tmp = os.path.join(REPO, "target", "bench-store")
+    dead = os.path.join(REPO, "examples", "offline.kubeconfig")
+    # Offline publish: connection refused, whole process, recording included.
+    env = synth_store(os.path.join(tmp, "offline"), "prod.acme.example", 1)
+    walls, rss = measure([BIN, "publish", "--root", root, "--domain", "prod.acme.example",
+                          "--kubeconfig", dead], args.runs, env)
+    report("publish, cluster unreachable (queued)", walls, rss, target_ms=30)
+    # snapshots list over 1k and 10k.
+    for n in (1_000, 10_000):
+        env = synth_store(os.path.join(tmp, f"list{n}"), "prod.acme.example", n, state="applied")
+        walls, rss = measure([BIN, "snapshots", "list", "--root", root], 20, env)
+        report(f"snapshots list over {n} snapshots", walls, rss, target_ms=200)
+    # replay of 1k and 10k pending snapshots of one domain, against the control plane.
+    kc = plane_kubeconfig()
+    for n in (1_000, 10_000):
+        walls, reqs = [], []
+        for run in range(5):
+            # Later than anything live, and different every run, so each replay applies.
+            base = 4_000_000_000 + int(time.time()) % 100_000 * 1000 + run * 20_000
+            env = synth_store(os.path.join(tmp, f"replay{n}"), "prod.acme.example", n, base=base)
+            env["KUBECONFIG"] = kc
+            before = request_count(kc)
+            start = time.perf_counter()
+            subprocess.run([BIN, "replay", "--root", root, "--domain", "prod.acme.example", "--strict"],
+                           env=env, check=True, capture_output=True)
+            walls.append(time.perf_counter() - start)
+            reqs.append(request_count(kc) - before)
+        med = statistics.median(walls) * 1000
+        print(f"replay of {n} pending: median={med:.1f} ms over {len(walls)} runs; API requests per "
+              f"replay: {max(reqs)}  {'OK' if max(reqs) <= 3 else 'OVER'} (≤ 3)"
+              + (f"; {'OK' if med <= 300 else 'OVER'} (≤ 300 ms)" if n == 1_000 else ""))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
@@ -154,9 +217,11 @@ def main():
     r.add_argument("--runs", type=int, default=300)
     p = sub.add_parser("publish", help="publish vs lok8s's kubectl sequence; requests; refused case")
     p.add_argument("--runs", type=int, default=100)
+    st = sub.add_parser("store", help="offline publish, snapshots list and replay at 1k/10k")
+    st.add_argument("--runs", type=int, default=100)
     args = parser.parse_args()
     build()
-    {"render": bench_render, "publish": bench_publish}[args.bench](args)
+    {"render": bench_render, "publish": bench_publish, "store": bench_store}[args.bench](args)
 
 
 if __name__ == "__main__":

@@ -107,6 +107,15 @@ pub enum Command {
     /// Show the `lo status` inventory block read from the live cluster.
     Status(StatusArgs),
 
+    /// Deliver queued snapshots: apply the newest pending one per domain, supersede the rest.
+    ///
+    /// A live inventory rendered later than the snapshot is never overwritten. Fail-soft
+    /// like publish; re-running after a crash converges without a second apply.
+    Replay(ReplayArgs),
+
+    /// Inspect and maintain the local snapshot store (default: list).
+    Snapshots(SnapshotsArgs),
+
     /// Print the project's machine-readable addon index (lok8s's addons-index.json).
     ///
     /// One entry per non-hidden directory in .lok8s/addons (symlinks to directories
@@ -117,8 +126,8 @@ pub enum Command {
 
     /// List the addons that have a newer version in the addon index (formats: table, json).
     ///
-    /// Compares the live inventory when the cluster is reachable, else the locally
-    /// rendered one (or --from FILE), against --index FILE|URL. SemVer with or without a
+    /// Compares the live inventory when the cluster is reachable, else the newest
+    /// snapshot, else the locally rendered one (or --from FILE), against --index FILE|URL. SemVer with or without a
     /// leading v, pre-releases below their release; versions that are not SemVer are
     /// listed only when they differ, marked "unordered".
     Updates(UpdatesArgs),
@@ -183,6 +192,73 @@ pub struct PublishArgs {
     /// Server-side dry run: print what would change, persist nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// Replay every domain that has snapshots in the store.
+    #[arg(long, conflicts_with = "domain")]
+    pub all: bool,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
+
+    /// Take over fields owned by another field manager.
+    #[arg(long)]
+    pub force_conflicts: bool,
+
+    /// Say what would be applied and superseded; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotsArgs {
+    /// Only this domain (default: every domain in the store).
+    #[arg(long, value_name = "D", global = true)]
+    pub domain: Option<String>,
+
+    #[command(subcommand)]
+    pub command: Option<SnapshotsCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SnapshotsCommand {
+    /// List snapshots, newest first (formats: table, json).
+    List {
+        /// Only snapshots in this state.
+        #[arg(long, value_name = "S")]
+        state: Option<crate::store::State>,
+    },
+    /// Show one snapshot: metadata, history and the inventory (formats: yaml, json).
+    Show {
+        /// An id or unique prefix, `latest` or `latest~N`.
+        id: String,
+    },
+    /// Check every checksum; exit 1 on damage.
+    Verify,
+    /// Delete old snapshots, never the first, the newest N, the last applied or a pending one.
+    Gc {
+        /// How many of the newest snapshots to keep per domain.
+        #[arg(long, default_value_t = 20)]
+        keep: usize,
+        /// Only list what would be deleted.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Write one domain's snapshots to a tar file (for sneaker-net).
+    Export {
+        /// The archive to write.
+        file: PathBuf,
+    },
+    /// Add the snapshots of an exported tar file; existing records are never overwritten.
+    Import {
+        /// The archive to read.
+        file: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -130,6 +130,11 @@ impl Failure {
     fn not_found(&self) -> bool {
         self.code == Some(404)
     }
+
+    /// A 409 from a failed `resourceVersion` precondition (not a field conflict).
+    fn modified_meanwhile(&self) -> bool {
+        self.code == Some(409) && self.detail.contains("has been modified")
+    }
 }
 
 /// Timeouts and switches for one publish.
@@ -197,6 +202,26 @@ pub struct HelmReleases {
     pub undecodable: usize,
     /// The page limit was reached before the end of the list.
     pub truncated: bool,
+}
+
+/// The outcome of delivering a queued inventory.
+#[derive(Debug, Clone)]
+pub enum Delivery {
+    Applied(Applied),
+    /// The live object was rendered later than this inventory: left alone.
+    Stale {
+        live_rendered_at: String,
+    },
+}
+
+/// The live object's `renderedAt` when it is later than `cr`'s.
+fn newer_rendered_at(live: &Value, cr: &ClusterInventory) -> Option<String> {
+    let live_at = live.pointer("/spec/renderedAt").and_then(Value::as_str)?;
+    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    match (parse(live_at), parse(&cr.spec.rendered_at)) {
+        (Some(l), Some(c)) if l > c => Some(live_at.to_string()),
+        _ => None,
+    }
 }
 
 /// Where a client points: recorded with snapshots; never credentials.
@@ -513,13 +538,24 @@ impl Cluster {
 
     /// Server-side applies the CR, retrying a NotFound briefly (the CRD can be
     /// Established a moment before its endpoint serves).
-    async fn apply_cr(&self, cr: &ClusterInventory) -> Result<(u16, Value), Failure> {
+    async fn apply_cr(
+        &self,
+        cr: &ClusterInventory,
+        precondition: Option<&str>,
+    ) -> Result<(u16, Value), Failure> {
         let params = self.params();
+        let mut body = serde_json::to_value(cr).unwrap_or(Value::Null);
+        if let (Some(rv), Some(meta)) = (
+            precondition,
+            body.get_mut("metadata").and_then(Value::as_object_mut),
+        ) {
+            meta.insert("resourceVersion".into(), rv.into());
+        }
         let retry_until = Instant::now() + Duration::from_secs(5).min(self.remaining());
         let mut delay = Duration::from_millis(50);
         loop {
             let req = Request::new(CR_COLLECTION)
-                .patch(inventory::NAME, &params, &Patch::Apply(cr))
+                .patch(inventory::NAME, &params, &Patch::Apply(&body))
                 .map_err(|e| Failure::new(Reason::Rejected, Step::Cr, e.to_string()))?;
             match self.send(req, Step::Cr, self.remaining()).await {
                 Err(f) if f.not_found() && Instant::now() + delay < retry_until => {
@@ -538,53 +574,96 @@ impl Cluster {
         params
     }
 
-    /// The publish sequence: probe, CRD, (wait), CR.
+    /// The publish sequence: probe, CRD, (wait), CR — last writer wins, as with `lo`.
     ///
     /// # Errors
     /// The first classified failure; nothing after it is sent.
     pub async fn publish(&self, cr: &ClusterInventory) -> Result<Applied, Failure> {
-        let before = self.get_inventory().await?;
-        let (crd_change, ready) = self.apply_crd().await?;
-        if !ready && !self.opts.dry_run {
-            self.wait_established().await?;
+        match self.deliver(cr, false).await? {
+            Delivery::Applied(a) => Ok(a),
+            // Not produced without the guard; kept total instead of panicking.
+            Delivery::Stale { live_rendered_at } => Err(Failure::new(
+                Reason::Conflict,
+                Step::Cr,
+                format!("the live inventory was rendered later ({live_rendered_at})"),
+            )),
         }
-        if let Some(live) = before.as_ref().filter(|live| same_content(live, cr)) {
-            // Only renderedAt would change: keep the live object (and its renderedAt).
-            return Ok(Applied {
-                crd: crd_change,
-                cr: Change::Unchanged,
-                before: Some(live.clone()),
-                after: live.clone(),
-                requests: self.requests.get(),
-            });
-        }
-        let (status, after) = if self.opts.dry_run && crd_change == Change::Created {
-            // A dry-run CRD was not stored, so the CR cannot be dry-run against it.
-            (201, serde_json::to_value(cr).unwrap_or(Value::Null))
-        } else {
-            self.apply_cr(cr).await?
-        };
-        let cr_change = match &before {
-            None => Change::Created,
-            Some(_) if status == 201 => Change::Created,
-            // A dry run does not bump the resourceVersion; compare what would be stored.
-            Some(b) if self.opts.dry_run => {
-                if b.get("spec") == after.get("spec") {
-                    Change::Unchanged
-                } else {
-                    Change::Configured
-                }
+    }
+
+    /// Delivers a queued inventory: like [`Cluster::publish`], but never over a live
+    /// object rendered later (the stale guard), and with the live `resourceVersion` as
+    /// an apply precondition so a concurrent writer is noticed and re-checked.
+    ///
+    /// # Errors
+    /// The first classified failure.
+    pub async fn replay(&self, cr: &ClusterInventory) -> Result<Delivery, Failure> {
+        self.deliver(cr, true).await
+    }
+
+    async fn deliver(&self, cr: &ClusterInventory, guard: bool) -> Result<Delivery, Failure> {
+        let mut crd_change = None;
+        for _attempt in 0..3 {
+            let before = self.get_inventory().await?;
+            if guard && let Some(live_at) = before.as_ref().and_then(|l| newer_rendered_at(l, cr)) {
+                return Ok(Delivery::Stale {
+                    live_rendered_at: live_at,
+                });
             }
-            Some(b) if resource_version(b) == resource_version(&after) => Change::Unchanged,
-            Some(_) => Change::Configured,
-        };
-        Ok(Applied {
-            crd: crd_change,
-            cr: cr_change,
-            before,
-            after,
-            requests: self.requests.get(),
-        })
+            let crd = match crd_change {
+                Some(c) => c,
+                None => {
+                    let (change, ready) = self.apply_crd().await?;
+                    if !ready && !self.opts.dry_run {
+                        self.wait_established().await?;
+                    }
+                    crd_change = Some(change);
+                    change
+                }
+            };
+            if let Some(live) = before.as_ref().filter(|live| same_content(live, cr)) {
+                // Only renderedAt would change: keep the live object (and its renderedAt).
+                return Ok(Delivery::Applied(Applied {
+                    crd,
+                    cr: Change::Unchanged,
+                    before: Some(live.clone()),
+                    after: live.clone(),
+                    requests: self.requests.get(),
+                }));
+            }
+            let precondition = before.as_ref().filter(|_| guard).and_then(resource_version);
+            let (status, after) = if self.opts.dry_run && crd == Change::Created {
+                // A dry-run CRD was not stored, so the CR cannot be dry-run against it.
+                (201, serde_json::to_value(cr).unwrap_or(Value::Null))
+            } else {
+                match self.apply_cr(cr, precondition).await {
+                    Err(f) if precondition.is_some() && f.modified_meanwhile() => continue,
+                    other => other?,
+                }
+            };
+            let cr_change = match &before {
+                None => Change::Created,
+                Some(_) if status == 201 => Change::Created,
+                // A dry run does not bump the resourceVersion; compare what would be stored.
+                Some(b) if self.opts.dry_run => {
+                    if b.get("spec") == after.get("spec") {
+                        Change::Unchanged
+                    } else {
+                        Change::Configured
+                    }
+                }
+                Some(b) if resource_version(b) == resource_version(&after) => Change::Unchanged,
+                Some(_) => Change::Configured,
+            };
+            return Ok(Delivery::Applied(Applied {
+                crd,
+                cr: cr_change,
+                before,
+                after,
+                requests: self.requests.get(),
+            }));
+        }
+        let detail = "the live ClusterInventory kept changing while it was being replaced";
+        Err(Failure::new(Reason::Conflict, Step::Cr, detail))
     }
 
     /// HTTP requests sent so far.

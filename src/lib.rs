@@ -34,6 +34,7 @@ pub mod project;
 pub mod render;
 pub mod settings;
 pub mod spec;
+pub mod store;
 pub mod updates;
 pub mod version;
 pub mod yaml;

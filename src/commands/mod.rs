@@ -8,6 +8,8 @@ mod crd;
 mod index;
 mod publish;
 mod render;
+mod replay;
+mod snapshots;
 mod status;
 mod updates;
 
@@ -27,6 +29,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Addons(args) => addons::run(&settings, args),
         Command::Publish(args) => publish::run(&settings, args),
         Command::Status(args) => status::run(&settings, args),
+        Command::Replay(args) => replay::run(&settings, args),
+        Command::Snapshots(args) => snapshots::run(&settings, args),
         Command::Index(args) => index::run(&settings, args),
         Command::Updates(args) => updates::run(&settings, args),
         Command::Agent(args) => agent::run(&settings, args),
@@ -54,6 +58,16 @@ fn completions(settings: &Settings, shell: clap_complete::Shell) -> Result<i32> 
 /// The project named by `--root` or found above the working directory.
 fn project(settings: &Settings) -> Result<Project> {
     Project::discover(settings.root.as_deref(), &settings.cwd)
+}
+
+/// The snapshot store: `--snapshots`, `CLINV_SNAPSHOTS`, else `<root>/snapshots`.
+fn store(settings: &Settings, project: &Project) -> crate::store::Store {
+    crate::store::Store::at(
+        settings
+            .snapshots
+            .clone()
+            .unwrap_or_else(|| project.root().join("snapshots")),
+    )
 }
 
 /// The domain from `--domain`, `DOMAIN_NAME`, `clusters/.active` or the default,

@@ -1,15 +1,17 @@
-//! `clinv publish`: render, then server-side apply the CRD and the CR when the cluster is
-//! reachable. Fail-soft like lok8s: anything that keeps the inventory from the cluster
-//! is a warning and exit 0, unless `--strict`.
+//! `clinv publish`: render, record a snapshot, then server-side apply the CRD and the CR
+//! when the cluster is reachable. Fail-soft like lok8s: anything that keeps the
+//! inventory from the cluster is a warning and exit 0 (the snapshot stays queued for
+//! `clinv replay`), unless `--strict`.
 
 use super::access;
-use super::{deploy_domain_note, domain, project, rendered_at, report_warnings};
+use super::{deploy_domain_note, domain, project, rendered_at, report_warnings, store};
 use crate::cli::PublishArgs;
 use crate::cluster::{Applied, Change, Failure, Reason, Step};
 use crate::error::{Error, Result, exit};
 use crate::inventory::{self, Built, Loaded};
-use crate::render;
 use crate::settings::Settings;
+use crate::store::{DomainStore, SnapshotRecord, State, StateRecord, TargetRecord, now_millis};
+use crate::{crd, render};
 
 pub fn run(settings: &Settings, args: &PublishArgs) -> Result<i32> {
     let project = project(settings)?;
@@ -25,20 +27,6 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<i32> {
             return not_applied(settings, Reason::RenderFailed, message);
         }
     };
-    let choice = match access::choose(settings, Some(&project), built.cluster_name.as_deref()) {
-        Ok(c) => c,
-        Err(f) => {
-            let message = format!(
-                "inventory: {} — skipping ClusterInventory publish",
-                f.detail
-            );
-            return not_applied(settings, f.reason, message);
-        }
-    };
-    settings.printer.debug(&format!(
-        "kubeconfig from {}: {:?}",
-        choice.origin, choice.paths
-    ));
     let opts = access::options(
         args.limits.timeout,
         args.limits.probe_timeout,
@@ -46,28 +34,158 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<i32> {
         args.dry_run,
     );
     let rt = access::runtime()?;
-    let result = rt.block_on(async {
-        let cluster = access::connect(settings, &choice, opts).await?;
-        let server = cluster.target.server.clone();
-        let result = cluster.publish(&built.inventory).await;
+    // Resolve the target first (no network) so the snapshot records where it was going.
+    let connected = access::choose(settings, Some(&project), built.cluster_name.as_deref())
+        .and_then(|choice| {
+            settings.printer.debug(&format!(
+                "kubeconfig from {}: {:?}",
+                choice.origin, choice.paths
+            ));
+            rt.block_on(access::connect(settings, &choice, opts))
+        });
+    let target = connected.as_ref().ok().map(|c| c.target.clone());
+    let store = store(settings, &project).domain(&domain);
+    let snapshot = if args.dry_run {
+        None
+    } else {
+        record(settings, &store, &built, target.as_ref())
+    };
+    let result = connected.and_then(|cluster| {
+        let result = rt.block_on(cluster.publish(&built.inventory));
         for line in cluster.trace() {
             settings.printer.debug(&line);
         }
-        match result {
-            Ok(applied) => Ok((applied, server)),
-            Err(f) => Err(Failure {
-                detail: format!("{} ({server})", f.detail),
-                ..f
-            }),
-        }
+        let server = &cluster.target.server;
+        result.map_err(|f| Failure {
+            detail: format!("{} ({server})", f.detail),
+            ..f
+        })
     });
+    let target_record = target.as_ref().map(TargetRecord::from);
     match result {
-        Ok((applied, server)) => {
+        Ok(applied) => {
+            if let Some(snap) = &snapshot {
+                mark_applied(settings, &store, snap, target_record);
+            }
+            let server = target.map(|t| t.server).unwrap_or_default();
             report(settings, &domain, &server, &applied, args.dry_run)?;
             Ok(exit::OK)
         }
-        Err(f) => not_applied(settings, f.reason, failure_message(&domain, &f)),
+        Err(f) => {
+            let (mut message, skipping) = match f.step {
+                Step::Connect => (
+                    format!("inventory: {}", f.detail),
+                    " — skipping ClusterInventory publish",
+                ),
+                _ => (failure_message(&domain, &f), " — skipping publish"),
+            };
+            let mut queued = false;
+            if let Some(snap) = &snapshot {
+                let change = StateRecord {
+                    v: 1,
+                    id: snap.id.clone(),
+                    at: now_millis(),
+                    state: State::Pending,
+                    reason: Some(f.reason),
+                    detail: Some(truncate(&f.detail, 500)),
+                    by: None,
+                    commit: None,
+                    target: target_record,
+                };
+                if let Err(e) = store.set_states(&[change]) {
+                    settings.printer.debug(&format!(
+                        "snapshot {}: could not record why it is pending: {e}",
+                        snap.id
+                    ));
+                }
+                message.push_str(&format!(
+                    " — queued as snapshot {} (clinv replay delivers it)",
+                    snap.id
+                ));
+                queued = true;
+            }
+            if !queued {
+                message.push_str(skipping);
+            }
+            not_applied(settings, f.reason, message)
+        }
     }
+}
+
+/// Records the snapshot; a store failure is a warning, never a reason not to publish.
+fn record(
+    settings: &Settings,
+    store: &DomainStore,
+    built: &Built,
+    target: Option<&crate::cluster::Target>,
+) -> Option<SnapshotRecord> {
+    let crd_json = serde_json::to_string(&crd::definition()).unwrap_or_default();
+    match store.record(&built.inventory, &crd_json, target) {
+        Ok(snap) => {
+            settings.printer.debug(&format!(
+                "recorded snapshot {} in {}",
+                snap.id,
+                store.dir().display()
+            ));
+            Some(snap)
+        }
+        Err(e) => {
+            settings
+                .printer
+                .warn(&format!("inventory: could not record a snapshot: {e}"));
+            None
+        }
+    }
+}
+
+/// Marks the snapshot applied and older pending ones superseded by it.
+fn mark_applied(
+    settings: &Settings,
+    store: &DomainStore,
+    snap: &SnapshotRecord,
+    target: Option<TargetRecord>,
+) {
+    let at = now_millis();
+    let mut changes = vec![StateRecord {
+        v: 1,
+        id: snap.id.clone(),
+        at: at.clone(),
+        state: State::Applied,
+        reason: None,
+        detail: None,
+        by: None,
+        commit: None,
+        target,
+    }];
+    if let Ok(journal) = store.read() {
+        changes.extend(
+            journal
+                .snapshots
+                .iter()
+                .filter(|s| s.state == State::Pending && s.record.id != snap.id)
+                .map(|s| StateRecord {
+                    v: 1,
+                    id: s.record.id.clone(),
+                    at: at.clone(),
+                    state: State::Superseded,
+                    reason: None,
+                    detail: None,
+                    by: Some(snap.id.clone()),
+                    commit: None,
+                    target: None,
+                }),
+        );
+    }
+    if let Err(e) = store.set_states(&changes) {
+        settings.printer.warn(&format!(
+            "snapshot {}: applied, but the store could not record it: {e}",
+            snap.id
+        ));
+    }
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
 }
 
 /// Builds and validates; `None` for a deploy domain (said on stderr).
@@ -88,7 +206,7 @@ fn build(
     Ok(Some(built))
 }
 
-fn failure_message(domain: &str, f: &Failure) -> String {
+pub(super) fn failure_message(domain: &str, f: &Failure) -> String {
     let what = match (f.reason, f.step) {
         (Reason::Conflict, Step::Crd) => {
             "the ClusterInventory CRD conflicts with one owned by another field manager (--force-conflicts takes it over)"
@@ -104,13 +222,13 @@ fn failure_message(domain: &str, f: &Failure) -> String {
         _ => "the API server rejected it",
     };
     format!(
-        "inventory: could not publish the ClusterInventory for {domain}: {what}: {} — skipping publish",
+        "inventory: could not publish the ClusterInventory for {domain}: {what}: {}",
         f.detail
     )
 }
 
 /// Fail-soft: a warning and exit 0; with `--strict`, an error with the reason's code.
-fn not_applied(settings: &Settings, reason: Reason, message: String) -> Result<i32> {
+pub(super) fn not_applied(settings: &Settings, reason: Reason, message: String) -> Result<i32> {
     if settings.strict {
         return Err(Error::Unapplied { reason, message });
     }

@@ -1,6 +1,6 @@
 //! `clinv updates`: which addons have a newer version in the addon index.
 
-use super::{access, deploy_domain_note, domain, project, rendered_at, report_warnings};
+use super::{access, deploy_domain_note, domain, project, rendered_at, report_warnings, store};
 use crate::cli::{IndexSourceArgs, OutputFormat, UpdatesArgs};
 use crate::cluster::Failure;
 use crate::error::{Error, Result, exit};
@@ -78,8 +78,17 @@ pub fn fetch_options(settings: &Settings, source: &IndexSourceArgs) -> fetch::Op
 /// Which inventory was compared.
 enum Source {
     File(PathBuf),
-    Live { server: String },
-    Rendered { domain: String },
+    Live {
+        server: String,
+    },
+    Snapshot {
+        id: String,
+        state: &'static str,
+        at: String,
+    },
+    Rendered {
+        domain: String,
+    },
 }
 
 impl Source {
@@ -87,6 +96,7 @@ impl Source {
         match self {
             Source::File(_) => "file",
             Source::Live { .. } => "live",
+            Source::Snapshot { .. } => "snapshot",
             Source::Rendered { .. } => "rendered",
         }
     }
@@ -95,6 +105,9 @@ impl Source {
         match self {
             Source::File(p) => format!("inventory in {}", p.display()),
             Source::Live { server } => format!("live inventory of {server}"),
+            Source::Snapshot { id, state, at } => {
+                format!("inventory of snapshot {id} ({state}, recorded {at})")
+            }
             Source::Rendered { domain } => format!("inventory rendered for {domain}"),
         }
     }
@@ -106,9 +119,10 @@ struct Compared {
 }
 
 /// The inventory to compare, in order of preference: `--from FILE`; the live object
-/// when the cluster is reachable and has one; (seam: the newest snapshot from the
-/// snapshot store goes here, once it exists); the inventory rendered from the project
-/// now. `None` for a deploy domain with no reachable cluster (said on stderr).
+/// when the cluster is reachable and has one; the newest snapshot of the domain in the
+/// snapshot store (what was last deployed, applied or still queued); the inventory
+/// rendered from the project now. `None` for a deploy domain with none of these (said on
+/// stderr).
 fn inventory_to_compare(settings: &Settings, args: &UpdatesArgs) -> Result<Option<Compared>> {
     if let Some(path) = &args.from {
         return from_file(path).map(Some);
@@ -117,16 +131,46 @@ fn inventory_to_compare(settings: &Settings, args: &UpdatesArgs) -> Result<Optio
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
     match live(settings, &project, &domain, args) {
         Ok(Some(found)) => return Ok(Some(found)),
-        Ok(None) => settings.printer.info(&format!(
-            "the cluster has no ClusterInventory; comparing the inventory rendered for {domain}"
-        )),
-        Err(f) => settings.printer.info(&format!(
-            "cluster not used ({}: {}); comparing the inventory rendered for {domain}",
-            f.reason, f.detail
-        )),
+        Ok(None) => settings
+            .printer
+            .info("the cluster has no ClusterInventory; not comparing a live one"),
+        Err(f) => settings
+            .printer
+            .info(&format!("cluster not used ({}: {})", f.reason, f.detail)),
     }
-    // Seam for the snapshot store: `if let Some(s) = newest_snapshot(...)? { return … }`.
+    if let Some(found) = newest_snapshot(settings, &project, &domain) {
+        return Ok(Some(found));
+    }
     rendered(settings, &project, &domain)
+}
+
+/// The newest snapshot of `domain` in the store, if any can be read.
+fn newest_snapshot(settings: &Settings, project: &Project, domain: &str) -> Option<Compared> {
+    let store = store(settings, project).domain(domain);
+    let journal = match store.read() {
+        Ok(j) => j,
+        Err(e) => {
+            settings.printer.warn(&format!("snapshots: {e}"));
+            return None;
+        }
+    };
+    let snap = journal.newest_first().next()?;
+    match store.inventory(&snap.record) {
+        Ok(inv) => Some(Compared {
+            addons: updates::from_inventory(&inv),
+            source: Source::Snapshot {
+                id: snap.record.id.clone(),
+                state: snap.state.as_str(),
+                at: snap.record.at.clone(),
+            },
+        }),
+        Err(e) => {
+            settings
+                .printer
+                .warn(&format!("snapshot {}: {e} — not used", snap.record.id));
+            None
+        }
+    }
 }
 
 fn from_file(path: &std::path::Path) -> Result<Compared> {

@@ -10,4 +10,5 @@ mod index;
 mod interface;
 mod render;
 mod secrets;
+mod store;
 mod updates;

@@ -39,6 +39,13 @@ impl Run {
     }
 }
 
+/// A store shared by the runs of one test process that do not choose their own.
+pub fn scratch_store() -> PathBuf {
+    std::env::temp_dir()
+        .join(format!("clinv-tests-{}", std::process::id()))
+        .join("snapshots")
+}
+
 /// A command ready to run; `env` and `cwd` adjust it.
 pub struct Clinv {
     cmd: Command,
@@ -51,6 +58,8 @@ pub fn clinv(args: &[&str]) -> Clinv {
         .env("HOME", "/nonexistent")
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .env("SOURCE_DATE_EPOCH", EPOCH)
+        // Never write a store into the repository's example project.
+        .env("CLINV_SNAPSHOTS", scratch_store())
         .args(args);
     Clinv { cmd }
 }

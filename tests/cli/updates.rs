@@ -10,9 +10,10 @@ fn dump_fixture() -> PathBuf {
     fixture("updates/kubectl-get-list.yaml")
 }
 
-/// `updates` on the example's prod domain: no cluster (KUBECONFIG points nowhere), so
-/// the rendered inventory is compared.
+/// `updates` on the example's prod domain: no cluster (KUBECONFIG points nowhere) and an
+/// empty snapshot store, so the rendered inventory is compared.
 fn rendered(index: &str, extra: &[&str]) -> Run {
+    let store = tempfile::tempdir().unwrap();
     let root = example();
     let mut args = vec![
         "updates",
@@ -24,7 +25,9 @@ fn rendered(index: &str, extra: &[&str]) -> Run {
         index,
     ];
     args.extend_from_slice(extra);
-    clinv(&args).run()
+    clinv(&args)
+        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+        .run()
 }
 
 fn from_dump(index: &str, extra: &[&str]) -> Clinv {
@@ -48,7 +51,7 @@ fn rendered_inventory_table_and_json_match_their_golden_files() {
     assert!(
         table
             .stderr
-            .contains("comparing the inventory rendered for prod.acme.example"),
+            .contains("compared the inventory rendered for prod.acme.example with "),
         "{}",
         table.stderr
     );
@@ -310,4 +313,57 @@ fn the_cache_defaults_to_home_and_bad_answers_are_not_cached() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn without_a_cluster_the_newest_snapshot_comes_before_the_render() {
+    let dir = copy_tree(&example());
+    let root = dir.path();
+    let store = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        clinv(args)
+            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+            .run()
+            .ok()
+    };
+    let r = root.to_str().unwrap();
+    // A publish without a cluster queues a snapshot (cilium 1.19.2) ...
+    run(&["publish", "--root", r, "--domain", "prod.acme.example"]);
+    // ... then the project moves on (cilium 1.18.0, not deployed anywhere yet).
+    write(
+        root,
+        ".lok8s/addons/cilium/chart.yaml",
+        "kind: ChartRenderer\nversion: 1.18.0\n",
+    );
+    let index = index_fixture();
+    let args = [
+        "updates",
+        "--root",
+        r,
+        "--domain",
+        "prod.acme.example",
+        "--index",
+        index.to_str().unwrap(),
+        "-o",
+        "json",
+    ];
+    let out = run(&args);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["inventory"], "snapshot");
+    assert_eq!(v["updates"][0]["current"], "1.19.2");
+    assert!(
+        out.stderr.contains("compared the inventory of snapshot "),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("(pending, recorded "), "{}", out.stderr);
+    // An empty store falls through to the render.
+    let empty = tempfile::tempdir().unwrap();
+    let out = clinv(&args)
+        .env("CLINV_SNAPSHOTS", empty.path().to_str().unwrap())
+        .run()
+        .ok();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["inventory"], "rendered");
+    assert_eq!(v["updates"][0]["current"], "1.18.0");
 }

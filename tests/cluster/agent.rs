@@ -545,7 +545,9 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
     let (code, _, err) = p.kubectl(&["delete", "clinv", "cluster", "--ignore-not-found"]);
     assert_eq!(code, 0, "{err}");
     let root = example();
-    clinv(&[
+    let store = tempfile::tempdir().unwrap();
+    let in_store = |c: Clinv| c.env("CLINV_SNAPSHOTS", store.path().to_str().unwrap());
+    in_store(clinv(&[
         "publish",
         "--root",
         root.to_str().unwrap(),
@@ -553,7 +555,7 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
         "prod.acme.example",
         "--kubeconfig",
         p.admin.to_str().unwrap(),
-    ])
+    ]))
     .run()
     .ok();
     let live_spec = p.live().unwrap();
@@ -595,7 +597,7 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
         "-o",
         "json",
     ];
-    let run = clinv(&args).run().ok();
+    let run = in_store(clinv(&args)).run().ok();
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "live");
     assert_eq!(
@@ -608,17 +610,24 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
         "{}",
         run.stderr
     );
-    // Unreachable (no RBAC counts too): the rendered inventory, said on stderr.
-    let run = clinv(
-        &[
-            &args[..5],
-            &["--kubeconfig", p.nobody.to_str().unwrap()],
-            &args[7..],
-        ]
-        .concat(),
-    )
-    .run()
-    .ok();
+    // Not usable (no RBAC counts too): the newest snapshot — the publish above recorded
+    // one (cilium 1.19.2, applied) — and without a store, the render.
+    let nobody = [
+        &args[..5],
+        &["--kubeconfig", p.nobody.to_str().unwrap()],
+        &args[7..],
+    ]
+    .concat();
+    let run = in_store(clinv(&nobody)).run().ok();
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["inventory"], "snapshot");
+    assert_eq!(v["updates"][0]["current"], "1.19.2");
+    assert!(run.stderr.contains("(applied, recorded "), "{}", run.stderr);
+    let empty = tempfile::tempdir().unwrap();
+    let run = clinv(&nobody)
+        .env("CLINV_SNAPSHOTS", empty.path().to_str().unwrap())
+        .run()
+        .ok();
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "rendered");
     assert_eq!(v["updates"][0]["current"], "1.19.2");

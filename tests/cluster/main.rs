@@ -9,6 +9,7 @@ mod support;
 
 mod agent;
 mod publish;
+mod replay;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -93,6 +94,32 @@ impl Plane {
     pub fn live(&self) -> Option<serde_json::Value> {
         let (code, out, _) = self.kubectl(&["get", "clusterinventory", "cluster", "-o", "json"]);
         (code == 0).then(|| serde_json::from_str(&out).unwrap())
+    }
+
+    /// Makes sure the CRD exists (applied by field manager lok8s, Established) and the
+    /// CR does not, so a test starts from an installed but empty cluster.
+    pub fn crd_only(&self) {
+        let crd = support::clinv(&["crd", "-o", "json"]).run().ok().stdout;
+        let (code, _, err) = self.kubectl_as(
+            &self.admin,
+            &["apply", "--server-side", "--field-manager=lok8s", "-f", "-"],
+            Some(&crd),
+        );
+        assert_eq!(code, 0, "{err}");
+        let (code, _, err) = self.kubectl(&[
+            "wait",
+            "--for=condition=Established",
+            "crd/clusterinventories.lok8s.dev",
+            "--timeout=30s",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let (code, _, err) = self.kubectl(&[
+            "delete",
+            "clusterinventory",
+            "cluster",
+            "--ignore-not-found",
+        ]);
+        assert_eq!(code, 0, "{err}");
     }
 
     /// Deletes the CR and the CRD so a test starts from nothing.

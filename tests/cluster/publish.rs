@@ -342,7 +342,7 @@ fn unreachable_servers_warn_and_exit_zero_within_the_probe_budget() {
     .ok();
     assert!(
         run.stderr
-            .contains("cluster unreachable: no answer within 1.0s (connecting / TLS handshake)"),
+            .contains("cluster unreachable: no answer within 1.0s"),
         "{}",
         run.stderr
     );
@@ -426,9 +426,12 @@ fn missing_kubeconfig_and_render_failures_are_fail_soft() {
     ])
     .run()
     .ok();
-    assert_eq!(
-        run.stderr,
-        "[warn] inventory: kubeconfig not found (/nonexistent/kc) — skipping ClusterInventory publish\n"
+    assert!(
+        run.stderr.starts_with(
+            "[warn] inventory: kubeconfig not found (/nonexistent/kc) — queued as snapshot "
+        ),
+        "{}",
+        run.stderr
     );
     let dir = project_with_spec("kind: ../evil\n");
     let run = clinv(&[

@@ -1,0 +1,535 @@
+//! The snapshot store without a cluster: queueing, sharing, damage, crashes, concurrency,
+//! retention and export/import. Every run uses a kubeconfig whose server refuses
+//! connections, so publishes queue.
+
+use crate::support::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A refused-connection kubeconfig carrying a recognisable fake token.
+pub fn dead_kubeconfig(dir: &Path) -> PathBuf {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    write(
+        dir,
+        "dead-kubeconfig.yaml",
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: dead\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: FAKESECRET-kube-token-77\ncontexts:\n- name: dead-ctx\n  context: {{cluster: dead, user: u}}\ncurrent-context: dead-ctx\n"
+        ),
+    )
+}
+
+struct Fx {
+    dir: tempfile::TempDir,
+    kc: PathBuf,
+}
+
+impl Fx {
+    fn new() -> Fx {
+        let dir = copy_tree(&example());
+        let kc = dead_kubeconfig(dir.path());
+        Fx { dir, kc }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn store(&self) -> PathBuf {
+        self.root().join("snapshots")
+    }
+
+    fn clinv(&self, args: &[&str]) -> Clinv {
+        let root = self.root().to_str().unwrap().to_string();
+        let kc = self.kc.to_str().unwrap().to_string();
+        let mut all = vec!["--root", &root, "--kubeconfig", &kc];
+        all.extend_from_slice(args);
+        clinv(&all).env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
+    }
+
+    fn publish(&self, domain: &str) -> Run {
+        self.clinv(&["publish", "--domain", domain]).run()
+    }
+
+    fn list(&self) -> Vec<serde_json::Value> {
+        let run = self.clinv(&["snapshots", "list", "-o", "json"]).run().ok();
+        serde_json::from_str(&run.stdout).unwrap()
+    }
+
+    fn objects(&self, domain: &str) -> Vec<PathBuf> {
+        std::fs::read_dir(self.store().join(domain).join("objects"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect()
+    }
+}
+
+fn all_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            out.extend(all_files(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+#[test]
+fn an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets() {
+    let fx = Fx::new();
+    let run = fx.publish("prod.acme.example").ok();
+    let list = fx.list();
+    assert_eq!(list.len(), 1);
+    let snap = &list[0];
+    let id = snap["id"].as_str().unwrap();
+    assert!(
+        run.stderr.contains(&format!(
+            "— queued as snapshot {id} (clinv replay delivers it)"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(snap["state"], "pending");
+    assert_eq!(snap["reason"], "unreachable");
+    assert_eq!(snap["domain"], "prod.acme.example");
+    assert!(
+        snap["target"]["server"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://127.0.0.1:")
+    );
+    assert_eq!(snap["target"]["context"], "dead-ctx");
+    assert_eq!(snap["tool"], format!("clinv {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(snap["specHash"].as_str().unwrap().len(), 64);
+    // The stored CR is exactly what render produces.
+    let show = fx
+        .clinv(&["snapshots", "show", id, "-o", "json"])
+        .run()
+        .ok();
+    let shown: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
+    let rendered = fx
+        .clinv(&["render", "--domain", "prod.acme.example", "-o", "json"])
+        .run()
+        .ok();
+    let mut want: serde_json::Value = serde_json::from_str(&rendered.stdout).unwrap();
+    want["spec"]["renderedAt"] = shown["inventory"]["spec"]["renderedAt"].clone();
+    assert_eq!(shown["inventory"], want);
+    // Nothing secret in any store file: values, env, value files, the kubeconfig token.
+    let files = all_files(&fx.store());
+    assert!(files.len() >= 4);
+    for f in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        assert!(
+            !text.contains("FAKESECRET"),
+            "{} leaks a secret",
+            f.display()
+        );
+        assert!(!text.contains("token"), "{} mentions a token", f.display());
+    }
+}
+
+#[test]
+fn identical_inventories_share_objects_but_each_publish_has_a_record() {
+    let fx = Fx::new();
+    for epoch in ["1700000000", "1700000100", "1700000200"] {
+        fx.clinv(&["publish", "--domain", "prod.acme.example"])
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .run()
+            .ok();
+    }
+    assert_eq!(fx.list().len(), 3);
+    assert_eq!(
+        fx.objects("prod.acme.example").len(),
+        2,
+        "one CR object (renderedAt aside) and one CRD"
+    );
+    let rendered: Vec<String> = fx
+        .list()
+        .iter()
+        .map(|s| s["renderedAt"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        rendered,
+        [
+            "2023-11-14T22:16:40Z",
+            "2023-11-14T22:15:00Z",
+            "2023-11-14T22:13:20Z"
+        ]
+    );
+}
+
+#[test]
+fn references_and_filters() {
+    let fx = Fx::new();
+    fx.publish("prod.acme.example").ok();
+    fx.publish("lab.acme.example").ok();
+    fx.publish("prod.acme.example").ok();
+    let run = fx
+        .clinv(&[
+            "snapshots",
+            "list",
+            "--domain",
+            "prod.acme.example",
+            "-o",
+            "json",
+        ])
+        .run()
+        .ok();
+    let prod: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+    let ids: Vec<String> = prod
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect();
+    let show = |r: &str| {
+        fx.clinv(&["snapshots", "--domain", "prod.acme.example", "show", r])
+            .run()
+    };
+    assert!(
+        show("latest")
+            .ok()
+            .stdout
+            .starts_with(&format!("# snapshot {}\n", ids[0]))
+    );
+    assert!(
+        show("latest~1")
+            .ok()
+            .stdout
+            .starts_with(&format!("# snapshot {}\n", ids[1]))
+    );
+    assert!(
+        show(&ids[1][..6])
+            .ok()
+            .stdout
+            .contains("# state:      pending (unreachable)")
+    );
+    assert_eq!(show("latest~9").code, 1);
+    assert_eq!(show("../../etc").code, 2);
+    let run = fx
+        .clinv(&[
+            "snapshots",
+            "list",
+            "--domain",
+            "lab.acme.example",
+            "--state",
+            "pending",
+        ])
+        .run()
+        .ok();
+    assert_eq!(run.stdout.lines().count(), 2, "{}", run.stdout);
+    let run = fx
+        .clinv(&["snapshots", "list", "--state", "applied"])
+        .run()
+        .ok();
+    assert!(run.stdout.is_empty() && run.stderr.contains("no snapshots"));
+}
+
+#[test]
+fn damage_is_reported_with_its_path_and_skipped_never_deleted() {
+    let fx = Fx::new();
+    fx.publish("prod.acme.example").ok();
+    fx.publish("lab.acme.example").ok();
+    assert_eq!(fx.clinv(&["snapshots", "verify"]).run().code, 0);
+    // A truncated object.
+    let objects = fx.objects("lab.acme.example");
+    let victim = objects
+        .iter()
+        .find(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .contains("ClusterInventory")
+        })
+        .unwrap();
+    let text = std::fs::read(victim).unwrap();
+    std::fs::write(victim, &text[..text.len() / 2]).unwrap();
+    let verify = fx.clinv(&["snapshots", "verify"]).run();
+    assert_eq!(verify.code, 1);
+    assert!(
+        verify.stderr.contains(&victim.display().to_string()),
+        "{}",
+        verify.stderr
+    );
+    assert!(verify.stderr.contains("damaged"), "{}", verify.stderr);
+    let show = fx
+        .clinv(&[
+            "snapshots",
+            "--domain",
+            "lab.acme.example",
+            "show",
+            "latest",
+        ])
+        .run();
+    assert_eq!(show.code, 1);
+    assert!(show.stderr.contains(&victim.display().to_string()));
+    assert!(victim.exists(), "never deleted");
+    // A bit flip in the other domain's object.
+    let objects = fx.objects("prod.acme.example");
+    let mut bytes = std::fs::read(&objects[0]).unwrap();
+    bytes[20] ^= 0x20;
+    std::fs::write(&objects[0], bytes).unwrap();
+    assert_eq!(
+        fx.clinv(&["snapshots", "verify", "--domain", "prod.acme.example"])
+            .run()
+            .code,
+        1
+    );
+    // A hand-edited journal line: reported with path and line, skipped by list.
+    let journal = fx.store().join("prod.acme.example/journal");
+    let edited = std::fs::read_to_string(&journal).unwrap().replacen(
+        "prod.acme.example",
+        "prod.acme.examplf",
+        1,
+    );
+    std::fs::write(&journal, edited).unwrap();
+    let list = fx.clinv(&["snapshots", "list"]).run().ok();
+    assert!(
+        list.stderr
+            .contains(&format!("{}:1: checksum mismatch", journal.display())),
+        "{}",
+        list.stderr
+    );
+    assert!(!list.stdout.contains("prod.acme.example"));
+}
+
+#[test]
+fn a_torn_journal_tail_and_a_stale_lock_are_not_fatal() {
+    use std::io::Write;
+    let fx = Fx::new();
+    fx.publish("prod.acme.example").ok();
+    let journal = fx.store().join("prod.acme.example/journal");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .unwrap()
+        .write_all(b"4f2a {\"kind\":\"snapshot\",\"id\":\"dead")
+        .unwrap();
+    std::fs::write(
+        fx.store().join("prod.acme.example/lock.holder"),
+        "{\"pid\":999999999,\"host\":\"gone\",\"command\":\"publish\"}\n",
+    )
+    .unwrap();
+    let verify = fx.clinv(&["snapshots", "verify"]).run().ok();
+    assert!(
+        verify.stderr.contains("incomplete last record"),
+        "{}",
+        verify.stderr
+    );
+    assert_eq!(fx.list().len(), 1);
+    fx.publish("prod.acme.example").ok();
+    assert_eq!(fx.list().len(), 2);
+    fx.clinv(&["snapshots", "verify"]).run().ok();
+    assert!(
+        std::fs::read_to_string(&journal)
+            .unwrap()
+            .contains("\"kind\":\"repair\"")
+    );
+}
+
+/// A small deterministic PRNG (xorshift) so crash points differ run to run but the
+/// test needs no extra crate.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self, bound: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % bound
+    }
+}
+
+#[test]
+fn publishes_killed_at_random_points_lose_nothing_that_completed() {
+    let fx = Fx::new();
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    let mut rng = Rng(seed);
+    let (mut completed, mut killed) = (Vec::new(), 0);
+    let bin = env!("CARGO_BIN_EXE_clinv");
+    // Kill anywhere in a run's lifetime: from exec to just after exit.
+    let start = std::time::Instant::now();
+    fx.publish("prod.acme.example").ok();
+    let span = (start.elapsed().as_micros() as u64 * 3 / 2).max(2_000);
+    for i in 0..200 {
+        let mut child = std::process::Command::new(bin)
+            .args([
+                "--root",
+                fx.root().to_str().unwrap(),
+                "--kubeconfig",
+                fx.kc.to_str().unwrap(),
+                "publish",
+                "--domain",
+                "prod.acme.example",
+            ])
+            .env_clear()
+            .env("SOURCE_DATE_EPOCH", (1_700_000_000 + i).to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.next(span)));
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        if out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let id = stderr
+                .split("queued as snapshot ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .unwrap()
+                .to_string();
+            completed.push(id);
+        } else {
+            killed += 1;
+        }
+    }
+    eprintln!(
+        "crash test (seed {seed}): {} completed, {killed} killed",
+        completed.len()
+    );
+    assert!(
+        killed > 10 && completed.len() > 10,
+        "kill points must cover both outcomes (seed {seed}, span {span} µs)"
+    );
+    fx.clinv(&["snapshots", "verify"]).run().ok();
+    let ids: Vec<String> = fx
+        .list()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect();
+    for id in &completed {
+        assert!(
+            ids.contains(id),
+            "completed publish {id} is missing (seed {seed})"
+        );
+    }
+}
+
+#[test]
+fn twenty_concurrent_publishes_all_land() {
+    let fx = Fx::new();
+    let children: Vec<_> = (0..20)
+        .map(|i| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_clinv"))
+                .args([
+                    "--root",
+                    fx.root().to_str().unwrap(),
+                    "--kubeconfig",
+                    fx.kc.to_str().unwrap(),
+                    "publish",
+                    "--domain",
+                    "prod.acme.example",
+                ])
+                .env_clear()
+                .env("SOURCE_DATE_EPOCH", (1_700_000_000 + i).to_string())
+                .output()
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for out in children {
+        let out = out.unwrap();
+        assert!(out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        ids.push(
+            stderr
+                .split("queued as snapshot ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    let listed: Vec<String> = fx
+        .list()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed.len(), 20);
+    for id in ids {
+        assert!(listed.contains(&id));
+    }
+    fx.clinv(&["snapshots", "verify"]).run().ok();
+}
+
+#[test]
+fn gc_keeps_the_first_the_newest_and_every_pending_snapshot() {
+    let fx = Fx::new();
+    for _ in 0..5 {
+        fx.publish("prod.acme.example").ok();
+    }
+    // All pending: nothing may go.
+    let run = fx.clinv(&["snapshots", "gc", "--keep", "1"]).run().ok();
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert_eq!(fx.list().len(), 5);
+}
+
+#[test]
+fn export_and_import_round_trip_without_overwriting() {
+    let fx = Fx::new();
+    fx.publish("prod.acme.example").ok();
+    fx.publish("prod.acme.example").ok();
+    let tar = fx.root().join("prod.tar");
+    fx.clinv(&[
+        "snapshots",
+        "--domain",
+        "prod.acme.example",
+        "export",
+        tar.to_str().unwrap(),
+    ])
+    .run()
+    .ok();
+    let other = Fx::new();
+    let import = other
+        .clinv(&["snapshots", "import", tar.to_str().unwrap()])
+        .run()
+        .ok();
+    assert!(
+        import.stderr.contains("imported 2 new record(s)")
+            || import.stderr.contains("imported 4 new record(s)"),
+        "{}",
+        import.stderr
+    );
+    let a: Vec<_> = fx
+        .list()
+        .iter()
+        .map(|s| (s["id"].clone(), s["state"].clone()))
+        .collect();
+    let b: Vec<_> = other
+        .list()
+        .iter()
+        .map(|s| (s["id"].clone(), s["state"].clone()))
+        .collect();
+    assert_eq!(a, b);
+    other.clinv(&["snapshots", "verify"]).run().ok();
+    let again = other
+        .clinv(&["snapshots", "import", tar.to_str().unwrap()])
+        .run()
+        .ok();
+    assert!(
+        again.stderr.contains("imported 0 new record(s)"),
+        "{}",
+        again.stderr
+    );
+    // A tampered archive is refused before anything is written.
+    let mut bytes = std::fs::read(&tar).unwrap();
+    let at = bytes
+        .windows(12)
+        .position(|w| w == b"lok8sVersion")
+        .unwrap();
+    bytes[at + 16] ^= 0x01;
+    let bad = fx.root().join("bad.tar");
+    std::fs::write(&bad, bytes).unwrap();
+    let third = Fx::new();
+    let run = third
+        .clinv(&["snapshots", "import", bad.to_str().unwrap()])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(!third.store().exists(), "nothing written");
+}

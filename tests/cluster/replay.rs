@@ -1,0 +1,362 @@
+//! Offline-first against the real control plane: queue while the API server is down,
+//! replay when it is back, the stale guard, and replays killed at random points.
+
+use crate::support::*;
+use crate::{Plane, plane};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+struct Fx {
+    dir: tempfile::TempDir,
+}
+
+impl Fx {
+    fn new() -> Fx {
+        Fx {
+            dir: copy_tree(&example()),
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn run(&self, kubeconfig: &Path, args: &[&str]) -> Clinv {
+        let root = self.root().to_str().unwrap().to_string();
+        let kc = kubeconfig.to_str().unwrap().to_string();
+        let mut all = vec!["--root", &root, "--kubeconfig", &kc];
+        all.extend_from_slice(args);
+        clinv(&all).env(
+            "CLINV_SNAPSHOTS",
+            self.root().join("snapshots").to_str().unwrap(),
+        )
+    }
+
+    fn snapshots(&self) -> Vec<serde_json::Value> {
+        let run = self
+            .run(
+                Path::new("/nonexistent"),
+                &["snapshots", "list", "-o", "json"],
+            )
+            .run()
+            .ok();
+        serde_json::from_str(&run.stdout).unwrap()
+    }
+
+    /// Edits the prod spec so the next publish renders a different inventory.
+    fn bump(&self, addon: &str) {
+        let spec = self
+            .root()
+            .join("clusters/prod.acme.example/cluster.lok8s.yaml");
+        let text = std::fs::read_to_string(&spec).unwrap().replace(
+            "    - ./targets/site-glue\n",
+            &format!("    - ./targets/site-glue\n    - {addon}\n"),
+        );
+        std::fs::write(spec, text).unwrap();
+    }
+}
+
+fn dead_kubeconfig(p: &Plane) -> tempfile::NamedTempFile {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let text = std::fs::read_to_string(&p.admin).unwrap();
+    let re = regex::Regex::new(r"server: \S+").unwrap();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        file.path(),
+        re.replace(&text, format!("server: https://127.0.0.1:{port}").as_str())
+            .as_bytes(),
+    )
+    .unwrap();
+    file
+}
+
+fn states(fx: &Fx) -> Vec<(String, String)> {
+    fx.snapshots()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap().to_string(),
+                s["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn control_plane(cmd: &str) {
+    let out = std::process::Command::new(repo().join("scripts/control-plane"))
+        .arg(cmd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "control-plane {cmd}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn live_spec(p: &Plane) -> serde_json::Value {
+    p.live().unwrap()["spec"].clone()
+}
+
+fn snapshot_spec(fx: &Fx, id: &str) -> serde_json::Value {
+    let run = fx
+        .run(
+            Path::new("/nonexistent"),
+            &["snapshots", "show", id, "-o", "json"],
+        )
+        .run()
+        .ok();
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    v["inventory"]["spec"].clone()
+}
+
+#[test]
+fn queued_while_down_then_one_replay_applies_only_the_newest() {
+    let Some(p) = plane() else { return };
+    p.crd_only();
+    let fx = Fx::new();
+    control_plane("stop-apiserver");
+    let mut queued = Vec::new();
+    for (i, addon) in ["", "metrics-server", "rook-ceph"].iter().enumerate() {
+        if !addon.is_empty() {
+            fx.bump(addon);
+        }
+        let run = fx
+            .run(&p.admin, &["publish", "--domain", "prod.acme.example"])
+            .env("SOURCE_DATE_EPOCH", &(1_800_000_000 + i).to_string())
+            .run();
+        queued.push(run);
+    }
+    control_plane("start-apiserver");
+    for run in &queued {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stderr.contains("cluster unreachable") && run.stderr.contains("queued as snapshot"),
+            "{}",
+            run.stderr
+        );
+    }
+    let before = states(&fx);
+    assert_eq!(before.len(), 3);
+    assert!(before.iter().all(|(_, s)| s == "pending"));
+    let run = fx
+        .run(&p.admin, &["replay", "--domain", "prod.acme.example", "-v"])
+        .run()
+        .ok();
+    let requests = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("[debug] api: "))
+        .count();
+    assert!(requests <= 3, "{requests} requests: {}", run.stderr);
+    let newest = &before[0].0;
+    assert!(
+        run.stderr.contains(&format!("applied snapshot {newest}")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("2 older pending snapshot(s) superseded"),
+        "{}",
+        run.stderr
+    );
+    let after = states(&fx);
+    assert_eq!(after[0], (newest.clone(), "applied".into()));
+    assert!(after[1..].iter().all(|(_, s)| s == "superseded"));
+    assert_eq!(live_spec(&p), snapshot_spec(&fx, newest));
+    // Nothing left to do.
+    let again = fx
+        .run(&p.admin, &["replay", "--domain", "prod.acme.example"])
+        .run()
+        .ok();
+    assert!(
+        again.stderr.contains("nothing to replay"),
+        "{}",
+        again.stderr
+    );
+}
+
+#[test]
+fn the_stale_guard_never_overwrites_a_newer_live_inventory() {
+    let Some(p) = plane() else { return };
+    p.crd_only();
+    let fx = Fx::new();
+    let dead = dead_kubeconfig(&p);
+    fx.run(dead.path(), &["publish", "--domain", "prod.acme.example"])
+        .env("SOURCE_DATE_EPOCH", "1800000000")
+        .run()
+        .ok();
+    // Another machine (another store) delivers a newer inventory first.
+    fx.bump("metrics-server");
+    let other = tempfile::tempdir().unwrap();
+    fx.run(&p.admin, &["publish", "--domain", "prod.acme.example"])
+        .env("SOURCE_DATE_EPOCH", "1800000100")
+        .env("CLINV_SNAPSHOTS", other.path().to_str().unwrap())
+        .run()
+        .ok();
+    let live_before = p.live().unwrap();
+    let run = fx
+        .run(&p.admin, &["replay", "--domain", "prod.acme.example"])
+        .run()
+        .ok();
+    assert!(run.stderr.contains("not applied: the live inventory was rendered later (2027-01-15T08:01:40Z); marked superseded"), "{}", run.stderr);
+    assert_eq!(states(&fx)[0].1, "superseded");
+    assert_eq!(
+        p.live().unwrap()["metadata"]["resourceVersion"],
+        live_before["metadata"]["resourceVersion"]
+    );
+}
+
+#[test]
+fn a_replay_that_crashed_after_applying_only_marks_on_the_next_run() {
+    let Some(p) = plane() else { return };
+    p.crd_only();
+    let fx = Fx::new();
+    let dead = dead_kubeconfig(&p);
+    fx.bump("rook-ceph");
+    fx.run(dead.path(), &["publish", "--domain", "prod.acme.example"])
+        .env("SOURCE_DATE_EPOCH", "1900000000")
+        .run()
+        .ok();
+    let id = states(&fx)[0].0.clone();
+    // The apply happened, the process died before recording it.
+    let show = fx
+        .run(dead.path(), &["snapshots", "show", &id, "-o", "json"])
+        .run()
+        .ok();
+    let v: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
+    let (code, _, err) = p.kubectl_as(
+        &p.admin,
+        &["apply", "--server-side", "--field-manager=lok8s", "-f", "-"],
+        Some(&v["inventory"].to_string()),
+    );
+    assert_eq!(code, 0, "{err}");
+    let run = fx
+        .run(&p.admin, &["replay", "--domain", "prod.acme.example", "-v"])
+        .run()
+        .ok();
+    assert!(
+        run.stderr.contains("clusterinventory/cluster unchanged"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("PATCH /apis/lok8s.dev"),
+        "no second apply: {}",
+        run.stderr
+    );
+    assert_eq!(states(&fx)[0], (id, "applied".into()));
+}
+
+#[test]
+fn replays_killed_at_random_points_converge() {
+    let Some(p) = plane() else { return };
+    p.crd_only();
+    let fx = Fx::new();
+    let dead = dead_kubeconfig(&p);
+    let bin = env!("CARGO_BIN_EXE_clinv");
+    let store: PathBuf = fx.root().join("snapshots");
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    let mut rng = seed;
+    let mut next = |bound: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % bound
+    };
+    let spawn = |kc: &Path, args: &[&str], epoch: u64| {
+        std::process::Command::new(bin)
+            .args([
+                "--root",
+                fx.root().to_str().unwrap(),
+                "--kubeconfig",
+                kc.to_str().unwrap(),
+            ])
+            .args(args)
+            .env_clear()
+            .env("SOURCE_DATE_EPOCH", epoch.to_string())
+            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // Measure one replay to spread the kill points over its whole life.
+    spawn(
+        dead.path(),
+        &["publish", "--domain", "prod.acme.example"],
+        2_000_000_000,
+    )
+    .wait()
+    .unwrap();
+    let start = std::time::Instant::now();
+    spawn(&p.admin, &["replay", "--domain", "prod.acme.example"], 0)
+        .wait()
+        .unwrap();
+    let span = (start.elapsed().as_micros() as u64 * 3 / 2).max(5_000);
+    let (mut killed, mut finished) = (0, 0);
+    for i in 0..60u64 {
+        let epoch = 2_000_000_100 + i * 10;
+        // Alternate contents so every replay has something real to apply.
+        fx.bump(if i % 2 == 0 {
+            "metrics-server"
+        } else {
+            "rook-ceph"
+        });
+        spawn(
+            dead.path(),
+            &["publish", "--domain", "prod.acme.example"],
+            epoch,
+        )
+        .wait()
+        .unwrap();
+        let mut child = spawn(
+            &p.admin,
+            &["replay", "--domain", "prod.acme.example"],
+            epoch,
+        );
+        std::thread::sleep(Duration::from_micros(next(span)));
+        let _ = child.kill();
+        if child.wait().unwrap().success() {
+            finished += 1
+        } else {
+            killed += 1
+        }
+    }
+    eprintln!(
+        "replay crash test (seed {seed}): {killed} killed, {finished} finished, span {span} µs"
+    );
+    assert!(
+        killed > 5,
+        "kill points must hit running replays (seed {seed})"
+    );
+    fx.run(&p.admin, &["snapshots", "verify"]).run().ok();
+    fx.run(&p.admin, &["replay", "--domain", "prod.acme.example"])
+        .run()
+        .ok();
+    let again = fx
+        .run(&p.admin, &["replay", "--domain", "prod.acme.example"])
+        .run()
+        .ok();
+    assert!(
+        again.stderr.contains("nothing to replay"),
+        "{}",
+        again.stderr
+    );
+    let snaps = fx.snapshots();
+    assert!(
+        snaps.iter().all(|s| s["state"] != "pending"),
+        "everything delivered or superseded"
+    );
+    let newest = snaps[0]["id"].as_str().unwrap();
+    assert_eq!(snaps[0]["state"], "applied");
+    assert_eq!(live_spec(&p), snapshot_spec(&fx, newest));
+    fx.run(&p.admin, &["snapshots", "verify"]).run().ok();
+}
