@@ -169,11 +169,11 @@ pub struct RenderArgs {
 #[derive(Debug, Args)]
 pub struct ClusterArgs {
     /// Deadline for the whole operation, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = parse_secs)]
     pub timeout: f64,
 
     /// Budget for reaching the API server (connect and the first request), in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 3.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = parse_secs)]
     pub probe_timeout: f64,
 }
 
@@ -281,7 +281,7 @@ pub struct IndexSourceArgs {
     pub offline: bool,
 
     /// Time limit for fetching a URL index, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_secs)]
     pub fetch_timeout: f64,
 }
 
@@ -330,6 +330,14 @@ pub struct AgentArgs {
 
     #[command(flatten)]
     pub limits: ClusterArgs,
+}
+
+/// A positive, finite number of seconds (NaN or infinity would panic a timer).
+fn parse_secs(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{text}' is not a positive number of seconds")),
+    }
 }
 
 fn parse_interval(text: &str) -> Result<std::time::Duration, String> {

@@ -59,3 +59,36 @@ fn an_unusable_index_is_a_warning_and_with_once_strict_an_error() {
         strict.stderr
     );
 }
+
+#[test]
+fn in_a_pod_the_service_account_is_used_unless_a_kubeconfig_is_given() {
+    if std::path::Path::new("/var/run/secrets/kubernetes.io/serviceaccount").exists() {
+        eprintln!("skipped: this machine has a mounted service account");
+        return;
+    }
+    // KUBERNETES_SERVICE_HOST switches to in-cluster configuration, which needs the pod's
+    // mounted token: here it is missing, so the configuration is unusable (strict: 4).
+    let pod = |args: &[&str]| {
+        clinv(args)
+            .env("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+            .env("KUBERNETES_SERVICE_PORT", "1")
+            .run()
+    };
+    let run = pod(&["agent", "--once"]).ok();
+    assert!(
+        run.stderr.starts_with(
+            "[warn] agent: cannot connect: bad-kubeconfig: in-cluster configuration: "
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(pod(&["agent", "--once", "--strict"]).code, 4);
+    // An explicit --kubeconfig wins over the pod environment.
+    let run = pod(&["agent", "--once", "--kubeconfig", "/nonexistent/kc"]).ok();
+    assert!(
+        run.stderr
+            .contains("kubeconfig not found (/nonexistent/kc)"),
+        "{}",
+        run.stderr
+    );
+}
