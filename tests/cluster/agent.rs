@@ -167,7 +167,13 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
     let before = p.live().unwrap();
     let lok8s_before = manager(&managed(&p), "lok8s").unwrap().clone();
 
-    let run = agent(&p.admin, &["--once"]).ok();
+    // -v: also the request log, which must not carry payloads either.
+    let run = agent(&p.admin, &["--once", "-v"]).ok();
+    assert!(
+        run.stderr.contains("[debug] api: GET /api/v1/secrets?"),
+        "{}",
+        run.stderr
+    );
     assert!(
         run.stderr.contains(
             "[info] agent: wrote ClusterInventory status: 3 available update(s), 2 observed addon(s)"
