@@ -76,12 +76,24 @@ impl Reader {
     /// `chartVersion` (§4.1): the raw text of `chart.yaml`'s top-level `version`.
     /// The view flavour keeps a literal `false`.
     pub fn chart_version(&mut self, dir: &Path, flavor: Flavor) -> Option<String> {
+        self.pin_scalar(dir, "version", flavor)
+    }
+
+    /// `appVersion` of a chart pin: `chart.yaml`'s top-level `appVersion`, read by the
+    /// same rules as [`Reader::chart_version`] (absent, null, empty or `false` → none).
+    /// lok8s's khelm pins carry none today; the index (§10) lists it when one does.
+    pub fn app_version(&mut self, dir: &Path) -> Option<String> {
+        self.pin_scalar(dir, "appVersion", Flavor::Inventory)
+    }
+
+    /// The raw text of a top-level scalar `key` of `dir/chart.yaml`.
+    fn pin_scalar(&mut self, dir: &Path, key: &str, flavor: Flavor) -> Option<String> {
         let chart = dir.join("chart.yaml");
         if !chart.is_file() || !self.inside(&chart) {
             return None;
         }
         let doc = read_yaml(&chart)?;
-        let node = doc.get(doc.root()?, "version")?;
+        let node = doc.get(doc.root()?, key)?;
         match doc.node(node) {
             Node::Scalar { text, .. } if doc.is_null(node) || text.is_empty() => None,
             Node::Scalar { text, .. } if text == "false" && flavor == Flavor::Inventory => None,
@@ -280,6 +292,22 @@ mod tests {
             Reader::new(d.path()).chart_version(&d.path().join("none"), Flavor::Inventory),
             None
         );
+    }
+
+    #[test]
+    fn app_version_follows_the_chart_version_rules() {
+        for (chart, want) in [
+            ("version: 1.2.3\nappVersion: v1.16.4\n", Some("v1.16.4")),
+            ("appVersion: 1.10\n", Some("1.10")),
+            ("appVersion: false\n", None),
+            ("appVersion: ~\n", None),
+            ("appVersion: [1]\n", None),
+            ("version: 1.2.3\n", None),
+        ] {
+            let d = dir_with(&[("a/chart.yaml", chart)]);
+            let got = Reader::new(d.path()).app_version(&d.path().join("a"));
+            assert_eq!(got.as_deref(), want, "{chart}");
+        }
     }
 
     fn category(files: &[(&str, &str)], flavor: Flavor) -> Option<String> {

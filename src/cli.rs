@@ -123,6 +123,31 @@ pub enum Command {
     /// Inspect and maintain the local snapshot store (default: list).
     Snapshots(SnapshotsArgs),
 
+    /// Print the project's machine-readable addon index (lok8s's addons-index.json).
+    ///
+    /// One entry per non-hidden directory in .lok8s/addons (symlinks to directories
+    /// count), sorted by name, with chartVersion, category and appVersion when known.
+    /// generatedAt is SOURCE_DATE_EPOCH, else the committer time of the last git commit
+    /// touching .lok8s/addons, else now — so one commit always gives the same bytes.
+    Index(IndexArgs),
+
+    /// List the addons that have a newer version in the addon index (formats: table, json).
+    ///
+    /// Compares the live inventory when the cluster is reachable, else the newest
+    /// snapshot, else the locally rendered one (or --from FILE), against --index FILE|URL. SemVer with or without a
+    /// leading v, pre-releases below their release; versions that are not SemVer are
+    /// listed only when they differ, marked "unordered".
+    Updates(UpdatesArgs),
+
+    /// Run the in-cluster status writer: availableUpdates, observedAddons, lastReported.
+    ///
+    /// Reads the live ClusterInventory, compares it with --index, reads Helm release
+    /// records when RBAC allows, and merge-patches the status subresource (field manager
+    /// clinv-agent; spec is never sent). Loops every --interval (with jitter, backing off
+    /// on errors) until stopped; --once does one pass. A missing CRD or object, or missing
+    /// RBAC, is one log line and no write; with --once --strict it is an exit code.
+    Agent(AgentArgs),
+
     /// Print a shell completion script.
     Completions {
         /// The shell to generate for.
@@ -151,11 +176,11 @@ pub struct RenderArgs {
 #[derive(Debug, Args)]
 pub struct ClusterArgs {
     /// Deadline for the whole operation, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = parse_secs)]
     pub timeout: f64,
 
     /// Budget for reaching the API server (connect and the first request), in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 3.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = parse_secs)]
     pub probe_timeout: f64,
 }
 
@@ -293,6 +318,89 @@ pub enum SnapshotsCommand {
         /// The archive to read.
         file: PathBuf,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Write the index to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Where the addon index comes from and how a URL is fetched.
+#[derive(Debug, Args)]
+pub struct IndexSourceArgs {
+    /// Trust the CA certificates in this PEM file (instead of the built-in web roots)
+    /// when fetching an https:// index.
+    #[arg(long, value_name = "FILE", env = "CLINV_INDEX_CA")]
+    pub index_ca: Option<PathBuf>,
+
+    /// Use only the cached copy of a URL index; never fetch.
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Time limit for fetching a URL index, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_secs)]
+    pub fetch_timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdatesArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// The addon index: a file, or an https:// URL (cached for --offline).
+    #[arg(long, value_name = "FILE|URL", env = "CLINV_INDEX")]
+    pub index: String,
+
+    /// Compare this ClusterInventory (a rendered CR in YAML or JSON, or a kubectl dump)
+    /// instead of the live or rendered one.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub source: IndexSourceArgs,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// The addon index: a file, or an https:// URL (cached). Without it, availableUpdates
+    /// is left as it is.
+    #[arg(long, value_name = "FILE|URL", env = "CLINV_INDEX")]
+    pub index: Option<String>,
+
+    #[command(flatten)]
+    pub source: IndexSourceArgs,
+
+    /// Time between passes, Go duration syntax (90s, 5m, 1h30m); jittered by ±10%.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_interval)]
+    pub interval: std::time::Duration,
+
+    /// One pass, then exit.
+    #[arg(long)]
+    pub once: bool,
+
+    /// Stop after N passes (for tests).
+    #[arg(long, value_name = "N", hide = true)]
+    pub max_iterations: Option<u64>,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
+}
+
+/// A positive, finite number of seconds (NaN or infinity would panic a timer).
+fn parse_secs(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{text}' is not a positive number of seconds")),
+    }
+}
+
+fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
+    crate::agent::parse_duration(text)
 }
 
 #[derive(Debug, Args)]

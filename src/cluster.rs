@@ -8,6 +8,11 @@
 //! objects. No discovery, no retries on top of these except the two the protocol needs
 //! (waiting for `Established`, and a NotFound right after it).
 //!
+//! The agent adds three requests per pass: the same `GET`, a paged `LIST` of Helm release
+//! Secrets (when RBAC allows), and a JSON merge patch of the status subresource under
+//! field manager `clinv-agent` — a body that holds only `status`, sent to `/status`, so
+//! it cannot touch `spec`.
+//!
 //! Every failure is classified ([`Reason`]) so callers can stay fail-soft and the
 //! snapshot store can record why an inventory was queued. Error texts come from the
 //! server's `Status` message or the transport error, never from credentials.
@@ -24,6 +29,13 @@ use std::time::{Duration, Instant};
 
 /// The field manager shared with `lo`.
 pub const FIELD_MANAGER: &str = "lok8s";
+/// The agent's own field manager for `status`.
+pub const AGENT_FIELD_MANAGER: &str = "clinv-agent";
+/// Largest page of Helm release Secrets read (each record can be about 1 MiB).
+const MAX_SECRETS_BODY: usize = 48 << 20;
+/// Release Secrets per page, and the most pages read in one pass.
+const SECRETS_PAGE: u32 = 16;
+const MAX_SECRET_PAGES: usize = 128;
 /// Largest response body read from the server.
 const MAX_BODY: usize = 8 << 20;
 
@@ -84,6 +96,10 @@ pub enum Step {
     Crd,
     Established,
     Cr,
+    /// Listing Helm release Secrets (agent).
+    Secrets,
+    /// Patching the status subresource (agent).
+    Status,
 }
 
 /// A classified failure.
@@ -95,6 +111,9 @@ pub struct Failure {
     pub detail: String,
     /// The HTTP status, when the server answered.
     pub code: Option<u16>,
+    /// A 404 that names the object (`details.name`): the resource type exists, the object
+    /// does not. A 404 without it means the type (the CRD) is not served.
+    pub missing_object: bool,
 }
 
 impl Failure {
@@ -104,6 +123,7 @@ impl Failure {
             step,
             detail: detail.into(),
             code: None,
+            missing_object: false,
         }
     }
 
@@ -162,6 +182,26 @@ pub struct Applied {
     pub after: Value,
     /// HTTP requests sent.
     pub requests: u32,
+}
+
+/// The live inventory, or which part is missing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Live {
+    Found(Value),
+    /// The ClusterInventory CRD is not served.
+    NoCrd,
+    /// The CRD is served but the object `cluster` does not exist.
+    NoObject,
+}
+
+/// Decoded Helm release records from one listing.
+#[derive(Debug, Default)]
+pub struct HelmReleases {
+    pub releases: Vec<crate::helm::Release>,
+    /// Records that were not valid Helm release records.
+    pub undecodable: usize,
+    /// The page limit was reached before the end of the list.
+    pub truncated: bool,
 }
 
 /// The outcome of delivering a queued inventory.
@@ -245,9 +285,34 @@ impl Cluster {
             context: current.clone(),
             ..Default::default()
         };
-        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
             .await
             .map_err(|e| bad(e.to_string()))?;
+        Cluster::from_config(config, current, opts)
+    }
+
+    /// Builds a client from the pod's service account (`KUBERNETES_SERVICE_HOST` and the
+    /// token and CA mounted under `/var/run/secrets/kubernetes.io/serviceaccount`).
+    ///
+    /// # Errors
+    /// [`Reason::BadKubeconfig`] when the in-cluster environment is incomplete.
+    pub fn connect_in_cluster(opts: Options) -> Result<Cluster, Failure> {
+        let config = kube::Config::incluster().map_err(|e| {
+            Failure::new(
+                Reason::BadKubeconfig,
+                Step::Connect,
+                format!("in-cluster configuration: {e}"),
+            )
+        })?;
+        Cluster::from_config(config, None, opts)
+    }
+
+    fn from_config(
+        mut config: kube::Config,
+        context: Option<String>,
+        opts: Options,
+    ) -> Result<Cluster, Failure> {
+        let bad = |e: String| Failure::new(Reason::BadKubeconfig, Step::Connect, e);
         config.connect_timeout = Some(opts.probe);
         config.read_timeout = Some(opts.deadline);
         config.write_timeout = Some(opts.deadline);
@@ -260,10 +325,7 @@ impl Cluster {
         let client = kube::Client::try_from(config).map_err(|e| bad(e.to_string()))?;
         Ok(Cluster {
             client,
-            target: Target {
-                server,
-                context: current,
-            },
+            target: Target { server, context },
             opts,
             started: Instant::now(),
             requests: std::cell::Cell::new(0),
@@ -282,13 +344,24 @@ impl Cluster {
         step: Step,
         budget: Duration,
     ) -> Result<(u16, Value), Failure> {
+        self.send_limited(req, step, budget, MAX_BODY).await
+    }
+
+    /// [`Cluster::send`] with its own bound on the response body.
+    async fn send_limited(
+        &self,
+        req: http::Request<Vec<u8>>,
+        step: Step,
+        budget: Duration,
+        max_body: usize,
+    ) -> Result<(u16, Value), Failure> {
         self.requests.set(self.requests.get() + 1);
         let line = format!("{} {}", req.method(), req.uri());
         let sent = Instant::now();
         let call = async {
             let res = self.client.send(req.map(kube::client::Body::from)).await?;
             let status = res.status().as_u16();
-            let body = http_body_util::Limited::new(res.into_body(), MAX_BODY)
+            let body = http_body_util::Limited::new(res.into_body(), max_body)
                 .collect()
                 .await
                 .map_err(kube::Error::Service)?
@@ -336,15 +409,94 @@ impl Cluster {
     /// # Errors
     /// Any classified failure.
     pub async fn get_inventory(&self) -> Result<Option<Value>, Failure> {
+        match self.read_inventory().await? {
+            Live::Found(v) => Ok(Some(v)),
+            Live::NoCrd | Live::NoObject => Ok(None),
+        }
+    }
+
+    /// The live inventory, telling a missing CRD from a missing object (the agent says
+    /// which). Runs within the probe budget.
+    ///
+    /// # Errors
+    /// Any classified failure other than NotFound.
+    pub async fn read_inventory(&self) -> Result<Live, Failure> {
         let req = Request::new(CR_COLLECTION)
             .get(inventory::NAME, &Default::default())
             .map_err(|e| Failure::new(Reason::BadKubeconfig, Step::Probe, e.to_string()))?;
         let budget = self.opts.probe.min(self.remaining());
         match self.send(req, Step::Probe, budget).await {
-            Ok((_, v)) => Ok(Some(v)),
-            Err(f) if f.not_found() => Ok(None),
+            Ok((_, v)) => Ok(Live::Found(v)),
+            Err(f) if f.not_found() && f.missing_object => Ok(Live::NoObject),
+            Err(f) if f.not_found() => Ok(Live::NoCrd),
             Err(f) => Err(f),
         }
+    }
+
+    /// Helm release records (Secrets of type `helm.sh/release.v1` labelled `owner=helm`
+    /// with status `deployed` or `failed`, as `helm list` shows), decoded in memory to
+    /// name, version and status. Records that do not decode are counted, not returned.
+    /// Paged; stops after a bounded number of pages.
+    ///
+    /// # Errors
+    /// Any classified failure (403 when RBAC does not allow listing Secrets).
+    pub async fn helm_releases(&self) -> Result<HelmReleases, Failure> {
+        let mut out = HelmReleases::default();
+        let mut token: Option<String> = None;
+        for _ in 0..MAX_SECRET_PAGES {
+            let mut params = kube::api::ListParams::default()
+                .labels("owner=helm,status in (deployed,failed)")
+                .fields("type=helm.sh/release.v1")
+                .limit(SECRETS_PAGE);
+            if let Some(t) = &token {
+                params = params.continue_token(t);
+            }
+            let req = Request::new("/api/v1/secrets")
+                .list(&params)
+                .map_err(|e| Failure::new(Reason::Rejected, Step::Secrets, e.to_string()))?;
+            let (_, page) = self
+                .send_limited(req, Step::Secrets, self.remaining(), MAX_SECRETS_BODY)
+                .await?;
+            for item in page["items"].as_array().into_iter().flatten() {
+                let namespace = item
+                    .pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let data = item.pointer("/data/release").and_then(Value::as_str);
+                match data.map(|d| crate::helm::decode(namespace, d)) {
+                    Some(Ok(release)) => out.releases.push(release),
+                    Some(Err(_)) | None => out.undecodable += 1,
+                }
+            }
+            token = page
+                .pointer("/metadata/continue")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string);
+            if token.is_none() {
+                return Ok(out);
+            }
+        }
+        out.truncated = true;
+        Ok(out)
+    }
+
+    /// JSON merge patch of the inventory's status subresource, field manager
+    /// `clinv-agent`. `status` is the value of the `status` key; nothing else is sent.
+    ///
+    /// # Errors
+    /// Any classified failure (404 when the object or its CRD is gone).
+    pub async fn patch_status(&self, status: &Value) -> Result<Value, Failure> {
+        let params = PatchParams {
+            field_manager: Some(AGENT_FIELD_MANAGER.into()),
+            ..Default::default()
+        };
+        let body = serde_json::json!({ "status": status });
+        let req = Request::new(CR_COLLECTION)
+            .patch_subresource("status", inventory::NAME, &params, &Patch::Merge(&body))
+            .map_err(|e| Failure::new(Reason::Rejected, Step::Status, e.to_string()))?;
+        let (_, after) = self.send(req, Step::Status, self.remaining()).await?;
+        Ok(after)
     }
 
     /// Server-side applies the CRD; returns whether it was created and whether the
@@ -570,6 +722,11 @@ fn classify(status: u16, body: &Value, step: Step) -> Failure {
         .map(|s| s.message.clone())
         .filter(|m| !m.is_empty())
         .unwrap_or_else(|| "no Status in the response".into());
+    let details_name = parsed
+        .as_ref()
+        .and_then(|s| s.details.as_ref())
+        .map(|d| d.name.clone())
+        .unwrap_or_default();
     let causes: Vec<String> = parsed
         .and_then(|s| s.details)
         .map(|d| {
@@ -593,6 +750,7 @@ fn classify(status: u16, body: &Value, step: Step) -> Failure {
     };
     Failure {
         code: Some(status),
+        missing_object: status == 404 && !details_name.is_empty(),
         ..Failure::new(reason, step, detail)
     }
 }

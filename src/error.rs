@@ -88,6 +88,24 @@ pub enum Error {
         message: String,
     },
 
+    /// `clinv index` in a project without `.lok8s/addons` (lok8s's wording).
+    #[error("addons dir not found: {}", .0.display())]
+    NoAddonsDir(PathBuf),
+
+    /// An addon index (file, download or cache) that is not a valid index; names the
+    /// origin and the field.
+    #[error("{origin}: {message}")]
+    InvalidIndex { origin: String, message: String },
+
+    /// A URL index that could neither be fetched nor found in the cache.
+    #[error("addon index {url}: {message}")]
+    IndexUnavailable { url: String, message: String },
+
+    /// A ClusterInventory (`--from` file or live object) whose addons cannot be read;
+    /// names the origin and the field.
+    #[error("{origin}: {message}")]
+    InvalidInventory { origin: String, message: String },
+
     /// A failure described by its message alone (lok8s's wording for a command).
     #[error("{0}")]
     Message(String),

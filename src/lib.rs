@@ -6,18 +6,28 @@
 //! against the CRD ([`crd`]) and encoded ([`render`]) → printed or written
 //! ([`output`], [`files`]).
 //!
+//! The status side runs the other way: the project's `.lok8s/addons` become the addon
+//! index ([`index`], dated from git history by [`gitops::history`]); an index (a file, or fetched
+//! and cached by [`fetch`]) and an inventory give the available updates ([`updates`]);
+//! the agent ([`agent`]) adds Helm release records ([`helm`]) and writes `status`
+//! through [`cluster`].
+//!
 //! The core (spec interpretation, rendering, validation) has no effects beyond reading
 //! the project; printing happens only in [`output`], writing only through [`files`].
 
 pub mod addons;
+pub mod agent;
 pub mod bootstrap;
 pub mod cli;
 pub mod cluster;
 mod commands;
 pub mod crd;
 pub mod error;
+pub mod fetch;
 pub mod files;
 pub mod gitops;
+pub mod helm;
+pub mod index;
 pub mod inventory;
 pub mod output;
 pub mod project;
@@ -25,6 +35,7 @@ pub mod render;
 pub mod settings;
 pub mod spec;
 pub mod store;
+pub mod updates;
 pub mod version;
 pub mod yaml;
 

@@ -176,6 +176,67 @@ pub fn addons_table(domain: &str, driver: &str, rows: &[Row]) -> String {
     out
 }
 
+/// The `updates` table: NAME, CURRENT, LATEST and a NOTE (`unordered` when the two
+/// versions are not both SemVer), columns as wide as their widest cell.
+pub fn updates_table(updates: &[crate::updates::Update]) -> String {
+    if updates.is_empty() {
+        return "No updates: every compared addon is at or above its version in the index.\n"
+            .to_string();
+    }
+    let width = |head: &str, cell: &dyn Fn(&crate::updates::Update) -> &str| {
+        updates
+            .iter()
+            .map(|u| sanitize(cell(u)).chars().count())
+            .chain([head.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let (wn, wc, wl) = (
+        width("NAME", &|u| &u.name),
+        width("CURRENT", &|u| &u.current),
+        width("LATEST", &|u| &u.latest),
+    );
+    let line = |n: &str, c: &str, l: &str, note: &str| {
+        let text = format!("{}  {}  {}  {note}", pad(n, wn), pad(c, wc), pad(l, wl));
+        format!("{}\n", text.trim_end())
+    };
+    let mut out = line("NAME", "CURRENT", "LATEST", "NOTE");
+    for u in updates {
+        out.push_str(&line(
+            &sanitize(&u.name),
+            &sanitize(&u.current),
+            &sanitize(&u.latest),
+            if u.unordered { "unordered" } else { "" },
+        ));
+    }
+    out
+}
+
+/// The `updates -o json` document: `inventory` (`live`, `rendered` or `file`),
+/// `indexGeneratedAt` (when the index has one), `updates` (`[]` when none).
+///
+/// # Errors
+/// Serialisation failures (not expected).
+pub fn updates_json(
+    inventory: &str,
+    index_generated_at: &str,
+    updates: &[crate::updates::Update],
+) -> Result<String> {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Report<'a> {
+        inventory: &'a str,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        index_generated_at: &'a str,
+        updates: &'a [crate::updates::Update],
+    }
+    crate::render::to_json(&Report {
+        inventory,
+        index_generated_at,
+        updates,
+    })
+}
+
 /// The `lo status` inventory block (spec §8) for a live object, followed by a blank line.
 pub fn inventory_block(object: &serde_json::Value) -> String {
     let body = block_body(object).unwrap_or_else(|| "  (unreadable inventory)\n".to_string());

@@ -19,8 +19,13 @@ pub struct Env {
     pub debug: bool,
     /// `KUBECONFIG`: a path list, as kubectl reads it.
     pub kubeconfig: Option<std::ffi::OsString>,
-    /// `HOME`, for `~/.kube/config`.
+    /// `HOME`, for `~/.kube/config` and the default cache directory.
     pub home: Option<PathBuf>,
+    /// `XDG_CACHE_HOME` (set and non-empty): where fetched addon indexes are cached.
+    pub xdg_cache_home: Option<PathBuf>,
+    /// `KUBERNETES_SERVICE_HOST` set and non-empty: running in a pod (the agent then
+    /// uses the pod's service account unless `--kubeconfig` is given).
+    pub in_cluster: bool,
 }
 
 impl Env {
@@ -35,7 +40,18 @@ impl Env {
             debug: set("DEBUG"),
             kubeconfig: std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()),
             home: std::env::var_os("HOME").map(PathBuf::from),
+            xdg_cache_home: std::env::var_os("XDG_CACHE_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            in_cluster: set("KUBERNETES_SERVICE_HOST"),
         }
+    }
+
+    /// `${XDG_CACHE_HOME:-$HOME/.cache}`, when either is set.
+    pub fn cache_home(&self) -> Option<PathBuf> {
+        self.xdg_cache_home
+            .clone()
+            .or_else(|| self.home.as_ref().map(|h| h.join(".cache")))
     }
 }
 

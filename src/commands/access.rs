@@ -24,7 +24,7 @@ pub struct Choice {
 /// [`Reason::NoKubeconfig`] naming the path that was looked for.
 pub fn choose(
     settings: &Settings,
-    project: &Project,
+    project: Option<&Project>,
     cluster_name: Option<&str>,
 ) -> Result<Choice, Failure> {
     let missing = |p: &std::path::Path| {
@@ -43,7 +43,7 @@ pub fn choose(
             origin: "--kubeconfig",
         });
     }
-    if let Some(name) = cluster_name {
+    if let (Some(project), Some(name)) = (project, cluster_name) {
         let path = project.kubeconfig_path(name);
         if path.is_file() {
             return Ok(Choice {

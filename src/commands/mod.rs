@@ -3,13 +3,16 @@
 
 mod access;
 mod addons;
+mod agent;
 mod commit;
 mod crd;
+mod index;
 mod publish;
 mod render;
 mod replay;
 mod snapshots;
 mod status;
+mod updates;
 
 use crate::cli::{Cli, Command};
 use crate::error::{Error, Result, exit};
@@ -30,6 +33,9 @@ pub fn run(cli: Cli) -> i32 {
         Command::Replay(args) => replay::run(&settings, args),
         Command::Snapshots(args) => snapshots::run(&settings, args),
         Command::Commit(args) => commit::run(&settings, args),
+        Command::Index(args) => index::run(&settings, args),
+        Command::Updates(args) => updates::run(&settings, args),
+        Command::Agent(args) => agent::run(&settings, args),
         Command::Completions { shell } => completions(&settings, *shell),
     };
     match result {

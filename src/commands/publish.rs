@@ -35,8 +35,8 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<i32> {
     );
     let rt = access::runtime()?;
     // Resolve the target first (no network) so the snapshot records where it was going.
-    let connected =
-        access::choose(settings, &project, built.cluster_name.as_deref()).and_then(|choice| {
+    let connected = access::choose(settings, Some(&project), built.cluster_name.as_deref())
+        .and_then(|choice| {
             settings.printer.debug(&format!(
                 "kubeconfig from {}: {:?}",
                 choice.origin, choice.paths

@@ -90,31 +90,32 @@ fn replay_domain(
         args.dry_run,
     );
     let rt = access::runtime()?;
-    let result = access::choose(settings, project, cluster_name.as_deref()).and_then(|choice| {
-        rt.block_on(async {
-            let cluster = access::connect(settings, &choice, opts).await?;
-            if let Some(queued_for) = newest
-                .record
-                .target
-                .as_ref()
-                .filter(|t| t.server != cluster.target.server)
-            {
-                settings.printer.warn(&format!(
-                    "{domain}: snapshot {} was queued for {}; delivering it to {}",
-                    newest.record.id, queued_for.server, cluster.target.server
-                ));
-            }
-            let result = cluster.replay(&cr).await;
-            for line in cluster.trace() {
-                settings.printer.debug(&line);
-            }
-            let server = cluster.target.server.clone();
-            result.map(|d| (d, server.clone())).map_err(|f| Failure {
-                detail: format!("{} ({server})", f.detail),
-                ..f
+    let result =
+        access::choose(settings, Some(project), cluster_name.as_deref()).and_then(|choice| {
+            rt.block_on(async {
+                let cluster = access::connect(settings, &choice, opts).await?;
+                if let Some(queued_for) = newest
+                    .record
+                    .target
+                    .as_ref()
+                    .filter(|t| t.server != cluster.target.server)
+                {
+                    settings.printer.warn(&format!(
+                        "{domain}: snapshot {} was queued for {}; delivering it to {}",
+                        newest.record.id, queued_for.server, cluster.target.server
+                    ));
+                }
+                let result = cluster.replay(&cr).await;
+                for line in cluster.trace() {
+                    settings.printer.debug(&line);
+                }
+                let server = cluster.target.server.clone();
+                result.map(|d| (d, server.clone())).map_err(|f| Failure {
+                    detail: format!("{} ({server})", f.detail),
+                    ..f
+                })
             })
-        })
-    });
+        });
     let (delivery, server) = match result {
         Ok(r) => r,
         Err(f) => {

@@ -7,6 +7,9 @@ fn every_command_has_help() {
         &["render", "--help"],
         &["crd", "--help"],
         &["addons", "--help"],
+        &["index", "--help"],
+        &["updates", "--help"],
+        &["agent", "--help"],
         &["completions", "--help"],
     ] {
         let run = clinv(cmd).run().ok();

@@ -3,9 +3,13 @@
 mod support;
 
 mod addons;
+mod agent;
 mod gitops;
 mod hostile;
+mod https;
+mod index;
 mod interface;
 mod render;
 mod secrets;
 mod store;
+mod updates;

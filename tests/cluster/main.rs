@@ -7,6 +7,7 @@
 #[allow(dead_code)]
 mod support;
 
+mod agent;
 mod gitops;
 mod publish;
 mod replay;

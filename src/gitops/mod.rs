@@ -8,6 +8,8 @@
 //! per-ref result (libgit2 reports success for a server-rejected ref otherwise) and, on a
 //! non-fast-forward, rebuild the commit on the new remote tip and retry.
 
+pub mod history;
+
 use crate::error::{Error, Result};
 use crate::inventory::ClusterInventory;
 use git2::{Oid, Repository, Signature, Tree};

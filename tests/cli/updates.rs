@@ -1,0 +1,369 @@
+use crate::https::Server;
+use crate::support::*;
+use std::path::{Path, PathBuf};
+
+fn index_fixture() -> PathBuf {
+    fixture("updates/index.json")
+}
+
+fn dump_fixture() -> PathBuf {
+    fixture("updates/kubectl-get-list.yaml")
+}
+
+/// `updates` on the example's prod domain: no cluster (KUBECONFIG points nowhere) and an
+/// empty snapshot store, so the rendered inventory is compared.
+fn rendered(index: &str, extra: &[&str]) -> Run {
+    let store = tempfile::tempdir().unwrap();
+    let root = example();
+    let mut args = vec![
+        "updates",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--index",
+        index,
+    ];
+    args.extend_from_slice(extra);
+    clinv(&args)
+        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+        .run()
+}
+
+fn from_dump(index: &str, extra: &[&str]) -> Clinv {
+    let dump = dump_fixture();
+    let mut args = vec![
+        "updates",
+        "--from",
+        dump.to_str().unwrap(),
+        "--index",
+        index,
+    ];
+    args.extend_from_slice(extra);
+    clinv(&args)
+}
+
+#[test]
+fn rendered_inventory_table_and_json_match_their_golden_files() {
+    let index = index_fixture();
+    let table = rendered(index.to_str().unwrap(), &[]).ok();
+    golden("updates.prod.acme.example.txt", &table.stdout);
+    assert!(
+        table
+            .stderr
+            .contains("compared the inventory rendered for prod.acme.example with "),
+        "{}",
+        table.stderr
+    );
+    let json = rendered(index.to_str().unwrap(), &["-o", "json"]).ok();
+    golden("updates.prod.acme.example.json", &json.stdout);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["inventory"], "rendered");
+    // Leading v on one side only, a pre-release above the current release, and a pair
+    // that is not SemVer (unordered); equal, older and pre-release-of-current are absent.
+    let names: Vec<&str> = v["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["cilium", "cert-manager", "metrics-server"]);
+    assert_eq!(v["updates"][2]["unordered"], true);
+    assert!(v["updates"][0].get("unordered").is_none());
+}
+
+#[test]
+fn a_kubectl_dump_is_compared_with_first_wins_and_targets_skipped() {
+    let index = index_fixture();
+    let table = from_dump(index.to_str().unwrap(), &[]).run().ok();
+    golden("updates.kubectl-dump.txt", &table.stdout);
+    let json = from_dump(index.to_str().unwrap(), &["-o", "json"])
+        .run()
+        .ok();
+    golden("updates.kubectl-dump.json", &json.stdout);
+    // No project is needed with --from.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let run = from_dump(index.to_str().unwrap(), &[])
+        .cwd(elsewhere.path())
+        .run()
+        .ok();
+    assert_eq!(run.stdout, table.stdout);
+}
+
+#[test]
+fn nothing_newer_says_so_and_json_has_an_empty_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = write(
+        dir.path(),
+        "index.json",
+        r#"{"generatedAt": "2026-01-01T00:00:00Z", "addons": [{"name": "cilium", "chartVersion": "1.19.2"}]}"#,
+    );
+    let run = rendered(index.to_str().unwrap(), &[]).ok();
+    assert_eq!(
+        run.stdout,
+        "No updates: every compared addon is at or above its version in the index.\n"
+    );
+    let run = rendered(index.to_str().unwrap(), &["-o", "json"]).ok();
+    assert_eq!(
+        run.stdout,
+        "{\n  \"inventory\": \"rendered\",\n  \"indexGeneratedAt\": \"2026-01-01T00:00:00Z\",\n  \"updates\": []\n}\n"
+    );
+}
+
+#[test]
+fn malformed_inputs_are_clear_errors_naming_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str)] = &[
+        (
+            "[1, 2]",
+            "not a JSON addon index: the top level is an array, not an object",
+        ),
+        (
+            "{\"addons\": 5}",
+            "addons: expected an array, found a number",
+        ),
+        (
+            "{\"addons\": [{\"name\": \"a\", \"chartVersion\": [1]}]}",
+            "addons[0].chartVersion: expected a string, found an array",
+        ),
+        ("{\"addons\": [{}]}", "addons[0].name: missing or empty"),
+        (
+            "{\"addons\": [",
+            "not a JSON addon index: EOF while parsing",
+        ),
+        ("\u{0}\u{1}binary", "not a JSON addon index: "),
+    ];
+    for (text, want) in cases {
+        let path = write(dir.path(), "bad.json", text);
+        let run = rendered(path.to_str().unwrap(), &[]);
+        assert_eq!(run.code, 1, "{text}: {}", run.stderr);
+        assert!(run.stdout.is_empty());
+        let expected = format!("[error] {}: {want}", path.display());
+        assert!(run.stderr.contains(&expected), "{text}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"));
+    }
+    let missing = rendered("/nonexistent/index.json", &[]);
+    assert_eq!(missing.code, 1);
+    assert!(
+        missing.stderr.contains("/nonexistent/index.json"),
+        "{}",
+        missing.stderr
+    );
+    // A --from file without an inventory, or with a wrong type, names file and field.
+    let pod = write(dir.path(), "pod.yaml", "apiVersion: v1\nkind: Pod\n");
+    let run = clinv(&[
+        "updates",
+        "--from",
+        pod.to_str().unwrap(),
+        "--index",
+        index_fixture().to_str().unwrap(),
+    ])
+    .run();
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("pod.yaml: no object of kind ClusterInventory"),
+        "{}",
+        run.stderr
+    );
+    let typed = write(
+        dir.path(),
+        "cr.json",
+        r#"{"kind": "ClusterInventory", "spec": {"addons": [{"name": "a", "chartVersion": 1.2}]}}"#,
+    );
+    let run = clinv(&[
+        "updates",
+        "--from",
+        typed.to_str().unwrap(),
+        "--index",
+        index_fixture().to_str().unwrap(),
+    ])
+    .run();
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("cr.json: spec.addons[0].chartVersion: expected a string, found a number"),
+        "{}",
+        run.stderr
+    );
+    // Plain HTTP and unsupported output formats are usage errors.
+    assert_eq!(rendered("http://127.0.0.1:1/i.json", &[]).code, 2);
+    assert_eq!(
+        rendered(index_fixture().to_str().unwrap(), &["-o", "yaml"]).code,
+        2
+    );
+}
+
+fn cache_file(cache_home: &Path, url: &str) -> PathBuf {
+    use sha2::Digest;
+    let hex: String = sha2::Sha256::digest(url.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    cache_home.join("clinv/index").join(format!("{hex}.json"))
+}
+
+#[test]
+fn a_url_index_is_fetched_over_https_cached_and_used_offline() {
+    let body = std::fs::read(index_fixture()).unwrap();
+    let mut server = Server::start(200, &body);
+    let url = server.url("/addons-index.json?rev=7");
+    let cache = tempfile::tempdir().unwrap();
+    let ca = server.ca.to_str().unwrap().to_string();
+    let with_cache = |c: Clinv| c.env("XDG_CACHE_HOME", cache.path().to_str().unwrap());
+    let expected = from_dump(index_fixture().to_str().unwrap(), &[])
+        .run()
+        .ok()
+        .stdout;
+
+    let run = with_cache(from_dump(&url, &["--index-ca", &ca])).run().ok();
+    assert_eq!(run.stdout, expected);
+    assert_eq!(server.hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // The query (it may carry a token) is not printed.
+    assert!(!run.stderr.contains("rev=7"), "{}", run.stderr);
+    let cached = cache_file(cache.path(), &url);
+    assert_eq!(std::fs::read(&cached).unwrap(), body);
+
+    // --offline reads the cache and never connects.
+    let run = with_cache(from_dump(&url, &["--offline"])).run().ok();
+    assert_eq!(run.stdout, expected);
+    assert_eq!(server.hits.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    // The server is gone: the fetch fails, the cache answers, with a warning.
+    server.stop();
+    let run = with_cache(from_dump(&url, &["--index-ca", &ca])).run().ok();
+    assert_eq!(run.stdout, expected);
+    assert!(
+        run.stderr.contains(&format!(
+            "[warn] index: addon index https://127.0.0.1:{}/addons-index.json?…: ",
+            server.port
+        )) && run.stderr.contains("— using the cached copy"),
+        "{}",
+        run.stderr
+    );
+    // Without a cache, the same failure is an error.
+    let empty = tempfile::tempdir().unwrap();
+    let run = from_dump(&url, &["--index-ca", &ca])
+        .env("XDG_CACHE_HOME", empty.path().to_str().unwrap())
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let run = from_dump(&url, &["--offline"])
+        .env("XDG_CACHE_HOME", empty.path().to_str().unwrap())
+        .run();
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("--offline, and no cached copy"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_cache_defaults_to_home_and_bad_answers_are_not_cached() {
+    let body = std::fs::read(index_fixture()).unwrap();
+    let server = Server::start(200, &body);
+    let url = server.url("/i.json");
+    let home = tempfile::tempdir().unwrap();
+    from_dump(&url, &["--index-ca", server.ca.to_str().unwrap()])
+        .env("HOME", home.path().to_str().unwrap())
+        .run()
+        .ok();
+    assert!(cache_file(&home.path().join(".cache"), &url).is_file());
+
+    // An untrusted certificate (the built-in web roots do not know the test CA).
+    let run = from_dump(&url, &[])
+        .env("HOME", home.path().to_str().unwrap())
+        .run()
+        .ok();
+    assert!(run.stderr.contains("certificate"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("using the cached copy"),
+        "{}",
+        run.stderr
+    );
+
+    // HTTP errors and a body that is not an index are errors, and never cached.
+    let not_found = Server::start(404, b"{\"message\": \"no\"}");
+    let garbage = Server::start(200, b"{\"addons\": [{\"name\": 7}]}");
+    let fresh = tempfile::tempdir().unwrap();
+    for (server, want) in [
+        (&not_found, "HTTP 404".to_string()),
+        (
+            &garbage,
+            "addons[0].name: expected a string, found a number".to_string(),
+        ),
+    ] {
+        let url = server.url("/i.json");
+        let run = from_dump(&url, &["--index-ca", server.ca.to_str().unwrap()])
+            .env("XDG_CACHE_HOME", fresh.path().to_str().unwrap())
+            .run();
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert!(run.stderr.contains(&want), "{}", run.stderr);
+        assert!(!cache_file(fresh.path(), &url).exists());
+    }
+    // A CA file that holds no certificate is named.
+    let dir = tempfile::tempdir().unwrap();
+    let bad_ca = write(dir.path(), "ca.pem", "not a certificate\n");
+    let run = from_dump(&url, &["--index-ca", bad_ca.to_str().unwrap()])
+        .env("XDG_CACHE_HOME", fresh.path().to_str().unwrap())
+        .run();
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("ca.pem: no PEM certificate"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn without_a_cluster_the_newest_snapshot_comes_before_the_render() {
+    let dir = copy_tree(&example());
+    let root = dir.path();
+    let store = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        clinv(args)
+            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+            .run()
+            .ok()
+    };
+    let r = root.to_str().unwrap();
+    // A publish without a cluster queues a snapshot (cilium 1.19.2) ...
+    run(&["publish", "--root", r, "--domain", "prod.acme.example"]);
+    // ... then the project moves on (cilium 1.18.0, not deployed anywhere yet).
+    write(
+        root,
+        ".lok8s/addons/cilium/chart.yaml",
+        "kind: ChartRenderer\nversion: 1.18.0\n",
+    );
+    let index = index_fixture();
+    let args = [
+        "updates",
+        "--root",
+        r,
+        "--domain",
+        "prod.acme.example",
+        "--index",
+        index.to_str().unwrap(),
+        "-o",
+        "json",
+    ];
+    let out = run(&args);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["inventory"], "snapshot");
+    assert_eq!(v["updates"][0]["current"], "1.19.2");
+    assert!(
+        out.stderr.contains("compared the inventory of snapshot "),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("(pending, recorded "), "{}", out.stderr);
+    // An empty store falls through to the render.
+    let empty = tempfile::tempdir().unwrap();
+    let out = clinv(&args)
+        .env("CLINV_SNAPSHOTS", empty.path().to_str().unwrap())
+        .run()
+        .ok();
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["inventory"], "rendered");
+    assert_eq!(v["updates"][0]["current"], "1.18.0");
+}
