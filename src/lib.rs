@@ -10,6 +10,7 @@
 //! the project; printing happens only in [`output`], writing only through [`files`].
 
 pub mod addons;
+pub mod audit;
 pub mod bootstrap;
 pub mod cli;
 pub mod cluster;
@@ -23,6 +24,7 @@ pub mod output;
 pub mod parse;
 pub mod project;
 pub mod render;
+pub mod report;
 pub mod settings;
 pub mod spec;
 pub mod version;

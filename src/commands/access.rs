@@ -18,13 +18,14 @@ pub struct Choice {
 }
 
 /// `--kubeconfig`, else lok8s's `<root>/.kubeconfig/<metadata.name>.yaml` when it
-/// exists, else `KUBECONFIG`, else `~/.kube/config`.
+/// exists, else `KUBECONFIG`, else `~/.kube/config`. Without a project (`clinv diff` of
+/// files outside one) the project step is skipped.
 ///
 /// # Errors
 /// [`Reason::NoKubeconfig`] naming the path that was looked for.
 pub fn choose(
     settings: &Settings,
-    project: &Project,
+    project: Option<&Project>,
     cluster_name: Option<&str>,
 ) -> Result<Choice, Failure> {
     let missing = |p: &std::path::Path| {
@@ -43,7 +44,7 @@ pub fn choose(
             origin: "--kubeconfig",
         });
     }
-    if let Some(name) = cluster_name {
+    if let (Some(project), Some(name)) = (project, cluster_name) {
         let path = project.kubeconfig_path(name);
         if path.is_file() {
             return Ok(Choice {

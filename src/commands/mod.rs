@@ -4,7 +4,9 @@
 mod access;
 mod addons;
 mod crd;
+mod diff;
 mod publish;
+mod refs;
 mod render;
 mod status;
 
@@ -24,6 +26,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Addons(args) => addons::run(&settings, args),
         Command::Publish(args) => publish::run(&settings, args),
         Command::Status(args) => status::run(&settings, args),
+        Command::Diff(args) => diff::run(&settings, args),
         Command::Completions { shell } => completions(&settings, *shell),
     };
     match result {

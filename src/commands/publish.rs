@@ -25,7 +25,7 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<i32> {
             return not_applied(settings, Reason::RenderFailed, message);
         }
     };
-    let choice = match access::choose(settings, &project, built.cluster_name.as_deref()) {
+    let choice = match access::choose(settings, Some(&project), built.cluster_name.as_deref()) {
         Ok(c) => c,
         Err(f) => {
             let message = format!(

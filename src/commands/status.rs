@@ -26,7 +26,7 @@ pub fn run(settings: &Settings, args: &StatusArgs) -> Result<i32> {
         settings.printer.warn(&message);
         Ok(exit::OK)
     };
-    let choice = match access::choose(settings, &project, name.as_deref()) {
+    let choice = match access::choose(settings, Some(&project), name.as_deref()) {
         Ok(c) => c,
         Err(f) => return fail(f.reason, format!("status: {}", f.detail)),
     };
