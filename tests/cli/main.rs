@@ -3,6 +3,9 @@
 mod support;
 
 mod addons;
+mod audit;
+mod browser;
+mod history;
 mod hostile;
 mod interface;
 mod render;

@@ -84,12 +84,18 @@ impl Clinv {
 
 /// Compares `actual` with `tests/golden/<name>`; `CLINV_BLESS=1` rewrites the file.
 pub fn golden(name: &str, actual: &str) {
-    let path = repo().join("tests/golden").join(name);
+    blessed(&repo().join("tests/golden").join(name), actual);
+}
+
+/// Compares `actual` with the file at `path`; `CLINV_BLESS=1` rewrites it (creating
+/// missing directories).
+pub fn blessed(path: &Path, actual: &str) {
     if std::env::var_os("CLINV_BLESS").is_some() {
-        std::fs::write(&path, actual).unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+    let expected = std::fs::read_to_string(path).unwrap_or_else(|_| {
         panic!(
             "missing golden file {}; run with CLINV_BLESS=1",
             path.display()
