@@ -1,7 +1,7 @@
 //! `clinv diff A B`: the semantic diff of two inventories, in one of four formats.
 //! Exit codes follow diff/kubectl: 0 same, 1 different, 2 any error ([`Error::in_diff`]).
 
-use super::refs::{RefContext, resolve_ref};
+use super::refs::{RefContext, check_refs, resolve_ref};
 use crate::cli::{DiffArgs, OutputFormat};
 use crate::diff::{self, Ignore};
 use crate::error::{Error, Result, exit};
@@ -23,6 +23,7 @@ fn compare(settings: &Settings, args: &DiffArgs) -> Result<i32> {
         ],
     )?;
     let ignore = Ignore::parse(&args.ignore)?;
+    check_refs(&[&args.from, &args.to])?;
     let cx = RefContext::new(settings, args.domain.as_deref(), &args.limits);
     let a = resolve_ref(&cx, &args.from)?;
     let b = resolve_ref(&cx, &args.to)?;

@@ -152,6 +152,24 @@ pub fn parse_ref(
     }
 }
 
+/// Parses every reference before any is read, so a malformed second reference is
+/// reported before the first one reaches a cluster, and stdin is named at most once.
+///
+/// # Errors
+/// As [`parse_ref`]; [`Error::Usage`] when `-` appears twice.
+pub fn check_refs(texts: &[&str]) -> Result<()> {
+    let mut stdin = 0;
+    for text in texts {
+        if parse_ref(text, Path::is_dir, Path::exists)? == Ref::Stdin {
+            stdin += 1;
+        }
+    }
+    if stdin > 1 {
+        return Err(Error::Usage("'-' (stdin) can be used only once".into()));
+    }
+    Ok(())
+}
+
 /// Parses and reads a reference.
 ///
 /// # Errors

@@ -5,6 +5,7 @@ mod support;
 mod addons;
 mod audit;
 mod browser;
+mod diff;
 mod history;
 mod hostile;
 mod interface;

@@ -42,6 +42,7 @@ impl Run {
 /// A command ready to run; `env` and `cwd` adjust it.
 pub struct Clinv {
     cmd: Command,
+    stdin: Option<Vec<u8>>,
 }
 
 pub fn clinv(args: &[&str]) -> Clinv {
@@ -52,7 +53,7 @@ pub fn clinv(args: &[&str]) -> Clinv {
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .env("SOURCE_DATE_EPOCH", EPOCH)
         .args(args);
-    Clinv { cmd }
+    Clinv { cmd, stdin: None }
 }
 
 impl Clinv {
@@ -66,13 +67,40 @@ impl Clinv {
         self
     }
 
+    /// Feeds `bytes` on stdin.
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Clinv {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
     pub fn run(mut self) -> Run {
+        use std::process::Stdio;
         let start = Instant::now();
+        let output = match self.stdin.take() {
+            None => self.cmd.output(),
+            Some(bytes) => {
+                let mut child = self
+                    .cmd
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("clinv starts");
+                let mut input = child.stdin.take().unwrap();
+                let writer = std::thread::spawn(move || {
+                    // clinv may stop reading early; a broken pipe here is fine.
+                    let _ = std::io::Write::write_all(&mut input, &bytes);
+                });
+                let output = child.wait_with_output();
+                writer.join().unwrap();
+                output
+            }
+        };
         let Output {
             status,
             stdout,
             stderr,
-        } = self.cmd.output().expect("clinv runs");
+        } = output.expect("clinv runs");
         Run {
             code: status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
