@@ -32,7 +32,11 @@ pub fn inventory_from_text(text: &str) -> Result<ClusterInventory, String> {
     } else {
         let mut docs = Vec::new();
         for doc in serde_yaml::Deserializer::from_str(text) {
-            let value = Value::deserialize(doc).map_err(|e| format!("invalid YAML: {e}"))?;
+            // Through serde_yaml's own value, which refuses duplicate keys (YAML requires
+            // unique keys; a JSON map would silently keep the last one).
+            let yaml =
+                serde_yaml::Value::deserialize(doc).map_err(|e| format!("invalid YAML: {e}"))?;
+            let value = serde_json::to_value(yaml).map_err(|e| format!("invalid YAML: {e}"))?;
             if !value.is_null() {
                 docs.push(value);
             }
@@ -303,6 +307,12 @@ spec:
         assert_eq!(err(""), "empty file: expected a ClusterInventory object");
         assert!(err("{").starts_with("invalid JSON"));
         assert!(err("a: [").starts_with("invalid YAML"));
+        assert!(
+            err("kind: a\nkind: b\n").contains("duplicate entry"),
+            "{}",
+            err("kind: a\nkind: b\n")
+        );
+        assert!(inventory_from_text("1: a\n[x]: b\n").is_err());
         assert_eq!(
             err(&RENDERED.replace("chartVersion: 1.19.2", "chartVersion: 1.20")),
             "spec.addons[0].chartVersion: expected a string, found a number (quote versions in YAML: '1.20' is not 1.2)"

@@ -340,7 +340,7 @@ impl Scale {
         if let Some(k) = day_steps.iter().find(|k| days / f64::from(**k) <= 8.0) {
             let first = start.date_naive().succ_opt().unwrap_or(start.date_naive());
             return (0..)
-                .map(|i| first + chrono::Days::new(u64::from(*k) * i))
+                .map_while(|i| first.checked_add_days(chrono::Days::new(u64::from(*k) * i)))
                 .map(|d| (secs(d), d.format("%b %-d").to_string()))
                 .take_while(|(t, _)| *t <= self.t1)
                 .collect();

@@ -397,3 +397,52 @@ fn the_json_schema_is_stable_and_documented() {
         "trail JSON keys vs README"
     );
 }
+
+#[test]
+fn hostile_documents_are_errors_not_crashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut laughs = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    let mut prev = 'a';
+    for name in 'b'..='i' {
+        laughs.push_str(&format!(
+            "{name}: &{name} [{}]\n",
+            vec![format!("*{prev}"); 9].join(", ")
+        ));
+        prev = name;
+    }
+    let cases = [
+        ("laughs.yaml", laughs, "repetition limit exceeded"),
+        ("deep.yaml", "[".repeat(10_000), "recursion limit exceeded"),
+        (
+            "deep.json",
+            "{\"a\":".repeat(10_000),
+            "recursion limit exceeded",
+        ),
+        (
+            "dup.yaml",
+            "kind: ClusterInventory\nkind: ClusterInventory\n".into(),
+            "duplicate",
+        ),
+        (
+            "addons.yaml",
+            std::fs::read_to_string(history::file("001"))
+                .unwrap()
+                .replace("  addons:\n", "  addons: 5\n  x:\n"),
+            "spec.addons: expected a list",
+        ),
+    ];
+    for (name, text, message) in cases {
+        let path = write(dir.path(), name, &text);
+        let run = clinv(&["diff", path.to_str().unwrap(), "-"])
+            .stdin(text)
+            .run();
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        assert!(run.stderr.contains(message), "{name}: {}", run.stderr);
+        assert_eq!(run.stdout, "");
+    }
+    // Over 8 MiB on stdin is refused without reading it all.
+    let huge = vec![b' '; (8 << 20) + 10];
+    let run = clinv(&["diff", "-", "x.yaml"]).stdin(huge).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("input too large"), "{}", run.stderr);
+}
