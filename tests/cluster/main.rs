@@ -7,6 +7,7 @@
 #[allow(dead_code)]
 mod support;
 
+mod diff;
 mod publish;
 
 use std::path::PathBuf;
