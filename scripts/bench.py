@@ -2,6 +2,7 @@
 """On-demand benchmarks of whole clinv processes (not part of the test suite).
 
     python3 scripts/bench.py render [--runs N]
+    python3 scripts/bench.py diff [--runs N]
 
 Builds the release binary, then runs the command N times and reports the median and
 p90 wall time and the peak RSS of each run (from wait4's rusage), so the figures are
@@ -22,20 +23,23 @@ def build():
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
 
 
-def peak_rss_kib(argv, env, runs=20):
+def peak_rss_kib(argv, env, runs=20, ok=(0,)):
     """Peak RSS of the command itself, read by GNU time. (wait4's rusage of a
     posix_spawn'ed child also counts the pages it shared with this Python process before
     exec, which would inflate the figure by ~10 MiB.)"""
     peaks = []
     for _ in range(runs):
         out = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=True)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if out.returncode not in ok:
+            sys.exit(f"{' '.join(argv)} exited {out.returncode}")
         peaks.append(int(out.stderr.strip().splitlines()[-1]))
     return peaks
 
 
-def measure(argv, runs, env=None):
-    """Runs argv `runs` times; returns (wall seconds list, peak RSS KiB list)."""
+def measure(argv, runs, env=None, ok=(0,)):
+    """Runs argv `runs` times; returns (wall seconds list, peak RSS KiB list). Exit codes
+    outside `ok` stop the benchmark (`clinv diff` exits 1 when the inputs differ)."""
     walls = []
     devnull = os.open(os.devnull, os.O_WRONLY)
     for _ in range(runs):
@@ -45,10 +49,10 @@ def measure(argv, runs, env=None):
                                            (os.POSIX_SPAWN_DUP2, devnull, 2)])
         _, status = os.waitpid(pid, 0)
         walls.append(time.perf_counter() - start)
-        if os.waitstatus_to_exitcode(status) != 0:
+        if os.waitstatus_to_exitcode(status) not in ok:
             sys.exit(f"{' '.join(argv)} exited {os.waitstatus_to_exitcode(status)}")
     os.close(devnull)
-    return walls, peak_rss_kib(argv, env or os.environ)
+    return walls, peak_rss_kib(argv, env or os.environ, ok=ok)
 
 
 def report(name, walls, rss, target_ms=None, target_mb=None):
@@ -73,6 +77,47 @@ def bench_render(args):
         measure(argv, 5, env)  # warm the page cache
         walls, rss = measure(argv, args.runs, env)
         report(f"render {domain}", walls, rss, target_ms=5, target_mb=15)
+
+
+def find_dyff():
+    """dyff from PATH or `go install github.com/homeport/dyff/cmd/dyff@latest`."""
+    import shutil
+    for candidate in [shutil.which("dyff"), os.path.expanduser("~/go/bin/dyff")]:
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def bench_diff(args):
+    """`clinv diff` on two steps of the recorded history (14 changes), whole process, in
+    each format; then dyff on the same two files."""
+    history = os.path.join(REPO, "tests", "fixtures", "history", "prod.acme.example")
+    a, b = os.path.join(history, "012.yaml"), os.path.join(history, "026.yaml")
+    results = {}
+    for fmt in ["text", "json", "markdown", "unified"]:
+        argv = [BIN, "diff", a, b, "-o", fmt]
+        measure(argv, 5, ok=(1,))  # warm the page cache
+        walls, rss = measure(argv, args.runs, ok=(1,))
+        report(f"clinv diff -o {fmt}", walls, rss, target_ms=5)
+        results[fmt] = statistics.median(walls)
+    walls, rss = measure([BIN, "diff", a, a], args.runs)
+    report("clinv diff (identical files)", walls, rss, target_ms=5)
+    dyff = find_dyff()
+    if not dyff:
+        print("dyff: not found (go install github.com/homeport/dyff/cmd/dyff@latest) — no comparison")
+        return
+    # `go install` builds report "(development)"; the module version is in the build info.
+    version = subprocess.run([dyff, "version"], capture_output=True, text=True).stdout.strip()
+    info = subprocess.run(["go", "version", "-m", dyff], capture_output=True, text=True).stdout
+    mod = [l.split() for l in info.splitlines() if l.strip().startswith("mod\t") or l.strip().startswith("mod ")]
+    if mod and len(mod[0]) >= 3:
+        version = f"dyff {mod[0][2]}"
+    for name, argv in [("dyff between", [dyff, "between", "--omit-header", a, b]),
+                       ("dyff between -o brief", [dyff, "between", "--output", "brief", a, b])]:
+        measure(argv, 5)
+        walls, rss = measure(argv, args.runs)
+        report(f"{name} ({version})", walls, rss)
+        print(f"  ratio {name}/clinv diff -o text = {statistics.median(walls) / results['text']:.1f}x")
 
 
 KUBECTL = next((k for k in ["/usr/lib/google-cloud-sdk/bin/kubectl.1.33"] if os.path.exists(k)), "kubectl")
@@ -219,9 +264,11 @@ def main():
     p.add_argument("--runs", type=int, default=100)
     st = sub.add_parser("store", help="offline publish, snapshots list and replay at 1k/10k")
     st.add_argument("--runs", type=int, default=100)
+    d = sub.add_parser("diff", help="clinv diff of two history steps in each format (≤ 5 ms), vs dyff")
+    d.add_argument("--runs", type=int, default=300)
     args = parser.parse_args()
     build()
-    {"render": bench_render, "publish": bench_publish, "store": bench_store}[args.bench](args)
+    {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff}[args.bench](args)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success (fail-soft commands also exit 0 after a warning)
   1  invalid input, a refused render, or a failed command
-  2  usage error (unknown flag, bad value, unsupported -o format)";
+  2  usage error (unknown flag, bad value, unsupported -o format)
+clinv diff: 0 same, 1 different, 2 any error.";
 
 /// Offline-first exporter for the lok8s ClusterInventory.
 ///
@@ -56,7 +57,7 @@ pub struct GlobalArgs {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
-    /// Colour the [warn]/[error] tags: auto (terminal and no NO_COLOR), always, never.
+    /// Colour the [warn]/[error] tags and reports (diff): auto (terminal and no NO_COLOR), always, never.
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,
 
@@ -71,6 +72,9 @@ pub enum OutputFormat {
     Yaml,
     Json,
     Table,
+    Text,
+    Markdown,
+    Unified,
 }
 
 impl OutputFormat {
@@ -79,6 +83,9 @@ impl OutputFormat {
             OutputFormat::Yaml => "yaml",
             OutputFormat::Json => "json",
             OutputFormat::Table => "table",
+            OutputFormat::Text => "text",
+            OutputFormat::Markdown => "markdown",
+            OutputFormat::Unified => "unified",
         }
     }
 }
@@ -148,11 +155,55 @@ pub enum Command {
     /// RBAC, is one log line and no write; with --once --strict it is an exit code.
     Agent(AgentArgs),
 
+    /// Compare two inventories semantically: addons added, removed, upgraded, downgraded,
+    /// changed; Kubernetes version and the other spec fields.
+    ///
+    /// A and B are each a file (a rendered CR in YAML or JSON, a `kubectl get -o yaml|json`
+    /// dump, or a `render --out` directory), `-` for stdin, or `cluster` for the live
+    /// object. Formats: text (default), json, markdown, unified. renderedAt and
+    /// server-owned metadata never count as a change.
+    ///
+    /// Exit codes (the diff/kubectl convention): 0 same, 1 different, 2 any error.
+    #[command(after_help = IGNORE_HELP)]
+    Diff(DiffArgs),
+
     /// Print a shell completion script.
     Completions {
         /// The shell to generate for.
         shell: clap_complete::Shell,
     },
+}
+
+const IGNORE_HELP: &str = "\
+--ignore PATH ignores every change at or below PATH; ignored changes are listed apart and
+never change the exit code. PATH is one of:
+  spec.FIELD                  lok8sVersion, kind, specHash, provider, kubernetesVersion
+  spec.addons[SEL]            an addon: its addition, removal and every field change
+  spec.addons[SEL].FIELD      chartVersion, appVersion, category, source
+  metadata.labels[KEY]        e.g. metadata.labels[lok8s.dev/domain]
+  apiVersion, spec, spec.addons, metadata
+SEL is a name (every occurrence), NAME#N (the N-th occurrence), * or *#N.";
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The older inventory: FILE, DIR (from render --out), - (stdin) or cluster.
+    #[arg(value_name = "A")]
+    pub from: String,
+
+    /// The newer inventory, same forms as A.
+    #[arg(value_name = "B")]
+    pub to: String,
+
+    /// Ignore changes at or below PATH (repeatable), e.g. spec.specHash, spec.addons[*].category.
+    #[arg(long, value_name = "PATH")]
+    pub ignore: Vec<String>,
+
+    /// Domain whose kubeconfig `cluster` uses (lok8s's .kubeconfig/<name>.yaml).
+    #[arg(long, value_name = "D")]
+    pub domain: Option<String>,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
 }
 
 #[derive(Debug, Args)]

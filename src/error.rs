@@ -11,6 +11,15 @@ pub mod exit {
     /// Usage error: unknown flag, bad flag value, unsupported output format.
     pub const USAGE: i32 = 2;
 
+    /// `clinv diff` follows the diff/kubectl convention instead of the codes above:
+    /// 0 the inventories are the same, 1 they differ, 2 any error (even one that is exit
+    /// 1 elsewhere). Ignored changes never make them differ.
+    pub mod diff {
+        pub const SAME: i32 = 0;
+        pub const DIFFERENT: i32 = 1;
+        pub const ERROR: i32 = 2;
+    }
+
     /// With `--strict`, why a publish, replay or status could not reach the cluster.
     pub fn for_reason(reason: crate::cluster::Reason) -> i32 {
         use crate::cluster::Reason as R;
@@ -105,6 +114,14 @@ pub enum Error {
     /// names the origin and the field.
     #[error("{origin}: {message}")]
     InvalidInventory { origin: String, message: String },
+    /// A reference (`clinv diff A B`) that names nothing clinv can read here.
+    #[error("{0}")]
+    Reference(String),
+
+    /// An error of `clinv diff`: exit 2 whatever the cause, because 1 means "the
+    /// inventories differ" there. Wrapped once, at the command's edge.
+    #[error(transparent)]
+    Diff(Box<Error>),
 
     /// A failure described by its message alone (lok8s's wording for a command).
     #[error("{0}")]
@@ -129,7 +146,17 @@ impl Error {
             Error::Usage(_) => exit::USAGE,
             Error::BrokenPipe => exit::OK,
             Error::Unapplied { reason, .. } => exit::for_reason(*reason),
+            Error::Diff(_) => exit::diff::ERROR,
             _ => exit::FAILURE,
+        }
+    }
+
+    /// Marks an error of `clinv diff` (see [`Error::Diff`]); a broken pipe stays a quiet
+    /// exit 0.
+    pub fn in_diff(self) -> Error {
+        match self {
+            Error::BrokenPipe | Error::Diff(_) => self,
+            other => Error::Diff(Box::new(other)),
         }
     }
 
@@ -144,3 +171,26 @@ impl Error {
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_errors_exit_2_except_a_broken_pipe() {
+        for e in [
+            Error::Message("x".into()),
+            Error::Usage("x".into()),
+            Error::Reference("x".into()),
+            Error::io("p", std::io::Error::other("x")),
+        ] {
+            let text = e.to_string();
+            let wrapped = e.in_diff();
+            assert_eq!(wrapped.exit_code(), exit::diff::ERROR);
+            assert_eq!(wrapped.to_string(), text, "the message is unchanged");
+            assert_eq!(wrapped.in_diff().exit_code(), exit::diff::ERROR);
+        }
+        assert_eq!(Error::BrokenPipe.in_diff().exit_code(), exit::OK);
+        assert_eq!(Error::Reference("x".into()).exit_code(), exit::FAILURE);
+    }
+}

@@ -17,11 +17,13 @@
 
 pub mod addons;
 pub mod agent;
+pub mod audit;
 pub mod bootstrap;
 pub mod cli;
 pub mod cluster;
 mod commands;
 pub mod crd;
+pub mod diff;
 pub mod error;
 pub mod fetch;
 pub mod files;
@@ -30,8 +32,10 @@ pub mod helm;
 pub mod index;
 pub mod inventory;
 pub mod output;
+pub mod parse;
 pub mod project;
 pub mod render;
+pub mod report;
 pub mod settings;
 pub mod spec;
 pub mod store;

@@ -27,7 +27,11 @@ pub enum Verbosity {
 /// Prints data and messages.
 #[derive(Debug)]
 pub struct Printer {
+    /// Colour on stderr (the tags).
     color: bool,
+    /// Colour on stdout (reports such as `clinv diff`); decided separately because
+    /// `clinv diff | less` keeps a terminal on stderr only.
+    color_stdout: bool,
     verbosity: Verbosity,
 }
 
@@ -42,12 +46,22 @@ enum Level {
 impl Printer {
     /// `no_color` is `NO_COLOR` being set and non-empty.
     pub fn new(choice: ColorChoice, no_color: bool, verbosity: Verbosity) -> Printer {
-        let color = match choice {
+        let decide = |terminal: bool| match choice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => !no_color && io::stderr().is_terminal(),
+            ColorChoice::Auto => !no_color && terminal,
         };
-        Printer { color, verbosity }
+        Printer {
+            color: decide(io::stderr().is_terminal()),
+            color_stdout: decide(io::stdout().is_terminal()),
+            verbosity,
+        }
+    }
+
+    /// Whether data written with [`Printer::data`] may carry ANSI colours: `--color
+    /// always`, or `auto` with stdout a terminal and no `NO_COLOR`.
+    pub fn color_stdout(&self) -> bool {
+        self.color_stdout
     }
 
     /// Writes data to stdout. A closed pipe (`clinv render | head`) ends the command

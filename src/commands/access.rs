@@ -18,7 +18,8 @@ pub struct Choice {
 }
 
 /// `--kubeconfig`, else lok8s's `<root>/.kubeconfig/<metadata.name>.yaml` when it
-/// exists, else `KUBECONFIG`, else `~/.kube/config`.
+/// exists, else `KUBECONFIG`, else `~/.kube/config`. Without a project (`clinv diff` of
+/// files outside one) the project step is skipped.
 ///
 /// # Errors
 /// [`Reason::NoKubeconfig`] naming the path that was looked for.

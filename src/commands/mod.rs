@@ -6,8 +6,10 @@ mod addons;
 mod agent;
 mod commit;
 mod crd;
+mod diff;
 mod index;
 mod publish;
+mod refs;
 mod render;
 mod replay;
 mod snapshots;
@@ -36,6 +38,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Index(args) => index::run(&settings, args),
         Command::Updates(args) => updates::run(&settings, args),
         Command::Agent(args) => agent::run(&settings, args),
+        Command::Diff(args) => diff::run(&settings, args),
         Command::Completions { shell } => completions(&settings, *shell),
     };
     match result {

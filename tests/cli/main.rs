@@ -4,7 +4,11 @@ mod support;
 
 mod addons;
 mod agent;
+mod audit;
+mod browser;
+mod diff;
 mod gitops;
+mod history;
 mod hostile;
 mod https;
 mod index;

@@ -49,6 +49,7 @@ pub fn scratch_store() -> PathBuf {
 /// A command ready to run; `env` and `cwd` adjust it.
 pub struct Clinv {
     cmd: Command,
+    stdin: Option<Vec<u8>>,
 }
 
 pub fn clinv(args: &[&str]) -> Clinv {
@@ -61,7 +62,7 @@ pub fn clinv(args: &[&str]) -> Clinv {
         // Never write a store into the repository's example project.
         .env("CLINV_SNAPSHOTS", scratch_store())
         .args(args);
-    Clinv { cmd }
+    Clinv { cmd, stdin: None }
 }
 
 impl Clinv {
@@ -75,13 +76,40 @@ impl Clinv {
         self
     }
 
+    /// Feeds `bytes` on stdin.
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Clinv {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
     pub fn run(mut self) -> Run {
+        use std::process::Stdio;
         let start = Instant::now();
+        let output = match self.stdin.take() {
+            None => self.cmd.output(),
+            Some(bytes) => {
+                let mut child = self
+                    .cmd
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("clinv starts");
+                let mut input = child.stdin.take().unwrap();
+                let writer = std::thread::spawn(move || {
+                    // clinv may stop reading early; a broken pipe here is fine.
+                    let _ = std::io::Write::write_all(&mut input, &bytes);
+                });
+                let output = child.wait_with_output();
+                writer.join().unwrap();
+                output
+            }
+        };
         let Output {
             status,
             stdout,
             stderr,
-        } = self.cmd.output().expect("clinv runs");
+        } = output.expect("clinv runs");
         Run {
             code: status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
@@ -93,12 +121,18 @@ impl Clinv {
 
 /// Compares `actual` with `tests/golden/<name>`; `CLINV_BLESS=1` rewrites the file.
 pub fn golden(name: &str, actual: &str) {
-    let path = repo().join("tests/golden").join(name);
+    blessed(&repo().join("tests/golden").join(name), actual);
+}
+
+/// Compares `actual` with the file at `path`; `CLINV_BLESS=1` rewrites it (creating
+/// missing directories).
+pub fn blessed(path: &Path, actual: &str) {
     if std::env::var_os("CLINV_BLESS").is_some() {
-        std::fs::write(&path, actual).unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+    let expected = std::fs::read_to_string(path).unwrap_or_else(|_| {
         panic!(
             "missing golden file {}; run with CLINV_BLESS=1",
             path.display()

@@ -8,6 +8,7 @@
 mod support;
 
 mod agent;
+mod diff;
 mod gitops;
 mod publish;
 mod replay;

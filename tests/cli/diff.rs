@@ -1,0 +1,448 @@
+//! `clinv diff`: formats (golden files), exit codes, references, --ignore, hostile input,
+//! and the documented JSON schema.
+
+use crate::history;
+use crate::support::*;
+use std::collections::BTreeSet;
+
+/// `clinv diff` run inside the history fixture, so references print as bare file names.
+fn diff(args: &[&str]) -> Run {
+    let mut all = vec!["diff"];
+    all.extend_from_slice(args);
+    clinv(&all).cwd(&history::dir()).run()
+}
+
+/// The pair used for the golden files: step 012 against step 026 — a Kubernetes
+/// upgrade, chart upgrades and a downgrade, additions, a removal, a category and a
+/// source change, lok8sVersion and specHash.
+const A: &str = "012.yaml";
+const B: &str = "026.yaml";
+
+#[test]
+fn every_format_matches_its_golden_file() {
+    for (format, ext) in [
+        ("text", "txt"),
+        ("json", "json"),
+        ("markdown", "md"),
+        ("unified", "diff"),
+    ] {
+        let run = diff(&[A, B, "-o", format]);
+        assert_eq!(run.code, 1, "{format}: {}", run.stderr);
+        assert_eq!(run.stderr, "", "{format}");
+        golden(&format!("diff/012-026.{ext}"), &run.stdout);
+    }
+    // Text is the default.
+    assert_eq!(diff(&[A, B]).stdout, diff(&[A, B, "-o", "text"]).stdout);
+}
+
+#[test]
+fn text_lines_read_like_helm_diff() {
+    let out = diff(&[A, B]).stdout;
+    for line in [
+        "~ kubernetesVersion v1.31.4 → v1.33.1 (upgrade)\n",
+        "~ cilium 1.16.6 → 1.18.2 (upgrade)\n",
+        "~ kube-prometheus-stack 69.3.0 → 69.2.0 (downgrade)\n",
+        "~ ingress-nginx category networking → ingress\n",
+        "~ cert-manager-webhook-hetzner source addon → target\n",
+        "+ velero 9.0.0 (backup)\n",
+        "- metrics-server 3.12.2\n",
+    ] {
+        assert!(out.contains(line), "{line:?} missing from:\n{out}");
+    }
+    assert!(
+        out.ends_with("\n14 changes (6 upgraded, 1 downgraded, 3 added, 1 removed, 3 changed)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_same_inventory_exits_0() {
+    let run = diff(&[A, A]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, "no changes\n"));
+    let json: serde_json::Value =
+        serde_json::from_str(&diff(&[A, A, "-o", "json"]).stdout).unwrap();
+    assert_eq!(json["hasChanges"], false);
+    assert_eq!(diff(&[A, A, "-o", "unified"]).stdout, "");
+}
+
+#[test]
+fn a_re_render_differs_only_in_rendered_at_and_is_no_change() {
+    // Step 023 replays step 022: same spec, later renderedAt.
+    let a = std::fs::read_to_string(history::dir().join("022.yaml")).unwrap();
+    let b = std::fs::read_to_string(history::dir().join("023.yaml")).unwrap();
+    assert_ne!(a, b);
+    for format in ["text", "json", "markdown", "unified"] {
+        assert_eq!(
+            diff(&["022.yaml", "023.yaml", "-o", format]).code,
+            0,
+            "{format}"
+        );
+    }
+    assert_eq!(diff(&["022.yaml", "023.yaml", "-o", "unified"]).stdout, "");
+}
+
+#[test]
+fn a_live_dump_on_stdin_compares_equal_to_its_rendered_file() {
+    let rendered = std::fs::read_to_string(history::file("026")).unwrap();
+    let live = rendered.replace(
+        "  name: cluster\n",
+        "  name: cluster\n  uid: 6f1c1b8e-2f4b-4b8e-9d59-0a4b1f3c2d11\n  resourceVersion: \"48213\"\n  generation: 7\n  creationTimestamp: \"2025-01-13T09:14:07Z\"\n  managedFields:\n  - manager: lok8s\n    operation: Apply\n    apiVersion: lok8s.dev/v1alpha1\n    fieldsType: FieldsV1\n    fieldsV1: {f:spec: {}}\n",
+    ) + "status:\n  lastReported: \"2026-02-23T12:00:00Z\"\n  observedAddons:\n  - name: cilium\n    version: 1.18.2\n    healthy: true\n";
+    let run = clinv(&["diff", "-", "026.yaml"])
+        .cwd(&history::dir())
+        .stdin(live)
+        .run();
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "no changes\n"),
+        "{}",
+        run.stderr
+    );
+    // kubectl -o json of a List works the same way.
+    let obj: serde_json::Value =
+        serde_json::to_value(clinv::parse::inventory_from_text(&rendered).unwrap()).unwrap();
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [obj], "metadata": {"resourceVersion": ""}});
+    let run = clinv(&["diff", "012.yaml", "-"])
+        .cwd(&history::dir())
+        .stdin(list.to_string())
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.stdout, diff(&[A, B]).stdout.replace("026.yaml", "-"));
+}
+
+#[test]
+fn a_render_out_directory_is_a_reference() {
+    let root = example();
+    let dir = tempfile::tempdir().unwrap();
+    clinv(&[
+        "render",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ])
+    .run()
+    .ok();
+    let file = dir.path().join("clusterinventory.yaml");
+    let run = clinv(&["diff", dir.path().to_str().unwrap(), file.to_str().unwrap()]).run();
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "no changes\n"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn ignored_changes_are_listed_but_never_change_the_exit_code() {
+    let run = diff(&[A, B, "--ignore", "spec", "--ignore", "metadata"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "no changes; 14 ignored: spec.lok8sVersion, spec.kubernetesVersion, spec.specHash, spec.addons[cilium].chartVersion, spec.addons[cert-manager].chartVersion, …\n"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&diff(&[A, B, "--ignore", "spec", "-o", "json"]).stdout).unwrap();
+    assert_eq!(json["hasChanges"], false);
+    assert_eq!(json["ignored"].as_array().unwrap().len(), 14);
+    // Ignoring some paths leaves the rest counting.
+    let run = diff(&[
+        A,
+        B,
+        "--ignore",
+        "spec.specHash",
+        "--ignore",
+        "spec.addons[*].chartVersion",
+        "--ignore",
+        "spec.addons[*]",
+    ]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some("~ lok8sVersion 0.7.4 → 0.8.3 (upgrade)")
+    );
+    assert!(run.stdout.contains("; 12 ignored: "), "{}", run.stdout);
+    // The Markdown comment folds ignored changes away.
+    let md = diff(&[A, B, "--ignore", "spec.addons", "-o", "markdown"]).stdout;
+    assert!(
+        md.contains("<details><summary>11 ignored changes (--ignore)</summary>"),
+        "{md}"
+    );
+}
+
+#[test]
+fn errors_exit_2_with_a_message_and_no_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_yaml = write(dir.path(), "bad.yaml", "a: [\n");
+    let configmap = write(
+        dir.path(),
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    );
+    let binary = write(dir.path(), "bin.json", [0xff, 0xfe, 0x00]);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![A, "missing.yaml"],
+            "missing.yaml: No such file or directory",
+        ),
+        (vec![A, not_yaml.to_str().unwrap()], "invalid YAML"),
+        (
+            vec![A, configmap.to_str().unwrap()],
+            "no ClusterInventory object (found kind ConfigMap)",
+        ),
+        (vec![A, binary.to_str().unwrap()], "not valid UTF-8"),
+        (
+            vec![A, B, "--ignore", "spec.addons[x].name"],
+            "--ignore 'spec.addons[x].name': names no field",
+        ),
+        (vec![A, B, "--ignore", "spec.addons[x"], "unclosed '['"),
+        (
+            vec![A, B, "-o", "yaml"],
+            "clinv diff: unsupported output format 'yaml' (supported: text, json, markdown, unified)",
+        ),
+        (
+            vec![A, "latest"],
+            "'latest' is a snapshot reference and needs the snapshot store",
+        ),
+        (vec![A, "latest~2"], "'latest~2' is a snapshot reference"),
+        (
+            vec![A, "@2026-01-01"],
+            "'@2026-01-01' is a snapshot reference",
+        ),
+        (
+            vec![A, "20260223-3167e5e4"],
+            "'20260223-3167e5e4' is not a file; as a snapshot id it needs the snapshot store",
+        ),
+        (
+            vec![A, "git:HEAD~1:gitops/clusterinventory.yaml"],
+            "is a git reference",
+        ),
+        (
+            vec![A, "latest~x"],
+            "invalid reference 'latest~x': expected latest~N",
+        ),
+        (vec![A, "@yesterday"], "invalid reference '@yesterday'"),
+        (vec![A, "git:"], "invalid reference 'git:'"),
+        (vec!["-", "-"], "'-' (stdin) can be used only once"),
+        (
+            vec![A, "cluster"],
+            "cluster: kubeconfig not found (/nonexistent/kubeconfig)",
+        ),
+    ];
+    for (args, message) in cases {
+        let run = diff(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{args:?}");
+        assert!(
+            run.stderr.starts_with("[error] ") && run.stderr.contains(message),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    // clap usage errors are 2 as well.
+    assert_eq!(diff(&[A]).code, 2);
+    assert_eq!(diff(&[A, B, "--nope"]).code, 2);
+}
+
+#[test]
+fn colour_only_on_request() {
+    assert!(
+        !diff(&[A, B]).stdout.contains('\x1b'),
+        "a pipe gets no colour"
+    );
+    let coloured = diff(&[A, B, "--color", "always"]).stdout;
+    assert!(coloured.contains("\x1b[32m+ velero\x1b[0m"), "{coloured}");
+    assert!(
+        diff(&[A, B, "-o", "unified", "--color", "always"])
+            .stdout
+            .contains("\x1b[31m-")
+    );
+    let run = clinv(&["diff", A, B])
+        .cwd(&history::dir())
+        .env("NO_COLOR", "1")
+        .run();
+    assert!(!run.stdout.contains('\x1b'));
+    // JSON and Markdown are never coloured.
+    assert!(
+        !diff(&[A, B, "-o", "json", "--color", "always"])
+            .stdout
+            .contains('\x1b')
+    );
+}
+
+#[test]
+fn hostile_values_cannot_reach_the_terminal_or_the_markup() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = std::fs::read_to_string(history::file("026")).unwrap();
+    let b = a
+        .replace("name: loki", "name: \"lo\\e[2Jki|<b>`x`</b>\"")
+        .replace("chartVersion: 6.24.0", "chartVersion: \"6.24.0\\n- evil\"");
+    let a = write(dir.path(), "a.yaml", a);
+    let b = write(dir.path(), "b.yaml", b);
+    for format in ["text", "markdown", "unified", "json"] {
+        let run = clinv(&[
+            "diff",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "-o",
+            format,
+        ])
+        .run();
+        assert_eq!(run.code, 1, "{format}: {}", run.stderr);
+        assert!(!run.stdout.contains('\x1b'), "{format}: {}", run.stdout);
+        assert!(!run.stdout.contains("\n- evil"), "{format}: {}", run.stdout);
+    }
+    let md = clinv(&[
+        "diff",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        "markdown",
+    ])
+    .run()
+    .stdout;
+    assert!(!md.contains("<b>"), "{md}");
+}
+
+/// Every key path of a JSON value: `changes[].entry.name`.
+fn key_paths(v: &serde_json::Value, prefix: &str, out: &mut BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                out.insert(path.clone());
+                key_paths(v, &path, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                key_paths(item, &format!("{prefix}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The field paths the README documents in the table under `heading`: the first
+/// backticked word of each table row.
+fn documented(heading: &str) -> BTreeSet<String> {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let section = readme
+        .split_once(heading)
+        .unwrap_or_else(|| panic!("README lacks {heading}"))
+        .1;
+    section
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| {
+            l.strip_prefix("| `")?
+                .split_once('`')
+                .map(|(p, _)| p.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_json_schema_is_stable_and_documented() {
+    let mut seen = BTreeSet::new();
+    for args in [
+        vec![A, B, "-o", "json"],
+        vec!["001.yaml", "026.yaml", "-o", "json"],
+        vec![
+            A,
+            B,
+            "-o",
+            "json",
+            "--ignore",
+            "spec.kind",
+            "--ignore",
+            "spec.addons[loki]",
+        ],
+    ] {
+        let v: serde_json::Value = serde_json::from_str(&diff(&args).stdout).unwrap();
+        assert_eq!(v["schemaVersion"], 1);
+        assert_eq!(v["kind"], "InventoryDiff");
+        key_paths(&v, "", &mut seen);
+    }
+    // Ignored changes have the shape of changes and are documented with them.
+    assert!(
+        seen.contains("ignored[].entry.name"),
+        "the sample covers ignored changes"
+    );
+    seen.retain(|p| !p.starts_with("ignored[]."));
+    assert_eq!(
+        seen,
+        documented("#### `clinv diff -o json`"),
+        "diff JSON keys vs README"
+    );
+    let recorded = history::load();
+    let trail = clinv::audit::trail(&history::steps(&recorded), &Default::default());
+    let v = serde_json::to_value(&trail).unwrap();
+    let mut seen = BTreeSet::new();
+    key_paths(&v, "", &mut seen);
+    // Change objects are documented once, with the diff.
+    seen.retain(|p| {
+        !p.contains(".changes[].") && !p.contains(".ignored[].") && !p.contains(".summary.")
+    });
+    assert_eq!(
+        seen,
+        documented("#### Audit trail JSON"),
+        "trail JSON keys vs README"
+    );
+}
+
+#[test]
+fn hostile_documents_are_errors_not_crashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut laughs = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    let mut prev = 'a';
+    for name in 'b'..='i' {
+        laughs.push_str(&format!(
+            "{name}: &{name} [{}]\n",
+            vec![format!("*{prev}"); 9].join(", ")
+        ));
+        prev = name;
+    }
+    let cases = [
+        ("laughs.yaml", laughs, "repetition limit exceeded"),
+        ("deep.yaml", "[".repeat(10_000), "recursion limit exceeded"),
+        (
+            "deep.json",
+            "{\"a\":".repeat(10_000),
+            "recursion limit exceeded",
+        ),
+        (
+            "dup.yaml",
+            "kind: ClusterInventory\nkind: ClusterInventory\n".into(),
+            "duplicate",
+        ),
+        (
+            "addons.yaml",
+            std::fs::read_to_string(history::file("001"))
+                .unwrap()
+                .replace("  addons:\n", "  addons: 5\n  x:\n"),
+            "spec.addons: expected a list",
+        ),
+    ];
+    for (name, text, message) in cases {
+        let path = write(dir.path(), name, &text);
+        let run = clinv(&["diff", path.to_str().unwrap(), "-"])
+            .stdin(text)
+            .run();
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        assert!(run.stderr.contains(message), "{name}: {}", run.stderr);
+        assert_eq!(run.stdout, "");
+    }
+    // Over 8 MiB on stdin is refused without reading it all.
+    let huge = vec![b' '; (8 << 20) + 10];
+    let run = clinv(&["diff", "-", "x.yaml"]).stdin(huge).run();
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("input too large"), "{}", run.stderr);
+}

@@ -1,0 +1,89 @@
+//! `clinv diff` with the live object (`cluster`) as one side.
+
+use crate::plane;
+use crate::support::*;
+
+#[test]
+fn the_live_object_diffs_against_rendered_files() {
+    let Some(p) = plane() else { return };
+    let dir = copy_tree(&example());
+    let root = dir.path();
+    let kc = p.admin.to_str().unwrap();
+    let root_s = root.to_str().unwrap();
+    let base = [
+        "--root",
+        root_s,
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        kc,
+    ];
+    let mut args = vec!["publish"];
+    args.extend_from_slice(&base);
+    clinv(&args).run().ok();
+    // Status from another manager and the server's metadata never count.
+    let status = r#"{"status":{"lastReported":"2026-07-06T12:00:00Z"}}"#;
+    let (code, _, err) = p.kubectl(&[
+        "patch",
+        "clusterinventory",
+        "cluster",
+        "--subresource=status",
+        "--type=merge",
+        "--field-manager=kubehz-agent",
+        "-p",
+        status,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let out = tempfile::tempdir().unwrap();
+    let before = out.path().join("before.yaml");
+    let mut render = vec!["render"];
+    render.extend_from_slice(&base[..4]);
+    std::fs::write(&before, clinv(&render).run().ok().stdout).unwrap();
+    let diff = |a: &str, b: &str| {
+        let mut args = vec!["diff", a, b];
+        args.extend_from_slice(&base);
+        clinv(&args).run()
+    };
+    let run = diff(before.to_str().unwrap(), "cluster");
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "no changes\n"),
+        "{}",
+        run.stderr
+    );
+    // kubectl's own dump, with managedFields and status, on stdin.
+    let (_, dump, _) = p.kubectl(&[
+        "get",
+        "clinv",
+        "cluster",
+        "-o",
+        "yaml",
+        "--show-managed-fields",
+    ]);
+    assert!(dump.contains("managedFields") && dump.contains("lastReported"));
+    let mut args = vec!["diff", "-", before.to_str().unwrap()];
+    args.extend_from_slice(&base);
+    let run = clinv(&args).stdin(dump).run();
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "no changes\n"),
+        "{}",
+        run.stderr
+    );
+    // A local change shows against the cluster until it is published.
+    let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("    - metrics-server\n", "");
+    std::fs::write(&spec, text).unwrap();
+    let after = out.path().join("after.yaml");
+    std::fs::write(&after, clinv(&render).run().ok().stdout).unwrap();
+    let run = diff("cluster", after.to_str().unwrap());
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("- metrics-server 3.12.2\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("~ specHash "), "{}", run.stdout);
+}
