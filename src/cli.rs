@@ -167,6 +167,23 @@ pub enum Command {
     #[command(after_help = IGNORE_HELP)]
     Diff(DiffArgs),
 
+    /// The history of a domain, newest first: time, outcome (applied, queued, committed,
+    /// superseded) and what changed (formats: text, json, markdown).
+    ///
+    /// From the snapshot store, or from a GitOps repository's commits with --repo.
+    /// --addon NAME shows when each version of that addon arrived and left.
+    Log(LogArgs),
+
+    /// Write one self-contained HTML page: the current inventory, a timeline of
+    /// Kubernetes and addon versions, and the change list.
+    Report(ReportArgs),
+
+    /// Compare the sha256 of the local cluster.lok8s.yaml with the specHash of the live
+    /// inventory (or of the newest snapshot when the cluster is unreachable).
+    ///
+    /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
+    Drift(StatusArgs),
+
     /// Print a shell completion script.
     Completions {
         /// The shell to generate for.
@@ -204,6 +221,10 @@ pub struct DiffArgs {
 
     #[command(flatten)]
     pub limits: ClusterArgs,
+
+    /// GitOps repository for `git:REV[:PATH]` references.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -271,6 +292,50 @@ pub struct ReplayArgs {
     /// Say what would be applied and superseded; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// Only entries at or after T (YYYY-MM-DD or RFC 3339).
+    #[arg(long, value_name = "T")]
+    pub since: Option<String>,
+
+    /// Only entries at or before T (a bare date includes that day).
+    #[arg(long, value_name = "T")]
+    pub until: Option<String>,
+
+    /// At most N entries (the newest).
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    pub max_count: Option<usize>,
+
+    /// When each version of this addon arrived and left.
+    #[arg(long, value_name = "NAME")]
+    pub addon: Option<String>,
+
+    /// Read the history from this GitOps repository's commits instead of the store.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+
+    /// Branch or revision of --repo (default HEAD).
+    #[arg(long, value_name = "REV", requires = "repo")]
+    pub branch: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// Write the page here (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE.html")]
+    pub out: Option<PathBuf>,
+
+    /// Read the history from this GitOps repository's commits instead of the store.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

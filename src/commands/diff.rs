@@ -24,7 +24,8 @@ fn compare(settings: &Settings, args: &DiffArgs) -> Result<i32> {
     )?;
     let ignore = Ignore::parse(&args.ignore)?;
     check_refs(&[&args.from, &args.to])?;
-    let cx = RefContext::new(settings, args.domain.as_deref(), &args.limits);
+    let mut cx = RefContext::new(settings, args.domain.as_deref(), &args.limits);
+    cx.repo = args.repo.as_deref();
     let a = resolve_ref(&cx, &args.from)?;
     let b = resolve_ref(&cx, &args.to)?;
     let mut report = diff::diff_with(&a.inventory, &b.inventory, &ignore);

@@ -7,11 +7,15 @@ mod agent;
 mod commit;
 mod crd;
 mod diff;
+mod drift;
+mod history;
 mod index;
+mod log;
 mod publish;
 mod refs;
 mod render;
 mod replay;
+mod report_cmd;
 mod snapshots;
 mod status;
 mod updates;
@@ -39,6 +43,10 @@ pub fn run(cli: Cli) -> i32 {
         Command::Updates(args) => updates::run(&settings, args),
         Command::Agent(args) => agent::run(&settings, args),
         Command::Diff(args) => diff::run(&settings, args),
+        Command::Log(args) => log::run(&settings, args),
+        Command::Report(args) => report_cmd::run(&settings, args),
+        // Like diff: 1 means "different", so every error is 2 ("unknown").
+        Command::Drift(args) => drift::run(&settings, args).map_err(Error::in_diff),
         Command::Completions { shell } => completions(&settings, *shell),
     };
     match result {

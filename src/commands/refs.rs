@@ -14,9 +14,8 @@
 //! | a path (has `/`, or ends in `.yaml`/`.yml`/`.json`, or exists) | that file |
 //! | anything else | a snapshot id |
 //!
-//! Snapshot and git references are parsed here so their syntax is settled; they resolve
-//! through [`snapshot`] and [`git`], which the snapshot store and the git integration
-//! provide. Until then they fail with [`Error::Reference`], naming what is missing.
+//! Snapshot references resolve through the snapshot store of the domain, git references
+//! through [`crate::gitops::history`] in the repository given with `--repo`.
 
 use super::access;
 use crate::cli::ClusterArgs;
@@ -64,6 +63,8 @@ pub struct RefContext<'a> {
     /// `--domain`, for the kubeconfig of `cluster` (and the store's domain).
     pub domain: Option<&'a str>,
     pub limits: &'a ClusterArgs,
+    /// `--repo`, for `git:` references.
+    pub repo: Option<&'a Path>,
     project: OnceCell<Option<Project>>,
     stdin_used: Cell<bool>,
 }
@@ -74,6 +75,7 @@ impl<'a> RefContext<'a> {
             settings,
             domain,
             limits,
+            repo: None,
             project: OnceCell::new(),
             stdin_used: Cell::new(false),
         }
@@ -266,22 +268,67 @@ fn live(cx: &RefContext) -> Result<ClusterInventory> {
     }
 }
 
-/// A snapshot of the domain's store. Resolved by the snapshot store; this build has none.
-fn snapshot(_cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<ClusterInventory> {
-    let what = match r {
-        SnapshotRef::Id(_) => "is not a file; as a snapshot id it needs the snapshot store",
-        _ => "is a snapshot reference and needs the snapshot store",
+/// A snapshot of the domain's store: `latest`, `latest~N`, an id, or `@DATE` (the newest
+/// snapshot recorded at or before DATE; a bare date means the end of that day, UTC).
+fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<ClusterInventory> {
+    let project = cx.project().ok_or_else(|| {
+        Error::Reference(format!(
+            "'{text}' names a snapshot, but no lok8s project was found (pass --root)"
+        ))
+    })?;
+    let domain = super::domain(cx.settings, project, cx.domain)?;
+    let store = super::store(cx.settings, project).domain(&domain);
+    let journal = store.read()?;
+    let snap = match r {
+        SnapshotRef::Latest(n) => crate::store::resolve(&journal, &format!("latest~{n}"))?,
+        SnapshotRef::Id(id) => crate::store::resolve(&journal, id)?,
+        SnapshotRef::At(date) => {
+            let until = crate::audit::parse_bound(date, true).ok_or_else(|| {
+                Error::Usage(format!(
+                    "invalid reference '{text}': not a date or RFC 3339 time"
+                ))
+            })?;
+            journal
+                .newest_first()
+                .find(|s| {
+                    crate::audit::parse_bound(&s.record.at, false).is_some_and(|at| at <= until)
+                })
+                .ok_or_else(|| {
+                    Error::Reference(format!(
+                        "no snapshot of {domain} recorded at or before {date}"
+                    ))
+                })?
+        }
     };
-    Err(Error::Reference(format!(
-        "'{text}' {what}, which this build of clinv does not have (use a file, '-' or 'cluster')"
-    )))
+    store.inventory(&snap.record)
 }
 
-/// An inventory file at a git revision. Resolved by the git integration; this build has none.
-fn git(_cx: &RefContext, text: &str, _rev: &str, _path: Option<&str>) -> Result<ClusterInventory> {
-    Err(Error::Reference(format!(
-        "'{text}' is a git reference, which this build of clinv cannot read (use a file, '-' or 'cluster')"
-    )))
+/// The committed inventory at `REV[:PATH]` in the repository given with `--repo`
+/// (default path: `clusters/<domain>/inventory/clusterinventory.yaml`).
+fn git(cx: &RefContext, text: &str, rev: &str, path: Option<&str>) -> Result<ClusterInventory> {
+    let repo = cx
+        .repo
+        .ok_or_else(|| Error::Usage(format!("'{text}' is a git reference: pass --repo DIR")))?;
+    let default;
+    let path = match path {
+        Some(p) => p,
+        None => {
+            let project = cx.project().ok_or_else(|| {
+                Error::Usage(format!(
+                    "'{text}': give the path (git:REV:PATH) or a project"
+                ))
+            })?;
+            let domain = super::domain(cx.settings, project, cx.domain)?;
+            default = format!("clusters/{domain}/inventory/clusterinventory.yaml");
+            &default
+        }
+    };
+    let bytes = crate::gitops::history::file_at(repo, rev, path)
+        .map_err(|e| Error::Reference(format!("'{text}': {e}")))?;
+    decode(
+        Path::new(&format!("{}:{rev}:{path}", repo.display())),
+        bytes,
+    )
 }
 
 #[cfg(test)]

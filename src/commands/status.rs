@@ -26,14 +26,13 @@ pub fn run(settings: &Settings, args: &StatusArgs) -> Result<i32> {
         settings.printer.warn(&message);
         Ok(exit::OK)
     };
-    let choice = match access::choose(settings, Some(&project), name.as_deref()) {
-        Ok(c) => c,
-        Err(f) => return fail(f.reason, format!("status: {}", f.detail)),
-    };
     let opts = access::options(args.limits.timeout, args.limits.probe_timeout, false, false);
-    let live = access::runtime()?.block_on(async {
-        let cluster = access::connect(settings, &choice, opts).await?;
-        cluster.get_inventory().await
+    let rt = access::runtime()?;
+    let live = access::choose(settings, Some(&project), name.as_deref()).and_then(|choice| {
+        rt.block_on(async {
+            let cluster = access::connect(settings, &choice, opts).await?;
+            cluster.get_inventory().await
+        })
     });
     match live {
         Ok(Some(value)) => {
@@ -44,12 +43,37 @@ pub fn run(settings: &Settings, args: &StatusArgs) -> Result<i32> {
             Reason::Rejected,
             "status: the cluster has no ClusterInventory 'cluster'".into(),
         ),
-        Err(f) => fail(
-            f.reason,
-            format!(
-                "status: cannot read the ClusterInventory: {}: {}",
-                f.reason, f.detail
-            ),
-        ),
+        Err(f) => {
+            // Unreachable: show what was last recorded for the domain, and say so.
+            let journal = super::store(settings, &project).domain(&domain).read()?;
+            let newest = journal
+                .newest_first()
+                .next()
+                .map(|s| (s.record.clone(), s.state));
+            if let Some((snap, state)) = newest
+                && let Ok(inventory) = super::store(settings, &project)
+                    .domain(&domain)
+                    .inventory(&snap)
+            {
+                settings.printer.warn(&format!(
+                    "status: cluster not readable ({}: {}); showing the newest snapshot {} ({}, recorded {})",
+                    f.reason,
+                    f.detail,
+                    snap.id,
+                    state.as_str(),
+                    snap.at
+                ));
+                let value = serde_json::to_value(&inventory).unwrap_or_default();
+                settings.printer.data(&output::inventory_block(&value))?;
+                return Ok(exit::OK);
+            }
+            fail(
+                f.reason,
+                format!(
+                    "status: cannot read the ClusterInventory: {}: {}",
+                    f.reason, f.detail
+                ),
+            )
+        }
     }
 }

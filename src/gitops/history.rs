@@ -194,3 +194,83 @@ mod tests {
         assert_eq!(last_change(&dir.path().join("missing")).unwrap(), None);
     }
 }
+
+/// The bytes of `path` at revision `rev` (anything `git rev-parse` takes) in the
+/// repository at `dir`.
+///
+/// # Errors
+/// No repository, an unknown revision, or no such file at that revision.
+pub fn file_at(dir: &Path, rev: &str, path: &str) -> Result<Vec<u8>, String> {
+    let repo = Repository::open(dir).map_err(|e| format!("{}: {}", dir.display(), e.message()))?;
+    let object = repo
+        .revparse_single(rev)
+        .map_err(|e| format!("revision {rev}: {}", e.message()))?;
+    let tree = object
+        .peel_to_tree()
+        .map_err(|e| format!("revision {rev}: {}", e.message()))?;
+    let entry = tree
+        .get_path(Path::new(path))
+        .map_err(|_| format!("no {path} at {rev}"))?;
+    let blob = repo
+        .find_blob(entry.id())
+        .map_err(|_| format!("{path} at {rev} is not a file"))?;
+    Ok(blob.content().to_vec())
+}
+
+/// One commit of a file's history.
+#[derive(Debug, Clone)]
+pub struct Version {
+    pub commit: String,
+    /// Committer time, RFC 3339 UTC.
+    pub at: String,
+    pub content: Vec<u8>,
+}
+
+/// Every version of `path` along the first-parent history of `rev`, oldest first: the
+/// commits where its content changed (or it appeared).
+///
+/// # Errors
+/// No repository or an unknown revision.
+pub fn file_history(dir: &Path, rev: &str, path: &str) -> Result<Vec<Version>, String> {
+    let repo = Repository::open(dir).map_err(|e| format!("{}: {}", dir.display(), e.message()))?;
+    let mut commit = repo
+        .revparse_single(rev)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(|e| format!("revision {rev}: {}", e.message()))?;
+    let mut out: Vec<(Oid, Version)> = Vec::new();
+    for _ in 0..MAX_COMMITS {
+        if let Ok(entry) = commit.tree().and_then(|t| t.get_path(Path::new(path))) {
+            let blob_id = entry.id();
+            let at = chrono::DateTime::from_timestamp(commit.committer().when().seconds(), 0)
+                .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+                .unwrap_or_default();
+            match out.last_mut() {
+                // Same content as the newer commit: the change happened here or earlier.
+                Some((id, v)) if *id == blob_id => {
+                    v.commit = commit.id().to_string();
+                    v.at = at;
+                }
+                _ => {
+                    let content = repo
+                        .find_blob(blob_id)
+                        .map(|b| b.content().to_vec())
+                        .unwrap_or_default();
+                    out.push((
+                        blob_id,
+                        Version {
+                            commit: commit.id().to_string(),
+                            at,
+                            content,
+                        },
+                    ));
+                }
+            }
+        }
+        match commit.parent(0) {
+            Ok(p) => commit = p,
+            Err(_) => break,
+        }
+    }
+    out.reverse();
+    Ok(out.into_iter().map(|(_, v)| v).collect())
+}

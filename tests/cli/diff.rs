@@ -204,16 +204,13 @@ fn errors_exit_2_with_a_message_and_no_data() {
         ),
         (
             vec![A, "latest"],
-            "'latest' is a snapshot reference and needs the snapshot store",
+            "'latest' names a snapshot, but no lok8s project was found (pass --root)",
         ),
-        (vec![A, "latest~2"], "'latest~2' is a snapshot reference"),
-        (
-            vec![A, "@2026-01-01"],
-            "'@2026-01-01' is a snapshot reference",
-        ),
+        (vec![A, "latest~2"], "'latest~2' names a snapshot"),
+        (vec![A, "@2026-01-01"], "'@2026-01-01' names a snapshot"),
         (
             vec![A, "20260223-3167e5e4"],
-            "'20260223-3167e5e4' is not a file; as a snapshot id it needs the snapshot store",
+            "'20260223-3167e5e4' names a snapshot, but no lok8s project was found",
         ),
         (
             vec![A, "git:HEAD~1:gitops/clusterinventory.yaml"],

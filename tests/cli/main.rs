@@ -9,6 +9,7 @@ mod browser;
 mod diff;
 mod gitops;
 mod history;
+mod history_store;
 mod hostile;
 mod https;
 mod index;

@@ -499,3 +499,40 @@ fn lok8s_project_kubeconfig_is_preferred_over_kubeconfig_env() {
     );
     assert!(!run.stderr.contains("[warn]"), "{}", run.stderr);
 }
+
+#[test]
+fn drift_against_the_live_inventory() {
+    let Some(p) = plane() else { return };
+    let dir = copy_tree(&example());
+    let root = dir.path();
+    let drift = || {
+        clinv(&[
+            "drift",
+            "--root",
+            root.to_str().unwrap(),
+            "--domain",
+            "prod.acme.example",
+            "--kubeconfig",
+            p.admin.to_str().unwrap(),
+        ])
+        .env("CLINV_SNAPSHOTS", root.join("snapshots").to_str().unwrap())
+        .run()
+    };
+    publish(&p, root, "prod.acme.example", &[]).ok();
+    let sync = drift();
+    assert_eq!(sync.code, 0, "{}{}", sync.stdout, sync.stderr);
+    assert!(
+        sync.stdout
+            .contains("in sync (compared with the live inventory at https://127.0.0.1:"),
+        "{}",
+        sync.stdout
+    );
+    let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("v1.31.10@", "v1.32.3@");
+    std::fs::write(&spec, text).unwrap();
+    let drifted = drift();
+    assert_eq!(drifted.code, 1, "{}{}", drifted.stdout, drifted.stderr);
+    assert!(drifted.stdout.contains("drift:"), "{}", drifted.stdout);
+}
