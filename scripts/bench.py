@@ -255,6 +255,16 @@ def bench_store(args):
               + (f"; {'OK' if med <= 300 else 'OVER'} (≤ 300 ms)" if n == 1_000 else ""))
 
 
+def bench_log(args):
+    root = os.path.join(REPO, "examples", "acme")
+    tmp = os.path.join(REPO, "target", "bench-log")
+    for n in (1_000, 10_000, 100_000):
+        env = synth_store(os.path.join(tmp, f"log{n}"), "prod.acme.example", n, state="applied")
+        runs = 5 if n == 100_000 else 20
+        walls, rss = measure([BIN, "log", "--root", root, "--domain", "prod.acme.example", "-o", "json"], runs, env)
+        report(f"log over {n} snapshots", walls, rss, **({"target_ms": 300, "target_mb": 50} if n == 10_000 else {}))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
@@ -264,11 +274,13 @@ def main():
     p.add_argument("--runs", type=int, default=100)
     st = sub.add_parser("store", help="offline publish, snapshots list and replay at 1k/10k")
     st.add_argument("--runs", type=int, default=100)
+    lg = sub.add_parser("log", help="clinv log over 1k, 10k, 100k snapshots (10k: ≤ 300 ms, ≤ 50 MB)")
+    lg.add_argument("--runs", type=int, default=20)
     d = sub.add_parser("diff", help="clinv diff of two history steps in each format (≤ 5 ms), vs dyff")
     d.add_argument("--runs", type=int, default=300)
     args = parser.parse_args()
     build()
-    {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff}[args.bench](args)
+    {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log}[args.bench](args)
 
 
 if __name__ == "__main__":
