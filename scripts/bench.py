@@ -265,6 +265,60 @@ def bench_log(args):
         report(f"log over {n} snapshots", walls, rss, **({"target_ms": 300, "target_mb": 50} if n == 10_000 else {}))
 
 
+def bench_commit(args):
+    """clinv commit of a changed inventory into a repository with 10,000 prior commits,
+    versus `git add` + `git commit` of the same three files."""
+    import shutil
+    tmp = os.path.join(REPO, "target", "bench-commit")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    repo = os.path.join(tmp, "repo")
+    git = lambda *a, **kw: subprocess.run(["git", "-C", repo, *a], check=True, capture_output=True, **kw)
+    subprocess.run(["git", "init", "-q", "-b", "main", repo], check=True)
+    git("config", "user.name", "Bench")
+    git("config", "user.email", "bench@example.invalid")
+    # 10,000 prior commits, each touching an unrelated file, via fast-import.
+    stream = []
+    for i in range(10_000):
+        data = f"line {i}\n"
+        msg = f"prior commit {i}\n"
+        stream.append(f"commit refs/heads/main\nmark :{i + 1}\ncommitter Bench <bench@example.invalid> {1_600_000_000 + i} +0000\n"
+                      f"data {len(msg)}\n{msg}" + (f"from :{i}\n" if i else "") +
+                      f"M 100644 inline notes/n{i % 100}.txt\ndata {len(data)}\n{data}\n")
+    subprocess.run(["git", "-C", repo, "fast-import", "--quiet"], input="".join(stream).encode(), check=True)
+    git("checkout", "-q", "-f", "main")
+    root = os.path.join(tmp, "project")
+    shutil.copytree(os.path.join(REPO, "examples", "acme"), root)
+    chart = os.path.join(root, ".lok8s", "addons", "cilium", "chart.yaml")
+    store = os.path.join(tmp, "store")
+    env = dict(os.environ, CLINV_SNAPSHOTS=store)
+    clinv_walls, git_walls = [], []
+    for i in range(args.runs):
+        # Untimed: a new, really different snapshot.
+        text = open(chart).read().split("version:")[0] + f"version: 1.{20 + i}.0\n"
+        open(chart, "w").write(text)
+        subprocess.run([BIN, "publish", "--root", root, "--domain", "prod.acme.example", "--kubeconfig",
+                        os.path.join(REPO, "examples", "offline.kubeconfig")],
+                       env=dict(env, SOURCE_DATE_EPOCH=str(1_700_000_000 + i)), check=True, capture_output=True)
+        start = time.perf_counter()
+        subprocess.run([BIN, "commit", "--root", root, "--domain", "prod.acme.example", "--repo", repo],
+                       env=env, check=True, capture_output=True)
+        clinv_walls.append(time.perf_counter() - start)
+        # The same three files, changed the same way, with the git CLI.
+        folder = os.path.join(repo, "clusters", "prod.acme.example", "inventory")
+        for name in os.listdir(folder):
+            p = os.path.join(folder, name)
+            open(p, "a").write(f"# git run {i}\n")
+        start = time.perf_counter()
+        git("add", "clusters/prod.acme.example/inventory")
+        git("commit", "-q", "-m", f"inventory: git run {i}")
+        git_walls.append(time.perf_counter() - start)
+    c, g = statistics.median(clinv_walls) * 1000, statistics.median(git_walls) * 1000
+    print(f"clinv commit (changed inventory, 10k prior commits): runs={len(clinv_walls)} median={c:.1f} ms")
+    print(f"git add + git commit (same files): median={g:.1f} ms")
+    print(f"  ratio clinv/git = {c / g:.2f}  {'OK' if c / g <= 1.0 else 'OVER'} (≤ 1.0)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
@@ -274,13 +328,15 @@ def main():
     p.add_argument("--runs", type=int, default=100)
     st = sub.add_parser("store", help="offline publish, snapshots list and replay at 1k/10k")
     st.add_argument("--runs", type=int, default=100)
+    cm = sub.add_parser("commit", help="clinv commit vs git add + git commit, 10k prior commits")
+    cm.add_argument("--runs", type=int, default=15)
     lg = sub.add_parser("log", help="clinv log over 1k, 10k, 100k snapshots (10k: ≤ 300 ms, ≤ 50 MB)")
     lg.add_argument("--runs", type=int, default=20)
     d = sub.add_parser("diff", help="clinv diff of two history steps in each format (≤ 5 ms), vs dyff")
     d.add_argument("--runs", type=int, default=300)
     args = parser.parse_args()
     build()
-    {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log}[args.bench](args)
+    {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit}[args.bench](args)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,27 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     staged.commit()
 }
 
+/// Replaces `path` atomically but without fsync: for informational files whose loss in
+/// a crash costs nothing (a lock's holder note), where two fsyncs per command would be
+/// most of its run time.
+///
+/// # Errors
+/// Any I/O error; the target is then left as it was.
+pub fn write_replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let dir = parent_of(path);
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(path.file_name().unwrap_or_default());
+    tmp_name.push(format!(".tmp.{}.{}", std::process::id(), unique()));
+    let tmp = dir.join(tmp_name);
+    let result = open_new(&tmp, mode)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
 /// A fully written, fsynced temporary file waiting to be renamed into place. Staging
 /// several files first lets a command publish all of them or none.
 #[must_use = "a staged file is removed unless committed"]

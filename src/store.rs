@@ -320,7 +320,7 @@ impl DomainStore {
             "since": now_millis(),
         });
         let holder_path = self.dir.join("lock.holder");
-        files::write_atomic(&holder_path, format!("{holder}\n").as_bytes(), 0o600)
+        files::write_replace(&holder_path, format!("{holder}\n").as_bytes(), 0o600)
             .map_err(|e| Error::io(&holder_path, e))?;
         Ok(Lock { _file: file })
     }

@@ -497,10 +497,15 @@ pub struct Pushed {
 
 fn is_non_fast_forward(status: &str) -> bool {
     let s = status.to_ascii_lowercase();
+    // The last two are a concurrent writer on the remote's ref (libgit2's local transport
+    // reports a lost create or update race this way): fetch and retry as well.
     s.contains("non-fast-forward")
         || s.contains("fetch first")
         || s.contains("not present locally")
         || s.contains("cannot lock ref")
+        || s.contains("failed to write reference")
+        || s.contains("failed to lock")
+        || s.contains("failed to create locked file")
 }
 
 /// Pushes once; `Some(status)` when the server rejected the ref.

@@ -632,3 +632,73 @@ fn flux_and_argo_manifests() {
     );
     assert!(log(&fx.work()).is_empty(), "printing commits nothing");
 }
+
+#[test]
+fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
+    let fx = Fx::new();
+    let stale = fx.clone_remote("stale");
+    // The stale clone's store gets an older snapshot first.
+    fx.clinv(&[
+        "publish",
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        "/nonexistent",
+    ])
+    .env("SOURCE_DATE_EPOCH", "1700000000")
+    .run()
+    .ok();
+    let old = fx
+        .clinv(&[
+            "snapshots",
+            "show",
+            "latest",
+            "--domain",
+            "prod.acme.example",
+            "-o",
+            "json",
+        ])
+        .run()
+        .ok();
+    let old: serde_json::Value = serde_json::from_str(&old.stdout).unwrap();
+    // Someone else pushes a newer inventory.
+    fx.set_chart_version("cilium", "1.20.1");
+    fx.clinv(&[
+        "publish",
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        "/nonexistent",
+    ])
+    .env("SOURCE_DATE_EPOCH", "1700000900")
+    .run()
+    .ok();
+    fx.commit(&fx.work(), &["--push"]).ok();
+    // The stale clone commits the older one locally, then must not push it over.
+    let run = fx.commit(
+        &stale,
+        &[
+            "--snapshot",
+            old["snapshot"]["id"].as_str().unwrap(),
+            "--push",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("already holds a newer inventory"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        log(&fx.remote()),
+        ["inventory(prod.acme.example): record inventory (9 addons, Kubernetes v1.31.10)"]
+    );
+    let cr = git(
+        &fx.remote(),
+        &[
+            "show",
+            "main:clusters/prod.acme.example/inventory/clusterinventory.yaml",
+        ],
+    );
+    assert!(cr.contains("chartVersion: 1.20.1"), "{cr}");
+}
