@@ -85,17 +85,7 @@ impl Fx {
     }
 
     fn set_chart_version(&self, addon: &str, version: &str) {
-        let path = self
-            .root()
-            .join(format!(".lok8s/addons/{addon}/chart.yaml"));
-        let text = std::fs::read_to_string(&path).unwrap();
-        let re = regex::Regex::new(r"(?m)^version: .*$").unwrap();
-        std::fs::write(
-            &path,
-            re.replace(&text, format!("version: {version}").as_str())
-                .as_bytes(),
-        )
-        .unwrap();
+        set_chart_version(&self.root(), addon, version);
     }
 }
 

@@ -2,20 +2,7 @@
 //! repository.
 
 use crate::support::*;
-use std::path::Path;
 use std::process::Command;
-
-fn set_chart_version(root: &Path, addon: &str, version: &str) {
-    let path = root.join(format!(".lok8s/addons/{addon}/chart.yaml"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let re = regex::Regex::new(r"(?m)^version: .*$").unwrap();
-    std::fs::write(
-        &path,
-        re.replace(&text, format!("version: {version}").as_str())
-            .as_bytes(),
-    )
-    .unwrap();
-}
 
 #[test]
 fn log_from_the_store_and_from_the_repository_agree() {

@@ -182,3 +182,16 @@ pub fn project_with_spec(spec: &str) -> tempfile::TempDir {
     write(dir.path(), "clusters/inv/cluster.lok8s.yaml", spec);
     dir
 }
+
+/// Sets the `version:` pin of an addon's chart.yaml in a project copy.
+pub fn set_chart_version(root: &Path, addon: &str, version: &str) {
+    let path = root.join(format!(".lok8s/addons/{addon}/chart.yaml"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let re = regex::Regex::new(r"(?m)^version: .*$").unwrap();
+    std::fs::write(
+        &path,
+        re.replace(&text, format!("version: {version}").as_str())
+            .as_bytes(),
+    )
+    .unwrap();
+}

@@ -155,3 +155,26 @@ pub fn kubectl() -> PathBuf {
         PathBuf::from("kubectl")
     }
 }
+
+/// An `https://127.0.0.1:<port>` URL nobody listens on (connections are refused).
+pub fn refused_server() -> String {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("https://{}", free.local_addr().unwrap())
+}
+
+/// A copy of `kubeconfig` whose server is `server` (same credentials).
+pub fn kubeconfig_with_server(
+    kubeconfig: &std::path::Path,
+    server: &str,
+) -> tempfile::NamedTempFile {
+    let text = std::fs::read_to_string(kubeconfig).unwrap();
+    let re = regex::Regex::new(r"server: \S+").unwrap();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        file.path(),
+        re.replace(&text, format!("server: {server}").as_str())
+            .as_bytes(),
+    )
+    .unwrap();
+    file
+}

@@ -1,5 +1,5 @@
 use crate::support::*;
-use crate::{Plane, plane};
+use crate::{Plane, kubeconfig_with_server, plane};
 use std::time::Duration;
 
 fn publish(p: &Plane, root: &std::path::Path, domain: &str, extra: &[&str]) -> Run {
@@ -285,16 +285,7 @@ fn no_rbac_identity_warns_and_exits_zero_within_the_budget() {
 
 /// A kubeconfig for `server` with the admin's credentials.
 fn kubeconfig_for(p: &Plane, server: &str) -> tempfile::NamedTempFile {
-    let text = std::fs::read_to_string(&p.admin).unwrap();
-    let re = regex::Regex::new(r"server: \S+").unwrap();
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(
-        file.path(),
-        re.replace(&text, format!("server: {server}").as_str())
-            .as_bytes(),
-    )
-    .unwrap();
-    file
+    kubeconfig_with_server(&p.admin, server)
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! replay when it is back, the stale guard, and replays killed at random points.
 
 use crate::support::*;
-use crate::{Plane, plane};
+use crate::{Plane, kubeconfig_with_server, plane, refused_server};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -57,19 +57,7 @@ impl Fx {
 }
 
 fn dead_kubeconfig(p: &Plane) -> tempfile::NamedTempFile {
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = free.local_addr().unwrap().port();
-    drop(free);
-    let text = std::fs::read_to_string(&p.admin).unwrap();
-    let re = regex::Regex::new(r"server: \S+").unwrap();
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(
-        file.path(),
-        re.replace(&text, format!("server: https://127.0.0.1:{port}").as_str())
-            .as_bytes(),
-    )
-    .unwrap();
-    file
+    kubeconfig_with_server(&p.admin, &refused_server())
 }
 
 fn states(fx: &Fx) -> Vec<(String, String)> {
