@@ -138,6 +138,23 @@ pub struct StateRecord {
     pub target: Option<TargetRecord>,
 }
 
+impl StateRecord {
+    /// A state change with no reason, detail, supersessor, commit or target.
+    pub fn new(id: &str, at: &str, state: State) -> StateRecord {
+        StateRecord {
+            v: FORMAT,
+            id: id.to_string(),
+            at: at.to_string(),
+            state,
+            reason: None,
+            detail: None,
+            by: None,
+            commit: None,
+            target: None,
+        }
+    }
+}
+
 /// A torn journal tail cut off before an append.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

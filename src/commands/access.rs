@@ -128,3 +128,16 @@ pub fn runtime() -> crate::Result<tokio::runtime::Runtime> {
         .build()
         .map_err(|e| crate::Error::io("<tokio runtime>", e))
 }
+
+/// The spec's `metadata.name` of a cluster domain: it names lok8s's kubeconfig. `None`
+/// for deploy domains, missing or unreadable specs (the other kubeconfig rules apply).
+pub fn cluster_name(project: &Project, domain: &str) -> Option<String> {
+    match project.domain_kind(domain) {
+        crate::project::DomainKind::Cluster { spec } => {
+            crate::spec::read(&spec, project.root(), domain)
+                .ok()
+                .and_then(|s| s.name)
+        }
+        _ => None,
+    }
+}

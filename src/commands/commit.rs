@@ -171,15 +171,9 @@ fn record(
     detail: Option<String>,
 ) {
     let change = StateRecord {
-        v: 1,
-        id: snap.id.clone(),
-        at: now_millis(),
-        state: State::Committed,
-        reason: None,
         detail,
-        by: None,
         commit,
-        target: None,
+        ..StateRecord::new(&snap.id, &now_millis(), State::Committed)
     };
     if let Err(e) = store.set_states(&[change]) {
         settings.printer.warn(&format!(

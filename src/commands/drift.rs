@@ -23,9 +23,7 @@ pub fn run(settings: &Settings, args: &StatusArgs) -> Result<i32> {
     let bytes = crate::files::read_bounded(&spec, crate::project::MAX_INPUT_BYTES)
         .map_err(|e| Error::io(&spec, e))?;
     let local = crate::spec::hex_sha256(&bytes);
-    let name = crate::spec::read(&spec, project.root(), &domain)
-        .ok()
-        .and_then(|s| s.name);
+    let name = access::cluster_name(&project, &domain);
     let live = access::choose(settings, Some(&project), name.as_deref()).and_then(|choice| {
         let opts = access::options(args.limits.timeout, args.limits.probe_timeout, false, false);
         access::runtime()

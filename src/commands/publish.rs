@@ -82,15 +82,10 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<i32> {
             let mut queued = false;
             if let Some(snap) = &snapshot {
                 let change = StateRecord {
-                    v: 1,
-                    id: snap.id.clone(),
-                    at: now_millis(),
-                    state: State::Pending,
                     reason: Some(f.reason),
                     detail: Some(truncate(&f.detail, 500)),
-                    by: None,
-                    commit: None,
                     target: target_record,
+                    ..StateRecord::new(&snap.id, &now_millis(), State::Pending)
                 };
                 if let Err(e) = store.set_states(&[change]) {
                     settings.printer.debug(&format!(
@@ -147,15 +142,8 @@ fn mark_applied(
 ) {
     let at = now_millis();
     let mut changes = vec![StateRecord {
-        v: 1,
-        id: snap.id.clone(),
-        at: at.clone(),
-        state: State::Applied,
-        reason: None,
-        detail: None,
-        by: None,
-        commit: None,
         target,
+        ..StateRecord::new(&snap.id, &at, State::Applied)
     }];
     if let Ok(journal) = store.read() {
         changes.extend(
@@ -164,15 +152,8 @@ fn mark_applied(
                 .iter()
                 .filter(|s| s.state == State::Pending && s.record.id != snap.id)
                 .map(|s| StateRecord {
-                    v: 1,
-                    id: s.record.id.clone(),
-                    at: at.clone(),
-                    state: State::Superseded,
-                    reason: None,
-                    detail: None,
                     by: Some(snap.id.clone()),
-                    commit: None,
-                    target: None,
+                    ..StateRecord::new(&s.record.id, &at, State::Superseded)
                 }),
         );
     }

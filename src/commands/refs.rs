@@ -21,7 +21,7 @@ use super::access;
 use crate::cli::ClusterArgs;
 use crate::error::{Error, Result};
 use crate::inventory::ClusterInventory;
-use crate::project::{DomainKind, MAX_INPUT_BYTES, Project};
+use crate::project::{MAX_INPUT_BYTES, Project};
 use crate::settings::Settings;
 use crate::{files, parse};
 use std::cell::{Cell, OnceCell};
@@ -232,12 +232,7 @@ fn live(cx: &RefContext) -> Result<ClusterInventory> {
     let name = match project {
         Some(p) => {
             let domain = super::domain(cx.settings, p, cx.domain)?;
-            match p.domain_kind(&domain) {
-                DomainKind::Cluster { spec } => crate::spec::read(&spec, p.root(), &domain)
-                    .ok()
-                    .and_then(|s| s.name),
-                _ => None,
-            }
+            access::cluster_name(p, &domain)
         }
         None => None,
     };

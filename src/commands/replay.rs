@@ -13,7 +13,7 @@ use super::{domain, project, store};
 use crate::cli::ReplayArgs;
 use crate::cluster::{Delivery, Failure};
 use crate::error::{Error, Result, exit};
-use crate::project::{DomainKind, Project};
+use crate::project::Project;
 use crate::settings::Settings;
 use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, StateRecord, now_millis};
 
@@ -77,12 +77,7 @@ fn replay_domain(
         .copied()
         .filter(|s| s.record.id != newest.record.id)
         .collect();
-    let cluster_name = match project.domain_kind(domain) {
-        DomainKind::Cluster { spec } => crate::spec::read(&spec, project.root(), domain)
-            .ok()
-            .and_then(|s| s.name),
-        _ => None,
-    };
+    let cluster_name = super::access::cluster_name(project, domain);
     let opts = access::options(
         args.limits.timeout,
         args.limits.probe_timeout,
@@ -153,15 +148,10 @@ fn replay_domain(
     let at = now_millis();
     let mark =
         |snap: &Snapshot, state: State, by: Option<&str>, detail: Option<String>| StateRecord {
-            v: 1,
-            id: snap.record.id.clone(),
-            at: at.clone(),
-            state,
-            reason: None,
             detail,
             by: by.map(str::to_string),
-            commit: None,
             target: newest.record.target.clone(),
+            ..StateRecord::new(&snap.record.id, &at, state)
         };
     let mut changes = Vec::with_capacity(pending.len());
     let summary = match &delivery {

@@ -290,17 +290,7 @@ fn gc(
         let at = now_millis();
         let changes: Vec<StateRecord> = doomed
             .iter()
-            .map(|s| StateRecord {
-                v: 1,
-                id: s.record.id.clone(),
-                at: at.clone(),
-                state: State::Deleted,
-                reason: None,
-                detail: None,
-                by: None,
-                commit: None,
-                target: None,
-            })
+            .map(|s| StateRecord::new(&s.record.id, &at, State::Deleted))
             .collect();
         ds.append_states(&changes)?;
         // Objects still referenced by a kept snapshot stay.

@@ -6,19 +6,13 @@ use crate::cli::StatusArgs;
 use crate::cluster::Reason;
 use crate::error::{Error, Result, exit};
 use crate::output;
-use crate::project::DomainKind;
 use crate::settings::Settings;
 
 pub fn run(settings: &Settings, args: &StatusArgs) -> Result<i32> {
     let project = project(settings)?;
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
     // The spec only names lok8s's kubeconfig; status works without it.
-    let name = match project.domain_kind(&domain) {
-        DomainKind::Cluster { spec } => crate::spec::read(&spec, project.root(), &domain)
-            .ok()
-            .and_then(|s| s.name),
-        _ => None,
-    };
+    let name = access::cluster_name(&project, &domain);
     let fail = |reason: Reason, message: String| -> Result<i32> {
         if settings.strict {
             return Err(Error::Unapplied { reason, message });

@@ -7,7 +7,7 @@ use crate::error::{Error, Result, exit};
 use crate::fetch::{self, IndexRef};
 use crate::inventory::{self, Loaded};
 use crate::output;
-use crate::project::{DomainKind, Project};
+use crate::project::Project;
 use crate::settings::Settings;
 use crate::updates::{self, Current, Update};
 use std::path::PathBuf;
@@ -194,12 +194,7 @@ fn live(
     domain: &str,
     args: &UpdatesArgs,
 ) -> Result<Option<Compared>, Failure> {
-    let name = match project.domain_kind(domain) {
-        DomainKind::Cluster { spec } => crate::spec::read(&spec, project.root(), domain)
-            .ok()
-            .and_then(|s| s.name),
-        _ => None,
-    };
+    let name = super::access::cluster_name(project, domain);
     let choice = access::choose(settings, Some(project), name.as_deref())?;
     let opts = access::options(args.limits.timeout, args.limits.probe_timeout, false, false);
     let rt = access::runtime().map_err(|e| {
