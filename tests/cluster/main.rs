@@ -9,7 +9,9 @@ mod support;
 
 mod agent;
 mod diff;
+mod faults;
 mod gitops;
+mod proxy;
 mod publish;
 mod replay;
 
@@ -167,12 +169,22 @@ pub fn kubeconfig_with_server(
     kubeconfig: &std::path::Path,
     server: &str,
 ) -> tempfile::NamedTempFile {
+    kubeconfig_with(kubeconfig, "server", server)
+}
+
+/// A copy of `kubeconfig` with the value of every `key:` line replaced by `value`.
+pub fn kubeconfig_with(
+    kubeconfig: &std::path::Path,
+    key: &str,
+    value: &str,
+) -> tempfile::NamedTempFile {
     let text = std::fs::read_to_string(kubeconfig).unwrap();
-    let re = regex::Regex::new(r"server: \S+").unwrap();
+    let re = regex::Regex::new(&format!(r"(?m)^(\s*){}: \S+$", regex::escape(key))).unwrap();
+    assert!(re.is_match(&text), "no {key} in {}", kubeconfig.display());
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(
         file.path(),
-        re.replace(&text, format!("server: {server}").as_str())
+        re.replace_all(&text, format!("${{1}}{key}: {value}").as_str())
             .as_bytes(),
     )
     .unwrap();

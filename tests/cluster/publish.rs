@@ -248,48 +248,13 @@ fn a_conflicting_crd_warns_and_force_conflicts_takes_it_over() {
     );
 }
 
-#[test]
-fn no_rbac_identity_warns_and_exits_zero_within_the_budget() {
-    let Some(p) = plane() else { return };
-    let run = clinv(&[
-        "publish",
-        "--root",
-        example().to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.nobody.to_str().unwrap(),
-    ])
-    .run()
-    .ok();
-    assert!(
-        run.stderr.contains("forbidden: the identity lacks RBAC"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("User \"nobody\""), "{}", run.stderr);
-    assert!(run.elapsed < Duration::from_secs(3));
-    let strict = clinv(&[
-        "publish",
-        "--strict",
-        "--root",
-        example().to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.nobody.to_str().unwrap(),
-    ])
-    .run();
-    assert_eq!(strict.code, 7, "{}", strict.stderr);
-}
-
 /// A kubeconfig for `server` with the admin's credentials.
 fn kubeconfig_for(p: &Plane, server: &str) -> tempfile::NamedTempFile {
     kubeconfig_with_server(&p.admin, server)
 }
 
 #[test]
-fn unreachable_servers_warn_and_exit_zero_within_the_probe_budget() {
+fn a_refused_connection_warns_and_exits_zero_at_once() {
     let Some(p) = plane() else { return };
     // A port nobody listens on: connection refused, immediately.
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -310,39 +275,7 @@ fn unreachable_servers_warn_and_exit_zero_within_the_probe_budget() {
     assert!(run.stderr.contains("cluster unreachable"), "{}", run.stderr);
     assert!(run.elapsed < Duration::from_secs(1), "{:?}", run.elapsed);
     assert_eq!(clinv(&[&args[..], &["--strict"]].concat()).run().code, 5);
-    // A black hole: the TCP connection is accepted but nothing ever answers.
-    let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let kc = kubeconfig_for(&p, &format!("https://{}", hole.local_addr().unwrap()));
-    let held = std::thread::spawn(move || {
-        let conns: Vec<_> = hole.incoming().take(1).collect();
-        std::thread::sleep(Duration::from_secs(4));
-        drop(conns);
-    });
-    let run = clinv(&[
-        "publish",
-        "--root",
-        example().to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        kc.path().to_str().unwrap(),
-        "--probe-timeout",
-        "1",
-    ])
-    .run()
-    .ok();
-    assert!(
-        run.stderr
-            .contains("cluster unreachable: no answer within 1.0s"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.elapsed < Duration::from_millis(2500),
-        "{:?}",
-        run.elapsed
-    );
-    held.join().unwrap();
+    // Black holes, resets, stalls: tests/cluster/faults.rs.
 }
 
 #[test]

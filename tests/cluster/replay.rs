@@ -6,22 +6,22 @@ use crate::{Plane, kubeconfig_with_server, plane, refused_server};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-struct Fx {
+pub(crate) struct Fx {
     dir: tempfile::TempDir,
 }
 
 impl Fx {
-    fn new() -> Fx {
+    pub(crate) fn new() -> Fx {
         Fx {
             dir: copy_tree(&example()),
         }
     }
 
-    fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.dir.path()
     }
 
-    fn run(&self, kubeconfig: &Path, args: &[&str]) -> Clinv {
+    pub(crate) fn run(&self, kubeconfig: &Path, args: &[&str]) -> Clinv {
         let root = self.root().to_str().unwrap().to_string();
         let kc = kubeconfig.to_str().unwrap().to_string();
         let mut all = vec!["--root", &root, "--kubeconfig", &kc];
@@ -32,7 +32,7 @@ impl Fx {
         )
     }
 
-    fn snapshots(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn snapshots(&self) -> Vec<serde_json::Value> {
         let run = self
             .run(
                 Path::new("/nonexistent"),
@@ -44,7 +44,7 @@ impl Fx {
     }
 
     /// Edits the prod spec so the next publish renders a different inventory.
-    fn bump(&self, addon: &str) {
+    pub(crate) fn bump(&self, addon: &str) {
         let spec = self
             .root()
             .join("clusters/prod.acme.example/cluster.lok8s.yaml");
@@ -60,7 +60,7 @@ fn dead_kubeconfig(p: &Plane) -> tempfile::NamedTempFile {
     kubeconfig_with_server(&p.admin, &refused_server())
 }
 
-fn states(fx: &Fx) -> Vec<(String, String)> {
+pub(crate) fn states(fx: &Fx) -> Vec<(String, String)> {
     fx.snapshots()
         .iter()
         .map(|s| {
@@ -72,7 +72,7 @@ fn states(fx: &Fx) -> Vec<(String, String)> {
         .collect()
 }
 
-fn control_plane(cmd: &str) {
+pub(crate) fn control_plane(cmd: &str) {
     let out = std::process::Command::new(repo().join("scripts/control-plane"))
         .arg(cmd)
         .output()
@@ -84,11 +84,11 @@ fn control_plane(cmd: &str) {
     );
 }
 
-fn live_spec(p: &Plane) -> serde_json::Value {
+pub(crate) fn live_spec(p: &Plane) -> serde_json::Value {
     p.live().unwrap()["spec"].clone()
 }
 
-fn snapshot_spec(fx: &Fx, id: &str) -> serde_json::Value {
+pub(crate) fn snapshot_spec(fx: &Fx, id: &str) -> serde_json::Value {
     let run = fx
         .run(
             Path::new("/nonexistent"),
