@@ -65,11 +65,11 @@ fn publish(fx: &Fx, kubeconfig: &Path, budget: Budget, strict: bool) -> Run {
 
 /// Prints one observed outcome (for the report and README's table).
 fn observed(fault: &str, run: &Run) {
-    let said = run
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("[warn]") || l.starts_with("[error]"))
-        .unwrap_or_else(|| run.stderr.lines().next().unwrap_or(""));
+    let lines = || run.stderr.lines();
+    let said = lines()
+        .find(|l| l.contains("could not"))
+        .or_else(|| lines().find(|l| l.starts_with("[warn]") || l.starts_with("[error]")))
+        .unwrap_or_else(|| lines().next().unwrap_or(""));
     eprintln!(
         "FAULT {fault}: exit {} in {:.2}s: {said}",
         run.code,
@@ -850,4 +850,59 @@ fn a_server_certificate_that_does_not_match_is_unreachable() {
         pending(&fx, "unreachable");
         converges(&p, &fx);
     }
+}
+
+/// A replay is bounded and fail-soft the same way: its CR apply's answer is lost, the
+/// snapshot stays queued, and the next replay finds the object live and only marks it.
+#[test]
+fn a_replay_whose_answer_is_cut_stays_queued_and_the_next_converges() {
+    let Some(p) = plane() else { return };
+    p.crd_only();
+    let fx = Fx::new();
+    let dead = kubeconfig_with_server(&p.admin, &crate::refused_server());
+    publish(
+        &fx,
+        dead.path(),
+        Budget {
+            timeout: 5.0,
+            probe: 1.0,
+        },
+        false,
+    )
+    .ok();
+    let id = states(&fx)[0].0.clone();
+    for strict_run in [false, true] {
+        p.crd_only();
+        let proxy = Proxy::start(
+            api_addr(&p),
+            Fault::CutResponse {
+                request: 3,
+                bytes: 64,
+            },
+        );
+        let kc = kubeconfig_with_server(&p.admin, &proxy.url());
+        let mut args = vec!["replay", "--domain", DOMAIN, "--timeout", "5"];
+        if strict_run {
+            args.push("--strict");
+        }
+        let run = fx.run(kc.path(), &args).run();
+        let name = "replay: CR apply's response cut after 64 bytes";
+        observed(name, &run);
+        assert_eq!(run.code, if strict_run { 5 } else { 0 }, "{}", run.stderr);
+        assert!(
+            run.stderr.contains(
+                "could not replay the ClusterInventory for prod.acme.example: cluster unreachable"
+            ) && run.stderr.contains("1 snapshot(s) stay queued"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.elapsed < Duration::from_secs(5) + MARGIN);
+        assert_eq!(states(&fx), [(id.clone(), "pending".to_string())]);
+    }
+    let replay = converges(&p, &fx);
+    assert!(
+        replay.stderr.contains("clusterinventory/cluster unchanged"),
+        "{}",
+        replay.stderr
+    );
 }
