@@ -8,7 +8,9 @@
 //! - per connection, the client's TLS 1.3 handshake ends with its first application-data
 //!   record (type 0x17): rustls sends its encrypted flight (Certificate, CertificateVerify,
 //!   Finished) as one record (observed: 595 bytes with the admin certificate, then the
-//!   probe's 108). The slow-connection test checks the count against clinv's own;
+//!   probe's 108), and no record can mix it with a request (handshake and application
+//!   data use different keys). A flight over 16 KiB (a long client chain) would break
+//!   this; the slow-connection test checks the count against clinv's own.
 //! - after it, a client application-data record starts a new request when the server has
 //!   sent application data since the current request began (HTTP/1.1: no pipelining, so
 //!   the next request waits for the whole response). A session ticket the server sends
