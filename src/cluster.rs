@@ -356,6 +356,7 @@ impl Cluster {
         max_body: usize,
     ) -> Result<(u16, Value), Failure> {
         self.requests.set(self.requests.get() + 1);
+        let req = with_server_deadline(req, budget);
         let line = format!("{} {}", req.method(), req.uri());
         let sent = Instant::now();
         let call = async {
@@ -755,6 +756,27 @@ fn classify(status: u16, body: &Value, step: Step) -> Failure {
     }
 }
 
+/// Asks the API server to give up before clinv does (`?timeout=`, as kubectl's
+/// `--request-timeout`): a server that is up but cannot reach etcd then answers with its
+/// own 5xx inside the budget, which tells "server error" from "unreachable".
+fn with_server_deadline(req: http::Request<Vec<u8>>, budget: Duration) -> http::Request<Vec<u8>> {
+    let ms = budget.as_millis() * 3 / 4;
+    if ms < 500 {
+        return req;
+    }
+    let (mut parts, body) = req.into_parts();
+    let joiner = if parts.uri.query().is_some() {
+        '&'
+    } else {
+        '?'
+    };
+    let uri = format!("{}{joiner}timeout={ms}ms", parts.uri);
+    if let Ok(uri) = uri.parse() {
+        parts.uri = uri;
+    }
+    http::Request::from_parts(parts, body)
+}
+
 /// A transport error as one line: the innermost causes carry the useful part
 /// ("Connection refused", "invalid peer certificate: …").
 fn transport(err: &kube::Error, connect_budget: Duration) -> String {
@@ -780,6 +802,28 @@ fn transport(err: &kube::Error, connect_budget: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_server_is_asked_to_give_up_first() {
+        let req = |uri: &str| http::Request::get(uri).body(Vec::new()).unwrap();
+        let uri = |r: http::Request<Vec<u8>>| r.uri().to_string();
+        let apply = req("/apis/x/cluster?fieldManager=lok8s");
+        assert_eq!(
+            uri(with_server_deadline(apply, Duration::from_secs(3))),
+            "/apis/x/cluster?fieldManager=lok8s&timeout=2250ms"
+        );
+        let get = req("/apis/x/cluster");
+        assert_eq!(
+            uri(with_server_deadline(get, Duration::from_secs(10))),
+            "/apis/x/cluster?timeout=7500ms"
+        );
+        // Too short a budget to split: the client's own timer alone.
+        let get = req("/apis/x/cluster");
+        assert_eq!(
+            uri(with_server_deadline(get, Duration::from_millis(600))),
+            "/apis/x/cluster"
+        );
+    }
 
     #[test]
     fn statuses_are_classified() {
