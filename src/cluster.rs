@@ -356,7 +356,8 @@ impl Cluster {
         max_body: usize,
     ) -> Result<(u16, Value), Failure> {
         self.requests.set(self.requests.get() + 1);
-        let req = with_server_deadline(req, budget);
+        let server_deadline = server_deadline(budget);
+        let req = with_server_deadline(req, server_deadline);
         let line = format!("{} {}", req.method(), req.uri());
         let sent = Instant::now();
         let call = async {
@@ -383,6 +384,16 @@ impl Cluster {
             Err(_) => {
                 let detail = format!("no answer within {:.1}s", budget.as_secs_f64());
                 return Err(Failure::new(Reason::Unreachable, step, detail));
+            }
+            // The server closes the connection when its own timeout fires after the
+            // handler has begun answering (the apiserver's timeout filter aborts then):
+            // it was reached and gave up, as a 504 would say.
+            Ok(Err(_)) if server_deadline.is_some_and(|d| sent.elapsed() >= d) => {
+                let detail = format!(
+                    "no answer within its {:.2}s request timeout (it closed the connection)",
+                    server_deadline.unwrap_or_default().as_secs_f64()
+                );
+                return Err(Failure::new(Reason::ServerError, step, detail));
             }
             Ok(Err(e)) => {
                 return Err(Failure::new(
@@ -756,21 +767,29 @@ fn classify(status: u16, body: &Value, step: Step) -> Failure {
     }
 }
 
-/// Asks the API server to give up before clinv does (`?timeout=`, as kubectl's
-/// `--request-timeout`): a server that is up but cannot reach etcd then answers with its
-/// own 5xx inside the budget, which tells "server error" from "unreachable".
-fn with_server_deadline(req: http::Request<Vec<u8>>, budget: Duration) -> http::Request<Vec<u8>> {
-    let ms = budget.as_millis() * 3 / 4;
-    if ms < 500 {
+/// The deadline clinv asks the API server to keep (`?timeout=`, as kubectl's
+/// `--request-timeout`): ¾ of the request's budget, so a server that is up but cannot
+/// reach etcd answers with its own 5xx inside the budget, which tells "server error" from
+/// "unreachable". `None` when the budget is too short to split.
+fn server_deadline(budget: Duration) -> Option<Duration> {
+    let deadline = budget * 3 / 4;
+    (deadline >= Duration::from_millis(500)).then_some(deadline)
+}
+
+fn with_server_deadline(
+    req: http::Request<Vec<u8>>,
+    deadline: Option<Duration>,
+) -> http::Request<Vec<u8>> {
+    let Some(deadline) = deadline else {
         return req;
-    }
+    };
     let (mut parts, body) = req.into_parts();
     let joiner = if parts.uri.query().is_some() {
         '&'
     } else {
         '?'
     };
-    let uri = format!("{}{joiner}timeout={ms}ms", parts.uri);
+    let uri = format!("{}{joiner}timeout={}ms", parts.uri, deadline.as_millis());
     if let Ok(uri) = uri.parse() {
         parts.uri = uri;
     }
@@ -806,21 +825,22 @@ mod tests {
     #[test]
     fn the_server_is_asked_to_give_up_first() {
         let req = |uri: &str| http::Request::get(uri).body(Vec::new()).unwrap();
-        let uri = |r: http::Request<Vec<u8>>| r.uri().to_string();
-        let apply = req("/apis/x/cluster?fieldManager=lok8s");
+        let uri = |r: &str, budget| {
+            with_server_deadline(req(r), server_deadline(budget))
+                .uri()
+                .to_string()
+        };
         assert_eq!(
-            uri(with_server_deadline(apply, Duration::from_secs(3))),
+            uri("/apis/x/cluster?fieldManager=lok8s", Duration::from_secs(3)),
             "/apis/x/cluster?fieldManager=lok8s&timeout=2250ms"
         );
-        let get = req("/apis/x/cluster");
         assert_eq!(
-            uri(with_server_deadline(get, Duration::from_secs(10))),
+            uri("/apis/x/cluster", Duration::from_secs(10)),
             "/apis/x/cluster?timeout=7500ms"
         );
         // Too short a budget to split: the client's own timer alone.
-        let get = req("/apis/x/cluster");
         assert_eq!(
-            uri(with_server_deadline(get, Duration::from_millis(600))),
+            uri("/apis/x/cluster", Duration::from_millis(600)),
             "/apis/x/cluster"
         );
     }

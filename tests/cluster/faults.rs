@@ -490,9 +490,11 @@ fn the_api_server_killed_between_the_crd_and_the_cr_apply() {
 }
 
 /// With etcd gone the API server accepts the request and holds it. clinv sends
-/// `?timeout=` (¾ of its budget), so the server gives up first and answers 5xx: a server
-/// error (9), told apart from an unreachable server, within the budget. (Without the
-/// parameter it held requests for its own 60 s `--request-timeout`, then sent 504.)
+/// `?timeout=` (¾ of its budget), so the server gives up first: it answers 504, or — when
+/// its handler had begun to answer as the timeout fired — closes the connection (the
+/// apiserver's timeout filter; both seen). Either is a server error (9) within the
+/// budget, told apart from an unreachable server. (Without the parameter the server held
+/// requests for its own 60 s `--request-timeout`.)
 #[test]
 fn etcd_stopped_under_a_running_api_server() {
     let Some(p) = plane() else { return };
@@ -514,7 +516,6 @@ fn etcd_stopped_under_a_running_api_server() {
             "the API server failed",
             probe.bound(true),
         );
-        assert!(run.stderr.contains(" 50"), "a 5xx status: {}", run.stderr);
         let run = publish(&fx, &p.admin, probe, true);
         strict("etcd stopped, probe budget 3 s", &run, 9, probe.bound(true));
     }
