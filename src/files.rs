@@ -23,7 +23,28 @@ pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 /// # Errors
 /// As [`read_bounded`]; a link is an `InvalidInput` error saying so.
 pub fn read_bounded_nofollow(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    read_limited(open_read(path, true)?, limit)
+    let file = open_read(path, true)?;
+    regular(&file)?;
+    read_limited(file, limit)
+}
+
+/// Refuses a FIFO, socket or device where clinv keeps its own regular files.
+///
+/// # Errors
+/// `InvalidInput` naming the problem, or the `fstat` failure.
+pub fn regular(file: &File) -> io::Result<()> {
+    let meta = file.metadata()?;
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        if meta.is_dir() {
+            "is a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        },
+    ))
 }
 
 fn read_limited(file: File, limit: u64) -> io::Result<Vec<u8>> {
@@ -89,7 +110,11 @@ pub fn link_refused(e: io::Error) -> io::Error {
 pub fn too_large(len: u64, limit: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
-        format!("file too large: {len} bytes (limit {} MiB)", limit >> 20),
+        if limit >= 1 << 20 {
+            format!("file too large: {len} bytes (limit {} MiB)", limit >> 20)
+        } else {
+            format!("file too large: {len} bytes (limit {limit} bytes)")
+        },
     )
 }
 

@@ -356,7 +356,9 @@ impl DomainStore {
     pub fn lock(&self, command: &str, timeout: Duration) -> Result<Lock> {
         self.ensure_dirs()?;
         let path = self.dir.join("lock");
-        let file = open_private(&path, false).map_err(|e| Error::io(&path, e))?;
+        let file = open_private(&path, false)
+            .and_then(|f| files::regular(&f).map(|()| f))
+            .map_err(|e| Error::io(&path, e))?;
         let start = Instant::now();
         let mut delay = Duration::from_millis(2);
         loop {
@@ -467,7 +469,9 @@ impl DomainStore {
     fn append(&self, records: &[Record]) -> Result<()> {
         let path = self.journal_path();
         let created = !path.exists();
-        let mut file = open_private(&path, true).map_err(|e| Error::io(&path, e))?;
+        let mut file = open_private(&path, true)
+            .and_then(|f| files::regular(&f).map(|()| f))
+            .map_err(|e| Error::io(&path, e))?;
         let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
         if len > MAX_JOURNAL {
             return Err(Error::io(&path, files::too_large(len, MAX_JOURNAL)));

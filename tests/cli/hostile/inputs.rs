@@ -177,12 +177,15 @@ fn bootstrap_entry_keys_that_traverse_are_targets_never_read() {
 }
 
 #[test]
-fn a_huge_lok8s_version_file_is_ignored_like_a_missing_one() {
+fn a_huge_lok8s_version_file_is_refused() {
+    // Regression: the message said "(limit 0 MiB)" for the 4 KiB limit.
     let dir = project();
     sparse(&dir.path().join(".lok8s/VERSION"), b"9.9.9", 100 << 20);
     let run = render(dir.path());
-    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
-    assert!(!run.stdout.contains("9.9.9"));
+    assert_clean_failure(
+        &run,
+        ".lok8s/VERSION: file too large: 104857600 bytes (limit 4096 bytes)",
+    );
 }
 
 fn updates(root: &Path, index: &Path) -> Run {
