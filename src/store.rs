@@ -37,8 +37,8 @@ use std::time::{Duration, Instant};
 const FORMAT: u32 = 1;
 /// How long a command waits for another clinv process to release a domain.
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
-/// Largest stored object read back.
-const MAX_OBJECT: u64 = 8 << 20;
+/// Largest stored object read back (and imported).
+pub const MAX_OBJECT: u64 = 8 << 20;
 /// Largest journal read or appended to: about 80,000 publishes. A bigger one is refused
 /// (never read whole into memory); `snapshots export` and a fresh store start over.
 pub const MAX_JOURNAL: u64 = 64 << 20;

@@ -216,3 +216,55 @@ fn a_kubeconfig_path_list_of_thousands_of_entries_is_bounded() {
         run.stderr.len()
     );
 }
+
+#[test]
+fn a_deeply_nested_kubeconfig_is_an_unusable_kubeconfig() {
+    let dir = project();
+    let store = tempfile::tempdir().unwrap();
+    let kc = write(
+        dir.path(),
+        "kubeconfig",
+        format!(
+            "apiVersion: v1\nclusters: {}{}\n",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        ),
+    );
+    let run = publish_strict(dir.path(), store.path())
+        .env("KUBECONFIG", &kc)
+        .run();
+    assert_failure(&run, 4, "kubeconfig");
+}
+
+#[test]
+fn a_kubeconfig_with_bom_and_crlf_is_read() {
+    // Parsed fine: the outcome is the offline server's "unreachable" (exit 5 with
+    // --strict), not an unusable kubeconfig.
+    let dir = project();
+    let store = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(offline_kubeconfig()).unwrap();
+    let kc = write(
+        dir.path(),
+        "kubeconfig",
+        format!("\u{feff}{}", text.replace('\n', "\r\n")),
+    );
+    let run = publish_strict(dir.path(), store.path())
+        .env("KUBECONFIG", &kc)
+        .run();
+    assert_failure(&run, 5, "127.0.0.1:9");
+}
+
+#[test]
+fn nul_bytes_in_a_kubeconfig() {
+    let dir = project();
+    let store = tempfile::tempdir().unwrap();
+    let kc = write(
+        dir.path(),
+        "kubeconfig",
+        b"apiVersion: v1\0\nkind: Config\n",
+    );
+    let run = publish_strict(dir.path(), store.path())
+        .env("KUBECONFIG", &kc)
+        .run();
+    assert_failure(&run, 4, "kubeconfig");
+}

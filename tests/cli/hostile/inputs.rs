@@ -319,3 +319,56 @@ fn symlinks_in_addon_directories_are_not_followed() {
     );
     assert!(!run.stdout.contains("leaked"));
 }
+
+#[test]
+fn invalid_utf8_and_nul_in_the_version_file_value_files_and_diff_inputs() {
+    // .lok8s/VERSION: invalid UTF-8 is an error naming the file; a NUL is kept (lok8s
+    // uses the trimmed text) but only ever printed escaped.
+    let dir = project();
+    write(dir.path(), ".lok8s/VERSION", b"1.0\xff");
+    assert_clean_failure(&render(dir.path()), ".lok8s/VERSION: not valid UTF-8");
+    write(dir.path(), ".lok8s/VERSION", b"1.0\0");
+    let run = render(dir.path()).ok();
+    assert!(
+        run.stdout.contains("lok8sVersion: \"1.0\\0\"\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains('\0'));
+    // A value file: the entry is rejected, its content never echoed.
+    let dir = project();
+    write(
+        dir.path(),
+        "clusters/inv/v.yaml",
+        b"a: \"\xff\0FAKESECRET\"\n",
+    );
+    write(
+        dir.path(),
+        "clusters/inv/cluster.lok8s.yaml",
+        "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [v.yaml]\n",
+    );
+    let run = render(dir.path()).ok();
+    assert!(
+        run.stderr
+            .contains("skipping unparseable bootstrap entry 'cilium'"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("FAKESECRET") && !run.stdout.contains("FAKESECRET"));
+    // diff inputs: exit 2 naming the file.
+    let files = tempfile::tempdir().unwrap();
+    let bad = write(files.path(), "bad.yaml", b"apiVersion: \xff\0\n");
+    let run = bounded(&["diff", bad.to_str().unwrap(), bad.to_str().unwrap()]).run();
+    assert_failure(&run, 2, "bad.yaml");
+}
+
+#[test]
+fn an_index_with_a_bom_or_crlf() {
+    let text = std::fs::read_to_string(fixture("updates/index.json")).unwrap();
+    // CRLF is JSON whitespace: accepted.
+    let run = index_case(text.replace('\n', "\r\n"));
+    assert!(run.code == 0, "{}", run.stderr);
+    // A BOM is not JSON (RFC 8259 forbids emitting one): a clear error.
+    let run = index_case(format!("\u{feff}{text}"));
+    assert_clean_failure(&run, "index.json: not a JSON addon index");
+}

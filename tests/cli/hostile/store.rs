@@ -562,3 +562,57 @@ fn a_read_only_store_of_ones_own_is_a_clear_error() {
     assert_unchanged(&before, store.path());
     std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+#[test]
+fn a_deeply_nested_journal_record_with_a_valid_checksum_is_damage() {
+    use sha2::Digest;
+    let (dir, store) = queued();
+    let json = format!(
+        "{{\"kind\":\"snapshot\",\"v\":{}1{}}}",
+        "[".repeat(50_000),
+        "]".repeat(50_000)
+    );
+    let sum = format!("{:x}", sha2::Sha256::digest(json.as_bytes()));
+    let journal = store.path().join("inv/journal");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .unwrap();
+    std::io::Write::write_all(&mut f, format!("{sum} {json}\n").as_bytes()).unwrap();
+    drop(f);
+    let run = verify(dir.path(), store.path());
+    assert_clean_failure(
+        &run,
+        "journal:3: unreadable record: recursion limit exceeded",
+    );
+    // The good records are still listed.
+    let run = snapshots(
+        dir.path(),
+        store.path(),
+        &["list", "--domain", "inv", "-o", "json"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.matches("\"id\"").count(), 1, "{}", run.stdout);
+}
+
+#[test]
+fn a_100_mb_import_entry_is_refused_without_reading_it() {
+    // Regression: import read the whole archive (up to 1 GiB) into memory first.
+    let (dir, store) = queued();
+    let out = tempfile::tempdir().unwrap();
+    let tar = out.path().join("big.tar");
+    let mut header = tar::Header::new_gnu();
+    header.set_path("inv/journal").unwrap();
+    header.set_size(100 << 20);
+    header.set_mode(0o600);
+    header.set_cksum();
+    // Header, then a sparse 100 MB body and the end-of-archive blocks.
+    sparse(&tar, header.as_bytes(), 512 + (100 << 20) + 1024);
+    let before = tree(store.path());
+    let run = snapshots(dir.path(), store.path(), &["import", tar.to_str().unwrap()]);
+    assert_clean_failure(
+        &run,
+        "big.tar: entry \"inv/journal\": 104857600 bytes is over the limit",
+    );
+    assert_unchanged(&before, store.path());
+}
