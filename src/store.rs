@@ -304,26 +304,24 @@ impl DomainStore {
         Ok(())
     }
 
-    /// Refuses to write into a store another user owns (like git's `safe.directory`):
-    /// files root created there would lock its owner out, and a foreign store is not
-    /// ours to change. Reading it is allowed.
+    /// Refuses to write into a domain folder another user owns (like git's
+    /// `safe.directory`): files root created there would lock its owner out, and another
+    /// user's history is not ours to change. Reading it is allowed. The store root may
+    /// belong to anyone who lets us write (a shared or group-owned volume).
     #[cfg(unix)]
     fn check_owner(&self) -> Result<()> {
         use std::os::unix::fs::MetadataExt;
         let me = rustix::process::geteuid().as_raw();
-        let root = self.dir.parent().unwrap_or(&self.dir);
-        for dir in [root, &self.dir] {
-            if let Ok(meta) = fs::symlink_metadata(dir)
-                && meta.uid() != me
-            {
-                return Err(Error::InvalidFile {
-                    path: dir.to_path_buf(),
-                    message: format!(
-                        "owned by uid {}, not by the current user (uid {me}); clinv does not write into another user's snapshot store (run it as the owner, or choose another --snapshots)",
-                        meta.uid()
-                    ),
-                });
-            }
+        if let Ok(meta) = fs::symlink_metadata(&self.dir)
+            && meta.uid() != me
+        {
+            return Err(Error::InvalidFile {
+                path: self.dir.clone(),
+                message: format!(
+                    "owned by uid {}, not by the current user (uid {me}); clinv does not write into another user's snapshot store (run it as the owner, or choose another --snapshots)",
+                    meta.uid()
+                ),
+            });
         }
         Ok(())
     }

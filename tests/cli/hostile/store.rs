@@ -616,3 +616,22 @@ fn a_100_mb_import_entry_is_refused_without_reading_it() {
     );
     assert_unchanged(&before, store.path());
 }
+
+#[test]
+fn a_store_root_owned_by_another_user_is_usable_for_ones_own_domains() {
+    // A shared or group-owned volume: the root belongs to someone else, the domain
+    // folder clinv creates in it is ours.
+    if !root_or_skip("a store root owned by another uid") {
+        return;
+    }
+    let dir = project();
+    let store = tempfile::tempdir().unwrap();
+    chown_tree(store.path(), NOBODY);
+    queue(dir.path(), store.path());
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        std::fs::metadata(store.path().join("inv")).unwrap().uid(),
+        0
+    );
+    verify(dir.path(), store.path()).ok();
+}
