@@ -250,10 +250,14 @@ pub fn parse_kubeconfigs(texts: &[(String, String)]) -> Result<Kubeconfig, Failu
     let mut merged = Kubeconfig::default();
     for (origin, text) in texts {
         let next = Kubeconfig::from_yaml(text).map_err(|e| {
+            // Only the first line: the parser's later lines quote the source, which may
+            // hold a token or key.
+            let e = e.to_string();
+            let first = e.lines().next().unwrap_or_default();
             Failure::new(
                 Reason::BadKubeconfig,
                 Step::Connect,
-                format!("{origin}: {e}"),
+                format!("{origin}: {first}"),
             )
         })?;
         merged = merged.merge(next).map_err(|e| {

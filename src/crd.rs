@@ -29,6 +29,9 @@ fn string(description: &str) -> JSONSchemaProps {
     }
 }
 
+/// `spec.addons` maxItems: more entries are refused before output.
+pub const MAX_ADDONS: usize = 256;
+
 fn limited(description: &str, max_length: i64) -> JSONSchemaProps {
     JSONSchemaProps {
         max_length: Some(max_length),
@@ -160,7 +163,11 @@ fn spec_schema() -> JSONSchemaProps {
             ),
             (
                 "addons",
-                array("The resolved spec.bootstrap entries, in order.", 256, addon),
+                array(
+                    "The resolved spec.bootstrap entries, in order.",
+                    MAX_ADDONS as i64,
+                    addon,
+                ),
             ),
         ],
     )
@@ -341,6 +348,21 @@ fn check(value: &Value, schema: &JSONSchemaProps, path: &str, out: &mut Vec<Stri
     }
 }
 
+/// Each schema pattern compiled once per process: compiling per value made 100,000
+/// addons take seconds.
+fn matches_pattern(pattern: &str, s: &str) -> bool {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static CACHE: LazyLock<Mutex<HashMap<String, Option<regex::Regex>>>> =
+        LazyLock::new(|| Mutex::new(HashMap::new()));
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    cache
+        .entry(pattern.to_string())
+        .or_insert_with(|| regex::Regex::new(pattern).ok())
+        .as_ref()
+        .is_some_and(|re| re.is_match(s))
+}
+
 fn check_string(s: &str, schema: &JSONSchemaProps, at: &str, out: &mut Vec<String>) {
     let shown = shown(s);
     if let Some(max) = schema.max_length
@@ -352,7 +374,7 @@ fn check_string(s: &str, schema: &JSONSchemaProps, at: &str, out: &mut Vec<Strin
         ));
     }
     if let Some(pattern) = &schema.pattern
-        && !regex::Regex::new(pattern).is_ok_and(|re| re.is_match(s))
+        && !matches_pattern(pattern, s)
     {
         out.push(format!(
             "{at}: Invalid value: {shown}: must match '{pattern}'"

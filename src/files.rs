@@ -9,11 +9,45 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Reads a whole file, refusing files larger than `limit` bytes without reading them.
+/// A named pipe without a writer reads as empty instead of blocking forever.
 ///
 /// # Errors
 /// I/O errors, or `InvalidData` when the file is larger than `limit`.
 pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let file = File::open(path)?;
+    read_limited(open_read(path, false)?, limit)
+}
+
+/// Like [`read_bounded`], but a symbolic link is refused instead of followed: for files
+/// inside the snapshot store, which never holds links (one could point anywhere).
+///
+/// # Errors
+/// As [`read_bounded`]; a link is an `InvalidInput` error saying so.
+pub fn read_bounded_nofollow(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file = open_read(path, true)?;
+    regular(&file)?;
+    read_limited(file, limit)
+}
+
+/// Refuses a FIFO, socket or device where clinv keeps its own regular files.
+///
+/// # Errors
+/// `InvalidInput` naming the problem, or the `fstat` failure.
+pub fn regular(file: &File) -> io::Result<()> {
+    let meta = file.metadata()?;
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        if meta.is_dir() {
+            "is a directory"
+        } else {
+            "not a regular file (a FIFO, socket or device)"
+        },
+    ))
+}
+
+fn read_limited(file: File, limit: u64) -> io::Result<Vec<u8>> {
     let meta = file.metadata()?;
     if meta.is_dir() {
         return Err(io::Error::new(
@@ -33,10 +67,54 @@ pub fn read_bounded(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn too_large(len: u64, limit: u64) -> io::Error {
+/// Opens for reading without blocking on a FIFO that has no writer (then clears
+/// `O_NONBLOCK` so a pipe with a writer is read normally); `nofollow` refuses a link.
+#[cfg(unix)]
+fn open_read(path: &Path, nofollow: bool) -> io::Result<File> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut flags = OFlags::NONBLOCK;
+    if nofollow {
+        flags |= OFlags::NOFOLLOW;
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+        .map_err(|e| if nofollow { link_refused(e) } else { e })?;
+    let fl = rustix::fs::fcntl_getfl(&file)?;
+    rustix::fs::fcntl_setfl(&file, fl - OFlags::NONBLOCK)?;
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn open_read(path: &Path, _nofollow: bool) -> io::Result<File> {
+    File::open(path)
+}
+
+/// `O_NOFOLLOW` on a link fails with `ELOOP`, whose text ("too many levels of symbolic
+/// links") misleads; say what happened instead.
+#[cfg(unix)]
+pub fn link_refused(e: io::Error) -> io::Error {
+    if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "is a symbolic link; clinv does not follow links inside its store",
+        )
+    } else {
+        e
+    }
+}
+
+/// The error for a file over its size limit.
+pub fn too_large(len: u64, limit: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
-        format!("file too large: {len} bytes (limit {} MiB)", limit >> 20),
+        if limit >= 1 << 20 {
+            format!("file too large: {len} bytes (limit {} MiB)", limit >> 20)
+        } else {
+            format!("file too large: {len} bytes (limit {limit} bytes)")
+        },
     )
 }
 

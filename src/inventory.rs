@@ -147,13 +147,20 @@ fn assemble(
     }
     let mut reader = Reader::new(project.root());
     let mut addons = Vec::with_capacity(spec.entries.len());
+    // Over the CRD's limit the inventory is refused anyway: skip the file reads, which
+    // for 100,000 entries took seconds.
+    let read_meta = spec.entries.len() <= crate::crd::MAX_ADDONS;
     for entry in &spec.entries {
         match entry {
             Ok(e) => addons.push(Addon {
                 name: e.name.clone(),
                 source: Some(e.source),
-                chart_version: reader.chart_version(&e.dir, Flavor::Inventory),
-                category: reader.category(&e.dir, Flavor::Inventory),
+                chart_version: read_meta
+                    .then(|| reader.chart_version(&e.dir, Flavor::Inventory))
+                    .flatten(),
+                category: read_meta
+                    .then(|| reader.category(&e.dir, Flavor::Inventory))
+                    .flatten(),
                 app_version: None,
             }),
             Err(r) => warnings.push(Warning {

@@ -88,11 +88,18 @@ impl Project {
         self.root.join("clusters").join(domain)
     }
 
-    /// `<root>/.kubeconfig/<name>.yaml`, where lok8s writes a cluster's kubeconfig.
-    pub fn kubeconfig_path(&self, cluster_name: &str) -> PathBuf {
-        self.root
-            .join(".kubeconfig")
-            .join(format!("{cluster_name}.yaml"))
+    /// `<root>/.kubeconfig/<name>.yaml`, where lok8s writes a cluster's kubeconfig;
+    /// `None` when the spec's `metadata.name` is not a plain file name (`../../x`, `a/b`),
+    /// which would point the kubeconfig outside the project.
+    pub fn kubeconfig_path(&self, cluster_name: &str) -> Option<PathBuf> {
+        let plain = !cluster_name.is_empty()
+            && !cluster_name.starts_with('.')
+            && !cluster_name.contains(['/', '\\', '\0']);
+        plain.then(|| {
+            self.root
+                .join(".kubeconfig")
+                .join(format!("{cluster_name}.yaml"))
+        })
     }
 
     /// Resolves the domain as lok8s does: `--domain` › `DOMAIN_NAME` › `clusters/.active`

@@ -69,6 +69,13 @@ pub fn validate(inventory: &ClusterInventory) -> Result<()> {
     if problems.is_empty() {
         Ok(())
     } else {
+        // Bounded: 100,000 bad entries must not print 100,000 lines.
+        const SHOWN: usize = 20;
+        if problems.len() > SHOWN {
+            let more = problems.len() - SHOWN;
+            problems.truncate(SHOWN);
+            problems.push(format!("… and {more} more"));
+        }
         Err(Error::Invalid(problems))
     }
 }

@@ -13,6 +13,24 @@ use std::sync::LazyLock;
 static KIND_RE: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"^[a-z][a-z0-9]*$").expect("valid regex"));
 
+/// Refuses a spec that is a link (or sits in a linked folder) resolving outside the
+/// project root: reads stay inside the project (README, threat model).
+fn confined(path: &Path, root: &Path) -> Result<()> {
+    let (Ok(real), Ok(root)) = (path.canonicalize(), root.canonicalize()) else {
+        return Ok(()); // missing: read() says so
+    };
+    if !real.starts_with(&root) {
+        return Err(Error::InvalidFile {
+            path: path.to_path_buf(),
+            message: format!(
+                "resolves outside the project root (to {}); not read",
+                real.display()
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// What the inventory needs from a cluster spec.
 #[derive(Debug)]
 pub struct ClusterSpec {
@@ -38,6 +56,7 @@ pub struct ClusterSpec {
 /// Missing file, a file over the size limit, not UTF-8, invalid YAML (a deliberate
 /// difference from lok8s, which renders an empty inventory), or a malformed kind.
 pub fn read(path: &Path, root: &Path, domain: &str) -> Result<ClusterSpec> {
+    confined(path, root)?;
     let bytes = match files::read_bounded(path, MAX_INPUT_BYTES) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

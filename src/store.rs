@@ -37,8 +37,11 @@ use std::time::{Duration, Instant};
 const FORMAT: u32 = 1;
 /// How long a command waits for another clinv process to release a domain.
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
-/// Largest stored object read back.
-const MAX_OBJECT: u64 = 8 << 20;
+/// Largest stored object read back (and imported).
+pub const MAX_OBJECT: u64 = 8 << 20;
+/// Largest journal read or appended to: about 80,000 publishes. A bigger one is refused
+/// (never read whole into memory); `snapshots export` and a fresh store start over.
+pub const MAX_JOURNAL: u64 = 64 << 20;
 
 /// A snapshot's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -286,7 +289,51 @@ impl DomainStore {
         self.dir.join("objects").join(format!("{id}.json"))
     }
 
+    /// Refuses a domain or objects folder that is a symbolic link: the store never
+    /// reads or writes through a link, which could point anywhere.
+    fn check_dirs(&self) -> Result<()> {
+        for dir in [self.dir.clone(), self.dir.join("objects")] {
+            if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(Error::InvalidFile {
+                    path: dir,
+                    message: "is a symbolic link; clinv does not follow links inside its store"
+                        .into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses to write into a domain folder another user owns (like git's
+    /// `safe.directory`): files root created there would lock its owner out, and another
+    /// user's history is not ours to change. Reading it is allowed. The store root may
+    /// belong to anyone who lets us write (a shared or group-owned volume).
+    #[cfg(unix)]
+    fn check_owner(&self) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let me = rustix::process::geteuid().as_raw();
+        if let Ok(meta) = fs::symlink_metadata(&self.dir)
+            && meta.uid() != me
+        {
+            return Err(Error::InvalidFile {
+                path: self.dir.clone(),
+                message: format!(
+                    "owned by uid {}, not by the current user (uid {me}); clinv does not write into another user's snapshot store (run it as the owner, or choose another --snapshots)",
+                    meta.uid()
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    #[cfg(not(unix))]
+    fn check_owner(&self) -> Result<()> {
+        Ok(())
+    }
+
     fn ensure_dirs(&self) -> Result<()> {
+        self.check_dirs()?;
+        self.check_owner()?;
         for dir in [
             self.dir.parent().unwrap_or(&self.dir),
             &self.dir,
@@ -307,7 +354,9 @@ impl DomainStore {
     pub fn lock(&self, command: &str, timeout: Duration) -> Result<Lock> {
         self.ensure_dirs()?;
         let path = self.dir.join("lock");
-        let file = open_private(&path, false).map_err(|e| Error::io(&path, e))?;
+        let file = open_private(&path, false)
+            .and_then(|f| files::regular(&f).map(|()| f))
+            .map_err(|e| Error::io(&path, e))?;
         let start = Instant::now();
         let mut delay = Duration::from_millis(2);
         loop {
@@ -336,9 +385,12 @@ impl DomainStore {
             "command": command,
             "since": now_millis(),
         });
-        let holder_path = self.dir.join("lock.holder");
-        files::write_replace(&holder_path, format!("{holder}\n").as_bytes(), 0o600)
-            .map_err(|e| Error::io(&holder_path, e))?;
+        // Informational only: a full disk must not stop the journal append for it.
+        let _ = files::write_replace(
+            &self.dir.join("lock.holder"),
+            format!("{holder}\n").as_bytes(),
+            0o600,
+        );
         Ok(Lock { _file: file })
     }
 
@@ -347,8 +399,9 @@ impl DomainStore {
     /// # Errors
     /// The journal exists but cannot be read.
     pub fn read(&self) -> Result<Journal> {
+        self.check_dirs()?;
         let path = self.journal_path();
-        let bytes = match fs::read(&path) {
+        let bytes = match files::read_bounded_nofollow(&path, MAX_JOURNAL) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Journal::default()),
             Err(e) => return Err(Error::io(&path, e)),
@@ -414,9 +467,17 @@ impl DomainStore {
     fn append(&self, records: &[Record]) -> Result<()> {
         let path = self.journal_path();
         let created = !path.exists();
-        let mut file = open_private(&path, true).map_err(|e| Error::io(&path, e))?;
+        let mut file = open_private(&path, true)
+            .and_then(|f| files::regular(&f).map(|()| f))
+            .map_err(|e| Error::io(&path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if len > MAX_JOURNAL {
+            return Err(Error::io(&path, files::too_large(len, MAX_JOURNAL)));
+        }
         let mut text = String::new();
-        if let Some(torn) = repair_tail(&mut file).map_err(|e| Error::io(&path, e))? {
+        let repaired = repair_tail(&mut file).map_err(|e| Error::io(&path, e))?;
+        let before = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if let Some(torn) = repaired {
             text.push_str(&line(&Record::Repair(RepairRecord {
                 v: FORMAT,
                 at: now_millis(),
@@ -426,9 +487,15 @@ impl DomainStore {
         for r in records {
             text.push_str(&line(r));
         }
-        file.write_all(text.as_bytes())
+        if let Err(e) = file
+            .write_all(text.as_bytes())
             .and_then(|()| file.sync_all())
-            .map_err(|e| Error::io(&path, e))?;
+        {
+            // A short write (a full disk) must not leave half a record behind.
+            let _ = file.set_len(before);
+            let _ = file.sync_all();
+            return Err(Error::io(&path, e));
+        }
         if created {
             files::sync_dir(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
         }
@@ -451,7 +518,8 @@ impl DomainStore {
     /// A missing object, or one whose content does not match its name (damage).
     pub fn object(&self, id: &str) -> Result<String> {
         let path = self.object_path(id);
-        let bytes = files::read_bounded(&path, MAX_OBJECT).map_err(|e| Error::io(&path, e))?;
+        let bytes =
+            files::read_bounded_nofollow(&path, MAX_OBJECT).map_err(|e| Error::io(&path, e))?;
         if hex_sha256(&bytes) != id {
             return Err(Error::InvalidFile {
                 path,
@@ -552,8 +620,9 @@ impl DomainStore {
     /// # Errors
     /// The journal cannot be read.
     pub fn valid_records(&self) -> Result<Vec<Record>> {
+        self.check_dirs()?;
         let path = self.journal_path();
-        let bytes = match fs::read(&path) {
+        let bytes = match files::read_bounded_nofollow(&path, MAX_JOURNAL) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(Error::io(&path, e)),
@@ -671,25 +740,39 @@ fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
 /// missing only its newline, which gets its newline. Returns the bytes cut.
 fn repair_tail(file: &mut File) -> std::io::Result<Option<u64>> {
     let len = file.metadata()?.len();
-    if len == 0 {
+    // Find where the last line starts, reading backwards (a hostile tail may be long).
+    let mut chunk = vec![0u8; 64 << 10];
+    let mut end = len;
+    let mut start = 0;
+    while end > 0 {
+        let from = end.saturating_sub(chunk.len() as u64);
+        let part = &mut chunk[..(end - from) as usize];
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(part)?;
+        if end == len && part.last() == Some(&b'\n') {
+            return Ok(None);
+        }
+        if let Some(i) = part.iter().rposition(|b| *b == b'\n') {
+            start = from + i as u64 + 1;
+            break;
+        }
+        end = from;
+    }
+    if len == start {
         return Ok(None);
     }
-    let window = len.min(1 << 20);
-    file.seek(SeekFrom::Start(len - window))?;
-    let mut tail = Vec::with_capacity(window as usize);
-    file.take(window).read_to_end(&mut tail)?;
-    if tail.last() == Some(&b'\n') {
-        return Ok(None);
+    if len - start <= 1 << 20 {
+        let mut last = Vec::new();
+        file.seek(SeekFrom::Start(start))?;
+        file.take(len - start).read_to_end(&mut last)?;
+        if parse_line(&last).is_ok() {
+            file.write_all(b"\n")?;
+            return Ok(None);
+        }
     }
-    let start = tail.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-    if parse_line(&tail[start..]).is_ok() {
-        file.write_all(b"\n")?;
-        return Ok(None);
-    }
-    let keep = len - (tail.len() - start) as u64;
-    file.set_len(keep)?;
+    file.set_len(start)?;
     file.seek(SeekFrom::End(0))?;
-    Ok(Some(len - keep))
+    Ok(Some(len - start))
 }
 
 /// A short unique id: time-ordered enough for humans, random enough for prefixes.
@@ -751,9 +834,11 @@ fn open_private(path: &Path, append: bool) -> std::io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+        options
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
     }
-    options.open(path)
+    options.open(path).map_err(files::link_refused)
 }
 
 /// Parses an exported journal, refusing any line that does not verify.

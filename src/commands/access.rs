@@ -44,14 +44,15 @@ pub fn choose(
             origin: "--kubeconfig",
         });
     }
-    if let (Some(project), Some(name)) = (project, cluster_name) {
-        let path = project.kubeconfig_path(name);
-        if path.is_file() {
-            return Ok(Choice {
-                paths: vec![path],
-                origin: "project .kubeconfig/",
-            });
-        }
+    if let Some(path) = project
+        .zip(cluster_name)
+        .and_then(|(p, n)| p.kubeconfig_path(n))
+        && path.is_file()
+    {
+        return Ok(Choice {
+            paths: vec![path],
+            origin: "project .kubeconfig/",
+        });
     }
     if let Some(list) = &settings.env.kubeconfig {
         let all: Vec<PathBuf> = std::env::split_paths(list)

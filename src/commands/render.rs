@@ -41,6 +41,12 @@ pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
             .data(&render::encode(&built.inventory, format)?)?;
         return Ok(exit::OK);
     };
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::InvalidFile {
+            path: dir.clone(),
+            message: "--out must name a directory; this is a file".into(),
+        });
+    }
     let crd_text = render::to_yaml(&crd::definition())?;
     let cr_text = render::to_yaml(&built.inventory)?;
     // Stage both before publishing either, so a failure leaves the old pair in place.

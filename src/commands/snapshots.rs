@@ -378,13 +378,22 @@ fn export(settings: &Settings, store: &Store, domain: &str, file: &Path) -> Resu
     Ok(exit::OK)
 }
 
+/// Most bytes an import holds in memory (it verifies everything before writing).
+const MAX_IMPORT: u64 = 256 << 20;
+
 fn import(settings: &Settings, store: &Store, file: &Path) -> Result<i32> {
-    let bytes = crate::files::read_bounded(file, 1 << 30).map_err(|e| Error::io(file, e))?;
     let bad = |m: String| Error::InvalidFile {
         path: file.to_path_buf(),
         message: m,
     };
-    let mut archive = tar::Archive::new(bytes.as_slice());
+    // Streamed, not read whole: each entry is checked against its own limit from its
+    // header before its data is read, and the total kept in memory is bounded.
+    let reader = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
+    if !reader.metadata().map_err(|e| Error::io(file, e))?.is_file() {
+        return Err(bad("not a regular file".into()));
+    }
+    let mut archive = tar::Archive::new(std::io::BufReader::new(reader));
+    let mut held: u64 = 0;
     let mut format_ok = false;
     let mut journals: Vec<(String, Vec<u8>)> = Vec::new();
     let mut objects: Vec<(String, String, Vec<u8>)> = Vec::new();
@@ -395,10 +404,22 @@ fn import(settings: &Settings, store: &Store, file: &Path) -> Result<i32> {
             .map_err(|e| bad(e.to_string()))?
             .to_string_lossy()
             .into_owned();
-        let mut data = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::Read::take(&mut entry, 64 << 20), &mut data)
-            .map_err(|e| bad(e.to_string()))?;
         let parts: Vec<&str> = name.split('/').collect();
+        let limit = match parts.last() {
+            Some(&"journal") => store::MAX_JOURNAL,
+            Some(&"FORMAT") => 4096,
+            _ => store::MAX_OBJECT,
+        };
+        let size = entry.header().size().map_err(|e| bad(e.to_string()))?;
+        held += size;
+        if size > limit || held > MAX_IMPORT {
+            return Err(bad(format!(
+                "entry {name:?}: {size} bytes is over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
+            )));
+        }
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::Read::take(&mut entry, limit), &mut data)
+            .map_err(|e| bad(e.to_string()))?;
         match parts.as_slice() {
             ["FORMAT"] => format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT,
             [d, "journal"] if crate::project::is_valid_domain(d) => {

@@ -1,0 +1,251 @@
+//! Names and counts at and one past every schema limit of the CRD (src/crd.rs): at the
+//! limit renders, beyond it is refused before output with one line naming the field
+//! (the API server would reject it), exit 1, nothing written.
+
+use super::spec::render;
+use super::*;
+
+fn spec(text: &str) -> (tempfile::TempDir, Run) {
+    let dir = project();
+    write(dir.path(), "clusters/inv/cluster.lok8s.yaml", text);
+    let run = render(dir.path());
+    (dir, run)
+}
+
+fn with_addons(names: impl IntoIterator<Item = String>) -> String {
+    let mut text = String::from("kind: KubeOne\nspec:\n  bootstrap:\n");
+    for n in names {
+        text.push_str(&format!("    - {n}\n"));
+    }
+    text
+}
+
+#[test]
+fn a_253_character_addon_name_renders() {
+    let name = "a".repeat(253);
+    let (_d, run) = spec(&with_addons([name.clone()]));
+    assert!(run.ok().stdout.contains(&format!("- name: {name}\n")));
+}
+
+#[test]
+fn a_254_character_addon_name_is_refused() {
+    let (_d, run) = spec(&with_addons(["a".repeat(254)]));
+    assert_clean_failure(
+        &run,
+        "spec.addons[0].name: Too long: may not be more than 253 characters (got 254)",
+    );
+}
+
+#[test]
+fn a_4096_character_addon_name_is_refused_with_a_short_message() {
+    let (_d, run) = spec(&with_addons([format!("x/{}", "a".repeat(4096))]));
+    assert_clean_failure(&run, "spec.addons[0].name: Too long");
+    assert!(
+        run.stderr.len() < 1000,
+        "message not shortened: {}",
+        run.stderr.len()
+    );
+}
+
+#[test]
+fn two_hundred_fifty_six_addons_render() {
+    let (_d, run) = spec(&with_addons((0..256).map(|i| format!("a{i}"))));
+    let run = run.ok();
+    assert_eq!(run.stdout.matches("\n  - name: a").count(), 256);
+}
+
+#[test]
+fn two_hundred_fifty_seven_addons_are_refused() {
+    let (_d, run) = spec(&with_addons((0..257).map(|i| format!("a{i}"))));
+    assert_clean_failure(
+        &run,
+        "spec.addons: Too many: 257 items, must have at most 256",
+    );
+}
+
+#[test]
+fn a_hundred_thousand_addons_are_refused_quickly() {
+    let (_d, run) = spec(&with_addons((0..100_000).map(|i| format!("a{i}"))));
+    assert_clean_failure(&run, "spec.addons: Too many: 100000 items");
+}
+
+#[test]
+fn a_64_character_kubernetes_version_renders() {
+    let v = format!("v{}", "1".repeat(63));
+    let (_d, run) = spec(&format!(
+        "kind: KubeOne\nspec:\n  kubernetes:\n    version: {v}\n"
+    ));
+    assert!(
+        run.ok()
+            .stdout
+            .contains(&format!("kubernetesVersion: {v}\n"))
+    );
+}
+
+#[test]
+fn a_65_character_kubernetes_version_is_refused() {
+    let v = format!("v{}", "1".repeat(64));
+    let (_d, run) = spec(&format!(
+        "kind: KubeOne\nspec:\n  kubernetes:\n    version: {v}\n"
+    ));
+    assert_clean_failure(
+        &run,
+        "spec.kubernetesVersion: Too long: may not be more than 64 characters (got 65)",
+    );
+}
+
+#[test]
+fn chart_versions_at_and_beyond_64_characters() {
+    let dir = project();
+    set_chart_version(dir.path(), "cilium", &"1".repeat(64));
+    let run = render(dir.path()).ok();
+    assert!(
+        run.stdout
+            .contains(&format!("chartVersion: '{}'", "1".repeat(64)))
+            || run
+                .stdout
+                .contains(&format!("chartVersion: \"{}\"", "1".repeat(64)))
+            || run
+                .stdout
+                .contains(&format!("chartVersion: {}", "1".repeat(64))),
+        "{}",
+        run.stdout
+    );
+    set_chart_version(dir.path(), "cilium", &"1".repeat(65));
+    let run = render(dir.path());
+    assert_clean_failure(&run, "spec.addons[0].chartVersion: Too long");
+}
+
+#[test]
+fn lok8s_versions_at_and_beyond_64_characters() {
+    let dir = project();
+    write(dir.path(), ".lok8s/VERSION", "9".repeat(64));
+    render(dir.path()).ok();
+    write(dir.path(), ".lok8s/VERSION", "9".repeat(65));
+    let run = render(dir.path());
+    assert_clean_failure(&run, "spec.lok8sVersion: Too long");
+}
+
+#[test]
+fn provider_names_at_and_beyond_63_characters() {
+    let at = "p".repeat(63);
+    let (_d, run) = spec(&format!(
+        "kind: KubeOne\nspec:\n  provider:\n    name: {at}\n"
+    ));
+    assert!(run.ok().stdout.contains(&format!("provider: {at}\n")));
+    let (_d, run) = spec(&format!(
+        "kind: KubeOne\nspec:\n  provider:\n    name: {at}p\n"
+    ));
+    assert_clean_failure(&run, "spec.provider: Too long");
+}
+
+#[test]
+fn kinds_at_and_beyond_63_characters() {
+    let at = "k".repeat(63);
+    let (_d, run) = spec(&format!("kind: {at}\n"));
+    assert!(run.ok().stdout.contains(&format!("kind: {at}\n")));
+    let (_d, run) = spec(&format!("kind: {at}k\n"));
+    assert_clean_failure(&run, "spec.kind: Too long");
+}
+
+/// A project whose one cluster domain is `domain`.
+fn domain_project(domain: &str) -> tempfile::TempDir {
+    let dir = project();
+    std::fs::rename(
+        dir.path().join("clusters/inv"),
+        dir.path().join("clusters").join(domain),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_63_character_domain_fits_the_label() {
+    let domain = format!("{}.example", "d".repeat(55));
+    assert_eq!(domain.len(), 63);
+    let dir = domain_project(&domain);
+    let run = bounded(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        &domain,
+    ])
+    .run()
+    .ok();
+    assert!(
+        run.stdout
+            .contains(&format!("lok8s.dev/domain: {domain}\n"))
+    );
+}
+
+#[test]
+fn a_64_character_domain_breaks_the_label_limit() {
+    let domain = format!("{}.example", "d".repeat(56));
+    let dir = domain_project(&domain);
+    let run = bounded(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        &domain,
+    ])
+    .run();
+    assert_clean_failure(&run, "metadata.labels[lok8s.dev/domain]: Invalid value");
+    assert!(
+        run.stderr.contains("must be no more than 63 characters"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_domain_longer_than_a_file_name_is_a_clear_error() {
+    // 300 characters: valid by the name rule, too long for any file system.
+    let domain = "d".repeat(300);
+    let dir = project();
+    let run = bounded(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        &domain,
+    ])
+    .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+    assert!(run.stderr.starts_with("[error] "), "{}", run.stderr);
+    assert!(run.stderr.contains(&domain[..50]), "{}", run.stderr);
+}
+
+#[test]
+fn a_traversing_metadata_name_never_picks_a_kubeconfig_outside_the_project() {
+    // Regression: metadata.name `../../x` made `<root>/.kubeconfig/../../x.yaml` the
+    // kubeconfig, so a project file could send the inventory to another cluster.
+    let dir = project();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::copy(offline_kubeconfig(), outside.path().join("evil.yaml")).unwrap();
+    std::fs::create_dir(dir.path().join(".kubeconfig")).unwrap();
+    let up = "../".repeat(dir.path().components().count() + 2);
+    let name = format!("{up}{}", outside.path().join("evil").display());
+    write(
+        dir.path(),
+        "clusters/inv/cluster.lok8s.yaml",
+        format!("kind: KubeOne\nmetadata:\n  name: \"{name}\"\n"),
+    );
+    let store = tempfile::tempdir().unwrap();
+    let run = bounded(&[
+        "publish",
+        "--strict",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+    ])
+    .store(store.path())
+    .run();
+    // No kubeconfig at all (KUBECONFIG points nowhere): exit 3, not 5 (the evil one's
+    // unreachable server).
+    assert_failure(&run, 3, "kubeconfig not found");
+    assert!(!run.stderr.contains("127.0.0.1:9"), "{}", run.stderr);
+}

@@ -1,0 +1,637 @@
+//! The snapshot store under attack: links out of it, damaged journals and objects, a
+//! stale lock, a huge journal, another user's store, a read-only store.
+//!
+//! Rules tested (README, "The snapshot store" and "Threat model"): inside the store clinv
+//! never follows a link (refused, or reported as damage); damage is reported with path
+//! and line, never dropped; a store another user owns is read but never written.
+
+use super::*;
+
+/// A project and a store holding one pending snapshot of `inv`.
+fn queued() -> (tempfile::TempDir, tempfile::TempDir) {
+    let dir = project();
+    let store = tempfile::tempdir().unwrap();
+    queue(dir.path(), store.path());
+    (dir, store)
+}
+
+fn snapshots(root: &Path, store: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["snapshots"];
+    all.extend(args);
+    all.extend(["--root", root.to_str().unwrap()]);
+    bounded(&all).store(store).run()
+}
+
+fn objects(store: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(store.join("inv/objects"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn an_object_linked_to_etc_passwd_is_damage_and_never_read() {
+    let (dir, store) = queued();
+    for object in objects(store.path()) {
+        std::fs::remove_file(&object).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", &object).unwrap();
+    }
+    let run = snapshots(dir.path(), store.path(), &["verify"]);
+    assert_clean_failure(&run, "is a symbolic link");
+    assert!(run.stderr.contains("/inv/objects/"), "{}", run.stderr);
+    let run = snapshots(
+        dir.path(),
+        store.path(),
+        &["show", "latest", "--domain", "inv"],
+    );
+    assert_clean_failure(&run, "is a symbolic link");
+    assert!(!run.stderr.contains("root:x:"));
+}
+
+#[test]
+fn a_journal_linked_outside_the_store_is_neither_read_nor_appended() {
+    // Regression: the journal was read through the link and appended to its target.
+    let (dir, store) = queued();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("journal");
+    std::fs::rename(store.path().join("inv/journal"), &target).unwrap();
+    std::os::unix::fs::symlink(&target, store.path().join("inv/journal")).unwrap();
+    let before = tree(outside.path());
+    let run = snapshots(dir.path(), store.path(), &["list", "--domain", "inv"]);
+    assert_clean_failure(&run, "journal: is a symbolic link");
+    let kc = offline_kubeconfig();
+    let run = bounded(&[
+        "publish",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+    ])
+    .store(store.path())
+    .run();
+    // publish is fail-soft: the store failure is a warning, exit 0, nothing queued.
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("could not record a snapshot")
+            && run.stderr.contains("journal: is a symbolic link"),
+        "{}",
+        run.stderr
+    );
+    assert_unchanged(&before, outside.path());
+}
+
+#[test]
+fn a_domain_folder_linked_outside_the_store_is_refused() {
+    let (dir, store) = queued();
+    let outside = tempfile::tempdir().unwrap();
+    let moved = outside.path().join("inv");
+    std::fs::rename(store.path().join("inv"), &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, store.path().join("inv")).unwrap();
+    let before = tree(outside.path());
+    let run = snapshots(
+        dir.path(),
+        store.path(),
+        &["show", "latest", "--domain", "inv"],
+    );
+    assert_clean_failure(&run, "is a symbolic link");
+    let run = snapshots(dir.path(), store.path(), &["gc", "--keep", "0"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_unchanged(&before, outside.path());
+}
+
+#[test]
+fn a_lock_linked_to_another_file_is_refused() {
+    let (dir, store) = queued();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = write(outside.path(), "victim", "untouched\n");
+    std::fs::remove_file(store.path().join("inv/lock")).unwrap();
+    std::os::unix::fs::symlink(&victim, store.path().join("inv/lock")).unwrap();
+    let before = tree(outside.path());
+    let run = bounded(&[
+        "replay",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+    ])
+    .store(store.path())
+    .run();
+    assert_clean_failure(&run, "inv/lock: is a symbolic link");
+    assert_unchanged(&before, outside.path());
+}
+
+#[test]
+fn a_store_root_that_is_a_link_is_followed() {
+    // The root is the user's choice (--snapshots, CLINV_SNAPSHOTS): a link there is fine.
+    let dir = project();
+    let real = tempfile::tempdir().unwrap();
+    let links = tempfile::tempdir().unwrap();
+    let link = links.path().join("store");
+    std::os::unix::fs::symlink(real.path(), &link).unwrap();
+    queue(dir.path(), &link);
+    assert!(real.path().join("inv/journal").is_file());
+    verify(dir.path(), &link).ok();
+}
+
+#[test]
+fn a_torn_last_line_is_ignored_and_repaired() {
+    let (dir, store) = queued();
+    let journal = store.path().join("inv/journal");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"0123abcd {\"kind\":\"snap").unwrap();
+    drop(f);
+    let run = verify(dir.path(), store.path()).ok();
+    assert!(
+        run.stderr.contains("incomplete") || run.stdout.contains("incomplete"),
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    queue(dir.path(), store.path());
+    let text = std::fs::read_to_string(&journal).unwrap();
+    assert!(text.contains("\"tornBytes\":22"), "{text}");
+    verify(dir.path(), store.path()).ok();
+}
+
+#[test]
+fn a_torn_tail_longer_than_a_mebibyte_is_cut_whole() {
+    // Regression: only the last 1 MiB of a longer torn tail was cut, gluing the next
+    // record to the rest of the garbage.
+    let (dir, store) = queued();
+    let journal = store.path().join("inv/journal");
+    let len = std::fs::metadata(&journal).unwrap().len();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .unwrap();
+    std::io::Write::write_all(&mut f, &vec![b'x'; 3 << 20]).unwrap();
+    drop(f);
+    queue(dir.path(), store.path());
+    let text = std::fs::read_to_string(&journal).unwrap();
+    assert!(
+        text.contains(&format!("\"tornBytes\":{}", 3 << 20)),
+        "{}",
+        &text[..200]
+    );
+    assert!(!text.contains("xxx"));
+    assert!(std::fs::metadata(&journal).unwrap().len() < len * 4);
+    verify(dir.path(), store.path()).ok();
+}
+
+#[test]
+fn a_bad_checksum_is_reported_with_its_line() {
+    let (dir, store) = queued();
+    let journal = store.path().join("inv/journal");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    std::fs::write(
+        &journal,
+        text.replacen("\"domain\":\"inv\"", "\"domain\":\"inw\"", 1),
+    )
+    .unwrap();
+    let before = tree(store.path());
+    let run = verify(dir.path(), store.path());
+    assert_clean_failure(&run, "journal:1: checksum mismatch");
+    assert_unchanged(&before, store.path());
+}
+
+#[test]
+fn a_garbage_line_in_the_middle_is_reported_and_skipped() {
+    let (dir, store) = queued();
+    queue(dir.path(), store.path());
+    let journal = store.path().join("inv/journal");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(2, "\u{1b}[2J garbage \u{0}\u{7f} line");
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let run = verify(dir.path(), store.path());
+    assert_clean_failure(&run, "journal:3:");
+    assert!(
+        !run.stderr.contains('\u{1b}'),
+        "escape reached the terminal"
+    );
+    let run = snapshots(
+        dir.path(),
+        store.path(),
+        &["list", "--domain", "inv", "-o", "json"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.matches("\"id\"").count(), 2, "{}", run.stdout);
+    assert!(run.stderr.contains("journal:3"), "{}", run.stderr);
+}
+
+#[test]
+fn invalid_utf8_and_nul_in_the_journal_are_damage() {
+    let (dir, store) = queued();
+    let journal = store.path().join("inv/journal");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"\xff\xfe\0\0 {}\n").unwrap();
+    drop(f);
+    let run = verify(dir.path(), store.path());
+    assert_clean_failure(&run, "journal:3: not UTF-8");
+}
+
+#[test]
+fn a_missing_object_is_damage_naming_its_path() {
+    let (dir, store) = queued();
+    let gone = objects(store.path()).remove(0);
+    std::fs::remove_file(&gone).unwrap();
+    let run = verify(dir.path(), store.path());
+    assert_clean_failure(&run, gone.file_name().unwrap().to_str().unwrap());
+}
+
+#[test]
+fn an_altered_object_is_damage_and_not_used() {
+    let (dir, store) = queued();
+    for object in objects(store.path()) {
+        let text = std::fs::read_to_string(&object).unwrap();
+        std::fs::write(&object, text.replacen("cilium", "evilum", 1)).unwrap();
+    }
+    let run = verify(dir.path(), store.path());
+    assert_clean_failure(&run, "damaged: content does not match its checksum");
+    let run = snapshots(
+        dir.path(),
+        store.path(),
+        &["show", "latest", "--domain", "inv"],
+    );
+    assert_clean_failure(&run, "damaged");
+    assert!(!run.stdout.contains("evilum"));
+}
+
+#[test]
+fn a_huge_object_is_refused_without_reading_it() {
+    let (dir, store) = queued();
+    let object = objects(store.path()).remove(0);
+    sparse(&object, b"{", 100 << 20);
+    let run = verify(dir.path(), store.path());
+    assert_clean_failure(&run, "file too large");
+}
+
+#[test]
+fn a_lock_left_by_a_dead_process_does_not_block() {
+    let (dir, store) = queued();
+    // The holder note of a process that no longer exists; its flock died with it.
+    write(
+        store.path(),
+        "inv/lock.holder",
+        "{\"pid\":999999999,\"host\":\"gone\",\"command\":\"publish\",\"since\":\"2020-01-01T00:00:00.000Z\"}\n",
+    );
+    let run = queue(dir.path(), store.path());
+    assert!(run.elapsed < Duration::from_secs(5));
+    verify(dir.path(), store.path()).ok();
+}
+
+#[test]
+fn a_lock_held_by_a_live_process_is_waited_for_and_named() {
+    // A real holder: flock(1) keeps the lock while it sleeps. clinv waits (30 s), so
+    // only check it does not proceed within a short window and does not corrupt.
+    let (dir, store) = queued();
+    let lock = store.path().join("inv/lock");
+    let mut holder = Command::new("flock")
+        .arg(&lock)
+        .args(["sleep", "3"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let run = queue(dir.path(), store.path()); // waits until flock exits, then records
+    holder.wait().unwrap();
+    assert!(
+        run.elapsed >= Duration::from_secs(2),
+        "did not wait: {:?}",
+        run.elapsed
+    );
+    verify(dir.path(), store.path()).ok();
+}
+
+#[test]
+fn a_100_mb_journal_is_refused_quickly_and_left_alone() {
+    let (dir, store) = queued();
+    let journal = store.path().join("inv/journal");
+    let head = std::fs::read(&journal).unwrap();
+    sparse(&journal, &head, 100 << 20);
+    let before = tree(store.path());
+    let run = snapshots(dir.path(), store.path(), &["list", "--domain", "inv"]);
+    assert_clean_failure(
+        &run,
+        "journal: file too large: 104857600 bytes (limit 64 MiB)",
+    );
+    let kc = offline_kubeconfig();
+    let run = bounded(&[
+        "publish",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+    ])
+    .store(store.path())
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("file too large"), "{}", run.stderr);
+    // The record's objects may have been stored; the journal is untouched.
+    let after = tree(store.path());
+    assert_eq!(
+        before.get(Path::new("inv/journal")),
+        after.get(Path::new("inv/journal"))
+    );
+}
+
+#[test]
+fn a_journal_that_is_a_fifo_does_not_block() {
+    let (dir, store) = queued();
+    let journal = store.path().join("inv/journal");
+    std::fs::remove_file(&journal).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(&journal)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let run = snapshots(dir.path(), store.path(), &["list", "--domain", "inv"]);
+    assert_clean_failure(&run, "journal: not a regular file");
+    let kc = offline_kubeconfig();
+    let run = bounded(&[
+        "publish",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+    ])
+    .store(store.path())
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("journal: not a regular file"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_import_tar_with_traversing_names_writes_nothing_outside() {
+    let (dir, store) = queued();
+    let out = tempfile::tempdir().unwrap();
+    let tar = out.path().join("x.tar");
+    // A tar whose members climb out: ../../evil and an absolute path.
+    let status = Command::new("bash")
+        .arg("-c")
+        .arg("set -e; cd \"$1\"; mkdir -p a/b; echo evil > evil; tar -cf x.tar -P a/b/../../evil /etc/hostname 2>/dev/null || tar -cf x.tar evil")
+        .arg("bash")
+        .arg(out.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let before = tree(out.path());
+    let store_before = tree(store.path());
+    let run = snapshots(dir.path(), store.path(), &["import", tar.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("[error] ") && run.stderr.contains("x.tar"),
+        "{}",
+        run.stderr
+    );
+    assert_unchanged(&before, out.path());
+    assert_unchanged(&store_before, store.path());
+}
+
+/// Makes `dir` and its ancestors traversable by anyone (tempdirs are 0700).
+fn open_up(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut p = dir.to_path_buf();
+    loop {
+        if let Ok(meta) = std::fs::metadata(&p) {
+            let mode = meta.permissions().mode();
+            if meta.is_dir() && mode & 0o011 != 0o011 && p != Path::new("/") {
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode | 0o755))
+                    .unwrap();
+            }
+        }
+        if !p.pop() {
+            break;
+        }
+    }
+}
+
+/// A project and a store, readable by anyone, with one pending snapshot, all owned by root.
+fn shared() -> (tempfile::TempDir, tempfile::TempDir) {
+    let (dir, store) = queued();
+    open_up(dir.path());
+    open_up(&store.path().join("inv/objects"));
+    for f in tree(store.path()).keys() {
+        use std::os::unix::fs::PermissionsExt;
+        let p = store.path().join(f);
+        let mode = if p.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    (dir, store)
+}
+
+fn publish_as(dir: &Path, store: &Path, uid: Option<u32>) -> Run {
+    let kc = offline_kubeconfig();
+    let b = bounded(&[
+        "publish",
+        "--root",
+        dir.to_str().unwrap(),
+        "--domain",
+        "inv",
+        "--kubeconfig",
+        kc.to_str().unwrap(),
+    ])
+    .store(store);
+    match uid {
+        Some(uid) => b.user(uid).run(),
+        None => b.run(),
+    }
+}
+
+#[test]
+fn another_users_store_is_read_but_never_written() {
+    if !root_or_skip("running clinv as nobody on root's store") {
+        return;
+    }
+    let (dir, store) = shared();
+    let before = tree(store.path());
+    let run = publish_as(dir.path(), store.path(), Some(NOBODY));
+    assert_eq!(run.code, 0, "publish is fail-soft: {}", run.stderr);
+    assert!(
+        run.stderr.contains("could not record a snapshot")
+            && run
+                .stderr
+                .contains("owned by uid 0, not by the current user (uid 65534)")
+            && run.stderr.contains(store.path().to_str().unwrap()),
+        "{}",
+        run.stderr
+    );
+    let run = bounded(&[
+        "replay",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+    ])
+    .store(store.path())
+    .user(NOBODY)
+    .run();
+    assert_clean_failure(&run, "owned by uid 0");
+    // Reading is allowed.
+    let run = bounded(&["snapshots", "list", "--root", dir.path().to_str().unwrap()])
+        .store(store.path())
+        .user(NOBODY)
+        .run()
+        .ok();
+    assert!(run.stdout.contains("pending"), "{}", run.stdout);
+    assert_unchanged(&before, store.path());
+    verify(dir.path(), store.path()).ok();
+}
+
+#[test]
+fn root_refuses_to_write_a_store_another_user_owns() {
+    // Like git's safe.directory: root writing root-owned 0600 files into a user's store
+    // would lock the owner out of it.
+    if !root_or_skip("a store owned by another uid") {
+        return;
+    }
+    let (dir, store) = queued();
+    chown_tree(store.path(), NOBODY);
+    let before = tree(store.path());
+    let run = bounded(&[
+        "snapshots",
+        "gc",
+        "--keep",
+        "0",
+        "--root",
+        dir.path().to_str().unwrap(),
+    ])
+    .store(store.path())
+    .run();
+    assert_clean_failure(&run, "owned by uid 65534, not by the current user (uid 0)");
+    let run = publish_as(dir.path(), store.path(), None);
+    assert!(run.stderr.contains("owned by uid 65534"), "{}", run.stderr);
+    assert_unchanged(&before, store.path());
+    verify(dir.path(), store.path()).ok();
+}
+
+#[test]
+fn a_read_only_store_of_ones_own_is_a_clear_error() {
+    if !root_or_skip("a read-only store (root bypasses modes)") {
+        return;
+    }
+    let (dir, store) = shared();
+    chown_tree(store.path(), NOBODY);
+    use std::os::unix::fs::PermissionsExt;
+    for f in tree(store.path()).keys() {
+        let p = store.path().join(f);
+        let mode = if p.is_dir() { 0o555 } else { 0o444 };
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let before = tree(store.path());
+    let run = publish_as(dir.path(), store.path(), Some(NOBODY));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("could not record a snapshot")
+            && run.stderr.contains("Permission denied")
+            && run.stderr.contains(store.path().to_str().unwrap()),
+        "{}",
+        run.stderr
+    );
+    let run = bounded(&[
+        "replay",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+    ])
+    .store(store.path())
+    .user(NOBODY)
+    .run();
+    assert_clean_failure(&run, "Permission denied");
+    assert_unchanged(&before, store.path());
+    std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_deeply_nested_journal_record_with_a_valid_checksum_is_damage() {
+    use sha2::Digest;
+    let (dir, store) = queued();
+    let json = format!(
+        "{{\"kind\":\"snapshot\",\"v\":{}1{}}}",
+        "[".repeat(50_000),
+        "]".repeat(50_000)
+    );
+    let sum = format!("{:x}", sha2::Sha256::digest(json.as_bytes()));
+    let journal = store.path().join("inv/journal");
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&journal)
+        .unwrap();
+    std::io::Write::write_all(&mut f, format!("{sum} {json}\n").as_bytes()).unwrap();
+    drop(f);
+    let run = verify(dir.path(), store.path());
+    assert_clean_failure(
+        &run,
+        "journal:3: unreadable record: recursion limit exceeded",
+    );
+    // The good records are still listed.
+    let run = snapshots(
+        dir.path(),
+        store.path(),
+        &["list", "--domain", "inv", "-o", "json"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.matches("\"id\"").count(), 1, "{}", run.stdout);
+}
+
+#[test]
+fn a_100_mb_import_entry_is_refused_without_reading_it() {
+    // Regression: import read the whole archive (up to 1 GiB) into memory first.
+    let (dir, store) = queued();
+    let out = tempfile::tempdir().unwrap();
+    let tar = out.path().join("big.tar");
+    let mut header = tar::Header::new_gnu();
+    header.set_path("inv/journal").unwrap();
+    header.set_size(100 << 20);
+    header.set_mode(0o600);
+    header.set_cksum();
+    // Header, then a sparse 100 MB body and the end-of-archive blocks.
+    sparse(&tar, header.as_bytes(), 512 + (100 << 20) + 1024);
+    let before = tree(store.path());
+    let run = snapshots(dir.path(), store.path(), &["import", tar.to_str().unwrap()]);
+    assert_clean_failure(
+        &run,
+        "big.tar: entry \"inv/journal\": 104857600 bytes is over the limit",
+    );
+    assert_unchanged(&before, store.path());
+}
+
+#[test]
+fn a_store_root_owned_by_another_user_is_usable_for_ones_own_domains() {
+    // A shared or group-owned volume: the root belongs to someone else, the domain
+    // folder clinv creates in it is ours.
+    if !root_or_skip("a store root owned by another uid") {
+        return;
+    }
+    let dir = project();
+    let store = tempfile::tempdir().unwrap();
+    chown_tree(store.path(), NOBODY);
+    queue(dir.path(), store.path());
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        std::fs::metadata(store.path().join("inv")).unwrap().uid(),
+        0
+    );
+    verify(dir.path(), store.path()).ok();
+}
