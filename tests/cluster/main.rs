@@ -12,6 +12,7 @@ mod diff;
 mod gitops;
 mod publish;
 mod replay;
+mod secrets;
 
 use std::path::PathBuf;
 use std::process::Command;
