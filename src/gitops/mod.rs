@@ -228,10 +228,19 @@ impl Repo {
             None => self.repo.reference(refname, to, false, log),
         };
         moved.map_err(|e| {
-            Error::Message(format!(
-                "{refname} moved while clinv was committing ({}); run the command again",
-                e.message()
-            ))
+            if e.code() == git2::ErrorCode::Locked {
+                // A lock file clinv's own lock cannot explain: a git command running now,
+                // or one (or a clinv) killed mid-write. Running again would not help.
+                Error::Message(format!(
+                    "{refname} is locked ({}): another git process is writing it, or one was killed while writing; remove the lock file if no git process is running",
+                    e.message().trim_end_matches([':', ' '])
+                ))
+            } else {
+                Error::Message(format!(
+                    "{refname} moved while clinv was committing ({}); run the command again",
+                    e.message()
+                ))
+            }
         })?;
         Ok(())
     }

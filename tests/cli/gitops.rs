@@ -600,6 +600,33 @@ fn interface_errors() {
 }
 
 #[test]
+fn a_ref_lock_left_by_a_killed_process_is_named() {
+    // Found by scripts/soak: a commit killed while moving the branch leaves
+    // `refs/heads/main.lock`; every later commit failed saying the branch "moved" and to
+    // run the command again, which never helps.
+    let fx = Fx::new();
+    let lock = fx.work().join(".git/refs/heads/main.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, "").unwrap();
+    let run = fx.commit(&fx.work(), &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("refs/heads/main is locked")
+            && run.stderr.contains("main.lock")
+            && run
+                .stderr
+                .contains("remove the lock file if no git process is running")
+            && !run.stderr.contains("run the command again"),
+        "{}",
+        run.stderr
+    );
+    assert!(log(&fx.work()).is_empty(), "nothing committed");
+    std::fs::remove_file(&lock).unwrap();
+    fx.commit(&fx.work(), &[]).ok();
+    assert_eq!(log(&fx.work()).len(), 1);
+}
+
+#[test]
 fn flux_and_argo_manifests() {
     let fx = Fx::new();
     let flux = fx.commit(&fx.work(), &["--print-flux"]).ok().stdout;
