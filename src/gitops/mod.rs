@@ -229,12 +229,7 @@ impl Repo {
         };
         moved.map_err(|e| {
             if e.code() == git2::ErrorCode::Locked {
-                // A lock file clinv's own lock cannot explain: a git command running now,
-                // or one (or a clinv) killed mid-write. Running again would not help.
-                Error::Message(format!(
-                    "{refname} is locked ({}): another git process is writing it, or one was killed while writing; remove the lock file if no git process is running",
-                    e.message().trim_end_matches([':', ' '])
-                ))
+                Error::Message(format!("{refname} is locked: {}", locked(&e)))
             } else {
                 Error::Message(format!(
                     "{refname} moved while clinv was committing ({}); run the command again",
@@ -569,7 +564,7 @@ fn push_once(
         Err(e) => Err(Error::Message(format!(
             "push to {} failed: {}",
             remote.name().ok().flatten().unwrap_or("remote"),
-            e.message()
+            locked(&e)
         ))),
     }
 }
@@ -586,7 +581,7 @@ fn fetch(repo: &Repository, remote: &mut git2::Remote<'_>, branch: &str) -> Resu
             Some(&mut opts),
             None,
         )
-        .map_err(|e| Error::Message(format!("fetch from {name} failed: {}", e.message())))?;
+        .map_err(|e| Error::Message(format!("fetch from {name} failed: {}", locked(&e))))?;
     repo.refname_to_id(&tracking)
         .map_err(|e| Error::Message(format!("{tracking}: {}", e.message())))
 }
@@ -774,6 +769,20 @@ fn jitter(d: Duration) -> Duration {
         .map(|t| t.subsec_nanos())
         .unwrap_or(0);
     d + Duration::from_millis(u64::from(nanos % 100))
+}
+
+/// libgit2's message, plus what to do when it is a lock file that clinv's own lock cannot
+/// explain: a git command running now, or one (or a clinv) killed mid-write, which leaves
+/// it behind as a killed `git` does. Running again would not help.
+fn locked(e: &git2::Error) -> String {
+    let message = e.message().trim_end_matches([':', ' ']);
+    if e.code() == git2::ErrorCode::Locked {
+        format!(
+            "{message}; another git process is writing it, or one was killed while writing: remove the lock file if no git process is running"
+        )
+    } else {
+        message.to_string()
+    }
 }
 
 fn git(dir: &Path, e: git2::Error) -> Error {

@@ -624,6 +624,18 @@ fn a_ref_lock_left_by_a_killed_process_is_named() {
     std::fs::remove_file(&lock).unwrap();
     fx.commit(&fx.work(), &[]).ok();
     assert_eq!(log(&fx.work()).len(), 1);
+    // The same for the remote-tracking ref a killed push or fetch was updating.
+    let tracking = fx.work().join(".git/refs/remotes/origin/main.lock");
+    std::fs::create_dir_all(tracking.parent().unwrap()).unwrap();
+    std::fs::write(&tracking, "").unwrap();
+    let run = fx.commit(&fx.work(), &["--push"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("origin/main.lock")
+            && run.stderr.contains("one was killed while writing"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
