@@ -112,29 +112,11 @@ impl Repo {
                 dir.display()
             )));
         }
-        let lock_path = repo.path().join("clinv.lock");
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| Error::io(&lock_path, e))?;
-        let start = Instant::now();
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < timeout => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(Error::Message(format!(
-                        "{}: another clinv process holds the repository lock",
-                        lock_path.display()
-                    )));
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
-            }
-        }
+        let file = lock(
+            &repo.path().join("clinv.lock"),
+            timeout,
+            "another clinv process holds the repository lock",
+        )?;
         Ok(Repo { repo, _lock: file })
     }
 
@@ -434,7 +416,10 @@ impl Repo {
         let start = Instant::now();
         let mut delay = Duration::from_millis(100);
         for attempt in 1..=6 {
-            let rejected = push_once(&self.repo, &mut remote, &refname)?;
+            let rejected = {
+                let _held = lock_local_remote(&remote, deadline.saturating_sub(start.elapsed()))?;
+                push_once(&self.repo, &mut remote, &refname)?
+            };
             match rejected {
                 None => return Ok(Pushed { attempts: attempt }),
                 Some(status) if !is_non_fast_forward(&status) => {
@@ -517,6 +502,53 @@ fn without_credentials(url: &str) -> String {
     } else {
         format!("{scheme}://{user}@{host}{path}")
     }
+}
+
+/// Takes an exclusive `flock` on `path` (created if missing), waiting up to `timeout`.
+fn lock(path: &Path, timeout: Duration, held: &str) -> Result<File> {
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let start = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < timeout => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Message(format!("{}: {held}", path.display())));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+        }
+    }
+}
+
+/// For a remote on this machine (`file://` or a path), `clinv.lock` in its git dir, held
+/// for one push. libgit2's local transport checks fast-forward against the tip it read
+/// when connecting, then writes the ref without compare-and-swap: two processes pushing
+/// at once both succeeded and the later write dropped the other's commit (found by
+/// scripts/soak). Remote git servers (`git://`, SSH) compare-and-swap themselves.
+fn lock_local_remote(remote: &git2::Remote<'_>, timeout: Duration) -> Result<Option<File>> {
+    let url = remote.url().unwrap_or_default();
+    let path = match url.strip_prefix("file://") {
+        Some(p) => p,
+        None if url.starts_with('/') => url,
+        None => return Ok(None),
+    };
+    // A path that is no repository fails in the push itself, with libgit2's message.
+    let Ok(repo) = Repository::open(path) else {
+        return Ok(None);
+    };
+    lock(
+        &repo.path().join("clinv.lock"),
+        timeout,
+        "another clinv process is pushing to this repository",
+    )
+    .map(Some)
 }
 
 fn is_non_fast_forward(status: &str) -> bool {

@@ -639,6 +639,29 @@ fn a_ref_lock_left_by_a_killed_process_is_named() {
 }
 
 #[test]
+fn pushers_to_a_local_remote_take_its_lock() {
+    // Found by scripts/soak: libgit2's local transport writes the remote's ref without
+    // compare-and-swap, so of two clinv processes pushing at once both exited 0 while the
+    // later write dropped the other's commit from the remote. Pushes to a file:// remote
+    // now hold its clinv.lock; a held one makes the push wait, then fail naming it.
+    let fx = Fx::new();
+    let held = std::fs::File::create(fx.remote().join("clinv.lock")).unwrap();
+    held.lock().unwrap();
+    let run = fx.commit(&fx.work(), &["--push", "--push-timeout", "1"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("clinv.lock: another clinv process is pushing to this repository"),
+        "{}",
+        run.stderr
+    );
+    assert!(log(&fx.remote()).is_empty(), "nothing pushed");
+    drop(held);
+    fx.commit(&fx.work(), &["--push"]).ok();
+    assert_eq!(log(&fx.remote()).len(), 1);
+}
+
+#[test]
 fn flux_and_argo_manifests() {
     let fx = Fx::new();
     let flux = fx.commit(&fx.work(), &["--print-flux"]).ok().stdout;
