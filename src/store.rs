@@ -419,7 +419,10 @@ impl DomainStore {
         crd_json: &str,
         target: Option<&Target>,
     ) -> Result<SnapshotRecord> {
-        self.ensure_dirs()?;
+        // Objects are written under the lock: an object that already exists may belong
+        // only to deleted snapshots, and `gc` (which holds the lock) would remove it
+        // between this check and the append, leaving the new record without it.
+        let _lock = self.lock("record", LOCK_TIMEOUT)?;
         let cr_id = self.put_object(&cr_object(cr))?;
         let crd_id = self.put_object(crd_json)?;
         let at = now_millis();
@@ -437,7 +440,6 @@ impl DomainStore {
             crd: crd_id,
             target: target.map(TargetRecord::from),
         };
-        let _lock = self.lock("record", LOCK_TIMEOUT)?;
         self.append(&[Record::Snapshot(record.clone())])?;
         Ok(record)
     }
@@ -721,6 +723,12 @@ fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
                     continue;
                 };
                 let snap = &mut journal.snapshots[i];
+                if snap.state == State::Deleted {
+                    // Deleted is final: its objects may be gone. A late state change (a
+                    // commit that read the snapshot before gc deleted it) is history only.
+                    snap.history.push(st);
+                    continue;
+                }
                 snap.state = st.state;
                 snap.reason = st.reason;
                 snap.detail = st.detail.clone();
@@ -904,6 +912,18 @@ pub fn resolve<'a>(journal: &'a Journal, reference: &str) -> Result<&'a Snapshot
     }
 }
 
+/// The pending snapshots recorded before `id`, which an apply of `id` supersedes. Later
+/// ones (queued by another process while that apply ran) hold a newer inventory and are
+/// still to be delivered.
+pub fn pending_before<'a>(journal: &'a Journal, id: &str) -> Vec<&'a Snapshot> {
+    journal
+        .snapshots
+        .iter()
+        .take_while(|s| s.record.id != id)
+        .filter(|s| s.state == State::Pending)
+        .collect()
+}
+
 /// The snapshots `gc` would delete: everything except the first, the newest `keep`, the
 /// last applied, every pending one, and those already deleted.
 pub fn gc_candidates(journal: &Journal, keep: usize) -> Vec<&Snapshot> {
@@ -1084,6 +1104,60 @@ mod tests {
             .collect();
         // kept: 0 (first), 3 (last applied), 6 and 7 (newest 2); 7 is also pending.
         assert_eq!(gone, [&ids[1], &ids[2], &ids[4], &ids[5]]);
+    }
+
+    #[test]
+    fn an_apply_supersedes_only_snapshots_recorded_before_it() {
+        // Found by scripts/soak: a publish whose apply finished after another process had
+        // queued a newer snapshot marked that newer one superseded.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let ids: Vec<String> = (0..3)
+            .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
+            .collect();
+        let j = store.read().unwrap();
+        let older: Vec<&str> = pending_before(&j, &ids[1])
+            .iter()
+            .map(|s| s.record.id.as_str())
+            .collect();
+        assert_eq!(older, [&ids[0]]);
+    }
+
+    #[test]
+    fn a_state_change_after_delete_does_not_bring_the_snapshot_back() {
+        // Found by scripts/soak: a commit that read a snapshot before gc deleted it (and
+        // removed its objects) then marked it committed, so it was listed again without
+        // its objects and `verify` failed.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        store.set_states(&[state(&a.id, State::Deleted)]).unwrap();
+        store.set_states(&[state(&a.id, State::Committed)]).unwrap();
+        let j = store.read().unwrap();
+        assert_eq!(j.snapshots[0].state, State::Deleted);
+        assert_eq!(j.snapshots[0].history.len(), 2);
+    }
+
+    #[test]
+    fn objects_are_written_under_the_lock() {
+        // gc removes objects of deleted snapshots under the lock; a record that found its
+        // object already present before taking the lock would append a record whose
+        // object gc had just removed.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let held = store.lock("gc", LOCK_TIMEOUT).unwrap();
+        let writer = {
+            let store = store.clone();
+            std::thread::spawn(move || store.record(&cr(1), "{}", None).unwrap())
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(
+            store.object_ids().is_empty(),
+            "an object was written while another process held the lock"
+        );
+        drop(held);
+        let a = writer.join().unwrap();
+        assert!(store.object(&a.cr).is_ok());
     }
 
     #[cfg(unix)]

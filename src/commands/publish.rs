@@ -147,10 +147,8 @@ fn mark_applied(
     }];
     if let Ok(journal) = store.read() {
         changes.extend(
-            journal
-                .snapshots
-                .iter()
-                .filter(|s| s.state == State::Pending && s.record.id != snap.id)
+            crate::store::pending_before(&journal, &snap.id)
+                .into_iter()
                 .map(|s| StateRecord {
                     by: Some(snap.id.clone()),
                     ..StateRecord::new(&s.record.id, &at, State::Superseded)

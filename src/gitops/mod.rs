@@ -112,29 +112,11 @@ impl Repo {
                 dir.display()
             )));
         }
-        let lock_path = repo.path().join("clinv.lock");
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| Error::io(&lock_path, e))?;
-        let start = Instant::now();
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < timeout => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(Error::Message(format!(
-                        "{}: another clinv process holds the repository lock",
-                        lock_path.display()
-                    )));
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
-            }
-        }
+        let file = lock(
+            &repo.path().join("clinv.lock"),
+            timeout,
+            "another clinv process holds the repository lock",
+        )?;
         Ok(Repo { repo, _lock: file })
     }
 
@@ -175,11 +157,12 @@ impl Repo {
     }
 
     /// The URL of `remote`, for `--print-argo`.
+    /// The URL of `remote` without credentials, as it goes into a printed manifest.
     pub fn remote_url(&self, remote: &str) -> Option<String> {
         self.repo
             .find_remote(remote)
             .ok()
-            .and_then(|r| r.url().ok().map(str::to_string))
+            .and_then(|r| r.url().ok().map(without_credentials))
     }
 
     fn signature(&self, author: Option<&str>) -> Result<Signature<'static>> {
@@ -227,10 +210,14 @@ impl Repo {
             None => self.repo.reference(refname, to, false, log),
         };
         moved.map_err(|e| {
-            Error::Message(format!(
-                "{refname} moved while clinv was committing ({}); run the command again",
-                e.message()
-            ))
+            if e.code() == git2::ErrorCode::Locked {
+                Error::Message(format!("{refname} is locked: {}", locked(&e)))
+            } else {
+                Error::Message(format!(
+                    "{refname} moved while clinv was committing ({}); run the command again",
+                    e.message()
+                ))
+            }
         })?;
         Ok(())
     }
@@ -429,7 +416,10 @@ impl Repo {
         let start = Instant::now();
         let mut delay = Duration::from_millis(100);
         for attempt in 1..=6 {
-            let rejected = push_once(&self.repo, &mut remote, &refname)?;
+            let rejected = {
+                let _held = lock_local_remote(&remote, deadline.saturating_sub(start.elapsed()))?;
+                push_once(&self.repo, &mut remote, &refname)?
+            };
             match rejected {
                 None => return Ok(Pushed { attempts: attempt }),
                 Some(status) if !is_non_fast_forward(&status) => {
@@ -495,6 +485,72 @@ pub struct Pushed {
     pub attempts: u32,
 }
 
+/// A remote URL without the password of its user info, and for HTTP(S) without the user
+/// too (a token is often put there); an SSH user (`ssh://git@host/…`) is no secret and
+/// the URL needs it. Argo CD takes credentials from its repository secrets, not the URL.
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string(); // scp-like `git@host:path` or a path: no password
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let Some((userinfo, host)) = authority.rsplit_once('@') else {
+        return url.to_string();
+    };
+    let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+    if scheme.starts_with("http") || user.is_empty() {
+        format!("{scheme}://{host}{path}")
+    } else {
+        format!("{scheme}://{user}@{host}{path}")
+    }
+}
+
+/// Takes an exclusive `flock` on `path` (created if missing), waiting up to `timeout`.
+fn lock(path: &Path, timeout: Duration, held: &str) -> Result<File> {
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let start = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < timeout => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Message(format!("{}: {held}", path.display())));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+        }
+    }
+}
+
+/// For a remote on this machine (`file://` or a path), `clinv.lock` in its git dir, held
+/// for one push. libgit2's local transport checks fast-forward against the tip it read
+/// when connecting, then writes the ref without compare-and-swap: two processes pushing
+/// at once both succeeded and the later write dropped the other's commit (found by
+/// scripts/soak). Remote git servers (`git://`, SSH) compare-and-swap themselves.
+fn lock_local_remote(remote: &git2::Remote<'_>, timeout: Duration) -> Result<Option<File>> {
+    let url = remote.url().unwrap_or_default();
+    let path = match url.strip_prefix("file://") {
+        Some(p) => p,
+        None if url.starts_with('/') => url,
+        None => return Ok(None),
+    };
+    // A path that is no repository fails in the push itself, with libgit2's message.
+    let Ok(repo) = Repository::open(path) else {
+        return Ok(None);
+    };
+    lock(
+        &repo.path().join("clinv.lock"),
+        timeout,
+        "another clinv process is pushing to this repository",
+    )
+    .map(Some)
+}
+
 fn is_non_fast_forward(status: &str) -> bool {
     let s = status.to_ascii_lowercase();
     // The last two are a concurrent writer on the remote's ref (libgit2's local transport
@@ -540,7 +596,7 @@ fn push_once(
         Err(e) => Err(Error::Message(format!(
             "push to {} failed: {}",
             remote.name().ok().flatten().unwrap_or("remote"),
-            e.message()
+            locked(&e)
         ))),
     }
 }
@@ -557,7 +613,7 @@ fn fetch(repo: &Repository, remote: &mut git2::Remote<'_>, branch: &str) -> Resu
             Some(&mut opts),
             None,
         )
-        .map_err(|e| Error::Message(format!("fetch from {name} failed: {}", e.message())))?;
+        .map_err(|e| Error::Message(format!("fetch from {name} failed: {}", locked(&e))))?;
     repo.refname_to_id(&tracking)
         .map_err(|e| Error::Message(format!("{tracking}: {}", e.message())))
 }
@@ -747,6 +803,20 @@ fn jitter(d: Duration) -> Duration {
     d + Duration::from_millis(u64::from(nanos % 100))
 }
 
+/// libgit2's message, plus what to do when it is a lock file that clinv's own lock cannot
+/// explain: a git command running now, or one (or a clinv) killed mid-write, which leaves
+/// it behind as a killed `git` does. Running again would not help.
+fn locked(e: &git2::Error) -> String {
+    let message = e.message().trim_end_matches([':', ' ']);
+    if e.code() == git2::ErrorCode::Locked {
+        format!(
+            "{message}; another git process is writing it, or one was killed while writing: remove the lock file if no git process is running"
+        )
+    } else {
+        message.to_string()
+    }
+}
+
 fn git(dir: &Path, e: git2::Error) -> Error {
     Error::Message(format!("{}: git: {}", dir.display(), e.message()))
 }
@@ -754,6 +824,31 @@ fn git(dir: &Path, e: git2::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remote_urls_lose_their_credentials() {
+        // Found by tests/cluster/secrets.rs: `commit --print-argo` printed the password.
+        for (url, shown) in [
+            (
+                "https://bot:s3cret@git.example/a/b.git",
+                "https://git.example/a/b.git",
+            ),
+            (
+                "https://ghp_token@git.example/a.git",
+                "https://git.example/a.git",
+            ),
+            (
+                "ssh://git:s3cret@git.example:22/a.git",
+                "ssh://git@git.example:22/a.git",
+            ),
+            ("ssh://git@git.example/a.git", "ssh://git@git.example/a.git"),
+            ("git@git.example:a/b.git", "git@git.example:a/b.git"),
+            ("file:///srv/git/a.git", "file:///srv/git/a.git"),
+            ("https://git.example/a@b.git", "https://git.example/a@b.git"),
+        ] {
+            assert_eq!(without_credentials(url), shown, "{url}");
+        }
+    }
 
     #[test]
     fn paths_are_checked() {

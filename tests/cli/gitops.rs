@@ -600,6 +600,68 @@ fn interface_errors() {
 }
 
 #[test]
+fn a_ref_lock_left_by_a_killed_process_is_named() {
+    // Found by scripts/soak: a commit killed while moving the branch leaves
+    // `refs/heads/main.lock`; every later commit failed saying the branch "moved" and to
+    // run the command again, which never helps.
+    let fx = Fx::new();
+    let lock = fx.work().join(".git/refs/heads/main.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, "").unwrap();
+    let run = fx.commit(&fx.work(), &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("refs/heads/main is locked")
+            && run.stderr.contains("main.lock")
+            && run
+                .stderr
+                .contains("remove the lock file if no git process is running")
+            && !run.stderr.contains("run the command again"),
+        "{}",
+        run.stderr
+    );
+    assert!(log(&fx.work()).is_empty(), "nothing committed");
+    std::fs::remove_file(&lock).unwrap();
+    fx.commit(&fx.work(), &[]).ok();
+    assert_eq!(log(&fx.work()).len(), 1);
+    // The same for the remote-tracking ref a killed push or fetch was updating.
+    let tracking = fx.work().join(".git/refs/remotes/origin/main.lock");
+    std::fs::create_dir_all(tracking.parent().unwrap()).unwrap();
+    std::fs::write(&tracking, "").unwrap();
+    let run = fx.commit(&fx.work(), &["--push"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("origin/main.lock")
+            && run.stderr.contains("one was killed while writing"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn pushers_to_a_local_remote_take_its_lock() {
+    // Found by scripts/soak: libgit2's local transport writes the remote's ref without
+    // compare-and-swap, so of two clinv processes pushing at once both exited 0 while the
+    // later write dropped the other's commit from the remote. Pushes to a file:// remote
+    // now hold its clinv.lock; a held one makes the push wait, then fail naming it.
+    let fx = Fx::new();
+    let held = std::fs::File::create(fx.remote().join("clinv.lock")).unwrap();
+    held.lock().unwrap();
+    let run = fx.commit(&fx.work(), &["--push", "--push-timeout", "1"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("clinv.lock: another clinv process is pushing to this repository"),
+        "{}",
+        run.stderr
+    );
+    assert!(log(&fx.remote()).is_empty(), "nothing pushed");
+    drop(held);
+    fx.commit(&fx.work(), &["--push"]).ok();
+    assert_eq!(log(&fx.remote()).len(), 1);
+}
+
+#[test]
 fn flux_and_argo_manifests() {
     let fx = Fx::new();
     let flux = fx.commit(&fx.work(), &["--print-flux"]).ok().stdout;

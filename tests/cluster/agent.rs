@@ -50,7 +50,13 @@ fn apply(p: &Plane, object: &Value) {
 
 /// A Helm 3 release Secret exactly as Helm's Secret driver stores it: the release JSON,
 /// gzip'd, base64'd into `release` (which the API then holds base64'd as Secret data).
-fn helm_release(ns: &str, name: &str, revision: u64, status: &str, chart_version: &str) -> Value {
+pub(crate) fn helm_release(
+    ns: &str,
+    name: &str,
+    revision: u64,
+    status: &str,
+    chart_version: &str,
+) -> Value {
     use std::io::Write;
     let release = json!({
         "name": name,
@@ -91,7 +97,7 @@ fn helm_release(ns: &str, name: &str, revision: u64, status: &str, chart_version
 /// Release records: cilium 1 (superseded) and 2 (deployed) in one namespace and a
 /// higher revision under the same name in a second namespace; cert-manager 3 deployed
 /// and 4 failed; one undecodable record; one unrelated Opaque Secret.
-fn ensure_helm_releases(p: &Plane) {
+pub(crate) fn ensure_helm_releases(p: &Plane) {
     for ns in [HELM_NS, OTHER_NS] {
         apply(
             p,

@@ -14,6 +14,7 @@ mod gitops;
 mod proxy;
 mod publish;
 mod replay;
+mod secrets;
 
 use std::path::PathBuf;
 use std::process::Command;
