@@ -392,7 +392,10 @@ impl Cluster {
             // The server closes the connection when its own timeout fires after the
             // handler has begun answering (the apiserver's timeout filter aborts then):
             // it was reached and gave up, as a 504 would say.
-            Ok(Err(_)) if server_deadline.is_some_and(|d| sent.elapsed() >= d) => {
+            Ok(Err(e))
+                if closed_mid_answer(&e)
+                    && server_deadline.is_some_and(|d| sent.elapsed() >= d) =>
+            {
                 let detail = format!(
                     "no answer within its {:.2}s request timeout (it closed the connection)",
                     server_deadline.unwrap_or_default().as_secs_f64()
@@ -798,6 +801,20 @@ fn with_server_deadline(
         parts.uri = uri;
     }
     http::Request::from_parts(parts, body)
+}
+
+/// The server closed the connection after the request was sent, before a whole answer.
+fn closed_mid_answer(err: &kube::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(s) = source {
+        if s.downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_incomplete_message)
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
 }
 
 /// A transport error as one line: the innermost causes carry the useful part
