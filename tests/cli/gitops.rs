@@ -132,9 +132,11 @@ impl Daemon {
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new("git")
+        // `git daemon` would run git-daemon as a child that outlives a kill of `git`;
+        // start the program itself so that dropping the guard stops it.
+        let exec_path = git(base, &["--exec-path"]);
+        let child = Command::new(Path::new(exec_path.trim()).join("git-daemon"))
             .args([
-                "daemon",
                 "--reuseaddr",
                 "--enable=receive-pack",
                 "--export-all",
@@ -143,6 +145,7 @@ impl Daemon {
             .arg(format!("--port={port}"))
             .arg(format!("--base-path={}", base.display()))
             .arg(base)
+            .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
