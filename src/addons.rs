@@ -92,14 +92,8 @@ impl Reader {
         if !chart.is_file() || !self.inside(&chart) {
             return None;
         }
-        let doc = read_yaml(&chart)?;
-        let node = doc.get(doc.root()?, key)?;
-        match doc.node(node) {
-            Node::Scalar { text, .. } if doc.is_null(node) || text.is_empty() => None,
-            Node::Scalar { text, .. } if text == "false" && flavor == Flavor::Inventory => None,
-            Node::Scalar { text, .. } => Some(text.clone()),
-            _ => None,
-        }
+        let bytes = files::read_bounded(&chart, MAX_INPUT_BYTES).ok()?;
+        pin_field(&bytes, key, flavor)
     }
 
     /// `category` (§4.2): the byte-wise smallest `lok8s.dev/category:` match in any
@@ -134,10 +128,10 @@ impl Reader {
                     let Ok(bytes) = files::read_bounded(&item.path(), MAX_INPUT_BYTES) else {
                         continue;
                     };
-                    for m in re.find_iter(&bytes) {
-                        if best.as_deref().is_none_or(|b| m.as_bytes() < b) {
-                            best = Some(m.as_bytes().to_vec());
-                        }
+                    if let Some(m) = smallest_match(re, &bytes)
+                        && best.as_deref().is_none_or(|b| m < b)
+                    {
+                        best = Some(m.to_vec());
                     }
                 }
             }
@@ -150,12 +144,7 @@ impl Reader {
         let chart = dir.join("chart.yaml");
         let khelm = chart.is_file()
             && self.inside(&chart)
-            && read_yaml(&chart).is_some_and(|doc| {
-                doc.root()
-                    .and_then(|r| doc.get(r, "kind"))
-                    .and_then(|k| doc.text(k).map(|t| t == "ChartRenderer"))
-                    .unwrap_or(false)
-            });
+            && files::read_bounded(&chart, MAX_INPUT_BYTES).is_ok_and(|b| is_khelm(&b));
         if khelm {
             "khelm"
         } else if dir.join("kustomization.yaml").is_file()
@@ -168,16 +157,52 @@ impl Reader {
     }
 }
 
+/// The raw text of a top-level scalar `key` of a chart pin's bytes (§4.1): none when the
+/// pin is not UTF-8 YAML, or the value is absent, null, empty, not a scalar, or (inventory
+/// flavour) `false`.
+pub fn pin_field(bytes: &[u8], key: &str, flavor: Flavor) -> Option<String> {
+    let doc = Doc::parse(std::str::from_utf8(bytes).ok()?).ok()?;
+    let node = doc.get(doc.root()?, key)?;
+    match doc.node(node) {
+        Node::Scalar { text, .. } if doc.is_null(node) || text.is_empty() => None,
+        Node::Scalar { text, .. } if text == "false" && flavor == Flavor::Inventory => None,
+        Node::Scalar { text, .. } => Some(text.clone()),
+        _ => None,
+    }
+}
+
+/// True when a chart pin's bytes are a khelm `ChartRenderer` (the view's TYPE `khelm`).
+pub fn is_khelm(bytes: &[u8]) -> bool {
+    let Some(doc) = std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|t| Doc::parse(t).ok())
+    else {
+        return false;
+    };
+    doc.root()
+        .and_then(|r| doc.get(r, "kind"))
+        .and_then(|k| doc.text(k).map(|t| t == "ChartRenderer"))
+        .unwrap_or(false)
+}
+
+/// The `category` one file's bytes give (§4.2): its byte-wise smallest match, stripped.
+pub fn category_in(bytes: &[u8], flavor: Flavor) -> Option<String> {
+    let re = match flavor {
+        Flavor::Inventory => &*CATEGORY_LINE,
+        Flavor::View => &*CATEGORY_VIEW,
+    };
+    finish(smallest_match(re, bytes).map(<[u8]>::to_vec))
+}
+
+fn smallest_match<'a>(re: &Regex, bytes: &'a [u8]) -> Option<&'a [u8]> {
+    re.find_iter(bytes).map(|m| m.as_bytes()).min()
+}
+
 fn finish(best: Option<Vec<u8>>) -> Option<String> {
     let best = best?;
     let text = String::from_utf8_lossy(&best);
     let value = text.rsplit(':').next().unwrap_or_default();
     Some(value.chars().filter(|c| !c.is_whitespace()).collect())
-}
-
-fn read_yaml(path: &Path) -> Option<Doc> {
-    let bytes = files::read_bounded(path, MAX_INPUT_BYTES).ok()?;
-    Doc::parse(std::str::from_utf8(&bytes).ok()?).ok()
 }
 
 /// One row of the `addons` view.

@@ -470,18 +470,8 @@ impl DomainStore {
     /// A missing or damaged object.
     pub fn inventory(&self, snap: &SnapshotRecord) -> Result<ClusterInventory> {
         let text = self.object(&snap.cr)?;
-        let path = self.object_path(&snap.cr);
-        let mut value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| Error::InvalidFile {
-                path: path.clone(),
-                message: format!("damaged: {e}"),
-            })?;
-        if let Some(spec) = value.get_mut("spec").and_then(|s| s.as_object_mut()) {
-            spec.insert("renderedAt".into(), snap.rendered_at.clone().into());
-        }
-        // Restore lok8s's key order (objects are stored with renderedAt removed).
-        serde_json::from_value(value).map_err(|e| Error::InvalidFile {
-            path,
+        inventory_from_object(&text, &snap.rendered_at).map_err(|e| Error::InvalidFile {
+            path: self.object_path(&snap.cr),
             message: format!("damaged: {e}"),
         })
     }
@@ -574,6 +564,22 @@ fn cr_object(cr: &ClusterInventory) -> String {
     value.to_string()
 }
 
+/// A stored CR object (the CR without `renderedAt`) with `rendered_at` put back.
+///
+/// # Errors
+/// The object is not the JSON of an inventory.
+pub fn inventory_from_object(
+    text: &str,
+    rendered_at: &str,
+) -> std::result::Result<ClusterInventory, serde_json::Error> {
+    let mut value: serde_json::Value = serde_json::from_str(text)?;
+    if let Some(spec) = value.get_mut("spec").and_then(|s| s.as_object_mut()) {
+        spec.insert("renderedAt".into(), rendered_at.into());
+    }
+    // Restore lok8s's key order (objects are stored with renderedAt removed).
+    serde_json::from_value(value)
+}
+
 /// `<sha256 of json> <json>\n`
 fn line(record: &Record) -> String {
     let json = serde_json::to_string(record).unwrap_or_default();
@@ -604,7 +610,9 @@ fn parse_line(line: &[u8]) -> std::result::Result<Record, String> {
     serde_json::from_str(json).map_err(|e| format!("unreadable record: {e}"))
 }
 
-fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
+/// Reads a domain's journal from its bytes (`path` names it in [`Damage`]): damaged
+/// lines are reported, an incomplete last line is counted, never fatal.
+pub fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
     let mut journal = Journal {
         torn_tail: bytes.len() as u64
             - bytes
