@@ -781,6 +781,81 @@ pub fn parse_export(bytes: &[u8]) -> std::result::Result<Vec<Record>, (usize, St
         .collect()
 }
 
+/// The first entry of a snapshot export archive (`snapshots export`).
+pub const EXPORT_FORMAT: &str = "clinv-snapshots/v1";
+
+/// A snapshot export archive, read and verified.
+#[derive(Debug, Default)]
+pub struct Export {
+    /// Per domain, its records in journal order.
+    pub journals: Vec<(String, Vec<Record>)>,
+    /// `(domain, object id, bytes)`; every id is the sha256 of its bytes.
+    pub objects: Vec<(String, String, Vec<u8>)>,
+}
+
+/// Reads a snapshot export archive (a tar: `FORMAT`, `<domain>/journal`,
+/// `<domain>/objects/<sha256>.json`) and verifies every journal line and every object
+/// checksum, so an import writes nothing from an archive that does not verify.
+///
+/// # Errors
+/// A message naming the entry (and line) that is wrong.
+pub fn read_export(bytes: &[u8]) -> std::result::Result<Export, String> {
+    let mut archive = tar::Archive::new(bytes);
+    let mut format_ok = false;
+    let mut journals: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut objects: Vec<(String, String, Vec<u8>)> = Vec::new();
+    for entry in archive.entries().map_err(|e| e.to_string())? {
+        let mut entry = entry.map_err(|e| e.to_string())?;
+        let name = entry
+            .path()
+            .map_err(|e| e.to_string())?
+            .to_string_lossy()
+            .into_owned();
+        let mut data = Vec::new();
+        Read::read_to_end(&mut Read::take(&mut entry, 64 << 20), &mut data)
+            .map_err(|e| e.to_string())?;
+        let parts: Vec<&str> = name.split('/').collect();
+        match parts.as_slice() {
+            ["FORMAT"] => format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT,
+            [d, "journal"] if crate::project::is_valid_domain(d) => {
+                journals.push((d.to_string(), data))
+            }
+            [d, "objects", obj] if crate::project::is_valid_domain(d) => {
+                let id = obj
+                    .strip_suffix(".json")
+                    .filter(|i| i.len() == 64 && i.chars().all(|c| c.is_ascii_hexdigit()));
+                let id = id.ok_or_else(|| format!("unexpected entry {name}"))?;
+                objects.push((d.to_string(), id.to_string(), data));
+            }
+            _ => {
+                return Err(format!(
+                    "unexpected entry {name:?} (not a clinv snapshot export)"
+                ));
+            }
+        }
+    }
+    if !format_ok {
+        return Err(format!("not a {EXPORT_FORMAT} archive"));
+    }
+    let mut parsed: Vec<(String, Vec<Record>)> = Vec::new();
+    for (d, data) in &journals {
+        let records =
+            parse_export(data).map_err(|(line, what)| format!("{d}/journal:{line}: {what}"))?;
+        parsed.push((d.clone(), records));
+    }
+    for (d, id, data) in &objects {
+        if hex_sha256(data) != *id {
+            return Err(format!(
+                "{d}/objects/{id}.json: content does not match its checksum"
+            ));
+        }
+    }
+    Ok(Export {
+        journals: parsed,
+        objects,
+    })
+}
+
 /// Resolves a snapshot reference within a journal: `latest`, `latest~N`, or a unique id
 /// prefix (at least 4 characters).
 ///
