@@ -7,7 +7,9 @@
 //!   with its correct sha256 so the record parser is reached (a fuzzer cannot forge
 //!   checksums); an unterminated last line stays torn;
 //! - `2`: a CR object (`objects/<sha>.json`), read back as `snapshots show` and
-//!   `replay` do, then validated and encoded like a fresh render.
+//!   `replay` do, then validated and encoded like a fresh render;
+//! - `3`: a `snapshots export` archive (tar), read and verified as `snapshots import`
+//!   does before it writes anything.
 //!
 //! Every journal is then used as the commands use it: references (`latest`, `latest~N`,
 //! an id prefix), `gc` candidates, `snapshots list/show -o json`.
@@ -23,10 +25,11 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    match mode % 3 {
+    match mode % 4 {
         0 => journal(rest),
         1 => journal(&with_checksums(rest)),
-        _ => object(rest),
+        2 => object(rest),
+        _ => export(rest),
     }
 });
 
@@ -78,5 +81,14 @@ fn object(bytes: &[u8]) {
     if render::validate(&inventory).is_ok() {
         let _ = render::encode(&inventory, Format::Json);
         let _ = render::encode(&inventory, Format::Yaml);
+    }
+}
+
+fn export(bytes: &[u8]) {
+    let Ok(export) = store::read_export(bytes) else {
+        return;
+    };
+    for (_, records) in &export.journals {
+        let _ = serde_json::to_string(records);
     }
 }
