@@ -27,7 +27,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let mut contexts: Vec<Option<String>> = vec![None];
-    contexts.extend(kubeconfig.contexts.iter().take(2).map(|c| Some(c.name.clone())));
+    contexts.extend(
+        kubeconfig
+            .contexts
+            .iter()
+            .take(2)
+            .map(|c| Some(c.name.clone())),
+    );
     for context in contexts {
         let loaded = RUNTIME.block_on(cluster::load_config(kubeconfig.clone(), context.as_deref()));
         if let Ok((config, current)) = loaded {

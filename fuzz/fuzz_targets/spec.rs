@@ -21,7 +21,12 @@ fuzz_target!(|data: &[u8]| {
     let Ok(spec) = spec::parse(data, &path, project.root(), DOMAIN) else {
         return;
     };
-    let entries: Vec<_> = spec.entries.iter().filter_map(|e| e.as_ref().ok()).cloned().collect();
+    let entries: Vec<_> = spec
+        .entries
+        .iter()
+        .filter_map(|e| e.as_ref().ok())
+        .cloned()
+        .collect();
     let mut reader = Reader::new(project.root());
     let _ = addons::view_rows(&entries, project.root(), &mut reader);
 
@@ -37,6 +42,9 @@ fuzz_target!(|data: &[u8]| {
         let text = render::encode(&built.inventory, format).expect("a valid inventory encodes");
         let back = parse::inventory_from_text(&text)
             .unwrap_or_else(|e| panic!("rendered {format:?} does not read back: {e}\n{text}"));
-        assert_eq!(back, built.inventory, "{format:?} round trip changed the inventory");
+        assert_eq!(
+            back, built.inventory,
+            "{format:?} round trip changed the inventory"
+        );
     }
 });

@@ -41,7 +41,10 @@ fn with_checksums(lines: &[u8]) -> Vec<u8> {
             out.extend_from_slice(line); // the torn tail (empty when terminated)
             break;
         }
-        let sum: String = Sha256::digest(line).iter().map(|b| format!("{b:02x}")).collect();
+        let sum: String = Sha256::digest(line)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         out.extend_from_slice(sum.as_bytes());
         out.push(b' ');
         out.extend_from_slice(line);
