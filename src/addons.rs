@@ -10,6 +10,7 @@ use crate::project::MAX_INPUT_BYTES;
 use crate::yaml::{Doc, Node};
 use regex::bytes::Regex;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
@@ -27,7 +28,7 @@ const MAX_WALK_ENTRIES: usize = 20_000;
 const MAX_WALK_DEPTH: usize = 32;
 
 /// Which reader: the inventory's (§4) or the `addons` view's (§9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Flavor {
     Inventory,
     View,
@@ -48,6 +49,8 @@ pub struct Reader {
     /// The canonical project root, when it can be resolved.
     root: Option<PathBuf>,
     pub issues: Vec<MetaIssue>,
+    /// What each directory gave, so a spec naming one addon many times reads it once.
+    cache: HashMap<(PathBuf, &'static str, Flavor), Option<String>>,
 }
 
 impl Reader {
@@ -55,7 +58,25 @@ impl Reader {
         Reader {
             root: root.canonicalize().ok(),
             issues: Vec::new(),
+            cache: HashMap::new(),
         }
+    }
+
+    /// `read`'s answer for `dir`, computed once per directory, field and flavour.
+    fn cached(
+        &mut self,
+        dir: &Path,
+        field: &'static str,
+        flavor: Flavor,
+        read: impl FnOnce(&mut Reader) -> Option<String>,
+    ) -> Option<String> {
+        let key = (dir.to_path_buf(), field, flavor);
+        if let Some(hit) = self.cache.get(&key) {
+            return hit.clone();
+        }
+        let value = read(self);
+        self.cache.insert(key, value.clone());
+        value
     }
 
     /// True when `path` exists and resolves inside the root; records an issue otherwise.
@@ -87,7 +108,11 @@ impl Reader {
     }
 
     /// The raw text of a top-level scalar `key` of `dir/chart.yaml`.
-    fn pin_scalar(&mut self, dir: &Path, key: &str, flavor: Flavor) -> Option<String> {
+    fn pin_scalar(&mut self, dir: &Path, key: &'static str, flavor: Flavor) -> Option<String> {
+        self.cached(dir, key, flavor, |r| r.read_pin_scalar(dir, key, flavor))
+    }
+
+    fn read_pin_scalar(&mut self, dir: &Path, key: &str, flavor: Flavor) -> Option<String> {
         let chart = dir.join("chart.yaml");
         if !chart.is_file() || !self.inside(&chart) {
             return None;
@@ -99,6 +124,10 @@ impl Reader {
     /// `category` (§4.2): the byte-wise smallest `lok8s.dev/category:` match in any
     /// regular file below `dir`, its value stripped of whitespace.
     pub fn category(&mut self, dir: &Path, flavor: Flavor) -> Option<String> {
+        self.cached(dir, "category", flavor, |r| r.read_category(dir, flavor))
+    }
+
+    fn read_category(&mut self, dir: &Path, flavor: Flavor) -> Option<String> {
         // A directory that is itself a symlink yields nothing (lok8s's Go port).
         let meta = std::fs::symlink_metadata(dir).ok()?;
         if !meta.is_dir() || !self.inside(dir) {
@@ -338,6 +367,38 @@ mod tests {
     fn category(files: &[(&str, &str)], flavor: Flavor) -> Option<String> {
         let d = dir_with(files);
         Reader::new(d.path()).category(&d.path().join("a"), flavor)
+    }
+
+    /// Found while fuzzing: each of a spec's entries read its directory again, so a spec
+    /// naming one addon 1,000,000 times read the same files 1,000,000 times.
+    #[test]
+    fn a_directory_is_read_once_per_reader() {
+        let d = dir_with(&[
+            ("a/chart.yaml", "version: 1.2.3\n"),
+            ("a/k.yaml", "lok8s.dev/category: networking\n"),
+        ]);
+        let dir = d.path().join("a");
+        let mut reader = Reader::new(d.path());
+        let first = (
+            reader.chart_version(&dir, Flavor::Inventory),
+            reader.category(&dir, Flavor::Inventory),
+        );
+        assert_eq!(first, (Some("1.2.3".into()), Some("networking".into())));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let again = (
+            reader.chart_version(&dir, Flavor::Inventory),
+            reader.category(&dir, Flavor::Inventory),
+        );
+        assert_eq!(again, first, "read again instead of remembered");
+        assert_eq!(
+            reader.chart_version(&dir, Flavor::View),
+            None,
+            "per flavour"
+        );
+        assert_eq!(
+            Reader::new(d.path()).category(&dir, Flavor::Inventory),
+            None
+        );
     }
 
     #[test]
