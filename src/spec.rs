@@ -84,7 +84,13 @@ pub fn parse(bytes: &[u8], path: &Path, root: &Path, domain: &str) -> Result<Clu
         pos: e.pos,
         message: e.message,
     })?;
-    interpret(&doc, path, spec_hash, Context { root, domain })
+    let checked = bootstrap::ValueFiles::default();
+    let ctx = Context {
+        root,
+        domain,
+        checked: &checked,
+    };
+    interpret(&doc, path, spec_hash, ctx)
 }
 
 fn interpret(doc: &Doc, path: &Path, spec_hash: String, ctx: Context<'_>) -> Result<ClusterSpec> {
