@@ -170,11 +170,14 @@ impl Reader {
 
     /// The `addons` view's TYPE column: `khelm`, `raw` or `empty`.
     pub fn addon_type(&mut self, dir: &Path) -> &'static str {
-        let chart = dir.join("chart.yaml");
-        let khelm = chart.is_file()
-            && self.inside(&chart)
-            && files::read_bounded(&chart, MAX_INPUT_BYTES).is_ok_and(|b| is_khelm(&b));
-        if khelm {
+        let khelm = self.cached(dir, "kind", Flavor::View, |r| {
+            let chart = dir.join("chart.yaml");
+            let khelm = chart.is_file()
+                && r.inside(&chart)
+                && files::read_bounded(&chart, MAX_INPUT_BYTES).is_ok_and(|b| is_khelm(&b));
+            khelm.then(String::new)
+        });
+        if khelm.is_some() {
             "khelm"
         } else if dir.join("kustomization.yaml").is_file()
             || dir.join("kustomization.yml").is_file()
@@ -374,31 +377,31 @@ mod tests {
     #[test]
     fn a_directory_is_read_once_per_reader() {
         let d = dir_with(&[
-            ("a/chart.yaml", "version: 1.2.3\n"),
+            ("a/chart.yaml", "kind: ChartRenderer\nversion: 1.2.3\n"),
             ("a/k.yaml", "lok8s.dev/category: networking\n"),
         ]);
         let dir = d.path().join("a");
         let mut reader = Reader::new(d.path());
-        let first = (
-            reader.chart_version(&dir, Flavor::Inventory),
-            reader.category(&dir, Flavor::Inventory),
+        let mut read = |r: &mut Reader| {
+            (
+                r.chart_version(&dir, Flavor::Inventory),
+                r.category(&dir, Flavor::Inventory),
+                r.addon_type(&dir),
+            )
+        };
+        let first = read(&mut reader);
+        assert_eq!(
+            first,
+            (Some("1.2.3".into()), Some("networking".into()), "khelm")
         );
-        assert_eq!(first, (Some("1.2.3".into()), Some("networking".into())));
         std::fs::remove_dir_all(&dir).unwrap();
-        let again = (
-            reader.chart_version(&dir, Flavor::Inventory),
-            reader.category(&dir, Flavor::Inventory),
-        );
-        assert_eq!(again, first, "read again instead of remembered");
+        assert_eq!(read(&mut reader), first, "read again instead of remembered");
         assert_eq!(
             reader.chart_version(&dir, Flavor::View),
             None,
             "per flavour"
         );
-        assert_eq!(
-            Reader::new(d.path()).category(&dir, Flavor::Inventory),
-            None
-        );
+        assert_eq!(read(&mut Reader::new(d.path())), (None, None, "empty"));
     }
 
     #[test]
