@@ -382,7 +382,7 @@ mod tests {
         ]);
         let dir = d.path().join("a");
         let mut reader = Reader::new(d.path());
-        let mut read = |r: &mut Reader| {
+        let read = |r: &mut Reader| {
             (
                 r.chart_version(&dir, Flavor::Inventory),
                 r.category(&dir, Flavor::Inventory),
