@@ -10,6 +10,7 @@ use crate::project::MAX_INPUT_BYTES;
 use crate::yaml::{Doc, Node};
 use regex::bytes::Regex;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
@@ -27,7 +28,7 @@ const MAX_WALK_ENTRIES: usize = 20_000;
 const MAX_WALK_DEPTH: usize = 32;
 
 /// Which reader: the inventory's (§4) or the `addons` view's (§9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Flavor {
     Inventory,
     View,
@@ -48,6 +49,8 @@ pub struct Reader {
     /// The canonical project root, when it can be resolved.
     root: Option<PathBuf>,
     pub issues: Vec<MetaIssue>,
+    /// What each directory gave, so a spec naming one addon many times reads it once.
+    cache: HashMap<(PathBuf, &'static str, Flavor), Option<String>>,
 }
 
 impl Reader {
@@ -55,7 +58,25 @@ impl Reader {
         Reader {
             root: root.canonicalize().ok(),
             issues: Vec::new(),
+            cache: HashMap::new(),
         }
+    }
+
+    /// `read`'s answer for `dir`, computed once per directory, field and flavour.
+    fn cached(
+        &mut self,
+        dir: &Path,
+        field: &'static str,
+        flavor: Flavor,
+        read: impl FnOnce(&mut Reader) -> Option<String>,
+    ) -> Option<String> {
+        let key = (dir.to_path_buf(), field, flavor);
+        if let Some(hit) = self.cache.get(&key) {
+            return hit.clone();
+        }
+        let value = read(self);
+        self.cache.insert(key, value.clone());
+        value
     }
 
     /// True when `path` exists and resolves inside the root; records an issue otherwise.
@@ -87,24 +108,26 @@ impl Reader {
     }
 
     /// The raw text of a top-level scalar `key` of `dir/chart.yaml`.
-    fn pin_scalar(&mut self, dir: &Path, key: &str, flavor: Flavor) -> Option<String> {
+    fn pin_scalar(&mut self, dir: &Path, key: &'static str, flavor: Flavor) -> Option<String> {
+        self.cached(dir, key, flavor, |r| r.read_pin_scalar(dir, key, flavor))
+    }
+
+    fn read_pin_scalar(&mut self, dir: &Path, key: &str, flavor: Flavor) -> Option<String> {
         let chart = dir.join("chart.yaml");
         if !chart.is_file() || !self.inside(&chart) {
             return None;
         }
-        let doc = read_yaml(&chart)?;
-        let node = doc.get(doc.root()?, key)?;
-        match doc.node(node) {
-            Node::Scalar { text, .. } if doc.is_null(node) || text.is_empty() => None,
-            Node::Scalar { text, .. } if text == "false" && flavor == Flavor::Inventory => None,
-            Node::Scalar { text, .. } => Some(text.clone()),
-            _ => None,
-        }
+        let bytes = files::read_bounded(&chart, MAX_INPUT_BYTES).ok()?;
+        pin_field(&bytes, key, flavor)
     }
 
     /// `category` (§4.2): the byte-wise smallest `lok8s.dev/category:` match in any
     /// regular file below `dir`, its value stripped of whitespace.
     pub fn category(&mut self, dir: &Path, flavor: Flavor) -> Option<String> {
+        self.cached(dir, "category", flavor, |r| r.read_category(dir, flavor))
+    }
+
+    fn read_category(&mut self, dir: &Path, flavor: Flavor) -> Option<String> {
         // A directory that is itself a symlink yields nothing (lok8s's Go port).
         let meta = std::fs::symlink_metadata(dir).ok()?;
         if !meta.is_dir() || !self.inside(dir) {
@@ -134,10 +157,10 @@ impl Reader {
                     let Ok(bytes) = files::read_bounded(&item.path(), MAX_INPUT_BYTES) else {
                         continue;
                     };
-                    for m in re.find_iter(&bytes) {
-                        if best.as_deref().is_none_or(|b| m.as_bytes() < b) {
-                            best = Some(m.as_bytes().to_vec());
-                        }
+                    if let Some(m) = smallest_match(re, &bytes)
+                        && best.as_deref().is_none_or(|b| m < b)
+                    {
+                        best = Some(m.to_vec());
                     }
                 }
             }
@@ -147,16 +170,14 @@ impl Reader {
 
     /// The `addons` view's TYPE column: `khelm`, `raw` or `empty`.
     pub fn addon_type(&mut self, dir: &Path) -> &'static str {
-        let chart = dir.join("chart.yaml");
-        let khelm = chart.is_file()
-            && self.inside(&chart)
-            && read_yaml(&chart).is_some_and(|doc| {
-                doc.root()
-                    .and_then(|r| doc.get(r, "kind"))
-                    .and_then(|k| doc.text(k).map(|t| t == "ChartRenderer"))
-                    .unwrap_or(false)
-            });
-        if khelm {
+        let khelm = self.cached(dir, "kind", Flavor::View, |r| {
+            let chart = dir.join("chart.yaml");
+            let khelm = chart.is_file()
+                && r.inside(&chart)
+                && files::read_bounded(&chart, MAX_INPUT_BYTES).is_ok_and(|b| is_khelm(&b));
+            khelm.then(String::new)
+        });
+        if khelm.is_some() {
             "khelm"
         } else if dir.join("kustomization.yaml").is_file()
             || dir.join("kustomization.yml").is_file()
@@ -168,16 +189,52 @@ impl Reader {
     }
 }
 
+/// The raw text of a top-level scalar `key` of a chart pin's bytes (§4.1): none when the
+/// pin is not UTF-8 YAML, or the value is absent, null, empty, not a scalar, or (inventory
+/// flavour) `false`.
+pub fn pin_field(bytes: &[u8], key: &str, flavor: Flavor) -> Option<String> {
+    let doc = Doc::parse(std::str::from_utf8(bytes).ok()?).ok()?;
+    let node = doc.get(doc.root()?, key)?;
+    match doc.node(node) {
+        Node::Scalar { text, .. } if doc.is_null(node) || text.is_empty() => None,
+        Node::Scalar { text, .. } if text == "false" && flavor == Flavor::Inventory => None,
+        Node::Scalar { text, .. } => Some(text.clone()),
+        _ => None,
+    }
+}
+
+/// True when a chart pin's bytes are a khelm `ChartRenderer` (the view's TYPE `khelm`).
+pub fn is_khelm(bytes: &[u8]) -> bool {
+    let Some(doc) = std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|t| Doc::parse(t).ok())
+    else {
+        return false;
+    };
+    doc.root()
+        .and_then(|r| doc.get(r, "kind"))
+        .and_then(|k| doc.text(k).map(|t| t == "ChartRenderer"))
+        .unwrap_or(false)
+}
+
+/// The `category` one file's bytes give (§4.2): its byte-wise smallest match, stripped.
+pub fn category_in(bytes: &[u8], flavor: Flavor) -> Option<String> {
+    let re = match flavor {
+        Flavor::Inventory => &*CATEGORY_LINE,
+        Flavor::View => &*CATEGORY_VIEW,
+    };
+    finish(smallest_match(re, bytes).map(<[u8]>::to_vec))
+}
+
+fn smallest_match<'a>(re: &Regex, bytes: &'a [u8]) -> Option<&'a [u8]> {
+    re.find_iter(bytes).map(|m| m.as_bytes()).min()
+}
+
 fn finish(best: Option<Vec<u8>>) -> Option<String> {
     let best = best?;
     let text = String::from_utf8_lossy(&best);
     let value = text.rsplit(':').next().unwrap_or_default();
     Some(value.chars().filter(|c| !c.is_whitespace()).collect())
-}
-
-fn read_yaml(path: &Path) -> Option<Doc> {
-    let bytes = files::read_bounded(path, MAX_INPUT_BYTES).ok()?;
-    Doc::parse(std::str::from_utf8(&bytes).ok()?).ok()
 }
 
 /// One row of the `addons` view.
@@ -313,6 +370,38 @@ mod tests {
     fn category(files: &[(&str, &str)], flavor: Flavor) -> Option<String> {
         let d = dir_with(files);
         Reader::new(d.path()).category(&d.path().join("a"), flavor)
+    }
+
+    /// Found while fuzzing: each of a spec's entries read its directory again, so a spec
+    /// naming one addon 1,000,000 times read the same files 1,000,000 times.
+    #[test]
+    fn a_directory_is_read_once_per_reader() {
+        let d = dir_with(&[
+            ("a/chart.yaml", "kind: ChartRenderer\nversion: 1.2.3\n"),
+            ("a/k.yaml", "lok8s.dev/category: networking\n"),
+        ]);
+        let dir = d.path().join("a");
+        let mut reader = Reader::new(d.path());
+        let read = |r: &mut Reader| {
+            (
+                r.chart_version(&dir, Flavor::Inventory),
+                r.category(&dir, Flavor::Inventory),
+                r.addon_type(&dir),
+            )
+        };
+        let first = read(&mut reader);
+        assert_eq!(
+            first,
+            (Some("1.2.3".into()), Some("networking".into()), "khelm")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(read(&mut reader), first, "read again instead of remembered");
+        assert_eq!(
+            reader.chart_version(&dir, Flavor::View),
+            None,
+            "per flavour"
+        );
+        assert_eq!(read(&mut Reader::new(d.path())), (None, None, "empty"));
     }
 
     #[test]

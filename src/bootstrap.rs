@@ -55,7 +55,13 @@ pub struct Entry {
 pub struct Context<'a> {
     pub root: &'a Path,
     pub domain: &'a str,
+    /// Value files already checked, shared by the entries of one spec.
+    pub checked: &'a ValueFiles,
 }
+
+/// Whether each value file merges, so a file named by many entries (or many times in one
+/// `valueFiles:` list) is read and parsed once, not once per mention.
+pub type ValueFiles = std::cell::RefCell<std::collections::HashMap<PathBuf, bool>>;
 
 /// Why an entry was rejected. `Display` gives lok8s's exact message; some of those
 /// messages carry user values, so only [`Rejection::key`] is ever shown to users.
@@ -495,13 +501,23 @@ fn check_value_files(
         paths.push(path);
     }
     let inline_ok = values.is_none_or(|v| is_map_or_null(doc, v));
-    if !inline_ok || !paths.iter().all(|p| merges(p)) {
+    if !inline_ok || !paths.iter().all(|p| merges_once(ctx, p)) {
         return Err(EntryError::ValueFilesMerge {
             key: key_s(),
             paths,
         });
     }
     Ok(())
+}
+
+/// [`merges`], remembered per path in `ctx`.
+fn merges_once(ctx: Context<'_>, path: &Path) -> bool {
+    if let Some(&known) = ctx.checked.borrow().get(path) {
+        return known;
+    }
+    let result = merges(path);
+    ctx.checked.borrow_mut().insert(path.to_path_buf(), result);
+    result
 }
 
 /// A values file merges when it parses as YAML and its top level is a map (or empty).
@@ -648,10 +664,15 @@ mod tests {
         }
 
         fn parse(&self, entry: &str) -> Result<Entry, Rejection> {
+            self.parse_with(entry, &ValueFiles::default())
+        }
+
+        fn parse_with(&self, entry: &str, checked: &ValueFiles) -> Result<Entry, Rejection> {
             let doc = Doc::parse(entry).unwrap();
             let ctx = Context {
                 root: self.root(),
                 domain: "test.lok8s.dev",
+                checked,
             };
             parse(&doc, doc.root().unwrap(), ctx)
         }
@@ -932,6 +953,23 @@ mod tests {
         ] {
             assert!(fx.parse(entry).is_ok(), "{entry}: {:?}", fx.parse(entry));
         }
+    }
+
+    /// Found while fuzzing: every mention of a value file read and parsed it again, so an
+    /// 8 MiB spec naming one 8 MiB value file 100,000 times read 800 GB.
+    #[test]
+    fn a_value_file_is_read_once_per_spec() {
+        let fx = Fx::new();
+        let entry = "cilium: {valueFiles: [a.yaml, a.yaml]}";
+        let checked = ValueFiles::default();
+        assert!(fx.parse_with(entry, &checked).is_ok());
+        assert_eq!(checked.borrow().len(), 1);
+        fs::write(fx.root().join("clusters/test.lok8s.dev/a.yaml"), "- 1\n").unwrap();
+        assert!(
+            fx.parse_with(entry, &checked).is_ok(),
+            "read again instead of remembered"
+        );
+        assert!(fx.parse(entry).is_err(), "a new spec reads it again");
     }
 
     #[test]

@@ -271,6 +271,41 @@ pub fn parse_kubeconfigs(texts: &[(String, String)]) -> Result<Kubeconfig, Failu
     Ok(merged)
 }
 
+/// The client configuration of `context` (or the current context) of `kubeconfig`, and
+/// the context's name: everything read from a kubeconfig before a client is built (no
+/// credential plugin runs here).
+///
+/// # Errors
+/// [`Reason::BadKubeconfig`] when the context or its cluster is missing or unusable.
+pub async fn load_config(
+    kubeconfig: Kubeconfig,
+    context: Option<&str>,
+) -> Result<(kube::Config, Option<String>), Failure> {
+    let current = context
+        .map(str::to_string)
+        .or_else(|| kubeconfig.current_context.clone());
+    let options = KubeConfigOptions {
+        context: current.clone(),
+        ..Default::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .map_err(|e| Failure::new(Reason::BadKubeconfig, Step::Connect, e.to_string()))?;
+    Ok((config, current))
+}
+
+impl Target {
+    /// The server URL (without a trailing `/`) and context a configuration points at.
+    pub fn of(config: &kube::Config, context: Option<String>) -> Target {
+        let server = config
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_string();
+        Target { server, context }
+    }
+}
+
 impl Cluster {
     /// Builds a client for `context` (or the current context) of `kubeconfig`.
     ///
@@ -281,17 +316,7 @@ impl Cluster {
         context: Option<&str>,
         opts: Options,
     ) -> Result<Cluster, Failure> {
-        let bad = |e: String| Failure::new(Reason::BadKubeconfig, Step::Connect, e);
-        let current = context
-            .map(str::to_string)
-            .or_else(|| kubeconfig.current_context.clone());
-        let options = KubeConfigOptions {
-            context: current.clone(),
-            ..Default::default()
-        };
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-            .await
-            .map_err(|e| bad(e.to_string()))?;
+        let (config, current) = load_config(kubeconfig, context).await?;
         Cluster::from_config(config, current, opts)
     }
 
@@ -321,15 +346,11 @@ impl Cluster {
         config.read_timeout = Some(opts.deadline);
         config.write_timeout = Some(opts.deadline);
         config.default_retry = false;
-        let server = config
-            .cluster_url
-            .to_string()
-            .trim_end_matches('/')
-            .to_string();
+        let target = Target::of(&config, context);
         let client = kube::Client::try_from(config).map_err(|e| bad(e.to_string()))?;
         Ok(Cluster {
             client,
-            target: Target { server, context },
+            target,
             opts,
             started: Instant::now(),
             requests: std::cell::Cell::new(0),

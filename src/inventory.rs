@@ -128,7 +128,9 @@ pub fn build(
     Ok(assemble(project, domain, spec, lok8s_version, rendered_at))
 }
 
-fn assemble(
+/// Turns an interpreted spec into the inventory: reads each entry's metadata below the
+/// project root and collects the warnings. [`build`] after reading the files.
+pub fn assemble(
     project: &Project,
     domain: &str,
     spec: ClusterSpec,

@@ -67,8 +67,17 @@ pub fn read(path: &Path, root: &Path, domain: &str) -> Result<ClusterSpec> {
         }
         Err(e) => return Err(Error::io(path, e)),
     };
-    let spec_hash = hex_sha256(&bytes);
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
+    parse(&bytes, path, root, domain)
+}
+
+/// Interprets the raw bytes of the cluster spec at `path` (named in errors): the part of
+/// [`read`] after the file is read, so the spec can be checked without a file.
+///
+/// # Errors
+/// As [`read`], except for the file access.
+pub fn parse(bytes: &[u8], path: &Path, root: &Path, domain: &str) -> Result<ClusterSpec> {
+    let spec_hash = hex_sha256(bytes);
+    let text = std::str::from_utf8(bytes).map_err(|e| {
         let line = bytes[..e.valid_up_to()]
             .iter()
             .filter(|b| **b == b'\n')
@@ -94,7 +103,13 @@ pub fn read(path: &Path, root: &Path, domain: &str) -> Result<ClusterSpec> {
         pos: e.pos,
         message: e.message,
     })?;
-    interpret(&doc, path, spec_hash, Context { root, domain })
+    let checked = bootstrap::ValueFiles::default();
+    let ctx = Context {
+        root,
+        domain,
+        checked: &checked,
+    };
+    interpret(&doc, path, spec_hash, ctx)
 }
 
 fn interpret(doc: &Doc, path: &Path, spec_hash: String, ctx: Context<'_>) -> Result<ClusterSpec> {

@@ -540,18 +540,8 @@ impl DomainStore {
     /// A missing or damaged object.
     pub fn inventory(&self, snap: &SnapshotRecord) -> Result<ClusterInventory> {
         let text = self.object(&snap.cr)?;
-        let path = self.object_path(&snap.cr);
-        let mut value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| Error::InvalidFile {
-                path: path.clone(),
-                message: format!("damaged: {e}"),
-            })?;
-        if let Some(spec) = value.get_mut("spec").and_then(|s| s.as_object_mut()) {
-            spec.insert("renderedAt".into(), snap.rendered_at.clone().into());
-        }
-        // Restore lok8s's key order (objects are stored with renderedAt removed).
-        serde_json::from_value(value).map_err(|e| Error::InvalidFile {
-            path,
+        inventory_from_object(&text, &snap.rendered_at).map_err(|e| Error::InvalidFile {
+            path: self.object_path(&snap.cr),
             message: format!("damaged: {e}"),
         })
     }
@@ -645,6 +635,22 @@ fn cr_object(cr: &ClusterInventory) -> String {
     value.to_string()
 }
 
+/// A stored CR object (the CR without `renderedAt`) with `rendered_at` put back.
+///
+/// # Errors
+/// The object is not the JSON of an inventory.
+pub fn inventory_from_object(
+    text: &str,
+    rendered_at: &str,
+) -> std::result::Result<ClusterInventory, serde_json::Error> {
+    let mut value: serde_json::Value = serde_json::from_str(text)?;
+    if let Some(spec) = value.get_mut("spec").and_then(|s| s.as_object_mut()) {
+        spec.insert("renderedAt".into(), rendered_at.into());
+    }
+    // Restore lok8s's key order (objects are stored with renderedAt removed).
+    serde_json::from_value(value)
+}
+
 /// `<sha256 of json> <json>\n`
 fn line(record: &Record) -> String {
     let json = serde_json::to_string(record).unwrap_or_default();
@@ -675,7 +681,9 @@ fn parse_line(line: &[u8]) -> std::result::Result<Record, String> {
     serde_json::from_str(json).map_err(|e| format!("unreadable record: {e}"))
 }
 
-fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
+/// Reads a domain's journal from its bytes (`path` names it in [`Damage`]): damaged
+/// lines are reported, an incomplete last line is counted, never fatal.
+pub fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
     let mut journal = Journal {
         torn_tail: bytes.len() as u64
             - bytes
@@ -864,6 +872,99 @@ pub fn parse_export(bytes: &[u8]) -> std::result::Result<Vec<Record>, (usize, St
         .into_iter()
         .map(|(line, r)| r.map_err(|what| (line, what)))
         .collect()
+}
+
+/// The first entry of a snapshot export archive (`snapshots export`).
+pub const EXPORT_FORMAT: &str = "clinv-snapshots/v1";
+
+/// A snapshot export archive, read and verified.
+#[derive(Debug, Default)]
+pub struct Export {
+    /// Per domain, its records in journal order.
+    pub journals: Vec<(String, Vec<Record>)>,
+    /// `(domain, object id, bytes)`; every id is the sha256 of its bytes.
+    pub objects: Vec<(String, String, Vec<u8>)>,
+}
+
+/// Most bytes an import holds in memory (it verifies everything before writing).
+pub const MAX_IMPORT: u64 = 256 << 20;
+
+/// Reads a snapshot export archive (a tar: `FORMAT`, `<domain>/journal`,
+/// `<domain>/objects/<sha256>.json`) and verifies every journal line and every object
+/// checksum, so an import writes nothing from an archive that does not verify. Streamed:
+/// each entry is checked against its own limit from its header before its data is read,
+/// and the total held in memory is bounded by [`MAX_IMPORT`].
+///
+/// # Errors
+/// A message naming the entry (and line) that is wrong.
+pub fn read_export(reader: impl Read) -> std::result::Result<Export, String> {
+    let mut archive = tar::Archive::new(reader);
+    let mut held: u64 = 0;
+    let mut format_ok = false;
+    let mut journals: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut objects: Vec<(String, String, Vec<u8>)> = Vec::new();
+    for entry in archive.entries().map_err(|e| e.to_string())? {
+        let mut entry = entry.map_err(|e| e.to_string())?;
+        let name = entry
+            .path()
+            .map_err(|e| e.to_string())?
+            .to_string_lossy()
+            .into_owned();
+        let parts: Vec<&str> = name.split('/').collect();
+        let limit = match parts.last() {
+            Some(&"journal") => MAX_JOURNAL,
+            Some(&"FORMAT") => 4096,
+            _ => MAX_OBJECT,
+        };
+        let size = entry.header().size().map_err(|e| e.to_string())?;
+        held = held.saturating_add(size);
+        if size > limit || held > MAX_IMPORT {
+            return Err(format!(
+                "entry {name:?}: {size} bytes is over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
+            ));
+        }
+        let mut data = Vec::new();
+        Read::read_to_end(&mut Read::take(&mut entry, limit), &mut data)
+            .map_err(|e| e.to_string())?;
+        match parts.as_slice() {
+            ["FORMAT"] => format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT,
+            [d, "journal"] if crate::project::is_valid_domain(d) => {
+                journals.push((d.to_string(), data))
+            }
+            [d, "objects", obj] if crate::project::is_valid_domain(d) => {
+                let id = obj
+                    .strip_suffix(".json")
+                    .filter(|i| i.len() == 64 && i.chars().all(|c| c.is_ascii_hexdigit()));
+                let id = id.ok_or_else(|| format!("unexpected entry {name}"))?;
+                objects.push((d.to_string(), id.to_string(), data));
+            }
+            _ => {
+                return Err(format!(
+                    "unexpected entry {name:?} (not a clinv snapshot export)"
+                ));
+            }
+        }
+    }
+    if !format_ok {
+        return Err(format!("not a {EXPORT_FORMAT} archive"));
+    }
+    let mut parsed: Vec<(String, Vec<Record>)> = Vec::new();
+    for (d, data) in &journals {
+        let records =
+            parse_export(data).map_err(|(line, what)| format!("{d}/journal:{line}: {what}"))?;
+        parsed.push((d.clone(), records));
+    }
+    for (d, id, data) in &objects {
+        if hex_sha256(data) != *id {
+            return Err(format!(
+                "{d}/objects/{id}.json: content does not match its checksum"
+            ));
+        }
+    }
+    Ok(Export {
+        journals: parsed,
+        objects,
+    })
 }
 
 /// Resolves a snapshot reference within a journal: `latest`, `latest~N`, or a unique id

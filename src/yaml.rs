@@ -22,7 +22,7 @@ const MAX_EXPANDED_NODES: u64 = 1_000_000;
 pub struct NodeId(u32);
 
 /// The resolved YAML tag of a scalar, as yaml.v3 resolves it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Tag {
     Null,
     Bool,
@@ -100,9 +100,19 @@ impl Measure {
     }
 }
 
+/// A scalar key's identity (text and tag): two keys are the same when both match.
+type KeyId = (String, Tag);
+
 enum Open {
     Seq(NodeId, Vec<NodeId>),
-    Map(NodeId, Vec<(NodeId, NodeId)>, Option<NodeId>),
+    /// The pairs so far, a key waiting for its value, and the scalar keys seen (so a
+    /// duplicate is found in constant time, not by scanning every earlier key).
+    Map(
+        NodeId,
+        Vec<(NodeId, NodeId)>,
+        Option<NodeId>,
+        std::collections::HashMap<KeyId, NodeId>,
+    ),
 }
 
 impl Doc {
@@ -184,7 +194,7 @@ impl Doc {
                     stack.push(if is_seq {
                         Open::Seq(id, Vec::new())
                     } else {
-                        Open::Map(id, Vec::new(), None)
+                        Open::Map(id, Vec::new(), None, Default::default())
                     });
                     continue;
                 }
@@ -197,7 +207,7 @@ impl Doc {
                                 .fold(Measure::LEAF, |m, c| m.add(doc.measure(*c)));
                             doc.finish(id, Node::Seq(items), m)?
                         }
-                        Some(Open::Map(id, pairs, _)) => {
+                        Some(Open::Map(id, pairs, _, _)) => {
                             let m = pairs.iter().fold(Measure::LEAF, |m, (k, v)| {
                                 m.add(doc.measure(*k)).add(doc.measure(*v))
                             });
@@ -211,16 +221,18 @@ impl Doc {
             match stack.last_mut() {
                 None => doc.root = Some(id),
                 Some(Open::Seq(_, items)) => items.push(id),
-                Some(Open::Map(_, pairs, pending)) => match pending.take() {
+                Some(Open::Map(_, pairs, pending, keys)) => match pending.take() {
                     None => *pending = Some(id),
                     Some(key) => {
-                        if let Some(dup) = pairs.iter().find(|(k, _)| doc.same_scalar(*k, key)) {
+                        if let Some(k) = doc.key_id(key)
+                            && let Some(dup) = keys.insert(k, key)
+                        {
                             return Err(YamlError {
                                 pos: doc.pos(key),
                                 message: format!(
                                     "mapping key {:?} already defined at line {}",
                                     doc.text(key).unwrap_or_default(),
-                                    doc.pos(dup.0).line
+                                    doc.pos(dup).line
                                 ),
                             });
                         }
@@ -305,12 +317,19 @@ impl Doc {
         }
     }
 
-    fn same_scalar(&self, a: NodeId, b: NodeId) -> bool {
-        match (self.node(a), self.node(b)) {
-            (Node::Scalar { text: ta, tag: ga }, Node::Scalar { text: tb, tag: gb }) => {
-                ta == tb && ga == gb
-            }
-            _ => false,
+    /// The identity of a scalar key; `None` for a collection (never equal to another).
+    fn key_id(&self, id: NodeId) -> Option<KeyId> {
+        match self.node(id) {
+            Node::Scalar { text, tag } => Some((text.clone(), tag.clone())),
+            _ => None,
+        }
+    }
+
+    /// Borrowed [`Doc::key_id`].
+    fn key_ref(&self, id: NodeId) -> Option<(&str, &Tag)> {
+        match self.node(id) {
+            Node::Scalar { text, tag } => Some((text, tag)),
+            _ => None,
         }
     }
 
@@ -323,10 +342,14 @@ impl Doc {
         if !pairs.iter().any(|(k, _)| self.is_merge(*k)) {
             return Some(pairs.clone());
         }
+        // Explicit keys are unique (the parser refuses duplicates) and win over merged
+        // ones; of merged keys the first wins. Sets keep this linear in the entries.
+        let explicit: std::collections::HashSet<(&str, &Tag)> =
+            pairs.iter().filter_map(|(k, _)| self.key_ref(*k)).collect();
+        let mut merged: std::collections::HashSet<(&str, &Tag)> = Default::default();
         let mut out: Vec<(NodeId, NodeId)> = Vec::with_capacity(pairs.len());
         for &(k, v) in pairs {
             if !self.is_merge(k) {
-                out.retain(|(ok, _)| !self.same_scalar(*ok, k));
                 out.push((k, v));
                 continue;
             }
@@ -336,9 +359,10 @@ impl Doc {
             };
             for src in sources {
                 for (mk, mv) in self.entries(src).unwrap_or_default() {
-                    let explicit = pairs.iter().any(|(pk, _)| self.same_scalar(*pk, mk));
-                    let seen = out.iter().any(|(ok, _)| self.same_scalar(*ok, mk));
-                    if !explicit && !seen {
+                    let fresh = self
+                        .key_ref(mk)
+                        .is_none_or(|key| !explicit.contains(&key) && merged.insert(key));
+                    if fresh {
                         out.push((mk, mv));
                     }
                 }
@@ -663,6 +687,36 @@ mod tests {
         }
         let err = Doc::parse(&text).unwrap_err();
         assert!(err.message.contains("excessive aliasing"), "{err}");
+    }
+
+    #[test]
+    fn duplicates_compare_text_and_tag() {
+        let (doc, r) = root("1: int\n\"1\": str\n[1]: seq\n[1]: seq again\n");
+        assert_eq!(doc.entries(r).unwrap().len(), 4);
+        let err = Doc::parse("&k a: x\n*k : y\n").unwrap_err();
+        assert!(err.message.contains("already defined at line 1"), "{err}");
+    }
+
+    /// Found while fuzzing: duplicate keys and merge keys were found by scanning every
+    /// earlier key, so an 8 MiB spec holding one flat map (~800,000 keys) took minutes, and
+    /// these 60,000 keys over four minutes in a debug build (now seconds, most of
+    /// them the debug build of the YAML scanner).
+    #[test]
+    fn wide_maps_and_merges_of_them_take_linear_time() {
+        let mut text = String::from("wide: &w\n");
+        for i in 0..60_000 {
+            text.push_str(&format!("  k{i}: {i}\n"));
+        }
+        text.push_str("use:\n  <<: [*w, {extra: 1, k7: merged}]\n  k5: explicit\n");
+        let start = std::time::Instant::now();
+        let (doc, r) = root(&text);
+        let u = doc.get(r, "use").unwrap();
+        let entries = doc.entries(u).unwrap();
+        assert!(start.elapsed() < std::time::Duration::from_secs(30));
+        assert_eq!(entries.len(), 60_001);
+        assert_eq!(doc.text(doc.get(u, "k5").unwrap()), Some("explicit"));
+        assert_eq!(doc.text(doc.get(u, "k7").unwrap()), Some("7"));
+        assert_eq!(doc.text(doc.get(u, "extra").unwrap()), Some("1"));
     }
 
     #[test]

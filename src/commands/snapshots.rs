@@ -319,8 +319,6 @@ fn gc(
     Ok(exit::OK)
 }
 
-const EXPORT_FORMAT: &str = "clinv-snapshots/v1";
-
 fn export(settings: &Settings, store: &Store, domain: &str, file: &Path) -> Result<i32> {
     if !crate::project::is_valid_domain(domain) {
         return Err(Error::InvalidDomain(domain.to_string()));
@@ -358,7 +356,10 @@ fn export(settings: &Settings, store: &Store, domain: &str, file: &Path) -> Resu
         tar.append_data(&mut header, name, bytes)
             .map_err(|e| Error::io(file, e))
     };
-    add("FORMAT", format!("{EXPORT_FORMAT}\n").as_bytes())?;
+    add(
+        "FORMAT",
+        format!("{}\n", crate::store::EXPORT_FORMAT).as_bytes(),
+    )?;
     add(&format!("{domain}/journal"), journal.as_bytes())?;
     for id in &objects {
         // A damaged or missing object is not exported; the importer sees the gap.
@@ -378,86 +379,25 @@ fn export(settings: &Settings, store: &Store, domain: &str, file: &Path) -> Resu
     Ok(exit::OK)
 }
 
-/// Most bytes an import holds in memory (it verifies everything before writing).
-const MAX_IMPORT: u64 = 256 << 20;
-
 fn import(settings: &Settings, store: &Store, file: &Path) -> Result<i32> {
-    let bad = |m: String| Error::InvalidFile {
-        path: file.to_path_buf(),
-        message: m,
-    };
-    // Streamed, not read whole: each entry is checked against its own limit from its
-    // header before its data is read, and the total kept in memory is bounded.
+    // Streamed, not read whole (see store::read_export).
     let reader = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
     if !reader.metadata().map_err(|e| Error::io(file, e))?.is_file() {
-        return Err(bad("not a regular file".into()));
-    }
-    let mut archive = tar::Archive::new(std::io::BufReader::new(reader));
-    let mut held: u64 = 0;
-    let mut format_ok = false;
-    let mut journals: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut objects: Vec<(String, String, Vec<u8>)> = Vec::new();
-    for entry in archive.entries().map_err(|e| bad(e.to_string()))? {
-        let mut entry = entry.map_err(|e| bad(e.to_string()))?;
-        let name = entry
-            .path()
-            .map_err(|e| bad(e.to_string()))?
-            .to_string_lossy()
-            .into_owned();
-        let parts: Vec<&str> = name.split('/').collect();
-        let limit = match parts.last() {
-            Some(&"journal") => store::MAX_JOURNAL,
-            Some(&"FORMAT") => 4096,
-            _ => store::MAX_OBJECT,
-        };
-        let size = entry.header().size().map_err(|e| bad(e.to_string()))?;
-        held += size;
-        if size > limit || held > MAX_IMPORT {
-            return Err(bad(format!(
-                "entry {name:?}: {size} bytes is over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
-            )));
-        }
-        let mut data = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::Read::take(&mut entry, limit), &mut data)
-            .map_err(|e| bad(e.to_string()))?;
-        match parts.as_slice() {
-            ["FORMAT"] => format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT,
-            [d, "journal"] if crate::project::is_valid_domain(d) => {
-                journals.push((d.to_string(), data))
-            }
-            [d, "objects", obj] if crate::project::is_valid_domain(d) => {
-                let id = obj
-                    .strip_suffix(".json")
-                    .filter(|i| i.len() == 64 && i.chars().all(|c| c.is_ascii_hexdigit()));
-                let id = id.ok_or_else(|| bad(format!("unexpected entry {name}")))?;
-                objects.push((d.to_string(), id.to_string(), data));
-            }
-            _ => {
-                return Err(bad(format!(
-                    "unexpected entry {name:?} (not a clinv snapshot export)"
-                )));
-            }
-        }
-    }
-    if !format_ok {
-        return Err(bad(format!("not a {EXPORT_FORMAT} archive")));
+        return Err(Error::InvalidFile {
+            path: file.to_path_buf(),
+            message: "not a regular file".into(),
+        });
     }
     // Verify everything before writing anything.
-    let mut parsed: Vec<(String, Vec<Record>)> = Vec::new();
-    for (d, data) in &journals {
-        let records = store::parse_export(data)
-            .map_err(|(line, what)| bad(format!("{d}/journal:{line}: {what}")))?;
-        parsed.push((d.clone(), records));
-    }
-    for (d, id, data) in &objects {
-        if crate::spec::hex_sha256(data) != *id {
-            return Err(bad(format!(
-                "{d}/objects/{id}.json: content does not match its checksum"
-            )));
-        }
-    }
+    let crate::store::Export { journals, objects } =
+        crate::store::read_export(std::io::BufReader::new(reader)).map_err(|message| {
+            Error::InvalidFile {
+                path: file.to_path_buf(),
+                message,
+            }
+        })?;
     let (mut added, mut kept) = (0usize, 0usize);
-    for (d, records) in parsed {
+    for (d, records) in journals {
         let ds = store.domain(&d);
         for (od, id, data) in &objects {
             if *od == d {
