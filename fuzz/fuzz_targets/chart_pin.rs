@@ -1,22 +1,4 @@
-//! A chart pin, `.lok8s/addons/<name>/chart.yaml`: `version` and `appVersion` as the
-//! inventory, the index and the `addons` view read them, the khelm check, and the
-//! `lok8s.dev/category:` search over a file's bytes (both flavours). Versions then go
-//! through the version ordering `updates` and `diff` use.
 #![no_main]
+//! See `fuzz/src/chart_pin.rs`: the code is shared with the seed test (`tests/fuzz_seeds.rs`).
 
-use clinv::addons::{self, Flavor};
-use clinv::version;
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    for flavor in [Flavor::Inventory, Flavor::View] {
-        if let Some(v) = addons::pin_field(data, "version", flavor) {
-            let _ = version::parse(&v);
-            let _ = version::compare(&v, "1.20.1");
-            let _ = version::compare("v1.0.0-rc.1", &v);
-        }
-        let _ = addons::category_in(data, flavor);
-    }
-    let _ = addons::pin_field(data, "appVersion", Flavor::Inventory);
-    let _ = addons::is_khelm(data);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| clinv_fuzz::chart_pin::run(data));

@@ -1,0 +1,49 @@
+//! An inventory read back from text — a rendered CR or a `kubectl get` dump (YAML, JSON,
+//! a `List`, a multi-document stream) — as `clinv diff`, `drift`, `history` and
+//! `updates --from` read it, plus `diff --ignore` paths.
+//!
+//! The input is `TEXT` or `TEXT NUL IGNORE-PATHS` (one path per line). A parsed
+//! inventory is diffed both ways against a real one (examples/acme's prod, rendered) and
+//! the report rendered in every format.
+
+use clinv::diff::{self, Ignore};
+use clinv::{parse, report, updates};
+use std::sync::LazyLock;
+
+static GOLDEN: LazyLock<clinv::inventory::ClusterInventory> = LazyLock::new(|| {
+    parse::inventory_from_text(include_str!("../../tests/golden/prod.acme.example.json"))
+        .expect("the golden inventory parses")
+});
+
+/// One input.
+pub fn run(data: &[u8]) {
+    let (text, ignore) = match data.iter().position(|b| *b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    let Ok(text) = std::str::from_utf8(text) else {
+        return; // the readers refuse non-UTF-8 before parsing
+    };
+    let paths: Vec<String> = String::from_utf8_lossy(ignore)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let ignore = Ignore::parse(&paths).unwrap_or_else(|_| Ignore::lenient(&paths));
+
+    if let Ok(object) = updates::find_inventory(text, "fuzz.yaml") {
+        let _ = updates::from_object(&object, "fuzz.yaml");
+    }
+    let Ok(inventory) = parse::inventory_from_text(text) else {
+        return;
+    };
+    for (a, b) in [(&*GOLDEN, &inventory), (&inventory, &*GOLDEN)] {
+        let r = diff::diff_with(a, b, &ignore);
+        let _ = report::text::diff(&r, true);
+        let _ = report::markdown::diff(&r);
+        let _ = report::json::diff(&r);
+        let _ = report::unified::diff(&r, a, b, false);
+    }
+    let same = diff::diff_with(&inventory, &inventory, &ignore);
+    assert!(!same.has_changes, "an inventory differs from itself");
+    let _ = diff::initial(&inventory, &ignore);
+}
