@@ -121,7 +121,8 @@ impl Failure {
         Failure {
             reason,
             step,
-            detail: detail.into(),
+            // Stored in snapshots as well as printed: a URL with user info loses it.
+            detail: crate::redact::urls_in(&detail.into()),
             code: None,
             missing_object: false,
         }
@@ -297,11 +298,7 @@ pub async fn load_config(
 impl Target {
     /// The server URL (without a trailing `/`) and context a configuration points at.
     pub fn of(config: &kube::Config, context: Option<String>) -> Target {
-        let server = config
-            .cluster_url
-            .to_string()
-            .trim_end_matches('/')
-            .to_string();
+        let server = crate::redact::url(config.cluster_url.to_string().trim_end_matches('/'));
         Target { server, context }
     }
 }

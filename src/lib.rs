@@ -34,6 +34,7 @@ pub mod inventory;
 pub mod output;
 pub mod parse;
 pub mod project;
+pub mod redact;
 pub mod render;
 pub mod report;
 pub mod settings;

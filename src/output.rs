@@ -107,7 +107,11 @@ impl Printer {
     /// A line printed as is, without a tag (lok8s's `notice:` / `warning:` lines).
     pub fn raw(&self, message: &str) {
         if self.verbosity != Verbosity::Quiet {
-            let _ = writeln!(io::stderr().lock(), "{}", sanitize(message));
+            let _ = writeln!(
+                io::stderr().lock(),
+                "{}",
+                sanitize(&crate::redact::urls_in(message))
+            );
         }
     }
 
@@ -119,7 +123,10 @@ impl Printer {
             Level::Debug => ("[debug]", "0;32"),
         };
         let mut err = io::stderr().lock();
-        for (i, text) in sanitize(message).lines().enumerate() {
+        for (i, text) in sanitize(&crate::redact::urls_in(message))
+            .lines()
+            .enumerate()
+        {
             let _ = if i > 0 {
                 writeln!(err, "  {text}")
             } else if self.color {

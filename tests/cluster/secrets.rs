@@ -27,6 +27,8 @@ const KUBE_TOKEN: &str = "FAKESECRET-kube-token-5c0e77";
 const KUBE_PASSWORD: &str = "FAKESECRET-kube-password-d1a4f0";
 const GIT_URL_PASSWORD: &str = "FAKESECRET-git-url-password-77b2";
 const INDEX_URL_PASSWORD: &str = "FAKESECRET-index-url-password-08c5";
+const SERVER_URL_PASSWORD: &str = "FAKESECRET-server-url-password-1e9d";
+const PROXY_URL_PASSWORD: &str = "FAKESECRET-proxy-url-password-5a37";
 /// The process environment of every run.
 const ENV: [(&str, &str); 5] = [
     ("AWS_SECRET_ACCESS_KEY", "FAKESECRET-aws-secret-9a1f"),
@@ -90,7 +92,8 @@ impl Needles {
 struct Fx {
     dir: tempfile::TempDir,
     project: tempfile::TempDir,
-    /// The admin kubeconfig (real client key) plus a token and a password context.
+    /// The admin kubeconfig (real client key) plus token, password, URL-userinfo and
+    /// proxy-password contexts.
     kubeconfig: PathBuf,
     /// The same credentials towards a server that refuses connections.
     dead: tempfile::NamedTempFile,
@@ -329,6 +332,37 @@ fn planted_kubeconfig(admin: &Path) -> String {
     let contexts = config["contexts"].as_sequence_mut().unwrap();
     contexts.push(context("token-ctx", "token-user"));
     contexts.push(context("basic-ctx", "basic-user"));
+    // The admin's credentials towards the same server, named by a URL with user info, and
+    // through a proxy whose URL carries a password.
+    let admin_user = config["users"][0]["name"].as_str().unwrap().to_string();
+    let mut with_userinfo = config["clusters"][0].clone();
+    let server = with_userinfo["cluster"]["server"]
+        .as_str()
+        .unwrap()
+        .replacen(
+            "https://",
+            &format!("https://ops:{SERVER_URL_PASSWORD}@"),
+            1,
+        );
+    with_userinfo["cluster"]["server"] = server.into();
+    with_userinfo["name"] = "userinfo-cluster".into();
+    let mut proxied = config["clusters"][0].clone();
+    proxied["cluster"]["proxy-url"] = format!("http://ops:{PROXY_URL_PASSWORD}@127.0.0.1:9").into();
+    proxied["name"] = "proxy-cluster".into();
+    let clusters = config["clusters"].as_sequence_mut().unwrap();
+    clusters.extend([with_userinfo, proxied]);
+    let contexts = config["contexts"].as_sequence_mut().unwrap();
+    for (name, cluster) in [
+        ("userinfo-ctx", "userinfo-cluster"),
+        ("proxy-ctx", "proxy-cluster"),
+    ] {
+        contexts.push(
+            serde_yaml::to_value(serde_json::json!(
+                {"name": name, "context": {"cluster": cluster, "user": admin_user}}
+            ))
+            .unwrap(),
+        );
+    }
     serde_yaml::to_string(&config).unwrap()
 }
 
@@ -476,6 +510,8 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
         // The API server has no basic auth: the request counts as anonymous (403).
         (&["--kubeconfig", &kc, "--context", "basic-ctx"], 7),
         (&["--kubeconfig", "/nonexistent/kubeconfig"], 3),
+        (&["--kubeconfig", &kc, "--context", "userinfo-ctx"], 0),
+        (&["--kubeconfig", &kc, "--context", "proxy-ctx"], 4),
     ] {
         let mut rest = vec!["--strict"];
         rest.extend_from_slice(extra);
