@@ -123,6 +123,18 @@ fn pending(fx: &Fx, reason: &str) {
     }
 }
 
+/// The CR apply reached the server and only its answer was lost: the snapshot is pending,
+/// and the replay finds the object already there (`unchanged`) and marks it.
+fn answer_lost_then_replay_marks(p: &Plane, fx: &Fx) {
+    pending(fx, "unreachable");
+    let replay = converges(p, fx);
+    assert!(
+        replay.stderr.contains("clusterinventory/cluster unchanged"),
+        "{}",
+        replay.stderr
+    );
+}
+
 /// A replay through the healthy admin kubeconfig delivers the newest snapshot: the live
 /// object is the render and the snapshot is marked applied (older ones superseded).
 fn converges(p: &Plane, fx: &Fx) -> Run {
@@ -362,14 +374,7 @@ fn a_response_that_stalls_midway_ends_at_the_deadline() {
         "cluster unreachable: no answer within",
         5,
     );
-    pending(&fx, "unreachable");
-    // The CR apply reached the server; only its answer was lost.
-    let replay = converges(&p, &fx);
-    assert!(
-        replay.stderr.contains("clusterinventory/cluster unchanged"),
-        "{}",
-        replay.stderr
-    );
+    answer_lost_then_replay_marks(&p, &fx);
 }
 
 #[test]
@@ -436,14 +441,7 @@ fn a_response_cut_mid_way_through_the_cr_apply_is_unreachable() {
         "cluster unreachable",
         5,
     );
-    pending(&fx, "unreachable");
-    // The CR apply reached the server; only its answer was lost.
-    let replay = converges(&p, &fx);
-    assert!(
-        replay.stderr.contains("clusterinventory/cluster unchanged"),
-        "{}",
-        replay.stderr
-    );
+    answer_lost_then_replay_marks(&p, &fx);
 }
 
 #[test]

@@ -14,6 +14,16 @@ fn publish_strict(root: &Path, store: &Path) -> Bounded {
     .store(store)
 }
 
+/// `publish --strict` in a fresh project with `KUBECONFIG` naming a file of `bytes`.
+fn publish_with_kubeconfig(bytes: impl AsRef<[u8]>) -> Run {
+    let dir = project();
+    let store = tempfile::tempdir().unwrap();
+    let kc = write(dir.path(), "kubeconfig", bytes);
+    publish_strict(dir.path(), store.path())
+        .env("KUBECONFIG", &kc)
+        .run()
+}
+
 #[test]
 fn an_empty_clinv_snapshots_is_a_usage_error() {
     let dir = project();
@@ -139,16 +149,9 @@ fn a_100_mb_kubeconfig_is_refused_quickly() {
 fn an_invalid_kubeconfig_is_named_without_echoing_its_content() {
     // Regression: the parser's error quoted the offending source line, which can hold a
     // token.
-    let dir = project();
-    let store = tempfile::tempdir().unwrap();
-    let kc = write(
-        dir.path(),
-        "kubeconfig",
+    let run = publish_with_kubeconfig(
         "apiVersion: v1\nusers:\n- name: u\n  user: {token: \"FAKESECRET-kc-token\n",
     );
-    let run = publish_strict(dir.path(), store.path())
-        .env("KUBECONFIG", &kc)
-        .run();
     assert_failure(&run, 4, "kubeconfig: failed to parse kubeconfig YAML");
     assert!(run.stderr.contains("line 4"), "{}", run.stderr);
     assert!(!run.stderr.contains("FAKESECRET"), "{}", run.stderr);
@@ -156,8 +159,6 @@ fn an_invalid_kubeconfig_is_named_without_echoing_its_content() {
 
 #[test]
 fn a_kubeconfig_alias_bomb_is_bounded() {
-    let dir = project();
-    let store = tempfile::tempdir().unwrap();
     let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
     for i in 1..10 {
         bomb.push_str(&format!(
@@ -166,25 +167,13 @@ fn a_kubeconfig_alias_bomb_is_bounded() {
         ));
     }
     bomb.push_str("apiVersion: v1\nclusters: [*a9]\n");
-    let kc = write(dir.path(), "kubeconfig", bomb);
-    let run = publish_strict(dir.path(), store.path())
-        .env("KUBECONFIG", &kc)
-        .run();
+    let run = publish_with_kubeconfig(bomb);
     assert_failure(&run, 4, "kubeconfig");
 }
 
 #[test]
 fn a_kubeconfig_with_invalid_utf8() {
-    let dir = project();
-    let store = tempfile::tempdir().unwrap();
-    let kc = write(
-        dir.path(),
-        "kubeconfig",
-        b"apiVersion: v1\nkind: Config\xff\n",
-    );
-    let run = publish_strict(dir.path(), store.path())
-        .env("KUBECONFIG", &kc)
-        .run();
+    let run = publish_with_kubeconfig(b"apiVersion: v1\nkind: Config\xff\n");
     assert_failure(&run, 4, "kubeconfig: not valid UTF-8");
 }
 
@@ -219,20 +208,11 @@ fn a_kubeconfig_path_list_of_thousands_of_entries_is_bounded() {
 
 #[test]
 fn a_deeply_nested_kubeconfig_is_an_unusable_kubeconfig() {
-    let dir = project();
-    let store = tempfile::tempdir().unwrap();
-    let kc = write(
-        dir.path(),
-        "kubeconfig",
-        format!(
-            "apiVersion: v1\nclusters: {}{}\n",
-            "[".repeat(100_000),
-            "]".repeat(100_000)
-        ),
-    );
-    let run = publish_strict(dir.path(), store.path())
-        .env("KUBECONFIG", &kc)
-        .run();
+    let run = publish_with_kubeconfig(format!(
+        "apiVersion: v1\nclusters: {}{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    ));
     assert_failure(&run, 4, "kubeconfig");
 }
 
@@ -240,31 +220,13 @@ fn a_deeply_nested_kubeconfig_is_an_unusable_kubeconfig() {
 fn a_kubeconfig_with_bom_and_crlf_is_read() {
     // Parsed fine: the outcome is the offline server's "unreachable" (exit 5 with
     // --strict), not an unusable kubeconfig.
-    let dir = project();
-    let store = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(offline_kubeconfig()).unwrap();
-    let kc = write(
-        dir.path(),
-        "kubeconfig",
-        format!("\u{feff}{}", text.replace('\n', "\r\n")),
-    );
-    let run = publish_strict(dir.path(), store.path())
-        .env("KUBECONFIG", &kc)
-        .run();
+    let run = publish_with_kubeconfig(format!("\u{feff}{}", text.replace('\n', "\r\n")));
     assert_failure(&run, 5, "127.0.0.1:9");
 }
 
 #[test]
 fn nul_bytes_in_a_kubeconfig() {
-    let dir = project();
-    let store = tempfile::tempdir().unwrap();
-    let kc = write(
-        dir.path(),
-        "kubeconfig",
-        b"apiVersion: v1\0\nkind: Config\n",
-    );
-    let run = publish_strict(dir.path(), store.path())
-        .env("KUBECONFIG", &kc)
-        .run();
+    let run = publish_with_kubeconfig(b"apiVersion: v1\0\nkind: Config\n");
     assert_failure(&run, 4, "kubeconfig");
 }
