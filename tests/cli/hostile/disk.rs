@@ -62,21 +62,6 @@ fn tmpfs() -> Option<Tmpfs> {
     Some(Tmpfs { dir })
 }
 
-fn publish(root: &Path, store: &Path) -> Run {
-    let kc = offline_kubeconfig();
-    bounded(&[
-        "publish",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-    ])
-    .store(store)
-    .run()
-}
-
 /// Tree of `dir` without the filler.
 fn state(dir: &Path) -> Tree {
     let mut t = tree(dir);
@@ -98,7 +83,7 @@ fn a_full_store_keeps_its_state_when_new_objects_do_not_fit() {
     );
     fs.fill();
     let before = state(fs.path());
-    let run = publish(dir.path(), &store);
+    let run = publish_offline(dir.path(), &store);
     assert_eq!(run.code, 0, "publish is fail-soft: {}", run.stderr);
     assert!(
         run.stderr.contains("could not record a snapshot")
@@ -136,7 +121,7 @@ fn a_full_store_never_keeps_half_a_journal_record() {
     }
     fs.fill();
     let before = state(fs.path());
-    let run = publish(dir.path(), &store);
+    let run = publish_offline(dir.path(), &store);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stderr.contains("No space left on device") && run.stderr.contains("journal"),

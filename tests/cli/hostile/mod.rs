@@ -263,10 +263,10 @@ pub fn offline_kubeconfig() -> PathBuf {
     repo().join("examples/offline.kubeconfig")
 }
 
-/// Publishes `inv` from `root` into `store` while offline: one pending snapshot.
-pub fn queue(root: &Path, store: &Path) -> Run {
+/// `clinv publish` of `inv` from `root` into `store` towards a server that refuses.
+pub fn publish_offline_cmd(root: &Path, store: &Path) -> Bounded {
     let kc = offline_kubeconfig();
-    let run = bounded(&[
+    bounded(&[
         "publish",
         "--root",
         root.to_str().unwrap(),
@@ -276,7 +276,16 @@ pub fn queue(root: &Path, store: &Path) -> Run {
         kc.to_str().unwrap(),
     ])
     .store(store)
-    .run();
+}
+
+/// [`publish_offline_cmd`], run.
+pub fn publish_offline(root: &Path, store: &Path) -> Run {
+    publish_offline_cmd(root, store).run()
+}
+
+/// Publishes `inv` from `root` into `store` while offline: one pending snapshot.
+pub fn queue(root: &Path, store: &Path) -> Run {
+    let run = publish_offline(root, store);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
     run

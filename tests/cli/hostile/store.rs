@@ -61,18 +61,7 @@ fn a_journal_linked_outside_the_store_is_neither_read_nor_appended() {
     let before = tree(outside.path());
     let run = snapshots(dir.path(), store.path(), &["list", "--domain", "inv"]);
     assert_clean_failure(&run, "journal: is a symbolic link");
-    let kc = offline_kubeconfig();
-    let run = bounded(&[
-        "publish",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-    ])
-    .store(store.path())
-    .run();
+    let run = publish_offline(dir.path(), store.path());
     // publish is fail-soft: the store failure is a warning, exit 0, nothing queued.
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
@@ -324,18 +313,7 @@ fn a_100_mb_journal_is_refused_quickly_and_left_alone() {
         &run,
         "journal: file too large: 104857600 bytes (limit 64 MiB)",
     );
-    let kc = offline_kubeconfig();
-    let run = bounded(&[
-        "publish",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-    ])
-    .store(store.path())
-    .run();
+    let run = publish_offline(dir.path(), store.path());
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stderr.contains("file too large"), "{}", run.stderr);
     // The record's objects may have been stored; the journal is untouched.
@@ -360,18 +338,7 @@ fn a_journal_that_is_a_fifo_does_not_block() {
     );
     let run = snapshots(dir.path(), store.path(), &["list", "--domain", "inv"]);
     assert_clean_failure(&run, "journal: not a regular file");
-    let kc = offline_kubeconfig();
-    let run = bounded(&[
-        "publish",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-    ])
-    .store(store.path())
-    .run();
+    let run = publish_offline(dir.path(), store.path());
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stderr.contains("journal: not a regular file"),
@@ -440,17 +407,7 @@ fn shared() -> (tempfile::TempDir, tempfile::TempDir) {
 }
 
 fn publish_as(dir: &Path, store: &Path, uid: Option<u32>) -> Run {
-    let kc = offline_kubeconfig();
-    let b = bounded(&[
-        "publish",
-        "--root",
-        dir.to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-    ])
-    .store(store);
+    let b = publish_offline_cmd(dir, store);
     match uid {
         Some(uid) => b.user(uid).run(),
         None => b.run(),
