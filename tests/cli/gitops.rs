@@ -27,6 +27,37 @@ struct Fx {
 }
 
 impl Fx {
+    /// Publishes prod with no kubeconfig at `epoch`: one queued snapshot.
+    fn queue_at(&self, epoch: &str) {
+        self.clinv(&[
+            "publish",
+            "--domain",
+            "prod.acme.example",
+            "--kubeconfig",
+            "/nonexistent",
+        ])
+        .env("SOURCE_DATE_EPOCH", epoch)
+        .run()
+        .ok();
+    }
+
+    /// `snapshots show latest -o json` of prod.
+    fn latest_snapshot(&self) -> serde_json::Value {
+        let run = self
+            .clinv(&[
+                "snapshots",
+                "show",
+                "latest",
+                "--domain",
+                "prod.acme.example",
+                "-o",
+                "json",
+            ])
+            .run()
+            .ok();
+        serde_json::from_str(&run.stdout).unwrap()
+    }
+
     /// A project copy, a bare remote and a clone of it with an identity configured.
     fn new() -> Fx {
         let dir = tempfile::tempdir().unwrap();
@@ -253,31 +284,13 @@ fn only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself() {
     let fx = Fx::new();
     fx.commit(&fx.work(), &[]).ok();
     // A new snapshot whose only difference is renderedAt.
-    fx.clinv(&[
-        "publish",
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        "/nonexistent",
-    ])
-    .env("SOURCE_DATE_EPOCH", "1700000500")
-    .run()
-    .ok();
+    fx.queue_at("1700000500");
     let run = fx.commit(&fx.work(), &[]).ok();
     assert!(run.stderr.contains("up to date on main"), "{}", run.stderr);
     assert_eq!(log(&fx.work()).len(), 1);
     // A chart upgrade: one commit whose subject names it.
     fx.set_chart_version("cilium", "1.20.1");
-    fx.clinv(&[
-        "publish",
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        "/nonexistent",
-    ])
-    .env("SOURCE_DATE_EPOCH", "1700000600")
-    .run()
-    .ok();
+    fx.queue_at("1700000600");
     fx.commit(
         &fx.work(),
         &["--author", "Release Train <train@acme.example>"],
@@ -298,40 +311,10 @@ fn only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself() {
 #[test]
 fn an_older_snapshot_is_never_committed_over_a_newer_one() {
     let fx = Fx::new();
-    fx.clinv(&[
-        "publish",
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        "/nonexistent",
-    ])
-    .env("SOURCE_DATE_EPOCH", "1700000000")
-    .run()
-    .ok();
-    let old = fx
-        .clinv(&[
-            "snapshots",
-            "show",
-            "latest",
-            "--domain",
-            "prod.acme.example",
-            "-o",
-            "json",
-        ])
-        .run()
-        .ok();
-    let old: serde_json::Value = serde_json::from_str(&old.stdout).unwrap();
+    fx.queue_at("1700000000");
+    let old = fx.latest_snapshot();
     fx.set_chart_version("cilium", "1.20.1");
-    fx.clinv(&[
-        "publish",
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        "/nonexistent",
-    ])
-    .env("SOURCE_DATE_EPOCH", "1700000900")
-    .run()
-    .ok();
+    fx.queue_at("1700000900");
     fx.commit(&fx.work(), &[]).ok();
     let run = fx
         .commit(
@@ -582,16 +565,7 @@ fn interface_errors() {
     git(&fx.work(), &["add", "."]);
     git(&fx.work(), &["commit", "-q", "-m", "extra"]);
     fx.set_chart_version("cilium", "1.21.0");
-    fx.clinv(&[
-        "publish",
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        "/nonexistent",
-    ])
-    .env("SOURCE_DATE_EPOCH", "1700009999")
-    .run()
-    .ok();
+    fx.queue_at("1700009999");
     let run = fx.commit(&fx.work(), &[]);
     assert_eq!(run.code, 1);
     assert!(
@@ -693,41 +667,11 @@ fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
     let fx = Fx::new();
     let stale = fx.clone_remote("stale");
     // The stale clone's store gets an older snapshot first.
-    fx.clinv(&[
-        "publish",
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        "/nonexistent",
-    ])
-    .env("SOURCE_DATE_EPOCH", "1700000000")
-    .run()
-    .ok();
-    let old = fx
-        .clinv(&[
-            "snapshots",
-            "show",
-            "latest",
-            "--domain",
-            "prod.acme.example",
-            "-o",
-            "json",
-        ])
-        .run()
-        .ok();
-    let old: serde_json::Value = serde_json::from_str(&old.stdout).unwrap();
+    fx.queue_at("1700000000");
+    let old = fx.latest_snapshot();
     // Someone else pushes a newer inventory.
     fx.set_chart_version("cilium", "1.20.1");
-    fx.clinv(&[
-        "publish",
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        "/nonexistent",
-    ])
-    .env("SOURCE_DATE_EPOCH", "1700000900")
-    .run()
-    .ok();
+    fx.queue_at("1700000900");
     fx.commit(&fx.work(), &["--push"]).ok();
     // The stale clone commits the older one locally, then must not push it over.
     let run = fx.commit(
