@@ -406,6 +406,20 @@ fn shared() -> (tempfile::TempDir, tempfile::TempDir) {
     (dir, store)
 }
 
+/// `clinv replay` of `inv` as the unprivileged user.
+fn replay_as_nobody(root: &Path, store: &Path) -> Run {
+    bounded(&[
+        "replay",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "inv",
+    ])
+    .store(store)
+    .user(NOBODY)
+    .run()
+}
+
 fn publish_as(dir: &Path, store: &Path, uid: Option<u32>) -> Run {
     let b = publish_offline_cmd(dir, store);
     match uid {
@@ -432,16 +446,7 @@ fn another_users_store_is_read_but_never_written() {
         "{}",
         run.stderr
     );
-    let run = bounded(&[
-        "replay",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .store(store.path())
-    .user(NOBODY)
-    .run();
+    let run = replay_as_nobody(dir.path(), store.path());
     assert_clean_failure(&run, "owned by uid 0");
     // Reading is allowed.
     let run = bounded(&["snapshots", "list", "--root", dir.path().to_str().unwrap()])
@@ -505,16 +510,7 @@ fn a_read_only_store_of_ones_own_is_a_clear_error() {
         "{}",
         run.stderr
     );
-    let run = bounded(&[
-        "replay",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .store(store.path())
-    .user(NOBODY)
-    .run();
+    let run = replay_as_nobody(dir.path(), store.path());
     assert_clean_failure(&run, "Permission denied");
     assert_unchanged(&before, store.path());
     std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
