@@ -21,8 +21,8 @@ pub mod exit {
     }
 
     /// With `--strict`, why a publish, replay or status could not reach the cluster.
-    pub fn for_reason(reason: crate::cluster::Reason) -> i32 {
-        use crate::cluster::Reason as R;
+    pub fn for_reason(reason: crate::delivery::Reason) -> i32 {
+        use crate::delivery::Reason as R;
         match reason {
             R::RenderFailed => FAILURE,
             R::NoKubeconfig => 3,
@@ -70,7 +70,7 @@ pub enum Error {
     #[error("{path}:{pos}: invalid YAML: {message}")]
     InvalidYaml {
         path: PathBuf,
-        pos: crate::yaml::Pos,
+        pos: crate::project::yaml::Pos,
         message: String,
     },
 
@@ -93,7 +93,7 @@ pub enum Error {
     /// `--strict` and the cluster could not be reached or refused the inventory.
     #[error("{message}")]
     Unapplied {
-        reason: crate::cluster::Reason,
+        reason: crate::delivery::Reason,
         message: String,
     },
 

@@ -3,8 +3,8 @@
 //! `lok8s.dev/category:` search over a file's bytes (both flavours). Versions then go
 //! through the version ordering `updates` and `diff` use.
 
-use clinv::addons::{self, Flavor};
-use clinv::version;
+use clinv::history::version;
+use clinv::project::addons::{self, Flavor};
 
 /// One input.
 pub fn run(data: &[u8]) {

@@ -6,8 +6,8 @@
 //! inventory is diffed both ways against a real one (examples/acme's prod, rendered) and
 //! the report rendered in every format.
 
-use clinv::diff::{self, Ignore};
-use clinv::{parse, report, updates};
+use clinv::history::diff::{self, Ignore};
+use clinv::{history::report, inventory::parse, status::updates};
 use std::sync::LazyLock;
 
 static GOLDEN: LazyLock<clinv::inventory::ClusterInventory> = LazyLock::new(|| {

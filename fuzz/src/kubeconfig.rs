@@ -4,7 +4,8 @@
 //! target recorded with snapshots (server URL, context name) derived. Stops before a
 //! client is built: that may run a kubeconfig's credential plugin (`exec:`).
 
-use clinv::cluster::{self, Target};
+use clinv::cluster;
+use clinv::delivery::Target;
 use std::sync::LazyLock;
 
 static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {

@@ -4,10 +4,10 @@
 //! A valid inventory must read back unchanged from both encodings (`clinv diff` reads
 //! rendered files), and the `clinv addons` view is built from the same entries.
 
-use clinv::addons::{self, Reader};
+use clinv::inventory::render::{self, Format};
 use clinv::project::Project;
-use clinv::render::{self, Format};
-use clinv::{inventory, parse, spec};
+use clinv::project::addons::{self, Reader};
+use clinv::{inventory, inventory::parse, project::spec};
 use std::path::PathBuf;
 use std::sync::LazyLock;
 

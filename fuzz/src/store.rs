@@ -14,7 +14,7 @@
 //! Every journal is then used as the commands use it: references (`latest`, `latest~N`,
 //! an id prefix), `gc` candidates, `snapshots list/show -o json`.
 
-use clinv::render::{self, Format};
+use clinv::inventory::render::{self, Format};
 use clinv::store;
 use sha2::{Digest, Sha256};
 use std::path::Path;

@@ -161,7 +161,7 @@ impl Repo {
         self.repo
             .find_remote(remote)
             .ok()
-            .and_then(|r| r.url().ok().map(crate::redact::url))
+            .and_then(|r| r.url().ok().map(crate::util::redact::url))
     }
 
     fn signature(&self, author: Option<&str>) -> Result<Signature<'static>> {

@@ -3,9 +3,9 @@
 use crate::browser;
 use crate::history::{self, DOMAIN};
 use crate::support::*;
-use clinv::audit::{self, Trail};
-use clinv::diff::Ignore;
-use clinv::report;
+use clinv::history::audit::{self, Trail};
+use clinv::history::diff::Ignore;
+use clinv::history::report;
 
 fn trail() -> (Vec<history::Recorded>, Trail) {
     let recorded = history::load();

@@ -100,7 +100,8 @@ fn a_live_dump_on_stdin_compares_equal_to_its_rendered_file() {
     );
     // kubectl -o json of a List works the same way.
     let obj: serde_json::Value =
-        serde_json::to_value(clinv::parse::inventory_from_text(&rendered).unwrap()).unwrap();
+        serde_json::to_value(clinv::inventory::parse::inventory_from_text(&rendered).unwrap())
+            .unwrap();
     let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [obj], "metadata": {"resourceVersion": ""}});
     let run = clinv(&["diff", "012.yaml", "-"])
         .cwd(&history::dir())
@@ -380,7 +381,7 @@ fn the_json_schema_is_stable_and_documented() {
         "diff JSON keys vs README"
     );
     let recorded = history::load();
-    let trail = clinv::audit::trail(&history::steps(&recorded), &Default::default());
+    let trail = clinv::history::audit::trail(&history::steps(&recorded), &Default::default());
     let v = serde_json::to_value(&trail).unwrap();
     let mut seen = BTreeSet::new();
     key_paths(&v, "", &mut seen);

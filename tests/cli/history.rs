@@ -7,8 +7,8 @@
 //! on their own; the test fails when they drift (`CLINV_BLESS=1` rewrites them).
 
 use crate::support::*;
-use clinv::bootstrap::Source;
 use clinv::inventory::{Addon, ClusterInventory, DOMAIN_LABEL, InventorySpec, Metadata};
+use clinv::project::bootstrap::Source;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -320,7 +320,7 @@ pub fn generate() -> Vec<Recorded> {
             }
         }
         if spec_edit {
-            inv.spec.spec_hash = clinv::spec::hex_sha256(
+            inv.spec.spec_hash = clinv::project::spec::hex_sha256(
                 format!("{DOMAIN} cluster spec, revision {revision}").as_bytes(),
             );
             revision += 1;
@@ -351,17 +351,17 @@ pub fn load() -> Vec<Recorded> {
                 id: cols[0].into(),
                 at: cols[1].into(),
                 outcome: cols[2].into(),
-                inventory: clinv::parse::inventory_from_text(&text).unwrap(),
+                inventory: clinv::inventory::parse::inventory_from_text(&text).unwrap(),
             }
         })
         .collect()
 }
 
 /// The store's view: steps borrowing from `recorded`.
-pub fn steps(recorded: &[Recorded]) -> Vec<clinv::audit::Step<'_>> {
+pub fn steps(recorded: &[Recorded]) -> Vec<clinv::history::audit::Step<'_>> {
     recorded
         .iter()
-        .map(|r| clinv::audit::Step {
+        .map(|r| clinv::history::audit::Step {
             id: &r.id,
             at: &r.at,
             outcome: &r.outcome,
@@ -385,7 +385,7 @@ fn the_recorded_history_fixture_is_current() {
         manifest.push_str(&format!("{}\t{}\t{}\t{name}\n", r.id, r.at, r.outcome));
         blessed(
             &dir().join(&name),
-            &clinv::render::to_yaml(&r.inventory).unwrap(),
+            &clinv::inventory::render::to_yaml(&r.inventory).unwrap(),
         );
     }
     blessed(&dir().join(MANIFEST), &manifest);
@@ -401,7 +401,7 @@ fn the_recorded_history_fixture_is_current() {
 #[test]
 fn the_history_covers_every_kind_of_change() {
     let recorded = load();
-    let trail = clinv::audit::trail(&steps(&recorded), &Default::default());
+    let trail = clinv::history::audit::trail(&steps(&recorded), &Default::default());
     let mut seen = std::collections::BTreeSet::new();
     for e in trail.entries.iter().filter(|e| !e.initial) {
         for c in &e.changes {

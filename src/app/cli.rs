@@ -1,0 +1,549 @@
+//! Command-line interface: clap types only. They are turned into [`crate::app::settings`]
+//! once and go no deeper than the command functions.
+
+use crate::app::output::ColorChoice;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (fail-soft commands also exit 0 after a warning)
+  1  invalid input, a refused render, or a failed command
+  2  usage error (unknown flag, bad value, unsupported -o format)
+clinv diff: 0 same, 1 different, 2 any error.";
+
+/// Offline-first exporter for the lok8s ClusterInventory.
+///
+/// clinv reads a lok8s project (.lok8s/, clusters/<domain>/cluster.lok8s.yaml) and renders
+/// the ClusterInventory custom resource and its CRD exactly as lok8s does.
+#[derive(Debug, Parser)]
+#[command(name = "clinv", version, propagate_version = true, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags accepted before or after the command name.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Project root (default: nearest ancestor holding .lok8s/ or clusters/).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    /// Snapshot store (default: <root>/snapshots).
+    #[arg(long, global = true, value_name = "DIR", env = "CLINV_SNAPSHOTS")]
+    pub snapshots: Option<PathBuf>,
+
+    /// Kubeconfig file for commands that talk to a cluster.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Kubeconfig context to use.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// Output format (each command lists the formats it supports).
+    #[arg(short = 'o', long = "output", global = true, value_name = "FORMAT")]
+    pub output: Option<OutputFormat>,
+
+    /// Print only data and errors.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Print debug lines (also enabled by a non-empty DEBUG variable).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Colour the [warn]/[error] tags and reports (diff): auto (terminal and no NO_COLOR), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
+
+    /// Treat every warning as an error.
+    #[arg(long, global = true)]
+    pub strict: bool,
+}
+
+/// Output formats across commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Yaml,
+    Json,
+    Table,
+    Text,
+    Markdown,
+    Unified,
+}
+
+impl OutputFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Yaml => "yaml",
+            OutputFormat::Json => "json",
+            OutputFormat::Table => "table",
+            OutputFormat::Text => "text",
+            OutputFormat::Markdown => "markdown",
+            OutputFormat::Unified => "unified",
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Render the ClusterInventory of a domain (stdout, or two files with --out).
+    ///
+    /// Formats: yaml (default), json (lok8s's pretty JSON plus a newline). The object is
+    /// checked against the CRD first; a render that the API server would reject fails.
+    Render(RenderArgs),
+
+    /// Print the ClusterInventory CRD (formats: yaml, json).
+    Crd,
+
+    /// List the addons a domain deploys, like `lo addons --detail` (formats: table, json).
+    Addons(DomainArgs),
+
+    /// Render the inventory and server-side apply the CRD and the CR (field manager lok8s).
+    ///
+    /// Fail-soft like lok8s: an unreachable cluster, a missing kubeconfig, missing RBAC,
+    /// a conflicting CRD or a render failure print a [warn] and exit 0. With --strict they
+    /// exit with the code of their reason (see the README).
+    Publish(PublishArgs),
+
+    /// Show the `lo status` inventory block read from the live cluster.
+    Status(StatusArgs),
+
+    /// Deliver queued snapshots: apply the newest pending one per domain, supersede the rest.
+    ///
+    /// A live inventory rendered later than the snapshot is never overwritten. Fail-soft
+    /// like publish; re-running after a crash converges without a second apply.
+    Replay(ReplayArgs),
+
+    /// Commit the inventory into a GitOps repository (Flux / Argo CD) with git2.
+    ///
+    /// Writes <path>/clusterinventory.crd.yaml, clusterinventory.yaml and kustomization.yaml
+    /// (default path clusters/<domain>/inventory) and commits them on the branch, unless the
+    /// branch already holds the same inventory ("up to date") or a newer one.
+    Commit(CommitArgs),
+
+    /// Inspect and maintain the local snapshot store (default: list).
+    Snapshots(SnapshotsArgs),
+
+    /// Print the project's machine-readable addon index (lok8s's addons-index.json).
+    ///
+    /// One entry per non-hidden directory in .lok8s/addons (symlinks to directories
+    /// count), sorted by name, with chartVersion, category and appVersion when known.
+    /// generatedAt is SOURCE_DATE_EPOCH, else the committer time of the last git commit
+    /// touching .lok8s/addons, else now — so one commit always gives the same bytes.
+    Index(IndexArgs),
+
+    /// List the addons that have a newer version in the addon index (formats: table, json).
+    ///
+    /// Compares the live inventory when the cluster is reachable, else the newest
+    /// snapshot, else the locally rendered one (or --from FILE), against --index FILE|URL. SemVer with or without a
+    /// leading v, pre-releases below their release; versions that are not SemVer are
+    /// listed only when they differ, marked "unordered".
+    Updates(UpdatesArgs),
+
+    /// Run the in-cluster status writer: availableUpdates, observedAddons, lastReported.
+    ///
+    /// Reads the live ClusterInventory, compares it with --index, reads Helm release
+    /// records when RBAC allows, and merge-patches the status subresource (field manager
+    /// clinv-agent; spec is never sent). Loops every --interval (with jitter, backing off
+    /// on errors) until stopped; --once does one pass. A missing CRD or object, or missing
+    /// RBAC, is one log line and no write; with --once --strict it is an exit code.
+    Agent(AgentArgs),
+
+    /// Compare two inventories semantically: addons added, removed, upgraded, downgraded,
+    /// changed; Kubernetes version and the other spec fields.
+    ///
+    /// A and B are each a file (a rendered CR in YAML or JSON, a `kubectl get -o yaml|json`
+    /// dump, or a `render --out` directory), `-` for stdin, or `cluster` for the live
+    /// object. Formats: text (default), json, markdown, unified. renderedAt and
+    /// server-owned metadata never count as a change.
+    ///
+    /// Exit codes (the diff/kubectl convention): 0 same, 1 different, 2 any error.
+    #[command(after_help = IGNORE_HELP)]
+    Diff(DiffArgs),
+
+    /// The history of a domain, newest first: time, outcome (applied, queued, committed,
+    /// superseded) and what changed (formats: text, json, markdown).
+    ///
+    /// From the snapshot store, or from a GitOps repository's commits with --repo.
+    /// --addon NAME shows when each version of that addon arrived and left.
+    Log(LogArgs),
+
+    /// Write one self-contained HTML page: the current inventory, a timeline of
+    /// Kubernetes and addon versions, and the change list.
+    Report(ReportArgs),
+
+    /// Compare the sha256 of the local cluster.lok8s.yaml with the specHash of the live
+    /// inventory (or of the newest snapshot when the cluster is unreachable).
+    ///
+    /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
+    Drift(StatusArgs),
+
+    /// Print a shell completion script.
+    Completions {
+        /// The shell to generate for.
+        shell: clap_complete::Shell,
+    },
+}
+
+const IGNORE_HELP: &str = "\
+--ignore PATH ignores every change at or below PATH; ignored changes are listed apart and
+never change the exit code. PATH is one of:
+  spec.FIELD                  lok8sVersion, kind, specHash, provider, kubernetesVersion
+  spec.addons[SEL]            an addon: its addition, removal and every field change
+  spec.addons[SEL].FIELD      chartVersion, appVersion, category, source
+  metadata.labels[KEY]        e.g. metadata.labels[lok8s.dev/domain]
+  apiVersion, spec, spec.addons, metadata
+SEL is a name (every occurrence), NAME#N (the N-th occurrence), * or *#N.";
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The older inventory: FILE, DIR (from render --out), - (stdin) or cluster.
+    #[arg(value_name = "A")]
+    pub from: String,
+
+    /// The newer inventory, same forms as A.
+    #[arg(value_name = "B")]
+    pub to: String,
+
+    /// Ignore changes at or below PATH (repeatable), e.g. spec.specHash, spec.addons[*].category.
+    #[arg(long, value_name = "PATH")]
+    pub ignore: Vec<String>,
+
+    /// Domain whose kubeconfig `cluster` uses (lok8s's .kubeconfig/<name>.yaml).
+    #[arg(long, value_name = "D")]
+    pub domain: Option<String>,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
+
+    /// GitOps repository for `git:REV[:PATH]` references.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DomainArgs {
+    /// Cluster domain (default: DOMAIN_NAME, then clusters/.active, then lok8s.dev).
+    #[arg(long, value_name = "D")]
+    pub domain: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// Write DIR/clusterinventory.crd.yaml and DIR/clusterinventory.yaml atomically.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Limits for commands that talk to a cluster.
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    /// Deadline for the whole operation, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = parse_secs)]
+    pub timeout: f64,
+
+    /// Budget for reaching the API server (connect and the first request), in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = parse_secs)]
+    pub probe_timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
+
+    /// Take over fields owned by another field manager.
+    #[arg(long)]
+    pub force_conflicts: bool,
+
+    /// Server-side dry run: print what would change, persist nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// Replay every domain that has snapshots in the store.
+    #[arg(long, conflicts_with = "domain")]
+    pub all: bool,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
+
+    /// Take over fields owned by another field manager.
+    #[arg(long)]
+    pub force_conflicts: bool,
+
+    /// Say what would be applied and superseded; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// Only entries at or after T (YYYY-MM-DD or RFC 3339).
+    #[arg(long, value_name = "T")]
+    pub since: Option<String>,
+
+    /// Only entries at or before T (a bare date includes that day).
+    #[arg(long, value_name = "T")]
+    pub until: Option<String>,
+
+    /// At most N entries (the newest).
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    pub max_count: Option<usize>,
+
+    /// When each version of this addon arrived and left.
+    #[arg(long, value_name = "NAME")]
+    pub addon: Option<String>,
+
+    /// Read the history from this GitOps repository's commits instead of the store.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+
+    /// Branch or revision of --repo (default HEAD).
+    #[arg(long, value_name = "REV", requires = "repo")]
+    pub branch: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// Write the page here (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE.html")]
+    pub out: Option<PathBuf>,
+
+    /// Read the history from this GitOps repository's commits instead of the store.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CommitArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// The repository's worktree.
+    #[arg(long, value_name = "DIR")]
+    pub repo: PathBuf,
+
+    /// Folder inside the repository (default: clusters/<domain>/inventory).
+    #[arg(long, value_name = "REL")]
+    pub path: Option<String>,
+
+    /// Branch to commit on (default: the checked-out branch).
+    #[arg(long, value_name = "B")]
+    pub branch: Option<String>,
+
+    /// Snapshot to commit (default: the newest; one is rendered and recorded if none).
+    #[arg(long, value_name = "ID")]
+    pub snapshot: Option<String>,
+
+    /// Push the branch to REMOTE (default origin), rebasing on a moved remote tip.
+    #[arg(long, value_name = "REMOTE", num_args = 0..=1, default_missing_value = "origin")]
+    pub push: Option<String>,
+
+    /// Give up pushing after this many seconds of retries.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub push_timeout: f64,
+
+    /// Author and committer, "Name <email>" (default: git config user.name/user.email).
+    #[arg(long, value_name = "NAME <EMAIL>")]
+    pub author: Option<String>,
+
+    /// Message template: {domain} {summary} {specHash} {lok8sVersion} {snapshot}
+    /// {renderedAt} {kubernetesVersion}; the Spec-Hash, Lok8s-Version and Snapshot
+    /// trailers are appended when missing.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub message: Option<String>,
+
+    /// Sign the commit with the configured GPG or SSH signing program.
+    #[arg(long)]
+    pub sign: bool,
+
+    /// Print a Flux Kustomization for the folder instead of committing.
+    #[arg(long, conflicts_with = "print_argo")]
+    pub print_flux: bool,
+
+    /// Print an Argo CD Application for the folder instead of committing.
+    #[arg(long)]
+    pub print_argo: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotsArgs {
+    /// Only this domain (default: every domain in the store).
+    #[arg(long, value_name = "D", global = true)]
+    pub domain: Option<String>,
+
+    #[command(subcommand)]
+    pub command: Option<SnapshotsCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SnapshotsCommand {
+    /// List snapshots, newest first (formats: table, json).
+    List {
+        /// Only snapshots in this state.
+        #[arg(long, value_name = "S")]
+        state: Option<crate::store::State>,
+    },
+    /// Show one snapshot: metadata, history and the inventory (formats: yaml, json).
+    Show {
+        /// An id or unique prefix, `latest` or `latest~N`.
+        id: String,
+    },
+    /// Check every checksum; exit 1 on damage.
+    Verify,
+    /// Delete old snapshots, never the first, the newest N, the last applied or a pending one.
+    Gc {
+        /// How many of the newest snapshots to keep per domain.
+        #[arg(long, default_value_t = 20)]
+        keep: usize,
+        /// Only list what would be deleted.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Write one domain's snapshots to a tar file (for sneaker-net).
+    Export {
+        /// The archive to write.
+        file: PathBuf,
+    },
+    /// Add the snapshots of an exported tar file; existing records are never overwritten.
+    Import {
+        /// The archive to read.
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Write the index to FILE (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Where the addon index comes from and how a URL is fetched.
+#[derive(Debug, Args)]
+pub struct IndexSourceArgs {
+    /// Trust the CA certificates in this PEM file (instead of the built-in web roots)
+    /// when fetching an https:// index.
+    #[arg(long, value_name = "FILE", env = "CLINV_INDEX_CA")]
+    pub index_ca: Option<PathBuf>,
+
+    /// Use only the cached copy of a URL index; never fetch.
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Time limit for fetching a URL index, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = parse_secs)]
+    pub fetch_timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdatesArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// The addon index: a file, or an https:// URL (cached for --offline).
+    #[arg(long, value_name = "FILE|URL", env = "CLINV_INDEX")]
+    pub index: String,
+
+    /// Compare this ClusterInventory (a rendered CR in YAML or JSON, or a kubectl dump)
+    /// instead of the live or rendered one.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub source: IndexSourceArgs,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// The addon index: a file, or an https:// URL (cached). Without it, availableUpdates
+    /// is left as it is.
+    #[arg(long, value_name = "FILE|URL", env = "CLINV_INDEX")]
+    pub index: Option<String>,
+
+    #[command(flatten)]
+    pub source: IndexSourceArgs,
+
+    /// Time between passes, Go duration syntax (90s, 5m, 1h30m); jittered by ±10%.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_interval)]
+    pub interval: std::time::Duration,
+
+    /// One pass, then exit.
+    #[arg(long)]
+    pub once: bool,
+
+    /// Stop after N passes (for tests).
+    #[arg(long, value_name = "N", hide = true)]
+    pub max_iterations: Option<u64>,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
+}
+
+/// A positive, finite number of seconds (NaN or infinity would panic a timer).
+fn parse_secs(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{text}' is not a positive number of seconds")),
+    }
+}
+
+fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
+    crate::status::agent::parse_duration(text)
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    #[command(flatten)]
+    pub limits: ClusterArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn global_flags_work_before_and_after_the_command() {
+        let a = Cli::try_parse_from(["clinv", "--strict", "-o", "json", "render"]).unwrap();
+        let b = Cli::try_parse_from(["clinv", "render", "--strict", "-o", "json"]).unwrap();
+        assert!(a.global.strict && b.global.strict);
+        assert_eq!(a.global.output, Some(OutputFormat::Json));
+        assert_eq!(b.global.output, Some(OutputFormat::Json));
+    }
+}

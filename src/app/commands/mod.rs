@@ -1,0 +1,130 @@
+//! One file per command. Each turns its arguments into library calls and hands the
+//! results to the printer; errors come back here and are mapped to an exit code once.
+
+mod access;
+mod addons;
+mod agent;
+mod commit;
+mod crd;
+mod diff;
+mod drift;
+mod history;
+mod index;
+mod log;
+mod publish;
+mod refs;
+mod render;
+mod replay;
+mod report_cmd;
+mod snapshots;
+mod status;
+mod updates;
+
+use crate::app::cli::{Cli, Command};
+use crate::app::settings::{Env, Settings};
+use crate::error::{Error, Result, exit};
+use crate::inventory::{self, Warning};
+use crate::project::Project;
+use chrono::{DateTime, Utc};
+
+/// Runs a parsed command line and returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    let settings = Settings::new(cli.global, Env::from_process());
+    let result = match &cli.command {
+        Command::Render(args) => render::run(&settings, args),
+        Command::Crd => crd::run(&settings),
+        Command::Addons(args) => addons::run(&settings, args),
+        Command::Publish(args) => publish::run(&settings, args),
+        Command::Status(args) => status::run(&settings, args),
+        Command::Replay(args) => replay::run(&settings, args),
+        Command::Snapshots(args) => snapshots::run(&settings, args),
+        Command::Commit(args) => commit::run(&settings, args),
+        Command::Index(args) => index::run(&settings, args),
+        Command::Updates(args) => updates::run(&settings, args),
+        Command::Agent(args) => agent::run(&settings, args),
+        Command::Diff(args) => diff::run(&settings, args),
+        Command::Log(args) => log::run(&settings, args),
+        Command::Report(args) => report_cmd::run(&settings, args),
+        // Like diff: 1 means "different", so every error is 2 ("unknown").
+        Command::Drift(args) => drift::run(&settings, args).map_err(Error::in_diff),
+        Command::Completions { shell } => completions(&settings, *shell),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            if !matches!(err, Error::BrokenPipe) {
+                settings.printer.error(&err.to_string());
+            }
+            err.exit_code()
+        }
+    }
+}
+
+fn completions(settings: &Settings, shell: clap_complete::Shell) -> Result<i32> {
+    use clap::CommandFactory;
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "clinv", &mut buf);
+    settings.printer.data(&String::from_utf8_lossy(&buf))?;
+    Ok(exit::OK)
+}
+
+/// The project named by `--root` or found above the working directory.
+fn project(settings: &Settings) -> Result<Project> {
+    Project::discover(settings.root.as_deref(), &settings.cwd)
+}
+
+/// The snapshot store: `--snapshots`, `CLINV_SNAPSHOTS`, else `<root>/snapshots`.
+fn store(settings: &Settings, project: &Project) -> crate::store::Store {
+    crate::store::Store::at(
+        settings
+            .snapshots
+            .clone()
+            .unwrap_or_else(|| project.root().join("snapshots")),
+    )
+}
+
+/// The domain from `--domain`, `DOMAIN_NAME`, `clusters/.active` or the default,
+/// printing lok8s's notices on the way.
+fn domain(settings: &Settings, project: &Project, flag: Option<&str>) -> Result<String> {
+    let (domain, notices) = project.resolve_domain(flag, settings.env.domain_name.as_deref())?;
+    for notice in notices {
+        settings.printer.raw(&notice);
+    }
+    Ok(domain)
+}
+
+/// The render time (`SOURCE_DATE_EPOCH` or now).
+fn rendered_at(settings: &Settings) -> Result<DateTime<Utc>> {
+    inventory::rendered_at(settings.env.source_date_epoch.as_deref(), Utc::now())
+}
+
+/// Prints build warnings; with `--strict` they are errors and stop the command.
+fn report_warnings(settings: &Settings, warnings: &[Warning]) -> Result<()> {
+    for w in warnings {
+        if settings.strict {
+            settings.printer.error(&w.message);
+        } else {
+            settings.printer.warn(&w.message);
+        }
+        if let Some(detail) = &w.detail {
+            settings.printer.debug(&format!("  reason: {detail}"));
+        }
+    }
+    if settings.strict && !warnings.is_empty() {
+        return Err(Error::Strict(warnings.len()));
+    }
+    Ok(())
+}
+
+/// Says that a deploy domain has no inventory of its own.
+fn deploy_domain_note(settings: &Settings, domain: &str, cluster_ref: Option<&str>) {
+    let message = match cluster_ref {
+        Some(r) => format!(
+            "'{domain}' is a deploy domain: it has no inventory of its own; its cluster '{r}' carries the inventory (clinv render --domain {r})"
+        ),
+        None => format!(
+            "'{domain}' is a deploy domain: it has no inventory of its own (its deploy.lok8s.yaml names no spec.clusterRef.domain)"
+        ),
+    };
+    settings.printer.info(&message);
+}

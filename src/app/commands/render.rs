@@ -1,0 +1,67 @@
+//! `clinv render`: the inventory on stdout, or the CR and CRD as files.
+
+use super::{deploy_domain_note, domain, project, rendered_at, report_warnings};
+use crate::app::cli::{OutputFormat, RenderArgs};
+use crate::app::settings::Settings;
+use crate::error::{Error, Result, exit};
+use crate::inventory::render::{self, Format};
+use crate::inventory::{self, Loaded};
+use crate::{inventory::crd, util::files};
+
+/// File names inside `--out DIR` (and in a GitOps folder).
+pub const CRD_FILE: &str = "clusterinventory.crd.yaml";
+pub const CR_FILE: &str = "clusterinventory.yaml";
+
+pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
+    let format = settings.format("render", &[OutputFormat::Yaml, OutputFormat::Json])?;
+    if args.out.is_some() && settings.output == Some(OutputFormat::Json) {
+        return Err(Error::Usage(
+            "clinv render: --out writes YAML files; drop -o json".into(),
+        ));
+    }
+    let project = project(settings)?;
+    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+    let built = match inventory::load(&project, &domain, rendered_at(settings)?)? {
+        Loaded::Cluster(built) => built,
+        Loaded::Deploy { cluster_ref, .. } => {
+            deploy_domain_note(settings, &domain, cluster_ref.as_deref());
+            return Ok(exit::OK);
+        }
+    };
+    report_warnings(settings, &built.warnings)?;
+    render::validate(&built.inventory)?;
+    let Some(dir) = &args.out else {
+        let format = if format == OutputFormat::Json {
+            Format::Json
+        } else {
+            Format::Yaml
+        };
+        settings
+            .printer
+            .data(&render::encode(&built.inventory, format)?)?;
+        return Ok(exit::OK);
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::InvalidFile {
+            path: dir.clone(),
+            message: "--out must name a directory; this is a file".into(),
+        });
+    }
+    let crd_text = render::to_yaml(&crd::definition())?;
+    let cr_text = render::to_yaml(&built.inventory)?;
+    // Stage both before publishing either, so a failure leaves the old pair in place.
+    let stage = |name: &str, text: &str| {
+        let path = dir.join(name);
+        files::stage(&path, text.as_bytes(), 0o644).map_err(|e| Error::io(path, e))
+    };
+    let staged = [stage(CRD_FILE, &crd_text)?, stage(CR_FILE, &cr_text)?];
+    for s in staged {
+        s.commit().map_err(|e| Error::io(dir, e))?;
+    }
+    settings.printer.info(&format!(
+        "wrote {} and {}",
+        dir.join(CRD_FILE).display(),
+        dir.join(CR_FILE).display()
+    ));
+    Ok(exit::OK)
+}

@@ -1,0 +1,263 @@
+//! `clinv updates`: which addons have a newer version in the addon index.
+
+use super::{access, deploy_domain_note, domain, project, rendered_at, report_warnings, store};
+use crate::app::cli::{IndexSourceArgs, OutputFormat, UpdatesArgs};
+use crate::app::output;
+use crate::app::settings::Settings;
+use crate::cluster::Failure;
+use crate::error::{Error, Result, exit};
+use crate::inventory::{self, Loaded};
+use crate::project::Project;
+use crate::status::fetch::{self, IndexRef};
+use crate::status::updates::{self, Current, Update};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Largest `--from` file read.
+const MAX_FROM_BYTES: u64 = 8 << 20;
+
+pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
+    let format = settings.format("updates", &[OutputFormat::Table, OutputFormat::Json])?;
+    let index_ref = IndexRef::parse(&args.index)?;
+    let loaded = load_index(settings, &index_ref, &args.source)?;
+    let Some(compared) = inventory_to_compare(settings, args)? else {
+        return Ok(exit::OK);
+    };
+    let list = updates::compute(&compared.addons, &loaded.index);
+    settings.printer.info(&format!(
+        "compared the {} with {}{}",
+        compared.source.describe(),
+        index_ref.display(),
+        match loaded.index.generated_at.as_str() {
+            "" => String::new(),
+            at => format!(" (generated {at})"),
+        }
+    ));
+    let text = match format {
+        OutputFormat::Json => {
+            output::updates_json(compared.source.word(), &loaded.index.generated_at, &list)?
+        }
+        _ => output::updates_table(&list),
+    };
+    settings.printer.data(&text)?;
+    Ok(exit::OK)
+}
+
+/// Loads the index, printing the warnings of a fallback to the cache.
+///
+/// # Errors
+/// As [`fetch::load`].
+pub fn load_index(
+    settings: &Settings,
+    index_ref: &IndexRef,
+    source: &IndexSourceArgs,
+) -> Result<fetch::Loaded> {
+    let opts = fetch_options(settings, source);
+    let loaded = fetch::load(index_ref, &opts)?;
+    for w in &loaded.warnings {
+        settings.printer.warn(w);
+    }
+    settings.printer.debug(&format!(
+        "index {} ({:?}, {} addons)",
+        index_ref.display(),
+        loaded.origin,
+        loaded.index.addons.len()
+    ));
+    Ok(loaded)
+}
+
+pub fn fetch_options(settings: &Settings, source: &IndexSourceArgs) -> fetch::Options {
+    fetch::Options {
+        offline: source.offline,
+        ca_file: source.index_ca.clone(),
+        cache_home: settings.env.cache_home(),
+        timeout: Duration::from_secs_f64(source.fetch_timeout.clamp(0.1, 3600.0)),
+    }
+}
+
+/// Which inventory was compared.
+enum Source {
+    File(PathBuf),
+    Live {
+        server: String,
+    },
+    Snapshot {
+        id: String,
+        state: &'static str,
+        at: String,
+    },
+    Rendered {
+        domain: String,
+    },
+}
+
+impl Source {
+    fn word(&self) -> &'static str {
+        match self {
+            Source::File(_) => "file",
+            Source::Live { .. } => "live",
+            Source::Snapshot { .. } => "snapshot",
+            Source::Rendered { .. } => "rendered",
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Source::File(p) => format!("inventory in {}", p.display()),
+            Source::Live { server } => format!("live inventory of {server}"),
+            Source::Snapshot { id, state, at } => {
+                format!("inventory of snapshot {id} ({state}, recorded {at})")
+            }
+            Source::Rendered { domain } => format!("inventory rendered for {domain}"),
+        }
+    }
+}
+
+struct Compared {
+    source: Source,
+    addons: Vec<Current>,
+}
+
+/// The inventory to compare, in order of preference: `--from FILE`; the live object
+/// when the cluster is reachable and has one; the newest snapshot of the domain in the
+/// snapshot store (what was last deployed, applied or still queued); the inventory
+/// rendered from the project now. `None` for a deploy domain with none of these (said on
+/// stderr).
+fn inventory_to_compare(settings: &Settings, args: &UpdatesArgs) -> Result<Option<Compared>> {
+    if let Some(path) = &args.from {
+        return from_file(path).map(Some);
+    }
+    let project = project(settings)?;
+    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+    match live(settings, &project, &domain, args) {
+        Ok(Some(found)) => return Ok(Some(found)),
+        Ok(None) => settings
+            .printer
+            .info("the cluster has no ClusterInventory; not comparing a live one"),
+        Err(f) => settings
+            .printer
+            .info(&format!("cluster not used ({}: {})", f.reason, f.detail)),
+    }
+    if let Some(found) = newest_snapshot(settings, &project, &domain) {
+        return Ok(Some(found));
+    }
+    rendered(settings, &project, &domain)
+}
+
+/// The newest snapshot of `domain` in the store, if any can be read.
+fn newest_snapshot(settings: &Settings, project: &Project, domain: &str) -> Option<Compared> {
+    let store = store(settings, project).domain(domain);
+    let journal = match store.read() {
+        Ok(j) => j,
+        Err(e) => {
+            settings.printer.warn(&format!("snapshots: {e}"));
+            return None;
+        }
+    };
+    let snap = journal.newest_first().next()?;
+    match store.inventory(&snap.record) {
+        Ok(inv) => Some(Compared {
+            addons: updates::from_inventory(&inv),
+            source: Source::Snapshot {
+                id: snap.record.id.clone(),
+                state: snap.state.as_str(),
+                at: snap.record.at.clone(),
+            },
+        }),
+        Err(e) => {
+            settings
+                .printer
+                .warn(&format!("snapshot {}: {e} — not used", snap.record.id));
+            None
+        }
+    }
+}
+
+fn from_file(path: &std::path::Path) -> Result<Compared> {
+    let bytes =
+        crate::util::files::read_bounded(path, MAX_FROM_BYTES).map_err(|e| Error::io(path, e))?;
+    let origin = path.display().to_string();
+    let text = String::from_utf8(bytes).map_err(|_| Error::InvalidFile {
+        path: path.to_path_buf(),
+        message: "not valid UTF-8".into(),
+    })?;
+    let object = updates::find_inventory(&text, &origin)?;
+    Ok(Compared {
+        addons: updates::from_object(&object, &origin)?,
+        source: Source::File(path.to_path_buf()),
+    })
+}
+
+/// The live inventory, `Ok(None)` when the cluster answers without one.
+fn live(
+    settings: &Settings,
+    project: &Project,
+    domain: &str,
+    args: &UpdatesArgs,
+) -> Result<Option<Compared>, Failure> {
+    let name = super::access::cluster_name(project, domain);
+    let choice = access::choose(settings, Some(project), name.as_deref())?;
+    let opts = access::options(args.limits.timeout, args.limits.probe_timeout, false, false);
+    let rt = access::runtime().map_err(|e| {
+        Failure::new(
+            crate::delivery::Reason::Unreachable,
+            crate::cluster::Step::Connect,
+            e.to_string(),
+        )
+    })?;
+    let (server, value) = rt.block_on(async {
+        let cluster = access::connect(settings, &choice, opts).await?;
+        let value = cluster.get_inventory().await;
+        for line in cluster.trace() {
+            settings.printer.debug(&line);
+        }
+        Ok::<_, Failure>((cluster.target.server.clone(), value?))
+    })?;
+    let Some(value) = value else { return Ok(None) };
+    let label = value
+        .pointer("/metadata/labels/lok8s.dev~1domain")
+        .and_then(serde_json::Value::as_str);
+    if let Some(other) = label.filter(|l| *l != domain) {
+        settings.printer.warn(&format!(
+            "the live inventory of {server} is for domain '{other}', not '{domain}'"
+        ));
+    }
+    let origin = format!("the live ClusterInventory ({server})");
+    match updates::from_object(&value, &origin) {
+        Ok(addons) => Ok(Some(Compared {
+            addons,
+            source: Source::Live { server },
+        })),
+        Err(e) => {
+            settings.printer.warn(&e.to_string());
+            Ok(None)
+        }
+    }
+}
+
+fn rendered(settings: &Settings, project: &Project, domain: &str) -> Result<Option<Compared>> {
+    match inventory::load(project, domain, rendered_at(settings)?)? {
+        Loaded::Cluster(built) => {
+            report_warnings(settings, &built.warnings)?;
+            Ok(Some(Compared {
+                addons: updates::from_inventory(&built.inventory),
+                source: Source::Rendered {
+                    domain: domain.to_string(),
+                },
+            }))
+        }
+        Loaded::Deploy { cluster_ref, .. } => {
+            deploy_domain_note(settings, domain, cluster_ref.as_deref());
+            Ok(None)
+        }
+    }
+}
+
+/// For the agent: the updates of a live object against a loaded index.
+pub fn of_object(
+    object: &serde_json::Value,
+    index: &crate::status::index::AddonIndex,
+) -> Result<Vec<Update>> {
+    let addons = updates::from_object(object, "the live ClusterInventory")?;
+    Ok(updates::compute(&addons, index))
+}

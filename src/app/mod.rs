@@ -1,0 +1,28 @@
+//! The command-line application: argument parsing ([`cli`]), settings resolved once
+//! from the arguments and the environment ([`settings`]), the one printer ([`output`]),
+//! and one thin function per command.
+
+pub mod cli;
+mod commands;
+pub mod output;
+pub mod settings;
+
+use crate::error;
+
+/// Parses the process arguments, runs the command and returns the exit code.
+pub fn main() -> i32 {
+    use clap::Parser;
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (2).
+            let _ = e.print();
+            return if e.use_stderr() {
+                error::exit::USAGE
+            } else {
+                error::exit::OK
+            };
+        }
+    };
+    commands::run(cli)
+}

@@ -1,0 +1,412 @@
+//! The only place that prints. Data goes to stdout; `[warn]`, `[error]`, `[info]` and
+//! `[debug]` lines go to stderr, coloured only on a colour-capable terminal.
+//!
+//! Message text is sanitised: control characters from file contents (a key such as
+//! `"\e[2J"`) are escaped, so a hostile project cannot drive the user's terminal.
+
+use crate::error::{Error, Result};
+use crate::project::addons::Row;
+use std::io::{self, IsTerminal, Write};
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// How chatty stderr is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Debug,
+}
+
+/// Prints data and messages.
+#[derive(Debug)]
+pub struct Printer {
+    /// Colour on stderr (the tags).
+    color: bool,
+    /// Colour on stdout (reports such as `clinv diff`); decided separately because
+    /// `clinv diff | less` keeps a terminal on stderr only.
+    color_stdout: bool,
+    verbosity: Verbosity,
+}
+
+#[derive(Clone, Copy)]
+enum Level {
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+impl Printer {
+    /// `no_color` is `NO_COLOR` being set and non-empty.
+    pub fn new(choice: ColorChoice, no_color: bool, verbosity: Verbosity) -> Printer {
+        let decide = |terminal: bool| match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => !no_color && terminal,
+        };
+        Printer {
+            color: decide(io::stderr().is_terminal()),
+            color_stdout: decide(io::stdout().is_terminal()),
+            verbosity,
+        }
+    }
+
+    /// Whether data written with [`Printer::data`] may carry ANSI colours: `--color
+    /// always`, or `auto` with stdout a terminal and no `NO_COLOR`.
+    pub fn color_stdout(&self) -> bool {
+        self.color_stdout
+    }
+
+    /// Writes data to stdout. A closed pipe (`clinv render | head`) ends the command
+    /// quietly.
+    ///
+    /// # Errors
+    /// [`Error::BrokenPipe`] or any other write error.
+    pub fn data(&self, text: &str) -> Result<()> {
+        let mut out = io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| {
+                if e.kind() == io::ErrorKind::BrokenPipe {
+                    Error::BrokenPipe
+                } else {
+                    Error::io("<stdout>", e)
+                }
+            })
+    }
+
+    pub fn error(&self, message: &str) {
+        self.line(Level::Error, message);
+    }
+
+    pub fn warn(&self, message: &str) {
+        if self.verbosity != Verbosity::Quiet {
+            self.line(Level::Warn, message);
+        }
+    }
+
+    pub fn info(&self, message: &str) {
+        if self.verbosity != Verbosity::Quiet {
+            self.line(Level::Info, message);
+        }
+    }
+
+    pub fn debug(&self, message: &str) {
+        if self.verbosity == Verbosity::Debug {
+            self.line(Level::Debug, message);
+        }
+    }
+
+    /// A line printed as is, without a tag (lok8s's `notice:` / `warning:` lines).
+    pub fn raw(&self, message: &str) {
+        if self.verbosity != Verbosity::Quiet {
+            let _ = writeln!(
+                io::stderr().lock(),
+                "{}",
+                sanitize(&crate::util::redact::urls_in(message))
+            );
+        }
+    }
+
+    fn line(&self, level: Level, message: &str) {
+        let (tag, code) = match level {
+            Level::Error => ("[error]", "0;31"),
+            Level::Warn => ("[warn]", "0;33"),
+            Level::Info => ("[info]", "0;36"),
+            Level::Debug => ("[debug]", "0;32"),
+        };
+        let mut err = io::stderr().lock();
+        for (i, text) in sanitize(&crate::util::redact::urls_in(message))
+            .lines()
+            .enumerate()
+        {
+            let _ = if i > 0 {
+                writeln!(err, "  {text}")
+            } else if self.color {
+                writeln!(err, "\x1b[{code}m{tag}\x1b[0m {text}")
+            } else {
+                writeln!(err, "{tag} {text}")
+            };
+        }
+    }
+}
+
+/// Escapes control characters other than newline and tab.
+pub fn sanitize(message: &str) -> String {
+    if !message
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return message.to_string();
+    }
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Left-aligns `text` in `width` characters (lok8s's `%-Ns`; longer text is not cut).
+fn pad(text: &str, width: usize) -> String {
+    let len = text.chars().count();
+    format!("{text}{}", " ".repeat(width.saturating_sub(len)))
+}
+
+/// The `lo addons --detail` table (spec §9).
+pub fn addons_table(domain: &str, driver: &str, rows: &[Row]) -> String {
+    let line = |cells: [&str; 5]| {
+        format!(
+            "{}  {}  {}  {}  {}\n",
+            pad(cells[0], 24),
+            pad(cells[1], 14),
+            pad(cells[2], 8),
+            pad(cells[3], 10),
+            cells[4]
+        )
+    };
+    let mut out = format!("Addons deployed by {domain} (kind={driver})\n\n");
+    if rows.is_empty() {
+        out.push_str("  (spec.bootstrap is empty — this cluster deploys no addons)\n");
+    } else {
+        out.push_str(&line(["NAME", "CATEGORY", "TYPE", "VERSION", "CONFIGURE"]));
+        out.push_str(&line(["----", "--------", "----", "-------", "---------"]));
+        let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        for r in rows {
+            out.push_str(&line([
+                &r.name,
+                &dash(&r.category),
+                &r.kind,
+                &dash(&r.version),
+                &r.configure,
+            ]));
+        }
+    }
+    out.push_str("\nConfigure an addon: edit its spec.bootstrap inline values, or its addons/<name>/values.<driver>.yaml — see docs/guide/addons.md.\n");
+    out
+}
+
+/// The `updates` table: NAME, CURRENT, LATEST and a NOTE (`unordered` when the two
+/// versions are not both SemVer), columns as wide as their widest cell.
+pub fn updates_table(updates: &[crate::status::updates::Update]) -> String {
+    if updates.is_empty() {
+        return "No updates: every compared addon is at or above its version in the index.\n"
+            .to_string();
+    }
+    let width = |head: &str, cell: &dyn Fn(&crate::status::updates::Update) -> &str| {
+        updates
+            .iter()
+            .map(|u| sanitize(cell(u)).chars().count())
+            .chain([head.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let (wn, wc, wl) = (
+        width("NAME", &|u| &u.name),
+        width("CURRENT", &|u| &u.current),
+        width("LATEST", &|u| &u.latest),
+    );
+    let line = |n: &str, c: &str, l: &str, note: &str| {
+        let text = format!("{}  {}  {}  {note}", pad(n, wn), pad(c, wc), pad(l, wl));
+        format!("{}\n", text.trim_end())
+    };
+    let mut out = line("NAME", "CURRENT", "LATEST", "NOTE");
+    for u in updates {
+        out.push_str(&line(
+            &sanitize(&u.name),
+            &sanitize(&u.current),
+            &sanitize(&u.latest),
+            if u.unordered { "unordered" } else { "" },
+        ));
+    }
+    out
+}
+
+/// The `updates -o json` document: `inventory` (`live`, `rendered` or `file`),
+/// `indexGeneratedAt` (when the index has one), `updates` (`[]` when none).
+///
+/// # Errors
+/// Serialisation failures (not expected).
+pub fn updates_json(
+    inventory: &str,
+    index_generated_at: &str,
+    updates: &[crate::status::updates::Update],
+) -> Result<String> {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Report<'a> {
+        inventory: &'a str,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        index_generated_at: &'a str,
+        updates: &'a [crate::status::updates::Update],
+    }
+    crate::inventory::render::to_json(&Report {
+        inventory,
+        index_generated_at,
+        updates,
+    })
+}
+
+/// The `lo status` inventory block (spec §8) for a live object, followed by a blank line.
+pub fn inventory_block(object: &serde_json::Value) -> String {
+    let body = block_body(object).unwrap_or_else(|| "  (unreadable inventory)\n".to_string());
+    format!("--- Inventory (ClusterInventory/cluster) ---\n{body}\n")
+}
+
+/// `None` when a field has a type lo's template cannot print.
+fn block_body(object: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let truthy = |v: Option<&Value>| {
+        v.filter(|v| !v.is_null() && **v != Value::Bool(false))
+            .cloned()
+    };
+    let show = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let text = |v: Option<Value>| -> Option<Option<String>> {
+        match v {
+            None => Some(None),
+            Some(Value::String(s)) => Some(Some(s)),
+            Some(_) => None,
+        }
+    };
+    if !object.is_object() {
+        return None;
+    }
+    let spec = match truthy(object.get("spec")) {
+        None => Value::Object(Default::default()),
+        Some(s) if s.is_object() => s,
+        Some(_) => return None,
+    };
+    let field = |k: &str| truthy(spec.get(k));
+    let or_q = |v: Option<Value>| v.map(|v| show(&v)).unwrap_or_else(|| "?".into());
+    let mut out = format!("  lok8s:      {}\n", or_q(field("lok8sVersion")));
+    let provider = text(field("provider"))?
+        .map(|p| format!(" · {p}"))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "  driver:     {}{provider}\n",
+        or_q(field("kind"))
+    ));
+    if let Some(k) = field("kubernetesVersion") {
+        out.push_str(&format!("  kubernetes: {}\n", show(&k)));
+    }
+    let hash: String = text(field("specHash"))?
+        .map(|h| h.chars().take(12).collect())
+        .unwrap_or_else(|| "?".into());
+    out.push_str(&format!("  specHash:   {hash}…\n"));
+    out.push_str(&format!("  renderedAt: {}\n", or_q(field("renderedAt"))));
+    let addons = match field("addons") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => return None,
+    };
+    out.push_str(&format!("  addons:     {}\n", addons.len()));
+    for addon in &addons {
+        let Value::Object(a) = addon else { return None };
+        let name = a.get("name").map(show).unwrap_or_else(|| "null".into());
+        let version = text(truthy(a.get("chartVersion")))?
+            .map(|v| format!(" {v}"))
+            .unwrap_or_default();
+        let category = text(truthy(a.get("category")))?
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
+        out.push_str(&format!("    {name}{version}{category}\n"));
+    }
+    if let Some(at) = truthy(object.pointer("/status/lastReported")) {
+        out.push_str(&format!("  agent:      last reported {}\n", show(&at)));
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_block_matches_lo_status() {
+        let v = serde_json::json!({
+            "spec": {"lok8sVersion": "0.7.4", "kind": "kubeone", "provider": "hetzner", "kubernetesVersion": "v1.31.10",
+                     "specHash": "3fb0c5e02a41aaaaaaaaaaaa", "renderedAt": "2026-07-06T10:12:03Z",
+                     "addons": [{"name": "cilium", "chartVersion": "1.20.1", "category": "networking"}, {"name": "site-glue", "source": "target"}]},
+            "status": {"lastReported": "2026-07-06T11:00:00Z"}
+        });
+        assert_eq!(
+            inventory_block(&v),
+            "--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      0.7.4\n  driver:     kubeone · hetzner\n  kubernetes: v1.31.10\n  specHash:   3fb0c5e02a41…\n  renderedAt: 2026-07-06T10:12:03Z\n  addons:     2\n    cilium 1.20.1 (networking)\n    site-glue\n  agent:      last reported 2026-07-06T11:00:00Z\n\n"
+        );
+        assert_eq!(
+            inventory_block(&serde_json::json!({"spec": {}})),
+            "--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      ?\n  driver:     ?\n  specHash:   ?…\n  renderedAt: ?\n  addons:     0\n\n"
+        );
+    }
+
+    #[test]
+    fn status_block_edge_cases() {
+        let body = |v: serde_json::Value| {
+            let block = inventory_block(&v);
+            block
+                .lines()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join("\n")
+                .trim_end()
+                .to_string()
+        };
+        assert_eq!(body(serde_json::json!("text")), "  (unreadable inventory)");
+        assert_eq!(
+            body(serde_json::json!({"spec": {"provider": 5}})),
+            "  (unreadable inventory)"
+        );
+        assert_eq!(
+            body(serde_json::json!({"spec": {"addons": {}}})),
+            "  (unreadable inventory)"
+        );
+        assert_eq!(
+            body(serde_json::json!({"spec": {"addons": ["x"]}})),
+            "  (unreadable inventory)"
+        );
+        assert_eq!(
+            body(serde_json::json!({"spec": {"addons": [{"chartVersion": 1}]}})),
+            "  (unreadable inventory)"
+        );
+        let b = body(
+            serde_json::json!({"spec": {"lok8sVersion": 1.2, "kubernetesVersion": "", "specHash": "abc", "provider": false, "addons": [{}]}}),
+        );
+        assert!(
+            b.contains("  lok8s:      1.2\n")
+                && b.contains("  kubernetes: \n")
+                && b.contains("  specHash:   abc…"),
+            "{b}"
+        );
+        assert!(
+            b.contains("  driver:     ?\n") && b.contains("    null"),
+            "{b}"
+        );
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(sanitize("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(sanitize("plain — text"), "plain — text");
+    }
+
+    #[test]
+    fn padding_counts_characters() {
+        assert_eq!(pad("ab", 4), "ab  ");
+        assert_eq!(pad("äö", 3), "äö ");
+        assert_eq!(pad("long", 2), "long");
+    }
+}

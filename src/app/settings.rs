@@ -1,0 +1,112 @@
+//! Resolved settings: the parsed command line plus the environment, read once here and
+//! nowhere else.
+
+use crate::app::cli::{GlobalArgs, OutputFormat};
+use crate::app::output::{Printer, Verbosity};
+use crate::error::{Error, Result};
+use std::path::PathBuf;
+
+/// The environment variables clinv reads.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// `DOMAIN_NAME`: lok8s's domain override.
+    pub domain_name: Option<String>,
+    /// `SOURCE_DATE_EPOCH`: fixed render time for reproducible output.
+    pub source_date_epoch: Option<String>,
+    /// `NO_COLOR` set and non-empty.
+    pub no_color: bool,
+    /// `DEBUG` set and non-empty (lok8s's debug switch).
+    pub debug: bool,
+    /// `KUBECONFIG`: a path list, as kubectl reads it.
+    pub kubeconfig: Option<std::ffi::OsString>,
+    /// `HOME`, for `~/.kube/config` and the default cache directory.
+    pub home: Option<PathBuf>,
+    /// `XDG_CACHE_HOME` (set and non-empty): where fetched addon indexes are cached.
+    pub xdg_cache_home: Option<PathBuf>,
+    /// `KUBERNETES_SERVICE_HOST` set and non-empty: running in a pod (the agent then
+    /// uses the pod's service account unless `--kubeconfig` is given).
+    pub in_cluster: bool,
+}
+
+impl Env {
+    /// Reads the process environment.
+    pub fn from_process() -> Env {
+        let var = |name: &str| std::env::var(name).ok();
+        let set = |name: &str| var(name).is_some_and(|v| !v.is_empty());
+        Env {
+            domain_name: var("DOMAIN_NAME"),
+            source_date_epoch: var("SOURCE_DATE_EPOCH"),
+            no_color: set("NO_COLOR"),
+            debug: set("DEBUG"),
+            kubeconfig: std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            xdg_cache_home: std::env::var_os("XDG_CACHE_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            in_cluster: set("KUBERNETES_SERVICE_HOST"),
+        }
+    }
+
+    /// `${XDG_CACHE_HOME:-$HOME/.cache}`, when either is set.
+    pub fn cache_home(&self) -> Option<PathBuf> {
+        self.xdg_cache_home
+            .clone()
+            .or_else(|| self.home.as_ref().map(|h| h.join(".cache")))
+    }
+}
+
+/// Everything a command needs to know about how it was invoked.
+#[derive(Debug)]
+pub struct Settings {
+    pub root: Option<PathBuf>,
+    pub cwd: PathBuf,
+    pub snapshots: Option<PathBuf>,
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    pub strict: bool,
+    pub output: Option<OutputFormat>,
+    pub env: Env,
+    pub printer: Printer,
+}
+
+impl Settings {
+    pub fn new(global: GlobalArgs, env: Env) -> Settings {
+        let verbosity = if global.quiet {
+            Verbosity::Quiet
+        } else if global.verbose > 0 || env.debug {
+            Verbosity::Debug
+        } else {
+            Verbosity::Normal
+        };
+        Settings {
+            printer: Printer::new(global.color, env.no_color, verbosity),
+            root: global.root,
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            snapshots: global.snapshots,
+            kubeconfig: global.kubeconfig,
+            context: global.context,
+            strict: global.strict,
+            output: global.output,
+            env,
+        }
+    }
+
+    /// The `-o` format if `command` supports it, else its default (the first listed).
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for a format the command does not support.
+    pub fn format(&self, command: &str, supported: &[OutputFormat]) -> Result<OutputFormat> {
+        match self.output {
+            None => Ok(supported[0]),
+            Some(f) if supported.contains(&f) => Ok(f),
+            Some(f) => {
+                let names: Vec<&str> = supported.iter().map(|s| s.name()).collect();
+                Err(Error::Usage(format!(
+                    "clinv {command}: unsupported output format '{}' (supported: {})",
+                    f.name(),
+                    names.join(", ")
+                )))
+            }
+        }
+    }
+}

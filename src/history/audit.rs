@@ -1,0 +1,506 @@
+//! The audit trail of one domain: what changed at each recorded step, and when each
+//! version of Kubernetes and of every addon arrived and left. Pure: the caller (the
+//! snapshot store behind `clinv log` / `clinv report`) reads the history and passes it in
+//! as [`Step`]s, oldest first.
+//!
+//! Every step is compared with the step before it ([`crate::history::diff`]); the first one with
+//! nothing ([`crate::history::diff::initial`]), so it lists what the domain started with. Which
+//! steps count (only `applied` ones, or all) is the caller's choice: pass those steps.
+
+use crate::history::diff::{self, Change, Ignore, Op, SCHEMA_VERSION, Summary};
+use crate::history::version::{self, Order};
+use crate::inventory::{ClusterInventory, DOMAIN_LABEL};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// The `kind` of a serialised [`Trail`].
+pub const TRAIL_KIND: &str = "InventoryAuditTrail";
+
+/// The key of the Kubernetes lane in a [`Timeline`].
+pub const KUBERNETES_LANE: &str = "kubernetes";
+
+/// One recorded inventory of the history.
+#[derive(Debug, Clone, Copy)]
+pub struct Step<'a> {
+    /// The store's id of the record.
+    pub id: &'a str,
+    /// When it was recorded, RFC 3339 (`2026-03-02T10:00:00Z`).
+    pub at: &'a str,
+    /// `applied`, `queued`, `committed` or `superseded` (carried through as text).
+    pub outcome: &'a str,
+    pub inventory: &'a ClusterInventory,
+}
+
+/// The trail: entries newest first (like `git log`) and the version timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Trail {
+    /// Always [`SCHEMA_VERSION`] (shared with the diff report).
+    pub schema_version: u32,
+    /// Always [`TRAIL_KIND`].
+    pub kind: &'static str,
+    /// The domain label of the newest step.
+    pub domain: Option<String>,
+    /// One per step, newest first.
+    pub entries: Vec<Entry>,
+    pub timeline: Timeline,
+}
+
+/// One step and its changes against the step before it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    pub id: String,
+    pub at: String,
+    pub outcome: String,
+    /// The oldest step: `changes` list everything it holds, as added or set.
+    pub initial: bool,
+    /// `spec.kubernetesVersion` at this step.
+    pub kubernetes_version: Option<String>,
+    pub has_changes: bool,
+    pub summary: Summary,
+    pub changes: Vec<Change>,
+    pub ignored: Vec<Change>,
+}
+
+/// Version history per lane, for charts: the Kubernetes lane first, then one lane per
+/// addon (in the newest inventory's order, then addons that are gone, in order of first
+/// appearance). A repeated addon name gets a lane per occurrence (`x`, `x#2`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timeline {
+    /// `at` of the oldest and the newest step.
+    pub start: Option<String>,
+    pub end: Option<String>,
+    pub lanes: Vec<Lane>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LaneKind {
+    Kubernetes,
+    Addon,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lane {
+    /// `kubernetes`, or the addon name with `#N` for its N-th occurrence (N ≥ 2).
+    pub key: String,
+    pub kind: LaneKind,
+    pub addon: Option<String>,
+    pub occurrence: Option<usize>,
+    /// The category at the lane's last appearance.
+    pub category: Option<String>,
+    /// Present in the newest step.
+    pub current: bool,
+    pub spans: Vec<Span>,
+}
+
+/// A stretch of steps with one version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Span {
+    /// `null`: present without a version (a target, or a chart without a pin).
+    pub version: Option<String>,
+    /// How it arrived: `added` (after absence or at the start), `upgraded`,
+    /// `downgraded` or `changed` (versions that cannot be ordered).
+    pub arrival: Op,
+    /// The step where this version arrived.
+    pub since_id: String,
+    pub since: String,
+    /// The step where it left (replaced or removed); `null` while current.
+    pub until_id: Option<String>,
+    pub until: Option<String>,
+}
+
+/// A time bound from a command line or a record: RFC 3339, or a bare `YYYY-MM-DD` (its
+/// start, or with `end_of_day` its last second, UTC).
+pub fn parse_bound(text: &str, end_of_day: bool) -> Option<chrono::DateTime<chrono::Utc>> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Some(t.with_timezone(&chrono::Utc));
+    }
+    let day = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?;
+    let time = if end_of_day {
+        day.and_hms_opt(23, 59, 59)?
+    } else {
+        day.and_hms_opt(0, 0, 0)?
+    };
+    Some(time.and_utc())
+}
+
+/// Builds the trail of `steps` (oldest first). `ignore` applies to every step's changes.
+pub fn trail(steps: &[Step], ignore: &Ignore) -> Trail {
+    let mut entries: Vec<Entry> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let report = match i.checked_sub(1).map(|p| &steps[p]) {
+                Some(prev) => diff::diff_with(prev.inventory, step.inventory, ignore),
+                None => diff::initial(step.inventory, ignore),
+            };
+            Entry {
+                id: step.id.to_string(),
+                at: step.at.to_string(),
+                outcome: step.outcome.to_string(),
+                initial: i == 0,
+                kubernetes_version: step.inventory.spec.kubernetes_version.clone(),
+                has_changes: report.has_changes,
+                summary: report.summary,
+                changes: report.changes,
+                ignored: report.ignored,
+            }
+        })
+        .collect();
+    entries.reverse();
+    Trail {
+        schema_version: SCHEMA_VERSION,
+        kind: TRAIL_KIND,
+        domain: steps
+            .last()
+            .and_then(|s| s.inventory.metadata.labels.get(DOMAIN_LABEL).cloned()),
+        entries,
+        timeline: timeline(steps),
+    }
+}
+
+impl Trail {
+    /// The lane named `key` (`kubernetes`, `cilium`, `cilium#2`).
+    pub fn lane(&self, key: &str) -> Option<&Lane> {
+        self.timeline.lanes.iter().find(|l| l.key == key)
+    }
+}
+
+/// When each version of the addon `name` (its first occurrence) arrived and left.
+pub fn addon_timeline(steps: &[Step], name: &str) -> Vec<Span> {
+    spans(steps, |s| {
+        s.inventory
+            .spec
+            .addons
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.chart_version.clone())
+    })
+}
+
+/// When each Kubernetes version arrived and left.
+pub fn kubernetes_timeline(steps: &[Step]) -> Vec<Span> {
+    spans(steps, |s| {
+        s.inventory.spec.kubernetes_version.clone().map(Some)
+    })
+}
+
+/// Runs of equal values; `value` is `None` when the subject is absent at a step and
+/// `Some(None)` when it is present without a version.
+fn spans(steps: &[Step], value: impl Fn(&Step) -> Option<Option<String>>) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::new();
+    // Whether the last span is still open, and the step index where the last one closed.
+    let mut open = false;
+    let mut closed_at = None;
+    for (i, step) in steps.iter().enumerate() {
+        let now = value(step);
+        if let Some(last) = out.last_mut().filter(|_| open) {
+            if now.as_ref() == Some(&last.version) {
+                continue;
+            }
+            last.until_id = Some(step.id.to_string());
+            last.until = Some(step.at.to_string());
+            open = false;
+            closed_at = Some(i);
+        }
+        let Some(version) = now else { continue };
+        let previous = out.last().filter(|_| closed_at == Some(i));
+        let arrival = match (previous.map(|p| p.version.as_deref()), version.as_deref()) {
+            // Replaces the version before it at this very step.
+            (Some(Some(p)), Some(v)) => match version::compare(p, v) {
+                Order::Upgrade => Op::Upgraded,
+                Order::Downgrade => Op::Downgraded,
+                Order::Equal | Order::Unordered => Op::Changed,
+            },
+            (Some(_), _) => Op::Changed,
+            (None, _) => Op::Added,
+        };
+        out.push(Span {
+            version,
+            arrival,
+            since_id: step.id.to_string(),
+            since: step.at.to_string(),
+            until_id: None,
+            until: None,
+        });
+        open = true;
+    }
+    out
+}
+
+fn timeline(steps: &[Step]) -> Timeline {
+    // Lane keys in chart order: newest inventory first, then gone ones by first appearance.
+    let keyed = |inv: &ClusterInventory| -> Vec<(String, usize)> {
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        inv.spec
+            .addons
+            .iter()
+            .map(|a| {
+                let k = seen.entry(a.name.as_str()).or_insert(0);
+                *k += 1;
+                (a.name.clone(), *k)
+            })
+            .collect()
+    };
+    let mut order: Vec<(String, usize)> =
+        steps.last().map(|s| keyed(s.inventory)).unwrap_or_default();
+    let current = order.len();
+    for step in steps {
+        for key in keyed(step.inventory) {
+            if !order.contains(&key) {
+                order.push(key);
+            }
+        }
+    }
+    let mut lanes = Vec::new();
+    let k8s = kubernetes_timeline(steps);
+    if !k8s.is_empty() {
+        lanes.push(Lane {
+            key: KUBERNETES_LANE.into(),
+            kind: LaneKind::Kubernetes,
+            addon: None,
+            occurrence: None,
+            category: None,
+            current: steps
+                .last()
+                .is_some_and(|s| s.inventory.spec.kubernetes_version.is_some()),
+            spans: k8s,
+        });
+    }
+    for (i, (name, k)) in order.into_iter().enumerate() {
+        let nth = |inv: &ClusterInventory| {
+            inv.spec
+                .addons
+                .iter()
+                .filter(|a| a.name == name)
+                .nth(k - 1)
+                .cloned()
+        };
+        let category = steps
+            .iter()
+            .rev()
+            .find_map(|s| nth(s.inventory))
+            .and_then(|a| a.category);
+        lanes.push(Lane {
+            key: if k > 1 {
+                format!("{name}#{k}")
+            } else {
+                name.clone()
+            },
+            kind: LaneKind::Addon,
+            addon: Some(name.clone()),
+            occurrence: Some(k),
+            category,
+            current: i < current,
+            spans: spans(steps, |s| nth(s.inventory).map(|a| a.chart_version)),
+        });
+    }
+    Timeline {
+        start: steps.first().map(|s| s.at.to_string()),
+        end: steps.last().map(|s| s.at.to_string()),
+        lanes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inventory::{Addon, InventorySpec, Metadata};
+    use std::collections::BTreeMap;
+
+    fn inv(k8s: &str, addons: &[(&str, Option<&str>)]) -> ClusterInventory {
+        ClusterInventory {
+            api_version: "lok8s.dev/v1alpha1".into(),
+            kind: "ClusterInventory".into(),
+            metadata: Metadata {
+                name: "cluster".into(),
+                labels: BTreeMap::from([(DOMAIN_LABEL.into(), "d.example".into())]),
+            },
+            spec: InventorySpec {
+                lok8s_version: "0.7.9".into(),
+                kind: "kubeone".into(),
+                spec_hash: "h".into(),
+                rendered_at: "2026-01-01T00:00:00Z".into(),
+                addons: addons
+                    .iter()
+                    .map(|(n, v)| Addon {
+                        name: n.to_string(),
+                        source: None,
+                        chart_version: v.map(Into::into),
+                        category: Some("c".into()),
+                        app_version: None,
+                    })
+                    .collect(),
+                provider: None,
+                kubernetes_version: Some(k8s.into()),
+            },
+        }
+    }
+
+    fn steps(invs: &[ClusterInventory]) -> Vec<Step<'_>> {
+        const IDS: [&str; 6] = ["1", "2", "3", "4", "5", "6"];
+        const AT: [&str; 6] = [
+            "2026-01-01T00:00:00Z",
+            "2026-01-02T00:00:00Z",
+            "2026-01-03T00:00:00Z",
+            "2026-01-04T00:00:00Z",
+            "2026-01-05T00:00:00Z",
+            "2026-01-06T00:00:00Z",
+        ];
+        invs.iter()
+            .enumerate()
+            .map(|(i, inventory)| Step {
+                id: IDS[i],
+                at: AT[i],
+                outcome: "applied",
+                inventory,
+            })
+            .collect()
+    }
+
+    /// `(version, arrival, since_id, until_id)` per span.
+    fn shape(spans: &[Span]) -> Vec<(String, &'static str, String, String)> {
+        spans
+            .iter()
+            .map(|s| {
+                (
+                    s.version.clone().unwrap_or("-".into()),
+                    s.arrival.as_str(),
+                    s.since_id.clone(),
+                    s.until_id.clone().unwrap_or("now".into()),
+                )
+            })
+            .collect()
+    }
+
+    fn row(v: &str, a: &'static str, s: &str, u: &str) -> (String, &'static str, String, String) {
+        (v.into(), a, s.into(), u.into())
+    }
+
+    #[test]
+    fn each_step_is_compared_with_the_one_before() {
+        let invs = [
+            inv("v1.30.0", &[("a", Some("1.0.0"))]),
+            inv("v1.31.0", &[("a", Some("1.0.0"))]),
+            inv("v1.31.0", &[("a", Some("1.0.0"))]),
+            inv("v1.31.0", &[("a", Some("0.9.0")), ("b", None)]),
+        ];
+        let t = trail(&steps(&invs), &Ignore::default());
+        let ids: Vec<&str> = t.entries.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["4", "3", "2", "1"], "newest first");
+        let paths = |i: usize| -> Vec<(&str, &str)> {
+            t.entries[i]
+                .changes
+                .iter()
+                .map(|c| (c.path.as_str(), c.change.as_str()))
+                .collect()
+        };
+        assert_eq!(
+            paths(0),
+            [
+                ("spec.addons[a].chartVersion", "downgraded"),
+                ("spec.addons[b]", "added")
+            ]
+        );
+        assert!(!t.entries[1].has_changes && paths(1).is_empty());
+        assert_eq!(paths(2), [("spec.kubernetesVersion", "upgraded")]);
+        assert!(t.entries[3].initial && !t.entries[2].initial);
+        assert!(paths(3).contains(&("spec.addons[a]", "added")));
+        assert_eq!(t.domain.as_deref(), Some("d.example"));
+    }
+
+    #[test]
+    fn ignore_applies_to_every_step() {
+        let invs = [
+            inv("v1.30.0", &[("a", Some("1.0.0"))]),
+            inv("v1.31.0", &[("a", Some("1.0.0"))]),
+        ];
+        let ignore = Ignore::parse(&["spec.kubernetesVersion".into()]).unwrap();
+        let t = trail(&steps(&invs), &ignore);
+        assert!(!t.entries[0].has_changes);
+        assert_eq!(t.entries[0].ignored.len(), 1);
+    }
+
+    #[test]
+    fn addon_timeline_records_arrivals_and_departures() {
+        let invs = [
+            inv("v1.30.0", &[("a", Some("1.0.0"))]),
+            inv("v1.30.0", &[("a", Some("1.1.0"))]),
+            inv("v1.30.0", &[]),
+            inv("v1.30.0", &[("a", Some("1.0.5"))]),
+            inv("v1.30.0", &[("a", Some("main"))]),
+            inv("v1.30.0", &[("a", Some("1.0.0"))]),
+        ];
+        let s = steps(&invs);
+        assert_eq!(
+            shape(&addon_timeline(&s, "a")),
+            [
+                row("1.0.0", "added", "1", "2"),
+                row("1.1.0", "upgraded", "2", "3"),
+                row("1.0.5", "added", "4", "5"),
+                row("main", "changed", "5", "6"),
+                row("1.0.0", "changed", "6", "now"),
+            ]
+        );
+        assert!(addon_timeline(&s, "nope").is_empty());
+        assert_eq!(
+            shape(&kubernetes_timeline(&s)),
+            [row("v1.30.0", "added", "1", "now")]
+        );
+    }
+
+    #[test]
+    fn lanes_follow_the_newest_inventory_then_gone_addons() {
+        let invs = [
+            inv(
+                "v1.30.0",
+                &[("old", Some("1.0.0")), ("x", None), ("x", Some("2.0.0"))],
+            ),
+            inv(
+                "v1.31.0",
+                &[("x", None), ("new", Some("1.0.0")), ("x", Some("2.1.0"))],
+            ),
+        ];
+        let t = trail(&steps(&invs), &Ignore::default());
+        let keys: Vec<(&str, bool)> = t
+            .timeline
+            .lanes
+            .iter()
+            .map(|l| (l.key.as_str(), l.current))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("kubernetes", true),
+                ("x", true),
+                ("new", true),
+                ("x#2", true),
+                ("old", false)
+            ]
+        );
+        assert_eq!(
+            shape(&t.lane("x#2").unwrap().spans),
+            [
+                row("2.0.0", "added", "1", "2"),
+                row("2.1.0", "upgraded", "2", "now")
+            ]
+        );
+        assert_eq!(
+            shape(&t.lane("x").unwrap().spans),
+            [row("-", "added", "1", "now")]
+        );
+        assert_eq!(t.timeline.start.as_deref(), Some("2026-01-01T00:00:00Z"));
+        assert_eq!(t.timeline.end.as_deref(), Some("2026-01-02T00:00:00Z"));
+    }
+
+    #[test]
+    fn an_empty_history_is_an_empty_trail() {
+        let t = trail(&[], &Ignore::default());
+        assert!(t.entries.is_empty() && t.timeline.lanes.is_empty() && t.domain.is_none());
+    }
+}

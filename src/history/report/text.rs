@@ -1,0 +1,140 @@
+//! `-o text`: compact lines in the manner of helm-diff and `git log`, coloured only when
+//! the caller says so (a terminal, or `--color always`, and no `NO_COLOR`).
+
+use super::{Phrase, count_phrase, one_line};
+use crate::history::audit::Trail;
+use crate::history::diff::{Change, Report};
+
+/// Ignored paths listed by name in the summary line before it is cut short.
+const IGNORED_LISTED: usize = 5;
+
+/// ANSI SGR wrapper that does nothing when colour is off.
+#[derive(Clone, Copy)]
+struct Paint(bool);
+
+impl Paint {
+    fn wrap(self, code: &str, text: &str) -> String {
+        if self.0 && !text.is_empty() {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+/// One change: `~ cilium 1.19.2 → 1.20.1 (upgrade)`.
+fn line(c: &Change, paint: Paint) -> String {
+    let p = Phrase::of(c);
+    if !paint.0 {
+        return p.line();
+    }
+    let code = match (p.sign, p.note) {
+        ('+', _) => "32",
+        ('-', _) => "31",
+        (_, Some("downgrade")) => "31",
+        (_, Some("upgrade")) => "32",
+        _ => "33",
+    };
+    let head = paint.wrap(code, &format!("{} {}", p.sign, p.subject));
+    format!("{head}{}", p.detail())
+}
+
+/// Ignored changes in the summary line: `1 ignored: spec.specHash`.
+fn ignored_phrase(ignored: &[Change]) -> Option<String> {
+    if ignored.is_empty() {
+        return None;
+    }
+    let mut paths: Vec<String> = ignored
+        .iter()
+        .take(IGNORED_LISTED)
+        .map(|c| one_line(&c.path))
+        .collect();
+    if ignored.len() > IGNORED_LISTED {
+        paths.push("…".into());
+    }
+    Some(format!("{} ignored: {}", ignored.len(), paths.join(", ")))
+}
+
+/// The `clinv diff` text: one line per change, a blank line, then a summary line.
+pub fn diff(report: &Report, color: bool) -> String {
+    let paint = Paint(color);
+    let mut out = String::new();
+    for c in &report.changes {
+        out.push_str(&line(c, paint));
+        out.push('\n');
+    }
+    if !report.changes.is_empty() {
+        out.push('\n');
+    }
+    let mut summary = count_phrase(report.changes.len(), &report.summary.parts());
+    if let Some(ignored) = ignored_phrase(&report.ignored) {
+        summary.push_str("; ");
+        summary.push_str(&ignored);
+    }
+    out.push_str(&paint.wrap("1", &summary));
+    out.push('\n');
+    out
+}
+
+/// The audit trail, newest first like `git log`: a header per step, its changes indented.
+pub fn trail(trail: &Trail, color: bool) -> String {
+    let paint = Paint(color);
+    let mut out = String::new();
+    for (i, e) in trail.entries.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let mut head = format!(
+            "{}  {}  {}",
+            paint.wrap("33", &one_line(&e.id)),
+            one_line(&e.at),
+            one_line(&e.outcome)
+        );
+        if e.initial {
+            head.push_str("  (initial)");
+        }
+        out.push_str(&head);
+        out.push('\n');
+        for c in &e.changes {
+            out.push_str(&format!("    {}\n", line(c, paint)));
+        }
+        if e.changes.is_empty() {
+            out.push_str("    (no changes)\n");
+        }
+        if let Some(ignored) = ignored_phrase(&e.ignored) {
+            out.push_str(&format!("    ({ignored})\n"));
+        }
+    }
+    if trail.entries.is_empty() {
+        out.push_str("(no history)\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::diff::{Field, Op};
+
+    #[test]
+    fn colour_only_when_asked() {
+        let c = Change {
+            path: "spec.kubernetesVersion".into(),
+            field: Field::KubernetesVersion,
+            change: Op::Downgraded,
+            addon: None,
+            occurrence: None,
+            from: Some("v1.32.3".into()),
+            to: Some("v1.31.10".into()),
+            entry: None,
+        };
+        assert_eq!(
+            line(&c, Paint(false)),
+            "~ kubernetesVersion v1.32.3 → v1.31.10 (downgrade)"
+        );
+        assert_eq!(
+            line(&c, Paint(true)),
+            "\x1b[31m~ kubernetesVersion\x1b[0m v1.32.3 → v1.31.10 (downgrade)"
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! The `ClusterInventory` object (spec §5) and its build from a project.
+//!
+//! Field order in these types is the serialisation order lok8s uses; optional fields
+//! are omitted when empty. Nothing but metadata is ever carried: values, value files and
+//! env never reach this model.
+
+pub mod crd;
+pub mod parse;
+pub mod render;
+
+use crate::error::{Error, Result};
+use crate::project::addons::{Flavor, MetaIssue, Reader};
+use crate::project::bootstrap::Source;
+use crate::project::spec::{self, ClusterSpec};
+use crate::project::{DomainKind, Project};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const API_VERSION: &str = "lok8s.dev/v1alpha1";
+pub const KIND: &str = "ClusterInventory";
+pub const NAME: &str = "cluster";
+pub const DOMAIN_LABEL: &str = "lok8s.dev/domain";
+
+/// The custom resource, exactly as lok8s writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterInventory {
+    pub api_version: String,
+    pub kind: String,
+    pub metadata: Metadata,
+    pub spec: InventorySpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Metadata {
+    pub name: String,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+}
+
+/// `spec`: `lok8sVersion`, `kind`, `specHash`, `renderedAt`, `addons`, then the two
+/// optional keys after `addons`, as lok8s orders them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InventorySpec {
+    pub lok8s_version: String,
+    pub kind: String,
+    pub spec_hash: String,
+    pub rendered_at: String,
+    #[serde(default)]
+    pub addons: Vec<Addon>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+}
+
+/// One resolved `spec.bootstrap` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Addon {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// In the schema, never written by lok8s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_version: Option<String>,
+}
+
+/// A warning met during the build; printed as `[warn] <message>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub message: String,
+    /// Extra detail for `-v`, never carrying entry values.
+    pub detail: Option<String>,
+}
+
+/// A built inventory and the warnings met on the way.
+#[derive(Debug)]
+pub struct Built {
+    pub inventory: ClusterInventory,
+    pub warnings: Vec<Warning>,
+    /// The spec's `metadata.name`, used to find lok8s's kubeconfig.
+    pub cluster_name: Option<String>,
+}
+
+/// What a domain yields.
+#[derive(Debug)]
+pub enum Loaded {
+    /// A cluster domain and its inventory.
+    Cluster(Box<Built>),
+    /// A deploy domain: no inventory of its own.
+    Deploy {
+        file: std::path::PathBuf,
+        cluster_ref: Option<String>,
+    },
+}
+
+/// Builds the inventory of `domain`, or says that it is a deploy domain.
+///
+/// # Errors
+/// As [`build`]; a domain with neither spec is [`Error::SpecNotFound`].
+pub fn load(project: &Project, domain: &str, rendered_at: DateTime<Utc>) -> Result<Loaded> {
+    match project.domain_kind(domain) {
+        DomainKind::Cluster { spec } => {
+            build(project, domain, &spec, rendered_at).map(|b| Loaded::Cluster(Box::new(b)))
+        }
+        DomainKind::Deploy { file, cluster_ref } => Ok(Loaded::Deploy { file, cluster_ref }),
+        DomainKind::Missing { spec } => Err(Error::SpecNotFound(spec)),
+    }
+}
+
+/// Builds the inventory of a cluster domain whose spec is at `spec_path`.
+///
+/// # Errors
+/// The spec is missing, unreadable, not YAML, or declares a malformed kind; the
+/// project's VERSION file is unreadable.
+pub fn build(
+    project: &Project,
+    domain: &str,
+    spec_path: &Path,
+    rendered_at: DateTime<Utc>,
+) -> Result<Built> {
+    let spec = spec::read(spec_path, project.root(), domain)?;
+    let lok8s_version = project.lok8s_version()?;
+    Ok(assemble(project, domain, spec, lok8s_version, rendered_at))
+}
+
+/// Turns an interpreted spec into the inventory: reads each entry's metadata below the
+/// project root and collects the warnings. [`build`] after reading the files.
+pub fn assemble(
+    project: &Project,
+    domain: &str,
+    spec: ClusterSpec,
+    lok8s_version: String,
+    rendered_at: DateTime<Utc>,
+) -> Built {
+    let mut warnings = Vec::new();
+    if spec.not_a_mapping {
+        warnings.push(Warning {
+            message: format!(
+                "inventory: cluster spec is not a mapping: {} (rendered with no addons)",
+                spec.path.display()
+            ),
+            detail: None,
+        });
+    }
+    let mut reader = Reader::new(project.root());
+    let mut addons = Vec::with_capacity(spec.entries.len());
+    // Over the CRD's limit the inventory is refused anyway: skip the file reads, which
+    // for 100,000 entries took seconds.
+    let read_meta = spec.entries.len() <= crate::inventory::crd::MAX_ADDONS;
+    for entry in &spec.entries {
+        match entry {
+            Ok(e) => addons.push(Addon {
+                name: e.name.clone(),
+                source: Some(e.source),
+                chart_version: read_meta
+                    .then(|| reader.chart_version(&e.dir, Flavor::Inventory))
+                    .flatten(),
+                category: read_meta
+                    .then(|| reader.category(&e.dir, Flavor::Inventory))
+                    .flatten(),
+                app_version: None,
+            }),
+            Err(r) => warnings.push(Warning {
+                message: format!(
+                    "inventory: skipping unparseable bootstrap entry '{}'",
+                    r.key
+                ),
+                detail: Some(r.error.summary().to_string()),
+            }),
+        }
+    }
+    for issue in reader.issues {
+        warnings.push(Warning {
+            message: match issue {
+                MetaIssue::OutsideRoot(p) => format!(
+                    "inventory: {} resolves outside the project root; its chartVersion/category are not read",
+                    p.display()
+                ),
+                MetaIssue::WalkLimit(p) => format!(
+                    "inventory: stopped searching {} for lok8s.dev/category (too many files)",
+                    p.display()
+                ),
+            },
+            detail: None,
+        });
+    }
+    let inventory = ClusterInventory {
+        api_version: API_VERSION.into(),
+        kind: KIND.into(),
+        metadata: Metadata {
+            name: NAME.into(),
+            labels: BTreeMap::from([(DOMAIN_LABEL.to_string(), domain.to_string())]),
+        },
+        spec: InventorySpec {
+            lok8s_version,
+            kind: spec.kind,
+            spec_hash: spec.spec_hash,
+            rendered_at: format_time(rendered_at),
+            addons,
+            provider: spec.provider,
+            kubernetes_version: spec.kubernetes_version,
+        },
+    };
+    Built {
+        inventory,
+        warnings,
+        cluster_name: spec.name,
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ`, UTC, no fraction.
+pub fn format_time(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// The render time: `SOURCE_DATE_EPOCH` when set and non-empty (trimmed, base-10 signed
+/// 64-bit, anything unparsable is 0), otherwise `now`.
+///
+/// # Errors
+/// A timestamp outside years 0000–9999, which no `date-time` can carry.
+pub fn rendered_at(source_date_epoch: Option<&str>, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
+    let Some(raw) = source_date_epoch.filter(|s| !s.is_empty()) else {
+        return Ok(now);
+    };
+    let secs: i64 = raw.trim().parse().unwrap_or(0);
+    DateTime::from_timestamp(secs, 0)
+        .filter(|t| (0..=9999).contains(&chrono::Datelike::year(t)))
+        .ok_or_else(|| Error::InvalidEnv {
+            name: "SOURCE_DATE_EPOCH",
+            message: format!("{secs} is outside the years 0000–9999"),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(epoch: &str) -> String {
+        format_time(rendered_at(Some(epoch), Utc::now()).unwrap())
+    }
+
+    #[test]
+    fn source_date_epoch_rules() {
+        assert_eq!(at("1700000000"), "2023-11-14T22:13:20Z");
+        assert_eq!(at(" 1700000000\n"), "2023-11-14T22:13:20Z");
+        assert_eq!(at("+1700000000"), "2023-11-14T22:13:20Z");
+        assert_eq!(at("abc"), "1970-01-01T00:00:00Z");
+        assert_eq!(at("1700000000.5"), "1970-01-01T00:00:00Z");
+        assert_eq!(at("99999999999999999999"), "1970-01-01T00:00:00Z");
+        assert_eq!(at("-1"), "1969-12-31T23:59:59Z");
+        assert!(rendered_at(Some("9223372036854775807"), Utc::now()).is_err());
+        let now = Utc::now();
+        assert_eq!(rendered_at(Some(""), now).unwrap(), now);
+        assert_eq!(rendered_at(None, now).unwrap(), now);
+    }
+}

@@ -1,0 +1,341 @@
+//! Reading a `ClusterInventory` back from text: a rendered CR (YAML or JSON, as `clinv
+//! render` writes it) or a live-object dump (`kubectl get clinv cluster -o yaml|json`).
+//!
+//! Pure: the caller reads the bytes. Live dumps carry server-owned metadata (`uid`,
+//! `resourceVersion`, `managedFields`, …), `status`, annotations and possibly a `List`
+//! wrapper; all of that is tolerated and dropped, because the diff compares only what lok8s
+//! writes. Types are checked by hand so an error names the field (`spec.addons[2].chartVersion:
+//! expected a string`) instead of serde's position-less message.
+
+use crate::inventory::{Addon, ClusterInventory, InventorySpec, KIND, Metadata};
+use crate::project::bootstrap::Source;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The API group every inventory version belongs to.
+const GROUP: &str = "lok8s.dev";
+
+/// Parses `text` (JSON when it starts with `{`, else YAML, possibly several documents)
+/// and returns the one `ClusterInventory` in it.
+///
+/// # Errors
+/// A message without the file name: not JSON/YAML, no or several inventories, a field
+/// of the wrong type, a missing required field.
+pub fn inventory_from_text(text: &str) -> Result<ClusterInventory, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim().is_empty() {
+        return Err("empty file: expected a ClusterInventory object".into());
+    }
+    let docs: Vec<Value> = if text.trim_start().starts_with('{') {
+        vec![serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?]
+    } else {
+        let mut docs = Vec::new();
+        for doc in serde_yaml::Deserializer::from_str(text) {
+            // Through serde_yaml's own value, which refuses duplicate keys (YAML requires
+            // unique keys; a JSON map would silently keep the last one).
+            let yaml =
+                serde_yaml::Value::deserialize(doc).map_err(|e| format!("invalid YAML: {e}"))?;
+            let value = serde_json::to_value(yaml).map_err(|e| format!("invalid YAML: {e}"))?;
+            if !value.is_null() {
+                docs.push(value);
+            }
+        }
+        docs
+    };
+    let mut found = Vec::new();
+    let mut kinds = Vec::new();
+    for doc in docs {
+        collect(doc, &mut found, &mut kinds);
+    }
+    match found.len() {
+        1 => inventory_from_value(found.remove(0)),
+        0 if kinds.is_empty() => {
+            Err("no Kubernetes object found: expected a ClusterInventory".into())
+        }
+        0 => Err(format!(
+            "no ClusterInventory object (found kind {})",
+            kinds.join(", ")
+        )),
+        n => Err(format!(
+            "{n} ClusterInventory objects; expected exactly one"
+        )),
+    }
+}
+
+/// Gathers inventories, unwrapping `kind: List` (what `kubectl get clinv -o yaml` prints
+/// without a name); remembers the other kinds for the error message.
+fn collect(doc: Value, found: &mut Vec<Value>, kinds: &mut Vec<String>) {
+    let kind = doc
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if kind == KIND {
+        found.push(doc);
+    } else if kind == "List" || (kind.ends_with("List") && doc.get("items").is_some()) {
+        if let Some(Value::Array(items)) = doc.get("items") {
+            for item in items.clone() {
+                collect(item, found, kinds);
+            }
+        }
+    } else if !kind.is_empty() && !kinds.contains(&kind) {
+        kinds.push(kind);
+    }
+}
+
+/// Converts one object (already known or expected to be a `ClusterInventory`).
+///
+/// # Errors
+/// As [`inventory_from_text`].
+pub fn inventory_from_value(value: Value) -> Result<ClusterInventory, String> {
+    let Value::Object(obj) = value else {
+        return Err(format!("expected an object, found {}", type_name(&value)));
+    };
+    let kind = string(&obj, "", "kind")?.unwrap_or_default();
+    if kind != KIND {
+        return Err(format!("kind: expected {KIND}, found '{kind}'"));
+    }
+    let api_version = required(&obj, "", "apiVersion")?;
+    if api_version.split('/').next() != Some(GROUP) {
+        return Err(format!(
+            "apiVersion: expected {GROUP}/<version>, found '{api_version}'"
+        ));
+    }
+    let metadata = object(&obj, "", "metadata")?;
+    let name = match metadata {
+        Some(m) => string(m, "metadata.", "name")?.unwrap_or_default(),
+        None => String::new(),
+    };
+    let mut labels = BTreeMap::new();
+    if let Some(l) = metadata
+        .map(|m| object(m, "metadata.", "labels"))
+        .transpose()?
+    {
+        for (key, v) in l.into_iter().flatten() {
+            match v {
+                Value::String(s) => {
+                    labels.insert(key.clone(), s.clone());
+                }
+                Value::Null => {}
+                other => {
+                    return Err(format!(
+                        "metadata.labels[{key}]: expected a string, found {}",
+                        type_name(other)
+                    ));
+                }
+            }
+        }
+    }
+    let spec = object(&obj, "", "spec")?.ok_or("spec: required field is missing")?;
+    let p = "spec.";
+    let addons = match spec.get("addons") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| addon(item, i))
+            .collect::<Result<_, _>>()?,
+        Some(other) => {
+            return Err(format!(
+                "spec.addons: expected a list, found {}",
+                type_name(other)
+            ));
+        }
+    };
+    Ok(ClusterInventory {
+        api_version,
+        kind,
+        metadata: Metadata { name, labels },
+        spec: InventorySpec {
+            lok8s_version: required(spec, p, "lok8sVersion")?,
+            kind: required(spec, p, "kind")?,
+            spec_hash: required(spec, p, "specHash")?,
+            rendered_at: required(spec, p, "renderedAt")?,
+            addons,
+            provider: string(spec, p, "provider")?,
+            kubernetes_version: string(spec, p, "kubernetesVersion")?,
+        },
+    })
+}
+
+fn addon(item: &Value, index: usize) -> Result<Addon, String> {
+    let prefix = format!("spec.addons[{index}].");
+    let Value::Object(a) = item else {
+        return Err(format!(
+            "spec.addons[{index}]: expected an object, found {}",
+            type_name(item)
+        ));
+    };
+    let source = match string(a, &prefix, "source")?.as_deref() {
+        None => None,
+        Some("addon") => Some(Source::Addon),
+        Some("target") => Some(Source::Target),
+        Some(other) => {
+            return Err(format!(
+                "{prefix}source: expected addon or target, found '{other}'"
+            ));
+        }
+    };
+    Ok(Addon {
+        name: required(a, &prefix, "name")?,
+        source,
+        chart_version: string(a, &prefix, "chartVersion")?,
+        category: string(a, &prefix, "category")?,
+        app_version: string(a, &prefix, "appVersion")?,
+    })
+}
+
+/// An optional string field; `null` counts as absent.
+fn string(obj: &Map<String, Value>, prefix: &str, key: &str) -> Result<Option<String>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!(
+            "{prefix}{key}: expected a string, found {}{}",
+            type_name(other),
+            if other.is_number() {
+                " (quote versions in YAML: '1.20' is not 1.2)"
+            } else {
+                ""
+            }
+        )),
+    }
+}
+
+fn required(obj: &Map<String, Value>, prefix: &str, key: &str) -> Result<String, String> {
+    string(obj, prefix, key)?.ok_or_else(|| format!("{prefix}{key}: required field is missing"))
+}
+
+fn object<'a>(
+    obj: &'a Map<String, Value>,
+    prefix: &str,
+    key: &str,
+) -> Result<Option<&'a Map<String, Value>>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(other) => Err(format!(
+            "{prefix}{key}: expected an object, found {}",
+            type_name(other)
+        )),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RENDERED: &str = "apiVersion: lok8s.dev/v1alpha1
+kind: ClusterInventory
+metadata:
+  name: cluster
+  labels:
+    lok8s.dev/domain: prod.acme.example
+spec:
+  lok8sVersion: 0.7.9
+  kind: kubeone
+  specHash: abc
+  renderedAt: 2023-11-14T22:13:20Z
+  addons:
+  - name: cilium
+    source: addon
+    chartVersion: 1.19.2
+    category: networking
+  - name: site-glue
+    source: target
+  provider: hetzner
+  kubernetesVersion: v1.31.10
+";
+
+    #[test]
+    fn rendered_yaml_round_trips_through_the_model() {
+        let inv = inventory_from_text(RENDERED).unwrap();
+        assert_eq!(crate::inventory::render::to_yaml(&inv).unwrap(), RENDERED);
+        let json = crate::inventory::render::to_json(&inv).unwrap();
+        assert_eq!(inventory_from_text(&json).unwrap(), inv);
+    }
+
+    #[test]
+    fn live_dumps_with_server_metadata_and_status_are_tolerated() {
+        let live = format!(
+            "{}status:\n  lastReported: 2026-01-01T00:00:00Z\n  observedAddons: [{{name: cilium, version: 1.19.2, healthy: true}}]\n",
+            RENDERED.replace(
+                "  name: cluster\n",
+                "  name: cluster\n  uid: 0b7c\n  resourceVersion: \"812\"\n  generation: 3\n  creationTimestamp: \"2026-01-01T00:00:00Z\"\n  managedFields:\n  - manager: lok8s\n    operation: Apply\n  annotations:\n    a: b\n"
+            )
+        );
+        assert_eq!(
+            inventory_from_text(&live).unwrap(),
+            inventory_from_text(RENDERED).unwrap()
+        );
+        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+            serde_json::to_value(inventory_from_text(RENDERED).unwrap()).unwrap()
+        ]});
+        assert!(inventory_from_text(&list.to_string()).is_ok());
+    }
+
+    #[test]
+    fn the_inventory_is_found_among_other_documents() {
+        let text = format!("kind: CustomResourceDefinition\napiVersion: x\n---\n{RENDERED}");
+        assert!(inventory_from_text(&text).is_ok());
+        let two = format!("{RENDERED}---\n{RENDERED}");
+        assert_eq!(
+            inventory_from_text(&two).unwrap_err(),
+            "2 ClusterInventory objects; expected exactly one"
+        );
+        assert_eq!(
+            inventory_from_text("kind: ConfigMap\n").unwrap_err(),
+            "no ClusterInventory object (found kind ConfigMap)"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let err = |t: &str| inventory_from_text(t).unwrap_err();
+        assert_eq!(err(""), "empty file: expected a ClusterInventory object");
+        assert!(err("{").starts_with("invalid JSON"));
+        assert!(err("a: [").starts_with("invalid YAML"));
+        assert!(
+            err("kind: a\nkind: b\n").contains("duplicate entry"),
+            "{}",
+            err("kind: a\nkind: b\n")
+        );
+        assert!(inventory_from_text("1: a\n[x]: b\n").is_err());
+        assert_eq!(
+            err(&RENDERED.replace("chartVersion: 1.19.2", "chartVersion: 1.20")),
+            "spec.addons[0].chartVersion: expected a string, found a number (quote versions in YAML: '1.20' is not 1.2)"
+        );
+        assert_eq!(
+            err(&RENDERED.replace("  specHash: abc\n", "")),
+            "spec.specHash: required field is missing"
+        );
+        assert_eq!(
+            err(&RENDERED.replace("source: target", "source: other")),
+            "spec.addons[1].source: expected addon or target, found 'other'"
+        );
+        assert_eq!(
+            err(&RENDERED.replace("lok8s.dev/v1alpha1", "example.com/v1")),
+            "apiVersion: expected lok8s.dev/<version>, found 'example.com/v1'"
+        );
+        assert_eq!(
+            err("kind: ClusterInventory\napiVersion: lok8s.dev/v1\nspec: []\n"),
+            "spec: expected an object, found a list"
+        );
+        assert_eq!(
+            err("[1, 2]\n"),
+            "no Kubernetes object found: expected a ClusterInventory"
+        );
+    }
+}

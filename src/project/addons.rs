@@ -1,0 +1,518 @@
+//! Addon metadata read from an entry's directory (spec §4) and the `lo addons --detail`
+//! view (spec §9): `chartVersion` from `chart.yaml`, `category` from a text search.
+//!
+//! Reads stay inside the project: a directory or pin that resolves outside the root is
+//! not read and is reported, and the category walk never follows symbolic links.
+
+use crate::project::MAX_INPUT_BYTES;
+use crate::project::bootstrap::{Entry, Source};
+use crate::project::yaml::{Doc, Node};
+use crate::util::files;
+use regex::bytes::Regex;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+/// The inventory's category pattern: the whitespace never crosses a newline.
+static CATEGORY_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"lok8s\.dev/category:[ \t\x0B\x0C\r]*[a-zA-Z0-9-]+").expect("valid regex")
+});
+/// `lo addons --detail`'s pattern: Go's `\s`, which may cross a newline.
+static CATEGORY_VIEW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"lok8s\.dev/category:[\t\n\x0C\r ]*[a-zA-Z0-9-]+").expect("valid regex")
+});
+
+/// Limits of the category walk; real addon directories hold a few dozen small files.
+const MAX_WALK_ENTRIES: usize = 20_000;
+const MAX_WALK_DEPTH: usize = 32;
+
+/// Which reader: the inventory's (§4) or the `addons` view's (§9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Flavor {
+    Inventory,
+    View,
+}
+
+/// A problem met while reading metadata; reported as a warning, never fatal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetaIssue {
+    /// The path resolves outside the project root, so it was not read.
+    OutsideRoot(PathBuf),
+    /// The category walk stopped at a limit.
+    WalkLimit(PathBuf),
+}
+
+/// Reads metadata of directories below one project root.
+#[derive(Debug)]
+pub struct Reader {
+    /// The canonical project root, when it can be resolved.
+    root: Option<PathBuf>,
+    pub issues: Vec<MetaIssue>,
+    /// What each directory gave, so a spec naming one addon many times reads it once.
+    cache: HashMap<(PathBuf, &'static str, Flavor), Option<String>>,
+}
+
+impl Reader {
+    pub fn new(root: &Path) -> Reader {
+        Reader {
+            root: root.canonicalize().ok(),
+            issues: Vec::new(),
+            cache: HashMap::new(),
+        }
+    }
+
+    /// `read`'s answer for `dir`, computed once per directory, field and flavour.
+    fn cached(
+        &mut self,
+        dir: &Path,
+        field: &'static str,
+        flavor: Flavor,
+        read: impl FnOnce(&mut Reader) -> Option<String>,
+    ) -> Option<String> {
+        let key = (dir.to_path_buf(), field, flavor);
+        if let Some(hit) = self.cache.get(&key) {
+            return hit.clone();
+        }
+        let value = read(self);
+        self.cache.insert(key, value.clone());
+        value
+    }
+
+    /// True when `path` exists and resolves inside the root; records an issue otherwise.
+    fn inside(&mut self, path: &Path) -> bool {
+        let Ok(real) = path.canonicalize() else {
+            return false;
+        };
+        if self.root.as_ref().is_some_and(|r| real.starts_with(r)) {
+            return true;
+        }
+        let issue = MetaIssue::OutsideRoot(path.to_path_buf());
+        if !self.issues.contains(&issue) {
+            self.issues.push(issue);
+        }
+        false
+    }
+
+    /// `chartVersion` (§4.1): the raw text of `chart.yaml`'s top-level `version`.
+    /// The view flavour keeps a literal `false`.
+    pub fn chart_version(&mut self, dir: &Path, flavor: Flavor) -> Option<String> {
+        self.pin_scalar(dir, "version", flavor)
+    }
+
+    /// `appVersion` of a chart pin: `chart.yaml`'s top-level `appVersion`, read by the
+    /// same rules as [`Reader::chart_version`] (absent, null, empty or `false` → none).
+    /// lok8s's khelm pins carry none today; the index (§10) lists it when one does.
+    pub fn app_version(&mut self, dir: &Path) -> Option<String> {
+        self.pin_scalar(dir, "appVersion", Flavor::Inventory)
+    }
+
+    /// The raw text of a top-level scalar `key` of `dir/chart.yaml`.
+    fn pin_scalar(&mut self, dir: &Path, key: &'static str, flavor: Flavor) -> Option<String> {
+        self.cached(dir, key, flavor, |r| r.read_pin_scalar(dir, key, flavor))
+    }
+
+    fn read_pin_scalar(&mut self, dir: &Path, key: &str, flavor: Flavor) -> Option<String> {
+        let chart = dir.join("chart.yaml");
+        if !chart.is_file() || !self.inside(&chart) {
+            return None;
+        }
+        let bytes = files::read_bounded(&chart, MAX_INPUT_BYTES).ok()?;
+        pin_field(&bytes, key, flavor)
+    }
+
+    /// `category` (§4.2): the byte-wise smallest `lok8s.dev/category:` match in any
+    /// regular file below `dir`, its value stripped of whitespace.
+    pub fn category(&mut self, dir: &Path, flavor: Flavor) -> Option<String> {
+        self.cached(dir, "category", flavor, |r| r.read_category(dir, flavor))
+    }
+
+    fn read_category(&mut self, dir: &Path, flavor: Flavor) -> Option<String> {
+        // A directory that is itself a symlink yields nothing (lok8s's Go port).
+        let meta = std::fs::symlink_metadata(dir).ok()?;
+        if !meta.is_dir() || !self.inside(dir) {
+            return None;
+        }
+        let re = match flavor {
+            Flavor::Inventory => &*CATEGORY_LINE,
+            Flavor::View => &*CATEGORY_VIEW,
+        };
+        let mut best: Option<Vec<u8>> = None;
+        let mut stack = vec![(dir.to_path_buf(), 0usize)];
+        let mut seen = 0usize;
+        while let Some((path, depth)) = stack.pop() {
+            let Ok(read) = std::fs::read_dir(&path) else {
+                continue;
+            };
+            for item in read.flatten() {
+                seen += 1;
+                if seen > MAX_WALK_ENTRIES || depth > MAX_WALK_DEPTH {
+                    self.issues.push(MetaIssue::WalkLimit(dir.to_path_buf()));
+                    return finish(best);
+                }
+                let Ok(kind) = item.file_type() else { continue };
+                if kind.is_dir() {
+                    stack.push((item.path(), depth + 1));
+                } else if kind.is_file() {
+                    let Ok(bytes) = files::read_bounded(&item.path(), MAX_INPUT_BYTES) else {
+                        continue;
+                    };
+                    if let Some(m) = smallest_match(re, &bytes)
+                        && best.as_deref().is_none_or(|b| m < b)
+                    {
+                        best = Some(m.to_vec());
+                    }
+                }
+            }
+        }
+        finish(best)
+    }
+
+    /// The `addons` view's TYPE column: `khelm`, `raw` or `empty`.
+    pub fn addon_type(&mut self, dir: &Path) -> &'static str {
+        let khelm = self.cached(dir, "kind", Flavor::View, |r| {
+            let chart = dir.join("chart.yaml");
+            let khelm = chart.is_file()
+                && r.inside(&chart)
+                && files::read_bounded(&chart, MAX_INPUT_BYTES).is_ok_and(|b| is_khelm(&b));
+            khelm.then(String::new)
+        });
+        if khelm.is_some() {
+            "khelm"
+        } else if dir.join("kustomization.yaml").is_file()
+            || dir.join("kustomization.yml").is_file()
+        {
+            "raw"
+        } else {
+            "empty"
+        }
+    }
+}
+
+/// The raw text of a top-level scalar `key` of a chart pin's bytes (§4.1): none when the
+/// pin is not UTF-8 YAML, or the value is absent, null, empty, not a scalar, or (inventory
+/// flavour) `false`.
+pub fn pin_field(bytes: &[u8], key: &str, flavor: Flavor) -> Option<String> {
+    let doc = Doc::parse(std::str::from_utf8(bytes).ok()?).ok()?;
+    let node = doc.get(doc.root()?, key)?;
+    match doc.node(node) {
+        Node::Scalar { text, .. } if doc.is_null(node) || text.is_empty() => None,
+        Node::Scalar { text, .. } if text == "false" && flavor == Flavor::Inventory => None,
+        Node::Scalar { text, .. } => Some(text.clone()),
+        _ => None,
+    }
+}
+
+/// True when a chart pin's bytes are a khelm `ChartRenderer` (the view's TYPE `khelm`).
+pub fn is_khelm(bytes: &[u8]) -> bool {
+    let Some(doc) = std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|t| Doc::parse(t).ok())
+    else {
+        return false;
+    };
+    doc.root()
+        .and_then(|r| doc.get(r, "kind"))
+        .and_then(|k| doc.text(k).map(|t| t == "ChartRenderer"))
+        .unwrap_or(false)
+}
+
+/// The `category` one file's bytes give (§4.2): its byte-wise smallest match, stripped.
+pub fn category_in(bytes: &[u8], flavor: Flavor) -> Option<String> {
+    let re = match flavor {
+        Flavor::Inventory => &*CATEGORY_LINE,
+        Flavor::View => &*CATEGORY_VIEW,
+    };
+    finish(smallest_match(re, bytes).map(<[u8]>::to_vec))
+}
+
+fn smallest_match<'a>(re: &Regex, bytes: &'a [u8]) -> Option<&'a [u8]> {
+    re.find_iter(bytes).map(|m| m.as_bytes()).min()
+}
+
+fn finish(best: Option<Vec<u8>>) -> Option<String> {
+    let best = best?;
+    let text = String::from_utf8_lossy(&best);
+    let value = text.rsplit(':').next().unwrap_or_default();
+    Some(value.chars().filter(|c| !c.is_whitespace()).collect())
+}
+
+/// One row of the `addons` view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Row {
+    pub name: String,
+    pub source: Source,
+    /// `None` prints as `-` in the table and is omitted from JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub configure: String,
+}
+
+/// Builds the view's rows for parsed entries (spec §9).
+pub fn view_rows(entries: &[Entry], root: &Path, reader: &mut Reader) -> Vec<Row> {
+    entries
+        .iter()
+        .map(|e| match e.source {
+            Source::Target => {
+                let dir = e.dir.to_string_lossy().replace("/./", "/");
+                let prefix = format!("{}/", root.to_string_lossy());
+                let rel = dir.strip_prefix(&prefix).unwrap_or(&dir).to_string();
+                Row {
+                    name: e.name.clone(),
+                    source: e.source,
+                    category: Some("target".into()),
+                    kind: "target".into(),
+                    version: None,
+                    configure: format!("per-cluster glue in {rel}"),
+                }
+            }
+            Source::Addon => Row {
+                name: e.name.clone(),
+                source: e.source,
+                category: reader.category(&e.dir, Flavor::View),
+                kind: reader.addon_type(&e.dir).into(),
+                version: reader.chart_version(&e.dir, Flavor::View),
+                configure: hint(&e.dir).into(),
+            },
+        })
+        .collect()
+}
+
+/// The one-line configuration hint, looked up by the directory's base name.
+fn hint(dir: &Path) -> &'static str {
+    match dir.file_name().and_then(|n| n.to_str()) {
+        Some("cilium") => {
+            "encryption + policy mode (policyAuditMode) in cilium inline values / values.<driver>.yaml"
+        }
+        Some("cert-manager") => {
+            "issue TLS via ClusterIssuer/Certificate CRs in a networking target"
+        }
+        _ => "see docs/guide/addons.md",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn dir_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let p = dir.path().join(name);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    fn version(chart: &str, flavor: Flavor) -> Option<String> {
+        let d = dir_with(&[("a/chart.yaml", chart)]);
+        Reader::new(d.path()).chart_version(&d.path().join("a"), flavor)
+    }
+
+    #[test]
+    fn chart_version_keeps_raw_text() {
+        for (chart, want) in [
+            ("version: 1.10", Some("1.10")),
+            ("version: 010", Some("010")),
+            ("version: v1.21.1", Some("v1.21.1")),
+            ("version: True", Some("True")),
+            ("version: False", Some("False")),
+            ("version: false", None),
+            ("version: ''", None),
+            ("version: ~", None),
+            ("version: {a: 1}", None),
+            ("version: [1]", None),
+            ("name: x", None),
+            ("", None),
+            ("- 1", None),
+            ("version: [", None),
+            ("kind: ChartRenderer\nversion: 1.20.1\n", Some("1.20.1")),
+        ] {
+            assert_eq!(
+                version(chart, Flavor::Inventory).as_deref(),
+                want,
+                "{chart}"
+            );
+        }
+        assert_eq!(
+            version("version: false", Flavor::View).as_deref(),
+            Some("false")
+        );
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(
+            Reader::new(d.path()).chart_version(&d.path().join("none"), Flavor::Inventory),
+            None
+        );
+    }
+
+    #[test]
+    fn app_version_follows_the_chart_version_rules() {
+        for (chart, want) in [
+            ("version: 1.2.3\nappVersion: v1.16.4\n", Some("v1.16.4")),
+            ("appVersion: 1.10\n", Some("1.10")),
+            ("appVersion: false\n", None),
+            ("appVersion: ~\n", None),
+            ("appVersion: [1]\n", None),
+            ("version: 1.2.3\n", None),
+        ] {
+            let d = dir_with(&[("a/chart.yaml", chart)]);
+            let got = Reader::new(d.path()).app_version(&d.path().join("a"));
+            assert_eq!(got.as_deref(), want, "{chart}");
+        }
+    }
+
+    fn category(files: &[(&str, &str)], flavor: Flavor) -> Option<String> {
+        let d = dir_with(files);
+        Reader::new(d.path()).category(&d.path().join("a"), flavor)
+    }
+
+    /// Found while fuzzing: each of a spec's entries read its directory again, so a spec
+    /// naming one addon 1,000,000 times read the same files 1,000,000 times.
+    #[test]
+    fn a_directory_is_read_once_per_reader() {
+        let d = dir_with(&[
+            ("a/chart.yaml", "kind: ChartRenderer\nversion: 1.2.3\n"),
+            ("a/k.yaml", "lok8s.dev/category: networking\n"),
+        ]);
+        let dir = d.path().join("a");
+        let mut reader = Reader::new(d.path());
+        let read = |r: &mut Reader| {
+            (
+                r.chart_version(&dir, Flavor::Inventory),
+                r.category(&dir, Flavor::Inventory),
+                r.addon_type(&dir),
+            )
+        };
+        let first = read(&mut reader);
+        assert_eq!(
+            first,
+            (Some("1.2.3".into()), Some("networking".into()), "khelm")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(read(&mut reader), first, "read again instead of remembered");
+        assert_eq!(
+            reader.chart_version(&dir, Flavor::View),
+            None,
+            "per flavour"
+        );
+        assert_eq!(read(&mut Reader::new(d.path())), (None, None, "empty"));
+    }
+
+    #[test]
+    fn category_is_the_bytewise_first_match() {
+        type Files<'a> = &'a [(&'a str, &'a str)];
+        let cases: &[(Files, Option<&str>)] = &[
+            (
+                &[(
+                    "a/kustomization.yaml",
+                    "labels:\n- pairs:\n    lok8s.dev/category: networking\n",
+                )],
+                Some("networking"),
+            ),
+            (
+                &[(
+                    "a/k.yaml",
+                    "pairs: { lok8s.dev/name: cm, lok8s.dev/category: infrastructure }",
+                )],
+                Some("infrastructure"),
+            ),
+            (
+                &[
+                    ("a/x", "lok8s.dev/category:\talpha-1"),
+                    ("a/y", "lok8s.dev/category: zeta"),
+                ],
+                Some("alpha-1"),
+            ),
+            (
+                &[
+                    ("a/x", "lok8s.dev/category:   networking"),
+                    ("a/deep/y", "lok8s.dev/category: storage"),
+                ],
+                Some("networking"),
+            ),
+            (
+                &[("a/x", "# lok8s.dev/category: storage_x")],
+                Some("storage"),
+            ),
+            (
+                &[("a/x", "lok8s.dev/category: b\nlok8s.dev/category: a")],
+                Some("a"),
+            ),
+            (&[("a/x", "lok8s.dev/category:\nnetworking")], None),
+            (&[("a/x", "LOK8S.dev/category: x")], None),
+            (&[("a/x", "nothing")], None),
+        ];
+        for (files, want) in cases {
+            assert_eq!(
+                category(files, Flavor::Inventory).as_deref(),
+                *want,
+                "{files:?}"
+            );
+        }
+        let cross = [("a/x", "lok8s.dev/category:\nnetworking")];
+        assert_eq!(
+            category(&cross, Flavor::View).as_deref(),
+            Some("networking")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn category_does_not_follow_symlinks() {
+        let d = dir_with(&[
+            ("outside/x", "lok8s.dev/category: leaked"),
+            ("a/y", "nothing"),
+        ]);
+        std::os::unix::fs::symlink(d.path().join("outside/x"), d.path().join("a/link")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("outside"), d.path().join("a/dirlink")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("outside"), d.path().join("linked")).unwrap();
+        let mut r = Reader::new(d.path());
+        assert_eq!(r.category(&d.path().join("a"), Flavor::Inventory), None);
+        assert_eq!(
+            r.category(&d.path().join("linked"), Flavor::Inventory),
+            None
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn pins_outside_the_root_are_not_read() {
+        let outside = dir_with(&[("chart.yaml", "version: 6.6.6\n")]);
+        let d = dir_with(&[("a/k", "x")]);
+        std::os::unix::fs::symlink(
+            outside.path().join("chart.yaml"),
+            d.path().join("a/chart.yaml"),
+        )
+        .unwrap();
+        let mut r = Reader::new(d.path());
+        assert_eq!(
+            r.chart_version(&d.path().join("a"), Flavor::Inventory),
+            None
+        );
+        assert_eq!(
+            r.issues,
+            [MetaIssue::OutsideRoot(d.path().join("a/chart.yaml"))]
+        );
+    }
+
+    #[test]
+    fn addon_types() {
+        let d = dir_with(&[
+            ("k/chart.yaml", "kind: ChartRenderer\nversion: 1\n"),
+            ("c/chart.yaml", "kind: Other\n"),
+            ("c/kustomization.yml", ""),
+            ("e/readme", ""),
+        ]);
+        let mut r = Reader::new(d.path());
+        assert_eq!(r.addon_type(&d.path().join("k")), "khelm");
+        assert_eq!(r.addon_type(&d.path().join("c")), "raw");
+        assert_eq!(r.addon_type(&d.path().join("e")), "empty");
+        assert_eq!(r.addon_type(&d.path().join("missing")), "empty");
+    }
+}

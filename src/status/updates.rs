@@ -1,0 +1,361 @@
+//! Available updates: a cluster's addons compared with the addon index (spec §11.4).
+//!
+//! Pure: the inventory's addons and an index in, `{name, current, latest}` out. The
+//! rules (also in the README):
+//!
+//! * An addon is compared when it is a framework addon (`source` is not `target`) and
+//!   both it and its index entry carry a version (`chartVersion`).
+//! * Ordering is [`version::compare`]: SemVer with or without a leading `v`, pre-releases
+//!   below their release. Only a newer index version is an update; two versions that
+//!   are not both SemVer are reported only when they differ, marked `unordered`.
+//! * Names are de-duplicated first-wins, in the inventory and in the index.
+//! * At most 256 updates (the CRD's `maxItems`), in inventory order; names are cut to
+//!   253 and versions to 64 characters (the CRD's `maxLength`), character-safe; entries
+//!   with an empty name are dropped.
+
+use crate::error::{Error, Result};
+use crate::history::version::{self, Order};
+use crate::inventory::ClusterInventory;
+use crate::status::index::{self, AddonIndex};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// CRD bounds of `status.availableUpdates`.
+pub const MAX_UPDATES: usize = 256;
+pub const MAX_NAME: usize = 253;
+pub const MAX_VERSION: usize = 64;
+
+/// One addon of the inventory being compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Current {
+    pub name: String,
+    pub version: Option<String>,
+    /// A cluster target (`source: target`): project glue, never in the index.
+    pub target: bool,
+}
+
+/// One available update. `unordered` is not part of the status schema; the agent drops it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Update {
+    pub name: String,
+    pub current: String,
+    pub latest: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unordered: bool,
+}
+
+/// The addons of a rendered inventory.
+pub fn from_inventory(inv: &ClusterInventory) -> Vec<Current> {
+    inv.spec
+        .addons
+        .iter()
+        .map(|a| Current {
+            name: a.name.clone(),
+            version: a.chart_version.clone().filter(|v| !v.is_empty()),
+            target: a.source == Some(crate::project::bootstrap::Source::Target),
+        })
+        .collect()
+}
+
+/// The addons of a ClusterInventory object (live, or read from a file): `spec.addons`.
+/// A missing `spec.addons` is an empty list; a field of the wrong type is an error
+/// naming `origin` and the field.
+///
+/// # Errors
+/// [`Error::InvalidInventory`].
+pub fn from_object(object: &Value, origin: &str) -> Result<Vec<Current>> {
+    let bad = |message: String| Error::InvalidInventory {
+        origin: origin.to_string(),
+        message,
+    };
+    let spec = match object.get("spec") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Object(spec)) => spec,
+        Some(other) => {
+            return Err(bad(format!(
+                "spec: expected an object, found {}",
+                index::kind(other)
+            )));
+        }
+    };
+    let items = match spec.get("addons") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(bad(format!(
+                "spec.addons: expected an array, found {}",
+                index::kind(other)
+            )));
+        }
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let Value::Object(addon) = item else {
+            return Err(bad(format!(
+                "spec.addons[{i}]: expected an object, found {}",
+                index::kind(item)
+            )));
+        };
+        let text = |key: &str| -> Result<Option<String>> {
+            match addon.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone()).filter(|s| !s.is_empty())),
+                Some(other) => Err(bad(format!(
+                    "spec.addons[{i}].{key}: expected a string, found {}",
+                    index::kind(other)
+                ))),
+            }
+        };
+        let Some(name) = text("name")? else {
+            return Err(bad(format!("spec.addons[{i}].name: missing or empty")));
+        };
+        out.push(Current {
+            version: text("chartVersion")?,
+            target: text("source")?.as_deref() == Some("target"),
+            name,
+        });
+    }
+    Ok(out)
+}
+
+/// Finds a ClusterInventory in a file's documents: a single object, a `List` (kubectl
+/// `get -o yaml` of several objects), or one document of a multi-document YAML stream.
+///
+/// # Errors
+/// [`Error::InvalidInventory`] when the text is not YAML/JSON or holds no inventory.
+pub fn find_inventory(text: &str, origin: &str) -> Result<Value> {
+    use serde::Deserialize;
+    let bad = |message: String| Error::InvalidInventory {
+        origin: origin.to_string(),
+        message,
+    };
+    let is_inventory =
+        |v: &Value| v.get("kind").and_then(Value::as_str) == Some("ClusterInventory");
+    for (n, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
+        let value = Value::deserialize(doc)
+            .map_err(|e| bad(format!("document {}: not YAML or JSON: {e}", n + 1)))?;
+        if is_inventory(&value) {
+            return Ok(value);
+        }
+        if let Some(items) = value.get("items").and_then(Value::as_array)
+            && let Some(found) = items.iter().find(|i| is_inventory(i))
+        {
+            return Ok(found.clone());
+        }
+    }
+    Err(bad("no object of kind ClusterInventory in the file".into()))
+}
+
+/// Compares `current` with `index` (rules in the module documentation).
+pub fn compute(current: &[Current], index: &AddonIndex) -> Vec<Update> {
+    let mut latest: HashMap<&str, &str> = HashMap::new();
+    for entry in &index.addons {
+        if !latest.contains_key(entry.name.as_str())
+            && let Some(v) = entry.chart_version.as_deref()
+        {
+            latest.insert(&entry.name, v);
+        } else {
+            // First wins, also when the first has no version.
+            latest.entry(&entry.name).or_insert("");
+        }
+    }
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for addon in current {
+        if addon.name.is_empty() || !seen.insert(addon.name.as_str()) || addon.target {
+            continue;
+        }
+        let (Some(from), Some(&to)) = (addon.version.as_deref(), latest.get(addon.name.as_str()))
+        else {
+            continue;
+        };
+        if to.is_empty() {
+            continue;
+        }
+        let unordered = match version::compare(from, to) {
+            Order::Upgrade => false,
+            Order::Unordered => true,
+            Order::Equal | Order::Downgrade => continue,
+        };
+        out.push(Update {
+            name: cut(&addon.name, MAX_NAME),
+            current: cut(from, MAX_VERSION),
+            latest: cut(to, MAX_VERSION),
+            unordered,
+        });
+        if out.len() == MAX_UPDATES {
+            break;
+        }
+    }
+    out
+}
+
+/// The first `max` characters of `text`.
+pub fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => text[..at].to_string(),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::index::IndexEntry;
+
+    fn idx(entries: &[(&str, Option<&str>)]) -> AddonIndex {
+        AddonIndex {
+            generated_at: String::new(),
+            addons: entries
+                .iter()
+                .map(|(n, v)| IndexEntry {
+                    name: n.to_string(),
+                    chart_version: v.map(str::to_string),
+                    category: None,
+                    app_version: None,
+                })
+                .collect(),
+        }
+    }
+
+    fn cur(name: &str, v: Option<&str>) -> Current {
+        Current {
+            name: name.into(),
+            version: v.map(str::to_string),
+            target: false,
+        }
+    }
+
+    fn names(u: &[Update]) -> Vec<(String, String, String, bool)> {
+        u.iter()
+            .map(|u| {
+                (
+                    u.name.clone(),
+                    u.current.clone(),
+                    u.latest.clone(),
+                    u.unordered,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn semver_prerelease_and_unordered_rules() {
+        let index = idx(&[
+            ("cilium", Some("1.20.1")),
+            ("cert-manager", Some("v1.21.1")),
+            ("rook-ceph", Some("v1.16.4")),
+            ("ingress-nginx", Some("4.12.0")),
+            ("rc", Some("2.0.0")),
+            ("pre", Some("3.0.0-rc.1")),
+            ("weird", Some("stable")),
+            ("same-weird", Some("latest")),
+            ("noversion", None),
+        ]);
+        let current = [
+            cur("cilium", Some("1.19.2")),
+            cur("cert-manager", Some("1.20.1")),
+            cur("rook-ceph", Some("1.16.4")),
+            cur("ingress-nginx", Some("4.12.1")),
+            cur("rc", Some("2.0.0-rc.2")),
+            cur("pre", Some("2.9.9")),
+            cur("weird", Some("latest")),
+            cur("same-weird", Some("latest")),
+            cur("noversion", Some("1.0.0")),
+            cur("missing-from-index", Some("1.0.0")),
+            cur("unpinned", None),
+        ];
+        let s = |a: &str, b: &str, c: &str, d| (a.to_string(), b.to_string(), c.to_string(), d);
+        assert_eq!(
+            names(&compute(&current, &index)),
+            [
+                s("cilium", "1.19.2", "1.20.1", false),
+                s("cert-manager", "1.20.1", "v1.21.1", false),
+                s("rc", "2.0.0-rc.2", "2.0.0", false),
+                s("pre", "2.9.9", "3.0.0-rc.1", false),
+                s("weird", "latest", "stable", true),
+            ]
+        );
+    }
+
+    #[test]
+    fn first_wins_targets_skipped_and_bounds() {
+        let index = idx(&[
+            ("a", Some("2.0.0")),
+            ("a", Some("9.0.0")),
+            ("t", Some("2.0.0")),
+        ]);
+        let mut t = cur("t", Some("1.0.0"));
+        t.target = true;
+        let current = [cur("a", Some("1.0.0")), cur("a", Some("0.1.0")), t];
+        assert_eq!(
+            names(&compute(&current, &index)),
+            [("a".into(), "1.0.0".into(), "2.0.0".into(), false)]
+        );
+        // First index entry without a version shadows a later one with a version.
+        let index = idx(&[("a", None), ("a", Some("9.0.0"))]);
+        assert!(compute(&[cur("a", Some("1.0.0"))], &index).is_empty());
+
+        let many: Vec<(String, Option<&str>)> =
+            (0..300).map(|i| (format!("n{i}"), Some("2.0.0"))).collect();
+        let refs: Vec<(&str, Option<&str>)> = many.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        let current: Vec<Current> = (0..300)
+            .map(|i| cur(&format!("n{i}"), Some("1.0.0")))
+            .collect();
+        let got = compute(&current, &idx(&refs));
+        assert_eq!(got.len(), 256);
+        assert_eq!(got[255].name, "n255");
+
+        let long = "é".repeat(300);
+        let v1 = format!("1.0.0-{}", "a".repeat(100));
+        let got = compute(&[cur(&long, Some(&v1))], &idx(&[(&long, Some("1.0.0"))]));
+        assert_eq!(got[0].name.chars().count(), 253);
+        assert_eq!(got[0].current.chars().count(), 64);
+        assert_eq!(got[0].latest, "1.0.0");
+    }
+
+    #[test]
+    fn objects_and_files() {
+        let v = serde_json::json!({"spec": {"addons": [
+            {"name": "a", "source": "addon", "chartVersion": "1.0.0"},
+            {"name": "t", "source": "target"},
+            {"name": "b"}
+        ]}});
+        let got = from_object(&v, "live").unwrap();
+        assert_eq!(got.len(), 3);
+        assert!(got[1].target);
+        assert_eq!(got[2].version, None);
+        let err = from_object(
+            &serde_json::json!({"spec": {"addons": [{"name": 1}]}}),
+            "f.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "f.yaml: spec.addons[0].name: expected a string, found a number"
+        );
+        assert!(from_object(&serde_json::json!({}), "x").unwrap().is_empty());
+
+        let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: lok8s.dev/v1alpha1\n  kind: ClusterInventory\n  spec:\n    addons: [{name: x}]\n";
+        assert_eq!(
+            find_inventory(list, "l").unwrap()["spec"]["addons"][0]["name"],
+            "x"
+        );
+        let multi = "kind: CustomResourceDefinition\n---\nkind: ClusterInventory\nspec: {}\n";
+        assert!(find_inventory(multi, "m").is_ok());
+        assert_eq!(
+            find_inventory("kind: Pod\n", "p.yaml")
+                .unwrap_err()
+                .to_string(),
+            "p.yaml: no object of kind ClusterInventory in the file"
+        );
+        assert!(
+            find_inventory("a: [", "bad.yaml")
+                .unwrap_err()
+                .to_string()
+                .starts_with("bad.yaml: document 1: not YAML or JSON: ")
+        );
+    }
+}

@@ -1,0 +1,1304 @@
+//! The local snapshot store: every published inventory, its state, and its history.
+//!
+//! Layout under the store root, one folder per domain:
+//!
+//! ```text
+//! <store>/<domain>/journal           append-only, one checksummed JSON record per line
+//! <store>/<domain>/objects/<sha>.json content-addressed CR (renderedAt removed) and CRD
+//! <store>/<domain>/lock              flock()ed while the journal is written
+//! <store>/<domain>/lock.holder       who holds it (pid, host, command, since)
+//! ```
+//!
+//! A snapshot is a `snapshot` record naming its objects plus the `renderedAt` that turns
+//! the shared CR object back into the exact object that was (or will be) applied; so
+//! identical inventories share objects while every publish keeps its own record. State
+//! changes (`pending` → `applied` / `committed` / `superseded`) are further records; the
+//! journal is never rewritten. Each line is `<sha256 of the JSON> <JSON>\n`: a record
+//! whose checksum fails is reported with its path and line and skipped; an incomplete
+//! last line (a crash mid-append) is ignored on read and cut off by the next append,
+//! which notes it in a `repair` record.
+//!
+//! This is the only module that writes local state. Whole files go through
+//! [`files::write_atomic`]; the journal is appended and fsynced under the lock.
+
+use crate::delivery::{Reason, Target};
+use crate::error::{Error, Result};
+use crate::inventory::ClusterInventory;
+use crate::project::spec::hex_sha256;
+use crate::util::files;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Journal format version, written into every record.
+const FORMAT: u32 = 1;
+/// How long a command waits for another clinv process to release a domain.
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+/// Largest stored object read back (and imported).
+pub const MAX_OBJECT: u64 = 8 << 20;
+/// Largest journal read or appended to: about 80,000 publishes. A bigger one is refused
+/// (never read whole into memory); `snapshots export` and a fresh store start over.
+pub const MAX_JOURNAL: u64 = 64 << 20;
+
+/// A snapshot's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// Recorded, not yet applied (queued).
+    Pending,
+    /// Applied to the cluster.
+    Applied,
+    /// Written to a GitOps repository.
+    Committed,
+    /// A newer snapshot of the domain was delivered first.
+    Superseded,
+    /// Removed by `snapshots gc` (its record stays in the journal).
+    Deleted,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Pending => "pending",
+            State::Applied => "applied",
+            State::Committed => "committed",
+            State::Superseded => "superseded",
+            State::Deleted => "deleted",
+        }
+    }
+}
+
+/// Where a snapshot was meant to go (never credentials).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetRecord {
+    pub server: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+}
+
+impl From<&Target> for TargetRecord {
+    fn from(t: &Target) -> TargetRecord {
+        TargetRecord {
+            server: t.server.clone(),
+            context: t.context.clone(),
+        }
+    }
+}
+
+/// One journal record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Record {
+    Snapshot(SnapshotRecord),
+    State(StateRecord),
+    Repair(RepairRecord),
+}
+
+/// A recorded inventory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SnapshotRecord {
+    pub v: u32,
+    pub id: String,
+    /// When it was recorded (UTC, RFC 3339 with milliseconds).
+    pub at: String,
+    pub domain: String,
+    pub rendered_at: String,
+    pub spec_hash: String,
+    pub lok8s_version: String,
+    /// The clinv version that recorded it.
+    pub tool: String,
+    /// Object ids (sha256) of the CR (without renderedAt) and of the CRD.
+    pub cr: String,
+    pub crd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetRecord>,
+}
+
+/// A state change of a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateRecord {
+    pub v: u32,
+    pub id: String,
+    pub at: String,
+    pub state: State,
+    /// Why it is still pending (or why it was superseded without an apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Reason>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// The snapshot that superseded this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// The Git commit that carries it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetRecord>,
+}
+
+impl StateRecord {
+    /// A state change with no reason, detail, supersessor, commit or target.
+    pub fn new(id: &str, at: &str, state: State) -> StateRecord {
+        StateRecord {
+            v: FORMAT,
+            id: id.to_string(),
+            at: at.to_string(),
+            state,
+            reason: None,
+            detail: None,
+            by: None,
+            commit: None,
+            target: None,
+        }
+    }
+}
+
+/// A torn journal tail cut off before an append.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepairRecord {
+    pub v: u32,
+    pub at: String,
+    pub torn_bytes: u64,
+}
+
+/// A snapshot with its current state, as read from the journal.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    #[serde(flatten)]
+    pub record: SnapshotRecord,
+    pub state: State,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Reason>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// When the state last changed.
+    pub state_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Every state change, oldest first.
+    #[serde(skip)]
+    pub history: Vec<StateRecord>,
+}
+
+/// A journal line that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    pub path: PathBuf,
+    pub line: usize,
+    pub what: String,
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.path.display(), self.line, self.what)
+    }
+}
+
+/// What reading a domain's journal found.
+#[derive(Debug, Default)]
+pub struct Journal {
+    /// Snapshots in journal order (oldest first).
+    pub snapshots: Vec<Snapshot>,
+    /// Lines whose checksum or format is wrong (skipped).
+    pub damage: Vec<Damage>,
+    /// Bytes of an incomplete last line (ignored).
+    pub torn_tail: u64,
+}
+
+impl Journal {
+    /// The newest snapshot first, as `latest~N` counts.
+    pub fn newest_first(&self) -> impl Iterator<Item = &Snapshot> {
+        self.snapshots
+            .iter()
+            .rev()
+            .filter(|s| s.state != State::Deleted)
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Snapshot> {
+        self.snapshots.iter().find(|s| s.record.id == id)
+    }
+}
+
+/// The store root.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+}
+
+/// One domain's folder.
+#[derive(Debug, Clone)]
+pub struct DomainStore {
+    pub domain: String,
+    dir: PathBuf,
+}
+
+impl Store {
+    pub fn at(root: impl Into<PathBuf>) -> Store {
+        Store { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The folder of `domain` (a validated domain name, so it is one path component).
+    pub fn domain(&self, domain: &str) -> DomainStore {
+        DomainStore {
+            domain: domain.to_string(),
+            dir: self.root.join(domain),
+        }
+    }
+
+    /// Domains that have a journal, sorted.
+    pub fn domains(&self) -> Vec<String> {
+        let mut out: Vec<String> = fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().join("journal").is_file())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| crate::project::is_valid_domain(n))
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+/// A held domain lock; released on drop (and by the kernel if the process dies).
+pub struct Lock {
+    _file: File,
+}
+
+impl DomainStore {
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn journal_path(&self) -> PathBuf {
+        self.dir.join("journal")
+    }
+
+    fn object_path(&self, id: &str) -> PathBuf {
+        self.dir.join("objects").join(format!("{id}.json"))
+    }
+
+    /// Refuses a domain or objects folder that is a symbolic link: the store never
+    /// reads or writes through a link, which could point anywhere.
+    fn check_dirs(&self) -> Result<()> {
+        for dir in [self.dir.clone(), self.dir.join("objects")] {
+            if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(Error::InvalidFile {
+                    path: dir,
+                    message: "is a symbolic link; clinv does not follow links inside its store"
+                        .into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses to write into a domain folder another user owns (like git's
+    /// `safe.directory`): files root created there would lock its owner out, and another
+    /// user's history is not ours to change. Reading it is allowed. The store root may
+    /// belong to anyone who lets us write (a shared or group-owned volume).
+    #[cfg(unix)]
+    fn check_owner(&self) -> Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let me = rustix::process::geteuid().as_raw();
+        if let Ok(meta) = fs::symlink_metadata(&self.dir)
+            && meta.uid() != me
+        {
+            return Err(Error::InvalidFile {
+                path: self.dir.clone(),
+                message: format!(
+                    "owned by uid {}, not by the current user (uid {me}); clinv does not write into another user's snapshot store (run it as the owner, or choose another --snapshots)",
+                    meta.uid()
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    #[cfg(not(unix))]
+    fn check_owner(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn ensure_dirs(&self) -> Result<()> {
+        self.check_dirs()?;
+        self.check_owner()?;
+        for dir in [
+            self.dir.parent().unwrap_or(&self.dir),
+            &self.dir,
+            &self.dir.join("objects"),
+        ] {
+            if !dir.is_dir() {
+                create_private_dir(dir)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the domain lock, waiting up to `timeout`. The holder is recorded in
+    /// `lock.holder`; a lock whose holder died is free (the kernel released it).
+    ///
+    /// # Errors
+    /// Timeout (naming the holder) or I/O errors.
+    pub fn lock(&self, command: &str, timeout: Duration) -> Result<Lock> {
+        self.ensure_dirs()?;
+        let path = self.dir.join("lock");
+        let file = open_private(&path, false)
+            .and_then(|f| files::regular(&f).map(|()| f))
+            .map_err(|e| Error::io(&path, e))?;
+        let start = Instant::now();
+        let mut delay = Duration::from_millis(2);
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(fs::TryLockError::WouldBlock) => {
+                    if start.elapsed() >= timeout {
+                        let holder =
+                            fs::read_to_string(self.dir.join("lock.holder")).unwrap_or_default();
+                        return Err(Error::Message(format!(
+                            "{}: still locked after {}s by {}",
+                            path.display(),
+                            timeout.as_secs(),
+                            holder.trim()
+                        )));
+                    }
+                    std::thread::sleep(delay);
+                    delay = (delay * 2).min(Duration::from_millis(50));
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+            }
+        }
+        let holder = serde_json::json!({
+            "pid": std::process::id(),
+            "host": hostname(),
+            "command": command,
+            "since": now_millis(),
+        });
+        // Informational only: a full disk must not stop the journal append for it.
+        let _ = files::write_replace(
+            &self.dir.join("lock.holder"),
+            format!("{holder}\n").as_bytes(),
+            0o600,
+        );
+        Ok(Lock { _file: file })
+    }
+
+    /// Reads the journal; damaged lines are reported, never fatal.
+    ///
+    /// # Errors
+    /// The journal exists but cannot be read.
+    pub fn read(&self) -> Result<Journal> {
+        self.check_dirs()?;
+        let path = self.journal_path();
+        let bytes = match files::read_bounded_nofollow(&path, MAX_JOURNAL) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Journal::default()),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        Ok(parse_journal(&path, &bytes))
+    }
+
+    /// Writes objects and appends a `snapshot` record (state `pending`) for `cr`.
+    ///
+    /// # Errors
+    /// I/O failures; nothing is recorded then.
+    pub fn record(
+        &self,
+        cr: &ClusterInventory,
+        crd_json: &str,
+        target: Option<&Target>,
+    ) -> Result<SnapshotRecord> {
+        // Objects are written under the lock: an object that already exists may belong
+        // only to deleted snapshots, and `gc` (which holds the lock) would remove it
+        // between this check and the append, leaving the new record without it.
+        let _lock = self.lock("record", LOCK_TIMEOUT)?;
+        let cr_id = self.put_object(&cr_object(cr))?;
+        let crd_id = self.put_object(crd_json)?;
+        let at = now_millis();
+        let id = new_id(&at, &cr_id);
+        let record = SnapshotRecord {
+            v: FORMAT,
+            id,
+            at,
+            domain: self.domain.clone(),
+            rendered_at: cr.spec.rendered_at.clone(),
+            spec_hash: cr.spec.spec_hash.clone(),
+            lok8s_version: cr.spec.lok8s_version.clone(),
+            tool: format!("clinv {}", env!("CARGO_PKG_VERSION")),
+            cr: cr_id,
+            crd: crd_id,
+            target: target.map(TargetRecord::from),
+        };
+        self.append(&[Record::Snapshot(record.clone())])?;
+        Ok(record)
+    }
+
+    /// Appends state changes (one fsync for all of them).
+    ///
+    /// # Errors
+    /// I/O failures.
+    pub fn set_states(&self, changes: &[StateRecord]) -> Result<()> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let _lock = self.lock("state", LOCK_TIMEOUT)?;
+        self.append_states(changes)
+    }
+
+    /// Appends state changes; the caller holds the lock.
+    ///
+    /// # Errors
+    /// I/O failures.
+    pub fn append_states(&self, changes: &[StateRecord]) -> Result<()> {
+        let records: Vec<Record> = changes.iter().cloned().map(Record::State).collect();
+        self.append(&records)
+    }
+
+    /// Appends records under the lock the caller holds: one write, one fsync.
+    fn append(&self, records: &[Record]) -> Result<()> {
+        let path = self.journal_path();
+        let created = !path.exists();
+        let mut file = open_private(&path, true)
+            .and_then(|f| files::regular(&f).map(|()| f))
+            .map_err(|e| Error::io(&path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if len > MAX_JOURNAL {
+            return Err(Error::io(&path, files::too_large(len, MAX_JOURNAL)));
+        }
+        let mut text = String::new();
+        let repaired = repair_tail(&mut file).map_err(|e| Error::io(&path, e))?;
+        let before = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if let Some(torn) = repaired {
+            text.push_str(&line(&Record::Repair(RepairRecord {
+                v: FORMAT,
+                at: now_millis(),
+                torn_bytes: torn,
+            })));
+        }
+        for r in records {
+            text.push_str(&line(r));
+        }
+        if let Err(e) = file
+            .write_all(text.as_bytes())
+            .and_then(|()| file.sync_all())
+        {
+            // A short write (a full disk) must not leave half a record behind.
+            let _ = file.set_len(before);
+            let _ = file.sync_all();
+            return Err(Error::io(&path, e));
+        }
+        if created {
+            files::sync_dir(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        }
+        Ok(())
+    }
+
+    /// Stores `text` under its sha256 unless it is already there.
+    fn put_object(&self, text: &str) -> Result<String> {
+        let id = hex_sha256(text.as_bytes());
+        let path = self.object_path(&id);
+        if !path.exists() {
+            files::write_atomic(&path, text.as_bytes(), 0o600).map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(id)
+    }
+
+    /// Reads an object and checks its checksum.
+    ///
+    /// # Errors
+    /// A missing object, or one whose content does not match its name (damage).
+    pub fn object(&self, id: &str) -> Result<String> {
+        let path = self.object_path(id);
+        let bytes =
+            files::read_bounded_nofollow(&path, MAX_OBJECT).map_err(|e| Error::io(&path, e))?;
+        if hex_sha256(&bytes) != id {
+            return Err(Error::InvalidFile {
+                path,
+                message: "damaged: content does not match its checksum".into(),
+            });
+        }
+        String::from_utf8(bytes).map_err(|_| Error::InvalidFile {
+            path,
+            message: "damaged: not UTF-8".into(),
+        })
+    }
+
+    /// The exact CR of a snapshot: its shared object plus its own `renderedAt`.
+    ///
+    /// # Errors
+    /// A missing or damaged object.
+    pub fn inventory(&self, snap: &SnapshotRecord) -> Result<ClusterInventory> {
+        let text = self.object(&snap.cr)?;
+        inventory_from_object(&text, &snap.rendered_at).map_err(|e| Error::InvalidFile {
+            path: self.object_path(&snap.cr),
+            message: format!("damaged: {e}"),
+        })
+    }
+
+    /// The CRD JSON of a snapshot.
+    ///
+    /// # Errors
+    /// A missing or damaged object.
+    pub fn crd(&self, snap: &SnapshotRecord) -> Result<String> {
+        self.object(&snap.crd)
+    }
+
+    /// Every object file name (sha) present.
+    pub fn object_ids(&self) -> Vec<String> {
+        fs::read_dir(self.dir.join("objects"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter_map(|n| n.strip_suffix(".json").map(str::to_string))
+            .collect()
+    }
+
+    /// Removes an object file (used by gc for objects no kept snapshot refers to).
+    ///
+    /// # Errors
+    /// I/O failures other than "already gone".
+    pub fn remove_object(&self, id: &str) -> Result<()> {
+        let path = self.object_path(id);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes an object read from an export after checking its checksum.
+    ///
+    /// # Errors
+    /// A checksum mismatch or I/O failure.
+    pub fn import_object(&self, id: &str, bytes: &[u8]) -> Result<bool> {
+        if hex_sha256(bytes) != id {
+            return Err(Error::Message(format!(
+                "object {id}: content does not match its checksum"
+            )));
+        }
+        self.ensure_dirs()?;
+        let path = self.object_path(id);
+        if path.exists() {
+            return Ok(false);
+        }
+        files::write_atomic(&path, bytes, 0o600).map_err(|e| Error::io(&path, e))?;
+        Ok(true)
+    }
+
+    /// Appends records read from an export (the caller holds the lock).
+    ///
+    /// # Errors
+    /// I/O failures.
+    pub fn import_records(&self, records: &[Record]) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        self.append(records)
+    }
+
+    /// The raw journal lines that verify, for export.
+    ///
+    /// # Errors
+    /// The journal cannot be read.
+    pub fn valid_records(&self) -> Result<Vec<Record>> {
+        self.check_dirs()?;
+        let path = self.journal_path();
+        let bytes = match files::read_bounded_nofollow(&path, MAX_JOURNAL) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        Ok(records(&bytes)
+            .into_iter()
+            .filter_map(|(_, r)| r.ok())
+            .collect())
+    }
+}
+
+/// The CR with `renderedAt` removed: identical inventories share this object.
+fn cr_object(cr: &ClusterInventory) -> String {
+    let mut value = serde_json::to_value(cr).unwrap_or_default();
+    if let Some(spec) = value.get_mut("spec").and_then(|s| s.as_object_mut()) {
+        spec.remove("renderedAt");
+    }
+    value.to_string()
+}
+
+/// A stored CR object (the CR without `renderedAt`) with `rendered_at` put back.
+///
+/// # Errors
+/// The object is not the JSON of an inventory.
+pub fn inventory_from_object(
+    text: &str,
+    rendered_at: &str,
+) -> std::result::Result<ClusterInventory, serde_json::Error> {
+    let mut value: serde_json::Value = serde_json::from_str(text)?;
+    if let Some(spec) = value.get_mut("spec").and_then(|s| s.as_object_mut()) {
+        spec.insert("renderedAt".into(), rendered_at.into());
+    }
+    // Restore lok8s's key order (objects are stored with renderedAt removed).
+    serde_json::from_value(value)
+}
+
+/// `<sha256 of json> <json>\n`
+fn line(record: &Record) -> String {
+    let json = serde_json::to_string(record).unwrap_or_default();
+    format!("{} {json}\n", hex_sha256(json.as_bytes()))
+}
+
+/// Splits the journal into lines with their parse results (1-based line numbers).
+/// An incomplete last line is left out.
+fn records(bytes: &[u8]) -> Vec<(usize, std::result::Result<Record, String>)> {
+    let complete = match bytes.iter().rposition(|b| *b == b'\n') {
+        Some(i) => &bytes[..=i],
+        None => &bytes[..0],
+    };
+    complete
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| (i + 1, parse_line(l)))
+        .collect()
+}
+
+fn parse_line(line: &[u8]) -> std::result::Result<Record, String> {
+    let text = std::str::from_utf8(line).map_err(|_| "not UTF-8".to_string())?;
+    let (sum, json) = text.split_once(' ').ok_or("no checksum")?;
+    if hex_sha256(json.as_bytes()) != sum {
+        return Err("checksum mismatch (damaged or edited)".into());
+    }
+    serde_json::from_str(json).map_err(|e| format!("unreadable record: {e}"))
+}
+
+/// Reads a domain's journal from its bytes (`path` names it in [`Damage`]): damaged
+/// lines are reported, an incomplete last line is counted, never fatal.
+pub fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
+    let mut journal = Journal {
+        torn_tail: bytes.len() as u64
+            - bytes
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i as u64 + 1),
+        ..Journal::default()
+    };
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (line_no, parsed) in records(bytes) {
+        let record = match parsed {
+            Ok(r) => r,
+            Err(what) => {
+                journal.damage.push(Damage {
+                    path: path.to_path_buf(),
+                    line: line_no,
+                    what,
+                });
+                continue;
+            }
+        };
+        match record {
+            Record::Snapshot(s) => {
+                if index.contains_key(&s.id) {
+                    continue; // imported twice: the first record wins
+                }
+                index.insert(s.id.clone(), journal.snapshots.len());
+                journal.snapshots.push(Snapshot {
+                    state: State::Pending,
+                    reason: None,
+                    detail: None,
+                    state_at: s.at.clone(),
+                    commit: None,
+                    history: Vec::new(),
+                    record: s,
+                });
+            }
+            Record::State(st) => {
+                let Some(&i) = index.get(&st.id) else {
+                    journal.damage.push(Damage {
+                        path: path.to_path_buf(),
+                        line: line_no,
+                        what: format!("state change for unknown snapshot {}", st.id),
+                    });
+                    continue;
+                };
+                let snap = &mut journal.snapshots[i];
+                if snap.state == State::Deleted {
+                    // Deleted is final: its objects may be gone. A late state change (a
+                    // commit that read the snapshot before gc deleted it) is history only.
+                    snap.history.push(st);
+                    continue;
+                }
+                snap.state = st.state;
+                snap.reason = st.reason;
+                snap.detail = st.detail.clone();
+                snap.state_at = st.at.clone();
+                if st.commit.is_some() {
+                    snap.commit = st.commit.clone();
+                }
+                snap.history.push(st);
+            }
+            Record::Repair(_) => {}
+        }
+    }
+    journal
+}
+
+/// Cuts an incomplete last line off (a crash mid-append) unless it is a complete record
+/// missing only its newline, which gets its newline. Returns the bytes cut.
+fn repair_tail(file: &mut File) -> std::io::Result<Option<u64>> {
+    let len = file.metadata()?.len();
+    // Find where the last line starts, reading backwards (a hostile tail may be long).
+    let mut chunk = vec![0u8; 64 << 10];
+    let mut end = len;
+    let mut start = 0;
+    while end > 0 {
+        let from = end.saturating_sub(chunk.len() as u64);
+        let part = &mut chunk[..(end - from) as usize];
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(part)?;
+        if end == len && part.last() == Some(&b'\n') {
+            return Ok(None);
+        }
+        if let Some(i) = part.iter().rposition(|b| *b == b'\n') {
+            start = from + i as u64 + 1;
+            break;
+        }
+        end = from;
+    }
+    if len == start {
+        return Ok(None);
+    }
+    if len - start <= 1 << 20 {
+        let mut last = Vec::new();
+        file.seek(SeekFrom::Start(start))?;
+        file.take(len - start).read_to_end(&mut last)?;
+        if parse_line(&last).is_ok() {
+            file.write_all(b"\n")?;
+            return Ok(None);
+        }
+    }
+    file.set_len(start)?;
+    file.seek(SeekFrom::End(0))?;
+    Ok(Some(len - start))
+}
+
+/// A short unique id: time-ordered enough for humans, random enough for prefixes.
+fn new_id(at: &str, cr: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let seed = format!(
+        "{at}{cr}{nanos}{}{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    hex_sha256(seed.as_bytes())[..12].to_string()
+}
+
+/// UTC now as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn now_millis() -> String {
+    chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
+fn hostname() -> String {
+    fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Store folders are private: 0700.
+fn create_private_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| Error::io(dir, e))
+    }
+    #[cfg(not(unix))]
+    {
+        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
+    }
+}
+
+/// Store files are private: 0600.
+fn open_private(path: &Path, append: bool) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).read(true);
+    if append {
+        options.append(true);
+    } else {
+        options.write(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    }
+    options.open(path).map_err(files::link_refused)
+}
+
+/// Parses an exported journal, refusing any line that does not verify.
+///
+/// # Errors
+/// `(line, what)` of the first bad line.
+pub fn parse_export(bytes: &[u8]) -> std::result::Result<Vec<Record>, (usize, String)> {
+    if !bytes.is_empty() && bytes.last() != Some(&b'\n') {
+        return Err((
+            bytes.split(|b| *b == b'\n').count(),
+            "incomplete last line".into(),
+        ));
+    }
+    records(bytes)
+        .into_iter()
+        .map(|(line, r)| r.map_err(|what| (line, what)))
+        .collect()
+}
+
+/// The first entry of a snapshot export archive (`snapshots export`).
+pub const EXPORT_FORMAT: &str = "clinv-snapshots/v1";
+
+/// A snapshot export archive, read and verified.
+#[derive(Debug, Default)]
+pub struct Export {
+    /// Per domain, its records in journal order.
+    pub journals: Vec<(String, Vec<Record>)>,
+    /// `(domain, object id, bytes)`; every id is the sha256 of its bytes.
+    pub objects: Vec<(String, String, Vec<u8>)>,
+}
+
+/// Most bytes an import holds in memory (it verifies everything before writing).
+pub const MAX_IMPORT: u64 = 256 << 20;
+
+/// Reads a snapshot export archive (a tar: `FORMAT`, `<domain>/journal`,
+/// `<domain>/objects/<sha256>.json`) and verifies every journal line and every object
+/// checksum, so an import writes nothing from an archive that does not verify. Streamed:
+/// each entry is checked against its own limit from its header before its data is read,
+/// and the total held in memory is bounded by [`MAX_IMPORT`].
+///
+/// # Errors
+/// A message naming the entry (and line) that is wrong.
+pub fn read_export(reader: impl Read) -> std::result::Result<Export, String> {
+    let mut archive = tar::Archive::new(reader);
+    let mut held: u64 = 0;
+    let mut format_ok = false;
+    let mut journals: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut objects: Vec<(String, String, Vec<u8>)> = Vec::new();
+    for entry in archive.entries().map_err(|e| e.to_string())? {
+        let mut entry = entry.map_err(|e| e.to_string())?;
+        let name = entry
+            .path()
+            .map_err(|e| e.to_string())?
+            .to_string_lossy()
+            .into_owned();
+        let parts: Vec<&str> = name.split('/').collect();
+        let limit = match parts.last() {
+            Some(&"journal") => MAX_JOURNAL,
+            Some(&"FORMAT") => 4096,
+            _ => MAX_OBJECT,
+        };
+        let size = entry.header().size().map_err(|e| e.to_string())?;
+        held = held.saturating_add(size);
+        if size > limit || held > MAX_IMPORT {
+            return Err(format!(
+                "entry {name:?}: {size} bytes is over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
+            ));
+        }
+        let mut data = Vec::new();
+        Read::read_to_end(&mut Read::take(&mut entry, limit), &mut data)
+            .map_err(|e| e.to_string())?;
+        match parts.as_slice() {
+            ["FORMAT"] => format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT,
+            [d, "journal"] if crate::project::is_valid_domain(d) => {
+                journals.push((d.to_string(), data))
+            }
+            [d, "objects", obj] if crate::project::is_valid_domain(d) => {
+                let id = obj
+                    .strip_suffix(".json")
+                    .filter(|i| i.len() == 64 && i.chars().all(|c| c.is_ascii_hexdigit()));
+                let id = id.ok_or_else(|| format!("unexpected entry {name}"))?;
+                objects.push((d.to_string(), id.to_string(), data));
+            }
+            _ => {
+                return Err(format!(
+                    "unexpected entry {name:?} (not a clinv snapshot export)"
+                ));
+            }
+        }
+    }
+    if !format_ok {
+        return Err(format!("not a {EXPORT_FORMAT} archive"));
+    }
+    let mut parsed: Vec<(String, Vec<Record>)> = Vec::new();
+    for (d, data) in &journals {
+        let records =
+            parse_export(data).map_err(|(line, what)| format!("{d}/journal:{line}: {what}"))?;
+        parsed.push((d.clone(), records));
+    }
+    for (d, id, data) in &objects {
+        if hex_sha256(data) != *id {
+            return Err(format!(
+                "{d}/objects/{id}.json: content does not match its checksum"
+            ));
+        }
+    }
+    Ok(Export {
+        journals: parsed,
+        objects,
+    })
+}
+
+/// Resolves a snapshot reference within a journal: `latest`, `latest~N`, or a unique id
+/// prefix (at least 4 characters).
+///
+/// # Errors
+/// [`Error::Message`] for no match, an ambiguous prefix, or a malformed reference.
+pub fn resolve<'a>(journal: &'a Journal, reference: &str) -> Result<&'a Snapshot> {
+    if let Some(rest) = reference.strip_prefix("latest") {
+        let n: usize = match rest {
+            "" => 0,
+            r => r
+                .strip_prefix('~')
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| {
+                    Error::Usage(format!(
+                        "bad snapshot reference '{reference}' (use latest or latest~N)"
+                    ))
+                })?,
+        };
+        return journal.newest_first().nth(n).ok_or_else(|| {
+            Error::Message(format!(
+                "no snapshot '{reference}': the store holds fewer snapshots"
+            ))
+        });
+    }
+    if reference.len() < 4 || !reference.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(Error::Usage(format!(
+            "bad snapshot reference '{reference}' (an id or a unique prefix of at least 4 hex digits, latest, latest~N)"
+        )));
+    }
+    let matches: Vec<&Snapshot> = journal
+        .newest_first()
+        .filter(|s| s.record.id.starts_with(reference))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(one),
+        [] => Err(Error::Message(format!("no snapshot '{reference}'"))),
+        many => Err(Error::Message(format!(
+            "snapshot prefix '{reference}' is ambiguous: {}",
+            many.iter()
+                .map(|s| s.record.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// The pending snapshots recorded before `id`, which an apply of `id` supersedes. Later
+/// ones (queued by another process while that apply ran) hold a newer inventory and are
+/// still to be delivered.
+pub fn pending_before<'a>(journal: &'a Journal, id: &str) -> Vec<&'a Snapshot> {
+    journal
+        .snapshots
+        .iter()
+        .take_while(|s| s.record.id != id)
+        .filter(|s| s.state == State::Pending)
+        .collect()
+}
+
+/// The snapshots `gc` would delete: everything except the first, the newest `keep`, the
+/// last applied, every pending one, and those already deleted.
+pub fn gc_candidates(journal: &Journal, keep: usize) -> Vec<&Snapshot> {
+    let live: Vec<&Snapshot> = journal
+        .snapshots
+        .iter()
+        .filter(|s| s.state != State::Deleted)
+        .collect();
+    let first = journal.snapshots.first().map(|s| s.record.id.as_str());
+    let last_applied = live
+        .iter()
+        .rev()
+        .find(|s| s.state == State::Applied)
+        .map(|s| s.record.id.as_str());
+    let newest: Vec<&str> = live
+        .iter()
+        .rev()
+        .take(keep)
+        .map(|s| s.record.id.as_str())
+        .collect();
+    live.into_iter()
+        .filter(|s| {
+            let id = s.record.id.as_str();
+            Some(id) != first
+                && Some(id) != last_applied
+                && !newest.contains(&id)
+                && s.state != State::Pending
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cr(n: u32) -> ClusterInventory {
+        let text = format!(
+            r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster","labels":{{"lok8s.dev/domain":"d"}}}},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"{}","renderedAt":"2026-01-01T00:00:{:02}Z","addons":[]}}}}"#,
+            "a".repeat(64),
+            n % 60
+        );
+        serde_json::from_str(&text).unwrap()
+    }
+
+    fn state(id: &str, s: State) -> StateRecord {
+        StateRecord {
+            v: 1,
+            id: id.into(),
+            at: now_millis(),
+            state: s,
+            reason: None,
+            detail: None,
+            by: None,
+            commit: None,
+            target: None,
+        }
+    }
+
+    #[test]
+    fn identical_inventories_share_objects_and_keep_their_own_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        let b = store.record(&cr(2), "{}", None).unwrap();
+        assert_eq!(a.cr, b.cr);
+        assert_ne!(a.id, b.id);
+        assert_eq!(store.object_ids().len(), 2, "one CR object, one CRD object");
+        let j = store.read().unwrap();
+        assert_eq!(j.snapshots.len(), 2);
+        assert_eq!(store.inventory(&j.snapshots[1].record).unwrap(), cr(2));
+        assert!(j.snapshots.iter().all(|s| s.state == State::Pending));
+    }
+
+    #[test]
+    fn states_are_appended_and_the_last_one_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        store
+            .set_states(&[state(&a.id, State::Superseded)])
+            .unwrap();
+        store.set_states(&[state(&a.id, State::Applied)]).unwrap();
+        let j = store.read().unwrap();
+        assert_eq!(j.snapshots[0].state, State::Applied);
+        assert_eq!(j.snapshots[0].history.len(), 2);
+    }
+
+    #[test]
+    fn a_torn_tail_is_ignored_and_cut_by_the_next_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        store.record(&cr(1), "{}", None).unwrap();
+        let path = dir.path().join("d/journal");
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"0123abcd {\"kind\":\"snap").unwrap();
+        let j = store.read().unwrap();
+        assert_eq!(j.snapshots.len(), 1);
+        assert!(j.damage.is_empty());
+        assert_eq!(j.torn_tail, 22);
+        store.record(&cr(2), "{}", None).unwrap();
+        let j = store.read().unwrap();
+        assert_eq!((j.snapshots.len(), j.damage.len(), j.torn_tail), (2, 0, 0));
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"kind\":\"repair\"") && text.contains("\"tornBytes\":22"));
+    }
+
+    #[test]
+    fn an_edited_record_is_reported_with_its_line_and_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        store.record(&cr(1), "{}", None).unwrap();
+        store.record(&cr(2), "{}", None).unwrap();
+        let path = dir.path().join("d/journal");
+        let text = fs::read_to_string(&path).unwrap().replacen(
+            "\"lok8sVersion\":\"1\"",
+            "\"lok8sVersion\":\"2\"",
+            1,
+        );
+        fs::write(&path, text).unwrap();
+        let j = store.read().unwrap();
+        assert_eq!(j.snapshots.len(), 1);
+        assert_eq!(j.damage.len(), 1);
+        assert_eq!(j.damage[0].line, 1);
+        assert!(
+            j.damage[0]
+                .to_string()
+                .contains("journal:1: checksum mismatch")
+        );
+    }
+
+    #[test]
+    fn a_bit_flipped_object_is_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        let path = dir.path().join(format!("d/objects/{}.json", a.cr));
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[10] ^= 0x01;
+        fs::write(&path, bytes).unwrap();
+        let err = store.inventory(&a).unwrap_err().to_string();
+        assert!(err.contains("damaged") && err.contains(&a.cr), "{err}");
+    }
+
+    #[test]
+    fn references() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let ids: Vec<String> = (0..3)
+            .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
+            .collect();
+        let j = store.read().unwrap();
+        assert_eq!(resolve(&j, "latest").unwrap().record.id, ids[2]);
+        assert_eq!(resolve(&j, "latest~2").unwrap().record.id, ids[0]);
+        assert!(resolve(&j, "latest~3").is_err());
+        assert!(matches!(resolve(&j, "latest~x"), Err(Error::Usage(_))));
+        assert_eq!(resolve(&j, &ids[1][..8]).unwrap().record.id, ids[1]);
+        assert!(matches!(resolve(&j, "../x"), Err(Error::Usage(_))));
+        assert!(resolve(&j, "ffffffff").is_err());
+    }
+
+    #[test]
+    fn gc_keeps_first_newest_last_applied_and_pending() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let ids: Vec<String> = (0..8)
+            .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
+            .collect();
+        let mut changes = vec![
+            state(&ids[2], State::Applied),
+            state(&ids[3], State::Applied),
+        ];
+        changes.extend([1, 4, 5, 6].map(|i| state(&ids[i], State::Superseded)));
+        store.set_states(&changes).unwrap();
+        let j = store.read().unwrap();
+        let gone: Vec<&str> = gc_candidates(&j, 2)
+            .iter()
+            .map(|s| s.record.id.as_str())
+            .collect();
+        // kept: 0 (first), 3 (last applied), 6 and 7 (newest 2); 7 is also pending.
+        assert_eq!(gone, [&ids[1], &ids[2], &ids[4], &ids[5]]);
+    }
+
+    #[test]
+    fn an_apply_supersedes_only_snapshots_recorded_before_it() {
+        // Found by scripts/soak: a publish whose apply finished after another process had
+        // queued a newer snapshot marked that newer one superseded.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let ids: Vec<String> = (0..3)
+            .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
+            .collect();
+        let j = store.read().unwrap();
+        let older: Vec<&str> = pending_before(&j, &ids[1])
+            .iter()
+            .map(|s| s.record.id.as_str())
+            .collect();
+        assert_eq!(older, [&ids[0]]);
+    }
+
+    #[test]
+    fn a_state_change_after_delete_does_not_bring_the_snapshot_back() {
+        // Found by scripts/soak: a commit that read a snapshot before gc deleted it (and
+        // removed its objects) then marked it committed, so it was listed again without
+        // its objects and `verify` failed.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        store.set_states(&[state(&a.id, State::Deleted)]).unwrap();
+        store.set_states(&[state(&a.id, State::Committed)]).unwrap();
+        let j = store.read().unwrap();
+        assert_eq!(j.snapshots[0].state, State::Deleted);
+        assert_eq!(j.snapshots[0].history.len(), 2);
+    }
+
+    #[test]
+    fn objects_are_written_under_the_lock() {
+        // gc removes objects of deleted snapshots under the lock; a record that found its
+        // object already present before taking the lock would append a record whose
+        // object gc had just removed.
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let held = store.lock("gc", LOCK_TIMEOUT).unwrap();
+        let writer = {
+            let store = store.clone();
+            std::thread::spawn(move || store.record(&cr(1), "{}", None).unwrap())
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(
+            store.object_ids().is_empty(),
+            "an object was written while another process held the lock"
+        );
+        drop(held);
+        let a = writer.join().unwrap();
+        assert!(store.object(&a.cr).is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn store_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path().join("s")).domain("d");
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        let mode = |p: PathBuf| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(dir.path().join("s")), 0o700);
+        assert_eq!(mode(dir.path().join("s/d")), 0o700);
+        assert_eq!(mode(dir.path().join("s/d/journal")), 0o600);
+        assert_eq!(
+            mode(dir.path().join(format!("s/d/objects/{}.json", a.cr))),
+            0o600
+        );
+    }
+
+    #[test]
+    fn a_held_lock_times_out_naming_its_holder_and_a_dead_holder_frees_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let held = store.lock("test-holder", LOCK_TIMEOUT).unwrap();
+        let err = store
+            .lock("second", Duration::from_millis(100))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("test-holder") && err.contains("still locked"),
+            "{err}"
+        );
+        drop(held);
+        // A holder file left by a process that died: the kernel released its lock.
+        fs::write(
+            dir.path().join("d/lock.holder"),
+            "{\"pid\":999999999,\"command\":\"publish\"}",
+        )
+        .unwrap();
+        assert!(store.lock("third", Duration::from_millis(100)).is_ok());
+    }
+}
