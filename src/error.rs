@@ -37,6 +37,19 @@ pub mod exit {
     }
 }
 
+/// A line/column position (both 1-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Pos {
+    pub line: usize,
+    pub col: usize,
+}
+
+impl std::fmt::Display for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
 /// Everything that can stop a clinv command.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -70,7 +83,7 @@ pub enum Error {
     #[error("{path}:{pos}: invalid YAML: {message}")]
     InvalidYaml {
         path: PathBuf,
-        pos: crate::project::yaml::Pos,
+        pos: Pos,
         message: String,
     },
 

@@ -9,6 +9,7 @@
 //! nesting depth, alias expansion (billion-laughs) and recursive aliases are refused with
 //! an error that names the line and column.
 
+use crate::error::Pos;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use std::fmt::{self, Write as _};
 
@@ -41,19 +42,6 @@ pub enum Node {
     Scalar { text: String, tag: Tag },
     Seq(Vec<NodeId>),
     Map(Vec<(NodeId, NodeId)>),
-}
-
-/// A line/column position (both 1-based).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Pos {
-    pub line: usize,
-    pub col: usize,
-}
-
-impl fmt::Display for Pos {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.line, self.col)
-    }
 }
 
 /// Why a document could not be read.
