@@ -1,6 +1,5 @@
 use crate::support::*;
 
-#[test]
 fn every_command_has_help() {
     for cmd in [
         &["--help"][..],
@@ -22,7 +21,6 @@ fn every_command_has_help() {
     assert!(clinv(&["--help"]).run().stdout.contains("Exit codes:"));
 }
 
-#[test]
 fn usage_errors_exit_2() {
     for args in [
         &["render", "--bogus"][..],
@@ -37,7 +35,6 @@ fn usage_errors_exit_2() {
     }
 }
 
-#[test]
 fn domain_resolution_and_root_discovery() {
     let root = example();
     // No --root: found from a subdirectory; no --domain: clusters/.active.
@@ -81,7 +78,6 @@ fn domain_resolution_and_root_discovery() {
     );
 }
 
-#[test]
 fn default_domain_is_lok8s_dev() {
     let dir = copy_tree(&fixture("inv"));
     std::fs::rename(
@@ -95,7 +91,6 @@ fn default_domain_is_lok8s_dev() {
     assert!(run.stdout.contains("lok8s.dev/domain: lok8s.dev"));
 }
 
-#[test]
 fn colour_only_when_asked_or_on_a_terminal() {
     let root = example();
     let args = [
@@ -116,7 +111,6 @@ fn colour_only_when_asked_or_on_a_terminal() {
     assert!(never.stderr.starts_with("[warn] "));
 }
 
-#[test]
 fn quiet_silences_warnings_but_not_errors() {
     let root = example();
     let run = clinv(&[
@@ -142,7 +136,6 @@ fn quiet_silences_warnings_but_not_errors() {
     assert!(run.stderr.starts_with("[error]"));
 }
 
-#[test]
 fn completions_for_common_shells() {
     for shell in ["bash", "zsh", "fish"] {
         let run = clinv(&["completions", shell]).run().ok();
@@ -153,7 +146,6 @@ fn completions_for_common_shells() {
     }
 }
 
-#[test]
 fn a_closed_stdout_is_not_an_error() {
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_clinv"))
@@ -170,4 +162,17 @@ fn a_closed_stdout_is_not_an_error() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+trials! {
+    Nothing: [
+        every_command_has_help,
+        usage_errors_exit_2,
+        domain_resolution_and_root_discovery,
+        default_domain_is_lok8s_dev,
+        colour_only_when_asked_or_on_a_terminal,
+        quiet_silences_warnings_but_not_errors,
+        completions_for_common_shells,
+        a_closed_stdout_is_not_an_error,
+    ],
 }
