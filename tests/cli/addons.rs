@@ -12,7 +12,6 @@ fn addons(root: &std::path::Path, domain: &str, extra: &[&str]) -> Run {
     clinv(&args).run()
 }
 
-#[test]
 fn the_spec_example_table() {
     let run = addons(&fixture("inv"), "inv", &[]).ok();
     assert_eq!(
@@ -30,7 +29,6 @@ Configure an addon: edit its spec.bootstrap inline values, or its addons/<name>/
     );
 }
 
-#[test]
 fn example_tables_and_json_match_golden_files() {
     for domain in ["prod.acme.example", "edge.acme.example", "lab.acme.example"] {
         golden(
@@ -46,7 +44,6 @@ fn example_tables_and_json_match_golden_files() {
     );
 }
 
-#[test]
 fn empty_bootstrap_and_dropped_entries() {
     let dir = project_with_spec("kind: KubeOne\nspec:\n  bootstrap:\n    - {a: 1, b: 2}\n");
     let run = addons(dir.path(), "inv", &[]).ok();
@@ -68,7 +65,6 @@ fn empty_bootstrap_and_dropped_entries() {
     );
 }
 
-#[test]
 fn the_view_keeps_false_versions_and_crosses_newlines_for_categories() {
     let dir = project_with_spec("kind: KubeOne\nspec:\n  bootstrap: [odd]\n");
     write(
@@ -100,7 +96,6 @@ fn the_view_keeps_false_versions_and_crosses_newlines_for_categories() {
     assert!(!render.stdout.contains("chartVersion") && !render.stdout.contains("category"));
 }
 
-#[test]
 fn nothing_to_inventory_cases_warn_and_exit_zero() {
     let run = addons(&example(), "../etc", &[]).ok();
     assert_eq!(
@@ -126,4 +121,14 @@ fn nothing_to_inventory_cases_warn_and_exit_zero() {
             dir.path().display()
         )
     );
+}
+
+trials! {
+    Nothing: [
+        the_spec_example_table,
+        example_tables_and_json_match_golden_files,
+        empty_bootstrap_and_dropped_entries,
+        the_view_keeps_false_versions_and_crosses_newlines_for_categories,
+        nothing_to_inventory_cases_warn_and_exit_zero,
+    ],
 }

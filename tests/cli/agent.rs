@@ -1,6 +1,5 @@
 use crate::support::*;
 
-#[test]
 fn bad_intervals_are_usage_errors() {
     for bad in ["0s", "-5s", "5", "1x", ""] {
         let flag = format!("--interval={bad}");
@@ -16,7 +15,6 @@ fn bad_intervals_are_usage_errors() {
     );
 }
 
-#[test]
 fn without_a_cluster_one_pass_warns_and_strict_exits_with_the_reason() {
     // KUBECONFIG points nowhere: no kubeconfig.
     let run = clinv(&["agent", "--once"]).run().ok();
@@ -33,7 +31,6 @@ fn without_a_cluster_one_pass_warns_and_strict_exits_with_the_reason() {
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 }
 
-#[test]
 fn an_unusable_index_is_a_warning_and_with_once_strict_an_error() {
     let run = clinv(&["agent", "--once", "--index", "/nonexistent/index.json"])
         .run()
@@ -60,12 +57,19 @@ fn an_unusable_index_is_a_warning_and_with_once_strict_an_error() {
     );
 }
 
-#[test]
-fn in_a_pod_the_service_account_is_used_unless_a_kubeconfig_is_given() {
-    if std::path::Path::new("/var/run/secrets/kubernetes.io/serviceaccount").exists() {
-        eprintln!("skipped: this machine has a mounted service account");
-        return;
+/// Whether no Kubernetes service account is mounted here (the runner's prerequisite
+/// `Need::NoServiceAccount`).
+pub fn outside_a_pod() -> Result<(), String> {
+    const ACCOUNT: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+    match std::path::Path::new(ACCOUNT).exists() {
+        false => Ok(()),
+        true => Err(format!(
+            "this machine has a mounted service account ({ACCOUNT})"
+        )),
     }
+}
+
+fn in_a_pod_the_service_account_is_used_unless_a_kubeconfig_is_given() {
     // KUBERNETES_SERVICE_HOST switches to in-cluster configuration, which needs the pod's
     // mounted token: here it is missing, so the configuration is unusable (strict: 4).
     let pod = |args: &[&str]| {
@@ -91,4 +95,15 @@ fn in_a_pod_the_service_account_is_used_unless_a_kubeconfig_is_given() {
         "{}",
         run.stderr
     );
+}
+
+trials! {
+    Nothing: [
+        bad_intervals_are_usage_errors,
+        without_a_cluster_one_pass_warns_and_strict_exits_with_the_reason,
+        an_unusable_index_is_a_warning_and_with_once_strict_an_error,
+    ],
+    NoServiceAccount: [
+        in_a_pod_the_service_account_is_used_unless_a_kubeconfig_is_given,
+    ],
 }

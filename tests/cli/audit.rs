@@ -13,7 +13,6 @@ fn trail() -> (Vec<history::Recorded>, Trail) {
     (recorded, trail)
 }
 
-#[test]
 fn trail_text_golden() {
     let (_, t) = trail();
     let text = report::text::trail(&t, false);
@@ -28,7 +27,6 @@ fn trail_text_golden() {
     assert!(!text.contains('\x1b'));
 }
 
-#[test]
 fn trail_json_golden() {
     let (_, t) = trail();
     let json = report::json::trail(&t).unwrap();
@@ -40,7 +38,6 @@ fn trail_json_golden() {
     assert_eq!(v["entries"][0]["id"], "026");
 }
 
-#[test]
 fn trail_markdown_golden() {
     let (_, t) = trail();
     let md = report::markdown::trail(&t);
@@ -49,7 +46,6 @@ fn trail_markdown_golden() {
     assert_eq!(md.lines().filter(|l| l.starts_with("| 20")).count(), 26);
 }
 
-#[test]
 fn timelines_of_the_recorded_history() {
     let (recorded, t) = trail();
     let steps = history::steps(&recorded);
@@ -93,7 +89,6 @@ fn html() -> String {
     report::html_report(DOMAIN, &t, &recorded.last().unwrap().inventory)
 }
 
-#[test]
 fn html_report_golden_and_self_contained() {
     let page = html();
     golden(&format!("audit/{DOMAIN}.report.html"), &page);
@@ -108,11 +103,8 @@ fn html_report_golden_and_self_contained() {
     assert!(page.contains("<svg"));
 }
 
-#[test]
 fn html_report_renders_in_chromium() {
-    let Some(browser) = browser::chromium("html_report_renders_in_chromium") else {
-        return;
-    };
+    let browser = browser::chromium();
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
     std::fs::write(&page, html()).unwrap();
@@ -148,4 +140,17 @@ fn html_report_renders_in_chromium() {
     if let Some(keep) = std::env::var_os("CLINV_KEEP_SCREENSHOT") {
         std::fs::copy(&png, keep).unwrap();
     }
+}
+
+trials! {
+    Nothing: [
+        trail_text_golden,
+        trail_json_golden,
+        trail_markdown_golden,
+        timelines_of_the_recorded_history,
+        html_report_golden_and_self_contained,
+    ],
+    Chromium: [
+        html_report_renders_in_chromium,
+    ],
 }

@@ -1,7 +1,7 @@
 //! Headless Chromium for the HTML report tests: a screenshot and the rendered DOM.
 //!
 //! Uses `/usr/bin/chromium` (Debian: `apt-get install -y chromium`). When it is missing
-//! the caller's test fails under `CI=true` and prints a loud SKIPPED otherwise.
+//! the tests that need it fail under `CI=true` and are reported as ignored otherwise.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -17,20 +17,22 @@ pub struct Browser {
     path: PathBuf,
 }
 
-/// The browser, or `None` after saying why the test is skipped.
-pub fn chromium(test: &str) -> Option<Browser> {
-    let path = PathBuf::from(CHROMIUM);
-    if path.is_file() {
-        return Some(Browser { path });
+/// Whether the browser is there (the runner's prerequisite `Need::Chromium`).
+pub fn present() -> Result<(), String> {
+    match Path::new(CHROMIUM).is_file() {
+        true => Ok(()),
+        false => Err(format!(
+            "{CHROMIUM} not found (apt-get install -y chromium); the HTML report is not rendered"
+        )),
     }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{CHROMIUM} is missing and CI=true: install it (apt-get install -y chromium)"
-    );
-    eprintln!(
-        "\n*** SKIPPED {test}: {CHROMIUM} not found (apt-get install -y chromium); the HTML report was not rendered ***\n"
-    );
-    None
+}
+
+/// The browser; only the tests registered with `Need::Chromium` call this.
+pub fn chromium() -> Browser {
+    present().unwrap_or_else(|why| panic!("{why}"));
+    Browser {
+        path: PathBuf::from(CHROMIUM),
+    }
 }
 
 impl Browser {

@@ -18,7 +18,6 @@ fn diff(args: &[&str]) -> Run {
 const A: &str = "012.yaml";
 const B: &str = "026.yaml";
 
-#[test]
 fn every_format_matches_its_golden_file() {
     for (format, ext) in [
         ("text", "txt"),
@@ -35,7 +34,6 @@ fn every_format_matches_its_golden_file() {
     assert_eq!(diff(&[A, B]).stdout, diff(&[A, B, "-o", "text"]).stdout);
 }
 
-#[test]
 fn text_lines_read_like_helm_diff() {
     let out = diff(&[A, B]).stdout;
     for line in [
@@ -55,7 +53,6 @@ fn text_lines_read_like_helm_diff() {
     );
 }
 
-#[test]
 fn the_same_inventory_exits_0() {
     let run = diff(&[A, A]);
     assert_eq!((run.code, run.stdout.as_str()), (0, "no changes\n"));
@@ -65,7 +62,6 @@ fn the_same_inventory_exits_0() {
     assert_eq!(diff(&[A, A, "-o", "unified"]).stdout, "");
 }
 
-#[test]
 fn a_re_render_differs_only_in_rendered_at_and_is_no_change() {
     // Step 023 replays step 022: same spec, later renderedAt.
     let a = std::fs::read_to_string(history::dir().join("022.yaml")).unwrap();
@@ -81,7 +77,6 @@ fn a_re_render_differs_only_in_rendered_at_and_is_no_change() {
     assert_eq!(diff(&["022.yaml", "023.yaml", "-o", "unified"]).stdout, "");
 }
 
-#[test]
 fn a_live_dump_on_stdin_compares_equal_to_its_rendered_file() {
     let rendered = std::fs::read_to_string(history::file("026")).unwrap();
     let live = rendered.replace(
@@ -111,7 +106,6 @@ fn a_live_dump_on_stdin_compares_equal_to_its_rendered_file() {
     assert_eq!(run.stdout, diff(&[A, B]).stdout.replace("026.yaml", "-"));
 }
 
-#[test]
 fn a_render_out_directory_is_a_reference() {
     let root = example();
     let dir = tempfile::tempdir().unwrap();
@@ -136,7 +130,6 @@ fn a_render_out_directory_is_a_reference() {
     );
 }
 
-#[test]
 fn ignored_changes_are_listed_but_never_change_the_exit_code() {
     let run = diff(&[A, B, "--ignore", "spec", "--ignore", "metadata"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -173,7 +166,6 @@ fn ignored_changes_are_listed_but_never_change_the_exit_code() {
     );
 }
 
-#[test]
 fn errors_exit_2_with_a_message_and_no_data() {
     let dir = tempfile::tempdir().unwrap();
     let not_yaml = write(dir.path(), "bad.yaml", "a: [\n");
@@ -244,7 +236,6 @@ fn errors_exit_2_with_a_message_and_no_data() {
     assert_eq!(diff(&[A, B, "--nope"]).code, 2);
 }
 
-#[test]
 fn colour_only_on_request() {
     assert!(
         !diff(&[A, B]).stdout.contains('\x1b'),
@@ -270,7 +261,6 @@ fn colour_only_on_request() {
     );
 }
 
-#[test]
 fn hostile_values_cannot_reach_the_terminal_or_the_markup() {
     let dir = tempfile::tempdir().unwrap();
     let a = std::fs::read_to_string(history::file("026")).unwrap();
@@ -347,7 +337,6 @@ fn documented(heading: &str) -> BTreeSet<String> {
         .collect()
 }
 
-#[test]
 fn the_json_schema_is_stable_and_documented() {
     let mut seen = BTreeSet::new();
     for args in [
@@ -396,7 +385,6 @@ fn the_json_schema_is_stable_and_documented() {
     );
 }
 
-#[test]
 fn hostile_documents_are_errors_not_crashes() {
     let dir = tempfile::tempdir().unwrap();
     let mut laughs = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
@@ -443,4 +431,21 @@ fn hostile_documents_are_errors_not_crashes() {
     let run = clinv(&["diff", "-", "x.yaml"]).stdin(huge).run();
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("input too large"), "{}", run.stderr);
+}
+
+trials! {
+    Nothing: [
+        every_format_matches_its_golden_file,
+        text_lines_read_like_helm_diff,
+        the_same_inventory_exits_0,
+        a_re_render_differs_only_in_rendered_at_and_is_no_change,
+        a_live_dump_on_stdin_compares_equal_to_its_rendered_file,
+        a_render_out_directory_is_a_reference,
+        ignored_changes_are_listed_but_never_change_the_exit_code,
+        errors_exit_2_with_a_message_and_no_data,
+        colour_only_on_request,
+        hostile_values_cannot_reach_the_terminal_or_the_markup,
+        the_json_schema_is_stable_and_documented,
+        hostile_documents_are_errors_not_crashes,
+    ],
 }

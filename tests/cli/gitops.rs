@@ -197,7 +197,6 @@ impl Drop for Daemon {
     }
 }
 
-#[test]
 fn commit_writes_the_three_files_with_a_stable_subject_and_trailers() {
     let fx = Fx::new();
     let run = fx.commit(&fx.work(), &[]).ok();
@@ -279,7 +278,6 @@ fn commit_writes_the_three_files_with_a_stable_subject_and_trailers() {
     );
 }
 
-#[test]
 fn only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself() {
     let fx = Fx::new();
     fx.commit(&fx.work(), &[]).ok();
@@ -308,7 +306,6 @@ fn only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself() {
     assert_eq!(subjects.len(), 2);
 }
 
-#[test]
 fn an_older_snapshot_is_never_committed_over_a_newer_one() {
     let fx = Fx::new();
     fx.queue_at("1700000000");
@@ -330,7 +327,6 @@ fn an_older_snapshot_is_never_committed_over_a_newer_one() {
     assert_eq!(log(&fx.work()).len(), 1);
 }
 
-#[test]
 fn push_to_a_file_remote_and_a_stale_clone_rebases_and_retries() {
     let fx = Fx::new();
     let other = fx.clone_remote("other");
@@ -364,7 +360,6 @@ fn push_to_a_file_remote_and_a_stale_clone_rebases_and_retries() {
     assert_eq!(files.lines().count(), 6, "both folders: {files}");
 }
 
-#[test]
 fn concurrent_committers_to_one_remote_both_land() {
     let fx = Fx::new();
     let a = fx.clone_remote("a");
@@ -397,7 +392,6 @@ fn concurrent_committers_to_one_remote_both_land() {
     git(&fx.remote(), &["fsck", "--strict"]);
 }
 
-#[test]
 fn a_rejected_ref_is_a_failure_not_a_success() {
     let fx = Fx::new();
     let hook = fx.remote().join("hooks/pre-receive");
@@ -428,7 +422,6 @@ fn a_rejected_ref_is_a_failure_not_a_success() {
     assert!(log(&fx.remote()).is_empty());
 }
 
-#[test]
 fn push_to_a_git_daemon_remote() {
     let fx = Fx::new();
     let daemon = Daemon::start(fx.dir.path());
@@ -452,7 +445,6 @@ fn push_to_a_git_daemon_remote() {
     assert_eq!(log(&fx.remote()).len(), 1);
 }
 
-#[test]
 fn no_secret_reaches_any_git_object() {
     let fx = Fx::new();
     fx.commit(&fx.work(), &["--push"]).ok();
@@ -483,7 +475,6 @@ fn no_secret_reaches_any_git_object() {
     }
 }
 
-#[test]
 fn ssh_signed_commits_verify_and_move_the_branch() {
     let fx = Fx::new();
     let key = fx.dir.path().join("signing_key");
@@ -538,7 +529,6 @@ fn ssh_signed_commits_verify_and_move_the_branch() {
     );
 }
 
-#[test]
 fn interface_errors() {
     let fx = Fx::new();
     assert_eq!(fx.commit(&fx.work(), &["--path", "../escape"]).code, 2);
@@ -576,7 +566,6 @@ fn interface_errors() {
     );
 }
 
-#[test]
 fn a_ref_lock_left_by_a_killed_process_is_named() {
     // Found by scripts/soak: a commit killed while moving the branch leaves
     // `refs/heads/main.lock`; every later commit failed saying the branch "moved" and to
@@ -615,7 +604,6 @@ fn a_ref_lock_left_by_a_killed_process_is_named() {
     );
 }
 
-#[test]
 fn pushers_to_a_local_remote_take_its_lock() {
     // Found by scripts/soak: libgit2's local transport writes the remote's ref without
     // compare-and-swap, so of two clinv processes pushing at once both exited 0 while the
@@ -638,7 +626,6 @@ fn pushers_to_a_local_remote_take_its_lock() {
     assert_eq!(log(&fx.remote()).len(), 1);
 }
 
-#[test]
 fn flux_and_argo_manifests() {
     let fx = Fx::new();
     let flux = fx.commit(&fx.work(), &["--print-flux"]).ok().stdout;
@@ -662,7 +649,6 @@ fn flux_and_argo_manifests() {
     assert!(log(&fx.work()).is_empty(), "printing commits nothing");
 }
 
-#[test]
 fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
     let fx = Fx::new();
     let stale = fx.clone_remote("stale");
@@ -700,4 +686,23 @@ fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
         ],
     );
     assert!(cr.contains("chartVersion: 1.20.1"), "{cr}");
+}
+
+trials! {
+    Nothing: [
+        commit_writes_the_three_files_with_a_stable_subject_and_trailers,
+        only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself,
+        an_older_snapshot_is_never_committed_over_a_newer_one,
+        push_to_a_file_remote_and_a_stale_clone_rebases_and_retries,
+        concurrent_committers_to_one_remote_both_land,
+        a_rejected_ref_is_a_failure_not_a_success,
+        push_to_a_git_daemon_remote,
+        no_secret_reaches_any_git_object,
+        ssh_signed_commits_verify_and_move_the_branch,
+        interface_errors,
+        a_ref_lock_left_by_a_killed_process_is_named,
+        pushers_to_a_local_remote_take_its_lock,
+        flux_and_argo_manifests,
+        an_older_snapshot_is_never_pushed_over_a_newer_one,
+    ],
 }

@@ -374,7 +374,6 @@ pub fn file(id: &str) -> PathBuf {
     dir().join(format!("{id}.yaml"))
 }
 
-#[test]
 fn the_recorded_history_fixture_is_current() {
     let generated = generate();
     assert!(generated.len() >= 20);
@@ -398,7 +397,6 @@ fn the_recorded_history_fixture_is_current() {
     }
 }
 
-#[test]
 fn the_history_covers_every_kind_of_change() {
     let recorded = load();
     let trail = clinv::history::audit::trail(&steps(&recorded), &Default::default());
@@ -429,4 +427,11 @@ fn the_history_covers_every_kind_of_change() {
         ["applied", "committed", "queued", "superseded"]
     );
     assert!(trail.entries.iter().any(|e| !e.initial && !e.has_changes));
+}
+
+trials! {
+    Nothing: [
+        the_recorded_history_fixture_is_current,
+        the_history_covers_every_kind_of_change,
+    ],
 }

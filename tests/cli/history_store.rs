@@ -4,7 +4,6 @@
 use crate::support::*;
 use std::process::Command;
 
-#[test]
 fn log_from_the_store_and_from_the_repository_agree() {
     let dir = copy_tree(&example());
     let root = dir.path();
@@ -164,7 +163,6 @@ fn log_from_the_store_and_from_the_repository_agree() {
     );
 }
 
-#[test]
 fn status_and_drift_fall_back_to_the_newest_snapshot() {
     let dir = copy_tree(&example());
     let root = dir.path();
@@ -220,4 +218,11 @@ fn status_and_drift_fall_back_to_the_newest_snapshot() {
         "{}",
         drift.stdout
     );
+}
+
+trials! {
+    Nothing: [
+        log_from_the_store_and_from_the_repository_agree,
+        status_and_drift_fall_back_to_the_newest_snapshot,
+    ],
 }

@@ -6,7 +6,6 @@ fn index(root: &Path) -> Run {
     clinv(&["index", "--root", root.to_str().unwrap()]).run()
 }
 
-#[test]
 fn the_example_index_matches_its_golden_file_and_repeats_byte_for_byte() {
     let first = index(&example()).ok();
     golden("index.acme.json", &first.stdout);
@@ -61,7 +60,6 @@ fn generated_at(stdout: &str) -> String {
     v["generatedAt"].as_str().unwrap().to_string()
 }
 
-#[test]
 fn generated_at_is_the_last_commit_touching_the_addons_then_now() {
     let dir = copy_tree(&example());
     let root = dir.path();
@@ -106,7 +104,6 @@ fn generated_at_is_the_last_commit_touching_the_addons_then_now() {
     assert!(after.contains("\"chartVersion\": \"1.20.1\""));
 }
 
-#[test]
 fn directories_symlinks_hidden_entries_and_app_version() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -187,7 +184,6 @@ fn directories_symlinks_hidden_entries_and_app_version() {
     assert!(strict.stdout.is_empty());
 }
 
-#[test]
 fn an_empty_or_missing_addons_directory() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".lok8s/addons")).unwrap();
@@ -210,4 +206,13 @@ fn an_empty_or_missing_addons_directory() {
     // A plain file where the directory should be is no addons dir either.
     write(bare.path(), ".lok8s/addons", "");
     assert_eq!(index(bare.path()).code, 1);
+}
+
+trials! {
+    Nothing: [
+        the_example_index_matches_its_golden_file_and_repeats_byte_for_byte,
+        generated_at_is_the_last_commit_touching_the_addons_then_now,
+        directories_symlinks_hidden_entries_and_app_version,
+        an_empty_or_missing_addons_directory,
+    ],
 }

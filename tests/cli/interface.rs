@@ -1,28 +1,77 @@
 use crate::support::*;
 
-#[test]
+/// `clinv [command…] --help` of every command and subcommand, found by walking the
+/// "Commands:" lists from `clinv --help` down, against `tests/golden/help/<command>.txt`
+/// (`clinv.txt` for the top level, `snapshots-gc.txt` for `clinv snapshots gc`). A new
+/// command fails until its golden exists and a golden of a gone command fails too;
+/// `CLINV_BLESS=1` writes them all and removes those of gone commands.
 fn every_command_has_help() {
-    for cmd in [
-        &["--help"][..],
-        &["render", "--help"],
-        &["crd", "--help"],
-        &["addons", "--help"],
-        &["index", "--help"],
-        &["updates", "--help"],
-        &["agent", "--help"],
-        &["completions", "--help"],
-    ] {
-        let run = clinv(cmd).run().ok();
-        assert!(
-            run.stdout.contains("Usage: clinv"),
-            "{cmd:?}: {}",
-            run.stdout
-        );
+    let dir = repo().join("tests/golden/help");
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = vec![Vec::<String>::new()];
+    while let Some(path) = todo.pop() {
+        let help = help(&path);
+        assert!(help.contains("Usage: clinv"), "{path:?}: {help}");
+        let name = match path.join("-") {
+            top if top.is_empty() => "clinv".to_string(),
+            name => name,
+        };
+        blessed(&dir.join(format!("{name}.txt")), &help);
+        seen.insert(format!("{name}.txt"));
+        for sub in subcommands(&help) {
+            todo.push([path.clone(), vec![sub]].concat());
+        }
     }
-    assert!(clinv(&["--help"]).run().stdout.contains("Exit codes:"));
+    assert!(help(&[]).contains("Exit codes:"));
+    assert!(seen.len() > 1, "no subcommand found in clinv --help");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let file = entry.unwrap().file_name().into_string().unwrap();
+        if !seen.contains(&file) {
+            let gone = dir.join(&file);
+            if std::env::var_os("CLINV_BLESS").is_some() {
+                std::fs::remove_file(&gone).unwrap();
+            } else {
+                panic!(
+                    "{} is the help of no command (CLINV_BLESS=1 removes it)",
+                    gone.display()
+                );
+            }
+        }
+    }
 }
 
-#[test]
+/// `clinv <path…> --help` at a fixed width, with no variable of the caller's (clap shows
+/// the values of `[env: …]` variables that are set).
+fn help(path: &[String]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clinv"))
+        .args(path)
+        .arg("--help")
+        .env_clear()
+        .env("COLUMNS", "100")
+        .env("LINES", "50")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{path:?} --help: {stderr}");
+    assert!(stderr.is_empty(), "{path:?} --help: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The names in the "Commands:" section of a help text, without `help`.
+fn subcommands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        // A name starts at two spaces; deeper indents continue a wrapped description.
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
 fn usage_errors_exit_2() {
     for args in [
         &["render", "--bogus"][..],
@@ -37,7 +86,6 @@ fn usage_errors_exit_2() {
     }
 }
 
-#[test]
 fn domain_resolution_and_root_discovery() {
     let root = example();
     // No --root: found from a subdirectory; no --domain: clusters/.active.
@@ -81,7 +129,6 @@ fn domain_resolution_and_root_discovery() {
     );
 }
 
-#[test]
 fn default_domain_is_lok8s_dev() {
     let dir = copy_tree(&fixture("inv"));
     std::fs::rename(
@@ -95,7 +142,6 @@ fn default_domain_is_lok8s_dev() {
     assert!(run.stdout.contains("lok8s.dev/domain: lok8s.dev"));
 }
 
-#[test]
 fn colour_only_when_asked_or_on_a_terminal() {
     let root = example();
     let args = [
@@ -116,7 +162,6 @@ fn colour_only_when_asked_or_on_a_terminal() {
     assert!(never.stderr.starts_with("[warn] "));
 }
 
-#[test]
 fn quiet_silences_warnings_but_not_errors() {
     let root = example();
     let run = clinv(&[
@@ -142,7 +187,6 @@ fn quiet_silences_warnings_but_not_errors() {
     assert!(run.stderr.starts_with("[error]"));
 }
 
-#[test]
 fn completions_for_common_shells() {
     for shell in ["bash", "zsh", "fish"] {
         let run = clinv(&["completions", shell]).run().ok();
@@ -153,7 +197,6 @@ fn completions_for_common_shells() {
     }
 }
 
-#[test]
 fn a_closed_stdout_is_not_an_error() {
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_clinv"))
@@ -170,4 +213,17 @@ fn a_closed_stdout_is_not_an_error() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+trials! {
+    Nothing: [
+        every_command_has_help,
+        usage_errors_exit_2,
+        domain_resolution_and_root_discovery,
+        default_domain_is_lok8s_dev,
+        colour_only_when_asked_or_on_a_terminal,
+        quiet_silences_warnings_but_not_errors,
+        completions_for_common_shells,
+        a_closed_stdout_is_not_an_error,
+    ],
 }

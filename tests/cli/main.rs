@@ -1,5 +1,11 @@
 //! CLI tests: the real binary on the bundled example and small fixtures.
+//!
+//! `harness = false`: the runner is `harness.rs` (libtest-mimic), so a case whose
+//! prerequisite (Chromium, root, a tmpfs) is absent is reported as ignored, and fails
+//! under `CI=true`.
 
+#[macro_use]
+mod harness;
 mod support;
 
 mod addons;
@@ -18,3 +24,29 @@ mod render;
 mod secrets;
 mod store;
 mod updates;
+
+fn main() -> std::process::ExitCode {
+    let cases = [
+        addons::tests(),
+        agent::tests(),
+        audit::tests(),
+        diff::tests(),
+        gitops::tests(),
+        history::tests(),
+        history_store::tests(),
+        hostile::tests(),
+        index::tests(),
+        interface::tests(),
+        render::tests(),
+        secrets::tests(),
+        store::tests(),
+        updates::tests(),
+    ];
+    harness::run(cases.into_iter().flatten().collect(), |need| match need {
+        harness::Need::Chromium => browser::present(),
+        harness::Need::Root => hostile::root(),
+        harness::Need::Tmpfs => hostile::tmpfs(),
+        harness::Need::NoServiceAccount => agent::outside_a_pod(),
+        other => unreachable!("no cli test needs {other:?}"),
+    })
+}

@@ -13,7 +13,6 @@ fn render(domain: &str, extra: &[&str]) -> Run {
     clinv(&args).run().ok()
 }
 
-#[test]
 fn example_domains_render_to_their_golden_files() {
     for domain in ["prod.acme.example", "edge.acme.example", "lab.acme.example"] {
         golden(&format!("{domain}.yaml"), &render(domain, &[]).stdout);
@@ -24,7 +23,6 @@ fn example_domains_render_to_their_golden_files() {
     }
 }
 
-#[test]
 fn rendering_is_deterministic_under_source_date_epoch() {
     let a = render("prod.acme.example", &["-o", "json"]).stdout;
     let b = render("prod.acme.example", &["-o", "json"]).stdout;
@@ -32,7 +30,6 @@ fn rendering_is_deterministic_under_source_date_epoch() {
     assert!(a.contains("\"renderedAt\": \"2023-11-14T22:13:20Z\""));
 }
 
-#[test]
 fn json_is_lok8s_pretty_json_with_one_trailing_newline() {
     let out = render("prod.acme.example", &["-o", "json"]).stdout;
     assert!(out.ends_with("}\n") && !out.ends_with("\n\n"));
@@ -59,7 +56,6 @@ fn json_is_lok8s_pretty_json_with_one_trailing_newline() {
     );
 }
 
-#[test]
 fn spec_example_inventory() {
     // The spec §5.1 instance: kubeone on hetzner, a framework addon and a target.
     let root = fixture("inv");
@@ -119,7 +115,6 @@ fn spec_example_inventory() {
     assert_eq!(out, expected);
 }
 
-#[test]
 fn out_dir_gets_the_crd_and_the_cr_and_nothing_else() {
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("inventory");
@@ -140,7 +135,6 @@ fn out_dir_gets_the_crd_and_the_cr_and_nothing_else() {
     assert_eq!(crd, clinv(&["crd"]).run().ok().stdout);
 }
 
-#[test]
 fn crd_golden_in_yaml_and_json() {
     golden(
         "clusterinventory.crd.yaml",
@@ -152,7 +146,6 @@ fn crd_golden_in_yaml_and_json() {
     );
 }
 
-#[test]
 fn a_render_the_api_server_would_reject_fails_with_field_paths_and_writes_nothing() {
     let dir =
         project_with_spec("kind: KubeOne\nspec:\n  bootstrap:\n    - a/b\n    - ''\n    - [x]\n");
@@ -184,7 +177,6 @@ fn a_render_the_api_server_would_reject_fails_with_field_paths_and_writes_nothin
     assert!(!out.exists());
 }
 
-#[test]
 fn skipped_entries_warn_with_the_key_only_and_strict_refuses() {
     let spec = "kind: Lo\nspec:\n  bootstrap:\n    - cilium: {wait: maybe, values: {token: s3cr3t}}\n    - {zeta: 1, alpha: 2}\n    - cert-manager\n";
     let dir = project_with_spec(spec);
@@ -223,7 +215,6 @@ fn skipped_entries_warn_with_the_key_only_and_strict_refuses() {
     assert!(!verbose.stderr.contains("s3cr3t") && !verbose.stderr.contains("maybe"));
 }
 
-#[test]
 fn empty_and_opted_out_bootstrap_render_an_empty_list() {
     for spec in ["kind: KubeOne\n", "kind: Lo\nspec:\n  bootstrap: []\n"] {
         let dir = project_with_spec(spec);
@@ -247,7 +238,6 @@ fn empty_and_opted_out_bootstrap_render_an_empty_list() {
     }
 }
 
-#[test]
 fn lok8s_version_comes_from_the_project_or_is_dev() {
     let dir = project_with_spec("kind: Lo\n");
     let root = dir.path().to_str().unwrap();
@@ -267,7 +257,6 @@ fn lok8s_version_comes_from_the_project_or_is_dev() {
     assert!(run.stdout.contains("lok8sVersion: dev\n"), "{}", run.stdout);
 }
 
-#[test]
 fn deploy_domains_have_no_inventory_and_name_their_cluster() {
     let run = render("apps.acme.example", &[]);
     assert!(run.stdout.is_empty());
@@ -277,7 +266,6 @@ fn deploy_domains_have_no_inventory_and_name_their_cluster() {
     );
 }
 
-#[test]
 fn missing_spec_and_malformed_kind_use_lok8s_messages() {
     let root = example();
     let run = clinv(&[
@@ -315,7 +303,6 @@ fn missing_spec_and_malformed_kind_use_lok8s_messages() {
     );
 }
 
-#[test]
 fn targets_outside_the_project_are_listed_but_not_read() {
     let outside = tempfile::tempdir().unwrap();
     write(outside.path(), "t/chart.yaml", "version: 9.9.9\n");
@@ -343,4 +330,22 @@ fn targets_outside_the_project_are_listed_but_not_read() {
         "{}",
         run.stderr
     );
+}
+
+trials! {
+    Nothing: [
+        example_domains_render_to_their_golden_files,
+        rendering_is_deterministic_under_source_date_epoch,
+        json_is_lok8s_pretty_json_with_one_trailing_newline,
+        spec_example_inventory,
+        out_dir_gets_the_crd_and_the_cr_and_nothing_else,
+        crd_golden_in_yaml_and_json,
+        a_render_the_api_server_would_reject_fails_with_field_paths_and_writes_nothing,
+        skipped_entries_warn_with_the_key_only_and_strict_refuses,
+        empty_and_opted_out_bootstrap_render_an_empty_list,
+        lok8s_version_comes_from_the_project_or_is_dev,
+        deploy_domains_have_no_inventory_and_name_their_cluster,
+        missing_spec_and_malformed_kind_use_lok8s_messages,
+        targets_outside_the_project_are_listed_but_not_read,
+    ],
 }

@@ -5,7 +5,6 @@ use crate::support::*;
 
 const MARK: &str = "FAKESECRET";
 
-#[test]
 fn planted_secrets_are_really_there() {
     let mut found = 0;
     for domain in ["prod.acme.example", "lab.acme.example"] {
@@ -35,7 +34,6 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-#[test]
 fn no_command_output_or_written_file_carries_a_secret() {
     let root = example();
     let root = root.to_str().unwrap();
@@ -87,7 +85,6 @@ fn no_command_output_or_written_file_carries_a_secret() {
     }
 }
 
-#[test]
 fn a_skipped_entry_never_shows_its_values() {
     let spec = format!(
         "kind: Lo\nspec:\n  bootstrap:\n    - {{x: {{env: {{TOKEN: {MARK}-1}}}}, y: {{values: {{p: {MARK}-2}}}}}}\n    - cilium: {{wait: {MARK}-3}}\n    - cilium: {{name: '{MARK}-4 bad'}}\n"
@@ -117,4 +114,12 @@ fn a_skipped_entry_never_shows_its_values() {
                 .contains("skipping unparseable bootstrap entry 'x'")
         );
     }
+}
+
+trials! {
+    Nothing: [
+        planted_secrets_are_really_there,
+        no_command_output_or_written_file_carries_a_secret,
+        a_skipped_entry_never_shows_its_values,
+    ],
 }

@@ -77,7 +77,6 @@ fn all_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-#[test]
 fn an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets() {
     let fx = Fx::new();
     let run = fx.publish("prod.acme.example").ok();
@@ -131,7 +130,6 @@ fn an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets() 
     }
 }
 
-#[test]
 fn identical_inventories_share_objects_but_each_publish_has_a_record() {
     let fx = Fx::new();
     for epoch in ["1700000000", "1700000100", "1700000200"] {
@@ -161,7 +159,6 @@ fn identical_inventories_share_objects_but_each_publish_has_a_record() {
     );
 }
 
-#[test]
 fn references_and_filters() {
     let fx = Fx::new();
     fx.publish("prod.acme.example").ok();
@@ -226,7 +223,6 @@ fn references_and_filters() {
     assert!(run.stdout.is_empty() && run.stderr.contains("no snapshots"));
 }
 
-#[test]
 fn damage_is_reported_with_its_path_and_skipped_never_deleted() {
     let fx = Fx::new();
     fx.publish("prod.acme.example").ok();
@@ -293,7 +289,6 @@ fn damage_is_reported_with_its_path_and_skipped_never_deleted() {
     assert!(!list.stdout.contains("prod.acme.example"));
 }
 
-#[test]
 fn a_torn_journal_tail_and_a_stale_lock_are_not_fatal() {
     use std::io::Write;
     let fx = Fx::new();
@@ -340,7 +335,6 @@ impl Rng {
     }
 }
 
-#[test]
 fn publishes_killed_at_random_points_lose_nothing_that_completed() {
     let fx = Fx::new();
     let seed = std::time::SystemTime::now()
@@ -410,7 +404,6 @@ fn publishes_killed_at_random_points_lose_nothing_that_completed() {
     }
 }
 
-#[test]
 fn twenty_concurrent_publishes_all_land() {
     let fx = Fx::new();
     let children: Vec<_> = (0..20)
@@ -458,7 +451,6 @@ fn twenty_concurrent_publishes_all_land() {
     fx.clinv(&["snapshots", "verify"]).run().ok();
 }
 
-#[test]
 fn gc_keeps_the_first_the_newest_and_every_pending_snapshot() {
     let fx = Fx::new();
     for _ in 0..5 {
@@ -470,7 +462,6 @@ fn gc_keeps_the_first_the_newest_and_every_pending_snapshot() {
     assert_eq!(fx.list().len(), 5);
 }
 
-#[test]
 fn export_and_import_round_trip_without_overwriting() {
     let fx = Fx::new();
     fx.publish("prod.acme.example").ok();
@@ -532,4 +523,18 @@ fn export_and_import_round_trip_without_overwriting() {
         .run();
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(!third.store().exists(), "nothing written");
+}
+
+trials! {
+    Nothing: [
+        an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets,
+        identical_inventories_share_objects_but_each_publish_has_a_record,
+        references_and_filters,
+        damage_is_reported_with_its_path_and_skipped_never_deleted,
+        a_torn_journal_tail_and_a_stale_lock_are_not_fatal,
+        publishes_killed_at_random_points_lose_nothing_that_completed,
+        twenty_concurrent_publishes_all_land,
+        gc_keeps_the_first_the_newest_and_every_pending_snapshot,
+        export_and_import_round_trip_without_overwriting,
+    ],
 }

@@ -43,7 +43,6 @@ fn from_dump(index: &str, extra: &[&str]) -> Clinv {
     clinv(&args)
 }
 
-#[test]
 fn rendered_inventory_table_and_json_match_their_golden_files() {
     let index = index_fixture();
     let table = rendered(index.to_str().unwrap(), &[]).ok();
@@ -72,7 +71,6 @@ fn rendered_inventory_table_and_json_match_their_golden_files() {
     assert!(v["updates"][0].get("unordered").is_none());
 }
 
-#[test]
 fn a_kubectl_dump_is_compared_with_first_wins_and_targets_skipped() {
     let index = index_fixture();
     let table = from_dump(index.to_str().unwrap(), &[]).run().ok();
@@ -90,7 +88,6 @@ fn a_kubectl_dump_is_compared_with_first_wins_and_targets_skipped() {
     assert_eq!(run.stdout, table.stdout);
 }
 
-#[test]
 fn nothing_newer_says_so_and_json_has_an_empty_list() {
     let dir = tempfile::tempdir().unwrap();
     let index = write(
@@ -110,7 +107,6 @@ fn nothing_newer_says_so_and_json_has_an_empty_list() {
     );
 }
 
-#[test]
 fn malformed_inputs_are_clear_errors_naming_file_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let cases: &[(&str, &str)] = &[
@@ -203,7 +199,6 @@ fn cache_file(cache_home: &Path, url: &str) -> PathBuf {
     cache_home.join("clinv/index").join(format!("{hex}.json"))
 }
 
-#[test]
 fn a_url_index_is_fetched_over_https_cached_and_used_offline() {
     let body = std::fs::read(index_fixture()).unwrap();
     let mut server = Server::start(200, &body);
@@ -258,7 +253,6 @@ fn a_url_index_is_fetched_over_https_cached_and_used_offline() {
     );
 }
 
-#[test]
 fn the_cache_defaults_to_home_and_bad_answers_are_not_cached() {
     let body = std::fs::read(index_fixture()).unwrap();
     let server = Server::start(200, &body);
@@ -315,7 +309,6 @@ fn the_cache_defaults_to_home_and_bad_answers_are_not_cached() {
     );
 }
 
-#[test]
 fn without_a_cluster_the_newest_snapshot_comes_before_the_render() {
     let dir = copy_tree(&example());
     let root = dir.path();
@@ -366,4 +359,16 @@ fn without_a_cluster_the_newest_snapshot_comes_before_the_render() {
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["inventory"], "rendered");
     assert_eq!(v["updates"][0]["current"], "1.18.0");
+}
+
+trials! {
+    Nothing: [
+        rendered_inventory_table_and_json_match_their_golden_files,
+        a_kubectl_dump_is_compared_with_first_wins_and_targets_skipped,
+        nothing_newer_says_so_and_json_has_an_empty_list,
+        malformed_inputs_are_clear_errors_naming_file_and_field,
+        a_url_index_is_fetched_over_https_cached_and_used_offline,
+        the_cache_defaults_to_home_and_bad_answers_are_not_cached,
+        without_a_cluster_the_newest_snapshot_comes_before_the_render,
+    ],
 }

@@ -162,9 +162,8 @@ fn expected_observed() -> Value {
     ])
 }
 
-#[test]
 fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.reset();
     let dir = copy_tree(&example());
     let root = dir.path();
@@ -338,9 +337,8 @@ fn manifests() -> PathBuf {
     repo().join("examples/agent")
 }
 
-#[test]
 fn the_documented_rbac_is_enough_and_the_secrets_permission_is_optional() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     publish(&p, &example());
     ensure_helm_releases(&p);
     let dir = manifests();
@@ -470,9 +468,8 @@ fn the_documented_rbac_is_enough_and_the_secrets_permission_is_optional() {
     assert_eq!(agent(ro.path(), &["--once", "--strict"]).code, 7);
 }
 
-#[test]
 fn fail_soft_without_crd_object_or_rbac_one_line_and_strict_codes() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let server = {
         let admin: serde_yaml::Value =
             serde_yaml::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
@@ -550,9 +547,8 @@ fn fail_soft_without_crd_object_or_rbac_one_line_and_strict_codes() {
     assert!(out.stdout.is_empty());
 }
 
-#[test]
 fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     // The live object differs from the render (cilium 1.18.0), so the source shows.
     let (code, _, err) = p.kubectl(&["delete", "clinv", "cluster", "--ignore-not-found"]);
     assert_eq!(code, 0, "{err}");
@@ -648,4 +644,13 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
         "{}",
         run.stderr
     );
+}
+
+trials! {
+    Plane: [
+        agent_once_writes_status_through_the_subresource_and_publish_keeps_it,
+        the_documented_rbac_is_enough_and_the_secrets_permission_is_optional,
+        fail_soft_without_crd_object_or_rbac_one_line_and_strict_codes,
+        updates_compares_the_live_inventory_when_the_cluster_is_reachable,
+    ],
 }

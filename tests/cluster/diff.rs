@@ -3,9 +3,8 @@
 use crate::plane;
 use crate::support::*;
 
-#[test]
 fn the_live_object_diffs_against_rendered_files() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let dir = copy_tree(&example());
     let root = dir.path();
     let kc = p.admin.to_str().unwrap();
@@ -86,4 +85,10 @@ fn the_live_object_diffs_against_rendered_files() {
         run.stdout
     );
     assert!(run.stdout.contains("~ specHash "), "{}", run.stdout);
+}
+
+trials! {
+    Plane: [
+        the_live_object_diffs_against_rendered_files,
+    ],
 }

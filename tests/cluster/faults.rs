@@ -237,9 +237,8 @@ fn through_proxy(
     }
 }
 
-#[test]
 fn a_slow_connection_within_the_budget_publishes_and_every_request_is_seen() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.crd_only();
     let fx = Fx::new();
     let proxy = Proxy::start(
@@ -289,9 +288,8 @@ fn a_slow_connection_within_the_budget_publishes_and_every_request_is_seen() {
     assert_eq!(live_spec(&p), snapshot_spec(&fx, &states(&fx)[0].0));
 }
 
-#[test]
 fn a_connection_slower_than_the_budget_times_out() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let fx = Fx::new();
     // Slow from the first byte: the probe budget ends it.
     through_proxy(
@@ -332,9 +330,8 @@ fn a_connection_slower_than_the_budget_times_out() {
 }
 
 /// Supersedes the black-hole listener that `publish.rs` used.
-#[test]
 fn a_server_that_accepts_and_never_answers_is_unreachable_within_the_probe_budget() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let fx = Fx::new();
     through_proxy(
         &p,
@@ -354,9 +351,8 @@ fn a_server_that_accepts_and_never_answers_is_unreachable_within_the_probe_budge
     converges(&p, &fx);
 }
 
-#[test]
 fn a_response_that_stalls_midway_ends_at_the_deadline() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let fx = Fx::new();
     through_proxy(
         &p,
@@ -377,9 +373,8 @@ fn a_response_that_stalls_midway_ends_at_the_deadline() {
     answer_lost_then_replay_marks(&p, &fx);
 }
 
-#[test]
 fn a_connection_reset_on_connect_is_unreachable() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let fx = Fx::new();
     through_proxy(
         &p,
@@ -398,9 +393,8 @@ fn a_connection_reset_on_connect_is_unreachable() {
     converges(&p, &fx);
 }
 
-#[test]
 fn a_connection_reset_after_the_probe_is_unreachable() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let fx = Fx::new();
     through_proxy(
         &p,
@@ -421,9 +415,8 @@ fn a_connection_reset_after_the_probe_is_unreachable() {
 
 /// The CR apply reached the server; only its answer was lost. The replay recognises the
 /// live object as the snapshot and only marks it.
-#[test]
 fn a_response_cut_mid_way_through_the_cr_apply_is_unreachable() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let fx = Fx::new();
     through_proxy(
         &p,
@@ -444,9 +437,8 @@ fn a_response_cut_mid_way_through_the_cr_apply_is_unreachable() {
     answer_lost_then_replay_marks(&p, &fx);
 }
 
-#[test]
 fn the_api_server_killed_between_the_crd_and_the_cr_apply() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let fx = Fx::new();
     let budget = Budget {
         timeout: 10.0,
@@ -493,9 +485,8 @@ fn the_api_server_killed_between_the_crd_and_the_cr_apply() {
 /// apiserver's timeout filter; both seen). Either is a server error (9) within the
 /// budget, told apart from an unreachable server. (Without the parameter the server held
 /// requests for its own 60 s `--request-timeout`.)
-#[test]
 fn etcd_stopped_under_a_running_api_server() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.crd_only();
     let fx = Fx::new();
     {
@@ -521,9 +512,8 @@ fn etcd_stopped_under_a_running_api_server() {
     converges(&p, &fx);
 }
 
-#[test]
 fn a_field_owned_by_another_manager_is_a_conflict_until_forced() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.crd_only();
     let fx = Fx::new();
     let budget = Budget {
@@ -595,9 +585,8 @@ fn converges_after_forced(p: &Plane, fx: &Fx) {
 }
 
 /// Supersedes `no_rbac_identity_warns_and_exits_zero_within_the_budget` in `publish.rs`.
-#[test]
 fn an_identity_without_rbac_is_forbidden() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.crd_only();
     let fx = Fx::new();
     let budget = Budget {
@@ -761,9 +750,8 @@ fn rejected_credentials(p: &Plane, name: &str, kubeconfig: &Path) {
     converges(p, &fx);
 }
 
-#[test]
 fn an_expired_client_certificate_is_unauthorized() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let dir = tempfile::tempdir().unwrap();
     let (crt, key) = plane_ca(&p);
     let kc = kubeconfig_with_client_cert(
@@ -776,9 +764,8 @@ fn an_expired_client_certificate_is_unauthorized() {
     rejected_credentials(&p, "expired client certificate", kc.path());
 }
 
-#[test]
 fn a_client_certificate_from_another_ca_is_unauthorized() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let dir = tempfile::tempdir().unwrap();
     let (crt, key) = other_ca(dir.path());
     let kc = kubeconfig_with_client_cert(
@@ -791,9 +778,8 @@ fn a_client_certificate_from_another_ca_is_unauthorized() {
     rejected_credentials(&p, "client certificate from another CA", kc.path());
 }
 
-#[test]
 fn a_server_certificate_that_does_not_match_is_unreachable() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let dir = tempfile::tempdir().unwrap();
     let (crt, _) = other_ca(dir.path());
     let ca_data = {
@@ -843,9 +829,8 @@ fn a_server_certificate_that_does_not_match_is_unreachable() {
 
 /// A replay is bounded and fail-soft the same way: its CR apply's answer is lost, the
 /// snapshot stays queued, and the next replay finds the object live and only marks it.
-#[test]
 fn a_replay_whose_answer_is_cut_stays_queued_and_the_next_converges() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.crd_only();
     let fx = Fx::new();
     let dead = kubeconfig_with_server(&p.admin, &crate::refused_server());
@@ -894,4 +879,24 @@ fn a_replay_whose_answer_is_cut_stays_queued_and_the_next_converges() {
         "{}",
         replay.stderr
     );
+}
+
+trials! {
+    Plane: [
+        a_slow_connection_within_the_budget_publishes_and_every_request_is_seen,
+        a_connection_slower_than_the_budget_times_out,
+        a_server_that_accepts_and_never_answers_is_unreachable_within_the_probe_budget,
+        a_response_that_stalls_midway_ends_at_the_deadline,
+        a_connection_reset_on_connect_is_unreachable,
+        a_connection_reset_after_the_probe_is_unreachable,
+        a_response_cut_mid_way_through_the_cr_apply_is_unreachable,
+        the_api_server_killed_between_the_crd_and_the_cr_apply,
+        etcd_stopped_under_a_running_api_server,
+        a_field_owned_by_another_manager_is_a_conflict_until_forced,
+        an_identity_without_rbac_is_forbidden,
+        an_expired_client_certificate_is_unauthorized,
+        a_client_certificate_from_another_ca_is_unauthorized,
+        a_server_certificate_that_does_not_match_is_unreachable,
+        a_replay_whose_answer_is_cut_stays_queued_and_the_next_converges,
+    ],
 }

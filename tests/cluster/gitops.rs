@@ -5,9 +5,8 @@ use crate::plane;
 use crate::support::*;
 use std::process::Command;
 
-#[test]
 fn the_committed_folder_builds_with_kustomize_and_applies_to_the_same_live_object() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.reset();
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
@@ -102,4 +101,10 @@ fn the_committed_folder_builds_with_kustomize_and_applies_to_the_same_live_objec
         "{}",
         run.stderr
     );
+}
+
+trials! {
+    Plane: [
+        the_committed_folder_builds_with_kustomize_and_applies_to_the_same_live_object,
+    ],
 }

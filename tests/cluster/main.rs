@@ -1,8 +1,12 @@
 //! Tests against a real kube-apiserver + etcd (`scripts/control-plane up`; `scripts/test`
-//! starts it). Without one they fail under `CI=true` and are skipped loudly elsewhere.
+//! starts it). Without one they fail under `CI=true` and are reported as ignored
+//! elsewhere (`harness = false`: see `tests/cli/harness.rs`).
 //!
-//! They share one cluster and its singleton object, so each takes the [`lock`].
+//! They share one cluster and its singleton object, so each takes the lock in [`plane`].
 
+#[path = "../cli/harness.rs"]
+#[macro_use]
+mod harness;
 #[path = "../cli/support.rs"]
 #[allow(dead_code)]
 mod support;
@@ -29,30 +33,45 @@ pub struct Plane {
 
 static LOCK: Mutex<()> = Mutex::new(());
 
-/// The control plane, or `None` (with a loud message) when it is absent outside CI.
-pub fn plane() -> Option<Plane> {
+fn main() -> std::process::ExitCode {
+    let cases = [
+        agent::tests(),
+        diff::tests(),
+        faults::tests(),
+        gitops::tests(),
+        proxy::tests(),
+        publish::tests(),
+        replay::tests(),
+        secrets::tests(),
+    ];
+    harness::run(cases.into_iter().flatten().collect(), |need| match need {
+        harness::Need::Plane => kubeconfig().map(|_| ()),
+        other => unreachable!("no cluster test needs {other:?}"),
+    })
+}
+
+/// The admin kubeconfig of the running plane, or why there is none.
+fn kubeconfig() -> Result<PathBuf, String> {
+    match std::env::var_os("CLINV_TEST_KUBECONFIG").map(PathBuf::from) {
+        Some(admin) if admin.is_file() => Ok(admin),
+        Some(admin) => Err(format!(
+            "no control plane: CLINV_TEST_KUBECONFIG={} is not a file; run scripts/test",
+            admin.display()
+        )),
+        None => Err("no control plane: CLINV_TEST_KUBECONFIG unset; run scripts/test".into()),
+    }
+}
+
+/// The control plane, held until the returned value drops. The runner runs the tests
+/// that call this only when the plane is there.
+pub fn plane() -> Plane {
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let admin = std::env::var_os("CLINV_TEST_KUBECONFIG").map(PathBuf::from);
-    match admin.filter(|p| p.is_file()) {
-        Some(admin) => {
-            let nobody = admin.with_file_name("kubeconfig-nobody");
-            Some(Plane {
-                admin,
-                nobody,
-                _guard: guard,
-            })
-        }
-        None if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!(
-                "CI=true but no control plane: CLINV_TEST_KUBECONFIG is not set to a kubeconfig (run scripts/test)"
-            )
-        }
-        None => {
-            eprintln!(
-                "\n*** SKIPPED: no control plane (CLINV_TEST_KUBECONFIG unset); run scripts/test ***\n"
-            );
-            None
-        }
+    let admin = kubeconfig().unwrap_or_else(|why| panic!("{why}"));
+    let nobody = admin.with_file_name("kubeconfig-nobody");
+    Plane {
+        admin,
+        nobody,
+        _guard: guard,
     }
 }
 

@@ -412,7 +412,6 @@ impl Records {
     }
 }
 
-#[test]
 fn record_headers_are_found_across_chunk_boundaries() {
     let mut r = Records::default();
     // One 3-byte record, then a header split over two chunks.
@@ -422,4 +421,10 @@ fn record_headers_are_found_across_chunk_boundaries() {
     );
     assert_eq!(r.scan(&[3, 0, 2, 9]), vec![(0, 0x17, 2)]);
     assert_eq!(r.scan(&[9, 0x17, 3, 3, 0, 0]), vec![(1, 0x17, 0)]);
+}
+
+trials! {
+    Nothing: [
+        record_headers_are_found_across_chunk_boundaries,
+    ],
 }

@@ -39,9 +39,8 @@ fn rendered(root: &std::path::Path, domain: &str) -> serde_json::Value {
     serde_json::from_str(&out.stdout).unwrap()
 }
 
-#[test]
 fn publish_creates_the_objects_kubectl_shows_them_and_the_live_object_matches_the_render() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.reset();
     let run = publish(&p, &example(), "prod.acme.example", &[]).ok();
     assert!(
@@ -84,9 +83,8 @@ fn publish_creates_the_objects_kubectl_shows_them_and_the_live_object_matches_th
     assert!(!text.contains("FAKESECRET"));
 }
 
-#[test]
 fn publishing_twice_is_unchanged_and_removed_keys_disappear() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let dir = copy_tree(&example());
     let root = dir.path();
     publish(&p, root, "prod.acme.example", &[]).ok();
@@ -131,9 +129,8 @@ fn publishing_twice_is_unchanged_and_removed_keys_disappear() {
     );
 }
 
-#[test]
 fn the_api_server_prunes_fields_outside_the_schema() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     publish(&p, &example(), "prod.acme.example", &[]).ok();
     let mut cr = rendered(&example(), "prod.acme.example");
     cr["spec"]["values"] = serde_json::json!({"token": "FAKESECRET-pruned"});
@@ -151,9 +148,8 @@ fn the_api_server_prunes_fields_outside_the_schema() {
     assert!(live["spec"].get("values").is_none());
 }
 
-#[test]
 fn status_written_by_another_manager_survives_and_spec_changes_apply_in_place() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let dir = copy_tree(&example());
     let root = dir.path();
     publish(&p, root, "prod.acme.example", &[]).ok();
@@ -201,9 +197,8 @@ fn status_written_by_another_manager_survives_and_spec_changes_apply_in_place() 
     );
 }
 
-#[test]
 fn a_conflicting_crd_warns_and_force_conflicts_takes_it_over() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.reset();
     let crd = clinv(&["crd", "-o", "json"]).run().ok().stdout;
     let mut other: serde_json::Value = serde_json::from_str(&crd).unwrap();
@@ -253,9 +248,8 @@ fn kubeconfig_for(p: &Plane, server: &str) -> tempfile::NamedTempFile {
     kubeconfig_with_server(&p.admin, server)
 }
 
-#[test]
 fn a_refused_connection_warns_and_exits_zero_at_once() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     // A port nobody listens on: connection refused, immediately.
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = free.local_addr().unwrap().port();
@@ -278,9 +272,8 @@ fn a_refused_connection_warns_and_exits_zero_at_once() {
     // Black holes, resets, stalls: tests/cluster/faults.rs.
 }
 
-#[test]
 fn a_stopped_api_server_is_unreachable_and_a_later_publish_converges() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let script = repo().join("scripts/control-plane");
     let stop = std::process::Command::new(&script)
         .arg("stop-apiserver")
@@ -311,9 +304,8 @@ fn a_stopped_api_server_is_unreachable_and_a_later_publish_converges() {
     );
 }
 
-#[test]
 fn dry_run_prints_the_change_and_persists_nothing() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     publish(&p, &example(), "prod.acme.example", &[]).ok();
     let before = p.live().unwrap();
     let run = publish(&p, &example(), "lab.acme.example", &["--dry-run"]).ok();
@@ -336,9 +328,8 @@ fn dry_run_prints_the_change_and_persists_nothing() {
     );
 }
 
-#[test]
 fn missing_kubeconfig_and_render_failures_are_fail_soft() {
-    let Some(_p) = plane() else { return };
+    let _p = plane();
     let run = clinv(&[
         "publish",
         "--root",
@@ -398,9 +389,8 @@ fn missing_kubeconfig_and_render_failures_are_fail_soft() {
     assert_eq!(strict.code, 3);
 }
 
-#[test]
 fn lok8s_project_kubeconfig_is_preferred_over_kubeconfig_env() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let dir = copy_tree(&example());
     // metadata.name of prod is prod-fsn1.
     std::fs::create_dir_all(dir.path().join(".kubeconfig")).unwrap();
@@ -424,9 +414,8 @@ fn lok8s_project_kubeconfig_is_preferred_over_kubeconfig_env() {
     assert!(!run.stderr.contains("[warn]"), "{}", run.stderr);
 }
 
-#[test]
 fn drift_against_the_live_inventory() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     let dir = copy_tree(&example());
     let root = dir.path();
     let drift = || {
@@ -459,4 +448,20 @@ fn drift_against_the_live_inventory() {
     let drifted = drift();
     assert_eq!(drifted.code, 1, "{}{}", drifted.stdout, drifted.stderr);
     assert!(drifted.stdout.contains("drift:"), "{}", drifted.stdout);
+}
+
+trials! {
+    Plane: [
+        publish_creates_the_objects_kubectl_shows_them_and_the_live_object_matches_the_render,
+        publishing_twice_is_unchanged_and_removed_keys_disappear,
+        the_api_server_prunes_fields_outside_the_schema,
+        status_written_by_another_manager_survives_and_spec_changes_apply_in_place,
+        a_conflicting_crd_warns_and_force_conflicts_takes_it_over,
+        a_refused_connection_warns_and_exits_zero_at_once,
+        a_stopped_api_server_is_unreachable_and_a_later_publish_converges,
+        dry_run_prints_the_change_and_persists_nothing,
+        missing_kubeconfig_and_render_failures_are_fail_soft,
+        lok8s_project_kubeconfig_is_preferred_over_kubeconfig_env,
+        drift_against_the_live_inventory,
+    ],
 }

@@ -100,9 +100,8 @@ pub(crate) fn snapshot_spec(fx: &Fx, id: &str) -> serde_json::Value {
     v["inventory"]["spec"].clone()
 }
 
-#[test]
 fn queued_while_down_then_one_replay_applies_only_the_newest() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.crd_only();
     let fx = Fx::new();
     control_plane("stop-apiserver");
@@ -167,9 +166,8 @@ fn queued_while_down_then_one_replay_applies_only_the_newest() {
     );
 }
 
-#[test]
 fn the_stale_guard_never_overwrites_a_newer_live_inventory() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.crd_only();
     let fx = Fx::new();
     let dead = dead_kubeconfig(&p);
@@ -198,9 +196,8 @@ fn the_stale_guard_never_overwrites_a_newer_live_inventory() {
     );
 }
 
-#[test]
 fn a_replay_that_crashed_after_applying_only_marks_on_the_next_run() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.crd_only();
     let fx = Fx::new();
     let dead = dead_kubeconfig(&p);
@@ -239,9 +236,8 @@ fn a_replay_that_crashed_after_applying_only_marks_on_the_next_run() {
     assert_eq!(states(&fx)[0], (id, "applied".into()));
 }
 
-#[test]
 fn replays_killed_at_random_points_converge() {
-    let Some(p) = plane() else { return };
+    let p = plane();
     p.crd_only();
     let fx = Fx::new();
     let dead = dead_kubeconfig(&p);
@@ -347,4 +343,13 @@ fn replays_killed_at_random_points_converge() {
     assert_eq!(snaps[0]["state"], "applied");
     assert_eq!(live_spec(&p), snapshot_spec(&fx, newest));
     fx.run(&p.admin, &["snapshots", "verify"]).run().ok();
+}
+
+trials! {
+    Plane: [
+        queued_while_down_then_one_replay_applies_only_the_newest,
+        the_stale_guard_never_overwrites_a_newer_live_inventory,
+        a_replay_that_crashed_after_applying_only_marks_on_the_next_run,
+        replays_killed_at_random_points_converge,
+    ],
 }

@@ -2,7 +2,7 @@
 //! repository, filled before clinv runs. Each write fails with ENOSPC naming the path,
 //! leaves no partial or temporary file and the previous state intact (verifiable), and
 //! a later run succeeds once space is freed. Needs root (mount); fails under `CI=true`
-//! without it, skips loudly elsewhere.
+//! without it, reported as ignored elsewhere.
 
 use super::*;
 
@@ -41,25 +41,32 @@ impl Drop for Tmpfs {
     }
 }
 
-fn tmpfs() -> Option<Tmpfs> {
-    if !root_or_skip("a full tmpfs") {
-        return None;
-    }
+/// A small tmpfs on a new temporary directory, or why it cannot be mounted.
+fn mount() -> Result<Tmpfs, String> {
     let dir = tempfile::tempdir().unwrap();
-    let ok = Command::new("mount")
+    let out = Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=512k,mode=0700", "tmpfs"])
         .arg(dir.path())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but mount -t tmpfs failed"
-        );
-        eprintln!("\n*** SKIPPED: cannot mount a tmpfs here ***\n");
-        return None;
+        .output()
+        .map_err(|e| format!("cannot mount a tmpfs here: mount: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cannot mount a tmpfs here: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
-    Some(Tmpfs { dir })
+    Ok(Tmpfs { dir })
+}
+
+/// Whether a tmpfs can be mounted (the runner's prerequisite `Need::Tmpfs`).
+pub fn probe() -> Result<(), String> {
+    super::root()?;
+    mount().map(drop)
+}
+
+/// The tmpfs; only the tests registered with `Need::Tmpfs` call this.
+fn tmpfs() -> Tmpfs {
+    mount().unwrap_or_else(|why| panic!("{why}"))
 }
 
 /// Tree of `dir` without the filler.
@@ -69,9 +76,8 @@ fn state(dir: &Path) -> Tree {
     t
 }
 
-#[test]
 fn a_full_store_keeps_its_state_when_new_objects_do_not_fit() {
-    let Some(fs) = tmpfs() else { return };
+    let fs = tmpfs();
     let dir = project();
     let store = fs.path().join("store");
     queue(dir.path(), &store);
@@ -106,10 +112,9 @@ fn a_full_store_keeps_its_state_when_new_objects_do_not_fit() {
     );
 }
 
-#[test]
 fn a_full_store_never_keeps_half_a_journal_record() {
     // Regression: a short append (ENOSPC mid-record) left a torn line behind.
-    let Some(fs) = tmpfs() else { return };
+    let fs = tmpfs();
     let dir = project();
     let store = fs.path().join("store");
     let journal = store.join("inv/journal");
@@ -136,9 +141,8 @@ fn a_full_store_never_keeps_half_a_journal_record() {
     verify(dir.path(), &store).ok();
 }
 
-#[test]
 fn a_full_store_refuses_an_import_cleanly() {
-    let Some(fs) = tmpfs() else { return };
+    let fs = tmpfs();
     let dir = project();
     let other = tempfile::tempdir().unwrap();
     queue(dir.path(), other.path());
@@ -190,9 +194,8 @@ fn a_full_store_refuses_an_import_cleanly() {
     verify(dir.path(), &store).ok();
 }
 
-#[test]
 fn render_out_on_a_full_disk_keeps_the_previous_files() {
-    let Some(fs) = tmpfs() else { return };
+    let fs = tmpfs();
     let dir = project();
     let out = fs.path().join("out");
     let args = |root: &Path| {
@@ -227,9 +230,8 @@ fn render_out_on_a_full_disk_keeps_the_previous_files() {
     assert!(!cr.contains("cert-manager"), "{cr}");
 }
 
-#[test]
 fn commit_on_a_full_disk_leaves_the_repository_consistent() {
-    let Some(fs) = tmpfs() else { return };
+    let fs = tmpfs();
     let dir = project();
     let store = tempfile::tempdir().unwrap();
     let repo = fs.path().join("repo");
@@ -294,4 +296,14 @@ fn commit_on_a_full_disk_leaves_the_repository_consistent() {
     commit().ok();
     assert_ne!(git(&["rev-parse", "HEAD"]).1, head);
     assert!(git(&["fsck", "--no-progress"]).0);
+}
+
+trials! {
+    Tmpfs: [
+        a_full_store_keeps_its_state_when_new_objects_do_not_fit,
+        a_full_store_never_keeps_half_a_journal_record,
+        a_full_store_refuses_an_import_cleanly,
+        render_out_on_a_full_disk_keeps_the_previous_files,
+        commit_on_a_full_disk_leaves_the_repository_consistent,
+    ],
 }

@@ -24,7 +24,6 @@ fn publish_with_kubeconfig(bytes: impl AsRef<[u8]>) -> Run {
         .run()
 }
 
-#[test]
 fn an_empty_clinv_snapshots_is_a_usage_error() {
     let dir = project();
     let run = bounded(&["snapshots", "list", "--root", dir.path().to_str().unwrap()])
@@ -35,7 +34,6 @@ fn an_empty_clinv_snapshots_is_a_usage_error() {
     assert!(run.stdout.is_empty());
 }
 
-#[test]
 fn a_relative_clinv_snapshots_is_relative_to_the_working_directory() {
     let dir = project();
     let cwd = tempfile::tempdir().unwrap();
@@ -57,7 +55,6 @@ fn a_relative_clinv_snapshots_is_relative_to_the_working_directory() {
     assert!(!dir.path().join("rel").exists());
 }
 
-#[test]
 fn a_clinv_snapshots_that_is_a_file_is_a_clear_error() {
     let dir = project();
     let file = write(dir.path(), "store-file", "not a store\n");
@@ -80,7 +77,6 @@ fn a_clinv_snapshots_that_is_a_file_is_a_clear_error() {
     assert_unchanged(&before, dir.path());
 }
 
-#[test]
 fn garbage_source_date_epoch_means_zero_like_lok8s() {
     let dir = project();
     for garbage in [
@@ -108,7 +104,6 @@ fn garbage_source_date_epoch_means_zero_like_lok8s() {
     }
 }
 
-#[test]
 fn a_source_date_epoch_beyond_year_9999_is_an_error() {
     let dir = project();
     let run = bounded(&[
@@ -123,7 +118,6 @@ fn a_source_date_epoch_beyond_year_9999_is_an_error() {
     assert_clean_failure(&run, "SOURCE_DATE_EPOCH");
 }
 
-#[test]
 fn kubeconfig_pointing_at_a_directory() {
     let dir = project();
     let store = tempfile::tempdir().unwrap();
@@ -133,7 +127,6 @@ fn kubeconfig_pointing_at_a_directory() {
     assert_failure(&run, 3, "kubeconfig not found (/tmp)");
 }
 
-#[test]
 fn a_100_mb_kubeconfig_is_refused_quickly() {
     let dir = project();
     let store = tempfile::tempdir().unwrap();
@@ -145,7 +138,6 @@ fn a_100_mb_kubeconfig_is_refused_quickly() {
     assert_failure(&run, 4, "kubeconfig: file too large");
 }
 
-#[test]
 fn an_invalid_kubeconfig_is_named_without_echoing_its_content() {
     // Regression: the parser's error quoted the offending source line, which can hold a
     // token.
@@ -157,7 +149,6 @@ fn an_invalid_kubeconfig_is_named_without_echoing_its_content() {
     assert!(!run.stderr.contains("FAKESECRET"), "{}", run.stderr);
 }
 
-#[test]
 fn a_kubeconfig_alias_bomb_is_bounded() {
     let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
     for i in 1..10 {
@@ -171,13 +162,11 @@ fn a_kubeconfig_alias_bomb_is_bounded() {
     assert_failure(&run, 4, "kubeconfig");
 }
 
-#[test]
 fn a_kubeconfig_with_invalid_utf8() {
     let run = publish_with_kubeconfig(b"apiVersion: v1\nkind: Config\xff\n");
     assert_failure(&run, 4, "kubeconfig: not valid UTF-8");
 }
 
-#[test]
 fn a_kubeconfig_fifo_does_not_block() {
     let dir = project();
     let store = tempfile::tempdir().unwrap();
@@ -190,7 +179,6 @@ fn a_kubeconfig_fifo_does_not_block() {
     assert_failure(&run, 3, "kubeconfig not found");
 }
 
-#[test]
 fn a_kubeconfig_path_list_of_thousands_of_entries_is_bounded() {
     let dir = project();
     let store = tempfile::tempdir().unwrap();
@@ -206,7 +194,6 @@ fn a_kubeconfig_path_list_of_thousands_of_entries_is_bounded() {
     );
 }
 
-#[test]
 fn a_deeply_nested_kubeconfig_is_an_unusable_kubeconfig() {
     let run = publish_with_kubeconfig(format!(
         "apiVersion: v1\nclusters: {}{}\n",
@@ -216,7 +203,6 @@ fn a_deeply_nested_kubeconfig_is_an_unusable_kubeconfig() {
     assert_failure(&run, 4, "kubeconfig");
 }
 
-#[test]
 fn a_kubeconfig_with_bom_and_crlf_is_read() {
     // Parsed fine: the outcome is the offline server's "unreachable" (exit 5 with
     // --strict), not an unusable kubeconfig.
@@ -225,8 +211,27 @@ fn a_kubeconfig_with_bom_and_crlf_is_read() {
     assert_failure(&run, 5, "127.0.0.1:9");
 }
 
-#[test]
 fn nul_bytes_in_a_kubeconfig() {
     let run = publish_with_kubeconfig(b"apiVersion: v1\0\nkind: Config\n");
     assert_failure(&run, 4, "kubeconfig");
+}
+
+trials! {
+    Nothing: [
+        an_empty_clinv_snapshots_is_a_usage_error,
+        a_relative_clinv_snapshots_is_relative_to_the_working_directory,
+        a_clinv_snapshots_that_is_a_file_is_a_clear_error,
+        garbage_source_date_epoch_means_zero_like_lok8s,
+        a_source_date_epoch_beyond_year_9999_is_an_error,
+        kubeconfig_pointing_at_a_directory,
+        a_100_mb_kubeconfig_is_refused_quickly,
+        an_invalid_kubeconfig_is_named_without_echoing_its_content,
+        a_kubeconfig_alias_bomb_is_bounded,
+        a_kubeconfig_with_invalid_utf8,
+        a_kubeconfig_fifo_does_not_block,
+        a_kubeconfig_path_list_of_thousands_of_entries_is_bounded,
+        a_deeply_nested_kubeconfig_is_an_unusable_kubeconfig,
+        a_kubeconfig_with_bom_and_crlf_is_read,
+        nul_bytes_in_a_kubeconfig,
+    ],
 }

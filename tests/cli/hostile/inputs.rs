@@ -23,7 +23,6 @@ fn cilium_version(run: &Run) -> Option<String> {
         .find_map(|l| l.trim().strip_prefix("chartVersion: ").map(str::to_string))
 }
 
-#[test]
 fn a_chart_pin_alias_bomb_is_just_unknown() {
     let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
     for i in 1..10 {
@@ -37,7 +36,6 @@ fn a_chart_pin_alias_bomb_is_just_unknown() {
     assert_eq!(cilium_version(&run), None, "{}", run.stdout);
 }
 
-#[test]
 fn a_100_mb_chart_pin_is_not_read() {
     let dir = project();
     sparse(
@@ -49,13 +47,11 @@ fn a_100_mb_chart_pin_is_not_read() {
     assert_eq!(cilium_version(&run), None, "{}", run.stdout);
 }
 
-#[test]
 fn a_chart_pin_with_invalid_utf8_or_nul_is_unknown() {
     assert_eq!(cilium_version(&pin_case(b"version: 6.6.\xff\n")), None);
     assert_eq!(cilium_version(&pin_case(b"version: 6.6.6\0\n")), None);
 }
 
-#[test]
 fn a_deeply_nested_chart_pin_is_unknown() {
     let deep = format!(
         "x: {}{}\nversion: 6.6.6\n",
@@ -65,7 +61,6 @@ fn a_deeply_nested_chart_pin_is_unknown() {
     assert_eq!(cilium_version(&pin_case(deep)), None);
 }
 
-#[test]
 fn a_chart_pin_with_bom_and_crlf_is_read() {
     let run = pin_case("\u{feff}kind: ChartRenderer\r\nversion: 6.6.6\r\n");
     assert_eq!(
@@ -76,7 +71,6 @@ fn a_chart_pin_with_bom_and_crlf_is_read() {
     );
 }
 
-#[test]
 fn a_chart_pin_linked_outside_the_project_is_not_read() {
     let dir = project();
     let outside = tempfile::tempdir().unwrap();
@@ -89,7 +83,6 @@ fn a_chart_pin_linked_outside_the_project_is_not_read() {
     assert!(!run.stdout.contains("6.6.6"));
 }
 
-#[test]
 fn a_chart_pin_that_is_a_fifo_does_not_block() {
     let dir = project();
     let path = dir.path().join(".lok8s/addons/cilium/chart.yaml");
@@ -105,7 +98,6 @@ fn a_chart_pin_that_is_a_fifo_does_not_block() {
     assert_eq!(cilium_version(&run), None, "{}", run.stdout);
 }
 
-#[test]
 fn value_files_that_are_devices_fifos_or_huge_are_rejected_entries() {
     // valueFiles are read only to check they merge: /dev/zero never ends and 100 MB is
     // over the limit, so those entries are rejected (lok8s: a warning, the entry left
@@ -147,7 +139,6 @@ fn value_files_that_are_devices_fifos_or_huge_are_rejected_entries() {
     );
 }
 
-#[test]
 fn bootstrap_entry_keys_that_traverse_are_targets_never_read() {
     // `../../etc/passwd` is a target path (lok8s); one that leaves the root is listed by
     // name, never read, and warned about.
@@ -176,7 +167,6 @@ fn bootstrap_entry_keys_that_traverse_are_targets_never_read() {
     );
 }
 
-#[test]
 fn a_huge_lok8s_version_file_is_refused() {
     // Regression: the message said "(limit 0 MiB)" for the 4 KiB limit.
     let dir = project();
@@ -207,7 +197,6 @@ fn index_case(bytes: impl AsRef<[u8]>) -> Run {
     updates(dir.path(), &index)
 }
 
-#[test]
 fn a_100_mb_index_is_refused_quickly() {
     let dir = project();
     let index = dir.path().join("index.json");
@@ -216,7 +205,6 @@ fn a_100_mb_index_is_refused_quickly() {
     assert_clean_failure(&run, "index.json: file too large");
 }
 
-#[test]
 fn a_deeply_nested_index_names_the_line() {
     let deep = format!(
         "{{\"addons\": [{}{}]}}",
@@ -228,7 +216,6 @@ fn a_deeply_nested_index_names_the_line() {
     assert!(run.stderr.contains("line 1"), "{}", run.stderr);
 }
 
-#[test]
 fn an_index_with_invalid_utf8_or_nul() {
     let run = index_case(b"{\"addons\": [{\"name\": \"a\xff\"}]}");
     assert_clean_failure(&run, "index.json: not a JSON addon index");
@@ -236,20 +223,17 @@ fn an_index_with_invalid_utf8_or_nul() {
     assert_clean_failure(&run, "index.json: not a JSON addon index");
 }
 
-#[test]
 fn a_yaml_alias_bomb_as_index_is_not_json() {
     let run = index_case("a: &a [x, x]\nb: &b [*a, *a]\naddons: [*b]\n");
     assert_clean_failure(&run, "index.json: not a JSON addon index");
 }
 
-#[test]
 fn a_truncated_index_names_line_and_column() {
     let run = index_case("{\"generatedAt\": \"x\", \"addons\": [{\"name\": \"cil");
     assert_clean_failure(&run, "not a JSON addon index: EOF while parsing");
     assert!(run.stderr.contains("line 1 column"), "{}", run.stderr);
 }
 
-#[test]
 fn a_100_mb_diff_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.yaml");
@@ -258,7 +242,6 @@ fn a_100_mb_diff_input_is_refused() {
     assert_failure(&run, 2, "big.yaml: file too large");
 }
 
-#[test]
 fn a_deeply_nested_diff_input_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let deep = write(
@@ -270,7 +253,6 @@ fn a_deeply_nested_diff_input_is_an_error() {
     assert_failure(&run, 2, "deep.json");
 }
 
-#[test]
 fn a_diff_input_alias_bomb_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
@@ -285,7 +267,6 @@ fn a_diff_input_alias_bomb_is_an_error() {
     assert_failure(&run, 2, "bomb.yaml");
 }
 
-#[test]
 fn symlinks_in_addon_directories_are_not_followed() {
     let dir = project();
     let addon = dir.path().join(".lok8s/addons/cilium");
@@ -320,7 +301,6 @@ fn symlinks_in_addon_directories_are_not_followed() {
     assert!(!run.stdout.contains("leaked"));
 }
 
-#[test]
 fn invalid_utf8_and_nul_in_the_version_file_value_files_and_diff_inputs() {
     // .lok8s/VERSION: invalid UTF-8 is an error naming the file; a NUL is kept (lok8s
     // uses the trimmed text) but only ever printed escaped.
@@ -362,7 +342,6 @@ fn invalid_utf8_and_nul_in_the_version_file_value_files_and_diff_inputs() {
     assert_failure(&run, 2, "bad.yaml");
 }
 
-#[test]
 fn an_index_with_a_bom_or_crlf() {
     let text = std::fs::read_to_string(fixture("updates/index.json")).unwrap();
     // CRLF is JSON whitespace: accepted.
@@ -371,4 +350,30 @@ fn an_index_with_a_bom_or_crlf() {
     // A BOM is not JSON (RFC 8259 forbids emitting one): a clear error.
     let run = index_case(format!("\u{feff}{text}"));
     assert_clean_failure(&run, "index.json: not a JSON addon index");
+}
+
+trials! {
+    Nothing: [
+        a_chart_pin_alias_bomb_is_just_unknown,
+        a_100_mb_chart_pin_is_not_read,
+        a_chart_pin_with_invalid_utf8_or_nul_is_unknown,
+        a_deeply_nested_chart_pin_is_unknown,
+        a_chart_pin_with_bom_and_crlf_is_read,
+        a_chart_pin_linked_outside_the_project_is_not_read,
+        a_chart_pin_that_is_a_fifo_does_not_block,
+        value_files_that_are_devices_fifos_or_huge_are_rejected_entries,
+        bootstrap_entry_keys_that_traverse_are_targets_never_read,
+        a_huge_lok8s_version_file_is_refused,
+        a_100_mb_index_is_refused_quickly,
+        a_deeply_nested_index_names_the_line,
+        an_index_with_invalid_utf8_or_nul,
+        a_yaml_alias_bomb_as_index_is_not_json,
+        a_truncated_index_names_line_and_column,
+        a_100_mb_diff_input_is_refused,
+        a_deeply_nested_diff_input_is_an_error,
+        a_diff_input_alias_bomb_is_an_error,
+        symlinks_in_addon_directories_are_not_followed,
+        invalid_utf8_and_nul_in_the_version_file_value_files_and_diff_inputs,
+        an_index_with_a_bom_or_crlf,
+    ],
 }

@@ -20,14 +20,12 @@ fn with_addons(names: impl IntoIterator<Item = String>) -> String {
     text
 }
 
-#[test]
 fn a_253_character_addon_name_renders() {
     let name = "a".repeat(253);
     let (_d, run) = spec(&with_addons([name.clone()]));
     assert!(run.ok().stdout.contains(&format!("- name: {name}\n")));
 }
 
-#[test]
 fn a_254_character_addon_name_is_refused() {
     let (_d, run) = spec(&with_addons(["a".repeat(254)]));
     assert_clean_failure(
@@ -36,7 +34,6 @@ fn a_254_character_addon_name_is_refused() {
     );
 }
 
-#[test]
 fn a_4096_character_addon_name_is_refused_with_a_short_message() {
     let (_d, run) = spec(&with_addons([format!("x/{}", "a".repeat(4096))]));
     assert_clean_failure(&run, "spec.addons[0].name: Too long");
@@ -47,14 +44,12 @@ fn a_4096_character_addon_name_is_refused_with_a_short_message() {
     );
 }
 
-#[test]
 fn two_hundred_fifty_six_addons_render() {
     let (_d, run) = spec(&with_addons((0..256).map(|i| format!("a{i}"))));
     let run = run.ok();
     assert_eq!(run.stdout.matches("\n  - name: a").count(), 256);
 }
 
-#[test]
 fn two_hundred_fifty_seven_addons_are_refused() {
     let (_d, run) = spec(&with_addons((0..257).map(|i| format!("a{i}"))));
     assert_clean_failure(
@@ -63,13 +58,11 @@ fn two_hundred_fifty_seven_addons_are_refused() {
     );
 }
 
-#[test]
 fn a_hundred_thousand_addons_are_refused_quickly() {
     let (_d, run) = spec(&with_addons((0..100_000).map(|i| format!("a{i}"))));
     assert_clean_failure(&run, "spec.addons: Too many: 100000 items");
 }
 
-#[test]
 fn a_64_character_kubernetes_version_renders() {
     let v = format!("v{}", "1".repeat(63));
     let (_d, run) = spec(&format!(
@@ -82,7 +75,6 @@ fn a_64_character_kubernetes_version_renders() {
     );
 }
 
-#[test]
 fn a_65_character_kubernetes_version_is_refused() {
     let v = format!("v{}", "1".repeat(64));
     let (_d, run) = spec(&format!(
@@ -94,7 +86,6 @@ fn a_65_character_kubernetes_version_is_refused() {
     );
 }
 
-#[test]
 fn chart_versions_at_and_beyond_64_characters() {
     let dir = project();
     set_chart_version(dir.path(), "cilium", &"1".repeat(64));
@@ -116,7 +107,6 @@ fn chart_versions_at_and_beyond_64_characters() {
     assert_clean_failure(&run, "spec.addons[0].chartVersion: Too long");
 }
 
-#[test]
 fn lok8s_versions_at_and_beyond_64_characters() {
     let dir = project();
     write(dir.path(), ".lok8s/VERSION", "9".repeat(64));
@@ -126,7 +116,6 @@ fn lok8s_versions_at_and_beyond_64_characters() {
     assert_clean_failure(&run, "spec.lok8sVersion: Too long");
 }
 
-#[test]
 fn provider_names_at_and_beyond_63_characters() {
     let at = "p".repeat(63);
     let (_d, run) = spec(&format!(
@@ -139,7 +128,6 @@ fn provider_names_at_and_beyond_63_characters() {
     assert_clean_failure(&run, "spec.provider: Too long");
 }
 
-#[test]
 fn kinds_at_and_beyond_63_characters() {
     let at = "k".repeat(63);
     let (_d, run) = spec(&format!("kind: {at}\n"));
@@ -159,7 +147,6 @@ fn domain_project(domain: &str) -> tempfile::TempDir {
     dir
 }
 
-#[test]
 fn a_63_character_domain_fits_the_label() {
     let domain = format!("{}.example", "d".repeat(55));
     assert_eq!(domain.len(), 63);
@@ -179,7 +166,6 @@ fn a_63_character_domain_fits_the_label() {
     );
 }
 
-#[test]
 fn a_64_character_domain_breaks_the_label_limit() {
     let domain = format!("{}.example", "d".repeat(56));
     let dir = domain_project(&domain);
@@ -199,7 +185,6 @@ fn a_64_character_domain_breaks_the_label_limit() {
     );
 }
 
-#[test]
 fn a_domain_longer_than_a_file_name_is_a_clear_error() {
     // 300 characters: valid by the name rule, too long for any file system.
     let domain = "d".repeat(300);
@@ -218,7 +203,6 @@ fn a_domain_longer_than_a_file_name_is_a_clear_error() {
     assert!(run.stderr.contains(&domain[..50]), "{}", run.stderr);
 }
 
-#[test]
 fn a_traversing_metadata_name_never_picks_a_kubeconfig_outside_the_project() {
     // Regression: metadata.name `../../x` made `<root>/.kubeconfig/../../x.yaml` the
     // kubeconfig, so a project file could send the inventory to another cluster.
@@ -248,4 +232,25 @@ fn a_traversing_metadata_name_never_picks_a_kubeconfig_outside_the_project() {
     // unreachable server).
     assert_failure(&run, 3, "kubeconfig not found");
     assert!(!run.stderr.contains("127.0.0.1:9"), "{}", run.stderr);
+}
+
+trials! {
+    Nothing: [
+        a_253_character_addon_name_renders,
+        a_254_character_addon_name_is_refused,
+        a_4096_character_addon_name_is_refused_with_a_short_message,
+        two_hundred_fifty_six_addons_render,
+        two_hundred_fifty_seven_addons_are_refused,
+        a_hundred_thousand_addons_are_refused_quickly,
+        a_64_character_kubernetes_version_renders,
+        a_65_character_kubernetes_version_is_refused,
+        chart_versions_at_and_beyond_64_characters,
+        lok8s_versions_at_and_beyond_64_characters,
+        provider_names_at_and_beyond_63_characters,
+        kinds_at_and_beyond_63_characters,
+        a_63_character_domain_fits_the_label,
+        a_64_character_domain_breaks_the_label_limit,
+        a_domain_longer_than_a_file_name_is_a_clear_error,
+        a_traversing_metadata_name_never_picks_a_kubeconfig_outside_the_project,
+    ],
 }

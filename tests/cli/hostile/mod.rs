@@ -4,7 +4,7 @@
 //! partial or temporary file behind.
 //!
 //! Cases that need root (another user's store, a full tmpfs) fail under `CI=true`
-//! without it and print a loud SKIPPED elsewhere.
+//! without it and are reported as ignored elsewhere.
 
 use crate::support::*;
 use std::collections::BTreeMap;
@@ -306,17 +306,32 @@ pub fn sparse(path: &Path, head: &[u8], len: u64) {
     file.set_len(len).unwrap();
 }
 
-/// True when running as root; otherwise fails under `CI=true` and skips loudly.
-pub fn root_or_skip(what: &str) -> bool {
-    if rustix_uid() == 0 {
-        return true;
+/// Whether this process is root (the runner's prerequisite `Need::Root`).
+pub fn root() -> Result<(), String> {
+    match rustix_uid() {
+        0 => Ok(()),
+        uid => Err(format!(
+            "not root (uid {uid}): the cases on other users' stores and on a full disk need root"
+        )),
     }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but not root: {what} needs root"
-    );
-    eprintln!("\n*** SKIPPED: {what} needs root ***\n");
-    false
+}
+
+pub use disk::probe as tmpfs;
+
+/// The cases of every hostile module, for the runner.
+pub fn tests() -> Vec<crate::harness::Case> {
+    [
+        disk::tests(),
+        env::tests(),
+        inputs::tests(),
+        limits::tests(),
+        paths::tests(),
+        spec::tests(),
+        store::tests(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 fn rustix_uid() -> u32 {

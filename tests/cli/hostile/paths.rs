@@ -32,24 +32,20 @@ fn domain_refused(cmd: &[&str]) {
     assert_unchanged(&before.1, store.path());
 }
 
-#[test]
 fn traversing_domains_are_refused_by_render() {
     domain_refused(&["render"]);
 }
 
-#[test]
 fn traversing_domains_are_refused_by_publish() {
     let kc = offline_kubeconfig();
     domain_refused(&["publish", "--kubeconfig", kc.to_str().unwrap()]);
 }
 
-#[test]
 fn traversing_domains_are_refused_by_replay_and_snapshot_export() {
     domain_refused(&["replay"]);
     domain_refused(&["log"]);
 }
 
-#[test]
 fn traversing_domain_name_env_and_active_file() {
     let dir = project();
     let run = bounded(&["render", "--root", dir.path().to_str().unwrap()])
@@ -71,7 +67,6 @@ fn traversing_domain_name_env_and_active_file() {
     assert!(run.stdout.is_empty());
 }
 
-#[test]
 fn export_refuses_traversing_domains() {
     let dir = project();
     let store = tempfile::tempdir().unwrap();
@@ -108,7 +103,6 @@ fn render_out(root: &Path, out: &Path) -> Run {
     .run()
 }
 
-#[test]
 fn render_out_naming_a_file_is_refused_and_the_file_kept() {
     // Regression: the message was "<file>/clusterinventory.crd.yaml: File exists".
     let dir = project();
@@ -119,7 +113,6 @@ fn render_out_naming_a_file_is_refused_and_the_file_kept() {
     assert_unchanged(&before, dir.path());
 }
 
-#[test]
 fn render_out_creates_a_missing_parent() {
     // Like `mkdir -p`: a missing parent is created, both files land, no temporaries.
     let dir = project();
@@ -131,7 +124,6 @@ fn render_out_creates_a_missing_parent() {
     assert_no_temp(out.path());
 }
 
-#[test]
 fn render_out_through_a_symlink_writes_where_the_user_pointed() {
     // --out is the user's own choice: a link they name is followed (like cp, tee).
     let dir = project();
@@ -144,7 +136,6 @@ fn render_out_through_a_symlink_writes_where_the_user_pointed() {
     assert_no_temp(out.path());
 }
 
-#[test]
 fn render_out_under_a_file_parent_is_a_clear_error() {
     let dir = project();
     let out = tempfile::tempdir().unwrap();
@@ -201,7 +192,6 @@ fn commit(root: &Path, repo: &Path, store: &Path, extra: &[&str]) -> Run {
     bounded(&args).store(store).run()
 }
 
-#[test]
 fn commit_path_traversal_is_a_usage_error() {
     let dir = project();
     let repo = repo_dir();
@@ -227,7 +217,6 @@ fn commit_path_traversal_is_a_usage_error() {
     assert_unchanged(&before, repo.path());
 }
 
-#[test]
 fn commit_repo_that_is_not_a_repository() {
     let dir = project();
     let store = tempfile::tempdir().unwrap();
@@ -248,7 +237,6 @@ fn commit_repo_that_is_not_a_repository() {
     assert_clean_failure(&run, "file");
 }
 
-#[test]
 fn commit_snapshot_ids_that_traverse_are_refused() {
     let dir = project();
     let repo = repo_dir();
@@ -260,7 +248,6 @@ fn commit_snapshot_ids_that_traverse_are_refused() {
     }
 }
 
-#[test]
 fn snapshot_ids_that_traverse_are_refused_by_show() {
     let dir = project();
     let store = tempfile::tempdir().unwrap();
@@ -301,7 +288,6 @@ fn snapshot_ids_that_traverse_are_refused_by_show() {
     assert_clean_failure(&run, "no snapshot 'ffffffff'");
 }
 
-#[test]
 fn diff_references_that_traverse_or_are_not_hex() {
     let dir = project();
     let store = tempfile::tempdir().unwrap();
@@ -339,7 +325,6 @@ fn diff_references_that_traverse_or_are_not_hex() {
     assert_failure(&run, 2, "zz../x: No such file or directory");
 }
 
-#[test]
 fn root_that_is_a_file_or_missing() {
     let dir = project();
     let file = write(dir.path(), "file", "x");
@@ -366,4 +351,24 @@ fn root_that_is_a_file_or_missing() {
     ])
     .run();
     assert_clean_failure(&run, "project root not found: /nonexistent/project");
+}
+
+trials! {
+    Nothing: [
+        traversing_domains_are_refused_by_render,
+        traversing_domains_are_refused_by_publish,
+        traversing_domains_are_refused_by_replay_and_snapshot_export,
+        traversing_domain_name_env_and_active_file,
+        export_refuses_traversing_domains,
+        render_out_naming_a_file_is_refused_and_the_file_kept,
+        render_out_creates_a_missing_parent,
+        render_out_through_a_symlink_writes_where_the_user_pointed,
+        render_out_under_a_file_parent_is_a_clear_error,
+        commit_path_traversal_is_a_usage_error,
+        commit_repo_that_is_not_a_repository,
+        commit_snapshot_ids_that_traverse_are_refused,
+        snapshot_ids_that_traverse_are_refused_by_show,
+        diff_references_that_traverse_or_are_not_hex,
+        root_that_is_a_file_or_missing,
+    ],
 }

@@ -24,14 +24,12 @@ fn spec_case(bytes: impl AsRef<[u8]>) -> (tempfile::TempDir, Run) {
     (dir, run)
 }
 
-#[test]
 fn malformed_yaml_names_file_line_and_column() {
     let (_d, run) = spec_case("kind: Lo\nspec:\n  bootstrap:\n    - cilium\n   - broken\n");
     assert_clean_failure(&run, "cluster.lok8s.yaml:5:");
     assert!(run.stderr.contains("invalid YAML"), "{}", run.stderr);
 }
 
-#[test]
 fn truncated_at_every_point_never_panics_and_names_the_line() {
     // The fixture's spec cut after every byte: a valid prefix renders (exit 0), anything
     // else is an error naming the file; never a panic, never stdout on failure.
@@ -54,7 +52,6 @@ fn truncated_at_every_point_never_panics_and_names_the_line() {
     assert!(failures > 0 || full.len() < 8);
 }
 
-#[test]
 fn truncated_inside_a_quoted_scalar() {
     let (_d, run) = spec_case("kind: Lo\nspec:\n  bootstrap:\n    - 'cert-man");
     assert_clean_failure(&run, "invalid YAML");
@@ -65,13 +62,11 @@ fn truncated_inside_a_quoted_scalar() {
     );
 }
 
-#[test]
 fn truncated_inside_a_flow_mapping() {
     let (_d, run) = spec_case("kind: Lo\nspec: {bootstrap: [cilium, {cert-manager: {wait: tr");
     assert_clean_failure(&run, "invalid YAML");
 }
 
-#[test]
 fn duplicate_keys() {
     let (_d, run) = spec_case("kind: Lo\nkind: KubeOne\n");
     assert_clean_failure(
@@ -80,7 +75,6 @@ fn duplicate_keys() {
     );
 }
 
-#[test]
 fn a_100_mb_spec_is_refused_quickly_without_reading_it() {
     let dir = project();
     let path = dir.path().join("clusters/inv/cluster.lok8s.yaml");
@@ -90,19 +84,16 @@ fn a_100_mb_spec_is_refused_quickly_without_reading_it() {
     assert!(run.stderr.contains("cluster.lok8s.yaml"), "{}", run.stderr);
 }
 
-#[test]
 fn invalid_utf8_names_the_line() {
     let (_d, run) = spec_case(b"kind: Lo\nspec: {x: \"\xc3\x28\"}\n");
     assert_clean_failure(&run, "cluster.lok8s.yaml: not valid UTF-8 (line 2");
 }
 
-#[test]
 fn a_nul_byte_names_the_line() {
     let (_d, run) = spec_case(b"kind: Lo\nspec:\n  bootstrap: [a\0b]\n");
     assert_clean_failure(&run, "cluster.lok8s.yaml: contains a NUL byte (line 3)");
 }
 
-#[test]
 fn a_utf8_bom_is_accepted_and_hashed_raw() {
     // yaml.v3 skips a BOM; the specHash covers the raw bytes including it.
     let text = "kind: KubeOne\nspec:\n  bootstrap: [cilium]\n";
@@ -121,7 +112,6 @@ fn a_utf8_bom_is_accepted_and_hashed_raw() {
     assert_ne!(hash(&plain.stdout), hash(&bom.stdout));
 }
 
-#[test]
 fn crlf_line_ends_render_like_lf() {
     let text = "kind: KubeOne\nspec:\n  provider:\n    name: hetzner\n  bootstrap:\n    - cilium\n";
     let (_d, lf) = spec_case(text);
@@ -135,7 +125,6 @@ fn crlf_line_ends_render_like_lf() {
     assert_eq!(strip(&lf.ok().stdout), strip(&crlf.ok().stdout));
 }
 
-#[test]
 fn deep_flow_nesting() {
     let deep = format!(
         "kind: Lo\nspec:\n  bootstrap: {}{}\n",
@@ -146,7 +135,6 @@ fn deep_flow_nesting() {
     assert_clean_failure(&run, "invalid YAML");
 }
 
-#[test]
 fn deep_flow_mapping_nesting() {
     let deep_map = format!(
         "kind: Lo\nspec:\n  x: {}1{}\n",
@@ -157,7 +145,6 @@ fn deep_flow_mapping_nesting() {
     assert_clean_failure(&run, "invalid YAML");
 }
 
-#[test]
 fn deep_block_nesting() {
     let mut text = String::from("kind: Lo\nspec:\n");
     for depth in 0..300 {
@@ -169,7 +156,6 @@ fn deep_block_nesting() {
     assert!(run.stderr.contains("cluster.lok8s.yaml:"), "{}", run.stderr);
 }
 
-#[test]
 fn billion_laughs() {
     let mut text =
         String::from("kind: Lo\nx0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
@@ -182,7 +168,6 @@ fn billion_laughs() {
     assert_clean_failure(&run, "excessive aliasing");
 }
 
-#[test]
 fn a_spec_that_is_a_fifo_does_not_block() {
     // Opening a named pipe without a writer would block forever; a FIFO is no spec.
     let dir = project();
@@ -194,7 +179,6 @@ fn a_spec_that_is_a_fifo_does_not_block() {
     assert_clean_failure(&run, "cluster spec not found");
 }
 
-#[test]
 fn a_spec_that_is_a_directory_is_missing() {
     let dir = project();
     let path = dir.path().join("clusters/inv/cluster.lok8s.yaml");
@@ -204,7 +188,6 @@ fn a_spec_that_is_a_directory_is_missing() {
     assert_clean_failure(&run, "cluster spec not found");
 }
 
-#[test]
 fn a_spec_linked_outside_the_project_is_not_read() {
     // Regression: the spec was read through a link leaving the root.
     let dir = project();
@@ -219,7 +202,6 @@ fn a_spec_linked_outside_the_project_is_not_read() {
     assert!(!run.stderr.contains("Leaked") && !run.stderr.contains("leaked"));
 }
 
-#[test]
 fn a_cluster_folder_linked_outside_the_project_is_not_read() {
     let dir = project();
     let outside = tempfile::tempdir().unwrap();
@@ -230,7 +212,6 @@ fn a_cluster_folder_linked_outside_the_project_is_not_read() {
     assert_clean_failure(&run, "resolves outside the project root");
 }
 
-#[test]
 fn a_spec_linked_inside_the_project_is_read() {
     // Links are fine while they stay inside the root (a shared spec, say).
     let dir = project();
@@ -241,7 +222,6 @@ fn a_spec_linked_inside_the_project_is_read() {
     assert!(run.stdout.contains("- name: cilium"), "{}", run.stdout);
 }
 
-#[test]
 fn unparsable_inputs_never_panic() {
     // A sweep of small malformed specs; each must end in exit 0 or 1, never a crash.
     let cases = [
@@ -287,4 +267,29 @@ fn unparsable_inputs_never_panic() {
             "{case:?}: control characters reach the terminal"
         );
     }
+}
+
+trials! {
+    Nothing: [
+        malformed_yaml_names_file_line_and_column,
+        truncated_at_every_point_never_panics_and_names_the_line,
+        truncated_inside_a_quoted_scalar,
+        truncated_inside_a_flow_mapping,
+        duplicate_keys,
+        a_100_mb_spec_is_refused_quickly_without_reading_it,
+        invalid_utf8_names_the_line,
+        a_nul_byte_names_the_line,
+        a_utf8_bom_is_accepted_and_hashed_raw,
+        crlf_line_ends_render_like_lf,
+        deep_flow_nesting,
+        deep_flow_mapping_nesting,
+        deep_block_nesting,
+        billion_laughs,
+        a_spec_that_is_a_fifo_does_not_block,
+        a_spec_that_is_a_directory_is_missing,
+        a_spec_linked_outside_the_project_is_not_read,
+        a_cluster_folder_linked_outside_the_project_is_not_read,
+        a_spec_linked_inside_the_project_is_read,
+        unparsable_inputs_never_panic,
+    ],
 }

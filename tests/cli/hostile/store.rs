@@ -31,7 +31,6 @@ fn objects(store: &Path) -> Vec<PathBuf> {
     out
 }
 
-#[test]
 fn an_object_linked_to_etc_passwd_is_damage_and_never_read() {
     let (dir, store) = queued();
     for object in objects(store.path()) {
@@ -50,7 +49,6 @@ fn an_object_linked_to_etc_passwd_is_damage_and_never_read() {
     assert!(!run.stderr.contains("root:x:"));
 }
 
-#[test]
 fn a_journal_linked_outside_the_store_is_neither_read_nor_appended() {
     // Regression: the journal was read through the link and appended to its target.
     let (dir, store) = queued();
@@ -73,7 +71,6 @@ fn a_journal_linked_outside_the_store_is_neither_read_nor_appended() {
     assert_unchanged(&before, outside.path());
 }
 
-#[test]
 fn a_domain_folder_linked_outside_the_store_is_refused() {
     let (dir, store) = queued();
     let outside = tempfile::tempdir().unwrap();
@@ -92,7 +89,6 @@ fn a_domain_folder_linked_outside_the_store_is_refused() {
     assert_unchanged(&before, outside.path());
 }
 
-#[test]
 fn a_lock_linked_to_another_file_is_refused() {
     let (dir, store) = queued();
     let outside = tempfile::tempdir().unwrap();
@@ -113,7 +109,6 @@ fn a_lock_linked_to_another_file_is_refused() {
     assert_unchanged(&before, outside.path());
 }
 
-#[test]
 fn a_store_root_that_is_a_link_is_followed() {
     // The root is the user's choice (--snapshots, CLINV_SNAPSHOTS): a link there is fine.
     let dir = project();
@@ -126,7 +121,6 @@ fn a_store_root_that_is_a_link_is_followed() {
     verify(dir.path(), &link).ok();
 }
 
-#[test]
 fn a_torn_last_line_is_ignored_and_repaired() {
     let (dir, store) = queued();
     let journal = store.path().join("inv/journal");
@@ -149,7 +143,6 @@ fn a_torn_last_line_is_ignored_and_repaired() {
     verify(dir.path(), store.path()).ok();
 }
 
-#[test]
 fn a_torn_tail_longer_than_a_mebibyte_is_cut_whole() {
     // Regression: only the last 1 MiB of a longer torn tail was cut, gluing the next
     // record to the rest of the garbage.
@@ -174,7 +167,6 @@ fn a_torn_tail_longer_than_a_mebibyte_is_cut_whole() {
     verify(dir.path(), store.path()).ok();
 }
 
-#[test]
 fn a_bad_checksum_is_reported_with_its_line() {
     let (dir, store) = queued();
     let journal = store.path().join("inv/journal");
@@ -190,7 +182,6 @@ fn a_bad_checksum_is_reported_with_its_line() {
     assert_unchanged(&before, store.path());
 }
 
-#[test]
 fn a_garbage_line_in_the_middle_is_reported_and_skipped() {
     let (dir, store) = queued();
     queue(dir.path(), store.path());
@@ -215,7 +206,6 @@ fn a_garbage_line_in_the_middle_is_reported_and_skipped() {
     assert!(run.stderr.contains("journal:3"), "{}", run.stderr);
 }
 
-#[test]
 fn invalid_utf8_and_nul_in_the_journal_are_damage() {
     let (dir, store) = queued();
     let journal = store.path().join("inv/journal");
@@ -229,7 +219,6 @@ fn invalid_utf8_and_nul_in_the_journal_are_damage() {
     assert_clean_failure(&run, "journal:3: not UTF-8");
 }
 
-#[test]
 fn a_missing_object_is_damage_naming_its_path() {
     let (dir, store) = queued();
     let gone = objects(store.path()).remove(0);
@@ -238,7 +227,6 @@ fn a_missing_object_is_damage_naming_its_path() {
     assert_clean_failure(&run, gone.file_name().unwrap().to_str().unwrap());
 }
 
-#[test]
 fn an_altered_object_is_damage_and_not_used() {
     let (dir, store) = queued();
     for object in objects(store.path()) {
@@ -256,7 +244,6 @@ fn an_altered_object_is_damage_and_not_used() {
     assert!(!run.stdout.contains("evilum"));
 }
 
-#[test]
 fn a_huge_object_is_refused_without_reading_it() {
     let (dir, store) = queued();
     let object = objects(store.path()).remove(0);
@@ -265,7 +252,6 @@ fn a_huge_object_is_refused_without_reading_it() {
     assert_clean_failure(&run, "file too large");
 }
 
-#[test]
 fn a_lock_left_by_a_dead_process_does_not_block() {
     let (dir, store) = queued();
     // The holder note of a process that no longer exists; its flock died with it.
@@ -279,7 +265,6 @@ fn a_lock_left_by_a_dead_process_does_not_block() {
     verify(dir.path(), store.path()).ok();
 }
 
-#[test]
 fn a_lock_held_by_a_live_process_is_waited_for_and_named() {
     // A real holder: flock(1) keeps the lock while it sleeps. clinv waits (30 s), so
     // only check it does not proceed within a short window and does not corrupt.
@@ -301,7 +286,6 @@ fn a_lock_held_by_a_live_process_is_waited_for_and_named() {
     verify(dir.path(), store.path()).ok();
 }
 
-#[test]
 fn a_100_mb_journal_is_refused_quickly_and_left_alone() {
     let (dir, store) = queued();
     let journal = store.path().join("inv/journal");
@@ -324,7 +308,6 @@ fn a_100_mb_journal_is_refused_quickly_and_left_alone() {
     );
 }
 
-#[test]
 fn a_journal_that_is_a_fifo_does_not_block() {
     let (dir, store) = queued();
     let journal = store.path().join("inv/journal");
@@ -347,7 +330,6 @@ fn a_journal_that_is_a_fifo_does_not_block() {
     );
 }
 
-#[test]
 fn an_import_tar_with_traversing_names_writes_nothing_outside() {
     let (dir, store) = queued();
     let out = tempfile::tempdir().unwrap();
@@ -428,11 +410,7 @@ fn publish_as(dir: &Path, store: &Path, uid: Option<u32>) -> Run {
     }
 }
 
-#[test]
 fn another_users_store_is_read_but_never_written() {
-    if !root_or_skip("running clinv as nobody on root's store") {
-        return;
-    }
     let (dir, store) = shared();
     let before = tree(store.path());
     let run = publish_as(dir.path(), store.path(), Some(NOBODY));
@@ -459,13 +437,9 @@ fn another_users_store_is_read_but_never_written() {
     verify(dir.path(), store.path()).ok();
 }
 
-#[test]
 fn root_refuses_to_write_a_store_another_user_owns() {
     // Like git's safe.directory: root writing root-owned 0600 files into a user's store
     // would lock the owner out of it.
-    if !root_or_skip("a store owned by another uid") {
-        return;
-    }
     let (dir, store) = queued();
     chown_tree(store.path(), NOBODY);
     let before = tree(store.path());
@@ -486,11 +460,7 @@ fn root_refuses_to_write_a_store_another_user_owns() {
     verify(dir.path(), store.path()).ok();
 }
 
-#[test]
 fn a_read_only_store_of_ones_own_is_a_clear_error() {
-    if !root_or_skip("a read-only store (root bypasses modes)") {
-        return;
-    }
     let (dir, store) = shared();
     chown_tree(store.path(), NOBODY);
     use std::os::unix::fs::PermissionsExt;
@@ -516,7 +486,6 @@ fn a_read_only_store_of_ones_own_is_a_clear_error() {
     std::fs::set_permissions(store.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-#[test]
 fn a_deeply_nested_journal_record_with_a_valid_checksum_is_damage() {
     use sha2::Digest;
     let (dir, store) = queued();
@@ -548,7 +517,6 @@ fn a_deeply_nested_journal_record_with_a_valid_checksum_is_damage() {
     assert_eq!(run.stdout.matches("\"id\"").count(), 1, "{}", run.stdout);
 }
 
-#[test]
 fn a_100_mb_import_entry_is_refused_without_reading_it() {
     // Regression: import read the whole archive (up to 1 GiB) into memory first.
     let (dir, store) = queued();
@@ -570,13 +538,9 @@ fn a_100_mb_import_entry_is_refused_without_reading_it() {
     assert_unchanged(&before, store.path());
 }
 
-#[test]
 fn a_store_root_owned_by_another_user_is_usable_for_ones_own_domains() {
     // A shared or group-owned volume: the root belongs to someone else, the domain
     // folder clinv creates in it is ours.
-    if !root_or_skip("a store root owned by another uid") {
-        return;
-    }
     let dir = project();
     let store = tempfile::tempdir().unwrap();
     chown_tree(store.path(), NOBODY);
@@ -587,4 +551,35 @@ fn a_store_root_owned_by_another_user_is_usable_for_ones_own_domains() {
         0
     );
     verify(dir.path(), store.path()).ok();
+}
+
+trials! {
+    Nothing: [
+        an_object_linked_to_etc_passwd_is_damage_and_never_read,
+        a_journal_linked_outside_the_store_is_neither_read_nor_appended,
+        a_domain_folder_linked_outside_the_store_is_refused,
+        a_lock_linked_to_another_file_is_refused,
+        a_store_root_that_is_a_link_is_followed,
+        a_torn_last_line_is_ignored_and_repaired,
+        a_torn_tail_longer_than_a_mebibyte_is_cut_whole,
+        a_bad_checksum_is_reported_with_its_line,
+        a_garbage_line_in_the_middle_is_reported_and_skipped,
+        invalid_utf8_and_nul_in_the_journal_are_damage,
+        a_missing_object_is_damage_naming_its_path,
+        an_altered_object_is_damage_and_not_used,
+        a_huge_object_is_refused_without_reading_it,
+        a_lock_left_by_a_dead_process_does_not_block,
+        a_lock_held_by_a_live_process_is_waited_for_and_named,
+        a_100_mb_journal_is_refused_quickly_and_left_alone,
+        a_journal_that_is_a_fifo_does_not_block,
+        an_import_tar_with_traversing_names_writes_nothing_outside,
+        a_deeply_nested_journal_record_with_a_valid_checksum_is_damage,
+        a_100_mb_import_entry_is_refused_without_reading_it,
+    ],
+    Root: [
+        another_users_store_is_read_but_never_written,
+        root_refuses_to_write_a_store_another_user_owns,
+        a_read_only_store_of_ones_own_is_a_clear_error,
+        a_store_root_owned_by_another_user_is_usable_for_ones_own_domains,
+    ],
 }

@@ -1,0 +1,132 @@
+//! The runner of the `cli` and `cluster` test binaries (`harness = false`, libtest-mimic).
+//!
+//! Each test module lists its cases with [`trials!`], grouped by what they need. The
+//! prerequisites are probed once, before any case runs: a case whose prerequisite is
+//! absent is reported by the runner as *ignored*, with one loud line on stderr saying
+//! why, and fails instead under `CI=true`. Filtering, `--list`, `--exact`, `--skip`,
+//! `--ignored`/`--include-ignored` and `--test-threads` are libtest's; output is not
+//! captured (`--nocapture` is accepted and changes nothing).
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+/// What a case needs besides the built binary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[allow(dead_code)] // each binary uses some of them
+pub enum Need {
+    /// Nothing: the case always runs.
+    Nothing,
+    /// A running control plane (`CLINV_TEST_KUBECONFIG`).
+    Plane,
+    /// Headless Chromium.
+    Chromium,
+    /// Running as root (chown, `nobody`).
+    Root,
+    /// Root and a mountable tmpfs.
+    Tmpfs,
+    /// No mounted Kubernetes service account (not inside a pod).
+    NoServiceAccount,
+}
+
+/// One registered test: its libtest name, its prerequisite and its body.
+pub struct Case {
+    name: String,
+    need: Need,
+    body: fn(),
+}
+
+impl Case {
+    /// `module` is the `module_path!()` of the list: its first segment (the binary) is
+    /// dropped, so names read `publish::drift_against_the_live_inventory` as under libtest.
+    pub fn new(module: &str, name: &str, need: Need, body: fn()) -> Self {
+        let name = match module.split_once("::") {
+            Some((_, module)) => format!("{module}::{name}"),
+            None => name.to_string(),
+        };
+        Case { name, need, body }
+    }
+}
+
+/// Defines `pub fn tests() -> Vec<Case>` for the module it is used in:
+///
+/// ```ignore
+/// trials! {
+///     Nothing: [a_case, another_case],
+///     Chromium: [a_case_that_renders],
+/// }
+/// ```
+macro_rules! trials {
+    ($($need:ident: [$($case:ident),* $(,)?]),* $(,)?) => {
+        /// This module's test cases, for the runner.
+        pub fn tests() -> Vec<$crate::harness::Case> {
+            vec![$($(
+                $crate::harness::Case::new(
+                    module_path!(),
+                    stringify!($case),
+                    $crate::harness::Need::$need,
+                    $case,
+                ),
+            )*)*]
+        }
+    };
+}
+
+/// Runs `cases` with the command line's arguments. `probe` says whether a prerequisite
+/// is present (`Err` says why not); it is called once per prerequisite that a selected
+/// case needs.
+pub fn run(mut cases: Vec<Case>, probe: impl Fn(Need) -> Result<(), String>) -> ExitCode {
+    let args = Arguments::from_args();
+    let ci = std::env::var("CI").as_deref() == Ok("true");
+    cases.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(twice) = cases.windows(2).find(|w| w[0].name == w[1].name) {
+        panic!("{} is registered twice", twice[0].name);
+    }
+
+    // Probe what the selected cases need, once.
+    let mut missing: BTreeMap<Need, (Result<(), String>, usize)> = BTreeMap::new();
+    for case in &cases {
+        // By name only: under `--ignored` the cases about to be ignored are the selected ones.
+        let named = Trial::test(case.name.clone(), || Ok(())).with_ignored_flag(true);
+        let selected = !args.is_filtered_out(&named);
+        if case.need != Need::Nothing && selected {
+            missing
+                .entry(case.need)
+                .or_insert_with(|| (probe(case.need), 0))
+                .1 += 1;
+        }
+    }
+    if !args.list {
+        for (result, count) in missing.values() {
+            if let Err(why) = result {
+                if ci {
+                    eprintln!("\n*** CI=true: {count} test(s) FAIL: {why} ***\n");
+                } else {
+                    eprintln!("\n*** {count} test(s) IGNORED: {why} ***\n");
+                }
+            }
+        }
+    }
+
+    let trials = cases
+        .into_iter()
+        .map(|case| {
+            let absent = match missing.get(&case.need) {
+                Some((Err(why), _)) => Some(why.clone()),
+                _ => None,
+            };
+            let ignored = absent.is_some() && !ci;
+            let body = case.body;
+            Trial::test(case.name, move || match absent {
+                Some(why) if ci => Err(Failed::from(format!("CI=true but {why}"))),
+                Some(why) => Err(Failed::from(format!("prerequisite missing: {why}"))),
+                None => {
+                    body();
+                    Ok(())
+                }
+            })
+            .with_ignored_flag(ignored)
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
