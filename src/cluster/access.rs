@@ -221,3 +221,92 @@ pub fn read_live(
         trace,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path) -> PathBuf {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "").unwrap();
+        path.to_path_buf()
+    }
+
+    #[test]
+    fn the_kubeconfig_is_chosen_in_lok8s_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let project = Project::at(&root.join("p"));
+        let flag = touch(&root.join("flag.yaml"));
+        let own = touch(&root.join("p/.kubeconfig/lab.yaml"));
+        let env = touch(&root.join("env.yaml"));
+        let home = touch(&root.join("home/.kube/config"));
+        let missing = root.join("missing.yaml");
+        let list = std::env::join_paths([&missing, &env]).unwrap();
+        let mut access = Access {
+            kubeconfig: Some(flag.clone()),
+            context: None,
+            env_kubeconfig: Some(list),
+            home: Some(root.join("home")),
+        };
+        let chosen = |a: &Access, name: Option<&str>| {
+            let c = a.choose(Some(&project), name).unwrap();
+            (c.paths, c.origin)
+        };
+        assert_eq!(chosen(&access, Some("lab")), (vec![flag], "--kubeconfig"));
+        access.kubeconfig = None;
+        assert_eq!(
+            chosen(&access, Some("lab")),
+            (vec![own], "project .kubeconfig/")
+        );
+        // A name that would leave the project is not used.
+        assert_eq!(
+            chosen(&access, Some("../lab")),
+            (vec![env.clone()], "KUBECONFIG")
+        );
+        assert_eq!(chosen(&access, None), (vec![env], "KUBECONFIG"));
+        access.env_kubeconfig = None;
+        assert_eq!(chosen(&access, None), (vec![home], "~/.kube/config"));
+    }
+
+    #[test]
+    fn a_missing_kubeconfig_names_the_path_looked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.yaml");
+        let detail = |a: Access| {
+            let f = a.choose(None, None).unwrap_err();
+            assert_eq!((f.reason, f.step), (Reason::NoKubeconfig, Step::Connect));
+            f.detail
+        };
+        let flag = Access {
+            kubeconfig: Some(missing.clone()),
+            ..Access::default()
+        };
+        assert_eq!(
+            detail(flag),
+            format!("kubeconfig not found ({})", missing.display())
+        );
+        let env = Access {
+            env_kubeconfig: Some(missing.clone().into_os_string()),
+            ..Access::default()
+        };
+        assert!(detail(env).contains("nope.yaml"));
+        let home = Access {
+            home: Some(dir.path().to_path_buf()),
+            ..Access::default()
+        };
+        assert!(detail(home).ends_with(".kube/config)"));
+    }
+
+    #[test]
+    fn budgets_are_clamped_and_the_probe_fits_the_deadline() {
+        let o = options(2.0, 5.0, true, false);
+        assert_eq!(o.probe, Duration::from_secs(2));
+        assert_eq!(o.deadline, Duration::from_secs(2));
+        assert!(o.force && !o.dry_run);
+        assert_eq!(
+            options(0.0, 0.0, false, false).probe,
+            Duration::from_millis(50)
+        );
+    }
+}

@@ -6,7 +6,7 @@ use crate::cluster::Options;
 use crate::cluster::access::{self, Access};
 use crate::error::{Error, Result};
 use crate::project::{DomainKind, Project};
-use crate::store::DomainStore;
+use crate::store::{DomainStore, State};
 use crate::util::notice::Notice;
 use std::fmt;
 
@@ -31,7 +31,7 @@ pub enum Source {
     },
     Snapshot {
         id: String,
-        state: String,
+        state: State,
         at: String,
     },
     /// No live inventory and no snapshot.
@@ -46,7 +46,7 @@ impl fmt::Display for Source {
                 write!(f, "the cluster at {server} (no ClusterInventory)")
             }
             Source::Snapshot { id, state, at } => {
-                write!(f, "snapshot {id} ({state}, recorded {at})")
+                write!(f, "snapshot {id} ({}, recorded {at})", state.as_str())
             }
             Source::Nothing => f.write_str("no live inventory and no snapshot"),
         }
@@ -119,7 +119,7 @@ pub fn drift(req: &Request<'_>) -> Result<Report> {
                 Some(s) => (
                     Source::Snapshot {
                         id: s.record.id.clone(),
-                        state: s.state.as_str().to_string(),
+                        state: s.state,
                         at: s.record.at.clone(),
                     },
                     Some(s.record.spec_hash.clone()),
