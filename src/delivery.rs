@@ -1,7 +1,9 @@
 //! The outcomes both delivery channels share: why an inventory did not reach the
-//! cluster ([`Reason`], persisted by the store and mapped to `--strict` exit codes) and
-//! where it was going ([`Target`]). A leaf: it depends on nothing else of the crate, so
-//! the on-disk journal format does not depend on the kube client.
+//! cluster ([`Reason`], persisted by the store and mapped to `--strict` exit codes),
+//! where it was going ([`Target`]) and which state changes an outcome means for the
+//! queued snapshots ([`Mark`], decided by pure functions so every flow agrees). A leaf:
+//! it depends on nothing else of the crate, so the on-disk journal format does not
+//! depend on the kube client.
 
 use std::fmt;
 
@@ -56,4 +58,137 @@ impl fmt::Display for Reason {
 pub struct Target {
     pub server: String,
     pub context: Option<String>,
+}
+
+/// Longest failure detail kept with a pending snapshot (the journal is not a log).
+pub const MAX_DETAIL: usize = 500;
+
+/// A state change a delivery decides for one snapshot, by id; the store records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mark {
+    /// Delivered to the cluster.
+    Applied { id: String },
+    /// Still queued, and why.
+    Pending {
+        id: String,
+        reason: Reason,
+        detail: String,
+    },
+    /// Never to be delivered: a newer snapshot (`by`) was, or the live object is newer
+    /// (`why`).
+    Superseded {
+        id: String,
+        by: Option<String>,
+        why: Option<String>,
+    },
+}
+
+/// What a delivery of a snapshot did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivered<'a> {
+    Applied,
+    /// The stale guard: the live object was rendered later and was left alone.
+    Stale {
+        live_rendered_at: &'a str,
+    },
+}
+
+/// Why a stale snapshot was superseded without an apply.
+pub fn stale_detail(live_rendered_at: &str) -> String {
+    format!("the live inventory was rendered later ({live_rendered_at})")
+}
+
+/// The marks after snapshot `id` was delivered: applied (or superseded, when the live
+/// object was newer), and each older pending snapshot superseded by it, because the
+/// inventory is a singleton and the newest state already went out.
+pub fn after_delivery(id: &str, delivered: Delivered<'_>, older_pending: &[&str]) -> Vec<Mark> {
+    let first = match delivered {
+        Delivered::Applied => Mark::Applied { id: id.to_string() },
+        Delivered::Stale { live_rendered_at } => Mark::Superseded {
+            id: id.to_string(),
+            by: None,
+            why: Some(stale_detail(live_rendered_at)),
+        },
+    };
+    let older = older_pending
+        .iter()
+        .filter(|o| **o != id)
+        .map(|o| Mark::Superseded {
+            id: (*o).to_string(),
+            by: Some(id.to_string()),
+            why: None,
+        });
+    std::iter::once(first).chain(older).collect()
+}
+
+/// The mark after snapshot `id` could not be delivered: it stays pending, with the
+/// reason and the (shortened) detail, for the next replay.
+pub fn after_failure(id: &str, reason: Reason, detail: &str) -> Mark {
+    Mark::Pending {
+        id: id.to_string(),
+        reason,
+        detail: detail.chars().take(MAX_DETAIL).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn superseded_by(id: &str, by: &str) -> Mark {
+        Mark::Superseded {
+            id: id.into(),
+            by: Some(by.into()),
+            why: None,
+        }
+    }
+
+    #[test]
+    fn an_applied_snapshot_supersedes_the_older_pending_ones() {
+        assert_eq!(
+            after_delivery("c", Delivered::Applied, &["a", "b"]),
+            [
+                Mark::Applied { id: "c".into() },
+                superseded_by("a", "c"),
+                superseded_by("b", "c"),
+            ]
+        );
+        assert_eq!(
+            after_delivery("c", Delivered::Applied, &[]),
+            [Mark::Applied { id: "c".into() }]
+        );
+    }
+
+    #[test]
+    fn a_stale_snapshot_is_superseded_with_the_reason_and_still_supersedes_older_ones() {
+        let at = "2026-07-06T12:00:00Z";
+        assert_eq!(
+            after_delivery(
+                "b",
+                Delivered::Stale {
+                    live_rendered_at: at
+                },
+                &["a", "b"]
+            ),
+            [
+                Mark::Superseded {
+                    id: "b".into(),
+                    by: None,
+                    why: Some(format!("the live inventory was rendered later ({at})")),
+                },
+                superseded_by("a", "b"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_delivery_stays_pending_with_a_short_detail() {
+        let long = "é".repeat(MAX_DETAIL + 10);
+        let Mark::Pending { id, reason, detail } = after_failure("a", Reason::Forbidden, &long)
+        else {
+            panic!("not pending");
+        };
+        assert_eq!((id.as_str(), reason), ("a", Reason::Forbidden));
+        assert_eq!(detail.chars().count(), MAX_DETAIL);
+    }
 }

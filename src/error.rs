@@ -144,6 +144,10 @@ pub enum Error {
     #[error("broken pipe")]
     BrokenPipe,
 
+    /// The async runtime could not be started: a local failure, never the cluster's.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+
     /// An I/O failure, with the path it concerns.
     #[error("{path}: {source}")]
     Io {
@@ -182,6 +186,38 @@ impl Error {
     }
 }
 
+/// How a command ended when it did not fail outright; mapped to its exit code next to
+/// [`Error::exit_code`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done.
+    Done,
+    /// A comparison found the two sides different (`clinv drift`: the cluster was not
+    /// deployed from the local spec).
+    Different,
+    /// A comparison had nothing to compare with.
+    Unknown,
+    /// `--strict` deliveries that failed, each already reported (`replay --all` goes on
+    /// with the other domains): the worst reason's code.
+    Unapplied(Vec<crate::delivery::Reason>),
+}
+
+impl Outcome {
+    /// The process exit code for this outcome.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Outcome::Done => exit::OK,
+            Outcome::Different => exit::diff::DIFFERENT,
+            Outcome::Unknown => exit::diff::ERROR,
+            Outcome::Unapplied(reasons) => reasons
+                .iter()
+                .map(|r| exit::for_reason(*r))
+                .max()
+                .unwrap_or(exit::OK),
+        }
+    }
+}
+
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -205,5 +241,16 @@ mod tests {
         }
         assert_eq!(Error::BrokenPipe.in_diff().exit_code(), exit::OK);
         assert_eq!(Error::Reference("x".into()).exit_code(), exit::FAILURE);
+    }
+
+    #[test]
+    fn outcomes_map_to_codes() {
+        use crate::delivery::Reason;
+        assert_eq!(Outcome::Done.exit_code(), exit::OK);
+        assert_eq!(Outcome::Different.exit_code(), 1);
+        assert_eq!(Outcome::Unknown.exit_code(), 2);
+        assert_eq!(Outcome::Unapplied(vec![]).exit_code(), exit::OK);
+        let both = Outcome::Unapplied(vec![Reason::Rejected, Reason::NoKubeconfig]);
+        assert_eq!(both.exit_code(), exit::for_reason(Reason::Rejected));
     }
 }

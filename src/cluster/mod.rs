@@ -17,6 +17,8 @@
 //! snapshot store can record why an inventory was queued. Error texts come from the
 //! server's `Status` message or the transport error, never from credentials.
 
+pub mod access;
+
 use crate::delivery::{Reason, Target};
 use crate::inventory::crd;
 use crate::inventory::{self, ClusterInventory};

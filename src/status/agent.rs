@@ -1,6 +1,6 @@
 //! The in-cluster status writer's pure parts: its schedule (Go-style intervals, jitter,
 //! backoff) and the status it writes. The passes themselves run in
-//! `commands/agent.rs`; the requests in [`crate::cluster`].
+//! [`crate::ops::agent`]; the requests in [`crate::cluster`].
 
 use crate::status::helm::Observed;
 use crate::status::updates::Update;

@@ -1,7 +1,6 @@
 //! One file per command. Each turns its arguments into library calls and hands the
 //! results to the printer; errors come back here and are mapped to an exit code once.
 
-mod access;
 mod addons;
 mod agent;
 mod commit;
@@ -22,9 +21,12 @@ mod updates;
 
 use crate::app::cli::{Cli, Command};
 use crate::app::settings::{Env, Settings};
-use crate::error::{Error, Result, exit};
+use crate::cluster::access::Access;
+use crate::delivery::Reason;
+use crate::error::{Error, Outcome, Result, exit};
 use crate::inventory::{self, Warning};
 use crate::project::Project;
+use crate::util::notice::{Level, Notice};
 use chrono::{DateTime, Utc};
 
 /// Runs a parsed command line and returns the process exit code.
@@ -34,19 +36,21 @@ pub fn run(cli: Cli) -> i32 {
         Command::Render(args) => render::run(&settings, args),
         Command::Crd => crd::run(&settings),
         Command::Addons(args) => addons::run(&settings, args),
-        Command::Publish(args) => publish::run(&settings, args),
-        Command::Status(args) => status::run(&settings, args),
-        Command::Replay(args) => replay::run(&settings, args),
+        Command::Publish(args) => publish::run(&settings, args).map(|o| o.exit_code()),
+        Command::Status(args) => status::run(&settings, args).map(|o| o.exit_code()),
+        Command::Replay(args) => replay::run(&settings, args).map(|o| o.exit_code()),
         Command::Snapshots(args) => snapshots::run(&settings, args),
         Command::Commit(args) => commit::run(&settings, args),
         Command::Index(args) => index::run(&settings, args),
         Command::Updates(args) => updates::run(&settings, args),
-        Command::Agent(args) => agent::run(&settings, args),
+        Command::Agent(args) => agent::run(&settings, args).map(|o| o.exit_code()),
         Command::Diff(args) => diff::run(&settings, args),
         Command::Log(args) => log::run(&settings, args),
         Command::Report(args) => report_cmd::run(&settings, args),
         // Like diff: 1 means "different", so every error is 2 ("unknown").
-        Command::Drift(args) => drift::run(&settings, args).map_err(Error::in_diff),
+        Command::Drift(args) => drift::run(&settings, args)
+            .map(|o| o.exit_code())
+            .map_err(Error::in_diff),
         Command::Completions { shell } => completions(&settings, *shell),
     };
     match result {
@@ -127,4 +131,36 @@ fn deploy_domain_note(settings: &Settings, domain: &str, cluster_ref: Option<&st
         ),
     };
     settings.printer.info(&message);
+}
+
+/// How to reach the cluster: `--kubeconfig`, `--context`, `KUBECONFIG`, `HOME`.
+fn access(settings: &Settings) -> Access {
+    Access {
+        kubeconfig: settings.kubeconfig.clone(),
+        context: settings.context.clone(),
+        env_kubeconfig: settings.env.kubeconfig.clone(),
+        home: settings.env.home.clone(),
+    }
+}
+
+/// Prints the messages a library flow returned, in order.
+fn print_notices(settings: &Settings, notices: &[Notice]) {
+    for n in notices {
+        match n.level {
+            Level::Error => settings.printer.error(&n.text),
+            Level::Warn => settings.printer.warn(&n.text),
+            Level::Info => settings.printer.info(&n.text),
+            Level::Debug => settings.printer.debug(&n.text),
+        }
+    }
+}
+
+/// lok8s's fail-soft rule for what did not reach the cluster: a warning and success;
+/// with `--strict`, an error with the reason's exit code.
+fn fail_soft(settings: &Settings, reason: Reason, message: String) -> Result<Outcome> {
+    if settings.strict {
+        return Err(Error::Unapplied { reason, message });
+    }
+    settings.printer.warn(&message);
+    Ok(Outcome::Done)
 }

@@ -17,9 +17,9 @@
 //! Snapshot references resolve through the snapshot store of the domain, git references
 //! through [`crate::gitops::history`] in the repository given with `--repo`.
 
-use super::access;
 use crate::app::cli::ClusterArgs;
 use crate::app::settings::Settings;
+use crate::cluster::access;
 use crate::error::{Error, Result};
 use crate::inventory::ClusterInventory;
 use crate::project::{MAX_INPUT_BYTES, Project};
@@ -229,24 +229,25 @@ fn stdin(cx: &RefContext) -> Result<ClusterInventory> {
 /// The live object, with the same kubeconfig rules as `clinv status`.
 fn live(cx: &RefContext) -> Result<ClusterInventory> {
     let project = cx.project();
-    let name = match project {
-        Some(p) => {
-            let domain = super::domain(cx.settings, p, cx.domain)?;
-            access::cluster_name(p, &domain)
-        }
+    let domain = match project {
+        Some(p) => Some((p, super::domain(cx.settings, p, cx.domain)?)),
         None => None,
     };
-    let choice = access::choose(cx.settings, project, name.as_deref())
-        .map_err(|f| Error::Reference(format!("cluster: {}", f.detail)))?;
+    let opts = access::options(cx.limits.timeout, cx.limits.probe_timeout, false, false);
+    let read = access::read_live(
+        &super::access(cx.settings),
+        domain.as_ref().map(|(p, d)| (*p, d.as_str())),
+        opts,
+    )?;
+    let Some(choice) = &read.choice else {
+        let detail = read.result.err().map(|f| f.detail).unwrap_or_default();
+        return Err(Error::Reference(format!("cluster: {detail}")));
+    };
     cx.settings.printer.debug(&format!(
         "kubeconfig from {}: {:?}",
         choice.origin, choice.paths
     ));
-    let opts = access::options(cx.limits.timeout, cx.limits.probe_timeout, false, false);
-    let live = access::runtime()?.block_on(async {
-        let cluster = access::connect(cx.settings, &choice, opts).await?;
-        cluster.get_inventory().await
-    });
+    let live = read.result.map(|found| found.object);
     match live {
         Ok(Some(value)) => parse::inventory_from_value(value).map_err(|m| {
             Error::Reference(format!(

@@ -1,15 +1,15 @@
 //! `clinv updates`: which addons have a newer version in the addon index.
 
-use super::{access, deploy_domain_note, domain, project, rendered_at, report_warnings, store};
+use super::{deploy_domain_note, domain, project, rendered_at, report_warnings, store};
 use crate::app::cli::{IndexSourceArgs, OutputFormat, UpdatesArgs};
 use crate::app::output;
 use crate::app::settings::Settings;
-use crate::cluster::Failure;
+use crate::cluster::{Failure, access};
 use crate::error::{Error, Result, exit};
 use crate::inventory::{self, Loaded};
 use crate::project::Project;
 use crate::status::fetch::{self, IndexRef};
-use crate::status::updates::{self, Current, Update};
+use crate::status::updates::{self, Current};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -129,7 +129,7 @@ fn inventory_to_compare(settings: &Settings, args: &UpdatesArgs) -> Result<Optio
     }
     let project = project(settings)?;
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
-    match live(settings, &project, &domain, args) {
+    match live(settings, &project, &domain, args)? {
         Ok(Some(found)) => return Ok(Some(found)),
         Ok(None) => settings
             .printer
@@ -188,32 +188,26 @@ fn from_file(path: &std::path::Path) -> Result<Compared> {
     })
 }
 
-/// The live inventory, `Ok(None)` when the cluster answers without one.
+/// The live inventory, `Ok(Ok(None))` when the cluster answers without one and
+/// `Ok(Err(_))` when it cannot be read; `Err` only when the runtime cannot start.
 fn live(
     settings: &Settings,
     project: &Project,
     domain: &str,
     args: &UpdatesArgs,
-) -> Result<Option<Compared>, Failure> {
-    let name = super::access::cluster_name(project, domain);
-    let choice = access::choose(settings, Some(project), name.as_deref())?;
+) -> Result<Result<Option<Compared>, Failure>> {
     let opts = access::options(args.limits.timeout, args.limits.probe_timeout, false, false);
-    let rt = access::runtime().map_err(|e| {
-        Failure::new(
-            crate::delivery::Reason::Unreachable,
-            crate::cluster::Step::Connect,
-            e.to_string(),
-        )
-    })?;
-    let (server, value) = rt.block_on(async {
-        let cluster = access::connect(settings, &choice, opts).await?;
-        let value = cluster.get_inventory().await;
-        for line in cluster.trace() {
-            settings.printer.debug(&line);
-        }
-        Ok::<_, Failure>((cluster.target.server.clone(), value?))
-    })?;
-    let Some(value) = value else { return Ok(None) };
+    let read = access::read_live(&super::access(settings), Some((project, domain)), opts)?;
+    for line in &read.trace {
+        settings.printer.debug(line);
+    }
+    let (server, value) = match read.result {
+        Ok(found) => (found.server, found.object),
+        Err(f) => return Ok(Err(f)),
+    };
+    let Some(value) = value else {
+        return Ok(Ok(None));
+    };
     let label = value
         .pointer("/metadata/labels/lok8s.dev~1domain")
         .and_then(serde_json::Value::as_str);
@@ -224,13 +218,13 @@ fn live(
     }
     let origin = format!("the live ClusterInventory ({server})");
     match updates::from_object(&value, &origin) {
-        Ok(addons) => Ok(Some(Compared {
+        Ok(addons) => Ok(Ok(Some(Compared {
             addons,
             source: Source::Live { server },
-        })),
+        }))),
         Err(e) => {
             settings.printer.warn(&e.to_string());
-            Ok(None)
+            Ok(Ok(None))
         }
     }
 }
@@ -251,13 +245,4 @@ fn rendered(settings: &Settings, project: &Project, domain: &str) -> Result<Opti
             Ok(None)
         }
     }
-}
-
-/// For the agent: the updates of a live object against a loaded index.
-pub fn of_object(
-    object: &serde_json::Value,
-    index: &crate::status::index::AddonIndex,
-) -> Result<Vec<Update>> {
-    let addons = updates::from_object(object, "the live ClusterInventory")?;
-    Ok(updates::compute(&addons, index))
 }

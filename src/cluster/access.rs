@@ -1,0 +1,312 @@
+//! Which kubeconfig to use, and the connect-and-read sequence the commands share.
+
+use crate::cluster::{self, Cluster, Failure, Options, Step};
+use crate::delivery::Reason;
+use crate::error::{Error, Result};
+use crate::project::Project;
+use crate::util::files;
+use serde_json::Value;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Largest kubeconfig file read.
+const MAX_KUBECONFIG: u64 = 4 << 20;
+
+/// The settings that decide how to reach a cluster.
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    /// `--kubeconfig`.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context`.
+    pub context: Option<String>,
+    /// `KUBECONFIG`: a path list, as kubectl reads it.
+    pub env_kubeconfig: Option<OsString>,
+    /// `HOME`, for `~/.kube/config`.
+    pub home: Option<PathBuf>,
+}
+
+/// The kubeconfig files to use, in kubectl's merge order, and where the choice came from.
+#[derive(Debug, Clone)]
+pub struct Choice {
+    pub paths: Vec<PathBuf>,
+    pub origin: &'static str,
+}
+
+impl Access {
+    /// `--kubeconfig`, else lok8s's `<root>/.kubeconfig/<metadata.name>.yaml` when it
+    /// exists, else `KUBECONFIG`, else `~/.kube/config`. Without a project (`clinv diff`
+    /// of files outside one) the project step is skipped.
+    ///
+    /// # Errors
+    /// [`Reason::NoKubeconfig`] naming the path that was looked for.
+    pub fn choose(
+        &self,
+        project: Option<&Project>,
+        cluster_name: Option<&str>,
+    ) -> Result<Choice, Failure> {
+        let missing = |p: &Path| {
+            Failure::new(
+                Reason::NoKubeconfig,
+                Step::Connect,
+                format!("kubeconfig not found ({})", p.display()),
+            )
+        };
+        if let Some(path) = &self.kubeconfig {
+            if !path.is_file() {
+                return Err(missing(path));
+            }
+            return Ok(Choice {
+                paths: vec![path.clone()],
+                origin: "--kubeconfig",
+            });
+        }
+        if let Some(path) = project
+            .zip(cluster_name)
+            .and_then(|(p, n)| p.kubeconfig_path(n))
+            && path.is_file()
+        {
+            return Ok(Choice {
+                paths: vec![path],
+                origin: "project .kubeconfig/",
+            });
+        }
+        if let Some(list) = &self.env_kubeconfig {
+            let all: Vec<PathBuf> = std::env::split_paths(list)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect();
+            let present: Vec<PathBuf> = all.iter().filter(|p| p.is_file()).cloned().collect();
+            return match (present.is_empty(), all.first()) {
+                (false, _) => Ok(Choice {
+                    paths: present,
+                    origin: "KUBECONFIG",
+                }),
+                (true, Some(first)) => Err(missing(first)),
+                (true, None) => Err(missing(Path::new("$KUBECONFIG"))),
+            };
+        }
+        let default = self
+            .home
+            .clone()
+            .unwrap_or_default()
+            .join(".kube")
+            .join("config");
+        if default.is_file() {
+            Ok(Choice {
+                paths: vec![default],
+                origin: "~/.kube/config",
+            })
+        } else {
+            Err(missing(&default))
+        }
+    }
+
+    /// Reads the chosen files and connects.
+    ///
+    /// # Errors
+    /// Unreadable or invalid kubeconfigs, an unknown context.
+    pub async fn connect(&self, choice: &Choice, opts: Options) -> Result<Cluster, Failure> {
+        let mut texts = Vec::with_capacity(choice.paths.len());
+        for path in &choice.paths {
+            let bad = |m: String| {
+                Failure::new(
+                    Reason::BadKubeconfig,
+                    Step::Connect,
+                    format!("{}: {m}", path.display()),
+                )
+            };
+            let bytes =
+                files::read_bounded(path, MAX_KUBECONFIG).map_err(|e| bad(e.to_string()))?;
+            let text = String::from_utf8(bytes).map_err(|_| bad("not valid UTF-8".into()))?;
+            texts.push((path.display().to_string(), text));
+        }
+        let kubeconfig = cluster::parse_kubeconfigs(&texts)?;
+        Cluster::connect(kubeconfig, self.context.as_deref(), opts).await
+    }
+}
+
+/// The probe budget: `CLINV_PROBE_TIMEOUT` is not read; the flag sets it (default 3 s).
+pub fn options(timeout_secs: f64, probe_secs: f64, force: bool, dry_run: bool) -> Options {
+    let secs = |s: f64| Duration::from_secs_f64(s.clamp(0.05, 3600.0));
+    Options {
+        probe: secs(probe_secs.min(timeout_secs)),
+        deadline: secs(timeout_secs),
+        force,
+        dry_run,
+    }
+}
+
+/// A single-threaded runtime: one command, a handful of sequential requests.
+///
+/// # Errors
+/// [`Error::Runtime`]: the process cannot get the resources (a local failure, not the
+/// cluster's).
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)
+}
+
+/// The spec's `metadata.name` of a cluster domain: it names lok8s's kubeconfig. `None`
+/// for deploy domains, missing or unreadable specs (the other kubeconfig rules apply).
+pub fn cluster_name(project: &Project, domain: &str) -> Option<String> {
+    match project.domain_kind(domain) {
+        crate::project::DomainKind::Cluster { spec } => {
+            crate::project::spec::read(&spec, project.root(), domain)
+                .ok()
+                .and_then(|s| s.name)
+        }
+        _ => None,
+    }
+}
+
+/// The live inventory and the server it came from.
+#[derive(Debug, Clone)]
+pub struct LiveInventory {
+    pub server: String,
+    /// `None` when the server answered without a ClusterInventory.
+    pub object: Option<Value>,
+}
+
+/// What [`read_live`] did.
+#[derive(Debug)]
+pub struct LiveRead {
+    /// The kubeconfig used; `None` when none was found (and nothing was sent).
+    pub choice: Option<Choice>,
+    /// The inventory, or why the cluster could not be read.
+    pub result: Result<LiveInventory, Failure>,
+    /// One line per request, for `-v`.
+    pub trace: Vec<String>,
+}
+
+/// Chooses the kubeconfig (for the cluster of `domain` in `project`, when given),
+/// connects and reads the live inventory. A cluster that cannot be read is not an error
+/// here: the callers fall back to what the store recorded.
+///
+/// # Errors
+/// [`Error::Runtime`] only.
+pub fn read_live(
+    access: &Access,
+    domain: Option<(&Project, &str)>,
+    opts: Options,
+) -> Result<LiveRead> {
+    let rt = runtime()?;
+    let name = domain.and_then(|(p, d)| cluster_name(p, d));
+    let choice = match access.choose(domain.map(|(p, _)| p), name.as_deref()) {
+        Ok(c) => c,
+        Err(f) => {
+            return Ok(LiveRead {
+                choice: None,
+                result: Err(f),
+                trace: Vec::new(),
+            });
+        }
+    };
+    let (result, trace) = rt.block_on(async {
+        let cluster = match access.connect(&choice, opts).await {
+            Ok(c) => c,
+            Err(f) => return (Err(f), Vec::new()),
+        };
+        let object = cluster.get_inventory().await;
+        let server = cluster.target.server.clone();
+        (
+            object.map(|object| LiveInventory { server, object }),
+            cluster.trace(),
+        )
+    });
+    Ok(LiveRead {
+        choice: Some(choice),
+        result,
+        trace,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path) -> PathBuf {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "").unwrap();
+        path.to_path_buf()
+    }
+
+    #[test]
+    fn the_kubeconfig_is_chosen_in_lok8s_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let project = Project::at(&root.join("p"));
+        let flag = touch(&root.join("flag.yaml"));
+        let own = touch(&root.join("p/.kubeconfig/lab.yaml"));
+        let env = touch(&root.join("env.yaml"));
+        let home = touch(&root.join("home/.kube/config"));
+        let missing = root.join("missing.yaml");
+        let list = std::env::join_paths([&missing, &env]).unwrap();
+        let mut access = Access {
+            kubeconfig: Some(flag.clone()),
+            context: None,
+            env_kubeconfig: Some(list),
+            home: Some(root.join("home")),
+        };
+        let chosen = |a: &Access, name: Option<&str>| {
+            let c = a.choose(Some(&project), name).unwrap();
+            (c.paths, c.origin)
+        };
+        assert_eq!(chosen(&access, Some("lab")), (vec![flag], "--kubeconfig"));
+        access.kubeconfig = None;
+        assert_eq!(
+            chosen(&access, Some("lab")),
+            (vec![own], "project .kubeconfig/")
+        );
+        // A name that would leave the project is not used.
+        assert_eq!(
+            chosen(&access, Some("../lab")),
+            (vec![env.clone()], "KUBECONFIG")
+        );
+        assert_eq!(chosen(&access, None), (vec![env], "KUBECONFIG"));
+        access.env_kubeconfig = None;
+        assert_eq!(chosen(&access, None), (vec![home], "~/.kube/config"));
+    }
+
+    #[test]
+    fn a_missing_kubeconfig_names_the_path_looked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.yaml");
+        let detail = |a: Access| {
+            let f = a.choose(None, None).unwrap_err();
+            assert_eq!((f.reason, f.step), (Reason::NoKubeconfig, Step::Connect));
+            f.detail
+        };
+        let flag = Access {
+            kubeconfig: Some(missing.clone()),
+            ..Access::default()
+        };
+        assert_eq!(
+            detail(flag),
+            format!("kubeconfig not found ({})", missing.display())
+        );
+        let env = Access {
+            env_kubeconfig: Some(missing.clone().into_os_string()),
+            ..Access::default()
+        };
+        assert!(detail(env).contains("nope.yaml"));
+        let home = Access {
+            home: Some(dir.path().to_path_buf()),
+            ..Access::default()
+        };
+        assert!(detail(home).ends_with(".kube/config)"));
+    }
+
+    #[test]
+    fn budgets_are_clamped_and_the_probe_fits_the_deadline() {
+        let o = options(2.0, 5.0, true, false);
+        assert_eq!(o.probe, Duration::from_secs(2));
+        assert_eq!(o.deadline, Duration::from_secs(2));
+        assert!(o.force && !o.dry_run);
+        assert_eq!(
+            options(0.0, 0.0, false, false).probe,
+            Duration::from_millis(50)
+        );
+    }
+}

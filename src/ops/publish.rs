@@ -1,0 +1,423 @@
+//! `clinv publish`: render, record a snapshot, then server-side apply the CRD and the CR
+//! when the cluster is reachable. Anything that keeps the inventory from the cluster is
+//! an outcome, not an error (lok8s's fail-soft rule): the snapshot stays queued for
+//! `clinv replay`, and the caller decides whether `--strict` makes it fatal.
+
+use crate::cluster::access::Access;
+use crate::cluster::{Applied, Failure, Options, Step};
+use crate::delivery::{self, Delivered, Mark, Reason, Target};
+use crate::error::{Error, Result};
+use crate::inventory::{self, Built, Loaded, Warning, crd, render};
+use crate::project::Project;
+use crate::store::{DomainStore, SnapshotRecord, State, StateRecord, TargetRecord, now_millis};
+use crate::util::notice::Notice;
+
+/// What to publish, and how.
+pub struct Request<'a> {
+    pub project: &'a Project,
+    pub domain: &'a str,
+    /// `SOURCE_DATE_EPOCH`: a fixed `renderedAt` for reproducible output.
+    pub source_date_epoch: Option<&'a str>,
+    pub store: &'a DomainStore,
+    pub access: &'a Access,
+    pub opts: Options,
+    /// `--strict`: build warnings stop the publish.
+    pub strict: bool,
+}
+
+/// How a publish ended.
+#[derive(Debug)]
+pub enum Published {
+    /// A deploy domain: it has no inventory of its own.
+    DeployDomain { cluster_ref: Option<String> },
+    /// Applied (or, with `opts.dry_run`, what the server would store).
+    Applied {
+        server: String,
+        applied: Applied,
+        /// The snapshot marked applied (none in a dry run or when recording failed).
+        snapshot: Option<String>,
+        /// Older pending snapshots marked superseded by it.
+        superseded: Vec<String>,
+    },
+    /// The inventory did not reach the cluster.
+    NotApplied(NotApplied),
+}
+
+/// Why an inventory did not reach the cluster, and what was kept for later.
+#[derive(Debug, Clone)]
+pub struct NotApplied {
+    pub reason: Reason,
+    /// The snapshot left pending for `clinv replay`, if one was recorded.
+    pub queued: Option<String>,
+    /// The whole message (the warning, or with `--strict` the error).
+    pub message: String,
+}
+
+/// The outcome, and the messages of the way there in the order they happened.
+#[derive(Debug)]
+pub struct Report {
+    pub outcome: Published,
+    pub notices: Vec<Notice>,
+}
+
+/// The delivery verbs, for messages that name what failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Publish,
+    Replay,
+}
+
+impl Verb {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Publish => "publish",
+            Verb::Replay => "replay",
+        }
+    }
+}
+
+/// Builds, records and applies the inventory of `req.domain`.
+///
+/// # Errors
+/// Only [`Error::Runtime`]: every other failure is a [`Published::NotApplied`] outcome.
+pub fn publish(req: &Request<'_>) -> Result<Report> {
+    let mut notices = Vec::new();
+    let built = match build(req, &mut notices) {
+        Ok(Loaded::Cluster(built)) => *built,
+        Ok(Loaded::Deploy { cluster_ref, .. }) => {
+            return Ok(Report {
+                outcome: Published::DeployDomain { cluster_ref },
+                notices,
+            });
+        }
+        Err(err) => {
+            notices.push(Notice::error(err.to_string()));
+            let message = format!(
+                "inventory: failed to build the ClusterInventory for {} — skipping publish",
+                req.domain
+            );
+            return Ok(Report {
+                outcome: Published::NotApplied(NotApplied {
+                    reason: Reason::RenderFailed,
+                    queued: None,
+                    message,
+                }),
+                notices,
+            });
+        }
+    };
+    let rt = crate::cluster::access::runtime()?;
+    // Resolve the target first (no network) so the snapshot records where it was going.
+    let connected = req
+        .access
+        .choose(Some(req.project), built.cluster_name.as_deref())
+        .and_then(|choice| {
+            notices.push(Notice::debug(format!(
+                "kubeconfig from {}: {:?}",
+                choice.origin, choice.paths
+            )));
+            rt.block_on(req.access.connect(&choice, req.opts))
+        });
+    let target = connected.as_ref().ok().map(|c| c.target.clone());
+    let snapshot = if req.opts.dry_run {
+        None
+    } else {
+        record(req.store, &built, target.as_ref(), &mut notices)
+    };
+    let result = connected.and_then(|cluster| {
+        let result = rt.block_on(cluster.publish(&built.inventory));
+        notices.extend(cluster.trace().into_iter().map(Notice::debug));
+        let server = &cluster.target.server;
+        result.map_err(|f| Failure {
+            detail: format!("{} ({server})", f.detail),
+            ..f
+        })
+    });
+    let target_record = target.as_ref().map(TargetRecord::from);
+    let outcome = match result {
+        Ok(applied) => {
+            let superseded = match &snapshot {
+                Some(snap) => mark_applied(req.store, snap, target_record, &mut notices),
+                None => Vec::new(),
+            };
+            Published::Applied {
+                server: target.map(|t| t.server).unwrap_or_default(),
+                applied,
+                snapshot: snapshot.map(|s| s.id),
+                superseded,
+            }
+        }
+        Err(f) => Published::NotApplied(not_applied(
+            req,
+            &f,
+            snapshot.as_ref(),
+            target_record,
+            &mut notices,
+        )),
+    };
+    Ok(Report { outcome, notices })
+}
+
+/// Builds and validates; with `strict`, build warnings are an error.
+fn build(req: &Request<'_>, notices: &mut Vec<Notice>) -> Result<Loaded> {
+    let at = inventory::rendered_at(req.source_date_epoch, chrono::Utc::now())?;
+    let loaded = inventory::load(req.project, req.domain, at)?;
+    if let Loaded::Cluster(built) = &loaded {
+        notices.extend(warning_notices(&built.warnings, req.strict));
+        if req.strict && !built.warnings.is_empty() {
+            return Err(Error::Strict(built.warnings.len()));
+        }
+        render::validate(&built.inventory)?;
+    }
+    Ok(loaded)
+}
+
+/// Build warnings as notices: errors under `--strict`, each with its reason for `-v`.
+fn warning_notices(warnings: &[Warning], strict: bool) -> Vec<Notice> {
+    let mut notices = Vec::new();
+    for w in warnings {
+        notices.push(if strict {
+            Notice::error(&w.message)
+        } else {
+            Notice::warn(&w.message)
+        });
+        if let Some(detail) = &w.detail {
+            notices.push(Notice::debug(format!("  reason: {detail}")));
+        }
+    }
+    notices
+}
+
+/// Records the snapshot; a store failure is a warning, never a reason not to publish.
+fn record(
+    store: &DomainStore,
+    built: &Built,
+    target: Option<&Target>,
+    notices: &mut Vec<Notice>,
+) -> Option<SnapshotRecord> {
+    let crd_json = serde_json::to_string(&crd::definition()).unwrap_or_default();
+    match store.record(&built.inventory, &crd_json, target) {
+        Ok(snap) => {
+            notices.push(Notice::debug(format!(
+                "recorded snapshot {} in {}",
+                snap.id,
+                store.dir().display()
+            )));
+            Some(snap)
+        }
+        Err(e) => {
+            notices.push(Notice::warn(format!(
+                "inventory: could not record a snapshot: {e}"
+            )));
+            None
+        }
+    }
+}
+
+/// Marks the snapshot applied and older pending ones superseded by it; returns those.
+fn mark_applied(
+    store: &DomainStore,
+    snap: &SnapshotRecord,
+    target: Option<TargetRecord>,
+    notices: &mut Vec<Notice>,
+) -> Vec<String> {
+    let older: Vec<String> = store
+        .read()
+        .map(|journal| {
+            crate::store::pending_before(&journal, &snap.id)
+                .into_iter()
+                .map(|s| s.record.id.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let older_ids: Vec<&str> = older.iter().map(String::as_str).collect();
+    let at = now_millis();
+    let changes: Vec<StateRecord> =
+        delivery::after_delivery(&snap.id, Delivered::Applied, &older_ids)
+            .iter()
+            .map(|m| {
+                // The supersession records name their successor, not a target.
+                let target = match m {
+                    Mark::Superseded { .. } => None,
+                    _ => target.clone(),
+                };
+                state_record(m, &at, target)
+            })
+            .collect();
+    if let Err(e) = store.set_states(&changes) {
+        notices.push(Notice::warn(format!(
+            "snapshot {}: applied, but the store could not record it: {e}",
+            snap.id
+        )));
+    }
+    older
+}
+
+/// Queues the snapshot (if one was recorded) with the reason, and says so.
+fn not_applied(
+    req: &Request<'_>,
+    f: &Failure,
+    snapshot: Option<&SnapshotRecord>,
+    target: Option<TargetRecord>,
+    notices: &mut Vec<Notice>,
+) -> NotApplied {
+    let (mut message, skipping) = match f.step {
+        Step::Connect => (
+            format!("inventory: {}", f.detail),
+            " — skipping ClusterInventory publish",
+        ),
+        _ => (
+            failure_message(Verb::Publish, req.domain, f),
+            " — skipping publish",
+        ),
+    };
+    let Some(snap) = snapshot else {
+        message.push_str(skipping);
+        return NotApplied {
+            reason: f.reason,
+            queued: None,
+            message,
+        };
+    };
+    let mark = delivery::after_failure(&snap.id, f.reason, &f.detail);
+    if let Err(e) = req
+        .store
+        .set_states(&[state_record(&mark, &now_millis(), target)])
+    {
+        notices.push(Notice::debug(format!(
+            "snapshot {}: could not record why it is pending: {e}",
+            snap.id
+        )));
+    }
+    message.push_str(&format!(
+        " — queued as snapshot {} (clinv replay delivers it)",
+        snap.id
+    ));
+    NotApplied {
+        reason: f.reason,
+        queued: Some(snap.id.clone()),
+        message,
+    }
+}
+
+/// The journal record of a mark.
+pub(super) fn state_record(mark: &Mark, at: &str, target: Option<TargetRecord>) -> StateRecord {
+    match mark {
+        Mark::Applied { id } => StateRecord {
+            target,
+            ..StateRecord::new(id, at, State::Applied)
+        },
+        Mark::Pending { id, reason, detail } => StateRecord {
+            reason: Some(*reason),
+            detail: Some(detail.clone()),
+            target,
+            ..StateRecord::new(id, at, State::Pending)
+        },
+        Mark::Superseded { id, by, why } => StateRecord {
+            detail: why.clone(),
+            by: by.clone(),
+            target,
+            ..StateRecord::new(id, at, State::Superseded)
+        },
+    }
+}
+
+/// "inventory: could not publish the ClusterInventory for DOMAIN: what went wrong: detail".
+pub fn failure_message(verb: Verb, domain: &str, f: &Failure) -> String {
+    let what = match (f.reason, f.step) {
+        (Reason::Conflict, Step::Crd) => {
+            "the ClusterInventory CRD conflicts with one owned by another field manager (--force-conflicts takes it over)"
+        }
+        (Reason::Conflict, _) => {
+            "a field is owned by another field manager (--force-conflicts takes it over)"
+        }
+        (Reason::Unreachable, _) => "cluster unreachable",
+        (Reason::Unauthorized, _) => "the cluster rejected the credentials",
+        (Reason::Forbidden, _) => "forbidden: the identity lacks RBAC for the ClusterInventory",
+        (Reason::BadKubeconfig, _) => "the kubeconfig is not usable",
+        (Reason::ServerError, _) => "the API server failed",
+        _ => "the API server rejected it",
+    };
+    format!(
+        "inventory: could not {} the ClusterInventory for {domain}: {what}: {}",
+        verb.as_str(),
+        f.detail
+    )
+}
+
+/// What a server dry run would change: a unified diff of the live and the rendered spec.
+///
+/// # Errors
+/// A spec that cannot be written as YAML.
+pub fn dry_run_diff(a: &Applied) -> Result<String> {
+    let old = a
+        .before
+        .as_ref()
+        .and_then(|b| b.get("spec"))
+        .map(render::to_yaml)
+        .transpose()?;
+    let new = a.after.get("spec").map(render::to_yaml).transpose()?;
+    let (old, new) = (old.unwrap_or_default(), new.unwrap_or_default());
+    let diff = similar::TextDiff::from_lines(&old, &new);
+    let mut text = format!("clusterinventory/cluster {} (dry run)\n", a.cr);
+    text.push_str(
+        &diff
+            .unified_diff()
+            .context_radius(2)
+            .header("live spec", "rendered spec")
+            .to_string(),
+    );
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_messages_name_the_verb() {
+        let f = Failure::new(Reason::Unreachable, Step::Probe, "no answer within 3.0s");
+        assert_eq!(
+            failure_message(Verb::Replay, "lab", &f),
+            "inventory: could not replay the ClusterInventory for lab: cluster unreachable: no answer within 3.0s"
+        );
+        let f = Failure::new(Reason::Conflict, Step::Crd, "409");
+        assert!(failure_message(Verb::Publish, "lab", &f).starts_with(
+            "inventory: could not publish the ClusterInventory for lab: the ClusterInventory CRD conflicts"
+        ));
+    }
+
+    #[test]
+    fn marks_become_journal_records() {
+        let target = Some(TargetRecord {
+            server: "https://k".into(),
+            context: None,
+        });
+        let pending = delivery::after_failure("a", Reason::Forbidden, "403");
+        let r = state_record(&pending, "t", target.clone());
+        assert_eq!(
+            (r.state, r.reason, r.detail.as_deref()),
+            (State::Pending, Some(Reason::Forbidden), Some("403"))
+        );
+        assert_eq!(r.target, target);
+        let marks = delivery::after_delivery("b", Delivered::Applied, &["a"]);
+        let r = state_record(&marks[1], "t", None);
+        assert_eq!(
+            (r.id.as_str(), r.state, r.by.as_deref()),
+            ("a", State::Superseded, Some("b"))
+        );
+    }
+
+    #[test]
+    fn strict_turns_warnings_into_errors() {
+        let w = Warning {
+            message: "m".into(),
+            detail: Some("d".into()),
+        };
+        assert_eq!(
+            warning_notices(std::slice::from_ref(&w), true),
+            [Notice::error("m"), Notice::debug("  reason: d")]
+        );
+        assert_eq!(warning_notices(&[w], false)[0], Notice::warn("m"));
+    }
+}

@@ -1,0 +1,178 @@
+//! `clinv replay`: deliver what was queued. Per domain, the newest pending snapshot is
+//! applied (the inventory is a singleton: one apply delivers the latest state) and the
+//! older pending ones are marked superseded by it; nothing is deleted. A live object
+//! rendered later than the snapshot is never overwritten (the stale guard).
+//!
+//! The domain lock is held for the whole delivery, so two replays never race; a crash
+//! at any point converges on the next run without a second apply (an inventory already
+//! live is recognised and only marked).
+
+use super::publish::{Verb, failure_message, state_record};
+use crate::cluster::access::{self, Access};
+use crate::cluster::{Delivery, Failure, Options};
+use crate::delivery::{self, Delivered, Reason};
+use crate::error::Result;
+use crate::project::Project;
+use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, now_millis};
+use crate::util::notice::Notice;
+
+/// Where replays go, and how.
+pub struct Request<'a> {
+    pub project: &'a Project,
+    pub access: &'a Access,
+    /// `opts.dry_run`: say what would happen, change nothing.
+    pub opts: Options,
+}
+
+/// How the replay of one domain ended.
+#[derive(Debug)]
+pub enum Replayed {
+    /// No pending snapshot with intact objects.
+    Nothing,
+    /// The cluster was not reached or refused the inventory: everything stays queued.
+    NotApplied {
+        reason: Reason,
+        /// Pending snapshots left queued.
+        queued: usize,
+        /// The whole message (the warning, or with `--strict` the error).
+        message: String,
+    },
+    /// A dry run: what the delivery of `snapshot` would do, and how many older pending
+    /// snapshots it would supersede.
+    DryRun {
+        snapshot: String,
+        delivery: Delivery,
+        older: usize,
+    },
+    /// `snapshot` was delivered to `server` (applied, or superseded by a newer live
+    /// object) and the older pending ones were superseded by it.
+    Delivered {
+        snapshot: String,
+        server: String,
+        delivery: Delivery,
+        superseded: Vec<String>,
+    },
+}
+
+/// The outcome, and the messages of the way there in the order they happened.
+#[derive(Debug)]
+pub struct Report {
+    pub outcome: Replayed,
+    pub notices: Vec<Notice>,
+}
+
+/// Replays the newest pending snapshot of one domain.
+///
+/// # Errors
+/// The store cannot be locked, read or written; the runtime cannot start. A cluster
+/// that cannot be reached is a [`Replayed::NotApplied`] outcome.
+pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
+    let domain = store.domain.as_str();
+    let mut notices = Vec::new();
+    let _lock = store.lock("replay", LOCK_TIMEOUT)?;
+    let journal = store.read()?;
+    for damage in &journal.damage {
+        notices.push(Notice::warn(format!("snapshot store: {damage} — skipped")));
+    }
+    let pending: Vec<&Snapshot> = journal
+        .snapshots
+        .iter()
+        .filter(|s| s.state == State::Pending)
+        .collect();
+    // The newest pending snapshot whose objects are intact; damaged ones are reported
+    // and left pending (never dropped).
+    let mut chosen = None;
+    for snap in pending.iter().rev() {
+        match store.inventory(&snap.record) {
+            Ok(cr) => {
+                chosen = Some((*snap, cr));
+                break;
+            }
+            Err(e) => notices.push(Notice::warn(format!(
+                "snapshot {}: {e} — skipped",
+                snap.record.id
+            ))),
+        }
+    }
+    let Some((newest, cr)) = chosen else {
+        return Ok(Report {
+            outcome: Replayed::Nothing,
+            notices,
+        });
+    };
+    let older: Vec<&str> = pending
+        .iter()
+        .map(|s| s.record.id.as_str())
+        .filter(|id| *id != newest.record.id)
+        .collect();
+    let cluster_name = access::cluster_name(req.project, domain);
+    let rt = access::runtime()?;
+    let result = req
+        .access
+        .choose(Some(req.project), cluster_name.as_deref())
+        .and_then(|choice| {
+            rt.block_on(async {
+                let cluster = req.access.connect(&choice, req.opts).await?;
+                if let Some(queued_for) = newest
+                    .record
+                    .target
+                    .as_ref()
+                    .filter(|t| t.server != cluster.target.server)
+                {
+                    notices.push(Notice::warn(format!(
+                        "{domain}: snapshot {} was queued for {}; delivering it to {}",
+                        newest.record.id, queued_for.server, cluster.target.server
+                    )));
+                }
+                let result = cluster.replay(&cr).await;
+                notices.extend(cluster.trace().into_iter().map(Notice::debug));
+                let server = cluster.target.server.clone();
+                result.map(|d| (d, server.clone())).map_err(|f| Failure {
+                    detail: format!("{} ({server})", f.detail),
+                    ..f
+                })
+            })
+        });
+    let (delivery, server) = match result {
+        Ok(r) => r,
+        Err(f) => {
+            let message = format!(
+                "{} — {} snapshot(s) stay queued",
+                failure_message(Verb::Replay, domain, &f),
+                pending.len()
+            );
+            let outcome = Replayed::NotApplied {
+                reason: f.reason,
+                queued: pending.len(),
+                message,
+            };
+            return Ok(Report { outcome, notices });
+        }
+    };
+    let snapshot = newest.record.id.clone();
+    if req.opts.dry_run {
+        let outcome = Replayed::DryRun {
+            snapshot,
+            delivery,
+            older: older.len(),
+        };
+        return Ok(Report { outcome, notices });
+    }
+    let delivered = match &delivery {
+        Delivery::Applied(_) => Delivered::Applied,
+        Delivery::Stale { live_rendered_at } => Delivered::Stale { live_rendered_at },
+    };
+    let at = now_millis();
+    let changes: Vec<_> = delivery::after_delivery(&snapshot, delivered, &older)
+        .iter()
+        .map(|m| state_record(m, &at, newest.record.target.clone()))
+        .collect();
+    store.append_states(&changes)?;
+    let outcome = Replayed::Delivered {
+        snapshot,
+        server,
+        delivery,
+        superseded: older.into_iter().map(str::to_string).collect(),
+    };
+    Ok(Report { outcome, notices })
+}
