@@ -24,5 +24,16 @@ pub fn main() -> i32 {
             };
         }
     };
+    // Without the handlers a signal still ends the process (the default action); the
+    // store's atomic writes keep that safe, only the message is lost.
+    let _ = crate::util::signals::install(interrupted);
     commands::run(cli)
+}
+
+/// Said on stderr when SIGINT or SIGTERM ends a command (at a safe point).
+fn interrupted(signal: i32) {
+    eprintln!(
+        "[error] interrupted by {}: stopped at a safe point, nothing is half-written",
+        crate::util::signals::name(signal)
+    );
 }

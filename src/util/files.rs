@@ -140,6 +140,7 @@ pub fn write_replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     tmp_name.push(path.file_name().unwrap_or_default());
     tmp_name.push(format!(".tmp.{}.{}", std::process::id(), unique()));
     let tmp = dir.join(tmp_name);
+    let _critical = super::signals::critical();
     let result = open_new(&tmp, mode)
         .and_then(|mut f| f.write_all(bytes))
         .and_then(|()| fs::rename(&tmp, path));
@@ -156,6 +157,8 @@ pub struct Staged {
     tmp: PathBuf,
     target: PathBuf,
     done: bool,
+    /// A signal waits until the file is committed or removed.
+    _critical: super::signals::Critical,
 }
 
 /// Writes `bytes` to a temporary sibling of `path` and fsyncs it.
@@ -176,6 +179,7 @@ pub fn stage(path: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
         tmp,
         target: path.to_path_buf(),
         done: false,
+        _critical: super::signals::critical(),
     };
     let mut file = open_new(&staged.tmp, mode)?;
     file.write_all(bytes)?;

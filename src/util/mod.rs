@@ -5,3 +5,4 @@
 pub mod files;
 pub mod notice;
 pub mod redact;
+pub mod signals;

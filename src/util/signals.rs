@@ -1,0 +1,60 @@
+//! SIGINT and SIGTERM end a command at a safe point, never in the middle of a write.
+//!
+//! Writers of local state wrap each write in a [`critical`] section. A signal that
+//! arrives outside every section ends the process at once; one that arrives inside waits
+//! until the last section closes. Either way the process exits with `128 + signal`
+//! (130 for SIGINT, 143 for SIGTERM), after the callback given to [`install`] has said
+//! why. SIGKILL cannot be caught: the store's atomic writes and torn-tail repair cover it.
+
+use std::sync::{OnceLock, RwLock, RwLockReadGuard};
+
+/// Held shared by every critical section, exclusively by the exit.
+static GATE: RwLock<()> = RwLock::new(());
+static ON_SIGNAL: OnceLock<fn(i32)> = OnceLock::new();
+
+/// A write in progress: a signal waits for it to end.
+pub struct Critical(#[allow(dead_code)] RwLockReadGuard<'static, ()>);
+
+/// Marks a write that must not be cut short by SIGINT or SIGTERM.
+pub fn critical() -> Critical {
+    Critical(GATE.read().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Starts the thread that turns SIGINT/SIGTERM into an orderly exit; `on_signal` runs
+/// (with the signal number) once no write is in progress, just before the exit.
+///
+/// # Errors
+/// The handlers cannot be registered.
+#[cfg(unix)]
+pub fn install(on_signal: fn(i32)) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let _ = ON_SIGNAL.set(on_signal);
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                // Waits for every open critical section; new ones then block until exit.
+                let _gate = GATE.write().unwrap_or_else(|e| e.into_inner());
+                if let Some(f) = ON_SIGNAL.get() {
+                    f(signal);
+                }
+                std::process::exit(128 + signal);
+            }
+        })?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub fn install(_on_signal: fn(i32)) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// The conventional name of a signal number.
+pub fn name(signal: i32) -> &'static str {
+    match signal {
+        2 => "SIGINT",
+        15 => "SIGTERM",
+        _ => "a signal",
+    }
+}
