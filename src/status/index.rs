@@ -135,8 +135,8 @@ pub fn build(project: &Project, generated_at: &str) -> Result<Built> {
 /// # Errors
 /// Serialisation failures (not expected for this type).
 pub fn encode(index: &AddonIndex) -> Result<String> {
-    let mut text = serde_json::to_string_pretty(index)
-        .map_err(|e| Error::Message(format!("cannot encode the index: {e}")))?;
+    let mut text =
+        serde_json::to_string_pretty(index).map_err(|e| Error::encode("the index", e))?;
     text.push('\n');
     Ok(text)
 }

@@ -4,6 +4,7 @@
 mod access;
 mod addons;
 mod agent;
+#[cfg(feature = "gitops")]
 mod commit;
 mod crd;
 mod diff;
@@ -32,12 +33,13 @@ pub fn run(cli: Cli) -> i32 {
     let settings = Settings::new(cli.global, Env::from_process());
     let result = match &cli.command {
         Command::Render(args) => render::run(&settings, args),
-        Command::Crd => crd::run(&settings),
+        Command::Crd(args) => crd::run(&settings, args),
         Command::Addons(args) => addons::run(&settings, args),
         Command::Publish(args) => publish::run(&settings, args),
         Command::Status(args) => status::run(&settings, args),
         Command::Replay(args) => replay::run(&settings, args),
         Command::Snapshots(args) => snapshots::run(&settings, args),
+        #[cfg(feature = "gitops")]
         Command::Commit(args) => commit::run(&settings, args),
         Command::Index(args) => index::run(&settings, args),
         Command::Updates(args) => updates::run(&settings, args),

@@ -299,8 +299,15 @@ fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<ClusterInven
     store.inventory(&snap.record)
 }
 
+/// Without git support a `git:` reference cannot be read.
+#[cfg(not(feature = "gitops"))]
+fn git(_cx: &RefContext, _text: &str, _rev: &str, _path: Option<&str>) -> Result<ClusterInventory> {
+    Err(Error::NoGitops("a git: reference"))
+}
+
 /// The committed inventory at `REV[:PATH]` in the repository given with `--repo`
 /// (default path: `clusters/<domain>/inventory/clusterinventory.yaml`).
+#[cfg(feature = "gitops")]
 fn git(cx: &RefContext, text: &str, rev: &str, path: Option<&str>) -> Result<ClusterInventory> {
     let repo = cx
         .repo

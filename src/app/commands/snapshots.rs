@@ -1,7 +1,7 @@
 //! `clinv snapshots [list|show|verify|gc|export|import]`: the local store.
 
 use super::{project, store};
-use crate::app::cli::{OutputFormat, SnapshotsArgs, SnapshotsCommand};
+use crate::app::cli::{DocFormat, SnapshotsArgs, SnapshotsCommand, TableFormat};
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
 use crate::inventory::render;
@@ -16,11 +16,13 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     let project = project(settings)?;
     let store = store(settings, &project);
     match &args.command {
-        None => list(settings, &store, args.domain.as_deref(), None),
-        Some(SnapshotsCommand::List { state }) => {
-            list(settings, &store, args.domain.as_deref(), *state)
+        None => list(settings, &store, args.domain.as_deref(), None, None),
+        Some(SnapshotsCommand::List { state, output }) => {
+            list(settings, &store, args.domain.as_deref(), *state, *output)
         }
-        Some(SnapshotsCommand::Show { id }) => show(settings, &store, args.domain.as_deref(), id),
+        Some(SnapshotsCommand::Show { id, output }) => {
+            show(settings, &store, args.domain.as_deref(), id, *output)
+        }
         Some(SnapshotsCommand::Verify) => verify(settings, &store, args.domain.as_deref()),
         Some(SnapshotsCommand::Gc { keep, dry_run }) => {
             gc(settings, &store, args.domain.as_deref(), *keep, *dry_run)
@@ -57,8 +59,9 @@ fn list(
     store: &Store,
     domain: Option<&str>,
     state: Option<State>,
+    output: Option<TableFormat>,
 ) -> Result<i32> {
-    let format = settings.format("snapshots list", &[OutputFormat::Table, OutputFormat::Json])?;
+    let format = output.unwrap_or_default();
     let mut rows: Vec<Snapshot> = Vec::new();
     for d in domains(store, domain)? {
         let journal = store.domain(&d).read()?;
@@ -71,7 +74,7 @@ fn list(
                 .filter(|s| s.state != State::Deleted && state.is_none_or(|st| s.state == st)),
         );
     }
-    if format == OutputFormat::Json {
+    if format == TableFormat::Json {
         settings.printer.data(&render::to_json(&rows)?)?;
         return Ok(exit::OK);
     }
@@ -136,9 +139,9 @@ fn find(store: &Store, domain: Option<&str>, reference: &str) -> Result<(DomainS
     match found.len() {
         1 => Ok(found.remove(0)),
         0 => Err(last_err.unwrap_or_else(|| {
-            Error::Message(format!("no snapshot '{reference}' (the store is empty)"))
+            Error::NoSnapshot(format!("no snapshot '{reference}' (the store is empty)"))
         })),
-        _ => Err(Error::Message(format!(
+        _ => Err(Error::NoSnapshot(format!(
             "'{reference}' matches snapshots in several domains; pass --domain"
         ))),
     }
@@ -151,11 +154,17 @@ struct Shown<'a> {
     inventory: &'a crate::inventory::ClusterInventory,
 }
 
-fn show(settings: &Settings, store: &Store, domain: Option<&str>, reference: &str) -> Result<i32> {
-    let format = settings.format("snapshots show", &[OutputFormat::Yaml, OutputFormat::Json])?;
+fn show(
+    settings: &Settings,
+    store: &Store,
+    domain: Option<&str>,
+    reference: &str,
+    output: Option<DocFormat>,
+) -> Result<i32> {
+    let format = output.unwrap_or_default();
     let (ds, snap) = find(store, domain, reference)?;
     let inventory = ds.inventory(&snap.record)?;
-    if format == OutputFormat::Json {
+    if format == DocFormat::Json {
         let shown = Shown {
             snapshot: &snap,
             history: &snap.history,
@@ -250,7 +259,7 @@ fn verify(settings: &Settings, store: &Store, domain: Option<&str>) -> Result<i3
         }
     }
     if problems > 0 {
-        return Err(Error::Message(format!(
+        return Err(Error::Damaged(format!(
             "snapshot store damaged: {problems} problem(s) in {}",
             store.root().display()
         )));
@@ -326,7 +335,7 @@ fn export(settings: &Settings, store: &Store, domain: &str, file: &Path) -> Resu
     let ds = store.domain(domain);
     let records = ds.valid_records()?;
     if records.is_empty() {
-        return Err(Error::Message(format!(
+        return Err(Error::NoSnapshot(format!(
             "no snapshots of {domain} in {}",
             store.root().display()
         )));
