@@ -772,7 +772,7 @@ pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) ->
 
 /// `a` is a later RFC 3339 time than `b`.
 fn later(a: &str, b: &str) -> bool {
-    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let parse = crate::util::time::parse_rfc3339;
     matches!((parse(a), parse(b)), (Some(x), Some(y)) if x > y)
 }
 

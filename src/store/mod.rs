@@ -809,9 +809,7 @@ fn new_id(at: &str, cr: &str) -> String {
 
 /// UTC now as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 pub fn now_millis() -> String {
-    chrono::Utc::now()
-        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
+    crate::util::time::format_millis(jiff::Timestamp::now())
 }
 
 fn hostname() -> String {

@@ -273,7 +273,7 @@ async fn write_status(
             None
         }
     };
-    let now = crate::inventory::format_time(chrono::Utc::now());
+    let now = crate::util::time::format_seconds(jiff::Timestamp::now());
     let body = agent::status_body(updates.as_deref(), observed.as_deref(), &now);
     match cluster.patch_status(&body).await {
         Ok(_) => Outcome::Wrote {

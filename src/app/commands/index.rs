@@ -5,7 +5,6 @@ use crate::app::cli::IndexArgs;
 use crate::app::settings::Settings;
 use crate::error::{Result, exit};
 use crate::status::index::{self, TimeSource};
-use chrono::Utc;
 
 pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {
     let project = project(settings)?;
@@ -29,7 +28,7 @@ pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {
             }
         }
     };
-    let (generated_at, source) = index::generated_at(sde, last_commit, Utc::now())?;
+    let (generated_at, source) = index::generated_at(sde, last_commit, jiff::Timestamp::now())?;
     settings.printer.debug(&match &source {
         TimeSource::SourceDateEpoch => "generatedAt from SOURCE_DATE_EPOCH".to_string(),
         TimeSource::Commit(c) => format!("generatedAt from commit {c}"),

@@ -19,7 +19,7 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         args.repo.as_deref(),
         args.branch.as_deref(),
     )?;
-    let bound = |t: &Option<String>, end: bool| -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+    let bound = |t: &Option<String>, end: bool| -> Result<Option<jiff::Timestamp>> {
         t.as_deref()
             .map(|t| {
                 audit::parse_bound(t, end).ok_or_else(|| {

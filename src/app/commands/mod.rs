@@ -26,7 +26,6 @@ use crate::app::settings::{Env, Settings};
 use crate::error::{Error, Result, exit};
 use crate::inventory::{self, Warning};
 use crate::project::Project;
-use chrono::{DateTime, Utc};
 
 /// Runs a parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
@@ -96,8 +95,11 @@ fn domain(settings: &Settings, project: &Project, flag: Option<&str>) -> Result<
 }
 
 /// The render time (`SOURCE_DATE_EPOCH` or now).
-fn rendered_at(settings: &Settings) -> Result<DateTime<Utc>> {
-    inventory::rendered_at(settings.env.source_date_epoch.as_deref(), Utc::now())
+fn rendered_at(settings: &Settings) -> Result<jiff::Timestamp> {
+    inventory::rendered_at(
+        settings.env.source_date_epoch.as_deref(),
+        jiff::Timestamp::now(),
+    )
 }
 
 /// Prints build warnings; with `--strict` they are errors and stop the command.
