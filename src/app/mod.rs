@@ -6,6 +6,7 @@ pub mod cli;
 mod commands;
 pub mod output;
 pub mod settings;
+pub mod table;
 
 use crate::error;
 

@@ -3,6 +3,7 @@
 use super::{project, store};
 use crate::app::cli::{DocFormat, SnapshotsArgs, SnapshotsCommand, TableFormat};
 use crate::app::settings::Settings;
+use crate::app::table::Table;
 use crate::error::{Error, Result, exit};
 use crate::inventory::render;
 use crate::store::{
@@ -78,22 +79,9 @@ fn list(
         settings.printer.data(&render::to_json(&rows)?)?;
         return Ok(exit::OK);
     }
-    let mut out = String::with_capacity(rows.len() * 120 + 100);
-    let widths = [20usize, 12, 24, 10, 14, 20];
-    let row = |cells: [&str; 7], out: &mut String| {
-        for (cell, w) in cells.iter().zip(widths) {
-            out.push_str(cell);
-            out.push_str(&" ".repeat(w.saturating_sub(cell.chars().count()) + 2));
-        }
-        out.push_str(cells[6]);
-        out.push('\n');
-    };
-    row(
-        [
-            "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
-        ],
-        &mut out,
-    );
+    let mut table = Table::new(&[
+        "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
+    ]);
     for s in &rows {
         let reason = s.reason.map(|r| r.as_str()).unwrap_or("-");
         let target = s
@@ -102,24 +90,21 @@ fn list(
             .as_ref()
             .map(|t| t.server.as_str())
             .unwrap_or("-");
-        row(
-            [
-                &s.record.domain,
-                &s.record.id,
-                &s.record.at,
-                s.state.as_str(),
-                reason,
-                &s.record.rendered_at,
-                target,
-            ],
-            &mut out,
-        );
+        table.row(&[
+            &s.record.domain,
+            &s.record.id,
+            &s.record.at,
+            s.state.as_str(),
+            reason,
+            &s.record.rendered_at,
+            target,
+        ]);
     }
     if rows.is_empty() {
         settings.printer.info("no snapshots");
         return Ok(exit::OK);
     }
-    settings.printer.data(&out)?;
+    settings.printer.data(&table.render())?;
     Ok(exit::OK)
 }
 
