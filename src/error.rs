@@ -136,9 +136,51 @@ pub enum Error {
     #[error(transparent)]
     Diff(Box<Error>),
 
-    /// A failure described by its message alone (lok8s's wording for a command).
+    /// `clinv addons` on a spec whose `kind` is malformed (lok8s's wording).
+    #[error("cluster spec for '{domain}' declares a malformed kind ({})", .path.display())]
+    MalformedKindOf { domain: String, path: PathBuf },
+
+    /// A snapshot reference that names no snapshot, or more than one.
     #[error("{0}")]
-    Message(String),
+    NoSnapshot(String),
+
+    /// `clinv report` for a domain with no recorded or committed history.
+    #[error("no history for {0}: publish or commit it first")]
+    NoHistory(String),
+
+    /// The snapshot store is damaged: a checksum mismatch or an unreadable record.
+    #[error("{0}")]
+    Damaged(String),
+
+    /// A lock (the store's or a repository's) still held by another process.
+    #[error("{0}")]
+    Locked(String),
+
+    /// A GitOps repository operation failed, or the repository's state forbids it.
+    #[error("{0}")]
+    Git(String),
+
+    /// No author for a GitOps commit.
+    #[error(
+        "no commit author: pass --author \"Name <email>\" or set user.name and user.email in git config"
+    )]
+    NoAuthor,
+
+    /// A push that the remote rejected or that did not land in time.
+    #[error("{0}")]
+    Push(String),
+
+    /// `--sign`: the signing program is not configured, not runnable, or failed.
+    #[error("{0}")]
+    Sign(String),
+
+    /// A feature left out of this build (`cargo build --no-default-features`).
+    #[error("{0} needs clinv built with the gitops feature")]
+    NoGitops(&'static str),
+
+    /// A value serde could not encode: a bug or a resource limit, never bad usage.
+    #[error("cannot encode {what}: {message}")]
+    Encode { what: &'static str, message: String },
 
     /// stdout was closed by the reader (`clinv render | head`): stop quietly, exit 0.
     #[error("broken pipe")]
@@ -157,14 +199,49 @@ pub enum Error {
 }
 
 impl Error {
-    /// The process exit code for this error.
+    /// The process exit code for this error: the one mapping (every variant is listed, so
+    /// a new one has to choose).
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) => exit::USAGE,
+            Error::Usage(_) | Error::NoGitops(_) => exit::USAGE,
             Error::BrokenPipe => exit::OK,
             Error::Unapplied { reason, .. } => exit::for_reason(*reason),
             Error::Diff(_) => exit::diff::ERROR,
-            _ => exit::FAILURE,
+            Error::NoProject(_)
+            | Error::RootNotFound(_)
+            | Error::InvalidDomain(_)
+            | Error::SpecNotFound(_)
+            | Error::MalformedKind(_)
+            | Error::MalformedKindOf { .. }
+            | Error::InvalidYaml { .. }
+            | Error::InvalidFile { .. }
+            | Error::InvalidEnv { .. }
+            | Error::Invalid(_)
+            | Error::Strict(_)
+            | Error::NoAddonsDir(_)
+            | Error::InvalidIndex { .. }
+            | Error::IndexUnavailable { .. }
+            | Error::InvalidInventory { .. }
+            | Error::Reference(_)
+            | Error::NoSnapshot(_)
+            | Error::NoHistory(_)
+            | Error::Damaged(_)
+            | Error::Locked(_)
+            | Error::Git(_)
+            | Error::NoAuthor
+            | Error::Push(_)
+            | Error::Sign(_)
+            | Error::Encode { .. }
+            | Error::Runtime(_)
+            | Error::Io { .. } => exit::FAILURE,
+        }
+    }
+
+    /// A serde encoding failure of `what` (e.g. "JSON", "the index").
+    pub fn encode(what: &'static str, err: impl std::fmt::Display) -> Error {
+        Error::Encode {
+            what,
+            message: err.to_string(),
         }
     }
 
@@ -228,7 +305,7 @@ mod tests {
     #[test]
     fn diff_errors_exit_2_except_a_broken_pipe() {
         for e in [
-            Error::Message("x".into()),
+            Error::Git("x".into()),
             Error::Usage("x".into()),
             Error::Reference("x".into()),
             Error::io("p", std::io::Error::other("x")),
@@ -252,5 +329,12 @@ mod tests {
         assert_eq!(Outcome::Unapplied(vec![]).exit_code(), exit::OK);
         let both = Outcome::Unapplied(vec![Reason::Rejected, Reason::NoKubeconfig]);
         assert_eq!(both.exit_code(), exit::for_reason(Reason::Rejected));
+    }
+
+    #[test]
+    fn an_encoding_failure_is_not_a_usage_error() {
+        let e = Error::encode("JSON", "key must be a string");
+        assert_eq!(e.exit_code(), exit::FAILURE);
+        assert_eq!(e.to_string(), "cannot encode JSON: key must be a string");
     }
 }

@@ -15,6 +15,7 @@ pub mod app;
 pub mod cluster;
 pub mod delivery;
 pub mod error;
+#[cfg(feature = "gitops")]
 pub mod gitops;
 pub mod history;
 pub mod inventory;

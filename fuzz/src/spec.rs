@@ -30,7 +30,7 @@ pub fn run(data: &[u8]) {
     let mut reader = Reader::new(project.root());
     let _ = addons::view_rows(&entries, project.root(), &mut reader);
 
-    let at = chrono::DateTime::from_timestamp(1_700_000_000, 0).expect("valid time");
+    let at = jiff::Timestamp::from_second(1_700_000_000).expect("valid time");
     let built = inventory::assemble(&project, DOMAIN, spec, "v1.2.3".into(), at);
     for w in &built.warnings {
         let _ = (w.message.len(), w.detail.as_ref().map(String::len));

@@ -2,7 +2,11 @@
 //! once and go no deeper than the command functions.
 
 use crate::app::output::ColorChoice;
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsStr;
+use std::marker::PhantomData;
 use std::path::PathBuf;
 
 const EXIT_CODES: &str = "\
@@ -45,10 +49,6 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
 
-    /// Output format (each command lists the formats it supports).
-    #[arg(short = 'o', long = "output", global = true, value_name = "FORMAT")]
-    pub output: Option<OutputFormat>,
-
     /// Print only data and errors.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -66,27 +66,116 @@ pub struct GlobalArgs {
     pub strict: bool,
 }
 
-/// Output formats across commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
+/// `-o` of the commands that print one document: render, crd, snapshots show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum DocFormat {
+    #[default]
     Yaml,
     Json,
+}
+
+/// `-o` of the commands that print a table: addons, snapshots list, updates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum TableFormat {
+    #[default]
     Table,
+    Json,
+}
+
+/// `-o` of `clinv log`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum LogFormat {
+    #[default]
     Text,
+    Json,
+    Markdown,
+}
+
+/// `-o` of `clinv diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum DiffFormat {
+    #[default]
+    Text,
+    Json,
     Markdown,
     Unified,
 }
 
-impl OutputFormat {
-    pub fn name(self) -> &'static str {
-        match self {
-            OutputFormat::Yaml => "yaml",
-            OutputFormat::Json => "json",
-            OutputFormat::Table => "table",
-            OutputFormat::Text => "text",
-            OutputFormat::Markdown => "markdown",
-            OutputFormat::Unified => "unified",
+/// Parses one command's `-o` enum; a value it does not list is a usage error that names
+/// the command and its formats (kept in the error's `Custom` context for
+/// [`unsupported_format`]).
+#[derive(Debug, Clone, Copy)]
+pub struct FormatParser<E> {
+    command: &'static str,
+    formats: PhantomData<E>,
+}
+
+impl<E> FormatParser<E> {
+    pub const fn new(command: &'static str) -> FormatParser<E> {
+        FormatParser {
+            command,
+            formats: PhantomData,
         }
+    }
+}
+
+impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for FormatParser<E> {
+    type Value = E;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<E, clap::Error> {
+        let text = value.to_string_lossy();
+        if let Some(found) = E::value_variants().iter().find(|v| {
+            v.to_possible_value()
+                .is_some_and(|p| p.matches(&text, false))
+        }) {
+            return Ok(found.clone());
+        }
+        let names: Vec<String> = E::value_variants()
+            .iter()
+            .filter_map(|v| v.to_possible_value())
+            .map(|p| p.get_name().to_string())
+            .collect();
+        let mut err = clap::Error::new(ErrorKind::InvalidValue).with_cmd(cmd);
+        let arg = arg.map_or_else(|| "--output".to_string(), ToString::to_string);
+        err.insert(ContextKind::InvalidArg, ContextValue::String(arg));
+        err.insert(
+            ContextKind::InvalidValue,
+            ContextValue::String(text.to_string()),
+        );
+        err.insert(
+            ContextKind::ValidValue,
+            ContextValue::Strings(names.clone()),
+        );
+        err.insert(
+            ContextKind::Custom,
+            ContextValue::String(format!(
+                "clinv {}: unsupported output format '{text}' (supported: {})",
+                self.command,
+                names.join(", ")
+            )),
+        );
+        Err(err)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            E::value_variants()
+                .iter()
+                .filter_map(ValueEnum::to_possible_value),
+        ))
+    }
+}
+
+/// The message of an unsupported `-o` value, when that is what `err` is.
+pub fn unsupported_format(err: &clap::Error) -> Option<&str> {
+    match err.get(ContextKind::Custom) {
+        Some(ContextValue::String(message)) => Some(message),
+        _ => None,
     }
 }
 
@@ -99,10 +188,10 @@ pub enum Command {
     Render(RenderArgs),
 
     /// Print the ClusterInventory CRD (formats: yaml, json).
-    Crd,
+    Crd(CrdArgs),
 
     /// List the addons a domain deploys, like `lo addons --detail` (formats: table, json).
-    Addons(DomainArgs),
+    Addons(AddonsArgs),
 
     /// Render the inventory and server-side apply the CRD and the CR (field manager lok8s).
     ///
@@ -125,6 +214,7 @@ pub enum Command {
     /// Writes <path>/clusterinventory.crd.yaml, clusterinventory.yaml and kustomization.yaml
     /// (default path clusters/<domain>/inventory) and commits them on the branch, unless the
     /// branch already holds the same inventory ("up to date") or a newer one.
+    #[cfg(feature = "gitops")]
     Commit(CommitArgs),
 
     /// Inspect and maintain the local snapshot store (default: list).
@@ -225,6 +315,11 @@ pub struct DiffArgs {
     /// GitOps repository for `git:REV[:PATH]` references.
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
+
+    /// Output format (default: text).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<DiffFormat>::new("diff"))]
+    pub output: Option<DiffFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -242,6 +337,30 @@ pub struct RenderArgs {
     /// Write DIR/clusterinventory.crd.yaml and DIR/clusterinventory.yaml atomically.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+
+    /// Output format (default: yaml; --out always writes YAML).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<DocFormat>::new("render"))]
+    pub output: Option<DocFormat>,
+}
+
+#[derive(Debug, Args)]
+pub struct CrdArgs {
+    /// Output format (default: yaml).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<DocFormat>::new("crd"))]
+    pub output: Option<DocFormat>,
+}
+
+#[derive(Debug, Args)]
+pub struct AddonsArgs {
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// Output format (default: table).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<TableFormat>::new("addons"))]
+    pub output: Option<TableFormat>,
 }
 
 /// Limits for commands that talk to a cluster.
@@ -322,6 +441,11 @@ pub struct LogArgs {
     /// Branch or revision of --repo (default HEAD).
     #[arg(long, value_name = "REV", requires = "repo")]
     pub branch: Option<String>,
+
+    /// Output format (default: text).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<LogFormat>::new("log"))]
+    pub output: Option<LogFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -407,11 +531,21 @@ pub enum SnapshotsCommand {
         /// Only snapshots in this state.
         #[arg(long, value_name = "S")]
         state: Option<crate::store::State>,
+
+        /// Output format (default: table).
+        #[arg(short = 'o', long = "output", value_name = "FORMAT",
+              value_parser = FormatParser::<TableFormat>::new("snapshots list"))]
+        output: Option<TableFormat>,
     },
     /// Show one snapshot: metadata, history and the inventory (formats: yaml, json).
     Show {
         /// An id or unique prefix, `latest` or `latest~N`.
         id: String,
+
+        /// Output format (default: yaml).
+        #[arg(short = 'o', long = "output", value_name = "FORMAT",
+              value_parser = FormatParser::<DocFormat>::new("snapshots show"))]
+        output: Option<DocFormat>,
     },
     /// Check every checksum; exit 1 on damage.
     Verify,
@@ -479,6 +613,11 @@ pub struct UpdatesArgs {
 
     #[command(flatten)]
     pub limits: ClusterArgs,
+
+    /// Output format (default: table).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<TableFormat>::new("updates"))]
+    pub output: Option<TableFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -540,10 +679,41 @@ mod tests {
 
     #[test]
     fn global_flags_work_before_and_after_the_command() {
-        let a = Cli::try_parse_from(["clinv", "--strict", "-o", "json", "render"]).unwrap();
+        let a = Cli::try_parse_from(["clinv", "--strict", "render", "-o", "json"]).unwrap();
         let b = Cli::try_parse_from(["clinv", "render", "--strict", "-o", "json"]).unwrap();
         assert!(a.global.strict && b.global.strict);
-        assert_eq!(a.global.output, Some(OutputFormat::Json));
-        assert_eq!(b.global.output, Some(OutputFormat::Json));
+        for cli in [a, b] {
+            let Command::Render(args) = cli.command else {
+                panic!("not render")
+            };
+            assert_eq!(args.output, Some(DocFormat::Json));
+        }
+    }
+
+    #[test]
+    fn each_command_accepts_only_its_own_formats() {
+        let err = Cli::try_parse_from(["clinv", "crd", "-o", "table"]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidValue);
+        assert_eq!(
+            unsupported_format(&err),
+            Some("clinv crd: unsupported output format 'table' (supported: yaml, json)")
+        );
+        let err = Cli::try_parse_from(["clinv", "snapshots", "list", "-o", "yaml"]).unwrap_err();
+        assert_eq!(
+            unsupported_format(&err),
+            Some("clinv snapshots list: unsupported output format 'yaml' (supported: table, json)")
+        );
+        // -o belongs to the command: not before it, and not on one that prints no data.
+        assert!(Cli::try_parse_from(["clinv", "-o", "json", "render"]).is_err());
+        assert!(Cli::try_parse_from(["clinv", "publish", "-o", "json"]).is_err());
+        let help = Cli::command()
+            .find_subcommand_mut("crd")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(
+            help.contains("yaml") && !help.contains("markdown"),
+            "{help}"
+        );
     }
 }

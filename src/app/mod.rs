@@ -6,6 +6,7 @@ pub mod cli;
 mod commands;
 pub mod output;
 pub mod settings;
+pub mod table;
 
 use crate::error;
 
@@ -15,7 +16,18 @@ pub fn main() -> i32 {
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // clap prints help/version to stdout (exit 0) and usage errors to stderr (2).
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (2);
+            // an unsupported -o value is worded like clinv's own errors.
+            if let Some(message) = cli::unsupported_format(&e) {
+                let env = settings::Env::from_process();
+                let printer = output::Printer::new(
+                    output::ColorChoice::Auto,
+                    env.no_color,
+                    output::Verbosity::Normal,
+                );
+                printer.error(message);
+                return error::exit::USAGE;
+            }
             let _ = e.print();
             return if e.use_stderr() {
                 error::exit::USAGE

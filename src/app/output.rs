@@ -4,6 +4,7 @@
 //! Message text is sanitised: control characters from file contents (a key such as
 //! `"\e[2J"`) are escaped, so a hostile project cannot drive the user's terminal.
 
+use crate::app::table::Table;
 use crate::error::{Error, Result};
 use crate::project::addons::Row;
 use std::io::{self, IsTerminal, Write};
@@ -158,79 +159,44 @@ pub fn sanitize(message: &str) -> String {
         .collect()
 }
 
-/// Left-aligns `text` in `width` characters (lok8s's `%-Ns`; longer text is not cut).
-fn pad(text: &str, width: usize) -> String {
-    let len = text.chars().count();
-    format!("{text}{}", " ".repeat(width.saturating_sub(len)))
-}
-
-/// The `lo addons --detail` table (spec §9).
+/// The `lo addons --detail` table (spec §9): lok8s's column widths, wider when a cell is.
 pub fn addons_table(domain: &str, driver: &str, rows: &[Row]) -> String {
-    let line = |cells: [&str; 5]| {
-        format!(
-            "{}  {}  {}  {}  {}\n",
-            pad(cells[0], 24),
-            pad(cells[1], 14),
-            pad(cells[2], 8),
-            pad(cells[3], 10),
-            cells[4]
-        )
-    };
     let mut out = format!("Addons deployed by {domain} (kind={driver})\n\n");
     if rows.is_empty() {
         out.push_str("  (spec.bootstrap is empty — this cluster deploys no addons)\n");
     } else {
-        out.push_str(&line(["NAME", "CATEGORY", "TYPE", "VERSION", "CONFIGURE"]));
-        out.push_str(&line(["----", "--------", "----", "-------", "---------"]));
+        let mut table = Table::new(&["NAME", "CATEGORY", "TYPE", "VERSION", "CONFIGURE"])
+            .min_widths(&[24, 14, 8, 10]);
+        table.row(&["----", "--------", "----", "-------", "---------"]);
         let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
         for r in rows {
-            out.push_str(&line([
+            table.row(&[
                 &r.name,
                 &dash(&r.category),
                 &r.kind,
                 &dash(&r.version),
                 &r.configure,
-            ]));
+            ]);
         }
+        out.push_str(&table.render());
     }
     out.push_str("\nConfigure an addon: edit its spec.bootstrap inline values, or its addons/<name>/values.<driver>.yaml — see docs/guide/addons.md.\n");
     out
 }
 
 /// The `updates` table: NAME, CURRENT, LATEST and a NOTE (`unordered` when the two
-/// versions are not both SemVer), columns as wide as their widest cell.
+/// versions are not both SemVer).
 pub fn updates_table(updates: &[crate::status::updates::Update]) -> String {
     if updates.is_empty() {
         return "No updates: every compared addon is at or above its version in the index.\n"
             .to_string();
     }
-    let width = |head: &str, cell: &dyn Fn(&crate::status::updates::Update) -> &str| {
-        updates
-            .iter()
-            .map(|u| sanitize(cell(u)).chars().count())
-            .chain([head.len()])
-            .max()
-            .unwrap_or(0)
-    };
-    let (wn, wc, wl) = (
-        width("NAME", &|u| &u.name),
-        width("CURRENT", &|u| &u.current),
-        width("LATEST", &|u| &u.latest),
-    );
-    let line = |n: &str, c: &str, l: &str, note: &str| {
-        let text = format!("{}  {}  {}  {note}", pad(n, wn), pad(c, wc), pad(l, wl));
-        format!("{}\n", text.trim_end())
-    };
-    let mut out = line("NAME", "CURRENT", "LATEST", "NOTE");
+    let mut table = Table::new(&["NAME", "CURRENT", "LATEST", "NOTE"]);
     for u in updates {
-        out.push_str(&line(
-            &sanitize(&u.name),
-            &sanitize(&u.current),
-            &sanitize(&u.latest),
-            if u.unordered { "unordered" } else { "" },
-        ));
+        let note = if u.unordered { "unordered" } else { "" };
+        table.row(&[u.name.as_str(), &u.current, &u.latest, note]);
     }
-    out
+    table.render()
 }
 
 /// The `updates -o json` document: `inventory` (`live`, `rendered` or `file`),
@@ -401,12 +367,5 @@ mod tests {
     fn control_characters_are_escaped() {
         assert_eq!(sanitize("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
         assert_eq!(sanitize("plain — text"), "plain — text");
-    }
-
-    #[test]
-    fn padding_counts_characters() {
-        assert_eq!(pad("ab", 4), "ab  ");
-        assert_eq!(pad("äö", 3), "äö ");
-        assert_eq!(pad("long", 2), "long");
     }
 }

@@ -1,9 +1,8 @@
 //! Resolved settings: the parsed command line plus the environment, read once here and
 //! nowhere else.
 
-use crate::app::cli::{GlobalArgs, OutputFormat};
+use crate::app::cli::GlobalArgs;
 use crate::app::output::{Printer, Verbosity};
-use crate::error::{Error, Result};
 use std::path::PathBuf;
 
 /// The environment variables clinv reads.
@@ -64,7 +63,6 @@ pub struct Settings {
     pub kubeconfig: Option<PathBuf>,
     pub context: Option<String>,
     pub strict: bool,
-    pub output: Option<OutputFormat>,
     pub env: Env,
     pub printer: Printer,
 }
@@ -86,27 +84,7 @@ impl Settings {
             kubeconfig: global.kubeconfig,
             context: global.context,
             strict: global.strict,
-            output: global.output,
             env,
-        }
-    }
-
-    /// The `-o` format if `command` supports it, else its default (the first listed).
-    ///
-    /// # Errors
-    /// [`Error::Usage`] for a format the command does not support.
-    pub fn format(&self, command: &str, supported: &[OutputFormat]) -> Result<OutputFormat> {
-        match self.output {
-            None => Ok(supported[0]),
-            Some(f) if supported.contains(&f) => Ok(f),
-            Some(f) => {
-                let names: Vec<&str> = supported.iter().map(|s| s.name()).collect();
-                Err(Error::Usage(format!(
-                    "clinv {command}: unsupported output format '{}' (supported: {})",
-                    f.name(),
-                    names.join(", ")
-                )))
-            }
         }
     }
 }

@@ -175,7 +175,7 @@ pub enum Delivery {
 /// The live object's `renderedAt` when it is later than `cr`'s.
 fn newer_rendered_at(live: &Value, cr: &ClusterInventory) -> Option<String> {
     let live_at = live.pointer("/spec/renderedAt").and_then(Value::as_str)?;
-    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let parse = crate::util::time::parse_rfc3339;
     match (parse(live_at), parse(&cr.spec.rendered_at)) {
         (Some(l), Some(c)) if l > c => Some(live_at.to_string()),
         _ => None,

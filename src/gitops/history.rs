@@ -241,8 +241,9 @@ pub fn file_history(dir: &Path, rev: &str, path: &str) -> Result<Vec<Version>, S
     for _ in 0..MAX_COMMITS {
         if let Ok(entry) = commit.tree().and_then(|t| t.get_path(Path::new(path))) {
             let blob_id = entry.id();
-            let at = chrono::DateTime::from_timestamp(commit.committer().when().seconds(), 0)
-                .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+            let at = jiff::Timestamp::from_second(commit.committer().when().seconds())
+                .ok()
+                .map(crate::util::time::format_seconds)
                 .unwrap_or_default();
             match out.last_mut() {
                 // Same content as the newer commit: the change happened here or earlier.

@@ -107,7 +107,7 @@ impl Repo {
     pub fn open(dir: &Path, timeout: Duration) -> Result<Repo> {
         let repo = Repository::open(dir).map_err(|e| git(dir, e))?;
         if repo.is_bare() {
-            return Err(Error::Message(format!(
+            return Err(Error::Git(format!(
                 "{}: a bare repository has no worktree; clone it and pass the clone",
                 dir.display()
             )));
@@ -152,7 +152,7 @@ impl Repo {
             .and_then(|t| t.strip_prefix("refs/heads/"))
         {
             Some(b) => Ok(b.to_string()),
-            None => Err(Error::Message("HEAD is detached; pass --branch".into())),
+            None => Err(Error::Git("HEAD is detached; pass --branch".into())),
         }
     }
 
@@ -178,9 +178,10 @@ impl Repo {
             return Signature::now(name, email)
                 .map_err(|e| Error::Usage(format!("--author: {}", e.message())));
         }
-        self.repo.signature().map(|s| s.to_owned()).map_err(|_| {
-            Error::Message("no commit author: pass --author \"Name <email>\" or set user.name and user.email in git config".into())
-        })
+        self.repo
+            .signature()
+            .map(|s| s.to_owned())
+            .map_err(|_| Error::NoAuthor)
     }
 
     /// Commits `folder` at `req.path` on the branch (creating the branch if it has no
@@ -210,9 +211,9 @@ impl Repo {
         };
         moved.map_err(|e| {
             if e.code() == git2::ErrorCode::Locked {
-                Error::Message(format!("{refname} is locked: {}", locked(&e)))
+                Error::Locked(format!("{refname} is locked: {}", locked(&e)))
             } else {
-                Error::Message(format!(
+                Error::Git(format!(
                     "{refname} moved while clinv was committing ({}); run the command again",
                     e.message()
                 ))
@@ -260,7 +261,7 @@ impl Repo {
                 .commit_create_buffer(&sig, &sig, &message, &tree, &parents)
                 .map_err(|e| git(&wd, e))?;
             let text = std::str::from_utf8(&buffer)
-                .map_err(|_| Error::Message("commit buffer is not UTF-8".into()))?;
+                .map_err(|_| Error::Git("commit buffer is not UTF-8".into()))?;
             let signature = crate::gitops::sign(&self.repo, text)?;
             self.repo
                 .commit_signed(text, &signature, Some("gpgsig"))
@@ -316,7 +317,7 @@ impl Repo {
             return Ok(());
         };
         let Ok(sub) = self.repo.find_tree(entry.id()) else {
-            return Err(Error::Message(format!(
+            return Err(Error::Git(format!(
                 "{path} exists in the repository and is not a folder"
             )));
         };
@@ -328,7 +329,7 @@ impl Repo {
         if foreign.is_empty() {
             Ok(())
         } else {
-            Err(Error::Message(format!(
+            Err(Error::Git(format!(
                 "{path}/ holds files clinv does not manage ({}); Flux and Argo CD would apply them too — move them out of the synced folder",
                 foreign.join(", ")
             )))
@@ -422,7 +423,7 @@ impl Repo {
             match rejected {
                 None => return Ok(Pushed { attempts: attempt }),
                 Some(status) if !is_non_fast_forward(&status) => {
-                    return Err(Error::Message(format!(
+                    return Err(Error::Push(format!(
                         "{remote_name} rejected {refname}: {status}"
                     )));
                 }
@@ -445,7 +446,7 @@ impl Repo {
                     return Ok(Pushed { attempts: attempt });
                 }
                 Ok(Committed::Older { branch_rendered_at }) => {
-                    return Err(Error::Message(format!(
+                    return Err(Error::Push(format!(
                         "{remote_name}/{branch} already holds a newer inventory (renderedAt {branch_rendered_at}); not pushing an older one"
                     )));
                 }
@@ -454,7 +455,7 @@ impl Repo {
             std::thread::sleep(jitter(delay));
             delay = (delay * 2).min(Duration::from_secs(2));
         }
-        Err(Error::Message(format!(
+        Err(Error::Push(format!(
             "push to {remote_name} did not land after retrying for {:.0}s",
             start.elapsed().as_secs_f64()
         )))
@@ -500,7 +501,7 @@ fn lock(path: &Path, timeout: Duration, held: &str) -> Result<File> {
                 std::thread::sleep(Duration::from_millis(20));
             }
             Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Message(format!("{}: {held}", path.display())));
+                return Err(Error::Locked(format!("{}: {held}", path.display())));
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
         }
@@ -573,7 +574,7 @@ fn push_once(
         {
             Ok(Some(e.message().to_string()))
         }
-        Err(e) => Err(Error::Message(format!(
+        Err(e) => Err(Error::Push(format!(
             "push to {} failed: {}",
             remote.name().ok().flatten().unwrap_or("remote"),
             locked(&e)
@@ -593,9 +594,9 @@ fn fetch(repo: &Repository, remote: &mut git2::Remote<'_>, branch: &str) -> Resu
             Some(&mut opts),
             None,
         )
-        .map_err(|e| Error::Message(format!("fetch from {name} failed: {}", locked(&e))))?;
+        .map_err(|e| Error::Git(format!("fetch from {name} failed: {}", locked(&e))))?;
     repo.refname_to_id(&tracking)
-        .map_err(|e| Error::Message(format!("{tracking}: {}", e.message())))
+        .map_err(|e| Error::Git(format!("{tracking}: {}", e.message())))
 }
 
 /// Credentials from the usual places: ssh-agent for SSH, git credential helpers for
@@ -632,14 +633,14 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
     use std::io::Write;
     let config = repo
         .config()
-        .map_err(|e| Error::Message(format!("git config: {}", e.message())))?;
+        .map_err(|e| Error::Git(format!("git config: {}", e.message())))?;
     let get = |k: &str| config.get_string(k).ok();
     let format = get("gpg.format").unwrap_or_else(|| "openpgp".into());
     let key = get("user.signingkey");
     let (program, args): (String, Vec<String>) = match format.as_str() {
         "ssh" => {
             let key = key.ok_or_else(|| {
-                Error::Message("--sign: gpg.format is ssh but user.signingkey is not set".into())
+                Error::Sign("--sign: gpg.format is ssh but user.signingkey is not set".into())
             })?;
             let program = get("gpg.ssh.program").unwrap_or_else(|| "ssh-keygen".into());
             (
@@ -664,7 +665,7 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
             (program, args)
         }
         other => {
-            return Err(Error::Message(format!(
+            return Err(Error::Sign(format!(
                 "--sign: gpg.format '{other}' is not supported (openpgp, ssh)"
             )));
         }
@@ -675,15 +676,15 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| Error::Message(format!("--sign: cannot run {program}: {e}")))?;
+        .map_err(|e| Error::Sign(format!("--sign: cannot run {program}: {e}")))?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin
             .write_all(buffer.as_bytes())
-            .map_err(|e| Error::Message(format!("--sign: {program}: {e}")))?;
+            .map_err(|e| Error::Sign(format!("--sign: {program}: {e}")))?;
     }
     let out = child
         .wait_with_output()
-        .map_err(|e| Error::Message(format!("--sign: {program}: {e}")))?;
+        .map_err(|e| Error::Sign(format!("--sign: {program}: {e}")))?;
     let signature = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() || signature.trim().is_empty() {
         let err = String::from_utf8_lossy(&out.stderr);
@@ -691,7 +692,7 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
             .lines()
             .rfind(|l| !l.starts_with("[GNUPG:]"))
             .unwrap_or("no signature");
-        return Err(Error::Message(format!("--sign: {program} failed: {last}")));
+        return Err(Error::Sign(format!("--sign: {program} failed: {last}")));
     }
     Ok(signature)
 }
@@ -771,7 +772,7 @@ pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) ->
 
 /// `a` is a later RFC 3339 time than `b`.
 fn later(a: &str, b: &str) -> bool {
-    let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let parse = crate::util::time::parse_rfc3339;
     matches!((parse(a), parse(b)), (Some(x), Some(y)) if x > y)
 }
 
@@ -798,7 +799,7 @@ fn locked(e: &git2::Error) -> String {
 }
 
 fn git(dir: &Path, e: git2::Error) -> Error {
-    Error::Message(format!("{}: git: {}", dir.display(), e.message()))
+    Error::Git(format!("{}: git: {}", dir.display(), e.message()))
 }
 
 #[cfg(test)]

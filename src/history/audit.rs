@@ -116,17 +116,18 @@ pub struct Span {
 
 /// A time bound from a command line or a record: RFC 3339, or a bare `YYYY-MM-DD` (its
 /// start, or with `end_of_day` its last second, UTC).
-pub fn parse_bound(text: &str, end_of_day: bool) -> Option<chrono::DateTime<chrono::Utc>> {
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
-        return Some(t.with_timezone(&chrono::Utc));
+pub fn parse_bound(text: &str, end_of_day: bool) -> Option<jiff::Timestamp> {
+    use crate::util::time;
+    if let Some(t) = time::parse_rfc3339(text) {
+        return Some(t);
     }
-    let day = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?;
-    let time = if end_of_day {
-        day.and_hms_opt(23, 59, 59)?
+    let day = time::parse_date(text)?;
+    let at = if end_of_day {
+        day.at(23, 59, 59, 0)
     } else {
-        day.and_hms_opt(0, 0, 0)?
+        day.at(0, 0, 0, 0)
     };
-    Some(time.and_utc())
+    jiff::tz::Offset::UTC.to_timestamp(at).ok()
 }
 
 /// Builds the trail of `steps` (oldest first). `ignore` applies to every step's changes.

@@ -395,7 +395,7 @@ fn check_string<'s>(
         ));
     }
     if schema.format.as_deref() == Some("date-time")
-        && chrono::DateTime::parse_from_rfc3339(s).is_err()
+        && crate::util::time::parse_rfc3339(s).is_none()
     {
         out.push(format!(
             "{at}: Invalid value: {shown}: must be an RFC 3339 date-time"

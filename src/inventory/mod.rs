@@ -13,7 +13,7 @@ use crate::project::addons::{Flavor, MetaIssue, Reader};
 use crate::project::bootstrap::Source;
 use crate::project::spec::{self, ClusterSpec};
 use crate::project::{DomainKind, Project};
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -106,7 +106,7 @@ pub enum Loaded {
 ///
 /// # Errors
 /// As [`build`]; a domain with neither spec is [`Error::SpecNotFound`].
-pub fn load(project: &Project, domain: &str, rendered_at: DateTime<Utc>) -> Result<Loaded> {
+pub fn load(project: &Project, domain: &str, rendered_at: Timestamp) -> Result<Loaded> {
     match project.domain_kind(domain) {
         DomainKind::Cluster { spec } => {
             build(project, domain, &spec, rendered_at).map(|b| Loaded::Cluster(Box::new(b)))
@@ -125,7 +125,7 @@ pub fn build(
     project: &Project,
     domain: &str,
     spec_path: &Path,
-    rendered_at: DateTime<Utc>,
+    rendered_at: Timestamp,
 ) -> Result<Built> {
     let spec = spec::read(spec_path, project.root(), domain)?;
     let lok8s_version = project.lok8s_version()?;
@@ -139,7 +139,7 @@ pub fn assemble(
     domain: &str,
     spec: ClusterSpec,
     lok8s_version: String,
-    rendered_at: DateTime<Utc>,
+    rendered_at: Timestamp,
 ) -> Built {
     let mut warnings = Vec::new();
     if spec.not_a_mapping {
@@ -218,8 +218,8 @@ pub fn assemble(
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ`, UTC, no fraction.
-pub fn format_time(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+pub fn format_time(t: Timestamp) -> String {
+    crate::util::time::format_seconds(t)
 }
 
 /// The render time: `SOURCE_DATE_EPOCH` when set and non-empty (trimmed, base-10 signed
@@ -227,13 +227,14 @@ pub fn format_time(t: DateTime<Utc>) -> String {
 ///
 /// # Errors
 /// A timestamp outside years 0000–9999, which no `date-time` can carry.
-pub fn rendered_at(source_date_epoch: Option<&str>, now: DateTime<Utc>) -> Result<DateTime<Utc>> {
+pub fn rendered_at(source_date_epoch: Option<&str>, now: Timestamp) -> Result<Timestamp> {
     let Some(raw) = source_date_epoch.filter(|s| !s.is_empty()) else {
         return Ok(now);
     };
     let secs: i64 = raw.trim().parse().unwrap_or(0);
-    DateTime::from_timestamp(secs, 0)
-        .filter(|t| (0..=9999).contains(&chrono::Datelike::year(t)))
+    Timestamp::from_second(secs)
+        .ok()
+        .filter(|t| (0..=9999).contains(&crate::util::time::utc(*t).year()))
         .ok_or_else(|| Error::InvalidEnv {
             name: "SOURCE_DATE_EPOCH",
             message: format!("{secs} is outside the years 0000–9999"),
@@ -245,7 +246,7 @@ mod tests {
     use super::*;
 
     fn at(epoch: &str) -> String {
-        format_time(rendered_at(Some(epoch), Utc::now()).unwrap())
+        format_time(rendered_at(Some(epoch), Timestamp::now()).unwrap())
     }
 
     #[test]
@@ -257,8 +258,8 @@ mod tests {
         assert_eq!(at("1700000000.5"), "1970-01-01T00:00:00Z");
         assert_eq!(at("99999999999999999999"), "1970-01-01T00:00:00Z");
         assert_eq!(at("-1"), "1969-12-31T23:59:59Z");
-        assert!(rendered_at(Some("9223372036854775807"), Utc::now()).is_err());
-        let now = Utc::now();
+        assert!(rendered_at(Some("9223372036854775807"), Timestamp::now()).is_err());
+        let now = Timestamp::now();
         assert_eq!(rendered_at(Some(""), now).unwrap(), now);
         assert_eq!(rendered_at(None, now).unwrap(), now);
     }

@@ -20,8 +20,7 @@ pub enum Format {
 /// # Errors
 /// Serialisation failures (not expected for these types).
 pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
-    let mut text = serde_json::to_string_pretty(value)
-        .map_err(|e| Error::Usage(format!("cannot encode JSON: {e}")))?;
+    let mut text = serde_json::to_string_pretty(value).map_err(|e| Error::encode("JSON", e))?;
     // Go's encoder escapes U+2028/U+2029 even without HTML escaping; they can only occur
     // inside strings, so replacing them keeps the bytes identical to lok8s's.
     if text.contains(['\u{2028}', '\u{2029}']) {
@@ -38,7 +37,7 @@ pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
 /// # Errors
 /// Serialisation failures (not expected for these types).
 pub fn to_yaml<T: Serialize>(value: &T) -> Result<String> {
-    serde_yaml::to_string(value).map_err(|e| Error::Usage(format!("cannot encode YAML: {e}")))
+    serde_yaml::to_string(value).map_err(|e| Error::encode("YAML", e))
 }
 
 /// Encodes `value` in `format`.
@@ -57,8 +56,7 @@ pub fn encode<T: Serialize>(value: &T, format: Format) -> Result<String> {
 /// # Errors
 /// [`Error::Invalid`] with one line per violation.
 pub fn validate(inventory: &ClusterInventory) -> Result<()> {
-    let value = serde_json::to_value(inventory)
-        .map_err(|e| Error::Usage(format!("cannot encode JSON: {e}")))?;
+    let value = serde_json::to_value(inventory).map_err(|e| Error::encode("JSON", e))?;
     let mut problems = crd::validate(&value, &crd::schema());
     for (key, val) in &inventory.metadata.labels {
         problems.extend(crd::validate_label_value(key, val));

@@ -283,7 +283,7 @@ async fn write_status(
             None
         }
     };
-    let now = crate::inventory::format_time(chrono::Utc::now());
+    let now = crate::inventory::format_time(jiff::Timestamp::now());
     let body = status_body(updates.as_deref(), observed.as_deref(), &now);
     match cluster.patch_status(&body).await {
         Ok(_) => Pass::Wrote {

@@ -160,7 +160,7 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
 
 /// Builds and validates; with `strict`, build warnings are an error.
 fn build(req: &Request<'_>, notices: &mut Vec<Notice>) -> Result<Loaded> {
-    let at = inventory::rendered_at(req.source_date_epoch, chrono::Utc::now())?;
+    let at = inventory::rendered_at(req.source_date_epoch, jiff::Timestamp::now())?;
     let loaded = inventory::load(req.project, req.domain, at)?;
     if let Loaded::Cluster(built) = &loaded {
         notices.extend(warning_notices(&built.warnings, req.strict));

@@ -135,8 +135,8 @@ pub fn build(project: &Project, generated_at: &str) -> Result<Built> {
 /// # Errors
 /// Serialisation failures (not expected for this type).
 pub fn encode(index: &AddonIndex) -> Result<String> {
-    let mut text = serde_json::to_string_pretty(index)
-        .map_err(|e| Error::Message(format!("cannot encode the index: {e}")))?;
+    let mut text =
+        serde_json::to_string_pretty(index).map_err(|e| Error::encode("the index", e))?;
     text.push('\n');
     Ok(text)
 }
@@ -158,7 +158,7 @@ pub enum TimeSource {
 pub fn generated_at(
     source_date_epoch: Option<&str>,
     last_commit: Option<(i64, String)>,
-    now: chrono::DateTime<chrono::Utc>,
+    now: jiff::Timestamp,
 ) -> Result<(String, TimeSource)> {
     if source_date_epoch.is_some_and(|s| !s.is_empty()) {
         let t = inventory::rendered_at(source_date_epoch, now)?;
@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn generated_at_precedence() {
-        let now = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let now = jiff::Timestamp::from_second(1_800_000_000).unwrap();
         let commit = Some((1_600_000_000, "abc".to_string()));
         assert_eq!(
             generated_at(Some("1700000000"), commit.clone(), now).unwrap(),

@@ -366,7 +366,7 @@ impl DomainStore {
                     if start.elapsed() >= timeout {
                         let holder =
                             fs::read_to_string(self.dir.join("lock.holder")).unwrap_or_default();
-                        return Err(Error::Message(format!(
+                        return Err(Error::Locked(format!(
                             "{}: still locked after {}s by {}",
                             path.display(),
                             timeout.as_secs(),
@@ -583,7 +583,7 @@ impl DomainStore {
     /// A checksum mismatch or I/O failure.
     pub fn import_object(&self, id: &str, bytes: &[u8]) -> Result<bool> {
         if hex_sha256(bytes) != id {
-            return Err(Error::Message(format!(
+            return Err(Error::Damaged(format!(
                 "object {id}: content does not match its checksum"
             )));
         }
@@ -809,9 +809,7 @@ fn new_id(at: &str, cr: &str) -> String {
 
 /// UTC now as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 pub fn now_millis() -> String {
-    chrono::Utc::now()
-        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
+    crate::util::time::format_millis(jiff::Timestamp::now())
 }
 
 fn hostname() -> String {
@@ -971,7 +969,7 @@ pub fn read_export(reader: impl Read) -> std::result::Result<Export, String> {
 /// prefix (at least 4 characters).
 ///
 /// # Errors
-/// [`Error::Message`] for no match, an ambiguous prefix, or a malformed reference.
+/// [`Error::NoSnapshot`] for no match, an ambiguous prefix, or a malformed reference.
 pub fn resolve<'a>(journal: &'a Journal, reference: &str) -> Result<&'a Snapshot> {
     if let Some(rest) = reference.strip_prefix("latest") {
         let n: usize = match rest {
@@ -986,7 +984,7 @@ pub fn resolve<'a>(journal: &'a Journal, reference: &str) -> Result<&'a Snapshot
                 })?,
         };
         return journal.newest_first().nth(n).ok_or_else(|| {
-            Error::Message(format!(
+            Error::NoSnapshot(format!(
                 "no snapshot '{reference}': the store holds fewer snapshots"
             ))
         });
@@ -1002,8 +1000,8 @@ pub fn resolve<'a>(journal: &'a Journal, reference: &str) -> Result<&'a Snapshot
         .collect();
     match matches.as_slice() {
         [one] => Ok(one),
-        [] => Err(Error::Message(format!("no snapshot '{reference}'"))),
-        many => Err(Error::Message(format!(
+        [] => Err(Error::NoSnapshot(format!("no snapshot '{reference}'"))),
+        many => Err(Error::NoSnapshot(format!(
             "snapshot prefix '{reference}' is ambiguous: {}",
             many.iter()
                 .map(|s| s.record.id.as_str())

@@ -1,8 +1,10 @@
 //! Small leaf utilities shared by every layer: bounded and atomic file access
-//! ([`files`]), the one sanitiser for text that leaves the process ([`redact`]) and the
-//! messages library flows return instead of printing ([`notice`]).
+//! ([`files`]), the one sanitiser for text that leaves the process ([`redact`]), the
+//! messages library flows return instead of printing ([`notice`]), safe points for
+//! SIGINT/SIGTERM ([`signals`]) and time formats ([`time`]).
 
 pub mod files;
 pub mod notice;
 pub mod redact;
 pub mod signals;
+pub mod time;

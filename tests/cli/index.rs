@@ -70,10 +70,13 @@ fn generated_at_is_the_last_commit_touching_the_addons_then_now() {
             .ok()
     };
     // Not a repository: the current time.
-    let before = chrono::Utc::now() - chrono::TimeDelta::try_seconds(2).unwrap();
+    let before = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(2);
     let now = generated_at(&no_epoch(root).stdout);
-    let parsed = chrono::DateTime::parse_from_rfc3339(&now).unwrap();
-    assert!(parsed >= before && parsed <= chrono::Utc::now(), "{now}");
+    let parsed = clinv::util::time::parse_rfc3339(&now).unwrap();
+    assert!(
+        parsed >= before && parsed <= jiff::Timestamp::now(),
+        "{now}"
+    );
     assert!(now.ends_with('Z') && now.len() == 20, "{now}");
 
     git(root, &["init", "-q"], 0);

@@ -13,6 +13,7 @@ mod agent;
 mod audit;
 mod browser;
 mod diff;
+#[cfg(feature = "gitops")]
 mod gitops;
 mod history;
 mod history_store;

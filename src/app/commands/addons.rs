@@ -1,7 +1,7 @@
 //! `clinv addons`: the `lo addons --detail` view of a domain (spec §9).
 
 use super::{deploy_domain_note, project, report_warnings};
-use crate::app::cli::{DomainArgs, OutputFormat};
+use crate::app::cli::{AddonsArgs, TableFormat};
 use crate::app::output;
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
@@ -18,10 +18,10 @@ struct View<'a> {
     addons: &'a [crate::project::addons::Row],
 }
 
-pub fn run(settings: &Settings, args: &DomainArgs) -> Result<i32> {
-    let format = settings.format("addons", &[OutputFormat::Table, OutputFormat::Json])?;
+pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
+    let format = args.output.unwrap_or_default();
     let project = project(settings)?;
-    let domain = match super::domain(settings, &project, args.domain.as_deref()) {
+    let domain = match super::domain(settings, &project, args.domain.domain.as_deref()) {
         Ok(d) => d,
         Err(Error::InvalidDomain(d)) => {
             return nothing(
@@ -53,7 +53,7 @@ pub fn run(settings: &Settings, args: &DomainArgs) -> Result<i32> {
     let entries: Vec<_> = spec.entries.into_iter().filter_map(|e| e.ok()).collect();
     let mut reader = Reader::new(project.root());
     let rows = view_rows(&entries, project.root(), &mut reader);
-    let text = if format == OutputFormat::Json {
+    let text = if format == TableFormat::Json {
         crate::inventory::render::to_json(&View {
             domain: &domain,
             kind: &spec.kind,
@@ -79,8 +79,8 @@ fn nothing(settings: &Settings, message: String) -> Result<i32> {
 }
 
 fn malformed(domain: &str, spec_path: &std::path::Path) -> Error {
-    Error::Message(format!(
-        "cluster spec for '{domain}' declares a malformed kind ({})",
-        spec_path.display()
-    ))
+    Error::MalformedKindOf {
+        domain: domain.to_string(),
+        path: spec_path.to_path_buf(),
+    }
 }

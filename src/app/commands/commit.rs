@@ -187,7 +187,7 @@ fn record(
 /// creates the kind before the object.
 fn crd_yaml(store: &DomainStore, snap: &SnapshotRecord) -> Result<String> {
     let mut crd: Value = serde_json::from_str(&store.crd(snap)?)
-        .map_err(|e| Error::Message(format!("snapshot {}: CRD object: {e}", snap.id)))?;
+        .map_err(|e| Error::Damaged(format!("snapshot {}: CRD object: {e}", snap.id)))?;
     annotate(&mut crd, "argocd.argoproj.io/sync-wave", "-1");
     render::to_yaml(&crd)
 }
@@ -195,7 +195,7 @@ fn crd_yaml(store: &DomainStore, snap: &SnapshotRecord) -> Result<String> {
 /// The CR as committed: lok8s's object plus Argo CD's option to skip the dry run of a
 /// kind that does not exist yet.
 fn cr_yaml(inventory: &ClusterInventory) -> Result<String> {
-    let mut cr = serde_json::to_value(inventory).map_err(|e| Error::Message(e.to_string()))?;
+    let mut cr = serde_json::to_value(inventory).map_err(|e| Error::encode("the inventory", e))?;
     annotate(
         &mut cr,
         "argocd.argoproj.io/sync-options",

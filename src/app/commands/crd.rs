@@ -1,14 +1,14 @@
 //! `clinv crd`: the CustomResourceDefinition.
 
-use crate::app::cli::OutputFormat;
+use crate::app::cli::{CrdArgs, DocFormat};
 use crate::app::settings::Settings;
 use crate::error::{Result, exit};
 use crate::inventory::render::{self, Format};
 
-pub fn run(settings: &Settings) -> Result<i32> {
-    let format = match settings.format("crd", &[OutputFormat::Yaml, OutputFormat::Json])? {
-        OutputFormat::Json => Format::Json,
-        _ => Format::Yaml,
+pub fn run(settings: &Settings, args: &CrdArgs) -> Result<i32> {
+    let format = match args.output.unwrap_or_default() {
+        DocFormat::Json => Format::Json,
+        DocFormat::Yaml => Format::Yaml,
     };
     settings.printer.data(&render::encode(
         &crate::inventory::crd::definition(),

@@ -2,7 +2,7 @@
 //! Exit codes follow diff/kubectl: 0 same, 1 different, 2 any error ([`Error::in_diff`]).
 
 use super::refs::{RefContext, check_refs, resolve_ref};
-use crate::app::cli::{DiffArgs, OutputFormat};
+use crate::app::cli::{DiffArgs, DiffFormat};
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
 use crate::history::diff::{self, Ignore};
@@ -13,15 +13,7 @@ pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
 }
 
 fn compare(settings: &Settings, args: &DiffArgs) -> Result<i32> {
-    let format = settings.format(
-        "diff",
-        &[
-            OutputFormat::Text,
-            OutputFormat::Json,
-            OutputFormat::Markdown,
-            OutputFormat::Unified,
-        ],
-    )?;
+    let format = args.output.unwrap_or_default();
     let ignore = Ignore::parse(&args.ignore)?;
     check_refs(&[&args.from, &args.to])?;
     let mut cx = RefContext::new(settings, args.domain.as_deref(), &args.limits);
@@ -33,9 +25,9 @@ fn compare(settings: &Settings, args: &DiffArgs) -> Result<i32> {
     report.to.reference = Some(b.label);
     let color = settings.printer.color_stdout();
     let text = match format {
-        OutputFormat::Json => report::json::diff(&report)?,
-        OutputFormat::Markdown => report::markdown::diff(&report),
-        OutputFormat::Unified => report::unified::diff(&report, &a.inventory, &b.inventory, color)?,
+        DiffFormat::Json => report::json::diff(&report)?,
+        DiffFormat::Markdown => report::markdown::diff(&report),
+        DiffFormat::Unified => report::unified::diff(&report, &a.inventory, &b.inventory, color)?,
         _ => report::text::diff(&report, color),
     };
     settings.printer.data(&text)?;

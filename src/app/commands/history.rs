@@ -80,14 +80,21 @@ pub fn from_store(settings: &Settings, store: &DomainStore) -> Result<Vec<Point>
     Ok(out)
 }
 
+/// Without git support there is no repository history to read.
+#[cfg(not(feature = "gitops"))]
+pub fn from_repo(_repo: &Path, _rev: &str, _path: &str) -> Result<Vec<Point>> {
+    Err(Error::NoGitops("--repo"))
+}
+
 /// The versions of the committed CR along the branch's first-parent history.
+#[cfg(feature = "gitops")]
 pub fn from_repo(repo: &Path, rev: &str, path: &str) -> Result<Vec<Point>> {
     let versions = crate::gitops::history::file_history(repo, rev, path)
-        .map_err(|e| Error::Message(format!("{}: {e}", repo.display())))?;
+        .map_err(|e| Error::Git(format!("{}: {e}", repo.display())))?;
     let mut out = Vec::with_capacity(versions.len());
     for v in versions {
         let text = String::from_utf8(v.content)
-            .map_err(|_| Error::Message(format!("{path} at {} is not UTF-8", v.commit)))?;
+            .map_err(|_| Error::Git(format!("{path} at {} is not UTF-8", v.commit)))?;
         let inventory = crate::inventory::parse::inventory_from_text(&text).map_err(|m| {
             Error::InvalidFile {
                 path: format!("{}:{}:{path}", repo.display(), &v.commit[..12]).into(),

@@ -5,7 +5,6 @@ use crate::app::cli::IndexArgs;
 use crate::app::settings::Settings;
 use crate::error::{Result, exit};
 use crate::status::index::{self, TimeSource};
-use chrono::Utc;
 
 pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {
     let project = project(settings)?;
@@ -18,8 +17,8 @@ pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {
     let last_commit = if sde.is_some_and(|s| !s.is_empty()) {
         None
     } else {
-        match crate::gitops::history::last_change(&addons_dir) {
-            Ok(found) => found.map(|c| (c.committer_time, c.commit)),
+        match last_change(&addons_dir) {
+            Ok(found) => found,
             Err(message) => {
                 settings.printer.warn(&format!(
                     "index: cannot read the git history of {} ({message}); generatedAt is the current time",
@@ -29,7 +28,7 @@ pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {
             }
         }
     };
-    let (generated_at, source) = index::generated_at(sde, last_commit, Utc::now())?;
+    let (generated_at, source) = index::generated_at(sde, last_commit, jiff::Timestamp::now())?;
     settings.printer.debug(&match &source {
         TimeSource::SourceDateEpoch => "generatedAt from SOURCE_DATE_EPOCH".to_string(),
         TimeSource::Commit(c) => format!("generatedAt from commit {c}"),
@@ -51,4 +50,17 @@ pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {
         None => settings.printer.data(&text)?,
     }
     Ok(exit::OK)
+}
+
+/// The committer time and id of the last commit touching `dir`.
+#[cfg(feature = "gitops")]
+fn last_change(dir: &std::path::Path) -> std::result::Result<Option<(i64, String)>, String> {
+    crate::gitops::history::last_change(dir)
+        .map(|found| found.map(|c| (c.committer_time, c.commit)))
+}
+
+/// Without git support the index is dated by SOURCE_DATE_EPOCH or the current time.
+#[cfg(not(feature = "gitops"))]
+fn last_change(_dir: &std::path::Path) -> std::result::Result<Option<(i64, String)>, String> {
+    Ok(None)
 }

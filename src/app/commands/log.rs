@@ -3,20 +3,13 @@
 
 use super::history::{self, Point};
 use super::{domain, project, store};
-use crate::app::cli::{LogArgs, OutputFormat};
+use crate::app::cli::{LogArgs, LogFormat};
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
 use crate::{history::audit, history::diff, history::report};
 
 pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
-    let format = settings.format(
-        "log",
-        &[
-            OutputFormat::Text,
-            OutputFormat::Json,
-            OutputFormat::Markdown,
-        ],
-    )?;
+    let format = args.output.unwrap_or_default();
     let project = project(settings)?;
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
     let points = load(
@@ -26,7 +19,7 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         args.repo.as_deref(),
         args.branch.as_deref(),
     )?;
-    let bound = |t: &Option<String>, end: bool| -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+    let bound = |t: &Option<String>, end: bool| -> Result<Option<jiff::Timestamp>> {
         t.as_deref()
             .map(|t| {
                 audit::parse_bound(t, end).ok_or_else(|| {
@@ -48,7 +41,7 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
             return Ok(exit::OK);
         }
         let text = match format {
-            OutputFormat::Json => crate::inventory::render::to_json(&spans)?,
+            LogFormat::Json => crate::inventory::render::to_json(&spans)?,
             _ => spans
                 .iter()
                 .rev()
@@ -80,8 +73,8 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         trail.entries.truncate(n);
     }
     let text = match format {
-        OutputFormat::Json => report::json::trail(&trail)?,
-        OutputFormat::Markdown => report::markdown::trail(&trail),
+        LogFormat::Json => report::json::trail(&trail)?,
+        LogFormat::Markdown => report::markdown::trail(&trail),
         _ => report::text::trail(&trail, settings.printer.color_stdout()),
     };
     settings.printer.data(&text)?;

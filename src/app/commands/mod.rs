@@ -3,6 +3,7 @@
 
 mod addons;
 mod agent;
+#[cfg(feature = "gitops")]
 mod commit;
 mod crd;
 mod diff;
@@ -27,19 +28,19 @@ use crate::error::{Error, Outcome, Result, exit};
 use crate::inventory::{self, Warning};
 use crate::project::Project;
 use crate::util::notice::{Level, Notice};
-use chrono::{DateTime, Utc};
 
 /// Runs a parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
     let settings = Settings::new(cli.global, Env::from_process());
     let result = match &cli.command {
         Command::Render(args) => render::run(&settings, args),
-        Command::Crd => crd::run(&settings),
+        Command::Crd(args) => crd::run(&settings, args),
         Command::Addons(args) => addons::run(&settings, args),
         Command::Publish(args) => publish::run(&settings, args).map(|o| o.exit_code()),
         Command::Status(args) => status::run(&settings, args).map(|o| o.exit_code()),
         Command::Replay(args) => replay::run(&settings, args).map(|o| o.exit_code()),
         Command::Snapshots(args) => snapshots::run(&settings, args),
+        #[cfg(feature = "gitops")]
         Command::Commit(args) => commit::run(&settings, args),
         Command::Index(args) => index::run(&settings, args),
         Command::Updates(args) => updates::run(&settings, args),
@@ -98,8 +99,11 @@ fn domain(settings: &Settings, project: &Project, flag: Option<&str>) -> Result<
 }
 
 /// The render time (`SOURCE_DATE_EPOCH` or now).
-fn rendered_at(settings: &Settings) -> Result<DateTime<Utc>> {
-    inventory::rendered_at(settings.env.source_date_epoch.as_deref(), Utc::now())
+fn rendered_at(settings: &Settings) -> Result<jiff::Timestamp> {
+    inventory::rendered_at(
+        settings.env.source_date_epoch.as_deref(),
+        jiff::Timestamp::now(),
+    )
 }
 
 /// Prints build warnings; with `--strict` they are errors and stop the command.

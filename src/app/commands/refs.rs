@@ -23,6 +23,7 @@ use crate::cluster::access;
 use crate::error::{Error, Result};
 use crate::inventory::ClusterInventory;
 use crate::project::{MAX_INPUT_BYTES, Project};
+use crate::util::time;
 use crate::{inventory::parse, util::files};
 use std::cell::{Cell, OnceCell};
 use std::io::Read;
@@ -133,8 +134,7 @@ pub fn parse_ref(
         };
     }
     if let Some(date) = text.strip_prefix('@') {
-        let valid = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").is_ok()
-            || chrono::DateTime::parse_from_rfc3339(date).is_ok();
+        let valid = time::parse_date(date).is_some() || time::parse_rfc3339(date).is_some();
         if !valid {
             return usage("expected @YYYY-MM-DD or @ and an RFC 3339 time");
         }
@@ -300,8 +300,15 @@ fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<ClusterInven
     store.inventory(&snap.record)
 }
 
+/// Without git support a `git:` reference cannot be read.
+#[cfg(not(feature = "gitops"))]
+fn git(_cx: &RefContext, _text: &str, _rev: &str, _path: Option<&str>) -> Result<ClusterInventory> {
+    Err(Error::NoGitops("a git: reference"))
+}
+
 /// The committed inventory at `REV[:PATH]` in the repository given with `--repo`
 /// (default path: `clusters/<domain>/inventory/clusterinventory.yaml`).
+#[cfg(feature = "gitops")]
 fn git(cx: &RefContext, text: &str, rev: &str, path: Option<&str>) -> Result<ClusterInventory> {
     let repo = cx
         .repo

@@ -1,7 +1,7 @@
 //! `clinv render`: the inventory on stdout, or the CR and CRD as files.
 
 use super::{deploy_domain_note, domain, project, rendered_at, report_warnings};
-use crate::app::cli::{OutputFormat, RenderArgs};
+use crate::app::cli::{DocFormat, RenderArgs};
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
 use crate::inventory::render::{self, Format};
@@ -13,8 +13,8 @@ pub const CRD_FILE: &str = "clusterinventory.crd.yaml";
 pub const CR_FILE: &str = "clusterinventory.yaml";
 
 pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
-    let format = settings.format("render", &[OutputFormat::Yaml, OutputFormat::Json])?;
-    if args.out.is_some() && settings.output == Some(OutputFormat::Json) {
+    let format = args.output.unwrap_or_default();
+    if args.out.is_some() && format == DocFormat::Json {
         return Err(Error::Usage(
             "clinv render: --out writes YAML files; drop -o json".into(),
         ));
@@ -31,7 +31,7 @@ pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
     report_warnings(settings, &built.warnings)?;
     render::validate(&built.inventory)?;
     let Some(dir) = &args.out else {
-        let format = if format == OutputFormat::Json {
+        let format = if format == DocFormat::Json {
             Format::Json
         } else {
             Format::Yaml

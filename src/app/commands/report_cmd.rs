@@ -12,9 +12,7 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
     let points = super::log::load(settings, &project, &domain, args.repo.as_deref(), None)?;
     let Some(current) = points.last() else {
-        return Err(Error::Message(format!(
-            "no history for {domain}: publish or commit it first"
-        )));
+        return Err(Error::NoHistory(domain));
     };
     let steps: Vec<audit::Step> = points.iter().map(super::history::Point::step).collect();
     let trail = audit::trail(&steps, &diff::Ignore::default());

@@ -1,8 +1,9 @@
 //! `clinv snapshots [list|show|verify|gc|export|import]`: the local store.
 
 use super::{project, store};
-use crate::app::cli::{OutputFormat, SnapshotsArgs, SnapshotsCommand};
+use crate::app::cli::{DocFormat, SnapshotsArgs, SnapshotsCommand, TableFormat};
 use crate::app::settings::Settings;
+use crate::app::table::Table;
 use crate::error::{Error, Result, exit};
 use crate::inventory::render;
 use crate::store::{
@@ -16,11 +17,13 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     let project = project(settings)?;
     let store = store(settings, &project);
     match &args.command {
-        None => list(settings, &store, args.domain.as_deref(), None),
-        Some(SnapshotsCommand::List { state }) => {
-            list(settings, &store, args.domain.as_deref(), *state)
+        None => list(settings, &store, args.domain.as_deref(), None, None),
+        Some(SnapshotsCommand::List { state, output }) => {
+            list(settings, &store, args.domain.as_deref(), *state, *output)
         }
-        Some(SnapshotsCommand::Show { id }) => show(settings, &store, args.domain.as_deref(), id),
+        Some(SnapshotsCommand::Show { id, output }) => {
+            show(settings, &store, args.domain.as_deref(), id, *output)
+        }
         Some(SnapshotsCommand::Verify) => verify(settings, &store, args.domain.as_deref()),
         Some(SnapshotsCommand::Gc { keep, dry_run }) => {
             gc(settings, &store, args.domain.as_deref(), *keep, *dry_run)
@@ -57,8 +60,9 @@ fn list(
     store: &Store,
     domain: Option<&str>,
     state: Option<State>,
+    output: Option<TableFormat>,
 ) -> Result<i32> {
-    let format = settings.format("snapshots list", &[OutputFormat::Table, OutputFormat::Json])?;
+    let format = output.unwrap_or_default();
     let mut rows: Vec<Snapshot> = Vec::new();
     for d in domains(store, domain)? {
         let journal = store.domain(&d).read()?;
@@ -71,26 +75,13 @@ fn list(
                 .filter(|s| s.state != State::Deleted && state.is_none_or(|st| s.state == st)),
         );
     }
-    if format == OutputFormat::Json {
+    if format == TableFormat::Json {
         settings.printer.data(&render::to_json(&rows)?)?;
         return Ok(exit::OK);
     }
-    let mut out = String::with_capacity(rows.len() * 120 + 100);
-    let widths = [20usize, 12, 24, 10, 14, 20];
-    let row = |cells: [&str; 7], out: &mut String| {
-        for (cell, w) in cells.iter().zip(widths) {
-            out.push_str(cell);
-            out.push_str(&" ".repeat(w.saturating_sub(cell.chars().count()) + 2));
-        }
-        out.push_str(cells[6]);
-        out.push('\n');
-    };
-    row(
-        [
-            "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
-        ],
-        &mut out,
-    );
+    let mut table = Table::new(&[
+        "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
+    ]);
     for s in &rows {
         let reason = s.reason.map(|r| r.as_str()).unwrap_or("-");
         let target = s
@@ -99,24 +90,21 @@ fn list(
             .as_ref()
             .map(|t| t.server.as_str())
             .unwrap_or("-");
-        row(
-            [
-                &s.record.domain,
-                &s.record.id,
-                &s.record.at,
-                s.state.as_str(),
-                reason,
-                &s.record.rendered_at,
-                target,
-            ],
-            &mut out,
-        );
+        table.row(&[
+            &s.record.domain,
+            &s.record.id,
+            &s.record.at,
+            s.state.as_str(),
+            reason,
+            &s.record.rendered_at,
+            target,
+        ]);
     }
     if rows.is_empty() {
         settings.printer.info("no snapshots");
         return Ok(exit::OK);
     }
-    settings.printer.data(&out)?;
+    settings.printer.data(&table.render())?;
     Ok(exit::OK)
 }
 
@@ -136,9 +124,9 @@ fn find(store: &Store, domain: Option<&str>, reference: &str) -> Result<(DomainS
     match found.len() {
         1 => Ok(found.remove(0)),
         0 => Err(last_err.unwrap_or_else(|| {
-            Error::Message(format!("no snapshot '{reference}' (the store is empty)"))
+            Error::NoSnapshot(format!("no snapshot '{reference}' (the store is empty)"))
         })),
-        _ => Err(Error::Message(format!(
+        _ => Err(Error::NoSnapshot(format!(
             "'{reference}' matches snapshots in several domains; pass --domain"
         ))),
     }
@@ -151,11 +139,17 @@ struct Shown<'a> {
     inventory: &'a crate::inventory::ClusterInventory,
 }
 
-fn show(settings: &Settings, store: &Store, domain: Option<&str>, reference: &str) -> Result<i32> {
-    let format = settings.format("snapshots show", &[OutputFormat::Yaml, OutputFormat::Json])?;
+fn show(
+    settings: &Settings,
+    store: &Store,
+    domain: Option<&str>,
+    reference: &str,
+    output: Option<DocFormat>,
+) -> Result<i32> {
+    let format = output.unwrap_or_default();
     let (ds, snap) = find(store, domain, reference)?;
     let inventory = ds.inventory(&snap.record)?;
-    if format == OutputFormat::Json {
+    if format == DocFormat::Json {
         let shown = Shown {
             snapshot: &snap,
             history: &snap.history,
@@ -250,7 +244,7 @@ fn verify(settings: &Settings, store: &Store, domain: Option<&str>) -> Result<i3
         }
     }
     if problems > 0 {
-        return Err(Error::Message(format!(
+        return Err(Error::Damaged(format!(
             "snapshot store damaged: {problems} problem(s) in {}",
             store.root().display()
         )));
@@ -326,7 +320,7 @@ fn export(settings: &Settings, store: &Store, domain: &str, file: &Path) -> Resu
     let ds = store.domain(domain);
     let records = ds.valid_records()?;
     if records.is_empty() {
-        return Err(Error::Message(format!(
+        return Err(Error::NoSnapshot(format!(
             "no snapshots of {domain} in {}",
             store.root().display()
         )));

@@ -1,7 +1,7 @@
 //! `clinv updates`: which addons have a newer version in the addon index.
 
 use super::{deploy_domain_note, domain, project, rendered_at, report_warnings, store};
-use crate::app::cli::{IndexSourceArgs, OutputFormat, UpdatesArgs};
+use crate::app::cli::{IndexSourceArgs, TableFormat, UpdatesArgs};
 use crate::app::output;
 use crate::app::settings::Settings;
 use crate::cluster::{Failure, access};
@@ -17,7 +17,7 @@ use std::time::Duration;
 const MAX_FROM_BYTES: u64 = 8 << 20;
 
 pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
-    let format = settings.format("updates", &[OutputFormat::Table, OutputFormat::Json])?;
+    let format = args.output.unwrap_or_default();
     let index_ref = IndexRef::parse(&args.index)?;
     let loaded = load_index(settings, &index_ref, &args.source)?;
     let Some(compared) = inventory_to_compare(settings, args)? else {
@@ -34,7 +34,7 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
         }
     ));
     let text = match format {
-        OutputFormat::Json => {
+        TableFormat::Json => {
             output::updates_json(compared.source.word(), &loaded.index.generated_at, &list)?
         }
         _ => output::updates_table(&list),

@@ -10,7 +10,8 @@ use super::{Phrase, one_line};
 use crate::history::audit::{Entry, Lane, LaneKind, Span, Trail};
 use crate::history::diff::Op;
 use crate::inventory::ClusterInventory;
-use chrono::{DateTime, Datelike, NaiveDate, Utc};
+use crate::util::time;
+use jiff::civil::Date;
 use std::collections::HashMap;
 
 /// Chart geometry, in SVG user units (the chart scales to the page width).
@@ -107,20 +108,17 @@ fn esc(text: &str) -> String {
 
 /// `2026-02-23 11:11 UTC` for an RFC 3339 time; the text as it is otherwise.
 fn when(at: &str) -> String {
-    match DateTime::parse_from_rfc3339(at) {
-        Ok(t) => t
-            .with_timezone(&Utc)
-            .format("%Y-%m-%d %H:%M UTC")
-            .to_string(),
-        Err(_) => one_line(at),
+    match time::parse_rfc3339(at) {
+        Some(t) => time::utc(t).strftime("%Y-%m-%d %H:%M UTC").to_string(),
+        None => one_line(at),
     }
 }
 
 /// `2026-02-23` for an RFC 3339 time.
 fn day(at: &str) -> String {
-    match DateTime::parse_from_rfc3339(at) {
-        Ok(t) => t.with_timezone(&Utc).format("%Y-%m-%d").to_string(),
-        Err(_) => one_line(at),
+    match time::parse_rfc3339(at) {
+        Some(t) => time::utc(t).strftime("%Y-%m-%d").to_string(),
+        None => one_line(at),
     }
 }
 
@@ -277,11 +275,7 @@ impl Scale {
         let chrono_order: Vec<&Entry> = trail.entries.iter().rev().collect();
         let times: Option<Vec<f64>> = chrono_order
             .iter()
-            .map(|e| {
-                DateTime::parse_from_rfc3339(&e.at)
-                    .ok()
-                    .map(|t| t.timestamp() as f64)
-            })
+            .map(|e| time::parse_rfc3339(&e.at).map(|t| t.as_second() as f64))
             .collect();
         let by_time = times
             .as_ref()
@@ -332,21 +326,25 @@ impl Scale {
                 .map(|i| (self.t0 + i as f64, format!("#{}", i + 1)))
                 .collect();
         }
-        let Some(start) = DateTime::from_timestamp(self.t0 as i64, 0) else {
+        let Ok(start) = jiff::Timestamp::from_second(self.t0 as i64).map(time::utc) else {
             return Vec::new();
         };
         let days = (self.t1 - self.t0) / 86_400.0;
         let day_steps = [1u32, 2, 7, 14];
         if let Some(k) = day_steps.iter().find(|k| days / f64::from(**k) <= 8.0) {
-            let first = start.date_naive().succ_opt().unwrap_or(start.date_naive());
+            let first = start.date().tomorrow().unwrap_or(start.date());
             return (0..)
-                .map_while(|i| first.checked_add_days(chrono::Days::new(u64::from(*k) * i)))
-                .map(|d| (secs(d), d.format("%b %-d").to_string()))
+                .map_while(|i| {
+                    first
+                        .checked_add(jiff::Span::new().days(i64::from(*k) * i))
+                        .ok()
+                })
+                .map(|d| (secs(d), d.strftime("%b %-d").to_string()))
                 .take_while(|(t, _)| *t <= self.t1)
                 .collect();
         }
         let months = days / 30.4;
-        let k = [1u32, 2, 3, 6, 12, 24, 60]
+        let k = [1i8, 2, 3, 6, 12, 24, 60]
             .into_iter()
             .find(|k| months / f64::from(*k) <= 8.0)
             .unwrap_or(120);
@@ -361,22 +359,23 @@ impl Scale {
             if (m - 1) % k != 0 {
                 continue;
             }
-            let Some(d) = NaiveDate::from_ymd_opt(y, m, 1) else {
+            let Ok(d) = Date::new(y, m, 1) else {
                 break;
             };
             let t = secs(d);
             if t > self.t1 {
                 break;
             }
-            ticks.push((t, d.format("%b %Y").to_string()));
+            ticks.push((t, d.strftime("%b %Y").to_string()));
         }
         ticks
     }
 }
 
-fn secs(d: NaiveDate) -> f64 {
-    d.and_hms_opt(0, 0, 0)
-        .map_or(0.0, |t| t.and_utc().timestamp() as f64)
+fn secs(d: Date) -> f64 {
+    jiff::tz::Offset::UTC
+        .to_timestamp(d.to_datetime(jiff::civil::Time::midnight()))
+        .map_or(0.0, |t| t.as_second() as f64)
 }
 
 /// The swimlane chart.

@@ -18,8 +18,7 @@ const CONTEXT: usize = 3;
 
 /// The YAML of `inv` without `spec.renderedAt`.
 fn body(inv: &ClusterInventory) -> Result<String> {
-    let mut value = serde_json::to_value(inv)
-        .map_err(|e| Error::Usage(format!("cannot encode the inventory: {e}")))?;
+    let mut value = serde_json::to_value(inv).map_err(|e| Error::encode("the inventory", e))?;
     if let Some(spec) = value.get_mut("spec").and_then(|s| s.as_object_mut()) {
         spec.shift_remove("renderedAt");
     }

@@ -1,0 +1,97 @@
+//! The one table printer: each column as wide as its widest cell (in terminal columns,
+//! so wide characters line up), two spaces between columns, no trailing blanks. Every
+//! cell is escaped, so a value from a file or the journal cannot move the cursor or
+//! break a row.
+
+use crate::app::output::sanitize;
+use unicode_width::UnicodeWidthStr;
+
+/// Rows of text cells under a header.
+#[derive(Debug, Default)]
+pub struct Table {
+    rows: Vec<Vec<String>>,
+    min: Vec<usize>,
+}
+
+impl Table {
+    pub fn new(header: &[&str]) -> Table {
+        let mut table = Table::default();
+        table.row(header);
+        table
+    }
+
+    /// Columns at least this wide (lok8s's `%-Ns` layouts).
+    pub fn min_widths(mut self, widths: &[usize]) -> Table {
+        self.min = widths.to_vec();
+        self
+    }
+
+    pub fn row<S: AsRef<str>>(&mut self, cells: &[S]) {
+        self.rows
+            .push(cells.iter().map(|c| cell(c.as_ref())).collect());
+    }
+
+    pub fn render(&self) -> String {
+        let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..columns)
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .map(|c| c.width())
+                    .chain(self.min.get(i).copied())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = String::new();
+        for row in &self.rows {
+            let mut line = String::new();
+            for (i, text) in row.iter().enumerate() {
+                line.push_str(text);
+                if i + 1 < row.len() {
+                    line.push_str(&" ".repeat(widths[i].saturating_sub(text.width()) + 2));
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// A cell on one line: control characters escaped, newline and tab included.
+fn cell(text: &str) -> String {
+    sanitize(text).replace('\n', "\\n").replace('\t', "\\t")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_fit_their_widest_cell() {
+        let mut t = Table::new(&["NAME", "V", "NOTE"]);
+        t.row(&["cilium", "1.20.1", ""]);
+        t.row(&["x", "2", "unordered"]);
+        assert_eq!(
+            t.render(),
+            "NAME    V       NOTE\ncilium  1.20.1\nx       2       unordered\n"
+        );
+    }
+
+    #[test]
+    fn minimum_widths_and_wide_characters() {
+        let mut t = Table::new(&["A", "B"]).min_widths(&[4]);
+        t.row(&["日本", "x"]);
+        t.row(&["äö", "y"]);
+        assert_eq!(t.render(), "A     B\n日本  x\näö    y\n");
+    }
+
+    #[test]
+    fn cells_are_escaped() {
+        let mut t = Table::new(&["A", "B"]);
+        t.row(&["a\u{1b}[2J\nb", "c\td"]);
+        assert_eq!(t.render(), "A              B\na\\u{1b}[2J\\nb  c\\td\n");
+    }
+}

@@ -1,0 +1,179 @@
+//! Times as clinv reads and writes them, on jiff (already in the tree through
+//! k8s-openapi). Parsing keeps the strict RFC 3339 grammar clinv has always accepted, so
+//! a `date-time` the CRD check lets through is one the API server accepts too.
+
+use jiff::Timestamp;
+use jiff::civil::{Date, DateTime};
+use jiff::tz::Offset;
+
+/// The UTC calendar date and time of `t`.
+pub fn utc(t: Timestamp) -> DateTime {
+    Offset::UTC.to_datetime(t)
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ`, UTC, no fraction.
+pub fn format_seconds(t: Timestamp) -> String {
+    let d = utc(t);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        d.year(),
+        d.month(),
+        d.day(),
+        d.hour(),
+        d.minute(),
+        d.second()
+    )
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, UTC.
+pub fn format_millis(t: Timestamp) -> String {
+    let d = utc(t);
+    let seconds = format_seconds(t);
+    format!(
+        "{}.{:03}Z",
+        &seconds[..seconds.len() - 1],
+        d.subsec_nanosecond() / 1_000_000
+    )
+}
+
+/// An RFC 3339 date-time: `YYYY-MM-DD`, `T`, `t` or a space, `HH:MM:SS`, an optional
+/// fraction (digits past the ninth ignored), then `Z`, `z` or `±HH:MM` (at most 23:59;
+/// U+2212 is a minus too). A leap second `:60` reads as `:59`.
+pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
+    let b = text.as_bytes();
+    if b.len() < 19 {
+        return None;
+    }
+    let num = |range: std::ops::Range<usize>| -> Option<i32> {
+        b[range].iter().try_fold(0i32, |n, c| {
+            c.is_ascii_digit().then(|| n * 10 + i32::from(c - b'0'))
+        })
+    };
+    let separators = b[4] == b'-'
+        && b[7] == b'-'
+        && matches!(b[10], b'T' | b't' | b' ')
+        && b[13] == b':'
+        && b[16] == b':';
+    if !separators {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let mut rest = &text[19..];
+    let mut nanos = 0i32;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        for c in fraction.bytes().take(digits.min(9)) {
+            nanos = nanos * 10 + i32::from(c - b'0');
+        }
+        nanos *= 10i32.pow(9u32.saturating_sub(digits as u32));
+        rest = &fraction[digits..];
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let (sign, hhmm) = if let Some(t) = rest.strip_prefix('+') {
+                (1, t)
+            } else if let Some(t) = rest.strip_prefix(['-', '\u{2212}']) {
+                (-1, t)
+            } else {
+                return None;
+            };
+            let t = hhmm.as_bytes();
+            if t.len() != 5 || t[2] != b':' {
+                return None;
+            }
+            let digit = |i: usize| t[i].is_ascii_digit().then(|| i32::from(t[i] - b'0'));
+            let (hh, mm) = (digit(0)? * 10 + digit(1)?, digit(3)? * 10 + digit(4)?);
+            if hh > 23 || mm > 59 {
+                return None;
+            }
+            sign * (hh * 3600 + mm * 60)
+        }
+    };
+    let second = if second == 60 { 59 } else { second };
+    let at = DateTime::new(
+        i16::try_from(year).ok()?,
+        i8::try_from(month).ok()?,
+        i8::try_from(day).ok()?,
+        i8::try_from(hour).ok()?,
+        i8::try_from(minute).ok()?,
+        i8::try_from(second).ok()?,
+        nanos,
+    )
+    .ok()?;
+    Offset::from_seconds(offset).ok()?.to_timestamp(at).ok()
+}
+
+/// A calendar date `YYYY-MM-DD`.
+pub fn parse_date(text: &str) -> Option<Date> {
+    Date::strptime("%Y-%m-%d", text).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_utc_with_z() {
+        let t = Timestamp::new(1_700_000_000, 123_456_789).unwrap();
+        assert_eq!(format_seconds(t), "2023-11-14T22:13:20Z");
+        assert_eq!(format_millis(t), "2023-11-14T22:13:20.123Z");
+        let before = Timestamp::new(-1, 0).unwrap();
+        assert_eq!(format_seconds(before), "1969-12-31T23:59:59Z");
+        assert_eq!(format_millis(before), "1969-12-31T23:59:59.000Z");
+        let early = Timestamp::from_second(-62_135_596_800).unwrap();
+        assert_eq!(format_seconds(early), "0001-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn rfc3339_grammar() {
+        let at = |s: &str| parse_rfc3339(s).map(|t| (t.as_second(), t.subsec_nanosecond()));
+        assert_eq!(at("2023-11-14T22:13:20Z"), Some((1_700_000_000, 0)));
+        assert_eq!(at("2023-11-14t22:13:20z"), Some((1_700_000_000, 0)));
+        assert_eq!(at("2023-11-14 22:13:20Z"), Some((1_700_000_000, 0)));
+        assert_eq!(at("2023-11-14T23:13:20+01:00"), Some((1_700_000_000, 0)));
+        assert_eq!(
+            at("2023-11-14T21:13:20\u{2212}01:00"),
+            Some((1_700_000_000, 0))
+        );
+        assert_eq!(
+            at("2023-11-14T22:13:20.5Z"),
+            Some((1_700_000_000, 500_000_000))
+        );
+        assert_eq!(
+            at("2023-11-14T22:13:20.1234567891234Z"),
+            Some((1_700_000_000, 123_456_789))
+        );
+        assert_eq!(at("2016-12-31T23:59:60Z"), at("2016-12-31T23:59:59Z"));
+        for bad in [
+            "",
+            "2023-11-14",
+            "2023-11-14T22:13Z",
+            "2023-11-14T22:13:20",
+            "2023-11-14T22:13:20.Z",
+            "2023-11-14T22:13:20+0100",
+            "2023-11-14T22:13:20+01",
+            "2023-11-14T22:13:20+24:00",
+            "2023-11-14T22:13:20+01:60",
+            "2023-02-30T22:13:20Z",
+            "2023-11-14T24:00:00Z",
+            "2023-11-14T22:13:20Z ",
+            "2023-11-14T22:13:20Z[UTC]",
+            "+2023-11-14T22:13:20Z",
+            "2023-11-14X22:13:20Z",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(parse_date("2026-01-05"), Date::new(2026, 1, 5).ok());
+        assert_eq!(parse_date("2026-02-30"), None);
+        assert_eq!(parse_date("yesterday"), None);
+    }
+}
