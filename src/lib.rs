@@ -8,7 +8,8 @@
 //! snapshot store ([`store`], the only writer of local state). [`delivery`] names the
 //! outcomes both channels share. [`history`] diffs inventories over time into an audit
 //! trail; [`status`] compares them with the addon index and feeds the in-cluster agent.
-//! [`util`] holds the leaf helpers; [`app`] is the command line on top of it all.
+//! [`ops`] combines them into what a command does; [`util`] holds the leaf helpers;
+//! [`app`] is the command line on top of it all.
 
 pub mod app;
 pub mod cluster;
@@ -17,6 +18,7 @@ pub mod error;
 pub mod gitops;
 pub mod history;
 pub mod inventory;
+pub mod ops;
 pub mod project;
 pub mod status;
 pub mod store;

@@ -22,6 +22,16 @@ pub const CRD_FILE: &str = "clusterinventory.crd.yaml";
 pub const CR_FILE: &str = "clusterinventory.yaml";
 pub const KUSTOMIZATION_FILE: &str = "kustomization.yaml";
 
+/// The synced folder of a domain when `--path` does not name one.
+pub fn default_path(domain: &str) -> String {
+    format!("clusters/{domain}/inventory")
+}
+
+/// The committed CR of a domain in its default folder.
+pub fn default_cr_path(domain: &str) -> String {
+    format!("{}/{CR_FILE}", default_path(domain))
+}
+
 /// The folder's contents.
 #[derive(Debug, Clone)]
 pub struct Folder {
@@ -492,18 +502,12 @@ fn lock(path: &Path, timeout: Duration, held: &str) -> Result<File> {
         .write(true)
         .open(path)
         .map_err(|e| Error::io(path, e))?;
-    let start = Instant::now();
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < timeout => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Message(format!("{}: {held}", path.display())));
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+    match crate::util::lock::exclusive(&file, timeout) {
+        Ok(()) => Ok(file),
+        Err(crate::util::lock::Wait::TimedOut) => {
+            Err(Error::Message(format!("{}: {held}", path.display())))
         }
+        Err(crate::util::lock::Wait::Io(e)) => Err(Error::io(path, e)),
     }
 }
 

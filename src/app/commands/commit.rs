@@ -21,7 +21,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     let path = args
         .path
         .clone()
-        .unwrap_or_else(|| format!("clusters/{domain}/inventory"));
+        .unwrap_or_else(|| gitops::default_path(&domain));
     gitops::check_path(&path)?;
     if args.print_flux || args.print_argo {
         let repo = Repo::open(&args.repo, Duration::from_secs(30))?;
@@ -141,7 +141,9 @@ fn snapshot(
             .warn(&format!("snapshot store: {d} — skipped"));
     }
     if let Some(r) = reference.or_else(|| journal.newest_first().next().map(|_| "latest")) {
-        let snap = crate::store::resolve(&journal, r)?.record.clone();
+        let snap = crate::store::resolve(&journal, &crate::store::parse_ref(r)?)?
+            .record
+            .clone();
         let inventory = store.inventory(&snap)?;
         return Ok(Some((snap, inventory)));
     }
