@@ -700,8 +700,12 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
     Ok(signature)
 }
 
-/// A one-line summary of what changed, for the commit subject.
+/// A one-line summary of what changed, for the commit subject. Built from the semantic
+/// diff ([`crate::history::diff`]), so a subject names the same changes as `clinv diff`
+/// (repeated addon names included): Kubernetes first, then the addons in order, then
+/// kind, provider and lok8s.
 pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) -> String {
+    use crate::history::diff::{self, Field, Op};
     let Some(before) = before else {
         return format!(
             "record inventory ({} addons, Kubernetes {})",
@@ -713,55 +717,51 @@ pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) ->
                 .unwrap_or("unknown")
         );
     };
-    let mut parts = Vec::new();
-    if before.spec.kubernetes_version != after.spec.kubernetes_version {
-        parts.push(format!(
-            "kubernetes {} → {}",
-            before.spec.kubernetes_version.as_deref().unwrap_or("none"),
-            after.spec.kubernetes_version.as_deref().unwrap_or("none")
-        ));
-    }
-    let version =
-        |a: &crate::inventory::Addon| a.chart_version.clone().unwrap_or_else(|| "-".into());
-    for a in &after.spec.addons {
-        match before.spec.addons.iter().find(|b| b.name == a.name) {
-            None => parts.push(
-                format!("add {} {}", a.name, version(a))
-                    .trim_end_matches(" -")
-                    .to_string(),
-            ),
-            Some(b) if b.chart_version != a.chart_version => {
-                parts.push(format!("{} {} → {}", a.name, version(b), version(a)))
+    let report = diff::diff(before, after, &[]);
+    let (mut kubernetes, mut addons, mut fields) = (Vec::new(), Vec::new(), Vec::new());
+    for c in &report.changes {
+        let (from, to) = (c.from.as_deref(), c.to.as_deref());
+        let name = c.addon.as_deref().unwrap_or_default();
+        match (c.field, c.change) {
+            (Field::KubernetesVersion, _) => kubernetes.push(format!(
+                "kubernetes {} → {}",
+                from.unwrap_or("none"),
+                to.unwrap_or("none")
+            )),
+            (Field::Addon, Op::Added) => addons.push(match to {
+                Some(v) if v != "-" => format!("add {name} {v}"),
+                _ => format!("add {name}"),
+            }),
+            (Field::Addon, _) => addons.push(format!("remove {name}")),
+            (Field::ChartVersion, _) => addons.push(format!(
+                "{name} {} → {}",
+                from.unwrap_or("-"),
+                to.unwrap_or("-")
+            )),
+            (field @ (Field::Kind | Field::Provider | Field::Lok8sVersion), _) => {
+                let label = match field {
+                    Field::Lok8sVersion => "lok8s",
+                    f => f.as_str(),
+                };
+                let rank = [Field::Kind, Field::Provider, Field::Lok8sVersion]
+                    .iter()
+                    .position(|f| *f == field);
+                fields.push((
+                    rank,
+                    format!(
+                        "{label} {} → {}",
+                        from.unwrap_or("none"),
+                        to.unwrap_or("none")
+                    ),
+                ));
             }
-            Some(_) => {}
+            _ => {}
         }
     }
-    for b in &before.spec.addons {
-        if !after.spec.addons.iter().any(|a| a.name == b.name) {
-            parts.push(format!("remove {}", b.name));
-        }
-    }
-    for (field, x, y) in [
-        ("kind", Some(&before.spec.kind), Some(&after.spec.kind)),
-        (
-            "provider",
-            before.spec.provider.as_ref(),
-            after.spec.provider.as_ref(),
-        ),
-        (
-            "lok8s",
-            Some(&before.spec.lok8s_version),
-            Some(&after.spec.lok8s_version),
-        ),
-    ] {
-        if x != y {
-            parts.push(format!(
-                "{field} {} → {}",
-                x.map_or("none", |v| v.as_str()),
-                y.map_or("none", |v| v.as_str())
-            ));
-        }
-    }
+    fields.sort_by_key(|(rank, _)| *rank);
+    let mut parts: Vec<String> = kubernetes;
+    parts.extend(addons);
+    parts.extend(fields.into_iter().map(|(_, text)| text));
     if parts.is_empty() {
         parts.push("update spec (spec hash changed)".into());
     }
@@ -808,6 +808,45 @@ fn git(dir: &Path, e: git2::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn inventory(addons: &[(&str, &str)]) -> ClusterInventory {
+        let addons: Vec<String> = addons
+            .iter()
+            .map(|(name, version)| format!(r#"{{"name":"{name}","chartVersion":"{version}"}}"#))
+            .collect();
+        let text = format!(
+            r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster"}},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"h","renderedAt":"2026-01-01T00:00:00Z","addons":[{}]}}}}"#,
+            addons.join(",")
+        );
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn the_subject_matches_repeated_addon_names_as_the_diff_does() {
+        // The second `x` changed; the first did not. Matching by name alone compared
+        // the new second `x` with the old first one.
+        let before = inventory(&[("x", "1.0.0"), ("x", "2.0.0"), ("y", "1.0.0")]);
+        let after = inventory(&[("x", "1.0.0"), ("x", "3.0.0")]);
+        let report = crate::history::diff::diff(&before, &after, &[]);
+        let changed: Vec<(Option<&str>, Option<usize>)> = report
+            .changes
+            .iter()
+            .map(|c| (c.addon.as_deref(), c.occurrence))
+            .collect();
+        assert_eq!(changed, [(Some("x"), Some(2)), (Some("y"), Some(1))]);
+        assert_eq!(
+            summarize(Some(&before), &after),
+            "x 2.0.0 → 3.0.0, remove y"
+        );
+        // A repeated name added once more is an addition, as in the diff.
+        let more = inventory(&[
+            ("x", "1.0.0"),
+            ("x", "2.0.0"),
+            ("y", "1.0.0"),
+            ("x", "4.0.0"),
+        ]);
+        assert_eq!(summarize(Some(&before), &more), "add x 4.0.0");
+    }
 
     #[test]
     fn paths_are_checked() {
