@@ -48,8 +48,20 @@ pub const MAX_OBJECT: u64 = 8 << 20;
 pub const MAX_JOURNAL: u64 = 64 << 20;
 
 /// A snapshot's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum State {
     /// Recorded, not yet applied (queued).
     Pending,
@@ -64,14 +76,9 @@ pub enum State {
 }
 
 impl State {
+    /// The name in the journal and in listings (the serde name; a test holds them equal).
     pub fn as_str(self) -> &'static str {
-        match self {
-            State::Pending => "pending",
-            State::Applied => "applied",
-            State::Committed => "committed",
-            State::Superseded => "superseded",
-            State::Deleted => "deleted",
-        }
+        self.into()
     }
 }
 
@@ -192,17 +199,12 @@ pub struct Snapshot {
 }
 
 /// A journal line that could not be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}: {what}", path.display())]
 pub struct Damage {
     pub path: PathBuf,
     pub line: usize,
     pub what: String,
-}
-
-impl std::fmt::Display for Damage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.path.display(), self.line, self.what)
-    }
 }
 
 /// What reading a domain's journal found.
@@ -936,6 +938,16 @@ mod tests {
             by: None,
             commit: None,
             target: None,
+        }
+    }
+
+    #[test]
+    fn state_names_are_the_serde_names() {
+        use clap::ValueEnum;
+        use strum::VariantArray;
+        for s in State::VARIANTS {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+            assert_eq!(s.to_possible_value().unwrap().get_name(), s.as_str());
         }
     }
 
