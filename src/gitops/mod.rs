@@ -773,6 +773,21 @@ pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) ->
     }
 }
 
+/// The Flux Kustomization that syncs `path`.
+pub fn flux(domain: &str, path: &str) -> String {
+    format!(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: clusterinventory-{domain}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./{path}\n  prune: true\n  wait: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+    )
+}
+
+/// The Argo CD Application that syncs `path` on `branch` of `url`.
+pub fn argo(domain: &str, path: &str, branch: &str, url: Option<String>) -> String {
+    let url = url.unwrap_or_else(|| "<your repository URL>".into());
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: clusterinventory-{domain}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {url}\n    targetRevision: {branch}\n    path: {path}\n  destination:\n    server: https://kubernetes.default.svc\n  syncPolicy:\n    automated:\n      prune: true\n      selfHeal: true\n    syncOptions:\n      - ServerSideApply=true\n"
+    )
+}
+
 /// `a` is a later RFC 3339 time than `b`.
 fn later(a: &str, b: &str) -> bool {
     let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();

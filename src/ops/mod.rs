@@ -2,5 +2,7 @@
 //! takes plain arguments, never the command line's settings, and returns data —
 //! warnings included — for the command to print.
 
+pub mod commit;
 pub mod history;
+pub mod index;
 pub mod refs;

@@ -9,33 +9,19 @@ use chrono::Utc;
 
 pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {
     let project = project(settings)?;
-    let addons_dir = project.addons_dir();
-    if !addons_dir.is_dir() {
-        return Err(crate::Error::NoAddonsDir(addons_dir));
-    }
     let sde = settings.env.source_date_epoch.as_deref();
-    // Git is only consulted when SOURCE_DATE_EPOCH does not decide.
-    let last_commit = if sde.is_some_and(|s| !s.is_empty()) {
-        None
-    } else {
-        match crate::gitops::history::last_change(&addons_dir) {
-            Ok(found) => found.map(|c| (c.committer_time, c.commit)),
-            Err(message) => {
-                settings.printer.warn(&format!(
-                    "index: cannot read the git history of {} ({message}); generatedAt is the current time",
-                    addons_dir.display()
-                ));
-                None
-            }
-        }
-    };
-    let (generated_at, source) = index::generated_at(sde, last_commit, Utc::now())?;
-    settings.printer.debug(&match &source {
+    let generated = crate::ops::index::generate(&project, sde, Utc::now())?;
+    if let Some(why) = &generated.git_unreadable {
+        settings
+            .printer
+            .warn(&format!("index: {why}; generatedAt is the current time"));
+    }
+    settings.printer.debug(&match &generated.source {
         TimeSource::SourceDateEpoch => "generatedAt from SOURCE_DATE_EPOCH".to_string(),
         TimeSource::Commit(c) => format!("generatedAt from commit {c}"),
         TimeSource::Now => "generatedAt is now (no SOURCE_DATE_EPOCH, no commit)".to_string(),
     });
-    let built = index::build(&project, &generated_at)?;
+    let built = &generated.built;
     report_warnings(settings, &built.warnings)?;
     let text = index::encode(&built.index)?;
     match &args.out {
@@ -43,9 +29,10 @@ pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {
             crate::util::files::write_atomic(path, text.as_bytes(), 0o644)
                 .map_err(|e| crate::Error::io(path, e))?;
             settings.printer.info(&format!(
-                "wrote {} ({} addons, generatedAt {generated_at})",
+                "wrote {} ({} addons, generatedAt {})",
                 path.display(),
-                built.index.addons.len()
+                built.index.addons.len(),
+                generated.generated_at
             ));
         }
         None => settings.printer.data(&text)?,
