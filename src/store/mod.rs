@@ -19,7 +19,9 @@
 //! which notes it in a `repair` record.
 //!
 //! This is the only module that writes local state. Whole files go through
-//! [`files::write_atomic`]; the journal is appended and fsynced under the lock.
+//! [`files::write_atomic`]; the journal is appended and fsynced under the lock. The line
+//! codec and the journal readers are [`journal`]; `snapshots gc` and `verify` are
+//! [`gc`]; export archives are [`export`].
 
 pub mod export;
 pub mod gc;
