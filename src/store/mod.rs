@@ -310,11 +310,17 @@ impl Store {
         Ok((rows, damage))
     }
 
-    /// Finds a snapshot by reference in one domain or, without `domain`, in any.
+    /// Finds a snapshot by reference in one domain or, without `domain`, in any, and
+    /// reads its inventory.
     ///
     /// # Errors
-    /// A malformed reference ([`Error::Usage`]), no match, or matches in several domains.
-    pub fn find(&self, domain: Option<&str>, reference: &str) -> Result<(DomainStore, Snapshot)> {
+    /// A malformed reference ([`Error::Usage`]), no match, matches in several domains, or
+    /// a missing or damaged object.
+    pub fn find(
+        &self,
+        domain: Option<&str>,
+        reference: &str,
+    ) -> Result<(Snapshot, ClusterInventory)> {
         let selector = parse_ref(reference)?;
         let mut found = Vec::new();
         let mut last_err = None;
@@ -328,7 +334,11 @@ impl Store {
             }
         }
         match found.len() {
-            1 => Ok(found.remove(0)),
+            1 => {
+                let (ds, snap) = found.remove(0);
+                let inventory = ds.inventory(&snap.record)?;
+                Ok((snap, inventory))
+            }
             0 => Err(last_err.unwrap_or_else(|| {
                 Error::Message(format!("no snapshot '{reference}' (the store is empty)"))
             })),

@@ -109,8 +109,7 @@ struct Shown<'a> {
 
 fn show(settings: &Settings, store: &Store, domain: Option<&str>, reference: &str) -> Result<i32> {
     let format = settings.format("snapshots show", &[OutputFormat::Yaml, OutputFormat::Json])?;
-    let (ds, snap) = store.find(domain, reference)?;
-    let inventory = ds.inventory(&snap.record)?;
+    let (snap, inventory) = store.find(domain, reference)?;
     if format == OutputFormat::Json {
         let shown = Shown {
             snapshot: &snap,
