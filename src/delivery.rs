@@ -5,11 +5,21 @@
 //! it depends on nothing else of the crate, so the on-disk journal format does not
 //! depend on the kube client.
 
-use std::fmt;
-
 /// Why an inventory could not be applied. Each has its own `--strict` exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Reason {
     /// No kubeconfig file where it was looked for.
     NoKubeconfig,
@@ -32,24 +42,9 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// The name in the journal and in messages (the serde name; a test holds them equal).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::NoKubeconfig => "no-kubeconfig",
-            Reason::BadKubeconfig => "bad-kubeconfig",
-            Reason::Unreachable => "unreachable",
-            Reason::Unauthorized => "unauthorized",
-            Reason::Forbidden => "forbidden",
-            Reason::Conflict => "conflict",
-            Reason::ServerError => "server-error",
-            Reason::Rejected => "rejected",
-            Reason::RenderFailed => "render-failed",
-        }
-    }
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        self.into()
     }
 }
 
@@ -140,6 +135,15 @@ mod tests {
             id: id.into(),
             by: Some(by.into()),
             why: None,
+        }
+    }
+
+    #[test]
+    fn display_names_are_the_serde_names() {
+        use strum::VariantArray;
+        for r in Reason::VARIANTS {
+            assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
+            assert_eq!(r.to_string(), r.as_str());
         }
     }
 

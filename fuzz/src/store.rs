@@ -14,6 +14,7 @@
 //! Every journal is then used as the commands use it: references (`latest`, `latest~N`,
 //! an id prefix), `gc` candidates, `snapshots list/show -o json`.
 
+use clinv::history::refs::SnapshotRef;
 use clinv::inventory::render::{self, Format};
 use clinv::store;
 use sha2::{Digest, Sha256};
@@ -53,21 +54,24 @@ fn with_checksums(lines: &[u8]) -> Vec<u8> {
 }
 
 fn journal(bytes: &[u8]) {
-    let journal = store::parse_journal(Path::new("journal"), bytes);
-    let _ = store::parse_export(bytes);
+    let journal = store::journal::parse_journal(Path::new("journal"), bytes);
+    let _ = store::journal::parse_export(bytes);
     for d in &journal.damage {
         let _ = d.to_string();
     }
     for reference in ["latest", "latest~1", "latest~18446744073709551615"] {
-        let _ = store::resolve(&journal, reference);
+        if let Ok(selector) = store::parse_ref(reference) {
+            let _ = store::resolve(&journal, &selector);
+        }
     }
     if let Some(s) = journal.snapshots.last() {
         let prefix: String = s.record.id.chars().take(4).collect();
-        let _ = store::resolve(&journal, &prefix);
-        let _ = store::resolve(&journal, &s.record.id);
+        for id in [prefix.as_str(), s.record.id.as_str()] {
+            let _ = store::resolve(&journal, &SnapshotRef::Id(id.to_string()));
+        }
     }
     for keep in [0, 1, 20] {
-        let _ = store::gc_candidates(&journal, keep);
+        let _ = store::gc::gc_candidates(&journal, keep);
     }
     let listed: Vec<_> = journal.newest_first().collect();
     let _ = serde_json::to_string(&listed);
@@ -87,7 +91,7 @@ fn object(bytes: &[u8]) {
 }
 
 fn export(bytes: &[u8]) {
-    let Ok(export) = store::read_export(bytes) else {
+    let Ok(export) = store::export::read_export(bytes) else {
         return;
     };
     for (_, records) in &export.journals {

@@ -22,6 +22,16 @@ pub const CRD_FILE: &str = "clusterinventory.crd.yaml";
 pub const CR_FILE: &str = "clusterinventory.yaml";
 pub const KUSTOMIZATION_FILE: &str = "kustomization.yaml";
 
+/// The synced folder of a domain when `--path` does not name one.
+pub fn default_path(domain: &str) -> String {
+    format!("clusters/{domain}/inventory")
+}
+
+/// The committed CR of a domain in its default folder.
+pub fn default_cr_path(domain: &str) -> String {
+    format!("{}/{CR_FILE}", default_path(domain))
+}
+
 /// The folder's contents.
 #[derive(Debug, Clone)]
 pub struct Folder {
@@ -493,18 +503,12 @@ fn lock(path: &Path, timeout: Duration, held: &str) -> Result<File> {
         .write(true)
         .open(path)
         .map_err(|e| Error::io(path, e))?;
-    let start = Instant::now();
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < timeout => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Locked(format!("{}: {held}", path.display())));
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+    match crate::util::lock::exclusive(&file, timeout) {
+        Ok(()) => Ok(file),
+        Err(crate::util::lock::Wait::TimedOut) => {
+            Err(Error::Locked(format!("{}: {held}", path.display())))
         }
+        Err(crate::util::lock::Wait::Io(e)) => Err(Error::io(path, e)),
     }
 }
 
@@ -697,8 +701,12 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
     Ok(signature)
 }
 
-/// A one-line summary of what changed, for the commit subject.
+/// A one-line summary of what changed, for the commit subject. Built from the semantic
+/// diff ([`crate::history::diff`]), so a subject names the same changes as `clinv diff`
+/// (repeated addon names included): Kubernetes first, then the addons in order, then
+/// kind, provider and lok8s.
 pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) -> String {
+    use crate::history::diff::{self, Field, Op};
     let Some(before) = before else {
         return format!(
             "record inventory ({} addons, Kubernetes {})",
@@ -710,55 +718,51 @@ pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) ->
                 .unwrap_or("unknown")
         );
     };
-    let mut parts = Vec::new();
-    if before.spec.kubernetes_version != after.spec.kubernetes_version {
-        parts.push(format!(
-            "kubernetes {} → {}",
-            before.spec.kubernetes_version.as_deref().unwrap_or("none"),
-            after.spec.kubernetes_version.as_deref().unwrap_or("none")
-        ));
-    }
-    let version =
-        |a: &crate::inventory::Addon| a.chart_version.clone().unwrap_or_else(|| "-".into());
-    for a in &after.spec.addons {
-        match before.spec.addons.iter().find(|b| b.name == a.name) {
-            None => parts.push(
-                format!("add {} {}", a.name, version(a))
-                    .trim_end_matches(" -")
-                    .to_string(),
-            ),
-            Some(b) if b.chart_version != a.chart_version => {
-                parts.push(format!("{} {} → {}", a.name, version(b), version(a)))
+    let report = diff::diff(before, after, &[]);
+    let (mut kubernetes, mut addons, mut fields) = (Vec::new(), Vec::new(), Vec::new());
+    for c in &report.changes {
+        let (from, to) = (c.from.as_deref(), c.to.as_deref());
+        let name = c.addon.as_deref().unwrap_or_default();
+        match (c.field, c.change) {
+            (Field::KubernetesVersion, _) => kubernetes.push(format!(
+                "kubernetes {} → {}",
+                from.unwrap_or("none"),
+                to.unwrap_or("none")
+            )),
+            (Field::Addon, Op::Added) => addons.push(match to {
+                Some(v) if v != "-" => format!("add {name} {v}"),
+                _ => format!("add {name}"),
+            }),
+            (Field::Addon, _) => addons.push(format!("remove {name}")),
+            (Field::ChartVersion, _) => addons.push(format!(
+                "{name} {} → {}",
+                from.unwrap_or("-"),
+                to.unwrap_or("-")
+            )),
+            (field @ (Field::Kind | Field::Provider | Field::Lok8sVersion), _) => {
+                let label = match field {
+                    Field::Lok8sVersion => "lok8s",
+                    f => f.as_str(),
+                };
+                let rank = [Field::Kind, Field::Provider, Field::Lok8sVersion]
+                    .iter()
+                    .position(|f| *f == field);
+                fields.push((
+                    rank,
+                    format!(
+                        "{label} {} → {}",
+                        from.unwrap_or("none"),
+                        to.unwrap_or("none")
+                    ),
+                ));
             }
-            Some(_) => {}
+            _ => {}
         }
     }
-    for b in &before.spec.addons {
-        if !after.spec.addons.iter().any(|a| a.name == b.name) {
-            parts.push(format!("remove {}", b.name));
-        }
-    }
-    for (field, x, y) in [
-        ("kind", Some(&before.spec.kind), Some(&after.spec.kind)),
-        (
-            "provider",
-            before.spec.provider.as_ref(),
-            after.spec.provider.as_ref(),
-        ),
-        (
-            "lok8s",
-            Some(&before.spec.lok8s_version),
-            Some(&after.spec.lok8s_version),
-        ),
-    ] {
-        if x != y {
-            parts.push(format!(
-                "{field} {} → {}",
-                x.map_or("none", |v| v.as_str()),
-                y.map_or("none", |v| v.as_str())
-            ));
-        }
-    }
+    fields.sort_by_key(|(rank, _)| *rank);
+    let mut parts: Vec<String> = kubernetes;
+    parts.extend(addons);
+    parts.extend(fields.into_iter().map(|(_, text)| text));
     if parts.is_empty() {
         parts.push("update spec (spec hash changed)".into());
     }
@@ -768,6 +772,21 @@ pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) ->
     } else {
         text
     }
+}
+
+/// The Flux Kustomization that syncs `path`.
+pub fn flux(domain: &str, path: &str) -> String {
+    format!(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: clusterinventory-{domain}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./{path}\n  prune: true\n  wait: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+    )
+}
+
+/// The Argo CD Application that syncs `path` on `branch` of `url`.
+pub fn argo(domain: &str, path: &str, branch: &str, url: Option<String>) -> String {
+    let url = url.unwrap_or_else(|| "<your repository URL>".into());
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: clusterinventory-{domain}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {url}\n    targetRevision: {branch}\n    path: {path}\n  destination:\n    server: https://kubernetes.default.svc\n  syncPolicy:\n    automated:\n      prune: true\n      selfHeal: true\n    syncOptions:\n      - ServerSideApply=true\n"
+    )
 }
 
 /// `a` is a later RFC 3339 time than `b`.
@@ -805,6 +824,45 @@ fn git(dir: &Path, e: git2::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn inventory(addons: &[(&str, &str)]) -> ClusterInventory {
+        let addons: Vec<String> = addons
+            .iter()
+            .map(|(name, version)| format!(r#"{{"name":"{name}","chartVersion":"{version}"}}"#))
+            .collect();
+        let text = format!(
+            r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster"}},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"h","renderedAt":"2026-01-01T00:00:00Z","addons":[{}]}}}}"#,
+            addons.join(",")
+        );
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn the_subject_matches_repeated_addon_names_as_the_diff_does() {
+        // The second `x` changed; the first did not. Matching by name alone compared
+        // the new second `x` with the old first one.
+        let before = inventory(&[("x", "1.0.0"), ("x", "2.0.0"), ("y", "1.0.0")]);
+        let after = inventory(&[("x", "1.0.0"), ("x", "3.0.0")]);
+        let report = crate::history::diff::diff(&before, &after, &[]);
+        let changed: Vec<(Option<&str>, Option<usize>)> = report
+            .changes
+            .iter()
+            .map(|c| (c.addon.as_deref(), c.occurrence))
+            .collect();
+        assert_eq!(changed, [(Some("x"), Some(2)), (Some("y"), Some(1))]);
+        assert_eq!(
+            summarize(Some(&before), &after),
+            "x 2.0.0 → 3.0.0, remove y"
+        );
+        // A repeated name added once more is an addition, as in the diff.
+        let more = inventory(&[
+            ("x", "1.0.0"),
+            ("x", "2.0.0"),
+            ("y", "1.0.0"),
+            ("x", "4.0.0"),
+        ]);
+        assert_eq!(summarize(Some(&before), &more), "add x 4.0.0");
+    }
 
     #[test]
     fn paths_are_checked() {

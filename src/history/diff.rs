@@ -23,8 +23,11 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub const REPORT_KIND: &str = "InventoryDiff";
 
 /// What happened to a field or an addon.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Op {
     /// An addon entry that only the newer object has.
     Added,
@@ -40,20 +43,18 @@ pub enum Op {
 }
 
 impl Op {
+    /// The serde name (a test holds them equal).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Op::Added => "added",
-            Op::Removed => "removed",
-            Op::Upgraded => "upgraded",
-            Op::Downgraded => "downgraded",
-            Op::Changed => "changed",
-        }
+        self.into()
     }
 }
 
 /// The field a change concerns. Serialised with the CR's own key names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::VariantArray,
+)]
 #[serde(rename_all = "camelCase")]
+#[strum(serialize_all = "camelCase")]
 pub enum Field {
     ApiVersion,
     /// The `lok8s.dev/domain` label.
@@ -72,22 +73,9 @@ pub enum Field {
 }
 
 impl Field {
-    /// The key name in the CR (`domain` for the label).
+    /// The key name in the CR (`domain` for the label); the serde name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Field::ApiVersion => "apiVersion",
-            Field::Domain => "domain",
-            Field::Lok8sVersion => "lok8sVersion",
-            Field::Kind => "kind",
-            Field::Provider => "provider",
-            Field::KubernetesVersion => "kubernetesVersion",
-            Field::SpecHash => "specHash",
-            Field::Addon => "addon",
-            Field::ChartVersion => "chartVersion",
-            Field::AppVersion => "appVersion",
-            Field::Category => "category",
-            Field::Source => "source",
-        }
+        self.into()
     }
 
     /// Whether values of this field are versions, ordered by [`version::compare`].
@@ -659,6 +647,17 @@ mod tests {
     use crate::inventory::{InventorySpec, Metadata};
     use crate::project::bootstrap::Source;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn op_and_field_names_are_the_serde_names() {
+        use strum::VariantArray;
+        for op in Op::VARIANTS {
+            assert_eq!(serde_json::to_value(op).unwrap(), op.as_str());
+        }
+        for field in Field::VARIANTS {
+            assert_eq!(serde_json::to_value(field).unwrap(), field.as_str());
+        }
+    }
 
     fn addon(name: &str, version: Option<&str>, category: Option<&str>) -> Addon {
         Addon {

@@ -19,19 +19,25 @@
 //! which notes it in a `repair` record.
 //!
 //! This is the only module that writes local state. Whole files go through
-//! [`files::write_atomic`]; the journal is appended and fsynced under the lock.
+//! [`files::write_atomic`]; the journal is appended and fsynced under the lock. The line
+//! codec and the journal readers are [`journal`]; `snapshots gc` and `verify` are
+//! [`gc`]; export archives are [`export`].
+
+pub mod export;
+pub mod gc;
+pub mod journal;
 
 use crate::delivery::{Reason, Target};
 use crate::error::{Error, Result};
+use crate::history::refs::SnapshotRef;
 use crate::inventory::ClusterInventory;
 use crate::project::spec::hex_sha256;
-use crate::util::files;
+use crate::util::{files, lock};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Journal format version, written into every record.
 const FORMAT: u32 = 1;
@@ -44,8 +50,20 @@ pub const MAX_OBJECT: u64 = 8 << 20;
 pub const MAX_JOURNAL: u64 = 64 << 20;
 
 /// A snapshot's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum State {
     /// Recorded, not yet applied (queued).
     Pending,
@@ -60,14 +78,9 @@ pub enum State {
 }
 
 impl State {
+    /// The name in the journal and in listings (the serde name; a test holds them equal).
     pub fn as_str(self) -> &'static str {
-        match self {
-            State::Pending => "pending",
-            State::Applied => "applied",
-            State::Committed => "committed",
-            State::Superseded => "superseded",
-            State::Deleted => "deleted",
-        }
+        self.into()
     }
 }
 
@@ -188,22 +201,19 @@ pub struct Snapshot {
 }
 
 /// A journal line that could not be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}: {what}", path.display())]
 pub struct Damage {
     pub path: PathBuf,
     pub line: usize,
     pub what: String,
 }
 
-impl std::fmt::Display for Damage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.path.display(), self.line, self.what)
-    }
-}
-
 /// What reading a domain's journal found.
 #[derive(Debug, Default)]
 pub struct Journal {
+    /// The domain it belongs to (empty when read from bare bytes).
+    pub domain: String,
     /// Snapshots in journal order (oldest first).
     pub snapshots: Vec<Snapshot>,
     /// Lines whose checksum or format is wrong (skipped).
@@ -244,6 +254,11 @@ impl Store {
         Store { root: root.into() }
     }
 
+    /// `explicit` (`--snapshots`, `CLINV_SNAPSHOTS`), else `<project root>/snapshots`.
+    pub fn of_project(explicit: Option<&Path>, project: &crate::project::Project) -> Store {
+        Store::at(explicit.map_or_else(|| project.root().join("snapshots"), Path::to_path_buf))
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -253,6 +268,83 @@ impl Store {
         DomainStore {
             domain: domain.to_string(),
             dir: self.root.join(domain),
+        }
+    }
+
+    /// `domain` (checked), or without one every domain that has a journal.
+    ///
+    /// # Errors
+    /// [`Error::InvalidDomain`].
+    pub fn select(&self, domain: Option<&str>) -> Result<Vec<String>> {
+        match domain {
+            Some(d) if !crate::project::is_valid_domain(d) => {
+                Err(Error::InvalidDomain(d.to_string()))
+            }
+            Some(d) => Ok(vec![d.to_string()]),
+            None => Ok(self.domains()),
+        }
+    }
+
+    /// The snapshots of `domain` (or of all), newest first, deleted ones aside and
+    /// filtered by `state`; with the damaged journal lines that were skipped.
+    ///
+    /// # Errors
+    /// An invalid domain or an unreadable journal.
+    pub fn list(
+        &self,
+        domain: Option<&str>,
+        state: Option<State>,
+    ) -> Result<(Vec<Snapshot>, Vec<Damage>)> {
+        let (mut rows, mut damage) = (Vec::new(), Vec::new());
+        for d in self.select(domain)? {
+            let journal = self.domain(&d).read()?;
+            damage.extend(journal.damage);
+            rows.extend(
+                journal
+                    .snapshots
+                    .into_iter()
+                    .rev()
+                    .filter(|s| s.state != State::Deleted && state.is_none_or(|st| s.state == st)),
+            );
+        }
+        Ok((rows, damage))
+    }
+
+    /// Finds a snapshot by reference in one domain or, without `domain`, in any, and
+    /// reads its inventory.
+    ///
+    /// # Errors
+    /// A malformed reference ([`Error::Usage`]), no match, matches in several domains, or
+    /// a missing or damaged object.
+    pub fn find(
+        &self,
+        domain: Option<&str>,
+        reference: &str,
+    ) -> Result<(Snapshot, ClusterInventory)> {
+        let selector = parse_ref(reference)?;
+        let mut found = Vec::new();
+        let mut last_err = None;
+        for d in self.select(domain)? {
+            let ds = self.domain(&d);
+            let journal = ds.read()?;
+            match resolve(&journal, &selector) {
+                Ok(s) => found.push((ds.clone(), s.clone())),
+                Err(e @ Error::Usage(_)) => return Err(e),
+                Err(e) => last_err = Some(e),
+            }
+        }
+        match found.len() {
+            1 => {
+                let (ds, snap) = found.remove(0);
+                let inventory = ds.inventory(&snap.record)?;
+                Ok((snap, inventory))
+            }
+            0 => Err(last_err.unwrap_or_else(|| {
+                Error::NoSnapshot(format!("no snapshot '{reference}' (the store is empty)"))
+            })),
+            _ => Err(Error::NoSnapshot(format!(
+                "'{reference}' matches snapshots in several domains; pass --domain"
+            ))),
         }
     }
 
@@ -357,27 +449,18 @@ impl DomainStore {
         let file = open_private(&path, false)
             .and_then(|f| files::regular(&f).map(|()| f))
             .map_err(|e| Error::io(&path, e))?;
-        let start = Instant::now();
-        let mut delay = Duration::from_millis(2);
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(fs::TryLockError::WouldBlock) => {
-                    if start.elapsed() >= timeout {
-                        let holder =
-                            fs::read_to_string(self.dir.join("lock.holder")).unwrap_or_default();
-                        return Err(Error::Locked(format!(
-                            "{}: still locked after {}s by {}",
-                            path.display(),
-                            timeout.as_secs(),
-                            holder.trim()
-                        )));
-                    }
-                    std::thread::sleep(delay);
-                    delay = (delay * 2).min(Duration::from_millis(50));
-                }
-                Err(fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        match lock::exclusive(&file, timeout) {
+            Ok(()) => {}
+            Err(lock::Wait::TimedOut) => {
+                let holder = fs::read_to_string(self.dir.join("lock.holder")).unwrap_or_default();
+                return Err(Error::Locked(format!(
+                    "{}: still locked after {}s by {}",
+                    path.display(),
+                    timeout.as_secs(),
+                    holder.trim()
+                )));
             }
+            Err(lock::Wait::Io(e)) => return Err(Error::io(&path, e)),
         }
         let holder = serde_json::json!({
             "pid": std::process::id(),
@@ -403,10 +486,18 @@ impl DomainStore {
         let path = self.journal_path();
         let bytes = match files::read_bounded_nofollow(&path, MAX_JOURNAL) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Journal::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Journal {
+                    domain: self.domain.clone(),
+                    ..Journal::default()
+                });
+            }
             Err(e) => return Err(Error::io(&path, e)),
         };
-        Ok(parse_journal(&path, &bytes))
+        Ok(Journal {
+            domain: self.domain.clone(),
+            ..journal::parse_journal(&path, &bytes)
+        })
     }
 
     /// Writes objects and appends a `snapshot` record (state `pending`) for `cr`.
@@ -480,14 +571,14 @@ impl DomainStore {
         let repaired = repair_tail(&mut file).map_err(|e| Error::io(&path, e))?;
         let before = file.metadata().map_err(|e| Error::io(&path, e))?.len();
         if let Some(torn) = repaired {
-            text.push_str(&line(&Record::Repair(RepairRecord {
+            text.push_str(&journal::encode(&Record::Repair(RepairRecord {
                 v: FORMAT,
                 at: now_millis(),
                 torn_bytes: torn,
             })));
         }
         for r in records {
-            text.push_str(&line(r));
+            text.push_str(&journal::encode(r));
         }
         if let Err(e) = file
             .write_all(text.as_bytes())
@@ -619,7 +710,7 @@ impl DomainStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(Error::io(&path, e)),
         };
-        Ok(records(&bytes)
+        Ok(journal::records(&bytes)
             .into_iter()
             .filter_map(|(_, r)| r.ok())
             .collect())
@@ -651,107 +742,6 @@ pub fn inventory_from_object(
     serde_json::from_value(value)
 }
 
-/// `<sha256 of json> <json>\n`
-fn line(record: &Record) -> String {
-    let json = serde_json::to_string(record).unwrap_or_default();
-    format!("{} {json}\n", hex_sha256(json.as_bytes()))
-}
-
-/// Splits the journal into lines with their parse results (1-based line numbers).
-/// An incomplete last line is left out.
-fn records(bytes: &[u8]) -> Vec<(usize, std::result::Result<Record, String>)> {
-    let complete = match bytes.iter().rposition(|b| *b == b'\n') {
-        Some(i) => &bytes[..=i],
-        None => &bytes[..0],
-    };
-    complete
-        .split(|b| *b == b'\n')
-        .enumerate()
-        .filter(|(_, l)| !l.is_empty())
-        .map(|(i, l)| (i + 1, parse_line(l)))
-        .collect()
-}
-
-fn parse_line(line: &[u8]) -> std::result::Result<Record, String> {
-    let text = std::str::from_utf8(line).map_err(|_| "not UTF-8".to_string())?;
-    let (sum, json) = text.split_once(' ').ok_or("no checksum")?;
-    if hex_sha256(json.as_bytes()) != sum {
-        return Err("checksum mismatch (damaged or edited)".into());
-    }
-    serde_json::from_str(json).map_err(|e| format!("unreadable record: {e}"))
-}
-
-/// Reads a domain's journal from its bytes (`path` names it in [`Damage`]): damaged
-/// lines are reported, an incomplete last line is counted, never fatal.
-pub fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
-    let mut journal = Journal {
-        torn_tail: bytes.len() as u64
-            - bytes
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map_or(0, |i| i as u64 + 1),
-        ..Journal::default()
-    };
-    let mut index: HashMap<String, usize> = HashMap::new();
-    for (line_no, parsed) in records(bytes) {
-        let record = match parsed {
-            Ok(r) => r,
-            Err(what) => {
-                journal.damage.push(Damage {
-                    path: path.to_path_buf(),
-                    line: line_no,
-                    what,
-                });
-                continue;
-            }
-        };
-        match record {
-            Record::Snapshot(s) => {
-                if index.contains_key(&s.id) {
-                    continue; // imported twice: the first record wins
-                }
-                index.insert(s.id.clone(), journal.snapshots.len());
-                journal.snapshots.push(Snapshot {
-                    state: State::Pending,
-                    reason: None,
-                    detail: None,
-                    state_at: s.at.clone(),
-                    commit: None,
-                    history: Vec::new(),
-                    record: s,
-                });
-            }
-            Record::State(st) => {
-                let Some(&i) = index.get(&st.id) else {
-                    journal.damage.push(Damage {
-                        path: path.to_path_buf(),
-                        line: line_no,
-                        what: format!("state change for unknown snapshot {}", st.id),
-                    });
-                    continue;
-                };
-                let snap = &mut journal.snapshots[i];
-                if snap.state == State::Deleted {
-                    // Deleted is final: its objects may be gone. A late state change (a
-                    // commit that read the snapshot before gc deleted it) is history only.
-                    snap.history.push(st);
-                    continue;
-                }
-                snap.state = st.state;
-                snap.reason = st.reason;
-                snap.detail = st.detail.clone();
-                snap.state_at = st.at.clone();
-                if st.commit.is_some() {
-                    snap.commit = st.commit.clone();
-                }
-                snap.history.push(st);
-            }
-            Record::Repair(_) => {}
-        }
-    }
-    journal
-}
-
 /// Cuts an incomplete last line off (a crash mid-append) unless it is a complete record
 /// missing only its newline, which gets its newline. Returns the bytes cut.
 fn repair_tail(file: &mut File) -> std::io::Result<Option<u64>> {
@@ -781,7 +771,7 @@ fn repair_tail(file: &mut File) -> std::io::Result<Option<u64>> {
         let mut last = Vec::new();
         file.seek(SeekFrom::Start(start))?;
         file.take(len - start).read_to_end(&mut last)?;
-        if parse_line(&last).is_ok() {
+        if journal::decode(&last).is_ok() {
             file.write_all(b"\n")?;
             return Ok(None);
         }
@@ -855,160 +845,70 @@ fn open_private(path: &Path, append: bool) -> std::io::Result<File> {
     options.open(path).map_err(files::link_refused)
 }
 
-/// Parses an exported journal, refusing any line that does not verify.
+/// Resolves a snapshot reference within a journal: `latest`, `latest~N`, `@DATE` (the
+/// newest snapshot recorded at or before DATE; a bare date means the end of that day,
+/// UTC), or a unique id prefix (at least 4 hex digits).
 ///
 /// # Errors
-/// `(line, what)` of the first bad line.
-pub fn parse_export(bytes: &[u8]) -> std::result::Result<Vec<Record>, (usize, String)> {
-    if !bytes.is_empty() && bytes.last() != Some(&b'\n') {
-        return Err((
-            bytes.split(|b| *b == b'\n').count(),
-            "incomplete last line".into(),
-        ));
-    }
-    records(bytes)
-        .into_iter()
-        .map(|(line, r)| r.map_err(|what| (line, what)))
-        .collect()
-}
-
-/// The first entry of a snapshot export archive (`snapshots export`).
-pub const EXPORT_FORMAT: &str = "clinv-snapshots/v1";
-
-/// A snapshot export archive, read and verified.
-#[derive(Debug, Default)]
-pub struct Export {
-    /// Per domain, its records in journal order.
-    pub journals: Vec<(String, Vec<Record>)>,
-    /// `(domain, object id, bytes)`; every id is the sha256 of its bytes.
-    pub objects: Vec<(String, String, Vec<u8>)>,
-}
-
-/// Most bytes an import holds in memory (it verifies everything before writing).
-pub const MAX_IMPORT: u64 = 256 << 20;
-
-/// Reads a snapshot export archive (a tar: `FORMAT`, `<domain>/journal`,
-/// `<domain>/objects/<sha256>.json`) and verifies every journal line and every object
-/// checksum, so an import writes nothing from an archive that does not verify. Streamed:
-/// each entry is checked against its own limit from its header before its data is read,
-/// and the total held in memory is bounded by [`MAX_IMPORT`].
-///
-/// # Errors
-/// A message naming the entry (and line) that is wrong.
-pub fn read_export(reader: impl Read) -> std::result::Result<Export, String> {
-    let mut archive = tar::Archive::new(reader);
-    let mut held: u64 = 0;
-    let mut format_ok = false;
-    let mut journals: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut objects: Vec<(String, String, Vec<u8>)> = Vec::new();
-    for entry in archive.entries().map_err(|e| e.to_string())? {
-        let mut entry = entry.map_err(|e| e.to_string())?;
-        let name = entry
-            .path()
-            .map_err(|e| e.to_string())?
-            .to_string_lossy()
-            .into_owned();
-        let parts: Vec<&str> = name.split('/').collect();
-        let limit = match parts.last() {
-            Some(&"journal") => MAX_JOURNAL,
-            Some(&"FORMAT") => 4096,
-            _ => MAX_OBJECT,
-        };
-        let size = entry.header().size().map_err(|e| e.to_string())?;
-        held = held.saturating_add(size);
-        if size > limit || held > MAX_IMPORT {
-            return Err(format!(
-                "entry {name:?}: {size} bytes is over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
-            ));
+/// [`Error::Usage`] for a malformed id; [`Error::NoSnapshot`] for no match or an ambiguous
+/// prefix; [`Error::Reference`] for no snapshot at DATE.
+pub fn resolve<'a>(journal: &'a Journal, reference: &SnapshotRef) -> Result<&'a Snapshot> {
+    let prefix = match reference {
+        SnapshotRef::Latest(n) => {
+            return journal.newest_first().nth(*n as usize).ok_or_else(|| {
+                Error::NoSnapshot(format!(
+                    "no snapshot '{reference}': the store holds fewer snapshots"
+                ))
+            });
         }
-        let mut data = Vec::new();
-        Read::read_to_end(&mut Read::take(&mut entry, limit), &mut data)
-            .map_err(|e| e.to_string())?;
-        match parts.as_slice() {
-            ["FORMAT"] => format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT,
-            [d, "journal"] if crate::project::is_valid_domain(d) => {
-                journals.push((d.to_string(), data))
-            }
-            [d, "objects", obj] if crate::project::is_valid_domain(d) => {
-                let id = obj
-                    .strip_suffix(".json")
-                    .filter(|i| i.len() == 64 && i.chars().all(|c| c.is_ascii_hexdigit()));
-                let id = id.ok_or_else(|| format!("unexpected entry {name}"))?;
-                objects.push((d.to_string(), id.to_string(), data));
-            }
-            _ => {
-                return Err(format!(
-                    "unexpected entry {name:?} (not a clinv snapshot export)"
-                ));
-            }
-        }
-    }
-    if !format_ok {
-        return Err(format!("not a {EXPORT_FORMAT} archive"));
-    }
-    let mut parsed: Vec<(String, Vec<Record>)> = Vec::new();
-    for (d, data) in &journals {
-        let records =
-            parse_export(data).map_err(|(line, what)| format!("{d}/journal:{line}: {what}"))?;
-        parsed.push((d.clone(), records));
-    }
-    for (d, id, data) in &objects {
-        if hex_sha256(data) != *id {
-            return Err(format!(
-                "{d}/objects/{id}.json: content does not match its checksum"
-            ));
-        }
-    }
-    Ok(Export {
-        journals: parsed,
-        objects,
-    })
-}
-
-/// Resolves a snapshot reference within a journal: `latest`, `latest~N`, or a unique id
-/// prefix (at least 4 characters).
-///
-/// # Errors
-/// [`Error::NoSnapshot`] for no match, an ambiguous prefix, or a malformed reference.
-pub fn resolve<'a>(journal: &'a Journal, reference: &str) -> Result<&'a Snapshot> {
-    if let Some(rest) = reference.strip_prefix("latest") {
-        let n: usize = match rest {
-            "" => 0,
-            r => r
-                .strip_prefix('~')
-                .and_then(|n| n.parse().ok())
+        SnapshotRef::At(date) => {
+            let at = |t: &str, end_of_day| crate::history::audit::parse_bound(t, end_of_day);
+            let until = at(date, true).ok_or_else(|| {
+                Error::Usage(format!(
+                    "invalid reference '{reference}': not a date or RFC 3339 time"
+                ))
+            })?;
+            return journal
+                .newest_first()
+                .find(|s| at(&s.record.at, false).is_some_and(|t| t <= until))
                 .ok_or_else(|| {
-                    Error::Usage(format!(
-                        "bad snapshot reference '{reference}' (use latest or latest~N)"
+                    Error::Reference(format!(
+                        "no snapshot of {} recorded at or before {date}",
+                        journal.domain
                     ))
-                })?,
-        };
-        return journal.newest_first().nth(n).ok_or_else(|| {
-            Error::NoSnapshot(format!(
-                "no snapshot '{reference}': the store holds fewer snapshots"
-            ))
-        });
-    }
-    if reference.len() < 4 || !reference.chars().all(|c| c.is_ascii_hexdigit()) {
+                });
+        }
+        SnapshotRef::Id(prefix) => prefix,
+    };
+    if prefix.len() < 4 || !prefix.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(Error::Usage(format!(
-            "bad snapshot reference '{reference}' (an id or a unique prefix of at least 4 hex digits, latest, latest~N)"
+            "bad snapshot reference '{prefix}' (an id or a unique prefix of at least 4 hex digits, latest, latest~N)"
         )));
     }
     let matches: Vec<&Snapshot> = journal
         .newest_first()
-        .filter(|s| s.record.id.starts_with(reference))
+        .filter(|s| s.record.id.starts_with(prefix.as_str()))
         .collect();
     match matches.as_slice() {
         [one] => Ok(one),
-        [] => Err(Error::NoSnapshot(format!("no snapshot '{reference}'"))),
+        [] => Err(Error::NoSnapshot(format!("no snapshot '{prefix}'"))),
         many => Err(Error::NoSnapshot(format!(
-            "snapshot prefix '{reference}' is ambiguous: {}",
+            "snapshot prefix '{prefix}' is ambiguous: {}",
             many.iter()
                 .map(|s| s.record.id.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
         ))),
     }
+}
+
+/// Parses a snapshot reference as `snapshots show` and `commit --snapshot` take it.
+///
+/// # Errors
+/// [`Error::Usage`] for malformed `latest~N` or `@DATE`.
+pub fn parse_ref(text: &str) -> Result<SnapshotRef> {
+    SnapshotRef::parse(text)
+        .map_err(|e| Error::Usage(format!("bad snapshot reference '{text}' ({e})")))
 }
 
 /// The pending snapshots recorded before `id`, which an apply of `id` supersedes. Later
@@ -1023,39 +923,9 @@ pub fn pending_before<'a>(journal: &'a Journal, id: &str) -> Vec<&'a Snapshot> {
         .collect()
 }
 
-/// The snapshots `gc` would delete: everything except the first, the newest `keep`, the
-/// last applied, every pending one, and those already deleted.
-pub fn gc_candidates(journal: &Journal, keep: usize) -> Vec<&Snapshot> {
-    let live: Vec<&Snapshot> = journal
-        .snapshots
-        .iter()
-        .filter(|s| s.state != State::Deleted)
-        .collect();
-    let first = journal.snapshots.first().map(|s| s.record.id.as_str());
-    let last_applied = live
-        .iter()
-        .rev()
-        .find(|s| s.state == State::Applied)
-        .map(|s| s.record.id.as_str());
-    let newest: Vec<&str> = live
-        .iter()
-        .rev()
-        .take(keep)
-        .map(|s| s.record.id.as_str())
-        .collect();
-    live.into_iter()
-        .filter(|s| {
-            let id = s.record.id.as_str();
-            Some(id) != first
-                && Some(id) != last_applied
-                && !newest.contains(&id)
-                && s.state != State::Pending
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
+    use super::gc::gc_candidates;
     use super::*;
 
     fn cr(n: u32) -> ClusterInventory {
@@ -1078,6 +948,16 @@ mod tests {
             by: None,
             commit: None,
             target: None,
+        }
+    }
+
+    #[test]
+    fn state_names_are_the_serde_names() {
+        use clap::ValueEnum;
+        use strum::VariantArray;
+        for s in State::VARIANTS {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+            assert_eq!(s.to_possible_value().unwrap().get_name(), s.as_str());
         }
     }
 
@@ -1174,13 +1054,14 @@ mod tests {
             .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
             .collect();
         let j = store.read().unwrap();
-        assert_eq!(resolve(&j, "latest").unwrap().record.id, ids[2]);
-        assert_eq!(resolve(&j, "latest~2").unwrap().record.id, ids[0]);
-        assert!(resolve(&j, "latest~3").is_err());
-        assert!(matches!(resolve(&j, "latest~x"), Err(Error::Usage(_))));
-        assert_eq!(resolve(&j, &ids[1][..8]).unwrap().record.id, ids[1]);
-        assert!(matches!(resolve(&j, "../x"), Err(Error::Usage(_))));
-        assert!(resolve(&j, "ffffffff").is_err());
+        let resolve = |text: &str| parse_ref(text).and_then(|r| resolve(&j, &r));
+        assert_eq!(resolve("latest").unwrap().record.id, ids[2]);
+        assert_eq!(resolve("latest~2").unwrap().record.id, ids[0]);
+        assert!(resolve("latest~3").is_err());
+        assert!(matches!(resolve("latest~x"), Err(Error::Usage(_))));
+        assert_eq!(resolve(&ids[1][..8]).unwrap().record.id, ids[1]);
+        assert!(matches!(resolve("../x"), Err(Error::Usage(_))));
+        assert!(resolve("ffffffff").is_err());
     }
 
     #[test]

@@ -27,12 +27,12 @@ mod store;
 mod updates;
 
 fn main() -> std::process::ExitCode {
-    let cases = [
+    #[cfg_attr(not(feature = "gitops"), allow(unused_mut))]
+    let mut cases = vec![
         addons::tests(),
         agent::tests(),
         audit::tests(),
         diff::tests(),
-        gitops::tests(),
         history::tests(),
         history_store::tests(),
         hostile::tests(),
@@ -43,6 +43,8 @@ fn main() -> std::process::ExitCode {
         store::tests(),
         updates::tests(),
     ];
+    #[cfg(feature = "gitops")]
+    cases.push(gitops::tests());
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Chromium => browser::present(),
         harness::Need::Root => hostile::root(),

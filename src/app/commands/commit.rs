@@ -4,16 +4,13 @@
 use super::{domain, project, rendered_at, report_warnings, store};
 use crate::app::cli::CommitArgs;
 use crate::app::settings::Settings;
-use crate::error::{Error, Result, exit};
-use crate::gitops::{self, Committed, Folder, Repo};
+use crate::error::{Result, exit};
+use crate::gitops::{self, Committed};
 use crate::inventory::{self, ClusterInventory, Loaded};
-use crate::store::{DomainStore, SnapshotRecord, State, StateRecord, now_millis};
+use crate::ops::commit::{self as ops, Manifest, Options};
+use crate::store::{DomainStore, SnapshotRecord};
 use crate::{inventory::crd, inventory::render};
-use serde_json::Value;
 use std::time::Duration;
-
-/// The default message: a stable subject, a body, and the trailers.
-const DEFAULT_TEMPLATE: &str = "inventory({domain}): {summary}\n\nRendered at {renderedAt} (Kubernetes {kubernetesVersion}) and committed by clinv.\n";
 
 pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     let project = project(settings)?;
@@ -21,57 +18,48 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     let path = args
         .path
         .clone()
-        .unwrap_or_else(|| format!("clusters/{domain}/inventory"));
+        .unwrap_or_else(|| gitops::default_path(&domain));
     gitops::check_path(&path)?;
-    if args.print_flux || args.print_argo {
-        let repo = Repo::open(&args.repo, Duration::from_secs(30))?;
-        let branch = repo.branch(args.branch.as_deref())?;
-        let text = if args.print_flux {
-            flux(&domain, &path)
-        } else {
-            argo(
-                &domain,
-                &path,
-                &branch,
-                repo.remote_url(args.push.as_deref().unwrap_or("origin")),
-            )
-        };
-        settings.printer.data(&text)?;
-        return Ok(exit::OK);
-    }
-    let store = store(settings, &project).domain(&domain);
-    let (snap, inventory) = match snapshot(
-        settings,
-        &project,
-        &store,
-        &domain,
-        args.snapshot.as_deref(),
-    )? {
-        Some(found) => found,
-        None => return Ok(exit::OK),
-    };
-    let folder = Folder {
-        crd: crd_yaml(&store, &snap)?,
-        cr: cr_yaml(&inventory)?,
-        kustomization: gitops::kustomization(),
-    };
-    let repo = Repo::open(&args.repo, Duration::from_secs(30))?;
-    let template = args
-        .message
-        .clone()
-        .unwrap_or_else(|| DEFAULT_TEMPLATE.to_string());
-    let message = |summary: &str| message(&template, summary, &domain, &snap, &inventory);
-    let request = gitops::Request {
+    let opts = Options {
+        repo: &args.repo,
         path: &path,
         branch: args.branch.as_deref(),
         author: args.author.as_deref(),
-        message: &message,
+        template: args.message.as_deref(),
         sign: args.sign,
-        inventory: &inventory,
+        push: args
+            .push
+            .as_deref()
+            .map(|remote| (remote, Duration::from_secs_f64(args.push_timeout))),
     };
-    let branch = repo.branch(args.branch.as_deref())?;
-    let committed = repo.commit(&folder, &request)?;
-    let commit_id = match &committed {
+    if args.print_flux || args.print_argo {
+        let which = if args.print_flux {
+            Manifest::Flux
+        } else {
+            Manifest::Argo
+        };
+        settings
+            .printer
+            .data(&ops::manifest(&opts, &domain, which)?)?;
+        return Ok(exit::OK);
+    }
+    let store = store(settings, &project).domain(&domain);
+    let picked = ops::pick(&store, args.snapshot.as_deref())?;
+    for d in &picked.damage {
+        settings
+            .printer
+            .warn(&format!("snapshot store: {d} — skipped"));
+    }
+    let (snap, inventory) = match picked.found {
+        Some(found) => found,
+        None => match record_fresh(settings, &project, &store)? {
+            Some(found) => found,
+            None => return Ok(exit::OK),
+        },
+    };
+    let outcome = ops::commit(&store, &snap, &inventory, &opts)?;
+    let branch = &outcome.branch;
+    match &outcome.committed {
         Committed::Older { branch_rendered_at } => {
             settings.printer.warn(&format!(
                 "{branch} already holds a newer inventory of {domain} (renderedAt {branch_rendered_at}); snapshot {} (renderedAt {}) is not committed",
@@ -79,72 +67,38 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             ));
             return Ok(exit::OK);
         }
-        Committed::UpToDate => {
-            settings.printer.info(&format!(
-                "{path}: up to date on {branch} (snapshot {} matches apart from renderedAt)",
-                snap.id
-            ));
-            None
-        }
-        Committed::New { oid, summary } => {
-            settings.printer.info(&format!(
-                "committed {} on {branch}: inventory({domain}): {summary}",
-                &oid[..12]
-            ));
-            Some(oid.clone())
-        }
-    };
-    let mut detail = commit_id
-        .is_none()
-        .then(|| "checked: the branch already holds it".to_string());
-    if let Some(remote) = &args.push {
-        let pushed = repo.push(
-            remote,
-            &folder,
-            &request,
-            Duration::from_secs_f64(args.push_timeout),
-        )?;
-        let tip = repo.head_commit(&branch).unwrap_or_default();
+        Committed::UpToDate => settings.printer.info(&format!(
+            "{path}: up to date on {branch} (snapshot {} matches apart from renderedAt)",
+            snap.id
+        )),
+        Committed::New { oid, summary } => settings.printer.info(&format!(
+            "committed {} on {branch}: inventory({domain}): {summary}",
+            &oid[..12]
+        )),
+    }
+    if let (Some(pushed), Some((remote, _))) = (outcome.pushed, opts.push) {
+        let (tip, attempts) = pushed?;
         settings.printer.info(&format!(
-            "pushed {branch} to {remote} ({}; {} attempt(s))",
+            "pushed {branch} to {remote} ({}; {attempts} attempt(s))",
             &tip[..tip.len().min(12)],
-            pushed.attempts
         ));
-        if commit_id.is_some() {
-            detail = Some(format!("pushed to {remote}"));
-        }
-        record(settings, &store, &snap, Some(tip), detail);
-    } else {
-        record(
-            settings,
-            &store,
-            &snap,
-            commit_id.or_else(|| repo.head_commit(&branch)),
-            detail,
-        );
+    }
+    if let Some(e) = outcome.not_recorded {
+        settings.printer.warn(&format!(
+            "snapshot {}: committed, but the store could not record it: {e}",
+            snap.id
+        ));
     }
     Ok(exit::OK)
 }
 
-/// The snapshot to commit: `--snapshot`, else the newest, else a fresh render recorded now.
-fn snapshot(
+/// The store has no snapshot of the domain: render one and record it now.
+fn record_fresh(
     settings: &Settings,
     project: &crate::project::Project,
     store: &DomainStore,
-    domain: &str,
-    reference: Option<&str>,
 ) -> Result<Option<(SnapshotRecord, ClusterInventory)>> {
-    let journal = store.read()?;
-    for d in &journal.damage {
-        settings
-            .printer
-            .warn(&format!("snapshot store: {d} — skipped"));
-    }
-    if let Some(r) = reference.or_else(|| journal.newest_first().next().map(|_| "latest")) {
-        let snap = crate::store::resolve(&journal, r)?.record.clone();
-        let inventory = store.inventory(&snap)?;
-        return Ok(Some((snap, inventory)));
-    }
+    let domain = &store.domain;
     let built = match inventory::load(project, domain, rendered_at(settings)?)? {
         Loaded::Cluster(b) => *b,
         Loaded::Deploy { cluster_ref, .. } => {
@@ -161,106 +115,4 @@ fn snapshot(
         snap.id
     ));
     Ok(Some((snap, built.inventory)))
-}
-
-fn record(
-    settings: &Settings,
-    store: &DomainStore,
-    snap: &SnapshotRecord,
-    commit: Option<String>,
-    detail: Option<String>,
-) {
-    let change = StateRecord {
-        detail,
-        commit,
-        ..StateRecord::new(&snap.id, &now_millis(), State::Committed)
-    };
-    if let Err(e) = store.set_states(&[change]) {
-        settings.printer.warn(&format!(
-            "snapshot {}: committed, but the store could not record it: {e}",
-            snap.id
-        ));
-    }
-}
-
-/// The CRD as committed: the snapshot's CRD plus Argo CD's sync wave, so a first sync
-/// creates the kind before the object.
-fn crd_yaml(store: &DomainStore, snap: &SnapshotRecord) -> Result<String> {
-    let mut crd: Value = serde_json::from_str(&store.crd(snap)?)
-        .map_err(|e| Error::Damaged(format!("snapshot {}: CRD object: {e}", snap.id)))?;
-    annotate(&mut crd, "argocd.argoproj.io/sync-wave", "-1");
-    render::to_yaml(&crd)
-}
-
-/// The CR as committed: lok8s's object plus Argo CD's option to skip the dry run of a
-/// kind that does not exist yet.
-fn cr_yaml(inventory: &ClusterInventory) -> Result<String> {
-    let mut cr = serde_json::to_value(inventory).map_err(|e| Error::encode("the inventory", e))?;
-    annotate(
-        &mut cr,
-        "argocd.argoproj.io/sync-options",
-        "SkipDryRunOnMissingResource=true",
-    );
-    render::to_yaml(&cr)
-}
-
-fn annotate(object: &mut Value, key: &str, value: &str) {
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        let annotations = meta
-            .entry("annotations")
-            .or_insert_with(|| Value::Object(Default::default()));
-        if let Some(map) = annotations.as_object_mut() {
-            map.insert(key.into(), value.into());
-        }
-    }
-}
-
-/// Fills the template and makes sure the three trailers end the message.
-fn message(
-    template: &str,
-    summary: &str,
-    domain: &str,
-    snap: &SnapshotRecord,
-    inventory: &ClusterInventory,
-) -> String {
-    let k8s = inventory
-        .spec
-        .kubernetes_version
-        .as_deref()
-        .unwrap_or("unknown");
-    let mut text = template
-        .replace("{domain}", domain)
-        .replace("{summary}", summary)
-        .replace("{specHash}", &snap.spec_hash)
-        .replace("{lok8sVersion}", &snap.lok8s_version)
-        .replace("{snapshot}", &snap.id)
-        .replace("{renderedAt}", &snap.rendered_at)
-        .replace("{kubernetesVersion}", k8s);
-    let trailers = [
-        ("Spec-Hash", &snap.spec_hash),
-        ("Lok8s-Version", &snap.lok8s_version),
-        ("Snapshot", &snap.id),
-    ];
-    let missing: Vec<String> = trailers
-        .iter()
-        .filter(|(k, _)| !text.lines().any(|l| l.starts_with(&format!("{k}: "))))
-        .map(|(k, v)| format!("{k}: {v}"))
-        .collect();
-    if !missing.is_empty() {
-        text = format!("{}\n\n{}\n", text.trim_end(), missing.join("\n"));
-    }
-    text
-}
-
-fn flux(domain: &str, path: &str) -> String {
-    format!(
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: clusterinventory-{domain}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./{path}\n  prune: true\n  wait: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
-    )
-}
-
-fn argo(domain: &str, path: &str, branch: &str, url: Option<String>) -> String {
-    let url = url.unwrap_or_else(|| "<your repository URL>".into());
-    format!(
-        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: clusterinventory-{domain}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {url}\n    targetRevision: {branch}\n    path: {path}\n  destination:\n    server: https://kubernetes.default.svc\n  syncPolicy:\n    automated:\n      prune: true\n      selfHeal: true\n    syncOptions:\n      - ServerSideApply=true\n"
-    )
 }

@@ -1,34 +1,42 @@
 //! `clinv diff A B`: the semantic diff of two inventories, in one of four formats.
 //! Exit codes follow diff/kubectl: 0 same, 1 different, 2 any error ([`Error::in_diff`]).
 
-use super::refs::{RefContext, check_refs, resolve_ref};
 use crate::app::cli::{DiffArgs, DiffFormat};
 use crate::app::settings::Settings;
+use crate::cluster::access;
 use crate::error::{Error, Result, exit};
-use crate::history::diff::{self, Ignore};
+use crate::history::diff::Ignore;
 use crate::history::report;
+use crate::ops::refs::{RefContext, compare};
 
 pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
-    compare(settings, args).map_err(Error::in_diff)
+    run_diff(settings, args).map_err(Error::in_diff)
 }
 
-fn compare(settings: &Settings, args: &DiffArgs) -> Result<i32> {
+fn run_diff(settings: &Settings, args: &DiffArgs) -> Result<i32> {
     let format = args.output.unwrap_or_default();
     let ignore = Ignore::parse(&args.ignore)?;
-    check_refs(&[&args.from, &args.to])?;
-    let mut cx = RefContext::new(settings, args.domain.as_deref(), &args.limits);
+    let access = super::access(settings);
+    let opts = access::options(args.limits.timeout, args.limits.probe_timeout, false, false);
+    let mut cx = RefContext::new(&settings.cwd);
+    cx.root = settings.root.as_deref();
+    cx.domain = args.domain.as_deref();
+    cx.env_domain = settings.env.domain_name.as_deref();
+    cx.snapshots = settings.snapshots.as_deref();
     cx.repo = args.repo.as_deref();
-    let a = resolve_ref(&cx, &args.from)?;
-    let b = resolve_ref(&cx, &args.to)?;
-    let mut report = diff::diff_with(&a.inventory, &b.inventory, &ignore);
-    report.from.reference = Some(a.label);
-    report.to.reference = Some(b.label);
+    cx.cluster = Some((&access, opts));
+    let compared = compare(&cx, &args.from, &args.to, &ignore);
+    for notice in cx.take_notices() {
+        settings.printer.raw(&notice);
+    }
+    let compared = compared?;
+    let (report, a, b) = (&compared.report, &compared.from, &compared.to);
     let color = settings.printer.color_stdout();
     let text = match format {
-        DiffFormat::Json => report::json::diff(&report)?,
-        DiffFormat::Markdown => report::markdown::diff(&report),
-        DiffFormat::Unified => report::unified::diff(&report, &a.inventory, &b.inventory, color)?,
-        _ => report::text::diff(&report, color),
+        DiffFormat::Json => report::json::diff(report)?,
+        DiffFormat::Markdown => report::markdown::diff(report),
+        DiffFormat::Unified => report::unified::diff(report, &a.inventory, &b.inventory, color)?,
+        _ => report::text::diff(report, color),
     };
     settings.printer.data(&text)?;
     Ok(if report.has_changes {

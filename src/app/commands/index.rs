@@ -8,33 +8,19 @@ use crate::status::index::{self, TimeSource};
 
 pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {
     let project = project(settings)?;
-    let addons_dir = project.addons_dir();
-    if !addons_dir.is_dir() {
-        return Err(crate::Error::NoAddonsDir(addons_dir));
-    }
     let sde = settings.env.source_date_epoch.as_deref();
-    // Git is only consulted when SOURCE_DATE_EPOCH does not decide.
-    let last_commit = if sde.is_some_and(|s| !s.is_empty()) {
-        None
-    } else {
-        match last_change(&addons_dir) {
-            Ok(found) => found,
-            Err(message) => {
-                settings.printer.warn(&format!(
-                    "index: cannot read the git history of {} ({message}); generatedAt is the current time",
-                    addons_dir.display()
-                ));
-                None
-            }
-        }
-    };
-    let (generated_at, source) = index::generated_at(sde, last_commit, jiff::Timestamp::now())?;
-    settings.printer.debug(&match &source {
+    let generated = crate::ops::index::generate(&project, sde, jiff::Timestamp::now())?;
+    if let Some(why) = &generated.git_unreadable {
+        settings
+            .printer
+            .warn(&format!("index: {why}; generatedAt is the current time"));
+    }
+    settings.printer.debug(&match &generated.source {
         TimeSource::SourceDateEpoch => "generatedAt from SOURCE_DATE_EPOCH".to_string(),
         TimeSource::Commit(c) => format!("generatedAt from commit {c}"),
         TimeSource::Now => "generatedAt is now (no SOURCE_DATE_EPOCH, no commit)".to_string(),
     });
-    let built = index::build(&project, &generated_at)?;
+    let built = &generated.built;
     report_warnings(settings, &built.warnings)?;
     let text = index::encode(&built.index)?;
     match &args.out {
@@ -42,25 +28,13 @@ pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {
             crate::util::files::write_atomic(path, text.as_bytes(), 0o644)
                 .map_err(|e| crate::Error::io(path, e))?;
             settings.printer.info(&format!(
-                "wrote {} ({} addons, generatedAt {generated_at})",
+                "wrote {} ({} addons, generatedAt {})",
                 path.display(),
-                built.index.addons.len()
+                built.index.addons.len(),
+                generated.generated_at
             ));
         }
         None => settings.printer.data(&text)?,
     }
     Ok(exit::OK)
-}
-
-/// The committer time and id of the last commit touching `dir`.
-#[cfg(feature = "gitops")]
-fn last_change(dir: &std::path::Path) -> std::result::Result<Option<(i64, String)>, String> {
-    crate::gitops::history::last_change(dir)
-        .map(|found| found.map(|c| (c.committer_time, c.commit)))
-}
-
-/// Without git support the index is dated by SOURCE_DATE_EPOCH or the current time.
-#[cfg(not(feature = "gitops"))]
-fn last_change(_dir: &std::path::Path) -> std::result::Result<Option<(i64, String)>, String> {
-    Ok(None)
 }

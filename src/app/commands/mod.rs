@@ -8,11 +8,9 @@ mod commit;
 mod crd;
 mod diff;
 mod drift;
-mod history;
 mod index;
 mod log;
 mod publish;
-mod refs;
 mod render;
 mod replay;
 mod report_cmd;
@@ -80,12 +78,7 @@ fn project(settings: &Settings) -> Result<Project> {
 
 /// The snapshot store: `--snapshots`, `CLINV_SNAPSHOTS`, else `<root>/snapshots`.
 fn store(settings: &Settings, project: &Project) -> crate::store::Store {
-    crate::store::Store::at(
-        settings
-            .snapshots
-            .clone()
-            .unwrap_or_else(|| project.root().join("snapshots")),
-    )
+    crate::store::Store::of_project(settings.snapshots.as_deref(), project)
 }
 
 /// The domain from `--domain`, `DOMAIN_NAME`, `clusters/.active` or the default,

@@ -5,17 +5,16 @@ use super::{domain, project};
 use crate::app::cli::ReportArgs;
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
-use crate::{history::audit, history::diff, history::report};
+use crate::history::report;
 
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
     let project = project(settings)?;
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
-    let points = super::log::load(settings, &project, &domain, args.repo.as_deref(), None)?;
+    let points = super::log::load(settings, &project, &domain, args.repo.as_deref(), None)?.points;
     let Some(current) = points.last() else {
         return Err(Error::NoHistory(domain));
     };
-    let steps: Vec<audit::Step> = points.iter().map(super::history::Point::step).collect();
-    let trail = audit::trail(&steps, &diff::Ignore::default());
+    let trail = crate::ops::history::trail(&points);
     let html = report::html_report(&domain, &trail, &current.inventory);
     match &args.out {
         Some(file) => {

@@ -6,11 +6,9 @@ use crate::app::settings::Settings;
 use crate::app::table::Table;
 use crate::error::{Error, Result, exit};
 use crate::inventory::render;
-use crate::store::{
-    self, DomainStore, LOCK_TIMEOUT, Record, Snapshot, State, StateRecord, Store, now_millis,
-};
+use crate::store::gc::Finding;
+use crate::store::{Damage, Snapshot, State, StateRecord, Store};
 use serde::Serialize;
-use std::collections::BTreeSet;
 use std::path::Path;
 
 pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
@@ -39,16 +37,8 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     }
 }
 
-fn domains(store: &Store, domain: Option<&str>) -> Result<Vec<String>> {
-    match domain {
-        Some(d) if !crate::project::is_valid_domain(d) => Err(Error::InvalidDomain(d.to_string())),
-        Some(d) => Ok(vec![d.to_string()]),
-        None => Ok(store.domains()),
-    }
-}
-
-fn warn_damage(settings: &Settings, journal: &store::Journal) {
-    for d in &journal.damage {
+fn warn_damage(settings: &Settings, damage: &[Damage]) {
+    for d in damage {
         settings
             .printer
             .warn(&format!("snapshot store: {d} — skipped"));
@@ -63,18 +53,8 @@ fn list(
     output: Option<TableFormat>,
 ) -> Result<i32> {
     let format = output.unwrap_or_default();
-    let mut rows: Vec<Snapshot> = Vec::new();
-    for d in domains(store, domain)? {
-        let journal = store.domain(&d).read()?;
-        warn_damage(settings, &journal);
-        rows.extend(
-            journal
-                .snapshots
-                .into_iter()
-                .rev()
-                .filter(|s| s.state != State::Deleted && state.is_none_or(|st| s.state == st)),
-        );
-    }
+    let (rows, damage) = store.list(domain, state)?;
+    warn_damage(settings, &damage);
     if format == TableFormat::Json {
         settings.printer.data(&render::to_json(&rows)?)?;
         return Ok(exit::OK);
@@ -108,30 +88,6 @@ fn list(
     Ok(exit::OK)
 }
 
-/// Finds a snapshot by reference in one domain or, without `--domain`, in any.
-fn find(store: &Store, domain: Option<&str>, reference: &str) -> Result<(DomainStore, Snapshot)> {
-    let mut found = Vec::new();
-    let mut last_err = None;
-    for d in domains(store, domain)? {
-        let ds = store.domain(&d);
-        let journal = ds.read()?;
-        match store::resolve(&journal, reference) {
-            Ok(s) => found.push((ds.clone(), s.clone())),
-            Err(e @ Error::Usage(_)) => return Err(e),
-            Err(e) => last_err = Some(e),
-        }
-    }
-    match found.len() {
-        1 => Ok(found.remove(0)),
-        0 => Err(last_err.unwrap_or_else(|| {
-            Error::NoSnapshot(format!("no snapshot '{reference}' (the store is empty)"))
-        })),
-        _ => Err(Error::NoSnapshot(format!(
-            "'{reference}' matches snapshots in several domains; pass --domain"
-        ))),
-    }
-}
-
 #[derive(Serialize)]
 struct Shown<'a> {
     snapshot: &'a Snapshot,
@@ -147,8 +103,7 @@ fn show(
     output: Option<DocFormat>,
 ) -> Result<i32> {
     let format = output.unwrap_or_default();
-    let (ds, snap) = find(store, domain, reference)?;
-    let inventory = ds.inventory(&snap.record)?;
+    let (snap, inventory) = store.find(domain, reference)?;
     if format == DocFormat::Json {
         let shown = Shown {
             snapshot: &snap,
@@ -206,43 +161,17 @@ fn show(
 }
 
 fn verify(settings: &Settings, store: &Store, domain: Option<&str>) -> Result<i32> {
-    let mut problems = 0usize;
-    let (mut snapshots, mut objects) = (0usize, 0usize);
-    let list = domains(store, domain)?;
-    for d in &list {
-        let ds = store.domain(d);
-        let journal = ds.read()?;
-        for damage in &journal.damage {
-            settings.printer.error(&format!("{damage}"));
-            problems += 1;
-        }
-        if journal.torn_tail > 0 {
-            settings.printer.info(&format!(
-                "{}: incomplete last record ({} bytes, a write interrupted by a crash) — ignored",
-                ds.dir().join("journal").display(),
-                journal.torn_tail
-            ));
-        }
-        let mut checked = BTreeSet::new();
-        for snap in journal
-            .snapshots
-            .iter()
-            .filter(|s| s.state != State::Deleted)
-        {
-            snapshots += 1;
-            for id in [&snap.record.cr, &snap.record.crd] {
-                if checked.insert(id.clone()) {
-                    objects += 1;
-                    if let Err(e) = ds.object(id) {
-                        settings
-                            .printer
-                            .error(&format!("snapshot {}: {e}", snap.record.id));
-                        problems += 1;
-                    }
-                }
-            }
+    let verified = store.verify(domain)?;
+    for finding in &verified.findings {
+        match finding {
+            Finding::Problem(message) => settings.printer.error(message),
+            Finding::TornTail { journal, bytes } => settings.printer.info(&format!(
+                "{}: incomplete last record ({bytes} bytes, a write interrupted by a crash) — ignored",
+                journal.display()
+            )),
         }
     }
+    let problems = verified.problems();
     if problems > 0 {
         return Err(Error::Damaged(format!(
             "snapshot store damaged: {problems} problem(s) in {}",
@@ -250,9 +179,11 @@ fn verify(settings: &Settings, store: &Store, domain: Option<&str>) -> Result<i3
         )));
     }
     settings.printer.info(&format!(
-        "{}: {snapshots} snapshot(s), {objects} object(s) in {} domain(s) verified",
+        "{}: {} snapshot(s), {} object(s) in {} domain(s) verified",
         store.root().display(),
-        list.len()
+        verified.snapshots,
+        verified.objects,
+        verified.domains
     ));
     Ok(exit::OK)
 }
@@ -264,153 +195,47 @@ fn gc(
     keep: usize,
     dry_run: bool,
 ) -> Result<i32> {
-    for d in domains(store, domain)? {
-        let ds = store.domain(&d);
-        let _lock = ds.lock("gc", LOCK_TIMEOUT)?;
-        let journal = ds.read()?;
-        let doomed: Vec<&Snapshot> = store::gc_candidates(&journal, keep);
-        let verb = if dry_run { "would delete" } else { "deleted" };
+    let verb = if dry_run { "would delete" } else { "deleted" };
+    for d in store.select(domain)? {
+        let doomed = store.domain(&d).gc(keep, dry_run)?;
         for s in &doomed {
             settings.printer.data(&format!(
-                "{d} {} {} ({})\n",
-                verb,
+                "{d} {verb} {} ({})\n",
                 s.record.id,
                 s.state.as_str()
             ))?;
         }
-        if dry_run || doomed.is_empty() {
-            continue;
+        if !dry_run && !doomed.is_empty() {
+            settings
+                .printer
+                .info(&format!("{d}: {} snapshot(s) deleted", doomed.len()));
         }
-        let at = now_millis();
-        let changes: Vec<StateRecord> = doomed
-            .iter()
-            .map(|s| StateRecord::new(&s.record.id, &at, State::Deleted))
-            .collect();
-        ds.append_states(&changes)?;
-        // Objects still referenced by a kept snapshot stay.
-        let doomed_ids: BTreeSet<&str> = doomed.iter().map(|s| s.record.id.as_str()).collect();
-        let keep_objects: BTreeSet<&str> = journal
-            .snapshots
-            .iter()
-            .filter(|s| s.state != State::Deleted && !doomed_ids.contains(s.record.id.as_str()))
-            .flat_map(|s| [s.record.cr.as_str(), s.record.crd.as_str()])
-            .collect();
-        let referenced: BTreeSet<&str> = journal
-            .snapshots
-            .iter()
-            .flat_map(|s| [s.record.cr.as_str(), s.record.crd.as_str()])
-            .collect();
-        for id in ds.object_ids() {
-            // Only objects of deleted snapshots; unknown files are left for a human.
-            if referenced.contains(id.as_str()) && !keep_objects.contains(id.as_str()) {
-                ds.remove_object(&id)?;
-            }
-        }
-        settings
-            .printer
-            .info(&format!("{d}: {} snapshot(s) deleted", doomed.len()));
     }
     Ok(exit::OK)
 }
 
 fn export(settings: &Settings, store: &Store, domain: &str, file: &Path) -> Result<i32> {
-    if !crate::project::is_valid_domain(domain) {
-        return Err(Error::InvalidDomain(domain.to_string()));
+    store.select(Some(domain))?;
+    let exported = store.domain(domain).export(file)?;
+    for e in &exported.skipped {
+        settings.printer.warn(&format!("not exported: {e}"));
     }
-    let ds = store.domain(domain);
-    let records = ds.valid_records()?;
-    if records.is_empty() {
-        return Err(Error::NoSnapshot(format!(
-            "no snapshots of {domain} in {}",
-            store.root().display()
-        )));
-    }
-    let mut objects = BTreeSet::new();
-    for r in &records {
-        if let Record::Snapshot(s) = r {
-            objects.insert(s.cr.clone());
-            objects.insert(s.crd.clone());
-        }
-    }
-    let mut journal = String::new();
-    for r in &records {
-        let json = serde_json::to_string(r).unwrap_or_default();
-        journal.push_str(&format!(
-            "{} {json}\n",
-            crate::project::spec::hex_sha256(json.as_bytes())
-        ));
-    }
-    let mut tar = tar::Builder::new(Vec::new());
-    let mut add = |name: &str, bytes: &[u8]| -> Result<()> {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(0o600);
-        header.set_mtime(0);
-        header.set_cksum();
-        tar.append_data(&mut header, name, bytes)
-            .map_err(|e| Error::io(file, e))
-    };
-    add(
-        "FORMAT",
-        format!("{}\n", crate::store::EXPORT_FORMAT).as_bytes(),
-    )?;
-    add(&format!("{domain}/journal"), journal.as_bytes())?;
-    for id in &objects {
-        // A damaged or missing object is not exported; the importer sees the gap.
-        match ds.object(id) {
-            Ok(text) => add(&format!("{domain}/objects/{id}.json"), text.as_bytes())?,
-            Err(e) => settings.printer.warn(&format!("not exported: {e}")),
-        }
-    }
-    let bytes = tar.into_inner().map_err(|e| Error::io(file, e))?;
-    crate::util::files::write_atomic(file, &bytes, 0o600).map_err(|e| Error::io(file, e))?;
     settings.printer.info(&format!(
         "exported {} record(s) and {} object(s) of {domain} to {}",
-        records.len(),
-        objects.len(),
+        exported.records,
+        exported.objects,
         file.display()
     ));
     Ok(exit::OK)
 }
 
 fn import(settings: &Settings, store: &Store, file: &Path) -> Result<i32> {
-    // Streamed, not read whole (see store::read_export).
-    let reader = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
-    if !reader.metadata().map_err(|e| Error::io(file, e))?.is_file() {
-        return Err(Error::InvalidFile {
-            path: file.to_path_buf(),
-            message: "not a regular file".into(),
-        });
-    }
-    // Verify everything before writing anything.
-    let crate::store::Export { journals, objects } =
-        crate::store::read_export(std::io::BufReader::new(reader)).map_err(|message| {
-            Error::InvalidFile {
-                path: file.to_path_buf(),
-                message,
-            }
-        })?;
-    let (mut added, mut kept) = (0usize, 0usize);
-    for (d, records) in journals {
-        let ds = store.domain(&d);
-        for (od, id, data) in &objects {
-            if *od == d {
-                ds.import_object(id, data)?;
-            }
-        }
-        let _lock = ds.lock("import", LOCK_TIMEOUT)?;
-        let existing = ds.valid_records()?;
-        let new: Vec<Record> = records
-            .into_iter()
-            .filter(|r| !existing.contains(r))
-            .collect();
-        kept += existing.len();
-        added += new.len();
-        ds.import_records(&new)?;
-    }
+    let imported = store.import(file)?;
     settings.printer.info(&format!(
-        "imported {added} new record(s) from {} ({kept} existing record(s) untouched)",
-        file.display()
+        "imported {} new record(s) from {} ({} existing record(s) untouched)",
+        imported.added,
+        file.display(),
+        imported.kept
     ));
     Ok(exit::OK)
 }

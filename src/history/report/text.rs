@@ -2,7 +2,7 @@
 //! the caller says so (a terminal, or `--color always`, and no `NO_COLOR`).
 
 use super::{Phrase, count_phrase, one_line};
-use crate::history::audit::Trail;
+use crate::history::audit::{Span, Trail};
 use crate::history::diff::{Change, Report};
 
 /// Ignored paths listed by name in the summary line before it is cut short.
@@ -109,6 +109,27 @@ pub fn trail(trail: &Trail, color: bool) -> String {
         out.push_str("(no history)\n");
     }
     out
+}
+
+/// One addon's version spans (`clinv log --addon`), newest first.
+pub fn spans(name: &str, spans: &[Span]) -> String {
+    spans
+        .iter()
+        .rev()
+        .map(|s| {
+            let until = match (&s.until, &s.until_id) {
+                (Some(t), Some(id)) => format!("until {t} ({id})"),
+                _ => "current".into(),
+            };
+            format!(
+                "{name} {}  arrived {} ({}, {:?})  {until}\n",
+                s.version.as_deref().unwrap_or("-"),
+                s.since,
+                s.since_id,
+                s.arrival
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,259 @@
+//! Reading the inventory behind each `clinv diff` reference (the grammar is
+//! [`crate::history::refs`]) and comparing the two.
+//!
+//! Snapshot references resolve through the snapshot store of the domain, git references
+//! through [`crate::gitops::history`] in the repository given with `--repo`, `cluster`
+//! through [`crate::cluster::access::read_live`], with the same kubeconfig rules as
+//! `clinv status`.
+
+use crate::cluster::Options;
+use crate::cluster::access::{self, Access};
+use crate::error::{Error, Result};
+use crate::history::diff::{self, Ignore, Report};
+use crate::history::refs::{Ref, SnapshotRef, parse_ref};
+use crate::inventory::{ClusterInventory, parse};
+use crate::project::{MAX_INPUT_BYTES, Project};
+use crate::store::Store;
+use crate::util::files;
+use std::cell::{Cell, OnceCell, RefCell};
+use std::io::Read;
+use std::path::Path;
+
+/// Where references are looked up. The project is looked up only when a reference
+/// needs it, so two files can be compared outside any project.
+pub struct RefContext<'a> {
+    /// `--root`; without it the project is looked for above `cwd`.
+    pub root: Option<&'a Path>,
+    pub cwd: &'a Path,
+    /// `--domain`, for the store's domain and the default `git:` path.
+    pub domain: Option<&'a str>,
+    /// `DOMAIN_NAME`.
+    pub env_domain: Option<&'a str>,
+    /// `--snapshots`; without it `<root>/snapshots`.
+    pub snapshots: Option<&'a Path>,
+    /// `--repo`, for `git:` references.
+    pub repo: Option<&'a Path>,
+    /// For the `cluster` reference: how to reach it, and the time budget.
+    pub cluster: Option<(&'a Access, Options)>,
+    project: OnceCell<Option<Project>>,
+    stdin_used: Cell<bool>,
+    notices: RefCell<Vec<String>>,
+}
+
+impl<'a> RefContext<'a> {
+    pub fn new(cwd: &'a Path) -> Self {
+        RefContext {
+            root: None,
+            cwd,
+            domain: None,
+            env_domain: None,
+            snapshots: None,
+            repo: None,
+            cluster: None,
+            project: OnceCell::new(),
+            stdin_used: Cell::new(false),
+            notices: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The project named by `--root` or found above the working directory, if any.
+    pub fn project(&self) -> Option<&Project> {
+        self.project
+            .get_or_init(|| Project::discover(self.root, self.cwd).ok())
+            .as_ref()
+    }
+
+    /// lok8s's notices from resolving the domain, to print as they are.
+    pub fn take_notices(&self) -> Vec<String> {
+        self.notices.take()
+    }
+
+    fn domain_of(&self, project: &Project) -> Result<String> {
+        let (domain, notices) = project.resolve_domain(self.domain, self.env_domain)?;
+        self.notices.borrow_mut().extend(notices);
+        Ok(domain)
+    }
+}
+
+/// The live object, read with the same kubeconfig rules as `clinv status`.
+fn live(cx: &RefContext) -> Result<ClusterInventory> {
+    let Some((access, opts)) = cx.cluster else {
+        return Err(Error::Reference(
+            "cluster: this command cannot read a cluster".into(),
+        ));
+    };
+    let project = cx.project();
+    let domain = match project {
+        Some(p) => Some((p, cx.domain_of(p)?)),
+        None => None,
+    };
+    let read = access::read_live(access, domain.as_ref().map(|(p, d)| (*p, d.as_str())), opts)?;
+    if read.choice.is_none() {
+        let detail = read.result.err().map(|f| f.detail).unwrap_or_default();
+        return Err(Error::Reference(format!("cluster: {detail}")));
+    }
+    match read.result.map(|found| found.object) {
+        Ok(Some(value)) => parse::inventory_from_value(value).map_err(|m| {
+            Error::Reference(format!(
+                "cluster: the live ClusterInventory is not readable: {m}"
+            ))
+        }),
+        Ok(None) => Err(Error::Reference(
+            "cluster: the cluster has no ClusterInventory 'cluster'".into(),
+        )),
+        Err(f) => Err(Error::Reference(format!(
+            "cluster: cannot read the ClusterInventory: {}: {}",
+            f.reason, f.detail
+        ))),
+    }
+}
+
+/// A resolved reference: the inventory and how to name it in reports.
+#[derive(Debug)]
+pub struct Resolved {
+    pub inventory: ClusterInventory,
+    pub label: String,
+}
+
+/// Two references read and compared.
+#[derive(Debug)]
+pub struct Compared {
+    pub from: Resolved,
+    pub to: Resolved,
+    pub report: Report,
+}
+
+/// Parses both references (so a malformed second one is reported before the first
+/// reaches a cluster), reads them and diffs them.
+///
+/// # Errors
+/// As [`check_refs`] and [`resolve_ref`].
+pub fn compare(cx: &RefContext, from: &str, to: &str, ignore: &Ignore) -> Result<Compared> {
+    check_refs(&[from, to])?;
+    let from = resolve_ref(cx, from)?;
+    let to = resolve_ref(cx, to)?;
+    let mut report = diff::diff_with(&from.inventory, &to.inventory, ignore);
+    report.from.reference = Some(from.label.clone());
+    report.to.reference = Some(to.label.clone());
+    Ok(Compared { from, to, report })
+}
+
+/// Parses every reference before any is read, so a malformed second reference is
+/// reported before the first one reaches a cluster, and stdin is named at most once.
+///
+/// # Errors
+/// As [`parse_ref`]; [`Error::Usage`] when `-` appears twice.
+pub fn check_refs(texts: &[&str]) -> Result<()> {
+    let mut stdin = 0;
+    for text in texts {
+        if parse_ref(text, Path::is_dir, Path::exists)? == Ref::Stdin {
+            stdin += 1;
+        }
+    }
+    if stdin > 1 {
+        return Err(Error::Usage("'-' (stdin) can be used only once".into()));
+    }
+    Ok(())
+}
+
+/// Parses and reads a reference.
+///
+/// # Errors
+/// Malformed syntax ([`Error::Usage`]); an unreadable or invalid file
+/// ([`Error::Io`], [`Error::InvalidFile`]); an unreachable cluster or a reference this
+/// build cannot resolve ([`Error::Reference`]).
+pub fn resolve_ref(cx: &RefContext, text: &str) -> Result<Resolved> {
+    let r = parse_ref(text, Path::is_dir, Path::exists)?;
+    let inventory = match &r {
+        Ref::Stdin => stdin(cx)?,
+        Ref::Cluster => live(cx)?,
+        Ref::File(path) => file(path)?,
+        Ref::Snapshot(s) => snapshot(cx, text, s)?,
+        Ref::Git { rev, path } => git(cx, text, rev, path.as_deref())?,
+    };
+    Ok(Resolved {
+        inventory,
+        label: text.to_string(),
+    })
+}
+
+fn decode(path: &Path, bytes: Vec<u8>) -> Result<ClusterInventory> {
+    let invalid = |message: String| Error::InvalidFile {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = String::from_utf8(bytes).map_err(|_| invalid("not valid UTF-8".into()))?;
+    parse::inventory_from_text(&text).map_err(invalid)
+}
+
+fn file(path: &Path) -> Result<ClusterInventory> {
+    let bytes = files::read_bounded(path, MAX_INPUT_BYTES).map_err(|e| Error::io(path, e))?;
+    decode(path, bytes)
+}
+
+fn stdin(cx: &RefContext) -> Result<ClusterInventory> {
+    if cx.stdin_used.replace(true) {
+        return Err(Error::Usage("'-' (stdin) can be used only once".into()));
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("<stdin>", e))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(Error::InvalidFile {
+            path: "<stdin>".into(),
+            message: format!("input too large (limit {} MiB)", MAX_INPUT_BYTES >> 20),
+        });
+    }
+    decode(Path::new("<stdin>"), bytes)
+}
+
+/// A snapshot of the domain's store.
+fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<ClusterInventory> {
+    let project = cx.project().ok_or_else(|| {
+        Error::Reference(format!(
+            "'{text}' names a snapshot, but no lok8s project was found (pass --root)"
+        ))
+    })?;
+    let domain = cx.domain_of(project)?;
+    let store = Store::of_project(cx.snapshots, project).domain(&domain);
+    let journal = store.read()?;
+    let snap = crate::store::resolve(&journal, r)?;
+    store.inventory(&snap.record)
+}
+
+/// Without git support a `git:` reference cannot be read.
+#[cfg(not(feature = "gitops"))]
+fn git(_cx: &RefContext, _text: &str, _rev: &str, _path: Option<&str>) -> Result<ClusterInventory> {
+    Err(Error::NoGitops("a git: reference"))
+}
+
+/// The committed inventory at `REV[:PATH]` in the repository given with `--repo`
+/// (default path: the domain's GitOps folder).
+#[cfg(feature = "gitops")]
+fn git(cx: &RefContext, text: &str, rev: &str, path: Option<&str>) -> Result<ClusterInventory> {
+    let repo = cx
+        .repo
+        .ok_or_else(|| Error::Usage(format!("'{text}' is a git reference: pass --repo DIR")))?;
+    let default;
+    let path = match path {
+        Some(p) => p,
+        None => {
+            let project = cx.project().ok_or_else(|| {
+                Error::Usage(format!(
+                    "'{text}': give the path (git:REV:PATH) or a project"
+                ))
+            })?;
+            default = crate::gitops::default_cr_path(&cx.domain_of(project)?);
+            &default
+        }
+    };
+    let bytes = crate::gitops::history::file_at(repo, rev, path)
+        .map_err(|e| Error::Reference(format!("'{text}': {e}")))?;
+    decode(
+        &std::path::PathBuf::from(format!("{}:{rev}:{path}", repo.display())),
+        bytes,
+    )
+}

@@ -1,0 +1,55 @@
+//! Waiting for an exclusive `flock`: the store's domain lock and the GitOps repository
+//! lock wait the same way, polling `try_lock` with a short backoff until a deadline.
+
+use std::fs::{File, TryLockError};
+use std::time::{Duration, Instant};
+
+/// Why a lock was not taken.
+#[derive(Debug)]
+pub enum Wait {
+    /// Another holder kept it past the timeout.
+    TimedOut,
+    /// The lock call itself failed.
+    Io(std::io::Error),
+}
+
+/// Takes an exclusive lock on `file`, waiting up to `timeout` (2 ms, doubling to 50 ms
+/// between tries). A lock whose holder died is free: the kernel released it.
+///
+/// # Errors
+/// [`Wait::TimedOut`] or [`Wait::Io`].
+pub fn exclusive(file: &File, timeout: Duration) -> Result<(), Wait> {
+    let start = Instant::now();
+    let mut delay = Duration::from_millis(2);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::WouldBlock) if start.elapsed() < timeout => {
+                std::thread::sleep(delay);
+                delay = (delay * 2).min(Duration::from_millis(50));
+            }
+            Err(TryLockError::WouldBlock) => return Err(Wait::TimedOut),
+            Err(TryLockError::Error(e)) => return Err(Wait::Io(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_lock_times_out_and_a_released_one_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lock");
+        let held = File::create(&path).unwrap();
+        exclusive(&held, Duration::ZERO).unwrap();
+        let other = File::open(&path).unwrap();
+        assert!(matches!(
+            exclusive(&other, Duration::from_millis(30)),
+            Err(Wait::TimedOut)
+        ));
+        drop(held);
+        exclusive(&other, Duration::from_millis(30)).unwrap();
+    }
+}
