@@ -8,7 +8,9 @@ pub mod output;
 pub mod settings;
 pub mod table;
 
-use crate::error;
+use crate::error::{self, Error, Result, exit};
+use cli::Command;
+use settings::{Env, Settings};
 
 /// Parses the process arguments, runs the command and returns the exit code.
 pub fn main() -> i32 {
@@ -39,7 +41,7 @@ pub fn main() -> i32 {
     // Without the handlers a signal still ends the process (the default action); the
     // store's atomic writes keep that safe, only the message is lost.
     let _ = crate::util::signals::install(interrupted);
-    commands::run(cli)
+    run(cli)
 }
 
 /// Said on stderr when SIGINT or SIGTERM ends a command (at a safe point).
@@ -48,4 +50,48 @@ fn interrupted(signal: i32) {
         "[error] interrupted by {}: stopped at a safe point, nothing is half-written",
         crate::util::signals::name(signal)
     );
+}
+
+/// Runs a parsed command line and returns the process exit code.
+fn run(cli: cli::Cli) -> i32 {
+    let settings = Settings::new(cli.global, Env::from_process());
+    let result = match &cli.command {
+        Command::Render(args) => commands::render::run(&settings, args),
+        Command::Crd(args) => commands::crd::run(&settings, args),
+        Command::Addons(args) => commands::addons::run(&settings, args),
+        Command::Publish(args) => commands::publish::run(&settings, args).map(|o| o.exit_code()),
+        Command::Status(args) => commands::status::run(&settings, args).map(|o| o.exit_code()),
+        Command::Replay(args) => commands::replay::run(&settings, args).map(|o| o.exit_code()),
+        Command::Snapshots(args) => commands::snapshots::run(&settings, args),
+        #[cfg(feature = "gitops")]
+        Command::Commit(args) => commands::commit::run(&settings, args),
+        Command::Index(args) => commands::index::run(&settings, args),
+        Command::Updates(args) => commands::updates::run(&settings, args),
+        Command::Agent(args) => commands::agent::run(&settings, args).map(|o| o.exit_code()),
+        Command::Diff(args) => commands::diff::run(&settings, args),
+        Command::Log(args) => commands::log::run(&settings, args),
+        Command::Report(args) => commands::report_cmd::run(&settings, args),
+        // Like diff: 1 means "different", so every error is 2 ("unknown").
+        Command::Drift(args) => commands::drift::run(&settings, args)
+            .map(|o| o.exit_code())
+            .map_err(Error::in_diff),
+        Command::Completions { shell } => completions(&settings, *shell),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            if !matches!(err, Error::BrokenPipe) {
+                settings.printer.error(&err.to_string());
+            }
+            err.exit_code()
+        }
+    }
+}
+
+fn completions(settings: &Settings, shell: clap_complete::Shell) -> Result<i32> {
+    use clap::CommandFactory;
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cli::Cli::command(), "clinv", &mut buf);
+    settings.printer.data(&String::from_utf8_lossy(&buf))?;
+    Ok(exit::OK)
 }

@@ -7,6 +7,7 @@
 use crate::app::table::Table;
 use crate::error::{Error, Result};
 use crate::project::addons::Row;
+use crate::util::redact;
 use std::io::{self, IsTerminal, Write};
 
 /// `--color`.
@@ -111,7 +112,7 @@ impl Printer {
             let _ = writeln!(
                 io::stderr().lock(),
                 "{}",
-                sanitize(&crate::util::redact::urls_in(message))
+                redact::escape_controls(&crate::util::redact::urls_in(message))
             );
         }
     }
@@ -124,7 +125,7 @@ impl Printer {
             Level::Debug => ("[debug]", "0;32"),
         };
         let mut err = io::stderr().lock();
-        for (i, text) in sanitize(&crate::util::redact::urls_in(message))
+        for (i, text) in redact::escape_controls(&crate::util::redact::urls_in(message))
             .lines()
             .enumerate()
         {
@@ -137,26 +138,6 @@ impl Printer {
             };
         }
     }
-}
-
-/// Escapes control characters other than newline and tab.
-pub fn sanitize(message: &str) -> String {
-    if !message
-        .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
-    {
-        return message.to_string();
-    }
-    message
-        .chars()
-        .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 /// The `lo addons --detail` table (spec §9): lok8s's column widths, wider when a cell is.
@@ -365,7 +346,7 @@ mod tests {
 
     #[test]
     fn control_characters_are_escaped() {
-        assert_eq!(sanitize("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
-        assert_eq!(sanitize("plain — text"), "plain — text");
+        assert_eq!(redact::escape_controls("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(redact::escape_controls("plain — text"), "plain — text");
     }
 }

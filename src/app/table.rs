@@ -3,7 +3,7 @@
 //! cell is escaped, so a value from a file or the journal cannot move the cursor or
 //! break a row.
 
-use crate::app::output::sanitize;
+use crate::util::redact::escape_controls;
 use unicode_width::UnicodeWidthStr;
 
 /// Rows of text cells under a header.
@@ -62,7 +62,9 @@ impl Table {
 
 /// A cell on one line: control characters escaped, newline and tab included.
 fn cell(text: &str) -> String {
-    sanitize(text).replace('\n', "\\n").replace('\t', "\\t")
+    escape_controls(text)
+        .replace('\n', "\\n")
+        .replace('\t', "\\t")
 }
 
 #[cfg(test)]

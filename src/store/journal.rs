@@ -2,7 +2,7 @@
 //! journal (the store's own, or an exported one) back into snapshots. Pure: bytes in,
 //! records out; the file handling is the store's.
 
-use super::{Damage, Journal, Record, Snapshot, State};
+use super::record::{Damage, Journal, Record, Snapshot, State};
 use crate::project::spec::hex_sha256;
 use std::collections::HashMap;
 use std::path::Path;

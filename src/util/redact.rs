@@ -47,6 +47,26 @@ pub fn urls_in(text: &str) -> String {
     out
 }
 
+/// Escapes control characters other than newline and tab.
+pub fn escape_controls(message: &str) -> String {
+    if !message
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return message.to_string();
+    }
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,7 +86,7 @@ fn timelines_of_the_recorded_history() {
 
 fn html() -> String {
     let (recorded, t) = trail();
-    report::html_report(DOMAIN, &t, &recorded.last().unwrap().inventory)
+    report::html::html_report(DOMAIN, &t, &recorded.last().unwrap().inventory)
 }
 
 fn html_report_golden_and_self_contained() {

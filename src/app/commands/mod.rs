@@ -1,75 +1,31 @@
-//! One file per command. Each turns its arguments into library calls and hands the
-//! results to the printer; errors come back here and are mapped to an exit code once.
+//! One file per command: its arguments → one library call → the printer. This file
+//! holds what several commands share (the project, the store, the domain, the cluster
+//! access and the fail-soft rule); [`crate::app`] dispatches to the commands.
 
-mod addons;
-mod agent;
+pub(super) mod addons;
+pub(super) mod agent;
 #[cfg(feature = "gitops")]
-mod commit;
-mod crd;
-mod diff;
-mod drift;
-mod index;
-mod log;
-mod publish;
-mod render;
-mod replay;
-mod report_cmd;
-mod snapshots;
-mod status;
-mod updates;
+pub(super) mod commit;
+pub(super) mod crd;
+pub(super) mod diff;
+pub(super) mod drift;
+pub(super) mod index;
+pub(super) mod log;
+pub(super) mod publish;
+pub(super) mod render;
+pub(super) mod replay;
+pub(super) mod report_cmd;
+pub(super) mod snapshots;
+pub(super) mod status;
+pub(super) mod updates;
 
-use crate::app::cli::{Cli, Command};
-use crate::app::settings::{Env, Settings};
+use crate::app::settings::Settings;
 use crate::cluster::access::Access;
 use crate::delivery::Reason;
-use crate::error::{Error, Outcome, Result, exit};
+use crate::error::{Error, Outcome, Result};
 use crate::inventory::{self, Warning};
 use crate::project::Project;
 use crate::util::notice::{Level, Notice};
-
-/// Runs a parsed command line and returns the process exit code.
-pub fn run(cli: Cli) -> i32 {
-    let settings = Settings::new(cli.global, Env::from_process());
-    let result = match &cli.command {
-        Command::Render(args) => render::run(&settings, args),
-        Command::Crd(args) => crd::run(&settings, args),
-        Command::Addons(args) => addons::run(&settings, args),
-        Command::Publish(args) => publish::run(&settings, args).map(|o| o.exit_code()),
-        Command::Status(args) => status::run(&settings, args).map(|o| o.exit_code()),
-        Command::Replay(args) => replay::run(&settings, args).map(|o| o.exit_code()),
-        Command::Snapshots(args) => snapshots::run(&settings, args),
-        #[cfg(feature = "gitops")]
-        Command::Commit(args) => commit::run(&settings, args),
-        Command::Index(args) => index::run(&settings, args),
-        Command::Updates(args) => updates::run(&settings, args),
-        Command::Agent(args) => agent::run(&settings, args).map(|o| o.exit_code()),
-        Command::Diff(args) => diff::run(&settings, args),
-        Command::Log(args) => log::run(&settings, args),
-        Command::Report(args) => report_cmd::run(&settings, args),
-        // Like diff: 1 means "different", so every error is 2 ("unknown").
-        Command::Drift(args) => drift::run(&settings, args)
-            .map(|o| o.exit_code())
-            .map_err(Error::in_diff),
-        Command::Completions { shell } => completions(&settings, *shell),
-    };
-    match result {
-        Ok(code) => code,
-        Err(err) => {
-            if !matches!(err, Error::BrokenPipe) {
-                settings.printer.error(&err.to_string());
-            }
-            err.exit_code()
-        }
-    }
-}
-
-fn completions(settings: &Settings, shell: clap_complete::Shell) -> Result<i32> {
-    use clap::CommandFactory;
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "clinv", &mut buf);
-    settings.printer.data(&String::from_utf8_lossy(&buf))?;
-    Ok(exit::OK)
-}
 
 /// The project named by `--root` or found above the working directory.
 fn project(settings: &Settings) -> Result<Project> {

@@ -15,7 +15,7 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
         return Err(Error::NoHistory(domain));
     };
     let trail = crate::ops::history::trail(&points);
-    let html = report::html_report(&domain, &trail, &current.inventory);
+    let html = report::html::html_report(&domain, &trail, &current.inventory);
     match &args.out {
         Some(file) => {
             crate::util::files::write_atomic(file, html.as_bytes(), 0o644)

@@ -6,7 +6,7 @@
 //! Deterministic: the same trail and inventory give the same bytes (no "generated at").
 //! Every value is HTML-escaped.
 
-use super::{Phrase, one_line};
+use super::phrase::{Phrase, one_line};
 use crate::history::audit::{Entry, Lane, LaneKind, Span, Trail};
 use crate::history::diff::Op;
 use crate::inventory::ClusterInventory;
@@ -558,8 +558,8 @@ fn changes(out: &mut String, trail: &Trail) {
                     }
                     d.push_str(&format!(
                         "{} → {}",
-                        esc(super::or_none(&p.from)),
-                        esc(super::or_none(&p.to))
+                        esc(super::phrase::or_none(&p.from)),
+                        esc(super::phrase::or_none(&p.to))
                     ));
                     if let Some(n) = p.note {
                         d.push_str(&format!(" <span class=\"note\">{n}</span>"));

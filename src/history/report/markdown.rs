@@ -3,7 +3,7 @@
 //!
 //! Values are escaped so a hostile name cannot inject links, HTML or break the table.
 
-use super::{Phrase, count_phrase, one_line};
+use super::phrase::{Phrase, count_phrase, one_line};
 use crate::history::audit::{Entry, Trail};
 use crate::history::diff::{Change, Endpoint, Op, Report};
 

@@ -1,7 +1,7 @@
 //! `-o text`: compact lines in the manner of helm-diff and `git log`, coloured only when
 //! the caller says so (a terminal, or `--color always`, and no `NO_COLOR`).
 
-use super::{Phrase, count_phrase, one_line};
+use super::phrase::{Phrase, count_phrase, one_line};
 use crate::history::audit::{Span, Trail};
 use crate::history::diff::{Change, Report};
 

@@ -7,7 +7,7 @@
 //! hunk. `--ignore` paths are not masked: this is the raw view; the exit code still
 //! follows the semantic report.
 
-use super::one_line;
+use super::phrase::one_line;
 use crate::error::{Error, Result};
 use crate::history::diff::{Endpoint, Report};
 use crate::inventory::ClusterInventory;
