@@ -13,3 +13,4 @@ pub mod publish;
 pub mod refs;
 pub mod replay;
 pub mod status;
+pub mod updates;

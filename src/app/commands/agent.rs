@@ -1,6 +1,6 @@
 //! `clinv agent`: the in-cluster status writer (see [`crate::ops::agent`]).
 
-use super::updates::fetch_options;
+use super::fetch_options;
 use super::{access, fail_soft, print_notices};
 use crate::app::cli::AgentArgs;
 use crate::app::settings::Settings;

@@ -96,6 +96,19 @@ fn access(settings: &Settings) -> Access {
     }
 }
 
+/// How to fetch an addon index: `--offline`, `--index-ca`, `--fetch-timeout` and the cache.
+fn fetch_options(
+    settings: &Settings,
+    source: &crate::app::cli::IndexSourceArgs,
+) -> crate::status::fetch::Options {
+    crate::status::fetch::Options {
+        offline: source.offline,
+        ca_file: source.index_ca.clone(),
+        cache_home: settings.env.cache_home(),
+        timeout: std::time::Duration::from_secs_f64(source.fetch_timeout.clamp(0.1, 3600.0)),
+    }
+}
+
 /// Prints the messages a library flow returned, in order.
 fn print_notices(settings: &Settings, notices: &[Notice]) {
     for n in notices {
