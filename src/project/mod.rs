@@ -4,6 +4,7 @@
 pub mod addons;
 pub mod bootstrap;
 pub mod spec;
+pub mod view;
 pub mod yaml;
 
 use crate::error::{Error, Result};
