@@ -1,7 +1,6 @@
 //! A chart pin, `.lok8s/addons/<name>/chart.yaml`: `version` and `appVersion` as the
-//! inventory, the index and the `addons` view read them, the khelm check, and the
-//! `lok8s.dev/category:` search over a file's bytes (both flavours). Versions then go
-//! through the version ordering `updates` and `diff` use.
+//! inventory, the index and the `addons` view read them, and the khelm check. Versions
+//! then go through the version ordering `updates` and `diff` use.
 
 use clinv::history::version;
 use clinv::project::addons::{self, Flavor};
@@ -14,7 +13,6 @@ pub fn run(data: &[u8]) {
             let _ = version::compare(&v, "1.20.1");
             let _ = version::compare("v1.0.0-rc.1", &v);
         }
-        let _ = addons::category_in(data, flavor);
     }
     let _ = addons::pin_field(data, "appVersion", Flavor::Inventory);
     let _ = addons::is_khelm(data);

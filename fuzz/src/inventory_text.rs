@@ -28,7 +28,12 @@ pub fn run(data: &[u8]) {
         .lines()
         .map(str::to_string)
         .collect();
-    let ignore = Ignore::parse(&paths).unwrap_or_else(|_| Ignore::lenient(&paths));
+    // The paths `--ignore` accepts, one at a time; the rest would stop the command.
+    let valid: Vec<String> = paths
+        .into_iter()
+        .filter(|p| Ignore::parse(std::slice::from_ref(p)).is_ok())
+        .collect();
+    let ignore = Ignore::parse(&valid).unwrap_or_default();
 
     if let Ok(object) = updates::find_inventory(text, "fuzz.yaml") {
         let _ = updates::from_object(&object, "fuzz.yaml");

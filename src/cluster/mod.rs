@@ -653,11 +653,6 @@ impl Cluster {
         Err(Failure::new(Reason::Conflict, Step::Cr, detail))
     }
 
-    /// HTTP requests sent so far.
-    pub fn requests(&self) -> u32 {
-        self.requests.get()
-    }
-
     /// The request log (method, path, status, time), for `-v`.
     pub fn trace(&self) -> Vec<String> {
         self.trace.borrow().clone()

@@ -718,7 +718,7 @@ pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) ->
                 .unwrap_or("unknown")
         );
     };
-    let report = diff::diff(before, after, &[]);
+    let report = diff::diff(before, after);
     let (mut kubernetes, mut addons, mut fields) = (Vec::new(), Vec::new(), Vec::new());
     for c in &report.changes {
         let (from, to) = (c.from.as_deref(), c.to.as_deref());
@@ -843,7 +843,7 @@ mod tests {
         // the new second `x` with the old first one.
         let before = inventory(&[("x", "1.0.0"), ("x", "2.0.0"), ("y", "1.0.0")]);
         let after = inventory(&[("x", "1.0.0"), ("x", "3.0.0")]);
-        let report = crate::history::diff::diff(&before, &after, &[]);
+        let report = crate::history::diff::diff(&before, &after);
         let changed: Vec<(Option<&str>, Option<usize>)> = report
             .changes
             .iter()

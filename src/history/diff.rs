@@ -262,10 +262,9 @@ pub struct Report {
     pub ignored: Vec<Change>,
 }
 
-/// Compares `a` (older) with `b` (newer). `ignore` holds `--ignore` paths; a path that
-/// does not parse ignores nothing — validate user input with [`Ignore::parse`] first.
-pub fn diff(a: &ClusterInventory, b: &ClusterInventory, ignore: &[String]) -> Report {
-    diff_with(a, b, &Ignore::lenient(ignore))
+/// Compares `a` (older) with `b` (newer), ignoring nothing.
+pub fn diff(a: &ClusterInventory, b: &ClusterInventory) -> Report {
+    diff_with(a, b, &Ignore::default())
 }
 
 /// [`diff`] with already parsed ignore paths.
@@ -527,20 +526,6 @@ impl Ignore {
         Ok(Ignore { patterns })
     }
 
-    /// Like [`Ignore::parse`], dropping paths that do not parse.
-    pub fn lenient(paths: &[String]) -> Ignore {
-        Ignore {
-            patterns: paths
-                .iter()
-                .filter_map(|t| parse_path(t).ok().filter(|p| check_shape(p).is_ok()))
-                .collect(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.patterns.is_empty()
-    }
-
     /// Whether some path is a prefix of the change's path.
     pub fn matches(&self, change: &Change) -> bool {
         if self.patterns.is_empty() {
@@ -717,7 +702,7 @@ mod tests {
 
     #[test]
     fn identical_objects_have_no_changes() {
-        let r = diff(&base(), &base(), &[]);
+        let r = diff(&base(), &base());
         assert!(!r.has_changes && r.changes.is_empty() && r.ignored.is_empty());
         assert_eq!(r.summary, Summary::default());
     }
@@ -731,7 +716,7 @@ mod tests {
         b.metadata
             .labels
             .insert("app.kubernetes.io/managed-by".into(), "x".into());
-        let r = diff(&a, &b, &[]);
+        let r = diff(&a, &b);
         assert!(!r.has_changes, "{:?}", r.changes);
         assert_eq!(r.to.rendered_at.as_deref(), Some("2030-12-31T23:59:59Z"));
         // A live dump with server metadata and status parses to the same comparison.
@@ -740,7 +725,7 @@ mod tests {
             "  name: cluster\n  uid: u\n  resourceVersion: '9'\n  generation: 4\n  creationTimestamp: '2026-01-01T00:00:00Z'\n  managedFields: [{manager: lok8s}]\n",
         ) + "status:\n  lastReported: '2026-01-02T00:00:00Z'\n";
         let live = crate::inventory::parse::inventory_from_text(&text).unwrap();
-        assert!(!diff(&a, &live, &[]).has_changes);
+        assert!(!diff(&a, &live).has_changes);
     }
 
     #[test]
@@ -749,7 +734,7 @@ mod tests {
         b.spec.addons[0].chart_version = Some("1.20.1".into());
         b.spec.addons[1].chart_version = Some("3.9.0".into());
         assert_eq!(
-            summary(&diff(&base(), &b, &[])),
+            summary(&diff(&base(), &b)),
             [
                 row(
                     "spec.addons[cilium].chartVersion",
@@ -772,7 +757,7 @@ mod tests {
         let mut b = base();
         b.spec.addons[0].chart_version = Some("main".into());
         b.spec.addons[1].chart_version = Some("v3.12.2".into());
-        let r = diff(&base(), &b, &[]);
+        let r = diff(&base(), &b);
         assert_eq!(
             summary(&r),
             [
@@ -796,7 +781,7 @@ mod tests {
         let mut c = b.clone();
         c.spec.addons[0].chart_version = None;
         assert_eq!(
-            summary(&diff(&c, &b, &[])),
+            summary(&diff(&c, &b)),
             [row(
                 "spec.addons[cilium].chartVersion",
                 "changed",
@@ -813,7 +798,7 @@ mod tests {
         b.spec
             .addons
             .push(addon("rook-ceph", Some("v1.16.4"), Some("storage")));
-        let r = diff(&base(), &b, &[]);
+        let r = diff(&base(), &b);
         assert_eq!(
             summary(&r),
             [
@@ -838,7 +823,7 @@ mod tests {
         let mut a = base();
         a.spec.addons[1].app_version = Some("0.7.1".into());
         assert_eq!(
-            summary(&diff(&a, &b, &[])),
+            summary(&diff(&a, &b)),
             [
                 row(
                     "spec.addons[cilium].category",
@@ -866,7 +851,7 @@ mod tests {
         ]);
         let mut b = a.clone();
         b.spec.addons[2].chart_version = Some("3.0.0".into());
-        let r = diff(&a, &b, &[]);
+        let r = diff(&a, &b);
         assert_eq!(
             summary(&r),
             [row(
@@ -883,14 +868,14 @@ mod tests {
         // Reordering entries with distinct names is not a change.
         let mut c = a.clone();
         c.spec.addons.swap(0, 1);
-        assert!(!diff(&a, &c, &[]).has_changes);
+        assert!(!diff(&a, &c).has_changes);
         // Dropping the first x: the first x now is the old second one, the second is gone.
         let d = inv(vec![
             addon("y", Some("1.0.0"), None),
             addon("x", Some("2.0.0"), None),
         ]);
         assert_eq!(
-            summary(&diff(&a, &d, &[])),
+            summary(&diff(&a, &d)),
             [
                 row("spec.addons[x].chartVersion", "upgraded", "1.0.0", "2.0.0"),
                 row("spec.addons[x#2]", "removed", "2.0.0", ""),
@@ -912,7 +897,7 @@ mod tests {
         b.spec.kubernetes_version = Some("v1.30.14".into());
         b.spec.spec_hash = "bbb".into();
         assert_eq!(
-            summary(&diff(&a, &b, &[])),
+            summary(&diff(&a, &b)),
             [
                 row(
                     "apiVersion",
@@ -938,7 +923,7 @@ mod tests {
                 row("spec.specHash", "changed", "aaa", "bbb"),
             ]
         );
-        let r = diff(&b, &a, &[]);
+        let r = diff(&b, &a);
         assert_eq!(r.changes[5].change, Op::Upgraded);
         assert_eq!(
             r.summary.parts(),
@@ -1007,7 +992,6 @@ mod tests {
             let err = Ignore::parse(&[bad.to_string()]).unwrap_err();
             assert!(matches!(err, Error::Usage(_)), "{bad}: {err}");
             assert_eq!(err.exit_code(), crate::error::exit::USAGE);
-            assert!(Ignore::lenient(&[bad.to_string()]).is_empty(), "{bad}");
         }
         for good in [
             "apiVersion",

@@ -96,10 +96,7 @@ pub enum Loaded {
     /// A cluster domain and its inventory.
     Cluster(Box<Built>),
     /// A deploy domain: no inventory of its own.
-    Deploy {
-        file: std::path::PathBuf,
-        cluster_ref: Option<String>,
-    },
+    Deploy { cluster_ref: Option<String> },
 }
 
 /// Builds the inventory of `domain`, or says that it is a deploy domain.
@@ -111,7 +108,7 @@ pub fn load(project: &Project, domain: &str, rendered_at: Timestamp) -> Result<L
         DomainKind::Cluster { spec } => {
             build(project, domain, &spec, rendered_at).map(|b| Loaded::Cluster(Box::new(b)))
         }
-        DomainKind::Deploy { file, cluster_ref } => Ok(Loaded::Deploy { file, cluster_ref }),
+        DomainKind::Deploy { cluster_ref, .. } => Ok(Loaded::Deploy { cluster_ref }),
         DomainKind::Missing { spec } => Err(Error::SpecNotFound(spec)),
     }
 }

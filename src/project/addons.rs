@@ -217,15 +217,6 @@ pub fn is_khelm(bytes: &[u8]) -> bool {
         .unwrap_or(false)
 }
 
-/// The `category` one file's bytes give (§4.2): its byte-wise smallest match, stripped.
-pub fn category_in(bytes: &[u8], flavor: Flavor) -> Option<String> {
-    let re = match flavor {
-        Flavor::Inventory => &*CATEGORY_LINE,
-        Flavor::View => &*CATEGORY_VIEW,
-    };
-    finish(smallest_match(re, bytes).map(<[u8]>::to_vec))
-}
-
 fn smallest_match<'a>(re: &Regex, bytes: &'a [u8]) -> Option<&'a [u8]> {
     re.find_iter(bytes).map(|m| m.as_bytes()).min()
 }

@@ -194,20 +194,6 @@ impl Project {
             Err(e) => Err(Error::io(path, e)),
         }
     }
-
-    /// The domains under `clusters/` (valid names only), sorted.
-    pub fn domains(&self) -> Vec<String> {
-        let mut out: Vec<String> = std::fs::read_dir(self.root.join("clusters"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| is_valid_domain(n))
-            .collect();
-        out.sort();
-        out
-    }
 }
 
 fn checked(domain: &str) -> Result<String> {

@@ -202,8 +202,8 @@ fn errors_exit_2_with_a_message_and_no_data() {
         (vec![A, "latest~2"], "'latest~2' names a snapshot"),
         (vec![A, "@2026-01-01"], "'@2026-01-01' names a snapshot"),
         (
-            vec![A, "20260223-3167e5e4"],
-            "'20260223-3167e5e4' names a snapshot, but no lok8s project was found",
+            vec![A, "3167e5e4a0b1"],
+            "'3167e5e4a0b1' names a snapshot, but no lok8s project was found",
         ),
         (
             vec![A, "git:HEAD~1:gitops/clusterinventory.yaml"],
