@@ -123,7 +123,7 @@ pub fn too_large(len: u64, limit: u64) -> io::Error {
 ///
 /// # Errors
 /// Any I/O error; the target is then left as it was and the temporary file removed.
-pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let staged = stage(path, bytes, mode)?;
     staged.commit()
 }
@@ -134,7 +134,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
 ///
 /// # Errors
 /// Any I/O error; the target is then left as it was.
-pub fn write_replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+pub(crate) fn write_replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let dir = parent_of(path);
     let mut tmp_name = std::ffi::OsString::from(".");
     tmp_name.push(path.file_name().unwrap_or_default());
@@ -153,7 +153,7 @@ pub fn write_replace(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
 /// A fully written, fsynced temporary file waiting to be renamed into place. Staging
 /// several files first lets a command publish all of them or none.
 #[must_use = "a staged file is removed unless committed"]
-pub struct Staged {
+pub(crate) struct Staged {
     tmp: PathBuf,
     target: PathBuf,
     done: bool,
@@ -165,7 +165,7 @@ pub struct Staged {
 ///
 /// # Errors
 /// Any I/O error (the temporary file is removed).
-pub fn stage(path: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+pub(crate) fn stage(path: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
     let dir = parent_of(path);
     fs::create_dir_all(dir)?;
     let name = path
@@ -243,7 +243,7 @@ fn open_new(path: &Path, _mode: u32) -> io::Result<File> {
 ///
 /// # Errors
 /// The directory cannot be opened or synced.
-pub fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
         File::open(dir)?.sync_all()
