@@ -2,22 +2,13 @@
 //! of `cluster.lok8s.yaml` with the live inventory's `specHash`, or the newest
 //! snapshot's when the cluster cannot be read.
 
-use crate::cluster::Options;
-use crate::cluster::access::{self, Access};
+use super::Scope;
+use crate::cluster::access;
 use crate::error::{Error, Result};
-use crate::project::{DomainKind, Project};
-use crate::store::{DomainStore, State};
+use crate::project::DomainKind;
+use crate::store::State;
 use crate::util::notice::Notice;
 use std::fmt;
-
-/// Whose spec, and how to reach its cluster.
-pub struct Request<'a> {
-    pub project: &'a Project,
-    pub domain: &'a str,
-    pub store: &'a DomainStore,
-    pub access: &'a Access,
-    pub opts: Options,
-}
 
 /// What the local spec was compared with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +70,7 @@ pub struct Report {
 /// # Errors
 /// The domain has no cluster spec or it cannot be read; the runtime cannot start; the
 /// store cannot be read.
-pub fn drift(req: &Request<'_>) -> Result<Report> {
+pub fn drift(req: &Scope<'_>) -> Result<Report> {
     let DomainKind::Cluster { spec } = req.project.domain_kind(req.domain) else {
         return Err(Error::SpecNotFound(
             req.project
@@ -91,7 +82,7 @@ pub fn drift(req: &Request<'_>) -> Result<Report> {
         .map_err(|e| Error::io(&spec, e))?;
     let local = crate::project::spec::hex_sha256(&bytes);
     let mut notices = Vec::new();
-    let live = access::read_live(req.access, Some((req.project, req.domain)), req.opts)?;
+    let live = access::read_live(&req.access, Some((req.project, req.domain)), req.opts)?;
     let (source, remote) = match live.result {
         Ok(found) => match found.object {
             Some(v) => (

@@ -1,23 +1,12 @@
 //! `clinv status`: the live inventory, or the newest snapshot when the cluster cannot be
 //! read (said in a warning).
 
-use crate::cluster::Options;
-use crate::cluster::access::{self, Access};
+use super::Scope;
+use crate::cluster::access;
 use crate::delivery::Reason;
 use crate::error::Result;
-use crate::project::Project;
-use crate::store::DomainStore;
 use crate::util::notice::Notice;
 use serde_json::Value;
-
-/// Whose status, and how to reach its cluster.
-pub struct Request<'a> {
-    pub project: &'a Project,
-    pub domain: &'a str,
-    pub store: &'a DomainStore,
-    pub access: &'a Access,
-    pub opts: Options,
-}
 
 /// What there is to show.
 #[derive(Debug)]
@@ -42,9 +31,9 @@ pub struct Report {
 ///
 /// # Errors
 /// The runtime cannot start; the store cannot be read.
-pub fn status(req: &Request<'_>) -> Result<Report> {
+pub fn status(req: &Scope<'_>) -> Result<Report> {
     let mut notices = Vec::new();
-    let live = access::read_live(req.access, Some((req.project, req.domain)), req.opts)?;
+    let live = access::read_live(&req.access, Some((req.project, req.domain)), req.opts)?;
     let f = match live.result {
         Ok(found) => {
             let shown = match found.object {

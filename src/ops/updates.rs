@@ -3,11 +3,11 @@
 //! one; the newest snapshot of the domain (what was last deployed, applied or still
 //! queued); the inventory rendered from the project now.
 
-use crate::cluster::access::{self, Access};
-use crate::cluster::{Failure, Options};
+use super::Scope;
+use crate::cluster::Failure;
+use crate::cluster::access;
 use crate::error::{Error, Result};
 use crate::inventory::{self, Loaded, Warning};
-use crate::project::Project;
 use crate::status::updates::{self, Current};
 use crate::store::DomainStore;
 use crate::util::notice::Notice;
@@ -66,11 +66,7 @@ pub struct Compared {
 
 /// Where to look when there is no `--from` file.
 pub struct Domain<'a> {
-    pub project: &'a Project,
-    pub domain: &'a str,
-    pub store: DomainStore,
-    pub access: &'a Access,
-    pub opts: Options,
+    pub scope: Scope<'a>,
     /// `SOURCE_DATE_EPOCH`, for a render (read only when it comes to that).
     pub source_date_epoch: Option<&'a str>,
 }
@@ -112,7 +108,7 @@ pub fn from_file(path: &Path) -> Result<Compared> {
 /// The runtime cannot start; the render fails.
 pub fn choose(d: &Domain) -> Result<Chosen> {
     let mut chosen = Chosen::default();
-    match live(d, &mut chosen.notices)? {
+    match live(&d.scope, &mut chosen.notices)? {
         Ok(Some(found)) => {
             chosen.compared = Some(found);
             return Ok(chosen);
@@ -125,18 +121,18 @@ pub fn choose(d: &Domain) -> Result<Chosen> {
             f.reason, f.detail
         ))),
     }
-    if let Some(found) = newest_snapshot(&d.store, &mut chosen.notices) {
+    if let Some(found) = newest_snapshot(&d.scope.store, &mut chosen.notices) {
         chosen.compared = Some(found);
         return Ok(chosen);
     }
     let at = inventory::rendered_at(d.source_date_epoch, jiff::Timestamp::now())?;
-    match inventory::load(d.project, d.domain, at)? {
+    match inventory::load(d.scope.project, d.scope.domain, at)? {
         Loaded::Cluster(built) => {
             chosen.warnings = built.warnings;
             chosen.compared = Some(Compared {
                 addons: updates::from_inventory(&built.inventory),
                 source: Source::Rendered {
-                    domain: d.domain.to_string(),
+                    domain: d.scope.domain.to_string(),
                 },
             });
         }
@@ -178,10 +174,10 @@ fn newest_snapshot(store: &DomainStore, notices: &mut Vec<Notice>) -> Option<Com
 /// that cannot be read), `Ok(Err(_))` when it cannot be read; `Err` only when the
 /// runtime cannot start.
 fn live(
-    d: &Domain,
+    d: &Scope,
     notices: &mut Vec<Notice>,
 ) -> Result<std::result::Result<Option<Compared>, Failure>> {
-    let read = access::read_live(d.access, Some((d.project, d.domain)), d.opts)?;
+    let read = access::read_live(&d.access, Some((d.project, d.domain)), d.opts)?;
     notices.extend(read.trace.iter().map(Notice::debug));
     let (server, value) = match read.result {
         Ok(found) => (found.server, found.object),

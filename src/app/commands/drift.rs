@@ -1,23 +1,16 @@
 //! `clinv drift`: was the cluster last deployed from the local spec? Exit 0 in sync, 1
 //! drift, 2 unknown.
 
-use super::{access, domain, print_notices, project, store};
+use super::{domain, print_notices, project, scope};
 use crate::app::cli::StatusArgs;
 use crate::app::settings::Settings;
-use crate::cluster::access::options;
 use crate::error::{Outcome, Result};
-use crate::ops::drift::{self, Request, Verdict};
+use crate::ops::drift::{self, Verdict};
 
 pub fn run(settings: &Settings, args: &StatusArgs) -> Result<Outcome> {
     let project = project(settings)?;
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
-    let report = drift::drift(&Request {
-        project: &project,
-        domain: &domain,
-        store: &store(settings, &project).domain(&domain),
-        access: &access(settings),
-        opts: options(args.limits.timeout, args.limits.probe_timeout, false, false),
-    })?;
+    let report = drift::drift(&scope(settings, &project, &domain, &args.limits))?;
     print_notices(settings, &report.notices);
     let source = report.source;
     let (outcome, verdict) = match report.verdict {

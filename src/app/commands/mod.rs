@@ -86,6 +86,24 @@ fn deploy_domain_note(settings: &Settings, domain: &str, cluster_ref: Option<&st
     settings.printer.info(&message);
 }
 
+/// A domain of the project with its snapshots and its cluster, for the flows that read
+/// the live inventory (status, drift, updates).
+fn scope<'a>(
+    settings: &Settings,
+    project: &'a Project,
+    domain: &'a str,
+    limits: &crate::app::cli::ClusterArgs,
+) -> crate::ops::Scope<'a> {
+    let opts = crate::cluster::access::options(limits.timeout, limits.probe_timeout, false, false);
+    crate::ops::Scope {
+        project,
+        domain,
+        store: store(settings, project).domain(domain),
+        access: access(settings),
+        opts,
+    }
+}
+
 /// How to reach the cluster: `--kubeconfig`, `--context`, `KUBECONFIG`, `HOME`.
 fn access(settings: &Settings) -> Access {
     Access {

@@ -1,23 +1,16 @@
 //! `clinv status`: the `lo status` inventory block, read from the live cluster.
 
-use super::{access, domain, fail_soft, print_notices, project, store};
+use super::{domain, fail_soft, print_notices, project, scope};
 use crate::app::cli::StatusArgs;
 use crate::app::output;
 use crate::app::settings::Settings;
-use crate::cluster::access::options;
 use crate::error::{Outcome, Result};
-use crate::ops::status::{self, Request, Shown};
+use crate::ops::status::{self, Shown};
 
 pub fn run(settings: &Settings, args: &StatusArgs) -> Result<Outcome> {
     let project = project(settings)?;
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
-    let report = status::status(&Request {
-        project: &project,
-        domain: &domain,
-        store: &store(settings, &project).domain(&domain),
-        access: &access(settings),
-        opts: options(args.limits.timeout, args.limits.probe_timeout, false, false),
-    })?;
+    let report = status::status(&scope(settings, &project, &domain, &args.limits))?;
     print_notices(settings, &report.notices);
     match report.shown {
         Shown::Live(value)

@@ -1,12 +1,11 @@
 //! `clinv updates`: which addons have a newer version in the addon index.
 
 use super::{
-    deploy_domain_note, domain, fetch_options, print_notices, project, report_warnings, store,
+    deploy_domain_note, domain, fetch_options, print_notices, project, report_warnings, scope,
 };
 use crate::app::cli::{TableFormat, UpdatesArgs};
 use crate::app::output;
 use crate::app::settings::Settings;
-use crate::cluster::access;
 use crate::error::{Result, exit};
 use crate::ops::updates::{self as ops, Domain};
 use crate::status::fetch::{self, IndexRef};
@@ -30,11 +29,7 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
             let project = project(settings)?;
             let domain = domain(settings, &project, args.domain.domain.as_deref())?;
             let chosen = ops::choose(&Domain {
-                project: &project,
-                domain: &domain,
-                store: store(settings, &project).domain(&domain),
-                access: &super::access(settings),
-                opts: access::options(args.limits.timeout, args.limits.probe_timeout, false, false),
+                scope: scope(settings, &project, &domain, &args.limits),
                 source_date_epoch: settings.env.source_date_epoch.as_deref(),
             })?;
             print_notices(settings, &chosen.notices);
