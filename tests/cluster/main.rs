@@ -15,6 +15,7 @@ mod agent;
 mod diff;
 mod faults;
 mod gitops;
+mod model;
 mod proxy;
 mod publish;
 mod replay;
@@ -39,6 +40,7 @@ fn main() -> std::process::ExitCode {
         diff::tests(),
         faults::tests(),
         gitops::tests(),
+        model::tests(),
         proxy::tests(),
         publish::tests(),
         replay::tests(),
