@@ -20,6 +20,7 @@ mod proxy;
 mod publish;
 mod replay;
 mod secrets;
+mod store_v2;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -45,6 +46,7 @@ fn main() -> std::process::ExitCode {
         publish::tests(),
         replay::tests(),
         secrets::tests(),
+        store_v2::tests(),
     ];
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Plane => kubeconfig().map(|_| ()),
