@@ -290,8 +290,7 @@ fn finding_1_a_v1_journal_over_64_mib_is_read_and_written_by_every_command() {
         "latest is not the new publish {id}: {}",
         shown.stdout.lines().next().unwrap_or("")
     );
-    let list = step(&["snapshots", "list", "--domain", "inv"]);
-    assert!(list.stdout.lines().count() as u64 > count);
+    // The oldest record survives the append (and any migration).
     step(&["snapshots", "show", &v1::id(0), "--domain", "inv"]);
 }
 
