@@ -298,7 +298,7 @@ def bench_store(args):
               + (f"; {'OK' if med <= 300 else 'OVER'} (≤ 300 ms)" if n == 1_000 else ""))
 
 
-def timed_runs(argv, runs, env, fresh=None, ok=(0,)):
+def timed_runs(argv, runs, env, fresh=None, ok=(0,), expect=None):
     """Runs argv `runs` times under GNU time; returns (wall seconds, peak RSS KiB) per
     run, both of the same run. `fresh()`, if given, runs (untimed) before each run."""
     walls, peaks = [], []
@@ -313,6 +313,8 @@ def timed_runs(argv, runs, env, fresh=None, ok=(0,)):
             lines = [l for l in out.stderr.strip().splitlines()
                      if not l.startswith("Command exited") and not l.isdigit()]
             raise Failed(f"exit {out.returncode}: {(lines or [''])[-1][:300]}")
+        if expect and expect not in out.stderr:
+            raise Failed(f"exit 0 without {expect!r}: {out.stderr.strip().splitlines()[0][:300]}")
         peaks.append(int(out.stderr.strip().splitlines()[-1]))
     return walls, peaks
 
@@ -321,10 +323,11 @@ class Failed(Exception):
     pass
 
 
-def bench(name, argv, runs, env, fresh=None, target_ms=None, target_mb=None):
-    """timed_runs + verdict; a failing command is reported (FAILED) and the others go on."""
+def bench(name, argv, runs, env, fresh=None, target_ms=None, target_mb=None, expect=None):
+    """timed_runs + verdict; a failing command is reported (FAILED) and the others go on.
+    `expect`: a text stderr must hold (a publish that exits 0 must have queued)."""
     try:
-        walls, peaks = timed_runs(argv, runs, env, fresh)
+        walls, peaks = timed_runs(argv, runs, env, fresh, expect=expect)
     except Failed as e:
         print(f"{name}: FAILED ({e})", flush=True)
         return
@@ -366,9 +369,11 @@ def bench_store2(args):
     for n in (10_000, big):
         path, env = store(f"publish{n}", n, "pending")
         publish = [BIN, "publish", "--root", root, "--domain", dom, "--kubeconfig", dead]
-        bench(f"first publish into {n} v1 records (migration, if any)", publish, 1, env)
+        queued = "queued as snapshot"
+        bench(f"first publish into {n} v1 records (migration, if any)", publish, 1, env,
+              expect=queued)
         bench(f"offline publish into {n} records", publish, runs, env,
-              target_ms=15 if n == big else None)
+              target_ms=15 if n == big else None, expect=queued)
         shutil.rmtree(path, ignore_errors=True)
 
     # Reads over applied histories: log and list.

@@ -932,7 +932,8 @@ fn finding_9_a_dead_writers_temporary_files_are_removed_by_the_next_writer() {
     // What a killed import leaves: staged objects and a staged journal of a dead pid.
     let dead = 999_999_999;
     let mut planted = Vec::new();
-    for dir in walk_dirs(fx.store()) {
+    // In the domain's folders (the store root is under no domain's lock).
+    for dir in walk_dirs(fx.store()).into_iter().skip(1) {
         let name = if dir.ends_with("objects") {
             format!(".{}.json.tmp.{dead}.0", "ab".repeat(32))
         } else {
