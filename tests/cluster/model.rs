@@ -136,6 +136,19 @@ const REGRESSIONS: &[&[Op]] = &[
             version: 1,
         },
     ],
+    // Found by the model (shrunk as far as the kill timing allowed): a publish killed
+    // while taking the lock left `.lock.holder.tmp.<pid>.<n>`; the next publish kept it.
+    &[
+        Kill {
+            what: Killed::Publishing,
+            version: 2,
+            delay_ms: 66,
+        },
+        Publish {
+            reachable: false,
+            version: 3,
+        },
+    ],
     // gc keeps every pending snapshot and the newest.
     &[
         Publish {
