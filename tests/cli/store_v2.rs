@@ -463,11 +463,27 @@ fn finding_3_a_publish_that_cannot_take_the_lock_exits_11_never_0_unrecorded() {
 
 fn finding_4_gc_refuses_with_a_damaged_line_and_never_deletes_its_object() {
     let fx = Fx::new();
-    let objects = applied_store(&fx, fx.store(), 3);
-    // Damage the oldest snapshot's line (its checksum no longer matches); its CR id
-    // is still readable in it.
-    let journal = fx.store().join("inv/journal");
+    // Three inventories, applied; a fourth, older snapshot of the first inventory sits
+    // between them in the journal (neither its first nor its last line). gc --keep 1
+    // dooms it, and with the first snapshot's line damaged nothing readable keeps their
+    // object.
+    let base = v1::render(fx.root(), "inv");
+    let objects: Vec<Objects> = (0..3).map(|n| variant(&base, n)).collect();
+    let mut journal = Journal::create(fx.store(), "inv");
+    for (id, secs, o) in [
+        (0xa000, 1_580_000_000, &objects[0]),
+        (0xa001, 1_580_000_060, &objects[1]),
+        (0xd000, 1_570_000_000, &objects[0]),
+        (0xa002, 1_580_000_120, &objects[2]),
+    ] {
+        journal.objects(o);
+        journal.snapshot(&v1::id(id), secs, o);
+        journal.state(&v1::id(id), secs + 1, "applied");
+    }
+    let journal = journal.finish();
     let text = std::fs::read_to_string(&journal).unwrap();
+    // Damage the first snapshot's line (its checksum no longer matches); its CR id is
+    // still readable in it.
     let damaged = text.replacen("\"domain\":\"inv\"", "\"domain\":\"inw\"", 1);
     assert_ne!(text, damaged);
     std::fs::write(&journal, damaged).unwrap();
@@ -502,10 +518,19 @@ fn finding_4_gc_refuses_with_a_damaged_line_and_never_deletes_its_object() {
         victim.exists(),
         "--allow-damage deleted a damaged line's object"
     );
-    // Repaired, the snapshot verifies.
-    let text = std::fs::read_to_string(&journal).unwrap();
+    // The damaged line is kept verbatim (in whatever file gc left it); repaired, its
+    // snapshot verifies: its object is still there.
+    let holder = all_files(fx.store())
+        .into_iter()
+        .find(|f| {
+            std::fs::read(f)
+                .map(|b| String::from_utf8_lossy(&b).contains("\"domain\":\"inw\""))
+                .unwrap_or(false)
+        })
+        .expect("gc dropped the damaged line");
+    let text = std::fs::read_to_string(&holder).unwrap();
     std::fs::write(
-        &journal,
+        &holder,
         text.replacen("\"domain\":\"inw\"", "\"domain\":\"inv\"", 1),
     )
     .unwrap();
@@ -949,6 +974,19 @@ fn finding_9_a_dead_writers_temporary_files_are_removed_by_the_next_writer() {
         "the next writer left a dead writer's temporary files: {left:?}"
     );
     fx.clinv(&["snapshots", "verify"]).run().ok();
+}
+
+/// Every file under `dir`.
+fn all_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            out.extend(all_files(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
 }
 
 /// Every folder under `dir` (itself included).
