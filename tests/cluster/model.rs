@@ -10,7 +10,8 @@
 //! - `snapshots verify` is clean, and no temporary file outlives the next writer;
 //! - after a reachable replay (or publish) the live inventory is the one the model
 //!   says: the newest recorded pending-or-applied inventory;
-//! - at the end every retained snapshot is retrievable (`snapshots show <id>`).
+//! - the newest retained snapshot after every step, and every retained one at the end,
+//!   is retrievable with its inventory (`snapshots show <id>`).
 //!
 //! proptest shrinks a failure to a minimal sequence, printed as a Rust literal: add it
 //! to `REGRESSIONS` below. `CLINV_MODEL_CASES` (default 24) sets the number of random
@@ -672,6 +673,22 @@ fn check(w: &mut World, m: &mut Model, live: bool, wrote: bool) -> Result<(), St
         })?;
     }
     m.observe(&listed);
+    // The newest snapshot that must be there is retrievable, with its inventory.
+    if let Some(s) = m.snaps.iter().rev().find(|s| s.required) {
+        let (id, version) = (s.id.clone(), s.version);
+        let run = w.run(false, &["snapshots", "--domain", "inv", "show", &id]);
+        ensure(
+            run.code == 0 && run.stdout.contains(&version_text(version)),
+            || {
+                format!(
+                    "snapshot {id} is not retrievable with {}: exit {}: {}",
+                    version_text(version),
+                    run.code,
+                    run.stderr
+                )
+            },
+        )?;
+    }
     let verify = w.run(false, &["snapshots", "verify"]);
     ensure(
         verify.code == 0 || verify.stderr.contains("no snapshots"),
