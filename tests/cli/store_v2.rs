@@ -629,7 +629,8 @@ fn finding_5_import_racing_gc_never_leaves_a_snapshot_without_its_object() {
 fn finding_6_export_racing_gc_writes_a_consistent_archive() {
     let fx = Fx::new();
     let base = tempfile::tempdir().unwrap();
-    applied_store(&fx, base.path(), 40);
+    // Many objects, so export reads them over a window gc deletes in.
+    applied_store(&fx, base.path(), 300);
     for round in 0..RACES {
         let work = tempfile::tempdir().unwrap();
         let src = work.path().join("src");
