@@ -3,6 +3,10 @@
 
     python3 scripts/bench.py render [--runs N]
     python3 scripts/bench.py diff [--runs N]
+    python3 scripts/bench.py store2 [--runs N] [--records 1000000]
+
+store2 gives issue #13's store figures (min/median/max wall, peak RSS, OK/OVER against
+each target) on v1 stores it writes itself, so it runs against either store format.
 
 Builds the release binary, then runs the command N times and reports the median and
 p90 wall time and the peak RSS of each run (from wait4's rusage), so the figures are
@@ -16,10 +20,14 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(REPO, "target", "release", "clinv")
+TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(REPO, "target")
+# CLINV_BIN: a binary to measure instead of building the release one.
+BIN = os.environ.get("CLINV_BIN") or os.path.join(TARGET, "release", "clinv")
 
 
 def build():
+    if os.environ.get("CLINV_BIN"):
+        return
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=REPO, check=True)
 
 
@@ -192,31 +200,66 @@ def bench_publish(args):
     report("clinv publish (connection refused)", walls, rss, target_ms=50)
 
 
+def store_objects(domain, root=None):
+    """The store objects of `domain` as clinv keeps them, without asking clinv's store:
+    the rendered CR without renderedAt and the CRD, compact JSON, each named by the
+    sha256 of its bytes (verify checks exactly that). Returns (cr, crd, specHash,
+    lok8sVersion)."""
+    import json
+    root = root or os.path.join(REPO, "examples", "acme")
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000")
+    cr = json.loads(subprocess.run([BIN, "render", "--root", root, "--domain", domain, "-o", "json"],
+                                   env=env, check=True, capture_output=True, text=True).stdout)
+    cr["spec"].pop("renderedAt", None)
+    crd = json.loads(subprocess.run([BIN, "crd", "-o", "json"], env=env, check=True,
+                                    capture_output=True, text=True).stdout)
+    dump = lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    return dump(cr), dump(crd), cr["spec"]["specHash"], cr["spec"]["lok8sVersion"]
+
+
+_OBJECTS = {}
+
+
 def synth_store(store, domain, count, state="pending", base=1_700_000_000):
-    """Builds a store of `count` snapshots of `domain` the fast way: one real publish
-    (objects and one record written by clinv), then the journal line format
-    (`<sha256 of json> <json>`) repeated with fresh ids and renderedAt values."""
-    import hashlib, json, shutil
+    """Builds a v1 store of `count` snapshots of `domain` the fast way, independent of
+    the format clinv itself writes (v1 is what every version reads; a v2 binary migrates
+    it on its first write): the two objects, then `<domain>/journal` with one
+    `<sha256 of json> <json>` line per snapshot (fresh ids, recorded a second apart), and
+    a state line per snapshot unless `state` is pending."""
+    import hashlib, shutil
     shutil.rmtree(store, ignore_errors=True)
     env = dict(os.environ, CLINV_SNAPSHOTS=store, SOURCE_DATE_EPOCH="1700000000")
-    root = os.path.join(REPO, "examples", "acme")
-    dead = os.path.join(REPO, "examples", "offline.kubeconfig")
-    subprocess.run([BIN, "publish", "--root", root, "--domain", domain, "--kubeconfig", dead],
-                   env=env, check=True, capture_output=True)
-    journal = os.path.join(store, domain, "journal")
-    first = json.loads(open(journal).readline().split(" ", 1)[1])
-    lines = []
-    for i in range(count):
-        rec = dict(first, id=f"{i:012x}", at=f"2024-01-01T00:00:{i % 60:02d}.000Z")
-        rec["renderedAt"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(base + i))
-        text = json.dumps(rec, separators=(",", ":"))
-        lines.append(f"{hashlib.sha256(text.encode()).hexdigest()} {text}\n")
-        if state != "pending":
-            st = {"kind": "state", "v": 1, "id": rec["id"], "at": rec["at"], "state": state}
-            t = json.dumps(st, separators=(",", ":"))
-            lines.append(f"{hashlib.sha256(t.encode()).hexdigest()} {t}\n")
-    with open(journal, "w") as f:
-        f.writelines(lines)
+    if domain not in _OBJECTS:
+        _OBJECTS[domain] = store_objects(domain)
+    cr, crd, spec_hash, lok8s = _OBJECTS[domain]
+    objects = os.path.join(store, domain, "objects")
+    os.makedirs(objects, mode=0o700)
+    ids = []
+    for text in (cr, crd):
+        oid = hashlib.sha256(text.encode()).hexdigest()
+        ids.append(oid)
+        path = os.path.join(objects, f"{oid}.json")
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o600)
+    head = ('{"kind":"snapshot","v":1,"id":"%s","at":"%s","domain":"' + domain + '","renderedAt":"%s",'
+            '"specHash":"' + spec_hash + '","lok8sVersion":"' + lok8s + '","tool":"clinv 0.1.0",'
+            '"cr":"' + ids[0] + '","crd":"' + ids[1] + '",'
+            '"target":{"server":"https://127.0.0.1:9","context":"offline"}}')
+    st = '{"kind":"state","v":1,"id":"%s","at":"%s","state":"' + state + '"}'
+    sha = hashlib.sha256
+    path = os.path.join(store, domain, "journal")
+    with open(path, "w", buffering=1 << 20) as f:
+        for i in range(count):
+            t = base + i
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t))
+            sid = f"{i:012x}"
+            text = head % (sid, stamp + ".000Z", stamp + "Z")
+            f.write(f"{sha(text.encode()).hexdigest()} {text}\n")
+            if state != "pending":
+                t2 = st % (sid, stamp + ".500Z")
+                f.write(f"{sha(t2.encode()).hexdigest()} {t2}\n")
+    os.chmod(path, 0o600)
     return env
 
 
@@ -253,6 +296,119 @@ def bench_store(args):
         print(f"replay of {n} pending: median={med:.1f} ms over {len(walls)} runs; API requests per "
               f"replay: {max(reqs)}  {'OK' if max(reqs) <= 3 else 'OVER'} (≤ 3)"
               + (f"; {'OK' if med <= 300 else 'OVER'} (≤ 300 ms)" if n == 1_000 else ""))
+
+
+def timed_runs(argv, runs, env, fresh=None, ok=(0,), expect=None):
+    """Runs argv `runs` times under GNU time; returns (wall seconds, peak RSS KiB) per
+    run, both of the same run. `fresh()`, if given, runs (untimed) before each run."""
+    walls, peaks = [], []
+    for _ in range(runs):
+        if fresh:
+            fresh()
+        start = time.perf_counter()
+        out = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        walls.append(time.perf_counter() - start)
+        if out.returncode not in ok:
+            lines = [l for l in out.stderr.strip().splitlines()
+                     if not l.startswith("Command exited") and not l.isdigit()]
+            raise Failed(f"exit {out.returncode}: {(lines or [''])[-1][:300]}")
+        if expect and expect not in out.stderr:
+            raise Failed(f"exit 0 without {expect!r}: {out.stderr.strip().splitlines()[0][:300]}")
+        peaks.append(int(out.stderr.strip().splitlines()[-1]))
+    return walls, peaks
+
+
+class Failed(Exception):
+    pass
+
+
+def bench(name, argv, runs, env, fresh=None, target_ms=None, target_mb=None, expect=None):
+    """timed_runs + verdict; a failing command is reported (FAILED) and the others go on.
+    `expect`: a text stderr must hold (a publish that exits 0 must have queued)."""
+    try:
+        walls, peaks = timed_runs(argv, runs, env, fresh, expect=expect)
+    except Failed as e:
+        print(f"{name}: FAILED ({e})", flush=True)
+        return
+    verdict(name, walls, peaks, target_ms, target_mb)
+
+
+def verdict(name, walls, peaks, target_ms=None, target_mb=None):
+    ms = sorted(w * 1000 for w in walls)
+    med = statistics.median(ms)
+    peak = max(peaks) * 1024 / 1e6
+    parts = []
+    if target_ms is not None:
+        parts.append(f"wall {'OK' if med <= target_ms else 'OVER'} (≤ {target_ms:g} ms)")
+    if target_mb is not None:
+        parts.append(f"RSS {'OK' if peak <= target_mb else 'OVER'} (≤ {target_mb:g} MB)")
+    print(f"{name}: runs={len(ms)} min={ms[0]:.1f} ms median={med:.1f} ms max={ms[-1]:.1f} ms "
+          f"peak RSS={peak:.1f} MB  {'; '.join(parts)}", flush=True)
+
+
+def bench_store2(args):
+    """Issue #13's store figures, whole process, on v1 stores built by synth_store (the
+    first write of a v2 binary migrates them: timed once, separately, as `migration`)."""
+    import shutil
+    root = os.path.join(REPO, "examples", "acme")
+    dead = os.path.join(REPO, "examples", "offline.kubeconfig")
+    tmp = os.path.join(REPO, "target", "bench-store2")
+    dom = "prod.acme.example"
+    big, mid = args.records, 100_000
+    runs = args.runs
+
+    def store(name, n, state):
+        path = os.path.join(tmp, name)
+        t = time.perf_counter()
+        env = synth_store(path, dom, n, state=state)
+        print(f"  (synthesised {name}: {n} records in {time.perf_counter() - t:.1f} s)", flush=True)
+        return path, env
+
+    # Offline publish: append into a domain of 10k and of `big` records.
+    for n in (10_000, big):
+        path, env = store(f"publish{n}", n, "pending")
+        publish = [BIN, "publish", "--root", root, "--domain", dom, "--kubeconfig", dead]
+        queued = "queued as snapshot"
+        bench(f"first publish into {n} v1 records (migration, if any)", publish, 1, env,
+              expect=queued)
+        bench(f"offline publish into {n} records", publish, runs, env,
+              target_ms=15 if n == big else None, expect=queued)
+        shutil.rmtree(path, ignore_errors=True)
+
+    # Reads over applied histories: log and list.
+    path_mid, env_mid = store(f"applied{mid}", mid, "applied")
+    path_big, env_big = store(f"applied{big}", big, "applied")
+    log = [BIN, "log", "--root", root, "--domain", dom]
+    bench(f"log over {mid} records", log, runs, env_mid, target_ms=300, target_mb=64)
+    bench(f"log over {big} records", log, max(3, runs // 4), env_big, target_ms=3000, target_mb=128)
+    lst = [BIN, "snapshots", "list", "--root", root, "--domain", dom]
+    bench(f"snapshots list of {mid}", lst, runs, env_mid)
+    bench(f"snapshots list of {big}", lst, max(3, runs // 4), env_big, target_ms=1000)
+
+    # gc --keep 20 of `big`: each run on a fresh copy (the copy is not timed).
+    work = os.path.join(tmp, "gc")
+
+    def fresh_gc():
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(path_big, work)
+
+    bench(f"gc --keep 20 of {big}", [BIN, "snapshots", "gc", "--keep", "20", "--root", root], 3,
+          dict(env_big, CLINV_SNAPSHOTS=work), fresh_gc, target_ms=10_000)
+    shutil.rmtree(work, ignore_errors=True)
+
+    # export and import of `mid` records.
+    tar = os.path.join(tmp, "export.tar")
+    export = [BIN, "snapshots", "--domain", dom, "export", tar, "--root", root]
+    bench(f"export of {mid}", export, max(3, runs // 4), env_mid, target_ms=5000)
+    dest = os.path.join(tmp, "imported")
+    if os.path.exists(tar):
+        bench(f"import of {mid} into an empty store", [BIN, "snapshots", "import", tar, "--root", root],
+              max(3, runs // 4), dict(env_mid, CLINV_SNAPSHOTS=dest),
+              lambda: shutil.rmtree(dest, ignore_errors=True), target_ms=5000)
+    else:
+        print(f"import of {mid} into an empty store: not run (no export)")
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def bench_log(args):
@@ -332,11 +488,15 @@ def main():
     cm.add_argument("--runs", type=int, default=15)
     lg = sub.add_parser("log", help="clinv log over 1k, 10k, 100k snapshots (10k: ≤ 300 ms, ≤ 50 MB)")
     lg.add_argument("--runs", type=int, default=20)
+    s2 = sub.add_parser("store2", help="issue #13: publish into 1M, log 100k/1M, list 1M, gc 1M, export/import 100k")
+    s2.add_argument("--runs", type=int, default=12)
+    s2.add_argument("--records", type=int, default=1_000_000, help="the big history (default 1,000,000)")
     d = sub.add_parser("diff", help="clinv diff of two history steps in each format (≤ 5 ms), vs dyff")
     d.add_argument("--runs", type=int, default=300)
     args = parser.parse_args()
     build()
-    {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit}[args.bench](args)
+    {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,
+     "store2": bench_store2}[args.bench](args)
 
 
 if __name__ == "__main__":

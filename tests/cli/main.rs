@@ -24,7 +24,9 @@ mod interface;
 mod render;
 mod secrets;
 mod store;
+mod store_v2;
 mod updates;
+mod v1;
 
 fn main() -> std::process::ExitCode {
     #[cfg_attr(not(feature = "gitops"), allow(unused_mut))]
@@ -41,6 +43,7 @@ fn main() -> std::process::ExitCode {
         render::tests(),
         secrets::tests(),
         store::tests(),
+        store_v2::tests(),
         updates::tests(),
     ];
     #[cfg(feature = "gitops")]

@@ -15,10 +15,12 @@ mod agent;
 mod diff;
 mod faults;
 mod gitops;
+mod model;
 mod proxy;
 mod publish;
 mod replay;
 mod secrets;
+mod store_v2;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -39,10 +41,12 @@ fn main() -> std::process::ExitCode {
         diff::tests(),
         faults::tests(),
         gitops::tests(),
+        model::tests(),
         proxy::tests(),
         publish::tests(),
         replay::tests(),
         secrets::tests(),
+        store_v2::tests(),
     ];
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Plane => kubeconfig().map(|_| ()),
