@@ -1,13 +1,14 @@
 //! `snapshots gc` and `snapshots verify`: what may be deleted, deleting it with the
-//! objects only it referenced, and checking every kept snapshot's objects.
+//! objects only it referenced (a compacted generation of the journal, switched to
+//! atomically), and checking every kept snapshot's objects for meaning.
 
 use super::{DomainStore, Journal, LOCK_TIMEOUT, Snapshot, State, StateRecord, Store, now_millis};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-/// The snapshots `gc` would delete: everything except the first, the newest `keep`, the
-/// last applied, every pending one, and those already deleted.
+/// The snapshots `gc` would delete: everything except the first, the newest `keep` (by
+/// the order), the last applied, every pending one, and those already deleted.
 pub fn gc_candidates(journal: &Journal, keep: usize) -> Vec<&Snapshot> {
     let live: Vec<&Snapshot> = journal
         .snapshots
@@ -18,9 +19,9 @@ pub fn gc_candidates(journal: &Journal, keep: usize) -> Vec<&Snapshot> {
     let last_applied = live
         .iter()
         .rev()
-        .find(|s| s.state == State::Applied)
+        .find(|s| s.cluster_state == Some(State::Applied))
         .map(|s| s.record.id.as_str());
-    let newest: Vec<&str> = live
+    let newest: BTreeSet<&str> = live
         .iter()
         .rev()
         .take(keep)
@@ -32,15 +33,15 @@ pub fn gc_candidates(journal: &Journal, keep: usize) -> Vec<&Snapshot> {
             Some(id) != first
                 && Some(id) != last_applied
                 && !newest.contains(&id)
-                && s.state != State::Pending
+                && !s.is_pending()
         })
         .collect()
 }
 
 /// The objects a gc that deletes `doomed` may remove: those referenced by a snapshot of
-/// the journal but by no kept one. Files no record names are left for a human.
-fn unreachable<'a>(journal: &'a Journal, doomed: &[&Snapshot]) -> BTreeSet<&'a str> {
-    let doomed: BTreeSet<&str> = doomed.iter().map(|s| s.record.id.as_str()).collect();
+/// the journal but by no kept one, and named nowhere in a damaged line. Files no record
+/// names are left for a human.
+fn unreachable<'a>(journal: &'a Journal, doomed: &BTreeSet<&str>) -> BTreeSet<&'a str> {
     let objects = |s: &'a Snapshot| [s.record.cr.as_str(), s.record.crd.as_str()];
     let kept: BTreeSet<&str> = journal
         .snapshots
@@ -52,36 +53,71 @@ fn unreachable<'a>(journal: &'a Journal, doomed: &[&Snapshot]) -> BTreeSet<&'a s
         .snapshots
         .iter()
         .flat_map(objects)
-        .filter(|id| !kept.contains(id))
+        .filter(|id| !kept.contains(id) && !journal.damaged_ids.contains(*id))
         .collect()
 }
 
 impl DomainStore {
-    /// Deletes the [`gc_candidates`] (unless `dry_run`) under the domain lock: marks them
-    /// deleted, then removes the objects no kept snapshot refers to. Returns them.
+    /// Deletes the [`gc_candidates`] (unless `dry_run`) under the domain lock: writes a
+    /// compacted generation of the journal (snapshots deleted by an earlier gc are left
+    /// out, those deleted now stay as tombstones; damaged lines are carried over
+    /// verbatim), switches to it, then removes the objects no kept snapshot (and no
+    /// damaged line) refers to. Returns the deleted snapshots.
     ///
     /// # Errors
-    /// The lock, the journal or an object removal failed.
-    pub fn gc(&self, keep: usize, dry_run: bool) -> Result<Vec<Snapshot>> {
+    /// Damaged lines without `allow_damage` (nothing is changed then); the lock, the
+    /// journal or an object removal failed.
+    pub fn gc(&self, keep: usize, dry_run: bool, allow_damage: bool) -> Result<Vec<Snapshot>> {
         let _lock = self.lock("gc", LOCK_TIMEOUT)?;
-        let journal = self.read()?;
-        let doomed = gc_candidates(&journal, keep);
-        if dry_run || doomed.is_empty() {
-            return Ok(doomed.into_iter().cloned().collect());
+        let mut journal = self.read_for_rewrite()?;
+        if !journal.damage.is_empty() && !allow_damage {
+            let list: Vec<String> = journal
+                .damage
+                .iter()
+                .take(5)
+                .map(|d| d.to_string())
+                .collect();
+            return Err(Error::Damaged(format!(
+                "{}: {} damaged journal line(s), gc refuses to run (a damaged record may name objects gc would delete; `clinv snapshots gc --allow-damage` keeps every object a damaged line names): {}",
+                self.domain,
+                journal.damage.len(),
+                list.join("; ")
+            )));
         }
-        let at = now_millis();
-        let changes: Vec<StateRecord> = doomed
-            .iter()
-            .map(|s| StateRecord::new(&s.record.id, &at, State::Deleted))
+        let doomed: Vec<Snapshot> = gc_candidates(&journal, keep).into_iter().cloned().collect();
+        if dry_run {
+            return Ok(doomed);
+        }
+        let doomed_ids: BTreeSet<&str> = doomed.iter().map(|s| s.record.id.as_str()).collect();
+        let remove: Vec<String> = unreachable(&journal, &doomed_ids)
+            .into_iter()
+            .map(str::to_string)
             .collect();
-        self.append_states(&changes)?;
-        let unreachable = unreachable(&journal, &doomed);
+        let at = now_millis();
+        let head = journal.head.clone().unwrap_or((at.clone(), 0));
+        let mut seq = head.1;
+        let stamp = head.0.max(at);
+        journal.snapshots.retain(|s| s.state != State::Deleted);
+        for snap in &mut journal.snapshots {
+            if doomed_ids.contains(snap.record.id.as_str()) {
+                seq += 1;
+                snap.history.push(StateRecord {
+                    seq: Some(seq),
+                    ..StateRecord::new(&snap.record.id, &stamp, State::Deleted)
+                });
+            }
+        }
+        journal.head = Some((stamp, seq));
+        if !doomed.is_empty() || self.layout().current().ok().flatten().is_none() {
+            self.rewrite(&journal)?;
+        }
+        let _critical = crate::util::signals::critical();
         for id in self.object_ids() {
-            if unreachable.contains(id.as_str()) {
+            if remove.contains(&id) {
                 self.remove_object(&id)?;
             }
         }
-        Ok(doomed.into_iter().cloned().collect())
+        Ok(doomed)
     }
 }
 
@@ -126,13 +162,14 @@ impl Store {
         };
         for d in &list {
             let ds = self.domain(d);
+            let _lock = ds.read_lock(LOCK_TIMEOUT)?;
             let journal = ds.read()?;
             for damage in &journal.damage {
                 out.findings.push(Finding::Problem(damage.to_string()));
             }
             if journal.torn_tail > 0 {
                 out.findings.push(Finding::TornTail {
-                    journal: ds.dir().join("journal"),
+                    journal: ds.dir().join("segments"),
                     bytes: journal.torn_tail,
                 });
             }
@@ -143,12 +180,28 @@ impl Store {
                 .filter(|s| s.state != State::Deleted)
             {
                 out.snapshots += 1;
-                for id in [&snap.record.cr, &snap.record.crd] {
+                // The CR must read back as an inventory (with this snapshot's renderedAt),
+                // the CRD as the ClusterInventory CRD: a checksum alone does not say the
+                // object is what the record says it is.
+                if let Err(e) = ds.inventory(&snap.record) {
+                    out.findings.push(Finding::Problem(format!(
+                        "snapshot {}: {e}",
+                        snap.record.id
+                    )));
+                }
+                for (id, crd) in [(&snap.record.cr, false), (&snap.record.crd, true)] {
                     if checked.insert(id.clone()) {
                         out.objects += 1;
-                        if let Err(e) = ds.object(id) {
+                        let checked = ds.object(id).and_then(|text| {
+                            if crd {
+                                check_crd(&text).map_err(Error::Damaged)
+                            } else {
+                                Ok(())
+                            }
+                        });
+                        if let Err(e) = checked {
                             out.findings.push(Finding::Problem(format!(
-                                "snapshot {}: {e}",
+                                "snapshot {}: object {id}: {e}",
                                 snap.record.id
                             )));
                         }
@@ -157,5 +210,18 @@ impl Store {
             }
         }
         Ok(out)
+    }
+}
+
+/// A CRD object must be the ClusterInventory CustomResourceDefinition.
+fn check_crd(text: &str) -> std::result::Result<(), String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("damaged: not JSON: {e}"))?;
+    let kind = value.get("kind").and_then(|k| k.as_str());
+    let names = value.pointer("/spec/names/kind").and_then(|k| k.as_str());
+    if kind == Some("CustomResourceDefinition") && names == Some("ClusterInventory") {
+        Ok(())
+    } else {
+        Err("damaged: not the ClusterInventory CustomResourceDefinition".into())
     }
 }
