@@ -194,6 +194,12 @@ impl DomainStore {
         &self.dir
     }
 
+    /// The domains of the store this domain belongs to (tests).
+    #[cfg(test)]
+    fn domains_of_root(&self) -> Vec<String> {
+        Store::at(self.dir.parent().unwrap_or(&self.dir)).domains()
+    }
+
     fn layout(&self) -> Layout {
         Layout::new(&self.dir)
     }
@@ -1042,5 +1048,216 @@ mod tests {
         )
         .unwrap();
         assert!(store.lock("third", Duration::from_millis(100)).is_ok());
+    }
+
+    fn v1_snapshot(id: &str, at: &str, cr: &str) -> Record {
+        Record::Snapshot(SnapshotRecord {
+            v: 1,
+            id: id.into(),
+            at: at.into(),
+            seq: None,
+            cluster: true,
+            domain: "d".into(),
+            rendered_at: at.into(),
+            spec_hash: "h".into(),
+            lok8s_version: "1".into(),
+            tool: "clinv 0".into(),
+            cr: cr.into(),
+            crd: cr.into(),
+            target: None,
+        })
+    }
+
+    #[test]
+    fn a_v1_journal_is_read_as_it_is_and_migrated_by_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        fs::create_dir_all(dir.path().join("d")).unwrap();
+        // Line order is not time order: the order is (at, seq = line number, id).
+        let text: String = [
+            v1_snapshot("bbbb01", "2026-01-01T00:00:02.000Z", &"a".repeat(64)),
+            v1_snapshot("aaaa01", "2026-01-01T00:00:01.000Z", &"a".repeat(64)),
+            v1_snapshot("cccc01", "2026-01-01T00:00:02.000Z", &"a".repeat(64)),
+        ]
+        .iter()
+        .map(journal::encode)
+        .collect();
+        fs::write(dir.path().join("d/journal"), &text).unwrap();
+        let j = store.read().unwrap();
+        let ids: Vec<&str> = j.snapshots.iter().map(|s| s.record.id.as_str()).collect();
+        assert_eq!(ids, ["aaaa01", "bbbb01", "cccc01"]);
+        assert_eq!(j.snapshots[2].order_seq, 3);
+        assert_eq!(store.domains_of_root(), ["d"]);
+        let new = store.record(&cr(1), "{}", None).unwrap();
+        assert!(new.seq.unwrap() > 3, "{new:?}");
+        assert!(new.at.as_str() >= "2026-01-01T00:00:02.000Z");
+        assert!(
+            !dir.path().join("d/journal").exists(),
+            "left over after migration"
+        );
+        assert!(dir.path().join("d/segments/1/000000.log").is_file());
+        let j = store.read().unwrap();
+        let ids: Vec<&str> = j.snapshots.iter().map(|s| s.record.id.as_str()).collect();
+        assert_eq!(ids, ["aaaa01", "bbbb01", "cccc01", new.id.as_str()]);
+        assert_eq!(j.newest_first().next().unwrap().record.id, new.id);
+    }
+
+    #[test]
+    fn recorded_time_never_goes_backwards_and_seq_grows() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        fs::create_dir_all(dir.path().join("d")).unwrap();
+        // A record from the future (another clock): new records are stamped after it.
+        let future = v1_snapshot("ffff01", "2999-01-01T00:00:00.000Z", &"a".repeat(64));
+        fs::write(dir.path().join("d/journal"), journal::encode(&future)).unwrap();
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        let b = store.record(&cr(2), "{}", None).unwrap();
+        assert_eq!(a.at, "2999-01-01T00:00:00.000Z");
+        assert!(b.seq > a.seq);
+        let j = store.read().unwrap();
+        assert_eq!(j.newest_first().next().unwrap().record.id, b.id);
+    }
+
+    #[test]
+    fn an_imported_older_snapshot_never_becomes_the_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let newer = store.record(&cr(1), "{}", None).unwrap();
+        let local = store.read_for_rewrite().unwrap();
+        let older = v1_snapshot("0ld0", "2020-01-01T00:00:00.000Z", &newer.cr);
+        let (merged, added) = journal::merge(local, vec![older]);
+        assert_eq!(added, 1);
+        let _lock = store.lock("test", LOCK_TIMEOUT).unwrap();
+        store.rewrite(&merged).unwrap();
+        let j = store.read().unwrap();
+        assert_eq!(j.newest_first().next().unwrap().record.id, newer.id);
+        assert_eq!(j.snapshots[0].record.id, "0ld0");
+        assert_eq!(
+            pending_before(&j, &newer.id)
+                .iter()
+                .map(|s| s.record.id.as_str())
+                .collect::<Vec<_>>(),
+            ["0ld0"]
+        );
+    }
+
+    #[test]
+    fn a_commit_never_changes_the_cluster_state_and_git_only_snapshots_are_not_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        let b = store.record_for(&cr(2), "{}", None, false).unwrap();
+        store
+            .set_states(&[
+                StateRecord {
+                    commit: Some("c0ffee".into()),
+                    pushed: Some("origin".into()),
+                    ..state(&a.id, State::Committed)
+                },
+                state(&b.id, State::Committed),
+            ])
+            .unwrap();
+        let j = store.read().unwrap();
+        let (sa, sb) = (j.get(&a.id).unwrap(), j.get(&b.id).unwrap());
+        assert_eq!(
+            (sa.state, sa.cluster_state),
+            (State::Pending, Some(State::Pending))
+        );
+        assert_eq!(sa.commit.as_deref(), Some("c0ffee"));
+        assert_eq!(sa.pushed.as_deref(), Some("origin"));
+        assert!(sa.is_pending());
+        assert_eq!((sb.state, sb.cluster_state), (State::Committed, None));
+        assert!(!sb.is_pending());
+    }
+
+    #[test]
+    fn gc_refuses_damage_unless_allowed_and_keeps_what_a_damaged_line_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        let b = store.record(&cr(2), "{\"x\":1}", None).unwrap();
+        let c = store.record(&cr(3), "{\"x\":2}", None).unwrap();
+        store.record(&cr(4), "{\"x\":3}", None).unwrap();
+        let applied: Vec<StateRecord> = [&a, &b, &c]
+            .iter()
+            .map(|s| state(&s.id, State::Superseded))
+            .collect();
+        store.set_states(&applied).unwrap();
+        // Damage the line of b's record: its objects are named only there now.
+        let path = dir.path().join(SEGMENT);
+        let text = fs::read_to_string(&path).unwrap();
+        let damaged = text.replacen(&format!("\"id\":\"{}\"", b.id), "\"id\":\"zzzz\"", 1);
+        fs::write(&path, &damaged).unwrap();
+        let err = store.gc(0, false, false).unwrap_err().to_string();
+        assert!(
+            err.contains("damaged journal line") && err.contains("--allow-damage"),
+            "{err}"
+        );
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            damaged,
+            "gc changed something"
+        );
+        let gone = store.gc(0, false, true).unwrap();
+        assert_eq!(gone.len(), 1);
+        assert_eq!(gone[0].record.id, c.id);
+        assert!(
+            store.object(&b.crd).is_ok(),
+            "an object a damaged line names was removed"
+        );
+        assert!(
+            store.object(&c.crd).is_err(),
+            "an object only c named was kept"
+        );
+        let j = store.read().unwrap();
+        assert_eq!(j.damage.len(), 1, "the damaged line was not carried over");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("d/segments/CURRENT")).unwrap(),
+            "2\n"
+        );
+        assert!(!dir.path().join("d/segments/1").exists());
+    }
+
+    #[test]
+    fn a_crash_before_the_generation_switch_leaves_the_old_state_and_is_cleaned_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        store.record(&cr(1), "{}", None).unwrap();
+        let before = store.read().unwrap().snapshots.len();
+        // A gc killed after writing generation 2 but before replacing CURRENT, and a
+        // writer killed mid-object and mid-CURRENT.
+        fs::create_dir_all(dir.path().join("d/segments/2")).unwrap();
+        fs::write(dir.path().join("d/segments/2/000001.log"), "garbage\n").unwrap();
+        fs::write(dir.path().join("d/segments/.CURRENT.tmp.1.0"), "2\n").unwrap();
+        fs::write(dir.path().join("d/objects/.abc.json.tmp.99999.1"), "{").unwrap();
+        assert_eq!(store.read().unwrap().snapshots.len(), before);
+        assert!(store.read().unwrap().damage.is_empty());
+        store.record(&cr(2), "{}", None).unwrap();
+        assert!(!dir.path().join("d/segments/2").exists());
+        assert!(!dir.path().join("d/segments/.CURRENT.tmp.1.0").exists());
+        assert!(!dir.path().join("d/objects/.abc.json.tmp.99999.1").exists());
+        assert_eq!(store.read().unwrap().snapshots.len(), before + 1);
+    }
+
+    #[test]
+    fn new_generations_roll_segments_and_read_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::new(dir.path());
+        let big = |i: u64| {
+            journal::encode(&Record::Repair(RepairRecord {
+                v: FORMAT,
+                at: format!("2026-01-01T00:00:0{i}.000Z"),
+                seq: Some(i),
+                torn_bytes: 0,
+            }))
+            .into_bytes()
+        };
+        let pad = vec![b'#'; (segments::SEGMENT_ROLL / 2) as usize];
+        let lines = (1..=4).flat_map(|i| [big(i), [pad.as_slice(), b"\n"].concat()]);
+        assert_eq!(layout.write_generation(lines).unwrap(), 1);
+        assert!(layout.live_files().unwrap().len() >= 2);
+        let j = segments::read_journal(&layout, false).unwrap();
+        assert_eq!(j.head, Some(("2026-01-01T00:00:04.000Z".into(), 4)));
+        assert_eq!(j.damage.len(), 4, "the padding lines are damage");
     }
 }
