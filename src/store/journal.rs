@@ -54,12 +54,21 @@ pub struct Builder {
     index: HashMap<String, usize>,
     states: Vec<StateRecord>,
     keep_raw: bool,
+    head_only: bool,
 }
 
 impl Builder {
     /// Keeps the bytes of damaged lines (for `gc` and `import`, which carry them over).
     pub fn keep_raw(&mut self, keep: bool) {
         self.keep_raw = keep;
+    }
+
+    /// Only tracks the head (newest time, largest seq): memory stays constant.
+    pub fn head_only() -> Builder {
+        Builder {
+            head_only: true,
+            ..Builder::default()
+        }
     }
 
     /// The torn tail counted so far, reset.
@@ -82,6 +91,9 @@ impl Builder {
 
     /// A damaged line: reported, and every object id it may name remembered.
     pub fn damage(&mut self, path: &Path, line_no: usize, line: &[u8], what: String) {
+        if self.head_only {
+            return;
+        }
         self.journal.damaged_ids.extend(hex_words(line));
         if self.keep_raw && !line.is_empty() {
             self.journal.damaged_lines.push(line.to_vec());
@@ -113,6 +125,9 @@ impl Builder {
     pub fn record(&mut self, _path: &Path, line_no: usize, record: Record) {
         let seq = record.seq().unwrap_or(line_no as u64);
         self.bump_head(record.at(), seq);
+        if self.head_only {
+            return;
+        }
         match record {
             Record::Snapshot(s) => {
                 if self.index.contains_key(&s.id) {

@@ -195,7 +195,7 @@ impl Layout {
                 }));
             }
             file.sync_all()?;
-            let mut builder = Builder::default();
+            let mut builder = Builder::head_only();
             let lines = journal::read_lines(&v1, open_read(&v1)?, &mut builder)?;
             if let Some((at, seq)) = builder.head() {
                 head = (at.max(now.to_string()), seq.max(lines as u64));
