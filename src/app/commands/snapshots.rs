@@ -129,6 +129,17 @@ fn show(
         snap.reason.map(|x| format!(" ({x})")).unwrap_or_default(),
         r.spec_hash
     );
+    // Both delivery channels.
+    out.push_str(&format!(
+        "# cluster:    {}\n# git:        {}\n",
+        snap.cluster_state
+            .map_or("not queued (recorded for Git only)", |c| c.as_str()),
+        match (&snap.commit, &snap.pushed) {
+            (Some(c), Some(p)) => format!("committed {c}, pushed to {p}"),
+            (Some(c), None) => format!("committed {c}"),
+            (None, _) => "not committed".to_string(),
+        }
+    ));
     if let Some(t) = &r.target {
         out.push_str(&format!(
             "# target:     {}{}\n",
@@ -144,6 +155,7 @@ fn show(
             h.reason.map(|x| x.to_string()),
             h.by.as_ref().map(|b| format!("by {b}")),
             h.commit.clone(),
+            h.pushed.as_ref().map(|p| format!("pushed to {p}")),
         ]
         .into_iter()
         .flatten()
