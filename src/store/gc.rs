@@ -2,9 +2,9 @@
 //! objects only it referenced (a compacted generation of the journal, switched to
 //! atomically), and checking every kept snapshot's objects for meaning.
 
-use super::{DomainStore, Journal, LOCK_TIMEOUT, Snapshot, State, StateRecord, Store, now_millis};
+use super::{DomainStore, Journal, LOCK_TIMEOUT, Snapshot, State, Store, now_millis};
 use crate::error::{Error, Result};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 
 /// The snapshots `gc` would delete: everything except the first, the newest `keep` (by
@@ -41,12 +41,12 @@ pub fn gc_candidates(journal: &Journal, keep: usize) -> Vec<&Snapshot> {
 /// The objects a gc that deletes `doomed` may remove: those referenced by a snapshot of
 /// the journal but by no kept one, and named nowhere in a damaged line. Files no record
 /// names are left for a human.
-fn unreachable<'a>(journal: &'a Journal, doomed: &BTreeSet<&str>) -> BTreeSet<&'a str> {
+fn unreachable<'a>(journal: &'a Journal, doomed: &HashSet<String>) -> BTreeSet<&'a str> {
     let objects = |s: &'a Snapshot| [s.record.cr.as_str(), s.record.crd.as_str()];
     let kept: BTreeSet<&str> = journal
         .snapshots
         .iter()
-        .filter(|s| s.state != State::Deleted && !doomed.contains(s.record.id.as_str()))
+        .filter(|s| s.state != State::Deleted && !doomed.contains(&s.record.id))
         .flat_map(objects)
         .collect();
     journal
@@ -59,10 +59,10 @@ fn unreachable<'a>(journal: &'a Journal, doomed: &BTreeSet<&str>) -> BTreeSet<&'
 
 impl DomainStore {
     /// Deletes the [`gc_candidates`] (unless `dry_run`) under the domain lock: writes a
-    /// compacted generation of the journal (snapshots deleted by an earlier gc are left
-    /// out, those deleted now stay as tombstones; damaged lines are carried over
-    /// verbatim), switches to it, then removes the objects no kept snapshot (and no
-    /// damaged line) refers to. Returns the deleted snapshots.
+    /// compacted generation of the journal without them (and without snapshots an older
+    /// store marked deleted; damaged lines are carried over verbatim), switches to it,
+    /// then removes the objects no kept snapshot (and no damaged line) refers to.
+    /// Returns the deleted snapshots.
     ///
     /// # Errors
     /// Damaged lines without `allow_damage` (nothing is changed then); the lock, the
@@ -84,30 +84,29 @@ impl DomainStore {
                 list.join("; ")
             )));
         }
-        let doomed: Vec<Snapshot> = gc_candidates(&journal, keep).into_iter().cloned().collect();
-        if dry_run {
-            return Ok(doomed);
-        }
-        let doomed_ids: BTreeSet<&str> = doomed.iter().map(|s| s.record.id.as_str()).collect();
-        let remove: Vec<String> = unreachable(&journal, &doomed_ids)
+        let doomed_ids: HashSet<String> = gc_candidates(&journal, keep)
+            .iter()
+            .map(|s| s.record.id.clone())
+            .collect();
+        let remove: BTreeSet<String> = unreachable(&journal, &doomed_ids)
             .into_iter()
             .map(str::to_string)
             .collect();
-        let at = now_millis();
-        let head = journal.head.clone().unwrap_or((at.clone(), 0));
-        let mut seq = head.1;
-        let stamp = head.0.max(at);
-        journal.snapshots.retain(|s| s.state != State::Deleted);
-        for snap in &mut journal.snapshots {
-            if doomed_ids.contains(snap.record.id.as_str()) {
-                seq += 1;
-                snap.history.push(StateRecord {
-                    seq: Some(seq),
-                    ..StateRecord::new(&snap.record.id, &stamp, State::Deleted)
-                });
-            }
+        // Compaction: the deleted snapshots leave the journal with their history (a late
+        // state change naming one, e.g. a commit that read it before this gc, is ignored:
+        // it has nothing left to change). Moved, not copied: a large store is held once.
+        let (doomed, kept): (Vec<Snapshot>, Vec<Snapshot>) = std::mem::take(&mut journal.snapshots)
+            .into_iter()
+            .filter(|s| s.state != State::Deleted)
+            .partition(|s| doomed_ids.contains(&s.record.id));
+        journal.snapshots = kept;
+        if dry_run {
+            return Ok(doomed);
         }
-        journal.head = Some((stamp, seq));
+        journal.head = journal
+            .head
+            .take()
+            .map(|(at, seq)| (at.max(now_millis()), seq));
         if !doomed.is_empty() || self.layout().current().ok().flatten().is_none() {
             self.rewrite(&journal)?;
         }
