@@ -10,6 +10,9 @@ pub mod exit {
     pub const FAILURE: i32 = 1;
     /// Usage error: unknown flag, bad flag value, unsupported output format.
     pub const USAGE: i32 = 2;
+    /// Not recorded: `publish` neither applied nor recorded the inventory (always), or
+    /// applied it but could not record it (with `--strict`).
+    pub const NOT_RECORDED: i32 = 11;
 
     /// `clinv diff` follows the diff/kubectl convention instead of the codes above:
     /// 0 the inventories are the same, 1 they differ, 2 any error (even one that is exit
@@ -156,6 +159,11 @@ pub enum Error {
     #[error("{0}")]
     Locked(String),
 
+    /// `publish` could not record the inventory in the store, and did not apply it
+    /// (or, with `--strict`, applied it): exit 11.
+    #[error("not recorded: {0}")]
+    NotRecorded(String),
+
     /// A GitOps repository operation failed, or the repository's state forbids it.
     #[error("{0}")]
     Git(String),
@@ -204,6 +212,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) | Error::NoGitops(_) => exit::USAGE,
+            Error::NotRecorded(_) => exit::NOT_RECORDED,
             Error::BrokenPipe => exit::OK,
             Error::Unapplied { reason, .. } => exit::for_reason(*reason),
             Error::Diff(_) => exit::diff::ERROR,
@@ -318,6 +327,7 @@ mod tests {
         }
         assert_eq!(Error::BrokenPipe.in_diff().exit_code(), exit::OK);
         assert_eq!(Error::Reference("x".into()).exit_code(), exit::FAILURE);
+        assert_eq!(Error::NotRecorded("x".into()).exit_code(), 11);
     }
 
     #[test]

@@ -547,7 +547,7 @@ pub enum SnapshotsCommand {
               value_parser = FormatParser::<DocFormat>::new("snapshots show"))]
         output: Option<DocFormat>,
     },
-    /// Check every checksum; exit 1 on damage.
+    /// Check every checksum and that every object is what its record says; exit 1 on damage.
     Verify,
     /// Delete old snapshots, never the first, the newest N, the last applied or a pending one.
     Gc {
@@ -557,8 +557,12 @@ pub enum SnapshotsCommand {
         /// Only list what would be deleted.
         #[arg(long)]
         dry_run: bool,
+        /// Run even with damaged journal lines (kept verbatim; every object a damaged
+        /// line names is kept too).
+        #[arg(long)]
+        allow_damage: bool,
     },
-    /// Write one domain's snapshots to a tar file (for sneaker-net).
+    /// Write the snapshots of every domain (or of --domain) to a tar file (for sneaker-net).
     Export {
         /// The archive to write.
         file: PathBuf,

@@ -144,6 +144,7 @@ pub fn commit(
     let mut detail = commit_id
         .is_none()
         .then(|| "checked: the branch already holds it".to_string());
+    let mut pushed_to = None;
     let carried_by = match opts.push {
         Some((remote, timeout)) => match repo.push(remote, &folder, &request, timeout) {
             Ok(pushed) => {
@@ -152,6 +153,7 @@ pub fn commit(
                 if commit_id.is_some() {
                     detail = Some(format!("pushed to {remote}"));
                 }
+                pushed_to = Some(remote.to_string());
                 Some(tip)
             }
             Err(e) => {
@@ -161,9 +163,11 @@ pub fn commit(
         },
         None => commit_id.or_else(|| repo.head_commit(&outcome.branch)),
     };
+    // The Git channel only: recording a commit never changes the cluster state.
     let change = StateRecord {
         detail,
         commit: carried_by,
+        pushed: pushed_to,
         ..StateRecord::new(&snap.id, &now_millis(), State::Committed)
     };
     outcome.not_recorded = store.set_states(&[change]).err();

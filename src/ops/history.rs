@@ -54,6 +54,7 @@ fn outcome(state: State) -> &'static str {
         State::Applied => "applied",
         State::Committed => "committed",
         State::Superseded | State::Deleted => "superseded",
+        State::Recorded => "recorded",
     }
 }
 

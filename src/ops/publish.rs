@@ -43,6 +43,10 @@ pub enum Published {
     NotApplied(NotApplied),
 }
 
+/// Why the store could not record the inventory (kept for the final verdict).
+#[derive(Debug, Clone)]
+pub struct NotRecorded(pub String);
+
 /// Why an inventory did not reach the cluster, and what was kept for later.
 #[derive(Debug, Clone)]
 pub struct NotApplied {
@@ -58,6 +62,9 @@ pub struct NotApplied {
 pub struct Report {
     pub outcome: Published,
     pub notices: Vec<Notice>,
+    /// The store could not record the inventory (not in a dry run): with
+    /// [`Published::NotApplied`] the inventory is lost, an error with exit code 11.
+    pub not_recorded: Option<NotRecorded>,
 }
 
 /// The delivery verbs, for messages that name what failed.
@@ -88,6 +95,7 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
             return Ok(Report {
                 outcome: Published::DeployDomain { cluster_ref },
                 notices,
+                not_recorded: None,
             });
         }
         Err(err) => {
@@ -103,6 +111,7 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
                     message,
                 }),
                 notices,
+                not_recorded: None,
             });
         }
     };
@@ -119,10 +128,14 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
             rt.block_on(req.access.connect(&choice, req.opts))
         });
     let target = connected.as_ref().ok().map(|c| c.target.clone());
-    let snapshot = if req.opts.dry_run {
-        None
+    // The lock is taken for the record only (never across the apply below).
+    let (snapshot, not_recorded) = if req.opts.dry_run {
+        (None, None)
     } else {
-        record(req.store, &built, target.as_ref(), &mut notices)
+        match record(req.store, &built, target.as_ref(), &mut notices) {
+            Ok(s) => (Some(s), None),
+            Err(e) => (None, Some(NotRecorded(e))),
+        }
     };
     let result = connected.and_then(|cluster| {
         let result = rt.block_on(cluster.publish(&built.inventory));
@@ -155,7 +168,11 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
             &mut notices,
         )),
     };
-    Ok(Report { outcome, notices })
+    Ok(Report {
+        outcome,
+        notices,
+        not_recorded,
+    })
 }
 
 /// Builds and validates; with `strict`, build warnings are an error.
@@ -188,13 +205,14 @@ fn warning_notices(warnings: &[Warning], strict: bool) -> Vec<Notice> {
     notices
 }
 
-/// Records the snapshot; a store failure is a warning, never a reason not to publish.
+/// Records the snapshot; a store failure is a warning, never a reason not to publish
+/// (the caller turns "neither applied nor recorded" into exit code 11).
 fn record(
     store: &DomainStore,
     built: &Built,
     target: Option<&Target>,
     notices: &mut Vec<Notice>,
-) -> Option<SnapshotRecord> {
+) -> std::result::Result<SnapshotRecord, String> {
     let crd_json = serde_json::to_string(&crd::definition()).unwrap_or_default();
     match store.record(&built.inventory, &crd_json, target) {
         Ok(snap) => {
@@ -203,13 +221,13 @@ fn record(
                 snap.id,
                 store.dir().display()
             )));
-            Some(snap)
+            Ok(snap)
         }
         Err(e) => {
             notices.push(Notice::warn(format!(
                 "inventory: could not record a snapshot: {e}"
             )));
-            None
+            Err(e.to_string())
         }
     }
 }
@@ -221,10 +239,23 @@ fn mark_applied(
     target: Option<TargetRecord>,
     notices: &mut Vec<Notice>,
 ) -> Vec<String> {
+    // Lock, re-read, mark: only what was recorded before this snapshot (in the order)
+    // is superseded; a snapshot queued meanwhile by another process stays pending.
+    let lock = match store.lock("publish", crate::store::LOCK_TIMEOUT) {
+        Ok(l) => l,
+        Err(e) => {
+            notices.push(Notice::warn(format!(
+                "snapshot {}: applied, but the store could not record it: {e}",
+                snap.id
+            )));
+            return Vec::new();
+        }
+    };
     let older: Vec<String> = store
         .read()
         .map(|journal| {
-            crate::store::pending_before(&journal, &snap.id)
+            journal
+                .pending_before(&snap.id)
                 .into_iter()
                 .map(|s| s.record.id.clone())
                 .collect()
@@ -244,12 +275,13 @@ fn mark_applied(
                 state_record(m, &at, target)
             })
             .collect();
-    if let Err(e) = store.set_states(&changes) {
+    if let Err(e) = store.append_states(&changes) {
         notices.push(Notice::warn(format!(
             "snapshot {}: applied, but the store could not record it: {e}",
             snap.id
         )));
     }
+    drop(lock);
     older
 }
 

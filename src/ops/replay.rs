@@ -3,9 +3,12 @@
 //! older pending ones are marked superseded by it; nothing is deleted. A live object
 //! rendered later than the snapshot is never overwritten (the stale guard).
 //!
-//! The domain lock is held for the whole delivery, so two replays never race; a crash
-//! at any point converges on the next run without a second apply (an inventory already
-//! live is recognised and only marked).
+//! "Newest" is by the store's order (recorded time, seq, id). The domain lock is held
+//! only to read and to mark, never across the network: lock, read, choose, unlock →
+//! apply → lock, re-read, mark what was recorded before the delivered snapshot (a
+//! snapshot queued meanwhile by a publish stays pending), unlock. A crash at any point
+//! converges on the next run without a second apply (an inventory already live is
+//! recognised and only marked).
 
 use super::publish::{Verb, failure_message, state_record};
 use crate::cluster::access::{self, Access};
@@ -69,7 +72,7 @@ pub struct Report {
 pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
     let domain = store.domain.as_str();
     let mut notices = Vec::new();
-    let _lock = store.lock("replay", LOCK_TIMEOUT)?;
+    let lock = store.lock("replay", LOCK_TIMEOUT)?;
     let journal = store.read()?;
     for damage in &journal.damage {
         notices.push(Notice::warn(format!("snapshot store: {damage} — skipped")));
@@ -77,7 +80,7 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
     let pending: Vec<&Snapshot> = journal
         .snapshots
         .iter()
-        .filter(|s| s.state == State::Pending)
+        .filter(|s| s.is_pending())
         .collect();
     // The newest pending snapshot whose objects are intact; damaged ones are reported
     // and left pending (never dropped).
@@ -85,7 +88,7 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
     for snap in pending.iter().rev() {
         match store.inventory(&snap.record) {
             Ok(cr) => {
-                chosen = Some((*snap, cr));
+                chosen = Some(((*snap).clone(), cr));
                 break;
             }
             Err(e) => notices.push(Notice::warn(format!(
@@ -100,11 +103,50 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
             notices,
         });
     };
-    let older: Vec<&str> = pending
-        .iter()
-        .map(|s| s.record.id.as_str())
-        .filter(|id| *id != newest.record.id)
-        .collect();
+    // A newer-or-equal snapshot is already applied: nothing to deliver; the older
+    // pending ones are superseded by it.
+    if let Some(applied) = journal.snapshots.iter().rev().find(|s| {
+        s.state != State::Deleted
+            && s.cluster_state == Some(State::Applied)
+            && s.order_key() >= newest.order_key()
+    }) {
+        let older: Vec<&str> = journal
+            .pending_before(&applied.record.id)
+            .into_iter()
+            .map(|s| s.record.id.as_str())
+            .collect();
+        notices.push(Notice::info(format!(
+            "{domain}: snapshot {} is already applied; {} older pending snapshot(s) superseded by it",
+            applied.record.id,
+            older.len()
+        )));
+        if !req.opts.dry_run {
+            let at = now_millis();
+            let changes: Vec<_> = older
+                .iter()
+                .map(|id| {
+                    state_record(
+                        &delivery::Mark::Superseded {
+                            id: (*id).to_string(),
+                            by: Some(applied.record.id.clone()),
+                            why: None,
+                        },
+                        &at,
+                        None,
+                    )
+                })
+                .collect();
+            store.append_states(&changes)?;
+        }
+        return Ok(Report {
+            outcome: Replayed::Nothing,
+            notices,
+        });
+    }
+    let older_count = pending.len() - 1;
+    let pending_count = pending.len();
+    drop(journal);
+    drop(lock);
     let cluster_name = access::cluster_name(req.project, domain);
     let rt = access::runtime()?;
     let result = req
@@ -139,11 +181,11 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
             let message = format!(
                 "{} — {} snapshot(s) stay queued",
                 failure_message(Verb::Replay, domain, &f),
-                pending.len()
+                pending_count
             );
             let outcome = Replayed::NotApplied {
                 reason: f.reason,
-                queued: pending.len(),
+                queued: pending_count,
                 message,
             };
             return Ok(Report { outcome, notices });
@@ -154,7 +196,7 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
         let outcome = Replayed::DryRun {
             snapshot,
             delivery,
-            older: older.len(),
+            older: older_count,
         };
         return Ok(Report { outcome, notices });
     }
@@ -162,6 +204,15 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
         Delivery::Applied(_) => Delivered::Applied,
         Delivery::Stale { live_rendered_at } => Delivered::Stale { live_rendered_at },
     };
+    // Re-lock and re-read: mark only the pending snapshots ordered before the delivered
+    // one as they stand now (a publish may have queued a newer one meanwhile).
+    let _lock = store.lock("replay", LOCK_TIMEOUT)?;
+    let journal = store.read()?;
+    let older: Vec<&str> = journal
+        .pending_before(&snapshot)
+        .into_iter()
+        .map(|s| s.record.id.as_str())
+        .collect();
     let at = now_millis();
     let changes: Vec<_> = delivery::after_delivery(&snapshot, delivered, &older)
         .iter()

@@ -1,17 +1,18 @@
-//! `snapshots export` / `import`: a domain's verified records and objects as a tar
-//! archive (sneaker-net), and reading one back with every line and object verified
-//! before anything is written.
+//! `snapshots export` / `import`: the domains' verified records and objects as a tar
+//! archive (sneaker-net), and reading one back with every line and object verified —
+//! and every referenced object present — before anything is written.
 
-use super::{DomainStore, LOCK_TIMEOUT, MAX_JOURNAL, MAX_OBJECT, Record, Store, journal};
+use super::{LOCK_TIMEOUT, MAX_JOURNAL, MAX_OBJECT, Record, State, Store, journal, journal_lines};
 use crate::error::{Error, Result};
 use crate::project::spec::hex_sha256;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
 
 /// What an export wrote.
 #[derive(Debug)]
 pub struct Exported {
+    pub domains: usize,
     pub records: usize,
     pub objects: usize,
     /// Objects left out because they are missing or damaged (the importer sees the gap).
@@ -26,28 +27,15 @@ pub struct Imported {
     pub kept: usize,
 }
 
-impl DomainStore {
-    /// Writes the domain's verified records and the objects they name to `file`.
+impl Store {
+    /// Writes the verified records of `domains` (every domain without one) and the
+    /// objects they name to `file`. Each domain is read under its lock, so the archive
+    /// holds a consistent state of each (a concurrent gc cannot remove an object
+    /// between reading the records and the object). Deleted snapshots are left out.
     ///
     /// # Errors
     /// No records, an unreadable journal, or the archive cannot be written.
-    pub fn export(&self, file: &Path) -> Result<Exported> {
-        let domain = &self.domain;
-        let records = self.valid_records()?;
-        if records.is_empty() {
-            return Err(Error::NoSnapshot(format!(
-                "no snapshots of {domain} in {}",
-                self.dir().parent().unwrap_or(self.dir()).display()
-            )));
-        }
-        let mut objects = BTreeSet::new();
-        for r in &records {
-            if let Record::Snapshot(s) = r {
-                objects.insert(s.cr.clone());
-                objects.insert(s.crd.clone());
-            }
-        }
-        let lines: String = records.iter().map(journal::encode).collect();
+    pub fn export(&self, domain: Option<&str>, file: &Path) -> Result<Exported> {
         let mut tar = tar::Builder::new(Vec::new());
         let mut add = |name: &str, bytes: &[u8]| -> Result<()> {
             let mut header = tar::Header::new_gnu();
@@ -59,27 +47,72 @@ impl DomainStore {
                 .map_err(|e| Error::io(file, e))
         };
         add("FORMAT", format!("{EXPORT_FORMAT}\n").as_bytes())?;
-        add(&format!("{domain}/journal"), lines.as_bytes())?;
-        let mut skipped = Vec::new();
-        for id in &objects {
-            match self.object(id) {
-                Ok(text) => add(&format!("{domain}/objects/{id}.json"), text.as_bytes())?,
-                Err(e) => skipped.push(e),
+        let mut out = Exported {
+            domains: 0,
+            records: 0,
+            objects: 0,
+            skipped: Vec::new(),
+        };
+        for d in self.select(domain)? {
+            let ds = self.domain(&d);
+            let _lock = ds.read_lock(LOCK_TIMEOUT)?;
+            let mut journal = ds.read()?;
+            journal.snapshots.retain(|s| s.state != State::Deleted);
+            if journal.snapshots.is_empty() {
+                continue;
             }
+            let mut objects = BTreeSet::new();
+            let mut lines = String::new();
+            let mut part = 1;
+            let mut flush = |lines: &mut String, add: &mut dyn FnMut(&str, &[u8]) -> Result<()>| {
+                let name = match part {
+                    1 => format!("{d}/journal"),
+                    n => format!("{d}/journal.{n}"),
+                };
+                part += 1;
+                let r = add(&name, lines.as_bytes());
+                lines.clear();
+                r
+            };
+            for r in journal_lines(&journal) {
+                if let Record::Snapshot(s) = &r {
+                    objects.insert(s.cr.clone());
+                    objects.insert(s.crd.clone());
+                }
+                lines.push_str(&journal::encode(&r));
+                out.records += 1;
+                if lines.len() >= EXPORT_PART {
+                    flush(&mut lines, &mut add)?;
+                }
+            }
+            if !lines.is_empty() {
+                flush(&mut lines, &mut add)?;
+            }
+            for id in &objects {
+                match ds.object(id) {
+                    Ok(text) => add(&format!("{d}/objects/{id}.json"), text.as_bytes())?,
+                    Err(e) => out.skipped.push(e),
+                }
+            }
+            out.objects += objects.len();
+            out.domains += 1;
+        }
+        if out.domains == 0 {
+            return Err(Error::NoSnapshot(format!(
+                "no snapshots{} in {}",
+                domain.map(|d| format!(" of {d}")).unwrap_or_default(),
+                self.root().display()
+            )));
         }
         let bytes = tar.into_inner().map_err(|e| Error::io(file, e))?;
         crate::util::files::write_atomic(file, &bytes, 0o600).map_err(|e| Error::io(file, e))?;
-        Ok(Exported {
-            records: records.len(),
-            objects: objects.len(),
-            skipped,
-        })
+        Ok(out)
     }
-}
 
-impl Store {
-    /// Imports an export archive: verifies all of it, then adds its objects and the
-    /// records the store does not hold yet.
+    /// Imports an export archive: verifies all of it (lines, object checksums, every
+    /// object a kept snapshot names present), then per domain, under its lock, writes
+    /// the objects and a merged generation of the journal (merged by the order, so an
+    /// imported older snapshot never becomes the newest).
     ///
     /// # Errors
     /// Not a regular file, an archive that does not verify, or a write failure.
@@ -100,24 +133,33 @@ impl Store {
         let mut out = Imported { added: 0, kept: 0 };
         for (d, records) in journals {
             let ds = self.domain(&d);
+            let _lock = ds.lock("import", LOCK_TIMEOUT)?;
+            let _critical = crate::util::signals::critical();
             for (od, id, data) in &objects {
                 if *od == d {
                     ds.import_object(id, data)?;
                 }
             }
-            let _lock = ds.lock("import", LOCK_TIMEOUT)?;
-            let existing = ds.valid_records()?;
-            let new: Vec<Record> = records
-                .into_iter()
-                .filter(|r| !existing.contains(r))
-                .collect();
-            out.kept += existing.len();
-            out.added += new.len();
-            ds.import_records(&new)?;
+            let local = ds.read_for_rewrite()?;
+            let before = local
+                .snapshots
+                .iter()
+                .map(|s| 1 + s.history.len())
+                .sum::<usize>();
+            let (merged, added) = journal::merge(local, records);
+            out.kept += before;
+            out.added += added;
+            if added > 0 {
+                ds.rewrite(&merged)?;
+            }
         }
         Ok(out)
     }
 }
+
+/// Journal entries of an archive are cut at whole lines past this size
+/// (`<domain>/journal`, `<domain>/journal.2`, …).
+const EXPORT_PART: usize = 4 << 20;
 
 /// The first entry of a snapshot export archive (`snapshots export`).
 pub const EXPORT_FORMAT: &str = "clinv-snapshots/v1";
@@ -157,24 +199,37 @@ pub fn read_export(reader: impl Read) -> std::result::Result<Export, String> {
             .into_owned();
         let parts: Vec<&str> = name.split('/').collect();
         let limit = match parts.last() {
-            Some(&"journal") => MAX_JOURNAL,
+            Some(j) if is_journal_part(j) => MAX_JOURNAL,
             Some(&"FORMAT") => 4096,
             _ => MAX_OBJECT,
         };
+        // The bounds apply to the bytes actually read: a PAX `size` header (which the
+        // tar reader honours over the ustar one) cannot make an entry bigger than its
+        // limit, nor the whole more than MAX_IMPORT.
         let size = entry.header().size().map_err(|e| e.to_string())?;
-        held = held.saturating_add(size);
-        if size > limit || held > MAX_IMPORT {
+        if size > limit || held.saturating_add(size) > MAX_IMPORT {
             return Err(format!(
                 "entry {name:?}: {size} bytes is over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
             ));
         }
+        let room = limit.min(MAX_IMPORT - held);
         let mut data = Vec::new();
-        Read::read_to_end(&mut Read::take(&mut entry, limit), &mut data)
+        Read::read_to_end(&mut Read::take(&mut entry, room + 1), &mut data)
             .map_err(|e| e.to_string())?;
+        let size = data.len() as u64;
+        held += size.min(room);
+        if size > room {
+            return Err(format!(
+                "entry {name:?}: over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
+            ));
+        }
         match parts.as_slice() {
             ["FORMAT"] => format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT,
-            [d, "journal"] if crate::project::is_valid_domain(d) => {
-                journals.push((d.to_string(), data))
+            [d, j] if is_journal_part(j) && crate::project::is_valid_domain(d) => {
+                match journals.iter_mut().find(|(jd, _)| jd == d) {
+                    Some((_, all)) => all.extend_from_slice(&data),
+                    None => journals.push((d.to_string(), data)),
+                }
             }
             [d, "objects", obj] if crate::project::is_valid_domain(d) => {
                 let id = obj
@@ -199,15 +254,58 @@ pub fn read_export(reader: impl Read) -> std::result::Result<Export, String> {
             .map_err(|(line, what)| format!("{d}/journal:{line}: {what}"))?;
         parsed.push((d.clone(), records));
     }
+    let mut present: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for (d, id, data) in &objects {
         if hex_sha256(data) != *id {
             return Err(format!(
                 "{d}/objects/{id}.json: content does not match its checksum"
             ));
         }
+        present.entry(d).or_default().insert(id);
+    }
+    // Completeness: every object a snapshot of the archive names is in it (deleted
+    // ones are never exported).
+    for (d, records) in &parsed {
+        let have = present.get(d.as_str());
+        let mut deleted = BTreeSet::new();
+        for r in records {
+            if let Record::State(st) = r
+                && st.state == State::Deleted
+            {
+                deleted.insert(st.id.as_str());
+            }
+        }
+        for r in records {
+            if let Record::Snapshot(s) = r
+                && !deleted.contains(s.id.as_str())
+            {
+                if s.domain != *d {
+                    return Err(format!(
+                        "{d}/journal: snapshot {} belongs to {}",
+                        s.id, s.domain
+                    ));
+                }
+                for id in [&s.cr, &s.crd] {
+                    if !have.is_some_and(|h| h.contains(id.as_str())) {
+                        return Err(format!(
+                            "{d}/journal: snapshot {} names object {id}, which the archive does not hold",
+                            s.id
+                        ));
+                    }
+                }
+            }
+        }
     }
     Ok(Export {
         journals: parsed,
         objects,
     })
+}
+
+/// `journal` or `journal.<n>`.
+fn is_journal_part(name: &str) -> bool {
+    name == "journal"
+        || name
+            .strip_prefix("journal.")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }

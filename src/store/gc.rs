@@ -1,13 +1,14 @@
 //! `snapshots gc` and `snapshots verify`: what may be deleted, deleting it with the
-//! objects only it referenced, and checking every kept snapshot's objects.
+//! objects only it referenced (a compacted generation of the journal, switched to
+//! atomically), and checking every kept snapshot's objects for meaning.
 
-use super::{DomainStore, Journal, LOCK_TIMEOUT, Snapshot, State, StateRecord, Store, now_millis};
-use crate::error::Result;
-use std::collections::BTreeSet;
+use super::{DomainStore, Journal, LOCK_TIMEOUT, Snapshot, State, Store, now_millis};
+use crate::error::{Error, Result};
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 
-/// The snapshots `gc` would delete: everything except the first, the newest `keep`, the
-/// last applied, every pending one, and those already deleted.
+/// The snapshots `gc` would delete: everything except the first, the newest `keep` (by
+/// the order), the last applied, every pending one, and those already deleted.
 pub fn gc_candidates(journal: &Journal, keep: usize) -> Vec<&Snapshot> {
     let live: Vec<&Snapshot> = journal
         .snapshots
@@ -18,9 +19,9 @@ pub fn gc_candidates(journal: &Journal, keep: usize) -> Vec<&Snapshot> {
     let last_applied = live
         .iter()
         .rev()
-        .find(|s| s.state == State::Applied)
+        .find(|s| s.cluster_state == Some(State::Applied))
         .map(|s| s.record.id.as_str());
-    let newest: Vec<&str> = live
+    let newest: BTreeSet<&str> = live
         .iter()
         .rev()
         .take(keep)
@@ -32,56 +33,90 @@ pub fn gc_candidates(journal: &Journal, keep: usize) -> Vec<&Snapshot> {
             Some(id) != first
                 && Some(id) != last_applied
                 && !newest.contains(&id)
-                && s.state != State::Pending
+                && !s.is_pending()
         })
         .collect()
 }
 
 /// The objects a gc that deletes `doomed` may remove: those referenced by a snapshot of
-/// the journal but by no kept one. Files no record names are left for a human.
-fn unreachable<'a>(journal: &'a Journal, doomed: &[&Snapshot]) -> BTreeSet<&'a str> {
-    let doomed: BTreeSet<&str> = doomed.iter().map(|s| s.record.id.as_str()).collect();
+/// the journal but by no kept one, and named nowhere in a damaged line. Files no record
+/// names are left for a human.
+fn unreachable<'a>(journal: &'a Journal, doomed: &HashSet<String>) -> BTreeSet<&'a str> {
     let objects = |s: &'a Snapshot| [s.record.cr.as_str(), s.record.crd.as_str()];
     let kept: BTreeSet<&str> = journal
         .snapshots
         .iter()
-        .filter(|s| s.state != State::Deleted && !doomed.contains(s.record.id.as_str()))
+        .filter(|s| s.state != State::Deleted && !doomed.contains(&s.record.id))
         .flat_map(objects)
         .collect();
     journal
         .snapshots
         .iter()
         .flat_map(objects)
-        .filter(|id| !kept.contains(id))
+        .filter(|id| !kept.contains(id) && !journal.damaged_ids.contains(*id))
         .collect()
 }
 
 impl DomainStore {
-    /// Deletes the [`gc_candidates`] (unless `dry_run`) under the domain lock: marks them
-    /// deleted, then removes the objects no kept snapshot refers to. Returns them.
+    /// Deletes the [`gc_candidates`] (unless `dry_run`) under the domain lock: writes a
+    /// compacted generation of the journal without them (and without snapshots an older
+    /// store marked deleted; damaged lines are carried over verbatim), switches to it,
+    /// then removes the objects no kept snapshot (and no damaged line) refers to.
+    /// Returns the deleted snapshots.
     ///
     /// # Errors
-    /// The lock, the journal or an object removal failed.
-    pub fn gc(&self, keep: usize, dry_run: bool) -> Result<Vec<Snapshot>> {
+    /// Damaged lines without `allow_damage` (nothing is changed then); the lock, the
+    /// journal or an object removal failed.
+    pub fn gc(&self, keep: usize, dry_run: bool, allow_damage: bool) -> Result<Vec<Snapshot>> {
         let _lock = self.lock("gc", LOCK_TIMEOUT)?;
-        let journal = self.read()?;
-        let doomed = gc_candidates(&journal, keep);
-        if dry_run || doomed.is_empty() {
-            return Ok(doomed.into_iter().cloned().collect());
+        let mut journal = self.read_for_rewrite()?;
+        if !journal.damage.is_empty() && !allow_damage {
+            let list: Vec<String> = journal
+                .damage
+                .iter()
+                .take(5)
+                .map(|d| d.to_string())
+                .collect();
+            return Err(Error::Damaged(format!(
+                "{}: {} damaged journal line(s), gc refuses to run (a damaged record may name objects gc would delete; `clinv snapshots gc --allow-damage` keeps every object a damaged line names): {}",
+                self.domain,
+                journal.damage.len(),
+                list.join("; ")
+            )));
         }
-        let at = now_millis();
-        let changes: Vec<StateRecord> = doomed
+        let doomed_ids: HashSet<String> = gc_candidates(&journal, keep)
             .iter()
-            .map(|s| StateRecord::new(&s.record.id, &at, State::Deleted))
+            .map(|s| s.record.id.clone())
             .collect();
-        self.append_states(&changes)?;
-        let unreachable = unreachable(&journal, &doomed);
+        let remove: BTreeSet<String> = unreachable(&journal, &doomed_ids)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        // Compaction: the deleted snapshots leave the journal with their history (a late
+        // state change naming one, e.g. a commit that read it before this gc, is ignored:
+        // it has nothing left to change). Moved, not copied: a large store is held once.
+        let (doomed, kept): (Vec<Snapshot>, Vec<Snapshot>) = std::mem::take(&mut journal.snapshots)
+            .into_iter()
+            .filter(|s| s.state != State::Deleted)
+            .partition(|s| doomed_ids.contains(&s.record.id));
+        journal.snapshots = kept;
+        if dry_run {
+            return Ok(doomed);
+        }
+        journal.head = journal
+            .head
+            .take()
+            .map(|(at, seq)| (at.max(now_millis()), seq));
+        if !doomed.is_empty() || self.layout().current().ok().flatten().is_none() {
+            self.rewrite(&journal)?;
+        }
+        let _critical = crate::util::signals::critical();
         for id in self.object_ids() {
-            if unreachable.contains(id.as_str()) {
+            if remove.contains(&id) {
                 self.remove_object(&id)?;
             }
         }
-        Ok(doomed.into_iter().cloned().collect())
+        Ok(doomed)
     }
 }
 
@@ -126,29 +161,50 @@ impl Store {
         };
         for d in &list {
             let ds = self.domain(d);
+            let _lock = ds.read_lock(LOCK_TIMEOUT)?;
             let journal = ds.read()?;
             for damage in &journal.damage {
                 out.findings.push(Finding::Problem(damage.to_string()));
             }
             if journal.torn_tail > 0 {
                 out.findings.push(Finding::TornTail {
-                    journal: ds.dir().join("journal"),
+                    journal: ds.dir().join("segments"),
                     bytes: journal.torn_tail,
                 });
             }
             let mut checked = BTreeSet::new();
+            let mut parsed = BTreeSet::new();
             for snap in journal
                 .snapshots
                 .iter()
                 .filter(|s| s.state != State::Deleted)
             {
                 out.snapshots += 1;
-                for id in [&snap.record.cr, &snap.record.crd] {
+                // The CR must read back as an inventory (with this snapshot's renderedAt),
+                // the CRD as the ClusterInventory CRD: a checksum alone does not say the
+                // object is what the record says it is.
+                // Once per distinct CR object (identical inventories share it).
+                if parsed.insert(snap.record.cr.clone())
+                    && let Err(e) = ds.inventory(&snap.record)
+                {
+                    out.findings.push(Finding::Problem(format!(
+                        "snapshot {}: {e}",
+                        snap.record.id
+                    )));
+                }
+                for (id, crd) in [(&snap.record.cr, false), (&snap.record.crd, true)] {
                     if checked.insert(id.clone()) {
                         out.objects += 1;
-                        if let Err(e) = ds.object(id) {
+                        let checked = ds.object(id).and_then(|text| {
+                            if crd {
+                                check_crd(&text).map_err(Error::Damaged)
+                            } else {
+                                Ok(())
+                            }
+                        });
+                        if let Err(e) = checked {
                             out.findings.push(Finding::Problem(format!(
-                                "snapshot {}: {e}",
+                                "snapshot {}: object {id}: {e}",
                                 snap.record.id
                             )));
                         }
@@ -157,5 +213,18 @@ impl Store {
             }
         }
         Ok(out)
+    }
+}
+
+/// A CRD object must be the ClusterInventory CustomResourceDefinition.
+fn check_crd(text: &str) -> std::result::Result<(), String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("damaged: not JSON: {e}"))?;
+    let kind = value.get("kind").and_then(|k| k.as_str());
+    let names = value.pointer("/spec/names/kind").and_then(|k| k.as_str());
+    if kind == Some("CustomResourceDefinition") && names == Some("ClusterInventory") {
+        Ok(())
+    } else {
+        Err("damaged: not the ClusterInventory CustomResourceDefinition".into())
     }
 }

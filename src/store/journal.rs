@@ -2,7 +2,7 @@
 //! journal (the store's own, or an exported one) back into snapshots. Pure: bytes in,
 //! records out; the file handling is the store's.
 
-use super::record::{Damage, Journal, Record, Snapshot, State};
+use super::record::{Damage, Journal, Record, Snapshot, State, StateRecord};
 use crate::project::spec::hex_sha256;
 use std::collections::HashMap;
 use std::path::Path;
@@ -41,38 +41,105 @@ pub fn decode(line: &[u8]) -> std::result::Result<Record, String> {
     serde_json::from_str(json).map_err(|e| format!("unreadable record: {e}"))
 }
 
-/// Reads a domain's journal from its bytes (`path` names it in [`Damage`]): damaged
-/// lines are reported, an incomplete last line is counted, never fatal.
-pub fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
-    let mut journal = Journal {
-        torn_tail: bytes.len() as u64
-            - bytes
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map_or(0, |i| i as u64 + 1),
-        ..Journal::default()
-    };
-    let mut index: HashMap<String, usize> = HashMap::new();
-    for (line_no, parsed) in records(bytes) {
-        let record = match parsed {
-            Ok(r) => r,
-            Err(what) => {
-                journal.damage.push(Damage {
-                    path: path.to_path_buf(),
-                    line: line_no,
-                    what,
-                });
-                continue;
-            }
-        };
+/// Longest journal line (one record). A longer one is damage, skipped without being
+/// held in memory.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Folds journal lines, file after file, into snapshots: damaged lines are reported, an
+/// incomplete last line of the last file is counted, never fatal. Memory grows with the
+/// snapshots, not with the bytes read.
+#[derive(Default)]
+pub struct Builder {
+    journal: Journal,
+    index: HashMap<String, usize>,
+    states: Vec<StateRecord>,
+    keep_raw: bool,
+    head_only: bool,
+}
+
+impl Builder {
+    /// Keeps the bytes of damaged lines (for `gc` and `import`, which carry them over).
+    pub fn keep_raw(&mut self, keep: bool) {
+        self.keep_raw = keep;
+    }
+
+    /// Only tracks the head (newest time, largest seq): memory stays constant.
+    pub fn head_only() -> Builder {
+        Builder {
+            head_only: true,
+            ..Builder::default()
+        }
+    }
+
+    /// The torn tail counted so far, reset.
+    pub fn take_torn_tail(&mut self) -> u64 {
+        std::mem::take(&mut self.journal.torn_tail)
+    }
+
+    /// The newest recorded time and the largest `seq` so far.
+    pub fn head(&self) -> Option<(String, u64)> {
+        self.journal.head.clone()
+    }
+
+    /// One line of `path` (1-based `line_no`) without its newline.
+    pub fn line(&mut self, path: &Path, line_no: usize, line: &[u8]) {
+        match decode(line) {
+            Ok(record) => self.record(path, line_no, record),
+            Err(what) => self.damage(path, line_no, line, what),
+        }
+    }
+
+    /// A damaged line: reported, and every object id it may name remembered.
+    pub fn damage(&mut self, path: &Path, line_no: usize, line: &[u8], what: String) {
+        if self.head_only {
+            return;
+        }
+        self.journal.damaged_ids.extend(hex_words(line));
+        if self.keep_raw && !line.is_empty() {
+            self.journal.damaged_lines.push(line.to_vec());
+        }
+        self.journal.damage.push(Damage {
+            path: path.to_path_buf(),
+            line: line_no,
+            what,
+        });
+    }
+
+    /// The incomplete last line of the newest segment (a crash mid-append).
+    pub fn torn_tail(&mut self, bytes: u64) {
+        self.journal.torn_tail = bytes;
+    }
+
+    fn bump_head(&mut self, at: &str, seq: u64) {
+        let head = self
+            .journal
+            .head
+            .get_or_insert_with(|| (at.to_string(), seq));
+        if at > head.0.as_str() {
+            head.0 = at.to_string();
+        }
+        head.1 = head.1.max(seq);
+    }
+
+    /// A record that verified; version 1 records take their line number as `seq`.
+    pub fn record(&mut self, _path: &Path, line_no: usize, record: Record) {
+        let seq = record.seq().unwrap_or(line_no as u64);
+        self.bump_head(record.at(), seq);
+        if self.head_only {
+            return;
+        }
         match record {
             Record::Snapshot(s) => {
-                if index.contains_key(&s.id) {
-                    continue; // imported twice: the first record wins
+                if self.index.contains_key(&s.id) {
+                    return; // imported twice: the first record wins
                 }
-                index.insert(s.id.clone(), journal.snapshots.len());
-                journal.snapshots.push(Snapshot {
+                self.index
+                    .insert(s.id.clone(), self.journal.snapshots.len());
+                self.journal.snapshots.push(Snapshot {
                     state: State::Pending,
+                    order_seq: seq,
+                    cluster_state: s.cluster.then_some(State::Pending),
+                    pushed: None,
                     reason: None,
                     detail: None,
                     state_at: s.at.clone(),
@@ -81,35 +148,234 @@ pub fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
                     record: s,
                 });
             }
-            Record::State(st) => {
-                let Some(&i) = index.get(&st.id) else {
-                    journal.damage.push(Damage {
-                        path: path.to_path_buf(),
-                        line: line_no,
-                        what: format!("state change for unknown snapshot {}", st.id),
-                    });
-                    continue;
-                };
-                let snap = &mut journal.snapshots[i];
-                if snap.state == State::Deleted {
-                    // Deleted is final: its objects may be gone. A late state change (a
-                    // commit that read the snapshot before gc deleted it) is history only.
-                    snap.history.push(st);
-                    continue;
+            Record::State(st) => self.states.push(st),
+            Record::Repair(_) | Record::Head(_) => {}
+        }
+    }
+
+    /// The snapshots in the order (at, seq, id), each with its state.
+    pub fn finish(mut self, _path: &Path) -> Journal {
+        for st in std::mem::take(&mut self.states) {
+            // A state change of a snapshot a gc left out of the journal (a commit that
+            // read it before gc deleted it) has nothing left to change.
+            if let Some(&i) = self.index.get(&st.id) {
+                self.journal.snapshots[i].history.push(st);
+            }
+        }
+        for snap in &mut self.journal.snapshots {
+            fold(snap);
+        }
+        self.journal
+            .snapshots
+            .sort_by(|a, b| a.order_key().cmp(&b.order_key()));
+        self.journal
+    }
+}
+
+/// Merges verified `records` (an import) into `local`: snapshots it does not hold are
+/// added, state changes it does not hold are added to their snapshot's history; then
+/// every state is folded again and the snapshots ordered by (at, seq, id), so where the
+/// lines came from does not matter. Returns the merged journal and how many records
+/// were added.
+pub fn merge(local: Journal, records: Vec<Record>) -> (Journal, usize) {
+    let mut builder = Builder {
+        index: local
+            .snapshots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.record.id.clone(), i))
+            .collect(),
+        journal: local,
+        ..Builder::default()
+    };
+    let mut added = 0;
+    let mut states = Vec::new();
+    for (line_no, record) in records.into_iter().enumerate() {
+        match record {
+            Record::Snapshot(s) if !builder.index.contains_key(&s.id) => {
+                added += 1;
+                builder.record(Path::new(""), line_no + 1, Record::Snapshot(s));
+            }
+            Record::State(st) => states.push(st),
+            other => {
+                if let Some(seq) = other.seq() {
+                    builder.bump_head(other.at(), seq);
                 }
-                snap.state = st.state;
-                snap.reason = st.reason;
-                snap.detail = st.detail.clone();
+            }
+        }
+    }
+    for st in states {
+        let Some(&i) = builder.index.get(&st.id) else {
+            continue;
+        };
+        let snap = &mut builder.journal.snapshots[i];
+        if !snap.history.contains(&st) {
+            added += 1;
+            if let Some(seq) = st.seq {
+                builder.bump_head(&st.at, seq);
+            }
+            builder.journal.snapshots[i].history.push(st);
+        }
+    }
+    let mut journal = builder.journal;
+    for snap in &mut journal.snapshots {
+        reset(snap);
+        fold(snap);
+    }
+    journal
+        .snapshots
+        .sort_by(|a, b| a.order_key().cmp(&b.order_key()));
+    (journal, added)
+}
+
+/// A snapshot's state as recorded, before any state change.
+fn reset(snap: &mut Snapshot) {
+    snap.state = State::Pending;
+    snap.cluster_state = snap.record.cluster.then_some(State::Pending);
+    snap.reason = None;
+    snap.detail = None;
+    snap.commit = None;
+    snap.pushed = None;
+    snap.state_at = snap.record.at.clone();
+}
+
+/// Applies a snapshot's state changes in recorded-time order (stable: lines of the same
+/// time keep their order). `deleted` is final; `committed` is the Git channel and never
+/// changes the cluster state; the others are the cluster channel.
+fn fold(snap: &mut Snapshot) {
+    snap.history.sort_by(|a, b| a.at.cmp(&b.at));
+    let mut deleted = false;
+    let mut committed = false;
+    for st in &snap.history {
+        if deleted {
+            // Deleted is final: its objects may be gone. A late state change (a commit
+            // that read the snapshot before gc deleted it) is history only.
+            continue;
+        }
+        match st.state {
+            State::Deleted => {
+                deleted = true;
                 snap.state_at = st.at.clone();
+            }
+            State::Committed => {
+                committed = true;
                 if st.commit.is_some() {
                     snap.commit = st.commit.clone();
                 }
-                snap.history.push(st);
+                if st.pushed.is_some() {
+                    snap.pushed = st.pushed.clone();
+                }
+                if snap.cluster_state.is_none() {
+                    snap.state_at = st.at.clone();
+                }
             }
-            Record::Repair(_) => {}
+            State::Recorded => {}
+            State::Pending | State::Applied | State::Superseded => {
+                snap.cluster_state = Some(st.state);
+                snap.reason = st.reason;
+                snap.detail = st.detail.clone();
+                snap.state_at = st.at.clone();
+            }
         }
     }
-    journal
+    snap.state = if deleted {
+        State::Deleted
+    } else if let Some(c) = snap.cluster_state {
+        c
+    } else if committed {
+        State::Committed
+    } else {
+        State::Recorded
+    };
+}
+
+/// Every maximal run of exactly 64 hex digits in `line`.
+pub fn hex_words(line: &[u8]) -> Vec<String> {
+    line.split(|b| !b.is_ascii_hexdigit())
+        .filter(|w| w.len() == 64)
+        .map(|w| String::from_utf8_lossy(w).to_ascii_lowercase())
+        .collect()
+}
+
+/// Reads a domain's journal from its bytes (`path` names it in [`Damage`]): damaged
+/// lines are reported, an incomplete last line is counted, never fatal.
+pub fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
+    let mut builder = Builder::default();
+    read_lines(path, bytes, &mut builder).ok();
+    builder.finish(path)
+}
+
+/// Feeds the lines of one file to `builder`, streaming; a line longer than
+/// [`MAX_LINE`] is damage. Returns the number of lines.
+///
+/// # Errors
+/// A read error.
+pub fn read_lines(
+    path: &Path,
+    reader: impl std::io::Read,
+    builder: &mut Builder,
+) -> std::io::Result<usize> {
+    let mut reader = std::io::BufReader::with_capacity(256 << 10, reader);
+    let mut line = Vec::with_capacity(4096);
+    let mut line_no = 0;
+    loop {
+        line.clear();
+        let (n, complete) = read_line(&mut reader, &mut line)?;
+        if n == 0 {
+            return Ok(line_no);
+        }
+        line_no += 1;
+        if !complete {
+            builder.torn_tail(n as u64);
+            return Ok(line_no - 1);
+        }
+        if n > MAX_LINE + 1 {
+            builder.damage(
+                path,
+                line_no,
+                &line,
+                format!("line of {n} bytes is over the limit ({MAX_LINE})"),
+            );
+        } else if !line.is_empty() {
+            builder.line(path, line_no, &line);
+        }
+    }
+}
+
+/// Reads up to and without the next newline into `line`, keeping at most
+/// [`MAX_LINE`] + 1 bytes of it. Returns the bytes consumed (with the newline) and
+/// whether the line was complete.
+pub fn read_line(
+    reader: &mut impl std::io::BufRead,
+    line: &mut Vec<u8>,
+) -> std::io::Result<(usize, bool)> {
+    let mut consumed = 0;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok((consumed, false));
+        }
+        let (take, done) = match memchr_nl(buf) {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let keep = take - usize::from(done);
+        let room = (MAX_LINE + 1).saturating_sub(line.len());
+        line.extend_from_slice(&buf[..keep.min(room)]);
+        consumed += take;
+        reader.consume(take);
+        if done {
+            return Ok((consumed, true));
+        }
+    }
+}
+
+fn memchr_nl(buf: &[u8]) -> Option<usize> {
+    buf.iter().position(|b| *b == b'\n')
 }
 
 /// Parses an exported journal, refusing any line that does not verify.

@@ -3,11 +3,16 @@
 //! Layout under the store root, one folder per domain:
 //!
 //! ```text
-//! <store>/<domain>/journal           append-only, one checksummed JSON record per line
+//! <store>/<domain>/segments/CURRENT   the live generation of the journal
+//! <store>/<domain>/segments/<g>/<n>.log  its segments: one checksummed JSON record per line
+//! <store>/<domain>/journal           version 1 journal (read as it is, migrated on the next write)
 //! <store>/<domain>/objects/<sha>.json content-addressed CR (renderedAt removed) and CRD
 //! <store>/<domain>/lock              flock()ed while the journal is written
 //! <store>/<domain>/lock.holder       who holds it (pid, host, command, since)
 //! ```
+//!
+//! Snapshots are ordered by (recorded time, seq, id) — never by line position — and
+//! carry a delivery state per channel (cluster, Git); see [`segments`] for the files.
 //!
 //! A snapshot is a `snapshot` record naming its objects plus the `renderedAt` that turns
 //! the shared CR object back into the exact object that was (or will be) applied; so
@@ -27,12 +32,14 @@ pub mod export;
 pub mod gc;
 pub mod journal;
 mod record;
+pub mod segments;
 
 use record::FORMAT;
 pub use record::{
-    Damage, Journal, Record, RepairRecord, Snapshot, SnapshotRecord, State, StateRecord,
-    TargetRecord,
+    Damage, HeadRecord, Journal, Record, RepairRecord, Snapshot, SnapshotRecord, State,
+    StateRecord, TargetRecord,
 };
+use segments::{Layout, create_private_dir, open_private};
 
 use crate::delivery::Target;
 use crate::error::{Error, Result};
@@ -40,8 +47,7 @@ use crate::history::refs::SnapshotRef;
 use crate::inventory::ClusterInventory;
 use crate::project::spec::hex_sha256;
 use crate::util::{files, lock};
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -49,8 +55,9 @@ use std::time::Duration;
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 /// Largest stored object read back (and imported).
 pub const MAX_OBJECT: u64 = 8 << 20;
-/// Largest journal read or appended to: about 80,000 publishes. A bigger one is refused
-/// (never read whole into memory); `snapshots export` and a fresh store start over.
+/// Largest journal entry of an export archive (exports write 4 MiB entries; version 1
+/// archives one entry of up to this). The store's own journal has no size limit: it is
+/// read streaming, one line (at most [`journal::MAX_LINE`]) at a time.
 pub const MAX_JOURNAL: u64 = 64 << 20;
 
 /// The store root.
@@ -116,13 +123,10 @@ impl Store {
         for d in self.select(domain)? {
             let journal = self.domain(&d).read()?;
             damage.extend(journal.damage);
-            rows.extend(
-                journal
-                    .snapshots
-                    .into_iter()
-                    .rev()
-                    .filter(|s| s.state != State::Deleted && state.is_none_or(|st| s.state == st)),
-            );
+            rows.extend(journal.snapshots.into_iter().rev().filter(|s| {
+                s.state != State::Deleted
+                    && state.is_none_or(|st| s.state == st || s.cluster_state == Some(st))
+            }));
         }
         Ok((rows, damage))
     }
@@ -171,7 +175,7 @@ impl Store {
             .into_iter()
             .flatten()
             .flatten()
-            .filter(|e| e.path().join("journal").is_file())
+            .filter(|e| Layout::new(&e.path()).exists())
             .filter_map(|e| e.file_name().into_string().ok())
             .filter(|n| crate::project::is_valid_domain(n))
             .collect();
@@ -190,8 +194,14 @@ impl DomainStore {
         &self.dir
     }
 
-    fn journal_path(&self) -> PathBuf {
-        self.dir.join("journal")
+    /// The domains of the store this domain belongs to (tests).
+    #[cfg(test)]
+    fn domains_of_root(&self) -> Vec<String> {
+        Store::at(self.dir.parent().unwrap_or(&self.dir)).domains()
+    }
+
+    fn layout(&self) -> Layout {
+        Layout::new(&self.dir)
     }
 
     fn object_path(&self, id: &str) -> PathBuf {
@@ -201,7 +211,15 @@ impl DomainStore {
     /// Refuses a domain or objects folder that is a symbolic link: the store never
     /// reads or writes through a link, which could point anywhere.
     fn check_dirs(&self) -> Result<()> {
-        for dir in [self.dir.clone(), self.dir.join("objects")] {
+        let mut dirs = vec![
+            self.dir.clone(),
+            self.dir.join("objects"),
+            self.dir.join("segments"),
+        ];
+        if let Ok(Some(g)) = self.layout().current() {
+            dirs.push(self.dir.join("segments").join(g.to_string()));
+        }
+        for dir in dirs {
             if fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
                 return Err(Error::InvalidFile {
                     path: dir,
@@ -249,7 +267,7 @@ impl DomainStore {
             &self.dir.join("objects"),
         ] {
             if !dir.is_dir() {
-                create_private_dir(dir)?;
+                create_private_dir(dir).map_err(|e| Error::io(dir, e))?;
             }
         }
         Ok(())
@@ -294,30 +312,58 @@ impl DomainStore {
         Ok(Lock { _file: file })
     }
 
-    /// Reads the journal; damaged lines are reported, never fatal.
+    /// Takes the domain lock for a consistent read (`verify`, `export`) without writing
+    /// anything: no holder note, no folder created. `None` when there is nothing to
+    /// lock or the store is not ours to lock (another user's store is read as it is).
+    ///
+    /// # Errors
+    /// Timeout (naming the holder).
+    pub fn read_lock(&self, timeout: Duration) -> Result<Option<Lock>> {
+        self.check_dirs()?;
+        let path = self.dir.join("lock");
+        if !self.dir.is_dir() || self.check_owner().is_err() {
+            return Ok(None);
+        }
+        let Ok(file) = open_private(&path, false).and_then(|f| files::regular(&f).map(|()| f))
+        else {
+            return Ok(None);
+        };
+        match lock::exclusive(&file, timeout) {
+            Ok(()) => Ok(Some(Lock { _file: file })),
+            Err(lock::Wait::TimedOut) => {
+                let holder = fs::read_to_string(self.dir.join("lock.holder")).unwrap_or_default();
+                Err(Error::Locked(format!(
+                    "{}: still locked after {}s by {}",
+                    path.display(),
+                    timeout.as_secs(),
+                    holder.trim()
+                )))
+            }
+            Err(lock::Wait::Io(_)) => Ok(None),
+        }
+    }
+
+    /// Reads the journal (streaming, any size); damaged lines are reported, never fatal.
     ///
     /// # Errors
     /// The journal exists but cannot be read.
     pub fn read(&self) -> Result<Journal> {
+        self.read_with(false)
+    }
+
+    /// Reads the journal, keeping damaged lines' bytes when `keep_raw`.
+    fn read_with(&self, keep_raw: bool) -> Result<Journal> {
         self.check_dirs()?;
-        let path = self.journal_path();
-        let bytes = match files::read_bounded_nofollow(&path, MAX_JOURNAL) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Journal {
-                    domain: self.domain.clone(),
-                    ..Journal::default()
-                });
-            }
-            Err(e) => return Err(Error::io(&path, e)),
-        };
+        let journal =
+            segments::read_journal(&self.layout(), keep_raw).map_err(|(p, e)| Error::io(p, e))?;
         Ok(Journal {
             domain: self.domain.clone(),
-            ..journal::parse_journal(&path, &bytes)
+            ..journal
         })
     }
 
-    /// Writes objects and appends a `snapshot` record (state `pending`) for `cr`.
+    /// Writes objects and appends a `snapshot` record for `cr`, queued for the cluster
+    /// (`pending`).
     ///
     /// # Errors
     /// I/O failures; nothing is recorded then.
@@ -327,18 +373,37 @@ impl DomainStore {
         crd_json: &str,
         target: Option<&Target>,
     ) -> Result<SnapshotRecord> {
+        self.record_for(cr, crd_json, target, true)
+    }
+
+    /// [`DomainStore::record`], choosing the channel: with `cluster` false the snapshot
+    /// is recorded for Git only (`commit`) and never queued for the cluster.
+    ///
+    /// # Errors
+    /// I/O failures; nothing is recorded then.
+    pub fn record_for(
+        &self,
+        cr: &ClusterInventory,
+        crd_json: &str,
+        target: Option<&Target>,
+        cluster: bool,
+    ) -> Result<SnapshotRecord> {
         // Objects are written under the lock: an object that already exists may belong
         // only to deleted snapshots, and `gc` (which holds the lock) would remove it
         // between this check and the append, leaving the new record without it.
         let _lock = self.lock("record", LOCK_TIMEOUT)?;
+        let _critical = crate::util::signals::critical();
+        let mut appender = self.appender()?;
         let cr_id = self.put_object(&cr_object(cr))?;
         let crd_id = self.put_object(crd_json)?;
-        let at = now_millis();
+        let (at, seq) = appender.stamp();
         let id = new_id(&at, &cr_id);
         let record = SnapshotRecord {
             v: FORMAT,
             id,
             at,
+            seq: Some(seq),
+            cluster,
             domain: self.domain.clone(),
             rendered_at: cr.spec.rendered_at.clone(),
             spec_hash: cr.spec.spec_hash.clone(),
@@ -348,7 +413,8 @@ impl DomainStore {
             crd: crd_id,
             target: target.map(TargetRecord::from),
         };
-        self.append(&[Record::Snapshot(record.clone())])?;
+        appender.push(Record::Snapshot(record.clone()));
+        appender.write(self)?;
         Ok(record)
     }
 
@@ -364,52 +430,63 @@ impl DomainStore {
         self.append_states(changes)
     }
 
-    /// Appends state changes; the caller holds the lock.
+    /// Appends state changes; the caller holds the lock. Each is stamped with the
+    /// domain's next `seq` and a time no earlier than its newest record.
     ///
     /// # Errors
     /// I/O failures.
     pub fn append_states(&self, changes: &[StateRecord]) -> Result<()> {
-        let records: Vec<Record> = changes.iter().cloned().map(Record::State).collect();
-        self.append(&records)
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let _critical = crate::util::signals::critical();
+        let mut appender = self.appender()?;
+        for change in changes {
+            let (at, seq) = appender.stamp_after(&change.at);
+            appender.push(Record::State(StateRecord {
+                v: FORMAT,
+                at,
+                seq: Some(seq),
+                ..change.clone()
+            }));
+        }
+        appender.write(self)
     }
 
-    /// Appends records under the lock the caller holds: one write, one fsync.
-    fn append(&self, records: &[Record]) -> Result<()> {
-        let path = self.journal_path();
-        let created = !path.exists();
-        let mut file = open_private(&path, true)
-            .and_then(|f| files::regular(&f).map(|()| f))
-            .map_err(|e| Error::io(&path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-        if len > MAX_JOURNAL {
-            return Err(Error::io(&path, files::too_large(len, MAX_JOURNAL)));
-        }
-        let mut text = String::new();
-        let repaired = repair_tail(&mut file).map_err(|e| Error::io(&path, e))?;
-        let before = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-        if let Some(torn) = repaired {
-            text.push_str(&journal::encode(&Record::Repair(RepairRecord {
+    /// Starts an append under the lock the caller holds: migrates a version 1 journal,
+    /// removes what dead writers left, cuts a torn tail, and finds where the history
+    /// stands (from the active segment's last record; the whole journal only when that
+    /// does not verify).
+    fn appender(&self) -> Result<Appender> {
+        self.ensure_dirs()?;
+        let layout = self.layout();
+        let segdir = layout.segments_dir();
+        let now = now_millis();
+        let generation = layout.ensure_v2(&now).map_err(|e| Error::io(&segdir, e))?;
+        layout.clean_up();
+        let torn = layout
+            .repair(generation)
+            .map_err(|e| Error::io(&segdir, e))?;
+        let head = match layout.tail_head(generation) {
+            Some(h) => h,
+            None => self.read()?.head.unwrap_or((now.clone(), 0)),
+        };
+        let mut appender = Appender {
+            generation,
+            head,
+            now,
+            records: Vec::new(),
+        };
+        if let Some(torn_bytes) = torn {
+            let (at, seq) = appender.stamp();
+            appender.push(Record::Repair(RepairRecord {
                 v: FORMAT,
-                at: now_millis(),
-                torn_bytes: torn,
-            })));
+                at,
+                seq: Some(seq),
+                torn_bytes,
+            }));
         }
-        for r in records {
-            text.push_str(&journal::encode(r));
-        }
-        if let Err(e) = file
-            .write_all(text.as_bytes())
-            .and_then(|()| file.sync_all())
-        {
-            // A short write (a full disk) must not leave half a record behind.
-            let _ = file.set_len(before);
-            let _ = file.sync_all();
-            return Err(Error::io(&path, e));
-        }
-        if created {
-            files::sync_dir(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
-        }
-        Ok(())
+        Ok(appender)
     }
 
     /// Stores `text` under its sha256 unless it is already there.
@@ -504,33 +581,91 @@ impl DomainStore {
         Ok(true)
     }
 
-    /// Appends records read from an export (the caller holds the lock).
-    ///
-    /// # Errors
-    /// I/O failures.
-    pub fn import_records(&self, records: &[Record]) -> Result<()> {
-        if records.is_empty() {
-            return Ok(());
-        }
-        self.append(records)
-    }
-
-    /// The raw journal lines that verify, for export.
+    /// Reads the journal for a rewrite (gc, import): with damaged lines' bytes.
     ///
     /// # Errors
     /// The journal cannot be read.
-    pub fn valid_records(&self) -> Result<Vec<Record>> {
-        self.check_dirs()?;
-        let path = self.journal_path();
-        let bytes = match files::read_bounded_nofollow(&path, MAX_JOURNAL) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(&path, e)),
-        };
-        Ok(journal::records(&bytes)
-            .into_iter()
-            .filter_map(|(_, r)| r.ok())
-            .collect())
+    pub(crate) fn read_for_rewrite(&self) -> Result<Journal> {
+        self.read_with(true)
+    }
+
+    /// Writes `journal` (snapshots, their histories, damaged lines verbatim) as a new
+    /// generation and switches to it atomically; the caller holds the lock.
+    ///
+    /// # Errors
+    /// I/O failures; the live generation is then unchanged.
+    pub(crate) fn rewrite(&self, journal: &Journal) -> Result<()> {
+        self.ensure_dirs()?;
+        let segdir = self.layout().segments_dir();
+        let now = now_millis();
+        let head = journal.head.clone().unwrap_or((now.clone(), 0));
+        let lines = journal_lines(journal)
+            .map(|r| journal::encode(&r).into_bytes())
+            .chain(journal.damaged_lines.iter().map(|l| {
+                let mut l = l.clone();
+                l.push(b'\n');
+                l
+            }))
+            .chain(std::iter::once(
+                journal::encode(&Record::Head(HeadRecord {
+                    v: FORMAT,
+                    at: head.0.max(now),
+                    seq: head.1,
+                }))
+                .into_bytes(),
+            ));
+        self.layout()
+            .write_generation(lines)
+            .map_err(|e| Error::io(&segdir, e))?;
+        Ok(())
+    }
+}
+
+/// The records of `journal` to write out: each snapshot (in order, with its effective
+/// `seq`) followed by its state changes.
+pub fn journal_lines(journal: &Journal) -> impl Iterator<Item = Record> + '_ {
+    journal.snapshots.iter().flat_map(|s| {
+        std::iter::once(Record::Snapshot(SnapshotRecord {
+            seq: Some(s.order_seq),
+            ..s.record.clone()
+        }))
+        .chain(s.history.iter().cloned().map(Record::State))
+    })
+}
+
+/// Records stamped and waiting for one write.
+struct Appender {
+    generation: u64,
+    head: (String, u64),
+    now: String,
+    records: Vec<Record>,
+}
+
+impl Appender {
+    /// The next (at, seq): never before the newest record, `seq` one more.
+    fn stamp(&mut self) -> (String, u64) {
+        let now = self.now.clone();
+        self.stamp_after(&now)
+    }
+
+    fn stamp_after(&mut self, at: &str) -> (String, u64) {
+        if at > self.head.0.as_str() {
+            self.head.0 = at.to_string();
+        }
+        self.head.1 += 1;
+        self.head.clone()
+    }
+
+    fn push(&mut self, record: Record) {
+        self.records.push(record);
+    }
+
+    fn write(self, store: &DomainStore) -> Result<()> {
+        let text: String = self.records.iter().map(journal::encode).collect();
+        let layout = store.layout();
+        layout
+            .append(self.generation, text.as_bytes())
+            .map_err(|e| Error::io(layout.segments_dir(), e))
     }
 }
 
@@ -559,45 +694,6 @@ pub fn inventory_from_object(
     serde_json::from_value(value)
 }
 
-/// Cuts an incomplete last line off (a crash mid-append) unless it is a complete record
-/// missing only its newline, which gets its newline. Returns the bytes cut.
-fn repair_tail(file: &mut File) -> std::io::Result<Option<u64>> {
-    let len = file.metadata()?.len();
-    // Find where the last line starts, reading backwards (a hostile tail may be long).
-    let mut chunk = vec![0u8; 64 << 10];
-    let mut end = len;
-    let mut start = 0;
-    while end > 0 {
-        let from = end.saturating_sub(chunk.len() as u64);
-        let part = &mut chunk[..(end - from) as usize];
-        file.seek(SeekFrom::Start(from))?;
-        file.read_exact(part)?;
-        if end == len && part.last() == Some(&b'\n') {
-            return Ok(None);
-        }
-        if let Some(i) = part.iter().rposition(|b| *b == b'\n') {
-            start = from + i as u64 + 1;
-            break;
-        }
-        end = from;
-    }
-    if len == start {
-        return Ok(None);
-    }
-    if len - start <= 1 << 20 {
-        let mut last = Vec::new();
-        file.seek(SeekFrom::Start(start))?;
-        file.take(len - start).read_to_end(&mut last)?;
-        if journal::decode(&last).is_ok() {
-            file.write_all(b"\n")?;
-            return Ok(None);
-        }
-    }
-    file.set_len(start)?;
-    file.seek(SeekFrom::End(0))?;
-    Ok(Some(len - start))
-}
-
 /// A short unique id: time-ordered enough for humans, random enough for prefixes.
 fn new_id(at: &str, cr: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -624,42 +720,6 @@ fn hostname() -> String {
         .or_else(|_| fs::read_to_string("/etc/hostname"))
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
-}
-
-/// Store folders are private: 0700.
-fn create_private_dir(dir: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| Error::io(dir, e))
-    }
-    #[cfg(not(unix))]
-    {
-        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
-    }
-}
-
-/// Store files are private: 0600.
-fn open_private(path: &Path, append: bool) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.create(true).read(true);
-    if append {
-        options.append(true);
-    } else {
-        options.write(true);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
-    }
-    options.open(path).map_err(files::link_refused)
 }
 
 /// Resolves a snapshot reference within a journal: `latest`, `latest~N`, `@DATE` (the
@@ -728,22 +788,22 @@ pub fn parse_ref(text: &str) -> Result<SnapshotRef> {
         .map_err(|e| Error::Usage(format!("bad snapshot reference '{text}' ({e})")))
 }
 
-/// The pending snapshots recorded before `id`, which an apply of `id` supersedes. Later
+/// The pending snapshots ordered before `id`, which a delivery of `id` supersedes. Later
 /// ones (queued by another process while that apply ran) hold a newer inventory and are
 /// still to be delivered.
 pub fn pending_before<'a>(journal: &'a Journal, id: &str) -> Vec<&'a Snapshot> {
-    journal
-        .snapshots
-        .iter()
-        .take_while(|s| s.record.id != id)
-        .filter(|s| s.state == State::Pending)
-        .collect()
+    journal.pending_before(id)
 }
 
 #[cfg(test)]
 mod tests {
     use super::gc::gc_candidates;
     use super::*;
+    use std::fs::OpenOptions;
+    use std::io::Write;
+
+    /// The active segment of a store written from scratch.
+    const SEGMENT: &str = "d/segments/1/000001.log";
 
     fn cr(n: u32) -> ClusterInventory {
         let text = format!(
@@ -755,17 +815,7 @@ mod tests {
     }
 
     fn state(id: &str, s: State) -> StateRecord {
-        StateRecord {
-            v: 1,
-            id: id.into(),
-            at: now_millis(),
-            state: s,
-            reason: None,
-            detail: None,
-            by: None,
-            commit: None,
-            target: None,
-        }
+        StateRecord::new(id, &now_millis(), s)
     }
 
     #[test]
@@ -812,7 +862,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path()).domain("d");
         store.record(&cr(1), "{}", None).unwrap();
-        let path = dir.path().join("d/journal");
+        let path = dir.path().join(SEGMENT);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(b"0123abcd {\"kind\":\"snap").unwrap();
         let j = store.read().unwrap();
@@ -832,7 +882,7 @@ mod tests {
         let store = Store::at(dir.path()).domain("d");
         store.record(&cr(1), "{}", None).unwrap();
         store.record(&cr(2), "{}", None).unwrap();
-        let path = dir.path().join("d/journal");
+        let path = dir.path().join(SEGMENT);
         let text = fs::read_to_string(&path).unwrap().replacen(
             "\"lok8sVersion\":\"1\"",
             "\"lok8sVersion\":\"2\"",
@@ -842,11 +892,12 @@ mod tests {
         let j = store.read().unwrap();
         assert_eq!(j.snapshots.len(), 1);
         assert_eq!(j.damage.len(), 1);
-        assert_eq!(j.damage[0].line, 1);
+        // Line 1 is the generation's head record.
+        assert_eq!(j.damage[0].line, 2);
         assert!(
             j.damage[0]
                 .to_string()
-                .contains("journal:1: checksum mismatch")
+                .contains("000001.log:2: checksum mismatch")
         );
     }
 
@@ -967,7 +1018,8 @@ mod tests {
         let mode = |p: PathBuf| fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(dir.path().join("s")), 0o700);
         assert_eq!(mode(dir.path().join("s/d")), 0o700);
-        assert_eq!(mode(dir.path().join("s/d/journal")), 0o600);
+        assert_eq!(mode(dir.path().join("s/d/segments/1/000001.log")), 0o600);
+        assert_eq!(mode(dir.path().join("s/d/segments/CURRENT")), 0o600);
         assert_eq!(
             mode(dir.path().join(format!("s/d/objects/{}.json", a.cr))),
             0o600
@@ -996,5 +1048,216 @@ mod tests {
         )
         .unwrap();
         assert!(store.lock("third", Duration::from_millis(100)).is_ok());
+    }
+
+    fn v1_snapshot(id: &str, at: &str, cr: &str) -> Record {
+        Record::Snapshot(SnapshotRecord {
+            v: 1,
+            id: id.into(),
+            at: at.into(),
+            seq: None,
+            cluster: true,
+            domain: "d".into(),
+            rendered_at: at.into(),
+            spec_hash: "h".into(),
+            lok8s_version: "1".into(),
+            tool: "clinv 0".into(),
+            cr: cr.into(),
+            crd: cr.into(),
+            target: None,
+        })
+    }
+
+    #[test]
+    fn a_v1_journal_is_read_as_it_is_and_migrated_by_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        fs::create_dir_all(dir.path().join("d")).unwrap();
+        // Line order is not time order: the order is (at, seq = line number, id).
+        let text: String = [
+            v1_snapshot("bbbb01", "2026-01-01T00:00:02.000Z", &"a".repeat(64)),
+            v1_snapshot("aaaa01", "2026-01-01T00:00:01.000Z", &"a".repeat(64)),
+            v1_snapshot("cccc01", "2026-01-01T00:00:02.000Z", &"a".repeat(64)),
+        ]
+        .iter()
+        .map(journal::encode)
+        .collect();
+        fs::write(dir.path().join("d/journal"), &text).unwrap();
+        let j = store.read().unwrap();
+        let ids: Vec<&str> = j.snapshots.iter().map(|s| s.record.id.as_str()).collect();
+        assert_eq!(ids, ["aaaa01", "bbbb01", "cccc01"]);
+        assert_eq!(j.snapshots[2].order_seq, 3);
+        assert_eq!(store.domains_of_root(), ["d"]);
+        let new = store.record(&cr(1), "{}", None).unwrap();
+        assert!(new.seq.unwrap() > 3, "{new:?}");
+        assert!(new.at.as_str() >= "2026-01-01T00:00:02.000Z");
+        assert!(
+            !dir.path().join("d/journal").exists(),
+            "left over after migration"
+        );
+        assert!(dir.path().join("d/segments/1/000000.log").is_file());
+        let j = store.read().unwrap();
+        let ids: Vec<&str> = j.snapshots.iter().map(|s| s.record.id.as_str()).collect();
+        assert_eq!(ids, ["aaaa01", "bbbb01", "cccc01", new.id.as_str()]);
+        assert_eq!(j.newest_first().next().unwrap().record.id, new.id);
+    }
+
+    #[test]
+    fn recorded_time_never_goes_backwards_and_seq_grows() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        fs::create_dir_all(dir.path().join("d")).unwrap();
+        // A record from the future (another clock): new records are stamped after it.
+        let future = v1_snapshot("ffff01", "2999-01-01T00:00:00.000Z", &"a".repeat(64));
+        fs::write(dir.path().join("d/journal"), journal::encode(&future)).unwrap();
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        let b = store.record(&cr(2), "{}", None).unwrap();
+        assert_eq!(a.at, "2999-01-01T00:00:00.000Z");
+        assert!(b.seq > a.seq);
+        let j = store.read().unwrap();
+        assert_eq!(j.newest_first().next().unwrap().record.id, b.id);
+    }
+
+    #[test]
+    fn an_imported_older_snapshot_never_becomes_the_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let newer = store.record(&cr(1), "{}", None).unwrap();
+        let local = store.read_for_rewrite().unwrap();
+        let older = v1_snapshot("0ld0", "2020-01-01T00:00:00.000Z", &newer.cr);
+        let (merged, added) = journal::merge(local, vec![older]);
+        assert_eq!(added, 1);
+        let _lock = store.lock("test", LOCK_TIMEOUT).unwrap();
+        store.rewrite(&merged).unwrap();
+        let j = store.read().unwrap();
+        assert_eq!(j.newest_first().next().unwrap().record.id, newer.id);
+        assert_eq!(j.snapshots[0].record.id, "0ld0");
+        assert_eq!(
+            pending_before(&j, &newer.id)
+                .iter()
+                .map(|s| s.record.id.as_str())
+                .collect::<Vec<_>>(),
+            ["0ld0"]
+        );
+    }
+
+    #[test]
+    fn a_commit_never_changes_the_cluster_state_and_git_only_snapshots_are_not_queued() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        let b = store.record_for(&cr(2), "{}", None, false).unwrap();
+        store
+            .set_states(&[
+                StateRecord {
+                    commit: Some("c0ffee".into()),
+                    pushed: Some("origin".into()),
+                    ..state(&a.id, State::Committed)
+                },
+                state(&b.id, State::Committed),
+            ])
+            .unwrap();
+        let j = store.read().unwrap();
+        let (sa, sb) = (j.get(&a.id).unwrap(), j.get(&b.id).unwrap());
+        assert_eq!(
+            (sa.state, sa.cluster_state),
+            (State::Pending, Some(State::Pending))
+        );
+        assert_eq!(sa.commit.as_deref(), Some("c0ffee"));
+        assert_eq!(sa.pushed.as_deref(), Some("origin"));
+        assert!(sa.is_pending());
+        assert_eq!((sb.state, sb.cluster_state), (State::Committed, None));
+        assert!(!sb.is_pending());
+    }
+
+    #[test]
+    fn gc_refuses_damage_unless_allowed_and_keeps_what_a_damaged_line_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        let b = store.record(&cr(2), "{\"x\":1}", None).unwrap();
+        let c = store.record(&cr(3), "{\"x\":2}", None).unwrap();
+        store.record(&cr(4), "{\"x\":3}", None).unwrap();
+        let applied: Vec<StateRecord> = [&a, &b, &c]
+            .iter()
+            .map(|s| state(&s.id, State::Superseded))
+            .collect();
+        store.set_states(&applied).unwrap();
+        // Damage the line of b's record: its objects are named only there now.
+        let path = dir.path().join(SEGMENT);
+        let text = fs::read_to_string(&path).unwrap();
+        let damaged = text.replacen(&format!("\"id\":\"{}\"", b.id), "\"id\":\"zzzz\"", 1);
+        fs::write(&path, &damaged).unwrap();
+        let err = store.gc(0, false, false).unwrap_err().to_string();
+        assert!(
+            err.contains("damaged journal line") && err.contains("--allow-damage"),
+            "{err}"
+        );
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            damaged,
+            "gc changed something"
+        );
+        let gone = store.gc(0, false, true).unwrap();
+        assert_eq!(gone.len(), 1);
+        assert_eq!(gone[0].record.id, c.id);
+        assert!(
+            store.object(&b.crd).is_ok(),
+            "an object a damaged line names was removed"
+        );
+        assert!(
+            store.object(&c.crd).is_err(),
+            "an object only c named was kept"
+        );
+        let j = store.read().unwrap();
+        assert_eq!(j.damage.len(), 1, "the damaged line was not carried over");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("d/segments/CURRENT")).unwrap(),
+            "2\n"
+        );
+        assert!(!dir.path().join("d/segments/1").exists());
+    }
+
+    #[test]
+    fn a_crash_before_the_generation_switch_leaves_the_old_state_and_is_cleaned_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        store.record(&cr(1), "{}", None).unwrap();
+        let before = store.read().unwrap().snapshots.len();
+        // A gc killed after writing generation 2 but before replacing CURRENT, and a
+        // writer killed mid-object and mid-CURRENT.
+        fs::create_dir_all(dir.path().join("d/segments/2")).unwrap();
+        fs::write(dir.path().join("d/segments/2/000001.log"), "garbage\n").unwrap();
+        fs::write(dir.path().join("d/segments/.CURRENT.tmp.1.0"), "2\n").unwrap();
+        fs::write(dir.path().join("d/objects/.abc.json.tmp.99999.1"), "{").unwrap();
+        assert_eq!(store.read().unwrap().snapshots.len(), before);
+        assert!(store.read().unwrap().damage.is_empty());
+        store.record(&cr(2), "{}", None).unwrap();
+        assert!(!dir.path().join("d/segments/2").exists());
+        assert!(!dir.path().join("d/segments/.CURRENT.tmp.1.0").exists());
+        assert!(!dir.path().join("d/objects/.abc.json.tmp.99999.1").exists());
+        assert_eq!(store.read().unwrap().snapshots.len(), before + 1);
+    }
+
+    #[test]
+    fn new_generations_roll_segments_and_read_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::new(dir.path());
+        let big = |i: u64| {
+            journal::encode(&Record::Repair(RepairRecord {
+                v: FORMAT,
+                at: format!("2026-01-01T00:00:0{i}.000Z"),
+                seq: Some(i),
+                torn_bytes: 0,
+            }))
+            .into_bytes()
+        };
+        let pad = vec![b'#'; (segments::SEGMENT_ROLL / 2) as usize];
+        let lines = (1..=4).flat_map(|i| [big(i), [pad.as_slice(), b"\n"].concat()]);
+        assert_eq!(layout.write_generation(lines).unwrap(), 1);
+        assert!(layout.live_files().unwrap().len() >= 2);
+        let j = segments::read_journal(&layout, false).unwrap();
+        assert_eq!(j.head, Some(("2026-01-01T00:00:04.000Z".into(), 4)));
+        assert_eq!(j.damage.len(), 4, "the padding lines are damage");
     }
 }

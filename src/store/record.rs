@@ -4,8 +4,9 @@ use crate::delivery::{Reason, Target};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-/// Journal format version, written into every record.
-pub(super) const FORMAT: u32 = 1;
+/// Journal format version, written into every record: 2 adds `seq`, the per-channel
+/// delivery state and `head` records; version 1 records are read as they are.
+pub(super) const FORMAT: u32 = 2;
 /// A snapshot's state.
 #[derive(
     Debug,
@@ -22,7 +23,7 @@ pub(super) const FORMAT: u32 = 1;
 #[serde(rename_all = "lowercase")]
 #[strum(serialize_all = "lowercase")]
 pub enum State {
-    /// Recorded, not yet applied (queued).
+    /// Recorded, not yet applied (queued for the cluster).
     Pending,
     /// Applied to the cluster.
     Applied,
@@ -32,6 +33,8 @@ pub enum State {
     Superseded,
     /// Removed by `snapshots gc` (its record stays in the journal).
     Deleted,
+    /// Recorded by `commit` for Git only (never queued for the cluster), not committed.
+    Recorded,
 }
 
 impl State {
@@ -65,6 +68,48 @@ pub enum Record {
     Snapshot(SnapshotRecord),
     State(StateRecord),
     Repair(RepairRecord),
+    Head(HeadRecord),
+}
+
+impl Record {
+    /// The tie-breaker written with the record (none in version 1 records).
+    pub fn seq(&self) -> Option<u64> {
+        match self {
+            Record::Snapshot(r) => r.seq,
+            Record::State(r) => r.seq,
+            Record::Repair(r) => r.seq,
+            Record::Head(r) => Some(r.seq),
+        }
+    }
+
+    /// When it was recorded.
+    pub fn at(&self) -> &str {
+        match self {
+            Record::Snapshot(r) => &r.at,
+            Record::State(r) => &r.at,
+            Record::Repair(r) => &r.at,
+            Record::Head(r) => &r.at,
+        }
+    }
+}
+
+/// Where a generation's history stood when it was written (by a migration, `gc` or
+/// `import`): the newest recorded time and the largest `seq`, so the next append
+/// continues from it without reading history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeadRecord {
+    pub v: u32,
+    pub at: String,
+    pub seq: u64,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 /// A recorded inventory.
@@ -73,8 +118,17 @@ pub enum Record {
 pub struct SnapshotRecord {
     pub v: u32,
     pub id: String,
-    /// When it was recorded (UTC, RFC 3339 with milliseconds).
+    /// When it was recorded (UTC, RFC 3339 with milliseconds); never before the newest
+    /// record of the domain.
     pub at: String,
+    /// Tie-breaker of the order (at, seq, id); absent in version 1 records, whose `seq` is
+    /// their line number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// Queued for the cluster (recorded by `publish`); `false` for a snapshot `commit`
+    /// recorded for Git only.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub cluster: bool,
     pub domain: String,
     pub rendered_at: String,
     pub spec_hash: String,
@@ -95,6 +149,10 @@ pub struct StateRecord {
     pub v: u32,
     pub id: String,
     pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// `pending`, `applied`, `superseded`: the cluster channel; `committed`: the Git
+    /// channel; `deleted`: both (final).
     pub state: State,
     /// Why it is still pending (or why it was superseded without an apply).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,6 +165,9 @@ pub struct StateRecord {
     /// The Git commit that carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The remote the commit was pushed to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetRecord>,
 }
@@ -118,11 +179,13 @@ impl StateRecord {
             v: FORMAT,
             id: id.to_string(),
             at: at.to_string(),
+            seq: None,
             state,
             reason: None,
             detail: None,
             by: None,
             commit: None,
+            pushed: None,
             target: None,
         }
     }
@@ -134,6 +197,8 @@ impl StateRecord {
 pub struct RepairRecord {
     pub v: u32,
     pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
     pub torn_bytes: u64,
 }
 
@@ -143,7 +208,19 @@ pub struct RepairRecord {
 pub struct Snapshot {
     #[serde(flatten)]
     pub record: SnapshotRecord,
+    /// The state to show: `deleted`, else the cluster state, else `committed` when only
+    /// Git has it, else `recorded`.
     pub state: State,
+    /// The effective tie-breaker (the line number for a version 1 record).
+    #[serde(skip)]
+    pub order_seq: u64,
+    /// The cluster channel: `pending`, `applied` or `superseded`; none for a snapshot
+    /// recorded for Git only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster_state: Option<State>,
+    /// The remote the commit was pushed to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pushed: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<Reason>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -166,17 +243,36 @@ pub struct Damage {
     pub what: String,
 }
 
+impl Snapshot {
+    /// The total order of snapshots: recorded time, then `seq`, then id.
+    pub fn order_key(&self) -> (&str, u64, &str) {
+        (&self.record.at, self.order_seq, &self.record.id)
+    }
+
+    /// Still to be delivered to the cluster.
+    pub fn is_pending(&self) -> bool {
+        self.state != State::Deleted && self.cluster_state == Some(State::Pending)
+    }
+}
+
 /// What reading a domain's journal found.
 #[derive(Debug, Default)]
 pub struct Journal {
     /// The domain it belongs to (empty when read from bare bytes).
     pub domain: String,
-    /// Snapshots in journal order (oldest first).
+    /// Snapshots in the order (at, seq, id), oldest first — not the order of lines.
     pub snapshots: Vec<Snapshot>,
     /// Lines whose checksum or format is wrong (skipped).
     pub damage: Vec<Damage>,
     /// Bytes of an incomplete last line (ignored).
     pub torn_tail: u64,
+    /// Every 64-hex-digit word of a damaged line: object ids a damaged record may name.
+    pub damaged_ids: std::collections::BTreeSet<String>,
+    /// The damaged lines themselves (only when asked for: `gc` and `import` carry them
+    /// over verbatim).
+    pub damaged_lines: Vec<Vec<u8>>,
+    /// The newest recorded time and the largest `seq` of any record.
+    pub head: Option<(String, u64)>,
 }
 
 impl Journal {
@@ -190,5 +286,18 @@ impl Journal {
 
     pub fn get(&self, id: &str) -> Option<&Snapshot> {
         self.snapshots.iter().find(|s| s.record.id == id)
+    }
+
+    /// The pending snapshots ordered before `id`, which a delivery of `id` supersedes.
+    /// Later ones (queued by another process meanwhile) are still to be delivered.
+    pub fn pending_before(&self, id: &str) -> Vec<&Snapshot> {
+        let Some(at) = self.get(id) else {
+            return Vec::new();
+        };
+        let key = at.order_key();
+        self.snapshots
+            .iter()
+            .filter(|s| s.is_pending() && s.order_key() < key)
+            .collect()
     }
 }

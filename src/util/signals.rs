@@ -12,12 +12,30 @@ use std::sync::{OnceLock, RwLock, RwLockReadGuard};
 static GATE: RwLock<()> = RwLock::new(());
 static ON_SIGNAL: OnceLock<fn(i32)> = OnceLock::new();
 
-/// A write in progress: a signal waits for it to end.
-pub struct Critical(#[allow(dead_code)] RwLockReadGuard<'static, ()>);
+thread_local! {
+    /// Open critical sections of this thread: only the outermost holds the gate.
+    static DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
-/// Marks a write that must not be cut short by SIGINT or SIGTERM.
+/// A write in progress: a signal waits for it to end.
+pub struct Critical(#[allow(dead_code)] Option<RwLockReadGuard<'static, ()>>);
+
+/// Marks a write that must not be cut short by SIGINT or SIGTERM. Sections nest: an
+/// inner one (an atomic file write inside a store append) takes nothing more, so a
+/// signal waiting for the gate can never block it.
 pub fn critical() -> Critical {
-    Critical(GATE.read().unwrap_or_else(|e| e.into_inner()))
+    let depth = DEPTH.with(|d| {
+        let depth = d.get();
+        d.set(depth + 1);
+        depth
+    });
+    Critical((depth == 0).then(|| GATE.read().unwrap_or_else(|e| e.into_inner())))
+}
+
+impl Drop for Critical {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
 }
 
 /// Starts the thread that turns SIGINT/SIGTERM into an orderly exit; `on_signal` runs
@@ -56,5 +74,28 @@ pub fn name(signal: i32) -> &'static str {
         2 => "SIGINT",
         15 => "SIGTERM",
         _ => "a signal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn nested_sections_do_not_wait_for_a_waiting_signal() {
+        // Found while adding critical sections around store appends: with a signal
+        // waiting for the gate, a second read of it in the same thread (an atomic write
+        // inside an append) waited for the signal, which waited for the first: a hang.
+        let outer = critical();
+        let exit = std::thread::spawn(|| drop(GATE.write()));
+        std::thread::sleep(Duration::from_millis(50));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let inner = critical();
+        tx.send(()).unwrap();
+        assert!(rx.recv_timeout(Duration::from_secs(1)).is_ok());
+        drop(inner);
+        drop(outer);
+        exit.join().unwrap();
     }
 }

@@ -272,7 +272,7 @@ fn damage_is_reported_with_its_path_and_skipped_never_deleted() {
         1
     );
     // A hand-edited journal line: reported with path and line, skipped by list.
-    let journal = fx.store().join("prod.acme.example/journal");
+    let journal = journal_file(&fx.store().join("prod.acme.example"));
     let edited = std::fs::read_to_string(&journal).unwrap().replacen(
         "prod.acme.example",
         "prod.acme.examplf",
@@ -282,7 +282,7 @@ fn damage_is_reported_with_its_path_and_skipped_never_deleted() {
     let list = fx.clinv(&["snapshots", "list"]).run().ok();
     assert!(
         list.stderr
-            .contains(&format!("{}:1: checksum mismatch", journal.display())),
+            .contains(&format!("{}:2: checksum mismatch", journal.display())),
         "{}",
         list.stderr
     );
@@ -293,7 +293,7 @@ fn a_torn_journal_tail_and_a_stale_lock_are_not_fatal() {
     use std::io::Write;
     let fx = Fx::new();
     fx.publish("prod.acme.example").ok();
-    let journal = fx.store().join("prod.acme.example/journal");
+    let journal = journal_file(&fx.store().join("prod.acme.example"));
     std::fs::OpenOptions::new()
         .append(true)
         .open(&journal)

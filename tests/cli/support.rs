@@ -195,3 +195,19 @@ pub fn set_chart_version(root: &Path, addon: &str, version: &str) {
     )
     .unwrap();
 }
+
+/// The segment a domain's next record is appended to (store format 2:
+/// `<domain>/segments/<generation>/<n>.log`, the live generation named by `CURRENT`).
+pub fn journal_file(domain_dir: &Path) -> PathBuf {
+    let segments = domain_dir.join("segments");
+    let generation = std::fs::read_to_string(segments.join("CURRENT")).unwrap();
+    let dir = segments.join(generation.trim());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    files.sort();
+    files.pop().unwrap()
+}

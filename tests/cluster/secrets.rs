@@ -696,7 +696,7 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
         use std::os::unix::fs::PermissionsExt;
         let n = assert_private(&store) + assert_private(&fx.imported());
         let domain = store.join(DOMAIN);
-        for f in ["journal", "lock", "lock.holder"] {
+        for f in ["segments/CURRENT", "lock", "lock.holder"] {
             assert!(domain.join(f).is_file(), "{f} missing");
         }
         assert!(n >= 8, "{n}");

@@ -109,7 +109,8 @@ fn record_fresh(
     report_warnings(settings, &built.warnings)?;
     render::validate(&built.inventory)?;
     let crd_json = serde_json::to_string(&crd::definition()).unwrap_or_default();
-    let snap = store.record(&built.inventory, &crd_json, None)?;
+    // For Git only: never queued for the cluster (replay does not deliver it).
+    let snap = store.record_for(&built.inventory, &crd_json, None, false)?;
     settings.printer.info(&format!(
         "recorded snapshot {} (the store had none for {domain})",
         snap.id

@@ -7,7 +7,7 @@ use crate::app::cli::PublishArgs;
 use crate::app::settings::Settings;
 use crate::cluster::Change;
 use crate::cluster::access::options;
-use crate::error::{Outcome, Result};
+use crate::error::{Error, Outcome, Result};
 use crate::ops::publish::{self, Published, Request};
 
 pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
@@ -29,6 +29,25 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
         strict: settings.strict,
     })?;
     print_notices(settings, &report.notices);
+    if let Some(not_recorded) = &report.not_recorded {
+        let applied = matches!(report.outcome, Published::Applied { .. });
+        // Neither applied nor recorded: the inventory is lost, always an error. Applied
+        // but not recorded: a warning (already printed), an error with --strict.
+        if !applied || settings.strict {
+            if let Published::NotApplied(n) = &report.outcome {
+                settings.printer.warn(&n.message);
+            }
+            return Err(Error::NotRecorded(format!(
+                "the inventory of {domain} was {} recorded ({})",
+                if applied {
+                    "applied but not"
+                } else {
+                    "neither applied nor"
+                },
+                not_recorded.0
+            )));
+        }
+    }
     match report.outcome {
         Published::DeployDomain { cluster_ref } => {
             deploy_domain_note(settings, &domain, cluster_ref.as_deref());

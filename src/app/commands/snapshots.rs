@@ -23,15 +23,20 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
             show(settings, &store, args.domain.as_deref(), id, *output)
         }
         Some(SnapshotsCommand::Verify) => verify(settings, &store, args.domain.as_deref()),
-        Some(SnapshotsCommand::Gc { keep, dry_run }) => {
-            gc(settings, &store, args.domain.as_deref(), *keep, *dry_run)
-        }
+        Some(SnapshotsCommand::Gc {
+            keep,
+            dry_run,
+            allow_damage,
+        }) => gc(
+            settings,
+            &store,
+            args.domain.as_deref(),
+            *keep,
+            *dry_run,
+            *allow_damage,
+        ),
         Some(SnapshotsCommand::Export { file }) => {
-            let domain = args
-                .domain
-                .as_deref()
-                .ok_or_else(|| Error::Usage("clinv snapshots export needs --domain".into()))?;
-            export(settings, &store, domain, file)
+            export(settings, &store, args.domain.as_deref(), file)
         }
         Some(SnapshotsCommand::Import { file }) => import(settings, &store, file),
     }
@@ -124,6 +129,17 @@ fn show(
         snap.reason.map(|x| format!(" ({x})")).unwrap_or_default(),
         r.spec_hash
     );
+    // Both delivery channels.
+    out.push_str(&format!(
+        "# cluster:    {}\n# git:        {}\n",
+        snap.cluster_state
+            .map_or("not queued (recorded for Git only)", |c| c.as_str()),
+        match (&snap.commit, &snap.pushed) {
+            (Some(c), Some(p)) => format!("committed {c}, pushed to {p}"),
+            (Some(c), None) => format!("committed {c}"),
+            (None, _) => "not committed".to_string(),
+        }
+    ));
     if let Some(t) = &r.target {
         out.push_str(&format!(
             "# target:     {}{}\n",
@@ -139,6 +155,7 @@ fn show(
             h.reason.map(|x| x.to_string()),
             h.by.as_ref().map(|b| format!("by {b}")),
             h.commit.clone(),
+            h.pushed.as_ref().map(|p| format!("pushed to {p}")),
         ]
         .into_iter()
         .flatten()
@@ -194,10 +211,11 @@ fn gc(
     domain: Option<&str>,
     keep: usize,
     dry_run: bool,
+    allow_damage: bool,
 ) -> Result<i32> {
     let verb = if dry_run { "would delete" } else { "deleted" };
     for d in store.select(domain)? {
-        let doomed = store.domain(&d).gc(keep, dry_run)?;
+        let doomed = store.domain(&d).gc(keep, dry_run, allow_damage)?;
         for s in &doomed {
             settings.printer.data(&format!(
                 "{d} {verb} {} ({})\n",
@@ -214,16 +232,16 @@ fn gc(
     Ok(exit::OK)
 }
 
-fn export(settings: &Settings, store: &Store, domain: &str, file: &Path) -> Result<i32> {
-    store.select(Some(domain))?;
-    let exported = store.domain(domain).export(file)?;
+fn export(settings: &Settings, store: &Store, domain: Option<&str>, file: &Path) -> Result<i32> {
+    let exported = store.export(domain, file)?;
     for e in &exported.skipped {
         settings.printer.warn(&format!("not exported: {e}"));
     }
     settings.printer.info(&format!(
-        "exported {} record(s) and {} object(s) of {domain} to {}",
+        "exported {} record(s) and {} object(s) of {} to {}",
         exported.records,
         exported.objects,
+        domain.map_or_else(|| format!("{} domain(s)", exported.domains), str::to_string),
         file.display()
     ));
     Ok(exit::OK)

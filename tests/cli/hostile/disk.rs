@@ -90,7 +90,8 @@ fn a_full_store_keeps_its_state_when_new_objects_do_not_fit() {
     fs.fill();
     let before = state(fs.path());
     let run = publish_offline(dir.path(), &store);
-    assert_eq!(run.code, 0, "publish is fail-soft: {}", run.stderr);
+    // Neither applied nor recorded: exit 11 (store format 2).
+    assert_eq!(run.code, 11, "{}", run.stderr);
     assert!(
         run.stderr.contains("could not record a snapshot")
             && run.stderr.contains("No space left on device")
@@ -117,19 +118,19 @@ fn a_full_store_never_keeps_half_a_journal_record() {
     let fs = tmpfs();
     let dir = project();
     let store = fs.path().join("store");
-    let journal = store.join("inv/journal");
     // Publish the same inventory until the next record will not fit the journal's last
     // page (objects already exist, so only the journal grows).
     queue(dir.path(), &store);
+    let journal = journal_file(&store.join("inv"));
     while std::fs::metadata(&journal).unwrap().len() % 4096 < 3700 {
         queue(dir.path(), &store);
     }
     fs.fill();
     let before = state(fs.path());
     let run = publish_offline(dir.path(), &store);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 11, "{}", run.stderr);
     assert!(
-        run.stderr.contains("No space left on device") && run.stderr.contains("journal"),
+        run.stderr.contains("No space left on device") && run.stderr.contains("segments"),
         "{}",
         run.stderr
     );
@@ -173,10 +174,12 @@ fn a_full_store_refuses_an_import_cleanly() {
     .run();
     assert_clean_failure(&run, "No space left on device");
     assert!(run.stderr.contains("/store"), "{}", run.stderr);
-    // At most the empty folders it created; no file.
+    // At most the empty folders and the (empty) lock file it created; no other file.
     let _ = before;
     assert!(
-        state(fs.path()).values().all(|v| v.starts_with("dir ")),
+        state(fs.path())
+            .iter()
+            .all(|(k, v)| v.starts_with("dir ") || k.ends_with("lock")),
         "{:?}",
         state(fs.path())
     );

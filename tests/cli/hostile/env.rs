@@ -51,7 +51,7 @@ fn a_relative_clinv_snapshots_is_relative_to_the_working_directory() {
     .cwd(cwd.path())
     .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(cwd.path().join("rel/store/inv/journal").is_file());
+    assert!(journal_file(&cwd.path().join("rel/store/inv")).is_file());
     assert!(!dir.path().join("rel").exists());
 }
 

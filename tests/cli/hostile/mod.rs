@@ -131,7 +131,7 @@ pub fn assert_bounded(run: &Run) {
         run.stderr
     );
     assert!(
-        (0..=10).contains(&run.code),
+        (0..=11).contains(&run.code),
         "undocumented exit {} (killed or aborted): {}",
         run.code,
         run.stderr

@@ -1,0 +1,476 @@
+//! The journal on disk: generations of segment files, the version 1 `journal`, and
+//! the writes that keep them consistent (append, generation switch, migration,
+//! clean-up of what a dead writer left).
+//!
+//! ```text
+//! <domain>/segments/CURRENT        the live generation's number ("3\n"), replaced atomically
+//! <domain>/segments/3/000000.log   a version 1 journal carried over as it was (if any)
+//! <domain>/segments/3/000001.log   segments, appended in turn; a new one at 4 MiB
+//! <domain>/journal                 version 1: read while no CURRENT exists
+//! ```
+//!
+//! Sealed segments are never written again. `gc` and `import` write a whole new
+//! generation next to the live one and switch to it by replacing `CURRENT` (one
+//! rename); a crash before the rename leaves the old generation live and the new one a
+//! leftover, after it the new one live and the old one a leftover. Leftovers (other
+//! generations, the version 1 journal once migrated, temporary files) are removed by
+//! the next writer under the lock.
+
+use super::journal::{self, Builder};
+use super::record::{HeadRecord, Journal, Record};
+use crate::util::files;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// A segment is sealed and a new one started once it holds this many bytes.
+pub const SEGMENT_ROLL: u64 = 4 << 20;
+
+/// The files of one domain's journal.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    dir: PathBuf,
+}
+
+impl Layout {
+    pub fn new(dir: &Path) -> Layout {
+        Layout {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    pub fn v1_journal(&self) -> PathBuf {
+        self.dir.join("journal")
+    }
+
+    pub fn segments_dir(&self) -> PathBuf {
+        self.dir.join("segments")
+    }
+
+    fn current_path(&self) -> PathBuf {
+        self.segments_dir().join("CURRENT")
+    }
+
+    fn gen_dir(&self, generation: u64) -> PathBuf {
+        self.segments_dir().join(generation.to_string())
+    }
+
+    /// Whether the domain has a journal of either version.
+    pub fn exists(&self) -> bool {
+        self.current_path().is_file() || self.v1_journal().is_file()
+    }
+
+    /// The live generation, if the domain has been written in version 2.
+    ///
+    /// # Errors
+    /// `CURRENT` is unreadable or does not name a generation.
+    pub fn current(&self) -> io::Result<Option<u64>> {
+        let path = self.current_path();
+        match files::read_bounded_nofollow(&path, 64) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes)
+                .trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| io::Error::other(format!("{}: not a generation", path.display()))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The segment files of `generation`, in order.
+    fn segment_files(&self, generation: u64) -> io::Result<Vec<(u64, PathBuf)>> {
+        let dir = self.gen_dir(generation);
+        let mut out = Vec::new();
+        for entry in fs::read_dir(&dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let Some(n) = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".log"))
+                .and_then(|n| n.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            out.push((n, entry.path()));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// The files to read, oldest first: the live generation's segments, else the
+    /// version 1 journal, else none.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn live_files(&self) -> io::Result<Vec<PathBuf>> {
+        match self.current()? {
+            Some(g) => Ok(self.segment_files(g)?.into_iter().map(|(_, p)| p).collect()),
+            None if self.v1_journal().exists() => Ok(vec![self.v1_journal()]),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Streams every live file into a [`Builder`]. An incomplete last line counts as a
+    /// torn tail in the newest file only; in a sealed one it is damage.
+    ///
+    /// # Errors
+    /// `(path, error)` of a file that cannot be read.
+    pub fn read(&self, builder: &mut Builder) -> Result<(), (PathBuf, io::Error)> {
+        let list = self.live_files().map_err(|e| (self.segments_dir(), e))?;
+        let last = list.len().saturating_sub(1);
+        for (i, path) in list.iter().enumerate() {
+            let file = open_read(path).map_err(|e| (path.clone(), e))?;
+            let lines = journal::read_lines(path, file, builder).map_err(|e| (path.clone(), e))?;
+            if i != last {
+                let torn = builder.take_torn_tail();
+                if torn > 0 {
+                    builder.damage(
+                        path,
+                        lines + 1,
+                        b"",
+                        format!("incomplete last line ({torn} bytes) in a sealed segment"),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes what dead writers left: other generations, the version 1 journal once
+    /// migrated, temporary files. The caller holds the lock (every writer does), so no
+    /// live writer owns any of them.
+    pub fn clean_up(&self) {
+        if let Ok(Some(live)) = self.current() {
+            if let Ok(entries) = fs::read_dir(self.segments_dir()) {
+                for entry in entries.flatten() {
+                    let name = entry.file_name();
+                    let name = name.to_string_lossy();
+                    let path = entry.path();
+                    if name.parse::<u64>().is_ok_and(|g| g != live) {
+                        let _ = fs::remove_dir_all(&path);
+                    } else if name.contains(".tmp.") {
+                        let _ = fs::remove_file(&path);
+                    }
+                }
+            }
+            let _ = fs::remove_file(self.v1_journal());
+        }
+        if let Ok(entries) = fs::read_dir(self.dir.join("objects")) {
+            for entry in entries.flatten() {
+                if entry.file_name().to_string_lossy().contains(".tmp.") {
+                    let _ = fs::remove_file(entry.path());
+                }
+            }
+        }
+    }
+
+    /// Makes the journal version 2 (the caller holds the lock): the version 1 journal,
+    /// its torn tail cut, becomes segment 0 of generation 1 (a hard link, no copy),
+    /// followed by a segment holding a `head` record; then `CURRENT` is written. A crash
+    /// before that leaves the version 1 journal live. Returns the live generation.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn ensure_v2(&self, now: &str) -> io::Result<u64> {
+        if let Some(g) = self.current()? {
+            return Ok(g);
+        }
+        let _critical = crate::util::signals::critical();
+        create_private_dir(&self.segments_dir())?;
+        let generation = 1;
+        let dir = self.gen_dir(generation);
+        let _ = fs::remove_dir_all(&dir);
+        create_private_dir(&dir)?;
+        let mut first: Vec<Record> = Vec::new();
+        let v1 = self.v1_journal();
+        let mut head = (now.to_string(), 0);
+        if v1.exists() {
+            let mut file = open_append(&v1)?;
+            if let Some(torn) = repair_tail(&mut file)? {
+                first.push(Record::Repair(super::record::RepairRecord {
+                    v: super::record::FORMAT,
+                    at: now.to_string(),
+                    seq: None,
+                    torn_bytes: torn,
+                }));
+            }
+            file.sync_all()?;
+            let mut builder = Builder::head_only();
+            let lines = journal::read_lines(&v1, open_read(&v1)?, &mut builder)?;
+            if let Some((at, seq)) = builder.head() {
+                head = (at.max(now.to_string()), seq.max(lines as u64));
+            } else {
+                head.1 = lines as u64;
+            }
+            let legacy = dir.join("000000.log");
+            if fs::hard_link(&v1, &legacy).is_err() {
+                fs::copy(&v1, &legacy)?;
+                File::open(&legacy)?.sync_all()?;
+            }
+        }
+        if let Some(Record::Repair(r)) = first.first_mut() {
+            head.1 += 1;
+            r.seq = Some(head.1);
+        }
+        first.push(Record::Head(HeadRecord {
+            v: super::record::FORMAT,
+            at: head.0,
+            seq: head.1,
+        }));
+        let text: String = first.iter().map(journal::encode).collect();
+        write_new(&dir.join(segment_name(1)), text.as_bytes())?;
+        files::sync_dir(&dir)?;
+        files::sync_dir(&self.segments_dir())?;
+        self.switch(generation)?;
+        Ok(generation)
+    }
+
+    /// Points `CURRENT` at `generation` (one atomic, durable rename).
+    fn switch(&self, generation: u64) -> io::Result<()> {
+        files::write_atomic(
+            &self.current_path(),
+            format!("{generation}\n").as_bytes(),
+            0o600,
+        )?;
+        files::sync_dir(&self.segments_dir())
+    }
+
+    /// Appends `text` (whole records) to the active segment of the live generation, or
+    /// to a new one when it is full; cuts a torn tail first (returned). One write, one
+    /// fsync; a failed write is cut off again.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn append(&self, generation: u64, text: &[u8]) -> io::Result<()> {
+        let (path, created) = self.active(generation)?;
+        let mut file = open_append(&path).map_err(|e| named(&path, e))?;
+        let before = file.metadata()?.len();
+        if let Err(e) = file.write_all(text).and_then(|()| file.sync_all()) {
+            let _ = file.set_len(before);
+            let _ = file.sync_all();
+            return Err(named(&path, e));
+        }
+        if created {
+            files::sync_dir(&self.gen_dir(generation))?;
+        }
+        Ok(())
+    }
+
+    /// The segment appends go to (a new one once the last is full) and whether it is new.
+    fn active(&self, generation: u64) -> io::Result<(PathBuf, bool)> {
+        let list = self.segment_files(generation)?;
+        match list.last() {
+            Some((n, path)) if *n > 0 => {
+                let len = fs::symlink_metadata(path)?.len();
+                if len < SEGMENT_ROLL {
+                    Ok((path.clone(), false))
+                } else {
+                    Ok((self.gen_dir(generation).join(segment_name(n + 1)), true))
+                }
+            }
+            _ => Ok((self.gen_dir(generation).join(segment_name(1)), true)),
+        }
+    }
+
+    /// Cuts the torn tail of the active segment; returns the bytes cut.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn repair(&self, generation: u64) -> io::Result<Option<u64>> {
+        // The last segment, full or not: a torn tail is cut before a new one starts.
+        let list = self.segment_files(generation)?;
+        match list.last() {
+            Some((n, path)) if *n > 0 => {
+                repair_tail(&mut open_append(path).map_err(|e| named(path, e))?)
+                    .map_err(|e| named(path, e))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Where the history stands — the newest recorded time and the largest `seq` — read
+    /// from the last records of the active segment (every append, migration and new
+    /// generation ends with a record carrying both). `None` when they do not verify.
+    pub fn tail_head(&self, generation: u64) -> Option<(String, u64)> {
+        let list = self.segment_files(generation).ok()?;
+        let (n, path) = list.last()?;
+        if *n == 0 {
+            return None;
+        }
+        let mut file = open_read(path).ok()?;
+        let len = file.metadata().ok()?.len();
+        let from = len.saturating_sub(2 * journal::MAX_LINE as u64);
+        file.seek(SeekFrom::Start(from)).ok()?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).ok()?;
+        let complete = &bytes[..bytes.iter().rposition(|b| *b == b'\n')? + 1];
+        complete
+            .split(|b| *b == b'\n')
+            .rev()
+            .filter(|l| !l.is_empty())
+            .find_map(|l| journal::decode(l).ok())
+            .and_then(|r| Some((r.at().to_string(), r.seq()?)))
+    }
+
+    /// Writes a new generation from `lines` (whole encoded lines), rolling segments,
+    /// and switches to it; then removes the old one. A crash at any point leaves either
+    /// generation whole. Returns the new generation.
+    ///
+    /// # Errors
+    /// I/O errors; the live generation is then unchanged.
+    pub fn write_generation<I>(&self, lines: I) -> io::Result<u64>
+    where
+        I: IntoIterator<Item = Vec<u8>>,
+    {
+        let _critical = crate::util::signals::critical();
+        let old = self.current()?;
+        create_private_dir(&self.segments_dir())?;
+        let generation = old.unwrap_or(0) + 1;
+        let dir = self.gen_dir(generation);
+        let _ = fs::remove_dir_all(&dir);
+        create_private_dir(&dir)?;
+        let mut n = 1;
+        let mut buf: Vec<u8> = Vec::with_capacity(SEGMENT_ROLL as usize + (1 << 20));
+        for line in lines {
+            buf.extend_from_slice(&line);
+            if buf.len() as u64 >= SEGMENT_ROLL {
+                write_new(&dir.join(segment_name(n)), &buf)?;
+                buf.clear();
+                n += 1;
+            }
+        }
+        if !buf.is_empty() || n == 1 {
+            write_new(&dir.join(segment_name(n)), &buf)?;
+        }
+        files::sync_dir(&dir)?;
+        files::sync_dir(&self.segments_dir())?;
+        self.switch(generation)?;
+        self.clean_up();
+        Ok(generation)
+    }
+}
+
+/// An error that names the file it concerns.
+fn named(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// `000001.log`.
+fn segment_name(n: u64) -> String {
+    format!("{n:06}.log")
+}
+
+/// Creates and fsyncs a segment.
+fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = open_private(path, true)?;
+    file.set_len(0)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+fn open_read(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking: a FIFO planted in the store must not hang the open.
+        options.custom_flags(
+            (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+        );
+    }
+    let file = options.open(path).map_err(files::link_refused)?;
+    files::regular(&file)?;
+    Ok(file)
+}
+
+fn open_append(path: &Path) -> io::Result<File> {
+    let file = open_private(path, true)?;
+    files::regular(&file)?;
+    Ok(file)
+}
+
+/// Store folders are private: 0700.
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+    }
+    #[cfg(not(unix))]
+    {
+        fs::create_dir_all(dir)
+    }
+}
+
+/// Store files are private: 0600.
+pub fn open_private(path: &Path, append: bool) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.create(true).read(true);
+    if append {
+        options.append(true);
+    } else {
+        options.write(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    }
+    options.open(path).map_err(files::link_refused)
+}
+
+/// Cuts an incomplete last line off (a crash mid-append) unless it is a complete record
+/// missing only its newline, which gets its newline. Returns the bytes cut.
+pub fn repair_tail(file: &mut File) -> io::Result<Option<u64>> {
+    let len = file.metadata()?.len();
+    // Find where the last line starts, reading backwards (a hostile tail may be long).
+    let mut chunk = vec![0u8; 64 << 10];
+    let mut end = len;
+    let mut start = 0;
+    while end > 0 {
+        let from = end.saturating_sub(chunk.len() as u64);
+        let part = &mut chunk[..(end - from) as usize];
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(part)?;
+        if end == len && part.last() == Some(&b'\n') {
+            return Ok(None);
+        }
+        if let Some(i) = part.iter().rposition(|b| *b == b'\n') {
+            start = from + i as u64 + 1;
+            break;
+        }
+        end = from;
+    }
+    if len == start {
+        return Ok(None);
+    }
+    if len - start <= journal::MAX_LINE as u64 {
+        let mut last = Vec::new();
+        file.seek(SeekFrom::Start(start))?;
+        file.take(len - start).read_to_end(&mut last)?;
+        if journal::decode(&last).is_ok() {
+            file.write_all(b"\n")?;
+            return Ok(None);
+        }
+    }
+    file.set_len(start)?;
+    file.seek(SeekFrom::End(0))?;
+    Ok(Some(len - start))
+}
+
+/// Reads a journal of the domain: the snapshots in order, damage, the head.
+///
+/// # Errors
+/// `(path, error)` of a file that cannot be read.
+pub fn read_journal(layout: &Layout, keep_raw: bool) -> Result<Journal, (PathBuf, io::Error)> {
+    let mut builder = Builder::default();
+    builder.keep_raw(keep_raw);
+    layout.read(&mut builder)?;
+    Ok(builder.finish(&layout.segments_dir()))
+}
