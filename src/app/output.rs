@@ -278,6 +278,92 @@ fn block_body(object: &serde_json::Value) -> Option<String> {
     Some(out)
 }
 
+/// `snapshots list`: one row per snapshot, newest first.
+pub fn snapshots_table(rows: &[crate::store::Snapshot]) -> String {
+    let mut table = Table::new(&[
+        "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
+    ]);
+    for s in rows {
+        let reason = s.reason.map(|r| r.as_str()).unwrap_or("-");
+        let target = s
+            .record
+            .target
+            .as_ref()
+            .map(|t| t.server.as_str())
+            .unwrap_or("-");
+        table.row(&[
+            &s.record.domain,
+            &s.record.id,
+            &s.record.at,
+            s.state.as_str(),
+            reason,
+            &s.record.rendered_at,
+            target,
+        ]);
+    }
+    table.render()
+}
+
+/// `snapshots show`: the `#` header above the inventory — metadata, both delivery
+/// channels, and every state change.
+pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
+    let r = &snap.record;
+    let mut out = format!(
+        "# snapshot {}\n# domain:     {}\n# recorded:   {} by {}\n# state:      {}{}\n# specHash:   {}\n",
+        r.id,
+        r.domain,
+        r.at,
+        r.tool,
+        snap.state.as_str(),
+        snap.reason.map(|x| format!(" ({x})")).unwrap_or_default(),
+        r.spec_hash
+    );
+    // Both delivery channels.
+    out.push_str(&format!(
+        "# cluster:    {}\n# git:        {}\n",
+        snap.cluster_state
+            .map_or("not queued (recorded for Git only)", |c| c.as_str()),
+        match (&snap.commit, &snap.pushed) {
+            (Some(c), Some(p)) => format!("committed {c}, pushed to {p}"),
+            (Some(c), None) => format!("committed {c}"),
+            (None, _) => "not committed".to_string(),
+        }
+    ));
+    if let Some(t) = &r.target {
+        out.push_str(&format!(
+            "# target:     {}{}\n",
+            t.server,
+            t.context
+                .as_ref()
+                .map(|c| format!(" (context {c})"))
+                .unwrap_or_default()
+        ));
+    }
+    for h in &snap.history {
+        let extra = [
+            h.reason.map(|x| x.to_string()),
+            h.by.as_ref().map(|b| format!("by {b}")),
+            h.commit.clone(),
+            h.pushed.as_ref().map(|p| format!("pushed to {p}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ");
+        out.push_str(&format!(
+            "# {}  {}{}\n",
+            h.at,
+            h.state.as_str(),
+            if extra.is_empty() {
+                String::new()
+            } else {
+                format!(" ({extra})")
+            }
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

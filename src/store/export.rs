@@ -203,17 +203,20 @@ pub fn read_export(reader: impl Read) -> std::result::Result<Export, String> {
             Some(&"FORMAT") => 4096,
             _ => MAX_OBJECT,
         };
-        // The bounds apply to the bytes actually read: a PAX `size` header (which the
-        // tar reader honours over the ustar one) cannot make an entry bigger than its
-        // limit, nor the whole more than MAX_IMPORT.
-        let size = entry.header().size().map_err(|e| e.to_string())?;
+        // The size the reader will honour — a PAX `size` header over the ustar one — is
+        // checked before anything is read, and the bounds apply again to the bytes
+        // actually read: no entry bigger than its limit, nor the whole more than
+        // MAX_IMPORT.
+        let size = entry.size();
         if size > limit || held.saturating_add(size) > MAX_IMPORT {
             return Err(format!(
                 "entry {name:?}: {size} bytes is over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
             ));
         }
         let room = limit.min(MAX_IMPORT - held);
-        let mut data = Vec::new();
+        // Sized up front (the declared size is within the bounds), so reading never
+        // doubles the buffer past what the entry holds.
+        let mut data = Vec::with_capacity(usize::try_from(size.min(room) + 1).unwrap_or(0));
         Read::read_to_end(&mut Read::take(&mut entry, room + 1), &mut data)
             .map_err(|e| e.to_string())?;
         let size = data.len() as u64;

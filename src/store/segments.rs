@@ -155,9 +155,16 @@ impl Layout {
             }
             let _ = fs::remove_file(self.v1_journal());
         }
-        if let Ok(entries) = fs::read_dir(self.dir.join("objects")) {
-            for entry in entries.flatten() {
-                if entry.file_name().to_string_lossy().contains(".tmp.") {
+        // Temporary files sit next to their targets: the domain folder (lock holder,
+        // v1 journal), the live generation's segments and the objects.
+        let mut dirs = vec![self.dir.clone(), self.dir.join("objects")];
+        if let Ok(Some(live)) = self.current() {
+            dirs.push(self.gen_dir(live));
+        }
+        for dir in dirs {
+            for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+                let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+                if is_file && entry.file_name().to_string_lossy().contains(".tmp.") {
                     let _ = fs::remove_file(entry.path());
                 }
             }

@@ -2,8 +2,8 @@
 
 use super::{project, store};
 use crate::app::cli::{DocFormat, SnapshotsArgs, SnapshotsCommand, TableFormat};
+use crate::app::output;
 use crate::app::settings::Settings;
-use crate::app::table::Table;
 use crate::error::{Error, Result, exit};
 use crate::inventory::render;
 use crate::store::gc::Finding;
@@ -64,32 +64,11 @@ fn list(
         settings.printer.data(&render::to_json(&rows)?)?;
         return Ok(exit::OK);
     }
-    let mut table = Table::new(&[
-        "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
-    ]);
-    for s in &rows {
-        let reason = s.reason.map(|r| r.as_str()).unwrap_or("-");
-        let target = s
-            .record
-            .target
-            .as_ref()
-            .map(|t| t.server.as_str())
-            .unwrap_or("-");
-        table.row(&[
-            &s.record.domain,
-            &s.record.id,
-            &s.record.at,
-            s.state.as_str(),
-            reason,
-            &s.record.rendered_at,
-            target,
-        ]);
-    }
     if rows.is_empty() {
         settings.printer.info("no snapshots");
         return Ok(exit::OK);
     }
-    settings.printer.data(&table.render())?;
+    settings.printer.data(&output::snapshots_table(&rows))?;
     Ok(exit::OK)
 }
 
@@ -118,60 +97,7 @@ fn show(
         settings.printer.data(&render::to_json(&shown)?)?;
         return Ok(exit::OK);
     }
-    let r = &snap.record;
-    let mut out = format!(
-        "# snapshot {}\n# domain:     {}\n# recorded:   {} by {}\n# state:      {}{}\n# specHash:   {}\n",
-        r.id,
-        r.domain,
-        r.at,
-        r.tool,
-        snap.state.as_str(),
-        snap.reason.map(|x| format!(" ({x})")).unwrap_or_default(),
-        r.spec_hash
-    );
-    // Both delivery channels.
-    out.push_str(&format!(
-        "# cluster:    {}\n# git:        {}\n",
-        snap.cluster_state
-            .map_or("not queued (recorded for Git only)", |c| c.as_str()),
-        match (&snap.commit, &snap.pushed) {
-            (Some(c), Some(p)) => format!("committed {c}, pushed to {p}"),
-            (Some(c), None) => format!("committed {c}"),
-            (None, _) => "not committed".to_string(),
-        }
-    ));
-    if let Some(t) = &r.target {
-        out.push_str(&format!(
-            "# target:     {}{}\n",
-            t.server,
-            t.context
-                .as_ref()
-                .map(|c| format!(" (context {c})"))
-                .unwrap_or_default()
-        ));
-    }
-    for h in &snap.history {
-        let extra = [
-            h.reason.map(|x| x.to_string()),
-            h.by.as_ref().map(|b| format!("by {b}")),
-            h.commit.clone(),
-            h.pushed.as_ref().map(|p| format!("pushed to {p}")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(", ");
-        out.push_str(&format!(
-            "# {}  {}{}\n",
-            h.at,
-            h.state.as_str(),
-            if extra.is_empty() {
-                String::new()
-            } else {
-                format!(" ({extra})")
-            }
-        ));
-    }
+    let mut out = output::snapshot_header(&snap);
     out.push_str(&render::to_yaml(&inventory)?);
     settings.printer.data(&out)?;
     Ok(exit::OK)
