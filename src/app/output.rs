@@ -218,14 +218,16 @@ fn block_body(object: &serde_json::Value) -> Option<String> {
         v.filter(|v| !v.is_null() && **v != Value::Bool(false))
             .cloned()
     };
+    // Every value comes from the live object or the store: one line each, control
+    // characters escaped.
     let show = |v: &Value| match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+        Value::String(s) => redact::escape_line(s),
+        other => redact::escape_line(&other.to_string()),
     };
     let text = |v: Option<Value>| -> Option<Option<String>> {
         match v {
             None => Some(None),
-            Some(Value::String(s)) => Some(Some(s)),
+            Some(Value::String(s)) => Some(Some(redact::escape_line(&s))),
             Some(_) => None,
         }
     };
@@ -294,6 +296,12 @@ mod tests {
             inventory_block(&v),
             "--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      0.7.4\n  driver:     kubeone · hetzner\n  kubernetes: v1.31.10\n  specHash:   3fb0c5e02a41…\n  renderedAt: 2026-07-06T10:12:03Z\n  addons:     2\n    cilium 1.20.1 (networking)\n    site-glue\n  agent:      last reported 2026-07-06T11:00:00Z\n\n"
         );
+        let hostile = serde_json::json!({"spec": {"lok8sVersion": "0.7\u{1b}[2J", "kind": "k\nforged: line",
+            "addons": [{"name": "a\u{7}", "chartVersion": "1\n2"}]}});
+        let block = inventory_block(&hostile);
+        assert!(!block.contains(['\u{1b}', '\u{7}']), "{block}");
+        assert!(!block.lines().any(|l| l.starts_with("forged")), "{block}");
+        assert!(block.contains("    a\\u{7} 1\\n2\n"), "{block}");
         assert_eq!(
             inventory_block(&serde_json::json!({"spec": {}})),
             "--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      ?\n  driver:     ?\n  specHash:   ?…\n  renderedAt: ?\n  addons:     0\n\n"

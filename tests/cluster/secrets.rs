@@ -29,6 +29,16 @@ const GIT_URL_PASSWORD: &str = "FAKESECRET-git-url-password-77b2";
 const INDEX_URL_PASSWORD: &str = "FAKESECRET-index-url-password-08c5";
 const SERVER_URL_PASSWORD: &str = "FAKESECRET-server-url-password-1e9d";
 const PROXY_URL_PASSWORD: &str = "FAKESECRET-proxy-url-password-5a37";
+/// A `?token=` query in a kubeconfig server URL.
+const SERVER_URL_QUERY: &str = "FAKESECRET-server-url-query-4c2e";
+/// A failing exec credential plugin: its `env:` value and argument (in the kubeconfig),
+/// and what it writes to stdout and stderr (in the plugin itself).
+const PLUGIN_ENV: &str = "FAKESECRET-plugin-env-9b13";
+const PLUGIN_ARG: &str = "FAKESECRET-plugin-arg-20fd";
+const PLUGIN_STDOUT: &str = "FAKESECRET-plugin-stdout-e6a8";
+const PLUGIN_STDERR: &str = "FAKESECRET-plugin-stderr-71c4";
+/// The plugin's file name: all a message may say of it, with its exit status.
+const PLUGIN: &str = "clinv-test-credential-plugin";
 /// The process environment of every run.
 const ENV: [(&str, &str); 5] = [
     ("AWS_SECRET_ACCESS_KEY", "FAKESECRET-aws-secret-9a1f"),
@@ -125,8 +135,21 @@ impl Fx {
         );
         std::fs::write(&spec, text).unwrap();
 
+        let plugin = dir.path().join(PLUGIN);
+        std::fs::write(
+            &plugin,
+            format!(
+                "#!/bin/sh\necho \"{PLUGIN_STDOUT} $PLUGIN_TOKEN $*\"\necho \"{PLUGIN_STDERR} $PLUGIN_TOKEN $*\" >&2\nexit 1\n"
+            ),
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
         let kubeconfig = dir.path().join("kubeconfig");
-        std::fs::write(&kubeconfig, planted_kubeconfig(&p.admin)).unwrap();
+        std::fs::write(&kubeconfig, planted_kubeconfig(&p.admin, &plugin)).unwrap();
         // lok8s's project kubeconfig, used when no --kubeconfig is given.
         write(
             root,
@@ -150,6 +173,8 @@ impl Fx {
             KUBE_PASSWORD,
             GIT_URL_PASSWORD,
             INDEX_URL_PASSWORD,
+            PLUGIN_STDOUT,
+            PLUGIN_STDERR,
         ]
         .into_iter()
         .chain(ENV.iter().map(|(_, v)| *v))
@@ -179,7 +204,14 @@ impl Fx {
         );
         let kc = std::fs::read(&kubeconfig).unwrap();
         let in_kubeconfig = needles.hits(&kc);
-        for m in [KUBE_TOKEN, KUBE_PASSWORD, "admin client-key-data"] {
+        for m in [
+            KUBE_TOKEN,
+            KUBE_PASSWORD,
+            SERVER_URL_QUERY,
+            PLUGIN_ENV,
+            PLUGIN_ARG,
+            "admin client-key-data",
+        ] {
             assert!(in_kubeconfig.contains(&m), "{m} is not in the kubeconfig");
         }
 
@@ -304,9 +336,10 @@ impl Fx {
     }
 }
 
-/// The admin kubeconfig with a second user holding a bearer token and a third holding a
-/// password, each with its own context; the admin context stays current.
-fn planted_kubeconfig(admin: &Path) -> String {
+/// The admin kubeconfig with a second user holding a bearer token, a third holding a
+/// password and a fourth whose exec credential plugin (`plugin`) fails, each with its own
+/// context; the admin context stays current.
+fn planted_kubeconfig(admin: &Path, plugin: &Path) -> String {
     let mut config: serde_yaml::Value =
         serde_yaml::from_str(&std::fs::read_to_string(admin).unwrap()).unwrap();
     let cluster = config["clusters"][0]["name"].as_str().unwrap().to_string();
@@ -329,9 +362,20 @@ fn planted_kubeconfig(admin: &Path) -> String {
         serde_yaml::to_value(serde_json::json!({"username": "ops", "password": KUBE_PASSWORD}))
             .unwrap(),
     ));
+    users.push(user(
+        "exec-user",
+        serde_yaml::to_value(serde_json::json!({"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": plugin,
+            "args": ["--token", PLUGIN_ARG],
+            "env": [{"name": "PLUGIN_TOKEN", "value": PLUGIN_ENV}],
+        }}))
+        .unwrap(),
+    ));
     let contexts = config["contexts"].as_sequence_mut().unwrap();
     contexts.push(context("token-ctx", "token-user"));
     contexts.push(context("basic-ctx", "basic-user"));
+    contexts.push(context("exec-ctx", "exec-user"));
     // The admin's credentials towards the same server, named by a URL with user info, and
     // through a proxy whose URL carries a password.
     let admin_user = config["users"][0]["name"].as_str().unwrap().to_string();
@@ -346,14 +390,20 @@ fn planted_kubeconfig(admin: &Path) -> String {
         );
     with_userinfo["cluster"]["server"] = server.into();
     with_userinfo["name"] = "userinfo-cluster".into();
+    let mut with_query = config["clusters"][0].clone();
+    let server = with_query["cluster"]["server"].as_str().unwrap();
+    let server = format!("{}/?token={SERVER_URL_QUERY}", server.trim_end_matches('/'));
+    with_query["cluster"]["server"] = server.into();
+    with_query["name"] = "query-cluster".into();
     let mut proxied = config["clusters"][0].clone();
     proxied["cluster"]["proxy-url"] = format!("http://ops:{PROXY_URL_PASSWORD}@127.0.0.1:9").into();
     proxied["name"] = "proxy-cluster".into();
     let clusters = config["clusters"].as_sequence_mut().unwrap();
-    clusters.extend([with_userinfo, proxied]);
+    clusters.extend([with_userinfo, with_query, proxied]);
     let contexts = config["contexts"].as_sequence_mut().unwrap();
     for (name, cluster) in [
         ("userinfo-ctx", "userinfo-cluster"),
+        ("query-ctx", "query-cluster"),
         ("proxy-ctx", "proxy-cluster"),
     ] {
         contexts.push(
@@ -511,12 +561,21 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
         (&["--kubeconfig", "/nonexistent/kubeconfig"], 3),
         (&["--kubeconfig", &kc, "--context", "userinfo-ctx"], 0),
         (&["--kubeconfig", &kc, "--context", "proxy-ctx"], 4),
+        (&["--kubeconfig", &kc, "--context", "query-ctx"], 0),
+        (&["--kubeconfig", &kc, "--context", "exec-ctx"], 4),
     ] {
         let mut rest = vec!["--strict"];
         rest.extend_from_slice(extra);
         let run = fx.both(&prod(&["publish"], &rest));
         assert_eq!(run.code, code, "{extra:?}: {}", run.stderr);
     }
+    // The failing plugin is named, with its exit status, and nothing else of it is said.
+    let run = fx.both(&prod(
+        &["publish"],
+        &["--kubeconfig", &kc, "--context", "exec-ctx"],
+    ));
+    let said = format!("credential plugin '{PLUGIN}' failed (exit status: 1)");
+    assert!(run.stderr.contains(&said), "{}", run.stderr);
 
     // Replay and status.
     fx.both(&prod(
@@ -524,6 +583,32 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
         &["--kubeconfig", &kc, "--context", "token-ctx", "--strict"],
     ));
     fx.both(&prod(&["replay"], &["--kubeconfig", &dead]));
+    for ctx in ["exec-ctx", "query-ctx"] {
+        fx.both(&prod(
+            &["replay"],
+            &["--kubeconfig", &kc, "--context", ctx, "--strict"],
+        ));
+        fx.both(&prod(&["status"], &["--kubeconfig", &kc, "--context", ctx]));
+        fx.both(&prod(&["drift"], &["--kubeconfig", &kc, "--context", ctx]));
+        fx.both(&prod(
+            &["diff", "cluster", "latest"],
+            &["--kubeconfig", &kc, "--context", ctx],
+        ));
+        fx.both(&prod(
+            &["updates"],
+            &["--index", &index, "--kubeconfig", &kc, "--context", ctx],
+        ));
+        fx.both(&a(&[
+            "agent",
+            "--once",
+            "--index",
+            &index,
+            "--kubeconfig",
+            &kc,
+            "--context",
+            ctx,
+        ]));
+    }
     fx.both(&prod(&["replay"], &["--kubeconfig", &kc, "--dry-run"]));
     let run = fx.both(&prod(&["replay"], &["--kubeconfig", &kc]));
     assert_eq!(run.code, 0, "{}", run.stderr);
