@@ -18,6 +18,7 @@
 //! server's `Status` message or the transport error, never from credentials.
 
 pub mod access;
+pub mod proxy;
 
 use crate::delivery::{Reason, Target};
 use crate::inventory::crd;
@@ -240,9 +241,19 @@ pub async fn load_config(
         context: current.clone(),
         ..Default::default()
     };
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+    let proxy_url = current.as_deref().and_then(|name| {
+        let context = kubeconfig.contexts.iter().find(|c| c.name == name)?;
+        let cluster = &context.context.as_ref()?.cluster;
+        let cluster = kubeconfig.clusters.iter().find(|c| &c.name == cluster)?;
+        cluster.cluster.as_ref()?.proxy_url.clone()
+    });
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
         .map_err(|e| Failure::new(Reason::BadKubeconfig, Step::Connect, e.to_string()))?;
+    config.proxy_url = proxy::choose(proxy_url.as_deref(), &config.cluster_url, |name| {
+        std::env::var(name).ok()
+    })
+    .map_err(|m| Failure::new(Reason::BadKubeconfig, Step::Connect, m))?;
     Ok((config, current))
 }
 

@@ -19,6 +19,8 @@ pub enum Need {
     Nothing,
     /// A running control plane (`CLINV_TEST_KUBECONFIG`).
     Plane,
+    /// A running control plane and Debian's `tinyproxy` (installed by `.ci/run`).
+    PlaneAndTinyproxy,
     /// Headless Chromium.
     Chromium,
     /// Running as root (chown, `nobody`).

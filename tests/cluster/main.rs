@@ -19,6 +19,7 @@ mod proxy;
 mod publish;
 mod replay;
 mod secrets;
+mod tinyproxy;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -43,9 +44,13 @@ fn main() -> std::process::ExitCode {
         publish::tests(),
         replay::tests(),
         secrets::tests(),
+        tinyproxy::tests(),
     ];
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Plane => kubeconfig().map(|_| ()),
+        harness::Need::PlaneAndTinyproxy => {
+            kubeconfig().and_then(|_| tinyproxy::present().map_err(|why| why.to_string()))
+        }
         other => unreachable!("no cluster test needs {other:?}"),
     })
 }
