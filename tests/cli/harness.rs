@@ -21,6 +21,8 @@ pub enum Need {
     Plane,
     /// A running control plane and Debian's `tinyproxy` (installed by `.ci/run`).
     PlaneAndTinyproxy,
+    /// Debian's `tinyproxy`.
+    Tinyproxy,
     /// Headless Chromium.
     Chromium,
     /// Running as root (chown, `nobody`).

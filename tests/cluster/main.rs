@@ -11,6 +11,9 @@ mod harness;
 #[allow(dead_code)]
 mod support;
 
+#[path = "../cli/loopback_proxy.rs"]
+mod loopback_proxy;
+
 mod agent;
 mod diff;
 mod faults;
@@ -49,7 +52,7 @@ fn main() -> std::process::ExitCode {
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Plane => kubeconfig().map(|_| ()),
         harness::Need::PlaneAndTinyproxy => {
-            kubeconfig().and_then(|_| tinyproxy::present().map_err(|why| why.to_string()))
+            kubeconfig().and_then(|_| loopback_proxy::present().map_err(|why| why.to_string()))
         }
         other => unreachable!("no cluster test needs {other:?}"),
     })
