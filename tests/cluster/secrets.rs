@@ -10,6 +10,7 @@
 //! files.
 
 use crate::agent::ensure_helm_releases;
+use crate::loopback_proxy::Tinyproxy;
 use crate::support::*;
 use crate::{Plane, kubeconfig_with_server, plane, refused_server};
 use base64::Engine;
@@ -29,6 +30,8 @@ const GIT_URL_PASSWORD: &str = "FAKESECRET-git-url-password-77b2";
 const INDEX_URL_PASSWORD: &str = "FAKESECRET-index-url-password-08c5";
 const SERVER_URL_PASSWORD: &str = "FAKESECRET-server-url-password-1e9d";
 const PROXY_URL_PASSWORD: &str = "FAKESECRET-proxy-url-password-5a37";
+/// The password of a working proxy (tinyproxy with BasicAuth) in a kubeconfig proxy-url.
+const AUTH_PROXY_PASSWORD: &str = "FAKESECRET-auth-proxy-password-b40c";
 /// A `?token=` query in a kubeconfig server URL.
 const SERVER_URL_QUERY: &str = "FAKESECRET-server-url-query-4c2e";
 /// A failing exec credential plugin: its `env:` value and argument (in the kubeconfig),
@@ -113,6 +116,8 @@ struct Fx {
     runs: usize,
     /// Verbose runs that printed `[debug]` lines (the debug paths really ran).
     debugged: usize,
+    /// The proxy that requires [`AUTH_PROXY_PASSWORD`] (context `authproxy-ctx`).
+    proxy: Tinyproxy,
 }
 
 impl Fx {
@@ -149,7 +154,13 @@ impl Fx {
             std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         let kubeconfig = dir.path().join("kubeconfig");
-        std::fs::write(&kubeconfig, planted_kubeconfig(&p.admin, &plugin)).unwrap();
+        let proxy = Tinyproxy::start(Some(("ops", AUTH_PROXY_PASSWORD)));
+        let proxy_url = proxy.url_with("ops", AUTH_PROXY_PASSWORD);
+        std::fs::write(
+            &kubeconfig,
+            planted_kubeconfig(&p.admin, &plugin, &proxy_url),
+        )
+        .unwrap();
         // lok8s's project kubeconfig, used when no --kubeconfig is given.
         write(
             root,
@@ -186,6 +197,11 @@ impl Fx {
         }
         needles.client_key("admin", &p.admin);
         needles.client_key("nobody", &p.nobody);
+        // The BasicAuth header the proxy gets.
+        needles.add(
+            "the auth proxy's Basic credentials",
+            &base64::engine::general_purpose::STANDARD.encode(format!("ops:{AUTH_PROXY_PASSWORD}")),
+        );
 
         // The planting worked: the inputs hold what the outputs must not.
         let inputs: Vec<u8> = files_under(root)
@@ -208,6 +224,7 @@ impl Fx {
             KUBE_TOKEN,
             KUBE_PASSWORD,
             SERVER_URL_QUERY,
+            AUTH_PROXY_PASSWORD,
             PLUGIN_ENV,
             PLUGIN_ARG,
             "admin client-key-data",
@@ -225,6 +242,7 @@ impl Fx {
             leaks: Vec::new(),
             runs: 0,
             debugged: 0,
+            proxy,
         }
     }
 
@@ -339,7 +357,7 @@ impl Fx {
 /// The admin kubeconfig with a second user holding a bearer token, a third holding a
 /// password and a fourth whose exec credential plugin (`plugin`) fails, each with its own
 /// context; the admin context stays current.
-fn planted_kubeconfig(admin: &Path, plugin: &Path) -> String {
+fn planted_kubeconfig(admin: &Path, plugin: &Path, auth_proxy: &str) -> String {
     let mut config: serde_yaml::Value =
         serde_yaml::from_str(&std::fs::read_to_string(admin).unwrap()).unwrap();
     let cluster = config["clusters"][0]["name"].as_str().unwrap().to_string();
@@ -398,13 +416,17 @@ fn planted_kubeconfig(admin: &Path, plugin: &Path) -> String {
     let mut proxied = config["clusters"][0].clone();
     proxied["cluster"]["proxy-url"] = format!("http://ops:{PROXY_URL_PASSWORD}@127.0.0.1:9").into();
     proxied["name"] = "proxy-cluster".into();
+    let mut auth_proxied = config["clusters"][0].clone();
+    auth_proxied["cluster"]["proxy-url"] = auth_proxy.into();
+    auth_proxied["name"] = "authproxy-cluster".into();
     let clusters = config["clusters"].as_sequence_mut().unwrap();
-    clusters.extend([with_userinfo, with_query, proxied]);
+    clusters.extend([with_userinfo, with_query, proxied, auth_proxied]);
     let contexts = config["contexts"].as_sequence_mut().unwrap();
     for (name, cluster) in [
         ("userinfo-ctx", "userinfo-cluster"),
         ("query-ctx", "query-cluster"),
         ("proxy-ctx", "proxy-cluster"),
+        ("authproxy-ctx", "authproxy-cluster"),
     ] {
         contexts.push(
             serde_yaml::to_value(serde_json::json!(
@@ -563,6 +585,7 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
         // The proxy (127.0.0.1:9) refuses: the cluster is unreachable through it.
         (&["--kubeconfig", &kc, "--context", "proxy-ctx"], 5),
         (&["--kubeconfig", &kc, "--context", "query-ctx"], 0),
+        (&["--kubeconfig", &kc, "--context", "authproxy-ctx"], 0),
         (&["--kubeconfig", &kc, "--context", "exec-ctx"], 4),
     ] {
         let mut rest = vec!["--strict"];
@@ -584,7 +607,12 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
         &["--kubeconfig", &kc, "--context", "token-ctx", "--strict"],
     ));
     fx.both(&prod(&["replay"], &["--kubeconfig", &dead]));
-    for ctx in ["exec-ctx", "query-ctx"] {
+    assert!(
+        fx.proxy.log().contains("CONNECT 127.0.0.1:"),
+        "the auth proxy carried nothing:\n{}",
+        fx.proxy.log()
+    );
+    for ctx in ["exec-ctx", "query-ctx", "authproxy-ctx"] {
         fx.both(&prod(
             &["replay"],
             &["--kubeconfig", &kc, "--context", ctx, "--strict"],
@@ -800,7 +828,7 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
 }
 
 trials! {
-    Plane: [
+    PlaneAndTinyproxy: [
         no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private,
     ],
 }
