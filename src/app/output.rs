@@ -218,14 +218,16 @@ fn block_body(object: &serde_json::Value) -> Option<String> {
         v.filter(|v| !v.is_null() && **v != Value::Bool(false))
             .cloned()
     };
+    // Every value comes from the live object or the store: one line each, control
+    // characters escaped.
     let show = |v: &Value| match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+        Value::String(s) => redact::escape_line(s),
+        other => redact::escape_line(&other.to_string()),
     };
     let text = |v: Option<Value>| -> Option<Option<String>> {
         match v {
             None => Some(None),
-            Some(Value::String(s)) => Some(Some(s)),
+            Some(Value::String(s)) => Some(Some(redact::escape_line(&s))),
             Some(_) => None,
         }
     };
@@ -307,16 +309,18 @@ pub fn snapshots_table(rows: &[crate::store::Snapshot]) -> String {
 /// `snapshots show`: the `#` header above the inventory — metadata, both delivery
 /// channels, and every state change.
 pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
+    // Every value comes from the journal, which a store writer controls: one line each.
+    let e = |v: &str| redact::escape_line(v);
     let r = &snap.record;
     let mut out = format!(
         "# snapshot {}\n# domain:     {}\n# recorded:   {} by {}\n# state:      {}{}\n# specHash:   {}\n",
-        r.id,
-        r.domain,
-        r.at,
-        r.tool,
+        e(&r.id),
+        e(&r.domain),
+        e(&r.at),
+        e(&r.tool),
         snap.state.as_str(),
         snap.reason.map(|x| format!(" ({x})")).unwrap_or_default(),
-        r.spec_hash
+        e(&r.spec_hash)
     );
     // Both delivery channels.
     out.push_str(&format!(
@@ -324,27 +328,27 @@ pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
         snap.cluster_state
             .map_or("not queued (recorded for Git only)", |c| c.as_str()),
         match (&snap.commit, &snap.pushed) {
-            (Some(c), Some(p)) => format!("committed {c}, pushed to {p}"),
-            (Some(c), None) => format!("committed {c}"),
+            (Some(c), Some(p)) => format!("committed {}, pushed to {}", e(c), e(p)),
+            (Some(c), None) => format!("committed {}", e(c)),
             (None, _) => "not committed".to_string(),
         }
     ));
     if let Some(t) = &r.target {
         out.push_str(&format!(
             "# target:     {}{}\n",
-            t.server,
+            e(&t.server),
             t.context
                 .as_ref()
-                .map(|c| format!(" (context {c})"))
+                .map(|c| format!(" (context {})", e(c)))
                 .unwrap_or_default()
         ));
     }
     for h in &snap.history {
         let extra = [
             h.reason.map(|x| x.to_string()),
-            h.by.as_ref().map(|b| format!("by {b}")),
-            h.commit.clone(),
-            h.pushed.as_ref().map(|p| format!("pushed to {p}")),
+            h.by.as_ref().map(|b| format!("by {}", e(b))),
+            h.commit.as_deref().map(e),
+            h.pushed.as_ref().map(|p| format!("pushed to {}", e(p))),
         ]
         .into_iter()
         .flatten()
@@ -352,7 +356,7 @@ pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
         .join(", ");
         out.push_str(&format!(
             "# {}  {}{}\n",
-            h.at,
+            e(&h.at),
             h.state.as_str(),
             if extra.is_empty() {
                 String::new()
@@ -380,6 +384,12 @@ mod tests {
             inventory_block(&v),
             "--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      0.7.4\n  driver:     kubeone · hetzner\n  kubernetes: v1.31.10\n  specHash:   3fb0c5e02a41…\n  renderedAt: 2026-07-06T10:12:03Z\n  addons:     2\n    cilium 1.20.1 (networking)\n    site-glue\n  agent:      last reported 2026-07-06T11:00:00Z\n\n"
         );
+        let hostile = serde_json::json!({"spec": {"lok8sVersion": "0.7\u{1b}[2J", "kind": "k\nforged: line",
+            "addons": [{"name": "a\u{7}", "chartVersion": "1\n2"}]}});
+        let block = inventory_block(&hostile);
+        assert!(!block.contains(['\u{1b}', '\u{7}']), "{block}");
+        assert!(!block.lines().any(|l| l.starts_with("forged")), "{block}");
+        assert!(block.contains("    a\\u{7} 1\\n2\n"), "{block}");
         assert_eq!(
             inventory_block(&serde_json::json!({"spec": {}})),
             "--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      ?\n  driver:     ?\n  specHash:   ?…\n  renderedAt: ?\n  addons:     0\n\n"

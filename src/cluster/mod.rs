@@ -18,6 +18,7 @@
 //! server's `Status` message or the transport error, never from credentials.
 
 pub mod access;
+pub mod proxy;
 
 use crate::delivery::{Reason, Target};
 use crate::inventory::crd;
@@ -79,7 +80,7 @@ impl Failure {
             reason,
             step,
             // Stored in snapshots as well as printed: a URL with user info loses it.
-            detail: crate::util::redact::urls_in(&detail.into()),
+            detail: crate::util::redact::detail(&detail.into()),
             code: None,
             missing_object: false,
         }
@@ -229,9 +230,10 @@ pub fn parse_kubeconfigs(texts: &[(String, String)]) -> Result<Kubeconfig, Failu
 /// # Errors
 /// [`Reason::BadKubeconfig`] when the context or its cluster is missing or unusable.
 pub async fn load_config(
-    kubeconfig: Kubeconfig,
+    mut kubeconfig: Kubeconfig,
     context: Option<&str>,
 ) -> Result<(kube::Config, Option<String>), Failure> {
+    quiet_plugins(&mut kubeconfig);
     let current = context
         .map(str::to_string)
         .or_else(|| kubeconfig.current_context.clone());
@@ -239,10 +241,41 @@ pub async fn load_config(
         context: current.clone(),
         ..Default::default()
     };
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+    let proxy_url = current.as_deref().and_then(|name| {
+        let context = kubeconfig.contexts.iter().find(|c| c.name == name)?;
+        let cluster = &context.context.as_ref()?.cluster;
+        let cluster = kubeconfig.clusters.iter().find(|c| &c.name == cluster)?;
+        cluster.cluster.as_ref()?.proxy_url.clone()
+    });
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
         .map_err(|e| Failure::new(Reason::BadKubeconfig, Step::Connect, e.to_string()))?;
+    config.proxy_url = proxy::choose(proxy_url.as_deref(), &config.cluster_url, |name| {
+        std::env::var(name).ok()
+    })
+    .map_err(|m| Failure::new(Reason::BadKubeconfig, Step::Connect, m))?;
     Ok((config, current))
+}
+
+/// Exec credential plugins get no terminal when clinv has none on stdin (CI, the agent,
+/// a pipe): kube then captures their stderr instead of passing it through to clinv's, so
+/// what a failing plugin writes reaches no output ([`crate::util::redact::detail`] cuts
+/// it from the failure). `interactiveMode: Always` is kept.
+fn quiet_plugins(kubeconfig: &mut Kubeconfig) {
+    use kube::config::ExecInteractiveMode;
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return;
+    }
+    let plugins = kubeconfig
+        .auth_infos
+        .iter_mut()
+        .filter_map(|a| a.auth_info.as_mut()?.exec.as_mut());
+    for exec in plugins {
+        if exec.interactive_mode != Some(ExecInteractiveMode::Always) {
+            exec.interactive_mode = Some(ExecInteractiveMode::Never);
+        }
+    }
 }
 
 impl Target {

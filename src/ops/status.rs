@@ -6,6 +6,7 @@ use crate::cluster::access;
 use crate::delivery::Reason;
 use crate::error::Result;
 use crate::util::notice::Notice;
+use crate::util::redact::escape_line;
 use serde_json::Value;
 
 /// What there is to show.
@@ -56,9 +57,9 @@ pub fn status(req: &Scope<'_>) -> Result<Report> {
             "status: cluster not readable ({}: {}); showing the newest snapshot {} ({}, recorded {})",
             f.reason,
             f.detail,
-            snap.record.id,
+            escape_line(&snap.record.id),
             snap.state.as_str(),
-            snap.record.at
+            escape_line(&snap.record.at)
         )));
         let shown = Shown::Snapshot {
             id: snap.record.id.clone(),

@@ -197,6 +197,9 @@ fn fetch(url: &str, opts: &Options) -> Result<Vec<u8>> {
     if let Some(ca) = &opts.ca_file {
         tls = tls.root_certs(RootCerts::new_with_certs(&read_ca(ca)?));
     }
+    // Proxies: ureq's default configuration reads ALL_PROXY/HTTPS_PROXY/HTTP_PROXY (CONNECT,
+    // BasicAuth from the URL's user info) and NO_PROXY; tests/cli/updates.rs checks it
+    // through a real tinyproxy.
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .https_only(true)
         .timeout_global(Some(opts.timeout))

@@ -1,24 +1,148 @@
-//! Credentials out of URLs, wherever a URL can reach a message, a snapshot or a printed
-//! manifest: kubeconfig server and proxy URLs, git remotes, error texts of kube and
-//! libgit2 that quote them. One rule for all, so no path forgets it.
+//! The one sanitiser for text that leaves the process or reaches the store: credentials
+//! out of URLs (kubeconfig server and proxy URLs, git remotes, index and `file://` URLs,
+//! error texts of kube and libgit2 that quote them), credential-plugin failures reduced to
+//! the plugin's name and exit status, control characters escaped. One rule for all, so no
+//! path forgets it.
 
 /// `url` without the password of its user info, and for HTTP(S) without the user too (a
 /// token is often put there); an SSH user (`ssh://git@host/…`) is no secret and the URL
-/// needs it.
+/// needs it. The query and the fragment go too (`?token=…`, `#access_token=…`): what
+/// stays of them is `?…` or `#…`, so a reader sees that the URL had one.
 pub fn url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string(); // scp-like `git@host:path` or a path: no password
     };
+    let (rest, cut) = match rest.find(['?', '#']) {
+        Some(i) => (&rest[..i], &rest[i..i + 1]),
+        None => (rest, ""),
+    };
+    let cut = if cut.is_empty() {
+        String::new()
+    } else {
+        format!("{cut}…")
+    };
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let Some((userinfo, host)) = authority.rsplit_once('@') else {
-        return url.to_string();
+        return format!("{scheme}://{rest}{cut}");
     };
     let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
     if scheme.starts_with("http") || user.is_empty() {
-        format!("{scheme}://{host}{path}")
+        format!("{scheme}://{host}{path}{cut}")
     } else {
-        format!("{scheme}://{user}@{host}{path}")
+        format!("{scheme}://{user}@{host}{path}{cut}")
     }
+}
+
+/// A failure detail as it may be printed and stored: credential-plugin failures reduced
+/// to the plugin's command name and exit status ([`plugin_failures`]), URLs without
+/// credentials, query or fragment ([`urls_in`]), control characters escaped.
+pub fn detail(text: &str) -> String {
+    escape_controls(&urls_in(&plugin_failures(text)))
+}
+
+/// kube's texts for a failing exec credential plugin quote the whole command (its
+/// environment, the plugin's `env:` values among them, and its arguments) and its stdout
+/// and stderr; the texts for unparsable plugin output quote that output. Both are cut:
+/// what stays is `credential plugin '<name>' failed (<exit status>)` or the phrase
+/// without the quoted output. Everything after such a text is dropped.
+pub fn plugin_failures(text: &str) -> String {
+    const RUN: &str = "auth exec command '";
+    const STATUS: &str = "' failed with status ";
+    if let Some(i) = text.find(RUN) {
+        let rest = &text[i + RUN.len()..];
+        let (name, status) = match rest.find(STATUS) {
+            Some(j) => {
+                let status = &rest[j + STATUS.len()..];
+                let status = status.split(": Output").next().unwrap_or_default();
+                let status: String = status
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(40)
+                    .collect();
+                (program_name(&rest[..j]), status)
+            }
+            None => (None, "unknown status".to_string()),
+        };
+        let name = name.unwrap_or_else(|| "?".into());
+        return format!("{}credential plugin '{name}' failed ({status})", &text[..i]);
+    }
+    for phrase in ["failed to parse auth exec output", "failed exec auth"] {
+        if let Some(i) = text.find(phrase) {
+            return text[..i + phrase.len()].to_string();
+        }
+    }
+    text.to_string()
+}
+
+/// The file name of the program in the `Debug` text of a `std::process::Command`
+/// (`cd "dir" && env -u K K="v" "program" "arg"…`), or `None` when it cannot be found.
+fn program_name(command: &str) -> Option<String> {
+    // Tokens: a bare prefix and an optional quoted part (with `\`-escapes).
+    let mut tokens: Vec<(String, Option<String>)> = Vec::new();
+    let mut chars = command.chars().peekable();
+    loop {
+        while chars.next_if(|c| *c == ' ').is_some() {}
+        if chars.peek().is_none() {
+            break;
+        }
+        let mut bare = String::new();
+        while let Some(c) = chars.next_if(|c| *c != ' ' && *c != '"') {
+            bare.push(c);
+        }
+        let quoted = if chars.next_if_eq(&'"').is_some() {
+            let mut q = String::new();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some(n) = chars.next() {
+                            q.push(n);
+                        }
+                    }
+                    '"' => break,
+                    c => q.push(c),
+                }
+            }
+            Some(q)
+        } else {
+            None
+        };
+        tokens.push((bare, quoted));
+    }
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i] {
+            (b, None) if b == "cd" => i += 3, // `cd "dir" &&`
+            (b, None) if b == "env" || b == "-i" => i += 1,
+            (b, None) if b == "-u" => i += 2,
+            (b, Some(_)) if b.ends_with('=') => i += 1, // `KEY="value"`
+            (b, None) if b.contains('=') => i += 1,
+            (b, Some(program)) if b.is_empty() || b == "[" => {
+                let name = program.rsplit('/').next().unwrap_or(program);
+                return Some(escape_line(name));
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// `text` with every control character escaped, newline and tab included: for one value
+/// on one line of data (an id, a hash, a server read from the store or a live object).
+pub fn escape_line(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// `text` with [`url`] applied to every URL in it (a URL ends at white space, a quote, a
@@ -34,7 +158,11 @@ pub fn urls_in(text: &str) -> String {
         let start = rest[..i]
             .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+.-".contains(c)))
             .map_or(0, |p| p + 1);
-        let end = rest[i..].find(ends).map_or(rest.len(), |e| i + e);
+        let mut end = rest[i..].find(ends).map_or(rest.len(), |e| i + e);
+        // Punctuation that ends the sentence is not part of the URL (`…json?…: refused`).
+        while end > i + 3 && rest[..end].ends_with(['.', ',', ':', ';', '!']) {
+            end -= 1;
+        }
         out.push_str(&rest[..start]);
         if start < i {
             out.push_str(&url(&rest[start..end]));
@@ -94,6 +222,87 @@ mod tests {
         ] {
             assert_eq!(url(given), shown, "{given}");
         }
+    }
+
+    #[test]
+    fn urls_lose_their_query_and_fragment() {
+        // Found by tests/cluster/secrets.rs: a kubeconfig server `?token=` was printed
+        // after every failure and stored as the snapshot's server.
+        for (given, shown) in [
+            (
+                "https://127.0.0.1:6443/?token=s3cret",
+                "https://127.0.0.1:6443/?…",
+            ),
+            (
+                "https://127.0.0.1:6443?token=s3cret",
+                "https://127.0.0.1:6443?…",
+            ),
+            ("https://u:p@h/x?token=s3cret#frag", "https://h/x?…"),
+            (
+                "file:///srv/index.json?token=s3cret",
+                "file:///srv/index.json?…",
+            ),
+            ("https://h/a#access_token=s3cret", "https://h/a#…"),
+            ("ssh://git:pw@h/x?k=v", "ssh://git@h/x?…"),
+            ("https://h/x?…", "https://h/x?…"),
+        ] {
+            assert_eq!(url(given), shown, "{given}");
+        }
+        assert_eq!(
+            urls_in("refused (https://h:1/?token=s3cret), then http://p:3128#x ok"),
+            "refused (https://h:1/?…), then http://p:3128#… ok"
+        );
+        assert_eq!(
+            urls_in("index https://h/i.json?…: refused; see https://h/a."),
+            "index https://h/i.json?…: refused; see https://h/a."
+        );
+    }
+
+    #[test]
+    fn credential_plugin_failures_keep_only_the_name_and_the_status() {
+        // kube's text for a failing exec plugin: the Command's Debug (env and args), the
+        // exit status and the Output's Debug (stdout, stderr).
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.args([
+            "-c",
+            "echo out-s3cret; echo err-s3cret >&2; exit 3",
+            "arg-s3cret",
+        ])
+        .env("PLUGIN_TOKEN", "env-s3cret \"quoted\"")
+        .env_remove("DROPPED")
+        .current_dir("/");
+        let out = cmd.output().unwrap();
+        let text = format!(
+            "auth error: auth exec command '{cmd:?}' failed with status {}: {out:?}",
+            out.status
+        );
+        assert!(
+            text.contains("err-s3cret") && text.contains("env-s3cret"),
+            "{text}"
+        );
+        let cleaned = detail(&format!("cluster unreachable: {text}\nmore"));
+        assert_eq!(
+            cleaned,
+            "cluster unreachable: auth error: credential plugin 'sh' failed (exit status: 3)"
+        );
+        for (given, shown) in [
+            (
+                "failed to parse auth exec output: line 1: token-s3cret",
+                "failed to parse auth exec output",
+            ),
+            (
+                "failed exec auth: Executing \"gcloud\" \"s3cret\" failed",
+                "failed exec auth",
+            ),
+            (
+                "auth exec command 'unparsable' failed with status exit status: 1: Output",
+                "credential plugin '?' failed (exit status: 1)",
+            ),
+            ("connection refused", "connection refused"),
+        ] {
+            assert_eq!(plugin_failures(given), shown, "{given}");
+        }
+        assert_eq!(escape_line("a\nb\u{1b}"), "a\\nb\\u{1b}");
     }
 
     #[test]

@@ -19,6 +19,10 @@ pub enum Need {
     Nothing,
     /// A running control plane (`CLINV_TEST_KUBECONFIG`).
     Plane,
+    /// A running control plane and Debian's `tinyproxy` (installed by `.ci/run`).
+    PlaneAndTinyproxy,
+    /// Debian's `tinyproxy`.
+    Tinyproxy,
     /// Headless Chromium.
     Chromium,
     /// Running as root (chown, `nobody`).

@@ -21,6 +21,7 @@ mod hostile;
 mod https;
 mod index;
 mod interface;
+mod loopback_proxy;
 mod render;
 mod secrets;
 mod store;
@@ -53,6 +54,7 @@ fn main() -> std::process::ExitCode {
         harness::Need::Root => hostile::root(),
         harness::Need::Tmpfs => hostile::tmpfs(),
         harness::Need::NoServiceAccount => agent::outside_a_pod(),
+        harness::Need::Tinyproxy => loopback_proxy::present().map_err(str::to_string),
         other => unreachable!("no cli test needs {other:?}"),
     })
 }

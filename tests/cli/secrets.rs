@@ -116,10 +116,117 @@ fn a_skipped_entry_never_shows_its_values() {
     }
 }
 
+/// Values a store writer controls (ids, times, hashes in the journal) reach the terminal
+/// with their control characters escaped, on one line each: `drift` printed them raw
+/// (an ANSI sequence cleared the screen, a newline forged a line), `status` split its
+/// warning at the newline.
+fn store_values_are_printed_escaped_by_drift_and_status() {
+    use sha2::Digest;
+    let project = copy_tree(&example());
+    let root = project.path().to_str().unwrap().to_string();
+    let store = tempfile::tempdir().unwrap();
+    let cmd = |args: &[&str]| {
+        let mut all = vec![
+            "--root",
+            root.as_str(),
+            "--kubeconfig",
+            "/nonexistent/kc",
+            "--domain",
+            "prod.acme.example",
+        ];
+        all.splice(0..0, args.iter().copied());
+        clinv(&all)
+            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+            .run()
+    };
+    cmd(&["publish"]).ok();
+    let journal = store.path().join("prod.acme.example/journal");
+    let mut lines = String::new();
+    for line in std::fs::read_to_string(&journal).unwrap().lines() {
+        let (_, json) = line.split_once(' ').unwrap();
+        let mut record: serde_json::Value = serde_json::from_str(json).unwrap();
+        let id = record["id"].as_str().unwrap().to_string();
+        record["id"] = format!("{id}\u{1b}[2J\nFORGED-ID").into();
+        let at = record["at"].as_str().unwrap().to_string();
+        record["at"] = format!("{at}\u{1b}]0;title\u{7}\nFORGED-AT").into();
+        if record.get("specHash").is_some() {
+            record["specHash"] = "ab\u{1b}[31m\nFORGED-HASH".into();
+        }
+        let json = serde_json::to_string(&record).unwrap();
+        let sum = format!("{:x}", sha2::Sha256::digest(json.as_bytes()));
+        lines.push_str(&format!("{sum} {json}\n"));
+    }
+    std::fs::write(&journal, lines).unwrap();
+    for args in [&["drift"][..], &["status"]] {
+        let run = cmd(args);
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(all.contains("FORGED-"), "{args:?}: {all}");
+        for (stream, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+            assert!(
+                !text.contains(['\u{1b}', '\u{7}']),
+                "{args:?} {stream}: a control character reached the terminal:\n{text}"
+            );
+            assert!(
+                !text.lines().any(|l| l.trim_start().starts_with("FORGED-")),
+                "{args:?} {stream}: a stored newline forged a line:\n{text}"
+            );
+        }
+    }
+}
+
+/// An index URL's user info, `?token=` query and fragment appear in no message, for an
+/// `https://` URL that cannot be reached and a `file://` URL that is refused.
+fn index_url_tokens_appear_in_no_message() {
+    let root = example();
+    let from = tempfile::tempdir().unwrap();
+    let rendered = from.path().join("inv.yaml");
+    let run = clinv(&[
+        "render",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+    ])
+    .run()
+    .ok();
+    std::fs::write(&rendered, run.stdout).unwrap();
+    for url in [
+        format!(
+            "https://ops:{MARK}-userinfo@127.0.0.1:1/index.json?token={MARK}-query#{MARK}-fragment"
+        ),
+        format!("file:///nonexistent/index.json?token={MARK}-query#{MARK}-fragment"),
+    ] {
+        for extra in [&[][..], &["-v"], &["-o", "json"]] {
+            let mut args = vec!["updates", "--index", url.as_str(), "--from"];
+            args.push(rendered.to_str().unwrap());
+            args.extend_from_slice(extra);
+            let cache = tempfile::tempdir().unwrap();
+            let run = clinv(&args)
+                .env("XDG_CACHE_HOME", cache.path().to_str().unwrap())
+                .env("DEBUG", "1")
+                .run();
+            assert_ne!(run.code, 0, "{url}: {}", run.stderr);
+            assert!(
+                run.stderr.contains("index"),
+                "{url} {extra:?}: {}",
+                run.stderr
+            );
+            assert!(
+                !run.stdout.contains(MARK) && !run.stderr.contains(MARK),
+                "{url} {extra:?}: {}{}",
+                run.stdout,
+                run.stderr
+            );
+        }
+    }
+}
+
 trials! {
     Nothing: [
         planted_secrets_are_really_there,
         no_command_output_or_written_file_carries_a_secret,
         a_skipped_entry_never_shows_its_values,
+        store_values_are_printed_escaped_by_drift_and_status,
+        index_url_tokens_appear_in_no_message,
     ],
 }

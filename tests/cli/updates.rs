@@ -361,6 +361,74 @@ fn without_a_cluster_the_newest_snapshot_comes_before_the_render() {
     assert_eq!(v["updates"][0]["current"], "1.18.0");
 }
 
+/// An index URL is fetched through the proxy `HTTPS_PROXY` names (a real tinyproxy on
+/// loopback), straight when `NO_PROXY` covers the index host, and through a proxy that
+/// requires credentials without printing them.
+fn the_index_is_fetched_through_https_proxy_unless_no_proxy_covers_it() {
+    use crate::loopback_proxy::Tinyproxy;
+    const PASSWORD: &str = "FAKESECRET-index-proxy-password-3d7a";
+    let body = std::fs::read(index_fixture()).unwrap();
+    let server = Server::start(200, &body);
+    let url = server.url("/addons-index.json");
+    let host = format!("127.0.0.1:{}", server.port);
+    let ca = server.ca.to_str().unwrap().to_string();
+    let expected = from_dump(index_fixture().to_str().unwrap(), &[])
+        .run()
+        .ok()
+        .stdout;
+    let fetch = |env: &[(&str, &str)]| {
+        let cache = tempfile::tempdir().unwrap();
+        let mut cmd = from_dump(&url, &["--index-ca", &ca, "-v"])
+            .env("XDG_CACHE_HOME", cache.path().to_str().unwrap());
+        for (k, v) in env {
+            cmd = cmd.env(k, v);
+        }
+        cmd.run()
+    };
+    let hits = || server.hits.load(std::sync::atomic::Ordering::SeqCst);
+
+    let proxy = Tinyproxy::start(None);
+    let run = fetch(&[("HTTPS_PROXY", &proxy.url())]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, proxy.log());
+    assert_eq!(run.stdout, expected);
+    assert_eq!((proxy.tunnels(&host), hits()), (1, 1), "{}", proxy.log());
+    for no_proxy in ["127.0.0.1", "*"] {
+        let run = fetch(&[("HTTPS_PROXY", &proxy.url()), ("NO_PROXY", no_proxy)]);
+        assert_eq!(run.code, 0, "NO_PROXY={no_proxy}: {}", run.stderr);
+        assert_eq!(
+            proxy.tunnels(&host),
+            1,
+            "NO_PROXY={no_proxy}: {}",
+            proxy.log()
+        );
+    }
+    drop(proxy);
+
+    let proxy = Tinyproxy::start(Some(("ops", PASSWORD)));
+    let before = hits();
+    let run = fetch(&[("HTTPS_PROXY", &proxy.url_with("ops", PASSWORD))]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, proxy.log());
+    assert_eq!(
+        (proxy.tunnels(&host), hits()),
+        (1, before + 1),
+        "{}",
+        proxy.log()
+    );
+    let wrong = fetch(&[(
+        "HTTPS_PROXY",
+        &proxy.url_with("ops", "FAKESECRET-wrong-77e1"),
+    )]);
+    assert_ne!(wrong.code, 0, "{}", wrong.stderr);
+    for run in [&run, &wrong] {
+        assert!(
+            !run.stdout.contains("FAKESECRET") && !run.stderr.contains("FAKESECRET"),
+            "{}{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+}
+
 trials! {
     Nothing: [
         rendered_inventory_table_and_json_match_their_golden_files,
@@ -370,5 +438,8 @@ trials! {
         a_url_index_is_fetched_over_https_cached_and_used_offline,
         the_cache_defaults_to_home_and_bad_answers_are_not_cached,
         without_a_cluster_the_newest_snapshot_comes_before_the_render,
+    ],
+    Tinyproxy: [
+        the_index_is_fetched_through_https_proxy_unless_no_proxy_covers_it,
     ],
 }

@@ -11,6 +11,9 @@ mod harness;
 #[allow(dead_code)]
 mod support;
 
+#[path = "../cli/loopback_proxy.rs"]
+mod loopback_proxy;
+
 mod agent;
 mod diff;
 mod faults;
@@ -21,6 +24,7 @@ mod publish;
 mod replay;
 mod secrets;
 mod store_v2;
+mod tinyproxy;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -47,9 +51,13 @@ fn main() -> std::process::ExitCode {
         replay::tests(),
         secrets::tests(),
         store_v2::tests(),
+        tinyproxy::tests(),
     ];
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Plane => kubeconfig().map(|_| ()),
+        harness::Need::PlaneAndTinyproxy => {
+            kubeconfig().and_then(|_| loopback_proxy::present().map_err(|why| why.to_string()))
+        }
         other => unreachable!("no cluster test needs {other:?}"),
     })
 }

@@ -10,6 +10,7 @@
 //! files.
 
 use crate::agent::ensure_helm_releases;
+use crate::loopback_proxy::Tinyproxy;
 use crate::support::*;
 use crate::{Plane, kubeconfig_with_server, plane, refused_server};
 use base64::Engine;
@@ -29,6 +30,18 @@ const GIT_URL_PASSWORD: &str = "FAKESECRET-git-url-password-77b2";
 const INDEX_URL_PASSWORD: &str = "FAKESECRET-index-url-password-08c5";
 const SERVER_URL_PASSWORD: &str = "FAKESECRET-server-url-password-1e9d";
 const PROXY_URL_PASSWORD: &str = "FAKESECRET-proxy-url-password-5a37";
+/// The password of a working proxy (tinyproxy with BasicAuth) in a kubeconfig proxy-url.
+const AUTH_PROXY_PASSWORD: &str = "FAKESECRET-auth-proxy-password-b40c";
+/// A `?token=` query in a kubeconfig server URL.
+const SERVER_URL_QUERY: &str = "FAKESECRET-server-url-query-4c2e";
+/// A failing exec credential plugin: its `env:` value and argument (in the kubeconfig),
+/// and what it writes to stdout and stderr (in the plugin itself).
+const PLUGIN_ENV: &str = "FAKESECRET-plugin-env-9b13";
+const PLUGIN_ARG: &str = "FAKESECRET-plugin-arg-20fd";
+const PLUGIN_STDOUT: &str = "FAKESECRET-plugin-stdout-e6a8";
+const PLUGIN_STDERR: &str = "FAKESECRET-plugin-stderr-71c4";
+/// The plugin's file name: all a message may say of it, with its exit status.
+const PLUGIN: &str = "clinv-test-credential-plugin";
 /// The process environment of every run.
 const ENV: [(&str, &str); 5] = [
     ("AWS_SECRET_ACCESS_KEY", "FAKESECRET-aws-secret-9a1f"),
@@ -103,6 +116,8 @@ struct Fx {
     runs: usize,
     /// Verbose runs that printed `[debug]` lines (the debug paths really ran).
     debugged: usize,
+    /// The proxy that requires [`AUTH_PROXY_PASSWORD`] (context `authproxy-ctx`).
+    proxy: Tinyproxy,
 }
 
 impl Fx {
@@ -125,8 +140,27 @@ impl Fx {
         );
         std::fs::write(&spec, text).unwrap();
 
+        let plugin = dir.path().join(PLUGIN);
+        std::fs::write(
+            &plugin,
+            format!(
+                "#!/bin/sh\necho \"{PLUGIN_STDOUT} $PLUGIN_TOKEN $*\"\necho \"{PLUGIN_STDERR} $PLUGIN_TOKEN $*\" >&2\nexit 1\n"
+            ),
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
         let kubeconfig = dir.path().join("kubeconfig");
-        std::fs::write(&kubeconfig, planted_kubeconfig(&p.admin)).unwrap();
+        let proxy = Tinyproxy::start(Some(("ops", AUTH_PROXY_PASSWORD)));
+        let proxy_url = proxy.url_with("ops", AUTH_PROXY_PASSWORD);
+        std::fs::write(
+            &kubeconfig,
+            planted_kubeconfig(&p.admin, &plugin, &proxy_url),
+        )
+        .unwrap();
         // lok8s's project kubeconfig, used when no --kubeconfig is given.
         write(
             root,
@@ -150,6 +184,8 @@ impl Fx {
             KUBE_PASSWORD,
             GIT_URL_PASSWORD,
             INDEX_URL_PASSWORD,
+            PLUGIN_STDOUT,
+            PLUGIN_STDERR,
         ]
         .into_iter()
         .chain(ENV.iter().map(|(_, v)| *v))
@@ -161,6 +197,11 @@ impl Fx {
         }
         needles.client_key("admin", &p.admin);
         needles.client_key("nobody", &p.nobody);
+        // The BasicAuth header the proxy gets.
+        needles.add(
+            "the auth proxy's Basic credentials",
+            &base64::engine::general_purpose::STANDARD.encode(format!("ops:{AUTH_PROXY_PASSWORD}")),
+        );
 
         // The planting worked: the inputs hold what the outputs must not.
         let inputs: Vec<u8> = files_under(root)
@@ -179,7 +220,15 @@ impl Fx {
         );
         let kc = std::fs::read(&kubeconfig).unwrap();
         let in_kubeconfig = needles.hits(&kc);
-        for m in [KUBE_TOKEN, KUBE_PASSWORD, "admin client-key-data"] {
+        for m in [
+            KUBE_TOKEN,
+            KUBE_PASSWORD,
+            SERVER_URL_QUERY,
+            AUTH_PROXY_PASSWORD,
+            PLUGIN_ENV,
+            PLUGIN_ARG,
+            "admin client-key-data",
+        ] {
             assert!(in_kubeconfig.contains(&m), "{m} is not in the kubeconfig");
         }
 
@@ -193,6 +242,7 @@ impl Fx {
             leaks: Vec::new(),
             runs: 0,
             debugged: 0,
+            proxy,
         }
     }
 
@@ -304,9 +354,10 @@ impl Fx {
     }
 }
 
-/// The admin kubeconfig with a second user holding a bearer token and a third holding a
-/// password, each with its own context; the admin context stays current.
-fn planted_kubeconfig(admin: &Path) -> String {
+/// The admin kubeconfig with a second user holding a bearer token, a third holding a
+/// password and a fourth whose exec credential plugin (`plugin`) fails, each with its own
+/// context; the admin context stays current.
+fn planted_kubeconfig(admin: &Path, plugin: &Path, auth_proxy: &str) -> String {
     let mut config: serde_yaml::Value =
         serde_yaml::from_str(&std::fs::read_to_string(admin).unwrap()).unwrap();
     let cluster = config["clusters"][0]["name"].as_str().unwrap().to_string();
@@ -329,9 +380,20 @@ fn planted_kubeconfig(admin: &Path) -> String {
         serde_yaml::to_value(serde_json::json!({"username": "ops", "password": KUBE_PASSWORD}))
             .unwrap(),
     ));
+    users.push(user(
+        "exec-user",
+        serde_yaml::to_value(serde_json::json!({"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": plugin,
+            "args": ["--token", PLUGIN_ARG],
+            "env": [{"name": "PLUGIN_TOKEN", "value": PLUGIN_ENV}],
+        }}))
+        .unwrap(),
+    ));
     let contexts = config["contexts"].as_sequence_mut().unwrap();
     contexts.push(context("token-ctx", "token-user"));
     contexts.push(context("basic-ctx", "basic-user"));
+    contexts.push(context("exec-ctx", "exec-user"));
     // The admin's credentials towards the same server, named by a URL with user info, and
     // through a proxy whose URL carries a password.
     let admin_user = config["users"][0]["name"].as_str().unwrap().to_string();
@@ -346,15 +408,25 @@ fn planted_kubeconfig(admin: &Path) -> String {
         );
     with_userinfo["cluster"]["server"] = server.into();
     with_userinfo["name"] = "userinfo-cluster".into();
+    let mut with_query = config["clusters"][0].clone();
+    let server = with_query["cluster"]["server"].as_str().unwrap();
+    let server = format!("{}/?token={SERVER_URL_QUERY}", server.trim_end_matches('/'));
+    with_query["cluster"]["server"] = server.into();
+    with_query["name"] = "query-cluster".into();
     let mut proxied = config["clusters"][0].clone();
     proxied["cluster"]["proxy-url"] = format!("http://ops:{PROXY_URL_PASSWORD}@127.0.0.1:9").into();
     proxied["name"] = "proxy-cluster".into();
+    let mut auth_proxied = config["clusters"][0].clone();
+    auth_proxied["cluster"]["proxy-url"] = auth_proxy.into();
+    auth_proxied["name"] = "authproxy-cluster".into();
     let clusters = config["clusters"].as_sequence_mut().unwrap();
-    clusters.extend([with_userinfo, proxied]);
+    clusters.extend([with_userinfo, with_query, proxied, auth_proxied]);
     let contexts = config["contexts"].as_sequence_mut().unwrap();
     for (name, cluster) in [
         ("userinfo-ctx", "userinfo-cluster"),
+        ("query-ctx", "query-cluster"),
         ("proxy-ctx", "proxy-cluster"),
+        ("authproxy-ctx", "authproxy-cluster"),
     ] {
         contexts.push(
             serde_yaml::to_value(serde_json::json!(
@@ -510,13 +582,24 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
         (&["--kubeconfig", &kc, "--context", "basic-ctx"], 7),
         (&["--kubeconfig", "/nonexistent/kubeconfig"], 3),
         (&["--kubeconfig", &kc, "--context", "userinfo-ctx"], 0),
-        (&["--kubeconfig", &kc, "--context", "proxy-ctx"], 4),
+        // The proxy (127.0.0.1:9) refuses: the cluster is unreachable through it.
+        (&["--kubeconfig", &kc, "--context", "proxy-ctx"], 5),
+        (&["--kubeconfig", &kc, "--context", "query-ctx"], 0),
+        (&["--kubeconfig", &kc, "--context", "authproxy-ctx"], 0),
+        (&["--kubeconfig", &kc, "--context", "exec-ctx"], 4),
     ] {
         let mut rest = vec!["--strict"];
         rest.extend_from_slice(extra);
         let run = fx.both(&prod(&["publish"], &rest));
         assert_eq!(run.code, code, "{extra:?}: {}", run.stderr);
     }
+    // The failing plugin is named, with its exit status, and nothing else of it is said.
+    let run = fx.both(&prod(
+        &["publish"],
+        &["--kubeconfig", &kc, "--context", "exec-ctx"],
+    ));
+    let said = format!("credential plugin '{PLUGIN}' failed (exit status: 1)");
+    assert!(run.stderr.contains(&said), "{}", run.stderr);
 
     // Replay and status.
     fx.both(&prod(
@@ -524,6 +607,37 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
         &["--kubeconfig", &kc, "--context", "token-ctx", "--strict"],
     ));
     fx.both(&prod(&["replay"], &["--kubeconfig", &dead]));
+    assert!(
+        fx.proxy.log().contains("CONNECT 127.0.0.1:"),
+        "the auth proxy carried nothing:\n{}",
+        fx.proxy.log()
+    );
+    for ctx in ["exec-ctx", "query-ctx", "authproxy-ctx"] {
+        fx.both(&prod(
+            &["replay"],
+            &["--kubeconfig", &kc, "--context", ctx, "--strict"],
+        ));
+        fx.both(&prod(&["status"], &["--kubeconfig", &kc, "--context", ctx]));
+        fx.both(&prod(&["drift"], &["--kubeconfig", &kc, "--context", ctx]));
+        fx.both(&prod(
+            &["diff", "cluster", "latest"],
+            &["--kubeconfig", &kc, "--context", ctx],
+        ));
+        fx.both(&prod(
+            &["updates"],
+            &["--index", &index, "--kubeconfig", &kc, "--context", ctx],
+        ));
+        fx.both(&a(&[
+            "agent",
+            "--once",
+            "--index",
+            &index,
+            "--kubeconfig",
+            &kc,
+            "--context",
+            ctx,
+        ]));
+    }
     fx.both(&prod(&["replay"], &["--kubeconfig", &kc, "--dry-run"]));
     let run = fx.both(&prod(&["replay"], &["--kubeconfig", &kc]));
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -714,7 +828,7 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
 }
 
 trials! {
-    Plane: [
+    PlaneAndTinyproxy: [
         no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private,
     ],
 }

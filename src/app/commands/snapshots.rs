@@ -145,7 +145,7 @@ fn gc(
         for s in &doomed {
             settings.printer.data(&format!(
                 "{d} {verb} {} ({})\n",
-                s.record.id,
+                crate::util::redact::escape_line(&s.record.id),
                 s.state.as_str()
             ))?;
         }

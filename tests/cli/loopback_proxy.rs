@@ -1,0 +1,96 @@
+//! Debian's `tinyproxy` as a real HTTP proxy on loopback for the tests: started with a
+//! generated configuration on a free port of 127.0.0.2 (the servers under test listen on
+//! 127.0.0.1, so `NO_PROXY` for the server and for the proxy differ), with or without
+//! BasicAuth, killed on drop. Its log says which tunnels (`CONNECT`) it opened.
+
+use crate::support::write;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Whether `tinyproxy` can be run.
+pub fn present() -> Result<(), &'static str> {
+    Command::new("tinyproxy")
+        .arg("-v")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|_| ())
+        .map_err(|_| "no tinyproxy: apt-get install tinyproxy (.ci/run does)")
+}
+
+/// A running tinyproxy; killed on drop.
+pub struct Tinyproxy {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Tinyproxy {
+    /// Starts tinyproxy on a free port of 127.0.0.2, requiring `credentials` when given.
+    pub fn start(credentials: Option<(&str, &str)>) -> Tinyproxy {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.2:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut config = format!(
+            "Port {port}\nListen 127.0.0.2\nTimeout 30\nLogFile \"{}\"\nLogLevel Info\nMaxClients 20\nAllow 127.0.0.0/8\n",
+            dir.path().join("log").display()
+        );
+        if let Some((user, password)) = credentials {
+            config.push_str(&format!("BasicAuth {user} {password}\n"));
+        }
+        let conf = write(dir.path(), "tinyproxy.conf", config);
+        let child = Command::new("tinyproxy")
+            .arg("-d")
+            .arg("-c")
+            .arg(&conf)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("tinyproxy starts");
+        let proxy = Tinyproxy { child, port, dir };
+        let until = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.2", port)).is_err() {
+            assert!(
+                Instant::now() < until,
+                "tinyproxy did not listen:\n{}",
+                proxy.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        proxy
+    }
+
+    /// `http://127.0.0.2:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.2:{}", self.port)
+    }
+
+    /// `http://<user>:<password>@127.0.0.2:<port>`.
+    pub fn url_with(&self, user: &str, password: &str) -> String {
+        format!("http://{user}:{password}@127.0.0.2:{}", self.port)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("log")).unwrap_or_default()
+    }
+
+    /// Tunnels opened to `server` (`https://host:port` or `host:port`) so far.
+    pub fn tunnels(&self, server: &str) -> usize {
+        let host = server.trim_start_matches("https://");
+        self.log()
+            .lines()
+            .filter(|l| l.contains(&format!("CONNECT {host} ")))
+            .count()
+    }
+}
+
+impl Drop for Tinyproxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
