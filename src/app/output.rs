@@ -368,6 +368,48 @@ pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
     out
 }
 
+/// `replay --dry-run`: what a replay of domain `d` would do.
+pub fn replay_dry_run(
+    d: &str,
+    snapshot: &str,
+    delivery: &crate::cluster::Delivery,
+    older: usize,
+) -> String {
+    use crate::cluster::Delivery;
+    let what = match delivery {
+        Delivery::Applied(a) => format!("would apply snapshot {snapshot} ({})", a.cr),
+        Delivery::Stale { live_rendered_at } => format!(
+            "would skip snapshot {snapshot}: the live inventory is newer ({live_rendered_at})"
+        ),
+    };
+    format!("{d}: {what}; {older} older pending snapshot(s) would be superseded\n")
+}
+
+/// What a replay of domain `d` delivered, and how many older snapshots it superseded.
+pub fn replay_delivered(
+    d: &str,
+    snapshot: &str,
+    server: &str,
+    delivery: &crate::cluster::Delivery,
+    superseded: usize,
+) -> String {
+    use crate::cluster::Delivery;
+    let summary = match delivery {
+        Delivery::Applied(a) => format!(
+            "{d}: applied snapshot {snapshot} (clusterinventory/cluster {} → {server}, {} requests)",
+            a.cr, a.requests
+        ),
+        Delivery::Stale { live_rendered_at } => format!(
+            "{d}: snapshot {snapshot} not applied: {}; marked superseded",
+            crate::delivery::stale_detail(live_rendered_at)
+        ),
+    };
+    match superseded {
+        0 => summary,
+        n => format!("{summary}; {n} older pending snapshot(s) superseded"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,10 +2,9 @@
 
 use super::{access, domain, print_notices, project, store};
 use crate::app::cli::ReplayArgs;
+use crate::app::output;
 use crate::app::settings::Settings;
-use crate::cluster::Delivery;
 use crate::cluster::access::options;
-use crate::delivery::stale_detail;
 use crate::error::{Outcome, Result};
 use crate::ops::replay::{self, Replayed, Request};
 
@@ -50,39 +49,21 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
                 snapshot,
                 delivery,
                 older,
-            } => {
-                let what = match &delivery {
-                    Delivery::Applied(a) => format!("would apply snapshot {snapshot} ({})", a.cr),
-                    Delivery::Stale { live_rendered_at } => format!(
-                        "would skip snapshot {snapshot}: the live inventory is newer ({live_rendered_at})"
-                    ),
-                };
-                settings.printer.data(&format!(
-                    "{d}: {what}; {older} older pending snapshot(s) would be superseded\n"
-                ))?;
-            }
+            } => settings
+                .printer
+                .data(&output::replay_dry_run(&d, &snapshot, &delivery, older))?,
             Replayed::Delivered {
                 snapshot,
                 server,
                 delivery,
                 superseded,
-            } => {
-                let summary = match &delivery {
-                    Delivery::Applied(a) => format!(
-                        "{d}: applied snapshot {snapshot} (clusterinventory/cluster {} → {server}, {} requests)",
-                        a.cr, a.requests
-                    ),
-                    Delivery::Stale { live_rendered_at } => format!(
-                        "{d}: snapshot {snapshot} not applied: {}; marked superseded",
-                        stale_detail(live_rendered_at)
-                    ),
-                };
-                let older = match superseded.len() {
-                    0 => String::new(),
-                    n => format!("; {n} older pending snapshot(s) superseded"),
-                };
-                settings.printer.info(&format!("{summary}{older}"));
-            }
+            } => settings.printer.info(&output::replay_delivered(
+                &d,
+                &snapshot,
+                &server,
+                &delivery,
+                superseded.len(),
+            )),
         }
     }
     Ok(Outcome::Unapplied(unapplied))
