@@ -122,7 +122,9 @@ pub const MAX_LINE: usize = 1 << 20;
 pub struct Builder {
     journal: Journal,
     index: HashMap<String, usize>,
-    states: Vec<StateRecord>,
+    /// State changes read before their snapshot's record (or of no snapshot at all),
+    /// in line order; the rest go straight to their snapshot's history.
+    early: HashMap<String, Vec<StateRecord>>,
     keep_raw: bool,
     head_only: bool,
 }
@@ -214,24 +216,24 @@ impl Builder {
                     detail: None,
                     state_at: s.at.clone(),
                     commit: None,
-                    history: Vec::new(),
+                    history: self.early.remove(&s.id).unwrap_or_default(),
                     record: s,
                 });
             }
-            Record::State(st) => self.states.push(st),
+            // History in line order, as if every state change were added at the end.
+            Record::State(st) => match self.index.get(&st.id) {
+                Some(&i) => self.journal.snapshots[i].history.push(st),
+                None => self.early.entry(st.id.clone()).or_default().push(st),
+            },
             Record::Repair(_) | Record::Head(_) => {}
         }
     }
 
     /// The snapshots in the order (at, seq, id), each with its state.
     pub fn finish(mut self, _path: &Path) -> Journal {
-        for st in std::mem::take(&mut self.states) {
-            // A state change of a snapshot a gc left out of the journal (a commit that
-            // read it before gc deleted it) has nothing left to change.
-            if let Some(&i) = self.index.get(&st.id) {
-                self.journal.snapshots[i].history.push(st);
-            }
-        }
+        // What is left early is a state change of a snapshot a gc left out of the
+        // journal (a commit that read it before gc deleted it): nothing left to change.
+        self.early = HashMap::new();
         for snap in &mut self.journal.snapshots {
             fold(snap);
         }
@@ -539,6 +541,52 @@ mod tests {
             let line = format!("{} {json}", hex_sha256(json.as_bytes()));
             assert_eq!(decode(line.as_bytes()), general(json), "{json}");
         }
+    }
+
+    #[test]
+    fn state_changes_read_before_their_snapshot_keep_line_order() {
+        let at = "2026-01-01T00:00:00.000Z";
+        let snap = Record::Snapshot(SnapshotRecord {
+            v: 2,
+            id: "a1".into(),
+            at: at.into(),
+            seq: Some(1),
+            cluster: true,
+            domain: "d".into(),
+            rendered_at: at.into(),
+            spec_hash: "h".into(),
+            lok8s_version: "1".into(),
+            tool: "t".into(),
+            cr: "c".into(),
+            crd: "e".into(),
+            target: None,
+        });
+        let st = |state, detail: &str| {
+            Record::State(StateRecord {
+                detail: Some(detail.into()),
+                ..StateRecord::new("a1", at, state)
+            })
+        };
+        let text: String = [
+            st(State::Applied, "1"),
+            st(State::Committed, "orphan?"),
+            snap,
+            st(State::Superseded, "3"),
+            st(State::Pending, "4"),
+            Record::State(StateRecord::new("gone", at, State::Applied)),
+        ]
+        .iter()
+        .map(encode)
+        .collect();
+        let journal = parse_journal(Path::new("j"), text.as_bytes());
+        let details: Vec<&str> = journal.snapshots[0]
+            .history
+            .iter()
+            .filter_map(|h| h.detail.as_deref())
+            .collect();
+        assert_eq!(details, ["1", "orphan?", "3", "4"]);
+        assert_eq!(journal.snapshots[0].state, State::Pending);
+        assert_eq!(journal.snapshots.len(), 1);
     }
 
     #[test]
