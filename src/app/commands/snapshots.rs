@@ -89,6 +89,8 @@ fn list(
         settings.printer.info("no snapshots");
         return Ok(exit::OK);
     }
+    // The table holds its own copy of every cell: the snapshots can go before it renders.
+    drop(rows);
     settings.printer.data(&table.render())?;
     Ok(exit::OK)
 }
