@@ -280,12 +280,13 @@ fn block_body(object: &serde_json::Value) -> Option<String> {
     Some(out)
 }
 
-/// `snapshots list`: one row per snapshot, newest first.
-pub fn snapshots_table(rows: &[crate::store::Snapshot]) -> String {
+/// `snapshots list`: one row per snapshot, newest first. Takes the snapshots so they can
+/// go before the table renders (it holds its own copy of every cell).
+pub fn snapshots_table(rows: Vec<crate::store::Snapshot>) -> String {
     let mut table = Table::new(&[
         "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
     ]);
-    for s in rows {
+    for s in &rows {
         let reason = s.reason.map(|r| r.as_str()).unwrap_or("-");
         let target = s
             .record
@@ -303,6 +304,7 @@ pub fn snapshots_table(rows: &[crate::store::Snapshot]) -> String {
             target,
         ]);
     }
+    drop(rows);
     table.render()
 }
 

@@ -44,13 +44,16 @@ impl Table {
                     .unwrap_or(0)
             })
             .collect();
-        let mut out = String::new();
+        let row_len = widths.iter().sum::<usize>() + 2 * columns + 1;
+        let mut out = String::with_capacity(self.rows.len().saturating_mul(row_len));
+        let mut line = String::new();
         for row in &self.rows {
-            let mut line = String::new();
+            line.clear();
             for (i, text) in row.iter().enumerate() {
                 line.push_str(text);
                 if i + 1 < row.len() {
-                    line.push_str(&" ".repeat(widths[i].saturating_sub(text.width()) + 2));
+                    let pad = widths[i].saturating_sub(text.width()) + 2;
+                    line.extend(std::iter::repeat_n(' ', pad));
                 }
             }
             out.push_str(line.trim_end());
@@ -62,6 +65,9 @@ impl Table {
 
 /// A cell on one line: control characters escaped, newline and tab included.
 fn cell(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
     escape_controls(text)
         .replace('\n', "\\n")
         .replace('\t', "\\t")

@@ -84,9 +84,10 @@ fn from_store(store: &DomainStore) -> Result<History> {
         .collect();
     let mut cache: HashMap<String, Rc<ClusterInventory>> = HashMap::new();
     let mut points = Vec::with_capacity(journal.snapshots.len());
+    // Consumed as it goes: each point takes its snapshot's id and time.
     for snap in journal
         .snapshots
-        .iter()
+        .into_iter()
         .filter(|s| s.state != State::Deleted)
     {
         let inventory = match cache.get(&snap.record.cr) {
@@ -103,10 +104,11 @@ fn from_store(store: &DomainStore) -> Result<History> {
                 }
             },
         };
+        let outcome = outcome(snap.state);
         points.push(Point {
-            id: snap.record.id.clone(),
-            at: snap.record.at.clone(),
-            outcome: outcome(snap.state),
+            id: snap.record.id,
+            at: snap.record.at,
+            outcome,
             inventory,
         });
     }

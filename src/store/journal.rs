@@ -35,10 +35,80 @@ pub(super) fn records(bytes: &[u8]) -> Vec<(usize, std::result::Result<Record, S
 pub fn decode(line: &[u8]) -> std::result::Result<Record, String> {
     let text = std::str::from_utf8(line).map_err(|_| "not UTF-8".to_string())?;
     let (sum, json) = text.split_once(' ').ok_or("no checksum")?;
-    if hex_sha256(json.as_bytes()) != sum {
+    if !checksum_matches(sum, json.as_bytes()) {
         return Err("checksum mismatch (damaged or edited)".into());
     }
+    if let Some(record) = parse_direct(json) {
+        return Ok(record);
+    }
     serde_json::from_str(json).map_err(|e| format!("unreadable record: {e}"))
+}
+
+/// The record of a line as clinv writes it — the `kind` tag first — parsed straight
+/// into its struct, without the buffering of every value that the tagged enum needs
+/// (most of the time of reading a journal). `None` for anything else (another layout,
+/// a second `kind`, an error): the caller parses it the general way, whose answer
+/// (value or error message) is the one that counts.
+fn parse_direct(json: &str) -> Option<Record> {
+    fn rest<'a>(json: &'a str, kind: &str) -> Option<&'a str> {
+        let rest = json
+            .strip_prefix("{\"kind\":\"")?
+            .strip_prefix(kind)?
+            .strip_prefix("\",")?;
+        (!rest.contains("\"kind\"")).then_some(rest)
+    }
+    fn parse<T: serde::de::DeserializeOwned>(rest: &str) -> Option<T> {
+        let mut text = String::with_capacity(rest.len() + 1);
+        text.push('{');
+        text.push_str(rest);
+        serde_json::from_str(&text).ok()
+    }
+    if let Some(r) = rest(json, "snapshot") {
+        parse(r).map(Record::Snapshot)
+    } else if let Some(r) = rest(json, "state") {
+        parse(r).map(Record::State)
+    } else {
+        None
+    }
+}
+
+/// Whether `sum` is the lowercase hex sha256 of `json` (what [`hex_sha256`] writes),
+/// compared without formatting the digest.
+fn checksum_matches(sum: &str, json: &[u8]) -> bool {
+    use sha2::Digest;
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let sum = sum.as_bytes();
+    if sum.len() != 64 {
+        return false;
+    }
+    let digest = sha2::Sha256::digest(json);
+    digest.iter().zip(sum.chunks_exact(2)).all(|(b, pair)| {
+        pair[0] == HEX[usize::from(b >> 4)] && pair[1] == HEX[usize::from(b & 0xf)]
+    })
+}
+
+/// Lines decoded together, split across the cores: large enough to keep both busy,
+/// small enough that a batch (at most this many lines of [`MAX_LINE`]) stays bounded.
+const BATCH: usize = 4096;
+/// Bytes of lines held for one batch at most.
+const BATCH_BYTES: usize = 8 << 20;
+
+/// Decodes a batch of lines, on up to two threads; results in the lines' order.
+fn decode_batch(lines: &[Vec<u8>]) -> Vec<std::result::Result<Record, String>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    if threads < 2 || lines.len() < 64 {
+        return lines.iter().map(|l| decode(l)).collect();
+    }
+    let (first, second) = lines.split_at(lines.len() / 2);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| second.iter().map(|l| decode(l)).collect::<Vec<_>>());
+        let mut out: Vec<_> = first.iter().map(|l| decode(l)).collect();
+        match other.join() {
+            Ok(rest) => out.extend(rest),
+            Err(_) => out.extend(second.iter().map(|l| decode(l))),
+        }
+        out
+    })
 }
 
 /// Longest journal line (one record). A longer one is damage, skipped without being
@@ -52,7 +122,9 @@ pub const MAX_LINE: usize = 1 << 20;
 pub struct Builder {
     journal: Journal,
     index: HashMap<String, usize>,
-    states: Vec<StateRecord>,
+    /// State changes read before their snapshot's record (or of no snapshot at all),
+    /// in line order; the rest go straight to their snapshot's history.
+    early: HashMap<String, Vec<StateRecord>>,
     keep_raw: bool,
     head_only: bool,
 }
@@ -144,24 +216,24 @@ impl Builder {
                     detail: None,
                     state_at: s.at.clone(),
                     commit: None,
-                    history: Vec::new(),
+                    history: self.early.remove(&s.id).unwrap_or_default(),
                     record: s,
                 });
             }
-            Record::State(st) => self.states.push(st),
+            // History in line order, as if every state change were added at the end.
+            Record::State(st) => match self.index.get(&st.id) {
+                Some(&i) => self.journal.snapshots[i].history.push(st),
+                None => self.early.entry(st.id.clone()).or_default().push(st),
+            },
             Record::Repair(_) | Record::Head(_) => {}
         }
     }
 
     /// The snapshots in the order (at, seq, id), each with its state.
     pub fn finish(mut self, _path: &Path) -> Journal {
-        for st in std::mem::take(&mut self.states) {
-            // A state change of a snapshot a gc left out of the journal (a commit that
-            // read it before gc deleted it) has nothing left to change.
-            if let Some(&i) = self.index.get(&st.id) {
-                self.journal.snapshots[i].history.push(st);
-            }
-        }
+        // What is left early is a state change of a snapshot a gc left out of the
+        // journal (a commit that read it before gc deleted it): nothing left to change.
+        self.early = HashMap::new();
         for snap in &mut self.journal.snapshots {
             fold(snap);
         }
@@ -318,18 +390,36 @@ pub fn read_lines(
     let mut reader = std::io::BufReader::with_capacity(256 << 10, reader);
     let mut line = Vec::with_capacity(4096);
     let mut line_no = 0;
+    // Lines waiting to be decoded (checksum and JSON), with their numbers; fed to the
+    // builder in order, so the result is that of decoding them one by one.
+    let mut batch: Vec<(usize, Vec<u8>)> = Vec::with_capacity(BATCH);
+    let mut batch_bytes = 0;
+    let flush = |batch: &mut Vec<(usize, Vec<u8>)>, builder: &mut Builder| {
+        let lines: Vec<Vec<u8>> = batch.iter_mut().map(|(_, l)| std::mem::take(l)).collect();
+        let decoded = decode_batch(&lines);
+        for (((no, _), line), result) in batch.drain(..).zip(&lines).zip(decoded) {
+            match result {
+                Ok(record) => builder.record(path, no, record),
+                Err(what) => builder.damage(path, no, line, what),
+            }
+        }
+    };
     loop {
         line.clear();
         let (n, complete) = read_line(&mut reader, &mut line)?;
         if n == 0 {
+            flush(&mut batch, builder);
             return Ok(line_no);
         }
         line_no += 1;
         if !complete {
+            flush(&mut batch, builder);
             builder.torn_tail(n as u64);
             return Ok(line_no - 1);
         }
         if n > MAX_LINE + 1 {
+            flush(&mut batch, builder);
+            batch_bytes = 0;
             builder.damage(
                 path,
                 line_no,
@@ -337,7 +427,12 @@ pub fn read_lines(
                 format!("line of {n} bytes is over the limit ({MAX_LINE})"),
             );
         } else if !line.is_empty() {
-            builder.line(path, line_no, &line);
+            batch_bytes += line.len();
+            batch.push((line_no, line.clone()));
+            if batch.len() >= BATCH || batch_bytes >= BATCH_BYTES {
+                flush(&mut batch, builder);
+                batch_bytes = 0;
+            }
         }
     }
 }
@@ -393,4 +488,131 @@ pub fn parse_export(bytes: &[u8]) -> std::result::Result<Vec<Record>, (usize, St
         .into_iter()
         .map(|(line, r)| r.map_err(|what| (line, what)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{SnapshotRecord, TargetRecord};
+
+    fn general(json: &str) -> std::result::Result<Record, String> {
+        serde_json::from_str(json).map_err(|e| format!("unreadable record: {e}"))
+    }
+
+    #[test]
+    fn the_direct_parse_agrees_with_the_tagged_one() {
+        let snapshot = Record::Snapshot(SnapshotRecord {
+            v: 2,
+            id: "a1".into(),
+            at: "2026-01-01T00:00:00.000Z".into(),
+            seq: Some(7),
+            cluster: false,
+            domain: "d".into(),
+            rendered_at: "2026-01-01T00:00:00.000Z".into(),
+            spec_hash: "h".into(),
+            lok8s_version: "1".into(),
+            tool: "clinv \"0\"".into(),
+            cr: "c".repeat(64),
+            crd: "e".repeat(64),
+            target: Some(TargetRecord {
+                server: "https://x".into(),
+                context: Some("kind".into()),
+            }),
+        });
+        let state = Record::State(StateRecord {
+            reason: Some(crate::delivery::Reason::Conflict),
+            detail: Some("the \"kind\" field".into()),
+            by: Some("b".into()),
+            ..StateRecord::new("a1", "2026-01-01T00:00:01.000Z", State::Superseded)
+        });
+        for record in [snapshot, state] {
+            let line = encode(&record);
+            assert_eq!(decode(line.trim_end().as_bytes()), Ok(record.clone()));
+            let json = serde_json::to_string(&record).unwrap();
+            assert_eq!(general(&json), Ok(record));
+        }
+        // Not the usual layout, a second tag, a wrong value: the general parse answers.
+        for json in [
+            r#"{"kind":"state","v":1,"id":"a","at":"t","state":"applied","kind":"snapshot"}"#,
+            r#"{"kind":"state","v":1,"id":"a","at":"t","state":"nope"}"#,
+            r#"{ "kind":"state","v":1,"id":"a","at":"t","state":"applied"}"#,
+            r#"{"kind":"state","v":1,"id":"a","at":"t","state":"applied"} x"#,
+        ] {
+            let line = format!("{} {json}", hex_sha256(json.as_bytes()));
+            assert_eq!(decode(line.as_bytes()), general(json), "{json}");
+        }
+    }
+
+    #[test]
+    fn state_changes_read_before_their_snapshot_keep_line_order() {
+        let at = "2026-01-01T00:00:00.000Z";
+        let snap = Record::Snapshot(SnapshotRecord {
+            v: 2,
+            id: "a1".into(),
+            at: at.into(),
+            seq: Some(1),
+            cluster: true,
+            domain: "d".into(),
+            rendered_at: at.into(),
+            spec_hash: "h".into(),
+            lok8s_version: "1".into(),
+            tool: "t".into(),
+            cr: "c".into(),
+            crd: "e".into(),
+            target: None,
+        });
+        let st = |state, detail: &str| {
+            Record::State(StateRecord {
+                detail: Some(detail.into()),
+                ..StateRecord::new("a1", at, state)
+            })
+        };
+        let text: String = [
+            st(State::Applied, "1"),
+            st(State::Committed, "orphan?"),
+            snap,
+            st(State::Superseded, "3"),
+            st(State::Pending, "4"),
+            Record::State(StateRecord::new("gone", at, State::Applied)),
+        ]
+        .iter()
+        .map(encode)
+        .collect();
+        let journal = parse_journal(Path::new("j"), text.as_bytes());
+        let details: Vec<&str> = journal.snapshots[0]
+            .history
+            .iter()
+            .filter_map(|h| h.detail.as_deref())
+            .collect();
+        assert_eq!(details, ["1", "orphan?", "3", "4"]);
+        assert_eq!(journal.snapshots[0].state, State::Pending);
+        assert_eq!(journal.snapshots.len(), 1);
+    }
+
+    #[test]
+    fn batches_keep_line_order_and_damage() {
+        let mut text = String::new();
+        for i in 0..(BATCH * 2 + 5) {
+            let mut st = StateRecord::new(
+                "x",
+                &format!("2026-01-01T00:00:{:02}.000Z", i % 60),
+                State::Applied,
+            );
+            st.seq = Some(i as u64 + 1);
+            text.push_str(&encode(&Record::State(st)));
+            if i % 1000 == 3 {
+                text.push_str("garbage\n");
+            }
+        }
+        let journal = parse_journal(Path::new("j"), text.as_bytes());
+        let lines: Vec<usize> = journal.damage.iter().map(|d| d.line).collect();
+        let expected: Vec<usize> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| *l == "garbage")
+            .map(|(i, _)| i + 1)
+            .collect();
+        assert_eq!(lines, expected);
+        assert_eq!(journal.head.map(|h| h.1), Some(BATCH as u64 * 2 + 5));
+    }
 }

@@ -123,10 +123,18 @@ impl Store {
         for d in self.select(domain)? {
             let journal = self.domain(&d).read()?;
             damage.extend(journal.damage);
-            rows.extend(journal.snapshots.into_iter().rev().filter(|s| {
+            // In place: a journal's snapshots are most of the memory of a listing.
+            let mut snapshots = journal.snapshots;
+            snapshots.retain(|s| {
                 s.state != State::Deleted
                     && state.is_none_or(|st| s.state == st || s.cluster_state == Some(st))
-            }));
+            });
+            snapshots.reverse();
+            if rows.is_empty() {
+                rows = snapshots;
+            } else {
+                rows.append(&mut snapshots);
+            }
         }
         Ok((rows, damage))
     }

@@ -68,7 +68,7 @@ fn list(
         settings.printer.info("no snapshots");
         return Ok(exit::OK);
     }
-    settings.printer.data(&output::snapshots_table(&rows))?;
+    settings.printer.data(&output::snapshots_table(rows))?;
     Ok(exit::OK)
 }
 
