@@ -125,18 +125,7 @@ pub(super) fn or_none(v: &Option<String>) -> &str {
 /// Escapes every control character, newlines and tabs included, so a value stays on one
 /// line and cannot drive a terminal.
 pub(super) fn one_line(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::util::redact::escape_line(text)
 }
 
 /// `4 changes (2 upgraded, 1 added, 1 removed)`, `1 change (1 upgraded)`, `no changes`.
