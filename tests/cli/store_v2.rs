@@ -69,7 +69,7 @@ impl Fx {
 
     /// Publishes the `inv` domain with Kubernetes `version` (a distinct inventory).
     fn publish(&self, version: &str) -> Run {
-        v1::set_version(self.root(), version);
+        set_version(self.root(), version);
         self.clinv(&["publish", "--domain", "inv"]).run()
     }
 
@@ -121,25 +121,6 @@ pub fn queued_id(stderr: &str) -> Option<String> {
         .nth(1)
         .and_then(|r| r.split(|c: char| !c.is_ascii_hexdigit()).next())
         .map(str::to_string)
-}
-
-/// Every file under `dir` whose name marks it temporary.
-pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = e.path();
-        if e.file_type().unwrap().is_dir() {
-            out.extend(temp_files(&path));
-        } else if path
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .contains(".tmp.")
-        {
-            out.push(path);
-        }
-    }
-    out
 }
 
 /// Copies a store folder (files and folders only).
@@ -863,7 +844,7 @@ fn finding_9_sigterm_and_sigint_end_a_waiting_command_with_143_and_130() {
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(300));
-        v1::set_version(fx.root(), "v1.31.5");
+        set_version(fx.root(), "v1.31.5");
         let child = fx.spawn_in(fx.store(), &["publish", "--domain", "inv"]);
         std::thread::sleep(Duration::from_millis(700));
         signal(&child, name);

@@ -211,3 +211,36 @@ pub fn journal_file(domain_dir: &Path) -> PathBuf {
     files.sort();
     files.pop().unwrap()
 }
+
+/// Every file under `dir` whose name marks it temporary.
+pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = e.path();
+        if e.file_type().unwrap().is_dir() {
+            out.extend(temp_files(&path));
+        } else if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .contains(".tmp.")
+        {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Sets the Kubernetes version of the `inv` fixture's cluster spec (a distinct
+/// inventory per version).
+pub fn set_version(root: &Path, version: &str) {
+    let path = root.join("clusters/inv/cluster.lok8s.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let re = regex::Regex::new(r"(?m)^(\s*version: ).*$").unwrap();
+    std::fs::write(
+        &path,
+        re.replace(&text, format!("${{1}}{version}").as_str())
+            .as_bytes(),
+    )
+    .unwrap();
+}

@@ -42,20 +42,6 @@ impl Objects {
     }
 }
 
-/// Sets the Kubernetes version of the `inv` fixture's cluster spec (a distinct
-/// inventory per version).
-pub fn set_version(root: &Path, version: &str) {
-    let path = root.join("clusters/inv/cluster.lok8s.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let re = regex::Regex::new(r"(?m)^(\s*version: ).*$").unwrap();
-    std::fs::write(
-        &path,
-        re.replace(&text, format!("${{1}}{version}").as_str())
-            .as_bytes(),
-    )
-    .unwrap();
-}
-
 /// Renders `domain` of the project at `root` into store objects.
 pub fn render(root: &Path, domain: &str) -> Objects {
     let r = root.to_str().unwrap();

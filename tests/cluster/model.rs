@@ -363,24 +363,6 @@ fn ensure(ok: bool, why: impl FnOnce() -> String) -> Result<(), String> {
     if ok { Ok(()) } else { Err(why()) }
 }
 
-fn temp_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = e.path();
-        if e.file_type().unwrap().is_dir() {
-            out.extend(temp_files(&path));
-        } else if path
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .contains(".tmp.")
-        {
-            out.push(path);
-        }
-    }
-    out
-}
-
 /// New snapshots since `before`, in no particular order.
 fn added(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) -> Vec<String> {
     after

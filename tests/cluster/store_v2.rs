@@ -20,18 +20,6 @@ fn run(root: &Path, store: &Path, kubeconfig: &Path, epoch: u64, args: &[&str]) 
         .run()
 }
 
-fn set_version(root: &Path, version: &str) {
-    let path = root.join("clusters/inv/cluster.lok8s.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let re = regex::Regex::new(r"(?m)^(\s*version: ).*$").unwrap();
-    std::fs::write(
-        &path,
-        re.replace(&text, format!("${{1}}{version}").as_str())
-            .as_bytes(),
-    )
-    .unwrap();
-}
-
 fn queued_id(stderr: &str) -> String {
     stderr
         .split("queued as snapshot ")
