@@ -65,18 +65,6 @@ impl Fx {
     }
 }
 
-fn all_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if e.file_type().unwrap().is_dir() {
-            out.extend(all_files(&e.path()));
-        } else {
-            out.push(e.path());
-        }
-    }
-    out
-}
-
 fn an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets() {
     let fx = Fx::new();
     let run = fx.publish("prod.acme.example").ok();

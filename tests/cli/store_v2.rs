@@ -958,19 +958,6 @@ fn finding_9_a_dead_writers_temporary_files_are_removed_by_the_next_writer() {
     fx.clinv(&["snapshots", "verify"]).run().ok();
 }
 
-/// Every file under `dir`.
-fn all_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if e.file_type().unwrap().is_dir() {
-            out.extend(all_files(&e.path()));
-        } else {
-            out.push(e.path());
-        }
-    }
-    out
-}
-
 /// Every folder under `dir` (itself included).
 fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![dir.to_path_buf()];

@@ -212,23 +212,25 @@ pub fn journal_file(domain_dir: &Path) -> PathBuf {
     files.pop().unwrap()
 }
 
-/// Every file under `dir` whose name marks it temporary.
-pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
+/// Every file under `dir`.
+pub fn all_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = e.path();
         if e.file_type().unwrap().is_dir() {
-            out.extend(temp_files(&path));
-        } else if path
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .contains(".tmp.")
-        {
-            out.push(path);
+            out.extend(all_files(&e.path()));
+        } else {
+            out.push(e.path());
         }
     }
     out
+}
+
+/// Every file under `dir` whose name marks it temporary.
+pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    all_files(dir)
+        .into_iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(".tmp."))
+        .collect()
 }
 
 /// Sets the Kubernetes version of the `inv` fixture's cluster spec (a distinct
