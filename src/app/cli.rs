@@ -505,13 +505,42 @@ pub struct CommitArgs {
     #[arg(long)]
     pub sign: bool,
 
-    /// Print a Flux Kustomization for the folder instead of committing.
+    /// Commit even when the folder's files have uncommitted changes (they are overwritten).
+    #[arg(long)]
+    pub force: bool,
+
+    /// Print the Flux Kustomization (and GitRepository without a `flux bootstrap`) for the
+    /// folder instead of committing; nothing when flux-system already applies it.
     #[arg(long, conflicts_with = "print_argo")]
     pub print_flux: bool,
 
     /// Print an Argo CD Application for the folder instead of committing.
     #[arg(long)]
     pub print_argo: bool,
+
+    /// With --print-argo: an ApplicationSet over every domain folder
+    /// (clusters/<domain>/inventory) on the branch.
+    #[arg(long, requires = "print_argo", conflicts_with = "path")]
+    pub all: bool,
+
+    /// Repository URL for the printed manifests (default: the push remote's, origin).
+    #[arg(long, value_name = "URL")]
+    pub repo_url: Option<String>,
+
+    /// Argo CD destination server (default https://kubernetes.default.svc); with --all a
+    /// template holding {domain}.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "print_argo",
+        conflicts_with = "argo_cluster_name"
+    )]
+    pub argo_server: Option<String>,
+
+    /// Argo CD destination cluster name; with --all a template holding {domain} (default
+    /// {domain}).
+    #[arg(long, value_name = "NAME", requires = "print_argo")]
+    pub argo_cluster_name: Option<String>,
 }
 
 #[derive(Debug, Args)]

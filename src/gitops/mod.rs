@@ -9,6 +9,8 @@
 //! non-fast-forward, rebuild the commit on the new remote tip and retry.
 
 pub mod history;
+pub mod layout;
+mod worktree;
 
 use crate::error::{Error, Result};
 use crate::inventory::ClusterInventory;
@@ -76,8 +78,11 @@ pub struct Request<'a> {
     pub branch: Option<&'a str>,
     /// `Name <email>`; `None` = the repository's git config.
     pub author: Option<&'a str>,
-    /// The message: subject line, body, and trailers.
-    pub message: &'a dyn Fn(&str) -> String,
+    /// The message from the summary and, when the folder was changed outside clinv since
+    /// its last commit there, a paragraph naming those changes: subject, body, trailers.
+    pub message: &'a dyn Fn(&str, Option<&str>) -> String,
+    /// Commit even when the checked-out folder has uncommitted changes (`--force`).
+    pub force: bool,
     pub sign: bool,
     /// The inventory being committed (for the older / up-to-date checks and the summary).
     pub inventory: &'a ClusterInventory,
@@ -203,33 +208,21 @@ impl Repo {
         let branch = self.branch(req.branch)?;
         let refname = format!("refs/heads/{branch}");
         let tip = self.repo.refname_to_id(&refname).ok();
+        if !req.force {
+            self.check_clean(&refname, req.path)?;
+        }
         let committed = self.build(tip, folder, req)?;
         if let Committed::New { oid, summary } = &committed {
             let oid = Oid::from_str(oid).map_err(|e| git(&self.workdir(), e))?;
-            self.move_branch(&refname, tip, oid, &format!("clinv commit: {summary}"))?;
-            self.sync_worktree(&refname, req.path)?;
+            self.advance(
+                &refname,
+                tip,
+                oid,
+                &format!("clinv commit: {summary}"),
+                req.path,
+            )?;
         }
         Ok(committed)
-    }
-
-    /// Moves `refname` from `from` to `to` (compare-and-swap: a branch that moved since it
-    /// was read is not overwritten) and brings a checked-out folder along.
-    fn move_branch(&self, refname: &str, from: Option<Oid>, to: Oid, log: &str) -> Result<()> {
-        let moved = match from {
-            Some(old) => self.repo.reference_matching(refname, to, true, old, log),
-            None => self.repo.reference(refname, to, false, log),
-        };
-        moved.map_err(|e| {
-            if e.code() == git2::ErrorCode::Locked {
-                Error::Locked(format!("{refname} is locked: {}", locked(&e)))
-            } else {
-                Error::Git(format!(
-                    "{refname} moved while clinv was committing ({}); run the command again",
-                    e.message()
-                ))
-            }
-        })?;
-        Ok(())
     }
 
     /// Builds the commit on `tip` (no ref moves).
@@ -260,10 +253,13 @@ impl Repo {
             }
         }
         let summary = summarize(previous.as_ref(), req.inventory);
+        let outside = tip_commit
+            .as_ref()
+            .and_then(|c| self.outside_changes(c, req.path));
         let tree_id = self.put_folder(base.as_ref(), req.path, folder)?;
         let tree = self.repo.find_tree(tree_id).map_err(|e| git(&wd, e))?;
         let sig = self.signature(req.author)?;
-        let message = (req.message)(&summary);
+        let message = (req.message)(&summary, outside.as_deref());
         let parents: Vec<&git2::Commit<'_>> = tip_commit.iter().collect();
         let oid = if req.sign {
             let buffer = self
@@ -287,27 +283,6 @@ impl Repo {
         })
     }
 
-    /// When the branch is checked out, brings the folder's files in the worktree and the
-    /// index up to the new commit (only those paths; the rest of the worktree is left).
-    fn sync_worktree(&self, refname: &str, path: &str) -> Result<()> {
-        let head = self.repo.find_reference("HEAD").ok();
-        if head
-            .as_ref()
-            .and_then(|h| h.symbolic_target().ok().flatten())
-            != Some(refname)
-        {
-            return Ok(());
-        }
-        let mut opts = git2::build::CheckoutBuilder::new();
-        opts.force();
-        for name in [CRD_FILE, CR_FILE, KUSTOMIZATION_FILE] {
-            opts.path(format!("{}/{name}", path.trim_end_matches('/')));
-        }
-        self.repo
-            .checkout_head(Some(&mut opts))
-            .map_err(|e| git(&self.workdir(), e))
-    }
-
     /// The committed CR at `path` in `tree`, when there is one that parses.
     fn read_inventory(&self, tree: &Tree<'_>, path: &str) -> Option<ClusterInventory> {
         let text = self.file_at(tree, &format!("{}/{CR_FILE}", path.trim_end_matches('/')))?;
@@ -320,8 +295,10 @@ impl Repo {
         String::from_utf8(blob.content().to_vec()).ok()
     }
 
-    /// Refuses a folder that holds files clinv does not manage: Flux and Argo would apply
-    /// every one of them.
+    /// Refuses a folder kustomize could not build with clinv's kustomization in it: one
+    /// holding another kustomization file, or a managed name that is not a file. Other files
+    /// (a README, notes) are kept: the kustomization lists only the two objects, so
+    /// neither Flux nor Argo CD applies them.
     fn check_folder(&self, tree: &Tree<'_>, path: &str) -> Result<()> {
         let Ok(entry) = tree.get_path(Path::new(path.trim_end_matches('/'))) else {
             return Ok(());
@@ -331,19 +308,36 @@ impl Repo {
                 "{path} exists in the repository and is not a folder"
             )));
         };
-        let foreign: Vec<String> = sub
+        let names: Vec<(String, Option<git2::ObjectType>)> = sub
             .iter()
-            .filter_map(|e| e.name().ok().map(str::to_string))
-            .filter(|n| ![CRD_FILE, CR_FILE, KUSTOMIZATION_FILE].contains(&n.as_str()))
+            .filter_map(|e| e.name().ok().map(|n| (n.to_string(), e.kind())))
             .collect();
-        if foreign.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Git(format!(
-                "{path}/ holds files clinv does not manage ({}); Flux and Argo CD would apply them too — move them out of the synced folder",
-                foreign.join(", ")
-            )))
+        let other_kustomizations: Vec<&str> = names
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .filter(|n| layout::KUSTOMIZATION_NAMES.contains(n) && *n != KUSTOMIZATION_FILE)
+            .collect();
+        if !other_kustomizations.is_empty() {
+            return Err(Error::Git(format!(
+                "{path}/ holds {} besides clinv's {KUSTOMIZATION_FILE}; kustomize (and so Flux and Argo CD) refuses a folder with two kustomization files — remove it",
+                other_kustomizations.join(", ")
+            )));
         }
+        let not_files: Vec<&str> = names
+            .iter()
+            .filter(|(n, kind)| {
+                [CRD_FILE, CR_FILE, KUSTOMIZATION_FILE].contains(&n.as_str())
+                    && *kind != Some(git2::ObjectType::Blob)
+            })
+            .map(|(n, _)| n.as_str())
+            .collect();
+        if !not_files.is_empty() {
+            return Err(Error::Git(format!(
+                "{path}/{} is not a file; clinv writes a file there — move it away",
+                not_files.join(", ")
+            )));
+        }
+        Ok(())
     }
 
     /// True when the committed folder equals `folder` apart from the CR's `renderedAt`.
@@ -374,7 +368,14 @@ impl Repo {
     /// Writes the folder's blobs and the trees above them; returns the new root tree.
     fn put_folder(&self, base: Option<&Tree<'_>>, path: &str, folder: &Folder) -> Result<Oid> {
         let wd = self.workdir();
-        let mut leaf = self.repo.treebuilder(None).map_err(|e| git(&wd, e))?;
+        // Files of others in the folder (a README) are kept.
+        let existing = base
+            .and_then(|root| root.get_path(Path::new(path.trim_end_matches('/'))).ok())
+            .and_then(|e| self.repo.find_tree(e.id()).ok());
+        let mut leaf = self
+            .repo
+            .treebuilder(existing.as_ref())
+            .map_err(|e| git(&wd, e))?;
         for (name, text) in folder.entries() {
             let blob = self.repo.blob(text.as_bytes()).map_err(|e| git(&wd, e))?;
             leaf.insert(name, blob, 0o100644).map_err(|e| git(&wd, e))?;
@@ -448,8 +449,13 @@ impl Repo {
                 Ok(Committed::New { oid, .. }) => {
                     let oid = Oid::from_str(&oid).map_err(|e| git(&wd, e))?;
                     let local = self.repo.refname_to_id(&refname).ok();
-                    self.move_branch(&refname, local, oid, "clinv: rebuilt on the remote tip")?;
-                    self.sync_worktree(&refname, req.path)?;
+                    self.advance(
+                        &refname,
+                        local,
+                        oid,
+                        "clinv: rebuilt on the remote tip",
+                        req.path,
+                    )?;
                 }
                 Ok(Committed::UpToDate) => {
                     self.fast_forward(&refname, remote_tip, req.path)?;
@@ -474,10 +480,7 @@ impl Repo {
     fn fast_forward(&self, refname: &str, to: Oid, path: &str) -> Result<()> {
         let wd = self.workdir();
         let local = self.repo.refname_to_id(refname).map_err(|e| git(&wd, e))?;
-        self.repo
-            .reference_matching(refname, to, true, local, "clinv: fast-forward")
-            .map_err(|e| git(&wd, e))?;
-        self.sync_worktree(refname, path)
+        self.advance(refname, Some(local), to, "clinv: fast-forward", path)
     }
 
     /// The commit id `branch` points at.
@@ -774,21 +777,6 @@ pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) ->
     }
 }
 
-/// The Flux Kustomization that syncs `path`.
-pub fn flux(domain: &str, path: &str) -> String {
-    format!(
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: clusterinventory-{domain}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./{path}\n  prune: true\n  wait: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
-    )
-}
-
-/// The Argo CD Application that syncs `path` on `branch` of `url`.
-pub fn argo(domain: &str, path: &str, branch: &str, url: Option<String>) -> String {
-    let url = url.unwrap_or_else(|| "<your repository URL>".into());
-    format!(
-        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: clusterinventory-{domain}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {url}\n    targetRevision: {branch}\n    path: {path}\n  destination:\n    server: https://kubernetes.default.svc\n  syncPolicy:\n    automated:\n      prune: true\n      selfHeal: true\n    syncOptions:\n      - ServerSideApply=true\n"
-    )
-}
-
 /// `a` is a later RFC 3339 time than `b`.
 fn later(a: &str, b: &str) -> bool {
     let parse = crate::util::time::parse_rfc3339;
@@ -801,6 +789,18 @@ fn jitter(d: Duration) -> Duration {
         .map(|t| t.subsec_nanos())
         .unwrap_or(0);
     d + Duration::from_millis(u64::from(nanos % 100))
+}
+
+/// A failed move of `refname`: its lock held (named, with what to do), or it moved.
+fn ref_error(refname: &str, e: &git2::Error) -> Error {
+    if e.code() == git2::ErrorCode::Locked {
+        Error::Locked(format!("{refname} is locked: {}", locked(e)))
+    } else {
+        Error::Git(format!(
+            "{refname} moved while clinv was committing ({}); run the command again",
+            e.message()
+        ))
+    }
 }
 
 /// libgit2's message, plus what to do when it is a lock file that clinv's own lock cannot

@@ -2,9 +2,11 @@
 //! Argo CD), committed, optionally pushed, and the outcome recorded in the store.
 
 use crate::error::{Error, Result};
+use crate::gitops::layout::{self, Destination, Element, FluxSource};
 use crate::gitops::{self, Committed, Folder, Repo};
 use crate::inventory::{ClusterInventory, render};
 use crate::store::{Damage, DomainStore, SnapshotRecord, State, StateRecord, now_millis};
+use crate::util::notice::Notice;
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
@@ -27,6 +29,8 @@ pub struct Options<'a> {
     pub sign: bool,
     /// `--push REMOTE` and how long to retry it.
     pub push: Option<(&'a str, Duration)>,
+    /// `--force`: overwrite uncommitted changes to the folder's files.
+    pub force: bool,
 }
 
 /// Which GitOps object `--print-flux` / `--print-argo` prints.
@@ -36,22 +40,135 @@ pub enum Manifest {
     Argo,
 }
 
-/// The Flux Kustomization or Argo CD Application that syncs the folder.
+/// What to print and where it points.
+pub struct Print<'a> {
+    pub which: Manifest,
+    /// `--repo-url`, else the push remote's (default `origin`) URL.
+    pub repo_url: Option<&'a str>,
+    /// `--argo-server` / `--argo-cluster-name`; with `all`, a template holding `{domain}`.
+    pub destination: Option<Destination>,
+    /// `--all`: an Argo CD ApplicationSet over every domain folder on the branch.
+    pub all: bool,
+}
+
+/// The printed manifest, or nothing and why.
+pub struct Printed {
+    pub text: Option<String>,
+    pub notices: Vec<Notice>,
+}
+
+/// The Flux manifests or the Argo CD Application (or ApplicationSet) that sync the folder.
+/// Inside a `flux bootstrap` tree that already applies the folder, nothing is printed for
+/// Flux: a second Kustomization would fight `flux-system` over the objects.
 ///
 /// # Errors
-/// The repository cannot be opened, or its branch is unknown.
-pub fn manifest(opts: &Options<'_>, domain: &str, which: Manifest) -> Result<String> {
+/// The repository cannot be opened, its branch is unknown, no repository URL is known, a
+/// destination does not fit `--all`.
+pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<Printed> {
     let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?;
     let branch = repo.branch(opts.branch)?;
-    Ok(match which {
-        Manifest::Flux => gitops::flux(domain, opts.path),
-        Manifest::Argo => gitops::argo(
-            domain,
-            opts.path,
-            &branch,
-            repo.remote_url(opts.push.map_or("origin", |(remote, _)| remote)),
-        ),
-    })
+    let remote = opts.push.map_or("origin", |(remote, _)| remote);
+    let flag = match print.which {
+        Manifest::Flux => "--print-flux",
+        Manifest::Argo => "--print-argo",
+    };
+    let url = || -> Result<String> {
+        match print.repo_url {
+            Some(u) if u.trim().is_empty() || u.chars().any(char::is_whitespace) => Err(
+                Error::Usage(format!("--repo-url '{u}': expected a repository URL")),
+            ),
+            Some(u) => Ok(crate::util::redact::url(u)),
+            None => repo.remote_url(remote).ok_or_else(|| {
+                Error::Usage(format!(
+                    "{flag}: the repository has no remote '{remote}' to take its URL from; pass --repo-url URL (the URL Flux / Argo CD clone from)"
+                ))
+            }),
+        }
+    };
+    let printed = |text: String| Printed {
+        text: Some(text),
+        notices: Vec::new(),
+    };
+    match print.which {
+        Manifest::Flux => {
+            if let Some(b) = repo.bootstrap_for(&branch, opts.path) {
+                return Ok(Printed {
+                    text: None,
+                    notices: vec![Notice::info(format!(
+                        "{} is already applied by the Flux Kustomization {}/{} of `flux bootstrap` ({} on {branch}); printing no second Kustomization — two would fight over the objects (delete one printed before bootstrapping)",
+                        opts.path, b.namespace, b.name, b.file
+                    ))],
+                });
+            }
+            let text = match repo.any_bootstrap(&branch, opts.path) {
+                Some(b) => layout::flux(
+                    domain,
+                    opts.path,
+                    &FluxSource::Bootstrap {
+                        name: &b.source,
+                        namespace: &b.namespace,
+                    },
+                ),
+                None => layout::flux(
+                    domain,
+                    opts.path,
+                    &FluxSource::Own {
+                        url: &url()?,
+                        branch: &branch,
+                    },
+                ),
+            };
+            Ok(printed(text))
+        }
+        Manifest::Argo if print.all => {
+            let template = print
+                .destination
+                .clone()
+                .unwrap_or_else(|| Destination::Name("{domain}".into()));
+            let (flag, value) = match &template {
+                Destination::Server(s) => ("--argo-server", s),
+                Destination::Name(n) => ("--argo-cluster-name", n),
+            };
+            if !value.contains("{domain}") {
+                return Err(Error::Usage(format!(
+                    "{flag} '{value}' with --all must contain {{domain}}: one destination for every domain would write each domain's ClusterInventory (a singleton) over the others"
+                )));
+            }
+            let mut domains = repo.default_domains(&branch);
+            domains.retain(|d| crate::project::is_valid_domain(d));
+            if domains.is_empty() {
+                return Err(Error::Git(format!(
+                    "--print-argo --all: {branch} holds no domain folder ({}); commit one first",
+                    gitops::default_cr_path("<domain>")
+                )));
+            }
+            let elements: Vec<Element> = domains
+                .into_iter()
+                .map(|d| Element {
+                    path: gitops::default_path(&d),
+                    destination: match &template {
+                        Destination::Server(s) => Destination::Server(s.replace("{domain}", &d)),
+                        Destination::Name(n) => Destination::Name(n.replace("{domain}", &d)),
+                    },
+                    domain: d,
+                })
+                .collect();
+            Ok(printed(layout::argo_set(&url()?, &branch, &elements)))
+        }
+        Manifest::Argo => {
+            let destination = print
+                .destination
+                .clone()
+                .unwrap_or_else(|| Destination::Server(layout::IN_CLUSTER.into()));
+            Ok(printed(layout::argo(
+                domain,
+                opts.path,
+                &branch,
+                &url()?,
+                &destination,
+            )))
+        }
+    }
 }
 
 /// The snapshot `reference` names, else the newest; `None` when the store has none.
@@ -119,12 +236,15 @@ pub fn commit(
     let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?;
     let template = opts.template.unwrap_or(DEFAULT_TEMPLATE);
     let domain = &store.domain;
-    let message = |summary: &str| message(template, summary, domain, snap, inventory);
+    let message = |summary: &str, outside: Option<&str>| {
+        message(template, summary, outside, domain, snap, inventory)
+    };
     let request = gitops::Request {
         path: opts.path,
         branch: opts.branch,
         author: opts.author,
         message: &message,
+        force: opts.force,
         sign: opts.sign,
         inventory,
     };
@@ -206,10 +326,29 @@ fn annotate(object: &mut Value, key: &str, value: &str) {
     }
 }
 
+/// `text` with `paragraph` added before its trailers (a last paragraph of `Key: value`
+/// lines), else at its end.
+fn with_paragraph(text: &str, paragraph: &str) -> String {
+    let body = text.trim_end();
+    let (head, last) = body.rsplit_once("\n\n").unwrap_or(("", body));
+    let trailers = !head.is_empty()
+        && last.lines().all(|l| {
+            l.split_once(": ").is_some_and(|(k, _)| {
+                !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            })
+        });
+    if trailers {
+        format!("{head}\n\n{paragraph}\n\n{last}\n")
+    } else {
+        format!("{body}\n\n{paragraph}\n")
+    }
+}
+
 /// Fills the template and makes sure the three trailers end the message.
 fn message(
     template: &str,
     summary: &str,
+    outside: Option<&str>,
     domain: &str,
     snap: &SnapshotRecord,
     inventory: &ClusterInventory,
@@ -227,6 +366,9 @@ fn message(
         .replace("{snapshot}", &snap.id)
         .replace("{renderedAt}", &snap.rendered_at)
         .replace("{kubernetesVersion}", k8s);
+    if let Some(note) = outside {
+        text = with_paragraph(&text, note);
+    }
     let trailers = [
         ("Spec-Hash", &snap.spec_hash),
         ("Lok8s-Version", &snap.lok8s_version),

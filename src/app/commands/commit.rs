@@ -5,9 +5,10 @@ use super::{domain, project, rendered_at, report_warnings, store};
 use crate::app::cli::CommitArgs;
 use crate::app::settings::Settings;
 use crate::error::{Result, exit};
+use crate::gitops::layout::Destination;
 use crate::gitops::{self, Committed};
 use crate::inventory::{self, ClusterInventory, Loaded};
-use crate::ops::commit::{self as ops, Manifest, Options};
+use crate::ops::commit::{self as ops, Manifest, Options, Print};
 use crate::store::{DomainStore, SnapshotRecord};
 use crate::{inventory::crd, inventory::render};
 use std::time::Duration;
@@ -31,16 +32,28 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             .push
             .as_deref()
             .map(|remote| (remote, Duration::from_secs_f64(args.push_timeout))),
+        force: args.force,
     };
     if args.print_flux || args.print_argo {
-        let which = if args.print_flux {
-            Manifest::Flux
-        } else {
-            Manifest::Argo
+        let print = Print {
+            which: if args.print_flux {
+                Manifest::Flux
+            } else {
+                Manifest::Argo
+            },
+            repo_url: args.repo_url.as_deref(),
+            destination: match (&args.argo_server, &args.argo_cluster_name) {
+                (Some(s), _) => Some(Destination::Server(s.clone())),
+                (_, Some(n)) => Some(Destination::Name(n.clone())),
+                _ => None,
+            },
+            all: args.all,
         };
-        settings
-            .printer
-            .data(&ops::manifest(&opts, &domain, which)?)?;
+        let printed = ops::manifest(&opts, &domain, &print)?;
+        super::print_notices(settings, &printed.notices);
+        if let Some(text) = printed.text {
+            settings.printer.data(&text)?;
+        }
         return Ok(exit::OK);
     }
     let store = store(settings, &project).domain(&domain);

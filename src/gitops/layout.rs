@@ -1,0 +1,490 @@
+//! The layout around the synced folder: the names of the objects that sync it, the Flux
+//! and Argo CD manifests `--print-flux` / `--print-argo` print, and the `flux bootstrap`
+//! tree that may already apply it.
+//!
+//! Names: `clusterinventory-<domain>` when that is already a DNS-1123 subdomain of at most
+//! 63 characters (a Flux label value: kustomize-controller labels every object with the
+//! Kustomization's name); otherwise a readable, lower-cased prefix cut to fit plus eight hex
+//! digits of the SHA-256 of the domain, so two domains never share a name.
+
+use sha2::{Digest, Sha256};
+
+/// The prefix of every generated name.
+pub const NAME_PREFIX: &str = "clusterinventory";
+
+/// Label values (and so Flux Kustomization names) hold at most 63 characters.
+pub const MAX_NAME: usize = 63;
+
+/// The name of the objects (Kustomization, GitRepository, Application) that sync `domain`.
+pub fn object_name(domain: &str) -> String {
+    let readable = readable(domain);
+    let plain = format!("{NAME_PREFIX}-{readable}");
+    if readable == domain && plain.len() <= MAX_NAME {
+        return plain;
+    }
+    let hash = Sha256::digest(domain.as_bytes());
+    let hex: String = hash[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let mut head: String = plain.chars().take(MAX_NAME - 1 - hex.len()).collect();
+    while head.ends_with(['-', '.']) {
+        head.pop();
+    }
+    format!("{head}-{hex}")
+}
+
+/// `domain` lower-cased, with every character outside `[a-z0-9.-]` turned into `-` and
+/// each dot-separated part trimmed of `-` (empty parts dropped).
+fn readable(domain: &str) -> String {
+    let mapped: String = domain
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '-' | '.') => c,
+            _ => '-',
+        })
+        .collect();
+    mapped
+        .split('.')
+        .map(|p| p.trim_matches('-'))
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// True when `name` is a DNS-1123 subdomain (Kubernetes object names) that is also a
+/// valid label value: at most 63 characters.
+pub fn is_dns1123(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !part.starts_with('-')
+                && !part.ends_with('-')
+        })
+}
+
+/// A URL as Flux's source-controller takes it: scp-like `user@host:path` becomes
+/// `ssh://user@host/path` (Flux accepts only URLs).
+pub fn flux_url(url: &str) -> String {
+    if url.contains("://") || url.starts_with('/') {
+        return url.to_string();
+    }
+    match url.split_once(':') {
+        Some((host, path)) if !host.contains('/') => {
+            format!("ssh://{host}/{}", path.trim_start_matches('/'))
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Where the Flux Kustomization gets the repository from.
+pub enum FluxSource<'a> {
+    /// A `flux bootstrap` GitRepository in the cluster (name, namespace).
+    Bootstrap { name: &'a str, namespace: &'a str },
+    /// No bootstrap: a GitRepository of its own, printed with the Kustomization.
+    Own { url: &'a str, branch: &'a str },
+}
+
+/// The Flux manifests that sync `path`: a GitRepository (with [`FluxSource::Own`]) and a
+/// Kustomization.
+pub fn flux(domain: &str, path: &str, source: &FluxSource<'_>) -> String {
+    let name = object_name(domain);
+    let (repository, source_name, source_namespace) = match source {
+        FluxSource::Bootstrap { name, namespace } => (String::new(), *name, *namespace),
+        FluxSource::Own { url, branch } => (
+            format!(
+                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 5m\n  url: {}\n  ref:\n    branch: {}\n---\n",
+                quote(&flux_url(url)),
+                quote(branch)
+            ),
+            name.as_str(),
+            "flux-system",
+        ),
+    };
+    format!(
+        "{repository}apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: {}\n  prune: true\n  wait: true\n  sourceRef:\n    kind: GitRepository\n    name: {source_name}\n    namespace: {source_namespace}\n",
+        quote(&format!("./{path}"))
+    )
+}
+
+/// Where an Argo CD Application sends the objects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// `destination.server` (the in-cluster server by default).
+    Server(String),
+    /// `destination.name`: a cluster registered in Argo CD.
+    Name(String),
+}
+
+impl Destination {
+    fn yaml(&self, indent: &str) -> String {
+        match self {
+            Destination::Server(s) => format!("{indent}server: {}\n", quote(s)),
+            Destination::Name(n) => format!("{indent}name: {}\n", quote(n)),
+        }
+    }
+}
+
+/// The in-cluster server Argo CD uses when it runs in the target cluster.
+pub const IN_CLUSTER: &str = "https://kubernetes.default.svc";
+
+const SYNC_POLICY: &str = "syncPolicy:\n  automated:\n    prune: true\n    selfHeal: true\n  syncOptions:\n    - ServerSideApply=true\n";
+
+/// The Argo CD Application that syncs `path` on `branch` of `url` into `destination`.
+pub fn argo(
+    domain: &str,
+    path: &str,
+    branch: &str,
+    url: &str,
+    destination: &Destination,
+) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {}\n    targetRevision: {}\n    path: {}\n  destination:\n{}{}",
+        object_name(domain),
+        quote(url),
+        quote(branch),
+        quote(path),
+        destination.yaml("    "),
+        indent(SYNC_POLICY, "  "),
+    )
+}
+
+/// One domain of an ApplicationSet.
+pub struct Element {
+    pub domain: String,
+    pub path: String,
+    pub destination: Destination,
+}
+
+/// The Argo CD ApplicationSet with one Application per domain (a list generator; each
+/// element carries the generated name, the folder and the destination).
+pub fn argo_set(url: &str, branch: &str, elements: &[Element]) -> String {
+    let by_name = elements
+        .iter()
+        .all(|e| matches!(e.destination, Destination::Name(_)));
+    let mut list = String::new();
+    for e in elements {
+        let target = match &e.destination {
+            Destination::Server(s) | Destination::Name(s) => s,
+        };
+        list.push_str(&format!(
+            "        - domain: {}\n          name: {}\n          path: {}\n          destination: {}\n",
+            quote(&e.domain),
+            object_name(&e.domain),
+            quote(&e.path),
+            quote(target)
+        ));
+    }
+    let destination = if by_name {
+        "        name: '{{destination}}'\n"
+    } else {
+        "        server: '{{destination}}'\n"
+    };
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {NAME_PREFIX}\n  namespace: argocd\nspec:\n  generators:\n    - list:\n        elements:\n{list}  template:\n    metadata:\n      name: '{{{{name}}}}'\n    spec:\n      project: default\n      source:\n        repoURL: {}\n        targetRevision: {}\n        path: '{{{{path}}}}'\n      destination:\n{destination}{}",
+        quote(url),
+        quote(branch),
+        indent(SYNC_POLICY, "      "),
+    )
+}
+
+fn indent(text: &str, by: &str) -> String {
+    text.lines().map(|l| format!("{by}{l}\n")).collect()
+}
+
+/// A YAML scalar: plain when it cannot be misread, else single-quoted.
+fn quote(value: &str) -> String {
+    let plain = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@+~".contains(c))
+        && !value.starts_with(['-', '.', ':', '@', '~'])
+        && serde_yaml::from_str::<String>(value).ok().as_deref() == Some(value)
+        && !matches!(
+            value.to_ascii_lowercase().as_str(),
+            "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
+        );
+    if plain {
+        value.to_string()
+    } else {
+        format!("'{}'", value.replace('\'', "''"))
+    }
+}
+
+/// The `flux bootstrap` Kustomization that already applies a folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bootstrap {
+    /// The `gotk-sync.yaml` it was read from.
+    pub file: String,
+    pub name: String,
+    pub namespace: String,
+    /// Its GitRepository (`spec.sourceRef.name`).
+    pub source: String,
+}
+
+/// The Kustomizations a `gotk-sync.yaml` declares, with their `spec.path`.
+pub fn read_sync(file: &str, text: &str) -> Vec<(Bootstrap, String)> {
+    use serde::Deserialize;
+    let mut out = Vec::new();
+    for doc in serde_yaml::Deserializer::from_str(text) {
+        let Ok(v) = serde_yaml::Value::deserialize(doc) else {
+            continue;
+        };
+        if v["kind"].as_str() != Some("Kustomization")
+            || !v["apiVersion"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("kustomize.toolkit.fluxcd.io/"))
+        {
+            continue;
+        }
+        let s = |v: &serde_yaml::Value, default: &str| v.as_str().unwrap_or(default).to_string();
+        out.push((
+            Bootstrap {
+                file: file.to_string(),
+                name: s(&v["metadata"]["name"], "flux-system"),
+                namespace: s(&v["metadata"]["namespace"], "flux-system"),
+                source: s(&v["spec"]["sourceRef"]["name"], "flux-system"),
+            },
+            s(&v["spec"]["path"], "./"),
+        ));
+    }
+    out
+}
+
+/// The kustomization file names kustomize recognises (it refuses a folder with two).
+pub const KUSTOMIZATION_NAMES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// True when a Flux Kustomization over `spec_path` applies the folder `target` (which
+/// holds its own kustomization). kustomize-controller generates a kustomization for a path
+/// without one that takes in every subfolder (a subfolder with a kustomization as a whole),
+/// so every folder between the two must either have no kustomization file or list the
+/// next step down in its `resources`. `read(dir)` gives the kustomization file in `dir`.
+pub fn covers(spec_path: &str, target: &str, read: &dyn Fn(&str) -> Option<String>) -> bool {
+    let root = normalize(spec_path);
+    let target = normalize(target);
+    let rest = if root.is_empty() {
+        target.as_str()
+    } else if target == root {
+        ""
+    } else if let Some(r) = target.strip_prefix(&format!("{root}/")) {
+        r
+    } else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
+    let mut dir = root;
+    let mut i = 0;
+    while i < parts.len() {
+        if let Some(text) = read(&dir) {
+            // Listed resources that lead to the target: the longest one wins.
+            let remaining = parts[i..].join("/");
+            let step = resources(&text)
+                .into_iter()
+                .map(|r| normalize(&r))
+                .filter(|r| remaining == *r || remaining.starts_with(&format!("{r}/")))
+                .map(|r| r.split('/').count())
+                .max();
+            let Some(step) = step else {
+                return false;
+            };
+            for p in &parts[i..i + step] {
+                dir = join(&dir, p);
+            }
+            i += step;
+        } else {
+            dir = join(&dir, parts[i]);
+            i += 1;
+        }
+    }
+    true
+}
+
+fn join(dir: &str, part: &str) -> String {
+    if dir.is_empty() {
+        part.to_string()
+    } else {
+        format!("{dir}/{part}")
+    }
+}
+
+/// A `/`-separated relative path without `./`, `.` parts or a trailing `/`.
+fn normalize(path: &str) -> String {
+    path.split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn resources(kustomization: &str) -> Vec<String> {
+    let Ok(v) = serde_yaml::from_str::<serde_yaml::Value>(kustomization) else {
+        return Vec::new();
+    };
+    ["resources", "bases", "components"]
+        .iter()
+        .filter_map(|k| v[*k].as_sequence())
+        .flatten()
+        .filter_map(|r| r.as_str().map(str::to_string))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn ordinary_domains_keep_their_readable_name() {
+        assert_eq!(
+            object_name("prod.acme.example"),
+            "clusterinventory-prod.acme.example"
+        );
+        assert_eq!(object_name("lok8s.dev"), "clusterinventory-lok8s.dev");
+    }
+
+    #[test]
+    fn edge_domains_get_valid_distinct_names() {
+        let long = format!("{}.example", "a".repeat(60));
+        let long2 = format!("{}.example", "a".repeat(61));
+        let edges = [
+            "Prod.Example",
+            "prod.example",
+            "prod_example",
+            "prod-example",
+            "a_",
+            "a-",
+            "a.",
+            "a..b",
+            "a.-b",
+            "a.b-",
+            "A",
+            "0",
+            "x_y.Z_W",
+            &"x".repeat(46),
+            &"x".repeat(47),
+            &"x".repeat(200),
+            &long,
+            &long2,
+            &format!("{}-.b", "a".repeat(44)),
+            &format!("{}.-b", "a".repeat(44)),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for d in edges {
+            let n = object_name(d);
+            assert!(is_dns1123(&n), "{d} → {n}");
+            assert!(n.starts_with("clusterinventory-"), "{d} → {n}");
+            assert!(seen.insert(n.clone()), "{d} → {n} is not distinct");
+        }
+        // 46 characters still fit as they are; 47 need the hash.
+        assert_eq!(object_name(&"x".repeat(46)).len(), 63);
+        assert!(!object_name(&"x".repeat(47)).contains(&"x".repeat(47)));
+        // Upper case and `_` are readable in the prefix.
+        assert!(object_name("Prod.Example").starts_with("clusterinventory-prod.example-"));
+        assert!(object_name("prod_example").starts_with("clusterinventory-prod-example-"));
+    }
+
+    #[test]
+    fn printed_manifests_carry_valid_names() {
+        for d in ["Prod_Lab.Example", &"d".repeat(80)] {
+            let own = FluxSource::Own {
+                url: "git@git.example:team/gitops.git",
+                branch: "main",
+            };
+            let text = flux(d, "clusters/x/inventory", &own);
+            let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&text)
+                .map(|doc| serde::Deserialize::deserialize(doc).unwrap())
+                .collect();
+            assert_eq!(docs.len(), 2);
+            assert_eq!(docs[0]["kind"], "GitRepository");
+            assert_eq!(
+                docs[0]["spec"]["url"],
+                "ssh://git@git.example/team/gitops.git"
+            );
+            for doc in &docs {
+                assert!(is_dns1123(doc["metadata"]["name"].as_str().unwrap()));
+            }
+            assert_eq!(
+                docs[1]["spec"]["sourceRef"]["name"],
+                docs[0]["metadata"]["name"]
+            );
+            let app: serde_yaml::Value = serde_yaml::from_str(&argo(
+                d,
+                "p",
+                "main",
+                "https://git.example/x.git",
+                &Destination::Name("prod".into()),
+            ))
+            .unwrap();
+            assert!(is_dns1123(app["metadata"]["name"].as_str().unwrap()));
+            assert_eq!(app["spec"]["destination"]["name"], "prod");
+        }
+    }
+
+    #[test]
+    fn bootstrap_coverage() {
+        let none = |_: &str| None;
+        assert!(covers("./clusters/prod", "clusters/prod/inventory", &none));
+        assert!(covers("./", "clusters/prod/inventory", &none));
+        assert!(covers("", "inv", &none));
+        assert!(!covers(
+            "./clusters/prod",
+            "clusters/prod2/inventory",
+            &none
+        ));
+        assert!(!covers("./clusters/prod", "inventory/prod", &none));
+        // A kustomization at the bootstrap path decides what is taken in.
+        let listed = |dir: &str| {
+            (dir == "clusters/prod")
+                .then(|| "resources:\n  - flux-system\n  - ./inventory/\n".to_string())
+        };
+        assert!(covers(
+            "./clusters/prod",
+            "clusters/prod/inventory",
+            &listed
+        ));
+        let unlisted = |dir: &str| {
+            (dir == "clusters/prod").then(|| "resources:\n  - flux-system\n".to_string())
+        };
+        assert!(!covers(
+            "./clusters/prod",
+            "clusters/prod/inventory",
+            &unlisted
+        ));
+        let deeper = |dir: &str| match dir {
+            "" => Some("resources: [clusters/prod]\n".to_string()),
+            "clusters/prod" => Some("resources: [apps]\n".to_string()),
+            _ => None,
+        };
+        assert!(covers(".", "clusters/prod/apps/inventory", &deeper));
+        assert!(!covers(".", "clusters/prod/inventory", &deeper));
+    }
+
+    #[test]
+    fn gotk_sync_is_read() {
+        let text = "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  path: ./clusters/prod\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n";
+        let found = read_sync("clusters/prod/flux-system/gotk-sync.yaml", text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].1, "./clusters/prod");
+        assert_eq!(found[0].0.name, "flux-system");
+    }
+
+    proptest! {
+        #[test]
+        fn any_domain_gives_a_valid_name(d in "[a-zA-Z0-9][a-zA-Z0-9._-]{0,300}") {
+            let n = object_name(&d);
+            prop_assert!(is_dns1123(&n), "{} → {}", d, n);
+        }
+
+        #[test]
+        fn any_string_gives_a_valid_name(d in "\\PC{0,100}") {
+            prop_assert!(is_dns1123(&object_name(&d)));
+        }
+
+        #[test]
+        fn distinct_domains_give_distinct_names(a in "[a-zA-Z0-9][a-zA-Z0-9._-]{0,80}", b in "[a-zA-Z0-9][a-zA-Z0-9._-]{0,80}") {
+            prop_assume!(a != b);
+            prop_assert_ne!(object_name(&a), object_name(&b));
+        }
+    }
+}
