@@ -19,7 +19,7 @@ pub const MAX_NAME: usize = 63;
 pub fn object_name(domain: &str) -> String {
     let readable = readable(domain);
     let plain = format!("{NAME_PREFIX}-{readable}");
-    if readable == domain && plain.len() <= MAX_NAME {
+    if readable == domain && is_dns1123(&plain) {
         return plain;
     }
     let hash = Sha256::digest(domain.as_bytes());

@@ -208,11 +208,12 @@ impl Repo {
         let branch = self.branch(req.branch)?;
         let refname = format!("refs/heads/{branch}");
         let tip = self.repo.refname_to_id(&refname).ok();
-        if !req.force {
-            self.check_clean(&refname, req.path)?;
-        }
         let committed = self.build(tip, folder, req)?;
         if let Committed::New { oid, summary } = &committed {
+            // Only a commit that writes the folder can overwrite edits there.
+            if !req.force {
+                self.check_clean(&refname, req.path)?;
+            }
             let oid = Oid::from_str(oid).map_err(|e| git(&self.workdir(), e))?;
             self.advance(
                 &refname,

@@ -116,10 +116,11 @@ impl Repo {
         let mut others: Vec<String> = Vec::new();
         for delta in diff.deltas() {
             for file in [delta.old_file(), delta.new_file()] {
-                if let Some(p) = file.path().and_then(Path::to_str) {
-                    if !managed.iter().any(|m| m == p) && !others.iter().any(|o| o == p) {
-                        others.push(p.to_string());
-                    }
+                if let Some(p) = file.path().and_then(Path::to_str)
+                    && !managed.iter().any(|m| m == p)
+                    && !others.iter().any(|o| o == p)
+                {
+                    others.push(p.to_string());
                 }
             }
         }
@@ -248,10 +249,10 @@ impl Repo {
         let mut names: Vec<String> = Vec::new();
         for delta in diff.deltas() {
             let file = delta.new_file().path().or(delta.old_file().path());
-            if let Some(name) = file.and_then(Path::to_str) {
-                if !names.iter().any(|n| n == name) {
-                    names.push(name.to_string());
-                }
+            if let Some(name) = file.and_then(Path::to_str)
+                && !names.iter().any(|n| n == name)
+            {
+                names.push(name.to_string());
             }
         }
         names

@@ -897,6 +897,10 @@ fn uncommitted_changes_in_the_folder_stop_the_commit() {
         std::fs::read_to_string(fx.work().join(cr)).unwrap()
     );
     write(&fx.work(), cr, &edited);
+    // Nothing to write: up to date, the edit is left alone and nothing is refused.
+    fx.queue_at("1700000500");
+    let run = fx.commit(&fx.work(), &[]).ok();
+    assert!(run.stderr.contains("up to date"), "{}", run.stderr);
     fx.set_chart_version("cilium", "1.20.1");
     fx.queue_at("1700000600");
     let run = fx.commit(&fx.work(), &[]);
