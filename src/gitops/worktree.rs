@@ -204,7 +204,9 @@ impl Repo {
         let mut lines: Vec<String> = Vec::new();
         let mut current = tip.clone();
         for _ in 0..HISTORY_LIMIT {
-            let here = folder(&current)?;
+            let Some(here) = folder(&current) else {
+                break;
+            };
             let parent = current.parent(0).ok();
             let there = parent.as_ref().and_then(folder);
             if Some(here) != there {

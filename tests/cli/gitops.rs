@@ -972,6 +972,17 @@ fn a_change_outside_clinv_is_named_and_extra_files_are_kept() {
     fx.commit(&fx.work(), &[]).ok();
     let message = git(&fx.work(), &["log", "-1", "--format=%B"]);
     assert!(!message.contains("outside clinv"), "{message}");
+    // A folder someone else created (a README first) is named too.
+    let fx = Fx::new();
+    write(&fx.work(), &format!("{dir}/README.md"), "Inventory.\n");
+    git(&fx.work(), &["add", "."]);
+    git(&fx.work(), &["commit", "-q", "-m", "prepare the folder"]);
+    fx.commit(&fx.work(), &[]).ok();
+    let message = git(&fx.work(), &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("- README.md (") && message.contains("prepare the folder"),
+        "{message}"
+    );
 }
 
 fn a_ref_lock_left_by_a_killed_process_is_named() {
