@@ -384,3 +384,26 @@ fn message(
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::with_paragraph;
+
+    #[test]
+    fn the_outside_paragraph_goes_before_the_trailers() {
+        let note = "Changed outside clinv:\n- kustomization.yaml (abc \"edit\")";
+        assert_eq!(
+            with_paragraph("inventory(x): y\n\nBody.\n", note),
+            format!("inventory(x): y\n\nBody.\n\n{note}\n")
+        );
+        assert_eq!(
+            with_paragraph("subject\n\nBody.\n\nSnapshot: s1\nSpec-Hash: h\n", note),
+            format!("subject\n\nBody.\n\n{note}\n\nSnapshot: s1\nSpec-Hash: h\n")
+        );
+        // A one-line message has no trailers to keep last.
+        assert_eq!(
+            with_paragraph("Key: value", note),
+            format!("Key: value\n\n{note}\n")
+        );
+    }
+}

@@ -444,7 +444,6 @@ fn push_to_a_git_daemon_remote() {
         ],
     );
     let run = fx.commit(&fx.work(), &["--push", "daemon"]);
-    drop(daemon);
     let run = run.ok();
     assert!(
         run.stderr.contains("pushed main to daemon"),
@@ -452,6 +451,22 @@ fn push_to_a_git_daemon_remote() {
         run.stderr
     );
     assert_eq!(log(&fx.remote()).len(), 1);
+    // Someone else pushes over the daemon; the rebuilt commit leaves the worktree
+    // matching the branch (their file checked out, nothing staged).
+    let other = fx.clone_remote("other");
+    write(&other, "apps/podinfo.yaml", "kind: Namespace\n");
+    git(&other, &["add", "."]);
+    git(&other, &["commit", "-q", "-m", "podinfo"]);
+    git(&other, &["push", "-q", "origin", "main"]);
+    fx.set_chart_version("cilium", "1.20.1");
+    fx.queue_at("1700000600");
+    let run = fx.commit(&fx.work(), &["--push", "daemon"]);
+    drop(daemon);
+    let run = run.ok();
+    assert!(run.stderr.contains("2 attempt(s)"), "{}", run.stderr);
+    assert_eq!(git(&fx.work(), &["status", "--porcelain"]), "");
+    assert!(fx.work().join("apps/podinfo.yaml").is_file());
+    assert_eq!(log(&fx.remote()).len(), 3);
 }
 
 fn no_secret_reaches_any_git_object() {
