@@ -12,6 +12,11 @@ use std::path::Path;
 /// How far back a commit looks for clinv's last commit of the folder.
 const HISTORY_LIMIT: usize = 2000;
 
+/// Names the commit whose files clinv is bringing into the worktree, from before the files
+/// are touched until the branch has moved: files a killed clinv left as that commit has
+/// them are clinv's, not uncommitted edits, and do not stop the next commit.
+const PENDING_REF: &str = "refs/clinv/checkout";
+
 impl Repo {
     /// The branch `refname` is the one checked out.
     fn checked_out(&self, refname: &str) -> bool {
@@ -52,6 +57,7 @@ impl Repo {
             .iter()
             .filter(|s| !s.status().is_empty() && !s.status().contains(git2::Status::IGNORED))
             .filter_map(|s| s.path().ok().map(str::to_string))
+            .filter(|p| !self.left_by_clinv(p))
             .collect();
         if dirty.is_empty() {
             return Ok(());
@@ -88,12 +94,49 @@ impl Repo {
                 "{refname} moved while clinv was committing; run the command again"
             )));
         }
-        if self.checked_out(refname) {
+        let checked_out = self.checked_out(refname);
+        if checked_out {
+            self.repo
+                .reference(PENDING_REF, to, true, "clinv: bringing the worktree along")
+                .map_err(|e| git(&wd, e))?;
             self.bring_along(from, to, path)?;
         }
         tx.set_target(refname, to, None, log)
             .and_then(|()| tx.commit())
-            .map_err(|e| ref_error(refname, &e))
+            .map_err(|e| ref_error(refname, &e))?;
+        if checked_out && let Ok(mut pending) = self.repo.find_reference(PENDING_REF) {
+            let _ = pending.delete();
+        }
+        Ok(())
+    }
+
+    /// True when `path`'s file (and its index entry) are as the commit a killed or failed
+    /// clinv was bringing into the worktree has them.
+    fn left_by_clinv(&self, path: &str) -> bool {
+        let Some(blob) = self
+            .repo
+            .find_reference(PENDING_REF)
+            .ok()
+            .and_then(|r| r.peel_to_tree().ok())
+            .and_then(|t| t.get_path(Path::new(path)).ok())
+            .map(|e| e.id())
+        else {
+            return false;
+        };
+        let on_disk = git2::Oid::hash_file(git2::ObjectType::Blob, self.workdir().join(path));
+        let head = self
+            .repo
+            .head()
+            .ok()
+            .and_then(|h| h.peel_to_tree().ok())
+            .and_then(|t| t.get_path(Path::new(path)).ok())
+            .map(|e| e.id());
+        let staged = self
+            .repo
+            .index()
+            .ok()
+            .and_then(|i| i.get_path(Path::new(path), 0).map(|e| e.id));
+        on_disk.ok() == Some(blob) && (staged == Some(blob) || staged == head)
     }
 
     /// Updates the index and the files of the paths that differ between `from` and `to`

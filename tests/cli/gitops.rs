@@ -934,6 +934,39 @@ fn uncommitted_changes_in_the_folder_stop_the_commit() {
     fx.commit(&fx.work(), &["--force"]).ok();
     assert_eq!(log(&fx.work()).len(), 2);
     assert_eq!(git(&fx.work(), &["status", "--porcelain"]), "");
+    // A clinv killed after writing the files but before moving the branch (scripts/soak
+    // kills committers) left them as the commit named by refs/clinv/checkout: they are
+    // clinv's, not the user's, and do not stop the next commit.
+    let written = format!(
+        "{}# as a killed clinv left it\n",
+        std::fs::read_to_string(fx.work().join(cr)).unwrap()
+    );
+    write(&fx.work(), cr, &written);
+    git(&fx.work(), &["add", cr]);
+    let tree = git(&fx.work(), &["write-tree"]);
+    let pending = git(
+        &fx.work(),
+        &["commit-tree", tree.trim(), "-p", "HEAD", "-m", "pending"],
+    );
+    fx.set_chart_version("cilium", "1.20.2");
+    fx.queue_at("1700000700");
+    assert_eq!(
+        fx.commit(&fx.work(), &[]).code,
+        1,
+        "without the marker: refused"
+    );
+    git(
+        &fx.work(),
+        &["update-ref", "refs/clinv/checkout", pending.trim()],
+    );
+    fx.commit(&fx.work(), &[]).ok();
+    assert_eq!(log(&fx.work()).len(), 3);
+    assert_eq!(git(&fx.work(), &["status", "--porcelain"]), "");
+    assert_eq!(
+        git(&fx.work(), &["for-each-ref", "refs/clinv/"]),
+        "",
+        "the marker goes once the branch moved"
+    );
 }
 
 fn a_change_outside_clinv_is_named_and_extra_files_are_kept() {
