@@ -348,6 +348,7 @@ mod tests {
         let long = format!("{}.example", "a".repeat(60));
         let long2 = format!("{}.example", "a".repeat(61));
         let edges = [
+            "",
             "Prod.Example",
             "prod.example",
             "prod_example",
