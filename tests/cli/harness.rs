@@ -21,6 +21,9 @@ pub enum Need {
     Plane,
     /// A running control plane and Debian's `tinyproxy` (installed by `.ci/run`).
     PlaneAndTinyproxy,
+    /// A running control plane and Flux's apply engine (`scripts/flux-apply build`,
+    /// found through `CLINV_FLUX_APPLY`; `scripts/test` builds it and sets it).
+    PlaneAndFluxApply,
     /// Debian's `tinyproxy`.
     Tinyproxy,
     /// Headless Chromium.

@@ -17,6 +17,7 @@ mod loopback_proxy;
 mod agent;
 mod diff;
 mod faults;
+mod flux_engine;
 mod gitops;
 mod model;
 mod proxy;
@@ -44,6 +45,7 @@ fn main() -> std::process::ExitCode {
         agent::tests(),
         diff::tests(),
         faults::tests(),
+        flux_engine::tests(),
         gitops::tests(),
         model::tests(),
         proxy::tests(),
@@ -57,6 +59,9 @@ fn main() -> std::process::ExitCode {
         harness::Need::Plane => kubeconfig().map(|_| ()),
         harness::Need::PlaneAndTinyproxy => {
             kubeconfig().and_then(|_| loopback_proxy::present().map_err(|why| why.to_string()))
+        }
+        harness::Need::PlaneAndFluxApply => {
+            kubeconfig().and_then(|_| flux_engine::flux_apply().map(|_| ()))
         }
         other => unreachable!("no cluster test needs {other:?}"),
     })
