@@ -140,6 +140,16 @@ impl Fx {
         run.stderr
     }
 
+    /// `clinv commit --repo R ARGS…` with no domain (`--print-argo --all`): the documents.
+    fn printed_all(&self, args: &[&str]) -> (String, Vec<Value>) {
+        let repo = self.repo();
+        let mut all = vec!["commit", "--repo", repo.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let run = self.clinv(&all).run().ok();
+        let docs = documents(&run.stdout);
+        (run.stdout, docs)
+    }
+
     /// `clinv commit --print-flux` (or `--print-argo`): the printed documents.
     fn printed(&self, flag: &str) -> (String, Vec<Value>) {
         let repo = self.repo();
@@ -585,8 +595,29 @@ fn the_printed_argo_application_passes_a_strict_dry_run_against_the_real_argo_cr
     );
 }
 
+fn the_printed_argo_applicationset_passes_a_strict_dry_run_against_the_real_argo_crds() {
+    let p = plane();
+    install_gitops_crds(&p);
+    let fx = Fx::new();
+    fx.record_at("1700000000");
+    fx.commit();
+    let (text, docs) = fx.printed_all(&["--print-argo", "--all"]);
+    let set = docs
+        .iter()
+        .find(|d| d["kind"] == "ApplicationSet")
+        .unwrap_or_else(|| panic!("no ApplicationSet:\n{text}"));
+    assert_eq!(set["apiVersion"], "argoproj.io/v1alpha1");
+    assert_valid(
+        &p,
+        &docs,
+        &["spec", "goTemplate"],
+        serde_json::json!({"kind": "ApplicationSet", "value": "sometimes"}),
+    );
+}
+
 trials! {
     Plane: [
+        the_printed_argo_applicationset_passes_a_strict_dry_run_against_the_real_argo_crds,
         the_printed_flux_objects_pass_a_strict_dry_run_against_the_real_flux_crds,
         the_printed_argo_application_passes_a_strict_dry_run_against_the_real_argo_crds,
     ],
