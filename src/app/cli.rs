@@ -249,9 +249,10 @@ pub enum Command {
     /// changed; Kubernetes version and the other spec fields.
     ///
     /// A and B are each a file (a rendered CR in YAML or JSON, a `kubectl get -o yaml|json`
-    /// dump, or a `render --out` directory), `-` for stdin, or `cluster` for the live
-    /// object. Formats: text (default), json, markdown, unified. renderedAt and
-    /// server-owned metadata never count as a change.
+    /// dump, or a `render --out` directory), `-` for stdin, `cluster` for the live
+    /// object, a snapshot of the store, or (with --repo) a committed version. Formats:
+    /// text (default), json, markdown, unified. renderedAt and server-owned metadata
+    /// never count as a change.
     ///
     /// Exit codes (the diff/kubectl convention): 0 same, 1 different, 2 any error.
     #[command(after_help = IGNORE_HELP)]
@@ -278,10 +279,60 @@ pub enum Command {
     Completions {
         /// The shell to generate for.
         shell: clap_complete::Shell,
+
+        #[command(flatten)]
+        no_cluster: NoClusterArgs,
     },
+
+    /// Print clinv's version, its git commit (when known at build time), the lok8s schema
+    /// (apiVersion) it renders and the Kubernetes API version of its types.
+    ///
+    /// Formats: text (default), json. The commit is `CLINV_GIT_COMMIT` at build time
+    /// (`CLINV_GIT_COMMIT=$(git rev-parse HEAD) cargo build`), else unknown.
+    Version(VersionArgs),
+}
+
+/// `-o` of `clinv version`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum VersionFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Output format (default: text).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<VersionFormat>::new("version"))]
+    pub output: Option<VersionFormat>,
+
+    #[command(flatten)]
+    pub no_cluster: NoClusterArgs,
+}
+
+/// Takes the place of the global `--kubeconfig` and `--context` in the commands that
+/// never talk to a cluster, so their help does not offer them (clap does not add a
+/// global flag to a command that defines one of the same name). Accepted and ignored.
+#[derive(Debug, Args)]
+pub struct NoClusterArgs {
+    #[arg(long, value_name = "FILE", hide = true)]
+    kubeconfig: Option<PathBuf>,
+
+    #[arg(long, value_name = "NAME", hide = true)]
+    context: Option<String>,
 }
 
 const IGNORE_HELP: &str = "\
+References (A and B):
+  FILE | DIR | - | cluster    a file, a render --out directory, stdin, the live object
+  latest, latest~N            the newest snapshot of the domain, or the N-th before it
+  ID                          a snapshot id or a unique prefix of one (snapshots list)
+  @DATE                       the snapshot current at DATE (YYYY-MM-DD or RFC 3339)
+  git:REV[:PATH]              the inventory committed at REV in --repo
+Snapshot references read --snapshots (default <root>/snapshots; no project needed) in the
+domain chosen by --domain, DOMAIN_NAME, clusters/.active, or the store's only domain.
+
 --ignore PATH ignores every change at or below PATH; ignored changes are listed apart and
 never change the exit code. PATH is one of:
   spec.FIELD                  lok8sVersion, kind, specHash, provider, kubernetesVersion
@@ -293,7 +344,8 @@ SEL is a name (every occurrence), NAME#N (the N-th occurrence), * or *#N.";
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The older inventory: FILE, DIR (from render --out), - (stdin) or cluster.
+    /// The older inventory: FILE, DIR (from render --out), - (stdin), cluster, latest~N,
+    /// a snapshot ID, @DATE or git:REV[:PATH] (see below).
     #[arg(value_name = "A")]
     pub from: String,
 
@@ -305,7 +357,8 @@ pub struct DiffArgs {
     #[arg(long, value_name = "PATH")]
     pub ignore: Vec<String>,
 
-    /// Domain whose kubeconfig `cluster` uses (lok8s's .kubeconfig/<name>.yaml).
+    /// Domain of snapshot references, of the default git: path, and whose kubeconfig
+    /// `cluster` uses (lok8s's .kubeconfig/<name>.yaml).
     #[arg(long, value_name = "D")]
     pub domain: Option<String>,
 
@@ -350,6 +403,9 @@ pub struct CrdArgs {
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<DocFormat>::new("crd"))]
     pub output: Option<DocFormat>,
+
+    #[command(flatten)]
+    pub no_cluster: NoClusterArgs,
 }
 
 #[derive(Debug, Args)]
@@ -418,17 +474,31 @@ pub struct LogArgs {
     #[command(flatten)]
     pub domain: DomainArgs,
 
-    /// Only entries at or after T (YYYY-MM-DD or RFC 3339).
+    /// Only entries at or after T: YYYY-MM-DD, RFC 3339, today, yesterday, or a time
+    /// ago (30m, 12h, 2d, 1w).
     #[arg(long, value_name = "T")]
     pub since: Option<String>,
 
-    /// Only entries at or before T (a bare date includes that day).
+    /// Only entries at or before T, same forms (a bare date or yesterday includes that day).
     #[arg(long, value_name = "T")]
     pub until: Option<String>,
 
     /// At most N entries (the newest).
-    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    #[arg(long = "max-count", value_name = "N")]
     pub max_count: Option<usize>,
+
+    /// `-n` is refused with a hint: it is neither git's --max-count nor kubectl's
+    /// namespace here (see --max-count and --domain).
+    #[arg(short = 'n', value_name = "X", hide = true, allow_hyphen_values = true)]
+    pub n: Option<String>,
+
+    /// One line per entry: id, time, outcome and what changed.
+    #[arg(long, conflicts_with = "output")]
+    pub oneline: bool,
+
+    /// Oldest first (after --max-count took the newest).
+    #[arg(long)]
+    pub reverse: bool,
 
     /// When each version of this addon arrived and left.
     #[arg(long, value_name = "NAME")]
@@ -524,7 +594,7 @@ pub struct SnapshotsArgs {
     pub command: Option<SnapshotsCommand>,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum SnapshotsCommand {
     /// List snapshots, newest first (formats: table, json).
     List {
@@ -579,6 +649,9 @@ pub struct IndexArgs {
     /// Write the index to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub no_cluster: NoClusterArgs,
 }
 
 /// Where the addon index comes from and how a URL is fetched.

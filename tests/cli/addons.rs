@@ -106,7 +106,7 @@ fn nothing_to_inventory_cases_warn_and_exit_zero() {
     assert_eq!(
         run.stderr,
         format!(
-            "[warn] No cluster spec for 'nope' ({}/clusters/nope/cluster.lok8s.yaml) — nothing to inventory\n",
+            "[warn] No cluster spec for 'nope' ({}/clusters/nope/cluster.lok8s.yaml) — nothing to inventory\n  known domains: apps.acme.example, edge.acme.example, lab.acme.example, prod.acme.example\n",
             example().display()
         )
     );

@@ -24,6 +24,7 @@ mod interface;
 mod loopback_proxy;
 mod render;
 mod secrets;
+mod selection;
 mod store;
 mod store_v2;
 mod updates;
@@ -43,6 +44,7 @@ fn main() -> std::process::ExitCode {
         interface::tests(),
         render::tests(),
         secrets::tests(),
+        selection::tests(),
         store::tests(),
         store_v2::tests(),
         updates::tests(),

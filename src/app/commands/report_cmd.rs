@@ -1,16 +1,17 @@
 //! `clinv report`: one self-contained HTML page with the domain's inventory, a version
 //! timeline and the change list.
 
-use super::{domain, project};
+use super::StoreOnly;
 use crate::app::cli::ReportArgs;
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
 use crate::history::report;
 
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
-    let project = project(settings)?;
-    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
-    let points = super::log::load(settings, &project, &domain, args.repo.as_deref(), None)?.points;
+    let opened = StoreOnly::open(settings)?;
+    let domain = opened.domain(settings, args.domain.domain.as_deref())?;
+    let points =
+        super::log::load(settings, &opened.store, &domain, args.repo.as_deref(), None)?.points;
     let Some(current) = points.last() else {
         return Err(Error::NoHistory(domain));
     };

@@ -1,6 +1,6 @@
 //! `clinv snapshots [list|show|verify|gc|export|import]`: the local store.
 
-use super::{project, store};
+use super::StoreOnly;
 use crate::app::cli::{DocFormat, SnapshotsArgs, SnapshotsCommand, TableFormat};
 use crate::app::output;
 use crate::app::settings::Settings;
@@ -12,33 +12,49 @@ use serde::Serialize;
 use std::path::Path;
 
 pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
-    let project = project(settings)?;
-    let store = store(settings, &project);
+    let opened = StoreOnly::open(settings)?;
+    let store = &opened.store;
+    // An explicit --domain must be one the store or the project knows ("did you mean").
+    let checked = match (&args.command, &args.domain) {
+        (Some(SnapshotsCommand::Import { .. }), _) | (_, None) => None,
+        (_, Some(d)) => Some(opened.domain(settings, Some(d))?),
+    };
+    let args = &SnapshotsArgs {
+        domain: checked,
+        command: args.command.clone(),
+    };
     match &args.command {
-        None => list(settings, &store, args.domain.as_deref(), None, None),
+        None => list(settings, store, args.domain.as_deref(), None, None),
         Some(SnapshotsCommand::List { state, output }) => {
-            list(settings, &store, args.domain.as_deref(), *state, *output)
+            list(settings, store, args.domain.as_deref(), *state, *output)
         }
         Some(SnapshotsCommand::Show { id, output }) => {
-            show(settings, &store, args.domain.as_deref(), id, *output)
+            // An id is unique across domains; `latest` and `@DATE` need one domain, chosen
+            // by the one selection rule.
+            let domain = match (&args.domain, crate::store::parse_ref(id)?) {
+                (Some(d), _) => Some(d.clone()),
+                (None, crate::history::refs::SnapshotRef::Id(_)) => None,
+                (None, _) => Some(opened.domain(settings, None)?),
+            };
+            show(settings, store, domain.as_deref(), id, *output)
         }
-        Some(SnapshotsCommand::Verify) => verify(settings, &store, args.domain.as_deref()),
+        Some(SnapshotsCommand::Verify) => verify(settings, store, args.domain.as_deref()),
         Some(SnapshotsCommand::Gc {
             keep,
             dry_run,
             allow_damage,
         }) => gc(
             settings,
-            &store,
+            store,
             args.domain.as_deref(),
             *keep,
             *dry_run,
             *allow_damage,
         ),
         Some(SnapshotsCommand::Export { file }) => {
-            export(settings, &store, args.domain.as_deref(), file)
+            export(settings, store, args.domain.as_deref(), file)
         }
-        Some(SnapshotsCommand::Import { file }) => import(settings, &store, file),
+        Some(SnapshotsCommand::Import { file }) => import(settings, store, file),
     }
 }
 
