@@ -12,6 +12,7 @@ mod addons;
 mod agent;
 mod audit;
 mod browser;
+mod contract;
 mod diff;
 #[cfg(feature = "gitops")]
 mod gitops;
@@ -36,6 +37,7 @@ fn main() -> std::process::ExitCode {
         addons::tests(),
         agent::tests(),
         audit::tests(),
+        contract::tests(),
         diff::tests(),
         history::tests(),
         history_store::tests(),

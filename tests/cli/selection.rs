@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 
 /// The example project with two queued snapshots of prod (a chart bump between them)
 /// and one of lab, in `<root>/snapshots`.
-struct Fx {
+pub struct Fx {
     dir: tempfile::TempDir,
     /// Somewhere that is no lok8s project.
-    away: tempfile::TempDir,
+    pub away: tempfile::TempDir,
 }
 
 impl Fx {
-    fn new() -> Fx {
+    pub fn new() -> Fx {
         let dir = copy_tree(&example());
         let fx = Fx {
             dir,
@@ -32,22 +32,22 @@ impl Fx {
         fx
     }
 
-    fn root(&self) -> &Path {
+    pub fn root(&self) -> &Path {
         self.dir.path()
     }
 
-    fn store(&self) -> PathBuf {
+    pub fn store(&self) -> PathBuf {
         self.root().join("snapshots")
     }
 
-    fn in_project(&self, args: &[&str]) -> Clinv {
+    pub fn in_project(&self, args: &[&str]) -> Clinv {
         clinv(args)
             .cwd(self.root())
             .env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
     }
 
     /// Outside any project, with `--snapshots DIR` (no CLINV_SNAPSHOTS).
-    fn away(&self, store: &Path, args: &[&str]) -> Run {
+    pub fn away(&self, store: &Path, args: &[&str]) -> Run {
         let mut all = vec!["--snapshots", store.to_str().unwrap()];
         all.extend_from_slice(args);
         clinv(&all)

@@ -1,0 +1,108 @@
+//! Issue 16, findings 7, 8, 11 and 1: help and discoverability (`version`, references in
+//! `diff --help`, no cluster flags where no cluster is used, `log` flags), table layout and
+//! wording, pre-releases in `updates`, and `-o` on every command that prints data.
+
+use crate::selection::Fx;
+use crate::support::*;
+
+fn version_command_in_text_and_json() {
+    let run = clinv(&["version"]).run().ok();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", run.stdout);
+    assert_eq!(lines[0], format!("clinv {}", env!("CARGO_PKG_VERSION")));
+    assert!(lines[1].starts_with("commit:          "), "{}", run.stdout);
+    assert_eq!(lines[2], "lok8s schema:    lok8s.dev/v1alpha1");
+    assert_eq!(lines[3], "kubernetes api:  1.34");
+    let run = clinv(&["version", "-o", "json"]).run().ok();
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["schemaVersion"], 1);
+    assert_eq!(v["clinv"], env!("CARGO_PKG_VERSION"));
+    assert!(v["commit"].is_null() || v["commit"].is_string());
+    assert_eq!(v["lok8sSchema"], "lok8s.dev/v1alpha1");
+    assert_eq!(v["kubernetesApi"], "1.34");
+    let run = clinv(&["version", "-o", "yaml"]).run();
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "[error] clinv version: unsupported output format 'yaml' (supported: text, json)\n"
+    );
+}
+
+fn help_shows_what_each_command_takes() {
+    let help = |args: &[&str]| clinv(&[args, &["--help"]].concat()).run().ok().stdout;
+    for command in [&["crd"][..], &["index"], &["completions"], &["version"]] {
+        let text = help(command);
+        assert!(
+            !text.contains("--kubeconfig") && !text.contains("--context"),
+            "{command:?}: {text}"
+        );
+    }
+    let publish = help(&["publish"]);
+    assert!(publish.contains("--kubeconfig") && publish.contains("--context"));
+    // The hidden flags are still accepted (a global flag before the command name).
+    clinv(&["--kubeconfig", "x", "crd", "--context", "c"]).run().ok();
+    let diff = help(&["diff"]);
+    for reference in ["latest, latest~N", "@DATE", "git:REV[:PATH]", "a snapshot id"] {
+        assert!(diff.contains(reference), "{reference}: {diff}");
+    }
+}
+
+fn log_flags_for_git_and_kubectl_reflexes() {
+    let fx = Fx::new();
+    let log = |args: &[&str]| {
+        fx.in_project(&[&["log", "--domain", "prod.acme.example"][..], args].concat())
+            .run()
+    };
+    // -n is neither git's --max-count nor kubectl's namespace: a usage error saying so.
+    let run = log(&["-n", "1"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "[error] clinv log: -n is not an option here (git's -n is --max-count 1; kubectl's -n namespace is --domain 1)\n"
+    );
+    assert!(run.stdout.is_empty());
+    let newest = log(&["--max-count", "1", "--oneline"]).ok().stdout;
+    assert_eq!(newest.lines().count(), 1, "{newest}");
+    assert!(
+        newest.ends_with("  queued  ~ cilium 1.19.2 → 1.20.3 (upgrade)\n"),
+        "{newest}"
+    );
+    let all = log(&["--oneline"]).ok().stdout;
+    let lines: Vec<&str> = all.lines().collect();
+    assert_eq!(lines.len(), 2, "{all}");
+    assert!(
+        lines[1].ends_with("  queued  first step: kubernetes v1.31.10, 9 addons"),
+        "{all}"
+    );
+    let reversed = log(&["--oneline", "--reverse"]).ok().stdout;
+    assert_eq!(
+        reversed.lines().collect::<Vec<_>>(),
+        [lines[1], lines[0]],
+        "{reversed}"
+    );
+    // Relative times: the snapshots were recorded just now.
+    for since in ["2d", "90m", "today", "yesterday", "1w"] {
+        let run = log(&["--oneline", "--since", since]).ok();
+        assert_eq!(run.stdout, all, "--since {since}");
+    }
+    for until in ["yesterday", "2d"] {
+        let run = log(&["--oneline", "--until", until]).ok();
+        assert_eq!(run.stdout, "(no history)\n", "--until {until}");
+    }
+    let run = log(&["--since", "tomorrow"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "[error] 'tomorrow' is not a date (YYYY-MM-DD), an RFC 3339 time, today, yesterday or a time ago (30m, 12h, 2d, 1w)\n"
+    );
+    // --oneline is a text form.
+    assert_eq!(log(&["--oneline", "-o", "json"]).code, 2);
+}
+
+trials! {
+    Nothing: [
+        version_command_in_text_and_json,
+        help_shows_what_each_command_takes,
+        log_flags_for_git_and_kubectl_reflexes,
+    ],
+}
