@@ -232,8 +232,10 @@ pub enum Command {
     ///
     /// Compares the live inventory when the cluster is reachable, else the newest
     /// snapshot, else the locally rendered one (or --from FILE), against --index FILE|URL. SemVer with or without a
-    /// leading v, pre-releases below their release; versions that are not SemVer are
-    /// listed only when they differ, marked "unordered".
+    /// leading v, pre-releases below their release and offered only with --pre or after
+    /// a pre-release (marked "pre-release"); versions that are not SemVer are listed only
+    /// when they differ, marked "unordered". A name repeated in the index is a warning
+    /// (the first entry counts).
     Updates(UpdatesArgs),
 
     /// Run the in-cluster status writer: availableUpdates, observedAddons, lastReported.
@@ -684,6 +686,11 @@ pub struct UpdatesArgs {
     /// instead of the live or rendered one.
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
+
+    /// Offer pre-releases (1.21.0-rc.1) too; without it they are offered only to an
+    /// addon whose current version is a pre-release.
+    #[arg(long)]
+    pub pre: bool,
 
     #[command(flatten)]
     pub source: IndexSourceArgs,

@@ -166,7 +166,7 @@ pub fn addons_table(domain: &str, driver: &str, rows: &[Row]) -> String {
 }
 
 /// The `updates` table: NAME, CURRENT, LATEST and a NOTE (`unordered` when the two
-/// versions are not both SemVer).
+/// versions are not both SemVer, `pre-release` when LATEST is one).
 pub fn updates_table(updates: &[crate::status::updates::Update]) -> String {
     if updates.is_empty() {
         return "No updates: every compared addon is at or above its version in the index.\n"
@@ -174,7 +174,11 @@ pub fn updates_table(updates: &[crate::status::updates::Update]) -> String {
     }
     let mut table = Table::new(&["NAME", "CURRENT", "LATEST", "NOTE"]);
     for u in updates {
-        let note = if u.unordered { "unordered" } else { "" };
+        let note = match (u.unordered, u.prerelease) {
+            (true, _) => "unordered",
+            (false, true) => "pre-release",
+            _ => "",
+        };
         table.row(&[u.name.as_str(), &u.current, &u.latest, note]);
     }
     table.render()

@@ -40,9 +40,16 @@ fn help_shows_what_each_command_takes() {
     let publish = help(&["publish"]);
     assert!(publish.contains("--kubeconfig") && publish.contains("--context"));
     // The hidden flags are still accepted (a global flag before the command name).
-    clinv(&["--kubeconfig", "x", "crd", "--context", "c"]).run().ok();
+    clinv(&["--kubeconfig", "x", "crd", "--context", "c"])
+        .run()
+        .ok();
     let diff = help(&["diff"]);
-    for reference in ["latest, latest~N", "@DATE", "git:REV[:PATH]", "a snapshot id"] {
+    for reference in [
+        "latest, latest~N",
+        "@DATE",
+        "git:REV[:PATH]",
+        "a snapshot id",
+    ] {
         assert!(diff.contains(reference), "{reference}: {diff}");
     }
 }
@@ -99,10 +106,61 @@ fn log_flags_for_git_and_kubectl_reflexes() {
     assert_eq!(log(&["--oneline", "-o", "json"]).code, 2);
 }
 
+/// `updates` on the example's prod domain (rendered: no cluster, an empty store).
+fn updates(extra: &[&str]) -> Run {
+    let store = tempfile::tempdir().unwrap();
+    let root = example();
+    let index = fixture("updates/index.json");
+    let mut args = vec![
+        "updates",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--index",
+        index.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    clinv(&args)
+        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+        .run()
+        .ok()
+}
+
+fn updates_offer_prereleases_only_when_asked_and_warn_on_duplicates() {
+    let index = fixture("updates/index.json");
+    // cert-manager v1.20.1 → v1.21.0-rc.1 is not offered to a release by default.
+    let run = updates(&[]);
+    assert_eq!(
+        run.stdout,
+        "NAME            CURRENT  LATEST   NOTE\ncilium          1.19.2   v1.20.1\nmetrics-server  3.12.2   3.12     unordered\n"
+    );
+    // The index lists cilium twice: a warning naming it (the first entry counts).
+    assert!(
+        run.stderr.contains(&format!(
+            "[warn] addon index {}: 'cilium' appears more than once; the first entry is compared\n",
+            index.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    // --pre offers it, marked.
+    let run = updates(&["--pre"]);
+    assert_eq!(
+        run.stdout,
+        "NAME            CURRENT  LATEST        NOTE\ncilium          1.19.2   v1.20.1\ncert-manager    v1.20.1  v1.21.0-rc.1  pre-release\nmetrics-server  3.12.2   3.12          unordered\n"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&updates(&["--pre", "-o", "json"]).stdout).unwrap();
+    assert_eq!(json["updates"][1]["prerelease"], true);
+    assert!(json["updates"][0].get("prerelease").is_none());
+}
+
 trials! {
     Nothing: [
         version_command_in_text_and_json,
         help_shows_what_each_command_takes,
         log_flags_for_git_and_kubectl_reflexes,
+        updates_offer_prereleases_only_when_asked_and_warn_on_duplicates,
     ],
 }

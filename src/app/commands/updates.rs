@@ -43,7 +43,13 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
             }
         }
     };
-    let list = updates::compute(&compared.addons, &loaded.index);
+    for name in updates::duplicates(&loaded.index) {
+        settings.printer.warn(&format!(
+            "addon index {}: '{name}' appears more than once; the first entry is compared",
+            index_ref.display()
+        ));
+    }
+    let list = updates::compute_with(&compared.addons, &loaded.index, args.pre);
     settings.printer.info(&format!(
         "compared the {} with {}{}",
         compared.source.describe(),
