@@ -140,15 +140,14 @@ impl Printer {
     }
 }
 
-/// The `lo addons --detail` table (spec §9): lok8s's column widths, wider when a cell is.
+/// The `lo addons --detail` table (spec §9): lok8s's columns, each as wide as its widest
+/// cell (long names stay aligned), no underline row.
 pub fn addons_table(domain: &str, driver: &str, rows: &[Row]) -> String {
     let mut out = format!("Addons deployed by {domain} (kind={driver})\n\n");
     if rows.is_empty() {
         out.push_str("  (spec.bootstrap is empty — this cluster deploys no addons)\n");
     } else {
-        let mut table = Table::new(&["NAME", "CATEGORY", "TYPE", "VERSION", "CONFIGURE"])
-            .min_widths(&[24, 14, 8, 10]);
-        table.row(&["----", "--------", "----", "-------", "---------"]);
+        let mut table = Table::new(&["NAME", "CATEGORY", "TYPE", "VERSION", "CONFIGURE"]);
         let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
         for r in rows {
             table.row(&[
@@ -169,7 +168,7 @@ pub fn addons_table(domain: &str, driver: &str, rows: &[Row]) -> String {
 /// versions are not both SemVer, `pre-release` when LATEST is one).
 pub fn updates_table(updates: &[crate::status::updates::Update]) -> String {
     if updates.is_empty() {
-        return "No updates: every compared addon is at or above its version in the index.\n"
+        return "no updates: every compared addon is at or above its version in the index.\n"
             .to_string();
     }
     let mut table = Table::new(&["NAME", "CURRENT", "LATEST", "NOTE"]);

@@ -156,11 +156,75 @@ fn updates_offer_prereleases_only_when_asked_and_warn_on_duplicates() {
     assert!(json["updates"][0].get("prerelease").is_none());
 }
 
+fn tables_fit_their_cells_and_wording_is_consistent() {
+    let root = example();
+    let run = clinv(&[
+        "addons",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+    ])
+    .run()
+    .ok();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    // Widths from the cells (TYPE is as wide as "target", VERSION as "v1.16.4"), no
+    // underline row.
+    assert_eq!(
+        lines[2],
+        "NAME                          CATEGORY        TYPE    VERSION  CONFIGURE"
+    );
+    assert!(lines[3].starts_with("cilium  "), "{}", run.stdout);
+    assert!(!run.stdout.contains("----"), "{}", run.stdout);
+
+    let fx = Fx::new();
+    let page = fx.root().join("lab.html");
+    let run = fx
+        .in_project(&[
+            "report",
+            "--domain",
+            "lab.acme.example",
+            "--out",
+            page.to_str().unwrap(),
+        ])
+        .run()
+        .ok();
+    assert_eq!(
+        run.stderr,
+        format!("[info] wrote {} (1 step)\n", page.display())
+    );
+    let run = fx
+        .in_project(&[
+            "report",
+            "--domain",
+            "prod.acme.example",
+            "--out",
+            page.to_str().unwrap(),
+        ])
+        .run()
+        .ok();
+    assert!(run.stderr.ends_with(" (2 steps)\n"), "{}", run.stderr);
+    // log --addon: lower-case verbs like every other message.
+    let run = fx
+        .in_project(&["log", "--domain", "prod.acme.example", "--addon", "cilium"])
+        .run()
+        .ok();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("cilium 1.20.3  arrived ")
+            && lines[0].ends_with(", upgraded)  current"),
+        "{}",
+        run.stdout
+    );
+    assert!(lines[1].contains(", added)  until "), "{}", run.stdout);
+}
+
 trials! {
     Nothing: [
         version_command_in_text_and_json,
         help_shows_what_each_command_takes,
         log_flags_for_git_and_kubectl_reflexes,
         updates_offer_prereleases_only_when_asked_and_warn_on_duplicates,
+        tables_fit_their_cells_and_wording_is_consistent,
     ],
 }

@@ -98,7 +98,7 @@ fn nothing_newer_says_so_and_json_has_an_empty_list() {
     let run = rendered(index.to_str().unwrap(), &[]).ok();
     assert_eq!(
         run.stdout,
-        "No updates: every compared addon is at or above its version in the index.\n"
+        "no updates: every compared addon is at or above its version in the index.\n"
     );
     let run = rendered(index.to_str().unwrap(), &["-o", "json"]).ok();
     assert_eq!(

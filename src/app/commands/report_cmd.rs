@@ -22,9 +22,10 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
             crate::util::files::write_atomic(file, html.as_bytes(), 0o644)
                 .map_err(|e| Error::io(file, e))?;
             settings.printer.info(&format!(
-                "wrote {} ({} steps)",
+                "wrote {} ({} step{})",
                 file.display(),
-                points.len()
+                points.len(),
+                if points.len() == 1 { "" } else { "s" }
             ));
         }
         None => settings.printer.data(&html)?,
