@@ -74,11 +74,14 @@ pub enum DocFormat {
     Json,
 }
 
-/// `-o` of the commands that print a table: addons, snapshots list, updates.
+/// `-o` of the commands that print a table: addons, snapshots list, updates — kubectl's
+/// `wide` (more columns) and `name` (one name per line) included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum TableFormat {
     #[default]
     Table,
+    Wide,
+    Name,
     Json,
 }
 
@@ -200,8 +203,9 @@ pub enum Command {
     /// exit with the code of their reason (see the README).
     Publish(PublishArgs),
 
-    /// Show the `lo status` inventory block read from the live cluster.
-    Status(StatusArgs),
+    /// Show the `lo status` inventory block read from the live cluster (formats: text,
+    /// json: {source, snapshot, inventory}).
+    Status(StatusOutArgs),
 
     /// Deliver queued snapshots: apply the newest pending one per domain, supersede the rest.
     ///
@@ -294,11 +298,20 @@ pub enum Command {
     Version(VersionArgs),
 }
 
-/// `-o` of `clinv version`.
+/// `-o` of the commands that print a short text result: version, status, snapshots
+/// verify, snapshots gc.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum VersionFormat {
+pub enum TextFormat {
     #[default]
     Text,
+    Json,
+}
+
+/// `-o` of `clinv report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ReportFormat {
+    #[default]
+    Html,
     Json,
 }
 
@@ -306,8 +319,8 @@ pub enum VersionFormat {
 pub struct VersionArgs {
     /// Output format (default: text).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<VersionFormat>::new("version"))]
-    pub output: Option<VersionFormat>,
+          value_parser = FormatParser::<TextFormat>::new("version"))]
+    pub output: Option<TextFormat>,
 
     #[command(flatten)]
     pub no_cluster: NoClusterArgs,
@@ -415,10 +428,14 @@ pub struct AddonsArgs {
     #[command(flatten)]
     pub domain: DomainArgs,
 
-    /// Output format (default: table).
+    /// Output format (default: table; wide adds SOURCE; name prints the addon names).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<TableFormat>::new("addons"))]
     pub output: Option<TableFormat>,
+
+    /// Only the rows: no title, header or closing hint (table and wide).
+    #[arg(long)]
+    pub no_headers: bool,
 }
 
 /// Limits for commands that talk to a cluster.
@@ -525,6 +542,11 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub domain: DomainArgs,
 
+    /// Output format (default: html; json is the audit trail of `log -o json`).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<ReportFormat>::new("report"))]
+    pub output: Option<ReportFormat>,
+
     /// Write the page here (atomically) instead of stdout.
     #[arg(long, value_name = "FILE.html")]
     pub out: Option<PathBuf>,
@@ -604,10 +626,15 @@ pub enum SnapshotsCommand {
         #[arg(long, value_name = "S")]
         state: Option<crate::store::State>,
 
-        /// Output format (default: table).
+        /// Output format (default: table; wide adds SPECHASH, LOK8S and TOOL; name prints
+        /// DOMAIN/ID).
         #[arg(short = 'o', long = "output", value_name = "FORMAT",
               value_parser = FormatParser::<TableFormat>::new("snapshots list"))]
         output: Option<TableFormat>,
+
+        /// No header row (table and wide).
+        #[arg(long)]
+        no_headers: bool,
     },
     /// Show one snapshot: metadata, history and the inventory (formats: yaml, json).
     Show {
@@ -619,8 +646,14 @@ pub enum SnapshotsCommand {
               value_parser = FormatParser::<DocFormat>::new("snapshots show"))]
         output: Option<DocFormat>,
     },
-    /// Check every checksum and that every object is what its record says; exit 1 on damage.
-    Verify,
+    /// Check every checksum and that every object is what its record says; exit 1 on damage
+    /// (formats: text, json).
+    Verify {
+        /// Output format (default: text, on stderr; json on stdout).
+        #[arg(short = 'o', long = "output", value_name = "FORMAT",
+              value_parser = FormatParser::<TextFormat>::new("snapshots verify"))]
+        output: Option<TextFormat>,
+    },
     /// Delete old snapshots, never the first, the newest N, the last applied or a pending one.
     Gc {
         /// How many of the newest snapshots to keep per domain.
@@ -633,6 +666,10 @@ pub enum SnapshotsCommand {
         /// line names is kept too).
         #[arg(long)]
         allow_damage: bool,
+        /// Output format (default: text; json lists {domain, id, state, deleted}).
+        #[arg(short = 'o', long = "output", value_name = "FORMAT",
+              value_parser = FormatParser::<TextFormat>::new("snapshots gc"))]
+        output: Option<TextFormat>,
     },
     /// Write the snapshots of every domain (or of --domain) to a tar file (for sneaker-net).
     Export {
@@ -698,10 +735,15 @@ pub struct UpdatesArgs {
     #[command(flatten)]
     pub limits: ClusterArgs,
 
-    /// Output format (default: table).
+    /// Output format (default: table; wide adds COMPARED, where the current version was
+    /// read; name prints the addon names).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<TableFormat>::new("updates"))]
     pub output: Option<TableFormat>,
+
+    /// No header row (table and wide).
+    #[arg(long)]
+    pub no_headers: bool,
 }
 
 #[derive(Debug, Args)]
@@ -740,6 +782,17 @@ fn parse_secs(text: &str) -> Result<f64, String> {
 
 fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
     crate::status::agent::parse_duration(text)
+}
+
+#[derive(Debug, Args)]
+pub struct StatusOutArgs {
+    #[command(flatten)]
+    pub status: StatusArgs,
+
+    /// Output format (default: text).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<TextFormat>::new("status"))]
+    pub output: Option<TextFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -785,7 +838,9 @@ mod tests {
         let err = Cli::try_parse_from(["clinv", "snapshots", "list", "-o", "yaml"]).unwrap_err();
         assert_eq!(
             unsupported_format(&err),
-            Some("clinv snapshots list: unsupported output format 'yaml' (supported: table, json)")
+            Some(
+                "clinv snapshots list: unsupported output format 'yaml' (supported: table, wide, name, json)"
+            )
         );
         // -o belongs to the command: not before it, and not on one that prints no data.
         assert!(Cli::try_parse_from(["clinv", "-o", "json", "render"]).is_err());

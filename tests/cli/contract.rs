@@ -153,6 +153,11 @@ fn updates_offer_prereleases_only_when_asked_and_warn_on_duplicates() {
     let json: serde_json::Value =
         serde_json::from_str(&updates(&["--pre", "-o", "json"]).stdout).unwrap();
     assert_eq!(json["updates"][1]["prerelease"], true);
+    assert_eq!(updates(&["-o", "name"]).stdout, "cilium\nmetrics-server\n");
+    assert_eq!(
+        updates(&["-o", "wide", "--no-headers"]).stdout,
+        "cilium          1.19.2  v1.20.1             rendered\nmetrics-server  3.12.2  3.12     unordered  rendered\n"
+    );
     assert!(json["updates"][0].get("prerelease").is_none());
 }
 
@@ -219,6 +224,122 @@ fn tables_fit_their_cells_and_wording_is_consistent() {
     assert!(lines[1].contains(", added)  until "), "{}", run.stdout);
 }
 
+fn every_data_command_takes_its_formats() {
+    let root = example();
+    let addons = |extra: &[&str]| {
+        let mut args = vec![
+            "addons",
+            "--root",
+            root.to_str().unwrap(),
+            "--domain",
+            "lab.acme.example",
+        ];
+        args.extend_from_slice(extra);
+        clinv(&args).run().ok().stdout
+    };
+    assert_eq!(
+        addons(&["-o", "name"]),
+        "cilium\nopenstack-ccm\nmetrics-server\nlocal-path-provisioner\n"
+    );
+    let wide = addons(&["-o", "wide"]);
+    assert!(
+        wide.contains(
+            "\nNAME                    CATEGORY       TYPE    VERSION  SOURCE  CONFIGURE\n"
+        ),
+        "{wide}"
+    );
+    assert!(
+        wide.contains(
+            "\nopenstack-ccm           target         target  -        target  per-cluster"
+        ),
+        "{wide}"
+    );
+    let bare = addons(&["--no-headers"]);
+    assert_eq!(bare.lines().count(), 4, "{bare}");
+    assert!(bare.starts_with("cilium  "), "{bare}");
+
+    let fx = Fx::new();
+    let run = |args: &[&str]| fx.in_project(args).run();
+    let names = run(&["snapshots", "list", "-o", "name"]).ok().stdout;
+    assert_eq!(names.lines().count(), 3, "{names}");
+    assert!(
+        names
+            .lines()
+            .all(|l| l.starts_with("prod.acme.example/") || l.starts_with("lab.acme.example/")),
+        "{names}"
+    );
+    let wide = run(&["snapshots", "list", "-o", "wide"]).ok().stdout;
+    assert!(
+        wide.lines()
+            .next()
+            .unwrap()
+            .ends_with("  TARGET  SPECHASH      LOK8S  TOOL"),
+        "{wide}"
+    );
+    let bare = run(&["snapshots", "list", "--no-headers"]).ok().stdout;
+    assert_eq!(bare.lines().count(), 3, "{bare}");
+    assert!(!bare.contains("DOMAIN"), "{bare}");
+
+    let verify = run(&["snapshots", "verify", "-o", "json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&verify.stdout).unwrap();
+    assert_eq!(
+        (
+            v["schemaVersion"].as_u64(),
+            v["domains"].as_u64(),
+            v["snapshots"].as_u64()
+        ),
+        (Some(1), Some(2), Some(3))
+    );
+    assert_eq!(v["problems"], serde_json::json!([]));
+    let gc = run(&["snapshots", "gc", "--keep", "1", "--dry-run", "-o", "json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&gc.stdout).unwrap();
+    assert!(v.is_array(), "{}", gc.stdout);
+
+    let report = run(&["report", "--domain", "prod.acme.example", "-o", "json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+    assert_eq!(v["entries"].as_array().unwrap().len(), 2);
+
+    // No cluster: status shows the newest snapshot, and says so in JSON.
+    let status = run(&[
+        "status",
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        "offline",
+        "-o",
+        "json",
+    ])
+    .ok();
+    let v: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(v["source"], "snapshot", "{}", status.stdout);
+    assert!(v["snapshot"].is_string());
+    assert_eq!(v["inventory"]["kind"], "ClusterInventory");
+
+    // Formats a command does not have are usage errors naming the supported ones.
+    for (args, message) in [
+        (
+            &["status", "-o", "yaml"][..],
+            "clinv status: unsupported output format 'yaml' (supported: text, json)",
+        ),
+        (
+            &["report", "-o", "text"],
+            "clinv report: unsupported output format 'text' (supported: html, json)",
+        ),
+        (
+            &["snapshots", "verify", "-o", "wide"],
+            "clinv snapshots verify: unsupported output format 'wide' (supported: text, json)",
+        ),
+        (
+            &["addons", "-o", "yaml"],
+            "clinv addons: unsupported output format 'yaml' (supported: table, wide, name, json)",
+        ),
+    ] {
+        let r = clinv(args).run();
+        assert_eq!(r.code, 2, "{args:?}");
+        assert_eq!(r.stderr, format!("[error] {message}\n"), "{args:?}");
+    }
+}
+
 trials! {
     Nothing: [
         version_command_in_text_and_json,
@@ -226,5 +347,6 @@ trials! {
         log_flags_for_git_and_kubectl_reflexes,
         updates_offer_prereleases_only_when_asked_and_warn_on_duplicates,
         tables_fit_their_cells_and_wording_is_consistent,
+        every_data_command_takes_its_formats,
     ],
 }

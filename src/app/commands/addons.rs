@@ -58,7 +58,16 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
                 kind: &kind,
                 addons: &rows,
             })?,
-            _ => output::addons_table(&domain, &kind, &rows),
+            TableFormat::Name => output::names(rows.iter().map(|r| r.name.as_str())),
+            format => output::addons_table(
+                &domain,
+                &kind,
+                &rows,
+                output::TableStyle {
+                    wide: format == TableFormat::Wide,
+                    no_headers: args.no_headers,
+                },
+            ),
         },
     };
     settings.printer.data(&text)?;

@@ -2,7 +2,7 @@
 //! timeline and the change list.
 
 use super::StoreOnly;
-use crate::app::cli::ReportArgs;
+use crate::app::cli::{ReportArgs, ReportFormat};
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
 use crate::history::report;
@@ -16,7 +16,10 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
         return Err(Error::NoHistory(domain));
     };
     let trail = crate::ops::history::trail(&points);
-    let html = report::html::html_report(&domain, &trail, &current.inventory);
+    let html = match args.output.unwrap_or_default() {
+        ReportFormat::Json => report::json::trail(&trail)?,
+        ReportFormat::Html => report::html::html_report(&domain, &trail, &current.inventory),
+    };
     match &args.out {
         Some(file) => {
             crate::util::files::write_atomic(file, html.as_bytes(), 0o644)

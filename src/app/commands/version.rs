@@ -1,6 +1,6 @@
 //! `clinv version`: what this build is, for bug reports and compatibility checks.
 
-use crate::app::cli::{VersionArgs, VersionFormat};
+use crate::app::cli::{TextFormat, VersionArgs};
 use crate::app::settings::Settings;
 use crate::error::{Result, exit};
 use serde::Serialize;
@@ -28,8 +28,8 @@ pub fn run(settings: &Settings, args: &VersionArgs) -> Result<i32> {
         kubernetes_api: crate::inventory::crd::kubernetes_api_version(),
     };
     let text = match args.output.unwrap_or_default() {
-        VersionFormat::Json => crate::inventory::render::to_json(&v)?,
-        VersionFormat::Text => format!(
+        TextFormat::Json => crate::inventory::render::to_json(&v)?,
+        TextFormat::Text => format!(
             "clinv {}\ncommit:          {}\nlok8s schema:    {}\nkubernetes api:  {}\n",
             v.clinv,
             v.commit.unwrap_or("unknown"),
