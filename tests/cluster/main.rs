@@ -19,6 +19,7 @@ mod diff;
 mod faults;
 mod gitops;
 mod model;
+mod outputs;
 mod proxy;
 mod publish;
 mod replay;
@@ -46,6 +47,7 @@ fn main() -> std::process::ExitCode {
         faults::tests(),
         gitops::tests(),
         model::tests(),
+        outputs::tests(),
         proxy::tests(),
         publish::tests(),
         replay::tests(),
