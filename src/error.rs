@@ -74,6 +74,11 @@ pub enum Error {
     #[error("invalid domain name '{0}' (must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$)")]
     InvalidDomain(String),
 
+    /// A domain that cannot be used: none is selected, or the project and the store do
+    /// not know it. The message says why and lists the known domains ("did you mean").
+    #[error("{0}")]
+    Domain(String),
+
     /// `clusters/<domain>/cluster.lok8s.yaml` is missing or not a regular file.
     #[error("inventory: cluster spec not found: {0}")]
     SpecNotFound(PathBuf),
@@ -219,6 +224,7 @@ impl Error {
             Error::NoProject(_)
             | Error::RootNotFound(_)
             | Error::InvalidDomain(_)
+            | Error::Domain(_)
             | Error::SpecNotFound(_)
             | Error::MalformedKind(_)
             | Error::MalformedKindOf { .. }

@@ -74,11 +74,14 @@ pub enum DocFormat {
     Json,
 }
 
-/// `-o` of the commands that print a table: addons, snapshots list, updates.
+/// `-o` of the commands that print a table: addons, snapshots list, updates — kubectl's
+/// `wide` (more columns) and `name` (one name per line) included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum TableFormat {
     #[default]
     Table,
+    Wide,
+    Name,
     Json,
 }
 
@@ -200,8 +203,9 @@ pub enum Command {
     /// exit with the code of their reason (see the README).
     Publish(PublishArgs),
 
-    /// Show the `lo status` inventory block read from the live cluster.
-    Status(StatusArgs),
+    /// Show the `lo status` inventory block read from the live cluster (formats: text,
+    /// json: {source, snapshot, inventory}).
+    Status(StatusOutArgs),
 
     /// Deliver queued snapshots: apply the newest pending one per domain, supersede the rest.
     ///
@@ -232,8 +236,10 @@ pub enum Command {
     ///
     /// Compares the live inventory when the cluster is reachable, else the newest
     /// snapshot, else the locally rendered one (or --from FILE), against --index FILE|URL. SemVer with or without a
-    /// leading v, pre-releases below their release; versions that are not SemVer are
-    /// listed only when they differ, marked "unordered".
+    /// leading v, pre-releases below their release and offered only with --pre or after
+    /// a pre-release (marked "pre-release"); versions that are not SemVer are listed only
+    /// when they differ, marked "unordered". A name repeated in the index is a warning
+    /// (the first entry counts).
     Updates(UpdatesArgs),
 
     /// Run the in-cluster status writer: availableUpdates, observedAddons, lastReported.
@@ -249,9 +255,10 @@ pub enum Command {
     /// changed; Kubernetes version and the other spec fields.
     ///
     /// A and B are each a file (a rendered CR in YAML or JSON, a `kubectl get -o yaml|json`
-    /// dump, or a `render --out` directory), `-` for stdin, or `cluster` for the live
-    /// object. Formats: text (default), json, markdown, unified. renderedAt and
-    /// server-owned metadata never count as a change.
+    /// dump, or a `render --out` directory), `-` for stdin, `cluster` for the live
+    /// object, a snapshot of the store, or (with --repo) a committed version. Formats:
+    /// text (default), json, markdown, unified. renderedAt and server-owned metadata
+    /// never count as a change.
     ///
     /// Exit codes (the diff/kubectl convention): 0 same, 1 different, 2 any error.
     #[command(after_help = IGNORE_HELP)]
@@ -278,10 +285,69 @@ pub enum Command {
     Completions {
         /// The shell to generate for.
         shell: clap_complete::Shell,
+
+        #[command(flatten)]
+        no_cluster: NoClusterArgs,
     },
+
+    /// Print clinv's version, its git commit (when known at build time), the lok8s schema
+    /// (apiVersion) it renders and the Kubernetes API version of its types.
+    ///
+    /// Formats: text (default), json. The commit is `CLINV_GIT_COMMIT` at build time
+    /// (`CLINV_GIT_COMMIT=$(git rev-parse HEAD) cargo build`), else unknown.
+    Version(VersionArgs),
+}
+
+/// `-o` of the commands that print a short text result: version, status, snapshots
+/// verify, snapshots gc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum TextFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// `-o` of `clinv report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ReportFormat {
+    #[default]
+    Html,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Output format (default: text).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<TextFormat>::new("version"))]
+    pub output: Option<TextFormat>,
+
+    #[command(flatten)]
+    pub no_cluster: NoClusterArgs,
+}
+
+/// Takes the place of the global `--kubeconfig` and `--context` in the commands that
+/// never talk to a cluster, so their help does not offer them (clap does not add a
+/// global flag to a command that defines one of the same name). Accepted and ignored.
+#[derive(Debug, Args)]
+pub struct NoClusterArgs {
+    #[arg(long, value_name = "FILE", hide = true)]
+    kubeconfig: Option<PathBuf>,
+
+    #[arg(long, value_name = "NAME", hide = true)]
+    context: Option<String>,
 }
 
 const IGNORE_HELP: &str = "\
+References (A and B):
+  FILE | DIR | - | cluster    a file, a render --out directory, stdin, the live object
+  latest, latest~N            the newest snapshot of the domain, or the N-th before it
+  ID                          a snapshot id or a unique prefix of one (snapshots list)
+  @DATE                       the snapshot current at DATE (YYYY-MM-DD or RFC 3339)
+  git:REV[:PATH]              the inventory committed at REV in --repo
+Snapshot references read --snapshots (default <root>/snapshots; no project needed) in the
+domain chosen by --domain, DOMAIN_NAME, clusters/.active, or the store's only domain.
+
 --ignore PATH ignores every change at or below PATH; ignored changes are listed apart and
 never change the exit code. PATH is one of:
   spec.FIELD                  lok8sVersion, kind, specHash, provider, kubernetesVersion
@@ -293,7 +359,8 @@ SEL is a name (every occurrence), NAME#N (the N-th occurrence), * or *#N.";
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The older inventory: FILE, DIR (from render --out), - (stdin) or cluster.
+    /// The older inventory: FILE, DIR (from render --out), - (stdin), cluster, latest~N,
+    /// a snapshot ID, @DATE or git:REV[:PATH] (see below).
     #[arg(value_name = "A")]
     pub from: String,
 
@@ -305,7 +372,8 @@ pub struct DiffArgs {
     #[arg(long, value_name = "PATH")]
     pub ignore: Vec<String>,
 
-    /// Domain whose kubeconfig `cluster` uses (lok8s's .kubeconfig/<name>.yaml).
+    /// Domain of snapshot references, of the default git: path, and whose kubeconfig
+    /// `cluster` uses (lok8s's .kubeconfig/<name>.yaml).
     #[arg(long, value_name = "D")]
     pub domain: Option<String>,
 
@@ -350,6 +418,9 @@ pub struct CrdArgs {
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<DocFormat>::new("crd"))]
     pub output: Option<DocFormat>,
+
+    #[command(flatten)]
+    pub no_cluster: NoClusterArgs,
 }
 
 #[derive(Debug, Args)]
@@ -357,10 +428,14 @@ pub struct AddonsArgs {
     #[command(flatten)]
     pub domain: DomainArgs,
 
-    /// Output format (default: table).
+    /// Output format (default: table; wide adds SOURCE; name prints the addon names).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<TableFormat>::new("addons"))]
     pub output: Option<TableFormat>,
+
+    /// Only the rows: no title, header or closing hint (table and wide).
+    #[arg(long)]
+    pub no_headers: bool,
 }
 
 /// Limits for commands that talk to a cluster.
@@ -418,17 +493,31 @@ pub struct LogArgs {
     #[command(flatten)]
     pub domain: DomainArgs,
 
-    /// Only entries at or after T (YYYY-MM-DD or RFC 3339).
+    /// Only entries at or after T: YYYY-MM-DD, RFC 3339, today, yesterday, or a time
+    /// ago (30m, 12h, 2d, 1w).
     #[arg(long, value_name = "T")]
     pub since: Option<String>,
 
-    /// Only entries at or before T (a bare date includes that day).
+    /// Only entries at or before T, same forms (a bare date or yesterday includes that day).
     #[arg(long, value_name = "T")]
     pub until: Option<String>,
 
     /// At most N entries (the newest).
-    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    #[arg(long = "max-count", value_name = "N")]
     pub max_count: Option<usize>,
+
+    /// `-n` is refused with a hint: it is neither git's --max-count nor kubectl's
+    /// namespace here (see --max-count and --domain).
+    #[arg(short = 'n', value_name = "X", hide = true, allow_hyphen_values = true)]
+    pub n: Option<String>,
+
+    /// One line per entry: id, time, outcome and what changed.
+    #[arg(long, conflicts_with = "output")]
+    pub oneline: bool,
+
+    /// Oldest first (after --max-count took the newest).
+    #[arg(long)]
+    pub reverse: bool,
 
     /// When each version of this addon arrived and left.
     #[arg(long, value_name = "NAME")]
@@ -452,6 +541,11 @@ pub struct LogArgs {
 pub struct ReportArgs {
     #[command(flatten)]
     pub domain: DomainArgs,
+
+    /// Output format (default: html; json is the audit trail of `log -o json`).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<ReportFormat>::new("report"))]
+    pub output: Option<ReportFormat>,
 
     /// Write the page here (atomically) instead of stdout.
     #[arg(long, value_name = "FILE.html")]
@@ -553,7 +647,7 @@ pub struct SnapshotsArgs {
     pub command: Option<SnapshotsCommand>,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum SnapshotsCommand {
     /// List snapshots, newest first (formats: table, json).
     List {
@@ -561,10 +655,15 @@ pub enum SnapshotsCommand {
         #[arg(long, value_name = "S")]
         state: Option<crate::store::State>,
 
-        /// Output format (default: table).
+        /// Output format (default: table; wide adds SPECHASH, LOK8S and TOOL; name prints
+        /// DOMAIN/ID).
         #[arg(short = 'o', long = "output", value_name = "FORMAT",
               value_parser = FormatParser::<TableFormat>::new("snapshots list"))]
         output: Option<TableFormat>,
+
+        /// No header row (table and wide).
+        #[arg(long)]
+        no_headers: bool,
     },
     /// Show one snapshot: metadata, history and the inventory (formats: yaml, json).
     Show {
@@ -576,8 +675,14 @@ pub enum SnapshotsCommand {
               value_parser = FormatParser::<DocFormat>::new("snapshots show"))]
         output: Option<DocFormat>,
     },
-    /// Check every checksum and that every object is what its record says; exit 1 on damage.
-    Verify,
+    /// Check every checksum and that every object is what its record says; exit 1 on damage
+    /// (formats: text, json).
+    Verify {
+        /// Output format (default: text, on stderr; json on stdout).
+        #[arg(short = 'o', long = "output", value_name = "FORMAT",
+              value_parser = FormatParser::<TextFormat>::new("snapshots verify"))]
+        output: Option<TextFormat>,
+    },
     /// Delete old snapshots, never the first, the newest N, the last applied or a pending one.
     Gc {
         /// How many of the newest snapshots to keep per domain.
@@ -590,6 +695,10 @@ pub enum SnapshotsCommand {
         /// line names is kept too).
         #[arg(long)]
         allow_damage: bool,
+        /// Output format (default: text; json lists {domain, id, state, deleted}).
+        #[arg(short = 'o', long = "output", value_name = "FORMAT",
+              value_parser = FormatParser::<TextFormat>::new("snapshots gc"))]
+        output: Option<TextFormat>,
     },
     /// Write the snapshots of every domain (or of --domain) to a tar file (for sneaker-net).
     Export {
@@ -608,6 +717,9 @@ pub struct IndexArgs {
     /// Write the index to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub no_cluster: NoClusterArgs,
 }
 
 /// Where the addon index comes from and how a URL is fetched.
@@ -641,16 +753,26 @@ pub struct UpdatesArgs {
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
 
+    /// Offer pre-releases (1.21.0-rc.1) too; without it they are offered only to an
+    /// addon whose current version is a pre-release.
+    #[arg(long)]
+    pub pre: bool,
+
     #[command(flatten)]
     pub source: IndexSourceArgs,
 
     #[command(flatten)]
     pub limits: ClusterArgs,
 
-    /// Output format (default: table).
+    /// Output format (default: table; wide adds COMPARED, where the current version was
+    /// read; name prints the addon names).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<TableFormat>::new("updates"))]
     pub output: Option<TableFormat>,
+
+    /// No header row (table and wide).
+    #[arg(long)]
+    pub no_headers: bool,
 }
 
 #[derive(Debug, Args)]
@@ -689,6 +811,17 @@ fn parse_secs(text: &str) -> Result<f64, String> {
 
 fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
     crate::status::agent::parse_duration(text)
+}
+
+#[derive(Debug, Args)]
+pub struct StatusOutArgs {
+    #[command(flatten)]
+    pub status: StatusArgs,
+
+    /// Output format (default: text).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<TextFormat>::new("status"))]
+    pub output: Option<TextFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -734,7 +867,9 @@ mod tests {
         let err = Cli::try_parse_from(["clinv", "snapshots", "list", "-o", "yaml"]).unwrap_err();
         assert_eq!(
             unsupported_format(&err),
-            Some("clinv snapshots list: unsupported output format 'yaml' (supported: table, json)")
+            Some(
+                "clinv snapshots list: unsupported output format 'yaml' (supported: table, wide, name, json)"
+            )
         );
         // -o belongs to the command: not before it, and not on one that prints no data.
         assert!(Cli::try_parse_from(["clinv", "-o", "json", "render"]).is_err());

@@ -75,7 +75,8 @@ fn run(cli: cli::Cli) -> i32 {
         Command::Drift(args) => commands::drift::run(&settings, args)
             .map(|o| o.exit_code())
             .map_err(Error::in_diff),
-        Command::Completions { shell } => completions(&settings, *shell),
+        Command::Completions { shell, .. } => completions(&settings, *shell),
+        Command::Version(args) => commands::version::run(&settings, args),
     };
     match result {
         Ok(code) => code,

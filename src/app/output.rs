@@ -140,42 +140,90 @@ impl Printer {
     }
 }
 
-/// The `lo addons --detail` table (spec §9): lok8s's column widths, wider when a cell is.
-pub fn addons_table(domain: &str, driver: &str, rows: &[Row]) -> String {
-    let mut out = format!("Addons deployed by {domain} (kind={driver})\n\n");
+/// How a table prints: `-o wide` adds columns, `--no-headers` leaves out the header
+/// (and the addons view's title and closing hint).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TableStyle {
+    pub wide: bool,
+    pub no_headers: bool,
+}
+
+/// One name per line (`-o name`), escaped like a table cell.
+pub fn names<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names
+        .into_iter()
+        .map(|n| format!("{}\n", redact::escape_line(n)))
+        .collect()
+}
+
+/// The `lo addons --detail` table (spec §9): lok8s's columns, each as wide as its widest
+/// cell (long names stay aligned), no underline row; `wide` adds SOURCE.
+pub fn addons_table(domain: &str, driver: &str, rows: &[Row], style: TableStyle) -> String {
+    let mut out = String::new();
+    if !style.no_headers {
+        out.push_str(&format!("Addons deployed by {domain} (kind={driver})\n\n"));
+    }
     if rows.is_empty() {
-        out.push_str("  (spec.bootstrap is empty — this cluster deploys no addons)\n");
+        if !style.no_headers {
+            out.push_str("  (spec.bootstrap is empty — this cluster deploys no addons)\n");
+        }
     } else {
-        let mut table = Table::new(&["NAME", "CATEGORY", "TYPE", "VERSION", "CONFIGURE"])
-            .min_widths(&[24, 14, 8, 10]);
-        table.row(&["----", "--------", "----", "-------", "---------"]);
+        let mut header = vec!["NAME", "CATEGORY", "TYPE", "VERSION"];
+        if style.wide {
+            header.push("SOURCE");
+        }
+        header.push("CONFIGURE");
+        let mut table = Table::new(&header).no_header(style.no_headers);
         let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
         for r in rows {
-            table.row(&[
-                &r.name,
-                &dash(&r.category),
-                &r.kind,
-                &dash(&r.version),
-                &r.configure,
-            ]);
+            let mut cells = vec![
+                r.name.clone(),
+                dash(&r.category),
+                r.kind.clone(),
+                dash(&r.version),
+            ];
+            if style.wide {
+                cells.push(r.source.as_str().to_string());
+            }
+            cells.push(r.configure.clone());
+            table.row(&cells);
         }
         out.push_str(&table.render());
     }
-    out.push_str("\nConfigure an addon: edit its spec.bootstrap inline values, or its addons/<name>/values.<driver>.yaml — see docs/guide/addons.md.\n");
+    if !style.no_headers {
+        out.push_str("\nConfigure an addon: edit its spec.bootstrap inline values, or its addons/<name>/values.<driver>.yaml — see docs/guide/addons.md.\n");
+    }
     out
 }
 
 /// The `updates` table: NAME, CURRENT, LATEST and a NOTE (`unordered` when the two
-/// versions are not both SemVer).
-pub fn updates_table(updates: &[crate::status::updates::Update]) -> String {
+/// versions are not both SemVer, `pre-release` when LATEST is one); `wide` adds COMPARED
+/// (`live`, `snapshot`, `rendered` or `file`: where CURRENT was read).
+pub fn updates_table(
+    updates: &[crate::status::updates::Update],
+    compared: &str,
+    style: TableStyle,
+) -> String {
     if updates.is_empty() {
-        return "No updates: every compared addon is at or above its version in the index.\n"
+        return "no updates: every compared addon is at or above its version in the index.\n"
             .to_string();
     }
-    let mut table = Table::new(&["NAME", "CURRENT", "LATEST", "NOTE"]);
+    let mut header = vec!["NAME", "CURRENT", "LATEST", "NOTE"];
+    if style.wide {
+        header.push("COMPARED");
+    }
+    let mut table = Table::new(&header).no_header(style.no_headers);
     for u in updates {
-        let note = if u.unordered { "unordered" } else { "" };
-        table.row(&[u.name.as_str(), &u.current, &u.latest, note]);
+        let note = match (u.unordered, u.prerelease) {
+            (true, _) => "unordered",
+            (false, true) => "pre-release",
+            _ => "",
+        };
+        let mut cells = vec![u.name.as_str(), &u.current, &u.latest, note];
+        if style.wide {
+            cells.push(compared);
+        }
+        table.row(&cells);
     }
     table.render()
 }
@@ -280,12 +328,17 @@ fn block_body(object: &serde_json::Value) -> Option<String> {
     Some(out)
 }
 
-/// `snapshots list`: one row per snapshot, newest first. Takes the snapshots so they can
+/// `snapshots list`: one row per snapshot, newest first (`wide` adds the first 12
+/// characters of SPECHASH, LOK8S and TOOL). Takes the snapshots so they can
 /// go before the table renders (it holds its own copy of every cell).
-pub fn snapshots_table(rows: Vec<crate::store::Snapshot>) -> String {
-    let mut table = Table::new(&[
+pub fn snapshots_table(rows: Vec<crate::store::Snapshot>, style: TableStyle) -> String {
+    let mut header = vec![
         "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
-    ]);
+    ];
+    if style.wide {
+        header.extend(["SPECHASH", "LOK8S", "TOOL"]);
+    }
+    let mut table = Table::new(&header).no_header(style.no_headers);
     for s in &rows {
         let reason = s.reason.map(|r| r.as_str()).unwrap_or("-");
         let target = s
@@ -294,15 +347,20 @@ pub fn snapshots_table(rows: Vec<crate::store::Snapshot>) -> String {
             .as_ref()
             .map(|t| t.server.as_str())
             .unwrap_or("-");
-        table.row(&[
-            &s.record.domain,
+        let mut cells = vec![
+            s.record.domain.as_str(),
             &s.record.id,
             &s.record.at,
             s.state.as_str(),
             reason,
             &s.record.rendered_at,
             target,
-        ]);
+        ];
+        let hash: String = s.record.spec_hash.chars().take(12).collect();
+        if style.wide {
+            cells.extend([hash.as_str(), &s.record.lok8s_version, &s.record.tool]);
+        }
+        table.row(&cells);
     }
     drop(rows);
     table.render()

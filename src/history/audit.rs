@@ -130,6 +130,41 @@ pub fn parse_bound(text: &str, end_of_day: bool) -> Option<jiff::Timestamp> {
     jiff::tz::Offset::UTC.to_timestamp(at).ok()
 }
 
+/// A `--since`/`--until` bound: as [`parse_bound`], or relative to `now`: `today` and
+/// `yesterday` (their start, or with `end_of_day` their last second, UTC), or a time
+/// ago — a number and a unit, `s`, `m`, `h`, `d` or `w` (`90m`, `2d`, `1w`).
+pub fn parse_query_bound(
+    text: &str,
+    end_of_day: bool,
+    now: jiff::Timestamp,
+) -> Option<jiff::Timestamp> {
+    if let Some(t) = parse_bound(text, end_of_day) {
+        return Some(t);
+    }
+    let today = now.to_zoned(jiff::tz::TimeZone::UTC).date();
+    let day = match text {
+        "today" => Some(today),
+        "yesterday" => today.yesterday().ok(),
+        _ => None,
+    };
+    if let Some(day) = day {
+        return parse_bound(&day.to_string(), end_of_day);
+    }
+    let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
+    let (n, unit) = text.split_at(unit_at);
+    let n: i64 = n.parse().ok()?;
+    let secs = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        "w" => 7 * 86_400,
+        _ => return None,
+    };
+    now.checked_sub(jiff::SignedDuration::from_secs(n.checked_mul(secs)?))
+        .ok()
+}
+
 /// Builds the trail of `steps` (oldest first). `ignore` applies to every step's changes.
 pub fn trail(steps: &[Step], ignore: &Ignore) -> Trail {
     let mut entries: Vec<Entry> = steps
@@ -311,6 +346,31 @@ fn timeline(steps: &[Step]) -> Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relative_bounds() {
+        let now: jiff::Timestamp = "2026-12-03T06:00:00Z".parse().unwrap();
+        let at = |t: &str, end: bool| parse_query_bound(t, end, now).map(|t| t.to_string());
+        assert_eq!(at("2d", false).as_deref(), Some("2026-12-01T06:00:00Z"));
+        assert_eq!(at("90m", false).as_deref(), Some("2026-12-03T04:30:00Z"));
+        assert_eq!(at("1w", false).as_deref(), Some("2026-11-26T06:00:00Z"));
+        assert_eq!(
+            at("yesterday", false).as_deref(),
+            Some("2026-12-02T00:00:00Z")
+        );
+        assert_eq!(
+            at("yesterday", true).as_deref(),
+            Some("2026-12-02T23:59:59Z")
+        );
+        assert_eq!(at("today", false).as_deref(), Some("2026-12-03T00:00:00Z"));
+        assert_eq!(
+            at("2026-01-02", false).as_deref(),
+            Some("2026-01-02T00:00:00Z")
+        );
+        for bad in ["2x", "d", "", "-1d", "99999999999999999999d", "tomorrow"] {
+            assert_eq!(at(bad, false), None, "{bad}");
+        }
+    }
     use crate::inventory::{Addon, InventorySpec, Metadata};
     use std::collections::BTreeMap;
 

@@ -32,6 +32,17 @@ fn string(description: &str) -> JSONSchemaProps {
 /// `spec.addons` maxItems: more entries are refused before output.
 pub const MAX_ADDONS: usize = 256;
 
+/// The Kubernetes API version the CRD types come from (k8s-openapi's enabled feature).
+pub fn kubernetes_api_version() -> &'static str {
+    k8s_openapi::k8s_if_1_33! { return "1.33"; }
+    k8s_openapi::k8s_if_1_34! { return "1.34"; }
+    k8s_openapi::k8s_if_1_35! { return "1.35"; }
+    k8s_openapi::k8s_if_1_36! { return "1.36"; }
+    k8s_openapi::k8s_if_1_37! { return "1.37"; }
+    #[allow(unreachable_code)]
+    "unknown"
+}
+
 fn limited(description: &str, max_length: i64) -> JSONSchemaProps {
     JSONSchemaProps {
         max_length: Some(max_length),

@@ -157,6 +157,10 @@ pub struct Query<'a> {
     pub max_count: Option<usize>,
     /// One addon's version spans instead of the change list.
     pub addon: Option<&'a str>,
+    /// Oldest first (`--reverse`), after `max_count` took the newest.
+    pub reverse: bool,
+    /// What relative bounds (`2d`, `yesterday`) count from.
+    pub now: jiff::Timestamp,
 }
 
 /// `clinv log`'s answer.
@@ -174,9 +178,9 @@ pub enum Log {
 pub fn log(points: &[Point], query: &Query<'_>) -> Result<Log> {
     let bound = |t: Option<&str>, end: bool| {
         t.map(|t| {
-            audit::parse_bound(t, end).ok_or_else(|| {
+            audit::parse_query_bound(t, end, query.now).ok_or_else(|| {
                 Error::Usage(format!(
-                    "'{t}' is not a date (YYYY-MM-DD) or an RFC 3339 time"
+                    "'{t}' is not a date (YYYY-MM-DD), an RFC 3339 time, today, yesterday or a time ago (30m, 12h, 2d, 1w)"
                 ))
             })
         })
@@ -195,6 +199,9 @@ pub fn log(points: &[Point], query: &Query<'_>) -> Result<Log> {
     });
     if let Some(n) = query.max_count {
         trail.entries.truncate(n);
+    }
+    if query.reverse {
+        trail.entries.reverse();
     }
     Ok(Log::Trail(trail))
 }

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::history::diff::{self, Ignore, Report};
 use crate::history::refs::{Ref, SnapshotRef, parse_ref};
 use crate::inventory::{ClusterInventory, parse};
+use crate::project::select::{self, Known};
 use crate::project::{MAX_INPUT_BYTES, Project};
 use crate::store::Store;
 use crate::util::files;
@@ -38,6 +39,7 @@ pub struct RefContext<'a> {
     project: OnceCell<Option<Project>>,
     stdin_used: Cell<bool>,
     notices: RefCell<Vec<String>>,
+    notes: RefCell<Vec<String>>,
 }
 
 impl<'a> RefContext<'a> {
@@ -53,6 +55,7 @@ impl<'a> RefContext<'a> {
             project: OnceCell::new(),
             stdin_used: Cell::new(false),
             notices: RefCell::new(Vec::new()),
+            notes: RefCell::new(Vec::new()),
         }
     }
 
@@ -68,10 +71,39 @@ impl<'a> RefContext<'a> {
         self.notices.take()
     }
 
+    /// Which domain was chosen for snapshot references, when that was not obvious.
+    pub fn take_notes(&self) -> Vec<String> {
+        self.notes.take()
+    }
+
+    /// The domain by the one selection rule ([`crate::project::select`]); `store` for
+    /// snapshot references (its domains and its root).
+    fn select(&self, project: Option<&Project>, store: Option<&Store>) -> Result<String> {
+        let domains = store.map(Store::domains);
+        let known = Known {
+            project,
+            store: store.zip(domains.as_deref()).map(|(s, d)| (d, s.root())),
+        };
+        let mut notices = Vec::new();
+        let selected = select::select(known, self.domain, self.env_domain, &mut notices);
+        let note = selected.as_ref().ok().and_then(|s| s.note.clone());
+        // Both references may select: say each thing once.
+        for (list, new) in [
+            (&self.notices, notices),
+            (&self.notes, note.into_iter().collect()),
+        ] {
+            let mut list = list.borrow_mut();
+            for line in new {
+                if !list.contains(&line) {
+                    list.push(line);
+                }
+            }
+        }
+        Ok(selected?.domain)
+    }
+
     fn domain_of(&self, project: &Project) -> Result<String> {
-        let (domain, notices) = project.resolve_domain(self.domain, self.env_domain)?;
-        self.notices.borrow_mut().extend(notices);
-        Ok(domain)
+        self.select(Some(project), None)
     }
 }
 
@@ -212,13 +244,18 @@ fn stdin(cx: &RefContext) -> Result<ClusterInventory> {
 
 /// A snapshot of the domain's store.
 fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<ClusterInventory> {
-    let project = cx.project().ok_or_else(|| {
-        Error::Reference(format!(
-            "'{text}' names a snapshot, but no lok8s project was found (pass --root)"
-        ))
-    })?;
-    let domain = cx.domain_of(project)?;
-    let store = Store::of_project(cx.snapshots, project).domain(&domain);
+    let project = cx.project();
+    let store = match (cx.snapshots, project) {
+        (Some(dir), _) => Store::at(dir),
+        (None, Some(p)) => Store::of_project(None, p),
+        (None, None) => {
+            return Err(Error::Reference(format!(
+                "'{text}' names a snapshot, but there is no snapshot store here: pass --snapshots DIR (or --root of a lok8s project)"
+            )));
+        }
+    };
+    let domain = cx.select(project, Some(&store))?;
+    let store = store.domain(&domain);
     let journal = store.read()?;
     let snap = crate::store::resolve(&journal, r)?;
     store.inventory(&snap.record)

@@ -3,6 +3,7 @@
 
 pub mod addons;
 pub mod bootstrap;
+pub mod select;
 pub mod spec;
 pub mod view;
 pub mod yaml;
@@ -137,7 +138,7 @@ impl Project {
         ))
     }
 
-    fn active_domain(&self, notices: &mut Vec<String>) -> Option<String> {
+    pub(crate) fn active_domain(&self, notices: &mut Vec<String>) -> Option<String> {
         let path = self.root.join("clusters").join(".active");
         let bytes = files::read_bounded(&path, 4096).ok()?;
         let text = String::from_utf8_lossy(&bytes);
@@ -151,6 +152,21 @@ impl Project {
             notices.push("warning: invalid domain in clusters/.active, ignoring".to_string());
             None
         }
+    }
+
+    /// The domains of the project, sorted: each `clusters/<d>/` with a valid name that
+    /// holds a cluster or a deploy spec.
+    pub fn domains(&self) -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(self.root.join("clusters"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| is_valid_domain(n))
+            .filter(|n| !matches!(self.domain_kind(n), DomainKind::Missing { .. }))
+            .collect();
+        out.sort();
+        out
     }
 
     /// Classifies a (valid) domain directory (spec §1 rule 3).

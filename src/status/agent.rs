@@ -159,6 +159,7 @@ mod tests {
             current: "1.19.2".into(),
             latest: "1.20.1".into(),
             unordered: true,
+            prerelease: false,
         };
         assert_eq!(
             status_body(Some(&[u]), None, "2026-07-06T12:00:00Z"),

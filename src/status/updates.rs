@@ -8,7 +8,10 @@
 //! * Ordering is [`version::compare`]: SemVer with or without a leading `v`, pre-releases
 //!   below their release. Only a newer index version is an update; two versions that
 //!   are not both SemVer are reported only when they differ, marked `unordered`.
-//! * Names are de-duplicated first-wins, in the inventory and in the index.
+//! * Names are de-duplicated first-wins, in the inventory and in the index (a repeated
+//!   index name is reported by [`duplicates`], for a warning).
+//! * A pre-release in the index is offered only when the current version is a
+//!   pre-release too, or with `--pre` ([`compute_with`]).
 //! * At most 256 updates (the CRD's `maxItems`), in inventory order; names are cut to
 //!   253 and versions to 64 characters (the CRD's `maxLength`), character-safe; entries
 //!   with an empty name are dropped.
@@ -43,6 +46,10 @@ pub struct Update {
     pub latest: String,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unordered: bool,
+    /// `latest` is a SemVer pre-release (offered with `--pre` or after a pre-release).
+    /// Not part of the status schema either.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub prerelease: bool,
 }
 
 /// The addons of a rendered inventory.
@@ -147,8 +154,33 @@ pub fn find_inventory(text: &str, origin: &str) -> Result<Value> {
     Err(bad("no object of kind ClusterInventory in the file".into()))
 }
 
-/// Compares `current` with `index` (rules in the module documentation).
+/// Compares `current` with `index` (rules in the module documentation), pre-releases
+/// excluded as [`compute_with`] does without `pre`.
 pub fn compute(current: &[Current], index: &AddonIndex) -> Vec<Update> {
+    compute_with(current, index, false)
+}
+
+/// True for a SemVer pre-release (`1.21.0-rc.1`, `v2.0.0-beta`).
+fn is_prerelease(v: &str) -> bool {
+    version::parse(v).is_some_and(|v| !v.pre.is_empty())
+}
+
+/// The names that appear more than once in the index, in index order (the first entry
+/// of each is the one compared).
+pub fn duplicates(index: &AddonIndex) -> Vec<&str> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for entry in &index.addons {
+        if !seen.insert(entry.name.as_str()) && !out.contains(&entry.name.as_str()) {
+            out.push(entry.name.as_str());
+        }
+    }
+    out
+}
+
+/// Compares `current` with `index`. A pre-release in the index (`1.21.0-rc.1`) is an
+/// update only with `pre` or when the current version is itself a pre-release.
+pub fn compute_with(current: &[Current], index: &AddonIndex, pre: bool) -> Vec<Update> {
     let mut latest: HashMap<&str, &str> = HashMap::new();
     for entry in &index.addons {
         if !latest.contains_key(entry.name.as_str())
@@ -170,7 +202,7 @@ pub fn compute(current: &[Current], index: &AddonIndex) -> Vec<Update> {
         else {
             continue;
         };
-        if to.is_empty() {
+        if to.is_empty() || (!pre && is_prerelease(to) && !is_prerelease(from)) {
             continue;
         }
         let unordered = match version::compare(from, to) {
@@ -183,6 +215,7 @@ pub fn compute(current: &[Current], index: &AddonIndex) -> Vec<Update> {
             current: cut(from, MAX_VERSION),
             latest: cut(to, MAX_VERSION),
             unordered,
+            prerelease: is_prerelease(to),
         });
         if out.len() == MAX_UPDATES {
             break;
@@ -268,7 +301,7 @@ mod tests {
         ];
         let s = |a: &str, b: &str, c: &str, d| (a.to_string(), b.to_string(), c.to_string(), d);
         assert_eq!(
-            names(&compute(&current, &index)),
+            names(&compute_with(&current, &index, true)),
             [
                 s("cilium", "1.19.2", "1.20.1", false),
                 s("cert-manager", "1.20.1", "v1.21.1", false),
@@ -277,6 +310,33 @@ mod tests {
                 s("weird", "latest", "stable", true),
             ]
         );
+        // Without --pre, a release is never offered a pre-release.
+        assert_eq!(
+            names(&compute(&current, &index)),
+            [
+                s("cilium", "1.19.2", "1.20.1", false),
+                s("cert-manager", "1.20.1", "v1.21.1", false),
+                s("rc", "2.0.0-rc.2", "2.0.0", false),
+                s("weird", "latest", "stable", true),
+            ]
+        );
+    }
+
+    #[test]
+    fn prereleases_follow_a_prerelease_and_duplicates_are_named() {
+        let index = idx(&[
+            ("a", Some("2.0.0-rc.2")),
+            ("b", Some("v1.21.0-rc.1")),
+            ("a", Some("9.0.0")),
+            ("a", None),
+            ("c", Some("1.0.0")),
+        ]);
+        let current = [cur("a", Some("2.0.0-rc.1")), cur("b", Some("v1.20.0"))];
+        assert_eq!(
+            names(&compute(&current, &index)),
+            [("a".into(), "2.0.0-rc.1".into(), "2.0.0-rc.2".into(), false)]
+        );
+        assert_eq!(duplicates(&index), ["a"]);
     }
 
     #[test]

@@ -18,11 +18,10 @@ fn the_spec_example_table() {
         run.stdout,
         "Addons deployed by inv (kind=kubeone)
 
-NAME                      CATEGORY        TYPE      VERSION     CONFIGURE
-----                      --------        ----      -------     ---------
-cilium                    networking      khelm     1.20.1      encryption + policy mode (policyAuditMode) in cilium inline values / values.<driver>.yaml
-cert-manager              infrastructure  khelm     v1.21.1     issue TLS via ClusterIssuer/Certificate CRs in a networking target
-networking                target          target    -           per-cluster glue in clusters/inv/targets/networking
+NAME          CATEGORY        TYPE    VERSION  CONFIGURE
+cilium        networking      khelm   1.20.1   encryption + policy mode (policyAuditMode) in cilium inline values / values.<driver>.yaml
+cert-manager  infrastructure  khelm   v1.21.1  issue TLS via ClusterIssuer/Certificate CRs in a networking target
+networking    target          target  -        per-cluster glue in clusters/inv/targets/networking
 
 Configure an addon: edit its spec.bootstrap inline values, or its addons/<name>/values.<driver>.yaml — see docs/guide/addons.md.
 "
@@ -78,7 +77,12 @@ fn the_view_keeps_false_versions_and_crosses_newlines_for_categories() {
         "lok8s.dev/category:\n  storage\n",
     );
     let run = addons(dir.path(), "inv", &[]).ok();
-    assert!(run.stdout.contains("odd                       storage         khelm     false       see docs/guide/addons.md\n"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("odd   storage   khelm  false    see docs/guide/addons.md\n"),
+        "{}",
+        run.stdout
+    );
     let render = clinv(&[
         "render",
         "--root",
@@ -106,7 +110,7 @@ fn nothing_to_inventory_cases_warn_and_exit_zero() {
     assert_eq!(
         run.stderr,
         format!(
-            "[warn] No cluster spec for 'nope' ({}/clusters/nope/cluster.lok8s.yaml) — nothing to inventory\n",
+            "[warn] No cluster spec for 'nope' ({}/clusters/nope/cluster.lok8s.yaml) — nothing to inventory\n  known domains: apps.acme.example, edge.acme.example, lab.acme.example, prod.acme.example\n",
             example().display()
         )
     );

@@ -195,16 +195,14 @@ fn errors_exit_2_with_a_message_and_no_data() {
             vec![A, B, "-o", "yaml"],
             "clinv diff: unsupported output format 'yaml' (supported: text, json, markdown, unified)",
         ),
+        // Outside a project, with an empty store: nothing selects a domain.
         (
             vec![A, "latest"],
-            "'latest' names a snapshot, but no lok8s project was found (pass --root)",
+            "no domain selected: no --domain, no DOMAIN_NAME, no lok8s project for clusters/.active, and the store does not hold exactly one domain\n  no domain is known here",
         ),
-        (vec![A, "latest~2"], "'latest~2' names a snapshot"),
-        (vec![A, "@2026-01-01"], "'@2026-01-01' names a snapshot"),
-        (
-            vec![A, "3167e5e4a0b1"],
-            "'3167e5e4a0b1' names a snapshot, but no lok8s project was found",
-        ),
+        (vec![A, "latest~2"], "no domain selected"),
+        (vec![A, "@2026-01-01"], "no domain selected"),
+        (vec![A, "3167e5e4a0b1"], "no domain selected"),
         (
             vec![A, "git:HEAD~1:gitops/clusterinventory.yaml"],
             "is a git reference",
@@ -221,8 +219,12 @@ fn errors_exit_2_with_a_message_and_no_data() {
             "cluster: kubeconfig not found (/nonexistent/kubeconfig)",
         ),
     ];
+    let empty_store = dir.path().join("store");
     for (args, message) in cases {
-        let run = diff(&args);
+        let run = clinv(&[&["diff"][..], &args].concat())
+            .cwd(&history::dir())
+            .env("CLINV_SNAPSHOTS", empty_store.to_str().unwrap())
+            .run();
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         assert_eq!(run.stdout, "", "{args:?}");
         assert!(

@@ -12,6 +12,7 @@ mod addons;
 mod agent;
 mod audit;
 mod browser;
+mod contract;
 mod diff;
 #[cfg(feature = "gitops")]
 mod gitops;
@@ -24,6 +25,7 @@ mod interface;
 mod loopback_proxy;
 mod render;
 mod secrets;
+mod selection;
 mod store;
 mod store_v2;
 mod updates;
@@ -35,6 +37,7 @@ fn main() -> std::process::ExitCode {
         addons::tests(),
         agent::tests(),
         audit::tests(),
+        contract::tests(),
         diff::tests(),
         history::tests(),
         history_store::tests(),
@@ -43,6 +46,7 @@ fn main() -> std::process::ExitCode {
         interface::tests(),
         render::tests(),
         secrets::tests(),
+        selection::tests(),
         store::tests(),
         store_v2::tests(),
         updates::tests(),

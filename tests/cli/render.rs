@@ -257,12 +257,23 @@ fn lok8s_version_comes_from_the_project_or_is_dev() {
     assert!(run.stdout.contains("lok8sVersion: dev\n"), "{}", run.stdout);
 }
 
+/// A deploy domain's render is an error (exit 1), so `clinv render | kubectl apply -f -`
+/// under `set -o pipefail` fails instead of applying nothing with success.
 fn deploy_domains_have_no_inventory_and_name_their_cluster() {
-    let run = render("apps.acme.example", &[]);
+    let root = example();
+    let run = clinv(&[
+        "render",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "apps.acme.example",
+    ])
+    .run();
     assert!(run.stdout.is_empty());
+    assert_eq!(run.code, 1);
     assert_eq!(
         run.stderr,
-        "[info] 'apps.acme.example' is a deploy domain: it has no inventory of its own; its cluster 'prod.acme.example' carries the inventory (clinv render --domain prod.acme.example)\n"
+        "[error] 'apps.acme.example' is a deploy domain: it has no inventory of its own; its cluster 'prod.acme.example' carries the inventory (clinv render --domain prod.acme.example)\n"
     );
 }
 
@@ -280,7 +291,7 @@ fn missing_spec_and_malformed_kind_use_lok8s_messages() {
     assert_eq!(
         run.stderr,
         format!(
-            "[error] inventory: cluster spec not found: {}/clusters/nope/cluster.lok8s.yaml\n",
+            "[error] inventory: cluster spec not found: {}/clusters/nope/cluster.lok8s.yaml\n  known domains: apps.acme.example, edge.acme.example, lab.acme.example, prod.acme.example\n",
             root.display()
         )
     );

@@ -71,6 +71,11 @@ impl Clinv {
         self
     }
 
+    pub fn env_remove(mut self, key: &str) -> Clinv {
+        self.cmd.env_remove(key);
+        self
+    }
+
     pub fn cwd(mut self, dir: &Path) -> Clinv {
         self.cmd.current_dir(dir);
         self

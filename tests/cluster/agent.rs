@@ -149,8 +149,9 @@ fn manager<'a>(fields: &'a [Value], name: &str) -> Option<&'a Value> {
 
 fn expected_updates() -> Value {
     json!([
+        // cert-manager v1.20.1 → v1.21.0-rc.1 is not offered: a release is never offered
+        // a pre-release (issue 16, finding 11).
         {"name": "cilium", "current": "1.19.2", "latest": "v1.20.1"},
-        {"name": "cert-manager", "current": "v1.20.1", "latest": "v1.21.0-rc.1"},
         {"name": "metrics-server", "current": "3.12.2", "latest": "3.12"}
     ])
 }
@@ -181,7 +182,7 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
     );
     assert!(
         run.stderr.contains(
-            "[info] agent: wrote ClusterInventory status: 3 available update(s), 2 observed addon(s)"
+            "[info] agent: wrote ClusterInventory status: 2 available update(s), 2 observed addon(s)"
         ),
         "{}",
         run.stderr
@@ -384,7 +385,7 @@ fn the_documented_rbac_is_enough_and_the_secrets_permission_is_optional() {
     let run = agent(kc.path(), &["--once", "--strict"]).ok();
     assert!(
         run.stderr.contains(
-            "wrote ClusterInventory status: 3 available update(s), observedAddons left as it was"
+            "wrote ClusterInventory status: 2 available update(s), observedAddons left as it was"
         ),
         "{}",
         run.stderr

@@ -20,6 +20,7 @@ mod faults;
 mod flux_engine;
 mod gitops;
 mod model;
+mod outputs;
 mod proxy;
 mod publish;
 mod replay;
@@ -48,6 +49,7 @@ fn main() -> std::process::ExitCode {
         flux_engine::tests(),
         gitops::tests(),
         model::tests(),
+        outputs::tests(),
         proxy::tests(),
         publish::tests(),
         replay::tests(),

@@ -24,6 +24,18 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
             d.clone(),
             View::Nothing(format!("Invalid domain name '{d}' — nothing to inventory")),
         ),
+        // An unknown domain: lok8s's "nothing to inventory" warning, with the known
+        // domains (and a "did you mean") under it.
+        Err(Error::Domain(message)) => {
+            let hint = message.split_once('\n').map_or("", |(_, hint)| hint);
+            match args.domain.domain.as_deref() {
+                Some(d) => match view::addons(&project, d)? {
+                    View::Nothing(m) => (d.to_string(), View::Nothing(format!("{m}\n{hint}"))),
+                    other => (d.to_string(), other),
+                },
+                None => return Err(Error::Domain(message)),
+            }
+        }
         Err(e) => return Err(e),
     };
     let text = match view {
@@ -46,7 +58,16 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
                 kind: &kind,
                 addons: &rows,
             })?,
-            _ => output::addons_table(&domain, &kind, &rows),
+            TableFormat::Name => output::names(rows.iter().map(|r| r.name.as_str())),
+            format => output::addons_table(
+                &domain,
+                &kind,
+                &rows,
+                output::TableStyle {
+                    wide: format == TableFormat::Wide,
+                    no_headers: args.no_headers,
+                },
+            ),
         },
     };
     settings.printer.data(&text)?;

@@ -29,6 +29,9 @@ fn run_diff(settings: &Settings, args: &DiffArgs) -> Result<i32> {
     for notice in cx.take_notices() {
         settings.printer.raw(&notice);
     }
+    for note in cx.take_notes() {
+        settings.printer.info(&note);
+    }
     let compared = compared?;
     let (report, a, b) = (&compared.report, &compared.from, &compared.to);
     let color = settings.printer.color_stdout();

@@ -1,20 +1,25 @@
 //! `clinv log`: what was deployed, when, and what changed — from the snapshot store, or
 //! from a GitOps repository's commits with `--repo`.
 
-use super::{domain, project, store};
+use super::StoreOnly;
 use crate::app::cli::{LogArgs, LogFormat};
 use crate::app::settings::Settings;
-use crate::error::{Result, exit};
+use crate::error::{Error, Result, exit};
 use crate::history::report;
 use crate::ops::history::{self, History, Log, Query, Source};
 
 pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
+    if let Some(n) = &args.n {
+        return Err(Error::Usage(format!(
+            "clinv log: -n is not an option here (git's -n is --max-count {n}; kubectl's -n namespace is --domain {n})"
+        )));
+    }
     let format = args.output.unwrap_or_default();
-    let project = project(settings)?;
-    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+    let opened = StoreOnly::open(settings)?;
+    let domain = opened.domain(settings, args.domain.domain.as_deref())?;
     let points = load(
         settings,
-        &project,
+        &opened.store,
         &domain,
         args.repo.as_deref(),
         args.branch.as_deref(),
@@ -24,6 +29,8 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         until: args.until.as_deref(),
         max_count: args.max_count,
         addon: args.addon.as_deref(),
+        reverse: args.reverse,
+        now: jiff::Timestamp::now(),
     };
     let text = match history::log(&points.points, &query)? {
         Log::Addon(spans) if spans.is_empty() => {
@@ -40,6 +47,9 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         Log::Trail(trail) => match format {
             LogFormat::Json => report::json::trail(&trail)?,
             LogFormat::Markdown => report::markdown::trail(&trail),
+            _ if args.oneline => {
+                report::text::trail_oneline(&trail, settings.printer.color_stdout())
+            }
             _ => report::text::trail(&trail, settings.printer.color_stdout()),
         },
     };
@@ -51,12 +61,12 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
 /// what was skipped printed as warnings.
 pub fn load(
     settings: &Settings,
-    project: &crate::project::Project,
+    store: &crate::store::Store,
     domain: &str,
     repo: Option<&std::path::Path>,
     branch: Option<&str>,
 ) -> Result<History> {
-    let store = store(settings, project).domain(domain);
+    let store = store.domain(domain);
     let source = match repo {
         Some(repo) => Source::Repo {
             repo,

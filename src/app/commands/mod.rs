@@ -18,6 +18,7 @@ pub(super) mod report_cmd;
 pub(super) mod snapshots;
 pub(super) mod status;
 pub(super) mod updates;
+pub(super) mod version;
 
 use crate::app::settings::Settings;
 use crate::cluster::access::Access;
@@ -25,6 +26,7 @@ use crate::delivery::Reason;
 use crate::error::{Error, Outcome, Result};
 use crate::inventory::{self, Warning};
 use crate::project::Project;
+use crate::project::select::{self, Known};
 use crate::util::notice::{Level, Notice};
 
 /// The project named by `--root` or found above the working directory.
@@ -37,14 +39,68 @@ fn store(settings: &Settings, project: &Project) -> crate::store::Store {
     crate::store::Store::of_project(settings.snapshots.as_deref(), project)
 }
 
-/// The domain from `--domain`, `DOMAIN_NAME`, `clusters/.active` or the default,
-/// printing lok8s's notices on the way.
+/// The domain of a project command by the one selection rule
+/// ([`crate::project::select`]), printing lok8s's notices on the way.
 fn domain(settings: &Settings, project: &Project, flag: Option<&str>) -> Result<String> {
-    let (domain, notices) = project.resolve_domain(flag, settings.env.domain_name.as_deref())?;
-    for notice in notices {
-        settings.printer.raw(&notice);
+    let known = Known {
+        project: Some(project),
+        store: None,
+    };
+    selected(settings, known, flag)
+}
+
+fn selected(settings: &Settings, known: Known<'_>, flag: Option<&str>) -> Result<String> {
+    let mut notices = Vec::new();
+    let selected = select::select(
+        known,
+        flag,
+        settings.env.domain_name.as_deref(),
+        &mut notices,
+    );
+    for notice in &notices {
+        settings.printer.raw(notice);
     }
-    Ok(domain)
+    let selected = selected?;
+    if let Some(note) = &selected.note {
+        settings.printer.info(note);
+    }
+    Ok(selected.domain)
+}
+
+/// What a store-only command (`snapshots`, `log`, `report`) reads: the store from
+/// `--snapshots` (or `CLINV_SNAPSHOTS`) alone, else `<root>/snapshots`; the project when
+/// there is one (for `clusters/.active`), none needed.
+struct StoreOnly {
+    project: Option<Project>,
+    store: crate::store::Store,
+}
+
+impl StoreOnly {
+    fn open(settings: &Settings) -> Result<StoreOnly> {
+        let project = match project(settings) {
+            Ok(p) => Some(p),
+            // `--root` that names nothing is still an error; no project found is not,
+            // when the store is named.
+            Err(Error::NoProject(_)) if settings.snapshots.is_some() => None,
+            Err(e) => return Err(e),
+        };
+        let store = match (&settings.snapshots, &project) {
+            (Some(dir), _) => crate::store::Store::at(dir),
+            (None, Some(p)) => store(settings, p),
+            (None, None) => unreachable!("no project is an error without --snapshots"),
+        };
+        Ok(StoreOnly { project, store })
+    }
+
+    /// The domain by the one selection rule, knowing the store's domains.
+    fn domain(&self, settings: &Settings, flag: Option<&str>) -> Result<String> {
+        let domains = self.store.domains();
+        let known = Known {
+            project: self.project.as_ref(),
+            store: Some((&domains, self.store.root())),
+        };
+        selected(settings, known, flag)
+    }
 }
 
 /// The render time (`SOURCE_DATE_EPOCH` or now).
@@ -75,15 +131,21 @@ fn report_warnings(settings: &Settings, warnings: &[Warning]) -> Result<()> {
 
 /// Says that a deploy domain has no inventory of its own.
 fn deploy_domain_note(settings: &Settings, domain: &str, cluster_ref: Option<&str>) {
-    let message = match cluster_ref {
+    settings
+        .printer
+        .info(&deploy_domain_message(domain, cluster_ref));
+}
+
+/// Why a deploy domain has no inventory, and which domain has it.
+fn deploy_domain_message(domain: &str, cluster_ref: Option<&str>) -> String {
+    match cluster_ref {
         Some(r) => format!(
             "'{domain}' is a deploy domain: it has no inventory of its own; its cluster '{r}' carries the inventory (clinv render --domain {r})"
         ),
         None => format!(
             "'{domain}' is a deploy domain: it has no inventory of its own (its deploy.lok8s.yaml names no spec.clusterRef.domain)"
         ),
-    };
-    settings.printer.info(&message);
+    }
 }
 
 /// A domain of the project with its snapshots and its cluster, for the flows that read

@@ -1,6 +1,6 @@
 //! `clinv render`: the inventory on stdout, or the CR and CRD as files.
 
-use super::{deploy_domain_note, domain, project, rendered_at, report_warnings};
+use super::{deploy_domain_message, domain, project, rendered_at, report_warnings};
 use crate::app::cli::{DocFormat, RenderArgs};
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
@@ -23,9 +23,13 @@ pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
     let built = match inventory::load(&project, &domain, rendered_at(settings)?)? {
         Loaded::Cluster(built) => built,
+        // An error, not a note and exit 0: `clinv render | kubectl apply -f -` must not
+        // pass on an empty document as if the render had succeeded.
         Loaded::Deploy { cluster_ref, .. } => {
-            deploy_domain_note(settings, &domain, cluster_ref.as_deref());
-            return Ok(exit::OK);
+            return Err(Error::Domain(deploy_domain_message(
+                &domain,
+                cluster_ref.as_deref(),
+            )));
         }
     };
     report_warnings(settings, &built.warnings)?;

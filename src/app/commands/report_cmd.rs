@@ -1,29 +1,34 @@
 //! `clinv report`: one self-contained HTML page with the domain's inventory, a version
 //! timeline and the change list.
 
-use super::{domain, project};
-use crate::app::cli::ReportArgs;
+use super::StoreOnly;
+use crate::app::cli::{ReportArgs, ReportFormat};
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
 use crate::history::report;
 
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
-    let project = project(settings)?;
-    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
-    let points = super::log::load(settings, &project, &domain, args.repo.as_deref(), None)?.points;
+    let opened = StoreOnly::open(settings)?;
+    let domain = opened.domain(settings, args.domain.domain.as_deref())?;
+    let points =
+        super::log::load(settings, &opened.store, &domain, args.repo.as_deref(), None)?.points;
     let Some(current) = points.last() else {
         return Err(Error::NoHistory(domain));
     };
     let trail = crate::ops::history::trail(&points);
-    let html = report::html::html_report(&domain, &trail, &current.inventory);
+    let html = match args.output.unwrap_or_default() {
+        ReportFormat::Json => report::json::trail(&trail)?,
+        ReportFormat::Html => report::html::html_report(&domain, &trail, &current.inventory),
+    };
     match &args.out {
         Some(file) => {
             crate::util::files::write_atomic(file, html.as_bytes(), 0o644)
                 .map_err(|e| Error::io(file, e))?;
             settings.printer.info(&format!(
-                "wrote {} ({} steps)",
+                "wrote {} ({} step{})",
                 file.display(),
-                points.len()
+                points.len(),
+                if points.len() == 1 { "" } else { "s" }
             ));
         }
         None => settings.printer.data(&html)?,

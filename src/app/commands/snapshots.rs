@@ -1,7 +1,7 @@
 //! `clinv snapshots [list|show|verify|gc|export|import]`: the local store.
 
-use super::{project, store};
-use crate::app::cli::{DocFormat, SnapshotsArgs, SnapshotsCommand, TableFormat};
+use super::StoreOnly;
+use crate::app::cli::{DocFormat, SnapshotsArgs, SnapshotsCommand, TableFormat, TextFormat};
 use crate::app::output;
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
@@ -12,33 +12,63 @@ use serde::Serialize;
 use std::path::Path;
 
 pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
-    let project = project(settings)?;
-    let store = store(settings, &project);
+    let opened = StoreOnly::open(settings)?;
+    let store = &opened.store;
+    // An explicit --domain must be one the store or the project knows ("did you mean").
+    let checked = match (&args.command, &args.domain) {
+        (Some(SnapshotsCommand::Import { .. }), _) | (_, None) => None,
+        (_, Some(d)) => Some(opened.domain(settings, Some(d))?),
+    };
+    let args = &SnapshotsArgs {
+        domain: checked,
+        command: args.command.clone(),
+    };
     match &args.command {
-        None => list(settings, &store, args.domain.as_deref(), None, None),
-        Some(SnapshotsCommand::List { state, output }) => {
-            list(settings, &store, args.domain.as_deref(), *state, *output)
-        }
+        None => list(settings, store, args.domain.as_deref(), None, None, false),
+        Some(SnapshotsCommand::List {
+            state,
+            output,
+            no_headers,
+        }) => list(
+            settings,
+            store,
+            args.domain.as_deref(),
+            *state,
+            *output,
+            *no_headers,
+        ),
         Some(SnapshotsCommand::Show { id, output }) => {
-            show(settings, &store, args.domain.as_deref(), id, *output)
+            // An id is unique across domains; `latest` and `@DATE` need one domain, chosen
+            // by the one selection rule.
+            let domain = match (&args.domain, crate::store::parse_ref(id)?) {
+                (Some(d), _) => Some(d.clone()),
+                (None, crate::history::refs::SnapshotRef::Id(_)) => None,
+                (None, _) => Some(opened.domain(settings, None)?),
+            };
+            show(settings, store, domain.as_deref(), id, *output)
         }
-        Some(SnapshotsCommand::Verify) => verify(settings, &store, args.domain.as_deref()),
+        Some(SnapshotsCommand::Verify { output }) => verify(
+            settings,
+            store,
+            args.domain.as_deref(),
+            output.unwrap_or_default(),
+        ),
         Some(SnapshotsCommand::Gc {
             keep,
             dry_run,
             allow_damage,
+            output,
         }) => gc(
             settings,
-            &store,
+            store,
             args.domain.as_deref(),
-            *keep,
-            *dry_run,
-            *allow_damage,
+            (*keep, *dry_run, *allow_damage),
+            output.unwrap_or_default(),
         ),
         Some(SnapshotsCommand::Export { file }) => {
-            export(settings, &store, args.domain.as_deref(), file)
+            export(settings, store, args.domain.as_deref(), file)
         }
-        Some(SnapshotsCommand::Import { file }) => import(settings, &store, file),
+        Some(SnapshotsCommand::Import { file }) => import(settings, store, file),
     }
 }
 
@@ -56,6 +86,7 @@ fn list(
     domain: Option<&str>,
     state: Option<State>,
     output: Option<TableFormat>,
+    no_headers: bool,
 ) -> Result<i32> {
     let format = output.unwrap_or_default();
     let (rows, damage) = store.list(domain, state)?;
@@ -68,7 +99,23 @@ fn list(
         settings.printer.info("no snapshots");
         return Ok(exit::OK);
     }
-    settings.printer.data(&output::snapshots_table(rows))?;
+    let text = match format {
+        TableFormat::Name => {
+            let names: Vec<String> = rows
+                .iter()
+                .map(|s| format!("{}/{}", s.record.domain, s.record.id))
+                .collect();
+            output::names(names.iter().map(String::as_str))
+        }
+        format => output::snapshots_table(
+            rows,
+            output::TableStyle {
+                wide: format == TableFormat::Wide,
+                no_headers,
+            },
+        ),
+    };
+    settings.printer.data(&text)?;
     Ok(exit::OK)
 }
 
@@ -103,8 +150,52 @@ fn show(
     Ok(exit::OK)
 }
 
-fn verify(settings: &Settings, store: &Store, domain: Option<&str>) -> Result<i32> {
+/// `snapshots verify -o json`: the counts and every finding (`schemaVersion` 1).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VerifyJson<'a> {
+    schema_version: u32,
+    store: String,
+    domains: usize,
+    snapshots: usize,
+    objects: usize,
+    problems: Vec<&'a str>,
+    /// Incomplete last records (a write interrupted by a crash), ignored.
+    torn_tails: Vec<serde_json::Value>,
+}
+
+fn verify(
+    settings: &Settings,
+    store: &Store,
+    domain: Option<&str>,
+    format: TextFormat,
+) -> Result<i32> {
     let verified = store.verify(domain)?;
+    if format == TextFormat::Json {
+        let mut doc = VerifyJson {
+            schema_version: 1,
+            store: store.root().display().to_string(),
+            domains: verified.domains,
+            snapshots: verified.snapshots,
+            objects: verified.objects,
+            problems: Vec::new(),
+            torn_tails: Vec::new(),
+        };
+        for finding in &verified.findings {
+            match finding {
+                Finding::Problem(message) => doc.problems.push(message),
+                Finding::TornTail { journal, bytes } => doc.torn_tails.push(
+                    serde_json::json!({"journal": journal.display().to_string(), "bytes": bytes}),
+                ),
+            }
+        }
+        settings.printer.data(&render::to_json(&doc)?)?;
+        return Ok(if doc.problems.is_empty() {
+            exit::OK
+        } else {
+            exit::FAILURE
+        });
+    }
     for finding in &verified.findings {
         match finding {
             Finding::Problem(message) => settings.printer.error(message),
@@ -135,13 +226,19 @@ fn gc(
     settings: &Settings,
     store: &Store,
     domain: Option<&str>,
-    keep: usize,
-    dry_run: bool,
-    allow_damage: bool,
+    (keep, dry_run, allow_damage): (usize, bool, bool),
+    format: TextFormat,
 ) -> Result<i32> {
     let verb = if dry_run { "would delete" } else { "deleted" };
+    let mut json = Vec::new();
     for d in store.select(domain)? {
         let doomed = store.domain(&d).gc(keep, dry_run, allow_damage)?;
+        if format == TextFormat::Json {
+            json.extend(doomed.iter().map(|s| {
+                serde_json::json!({"domain": d, "id": s.record.id, "state": s.state.as_str(), "deleted": !dry_run})
+            }));
+            continue;
+        }
         for s in &doomed {
             settings.printer.data(&format!(
                 "{d} {verb} {} ({})\n",
@@ -154,6 +251,9 @@ fn gc(
                 .printer
                 .info(&format!("{d}: {} snapshot(s) deleted", doomed.len()));
         }
+    }
+    if format == TextFormat::Json {
+        settings.printer.data(&render::to_json(&json)?)?;
     }
     Ok(exit::OK)
 }

@@ -43,7 +43,13 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
             }
         }
     };
-    let list = updates::compute(&compared.addons, &loaded.index);
+    for name in updates::duplicates(&loaded.index) {
+        settings.printer.warn(&format!(
+            "addon index {}: '{name}' appears more than once; the first entry is compared",
+            index_ref.display()
+        ));
+    }
+    let list = updates::compute_with(&compared.addons, &loaded.index, args.pre);
     settings.printer.info(&format!(
         "compared the {} with {}{}",
         compared.source.describe(),
@@ -57,7 +63,15 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
         TableFormat::Json => {
             output::updates_json(compared.source.word(), &loaded.index.generated_at, &list)?
         }
-        _ => output::updates_table(&list),
+        TableFormat::Name => output::names(list.iter().map(|u| u.name.as_str())),
+        format => output::updates_table(
+            &list,
+            compared.source.word(),
+            output::TableStyle {
+                wide: format == TableFormat::Wide,
+                no_headers: args.no_headers,
+            },
+        ),
     };
     settings.printer.data(&text)?;
     Ok(exit::OK)

@@ -3,7 +3,7 @@
 
 use super::phrase::{Phrase, count_phrase, one_line};
 use crate::history::audit::{Span, Trail};
-use crate::history::diff::{Change, Report};
+use crate::history::diff::{Change, Op, Report};
 
 /// Ignored paths listed by name in the summary line before it is cut short.
 const IGNORED_LISTED: usize = 5;
@@ -111,6 +111,52 @@ pub fn trail(trail: &Trail, color: bool) -> String {
     out
 }
 
+/// Changes named on a `--oneline` line before the rest is counted.
+const ONELINE_CHANGES: usize = 2;
+
+/// `clinv log --oneline`: one line per step, like `git log --oneline` — id, time,
+/// outcome, then what changed (the first step: what it holds).
+pub fn trail_oneline(trail: &Trail, color: bool) -> String {
+    let paint = Paint(color);
+    let mut out = String::new();
+    for e in &trail.entries {
+        let what = if e.initial {
+            let addons = e.changes.iter().filter(|c| c.change == Op::Added).count();
+            format!(
+                "first step: {}{addons} addon{}",
+                e.kubernetes_version
+                    .as_deref()
+                    .map(|k| format!("kubernetes {}, ", one_line(k)))
+                    .unwrap_or_default(),
+                if addons == 1 { "" } else { "s" }
+            )
+        } else if e.changes.is_empty() {
+            "no changes".to_string()
+        } else {
+            let mut named: Vec<String> = e
+                .changes
+                .iter()
+                .take(ONELINE_CHANGES)
+                .map(|c| Phrase::of(c).line())
+                .collect();
+            if e.changes.len() > ONELINE_CHANGES {
+                named.push(format!("+{} more", e.changes.len() - ONELINE_CHANGES));
+            }
+            named.join("; ")
+        };
+        out.push_str(&format!(
+            "{}  {}  {}  {what}\n",
+            paint.wrap("33", &one_line(&e.id)),
+            one_line(&e.at),
+            one_line(&e.outcome)
+        ));
+    }
+    if trail.entries.is_empty() {
+        out.push_str("(no history)\n");
+    }
+    out
+}
+
 /// One addon's version spans (`clinv log --addon`), newest first.
 pub fn spans(name: &str, spans: &[Span]) -> String {
     spans
@@ -121,12 +167,12 @@ pub fn spans(name: &str, spans: &[Span]) -> String {
                 (Some(t), Some(id)) => format!("until {t} ({id})"),
                 _ => "current".into(),
             };
+            let arrival: &'static str = s.arrival.into();
             format!(
-                "{name} {}  arrived {} ({}, {:?})  {until}\n",
+                "{name} {}  arrived {} ({}, {arrival})  {until}\n",
                 s.version.as_deref().unwrap_or("-"),
                 s.since,
                 s.since_id,
-                s.arrival
             )
         })
         .collect()
@@ -135,7 +181,7 @@ pub fn spans(name: &str, spans: &[Span]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::diff::{Field, Op};
+    use crate::history::diff::Field;
 
     #[test]
     fn colour_only_when_asked() {

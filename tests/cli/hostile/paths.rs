@@ -54,13 +54,13 @@ fn traversing_domain_name_env_and_active_file() {
     assert_clean_failure(&run, "invalid domain name '../../etc'");
     // clusters/.active naming a traversal: lok8s ignores an invalid active domain.
     write(dir.path(), "clusters/.active", "../../../etc\n");
-    // lok8s warns, ignores it and falls back to lok8s.dev, which has no spec here.
+    // lok8s warns and ignores it; no lok8s.dev here either: nothing selects a domain.
     let run = bounded(&["render", "--root", dir.path().to_str().unwrap()]).run();
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stderr
             .contains("invalid domain in clusters/.active, ignoring")
-            && run.stderr.contains("clusters/lok8s.dev/cluster.lok8s.yaml"),
+            && run.stderr.contains("[error] no domain selected: "),
         "{}",
         run.stderr
     );

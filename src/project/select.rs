@@ -1,0 +1,331 @@
+//! The one domain-selection rule of every command.
+//!
+//! 1. `--domain D`, then `DOMAIN_NAME`, then `clusters/.active` (lok8s's order);
+//! 2. else `lok8s.dev` (lok8s's default) when the project or the store has it;
+//! 3. else, for a command that reads only the snapshot store (`log`, `report`,
+//!    `snapshots show`, `diff` of snapshot references), the store's only domain;
+//! 4. else an error that says nothing selected a domain and lists the known ones.
+//!
+//! A selected domain that neither the project nor the store knows is an error with a
+//! "did you mean" and the list of known domains. When a store-only command picked a
+//! domain without `--domain` although the store holds several, [`Selected::note`] says
+//! which one and why.
+
+use super::{DomainKind, Project, checked};
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// What selected the domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Flag,
+    Env,
+    Active,
+    Default,
+    OnlyInStore,
+}
+
+impl Origin {
+    fn describe(self) -> &'static str {
+        match self {
+            Origin::Flag => "--domain",
+            Origin::Env => "DOMAIN_NAME",
+            Origin::Active => "clusters/.active",
+            Origin::Default => "lok8s's default",
+            Origin::OnlyInStore => "the only domain in the store",
+        }
+    }
+}
+
+/// A selected domain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selected {
+    pub domain: String,
+    pub origin: Origin,
+    /// Which domain was chosen, when the choice was not obvious.
+    pub note: Option<String>,
+}
+
+/// Where domains are known: the project (`clusters/<d>/`) and, for the commands that read
+/// the store, the store's domains.
+#[derive(Debug, Clone, Copy)]
+pub struct Known<'a> {
+    pub project: Option<&'a Project>,
+    /// `Some` for store-only commands: the domains that have a journal, and the store.
+    pub store: Option<(&'a [String], &'a Path)>,
+}
+
+/// Selects the domain (rule in the module documentation). lok8s's notices on the way
+/// (`notice: using DOMAIN_NAME=…`, an invalid `clusters/.active`) are added to `notices`,
+/// to print as they are, also when the selection fails.
+///
+/// # Errors
+/// [`Error::InvalidDomain`] for a name that fails lok8s's rule, [`Error::Domain`] when
+/// none is selected or the selected one is unknown.
+pub fn select(
+    known: Known<'_>,
+    flag: Option<&str>,
+    env: Option<&str>,
+    notices: &mut Vec<String>,
+) -> Result<Selected> {
+    let store_domains: &[String] = known.store.map_or(&[], |(d, _)| d);
+    let in_project = |d: &str| {
+        known
+            .project
+            .is_some_and(|p| !matches!(p.domain_kind(d), DomainKind::Missing { .. }))
+    };
+    let in_store = |d: &str| store_domains.iter().any(|s| s == d);
+    let (domain, origin) = if let Some(d) = flag {
+        (checked(d)?, Origin::Flag)
+    } else {
+        let active = known.project.and_then(|p| p.active_domain(notices));
+        if let Some(env) = env.filter(|e| !e.is_empty()) {
+            if let Some(active) = active.as_deref().filter(|a| *a != env) {
+                notices.push(format!(
+                    "notice: using DOMAIN_NAME={env} (env); the active domain is '{active}' — pass --domain or unset DOMAIN_NAME to switch"
+                ));
+            }
+            (checked(env)?, Origin::Env)
+        } else if let Some(active) = active {
+            (active, Origin::Active)
+        } else if in_project(super::DEFAULT_DOMAIN) || in_store(super::DEFAULT_DOMAIN) {
+            (super::DEFAULT_DOMAIN.to_string(), Origin::Default)
+        } else if let [only] = store_domains {
+            (only.clone(), Origin::OnlyInStore)
+        } else {
+            return Err(Error::Domain(nothing_selected(known)));
+        }
+    };
+    if !in_project(&domain) && !in_store(&domain) {
+        return Err(Error::Domain(unknown(known, &domain, origin)));
+    }
+    let note = match (known.store, origin) {
+        (Some((domains, _)), Origin::Env | Origin::Active | Origin::Default)
+            if domains.iter().any(|d| *d != domain) =>
+        {
+            Some(format!(
+                "domain {domain} (from {}); the store also holds {} — pass --domain to choose",
+                origin.describe(),
+                list(domains.iter().filter(|d| **d != domain))
+            ))
+        }
+        _ => None,
+    };
+    Ok(Selected {
+        domain,
+        origin,
+        note,
+    })
+}
+
+/// Every domain the project or the store knows, sorted, once each.
+fn all_known(known: Known<'_>) -> Vec<String> {
+    let mut all: Vec<String> = known.project.map(Project::domains).unwrap_or_default();
+    if let Some((domains, _)) = known.store {
+        all.extend(domains.iter().cloned());
+    }
+    all.sort();
+    all.dedup();
+    all
+}
+
+fn list<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    names.map(String::as_str).collect::<Vec<_>>().join(", ")
+}
+
+fn known_line(all: &[String]) -> String {
+    if all.is_empty() {
+        "no domain is known here (no clusters/<domain>/ in a project, no snapshots in the store)"
+            .to_string()
+    } else {
+        format!("known domains: {}", list(all.iter()))
+    }
+}
+
+fn nothing_selected(known: Known<'_>) -> String {
+    let all = all_known(known);
+    let why = match (known.project, known.store) {
+        (Some(_), _) => {
+            "no --domain, no DOMAIN_NAME, no clusters/.active, and no clusters/lok8s.dev (lok8s's default)"
+        }
+        (None, _) => {
+            "no --domain, no DOMAIN_NAME, no lok8s project for clusters/.active, and the store does not hold exactly one domain"
+        }
+    };
+    format!(
+        "no domain selected: {why}\n{} — pass --domain D",
+        known_line(&all)
+    )
+}
+
+fn unknown(known: Known<'_>, domain: &str, origin: Origin) -> String {
+    let all = all_known(known);
+    let mut head = match (known.project, known.store) {
+        // A project command: lok8s's own message first.
+        (Some(p), None) => format!(
+            "inventory: cluster spec not found: {}",
+            p.domain_dir(domain).join("cluster.lok8s.yaml").display()
+        ),
+        (_, Some((_, store))) => format!(
+            "unknown domain '{domain}': no snapshots of it in {}{}",
+            store.display(),
+            if known.project.is_some() {
+                format!(" and no clusters/{domain}/ in the project")
+            } else {
+                String::new()
+            }
+        ),
+        (None, None) => format!("unknown domain '{domain}'"),
+    };
+    if origin != Origin::Flag {
+        head.push_str(&format!(" (selected by {})", origin.describe()));
+    }
+    let mut hint = String::new();
+    if let Some(best) = suggest(domain, &all) {
+        hint.push_str(&format!("did you mean '{best}'? "));
+    }
+    hint.push_str(&known_line(&all));
+    format!("{head}\n{hint}")
+}
+
+/// The known name closest to `wanted`, when it is close (an edit distance of at most a
+/// third of its length, or `wanted` is a prefix of it).
+pub fn suggest<'a>(wanted: &str, known: &'a [String]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (distance(wanted, k), k))
+        .filter(|(d, k)| *d <= (k.chars().count() / 3).max(2) || k.starts_with(wanted))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k.as_str())
+}
+
+/// Levenshtein distance over characters.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn project(domains: &[&str], active: Option<&str>) -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().unwrap();
+        for d in domains {
+            fs::create_dir_all(dir.path().join("clusters").join(d)).unwrap();
+            fs::write(
+                dir.path()
+                    .join("clusters")
+                    .join(d)
+                    .join("cluster.lok8s.yaml"),
+                "kind: Lo\n",
+            )
+            .unwrap();
+        }
+        fs::create_dir_all(dir.path().join("clusters")).unwrap();
+        if let Some(a) = active {
+            fs::write(dir.path().join("clusters/.active"), a).unwrap();
+        }
+        let p = Project::at(dir.path());
+        (dir, p)
+    }
+
+    #[test]
+    fn suggestions_are_close_names_only() {
+        let known = ["prod.acme.example".to_string(), "lab.acme.example".into()];
+        assert_eq!(
+            suggest("prod.acme.exmple", &known),
+            Some("prod.acme.example")
+        );
+        assert_eq!(suggest("lab", &known), Some("lab.acme.example"));
+        assert_eq!(suggest("zzz", &known), None);
+        assert_eq!(distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn flag_env_active_default_then_error() {
+        let mut notes = Vec::new();
+        let (_d, p) = project(&["a.dev", "b.dev"], Some("b.dev\n"));
+        let known = Known {
+            project: Some(&p),
+            store: None,
+        };
+        let s = select(known, Some("a.dev"), Some("b.dev"), &mut notes).unwrap();
+        assert_eq!((s.domain.as_str(), s.origin), ("a.dev", Origin::Flag));
+        let s = select(known, None, Some("a.dev"), &mut notes).unwrap();
+        assert_eq!(s.origin, Origin::Env);
+        assert_eq!(notes.len(), 1);
+        let s = select(known, None, None, &mut notes).unwrap();
+        assert_eq!((s.domain.as_str(), s.origin), ("b.dev", Origin::Active));
+        let (_d, p) = project(&["a.dev", "b.dev"], None);
+        let known = Known {
+            project: Some(&p),
+            store: None,
+        };
+        let Err(Error::Domain(m)) = select(known, None, None, &mut notes) else {
+            panic!()
+        };
+        assert_eq!(
+            m,
+            "no domain selected: no --domain, no DOMAIN_NAME, no clusters/.active, and no clusters/lok8s.dev (lok8s's default)\nknown domains: a.dev, b.dev — pass --domain D"
+        );
+        let Err(Error::Domain(m)) = select(known, Some("a.dve"), None, &mut notes) else {
+            panic!()
+        };
+        assert!(
+            m.ends_with("\ndid you mean 'a.dev'? known domains: a.dev, b.dev"),
+            "{m}"
+        );
+        assert!(m.starts_with("inventory: cluster spec not found: "), "{m}");
+    }
+
+    #[test]
+    fn store_only_commands_take_the_only_domain_and_say_when_ambiguous() {
+        let mut notes = Vec::new();
+        let one = ["x.dev".to_string()];
+        let store = Path::new("/s");
+        let known = Known {
+            project: None,
+            store: Some((&one, store)),
+        };
+        let s = select(known, None, None, &mut notes).unwrap();
+        assert_eq!(
+            (s.domain.as_str(), s.origin, s.note),
+            ("x.dev", Origin::OnlyInStore, None)
+        );
+        let two = ["x.dev".to_string(), "y.dev".into()];
+        let known = Known {
+            project: None,
+            store: Some((&two, store)),
+        };
+        let Err(Error::Domain(m)) = select(known, None, None, &mut notes) else {
+            panic!()
+        };
+        assert!(m.contains("known domains: x.dev, y.dev"), "{m}");
+        let s = select(known, None, Some("y.dev"), &mut notes).unwrap();
+        assert_eq!(
+            s.note.as_deref(),
+            Some(
+                "domain y.dev (from DOMAIN_NAME); the store also holds x.dev — pass --domain to choose"
+            )
+        );
+        let Err(Error::Domain(m)) = select(known, Some("y.dve"), None, &mut notes) else {
+            panic!()
+        };
+        assert_eq!(
+            m,
+            "unknown domain 'y.dve': no snapshots of it in /s\ndid you mean 'y.dev'? known domains: x.dev, y.dev"
+        );
+    }
+}

@@ -1,0 +1,352 @@
+//! Issue 16, findings 7, 8, 11 and 1: help and discoverability (`version`, references in
+//! `diff --help`, no cluster flags where no cluster is used, `log` flags), table layout and
+//! wording, pre-releases in `updates`, and `-o` on every command that prints data.
+
+use crate::selection::Fx;
+use crate::support::*;
+
+fn version_command_in_text_and_json() {
+    let run = clinv(&["version"]).run().ok();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", run.stdout);
+    assert_eq!(lines[0], format!("clinv {}", env!("CARGO_PKG_VERSION")));
+    assert!(lines[1].starts_with("commit:          "), "{}", run.stdout);
+    assert_eq!(lines[2], "lok8s schema:    lok8s.dev/v1alpha1");
+    assert_eq!(lines[3], "kubernetes api:  1.34");
+    let run = clinv(&["version", "-o", "json"]).run().ok();
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["schemaVersion"], 1);
+    assert_eq!(v["clinv"], env!("CARGO_PKG_VERSION"));
+    assert!(v["commit"].is_null() || v["commit"].is_string());
+    assert_eq!(v["lok8sSchema"], "lok8s.dev/v1alpha1");
+    assert_eq!(v["kubernetesApi"], "1.34");
+    let run = clinv(&["version", "-o", "yaml"]).run();
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "[error] clinv version: unsupported output format 'yaml' (supported: text, json)\n"
+    );
+}
+
+fn help_shows_what_each_command_takes() {
+    let help = |args: &[&str]| clinv(&[args, &["--help"]].concat()).run().ok().stdout;
+    for command in [&["crd"][..], &["index"], &["completions"], &["version"]] {
+        let text = help(command);
+        assert!(
+            !text.contains("--kubeconfig") && !text.contains("--context"),
+            "{command:?}: {text}"
+        );
+    }
+    let publish = help(&["publish"]);
+    assert!(publish.contains("--kubeconfig") && publish.contains("--context"));
+    // The hidden flags are still accepted (a global flag before the command name).
+    clinv(&["--kubeconfig", "x", "crd", "--context", "c"])
+        .run()
+        .ok();
+    let diff = help(&["diff"]);
+    for reference in [
+        "latest, latest~N",
+        "@DATE",
+        "git:REV[:PATH]",
+        "a snapshot id",
+    ] {
+        assert!(diff.contains(reference), "{reference}: {diff}");
+    }
+}
+
+fn log_flags_for_git_and_kubectl_reflexes() {
+    let fx = Fx::new();
+    let log = |args: &[&str]| {
+        fx.in_project(&[&["log", "--domain", "prod.acme.example"][..], args].concat())
+            .run()
+    };
+    // -n is neither git's --max-count nor kubectl's namespace: a usage error saying so.
+    let run = log(&["-n", "1"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "[error] clinv log: -n is not an option here (git's -n is --max-count 1; kubectl's -n namespace is --domain 1)\n"
+    );
+    assert!(run.stdout.is_empty());
+    let newest = log(&["--max-count", "1", "--oneline"]).ok().stdout;
+    assert_eq!(newest.lines().count(), 1, "{newest}");
+    assert!(
+        newest.ends_with("  queued  ~ cilium 1.19.2 → 1.20.3 (upgrade)\n"),
+        "{newest}"
+    );
+    let all = log(&["--oneline"]).ok().stdout;
+    let lines: Vec<&str> = all.lines().collect();
+    assert_eq!(lines.len(), 2, "{all}");
+    assert!(
+        lines[1].ends_with("  queued  first step: kubernetes v1.31.10, 9 addons"),
+        "{all}"
+    );
+    let reversed = log(&["--oneline", "--reverse"]).ok().stdout;
+    assert_eq!(
+        reversed.lines().collect::<Vec<_>>(),
+        [lines[1], lines[0]],
+        "{reversed}"
+    );
+    // Relative times: the snapshots were recorded just now.
+    for since in ["2d", "90m", "today", "yesterday", "1w"] {
+        let run = log(&["--oneline", "--since", since]).ok();
+        assert_eq!(run.stdout, all, "--since {since}");
+    }
+    for until in ["yesterday", "2d"] {
+        let run = log(&["--oneline", "--until", until]).ok();
+        assert_eq!(run.stdout, "(no history)\n", "--until {until}");
+    }
+    let run = log(&["--since", "tomorrow"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "[error] 'tomorrow' is not a date (YYYY-MM-DD), an RFC 3339 time, today, yesterday or a time ago (30m, 12h, 2d, 1w)\n"
+    );
+    // --oneline is a text form.
+    assert_eq!(log(&["--oneline", "-o", "json"]).code, 2);
+}
+
+/// `updates` on the example's prod domain (rendered: no cluster, an empty store).
+fn updates(extra: &[&str]) -> Run {
+    let store = tempfile::tempdir().unwrap();
+    let root = example();
+    let index = fixture("updates/index.json");
+    let mut args = vec![
+        "updates",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--index",
+        index.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    clinv(&args)
+        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+        .run()
+        .ok()
+}
+
+fn updates_offer_prereleases_only_when_asked_and_warn_on_duplicates() {
+    let index = fixture("updates/index.json");
+    // cert-manager v1.20.1 → v1.21.0-rc.1 is not offered to a release by default.
+    let run = updates(&[]);
+    assert_eq!(
+        run.stdout,
+        "NAME            CURRENT  LATEST   NOTE\ncilium          1.19.2   v1.20.1\nmetrics-server  3.12.2   3.12     unordered\n"
+    );
+    // The index lists cilium twice: a warning naming it (the first entry counts).
+    assert!(
+        run.stderr.contains(&format!(
+            "[warn] addon index {}: 'cilium' appears more than once; the first entry is compared\n",
+            index.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    // --pre offers it, marked.
+    let run = updates(&["--pre"]);
+    assert_eq!(
+        run.stdout,
+        "NAME            CURRENT  LATEST        NOTE\ncilium          1.19.2   v1.20.1\ncert-manager    v1.20.1  v1.21.0-rc.1  pre-release\nmetrics-server  3.12.2   3.12          unordered\n"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&updates(&["--pre", "-o", "json"]).stdout).unwrap();
+    assert_eq!(json["updates"][1]["prerelease"], true);
+    assert_eq!(updates(&["-o", "name"]).stdout, "cilium\nmetrics-server\n");
+    assert_eq!(
+        updates(&["-o", "wide", "--no-headers"]).stdout,
+        "cilium          1.19.2  v1.20.1             rendered\nmetrics-server  3.12.2  3.12     unordered  rendered\n"
+    );
+    assert!(json["updates"][0].get("prerelease").is_none());
+}
+
+fn tables_fit_their_cells_and_wording_is_consistent() {
+    let root = example();
+    let run = clinv(&[
+        "addons",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+    ])
+    .run()
+    .ok();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    // Widths from the cells (TYPE is as wide as "target", VERSION as "v1.16.4"), no
+    // underline row.
+    assert_eq!(
+        lines[2],
+        "NAME                          CATEGORY        TYPE    VERSION  CONFIGURE"
+    );
+    assert!(lines[3].starts_with("cilium  "), "{}", run.stdout);
+    assert!(!run.stdout.contains("----"), "{}", run.stdout);
+
+    let fx = Fx::new();
+    let page = fx.root().join("lab.html");
+    let run = fx
+        .in_project(&[
+            "report",
+            "--domain",
+            "lab.acme.example",
+            "--out",
+            page.to_str().unwrap(),
+        ])
+        .run()
+        .ok();
+    assert_eq!(
+        run.stderr,
+        format!("[info] wrote {} (1 step)\n", page.display())
+    );
+    let run = fx
+        .in_project(&[
+            "report",
+            "--domain",
+            "prod.acme.example",
+            "--out",
+            page.to_str().unwrap(),
+        ])
+        .run()
+        .ok();
+    assert!(run.stderr.ends_with(" (2 steps)\n"), "{}", run.stderr);
+    // log --addon: lower-case verbs like every other message.
+    let run = fx
+        .in_project(&["log", "--domain", "prod.acme.example", "--addon", "cilium"])
+        .run()
+        .ok();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("cilium 1.20.3  arrived ")
+            && lines[0].ends_with(", upgraded)  current"),
+        "{}",
+        run.stdout
+    );
+    assert!(lines[1].contains(", added)  until "), "{}", run.stdout);
+}
+
+fn every_data_command_takes_its_formats() {
+    let root = example();
+    let addons = |extra: &[&str]| {
+        let mut args = vec![
+            "addons",
+            "--root",
+            root.to_str().unwrap(),
+            "--domain",
+            "lab.acme.example",
+        ];
+        args.extend_from_slice(extra);
+        clinv(&args).run().ok().stdout
+    };
+    assert_eq!(
+        addons(&["-o", "name"]),
+        "cilium\nopenstack-ccm\nmetrics-server\nlocal-path-provisioner\n"
+    );
+    let wide = addons(&["-o", "wide"]);
+    assert!(
+        wide.contains(
+            "\nNAME                    CATEGORY       TYPE    VERSION  SOURCE  CONFIGURE\n"
+        ),
+        "{wide}"
+    );
+    assert!(
+        wide.contains(
+            "\nopenstack-ccm           target         target  -        target  per-cluster"
+        ),
+        "{wide}"
+    );
+    let bare = addons(&["--no-headers"]);
+    assert_eq!(bare.lines().count(), 4, "{bare}");
+    assert!(bare.starts_with("cilium  "), "{bare}");
+
+    let fx = Fx::new();
+    let run = |args: &[&str]| fx.in_project(args).run();
+    let names = run(&["snapshots", "list", "-o", "name"]).ok().stdout;
+    assert_eq!(names.lines().count(), 3, "{names}");
+    assert!(
+        names
+            .lines()
+            .all(|l| l.starts_with("prod.acme.example/") || l.starts_with("lab.acme.example/")),
+        "{names}"
+    );
+    let wide = run(&["snapshots", "list", "-o", "wide"]).ok().stdout;
+    assert!(
+        wide.lines()
+            .next()
+            .unwrap()
+            .ends_with("  TARGET  SPECHASH      LOK8S  TOOL"),
+        "{wide}"
+    );
+    let bare = run(&["snapshots", "list", "--no-headers"]).ok().stdout;
+    assert_eq!(bare.lines().count(), 3, "{bare}");
+    assert!(!bare.contains("DOMAIN"), "{bare}");
+
+    let verify = run(&["snapshots", "verify", "-o", "json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&verify.stdout).unwrap();
+    assert_eq!(
+        (
+            v["schemaVersion"].as_u64(),
+            v["domains"].as_u64(),
+            v["snapshots"].as_u64()
+        ),
+        (Some(1), Some(2), Some(3))
+    );
+    assert_eq!(v["problems"], serde_json::json!([]));
+    let gc = run(&["snapshots", "gc", "--keep", "1", "--dry-run", "-o", "json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&gc.stdout).unwrap();
+    assert!(v.is_array(), "{}", gc.stdout);
+
+    let report = run(&["report", "--domain", "prod.acme.example", "-o", "json"]).ok();
+    let v: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+    assert_eq!(v["entries"].as_array().unwrap().len(), 2);
+
+    // No cluster: status shows the newest snapshot, and says so in JSON.
+    let status = run(&[
+        "status",
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        "offline",
+        "-o",
+        "json",
+    ])
+    .ok();
+    let v: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(v["source"], "snapshot", "{}", status.stdout);
+    assert!(v["snapshot"].is_string());
+    assert_eq!(v["inventory"]["kind"], "ClusterInventory");
+
+    // Formats a command does not have are usage errors naming the supported ones.
+    for (args, message) in [
+        (
+            &["status", "-o", "yaml"][..],
+            "clinv status: unsupported output format 'yaml' (supported: text, json)",
+        ),
+        (
+            &["report", "-o", "text"],
+            "clinv report: unsupported output format 'text' (supported: html, json)",
+        ),
+        (
+            &["snapshots", "verify", "-o", "wide"],
+            "clinv snapshots verify: unsupported output format 'wide' (supported: text, json)",
+        ),
+        (
+            &["addons", "-o", "yaml"],
+            "clinv addons: unsupported output format 'yaml' (supported: table, wide, name, json)",
+        ),
+    ] {
+        let r = clinv(args).run();
+        assert_eq!(r.code, 2, "{args:?}");
+        assert_eq!(r.stderr, format!("[error] {message}\n"), "{args:?}");
+    }
+}
+
+trials! {
+    Nothing: [
+        version_command_in_text_and_json,
+        help_shows_what_each_command_takes,
+        log_flags_for_git_and_kubectl_reflexes,
+        updates_offer_prereleases_only_when_asked_and_warn_on_duplicates,
+        tables_fit_their_cells_and_wording_is_consistent,
+        every_data_command_takes_its_formats,
+    ],
+}
