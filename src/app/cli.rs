@@ -411,6 +411,11 @@ pub struct ReplayArgs {
     /// Say what would be applied and superseded; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Apply the snapshot even over a live inventory rendered later (a clock or a fixed
+    /// SOURCE_DATE_EPOCH that disagrees; clinv warns when it sees the skew).
+    #[arg(long)]
+    pub allow_older: bool,
 }
 
 #[derive(Debug, Args)]
@@ -504,6 +509,11 @@ pub struct CommitArgs {
     /// Sign the commit with the configured GPG or SSH signing program.
     #[arg(long)]
     pub sign: bool,
+
+    /// Commit the snapshot even when the branch holds an inventory rendered later (a
+    /// clock or a fixed SOURCE_DATE_EPOCH that disagrees).
+    #[arg(long)]
+    pub allow_older: bool,
 
     /// Print a Flux Kustomization for the folder instead of committing.
     #[arg(long, conflicts_with = "print_argo")]

@@ -94,6 +94,12 @@ impl Printer {
         }
     }
 
+    /// A `[warn]` that `-q` does not hide: a delivery the user asked for did not happen
+    /// for a reason they must see (clock skew, a GitOps-managed object).
+    pub fn alert(&self, message: &str) {
+        self.line(Level::Warn, message);
+    }
+
     pub fn info(&self, message: &str) {
         if self.verbosity != Verbosity::Quiet {
             self.line(Level::Info, message);
