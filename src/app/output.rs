@@ -351,6 +351,15 @@ pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
                 .unwrap_or_default()
         ));
     }
+    for ev in &snap.events {
+        out.push_str(&format!(
+            "# {}  {} again (renderedAt {}, {}; same inventory, no new snapshot)\n",
+            e(&ev.at),
+            e(&ev.event),
+            e(&ev.rendered_at),
+            e(&ev.tool)
+        ));
+    }
     for h in &snap.history {
         let extra = [
             h.reason.map(|x| x.to_string()),

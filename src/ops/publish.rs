@@ -240,13 +240,20 @@ fn record(
     notices: &mut Vec<Notice>,
 ) -> std::result::Result<SnapshotRecord, String> {
     let crd_json = serde_json::to_string(&crd::definition()).unwrap_or_default();
-    match store.record(&built.inventory, &crd_json, target) {
-        Ok(snap) => {
-            notices.push(Notice::debug(format!(
-                "recorded snapshot {} in {}",
-                snap.id,
-                store.dir().display()
-            )));
+    match store.record_or_fold(&built.inventory, &crd_json, target) {
+        Ok((snap, folded)) => {
+            notices.push(if folded {
+                Notice::debug(format!(
+                    "snapshot {} holds this inventory already (renderedAt aside): publish recorded on it",
+                    snap.id
+                ))
+            } else {
+                Notice::debug(format!(
+                    "recorded snapshot {} in {}",
+                    snap.id,
+                    store.dir().display()
+                ))
+            });
             Ok(snap)
         }
         Err(e) => {
