@@ -244,7 +244,8 @@ pub fn rendered_at(source_date_epoch: Option<&str>, now: Timestamp) -> Result<Ti
 /// valid.
 pub fn source_date_epoch_warning(source_date_epoch: Option<&str>) -> Option<String> {
     let raw = source_date_epoch.filter(|s| !s.is_empty())?;
-    if raw.trim().parse::<i64>().is_ok() {
+    let secs: Result<i64, _> = raw.trim().parse();
+    if secs.is_ok() {
         return None;
     }
     Some(format!(
