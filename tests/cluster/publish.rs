@@ -542,6 +542,60 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
         replay.stderr
     );
     assert_eq!(publish(&["--strict"]).code, 14);
+    // A snapshot queued while offline is taken off the queue by the replay that finds
+    // the object managed by Flux (no replay could ever deliver it).
+    set_chart_version(dir.path(), "cilium", "1.20.2");
+    let dead = kubeconfig_for(&p, &crate::refused_server());
+    clinv(&[
+        "publish",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        dead.path().to_str().unwrap(),
+    ])
+    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+    .run()
+    .ok();
+    let replay = clinv(&[
+        "replay",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        p.admin.to_str().unwrap(),
+        "-q",
+    ])
+    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+    .run()
+    .ok();
+    assert!(
+        replay
+            .stderr
+            .contains("Flux Kustomization flux-system/inventory")
+            && replay.stderr.contains("taken off the queue"),
+        "{}",
+        replay.stderr
+    );
+    let list = clinv(&[
+        "snapshots",
+        "list",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "-o",
+        "json",
+    ])
+    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+    .run()
+    .ok();
+    let list: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
+    assert_eq!(
+        (&list[0]["state"], &list[0]["reason"]),
+        (&"superseded".into(), &"gitops-managed".into()),
+        "{list}"
+    );
     // Argo CD's tracking annotation is recognised the same way.
     let mut argo = cr.clone();
     argo["metadata"]["labels"] =
