@@ -39,6 +39,16 @@ pub enum Reason {
     Rejected,
     /// The inventory could not be rendered.
     RenderFailed,
+    /// The server's certificate does not verify against the kubeconfig's CA (or is not
+    /// valid for the server's name): a server answered, but not the one trusted.
+    TlsIdentity,
+    /// The live inventory is managed by a GitOps controller (Flux's kustomize-controller,
+    /// Argo CD): the cluster channel cannot deliver it; `clinv commit` is the channel.
+    GitopsManaged,
+    /// The target looks newer by `renderedAt`, but the store recorded this snapshot
+    /// later: a clock (or a fixed `SOURCE_DATE_EPOCH`) disagrees. Kept, never silently
+    /// superseded; `--allow-older` delivers it.
+    ClockSkew,
 }
 
 impl Reason {
@@ -76,6 +86,20 @@ pub enum Mark {
         by: Option<String>,
         why: Option<String>,
     },
+    /// Never to be delivered through the cluster channel, and why (a GitOps controller
+    /// owns the live object): recorded as superseded with the reason.
+    Refused {
+        id: String,
+        reason: Reason,
+        detail: String,
+    },
+}
+
+/// Whether a snapshot that could not be delivered for `reason` stays queued for
+/// `clinv replay`: not when no replay can ever deliver it (a GitOps controller owns the
+/// live object: `clinv commit` is the channel).
+pub fn stays_queued(reason: Reason) -> bool {
+    reason != Reason::GitopsManaged
 }
 
 /// What a delivery of a snapshot did.
@@ -119,10 +143,12 @@ pub fn after_delivery(id: &str, delivered: Delivered<'_>, older_pending: &[&str]
 /// The mark after snapshot `id` could not be delivered: it stays pending, with the
 /// reason and the (shortened) detail, for the next replay.
 pub fn after_failure(id: &str, reason: Reason, detail: &str) -> Mark {
-    Mark::Pending {
-        id: id.to_string(),
-        reason,
-        detail: detail.chars().take(MAX_DETAIL).collect(),
+    let detail = detail.chars().take(MAX_DETAIL).collect();
+    let id = id.to_string();
+    if stays_queued(reason) {
+        Mark::Pending { id, reason, detail }
+    } else {
+        Mark::Refused { id, reason, detail }
     }
 }
 
@@ -183,6 +209,19 @@ mod tests {
                 superseded_by("a", "b"),
             ]
         );
+    }
+
+    #[test]
+    fn a_gitops_managed_object_is_not_queued() {
+        assert_eq!(
+            after_failure("a", Reason::GitopsManaged, "Flux Kustomization x/y"),
+            Mark::Refused {
+                id: "a".into(),
+                reason: Reason::GitopsManaged,
+                detail: "Flux Kustomization x/y".into()
+            }
+        );
+        assert!(stays_queued(Reason::ClockSkew) && stays_queued(Reason::Unreachable));
     }
 
     #[test]

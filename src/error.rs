@@ -13,6 +13,10 @@ pub mod exit {
     /// Not recorded: `publish` neither applied nor recorded the inventory (always), or
     /// applied it but could not record it (with `--strict`).
     pub const NOT_RECORDED: i32 = 11;
+    /// `--strict`: a delivery was refused because the target (the live object, the
+    /// branch) holds an inventory rendered later — the clock-skew warning, a commit
+    /// refused as older. `--allow-older` delivers it.
+    pub const OLDER: i32 = 13;
 
     /// `clinv diff` follows the diff/kubectl convention instead of the codes above:
     /// 0 the inventories are the same, 1 they differ, 2 any error (even one that is exit
@@ -36,6 +40,9 @@ pub mod exit {
             R::Conflict => 8,
             R::ServerError => 9,
             R::Rejected => 10,
+            R::ClockSkew => OLDER,
+            R::GitopsManaged => 14,
+            R::TlsIdentity => 15,
         }
     }
 }
@@ -169,6 +176,11 @@ pub enum Error {
     #[error("not recorded: {0}")]
     NotRecorded(String),
 
+    /// `--strict`: the target holds an inventory rendered later and this one was not
+    /// delivered (a commit refused as older, clock skew): exit 13.
+    #[error("{0}")]
+    Older(String),
+
     /// A GitOps repository operation failed, or the repository's state forbids it.
     #[error("{0}")]
     Git(String),
@@ -218,6 +230,7 @@ impl Error {
         match self {
             Error::Usage(_) | Error::NoGitops(_) => exit::USAGE,
             Error::NotRecorded(_) => exit::NOT_RECORDED,
+            Error::Older(_) => exit::OLDER,
             Error::BrokenPipe => exit::OK,
             Error::Unapplied { reason, .. } => exit::for_reason(*reason),
             Error::Diff(_) => exit::diff::ERROR,
@@ -343,6 +356,10 @@ mod tests {
         assert_eq!(Outcome::Different.exit_code(), 1);
         assert_eq!(Outcome::Unknown.exit_code(), 2);
         assert_eq!(Outcome::Unapplied(vec![]).exit_code(), exit::OK);
+        assert_eq!(exit::for_reason(Reason::ClockSkew), 13);
+        assert_eq!(exit::for_reason(Reason::GitopsManaged), 14);
+        assert_eq!(exit::for_reason(Reason::TlsIdentity), 15);
+        assert_eq!(Error::Older("x".into()).exit_code(), 13);
         let both = Outcome::Unapplied(vec![Reason::Rejected, Reason::NoKubeconfig]);
         assert_eq!(both.exit_code(), exit::for_reason(Reason::Rejected));
     }

@@ -486,6 +486,11 @@ pub struct ReplayArgs {
     /// Say what would be applied and superseded; change nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Apply the snapshot even over a live inventory rendered later (a clock or a fixed
+    /// SOURCE_DATE_EPOCH that disagrees; clinv warns when it sees the skew).
+    #[arg(long)]
+    pub allow_older: bool,
 }
 
 #[derive(Debug, Args)]
@@ -602,6 +607,11 @@ pub struct CommitArgs {
     /// Commit even when the folder's files have uncommitted changes (they are overwritten).
     #[arg(long)]
     pub force: bool,
+
+    /// Commit the snapshot even when the branch holds an inventory rendered later (a
+    /// clock or a fixed SOURCE_DATE_EPOCH that disagrees).
+    #[arg(long)]
+    pub allow_older: bool,
 
     /// Print the Flux Kustomization (and GitRepository without a `flux bootstrap`) for the
     /// folder instead of committing; nothing when flux-system already applies it.

@@ -94,6 +94,12 @@ impl Printer {
         }
     }
 
+    /// A `[warn]` that `-q` does not hide: a delivery the user asked for did not happen
+    /// for a reason they must see (clock skew, a GitOps-managed object).
+    pub fn alert(&self, message: &str) {
+        self.line(Level::Warn, message);
+    }
+
     pub fn info(&self, message: &str) {
         if self.verbosity != Verbosity::Quiet {
             self.line(Level::Info, message);
@@ -401,6 +407,15 @@ pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
                 .as_ref()
                 .map(|c| format!(" (context {})", e(c)))
                 .unwrap_or_default()
+        ));
+    }
+    for ev in &snap.events {
+        out.push_str(&format!(
+            "# {}  {} again (renderedAt {}, {}; same inventory, no new snapshot)\n",
+            e(&ev.at),
+            e(&ev.event),
+            e(&ev.rendered_at),
+            e(&ev.tool)
         ));
     }
     for h in &snap.history {

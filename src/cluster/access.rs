@@ -54,7 +54,11 @@ impl Access {
         };
         if let Some(path) = &self.kubeconfig {
             if !path.is_file() {
-                return Err(missing(path));
+                // Asked for by name: a mistake to refuse, not a cluster to queue for.
+                return Err(Failure {
+                    usage: true,
+                    ..missing(path)
+                });
             }
             return Ok(Choice {
                 paths: vec![path.clone()],
@@ -121,6 +125,19 @@ impl Access {
             texts.push((path.display().to_string(), text));
         }
         let kubeconfig = cluster::parse_kubeconfigs(&texts)?;
+        if let Some(name) = &self.context
+            && !kubeconfig.contexts.iter().any(|c| &c.name == name)
+        {
+            let files: Vec<String> = choice
+                .paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            return Err(Failure::usage(
+                Reason::BadKubeconfig,
+                format!("--context {name}: no such context in {}", files.join(", ")),
+            ));
+        }
         Cluster::connect(kubeconfig, self.context.as_deref(), opts).await
     }
 }
@@ -283,9 +300,11 @@ mod tests {
             ..Access::default()
         };
         assert_eq!(
-            detail(flag),
+            detail(flag.clone()),
             format!("kubeconfig not found ({})", missing.display())
         );
+        // Named by the user: a mistake (exit 2), not a cluster to queue for.
+        assert!(flag.choose(None, None).unwrap_err().usage);
         let env = Access {
             env_kubeconfig: Some(missing.clone().into_os_string()),
             ..Access::default()

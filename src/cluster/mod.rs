@@ -72,6 +72,10 @@ pub struct Failure {
     /// A 404 that names the object (`details.name`): the resource type exists, the object
     /// does not. A 404 without it means the type (the CRD) is not served.
     pub missing_object: bool,
+    /// A mistake in what the user asked for (an explicit `--kubeconfig` that does not
+    /// exist, a `--context` the kubeconfig does not name): kubectl refuses it, and a
+    /// delivery is refused too (exit 2) instead of being queued.
+    pub usage: bool,
 }
 
 impl Failure {
@@ -83,6 +87,15 @@ impl Failure {
             detail: crate::util::redact::detail(&detail.into()),
             code: None,
             missing_object: false,
+            usage: false,
+        }
+    }
+
+    /// A [`Failure::usage`] mistake of the user's.
+    pub fn usage(reason: Reason, detail: impl Into<String>) -> Failure {
+        Failure {
+            usage: true,
+            ..Failure::new(reason, Step::Connect, detail)
         }
     }
 
@@ -404,11 +417,13 @@ impl Cluster {
                 return Err(Failure::new(Reason::ServerError, step, detail));
             }
             Ok(Err(e)) => {
-                return Err(Failure::new(
-                    Reason::Unreachable,
-                    step,
-                    transport(&e, self.opts.probe),
-                ));
+                let detail = transport(&e, self.opts.probe);
+                let reason = if untrusted_certificate(&detail) {
+                    Reason::TlsIdentity
+                } else {
+                    Reason::Unreachable
+                };
+                return Err(Failure::new(reason, step, detail));
             }
             Ok(Ok(r)) => r,
         };
@@ -620,6 +635,15 @@ impl Cluster {
         self.deliver(cr, true).await
     }
 
+    /// `replay --allow-older`: delivers a queued inventory even over a live object
+    /// rendered later (no stale guard).
+    ///
+    /// # Errors
+    /// The first classified failure.
+    pub async fn replay_allowing_older(&self, cr: &ClusterInventory) -> Result<Delivery, Failure> {
+        self.deliver(cr, false).await
+    }
+
     async fn deliver(&self, cr: &ClusterInventory, guard: bool) -> Result<Delivery, Failure> {
         let mut crd_change = None;
         for _attempt in 0..3 {
@@ -628,6 +652,15 @@ impl Cluster {
                 return Ok(Delivery::Stale {
                     live_rendered_at: live_at,
                 });
+            }
+            // A live object a GitOps controller manages is changed through its
+            // repository: an apply would fight the controller (409 on its fields, or a
+            // revert at its next sync). --force-conflicts takes it over all the same.
+            if !self.opts.force
+                && let Some(live) = before.as_ref().filter(|l| !same_content(l, cr))
+                && let Some(owner) = gitops_owner(live)
+            {
+                return Err(Failure::new(Reason::GitopsManaged, Step::Cr, owner));
             }
             let crd = match crd_change {
                 Some(c) => c,
@@ -690,6 +723,48 @@ impl Cluster {
     pub fn trace(&self) -> Vec<String> {
         self.trace.borrow().clone()
     }
+}
+
+/// Who manages the live object when a GitOps controller does, as "Flux Kustomization
+/// NS/NAME" or "Argo CD Application NAME": Flux's `kustomize.toolkit.fluxcd.io/name` and
+/// `/namespace` labels, or its `kustomize-controller` field manager; Argo CD's
+/// `argocd.argoproj.io/tracking-id` annotation or `app.kubernetes.io/instance` label.
+pub fn gitops_owner(live: &Value) -> Option<String> {
+    let meta = live.get("metadata")?;
+    let label = |k: &str| {
+        meta.get("labels")
+            .and_then(|l| l.get(k))
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+    };
+    let annotation = |k: &str| {
+        meta.get("annotations")
+            .and_then(|l| l.get(k))
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+    };
+    let by_flux_manager = meta
+        .get("managedFields")
+        .and_then(Value::as_array)
+        .is_some_and(|m| {
+            m.iter()
+                .any(|f| f.get("manager").and_then(Value::as_str) == Some("kustomize-controller"))
+        });
+    let owner = if let Some(name) = label("kustomize.toolkit.fluxcd.io/name") {
+        let ns = label("kustomize.toolkit.fluxcd.io/namespace").unwrap_or("flux-system");
+        format!("Flux Kustomization {ns}/{name}")
+    } else if by_flux_manager {
+        "Flux (field manager kustomize-controller)".to_string()
+    } else if let Some(id) = annotation("argocd.argoproj.io/tracking-id") {
+        // "<app>:<group>/<kind>:<namespace>/<name>"
+        format!("Argo CD Application {}", id.split(':').next().unwrap_or(id))
+    } else if let Some(app) = label("app.kubernetes.io/instance") {
+        format!("Argo CD Application {app}")
+    } else {
+        return None;
+    };
+    // Label values are the cluster's: one line, no control characters.
+    Some(crate::util::redact::escape_line(&owner))
 }
 
 /// True when the live object carries `cr`'s domain label and spec, `renderedAt` aside.
@@ -813,6 +888,15 @@ fn closed_mid_answer(err: &kube::Error) -> bool {
     false
 }
 
+/// A transport failure that is the server's certificate not verifying (an unknown CA,
+/// a name it is not valid for, expired): the server answered, but is not the one the
+/// kubeconfig trusts — not an unreachable cluster.
+fn untrusted_certificate(detail: &str) -> bool {
+    ["invalid peer certificate", "certificate verify failed"]
+        .iter()
+        .any(|m| detail.contains(m))
+}
+
 /// A transport error as one line: the innermost causes carry the useful part
 /// ("Connection refused", "invalid peer certificate: …").
 fn transport(err: &kube::Error, connect_budget: Duration) -> String {
@@ -885,6 +969,38 @@ mod tests {
             Reason::Rejected
         );
         assert!(classify(404, &Value::Null, Step::Cr).not_found());
+    }
+
+    #[test]
+    fn gitops_owners_are_named() {
+        let obj = |meta: Value| serde_json::json!({ "metadata": meta });
+        let flux = obj(serde_json::json!({"labels": {
+            "kustomize.toolkit.fluxcd.io/name": "inventory",
+            "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}}));
+        assert_eq!(
+            gitops_owner(&flux).as_deref(),
+            Some("Flux Kustomization flux-system/inventory")
+        );
+        let manager = obj(serde_json::json!({"managedFields": [
+            {"manager": "lok8s"}, {"manager": "kustomize-controller"}]}));
+        assert_eq!(
+            gitops_owner(&manager).as_deref(),
+            Some("Flux (field manager kustomize-controller)")
+        );
+        let argo = obj(serde_json::json!({"annotations": {
+            "argocd.argoproj.io/tracking-id": "inv-prod:lok8s.dev/ClusterInventory:/cluster"}}));
+        assert_eq!(
+            gitops_owner(&argo).as_deref(),
+            Some("Argo CD Application inv-prod")
+        );
+        let instance = obj(serde_json::json!({"labels": {"app.kubernetes.io/instance": "inv"}}));
+        assert_eq!(
+            gitops_owner(&instance).as_deref(),
+            Some("Argo CD Application inv")
+        );
+        let plain = obj(serde_json::json!({"labels": {"lok8s.dev/domain": "x"},
+            "managedFields": [{"manager": "lok8s"}]}));
+        assert_eq!(gitops_owner(&plain), None);
     }
 
     #[test]

@@ -86,6 +86,8 @@ pub struct Request<'a> {
     pub sign: bool,
     /// The inventory being committed (for the older / up-to-date checks and the summary).
     pub inventory: &'a ClusterInventory,
+    /// `--allow-older`: commit it even over a branch whose inventory was rendered later.
+    pub allow_older: bool,
 }
 
 /// An open GitOps repository, locked against other clinv processes.
@@ -241,6 +243,7 @@ impl Repo {
         let previous = base.as_ref().and_then(|t| self.read_inventory(t, req.path));
         if let Some(prev) = previous
             .as_ref()
+            .filter(|_| !req.allow_older)
             .filter(|p| later(&p.spec.rendered_at, &req.inventory.spec.rendered_at))
         {
             return Ok(Committed::Older {

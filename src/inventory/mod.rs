@@ -238,9 +238,42 @@ pub fn rendered_at(source_date_epoch: Option<&str>, now: Timestamp) -> Result<Ti
         })
 }
 
+/// The warning for a `SOURCE_DATE_EPOCH` that is set but not a whole number of seconds:
+/// lok8s renders it as 1970, which makes the new inventory look older than every other
+/// (replay's stale guard and commit then refuse it). `None` when it is unset, empty or
+/// valid.
+pub fn source_date_epoch_warning(source_date_epoch: Option<&str>) -> Option<String> {
+    let raw = source_date_epoch.filter(|s| !s.is_empty())?;
+    let secs: Result<i64, _> = raw.trim().parse();
+    if secs.is_ok() {
+        return None;
+    }
+    Some(format!(
+        "SOURCE_DATE_EPOCH {:?} is not a whole number of seconds: renderedAt is 1970-01-01T00:00:00Z (lok8s's rule), older than any other inventory",
+        raw.chars().take(40).collect::<String>()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unparsable_source_date_epoch_is_warned_about() {
+        for bad in ["abc", "1700000000.5", "99999999999999999999", "1e9"] {
+            let w = source_date_epoch_warning(Some(bad)).unwrap();
+            assert!(w.contains("1970-01-01T00:00:00Z"), "{w}");
+        }
+        for fine in [
+            None,
+            Some(""),
+            Some(" 1700000000\n"),
+            Some("-1"),
+            Some("+5"),
+        ] {
+            assert_eq!(source_date_epoch_warning(fine), None);
+        }
+    }
 
     fn at(epoch: &str) -> String {
         format_time(rendered_at(Some(epoch), Timestamp::now()).unwrap())

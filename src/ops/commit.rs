@@ -31,6 +31,8 @@ pub struct Options<'a> {
     pub push: Option<(&'a str, Duration)>,
     /// `--force`: overwrite uncommitted changes to the folder's files.
     pub force: bool,
+    /// `--allow-older`: commit over a branch whose inventory was rendered later.
+    pub allow_older: bool,
 }
 
 /// Which GitOps object `--print-flux` / `--print-argo` prints.
@@ -171,6 +173,44 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
     }
 }
 
+/// Why a commit was refused as older, as one warning: the branch's inventory was
+/// rendered later. When the store recorded the snapshot after the branch's (by the
+/// store's order when it has a snapshot with that render time, else after that time), a
+/// clock (or a fixed `SOURCE_DATE_EPOCH`) disagrees, and the warning says so.
+pub fn older_message(
+    store: &DomainStore,
+    branch: &str,
+    snap: &SnapshotRecord,
+    branch_rendered_at: &str,
+) -> String {
+    let domain = &store.domain;
+    let others: Vec<(String, bool)> = store
+        .read()
+        .map(|journal| {
+            let Some(this) = journal.get(&snap.id).map(|s| s.order_key()) else {
+                return Vec::new();
+            };
+            journal
+                .snapshots
+                .iter()
+                .filter(|s| s.record.id != snap.id)
+                .map(|s| (s.record.rendered_at.clone(), s.order_key() < this))
+                .collect()
+        })
+        .unwrap_or_default();
+    if super::replay::skewed(&snap.at, branch_rendered_at, &others) {
+        format!(
+            "clock skew: {branch} holds an inventory of {domain} rendered at {branch_rendered_at}, but the store recorded snapshot {} later ({}) with an older renderedAt ({}); not committed — clinv commit --allow-older commits it",
+            snap.id, snap.at, snap.rendered_at
+        )
+    } else {
+        format!(
+            "{branch} already holds a newer inventory of {domain} (renderedAt {branch_rendered_at}); snapshot {} (renderedAt {}) is not committed — clinv commit --allow-older commits it",
+            snap.id, snap.rendered_at
+        )
+    }
+}
+
 /// The snapshot `reference` names, else the newest; `None` when the store has none.
 pub struct Picked {
     pub found: Option<(SnapshotRecord, ClusterInventory)>,
@@ -247,6 +287,7 @@ pub fn commit(
         force: opts.force,
         sign: opts.sign,
         inventory,
+        allow_older: opts.allow_older,
     };
     let branch = repo.branch(opts.branch)?;
     let committed = repo.commit(&folder, &request)?;

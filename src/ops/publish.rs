@@ -86,7 +86,8 @@ impl Verb {
 /// Builds, records and applies the inventory of `req.domain`.
 ///
 /// # Errors
-/// Only [`Error::Runtime`]: every other failure is a [`Published::NotApplied`] outcome.
+/// [`Error::Runtime`], and [`Error::Usage`] for a `--kubeconfig` or `--context` that
+/// names nothing: every other failure is a [`Published::NotApplied`] outcome.
 pub fn publish(req: &Request<'_>) -> Result<Report> {
     let mut notices = Vec::new();
     let built = match build(req, &mut notices) {
@@ -127,6 +128,13 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
             )));
             rt.block_on(req.access.connect(&choice, req.opts))
         });
+    // A mistake in what was asked for (a --kubeconfig or --context that names
+    // nothing) is refused like kubectl refuses it: nothing recorded, nothing queued.
+    if let Err(f) = &connected
+        && f.usage
+    {
+        return Err(Error::Usage(format!("inventory: {}", f.detail)));
+    }
     let target = connected.as_ref().ok().map(|c| c.target.clone());
     // The lock is taken for the record only (never across the apply below).
     let (snapshot, not_recorded) = if req.opts.dry_run {
@@ -147,10 +155,19 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
         })
     });
     let target_record = target.as_ref().map(TargetRecord::from);
+    let mut not_recorded = not_recorded;
     let outcome = match result {
         Ok(applied) => {
             let superseded = match &snapshot {
-                Some(snap) => mark_applied(req.store, snap, target_record, &mut notices),
+                Some(snap) => match mark_applied(req.store, snap, target_record, &mut notices) {
+                    Ok(superseded) => superseded,
+                    // The store still says pending: like an unrecorded apply, a
+                    // warning, and with --strict exit 11.
+                    Err(e) => {
+                        not_recorded = Some(NotRecorded(e));
+                        Vec::new()
+                    }
+                },
                 None => Vec::new(),
             };
             Published::Applied {
@@ -177,6 +194,15 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
 
 /// Builds and validates; with `strict`, build warnings are an error.
 fn build(req: &Request<'_>, notices: &mut Vec<Notice>) -> Result<Loaded> {
+    if let Some(w) = inventory::source_date_epoch_warning(req.source_date_epoch) {
+        if req.strict {
+            return Err(Error::InvalidEnv {
+                name: "SOURCE_DATE_EPOCH",
+                message: w,
+            });
+        }
+        notices.push(Notice::warn(w));
+    }
     let at = inventory::rendered_at(req.source_date_epoch, jiff::Timestamp::now())?;
     let loaded = inventory::load(req.project, req.domain, at)?;
     if let Loaded::Cluster(built) = &loaded {
@@ -214,13 +240,20 @@ fn record(
     notices: &mut Vec<Notice>,
 ) -> std::result::Result<SnapshotRecord, String> {
     let crd_json = serde_json::to_string(&crd::definition()).unwrap_or_default();
-    match store.record(&built.inventory, &crd_json, target) {
-        Ok(snap) => {
-            notices.push(Notice::debug(format!(
-                "recorded snapshot {} in {}",
-                snap.id,
-                store.dir().display()
-            )));
+    match store.record_or_fold(&built.inventory, &crd_json, target) {
+        Ok((snap, folded)) => {
+            notices.push(if folded {
+                Notice::debug(format!(
+                    "snapshot {} holds this inventory already (renderedAt aside): publish recorded on it",
+                    snap.id
+                ))
+            } else {
+                Notice::debug(format!(
+                    "recorded snapshot {} in {}",
+                    snap.id,
+                    store.dir().display()
+                ))
+            });
             Ok(snap)
         }
         Err(e) => {
@@ -238,7 +271,7 @@ fn mark_applied(
     snap: &SnapshotRecord,
     target: Option<TargetRecord>,
     notices: &mut Vec<Notice>,
-) -> Vec<String> {
+) -> std::result::Result<Vec<String>, String> {
     // Lock, re-read, mark: only what was recorded before this snapshot (in the order)
     // is superseded; a snapshot queued meanwhile by another process stays pending.
     let lock = match store.lock("publish", crate::store::LOCK_TIMEOUT) {
@@ -248,7 +281,7 @@ fn mark_applied(
                 "snapshot {}: applied, but the store could not record it: {e}",
                 snap.id
             )));
-            return Vec::new();
+            return Err(e.to_string());
         }
     };
     let older: Vec<String> = store
@@ -275,14 +308,16 @@ fn mark_applied(
                 state_record(m, &at, target)
             })
             .collect();
-    if let Err(e) = store.append_states(&changes) {
+    let appended = store.append_states(&changes);
+    drop(lock);
+    if let Err(e) = appended {
         notices.push(Notice::warn(format!(
             "snapshot {}: applied, but the store could not record it: {e}",
             snap.id
         )));
+        return Err(e.to_string());
     }
-    drop(lock);
-    older
+    Ok(older)
 }
 
 /// Queues the snapshot (if one was recorded) with the reason, and says so.
@@ -321,13 +356,20 @@ fn not_applied(
             snap.id
         )));
     }
-    message.push_str(&format!(
-        " — queued as snapshot {} (clinv replay delivers it)",
-        snap.id
-    ));
+    if delivery::stays_queued(f.reason) {
+        message.push_str(&format!(
+            " — queued as snapshot {} (clinv replay delivers it)",
+            snap.id
+        ));
+    } else {
+        message.push_str(&format!(
+            " — snapshot {} recorded, not queued (no replay can deliver it)",
+            snap.id
+        ));
+    }
     NotApplied {
         reason: f.reason,
-        queued: Some(snap.id.clone()),
+        queued: delivery::stays_queued(f.reason).then(|| snap.id.clone()),
         message,
     }
 }
@@ -351,6 +393,12 @@ pub(super) fn state_record(mark: &Mark, at: &str, target: Option<TargetRecord>) 
             target,
             ..StateRecord::new(id, at, State::Superseded)
         },
+        Mark::Refused { id, reason, detail } => StateRecord {
+            reason: Some(*reason),
+            detail: Some(detail.clone()),
+            target,
+            ..StateRecord::new(id, at, State::Superseded)
+        },
     }
 }
 
@@ -368,6 +416,12 @@ pub fn failure_message(verb: Verb, domain: &str, f: &Failure) -> String {
         (Reason::Forbidden, _) => "forbidden: the identity lacks RBAC for the ClusterInventory",
         (Reason::BadKubeconfig, _) => "the kubeconfig is not usable",
         (Reason::ServerError, _) => "the API server failed",
+        (Reason::GitopsManaged, _) => {
+            "it is managed by GitOps, and clinv commit (to the repository it syncs) is the channel: an apply would fight the controller (--force-conflicts takes it over)"
+        }
+        (Reason::TlsIdentity, _) => {
+            "the server's certificate does not verify (not the server the kubeconfig trusts)"
+        }
         _ => "the API server rejected it",
     };
     format!(

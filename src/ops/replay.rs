@@ -14,7 +14,7 @@ use super::publish::{Verb, failure_message, state_record};
 use crate::cluster::access::{self, Access};
 use crate::cluster::{Delivery, Failure, Options};
 use crate::delivery::{self, Delivered, Reason};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, now_millis};
 use crate::util::notice::Notice;
@@ -25,6 +25,8 @@ pub struct Request<'a> {
     pub access: &'a Access,
     /// `opts.dry_run`: say what would happen, change nothing.
     pub opts: Options,
+    /// `--allow-older`: deliver over a live inventory rendered later (no stale guard).
+    pub allow_older: bool,
 }
 
 /// How the replay of one domain ended.
@@ -145,6 +147,19 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
     }
     let older_count = pending.len() - 1;
     let pending_count = pending.len();
+    // When the store recorded each other snapshot's render time (before or after the
+    // chosen one), for the skew check.
+    let others: Vec<(String, bool)> = journal
+        .snapshots
+        .iter()
+        .filter(|s| s.record.id != newest.record.id)
+        .map(|s| {
+            (
+                s.record.rendered_at.clone(),
+                s.order_key() < newest.order_key(),
+            )
+        })
+        .collect();
     drop(journal);
     drop(lock);
     let cluster_name = access::cluster_name(req.project, domain);
@@ -166,7 +181,11 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
                         newest.record.id, queued_for.server, cluster.target.server
                     )));
                 }
-                let result = cluster.replay(&cr).await;
+                let result = if req.allow_older {
+                    cluster.replay_allowing_older(&cr).await
+                } else {
+                    cluster.replay(&cr).await
+                };
                 notices.extend(cluster.trace().into_iter().map(Notice::debug));
                 let server = cluster.target.server.clone();
                 result.map(|d| (d, server.clone())).map_err(|f| Failure {
@@ -177,6 +196,26 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
         });
     let (delivery, server) = match result {
         Ok(r) => r,
+        Err(f) if f.usage => return Err(Error::Usage(format!("{domain}: {}", f.detail))),
+        Err(f) if !delivery::stays_queued(f.reason) => {
+            // No replay can deliver it (a GitOps controller owns the live object): the
+            // snapshot leaves the queue with the reason; `clinv commit` is the channel.
+            let message = format!(
+                "{} — snapshot {} taken off the queue",
+                failure_message(Verb::Replay, domain, &f),
+                newest.record.id
+            );
+            if !req.opts.dry_run {
+                let mark = delivery::after_failure(&newest.record.id, f.reason, &f.detail);
+                store.set_states(&[state_record(&mark, &now_millis(), None)])?;
+            }
+            let outcome = Replayed::NotApplied {
+                reason: f.reason,
+                queued: pending_count - 1,
+                message,
+            };
+            return Ok(Report { outcome, notices });
+        }
         Err(f) => {
             let message = format!(
                 "{} — {} snapshot(s) stay queued",
@@ -192,6 +231,23 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
         }
     };
     let snapshot = newest.record.id.clone();
+    // The live object looks newer, but the store recorded this snapshot after it was
+    // rendered (or after the snapshot that rendered it): a clock disagrees. Never
+    // superseded silently: it stays queued with the reason, and the user is told.
+    if let Delivery::Stale { live_rendered_at } = &delivery
+        && let Some(message) = skew(domain, &newest, live_rendered_at, &others)
+    {
+        if !req.opts.dry_run {
+            let mark = delivery::after_failure(&snapshot, Reason::ClockSkew, &message);
+            store.set_states(&[state_record(&mark, &now_millis(), None)])?;
+        }
+        let outcome = Replayed::NotApplied {
+            reason: Reason::ClockSkew,
+            queued: pending_count,
+            message,
+        };
+        return Ok(Report { outcome, notices });
+    }
     if req.opts.dry_run {
         let outcome = Replayed::DryRun {
             snapshot,
@@ -226,4 +282,67 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
         superseded: older.into_iter().map(str::to_string).collect(),
     };
     Ok(Report { outcome, notices })
+}
+
+/// The clock-skew warning, when the live inventory (rendered at `live_rendered_at`)
+/// looks newer than `snap` but the store recorded `snap` later: after the snapshot that
+/// carries that render time when the store has it (`others`: each other snapshot's
+/// renderedAt, and whether it was recorded before `snap`), else after that time itself.
+fn skew(
+    domain: &str,
+    snap: &Snapshot,
+    live_rendered_at: &str,
+    others: &[(String, bool)],
+) -> Option<String> {
+    skewed(&snap.record.at, live_rendered_at, others).then(|| {
+        format!(
+            "{domain}: clock skew: the live inventory looks newer (renderedAt {live_rendered_at}) but the store recorded snapshot {} later (recorded {}, renderedAt {}); not applied, it stays queued — clinv replay --allow-older delivers it",
+            snap.record.id, snap.record.at, snap.record.rendered_at
+        )
+    })
+}
+
+/// Whether a snapshot recorded at `recorded` was recorded after the one the target
+/// holds (rendered at `target_rendered_at`): by the store's order when the store has a
+/// snapshot with that render time, else by comparing the times.
+pub(super) fn skewed(recorded: &str, target_rendered_at: &str, others: &[(String, bool)]) -> bool {
+    let known: Vec<bool> = others
+        .iter()
+        .filter(|(r, _)| r == target_rendered_at)
+        .map(|(_, before)| *before)
+        .collect();
+    if !known.is_empty() {
+        return known.iter().any(|before| *before);
+    }
+    let parse = crate::util::time::parse_rfc3339;
+    matches!(
+        (parse(recorded), parse(target_rendered_at)),
+        (Some(recorded), Some(target)) if recorded > target
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skewed;
+
+    #[test]
+    fn skew_is_judged_by_the_store_order_when_it_knows_the_target() {
+        let at = "2026-12-03T06:00:00.000Z";
+        // The store recorded the target's snapshot before this one: skew.
+        assert!(skewed(
+            at,
+            "2027-01-01T00:00:00Z",
+            &[("2027-01-01T00:00:00Z".into(), true)]
+        ));
+        // ... after this one: the target is genuinely newer.
+        assert!(!skewed(
+            at,
+            "2023-01-01T00:00:00Z",
+            &[("2023-01-01T00:00:00Z".into(), false)]
+        ));
+        // Unknown to the store: recorded after the target was rendered.
+        assert!(skewed(at, "2026-01-01T00:00:00Z", &[]));
+        assert!(!skewed(at, "2027-01-01T00:00:00Z", &[]));
+        assert!(!skewed(at, "not a time", &[]));
+    }
 }

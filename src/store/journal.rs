@@ -2,7 +2,7 @@
 //! journal (the store's own, or an exported one) back into snapshots. Pure: bytes in,
 //! records out; the file handling is the store's.
 
-use super::record::{Damage, Journal, Record, Snapshot, State, StateRecord};
+use super::record::{Damage, EventRecord, Journal, Record, Snapshot, State, StateRecord};
 use crate::project::spec::hex_sha256;
 use std::collections::HashMap;
 use std::path::Path;
@@ -125,6 +125,8 @@ pub struct Builder {
     /// State changes read before their snapshot's record (or of no snapshot at all),
     /// in line order; the rest go straight to their snapshot's history.
     early: HashMap<String, Vec<StateRecord>>,
+    /// Events read before their snapshot's record, in line order.
+    early_events: HashMap<String, Vec<EventRecord>>,
     keep_raw: bool,
     head_only: bool,
 }
@@ -217,6 +219,7 @@ impl Builder {
                     state_at: s.at.clone(),
                     commit: None,
                     history: self.early.remove(&s.id).unwrap_or_default(),
+                    events: self.early_events.remove(&s.id).unwrap_or_default(),
                     record: s,
                 });
             }
@@ -224,6 +227,10 @@ impl Builder {
             Record::State(st) => match self.index.get(&st.id) {
                 Some(&i) => self.journal.snapshots[i].history.push(st),
                 None => self.early.entry(st.id.clone()).or_default().push(st),
+            },
+            Record::Event(ev) => match self.index.get(&ev.id) {
+                Some(&i) => self.journal.snapshots[i].events.push(ev),
+                None => self.early_events.entry(ev.id.clone()).or_default().push(ev),
             },
             Record::Repair(_) | Record::Head(_) => {}
         }
@@ -234,6 +241,7 @@ impl Builder {
         // What is left early is a state change of a snapshot a gc left out of the
         // journal (a commit that read it before gc deleted it): nothing left to change.
         self.early = HashMap::new();
+        self.early_events = HashMap::new();
         for snap in &mut self.journal.snapshots {
             fold(snap);
         }
@@ -262,6 +270,7 @@ pub fn merge(local: Journal, records: Vec<Record>) -> (Journal, usize) {
     };
     let mut added = 0;
     let mut states = Vec::new();
+    let mut events = Vec::new();
     for (line_no, record) in records.into_iter().enumerate() {
         match record {
             Record::Snapshot(s) if !builder.index.contains_key(&s.id) => {
@@ -269,6 +278,7 @@ pub fn merge(local: Journal, records: Vec<Record>) -> (Journal, usize) {
                 builder.record(Path::new(""), line_no + 1, Record::Snapshot(s));
             }
             Record::State(st) => states.push(st),
+            Record::Event(ev) => events.push(ev),
             other => {
                 if let Some(seq) = other.seq() {
                     builder.bump_head(other.at(), seq);
@@ -289,8 +299,21 @@ pub fn merge(local: Journal, records: Vec<Record>) -> (Journal, usize) {
             builder.journal.snapshots[i].history.push(st);
         }
     }
+    for ev in events {
+        let Some(&i) = builder.index.get(&ev.id) else {
+            continue;
+        };
+        if !builder.journal.snapshots[i].events.contains(&ev) {
+            added += 1;
+            if let Some(seq) = ev.seq {
+                builder.bump_head(&ev.at, seq);
+            }
+            builder.journal.snapshots[i].events.push(ev);
+        }
+    }
     let mut journal = builder.journal;
     for snap in &mut journal.snapshots {
+        snap.events.sort_by(|a, b| a.at.cmp(&b.at));
         reset(snap);
         fold(snap);
     }

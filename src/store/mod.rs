@@ -36,8 +36,8 @@ pub mod segments;
 
 use record::FORMAT;
 pub use record::{
-    Damage, HeadRecord, Journal, Record, RepairRecord, Snapshot, SnapshotRecord, State,
-    StateRecord, TargetRecord,
+    Damage, EventRecord, HeadRecord, Journal, Record, RepairRecord, Snapshot, SnapshotRecord,
+    State, StateRecord, TargetRecord,
 };
 use segments::{Layout, create_private_dir, open_private};
 
@@ -400,6 +400,17 @@ impl DomainStore {
         // only to deleted snapshots, and `gc` (which holds the lock) would remove it
         // between this check and the append, leaving the new record without it.
         let _lock = self.lock("record", LOCK_TIMEOUT)?;
+        self.record_locked(cr, crd_json, target.map(TargetRecord::from), cluster)
+    }
+
+    /// [`DomainStore::record_for`] under the lock the caller holds.
+    fn record_locked(
+        &self,
+        cr: &ClusterInventory,
+        crd_json: &str,
+        target: Option<TargetRecord>,
+        cluster: bool,
+    ) -> Result<SnapshotRecord> {
         let _critical = crate::util::signals::critical();
         let mut appender = self.appender()?;
         let cr_id = self.put_object(&cr_object(cr))?;
@@ -419,11 +430,59 @@ impl DomainStore {
             tool: format!("clinv {}", env!("CARGO_PKG_VERSION")),
             cr: cr_id,
             crd: crd_id,
-            target: target.map(TargetRecord::from),
+            target,
         };
         appender.push(Record::Snapshot(record.clone()));
         appender.write(self)?;
         Ok(record)
+    }
+
+    /// [`DomainStore::record`], unless the domain's newest snapshot holds the same
+    /// inventory (apart from `renderedAt`: the same CR and CRD objects) for the same
+    /// target: then the publish is recorded as an event on that snapshot (no new step in
+    /// the history) and that snapshot is returned, with `true`.
+    ///
+    /// # Errors
+    /// I/O failures; nothing is recorded then.
+    pub fn record_or_fold(
+        &self,
+        cr: &ClusterInventory,
+        crd_json: &str,
+        target: Option<&Target>,
+    ) -> Result<(SnapshotRecord, bool)> {
+        let lock = self.lock("record", LOCK_TIMEOUT)?;
+        let cr_id = hex_sha256(cr_object(cr).as_bytes());
+        let crd_id = hex_sha256(crd_json.as_bytes());
+        let target = target.map(TargetRecord::from);
+        let journal = self.read()?;
+        let same = journal.newest_first().next().filter(|s| {
+            s.record.cluster
+                && s.record.cr == cr_id
+                && s.record.crd == crd_id
+                && s.record.target == target
+        });
+        let Some(same) = same else {
+            drop(journal);
+            let record = self.record_locked(cr, crd_json, target, true)?;
+            drop(lock);
+            return Ok((record, false));
+        };
+        let record = same.record.clone();
+        drop(journal);
+        let _critical = crate::util::signals::critical();
+        let mut appender = self.appender()?;
+        let (at, seq) = appender.stamp();
+        appender.push(Record::Event(EventRecord {
+            v: FORMAT,
+            id: record.id.clone(),
+            at,
+            seq: Some(seq),
+            event: "published".into(),
+            rendered_at: cr.spec.rendered_at.clone(),
+            tool: format!("clinv {}", env!("CARGO_PKG_VERSION")),
+        }));
+        appender.write(self)?;
+        Ok((record, true))
     }
 
     /// Appends state changes (one fsync for all of them).
@@ -638,6 +697,7 @@ pub fn journal_lines(journal: &Journal) -> impl Iterator<Item = Record> + '_ {
             ..s.record.clone()
         }))
         .chain(s.history.iter().cloned().map(Record::State))
+        .chain(s.events.iter().cloned().map(Record::Event))
     })
 }
 

@@ -69,6 +69,7 @@ pub enum Record {
     State(StateRecord),
     Repair(RepairRecord),
     Head(HeadRecord),
+    Event(EventRecord),
 }
 
 impl Record {
@@ -79,6 +80,7 @@ impl Record {
             Record::State(r) => r.seq,
             Record::Repair(r) => r.seq,
             Record::Head(r) => Some(r.seq),
+            Record::Event(r) => r.seq,
         }
     }
 
@@ -89,6 +91,7 @@ impl Record {
             Record::State(r) => &r.at,
             Record::Repair(r) => &r.at,
             Record::Head(r) => &r.at,
+            Record::Event(r) => &r.at,
         }
     }
 }
@@ -191,6 +194,26 @@ impl StateRecord {
     }
 }
 
+/// A publish of an inventory identical (apart from `renderedAt`) to the domain's newest
+/// snapshot: recorded on that snapshot (`id`) instead of as a new one, so the history
+/// has one step per distinct inventory and the event stays visible.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventRecord {
+    pub v: u32,
+    /// The snapshot it happened to.
+    pub id: String,
+    pub at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// `published`: the same inventory was published again.
+    pub event: String,
+    /// The renderedAt of that publish.
+    pub rendered_at: String,
+    /// The clinv version that recorded it.
+    pub tool: String,
+}
+
 /// A torn journal tail cut off before an append.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -232,6 +255,9 @@ pub struct Snapshot {
     /// Every state change, oldest first.
     #[serde(skip)]
     pub history: Vec<StateRecord>,
+    /// Publishes of the same inventory folded onto it, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventRecord>,
 }
 
 /// A journal line that could not be used.

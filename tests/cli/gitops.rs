@@ -27,18 +27,13 @@ struct Fx {
 }
 
 impl Fx {
-    /// Publishes prod with no kubeconfig at `epoch`: one queued snapshot.
+    /// Publishes prod with no kubeconfig (KUBECONFIG names a missing file) at `epoch`:
+    /// one queued snapshot.
     fn queue_at(&self, epoch: &str) {
-        self.clinv(&[
-            "publish",
-            "--domain",
-            "prod.acme.example",
-            "--kubeconfig",
-            "/nonexistent",
-        ])
-        .env("SOURCE_DATE_EPOCH", epoch)
-        .run()
-        .ok();
+        self.clinv(&["publish", "--domain", "prod.acme.example"])
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .run()
+            .ok();
     }
 
     /// `snapshots show latest -o json` of prod.
@@ -320,11 +315,62 @@ fn an_older_snapshot_is_never_committed_over_a_newer_one() {
         )
         .ok();
     assert!(
-        run.stderr.contains("already holds a newer inventory"),
+        run.stderr.contains("already holds a newer inventory")
+            && run.stderr.contains("clinv commit --allow-older commits it")
+            && !run.stderr.contains("clock skew"),
         "{}",
         run.stderr
     );
     assert_eq!(log(&fx.work()).len(), 1);
+    // --strict: a refused commit is exit 13; -q does not hide the warning.
+    let id = old["snapshot"]["id"].as_str().unwrap();
+    let strict = fx.commit(&fx.work(), &["--snapshot", id, "--strict"]);
+    assert_eq!(strict.code, 13, "{}", strict.stderr);
+    let quiet = fx.commit(&fx.work(), &["--snapshot", id, "-q"]).ok();
+    assert!(
+        quiet
+            .stderr
+            .contains("[warn] main already holds a newer inventory"),
+        "{}",
+        quiet.stderr
+    );
+    assert_eq!(log(&fx.work()).len(), 1);
+    // --allow-older commits it all the same.
+    fx.commit(&fx.work(), &["--snapshot", id, "--allow-older"])
+        .ok();
+    assert_eq!(log(&fx.work()).len(), 2);
+}
+
+/// A snapshot recorded after the branch's, with an older renderedAt (a fixed
+/// SOURCE_DATE_EPOCH in CI, another machine's clock): refused, but the warning says it
+/// is clock skew, with both times and the override, and -q does not hide it.
+fn a_commit_refused_by_clock_skew_says_so() {
+    let fx = Fx::new();
+    fx.queue_at("1700000900");
+    fx.commit(&fx.work(), &[]).ok();
+    fx.set_chart_version("cilium", "1.20.1");
+    fx.queue_at("1700000000");
+    let newer = fx.latest_snapshot();
+    let run = fx.commit(&fx.work(), &["-q"]).ok();
+    let id = newer["snapshot"]["id"].as_str().unwrap();
+    assert!(
+        run.stderr.starts_with("[warn] clock skew: main holds an inventory of prod.acme.example rendered at 2023-11-14T22:28:20Z, but the store recorded snapshot ")
+            && run.stderr.contains(id)
+            && run.stderr.contains("older renderedAt (2023-11-14T22:13:20Z)")
+            && run.stderr.contains("clinv commit --allow-older commits it"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(fx.commit(&fx.work(), &["--strict"]).code, 13);
+    fx.commit(&fx.work(), &["--allow-older"]).ok();
+    let cr = git(
+        &fx.work(),
+        &[
+            "show",
+            "main:clusters/prod.acme.example/inventory/clusterinventory.yaml",
+        ],
+    );
+    assert!(cr.contains("chartVersion: 1.20.1"), "{cr}");
 }
 
 fn push_to_a_file_remote_and_a_stale_clone_rebases_and_retries() {
@@ -1178,6 +1224,7 @@ trials! {
         commit_writes_the_three_files_with_a_stable_subject_and_trailers,
         only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself,
         an_older_snapshot_is_never_committed_over_a_newer_one,
+        a_commit_refused_by_clock_skew_says_so,
         push_to_a_file_remote_and_a_stale_clone_rebases_and_retries,
         concurrent_committers_to_one_remote_both_land,
         a_rejected_ref_is_a_failure_not_a_success,

@@ -35,16 +35,7 @@ fn log_from_the_store_and_from_the_repository_agree() {
     for (i, (addon, version)) in steps.iter().enumerate() {
         set_chart_version(root, addon, version);
         let epoch = (1_700_000_000 + i * 1000).to_string();
-        run(
-            &[
-                "publish",
-                "--domain",
-                "prod.acme.example",
-                "--kubeconfig",
-                "examples-offline",
-            ],
-            &epoch,
-        );
+        run(&["publish", "--domain", "prod.acme.example"], &epoch);
         run(
             &[
                 "commit",
@@ -168,14 +159,10 @@ fn status_and_drift_fall_back_to_the_newest_snapshot() {
     let root = dir.path();
     let store = root.join("snapshots");
     let cmd = |args: &[&str]| {
-        let mut all = vec![
-            "--root",
-            root.to_str().unwrap(),
-            "--kubeconfig",
-            "/nonexistent/kc",
-        ];
+        let mut all = vec!["--root", root.to_str().unwrap()];
         all.extend_from_slice(args);
         clinv(&all)
+            .env("KUBECONFIG", "/nonexistent/kc")
             .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
             .run()
     };

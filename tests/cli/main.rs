@@ -23,6 +23,7 @@ mod https;
 mod index;
 mod interface;
 mod loopback_proxy;
+mod outcomes;
 mod render;
 mod secrets;
 mod selection;
@@ -44,6 +45,7 @@ fn main() -> std::process::ExitCode {
         hostile::tests(),
         index::tests(),
         interface::tests(),
+        outcomes::tests(),
         render::tests(),
         secrets::tests(),
         selection::tests(),

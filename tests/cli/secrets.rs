@@ -126,16 +126,10 @@ fn store_values_are_printed_escaped_by_drift_and_status() {
     let root = project.path().to_str().unwrap().to_string();
     let store = tempfile::tempdir().unwrap();
     let cmd = |args: &[&str]| {
-        let mut all = vec![
-            "--root",
-            root.as_str(),
-            "--kubeconfig",
-            "/nonexistent/kc",
-            "--domain",
-            "prod.acme.example",
-        ];
+        let mut all = vec!["--root", root.as_str(), "--domain", "prod.acme.example"];
         all.splice(0..0, args.iter().copied());
         clinv(&all)
+            .env("KUBECONFIG", "/nonexistent/kc")
             .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
             .run()
     };

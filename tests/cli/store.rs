@@ -118,39 +118,99 @@ fn an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets() 
     }
 }
 
-fn identical_inventories_share_objects_but_each_publish_has_a_record() {
+/// A publish of the inventory the newest snapshot already holds (renderedAt aside) is an
+/// event on that snapshot, not a new step: `latest~1` is the previous distinct
+/// inventory, `log` has no "(no changes)" steps, and `snapshots show` lists the events.
+fn identical_inventories_fold_into_one_snapshot_with_their_events() {
     let fx = Fx::new();
-    for epoch in ["1700000000", "1700000100", "1700000200"] {
+    let publish_at = |epoch: &str| {
         fx.clinv(&["publish", "--domain", "prod.acme.example"])
             .env("SOURCE_DATE_EPOCH", epoch)
             .run()
-            .ok();
+            .ok()
+    };
+    for epoch in ["1700000000", "1700000100", "1700000200"] {
+        let run = publish_at(epoch);
+        assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
     }
-    assert_eq!(fx.list().len(), 3);
+    let list = fx.list();
+    assert_eq!(list.len(), 1, "{list:?}");
+    let first = list[0]["id"].as_str().unwrap().to_string();
+    assert_eq!(list[0]["renderedAt"], "2023-11-14T22:13:20Z");
+    assert_eq!(list[0]["state"], "pending");
+    let events: Vec<&str> = list[0]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["renderedAt"].as_str().unwrap())
+        .collect();
+    assert_eq!(events, ["2023-11-14T22:15:00Z", "2023-11-14T22:16:40Z"]);
     assert_eq!(
         fx.objects("prod.acme.example").len(),
         2,
         "one CR object (renderedAt aside) and one CRD"
     );
-    let rendered: Vec<String> = fx
-        .list()
-        .iter()
-        .map(|s| s["renderedAt"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(
-        rendered,
-        [
-            "2023-11-14T22:16:40Z",
-            "2023-11-14T22:15:00Z",
-            "2023-11-14T22:13:20Z"
-        ]
+    let show = fx.clinv(&["snapshots", "show", &first]).run().ok();
+    assert!(
+        show.stdout
+            .contains("published again (renderedAt 2023-11-14T22:15:00Z")
+            && show
+                .stdout
+                .contains("published again (renderedAt 2023-11-14T22:16:40Z"),
+        "{}",
+        show.stdout
     );
+    // A real change is a new step, and latest~1 is the previous distinct inventory.
+    set_chart_version(fx.root(), "cilium", "1.20.1");
+    publish_at("1700000300");
+    publish_at("1700000400");
+    let list = fx.list();
+    assert_eq!(list.len(), 2, "{list:?}");
+    let previous = fx
+        .clinv(&[
+            "snapshots",
+            "show",
+            "latest~1",
+            "--domain",
+            "prod.acme.example",
+            "-o",
+            "json",
+        ])
+        .run()
+        .ok();
+    let previous: serde_json::Value = serde_json::from_str(&previous.stdout).unwrap();
+    assert_eq!(previous["snapshot"]["id"], first.as_str());
+    let log = fx
+        .clinv(&["log", "--domain", "prod.acme.example"])
+        .run()
+        .ok();
+    assert!(!log.stdout.contains("no changes"), "{}", log.stdout);
+    // Only the newest folds: going back to the first inventory is a new step.
+    set_chart_version(fx.root(), "cilium", "1.19.2");
+    publish_at("1700000500");
+    assert_eq!(fx.list().len(), 3);
+    // An export carries the events; an import restores them.
+    let tar = fx.root().join("folded.tar");
+    fx.clinv(&["snapshots", "export", tar.to_str().unwrap()])
+        .run()
+        .ok();
+    let other = Fx::new();
+    other
+        .clinv(&["snapshots", "import", tar.to_str().unwrap()])
+        .run()
+        .ok();
+    let imported = other.list();
+    let folded = imported.iter().find(|s| s["id"] == first.as_str()).unwrap();
+    assert_eq!(folded["events"].as_array().unwrap().len(), 2, "{folded}");
+    other.clinv(&["snapshots", "verify"]).run().ok();
 }
 
 fn references_and_filters() {
     let fx = Fx::new();
     fx.publish("prod.acme.example").ok();
     fx.publish("lab.acme.example").ok();
+    // A different inventory (an identical one would fold into the newest snapshot).
+    set_chart_version(fx.root(), "cilium", "1.20.1");
     fx.publish("prod.acme.example").ok();
     let run = fx
         .clinv(&[
@@ -300,6 +360,7 @@ fn a_torn_journal_tail_and_a_stale_lock_are_not_fatal() {
         verify.stderr
     );
     assert_eq!(fx.list().len(), 1);
+    set_chart_version(fx.root(), "cilium", "1.20.1");
     fx.publish("prod.acme.example").ok();
     assert_eq!(fx.list().len(), 2);
     fx.clinv(&["snapshots", "verify"]).run().ok();
@@ -392,6 +453,8 @@ fn publishes_killed_at_random_points_lose_nothing_that_completed() {
     }
 }
 
+/// Twenty processes publishing at once: each publish is recorded (one snapshot, and an
+/// event for each identical publish), nothing torn.
 fn twenty_concurrent_publishes_all_land() {
     let fx = Fx::new();
     let children: Vec<_> = (0..20)
@@ -427,21 +490,19 @@ fn twenty_concurrent_publishes_all_land() {
                 .to_string(),
         );
     }
-    let listed: Vec<String> = fx
-        .list()
-        .iter()
-        .map(|s| s["id"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(listed.len(), 20);
-    for id in ids {
-        assert!(listed.contains(&id));
-    }
+    // One inventory: the first publish records the snapshot, the other nineteen fold
+    // into it as events — each of the twenty is in the journal.
+    let list = fx.list();
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert!(ids.iter().all(|id| *id == list[0]["id"]), "{ids:?}");
+    assert_eq!(list[0]["events"].as_array().unwrap().len(), 19);
     fx.clinv(&["snapshots", "verify"]).run().ok();
 }
 
 fn gc_keeps_the_first_the_newest_and_every_pending_snapshot() {
     let fx = Fx::new();
-    for _ in 0..5 {
+    for i in 0..5 {
+        set_chart_version(fx.root(), "cilium", &format!("1.19.{}", 10 + i));
         fx.publish("prod.acme.example").ok();
     }
     // All pending: nothing may go.
@@ -516,7 +577,7 @@ fn export_and_import_round_trip_without_overwriting() {
 trials! {
     Nothing: [
         an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets,
-        identical_inventories_share_objects_but_each_publish_has_a_record,
+        identical_inventories_fold_into_one_snapshot_with_their_events,
         references_and_filters,
         damage_is_reported_with_its_path_and_skipped_never_deleted,
         a_torn_journal_tail_and_a_stale_lock_are_not_fatal,

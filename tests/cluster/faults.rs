@@ -778,7 +778,9 @@ fn a_client_certificate_from_another_ca_is_unauthorized() {
     rejected_credentials(&p, "client certificate from another CA", kc.path());
 }
 
-fn a_server_certificate_that_does_not_match_is_unreachable() {
+/// A server whose certificate does not verify answered, but is not the server the
+/// kubeconfig trusts: its own reason (tls-identity, --strict 15), never "unreachable".
+fn a_server_certificate_that_does_not_verify_is_its_own_reason() {
     let p = plane();
     let dir = tempfile::tempdir().unwrap();
     let (crt, _) = other_ca(dir.path());
@@ -814,15 +816,25 @@ fn a_server_certificate_that_does_not_match_is_unreachable() {
             probe: 2.0,
         };
         let run = publish(&fx, kc.path(), budget, false);
-        fail_soft(name, &run, "cluster unreachable", budget.bound(true));
+        fail_soft(
+            name,
+            &run,
+            "the server's certificate does not verify",
+            budget.bound(true),
+        );
         assert!(run.stderr.contains(what), "{name}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains("unreachable"),
+            "{name}: {}",
+            run.stderr
+        );
         strict(
             name,
             &publish(&fx, kc.path(), budget, true),
-            5,
+            15,
             budget.bound(true),
         );
-        pending(&fx, "unreachable");
+        pending(&fx, "tls-identity");
         converges(&p, &fx);
     }
 }
@@ -896,7 +908,7 @@ trials! {
         an_identity_without_rbac_is_forbidden,
         an_expired_client_certificate_is_unauthorized,
         a_client_certificate_from_another_ca_is_unauthorized,
-        a_server_certificate_that_does_not_match_is_unreachable,
+        a_server_certificate_that_does_not_verify_is_its_own_reason,
         a_replay_whose_answer_is_cut_stays_queued_and_the_next_converges,
     ],
 }

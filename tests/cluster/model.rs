@@ -207,6 +207,9 @@ enum Cluster {
     /// Pending or superseded (a reachable publish of a newer one may supersede older
     /// pending snapshots; the contract leaves it open): fixed by the next observation.
     PendingOrSuperseded,
+    /// Any cluster state (a publish folded into it was killed before or after marking
+    /// it): fixed by the next observation.
+    Any,
 }
 
 impl Cluster {
@@ -217,6 +220,7 @@ impl Cluster {
             Cluster::Superseded => listed == "superseded",
             Cluster::GitOnly => listed == "committed",
             Cluster::PendingOrSuperseded => listed == "pending" || listed == "superseded",
+            Cluster::Any => ["pending", "applied", "superseded"].contains(&listed),
         }
     }
 }
@@ -226,6 +230,9 @@ struct Snap {
     id: String,
     version: u8,
     cluster: Cluster,
+    /// Recorded by a publish to the plane (else to the offline server): a publish folds
+    /// only into a snapshot of the same target.
+    reachable: bool,
     /// Must still be listed (not deleted): false once a gc may have collected it.
     required: bool,
 }
@@ -437,7 +444,10 @@ impl Model {
             if !s.required {
                 continue;
             }
-            let pending = matches!(s.cluster, Cluster::Pending | Cluster::PendingOrSuperseded);
+            let pending = matches!(
+                s.cluster,
+                Cluster::Pending | Cluster::PendingOrSuperseded | Cluster::Any
+            );
             if newest < keep {
                 newest += 1;
             } else if !pending {
@@ -449,16 +459,36 @@ impl Model {
     /// Fixes unsure states to what the store lists (after a check admitted them).
     fn observe(&mut self, listed: &BTreeMap<String, String>) {
         for s in &mut self.snaps {
-            if s.cluster == Cluster::PendingOrSuperseded
+            if matches!(s.cluster, Cluster::PendingOrSuperseded | Cluster::Any)
                 && let Some(state) = listed.get(&s.id)
             {
-                s.cluster = if state == "pending" {
-                    Cluster::Pending
-                } else {
-                    Cluster::Superseded
+                s.cluster = match state.as_str() {
+                    "pending" => Cluster::Pending,
+                    "applied" => Cluster::Applied,
+                    _ => Cluster::Superseded,
                 };
             }
         }
+    }
+}
+
+impl Model {
+    /// The snapshot a publish of `version` to the plane (`reachable`) or the offline
+    /// server folds into: the store's newest snapshot (`listed`, deleted ones aside) when
+    /// it holds that inventory for that target.
+    fn fold_target(
+        &self,
+        listed: &BTreeMap<String, String>,
+        version: u8,
+        reachable: bool,
+    ) -> Option<usize> {
+        self.snaps
+            .iter()
+            .rposition(|s| listed.get(&s.id).is_some_and(|st| st != "deleted"))
+            .filter(|&i| {
+                let s = &self.snaps[i];
+                s.version == version && s.cluster != Cluster::GitOnly && s.reachable == reachable
+            })
     }
 }
 
@@ -481,7 +511,25 @@ fn step(w: &mut World, m: &mut Model, op: &Op) -> Result<(), String> {
             })?;
             let after = w.listed()?;
             let new = added(&before, &after);
-            if reachable {
+            // The same inventory for the same target as the newest snapshot: an event on
+            // it, no new snapshot.
+            if let Some(i) = m.fold_target(&before, version, reachable) {
+                ensure(new.is_empty(), || {
+                    format!("an identical publish recorded {new:?}: {}", run.stderr)
+                })?;
+                if reachable {
+                    for s in &mut m.snaps {
+                        if s.cluster == Cluster::Pending {
+                            s.cluster = Cluster::PendingOrSuperseded;
+                        }
+                    }
+                    m.snaps[i].cluster = Cluster::Applied;
+                    m.live = vec![Some(version)];
+                    checked_live = true;
+                } else {
+                    m.snaps[i].cluster = Cluster::Pending;
+                }
+            } else if reachable {
                 ensure(new.len() <= 1, || format!("publish recorded {new:?}"))?;
                 for s in &mut m.snaps {
                     if s.cluster == Cluster::Pending {
@@ -493,6 +541,7 @@ fn step(w: &mut World, m: &mut Model, op: &Op) -> Result<(), String> {
                         id: id.clone(),
                         version,
                         cluster: Cluster::Applied,
+                        reachable: true,
                         required: true,
                     });
                 }
@@ -509,6 +558,7 @@ fn step(w: &mut World, m: &mut Model, op: &Op) -> Result<(), String> {
                     id: new[0].clone(),
                     version,
                     cluster: Cluster::Pending,
+                    reachable: false,
                     required: true,
                 });
             }
@@ -549,6 +599,7 @@ fn step(w: &mut World, m: &mut Model, op: &Op) -> Result<(), String> {
                     id: id.clone(),
                     version,
                     cluster: Cluster::GitOnly,
+                    reachable: false,
                     required: true,
                 });
             }
@@ -618,11 +669,19 @@ fn step(w: &mut World, m: &mut Model, op: &Op) -> Result<(), String> {
             match what {
                 Killed::Publishing => {
                     let after = w.listed()?;
-                    for id in added(&before, &after) {
+                    let new = added(&before, &after);
+                    if let (true, Some(i)) =
+                        (new.is_empty(), m.fold_target(&before, version, false))
+                    {
+                        // Folded: killed before or after it marked the snapshot pending.
+                        m.snaps[i].cluster = Cluster::Any;
+                    }
+                    for id in new {
                         m.snaps.push(Snap {
                             id,
                             version,
                             cluster: Cluster::Pending,
+                            reachable: false,
                             required: true,
                         });
                     }

@@ -336,9 +336,8 @@ fn missing_kubeconfig_and_render_failures_are_fail_soft() {
         example().to_str().unwrap(),
         "--domain",
         "prod.acme.example",
-        "--kubeconfig",
-        "/nonexistent/kc",
     ])
+    .env("KUBECONFIG", "/nonexistent/kc")
     .run()
     .ok();
     assert!(
@@ -377,16 +376,20 @@ fn missing_kubeconfig_and_render_failures_are_fail_soft() {
     ])
     .run();
     assert_eq!(strict.code, 1);
-    let strict = clinv(&[
+    let strict = clinv(&["publish", "--strict", "--root", example().to_str().unwrap()])
+        .env("KUBECONFIG", "/nonexistent/kc")
+        .run();
+    assert_eq!(strict.code, 3);
+    // Named by the user, the missing file is a usage error instead (kubectl's rule).
+    let named = clinv(&[
         "publish",
-        "--strict",
         "--root",
         example().to_str().unwrap(),
         "--kubeconfig",
         "/nonexistent/kc",
     ])
     .run();
-    assert_eq!(strict.code, 3);
+    assert_eq!(named.code, 2, "{}", named.stderr);
 }
 
 fn lok8s_project_kubeconfig_is_preferred_over_kubeconfig_env() {
@@ -450,8 +453,249 @@ fn drift_against_the_live_inventory() {
     assert!(drifted.stdout.contains("drift:"), "{}", drifted.stdout);
 }
 
+/// Flux applied the inventory (field manager kustomize-controller, forced, with its
+/// labels): a publish names the Kustomization, says `clinv commit` is the channel, and
+/// records the snapshot without queueing it (no replay could deliver it).
+fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
+    let p = plane();
+    p.crd_only();
+    let dir = copy_tree(&example());
+    let store = dir.path().join("snapshots");
+    let mut cr = rendered(dir.path(), "prod.acme.example");
+    cr["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"] = "inventory".into();
+    cr["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/namespace"] = "flux-system".into();
+    let (code, _, err) = p.kubectl_as(
+        &p.admin,
+        &[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=kustomize-controller",
+            "-f",
+            "-",
+        ],
+        Some(&cr.to_string()),
+    );
+    assert_eq!(code, 0, "{err}");
+    let before = p.live().unwrap();
+    set_chart_version(dir.path(), "cilium", "1.20.1");
+    let publish = |extra: &[&str]| {
+        let kc = p.admin.to_str().unwrap().to_string();
+        let mut args = vec![
+            "publish",
+            "--root",
+            dir.path().to_str().unwrap(),
+            "--domain",
+            "prod.acme.example",
+            "--kubeconfig",
+            &kc,
+        ];
+        args.extend_from_slice(extra);
+        clinv(&args)
+            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .run()
+    };
+    let run = publish(&["-q"]).ok();
+    assert!(
+        run.stderr.starts_with("[warn] inventory: could not publish the ClusterInventory for prod.acme.example: it is managed by GitOps, and clinv commit")
+            && run.stderr.contains("Flux Kustomization flux-system/inventory")
+            && run.stderr.contains("recorded, not queued")
+            && !run.stderr.contains("clinv replay delivers it"),
+        "{}",
+        run.stderr
+    );
+    // Nothing was applied over Flux's object.
+    assert_eq!(
+        p.live().unwrap()["metadata"]["resourceVersion"],
+        before["metadata"]["resourceVersion"]
+    );
+    // The reason is persisted; the snapshot is not pending, so replay has nothing to do.
+    let list = clinv(&[
+        "snapshots",
+        "list",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "-o",
+        "json",
+    ])
+    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+    .run()
+    .ok();
+    let list: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
+    assert_eq!(list[0]["reason"], "gitops-managed", "{list}");
+    assert_eq!(list[0]["state"], "superseded", "{list}");
+    let replay = clinv(&[
+        "replay",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        p.admin.to_str().unwrap(),
+    ])
+    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+    .run()
+    .ok();
+    assert!(
+        replay.stderr.contains("nothing to replay"),
+        "{}",
+        replay.stderr
+    );
+    assert_eq!(publish(&["--strict"]).code, 14);
+    // A snapshot queued while offline is taken off the queue by the replay that finds
+    // the object managed by Flux (no replay could ever deliver it).
+    set_chart_version(dir.path(), "cilium", "1.20.2");
+    let dead = kubeconfig_for(&p, &crate::refused_server());
+    clinv(&[
+        "publish",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        dead.path().to_str().unwrap(),
+    ])
+    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+    .run()
+    .ok();
+    let replay = clinv(&[
+        "replay",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--kubeconfig",
+        p.admin.to_str().unwrap(),
+        "-q",
+    ])
+    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+    .run()
+    .ok();
+    assert!(
+        replay
+            .stderr
+            .contains("Flux Kustomization flux-system/inventory")
+            && replay.stderr.contains("taken off the queue"),
+        "{}",
+        replay.stderr
+    );
+    let list = clinv(&[
+        "snapshots",
+        "list",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "-o",
+        "json",
+    ])
+    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+    .run()
+    .ok();
+    let list: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
+    assert_eq!(
+        (&list[0]["state"], &list[0]["reason"]),
+        (&"superseded".into(), &"gitops-managed".into()),
+        "{list}"
+    );
+    // Argo CD's tracking annotation is recognised the same way.
+    let mut argo = cr.clone();
+    argo["metadata"]["labels"] =
+        serde_json::json!({"lok8s.dev/domain": cr["metadata"]["labels"]["lok8s.dev/domain"]});
+    argo["metadata"]["annotations"] = serde_json::json!({
+        "argocd.argoproj.io/tracking-id": "inv-prod:lok8s.dev/ClusterInventory:/cluster"
+    });
+    p.crd_only();
+    let (code, _, err) = p.kubectl_as(
+        &p.admin,
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=argocd-controller",
+            "-f",
+            "-",
+        ],
+        Some(&argo.to_string()),
+    );
+    assert_eq!(code, 0, "{err}");
+    let run = publish(&[]).ok();
+    assert!(
+        run.stderr.contains("Argo CD Application inv-prod"),
+        "{}",
+        run.stderr
+    );
+    // --force-conflicts takes it over, as for any other field manager.
+    let run = publish(&["--force-conflicts"]).ok();
+    assert!(
+        run.stderr.contains("clusterinventory/cluster configured"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A reachable cluster and a store clinv must not write (owned by another user): the
+/// apply happens and the warning says the store did not record it; --strict makes that
+/// exit 11.
+fn an_applied_but_unrecorded_publish_fails_under_strict() {
+    let p = plane();
+    p.crd_only();
+    let dir = copy_tree(&example());
+    let store = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "publish",
+            "--root",
+            dir.path().to_str().unwrap(),
+            "--domain",
+            "prod.acme.example",
+            "--kubeconfig",
+            p.admin.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        clinv(&args)
+            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+            .run()
+    };
+    run(&[]).ok();
+    for entry in walk(store.path()) {
+        std::os::unix::fs::lchown(&entry, Some(65534), Some(65534)).unwrap();
+    }
+    set_chart_version(dir.path(), "cilium", "1.20.1");
+    let soft = run(&[]).ok();
+    assert!(
+        soft.stderr.contains("could not record a snapshot"),
+        "{}",
+        soft.stderr
+    );
+    assert!(
+        p.live().unwrap().to_string().contains("1.20.1"),
+        "the publish applied"
+    );
+    set_chart_version(dir.path(), "cilium", "1.20.2");
+    let strict = run(&["--strict"]);
+    assert_eq!(strict.code, 11, "{}", strict.stderr);
+    assert!(
+        strict.stderr.contains("applied but not recorded"),
+        "{}",
+        strict.stderr
+    );
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.is_dir() && !path.is_symlink() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
 trials! {
     Plane: [
+        a_gitops_managed_inventory_names_its_owner_and_is_not_queued,
+        an_applied_but_unrecorded_publish_fails_under_strict,
         publish_creates_the_objects_kubectl_shows_them_and_the_live_object_matches_the_render,
         publishing_twice_is_unchanged_and_removed_keys_disappear,
         the_api_server_prunes_fields_outside_the_schema,

@@ -196,6 +196,67 @@ fn the_stale_guard_never_overwrites_a_newer_live_inventory() {
     );
 }
 
+/// A snapshot recorded after the applied one but rendered "earlier" (a fixed
+/// SOURCE_DATE_EPOCH in CI, another machine's clock): not silently superseded. Replay
+/// warns with both times and the override (-q does not hide it), keeps it queued with
+/// the reason, exits 13 under --strict, and --allow-older delivers it.
+fn clock_skew_is_said_and_allow_older_delivers() {
+    let p = plane();
+    p.crd_only();
+    let fx = Fx::new();
+    let dead = dead_kubeconfig(&p);
+    fx.run(&p.admin, &["publish", "--domain", "prod.acme.example"])
+        .env("SOURCE_DATE_EPOCH", "1800000000")
+        .run()
+        .ok();
+    fx.bump("metrics-server");
+    fx.run(dead.path(), &["publish", "--domain", "prod.acme.example"])
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .run()
+        .ok();
+    let skewed = states(&fx)[0].0.clone();
+    let live_before = p.live().unwrap();
+    let run = fx
+        .run(&p.admin, &["replay", "--domain", "prod.acme.example", "-q"])
+        .run()
+        .ok();
+    assert!(
+        run.stderr.starts_with(&format!(
+            "[warn] prod.acme.example: clock skew: the live inventory looks newer (renderedAt 2027-01-15T08:00:00Z) but the store recorded snapshot {skewed} later (recorded "
+        )) && run.stderr.contains("renderedAt 2023-11-14T22:13:20Z")
+            && run.stderr.contains("clinv replay --allow-older delivers it"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(states(&fx)[0], (skewed.clone(), "pending".into()));
+    assert_eq!(fx.snapshots()[0]["reason"], "clock-skew");
+    assert_eq!(
+        p.live().unwrap()["metadata"]["resourceVersion"],
+        live_before["metadata"]["resourceVersion"]
+    );
+    let strict = fx
+        .run(
+            &p.admin,
+            &["replay", "--domain", "prod.acme.example", "--strict"],
+        )
+        .run();
+    assert_eq!(strict.code, 13, "{}", strict.stderr);
+    let run = fx
+        .run(
+            &p.admin,
+            &["replay", "--domain", "prod.acme.example", "--allow-older"],
+        )
+        .run()
+        .ok();
+    assert!(
+        run.stderr.contains(&format!("applied snapshot {skewed}")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(states(&fx)[0], (skewed.clone(), "applied".into()));
+    assert_eq!(live_spec(&p), snapshot_spec(&fx, &skewed));
+}
+
 fn a_replay_that_crashed_after_applying_only_marks_on_the_next_run() {
     let p = plane();
     p.crd_only();
@@ -349,6 +410,7 @@ trials! {
     Plane: [
         queued_while_down_then_one_replay_applies_only_the_newest,
         the_stale_guard_never_overwrites_a_newer_live_inventory,
+        clock_skew_is_said_and_allow_older_delivers,
         a_replay_that_crashed_after_applying_only_marks_on_the_next_run,
         replays_killed_at_random_points_converge,
     ],

@@ -580,7 +580,6 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
         (&["--kubeconfig", &kc, "--context", "token-ctx"], 6),
         // The API server has no basic auth: the request counts as anonymous (403).
         (&["--kubeconfig", &kc, "--context", "basic-ctx"], 7),
-        (&["--kubeconfig", "/nonexistent/kubeconfig"], 3),
         (&["--kubeconfig", &kc, "--context", "userinfo-ctx"], 0),
         // The proxy (127.0.0.1:9) refuses: the cluster is unreachable through it.
         (&["--kubeconfig", &kc, "--context", "proxy-ctx"], 5),

@@ -4,7 +4,7 @@
 use super::{domain, project, rendered_at, report_warnings, store};
 use crate::app::cli::CommitArgs;
 use crate::app::settings::Settings;
-use crate::error::{Result, exit};
+use crate::error::{Error, Result, exit};
 use crate::gitops::layout::Destination;
 use crate::gitops::{self, Committed};
 use crate::inventory::{self, ClusterInventory, Loaded};
@@ -33,6 +33,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             .as_deref()
             .map(|remote| (remote, Duration::from_secs_f64(args.push_timeout))),
         force: args.force,
+        allow_older: args.allow_older,
     };
     if args.print_flux || args.print_argo {
         let print = Print {
@@ -74,10 +75,11 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     let branch = &outcome.branch;
     match &outcome.committed {
         Committed::Older { branch_rendered_at } => {
-            settings.printer.warn(&format!(
-                "{branch} already holds a newer inventory of {domain} (renderedAt {branch_rendered_at}); snapshot {} (renderedAt {}) is not committed",
-                snap.id, snap.rendered_at
-            ));
+            let message = ops::older_message(&store, branch, &snap, branch_rendered_at);
+            if settings.strict {
+                return Err(Error::Older(message));
+            }
+            settings.printer.alert(&message);
             return Ok(exit::OK);
         }
         Committed::UpToDate => settings.printer.info(&format!(

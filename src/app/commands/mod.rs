@@ -103,8 +103,19 @@ impl StoreOnly {
     }
 }
 
-/// The render time (`SOURCE_DATE_EPOCH` or now).
+/// The render time (`SOURCE_DATE_EPOCH` or now), warning about an unparsable
+/// `SOURCE_DATE_EPOCH` (an error with `--strict`; the output keeps lok8s's 1970).
 fn rendered_at(settings: &Settings) -> Result<jiff::Timestamp> {
+    if let Some(w) = inventory::source_date_epoch_warning(settings.env.source_date_epoch.as_deref())
+    {
+        if settings.strict {
+            return Err(Error::InvalidEnv {
+                name: "SOURCE_DATE_EPOCH",
+                message: w,
+            });
+        }
+        settings.printer.warn(&w);
+    }
     inventory::rendered_at(
         settings.env.source_date_epoch.as_deref(),
         jiff::Timestamp::now(),
@@ -207,6 +218,11 @@ fn fail_soft(settings: &Settings, reason: Reason, message: String) -> Result<Out
     if settings.strict {
         return Err(Error::Unapplied { reason, message });
     }
-    settings.printer.warn(&message);
+    if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {
+        // Not delivered, and no replay will deliver it by itself: -q does not hide it.
+        settings.printer.alert(&message);
+    } else {
+        settings.printer.warn(&message);
+    }
     Ok(Outcome::Done)
 }

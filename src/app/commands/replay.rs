@@ -5,6 +5,7 @@ use crate::app::cli::ReplayArgs;
 use crate::app::output;
 use crate::app::settings::Settings;
 use crate::cluster::access::options;
+use crate::delivery::Reason;
 use crate::error::{Outcome, Result};
 use crate::ops::replay::{self, Replayed, Request};
 
@@ -26,6 +27,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
             args.force_conflicts,
             args.dry_run,
         ),
+        allow_older: args.allow_older,
     };
     // `--all` goes on after a domain that was not delivered; `--strict` then exits with
     // the worst reason's code.
@@ -41,6 +43,9 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
                 if settings.strict {
                     settings.printer.error(&message);
                     unapplied.push(reason);
+                } else if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {
+                    // Newer content not delivered: -q does not hide it.
+                    settings.printer.alert(&message);
                 } else {
                     settings.printer.warn(&message);
                 }

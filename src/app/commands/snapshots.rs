@@ -270,6 +270,10 @@ fn export(settings: &Settings, store: &Store, domain: Option<&str>, file: &Path)
         domain.map_or_else(|| format!("{} domain(s)", exported.domains), str::to_string),
         file.display()
     ));
+    // The archive is written either way; --strict says that it is not whole.
+    if settings.strict && !exported.skipped.is_empty() {
+        return Err(Error::Strict(exported.skipped.len()));
+    }
     Ok(exit::OK)
 }
 
