@@ -9,6 +9,7 @@
 //! non-fast-forward, rebuild the commit on the new remote tip and retry.
 
 pub mod history;
+pub mod https;
 
 use crate::error::{Error, Result};
 use crate::inventory::ClusterInventory;
@@ -86,6 +87,7 @@ pub struct Request<'a> {
 /// An open GitOps repository, locked against other clinv processes.
 pub struct Repo {
     repo: Repository,
+    https: https::Options,
     _lock: File,
 }
 
@@ -127,7 +129,18 @@ impl Repo {
             timeout,
             "another clinv process holds the repository lock",
         )?;
-        Ok(Repo { repo, _lock: file })
+        Ok(Repo {
+            repo,
+            https: https::Options::default(),
+            _lock: file,
+        })
+    }
+
+    /// How pushes and fetches reach an `https://` remote.
+    #[must_use]
+    pub fn with_https(mut self, opts: https::Options) -> Repo {
+        self.https = opts;
+        self
     }
 
     /// The worktree root.
@@ -423,6 +436,7 @@ impl Repo {
             .repo
             .find_remote(remote_name)
             .map_err(|e| git(&wd, e))?;
+        https::prepare(&self.repo, &remote, &self.https)?;
         let start = Instant::now();
         let mut delay = Duration::from_millis(100);
         for attempt in 1..=6 {

@@ -27,6 +27,8 @@ pub struct Options<'a> {
     pub sign: bool,
     /// `--push REMOTE` and how long to retry it.
     pub push: Option<(&'a str, Duration)>,
+    /// How an `https://` remote is reached (token, insecure TLS).
+    pub https: gitops::https::Options,
 }
 
 /// Which GitOps object `--print-flux` / `--print-argo` prints.
@@ -116,7 +118,7 @@ pub fn commit(
         cr: cr_yaml(inventory)?,
         kustomization: gitops::kustomization(),
     };
-    let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?;
+    let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?.with_https(opts.https.clone());
     let template = opts.template.unwrap_or(DEFAULT_TEMPLATE);
     let domain = &store.domain;
     let message = |summary: &str| message(template, summary, domain, snap, inventory);

@@ -31,6 +31,10 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             .push
             .as_deref()
             .map(|remote| (remote, Duration::from_secs_f64(args.push_timeout))),
+        https: gitops::https::Options {
+            token_env: args.token_env.clone(),
+            allow_insecure_tls: args.allow_insecure_tls,
+        },
     };
     if args.print_flux || args.print_argo {
         let which = if args.print_flux {
