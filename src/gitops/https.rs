@@ -76,11 +76,7 @@ pub fn is_https(url: &str) -> bool {
 /// # Errors
 /// [`Error::Usage`] for `http.sslVerify=false` without `--allow-insecure-tls` or an empty
 /// `--token-env` variable; [`Error::InvalidFile`] for an unreadable CA file.
-pub fn prepare(
-    repo: &git2::Repository,
-    remote: &git2::Remote<'_>,
-    opts: &Options,
-) -> Result<()> {
+pub fn prepare(repo: &git2::Repository, remote: &git2::Remote<'_>, opts: &Options) -> Result<()> {
     let url = remote.url().unwrap_or_default();
     if !is_https(url) {
         if let Some(name) = &opts.token_env {
@@ -101,7 +97,9 @@ pub fn prepare(
         opts,
         repo.workdir().unwrap_or(repo.path()),
     )?;
-    *CURRENT.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(settings));
+    *CURRENT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(settings));
     register()
 }
 
@@ -169,7 +167,10 @@ impl Settings {
             let dir = expand_home(dir);
             let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
             for entry in entries.flatten() {
-                if entry.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()) {
+                if entry
+                    .file_type()
+                    .is_ok_and(|t| t.is_file() || t.is_symlink())
+                {
                     certs.extend(read_pem(&entry.path(), false)?);
                 }
             }
@@ -235,7 +236,10 @@ impl Settings {
                         "--token-env {name}: the environment variable is not set or empty"
                     ))
                 })?;
-                let user = split_userinfo(url).1.map(|(u, _)| u).filter(|u| !u.is_empty());
+                let user = split_userinfo(url)
+                    .1
+                    .map(|(u, _)| u)
+                    .filter(|u| !u.is_empty());
                 Some((user.unwrap_or_else(|| "git".into()), token))
             }
         };
@@ -275,7 +279,9 @@ fn choose_proxy(
         return Ok(None);
     };
     let (host, port) = host_port(url);
-    let no_proxy = env("NO_PROXY").or_else(|| env("no_proxy")).unwrap_or_default();
+    let no_proxy = env("NO_PROXY")
+        .or_else(|| env("no_proxy"))
+        .unwrap_or_default();
     if crate::cluster::proxy::no_proxy_covers(&no_proxy, &host, port) {
         return Ok(None);
     }
@@ -285,9 +291,9 @@ fn choose_proxy(
     } else {
         format!("http://{proxy}")
     };
-    ureq::Proxy::new(&proxy).map(Some).map_err(|e| {
-        Error::Usage(format!("proxy {}: {e}", redact::url(&proxy)))
-    })
+    ureq::Proxy::new(&proxy)
+        .map(Some)
+        .map_err(|e| Error::Usage(format!("proxy {}: {e}", redact::url(&proxy))))
 }
 
 /// `http.*` of git's configuration as it applies to one URL: `http.<url>.<key>` when
@@ -364,7 +370,9 @@ fn url_matches(pattern: &str, url: &str) -> bool {
     let strip = |u: &str| -> Option<(String, String, String)> {
         let (scheme, rest) = u.split_once("://")?;
         let rest = split_userinfo(&format!("{scheme}://{rest}")).0;
-        let rest = rest.split_once("://").map_or(rest.clone(), |(_, r)| r.to_string());
+        let rest = rest
+            .split_once("://")
+            .map_or(rest.clone(), |(_, r)| r.to_string());
         let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         Some((
             scheme.to_ascii_lowercase(),
@@ -456,8 +464,8 @@ fn expand_home(path: &str) -> PathBuf {
 
 /// The certificates of a PEM file; `required`: a file without one is an error.
 fn read_pem(path: &Path, required: bool) -> Result<Vec<ureq::tls::Certificate<'static>>> {
-    let bytes = crate::util::files::read_bounded(path, MAX_CA_BYTES)
-        .map_err(|e| Error::io(path, e))?;
+    let bytes =
+        crate::util::files::read_bounded(path, MAX_CA_BYTES).map_err(|e| Error::io(path, e))?;
     let mut certs = Vec::new();
     for item in ureq::tls::parse_pem(&bytes) {
         match item {
@@ -522,7 +530,11 @@ impl SmartSubtransport for Subtransport {
             Service::ReceivePack => ("git-receive-pack", false),
         };
         {
-            let mut session = self.shared.session.lock().unwrap_or_else(|e| e.into_inner());
+            let mut session = self
+                .shared
+                .session
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             if session.base.is_none() {
                 let (bare, info) = split_userinfo(url);
                 session.base = Some(bare.trim_end_matches('/').to_string());
@@ -597,7 +609,11 @@ impl Stream {
         };
         loop {
             let (base, credentials) = {
-                let s = self.shared.session.lock().unwrap_or_else(|e| e.into_inner());
+                let s = self
+                    .shared
+                    .session
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
                 (s.base.clone().unwrap_or_default(), s.credentials.clone())
             };
             let url = format!("{base}{suffix}");
@@ -636,7 +652,8 @@ impl Stream {
                 }
                 req.send(&self.body[..])
             };
-            let response = result.map_err(|e| io::Error::other(transport_error(&e, &shown, &settings)))?;
+            let response =
+                result.map_err(|e| io::Error::other(transport_error(&e, &shown, &settings)))?;
             let status = response.status().as_u16();
             if self.ls {
                 // Where the first request landed is where the rest go (a 401 there too).
@@ -649,7 +666,11 @@ impl Stream {
                             "{shown}: redirected to a URL that is not https://"
                         )));
                     }
-                    let mut s = self.shared.session.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut s = self
+                        .shared
+                        .session
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
                     s.base = Some(split_userinfo(moved).0);
                 }
             }
@@ -664,7 +685,11 @@ impl Stream {
                         if kind != format!("application/x-{}-advertisement", self.service) {
                             return Err(io::Error::other(format!(
                                 "{shown}: not a git smart-HTTP server (answered {})",
-                                if kind.is_empty() { "without a content type" } else { kind }
+                                if kind.is_empty() {
+                                    "without a content type"
+                                } else {
+                                    kind
+                                }
                             )));
                         }
                     }
@@ -679,8 +704,10 @@ impl Stream {
                     return Err(io::Error::other(format!(
                         "{shown}: authentication failed (HTTP 401){}",
                         match (rejected, credentials.is_some()) {
-                            (true, _) => "; the credentials from the git credential helper were refused and rejected (removed from the helper's store)",
-                            (false, true) => "; the credentials given (--token-env or the remote URL) were refused",
+                            (true, _) =>
+                                "; the credentials from the git credential helper were refused and rejected (removed from the helper's store)",
+                            (false, true) =>
+                                "; the credentials given (--token-env or the remote URL) were refused",
                             (false, false) => "",
                         }
                     )));
@@ -688,7 +715,11 @@ impl Stream {
                 403 => {
                     return Err(io::Error::other(format!(
                         "{shown}: access denied (HTTP 403): the credentials do not allow {}",
-                        if self.service == "git-receive-pack" { "pushing" } else { "fetching" }
+                        if self.service == "git-receive-pack" {
+                            "pushing"
+                        } else {
+                            "fetching"
+                        }
                     )));
                 }
                 404 => {
@@ -704,12 +735,20 @@ impl Stream {
     }
 
     fn asked(&self) -> bool {
-        self.shared.session.lock().unwrap_or_else(|e| e.into_inner()).asked
+        self.shared
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .asked
     }
 
     /// After a 401: `git credential fill` (for the URL's user, when it has one).
     fn ask(&self, base: &str) -> io::Result<()> {
-        let mut s = self.shared.session.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = self
+            .shared
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         s.asked = true;
         if matches!(s.credentials, Some((_, ref p, Source::Given)) if !p.is_empty()) {
             // Given credentials were refused: nothing else to try (as git with a URL password).
@@ -748,22 +787,42 @@ impl Stream {
     }
 
     fn approve(&self, base: &str) {
-        let mut s = self.shared.session.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = self
+            .shared
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if let Some((u, p, Source::Helper { approved })) = &mut s.credentials
             && !*approved
         {
             *approved = true;
             // A helper that cannot store is no failure of the push (git ignores it too).
-            let _ = credential(&self.shared.settings.workdir, "approve", base, Some(u), Some(p));
+            let _ = credential(
+                &self.shared.settings.workdir,
+                "approve",
+                base,
+                Some(u),
+                Some(p),
+            );
         }
     }
 
     /// `git credential reject` for helper credentials; true when there were some.
     fn reject(&self, base: &str) -> bool {
-        let s = self.shared.session.lock().unwrap_or_else(|e| e.into_inner());
+        let s = self
+            .shared
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         match &s.credentials {
             Some((u, p, Source::Helper { .. })) => {
-                let _ = credential(&self.shared.settings.workdir, "reject", base, Some(u), Some(p));
+                let _ = credential(
+                    &self.shared.settings.workdir,
+                    "reject",
+                    base,
+                    Some(u),
+                    Some(p),
+                );
                 true
             }
             _ => false,
@@ -808,7 +867,11 @@ fn credential(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| fail(format!("cannot run git ({e}); pass --token-env NAME instead")))?;
+        .map_err(|e| {
+            fail(format!(
+                "cannot run git ({e}); pass --token-env NAME instead"
+            ))
+        })?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin
             .write_all(input.as_bytes())
@@ -817,7 +880,10 @@ fn credential(
     let out = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("failed");
+        let last = err
+            .lines()
+            .rfind(|l| !l.trim().is_empty())
+            .unwrap_or("failed");
         return Err(fail(redact::detail(last)));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())

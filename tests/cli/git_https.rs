@@ -235,7 +235,11 @@ impl Fx {
         g(&["remote", "set-url", "origin", url.unwrap_or(&https)]);
         g(&["config", "user.name", "Inventory Bot"]);
         g(&["config", "user.email", "bot@acme.example"]);
-        g(&["config", "http.sslCAInfo", self.server.ca().to_str().unwrap()]);
+        g(&[
+            "config",
+            "http.sslCAInfo",
+            self.server.ca().to_str().unwrap(),
+        ]);
         g(&["checkout", "-q", "-B", "main"]);
         work
     }
@@ -245,8 +249,11 @@ impl Fx {
         let file = self.dir.path().join("credentials");
         std::fs::write(
             &file,
-            format!("https://{USER}:{password}@127.0.0.1%3a{}\n", self.server.port)
-                .replace("%3a", ":"),
+            format!(
+                "https://{USER}:{password}@127.0.0.1%3a{}\n",
+                self.server.port
+            )
+            .replace("%3a", ":"),
         )
         .unwrap();
         git_in(
@@ -332,7 +339,11 @@ fn push_and_fetch_over_https_with_a_credential_helper_and_a_private_ca() {
     fx.store_helper(&other, PASSWORD);
     let run = fx.push(&work, "prod.acme.example", &[]).run();
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, fx.server.error_log());
-    assert!(run.stderr.contains("pushed main to origin"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("pushed main to origin"),
+        "{}",
+        run.stderr
+    );
     no_secret(&run);
     assert_eq!(fx.remote_log().len(), 1);
     assert_eq!(
@@ -340,7 +351,11 @@ fn push_and_fetch_over_https_with_a_credential_helper_and_a_private_ca() {
         git_in(&work, &fx.home(), &["rev-parse", "main"])
     );
     // The first request is unauthenticated (401), then the helper's answer is used.
-    assert!(fx.server.requests("git-receive-pack", 401) >= 1, "{}", fx.server.access_log());
+    assert!(
+        fx.server.requests("git-receive-pack", 401) >= 1,
+        "{}",
+        fx.server.access_log()
+    );
     assert_eq!(fx.server.requests("POST /inv.git/git-receive-pack", 200), 1);
     // Approved: the store helper still holds it (a rejected one would be erased).
     assert!(std::fs::read_to_string(&stored).unwrap().contains(PASSWORD));
@@ -372,11 +387,20 @@ fn a_token_from_the_environment_or_an_extra_header() {
         .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     no_secret(&run);
-    assert_eq!(fx.server.requests("git-receive-pack", 401), 0, "{}", fx.server.access_log());
+    assert_eq!(
+        fx.server.requests("git-receive-pack", 401),
+        0,
+        "{}",
+        fx.server.access_log()
+    );
     assert_eq!(fx.remote_log().len(), 1);
 
     let run = fx
-        .push(&work, "prod.acme.example", &["--token-env", "INV_TOKEN_UNSET"])
+        .push(
+            &work,
+            "prod.acme.example",
+            &["--token-env", "INV_TOKEN_UNSET"],
+        )
         .run();
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("INV_TOKEN_UNSET"), "{}", run.stderr);
@@ -387,7 +411,11 @@ fn a_token_from_the_environment_or_an_extra_header() {
     git_in(
         &other,
         &fx.home(),
-        &["config", "http.extraHeader", &format!("Authorization: Basic {basic}")],
+        &[
+            "config",
+            "http.extraHeader",
+            &format!("Authorization: Basic {basic}"),
+        ],
     );
     let run = fx.push(&other, "lab.acme.example", &[]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -410,7 +438,11 @@ fn a_wrong_password_is_a_clear_error_without_the_secret() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains(&fx.server.url("/inv.git")), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&fx.server.url("/inv.git")),
+        "{}",
+        run.stderr
+    );
     no_secret(&run);
     assert!(
         !std::fs::read_to_string(&stored).unwrap().contains(WRONG),
@@ -432,7 +464,10 @@ fn a_wrong_password_is_a_clear_error_without_the_secret() {
     no_secret(&run);
 
     // A password in the remote URL is never shown either.
-    let url = format!("https://{USER}:{WRONG}@127.0.0.1:{}/inv.git", fx.server.port);
+    let url = format!(
+        "https://{USER}:{WRONG}@127.0.0.1:{}/inv.git",
+        fx.server.port
+    );
     git_in(&work, &fx.home(), &["remote", "set-url", "origin", &url]);
     let run = fx.push(&work, "prod.acme.example", &[]).run();
     assert_eq!(run.code, 1, "{}", run.stderr);
@@ -458,7 +493,11 @@ fn an_untrusted_ca_says_how_to_trust_it_and_sslverify_false_needs_a_flag() {
 
     // URL-specific form, as git reads it.
     let key = format!("http.{}.sslCAInfo", fx.server.url("/"));
-    git_in(&work, &fx.home(), &["config", &key, fx.server.ca().to_str().unwrap()]);
+    git_in(
+        &work,
+        &fx.home(),
+        &["config", &key, fx.server.ca().to_str().unwrap()],
+    );
     let run = fx.push(&work, "prod.acme.example", &[]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     git_in(&work, &fx.home(), &["config", "--unset", &key]);
@@ -466,7 +505,11 @@ fn an_untrusted_ca_says_how_to_trust_it_and_sslverify_false_needs_a_flag() {
     git_in(&work, &fx.home(), &["config", "http.sslVerify", "false"]);
     let run = fx.push(&work, "lab.acme.example", &[]).run();
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("--allow-insecure-tls"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--allow-insecure-tls"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(fx.remote_log().len(), 1);
     let run = fx
         .push(&work, "lab.acme.example", &["--allow-insecure-tls"])

@@ -62,8 +62,9 @@ fn main() -> std::process::ExitCode {
         #[cfg(feature = "gitops")]
         harness::Need::GitHttps => git_https::present(),
         #[cfg(feature = "gitops")]
-        harness::Need::GitHttpsAndTinyproxy => git_https::present()
-            .and_then(|()| loopback_proxy::present().map_err(str::to_string)),
+        harness::Need::GitHttpsAndTinyproxy => {
+            git_https::present().and_then(|()| loopback_proxy::present().map_err(str::to_string))
+        }
         other => unreachable!("no cli test needs {other:?}"),
     })
 }
