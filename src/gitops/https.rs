@@ -752,8 +752,10 @@ impl Stream {
         s.asked = true;
         if matches!(s.credentials, Some((_, ref p, Source::Given)) if !p.is_empty()) {
             // Given credentials were refused: nothing else to try (as git with a URL password).
-            s.asked = true;
-            return Ok(());
+            return Err(io::Error::other(format!(
+                "{}: authentication failed (HTTP 401); the credentials given (--token-env or the remote URL) were refused",
+                redact::url(base)
+            )));
         }
         let user = s.credentials.as_ref().map(|(u, _, _)| u.clone());
         let filled = credential(
