@@ -1,5 +1,6 @@
 //! GitOps: the inventory as files in a Flux / Argo CD repository. The only module that
-//! uses git2 (no `git` subprocess).
+//! uses git2 (no `git` subprocess, except `git credential` for an HTTPS remote's
+//! credential helpers: [`https`]).
 //!
 //! A commit is built from the branch tip's tree with the synced folder replaced — not
 //! from the index — so nothing the user staged or changed elsewhere is swept into it.
