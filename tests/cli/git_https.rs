@@ -472,6 +472,32 @@ fn a_wrong_password_is_a_clear_error_without_the_secret() {
     let run = fx.push(&work, "prod.acme.example", &[]).run();
     assert_eq!(run.code, 1, "{}", run.stderr);
     no_secret(&run);
+    // Nor in a printed manifest, nor in the store.
+    let run = fx
+        .clinv(&[
+            "commit",
+            "--domain",
+            "prod.acme.example",
+            "--repo",
+            work.to_str().unwrap(),
+            "--print-argo",
+        ])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("repoURL: https://127.0.0.1:"),
+        "{}",
+        run.stdout
+    );
+    no_secret(&run);
+    for file in all_files(&fx.dir.path().join("store")) {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("FAKESECRET"),
+            "{} holds a secret",
+            file.display()
+        );
+    }
 }
 
 /// Without the CA: a clear error naming `http.sslCAInfo`. `http.sslVerify=false` is
