@@ -502,8 +502,7 @@ def start_git_https_server(tmp, user, password):
                            "git-http-backend")
     d = srv
     conf = f"""daemon off;
-worker_processes 1;
-user root;
+master_process off;
 pid {d}/nginx.pid;
 error_log {d}/error.log warn;
 events {{ worker_connections 64; }}
@@ -529,7 +528,7 @@ http {{
 }}
 """
     open(os.path.join(srv, "nginx.conf"), "w").write(conf)
-    fcgi = subprocess.Popen(["fcgiwrap", "-c", "4", "-s", f"unix:{d}/fcgi.sock"], stdin=subprocess.DEVNULL,
+    fcgi = subprocess.Popen(["fcgiwrap", "-c", "1", "-s", f"unix:{d}/fcgi.sock"], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     nginx = subprocess.Popen(["nginx", "-p", srv, "-e", f"{d}/error.log", "-c", f"{d}/nginx.conf"],
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -52,6 +52,8 @@ fn git_in(dir: &Path, home: &Path, args: &[&str]) -> String {
 }
 
 /// nginx + fcgiwrap serving `<dir>/repos` over HTTPS with basic auth; stopped on drop.
+/// Both run as one process each (`master_process off`, `-c 1`): killing a master would
+/// leave its workers listening.
 pub struct GitServer {
     nginx: Child,
     fcgiwrap: Child,
@@ -76,8 +78,7 @@ impl GitServer {
         let d = dir.display();
         let config = format!(
             r#"daemon off;
-worker_processes 1;
-user root;
+master_process off;
 pid {d}/nginx.pid;
 error_log {d}/error.log info;
 events {{ worker_connections 64; }}
@@ -113,7 +114,7 @@ http {{
         let conf = write(&dir, "nginx.conf", config);
         let fcgiwrap = Command::new("fcgiwrap")
             .arg("-c")
-            .arg("4")
+            .arg("1")
             .arg("-s")
             .arg(format!("unix:{d}/fcgi.sock"))
             .env("HOME", &dir)
