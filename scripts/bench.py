@@ -566,11 +566,17 @@ def bench_push_https(args):
         os.makedirs(home)
         env = dict(os.environ, HOME=home, GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0",
                    CLINV_SNAPSHOTS=os.path.join(tmp, "store"))
-        for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy"):
+        # git's environment overrides its config (as in clinv): the repository's
+        # http.sslCAInfo must be what both use.
+        for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy",
+                  "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY"):
             env.pop(k, None)
         subprocess.run(["git", "init", "-q", "--bare", "-b", "main", os.path.join(repos, "inv.git")], check=True)
         repo = os.path.join(tmp, "repo")
-        git = lambda *a: subprocess.run(["git", "-C", repo, *a], env=env, check=True, capture_output=True)
+        def git(*a):
+            out = subprocess.run(["git", "-C", repo, *a], env=env, capture_output=True, text=True)
+            if out.returncode:
+                sys.exit(f"git {' '.join(a)}: {out.stderr}")
         subprocess.run(["git", "init", "-q", "-b", "main", repo], check=True, env=env)
         creds = os.path.join(tmp, "credentials")
         open(creds, "w").write(f"https://bench:bench-token@{base.split('://')[1]}\n")
