@@ -584,6 +584,34 @@ fn push_through_a_proxy_unless_no_proxy_covers_the_server() {
     }
 }
 
+/// The transport is set up only for a push: a commit without `--push` to a repository
+/// whose origin is HTTPS reads no TLS setting and makes no request.
+fn a_commit_without_push_makes_no_https_request() {
+    let fx = Fx::new();
+    let work = fx.clone("work", None);
+    // A CA file that cannot be read would fail any HTTPS setup.
+    git_in(
+        &work,
+        &fx.home(),
+        &["config", "http.sslCAInfo", "/nonexistent/ca.pem"],
+    );
+    let run = fx
+        .clinv(&[
+            "commit",
+            "--domain",
+            "prod.acme.example",
+            "--repo",
+            work.to_str().unwrap(),
+        ])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("committed"), "{}", run.stderr);
+    assert_eq!(fx.server.access_log().lines().count(), 0);
+    let run = fx.push(&work, "prod.acme.example", &[]).run();
+    assert_eq!(run.code, 1, "the push does read it: {}", run.stderr);
+    assert!(run.stderr.contains("/nonexistent/ca.pem"), "{}", run.stderr);
+}
+
 /// A remote that moved: the first request follows the redirect, the rest go where it
 /// landed.
 fn a_redirected_remote_is_followed() {
@@ -605,6 +633,7 @@ trials! {
         a_wrong_password_is_a_clear_error_without_the_secret,
         an_untrusted_ca_says_how_to_trust_it_and_sslverify_false_needs_a_flag,
         a_redirected_remote_is_followed,
+        a_commit_without_push_makes_no_https_request,
     ],
     GitHttpsAndTinyproxy: [
         push_through_a_proxy_unless_no_proxy_covers_the_server,
