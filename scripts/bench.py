@@ -4,6 +4,8 @@
     python3 scripts/bench.py render [--runs N]
     python3 scripts/bench.py diff [--runs N]
     python3 scripts/bench.py store2 [--runs N] [--records 1000000]
+    python3 scripts/bench.py commit [--runs N]
+    python3 scripts/bench.py push-https [--runs N]
 
 store2 gives issue #13's store figures (min/median/max wall, peak RSS, OK/OVER against
 each target) on v1 stores it writes itself, so it runs against either store format.
@@ -475,6 +477,160 @@ def bench_commit(args):
     print(f"  ratio clinv/git = {c / g:.2f}  {'OK' if c / g <= 1.0 else 'OVER'} (≤ 1.0)")
 
 
+def start_git_https_server(tmp, user, password):
+    """Debian's nginx (TLS with a private CA made here, basic auth) in front of git
+    http-backend through fcgiwrap, on a free loopback port, as tests/cli/git_https.rs
+    starts it. Returns (URL base, CA path, repositories folder, stop function)."""
+    import socket
+    srv = os.path.join(tmp, "srv")
+    os.makedirs(os.path.join(srv, "repos"))
+    ssl = lambda *a: subprocess.run(["openssl", *a], cwd=srv, check=True, capture_output=True)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    ssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=bench-ca",
+        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    ssl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
+    open(os.path.join(srv, "server.ext"), "w").write(
+        "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n"
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    ssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1",
+        "-sha256", "-extfile", "server.ext", "-out", "server.crt")
+    open(os.path.join(srv, "htpasswd"), "w").write(f"{user}:{{PLAIN}}{password}\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    backend = os.path.join(subprocess.run(["git", "--exec-path"], capture_output=True, text=True).stdout.strip(),
+                           "git-http-backend")
+    d = srv
+    conf = f"""daemon off;
+master_process off;
+pid {d}/nginx.pid;
+error_log {d}/error.log warn;
+events {{ worker_connections 64; }}
+http {{
+  access_log off;
+  client_body_temp_path {d}/tmp-body; fastcgi_temp_path {d}/tmp-fastcgi; proxy_temp_path {d}/tmp-proxy;
+  uwsgi_temp_path {d}/tmp-uwsgi; scgi_temp_path {d}/tmp-scgi;
+  client_max_body_size 0;
+  server {{
+    listen 127.0.0.1:{port} ssl;
+    ssl_certificate {d}/server.crt; ssl_certificate_key {d}/server.key;
+    location / {{
+      auth_basic "git"; auth_basic_user_file {d}/htpasswd;
+      include /etc/nginx/fastcgi_params;
+      fastcgi_param SCRIPT_FILENAME {backend};
+      fastcgi_param GIT_PROJECT_ROOT {d}/repos;
+      fastcgi_param GIT_HTTP_EXPORT_ALL "";
+      fastcgi_param PATH_INFO $uri;
+      fastcgi_param REMOTE_USER $remote_user;
+      fastcgi_pass unix:{d}/fcgi.sock;
+    }}
+  }}
+}}
+"""
+    open(os.path.join(srv, "nginx.conf"), "w").write(conf)
+    fcgi = subprocess.Popen(["fcgiwrap", "-c", "1", "-s", f"unix:{d}/fcgi.sock"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    nginx = subprocess.Popen(["nginx", "-p", srv, "-e", f"{d}/error.log", "-c", f"{d}/nginx.conf"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            if os.path.exists(f"{d}/fcgi.sock"):
+                break
+        except OSError:
+            pass
+        if time.time() > deadline:
+            sys.exit("nginx/fcgiwrap did not start: " + open(f"{d}/error.log").read())
+        time.sleep(0.02)
+
+    def stop():
+        for p in (nginx, fcgi):
+            p.kill()
+            p.wait()
+    return f"https://127.0.0.1:{port}", os.path.join(srv, "ca.crt"), os.path.join(srv, "repos"), stop
+
+
+def bench_push_https(args):
+    """clinv commit --push over HTTPS (a loopback nginx + git http-backend, private CA,
+    basic auth through a git credential helper) versus `git push` of the same kind of
+    commit, in a repository with 10,000 prior commits. Each run pushes a new commit: clinv
+    renders, commits and pushes; git only pushes (its commit is made untimed)."""
+    import shutil
+    tmp = os.path.join(REPO, "target", "bench-push-https")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    base, ca, repos, stop = start_git_https_server(tmp, "bench", "bench-token")
+    try:
+        home = os.path.join(tmp, "home")
+        os.makedirs(home)
+        env = dict(os.environ, HOME=home, GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0",
+                   CLINV_SNAPSHOTS=os.path.join(tmp, "store"))
+        # git's environment overrides its config (as in clinv): the repository's
+        # http.sslCAInfo must be what both use.
+        for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy",
+                  "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "GIT_SSL_NO_VERIFY"):
+            env.pop(k, None)
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", os.path.join(repos, "inv.git")], check=True)
+        repo = os.path.join(tmp, "repo")
+        def git(*a):
+            out = subprocess.run(["git", "-C", repo, *a], env=env, capture_output=True, text=True)
+            if out.returncode:
+                sys.exit(f"git {' '.join(a)}: {out.stderr}")
+        subprocess.run(["git", "init", "-q", "-b", "main", repo], check=True, env=env)
+        creds = os.path.join(tmp, "credentials")
+        open(creds, "w").write(f"https://bench:bench-token@{base.split('://')[1]}\n")
+        for k, v in (("user.name", "Bench"), ("user.email", "bench@example.invalid"), ("http.sslCAInfo", ca),
+                     ("credential.helper", f"store --file={creds}")):
+            git("config", k, v)
+        git("remote", "add", "origin", f"{base}/inv.git")
+        stream = []
+        for i in range(10_000):
+            data, msg = f"line {i}\n", f"prior commit {i}\n"
+            stream.append(f"commit refs/heads/main\nmark :{i + 1}\ncommitter Bench <bench@example.invalid> {1_600_000_000 + i} +0000\n"
+                          f"data {len(msg)}\n{msg}" + (f"from :{i}\n" if i else "") +
+                          f"M 100644 inline notes/n{i % 100}.txt\ndata {len(data)}\n{data}\n")
+        subprocess.run(["git", "-C", repo, "fast-import", "--quiet"], input="".join(stream).encode(), check=True)
+        git("checkout", "-q", "-f", "main")
+        git("push", "-q", "origin", "main")
+        root = os.path.join(tmp, "project")
+        shutil.copytree(os.path.join(REPO, "examples", "acme"), root)
+        chart = os.path.join(root, ".lok8s", "addons", "cilium", "chart.yaml")
+        clinv_walls, git_walls, commit_walls = [], [], []
+        for i in range(args.runs):
+            text = open(chart).read().split("version:")[0] + f"version: 1.{20 + i}.0\n"
+            open(chart, "w").write(text)
+            subprocess.run([BIN, "publish", "--root", root, "--domain", "prod.acme.example", "--kubeconfig",
+                            os.path.join(REPO, "examples", "offline.kubeconfig")],
+                           env=dict(env, SOURCE_DATE_EPOCH=str(1_700_000_000 + i)), check=True, capture_output=True)
+            start = time.perf_counter()
+            subprocess.run([BIN, "commit", "--root", root, "--domain", "prod.acme.example", "--repo", repo, "--push"],
+                           env=env, check=True, capture_output=True)
+            clinv_walls.append(time.perf_counter() - start)
+            folder = os.path.join(repo, "clusters", "prod.acme.example", "inventory")
+            for name in os.listdir(folder):
+                open(os.path.join(folder, name), "a").write(f"# git run {i}\n")
+            start = time.perf_counter()
+            git("add", "clusters/prod.acme.example/inventory")
+            git("commit", "-q", "-m", f"inventory: git run {i}")
+            commit_walls.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            git("push", "-q", "origin", "main")
+            git_walls.append(time.perf_counter() - start)
+        c = statistics.median(clinv_walls) * 1000
+        g = statistics.median(git_walls) * 1000
+        gc = statistics.median([a + b for a, b in zip(commit_walls, git_walls)]) * 1000
+        print(f"clinv commit --push over HTTPS (new commit, 10k prior): runs={len(clinv_walls)} median={c:.1f} ms "
+              f"min={min(clinv_walls) * 1000:.1f} max={max(clinv_walls) * 1000:.1f}")
+        print(f"git push of a same-sized commit: median={g:.1f} ms min={min(git_walls) * 1000:.1f} "
+              f"max={max(git_walls) * 1000:.1f}")
+        print(f"git add + git commit + git push: median={gc:.1f} ms")
+        print(f"  ratio clinv commit --push / git push = {c / g:.2f}  {'OK' if c / g <= 1.0 else 'OVER'} (≤ 1.0)")
+        print(f"  ratio clinv commit --push / (git add + commit + push) = {c / gc:.2f}")
+    finally:
+        stop()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
@@ -486,6 +642,8 @@ def main():
     st.add_argument("--runs", type=int, default=100)
     cm = sub.add_parser("commit", help="clinv commit vs git add + git commit, 10k prior commits")
     cm.add_argument("--runs", type=int, default=15)
+    ph = sub.add_parser("push-https", help="clinv commit --push vs git push over HTTPS (loopback nginx + git http-backend)")
+    ph.add_argument("--runs", type=int, default=15)
     lg = sub.add_parser("log", help="clinv log over 1k, 10k, 100k snapshots (10k: ≤ 300 ms, ≤ 50 MB)")
     lg.add_argument("--runs", type=int, default=20)
     s2 = sub.add_parser("store2", help="issue #13: publish into 1M, log 100k/1M, list 1M, gc 1M, export/import 100k")
@@ -496,7 +654,7 @@ def main():
     args = parser.parse_args()
     build()
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,
-     "store2": bench_store2}[args.bench](args)
+     "push-https": bench_push_https, "store2": bench_store2}[args.bench](args)
 
 
 if __name__ == "__main__":

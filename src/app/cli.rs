@@ -590,6 +590,15 @@ pub struct CommitArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub push_timeout: f64,
 
+    /// HTTPS remotes: the token (password) is in this environment variable, sent as
+    /// basic auth with the URL's user or `git` (default: git's credential helpers).
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
+
+    /// HTTPS remotes: honour http.sslVerify=false / GIT_SSL_NO_VERIFY (refused otherwise).
+    #[arg(long)]
+    pub allow_insecure_tls: bool,
+
     /// Author and committer, "Name <email>" (default: git config user.name/user.email).
     #[arg(long, value_name = "NAME <EMAIL>")]
     pub author: Option<String>,

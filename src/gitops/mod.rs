@@ -1,5 +1,6 @@
 //! GitOps: the inventory as files in a Flux / Argo CD repository. The only module that
-//! uses git2 (no `git` subprocess).
+//! uses git2 (no `git` subprocess, except `git credential` for an HTTPS remote's
+//! credential helpers: [`https`]).
 //!
 //! A commit is built from the branch tip's tree with the synced folder replaced — not
 //! from the index — so nothing the user staged or changed elsewhere is swept into it.
@@ -11,6 +12,7 @@
 pub mod history;
 pub mod layout;
 mod worktree;
+pub mod https;
 
 use crate::error::{Error, Result};
 use crate::inventory::ClusterInventory;
@@ -93,6 +95,7 @@ pub struct Request<'a> {
 /// An open GitOps repository, locked against other clinv processes.
 pub struct Repo {
     repo: Repository,
+    https: https::Options,
     _lock: File,
 }
 
@@ -134,7 +137,18 @@ impl Repo {
             timeout,
             "another clinv process holds the repository lock",
         )?;
-        Ok(Repo { repo, _lock: file })
+        Ok(Repo {
+            repo,
+            https: https::Options::default(),
+            _lock: file,
+        })
+    }
+
+    /// How pushes and fetches reach an `https://` remote.
+    #[must_use]
+    pub fn with_https(mut self, opts: https::Options) -> Repo {
+        self.https = opts;
+        self
     }
 
     /// The worktree root.
@@ -428,6 +442,7 @@ impl Repo {
             .repo
             .find_remote(remote_name)
             .map_err(|e| git(&wd, e))?;
+        https::prepare(&self.repo, &remote, &self.https)?;
         let start = Instant::now();
         let mut delay = Duration::from_millis(100);
         for attempt in 1..=6 {

@@ -33,6 +33,8 @@ pub struct Options<'a> {
     pub force: bool,
     /// `--allow-older`: commit over a branch whose inventory was rendered later.
     pub allow_older: bool,
+    /// How an `https://` remote is reached (token, insecure TLS).
+    pub https: gitops::https::Options,
 }
 
 /// Which GitOps object `--print-flux` / `--print-argo` prints.
@@ -273,7 +275,7 @@ pub fn commit(
         cr: cr_yaml(inventory)?,
         kustomization: gitops::kustomization(),
     };
-    let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?;
+    let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?.with_https(opts.https.clone());
     let template = opts.template.unwrap_or(DEFAULT_TEMPLATE);
     let domain = &store.domain;
     let message = |summary: &str, outside: Option<&str>| {

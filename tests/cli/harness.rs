@@ -34,6 +34,10 @@ pub enum Need {
     Tmpfs,
     /// No mounted Kubernetes service account (not inside a pod).
     NoServiceAccount,
+    /// Debian's nginx and fcgiwrap (an HTTPS git server; installed by `.ci/run`).
+    GitHttps,
+    /// nginx, fcgiwrap and tinyproxy.
+    GitHttpsAndTinyproxy,
 }
 
 /// One registered test: its libtest name, its prerequisite and its body.

@@ -36,7 +36,7 @@ fn openssl(dir: &Path, args: &[&str]) {
 }
 
 /// A throwaway CA and a certificate for 127.0.0.1/localhost signed by it.
-fn make_pki(dir: &Path) {
+pub fn make_pki(dir: &Path) {
     let ec = [
         "-newkey",
         "ec",

@@ -15,6 +15,8 @@ mod browser;
 mod contract;
 mod diff;
 #[cfg(feature = "gitops")]
+mod git_https;
+#[cfg(feature = "gitops")]
 mod gitops;
 mod history;
 mod history_store;
@@ -55,12 +57,20 @@ fn main() -> std::process::ExitCode {
     ];
     #[cfg(feature = "gitops")]
     cases.push(gitops::tests());
+    #[cfg(feature = "gitops")]
+    cases.push(git_https::tests());
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Chromium => browser::present(),
         harness::Need::Root => hostile::root(),
         harness::Need::Tmpfs => hostile::tmpfs(),
         harness::Need::NoServiceAccount => agent::outside_a_pod(),
         harness::Need::Tinyproxy => loopback_proxy::present().map_err(str::to_string),
+        #[cfg(feature = "gitops")]
+        harness::Need::GitHttps => git_https::present(),
+        #[cfg(feature = "gitops")]
+        harness::Need::GitHttpsAndTinyproxy => {
+            git_https::present().and_then(|()| loopback_proxy::present().map_err(str::to_string))
+        }
         other => unreachable!("no cli test needs {other:?}"),
     })
 }

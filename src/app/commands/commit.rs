@@ -34,6 +34,10 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             .map(|remote| (remote, Duration::from_secs_f64(args.push_timeout))),
         force: args.force,
         allow_older: args.allow_older,
+        https: gitops::https::Options {
+            token_env: args.token_env.clone(),
+            allow_insecure_tls: args.allow_insecure_tls,
+        },
     };
     if args.print_flux || args.print_argo {
         let print = Print {

@@ -1,0 +1,944 @@
+//! HTTPS for push and fetch: git's smart HTTP protocol on the TLS stack the binary already
+//! has (ureq on rustls + ring), registered as libgit2's `https` transport.
+//!
+//! libgit2 is built without a TLS stream (its OpenSSL stream loaded the whole CA bundle on
+//! every start, ~70 ms, a cost every command paid). This transport is registered only when
+//! a push or fetch targets an `https://` remote ([`prepare`]), so no other command pays
+//! for it, and it reads nothing before then.
+//!
+//! What git does, it does: credentials from `git credential fill` (the configured helpers,
+//! run by git itself in the repository, so `credential.helper`, `credential.<url>.*` and
+//! `useHttpPath` apply) after a 401, then `approve` or `reject`; a token from an environment
+//! variable (`--token-env NAME`, sent at once, as Flux's `--token-auth` does);
+//! `http.extraHeader`; `http.sslCAInfo` / `http.sslCAPath` (and `GIT_SSL_CAINFO` /
+//! `GIT_SSL_CAPATH`) instead of the built-in web roots; `http.sslVerify=false` (or
+//! `GIT_SSL_NO_VERIFY`) only with `--allow-insecure-tls`; `http.proxy`,
+//! `remote.<name>.proxy`, else `HTTPS_PROXY`/`https_proxy`/`ALL_PROXY`, unless `NO_PROXY`
+//! covers the host; `http.followRedirects` (default `initial`: the first request follows up
+//! to 10 redirects, the rest go to where it landed); every `http.*` key also in its
+//! URL-specific form `http.<url>.*`. A password or token never reaches a message: URLs are
+//! shown through [`crate::util::redact::url`].
+
+use crate::error::{Error, Result};
+use crate::util::redact;
+use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// What the command line adds to git's configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--token-env NAME`: the password (a token) is in this environment variable.
+    pub token_env: Option<String>,
+    /// `--allow-insecure-tls`: honour `http.sslVerify=false` / `GIT_SSL_NO_VERIFY`.
+    pub allow_insecure_tls: bool,
+}
+
+/// Redirects the first request may follow (git's curl allows 20; 10 is plenty for a
+/// moved repository and bounds a loop).
+const MAX_REDIRECTS: u32 = 10;
+/// Largest CA file read.
+const MAX_CA_BYTES: u64 = 4 << 20;
+
+/// Everything one push or fetch needs, read from git's configuration when it starts.
+struct Settings {
+    agent: ureq::Agent,
+    /// Same agent configuration without redirects (`http.followRedirects=initial`).
+    agent_no_redirect: ureq::Agent,
+    headers: Vec<(String, String)>,
+    /// `--token-env`: user (the URL's, else `git`) and the token.
+    token: Option<(String, String)>,
+    /// The worktree: `git credential` runs there so the repository's config applies.
+    workdir: PathBuf,
+    /// Whether a CA was configured (for the hint on an untrusted certificate).
+    custom_ca: bool,
+    follow_all_redirects: bool,
+}
+
+/// The settings of the push or fetch in progress (libgit2's transport factory is global;
+/// clinv runs one push or fetch at a time, under the repository lock).
+static CURRENT: Mutex<Option<Arc<Settings>>> = Mutex::new(None);
+/// Registered once per process, on first use.
+static REGISTERED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+
+/// Whether `url` is for this transport.
+pub fn is_https(url: &str) -> bool {
+    url.get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+}
+
+/// Before a push or fetch to `remote`: when its URL is `https://`, reads the settings
+/// (git config, CA files, the token) and registers the transport (once). Anything else
+/// returns at once.
+///
+/// # Errors
+/// [`Error::Usage`] for `http.sslVerify=false` without `--allow-insecure-tls` or an empty
+/// `--token-env` variable; [`Error::InvalidFile`] for an unreadable CA file.
+pub fn prepare(repo: &git2::Repository, remote: &git2::Remote<'_>, opts: &Options) -> Result<()> {
+    let url = remote.url().unwrap_or_default();
+    if !is_https(url) {
+        if let Some(name) = &opts.token_env {
+            return Err(Error::Usage(format!(
+                "--token-env {name}: the remote {} is not https://",
+                redact::url(url)
+            )));
+        }
+        return Ok(());
+    }
+    let config = repo
+        .config()
+        .map_err(|e| Error::Git(format!("git config: {}", e.message())))?;
+    let settings = Settings::read(
+        &config,
+        url,
+        remote.name().ok().flatten(),
+        opts,
+        repo.workdir().unwrap_or(repo.path()),
+    )?;
+    *CURRENT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(settings));
+    register()
+}
+
+#[allow(unsafe_code)]
+fn register() -> Result<()> {
+    REGISTERED
+        .get_or_init(|| {
+            // SAFETY: `git2::transport::register` is unsafe only because libgit2's list of
+            // transports is not synchronised with operations running at the same time. It
+            // runs once (OnceLock), before the first push or fetch of the process, while no
+            // other git operation runs: clinv's git work is on this one thread.
+            unsafe {
+                git2::transport::register("https", |remote| {
+                    let settings = CURRENT
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .clone()
+                        .ok_or_else(|| git2::Error::from_str("https transport used unprepared"))?;
+                    Transport::smart(
+                        remote,
+                        true,
+                        Subtransport {
+                            shared: Arc::new(Shared {
+                                settings,
+                                session: Mutex::new(Session::default()),
+                            }),
+                        },
+                    )
+                })
+            }
+            .map_err(|e| e.message().to_string())
+        })
+        .clone()
+        .map_err(|e| Error::Git(format!("cannot register the https transport: {e}")))
+}
+
+impl Settings {
+    fn read(
+        config: &git2::Config,
+        url: &str,
+        remote: Option<&str>,
+        opts: &Options,
+        workdir: &Path,
+    ) -> Result<Settings> {
+        let http = HttpConfig::read(config, url);
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        // TLS: git's environment overrides its configuration.
+        let verify = match env("GIT_SSL_NO_VERIFY") {
+            Some(_) => false,
+            None => http.bool("sslverify").unwrap_or(true),
+        };
+        if !verify && !opts.allow_insecure_tls {
+            return Err(Error::Usage(format!(
+                "{}: http.sslVerify is false (or GIT_SSL_NO_VERIFY is set): clinv does not push or fetch without checking the server's certificate; trust its CA with `git config http.sslCAInfo <ca.pem>`, or pass --allow-insecure-tls",
+                redact::url(url)
+            )));
+        }
+        let ca_file = env("GIT_SSL_CAINFO").or_else(|| http.last("sslcainfo"));
+        let ca_dir = env("GIT_SSL_CAPATH").or_else(|| http.last("sslcapath"));
+        let mut certs = Vec::new();
+        if let Some(file) = &ca_file {
+            certs.extend(read_pem(&expand_home(file), true)?);
+        }
+        if let Some(dir) = &ca_dir {
+            let dir = expand_home(dir);
+            let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+            for entry in entries.flatten() {
+                if entry
+                    .file_type()
+                    .is_ok_and(|t| t.is_file() || t.is_symlink())
+                {
+                    certs.extend(read_pem(&entry.path(), false)?);
+                }
+            }
+            if certs.is_empty() {
+                return Err(Error::InvalidFile {
+                    path: dir,
+                    message: "http.sslCAPath: no PEM certificate in this folder".into(),
+                });
+            }
+        }
+        let custom_ca = ca_file.is_some() || ca_dir.is_some();
+        let mut tls = ureq::tls::TlsConfig::builder();
+        if custom_ca {
+            tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
+        }
+        if !verify {
+            tls = tls.disable_verification(true);
+        }
+        let proxy = choose_proxy(&http, config, remote, url)?;
+        let follow = http
+            .last("followredirects")
+            .map(|v| v.to_ascii_lowercase())
+            .unwrap_or_else(|| "initial".into());
+        let (first, rest) = match follow.as_str() {
+            "false" | "no" | "off" | "0" => (0, 0),
+            "true" | "yes" | "on" | "1" => (MAX_REDIRECTS, MAX_REDIRECTS),
+            _ => (MAX_REDIRECTS, 0),
+        };
+        let user_agent = env("GIT_HTTP_USER_AGENT")
+            .or_else(|| http.last("useragent"))
+            .unwrap_or_else(|| concat!("git/2.0 (clinv/", env!("CARGO_PKG_VERSION"), ")").into());
+        let tls = tls.build();
+        let agent = |redirects: u32| -> ureq::Agent {
+            ureq::Agent::config_builder()
+                .https_only(true)
+                .http_status_as_error(false)
+                .max_redirects(redirects)
+                .max_redirects_will_error(true)
+                .timeout_connect(Some(Duration::from_secs(30)))
+                .user_agent(user_agent.as_str())
+                .tls_config(tls.clone())
+                .proxy(proxy.clone())
+                .build()
+                .into()
+        };
+        let mut headers = Vec::new();
+        for value in http.all("extraheader") {
+            if value.is_empty() {
+                headers.clear(); // git: an empty value resets the list
+            } else if let Some((name, v)) = value.split_once(':') {
+                headers.push((name.trim().to_string(), v.trim().to_string()));
+            } else {
+                return Err(Error::Usage(
+                    "http.extraHeader: a value is not `Name: value`".into(),
+                ));
+            }
+        }
+        let token = match &opts.token_env {
+            None => None,
+            Some(name) => {
+                let token = env(name).ok_or_else(|| {
+                    Error::Usage(format!(
+                        "--token-env {name}: the environment variable is not set or empty"
+                    ))
+                })?;
+                let user = split_userinfo(url)
+                    .1
+                    .map(|(u, _)| u)
+                    .filter(|u| !u.is_empty());
+                Some((user.unwrap_or_else(|| "git".into()), token))
+            }
+        };
+        Ok(Settings {
+            agent: agent(first),
+            agent_no_redirect: agent(rest),
+            headers,
+            token,
+            workdir: workdir.to_path_buf(),
+            custom_ca,
+            follow_all_redirects: rest > 0,
+        })
+    }
+}
+
+/// `http.proxy` (URL-specific first), `remote.<name>.proxy`, else the environment; none
+/// when `NO_PROXY` covers the host (as curl does for a configured proxy too).
+fn choose_proxy(
+    http: &HttpConfig,
+    config: &git2::Config,
+    remote: Option<&str>,
+    url: &str,
+) -> Result<Option<ureq::Proxy>> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let configured = remote
+        .and_then(|r| config.get_string(&format!("remote.{r}.proxy")).ok())
+        .or_else(|| http.last("proxy"));
+    let chosen = match configured {
+        Some(p) if p.is_empty() => return Ok(None), // an empty value turns proxying off
+        Some(p) => Some(p),
+        None => env("HTTPS_PROXY")
+            .or_else(|| env("https_proxy"))
+            .or_else(|| env("ALL_PROXY"))
+            .or_else(|| env("all_proxy")),
+    };
+    let Some(proxy) = chosen else {
+        return Ok(None);
+    };
+    let (host, port) = host_port(url);
+    let no_proxy = env("NO_PROXY")
+        .or_else(|| env("no_proxy"))
+        .unwrap_or_default();
+    if crate::cluster::proxy::no_proxy_covers(&no_proxy, &host, port) {
+        return Ok(None);
+    }
+    // curl's default scheme for a proxy without one.
+    let proxy = if proxy.contains("://") {
+        proxy
+    } else {
+        format!("http://{proxy}")
+    };
+    ureq::Proxy::new(&proxy)
+        .map(Some)
+        .map_err(|e| Error::Usage(format!("proxy {}: {e}", redact::url(&proxy))))
+}
+
+/// `http.*` of git's configuration as it applies to one URL: `http.<url>.<key>` when
+/// `<url>` matches (the longest match wins, as in git), else `http.<key>`.
+struct HttpConfig {
+    /// (key in lower case, specificity, value), in configuration order.
+    entries: Vec<(String, usize, String)>,
+}
+
+impl HttpConfig {
+    fn read(config: &git2::Config, url: &str) -> HttpConfig {
+        let mut entries = Vec::new();
+        let Ok(mut iter) = config.entries(Some("^http\\.")) else {
+            return HttpConfig { entries };
+        };
+        while let Some(Ok(entry)) = iter.next() {
+            let (Ok(name), Ok(value)) = (entry.name(), entry.value()) else {
+                continue;
+            };
+            let Some(rest) = name.strip_prefix("http.") else {
+                continue;
+            };
+            let (sub, key) = match rest.rsplit_once('.') {
+                Some((sub, key)) => (Some(sub), key),
+                None => (None, rest),
+            };
+            let specificity = match sub {
+                None => 0,
+                Some(pattern) if url_matches(pattern, url) => pattern.len(),
+                Some(_) => continue,
+            };
+            entries.push((key.to_ascii_lowercase(), specificity, value.to_string()));
+        }
+        HttpConfig { entries }
+    }
+
+    /// The single value of `key`: most specific, then last.
+    fn last(&self, key: &str) -> Option<String> {
+        let best = self
+            .entries
+            .iter()
+            .filter(|(k, _, _)| k == key)
+            .map(|(_, s, _)| *s)
+            .max()?;
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, s, _)| k == key && *s == best)
+            .map(|(_, _, v)| v.clone())
+    }
+
+    fn bool(&self, key: &str) -> Option<bool> {
+        self.last(key).map(|v| {
+            !matches!(
+                v.to_ascii_lowercase().as_str(),
+                "false" | "no" | "off" | "0" | ""
+            )
+        })
+    }
+
+    /// Every value of a multi-valued key, in order.
+    fn all(&self, key: &str) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|(k, _, _)| k == key)
+            .map(|(_, _, v)| v.clone())
+            .collect()
+    }
+}
+
+/// git's `http.<url>.*` matching, simplified: same scheme and host (a `*.` label matches
+/// one label), the port when given, and a path prefix at a `/` boundary.
+fn url_matches(pattern: &str, url: &str) -> bool {
+    let strip = |u: &str| -> Option<(String, String, String)> {
+        let (scheme, rest) = u.split_once("://")?;
+        let rest = split_userinfo(&format!("{scheme}://{rest}")).0;
+        let rest = rest
+            .split_once("://")
+            .map_or(rest.clone(), |(_, r)| r.to_string());
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        Some((
+            scheme.to_ascii_lowercase(),
+            authority.to_ascii_lowercase(),
+            path.to_string(),
+        ))
+    };
+    let (Some((ps, pa, pp)), Some((us, ua, up))) = (strip(pattern), strip(url)) else {
+        return false;
+    };
+    if ps != us {
+        return false;
+    }
+    let host_ok = if let Some(suffix) = pa.strip_prefix("*.") {
+        ua.split_once('.').is_some_and(|(_, rest)| rest == suffix)
+    } else {
+        pa == ua || (!pa.contains(':') && ua == format!("{pa}:443"))
+    };
+    let pp = pp.trim_end_matches('/');
+    host_ok && (pp.is_empty() || up == pp || up.starts_with(&format!("{pp}/")))
+}
+
+/// `url` without its user info, and the user info (user, password) when it has one.
+fn split_userinfo(url: &str) -> (String, Option<(String, Option<String>)>) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_string(), None);
+    };
+    let end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((info, host)) => {
+            let (user, pass) = match info.split_once(':') {
+                Some((u, p)) => (percent_decode(u), Some(percent_decode(p))),
+                None => (percent_decode(info), None),
+            };
+            (format!("{scheme}://{host}{path}"), Some((user, pass)))
+        }
+        None => (url.to_string(), None),
+    }
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(v) = text
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Host and port of an https URL.
+fn host_port(url: &str) -> (String, u16) {
+    let bare = split_userinfo(url).0;
+    let authority = bare
+        .split_once("://")
+        .map_or(bare.as_str(), |(_, r)| r)
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    if let Some(rest) = authority.strip_prefix('[') {
+        let (host, tail) = rest.split_once(']').unwrap_or((rest, ""));
+        let port = tail.strip_prefix(':').and_then(|p| p.parse().ok());
+        return (host.to_string(), port.unwrap_or(443));
+    }
+    match authority.rsplit_once(':') {
+        Some((h, p)) => (h.to_string(), p.parse().unwrap_or(443)),
+        None => (authority, 443),
+    }
+}
+
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The certificates of a PEM file; `required`: a file without one is an error.
+fn read_pem(path: &Path, required: bool) -> Result<Vec<ureq::tls::Certificate<'static>>> {
+    let bytes =
+        crate::util::files::read_bounded(path, MAX_CA_BYTES).map_err(|e| Error::io(path, e))?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&bytes) {
+        match item {
+            Ok(ureq::tls::PemItem::Certificate(c)) => certs.push(c),
+            Ok(_) => {}
+            Err(_) if !required => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(Error::InvalidFile {
+                    path: path.to_path_buf(),
+                    message: format!("http.sslCAInfo: not a PEM certificate file: {e}"),
+                });
+            }
+        }
+    }
+    if certs.is_empty() && required {
+        return Err(Error::InvalidFile {
+            path: path.to_path_buf(),
+            message: "http.sslCAInfo: no PEM certificate in this file".into(),
+        });
+    }
+    Ok(certs)
+}
+
+/// Where the credentials in use came from.
+#[derive(Clone)]
+enum Source {
+    /// `--token-env` or the remote URL's user info: nothing to approve or reject.
+    Given,
+    /// `git credential fill`: approved after it worked, rejected when refused.
+    Helper { approved: bool },
+}
+
+#[derive(Default)]
+struct Session {
+    /// The repository URL the requests go to (after the first request's redirects).
+    base: Option<String>,
+    /// User, password and where they came from.
+    credentials: Option<(String, String, Source)>,
+    /// Whether credentials were already asked for (one round, as git).
+    asked: bool,
+}
+
+struct Shared {
+    settings: Arc<Settings>,
+    session: Mutex<Session>,
+}
+
+struct Subtransport {
+    shared: Arc<Shared>,
+}
+
+impl SmartSubtransport for Subtransport {
+    fn action(
+        &self,
+        url: &str,
+        action: Service,
+    ) -> std::result::Result<Box<dyn SmartSubtransportStream>, git2::Error> {
+        let (service, ls) = match action {
+            Service::UploadPackLs => ("git-upload-pack", true),
+            Service::UploadPack => ("git-upload-pack", false),
+            Service::ReceivePackLs => ("git-receive-pack", true),
+            Service::ReceivePack => ("git-receive-pack", false),
+        };
+        {
+            let mut session = self
+                .shared
+                .session
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if session.base.is_none() {
+                let (bare, info) = split_userinfo(url);
+                session.base = Some(bare.trim_end_matches('/').to_string());
+                if let Some((user, pass)) = &self.shared.settings.token {
+                    session.credentials = Some((user.clone(), pass.clone(), Source::Given));
+                } else if let Some((user, Some(pass))) = info {
+                    session.credentials = Some((user, pass, Source::Given));
+                } else if let Some((user, None)) = info {
+                    // A user without a password: the helpers are asked for that user.
+                    session.credentials = Some((user, String::new(), Source::Given));
+                }
+            }
+        }
+        Ok(Box::new(Stream {
+            shared: Arc::clone(&self.shared),
+            service,
+            ls,
+            body: Vec::new(),
+            reader: None,
+        }))
+    }
+
+    fn close(&self) -> std::result::Result<(), git2::Error> {
+        Ok(())
+    }
+}
+
+struct Stream {
+    shared: Arc<Shared>,
+    service: &'static str,
+    ls: bool,
+    body: Vec<u8>,
+    reader: Option<ureq::BodyReader<'static>>,
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.reader.is_none() {
+            let response = self.send()?;
+            self.reader = Some(response.into_body().into_reader());
+        }
+        match self.reader.as_mut() {
+            Some(r) => r.read(buf),
+            None => Ok(0),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.reader.is_some() {
+            return Err(io::Error::other("https: write after the response was read"));
+        }
+        self.body.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Stream {
+    /// Sends the request (GET of the advertisement or POST of the buffered body), asking
+    /// for credentials once after a 401, and checks the answer.
+    fn send(&mut self) -> io::Result<http::Response<ureq::Body>> {
+        let settings = Arc::clone(&self.shared.settings);
+        let suffix = if self.ls {
+            format!("/info/refs?service={}", self.service)
+        } else {
+            format!("/{}", self.service)
+        };
+        loop {
+            let (base, credentials) = {
+                let s = self
+                    .shared
+                    .session
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                (s.base.clone().unwrap_or_default(), s.credentials.clone())
+            };
+            let url = format!("{base}{suffix}");
+            let shown = redact::url(&base);
+            let agent = if self.ls || settings.follow_all_redirects {
+                &settings.agent
+            } else {
+                &settings.agent_no_redirect
+            };
+            let auth = credentials
+                .as_ref()
+                .filter(|(_, p, _)| !p.is_empty())
+                .map(|(u, p, _)| basic(u, p));
+            let result = if self.ls {
+                let mut req = agent.get(&url);
+                for (k, v) in &settings.headers {
+                    req = req.header(k, v);
+                }
+                if let Some(a) = &auth {
+                    req = req.header("Authorization", a);
+                }
+                req.call()
+            } else {
+                let mut req = agent
+                    .post(&url)
+                    .header(
+                        "Content-Type",
+                        format!("application/x-{}-request", self.service),
+                    )
+                    .header("Accept", format!("application/x-{}-result", self.service));
+                for (k, v) in &settings.headers {
+                    req = req.header(k, v);
+                }
+                if let Some(a) = &auth {
+                    req = req.header("Authorization", a);
+                }
+                req.send(&self.body[..])
+            };
+            let response =
+                result.map_err(|e| io::Error::other(transport_error(&e, &shown, &settings)))?;
+            let status = response.status().as_u16();
+            if self.ls {
+                // Where the first request landed is where the rest go (a 401 there too).
+                let landed = ureq::ResponseExt::get_uri(&response).to_string();
+                if let Some(moved) = landed.strip_suffix(&suffix)
+                    && moved != base
+                {
+                    if !is_https(moved) {
+                        return Err(io::Error::other(format!(
+                            "{shown}: redirected to a URL that is not https://"
+                        )));
+                    }
+                    let mut s = self
+                        .shared
+                        .session
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
+                    s.base = Some(split_userinfo(moved).0);
+                }
+            }
+            match status {
+                200 => {
+                    if self.ls {
+                        let kind = response
+                            .headers()
+                            .get("content-type")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or_default();
+                        if kind != format!("application/x-{}-advertisement", self.service) {
+                            return Err(io::Error::other(format!(
+                                "{shown}: not a git smart-HTTP server (answered {})",
+                                if kind.is_empty() {
+                                    "without a content type"
+                                } else {
+                                    kind
+                                }
+                            )));
+                        }
+                    }
+                    self.approve(&base);
+                    return Ok(response);
+                }
+                401 if !self.asked() => {
+                    self.ask(&base)?;
+                }
+                401 => {
+                    let rejected = self.reject(&base);
+                    return Err(io::Error::other(format!(
+                        "{shown}: authentication failed (HTTP 401){}",
+                        match (rejected, credentials.is_some()) {
+                            (true, _) =>
+                                "; the credentials from the git credential helper were refused and rejected (removed from the helper's store)",
+                            (false, true) =>
+                                "; the credentials given (--token-env or the remote URL) were refused",
+                            (false, false) => "",
+                        }
+                    )));
+                }
+                403 => {
+                    return Err(io::Error::other(format!(
+                        "{shown}: access denied (HTTP 403): the credentials do not allow {}",
+                        if self.service == "git-receive-pack" {
+                            "pushing"
+                        } else {
+                            "fetching"
+                        }
+                    )));
+                }
+                404 => {
+                    return Err(io::Error::other(format!(
+                        "{shown}: repository not found (HTTP 404)"
+                    )));
+                }
+                other => {
+                    return Err(io::Error::other(format!("{shown}: HTTP {other}")));
+                }
+            }
+        }
+    }
+
+    fn asked(&self) -> bool {
+        self.shared
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .asked
+    }
+
+    /// After a 401: `git credential fill` (for the URL's user, when it has one).
+    fn ask(&self, base: &str) -> io::Result<()> {
+        let mut s = self
+            .shared
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        s.asked = true;
+        if matches!(s.credentials, Some((_, ref p, Source::Given)) if !p.is_empty()) {
+            // Given credentials were refused: nothing else to try (as git with a URL password).
+            return Err(io::Error::other(format!(
+                "{}: authentication failed (HTTP 401); the credentials given (--token-env or the remote URL) were refused",
+                redact::url(base)
+            )));
+        }
+        let user = s.credentials.as_ref().map(|(u, _, _)| u.clone());
+        let filled = credential(
+            &self.shared.settings.workdir,
+            "fill",
+            base,
+            user.as_deref(),
+            None,
+        )
+        .map_err(|e| {
+            io::Error::other(format!(
+                "authentication required and no credentials were found ({e}); configure a git credential helper (credential.helper) or pass --token-env NAME"
+            ))
+        })?;
+        let get = |k: &str| {
+            filled
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{k}=")))
+                .map(str::to_string)
+        };
+        match (get("username").or(user), get("password")) {
+            (Some(u), Some(p)) if !p.is_empty() => {
+                s.credentials = Some((u, p, Source::Helper { approved: false }));
+                Ok(())
+            }
+            _ => Err(io::Error::other(format!(
+                "{}: authentication required and git credential fill gave no password (configure credential.helper, or pass --token-env NAME)",
+                redact::url(base)
+            ))),
+        }
+    }
+
+    fn approve(&self, base: &str) {
+        let mut s = self
+            .shared
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((u, p, Source::Helper { approved })) = &mut s.credentials
+            && !*approved
+        {
+            *approved = true;
+            // A helper that cannot store is no failure of the push (git ignores it too).
+            let _ = credential(
+                &self.shared.settings.workdir,
+                "approve",
+                base,
+                Some(u),
+                Some(p),
+            );
+        }
+    }
+
+    /// `git credential reject` for helper credentials; true when there were some.
+    fn reject(&self, base: &str) -> bool {
+        let s = self
+            .shared
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match &s.credentials {
+            Some((u, p, Source::Helper { .. })) => {
+                let _ = credential(
+                    &self.shared.settings.workdir,
+                    "reject",
+                    base,
+                    Some(u),
+                    Some(p),
+                );
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+fn basic(user: &str, password: &str) -> String {
+    use base64::Engine;
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    )
+}
+
+/// Runs `git credential <action>` in `dir` for `url`; returns its output (`fill`).
+fn credential(
+    dir: &Path,
+    action: &str,
+    url: &str,
+    user: Option<&str>,
+    password: Option<&str>,
+) -> io::Result<String> {
+    let mut input = format!("url={url}\n");
+    if let Some(u) = user {
+        input.push_str(&format!("username={u}\n"));
+    }
+    if let Some(p) = password {
+        input.push_str(&format!("password={p}\n"));
+    }
+    input.push('\n');
+    let fail = |why: String| {
+        io::Error::other(format!(
+            "{}: git credential {action}: {why}",
+            redact::url(url)
+        ))
+    };
+    let mut child = std::process::Command::new("git")
+        .args(["credential", action])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            fail(format!(
+                "cannot run git ({e}); pass --token-env NAME instead"
+            ))
+        })?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(input.as_bytes())
+            .map_err(|e| fail(e.to_string()))?;
+    }
+    let out = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err
+            .lines()
+            .rfind(|l| !l.trim().is_empty())
+            .unwrap_or("failed");
+        return Err(fail(redact::detail(last)));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A transport failure as one line, with what to do for an untrusted certificate.
+fn transport_error(err: &ureq::Error, shown: &str, settings: &Settings) -> String {
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.contains(&next) {
+            text = format!("{text}: {next}");
+        }
+        source = s.source();
+    }
+    let text = redact::detail(&text);
+    if text.contains("invalid peer certificate") || text.contains("UnknownIssuer") {
+        let hint = if settings.custom_ca {
+            "the server's certificate is not signed by the CA in http.sslCAInfo / http.sslCAPath; point it at the CA that signed the server's certificate"
+        } else {
+            "the server's certificate is not signed by a public CA; trust its CA with `git config http.sslCAInfo /path/to/ca.pem` (or GIT_SSL_CAINFO)"
+        };
+        return format!("{shown}: TLS: {text}: {hint}");
+    }
+    format!("{shown}: {text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_specific_keys_match_as_git_does() {
+        let url = "https://git.example.com:8443/team/repo.git";
+        assert!(url_matches("https://git.example.com:8443", url));
+        assert!(url_matches("https://git.example.com:8443/team", url));
+        assert!(url_matches("https://*.example.com:8443/", url));
+        assert!(!url_matches("https://git.example.com:8443/tea", url));
+        assert!(!url_matches("https://other.example.com:8443", url));
+        assert!(!url_matches("http://git.example.com:8443", url));
+        assert!(url_matches(
+            "https://git.example.com",
+            "https://u:p@git.example.com/x"
+        ));
+    }
+
+    #[test]
+    fn user_info_is_split_off_and_decoded() {
+        let (bare, info) = split_userinfo("https://bot:p%40ss@h:1/r.git");
+        assert_eq!(bare, "https://h:1/r.git");
+        assert_eq!(info, Some(("bot".into(), Some("p@ss".into()))));
+        assert_eq!(host_port("https://u@[::1]:8443/r"), ("::1".into(), 8443));
+        assert_eq!(host_port("https://h/r"), ("h".into(), 443));
+    }
+}

@@ -1,0 +1,641 @@
+//! `clinv commit --push` to a real HTTPS git server on loopback: Debian's nginx (TLS with a
+//! private CA made at test time, basic auth) in front of `git http-backend` through
+//! Debian's fcgiwrap — the smart-HTTP setup of a self-hosted git server. Push and fetch
+//! with credentials from a git credential helper, a token from an environment variable,
+//! `http.extraHeader`; the CA from `http.sslCAInfo`; through tinyproxy; after a redirect;
+//! and the failures (wrong password, untrusted CA, `http.sslVerify=false`) as clear
+//! errors that never show the secret.
+
+use crate::support::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const USER: &str = "bot";
+const PASSWORD: &str = "FAKESECRET-git-https-token-5c1e";
+const WRONG: &str = "FAKESECRET-wrong-password-90ab";
+
+/// Whether nginx and fcgiwrap can be run.
+pub fn present() -> Result<(), String> {
+    for (program, arg) in [("nginx", "-v"), ("fcgiwrap", "-h")] {
+        let found = Command::new(program)
+            .arg(arg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok();
+        if !found {
+            return Err(format!(
+                "no {program}: apt-get install nginx fcgiwrap (.ci/run does)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn git_in(dir: &Path, home: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// nginx + fcgiwrap serving `<dir>/repos` over HTTPS with basic auth; stopped on drop.
+/// Both run as one process each (`master_process off`, `-c 1`): killing a master would
+/// leave its workers listening.
+pub struct GitServer {
+    nginx: Child,
+    fcgiwrap: Child,
+    pub port: u16,
+    pub dir: PathBuf,
+}
+
+impl GitServer {
+    /// Serves `<dir>/repos` (created) for `user`/`password`; `/old/<x>` redirects to `/<x>`.
+    pub fn start(dir: &Path, user: &str, password: &str) -> GitServer {
+        let dir = dir.to_path_buf();
+        std::fs::create_dir_all(dir.join("repos")).unwrap();
+        crate::https::make_pki(&dir);
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        write(&dir, "htpasswd", format!("{user}:{{PLAIN}}{password}\n"));
+        let exec = git_in(&dir, &dir, &["--exec-path"]);
+        let backend = Path::new(exec.trim()).join("git-http-backend");
+        let d = dir.display();
+        let config = format!(
+            r#"daemon off;
+master_process off;
+pid {d}/nginx.pid;
+error_log {d}/error.log info;
+events {{ worker_connections 64; }}
+http {{
+  access_log {d}/access.log;
+  client_body_temp_path {d}/tmp-body;
+  fastcgi_temp_path {d}/tmp-fastcgi;
+  proxy_temp_path {d}/tmp-proxy;
+  uwsgi_temp_path {d}/tmp-uwsgi;
+  scgi_temp_path {d}/tmp-scgi;
+  client_max_body_size 0;
+  server {{
+    listen 127.0.0.1:{port} ssl;
+    ssl_certificate {d}/server.crt;
+    ssl_certificate_key {d}/server.key;
+    location /old/ {{ rewrite ^/old/(.*)$ /$1 permanent; }}
+    location / {{
+      auth_basic "git";
+      auth_basic_user_file {d}/htpasswd;
+      include /etc/nginx/fastcgi_params;
+      fastcgi_param SCRIPT_FILENAME {backend};
+      fastcgi_param GIT_PROJECT_ROOT {d}/repos;
+      fastcgi_param GIT_HTTP_EXPORT_ALL "";
+      fastcgi_param PATH_INFO $uri;
+      fastcgi_param REMOTE_USER $remote_user;
+      fastcgi_pass unix:{d}/fcgi.sock;
+    }}
+  }}
+}}
+"#,
+            backend = backend.display()
+        );
+        let conf = write(&dir, "nginx.conf", config);
+        let fcgiwrap = Command::new("fcgiwrap")
+            .arg("-c")
+            .arg("1")
+            .arg("-s")
+            .arg(format!("unix:{d}/fcgi.sock"))
+            .env("HOME", &dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("fcgiwrap starts");
+        let nginx = Command::new("nginx")
+            .arg("-p")
+            .arg(&dir)
+            .arg("-e")
+            .arg(dir.join("error.log"))
+            .arg("-c")
+            .arg(&conf)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nginx starts");
+        let server = GitServer {
+            nginx,
+            fcgiwrap,
+            port,
+            dir,
+        };
+        let until = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
+            || !server.dir.join("fcgi.sock").exists()
+        {
+            assert!(
+                Instant::now() < until,
+                "nginx/fcgiwrap did not start:\n{}",
+                server.error_log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
+    }
+
+    pub fn ca(&self) -> PathBuf {
+        self.dir.join("ca.crt")
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("https://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn access_log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default()
+    }
+
+    fn error_log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("error.log")).unwrap_or_default()
+    }
+
+    /// Access-log lines that contain `needle` with status `status`.
+    pub fn requests(&self, needle: &str, status: u16) -> usize {
+        self.access_log()
+            .lines()
+            .filter(|l| l.contains(needle) && l.contains(&format!("\" {status} ")))
+            .count()
+    }
+}
+
+impl Drop for GitServer {
+    fn drop(&mut self) {
+        let _ = self.nginx.kill();
+        let _ = self.nginx.wait();
+        let _ = self.fcgiwrap.kill();
+        let _ = self.fcgiwrap.wait();
+    }
+}
+
+/// A project copy, a bare repository served over HTTPS, a HOME, clones with the remote
+/// `origin` set to the HTTPS URL.
+struct Fx {
+    dir: tempfile::TempDir,
+    server: GitServer,
+}
+
+impl Fx {
+    fn new() -> Fx {
+        let dir = tempfile::tempdir().unwrap();
+        let server = GitServer::start(&dir.path().join("srv"), USER, PASSWORD);
+        let fx = Fx { dir, server };
+        std::fs::create_dir_all(fx.home()).unwrap();
+        let project = copy_tree(&example());
+        std::fs::rename(project.path(), fx.root()).unwrap();
+        git_in(
+            &fx.server.dir.join("repos"),
+            &fx.home(),
+            &["init", "-q", "--bare", "-b", "main", "inv.git"],
+        );
+        fx
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    fn bare(&self) -> PathBuf {
+        self.server.dir.join("repos/inv.git")
+    }
+
+    /// A clone whose origin is `url` (default: the HTTPS URL of the repository), the CA
+    /// trusted through `http.sslCAInfo`.
+    fn clone(&self, name: &str, url: Option<&str>) -> PathBuf {
+        let file = format!("file://{}", self.bare().display());
+        git_in(self.dir.path(), &self.home(), &["clone", "-q", &file, name]);
+        let work = self.dir.path().join(name);
+        let https = self.server.url("/inv.git");
+        let g = |args: &[&str]| git_in(&work, &self.home(), args);
+        g(&["remote", "set-url", "origin", url.unwrap_or(&https)]);
+        g(&["config", "user.name", "Inventory Bot"]);
+        g(&["config", "user.email", "bot@acme.example"]);
+        g(&[
+            "config",
+            "http.sslCAInfo",
+            self.server.ca().to_str().unwrap(),
+        ]);
+        g(&["checkout", "-q", "-B", "main"]);
+        work
+    }
+
+    /// `credential.helper` = git's store helper with `password` stored for the server.
+    fn store_helper(&self, work: &Path, password: &str) -> PathBuf {
+        let file = self.dir.path().join("credentials");
+        std::fs::write(
+            &file,
+            format!(
+                "https://{USER}:{password}@127.0.0.1%3a{}\n",
+                self.server.port
+            )
+            .replace("%3a", ":"),
+        )
+        .unwrap();
+        git_in(
+            work,
+            &self.home(),
+            &[
+                "config",
+                "credential.helper",
+                &format!("store --file={}", file.display()),
+            ],
+        );
+        file
+    }
+
+    fn clinv(&self, args: &[&str]) -> Clinv {
+        let root = self.root().to_str().unwrap().to_string();
+        let mut all = vec!["--root", root.as_str()];
+        all.extend_from_slice(args);
+        clinv(&all)
+            .env(
+                "CLINV_SNAPSHOTS",
+                self.dir.path().join("store").to_str().unwrap(),
+            )
+            .env("HOME", self.home().to_str().unwrap())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("HTTPS_PROXY", "")
+            .env("https_proxy", "")
+            .env("ALL_PROXY", "")
+            .env("all_proxy", "")
+    }
+
+    fn push(&self, work: &Path, domain: &str, extra: &[&str]) -> Clinv {
+        let mut args = vec![
+            "commit",
+            "--domain",
+            domain,
+            "--repo",
+            work.to_str().unwrap(),
+            "--push",
+        ];
+        args.extend_from_slice(extra);
+        self.clinv(&args)
+    }
+
+    fn remote_log(&self) -> Vec<String> {
+        let bare = self.bare();
+        let has = Command::new("git")
+            .arg("-C")
+            .arg(&bare)
+            .args(["rev-parse", "--verify", "-q", "main"])
+            .output()
+            .unwrap()
+            .status
+            .success();
+        if !has {
+            return Vec::new();
+        }
+        git_in(&bare, &self.home(), &["log", "--format=%s", "main"])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+fn no_secret(run: &Run) {
+    assert!(
+        !run.stdout.contains("FAKESECRET") && !run.stderr.contains("FAKESECRET"),
+        "a secret was printed:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
+/// Push with the password from a git credential helper (asked after the server's 401,
+/// approved after it worked), the server's CA from `http.sslCAInfo`; then a second clone,
+/// stale, pushes: non-fast-forward, so clinv fetches over HTTPS and rebuilds its commit.
+fn push_and_fetch_over_https_with_a_credential_helper_and_a_private_ca() {
+    let fx = Fx::new();
+    let work = fx.clone("work", None);
+    let other = fx.clone("other", None);
+    let stored = fx.store_helper(&work, PASSWORD);
+    fx.store_helper(&other, PASSWORD);
+    let run = fx.push(&work, "prod.acme.example", &[]).run();
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, fx.server.error_log());
+    assert!(
+        run.stderr.contains("pushed main to origin"),
+        "{}",
+        run.stderr
+    );
+    no_secret(&run);
+    assert_eq!(fx.remote_log().len(), 1);
+    assert_eq!(
+        git_in(&fx.bare(), &fx.home(), &["rev-parse", "main"]),
+        git_in(&work, &fx.home(), &["rev-parse", "main"])
+    );
+    // The first request is unauthenticated (401), then the helper's answer is used.
+    assert!(
+        fx.server.requests("git-receive-pack", 401) >= 1,
+        "{}",
+        fx.server.access_log()
+    );
+    assert_eq!(fx.server.requests("POST /inv.git/git-receive-pack", 200), 1);
+    // Approved: the store helper still holds it (a rejected one would be erased).
+    assert!(std::fs::read_to_string(&stored).unwrap().contains(PASSWORD));
+
+    let run = fx.push(&other, "lab.acme.example", &[]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("2 attempt(s)"), "{}", run.stderr);
+    no_secret(&run);
+    assert!(
+        fx.server.requests("POST /inv.git/git-upload-pack", 200) >= 1,
+        "the rebuild fetched over HTTPS:\n{}",
+        fx.server.access_log()
+    );
+    let subjects = fx.remote_log();
+    assert_eq!(subjects.len(), 2, "{subjects:?}");
+    git_in(&fx.bare(), &fx.home(), &["fsck", "--strict"]);
+}
+
+/// `--token-env NAME`: the token is sent with the first request (no 401 round), and the
+/// same token in `http.extraHeader` works too; a missing variable is a usage error.
+fn a_token_from_the_environment_or_an_extra_header() {
+    let fx = Fx::new();
+    // The token's user is the URL's (`git` without one, as Flux's --token-auth).
+    let with_user = format!("https://{USER}@127.0.0.1:{}/inv.git", fx.server.port);
+    let work = fx.clone("work", Some(&with_user));
+    let run = fx
+        .push(&work, "prod.acme.example", &["--token-env", "INV_TOKEN"])
+        .env("INV_TOKEN", PASSWORD)
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    no_secret(&run);
+    assert_eq!(
+        fx.server.requests("git-receive-pack", 401),
+        0,
+        "{}",
+        fx.server.access_log()
+    );
+    assert_eq!(fx.remote_log().len(), 1);
+
+    let run = fx
+        .push(
+            &work,
+            "prod.acme.example",
+            &["--token-env", "INV_TOKEN_UNSET"],
+        )
+        .run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("INV_TOKEN_UNSET"), "{}", run.stderr);
+
+    let other = fx.clone("other", None);
+    use base64::Engine;
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{PASSWORD}"));
+    git_in(
+        &other,
+        &fx.home(),
+        &[
+            "config",
+            "http.extraHeader",
+            &format!("Authorization: Basic {basic}"),
+        ],
+    );
+    let run = fx.push(&other, "lab.acme.example", &[]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    no_secret(&run);
+    assert!(!run.stderr.contains(&basic), "{}", run.stderr);
+    assert_eq!(fx.remote_log().len(), 2);
+}
+
+/// A wrong password from the helper: exit 1 with "authentication failed", the password
+/// nowhere in the output, and the helper told to forget it (`git credential reject`).
+/// A wrong `--token-env` token: the same, naming where it came from.
+fn a_wrong_password_is_a_clear_error_without_the_secret() {
+    let fx = Fx::new();
+    let work = fx.clone("work", None);
+    let stored = fx.store_helper(&work, WRONG);
+    let run = fx.push(&work, "prod.acme.example", &[]).run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("authentication failed") && run.stderr.contains("credential helper"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&fx.server.url("/inv.git")),
+        "{}",
+        run.stderr
+    );
+    no_secret(&run);
+    assert!(
+        !std::fs::read_to_string(&stored).unwrap().contains(WRONG),
+        "rejected credentials are erased from the helper"
+    );
+    assert!(fx.remote_log().is_empty());
+
+    // No helper answer at all (prompts off): says how to give credentials.
+    let run = fx.push(&work, "prod.acme.example", &[]).run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("--token-env"), "{}", run.stderr);
+
+    let run = fx
+        .push(&work, "prod.acme.example", &["--token-env", "INV_TOKEN"])
+        .env("INV_TOKEN", WRONG)
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("--token-env"), "{}", run.stderr);
+    no_secret(&run);
+
+    // A password in the remote URL is never shown either.
+    let url = format!(
+        "https://{USER}:{WRONG}@127.0.0.1:{}/inv.git",
+        fx.server.port
+    );
+    git_in(&work, &fx.home(), &["remote", "set-url", "origin", &url]);
+    let run = fx.push(&work, "prod.acme.example", &[]).run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    no_secret(&run);
+    // Nor in a printed manifest, nor in the store.
+    let run = fx
+        .clinv(&[
+            "commit",
+            "--domain",
+            "prod.acme.example",
+            "--repo",
+            work.to_str().unwrap(),
+            "--print-argo",
+        ])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("repoURL: https://127.0.0.1:"),
+        "{}",
+        run.stdout
+    );
+    no_secret(&run);
+    for file in all_files(&fx.dir.path().join("store")) {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("FAKESECRET"),
+            "{} holds a secret",
+            file.display()
+        );
+    }
+}
+
+/// Without the CA: a clear error naming `http.sslCAInfo`. `http.sslVerify=false` is
+/// refused (usage error naming `--allow-insecure-tls`) and works with it.
+fn an_untrusted_ca_says_how_to_trust_it_and_sslverify_false_needs_a_flag() {
+    let fx = Fx::new();
+    let work = fx.clone("work", None);
+    fx.store_helper(&work, PASSWORD);
+    git_in(&work, &fx.home(), &["config", "--unset", "http.sslCAInfo"]);
+    let run = fx.push(&work, "prod.acme.example", &[]).run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("git config http.sslCAInfo") && run.stderr.contains("certificate"),
+        "{}",
+        run.stderr
+    );
+    no_secret(&run);
+    assert!(fx.remote_log().is_empty());
+
+    // URL-specific form, as git reads it.
+    let key = format!("http.{}.sslCAInfo", fx.server.url("/"));
+    git_in(
+        &work,
+        &fx.home(),
+        &["config", &key, fx.server.ca().to_str().unwrap()],
+    );
+    let run = fx.push(&work, "prod.acme.example", &[]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    git_in(&work, &fx.home(), &["config", "--unset", &key]);
+
+    git_in(&work, &fx.home(), &["config", "http.sslVerify", "false"]);
+    let run = fx.push(&work, "lab.acme.example", &[]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--allow-insecure-tls"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(fx.remote_log().len(), 1);
+    let run = fx
+        .push(&work, "lab.acme.example", &["--allow-insecure-tls"])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(fx.remote_log().len(), 2);
+}
+
+/// Through a real proxy (tinyproxy, CONNECT): from `HTTPS_PROXY`, from `http.proxy`, and
+/// straight when `NO_PROXY` covers the server.
+fn push_through_a_proxy_unless_no_proxy_covers_the_server() {
+    use crate::loopback_proxy::Tinyproxy;
+    let fx = Fx::new();
+    let work = fx.clone("work", None);
+    fx.store_helper(&work, PASSWORD);
+    let host = format!("127.0.0.1:{}", fx.server.port);
+    let proxy = Tinyproxy::start(None);
+    let run = fx
+        .push(&work, "prod.acme.example", &[])
+        .env("HTTPS_PROXY", &proxy.url())
+        .run();
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, proxy.log());
+    assert!(proxy.tunnels(&host) >= 2, "{}", proxy.log());
+    assert_eq!(fx.remote_log().len(), 1);
+
+    let before = proxy.tunnels(&host);
+    let run = fx
+        .push(&work, "lab.acme.example", &[])
+        .env("HTTPS_PROXY", &proxy.url())
+        .env("NO_PROXY", "127.0.0.1")
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(proxy.tunnels(&host), before, "{}", proxy.log());
+    assert_eq!(fx.remote_log().len(), 2);
+
+    // From git config, with no proxy in the environment: `http.proxy`, then
+    // `remote.origin.proxy` (an up-to-date branch is still pushed, so requests are made).
+    for key in ["http.proxy", "remote.origin.proxy"] {
+        git_in(&work, &fx.home(), &["config", key, &proxy.url()]);
+        let before = proxy.tunnels(&host);
+        let run = fx.push(&work, "prod.acme.example", &[]).run();
+        assert_eq!(run.code, 0, "{key}: {}", run.stderr);
+        assert!(proxy.tunnels(&host) > before, "{key}: {}", proxy.log());
+        git_in(&work, &fx.home(), &["config", "--unset", key]);
+    }
+}
+
+/// The transport is set up only for a push: a commit without `--push` to a repository
+/// whose origin is HTTPS reads no TLS setting and makes no request.
+fn a_commit_without_push_makes_no_https_request() {
+    let fx = Fx::new();
+    let work = fx.clone("work", None);
+    // A CA file that cannot be read would fail any HTTPS setup.
+    git_in(
+        &work,
+        &fx.home(),
+        &["config", "http.sslCAInfo", "/nonexistent/ca.pem"],
+    );
+    let run = fx
+        .clinv(&[
+            "commit",
+            "--domain",
+            "prod.acme.example",
+            "--repo",
+            work.to_str().unwrap(),
+        ])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("committed"), "{}", run.stderr);
+    assert_eq!(fx.server.access_log().lines().count(), 0);
+    let run = fx.push(&work, "prod.acme.example", &[]).run();
+    assert_eq!(run.code, 1, "the push does read it: {}", run.stderr);
+    assert!(run.stderr.contains("/nonexistent/ca.pem"), "{}", run.stderr);
+}
+
+/// A remote that moved: the first request follows the redirect, the rest go where it
+/// landed.
+fn a_redirected_remote_is_followed() {
+    let fx = Fx::new();
+    let old = fx.server.url("/old/inv.git");
+    let work = fx.clone("work", Some(&old));
+    fx.store_helper(&work, PASSWORD);
+    let run = fx.push(&work, "prod.acme.example", &[]).run();
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, fx.server.access_log());
+    assert!(fx.server.requests("/old/inv.git/info/refs", 301) >= 1);
+    assert_eq!(fx.server.requests("POST /inv.git/git-receive-pack", 200), 1);
+    assert_eq!(fx.remote_log().len(), 1);
+}
+
+trials! {
+    GitHttps: [
+        push_and_fetch_over_https_with_a_credential_helper_and_a_private_ca,
+        a_token_from_the_environment_or_an_extra_header,
+        a_wrong_password_is_a_clear_error_without_the_secret,
+        an_untrusted_ca_says_how_to_trust_it_and_sslverify_false_needs_a_flag,
+        a_redirected_remote_is_followed,
+        a_commit_without_push_makes_no_https_request,
+    ],
+    GitHttpsAndTinyproxy: [
+        push_through_a_proxy_unless_no_proxy_covers_the_server,
+    ],
+}
