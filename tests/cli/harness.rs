@@ -31,6 +31,10 @@ pub enum Need {
     Tmpfs,
     /// No mounted Kubernetes service account (not inside a pod).
     NoServiceAccount,
+    /// A running control plane and a private mount namespace (root, `unshare`).
+    PlaneAndMountNamespace,
+    /// The above and Debian's `tinyproxy`.
+    PlaneMountNamespaceAndTinyproxy,
 }
 
 /// One registered test: its libtest name, its prerequisite and its body.

@@ -18,6 +18,7 @@ mod agent;
 mod diff;
 mod faults;
 mod gitops;
+mod incluster;
 mod model;
 mod proxy;
 mod publish;
@@ -45,6 +46,7 @@ fn main() -> std::process::ExitCode {
         diff::tests(),
         faults::tests(),
         gitops::tests(),
+        incluster::tests(),
         model::tests(),
         proxy::tests(),
         publish::tests(),
@@ -58,6 +60,12 @@ fn main() -> std::process::ExitCode {
         harness::Need::PlaneAndTinyproxy => {
             kubeconfig().and_then(|_| loopback_proxy::present().map_err(|why| why.to_string()))
         }
+        harness::Need::PlaneAndMountNamespace => {
+            kubeconfig().and_then(|_| incluster::mount_namespace())
+        }
+        harness::Need::PlaneMountNamespaceAndTinyproxy => kubeconfig()
+            .and_then(|_| incluster::mount_namespace())
+            .and_then(|_| loopback_proxy::present().map_err(|why| why.to_string())),
         other => unreachable!("no cluster test needs {other:?}"),
     })
 }
