@@ -159,7 +159,17 @@ fn agent_in_a_pod_writes_status_with_the_documented_rbac_and_403_without_it() {
         live["status"]["availableUpdates"].as_array().map(Vec::len),
         Some(3)
     );
-    let managers: Vec<&str> = live["metadata"]["managedFields"]
+    let (code, out, err) = p.kubectl(&[
+        "get",
+        "clusterinventory",
+        "cluster",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let with_managers: Value = serde_json::from_str(&out).unwrap();
+    let managers: Vec<&str> = with_managers["metadata"]["managedFields"]
         .as_array()
         .unwrap()
         .iter()
