@@ -39,6 +39,9 @@ pub enum Reason {
     Rejected,
     /// The inventory could not be rendered.
     RenderFailed,
+    /// The live ClusterInventory carries another domain's `lok8s.dev/domain` label (or
+    /// none): the kubeconfig points at another domain's cluster. Never overwritten.
+    DomainMismatch,
 }
 
 impl Reason {

@@ -36,6 +36,7 @@ pub mod exit {
             R::Conflict => 8,
             R::ServerError => 9,
             R::Rejected => 10,
+            R::DomainMismatch => 12,
         }
     }
 }

@@ -368,6 +368,9 @@ pub fn failure_message(verb: Verb, domain: &str, f: &Failure) -> String {
         (Reason::Forbidden, _) => "forbidden: the identity lacks RBAC for the ClusterInventory",
         (Reason::BadKubeconfig, _) => "the kubeconfig is not usable",
         (Reason::ServerError, _) => "the API server failed",
+        (Reason::DomainMismatch, _) => {
+            "the kubeconfig reaches another domain's cluster (pass the domain's own kubeconfig)"
+        }
         _ => "the API server rejected it",
     };
     format!(
