@@ -124,8 +124,11 @@ fn setup(p: &Plane, sa: &str) -> String {
         assert_eq!(code, 0, "{err}");
     }
     if sa != "clinv-agent" {
-        let (code, _, err) = p.kubectl(&["create", "serviceaccount", sa, "-n", NAMESPACE]);
-        assert!(code == 0 || err.contains("AlreadyExists"), "{err}");
+        let account = serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": sa, "namespace": NAMESPACE}});
+        let (code, _, err) =
+            p.kubectl_as(&p.admin, &["apply", "-f", "-"], Some(&account.to_string()));
+        assert_eq!(code, 0, "{err}");
     }
     let (code, out, err) = p.kubectl(&["create", "token", sa, "-n", NAMESPACE, "--duration", "10m"]);
     assert_eq!(code, 0, "{err}");
