@@ -425,9 +425,10 @@ pub fn replay_table(reports: &[crate::ops::replay::DomainReport]) -> String {
             ),
             Ok(report) => match &report.outcome {
                 Replayed::Nothing => ("nothing to replay".into(), "-".into()),
-                Replayed::NotApplied { reason, queued, .. } => {
-                    (format!("queued ({reason})"), format!("{queued} snapshot(s)"))
-                }
+                Replayed::NotApplied { reason, queued, .. } => (
+                    format!("queued ({reason})"),
+                    format!("{queued} snapshot(s)"),
+                ),
                 Replayed::DryRun {
                     snapshot, delivery, ..
                 } => match delivery {
@@ -451,7 +452,10 @@ pub fn replay_table(reports: &[crate::ops::replay::DomainReport]) -> String {
                     ),
                     Delivery::Stale { live_rendered_at } => (
                         "superseded".into(),
-                        format!("{snapshot}: {}", crate::delivery::stale_detail(live_rendered_at)),
+                        format!(
+                            "{snapshot}: {}",
+                            crate::delivery::stale_detail(live_rendered_at)
+                        ),
                     ),
                 },
             },

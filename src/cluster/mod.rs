@@ -333,8 +333,8 @@ impl Cluster {
     /// proxy variable is not a URL.
     pub fn connect_in_cluster(opts: Options) -> Result<Cluster, Failure> {
         let bad = |m: String| Failure::new(Reason::BadKubeconfig, Step::Connect, m);
-        let mut config = kube::Config::incluster()
-            .map_err(|e| bad(format!("in-cluster configuration: {e}")))?;
+        let mut config =
+            kube::Config::incluster().map_err(|e| bad(format!("in-cluster configuration: {e}")))?;
         config.proxy_url =
             proxy::choose(None, &config.cluster_url, |name| std::env::var(name).ok())
                 .map_err(bad)?;
@@ -929,7 +929,10 @@ mod tests {
         }))
         .unwrap();
         let live = |labels: Value| serde_json::json!({"metadata": {"labels": labels}});
-        assert_eq!(other_domain(&live(serde_json::json!({"lok8s.dev/domain": "prod"})), &cr), None);
+        assert_eq!(
+            other_domain(&live(serde_json::json!({"lok8s.dev/domain": "prod"})), &cr),
+            None
+        );
         let other = other_domain(&live(serde_json::json!({"lok8s.dev/domain": "lab"})), &cr);
         assert!(other.unwrap().contains("belongs to domain lab"));
         let none = other_domain(&live(serde_json::json!({})), &cr);

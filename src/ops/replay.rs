@@ -389,7 +389,7 @@ fn not_tried(
         Reason::Unreachable,
         crate::cluster::Step::Connect,
         format!(
-            "not tried: the command's --timeout ({:.1}s) ran out",
+            "not tried: the command's --timeout ({}s) ran out",
             req.opts.deadline.as_secs_f64()
         ),
     );

@@ -23,6 +23,7 @@ mod index;
 mod interface;
 mod loopback_proxy;
 mod render;
+mod replay_all;
 mod secrets;
 mod store;
 mod store_v2;
@@ -42,6 +43,7 @@ fn main() -> std::process::ExitCode {
         index::tests(),
         interface::tests(),
         render::tests(),
+        replay_all::tests(),
         secrets::tests(),
         store::tests(),
         store_v2::tests(),

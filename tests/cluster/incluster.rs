@@ -119,7 +119,11 @@ fn setup(p: &Plane, sa: &str) -> String {
     .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
     .run()
     .ok();
-    for name in ["00-namespace.yaml", "10-serviceaccount.yaml", "20-rbac.yaml"] {
+    for name in [
+        "00-namespace.yaml",
+        "10-serviceaccount.yaml",
+        "20-rbac.yaml",
+    ] {
         let (code, _, err) = p.kubectl(&["apply", "-f", &manifest(name)]);
         assert_eq!(code, 0, "{err}");
     }
@@ -130,7 +134,8 @@ fn setup(p: &Plane, sa: &str) -> String {
             p.kubectl_as(&p.admin, &["apply", "-f", "-"], Some(&account.to_string()));
         assert_eq!(code, 0, "{err}");
     }
-    let (code, out, err) = p.kubectl(&["create", "token", sa, "-n", NAMESPACE, "--duration", "10m"]);
+    let (code, out, err) =
+        p.kubectl(&["create", "token", sa, "-n", NAMESPACE, "--duration", "10m"]);
     assert_eq!(code, 0, "{err}");
     out.trim().to_string()
 }
@@ -144,7 +149,13 @@ fn agent_in_a_pod_writes_status_with_the_documented_rbac_and_403_without_it() {
     let token = setup(&p, "clinv-agent");
     let sa = service_account_dir(&p, &token);
     let index = index();
-    let args = ["agent", "--once", "--strict", "--index", index.to_str().unwrap()];
+    let args = [
+        "agent",
+        "--once",
+        "--strict",
+        "--index",
+        index.to_str().unwrap(),
+    ];
     let before = last_reported(&p);
     let run = in_pod(&p, sa.path(), &args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -195,7 +206,8 @@ fn agent_in_a_pod_writes_status_with_the_documented_rbac_and_403_without_it() {
         run.stderr
     );
     assert!(
-        run.stderr.contains("system:serviceaccount:clinv-system:clinv-no-rbac"),
+        run.stderr
+            .contains("system:serviceaccount:clinv-system:clinv-no-rbac"),
         "the token's identity: {}",
         run.stderr
     );

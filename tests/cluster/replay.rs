@@ -351,7 +351,10 @@ fn routed(fx: &Fx, kubeconfig_env: &Path, args: &[&str]) -> Clinv {
     let mut all = vec!["--root", root.as_str()];
     all.extend_from_slice(args);
     clinv(&all)
-        .env("CLINV_SNAPSHOTS", fx.root().join("snapshots").to_str().unwrap())
+        .env(
+            "CLINV_SNAPSHOTS",
+            fx.root().join("snapshots").to_str().unwrap(),
+        )
         .env("KUBECONFIG", kubeconfig_env.to_str().unwrap())
 }
 
@@ -451,7 +454,11 @@ fn replay_all_never_writes_one_domain_over_another() {
     // Again, without --strict: a warning, exit 0, the live object untouched.
     let run = routed(&fx, &p.admin, &["replay", "--all"]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("[warn] inventory: could not replay"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("[warn] inventory: could not replay"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(
         p.live().unwrap()["metadata"]["resourceVersion"],
         live["metadata"]["resourceVersion"]
