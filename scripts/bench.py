@@ -6,6 +6,12 @@
     python3 scripts/bench.py store2 [--runs N] [--records 1000000]
     python3 scripts/bench.py commit [--runs N]
     python3 scripts/bench.py push-https [--runs N]
+    python3 scripts/bench.py replay-all [--runs N] [--domains 1000] [--timeout 30]
+
+replay-all gives issue #14's figure: `clinv replay --all` over a generated project of
+1,000 domains, each queued and each routed (its own .kubeconfig/<name>.yaml) to its own
+black-holed API server (a listening socket that never accepts: connections are never
+answered), must end within its --timeout.
 
 store2 gives issue #13's store figures (min/median/max wall, peak RSS, OK/OVER against
 each target) on v1 stores it writes itself, so it runs against either store format.
@@ -631,6 +637,87 @@ def bench_push_https(args):
         stop()
 
 
+def bench_replay_all(args):
+    """issue #14: `replay --all` over N domains whose servers never answer ends within
+    its one --timeout, every domain reported (probed, or not tried once the budget ran
+    out) and still queued."""
+    import resource
+    import shutil
+    import socket
+    from concurrent.futures import ThreadPoolExecutor
+    n = args.domains
+    work = os.path.join(TARGET, "bench-replay-all")
+    shutil.rmtree(work, ignore_errors=True)
+    root, store = os.path.join(work, "project"), os.path.join(work, "snapshots")
+    shutil.copytree(os.path.join(REPO, "examples", "acme", ".lok8s"), os.path.join(root, ".lok8s"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, n + 256)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    per_domain = want >= n + 256
+    # Black holes: listening sockets with a backlog of one that nobody accepts from, so
+    # the first connection completes and then waits for a TLS answer that never comes,
+    # and later ones are never completed (their SYNs are dropped).
+    holes = []
+    for _ in range(n if per_domain else 1):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        holes.append(s)
+    refused = socket.socket()
+    refused.bind(("127.0.0.1", 0))
+    refused_port = refused.getsockname()[1]
+    refused.close()
+    kubeconfig = ("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+                  "    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\n"
+                  "users:\n- name: u\n  user:\n    token: bench\ncontexts:\n- name: c\n"
+                  "  context: {{cluster: c, user: u}}\ncurrent-context: c\n")
+    os.makedirs(os.path.join(root, ".kubeconfig"))
+    dead = os.path.join(work, "kubeconfig-refused")
+    with open(dead, "w") as f:
+        f.write(kubeconfig.format(port=refused_port))
+    domains = [f"d{i:04d}.bench.example" for i in range(n)]
+    for i, d in enumerate(domains):
+        os.makedirs(os.path.join(root, "clusters", d))
+        with open(os.path.join(root, "clusters", d, "cluster.lok8s.yaml"), "w") as f:
+            f.write(f"kind: Lo\nmetadata:\n  name: b{i:04d}\nspec:\n  kubernetes:\n    version: v1.32.3\n")
+        port = holes[i if per_domain else 0].getsockname()[1]
+        with open(os.path.join(root, ".kubeconfig", f"b{i:04d}.yaml"), "w") as f:
+            f.write(kubeconfig.format(port=port))
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000", CLINV_SNAPSHOTS=store,
+               HOME="/nonexistent", KUBECONFIG="/nonexistent/kubeconfig")
+    # Queue one snapshot per domain (a refused server: publish records and queues).
+    def queue(d):
+        subprocess.run([BIN, "publish", "--root", root, "--domain", d, "--kubeconfig", dead],
+                       env=env, check=True, capture_output=True)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        list(pool.map(queue, domains))
+    print(f"generated {n} domains, {'one black hole each' if per_domain else 'one shared black hole'}; "
+          f"queued one snapshot each in {time.perf_counter() - start:.1f} s")
+    for timeout in args.timeout:
+        walls = []
+        for _ in range(args.runs):
+            argv = [BIN, "replay", "--all", "--root", root, "--timeout", str(timeout)]
+            start = time.perf_counter()
+            out = subprocess.run(argv, env=env, capture_output=True, text=True)
+            walls.append(time.perf_counter() - start)
+            if out.returncode != 0:
+                sys.exit(f"replay --all exited {out.returncode}: {out.stderr[-2000:]}")
+            rows = [l for l in out.stdout.splitlines()[1:] if l.strip()]
+            queued = sum(1 for l in rows if "queued (unreachable)" in l)
+            not_tried = out.stderr.count("not tried: the command's --timeout")
+            if len(rows) != n or queued != n:
+                sys.exit(f"{len(rows)} rows, {queued} queued (unreachable) of {n}:\n{out.stdout[:2000]}")
+        med = statistics.median(walls)
+        print(f"clinv replay --all, {n} black-holed domains, --timeout {timeout}: runs={len(walls)} "
+              f"median={med:.2f} s max={max(walls):.2f} s; {n - not_tried} probed, {not_tried} not tried "
+              f"(budget), all {n} reported queued (unreachable)  "
+              f"{'OK' if max(walls) <= timeout else 'OVER'} (≤ {timeout} s)")
+    for s in holes:
+        s.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
@@ -651,10 +738,14 @@ def main():
     s2.add_argument("--records", type=int, default=1_000_000, help="the big history (default 1,000,000)")
     d = sub.add_parser("diff", help="clinv diff of two history steps in each format (≤ 5 ms), vs dyff")
     d.add_argument("--runs", type=int, default=300)
+    ra = sub.add_parser("replay-all", help="issue #14: replay --all over 1,000 black-holed domains ends within --timeout")
+    ra.add_argument("--runs", type=int, default=3)
+    ra.add_argument("--domains", type=int, default=1000)
+    ra.add_argument("--timeout", type=float, nargs="+", default=[30.0, 10.0])
     args = parser.parse_args()
     build()
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,
-     "push-https": bench_push_https, "store2": bench_store2}[args.bench](args)
+     "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all}[args.bench](args)
 
 
 if __name__ == "__main__":

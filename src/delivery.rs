@@ -49,6 +49,9 @@ pub enum Reason {
     /// later: a clock (or a fixed `SOURCE_DATE_EPOCH`) disagrees. Kept, never silently
     /// superseded; `--allow-older` delivers it.
     ClockSkew,
+    /// The live ClusterInventory carries another domain's `lok8s.dev/domain` label (or
+    /// none): the kubeconfig points at another domain's cluster. Never overwritten.
+    DomainMismatch,
 }
 
 impl Reason {

@@ -43,6 +43,7 @@ pub mod exit {
             R::ClockSkew => OLDER,
             R::GitopsManaged => 14,
             R::TlsIdentity => 15,
+            R::DomainMismatch => 12,
         }
     }
 }

@@ -209,8 +209,9 @@ pub enum Command {
 
     /// Deliver queued snapshots: apply the newest pending one per domain, supersede the rest.
     ///
-    /// A live inventory rendered later than the snapshot is never overwritten. Fail-soft
-    /// like publish; re-running after a crash converges without a second apply.
+    /// A live inventory rendered later than the snapshot, or another domain's (its
+    /// lok8s.dev/domain label), is never overwritten. Fail-soft like publish; re-running
+    /// after a crash converges without a second apply.
     Replay(ReplayArgs),
 
     /// Commit the inventory into a GitOps repository (Flux / Argo CD) with git2.
@@ -472,7 +473,9 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub domain: DomainArgs,
 
-    /// Replay every domain that has snapshots in the store.
+    /// Replay every domain that has snapshots in the store, each to its own cluster (as
+    /// publish --domain D chooses it), in parallel, all within one --timeout; a table of
+    /// the outcomes ends the run.
     #[arg(long, conflicts_with = "domain")]
     pub all: bool,
 

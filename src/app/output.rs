@@ -485,6 +485,59 @@ pub fn replay_delivered(
     }
 }
 
+/// `replay --all`: one row per domain — what happened, and to which snapshot or server.
+pub fn replay_table(reports: &[crate::ops::replay::DomainReport]) -> String {
+    use crate::cluster::Delivery;
+    use crate::ops::replay::Replayed;
+    let mut table = super::table::Table::new(&["DOMAIN", "RESULT", "DETAIL"]);
+    for r in reports {
+        let (result, detail) = match &r.report {
+            Err(e) => (
+                "error".to_string(),
+                e.to_string().lines().next().unwrap_or_default().to_string(),
+            ),
+            Ok(report) => match &report.outcome {
+                Replayed::Nothing => ("nothing to replay".into(), "-".into()),
+                Replayed::NotApplied { reason, queued, .. } => (
+                    format!("queued ({reason})"),
+                    format!("{queued} snapshot(s)"),
+                ),
+                Replayed::DryRun {
+                    snapshot, delivery, ..
+                } => match delivery {
+                    Delivery::Applied(a) => (
+                        "dry run".into(),
+                        format!("would apply {snapshot} ({})", a.cr),
+                    ),
+                    Delivery::Stale { .. } => {
+                        ("dry run".into(), format!("would supersede {snapshot}"))
+                    }
+                },
+                Replayed::Delivered {
+                    snapshot,
+                    server,
+                    delivery,
+                    ..
+                } => match delivery {
+                    Delivery::Applied(a) => (
+                        "applied".into(),
+                        format!("{snapshot} ({}) → {server}", a.cr),
+                    ),
+                    Delivery::Stale { live_rendered_at } => (
+                        "superseded".into(),
+                        format!(
+                            "{snapshot}: {}",
+                            crate::delivery::stale_detail(live_rendered_at)
+                        ),
+                    ),
+                },
+            },
+        };
+        table.row(&[r.domain.as_str(), &result, &detail]);
+    }
+    table.render()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -150,6 +150,7 @@ pub fn options(timeout_secs: f64, probe_secs: f64, force: bool, dry_run: bool) -
         deadline: secs(timeout_secs),
         force,
         dry_run,
+        until: None,
     }
 }
 

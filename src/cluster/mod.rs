@@ -120,6 +120,9 @@ pub struct Options {
     pub force: bool,
     /// Server-side dry run: nothing is persisted.
     pub dry_run: bool,
+    /// An end no request may pass, whenever the client was built (a budget shared by
+    /// several clients: `replay --all`).
+    pub until: Option<Instant>,
 }
 
 /// What happened to an object.
@@ -193,6 +196,26 @@ fn newer_rendered_at(live: &Value, cr: &ClusterInventory) -> Option<String> {
     match (parse(live_at), parse(&cr.spec.rendered_at)) {
         (Some(l), Some(c)) if l > c => Some(live_at.to_string()),
         _ => None,
+    }
+}
+
+/// Why the live object is not `cr`'s domain's: its `lok8s.dev/domain` label names
+/// another domain, or it has none. `None` when it is the same domain's.
+fn other_domain(live: &Value, cr: &ClusterInventory) -> Option<String> {
+    let want = cr.metadata.labels.get(inventory::DOMAIN_LABEL)?;
+    let have = live
+        .pointer("/metadata/labels/lok8s.dev~1domain")
+        .and_then(Value::as_str);
+    match have {
+        Some(have) if have == want => None,
+        Some(have) => Some(format!(
+            "the live ClusterInventory belongs to domain {have} ({} label), not {want}; left as it is",
+            inventory::DOMAIN_LABEL
+        )),
+        None => Some(format!(
+            "the live ClusterInventory has no {} label, so it may belong to another domain than {want}; left as it is",
+            inventory::DOMAIN_LABEL
+        )),
     }
 }
 
@@ -315,17 +338,19 @@ impl Cluster {
 
     /// Builds a client from the pod's service account (`KUBERNETES_SERVICE_HOST` and the
     /// token and CA mounted under `/var/run/secrets/kubernetes.io/serviceaccount`).
+    /// `HTTPS_PROXY`/`NO_PROXY` are honoured as in kubeconfig mode (a pod behind an
+    /// egress proxy lists the service address in `NO_PROXY`, as for any client).
     ///
     /// # Errors
-    /// [`Reason::BadKubeconfig`] when the in-cluster environment is incomplete.
+    /// [`Reason::BadKubeconfig`] when the in-cluster environment is incomplete or a
+    /// proxy variable is not a URL.
     pub fn connect_in_cluster(opts: Options) -> Result<Cluster, Failure> {
-        let config = kube::Config::incluster().map_err(|e| {
-            Failure::new(
-                Reason::BadKubeconfig,
-                Step::Connect,
-                format!("in-cluster configuration: {e}"),
-            )
-        })?;
+        let bad = |m: String| Failure::new(Reason::BadKubeconfig, Step::Connect, m);
+        let mut config =
+            kube::Config::incluster().map_err(|e| bad(format!("in-cluster configuration: {e}")))?;
+        config.proxy_url =
+            proxy::choose(None, &config.cluster_url, |name| std::env::var(name).ok())
+                .map_err(bad)?;
         Cluster::from_config(config, None, opts)
     }
 
@@ -352,7 +377,11 @@ impl Cluster {
     }
 
     fn remaining(&self) -> Duration {
-        self.opts.deadline.saturating_sub(self.started.elapsed())
+        let own = self.opts.deadline.saturating_sub(self.started.elapsed());
+        match self.opts.until {
+            Some(until) => own.min(until.saturating_duration_since(Instant::now())),
+            None => own,
+        }
     }
 
     /// Sends one request within `budget`; returns the status code and the JSON body.
@@ -648,6 +677,10 @@ impl Cluster {
         let mut crd_change = None;
         for _attempt in 0..3 {
             let before = self.get_inventory().await?;
+            // Another domain's inventory is never overwritten, nor compared by age.
+            if guard && let Some(detail) = before.as_ref().and_then(|l| other_domain(l, cr)) {
+                return Err(Failure::new(Reason::DomainMismatch, Step::Probe, detail));
+            }
             if guard && let Some(live_at) = before.as_ref().and_then(|l| newer_rendered_at(l, cr)) {
                 return Ok(Delivery::Stale {
                     live_rendered_at: live_at,
@@ -1001,6 +1034,25 @@ mod tests {
         let plain = obj(serde_json::json!({"labels": {"lok8s.dev/domain": "x"},
             "managedFields": [{"manager": "lok8s"}]}));
         assert_eq!(gitops_owner(&plain), None);
+    }
+
+    #[test]
+    fn only_the_same_domain_label_is_the_same_domain() {
+        let cr: ClusterInventory = serde_json::from_value(serde_json::json!({
+            "apiVersion": inventory::API_VERSION, "kind": inventory::KIND,
+            "metadata": {"name": "cluster", "labels": {"lok8s.dev/domain": "prod"}},
+            "spec": {"lok8sVersion": "1", "kind": "lo", "specHash": "h", "renderedAt": "2026-01-01T00:00:00Z"}
+        }))
+        .unwrap();
+        let live = |labels: Value| serde_json::json!({"metadata": {"labels": labels}});
+        assert_eq!(
+            other_domain(&live(serde_json::json!({"lok8s.dev/domain": "prod"})), &cr),
+            None
+        );
+        let other = other_domain(&live(serde_json::json!({"lok8s.dev/domain": "lab"})), &cr);
+        assert!(other.unwrap().contains("belongs to domain lab"));
+        let none = other_domain(&live(serde_json::json!({})), &cr);
+        assert!(none.unwrap().contains("has no lok8s.dev/domain label"));
     }
 
     #[test]

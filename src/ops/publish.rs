@@ -422,6 +422,9 @@ pub fn failure_message(verb: Verb, domain: &str, f: &Failure) -> String {
         (Reason::TlsIdentity, _) => {
             "the server's certificate does not verify (not the server the kubeconfig trusts)"
         }
+        (Reason::DomainMismatch, _) => {
+            "the kubeconfig reaches another domain's cluster (pass the domain's own kubeconfig)"
+        }
         _ => "the API server rejected it",
     };
     format!(

@@ -16,8 +16,19 @@ use crate::cluster::{Delivery, Failure, Options};
 use crate::delivery::{self, Delivered, Reason};
 use crate::error::{Error, Result};
 use crate::project::Project;
-use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, now_millis};
+use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, Store, now_millis};
 use crate::util::notice::Notice;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Most domains `replay --all` delivers at once (each over its own connection, so one
+/// black-holed server holds up one worker, not the command).
+pub const PARALLEL: usize = 64;
+/// The least kept back from the command's `--timeout` for recording the outcomes.
+const RESERVE: Duration = Duration::from_millis(100);
+/// The least budget worth starting a domain with.
+const MIN_BUDGET: Duration = Duration::from_millis(50);
 
 /// Where replays go, and how.
 pub struct Request<'a> {
@@ -72,8 +83,25 @@ pub struct Report {
 /// The store cannot be locked, read or written; the runtime cannot start. A cluster
 /// that cannot be reached is a [`Replayed::NotApplied`] outcome.
 pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
+    replay_until(req, store, None)
+}
+
+/// [`replay_domain`] that sends nothing after `until` and bounds its requests by it.
+fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) -> Result<Report> {
     let domain = store.domain.as_str();
     let mut notices = Vec::new();
+    if until.is_some_and(|u| u.saturating_duration_since(Instant::now()) < MIN_BUDGET) {
+        // Out of budget: only say what stays queued (a read, no lock, nothing sent).
+        let journal = store.read()?;
+        let queued = journal.snapshots.iter().filter(|s| s.is_pending()).count();
+        if queued == 0 {
+            return Ok(Report {
+                outcome: Replayed::Nothing,
+                notices,
+            });
+        }
+        return not_tried(req, store, queued, notices);
+    }
     let lock = store.lock("replay", LOCK_TIMEOUT)?;
     let journal = store.read()?;
     for damage in &journal.damage {
@@ -162,6 +190,18 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
         .collect();
     drop(journal);
     drop(lock);
+    // What is left of the command's budget, measured now (reading the store took some).
+    let mut opts = req.opts;
+    if let Some(until) = until {
+        let left = until.saturating_duration_since(Instant::now());
+        if left < MIN_BUDGET {
+            return not_tried(req, store, pending_count, notices);
+        }
+        opts.deadline = opts.deadline.min(left);
+        opts.probe = opts.probe.min(left);
+        // Connecting takes time too (kubeconfig, TLS set-up): the end is absolute.
+        opts.until = Some(until);
+    }
     let cluster_name = access::cluster_name(req.project, domain);
     let rt = access::runtime()?;
     let result = req
@@ -169,7 +209,7 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
         .choose(Some(req.project), cluster_name.as_deref())
         .and_then(|choice| {
             rt.block_on(async {
-                let cluster = req.access.connect(&choice, req.opts).await?;
+                let cluster = req.access.connect(&choice, opts).await?;
                 if let Some(queued_for) = newest
                     .record
                     .target
@@ -217,6 +257,9 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
             return Ok(Report { outcome, notices });
         }
         Err(f) => {
+            if !req.opts.dry_run && newest.reason != Some(f.reason) {
+                record_failure(store, &newest, &f)?;
+            }
             let message = format!(
                 "{} — {} snapshot(s) stay queued",
                 failure_message(Verb::Replay, domain, &f),
@@ -280,6 +323,139 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
         server,
         delivery,
         superseded: older.into_iter().map(str::to_string).collect(),
+    };
+    Ok(Report { outcome, notices })
+}
+
+/// Records why the newest pending snapshot is still queued (only when the reason
+/// changed, so a cluster down for a week does not grow the journal with every replay).
+fn record_failure(store: &DomainStore, newest: &Snapshot, f: &Failure) -> Result<()> {
+    let _lock = store.lock("replay", LOCK_TIMEOUT)?;
+    let journal = store.read()?;
+    let still_pending = journal
+        .snapshots
+        .iter()
+        .any(|s| s.record.id == newest.record.id && s.is_pending());
+    if still_pending {
+        let mark = delivery::after_failure(&newest.record.id, f.reason, &f.detail);
+        let record = state_record(&mark, &now_millis(), newest.record.target.clone());
+        store.append_states(&[record])?;
+    }
+    Ok(())
+}
+
+/// The replay of one domain of [`replay_all`].
+#[derive(Debug)]
+pub struct DomainReport {
+    pub domain: String,
+    pub report: Result<Report>,
+}
+
+/// Replays `domains` within one budget (`req.opts.deadline` for the whole command):
+/// each domain's cluster is chosen by the rules of `publish --domain D` (so an explicit
+/// `--kubeconfig`/`--context` is refused for more than one domain); domains that reach
+/// different kubeconfigs run in parallel ([`PARALLEL`] at most), those sharing one run
+/// in order, so two domains never race for one singleton. A domain not started before
+/// the budget ran out stays queued with the reason `unreachable`. The reports come back
+/// in the order of `domains`.
+///
+/// # Errors
+/// [`Error::Usage`]: an explicit kubeconfig or context for several domains. A domain's
+/// own failure (its store) is in its report.
+pub fn replay_all(
+    req: &Request<'_>,
+    store: &Store,
+    domains: &[String],
+) -> Result<Vec<DomainReport>> {
+    if domains.len() > 1 && (req.access.kubeconfig.is_some() || req.access.context.is_some()) {
+        return Err(Error::Usage(format!(
+            "--kubeconfig/--context name one cluster, but --all replays {} domains: each domain is delivered to its own cluster (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); use --domain D with an explicit kubeconfig",
+            domains.len()
+        )));
+    }
+    // Kept back for recording the outcomes and ending: a tenth of the budget, 100 ms
+    // to 2 s.
+    let reserve = (req.opts.deadline / 10).clamp(RESERVE, Duration::from_secs(2));
+    let until = Instant::now() + req.opts.deadline.saturating_sub(reserve);
+    let groups = by_kubeconfig(req, domains);
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<(usize, DomainReport)>> = Mutex::new(Vec::with_capacity(domains.len()));
+    let work = || {
+        loop {
+            let Some(group) = groups.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                return;
+            };
+            for &i in group {
+                let domain = domains[i].clone();
+                let report = replay_until(req, &store.domain(&domain), Some(until));
+                done.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push((i, DomainReport { domain, report }));
+            }
+        }
+    };
+    let workers = groups.len().clamp(1, PARALLEL);
+    std::thread::scope(|scope| {
+        for _ in 1..workers {
+            scope.spawn(work);
+        }
+        work();
+    });
+    let mut done = done
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    done.sort_by_key(|(i, _)| *i);
+    Ok(done.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Indexes of `domains` grouped by the kubeconfig each would use, in first-seen order.
+/// A domain without a usable kubeconfig is a group of its own (it fails on its own).
+fn by_kubeconfig(req: &Request<'_>, domains: &[String]) -> Vec<Vec<usize>> {
+    let mut keys: Vec<Option<Vec<std::path::PathBuf>>> = Vec::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, d) in domains.iter().enumerate() {
+        let name = access::cluster_name(req.project, d);
+        let key = req
+            .access
+            .choose(Some(req.project), name.as_deref())
+            .ok()
+            .map(|c| c.paths);
+        match key
+            .as_ref()
+            .and_then(|k| keys.iter().position(|o| o.as_ref() == Some(k)))
+        {
+            Some(g) => groups[g].push(i),
+            None => {
+                keys.push(key);
+                groups.push(vec![i]);
+            }
+        }
+    }
+    groups
+}
+
+/// The outcome of a domain the budget did not reach: its pending snapshots stay queued.
+fn not_tried(
+    req: &Request<'_>,
+    store: &DomainStore,
+    queued: usize,
+    notices: Vec<Notice>,
+) -> Result<Report> {
+    let f = Failure::new(
+        Reason::Unreachable,
+        crate::cluster::Step::Connect,
+        format!(
+            "not tried: the command's --timeout ({}s) ran out",
+            req.opts.deadline.as_secs_f64()
+        ),
+    );
+    let outcome = Replayed::NotApplied {
+        reason: f.reason,
+        queued,
+        message: format!(
+            "{} — {queued} snapshot(s) stay queued",
+            failure_message(Verb::Replay, &store.domain, &f)
+        ),
     };
     Ok(Report { outcome, notices })
 }

@@ -38,6 +38,10 @@ pub enum Need {
     GitHttps,
     /// nginx, fcgiwrap and tinyproxy.
     GitHttpsAndTinyproxy,
+    /// A running control plane and a private mount namespace (root, `unshare`).
+    PlaneAndMountNamespace,
+    /// The above and Debian's `tinyproxy`.
+    PlaneMountNamespaceAndTinyproxy,
 }
 
 /// One registered test: its libtest name, its prerequisite and its body.

@@ -27,6 +27,7 @@ mod interface;
 mod loopback_proxy;
 mod outcomes;
 mod render;
+mod replay_all;
 mod secrets;
 mod selection;
 mod store;
@@ -49,6 +50,7 @@ fn main() -> std::process::ExitCode {
         interface::tests(),
         outcomes::tests(),
         render::tests(),
+        replay_all::tests(),
         secrets::tests(),
         selection::tests(),
         store::tests(),

@@ -19,6 +19,7 @@ mod diff;
 mod faults;
 mod flux_engine;
 mod gitops;
+mod incluster;
 mod model;
 mod outputs;
 mod proxy;
@@ -48,6 +49,7 @@ fn main() -> std::process::ExitCode {
         faults::tests(),
         flux_engine::tests(),
         gitops::tests(),
+        incluster::tests(),
         model::tests(),
         outputs::tests(),
         proxy::tests(),
@@ -65,6 +67,12 @@ fn main() -> std::process::ExitCode {
         harness::Need::PlaneAndFluxApply => {
             kubeconfig().and_then(|_| flux_engine::flux_apply().map(|_| ()))
         }
+        harness::Need::PlaneAndMountNamespace => {
+            kubeconfig().and_then(|_| incluster::mount_namespace())
+        }
+        harness::Need::PlaneMountNamespaceAndTinyproxy => kubeconfig()
+            .and_then(|_| incluster::mount_namespace())
+            .and_then(|_| loopback_proxy::present().map_err(|why| why.to_string())),
         other => unreachable!("no cluster test needs {other:?}"),
     })
 }

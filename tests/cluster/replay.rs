@@ -406,8 +406,178 @@ fn replays_killed_at_random_points_converge() {
     fx.run(&p.admin, &["snapshots", "verify"]).run().ok();
 }
 
+/// clinv in `fx`'s project and store without `--kubeconfig` (the per-domain rules).
+fn routed(fx: &Fx, kubeconfig_env: &Path, args: &[&str]) -> Clinv {
+    let root = fx.root().to_str().unwrap().to_string();
+    let mut all = vec!["--root", root.as_str()];
+    all.extend_from_slice(args);
+    clinv(&all)
+        .env(
+            "CLINV_SNAPSHOTS",
+            fx.root().join("snapshots").to_str().unwrap(),
+        )
+        .env("KUBECONFIG", kubeconfig_env.to_str().unwrap())
+}
+
+/// (id, state, reason) of the snapshots of `domain`, newest first.
+fn domain_states(fx: &Fx, domain: &str) -> Vec<(String, String, String)> {
+    let run = fx
+        .run(
+            Path::new("/nonexistent"),
+            &["snapshots", "list", "--domain", domain, "-o", "json"],
+        )
+        .run()
+        .ok();
+    let v: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+    v.iter()
+        .map(|s| {
+            let text = |k: &str| s[k].as_str().unwrap_or("-").to_string();
+            (text("id"), text("state"), text("reason"))
+        })
+        .collect()
+}
+
+const LAB: &str = "lab.acme.example";
+const PROD: &str = "prod.acme.example";
+
+/// lab and prod queued while their clusters were unreachable; prod rendered earlier
+/// (so a stale guard across domains would call it superseded).
+fn queue_lab_and_prod(fx: &Fx, dead: &Path) {
+    for (domain, epoch) in [(PROD, "1800000000"), (LAB, "1800000500")] {
+        let run = fx
+            .run(dead, &["publish", "--domain", domain])
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .run()
+            .ok();
+        assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+    }
+}
+
+fn replay_all_never_writes_one_domain_over_another() {
+    let p = plane();
+    p.crd_only();
+    let fx = Fx::new();
+    let dead = dead_kubeconfig(&p);
+    queue_lab_and_prod(&fx, dead.path());
+
+    // One explicit kubeconfig (or context) for several domains: refused, nothing sent.
+    let run = fx.run(&p.admin, &["replay", "--all"]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--kubeconfig/--context name one cluster, but --all replays 2 domains"),
+        "{}",
+        run.stderr
+    );
+    let run = routed(&fx, &p.admin, &["replay", "--all", "--context", "x"]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(p.live().is_none(), "nothing applied");
+
+    // One KUBECONFIG reaching one cluster for both: lab is delivered, prod is refused
+    // with its own reason and exit code, the live object is left as lab's.
+    let run = routed(&fx, &p.admin, &["replay", "--all", "--strict"]).run();
+    assert_eq!(run.code, 12, "{}", run.stderr);
+    let live = p.live().unwrap();
+    assert_eq!(live["metadata"]["labels"]["lok8s.dev/domain"], LAB);
+    let lab = domain_states(&fx, LAB);
+    assert_eq!((lab[0].1.as_str()), "applied");
+    assert_eq!(live["spec"], snapshot_spec(&fx, &lab[0].0));
+    let prod = domain_states(&fx, PROD);
+    assert_eq!(
+        (prod[0].1.as_str(), prod[0].2.as_str()),
+        ("pending", "domain-mismatch"),
+        "queued with the reason, never superseded by another domain's inventory"
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "[error] inventory: could not replay the ClusterInventory for {PROD}: the kubeconfig reaches another domain's cluster"
+        )) && run.stderr.contains(&format!(
+            "the live ClusterInventory belongs to domain {LAB} (lok8s.dev/domain label), not {PROD}"
+        )),
+        "{}",
+        run.stderr
+    );
+    let table = &run.stdout;
+    assert!(table.starts_with("DOMAIN"), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with(PROD) && l.contains("queued (domain-mismatch)")),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with(LAB) && l.contains("applied")),
+        "{table}"
+    );
+
+    // Again, without --strict: a warning, exit 0, the live object untouched.
+    let run = routed(&fx, &p.admin, &["replay", "--all"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("[warn] inventory: could not replay"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        p.live().unwrap()["metadata"]["resourceVersion"],
+        live["metadata"]["resourceVersion"]
+    );
+    assert_eq!(domain_states(&fx, PROD)[0].1, "pending");
+}
+
+fn replay_all_routes_each_domain_to_its_own_kubeconfig() {
+    let p = plane();
+    p.crd_only();
+    let fx = Fx::new();
+    let dead = dead_kubeconfig(&p);
+    queue_lab_and_prod(&fx, dead.path());
+    // lok8s's kubeconfigs: lab's reaches the plane, prod's a server that is down;
+    // KUBECONFIG (the plane) is only the fallback and must not carry prod there.
+    let own = fx.root().join(".kubeconfig");
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::copy(&p.admin, own.join("lab.yaml")).unwrap();
+    let prod_server = refused_server();
+    let prod_kc = kubeconfig_with_server(&p.admin, &prod_server);
+    std::fs::copy(prod_kc.path(), own.join("prod-fsn1.yaml")).unwrap();
+
+    let run = routed(&fx, &p.admin, &["replay", "--all", "--strict"]).run();
+    assert_eq!(run.code, 5, "prod unreachable: {}", run.stderr);
+    let live = p.live().unwrap();
+    assert_eq!(live["metadata"]["labels"]["lok8s.dev/domain"], LAB);
+    assert_eq!(domain_states(&fx, LAB)[0].1, "applied");
+    let prod = domain_states(&fx, PROD);
+    assert_eq!(
+        (prod[0].1.as_str(), prod[0].2.as_str()),
+        ("pending", "unreachable")
+    );
+    assert!(
+        run.stderr.contains(&format!("({prod_server})")),
+        "prod went to its own server: {}",
+        run.stderr
+    );
+
+    // prod's cluster comes back (its kubeconfig now reaches a cluster holding prod's
+    // own earlier inventory): delivered there.
+    let (code, _, err) = p.kubectl(&["delete", "clusterinventory", "cluster"]);
+    assert_eq!(code, 0, "{err}");
+    std::fs::copy(&p.admin, own.join("prod-fsn1.yaml")).unwrap();
+    std::fs::copy(dead.path(), own.join("lab.yaml")).unwrap();
+    let run = routed(&fx, &p.admin, &["replay", "--all"]).run().ok();
+    assert_eq!(
+        p.live().unwrap()["metadata"]["labels"]["lok8s.dev/domain"],
+        PROD,
+        "{}",
+        run.stderr
+    );
+    assert_eq!(domain_states(&fx, PROD)[0].1, "applied");
+}
+
 trials! {
     Plane: [
+        replay_all_never_writes_one_domain_over_another,
+        replay_all_routes_each_domain_to_its_own_kubeconfig,
         queued_while_down_then_one_replay_applies_only_the_newest,
         the_stale_guard_never_overwrites_a_newer_live_inventory,
         clock_skew_is_said_and_allow_older_delivers,

@@ -29,25 +29,37 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         ),
         allow_older: args.allow_older,
     };
+    let reports = replay::replay_all(&req, &store, &domains)?;
     // `--all` goes on after a domain that was not delivered; `--strict` then exits with
-    // the worst reason's code.
+    // the worst reason's code. A domain whose store failed ends the command with its
+    // error once every domain is reported.
     let mut unapplied = Vec::new();
-    for d in domains {
-        let report = replay::replay_domain(&req, &store.domain(&d))?;
+    let mut first_error = None;
+    for r in &reports {
+        let d = &r.domain;
+        let report = match &r.report {
+            Ok(report) => report,
+            Err(e) => {
+                if reports.len() > 1 {
+                    settings.printer.error(&format!("{d}: {e}"));
+                }
+                continue;
+            }
+        };
         print_notices(settings, &report.notices);
-        match report.outcome {
+        match &report.outcome {
             Replayed::Nothing => settings.printer.info(&format!("{d}: nothing to replay")),
             Replayed::NotApplied {
                 reason, message, ..
             } => {
                 if settings.strict {
-                    settings.printer.error(&message);
-                    unapplied.push(reason);
+                    settings.printer.error(message);
+                    unapplied.push(*reason);
                 } else if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {
                     // Newer content not delivered: -q does not hide it.
-                    settings.printer.alert(&message);
+                    settings.printer.alert(message);
                 } else {
-                    settings.printer.warn(&message);
+                    settings.printer.warn(message);
                 }
             }
             Replayed::DryRun {
@@ -56,20 +68,31 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
                 older,
             } => settings
                 .printer
-                .data(&output::replay_dry_run(&d, &snapshot, &delivery, older))?,
+                .data(&output::replay_dry_run(d, snapshot, delivery, *older))?,
             Replayed::Delivered {
                 snapshot,
                 server,
                 delivery,
                 superseded,
             } => settings.printer.info(&output::replay_delivered(
-                &d,
-                &snapshot,
-                &server,
-                &delivery,
+                d,
+                snapshot,
+                server,
+                delivery,
                 superseded.len(),
             )),
         }
     }
-    Ok(Outcome::Unapplied(unapplied))
+    if args.all {
+        settings.printer.data(&output::replay_table(&reports))?;
+    }
+    for r in reports {
+        if let Err(e) = r.report {
+            first_error.get_or_insert(e);
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(Outcome::Unapplied(unapplied)),
+    }
 }

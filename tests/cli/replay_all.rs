@@ -1,0 +1,245 @@
+//! `clinv replay --all` under one budget, without a cluster: many domains, each routed
+//! to its own server that never answers (a listening socket nobody accepts from) —
+//! every domain is reported, each with the reason `unreachable`, and everything stays
+//! queued. How long it takes is the benchmark's business (`scripts/bench.py
+//! replay-all`), not a test's.
+
+use crate::support::*;
+use std::net::TcpListener;
+use std::path::Path;
+
+/// More domains than `replay --all` probes at once (64), so the queue is exercised.
+const DOMAINS: usize = 70;
+
+struct Fx {
+    root: tempfile::TempDir,
+    store: tempfile::TempDir,
+    /// The black holes, held open for the test's life.
+    holes: Vec<TcpListener>,
+    domains: Vec<String>,
+}
+
+fn kubeconfig(port: u16) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n"
+    )
+}
+
+impl Fx {
+    /// A project of [`DOMAINS`] domains, each with its own `.kubeconfig/<name>.yaml`
+    /// reaching its own black hole, and one snapshot queued per domain.
+    fn new() -> Fx {
+        let root = tempfile::tempdir().unwrap();
+        let store = tempfile::tempdir().unwrap();
+        copy_dir_into(&example().join(".lok8s"), &root.path().join(".lok8s"));
+        let refused = {
+            let free = TcpListener::bind("127.0.0.1:0").unwrap();
+            free.local_addr().unwrap().port()
+        };
+        let dead = write(root.path(), "refused.yaml", kubeconfig(refused));
+        let mut holes = Vec::new();
+        let mut domains = Vec::new();
+        for i in 0..DOMAINS {
+            let domain = format!("d{i:03}.many.example");
+            write(
+                root.path(),
+                &format!("clusters/{domain}/cluster.lok8s.yaml"),
+                format!(
+                    "kind: Lo\nmetadata:\n  name: m{i:03}\nspec:\n  kubernetes:\n    version: v1.32.3\n"
+                ),
+            );
+            let hole = TcpListener::bind("127.0.0.1:0").unwrap();
+            write(
+                root.path(),
+                &format!(".kubeconfig/m{i:03}.yaml"),
+                kubeconfig(hole.local_addr().unwrap().port()),
+            );
+            holes.push(hole);
+            domains.push(domain);
+        }
+        let fx = Fx {
+            root,
+            store,
+            holes,
+            domains,
+        };
+        for d in &fx.domains {
+            let run = fx
+                .clinv(&["publish", "--domain", d, "--kubeconfig"])
+                .run_with(dead.to_str().unwrap())
+                .ok();
+            assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+        }
+        fx
+    }
+
+    fn clinv(&self, args: &[&str]) -> Args {
+        let mut all = vec![
+            "--root".to_string(),
+            self.root.path().to_str().unwrap().to_string(),
+        ];
+        all.extend(args.iter().map(|a| a.to_string()));
+        Args {
+            args: all,
+            store: self.store.path().to_path_buf(),
+        }
+    }
+
+    /// (state, reason) of each domain's newest snapshot.
+    fn states(&self) -> Vec<(String, String, String)> {
+        let run = self
+            .clinv(&["snapshots", "list", "-o", "json"])
+            .run_with_nothing()
+            .ok();
+        let v: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+        v.iter()
+            .map(|s| {
+                let text = |k: &str| s[k].as_str().unwrap_or("-").to_string();
+                (text("domain"), text("state"), text("reason"))
+            })
+            .collect()
+    }
+}
+
+struct Args {
+    args: Vec<String>,
+    store: std::path::PathBuf,
+}
+
+impl Args {
+    fn run_with(mut self, last: &str) -> Run {
+        self.args.push(last.to_string());
+        self.run_with_nothing()
+    }
+
+    fn run_with_nothing(self) -> Run {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        clinv(&args)
+            .env("CLINV_SNAPSHOTS", self.store.to_str().unwrap())
+            .run()
+    }
+}
+
+fn copy_dir_into(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir_into(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Every domain in the table once, in order, `queued (unreachable)`.
+fn assert_table(fx: &Fx, stdout: &str) {
+    let mut lines = stdout.lines();
+    assert_eq!(
+        lines.next().map(str::split_whitespace).map(Vec::from_iter),
+        Some(vec!["DOMAIN", "RESULT", "DETAIL"]),
+        "{stdout}"
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), fx.domains.len(), "{stdout}");
+    for (row, d) in rows.iter().zip(&fx.domains) {
+        let cells: Vec<&str> = row.split("  ").filter(|c| !c.is_empty()).collect();
+        assert_eq!(
+            cells.iter().map(|c| c.trim()).collect::<Vec<_>>(),
+            [d.as_str(), "queued (unreachable)", "1 snapshot(s)"],
+            "{row}"
+        );
+    }
+}
+
+fn assert_all_queued(fx: &Fx) {
+    let states = fx.states();
+    assert_eq!(states.len(), fx.domains.len());
+    for (d, state, reason) in states {
+        assert_eq!(
+            (state.as_str(), reason.as_str()),
+            ("pending", "unreachable"),
+            "{d}"
+        );
+    }
+}
+
+fn replay_all_reports_every_black_holed_domain_and_keeps_them_queued() {
+    let fx = Fx::new();
+    let run = fx
+        .clinv(&[
+            "replay",
+            "--all",
+            "--timeout",
+            "20",
+            "--probe-timeout",
+            "0.5",
+        ])
+        .run_with_nothing();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_table(&fx, &run.stdout);
+    for d in &fx.domains {
+        let line = run
+            .stderr
+            .lines()
+            .find(|l| l.contains(&format!("ClusterInventory for {d}: cluster unreachable")))
+            .unwrap_or_else(|| panic!("{d}: {}", run.stderr));
+        // Probed over its own kubeconfig (or, on a starved machine, not tried in time).
+        assert!(
+            line.contains("no answer within") || line.contains("not tried"),
+            "{line}"
+        );
+        assert!(line.ends_with("— 1 snapshot(s) stay queued"), "{line}");
+    }
+    assert_all_queued(&fx);
+    // Each hole was reached by its own domain (its own .kubeconfig/<name>.yaml).
+    let reached = fx
+        .holes
+        .iter()
+        .filter(|h| {
+            h.set_nonblocking(true).unwrap();
+            h.accept().is_ok()
+        })
+        .count();
+    let probed = run.stderr.matches("no answer within").count();
+    assert!(
+        reached >= probed && probed > 0,
+        "{reached} reached, {probed} probed"
+    );
+
+    // --strict: the worst reason's code.
+    let run = fx
+        .clinv(&["replay", "--all", "--strict", "--timeout", "0.05"])
+        .run_with_nothing();
+    assert_eq!(run.code, 5, "{}", run.stderr);
+}
+
+fn replay_all_out_of_budget_tries_nothing_and_says_so_for_each_domain() {
+    let fx = Fx::new();
+    // A budget smaller than what is kept back for recording: nothing is started.
+    let run = fx
+        .clinv(&["replay", "--all", "--timeout", "0.05"])
+        .run_with_nothing();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_table(&fx, &run.stdout);
+    assert_eq!(
+        run.stderr
+            .matches("cluster unreachable: not tried: the command's --timeout (0.05s) ran out — 1 snapshot(s) stay queued")
+            .count(),
+        fx.domains.len(),
+        "{}",
+        run.stderr
+    );
+    for h in &fx.holes {
+        h.set_nonblocking(true).unwrap();
+        assert!(h.accept().is_err(), "nothing was sent");
+    }
+    assert_all_queued(&fx);
+}
+
+trials! {
+    Nothing: [
+        replay_all_reports_every_black_holed_domain_and_keeps_them_queued,
+        replay_all_out_of_budget_tries_nothing_and_says_so_for_each_domain,
+    ],
+}
