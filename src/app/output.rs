@@ -75,13 +75,18 @@ impl Printer {
         let mut out = io::stdout().lock();
         out.write_all(text.as_bytes())
             .and_then(|()| out.flush())
-            .map_err(|e| {
-                if e.kind() == io::ErrorKind::BrokenPipe {
-                    Error::BrokenPipe
-                } else {
-                    Error::io("<stdout>", e)
-                }
-            })
+            .map_err(stdout_error)
+    }
+
+    /// Writes data to stdout as `write` produces it (buffered), for output too long to
+    /// hold whole. A closed pipe ends the command quietly, as for [`Printer::data`].
+    ///
+    /// # Errors
+    /// [`Error::BrokenPipe`], any other write error, or what `write` returns.
+    pub fn data_with(&self, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+        let mut out = io::BufWriter::with_capacity(256 << 10, io::stdout().lock());
+        write(&mut out)?;
+        out.flush().map_err(stdout_error)
     }
 
     pub fn error(&self, message: &str) {
@@ -306,6 +311,80 @@ pub fn snapshots_table(rows: Vec<crate::store::Snapshot>) -> String {
     }
     drop(rows);
     table.render()
+}
+
+/// An error writing stdout: a closed pipe ends the command quietly.
+pub fn stdout_error(e: io::Error) -> Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Error::BrokenPipe
+    } else {
+        Error::io("<stdout>", e)
+    }
+}
+
+/// [`snapshots_table`] of compact listings, written as it goes (a listing of a million
+/// snapshots is not held as cells): the same bytes.
+///
+/// # Errors
+/// Write errors.
+pub fn write_snapshots_table(
+    listings: &[crate::store::scan::Listing],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    use std::borrow::Cow;
+    use unicode_width::UnicodeWidthStr;
+    const HEADER: [&str; 7] = [
+        "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
+    ];
+    fn cells(row: &crate::store::scan::RowRef<'_>, each: &mut dyn FnMut(usize, &str)) {
+        each(0, row.domain());
+        each(1, &row.id());
+        each(2, &row.at());
+        each(3, row.state().as_str());
+        each(4, row.reason().map(|r| r.as_str()).unwrap_or("-"));
+        each(5, &row.rendered_at());
+        each(6, row.target_server().unwrap_or("-"));
+    }
+    let width = |text: &str| -> usize {
+        match crate::app::table::cell_text(text) {
+            Cow::Borrowed(t) if t.is_ascii() => t.len(),
+            c => c.width(),
+        }
+    };
+    let mut widths = HEADER.map(width);
+    for listing in listings {
+        for row in listing.rows() {
+            cells(&row, &mut |i, text| widths[i] = widths[i].max(width(text)));
+        }
+    }
+    let mut line = String::new();
+    let emit = |line: &mut String, out: &mut dyn Write| -> io::Result<()> {
+        let trimmed = line.trim_end().len();
+        line.truncate(trimmed);
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+        line.clear();
+        Ok(())
+    };
+    let push = |line: &mut String, i: usize, text: &str| {
+        let text = crate::app::table::cell_text(text);
+        line.push_str(&text);
+        if i + 1 < HEADER.len() {
+            let pad = widths[i].saturating_sub(width(&text)) + 2;
+            line.extend(std::iter::repeat_n(' ', pad));
+        }
+    };
+    for (i, h) in HEADER.iter().enumerate() {
+        push(&mut line, i, h);
+    }
+    emit(&mut line, out)?;
+    for listing in listings {
+        for row in listing.rows() {
+            cells(&row, &mut |i, text| push(&mut line, i, text));
+            emit(&mut line, out)?;
+        }
+    }
+    Ok(())
 }
 
 /// `snapshots show`: the `#` header above the inventory — metadata, both delivery

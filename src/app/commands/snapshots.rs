@@ -58,17 +58,21 @@ fn list(
     output: Option<TableFormat>,
 ) -> Result<i32> {
     let format = output.unwrap_or_default();
-    let (rows, damage) = store.list(domain, state)?;
-    warn_damage(settings, &damage);
     if format == TableFormat::Json {
+        let (rows, damage) = store.list(domain, state)?;
+        warn_damage(settings, &damage);
         settings.printer.data(&render::to_json(&rows)?)?;
         return Ok(exit::OK);
     }
-    if rows.is_empty() {
+    let (listings, damage) = store.listings(domain, state)?;
+    warn_damage(settings, &damage);
+    if listings.iter().all(|l| l.is_empty()) {
         settings.printer.info("no snapshots");
         return Ok(exit::OK);
     }
-    settings.printer.data(&output::snapshots_table(rows))?;
+    settings.printer.data_with(|out| {
+        output::write_snapshots_table(&listings, out).map_err(output::stdout_error)
+    })?;
     Ok(exit::OK)
 }
 
