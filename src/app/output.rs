@@ -569,3 +569,81 @@ mod tests {
         assert_eq!(redact::escape_controls("plain — text"), "plain — text");
     }
 }
+
+#[cfg(test)]
+mod listing_tests {
+    use super::*;
+    use crate::delivery::{Reason, Target};
+    use crate::inventory::ClusterInventory;
+    use crate::store::{State, StateRecord, Store};
+
+    fn cr(n: u32) -> ClusterInventory {
+        let text = format!(
+            r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster","labels":{{"lok8s.dev/domain":"d"}}}},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"{}","renderedAt":"2026-01-01T00:00:{:02}Z","addons":[]}}}}"#,
+            "a".repeat(64),
+            n % 60
+        );
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The streamed table of compact listings is byte for byte the table of snapshots:
+    /// every state, reasons, targets (wide and control characters), two domains,
+    /// deleted snapshots and damage left out, `--state` filters.
+    #[test]
+    fn the_streamed_table_is_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        for (d, n) in [("a.example", 7), ("b.example", 4)] {
+            let ds = store.domain(d);
+            let mut ids = Vec::new();
+            for i in 0..n {
+                let target = Target {
+                    server: format!("https://ツール{i}\u{1b}[31m.example:6443\n"),
+                    context: Some("ctx".into()),
+                };
+                let rec = ds
+                    .record_for(&cr(i), "{}", (i % 2 == 0).then_some(&target), i != 3)
+                    .unwrap();
+                ids.push(rec.id);
+            }
+            let at = crate::store::now_millis();
+            let mut pending = StateRecord::new(&ids[1], &at, State::Pending);
+            pending.reason = Some(Reason::Conflict);
+            ds.set_states(&[
+                StateRecord::new(&ids[0], &at, State::Applied),
+                pending,
+                StateRecord::new(&ids[2], &at, State::Superseded),
+                StateRecord::new(&ids[3], &at, State::Committed),
+                StateRecord::new(&ids[ids.len() - 1], &at, State::Deleted),
+            ])
+            .unwrap();
+        }
+        // A damaged line is skipped by both.
+        let seg = dir.path().join("b.example/segments/1/000001.log");
+        let mut text = std::fs::read_to_string(&seg).unwrap();
+        text.push_str("0000 {\"kind\":\"snapshot\"}\n");
+        std::fs::write(&seg, text).unwrap();
+        for state in [
+            None,
+            Some(State::Pending),
+            Some(State::Applied),
+            Some(State::Committed),
+            Some(State::Recorded),
+            Some(State::Deleted),
+        ] {
+            for domain in [None, Some("b.example")] {
+                let (rows, damage) = store.list(domain, state).unwrap();
+                let (listings, compact_damage) = store.listings(domain, state).unwrap();
+                assert_eq!(damage, compact_damage);
+                assert_eq!(rows.len(), listings.iter().map(|l| l.len()).sum::<usize>());
+                let mut out = Vec::new();
+                write_snapshots_table(&listings, &mut out).unwrap();
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    snapshots_table(rows),
+                    "{state:?} {domain:?}"
+                );
+            }
+        }
+    }
+}

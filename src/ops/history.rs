@@ -310,3 +310,127 @@ pub fn trail(points: &[Point]) -> Trail {
     let steps: Vec<Step> = points.iter().map(Point::step).collect();
     audit::trail(&steps, &Ignore::default())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::report;
+    use crate::store::{StateRecord, Store};
+
+    fn cr(n: u32) -> ClusterInventory {
+        let text = format!(
+            r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster","labels":{{"lok8s.dev/domain":"d"}}}},"spec":{{"lok8sVersion":"1","kind":"lo","kubernetesVersion":"v1.3{}.0","specHash":"{}","renderedAt":"2026-01-01T00:00:{:02}Z","addons":[]}}}}"#,
+            n,
+            "a".repeat(64),
+            n % 60
+        );
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The points as `log` read them from the whole journal before listings were
+    /// compact: the reference the streamed entries are held to.
+    fn reference_points(store: &DomainStore) -> (Vec<Point>, Vec<String>) {
+        let journal = store.read().unwrap();
+        let mut skipped: Vec<String> = journal
+            .damage
+            .iter()
+            .map(|d| format!("snapshot store: {d}"))
+            .collect();
+        let mut cache: HashMap<String, Rc<ClusterInventory>> = HashMap::new();
+        let mut points = Vec::new();
+        for snap in journal
+            .snapshots
+            .into_iter()
+            .filter(|s| s.state != State::Deleted)
+        {
+            let inventory = match cache.get(&snap.record.cr) {
+                Some(i) => i.clone(),
+                None => match store.inventory(&snap.record) {
+                    Ok(i) => {
+                        let rc = Rc::new(i);
+                        cache.insert(snap.record.cr.clone(), rc.clone());
+                        rc
+                    }
+                    Err(e) => {
+                        skipped.push(format!("snapshot {}: {e}", snap.record.id));
+                        continue;
+                    }
+                },
+            };
+            points.push(Point {
+                id: snap.record.id,
+                at: snap.record.at,
+                outcome: outcome(snap.state),
+                inventory,
+            });
+        }
+        (points, skipped)
+    }
+
+    #[test]
+    fn streamed_log_entries_are_the_trail() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let mut ids = Vec::new();
+        for n in [0, 1, 1, 1, 2, 0, 0, 4, 3, 5, 5] {
+            ids.push(store.record(&cr(n), "{}", None).unwrap().id);
+        }
+        let at = crate::store::now_millis();
+        store
+            .set_states(&[
+                StateRecord::new(&ids[0], &at, State::Applied),
+                StateRecord::new(&ids[2], &at, State::Superseded),
+                StateRecord::new(&ids[4], &at, State::Deleted),
+                StateRecord::new(&ids[6], &at, State::Committed),
+            ])
+            .unwrap();
+        // The object of cr(4) (snapshot 7) goes missing: skipped by both.
+        let lost = store.read().unwrap().snapshots[7].record.cr.clone();
+        std::fs::remove_file(dir.path().join(format!("d/objects/{lost}.json"))).unwrap();
+        let (points, skipped) = reference_points(&store);
+        let steps = load_store(&store).unwrap();
+        assert_eq!(steps.skipped, skipped);
+        assert_eq!(from_store(&store).unwrap().points.len(), points.len());
+        let times: Vec<String> = points.iter().map(|p| p.at.clone()).collect();
+        let queries = [
+            (None, None, None),
+            (None, None, Some(3)),
+            (None, None, Some(0)),
+            (Some(times[2].as_str()), None, None),
+            (None, Some(times[5].as_str()), Some(2)),
+            (Some("2999-01-01"), None, None),
+        ];
+        for (since, until, max_count) in queries {
+            let query = Query {
+                since,
+                until,
+                max_count,
+                addon: None,
+            };
+            let Log::Trail(trail) = log(&points, &query).unwrap() else {
+                panic!("a trail")
+            };
+            let expected = report::text::trail(&trail, false);
+            let (mut text, mut first) = (String::new(), true);
+            let n = steps
+                .entries(&query, |e| {
+                    report::text::entry(&mut text, e, first, false);
+                    first = false;
+                    Ok(())
+                })
+                .unwrap();
+            if n == 0 {
+                text.push_str(report::text::NO_HISTORY);
+            }
+            assert_eq!(text, expected, "{since:?} {until:?} {max_count:?}");
+            assert_eq!(n, trail.entries.len());
+        }
+        let bad = Query {
+            since: Some("yesterday"),
+            until: None,
+            max_count: None,
+            addon: None,
+        };
+        assert!(matches!(steps.entries(&bad, |_| Ok(())), Err(Error::Usage(_))));
+    }
+}
