@@ -199,6 +199,7 @@ pub struct Listing {
     arena: String,
     names: Vec<String>,
     name_index: HashMap<String, u32>,
+    last_names: [Option<u32>; 3],
     rows: Vec<Row>,
     pub damage: Vec<Damage>,
     /// Bytes of an incomplete last line of the newest segment (ignored).
@@ -317,13 +318,24 @@ impl Listing {
         Str(TAG_SPAN << TAG_SHIFT | (s.len() as u64) << 40 | start)
     }
 
-    fn name(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.name_index.get(s) {
+    /// Interns `s`; `last` is the field's previous name, compared before any hashing
+    /// (consecutive records mostly share domain, target and object).
+    fn name(&mut self, s: &str, last: usize) -> u32 {
+        if let Some(i) = self.last_names[last]
+            && self.names[i as usize] == s
+        {
             return i;
         }
-        let i = self.names.len() as u32;
-        self.names.push(s.to_string());
-        self.name_index.insert(s.to_string(), i);
+        let i = match self.name_index.get(s) {
+            Some(&i) => i,
+            None => {
+                let i = self.names.len() as u32;
+                self.names.push(s.to_string());
+                self.name_index.insert(s.to_string(), i);
+                i
+            }
+        };
+        self.last_names[last] = Some(i);
         i
     }
 
@@ -358,12 +370,12 @@ impl Listing {
             rendered_at: self.put(&s.rendered_at),
             cluster_at: NONE,
             seq: s.seq.unwrap_or(line_no as u64),
-            domain: self.name(&s.domain),
+            domain: self.name(&s.domain, 0),
             target: match &s.target {
-                Some(t) => self.name(&t.server),
+                Some(t) => self.name(&t.server, 1),
                 None => u32::MAX,
             },
-            cr: self.name(&s.cr),
+            cr: self.name(&s.cr, 2),
             cluster_state: s.cluster.then_some(State::Pending),
             reason: None,
             deleted: false,
