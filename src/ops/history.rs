@@ -431,6 +431,9 @@ mod tests {
             max_count: None,
             addon: None,
         };
-        assert!(matches!(steps.entries(&bad, |_| Ok(())), Err(Error::Usage(_))));
+        assert!(matches!(
+            steps.entries(&bad, |_| Ok(())),
+            Err(Error::Usage(_))
+        ));
     }
 }

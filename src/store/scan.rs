@@ -77,7 +77,14 @@ fn pack_time(s: &[u8]) -> Option<Str> {
         return None;
     }
     let mut v = 0u64;
-    for part in [&s[0..4], &s[5..7], &s[8..10], &s[11..13], &s[14..16], &s[17..19]] {
+    for part in [
+        &s[0..4],
+        &s[5..7],
+        &s[8..10],
+        &s[11..13],
+        &s[14..16],
+        &s[17..19],
+    ] {
         if !digits(part, &mut v) {
             return None;
         }
@@ -288,7 +295,9 @@ impl Listing {
 
     /// The rows, in the listing's order.
     pub fn rows(&self) -> impl DoubleEndedIterator<Item = RowRef<'_>> + ExactSizeIterator {
-        self.rows.iter().map(move |row| RowRef { listing: self, row })
+        self.rows
+            .iter()
+            .map(move |row| RowRef { listing: self, row })
     }
 
     /// The row at `i`.
@@ -394,11 +403,15 @@ impl Listing {
     fn state(&mut self, st: &StateLine<'_>) {
         match self.find(&st.id) {
             Some(i) => self.change(i as usize, &st.at, st.state, st.reason),
-            None => self.early.entry(st.id.to_string()).or_default().push(Early {
-                at: st.at.to_string(),
-                state: st.state,
-                reason: st.reason,
-            }),
+            None => self
+                .early
+                .entry(st.id.to_string())
+                .or_default()
+                .push(Early {
+                    at: st.at.to_string(),
+                    state: st.state,
+                    reason: st.reason,
+                }),
         }
     }
 
@@ -434,7 +447,10 @@ impl Listing {
                 .then(a.seq.cmp(&b.seq))
                 .then_with(|| a.id.cmp(b.id, arena))
         };
-        if !self.rows.is_sorted_by(|a, b| cmp(a, b) != Ordering::Greater) {
+        if !self
+            .rows
+            .is_sorted_by(|a, b| cmp(a, b) != Ordering::Greater)
+        {
             self.rows.sort_unstable_by(cmp);
         }
     }
@@ -651,7 +667,11 @@ fn read_file(
         let (n, complete) = journal::read_line(&mut reader, &mut line)?;
         if n == 0 || !complete {
             flush(&pool[..count], &mut numbers, listing);
-            return Ok(if n == 0 { (line_no, 0) } else { (line_no, n as u64) });
+            return Ok(if n == 0 {
+                (line_no, 0)
+            } else {
+                (line_no, n as u64)
+            });
         }
         line_no += 1;
         if n > MAX_LINE + 1 {
@@ -685,7 +705,9 @@ fn read_file(
 /// `(path, error)` of a file that cannot be read.
 pub fn read(layout: &Layout) -> Result<Listing, (PathBuf, std::io::Error)> {
     let mut listing = Listing::default();
-    let list = layout.live_files().map_err(|e| (layout.segments_dir(), e))?;
+    let list = layout
+        .live_files()
+        .map_err(|e| (layout.segments_dir(), e))?;
     let last = list.len().saturating_sub(1);
     for (i, path) in list.iter().enumerate() {
         let file = open_read(path).map_err(|e| (path.clone(), e))?;

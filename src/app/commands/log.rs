@@ -3,9 +3,9 @@
 
 use super::{domain, project, store};
 use crate::app::cli::{LogArgs, LogFormat};
+use crate::app::output::stdout_error;
 use crate::app::settings::Settings;
 use crate::error::{Result, exit};
-use crate::app::output::stdout_error;
 use crate::history::report;
 use crate::ops::history::{self, History, Log, Query, Source};
 
