@@ -127,27 +127,27 @@ pub fn load_store(store: &DomainStore) -> Result<StoreSteps> {
             continue;
         }
         let key = row.cr_key();
-        if !inventories.contains_key(&key) {
-            // The first snapshot of an object gives the shared inventory its renderedAt.
-            let error = match failed.get(&key) {
-                Some(e) => e.clone(),
-                None => match store.inventory_of(row.cr(), &row.rendered_at()) {
-                    Ok(inv) => {
-                        inventories.insert(key, Rc::new(inv));
-                        steps.push(i as u32);
-                        continue;
-                    }
-                    Err(e) => {
-                        let e = e.to_string();
-                        failed.insert(key, e.clone());
-                        e
-                    }
-                },
-            };
-            skipped.push(format!("snapshot {}: {error}", &*row.id()));
+        let std::collections::hash_map::Entry::Vacant(slot) = inventories.entry(key) else {
+            steps.push(i as u32);
             continue;
-        }
-        steps.push(i as u32);
+        };
+        // The first snapshot of an object gives the shared inventory its renderedAt.
+        let error = match failed.get(&key) {
+            Some(e) => e.clone(),
+            None => match store.inventory_of(row.cr(), &row.rendered_at()) {
+                Ok(inv) => {
+                    slot.insert(Rc::new(inv));
+                    steps.push(i as u32);
+                    continue;
+                }
+                Err(e) => {
+                    let e = e.to_string();
+                    failed.insert(key, e.clone());
+                    e
+                }
+            },
+        };
+        skipped.push(format!("snapshot {}: {error}", &*row.id()));
     }
     Ok(StoreSteps {
         listing,
