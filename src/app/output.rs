@@ -75,13 +75,18 @@ impl Printer {
         let mut out = io::stdout().lock();
         out.write_all(text.as_bytes())
             .and_then(|()| out.flush())
-            .map_err(|e| {
-                if e.kind() == io::ErrorKind::BrokenPipe {
-                    Error::BrokenPipe
-                } else {
-                    Error::io("<stdout>", e)
-                }
-            })
+            .map_err(stdout_error)
+    }
+
+    /// Writes data to stdout as `write` produces it (buffered), for output too long to
+    /// hold whole. A closed pipe ends the command quietly, as for [`Printer::data`].
+    ///
+    /// # Errors
+    /// [`Error::BrokenPipe`], any other write error, or what `write` returns.
+    pub fn data_with(&self, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+        let mut out = io::BufWriter::with_capacity(256 << 10, io::stdout().lock());
+        write(&mut out)?;
+        out.flush().map_err(stdout_error)
     }
 
     pub fn error(&self, message: &str) {
@@ -372,6 +377,96 @@ pub fn snapshots_table(rows: Vec<crate::store::Snapshot>, style: TableStyle) -> 
     table.render()
 }
 
+/// An error writing stdout: a closed pipe ends the command quietly.
+pub fn stdout_error(e: io::Error) -> Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Error::BrokenPipe
+    } else {
+        Error::io("<stdout>", e)
+    }
+}
+
+/// [`snapshots_table`] of compact listings, written as it goes (a listing of a million
+/// snapshots is not held as cells): the same bytes.
+///
+/// # Errors
+/// Write errors.
+/// `snapshots list -o name`: `DOMAIN/ID` per snapshot, streamed from the listings.
+pub fn write_snapshot_names(
+    listings: &[crate::store::scan::Listing],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    for listing in listings {
+        for row in listing.rows() {
+            writeln!(out, "{}/{}", row.domain(), &*row.id())?;
+        }
+    }
+    Ok(())
+}
+
+pub fn write_snapshots_table(
+    listings: &[crate::store::scan::Listing],
+    no_headers: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    use std::borrow::Cow;
+    use unicode_width::UnicodeWidthStr;
+    const HEADER: [&str; 7] = [
+        "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
+    ];
+    fn cells(row: &crate::store::scan::RowRef<'_>, each: &mut dyn FnMut(usize, &str)) {
+        each(0, row.domain());
+        each(1, &row.id());
+        each(2, &row.at());
+        each(3, row.state().as_str());
+        each(4, row.reason().map(|r| r.as_str()).unwrap_or("-"));
+        each(5, &row.rendered_at());
+        each(6, row.target_server().unwrap_or("-"));
+    }
+    let width = |text: &str| -> usize {
+        match crate::app::table::cell_text(text) {
+            Cow::Borrowed(t) if t.is_ascii() => t.len(),
+            c => c.width(),
+        }
+    };
+    let mut widths = HEADER.map(width);
+    for listing in listings {
+        for row in listing.rows() {
+            cells(&row, &mut |i, text| widths[i] = widths[i].max(width(text)));
+        }
+    }
+    let mut line = String::new();
+    let emit = |line: &mut String, out: &mut dyn Write| -> io::Result<()> {
+        let trimmed = line.trim_end().len();
+        line.truncate(trimmed);
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+        line.clear();
+        Ok(())
+    };
+    let push = |line: &mut String, i: usize, text: &str| {
+        let text = crate::app::table::cell_text(text);
+        line.push_str(&text);
+        if i + 1 < HEADER.len() {
+            let pad = widths[i].saturating_sub(width(&text)) + 2;
+            line.extend(std::iter::repeat_n(' ', pad));
+        }
+    };
+    if !no_headers {
+        for (i, h) in HEADER.iter().enumerate() {
+            push(&mut line, i, h);
+        }
+        emit(&mut line, out)?;
+    }
+    for listing in listings {
+        for row in listing.rows() {
+            cells(&row, &mut |i, text| push(&mut line, i, text));
+            emit(&mut line, out)?;
+        }
+    }
+    Ok(())
+}
+
 /// `snapshots show`: the `#` header above the inventory — metadata, both delivery
 /// channels, and every state change.
 pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
@@ -614,5 +709,89 @@ mod tests {
     fn control_characters_are_escaped() {
         assert_eq!(redact::escape_controls("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
         assert_eq!(redact::escape_controls("plain — text"), "plain — text");
+    }
+}
+
+#[cfg(test)]
+mod listing_tests {
+    use super::*;
+    use crate::delivery::{Reason, Target};
+    use crate::inventory::ClusterInventory;
+    use crate::store::{State, StateRecord, Store};
+
+    fn cr(n: u32) -> ClusterInventory {
+        let text = format!(
+            r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster","labels":{{"lok8s.dev/domain":"d"}}}},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"{}","renderedAt":"2026-01-01T00:00:{:02}Z","addons":[]}}}}"#,
+            "a".repeat(64),
+            n % 60
+        );
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The streamed table of compact listings is byte for byte the table of snapshots:
+    /// every state, reasons, targets (wide and control characters), two domains,
+    /// deleted snapshots and damage left out, `--state` filters.
+    #[test]
+    fn the_streamed_table_is_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        for (d, n) in [("a.example", 7), ("b.example", 4)] {
+            let ds = store.domain(d);
+            let mut ids = Vec::new();
+            for i in 0..n {
+                let target = Target {
+                    server: format!("https://ツール{i}\u{1b}[31m.example:6443\n"),
+                    context: Some("ctx".into()),
+                };
+                let rec = ds
+                    .record_for(&cr(i), "{}", (i % 2 == 0).then_some(&target), i != 3)
+                    .unwrap();
+                ids.push(rec.id);
+            }
+            let at = crate::store::now_millis();
+            let mut pending = StateRecord::new(&ids[1], &at, State::Pending);
+            pending.reason = Some(Reason::Conflict);
+            ds.set_states(&[
+                StateRecord::new(&ids[0], &at, State::Applied),
+                pending,
+                StateRecord::new(&ids[2], &at, State::Superseded),
+                StateRecord::new(&ids[3], &at, State::Committed),
+                StateRecord::new(&ids[ids.len() - 1], &at, State::Deleted),
+            ])
+            .unwrap();
+        }
+        // A damaged line is skipped by both.
+        let seg = dir.path().join("b.example/segments/1/000001.log");
+        let mut text = std::fs::read_to_string(&seg).unwrap();
+        text.push_str("0000 {\"kind\":\"snapshot\"}\n");
+        std::fs::write(&seg, text).unwrap();
+        for state in [
+            None,
+            Some(State::Pending),
+            Some(State::Applied),
+            Some(State::Committed),
+            Some(State::Recorded),
+            Some(State::Deleted),
+        ] {
+            for domain in [None, Some("b.example")] {
+                let (rows, damage) = store.list(domain, state).unwrap();
+                let (listings, compact_damage) = store.listings(domain, state).unwrap();
+                assert_eq!(damage, compact_damage);
+                assert_eq!(rows.len(), listings.iter().map(|l| l.len()).sum::<usize>());
+                let mut out = Vec::new();
+                write_snapshots_table(&listings, false, &mut out).unwrap();
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    snapshots_table(
+                        rows,
+                        TableStyle {
+                            wide: false,
+                            no_headers: false,
+                        },
+                    ),
+                    "{state:?} {domain:?}"
+                );
+            }
+        }
     }
 }

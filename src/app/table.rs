@@ -72,12 +72,19 @@ impl Table {
 
 /// A cell on one line: control characters escaped, newline and tab included.
 fn cell(text: &str) -> String {
+    cell_text(text).into_owned()
+}
+
+/// [`cell`], borrowing `text` when it needs no escape.
+pub fn cell_text(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(char::is_control) {
-        return text.to_string();
+        return std::borrow::Cow::Borrowed(text);
     }
-    escape_controls(text)
-        .replace('\n', "\\n")
-        .replace('\t', "\\t")
+    std::borrow::Cow::Owned(
+        escape_controls(text)
+            .replace('\n', "\\n")
+            .replace('\t', "\\t"),
+    )
 }
 
 #[cfg(test)]

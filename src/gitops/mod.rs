@@ -10,9 +10,9 @@
 //! non-fast-forward, rebuild the commit on the new remote tip and retry.
 
 pub mod history;
+pub mod https;
 pub mod layout;
 mod worktree;
-pub mod https;
 
 use crate::error::{Error, Result};
 use crate::inventory::ClusterInventory;

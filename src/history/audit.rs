@@ -175,17 +175,7 @@ pub fn trail(steps: &[Step], ignore: &Ignore) -> Trail {
                 Some(prev) => diff::diff_with(prev.inventory, step.inventory, ignore),
                 None => diff::initial(step.inventory, ignore),
             };
-            Entry {
-                id: step.id.to_string(),
-                at: step.at.to_string(),
-                outcome: step.outcome.to_string(),
-                initial: i == 0,
-                kubernetes_version: step.inventory.spec.kubernetes_version.clone(),
-                has_changes: report.has_changes,
-                summary: report.summary,
-                changes: report.changes,
-                ignored: report.ignored,
-            }
+            entry(step, i == 0, report)
         })
         .collect();
     entries.reverse();
@@ -197,6 +187,22 @@ pub fn trail(steps: &[Step], ignore: &Ignore) -> Trail {
             .and_then(|s| s.inventory.metadata.labels.get(DOMAIN_LABEL).cloned()),
         entries,
         timeline: timeline(steps),
+    }
+}
+
+/// The entry of `step` with `report`, its comparison with the step before it (or,
+/// for the `initial` oldest step, [`diff::initial`]).
+pub fn entry(step: &Step, initial: bool, report: diff::Report) -> Entry {
+    Entry {
+        id: step.id.to_string(),
+        at: step.at.to_string(),
+        outcome: step.outcome.to_string(),
+        initial,
+        kubernetes_version: step.inventory.spec.kubernetes_version.clone(),
+        has_changes: report.has_changes,
+        summary: report.summary,
+        changes: report.changes,
+        ignored: report.ignored,
     }
 }
 

@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::history::audit::{self, Span, Step, Trail};
 use crate::history::diff::Ignore;
 use crate::inventory::ClusterInventory;
+use crate::store::scan::Listing;
 use crate::store::{DomainStore, State};
 use std::collections::HashMap;
 use std::path::Path;
@@ -76,43 +77,158 @@ pub fn load(source: Source<'_>) -> Result<History> {
 /// one parsed inventory, so memory grows with distinct inventories, not with records.
 /// Damaged records and objects are skipped and named in [`History::skipped`].
 fn from_store(store: &DomainStore) -> Result<History> {
-    let journal = store.read()?;
-    let mut skipped: Vec<String> = journal
+    let steps = load_store(store)?;
+    let mut points = Vec::with_capacity(steps.steps.len());
+    for &i in &steps.steps {
+        let (row, inventory) = steps.step_parts(i);
+        points.push(Point {
+            id: row.id().to_string(),
+            at: row.at().to_string(),
+            outcome: outcome(row.state()),
+            inventory: inventory.clone(),
+        });
+    }
+    Ok(History {
+        points,
+        skipped: steps.skipped,
+    })
+}
+
+/// A domain's history from its store, compactly: the snapshots (gc'd ones and those
+/// whose object cannot be read aside) as rows of a [`Listing`], one parsed inventory
+/// per distinct CR object. `log` streams its entries from it ([`StoreSteps::entries`]),
+/// so memory grows by ≈ 60 bytes per record, not by a point or an entry per record.
+pub struct StoreSteps {
+    listing: Listing,
+    /// The parsed inventory of each CR object (by [`crate::store::scan::RowRef::cr_key`]).
+    inventories: HashMap<u32, Rc<ClusterInventory>>,
+    /// The rows that are steps, oldest first.
+    steps: Vec<u32>,
+    /// Damaged records and objects, as [`History::skipped`].
+    pub skipped: Vec<String>,
+}
+
+/// Reads [`StoreSteps`].
+///
+/// # Errors
+/// An unreadable store.
+pub fn load_store(store: &DomainStore) -> Result<StoreSteps> {
+    let listing = store.listing()?;
+    let mut skipped: Vec<String> = listing
         .damage
         .iter()
         .map(|d| format!("snapshot store: {d}"))
         .collect();
-    let mut cache: HashMap<String, Rc<ClusterInventory>> = HashMap::new();
-    let mut points = Vec::with_capacity(journal.snapshots.len());
-    // Consumed as it goes: each point takes its snapshot's id and time.
-    for snap in journal
-        .snapshots
-        .into_iter()
-        .filter(|s| s.state != State::Deleted)
-    {
-        let inventory = match cache.get(&snap.record.cr) {
-            Some(i) => i.clone(),
-            None => match store.inventory(&snap.record) {
-                Ok(i) => {
-                    let rc = Rc::new(i);
-                    cache.insert(snap.record.cr.clone(), rc.clone());
-                    rc
+    let mut inventories: HashMap<u32, Rc<ClusterInventory>> = HashMap::new();
+    let mut failed: HashMap<u32, String> = HashMap::new();
+    let mut steps = Vec::with_capacity(listing.len());
+    for (i, row) in listing.rows().enumerate() {
+        if row.state() == State::Deleted {
+            continue;
+        }
+        let key = row.cr_key();
+        let std::collections::hash_map::Entry::Vacant(slot) = inventories.entry(key) else {
+            steps.push(i as u32);
+            continue;
+        };
+        // The first snapshot of an object gives the shared inventory its renderedAt.
+        let error = match failed.get(&key) {
+            Some(e) => e.clone(),
+            None => match store.inventory_of(row.cr(), &row.rendered_at()) {
+                Ok(inv) => {
+                    slot.insert(Rc::new(inv));
+                    steps.push(i as u32);
+                    continue;
                 }
                 Err(e) => {
-                    skipped.push(format!("snapshot {}: {e}", snap.record.id));
-                    continue;
+                    let e = e.to_string();
+                    failed.insert(key, e.clone());
+                    e
                 }
             },
         };
-        let outcome = outcome(snap.state);
-        points.push(Point {
-            id: snap.record.id,
-            at: snap.record.at,
-            outcome,
-            inventory,
-        });
+        skipped.push(format!("snapshot {}: {error}", &*row.id()));
     }
-    Ok(History { points, skipped })
+    Ok(StoreSteps {
+        listing,
+        inventories,
+        steps,
+        skipped,
+    })
+}
+
+impl StoreSteps {
+    fn step_parts(&self, i: u32) -> (crate::store::scan::RowRef<'_>, &Rc<ClusterInventory>) {
+        let row = self.listing.row(i as usize).expect("a step is a row");
+        (row, &self.inventories[&row.cr_key()])
+    }
+
+    /// `clinv log`'s entries, newest first, as [`log`] lists them for [`Query`] without
+    /// `addon`: each passed to `emit` as soon as it is made. Returns how many there were.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for a bad `since`/`until` (before anything is emitted); what
+    /// `emit` returns.
+    pub fn entries(
+        &self,
+        query: &Query<'_>,
+        mut emit: impl FnMut(&audit::Entry) -> Result<()>,
+    ) -> Result<usize> {
+        let (since, until) = bounds(query)?;
+        let ignore = Ignore::default();
+        // Comparisons of a step with one holding the same object: all alike.
+        let mut same: HashMap<u32, crate::history::diff::Report> = HashMap::new();
+        let mut emitted = 0;
+        for (n, &i) in self.steps.iter().enumerate().rev() {
+            if query.max_count.is_some_and(|max| emitted >= max) {
+                break;
+            }
+            let (row, inventory) = self.step_parts(i);
+            let (id, at) = (row.id(), row.at());
+            if since.is_some() || until.is_some() {
+                let t = audit::parse_bound(&at, false);
+                if !(since.is_none_or(|s| t.is_some_and(|a| a >= s))
+                    && until.is_none_or(|u| t.is_some_and(|a| a <= u)))
+                {
+                    continue;
+                }
+            }
+            let report = match n.checked_sub(1).map(|p| self.step_parts(self.steps[p])) {
+                None => crate::history::diff::initial(inventory, &ignore),
+                Some((prev, _)) if prev.cr_key() == row.cr_key() => same
+                    .entry(row.cr_key())
+                    .or_insert_with(|| {
+                        crate::history::diff::diff_with(inventory, inventory, &ignore)
+                    })
+                    .clone(),
+                Some((_, prev)) => crate::history::diff::diff_with(prev, inventory, &ignore),
+            };
+            let step = Step {
+                id: &id,
+                at: &at,
+                outcome: outcome(row.state()),
+                inventory,
+            };
+            emit(&audit::entry(&step, n == 0, report))?;
+            emitted += 1;
+        }
+        Ok(emitted)
+    }
+}
+
+/// `since` and `until` of a query.
+fn bounds(query: &Query<'_>) -> Result<(Option<jiff::Timestamp>, Option<jiff::Timestamp>)> {
+    let bound = |t: Option<&str>, end: bool| {
+        t.map(|t| {
+            audit::parse_query_bound(t, end, query.now).ok_or_else(|| {
+                Error::Usage(format!(
+                    "'{t}' is not a date (YYYY-MM-DD), an RFC 3339 time, today, yesterday or a time ago (30m, 12h, 2d, 1w)"
+                ))
+            })
+        })
+        .transpose()
+    };
+    Ok((bound(query.since, false)?, bound(query.until, true)?))
 }
 
 /// Without git support there is no repository history to read.
@@ -176,17 +292,7 @@ pub enum Log {
 /// # Errors
 /// [`Error::Usage`] for a `since`/`until` that is not a date or RFC 3339 time.
 pub fn log(points: &[Point], query: &Query<'_>) -> Result<Log> {
-    let bound = |t: Option<&str>, end: bool| {
-        t.map(|t| {
-            audit::parse_query_bound(t, end, query.now).ok_or_else(|| {
-                Error::Usage(format!(
-                    "'{t}' is not a date (YYYY-MM-DD), an RFC 3339 time, today, yesterday or a time ago (30m, 12h, 2d, 1w)"
-                ))
-            })
-        })
-        .transpose()
-    };
-    let (since, until) = (bound(query.since, false)?, bound(query.until, true)?);
+    let (since, until) = bounds(query)?;
     let steps: Vec<Step> = points.iter().map(Point::step).collect();
     if let Some(name) = query.addon {
         return Ok(Log::Addon(audit::addon_timeline(&steps, name)));
@@ -210,4 +316,135 @@ pub fn log(points: &[Point], query: &Query<'_>) -> Result<Log> {
 pub fn trail(points: &[Point]) -> Trail {
     let steps: Vec<Step> = points.iter().map(Point::step).collect();
     audit::trail(&steps, &Ignore::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::report;
+    use crate::store::{StateRecord, Store};
+
+    fn cr(n: u32) -> ClusterInventory {
+        let text = format!(
+            r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster","labels":{{"lok8s.dev/domain":"d"}}}},"spec":{{"lok8sVersion":"1","kind":"lo","kubernetesVersion":"v1.3{}.0","specHash":"{}","renderedAt":"2026-01-01T00:00:{:02}Z","addons":[]}}}}"#,
+            n,
+            "a".repeat(64),
+            n % 60
+        );
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The points as `log` read them from the whole journal before listings were
+    /// compact: the reference the streamed entries are held to.
+    fn reference_points(store: &DomainStore) -> (Vec<Point>, Vec<String>) {
+        let journal = store.read().unwrap();
+        let mut skipped: Vec<String> = journal
+            .damage
+            .iter()
+            .map(|d| format!("snapshot store: {d}"))
+            .collect();
+        let mut cache: HashMap<String, Rc<ClusterInventory>> = HashMap::new();
+        let mut points = Vec::new();
+        for snap in journal
+            .snapshots
+            .into_iter()
+            .filter(|s| s.state != State::Deleted)
+        {
+            let inventory = match cache.get(&snap.record.cr) {
+                Some(i) => i.clone(),
+                None => match store.inventory(&snap.record) {
+                    Ok(i) => {
+                        let rc = Rc::new(i);
+                        cache.insert(snap.record.cr.clone(), rc.clone());
+                        rc
+                    }
+                    Err(e) => {
+                        skipped.push(format!("snapshot {}: {e}", snap.record.id));
+                        continue;
+                    }
+                },
+            };
+            points.push(Point {
+                id: snap.record.id,
+                at: snap.record.at,
+                outcome: outcome(snap.state),
+                inventory,
+            });
+        }
+        (points, skipped)
+    }
+
+    #[test]
+    fn streamed_log_entries_are_the_trail() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        let mut ids = Vec::new();
+        for n in [0, 1, 1, 1, 2, 0, 0, 4, 3, 5, 5] {
+            ids.push(store.record(&cr(n), "{}", None).unwrap().id);
+        }
+        let at = crate::store::now_millis();
+        store
+            .set_states(&[
+                StateRecord::new(&ids[0], &at, State::Applied),
+                StateRecord::new(&ids[2], &at, State::Superseded),
+                StateRecord::new(&ids[4], &at, State::Deleted),
+                StateRecord::new(&ids[6], &at, State::Committed),
+            ])
+            .unwrap();
+        // The object of cr(4) (snapshot 7) goes missing: skipped by both.
+        let lost = store.read().unwrap().snapshots[7].record.cr.clone();
+        std::fs::remove_file(dir.path().join(format!("d/objects/{lost}.json"))).unwrap();
+        let (points, skipped) = reference_points(&store);
+        let steps = load_store(&store).unwrap();
+        assert_eq!(steps.skipped, skipped);
+        assert_eq!(from_store(&store).unwrap().points.len(), points.len());
+        let times: Vec<String> = points.iter().map(|p| p.at.clone()).collect();
+        let queries = [
+            (None, None, None),
+            (None, None, Some(3)),
+            (None, None, Some(0)),
+            (Some(times[2].as_str()), None, None),
+            (None, Some(times[5].as_str()), Some(2)),
+            (Some("2999-01-01"), None, None),
+        ];
+        for (since, until, max_count) in queries {
+            let query = Query {
+                since,
+                until,
+                max_count,
+                addon: None,
+                reverse: false,
+                now: jiff::Timestamp::now(),
+            };
+            let Log::Trail(trail) = log(&points, &query).unwrap() else {
+                panic!("a trail")
+            };
+            let expected = report::text::trail(&trail, false);
+            let (mut text, mut first) = (String::new(), true);
+            let n = steps
+                .entries(&query, |e| {
+                    report::text::entry(&mut text, e, first, false);
+                    first = false;
+                    Ok(())
+                })
+                .unwrap();
+            if n == 0 {
+                text.push_str(report::text::NO_HISTORY);
+            }
+            assert_eq!(text, expected, "{since:?} {until:?} {max_count:?}");
+            assert_eq!(n, trail.entries.len());
+        }
+        let bad = Query {
+            since: Some("the day before"),
+            until: None,
+            max_count: None,
+            addon: None,
+            reverse: false,
+            now: jiff::Timestamp::now(),
+        };
+        assert!(matches!(
+            steps.entries(&bad, |_| Ok(())),
+            Err(Error::Usage(_))
+        ));
+    }
 }

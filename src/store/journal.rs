@@ -74,7 +74,7 @@ fn parse_direct(json: &str) -> Option<Record> {
 
 /// Whether `sum` is the lowercase hex sha256 of `json` (what [`hex_sha256`] writes),
 /// compared without formatting the digest.
-fn checksum_matches(sum: &str, json: &[u8]) -> bool {
+pub(super) fn checksum_matches(sum: &str, json: &[u8]) -> bool {
     use sha2::Digest;
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let sum = sum.as_bytes();

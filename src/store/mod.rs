@@ -32,6 +32,7 @@ pub mod export;
 pub mod gc;
 pub mod journal;
 mod record;
+pub mod scan;
 pub mod segments;
 
 use record::FORMAT;
@@ -137,6 +138,31 @@ impl Store {
             }
         }
         Ok((rows, damage))
+    }
+
+    /// [`Store::list`] compactly, for the table of `snapshots list`: one [`scan::Listing`]
+    /// per domain (sorted by name), each newest first, deleted snapshots aside and
+    /// filtered by `state`; with the damaged journal lines that were skipped.
+    ///
+    /// # Errors
+    /// An invalid domain or an unreadable journal.
+    pub fn listings(
+        &self,
+        domain: Option<&str>,
+        state: Option<State>,
+    ) -> Result<(Vec<scan::Listing>, Vec<Damage>)> {
+        let (mut out, mut damage) = (Vec::new(), Vec::new());
+        for d in self.select(domain)? {
+            let mut listing = self.domain(&d).listing()?;
+            damage.append(&mut listing.damage);
+            listing.retain(|s| {
+                s.state() != State::Deleted
+                    && state.is_none_or(|st| s.state() == st || s.cluster_state() == Some(st))
+            });
+            listing.reverse();
+            out.push(listing);
+        }
+        Ok((out, damage))
     }
 
     /// Finds a snapshot by reference in one domain or, without `domain`, in any, and
@@ -357,6 +383,19 @@ impl DomainStore {
     /// The journal exists but cannot be read.
     pub fn read(&self) -> Result<Journal> {
         self.read_with(false)
+    }
+
+    /// Reads the journal compactly for a listing (`snapshots list`, `log`): every
+    /// snapshot in the order (at, seq, id) with its state, damage reported as by
+    /// [`DomainStore::read`].
+    ///
+    /// # Errors
+    /// The journal exists but cannot be read.
+    pub fn listing(&self) -> Result<scan::Listing> {
+        self.check_dirs()?;
+        let mut listing = scan::read(&self.layout()).map_err(|(p, e)| Error::io(p, e))?;
+        listing.domain = self.domain.clone();
+        Ok(listing)
     }
 
     /// Reads the journal, keeping damaged lines' bytes when `keep_raw`.
@@ -591,9 +630,17 @@ impl DomainStore {
     /// # Errors
     /// A missing or damaged object.
     pub fn inventory(&self, snap: &SnapshotRecord) -> Result<ClusterInventory> {
-        let text = self.object(&snap.cr)?;
-        inventory_from_object(&text, &snap.rendered_at).map_err(|e| Error::InvalidFile {
-            path: self.object_path(&snap.cr),
+        self.inventory_of(&snap.cr, &snap.rendered_at)
+    }
+
+    /// The inventory of CR object `cr` with `rendered_at` put back.
+    ///
+    /// # Errors
+    /// A missing or damaged object.
+    pub fn inventory_of(&self, cr: &str, rendered_at: &str) -> Result<ClusterInventory> {
+        let text = self.object(cr)?;
+        inventory_from_object(&text, rendered_at).map_err(|e| Error::InvalidFile {
+            path: self.object_path(cr),
             message: format!("damaged: {e}"),
         })
     }

@@ -3,6 +3,7 @@
 
 use super::StoreOnly;
 use crate::app::cli::{LogArgs, LogFormat};
+use crate::app::output::stdout_error;
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
 use crate::history::report;
@@ -17,13 +18,6 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
     let format = args.output.unwrap_or_default();
     let opened = StoreOnly::open(settings)?;
     let domain = opened.domain(settings, args.domain.domain.as_deref())?;
-    let points = load(
-        settings,
-        &opened.store,
-        &domain,
-        args.repo.as_deref(),
-        args.branch.as_deref(),
-    )?;
     let query = Query {
         since: args.since.as_deref(),
         until: args.until.as_deref(),
@@ -32,6 +26,41 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         reverse: args.reverse,
         now: jiff::Timestamp::now(),
     };
+    if format == LogFormat::Text
+        && args.repo.is_none()
+        && args.addon.is_none()
+        && !args.reverse
+        && !args.oneline
+    {
+        // Streamed: a history of a million records is never held as entries or text.
+        let steps = history::load_store(&opened.store.domain(&domain))?;
+        for skipped in &steps.skipped {
+            settings.printer.warn(&format!("{skipped} — skipped"));
+        }
+        let color = settings.printer.color_stdout();
+        let (mut text, mut first) = (String::new(), true);
+        settings.printer.data_with(|out| {
+            let n = steps.entries(&query, |entry| {
+                text.clear();
+                report::text::entry(&mut text, entry, first, color);
+                first = false;
+                out.write_all(text.as_bytes()).map_err(stdout_error)
+            })?;
+            if n == 0 {
+                out.write_all(report::text::NO_HISTORY.as_bytes())
+                    .map_err(stdout_error)?;
+            }
+            Ok(())
+        })?;
+        return Ok(exit::OK);
+    }
+    let points = load(
+        settings,
+        &opened.store,
+        &domain,
+        args.repo.as_deref(),
+        args.branch.as_deref(),
+    )?;
     let text = match history::log(&points.points, &query)? {
         Log::Addon(spans) if spans.is_empty() => {
             let name = args.addon.as_deref().unwrap_or_default();

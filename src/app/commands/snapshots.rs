@@ -89,33 +89,37 @@ fn list(
     no_headers: bool,
 ) -> Result<i32> {
     let format = output.unwrap_or_default();
-    let (rows, damage) = store.list(domain, state)?;
-    warn_damage(settings, &damage);
     if format == TableFormat::Json {
+        let (rows, damage) = store.list(domain, state)?;
+        warn_damage(settings, &damage);
         settings.printer.data(&render::to_json(&rows)?)?;
         return Ok(exit::OK);
     }
-    if rows.is_empty() {
+    let (listings, damage) = store.listings(domain, state)?;
+    warn_damage(settings, &damage);
+    if listings.iter().all(|l| l.is_empty()) {
         settings.printer.info("no snapshots");
         return Ok(exit::OK);
     }
-    let text = match format {
-        TableFormat::Name => {
-            let names: Vec<String> = rows
-                .iter()
-                .map(|s| format!("{}/{}", s.record.domain, s.record.id))
-                .collect();
-            output::names(names.iter().map(String::as_str))
-        }
-        format => output::snapshots_table(
-            rows,
-            output::TableStyle {
-                wide: format == TableFormat::Wide,
+    match format {
+        // The extra columns of `wide` are not in the compact listing: the full read.
+        TableFormat::Wide => {
+            let (rows, _) = store.list(domain, state)?;
+            let style = output::TableStyle {
+                wide: true,
                 no_headers,
-            },
-        ),
-    };
-    settings.printer.data(&text)?;
+            };
+            settings
+                .printer
+                .data(&output::snapshots_table(rows, style))?;
+        }
+        TableFormat::Name => settings.printer.data_with(|out| {
+            output::write_snapshot_names(&listings, out).map_err(output::stdout_error)
+        })?,
+        _ => settings.printer.data_with(|out| {
+            output::write_snapshots_table(&listings, no_headers, out).map_err(output::stdout_error)
+        })?,
+    }
     Ok(exit::OK)
 }
 

@@ -2,7 +2,7 @@
 //! the caller says so (a terminal, or `--color always`, and no `NO_COLOR`).
 
 use super::phrase::{Phrase, count_phrase, one_line};
-use crate::history::audit::{Span, Trail};
+use crate::history::audit::{Entry, Span, Trail};
 use crate::history::diff::{Change, Op, Report};
 
 /// Ignored paths listed by name in the summary line before it is cut short.
@@ -78,10 +78,25 @@ pub fn diff(report: &Report, color: bool) -> String {
 
 /// The audit trail, newest first like `git log`: a header per step, its changes indented.
 pub fn trail(trail: &Trail, color: bool) -> String {
-    let paint = Paint(color);
     let mut out = String::new();
     for (i, e) in trail.entries.iter().enumerate() {
-        if i > 0 {
+        entry(&mut out, e, i == 0, color);
+    }
+    if trail.entries.is_empty() {
+        out.push_str(NO_HISTORY);
+    }
+    out
+}
+
+/// What [`trail`] prints for no entries.
+pub const NO_HISTORY: &str = "(no history)\n";
+
+/// One entry of [`trail`] appended to `out` (`first`: no blank line before it), so a
+/// long trail can be printed as it is built.
+pub fn entry(out: &mut String, e: &Entry, first: bool, color: bool) {
+    let paint = Paint(color);
+    {
+        if !first {
             out.push('\n');
         }
         let mut head = format!(
@@ -105,10 +120,6 @@ pub fn trail(trail: &Trail, color: bool) -> String {
             out.push_str(&format!("    ({ignored})\n"));
         }
     }
-    if trail.entries.is_empty() {
-        out.push_str("(no history)\n");
-    }
-    out
 }
 
 /// Changes named on a `--oneline` line before the rest is counted.

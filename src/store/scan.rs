@@ -1,0 +1,955 @@
+//! Reading a domain's journal for listings (`snapshots list`, `log`): the same files,
+//! lines, checksums and damage as [`journal::Builder`], folded into compact rows that
+//! hold only what a listing shows instead of a whole [`super::Snapshot`] per record.
+//!
+//! A row is 56 bytes plus its strings: ids of hex digits and times in clinv's own
+//! layouts (`2026-01-02T03:04:05.678Z`, `…05Z`) are packed into 8 bytes each, any other
+//! string goes to one text arena; record domains, targets and object ids are interned.
+//! Memory grows with the records (≈ 56–60 bytes each), not with their bytes.
+//!
+//! Every line is checked exactly as [`journal::decode`] checks it: a line is parsed
+//! borrowing its strings when it has clinv's layout (the `kind` tag first, nothing
+//! that needs the general parse), else by [`journal::decode`] itself, whose answer —
+//! record or damage — is the one that counts. The state of a snapshot is folded as
+//! [`journal::Builder`] folds it (a unit test holds the two equal on shuffled histories).
+
+use super::journal::{self, MAX_LINE};
+use super::record::{Damage, Record, State};
+use super::segments::{Layout, open_read};
+use crate::delivery::Reason;
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A string of a listing: packed into the 8 bytes when it has a common shape, else a
+/// span of the listing's arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Str(u64);
+
+const TAG_SHIFT: u32 = 62;
+const TAG_SPAN: u64 = 0;
+const TAG_HEX: u64 = 1;
+const TAG_MILLIS: u64 = 2;
+const TAG_SECS: u64 = 3;
+/// No string (a snapshot no cluster state change has reached yet).
+const NONE: Str = Str(u64::MAX);
+/// Longest packed hex id (4 bits of length, 4 bits per digit).
+const HEX_MAX: usize = 14;
+
+/// A string read back from a listing: borrowed from the arena or unpacked.
+pub enum Text<'a> {
+    Borrowed(&'a str),
+    Inline([u8; 24], u8),
+}
+
+impl std::ops::Deref for Text<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            Text::Borrowed(s) => s,
+            // Only ASCII digits, hex digits and punctuation are ever packed.
+            Text::Inline(buf, len) => std::str::from_utf8(&buf[..usize::from(*len)]).unwrap_or(""),
+        }
+    }
+}
+
+fn digits(bytes: &[u8], value: &mut u64) -> bool {
+    for b in bytes {
+        if !b.is_ascii_digit() {
+            return false;
+        }
+        *value = *value * 10 + u64::from(b - b'0');
+    }
+    true
+}
+
+/// Packs `YYYY-MM-DDTHH:MM:SS.mmmZ` or `YYYY-MM-DDTHH:MM:SSZ` (digits kept as a number,
+/// so packed times of one layout compare like their text).
+fn pack_time(s: &[u8]) -> Option<Str> {
+    let (tag, frac) = match s.len() {
+        24 if s[19] == b'.' && s[23] == b'Z' => (TAG_MILLIS, true),
+        20 if s[19] == b'Z' => (TAG_SECS, false),
+        _ => return None,
+    };
+    if s[4] != b'-' || s[7] != b'-' || s[10] != b'T' || s[13] != b':' || s[16] != b':' {
+        return None;
+    }
+    let mut v = 0u64;
+    for part in [
+        &s[0..4],
+        &s[5..7],
+        &s[8..10],
+        &s[11..13],
+        &s[14..16],
+        &s[17..19],
+    ] {
+        if !digits(part, &mut v) {
+            return None;
+        }
+    }
+    if frac && !digits(&s[20..23], &mut v) {
+        return None;
+    }
+    Some(Str(tag << TAG_SHIFT | v))
+}
+
+fn pack_hex(s: &[u8]) -> Option<Str> {
+    if s.is_empty() || s.len() > HEX_MAX {
+        return None;
+    }
+    let mut v = 0u64;
+    for b in s {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            _ => return None,
+        };
+        v = v << 4 | u64::from(d);
+    }
+    Some(Str(TAG_HEX << TAG_SHIFT | (s.len() as u64) << 56 | v))
+}
+
+impl Str {
+    fn tag(self) -> u64 {
+        self.0 >> TAG_SHIFT
+    }
+
+    fn payload(self) -> u64 {
+        self.0 & ((1 << TAG_SHIFT) - 1)
+    }
+
+    fn text(self, arena: &str) -> Text<'_> {
+        let mut buf = [0u8; 24];
+        match self.tag() {
+            TAG_SPAN => {
+                let start = (self.0 & ((1 << 40) - 1)) as usize;
+                let len = (self.payload() >> 40) as usize;
+                Text::Borrowed(arena.get(start..start + len).unwrap_or(""))
+            }
+            TAG_HEX => {
+                let len = ((self.payload() >> 56) & 0xf) as usize;
+                let mut v = self.payload() & ((1 << 56) - 1);
+                for i in (0..len).rev() {
+                    buf[i] = b"0123456789abcdef"[(v & 0xf) as usize];
+                    v >>= 4;
+                }
+                Text::Inline(buf, len as u8)
+            }
+            tag => {
+                let millis = tag == TAG_MILLIS;
+                let mut v = self.payload();
+                let layout: &[u8] = if millis {
+                    b"0000-00-00T00:00:00.000Z"
+                } else {
+                    b"0000-00-00T00:00:00Z"
+                };
+                buf[..layout.len()].copy_from_slice(layout);
+                for i in (0..layout.len()).rev() {
+                    if buf[i] == b'0' {
+                        buf[i] = b'0' + (v % 10) as u8;
+                        v /= 10;
+                    }
+                }
+                Text::Inline(buf, layout.len() as u8)
+            }
+        }
+    }
+
+    /// Compares like the strings (the numbers when both are packed the same way).
+    fn cmp(self, other: Str, arena: &str) -> Ordering {
+        let (a, b) = (self.tag(), other.tag());
+        if a == b && (a == TAG_MILLIS || a == TAG_SECS) {
+            return self.payload().cmp(&other.payload());
+        }
+        if a == TAG_HEX && b == TAG_HEX && (self.payload() >> 56) == (other.payload() >> 56) {
+            return self.payload().cmp(&other.payload());
+        }
+        self.text(arena).cmp(&other.text(arena))
+    }
+}
+
+/// One snapshot of a listing.
+#[derive(Debug, Clone)]
+struct Row {
+    id: Str,
+    at: Str,
+    rendered_at: Str,
+    /// `at` of the cluster state change in force (the newest so far; of equal times the
+    /// later line), or [`NONE`].
+    cluster_at: Str,
+    /// The effective tie-breaker (the line number for a version 1 record).
+    seq: u64,
+    domain: u32,
+    /// Interned target server, `u32::MAX` for none.
+    target: u32,
+    cr: u32,
+    cluster_state: Option<State>,
+    reason: Option<Reason>,
+    deleted: bool,
+    committed: bool,
+}
+
+/// A state change read before its snapshot's record.
+struct Early {
+    at: String,
+    state: State,
+    reason: Option<Reason>,
+}
+
+/// The snapshots of one domain, compactly, in the order (at, seq, id), with the damage
+/// met on the way.
+#[derive(Default)]
+pub struct Listing {
+    pub domain: String,
+    arena: String,
+    names: Vec<String>,
+    name_index: HashMap<String, u32>,
+    last_names: [Option<u32>; 3],
+    rows: Vec<Row>,
+    pub damage: Vec<Damage>,
+    /// Bytes of an incomplete last line of the newest segment (ignored).
+    pub torn_tail: u64,
+    /// Snapshot ids: an open-addressing table of row numbers + 1 (0: free), at most
+    /// half full — 4 bytes a slot, where a map of ids would take 16 and double at growth.
+    ids: Vec<u32>,
+    hasher: std::collections::hash_map::RandomState,
+    early: HashMap<String, Vec<Early>>,
+}
+
+/// One row of a [`Listing`].
+#[derive(Clone, Copy)]
+pub struct RowRef<'a> {
+    listing: &'a Listing,
+    row: &'a Row,
+}
+
+impl<'a> RowRef<'a> {
+    pub fn id(&self) -> Text<'a> {
+        self.row.id.text(&self.listing.arena)
+    }
+
+    pub fn at(&self) -> Text<'a> {
+        self.row.at.text(&self.listing.arena)
+    }
+
+    pub fn rendered_at(&self) -> Text<'a> {
+        self.row.rendered_at.text(&self.listing.arena)
+    }
+
+    /// The record's `domain` field.
+    pub fn domain(&self) -> &'a str {
+        &self.listing.names[self.row.domain as usize]
+    }
+
+    pub fn target_server(&self) -> Option<&'a str> {
+        self.listing
+            .names
+            .get(self.row.target as usize)
+            .map(String::as_str)
+    }
+
+    /// The CR object id.
+    pub fn cr(&self) -> &'a str {
+        &self.listing.names[self.row.cr as usize]
+    }
+
+    /// A number naming the CR object within the listing (equal objects, equal numbers).
+    pub fn cr_key(&self) -> u32 {
+        self.row.cr
+    }
+
+    /// The state to show, as [`super::Snapshot::state`].
+    pub fn state(&self) -> State {
+        let r = self.row;
+        if r.deleted {
+            State::Deleted
+        } else if let Some(c) = r.cluster_state {
+            c
+        } else if r.committed {
+            State::Committed
+        } else {
+            State::Recorded
+        }
+    }
+
+    /// The cluster channel, as [`super::Snapshot::cluster_state`] (of a snapshot that is
+    /// not deleted: a deleted one is only `deleted`).
+    pub fn cluster_state(&self) -> Option<State> {
+        self.row.cluster_state
+    }
+
+    pub fn reason(&self) -> Option<Reason> {
+        self.row.reason
+    }
+}
+
+impl Listing {
+    /// How many snapshots it holds.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The rows, in the listing's order.
+    pub fn rows(&self) -> impl DoubleEndedIterator<Item = RowRef<'_>> + ExactSizeIterator {
+        self.rows
+            .iter()
+            .map(move |row| RowRef { listing: self, row })
+    }
+
+    /// The row at `i`.
+    pub fn row(&self, i: usize) -> Option<RowRef<'_>> {
+        self.rows.get(i).map(|row| RowRef { listing: self, row })
+    }
+
+    /// Keeps the rows `keep` accepts, in the same order.
+    pub fn retain(&mut self, mut keep: impl FnMut(RowRef<'_>) -> bool) {
+        let rows = std::mem::take(&mut self.rows);
+        let mut kept = rows;
+        kept.retain(|row| keep(RowRef { listing: self, row }));
+        self.rows = kept;
+    }
+
+    /// Newest first.
+    pub fn reverse(&mut self) {
+        self.rows.reverse();
+    }
+
+    fn put(&mut self, s: &str) -> Str {
+        if let Some(p) = pack_time(s.as_bytes()).or_else(|| pack_hex(s.as_bytes())) {
+            return p;
+        }
+        let start = self.arena.len() as u64;
+        self.arena.push_str(s);
+        Str(TAG_SPAN << TAG_SHIFT | (s.len() as u64) << 40 | start)
+    }
+
+    /// Interns `s`; `last` is the field's previous name, compared before any hashing
+    /// (consecutive records mostly share domain, target and object).
+    fn name(&mut self, s: &str, last: usize) -> u32 {
+        if let Some(i) = self.last_names[last]
+            && self.names[i as usize] == s
+        {
+            return i;
+        }
+        let i = match self.name_index.get(s) {
+            Some(&i) => i,
+            None => {
+                let i = self.names.len() as u32;
+                self.names.push(s.to_string());
+                self.name_index.insert(s.to_string(), i);
+                i
+            }
+        };
+        self.last_names[last] = Some(i);
+        i
+    }
+
+    fn id_hash(&self, id: &str, packed: Option<Str>) -> usize {
+        use std::hash::BuildHasher;
+        match packed {
+            Some(p) => self.hasher.hash_one(p.0) as usize,
+            None => self.hasher.hash_one(id) as usize,
+        }
+    }
+
+    /// The row of snapshot `id`, or the free slot it would take.
+    fn slot(&self, id: &str) -> Result<u32, usize> {
+        if self.ids.is_empty() {
+            return Err(0);
+        }
+        let packed = pack_hex(id.as_bytes());
+        let mask = self.ids.len() - 1;
+        let mut slot = self.id_hash(id, packed) & mask;
+        loop {
+            let n = self.ids[slot];
+            if n == 0 {
+                return Err(slot);
+            }
+            let row = self.rows[n as usize - 1].id;
+            let same = match packed {
+                Some(p) => row == p,
+                None => row.tag() == TAG_SPAN && &*row.text(&self.arena) == id,
+            };
+            if same {
+                return Ok(n - 1);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    fn find(&self, id: &str) -> Option<u32> {
+        self.slot(id).ok()
+    }
+
+    /// Records row `i` (whose id is not there yet) in the id table.
+    fn index(&mut self, i: u32) {
+        if (i as usize + 1) * 2 > self.ids.len() {
+            let size = (self.ids.len() * 2).max(1024);
+            self.ids = vec![0; size];
+            for j in 0..i {
+                self.place(j);
+            }
+        }
+        self.place(i);
+    }
+
+    fn place(&mut self, i: u32) {
+        let id = self.rows[i as usize].id.text(&self.arena).to_string();
+        if let Err(slot) = self.slot(&id) {
+            self.ids[slot] = i + 1;
+        }
+    }
+
+    fn damage(&mut self, path: &Path, line: usize, what: String) {
+        self.damage.push(Damage {
+            path: path.to_path_buf(),
+            line,
+            what,
+        });
+    }
+
+    fn snapshot(&mut self, line_no: usize, s: &SnapLine<'_>) {
+        if self.find(&s.id).is_some() {
+            return; // imported twice: the first record wins
+        }
+        let i = self.rows.len() as u32;
+        let id = self.put(&s.id);
+        let row = Row {
+            id,
+            at: self.put(&s.at),
+            rendered_at: self.put(&s.rendered_at),
+            cluster_at: NONE,
+            seq: s.seq.unwrap_or(line_no as u64),
+            domain: self.name(&s.domain, 0),
+            target: match &s.target {
+                Some(t) => self.name(&t.server, 1),
+                None => u32::MAX,
+            },
+            cr: self.name(&s.cr, 2),
+            cluster_state: s.cluster.then_some(State::Pending),
+            reason: None,
+            deleted: false,
+            committed: false,
+        };
+        self.rows.push(row);
+        self.index(i);
+        if !self.early.is_empty()
+            && let Some(early) = self.early.remove(s.id.as_ref())
+        {
+            for e in early {
+                self.change(i as usize, &e.at, e.state, e.reason);
+            }
+        }
+    }
+
+    fn state(&mut self, st: &StateLine<'_>) {
+        match self.find(&st.id) {
+            Some(i) => self.change(i as usize, &st.at, st.state, st.reason),
+            None => self
+                .early
+                .entry(st.id.to_string())
+                .or_default()
+                .push(Early {
+                    at: st.at.to_string(),
+                    state: st.state,
+                    reason: st.reason,
+                }),
+        }
+    }
+
+    /// One state change, in line order: the fold of [`journal::Builder`] (changes in
+    /// recorded-time order, stable) done as they come.
+    fn change(&mut self, i: usize, at: &str, state: State, reason: Option<Reason>) {
+        match state {
+            State::Deleted => self.rows[i].deleted = true,
+            State::Committed => self.rows[i].committed = true,
+            State::Recorded => {}
+            State::Pending | State::Applied | State::Superseded => {
+                let current = self.rows[i].cluster_at;
+                // An `at` of another layout is appended even when it loses: rare.
+                let stored = self.put(at);
+                if current == NONE || stored.cmp(current, &self.arena) != Ordering::Less {
+                    let row = &mut self.rows[i];
+                    row.cluster_at = stored;
+                    row.cluster_state = Some(state);
+                    row.reason = reason;
+                }
+            }
+        }
+    }
+
+    /// Orders the rows by (at, seq, id) once every file is read.
+    fn finish(&mut self) {
+        self.early = HashMap::new();
+        self.ids = Vec::new();
+        let arena = &self.arena;
+        let cmp = |a: &Row, b: &Row| {
+            a.at.cmp(b.at, arena)
+                .then(a.seq.cmp(&b.seq))
+                .then_with(|| a.id.cmp(b.id, arena))
+        };
+        if !self
+            .rows
+            .is_sorted_by(|a, b| cmp(a, b) != Ordering::Greater)
+        {
+            self.rows.sort_unstable_by(cmp);
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A target as [`super::TargetRecord`] reads it.
+#[derive(Deserialize)]
+struct TargetLine<'a> {
+    #[serde(borrow)]
+    server: Cow<'a, str>,
+    #[serde(default, borrow)]
+    #[allow(dead_code)]
+    context: Option<Cow<'a, str>>,
+}
+
+/// A `snapshot` line with the fields, types and defaults of
+/// [`super::SnapshotRecord`] (plus its `kind` tag), strings borrowed.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct SnapLine<'a> {
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
+    v: u32,
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(borrow)]
+    at: Cow<'a, str>,
+    #[serde(default)]
+    seq: Option<u64>,
+    #[serde(default = "yes")]
+    cluster: bool,
+    #[serde(borrow)]
+    domain: Cow<'a, str>,
+    #[serde(borrow)]
+    rendered_at: Cow<'a, str>,
+    #[serde(borrow)]
+    spec_hash: Cow<'a, str>,
+    #[serde(borrow)]
+    lok8s_version: Cow<'a, str>,
+    #[serde(borrow)]
+    tool: Cow<'a, str>,
+    #[serde(borrow)]
+    cr: Cow<'a, str>,
+    #[serde(borrow)]
+    crd: Cow<'a, str>,
+    #[serde(default, borrow)]
+    target: Option<TargetLine<'a>>,
+}
+
+/// A `state` line with the fields, types and defaults of [`super::StateRecord`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct StateLine<'a> {
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
+    v: u32,
+    #[serde(borrow)]
+    id: Cow<'a, str>,
+    #[serde(borrow)]
+    at: Cow<'a, str>,
+    #[serde(default)]
+    seq: Option<u64>,
+    state: State,
+    #[serde(default)]
+    reason: Option<Reason>,
+    #[serde(default, borrow)]
+    detail: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    by: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    commit: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pushed: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    target: Option<TargetLine<'a>>,
+}
+
+/// A verified line, as much of it as a listing needs.
+enum Light<'a> {
+    Snapshot(SnapLine<'a>),
+    State(StateLine<'a>),
+    Other,
+}
+
+impl From<Record> for Light<'_> {
+    fn from(record: Record) -> Self {
+        match record {
+            Record::Snapshot(s) => Light::Snapshot(SnapLine {
+                kind: Cow::Borrowed("snapshot"),
+                v: s.v,
+                id: Cow::Owned(s.id),
+                at: Cow::Owned(s.at),
+                seq: s.seq,
+                cluster: s.cluster,
+                domain: Cow::Owned(s.domain),
+                rendered_at: Cow::Owned(s.rendered_at),
+                spec_hash: Cow::Owned(s.spec_hash),
+                lok8s_version: Cow::Owned(s.lok8s_version),
+                tool: Cow::Owned(s.tool),
+                cr: Cow::Owned(s.cr),
+                crd: Cow::Owned(s.crd),
+                target: s.target.map(|t| TargetLine {
+                    server: Cow::Owned(t.server),
+                    context: t.context.map(Cow::Owned),
+                }),
+            }),
+            Record::State(st) => Light::State(StateLine {
+                kind: Cow::Borrowed("state"),
+                v: st.v,
+                id: Cow::Owned(st.id),
+                at: Cow::Owned(st.at),
+                seq: st.seq,
+                state: st.state,
+                reason: st.reason,
+                detail: None,
+                by: None,
+                commit: None,
+                pushed: None,
+                target: None,
+            }),
+            // A folded publish (an event on an existing snapshot) adds no row.
+            Record::Repair(_) | Record::Head(_) | Record::Event(_) => Light::Other,
+        }
+    }
+}
+
+/// The record of a line as [`journal::decode`] reads it.
+fn decode(line: &[u8]) -> Result<Light<'_>, String> {
+    if let Some(light) = decode_direct(line) {
+        return Ok(light);
+    }
+    journal::decode(line).map(Light::from)
+}
+
+/// A line of clinv's own layout, parsed borrowing; `None` for anything else (damage
+/// included), which [`journal::decode`] then reads.
+fn decode_direct(line: &[u8]) -> Option<Light<'_>> {
+    let text = std::str::from_utf8(line).ok()?;
+    let (sum, json) = text.split_once(' ')?;
+    if !journal::checksum_matches(sum, json.as_bytes()) {
+        return None;
+    }
+    let rest = json.strip_prefix("{\"kind\":\"")?;
+    let (kind, rest) = if let Some(r) = rest.strip_prefix("snapshot\",") {
+        (true, r)
+    } else {
+        (false, rest.strip_prefix("state\",")?)
+    };
+    if rest.contains("\"kind\"") {
+        return None;
+    }
+    if kind {
+        serde_json::from_str(json).ok().map(Light::Snapshot)
+    } else {
+        serde_json::from_str(json).ok().map(Light::State)
+    }
+}
+
+/// Lines decoded together, split across the cores.
+const BATCH: usize = 8192;
+const BATCH_BYTES: usize = 8 << 20;
+
+/// Decodes lines on up to two threads; results in the lines' order.
+fn decode_batch(lines: &[Vec<u8>]) -> Vec<Result<Light<'_>, String>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    if threads < 2 || lines.len() < 64 {
+        return lines.iter().map(|l| decode(l)).collect();
+    }
+    let (first, second) = lines.split_at(lines.len() / 2);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| second.iter().map(|l| decode(l)).collect::<Vec<_>>());
+        let mut out: Vec<_> = first.iter().map(|l| decode(l)).collect();
+        match other.join() {
+            Ok(rest) => out.extend(rest),
+            Err(_) => out.extend(second.iter().map(|l| decode(l))),
+        }
+        out
+    })
+}
+
+/// Feeds one file's lines to `listing` as [`journal::read_lines`] feeds a builder.
+/// Returns the number of complete lines and the bytes of an incomplete last one.
+fn read_file(
+    path: &Path,
+    reader: impl std::io::Read,
+    listing: &mut Listing,
+) -> std::io::Result<(usize, u64)> {
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, reader);
+    // Reused line buffers: `pool[..count]` hold the batch, numbered by `numbers`.
+    let mut pool: Vec<Vec<u8>> = Vec::new();
+    let mut numbers: Vec<usize> = Vec::with_capacity(BATCH);
+    let mut count = 0;
+    let mut batch_bytes = 0;
+    let mut line_no = 0;
+    let mut line = Vec::with_capacity(4096);
+    let flush = |pool: &[Vec<u8>], numbers: &mut Vec<usize>, listing: &mut Listing| {
+        let decoded = decode_batch(pool);
+        for (no, result) in numbers.drain(..).zip(decoded) {
+            match result {
+                Ok(Light::Snapshot(s)) => listing.snapshot(no, &s),
+                Ok(Light::State(st)) => listing.state(&st),
+                Ok(Light::Other) => {}
+                Err(what) => listing.damage(path, no, what),
+            }
+        }
+    };
+    loop {
+        line.clear();
+        let (n, complete) = journal::read_line(&mut reader, &mut line)?;
+        if n == 0 || !complete {
+            flush(&pool[..count], &mut numbers, listing);
+            return Ok(if n == 0 {
+                (line_no, 0)
+            } else {
+                (line_no, n as u64)
+            });
+        }
+        line_no += 1;
+        if n > MAX_LINE + 1 {
+            flush(&pool[..count], &mut numbers, listing);
+            (count, batch_bytes) = (0, 0);
+            listing.damage(
+                path,
+                line_no,
+                format!("line of {n} bytes is over the limit ({MAX_LINE})"),
+            );
+        } else if !line.is_empty() {
+            if pool.len() == count {
+                pool.push(Vec::new());
+            }
+            std::mem::swap(&mut pool[count], &mut line);
+            count += 1;
+            numbers.push(line_no);
+            batch_bytes += n;
+            if count >= BATCH || batch_bytes >= BATCH_BYTES {
+                flush(&pool[..count], &mut numbers, listing);
+                (count, batch_bytes) = (0, 0);
+            }
+        }
+    }
+}
+
+/// Reads a domain's live files into a [`Listing`]: an incomplete last line counts as a
+/// torn tail in the newest file only; in a sealed one it is damage.
+///
+/// # Errors
+/// `(path, error)` of a file that cannot be read.
+pub fn read(layout: &Layout) -> Result<Listing, (PathBuf, std::io::Error)> {
+    let mut listing = Listing::default();
+    let list = layout
+        .live_files()
+        .map_err(|e| (layout.segments_dir(), e))?;
+    let last = list.len().saturating_sub(1);
+    for (i, path) in list.iter().enumerate() {
+        let file = open_read(path).map_err(|e| (path.clone(), e))?;
+        let (lines, torn) = read_file(path, file, &mut listing).map_err(|e| (path.clone(), e))?;
+        if i == last {
+            listing.torn_tail = torn;
+        } else if torn > 0 {
+            listing.damage(
+                path,
+                lines + 1,
+                format!("incomplete last line ({torn} bytes) in a sealed segment"),
+            );
+        }
+    }
+    listing.finish();
+    Ok(listing)
+}
+
+/// Reads a journal's bytes into a listing (tests).
+#[cfg(test)]
+fn read_bytes(path: &Path, bytes: &[u8]) -> Listing {
+    let mut listing = Listing::default();
+    let (_, torn) = read_file(path, bytes, &mut listing).unwrap();
+    listing.torn_tail = torn;
+    listing.finish();
+    listing
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{SnapshotRecord, StateRecord, TargetRecord};
+
+    #[test]
+    fn packed_strings_read_back_and_compare_like_text() {
+        let mut l = Listing::default();
+        let samples = [
+            "2026-01-02T03:04:05.678Z",
+            "2026-01-02T03:04:05Z",
+            "2026-01-02T03:04:05.6789Z",
+            "0a1b2c3d4e5f",
+            "ABCDEF",
+            "00000000000000",
+            "000000000000000",
+            "",
+            "x\ny",
+            "0",
+        ];
+        let packed: Vec<Str> = samples.iter().map(|s| l.put(s)).collect();
+        for (s, p) in samples.iter().zip(&packed) {
+            assert_eq!(&*p.text(&l.arena), *s);
+        }
+        for (a, pa) in samples.iter().zip(&packed) {
+            for (b, pb) in samples.iter().zip(&packed) {
+                assert_eq!(pa.cmp(*pb, &l.arena), a.cmp(b), "{a} vs {b}");
+            }
+        }
+    }
+
+    fn snap(id: &str, at: &str, seq: Option<u64>, cluster: bool) -> Record {
+        Record::Snapshot(SnapshotRecord {
+            v: 2,
+            id: id.into(),
+            at: at.into(),
+            seq,
+            cluster,
+            domain: "d".into(),
+            rendered_at: "2026-01-01T00:00:00Z".into(),
+            spec_hash: "h".into(),
+            lok8s_version: "1".into(),
+            tool: "t".into(),
+            cr: "c".repeat(64),
+            crd: "e".repeat(64),
+            target: Some(TargetRecord {
+                server: "https://x".into(),
+                context: None,
+            }),
+        })
+    }
+
+    /// Pseudo-random journals — state changes out of time order, before their snapshot,
+    /// of no snapshot, duplicates, damage — read both ways: the same snapshots, order,
+    /// states, reasons and damage.
+    #[test]
+    fn listings_agree_with_the_full_read() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let states = [
+            State::Pending,
+            State::Applied,
+            State::Superseded,
+            State::Committed,
+            State::Deleted,
+            State::Recorded,
+        ];
+        let times = [
+            "2026-01-01T00:00:01.000Z",
+            "2026-01-01T00:00:01Z",
+            "2026-01-01T00:00:02.000Z",
+            "2026-01-01T00:00:02.5Z",
+            "2026-01-01T00:00:03.000Z",
+        ];
+        for round in 0..300 {
+            let ids: Vec<String> = (0..6)
+                .map(|i| match i {
+                    4 => format!("not-hex-{round}"),
+                    5 => "f".repeat(20),
+                    _ => format!("{:012x}", i * 7 + round),
+                })
+                .collect();
+            let mut text = String::new();
+            for _ in 0..(5 + next(30)) {
+                let id = &ids[next(ids.len() as u64) as usize];
+                let at = times[next(times.len() as u64) as usize];
+                let line = match next(10) {
+                    0..=2 => journal::encode(&snap(
+                        id,
+                        at,
+                        (next(2) == 0).then(|| next(5)),
+                        next(3) != 0,
+                    )),
+                    3 => "garbage line\n".to_string(),
+                    _ => {
+                        let mut st =
+                            StateRecord::new(id, at, states[next(states.len() as u64) as usize]);
+                        st.reason = (next(2) == 0).then_some(Reason::Conflict);
+                        st.detail = (next(2) == 0).then(|| "d\"kind\"".into());
+                        journal::encode(&Record::State(st))
+                    }
+                };
+                text.push_str(&line);
+            }
+            if next(2) == 0 {
+                text.push_str("abc {\"kind\"");
+            }
+            let path = Path::new("j");
+            let full = journal::parse_journal(path, text.as_bytes());
+            let compact = read_bytes(path, text.as_bytes());
+            assert_eq!(full.damage, compact.damage, "{text}");
+            assert_eq!(full.torn_tail, compact.torn_tail);
+            assert_eq!(full.snapshots.len(), compact.len(), "{text}");
+            for (s, r) in full.snapshots.iter().zip(compact.rows()) {
+                assert_eq!(s.record.id, &*r.id(), "{text}");
+                assert_eq!(s.record.at, &*r.at());
+                assert_eq!(s.record.rendered_at, &*r.rendered_at());
+                assert_eq!(s.record.cr, r.cr());
+                assert_eq!(s.record.domain, r.domain());
+                assert_eq!(
+                    s.record.target.as_ref().map(|t| t.server.as_str()),
+                    r.target_server()
+                );
+                assert_eq!(s.state, r.state(), "{text}");
+                // Of a deleted snapshot only that counts (listings leave it out).
+                if s.state != State::Deleted {
+                    assert_eq!(s.cluster_state, r.cluster_state(), "{text}");
+                    assert_eq!(s.reason, r.reason(), "{text}");
+                }
+            }
+        }
+    }
+
+    /// The id table grows past its first size; every state change still finds its
+    /// snapshot, hex ids or not, and a repeated snapshot record is still ignored.
+    #[test]
+    fn the_id_table_grows() {
+        let at = "2026-01-01T00:00:01.000Z";
+        let ids: Vec<String> = (0..3000)
+            .map(|i| {
+                if i % 3 == 0 {
+                    format!("id-{i}")
+                } else {
+                    format!("{i:012x}")
+                }
+            })
+            .collect();
+        let mut text = String::new();
+        for (n, id) in ids.iter().enumerate() {
+            text.push_str(&journal::encode(&snap(id, at, Some(n as u64), true)));
+        }
+        text.push_str(&journal::encode(&snap(&ids[7], at, Some(9999), true)));
+        for id in &ids {
+            text.push_str(&journal::encode(&Record::State(StateRecord::new(
+                id,
+                at,
+                State::Applied,
+            ))));
+        }
+        let listing = read_bytes(Path::new("j"), text.as_bytes());
+        assert_eq!(listing.len(), ids.len());
+        assert!(listing.rows().all(|r| r.state() == State::Applied));
+    }
+}
