@@ -110,16 +110,13 @@ impl Fx {
     /// Records a snapshot of the project as it is now, rendered at `epoch` (a publish
     /// with no cluster: queued).
     fn record_at(&self, epoch: &str) {
-        self.clinv(&[
-            "publish",
-            "--domain",
-            DOMAIN,
-            "--kubeconfig",
-            "/nonexistent",
-        ])
-        .env("SOURCE_DATE_EPOCH", epoch)
-        .run()
-        .ok();
+        // KUBECONFIG naming no file: unreachable, so queued (an explicit --kubeconfig
+        // that does not exist is a usage error).
+        self.clinv(&["publish", "--domain", DOMAIN])
+            .env("KUBECONFIG", "/nonexistent")
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .run()
+            .ok();
     }
 
     /// `clinv commit` of the newest snapshot; its stderr.

@@ -149,13 +149,9 @@ fn agent_in_a_pod_writes_status_with_the_documented_rbac_and_403_without_it() {
     let token = setup(&p, "clinv-agent");
     let sa = service_account_dir(&p, &token);
     let index = index();
-    let args = [
-        "agent",
-        "--once",
-        "--strict",
-        "--index",
-        index.to_str().unwrap(),
-    ];
+    // Not --strict here: other tests on the shared plane leave Helm release records this
+    // agent may warn about; the 403 case below checks the --strict code.
+    let args = ["agent", "--once", "--index", index.to_str().unwrap()];
     let before = last_reported(&p);
     let run = in_pod(&p, sa.path(), &args, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
