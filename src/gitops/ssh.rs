@@ -336,6 +336,36 @@ impl Program {
         if ok { Variant::OpenSsh } else { Variant::Simple }
     }
 
+    /// Where OpenSSH really connects for `address` (`ssh -G`: `HostName`, `Port` and
+    /// `HostKeyAlias` of the config applied), for the known_hosts hint; `None` for other
+    /// variants or when `-G` fails.
+    fn resolved(&self, address: &Address) -> Option<(String, Option<u16>)> {
+        if self.variant(address) != Variant::OpenSsh {
+            return None;
+        }
+        let mut args = vec!["-G".to_string()];
+        if let Some(p) = address.port {
+            args.extend(["-p".into(), p.to_string()]);
+        }
+        args.push(address.destination());
+        let out = self
+            .command(&args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let value = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
+        let host = value("hostkeyalias").or_else(|| value("hostname"))?;
+        Some((host.to_string(), value("port").and_then(|p| p.parse().ok())))
+    }
+
     /// The program as messages name it (its first word, and where it came from).
     fn name(&self) -> String {
         let first = if self.shell {
@@ -452,7 +482,7 @@ struct Channel {
     stderr: Arc<Mutex<Vec<u8>>>,
     reader: Option<JoinHandle<()>>,
     address: Address,
-    program: String,
+    program: Program,
     /// The failure, once known (the process is reaped only once).
     failed: Option<Option<String>>,
 }
@@ -499,7 +529,7 @@ impl Channel {
             stderr,
             reader: Some(reader),
             address: address.clone(),
-            program: name,
+            program: program.clone(),
             failed: None,
         })
     }
@@ -529,7 +559,14 @@ impl Channel {
             .unwrap_or_default();
         let result = match status {
             Some(s) if s.success() => None,
-            status => Some(explain(&self.program, &self.address, status, &stderr)),
+            status => {
+                let resolved = match stderr.contains(HOST_KEY_FAILED) {
+                    true => self.program.resolved(&self.address),
+                    false => None,
+                };
+                let name = self.program.name();
+                Some(explain(&name, &self.address, status, &stderr, resolved))
+            }
         };
         self.failed = Some(result.clone());
         result
@@ -603,16 +640,26 @@ impl Drop for Channel {
     }
 }
 
+/// What OpenSSH says when it refuses a host key (unknown or changed).
+const HOST_KEY_FAILED: &str = "Host key verification failed";
+
 /// The message for a failed ssh: what to do for a host-key or authentication failure,
 /// else ssh's last words. Everything from ssh's stderr goes through [`redact::detail`].
-fn explain(program: &str, address: &Address, status: Option<ExitStatus>, stderr: &str) -> String {
+/// `resolved` is where ssh connected (host, port) when known.
+fn explain(
+    program: &str,
+    address: &Address,
+    status: Option<ExitStatus>,
+    stderr: &str,
+    resolved: Option<(String, Option<u16>)>,
+) -> String {
     let lines: Vec<&str> = stderr
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
-    if stderr.contains("Host key verification failed") {
-        return host_key(address, stderr);
+    if stderr.contains(HOST_KEY_FAILED) {
+        return host_key(address, stderr, resolved);
     }
     let status = match status {
         Some(s) => match s.code() {
@@ -641,8 +688,9 @@ fn explain(program: &str, address: &Address, status: Option<ExitStatus>, stderr:
     message
 }
 
-/// Says how to add (or replace) the host key, with the host and port ssh looked up.
-fn host_key(address: &Address, stderr: &str) -> String {
+/// Says how to add (or replace) the host key, for the host and port ssh looked up: from
+/// its own message when it names them, else `resolved`, else the URL's.
+fn host_key(address: &Address, stderr: &str, resolved: Option<(String, Option<u16>)>) -> String {
     let named = |start: &str, end: &str| {
         stderr.lines().find_map(|l| {
             let rest = &l[l.find(start)? + start.len()..];
@@ -658,7 +706,7 @@ fn host_key(address: &Address, stderr: &str) -> String {
             Some((h, p)) => (h.to_string(), p.parse::<u16>().ok()),
             None => (s.to_string(), None),
         },
-        None => (address.host.clone(), address.port),
+        None => resolved.unwrap_or_else(|| (address.host.clone(), address.port)),
     };
     let shown = match port {
         Some(p) if p != 22 => format!("[{host}]:{p}"),
@@ -820,17 +868,21 @@ mod tests {
     fn host_key_failures_say_how_to_add_the_key() {
         let a = addr(Some("git"), "alias", Some(2222), "/r");
         let stderr = "No ED25519 host key is known for [127.0.0.1]:18522 and you have requested strict checking.\r\nHost key verification failed.\r\n";
-        let m = explain("ssh", &a, None, stderr);
+        let m = explain("ssh", &a, None, stderr, None);
         assert!(m.contains("ssh-keyscan -p 18522 127.0.0.1"), "{m}");
         assert!(m.contains("never accepts"), "{m}");
         let stderr = "No RSA host key is known for git.example and you have requested strict checking.\nHost key verification failed.\n";
-        let m = explain("ssh", &a, None, stderr);
+        let m = explain("ssh", &a, None, stderr, None);
         assert!(m.contains("`ssh-keyscan git.example > key"), "{m}");
         // Without ssh's line, the URL's host and port.
-        let m = explain("ssh", &a, None, "Host key verification failed.\n");
+        let m = explain("ssh", &a, None, "Host key verification failed.\n", None);
         assert!(m.contains("ssh-keyscan -p 2222 alias"), "{m}");
+        // Else what `ssh -G` resolved the alias to.
+        let resolved = Some(("10.0.0.9".to_string(), Some(2200)));
+        let m = explain("ssh", &a, None, "Host key verification failed.\n", resolved);
+        assert!(m.contains("ssh-keyscan -p 2200 10.0.0.9"), "{m}");
         let changed = "@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\nHost key for [h]:2200 has changed and you have requested strict checking.\nHost key verification failed.\n";
-        let m = explain("ssh", &a, None, changed);
+        let m = explain("ssh", &a, None, changed, None);
         assert!(m.contains("ssh-keygen -R '[h]:2200'"), "{m}");
         assert!(m.contains("differs"), "{m}");
     }
@@ -843,6 +895,7 @@ mod tests {
             &a,
             None,
             "one\ntwo\nfetching https://user:tok@h/x failed\nu@h: Permission denied (publickey).\n",
+            None,
         );
         assert!(!m.contains("tok") && !m.contains("pw"), "{m}");
         assert!(!m.contains("one"), "only the last lines: {m}");

@@ -49,12 +49,16 @@ fn main() -> std::process::ExitCode {
     ];
     #[cfg(feature = "gitops")]
     cases.push(gitops::tests());
+    #[cfg(feature = "gitops")]
+    cases.push(gitops::git_ssh::tests());
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Chromium => browser::present(),
         harness::Need::Root => hostile::root(),
         harness::Need::Tmpfs => hostile::tmpfs(),
         harness::Need::NoServiceAccount => agent::outside_a_pod(),
         harness::Need::Tinyproxy => loopback_proxy::present().map_err(str::to_string),
+        #[cfg(feature = "gitops")]
+        harness::Need::Sshd => gitops::git_ssh::present(),
         other => unreachable!("no cli test needs {other:?}"),
     })
 }
