@@ -111,13 +111,19 @@ pub(crate) fn parse(url: &str) -> Result<Address, String> {
         return Err("no host".into());
     }
     if host.starts_with('-') || user.as_deref().is_some_and(|u| u.starts_with('-')) {
-        return Err("a host or user starting with '-' is refused (it would be an ssh option)".into());
+        return Err(
+            "a host or user starting with '-' is refused (it would be an ssh option)".into(),
+        );
     }
     if path.is_empty() {
         return Err("no path".into());
     }
     let all = [Some(&host), user.as_ref(), Some(&path)];
-    if all.iter().flatten().any(|s| s.chars().any(char::is_control)) {
+    if all
+        .iter()
+        .flatten()
+        .any(|s| s.chars().any(char::is_control))
+    {
         return Err("control characters in the URL".into());
     }
     Ok(Address {
@@ -333,7 +339,11 @@ impl Program {
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
-        if ok { Variant::OpenSsh } else { Variant::Simple }
+        if ok {
+            Variant::OpenSsh
+        } else {
+            Variant::Simple
+        }
     }
 
     /// Where OpenSSH really connects for `address` (`ssh -G`: `HostName`, `Port` and
@@ -458,9 +468,8 @@ impl SmartSubtransport for Ssh {
         url: &str,
         action: Service,
     ) -> Result<Box<dyn SmartSubtransportStream>, git2::Error> {
-        let address = parse(url).map_err(|why| {
-            net_error(format!("SSH remote '{}': {why}", redact::url(url)))
-        })?;
+        let address = parse(url)
+            .map_err(|why| net_error(format!("SSH remote '{}': {why}", redact::url(url))))?;
         let service = match action {
             Service::UploadPackLs | Service::UploadPack => "git-upload-pack",
             Service::ReceivePackLs | Service::ReceivePack => "git-receive-pack",
@@ -666,7 +675,10 @@ fn explain(
             Some(c) => format!("exit status {c}"),
             None => s.to_string(),
         },
-        None => format!("did not exit within {}s and was killed", EXIT_WAIT.as_secs()),
+        None => format!(
+            "did not exit within {}s and was killed",
+            EXIT_WAIT.as_secs()
+        ),
     };
     let tail: Vec<String> = lines
         .iter()
@@ -681,6 +693,8 @@ fn explain(
     };
     let mut message = format!("{program} to {} failed ({status}){said}", address.shown());
     if stderr.contains("Permission denied") {
+        let end = message.trim_end_matches('.').len();
+        message.truncate(end);
         message.push_str(
             ". No key the server accepts: add it to ssh-agent (ssh-add), name it with IdentityFile in ~/.ssh/config, or set core.sshCommand or GIT_SSH_COMMAND to 'ssh -i KEY'; clinv runs ssh with BatchMode=yes, so an encrypted key must be in the agent",
         );
@@ -745,8 +759,14 @@ mod tests {
     #[test]
     fn urls_parse_as_git_parses_them() {
         let cases = [
-            ("git@host:org/repo.git", addr(Some("git"), "host", None, "org/repo.git")),
-            ("host:/srv/repo.git", addr(None, "host", None, "/srv/repo.git")),
+            (
+                "git@host:org/repo.git",
+                addr(Some("git"), "host", None, "org/repo.git"),
+            ),
+            (
+                "host:/srv/repo.git",
+                addr(None, "host", None, "/srv/repo.git"),
+            ),
             ("alias:~/repo", addr(None, "alias", None, "~/repo")),
             (
                 "[git@host:2222]:org/repo.git",
@@ -757,11 +777,17 @@ mod tests {
                 "ssh://git@host:2222/org/repo.git",
                 addr(Some("git"), "host", Some(2222), "/org/repo.git"),
             ),
-            ("ssh://host/~git/repo", addr(None, "host", None, "~git/repo")),
+            (
+                "ssh://host/~git/repo",
+                addr(None, "host", None, "~git/repo"),
+            ),
             ("ssh://host/~/repo", addr(None, "host", None, "~/repo")),
             ("SSH://h:/r", addr(None, "h", None, "/r")),
             ("git+ssh://[::1]:22/r", addr(None, "::1", Some(22), "/r")),
-            ("ssh+git://u@[fe80::1]/r", addr(Some("u"), "fe80::1", None, "/r")),
+            (
+                "ssh+git://u@[fe80::1]/r",
+                addr(Some("u"), "fe80::1", None, "/r"),
+            ),
             ("ssh://h/a%20b", addr(None, "h", None, "/a b")),
         ];
         for (url, want) in cases {
@@ -810,7 +836,10 @@ mod tests {
     #[test]
     fn the_program_is_chosen_in_git_order() {
         let p = resolve(&[], &[]);
-        assert_eq!((p.command.as_str(), p.shell, p.variant), ("ssh", false, Variant::OpenSsh));
+        assert_eq!(
+            (p.command.as_str(), p.shell, p.variant),
+            ("ssh", false, Variant::OpenSsh)
+        );
         let p = resolve(&[("GIT_SSH", "/usr/bin/plink")], &[]);
         assert_eq!((p.shell, p.variant), (false, Variant::Plink));
         let p = resolve(
@@ -847,10 +876,21 @@ mod tests {
             Variant::OpenSsh.options(Some(2222)).unwrap(),
             ["-o", "BatchMode=yes", "-p", "2222"]
         );
-        assert_eq!(Variant::OpenSsh.options(None).unwrap(), ["-o", "BatchMode=yes"]);
-        assert_eq!(Variant::Plink.options(Some(2)).unwrap(), ["-batch", "-P", "2"]);
+        assert_eq!(
+            Variant::OpenSsh.options(None).unwrap(),
+            ["-o", "BatchMode=yes"]
+        );
+        assert_eq!(
+            Variant::Plink.options(Some(2)).unwrap(),
+            ["-batch", "-P", "2"]
+        );
         assert!(Variant::Simple.options(None).unwrap().is_empty());
-        assert!(Variant::Simple.options(Some(2)).unwrap_err().contains("simple"));
+        assert!(
+            Variant::Simple
+                .options(Some(2))
+                .unwrap_err()
+                .contains("simple")
+        );
     }
 
     #[test]
@@ -859,7 +899,16 @@ mod tests {
         let c = p.command(&["h".into(), "git-upload-pack '/r'".into()]);
         let args: Vec<_> = c.get_args().map(|a| a.to_str().unwrap()).collect();
         assert_eq!(c.get_program(), "sh");
-        assert_eq!(args, ["-c", "ssh -F /c \"$@\"", "ssh -F /c", "h", "git-upload-pack '/r'"]);
+        assert_eq!(
+            args,
+            [
+                "-c",
+                "ssh -F /c \"$@\"",
+                "ssh -F /c",
+                "h",
+                "git-upload-pack '/r'"
+            ]
+        );
         let p = resolve(&[("GIT_SSH_COMMAND", "myssh")], &[]);
         assert_eq!(p.command(&[]).get_program(), "myssh");
     }
@@ -900,5 +949,6 @@ mod tests {
         assert!(!m.contains("tok") && !m.contains("pw"), "{m}");
         assert!(!m.contains("one"), "only the last lines: {m}");
         assert!(m.contains("ssh-add"), "{m}");
+        assert!(m.contains("(publickey). No key"), "{m}");
     }
 }

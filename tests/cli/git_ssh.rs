@@ -110,7 +110,11 @@ impl Sshd {
             if let Ok(Some(status)) = sshd.child.try_wait() {
                 panic!("sshd exited ({status}):\n{}", sshd.log());
             }
-            assert!(Instant::now() < until, "sshd did not listen:\n{}", sshd.log());
+            assert!(
+                Instant::now() < until,
+                "sshd did not listen:\n{}",
+                sshd.log()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         sshd
@@ -244,7 +248,8 @@ impl Fx {
     }
 }
 
-const FIRST: &str = "inventory(prod.acme.example): record inventory (9 addons, Kubernetes v1.31.10)";
+const FIRST: &str =
+    "inventory(prod.acme.example): record inventory (9 addons, Kubernetes v1.31.10)";
 
 fn push_through_ssh_agent() {
     let sshd = Sshd::start();
@@ -274,7 +279,11 @@ fn push_through_ssh_agent() {
         ("SSH_AUTH_SOCK", &agent.socket),
     ]);
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, sshd.log());
-    assert!(run.stderr.contains("pushed main to origin"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("pushed main to origin"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(log(&fx.remote()), [FIRST]);
     assert_eq!(
         git(&fx.remote(), &["rev-parse", "main"]),
@@ -321,7 +330,11 @@ fn push_through_a_host_alias_on_another_port_with_core_sshcommand() {
     fx.set_chart_version("cilium", "1.20.1");
     let run = fx.push_with(&[("GIT_SSH_COMMAND", "ssh -F /nonexistent/ssh_config")]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(run.stderr.contains("/nonexistent/ssh_config"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("/nonexistent/ssh_config"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("GIT_SSH_COMMAND"), "{}", run.stderr);
 }
 
@@ -383,7 +396,15 @@ fn a_changed_host_key_is_refused_with_how_to_replace_it() {
     let config = sshd.client_config(true, false);
     // known_hosts holds another key for this server.
     let other = sshd.path("other_key");
-    ssh_keygen(&["-q", "-t", "ed25519", "-N", "", "-f", other.to_str().unwrap()]);
+    ssh_keygen(&[
+        "-q",
+        "-t",
+        "ed25519",
+        "-N",
+        "",
+        "-f",
+        other.to_str().unwrap(),
+    ]);
     let key = std::fs::read_to_string(other.with_extension("pub")).unwrap();
     let mut parts = key.split_whitespace();
     let line = format!(
@@ -441,6 +462,79 @@ fn a_stale_clone_fetches_over_ssh_and_rebuilds_its_push() {
     );
 }
 
+fn an_encrypted_key_never_prompts_and_takes_a_passphrase_helper_when_asked() {
+    let sshd = Sshd::start();
+    let fx = Fx::new();
+    // The only authorized key is encrypted, named by IdentityFile; no agent.
+    let key = sshd.path("id_ed25519");
+    ssh_keygen(&[
+        "-q",
+        "-p",
+        "-P",
+        "",
+        "-N",
+        "pass phrase",
+        "-f",
+        key.to_str().unwrap(),
+    ]);
+    let config = sshd.client_config(true, true);
+    fx.set_origin(&format!("gitserver:{}", fx.remote_path()));
+    let askpass = write(
+        &fx.dir.path().join("bin"),
+        "askpass",
+        "#!/bin/sh\necho 'pass phrase'\n",
+    );
+    std::fs::set_permissions(
+        &askpass,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let askpass = askpass.to_str().unwrap();
+    // BatchMode=yes: ssh asks nobody, not even the helper; the message says what to do.
+    let started = Instant::now();
+    let run = fx.push_with(&[
+        ("GIT_SSH_COMMAND", &sshd.ssh_command(&config)),
+        ("SSH_ASKPASS", askpass),
+        ("SSH_ASKPASS_REQUIRE", "force"),
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(
+        run.stderr.contains("must be in the agent"),
+        "{}",
+        run.stderr
+    );
+    assert!(log(&fx.remote()).is_empty());
+    // A command that turns BatchMode off itself (ssh takes its first value) gets the
+    // passphrase from the helper.
+    let command = format!("{} -o BatchMode=no", sshd.ssh_command(&config));
+    let run = fx.push_with(&[
+        ("GIT_SSH_COMMAND", &command),
+        ("SSH_ASKPASS", askpass),
+        ("SSH_ASKPASS_REQUIRE", "force"),
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, sshd.log());
+    assert_eq!(log(&fx.remote()), [FIRST]);
+    assert!(!run.stderr.contains("pass phrase"));
+}
+
+fn a_missing_repository_on_the_server_is_named() {
+    let sshd = Sshd::start();
+    let fx = Fx::new();
+    let config = sshd.client_config(true, true);
+    fx.set_origin("gitserver:/nonexistent/it's here.git");
+    let run = fx.push_with(&[("GIT_SSH_COMMAND", &sshd.ssh_command(&config))]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    // The remote git's own words, for the path exactly as given (quoted for the shell).
+    assert!(
+        run.stderr
+            .contains("'/nonexistent/it's here.git' does not appear to be a git repository"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("exit status 128"), "{}", run.stderr);
+}
+
 trials! {
     Sshd: [
         push_through_ssh_agent,
@@ -450,5 +544,7 @@ trials! {
         an_unknown_host_key_is_refused_with_how_to_add_it,
         a_changed_host_key_is_refused_with_how_to_replace_it,
         a_stale_clone_fetches_over_ssh_and_rebuilds_its_push,
+        an_encrypted_key_never_prompts_and_takes_a_passphrase_helper_when_asked,
+        a_missing_repository_on_the_server_is_named,
     ],
 }
