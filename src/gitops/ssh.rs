@@ -322,50 +322,41 @@ impl Program {
         }
     }
 
-    /// The variant, probing an unknown program with `-G` as git does.
-    fn variant(&self, address: &Address) -> Variant {
-        if self.variant != Variant::Auto {
-            return self.variant;
-        }
+    /// The configuration OpenSSH would apply for `address` (`ssh -G`), `None` when the
+    /// program does not understand `-G`.
+    fn applied(&self, address: &Address) -> Option<Vec<u8>> {
         let mut args = vec!["-G".to_string()];
         if let Some(p) = address.port {
             args.extend(["-p".into(), p.to_string()]);
         }
         args.push(address.destination());
-        let ok = self
-            .command(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if ok {
-            Variant::OpenSsh
-        } else {
-            Variant::Simple
-        }
-    }
-
-    /// Where OpenSSH really connects for `address` (`ssh -G`: `HostName`, `Port` and
-    /// `HostKeyAlias` of the config applied), for the known_hosts hint; `None` for other
-    /// variants or when `-G` fails.
-    fn resolved(&self, address: &Address) -> Option<(String, Option<u16>)> {
-        if self.variant(address) != Variant::OpenSsh {
-            return None;
-        }
-        let mut args = vec!["-G".to_string()];
-        if let Some(p) = address.port {
-            args.extend(["-p".into(), p.to_string()]);
-        }
-        args.push(address.destination());
-        let out = self
-            .command(&args)
+        self.command(&args)
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .output()
             .ok()
-            .filter(|o| o.status.success())?;
-        let text = String::from_utf8_lossy(&out.stdout);
+            .filter(|o| o.status.success())
+            .map(|o| o.stdout)
+    }
+
+    /// The variant, probing an unknown program with `-G` as git does.
+    fn variant(&self, address: &Address) -> Variant {
+        match self.variant {
+            Variant::Auto if self.applied(address).is_some() => Variant::OpenSsh,
+            Variant::Auto => Variant::Simple,
+            known => known,
+        }
+    }
+
+    /// Where OpenSSH really connects for `address` (`HostName`, `Port` and `HostKeyAlias`
+    /// of the config applied), for the known_hosts hint; `None` for other variants or
+    /// when `-G` fails.
+    fn resolved(&self, address: &Address) -> Option<(String, Option<u16>)> {
+        if self.variant(address) != Variant::OpenSsh {
+            return None;
+        }
+        let out = self.applied(address)?;
+        let text = String::from_utf8_lossy(&out);
         let value = |key: &str| {
             text.lines()
                 .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))

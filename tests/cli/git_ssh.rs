@@ -230,6 +230,18 @@ impl Fx {
         self.remote().to_str().unwrap().to_string()
     }
 
+    /// `commit --push` through `ssh -F CONFIG` lands the first inventory on the remote.
+    fn pushes_first(&self, sshd: &Sshd, config: &Path) {
+        let run = self.push_with(&[("GIT_SSH_COMMAND", &sshd.ssh_command(config))]);
+        assert_eq!(run.code, 0, "{}\n{}", run.stderr, sshd.log());
+        assert!(
+            run.stderr.contains("pushed main to origin"),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(log(&self.remote()), [FIRST]);
+    }
+
     /// `commit --push` with `env` added.
     fn push_with(&self, env: &[(&str, &str)]) -> crate::support::Run {
         let repo = self.work();
@@ -302,9 +314,7 @@ fn push_with_a_key_file_named_by_identityfile() {
         sshd.port,
         fx.remote_path()
     ));
-    let run = fx.push_with(&[("GIT_SSH_COMMAND", &sshd.ssh_command(&config))]);
-    assert_eq!(run.code, 0, "{}\n{}", run.stderr, sshd.log());
-    assert_eq!(log(&fx.remote()), [FIRST]);
+    fx.pushes_first(&sshd, &config);
     assert!(
         sshd.log().contains("Accepted publickey"),
         "the key file was used:\n{}",
@@ -348,9 +358,7 @@ fn push_to_an_ssh_url_with_a_port() {
         sshd.port,
         fx.remote_path()
     ));
-    let run = fx.push_with(&[("GIT_SSH_COMMAND", &sshd.ssh_command(&config))]);
-    assert_eq!(run.code, 0, "{}\n{}", run.stderr, sshd.log());
-    assert_eq!(log(&fx.remote()), [FIRST]);
+    fx.pushes_first(&sshd, &config);
     // Pushing the same inventory again is up to date, over the same transport.
     let again = fx.push_with(&[("GIT_SSH_COMMAND", &sshd.ssh_command(&config))]);
     assert_eq!(again.code, 0, "{}", again.stderr);
