@@ -547,7 +547,7 @@ impl Channel {
         while self.reader.as_ref().is_some_and(|r| !r.is_finished())
             && start.elapsed() < Duration::from_secs(1)
         {
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(Duration::from_millis(1));
         }
         if self.reader.as_ref().is_some_and(JoinHandle::is_finished) {
             self.reader.take().map(JoinHandle::join);
@@ -583,13 +583,14 @@ impl Channel {
 /// Waits up to `limit` for `child`; kills it past that (`None`: it had to be killed).
 fn wait(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     let start = Instant::now();
-    let mut pause = Duration::from_millis(1);
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return Some(status),
             Ok(None) if start.elapsed() < limit => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(50));
+                // ssh exits a few milliseconds after its input closes: a fine poll (one
+                // waitpid each) so the push does not wait longer than ssh does.
+                let fine = start.elapsed() < Duration::from_secs(1);
+                std::thread::sleep(Duration::from_millis(if fine { 1 } else { 20 }));
             }
             _ => {
                 let _ = child.kill();
