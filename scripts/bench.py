@@ -6,6 +6,7 @@
     python3 scripts/bench.py store2 [--runs N] [--records 1000000]
     python3 scripts/bench.py commit [--runs N]
     python3 scripts/bench.py push-https [--runs N]
+    python3 scripts/bench.py ssh-push [--runs N]
     python3 scripts/bench.py replay-all [--runs N] [--domains 1000] [--timeout 30]
 
 replay-all gives issue #14's figure: `clinv replay --all` over a generated project of
@@ -482,6 +483,99 @@ def bench_commit(args):
     print(f"git add + git commit (same files): median={g:.1f} ms")
     print(f"  ratio clinv/git = {c / g:.2f}  {'OK' if c / g <= 1.0 else 'OVER'} (≤ 1.0)")
 
+def bench_ssh_push(args):
+    """clinv commit --push over SSH versus `git push` of the same commit, both through the
+    system ssh (`GIT_SSH_COMMAND=ssh -F CONFIG`) to Debian's sshd on a loopback port with
+    throwaway keys (apt-get install openssh-server). Each run: a changed inventory is
+    published (untimed); `clinv commit --push` commits and pushes it to remote A (timed);
+    clone B takes that very commit from A locally (untimed) and `git push` sends it to
+    remote B on the same server (timed). Ratios are taken pair by pair."""
+    import getpass
+    import shutil
+    import socket
+    tmp = os.path.join(REPO, "target", "bench-ssh")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    run = lambda *a, **kw: subprocess.run(list(a), check=True, capture_output=True, **kw)
+    for key in ("host_key", "id_ed25519"):
+        run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", os.path.join(tmp, key))
+    shutil.copy(os.path.join(tmp, "id_ed25519.pub"), os.path.join(tmp, "authorized_keys"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sshd_config = os.path.join(tmp, "sshd_config")
+    open(sshd_config, "w").write(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {tmp}/host_key\n"
+        f"AuthorizedKeysFile {tmp}/authorized_keys\nPidFile none\nStrictModes no\nUsePAM no\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n")
+    os.makedirs("/run/sshd", exist_ok=True)
+    sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", sshd_config],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        kind, blob = open(os.path.join(tmp, "host_key.pub")).read().split()[:2]
+        open(os.path.join(tmp, "known_hosts"), "w").write(f"[127.0.0.1]:{port} {kind} {blob}\n")
+        ssh_config = os.path.join(tmp, "ssh_config")
+        open(ssh_config, "w").write(
+            f"Host gitserver\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
+            f"  IdentityFile {tmp}/id_ed25519\n  IdentitiesOnly yes\n"
+            f"  UserKnownHostsFile {tmp}/known_hosts\n  GlobalKnownHostsFile /dev/null\n")
+        env = dict(os.environ, GIT_SSH_COMMAND=f"ssh -F {ssh_config}",
+                   CLINV_SNAPSHOTS=os.path.join(tmp, "store"))
+        repos = {}
+        for side in ("a", "b"):
+            bare = os.path.join(tmp, f"remote-{side}.git")
+            run("git", "init", "-q", "--bare", "-b", "main", bare)
+            repo = os.path.join(tmp, f"repo-{side}")
+            run("git", "init", "-q", "-b", "main", repo)
+            run("git", "-C", repo, "config", "user.name", "Bench")
+            run("git", "-C", repo, "config", "user.email", "bench@example.invalid")
+            run("git", "-C", repo, "remote", "add", "origin", f"gitserver:{bare}")
+            repos[side] = repo
+        root = os.path.join(tmp, "project")
+        shutil.copytree(os.path.join(REPO, "examples", "acme"), root)
+        chart = os.path.join(root, ".lok8s", "addons", "cilium", "chart.yaml")
+        kubeconfig = os.path.join(REPO, "examples", "offline.kubeconfig")
+        clinv_walls, git_walls = [], []
+        for i in range(args.runs + 1):  # the first pair is a warm-up
+            text = open(chart).read().split("version:")[0] + f"version: 1.{20 + i}.0\n"
+            open(chart, "w").write(text)
+            run(BIN, "publish", "--root", root, "--domain", "prod.acme.example", "--kubeconfig", kubeconfig,
+                env=dict(env, SOURCE_DATE_EPOCH=str(1_700_000_000 + i)))
+            start = time.perf_counter()
+            out = run(BIN, "commit", "--root", root, "--domain", "prod.acme.example", "--repo", repos["a"],
+                      "--push", env=env, text=True)
+            wall = time.perf_counter() - start
+            if "pushed main to origin" not in out.stderr:
+                sys.exit(f"clinv did not push: {out.stderr}")
+            run("git", "-C", repos["b"], "fetch", "-q", repos["a"], "main", env=env)
+            run("git", "-C", repos["b"], "reset", "-q", "--hard", "FETCH_HEAD", env=env)
+            start = time.perf_counter()
+            run("git", "-C", repos["b"], "push", "-q", "origin", "main", env=env)
+            git_wall = time.perf_counter() - start
+            if i:
+                clinv_walls.append(wall)
+                git_walls.append(git_wall)
+        tips = [run("git", "-C", os.path.join(tmp, f"remote-{s}.git"), "rev-parse", "main", text=True).stdout
+                for s in ("a", "b")]
+        if tips[0] != tips[1]:
+            sys.exit(f"the remotes differ: {tips}")
+    finally:
+        sshd.kill()
+        sshd.wait()
+    ratios = sorted(c / g for c, g in zip(clinv_walls, git_walls))
+    ms = lambda w: f"min={min(w) * 1000:.1f} median={statistics.median(w) * 1000:.1f} max={max(w) * 1000:.1f} ms"
+    r = statistics.median(ratios)
+    print(f"clinv commit --push over SSH (commit + push): runs={len(clinv_walls)} {ms(clinv_walls)}")
+    print(f"git push of the same commit over SSH:         runs={len(git_walls)} {ms(git_walls)}")
+    print(f"  ratio clinv/git pair by pair: min={ratios[0]:.2f} median={r:.2f} max={ratios[-1]:.2f}  "
+          f"{'OK' if r <= 1.0 else 'OVER'} (≤ 1.0)")
+
 
 def start_git_https_server(tmp, user, password):
     """Debian's nginx (TLS with a private CA made here, basic auth) in front of git
@@ -736,6 +830,8 @@ def main():
     s2 = sub.add_parser("store2", help="issue #13: publish into 1M, log 100k/1M, list 1M, gc 1M, export/import 100k")
     s2.add_argument("--runs", type=int, default=12)
     s2.add_argument("--records", type=int, default=1_000_000, help="the big history (default 1,000,000)")
+    sp = sub.add_parser("ssh-push", help="clinv commit --push over SSH vs git push of the same commit (≤ 1.0)")
+    sp.add_argument("--runs", type=int, default=15)
     d = sub.add_parser("diff", help="clinv diff of two history steps in each format (≤ 5 ms), vs dyff")
     d.add_argument("--runs", type=int, default=300)
     ra = sub.add_parser("replay-all", help="issue #14: replay --all over 1,000 black-holed domains ends within --timeout")
@@ -745,7 +841,8 @@ def main():
     args = parser.parse_args()
     build()
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,
-     "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all}[args.bench](args)
+     "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all,
+     "ssh-push": bench_ssh_push}[args.bench](args)
 
 
 if __name__ == "__main__":

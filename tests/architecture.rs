@@ -436,6 +436,13 @@ fn only_the_store_and_util_files_write_local_state() {
     }
 }
 
+/// The crate denies `unsafe_code`; the one exception registers clinv's libgit2
+/// transports (`git2::transport::register` is unsafe), in gitops.
+#[test]
+fn unsafe_code_only_where_gitops_registers_transports() {
+    assert_only_in("unsafe", &["gitops"]);
+}
+
 #[test]
 fn only_app_prints() {
     for print in [

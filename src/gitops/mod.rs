@@ -7,12 +7,14 @@
 //! The branch moves by compare-and-swap from the tip the commit was built on; a
 //! concurrent writer makes the move fail instead of being overwritten. Pushes check the
 //! per-ref result (libgit2 reports success for a server-rejected ref otherwise) and, on a
-//! non-fast-forward, rebuild the commit on the new remote tip and retry.
+//! non-fast-forward, rebuild the commit on the new remote tip and retry. SSH remotes go
+//! through the system `ssh`, as git runs it (ssh).
 
 pub mod history;
 pub mod https;
 pub mod layout;
 mod worktree;
+mod ssh;
 
 use crate::error::{Error, Result};
 use crate::inventory::ClusterInventory;
@@ -442,6 +444,8 @@ impl Repo {
             .repo
             .find_remote(remote_name)
             .map_err(|e| git(&wd, e))?;
+        transports();
+        let _ssh = ssh::configure(&self.repo);
         https::prepare(&self.repo, &remote, &self.https)?;
         let start = Instant::now();
         let mut delay = Duration::from_millis(100);
@@ -515,6 +519,24 @@ impl Repo {
 #[derive(Debug, Clone, Copy)]
 pub struct Pushed {
     pub attempts: u32,
+}
+
+/// Registers clinv's own transports with libgit2, once per process, before the first
+/// remote is opened: SSH (`ssh://`, `ssh+git://`, `git+ssh://` and scp-like `host:path`)
+/// through the system ssh ([`ssh`]).
+fn transports() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for scheme in ssh::SCHEMES {
+            // SAFETY: libgit2's transport registry is not synchronised; `call_once`
+            // runs this before any remote of this process is created (every remote
+            // operation goes through `Repo::push`, which calls this first), and no one
+            // else registers the scheme.
+            #[allow(unsafe_code)]
+            let registered = unsafe { git2::transport::register(scheme, ssh::transport) };
+            debug_assert!(registered.is_ok(), "{scheme}: {registered:?}");
+        }
+    });
 }
 
 /// Takes an exclusive `flock` on `path` (created if missing), waiting up to `timeout`.
@@ -625,28 +647,18 @@ fn fetch(repo: &Repository, remote: &mut git2::Remote<'_>, branch: &str) -> Resu
         .map_err(|e| Error::Git(format!("{tracking}: {}", e.message())))
 }
 
-/// Credentials from the usual places: ssh-agent for SSH, git credential helpers for
-/// HTTPS. Nothing is stored or logged.
-fn credentials(repo: &Repository) -> git2::RemoteCallbacks<'_> {
+/// Credentials for libgit2's own transports (`git://`, plain `http://`): the default
+/// ones only. SSH authenticates inside the ssh program (ssh.rs); git2's credential-helper
+/// support needs its `cred` feature, which would pull the `url` crate and its IDNA tables
+/// for this one call. Nothing is stored or logged.
+fn credentials(_repo: &Repository) -> git2::RemoteCallbacks<'_> {
     let mut callbacks = git2::RemoteCallbacks::new();
-    let mut tried_agent = false;
-    let mut tried_helper = false;
-    callbacks.credentials(move |url, username, allowed| {
-        if allowed.contains(git2::CredentialType::SSH_KEY) && !tried_agent {
-            tried_agent = true;
-            return git2::Cred::ssh_key_from_agent(username.unwrap_or("git"));
-        }
-        if allowed.contains(git2::CredentialType::USER_PASS_PLAINTEXT) && !tried_helper {
-            tried_helper = true;
-            if let Ok(config) = repo.config() {
-                return git2::Cred::credential_helper(&config, url, username);
-            }
-        }
+    callbacks.credentials(move |_url, _username, allowed| {
         if allowed.contains(git2::CredentialType::DEFAULT) {
             return git2::Cred::default();
         }
         Err(git2::Error::from_str(
-            "no usable credentials (ssh-agent, git credential helper)",
+            "no usable credentials: clinv reads none for this kind of remote (use ssh:// or https://)",
         ))
     });
     callbacks

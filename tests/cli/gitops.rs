@@ -5,6 +5,9 @@ use crate::support::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "git_ssh.rs"]
+pub mod git_ssh;
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")

@@ -61,6 +61,8 @@ fn main() -> std::process::ExitCode {
     cases.push(gitops::tests());
     #[cfg(feature = "gitops")]
     cases.push(git_https::tests());
+    #[cfg(feature = "gitops")]
+    cases.push(gitops::git_ssh::tests());
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Chromium => browser::present(),
         harness::Need::Root => hostile::root(),
@@ -73,6 +75,8 @@ fn main() -> std::process::ExitCode {
         harness::Need::GitHttpsAndTinyproxy => {
             git_https::present().and_then(|()| loopback_proxy::present().map_err(str::to_string))
         }
+        #[cfg(feature = "gitops")]
+        harness::Need::Sshd => gitops::git_ssh::present(),
         other => unreachable!("no cli test needs {other:?}"),
     })
 }

@@ -1,0 +1,946 @@
+//! SSH remotes through the system `ssh`, as git runs them: libgit2's smart protocol over
+//! the stdin and stdout of `ssh [-p PORT] [user@]host "git-upload-pack '/path'"` (or
+//! `git-receive-pack`). The program is git's: `GIT_SSH_COMMAND`, then `core.sshCommand`
+//! (both run by `sh` as git does), then `GIT_SSH`, then `ssh`; its options follow git's
+//! `ssh.variant` / `GIT_SSH_VARIANT` (OpenSSH, plink, putty, tortoiseplink, simple). So
+//! `~/.ssh/config` (`Host` aliases, `HostName`, `Port`, `User`, `IdentityFile`), key files,
+//! the agent and known_hosts are OpenSSH's own business, exactly as for `git push`.
+//!
+//! Differences from git, on purpose: OpenSSH runs with `BatchMode=yes` (plink with
+//! `-batch`), so nothing ever prompts (an encrypted key must be in the agent; a command
+//! that names `-o BatchMode=no` itself wins, as ssh takes the first value it is given),
+//! and a host-key failure says how to add the key instead of quoting ssh alone. Nothing
+//! is ever accepted for the user: no `StrictHostKeyChecking=no`, no `accept-new`.
+
+use crate::util::redact;
+use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
+use std::cell::RefCell;
+use std::io::{self, Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The URL schemes git sends through ssh. libgit2 looks scp-like `host:path` URLs up as
+/// `ssh://`, so registering these takes them too.
+pub(super) const SCHEMES: [&str; 3] = ["ssh", "ssh+git", "git+ssh"];
+
+/// How much of ssh's stderr is kept (the tail) for a failure message.
+const STDERR_KEEP: usize = 16 * 1024;
+
+/// How long a finished connection may take to exit after its input is closed.
+const EXIT_WAIT: Duration = Duration::from_secs(10);
+
+/// Where an SSH URL points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Address {
+    pub user: Option<String>,
+    pub host: String,
+    pub port: Option<u16>,
+    /// As the remote command gets it: `/abs`, `rel` or `~user/rel`.
+    pub path: String,
+}
+
+impl Address {
+    /// `[user@]host` as ssh gets it.
+    fn destination(&self) -> String {
+        match &self.user {
+            Some(u) => format!("{u}@{}", self.host),
+            None => self.host.clone(),
+        }
+    }
+
+    /// `host` or `host port N` for messages: no user (an `ssh://user:password@` URL
+    /// would carry a password there).
+    fn shown(&self) -> String {
+        match self.port {
+            Some(p) => format!("{} port {p}", self.host),
+            None => self.host.clone(),
+        }
+    }
+}
+
+/// Parses an SSH remote as git does: `ssh://[user@]host[:port]/path` (also `ssh+git://`,
+/// `git+ssh://`; percent-decoded; `/~user/…` is home-relative), or scp-like
+/// `[user@]host:path` and `[user@host:port]:path`.
+///
+/// # Errors
+/// A text naming what is wrong: no host or path, a bad port, a host or user that starts
+/// with `-` (it would be an ssh option), control characters.
+pub(crate) fn parse(url: &str) -> Result<Address, String> {
+    let (user, hostport, path, url_form) = if let Some((scheme, rest)) = url.split_once("://") {
+        if !SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
+            return Err(format!("'{scheme}://' is not an SSH URL"));
+        }
+        let rest = percent_decode(rest)?;
+        let Some(slash) = rest.find('/') else {
+            return Err("no path after the host".into());
+        };
+        let (authority, path) = rest.split_at(slash);
+        let path = match path.strip_prefix("/~") {
+            Some(_) => path[1..].to_string(),
+            None => path.to_string(),
+        };
+        let (user, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u.to_string()), h.to_string()),
+            None => (None, authority.to_string()),
+        };
+        (user, hostport, path, true)
+    } else {
+        let (host, path) = match url.strip_prefix('[') {
+            Some(inner) => {
+                let close = inner.find(']').ok_or("'[' without ']'")?;
+                let path = inner[close + 1..]
+                    .strip_prefix(':')
+                    .ok_or("no ':' after ']'")?;
+                (&inner[..close], path)
+            }
+            None => url.split_once(':').ok_or("no ':' between host and path")?,
+        };
+        if host.contains('/') {
+            return Err("a local path, not an SSH remote".into());
+        }
+        let (user, hostport) = match host.rsplit_once('@') {
+            Some((u, h)) => (Some(u.to_string()), h.to_string()),
+            None => (None, host.to_string()),
+        };
+        (user, hostport, path.to_string(), false)
+    };
+    let (host, port) = host_and_port(&hostport, url_form)?;
+    if host.is_empty() {
+        return Err("no host".into());
+    }
+    if host.starts_with('-') || user.as_deref().is_some_and(|u| u.starts_with('-')) {
+        return Err(
+            "a host or user starting with '-' is refused (it would be an ssh option)".into(),
+        );
+    }
+    if path.is_empty() {
+        return Err("no path".into());
+    }
+    let all = [Some(&host), user.as_ref(), Some(&path)];
+    if all
+        .iter()
+        .flatten()
+        .any(|s| s.chars().any(char::is_control))
+    {
+        return Err("control characters in the URL".into());
+    }
+    Ok(Address {
+        user: user.filter(|u| !u.is_empty()),
+        host,
+        port,
+        path,
+    })
+}
+
+/// `host`, `host:port`, `[v6]`, `[v6]:port`; a bare IPv6 address (several colons, scp
+/// form) is a host without a port.
+fn host_and_port(text: &str, url_form: bool) -> Result<(String, Option<u16>), String> {
+    let (host, port) = if let Some(inner) = text.strip_prefix('[') {
+        let close = inner.find(']').ok_or("'[' without ']' in the host")?;
+        let after = &inner[close + 1..];
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':').ok_or("junk after ']' in the host")?),
+        };
+        (&inner[..close], port)
+    } else if text.matches(':').count() == 1 || (url_form && text.contains(':')) {
+        let (h, p) = text.rsplit_once(':').unwrap_or((text, ""));
+        (h, Some(p))
+    } else {
+        (text, None)
+    };
+    let port = match port {
+        None | Some("") => None,
+        Some(p) => Some(
+            p.parse::<u16>()
+                .ok()
+                .filter(|n| *n > 0 && p.bytes().all(|b| b.is_ascii_digit()))
+                .ok_or_else(|| format!("port '{p}' is not a number from 1 to 65535"))?,
+        ),
+    };
+    Ok((host.to_string(), port))
+}
+
+fn percent_decode(text: &str) -> Result<String, String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or("a '%' not followed by two hex digits")?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| "the URL decodes to invalid UTF-8".into())
+}
+
+/// `'text'` for a POSIX shell, as git's `sq_quote_buf` writes it (`'` and `!` closed
+/// out and escaped), so the remote shell passes the path through unchanged.
+fn sq_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('\'');
+    for c in text.chars() {
+        if matches!(c, '\'' | '!') {
+            out.push_str("'\\");
+            out.push(c);
+            out.push('\'');
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// The option dialect of the ssh program (git's `ssh.variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Variant {
+    /// Unknown: probed with `-G` as git does (OpenSSH if that succeeds, else simple).
+    Auto,
+    /// No options at all (a port is an error).
+    Simple,
+    OpenSsh,
+    Plink,
+    TortoisePlink,
+}
+
+impl Variant {
+    fn named(name: &str) -> Variant {
+        match name.to_ascii_lowercase().as_str() {
+            "auto" => Variant::Auto,
+            "simple" => Variant::Simple,
+            "plink" | "putty" => Variant::Plink,
+            "tortoiseplink" => Variant::TortoisePlink,
+            _ => Variant::OpenSsh,
+        }
+    }
+
+    /// From the program's file name, as git's `determine_ssh_variant`.
+    fn of_program(first_word: &str) -> Variant {
+        let base = first_word.rsplit(['/', '\\']).next().unwrap_or(first_word);
+        let base = base.to_ascii_lowercase();
+        match base.strip_suffix(".exe").unwrap_or(&base) {
+            "ssh" => Variant::OpenSsh,
+            "plink" => Variant::Plink,
+            "tortoiseplink" => Variant::TortoisePlink,
+            _ => Variant::Auto,
+        }
+    }
+
+    /// The options before the destination.
+    fn options(self, port: Option<u16>) -> Result<Vec<String>, String> {
+        let mut args: Vec<String> = match self {
+            Variant::OpenSsh => vec!["-o".into(), "BatchMode=yes".into()],
+            Variant::Plink | Variant::TortoisePlink => vec!["-batch".into()],
+            Variant::Simple | Variant::Auto => Vec::new(),
+        };
+        if let Some(p) = port {
+            match self {
+                Variant::OpenSsh | Variant::Auto => args.push("-p".into()),
+                Variant::Plink | Variant::TortoisePlink => args.push("-P".into()),
+                Variant::Simple => {
+                    return Err(format!(
+                        "ssh variant 'simple' does not support setting port {p} (set ssh.variant)"
+                    ));
+                }
+            }
+            args.push(p.to_string());
+        }
+        Ok(args)
+    }
+}
+
+/// The ssh program and how to run it, resolved as git resolves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Program {
+    command: String,
+    /// Run by `sh -c` (`GIT_SSH_COMMAND`, `core.sshCommand`) or executed directly.
+    shell: bool,
+    variant: Variant,
+    /// Where the command came from, for messages.
+    source: &'static str,
+}
+
+impl Program {
+    /// `GIT_SSH_COMMAND`, `core.sshCommand`, `GIT_SSH`, `ssh`; the variant from
+    /// `GIT_SSH_VARIANT`, `ssh.variant`, else the program's name.
+    pub(crate) fn resolve(
+        env: impl Fn(&str) -> Option<String>,
+        config: impl Fn(&str) -> Option<String>,
+    ) -> Program {
+        let set = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+        let (command, shell, source) = if let Some(c) = set(env("GIT_SSH_COMMAND")) {
+            (c, true, "GIT_SSH_COMMAND")
+        } else if let Some(c) = set(config("core.sshCommand")) {
+            (c, true, "core.sshCommand")
+        } else if let Some(c) = set(env("GIT_SSH")) {
+            (c, false, "GIT_SSH")
+        } else {
+            ("ssh".to_string(), false, "ssh")
+        };
+        let variant = match set(env("GIT_SSH_VARIANT")).or_else(|| set(config("ssh.variant"))) {
+            Some(v) => Variant::named(v.trim()),
+            None if shell => Variant::of_program(first_word(&command).unwrap_or_default()),
+            None => Variant::of_program(&command),
+        };
+        Program {
+            command,
+            shell,
+            variant,
+            source,
+        }
+    }
+
+    /// The command line to run with `args` (git's `prepare_shell_cmd`: through `sh -c`
+    /// only when the command has shell metacharacters or spaces).
+    fn command(&self, args: &[String]) -> Command {
+        const META: &[char] = &[
+            '|', '&', ';', '<', '>', '(', ')', '$', '`', '\\', '"', '\'', ' ', '\t', '\n', '*',
+            '?', '[', '#', '~', '=', '%',
+        ];
+        if self.shell && self.command.contains(META) {
+            let mut c = Command::new("sh");
+            c.arg("-c")
+                .arg(format!("{} \"$@\"", self.command))
+                .arg(&self.command)
+                .args(args);
+            c
+        } else {
+            let mut c = Command::new(&self.command);
+            c.args(args);
+            c
+        }
+    }
+
+    /// The configuration OpenSSH would apply for `address` (`ssh -G`), `None` when the
+    /// program does not understand `-G`.
+    fn applied(&self, address: &Address) -> Option<Vec<u8>> {
+        let mut args = vec!["-G".to_string()];
+        if let Some(p) = address.port {
+            args.extend(["-p".into(), p.to_string()]);
+        }
+        args.push(address.destination());
+        self.command(&args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| o.stdout)
+    }
+
+    /// The variant, probing an unknown program with `-G` as git does.
+    fn variant(&self, address: &Address) -> Variant {
+        match self.variant {
+            Variant::Auto if self.applied(address).is_some() => Variant::OpenSsh,
+            Variant::Auto => Variant::Simple,
+            known => known,
+        }
+    }
+
+    /// Where OpenSSH really connects for `address` (`HostName`, `Port` and `HostKeyAlias`
+    /// of the config applied), for the known_hosts hint; `None` for other variants or
+    /// when `-G` fails.
+    fn resolved(&self, address: &Address) -> Option<(String, Option<u16>)> {
+        if self.variant(address) != Variant::OpenSsh {
+            return None;
+        }
+        let out = self.applied(address)?;
+        let text = String::from_utf8_lossy(&out);
+        let value = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
+        let host = value("hostkeyalias").or_else(|| value("hostname"))?;
+        Some((host.to_string(), value("port").and_then(|p| p.parse().ok())))
+    }
+
+    /// The program as messages name it (its first word, and where it came from).
+    fn name(&self) -> String {
+        let first = if self.shell {
+            first_word(&self.command).unwrap_or("?")
+        } else {
+            &self.command
+        };
+        let base = first.rsplit('/').next().unwrap_or(first);
+        if self.source == "ssh" {
+            base.to_string()
+        } else {
+            format!("{base} (from {})", self.source)
+        }
+    }
+}
+
+/// The first word of a shell command (quotes removed), as git's `split_cmdline` finds it.
+fn first_word(command: &str) -> Option<&str> {
+    let t = command.trim_start();
+    let (quote, rest) = match t.chars().next()? {
+        q @ ('\'' | '"') => (Some(q), &t[1..]),
+        _ => (None, t),
+    };
+    match quote {
+        Some(q) => rest.split(q).next(),
+        None => rest.split(char::is_whitespace).next(),
+    }
+}
+
+thread_local! {
+    /// The program for the remote operation running on this thread (libgit2 creates the
+    /// transport on the caller's thread; its factory has no repository to read).
+    static PROGRAM: RefCell<Option<Program>> = const { RefCell::new(None) };
+}
+
+/// Holds the repository's ssh program for the transports created on this thread until
+/// dropped.
+pub(super) struct Configured {
+    previous: Option<Program>,
+}
+
+impl Drop for Configured {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        PROGRAM.with(|p| *p.borrow_mut() = previous);
+    }
+}
+
+/// Resolves the ssh program from the environment and `repo`'s git config (which includes
+/// the global and system files) for the remote operations that follow.
+pub(super) fn configure(repo: &git2::Repository) -> Configured {
+    let config = repo.config().ok().and_then(|mut c| c.snapshot().ok());
+    let program = Program::resolve(
+        |k| std::env::var(k).ok(),
+        |k| config.as_ref().and_then(|c| c.get_string(k).ok()),
+    );
+    let previous = PROGRAM.with(|p| p.borrow_mut().replace(program));
+    Configured { previous }
+}
+
+/// libgit2's transport factory for the [`SCHEMES`].
+pub(super) fn transport(remote: &git2::Remote<'_>) -> Result<Transport, git2::Error> {
+    let program = PROGRAM.with(|p| p.borrow().clone()).unwrap_or_else(|| {
+        let config = git2::Config::open_default()
+            .ok()
+            .and_then(|mut c| c.snapshot().ok());
+        Program::resolve(
+            |k| std::env::var(k).ok(),
+            |k| config.as_ref().and_then(|c| c.get_string(k).ok()),
+        )
+    });
+    Transport::smart(remote, false, Ssh { program })
+}
+
+struct Ssh {
+    program: Program,
+}
+
+fn net_error(message: String) -> git2::Error {
+    git2::Error::new(
+        git2::ErrorCode::GenericError,
+        git2::ErrorClass::Net,
+        message,
+    )
+}
+
+impl SmartSubtransport for Ssh {
+    fn action(
+        &self,
+        url: &str,
+        action: Service,
+    ) -> Result<Box<dyn SmartSubtransportStream>, git2::Error> {
+        let address = parse(url)
+            .map_err(|why| net_error(format!("SSH remote '{}': {why}", redact::url(url))))?;
+        let service = match action {
+            Service::UploadPackLs | Service::UploadPack => "git-upload-pack",
+            Service::ReceivePackLs | Service::ReceivePack => "git-receive-pack",
+        };
+        let channel = Channel::open(&self.program, &address, service).map_err(net_error)?;
+        Ok(Box::new(channel))
+    }
+
+    fn close(&self) -> Result<(), git2::Error> {
+        Ok(())
+    }
+}
+
+/// One running ssh: the git protocol on its stdin/stdout, its stderr kept for a message.
+struct Channel {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: ChildStdout,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    reader: Option<JoinHandle<()>>,
+    address: Address,
+    program: Program,
+    /// The failure, once known (the process is reaped only once).
+    failed: Option<Option<String>>,
+}
+
+impl Channel {
+    fn open(program: &Program, address: &Address, service: &str) -> Result<Channel, String> {
+        let mut args = program.variant(address).options(address.port)?;
+        args.push(address.destination());
+        args.push(format!("{service} {}", sq_quote(&address.path)));
+        let name = program.name();
+        let mut child = program
+            .command(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {name}: {e}"))?;
+        let (Some(stdin), Some(stdout), Some(mut err)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{name}: no pipes"));
+        };
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&stderr);
+        let reader = std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = err.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut kept) = sink.lock() {
+                    kept.extend_from_slice(&chunk[..n]);
+                    let excess = kept.len().saturating_sub(STDERR_KEEP);
+                    kept.drain(..excess);
+                }
+            }
+        });
+        Ok(Channel {
+            child,
+            stdin: Some(stdin),
+            stdout,
+            stderr,
+            reader: Some(reader),
+            address: address.clone(),
+            program: program.clone(),
+            failed: None,
+        })
+    }
+
+    /// After the stream ended or broke: waits for ssh and says why it failed (`None`
+    /// when it exited 0).
+    fn failure(&mut self) -> Option<String> {
+        if let Some(known) = &self.failed {
+            return known.clone();
+        }
+        self.stdin.take();
+        let status = wait(&mut self.child, EXIT_WAIT);
+        // The stderr reader ends when ssh (and anything it started) closes the pipe.
+        let start = Instant::now();
+        while self.reader.as_ref().is_some_and(|r| !r.is_finished())
+            && start.elapsed() < Duration::from_secs(1)
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if self.reader.as_ref().is_some_and(JoinHandle::is_finished) {
+            self.reader.take().map(JoinHandle::join);
+        }
+        let stderr = self
+            .stderr
+            .lock()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let result = match status {
+            Some(s) if s.success() => None,
+            status => {
+                let resolved = match stderr.contains(HOST_KEY_FAILED) {
+                    true => self.program.resolved(&self.address),
+                    false => None,
+                };
+                let name = self.program.name();
+                Some(explain(&name, &self.address, status, &stderr, resolved))
+            }
+        };
+        self.failed = Some(result.clone());
+        result
+    }
+
+    fn broken(&mut self, e: io::Error) -> io::Error {
+        match self.failure() {
+            Some(message) => io::Error::other(message),
+            None => e,
+        }
+    }
+}
+
+/// Waits up to `limit` for `child`; kills it past that (`None`: it had to be killed).
+fn wait(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if start.elapsed() < limit => {
+                // ssh exits a few milliseconds after its input closes: a fine poll (one
+                // waitpid each) so the push does not wait longer than ssh does.
+                let fine = start.elapsed() < Duration::from_secs(1);
+                std::thread::sleep(Duration::from_millis(if fine { 1 } else { 20 }));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+impl Read for Channel {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.stdout.read(buf) {
+            Ok(0) => match self.failure() {
+                Some(message) => Err(io::Error::other(message)),
+                None => Ok(0),
+            },
+            Ok(n) => Ok(n),
+            Err(e) => Err(self.broken(e)),
+        }
+    }
+}
+
+impl Write for Channel {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let result = match self.stdin.as_mut() {
+            Some(stdin) => stdin.write(buf),
+            None => Err(io::Error::from(io::ErrorKind::BrokenPipe)),
+        };
+        result.map_err(|e| self.broken(e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let result = match self.stdin.as_mut() {
+            Some(stdin) => stdin.flush(),
+            None => Ok(()),
+        };
+        result.map_err(|e| self.broken(e))
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        if self.failed.is_none() {
+            self.stdin.take();
+            wait(&mut self.child, EXIT_WAIT);
+        }
+    }
+}
+
+/// What OpenSSH says when it refuses a host key (unknown or changed).
+const HOST_KEY_FAILED: &str = "Host key verification failed";
+
+/// The message for a failed ssh: what to do for a host-key or authentication failure,
+/// else ssh's last words. Everything from ssh's stderr goes through [`redact::detail`].
+/// `resolved` is where ssh connected (host, port) when known.
+fn explain(
+    program: &str,
+    address: &Address,
+    status: Option<ExitStatus>,
+    stderr: &str,
+    resolved: Option<(String, Option<u16>)>,
+) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if stderr.contains(HOST_KEY_FAILED) {
+        return host_key(address, stderr, resolved);
+    }
+    let status = match status {
+        Some(s) => match s.code() {
+            Some(c) => format!("exit status {c}"),
+            None => s.to_string(),
+        },
+        None => format!(
+            "did not exit within {}s and was killed",
+            EXIT_WAIT.as_secs()
+        ),
+    };
+    let tail: Vec<String> = lines
+        .iter()
+        .rev()
+        .take(3)
+        .rev()
+        .map(|l| redact::detail(&l.chars().take(300).collect::<String>()))
+        .collect();
+    let said = match tail.is_empty() {
+        true => String::new(),
+        false => format!(": {}", tail.join(" / ")),
+    };
+    let mut message = format!("{program} to {} failed ({status}){said}", address.shown());
+    if stderr.contains("Permission denied") {
+        let end = message.trim_end_matches('.').len();
+        message.truncate(end);
+        message.push_str(
+            ". No key the server accepts: add it to ssh-agent (ssh-add), name it with IdentityFile in ~/.ssh/config, or set core.sshCommand or GIT_SSH_COMMAND to 'ssh -i KEY'; clinv runs ssh with BatchMode=yes, so an encrypted key must be in the agent",
+        );
+    }
+    message
+}
+
+/// Says how to add (or replace) the host key, for the host and port ssh looked up: from
+/// its own message when it names them, else `resolved`, else the URL's.
+fn host_key(address: &Address, stderr: &str, resolved: Option<(String, Option<u16>)>) -> String {
+    let named = |start: &str, end: &str| {
+        stderr.lines().find_map(|l| {
+            let rest = &l[l.find(start)? + start.len()..];
+            Some(rest[..rest.find(end)?].trim().to_string())
+        })
+    };
+    let spec = named("host key is known for ", " and you have")
+        .or_else(|| named("Host key for ", " has changed"))
+        .filter(|s| !s.is_empty() && !s.chars().any(char::is_control))
+        .map(|s| redact::detail(&s));
+    let (host, port) = match spec.as_deref() {
+        Some(s) => match s.strip_prefix('[').and_then(|r| r.split_once("]:")) {
+            Some((h, p)) => (h.to_string(), p.parse::<u16>().ok()),
+            None => (s.to_string(), None),
+        },
+        None => resolved.unwrap_or_else(|| (address.host.clone(), address.port)),
+    };
+    let shown = match port {
+        Some(p) if p != 22 => format!("[{host}]:{p}"),
+        _ => host.clone(),
+    };
+    let keyscan = match port {
+        Some(p) if p != 22 => format!("ssh-keyscan -p {p} {host}"),
+        _ => format!("ssh-keyscan {host}"),
+    };
+    let changed = stderr.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
+        || stderr.contains("has changed and you have requested strict checking");
+    if changed {
+        format!(
+            "ssh: the host key of {shown} differs from the one in known_hosts (Host key verification failed); clinv does not connect. If the server's key really changed, check its new fingerprint with the server's administrator, remove the old entry with `ssh-keygen -R '{shown}'` and add the new one with `{keyscan} >> ~/.ssh/known_hosts`"
+        )
+    } else {
+        format!(
+            "ssh: the host key of {shown} is not in known_hosts (Host key verification failed); clinv never accepts an unknown host key. Add it after checking its fingerprint with the server's administrator: `{keyscan} > key && ssh-keygen -lf key` shows the fingerprint, then `cat key >> ~/.ssh/known_hosts` (or the UserKnownHostsFile your ssh config names)"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(user: Option<&str>, host: &str, port: Option<u16>, path: &str) -> Address {
+        Address {
+            user: user.map(str::to_string),
+            host: host.into(),
+            port,
+            path: path.into(),
+        }
+    }
+
+    #[test]
+    fn urls_parse_as_git_parses_them() {
+        let cases = [
+            (
+                "git@host:org/repo.git",
+                addr(Some("git"), "host", None, "org/repo.git"),
+            ),
+            (
+                "host:/srv/repo.git",
+                addr(None, "host", None, "/srv/repo.git"),
+            ),
+            ("alias:~/repo", addr(None, "alias", None, "~/repo")),
+            (
+                "[git@host:2222]:org/repo.git",
+                addr(Some("git"), "host", Some(2222), "org/repo.git"),
+            ),
+            ("[::1]:repo", addr(None, "::1", None, "repo")),
+            (
+                "ssh://git@host:2222/org/repo.git",
+                addr(Some("git"), "host", Some(2222), "/org/repo.git"),
+            ),
+            (
+                "ssh://host/~git/repo",
+                addr(None, "host", None, "~git/repo"),
+            ),
+            ("ssh://host/~/repo", addr(None, "host", None, "~/repo")),
+            ("SSH://h:/r", addr(None, "h", None, "/r")),
+            ("git+ssh://[::1]:22/r", addr(None, "::1", Some(22), "/r")),
+            (
+                "ssh+git://u@[fe80::1]/r",
+                addr(Some("u"), "fe80::1", None, "/r"),
+            ),
+            ("ssh://h/a%20b", addr(None, "h", None, "/a b")),
+        ];
+        for (url, want) in cases {
+            assert_eq!(parse(url).as_ref(), Ok(&want), "{url}");
+        }
+    }
+
+    #[test]
+    fn bad_urls_say_why() {
+        for (url, why) in [
+            ("ssh://host", "no path"),
+            ("ssh://host:99999/r", "port '99999'"),
+            ("ssh://host:0/r", "port '0'"),
+            ("ssh://host:22x/r", "port '22x'"),
+            ("ssh://-oProxyCommand=x/r", "starting with '-'"),
+            ("-oProxyCommand=x:r", "starting with '-'"),
+            ("ssh://-u@h/r", "starting with '-'"),
+            ("host:", "no path"),
+            (":path", "no host"),
+            ("ssh://h/%zz", "hex"),
+            ("ssh://h/a%0Ab", "control"),
+            ("./a:b", "local path"),
+            ("https://h/r", "not an SSH URL"),
+        ] {
+            let err = parse(url).expect_err(url);
+            assert!(err.contains(why), "{url}: {err}");
+        }
+    }
+
+    #[test]
+    fn paths_are_quoted_for_the_remote_shell_as_git_quotes_them() {
+        assert_eq!(sq_quote("/srv/a b.git"), "'/srv/a b.git'");
+        assert_eq!(sq_quote("it's!"), "'it'\\''s'\\!''");
+        assert_eq!(sq_quote("$(x)`y`"), "'$(x)`y`'");
+    }
+
+    fn resolve(env: &[(&str, &str)], config: &[(&str, &str)]) -> Program {
+        let get = |list: &[(&str, &str)], k: &str| {
+            list.iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(k))
+                .map(|(_, v)| v.to_string())
+        };
+        Program::resolve(|k| get(env, k), |k| get(config, k))
+    }
+
+    #[test]
+    fn the_program_is_chosen_in_git_order() {
+        let p = resolve(&[], &[]);
+        assert_eq!(
+            (p.command.as_str(), p.shell, p.variant),
+            ("ssh", false, Variant::OpenSsh)
+        );
+        let p = resolve(&[("GIT_SSH", "/usr/bin/plink")], &[]);
+        assert_eq!((p.shell, p.variant), (false, Variant::Plink));
+        let p = resolve(
+            &[("GIT_SSH", "/x/ssh")],
+            &[("core.sshCommand", "ssh -F /cfg")],
+        );
+        assert_eq!((p.command.as_str(), p.shell), ("ssh -F /cfg", true));
+        assert_eq!(p.source, "core.sshCommand");
+        let p = resolve(
+            &[("GIT_SSH_COMMAND", "'/opt/my tools/ssh' -v")],
+            &[("core.sshCommand", "other")],
+        );
+        assert_eq!((p.source, p.variant), ("GIT_SSH_COMMAND", Variant::OpenSsh));
+        let p = resolve(&[("GIT_SSH_COMMAND", "wrapper --x")], &[]);
+        assert_eq!(p.variant, Variant::Auto);
+        let p = resolve(
+            &[("GIT_SSH_COMMAND", "wrapper")],
+            &[("ssh.variant", "simple")],
+        );
+        assert_eq!(p.variant, Variant::Simple);
+        let p = resolve(
+            &[("GIT_SSH_COMMAND", "wrapper"), ("GIT_SSH_VARIANT", "putty")],
+            &[("ssh.variant", "simple")],
+        );
+        assert_eq!(p.variant, Variant::Plink);
+        // Empty is unset.
+        let p = resolve(&[("GIT_SSH_COMMAND", " ")], &[]);
+        assert_eq!(p.source, "ssh");
+    }
+
+    #[test]
+    fn options_follow_the_variant() {
+        assert_eq!(
+            Variant::OpenSsh.options(Some(2222)).unwrap(),
+            ["-o", "BatchMode=yes", "-p", "2222"]
+        );
+        assert_eq!(
+            Variant::OpenSsh.options(None).unwrap(),
+            ["-o", "BatchMode=yes"]
+        );
+        assert_eq!(
+            Variant::Plink.options(Some(2)).unwrap(),
+            ["-batch", "-P", "2"]
+        );
+        assert!(Variant::Simple.options(None).unwrap().is_empty());
+        assert!(
+            Variant::Simple
+                .options(Some(2))
+                .unwrap_err()
+                .contains("simple")
+        );
+    }
+
+    #[test]
+    fn shell_commands_get_the_arguments_after_the_command() {
+        let p = resolve(&[("GIT_SSH_COMMAND", "ssh -F /c")], &[]);
+        let c = p.command(&["h".into(), "git-upload-pack '/r'".into()]);
+        let args: Vec<_> = c.get_args().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(c.get_program(), "sh");
+        assert_eq!(
+            args,
+            [
+                "-c",
+                "ssh -F /c \"$@\"",
+                "ssh -F /c",
+                "h",
+                "git-upload-pack '/r'"
+            ]
+        );
+        let p = resolve(&[("GIT_SSH_COMMAND", "myssh")], &[]);
+        assert_eq!(p.command(&[]).get_program(), "myssh");
+    }
+
+    #[test]
+    fn host_key_failures_say_how_to_add_the_key() {
+        let a = addr(Some("git"), "alias", Some(2222), "/r");
+        let stderr = "No ED25519 host key is known for [127.0.0.1]:18522 and you have requested strict checking.\r\nHost key verification failed.\r\n";
+        let m = explain("ssh", &a, None, stderr, None);
+        assert!(m.contains("ssh-keyscan -p 18522 127.0.0.1"), "{m}");
+        assert!(m.contains("never accepts"), "{m}");
+        let stderr = "No RSA host key is known for git.example and you have requested strict checking.\nHost key verification failed.\n";
+        let m = explain("ssh", &a, None, stderr, None);
+        assert!(m.contains("`ssh-keyscan git.example > key"), "{m}");
+        // Without ssh's line, the URL's host and port.
+        let m = explain("ssh", &a, None, "Host key verification failed.\n", None);
+        assert!(m.contains("ssh-keyscan -p 2222 alias"), "{m}");
+        // Else what `ssh -G` resolved the alias to.
+        let resolved = Some(("10.0.0.9".to_string(), Some(2200)));
+        let m = explain("ssh", &a, None, "Host key verification failed.\n", resolved);
+        assert!(m.contains("ssh-keyscan -p 2200 10.0.0.9"), "{m}");
+        let changed = "@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\nHost key for [h]:2200 has changed and you have requested strict checking.\nHost key verification failed.\n";
+        let m = explain("ssh", &a, None, changed, None);
+        assert!(m.contains("ssh-keygen -R '[h]:2200'"), "{m}");
+        assert!(m.contains("differs"), "{m}");
+    }
+
+    #[test]
+    fn other_failures_quote_ssh_redacted() {
+        let a = addr(Some("u:pw"), "h", None, "/r");
+        let m = explain(
+            "ssh",
+            &a,
+            None,
+            "one\ntwo\nfetching https://user:tok@h/x failed\nu@h: Permission denied (publickey).\n",
+            None,
+        );
+        assert!(!m.contains("tok") && !m.contains("pw"), "{m}");
+        assert!(!m.contains("one"), "only the last lines: {m}");
+        assert!(m.contains("ssh-add"), "{m}");
+        assert!(m.contains("(publickey). No key"), "{m}");
+    }
+}
