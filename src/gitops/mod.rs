@@ -13,8 +13,8 @@
 pub mod history;
 pub mod https;
 pub mod layout;
-mod worktree;
 mod ssh;
+mod worktree;
 
 use crate::error::{Error, Result};
 use crate::inventory::ClusterInventory;

@@ -21,7 +21,9 @@ impl Fx {
             away: tempfile::tempdir().unwrap(),
         };
         let publish = |domain: &str| {
-            fx.in_project(&["publish", "--domain", domain, "--kubeconfig", "offline"])
+            let offline = repo().join("examples/offline.kubeconfig");
+            let offline = offline.to_str().unwrap();
+            fx.in_project(&["publish", "--domain", domain, "--kubeconfig", offline])
                 .run()
                 .ok()
         };
