@@ -142,7 +142,7 @@ pub fn assemble(
     if spec.not_a_mapping {
         warnings.push(Warning {
             message: format!(
-                "inventory: cluster spec is not a mapping: {} (rendered with no addons)",
+                "inventory: cluster spec is not a mapping: {} (read as lok8s does: kind lo, no spec, so the default addon cilium)",
                 spec.path.display()
             ),
             detail: None,
@@ -179,7 +179,7 @@ pub fn assemble(
         warnings.push(Warning {
             message: match issue {
                 MetaIssue::OutsideRoot(p) => format!(
-                    "inventory: {} resolves outside the project root; its chartVersion/category are not read",
+                    "inventory: {} resolves outside the project root; its chartVersion is read through the link as lok8s does (no category)",
                     p.display()
                 ),
                 MetaIssue::WalkLimit(p) => format!(

@@ -37,7 +37,8 @@ pub enum Flavor {
 /// A problem met while reading metadata; reported as a warning, never fatal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MetaIssue {
-    /// The path resolves outside the project root, so it was not read.
+    /// The path resolves outside the project root: a chart pin there is still read (as
+    /// lok8s does), a category never (no link is followed for it).
     OutsideRoot(PathBuf),
     /// The category walk stopped at a limit.
     WalkLimit(PathBuf),
@@ -114,9 +115,13 @@ impl Reader {
 
     fn read_pin_scalar(&mut self, dir: &Path, key: &str, flavor: Flavor) -> Option<String> {
         let chart = dir.join("chart.yaml");
-        if !chart.is_file() || !self.inside(&chart) {
+        if !chart.is_file() {
             return None;
         }
+        // lok8s reads the pin through any link (a shared checkout outside the project):
+        // so does clinv, or the two managers would flip-flop the spec. Only the one
+        // scalar is taken, through a bounded read; the link is reported.
+        self.inside(&chart);
         let bytes = files::read_bounded(&chart, MAX_INPUT_BYTES).ok()?;
         pin_field(&bytes, key, flavor)
     }
@@ -473,7 +478,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn pins_outside_the_root_are_not_read() {
+    fn pins_outside_the_root_are_read_and_reported() {
         let outside = dir_with(&[("chart.yaml", "version: 6.6.6\n")]);
         let d = dir_with(&[("a/k", "x")]);
         std::os::unix::fs::symlink(
@@ -482,9 +487,11 @@ mod tests {
         )
         .unwrap();
         let mut r = Reader::new(d.path());
+        // Read through the link as lok8s does, and reported.
         assert_eq!(
-            r.chart_version(&d.path().join("a"), Flavor::Inventory),
-            None
+            r.chart_version(&d.path().join("a"), Flavor::Inventory)
+                .as_deref(),
+            Some("6.6.6")
         );
         assert_eq!(
             r.issues,

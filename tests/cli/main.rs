@@ -22,6 +22,7 @@ mod https;
 mod index;
 mod interface;
 mod loopback_proxy;
+mod reference;
 mod render;
 mod secrets;
 mod store;
@@ -41,6 +42,7 @@ fn main() -> std::process::ExitCode {
         hostile::tests(),
         index::tests(),
         interface::tests(),
+        reference::tests(),
         render::tests(),
         secrets::tests(),
         store::tests(),

@@ -303,7 +303,7 @@ fn missing_spec_and_malformed_kind_use_lok8s_messages() {
     );
 }
 
-fn targets_outside_the_project_are_listed_but_not_read() {
+fn targets_linked_outside_the_project_render_their_pin_as_lok8s_does() {
     let outside = tempfile::tempdir().unwrap();
     write(outside.path(), "t/chart.yaml", "version: 9.9.9\n");
     write(outside.path(), "t/k.yaml", "lok8s.dev/category: leaked\n");
@@ -317,14 +317,14 @@ fn targets_outside_the_project_are_listed_but_not_read() {
     let run = clinv(&["render", "--root", root, "--domain", "inv"])
         .run()
         .ok();
+    // lok8s reads the pin through the link (issue #16 fidelity) but finds no category
+    // in a directory that is itself a link.
     assert!(
-        run.stdout
-            .contains("- name: escape\n    source: target\n  provider")
-            || run.stdout.contains("- name: escape\n    source: target\n"),
+        run.stdout.contains("- name: escape\n") && run.stdout.contains("chartVersion: 9.9.9\n"),
         "{}",
         run.stdout
     );
-    assert!(!run.stdout.contains("9.9.9") && !run.stdout.contains("leaked"));
+    assert!(!run.stdout.contains("leaked"), "{}", run.stdout);
     assert!(
         run.stderr.contains("resolves outside the project root"),
         "{}",
@@ -332,8 +332,28 @@ fn targets_outside_the_project_are_listed_but_not_read() {
     );
 }
 
+/// lok8s reads a spec whose top level is valid YAML but not a mapping as "kind missing,
+/// no spec": driver `lo`, whose default bootstrap entry is `cilium` (issue #16, fidelity).
+fn a_spec_that_is_not_a_mapping_gets_the_lo_default_like_lok8s() {
+    for spec in ["- a\n- b\n", "just a scalar\n"] {
+        let dir = project_with_spec(spec);
+        let root = dir.path().to_str().unwrap();
+        let run = clinv(&["render", "--root", root, "--domain", "inv"])
+            .run()
+            .ok();
+        assert!(run.stdout.contains("  kind: lo\n"), "{}", run.stdout);
+        assert!(
+            run.stdout.contains("- name: cilium\n"),
+            "{spec:?}: {}",
+            run.stdout
+        );
+        assert!(run.stderr.contains("not a mapping"), "{}", run.stderr);
+    }
+}
+
 trials! {
     Nothing: [
+        a_spec_that_is_not_a_mapping_gets_the_lo_default_like_lok8s,
         example_domains_render_to_their_golden_files,
         rendering_is_deterministic_under_source_date_epoch,
         json_is_lok8s_pretty_json_with_one_trailing_newline,
@@ -346,6 +366,6 @@ trials! {
         lok8s_version_comes_from_the_project_or_is_dev,
         deploy_domains_have_no_inventory_and_name_their_cluster,
         missing_spec_and_malformed_kind_use_lok8s_messages,
-        targets_outside_the_project_are_listed_but_not_read,
+        targets_linked_outside_the_project_render_their_pin_as_lok8s_does,
     ],
 }
