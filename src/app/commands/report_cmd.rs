@@ -1,7 +1,7 @@
 //! `clinv report`: one self-contained HTML page with the domain's inventory, a version
 //! timeline and the change list.
 
-use super::{domain, project};
+use super::{domain, project, rendered_at};
 use crate::app::cli::ReportArgs;
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
@@ -15,7 +15,13 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
         return Err(Error::NoHistory(domain));
     };
     let trail = crate::ops::history::trail(&points);
-    let html = report::html::html_report(&domain, &trail, &current.inventory);
+    // Dated like a render: SOURCE_DATE_EPOCH when set (reproducible pages), else now.
+    let at = crate::util::time::format_seconds(rendered_at(settings)?);
+    let generated = report::html::Generated {
+        at: &at,
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    let html = report::html::html_report(&domain, &trail, &current.inventory, &generated);
     match &args.out {
         Some(file) => {
             crate::util::files::write_atomic(file, html.as_bytes(), 0o644)
