@@ -154,6 +154,13 @@ pub fn assemble(
     // for 100,000 entries took seconds.
     let read_meta = spec.entries.len() <= crate::inventory::crd::MAX_ADDONS;
     for entry in &spec.entries {
+        if let Ok(e) = entry
+            && read_meta
+        {
+            if let Some(w) = missing_directory(&spec.path, e) {
+                warnings.push(w);
+            }
+        }
         match entry {
             Ok(e) => addons.push(Addon {
                 name: e.name.clone(),
@@ -171,7 +178,7 @@ pub fn assemble(
                     "inventory: skipping unparseable bootstrap entry '{}'",
                     r.key
                 ),
-                detail: Some(r.error.summary().to_string()),
+                detail: Some(r.error.summary()),
             }),
         }
     }
@@ -184,6 +191,10 @@ pub fn assemble(
                 ),
                 MetaIssue::WalkLimit(p) => format!(
                     "inventory: stopped searching {} for lok8s.dev/category (too many files)",
+                    p.display()
+                ),
+                MetaIssue::UnreadablePin(p, why) => format!(
+                    "inventory: {}: {why}; its chartVersion is omitted (as lok8s does)",
                     p.display()
                 ),
             },
@@ -236,6 +247,43 @@ pub fn rendered_at(source_date_epoch: Option<&str>, now: Timestamp) -> Result<Ti
             name: "SOURCE_DATE_EPOCH",
             message: format!("{secs} is outside the years 0000–9999"),
         })
+}
+
+/// A bootstrap entry whose directory does not exist is listed without chartVersion and
+/// category, as lok8s lists it; it is usually a typo (`- metrics-servr`), so say so, with
+/// the nearest existing name when one is close.
+fn missing_directory(
+    spec: &std::path::Path,
+    e: &crate::project::bootstrap::Entry,
+) -> Option<Warning> {
+    // A name the CRD refuses anyway (over 253 characters) fails validation instead.
+    if e.name.len() > 253 || std::fs::symlink_metadata(&e.dir).is_ok() {
+        return None;
+    }
+    let near = e.dir.parent().and_then(|parent| {
+        let wanted = e.dir.file_name()?.to_str()?;
+        std::fs::read_dir(parent)
+            .ok()?
+            .filter_map(|d| d.ok()?.file_name().into_string().ok())
+            .filter(|n| !n.starts_with('.'))
+            .map(|n| (strsim::jaro_winkler(wanted, &n), n))
+            .filter(|(score, _)| *score >= 0.85)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, n)| n)
+    });
+    let hint = match near {
+        Some(n) => format!(" — did you mean '{n}'?"),
+        None => String::new(),
+    };
+    Some(Warning {
+        message: format!(
+            "inventory: {}: bootstrap entry '{}' names no directory ({} does not exist); it is listed without chartVersion/category{hint}",
+            spec.display(),
+            crate::util::redact::escape_line(&e.key),
+            crate::util::redact::escape_line(&e.dir.display().to_string())
+        ),
+        detail: None,
+    })
 }
 
 #[cfg(test)]

@@ -42,6 +42,9 @@ pub enum MetaIssue {
     OutsideRoot(PathBuf),
     /// The category walk stopped at a limit.
     WalkLimit(PathBuf),
+    /// A `chart.yaml` that exists but gives no pin: unreadable, too large, not UTF-8 or
+    /// not YAML. lok8s omits the chartVersion silently; clinv says why (never the text).
+    UnreadablePin(PathBuf, String),
 }
 
 /// Reads metadata of directories below one project root.
@@ -88,11 +91,15 @@ impl Reader {
         if self.root.as_ref().is_some_and(|r| real.starts_with(r)) {
             return true;
         }
-        let issue = MetaIssue::OutsideRoot(path.to_path_buf());
+        self.issue(MetaIssue::OutsideRoot(path.to_path_buf()));
+        false
+    }
+
+    /// Records `issue` once.
+    fn issue(&mut self, issue: MetaIssue) {
         if !self.issues.contains(&issue) {
             self.issues.push(issue);
         }
-        false
     }
 
     /// `chartVersion` (§4.1): the raw text of `chart.yaml`'s top-level `version`.
@@ -122,7 +129,26 @@ impl Reader {
         // so does clinv, or the two managers would flip-flop the spec. Only the one
         // scalar is taken, through a bounded read; the link is reported.
         self.inside(&chart);
-        let bytes = files::read_bounded(&chart, MAX_INPUT_BYTES).ok()?;
+        let bytes = match files::read_bounded(&chart, MAX_INPUT_BYTES) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                let why = if e.kind() == std::io::ErrorKind::InvalidData {
+                    format!("larger than {} MiB", MAX_INPUT_BYTES >> 20)
+                } else {
+                    format!("cannot be read ({})", e.kind())
+                };
+                self.issue(MetaIssue::UnreadablePin(chart, why));
+                return None;
+            }
+        };
+        match std::str::from_utf8(&bytes).map(Doc::parse) {
+            Err(_) => self.issue(MetaIssue::UnreadablePin(chart, "not UTF-8 text".into())),
+            Ok(Err(e)) => self.issue(MetaIssue::UnreadablePin(
+                chart,
+                format!("not valid YAML (line {}, column {})", e.pos.line, e.pos.col),
+            )),
+            Ok(Ok(_)) => {}
+        }
         pin_field(&bytes, key, flavor)
     }
 

@@ -351,8 +351,114 @@ fn a_spec_that_is_not_a_mapping_gets_the_lo_default_like_lok8s() {
     }
 }
 
+/// Issue #16 finding 4: likely mistakes render as lok8s renders them, but are warned about
+/// (file and entry named), and `--strict` refuses them.
+fn likely_mistakes_warn_and_strict_refuses() {
+    let cases: [(&str, &dyn Fn(&std::path::Path), &str); 3] = [
+        (
+            "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium\n    - cert-managr\n",
+            &|_| {},
+            "bootstrap entry 'cert-managr' names no directory",
+        ),
+        (
+            "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium\n",
+            &|root| {
+                write(root, ".lok8s/addons/cilium/chart.yaml", "version: [1.2\n");
+            },
+            "chart.yaml: not valid YAML (line",
+        ),
+        (
+            "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [big.yaml]\n",
+            &|root| {
+                let big = root.join("clusters/inv/big.yaml");
+                let line = format!("k: {}\n", "x".repeat(1023));
+                std::fs::write(&big, line.repeat(9 * 1024)).unwrap();
+            },
+            "skipping unparseable bootstrap entry 'cilium'",
+        ),
+    ];
+    for (spec, setup, warning) in cases {
+        let dir = project_with_spec(spec);
+        setup(dir.path());
+        let root = dir.path().to_str().unwrap();
+        let run = clinv(&["render", "--root", root, "--domain", "inv", "-v"])
+            .run()
+            .ok();
+        assert!(run.stderr.contains(warning), "{spec}: {}", run.stderr);
+        assert!(
+            run.stdout.contains("kind: ClusterInventory"),
+            "{}",
+            run.stdout
+        );
+        let strict = clinv(&["render", "--root", root, "--domain", "inv", "--strict"]).run();
+        assert_eq!(strict.code, 1, "{spec}: {}", strict.stderr);
+        assert!(strict.stdout.is_empty(), "{}", strict.stdout);
+    }
+    // The reasons are precise: a suggestion for the typo, the size for the big values file.
+    let dir = project_with_spec("kind: KubeOne\nspec:\n  bootstrap:\n    - cert-managr\n");
+    let run = clinv(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+    ])
+    .run()
+    .ok();
+    assert!(
+        run.stderr.contains("did you mean 'cert-manager'?"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("- name: cert-managr\n"),
+        "listed as lok8s lists it: {}",
+        run.stdout
+    );
+    let dir = project_with_spec(
+        "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [big.yaml, dir]\n",
+    );
+    std::fs::write(
+        dir.path().join("clusters/inv/big.yaml"),
+        "k: v\n".repeat(3 << 20),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("clusters/inv/dir")).unwrap();
+    let run = clinv(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+        "-v",
+    ])
+    .run()
+    .ok();
+    assert!(
+        run.stderr.contains("big.yaml is larger than 8 MiB"),
+        "{}",
+        run.stderr
+    );
+    let dir = project_with_spec(
+        "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [dir]\n",
+    );
+    std::fs::create_dir(dir.path().join("clusters/inv/dir")).unwrap();
+    let run = clinv(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+        "-v",
+    ])
+    .run()
+    .ok();
+    assert!(run.stderr.contains("dir cannot be read"), "{}", run.stderr);
+}
+
 trials! {
     Nothing: [
+        likely_mistakes_warn_and_strict_refuses,
         a_spec_that_is_not_a_mapping_gets_the_lo_default_like_lok8s,
         example_domains_render_to_their_golden_files,
         rendering_is_deterministic_under_source_date_epoch,
