@@ -156,10 +156,9 @@ pub fn assemble(
     for entry in &spec.entries {
         if let Ok(e) = entry
             && read_meta
+            && let Some(w) = missing_directory(&spec.path, e)
         {
-            if let Some(w) = missing_directory(&spec.path, e) {
-                warnings.push(w);
-            }
+            warnings.push(w);
         }
         match entry {
             Ok(e) => addons.push(Addon {
