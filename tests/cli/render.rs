@@ -354,7 +354,8 @@ fn a_spec_that_is_not_a_mapping_gets_the_lo_default_like_lok8s() {
 /// Issue #16 finding 4: likely mistakes render as lok8s renders them, but are warned about
 /// (file and entry named), and `--strict` refuses them.
 fn likely_mistakes_warn_and_strict_refuses() {
-    let cases: [(&str, &dyn Fn(&std::path::Path), &str); 3] = [
+    type Setup<'a> = &'a dyn Fn(&std::path::Path);
+    let cases: [(&str, Setup, &str); 3] = [
         (
             "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium\n    - cert-managr\n",
             &|_| {},
