@@ -268,8 +268,8 @@ pub enum Command {
     /// Kubernetes and addon versions, and the change list.
     Report(ReportArgs),
 
-    /// Compare the sha256 of the local cluster.lok8s.yaml with the specHash of the live
-    /// inventory (or of the newest snapshot when the cluster is unreachable).
+    /// Compare the project's render with the live inventory (or the newest snapshot when
+    /// the cluster is unreachable), semantically like `clinv diff`: a pin bump is drift.
     ///
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
     Drift(StatusArgs),
