@@ -14,7 +14,12 @@ Exit codes:
   0  success (fail-soft commands also exit 0 after a warning)
   1  invalid input, a refused render, or a failed command
   2  usage error (unknown flag, bad value, unsupported -o format)
-clinv diff: 0 same, 1 different, 2 any error.";
+  3-10  with --strict, why publish/replay/status/agent could not deliver: 3 no kubeconfig,
+     4 unusable kubeconfig or context, 5 unreachable, 6 unauthorized (401), 7 forbidden
+     (403), 8 conflict with another field manager, 9 server error (5xx), 10 rejected
+  11 publish neither applied nor recorded the inventory (always, even without --strict)
+  130/143  ended by SIGINT/SIGTERM at a safe point
+clinv diff and clinv drift: 0 same, 1 different, 2 any error or unknown.";
 
 /// Offline-first exporter for the lok8s ClusterInventory.
 ///
