@@ -13,8 +13,18 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success (fail-soft commands also exit 0 after a warning)
   1  invalid input, a refused render, or a failed command
-  2  usage error (unknown flag, bad value, unsupported -o format)
-clinv diff: 0 same, 1 different, 2 any error.";
+  2  usage error (unknown flag, bad value, unsupported -o format, a --kubeconfig or
+     --context that names nothing)
+  3-10  with --strict, why publish/replay/status/agent could not deliver: 3 no kubeconfig,
+     4 unusable kubeconfig or context, 5 unreachable, 6 unauthorized (401), 7 forbidden
+     (403), 8 conflict with another field manager, 9 server error (5xx), 10 rejected
+  11 publish neither applied nor recorded the inventory (always, even without --strict)
+  12-15  with --strict: 12 another domain's inventory is live there (domain-mismatch),
+     13 the target holds an inventory rendered later (clock skew; --allow-older),
+     14 managed by GitOps (Flux, Argo CD: clinv commit is the channel), 15 the server's
+     certificate does not verify
+  130/143  ended by SIGINT/SIGTERM at a safe point
+clinv diff and clinv drift: 0 same, 1 different, 2 any error or unknown.";
 
 /// Offline-first exporter for the lok8s ClusterInventory.
 ///
@@ -276,8 +286,8 @@ pub enum Command {
     /// Kubernetes and addon versions, and the change list.
     Report(ReportArgs),
 
-    /// Compare the sha256 of the local cluster.lok8s.yaml with the specHash of the live
-    /// inventory (or of the newest snapshot when the cluster is unreachable).
+    /// Compare the project's render with the live inventory (or the newest snapshot when
+    /// the cluster is unreachable), semantically like `clinv diff`: a pin bump is drift.
     ///
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
     Drift(StatusArgs),

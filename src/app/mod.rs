@@ -55,6 +55,16 @@ fn interrupted(signal: i32) {
 /// Runs a parsed command line and returns the process exit code.
 fn run(cli: cli::Cli) -> i32 {
     let settings = Settings::new(cli.global, Env::from_process());
+    // A wait over a second shows a progress line on a terminal (issue #16); the agent's
+    // loop and the instant commands show none.
+    let _progress = match &cli.command {
+        Command::Agent(args) if !args.once => None,
+        Command::Render(_)
+        | Command::Crd(_)
+        | Command::Completions { .. }
+        | Command::Version(_) => None,
+        other => Some(settings.printer.progress(&format!("clinv {}", name(other)))),
+    };
     let result = match &cli.command {
         Command::Render(args) => commands::render::run(&settings, args),
         Command::Crd(args) => commands::crd::run(&settings, args),
@@ -86,6 +96,30 @@ fn run(cli: cli::Cli) -> i32 {
             }
             err.exit_code()
         }
+    }
+}
+
+/// The command's name, as typed.
+fn name(command: &Command) -> &'static str {
+    match command {
+        Command::Render(_) => "render",
+        Command::Crd(_) => "crd",
+        Command::Addons(_) => "addons",
+        Command::Publish(_) => "publish",
+        Command::Status(_) => "status",
+        Command::Replay(_) => "replay",
+        Command::Snapshots(_) => "snapshots",
+        #[cfg(feature = "gitops")]
+        Command::Commit(_) => "commit",
+        Command::Index(_) => "index",
+        Command::Updates(_) => "updates",
+        Command::Agent(_) => "agent",
+        Command::Diff(_) => "diff",
+        Command::Log(_) => "log",
+        Command::Report(_) => "report",
+        Command::Drift(_) => "drift",
+        Command::Completions { .. } => "completions",
+        Command::Version(_) => "version",
     }
 }
 

@@ -35,6 +35,33 @@ pub struct Printer {
     /// `clinv diff | less` keeps a terminal on stderr only.
     color_stdout: bool,
     verbosity: Verbosity,
+    /// stderr is a terminal: a wait may show a progress line there (never in a pipe or
+    /// a log file).
+    stderr_terminal: bool,
+}
+
+/// Whether a progress line is on the terminal now: every print erases it first (the
+/// ticker draws it again on its next tick), so messages never run into it.
+static PROGRESS_SHOWN: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+
+fn clear_progress() {
+    let mut shown = PROGRESS_SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+    if *shown {
+        let _ = write!(io::stderr().lock(), "\r\x1b[K");
+        *shown = false;
+    }
+}
+
+/// The guard of [`Printer::progress`]: dropping it stops and erases the line.
+pub struct Progress(Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>);
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some((stop, ticker)) = self.0.take() {
+            let _ = stop.send(());
+            let _ = ticker.join();
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -53,11 +80,54 @@ impl Printer {
             ColorChoice::Never => false,
             ColorChoice::Auto => !no_color && terminal,
         };
+        let stderr_terminal = io::stderr().is_terminal();
         Printer {
-            color: decide(io::stderr().is_terminal()),
+            color: decide(stderr_terminal),
             color_stdout: decide(io::stdout().is_terminal()),
             verbosity,
+            stderr_terminal,
         }
+    }
+
+    /// A one-line progress indicator on a terminal's stderr for a wait that lasts over a
+    /// second (`⠙ publish: waiting for the cluster… 3s`), erased when the guard drops —
+    /// before anything else is printed. Nothing at all when stderr is not a terminal or
+    /// with `-q`.
+    pub fn progress(&self, what: &str) -> Progress {
+        if !self.stderr_terminal || self.verbosity == Verbosity::Quiet {
+            return Progress(None);
+        }
+        let what = redact::escape_line(what);
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let ticker = std::thread::spawn(move || {
+            const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+            let start = std::time::Instant::now();
+            let tick = std::time::Duration::from_millis(100);
+            if stopped.recv_timeout(std::time::Duration::from_secs(1))
+                != Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            {
+                return;
+            }
+            let mut frame = 0;
+            loop {
+                {
+                    let mut shown = PROGRESS_SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+                    let _ = write!(
+                        io::stderr().lock(),
+                        "\r\x1b[K{} {what}… {}s",
+                        FRAMES[frame % FRAMES.len()],
+                        start.elapsed().as_secs()
+                    );
+                    *shown = true;
+                }
+                frame += 1;
+                if stopped.recv_timeout(tick) != Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                    clear_progress();
+                    return;
+                }
+            }
+        });
+        Progress(Some((stop, ticker)))
     }
 
     /// Whether data written with [`Printer::data`] may carry ANSI colours: `--color
@@ -72,6 +142,7 @@ impl Printer {
     /// # Errors
     /// [`Error::BrokenPipe`] or any other write error.
     pub fn data(&self, text: &str) -> Result<()> {
+        clear_progress();
         let mut out = io::stdout().lock();
         out.write_all(text.as_bytes())
             .and_then(|()| out.flush())
@@ -135,6 +206,7 @@ impl Printer {
             Level::Info => ("[info]", "0;36"),
             Level::Debug => ("[debug]", "0;32"),
         };
+        clear_progress();
         let mut err = io::stderr().lock();
         for (i, text) in redact::escape_controls(&crate::util::redact::urls_in(message))
             .lines()

@@ -142,7 +142,7 @@ pub fn assemble(
     if spec.not_a_mapping {
         warnings.push(Warning {
             message: format!(
-                "inventory: cluster spec is not a mapping: {} (rendered with no addons)",
+                "inventory: cluster spec is not a mapping: {} (read as lok8s does: kind lo, no spec, so the default addon cilium)",
                 spec.path.display()
             ),
             detail: None,
@@ -154,6 +154,12 @@ pub fn assemble(
     // for 100,000 entries took seconds.
     let read_meta = spec.entries.len() <= crate::inventory::crd::MAX_ADDONS;
     for entry in &spec.entries {
+        if let Ok(e) = entry
+            && read_meta
+            && let Some(w) = missing_directory(&spec.path, e)
+        {
+            warnings.push(w);
+        }
         match entry {
             Ok(e) => addons.push(Addon {
                 name: e.name.clone(),
@@ -171,7 +177,7 @@ pub fn assemble(
                     "inventory: skipping unparseable bootstrap entry '{}'",
                     r.key
                 ),
-                detail: Some(r.error.summary().to_string()),
+                detail: Some(r.error.summary()),
             }),
         }
     }
@@ -179,11 +185,15 @@ pub fn assemble(
         warnings.push(Warning {
             message: match issue {
                 MetaIssue::OutsideRoot(p) => format!(
-                    "inventory: {} resolves outside the project root; its chartVersion/category are not read",
+                    "inventory: {} resolves outside the project root; its chartVersion is read through the link as lok8s does (no category)",
                     p.display()
                 ),
                 MetaIssue::WalkLimit(p) => format!(
                     "inventory: stopped searching {} for lok8s.dev/category (too many files)",
+                    p.display()
+                ),
+                MetaIssue::UnreadablePin(p, why) => format!(
+                    "inventory: {}: {why}; its chartVersion is omitted (as lok8s does)",
                     p.display()
                 ),
             },
@@ -252,6 +262,43 @@ pub fn source_date_epoch_warning(source_date_epoch: Option<&str>) -> Option<Stri
         "SOURCE_DATE_EPOCH {:?} is not a whole number of seconds: renderedAt is 1970-01-01T00:00:00Z (lok8s's rule), older than any other inventory",
         raw.chars().take(40).collect::<String>()
     ))
+}
+
+/// A bootstrap entry whose directory does not exist is listed without chartVersion and
+/// category, as lok8s lists it; it is usually a typo (`- metrics-servr`), so say so, with
+/// the nearest existing name when one is close.
+fn missing_directory(
+    spec: &std::path::Path,
+    e: &crate::project::bootstrap::Entry,
+) -> Option<Warning> {
+    // A name the CRD refuses anyway (over 253 characters) fails validation instead.
+    if e.name.len() > 253 || std::fs::symlink_metadata(&e.dir).is_ok() {
+        return None;
+    }
+    let near = e.dir.parent().and_then(|parent| {
+        let wanted = e.dir.file_name()?.to_str()?;
+        std::fs::read_dir(parent)
+            .ok()?
+            .filter_map(|d| d.ok()?.file_name().into_string().ok())
+            .filter(|n| !n.starts_with('.'))
+            .map(|n| (strsim::jaro_winkler(wanted, &n), n))
+            .filter(|(score, _)| *score >= 0.85)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, n)| n)
+    });
+    let hint = match near {
+        Some(n) => format!(" — did you mean '{n}'?"),
+        None => String::new(),
+    };
+    Some(Warning {
+        message: format!(
+            "inventory: {}: bootstrap entry '{}' names no directory ({} does not exist); it is listed without chartVersion/category{hint}",
+            spec.display(),
+            crate::util::redact::escape_line(&e.key),
+            crate::util::redact::escape_line(&e.dir.display().to_string())
+        ),
+        detail: None,
+    })
 }
 
 #[cfg(test)]

@@ -1,11 +1,14 @@
-//! `clinv drift`: was the cluster last deployed from the local spec? Compares the sha256
-//! of `cluster.lok8s.yaml` with the live inventory's `specHash`, or the newest
-//! snapshot's when the cluster cannot be read.
+//! `clinv drift`: does the cluster hold what the project renders? The inventory rendered
+//! from the project now is compared semantically (the diff engine: addons, versions,
+//! specHash and the other fields; never renderedAt) with the live inventory, or with the
+//! newest snapshot's when the cluster cannot be read. A chart pin bumped in the project
+//! but not yet published is drift, although the cluster spec (specHash) is unchanged.
 
 use super::Scope;
 use crate::cluster::access;
 use crate::error::{Error, Result};
-use crate::project::DomainKind;
+use crate::history::diff;
+use crate::inventory::{self, Loaded};
 use crate::store::State;
 use crate::util::notice::Notice;
 use std::fmt;
@@ -48,12 +51,9 @@ impl fmt::Display for Source {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     InSync,
-    /// The hashes differ: the local spec's and the one `source` carries.
-    Drift {
-        local: String,
-        remote: String,
-    },
-    /// Nothing carries a spec hash.
+    /// What changes from the compared inventory (`from`) to the project's render (`to`).
+    Drift(Box<diff::Report>),
+    /// Nothing to compare with (or it is not a ClusterInventory).
     Unknown,
 }
 
@@ -65,34 +65,42 @@ pub struct Report {
     pub notices: Vec<Notice>,
 }
 
-/// Compares the local spec's hash with the cluster's (or the newest snapshot's).
+/// Compares the project's render with the live inventory (or the newest snapshot's).
 ///
 /// # Errors
-/// The domain has no cluster spec or it cannot be read; the runtime cannot start; the
-/// store cannot be read.
-pub fn drift(req: &Scope<'_>) -> Result<Report> {
-    let DomainKind::Cluster { spec } = req.project.domain_kind(req.domain) else {
-        return Err(Error::SpecNotFound(
-            req.project
-                .domain_dir(req.domain)
-                .join("cluster.lok8s.yaml"),
-        ));
+/// The domain has no cluster spec or it cannot be rendered; the runtime cannot start;
+/// the store cannot be read.
+pub fn drift(req: &Scope<'_>, rendered_at: jiff::Timestamp) -> Result<Report> {
+    let local = match inventory::load(req.project, req.domain, rendered_at)? {
+        Loaded::Cluster(built) => built.inventory,
+        Loaded::Deploy { .. } => {
+            return Err(Error::SpecNotFound(
+                req.project
+                    .domain_dir(req.domain)
+                    .join("cluster.lok8s.yaml"),
+            ));
+        }
     };
-    let bytes = crate::util::files::read_bounded(&spec, crate::project::MAX_INPUT_BYTES)
-        .map_err(|e| Error::io(&spec, e))?;
-    let local = crate::project::spec::hex_sha256(&bytes);
     let mut notices = Vec::new();
     let live = access::read_live(&req.access, Some((req.project, req.domain)), req.opts)?;
     let (source, remote) = match live.result {
         Ok(found) => match found.object {
-            Some(v) => (
-                Source::Live {
-                    server: found.server,
-                },
-                v.pointer("/spec/specHash")
-                    .and_then(|h| h.as_str())
-                    .map(str::to_string),
-            ),
+            Some(v) => {
+                let remote = inventory::parse::inventory_from_value(v)
+                    .map_err(|e| {
+                        notices.push(Notice::warn(format!(
+                            "the live object is not a ClusterInventory clinv can read: {}",
+                            crate::util::redact::escape_line(&e)
+                        )));
+                    })
+                    .ok();
+                (
+                    Source::Live {
+                        server: found.server,
+                    },
+                    remote,
+                )
+            }
             None => (
                 Source::NoInventory {
                     server: found.server,
@@ -113,7 +121,7 @@ pub fn drift(req: &Scope<'_>) -> Result<Report> {
                         state: s.state,
                         at: s.record.at.clone(),
                     },
-                    Some(s.record.spec_hash.clone()),
+                    Some(req.store.inventory(&s.record)?),
                 ),
                 None => (Source::Nothing, None),
             }
@@ -126,11 +134,18 @@ pub fn drift(req: &Scope<'_>) -> Result<Report> {
     })
 }
 
-fn verdict(local: String, remote: Option<String>) -> Verdict {
-    match remote {
-        Some(h) if h == local => Verdict::InSync,
-        Some(remote) => Verdict::Drift { local, remote },
-        None => Verdict::Unknown,
+fn verdict(
+    local: inventory::ClusterInventory,
+    remote: Option<inventory::ClusterInventory>,
+) -> Verdict {
+    let Some(remote) = remote else {
+        return Verdict::Unknown;
+    };
+    let report = diff::diff(&remote, &local);
+    if report.has_changes {
+        Verdict::Drift(Box::new(report))
+    } else {
+        Verdict::InSync
     }
 }
 
@@ -138,16 +153,26 @@ fn verdict(local: String, remote: Option<String>) -> Verdict {
 mod tests {
     use super::*;
 
+    fn inv(version: &str, pin: &str) -> inventory::ClusterInventory {
+        inventory::parse::inventory_from_text(&format!(
+            "apiVersion: lok8s.dev/v1alpha1\nkind: ClusterInventory\nmetadata: {{name: cluster}}\nspec: {{lok8sVersion: '1', kind: lo, specHash: h, renderedAt: '{version}', addons: [{{name: cilium, chartVersion: '{pin}'}}]}}\n"
+        ))
+        .unwrap()
+    }
+
     #[test]
     fn verdicts() {
-        assert_eq!(verdict("a".into(), Some("a".into())), Verdict::InSync);
+        // renderedAt never counts; a pin does, with the same specHash.
+        let a = inv("2026-01-01T00:00:00Z", "1.0");
         assert_eq!(
-            verdict("a".into(), Some("b".into())),
-            Verdict::Drift {
-                local: "a".into(),
-                remote: "b".into()
-            }
+            verdict(a.clone(), Some(inv("2020-01-01T00:00:00Z", "1.0"))),
+            Verdict::InSync
         );
-        assert_eq!(verdict("a".into(), None), Verdict::Unknown);
+        let Verdict::Drift(report) = verdict(inv("2026-01-01T00:00:00Z", "1.1"), Some(a.clone()))
+        else {
+            panic!("a pin bump is drift");
+        };
+        assert_eq!(report.changes.len(), 1);
+        assert_eq!(verdict(a, None), Verdict::Unknown);
     }
 }

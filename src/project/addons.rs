@@ -37,10 +37,14 @@ pub enum Flavor {
 /// A problem met while reading metadata; reported as a warning, never fatal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MetaIssue {
-    /// The path resolves outside the project root, so it was not read.
+    /// The path resolves outside the project root: a chart pin there is still read (as
+    /// lok8s does), a category never (no link is followed for it).
     OutsideRoot(PathBuf),
     /// The category walk stopped at a limit.
     WalkLimit(PathBuf),
+    /// A `chart.yaml` that exists but gives no pin: unreadable, too large, not UTF-8 or
+    /// not YAML. lok8s omits the chartVersion silently; clinv says why (never the text).
+    UnreadablePin(PathBuf, String),
 }
 
 /// Reads metadata of directories below one project root.
@@ -87,11 +91,15 @@ impl Reader {
         if self.root.as_ref().is_some_and(|r| real.starts_with(r)) {
             return true;
         }
-        let issue = MetaIssue::OutsideRoot(path.to_path_buf());
+        self.issue(MetaIssue::OutsideRoot(path.to_path_buf()));
+        false
+    }
+
+    /// Records `issue` once.
+    fn issue(&mut self, issue: MetaIssue) {
         if !self.issues.contains(&issue) {
             self.issues.push(issue);
         }
-        false
     }
 
     /// `chartVersion` (§4.1): the raw text of `chart.yaml`'s top-level `version`.
@@ -114,10 +122,33 @@ impl Reader {
 
     fn read_pin_scalar(&mut self, dir: &Path, key: &str, flavor: Flavor) -> Option<String> {
         let chart = dir.join("chart.yaml");
-        if !chart.is_file() || !self.inside(&chart) {
+        if !chart.is_file() {
             return None;
         }
-        let bytes = files::read_bounded(&chart, MAX_INPUT_BYTES).ok()?;
+        // lok8s reads the pin through any link (a shared checkout outside the project):
+        // so does clinv, or the two managers would flip-flop the spec. Only the one
+        // scalar is taken, through a bounded read; the link is reported.
+        self.inside(&chart);
+        let bytes = match files::read_bounded(&chart, MAX_INPUT_BYTES) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                let why = if e.kind() == std::io::ErrorKind::InvalidData {
+                    format!("larger than {} MiB", MAX_INPUT_BYTES >> 20)
+                } else {
+                    format!("cannot be read ({})", e.kind())
+                };
+                self.issue(MetaIssue::UnreadablePin(chart, why));
+                return None;
+            }
+        };
+        match std::str::from_utf8(&bytes).map(Doc::parse) {
+            Err(_) => self.issue(MetaIssue::UnreadablePin(chart, "not UTF-8 text".into())),
+            Ok(Err(e)) => self.issue(MetaIssue::UnreadablePin(
+                chart,
+                format!("not valid YAML (line {}, column {})", e.pos.line, e.pos.col),
+            )),
+            Ok(Ok(_)) => {}
+        }
         pin_field(&bytes, key, flavor)
     }
 
@@ -473,7 +504,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn pins_outside_the_root_are_not_read() {
+    fn pins_outside_the_root_are_read_and_reported() {
         let outside = dir_with(&[("chart.yaml", "version: 6.6.6\n")]);
         let d = dir_with(&[("a/k", "x")]);
         std::os::unix::fs::symlink(
@@ -482,9 +513,11 @@ mod tests {
         )
         .unwrap();
         let mut r = Reader::new(d.path());
+        // Read through the link as lok8s does, and reported.
         assert_eq!(
-            r.chart_version(&d.path().join("a"), Flavor::Inventory),
-            None
+            r.chart_version(&d.path().join("a"), Flavor::Inventory)
+                .as_deref(),
+            Some("6.6.6")
         );
         assert_eq!(
             r.issues,

@@ -61,7 +61,7 @@ pub struct Context<'a> {
 
 /// Whether each value file merges, so a file named by many entries (or many times in one
 /// `valueFiles:` list) is read and parsed once, not once per mention.
-pub type ValueFiles = std::cell::RefCell<std::collections::HashMap<PathBuf, bool>>;
+pub type ValueFiles = std::cell::RefCell<std::collections::HashMap<PathBuf, Result<(), String>>>;
 
 /// Why an entry was rejected. `Display` gives lok8s's exact message; some of those
 /// messages carry user values, so only [`Rejection::key`] is ever shown to users.
@@ -116,6 +116,8 @@ pub enum EntryError {
     ValueFilesMerge {
         key: String,
         paths: Vec<PathBuf>,
+        /// Why, without any value: which file and what about it (`-v` and warnings).
+        why: String,
     },
     EnvType {
         key: String,
@@ -198,7 +200,7 @@ impl fmt::Display for EntryError {
                     path.display()
                 )
             }
-            E::ValueFilesMerge { key, paths } => {
+            E::ValueFilesMerge { key, paths, .. } => {
                 let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
                 write!(
                     f,
@@ -240,9 +242,10 @@ impl fmt::Display for EntryError {
 
 impl EntryError {
     /// A short reason that never carries entry values (safe for `-v` output).
-    pub fn summary(&self) -> &'static str {
+    pub fn summary(&self) -> String {
         use EntryError as E;
-        match self {
+        let text = match self {
+            E::ValueFilesMerge { why, .. } => return format!("valueFiles: {why}"),
             E::KeyCount { .. } => "a map entry must have exactly one key",
             E::ValueType { .. } => "the entry value must be a map or empty",
             E::AddonName { .. } => "the addon name escapes .lok8s/addons",
@@ -255,7 +258,6 @@ impl EntryError {
                 "valueFiles: must be a list of file paths"
             }
             E::ValueFileMissing { .. } => "valueFiles: a file does not exist",
-            E::ValueFilesMerge { .. } => "valueFiles: the files and values: do not merge",
             E::EnvType { .. } | E::EnvNonScalar { .. } | E::EnvKey { .. } => {
                 "env: must map shell variable names to scalars"
             }
@@ -263,7 +265,8 @@ impl EntryError {
                 "dependsOn: must be a list of entry names"
             }
             E::Unparseable { .. } => "the entry cannot be parsed",
-        }
+        };
+        text.to_string()
     }
 }
 
@@ -500,37 +503,52 @@ fn check_value_files(
         }
         paths.push(path);
     }
-    let inline_ok = values.is_none_or(|v| is_map_or_null(doc, v));
-    if !inline_ok || !paths.iter().all(|p| merges_once(ctx, p)) {
-        return Err(EntryError::ValueFilesMerge {
+    let why = if values.is_some_and(|v| !is_map_or_null(doc, v)) {
+        Some("the inline values: are not a map".to_string())
+    } else {
+        paths.iter().find_map(|p| merges_once(ctx, p).err())
+    };
+    match why {
+        Some(why) => Err(EntryError::ValueFilesMerge {
             key: key_s(),
             paths,
-        });
+            why,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// [`merges`], remembered per path in `ctx`.
-fn merges_once(ctx: Context<'_>, path: &Path) -> bool {
-    if let Some(&known) = ctx.checked.borrow().get(path) {
-        return known;
+fn merges_once(ctx: Context<'_>, path: &Path) -> Result<(), String> {
+    if let Some(known) = ctx.checked.borrow().get(path) {
+        return known.clone();
     }
     let result = merges(path);
-    ctx.checked.borrow_mut().insert(path.to_path_buf(), result);
+    ctx.checked
+        .borrow_mut()
+        .insert(path.to_path_buf(), result.clone());
     result
 }
 
-/// A values file merges when it parses as YAML and its top level is a map (or empty).
-fn merges(path: &Path) -> bool {
-    let Ok(bytes) = files::read_bounded(path, MAX_INPUT_BYTES) else {
-        return false;
-    };
-    let Ok(text) = String::from_utf8(bytes) else {
-        return false;
-    };
+/// A values file merges when it parses as YAML and its top level is a map (or empty);
+/// otherwise why not, naming the file and never its content.
+fn merges(path: &Path) -> Result<(), String> {
+    let shown = path.display();
+    let bytes = files::read_bounded(path, MAX_INPUT_BYTES).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            format!("{shown} is larger than {} MiB", MAX_INPUT_BYTES >> 20)
+        } else {
+            format!("{shown} cannot be read ({})", e.kind())
+        }
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text"))?;
     match Doc::parse(&text) {
-        Ok(doc) => doc.root().is_none_or(|r| is_map_or_null(&doc, r)),
-        Err(_) => false,
+        Ok(doc) if doc.root().is_none_or(|r| is_map_or_null(&doc, r)) => Ok(()),
+        Ok(_) => Err(format!("{shown}: the top level is not a map")),
+        Err(e) => Err(format!(
+            "{shown} is not valid YAML (line {}, column {})",
+            e.pos.line, e.pos.col
+        )),
     }
 }
 

@@ -45,8 +45,8 @@ pub struct ClusterSpec {
     pub name: Option<String>,
     /// Every entry in order, parsed or rejected.
     pub entries: Vec<Result<Entry, Rejection>>,
-    /// The top level was not a mapping: rendered like an unparsable spec (lok8s's Go
-    /// decoder fails on it), and reported as a warning.
+    /// The top level was not a mapping: kind missing (`lo`), `spec.bootstrap` absent (so
+    /// the `lo` default entry applies), as lok8s reads it; reported as a warning.
     pub not_a_mapping: bool,
 }
 
@@ -135,9 +135,9 @@ fn interpret(doc: &Doc, path: &Path, spec_hash: String, ctx: Context<'_>) -> Res
         .filter(|v| !v.is_empty());
     let name = get(&["metadata", "name"]).and_then(|n| coerced(doc, n));
 
-    let entries = if not_a_mapping {
-        Vec::new()
-    } else {
+    // A top level that is not a mapping has no `spec.bootstrap`: lok8s applies the `lo`
+    // default entry then (spec §3.1), like for any absent bootstrap.
+    let entries = {
         let spec = get(&["spec"]).filter(|s| matches!(doc.node(*s), Node::Map(_)));
         match spec.and_then(|s| doc.entries(s)).and_then(|pairs| {
             pairs
@@ -336,7 +336,9 @@ mod tests {
                 "kind: Lo\nspec: {bootstrap: [{}, cilium, {a: 1, b: 2}]}",
                 &["!?", "cilium", "!a"],
             ),
-            ("- a\n- b", &[]),
+            // Not a mapping: no bootstrap, so the `lo` default (lok8s).
+            ("- a\n- b", &["cilium"]),
+            ("just a scalar", &["cilium"]),
         ];
         for (yaml, want) in cases {
             assert_eq!(names(&spec(yaml).unwrap()), *want, "{yaml}");

@@ -117,6 +117,10 @@ pub fn build(project: &Project, generated_at: &str) -> Result<Built> {
                     "index: stopped searching {} for lok8s.dev/category (too many files)",
                     p.display()
                 ),
+                MetaIssue::UnreadablePin(p, why) => format!(
+                    "index: {}: {why}; its chartVersion is omitted",
+                    p.display()
+                ),
             },
             detail: None,
         });

@@ -319,13 +319,13 @@ fn key_paths(v: &serde_json::Value, prefix: &str, out: &mut BTreeSet<String>) {
     }
 }
 
-/// The field paths the README documents in the table under `heading`: the first
+/// The field paths the history guide documents in the table under `heading`: the first
 /// backticked word of each table row.
 fn documented(heading: &str) -> BTreeSet<String> {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let section = readme
+    let guide = std::fs::read_to_string(repo().join("docs/guide/history.md")).unwrap();
+    let section = guide
         .split_once(heading)
-        .unwrap_or_else(|| panic!("README lacks {heading}"))
+        .unwrap_or_else(|| panic!("docs/guide/history.md lacks {heading}"))
         .1;
     section
         .lines()
@@ -368,8 +368,8 @@ fn the_json_schema_is_stable_and_documented() {
     seen.retain(|p| !p.starts_with("ignored[]."));
     assert_eq!(
         seen,
-        documented("#### `clinv diff -o json`"),
-        "diff JSON keys vs README"
+        documented("### `clinv diff -o json`"),
+        "diff JSON keys vs docs/guide/history.md"
     );
     let recorded = history::load();
     let trail = clinv::history::audit::trail(&history::steps(&recorded), &Default::default());
@@ -382,8 +382,8 @@ fn the_json_schema_is_stable_and_documented() {
     });
     assert_eq!(
         seen,
-        documented("#### Audit trail JSON"),
-        "trail JSON keys vs README"
+        documented("### Audit trail JSON"),
+        "trail JSON keys vs docs/guide/history.md"
     );
 }
 

@@ -194,6 +194,19 @@ fn status_and_drift_fall_back_to_the_newest_snapshot() {
             .stdout
             .starts_with("--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      0.7.9\n")
     );
+    // Issue #16 finding 3: a chart pin bumped in the project (same cluster spec, so the
+    // same specHash) is drift too — the live inventory differs from the render.
+    set_chart_version(root, "cilium", "9.9.9");
+    let pin = cmd(&["drift", "--domain", "prod.acme.example"]);
+    assert_eq!(pin.code, 1, "{}{}", pin.stdout, pin.stderr);
+    assert!(
+        pin.stdout.contains(": drift (compared with snapshot ")
+            && pin.stdout.contains("cilium")
+            && pin.stdout.contains("9.9.9"),
+        "{}",
+        pin.stdout
+    );
+    assert!(!pin.stdout.contains("specHash"), "{}", pin.stdout);
     let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
     let mut text = std::fs::read_to_string(&spec).unwrap();
     text.push_str("# edited\n");
@@ -201,7 +214,8 @@ fn status_and_drift_fall_back_to_the_newest_snapshot() {
     let drift = cmd(&["drift", "--domain", "prod.acme.example"]);
     assert_eq!(drift.code, 1, "{}", drift.stderr);
     assert!(
-        drift.stdout.contains("drift: the local spec hashes to"),
+        drift.stdout.contains(": drift (compared with snapshot ")
+            && drift.stdout.contains("specHash"),
         "{}",
         drift.stdout
     );

@@ -215,8 +215,70 @@ fn a_closed_stdout_is_not_an_error() {
     );
 }
 
+/// Issue #16 finding 12: a wait over a second shows a one-line progress indicator on a
+/// terminal (a real pseudo-terminal from util-linux's `script`), erased before the
+/// command's own messages; piped, nothing of it appears.
+fn a_long_wait_shows_progress_on_a_terminal_only() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming().flatten() {
+            held.push(conn); // accepted, never answered
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kc = write(
+        dir.path(),
+        "hole.kubeconfig",
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: h\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user: {{}}\ncontexts:\n- name: h\n  context: {{cluster: h, user: u}}\ncurrent-context: h\n"
+        ),
+    );
+    let store = dir.path().join("store");
+    let args = [
+        "status".to_string(),
+        "--root".into(),
+        example().display().to_string(),
+        "--domain".into(),
+        "prod.acme.example".into(),
+        "--kubeconfig".into(),
+        kc.display().to_string(),
+        "--probe-timeout".into(),
+        "3".into(),
+    ];
+    let line = format!("{} {}", env!("CARGO_BIN_EXE_clinv"), args.join(" "));
+    let tty = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("CLINV_SNAPSHOTS", &store)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("util-linux script runs");
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert!(
+        shown.contains("clinv status… 1s") && shown.contains("\r\x1b[K"),
+        "no progress line on a terminal: {shown:?}"
+    );
+    // Erased before the next message: no message starts on the progress line.
+    assert!(
+        !shown.contains("s[warn]") && !shown.contains("s[error]"),
+        "{shown:?}"
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let piped = clinv(&args)
+        .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+        .run();
+    assert!(
+        !piped.stderr.contains('…') && !piped.stderr.contains('\r'),
+        "{}",
+        piped.stderr
+    );
+}
+
 trials! {
     Nothing: [
+        a_long_wait_shows_progress_on_a_terminal_only,
         every_command_has_help,
         usage_errors_exit_2,
         domain_resolution_and_root_discovery,

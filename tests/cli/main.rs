@@ -26,6 +26,7 @@ mod index;
 mod interface;
 mod loopback_proxy;
 mod outcomes;
+mod reference;
 mod render;
 mod replay_all;
 mod secrets;
@@ -49,6 +50,7 @@ fn main() -> std::process::ExitCode {
         index::tests(),
         interface::tests(),
         outcomes::tests(),
+        reference::tests(),
         render::tests(),
         replay_all::tests(),
         secrets::tests(),

@@ -314,7 +314,7 @@ fn missing_spec_and_malformed_kind_use_lok8s_messages() {
     );
 }
 
-fn targets_outside_the_project_are_listed_but_not_read() {
+fn targets_linked_outside_the_project_render_their_pin_as_lok8s_does() {
     let outside = tempfile::tempdir().unwrap();
     write(outside.path(), "t/chart.yaml", "version: 9.9.9\n");
     write(outside.path(), "t/k.yaml", "lok8s.dev/category: leaked\n");
@@ -328,14 +328,14 @@ fn targets_outside_the_project_are_listed_but_not_read() {
     let run = clinv(&["render", "--root", root, "--domain", "inv"])
         .run()
         .ok();
+    // lok8s reads the pin through the link (issue #16 fidelity) but finds no category
+    // in a directory that is itself a link.
     assert!(
-        run.stdout
-            .contains("- name: escape\n    source: target\n  provider")
-            || run.stdout.contains("- name: escape\n    source: target\n"),
+        run.stdout.contains("- name: escape\n") && run.stdout.contains("chartVersion: 9.9.9\n"),
         "{}",
         run.stdout
     );
-    assert!(!run.stdout.contains("9.9.9") && !run.stdout.contains("leaked"));
+    assert!(!run.stdout.contains("leaked"), "{}", run.stdout);
     assert!(
         run.stderr.contains("resolves outside the project root"),
         "{}",
@@ -343,8 +343,135 @@ fn targets_outside_the_project_are_listed_but_not_read() {
     );
 }
 
+/// lok8s reads a spec whose top level is valid YAML but not a mapping as "kind missing,
+/// no spec": driver `lo`, whose default bootstrap entry is `cilium` (issue #16, fidelity).
+fn a_spec_that_is_not_a_mapping_gets_the_lo_default_like_lok8s() {
+    for spec in ["- a\n- b\n", "just a scalar\n"] {
+        let dir = project_with_spec(spec);
+        let root = dir.path().to_str().unwrap();
+        let run = clinv(&["render", "--root", root, "--domain", "inv"])
+            .run()
+            .ok();
+        assert!(run.stdout.contains("  kind: lo\n"), "{}", run.stdout);
+        assert!(
+            run.stdout.contains("- name: cilium\n"),
+            "{spec:?}: {}",
+            run.stdout
+        );
+        assert!(run.stderr.contains("not a mapping"), "{}", run.stderr);
+    }
+}
+
+/// Issue #16 finding 4: likely mistakes render as lok8s renders them, but are warned about
+/// (file and entry named), and `--strict` refuses them.
+fn likely_mistakes_warn_and_strict_refuses() {
+    type Setup<'a> = &'a dyn Fn(&std::path::Path);
+    let cases: [(&str, Setup, &str); 3] = [
+        (
+            "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium\n    - cert-managr\n",
+            &|_| {},
+            "bootstrap entry 'cert-managr' names no directory",
+        ),
+        (
+            "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium\n",
+            &|root| {
+                write(root, ".lok8s/addons/cilium/chart.yaml", "version: [1.2\n");
+            },
+            "chart.yaml: not valid YAML (line",
+        ),
+        (
+            "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [big.yaml]\n",
+            &|root| {
+                let big = root.join("clusters/inv/big.yaml");
+                let line = format!("k: {}\n", "x".repeat(1023));
+                std::fs::write(&big, line.repeat(9 * 1024)).unwrap();
+            },
+            "skipping unparseable bootstrap entry 'cilium'",
+        ),
+    ];
+    for (spec, setup, warning) in cases {
+        let dir = project_with_spec(spec);
+        setup(dir.path());
+        let root = dir.path().to_str().unwrap();
+        let run = clinv(&["render", "--root", root, "--domain", "inv", "-v"])
+            .run()
+            .ok();
+        assert!(run.stderr.contains(warning), "{spec}: {}", run.stderr);
+        assert!(
+            run.stdout.contains("kind: ClusterInventory"),
+            "{}",
+            run.stdout
+        );
+        let strict = clinv(&["render", "--root", root, "--domain", "inv", "--strict"]).run();
+        assert_eq!(strict.code, 1, "{spec}: {}", strict.stderr);
+        assert!(strict.stdout.is_empty(), "{}", strict.stdout);
+    }
+    // The reasons are precise: a suggestion for the typo, the size for the big values file.
+    let dir = project_with_spec("kind: KubeOne\nspec:\n  bootstrap:\n    - cert-managr\n");
+    let run = clinv(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+    ])
+    .run()
+    .ok();
+    assert!(
+        run.stderr.contains("did you mean 'cert-manager'?"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("- name: cert-managr\n"),
+        "listed as lok8s lists it: {}",
+        run.stdout
+    );
+    let dir = project_with_spec(
+        "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [big.yaml, dir]\n",
+    );
+    std::fs::write(
+        dir.path().join("clusters/inv/big.yaml"),
+        "k: v\n".repeat(3 << 20),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("clusters/inv/dir")).unwrap();
+    let run = clinv(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+        "-v",
+    ])
+    .run()
+    .ok();
+    assert!(
+        run.stderr.contains("big.yaml is larger than 8 MiB"),
+        "{}",
+        run.stderr
+    );
+    let dir = project_with_spec(
+        "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [dir]\n",
+    );
+    std::fs::create_dir(dir.path().join("clusters/inv/dir")).unwrap();
+    let run = clinv(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+        "-v",
+    ])
+    .run()
+    .ok();
+    assert!(run.stderr.contains("dir cannot be read"), "{}", run.stderr);
+}
+
 trials! {
     Nothing: [
+        likely_mistakes_warn_and_strict_refuses,
+        a_spec_that_is_not_a_mapping_gets_the_lo_default_like_lok8s,
         example_domains_render_to_their_golden_files,
         rendering_is_deterministic_under_source_date_epoch,
         json_is_lok8s_pretty_json_with_one_trailing_newline,
@@ -357,6 +484,6 @@ trials! {
         lok8s_version_comes_from_the_project_or_is_dev,
         deploy_domains_have_no_inventory_and_name_their_cluster,
         missing_spec_and_malformed_kind_use_lok8s_messages,
-        targets_outside_the_project_are_listed_but_not_read,
+        targets_linked_outside_the_project_render_their_pin_as_lok8s_does,
     ],
 }

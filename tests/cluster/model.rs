@@ -2,7 +2,7 @@
 //! (reachable or not), replay (reachable or not), commit, gc, export + import and a
 //! SIGKILL at a random moment of a command, over the `inv` fixture, against the real
 //! control plane; after every step the store and the live object are checked against a
-//! reference model kept here (the contract: /README's store sections, issue #13):
+//! reference model kept here (the contract: docs/guide/store.md, issue #13):
 //!
 //! - every snapshot an exit-0 publish recorded, every pending one and the `K` newest of
 //!   the last `gc --keep K` are listed, with the cluster state the model predicts

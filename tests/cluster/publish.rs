@@ -450,7 +450,14 @@ fn drift_against_the_live_inventory() {
     std::fs::write(&spec, text).unwrap();
     let drifted = drift();
     assert_eq!(drifted.code, 1, "{}{}", drifted.stdout, drifted.stderr);
-    assert!(drifted.stdout.contains("drift:"), "{}", drifted.stdout);
+    assert!(
+        drifted
+            .stdout
+            .contains(": drift (compared with the live inventory")
+            && drifted.stdout.contains("v1.31.10 → v1.32.3"),
+        "{}",
+        drifted.stdout
+    );
 }
 
 /// Flux applied the inventory (field manager kustomize-controller, forced, with its

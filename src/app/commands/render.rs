@@ -32,8 +32,9 @@ pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
             )));
         }
     };
-    report_warnings(settings, &built.warnings)?;
+    // An inventory the API server would refuse is the error to show, not its warnings.
     render::validate(&built.inventory)?;
+    report_warnings(settings, &built.warnings)?;
     let Some(dir) = &args.out else {
         let format = if format == DocFormat::Json {
             Format::Json

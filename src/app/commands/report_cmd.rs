@@ -1,7 +1,7 @@
 //! `clinv report`: one self-contained HTML page with the domain's inventory, a version
 //! timeline and the change list.
 
-use super::StoreOnly;
+use super::{StoreOnly, rendered_at};
 use crate::app::cli::{ReportArgs, ReportFormat};
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
@@ -16,9 +16,17 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
         return Err(Error::NoHistory(domain));
     };
     let trail = crate::ops::history::trail(&points);
+    // Dated like a render: SOURCE_DATE_EPOCH when set (reproducible pages), else now.
+    let at = crate::util::time::format_seconds(rendered_at(settings)?);
+    let generated = report::html::Generated {
+        at: &at,
+        version: env!("CARGO_PKG_VERSION"),
+    };
     let html = match args.output.unwrap_or_default() {
         ReportFormat::Json => report::json::trail(&trail)?,
-        ReportFormat::Html => report::html::html_report(&domain, &trail, &current.inventory),
+        ReportFormat::Html => {
+            report::html::html_report(&domain, &trail, &current.inventory, &generated)
+        }
     };
     match &args.out {
         Some(file) => {

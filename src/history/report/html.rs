@@ -3,8 +3,8 @@
 //! opened from disk. It shows the current inventory, a swimlane chart of the Kubernetes
 //! and addon versions over time, and the change list, newest first.
 //!
-//! Deterministic: the same trail and inventory give the same bytes (no "generated at").
-//! Every value is HTML-escaped.
+//! Deterministic: the same trail, inventory and [`Generated`] footer give the same
+//! bytes. Every value is HTML-escaped.
 
 use super::phrase::{Phrase, one_line};
 use crate::history::audit::{Entry, Lane, LaneKind, Span, Trail};
@@ -16,20 +16,32 @@ use std::collections::HashMap;
 
 /// Chart geometry, in SVG user units (the chart scales to the page width).
 const WIDTH: f64 = 1120.0;
-const LABEL: f64 = 230.0;
+/// The lane-label column: at least this wide, wider for long names (up to `LABEL_MAX`).
+const LABEL_MIN: f64 = 150.0;
+const LABEL_MAX: f64 = 420.0;
 const RIGHT: f64 = 16.0;
 const AXIS: f64 = 34.0;
 const ROW: f64 = 30.0;
 const BAR: f64 = 20.0;
 /// Lane labels longer than this are cut with an ellipsis (the full name is in a tooltip).
-const LABEL_CHARS: usize = 27;
+const LABEL_CHARS: usize = 56;
+/// Width of one label character at 13px, in user units (a generous average).
+const LABEL_CHAR: f64 = 7.4;
 
 /// Version colours, dark enough for white text; a lane uses them in order of first
-/// appearance, so a version that comes back keeps its colour.
-const PALETTE: [&str; 10] = [
-    "#2563eb", "#059669", "#b45309", "#7c3aed", "#dc2626", "#0e7490", "#be185d", "#4b5563",
-    "#4d7c0f", "#c2410c",
+/// appearance, so a version that comes back keeps its colour. Violets, teals, pinks and
+/// slates: none is close to the outcome colours of the step marks (green, amber, blue,
+/// grey), so a bar never reads as an outcome.
+const PALETTE: [&str; 8] = [
+    "#6d28d9", "#0f766e", "#be185d", "#4338ca", "#155e75", "#a21caf", "#334155", "#7e22ce",
 ];
+
+/// What the footer says about the page itself: when and by which clinv it was made.
+pub struct Generated<'a> {
+    /// RFC 3339 time (the command passes SOURCE_DATE_EPOCH or now).
+    pub at: &'a str,
+    pub version: &'a str,
+}
 
 const CSS: &str = r#"
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa;
@@ -58,8 +70,10 @@ td.none { color: var(--muted); }
 figure { margin: 0; border: 1px solid var(--line); border-radius: 10px; padding: 12px 8px 8px; overflow-x: auto; }
 figure svg { display: block; width: 100%; height: auto; min-width: 760px; }
 figcaption { color: var(--muted); font-size: 13px; padding: 8px 8px 0; }
+figcaption p { margin: 0 0 4px; }
 svg text { font-family: -apple-system, BlinkMacSystemFont, "Segoe UI", "Noto Sans", Helvetica, Arial, "DejaVu Sans", sans-serif; }
 svg .tick { fill: var(--muted); font-size: 12px; }
+svg .tick.now { fill: var(--fg); font-weight: 600; font-size: 11px; }
 svg .lane { fill: var(--fg); font-size: 13px; }
 svg .lane.k8s { font-weight: 700; }
 svg .lane.gone { fill: #8c959f; font-style: italic; }
@@ -106,10 +120,11 @@ fn esc(text: &str) -> String {
     out
 }
 
-/// `2026-02-23 11:11 UTC` for an RFC 3339 time; the text as it is otherwise.
+/// `2026-02-23 11:11:05 UTC` for an RFC 3339 time (seconds: steps of a short history
+/// can be seconds apart); the text as it is otherwise.
 fn when(at: &str) -> String {
     match time::parse_rfc3339(at) {
-        Some(t) => time::utc(t).strftime("%Y-%m-%d %H:%M UTC").to_string(),
+        Some(t) => time::utc(t).strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
         None => one_line(at),
     }
 }
@@ -124,7 +139,12 @@ fn day(at: &str) -> String {
 
 /// One self-contained HTML page for `domain`: `current` is the inventory shown on top
 /// (the newest snapshot or the live object), `trail` the history behind it.
-pub fn html_report(domain: &str, trail: &Trail, current: &ClusterInventory) -> String {
+pub fn html_report(
+    domain: &str,
+    trail: &Trail,
+    current: &ClusterInventory,
+    generated: &Generated<'_>,
+) -> String {
     let mut out = String::with_capacity(64 * 1024);
     let title = format!("ClusterInventory · {}", esc(domain));
     out.push_str(&format!(
@@ -148,18 +168,20 @@ pub fn html_report(domain: &str, trail: &Trail, current: &ClusterInventory) -> S
     } else {
         out.push_str("<figure>\n");
         out.push_str(&chart(trail));
-        out.push_str("<figcaption>Each bar is one version, from the step that brought it to the step that replaced or removed it; hover a bar for its dates. Marks on the axis are the recorded steps: ");
+        out.push_str("<figcaption><p>Each bar is one version, from the step that brought it to the step that replaced or removed it; the part right of the dashed <b>newest step</b> line is the version in place now. Hover a bar for its dates. Bar colours only tell the versions of one lane apart (a version that comes back keeps its colour); they carry no other meaning.</p><p>Marks on the axis are the recorded steps, coloured by outcome: ");
         for (outcome, colour) in OUTCOMES {
             out.push_str(&format!(
                 "<span class=\"legend\"><i style=\"background:{colour}\"></i>{outcome}</span>"
             ));
         }
-        out.push_str("</figcaption>\n</figure>\n");
+        out.push_str("</p></figcaption>\n</figure>\n");
     }
     out.push_str("</section>\n");
     changes(&mut out, trail);
     out.push_str(&format!(
-        "<footer>Generated by clinv from {n} recorded step{}. This page is self-contained: no scripts, fonts or network requests.</footer>\n</main>\n</body>\n</html>\n",
+        "<footer>Generated by clinv {} on {} from {n} recorded step{}. This page is self-contained: no scripts, fonts or network requests.</footer>\n</main>\n</body>\n</html>\n",
+        esc(generated.version),
+        esc(&when(generated.at)),
         if n == 1 { "" } else { "s" }
     ));
     out
@@ -265,9 +287,13 @@ struct Scale {
     /// Position of each step (by id and time text), in seconds or in step numbers.
     at: HashMap<(String, String), f64>,
     t0: f64,
-    /// The right edge: a little after the newest step, so current versions show.
+    /// The newest step.
+    last: f64,
+    /// The right edge: after the newest step, wide enough to show current versions.
     t1: f64,
     by_time: bool,
+    /// Width of the lane-label column.
+    label: f64,
 }
 
 impl Scale {
@@ -286,11 +312,22 @@ impl Scale {
         };
         let t0 = pos.first().copied().unwrap_or(0.0);
         let last = pos.last().copied().unwrap_or(1.0);
+        // The axis is scaled to the span of the history (minutes or years alike); the
+        // current versions get about an eighth of the width after the newest step.
         let pad = if by_time {
-            ((last - t0) * 0.03).max(86_400.0)
+            ((last - t0) / 7.0).max(60.0)
         } else {
-            0.6
+            ((last - t0) / 7.0).max(0.8)
         };
+        let longest = trail
+            .timeline
+            .lanes
+            .iter()
+            .map(|l| l.key.chars().count().min(LABEL_CHARS))
+            .max()
+            .unwrap_or(0)
+            .max("Kubernetes".len());
+        let label = (longest as f64 * LABEL_CHAR + 24.0).clamp(LABEL_MIN, LABEL_MAX);
         let at = chrono_order
             .iter()
             .zip(&pos)
@@ -299,14 +336,16 @@ impl Scale {
         Scale {
             at,
             t0,
+            last,
             t1: last + pad,
             by_time,
+            label,
         }
     }
 
     fn x(&self, t: f64) -> f64 {
         let span = (self.t1 - self.t0).max(f64::EPSILON);
-        LABEL + (t - self.t0) / span * (WIDTH - LABEL - RIGHT)
+        self.label + (t - self.t0) / span * (WIDTH - self.label - RIGHT)
     }
 
     fn step(&self, id: &str, at: &str) -> f64 {
@@ -329,7 +368,34 @@ impl Scale {
         let Ok(start) = jiff::Timestamp::from_second(self.t0 as i64).map(time::utc) else {
             return Vec::new();
         };
-        let days = (self.t1 - self.t0) / 86_400.0;
+        let span = self.t1 - self.t0;
+        // Under two days: ticks at round seconds, minutes or hours of the UTC clock.
+        const CLOCK: [f64; 17] = [
+            1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0,
+            7200.0, 10_800.0, 21_600.0, 43_200.0,
+        ];
+        if let Some(k) = CLOCK.iter().find(|k| span / **k <= 8.0) {
+            let mut t = (self.t0 / k).floor() * k + k;
+            let mut ticks = Vec::new();
+            let mut day = None;
+            while t <= self.t1 && ticks.len() < 12 {
+                let Ok(at) = jiff::Timestamp::from_second(t as i64).map(time::utc) else {
+                    break;
+                };
+                let clock = if *k < 60.0 { "%H:%M:%S" } else { "%H:%M" };
+                // The date on the first tick and where the day changes.
+                let label = if day == Some(at.date()) {
+                    at.strftime(clock).to_string()
+                } else {
+                    at.strftime(&format!("%b %-d {clock}")).to_string()
+                };
+                day = Some(at.date());
+                ticks.push((t, label));
+                t += k;
+            }
+            return ticks;
+        }
+        let days = span / 86_400.0;
         let day_steps = [1u32, 2, 7, 14];
         if let Some(k) = day_steps.iter().find(|k| days / f64::from(**k) <= 8.0) {
             let first = start.date().tomorrow().unwrap_or(start.date());
@@ -405,8 +471,16 @@ fn chart(trail: &Trail) -> String {
         ));
     }
     svg.push_str(&format!(
-        "<line x1=\"{LABEL}\" y1=\"{AXIS}\" x2=\"{:.1}\" y2=\"{AXIS}\" stroke=\"#afb8c1\"/>\n",
+        "<line x1=\"{:.1}\" y1=\"{AXIS}\" x2=\"{:.1}\" y2=\"{AXIS}\" stroke=\"#afb8c1\"/>\n",
+        scale.label,
         WIDTH - RIGHT
+    ));
+    // The newest step: right of it is what is in place now.
+    let now = scale.x(scale.last);
+    svg.push_str(&format!(
+        "<line x1=\"{now:.1}\" y1=\"{AXIS}\" x2=\"{now:.1}\" y2=\"{bottom:.1}\" stroke=\"#57606a\" stroke-dasharray=\"5 3\"/>\n<text class=\"tick now\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">current</text>\n",
+        (now + scale.x(scale.t1)) / 2.0,
+        AXIS - 4.0
     ));
     // Step marks on the axis, oldest first.
     for e in trail.entries.iter().rev() {
@@ -446,7 +520,7 @@ fn lane_row(svg: &mut String, scale: &Scale, lane: &Lane, top: f64) {
     };
     svg.push_str(&format!(
         "<text class=\"{class}\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\"><title>{}</title>{}</text>\n",
-        LABEL - 12.0,
+        scale.label - 12.0,
         top + ROW / 2.0 + 4.5,
         esc(&tip),
         esc(&shown)
@@ -468,7 +542,7 @@ fn segment(svg: &mut String, scale: &Scale, name: &str, span: &Span, index: usiz
         (Some(id), Some(at)) => scale.x(scale.step(id, at)),
         _ => scale.x(scale.t1),
     };
-    let width = (x2 - x1 - 2.0).max(3.0);
+    let width = (x2 - x1 - 2.0).max(6.0);
     let y = top + (ROW - BAR) / 2.0;
     let (fill, text_class) = match &span.version {
         Some(_) => (PALETTE[index % PALETTE.len()], "ver"),
@@ -477,7 +551,7 @@ fn segment(svg: &mut String, scale: &Scale, name: &str, span: &Span, index: usiz
     let version = span.version.as_deref().unwrap_or("no version");
     let until = match &span.until {
         Some(at) => when(at),
-        None => "now".into(),
+        None => "now (current)".into(),
     };
     let arrival = match span.arrival {
         Op::Added => "added",
@@ -595,7 +669,7 @@ mod tests {
 
     #[test]
     fn times_are_shown_in_utc() {
-        assert_eq!(when("2026-02-23T12:11:11+01:00"), "2026-02-23 11:11 UTC");
+        assert_eq!(when("2026-02-23T12:11:11+01:00"), "2026-02-23 11:11:11 UTC");
         assert_eq!(when("not a time"), "not a time");
         assert_eq!(day("2026-02-23T11:11:11Z"), "2026-02-23");
     }
@@ -607,9 +681,17 @@ mod tests {
             "apiVersion: lok8s.dev/v1alpha1\nkind: ClusterInventory\nmetadata: {name: cluster}\nspec: {lok8sVersion: '1', kind: lo, specHash: h, renderedAt: x}\n",
         )
         .unwrap();
-        let page = html_report("<d>", &trail, &inv);
+        let generated = Generated {
+            at: "2026-12-03T10:00:00Z",
+            version: "<v>",
+        };
+        let page = html_report("<d>", &trail, &inv, &generated);
         assert!(page.starts_with("<!DOCTYPE html>") && page.ends_with("</html>\n"));
         assert!(page.contains("No history recorded.") && page.contains("&lt;d&gt;"));
-        assert!(!page.contains("<d>"));
+        assert!(!page.contains("<d>") && !page.contains("<v>"));
+        assert!(
+            page.contains("2026-12-03 10:00:00 UTC"),
+            "the footer dates the page"
+        );
     }
 }

@@ -71,16 +71,32 @@ fn a_chart_pin_with_bom_and_crlf_is_read() {
     );
 }
 
-fn a_chart_pin_linked_outside_the_project_is_not_read() {
+/// lok8s reads a chart pin through a link (issue #16, fidelity): clinv renders the same
+/// chartVersion — a bounded read of one scalar — and warns that the link leaves the project.
+fn a_chart_pin_linked_outside_the_project_is_read_as_lok8s_does_and_reported() {
     let dir = project();
     let outside = tempfile::tempdir().unwrap();
-    let pin = write(outside.path(), "chart.yaml", "version: 6.6.6\n");
+    let pin = write(
+        outside.path(),
+        "chart.yaml",
+        "version: 6.6.6\nsecret: s3cr3t\n",
+    );
     let path = dir.path().join(".lok8s/addons/cilium/chart.yaml");
     std::fs::remove_file(&path).unwrap();
     std::os::unix::fs::symlink(&pin, &path).unwrap();
     let run = render(dir.path()).ok();
-    assert_eq!(cilium_version(&run), None, "{}", run.stdout);
-    assert!(!run.stdout.contains("6.6.6"));
+    assert_eq!(
+        cilium_version(&run).as_deref(),
+        Some("6.6.6"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("s3cr3t") && !run.stderr.contains("s3cr3t"));
+    assert!(
+        run.stderr.contains("resolves outside the project root"),
+        "{}",
+        run.stderr
+    );
 }
 
 fn a_chart_pin_that_is_a_fifo_does_not_block() {
@@ -359,7 +375,7 @@ trials! {
         a_chart_pin_with_invalid_utf8_or_nul_is_unknown,
         a_deeply_nested_chart_pin_is_unknown,
         a_chart_pin_with_bom_and_crlf_is_read,
-        a_chart_pin_linked_outside_the_project_is_not_read,
+        a_chart_pin_linked_outside_the_project_is_read_as_lok8s_does_and_reported,
         a_chart_pin_that_is_a_fifo_does_not_block,
         value_files_that_are_devices_fifos_or_huge_are_rejected_entries,
         bootstrap_entry_keys_that_traverse_are_targets_never_read,

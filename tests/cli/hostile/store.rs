@@ -1,7 +1,7 @@
 //! The snapshot store under attack: links out of it, damaged journals and objects, a
 //! stale lock, a huge journal, another user's store, a read-only store.
 //!
-//! Rules tested (README, "The snapshot store" and "Threat model"): inside the store clinv
+//! Rules tested (docs/guide/store.md and docs/threat-model.md): inside the store clinv
 //! never follows a link (refused, or reported as damage); damage is reported with path
 //! and line, never dropped; a store another user owns is read but never written.
 
