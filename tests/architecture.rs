@@ -113,7 +113,9 @@ fn strip_comments(text: &str) -> String {
             out.push_str("' '");
             i += 3;
         } else {
-            out.push(b[i] as char);
+            // Code is ASCII where paths can be; any other byte (a '⠋' in a literal) is a
+            // space, so byte offsets into the result stay char boundaries.
+            out.push(if b[i].is_ascii() { b[i] as char } else { ' ' });
             i += 1;
         }
     }

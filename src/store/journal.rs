@@ -95,17 +95,27 @@ const BATCH_BYTES: usize = 8 << 20;
 
 /// Decodes a batch of lines, on up to two threads; results in the lines' order.
 fn decode_batch(lines: &[Vec<u8>]) -> Vec<std::result::Result<Record, String>> {
+    on_two_threads(lines, |l| decode(l))
+}
+
+/// `f` of every line, on up to two threads (the machine's cores, at most two: a journal
+/// read is memory-bound beyond that); results in the lines' order. A panicking half is
+/// redone on this thread.
+pub(super) fn on_two_threads<'a, T: Send>(
+    lines: &'a [Vec<u8>],
+    f: impl Fn(&'a [u8]) -> T + Sync,
+) -> Vec<T> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
     if threads < 2 || lines.len() < 64 {
-        return lines.iter().map(|l| decode(l)).collect();
+        return lines.iter().map(|l| f(l)).collect();
     }
     let (first, second) = lines.split_at(lines.len() / 2);
     std::thread::scope(|scope| {
-        let other = scope.spawn(|| second.iter().map(|l| decode(l)).collect::<Vec<_>>());
-        let mut out: Vec<_> = first.iter().map(|l| decode(l)).collect();
+        let other = scope.spawn(|| second.iter().map(|l| f(l)).collect::<Vec<_>>());
+        let mut out: Vec<_> = first.iter().map(|l| f(l)).collect();
         match other.join() {
             Ok(rest) => out.extend(rest),
-            Err(_) => out.extend(second.iter().map(|l| decode(l))),
+            Err(_) => out.extend(second.iter().map(|l| f(l))),
         }
         out
     })

@@ -668,20 +668,7 @@ const BATCH_BYTES: usize = 8 << 20;
 
 /// Decodes lines on up to two threads; results in the lines' order.
 fn decode_batch(lines: &[Vec<u8>]) -> Vec<Result<Light<'_>, String>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
-    if threads < 2 || lines.len() < 64 {
-        return lines.iter().map(|l| decode(l)).collect();
-    }
-    let (first, second) = lines.split_at(lines.len() / 2);
-    std::thread::scope(|scope| {
-        let other = scope.spawn(|| second.iter().map(|l| decode(l)).collect::<Vec<_>>());
-        let mut out: Vec<_> = first.iter().map(|l| decode(l)).collect();
-        match other.join() {
-            Ok(rest) => out.extend(rest),
-            Err(_) => out.extend(second.iter().map(|l| decode(l))),
-        }
-        out
-    })
+    journal::on_two_threads(lines, |l| decode(l))
 }
 
 /// Feeds one file's lines to `listing` as [`journal::read_lines`] feeds a builder.
