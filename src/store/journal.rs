@@ -95,7 +95,7 @@ const BATCH_BYTES: usize = 8 << 20;
 
 /// Decodes a batch of lines, on up to two threads; results in the lines' order.
 fn decode_batch(lines: &[Vec<u8>]) -> Vec<std::result::Result<Record, String>> {
-    on_two_threads(lines, |l| decode(l))
+    on_two_threads(lines, decode)
 }
 
 /// `f` of every line, on up to two threads (the machine's cores, at most two: a journal

@@ -668,7 +668,7 @@ const BATCH_BYTES: usize = 8 << 20;
 
 /// Decodes lines on up to two threads; results in the lines' order.
 fn decode_batch(lines: &[Vec<u8>]) -> Vec<Result<Light<'_>, String>> {
-    journal::on_two_threads(lines, |l| decode(l))
+    journal::on_two_threads(lines, decode)
 }
 
 /// Feeds one file's lines to `listing` as [`journal::read_lines`] feeds a builder.
