@@ -22,7 +22,12 @@ fn trail_text_golden() {
         text.starts_with("026  2026-02-23T11:11:11Z  applied\n"),
         "{text}"
     );
-    assert!(text.contains("001  2025-01-13T09:14:05Z  applied  (initial)\n"));
+    // The first step reads like a first install (issue #16 finding 9), not as fields
+    // going from "(none)" to their values.
+    assert!(text.contains(
+        "001  2025-01-13T09:14:05Z  applied  (initial)\n    first recorded inventory: Kubernetes v1.30.6, 7 addons\n    + cilium 1.16.3 (networking)\n"
+    ));
+    assert!(!text.contains("(none) →"), "{text}");
     assert!(text.contains("    ~ cilium 1.17.0-rc.1 → 1.16.6 (downgrade)\n"));
     assert!(!text.contains('\x1b'));
 }

@@ -463,9 +463,26 @@ fn drift_against_the_live_inventory() {
 /// Flux applied the inventory (field manager kustomize-controller, forced, with its
 /// labels): a publish names the Kustomization, says `clinv commit` is the channel, and
 /// records the snapshot without queueing it (no replay could deliver it).
+/// Deletes the ClusterInventory when dropped: the GitOps marks this test applies (Flux
+/// labels, an Argo CD annotation, kustomize-controller's fields) must not reach the tests
+/// that run after it on the shared plane, even when it fails.
+struct DeleteInventory<'a>(&'a Plane);
+
+impl Drop for DeleteInventory<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.kubectl(&[
+            "delete",
+            "clusterinventory",
+            "cluster",
+            "--ignore-not-found",
+        ]);
+    }
+}
+
 fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
     let p = plane();
     p.crd_only();
+    let _clean = DeleteInventory(&p);
     let dir = copy_tree(&example());
     let store = dir.path().join("snapshots");
     let mut cr = rendered(dir.path(), "prod.acme.example");

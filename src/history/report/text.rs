@@ -110,7 +110,20 @@ pub fn entry(out: &mut String, e: &Entry, first: bool, color: bool) {
         }
         out.push_str(&head);
         out.push('\n');
-        for c in &e.changes {
+        // The first step is a first install (helm history's word), not a list of fields
+        // going from "(none)" to their values: one line for it, then what it deployed.
+        let addons = e.changes.iter().filter(|c| c.addon.is_some()).count();
+        if e.initial {
+            let k8s = e
+                .kubernetes_version
+                .as_deref()
+                .map_or(String::new(), |v| format!("Kubernetes {}, ", one_line(v)));
+            out.push_str(&format!(
+                "    first recorded inventory: {k8s}{addons} addon{}\n",
+                if addons == 1 { "" } else { "s" }
+            ));
+        }
+        for c in e.changes.iter().filter(|c| !e.initial || c.addon.is_some()) {
             out.push_str(&format!("    {}\n", line(c, paint)));
         }
         if e.changes.is_empty() {
