@@ -446,6 +446,8 @@ impl Repo {
             .map_err(|e| git(&wd, e))?;
         transports();
         let _ssh = ssh::configure(&self.repo);
+        // A prewarmed SSH channel no push took ends with this push.
+        let _warm = WarmGuard;
         https::prepare(&self.repo, &remote, &self.https)?;
         let start = Instant::now();
         let mut delay = Duration::from_millis(100);
@@ -524,6 +526,32 @@ pub struct Pushed {
 /// Registers clinv's own transports with libgit2, once per process, before the first
 /// remote is opened: SSH (`ssh://`, `ssh+git://`, `git+ssh://` and scp-like `host:path`)
 /// through the system ssh ([`ssh`]).
+/// Starts the SSH connection of a coming push from the repository at `dir` to
+/// `remote_name` (nothing for other remotes or when it cannot be read: the push then
+/// meets and explains the problem), so it runs while the snapshot is read and the
+/// commit built; see [`ssh::prewarm`]. Reads only, no lock.
+pub fn prewarm_push(dir: &Path, remote_name: &str) {
+    let Ok(repo) = Repository::open(dir) else {
+        return;
+    };
+    let Ok(remote) = repo.find_remote(remote_name) else {
+        return;
+    };
+    let url = remote.pushurl().ok().flatten().or(remote.url().ok());
+    if let Some(url) = url {
+        ssh::prewarm(&repo, url);
+    }
+}
+
+/// Ends an unused prewarmed SSH channel when the push is over, however it ended.
+struct WarmGuard;
+
+impl Drop for WarmGuard {
+    fn drop(&mut self) {
+        ssh::discard_warm();
+    }
+}
+
 fn transports() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {

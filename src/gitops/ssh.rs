@@ -427,6 +427,46 @@ pub(super) fn configure(repo: &git2::Repository) -> Configured {
     Configured { previous }
 }
 
+/// A receive-pack connection started ahead of its push ([`prewarm`]), with the URL it
+/// serves; the push's first `action` for that URL takes it.
+static WARM: Mutex<Option<(String, Channel)>> = Mutex::new(None);
+
+/// Starts ssh for a push to `url` now, so that its connection and authentication — most
+/// of an SSH push's time — run while the commit is being built; the push's transport
+/// takes the running channel instead of starting another. Nothing for a URL that is not
+/// SSH; a failure is left for the push itself to meet and explain.
+pub(super) fn prewarm(repo: &git2::Repository, url: &str) {
+    let Ok(address) = parse(url) else {
+        return;
+    };
+    let config = repo.config().ok().and_then(|mut c| c.snapshot().ok());
+    let program = Program::resolve(
+        |k| std::env::var(k).ok(),
+        |k| config.as_ref().and_then(|c| c.get_string(k).ok()),
+    );
+    if let Ok(channel) = Channel::open(&program, &address, "git-receive-pack")
+        && let Ok(mut warm) = WARM.lock()
+    {
+        *warm = Some((url.to_string(), channel));
+    }
+}
+
+/// Ends a prewarmed channel no push took (the branch was up to date, or the push failed
+/// before connecting).
+pub(super) fn discard_warm() {
+    let unused = WARM.lock().ok().and_then(|mut w| w.take());
+    drop(unused);
+}
+
+/// The prewarmed channel for `url`, if there is one.
+fn take_warm(url: &str) -> Option<Channel> {
+    let mut warm = WARM.lock().ok()?;
+    match warm.as_ref() {
+        Some((for_url, _)) if for_url == url => warm.take().map(|(_, c)| c),
+        _ => None,
+    }
+}
+
 /// libgit2's transport factory for the [`SCHEMES`].
 pub(super) fn transport(remote: &git2::Remote<'_>) -> Result<Transport, git2::Error> {
     let program = PROGRAM.with(|p| p.borrow().clone()).unwrap_or_else(|| {
@@ -459,6 +499,11 @@ impl SmartSubtransport for Ssh {
         url: &str,
         action: Service,
     ) -> Result<Box<dyn SmartSubtransportStream>, git2::Error> {
+        if action == Service::ReceivePackLs
+            && let Some(channel) = take_warm(url)
+        {
+            return Ok(Box::new(channel));
+        }
         let address = parse(url)
             .map_err(|why| net_error(format!("SSH remote '{}': {why}", redact::url(url))))?;
         let service = match action {

@@ -270,12 +270,12 @@ pub fn commit(
     inventory: &ClusterInventory,
     opts: &Options<'_>,
 ) -> Result<Outcome> {
+    let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?.with_https(opts.https.clone());
     let folder = Folder {
         crd: crd_yaml(store, snap)?,
         cr: cr_yaml(inventory)?,
         kustomization: gitops::kustomization(),
     };
-    let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?.with_https(opts.https.clone());
     let template = opts.template.unwrap_or(DEFAULT_TEMPLATE);
     let domain = &store.domain;
     let message = |summary: &str, outside: Option<&str>| {

@@ -61,6 +61,11 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
         }
         return Ok(exit::OK);
     }
+    // An SSH push's connection starts first and runs while the snapshot is read and the
+    // commit built (most of an SSH push is ssh's own handshake).
+    if let Some((remote, _)) = opts.push {
+        gitops::prewarm_push(opts.repo, remote);
+    }
     let store = store(settings, &project).domain(&domain);
     let picked = ops::pick(&store, args.snapshot.as_deref())?;
     for d in &picked.damage {
