@@ -14,6 +14,13 @@ use crate::{inventory::crd, inventory::render};
 use std::time::Duration;
 
 pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
+    // An SSH push's connection starts first and runs while the project is read, the
+    // snapshot picked and the commit built (most of an SSH push is ssh's own handshake).
+    if let Some(remote) = args.push.as_deref()
+        && !(args.print_flux || args.print_argo)
+    {
+        gitops::prewarm_push(&args.repo, remote);
+    }
     let project = project(settings)?;
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
     let path = args
@@ -60,11 +67,6 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             settings.printer.data(&text)?;
         }
         return Ok(exit::OK);
-    }
-    // An SSH push's connection starts first and runs while the snapshot is read and the
-    // commit built (most of an SSH push is ssh's own handshake).
-    if let Some((remote, _)) = opts.push {
-        gitops::prewarm_push(opts.repo, remote);
     }
     let store = store(settings, &project).domain(&domain);
     let picked = ops::pick(&store, args.snapshot.as_deref())?;
