@@ -421,18 +421,56 @@ fn flux_applies_the_committed_folder_from_empty_through_a_pin_bump_and_an_addon_
     );
 }
 
+/// A fixture CRD as upstream published it: `NAME.yaml`, or `NAME.yaml.gz` (the 1.4 MB
+/// ApplicationSet CRD, kept compressed) unpacked into `scratch`; its sha256 must be the one
+/// the fixtures' README records. `None` for other files.
+fn upstream_crd(path: &Path, scratch: &Path) -> Option<(PathBuf, String)> {
+    use sha2::Digest;
+    let name = path.file_name()?.to_str()?;
+    let (file, text) = if let Some(plain) = name.strip_suffix(".gz") {
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()),
+            &mut text,
+        )
+        .unwrap();
+        let unpacked = scratch.join(plain);
+        std::fs::write(&unpacked, &text).unwrap();
+        (unpacked, text)
+    } else {
+        (path.to_path_buf(), std::fs::read_to_string(path).ok()?)
+    };
+    let plain = file.file_name()?.to_str()?.to_string();
+    if !plain.ends_with(".yaml") {
+        return None;
+    }
+    let readme = std::fs::read_to_string(path.with_file_name("README.md")).unwrap();
+    let recorded = readme
+        .lines()
+        .find(|l| l.starts_with(&format!("| `{plain}` |")))
+        .and_then(|l| l.trim_end_matches('|').rsplit('|').next())
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("tests/fixtures/crds/README.md does not list {plain}"));
+    let digest = format!("{:x}", sha2::Sha256::digest(text.as_bytes()));
+    assert_eq!(
+        digest, recorded,
+        "{plain} is not the upstream file the README names"
+    );
+    Some((file, text))
+}
+
 /// The Flux and Argo CD CRDs of `tests/fixtures/crds/` installed (server-side: the Argo CD
 /// ones are too large for a last-applied annotation), Established, and the namespaces the
 /// printed objects live in.
 fn install_gitops_crds(p: &Plane) {
     let dir = fixture("crds");
+    let unpacked = tempfile::tempdir().unwrap();
     let mut names = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
+        let Some((path, text)) = upstream_crd(&path, unpacked.path()) else {
             continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
+        };
         for doc in documents(&text) {
             assert_eq!(
                 doc["kind"],
