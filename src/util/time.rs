@@ -36,6 +36,53 @@ pub fn format_millis(t: Timestamp) -> String {
     )
 }
 
+/// How long ago `then` was, as kubectl prints an AGE: the two largest units while they
+/// say something (`45s`, `5m12s`, `3h20m`, `2d5h`, `45d`, `3y120d`). A time in the
+/// future (a skewed clock) is `0s`.
+pub fn age(then: Timestamp, now: Timestamp) -> String {
+    let secs = now.as_second().saturating_sub(then.as_second()).max(0);
+    let (m, h, d) = (secs / 60, secs / 3600, secs / 86_400);
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 600 => {
+            let r = s % 60;
+            if r == 0 {
+                format!("{m}m")
+            } else {
+                format!("{m}m{r}s")
+            }
+        }
+        s if s < 3 * 3600 => format!("{m}m"),
+        s if s < 8 * 3600 => {
+            let r = (s % 3600) / 60;
+            if r == 0 {
+                format!("{h}h")
+            } else {
+                format!("{h}h{r}m")
+            }
+        }
+        s if s < 2 * 86_400 => format!("{h}h"),
+        s if s < 8 * 86_400 => {
+            let r = (s % 86_400) / 3600;
+            if r == 0 {
+                format!("{d}d")
+            } else {
+                format!("{d}d{r}h")
+            }
+        }
+        _ if d < 2 * 365 => format!("{d}d"),
+        _ if d < 8 * 365 => {
+            let r = d % 365;
+            if r == 0 {
+                format!("{}y", d / 365)
+            } else {
+                format!("{}y{r}d", d / 365)
+            }
+        }
+        _ => format!("{}y", d / 365),
+    }
+}
+
 /// An RFC 3339 date-time: `YYYY-MM-DD`, `T`, `t` or a space, `HH:MM:SS`, an optional
 /// fraction (digits past the ninth ignored), then `Z`, `z` or `±HH:MM` (at most 23:59;
 /// U+2212 is a minus too). A leap second `:60` reads as `:59`.
@@ -175,5 +222,24 @@ mod tests {
         assert_eq!(parse_date("2026-01-05"), Date::new(2026, 1, 5).ok());
         assert_eq!(parse_date("2026-02-30"), None);
         assert_eq!(parse_date("yesterday"), None);
+    }
+
+    #[test]
+    fn ages_read_like_kubectl() {
+        let now = Timestamp::from_second(1_000_000_000).unwrap();
+        let ago = |s: i64| age(Timestamp::from_second(1_000_000_000 - s).unwrap(), now);
+        assert_eq!(ago(0), "0s");
+        assert_eq!(ago(-30), "0s");
+        assert_eq!(ago(45), "45s");
+        assert_eq!(ago(119), "119s");
+        assert_eq!(ago(312), "5m12s");
+        assert_eq!(ago(300), "5m");
+        assert_eq!(ago(3000), "50m");
+        assert_eq!(ago(3 * 3600 + 20 * 60), "3h20m");
+        assert_eq!(ago(30 * 3600), "30h");
+        assert_eq!(ago(2 * 86_400 + 5 * 3600), "2d5h");
+        assert_eq!(ago(45 * 86_400), "45d");
+        assert_eq!(ago(3 * 365 * 86_400 + 120 * 86_400), "3y120d");
+        assert_eq!(ago(10 * 365 * 86_400), "10y");
     }
 }
