@@ -1,10 +1,12 @@
 //! Command-line interface: clap types only. They are turned into [`crate::app::settings`]
 //! once and go no deeper than the command functions.
 
+use crate::app::complete;
 use crate::app::output::ColorChoice;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap_complete::engine::ArgValueCompleter;
 use std::ffi::OsStr;
 use std::marker::PhantomData;
 use std::path::PathBuf;
@@ -292,10 +294,22 @@ pub enum Command {
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
     Drift(StatusArgs),
 
-    /// Print a shell completion script.
+    /// Print the shell's completion script: on each TAB it asks clinv for the candidates
+    /// (commands, flags, each command's -o formats, domains, snapshot ids and references).
+    ///
+    /// The same script as `COMPLETE=SHELL clinv`. Load it at shell start-up, so that it
+    /// always matches the installed clinv: bash `source <(clinv completions bash)` in
+    /// ~/.bashrc, zsh `source <(clinv completions zsh)` in ~/.zshrc, fish `clinv
+    /// completions fish | source` in ~/.config/fish/config.fish. --static prints the
+    /// older self-contained script instead (no domains or snapshot ids).
     Completions {
         /// The shell to generate for.
         shell: clap_complete::Shell,
+
+        /// A self-contained script that never calls clinv: commands, flags and formats
+        /// only.
+        #[arg(long = "static")]
+        static_script: bool,
 
         #[command(flatten)]
         no_cluster: NoClusterArgs,
@@ -372,11 +386,11 @@ SEL is a name (every occurrence), NAME#N (the N-th occurrence), * or *#N.";
 pub struct DiffArgs {
     /// The older inventory: FILE, DIR (from render --out), - (stdin), cluster, latest~N,
     /// a snapshot ID, @DATE or git:REV[:PATH] (see below).
-    #[arg(value_name = "A")]
+    #[arg(value_name = "A", add = ArgValueCompleter::new(complete::diff_refs))]
     pub from: String,
 
     /// The newer inventory, same forms as A.
-    #[arg(value_name = "B")]
+    #[arg(value_name = "B", add = ArgValueCompleter::new(complete::diff_refs))]
     pub to: String,
 
     /// Ignore changes at or below PATH (repeatable), e.g. spec.specHash, spec.addons[*].category.
@@ -385,7 +399,7 @@ pub struct DiffArgs {
 
     /// Domain of snapshot references, of the default git: path, and whose kubeconfig
     /// `cluster` uses (lok8s's .kubeconfig/<name>.yaml).
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "D", add = ArgValueCompleter::new(complete::domains))]
     pub domain: Option<String>,
 
     #[command(flatten)]
@@ -404,7 +418,7 @@ pub struct DiffArgs {
 #[derive(Debug, Args)]
 pub struct DomainArgs {
     /// Cluster domain (default: DOMAIN_NAME, then clusters/.active, then lok8s.dev).
-    #[arg(long, value_name = "D")]
+    #[arg(long, value_name = "D", add = ArgValueCompleter::new(complete::domains))]
     pub domain: Option<String>,
 }
 
@@ -486,7 +500,12 @@ pub struct ReplayArgs {
     /// Replay every domain that has snapshots in the store, each to its own cluster (as
     /// publish --domain D chooses it), in parallel, all within one --timeout; a table of
     /// the outcomes ends the run. `-A`/`--all-domains` as kubectl's `-A`.
-    #[arg(short = 'A', long, visible_alias = "all-domains", conflicts_with = "domain")]
+    #[arg(
+        short = 'A',
+        long,
+        visible_alias = "all-domains",
+        conflicts_with = "domain"
+    )]
     pub all: bool,
 
     #[command(flatten)]
@@ -592,7 +611,7 @@ pub struct CommitArgs {
     pub branch: Option<String>,
 
     /// Snapshot to commit (default: the newest; one is rendered and recorded if none).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", add = ArgValueCompleter::new(complete::snapshot_refs))]
     pub snapshot: Option<String>,
 
     /// Push the branch to REMOTE (default origin), rebasing on a moved remote tip.
@@ -672,7 +691,8 @@ pub struct CommitArgs {
 #[derive(Debug, Args)]
 pub struct SnapshotsArgs {
     /// Only this domain (default: every domain in the store).
-    #[arg(long, value_name = "D", global = true)]
+    #[arg(long, value_name = "D", global = true,
+          add = ArgValueCompleter::new(complete::domains))]
     pub domain: Option<String>,
 
     #[command(subcommand)]
@@ -700,6 +720,7 @@ pub enum SnapshotsCommand {
     /// Show one snapshot: metadata, history and the inventory (formats: yaml, json).
     Show {
         /// An id or unique prefix, `latest` or `latest~N`.
+        #[arg(add = ArgValueCompleter::new(complete::snapshot_refs))]
         id: String,
 
         /// Output format (default: yaml).
