@@ -1,12 +1,10 @@
 //! Command-line interface: clap types only. They are turned into [`crate::app::settings`]
 //! once and go no deeper than the command functions.
 
-use crate::app::complete;
 use crate::app::output::ColorChoice;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use clap_complete::engine::ArgValueCompleter;
 use std::ffi::OsStr;
 use std::marker::PhantomData;
 use std::path::PathBuf;
@@ -386,11 +384,11 @@ SEL is a name (every occurrence), NAME#N (the N-th occurrence), * or *#N.";
 pub struct DiffArgs {
     /// The older inventory: FILE, DIR (from render --out), - (stdin), cluster, latest~N,
     /// a snapshot ID, @DATE or git:REV[:PATH] (see below).
-    #[arg(value_name = "A", add = ArgValueCompleter::new(complete::diff_refs))]
+    #[arg(value_name = "A")]
     pub from: String,
 
     /// The newer inventory, same forms as A.
-    #[arg(value_name = "B", add = ArgValueCompleter::new(complete::diff_refs))]
+    #[arg(value_name = "B")]
     pub to: String,
 
     /// Ignore changes at or below PATH (repeatable), e.g. spec.specHash, spec.addons[*].category.
@@ -399,7 +397,7 @@ pub struct DiffArgs {
 
     /// Domain of snapshot references, of the default git: path, and whose kubeconfig
     /// `cluster` uses (lok8s's .kubeconfig/<name>.yaml).
-    #[arg(long, value_name = "D", add = ArgValueCompleter::new(complete::domains))]
+    #[arg(long, value_name = "D")]
     pub domain: Option<String>,
 
     #[command(flatten)]
@@ -418,7 +416,7 @@ pub struct DiffArgs {
 #[derive(Debug, Args)]
 pub struct DomainArgs {
     /// Cluster domain (default: DOMAIN_NAME, then clusters/.active, then lok8s.dev).
-    #[arg(long, value_name = "D", add = ArgValueCompleter::new(complete::domains))]
+    #[arg(long, value_name = "D")]
     pub domain: Option<String>,
 }
 
@@ -611,7 +609,7 @@ pub struct CommitArgs {
     pub branch: Option<String>,
 
     /// Snapshot to commit (default: the newest; one is rendered and recorded if none).
-    #[arg(long, value_name = "ID", add = ArgValueCompleter::new(complete::snapshot_refs))]
+    #[arg(long, value_name = "ID")]
     pub snapshot: Option<String>,
 
     /// Push the branch to REMOTE (default origin), rebasing on a moved remote tip.
@@ -691,8 +689,7 @@ pub struct CommitArgs {
 #[derive(Debug, Args)]
 pub struct SnapshotsArgs {
     /// Only this domain (default: every domain in the store).
-    #[arg(long, value_name = "D", global = true,
-          add = ArgValueCompleter::new(complete::domains))]
+    #[arg(long, value_name = "D", global = true)]
     pub domain: Option<String>,
 
     #[command(subcommand)]
@@ -720,7 +717,6 @@ pub enum SnapshotsCommand {
     /// Show one snapshot: metadata, history and the inventory (formats: yaml, json).
     Show {
         /// An id or unique prefix, `latest` or `latest~N`.
-        #[arg(add = ArgValueCompleter::new(complete::snapshot_refs))]
         id: String,
 
         /// Output format (default: yaml).

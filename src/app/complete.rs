@@ -21,9 +21,12 @@ use crate::project::Project;
 use crate::project::select::{self, Known};
 use crate::store::{State, Store};
 use clap::CommandFactory;
-use clap_complete::engine::{CompletionCandidate, PathCompleter, ValueCompleter};
+use clap_complete::engine::{
+    ArgValueCompleter, CompletionCandidate, PathCompleter, ValueCompleter,
+};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// At most this many snapshot ids are offered (the newest that match what was typed).
 const MAX_IDS: usize = 100;
@@ -37,9 +40,7 @@ pub fn respond() -> Option<i32> {
     // Words after `--`: the shell asks for candidates; otherwise the script is printed.
     let completing = args.iter().any(|a| a == "--");
     let cwd = std::env::current_dir().ok();
-    match clap_complete::CompleteEnv::with_factory(cli::Cli::command)
-        .try_complete(args, cwd.as_deref())
-    {
+    match clap_complete::CompleteEnv::with_factory(command).try_complete(args, cwd.as_deref()) {
         Ok(false) => None,
         Ok(true) => Some(crate::error::exit::OK),
         // A failed completion is silent: the shell just offers nothing.
@@ -60,6 +61,40 @@ pub fn respond() -> Option<i32> {
             Some(crate::error::exit::USAGE)
         }
     }
+}
+
+/// clinv's command line with the completers of the values that come from the disk,
+/// attached by argument id (`cli` stays plain clap types).
+fn command() -> clap::Command {
+    attach(cli::Cli::command(), "clinv")
+}
+
+/// Attaches the completers to `cmd` (named by its `path`) and its subcommands.
+fn attach(mut cmd: clap::Command, path: &str) -> clap::Command {
+    let ids: Vec<String> = cmd
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .collect();
+    for id in ids {
+        let completer = match (path, id.as_str()) {
+            (_, "domain") => ArgValueCompleter::new(domains),
+            ("clinv diff", "from" | "to") => ArgValueCompleter::new(diff_refs),
+            ("clinv snapshots show", "id") | ("clinv commit", "snapshot") => {
+                ArgValueCompleter::new(snapshot_refs)
+            }
+            _ => continue,
+        };
+        cmd = cmd.mut_arg(id, |arg| arg.add(completer));
+    }
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for name in names {
+        let sub_path = format!("{path} {name}");
+        cmd = cmd.mut_subcommand(name, |sub| attach(sub, &sub_path));
+    }
+    cmd
 }
 
 /// The registration script of `shell`, as `COMPLETE=<shell> clinv` prints it (what
@@ -99,6 +134,12 @@ struct Context {
 }
 
 impl Context {
+    /// The context of this completion request, read once.
+    fn get() -> &'static Context {
+        static CONTEXT: OnceLock<Context> = OnceLock::new();
+        CONTEXT.get_or_init(Context::from_process)
+    }
+
     /// From the words being completed (`clinv -- clinv WORDS…`), without the one under
     /// the cursor (`_CLAP_COMPLETE_INDEX`, else the last), parsed leniently by clap.
     fn from_process() -> Context {
@@ -162,8 +203,8 @@ fn cwd() -> PathBuf {
 }
 
 /// Candidates for `--domain`.
-pub fn domains(current: &OsStr) -> Vec<CompletionCandidate> {
-    domain_candidates(&Context::from_process(), &cwd(), &current.to_string_lossy())
+fn domains(current: &OsStr) -> Vec<CompletionCandidate> {
+    domain_candidates(Context::get(), &cwd(), &current.to_string_lossy())
 }
 
 fn domain_candidates(cx: &Context, cwd: &Path, typed: &str) -> Vec<CompletionCandidate> {
@@ -190,15 +231,14 @@ fn domain_candidates(cx: &Context, cwd: &Path, typed: &str) -> Vec<CompletionCan
 }
 
 /// Candidates for a snapshot reference (`snapshots show`, `commit --snapshot`).
-pub fn snapshot_refs(current: &OsStr) -> Vec<CompletionCandidate> {
+fn snapshot_refs(current: &OsStr) -> Vec<CompletionCandidate> {
     let typed = current.to_string_lossy();
-    let cx = Context::from_process();
     let env = crate::app::settings::Env::from_process();
-    ref_candidates(&cx, &cwd(), env.domain_name.as_deref(), &typed)
+    ref_candidates(Context::get(), &cwd(), env.domain_name.as_deref(), &typed)
 }
 
 /// Candidates for `diff A B`: snapshot references, `cluster`, `-` and paths.
-pub fn diff_refs(current: &OsStr) -> Vec<CompletionCandidate> {
+fn diff_refs(current: &OsStr) -> Vec<CompletionCandidate> {
     let mut out = snapshot_refs(current);
     let typed = current.to_string_lossy();
     if "cluster".starts_with(&*typed) {
@@ -292,7 +332,7 @@ mod tests {
     fn the_context_is_read_around_the_word_under_the_cursor() {
         let cx = Context::of_words(
             words("clinv --root /p snapshots show --domain a.dev lat --snapshots /s"),
-            Some(6),
+            Some(7),
         );
         assert_eq!(
             cx,
@@ -310,6 +350,52 @@ mod tests {
         // Nonsense parses to nothing rather than failing.
         let cx = Context::of_words(words("clinv --nope render -o bogus x y z"), Some(2));
         assert_eq!(cx, Context::default());
+    }
+
+    #[test]
+    fn the_completers_are_attached_where_the_values_are_taken() {
+        let mut cmd = command();
+        cmd.build();
+        let mut attached = Vec::new();
+        fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                if arg.get::<ArgValueCompleter>().is_some() {
+                    out.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), out);
+            }
+        }
+        walk(&cmd, "clinv", &mut attached);
+        attached.sort();
+        let mut want = vec![
+            "clinv addons domain",
+            "clinv diff domain",
+            "clinv diff from",
+            "clinv diff to",
+            "clinv drift domain",
+            "clinv log domain",
+            "clinv publish domain",
+            "clinv render domain",
+            "clinv replay domain",
+            "clinv report domain",
+            "clinv snapshots domain",
+            "clinv snapshots export domain",
+            "clinv snapshots gc domain",
+            "clinv snapshots import domain",
+            "clinv snapshots list domain",
+            "clinv snapshots show domain",
+            "clinv snapshots show id",
+            "clinv snapshots verify domain",
+            "clinv status domain",
+            "clinv updates domain",
+        ];
+        if cfg!(feature = "gitops") {
+            want.extend(["clinv commit domain", "clinv commit snapshot"]);
+        }
+        want.sort();
+        assert_eq!(attached, want);
     }
 
     #[test]
