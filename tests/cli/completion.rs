@@ -135,6 +135,25 @@ fn domains_come_from_the_project_and_the_store() {
         in_project(&fx, &["clinv", "log", "--domain=o"]),
         ["--domain=old.acme.example"]
     );
+    // fish (and zsh) show each candidate's help: where the domain is known.
+    let words = ["clinv", "render", "--domain", ""];
+    let run = fx
+        .in_project(
+            &request(&words)
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        )
+        .env("COMPLETE", "fish")
+        .run()
+        .ok();
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "apps.acme.example\tproject\nedge.acme.example\tproject\n\
+         lab.acme.example\tproject, snapshots\nold.acme.example\tsnapshots\n\
+         prod.acme.example\tproject, snapshots\n"
+    );
     // Outside any project: the store's domains (named by --snapshots or CLINV_SNAPSHOTS).
     let store = fx.store();
     let store = store.to_str().unwrap();
@@ -289,6 +308,23 @@ fn snapshot_references_complete_from_the_selected_domain() {
     assert_eq!(
         values(run.stdout.lines().map(str::to_string).collect()),
         lab_want
+    );
+    // fish shows what latest names.
+    let words = ["clinv", "snapshots", "show", "latest~"];
+    let run = fx
+        .in_project(
+            &request(&words)
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        )
+        .env("COMPLETE", "fish")
+        .run()
+        .ok();
+    assert!(
+        run.stdout.starts_with(&format!("latest~1\t{} 20", prod[1])),
+        "{}",
+        run.stdout
     );
     // A prefix, latest~.
     let prefix = &prod[1][..5];
