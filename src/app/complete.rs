@@ -10,7 +10,8 @@
 //! - snapshot references (`snapshots show ID`, `diff A B`, `commit --snapshot`):
 //!   `latest`, `latest~N` and the ids of the selected domain's store (the one
 //!   domain-selection rule, with the `--root`, `--snapshots` and `--domain` already on
-//!   the command line), newest first; `diff` also offers `cluster`, `-` and paths.
+//!   the command line), newest first; `diff` also offers `cluster`, `-` and paths;
+//! - `--index` of `updates` and `agent`: files (a URL is typed in full).
 //!
 //! Completing reads only directory listings and the selected domain's journal (the
 //! compact listing read): no render, no network, no lock, no write, no migration. Any
@@ -81,6 +82,10 @@ fn attach(mut cmd: clap::Command, path: &str) -> clap::Command {
             ("clinv diff", "from" | "to") => ArgValueCompleter::new(diff_refs),
             ("clinv snapshots show", "id") | ("clinv commit", "snapshot") => {
                 ArgValueCompleter::new(snapshot_refs)
+            }
+            // A file or a URL (typed in full): files.
+            ("clinv updates" | "clinv agent", "index") => {
+                ArgValueCompleter::new(PathCompleter::file())
             }
             _ => continue,
         };
@@ -371,6 +376,7 @@ mod tests {
         attached.sort();
         let mut want = vec![
             "clinv addons domain",
+            "clinv agent index",
             "clinv diff domain",
             "clinv diff from",
             "clinv diff to",
@@ -390,6 +396,7 @@ mod tests {
             "clinv snapshots verify domain",
             "clinv status domain",
             "clinv updates domain",
+            "clinv updates index",
         ];
         if cfg!(feature = "gitops") {
             want.extend(["clinv commit domain", "clinv commit snapshot"]);

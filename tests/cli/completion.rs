@@ -492,6 +492,16 @@ fn formats_complete_per_command() {
             fx.in_project(&args).run().ok();
         }
     }
+    // --index FILE|URL: files (and folders to walk into).
+    write(fx.root(), "index.json", "{}");
+    assert_eq!(
+        in_project(&fx, &["clinv", "updates", "--index", "in"]),
+        ["index.json"]
+    );
+    assert_eq!(
+        in_project(&fx, &["clinv", "agent", "--index", "clu"]),
+        ["clusters/"]
+    );
     // The commands and subcommands themselves.
     let top = in_project(&fx, &["clinv", ""]);
     for c in [
