@@ -492,10 +492,9 @@ pub fn status_json(
         },
         rendered_at: text_at(&inventory, "/spec/renderedAt"),
         last_applied: delivery.and_then(|d| {
-            d.last_applied.as_ref().map(|(at, id)| Applied {
-                at,
-                snapshot: id,
-            })
+            d.last_applied
+                .as_ref()
+                .map(|(at, id)| Applied { at, snapshot: id })
         }),
         queue: delivery.map(|d| Queue {
             pending: d.pending,

@@ -165,8 +165,7 @@ impl Str {
             TAG_MILLIS => self.payload() / 1000,
             TAG_SECS => self.payload(),
             _ => {
-                return crate::util::time::parse_rfc3339(&self.text(arena))
-                    .map(|t| t.as_second());
+                return crate::util::time::parse_rfc3339(&self.text(arena)).map(|t| t.as_second());
             }
         } as i64;
         let mut take = |n: i64| {

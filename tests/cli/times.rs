@@ -113,13 +113,17 @@ fn snapshots_list_has_an_age_column_and_absolute_times_in_wide_and_json() {
     assert_eq!(ages, ["30m", "5h"], "{pending}");
 
     // `-o wide`: the same columns, then the absolute recorded and rendered times.
-    let wide = fx.clinv(&["snapshots", "list", "-o", "wide"]).run().ok().stdout;
+    let wide = fx
+        .clinv(&["snapshots", "list", "-o", "wide"])
+        .run()
+        .ok()
+        .stdout;
     let wlines: Vec<&str> = wide.lines().collect();
     assert_eq!(
         columns(wlines[0]),
         [
-            "DOMAIN", "ID", "STATE", "REASON", "TARGET", "AGE", "RECORDED", "RENDERED",
-            "SPECHASH", "LOK8S", "TOOL"
+            "DOMAIN", "ID", "STATE", "REASON", "TARGET", "AGE", "RECORDED", "RENDERED", "SPECHASH",
+            "LOK8S", "TOOL"
         ],
         "{wide}"
     );
@@ -128,12 +132,16 @@ fn snapshots_list_has_an_age_column_and_absolute_times_in_wide_and_json() {
     assert_eq!(w[5], "400d", "{wide}");
     assert_eq!(w[6], v1::at(now - 400 * 24 * HOUR), "{wide}");
     assert!(
-        jiff::Timestamp::from_str_rfc3339(w[6]).is_ok() && w[7].ends_with('Z'),
+        w[6].parse::<jiff::Timestamp>().is_ok() && w[7].ends_with('Z'),
         "{wide}"
     );
 
     // JSON: absolute RFC 3339 times, no ages.
-    let json = fx.clinv(&["snapshots", "list", "-o", "json"]).run().ok().stdout;
+    let json = fx
+        .clinv(&["snapshots", "list", "-o", "json"])
+        .run()
+        .ok()
+        .stdout;
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let first = v
         .as_array()
@@ -143,16 +151,6 @@ fn snapshots_list_has_an_age_column_and_absolute_times_in_wide_and_json() {
         .unwrap();
     assert_eq!(first["at"], v1::at(now - 5 * HOUR).as_str(), "{json}");
     assert!(first.get("age").is_none(), "{json}");
-}
-
-trait FromRfc3339 {
-    fn from_str_rfc3339(s: &str) -> Result<jiff::Timestamp, jiff::Error>;
-}
-
-impl FromRfc3339 for jiff::Timestamp {
-    fn from_str_rfc3339(s: &str) -> Result<jiff::Timestamp, jiff::Error> {
-        s.parse()
-    }
 }
 
 fn status_offline_says_on_stdout_that_it_shows_a_snapshot_with_the_queue() {

@@ -88,10 +88,7 @@ fn status_json_names_the_live_source() {
     );
     assert!(age(lines[3], "  last applied: "), "{section}");
     assert!(
-        lines[3].ends_with(&format!(
-            ", snapshot {})",
-            applied["id"].as_str().unwrap()
-        )),
+        lines[3].ends_with(&format!(", snapshot {})", applied["id"].as_str().unwrap())),
         "{section}"
     );
     assert_eq!(lines[4], "  queue:        empty", "{section}");

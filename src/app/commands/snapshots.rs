@@ -119,7 +119,8 @@ fn list(
             output::write_snapshot_names(&listings, out).map_err(output::stdout_error)
         })?,
         _ => settings.printer.data_with(|out| {
-            output::write_snapshots_table(&listings, now, no_headers, out).map_err(output::stdout_error)
+            output::write_snapshots_table(&listings, now, no_headers, out)
+                .map_err(output::stdout_error)
         })?,
     }
     Ok(exit::OK)
