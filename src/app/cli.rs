@@ -213,8 +213,12 @@ pub enum Command {
     /// exit with the code of their reason (see the README).
     Publish(PublishArgs),
 
-    /// Show the `lo status` inventory block read from the live cluster (formats: text,
-    /// json: {source, snapshot, inventory}).
+    /// Show the `lo status` inventory block read from the live cluster, with the domain's
+    /// delivery: source, ages, last apply, queue (formats: text, json: schemaVersion 2).
+    ///
+    /// When the cluster cannot be read, the newest stored snapshot of the domain is shown
+    /// instead, and the output says so ("from snapshot ID"). Ages are kubectl's (3h, 2d5h);
+    /// JSON has the absolute RFC 3339 times.
     Status(StatusOutArgs),
 
     /// Deliver queued snapshots: apply the newest pending one per domain, supersede the rest.
@@ -704,8 +708,8 @@ pub enum SnapshotsCommand {
         #[arg(long, value_name = "S")]
         state: Option<crate::store::State>,
 
-        /// Output format (default: table; wide adds SPECHASH, LOK8S and TOOL; name prints
-        /// DOMAIN/ID).
+        /// Output format (default: table with an AGE column; wide adds the absolute
+        /// RECORDED and RENDERED times, SPECHASH, LOK8S and TOOL; name prints DOMAIN/ID).
         #[arg(short = 'o', long = "output", value_name = "FORMAT",
               value_parser = FormatParser::<TableFormat>::new("snapshots list"))]
         output: Option<TableFormat>,

@@ -34,6 +34,7 @@ mod secrets;
 mod selection;
 mod store;
 mod store_v2;
+mod times;
 mod updates;
 mod v1;
 
@@ -59,6 +60,7 @@ fn main() -> std::process::ExitCode {
         selection::tests(),
         store::tests(),
         store_v2::tests(),
+        times::tests(),
         updates::tests(),
     ];
     #[cfg(feature = "gitops")]
