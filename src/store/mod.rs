@@ -524,6 +524,33 @@ impl DomainStore {
         Ok((record, true))
     }
 
+    /// For Git only (`commit` of the project as it is now): the domain's newest snapshot
+    /// when it holds the same inventory (apart from `renderedAt`: the same CR and CRD
+    /// objects, whichever channel and target it was recorded for), with `true`; else a
+    /// new snapshot recorded with `cluster: false` (never queued for the cluster).
+    ///
+    /// # Errors
+    /// I/O failures; nothing is recorded then.
+    pub fn record_or_fold_for_git(
+        &self,
+        cr: &ClusterInventory,
+        crd_json: &str,
+    ) -> Result<(SnapshotRecord, bool)> {
+        let _lock = self.lock("record", LOCK_TIMEOUT)?;
+        let cr_id = hex_sha256(cr_object(cr).as_bytes());
+        let crd_id = hex_sha256(crd_json.as_bytes());
+        let same = self
+            .read()?
+            .newest_first()
+            .next()
+            .filter(|s| s.record.cr == cr_id && s.record.crd == crd_id)
+            .map(|s| s.record.clone());
+        match same {
+            Some(record) => Ok((record, true)),
+            None => Ok((self.record_locked(cr, crd_json, None, false)?, false)),
+        }
+    }
+
     /// Appends state changes (one fsync for all of them).
     ///
     /// # Errors
