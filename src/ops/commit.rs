@@ -329,7 +329,7 @@ fn run_with(
                 .record_or_fold_for_git(&built.inventory, &crd_json)
                 .map_err(|e| {
                     Error::NotRecorded(format!(
-                        "the inventory of {} was not recorded, so not committed ({e})",
+                        "the inventory of {} rendered for commit ({e}); nothing committed",
                         store.domain
                     ))
                 })?;

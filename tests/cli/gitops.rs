@@ -460,6 +460,29 @@ fn commit_without_a_project_needs_snapshot() {
     assert_eq!(log(&fx.work()).len(), 1);
 }
 
+/// The record-first promise: a render the store cannot record is not committed (exit 11,
+/// the repository untouched).
+fn a_render_the_store_cannot_record_is_not_committed() {
+    let fx = Fx::new();
+    fx.queue_at(EPOCH);
+    // The store's object folder is a file now: nothing can be written into it.
+    let objects = fx.dir.path().join("store/prod.acme.example/objects");
+    std::fs::remove_dir_all(&objects).unwrap();
+    std::fs::write(&objects, "").unwrap();
+    fx.set_chart_version("cilium", "1.20.1");
+    let run = fx.commit(&fx.work(), &[]);
+    assert_eq!(run.code, 11, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("not recorded: the inventory of prod.acme.example rendered for commit (")
+            && run.stderr.contains("nothing committed"),
+        "{}",
+        run.stderr
+    );
+    assert!(log(&fx.work()).is_empty(), "nothing committed");
+    assert!(!fx.work().join("clusters").exists());
+}
+
 fn an_older_snapshot_is_never_committed_over_a_newer_one() {
     let fx = Fx::new();
     fx.queue_at("1700000000");
@@ -1384,6 +1407,7 @@ trials! {
         only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself,
         commit_renders_the_current_project_and_snapshot_picks_a_stored_one,
         commit_without_a_project_needs_snapshot,
+        a_render_the_store_cannot_record_is_not_committed,
         an_older_snapshot_is_never_committed_over_a_newer_one,
         a_commit_refused_by_clock_skew_says_so,
         push_to_a_file_remote_and_a_stale_clone_rebases_and_retries,
