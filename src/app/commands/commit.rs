@@ -2,7 +2,7 @@
 //! snapshot (`--snapshot`) into a GitOps repository (Flux / Argo CD) and commit it with
 //! git2; optionally push.
 
-use super::StoreOnly;
+use super::{StoreOnly, domain};
 use crate::app::cli::CommitArgs;
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
@@ -14,13 +14,22 @@ use std::time::Duration;
 pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     // An SSH push's connection starts first and runs while the project is read, the
     // snapshot picked and the commit built (most of an SSH push is ssh's own handshake).
+    let printing = args.print_flux || args.print_argo;
     if let Some(remote) = args.push.as_deref()
-        && !(args.print_flux || args.print_argo)
+        && !printing
     {
         gitops::prewarm_push(&args.repo, remote);
     }
     let opened = StoreOnly::open(settings)?;
-    let domain = opened.domain(settings, args.domain.domain.as_deref())?;
+    if opened.project.is_none() && args.snapshot.is_none() && !printing {
+        return Err(nothing_to_render(settings));
+    }
+    // Rendering: the project's domains; a stored snapshot: the store's too.
+    let flag = args.domain.domain.as_deref();
+    let domain = match (&opened.project, &args.snapshot) {
+        (Some(project), None) => domain(settings, project, flag)?,
+        _ => opened.domain(settings, flag)?,
+    };
     let path = args
         .path
         .clone()
@@ -44,7 +53,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             allow_insecure_tls: args.allow_insecure_tls,
         },
     };
-    if args.print_flux || args.print_argo {
+    if printing {
         let print = Print {
             which: if args.print_flux {
                 Manifest::Flux
@@ -73,12 +82,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             source_date_epoch: settings.env.source_date_epoch.as_deref(),
             strict: settings.strict,
         },
-        (None, None) => {
-            return Err(Error::Usage(format!(
-                "commit: no lok8s project found in {} or its parents to render the inventory from; pass --snapshot ID to commit a snapshot of the store (latest, latest~1, an id), or --root",
-                settings.cwd.display()
-            )));
-        }
+        (None, None) => return Err(nothing_to_render(settings)),
     };
     let report = ops::run(&opened.store.domain(&domain), &source, &opts);
     super::print_notices(settings, &report.notices);
@@ -127,4 +131,12 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
         ));
     }
     Ok(exit::OK)
+}
+
+/// No project and no `--snapshot`: nothing to commit.
+fn nothing_to_render(settings: &Settings) -> Error {
+    Error::Usage(format!(
+        "commit: no lok8s project found in {} or its parents to render the inventory from; pass --snapshot ID to commit a snapshot of the store (latest, latest~1, an id), or --root",
+        settings.cwd.display()
+    ))
 }
