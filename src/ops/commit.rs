@@ -334,9 +334,12 @@ fn run_with(
                     ))
                 })?;
             let inventory = if folded {
-                // The newest snapshot's own inventory (its renderedAt): Git holds the
-                // bytes the store holds under that id.
-                store.inventory(&snap)?
+                // The newest snapshot's inventory: the same object (its hash matched)
+                // with that snapshot's renderedAt, so Git holds what the store holds
+                // under that id.
+                let mut inventory = built.inventory;
+                inventory.spec.rendered_at.clone_from(&snap.rendered_at);
+                inventory
             } else {
                 notices.push(Notice::debug(format!(
                     "recorded snapshot {} in {} (for Git only)",

@@ -986,6 +986,32 @@ mod tests {
     }
 
     #[test]
+    fn a_render_for_git_folds_into_an_identical_newest_snapshot_of_either_channel() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        // Nothing yet: recorded for Git only.
+        let (a, folded) = store.record_or_fold_for_git(&cr(1), "{}").unwrap();
+        assert!(!folded && !a.cluster);
+        // The same inventory (renderedAt aside): that snapshot, nothing appended.
+        let (again, folded) = store.record_or_fold_for_git(&cr(2), "{}").unwrap();
+        assert!(folded);
+        assert_eq!(again, a);
+        // A published (cluster) snapshot is the newest: folded into it as it is.
+        let published = store.record(&cr(3), "{}", None).unwrap();
+        let (same, folded) = store.record_or_fold_for_git(&cr(4), "{}").unwrap();
+        assert!(folded && same.cluster);
+        assert_eq!(same.id, published.id);
+        // Another CRD is another inventory; only the newest folds.
+        let (b, folded) = store.record_or_fold_for_git(&cr(5), "{\"x\":1}").unwrap();
+        assert!(!folded && !b.cluster);
+        let (c, folded) = store.record_or_fold_for_git(&cr(6), "{}").unwrap();
+        assert!(!folded && !c.cluster);
+        let j = store.read().unwrap();
+        assert_eq!(j.snapshots.len(), 4);
+        assert!(j.snapshots.iter().all(|s| s.events.is_empty()));
+    }
+
+    #[test]
     fn states_are_appended_and_the_last_one_wins() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path()).domain("d");
