@@ -258,14 +258,19 @@ impl Origin {
 /// How `clinv commit` ended.
 pub enum Done {
     /// A deploy domain: it has no inventory of its own, nothing was committed.
-    DeployDomain { cluster_ref: Option<String> },
-    Committed {
-        snapshot: SnapshotRecord,
-        origin: Origin,
-        outcome: Outcome,
-        /// With [`Committed::Older`]: the warning (or the `--strict` error) saying why.
-        older: Option<String>,
+    DeployDomain {
+        cluster_ref: Option<String>,
     },
+    Committed(Box<Commit>),
+}
+
+/// What was committed, from where, and how it went.
+pub struct Commit {
+    pub snapshot: SnapshotRecord,
+    pub origin: Origin,
+    pub outcome: Outcome,
+    /// With [`Committed::Older`]: the warning (or the `--strict` error) saying why.
+    pub older: Option<String>,
 }
 
 /// The messages of the way (always), and how it ended.
@@ -361,12 +366,12 @@ fn run_with(
         )),
         _ => None,
     };
-    Ok(Done::Committed {
+    Ok(Done::Committed(Box::new(Commit {
         snapshot,
         origin,
         outcome,
         older,
-    })
+    })))
 }
 
 /// The snapshot `reference` names, else the newest; `None` when the store has none.

@@ -91,12 +91,15 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             super::deploy_domain_note(settings, &domain, cluster_ref.as_deref());
             return Ok(exit::OK);
         }
-        Done::Committed {
-            snapshot,
-            origin,
-            outcome,
-            older,
-        } => (snapshot, origin, outcome, older),
+        Done::Committed(done) => {
+            let ops::Commit {
+                snapshot,
+                origin,
+                outcome,
+                older,
+            } = *done;
+            (snapshot, origin, outcome, older)
+        }
     };
     let which = origin.describe(&snap.id);
     let branch = &outcome.branch;
