@@ -310,13 +310,18 @@ impl Program {
 
     /// The command line to run with `args` (git's `prepare_shell_cmd`: through `/bin/sh
     /// -c` only when the command has shell metacharacters or spaces; git runs its
-    /// `SHELL_PATH`, not an `sh` looked up in `PATH`).
+    /// `SHELL_PATH`, not an `sh` looked up in `PATH`), except [`Program::plain_words`].
     fn command(&self, args: &[String]) -> Command {
         const META: &[char] = &[
             '|', '&', ';', '<', '>', '(', ')', '$', '`', '\\', '"', '\'', ' ', '\t', '\n', '*',
             '?', '[', '#', '~', '=', '%',
         ];
         if self.shell && self.command.contains(META) {
+            if let Some((program, words)) = self.plain_words() {
+                let mut c = Command::new(program);
+                c.args(words).args(args);
+                return c;
+            }
             let mut c = Command::new(SHELL);
             c.arg("-c")
                 .arg(format!("{} \"$@\"", self.command))
@@ -328,6 +333,28 @@ impl Program {
             c.args(args);
             c
         }
+    }
+
+    /// A shell command that `sh` would run as it is written: an ssh program (named ssh,
+    /// plink or tortoiseplink) and words with no quotes, expansions, redirections or
+    /// comments between them, such as `ssh -F /path/config -o Name=value`. Run directly,
+    /// that is what `sh -c` would run, one process fewer before ssh and after it.
+    fn plain_words(&self) -> Option<(&str, Vec<&str>)> {
+        const SHELL_ONLY: &[char] = &[
+            '|', '&', ';', '<', '>', '(', ')', '$', '`', '\\', '"', '\'', '\n', '*', '?', '[', '#',
+            '~',
+        ];
+        if self.command.contains(SHELL_ONLY) {
+            return None;
+        }
+        let mut words = self.command.split([' ', '\t']).filter(|w| !w.is_empty());
+        let program = words.next()?;
+        let ssh = !program.contains('=')
+            && matches!(
+                Variant::of_program(program),
+                Variant::OpenSsh | Variant::Plink | Variant::TortoisePlink
+            );
+        ssh.then(|| (program, words.collect()))
     }
 
     /// The configuration OpenSSH would apply for `address` (`ssh -G`), `None` when the
@@ -995,7 +1022,7 @@ mod tests {
 
     #[test]
     fn shell_commands_get_the_arguments_after_the_command() {
-        let p = resolve(&[("GIT_SSH_COMMAND", "ssh -F /c")], &[]);
+        let p = resolve(&[("GIT_SSH_COMMAND", "ssh -F ~/c")], &[]);
         let c = p.command(&["h".into(), "git-upload-pack '/r'".into()]);
         let args: Vec<_> = c.get_args().map(|a| a.to_str().unwrap()).collect();
         assert_eq!(c.get_program(), "/bin/sh");
@@ -1003,12 +1030,31 @@ mod tests {
             args,
             [
                 "-c",
-                "ssh -F /c \"$@\"",
-                "ssh -F /c",
+                "ssh -F ~/c \"$@\"",
+                "ssh -F ~/c",
                 "h",
                 "git-upload-pack '/r'"
             ]
         );
+        // Plain words after an ssh program: what sh would run, run directly.
+        let p = resolve(&[("GIT_SSH_COMMAND", " /usr/bin/ssh  -F /c\t-o A=b ")], &[]);
+        let c = p.command(&["h".into(), "git-upload-pack '/r'".into()]);
+        let args: Vec<_> = c.get_args().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(c.get_program(), "/usr/bin/ssh");
+        assert_eq!(args, ["-F", "/c", "-o", "A=b", "h", "git-upload-pack '/r'"]);
+        // Anything else goes through the shell as git runs it.
+        for command in [
+            "FOO=1 ssh -v",
+            "wrapper --x",
+            "ssh -o 'A b'",
+            "ssh $OPTS",
+            "ssh -v # note",
+            "ssh -i ~/k",
+            "exec ssh -v",
+        ] {
+            let p = resolve(&[("GIT_SSH_COMMAND", command)], &[]);
+            assert_eq!(p.command(&[]).get_program(), "/bin/sh", "{command}");
+        }
         let p = resolve(&[("GIT_SSH_COMMAND", "myssh")], &[]);
         assert_eq!(p.command(&[]).get_program(), "myssh");
     }
