@@ -489,7 +489,11 @@ def bench_ssh_push(args):
     throwaway keys (apt-get install openssh-server). Each run: a changed inventory is
     published (untimed); `clinv commit --push` commits and pushes it to remote A (timed);
     clone B takes that very commit from A locally (untimed) and `git push` sends it to
-    remote B on the same server (timed). Ratios are taken pair by pair."""
+    remote B on the same server (timed). Ratios are taken pair by pair.
+
+    As root, the server side is what a Git server runs: a dedicated account whose login shell
+    is git-shell (`clinv-bench`, created once with useradd), not root's interactive bash,
+    whose rc files (pyenv here: 0.3-0.4 s) would run for every connection of both commands."""
     import getpass
     import shutil
     import socket
@@ -509,6 +513,13 @@ def bench_ssh_push(args):
         f"AuthorizedKeysFile {tmp}/authorized_keys\nPidFile none\nStrictModes no\nUsePAM no\n"
         "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n")
     os.makedirs("/run/sshd", exist_ok=True)
+    server_user = getpass.getuser()
+    if os.geteuid() == 0 and shutil.which("git-shell") and shutil.which("useradd"):
+        server_user = "clinv-bench"
+        if subprocess.run(["id", server_user], capture_output=True).returncode != 0:
+            # `-p *`: no password, but not locked (sshd without PAM refuses a locked account).
+            run("useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent", "-p", "*",
+                "--shell", shutil.which("git-shell"), server_user)
     sshd = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", sshd_config],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -522,7 +533,7 @@ def bench_ssh_push(args):
         open(os.path.join(tmp, "known_hosts"), "w").write(f"[127.0.0.1]:{port} {kind} {blob}\n")
         ssh_config = os.path.join(tmp, "ssh_config")
         open(ssh_config, "w").write(
-            f"Host gitserver\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
+            f"Host gitserver\n  HostName 127.0.0.1\n  Port {port}\n  User {server_user}\n"
             f"  IdentityFile {tmp}/id_ed25519\n  IdentitiesOnly yes\n"
             f"  UserKnownHostsFile {tmp}/known_hosts\n  GlobalKnownHostsFile /dev/null\n")
         env = dict(os.environ, GIT_SSH_COMMAND=f"ssh -F {ssh_config}",
@@ -531,6 +542,8 @@ def bench_ssh_push(args):
         for side in ("a", "b"):
             bare = os.path.join(tmp, f"remote-{side}.git")
             run("git", "init", "-q", "--bare", "-b", "main", bare)
+            if server_user != getpass.getuser():
+                run("chown", "-R", server_user, bare)
             repo = os.path.join(tmp, f"repo-{side}")
             run("git", "init", "-q", "-b", "main", repo)
             run("git", "-C", repo, "config", "user.name", "Bench")
@@ -561,7 +574,8 @@ def bench_ssh_push(args):
             if i:
                 clinv_walls.append(wall)
                 git_walls.append(git_wall)
-        tips = [run("git", "-C", os.path.join(tmp, f"remote-{s}.git"), "rev-parse", "main", text=True).stdout
+        tips = [run("git", "-c", "safe.directory=*", "-C", os.path.join(tmp, f"remote-{s}.git"),
+                    "rev-parse", "main", text=True).stdout
                 for s in ("a", "b")]
         if tips[0] != tips[1]:
             sys.exit(f"the remotes differ: {tips}")
@@ -571,6 +585,7 @@ def bench_ssh_push(args):
     ratios = sorted(c / g for c, g in zip(clinv_walls, git_walls))
     ms = lambda w: f"min={min(w) * 1000:.1f} median={statistics.median(w) * 1000:.1f} max={max(w) * 1000:.1f} ms"
     r = statistics.median(ratios)
+    print(f"server account: {server_user} (login shell {'git-shell' if server_user == 'clinv-bench' else 'its own'})")
     print(f"clinv commit --push over SSH (commit + push): runs={len(clinv_walls)} {ms(clinv_walls)}")
     print(f"git push of the same commit over SSH:         runs={len(git_walls)} {ms(git_walls)}")
     print(f"  ratio clinv/git pair by pair: min={ratios[0]:.2f} median={r:.2f} max={ratios[-1]:.2f}  "
