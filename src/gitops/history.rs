@@ -223,7 +223,19 @@ pub struct Version {
     pub commit: String,
     /// Committer time, RFC 3339 UTC.
     pub at: String,
+    /// The commit's author, `name <email>` (of the commit that brought this content).
+    pub author: String,
     pub content: Vec<u8>,
+}
+
+/// `name <email>` of a commit's author (lossy UTF-8).
+fn author(commit: &Commit<'_>) -> String {
+    let a = commit.author();
+    format!(
+        "{} <{}>",
+        String::from_utf8_lossy(a.name_bytes()),
+        String::from_utf8_lossy(a.email_bytes())
+    )
 }
 
 /// Every version of `path` along the first-parent history of `rev`, oldest first: the
@@ -250,6 +262,7 @@ pub fn file_history(dir: &Path, rev: &str, path: &str) -> Result<Vec<Version>, S
                 Some((id, v)) if *id == blob_id => {
                     v.commit = commit.id().to_string();
                     v.at = at;
+                    v.author = author(&commit);
                 }
                 _ => {
                     let content = repo
@@ -261,6 +274,7 @@ pub fn file_history(dir: &Path, rev: &str, path: &str) -> Result<Vec<Version>, S
                         Version {
                             commit: commit.id().to_string(),
                             at,
+                            author: author(&commit),
                             content,
                         },
                     ));

@@ -181,7 +181,9 @@ struct Row {
     cluster_at: Str,
     /// The effective tie-breaker (the line number for a version 1 record).
     seq: u64,
-    domain: u32,
+    /// The record's domain and host: an index of [`Listing::origins`] (a pair, so the
+    /// host costs a row nothing).
+    origin: u32,
     /// Interned target server, `u32::MAX` for none.
     target: u32,
     cr: u32,
@@ -190,6 +192,9 @@ struct Row {
     deleted: bool,
     committed: bool,
 }
+
+// A row stays 56 bytes: the host shares the domain's slot ([`Row::origin`]).
+const _: () = assert!(std::mem::size_of::<Row>() <= 56);
 
 /// A state change read before its snapshot's record.
 struct Early {
@@ -206,7 +211,11 @@ pub struct Listing {
     arena: String,
     names: Vec<String>,
     name_index: HashMap<String, u32>,
-    last_names: [Option<u32>; 3],
+    last_names: [Option<u32>; 4],
+    /// (domain, host) name pairs; host `u32::MAX` for none.
+    origins: Vec<(u32, u32)>,
+    origin_index: HashMap<(u32, u32), u32>,
+    last_origin: Option<u32>,
     rows: Vec<Row>,
     pub damage: Vec<Damage>,
     /// Bytes of an incomplete last line of the newest segment (ignored).
@@ -240,7 +249,14 @@ impl<'a> RowRef<'a> {
 
     /// The record's `domain` field.
     pub fn domain(&self) -> &'a str {
-        &self.listing.names[self.row.domain as usize]
+        let (domain, _) = self.listing.origins[self.row.origin as usize];
+        &self.listing.names[domain as usize]
+    }
+
+    /// The host that recorded it (none in records written before hosts were recorded).
+    pub fn host(&self) -> Option<&'a str> {
+        let (_, host) = self.listing.origins[self.row.origin as usize];
+        self.listing.names.get(host as usize).map(String::as_str)
     }
 
     pub fn target_server(&self) -> Option<&'a str> {
@@ -350,6 +366,26 @@ impl Listing {
         i
     }
 
+    /// The (domain, host) pair of a record, interned; consecutive records mostly share it.
+    fn origin(&mut self, domain: &str, host: Option<&str>) -> u32 {
+        let pair = (
+            self.name(domain, 0),
+            host.map_or(u32::MAX, |h| self.name(h, 3)),
+        );
+        if let Some(i) = self.last_origin
+            && self.origins[i as usize] == pair
+        {
+            return i;
+        }
+        let next = self.origins.len() as u32;
+        let i = *self.origin_index.entry(pair).or_insert(next);
+        if i == next {
+            self.origins.push(pair);
+        }
+        self.last_origin = Some(i);
+        i
+    }
+
     fn id_hash(&self, id: &str, packed: Option<Str>) -> usize {
         use std::hash::BuildHasher;
         match packed {
@@ -426,7 +462,7 @@ impl Listing {
             rendered_at: self.put(&s.rendered_at),
             cluster_at: NONE,
             seq: s.seq.unwrap_or(line_no as u64),
-            domain: self.name(&s.domain, 0),
+            origin: self.origin(&s.domain, s.host.as_deref()),
             target: match &s.target {
                 Some(t) => self.name(&t.server, 1),
                 None => u32::MAX,
@@ -550,6 +586,8 @@ struct SnapLine<'a> {
     crd: Cow<'a, str>,
     #[serde(default, borrow)]
     target: Option<TargetLine<'a>>,
+    #[serde(default, borrow)]
+    host: Option<Cow<'a, str>>,
 }
 
 /// A `state` line with the fields, types and defaults of [`super::StateRecord`].
@@ -609,6 +647,7 @@ impl From<Record> for Light<'_> {
                     server: Cow::Owned(t.server),
                     context: t.context.map(Cow::Owned),
                 }),
+                host: s.host.map(Cow::Owned),
             }),
             Record::State(st) => Light::State(StateLine {
                 kind: Cow::Borrowed("state"),
@@ -820,6 +859,11 @@ mod tests {
                 server: "https://x".into(),
                 context: None,
             }),
+            // Some records carry a host (one of a few), older ones none.
+            host: match id.len() % 3 {
+                0 => None,
+                n => Some(format!("build-{n}.example")),
+            },
         })
     }
 
@@ -895,6 +939,7 @@ mod tests {
                 assert_eq!(s.record.rendered_at, &*r.rendered_at());
                 assert_eq!(s.record.cr, r.cr());
                 assert_eq!(s.record.domain, r.domain());
+                assert_eq!(s.record.host.as_deref(), r.host(), "{text}");
                 assert_eq!(
                     s.record.target.as_ref().map(|t| t.server.as_str()),
                     r.target_server()

@@ -162,7 +162,9 @@ pub fn trail(trail: &Trail) -> String {
             return out;
         }
     }
-    out.push_str("| When | Step | Outcome | Changes |\n|---|---|---|---|\n");
+    out.push_str(
+        "| Rev | When | Step | By | Outcome | Changes |\n|---|---|---|---|---|---|\n",
+    );
     for e in &trail.entries {
         let mut outcome = escape(&e.outcome);
         if e.initial {
@@ -172,10 +174,14 @@ pub fn trail(trail: &Trail) -> String {
         if !e.ignored.is_empty() {
             changes.push_str(&format!("<br>*{} ignored*", e.ignored.len()));
         }
+        // A commit's author, or the host that recorded the snapshot.
+        let by = e.author.as_deref().or(e.host.as_deref()).map(escape);
         out.push_str(&format!(
-            "| {} | {} | {outcome} | {changes} |\n",
+            "| {} | {} | {} | {} | {outcome} | {changes} |\n",
+            e.revision,
             escape(&e.at),
-            code(&e.id)
+            code(&e.id),
+            by.unwrap_or_default()
         ));
     }
     out

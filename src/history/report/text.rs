@@ -100,13 +100,18 @@ pub fn entry(out: &mut String, e: &Entry, first: bool, color: bool) {
             out.push('\n');
         }
         let mut head = format!(
-            "{}  {}  {}",
+            "{}  {}  {}  {}",
+            paint.wrap("1", &revision(e)),
             paint.wrap("33", &one_line(&e.id)),
             one_line(&e.at),
             one_line(&e.outcome)
         );
         if e.initial {
             head.push_str("  (initial)");
+        }
+        if let Some(by) = recorded_by(e) {
+            head.push_str("  ");
+            head.push_str(&by);
         }
         out.push_str(&head);
         out.push('\n');
@@ -132,6 +137,21 @@ pub fn entry(out: &mut String, e: &Entry, first: bool, color: bool) {
         if let Some(ignored) = ignored_phrase(&e.ignored) {
             out.push_str(&format!("    ({ignored})\n"));
         }
+    }
+}
+
+/// `#26`: the entry's revision, as `helm history` numbers releases.
+pub fn revision(e: &Entry) -> String {
+    format!("#{}", e.revision)
+}
+
+/// `by NAME <EMAIL>` (a commit's author) or `on HOST` (the host that recorded the
+/// snapshot), when known.
+pub fn recorded_by(e: &Entry) -> Option<String> {
+    match (&e.author, &e.host) {
+        (Some(a), _) => Some(format!("by {}", one_line(a))),
+        (None, Some(h)) => Some(format!("on {}", one_line(h))),
+        (None, None) => None,
     }
 }
 
@@ -169,7 +189,8 @@ pub fn trail_oneline(trail: &Trail, color: bool) -> String {
             named.join("; ")
         };
         out.push_str(&format!(
-            "{}  {}  {}  {what}\n",
+            "{}  {}  {}  {}  {what}\n",
+            paint.wrap("1", &revision(e)),
             paint.wrap("33", &one_line(&e.id)),
             one_line(&e.at),
             one_line(&e.outcome)
