@@ -71,11 +71,12 @@ fn table(changes: &[Change]) -> String {
     out
 }
 
+/// The reference as given, then what it resolved to.
 fn endpoint(e: &Endpoint) -> String {
     let name = code(e.reference.as_deref().unwrap_or("?"));
-    match &e.rendered_at {
-        Some(at) => format!("{name} (rendered {})", escape(at)),
-        None => name,
+    match super::phrase::resolution(e, false) {
+        what if what.is_empty() => name,
+        what => format!("{name} ({})", escape(&what)),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::phrase::{Phrase, count_phrase, one_line};
 use crate::history::audit::{Entry, Span, Trail};
-use crate::history::diff::{Change, Op, Report};
+use crate::history::diff::{Change, Field, Op, Report};
 
 /// Ignored paths listed by name in the summary line before it is cut short.
 const IGNORED_LISTED: usize = 5;
@@ -67,6 +67,153 @@ pub fn diff(report: &Report, color: bool) -> String {
         out.push('\n');
     }
     let mut summary = count_phrase(report.changes.len(), &report.summary.parts());
+    if let Some(ignored) = ignored_phrase(&report.ignored) {
+        summary.push_str("; ");
+        summary.push_str(&ignored);
+    }
+    out.push_str(&paint.wrap("1", &summary));
+    out.push('\n');
+    out
+}
+
+/// The header of `clinv diff`'s text, as `diff --git` names its sides: each reference
+/// as given and what it resolved to, then a blank line.
+///
+/// ```text
+/// --- latest~1  snapshot 3f2a9c1b7e4d #25, recorded 2026-12-01T10:00:00.000Z, rendered …
+/// +++ latest    snapshot 9c81d0e2a7b4 #26, recorded 2026-12-02T09:00:00.000Z, rendered …
+/// ```
+pub fn header(report: &Report, color: bool) -> String {
+    let paint = Paint(color);
+    let (a, b) = (&report.from, &report.to);
+    let name = |e: &crate::history::diff::Endpoint| one_line(e.reference.as_deref().unwrap_or("?"));
+    let (na, nb) = (name(a), name(b));
+    let width = na.chars().count().max(nb.chars().count());
+    // The domains are named when they differ.
+    let domains = a.domain != b.domain;
+    let mut out = String::new();
+    for (sign, n, e) in [("---", &na, a), ("+++", &nb, b)] {
+        let what = super::phrase::resolution(e, domains);
+        let pad = width - n.chars().count();
+        let line = if what.is_empty() {
+            format!("{sign} {n}")
+        } else {
+            format!("{sign} {n}{}  {what}", " ".repeat(pad))
+        };
+        out.push_str(&paint.wrap("1", &line));
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+/// `clinv diff --stat`: one line per addon that changed (how, and which of its other
+/// fields), then a summary line counting addons and the other fields — like
+/// `git diff --stat`.
+///
+/// ```text
+/// ~ cilium          upgraded 1.16.6 → 1.18.2
+/// ~ ingress-nginx   upgraded 4.12.0 → 4.12.3; category
+/// + velero          added 9.0.0
+/// - metrics-server  removed 3.12.2
+///
+/// 4 addons changed: 1 added, 1 removed, 2 upgraded; 3 other fields changed (lok8sVersion, kubernetesVersion, specHash)
+/// ```
+pub fn stat(report: &Report, color: bool) -> String {
+    let paint = Paint(color);
+    // (subject, sign, class, what), one per addon occurrence, in report order.
+    let mut addons: Vec<(String, char, &'static str, Vec<String>)> = Vec::new();
+    let mut others: Vec<&'static str> = Vec::new();
+    for c in &report.changes {
+        let Some(addon) = &c.addon else {
+            others.push(c.field.as_str());
+            continue;
+        };
+        let p = Phrase::of(c);
+        let key = one_line(&c.subject().unwrap_or_else(|| addon.clone()));
+        let i = match addons.iter().position(|a| a.0 == key) {
+            Some(i) => i,
+            None => {
+                addons.push((key, '~', "changed", Vec::new()));
+                addons.len() - 1
+            }
+        };
+        let a = &mut addons[i];
+        let version = |v: &Option<String>| v.as_deref().map(one_line).unwrap_or_default();
+        match (c.field, c.change) {
+            (Field::Addon, Op::Added) => {
+                (a.1, a.2) = ('+', "added");
+                a.3.insert(0, format!("added {}", version(&c.to)).trim_end().to_string());
+            }
+            (Field::Addon, Op::Removed) => {
+                (a.1, a.2) = ('-', "removed");
+                a.3.insert(0, format!("removed {}", version(&c.from)).trim_end().to_string());
+            }
+            (Field::ChartVersion, op) => {
+                let class = match op {
+                    Op::Upgraded => "upgraded",
+                    Op::Downgraded => "downgraded",
+                    _ => "changed",
+                };
+                a.2 = class;
+                let mut what = format!("{class} {} → {}", version(&c.from), version(&c.to));
+                if let Some(note) = p.note.filter(|_| op == Op::Changed) {
+                    what.push_str(&format!(" ({note})"));
+                }
+                a.3.insert(0, what);
+            }
+            (field, _) => a.3.push(field.as_str().to_string()),
+        }
+    }
+    let mut out = String::new();
+    let width = addons.iter().map(|a| a.0.chars().count()).max().unwrap_or(0);
+    for (name, sign, _, what) in &addons {
+        let code = match sign {
+            '+' => "32",
+            '-' => "31",
+            _ => "33",
+        };
+        let pad = " ".repeat(width - name.chars().count());
+        out.push_str(&format!(
+            "{}{pad}  {}\n",
+            paint.wrap(code, &format!("{sign} {name}")),
+            what.join("; ")
+        ));
+    }
+    if !addons.is_empty() {
+        out.push('\n');
+    }
+    let mut summary = if report.changes.is_empty() {
+        "no changes".to_string()
+    } else {
+        let mut parts = Vec::new();
+        if addons.is_empty() {
+            parts.push("no addons changed".to_string());
+        } else {
+            let counts: Vec<String> = ["added", "removed", "upgraded", "downgraded", "changed"]
+                .iter()
+                .filter_map(|class| {
+                    let n = addons.iter().filter(|a| a.2 == *class).count();
+                    (n > 0).then(|| format!("{n} {class}"))
+                })
+                .collect();
+            let noun = if addons.len() == 1 { "addon" } else { "addons" };
+            parts.push(format!(
+                "{} {noun} changed: {}",
+                addons.len(),
+                counts.join(", ")
+            ));
+        }
+        if !others.is_empty() {
+            let noun = if others.len() == 1 { "field" } else { "fields" };
+            parts.push(format!(
+                "{} other {noun} changed ({})",
+                others.len(),
+                others.join(", ")
+            ));
+        }
+        parts.join("; ")
+    };
     if let Some(ignored) = ignored_phrase(&report.ignored) {
         summary.push_str("; ");
         summary.push_str(&ignored);
@@ -226,7 +373,6 @@ pub fn spans(name: &str, spans: &[Span]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::diff::Field;
 
     #[test]
     fn colour_only_when_asked() {
