@@ -491,7 +491,12 @@ pub struct ReplayArgs {
     /// Replay every domain that has snapshots in the store, each to its own cluster (as
     /// publish --domain D chooses it), in parallel, all within one --timeout; a table of
     /// the outcomes ends the run. `-A`/`--all-domains` as kubectl's `-A`.
-    #[arg(short = 'A', long, visible_alias = "all-domains", conflicts_with = "domain")]
+    #[arg(
+        short = 'A',
+        long,
+        visible_alias = "all-domains",
+        conflicts_with = "domain"
+    )]
     pub all: bool,
 
     #[command(flatten)]

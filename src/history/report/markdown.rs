@@ -163,9 +163,7 @@ pub fn trail(trail: &Trail) -> String {
             return out;
         }
     }
-    out.push_str(
-        "| Rev | When | Step | By | Outcome | Changes |\n|---|---|---|---|---|---|\n",
-    );
+    out.push_str("| Rev | When | Step | By | Outcome | Changes |\n|---|---|---|---|---|---|\n");
     for e in &trail.entries {
         let mut outcome = escape(&e.outcome);
         if e.initial {

@@ -143,11 +143,19 @@ pub fn stat(report: &Report, color: bool) -> String {
         match (c.field, c.change) {
             (Field::Addon, Op::Added) => {
                 (a.1, a.2) = ('+', "added");
-                a.3.insert(0, format!("added {}", version(&c.to)).trim_end().to_string());
+                a.3.insert(
+                    0,
+                    format!("added {}", version(&c.to)).trim_end().to_string(),
+                );
             }
             (Field::Addon, Op::Removed) => {
                 (a.1, a.2) = ('-', "removed");
-                a.3.insert(0, format!("removed {}", version(&c.from)).trim_end().to_string());
+                a.3.insert(
+                    0,
+                    format!("removed {}", version(&c.from))
+                        .trim_end()
+                        .to_string(),
+                );
             }
             (Field::ChartVersion, op) => {
                 let class = match op {
@@ -166,7 +174,11 @@ pub fn stat(report: &Report, color: bool) -> String {
         }
     }
     let mut out = String::new();
-    let width = addons.iter().map(|a| a.0.chars().count()).max().unwrap_or(0);
+    let width = addons
+        .iter()
+        .map(|a| a.0.chars().count())
+        .max()
+        .unwrap_or(0);
     for (name, sign, _, what) in &addons {
         let code = match sign {
             '+' => "32",
