@@ -258,21 +258,28 @@ pub fn entry(out: &mut String, e: &Entry, first: bool, color: bool) {
         if !first {
             out.push('\n');
         }
-        let mut head = format!(
-            "{}  {}  {}  {}",
-            paint.wrap("1", &revision(e)),
-            paint.wrap("33", &one_line(&e.id)),
-            one_line(&e.at),
-            one_line(&e.outcome)
-        );
+        // Written straight into `out`: a streamed log makes a million of these.
+        use std::fmt::Write as _;
+        if paint.0 {
+            out.push_str(&paint.wrap("1", &revision(e)));
+            out.push_str("  ");
+            out.push_str(&paint.wrap("33", &one_line(&e.id)));
+        } else {
+            let _ = write!(out, "#{}  {}", e.revision, one_line(&e.id));
+        }
+        let _ = write!(out, "  {}  {}", one_line(&e.at), one_line(&e.outcome));
         if e.initial {
-            head.push_str("  (initial)");
+            out.push_str("  (initial)");
         }
-        if let Some(by) = recorded_by(e) {
-            head.push_str("  ");
-            head.push_str(&by);
+        match (&e.author, &e.host) {
+            (Some(a), _) => {
+                let _ = write!(out, "  by {}", one_line(a));
+            }
+            (None, Some(h)) => {
+                let _ = write!(out, "  on {}", one_line(h));
+            }
+            (None, None) => {}
         }
-        out.push_str(&head);
         out.push('\n');
         // The first step is a first install (helm history's word), not a list of fields
         // going from "(none)" to their values: one line for it, then what it deployed.
