@@ -4,7 +4,8 @@
 //!
 //! A row is 56 bytes plus its strings: ids of hex digits and times in clinv's own
 //! layouts (`2026-01-02T03:04:05.678Z`, `…05Z`) are packed into 8 bytes each, any other
-//! string goes to one text arena; record domains, targets and object ids are interned.
+//! string goes to one text arena; record domains and hosts (as one pair), targets and
+//! object ids are interned.
 //! Memory grows with the records (≈ 56–60 bytes each), not with their bytes.
 //!
 //! Every line is checked exactly as [`journal::decode`] checks it: a line is parsed
