@@ -237,9 +237,14 @@ pub fn stat(report: &Report, color: bool) -> String {
 
 /// The audit trail, newest first like `git log`: a header per step, its changes indented.
 pub fn trail(trail: &Trail, color: bool) -> String {
+    trail_aged(trail, color, None)
+}
+
+/// [`trail`] with each time followed by its age at `now` (`(2d5h ago)`), for a terminal.
+pub fn trail_aged(trail: &Trail, color: bool, now: Option<jiff::Timestamp>) -> String {
     let mut out = String::new();
     for (i, e) in trail.entries.iter().enumerate() {
-        entry(&mut out, e, i == 0, color);
+        entry_aged(&mut out, e, i == 0, color, now);
     }
     if trail.entries.is_empty() {
         out.push_str(NO_HISTORY);
@@ -253,6 +258,28 @@ pub const NO_HISTORY: &str = "(no history)\n";
 /// One entry of [`trail`] appended to `out` (`first`: no blank line before it), so a
 /// long trail can be printed as it is built.
 pub fn entry(out: &mut String, e: &Entry, first: bool, color: bool) {
+    entry_aged(out, e, first, color, None);
+}
+
+/// `at`, then its age at `now` when there is one: `2026-02-23T11:11:11Z (2d5h ago)`.
+fn when(at: &str, now: Option<jiff::Timestamp>) -> String {
+    let mut out = one_line(at);
+    if let Some(now) = now
+        && let Some(then) = crate::util::time::parse_rfc3339(at)
+    {
+        out.push_str(&format!(" ({} ago)", crate::util::time::age(then, now)));
+    }
+    out
+}
+
+/// [`entry`] with the time's age at `now` (a terminal's log).
+pub fn entry_aged(
+    out: &mut String,
+    e: &Entry,
+    first: bool,
+    color: bool,
+    now: Option<jiff::Timestamp>,
+) {
     let paint = Paint(color);
     {
         if !first {
@@ -267,7 +294,7 @@ pub fn entry(out: &mut String, e: &Entry, first: bool, color: bool) {
         } else {
             let _ = write!(out, "#{}  {}", e.revision, one_line(&e.id));
         }
-        let _ = write!(out, "  {}  {}", one_line(&e.at), one_line(&e.outcome));
+        let _ = write!(out, "  {}  {}", when(&e.at, now), one_line(&e.outcome));
         if e.initial {
             out.push_str("  (initial)");
         }
@@ -327,6 +354,11 @@ const ONELINE_CHANGES: usize = 2;
 /// `clinv log --oneline`: one line per step, like `git log --oneline` — id, time,
 /// outcome, then what changed (the first step: what it holds).
 pub fn trail_oneline(trail: &Trail, color: bool) -> String {
+    trail_oneline_aged(trail, color, None)
+}
+
+/// [`trail_oneline`] with each time's age at `now` (a terminal's log).
+pub fn trail_oneline_aged(trail: &Trail, color: bool, now: Option<jiff::Timestamp>) -> String {
     let paint = Paint(color);
     let mut out = String::new();
     for e in &trail.entries {
@@ -358,7 +390,7 @@ pub fn trail_oneline(trail: &Trail, color: bool) -> String {
             "{}  {}  {}  {}  {what}\n",
             paint.wrap("1", &revision(e)),
             paint.wrap("33", &one_line(&e.id)),
-            one_line(&e.at),
+            when(&e.at, now),
             one_line(&e.outcome)
         ));
     }
@@ -392,6 +424,48 @@ pub fn spans(name: &str, spans: &[Span]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_terminal_log_shows_each_time_with_its_age() {
+        let e = Entry {
+            id: "abc".into(),
+            at: "2026-02-23T11:11:11Z".into(),
+            outcome: "applied".into(),
+            revision: 7,
+            author: None,
+            host: Some("build-1".into()),
+            initial: false,
+            kubernetes_version: None,
+            has_changes: false,
+            summary: Default::default(),
+            changes: Vec::new(),
+            ignored: Vec::new(),
+        };
+        let now = crate::util::time::parse_rfc3339("2026-02-25T16:11:11Z");
+        let mut out = String::new();
+        entry_aged(&mut out, &e, true, false, now);
+        assert_eq!(
+            out,
+            "#7  abc  2026-02-23T11:11:11Z (2d5h ago)  applied  on build-1\n    (no changes)\n"
+        );
+        let mut plain = String::new();
+        entry(&mut plain, &e, true, false);
+        assert_eq!(
+            plain,
+            "#7  abc  2026-02-23T11:11:11Z  applied  on build-1\n    (no changes)\n"
+        );
+        let trail = Trail {
+            schema_version: 1,
+            kind: "InventoryAuditTrail",
+            domain: None,
+            entries: vec![e],
+            timeline: Default::default(),
+        };
+        assert_eq!(
+            trail_oneline_aged(&trail, false, now),
+            "#7  abc  2026-02-23T11:11:11Z (2d5h ago)  applied  no changes\n"
+        );
+    }
 
     #[test]
     fn colour_only_when_asked() {
