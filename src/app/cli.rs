@@ -415,6 +415,11 @@ pub struct DiffArgs {
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
 
+    /// Brief text: one line per changed addon and a summary (`-o json` has the counts
+    /// in `summary`).
+    #[arg(long, conflicts_with = "output")]
+    pub stat: bool,
+
     /// Output format (default: text).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<DiffFormat>::new("diff"))]

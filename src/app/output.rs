@@ -136,6 +136,11 @@ impl Printer {
         self.color_stdout
     }
 
+    /// Whether stdout is a terminal (a person reading, not a pipe or a file).
+    pub fn stdout_terminal(&self) -> bool {
+        io::stdout().is_terminal()
+    }
+
     /// Writes data to stdout. A closed pipe (`clinv render | head`) ends the command
     /// quietly.
     ///

@@ -201,6 +201,19 @@ mod tests {
 /// # Errors
 /// No repository, an unknown revision, or no such file at that revision.
 pub fn file_at(dir: &Path, rev: &str, path: &str) -> Result<Vec<u8>, String> {
+    file_at_commit(dir, rev, path).map(|(bytes, _)| bytes)
+}
+
+/// [`file_at`], with the id of the commit `rev` names (none for a tree-ish that is not
+/// a commit).
+///
+/// # Errors
+/// As [`file_at`].
+pub fn file_at_commit(
+    dir: &Path,
+    rev: &str,
+    path: &str,
+) -> Result<(Vec<u8>, Option<String>), String> {
     let repo = Repository::open(dir).map_err(|e| format!("{}: {}", dir.display(), e.message()))?;
     let object = repo
         .revparse_single(rev)
@@ -214,7 +227,8 @@ pub fn file_at(dir: &Path, rev: &str, path: &str) -> Result<Vec<u8>, String> {
     let blob = repo
         .find_blob(entry.id())
         .map_err(|_| format!("{path} at {rev} is not a file"))?;
-    Ok(blob.content().to_vec())
+    let commit = object.peel_to_commit().ok().map(|c| c.id().to_string());
+    Ok((blob.content().to_vec(), commit))
 }
 
 /// One commit of a file's history.
@@ -223,7 +237,19 @@ pub struct Version {
     pub commit: String,
     /// Committer time, RFC 3339 UTC.
     pub at: String,
+    /// The commit's author, `name <email>` (of the commit that brought this content).
+    pub author: String,
     pub content: Vec<u8>,
+}
+
+/// `name <email>` of a commit's author (lossy UTF-8).
+fn author(commit: &Commit<'_>) -> String {
+    let a = commit.author();
+    format!(
+        "{} <{}>",
+        String::from_utf8_lossy(a.name_bytes()),
+        String::from_utf8_lossy(a.email_bytes())
+    )
 }
 
 /// Every version of `path` along the first-parent history of `rev`, oldest first: the
@@ -250,6 +276,7 @@ pub fn file_history(dir: &Path, rev: &str, path: &str) -> Result<Vec<Version>, S
                 Some((id, v)) if *id == blob_id => {
                     v.commit = commit.id().to_string();
                     v.at = at;
+                    v.author = author(&commit);
                 }
                 _ => {
                     let content = repo
@@ -261,6 +288,7 @@ pub fn file_history(dir: &Path, rev: &str, path: &str) -> Result<Vec<Version>, S
                         Version {
                             commit: commit.id().to_string(),
                             at,
+                            author: author(&commit),
                             content,
                         },
                     ));

@@ -29,6 +29,14 @@ pub struct Step<'a> {
     /// `applied`, `queued`, `committed` or `superseded` (carried through as text).
     pub outcome: &'a str,
     pub inventory: &'a ClusterInventory,
+    /// Its number in the domain's history, from 1 (`helm history`'s REVISION): the
+    /// snapshot's position in the store's order, or the commit's along `--repo`'s
+    /// history. `None`: its position among the steps given to [`trail`].
+    pub revision: Option<u64>,
+    /// Who recorded it, where known: a Git commit's author (`name <email>`).
+    pub author: Option<&'a str>,
+    /// The host that recorded it, where the snapshot record carries one.
+    pub host: Option<&'a str>,
 }
 
 /// The trail: entries newest first (like `git log`) and the version timeline.
@@ -53,6 +61,12 @@ pub struct Entry {
     pub id: String,
     pub at: String,
     pub outcome: String,
+    /// Its number in the domain's history, from 1 ([`Step::revision`]).
+    pub revision: u64,
+    /// A Git commit's author (`name <email>`), with `--repo`.
+    pub author: Option<String>,
+    /// The host that recorded the snapshot, where the record carries one.
+    pub host: Option<String>,
     /// The oldest step: `changes` list everything it holds, as added or set.
     pub initial: bool,
     /// `spec.kubernetesVersion` at this step.
@@ -175,7 +189,9 @@ pub fn trail(steps: &[Step], ignore: &Ignore) -> Trail {
                 Some(prev) => diff::diff_with(prev.inventory, step.inventory, ignore),
                 None => diff::initial(step.inventory, ignore),
             };
-            entry(step, i == 0, report)
+            let mut e = entry(step, i == 0, report);
+            e.revision = step.revision.unwrap_or(i as u64 + 1);
+            e
         })
         .collect();
     entries.reverse();
@@ -191,12 +207,16 @@ pub fn trail(steps: &[Step], ignore: &Ignore) -> Trail {
 }
 
 /// The entry of `step` with `report`, its comparison with the step before it (or,
-/// for the `initial` oldest step, [`diff::initial`]).
+/// for the `initial` oldest step, [`diff::initial`]). Its revision is
+/// [`Step::revision`] (0 when that is `None`: [`trail`] numbers by position).
 pub fn entry(step: &Step, initial: bool, report: diff::Report) -> Entry {
     Entry {
         id: step.id.to_string(),
         at: step.at.to_string(),
         outcome: step.outcome.to_string(),
+        revision: step.revision.unwrap_or(0),
+        author: step.author.map(str::to_string),
+        host: step.host.map(str::to_string),
         initial,
         kubernetes_version: step.inventory.spec.kubernetes_version.clone(),
         has_changes: report.has_changes,
@@ -426,6 +446,9 @@ mod tests {
                 at: AT[i],
                 outcome: "applied",
                 inventory,
+                revision: None,
+                author: None,
+                host: None,
             })
             .collect()
     }

@@ -229,6 +229,16 @@ pub struct Endpoint {
     pub domain: Option<String>,
     /// `spec.renderedAt` (never compared).
     pub rendered_at: Option<String>,
+    /// What kind of reference it was (`file`, `stdin`, `cluster`, `snapshot`, `git`);
+    /// set by the caller.
+    pub source: Option<String>,
+    /// What it resolved to: the file read, the snapshot id, the commit id; set by the
+    /// caller.
+    pub resolved: Option<String>,
+    /// A snapshot's recorded time.
+    pub recorded_at: Option<String>,
+    /// A snapshot's revision, as `clinv log` numbers it.
+    pub revision: Option<u64>,
 }
 
 impl Endpoint {
@@ -237,6 +247,7 @@ impl Endpoint {
             reference: None,
             domain: inv.metadata.labels.get(DOMAIN_LABEL).cloned(),
             rendered_at: Some(inv.spec.rendered_at.clone()),
+            ..Endpoint::default()
         }
     }
 }

@@ -17,6 +17,12 @@ pub struct Point {
     pub at: String,
     pub outcome: &'static str,
     pub inventory: Rc<ClusterInventory>,
+    /// Its number in the domain's history, from 1 ([`Step::revision`]).
+    pub revision: u64,
+    /// The commit's author, `name <email>` (from a repository).
+    pub author: Option<String>,
+    /// The host that recorded the snapshot (from the store, when recorded).
+    pub host: Option<String>,
 }
 
 impl Point {
@@ -26,6 +32,9 @@ impl Point {
             at: &self.at,
             outcome: self.outcome,
             inventory: &self.inventory,
+            revision: Some(self.revision),
+            author: self.author.as_deref(),
+            host: self.host.as_deref(),
         }
     }
 }
@@ -86,6 +95,9 @@ fn from_store(store: &DomainStore) -> Result<History> {
             at: row.at().to_string(),
             outcome: outcome(row.state()),
             inventory: inventory.clone(),
+            revision: u64::from(i) + 1,
+            author: None,
+            host: row.host().map(str::to_string),
         });
     }
     Ok(History {
@@ -208,6 +220,11 @@ impl StoreSteps {
                 at: &at,
                 outcome: outcome(row.state()),
                 inventory,
+                // The snapshot's position in the store's order (deleted ones and
+                // unreadable ones keep theirs), so filters never renumber.
+                revision: Some(u64::from(i) + 1),
+                author: None,
+                host: row.host(),
             };
             emit(&audit::entry(&step, n == 0, report))?;
             emitted += 1;
@@ -244,7 +261,7 @@ fn from_repo(repo: &Path, rev: &str, domain: &str) -> Result<Vec<Point>> {
     let versions = crate::gitops::history::file_history(repo, rev, path)
         .map_err(|e| Error::Git(format!("{}: {e}", repo.display())))?;
     let mut out = Vec::with_capacity(versions.len());
-    for v in versions {
+    for (n, v) in versions.into_iter().enumerate() {
         let text = String::from_utf8(v.content)
             .map_err(|_| Error::Git(format!("{path} at {} is not UTF-8", v.commit)))?;
         let inventory = crate::inventory::parse::inventory_from_text(&text).map_err(|m| {
@@ -258,6 +275,9 @@ fn from_repo(repo: &Path, rev: &str, domain: &str) -> Result<Vec<Point>> {
             at: v.at,
             outcome: "committed",
             inventory: Rc::new(inventory),
+            revision: n as u64 + 1,
+            author: Some(v.author),
+            host: None,
         });
     }
     Ok(out)
@@ -345,10 +365,11 @@ mod tests {
             .collect();
         let mut cache: HashMap<String, Rc<ClusterInventory>> = HashMap::new();
         let mut points = Vec::new();
-        for snap in journal
+        for (n, snap) in journal
             .snapshots
             .into_iter()
-            .filter(|s| s.state != State::Deleted)
+            .enumerate()
+            .filter(|(_, s)| s.state != State::Deleted)
         {
             let inventory = match cache.get(&snap.record.cr) {
                 Some(i) => i.clone(),
@@ -369,6 +390,9 @@ mod tests {
                 at: snap.record.at,
                 outcome: outcome(snap.state),
                 inventory,
+                revision: n as u64 + 1,
+                author: None,
+                host: snap.record.host.clone(),
             });
         }
         (points, skipped)
@@ -433,7 +457,37 @@ mod tests {
             }
             assert_eq!(text, expected, "{since:?} {until:?} {max_count:?}");
             assert_eq!(n, trail.entries.len());
+            // Revisions belong to the snapshots: the same under every filter.
+            let mut numbered = Vec::new();
+            steps
+                .entries(&query, |e| {
+                    numbered.push((e.id.clone(), e.revision, e.host.clone()));
+                    Ok(())
+                })
+                .unwrap();
+            for (id, revision, host) in numbered {
+                let position = ids.iter().position(|i| *i == id).unwrap();
+                assert_eq!(revision, position as u64 + 1, "{id}");
+                assert_eq!(host, crate::store::record_host(), "{id}");
+            }
         }
+        // The gc'd snapshot (the 5th) keeps its number: the 6th is still revision 6.
+        let Log::Trail(all) = log(
+            &points,
+            &Query {
+                since: None,
+                until: None,
+                max_count: None,
+                addon: None,
+                reverse: true,
+                now: jiff::Timestamp::now(),
+            },
+        )
+        .unwrap() else {
+            panic!("a trail")
+        };
+        let revisions: Vec<u64> = all.entries.iter().map(|e| e.revision).collect();
+        assert_eq!(revisions, [1, 2, 3, 4, 6, 7, 9, 10, 11]);
         let bad = Query {
             since: Some("the day before"),
             until: None,

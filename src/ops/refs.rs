@@ -145,6 +145,37 @@ fn live(cx: &RefContext) -> Result<ClusterInventory> {
 pub struct Resolved {
     pub inventory: ClusterInventory,
     pub label: String,
+    /// What it was and what it resolved to, as the report's endpoint carries them.
+    pub origin: Origin,
+}
+
+/// What a reference resolved to ([`diff::Endpoint`]'s `source`, `resolved`,
+/// `recordedAt`, `revision`).
+#[derive(Debug, Default)]
+pub struct Origin {
+    pub source: &'static str,
+    /// The file read, the snapshot id, the commit id.
+    pub resolved: Option<String>,
+    pub recorded_at: Option<String>,
+    pub revision: Option<u64>,
+}
+
+impl Origin {
+    fn of(source: &'static str, resolved: Option<String>) -> Origin {
+        Origin {
+            source,
+            resolved,
+            ..Origin::default()
+        }
+    }
+
+    fn mark(&self, endpoint: &mut diff::Endpoint, label: &str) {
+        endpoint.reference = Some(label.to_string());
+        endpoint.source = Some(self.source.to_string());
+        endpoint.resolved = self.resolved.clone();
+        endpoint.recorded_at = self.recorded_at.clone();
+        endpoint.revision = self.revision;
+    }
 }
 
 /// Two references read and compared.
@@ -165,8 +196,8 @@ pub fn compare(cx: &RefContext, from: &str, to: &str, ignore: &Ignore) -> Result
     let from = resolve_ref(cx, from)?;
     let to = resolve_ref(cx, to)?;
     let mut report = diff::diff_with(&from.inventory, &to.inventory, ignore);
-    report.from.reference = Some(from.label.clone());
-    report.to.reference = Some(to.label.clone());
+    from.origin.mark(&mut report.from, &from.label);
+    to.origin.mark(&mut report.to, &to.label);
     Ok(Compared { from, to, report })
 }
 
@@ -196,16 +227,20 @@ pub fn check_refs(texts: &[&str]) -> Result<()> {
 /// build cannot resolve ([`Error::Reference`]).
 pub fn resolve_ref(cx: &RefContext, text: &str) -> Result<Resolved> {
     let r = parse_ref(text, Path::is_dir, Path::exists)?;
-    let inventory = match &r {
-        Ref::Stdin => stdin(cx)?,
-        Ref::Cluster => live(cx)?,
-        Ref::File(path) => file(path)?,
+    let (inventory, origin) = match &r {
+        Ref::Stdin => (stdin(cx)?, Origin::of("stdin", None)),
+        Ref::Cluster => (live(cx)?, Origin::of("cluster", None)),
+        Ref::File(path) => (
+            file(path)?,
+            Origin::of("file", Some(path.display().to_string())),
+        ),
         Ref::Snapshot(s) => snapshot(cx, text, s)?,
         Ref::Git { rev, path } => git(cx, text, rev, path.as_deref())?,
     };
     Ok(Resolved {
         inventory,
         label: text.to_string(),
+        origin,
     })
 }
 
@@ -243,7 +278,7 @@ fn stdin(cx: &RefContext) -> Result<ClusterInventory> {
 }
 
 /// A snapshot of the domain's store.
-fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<ClusterInventory> {
+fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<(ClusterInventory, Origin)> {
     let project = cx.project();
     let store = match (cx.snapshots, project) {
         (Some(dir), _) => Store::at(dir),
@@ -258,19 +293,41 @@ fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<ClusterInven
     let store = store.domain(&domain);
     let journal = store.read()?;
     let snap = crate::store::resolve(&journal, r)?;
-    store.inventory(&snap.record)
+    // Its revision as `clinv log` numbers it: the place in the store's order.
+    let revision = journal
+        .snapshots
+        .iter()
+        .position(|s| s.record.id == snap.record.id)
+        .map(|i| i as u64 + 1);
+    let origin = Origin {
+        source: "snapshot",
+        resolved: Some(snap.record.id.clone()),
+        recorded_at: Some(snap.record.at.clone()),
+        revision,
+    };
+    Ok((store.inventory(&snap.record)?, origin))
 }
 
 /// Without git support a `git:` reference cannot be read.
 #[cfg(not(feature = "gitops"))]
-fn git(_cx: &RefContext, _text: &str, _rev: &str, _path: Option<&str>) -> Result<ClusterInventory> {
+fn git(
+    _cx: &RefContext,
+    _text: &str,
+    _rev: &str,
+    _path: Option<&str>,
+) -> Result<(ClusterInventory, Origin)> {
     Err(Error::NoGitops("a git: reference"))
 }
 
 /// The committed inventory at `REV[:PATH]` in the repository given with `--repo`
 /// (default path: the domain's GitOps folder).
 #[cfg(feature = "gitops")]
-fn git(cx: &RefContext, text: &str, rev: &str, path: Option<&str>) -> Result<ClusterInventory> {
+fn git(
+    cx: &RefContext,
+    text: &str,
+    rev: &str,
+    path: Option<&str>,
+) -> Result<(ClusterInventory, Origin)> {
     let repo = cx
         .repo
         .ok_or_else(|| Error::Usage(format!("'{text}' is a git reference: pass --repo DIR")))?;
@@ -287,10 +344,11 @@ fn git(cx: &RefContext, text: &str, rev: &str, path: Option<&str>) -> Result<Clu
             &default
         }
     };
-    let bytes = crate::gitops::history::file_at(repo, rev, path)
+    let (bytes, commit) = crate::gitops::history::file_at_commit(repo, rev, path)
         .map_err(|e| Error::Reference(format!("'{text}': {e}")))?;
-    decode(
+    let inventory = decode(
         &std::path::PathBuf::from(format!("{}:{rev}:{path}", repo.display())),
         bytes,
-    )
+    )?;
+    Ok((inventory, Origin::of("git", commit)))
 }

@@ -551,6 +551,7 @@ mod tests {
                 server: "https://x".into(),
                 context: Some("kind".into()),
             }),
+            host: Some("build-1.example".into()),
         });
         let state = Record::State(StateRecord {
             reason: Some(crate::delivery::Reason::Conflict),
@@ -593,6 +594,7 @@ mod tests {
             cr: "c".into(),
             crd: "e".into(),
             target: None,
+            host: None,
         });
         let st = |state, detail: &str| {
             Record::State(StateRecord {

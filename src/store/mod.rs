@@ -470,6 +470,7 @@ impl DomainStore {
             cr: cr_id,
             crd: crd_id,
             target,
+            host: record_host(),
         };
         appender.push(Record::Snapshot(record.clone()));
         appender.write(self)?;
@@ -857,6 +858,19 @@ pub fn now_millis() -> String {
     crate::util::time::format_millis(jiff::Timestamp::now())
 }
 
+/// The host name a new snapshot record carries: the kernel's host name, when it is a
+/// plausible one (a DNS name's characters, at most 253 of them); none otherwise.
+pub(crate) fn record_host() -> Option<String> {
+    let host = hostname();
+    let plausible = host != "unknown"
+        && !host.is_empty()
+        && host.len() <= 253
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_');
+    plausible.then_some(host)
+}
+
 fn hostname() -> String {
     fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| fs::read_to_string("/etc/hostname"))
@@ -1233,6 +1247,7 @@ mod tests {
             cr: cr.into(),
             crd: cr.into(),
             target: None,
+            host: None,
         })
     }
 

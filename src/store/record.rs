@@ -143,6 +143,10 @@ pub struct SnapshotRecord {
     pub crd: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetRecord>,
+    /// The host name of the machine that recorded it (never a user name or path); absent
+    /// in records written before clinv recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// A state change of a snapshot.

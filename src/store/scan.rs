@@ -4,7 +4,8 @@
 //!
 //! A row is 56 bytes plus its strings: ids of hex digits and times in clinv's own
 //! layouts (`2026-01-02T03:04:05.678Z`, `…05Z`) are packed into 8 bytes each, any other
-//! string goes to one text arena; record domains, targets and object ids are interned.
+//! string goes to one text arena; record domains and hosts (as one pair), targets and
+//! object ids are interned.
 //! Memory grows with the records (≈ 56–60 bytes each), not with their bytes.
 //!
 //! Every line is checked exactly as [`journal::decode`] checks it: a line is parsed
@@ -224,7 +225,9 @@ struct Row {
     cluster_at: Str,
     /// The effective tie-breaker (the line number for a version 1 record).
     seq: u64,
-    domain: u32,
+    /// The record's domain and host: an index of [`Listing::origins`] (a pair, so the
+    /// host costs a row nothing).
+    origin: u32,
     /// Interned target server, `u32::MAX` for none.
     target: u32,
     cr: u32,
@@ -233,6 +236,9 @@ struct Row {
     deleted: bool,
     committed: bool,
 }
+
+// A row stays 56 bytes: the host shares the domain's slot ([`Row::origin`]).
+const _: () = assert!(std::mem::size_of::<Row>() <= 56);
 
 /// A state change read before its snapshot's record.
 struct Early {
@@ -249,7 +255,11 @@ pub struct Listing {
     arena: String,
     names: Vec<String>,
     name_index: HashMap<String, u32>,
-    last_names: [Option<u32>; 3],
+    last_names: [Option<u32>; 4],
+    /// (domain, host) name pairs; host `u32::MAX` for none.
+    origins: Vec<(u32, u32)>,
+    origin_index: HashMap<(u32, u32), u32>,
+    last_origin: Option<u32>,
     rows: Vec<Row>,
     pub damage: Vec<Damage>,
     /// Bytes of an incomplete last line of the newest segment (ignored).
@@ -289,7 +299,14 @@ impl<'a> RowRef<'a> {
 
     /// The record's `domain` field.
     pub fn domain(&self) -> &'a str {
-        &self.listing.names[self.row.domain as usize]
+        let (domain, _) = self.listing.origins[self.row.origin as usize];
+        &self.listing.names[domain as usize]
+    }
+
+    /// The host that recorded it (none in records written before hosts were recorded).
+    pub fn host(&self) -> Option<&'a str> {
+        let (_, host) = self.listing.origins[self.row.origin as usize];
+        self.listing.names.get(host as usize).map(String::as_str)
     }
 
     pub fn target_server(&self) -> Option<&'a str> {
@@ -399,6 +416,26 @@ impl Listing {
         i
     }
 
+    /// The (domain, host) pair of a record, interned; consecutive records mostly share it.
+    fn origin(&mut self, domain: &str, host: Option<&str>) -> u32 {
+        let pair = (
+            self.name(domain, 0),
+            host.map_or(u32::MAX, |h| self.name(h, 3)),
+        );
+        if let Some(i) = self.last_origin
+            && self.origins[i as usize] == pair
+        {
+            return i;
+        }
+        let next = self.origins.len() as u32;
+        let i = *self.origin_index.entry(pair).or_insert(next);
+        if i == next {
+            self.origins.push(pair);
+        }
+        self.last_origin = Some(i);
+        i
+    }
+
     fn id_hash(&self, id: &str, packed: Option<Str>) -> usize {
         use std::hash::BuildHasher;
         match packed {
@@ -475,7 +512,7 @@ impl Listing {
             rendered_at: self.put(&s.rendered_at),
             cluster_at: NONE,
             seq: s.seq.unwrap_or(line_no as u64),
-            domain: self.name(&s.domain, 0),
+            origin: self.origin(&s.domain, s.host.as_deref()),
             target: match &s.target {
                 Some(t) => self.name(&t.server, 1),
                 None => u32::MAX,
@@ -599,6 +636,8 @@ struct SnapLine<'a> {
     crd: Cow<'a, str>,
     #[serde(default, borrow)]
     target: Option<TargetLine<'a>>,
+    #[serde(default, borrow)]
+    host: Option<Cow<'a, str>>,
 }
 
 /// A `state` line with the fields, types and defaults of [`super::StateRecord`].
@@ -658,6 +697,7 @@ impl From<Record> for Light<'_> {
                     server: Cow::Owned(t.server),
                     context: t.context.map(Cow::Owned),
                 }),
+                host: s.host.map(Cow::Owned),
             }),
             Record::State(st) => Light::State(StateLine {
                 kind: Cow::Borrowed("state"),
@@ -893,6 +933,11 @@ mod tests {
                 server: "https://x".into(),
                 context: None,
             }),
+            // Some records carry a host (one of a few), older ones none.
+            host: match id.len() % 3 {
+                0 => None,
+                n => Some(format!("build-{n}.example")),
+            },
         })
     }
 
@@ -968,6 +1013,7 @@ mod tests {
                 assert_eq!(s.record.rendered_at, &*r.rendered_at());
                 assert_eq!(s.record.cr, r.cr());
                 assert_eq!(s.record.domain, r.domain());
+                assert_eq!(s.record.host.as_deref(), r.host(), "{text}");
                 assert_eq!(
                     s.record.target.as_ref().map(|t| t.server.as_str()),
                     r.target_server()

@@ -19,13 +19,13 @@ fn trail_text_golden() {
     golden(&format!("audit/{DOMAIN}.trail.txt"), &text);
     // Newest first, like git log.
     assert!(
-        text.starts_with("026  2026-02-23T11:11:11Z  applied\n"),
+        text.starts_with("#26  026  2026-02-23T11:11:11Z  applied\n"),
         "{text}"
     );
     // The first step reads like a first install (issue #16 finding 9), not as fields
     // going from "(none)" to their values.
     assert!(text.contains(
-        "001  2025-01-13T09:14:05Z  applied  (initial)\n    first recorded inventory: Kubernetes v1.30.6, 7 addons\n    + cilium 1.16.3 (networking)\n"
+        "#1  001  2025-01-13T09:14:05Z  applied  (initial)\n    first recorded inventory: Kubernetes v1.30.6, 7 addons\n    + cilium 1.16.3 (networking)\n"
     ));
     assert!(!text.contains("(none) →"), "{text}");
     assert!(text.contains("    ~ cilium 1.17.0-rc.1 → 1.16.6 (downgrade)\n"));
@@ -41,6 +41,11 @@ fn trail_json_golden() {
     assert_eq!(v["kind"], "InventoryAuditTrail");
     assert_eq!(v["entries"].as_array().unwrap().len(), 26);
     assert_eq!(v["entries"][0]["id"], "026");
+    // Steps given without revisions are numbered by position, oldest = 1.
+    assert_eq!(v["entries"][0]["revision"], 26);
+    assert_eq!(v["entries"][25]["revision"], 1);
+    assert_eq!(v["entries"][0]["host"], serde_json::Value::Null);
+    assert_eq!(v["entries"][0]["author"], serde_json::Value::Null);
 }
 
 fn trail_markdown_golden() {
@@ -48,7 +53,20 @@ fn trail_markdown_golden() {
     let md = report::markdown::trail(&t);
     golden(&format!("audit/{DOMAIN}.trail.md"), &md);
     assert!(md.starts_with("## ClusterInventory history: `prod.acme.example`\n"));
-    assert_eq!(md.lines().filter(|l| l.starts_with("| 20")).count(), 26);
+    assert!(
+        md.contains("\n| Rev | When | Step | By | Outcome | Changes |\n"),
+        "{md}"
+    );
+    assert_eq!(
+        md.lines()
+            .filter(|l| l.starts_with("| ") && l.contains(" | 20"))
+            .count(),
+        26
+    );
+    assert!(
+        md.contains("\n| 26 | 2026-02-23T11:11:11Z | `026` |  | applied | "),
+        "{md}"
+    );
 }
 
 fn timelines_of_the_recorded_history() {

@@ -12,6 +12,21 @@ fn diff(args: &[&str]) -> Run {
     clinv(&all).cwd(&history::dir()).run()
 }
 
+/// The text after the header (`--- A  …`, `+++ B  …`, a blank line), which must be
+/// there.
+fn body(stdout: &str) -> &str {
+    let mut parts = stdout.splitn(3, '\n');
+    let (a, b) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    assert!(
+        a.starts_with("--- ") && b.starts_with("+++ "),
+        "no header:\n{stdout}"
+    );
+    parts
+        .next()
+        .and_then(|rest| rest.strip_prefix('\n'))
+        .unwrap_or_else(|| panic!("no blank line after the header:\n{stdout}"))
+}
+
 /// The pair used for the golden files: step 012 against step 026 — a Kubernetes
 /// upgrade, chart upgrades and a downgrade, additions, a removal, a category and a
 /// source change, lok8sVersion and specHash.
@@ -32,6 +47,97 @@ fn every_format_matches_its_golden_file() {
     }
     // Text is the default.
     assert_eq!(diff(&[A, B]).stdout, diff(&[A, B, "-o", "text"]).stdout);
+}
+
+/// Issue #16 finding 9: the text starts by naming A and B as given and what each
+/// resolved to (as `diff --git a/… b/…` and dyff's header do); unified and Markdown
+/// name them too, and JSON says it in `from`/`to`.
+fn every_format_names_both_sides_and_what_they_resolved_to() {
+    let text = diff(&[A, B]).stdout;
+    assert!(
+        text.starts_with(
+            "--- 012.yaml  file, rendered 2025-05-26T17:55:48Z\n+++ 026.yaml  file, rendered 2026-02-23T11:11:11Z\n\n~ "
+        ),
+        "{text}"
+    );
+    let unified = diff(&[A, B, "-o", "unified"]).stdout;
+    assert!(
+        unified.starts_with(
+            "clinv diff 012.yaml 026.yaml\nfrom: file, rendered 2025-05-26T17:55:48Z\nto:   file, rendered 2026-02-23T11:11:11Z\n--- 012.yaml\t"
+        ),
+        "{unified}"
+    );
+    let md = diff(&[A, B, "-o", "markdown"]).stdout;
+    assert!(
+        md.contains("— `012.yaml` (file, rendered 2025-05-26T17:55:48Z) → `026.yaml` (file, rendered 2026-02-23T11:11:11Z)"),
+        "{md}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&diff(&[A, B, "-o", "json"]).stdout).unwrap();
+    assert_eq!(
+        json["from"],
+        serde_json::json!({"ref": "012.yaml", "domain": "prod.acme.example",
+            "renderedAt": "2025-05-26T17:55:48Z", "source": "file", "resolved": "012.yaml",
+            "recordedAt": null, "revision": null})
+    );
+    // stdin names itself; inventories of different domains name them.
+    let other = std::fs::read_to_string(history::file("026"))
+        .unwrap()
+        .replace(
+            "lok8s.dev/domain: prod.acme.example",
+            "lok8s.dev/domain: lab.acme.example",
+        );
+    let run = clinv(&["diff", A, "-"])
+        .cwd(&history::dir())
+        .stdin(other)
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with(
+            "--- 012.yaml  file, domain prod.acme.example, rendered 2025-05-26T17:55:48Z\n+++ -         stdin, domain lab.acme.example, rendered 2026-02-23T11:11:11Z\n\n"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+/// `--stat`: one line per changed addon and a summary counting addons and the other
+/// fields; a text view only (`-o` with it is a usage error, exit 2).
+fn stat_is_one_line_per_addon_and_a_summary() {
+    let run = diff(&["--stat", A, B]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    golden("diff/012-026.stat.txt", &run.stdout);
+    let out = body(&run.stdout);
+    assert!(
+        out.contains("~ ingress-nginx                 upgraded 4.12.0 → 4.12.3; category\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("\n10 addons changed: 3 added, 1 removed, 4 upgraded, 1 downgraded, 1 changed; 3 other fields changed (lok8sVersion, kubernetesVersion, specHash)\n"),
+        "{out}"
+    );
+    // One line per addon: as many as the addons the full text names.
+    let lines = out.lines().take_while(|l| !l.is_empty()).count();
+    assert_eq!(lines, 10, "{out}");
+    let same = diff(&["--stat", A, A]);
+    assert_eq!((same.code, body(&same.stdout)), (0, "no changes\n"));
+    let ignored = diff(&["--stat", A, B, "--ignore", "spec.addons"]);
+    assert_eq!(ignored.code, 1);
+    assert!(
+        body(&ignored.stdout).starts_with("no addons changed; 3 other fields changed (lok8sVersion, kubernetesVersion, specHash); 11 ignored: "),
+        "{}",
+        ignored.stdout
+    );
+    for format in ["json", "text", "markdown"] {
+        let run = diff(&["--stat", A, B, "-o", format]);
+        assert_eq!(run.code, 2, "{format}");
+        assert!(
+            run.stderr.contains("'--stat' cannot be used with"),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "");
+    }
 }
 
 fn text_lines_read_like_helm_diff() {
@@ -55,7 +161,7 @@ fn text_lines_read_like_helm_diff() {
 
 fn the_same_inventory_exits_0() {
     let run = diff(&[A, A]);
-    assert_eq!((run.code, run.stdout.as_str()), (0, "no changes\n"));
+    assert_eq!((run.code, body(&run.stdout)), (0, "no changes\n"));
     let json: serde_json::Value =
         serde_json::from_str(&diff(&[A, A, "-o", "json"]).stdout).unwrap();
     assert_eq!(json["hasChanges"], false);
@@ -88,10 +194,15 @@ fn a_live_dump_on_stdin_compares_equal_to_its_rendered_file() {
         .stdin(live)
         .run();
     assert_eq!(
-        (run.code, run.stdout.as_str()),
+        (run.code, body(&run.stdout)),
         (0, "no changes\n"),
         "{}",
         run.stderr
+    );
+    assert!(
+        run.stdout.starts_with("--- -         stdin, rendered "),
+        "{}",
+        run.stdout
     );
     // kubectl -o json of a List works the same way.
     let obj: serde_json::Value =
@@ -103,7 +214,7 @@ fn a_live_dump_on_stdin_compares_equal_to_its_rendered_file() {
         .stdin(list.to_string())
         .run();
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert_eq!(run.stdout, diff(&[A, B]).stdout.replace("026.yaml", "-"));
+    assert_eq!(body(&run.stdout), body(&diff(&[A, B]).stdout));
 }
 
 fn a_render_out_directory_is_a_reference() {
@@ -123,10 +234,18 @@ fn a_render_out_directory_is_a_reference() {
     let file = dir.path().join("clusterinventory.yaml");
     let run = clinv(&["diff", dir.path().to_str().unwrap(), file.to_str().unwrap()]).run();
     assert_eq!(
-        (run.code, run.stdout.as_str()),
+        (run.code, body(&run.stdout)),
         (0, "no changes\n"),
         "{}",
         run.stderr
+    );
+    // The header says which file the directory stood for.
+    let a = run.stdout.lines().next().unwrap();
+    assert!(
+        a.starts_with(&format!("--- {}", dir.path().display()))
+            && a.contains(&format!("  file {}, rendered ", file.display())),
+        "{}",
+        run.stdout
     );
 }
 
@@ -134,7 +253,7 @@ fn ignored_changes_are_listed_but_never_change_the_exit_code() {
     let run = diff(&[A, B, "--ignore", "spec", "--ignore", "metadata"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
-        run.stdout,
+        body(&run.stdout),
         "no changes; 14 ignored: spec.lok8sVersion, spec.kubernetesVersion, spec.specHash, spec.addons[cilium].chartVersion, spec.addons[cert-manager].chartVersion, …\n"
     );
     let json: serde_json::Value =
@@ -154,7 +273,7 @@ fn ignored_changes_are_listed_but_never_change_the_exit_code() {
     ]);
     assert_eq!(run.code, 1);
     assert_eq!(
-        run.stdout.lines().next(),
+        body(&run.stdout).lines().next(),
         Some("~ lok8sVersion 0.7.4 → 0.8.3 (upgrade)")
     );
     assert!(run.stdout.contains("; 12 ignored: "), "{}", run.stdout);
@@ -438,6 +557,8 @@ fn hostile_documents_are_errors_not_crashes() {
 trials! {
     Nothing: [
         every_format_matches_its_golden_file,
+        every_format_names_both_sides_and_what_they_resolved_to,
+        stat_is_one_line_per_addon_and_a_summary,
         text_lines_read_like_helm_diff,
         the_same_inventory_exits_0,
         a_re_render_differs_only_in_rendered_at_and_is_no_change,

@@ -366,6 +366,9 @@ pub fn steps(recorded: &[Recorded]) -> Vec<clinv::history::audit::Step<'_>> {
             at: &r.at,
             outcome: &r.outcome,
             inventory: &r.inventory,
+            revision: None,
+            author: None,
+            host: None,
         })
         .collect()
 }

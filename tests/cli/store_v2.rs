@@ -229,6 +229,12 @@ fn finding_1_a_v1_journal_over_64_mib_is_read_and_written_by_every_command() {
     let latest = v1::id(count - 1);
     let log = step(&["log", "--domain", "inv"]);
     assert!(log.stdout.contains(&latest), "log lacks the newest record");
+    // Version 1 records carry no host: the log names none, and numbers them all.
+    let newest = log.stdout.lines().next().unwrap_or("");
+    assert!(
+        newest.starts_with(&format!("#{count}  {latest}  ")) && !newest.contains("  on "),
+        "{newest}"
+    );
     step(&["snapshots", "verify", "--domain", "inv"]);
     // The README's way out: export to a fresh store.
     let out = tempfile::tempdir().unwrap();
@@ -265,6 +271,25 @@ fn finding_1_a_v1_journal_over_64_mib_is_read_and_written_by_every_command() {
             run.stderr
         )
     });
+    // The new record carries the host that recorded it, and the next revision.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let head = step(&["log", "--domain", "inv", "--max-count", "1", "--oneline"]);
+    assert!(
+        head.stdout.starts_with(&format!("#{}  {id}  ", count + 1)),
+        "{}",
+        head.stdout
+    );
+    let newest = step(&["log", "--domain", "inv", "--max-count", "1"]);
+    assert!(
+        newest
+            .stdout
+            .lines()
+            .next()
+            .unwrap_or("")
+            .ends_with(&format!("  on {}", host.trim())),
+        "{}",
+        newest.stdout
+    );
     let shown = step(&["snapshots", "--domain", "inv", "show", "latest"]);
     assert!(
         shown.stdout.starts_with(&format!("# snapshot {id}")),

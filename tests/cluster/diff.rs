@@ -3,6 +3,20 @@
 use crate::plane;
 use crate::support::*;
 
+/// The text after `clinv diff`'s two header lines and the blank line after them.
+fn body(stdout: &str) -> &str {
+    let mut parts = stdout.splitn(3, '\n');
+    let (a, b) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    assert!(
+        a.starts_with("--- ") && b.starts_with("+++ "),
+        "no header:\n{stdout}"
+    );
+    parts
+        .next()
+        .and_then(|r| r.strip_prefix('\n'))
+        .unwrap_or("")
+}
+
 fn the_live_object_diffs_against_rendered_files() {
     let p = plane();
     let dir = copy_tree(&example());
@@ -45,10 +59,17 @@ fn the_live_object_diffs_against_rendered_files() {
     };
     let run = diff(before.to_str().unwrap(), "cluster");
     assert_eq!(
-        (run.code, run.stdout.as_str()),
+        (run.code, body(&run.stdout)),
         (0, "no changes\n"),
         "{}",
         run.stderr
+    );
+    // The header names the live object as the side `cluster` resolved to.
+    assert!(
+        run.stdout.lines().nth(1).is_some_and(|l| l.starts_with("+++ cluster")
+            && l.contains("  live object, rendered ")),
+        "{}",
+        run.stdout
     );
     // kubectl's own dump, with managedFields and status, on stdin.
     let (_, dump, _) = p.kubectl(&[
@@ -64,7 +85,7 @@ fn the_live_object_diffs_against_rendered_files() {
     args.extend_from_slice(&base);
     let run = clinv(&args).stdin(dump).run();
     assert_eq!(
-        (run.code, run.stdout.as_str()),
+        (run.code, body(&run.stdout)),
         (0, "no changes\n"),
         "{}",
         run.stderr

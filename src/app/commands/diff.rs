@@ -39,7 +39,8 @@ fn run_diff(settings: &Settings, args: &DiffArgs) -> Result<i32> {
         DiffFormat::Json => report::json::diff(report)?,
         DiffFormat::Markdown => report::markdown::diff(report),
         DiffFormat::Unified => report::unified::diff(report, &a.inventory, &b.inventory, color)?,
-        _ => report::text::diff(report, color),
+        _ if args.stat => report::text::header(report, color) + &report::text::stat(report, color),
+        _ => report::text::header(report, color) + &report::text::diff(report, color),
     };
     settings.printer.data(&text)?;
     Ok(if report.has_changes {

@@ -38,11 +38,12 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
             settings.printer.warn(&format!("{skipped} — skipped"));
         }
         let color = settings.printer.color_stdout();
+        let aged = aged(settings, query.now);
         let (mut text, mut first) = (String::new(), true);
         settings.printer.data_with(|out| {
             let n = steps.entries(&query, |entry| {
                 text.clear();
-                report::text::entry(&mut text, entry, first, color);
+                report::text::entry_aged(&mut text, entry, first, color, aged);
                 first = false;
                 out.write_all(text.as_bytes()).map_err(stdout_error)
             })?;
@@ -76,14 +77,25 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         Log::Trail(trail) => match format {
             LogFormat::Json => report::json::trail(&trail)?,
             LogFormat::Markdown => report::markdown::trail(&trail),
-            _ if args.oneline => {
-                report::text::trail_oneline(&trail, settings.printer.color_stdout())
-            }
-            _ => report::text::trail(&trail, settings.printer.color_stdout()),
+            _ if args.oneline => report::text::trail_oneline_aged(
+                &trail,
+                settings.printer.color_stdout(),
+                aged(settings, query.now),
+            ),
+            _ => report::text::trail_aged(
+                &trail,
+                settings.printer.color_stdout(),
+                aged(settings, query.now),
+            ),
         },
     };
     settings.printer.data(&text)?;
     Ok(exit::OK)
+}
+
+/// On a terminal, times are followed by their age (`(2d5h ago)`); never in a pipe.
+fn aged(settings: &Settings, now: jiff::Timestamp) -> Option<jiff::Timestamp> {
+    settings.printer.stdout_terminal().then_some(now)
 }
 
 /// The history from the store, or from `--repo` (branch: `--branch`, else HEAD), with

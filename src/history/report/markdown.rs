@@ -71,11 +71,12 @@ fn table(changes: &[Change]) -> String {
     out
 }
 
+/// The reference as given, then what it resolved to.
 fn endpoint(e: &Endpoint) -> String {
     let name = code(e.reference.as_deref().unwrap_or("?"));
-    match &e.rendered_at {
-        Some(at) => format!("{name} (rendered {})", escape(at)),
-        None => name,
+    match super::phrase::resolution(e, false) {
+        what if what.is_empty() => name,
+        what => format!("{name} ({})", escape(&what)),
     }
 }
 
@@ -162,7 +163,7 @@ pub fn trail(trail: &Trail) -> String {
             return out;
         }
     }
-    out.push_str("| When | Step | Outcome | Changes |\n|---|---|---|---|\n");
+    out.push_str("| Rev | When | Step | By | Outcome | Changes |\n|---|---|---|---|---|---|\n");
     for e in &trail.entries {
         let mut outcome = escape(&e.outcome);
         if e.initial {
@@ -172,10 +173,14 @@ pub fn trail(trail: &Trail) -> String {
         if !e.ignored.is_empty() {
             changes.push_str(&format!("<br>*{} ignored*", e.ignored.len()));
         }
+        // A commit's author, or the host that recorded the snapshot.
+        let by = e.author.as_deref().or(e.host.as_deref()).map(escape);
         out.push_str(&format!(
-            "| {} | {} | {outcome} | {changes} |\n",
+            "| {} | {} | {} | {} | {outcome} | {changes} |\n",
+            e.revision,
             escape(&e.at),
-            code(&e.id)
+            code(&e.id),
+            by.unwrap_or_default()
         ));
     }
     out

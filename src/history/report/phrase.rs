@@ -138,6 +138,41 @@ pub(super) fn count_phrase(total: usize, parts: &[(&str, usize)]) -> String {
     format!("{total} {noun} ({})", list.join(", "))
 }
 
+/// What a diff side resolved to, in words: `snapshot 3f2a9c1b7e4d #25, recorded …`,
+/// `file out/clusterinventory.yaml`, `live object`, `commit 1a2b3c4d5e6f`, then its
+/// `renderedAt` (and its domain when `domain` is set); on one line, not escaped for
+/// any markup.
+pub fn resolution(e: &crate::history::diff::Endpoint, domain: bool) -> String {
+    let short = |id: &str| one_line(&id.chars().take(HASH_CHARS).collect::<String>());
+    let mut parts: Vec<String> = Vec::new();
+    match (e.source.as_deref(), e.resolved.as_deref()) {
+        (Some("snapshot"), id) => {
+            let mut s = format!("snapshot {}", id.map(short).unwrap_or_default());
+            if let Some(r) = e.revision {
+                s.push_str(&format!(" #{r}"));
+            }
+            parts.push(s);
+            if let Some(at) = &e.recorded_at {
+                parts.push(format!("recorded {}", one_line(at)));
+            }
+        }
+        (Some("file"), Some(path)) if Some(path) != e.reference.as_deref() => {
+            parts.push(format!("file {}", one_line(path)));
+        }
+        (Some("cluster"), _) => parts.push("live object".into()),
+        (Some("git"), Some(commit)) => parts.push(format!("commit {}", short(commit))),
+        (Some(source), _) => parts.push(one_line(source)),
+        (None, _) => {}
+    }
+    if domain && let Some(d) = &e.domain {
+        parts.push(format!("domain {}", one_line(d)));
+    }
+    if let Some(at) = &e.rendered_at {
+        parts.push(format!("rendered {}", one_line(at)));
+    }
+    parts.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,7 @@
 
 use super::phrase::{Phrase, count_phrase, one_line};
 use crate::history::audit::{Entry, Span, Trail};
-use crate::history::diff::{Change, Op, Report};
+use crate::history::diff::{Change, Field, Op, Report};
 
 /// Ignored paths listed by name in the summary line before it is cut short.
 const IGNORED_LISTED: usize = 5;
@@ -76,11 +76,175 @@ pub fn diff(report: &Report, color: bool) -> String {
     out
 }
 
+/// The header of `clinv diff`'s text, as `diff --git` names its sides: each reference
+/// as given and what it resolved to, then a blank line.
+///
+/// ```text
+/// --- latest~1  snapshot 3f2a9c1b7e4d #25, recorded 2026-12-01T10:00:00.000Z, rendered …
+/// +++ latest    snapshot 9c81d0e2a7b4 #26, recorded 2026-12-02T09:00:00.000Z, rendered …
+/// ```
+pub fn header(report: &Report, color: bool) -> String {
+    let paint = Paint(color);
+    let (a, b) = (&report.from, &report.to);
+    let name = |e: &crate::history::diff::Endpoint| one_line(e.reference.as_deref().unwrap_or("?"));
+    let (na, nb) = (name(a), name(b));
+    let width = na.chars().count().max(nb.chars().count());
+    // The domains are named when they differ.
+    let domains = a.domain != b.domain;
+    let mut out = String::new();
+    for (sign, n, e) in [("---", &na, a), ("+++", &nb, b)] {
+        let what = super::phrase::resolution(e, domains);
+        let pad = width - n.chars().count();
+        let line = if what.is_empty() {
+            format!("{sign} {n}")
+        } else {
+            format!("{sign} {n}{}  {what}", " ".repeat(pad))
+        };
+        out.push_str(&paint.wrap("1", &line));
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+/// `clinv diff --stat`: one line per addon that changed (how, and which of its other
+/// fields), then a summary line counting addons and the other fields — like
+/// `git diff --stat`.
+///
+/// ```text
+/// ~ cilium          upgraded 1.16.6 → 1.18.2
+/// ~ ingress-nginx   upgraded 4.12.0 → 4.12.3; category
+/// + velero          added 9.0.0
+/// - metrics-server  removed 3.12.2
+///
+/// 4 addons changed: 1 added, 1 removed, 2 upgraded; 3 other fields changed (lok8sVersion, kubernetesVersion, specHash)
+/// ```
+pub fn stat(report: &Report, color: bool) -> String {
+    let paint = Paint(color);
+    // (subject, sign, class, what), one per addon occurrence, in report order.
+    let mut addons: Vec<(String, char, &'static str, Vec<String>)> = Vec::new();
+    let mut others: Vec<&'static str> = Vec::new();
+    for c in &report.changes {
+        let Some(addon) = &c.addon else {
+            others.push(c.field.as_str());
+            continue;
+        };
+        let p = Phrase::of(c);
+        let key = one_line(&c.subject().unwrap_or_else(|| addon.clone()));
+        let i = match addons.iter().position(|a| a.0 == key) {
+            Some(i) => i,
+            None => {
+                addons.push((key, '~', "changed", Vec::new()));
+                addons.len() - 1
+            }
+        };
+        let a = &mut addons[i];
+        let version = |v: &Option<String>| v.as_deref().map(one_line).unwrap_or_default();
+        match (c.field, c.change) {
+            (Field::Addon, Op::Added) => {
+                (a.1, a.2) = ('+', "added");
+                a.3.insert(
+                    0,
+                    format!("added {}", version(&c.to)).trim_end().to_string(),
+                );
+            }
+            (Field::Addon, Op::Removed) => {
+                (a.1, a.2) = ('-', "removed");
+                a.3.insert(
+                    0,
+                    format!("removed {}", version(&c.from))
+                        .trim_end()
+                        .to_string(),
+                );
+            }
+            (Field::ChartVersion, op) => {
+                let class = match op {
+                    Op::Upgraded => "upgraded",
+                    Op::Downgraded => "downgraded",
+                    _ => "changed",
+                };
+                a.2 = class;
+                let mut what = format!("{class} {} → {}", version(&c.from), version(&c.to));
+                if let Some(note) = p.note.filter(|_| op == Op::Changed) {
+                    what.push_str(&format!(" ({note})"));
+                }
+                a.3.insert(0, what);
+            }
+            (field, _) => a.3.push(field.as_str().to_string()),
+        }
+    }
+    let mut out = String::new();
+    let width = addons
+        .iter()
+        .map(|a| a.0.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (name, sign, _, what) in &addons {
+        let code = match sign {
+            '+' => "32",
+            '-' => "31",
+            _ => "33",
+        };
+        let pad = " ".repeat(width - name.chars().count());
+        out.push_str(&format!(
+            "{}{pad}  {}\n",
+            paint.wrap(code, &format!("{sign} {name}")),
+            what.join("; ")
+        ));
+    }
+    if !addons.is_empty() {
+        out.push('\n');
+    }
+    let mut summary = if report.changes.is_empty() {
+        "no changes".to_string()
+    } else {
+        let mut parts = Vec::new();
+        if addons.is_empty() {
+            parts.push("no addons changed".to_string());
+        } else {
+            let counts: Vec<String> = ["added", "removed", "upgraded", "downgraded", "changed"]
+                .iter()
+                .filter_map(|class| {
+                    let n = addons.iter().filter(|a| a.2 == *class).count();
+                    (n > 0).then(|| format!("{n} {class}"))
+                })
+                .collect();
+            let noun = if addons.len() == 1 { "addon" } else { "addons" };
+            parts.push(format!(
+                "{} {noun} changed: {}",
+                addons.len(),
+                counts.join(", ")
+            ));
+        }
+        if !others.is_empty() {
+            let noun = if others.len() == 1 { "field" } else { "fields" };
+            parts.push(format!(
+                "{} other {noun} changed ({})",
+                others.len(),
+                others.join(", ")
+            ));
+        }
+        parts.join("; ")
+    };
+    if let Some(ignored) = ignored_phrase(&report.ignored) {
+        summary.push_str("; ");
+        summary.push_str(&ignored);
+    }
+    out.push_str(&paint.wrap("1", &summary));
+    out.push('\n');
+    out
+}
+
 /// The audit trail, newest first like `git log`: a header per step, its changes indented.
 pub fn trail(trail: &Trail, color: bool) -> String {
+    trail_aged(trail, color, None)
+}
+
+/// [`trail`] with each time followed by its age at `now` (`(2d5h ago)`), for a terminal.
+pub fn trail_aged(trail: &Trail, color: bool, now: Option<jiff::Timestamp>) -> String {
     let mut out = String::new();
     for (i, e) in trail.entries.iter().enumerate() {
-        entry(&mut out, e, i == 0, color);
+        entry_aged(&mut out, e, i == 0, color, now);
     }
     if trail.entries.is_empty() {
         out.push_str(NO_HISTORY);
@@ -94,21 +258,55 @@ pub const NO_HISTORY: &str = "(no history)\n";
 /// One entry of [`trail`] appended to `out` (`first`: no blank line before it), so a
 /// long trail can be printed as it is built.
 pub fn entry(out: &mut String, e: &Entry, first: bool, color: bool) {
+    entry_aged(out, e, first, color, None);
+}
+
+/// `at`, then its age at `now` when there is one: `2026-02-23T11:11:11Z (2d5h ago)`.
+fn when(at: &str, now: Option<jiff::Timestamp>) -> String {
+    let mut out = one_line(at);
+    if let Some(now) = now
+        && let Some(then) = crate::util::time::parse_rfc3339(at)
+    {
+        out.push_str(&format!(" ({} ago)", crate::util::time::age(then, now)));
+    }
+    out
+}
+
+/// [`entry`] with the time's age at `now` (a terminal's log).
+pub fn entry_aged(
+    out: &mut String,
+    e: &Entry,
+    first: bool,
+    color: bool,
+    now: Option<jiff::Timestamp>,
+) {
     let paint = Paint(color);
     {
         if !first {
             out.push('\n');
         }
-        let mut head = format!(
-            "{}  {}  {}",
-            paint.wrap("33", &one_line(&e.id)),
-            one_line(&e.at),
-            one_line(&e.outcome)
-        );
-        if e.initial {
-            head.push_str("  (initial)");
+        // Written straight into `out`: a streamed log makes a million of these.
+        use std::fmt::Write as _;
+        if paint.0 {
+            out.push_str(&paint.wrap("1", &revision(e)));
+            out.push_str("  ");
+            out.push_str(&paint.wrap("33", &one_line(&e.id)));
+        } else {
+            let _ = write!(out, "#{}  {}", e.revision, one_line(&e.id));
         }
-        out.push_str(&head);
+        let _ = write!(out, "  {}  {}", when(&e.at, now), one_line(&e.outcome));
+        if e.initial {
+            out.push_str("  (initial)");
+        }
+        match (&e.author, &e.host) {
+            (Some(a), _) => {
+                let _ = write!(out, "  by {}", one_line(a));
+            }
+            (None, Some(h)) => {
+                let _ = write!(out, "  on {}", one_line(h));
+            }
+            (None, None) => {}
+        }
         out.push('\n');
         // The first step is a first install (helm history's word), not a list of fields
         // going from "(none)" to their values: one line for it, then what it deployed.
@@ -135,12 +333,32 @@ pub fn entry(out: &mut String, e: &Entry, first: bool, color: bool) {
     }
 }
 
+/// `#26`: the entry's revision, as `helm history` numbers releases.
+pub fn revision(e: &Entry) -> String {
+    format!("#{}", e.revision)
+}
+
+/// `by NAME <EMAIL>` (a commit's author) or `on HOST` (the host that recorded the
+/// snapshot), when known.
+pub fn recorded_by(e: &Entry) -> Option<String> {
+    match (&e.author, &e.host) {
+        (Some(a), _) => Some(format!("by {}", one_line(a))),
+        (None, Some(h)) => Some(format!("on {}", one_line(h))),
+        (None, None) => None,
+    }
+}
+
 /// Changes named on a `--oneline` line before the rest is counted.
 const ONELINE_CHANGES: usize = 2;
 
 /// `clinv log --oneline`: one line per step, like `git log --oneline` — id, time,
 /// outcome, then what changed (the first step: what it holds).
 pub fn trail_oneline(trail: &Trail, color: bool) -> String {
+    trail_oneline_aged(trail, color, None)
+}
+
+/// [`trail_oneline`] with each time's age at `now` (a terminal's log).
+pub fn trail_oneline_aged(trail: &Trail, color: bool, now: Option<jiff::Timestamp>) -> String {
     let paint = Paint(color);
     let mut out = String::new();
     for e in &trail.entries {
@@ -169,9 +387,10 @@ pub fn trail_oneline(trail: &Trail, color: bool) -> String {
             named.join("; ")
         };
         out.push_str(&format!(
-            "{}  {}  {}  {what}\n",
+            "{}  {}  {}  {}  {what}\n",
+            paint.wrap("1", &revision(e)),
             paint.wrap("33", &one_line(&e.id)),
-            one_line(&e.at),
+            when(&e.at, now),
             one_line(&e.outcome)
         ));
     }
@@ -205,7 +424,48 @@ pub fn spans(name: &str, spans: &[Span]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::diff::Field;
+
+    #[test]
+    fn a_terminal_log_shows_each_time_with_its_age() {
+        let e = Entry {
+            id: "abc".into(),
+            at: "2026-02-23T11:11:11Z".into(),
+            outcome: "applied".into(),
+            revision: 7,
+            author: None,
+            host: Some("build-1".into()),
+            initial: false,
+            kubernetes_version: None,
+            has_changes: false,
+            summary: Default::default(),
+            changes: Vec::new(),
+            ignored: Vec::new(),
+        };
+        let now = crate::util::time::parse_rfc3339("2026-02-25T16:11:11Z");
+        let mut out = String::new();
+        entry_aged(&mut out, &e, true, false, now);
+        assert_eq!(
+            out,
+            "#7  abc  2026-02-23T11:11:11Z (2d5h ago)  applied  on build-1\n    (no changes)\n"
+        );
+        let mut plain = String::new();
+        entry(&mut plain, &e, true, false);
+        assert_eq!(
+            plain,
+            "#7  abc  2026-02-23T11:11:11Z  applied  on build-1\n    (no changes)\n"
+        );
+        let trail = Trail {
+            schema_version: 1,
+            kind: "InventoryAuditTrail",
+            domain: None,
+            entries: vec![e],
+            timeline: Default::default(),
+        };
+        assert_eq!(
+            trail_oneline_aged(&trail, false, now),
+            "#7  abc  2026-02-23T11:11:11Z (2d5h ago)  applied  no changes\n"
+        );
+    }
 
     #[test]
     fn colour_only_when_asked() {

@@ -47,11 +47,27 @@ pub fn diff(
     if old == new {
         return Ok(String::new());
     }
-    let text = similar::TextDiff::from_lines(&old, &new)
-        .unified_diff()
-        .context_radius(CONTEXT)
-        .header(&header(&report.from, "a"), &header(&report.to, "b"))
-        .to_string();
+    // What each side resolved to, before the `---` line (where `git diff` puts its
+    // extended header; `patch` and `git apply` skip it).
+    let mut text = format!(
+        "clinv diff {} {}\n",
+        one_line(report.from.reference.as_deref().unwrap_or("a")),
+        one_line(report.to.reference.as_deref().unwrap_or("b"))
+    );
+    let domains = report.from.domain != report.to.domain;
+    for (label, e) in [("from:", &report.from), ("to:  ", &report.to)] {
+        text.push_str(&format!(
+            "{label} {}\n",
+            super::phrase::resolution(e, domains)
+        ));
+    }
+    text.push_str(
+        &similar::TextDiff::from_lines(&old, &new)
+            .unified_diff()
+            .context_radius(CONTEXT)
+            .header(&header(&report.from, "a"), &header(&report.to, "b"))
+            .to_string(),
+    );
     if !color {
         return Ok(text);
     }
