@@ -4,6 +4,7 @@
 
 pub mod cli;
 mod commands;
+pub mod jsonpath;
 pub mod output;
 pub mod settings;
 pub mod table;
