@@ -143,6 +143,11 @@ pub enum Error {
     /// names the origin and the field.
     #[error("{origin}: {message}")]
     InvalidInventory { origin: String, message: String },
+    /// `-o jsonpath=TEMPLATE` that cannot be applied to the document (a field none of
+    /// its inputs has, an index out of bounds); kubectl's wording.
+    #[error("error executing jsonpath \"{template}\": {message}")]
+    JsonPath { template: String, message: String },
+
     /// A reference (`clinv diff A B`) that names nothing clinv can read here.
     #[error("{0}")]
     Reference(String),
@@ -252,6 +257,7 @@ impl Error {
             | Error::IndexUnavailable { .. }
             | Error::InvalidInventory { .. }
             | Error::Reference(_)
+            | Error::JsonPath { .. }
             | Error::NoSnapshot(_)
             | Error::NoHistory(_)
             | Error::Damaged(_)

@@ -34,7 +34,7 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
             store,
             args.domain.as_deref(),
             *state,
-            *output,
+            output.clone(),
             *no_headers,
         ),
         Some(SnapshotsCommand::Show { id, output }) => {
@@ -89,10 +89,15 @@ fn list(
     no_headers: bool,
 ) -> Result<i32> {
     let format = output.unwrap_or_default();
-    if format == TableFormat::Json {
+    if let TableFormat::Json | TableFormat::JsonPath(_) = format {
         let (rows, damage) = store.list(domain, state)?;
         warn_damage(settings, &damage);
-        settings.printer.data(&render::to_json(&rows)?)?;
+        let json = render::to_json(&rows)?;
+        let text = match &format {
+            TableFormat::JsonPath(template) => output::jsonpath(template, &json)?,
+            _ => json,
+        };
+        settings.printer.data(&text)?;
         return Ok(exit::OK);
     }
     let (listings, damage) = store.listings(domain, state)?;
