@@ -737,29 +737,38 @@ pub struct SnapshotsArgs {
     #[arg(long, value_name = "D", global = true)]
     pub domain: Option<String>,
 
+    /// `clinv snapshots` alone is `clinv snapshots list`, with its flags (before any other
+    /// subcommand they are a usage error).
+    #[command(flatten)]
+    pub list: ListArgs,
+
     #[command(subcommand)]
     pub command: Option<SnapshotsCommand>,
+}
+
+/// The flags of `clinv snapshots [list]`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ListArgs {
+    /// Only snapshots in this state.
+    #[arg(long, value_name = "S")]
+    pub state: Option<crate::store::State>,
+
+    /// Output format (default: table; wide adds SPECHASH, LOK8S and TOOL; name prints
+    /// DOMAIN/ID; jsonpath=TEMPLATE applies kubectl's JSONPath template to the -o json
+    /// document).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<TableFormat>::new("snapshots list"))]
+    pub output: Option<TableFormat>,
+
+    /// No header row (table and wide; name, json and jsonpath have none).
+    #[arg(long)]
+    pub no_headers: bool,
 }
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum SnapshotsCommand {
     /// List snapshots, newest first (formats: table, wide, name, json, jsonpath).
-    List {
-        /// Only snapshots in this state.
-        #[arg(long, value_name = "S")]
-        state: Option<crate::store::State>,
-
-        /// Output format (default: table; wide adds SPECHASH, LOK8S and TOOL; name prints
-        /// DOMAIN/ID; jsonpath=TEMPLATE applies kubectl's JSONPath template to the -o json
-        /// document).
-        #[arg(short = 'o', long = "output", value_name = "FORMAT",
-              value_parser = FormatParser::<TableFormat>::new("snapshots list"))]
-        output: Option<TableFormat>,
-
-        /// No header row (table and wide; name, json and jsonpath have none).
-        #[arg(long)]
-        no_headers: bool,
-    },
+    List(ListArgs),
     /// Show one snapshot: metadata, history and the inventory (formats: yaml, json).
     Show {
         /// An id or unique prefix, `latest` or `latest~N`.

@@ -161,6 +161,15 @@ fn snapshots_list_takes_a_jsonpath_template() {
         ""
     );
     errors_of("snapshots list", |a| run(a));
+    // `clinv snapshots` alone takes the same template.
+    let template = r#"jsonpath={range [*]}{.id}{"\n"}{end}"#;
+    assert_eq!(
+        fx.in_project(&["snapshots", "-o", template])
+            .run()
+            .ok()
+            .stdout,
+        run(&["-o", template]).ok().stdout
+    );
 }
 
 fn updates_take_a_jsonpath_template() {
@@ -239,6 +248,25 @@ fn no_headers_is_honoured_by_every_table() {
             .run()
     };
     no_headers("snapshots list", &list, "DOMAIN ", 1, 3);
+    // `clinv snapshots` alone is `snapshots list`, with its flags (also before `list`).
+    let bare = |extra: &[&str]| fx.in_project(&[&["snapshots"][..], extra].concat()).run();
+    no_headers("snapshots", &bare, "DOMAIN ", 1, 3);
+    assert_eq!(
+        bare(&["--no-headers", "-o", "wide", "list"]).ok().stdout,
+        list(&["--no-headers", "-o", "wide"]).ok().stdout
+    );
+    assert_eq!(
+        bare(&["--state", "pending", "-o", "name"]).ok().stdout,
+        list(&["--state", "pending", "-o", "name"]).ok().stdout
+    );
+    // Before another subcommand they are a usage error, not silently dropped.
+    let r = bare(&["--no-headers", "verify"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "[error] clinv snapshots: --state, -o and --no-headers before a subcommand other than list belong to `snapshots list`; give the subcommand's own flags after it\n"
+    );
+    assert!(r.stdout.is_empty());
 }
 
 fn no_headers_is_accepted_only_where_a_table_prints() {
