@@ -29,10 +29,12 @@ enum Node {
     Range(Expr, Vec<Node>),
 }
 
+/// One level of the template while it is parsed: the open range (its expression and
+/// where its `{` is; none at the top) and the nodes collected so far.
+type Level = (Option<(Expr, usize)>, Vec<Node>);
+
 #[derive(Debug, Clone, PartialEq)]
 struct Expr {
-    /// The expression as written (kubectl's form), for messages.
-    written: String,
     query: JpQuery,
 }
 
@@ -62,8 +64,7 @@ impl Template {
             column: column(byte),
             message,
         };
-        // The stack of open ranges: the expression and the nodes collected so far.
-        let mut stack: Vec<(Option<(Expr, usize)>, Vec<Node>)> = vec![(None, Vec::new())];
+        let mut stack: Vec<Level> = vec![(None, Vec::new())];
         let mut text = String::new();
         let mut at = 0;
         while at < source.len() {
@@ -183,10 +184,10 @@ fn print_value(value: &Value, out: &mut String) {
 impl Expr {
     fn eval<'a>(&self, current: &'a Value) -> Result<Vec<&'a Value>, String> {
         let found = run(&self.query, current);
-        if found.is_empty() {
-            if let Some(why) = self.why_empty(current) {
-                return Err(why);
-            }
+        if found.is_empty()
+            && let Some(why) = self.why_empty(current)
+        {
+            return Err(why);
         }
         Ok(found)
     }
@@ -309,10 +310,7 @@ fn parse_expr(
         let at = origin.get(byte).copied().unwrap_or(written.len());
         err(at, format!("invalid expression '{written}'"))
     })?;
-    Ok(Expr {
-        written: written.to_string(),
-        query,
-    })
+    Ok(Expr { query })
 }
 
 /// kubectl's expression syntax in RFC 9535 form, with the offset in `written` of each
