@@ -15,6 +15,9 @@ use jsonpath_rust::parser::parse_json_path;
 use jsonpath_rust::query::js_path_process;
 use serde_json::Value;
 
+/// Ranges nested deeper than this are refused (rendering recurses once per level).
+const MAX_RANGES: usize = 32;
+
 /// A parsed `jsonpath=` template; [`Template::source`] is what the user wrote.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {
@@ -102,6 +105,9 @@ impl Template {
             {
                 let expr_at = action_at + 5 + (expr.len() - expr.trim_start().len());
                 let expr = parse_expr(expr.trim(), |byte, m| err(expr_at + byte, m))?;
+                if stack.len() > MAX_RANGES {
+                    return Err(err(start, format!("more than {MAX_RANGES} nested ranges")));
+                }
                 stack.push((Some((expr, start)), Vec::new()));
             } else if action.starts_with(['"', '\'']) {
                 let literal =
@@ -532,6 +538,35 @@ mod tests {
         );
         // A field some inputs have prints those.
         assert_eq!(render("{.items[*].version}").unwrap(), "1.19.2");
+    }
+
+    proptest::proptest! {
+        /// Whatever the template, parsing and rendering return, never panic.
+        #[test]
+        fn any_template_parses_or_says_why(t in "[{}\\[\\]().@$?*\"'\\\\=<a-z0-9 é,:!&|-]{0,40}") {
+            if let Ok(template) = Template::parse(&t) {
+                let _ = template.render(&doc());
+            }
+        }
+
+        /// The same for templates built from the dialect's pieces, which mostly parse.
+        #[test]
+        fn any_template_of_pieces_parses_or_says_why(t in "(\\{(\\.[a-zé]{1,3}|\\[[0-9*:-]{1,3}\\]|\\.\\.|\\[\\?\\(@\\.[a-z]{1,2}==\"[a-z]\"\\)\\]|range |end|\\$|\"é\\\\n\"| ){1,4}\\}|[a-zé ]{0,3}){1,6}") {
+            if let Ok(template) = Template::parse(&t) {
+                let _ = template.render(&doc());
+            }
+        }
+    }
+
+    #[test]
+    fn deeply_nested_ranges_are_refused() {
+        let deep = format!("{}{}", "{range $}".repeat(33), "{end}".repeat(33));
+        assert_eq!(
+            Template::parse(&deep).unwrap_err().to_string(),
+            "more than 32 nested ranges at column 289"
+        );
+        let ok = format!("{}x{}", "{range $}".repeat(32), "{end}".repeat(32));
+        assert_eq!(Template::parse(&ok).unwrap().render(&doc()).unwrap(), "x");
     }
 
     #[test]
