@@ -8,7 +8,8 @@ pub mod exit {
     pub const OK: i32 = 0;
     /// Invalid input, a refused render, or any other failure of the command itself.
     pub const FAILURE: i32 = 1;
-    /// Usage error: unknown flag, bad flag value, unsupported output format.
+    /// Usage error: unknown flag, bad flag value, unsupported output format, a
+    /// `-o jsonpath=` template that does not parse.
     pub const USAGE: i32 = 2;
     /// Not recorded: `publish` neither applied nor recorded the inventory (always), or
     /// applied it but could not record it (with `--strict`).

@@ -14,8 +14,8 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success (fail-soft commands also exit 0 after a warning)
   1  invalid input, a refused render, or a failed command
-  2  usage error (unknown flag, bad value, unsupported -o format, a --kubeconfig or
-     --context that names nothing)
+  2  usage error (unknown flag, bad value, unsupported -o format, a jsonpath template
+     that does not parse, a --kubeconfig or --context that names nothing)
   3-10  with --strict, why publish/replay/status/agent could not deliver: 3 no kubeconfig,
      4 unusable kubeconfig or context, 5 unreachable, 6 unauthorized (401), 7 forbidden
      (403), 8 conflict with another field manager, 9 server error (5xx), 10 rejected
