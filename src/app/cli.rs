@@ -122,12 +122,12 @@ impl Formats for TableFormat {
             return Ok(Some(format.clone()));
         }
         match text.split_once('=') {
+            _ if text == "jsonpath" || text == "jsonpath=" => {
+                Err("jsonpath needs a template: -o jsonpath='{...}'".to_string())
+            }
             Some(("jsonpath", template)) => Template::parse(template)
                 .map(|t| Some(TableFormat::JsonPath(t)))
                 .map_err(|e| format!("invalid jsonpath template '{template}': {e}")),
-            None if text == "jsonpath" => {
-                Err("jsonpath needs a template: -o jsonpath='{...}'".to_string())
-            }
             _ => Ok(None),
         }
     }

@@ -75,12 +75,14 @@ fn errors_of(command: &str, run: impl Fn(&[&str]) -> Run) {
         );
         assert!(r.stdout.is_empty());
     }
-    let r = run(&["-o", "jsonpath"]);
-    assert_eq!(r.code, 2);
-    assert_eq!(
-        r.stderr,
-        format!("[error] clinv {command}: jsonpath needs a template: -o jsonpath='{{...}}'\n")
-    );
+    for bare in ["jsonpath", "jsonpath="] {
+        let r = run(&["-o", bare]);
+        assert_eq!(r.code, 2);
+        assert_eq!(
+            r.stderr,
+            format!("[error] clinv {command}: jsonpath needs a template: -o jsonpath='{{...}}'\n")
+        );
+    }
     let r = run(&["-o", "jsonpath-file=x"]);
     assert_eq!(r.code, 2);
     assert_eq!(
