@@ -349,10 +349,6 @@ fn to_rfc(written: &str) -> Result<(String, Vec<usize>), (usize, String)> {
                 }
                 let (name, next) = field(written, i);
                 if name.is_empty() {
-                    // `{.}` is the current object, `{.[0]}` its first element.
-                    if matches!(bytes.get(i), Some(b'[') | None) {
-                        continue;
-                    }
                     return Err((i, "expected a field name".to_string()));
                 }
                 if name == "*" {
@@ -493,11 +489,8 @@ mod tests {
         );
         assert_eq!(render("{'x'}").unwrap(), "x");
         assert_eq!(render("plain").unwrap(), "plain");
-        assert_eq!(
-            render("{.items[0].labels.}").unwrap(),
-            r#"{"app.kubernetes.io/name":"c"}"#
-        );
-        assert_eq!(render("{.[0]}").unwrap_err(), "[0]: not an array");
+        assert_eq!(render("{$[0]}").unwrap_err(), "[0]: not an array");
+        assert_eq!(render("{@.domain}").unwrap(), "lab.example");
     }
 
     #[test]
@@ -591,6 +584,8 @@ mod tests {
             r"unknown escape \q in string at column 4"
         );
         assert_eq!(err("{.a.,}"), "expected a field name at column 5");
+        // kubectl has no `{.}`: the whole object is `{$}` or `{@}`.
+        assert_eq!(err("{.}"), "expected a field name at column 3");
         assert!(
             err("{.items[?(@.x==]}").starts_with("invalid expression '.items[?(@.x==]' at column "),
             "{}",

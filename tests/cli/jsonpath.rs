@@ -121,8 +121,8 @@ fn addons_take_a_jsonpath_template() {
     assert_eq!(out("{.addons[-1:].name}"), "local-path-provisioner");
     // Fields only some addons have: those print (kubectl's rule).
     assert_eq!(out("{..version}"), "1.19.2 3.12.2");
-    // Objects print as compact JSON in the document's order; {.} is the whole document.
-    assert_eq!(out("{.}"), serde_json::to_string(&json).unwrap());
+    // Objects print as compact JSON in the document's order; {$} is the whole document.
+    assert_eq!(out("{$}"), serde_json::to_string(&json).unwrap());
     assert_eq!(
         out("{.addons[1]}"),
         serde_json::to_string(&json["addons"][1]).unwrap()
@@ -151,7 +151,7 @@ fn snapshots_list_takes_a_jsonpath_template() {
         .map(|r| r["id"].as_str().unwrap())
         .collect();
     assert_eq!(lab.len(), 1);
-    assert_eq!(out(r#"{.[?(@.domain=="lab.acme.example")].id}"#), lab[0]);
+    assert_eq!(out(r#"{[?(@.domain=="lab.acme.example")].id}"#), lab[0]);
     assert_eq!(out("{[*].state}"), "pending pending pending", "{}", json);
     assert_eq!(out("{[0].target.context}"), "offline");
     // --state still selects before the template.
@@ -231,7 +231,7 @@ fn no_headers(command: &str, run: &dyn Fn(&[&str]) -> Run, header: &str, skip: u
         assert!(full.contains(header), "{command} -o {format}: {full}");
         assert!(!bare.contains(header), "{command} -o {format}: {bare}");
     }
-    for format in ["name", "json", "jsonpath={.}"] {
+    for format in ["name", "json", "jsonpath={$}"] {
         assert_eq!(
             run(&["-o", format, "--no-headers"]).ok().stdout,
             run(&["-o", format]).ok().stdout,
