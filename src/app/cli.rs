@@ -352,10 +352,22 @@ pub enum Command {
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
     Drift(StatusArgs),
 
-    /// Print a shell completion script.
+    /// Print the shell's completion script: on each TAB it asks clinv for the candidates
+    /// (commands, flags, each command's -o formats, domains, snapshot ids and references).
+    ///
+    /// The same script as `COMPLETE=SHELL clinv`. Load it at shell start-up, so that it
+    /// always matches the installed clinv: bash `source <(clinv completions bash)` in
+    /// ~/.bashrc, zsh `source <(clinv completions zsh)` in ~/.zshrc, fish `clinv
+    /// completions fish | source` in ~/.config/fish/config.fish. --static prints the
+    /// older self-contained script instead (no domains or snapshot ids).
     Completions {
         /// The shell to generate for.
         shell: clap_complete::Shell,
+
+        /// A self-contained script that never calls clinv: commands, flags and formats
+        /// only.
+        #[arg(long = "static")]
+        static_script: bool,
 
         #[command(flatten)]
         no_cluster: NoClusterArgs,
@@ -547,8 +559,13 @@ pub struct ReplayArgs {
 
     /// Replay every domain that has snapshots in the store, each to its own cluster (as
     /// publish --domain D chooses it), in parallel, all within one --timeout; a table of
-    /// the outcomes ends the run.
-    #[arg(long, conflicts_with = "domain")]
+    /// the outcomes ends the run. `-A`/`--all-domains` as kubectl's `-A`.
+    #[arg(
+        short = 'A',
+        long,
+        visible_alias = "all-domains",
+        conflicts_with = "domain"
+    )]
     pub all: bool,
 
     #[command(flatten)]

@@ -12,6 +12,7 @@ mod addons;
 mod agent;
 mod audit;
 mod browser;
+mod completion;
 mod contract;
 mod diff;
 #[cfg(feature = "gitops")]
@@ -43,6 +44,7 @@ fn main() -> std::process::ExitCode {
         addons::tests(),
         agent::tests(),
         audit::tests(),
+        completion::tests(),
         contract::tests(),
         diff::tests(),
         history::tests(),
@@ -69,6 +71,7 @@ fn main() -> std::process::ExitCode {
     cases.push(gitops::git_ssh::tests());
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Chromium => browser::present(),
+        harness::Need::Bash => completion::bash(),
         harness::Need::Root => hostile::root(),
         harness::Need::Tmpfs => hostile::tmpfs(),
         harness::Need::NoServiceAccount => agent::outside_a_pod(),
