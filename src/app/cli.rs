@@ -19,7 +19,8 @@ Exit codes:
   3-10  with --strict, why publish/replay/status/agent could not deliver: 3 no kubeconfig,
      4 unusable kubeconfig or context, 5 unreachable, 6 unauthorized (401), 7 forbidden
      (403), 8 conflict with another field manager, 9 server error (5xx), 10 rejected
-  11 publish neither applied nor recorded the inventory (always, even without --strict)
+  11 publish neither applied nor recorded the inventory, or commit could not record its
+     render (always, even without --strict)
   12-15  with --strict: 12 another domain's inventory is live there (domain-mismatch),
      13 the target holds an inventory rendered later (clock skew; --allow-older),
      14 managed by GitOps (Flux, Argo CD: clinv commit is the channel), 15 the server's
@@ -272,8 +273,12 @@ pub enum Command {
     /// exit with the code of their reason (see the README).
     Publish(PublishArgs),
 
-    /// Show the `lo status` inventory block read from the live cluster (formats: text,
-    /// json: {source, snapshot, inventory}).
+    /// Show the `lo status` inventory block read from the live cluster, with the domain's
+    /// delivery: source, ages, last apply, queue (formats: text, json: schemaVersion 2).
+    ///
+    /// When the cluster cannot be read, the newest stored snapshot of the domain is shown
+    /// instead, and the output says so ("from snapshot ID"). Ages are kubectl's (3h, 2d5h);
+    /// JSON has the absolute RFC 3339 times.
     Status(StatusOutArgs),
 
     /// Deliver queued snapshots: apply the newest pending one per domain, supersede the rest.
@@ -285,9 +290,12 @@ pub enum Command {
 
     /// Commit the inventory into a GitOps repository (Flux / Argo CD) with git2.
     ///
-    /// Writes <path>/clusterinventory.crd.yaml, clusterinventory.yaml and kustomization.yaml
-    /// (default path clusters/<domain>/inventory) and commits them on the branch, unless the
-    /// branch already holds the same inventory ("up to date") or a newer one.
+    /// Renders the project as it is now and records it in the snapshot store first (for
+    /// Git only; the store's newest snapshot when that holds the same inventory), or with
+    /// --snapshot takes a stored one; says which. Writes <path>/clusterinventory.crd.yaml,
+    /// clusterinventory.yaml and kustomization.yaml (default path
+    /// clusters/<domain>/inventory) and commits them on the branch, unless the branch
+    /// already holds the same inventory ("up to date") or a newer one.
     #[cfg(feature = "gitops")]
     Commit(CommitArgs),
 
@@ -670,7 +678,8 @@ pub struct CommitArgs {
     #[arg(long, value_name = "B")]
     pub branch: Option<String>,
 
-    /// Snapshot to commit (default: the newest; one is rendered and recorded if none).
+    /// Commit this snapshot of the store (latest, latest~N, an id) instead of rendering
+    /// the project; required without a project (--snapshots alone).
     #[arg(long, value_name = "ID")]
     pub snapshot: Option<String>,
 
@@ -770,9 +779,9 @@ pub struct ListArgs {
     #[arg(long, value_name = "S")]
     pub state: Option<crate::store::State>,
 
-    /// Output format (default: table; wide adds SPECHASH, LOK8S and TOOL; name prints
-    /// DOMAIN/ID; jsonpath=TEMPLATE applies kubectl's JSONPath template to the -o json
-    /// document).
+    /// Output format (default: table with an AGE column; wide adds the absolute
+    /// RECORDED and RENDERED times, SPECHASH, LOK8S and TOOL; name prints DOMAIN/ID;
+    /// jsonpath=TEMPLATE applies kubectl's JSONPath template to the -o json document).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<TableFormat>::new("snapshots list"))]
     pub output: Option<TableFormat>,

@@ -35,6 +35,7 @@ mod secrets;
 mod selection;
 mod store;
 mod store_v2;
+mod times;
 mod updates;
 mod v1;
 
@@ -61,6 +62,7 @@ fn main() -> std::process::ExitCode {
         selection::tests(),
         store::tests(),
         store_v2::tests(),
+        times::tests(),
         updates::tests(),
     ];
     #[cfg(feature = "gitops")]
