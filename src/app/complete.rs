@@ -419,6 +419,11 @@ mod tests {
             "clinv status domain",
             "clinv updates domain",
             "clinv updates index",
+            // The tables' -o: `jsonpath=` instead of `jsonpath=TEMPLATE`.
+            "clinv addons output",
+            "clinv snapshots output",
+            "clinv snapshots list output",
+            "clinv updates output",
         ];
         if cfg!(feature = "gitops") {
             want.extend(["clinv commit domain", "clinv commit snapshot"]);
