@@ -8,7 +8,8 @@ pub mod exit {
     pub const OK: i32 = 0;
     /// Invalid input, a refused render, or any other failure of the command itself.
     pub const FAILURE: i32 = 1;
-    /// Usage error: unknown flag, bad flag value, unsupported output format.
+    /// Usage error: unknown flag, bad flag value, unsupported output format, a
+    /// `-o jsonpath=` template that does not parse.
     pub const USAGE: i32 = 2;
     /// Not recorded: `publish` neither applied nor recorded the inventory (always), or
     /// applied it but could not record it (with `--strict`).
@@ -143,6 +144,11 @@ pub enum Error {
     /// names the origin and the field.
     #[error("{origin}: {message}")]
     InvalidInventory { origin: String, message: String },
+    /// `-o jsonpath=TEMPLATE` that cannot be applied to the document (a field none of
+    /// its inputs has, an index out of bounds); kubectl's wording.
+    #[error("error executing jsonpath \"{template}\": {message}")]
+    JsonPath { template: String, message: String },
+
     /// A reference (`clinv diff A B`) that names nothing clinv can read here.
     #[error("{0}")]
     Reference(String),
@@ -252,6 +258,7 @@ impl Error {
             | Error::IndexUnavailable { .. }
             | Error::InvalidInventory { .. }
             | Error::Reference(_)
+            | Error::JsonPath { .. }
             | Error::NoSnapshot(_)
             | Error::NoHistory(_)
             | Error::Damaged(_)

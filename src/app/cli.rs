@@ -1,6 +1,7 @@
 //! Command-line interface: clap types only. They are turned into [`crate::app::settings`]
 //! once and go no deeper than the command functions.
 
+use crate::app::jsonpath::Template;
 use crate::app::output::ColorChoice;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
@@ -13,8 +14,8 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  success (fail-soft commands also exit 0 after a warning)
   1  invalid input, a refused render, or a failed command
-  2  usage error (unknown flag, bad value, unsupported -o format, a --kubeconfig or
-     --context that names nothing)
+  2  usage error (unknown flag, bad value, unsupported -o format, a jsonpath template
+     that does not parse, a --kubeconfig or --context that names nothing)
   3-10  with --strict, why publish/replay/status/agent could not deliver: 3 no kubeconfig,
      4 unusable kubeconfig or context, 5 unreachable, 6 unauthorized (401), 7 forbidden
      (403), 8 conflict with another field manager, 9 server error (5xx), 10 rejected
@@ -86,14 +87,51 @@ pub enum DocFormat {
 }
 
 /// `-o` of the commands that print a table: addons, snapshots list, updates — kubectl's
-/// `wide` (more columns) and `name` (one name per line) included.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+/// `wide` (more columns), `name` (one name per line) and `jsonpath=TEMPLATE` (the
+/// template applied to the command's `-o json` document) included.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum TableFormat {
     #[default]
     Table,
     Wide,
     Name,
     Json,
+    JsonPath(Template),
+}
+
+impl TableFormat {
+    const PLAIN: [(&'static str, TableFormat); 4] = [
+        ("table", TableFormat::Table),
+        ("wide", TableFormat::Wide),
+        ("name", TableFormat::Name),
+        ("json", TableFormat::Json),
+    ];
+}
+
+impl Formats for TableFormat {
+    fn possible_values() -> Vec<PossibleValue> {
+        let mut values: Vec<PossibleValue> = Self::PLAIN
+            .iter()
+            .map(|(name, _)| PossibleValue::new(*name))
+            .collect();
+        values.push(PossibleValue::new("jsonpath=TEMPLATE"));
+        values
+    }
+
+    fn parse_format(text: &str) -> Result<Option<TableFormat>, String> {
+        if let Some((_, format)) = Self::PLAIN.iter().find(|(name, _)| *name == text) {
+            return Ok(Some(format.clone()));
+        }
+        match text.split_once('=') {
+            _ if text == "jsonpath" || text == "jsonpath=" => {
+                Err("jsonpath needs a template: -o jsonpath='{...}'".to_string())
+            }
+            Some(("jsonpath", template)) => Template::parse(template)
+                .map(|t| Some(TableFormat::JsonPath(t)))
+                .map_err(|e| format!("invalid jsonpath template '{template}': {e}")),
+            _ => Ok(None),
+        }
+    }
 }
 
 /// `-o` of `clinv log`.
@@ -115,6 +153,38 @@ pub enum DiffFormat {
     Unified,
 }
 
+/// One command's `-o` values: the names help lists and how a value is read. A plain
+/// [`ValueEnum`] is one; [`TableFormat`] adds `jsonpath=TEMPLATE`.
+pub trait Formats: Sized + Clone + Send + Sync + 'static {
+    /// The formats, in the order help and errors list them.
+    fn possible_values() -> Vec<PossibleValue>;
+    /// `text` as one of the formats: `Ok(None)` when it is none of them, an error when
+    /// it names one with an unusable argument (a template that does not parse).
+    ///
+    /// # Errors
+    /// What is wrong with the argument.
+    fn parse_format(text: &str) -> Result<Option<Self>, String>;
+}
+
+impl<E: ValueEnum + Clone + Send + Sync + 'static> Formats for E {
+    fn possible_values() -> Vec<PossibleValue> {
+        E::value_variants()
+            .iter()
+            .filter_map(ValueEnum::to_possible_value)
+            .collect()
+    }
+
+    fn parse_format(text: &str) -> Result<Option<E>, String> {
+        Ok(E::value_variants()
+            .iter()
+            .find(|v| {
+                v.to_possible_value()
+                    .is_some_and(|p| p.matches(text, false))
+            })
+            .cloned())
+    }
+}
+
 /// Parses one command's `-o` enum; a value it does not list is a usage error that names
 /// the command and its formats (kept in the error's `Custom` context for
 /// [`unsupported_format`]).
@@ -133,7 +203,7 @@ impl<E> FormatParser<E> {
     }
 }
 
-impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for FormatParser<E> {
+impl<E: Formats> TypedValueParser for FormatParser<E> {
     type Value = E;
 
     fn parse_ref(
@@ -143,17 +213,19 @@ impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for FormatPa
         value: &OsStr,
     ) -> Result<E, clap::Error> {
         let text = value.to_string_lossy();
-        if let Some(found) = E::value_variants().iter().find(|v| {
-            v.to_possible_value()
-                .is_some_and(|p| p.matches(&text, false))
-        }) {
-            return Ok(found.clone());
-        }
-        let names: Vec<String> = E::value_variants()
+        let names: Vec<String> = E::possible_values()
             .iter()
-            .filter_map(|v| v.to_possible_value())
             .map(|p| p.get_name().to_string())
             .collect();
+        let message = match E::parse_format(&text) {
+            Ok(Some(found)) => return Ok(found),
+            Ok(None) => format!(
+                "clinv {}: unsupported output format '{text}' (supported: {})",
+                self.command,
+                names.join(", ")
+            ),
+            Err(why) => format!("clinv {}: {why}", self.command),
+        };
         let mut err = clap::Error::new(ErrorKind::InvalidValue).with_cmd(cmd);
         let arg = arg.map_or_else(|| "--output".to_string(), ToString::to_string);
         err.insert(ContextKind::InvalidArg, ContextValue::String(arg));
@@ -161,27 +233,13 @@ impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for FormatPa
             ContextKind::InvalidValue,
             ContextValue::String(text.to_string()),
         );
-        err.insert(
-            ContextKind::ValidValue,
-            ContextValue::Strings(names.clone()),
-        );
-        err.insert(
-            ContextKind::Custom,
-            ContextValue::String(format!(
-                "clinv {}: unsupported output format '{text}' (supported: {})",
-                self.command,
-                names.join(", ")
-            )),
-        );
+        err.insert(ContextKind::ValidValue, ContextValue::Strings(names));
+        err.insert(ContextKind::Custom, ContextValue::String(message));
         Err(err)
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(
-            E::value_variants()
-                .iter()
-                .filter_map(ValueEnum::to_possible_value),
-        ))
+        Some(Box::new(E::possible_values().into_iter()))
     }
 }
 
@@ -204,7 +262,8 @@ pub enum Command {
     /// Print the ClusterInventory CRD (formats: yaml, json).
     Crd(CrdArgs),
 
-    /// List the addons a domain deploys, like `lo addons --detail` (formats: table, json).
+    /// List the addons a domain deploys, like `lo addons --detail` (formats: table, wide,
+    /// name, json, jsonpath).
     Addons(AddonsArgs),
 
     /// Render the inventory and server-side apply the CRD and the CR (field manager lok8s).
@@ -251,7 +310,8 @@ pub enum Command {
     /// touching .lok8s/addons, else now — so one commit always gives the same bytes.
     Index(IndexArgs),
 
-    /// List the addons that have a newer version in the addon index (formats: table, json).
+    /// List the addons that have a newer version in the addon index (formats: table, wide,
+    /// name, json, jsonpath).
     ///
     /// Compares the live inventory when the cluster is reachable, else the newest
     /// snapshot, else the locally rendered one (or --from FILE), against --index FILE|URL. SemVer with or without a
@@ -464,12 +524,14 @@ pub struct AddonsArgs {
     #[command(flatten)]
     pub domain: DomainArgs,
 
-    /// Output format (default: table; wide adds SOURCE; name prints the addon names).
+    /// Output format (default: table; wide adds SOURCE; name prints the addon names;
+    /// jsonpath=TEMPLATE applies kubectl's JSONPath template to the -o json document).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<TableFormat>::new("addons"))]
     pub output: Option<TableFormat>,
 
-    /// Only the rows: no title, header or closing hint (table and wide).
+    /// Only the rows: no title, header or closing hint (table and wide; name, json and
+    /// jsonpath have none).
     #[arg(long)]
     pub no_headers: bool,
 }
@@ -706,28 +768,38 @@ pub struct SnapshotsArgs {
     #[arg(long, value_name = "D", global = true)]
     pub domain: Option<String>,
 
+    /// `clinv snapshots` alone is `clinv snapshots list`, with its flags (before any other
+    /// subcommand they are a usage error).
+    #[command(flatten)]
+    pub list: ListArgs,
+
     #[command(subcommand)]
     pub command: Option<SnapshotsCommand>,
 }
 
+/// The flags of `clinv snapshots [list]`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ListArgs {
+    /// Only snapshots in this state.
+    #[arg(long, value_name = "S")]
+    pub state: Option<crate::store::State>,
+
+    /// Output format (default: table with an AGE column; wide adds the absolute
+    /// RECORDED and RENDERED times, SPECHASH, LOK8S and TOOL; name prints DOMAIN/ID;
+    /// jsonpath=TEMPLATE applies kubectl's JSONPath template to the -o json document).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<TableFormat>::new("snapshots list"))]
+    pub output: Option<TableFormat>,
+
+    /// No header row (table and wide; name, json and jsonpath have none).
+    #[arg(long)]
+    pub no_headers: bool,
+}
+
 #[derive(Debug, Clone, Subcommand)]
 pub enum SnapshotsCommand {
-    /// List snapshots, newest first (formats: table, json).
-    List {
-        /// Only snapshots in this state.
-        #[arg(long, value_name = "S")]
-        state: Option<crate::store::State>,
-
-        /// Output format (default: table with an AGE column; wide adds the absolute
-        /// RECORDED and RENDERED times, SPECHASH, LOK8S and TOOL; name prints DOMAIN/ID).
-        #[arg(short = 'o', long = "output", value_name = "FORMAT",
-              value_parser = FormatParser::<TableFormat>::new("snapshots list"))]
-        output: Option<TableFormat>,
-
-        /// No header row (table and wide).
-        #[arg(long)]
-        no_headers: bool,
-    },
+    /// List snapshots, newest first (formats: table, wide, name, json, jsonpath).
+    List(ListArgs),
     /// Show one snapshot: metadata, history and the inventory (formats: yaml, json).
     Show {
         /// An id or unique prefix, `latest` or `latest~N`.
@@ -828,12 +900,13 @@ pub struct UpdatesArgs {
     pub limits: ClusterArgs,
 
     /// Output format (default: table; wide adds COMPARED, where the current version was
-    /// read; name prints the addon names).
+    /// read; name prints the addon names; jsonpath=TEMPLATE applies kubectl's JSONPath
+    /// template to the -o json document).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<TableFormat>::new("updates"))]
     pub output: Option<TableFormat>,
 
-    /// No header row (table and wide).
+    /// No header row (table and wide; name, json and jsonpath have none).
     #[arg(long)]
     pub no_headers: bool,
 }
@@ -931,7 +1004,7 @@ mod tests {
         assert_eq!(
             unsupported_format(&err),
             Some(
-                "clinv snapshots list: unsupported output format 'yaml' (supported: table, wide, name, json)"
+                "clinv snapshots list: unsupported output format 'yaml' (supported: table, wide, name, json, jsonpath=TEMPLATE)"
             )
         );
         // -o belongs to the command: not before it, and not on one that prints no data.
@@ -945,6 +1018,32 @@ mod tests {
         assert!(
             help.contains("yaml") && !help.contains("markdown"),
             "{help}"
+        );
+    }
+
+    #[test]
+    fn tables_take_a_jsonpath_template_and_reject_a_bad_one() {
+        let cli =
+            Cli::try_parse_from(["clinv", "addons", "-o", "jsonpath={.addons[*].name}"]).unwrap();
+        let Command::Addons(args) = cli.command else {
+            panic!("not addons")
+        };
+        let Some(TableFormat::JsonPath(template)) = args.output else {
+            panic!("{:?}", args.output)
+        };
+        assert_eq!(template.source(), "{.addons[*].name}");
+        let err = Cli::try_parse_from(["clinv", "updates", "--index", "i", "-o", "jsonpath={.a"])
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidValue);
+        assert_eq!(
+            unsupported_format(&err),
+            Some("clinv updates: invalid jsonpath template '{.a': unclosed action at column 1")
+        );
+        // Only the tables have it.
+        let err = Cli::try_parse_from(["clinv", "crd", "-o", "jsonpath={.a}"]).unwrap_err();
+        assert_eq!(
+            unsupported_format(&err),
+            Some("clinv crd: unsupported output format 'jsonpath={.a}' (supported: yaml, json)")
         );
     }
 }

@@ -3,7 +3,8 @@
 //! The shell's registration script (`source <(COMPLETE=bash clinv)`, or
 //! `clinv completions bash`) calls `COMPLETE=bash clinv -- WORDS…` on each TAB;
 //! [`respond`] answers that before anything else runs. Besides the subcommands, flags
-//! and each command's `-o` formats (its value enum), it completes from the disk:
+//! and each command's `-o` formats (its value enum; a table's `jsonpath=TEMPLATE` is
+//! offered as `jsonpath=`), it completes from the disk:
 //!
 //! - `--domain`: the project's domains (`clusters/<d>/` with a cluster or deploy spec)
 //!   and the snapshot store's domain folders, whichever exist;
@@ -83,6 +84,11 @@ fn attach(mut cmd: clap::Command, path: &str) -> clap::Command {
             ("clinv snapshots show", "id") | ("clinv commit", "snapshot") => {
                 ArgValueCompleter::new(snapshot_refs)
             }
+            // The tables' formats, with `jsonpath=` to type the template after.
+            (
+                "clinv addons" | "clinv updates" | "clinv snapshots" | "clinv snapshots list",
+                "output",
+            ) => ArgValueCompleter::new(table_formats),
             // A file or a URL (typed in full): files.
             ("clinv updates" | "clinv agent", "index") => {
                 ArgValueCompleter::new(PathCompleter::file())
@@ -208,6 +214,22 @@ fn cwd() -> PathBuf {
 }
 
 /// Candidates for `--domain`.
+/// `-o` of a table: its formats as the parser lists them, `jsonpath=TEMPLATE` offered as
+/// `jsonpath=` (the template is the user's to type).
+fn table_formats(current: &OsStr) -> Vec<CompletionCandidate> {
+    use cli::Formats;
+    let typed = current.to_string_lossy();
+    cli::TableFormat::possible_values()
+        .iter()
+        .map(|p| match p.get_name().split_once('=') {
+            Some((name, _)) => CompletionCandidate::new(format!("{name}="))
+                .help(Some(p.get_name().to_string().into())),
+            None => CompletionCandidate::new(p.get_name()),
+        })
+        .filter(|c| c.get_value().to_string_lossy().starts_with(typed.as_ref()))
+        .collect()
+}
+
 fn domains(current: &OsStr) -> Vec<CompletionCandidate> {
     domain_candidates(Context::get(), &cwd(), &current.to_string_lossy())
 }
@@ -397,6 +419,11 @@ mod tests {
             "clinv status domain",
             "clinv updates domain",
             "clinv updates index",
+            // The tables' -o: `jsonpath=` instead of `jsonpath=TEMPLATE`.
+            "clinv addons output",
+            "clinv snapshots output",
+            "clinv snapshots list output",
+            "clinv updates output",
         ];
         if cfg!(feature = "gitops") {
             want.extend(["clinv commit domain", "clinv commit snapshot"]);

@@ -5,6 +5,7 @@
 pub mod cli;
 mod commands;
 mod complete;
+pub mod jsonpath;
 pub mod output;
 pub mod settings;
 pub mod table;

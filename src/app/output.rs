@@ -228,6 +228,21 @@ impl Printer {
     }
 }
 
+/// `-o jsonpath=TEMPLATE`: the template applied to `json`, the command's `-o json`
+/// document (the very text `-o json` prints, read back), as kubectl applies it to the
+/// object.
+///
+/// # Errors
+/// [`Error::JsonPath`] naming the template and the missing field.
+pub fn jsonpath(template: &crate::app::jsonpath::Template, json: &str) -> Result<String> {
+    let doc: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| Error::encode("JSON", e))?;
+    template.render(&doc).map_err(|message| Error::JsonPath {
+        template: template.source().to_string(),
+        message,
+    })
+}
+
 /// How a table prints: `-o wide` adds columns, `--no-headers` leaves out the header
 /// (and the addons view's title and closing hint).
 #[derive(Debug, Clone, Copy, Default)]

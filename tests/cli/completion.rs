@@ -453,15 +453,15 @@ fn formats_complete_per_command() {
         ),
         (
             &["clinv", "snapshots", "list", "-o", ""],
-            &["table", "wide", "name", "json"],
+            &["table", "wide", "name", "json", "jsonpath="],
         ),
         (
             &["clinv", "addons", "-o", ""],
-            &["table", "wide", "name", "json"],
+            &["table", "wide", "name", "json", "jsonpath="],
         ),
         (
             &["clinv", "updates", "-o", ""],
-            &["table", "wide", "name", "json"],
+            &["table", "wide", "name", "json", "jsonpath="],
         ),
         (
             &["clinv", "diff", "a", "b", "-o", ""],
@@ -477,6 +477,8 @@ fn formats_complete_per_command() {
         ),
         (&["clinv", "snapshots", "gc", "-o", ""], &["text", "json"]),
         (&["clinv", "snapshots", "list", "-o", "w"], &["wide"]),
+        (&["clinv", "addons", "-o", "js"], &["json", "jsonpath="]),
+        (&["clinv", "updates", "-o", "jsonpath={"], &[]),
         (&["clinv", "render", "--output=j"], &["--output=json"]),
         (&["clinv", "log", "-o", "m"], &["markdown"]),
     ] {
@@ -616,7 +618,7 @@ printf '%s\n' "${{COMPREPLY[@]}}"
     );
     assert_eq!(
         drive("clinv snapshots list -o "),
-        ["table", "wide", "name", "json"]
+        ["table", "wide", "name", "json", "jsonpath="]
     );
     assert_eq!(drive("clinv snaps"), ["snapshots"]);
 }

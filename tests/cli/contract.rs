@@ -330,7 +330,7 @@ fn every_data_command_takes_its_formats() {
         ),
         (
             &["addons", "-o", "yaml"],
-            "clinv addons: unsupported output format 'yaml' (supported: table, wide, name, json)",
+            "clinv addons: unsupported output format 'yaml' (supported: table, wide, name, json, jsonpath=TEMPLATE)",
         ),
     ] {
         let r = clinv(args).run();

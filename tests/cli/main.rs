@@ -25,6 +25,7 @@ mod hostile;
 mod https;
 mod index;
 mod interface;
+mod jsonpath;
 mod loopback_proxy;
 mod outcomes;
 mod reference;
@@ -52,6 +53,7 @@ fn main() -> std::process::ExitCode {
         hostile::tests(),
         index::tests(),
         interface::tests(),
+        jsonpath::tests(),
         outcomes::tests(),
         reference::tests(),
         render::tests(),

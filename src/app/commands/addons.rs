@@ -52,23 +52,29 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
             report_warnings(settings, &[warning])?;
             return Ok(exit::OK);
         }
-        (domain, View::Rows { kind, rows }) => match args.output.unwrap_or_default() {
-            TableFormat::Json => crate::inventory::render::to_json(&Json {
-                domain: &domain,
-                kind: &kind,
-                addons: &rows,
-            })?,
-            TableFormat::Name => output::names(rows.iter().map(|r| r.name.as_str())),
-            format => output::addons_table(
-                &domain,
-                &kind,
-                &rows,
-                output::TableStyle {
-                    wide: format == TableFormat::Wide,
-                    no_headers: args.no_headers,
-                },
-            ),
-        },
+        (domain, View::Rows { kind, rows }) => {
+            let json = || {
+                crate::inventory::render::to_json(&Json {
+                    domain: &domain,
+                    kind: &kind,
+                    addons: &rows,
+                })
+            };
+            match args.output.clone().unwrap_or_default() {
+                TableFormat::Json => json()?,
+                TableFormat::JsonPath(template) => output::jsonpath(&template, &json()?)?,
+                TableFormat::Name => output::names(rows.iter().map(|r| r.name.as_str())),
+                format => output::addons_table(
+                    &domain,
+                    &kind,
+                    &rows,
+                    output::TableStyle {
+                        wide: format == TableFormat::Wide,
+                        no_headers: args.no_headers,
+                    },
+                ),
+            }
+        }
     };
     settings.printer.data(&text)?;
     Ok(exit::OK)

@@ -1,17 +1,31 @@
 //! `clinv snapshots [list|show|verify|gc|export|import]`: the local store.
 
 use super::StoreOnly;
-use crate::app::cli::{DocFormat, SnapshotsArgs, SnapshotsCommand, TableFormat, TextFormat};
+use crate::app::cli::{
+    DocFormat, ListArgs, SnapshotsArgs, SnapshotsCommand, TableFormat, TextFormat,
+};
 use crate::app::output;
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
 use crate::inventory::render;
 use crate::store::gc::Finding;
-use crate::store::{Damage, Snapshot, State, StateRecord, Store};
+use crate::store::{Damage, Snapshot, StateRecord, Store};
 use serde::Serialize;
 use std::path::Path;
 
 pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
+    // `snapshots` alone is `snapshots list`: its flags may come before `list` too, and
+    // before any other subcommand they are a mistake.
+    let given = &args.list;
+    if (given.state.is_some() || given.output.is_some() || given.no_headers)
+        && !matches!(args.command, None | Some(SnapshotsCommand::List(_)))
+    {
+        return Err(Error::Usage(
+            "clinv snapshots: --state, -o and --no-headers before a subcommand other than list \
+             belong to `snapshots list`; give the subcommand's own flags after it"
+                .to_string(),
+        ));
+    }
     let opened = StoreOnly::open(settings)?;
     let store = &opened.store;
     // An explicit --domain must be one the store or the project knows ("did you mean").
@@ -21,22 +35,19 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     };
     let args = &SnapshotsArgs {
         domain: checked,
+        list: args.list.clone(),
         command: args.command.clone(),
     };
     match &args.command {
-        None => list(settings, store, args.domain.as_deref(), None, None, false),
-        Some(SnapshotsCommand::List {
-            state,
-            output,
-            no_headers,
-        }) => list(
-            settings,
-            store,
-            args.domain.as_deref(),
-            *state,
-            *output,
-            *no_headers,
-        ),
+        None => list(settings, store, args.domain.as_deref(), &args.list),
+        Some(SnapshotsCommand::List(flags)) => {
+            let flags = ListArgs {
+                state: flags.state.or(given.state),
+                output: flags.output.clone().or_else(|| given.output.clone()),
+                no_headers: flags.no_headers || given.no_headers,
+            };
+            list(settings, store, args.domain.as_deref(), &flags)
+        }
         Some(SnapshotsCommand::Show { id, output }) => {
             // An id is unique across domains; `latest` and `@DATE` need one domain, chosen
             // by the one selection rule.
@@ -80,19 +91,18 @@ fn warn_damage(settings: &Settings, damage: &[Damage]) {
     }
 }
 
-fn list(
-    settings: &Settings,
-    store: &Store,
-    domain: Option<&str>,
-    state: Option<State>,
-    output: Option<TableFormat>,
-    no_headers: bool,
-) -> Result<i32> {
-    let format = output.unwrap_or_default();
-    if format == TableFormat::Json {
+fn list(settings: &Settings, store: &Store, domain: Option<&str>, flags: &ListArgs) -> Result<i32> {
+    let (state, no_headers) = (flags.state, flags.no_headers);
+    let format = flags.output.clone().unwrap_or_default();
+    if let TableFormat::Json | TableFormat::JsonPath(_) = format {
         let (rows, damage) = store.list(domain, state)?;
         warn_damage(settings, &damage);
-        settings.printer.data(&render::to_json(&rows)?)?;
+        let json = render::to_json(&rows)?;
+        let text = match &format {
+            TableFormat::JsonPath(template) => output::jsonpath(template, &json)?,
+            _ => json,
+        };
+        settings.printer.data(&text)?;
         return Ok(exit::OK);
     }
     let (listings, damage) = store.listings(domain, state)?;

@@ -59,10 +59,10 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
             at => format!(" (generated {at})"),
         }
     ));
-    let text = match args.output.unwrap_or_default() {
-        TableFormat::Json => {
-            output::updates_json(compared.source.word(), &loaded.index.generated_at, &list)?
-        }
+    let json = || output::updates_json(compared.source.word(), &loaded.index.generated_at, &list);
+    let text = match args.output.clone().unwrap_or_default() {
+        TableFormat::Json => json()?,
+        TableFormat::JsonPath(template) => output::jsonpath(&template, &json()?)?,
         TableFormat::Name => output::names(list.iter().map(|u| u.name.as_str())),
         format => output::updates_table(
             &list,
