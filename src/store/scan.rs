@@ -16,6 +16,7 @@
 use super::journal::{self, MAX_LINE};
 use super::record::{Damage, Record, State};
 use super::segments::{Layout, open_read};
+use super::summary;
 use crate::delivery::Reason;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -111,6 +112,25 @@ fn pack_hex(s: &[u8]) -> Option<Str> {
     Some(Str(TAG_HEX << TAG_SHIFT | (s.len() as u64) << 56 | v))
 }
 
+/// `s` packed into 8 bytes (never 0) when it has a common shape (summaries store it so).
+pub(super) fn pack(s: &str) -> Option<u64> {
+    pack_time(s.as_bytes())
+        .or_else(|| pack_hex(s.as_bytes()))
+        .map(|p| p.0)
+}
+
+/// The string `v` was packed from (`None`: not a packed string).
+pub(super) fn unpack(v: u64) -> Option<Text<'static>> {
+    let s = Str(v);
+    if s.tag() == TAG_SPAN || (s.tag() == TAG_HEX && (s.payload() >> 56) as usize > HEX_MAX) {
+        return None;
+    }
+    match s.text("") {
+        Text::Inline(buf, len) => Some(Text::Inline(buf, len)),
+        Text::Borrowed(_) => None,
+    }
+}
+
 impl Str {
     fn tag(self) -> u64 {
         self.0 >> TAG_SHIFT
@@ -189,6 +209,37 @@ struct Row {
     reason: Option<Reason>,
     deleted: bool,
     committed: bool,
+}
+
+/// What one line of a segment gives a listing — all a listing needs of it, in line
+/// order. It is also what a segment's summary holds ([`super::summary`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Ev<'a> {
+    Snapshot(Snap<'a>),
+    State {
+        id: &'a str,
+        at: &'a str,
+        state: State,
+        reason: Option<Reason>,
+    },
+    Damage {
+        line: usize,
+        what: Cow<'a, str>,
+    },
+}
+
+/// A `snapshot` record as a listing reads it; `seq` is the effective tie-breaker (the
+/// line number for a version 1 record).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Snap<'a> {
+    pub id: &'a str,
+    pub at: &'a str,
+    pub rendered_at: &'a str,
+    pub seq: u64,
+    pub cluster: bool,
+    pub domain: &'a str,
+    pub target: Option<&'a str>,
+    pub cr: &'a str,
 }
 
 /// A state change read before its snapshot's record.
@@ -414,24 +465,38 @@ impl Listing {
         });
     }
 
-    fn snapshot(&mut self, line_no: usize, s: &SnapLine<'_>) {
-        if self.find(&s.id).is_some() {
+    /// One event of a line (read from the segment or from its summary), in line order.
+    pub(super) fn apply(&mut self, path: &Path, ev: &Ev<'_>) {
+        match ev {
+            Ev::Snapshot(s) => self.snapshot(s),
+            Ev::State {
+                id,
+                at,
+                state,
+                reason,
+            } => self.state(id, at, *state, *reason),
+            Ev::Damage { line, what } => self.damage(path, *line, what.to_string()),
+        }
+    }
+
+    fn snapshot(&mut self, s: &Snap<'_>) {
+        if self.find(s.id).is_some() {
             return; // imported twice: the first record wins
         }
         let i = self.rows.len() as u32;
-        let id = self.put(&s.id);
+        let id = self.put(s.id);
         let row = Row {
             id,
-            at: self.put(&s.at),
-            rendered_at: self.put(&s.rendered_at),
+            at: self.put(s.at),
+            rendered_at: self.put(s.rendered_at),
             cluster_at: NONE,
-            seq: s.seq.unwrap_or(line_no as u64),
-            domain: self.name(&s.domain, 0),
-            target: match &s.target {
-                Some(t) => self.name(&t.server, 1),
+            seq: s.seq,
+            domain: self.name(s.domain, 0),
+            target: match s.target {
+                Some(t) => self.name(t, 1),
                 None => u32::MAX,
             },
-            cr: self.name(&s.cr, 2),
+            cr: self.name(s.cr, 2),
             cluster_state: s.cluster.then_some(State::Pending),
             reason: None,
             deleted: false,
@@ -440,7 +505,7 @@ impl Listing {
         self.rows.push(row);
         self.index(i);
         if !self.early.is_empty()
-            && let Some(early) = self.early.remove(s.id.as_ref())
+            && let Some(early) = self.early.remove(s.id)
         {
             for e in early {
                 self.change(i as usize, &e.at, e.state, e.reason);
@@ -448,18 +513,14 @@ impl Listing {
         }
     }
 
-    fn state(&mut self, st: &StateLine<'_>) {
-        match self.find(&st.id) {
-            Some(i) => self.change(i as usize, &st.at, st.state, st.reason),
-            None => self
-                .early
-                .entry(st.id.to_string())
-                .or_default()
-                .push(Early {
-                    at: st.at.to_string(),
-                    state: st.state,
-                    reason: st.reason,
-                }),
+    fn state(&mut self, id: &str, at: &str, state: State, reason: Option<Reason>) {
+        match self.find(id) {
+            Some(i) => self.change(i as usize, at, state, reason),
+            None => self.early.entry(id.to_string()).or_default().push(Early {
+                at: at.to_string(),
+                state,
+                reason,
+            }),
         }
     }
 
@@ -671,12 +732,38 @@ fn decode_batch(lines: &[Vec<u8>]) -> Vec<Result<Light<'_>, String>> {
     journal::on_two_threads(lines, decode)
 }
 
-/// Feeds one file's lines to `listing` as [`journal::read_lines`] feeds a builder.
-/// Returns the number of complete lines and the bytes of an incomplete last one.
+/// The event of a decoded line (`None`: a line that adds nothing to a listing).
+fn event<'a>(line_no: usize, result: &'a Result<Light<'a>, String>) -> Option<Ev<'a>> {
+    match result {
+        Ok(Light::Snapshot(s)) => Some(Ev::Snapshot(Snap {
+            id: &s.id,
+            at: &s.at,
+            rendered_at: &s.rendered_at,
+            seq: s.seq.unwrap_or(line_no as u64),
+            cluster: s.cluster,
+            domain: &s.domain,
+            target: s.target.as_ref().map(|t| t.server.as_ref()),
+            cr: &s.cr,
+        })),
+        Ok(Light::State(st)) => Some(Ev::State {
+            id: &st.id,
+            at: &st.at,
+            state: st.state,
+            reason: st.reason,
+        }),
+        Ok(Light::Other) => None,
+        Err(what) => Some(Ev::Damage {
+            line: line_no,
+            what: Cow::Borrowed(what),
+        }),
+    }
+}
+
+/// Feeds one file's lines, as events, to `sink`, as [`journal::read_lines`] feeds a
+/// builder. Returns the number of complete lines and the bytes of an incomplete last one.
 fn read_file(
-    path: &Path,
     reader: impl std::io::Read,
-    listing: &mut Listing,
+    sink: &mut dyn FnMut(&Ev<'_>),
 ) -> std::io::Result<(usize, u64)> {
     let mut reader = std::io::BufReader::with_capacity(1 << 20, reader);
     // Reused line buffers: `pool[..count]` hold the batch, numbered by `numbers`.
@@ -686,22 +773,19 @@ fn read_file(
     let mut batch_bytes = 0;
     let mut line_no = 0;
     let mut line = Vec::with_capacity(4096);
-    let flush = |pool: &[Vec<u8>], numbers: &mut Vec<usize>, listing: &mut Listing| {
+    fn flush(pool: &[Vec<u8>], numbers: &mut Vec<usize>, sink: &mut dyn FnMut(&Ev<'_>)) {
         let decoded = decode_batch(pool);
-        for (no, result) in numbers.drain(..).zip(decoded) {
-            match result {
-                Ok(Light::Snapshot(s)) => listing.snapshot(no, &s),
-                Ok(Light::State(st)) => listing.state(&st),
-                Ok(Light::Other) => {}
-                Err(what) => listing.damage(path, no, what),
+        for (no, result) in numbers.drain(..).zip(&decoded) {
+            if let Some(ev) = event(no, result) {
+                sink(&ev);
             }
         }
-    };
+    }
     loop {
         line.clear();
         let (n, complete) = journal::read_line(&mut reader, &mut line)?;
         if n == 0 || !complete {
-            flush(&pool[..count], &mut numbers, listing);
+            flush(&pool[..count], &mut numbers, sink);
             return Ok(if n == 0 {
                 (line_no, 0)
             } else {
@@ -710,13 +794,12 @@ fn read_file(
         }
         line_no += 1;
         if n > MAX_LINE + 1 {
-            flush(&pool[..count], &mut numbers, listing);
+            flush(&pool[..count], &mut numbers, sink);
             (count, batch_bytes) = (0, 0);
-            listing.damage(
-                path,
-                line_no,
-                format!("line of {n} bytes is over the limit ({MAX_LINE})"),
-            );
+            sink(&Ev::Damage {
+                line: line_no,
+                what: Cow::Owned(format!("line of {n} bytes is over the limit ({MAX_LINE})")),
+            });
         } else if !line.is_empty() {
             if pool.len() == count {
                 pool.push(Vec::new());
@@ -726,46 +809,121 @@ fn read_file(
             numbers.push(line_no);
             batch_bytes += n;
             if count >= BATCH || batch_bytes >= BATCH_BYTES {
-                flush(&pool[..count], &mut numbers, listing);
+                flush(&pool[..count], &mut numbers, sink);
                 (count, batch_bytes) = (0, 0);
             }
         }
     }
 }
 
+/// The damage of an incomplete last line in a sealed segment.
+fn sealed_torn(lines: usize, torn: u64) -> Option<Ev<'static>> {
+    (torn > 0).then(|| Ev::Damage {
+        line: lines + 1,
+        what: Cow::Owned(format!(
+            "incomplete last line ({torn} bytes) in a sealed segment"
+        )),
+    })
+}
+
+/// How a read may use segment summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Summaries {
+    /// Read every line (what `verify`-like readers and the tests' reference do).
+    Ignore,
+    /// Use valid summaries; write none.
+    Use,
+    /// Use valid summaries and write the missing ones (the domain is ours to write).
+    UseAndWrite,
+}
+
 /// Reads a domain's live files into a [`Listing`]: an incomplete last line counts as a
-/// torn tail in the newest file only; in a sealed one it is damage.
+/// torn tail in the newest file only; in a sealed one it is damage. A sealed segment
+/// with a valid summary is read from its summary (the same events, without parsing a
+/// line); with `UseAndWrite`, summaries of the sealed segments read line by line are
+/// written next to them, then put in place if `lock` gets the domain lock at once.
 ///
 /// # Errors
 /// `(path, error)` of a file that cannot be read.
-pub fn read(layout: &Layout) -> Result<Listing, (PathBuf, std::io::Error)> {
+pub fn read<L>(
+    layout: &Layout,
+    summaries: Summaries,
+    lock: impl FnOnce() -> Option<L>,
+) -> Result<Listing, (PathBuf, std::io::Error)> {
+    let mut written = Vec::new();
+    let listing = match read_with(layout, summaries, &mut written) {
+        Ok(Some(listing)) => listing,
+        // A summary that verified but did not decode: read every line instead.
+        Ok(None) => read_with(layout, Summaries::Ignore, &mut written)?
+            .ok_or_else(|| (layout.segments_dir(), std::io::Error::other("unreadable")))?,
+        Err(e) => {
+            summary::discard(&written);
+            return Err(e);
+        }
+    };
+    if !written.is_empty() {
+        match lock() {
+            Some(_lock) => summary::install(&written),
+            None => summary::discard(&written),
+        }
+    }
+    Ok(listing)
+}
+
+/// [`read`] once; `None` when a summary has to be given up half applied.
+fn read_with(
+    layout: &Layout,
+    summaries: Summaries,
+    written: &mut Vec<(PathBuf, PathBuf)>,
+) -> Result<Option<Listing>, (PathBuf, std::io::Error)> {
     let mut listing = Listing::default();
     let list = layout
         .live_files()
         .map_err(|e| (layout.segments_dir(), e))?;
     let last = list.len().saturating_sub(1);
     for (i, path) in list.iter().enumerate() {
+        let sealed = i != last;
+        if sealed && summaries != Summaries::Ignore {
+            match summary::load(path, &mut |ev| listing.apply(path, ev)) {
+                summary::Loaded::Applied => continue,
+                summary::Loaded::Absent => {}
+                summary::Loaded::Broken => return Ok(None),
+            }
+        }
         let file = open_read(path).map_err(|e| (path.clone(), e))?;
-        let (lines, torn) = read_file(path, file, &mut listing).map_err(|e| (path.clone(), e))?;
-        if i == last {
+        let mut writer = (sealed && summaries == Summaries::UseAndWrite)
+            .then(|| summary::Writer::create(path, &file))
+            .flatten();
+        let (lines, torn) = read_file(&file, &mut |ev| {
+            listing.apply(path, ev);
+            if let Some(w) = writer.as_mut() {
+                w.push(ev);
+            }
+        })
+        .map_err(|e| (path.clone(), e))?;
+        if !sealed {
             listing.torn_tail = torn;
-        } else if torn > 0 {
-            listing.damage(
-                path,
-                lines + 1,
-                format!("incomplete last line ({torn} bytes) in a sealed segment"),
-            );
+        } else if let Some(ev) = sealed_torn(lines, torn) {
+            listing.apply(path, &ev);
+            if let Some(w) = writer.as_mut() {
+                w.push(&ev);
+            }
+        }
+        if let Some(w) = writer
+            && let Some(done) = w.finish(&file)
+        {
+            written.push(done);
         }
     }
     listing.finish();
-    Ok(listing)
+    Ok(Some(listing))
 }
 
 /// Reads a journal's bytes into a listing (tests).
 #[cfg(test)]
 fn read_bytes(path: &Path, bytes: &[u8]) -> Listing {
     let mut listing = Listing::default();
-    let (_, torn) = read_file(path, bytes, &mut listing).unwrap();
+    let (_, torn) = read_file(bytes, &mut |ev| listing.apply(path, ev)).unwrap();
     listing.torn_tail = torn;
     listing.finish();
     listing
