@@ -435,6 +435,16 @@ impl Listing {
     }
 
     fn find(&self, id: &str) -> Option<u32> {
+        // A state change mostly follows its snapshot's record: no probe then.
+        if let Some(last) = self.rows.last() {
+            let same = match pack_hex(id.as_bytes()) {
+                Some(p) => last.id == p,
+                None => last.id.tag() == TAG_SPAN && &*last.id.text(&self.arena) == id,
+            };
+            if same {
+                return Some(self.rows.len() as u32 - 1);
+            }
+        }
         self.slot(id).ok()
     }
 
@@ -451,8 +461,14 @@ impl Listing {
     }
 
     fn place(&mut self, i: u32) {
-        let id = self.rows[i as usize].id.text(&self.arena).to_string();
-        if let Err(slot) = self.slot(&id) {
+        let id = self.rows[i as usize].id;
+        let found = if id.tag() == TAG_HEX {
+            self.slot(&id.text("")) // unpacked on the stack
+        } else {
+            let text = id.text(&self.arena).to_string();
+            self.slot(&text)
+        };
+        if let Err(slot) = found {
             self.ids[slot] = i + 1;
         }
     }
@@ -1044,6 +1060,9 @@ mod tests {
             let path = Path::new("j");
             let full = journal::parse_journal(path, text.as_bytes());
             let compact = read_bytes(path, text.as_bytes());
+            if round % 3 == 0 {
+                summaries_agree(&text);
+            }
             assert_eq!(full.damage, compact.damage, "{text}");
             assert_eq!(full.torn_tail, compact.torn_tail);
             assert_eq!(full.snapshots.len(), compact.len(), "{text}");
@@ -1065,6 +1084,177 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A domain whose random `text` is a sealed segment (followed by an active one):
+    /// the full read ([`journal::Builder`]), the line-by-line listing, the listing that
+    /// writes summaries and the one read from them agree — rows, order, states, damage.
+    fn summaries_agree(text: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("segments/1");
+        std::fs::create_dir_all(&generation).unwrap();
+        std::fs::write(dir.path().join("segments/CURRENT"), "1\n").unwrap();
+        let sealed = generation.join("000001.log");
+        std::fs::write(&sealed, text).unwrap();
+        let tail = journal::encode(&snap("0123456789ab", "2026-01-01T00:00:02.000Z", None, true));
+        std::fs::write(generation.join("000002.log"), tail).unwrap();
+        let layout = Layout::new(dir.path());
+        let full = super::super::segments::read_journal(&layout, false).unwrap();
+        let lock = || Some(());
+        let lines = read(&layout, Summaries::Ignore, lock).unwrap();
+        assert!(!summary::path_of(&sealed).exists());
+        let writing = read(&layout, Summaries::UseAndWrite, lock).unwrap();
+        assert!(summary::path_of(&sealed).exists(), "{text}");
+        let mut loaded = Listing::default();
+        assert_eq!(
+            summary::load(&sealed, &mut |ev| loaded.apply(&sealed, ev)),
+            summary::Loaded::Applied
+        );
+        let summarised = read(&layout, Summaries::Use, lock).unwrap();
+        for listing in [&lines, &writing, &summarised] {
+            same(&full, listing, text);
+        }
+    }
+
+    /// `full` and `compact` hold the same snapshots, order, states and damage.
+    fn same(full: &crate::store::Journal, compact: &Listing, text: &str) {
+        assert_eq!(full.damage, compact.damage, "{text}");
+        assert_eq!(full.torn_tail, compact.torn_tail);
+        assert_eq!(full.snapshots.len(), compact.len(), "{text}");
+        for (s, r) in full.snapshots.iter().zip(compact.rows()) {
+            assert_eq!(s.record.id, &*r.id(), "{text}");
+            assert_eq!(s.record.at, &*r.at());
+            assert_eq!(s.order_seq, r.row.seq);
+            assert_eq!(s.record.rendered_at, &*r.rendered_at());
+            assert_eq!(s.record.cr, r.cr());
+            assert_eq!(s.record.domain, r.domain());
+            assert_eq!(
+                s.record.target.as_ref().map(|t| t.server.as_str()),
+                r.target_server()
+            );
+            assert_eq!(s.state, r.state(), "{text}");
+            if s.state != State::Deleted {
+                assert_eq!(s.cluster_state, r.cluster_state(), "{text}");
+                assert_eq!(s.reason, r.reason(), "{text}");
+            }
+        }
+    }
+
+    /// A summary is used only for the segment it was made from: a damaged summary, one
+    /// of a segment rewritten in place (same size, mtime set back), one of a segment
+    /// replaced by another file, are all ignored — the listing is the full read's.
+    #[test]
+    fn stale_or_damaged_summaries_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("segments/1");
+        std::fs::create_dir_all(&generation).unwrap();
+        std::fs::write(dir.path().join("segments/CURRENT"), "1\n").unwrap();
+        let at = "2026-01-01T00:00:01.000Z";
+        let mut text = String::new();
+        for n in 0..100u64 {
+            text.push_str(&journal::encode(&snap(&format!("{n:012x}"), at, Some(n), true)));
+        }
+        let sealed = generation.join("000001.log");
+        std::fs::write(generation.join("000002.log"), "").unwrap();
+        let layout = Layout::new(dir.path());
+        let lock = || Some(());
+        let listing = |layout: &Layout| {
+            let full = super::super::segments::read_journal(layout, false).unwrap();
+            let got = read(layout, Summaries::Use, lock).unwrap();
+            same(&full, &got, "");
+            got
+        };
+        let fresh = |text: &str| {
+            std::fs::write(&sealed, text).unwrap();
+            let _ = std::fs::remove_file(summary::path_of(&sealed));
+            read(&layout, Summaries::UseAndWrite, lock).unwrap();
+            assert!(summary::path_of(&sealed).exists());
+            assert_eq!(
+                summary::load(&sealed, &mut |_| {}),
+                summary::Loaded::Applied
+            );
+        };
+        let absent = || summary::load(&sealed, &mut |_| panic!("a stale summary was used"));
+
+        // Damaged: one byte of the summary flipped, or the summary cut short.
+        fresh(&text);
+        let sum = summary::path_of(&sealed);
+        let mut bytes = std::fs::read(&sum).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 1;
+        std::fs::write(&sum, &bytes).unwrap();
+        assert_eq!(absent(), summary::Loaded::Absent);
+        listing(&layout);
+        bytes[middle] ^= 1;
+        std::fs::write(&sum, &bytes[..bytes.len() - 1]).unwrap();
+        assert_eq!(absent(), summary::Loaded::Absent);
+        std::fs::write(&sum, b"").unwrap();
+        assert_eq!(absent(), summary::Loaded::Absent);
+
+        // Rewritten in place, same size, mtime set back: one record's state differs in
+        // the middle of the segment (beyond the ends the identity hashes).
+        fresh(&text);
+        let before = std::fs::metadata(&sealed).unwrap();
+        let edited = text.replacen(
+            &journal::encode(&snap("000000000032", at, Some(50), true)),
+            &journal::encode(&snap("000000000032", at, Some(50), false)),
+            1,
+        );
+        assert_ne!(edited, text);
+        let mut edited = edited.into_bytes();
+        edited.truncate(text.len());
+        edited.resize(text.len(), b'\n');
+        let file = std::fs::OpenOptions::new().write(true).open(&sealed).unwrap();
+        use std::io::Write;
+        (&file).write_all(&edited).unwrap();
+        {
+            use std::os::unix::fs::MetadataExt;
+            let time = rustix::fs::Timestamps {
+                last_access: rustix::fs::Timespec {
+                    tv_sec: before.atime(),
+                    tv_nsec: before.atime_nsec() as _,
+                },
+                last_modification: rustix::fs::Timespec {
+                    tv_sec: before.mtime(),
+                    tv_nsec: before.mtime_nsec() as _,
+                },
+            };
+            rustix::fs::futimens(&file, &time).unwrap();
+            let after = std::fs::metadata(&sealed).unwrap();
+            assert_eq!((after.len(), after.mtime(), after.mtime_nsec()),
+                (before.len(), before.mtime(), before.mtime_nsec()));
+        }
+        drop(file);
+        assert_eq!(absent(), summary::Loaded::Absent);
+        let got = listing(&layout);
+        assert!(got.rows().any(|r| r.cluster_state().is_none()));
+
+        // Replaced by another file of the same bytes: another inode.
+        fresh(&text);
+        let copy = generation.join("copy");
+        std::fs::copy(&sealed, &copy).unwrap();
+        std::fs::rename(&copy, &sealed).unwrap();
+        assert_eq!(absent(), summary::Loaded::Absent);
+        listing(&layout);
+
+        // A summary of another version (or format) is ignored too.
+        fresh(&text);
+        let mut bytes = std::fs::read(&sum).unwrap();
+        bytes[0] = b'X';
+        std::fs::write(&sum, &bytes).unwrap();
+        assert_eq!(absent(), summary::Loaded::Absent);
+        listing(&layout);
+
+        // Written by a reader only when the lock is free at once.
+        std::fs::remove_file(&sum).unwrap();
+        read(&layout, Summaries::UseAndWrite, || None::<()>).unwrap();
+        assert!(!sum.exists());
+        assert!(
+            std::fs::read_dir(&generation)
+                .unwrap()
+                .all(|e| !e.unwrap().file_name().to_string_lossy().contains(".tmp.")),
+            "a summary not put in place is removed"
+        );
     }
 
     /// The id table grows past its first size; every state change still finds its
