@@ -217,8 +217,8 @@ struct Row {
 pub(super) enum Ev<'a> {
     Snapshot(Snap<'a>),
     State {
-        id: &'a str,
-        at: &'a str,
+        id: Field<'a>,
+        at: Field<'a>,
         state: State,
         reason: Option<Reason>,
     },
@@ -232,14 +232,38 @@ pub(super) enum Ev<'a> {
 /// line number for a version 1 record).
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Snap<'a> {
-    pub id: &'a str,
-    pub at: &'a str,
-    pub rendered_at: &'a str,
+    pub id: Field<'a>,
+    pub at: Field<'a>,
+    pub rendered_at: Field<'a>,
     pub seq: u64,
     pub cluster: bool,
     pub domain: &'a str,
     pub target: Option<&'a str>,
     pub cr: &'a str,
+}
+
+/// A string of an event: its text (read from a line), or packed as a listing packs it
+/// (read from a summary, which stores it so: no unpacking and packing again).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Field<'a> {
+    Text(&'a str),
+    Packed(u64),
+}
+
+impl<'a> Field<'a> {
+    /// The string.
+    pub fn text(&self) -> Text<'a> {
+        match self {
+            Field::Text(s) => Text::Borrowed(s),
+            Field::Packed(v) => unpack(*v).unwrap_or(Text::Borrowed("")),
+        }
+    }
+}
+
+/// Whether `v` is a string [`pack`] could have written.
+pub(super) fn valid_packed(v: u64) -> bool {
+    let s = Str(v);
+    s.tag() != TAG_SPAN && (s.tag() != TAG_HEX || (s.payload() >> 56) as usize <= HEX_MAX)
 }
 
 /// A state change read before its snapshot's record.
@@ -411,10 +435,14 @@ impl Listing {
 
     /// The row of snapshot `id`, or the free slot it would take.
     fn slot(&self, id: &str) -> Result<u32, usize> {
+        self.slot_key(pack_hex(id.as_bytes()), id)
+    }
+
+    /// [`Listing::slot`] of `id` packed as a hex id (then `id` is not read), or not.
+    fn slot_key(&self, packed: Option<Str>, id: &str) -> Result<u32, usize> {
         if self.ids.is_empty() {
             return Err(0);
         }
-        let packed = pack_hex(id.as_bytes());
         let mask = self.ids.len() - 1;
         let mut slot = self.id_hash(id, packed) & mask;
         loop {
@@ -463,7 +491,7 @@ impl Listing {
     fn place(&mut self, i: u32) {
         let id = self.rows[i as usize].id;
         let found = if id.tag() == TAG_HEX {
-            self.slot(&id.text("")) // unpacked on the stack
+            self.slot_key(Some(id), "")
         } else {
             let text = id.text(&self.arena).to_string();
             self.slot(&text)
@@ -490,21 +518,43 @@ impl Listing {
                 at,
                 state,
                 reason,
-            } => self.state(id, at, *state, *reason),
+            } => self.state(*id, *at, *state, *reason),
             Ev::Damage { line, what } => self.damage(path, *line, what.to_string()),
         }
     }
 
+    /// A string of an event, stored.
+    fn put_field(&mut self, f: Field<'_>) -> Str {
+        match f {
+            Field::Packed(v) => Str(v),
+            Field::Text(s) => self.put(s),
+        }
+    }
+
+    /// [`Listing::find`] of a string of an event.
+    fn find_field(&self, f: Field<'_>) -> Option<u32> {
+        match f {
+            Field::Text(s) => self.find(s),
+            Field::Packed(v) if Str(v).tag() == TAG_HEX => {
+                if self.rows.last().is_some_and(|r| r.id == Str(v)) {
+                    return Some(self.rows.len() as u32 - 1);
+                }
+                self.slot_key(Some(Str(v)), "").ok()
+            }
+            Field::Packed(_) => self.find(&f.text()),
+        }
+    }
+
     fn snapshot(&mut self, s: &Snap<'_>) {
-        if self.find(s.id).is_some() {
+        if self.find_field(s.id).is_some() {
             return; // imported twice: the first record wins
         }
         let i = self.rows.len() as u32;
-        let id = self.put(s.id);
+        let id = self.put_field(s.id);
         let row = Row {
             id,
-            at: self.put(s.at),
-            rendered_at: self.put(s.rendered_at),
+            at: self.put_field(s.at),
+            rendered_at: self.put_field(s.rendered_at),
             cluster_at: NONE,
             seq: s.seq,
             domain: self.name(s.domain, 0),
@@ -521,19 +571,19 @@ impl Listing {
         self.rows.push(row);
         self.index(i);
         if !self.early.is_empty()
-            && let Some(early) = self.early.remove(s.id)
+            && let Some(early) = self.early.remove(&*s.id.text())
         {
             for e in early {
-                self.change(i as usize, &e.at, e.state, e.reason);
+                self.change(i as usize, Field::Text(&e.at), e.state, e.reason);
             }
         }
     }
 
-    fn state(&mut self, id: &str, at: &str, state: State, reason: Option<Reason>) {
-        match self.find(id) {
+    fn state(&mut self, id: Field<'_>, at: Field<'_>, state: State, reason: Option<Reason>) {
+        match self.find_field(id) {
             Some(i) => self.change(i as usize, at, state, reason),
-            None => self.early.entry(id.to_string()).or_default().push(Early {
-                at: at.to_string(),
+            None => self.early.entry(id.text().to_string()).or_default().push(Early {
+                at: at.text().to_string(),
                 state,
                 reason,
             }),
@@ -542,7 +592,7 @@ impl Listing {
 
     /// One state change, in line order: the fold of [`journal::Builder`] (changes in
     /// recorded-time order, stable) done as they come.
-    fn change(&mut self, i: usize, at: &str, state: State, reason: Option<Reason>) {
+    fn change(&mut self, i: usize, at: Field<'_>, state: State, reason: Option<Reason>) {
         match state {
             State::Deleted => self.rows[i].deleted = true,
             State::Committed => self.rows[i].committed = true,
@@ -550,7 +600,7 @@ impl Listing {
             State::Pending | State::Applied | State::Superseded => {
                 let current = self.rows[i].cluster_at;
                 // An `at` of another layout is appended even when it loses: rare.
-                let stored = self.put(at);
+                let stored = self.put_field(at);
                 if current == NONE || stored.cmp(current, &self.arena) != Ordering::Less {
                     let row = &mut self.rows[i];
                     row.cluster_at = stored;
@@ -752,9 +802,9 @@ fn decode_batch(lines: &[Vec<u8>]) -> Vec<Result<Light<'_>, String>> {
 fn event<'a>(line_no: usize, result: &'a Result<Light<'a>, String>) -> Option<Ev<'a>> {
     match result {
         Ok(Light::Snapshot(s)) => Some(Ev::Snapshot(Snap {
-            id: &s.id,
-            at: &s.at,
-            rendered_at: &s.rendered_at,
+            id: Field::Text(&s.id),
+            at: Field::Text(&s.at),
+            rendered_at: Field::Text(&s.rendered_at),
             seq: s.seq.unwrap_or(line_no as u64),
             cluster: s.cluster,
             domain: &s.domain,
@@ -762,8 +812,8 @@ fn event<'a>(line_no: usize, result: &'a Result<Light<'a>, String>) -> Option<Ev
             cr: &s.cr,
         })),
         Ok(Light::State(st)) => Some(Ev::State {
-            id: &st.id,
-            at: &st.at,
+            id: Field::Text(&st.id),
+            at: Field::Text(&st.at),
             state: st.state,
             reason: st.reason,
         }),

@@ -30,7 +30,7 @@
 //! `gc` takes its summaries with it; a new generation starts without.
 
 use super::record::State;
-use super::scan::{self, Ev, Snap};
+use super::scan::{self, Ev, Field, Snap};
 use super::segments::open_read;
 use crate::delivery::Reason;
 use sha2::{Digest, Sha256};
@@ -122,7 +122,11 @@ fn text(out: &mut Vec<u8>, s: &str) {
 }
 
 /// A string packed in 8 bytes when it can be, else 8 zero bytes and the text.
-fn packed(out: &mut Vec<u8>, s: &str) {
+fn packed(out: &mut Vec<u8>, f: Field<'_>) {
+    let s = match f {
+        Field::Packed(v) => return out.extend_from_slice(&v.to_le_bytes()),
+        Field::Text(s) => s,
+    };
     match scan::pack(s) {
         Some(v) => out.extend_from_slice(&v.to_le_bytes()),
         None => {
@@ -232,8 +236,8 @@ impl Writer {
                 reason,
             } => {
                 self.block.push(STATE);
-                packed(&mut self.block, id);
-                packed(&mut self.block, at);
+                packed(&mut self.block, *id);
+                packed(&mut self.block, *at);
                 self.block.push(index_of(State::VARIANTS, state));
                 self.block
                     .push(reason.map_or(0, |r| index_of(Reason::VARIANTS, &r) + 1));
@@ -388,9 +392,9 @@ fn decode(file: &mut File, sink: &mut dyn FnMut(&Ev<'_>)) -> Option<()> {
                     };
                     let cr = c.name(&mut names)?;
                     sink(&Ev::Snapshot(Snap {
-                        id: &id,
-                        at: &at,
-                        rendered_at: &rendered_at,
+                        id,
+                        at,
+                        rendered_at,
                         seq,
                         cluster: flags & 1 != 0,
                         domain: &names[domain],
@@ -407,8 +411,8 @@ fn decode(file: &mut File, sink: &mut dyn FnMut(&Ev<'_>)) -> Option<()> {
                         r => Some(*Reason::VARIANTS.get(usize::from(r) - 1)?),
                     };
                     sink(&Ev::State {
-                        id: &id,
-                        at: &at,
+                        id,
+                        at,
                         state,
                         reason,
                     });
@@ -464,12 +468,12 @@ impl<'a> Cursor<'a> {
         std::str::from_utf8(self.take(n)?).ok()
     }
 
-    fn packed(&mut self) -> Option<scan::Text<'a>> {
+    fn packed(&mut self) -> Option<Field<'a>> {
         let v = u64::from_le_bytes(self.take(8)?.try_into().ok()?);
         if v == 0 {
-            return self.text().map(scan::Text::Borrowed);
+            return self.text().map(Field::Text);
         }
-        scan::unpack(v)
+        scan::valid_packed(v).then_some(Field::Packed(v))
     }
 
     /// A name: its number, defined by its text the first time.
