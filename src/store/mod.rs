@@ -397,11 +397,11 @@ impl DomainStore {
         // Summaries of sealed segments are used, and the missing ones written when the
         // domain is ours and its lock free at once (a reader never waits for them).
         let summaries = if self.check_owner().is_ok() {
-            scan::Summaries::UseAndWrite
+            summary::Summaries::UseAndWrite
         } else {
-            scan::Summaries::Use
+            summary::Summaries::Use
         };
-        let mut listing = scan::read(&self.layout(), summaries, || {
+        let mut listing = summary::read(&self.layout(), summaries, || {
             self.read_lock(Duration::ZERO).ok().flatten()
         })
         .map_err(|(p, e)| Error::io(p, e))?;

@@ -30,7 +30,8 @@
 //! `gc` takes its summaries with it; a new generation starts without.
 
 use super::record::State;
-use super::scan::{self, Ev, Field, Snap};
+use super::scan::{self, Ev, Field, Listing, Snap};
+use super::segments::Layout;
 use super::segments::open_read;
 use crate::delivery::Reason;
 use sha2::{Digest, Sha256};
@@ -40,6 +41,7 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use strum::VariantArray;
 
 const MAGIC: &[u8; 8] = b"clinvsum";
 /// Bump when what a summary holds, or how a line becomes events, changes.
@@ -278,8 +280,6 @@ fn index_of<T: PartialEq>(all: &[T], v: &T) -> u8 {
     all.iter().position(|x| x == v).unwrap_or(0) as u8
 }
 
-use strum::VariantArray;
-
 /// Puts written summaries in place (the caller holds the domain lock).
 pub fn install(written: &[(PathBuf, PathBuf)]) {
     for (tmp, target) in written {
@@ -483,5 +483,299 @@ impl<'a> Cursor<'a> {
             names.push(self.text()?.to_string());
         }
         (i < names.len()).then_some(i)
+    }
+}
+
+/// How a read may use segment summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Summaries {
+    /// Read every line (what `verify`-like readers and the tests' reference do).
+    Ignore,
+    /// Use valid summaries; write none.
+    Use,
+    /// Use valid summaries and write the missing ones (the domain is ours to write).
+    UseAndWrite,
+}
+
+/// Reads a domain's live files into a [`Listing`]: an incomplete last line counts as a
+/// torn tail in the newest file only; in a sealed one it is damage. A sealed segment
+/// with a valid summary is read from its summary (the same events, without parsing a
+/// line); with `UseAndWrite`, summaries of the sealed segments read line by line are
+/// written next to them, then put in place if `lock` gets the domain lock at once.
+///
+/// # Errors
+/// `(path, error)` of a file that cannot be read.
+pub fn read<L>(
+    layout: &Layout,
+    summaries: Summaries,
+    lock: impl FnOnce() -> Option<L>,
+) -> Result<Listing, (PathBuf, std::io::Error)> {
+    let mut written = Vec::new();
+    let listing = match read_with(layout, summaries, &mut written) {
+        Ok(Some(listing)) => listing,
+        // A summary that verified but did not decode: read every line instead.
+        Ok(None) => read_with(layout, Summaries::Ignore, &mut written)?
+            .ok_or_else(|| (layout.segments_dir(), std::io::Error::other("unreadable")))?,
+        Err(e) => {
+            discard(&written);
+            return Err(e);
+        }
+    };
+    if !written.is_empty() {
+        match lock() {
+            Some(_lock) => install(&written),
+            None => discard(&written),
+        }
+    }
+    Ok(listing)
+}
+
+/// [`read`] once; `None` when a summary has to be given up half applied.
+fn read_with(
+    layout: &Layout,
+    summaries: Summaries,
+    written: &mut Vec<(PathBuf, PathBuf)>,
+) -> Result<Option<Listing>, (PathBuf, std::io::Error)> {
+    let mut listing = Listing::default();
+    let list = layout
+        .live_files()
+        .map_err(|e| (layout.segments_dir(), e))?;
+    let last = list.len().saturating_sub(1);
+    for (i, path) in list.iter().enumerate() {
+        let sealed = i != last;
+        if sealed && summaries != Summaries::Ignore {
+            match load(path, &mut |ev| listing.apply(path, ev)) {
+                Loaded::Applied => continue,
+                Loaded::Absent => {}
+                Loaded::Broken => return Ok(None),
+            }
+        }
+        let file = open_read(path).map_err(|e| (path.clone(), e))?;
+        let mut writer = (sealed && summaries == Summaries::UseAndWrite)
+            .then(|| Writer::create(path, &file))
+            .flatten();
+        let (lines, torn) = scan::read_file(&file, &mut |ev| {
+            listing.apply(path, ev);
+            if let Some(w) = writer.as_mut() {
+                w.push(ev);
+            }
+        })
+        .map_err(|e| (path.clone(), e))?;
+        if !sealed {
+            listing.torn_tail = torn;
+        } else if let Some(ev) = scan::sealed_torn(lines, torn) {
+            listing.apply(path, &ev);
+            if let Some(w) = writer.as_mut() {
+                w.push(&ev);
+            }
+        }
+        if let Some(w) = writer
+            && let Some(done) = w.finish(&file)
+        {
+            written.push(done);
+        }
+    }
+    listing.finish();
+    Ok(Some(listing))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::journal;
+    use crate::store::record::State;
+
+    /// The pseudo-random journals of the listing test (shuffled, damaged, torn), each a
+    /// sealed segment: the listing read from their summaries is the full read's.
+    #[test]
+    fn summaries_agree_with_the_full_read() {
+        for text in scan::tests::random_journals() {
+            summaries_agree(&text);
+        }
+    }
+
+    /// A domain whose random `text` is a sealed segment (followed by an active one):
+    /// the full read ([`journal::Builder`]), the line-by-line listing, the listing that
+    /// writes summaries and the one read from them agree — rows, order, states, damage.
+    fn summaries_agree(text: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("segments/1");
+        std::fs::create_dir_all(&generation).unwrap();
+        std::fs::write(dir.path().join("segments/CURRENT"), "1\n").unwrap();
+        let sealed = generation.join("000001.log");
+        std::fs::write(&sealed, text).unwrap();
+        let tail = journal::encode(&scan::tests::snap(
+            "0123456789ab",
+            "2026-01-01T00:00:02.000Z",
+            None,
+            true,
+        ));
+        std::fs::write(generation.join("000002.log"), tail).unwrap();
+        let layout = Layout::new(dir.path());
+        let full = super::super::segments::read_journal(&layout, false).unwrap();
+        let lock = || Some(());
+        let lines = read(&layout, Summaries::Ignore, lock).unwrap();
+        assert!(!super::path_of(&sealed).exists());
+        let writing = read(&layout, Summaries::UseAndWrite, lock).unwrap();
+        assert!(super::path_of(&sealed).exists(), "{text}");
+        let mut loaded = Listing::default();
+        assert_eq!(
+            super::load(&sealed, &mut |ev| loaded.apply(&sealed, ev)),
+            super::Loaded::Applied
+        );
+        let summarised = read(&layout, Summaries::Use, lock).unwrap();
+        for listing in [&lines, &writing, &summarised] {
+            same(&full, listing, text);
+        }
+    }
+
+    /// `full` and `compact` hold the same snapshots, order, states and damage.
+    fn same(full: &crate::store::Journal, compact: &Listing, text: &str) {
+        assert_eq!(full.damage, compact.damage, "{text}");
+        assert_eq!(full.torn_tail, compact.torn_tail);
+        assert_eq!(full.snapshots.len(), compact.len(), "{text}");
+        for (s, r) in full.snapshots.iter().zip(compact.rows()) {
+            assert_eq!(s.record.id, &*r.id(), "{text}");
+            assert_eq!(s.record.at, &*r.at());
+            assert_eq!(s.order_seq, r.seq());
+            assert_eq!(s.record.rendered_at, &*r.rendered_at());
+            assert_eq!(s.record.cr, r.cr());
+            assert_eq!(s.record.domain, r.domain());
+            assert_eq!(
+                s.record.target.as_ref().map(|t| t.server.as_str()),
+                r.target_server()
+            );
+            assert_eq!(s.state, r.state(), "{text}");
+            if s.state != State::Deleted {
+                assert_eq!(s.cluster_state, r.cluster_state(), "{text}");
+                assert_eq!(s.reason, r.reason(), "{text}");
+            }
+        }
+    }
+
+    /// A summary is used only for the segment it was made from: a damaged summary, one
+    /// of a segment rewritten in place (same size, mtime set back), one of a segment
+    /// replaced by another file, are all ignored — the listing is the full read's.
+    #[test]
+    fn stale_or_damaged_summaries_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("segments/1");
+        std::fs::create_dir_all(&generation).unwrap();
+        std::fs::write(dir.path().join("segments/CURRENT"), "1\n").unwrap();
+        let at = "2026-01-01T00:00:01.000Z";
+        let mut text = String::new();
+        for n in 0..100u64 {
+            text.push_str(&journal::encode(&scan::tests::snap(
+                &format!("{n:012x}"),
+                at,
+                Some(n),
+                true,
+            )));
+        }
+        let sealed = generation.join("000001.log");
+        std::fs::write(generation.join("000002.log"), "").unwrap();
+        let layout = Layout::new(dir.path());
+        let lock = || Some(());
+        let listing = |layout: &Layout| {
+            let full = super::super::segments::read_journal(layout, false).unwrap();
+            let got = read(layout, Summaries::Use, lock).unwrap();
+            same(&full, &got, "");
+            got
+        };
+        let fresh = |text: &str| {
+            std::fs::write(&sealed, text).unwrap();
+            let _ = std::fs::remove_file(super::path_of(&sealed));
+            read(&layout, Summaries::UseAndWrite, lock).unwrap();
+            assert!(super::path_of(&sealed).exists());
+            assert_eq!(super::load(&sealed, &mut |_| {}), super::Loaded::Applied);
+        };
+        let absent = || super::load(&sealed, &mut |_| panic!("a stale summary was used"));
+
+        // Damaged: one byte of the summary flipped, or the summary cut short.
+        fresh(&text);
+        let sum = super::path_of(&sealed);
+        let mut bytes = std::fs::read(&sum).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 1;
+        std::fs::write(&sum, &bytes).unwrap();
+        assert_eq!(absent(), super::Loaded::Absent);
+        listing(&layout);
+        bytes[middle] ^= 1;
+        std::fs::write(&sum, &bytes[..bytes.len() - 1]).unwrap();
+        assert_eq!(absent(), super::Loaded::Absent);
+        std::fs::write(&sum, b"").unwrap();
+        assert_eq!(absent(), super::Loaded::Absent);
+
+        // Rewritten in place, same size, mtime set back: one record's state differs in
+        // the middle of the segment (beyond the ends the identity hashes).
+        fresh(&text);
+        let before = std::fs::metadata(&sealed).unwrap();
+        let edited = text.replacen(
+            &journal::encode(&scan::tests::snap("000000000032", at, Some(50), true)),
+            &journal::encode(&scan::tests::snap("000000000032", at, Some(50), false)),
+            1,
+        );
+        assert_ne!(edited, text);
+        let mut edited = edited.into_bytes();
+        edited.truncate(text.len());
+        edited.resize(text.len(), b'\n');
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&sealed)
+            .unwrap();
+        use std::io::Write;
+        (&file).write_all(&edited).unwrap();
+        {
+            use std::os::unix::fs::MetadataExt;
+            let time = rustix::fs::Timestamps {
+                last_access: rustix::fs::Timespec {
+                    tv_sec: before.atime(),
+                    tv_nsec: before.atime_nsec() as _,
+                },
+                last_modification: rustix::fs::Timespec {
+                    tv_sec: before.mtime(),
+                    tv_nsec: before.mtime_nsec() as _,
+                },
+            };
+            rustix::fs::futimens(&file, &time).unwrap();
+            let after = std::fs::metadata(&sealed).unwrap();
+            assert_eq!(
+                (after.len(), after.mtime(), after.mtime_nsec()),
+                (before.len(), before.mtime(), before.mtime_nsec())
+            );
+        }
+        drop(file);
+        assert_eq!(absent(), super::Loaded::Absent);
+        let got = listing(&layout);
+        assert!(got.rows().any(|r| r.cluster_state().is_none()));
+
+        // Replaced by another file of the same bytes: another inode.
+        fresh(&text);
+        let copy = generation.join("copy");
+        std::fs::copy(&sealed, &copy).unwrap();
+        std::fs::rename(&copy, &sealed).unwrap();
+        assert_eq!(absent(), super::Loaded::Absent);
+        listing(&layout);
+
+        // A summary of another version (or format) is ignored too.
+        fresh(&text);
+        let mut bytes = std::fs::read(&sum).unwrap();
+        bytes[0] = b'X';
+        std::fs::write(&sum, &bytes).unwrap();
+        assert_eq!(absent(), super::Loaded::Absent);
+        listing(&layout);
+
+        // Written by a reader only when the lock is free at once.
+        std::fs::remove_file(&sum).unwrap();
+        read(&layout, Summaries::UseAndWrite, || None::<()>).unwrap();
+        assert!(!sum.exists());
+        assert!(
+            std::fs::read_dir(&generation).unwrap().all(|e| !e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".tmp.")),
+            "a summary not put in place is removed"
+        );
     }
 }

@@ -980,8 +980,10 @@ fn summaries_never_change_a_listing() {
     }
     let path = journal.finish();
     let mut text = std::fs::read_to_string(&path).unwrap();
-    text.insert_str(text.len() / 2 + text[text.len() / 2..].find('\n').unwrap() + 1,
-        "0000 {\"kind\":\"snapshot\"}\n");
+    text.insert_str(
+        text.len() / 2 + text[text.len() / 2..].find('\n').unwrap() + 1,
+        "0000 {\"kind\":\"snapshot\"}\n",
+    );
     std::fs::write(&path, &text).unwrap();
     // The next write migrates: the v1 journal becomes the sealed segment 000000.log.
     fx.queue("v1.31.1");
@@ -1002,7 +1004,11 @@ fn summaries_never_change_a_listing() {
             .iter()
             .map(|args| {
                 let run = fx.clinv(args).run();
-                assert!(run.code == 0 || run.code == 1, "{what} {args:?}: {}", run.stderr);
+                assert!(
+                    run.code == 0 || run.code == 1,
+                    "{what} {args:?}: {}",
+                    run.stderr
+                );
                 (run.code, run.stdout, run.stderr)
             })
             .collect()
@@ -1014,7 +1020,10 @@ fn summaries_never_change_a_listing() {
         "the damaged line is reported: {}",
         first.stderr
     );
-    assert!(summary.is_file(), "the first listing wrote the sealed segment's summary");
+    assert!(
+        summary.is_file(),
+        "the first listing wrote the sealed segment's summary"
+    );
     assert!(
         !generation.join("000001.sum").exists(),
         "the active segment has no summary"
@@ -1045,7 +1054,11 @@ fn summaries_never_change_a_listing() {
     assert!(summary.is_file());
     let mut bytes = std::fs::read(&sealed).unwrap();
     let at = bytes.len() / 3;
-    let at = at + bytes[at..].windows(7).position(|w| w == b"applied").unwrap();
+    let at = at
+        + bytes[at..]
+            .windows(7)
+            .position(|w| w == b"applied")
+            .unwrap();
     bytes[at..at + 7].copy_from_slice(b"APPLIED");
     std::fs::write(&sealed, &bytes).unwrap();
     let edited = fx.clinv(commands[0]).run();
