@@ -910,38 +910,14 @@ fn read_bytes(path: &Path, bytes: &[u8]) -> Listing {
     listing
 }
 
+/// What the listing tests and the summary tests share.
 #[cfg(test)]
-pub(super) mod tests {
-    use super::*;
-    use crate::store::{SnapshotRecord, StateRecord, TargetRecord};
+pub(super) mod testing {
+    use super::journal;
+    use crate::delivery::Reason;
+    use crate::store::record::{Record, SnapshotRecord, State, StateRecord, TargetRecord};
 
-    #[test]
-    fn packed_strings_read_back_and_compare_like_text() {
-        let mut l = Listing::default();
-        let samples = [
-            "2026-01-02T03:04:05.678Z",
-            "2026-01-02T03:04:05Z",
-            "2026-01-02T03:04:05.6789Z",
-            "0a1b2c3d4e5f",
-            "ABCDEF",
-            "00000000000000",
-            "000000000000000",
-            "",
-            "x\ny",
-            "0",
-        ];
-        let packed: Vec<Str> = samples.iter().map(|s| l.put(s)).collect();
-        for (s, p) in samples.iter().zip(&packed) {
-            assert_eq!(&*p.text(&l.arena), *s);
-        }
-        for (a, pa) in samples.iter().zip(&packed) {
-            for (b, pb) in samples.iter().zip(&packed) {
-                assert_eq!(pa.cmp(*pb, &l.arena), a.cmp(b), "{a} vs {b}");
-            }
-        }
-    }
-
-    pub(in crate::store) fn snap(id: &str, at: &str, seq: Option<u64>, cluster: bool) -> Record {
+    pub(crate) fn snap(id: &str, at: &str, seq: Option<u64>, cluster: bool) -> Record {
         Record::Snapshot(SnapshotRecord {
             v: 2,
             id: id.into(),
@@ -963,11 +939,8 @@ pub(super) mod tests {
     }
 
     /// Pseudo-random journals — state changes out of time order, before their snapshot,
-    /// of no snapshot, duplicates, damage — read both ways: the same snapshots, order,
-    /// states, reasons and damage.
-    /// Pseudo-random journals — state changes out of time order, before their snapshot,
     /// of no snapshot, duplicates, damage, a torn tail.
-    pub(in crate::store) fn random_journals() -> Vec<String> {
+    pub(crate) fn random_journals() -> Vec<String> {
         let mut out = Vec::new();
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         let mut next = move |n: u64| {
@@ -1028,7 +1001,43 @@ pub(super) mod tests {
         }
         out
     }
+}
 
+#[cfg(test)]
+mod tests {
+    use super::super::record::StateRecord;
+    use super::testing::{random_journals, snap};
+    use super::*;
+
+    #[test]
+    fn packed_strings_read_back_and_compare_like_text() {
+        let mut l = Listing::default();
+        let samples = [
+            "2026-01-02T03:04:05.678Z",
+            "2026-01-02T03:04:05Z",
+            "2026-01-02T03:04:05.6789Z",
+            "0a1b2c3d4e5f",
+            "ABCDEF",
+            "00000000000000",
+            "000000000000000",
+            "",
+            "x\ny",
+            "0",
+        ];
+        let packed: Vec<Str> = samples.iter().map(|s| l.put(s)).collect();
+        for (s, p) in samples.iter().zip(&packed) {
+            assert_eq!(&*p.text(&l.arena), *s);
+        }
+        for (a, pa) in samples.iter().zip(&packed) {
+            for (b, pb) in samples.iter().zip(&packed) {
+                assert_eq!(pa.cmp(*pb, &l.arena), a.cmp(b), "{a} vs {b}");
+            }
+        }
+    }
+
+    /// The pseudo-random journals — state changes out of time order, before their snapshot,
+    /// of no snapshot, duplicates, damage — read both ways: the same snapshots, order,
+    /// states, reasons and damage.
     #[test]
     fn listings_agree_with_the_full_read() {
         for text in random_journals() {

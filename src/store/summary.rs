@@ -581,15 +581,15 @@ fn read_with(
 
 #[cfg(test)]
 mod tests {
+    use super::super::journal;
+    use super::super::record::{Journal, State};
     use super::*;
-    use crate::store::journal;
-    use crate::store::record::State;
 
     /// The pseudo-random journals of the listing test (shuffled, damaged, torn), each a
     /// sealed segment: the listing read from their summaries is the full read's.
     #[test]
     fn summaries_agree_with_the_full_read() {
-        for text in scan::tests::random_journals() {
+        for text in scan::testing::random_journals() {
             summaries_agree(&text);
         }
     }
@@ -604,7 +604,7 @@ mod tests {
         std::fs::write(dir.path().join("segments/CURRENT"), "1\n").unwrap();
         let sealed = generation.join("000001.log");
         std::fs::write(&sealed, text).unwrap();
-        let tail = journal::encode(&scan::tests::snap(
+        let tail = journal::encode(&scan::testing::snap(
             "0123456789ab",
             "2026-01-01T00:00:02.000Z",
             None,
@@ -630,7 +630,7 @@ mod tests {
     }
 
     /// `full` and `compact` hold the same snapshots, order, states and damage.
-    fn same(full: &crate::store::Journal, compact: &Listing, text: &str) {
+    fn same(full: &Journal, compact: &Listing, text: &str) {
         assert_eq!(full.damage, compact.damage, "{text}");
         assert_eq!(full.torn_tail, compact.torn_tail);
         assert_eq!(full.snapshots.len(), compact.len(), "{text}");
@@ -665,7 +665,7 @@ mod tests {
         let at = "2026-01-01T00:00:01.000Z";
         let mut text = String::new();
         for n in 0..100u64 {
-            text.push_str(&journal::encode(&scan::tests::snap(
+            text.push_str(&journal::encode(&scan::testing::snap(
                 &format!("{n:012x}"),
                 at,
                 Some(n),
@@ -711,8 +711,8 @@ mod tests {
         fresh(&text);
         let before = std::fs::metadata(&sealed).unwrap();
         let edited = text.replacen(
-            &journal::encode(&scan::tests::snap("000000000032", at, Some(50), true)),
-            &journal::encode(&scan::tests::snap("000000000032", at, Some(50), false)),
+            &journal::encode(&scan::testing::snap("000000000032", at, Some(50), true)),
+            &journal::encode(&scan::testing::snap("000000000032", at, Some(50), false)),
             1,
         );
         assert_ne!(edited, text);
