@@ -18,7 +18,8 @@ Exit codes:
   3-10  with --strict, why publish/replay/status/agent could not deliver: 3 no kubeconfig,
      4 unusable kubeconfig or context, 5 unreachable, 6 unauthorized (401), 7 forbidden
      (403), 8 conflict with another field manager, 9 server error (5xx), 10 rejected
-  11 publish neither applied nor recorded the inventory (always, even without --strict)
+  11 publish neither applied nor recorded the inventory, or commit could not record its
+     render (always, even without --strict)
   12-15  with --strict: 12 another domain's inventory is live there (domain-mismatch),
      13 the target holds an inventory rendered later (clock skew; --allow-older),
      14 managed by GitOps (Flux, Argo CD: clinv commit is the channel), 15 the server's
@@ -213,8 +214,12 @@ pub enum Command {
     /// exit with the code of their reason (see the README).
     Publish(PublishArgs),
 
-    /// Show the `lo status` inventory block read from the live cluster (formats: text,
-    /// json: {source, snapshot, inventory}).
+    /// Show the `lo status` inventory block read from the live cluster, with the domain's
+    /// delivery: source, ages, last apply, queue (formats: text, json: schemaVersion 2).
+    ///
+    /// When the cluster cannot be read, the newest stored snapshot of the domain is shown
+    /// instead, and the output says so ("from snapshot ID"). Ages are kubectl's (3h, 2d5h);
+    /// JSON has the absolute RFC 3339 times.
     Status(StatusOutArgs),
 
     /// Deliver queued snapshots: apply the newest pending one per domain, supersede the rest.
@@ -226,9 +231,12 @@ pub enum Command {
 
     /// Commit the inventory into a GitOps repository (Flux / Argo CD) with git2.
     ///
-    /// Writes <path>/clusterinventory.crd.yaml, clusterinventory.yaml and kustomization.yaml
-    /// (default path clusters/<domain>/inventory) and commits them on the branch, unless the
-    /// branch already holds the same inventory ("up to date") or a newer one.
+    /// Renders the project as it is now and records it in the snapshot store first (for
+    /// Git only; the store's newest snapshot when that holds the same inventory), or with
+    /// --snapshot takes a stored one; says which. Writes <path>/clusterinventory.crd.yaml,
+    /// clusterinventory.yaml and kustomization.yaml (default path
+    /// clusters/<domain>/inventory) and commits them on the branch, unless the branch
+    /// already holds the same inventory ("up to date") or a newer one.
     #[cfg(feature = "gitops")]
     Commit(CommitArgs),
 
@@ -292,10 +300,22 @@ pub enum Command {
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
     Drift(StatusArgs),
 
-    /// Print a shell completion script.
+    /// Print the shell's completion script: on each TAB it asks clinv for the candidates
+    /// (commands, flags, each command's -o formats, domains, snapshot ids and references).
+    ///
+    /// The same script as `COMPLETE=SHELL clinv`. Load it at shell start-up, so that it
+    /// always matches the installed clinv: bash `source <(clinv completions bash)` in
+    /// ~/.bashrc, zsh `source <(clinv completions zsh)` in ~/.zshrc, fish `clinv
+    /// completions fish | source` in ~/.config/fish/config.fish. --static prints the
+    /// older self-contained script instead (no domains or snapshot ids).
     Completions {
         /// The shell to generate for.
         shell: clap_complete::Shell,
+
+        /// A self-contained script that never calls clinv: commands, flags and formats
+        /// only.
+        #[arg(long = "static")]
+        static_script: bool,
 
         #[command(flatten)]
         no_cluster: NoClusterArgs,
@@ -485,8 +505,13 @@ pub struct ReplayArgs {
 
     /// Replay every domain that has snapshots in the store, each to its own cluster (as
     /// publish --domain D chooses it), in parallel, all within one --timeout; a table of
-    /// the outcomes ends the run.
-    #[arg(long, conflicts_with = "domain")]
+    /// the outcomes ends the run. `-A`/`--all-domains` as kubectl's `-A`.
+    #[arg(
+        short = 'A',
+        long,
+        visible_alias = "all-domains",
+        conflicts_with = "domain"
+    )]
     pub all: bool,
 
     #[command(flatten)]
@@ -591,7 +616,8 @@ pub struct CommitArgs {
     #[arg(long, value_name = "B")]
     pub branch: Option<String>,
 
-    /// Snapshot to commit (default: the newest; one is rendered and recorded if none).
+    /// Commit this snapshot of the store (latest, latest~N, an id) instead of rendering
+    /// the project; required without a project (--snapshots alone).
     #[arg(long, value_name = "ID")]
     pub snapshot: Option<String>,
 
@@ -687,8 +713,8 @@ pub enum SnapshotsCommand {
         #[arg(long, value_name = "S")]
         state: Option<crate::store::State>,
 
-        /// Output format (default: table; wide adds SPECHASH, LOK8S and TOOL; name prints
-        /// DOMAIN/ID).
+        /// Output format (default: table with an AGE column; wide adds the absolute
+        /// RECORDED and RENDERED times, SPECHASH, LOK8S and TOOL; name prints DOMAIN/ID).
         #[arg(short = 'o', long = "output", value_name = "FORMAT",
               value_parser = FormatParser::<TableFormat>::new("snapshots list"))]
         output: Option<TableFormat>,

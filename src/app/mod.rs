@@ -4,6 +4,7 @@
 
 pub mod cli;
 mod commands;
+mod complete;
 pub mod output;
 pub mod settings;
 pub mod table;
@@ -15,6 +16,10 @@ use settings::{Env, Settings};
 /// Parses the process arguments, runs the command and returns the exit code.
 pub fn main() -> i32 {
     use clap::Parser;
+    // `COMPLETE=SHELL clinv …`: the shell asks for completions (before anything prints).
+    if let Some(code) = complete::respond() {
+        return code;
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -85,7 +90,11 @@ fn run(cli: cli::Cli) -> i32 {
         Command::Drift(args) => commands::drift::run(&settings, args)
             .map(|o| o.exit_code())
             .map_err(Error::in_diff),
-        Command::Completions { shell, .. } => completions(&settings, *shell),
+        Command::Completions {
+            shell,
+            static_script,
+            ..
+        } => completions(&settings, *shell, *static_script),
         Command::Version(args) => commands::version::run(&settings, args),
     };
     match result {
@@ -123,10 +132,25 @@ fn name(command: &Command) -> &'static str {
     }
 }
 
-fn completions(settings: &Settings, shell: clap_complete::Shell) -> Result<i32> {
-    use clap::CommandFactory;
-    let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut cli::Cli::command(), "clinv", &mut buf);
+/// The dynamic registration script (as `COMPLETE=SHELL clinv` prints it), or with
+/// `--static` clap's self-contained one.
+fn completions(
+    settings: &Settings,
+    shell: clap_complete::Shell,
+    static_script: bool,
+) -> Result<i32> {
+    use clap::{CommandFactory, ValueEnum};
+    let buf = if static_script {
+        let mut buf = Vec::new();
+        clap_complete::generate(shell, &mut cli::Cli::command(), "clinv", &mut buf);
+        buf
+    } else {
+        let name = shell
+            .to_possible_value()
+            .map_or_else(|| shell.to_string(), |v| v.get_name().to_string());
+        complete::registration(&name, &settings.cwd)
+            .map_err(|e| Error::Usage(format!("clinv completions: {e}")))?
+    };
     settings.printer.data(&String::from_utf8_lossy(&buf))?;
     Ok(exit::OK)
 }

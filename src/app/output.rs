@@ -342,6 +342,168 @@ pub fn inventory_block(object: &serde_json::Value) -> String {
     format!("--- Inventory (ClusterInventory/cluster) ---\n{body}\n")
 }
 
+/// Where the inventory `status` shows comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusSource {
+    /// The live object.
+    Live,
+    /// The newest stored snapshot `id`, recorded `at`; the cluster could not be read
+    /// (`why`: the reason's name).
+    Snapshot { id: String, at: String, why: String },
+}
+
+/// A time as recorded and how long ago it was: `3h ago (2026-…Z)`; `<unknown>` for an
+/// age when the text is not an RFC 3339 time.
+fn ago(at: &str, now: i64) -> String {
+    let mut out = String::new();
+    match crate::util::time::parse_rfc3339(at) {
+        Some(t) => {
+            crate::util::time::write_age(t.as_second(), now, &mut out);
+            out.push_str(" ago");
+        }
+        None => out.push_str(crate::util::time::UNKNOWN_AGE),
+    }
+    format!("{out} ({})", redact::escape_line(at))
+}
+
+/// A string field of the inventory, by JSON pointer.
+fn text_at<'a>(object: &'a serde_json::Value, pointer: &str) -> Option<&'a str> {
+    object.pointer(pointer).and_then(serde_json::Value::as_str)
+}
+
+/// `status` text after the inventory block: where it comes from (on stdout, so a
+/// reader of the output alone knows a snapshot from the live object), its ages, the
+/// last apply and the queue. Ages are kubectl's, against `now` (seconds since the
+/// epoch); the absolute times follow in parentheses.
+pub fn status_section(
+    domain: &str,
+    source: &StatusSource,
+    delivery: Option<&crate::ops::status::Delivery>,
+    inventory: &serde_json::Value,
+    now: i64,
+) -> String {
+    let e = |v: &str| redact::escape_line(v);
+    let mut out = format!("--- Delivery ({}) ---\n", e(domain));
+    match source {
+        StatusSource::Live => {
+            out.push_str("  source:       live (ClusterInventory/cluster)\n");
+            if let Some(created) = text_at(inventory, "/metadata/creationTimestamp") {
+                out.push_str(&format!("  created:      {}\n", ago(created, now)));
+            }
+        }
+        StatusSource::Snapshot { id, at, why } => {
+            out.push_str(&format!(
+                "  source:       from snapshot {} (newest stored; the cluster could not be read: {})\n",
+                e(id),
+                e(why)
+            ));
+            out.push_str(&format!("  recorded:     {}\n", ago(at, now)));
+        }
+    }
+    match text_at(inventory, "/spec/renderedAt") {
+        Some(rendered) => out.push_str(&format!("  rendered:     {}\n", ago(rendered, now))),
+        None => out.push_str("  rendered:     ?\n"),
+    }
+    let Some(d) = delivery else {
+        out.push_str("  last applied: ? (the store could not be read)\n  queue:        ?\n");
+        return out;
+    };
+    match &d.last_applied {
+        Some((at, id)) => {
+            let when = ago(at, now);
+            // `2d ago (AT)` → `2d ago (AT, snapshot ID)`.
+            let when = when.strip_suffix(')').unwrap_or(&when);
+            out.push_str(&format!("  last applied: {when}, snapshot {})\n", e(id)));
+        }
+        None => out.push_str("  last applied: never\n"),
+    }
+    match (&d.oldest_pending_at, d.pending) {
+        (Some(oldest), n) if n > 0 => {
+            let mut age = String::new();
+            match crate::util::time::parse_rfc3339(oldest) {
+                Some(t) => {
+                    crate::util::time::write_age(t.as_second(), now, &mut age);
+                    age.push_str(" ago");
+                }
+                None => age.push_str(crate::util::time::UNKNOWN_AGE),
+            }
+            out.push_str(&format!("  queue:        {n} pending, oldest {age}\n"));
+        }
+        _ => out.push_str("  queue:        empty\n"),
+    }
+    out
+}
+
+/// `status -o json` (`schemaVersion` 2; version 1 had only `domain`, `source`,
+/// `snapshot` and `inventory`). Times are absolute RFC 3339, as recorded: `recordedAt`
+/// (of the snapshot shown, else null), `createdAt` (the live object's
+/// creationTimestamp, else null), `renderedAt` (`spec.renderedAt`), `lastApplied`
+/// (`{at, snapshot}` or null), `queue` (`{pending, oldestPendingAt}`; null when the store
+/// could not be read).
+///
+/// # Errors
+/// Serialisation failures (not expected).
+pub fn status_json(
+    domain: &str,
+    source: &StatusSource,
+    delivery: Option<&crate::ops::status::Delivery>,
+    inventory: serde_json::Value,
+) -> Result<String> {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Applied<'a> {
+        at: &'a str,
+        snapshot: &'a str,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Queue<'a> {
+        pending: usize,
+        oldest_pending_at: Option<&'a str>,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Status<'a> {
+        schema_version: u32,
+        domain: &'a str,
+        /// `live`, or `snapshot` (the cluster could not be read; `snapshot` is its id).
+        source: &'a str,
+        snapshot: Option<&'a str>,
+        recorded_at: Option<&'a str>,
+        created_at: Option<&'a str>,
+        rendered_at: Option<&'a str>,
+        last_applied: Option<Applied<'a>>,
+        queue: Option<Queue<'a>>,
+        inventory: &'a serde_json::Value,
+    }
+    let (name, snapshot, recorded_at) = match source {
+        StatusSource::Live => ("live", None, None),
+        StatusSource::Snapshot { id, at, .. } => ("snapshot", Some(id.as_str()), Some(at.as_str())),
+    };
+    crate::inventory::render::to_json(&Status {
+        schema_version: 2,
+        domain,
+        source: name,
+        snapshot,
+        recorded_at,
+        created_at: match source {
+            StatusSource::Live => text_at(&inventory, "/metadata/creationTimestamp"),
+            StatusSource::Snapshot { .. } => None,
+        },
+        rendered_at: text_at(&inventory, "/spec/renderedAt"),
+        last_applied: delivery.and_then(|d| {
+            d.last_applied
+                .as_ref()
+                .map(|(at, id)| Applied { at, snapshot: id })
+        }),
+        queue: delivery.map(|d| Queue {
+            pending: d.pending,
+            oldest_pending_at: d.oldest_pending_at.as_deref(),
+        }),
+        inventory: &inventory,
+    })
+}
+
 /// `None` when a field has a type lo's template cannot print.
 fn block_body(object: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
@@ -411,17 +573,18 @@ fn block_body(object: &serde_json::Value) -> Option<String> {
     Some(out)
 }
 
-/// `snapshots list`: one row per snapshot, newest first (`wide` adds the first 12
-/// characters of SPECHASH, LOK8S and TOOL). Takes the snapshots so they can
-/// go before the table renders (it holds its own copy of every cell).
-pub fn snapshots_table(rows: Vec<crate::store::Snapshot>, style: TableStyle) -> String {
-    let mut header = vec![
-        "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
-    ];
+/// `snapshots list`: one row per snapshot, newest first, with kubectl's AGE of the
+/// recorded time (`now` in seconds since the epoch, read once for the whole table);
+/// `wide` adds the absolute RECORDED and RENDERED times, the first 12 characters of
+/// SPECHASH, LOK8S and TOOL. Takes the snapshots so they can go before the table renders
+/// (it holds its own copy of every cell).
+pub fn snapshots_table(rows: Vec<crate::store::Snapshot>, now: i64, style: TableStyle) -> String {
+    let mut header = vec!["DOMAIN", "ID", "STATE", "REASON", "TARGET", "AGE"];
     if style.wide {
-        header.extend(["SPECHASH", "LOK8S", "TOOL"]);
+        header.extend(["RECORDED", "RENDERED", "SPECHASH", "LOK8S", "TOOL"]);
     }
     let mut table = Table::new(&header).no_header(style.no_headers);
+    let mut age = String::new();
     for s in &rows {
         let reason = s.reason.map(|r| r.as_str()).unwrap_or("-");
         let target = s
@@ -430,18 +593,28 @@ pub fn snapshots_table(rows: Vec<crate::store::Snapshot>, style: TableStyle) -> 
             .as_ref()
             .map(|t| t.server.as_str())
             .unwrap_or("-");
+        age.clear();
+        match crate::util::time::parse_rfc3339(&s.record.at) {
+            Some(t) => crate::util::time::write_age(t.as_second(), now, &mut age),
+            None => age.push_str(crate::util::time::UNKNOWN_AGE),
+        }
         let mut cells = vec![
             s.record.domain.as_str(),
             &s.record.id,
-            &s.record.at,
             s.state.as_str(),
             reason,
-            &s.record.rendered_at,
             target,
+            &age,
         ];
         let hash: String = s.record.spec_hash.chars().take(12).collect();
         if style.wide {
-            cells.extend([hash.as_str(), &s.record.lok8s_version, &s.record.tool]);
+            cells.extend([
+                s.record.at.as_str(),
+                &s.record.rendered_at,
+                hash.as_str(),
+                &s.record.lok8s_version,
+                &s.record.tool,
+            ]);
         }
         table.row(&cells);
     }
@@ -458,11 +631,6 @@ pub fn stdout_error(e: io::Error) -> Error {
     }
 }
 
-/// [`snapshots_table`] of compact listings, written as it goes (a listing of a million
-/// snapshots is not held as cells): the same bytes.
-///
-/// # Errors
-/// Write errors.
 /// `snapshots list -o name`: `DOMAIN/ID` per snapshot, streamed from the listings.
 pub fn write_snapshot_names(
     listings: &[crate::store::scan::Listing],
@@ -476,25 +644,35 @@ pub fn write_snapshot_names(
     Ok(())
 }
 
+/// [`snapshots_table`] of compact listings, written as it goes (a listing of a million
+/// snapshots is not held as cells): the same bytes. The AGE of a row is computed from
+/// its packed time (no parse) once per pass, into one reused buffer.
+///
+/// # Errors
+/// Write errors.
 pub fn write_snapshots_table(
     listings: &[crate::store::scan::Listing],
+    now: i64,
     no_headers: bool,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     use std::borrow::Cow;
     use unicode_width::UnicodeWidthStr;
-    const HEADER: [&str; 7] = [
-        "DOMAIN", "ID", "RECORDED", "STATE", "REASON", "RENDERED", "TARGET",
-    ];
-    fn cells(row: &crate::store::scan::RowRef<'_>, each: &mut dyn FnMut(usize, &str)) {
+    const HEADER: [&str; 6] = ["DOMAIN", "ID", "STATE", "REASON", "TARGET", "AGE"];
+    let mut age = String::new();
+    let mut cells = |row: &crate::store::scan::RowRef<'_>, each: &mut dyn FnMut(usize, &str)| {
         each(0, row.domain());
         each(1, &row.id());
-        each(2, &row.at());
-        each(3, row.state().as_str());
-        each(4, row.reason().map(|r| r.as_str()).unwrap_or("-"));
-        each(5, &row.rendered_at());
-        each(6, row.target_server().unwrap_or("-"));
-    }
+        each(2, row.state().as_str());
+        each(3, row.reason().map(|r| r.as_str()).unwrap_or("-"));
+        each(4, row.target_server().unwrap_or("-"));
+        age.clear();
+        match row.at_second() {
+            Some(then) => crate::util::time::write_age(then, now, &mut age),
+            None => age.push_str(crate::util::time::UNKNOWN_AGE),
+        }
+        each(5, &age);
+    };
     let width = |text: &str| -> usize {
         match crate::app::table::cell_text(text) {
             Cow::Borrowed(t) if t.is_ascii() => t.len(),
@@ -851,11 +1029,13 @@ mod listing_tests {
                 assert_eq!(damage, compact_damage);
                 assert_eq!(rows.len(), listings.iter().map(|l| l.len()).sum::<usize>());
                 let mut out = Vec::new();
-                write_snapshots_table(&listings, false, &mut out).unwrap();
+                let now = jiff::Timestamp::now().as_second();
+                write_snapshots_table(&listings, now, false, &mut out).unwrap();
                 assert_eq!(
                     String::from_utf8(out).unwrap(),
                     snapshots_table(
                         rows,
+                        now,
                         TableStyle {
                             wide: false,
                             no_headers: false,

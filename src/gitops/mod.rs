@@ -517,6 +517,15 @@ impl Repo {
     }
 }
 
+impl Drop for Repo {
+    /// Waits for the SSH connections this repository's pushes and fetches closed: ssh's
+    /// goodbye to the server runs while the caller records the push (the server's report
+    /// settled it), and the process never ends before its ssh.
+    fn drop(&mut self) {
+        ssh::reap();
+    }
+}
+
 /// The result of a push.
 #[derive(Debug, Clone, Copy)]
 pub struct Pushed {

@@ -28,6 +28,13 @@ pub(super) const SCHEMES: [&str; 3] = ["ssh", "ssh+git", "git+ssh"];
 /// How much of ssh's stderr is kept (the tail) for a failure message.
 const STDERR_KEEP: usize = 16 * 1024;
 
+/// The shell that runs `GIT_SSH_COMMAND` and `core.sshCommand`: git's `SHELL_PATH`.
+const SHELL: &str = "/bin/sh";
+
+/// How much a channel holds of what libgit2 writes before it goes to ssh (see
+/// [`Channel::send`]).
+const WRITE_HOLD: usize = 64 * 1024;
+
 /// How long a finished connection may take to exit after its input is closed.
 const EXIT_WAIT: Duration = Duration::from_secs(10);
 
@@ -301,15 +308,21 @@ impl Program {
         }
     }
 
-    /// The command line to run with `args` (git's `prepare_shell_cmd`: through `sh -c`
-    /// only when the command has shell metacharacters or spaces).
+    /// The command line to run with `args` (git's `prepare_shell_cmd`: through `/bin/sh
+    /// -c` only when the command has shell metacharacters or spaces; git runs its
+    /// `SHELL_PATH`, not an `sh` looked up in `PATH`), except [`Program::plain_words`].
     fn command(&self, args: &[String]) -> Command {
         const META: &[char] = &[
             '|', '&', ';', '<', '>', '(', ')', '$', '`', '\\', '"', '\'', ' ', '\t', '\n', '*',
             '?', '[', '#', '~', '=', '%',
         ];
         if self.shell && self.command.contains(META) {
-            let mut c = Command::new("sh");
+            if let Some((program, words)) = self.plain_words() {
+                let mut c = Command::new(program);
+                c.args(words).args(args);
+                return c;
+            }
+            let mut c = Command::new(SHELL);
             c.arg("-c")
                 .arg(format!("{} \"$@\"", self.command))
                 .arg(&self.command)
@@ -320,6 +333,28 @@ impl Program {
             c.args(args);
             c
         }
+    }
+
+    /// A shell command that `sh` would run as it is written: an ssh program (named ssh,
+    /// plink or tortoiseplink) and words with no quotes, expansions, redirections or
+    /// comments between them, such as `ssh -F /path/config -o Name=value`. Run directly,
+    /// that is what `sh -c` would run, one process fewer before ssh and after it.
+    fn plain_words(&self) -> Option<(&str, Vec<&str>)> {
+        const SHELL_ONLY: &[char] = &[
+            '|', '&', ';', '<', '>', '(', ')', '$', '`', '\\', '"', '\'', '\n', '*', '?', '[', '#',
+            '~',
+        ];
+        if self.command.contains(SHELL_ONLY) {
+            return None;
+        }
+        let mut words = self.command.split([' ', '\t']).filter(|w| !w.is_empty());
+        let program = words.next()?;
+        let ssh = !program.contains('=')
+            && matches!(
+                Variant::of_program(program),
+                Variant::OpenSsh | Variant::Plink | Variant::TortoisePlink
+            );
+        ssh.then(|| (program, words.collect()))
     }
 
     /// The configuration OpenSSH would apply for `address` (`ssh -G`), `None` when the
@@ -521,8 +556,11 @@ impl SmartSubtransport for Ssh {
 
 /// One running ssh: the git protocol on its stdin/stdout, its stderr kept for a message.
 struct Channel {
-    child: Child,
+    /// `None` once handed to [`CLOSING`] (at drop).
+    child: Option<Child>,
     stdin: Option<ChildStdin>,
+    /// Written by libgit2, not yet sent to ssh ([`Channel::send`]).
+    held: Vec<u8>,
     stdout: ChildStdout,
     stderr: Arc<Mutex<Vec<u8>>>,
     reader: Option<JoinHandle<()>>,
@@ -568,8 +606,9 @@ impl Channel {
             }
         });
         Ok(Channel {
-            child,
+            child: Some(child),
             stdin: Some(stdin),
+            held: Vec::new(),
             stdout,
             stderr,
             reader: Some(reader),
@@ -586,7 +625,8 @@ impl Channel {
             return known.clone();
         }
         self.stdin.take();
-        let status = wait(&mut self.child, EXIT_WAIT);
+        self.held.clear();
+        let status = self.child.as_mut().and_then(|c| wait(c, EXIT_WAIT));
         // The stderr reader ends when ssh (and anything it started) closes the pipe.
         let start = Instant::now();
         while self.reader.as_ref().is_some_and(|r| !r.is_finished())
@@ -646,8 +686,27 @@ fn wait(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     }
 }
 
+impl Channel {
+    /// Sends what libgit2 wrote since the last read as one write. The git protocol
+    /// always reads after it writes (a push's command and pack come in a dozen pieces
+    /// before the report is read); each piece sent alone would wake ssh and become an
+    /// SSH packet of its own, and on the server wake sshd and git-receive-pack again.
+    fn send(&mut self) -> io::Result<()> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let result = match self.stdin.as_mut() {
+            Some(stdin) => stdin.write_all(&self.held),
+            None => Err(io::Error::from(io::ErrorKind::BrokenPipe)),
+        };
+        self.held.clear();
+        result.map_err(|e| self.broken(e))
+    }
+}
+
 impl Read for Channel {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.send()?;
         match self.stdout.read(buf) {
             Ok(0) => match self.failure() {
                 Some(message) => Err(io::Error::other(message)),
@@ -661,14 +720,18 @@ impl Read for Channel {
 
 impl Write for Channel {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let result = match self.stdin.as_mut() {
-            Some(stdin) => stdin.write(buf),
-            None => Err(io::Error::from(io::ErrorKind::BrokenPipe)),
-        };
-        result.map_err(|e| self.broken(e))
+        if self.stdin.is_none() {
+            return Err(self.broken(io::Error::from(io::ErrorKind::BrokenPipe)));
+        }
+        self.held.extend_from_slice(buf);
+        if self.held.len() >= WRITE_HOLD {
+            self.send()?;
+        }
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.send()?;
         let result = match self.stdin.as_mut() {
             Some(stdin) => stdin.flush(),
             None => Ok(()),
@@ -677,12 +740,39 @@ impl Write for Channel {
     }
 }
 
+/// Connections whose input is closed, still to be waited for ([`reap`]).
+static CLOSING: Mutex<Vec<Child>> = Mutex::new(Vec::new());
+
 impl Drop for Channel {
     fn drop(&mut self) {
         if self.failed.is_none() {
+            let _ = self.send();
             self.stdin.take();
-            wait(&mut self.child, EXIT_WAIT);
+            // ssh now says goodbye to the server and exits; that is waited for in
+            // `reap`, so the caller records the push meanwhile.
+            if let Some(child) = self.child.take() {
+                match CLOSING.lock() {
+                    Ok(mut closing) => closing.push(child),
+                    Err(_) => {
+                        let mut child = child;
+                        wait(&mut child, EXIT_WAIT);
+                    }
+                }
+            }
         }
+    }
+}
+
+/// Waits for every connection closed since the last call (up to [`EXIT_WAIT`] each,
+/// then kills it). The push was settled by the server's report before its connection
+/// closed; what is left is ssh's goodbye to the server.
+pub(super) fn reap() {
+    let closing = CLOSING
+        .lock()
+        .map(|mut c| std::mem::take(&mut *c))
+        .unwrap_or_default();
+    for mut child in closing {
+        wait(&mut child, EXIT_WAIT);
     }
 }
 
@@ -932,22 +1022,85 @@ mod tests {
 
     #[test]
     fn shell_commands_get_the_arguments_after_the_command() {
-        let p = resolve(&[("GIT_SSH_COMMAND", "ssh -F /c")], &[]);
+        let p = resolve(&[("GIT_SSH_COMMAND", "ssh -F ~/c")], &[]);
         let c = p.command(&["h".into(), "git-upload-pack '/r'".into()]);
         let args: Vec<_> = c.get_args().map(|a| a.to_str().unwrap()).collect();
-        assert_eq!(c.get_program(), "sh");
+        assert_eq!(c.get_program(), "/bin/sh");
         assert_eq!(
             args,
             [
                 "-c",
-                "ssh -F /c \"$@\"",
-                "ssh -F /c",
+                "ssh -F ~/c \"$@\"",
+                "ssh -F ~/c",
                 "h",
                 "git-upload-pack '/r'"
             ]
         );
+        // Plain words after an ssh program: what sh would run, run directly.
+        let p = resolve(&[("GIT_SSH_COMMAND", " /usr/bin/ssh  -F /c\t-o A=b ")], &[]);
+        let c = p.command(&["h".into(), "git-upload-pack '/r'".into()]);
+        let args: Vec<_> = c.get_args().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(c.get_program(), "/usr/bin/ssh");
+        assert_eq!(args, ["-F", "/c", "-o", "A=b", "h", "git-upload-pack '/r'"]);
+        // Anything else goes through the shell as git runs it.
+        for command in [
+            "FOO=1 ssh -v",
+            "wrapper --x",
+            "ssh -o 'A b'",
+            "ssh $OPTS",
+            "ssh -v # note",
+            "ssh -i ~/k",
+            "exec ssh -v",
+        ] {
+            let p = resolve(&[("GIT_SSH_COMMAND", command)], &[]);
+            assert_eq!(p.command(&[]).get_program(), "/bin/sh", "{command}");
+        }
         let p = resolve(&[("GIT_SSH_COMMAND", "myssh")], &[]);
         assert_eq!(p.command(&[]).get_program(), "myssh");
+    }
+
+    /// A program run as the ssh of a test: `command` through the shell, no options.
+    fn fake_ssh(command: &str) -> Program {
+        Program {
+            command: format!("{command} #"),
+            shell: true,
+            variant: Variant::Simple,
+            source: "GIT_SSH_COMMAND",
+        }
+    }
+
+    #[test]
+    fn what_libgit2_writes_reaches_ssh_in_one_piece_at_the_next_read() {
+        // dd reads once (one read(2), whatever has arrived), says how many bytes it got
+        // and exits: the pieces written before the read must arrive together.
+        let program = fake_ssh("dd bs=65536 count=1 of=/dev/null 2>&1");
+        let mut channel = Channel::open(&program, &addr(None, "h", None, "/r"), "x").unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        for _ in 0..30 {
+            let _ = channel.write_all(b"0123456789");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let mut said = String::new();
+        channel.read_to_string(&mut said).unwrap();
+        assert!(said.contains("300 bytes"), "{said}");
+    }
+
+    #[test]
+    fn a_closed_connection_is_waited_for_by_reap_not_by_drop() {
+        let program = fake_ssh("sleep 0.6");
+        let channel = Channel::open(&program, &addr(None, "h", None, "/r"), "x").unwrap();
+        let start = Instant::now();
+        drop(channel);
+        assert!(
+            start.elapsed() < Duration::from_millis(400),
+            "drop waited for ssh"
+        );
+        reap();
+        assert!(
+            start.elapsed() >= Duration::from_millis(500),
+            "reap did not wait"
+        );
+        assert!(CLOSING.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -1,10 +1,12 @@
-//! `clinv commit`: a snapshot of the store written into a GitOps repository (Flux /
-//! Argo CD), committed, optionally pushed, and the outcome recorded in the store.
+//! `clinv commit`: the project rendered now (recorded in the store first), or a snapshot
+//! of the store, written into a GitOps repository (Flux / Argo CD), committed, optionally
+//! pushed, and the outcome recorded in the store.
 
 use crate::error::{Error, Result};
 use crate::gitops::layout::{self, Destination, Element, FluxSource};
 use crate::gitops::{self, Committed, Folder, Repo};
-use crate::inventory::{ClusterInventory, render};
+use crate::inventory::{ClusterInventory, Loaded, crd, render};
+use crate::project::Project;
 use crate::store::{Damage, DomainStore, SnapshotRecord, State, StateRecord, now_millis};
 use crate::util::notice::Notice;
 use serde_json::Value;
@@ -211,6 +213,165 @@ pub fn older_message(
             snap.id, snap.rendered_at
         )
     }
+}
+
+/// What `clinv commit` commits.
+pub enum Source<'a> {
+    /// `--snapshot REF`: a snapshot of the store (`latest`, `latest~1`, an id).
+    Stored(&'a str),
+    /// The project as it is now, rendered (at `SOURCE_DATE_EPOCH`, else now) and recorded
+    /// before Git is touched.
+    Project {
+        project: &'a Project,
+        source_date_epoch: Option<&'a str>,
+        /// `--strict`: build warnings stop the commit.
+        strict: bool,
+    },
+}
+
+/// Where the committed snapshot came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `--snapshot`: from the store.
+    Stored,
+    /// Rendered from the project; `folded` when the store's newest snapshot held the same
+    /// inventory (apart from `renderedAt`) and is the one committed, else recorded now for
+    /// Git only.
+    Rendered { folded: bool },
+}
+
+impl Origin {
+    /// `snapshot <id> (…)`: which snapshot, and where it came from.
+    pub fn describe(self, id: &str) -> String {
+        match self {
+            Origin::Stored => format!("snapshot {id} (from the store)"),
+            Origin::Rendered { folded: false } => {
+                format!("snapshot {id} (rendered from the project; recorded for Git only)")
+            }
+            Origin::Rendered { folded: true } => {
+                format!("snapshot {id} (rendered from the project; already the store's newest)")
+            }
+        }
+    }
+}
+
+/// How `clinv commit` ended.
+pub enum Done {
+    /// A deploy domain: it has no inventory of its own, nothing was committed.
+    DeployDomain {
+        cluster_ref: Option<String>,
+    },
+    Committed(Box<Commit>),
+}
+
+/// What was committed, from where, and how it went.
+pub struct Commit {
+    pub snapshot: SnapshotRecord,
+    pub origin: Origin,
+    pub outcome: Outcome,
+    /// With [`Committed::Older`]: the warning (or the `--strict` error) saying why.
+    pub older: Option<String>,
+}
+
+/// The messages of the way (always), and how it ended.
+pub struct Report {
+    pub notices: Vec<Notice>,
+    pub result: Result<Done>,
+}
+
+/// `clinv commit`: picks or renders the snapshot, then [`commit`]s it. A rendered
+/// inventory is recorded in the store before the repository is opened (folded into the
+/// newest snapshot when that holds it already); nothing is committed when it cannot be.
+pub fn run(store: &DomainStore, source: &Source<'_>, opts: &Options<'_>) -> Report {
+    let mut notices = Vec::new();
+    let result = run_with(store, source, opts, &mut notices);
+    Report { notices, result }
+}
+
+fn run_with(
+    store: &DomainStore,
+    source: &Source<'_>,
+    opts: &Options<'_>,
+    notices: &mut Vec<Notice>,
+) -> Result<Done> {
+    let (snapshot, inventory, origin) = match source {
+        Source::Stored(reference) => {
+            let picked = pick(store, Some(reference))?;
+            notices.extend(
+                picked
+                    .damage
+                    .iter()
+                    .map(|d| Notice::warn(format!("snapshot store: {d} — skipped"))),
+            );
+            let Some((snap, inventory)) = picked.found else {
+                return Err(Error::Usage(format!(
+                    "--snapshot {reference}: the store has no snapshot of {}",
+                    store.domain
+                )));
+            };
+            (snap, inventory, Origin::Stored)
+        }
+        Source::Project {
+            project,
+            source_date_epoch,
+            strict,
+        } => {
+            let built = match super::publish::build_checked(
+                project,
+                &store.domain,
+                *source_date_epoch,
+                *strict,
+                notices,
+            )? {
+                Loaded::Cluster(built) => *built,
+                Loaded::Deploy { cluster_ref, .. } => {
+                    return Ok(Done::DeployDomain { cluster_ref });
+                }
+            };
+            let crd_json = serde_json::to_string(&crd::definition()).unwrap_or_default();
+            // Record first: the rendered inventory is in the store before Git is touched.
+            let (snap, folded) = store
+                .record_or_fold_for_git(&built.inventory, &crd_json)
+                .map_err(|e| {
+                    Error::NotRecorded(format!(
+                        "the inventory of {} rendered for commit ({e}); nothing committed",
+                        store.domain
+                    ))
+                })?;
+            let inventory = if folded {
+                // The newest snapshot's inventory: the same object (its hash matched)
+                // with that snapshot's renderedAt, so Git holds what the store holds
+                // under that id.
+                let mut inventory = built.inventory;
+                inventory.spec.rendered_at.clone_from(&snap.rendered_at);
+                inventory
+            } else {
+                notices.push(Notice::debug(format!(
+                    "recorded snapshot {} in {} (for Git only)",
+                    snap.id,
+                    store.dir().display()
+                )));
+                built.inventory
+            };
+            (snap, inventory, Origin::Rendered { folded })
+        }
+    };
+    let outcome = commit(store, &snapshot, &inventory, opts)?;
+    let older = match &outcome.committed {
+        Committed::Older { branch_rendered_at } => Some(older_message(
+            store,
+            &outcome.branch,
+            &snapshot,
+            branch_rendered_at,
+        )),
+        _ => None,
+    };
+    Ok(Done::Committed(Box::new(Commit {
+        snapshot,
+        origin,
+        outcome,
+        older,
+    })))
 }
 
 /// The snapshot `reference` names, else the newest; `None` when the store has none.

@@ -194,8 +194,29 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
 
 /// Builds and validates; with `strict`, build warnings are an error.
 fn build(req: &Request<'_>, notices: &mut Vec<Notice>) -> Result<Loaded> {
-    if let Some(w) = inventory::source_date_epoch_warning(req.source_date_epoch) {
-        if req.strict {
+    build_checked(
+        req.project,
+        req.domain,
+        req.source_date_epoch,
+        req.strict,
+        notices,
+    )
+}
+
+/// Builds the inventory of `domain` at `SOURCE_DATE_EPOCH` (else now) and validates it;
+/// warnings become notices, and with `strict` an error (`publish`, `commit`).
+///
+/// # Errors
+/// The project does not build, the inventory is invalid, `strict` with warnings.
+pub fn build_checked(
+    project: &Project,
+    domain: &str,
+    source_date_epoch: Option<&str>,
+    strict: bool,
+    notices: &mut Vec<Notice>,
+) -> Result<Loaded> {
+    if let Some(w) = inventory::source_date_epoch_warning(source_date_epoch) {
+        if strict {
             return Err(Error::InvalidEnv {
                 name: "SOURCE_DATE_EPOCH",
                 message: w,
@@ -203,11 +224,11 @@ fn build(req: &Request<'_>, notices: &mut Vec<Notice>) -> Result<Loaded> {
         }
         notices.push(Notice::warn(w));
     }
-    let at = inventory::rendered_at(req.source_date_epoch, jiff::Timestamp::now())?;
-    let loaded = inventory::load(req.project, req.domain, at)?;
+    let at = inventory::rendered_at(source_date_epoch, jiff::Timestamp::now())?;
+    let loaded = inventory::load(project, domain, at)?;
     if let Loaded::Cluster(built) = &loaded {
-        notices.extend(warning_notices(&built.warnings, req.strict));
-        if req.strict && !built.warnings.is_empty() {
+        notices.extend(warning_notices(&built.warnings, strict));
+        if strict && !built.warnings.is_empty() {
             return Err(Error::Strict(built.warnings.len()));
         }
         render::validate(&built.inventory)?;

@@ -1,5 +1,6 @@
 //! `clinv status`: the live inventory, or the newest snapshot when the cluster cannot be
-//! read (said in a warning).
+//! read (said in a warning), with the domain's delivery facts from the store: the queue
+//! and when a snapshot was last applied.
 
 use super::Scope;
 use crate::cluster::access;
@@ -14,8 +15,14 @@ use serde_json::Value;
 pub enum Shown {
     /// The live object.
     Live(Value),
-    /// The cluster could not be read: the inventory of the newest snapshot.
-    Snapshot { id: String, inventory: Value },
+    /// The cluster could not be read: the inventory of the newest snapshot, recorded
+    /// `at`, and why the cluster could not be read (the reason's name).
+    Snapshot {
+        id: String,
+        at: String,
+        why: String,
+        inventory: Value,
+    },
     /// Nothing: the reason and the whole message (a warning, or with `--strict` the
     /// error).
     Nothing { reason: Reason, message: String },
@@ -25,7 +32,50 @@ pub enum Shown {
 #[derive(Debug)]
 pub struct Report {
     pub shown: Shown,
+    /// What the store says of the domain's delivery (`None`: the store could not be
+    /// read, said in a notice).
+    pub delivery: Option<Delivery>,
     pub notices: Vec<Notice>,
+}
+
+/// The domain's delivery, from the store's state records. Times as recorded (RFC 3339).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// Snapshots queued for the cluster and not yet applied or superseded.
+    pub pending: usize,
+    /// When the oldest of them was recorded.
+    pub oldest_pending_at: Option<String>,
+    /// The newest `applied` state change: when, and of which snapshot.
+    pub last_applied: Option<(String, String)>,
+}
+
+impl Delivery {
+    /// The facts of a journal.
+    pub fn of(journal: &crate::store::Journal) -> Delivery {
+        let mut d = Delivery::default();
+        // Oldest first: the first pending one is the oldest.
+        for snap in &journal.snapshots {
+            if snap.is_pending() {
+                d.pending += 1;
+                if d.oldest_pending_at.is_none() {
+                    d.oldest_pending_at = Some(snap.record.at.clone());
+                }
+            }
+            // A snapshot deleted since was still applied then.
+            for st in &snap.history {
+                if st.state != crate::store::State::Applied {
+                    continue;
+                }
+                let newer = d.last_applied.as_ref().is_none_or(|(at, _)| {
+                    crate::util::time::parse_rfc3339(&st.at) > crate::util::time::parse_rfc3339(at)
+                });
+                if newer {
+                    d.last_applied = Some((st.at.clone(), snap.record.id.clone()));
+                }
+            }
+        }
+        d
+    }
 }
 
 /// Reads the live inventory, falling back to the newest snapshot.
@@ -44,12 +94,27 @@ pub fn status(req: &Scope<'_>) -> Result<Report> {
                     message: "status: the cluster has no ClusterInventory 'cluster'".into(),
                 },
             };
-            return Ok(Report { shown, notices });
+            // The cluster answered: a store that cannot be read costs only its facts.
+            let delivery = match req.store.read() {
+                Ok(journal) => Some(Delivery::of(&journal)),
+                Err(e) => {
+                    notices.push(Notice::warn(format!(
+                        "status: no queue or last-applied time: {e}"
+                    )));
+                    None
+                }
+            };
+            return Ok(Report {
+                shown,
+                delivery,
+                notices,
+            });
         }
         Err(f) => f,
     };
     // Unreachable: show what was last recorded for the domain, and say so.
     let journal = req.store.read()?;
+    let delivery = Some(Delivery::of(&journal));
     if let Some(snap) = journal.newest_first().next()
         && let Ok(inventory) = req.store.inventory(&snap.record)
     {
@@ -63,9 +128,15 @@ pub fn status(req: &Scope<'_>) -> Result<Report> {
         )));
         let shown = Shown::Snapshot {
             id: snap.record.id.clone(),
+            at: snap.record.at.clone(),
+            why: f.reason.to_string(),
             inventory: serde_json::to_value(&inventory).unwrap_or_default(),
         };
-        return Ok(Report { shown, notices });
+        return Ok(Report {
+            shown,
+            delivery,
+            notices,
+        });
     }
     let message = format!(
         "status: cannot read the ClusterInventory: {}: {}",
@@ -76,6 +147,7 @@ pub fn status(req: &Scope<'_>) -> Result<Report> {
             reason: f.reason,
             message,
         },
+        delivery,
         notices,
     })
 }

@@ -119,7 +119,7 @@ pub fn select(
 }
 
 /// Every domain the project or the store knows, sorted, once each.
-fn all_known(known: Known<'_>) -> Vec<String> {
+pub fn known_domains(known: Known<'_>) -> Vec<String> {
     let mut all: Vec<String> = known.project.map(Project::domains).unwrap_or_default();
     if let Some((domains, _)) = known.store {
         all.extend(domains.iter().cloned());
@@ -143,7 +143,7 @@ fn known_line(all: &[String]) -> String {
 }
 
 fn nothing_selected(known: Known<'_>) -> String {
-    let all = all_known(known);
+    let all = known_domains(known);
     let why = match (known.project, known.store) {
         (Some(_), _) => {
             "no --domain, no DOMAIN_NAME, no clusters/.active, and no clusters/lok8s.dev (lok8s's default)"
@@ -159,7 +159,7 @@ fn nothing_selected(known: Known<'_>) -> String {
 }
 
 fn unknown(known: Known<'_>, domain: &str, origin: Origin) -> String {
-    let all = all_known(known);
+    let all = known_domains(known);
     let mut head = match (known.project, known.store) {
         // A project command: lok8s's own message first.
         (Some(p), None) => format!(

@@ -535,6 +535,33 @@ impl DomainStore {
         Ok((record, true))
     }
 
+    /// For Git only (`commit` of the project as it is now): the domain's newest snapshot
+    /// when it holds the same inventory (apart from `renderedAt`: the same CR and CRD
+    /// objects, whichever channel and target it was recorded for), with `true`; else a
+    /// new snapshot recorded with `cluster: false` (never queued for the cluster).
+    ///
+    /// # Errors
+    /// I/O failures; nothing is recorded then.
+    pub fn record_or_fold_for_git(
+        &self,
+        cr: &ClusterInventory,
+        crd_json: &str,
+    ) -> Result<(SnapshotRecord, bool)> {
+        let _lock = self.lock("record", LOCK_TIMEOUT)?;
+        let cr_id = hex_sha256(cr_object(cr).as_bytes());
+        let crd_id = hex_sha256(crd_json.as_bytes());
+        let same = self
+            .read()?
+            .newest_first()
+            .next()
+            .filter(|s| s.record.cr == cr_id && s.record.crd == crd_id)
+            .map(|s| s.record.clone());
+        match same {
+            Some(record) => Ok((record, true)),
+            None => Ok((self.record_locked(cr, crd_json, None, false)?, false)),
+        }
+    }
+
     /// Appends state changes (one fsync for all of them).
     ///
     /// # Errors
@@ -967,6 +994,32 @@ mod tests {
         assert_eq!(j.snapshots.len(), 2);
         assert_eq!(store.inventory(&j.snapshots[1].record).unwrap(), cr(2));
         assert!(j.snapshots.iter().all(|s| s.state == State::Pending));
+    }
+
+    #[test]
+    fn a_render_for_git_folds_into_an_identical_newest_snapshot_of_either_channel() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain("d");
+        // Nothing yet: recorded for Git only.
+        let (a, folded) = store.record_or_fold_for_git(&cr(1), "{}").unwrap();
+        assert!(!folded && !a.cluster);
+        // The same inventory (renderedAt aside): that snapshot, nothing appended.
+        let (again, folded) = store.record_or_fold_for_git(&cr(2), "{}").unwrap();
+        assert!(folded);
+        assert_eq!(again, a);
+        // A published (cluster) snapshot is the newest: folded into it as it is.
+        let published = store.record(&cr(3), "{}", None).unwrap();
+        let (same, folded) = store.record_or_fold_for_git(&cr(4), "{}").unwrap();
+        assert!(folded && same.cluster);
+        assert_eq!(same.id, published.id);
+        // Another CRD is another inventory; only the newest folds.
+        let (b, folded) = store.record_or_fold_for_git(&cr(5), "{\"x\":1}").unwrap();
+        assert!(!folded && !b.cluster);
+        let (c, folded) = store.record_or_fold_for_git(&cr(6), "{}").unwrap();
+        assert!(!folded && !c.cluster);
+        let j = store.read().unwrap();
+        assert_eq!(j.snapshots.len(), 4);
+        assert!(j.snapshots.iter().all(|s| s.events.is_empty()));
     }
 
     #[test]

@@ -176,6 +176,49 @@ impl Str {
         }
     }
 
+    /// Seconds since the epoch of a time (packed in one of clinv's layouts: integer
+    /// arithmetic on the digits; any other string: the RFC 3339 parse), `None` when the
+    /// string is not an RFC 3339 time.
+    fn epoch_second(self, arena: &str) -> Option<i64> {
+        let mut v = match self.tag() {
+            TAG_MILLIS => self.payload() / 1000,
+            TAG_SECS => self.payload(),
+            _ => {
+                return crate::util::time::parse_rfc3339(&self.text(arena)).map(|t| t.as_second());
+            }
+        } as i64;
+        let mut take = |n: i64| {
+            let field = v % n;
+            v /= n;
+            field
+        };
+        let (second, minute, hour) = (take(100), take(100), take(100));
+        let (day, month) = (take(100), take(100));
+        let leap = v % 4 == 0 && (v % 100 != 0 || v % 400 == 0);
+        let month_days = match month {
+            2 if leap => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        let fields_ok = (1..=12).contains(&month)
+            && (1..=month_days).contains(&day)
+            && hour < 24
+            && minute < 60;
+        if !fields_ok || second > 60 {
+            // Not a time (the layout, with impossible digits): as the parse would say.
+            return crate::util::time::parse_rfc3339(&self.text(arena)).map(|t| t.as_second());
+        }
+        Some(crate::util::time::epoch_second(
+            v,
+            month,
+            day,
+            hour,
+            minute,
+            second.min(59),
+        ))
+    }
+
     /// Compares like the strings (the numbers when both are packed the same way).
     fn cmp(self, other: Str, arena: &str) -> Ordering {
         let (a, b) = (self.tag(), other.tag());
@@ -306,6 +349,12 @@ impl<'a> RowRef<'a> {
 
     pub fn at(&self) -> Text<'a> {
         self.row.at.text(&self.listing.arena)
+    }
+
+    /// [`RowRef::at`] in seconds since the epoch (for an AGE), `None` when it is not
+    /// an RFC 3339 time.
+    pub fn at_second(&self) -> Option<i64> {
+        self.row.at.epoch_second(&self.listing.arena)
     }
 
     pub fn rendered_at(&self) -> Text<'a> {
@@ -1008,6 +1057,30 @@ mod tests {
     use super::super::record::StateRecord;
     use super::testing::{random_journals, snap};
     use super::*;
+
+    #[test]
+    fn packed_times_give_the_seconds_the_parse_gives() {
+        let mut listing = super::Listing::default();
+        for text in [
+            "2026-01-02T03:04:05.678Z",
+            "2026-01-02T03:04:05Z",
+            "2024-02-29T23:59:60Z",
+            "2023-02-29T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-04-31T00:00:00.000Z",
+            "1969-12-31T23:59:59.000Z",
+            "2026-01-02T03:04:05+02:00",
+            "yesterday",
+            "0123456789abcd",
+        ] {
+            let packed = listing.put(text);
+            assert_eq!(
+                packed.epoch_second(&listing.arena),
+                crate::util::time::parse_rfc3339(text).map(|t| t.as_second()),
+                "{text}"
+            );
+        }
+    }
 
     #[test]
     fn packed_strings_read_back_and_compare_like_text() {

@@ -40,47 +40,59 @@ pub fn format_millis(t: Timestamp) -> String {
 /// say something (`45s`, `5m12s`, `3h20m`, `2d5h`, `45d`, `3y120d`). A time in the
 /// future (a skewed clock) is `0s`.
 pub fn age(then: Timestamp, now: Timestamp) -> String {
-    let secs = now.as_second().saturating_sub(then.as_second()).max(0);
+    let mut out = String::new();
+    write_age(then.as_second(), now.as_second(), &mut out);
+    out
+}
+
+/// [`age`] of two times in seconds since the epoch, appended to `out` (no allocation
+/// of its own: a listing of a million rows writes one per row).
+pub fn write_age(then: i64, now: i64, out: &mut String) {
+    use std::fmt::Write;
+    let secs = now.saturating_sub(then).max(0);
     let (m, h, d) = (secs / 60, secs / 3600, secs / 86_400);
-    match secs {
-        s if s < 120 => format!("{s}s"),
-        s if s < 600 => {
-            let r = s % 60;
-            if r == 0 {
-                format!("{m}m")
-            } else {
-                format!("{m}m{r}s")
-            }
-        }
-        s if s < 3 * 3600 => format!("{m}m"),
-        s if s < 8 * 3600 => {
-            let r = (s % 3600) / 60;
-            if r == 0 {
-                format!("{h}h")
-            } else {
-                format!("{h}h{r}m")
-            }
-        }
-        s if s < 2 * 86_400 => format!("{h}h"),
-        s if s < 8 * 86_400 => {
-            let r = (s % 86_400) / 3600;
-            if r == 0 {
-                format!("{d}d")
-            } else {
-                format!("{d}d{r}h")
-            }
-        }
-        _ if d < 2 * 365 => format!("{d}d"),
-        _ if d < 8 * 365 => {
-            let r = d % 365;
-            if r == 0 {
-                format!("{}y", d / 365)
-            } else {
-                format!("{}y{r}d", d / 365)
-            }
-        }
-        _ => format!("{}y", d / 365),
-    }
+    // Writing to a String cannot fail.
+    let _ = match secs {
+        s if s < 120 => write!(out, "{s}s"),
+        s if s < 600 => match s % 60 {
+            0 => write!(out, "{m}m"),
+            r => write!(out, "{m}m{r}s"),
+        },
+        s if s < 3 * 3600 => write!(out, "{m}m"),
+        s if s < 8 * 3600 => match (s % 3600) / 60 {
+            0 => write!(out, "{h}h"),
+            r => write!(out, "{h}h{r}m"),
+        },
+        s if s < 2 * 86_400 => write!(out, "{h}h"),
+        s if s < 8 * 86_400 => match (s % 86_400) / 3600 {
+            0 => write!(out, "{d}d"),
+            r => write!(out, "{d}d{r}h"),
+        },
+        _ if d < 2 * 365 => write!(out, "{d}d"),
+        _ if d < 8 * 365 => match d % 365 {
+            0 => write!(out, "{}y", d / 365),
+            r => write!(out, "{}y{r}d", d / 365),
+        },
+        _ => write!(out, "{}y", d / 365),
+    };
+}
+
+/// What an AGE cell says when the time cannot be read (kubectl's word).
+pub const UNKNOWN_AGE: &str = "<unknown>";
+
+/// Seconds since the epoch of a UTC calendar time, by integer arithmetic (days from
+/// the civil date, proleptic Gregorian): for times already split into fields, without
+/// a parse. Fields are taken as they are (no range check).
+pub fn epoch_second(year: i64, month: i64, day: i64, hour: i64, minute: i64, second: i64) -> i64 {
+    // Howard Hinnant's days_from_civil.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    days * 86_400 + hour * 3600 + minute * 60 + second
 }
 
 /// An RFC 3339 date-time: `YYYY-MM-DD`, `T`, `t` or a space, `HH:MM:SS`, an optional
@@ -163,6 +175,38 @@ pub fn parse_date(text: &str) -> Option<Date> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn epoch_second_agrees_with_jiff() {
+        for text in [
+            "1970-01-01T00:00:00Z",
+            "1969-12-31T23:59:59Z",
+            "2000-02-29T12:34:56Z",
+            "2024-03-01T00:00:00Z",
+            "2026-12-31T23:59:59Z",
+            "1600-01-01T00:00:00Z",
+            "9999-01-01T23:59:59Z",
+        ] {
+            let t = parse_rfc3339(text).unwrap();
+            let d = utc(t);
+            let f = |v: i8| i64::from(v);
+            assert_eq!(
+                epoch_second(
+                    i64::from(d.year()),
+                    f(d.month()),
+                    f(d.day()),
+                    f(d.hour()),
+                    f(d.minute()),
+                    f(d.second())
+                ),
+                t.as_second(),
+                "{text}"
+            );
+        }
+        let mut out = String::from("x");
+        write_age(0, 3 * 3600 + 60, &mut out);
+        assert_eq!(out, "x3h1m");
+    }
 
     #[test]
     fn formats_are_utc_with_z() {

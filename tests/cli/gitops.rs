@@ -304,6 +304,185 @@ fn only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself() {
     assert_eq!(subjects.len(), 2);
 }
 
+/// `snapshots list -o json` of prod: the ids, newest first.
+fn snapshot_ids(fx: &Fx) -> Vec<String> {
+    let list = fx
+        .clinv(&[
+            "snapshots",
+            "list",
+            "--domain",
+            "prod.acme.example",
+            "-o",
+            "json",
+        ])
+        .run()
+        .ok();
+    let snaps: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
+    snaps
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn committed_cr(fx: &Fx) -> String {
+    git(
+        &fx.work(),
+        &[
+            "show",
+            "main:clusters/prod.acme.example/inventory/clusterinventory.yaml",
+        ],
+    )
+}
+
+/// Issue #16 finding 3: `commit` renders the project as it is now (a pin changed after
+/// the last publish is committed, not "up to date"), records that render first (for Git
+/// only), folds it into an identical newest snapshot, and says which snapshot it
+/// committed; `--snapshot` commits a stored one instead.
+fn commit_renders_the_current_project_and_snapshot_picks_a_stored_one() {
+    let fx = Fx::new();
+    fx.queue_at(EPOCH);
+    let published = fx.latest_snapshot()["snapshot"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The render is identical to the published snapshot: folded, no new snapshot.
+    let run = fx.commit(&fx.work(), &[]).ok();
+    assert!(
+        run.stderr.contains(&format!(
+            "snapshot {published} (rendered from the project; already the store's newest)"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(snapshot_ids(&fx), vec![published.clone()]);
+    assert!(committed_cr(&fx).contains("chartVersion: 1.19.2"));
+    // A local change, not published: committed all the same.
+    fx.set_chart_version("cilium", "1.20.1");
+    let run = fx.commit(&fx.work(), &[]).ok();
+    let ids = snapshot_ids(&fx);
+    assert_eq!(ids.len(), 2, "the render is recorded first: {ids:?}");
+    let rendered = ids[0].clone();
+    assert!(
+        !run.stderr.contains("up to date")
+            && run.stderr.contains(&format!(
+                "snapshot {rendered} (rendered from the project; recorded for Git only)"
+            )),
+        "{}",
+        run.stderr
+    );
+    assert!(committed_cr(&fx).contains("chartVersion: 1.20.1"));
+    assert_eq!(
+        log(&fx.work())[0],
+        "inventory(prod.acme.example): cilium 1.19.2 → 1.20.1"
+    );
+    let trailers = git(&fx.work(), &["log", "-1", "--format=%(trailers:only)"]);
+    assert!(
+        trailers.contains(&format!("Snapshot: {rendered}\n")),
+        "{trailers}"
+    );
+    // Recorded for Git only: replay never delivers it, the published one stays queued.
+    let show = fx
+        .clinv(&[
+            "snapshots",
+            "show",
+            &rendered,
+            "--domain",
+            "prod.acme.example",
+            "-o",
+            "json",
+        ])
+        .run()
+        .ok();
+    let show: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
+    assert_eq!(show["snapshot"]["cluster"], false, "{show}");
+    assert_eq!(show["snapshot"]["state"], "committed", "{show}");
+    // Committing the same project again: folded into that snapshot, up to date.
+    let run = fx.commit(&fx.work(), &[]).ok();
+    assert!(
+        run.stderr.contains("up to date on main")
+            && run.stderr.contains(&format!(
+                "snapshot {rendered} (rendered from the project; already the store's newest)"
+            )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(snapshot_ids(&fx).len(), 2);
+    // --snapshot latest~1: the published snapshot from the store, rendering nothing.
+    fx.set_chart_version("cilium", "1.21.0");
+    let run = fx.commit(&fx.work(), &["--snapshot", "latest~1"]).ok();
+    assert!(
+        run.stderr
+            .contains(&format!("snapshot {published} (from the store)")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(snapshot_ids(&fx).len(), 2, "nothing rendered nor recorded");
+    assert!(committed_cr(&fx).contains("chartVersion: 1.19.2"));
+    assert_eq!(
+        log(&fx.work())[0],
+        "inventory(prod.acme.example): cilium 1.20.1 → 1.19.2"
+    );
+    assert_eq!(log(&fx.work()).len(), 3);
+}
+
+/// Without a project (the store alone, `--snapshots`), `commit` has nothing to render:
+/// `--snapshot` is required, and with it the stored snapshot is committed.
+fn commit_without_a_project_needs_snapshot() {
+    let fx = Fx::new();
+    fx.queue_at(EPOCH);
+    let elsewhere = fx.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let store = fx.dir.path().join("store");
+    let work = fx.work();
+    let base = [
+        "--snapshots",
+        store.to_str().unwrap(),
+        "commit",
+        "--domain",
+        "prod.acme.example",
+        "--repo",
+        work.to_str().unwrap(),
+    ];
+    let run = clinv(&base).cwd(&elsewhere).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no lok8s project") && run.stderr.contains("--snapshot"),
+        "{}",
+        run.stderr
+    );
+    assert!(log(&fx.work()).is_empty(), "nothing committed");
+    let mut with = base.to_vec();
+    with.extend(["--snapshot", "latest"]);
+    let run = clinv(&with).cwd(&elsewhere).run().ok();
+    assert!(run.stderr.contains("(from the store)"), "{}", run.stderr);
+    assert_eq!(log(&fx.work()).len(), 1);
+}
+
+/// The record-first promise: a render the store cannot record is not committed (exit 11,
+/// the repository untouched).
+fn a_render_the_store_cannot_record_is_not_committed() {
+    let fx = Fx::new();
+    fx.queue_at(EPOCH);
+    // The store's object folder is a file now: nothing can be written into it.
+    let objects = fx.dir.path().join("store/prod.acme.example/objects");
+    std::fs::remove_dir_all(&objects).unwrap();
+    std::fs::write(&objects, "").unwrap();
+    fx.set_chart_version("cilium", "1.20.1");
+    let run = fx.commit(&fx.work(), &[]);
+    assert_eq!(run.code, 11, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("not recorded: the inventory of prod.acme.example rendered for commit (")
+            && run.stderr.contains("nothing committed"),
+        "{}",
+        run.stderr
+    );
+    assert!(log(&fx.work()).is_empty(), "nothing committed");
+    assert!(!fx.work().join("clusters").exists());
+}
+
 fn an_older_snapshot_is_never_committed_over_a_newer_one() {
     let fx = Fx::new();
     fx.queue_at("1700000000");
@@ -1226,6 +1405,9 @@ trials! {
     Nothing: [
         commit_writes_the_three_files_with_a_stable_subject_and_trailers,
         only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself,
+        commit_renders_the_current_project_and_snapshot_picks_a_stored_one,
+        commit_without_a_project_needs_snapshot,
+        a_render_the_store_cannot_record_is_not_committed,
         an_older_snapshot_is_never_committed_over_a_newer_one,
         a_commit_refused_by_clock_skew_says_so,
         push_to_a_file_remote_and_a_stale_clone_rebases_and_retries,

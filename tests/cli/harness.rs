@@ -28,6 +28,8 @@ pub enum Need {
     Tinyproxy,
     /// Headless Chromium.
     Chromium,
+    /// bash (its programmable completion: `complete`, `COMP_WORDS`).
+    Bash,
     /// Debian's openssh-server (`/usr/sbin/sshd`) and the OpenSSH client tools.
     Sshd,
     /// Running as root (chown, `nobody`).

@@ -189,7 +189,13 @@ fn quiet_silences_warnings_but_not_errors() {
 
 fn completions_for_common_shells() {
     for shell in ["bash", "zsh", "fish"] {
+        // The dynamic script calls clinv back (tests/cli/completion.rs runs it).
         let run = clinv(&["completions", shell]).run().ok();
+        assert!(
+            run.stdout.contains("clinv") && run.stdout.contains("COMPLETE"),
+            "{shell}"
+        );
+        let run = clinv(&["completions", shell, "--static"]).run().ok();
         assert!(
             run.stdout.contains("clinv") && run.stdout.contains("render"),
             "{shell}"

@@ -12,6 +12,7 @@ mod addons;
 mod agent;
 mod audit;
 mod browser;
+mod completion;
 mod contract;
 mod diff;
 #[cfg(feature = "gitops")]
@@ -33,6 +34,7 @@ mod secrets;
 mod selection;
 mod store;
 mod store_v2;
+mod times;
 mod updates;
 mod v1;
 
@@ -42,6 +44,7 @@ fn main() -> std::process::ExitCode {
         addons::tests(),
         agent::tests(),
         audit::tests(),
+        completion::tests(),
         contract::tests(),
         diff::tests(),
         history::tests(),
@@ -57,6 +60,7 @@ fn main() -> std::process::ExitCode {
         selection::tests(),
         store::tests(),
         store_v2::tests(),
+        times::tests(),
         updates::tests(),
     ];
     #[cfg(feature = "gitops")]
@@ -67,6 +71,7 @@ fn main() -> std::process::ExitCode {
     cases.push(gitops::git_ssh::tests());
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Chromium => browser::present(),
+        harness::Need::Bash => completion::bash(),
         harness::Need::Root => hostile::root(),
         harness::Need::Tmpfs => hostile::tmpfs(),
         harness::Need::NoServiceAccount => agent::outside_a_pod(),

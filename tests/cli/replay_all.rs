@@ -237,9 +237,27 @@ fn replay_all_out_of_budget_tries_nothing_and_says_so_for_each_domain() {
     assert_all_queued(&fx);
 }
 
+/// kubectl's `-A` (and `--all-domains`) is `--all`.
+fn replay_dash_a_is_all_domains() {
+    let fx = Fx::new();
+    for flag in ["-A", "--all-domains"] {
+        let run = fx
+            .clinv(&["replay", flag, "--timeout", "0.05"])
+            .run_with_nothing();
+        assert_eq!(run.code, 0, "{flag}: {}", run.stderr);
+        assert_table(&fx, &run.stdout);
+    }
+    let run = fx
+        .clinv(&["replay", "-A", "--domain", "x.example"])
+        .run_with_nothing();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_all_queued(&fx);
+}
+
 trials! {
     Nothing: [
         replay_all_reports_every_black_holed_domain_and_keeps_them_queued,
         replay_all_out_of_budget_tries_nothing_and_says_so_for_each_domain,
+        replay_dash_a_is_all_domains,
     ],
 }

@@ -1,4 +1,5 @@
-//! Issue 16, finding 1 against the real API server: `status -o json` of the live object.
+//! Issue 16, findings 1 and 10 against the real API server: `status -o json` of the live
+//! object, and its delivery facts (ages, last apply, queue) in text and JSON.
 
 use crate::plane;
 use crate::support::*;
@@ -39,6 +40,58 @@ fn status_json_names_the_live_source() {
         "{}",
         text.stdout
     );
+
+    // Finding 10: the live object's age, the last apply (the publish above) and the queue.
+    assert_eq!(v["schemaVersion"], 2, "{}", status.stdout);
+    let created = v["inventory"]["metadata"]["creationTimestamp"]
+        .as_str()
+        .unwrap();
+    assert_eq!(v["createdAt"], created);
+    assert!(v["recordedAt"].is_null());
+    assert_eq!(v["renderedAt"], v["inventory"]["spec"]["renderedAt"]);
+    let list = run(&["snapshots", "list", "-o", "json"]).ok();
+    let snaps: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
+    let applied = &snaps[0];
+    assert_eq!(applied["state"], "applied", "{}", list.stdout);
+    assert_eq!(
+        v["lastApplied"],
+        serde_json::json!({"at": applied["stateAt"], "snapshot": applied["id"]})
+    );
+    assert_eq!(
+        v["queue"],
+        serde_json::json!({"pending": 0, "oldestPendingAt": null})
+    );
+    let section = text
+        .stdout
+        .split_once("\n--- Delivery (lab.acme.example) ---\n")
+        .unwrap_or_else(|| panic!("no delivery section: {}", text.stdout))
+        .1;
+    let lines: Vec<&str> = section.lines().collect();
+    assert_eq!(
+        lines[0], "  source:       live (ClusterInventory/cluster)",
+        "{section}"
+    );
+    let age = |line: &str, prefix: &str| -> bool {
+        // `Ns ago (TIME…`: seconds old, the test ran just now.
+        line.strip_prefix(prefix)
+            .and_then(|rest| rest.split_once("s ago ("))
+            .is_some_and(|(n, _)| n.parse::<u32>().is_ok_and(|n| n < 120))
+    };
+    assert!(age(lines[1], "  created:      "), "{section}");
+    assert!(lines[1].ends_with(&format!("({created})")), "{section}");
+    // The harness renders with a fixed SOURCE_DATE_EPOCH: an age of years.
+    let rendered = v["renderedAt"].as_str().unwrap();
+    assert!(
+        lines[2].starts_with("  rendered:     ")
+            && lines[2].ends_with(&format!(" ago ({rendered})")),
+        "{section}"
+    );
+    assert!(age(lines[3], "  last applied: "), "{section}");
+    assert!(
+        lines[3].ends_with(&format!(", snapshot {})", applied["id"].as_str().unwrap())),
+        "{section}"
+    );
+    assert_eq!(lines[4], "  queue:        empty", "{section}");
 }
 
 trials! {

@@ -1,28 +1,35 @@
-//! `clinv commit`: write a snapshot into a GitOps repository (Flux / Argo CD) and commit
-//! it with git2; optionally push.
+//! `clinv commit`: write the project's inventory as it is now (recorded first) or a stored
+//! snapshot (`--snapshot`) into a GitOps repository (Flux / Argo CD) and commit it with
+//! git2; optionally push.
 
-use super::{domain, project, rendered_at, report_warnings, store};
+use super::{StoreOnly, domain};
 use crate::app::cli::CommitArgs;
 use crate::app::settings::Settings;
 use crate::error::{Error, Result, exit};
 use crate::gitops::layout::Destination;
 use crate::gitops::{self, Committed};
-use crate::inventory::{self, ClusterInventory, Loaded};
-use crate::ops::commit::{self as ops, Manifest, Options, Print};
-use crate::store::{DomainStore, SnapshotRecord};
-use crate::{inventory::crd, inventory::render};
+use crate::ops::commit::{self as ops, Done, Manifest, Options, Print, Source};
 use std::time::Duration;
 
 pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     // An SSH push's connection starts first and runs while the project is read, the
     // snapshot picked and the commit built (most of an SSH push is ssh's own handshake).
+    let printing = args.print_flux || args.print_argo;
     if let Some(remote) = args.push.as_deref()
-        && !(args.print_flux || args.print_argo)
+        && !printing
     {
         gitops::prewarm_push(&args.repo, remote);
     }
-    let project = project(settings)?;
-    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+    let opened = StoreOnly::open(settings)?;
+    if opened.project.is_none() && args.snapshot.is_none() && !printing {
+        return Err(nothing_to_render(settings));
+    }
+    // Rendering: the project's domains; a stored snapshot: the store's too.
+    let flag = args.domain.domain.as_deref();
+    let domain = match (&opened.project, &args.snapshot) {
+        (Some(project), None) => domain(settings, project, flag)?,
+        _ => opened.domain(settings, flag)?,
+    };
     let path = args
         .path
         .clone()
@@ -46,7 +53,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             allow_insecure_tls: args.allow_insecure_tls,
         },
     };
-    if args.print_flux || args.print_argo {
+    if printing {
         let print = Print {
             which: if args.print_flux {
                 Manifest::Flux
@@ -68,25 +75,37 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
         }
         return Ok(exit::OK);
     }
-    let store = store(settings, &project).domain(&domain);
-    let picked = ops::pick(&store, args.snapshot.as_deref())?;
-    for d in &picked.damage {
-        settings
-            .printer
-            .warn(&format!("snapshot store: {d} — skipped"));
-    }
-    let (snap, inventory) = match picked.found {
-        Some(found) => found,
-        None => match record_fresh(settings, &project, &store)? {
-            Some(found) => found,
-            None => return Ok(exit::OK),
+    let source = match (args.snapshot.as_deref(), &opened.project) {
+        (Some(reference), _) => Source::Stored(reference),
+        (None, Some(project)) => Source::Project {
+            project,
+            source_date_epoch: settings.env.source_date_epoch.as_deref(),
+            strict: settings.strict,
         },
+        (None, None) => return Err(nothing_to_render(settings)),
     };
-    let outcome = ops::commit(&store, &snap, &inventory, &opts)?;
+    let report = ops::run(&opened.store.domain(&domain), &source, &opts);
+    super::print_notices(settings, &report.notices);
+    let (snap, origin, outcome, older) = match report.result? {
+        Done::DeployDomain { cluster_ref } => {
+            super::deploy_domain_note(settings, &domain, cluster_ref.as_deref());
+            return Ok(exit::OK);
+        }
+        Done::Committed(done) => {
+            let ops::Commit {
+                snapshot,
+                origin,
+                outcome,
+                older,
+            } = *done;
+            (snapshot, origin, outcome, older)
+        }
+    };
+    let which = origin.describe(&snap.id);
     let branch = &outcome.branch;
     match &outcome.committed {
-        Committed::Older { branch_rendered_at } => {
-            let message = ops::older_message(&store, branch, &snap, branch_rendered_at);
+        Committed::Older { .. } => {
+            let message = older.unwrap_or_default();
             if settings.strict {
                 return Err(Error::Older(message));
             }
@@ -94,11 +113,10 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             return Ok(exit::OK);
         }
         Committed::UpToDate => settings.printer.info(&format!(
-            "{path}: up to date on {branch} (snapshot {} matches apart from renderedAt)",
-            snap.id
+            "{path}: up to date on {branch}: {which} matches apart from renderedAt"
         )),
         Committed::New { oid, summary } => settings.printer.info(&format!(
-            "committed {} on {branch}: inventory({domain}): {summary}",
+            "committed {which} as {} on {branch}: inventory({domain}): {summary}",
             &oid[..12]
         )),
     }
@@ -118,28 +136,10 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// The store has no snapshot of the domain: render one and record it now.
-fn record_fresh(
-    settings: &Settings,
-    project: &crate::project::Project,
-    store: &DomainStore,
-) -> Result<Option<(SnapshotRecord, ClusterInventory)>> {
-    let domain = &store.domain;
-    let built = match inventory::load(project, domain, rendered_at(settings)?)? {
-        Loaded::Cluster(b) => *b,
-        Loaded::Deploy { cluster_ref, .. } => {
-            super::deploy_domain_note(settings, domain, cluster_ref.as_deref());
-            return Ok(None);
-        }
-    };
-    report_warnings(settings, &built.warnings)?;
-    render::validate(&built.inventory)?;
-    let crd_json = serde_json::to_string(&crd::definition()).unwrap_or_default();
-    // For Git only: never queued for the cluster (replay does not deliver it).
-    let snap = store.record_for(&built.inventory, &crd_json, None, false)?;
-    settings.printer.info(&format!(
-        "recorded snapshot {} (the store had none for {domain})",
-        snap.id
-    ));
-    Ok(Some((snap, built.inventory)))
+/// No project and no `--snapshot`: nothing to commit.
+fn nothing_to_render(settings: &Settings) -> Error {
+    Error::Usage(format!(
+        "commit: no lok8s project found in {} or its parents to render the inventory from; pass --snapshot ID to commit a snapshot of the store (latest, latest~1, an id), or --root",
+        settings.cwd.display()
+    ))
 }

@@ -101,6 +101,8 @@ fn list(
         settings.printer.info("no snapshots");
         return Ok(exit::OK);
     }
+    // One `now` for every AGE of the listing.
+    let now = jiff::Timestamp::now().as_second();
     match format {
         // The extra columns of `wide` are not in the compact listing: the full read.
         TableFormat::Wide => {
@@ -111,13 +113,14 @@ fn list(
             };
             settings
                 .printer
-                .data(&output::snapshots_table(rows, style))?;
+                .data(&output::snapshots_table(rows, now, style))?;
         }
         TableFormat::Name => settings.printer.data_with(|out| {
             output::write_snapshot_names(&listings, out).map_err(output::stdout_error)
         })?,
         _ => settings.printer.data_with(|out| {
-            output::write_snapshots_table(&listings, no_headers, out).map_err(output::stdout_error)
+            output::write_snapshots_table(&listings, now, no_headers, out)
+                .map_err(output::stdout_error)
         })?,
     }
     Ok(exit::OK)
