@@ -14,8 +14,9 @@ replay-all gives issue #14's figure: `clinv replay --all` over a generated proje
 black-holed API server (a listening socket that never accepts: connections are never
 answered), must end within its --timeout.
 
-store2 gives issue #13's store figures (min/median/max wall, peak RSS, OK/OVER against
-each target) on v1 stores it writes itself, so it runs against either store format.
+store2 gives issue #13's store figures (min/median/max wall, median CPU time, peak RSS,
+OK/OVER against each target) on v1 stores it writes itself (independent of the format
+clinv writes); the stores it reads (log, list) are migrated to v2 first.
 
 Builds the release binary, then runs the command N times and reports the median and
 p90 wall time and the peak RSS of each run (from wait4's rusage), so the figures are
@@ -310,21 +311,25 @@ def bench_store(args):
 def timed_runs(argv, runs, env, fresh=None, ok=(0,), expect=None):
     """Runs argv `runs` times under GNU time; returns (wall seconds, peak RSS KiB) per
     run, both of the same run. `fresh()`, if given, runs (untimed) before each run."""
-    walls, peaks = [], []
+    walls, peaks, cpus = [], [], []
     for _ in range(runs):
         if fresh:
             fresh()
         start = time.perf_counter()
-        out = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], env=env,
+        out = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", *argv], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         walls.append(time.perf_counter() - start)
         if out.returncode not in ok:
             lines = [l for l in out.stderr.strip().splitlines()
-                     if not l.startswith("Command exited") and not l.isdigit()]
+                     if not l.startswith("Command exited")
+                     and not l.replace(" ", "").replace(".", "").isdigit()]
             raise Failed(f"exit {out.returncode}: {(lines or [''])[-1][:300]}")
         if expect and expect not in out.stderr:
             raise Failed(f"exit 0 without {expect!r}: {out.stderr.strip().splitlines()[0][:300]}")
-        peaks.append(int(out.stderr.strip().splitlines()[-1]))
+        user, system, peak = out.stderr.strip().splitlines()[-1].split()
+        peaks.append(int(peak))
+        cpus.append(float(user) + float(system))
+    timed_runs.cpus = cpus
     return walls, peaks
 
 
@@ -352,7 +357,9 @@ def verdict(name, walls, peaks, target_ms=None, target_mb=None):
         parts.append(f"wall {'OK' if med <= target_ms else 'OVER'} (≤ {target_ms:g} ms)")
     if target_mb is not None:
         parts.append(f"RSS {'OK' if peak <= target_mb else 'OVER'} (≤ {target_mb:g} MB)")
+    cpu = getattr(timed_runs, "cpus", None) or [0.0]
     print(f"{name}: runs={len(ms)} min={ms[0]:.1f} ms median={med:.1f} ms max={ms[-1]:.1f} ms "
+          f"CPU (user+sys) median={statistics.median(cpu) * 1000:.0f} ms "
           f"peak RSS={peak:.1f} MB  {'; '.join(parts)}", flush=True)
 
 
@@ -385,9 +392,17 @@ def bench_store2(args):
               target_ms=15 if n == big else None, expect=queued)
         shutil.rmtree(path, ignore_errors=True)
 
-    # Reads over applied histories: log and list.
+    # Reads over applied histories: log and list, of v2 stores. The v1 journal is
+    # migrated first by an offline publish (it becomes the sealed segment 000000.log,
+    # one more snapshot queued); the first listing writes the sealed segments' summaries.
     path_mid, env_mid = store(f"applied{mid}", mid, "applied")
     path_big, env_big = store(f"applied{big}", big, "applied")
+    publish = [BIN, "publish", "--root", root, "--domain", dom, "--kubeconfig", dead]
+    for n, env in ((mid, env_mid), (big, env_big)):
+        bench(f"migration of {n} v1 records (an offline publish)", publish, 1, env,
+              expect="queued as snapshot")
+        bench(f"first snapshots list of {n} after migration (writes summaries)",
+              [BIN, "snapshots", "list", "--root", root, "--domain", dom], 1, env)
     log = [BIN, "log", "--root", root, "--domain", dom]
     bench(f"log over {mid} records", log, runs, env_mid, target_ms=300, target_mb=64)
     bench(f"log over {big} records", log, max(3, runs // 4), env_big, target_ms=3000, target_mb=128)

@@ -34,6 +34,7 @@ pub mod journal;
 mod record;
 pub mod scan;
 pub mod segments;
+mod summary;
 
 use record::FORMAT;
 pub use record::{
@@ -393,7 +394,17 @@ impl DomainStore {
     /// The journal exists but cannot be read.
     pub fn listing(&self) -> Result<scan::Listing> {
         self.check_dirs()?;
-        let mut listing = scan::read(&self.layout()).map_err(|(p, e)| Error::io(p, e))?;
+        // Summaries of sealed segments are used, and the missing ones written when the
+        // domain is ours and its lock free at once (a reader never waits for them).
+        let summaries = if self.check_owner().is_ok() {
+            summary::Summaries::UseAndWrite
+        } else {
+            summary::Summaries::Use
+        };
+        let mut listing = summary::read(&self.layout(), summaries, || {
+            self.read_lock(Duration::ZERO).ok().flatten()
+        })
+        .map_err(|(p, e)| Error::io(p, e))?;
         listing.domain = self.domain.clone();
         Ok(listing)
     }

@@ -16,13 +16,13 @@
 
 use super::journal::{self, MAX_LINE};
 use super::record::{Damage, Record, State};
-use super::segments::{Layout, open_read};
+
 use crate::delivery::Reason;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A string of a listing: packed into the 8 bytes when it has a common shape, else a
 /// span of the listing's arena.
@@ -110,6 +110,25 @@ fn pack_hex(s: &[u8]) -> Option<Str> {
         v = v << 4 | u64::from(d);
     }
     Some(Str(TAG_HEX << TAG_SHIFT | (s.len() as u64) << 56 | v))
+}
+
+/// `s` packed into 8 bytes (never 0) when it has a common shape (summaries store it so).
+pub(super) fn pack(s: &str) -> Option<u64> {
+    pack_time(s.as_bytes())
+        .or_else(|| pack_hex(s.as_bytes()))
+        .map(|p| p.0)
+}
+
+/// The string `v` was packed from (`None`: not a packed string).
+pub(super) fn unpack(v: u64) -> Option<Text<'static>> {
+    let s = Str(v);
+    if s.tag() == TAG_SPAN || (s.tag() == TAG_HEX && (s.payload() >> 56) as usize > HEX_MAX) {
+        return None;
+    }
+    match s.text("") {
+        Text::Inline(buf, len) => Some(Text::Inline(buf, len)),
+        Text::Borrowed(_) => None,
+    }
 }
 
 impl Str {
@@ -240,6 +259,63 @@ struct Row {
 // A row stays 56 bytes: the host shares the domain's slot ([`Row::origin`]).
 const _: () = assert!(std::mem::size_of::<Row>() <= 56);
 
+/// What one line of a segment gives a listing — all a listing needs of it, in line
+/// order. It is also what a segment's summary holds ([`super::summary`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Ev<'a> {
+    Snapshot(Snap<'a>),
+    State {
+        id: Field<'a>,
+        at: Field<'a>,
+        state: State,
+        reason: Option<Reason>,
+    },
+    Damage {
+        line: usize,
+        what: Cow<'a, str>,
+    },
+}
+
+/// A `snapshot` record as a listing reads it; `seq` is the effective tie-breaker (the
+/// line number for a version 1 record).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Snap<'a> {
+    pub id: Field<'a>,
+    pub at: Field<'a>,
+    pub rendered_at: Field<'a>,
+    pub seq: u64,
+    pub cluster: bool,
+    pub domain: &'a str,
+    /// The host that recorded it (none in older records).
+    pub host: Option<&'a str>,
+    pub target: Option<&'a str>,
+    pub cr: &'a str,
+}
+
+/// A string of an event: its text (read from a line), or packed as a listing packs it
+/// (read from a summary, which stores it so: no unpacking and packing again).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Field<'a> {
+    Text(&'a str),
+    Packed(u64),
+}
+
+impl<'a> Field<'a> {
+    /// The string.
+    pub fn text(&self) -> Text<'a> {
+        match self {
+            Field::Text(s) => Text::Borrowed(s),
+            Field::Packed(v) => unpack(*v).unwrap_or(Text::Borrowed("")),
+        }
+    }
+}
+
+/// Whether `v` is a string [`pack`] could have written.
+pub(super) fn valid_packed(v: u64) -> bool {
+    let s = Str(v);
+    s.tag() != TAG_SPAN && (s.tag() != TAG_HEX || (s.payload() >> 56) as usize <= HEX_MAX)
+}
+
 /// A state change read before its snapshot's record.
 struct Early {
     at: String,
@@ -349,6 +425,11 @@ impl<'a> RowRef<'a> {
     pub fn reason(&self) -> Option<Reason> {
         self.row.reason
     }
+
+    /// The tie-breaker of the order (the line number for a version 1 record).
+    pub fn seq(&self) -> u64 {
+        self.row.seq
+    }
 }
 
 impl Listing {
@@ -446,10 +527,14 @@ impl Listing {
 
     /// The row of snapshot `id`, or the free slot it would take.
     fn slot(&self, id: &str) -> Result<u32, usize> {
+        self.slot_key(pack_hex(id.as_bytes()), id)
+    }
+
+    /// [`Listing::slot`] of `id` packed as a hex id (then `id` is not read), or not.
+    fn slot_key(&self, packed: Option<Str>, id: &str) -> Result<u32, usize> {
         if self.ids.is_empty() {
             return Err(0);
         }
-        let packed = pack_hex(id.as_bytes());
         let mask = self.ids.len() - 1;
         let mut slot = self.id_hash(id, packed) & mask;
         loop {
@@ -470,6 +555,16 @@ impl Listing {
     }
 
     fn find(&self, id: &str) -> Option<u32> {
+        // A state change mostly follows its snapshot's record: no probe then.
+        if let Some(last) = self.rows.last() {
+            let same = match pack_hex(id.as_bytes()) {
+                Some(p) => last.id == p,
+                None => last.id.tag() == TAG_SPAN && &*last.id.text(&self.arena) == id,
+            };
+            if same {
+                return Some(self.rows.len() as u32 - 1);
+            }
+        }
         self.slot(id).ok()
     }
 
@@ -486,8 +581,14 @@ impl Listing {
     }
 
     fn place(&mut self, i: u32) {
-        let id = self.rows[i as usize].id.text(&self.arena).to_string();
-        if let Err(slot) = self.slot(&id) {
+        let id = self.rows[i as usize].id;
+        let found = if id.tag() == TAG_HEX {
+            self.slot_key(Some(id), "")
+        } else {
+            let text = id.text(&self.arena).to_string();
+            self.slot(&text)
+        };
+        if let Err(slot) = found {
             self.ids[slot] = i + 1;
         }
     }
@@ -500,24 +601,60 @@ impl Listing {
         });
     }
 
-    fn snapshot(&mut self, line_no: usize, s: &SnapLine<'_>) {
-        if self.find(&s.id).is_some() {
+    /// One event of a line (read from the segment or from its summary), in line order.
+    pub(super) fn apply(&mut self, path: &Path, ev: &Ev<'_>) {
+        match ev {
+            Ev::Snapshot(s) => self.snapshot(s),
+            Ev::State {
+                id,
+                at,
+                state,
+                reason,
+            } => self.state(*id, *at, *state, *reason),
+            Ev::Damage { line, what } => self.damage(path, *line, what.to_string()),
+        }
+    }
+
+    /// A string of an event, stored.
+    fn put_field(&mut self, f: Field<'_>) -> Str {
+        match f {
+            Field::Packed(v) => Str(v),
+            Field::Text(s) => self.put(s),
+        }
+    }
+
+    /// [`Listing::find`] of a string of an event.
+    fn find_field(&self, f: Field<'_>) -> Option<u32> {
+        match f {
+            Field::Text(s) => self.find(s),
+            Field::Packed(v) if Str(v).tag() == TAG_HEX => {
+                if self.rows.last().is_some_and(|r| r.id == Str(v)) {
+                    return Some(self.rows.len() as u32 - 1);
+                }
+                self.slot_key(Some(Str(v)), "").ok()
+            }
+            Field::Packed(_) => self.find(&f.text()),
+        }
+    }
+
+    fn snapshot(&mut self, s: &Snap<'_>) {
+        if self.find_field(s.id).is_some() {
             return; // imported twice: the first record wins
         }
         let i = self.rows.len() as u32;
-        let id = self.put(&s.id);
+        let id = self.put_field(s.id);
         let row = Row {
             id,
-            at: self.put(&s.at),
-            rendered_at: self.put(&s.rendered_at),
+            at: self.put_field(s.at),
+            rendered_at: self.put_field(s.rendered_at),
             cluster_at: NONE,
-            seq: s.seq.unwrap_or(line_no as u64),
-            origin: self.origin(&s.domain, s.host.as_deref()),
-            target: match &s.target {
-                Some(t) => self.name(&t.server, 1),
+            seq: s.seq,
+            origin: self.origin(s.domain, s.host),
+            target: match s.target {
+                Some(t) => self.name(t, 1),
                 None => u32::MAX,
             },
-            cr: self.name(&s.cr, 2),
+            cr: self.name(s.cr, 2),
             cluster_state: s.cluster.then_some(State::Pending),
             reason: None,
             deleted: false,
@@ -526,32 +663,32 @@ impl Listing {
         self.rows.push(row);
         self.index(i);
         if !self.early.is_empty()
-            && let Some(early) = self.early.remove(s.id.as_ref())
+            && let Some(early) = self.early.remove(&*s.id.text())
         {
             for e in early {
-                self.change(i as usize, &e.at, e.state, e.reason);
+                self.change(i as usize, Field::Text(&e.at), e.state, e.reason);
             }
         }
     }
 
-    fn state(&mut self, st: &StateLine<'_>) {
-        match self.find(&st.id) {
-            Some(i) => self.change(i as usize, &st.at, st.state, st.reason),
+    fn state(&mut self, id: Field<'_>, at: Field<'_>, state: State, reason: Option<Reason>) {
+        match self.find_field(id) {
+            Some(i) => self.change(i as usize, at, state, reason),
             None => self
                 .early
-                .entry(st.id.to_string())
+                .entry(id.text().to_string())
                 .or_default()
                 .push(Early {
-                    at: st.at.to_string(),
-                    state: st.state,
-                    reason: st.reason,
+                    at: at.text().to_string(),
+                    state,
+                    reason,
                 }),
         }
     }
 
     /// One state change, in line order: the fold of [`journal::Builder`] (changes in
     /// recorded-time order, stable) done as they come.
-    fn change(&mut self, i: usize, at: &str, state: State, reason: Option<Reason>) {
+    fn change(&mut self, i: usize, at: Field<'_>, state: State, reason: Option<Reason>) {
         match state {
             State::Deleted => self.rows[i].deleted = true,
             State::Committed => self.rows[i].committed = true,
@@ -559,7 +696,7 @@ impl Listing {
             State::Pending | State::Applied | State::Superseded => {
                 let current = self.rows[i].cluster_at;
                 // An `at` of another layout is appended even when it loses: rare.
-                let stored = self.put(at);
+                let stored = self.put_field(at);
                 if current == NONE || stored.cmp(current, &self.arena) != Ordering::Less {
                     let row = &mut self.rows[i];
                     row.cluster_at = stored;
@@ -571,7 +708,7 @@ impl Listing {
     }
 
     /// Orders the rows by (at, seq, id) once every file is read.
-    fn finish(&mut self) {
+    pub(super) fn finish(&mut self) {
         self.early = HashMap::new();
         self.ids = Vec::new();
         let arena = &self.arena;
@@ -760,12 +897,39 @@ fn decode_batch(lines: &[Vec<u8>]) -> Vec<Result<Light<'_>, String>> {
     journal::on_two_threads(lines, decode)
 }
 
-/// Feeds one file's lines to `listing` as [`journal::read_lines`] feeds a builder.
-/// Returns the number of complete lines and the bytes of an incomplete last one.
-fn read_file(
-    path: &Path,
+/// The event of a decoded line (`None`: a line that adds nothing to a listing).
+fn event<'a>(line_no: usize, result: &'a Result<Light<'a>, String>) -> Option<Ev<'a>> {
+    match result {
+        Ok(Light::Snapshot(s)) => Some(Ev::Snapshot(Snap {
+            id: Field::Text(&s.id),
+            at: Field::Text(&s.at),
+            rendered_at: Field::Text(&s.rendered_at),
+            seq: s.seq.unwrap_or(line_no as u64),
+            cluster: s.cluster,
+            domain: &s.domain,
+            host: s.host.as_deref(),
+            target: s.target.as_ref().map(|t| t.server.as_ref()),
+            cr: &s.cr,
+        })),
+        Ok(Light::State(st)) => Some(Ev::State {
+            id: Field::Text(&st.id),
+            at: Field::Text(&st.at),
+            state: st.state,
+            reason: st.reason,
+        }),
+        Ok(Light::Other) => None,
+        Err(what) => Some(Ev::Damage {
+            line: line_no,
+            what: Cow::Borrowed(what),
+        }),
+    }
+}
+
+/// Feeds one file's lines, as events, to `sink`, as [`journal::read_lines`] feeds a
+/// builder. Returns the number of complete lines and the bytes of an incomplete last one.
+pub(super) fn read_file(
     reader: impl std::io::Read,
-    listing: &mut Listing,
+    sink: &mut dyn FnMut(&Ev<'_>),
 ) -> std::io::Result<(usize, u64)> {
     let mut reader = std::io::BufReader::with_capacity(1 << 20, reader);
     // Reused line buffers: `pool[..count]` hold the batch, numbered by `numbers`.
@@ -775,22 +939,19 @@ fn read_file(
     let mut batch_bytes = 0;
     let mut line_no = 0;
     let mut line = Vec::with_capacity(4096);
-    let flush = |pool: &[Vec<u8>], numbers: &mut Vec<usize>, listing: &mut Listing| {
+    fn flush(pool: &[Vec<u8>], numbers: &mut Vec<usize>, sink: &mut dyn FnMut(&Ev<'_>)) {
         let decoded = decode_batch(pool);
-        for (no, result) in numbers.drain(..).zip(decoded) {
-            match result {
-                Ok(Light::Snapshot(s)) => listing.snapshot(no, &s),
-                Ok(Light::State(st)) => listing.state(&st),
-                Ok(Light::Other) => {}
-                Err(what) => listing.damage(path, no, what),
+        for (no, result) in numbers.drain(..).zip(&decoded) {
+            if let Some(ev) = event(no, result) {
+                sink(&ev);
             }
         }
-    };
+    }
     loop {
         line.clear();
         let (n, complete) = journal::read_line(&mut reader, &mut line)?;
         if n == 0 || !complete {
-            flush(&pool[..count], &mut numbers, listing);
+            flush(&pool[..count], &mut numbers, sink);
             return Ok(if n == 0 {
                 (line_no, 0)
             } else {
@@ -799,13 +960,12 @@ fn read_file(
         }
         line_no += 1;
         if n > MAX_LINE + 1 {
-            flush(&pool[..count], &mut numbers, listing);
+            flush(&pool[..count], &mut numbers, sink);
             (count, batch_bytes) = (0, 0);
-            listing.damage(
-                path,
-                line_no,
-                format!("line of {n} bytes is over the limit ({MAX_LINE})"),
-            );
+            sink(&Ev::Damage {
+                line: line_no,
+                what: Cow::Owned(format!("line of {n} bytes is over the limit ({MAX_LINE})")),
+            });
         } else if !line.is_empty() {
             if pool.len() == count {
                 pool.push(Vec::new());
@@ -815,107 +975,41 @@ fn read_file(
             numbers.push(line_no);
             batch_bytes += n;
             if count >= BATCH || batch_bytes >= BATCH_BYTES {
-                flush(&pool[..count], &mut numbers, listing);
+                flush(&pool[..count], &mut numbers, sink);
                 (count, batch_bytes) = (0, 0);
             }
         }
     }
 }
 
-/// Reads a domain's live files into a [`Listing`]: an incomplete last line counts as a
-/// torn tail in the newest file only; in a sealed one it is damage.
-///
-/// # Errors
-/// `(path, error)` of a file that cannot be read.
-pub fn read(layout: &Layout) -> Result<Listing, (PathBuf, std::io::Error)> {
-    let mut listing = Listing::default();
-    let list = layout
-        .live_files()
-        .map_err(|e| (layout.segments_dir(), e))?;
-    let last = list.len().saturating_sub(1);
-    for (i, path) in list.iter().enumerate() {
-        let file = open_read(path).map_err(|e| (path.clone(), e))?;
-        let (lines, torn) = read_file(path, file, &mut listing).map_err(|e| (path.clone(), e))?;
-        if i == last {
-            listing.torn_tail = torn;
-        } else if torn > 0 {
-            listing.damage(
-                path,
-                lines + 1,
-                format!("incomplete last line ({torn} bytes) in a sealed segment"),
-            );
-        }
-    }
-    listing.finish();
-    Ok(listing)
+/// The damage of an incomplete last line in a sealed segment.
+pub(super) fn sealed_torn(lines: usize, torn: u64) -> Option<Ev<'static>> {
+    (torn > 0).then(|| Ev::Damage {
+        line: lines + 1,
+        what: Cow::Owned(format!(
+            "incomplete last line ({torn} bytes) in a sealed segment"
+        )),
+    })
 }
 
 /// Reads a journal's bytes into a listing (tests).
 #[cfg(test)]
 fn read_bytes(path: &Path, bytes: &[u8]) -> Listing {
     let mut listing = Listing::default();
-    let (_, torn) = read_file(path, bytes, &mut listing).unwrap();
+    let (_, torn) = read_file(bytes, &mut |ev| listing.apply(path, ev)).unwrap();
     listing.torn_tail = torn;
     listing.finish();
     listing
 }
 
+/// What the listing tests and the summary tests share.
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn packed_times_give_the_seconds_the_parse_gives() {
-        let mut listing = super::Listing::default();
-        for text in [
-            "2026-01-02T03:04:05.678Z",
-            "2026-01-02T03:04:05Z",
-            "2024-02-29T23:59:60Z",
-            "2023-02-29T00:00:00Z",
-            "2026-13-01T00:00:00Z",
-            "2026-04-31T00:00:00.000Z",
-            "1969-12-31T23:59:59.000Z",
-            "2026-01-02T03:04:05+02:00",
-            "yesterday",
-            "0123456789abcd",
-        ] {
-            let packed = listing.put(text);
-            assert_eq!(
-                packed.epoch_second(&listing.arena),
-                crate::util::time::parse_rfc3339(text).map(|t| t.as_second()),
-                "{text}"
-            );
-        }
-    }
+pub(super) mod testing {
+    use super::journal;
+    use crate::delivery::Reason;
+    use crate::store::record::{Record, SnapshotRecord, State, StateRecord, TargetRecord};
 
-    use super::*;
-    use crate::store::{SnapshotRecord, StateRecord, TargetRecord};
-
-    #[test]
-    fn packed_strings_read_back_and_compare_like_text() {
-        let mut l = Listing::default();
-        let samples = [
-            "2026-01-02T03:04:05.678Z",
-            "2026-01-02T03:04:05Z",
-            "2026-01-02T03:04:05.6789Z",
-            "0a1b2c3d4e5f",
-            "ABCDEF",
-            "00000000000000",
-            "000000000000000",
-            "",
-            "x\ny",
-            "0",
-        ];
-        let packed: Vec<Str> = samples.iter().map(|s| l.put(s)).collect();
-        for (s, p) in samples.iter().zip(&packed) {
-            assert_eq!(&*p.text(&l.arena), *s);
-        }
-        for (a, pa) in samples.iter().zip(&packed) {
-            for (b, pb) in samples.iter().zip(&packed) {
-                assert_eq!(pa.cmp(*pb, &l.arena), a.cmp(b), "{a} vs {b}");
-            }
-        }
-    }
-
-    fn snap(id: &str, at: &str, seq: Option<u64>, cluster: bool) -> Record {
+    pub(crate) fn snap(id: &str, at: &str, seq: Option<u64>, cluster: bool) -> Record {
         Record::Snapshot(SnapshotRecord {
             v: 2,
             id: id.into(),
@@ -942,10 +1036,9 @@ mod tests {
     }
 
     /// Pseudo-random journals — state changes out of time order, before their snapshot,
-    /// of no snapshot, duplicates, damage — read both ways: the same snapshots, order,
-    /// states, reasons and damage.
-    #[test]
-    fn listings_agree_with_the_full_read() {
+    /// of no snapshot, duplicates, damage, a torn tail.
+    pub(crate) fn random_journals() -> Vec<String> {
+        let mut out = Vec::new();
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         let mut next = move |n: u64| {
             seed ^= seed << 13;
@@ -1001,6 +1094,74 @@ mod tests {
             if next(2) == 0 {
                 text.push_str("abc {\"kind\"");
             }
+            out.push(text);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::StateRecord;
+    use super::testing::{random_journals, snap};
+    use super::*;
+
+    #[test]
+    fn packed_times_give_the_seconds_the_parse_gives() {
+        let mut listing = super::Listing::default();
+        for text in [
+            "2026-01-02T03:04:05.678Z",
+            "2026-01-02T03:04:05Z",
+            "2024-02-29T23:59:60Z",
+            "2023-02-29T00:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "2026-04-31T00:00:00.000Z",
+            "1969-12-31T23:59:59.000Z",
+            "2026-01-02T03:04:05+02:00",
+            "yesterday",
+            "0123456789abcd",
+        ] {
+            let packed = listing.put(text);
+            assert_eq!(
+                packed.epoch_second(&listing.arena),
+                crate::util::time::parse_rfc3339(text).map(|t| t.as_second()),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn packed_strings_read_back_and_compare_like_text() {
+        let mut l = Listing::default();
+        let samples = [
+            "2026-01-02T03:04:05.678Z",
+            "2026-01-02T03:04:05Z",
+            "2026-01-02T03:04:05.6789Z",
+            "0a1b2c3d4e5f",
+            "ABCDEF",
+            "00000000000000",
+            "000000000000000",
+            "",
+            "x\ny",
+            "0",
+        ];
+        let packed: Vec<Str> = samples.iter().map(|s| l.put(s)).collect();
+        for (s, p) in samples.iter().zip(&packed) {
+            assert_eq!(&*p.text(&l.arena), *s);
+        }
+        for (a, pa) in samples.iter().zip(&packed) {
+            for (b, pb) in samples.iter().zip(&packed) {
+                assert_eq!(pa.cmp(*pb, &l.arena), a.cmp(b), "{a} vs {b}");
+            }
+        }
+    }
+
+    /// The pseudo-random journals — state changes out of time order, before their snapshot,
+    /// of no snapshot, duplicates, damage — read both ways: the same snapshots, order,
+    /// states, reasons and damage.
+    #[test]
+    fn listings_agree_with_the_full_read() {
+        for text in random_journals() {
             let path = Path::new("j");
             let full = journal::parse_journal(path, text.as_bytes());
             let compact = read_bytes(path, text.as_bytes());

@@ -983,6 +983,138 @@ fn finding_9_a_dead_writers_temporary_files_are_removed_by_the_next_writer() {
     fx.clinv(&["snapshots", "verify"]).run().ok();
 }
 
+// Summaries -------------------------------------------------------------------------
+
+/// Sealed segments are read from their summaries once a listing wrote them: `snapshots
+/// list` (each format, a state filter) and `log` print exactly what they print from the
+/// lines — damaged lines of the sealed segment included — and a segment edited in place
+/// afterwards is read from its lines again (its summary is stale), as `verify` reads it.
+fn summaries_never_change_a_listing() {
+    let fx = Fx::new();
+    let base = v1::render(fx.root(), "inv");
+    let mut journal = Journal::create(fx.store(), "inv");
+    journal.objects(&base);
+    let states = ["applied", "superseded", "pending"];
+    for n in 0..3000u64 {
+        let secs = 1_580_000_000 + 60 * n as i64;
+        let id = v1::id(0xb000 + n);
+        journal.snapshot(&id, secs, &base);
+        if n % 4 != 0 {
+            journal.state(&id, secs + 1, states[n as usize % 3]);
+        }
+    }
+    let path = journal.finish();
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.insert_str(
+        text.len() / 2 + text[text.len() / 2..].find('\n').unwrap() + 1,
+        "0000 {\"kind\":\"snapshot\"}\n",
+    );
+    std::fs::write(&path, &text).unwrap();
+    // The next write migrates: the v1 journal becomes the sealed segment 000000.log.
+    let queued = fx.queue("v1.31.1");
+    // The queued snapshot was recorded now: its AGE changes from run to run.
+    let steady = |out: &str| -> String {
+        out.lines()
+            .map(|l| {
+                if l.contains(&queued) {
+                    "<queued now>"
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let generation = fx.store().join("inv/segments/1");
+    let sealed = generation.join("000000.log");
+    let summary = generation.join("000000.sum");
+    assert!(sealed.is_file());
+    let commands: [&[&str]; 6] = [
+        &["snapshots", "list", "--domain", "inv"],
+        &["snapshots", "list", "--domain", "inv", "-o", "wide"],
+        &["snapshots", "list", "--domain", "inv", "-o", "name"],
+        &["snapshots", "list", "--domain", "inv", "--state", "applied"],
+        &["snapshots", "list", "--domain", "inv", "--no-headers"],
+        &["log", "--domain", "inv"],
+    ];
+    let runs = |what: &str| -> Vec<(i32, String, String)> {
+        commands
+            .iter()
+            .map(|args| {
+                let run = fx.clinv(args).run();
+                assert!(
+                    run.code == 0 || run.code == 1,
+                    "{what} {args:?}: {}",
+                    run.stderr
+                );
+                (run.code, steady(&run.stdout), run.stderr)
+            })
+            .collect()
+    };
+    assert!(!summary.exists(), "a summary before any listing");
+    let first = fx.clinv(commands[0]).run();
+    assert!(
+        first.stderr.contains("000000.log") && first.stderr.contains("checksum"),
+        "the damaged line is reported: {}",
+        first.stderr
+    );
+    assert!(
+        summary.is_file(),
+        "the first listing wrote the sealed segment's summary"
+    );
+    assert!(
+        !generation.join("000001.sum").exists(),
+        "the active segment has no summary"
+    );
+    let written = std::fs::metadata(&summary).unwrap().modified().unwrap();
+    let with = runs("with summaries");
+    assert_eq!(
+        std::fs::metadata(&summary).unwrap().modified().unwrap(),
+        written,
+        "a valid summary is used, not written again"
+    );
+    let without: Vec<_> = commands
+        .iter()
+        .map(|args| {
+            std::fs::remove_file(&summary).unwrap();
+            let run = fx.clinv(args).run();
+            (run.code, steady(&run.stdout), run.stderr)
+        })
+        .collect();
+    for ((args, a), b) in commands.iter().zip(&with).zip(&without) {
+        assert_eq!(a, b, "{args:?} with and without summaries");
+    }
+    assert!(with[0].1.lines().count() > 2000, "{}", with[0].1);
+    assert_eq!(steady(&first.stdout), with[0].1);
+
+    // Edited in place after its summary was written (a state flipped, same size): the
+    // listing reads the line again and reports it damaged, as verify does.
+    assert!(summary.is_file());
+    let mut bytes = std::fs::read(&sealed).unwrap();
+    let at = bytes.len() / 3;
+    let at = at
+        + bytes[at..]
+            .windows(7)
+            .position(|w| w == b"applied")
+            .unwrap();
+    bytes[at..at + 7].copy_from_slice(b"APPLIED");
+    std::fs::write(&sealed, &bytes).unwrap();
+    let edited = fx.clinv(commands[0]).run();
+    let verify = fx.clinv(&["snapshots", "verify", "--domain", "inv"]).run();
+    assert_eq!(verify.code, 1, "{}", verify.stderr);
+    assert_eq!(
+        edited.stderr.matches("checksum").count(),
+        2,
+        "both damaged lines are reported: {}",
+        edited.stderr
+    );
+    assert_ne!(
+        steady(&edited.stdout),
+        steady(&first.stdout),
+        "the edited line is read again"
+    );
+}
+
 /// Every folder under `dir` (itself included).
 fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![dir.to_path_buf()];
@@ -1009,5 +1141,6 @@ trials! {
         finding_9_sigterm_and_sigint_end_a_waiting_command_with_143_and_130,
         finding_9_a_signal_during_an_import_exits_130_and_leaves_no_temporary_file,
         finding_9_a_dead_writers_temporary_files_are_removed_by_the_next_writer,
+        summaries_never_change_a_listing,
     ],
 }

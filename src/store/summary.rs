@@ -1,0 +1,789 @@
+//! Segment summaries: a cache of what a listing (`snapshots list`, `log`) takes from a
+//! sealed segment, so a listing of a long history does not checksum and parse every
+//! line again.
+//!
+//! ```text
+//! <domain>/segments/<g>/000003.log   a sealed segment (never written again)
+//! <domain>/segments/<g>/000003.sum   its summary
+//! ```
+//!
+//! A summary holds the segment's events in line order — each snapshot record's listing
+//! fields, each state change, each damaged line (with its line number and what is wrong)
+//! — exactly what [`scan`](super::scan) derives from the lines, so a listing fed from it
+//! is the listing fed from the lines (a unit test holds the two equal). Layout:
+//! `clinvsum` + the segment's identity (32 bytes) + blocks (`u32` length, events; a
+//! zero length ends them) + the sha256 of everything before it.
+//!
+//! The identity is a sha256 over this format's version, clinv's version, the state and
+//! reason names (their numbering), and the segment's size, mtime and ctime (ns; the
+//! kernel sets ctime on every change, and nothing can set it back), device, inode,
+//! first and last 4 KiB: a summary is used only for the very file it was made from,
+//! unchanged.
+//! A summary that is missing, of another identity or version, damaged or unreadable is
+//! ignored (the segment is read line by line): it is a cache and never changes an
+//! answer. Only sealed segments have one (the active segment still grows).
+//!
+//! Readers write the summaries they are missing: events go to a temporary file next to
+//! the segment while the lines are read (constant memory), and the files are renamed
+//! into place only if the domain lock is free at once (otherwise they are removed) —
+//! a reader never waits for, or fails because of, a summary. A generation removed by
+//! `gc` takes its summaries with it; a new generation starts without.
+
+use super::record::State;
+use super::scan::{self, Ev, Field, Listing, Snap};
+use super::segments::Layout;
+use super::segments::open_read;
+use crate::delivery::Reason;
+use sha2::{Digest, Sha256};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use strum::VariantArray;
+
+const MAGIC: &[u8; 8] = b"clinvsum";
+/// Bump when what a summary holds, or how a line becomes events, changes.
+const VERSION: u32 = 2;
+const HEADER: usize = MAGIC.len() + 32;
+const DIGEST: usize = 32;
+/// Events are written in blocks of about this size.
+const BLOCK: usize = 64 << 10;
+/// A block longer than this is damage (one event holds one line's strings at most).
+const MAX_BLOCK: usize = 8 << 20;
+/// The bytes of each end of a segment its identity covers.
+const ENDS: u64 = 4096;
+
+const SNAPSHOT: u8 = 1;
+const STATE: u8 = 2;
+const DAMAGE: u8 = 3;
+
+/// The summary of `segment`: `000003.log` → `000003.sum`.
+pub fn path_of(segment: &Path) -> PathBuf {
+    segment.with_extension("sum")
+}
+
+/// What a summary must match: see the module documentation.
+#[cfg(unix)]
+fn identity(file: &File) -> io::Result<[u8; 32]> {
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    let meta = file.metadata()?;
+    let mut h = Sha256::new();
+    h.update(VERSION.to_le_bytes());
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    for name in <State as strum::VariantArray>::VARIANTS
+        .iter()
+        .map(|s| s.as_str())
+        .chain(
+            <Reason as strum::VariantArray>::VARIANTS
+                .iter()
+                .map(|r| <&str>::from(*r)),
+        )
+    {
+        h.update(name.as_bytes());
+        h.update([0]);
+    }
+    let len = meta.len();
+    for n in [
+        len,
+        meta.mtime() as u64,
+        meta.mtime_nsec() as u64,
+        meta.ctime() as u64,
+        meta.ctime_nsec() as u64,
+        meta.ino(),
+        meta.dev(),
+    ] {
+        h.update(n.to_le_bytes());
+    }
+    let mut buf = vec![0u8; ENDS as usize];
+    for from in [0, len.saturating_sub(ENDS)] {
+        let n = (len - from).min(ENDS) as usize;
+        file.read_exact_at(&mut buf[..n], from)?;
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().into())
+}
+
+#[cfg(not(unix))]
+fn identity(_file: &File) -> io::Result<[u8; 32]> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn text(out: &mut Vec<u8>, s: &str) {
+    varint(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// A string packed in 8 bytes when it can be, else 8 zero bytes and the text.
+fn packed(out: &mut Vec<u8>, f: Field<'_>) {
+    let s = match f {
+        Field::Packed(v) => return out.extend_from_slice(&v.to_le_bytes()),
+        Field::Text(s) => s,
+    };
+    match scan::pack(s) {
+        Some(v) => out.extend_from_slice(&v.to_le_bytes()),
+        None => {
+            out.extend_from_slice(&0u64.to_le_bytes());
+            text(out, s);
+        }
+    }
+}
+
+/// Writes a segment's summary while its lines are read.
+pub struct Writer {
+    tmp: PathBuf,
+    target: PathBuf,
+    identity: [u8; 32],
+    out: BufWriter<File>,
+    hasher: Sha256,
+    block: Vec<u8>,
+    names: HashMap<String, u64>,
+    failed: bool,
+}
+
+impl Writer {
+    /// Starts the summary of `segment` (`file`, open, at its start); `None` when it
+    /// cannot be written (nothing to report: a summary is a cache).
+    pub fn create(segment: &Path, file: &File) -> Option<Writer> {
+        static COUNT: AtomicU64 = AtomicU64::new(0);
+        let identity = identity(file).ok()?;
+        let target = path_of(segment);
+        let name = target.file_name()?.to_string_lossy().into_owned();
+        let tmp = target.with_file_name(format!(
+            ".{name}.tmp.{}.{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let file = options.open(&tmp).ok()?;
+        let mut w = Writer {
+            tmp,
+            target,
+            identity,
+            out: BufWriter::with_capacity(256 << 10, file),
+            hasher: Sha256::new(),
+            block: Vec::with_capacity(BLOCK + 4096),
+            names: HashMap::new(),
+            failed: false,
+        };
+        w.emit(MAGIC.as_slice());
+        w.emit(&identity);
+        Some(w)
+    }
+
+    fn emit(&mut self, bytes: &[u8]) {
+        self.hasher.update(bytes);
+        if !self.failed && self.out.write_all(bytes).is_err() {
+            self.failed = true;
+        }
+    }
+
+    fn flush_block(&mut self) {
+        let block = std::mem::take(&mut self.block);
+        self.emit(&(block.len() as u32).to_le_bytes());
+        self.emit(&block);
+        self.block = block;
+        self.block.clear();
+    }
+
+    /// A name (domain, target, object id): its number, and the text the first time.
+    fn name(&mut self, s: &str) {
+        match self.names.get(s) {
+            Some(&i) => varint(&mut self.block, i),
+            None => {
+                let i = self.names.len() as u64;
+                self.names.insert(s.to_string(), i);
+                varint(&mut self.block, i);
+                text(&mut self.block, s);
+            }
+        }
+    }
+
+    /// The next event of the segment.
+    pub fn push(&mut self, ev: &Ev<'_>) {
+        match ev {
+            Ev::Snapshot(s) => {
+                self.block.push(SNAPSHOT);
+                self.block.push(
+                    u8::from(s.cluster)
+                        | u8::from(s.target.is_some()) << 1
+                        | u8::from(s.host.is_some()) << 2,
+                );
+                packed(&mut self.block, s.id);
+                packed(&mut self.block, s.at);
+                packed(&mut self.block, s.rendered_at);
+                varint(&mut self.block, s.seq);
+                self.name(s.domain);
+                if let Some(t) = s.target {
+                    self.name(t);
+                }
+                if let Some(h) = s.host {
+                    self.name(h);
+                }
+                self.name(s.cr);
+            }
+            Ev::State {
+                id,
+                at,
+                state,
+                reason,
+            } => {
+                self.block.push(STATE);
+                packed(&mut self.block, *id);
+                packed(&mut self.block, *at);
+                self.block.push(index_of(State::VARIANTS, state));
+                self.block
+                    .push(reason.map_or(0, |r| index_of(Reason::VARIANTS, &r) + 1));
+            }
+            Ev::Damage { line, what } => {
+                self.block.push(DAMAGE);
+                varint(&mut self.block, *line as u64);
+                text(&mut self.block, what);
+            }
+        }
+        if self.block.len() >= BLOCK {
+            self.flush_block();
+        }
+    }
+
+    /// Ends the summary; `(temporary file, summary)` to put in place if it is whole and
+    /// the segment (`file`) did not change while it was read.
+    pub fn finish(mut self, file: &File) -> Option<(PathBuf, PathBuf)> {
+        if !self.block.is_empty() {
+            self.flush_block();
+        }
+        self.flush_block(); // the empty block: the end
+        let digest: [u8; 32] = std::mem::take(&mut self.hasher).finalize().into();
+        let whole = !self.failed
+            && self.out.write_all(&digest).is_ok()
+            && self.out.flush().is_ok()
+            && identity(file).is_ok_and(|id| id == self.identity);
+        if whole {
+            Some((self.tmp, self.target))
+        } else {
+            let _ = fs::remove_file(&self.tmp);
+            None
+        }
+    }
+}
+
+fn index_of<T: PartialEq>(all: &[T], v: &T) -> u8 {
+    all.iter().position(|x| x == v).unwrap_or(0) as u8
+}
+
+/// Puts written summaries in place (the caller holds the domain lock).
+pub fn install(written: &[(PathBuf, PathBuf)]) {
+    for (tmp, target) in written {
+        if fs::rename(tmp, target).is_err() {
+            let _ = fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Removes written summaries that are not to be put in place.
+pub fn discard(written: &[(PathBuf, PathBuf)]) {
+    for (tmp, _) in written {
+        let _ = fs::remove_file(tmp);
+    }
+}
+
+/// What [`load`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Loaded {
+    /// Every event of the segment went to the sink.
+    Applied,
+    /// No usable summary (missing, stale, damaged, of another version): nothing was
+    /// given to the sink; read the segment.
+    Absent,
+    /// The summary verified but did not decode after some events were given: read
+    /// everything again without summaries.
+    Broken,
+}
+
+/// Feeds `segment`'s events from its summary to `sink`, if it has a valid one.
+pub fn load(segment: &Path, sink: &mut dyn FnMut(&Ev<'_>)) -> Loaded {
+    let Ok(mut file) = open_read(&path_of(segment)) else {
+        return Loaded::Absent;
+    };
+    let Some(identity) = open_read(segment).ok().and_then(|f| identity(&f).ok()) else {
+        return Loaded::Absent;
+    };
+    if !verified(&mut file, &identity).unwrap_or(false) {
+        return Loaded::Absent;
+    }
+    match decode(&mut file, sink) {
+        Some(()) => Loaded::Applied,
+        None => Loaded::Broken,
+    }
+}
+
+/// Whether the summary in `file` is whole (its digest) and made from `identity`.
+fn verified(file: &mut File, identity: &[u8; 32]) -> io::Result<bool> {
+    let len = file.metadata()?.len();
+    if len < (HEADER + 4 + DIGEST) as u64 {
+        return Ok(false);
+    }
+    let mut header = [0u8; HEADER];
+    file.read_exact(&mut header)?;
+    if &header[..MAGIC.len()] != MAGIC || &header[MAGIC.len()..] != identity {
+        return Ok(false);
+    }
+    let mut hasher = Sha256::new();
+    hasher.update(header);
+    let mut rest = (&mut *file).take(len - (HEADER + DIGEST) as u64);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = rest.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    let mut digest = [0u8; DIGEST];
+    file.read_exact(&mut digest)?;
+    let ours: [u8; 32] = hasher.finalize().into();
+    file.seek(SeekFrom::Start(HEADER as u64))?;
+    Ok(ours == digest)
+}
+
+/// Reads the blocks of a verified summary into `sink`; `None` if they do not decode.
+fn decode(file: &mut File, sink: &mut dyn FnMut(&Ev<'_>)) -> Option<()> {
+    let mut reader = io::BufReader::with_capacity(256 << 10, file);
+    let mut names: Vec<String> = Vec::new();
+    let mut block = Vec::new();
+    loop {
+        let mut len = [0u8; 4];
+        reader.read_exact(&mut len).ok()?;
+        let len = u32::from_le_bytes(len) as usize;
+        if len == 0 {
+            return Some(());
+        }
+        if len > MAX_BLOCK {
+            return None;
+        }
+        block.resize(len, 0);
+        reader.read_exact(&mut block).ok()?;
+        let mut c = Cursor {
+            bytes: &block,
+            at: 0,
+        };
+        while !c.done() {
+            match c.byte()? {
+                SNAPSHOT => {
+                    let flags = c.byte()?;
+                    let id = c.packed()?;
+                    let at = c.packed()?;
+                    let rendered_at = c.packed()?;
+                    let seq = c.varint()?;
+                    let domain = c.name(&mut names)?;
+                    let target = if flags & 2 != 0 {
+                        Some(c.name(&mut names)?)
+                    } else {
+                        None
+                    };
+                    let host = if flags & 4 != 0 {
+                        Some(c.name(&mut names)?)
+                    } else {
+                        None
+                    };
+                    let cr = c.name(&mut names)?;
+                    sink(&Ev::Snapshot(Snap {
+                        id,
+                        at,
+                        rendered_at,
+                        seq,
+                        cluster: flags & 1 != 0,
+                        domain: &names[domain],
+                        host: host.map(|h| names[h].as_str()),
+                        target: target.map(|t| names[t].as_str()),
+                        cr: &names[cr],
+                    }));
+                }
+                STATE => {
+                    let id = c.packed()?;
+                    let at = c.packed()?;
+                    let state = *State::VARIANTS.get(usize::from(c.byte()?))?;
+                    let reason = match c.byte()? {
+                        0 => None,
+                        r => Some(*Reason::VARIANTS.get(usize::from(r) - 1)?),
+                    };
+                    sink(&Ev::State {
+                        id,
+                        at,
+                        state,
+                        reason,
+                    });
+                }
+                DAMAGE => {
+                    let line = usize::try_from(c.varint()?).ok()?;
+                    let what = c.text()?;
+                    sink(&Ev::Damage {
+                        line,
+                        what: Cow::Borrowed(what),
+                    });
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn done(&self) -> bool {
+        self.at >= self.bytes.len()
+    }
+
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let out = self.bytes.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(out)
+    }
+
+    fn byte(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+
+    fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    fn text(&mut self) -> Option<&'a str> {
+        let n = usize::try_from(self.varint()?).ok()?;
+        std::str::from_utf8(self.take(n)?).ok()
+    }
+
+    fn packed(&mut self) -> Option<Field<'a>> {
+        let v = u64::from_le_bytes(self.take(8)?.try_into().ok()?);
+        if v == 0 {
+            return self.text().map(Field::Text);
+        }
+        scan::valid_packed(v).then_some(Field::Packed(v))
+    }
+
+    /// A name: its number, defined by its text the first time.
+    fn name(&mut self, names: &mut Vec<String>) -> Option<usize> {
+        let i = usize::try_from(self.varint()?).ok()?;
+        if i == names.len() {
+            names.push(self.text()?.to_string());
+        }
+        (i < names.len()).then_some(i)
+    }
+}
+
+/// How a read may use segment summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Summaries {
+    /// Read every line (what `verify`-like readers and the tests' reference do).
+    Ignore,
+    /// Use valid summaries; write none.
+    Use,
+    /// Use valid summaries and write the missing ones (the domain is ours to write).
+    UseAndWrite,
+}
+
+/// Reads a domain's live files into a [`Listing`]: an incomplete last line counts as a
+/// torn tail in the newest file only; in a sealed one it is damage. A sealed segment
+/// with a valid summary is read from its summary (the same events, without parsing a
+/// line); with `UseAndWrite`, summaries of the sealed segments read line by line are
+/// written next to them, then put in place if `lock` gets the domain lock at once.
+///
+/// # Errors
+/// `(path, error)` of a file that cannot be read.
+pub fn read<L>(
+    layout: &Layout,
+    summaries: Summaries,
+    lock: impl FnOnce() -> Option<L>,
+) -> Result<Listing, (PathBuf, std::io::Error)> {
+    let mut written = Vec::new();
+    let listing = match read_with(layout, summaries, &mut written) {
+        Ok(Some(listing)) => listing,
+        // A summary that verified but did not decode: read every line instead.
+        Ok(None) => read_with(layout, Summaries::Ignore, &mut written)?
+            .ok_or_else(|| (layout.segments_dir(), std::io::Error::other("unreadable")))?,
+        Err(e) => {
+            discard(&written);
+            return Err(e);
+        }
+    };
+    if !written.is_empty() {
+        match lock() {
+            Some(_lock) => install(&written),
+            None => discard(&written),
+        }
+    }
+    Ok(listing)
+}
+
+/// [`read`] once; `None` when a summary has to be given up half applied.
+fn read_with(
+    layout: &Layout,
+    summaries: Summaries,
+    written: &mut Vec<(PathBuf, PathBuf)>,
+) -> Result<Option<Listing>, (PathBuf, std::io::Error)> {
+    let mut listing = Listing::default();
+    let list = layout
+        .live_files()
+        .map_err(|e| (layout.segments_dir(), e))?;
+    let last = list.len().saturating_sub(1);
+    for (i, path) in list.iter().enumerate() {
+        let sealed = i != last;
+        if sealed && summaries != Summaries::Ignore {
+            match load(path, &mut |ev| listing.apply(path, ev)) {
+                Loaded::Applied => continue,
+                Loaded::Absent => {}
+                Loaded::Broken => return Ok(None),
+            }
+        }
+        let file = open_read(path).map_err(|e| (path.clone(), e))?;
+        let mut writer = (sealed && summaries == Summaries::UseAndWrite)
+            .then(|| Writer::create(path, &file))
+            .flatten();
+        let (lines, torn) = scan::read_file(&file, &mut |ev| {
+            listing.apply(path, ev);
+            if let Some(w) = writer.as_mut() {
+                w.push(ev);
+            }
+        })
+        .map_err(|e| (path.clone(), e))?;
+        if !sealed {
+            listing.torn_tail = torn;
+        } else if let Some(ev) = scan::sealed_torn(lines, torn) {
+            listing.apply(path, &ev);
+            if let Some(w) = writer.as_mut() {
+                w.push(&ev);
+            }
+        }
+        if let Some(w) = writer
+            && let Some(done) = w.finish(&file)
+        {
+            written.push(done);
+        }
+    }
+    listing.finish();
+    Ok(Some(listing))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::journal;
+    use super::super::record::{Journal, State};
+    use super::*;
+
+    /// The pseudo-random journals of the listing test (shuffled, damaged, torn), each a
+    /// sealed segment: the listing read from their summaries is the full read's.
+    #[test]
+    fn summaries_agree_with_the_full_read() {
+        for text in scan::testing::random_journals() {
+            summaries_agree(&text);
+        }
+    }
+
+    /// A domain whose random `text` is a sealed segment (followed by an active one):
+    /// the full read ([`journal::Builder`]), the line-by-line listing, the listing that
+    /// writes summaries and the one read from them agree — rows, order, states, damage.
+    fn summaries_agree(text: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("segments/1");
+        std::fs::create_dir_all(&generation).unwrap();
+        std::fs::write(dir.path().join("segments/CURRENT"), "1\n").unwrap();
+        let sealed = generation.join("000001.log");
+        std::fs::write(&sealed, text).unwrap();
+        let tail = journal::encode(&scan::testing::snap(
+            "0123456789ab",
+            "2026-01-01T00:00:02.000Z",
+            None,
+            true,
+        ));
+        std::fs::write(generation.join("000002.log"), tail).unwrap();
+        let layout = Layout::new(dir.path());
+        let full = super::super::segments::read_journal(&layout, false).unwrap();
+        let lock = || Some(());
+        let lines = read(&layout, Summaries::Ignore, lock).unwrap();
+        assert!(!super::path_of(&sealed).exists());
+        let writing = read(&layout, Summaries::UseAndWrite, lock).unwrap();
+        assert!(super::path_of(&sealed).exists(), "{text}");
+        let mut loaded = Listing::default();
+        assert_eq!(
+            super::load(&sealed, &mut |ev| loaded.apply(&sealed, ev)),
+            super::Loaded::Applied
+        );
+        let summarised = read(&layout, Summaries::Use, lock).unwrap();
+        for listing in [&lines, &writing, &summarised] {
+            same(&full, listing, text);
+        }
+    }
+
+    /// `full` and `compact` hold the same snapshots, order, states and damage.
+    fn same(full: &Journal, compact: &Listing, text: &str) {
+        assert_eq!(full.damage, compact.damage, "{text}");
+        assert_eq!(full.torn_tail, compact.torn_tail);
+        assert_eq!(full.snapshots.len(), compact.len(), "{text}");
+        for (s, r) in full.snapshots.iter().zip(compact.rows()) {
+            assert_eq!(s.record.id, &*r.id(), "{text}");
+            assert_eq!(s.record.at, &*r.at());
+            assert_eq!(s.order_seq, r.seq());
+            assert_eq!(s.record.rendered_at, &*r.rendered_at());
+            assert_eq!(s.record.cr, r.cr());
+            assert_eq!(s.record.domain, r.domain());
+            assert_eq!(s.record.host.as_deref(), r.host(), "{text}");
+            assert_eq!(
+                s.record.target.as_ref().map(|t| t.server.as_str()),
+                r.target_server()
+            );
+            assert_eq!(s.state, r.state(), "{text}");
+            if s.state != State::Deleted {
+                assert_eq!(s.cluster_state, r.cluster_state(), "{text}");
+                assert_eq!(s.reason, r.reason(), "{text}");
+            }
+        }
+    }
+
+    /// A summary is used only for the segment it was made from: a damaged summary, one
+    /// of a segment rewritten in place (same size, mtime set back), one of a segment
+    /// replaced by another file, are all ignored — the listing is the full read's.
+    #[test]
+    fn stale_or_damaged_summaries_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("segments/1");
+        std::fs::create_dir_all(&generation).unwrap();
+        std::fs::write(dir.path().join("segments/CURRENT"), "1\n").unwrap();
+        let at = "2026-01-01T00:00:01.000Z";
+        let mut text = String::new();
+        for n in 0..100u64 {
+            text.push_str(&journal::encode(&scan::testing::snap(
+                &format!("{n:012x}"),
+                at,
+                Some(n),
+                true,
+            )));
+        }
+        let sealed = generation.join("000001.log");
+        std::fs::write(generation.join("000002.log"), "").unwrap();
+        let layout = Layout::new(dir.path());
+        let lock = || Some(());
+        let listing = |layout: &Layout| {
+            let full = super::super::segments::read_journal(layout, false).unwrap();
+            let got = read(layout, Summaries::Use, lock).unwrap();
+            same(&full, &got, "");
+            got
+        };
+        let fresh = |text: &str| {
+            std::fs::write(&sealed, text).unwrap();
+            let _ = std::fs::remove_file(super::path_of(&sealed));
+            read(&layout, Summaries::UseAndWrite, lock).unwrap();
+            assert!(super::path_of(&sealed).exists());
+            assert_eq!(super::load(&sealed, &mut |_| {}), super::Loaded::Applied);
+        };
+        let absent = || super::load(&sealed, &mut |_| panic!("a stale summary was used"));
+
+        // Damaged: one byte of the summary flipped, or the summary cut short.
+        fresh(&text);
+        let sum = super::path_of(&sealed);
+        let mut bytes = std::fs::read(&sum).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 1;
+        std::fs::write(&sum, &bytes).unwrap();
+        assert_eq!(absent(), super::Loaded::Absent);
+        listing(&layout);
+        bytes[middle] ^= 1;
+        std::fs::write(&sum, &bytes[..bytes.len() - 1]).unwrap();
+        assert_eq!(absent(), super::Loaded::Absent);
+        std::fs::write(&sum, b"").unwrap();
+        assert_eq!(absent(), super::Loaded::Absent);
+
+        // Rewritten in place, same size, mtime set back: one line in the middle of the
+        // segment (beyond the ends the identity hashes) damaged.
+        fresh(&text);
+        let before = std::fs::metadata(&sealed).unwrap();
+        let middle = text[text.len() / 2..].find('\n').unwrap() + text.len() / 2 + 1;
+        let mut edited = text.clone().into_bytes();
+        edited[middle] = if edited[middle] == b'0' { b'1' } else { b'0' };
+        assert!(middle > 4096 && text.len() - middle > 4096);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&sealed)
+            .unwrap();
+        use std::io::Write;
+        (&file).write_all(&edited).unwrap();
+        {
+            use std::os::unix::fs::MetadataExt;
+            let time = rustix::fs::Timestamps {
+                last_access: rustix::fs::Timespec {
+                    tv_sec: before.atime(),
+                    tv_nsec: before.atime_nsec() as _,
+                },
+                last_modification: rustix::fs::Timespec {
+                    tv_sec: before.mtime(),
+                    tv_nsec: before.mtime_nsec() as _,
+                },
+            };
+            rustix::fs::futimens(&file, &time).unwrap();
+            let after = std::fs::metadata(&sealed).unwrap();
+            assert_eq!(
+                (after.len(), after.mtime(), after.mtime_nsec()),
+                (before.len(), before.mtime(), before.mtime_nsec())
+            );
+        }
+        drop(file);
+        assert_eq!(absent(), super::Loaded::Absent);
+        let got = listing(&layout);
+        assert_eq!(got.damage.len(), 1, "the edited line is read again");
+
+        // Replaced by another file of the same bytes: another inode.
+        fresh(&text);
+        let copy = generation.join("copy");
+        std::fs::copy(&sealed, &copy).unwrap();
+        std::fs::rename(&copy, &sealed).unwrap();
+        assert_eq!(absent(), super::Loaded::Absent);
+        listing(&layout);
+
+        // A summary of another version (or format) is ignored too.
+        fresh(&text);
+        let mut bytes = std::fs::read(&sum).unwrap();
+        bytes[0] = b'X';
+        std::fs::write(&sum, &bytes).unwrap();
+        assert_eq!(absent(), super::Loaded::Absent);
+        listing(&layout);
+
+        // Written by a reader only when the lock is free at once.
+        std::fs::remove_file(&sum).unwrap();
+        read(&layout, Summaries::UseAndWrite, || None::<()>).unwrap();
+        assert!(!sum.exists());
+        assert!(
+            std::fs::read_dir(&generation).unwrap().all(|e| !e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".tmp.")),
+            "a summary not put in place is removed"
+        );
+    }
+}
