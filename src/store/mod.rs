@@ -505,21 +505,14 @@ impl DomainStore {
         let cr_id = hex_sha256(cr_object(cr).as_bytes());
         let crd_id = hex_sha256(crd_json.as_bytes());
         let target = target.map(TargetRecord::from);
-        let journal = self.read()?;
-        let same = journal.newest_first().next().filter(|s| {
-            s.record.cluster
-                && s.record.cr == cr_id
-                && s.record.crd == crd_id
-                && s.record.target == target
-        });
-        let Some(same) = same else {
-            drop(journal);
+        let same = self
+            .newest()?
+            .filter(|s| s.cluster && s.cr == cr_id && s.crd == crd_id && s.target == target);
+        let Some(record) = same else {
             let record = self.record_locked(cr, crd_json, target, true)?;
             drop(lock);
             return Ok((record, false));
         };
-        let record = same.record.clone();
-        drop(journal);
         let _critical = crate::util::signals::critical();
         let mut appender = self.appender()?;
         let (at, seq) = appender.stamp();
@@ -534,6 +527,19 @@ impl DomainStore {
         }));
         appender.write(self)?;
         Ok((record, true))
+    }
+
+    /// The newest snapshot (not deleted), as [`Journal::newest_first`] gives it: from
+    /// the end of the live generation when that can tell, else from the whole journal.
+    /// So deciding whether a publish folds does not grow with history.
+    ///
+    /// # Errors
+    /// The journal cannot be read.
+    fn newest(&self) -> Result<Option<SnapshotRecord>> {
+        if let Some(newest) = self.layout().newest_snapshot() {
+            return Ok(newest);
+        }
+        Ok(self.read()?.newest_first().next().map(|s| s.record.clone()))
     }
 
     /// For Git only (`commit` of the project as it is now): the domain's newest snapshot
@@ -551,12 +557,7 @@ impl DomainStore {
         let _lock = self.lock("record", LOCK_TIMEOUT)?;
         let cr_id = hex_sha256(cr_object(cr).as_bytes());
         let crd_id = hex_sha256(crd_json.as_bytes());
-        let same = self
-            .read()?
-            .newest_first()
-            .next()
-            .filter(|s| s.record.cr == cr_id && s.record.crd == crd_id)
-            .map(|s| s.record.clone());
+        let same = self.newest()?.filter(|s| s.cr == cr_id && s.crd == crd_id);
         match same {
             Some(record) => Ok((record, true)),
             None => Ok((self.record_locked(cr, crd_json, None, false)?, false)),
@@ -1034,6 +1035,87 @@ mod tests {
         let j = store.read().unwrap();
         assert_eq!(j.snapshots.len(), 4);
         assert!(j.snapshots.iter().all(|s| s.events.is_empty()));
+    }
+
+    /// What the end of the live generation says is the newest snapshot is what the full
+    /// read says, after any sequence of publishes (folded or not, two targets), Git-only
+    /// records, state changes, rewrites (gc, import), damaged and torn lines.
+    #[test]
+    fn the_newest_snapshot_from_the_tail_is_the_full_reads() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let targets = [
+            None,
+            Some(crate::delivery::Target {
+                server: "https://a.example:6443".into(),
+                context: None,
+            }),
+        ];
+        let ops = proptest::collection::vec((0u8..8, 0u8..3, 0u8..2), 1..40);
+        let mut runner = TestRunner::new(Config {
+            cases: 48,
+            ..Config::default()
+        });
+        runner
+            .run(&ops, |ops| {
+                let dir = tempfile::tempdir().unwrap();
+                let store = Store::at(dir.path()).domain("d");
+                let seg = || store.layout().live_files().unwrap().pop();
+                for (n, (op, crd, t)) in ops.into_iter().enumerate() {
+                    let crd = format!("{{\"x\":{crd}}}");
+                    let target = targets[usize::from(t)].as_ref();
+                    match op {
+                        0 | 1 => {
+                            store.record_or_fold(&cr(n as u32), &crd, target).unwrap();
+                        }
+                        2 => {
+                            store.record_or_fold_for_git(&cr(n as u32), &crd).unwrap();
+                        }
+                        3 => {
+                            let j = store.read().unwrap();
+                            if let Some(s) = j.snapshots.get(usize::from(t)) {
+                                let st = [State::Applied, State::Superseded, State::Deleted];
+                                let change = state(&s.record.id, st[n % 3]);
+                                store.set_states(&[change]).unwrap();
+                            }
+                        }
+                        4 => {
+                            let _lock = store.lock("test", LOCK_TIMEOUT).unwrap();
+                            store.rewrite(&store.read_for_rewrite().unwrap()).unwrap();
+                        }
+                        5 | 6 => {
+                            // A damaged line, or a torn tail: only when there is a file.
+                            if let Some(path) = seg() {
+                                let mut f = OpenOptions::new().append(true).open(path).unwrap();
+                                let newest = store.read().unwrap().snapshots.last().cloned();
+                                let text = match (op, newest) {
+                                    // A newer snapshot whose checksum does not verify.
+                                    (5, Some(s)) => {
+                                        let mut r = s.record;
+                                        r.id = format!("{n:012}");
+                                        r.seq = r.seq.map(|q| q + 1000);
+                                        let line = journal::encode(&Record::Snapshot(r));
+                                        format!("{}{}", "0".repeat(64), &line[64..])
+                                    }
+                                    (5, None) => "damage\n".to_string(),
+                                    _ => "0123 {\"kind\":\"snap".to_string(),
+                                };
+                                f.write_all(text.as_bytes()).unwrap();
+                            }
+                        }
+                        _ => {
+                            store.record(&cr(n as u32), &crd, target).unwrap();
+                        }
+                    }
+                    let full = store.read().unwrap();
+                    let full = full.newest_first().next().map(|s| s.record.clone());
+                    if let Some(tail) = store.layout().newest_snapshot() {
+                        prop_assert_eq!(tail, full);
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
     }
 
     #[test]

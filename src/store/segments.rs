@@ -17,7 +17,7 @@
 //! the next writer under the lock.
 
 use super::journal::{self, Builder};
-use super::record::{HeadRecord, Journal, Record};
+use super::record::{HeadRecord, Journal, Record, SnapshotRecord, State};
 use crate::util::files;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -319,6 +319,50 @@ impl Layout {
             .and_then(|r| Some((r.at().to_string(), r.seq()?)))
     }
 
+    /// The domain's newest snapshot that is not deleted — what the full read's
+    /// [`Journal::newest_first`] gives — found from the end of the live generation, so a
+    /// publish does not read the history to decide whether it folds. `None` when this
+    /// cannot tell (a version 1 journal, a migrated version 1 history still in
+    /// `000000.log`): the caller reads the whole journal then.
+    ///
+    /// In a live generation the line order of snapshot records is the order (at, seq,
+    /// id): a generation is written in that order, and every append is stamped after
+    /// the newest record. So, reading backwards, the first snapshot line that verifies
+    /// and is not deleted is the newest. Lines that cannot change that answer — events
+    /// and state changes other than `deleted`, damaged or not — are passed over by their
+    /// prefix without being decoded; everything else is decoded as the full read
+    /// decodes it.
+    pub fn newest_snapshot(&self) -> Option<Option<SnapshotRecord>> {
+        let generation = self.current().ok()??;
+        let files = self.segment_files(generation).ok()?;
+        let mut deleted = std::collections::HashSet::new();
+        for (i, (n, path)) in files.iter().enumerate().rev() {
+            if *n == 0 {
+                return None;
+            }
+            let mut bytes = Vec::new();
+            open_read(path).ok()?.read_to_end(&mut bytes).ok()?;
+            if i + 1 == files.len() {
+                // An incomplete last line is not a record yet.
+                let end = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
+                bytes.truncate(end);
+            }
+            for line in bytes.split(|b| *b == b'\n').rev() {
+                if line.is_empty() || passes_over(line) {
+                    continue;
+                }
+                match journal::decode(line) {
+                    Ok(Record::Snapshot(s)) if !deleted.contains(&s.id) => return Some(Some(s)),
+                    Ok(Record::State(st)) if st.state == State::Deleted => {
+                        deleted.insert(st.id);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Some(None)
+    }
+
     /// Writes a new generation from `lines` (whole encoded lines), rolling segments,
     /// and switches to it; then removes the old one. A crash at any point leaves either
     /// generation whole. Returns the new generation.
@@ -358,6 +402,34 @@ impl Layout {
 }
 
 /// An error that names the file it concerns.
+/// A line that cannot be the newest snapshot nor delete it: an event, or a state
+/// change other than `deleted` — in clinv's layout (`kind` first, no second `kind`),
+/// whether it verifies or not (damage is passed over by the full read too).
+fn passes_over(line: &[u8]) -> bool {
+    let Some(json) = line.get(65..) else {
+        return false;
+    };
+    let kind = b"{\"kind\":\"";
+    let Some(rest) = json.strip_prefix(kind.as_slice()) else {
+        return false;
+    };
+    let tail = if let Some(r) = rest.strip_prefix(b"event\",".as_slice()) {
+        r
+    } else if let Some(r) = rest.strip_prefix(b"state\",".as_slice()) {
+        if contains(r, b"deleted") {
+            return false;
+        }
+        r
+    } else {
+        return false;
+    };
+    !contains(tail, b"\"kind\"")
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
 fn named(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
