@@ -201,6 +201,7 @@ impl Repo {
     fn index_to(&self, tree: &Tree<'_>, paths: &[String]) -> Result<()> {
         let wd = self.workdir();
         let mut index = self.repo.index().map_err(|e| git(&wd, e))?;
+        let mut changed = false;
         for p in paths {
             match tree.get_path(Path::new(p)) {
                 Ok(entry) => {
@@ -228,15 +229,21 @@ impl Repo {
                     index
                         .add_frombuffer(&e, blob.content())
                         .map_err(|e| git(&wd, e))?;
+                    changed = true;
                 }
                 Err(_) => {
                     if index.get_path(Path::new(p), 0).is_some() {
                         index.remove_path(Path::new(p)).map_err(|e| git(&wd, e))?;
+                        changed = true;
                     }
                 }
             }
         }
-        index.write().map_err(|e| git(&wd, e))
+        // The checkout before wrote the index already; write it again only if changed.
+        if changed {
+            index.write().map_err(|e| git(&wd, e))?;
+        }
+        Ok(())
     }
 
     /// A paragraph for the commit message naming the changes made to the folder outside
