@@ -238,26 +238,34 @@ fn run<'a>(query: &JpQuery, value: &'a Value) -> Vec<&'a Value> {
         .unwrap_or_default()
 }
 
-/// The byte offset of the `}` that closes the action opened before `from`: quotes and
-/// brackets may hold braces; a line break or the end of the template leaves it unclosed.
-fn action_end(source: &str, from: usize) -> Option<usize> {
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    let mut depth = 0usize;
-    for (i, c) in source[from..].char_indices() {
+/// The characters of `text` from `from` on that are outside quotes (`"…"`, `'…'`, with
+/// `\` escapes), with their byte offsets in `text`.
+fn unquoted(text: &str, from: usize) -> impl Iterator<Item = (usize, char)> + '_ {
+    let (mut quote, mut escaped) = (None::<char>, false);
+    text[from..].char_indices().filter_map(move |(i, c)| {
         match quote {
             Some(_) if escaped => escaped = false,
             Some(_) if c == '\\' => escaped = true,
             Some(q) if c == q => quote = None,
             Some(_) => {}
-            None => match c {
-                '\n' | '\r' => return None,
-                '"' | '\'' => quote = Some(c),
-                '[' => depth += 1,
-                ']' => depth = depth.saturating_sub(1),
-                '}' if depth == 0 => return Some(from + i),
-                _ => {}
-            },
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None => return Some((from + i, c)),
+        }
+        None
+    })
+}
+
+/// The byte offset of the `}` that closes the action opened before `from`: quotes and
+/// brackets may hold braces; a line break or the end of the template leaves it unclosed.
+fn action_end(source: &str, from: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in unquoted(source, from) {
+        match c {
+            '\n' | '\r' => return None,
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            '}' if depth == 0 => return Some(i),
+            _ => {}
         }
     }
     None
@@ -400,26 +408,17 @@ fn field(written: &str, from: usize) -> (String, usize) {
 
 /// The `]` that closes the `[` at `from` (quotes and nested brackets skipped).
 fn bracket_end(written: &str, from: usize) -> Option<usize> {
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
     let mut depth = 0usize;
-    for (i, c) in written[from..].char_indices() {
-        match quote {
-            Some(_) if escaped => escaped = false,
-            Some(_) if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                '"' | '\'' => quote = Some(c),
-                '[' => depth += 1,
-                ']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(from + i);
-                    }
+    for (i, c) in unquoted(written, from) {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
                 }
-                _ => {}
-            },
+            }
+            _ => {}
         }
     }
     None
