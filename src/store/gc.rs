@@ -111,6 +111,7 @@ impl DomainStore {
             self.rewrite(&journal)?;
         }
         let _critical = crate::util::signals::critical();
+        self.layout().clean_up_objects();
         for id in self.object_ids() {
             if remove.contains(&id) {
                 self.remove_object(&id)?;

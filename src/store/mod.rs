@@ -635,12 +635,18 @@ impl DomainStore {
         Ok(appender)
     }
 
+    /// Writes an object file, staged in the domain folder: appends sweep that folder for
+    /// what a dead writer left, and never list `objects/` (a file per distinct inventory).
+    fn write_object(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        files::write_atomic_staged_in(&self.dir, path, bytes, 0o600).map_err(|e| Error::io(path, e))
+    }
+
     /// Stores `text` under its sha256 unless it is already there.
     fn put_object(&self, text: &str) -> Result<String> {
         let id = hex_sha256(text.as_bytes());
         let path = self.object_path(&id);
         if !path.exists() {
-            files::write_atomic(&path, text.as_bytes(), 0o600).map_err(|e| Error::io(&path, e))?;
+            self.write_object(&path, text.as_bytes())?;
         }
         Ok(id)
     }
@@ -731,7 +737,7 @@ impl DomainStore {
         if path.exists() {
             return Ok(false);
         }
-        files::write_atomic(&path, bytes, 0o600).map_err(|e| Error::io(&path, e))?;
+        self.write_object(&path, bytes)?;
         Ok(true)
     }
 
@@ -1506,13 +1512,21 @@ mod tests {
         fs::write(dir.path().join("d/segments/2/000001.log"), "garbage\n").unwrap();
         fs::write(dir.path().join("d/segments/.CURRENT.tmp.1.0"), "2\n").unwrap();
         fs::write(dir.path().join("d/objects/.abc.json.tmp.99999.1"), "{").unwrap();
+        fs::write(dir.path().join("d/.abc.json.tmp.99999.2"), "{").unwrap();
         assert_eq!(store.read().unwrap().snapshots.len(), before);
         assert!(store.read().unwrap().damage.is_empty());
         store.record(&cr(2), "{}", None).unwrap();
         assert!(!dir.path().join("d/segments/2").exists());
         assert!(!dir.path().join("d/segments/.CURRENT.tmp.1.0").exists());
-        assert!(!dir.path().join("d/objects/.abc.json.tmp.99999.1").exists());
         assert_eq!(store.read().unwrap().snapshots.len(), before + 1);
+        // An append never lists `objects/` (a file per distinct inventory: listing it made
+        // every publish O(history)); objects are staged in the domain folder, which it
+        // sweeps, and gc, which lists `objects/` anyway, removes an older clinv's leftover.
+        assert!(!dir.path().join("d/.abc.json.tmp.99999.2").exists());
+        assert!(dir.path().join("d/objects/.abc.json.tmp.99999.1").exists());
+        store.gc(10, false, false).unwrap();
+        assert!(!dir.path().join("d/objects/.abc.json.tmp.99999.1").exists());
+        assert!(store.read().unwrap().damage.is_empty());
     }
 
     #[test]

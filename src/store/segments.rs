@@ -137,8 +137,10 @@ impl Layout {
     }
 
     /// Removes what dead writers left: other generations, the version 1 journal once
-    /// migrated, temporary files. The caller holds the lock (every writer does), so no
-    /// live writer owns any of them.
+    /// migrated, temporary files next to the journal. The caller holds the lock (every
+    /// writer does), so no live writer owns any of them. Not `objects/`: it holds a file
+    /// per distinct inventory, and listing it would make every append O(history); its
+    /// leftovers wait for [`Layout::clean_up_objects`] (gc).
     pub fn clean_up(&self) {
         if let Ok(Some(live)) = self.current() {
             if let Ok(entries) = fs::read_dir(self.segments_dir()) {
@@ -156,19 +158,17 @@ impl Layout {
             let _ = fs::remove_file(self.v1_journal());
         }
         // Temporary files sit next to their targets: the domain folder (lock holder,
-        // v1 journal), the live generation's segments and the objects.
-        let mut dirs = vec![self.dir.clone(), self.dir.join("objects")];
+        // v1 journal) and the live generation's segments.
+        remove_temporaries(&self.dir);
         if let Ok(Some(live)) = self.current() {
-            dirs.push(self.gen_dir(live));
+            remove_temporaries(&self.gen_dir(live));
         }
-        for dir in dirs {
-            for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
-                let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-                if is_file && entry.file_name().to_string_lossy().contains(".tmp.") {
-                    let _ = fs::remove_file(entry.path());
-                }
-            }
-        }
+    }
+
+    /// Removes the temporary files a dead writer left among the objects. The caller
+    /// holds the lock.
+    pub fn clean_up_objects(&self) {
+        remove_temporaries(&self.dir.join("objects"));
     }
 
     /// Makes the journal version 2 (the caller holds the lock): the version 1 journal,
@@ -398,6 +398,16 @@ impl Layout {
         self.switch(generation)?;
         self.clean_up();
         Ok(generation)
+    }
+}
+
+/// Removes the files of `dir` named as [`crate::util::files`] names its temporaries.
+fn remove_temporaries(dir: &Path) {
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_file && entry.file_name().to_string_lossy().contains(".tmp.") {
+            let _ = fs::remove_file(entry.path());
+        }
     }
 }
 

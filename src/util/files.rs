@@ -128,6 +128,21 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<(
     staged.commit()
 }
 
+/// [`write_atomic`] with the temporary file in `staging` (same filesystem) instead of
+/// next to `path`: for a folder too large to list for what a dead writer left, such as
+/// the store's objects, one per distinct inventory.
+///
+/// # Errors
+/// Any I/O error; the target is then left as it was and the temporary file removed.
+pub(crate) fn write_atomic_staged_in(
+    staging: &Path,
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+) -> io::Result<()> {
+    stage_in(staging, path, bytes, mode)?.commit()
+}
+
 /// Replaces `path` atomically but without fsync: for informational files whose loss in
 /// a crash costs nothing (a lock's holder note), where two fsyncs per command would be
 /// most of its run time.
@@ -166,8 +181,12 @@ pub(crate) struct Staged {
 /// # Errors
 /// Any I/O error (the temporary file is removed).
 pub(crate) fn stage(path: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
-    let dir = parent_of(path);
-    fs::create_dir_all(dir)?;
+    stage_in(parent_of(path), path, bytes, mode)
+}
+
+/// [`stage`] with the temporary file in `dir`.
+fn stage_in(dir: &Path, path: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+    fs::create_dir_all(parent_of(path))?;
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "target has no file name"))?;

@@ -964,22 +964,41 @@ fn finding_9_a_dead_writers_temporary_files_are_removed_by_the_next_writer() {
     // What a killed import leaves: staged objects and a staged journal of a dead pid.
     let dead = 999_999_999;
     let mut planted = Vec::new();
-    // In the domain's folders (the store root is under no domain's lock).
+    // In the domain's folders (the store root is under no domain's lock). Objects are
+    // staged in the domain folder; `objects/` itself (a file per distinct inventory) is
+    // never listed by an append, so an older clinv's leftover there waits for gc.
+    let object_temp = format!(".{}.json.tmp.{dead}.0", "ab".repeat(32));
+    let mut in_objects = None;
     for dir in walk_dirs(fx.store()).into_iter().skip(1) {
-        let name = if dir.ends_with("objects") {
-            format!(".{}.json.tmp.{dead}.0", "ab".repeat(32))
+        if dir.ends_with("objects") {
+            in_objects = Some(write(&dir, &object_temp, "half-written"));
         } else {
-            format!(".journal.tmp.{dead}.1")
-        };
-        planted.push(write(&dir, &name, "half-written"));
+            planted.push(write(
+                &dir,
+                &format!(".journal.tmp.{dead}.1"),
+                "half-written",
+            ));
+        }
     }
-    assert!(planted.len() >= 2, "{planted:?}");
-    fx.queue("v1.31.2");
-    let left = temp_files(fx.store());
-    assert!(
-        left.is_empty(),
-        "the next writer left a dead writer's temporary files: {left:?}"
+    let domain = planted[0].parent().unwrap().to_path_buf();
+    assert_eq!(
+        domain.parent(),
+        Some(fx.store()),
+        "{domain:?} is no domain folder"
     );
+    planted.push(write(&domain, &object_temp, "half-written"));
+    assert!(planted.len() >= 3, "{planted:?}");
+    fx.queue("v1.31.2");
+    let in_objects = in_objects.expect("an objects folder");
+    let left = temp_files(fx.store());
+    assert_eq!(
+        left,
+        vec![in_objects.clone()],
+        "the next writer left a dead writer's temporary files"
+    );
+    fx.clinv(&["snapshots", "gc", "--keep", "10"]).run().ok();
+    let left = temp_files(fx.store());
+    assert!(left.is_empty(), "gc left: {left:?}");
     fx.clinv(&["snapshots", "verify"]).run().ok();
 }
 
