@@ -139,10 +139,12 @@ impl Layout {
     /// Removes what dead writers left: other generations, the version 1 journal once
     /// migrated, temporary files next to the journal. The caller holds the lock (every
     /// writer does), so no live writer owns any of them. Not `objects/`: it holds a file
-    /// per distinct inventory, and listing it would make every append O(history); its
-    /// leftovers wait for [`Layout::clean_up_objects`] (gc).
+    /// per distinct inventory, and listing it would make every append O(history). Objects
+    /// are staged in the domain folder instead; gc sweeps `objects/` for an older clinv's
+    /// leftovers ([`Layout::clean_up_objects`]).
     pub fn clean_up(&self) {
-        if let Ok(Some(live)) = self.current() {
+        let live = self.current().ok().flatten();
+        if let Some(live) = live {
             if let Ok(entries) = fs::read_dir(self.segments_dir()) {
                 for entry in entries.flatten() {
                     let name = entry.file_name();
@@ -160,7 +162,7 @@ impl Layout {
         // Temporary files sit next to their targets: the domain folder (lock holder,
         // v1 journal) and the live generation's segments.
         remove_temporaries(&self.dir);
-        if let Ok(Some(live)) = self.current() {
+        if let Some(live) = live {
             remove_temporaries(&self.gen_dir(live));
         }
     }
@@ -411,7 +413,6 @@ fn remove_temporaries(dir: &Path) {
     }
 }
 
-/// An error that names the file it concerns.
 /// A line that cannot be the newest snapshot nor delete it: an event, or a state
 /// change other than `deleted` — in clinv's layout (`kind` first, no second `kind`),
 /// whether it verifies or not (damage is passed over by the full read too).
