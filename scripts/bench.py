@@ -901,7 +901,8 @@ def main():
     s2.add_argument("--runs", type=int, default=12)
     s2.add_argument("--records", type=int, default=1_000_000, help="the big history (default 1,000,000)")
     sp = sub.add_parser("ssh-push", help="clinv commit --push over SSH vs git push of the same commit (≤ 1.0)")
-    sp.add_argument("--runs", type=int, default=15)
+    sp.add_argument("--runs", type=int, default=101,
+                    help="pairs (default 101: the difference is ~0.5%%, fewer pairs cannot tell it)")
     d = sub.add_parser("diff", help="clinv diff of two history steps in each format (≤ 5 ms), vs dyff")
     d.add_argument("--runs", type=int, default=300)
     ra = sub.add_parser("replay-all", help="issue #14: replay --all over 1,000 black-holed domains ends within --timeout")
