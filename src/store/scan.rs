@@ -1005,9 +1005,36 @@ fn read_bytes(path: &Path, bytes: &[u8]) -> Listing {
 /// What the listing tests and the summary tests share.
 #[cfg(test)]
 pub(super) mod testing {
+    use super::Listing;
     use super::journal;
     use crate::delivery::Reason;
-    use crate::store::record::{Record, SnapshotRecord, State, StateRecord, TargetRecord};
+    use crate::store::record::{Journal, Record, SnapshotRecord, State, StateRecord, TargetRecord};
+
+    /// `compact` lists what the full read `full` holds: damage, torn tail, and each
+    /// snapshot's fields and states in order (`text`: the journal, for the message).
+    pub(crate) fn assert_lists_the_same(full: &Journal, compact: &Listing, text: &str) {
+        assert_eq!(full.damage, compact.damage, "{text}");
+        assert_eq!(full.torn_tail, compact.torn_tail);
+        assert_eq!(full.snapshots.len(), compact.len(), "{text}");
+        for (s, r) in full.snapshots.iter().zip(compact.rows()) {
+            assert_eq!(s.record.id, &*r.id(), "{text}");
+            assert_eq!(s.record.at, &*r.at());
+            assert_eq!(s.record.rendered_at, &*r.rendered_at());
+            assert_eq!(s.record.cr, r.cr());
+            assert_eq!(s.record.domain, r.domain());
+            assert_eq!(s.record.host.as_deref(), r.host(), "{text}");
+            assert_eq!(
+                s.record.target.as_ref().map(|t| t.server.as_str()),
+                r.target_server()
+            );
+            assert_eq!(s.state, r.state(), "{text}");
+            // Of a deleted snapshot only that counts (listings leave it out).
+            if s.state != State::Deleted {
+                assert_eq!(s.cluster_state, r.cluster_state(), "{text}");
+                assert_eq!(s.reason, r.reason(), "{text}");
+            }
+        }
+    }
 
     pub(crate) fn snap(id: &str, at: &str, seq: Option<u64>, cluster: bool) -> Record {
         Record::Snapshot(SnapshotRecord {
@@ -1165,27 +1192,7 @@ mod tests {
             let path = Path::new("j");
             let full = journal::parse_journal(path, text.as_bytes());
             let compact = read_bytes(path, text.as_bytes());
-            assert_eq!(full.damage, compact.damage, "{text}");
-            assert_eq!(full.torn_tail, compact.torn_tail);
-            assert_eq!(full.snapshots.len(), compact.len(), "{text}");
-            for (s, r) in full.snapshots.iter().zip(compact.rows()) {
-                assert_eq!(s.record.id, &*r.id(), "{text}");
-                assert_eq!(s.record.at, &*r.at());
-                assert_eq!(s.record.rendered_at, &*r.rendered_at());
-                assert_eq!(s.record.cr, r.cr());
-                assert_eq!(s.record.domain, r.domain());
-                assert_eq!(s.record.host.as_deref(), r.host(), "{text}");
-                assert_eq!(
-                    s.record.target.as_ref().map(|t| t.server.as_str()),
-                    r.target_server()
-                );
-                assert_eq!(s.state, r.state(), "{text}");
-                // Of a deleted snapshot only that counts (listings leave it out).
-                if s.state != State::Deleted {
-                    assert_eq!(s.cluster_state, r.cluster_state(), "{text}");
-                    assert_eq!(s.reason, r.reason(), "{text}");
-                }
-            }
+            testing::assert_lists_the_same(&full, &compact, &text);
         }
     }
 
