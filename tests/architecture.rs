@@ -126,6 +126,7 @@ fn strip_comments(text: &str) -> String {
 /// `use` trees expanded.
 fn references(module: &Module, all: &BTreeMap<Vec<String>, Module>) -> BTreeSet<Vec<String>> {
     let text = &module.text;
+    let inline = inline_modules(text);
     let mut paths: Vec<Vec<String>> = Vec::new();
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -140,7 +141,15 @@ fn references(module: &Module, all: &BTreeMap<Vec<String>, Module>) -> BTreeSet<
             .find(|r| rest.starts_with(r));
         if at_word && let Some(root) = root {
             let (tree, used) = path_tree(&rest[root.len()..]);
-            let base = base_of(module, root.trim_end_matches(':'));
+            // Inside `mod name { … }`, `self` and `super` start from that module.
+            let mut here = module.path.clone();
+            here.extend(
+                inline
+                    .iter()
+                    .filter(|(span, _)| span.contains(&i))
+                    .map(|(_, name)| name.clone()),
+            );
+            let base = base_of(&here, root.trim_end_matches(':'));
             for p in expand(&tree) {
                 let mut full = base.clone();
                 full.extend(p);
@@ -176,12 +185,47 @@ fn references(module: &Module, all: &BTreeMap<Vec<String>, Module>) -> BTreeSet<
         .collect()
 }
 
-fn base_of(module: &Module, root: &str) -> Vec<String> {
+fn base_of(here: &[String], root: &str) -> Vec<String> {
     match root {
         "crate" => Vec::new(),
-        "self" => module.path.clone(),
-        _ => module.path[..module.path.len().saturating_sub(1)].to_vec(),
+        "self" => here.to_vec(),
+        _ => here[..here.len().saturating_sub(1)].to_vec(),
     }
+}
+
+/// The inline modules of a file (`mod name { … }`), each as its byte span and name,
+/// outer before inner. The text is free of comments and literals, so braces balance.
+fn inline_modules(text: &str) -> Vec<(std::ops::Range<usize>, String)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(pos) = text[from..].find("mod ") {
+        let at = from + pos;
+        from = at + 4;
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let rest = &text[from..];
+        let len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let after = rest[len..].trim_start();
+        if len == 0 || !after.starts_with('{') {
+            continue; // `mod name;`: a file of its own
+        }
+        let open = text.len() - after.len();
+        let mut depth = 0;
+        let close = (open..b.len()).find(|&j| {
+            match b[j] {
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        out.push((open..close.unwrap_or(b.len()), rest[..len].to_string()));
+    }
+    out
 }
 
 /// A `use` tree: segments, possibly ending in a `{…}` group of subtrees.
@@ -499,4 +543,28 @@ fn the_reader_sees_through_groups_and_comments() {
     g.insert("a".to_string(), BTreeSet::from(["b".to_string()]));
     g.insert("b".to_string(), BTreeSet::from(["a".to_string()]));
     assert_eq!(find_cycle(&g).unwrap(), ["a", "b", "a"]);
+}
+
+#[test]
+fn the_reader_knows_a_nested_modules_super_is_the_file() {
+    // In `s/x.rs`, `super::` inside `mod testing { … }` is `s::x`, not `s`.
+    let m = Module {
+        path: vec!["s".into(), "x".into()],
+        text: strip_comments(
+            "mod testing {\n    use super::L;\n    mod deeper { use super::super::M; }\n    fn f() { let c = '}'; }\n}\nuse super::y::Z;",
+        ),
+    };
+    let mut all = BTreeMap::new();
+    for p in [&["s"][..], &["s", "x"], &["s", "y"]] {
+        let path: Vec<String> = p.iter().map(|s| s.to_string()).collect();
+        all.insert(
+            path.clone(),
+            Module {
+                path,
+                text: String::new(),
+            },
+        );
+    }
+    let refs: BTreeSet<String> = references(&m, &all).iter().map(|r| name(r)).collect();
+    assert_eq!(refs, BTreeSet::from(["s::y".to_string()]));
 }

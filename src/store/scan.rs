@@ -1005,10 +1005,10 @@ fn read_bytes(path: &Path, bytes: &[u8]) -> Listing {
 /// What the listing tests and the summary tests share.
 #[cfg(test)]
 pub(super) mod testing {
+    use super::Listing;
     use super::journal;
     use crate::delivery::Reason;
     use crate::store::record::{Journal, Record, SnapshotRecord, State, StateRecord, TargetRecord};
-    use crate::store::scan::Listing;
 
     /// `compact` lists what the full read `full` holds: damage, torn tail, and each
     /// snapshot's fields and states in order (`text`: the journal, for the message).
