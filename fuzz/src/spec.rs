@@ -31,7 +31,9 @@ pub fn run(data: &[u8]) {
     let _ = addons::view_rows(&entries, project.root(), &mut reader);
 
     let at = jiff::Timestamp::from_second(1_700_000_000).expect("valid time");
-    let built = inventory::assemble(&project, DOMAIN, spec, "v1.2.3".into(), at);
+    let Ok(built) = inventory::assemble(&project, DOMAIN, spec, "v1.2.3".into(), at) else {
+        return;
+    };
     for w in &built.warnings {
         let _ = (w.message.len(), w.detail.as_ref().map(String::len));
     }

@@ -32,6 +32,15 @@ fn string(description: &str) -> JSONSchemaProps {
 /// `spec.addons` maxItems: more entries are refused before output.
 pub const MAX_ADDONS: usize = 256;
 
+/// The API server's line for `count` addons, more than [`MAX_ADDONS`].
+pub fn too_many_addons(count: usize) -> String {
+    too_many("spec.addons", count, MAX_ADDONS as i64)
+}
+
+fn too_many(at: &str, count: usize, max: i64) -> String {
+    format!("{at}: Too many: {count} items, must have at most {max}")
+}
+
 /// The Kubernetes API version the CRD types come from (k8s-openapi's enabled feature).
 pub fn kubernetes_api_version() -> &'static str {
     k8s_openapi::k8s_if_1_33! { return "1.33"; }
@@ -353,10 +362,7 @@ fn check<'s>(
             if let Some(max) = schema.max_items
                 && items.len() as i64 > max
             {
-                out.push(format!(
-                    "{at}: Too many: {} items, must have at most {max}",
-                    items.len()
-                ));
+                out.push(too_many(at, items.len(), max));
             }
             if let Some(JSONSchemaPropsOrArray::Schema(s)) = &schema.items {
                 for (i, item) in items.iter().enumerate() {
@@ -679,6 +685,11 @@ mod tests {
         assert_eq!(
             errors,
             ["spec.addons: Too many: 257 items, must have at most 256"]
+        );
+        assert_eq!(
+            errors,
+            [too_many_addons(257)],
+            "build refuses with the same line"
         );
         assert!(validate(&serde_json::json!({}), &schema()) == ["spec: Required value"]);
     }

@@ -126,18 +126,27 @@ pub fn build(
 ) -> Result<Built> {
     let spec = spec::read(spec_path, project.root(), domain)?;
     let lok8s_version = project.lok8s_version()?;
-    Ok(assemble(project, domain, spec, lok8s_version, rendered_at))
+    assemble(project, domain, spec, lok8s_version, rendered_at)
 }
 
 /// Turns an interpreted spec into the inventory: reads each entry's metadata below the
 /// project root and collects the warnings. [`build`] after reading the files.
+///
+/// # Errors
+/// [`Error::Invalid`] for more than [`crd::MAX_ADDONS`] addons, which the API server
+/// refuses anyway: before reading their metadata and building them (and their JSON,
+/// ~400 bytes an addon). Unparseable entries are left out, as lok8s does: they do not count.
 pub fn assemble(
     project: &Project,
     domain: &str,
     spec: ClusterSpec,
     lok8s_version: String,
     rendered_at: Timestamp,
-) -> Built {
+) -> Result<Built> {
+    let count = spec.entries.iter().filter(|e| e.is_ok()).count();
+    if count > crd::MAX_ADDONS {
+        return Err(Error::Invalid(vec![crd::too_many_addons(count)]));
+    }
     let mut warnings = Vec::new();
     if spec.not_a_mapping {
         warnings.push(Warning {
@@ -150,12 +159,8 @@ pub fn assemble(
     }
     let mut reader = Reader::new(project.root());
     let mut addons = Vec::with_capacity(spec.entries.len());
-    // Over the CRD's limit the inventory is refused anyway: skip the file reads, which
-    // for 100,000 entries took seconds.
-    let read_meta = spec.entries.len() <= crate::inventory::crd::MAX_ADDONS;
     for entry in &spec.entries {
         if let Ok(e) = entry
-            && read_meta
             && let Some(w) = missing_directory(&spec.path, e)
         {
             warnings.push(w);
@@ -164,12 +169,8 @@ pub fn assemble(
             Ok(e) => addons.push(Addon {
                 name: e.name.clone(),
                 source: Some(e.source),
-                chart_version: read_meta
-                    .then(|| reader.chart_version(&e.dir, Flavor::Inventory))
-                    .flatten(),
-                category: read_meta
-                    .then(|| reader.category(&e.dir, Flavor::Inventory))
-                    .flatten(),
+                chart_version: reader.chart_version(&e.dir, Flavor::Inventory),
+                category: reader.category(&e.dir, Flavor::Inventory),
                 app_version: None,
             }),
             Err(r) => warnings.push(Warning {
@@ -217,11 +218,11 @@ pub fn assemble(
             kubernetes_version: spec.kubernetes_version,
         },
     };
-    Built {
+    Ok(Built {
         inventory,
         warnings,
         cluster_name: spec.name,
-    }
+    })
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ`, UTC, no fraction.

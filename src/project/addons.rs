@@ -228,8 +228,8 @@ pub fn pin_field(bytes: &[u8], key: &str, flavor: Flavor) -> Option<String> {
     let node = doc.get(doc.root()?, key)?;
     match doc.node(node) {
         Node::Scalar { text, .. } if doc.is_null(node) || text.is_empty() => None,
-        Node::Scalar { text, .. } if text == "false" && flavor == Flavor::Inventory => None,
-        Node::Scalar { text, .. } => Some(text.clone()),
+        Node::Scalar { text, .. } if &**text == "false" && flavor == Flavor::Inventory => None,
+        Node::Scalar { text, .. } => Some(text.to_string()),
         _ => None,
     }
 }

@@ -287,7 +287,7 @@ pub fn parse(doc: &Doc, node: NodeId, ctx: Context<'_>) -> Result<Entry, Rejecti
             let key = if *tag == Tag::Null {
                 "null".to_string()
             } else {
-                text.clone()
+                text.to_string()
             };
             resolve_key(doc, node, &key, ctx).map_err(|error| Rejection { key, error })
         }
@@ -421,10 +421,10 @@ fn check_name(doc: &Doc, node: NodeId, key: &str) -> Result<String, EntryError> 
             } else if !NAME_RE.is_match(text) {
                 Err(EntryError::NamePattern {
                     key,
-                    value: text.clone(),
+                    value: text.to_string(),
                 })
             } else {
-                Ok(text.clone())
+                Ok(text.to_string())
             }
         }
         _ => Err(EntryError::NameType {
@@ -437,13 +437,11 @@ fn check_name(doc: &Doc, node: NodeId, key: &str) -> Result<String, EntryError> 
 fn check_wait(doc: &Doc, node: NodeId, key: &str) -> Result<bool, EntryError> {
     match doc.node(node) {
         Node::Scalar { tag: Tag::Null, .. } => Ok(false),
-        Node::Scalar { text, .. } if matches!(text.as_str(), "false" | "False" | "FALSE") => {
-            Ok(false)
-        }
-        Node::Scalar { text, .. } if text == "true" => Ok(true),
+        Node::Scalar { text, .. } if matches!(&**text, "false" | "False" | "FALSE") => Ok(false),
+        Node::Scalar { text, .. } if &**text == "true" => Ok(true),
         Node::Scalar { text, .. } => Err(EntryError::Wait {
             key: key.into(),
-            value: text.clone(),
+            value: text.to_string(),
         }),
         _ => Err(EntryError::Wait {
             key: key.into(),
@@ -493,7 +491,7 @@ fn check_value_files(
             return Err(EntryError::ValueFileEmpty { key: key_s() });
         }
         let path = if text.starts_with('/') {
-            PathBuf::from(text)
+            PathBuf::from(&**text)
         } else {
             let root = ctx.root.to_string_lossy();
             PathBuf::from(format!("{root}/clusters/{}/{text}", ctx.domain))
@@ -545,6 +543,7 @@ fn merges(path: &Path) -> Result<(), String> {
     match Doc::parse(&text) {
         Ok(doc) if doc.root().is_none_or(|r| is_map_or_null(&doc, r)) => Ok(()),
         Ok(_) => Err(format!("{shown}: the top level is not a map")),
+        Err(e) if e.too_large => Err(format!("{shown} is too large to check ({})", e.message)),
         Err(e) => Err(format!(
             "{shown} is not valid YAML (line {}, column {})",
             e.pos.line, e.pos.col

@@ -98,10 +98,19 @@ pub fn parse(bytes: &[u8], path: &Path, root: &Path, domain: &str) -> Result<Clu
             message: format!("contains a NUL byte (line {line}); not a YAML text file"),
         });
     }
-    let doc = Doc::parse(text).map_err(|e| Error::InvalidYaml {
-        path: path.to_path_buf(),
-        pos: e.pos,
-        message: e.message,
+    let doc = Doc::parse(text).map_err(|e| {
+        if e.too_large {
+            Error::InvalidFile {
+                path: path.to_path_buf(),
+                message: format!("too large: {} (at line {})", e.message, e.pos.line),
+            }
+        } else {
+            Error::InvalidYaml {
+                path: path.to_path_buf(),
+                pos: e.pos,
+                message: e.message,
+            }
+        }
     })?;
     let checked = bootstrap::ValueFiles::default();
     let ctx = Context {

@@ -15,8 +15,10 @@ use std::fmt::{self, Write as _};
 
 /// Deepest nesting accepted (yaml.v3 allows 10,000; no lok8s file comes near 64).
 const MAX_DEPTH: usize = 256;
-/// Most nodes a document may expand to through aliases (counting every alias use).
-const MAX_EXPANDED_NODES: u64 = 1_000_000;
+/// Most nodes a document may hold, counting every use of an alias. No lok8s file comes
+/// near 10,000; the bound keeps an 8 MiB input's node arena to tens of MiB (yaml.v3 has
+/// none for alias-free documents: this is one of clinv's documented differences).
+const MAX_NODES: u64 = 100_000;
 
 /// Index of a node in its [`Doc`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +41,11 @@ pub enum Tag {
 /// One node of a parsed document.
 #[derive(Debug)]
 pub enum Node {
-    Scalar { text: String, tag: Tag },
+    /// `text` is boxed: a parser's string keeps its spare capacity (~100 bytes a scalar).
+    Scalar {
+        text: Box<str>,
+        tag: Tag,
+    },
     Seq(Vec<NodeId>),
     Map(Vec<(NodeId, NodeId)>),
 }
@@ -49,6 +55,8 @@ pub enum Node {
 pub struct YamlError {
     pub pos: Pos,
     pub message: String,
+    /// Refused for its size alone (more than the node limit), not as invalid YAML.
+    pub too_large: bool,
 }
 
 impl fmt::Display for YamlError {
@@ -88,18 +96,16 @@ impl Measure {
     }
 }
 
-/// A scalar key's identity (text and tag): two keys are the same when both match.
-type KeyId = (String, Tag);
-
 enum Open {
     Seq(NodeId, Vec<NodeId>),
     /// The pairs so far, a key waiting for its value, and the scalar keys seen (so a
-    /// duplicate is found in constant time, not by scanning every earlier key).
+    /// duplicate is found in constant time, not by scanning every earlier key). The set
+    /// holds node ids; a key's identity is its text and tag, read from the document.
     Map(
         NodeId,
         Vec<(NodeId, NodeId)>,
         Option<NodeId>,
-        std::collections::HashMap<KeyId, NodeId>,
+        hashbrown::HashTable<NodeId>,
     ),
 }
 
@@ -114,8 +120,12 @@ impl Doc {
         let mut anchors: std::collections::HashMap<usize, NodeId> = Default::default();
         let mut open_ids: Vec<NodeId> = Vec::new();
         let mut started = false;
+        let hasher = std::hash::RandomState::new();
+        use std::hash::BuildHasher as _;
+        let hash = |doc: &Doc, id: NodeId| hasher.hash_one(doc.key_ref(id));
         for item in Parser::new_from_str(text) {
             let (event, span) = item.map_err(|e| YamlError {
+                too_large: false,
                 pos: Pos {
                     line: e.marker().line(),
                     col: e.marker().col() + 1,
@@ -136,12 +146,14 @@ impl Doc {
                 Event::Alias(anchor) => {
                     let Some(&target) = anchors.get(&anchor) else {
                         return Err(YamlError {
+                            too_large: false,
                             pos,
                             message: "unknown anchor".into(),
                         });
                     };
                     if open_ids.contains(&target) {
                         return Err(YamlError {
+                            too_large: false,
                             pos,
                             message: "anchor is used inside its own value (recursive alias)".into(),
                         });
@@ -156,11 +168,11 @@ impl Doc {
                     };
                     let id = doc.push(
                         Node::Scalar {
-                            text: text.into_owned(),
+                            text: text.into(),
                             tag,
                         },
                         pos,
-                    );
+                    )?;
                     if anchor != 0 {
                         anchors.insert(anchor, id);
                     }
@@ -169,12 +181,13 @@ impl Doc {
                 Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                     if stack.len() >= MAX_DEPTH {
                         return Err(YamlError {
+                            too_large: false,
                             pos,
                             message: format!("nesting deeper than {MAX_DEPTH} levels"),
                         });
                     }
                     let is_seq = matches!(event, Event::SequenceStart(..));
-                    let id = doc.push(Node::Seq(Vec::new()), pos);
+                    let id = doc.push(Node::Seq(Vec::new()), pos)?;
                     if anchor != 0 {
                         anchors.insert(anchor, id);
                     }
@@ -182,7 +195,7 @@ impl Doc {
                     stack.push(if is_seq {
                         Open::Seq(id, Vec::new())
                     } else {
-                        Open::Map(id, Vec::new(), None, Default::default())
+                        Open::Map(id, Vec::new(), None, hashbrown::HashTable::new())
                     });
                     continue;
                 }
@@ -212,17 +225,26 @@ impl Doc {
                 Some(Open::Map(_, pairs, pending, keys)) => match pending.take() {
                     None => *pending = Some(id),
                     Some(key) => {
-                        if let Some(k) = doc.key_id(key)
-                            && let Some(dup) = keys.insert(k, key)
-                        {
-                            return Err(YamlError {
-                                pos: doc.pos(key),
-                                message: format!(
-                                    "mapping key {:?} already defined at line {}",
-                                    doc.text(key).unwrap_or_default(),
-                                    doc.pos(dup).line
-                                ),
-                            });
+                        // Collections as keys are never equal to another key.
+                        if doc.key_ref(key).is_some() {
+                            let same = |k: &NodeId| doc.key_ref(*k) == doc.key_ref(key);
+                            let rehash = |k: &NodeId| hash(&doc, *k);
+                            match keys.entry(hash(&doc, key), same, rehash) {
+                                hashbrown::hash_table::Entry::Vacant(v) => {
+                                    v.insert(key);
+                                }
+                                hashbrown::hash_table::Entry::Occupied(dup) => {
+                                    return Err(YamlError {
+                                        too_large: false,
+                                        pos: doc.pos(key),
+                                        message: format!(
+                                            "mapping key {:?} already defined at line {}",
+                                            doc.text(key).unwrap_or_default(),
+                                            doc.pos(*dup.get()).line
+                                        ),
+                                    });
+                                }
+                            }
                         }
                         pairs.push((key, id));
                     }
@@ -240,7 +262,8 @@ impl Doc {
     /// every use), refusing billion-laughs documents as soon as one node grows too large.
     /// The depth bound also bounds every recursive walk over the document.
     fn finish(&mut self, id: NodeId, node: Node, m: Measure) -> Result<NodeId, YamlError> {
-        let message = if m.nodes > MAX_EXPANDED_NODES {
+        // Past `push`'s check, only aliases can make a node this large.
+        let message = if m.nodes > MAX_NODES {
             "document contains excessive aliasing".to_string()
         } else if m.depth as usize > MAX_DEPTH {
             format!("nesting deeper than {MAX_DEPTH} levels (through aliases)")
@@ -250,16 +273,28 @@ impl Doc {
             return Ok(id);
         };
         Err(YamlError {
+            too_large: false,
             pos: self.pos(id),
             message,
         })
     }
 
-    fn push(&mut self, node: Node, pos: Pos) -> NodeId {
+    /// Adds a node, refusing a document with too many before it is all in memory (the
+    /// expanded size is only known when a container ends).
+    fn push(&mut self, node: Node, pos: Pos) -> Result<NodeId, YamlError> {
+        if self.nodes.len() as u64 >= MAX_NODES {
+            return Err(YamlError {
+                too_large: true,
+                pos,
+                message: format!("more than {MAX_NODES} YAML nodes"),
+            });
+        }
         self.nodes.push(node);
         self.pos.push(pos);
         self.sizes.push(Measure::LEAF);
-        NodeId(u32::try_from(self.nodes.len() - 1).unwrap_or(u32::MAX))
+        Ok(NodeId(
+            u32::try_from(self.nodes.len() - 1).unwrap_or(u32::MAX),
+        ))
     }
 
     /// The document's root node, `None` for an empty document.
@@ -305,15 +340,8 @@ impl Doc {
         }
     }
 
-    /// The identity of a scalar key; `None` for a collection (never equal to another).
-    fn key_id(&self, id: NodeId) -> Option<KeyId> {
-        match self.node(id) {
-            Node::Scalar { text, tag } => Some((text.clone(), tag.clone())),
-            _ => None,
-        }
-    }
-
-    /// Borrowed [`Doc::key_id`].
+    /// The identity of a scalar key (text and tag: two keys are the same when both
+    /// match); `None` for a collection (never equal to another).
     fn key_ref(&self, id: NodeId) -> Option<(&str, &Tag)> {
         match self.node(id) {
             Node::Scalar { text, tag } => Some((text, tag)),
@@ -431,7 +459,7 @@ impl Doc {
     pub fn key_text(&self, id: NodeId) -> String {
         match self.node(id) {
             Node::Scalar { tag: Tag::Null, .. } => "null".into(),
-            Node::Scalar { text, .. } => text.clone(),
+            Node::Scalar { text, .. } => text.to_string(),
             _ => self.to_json(id),
         }
     }
@@ -677,6 +705,27 @@ mod tests {
         assert!(err.message.contains("excessive aliasing"), "{err}");
     }
 
+    /// A document with more nodes than the limit is refused as it is read, at the node
+    /// past the limit, and said to be too large; one that reaches it through aliases is
+    /// said to alias too much.
+    #[test]
+    fn node_limit_counts_nodes_as_read_and_aliases_as_used() {
+        let flat = |n: u64| format!("[{}]", "x,".repeat(n as usize - 2) + "x");
+        assert!(Doc::parse(&flat(MAX_NODES)).is_ok());
+        let err = Doc::parse(&flat(MAX_NODES + 1)).unwrap_err();
+        assert_eq!(err.message, "more than 100000 YAML nodes");
+        assert!(err.too_large);
+        assert_eq!(err.pos.col as u64, 2 * MAX_NODES, "the last scalar");
+        let half = MAX_NODES / 2;
+        let aliased = format!("a: &a {}\nb: *a\n", flat(half));
+        assert!(
+            Doc::parse(&aliased)
+                .unwrap_err()
+                .message
+                .contains("excessive aliasing")
+        );
+    }
+
     #[test]
     fn duplicates_compare_text_and_tag() {
         let (doc, r) = root("1: int\n\"1\": str\n[1]: seq\n[1]: seq again\n");
@@ -687,12 +736,12 @@ mod tests {
 
     /// Found while fuzzing: duplicate keys and merge keys were found by scanning every
     /// earlier key, so an 8 MiB spec holding one flat map (~800,000 keys) took minutes, and
-    /// these 60,000 keys over four minutes in a debug build (now seconds, most of
-    /// them the debug build of the YAML scanner).
+    /// 60,000 keys over four minutes in a debug build (now seconds, most of them the
+    /// debug build of the YAML scanner). 24,000 keys, used twice, fit the node limit.
     #[test]
     fn wide_maps_and_merges_of_them_take_linear_time() {
         let mut text = String::from("wide: &w\n");
-        for i in 0..60_000 {
+        for i in 0..24_000 {
             text.push_str(&format!("  k{i}: {i}\n"));
         }
         text.push_str("use:\n  <<: [*w, {extra: 1, k7: merged}]\n  k5: explicit\n");
@@ -701,7 +750,7 @@ mod tests {
         let u = doc.get(r, "use").unwrap();
         let entries = doc.entries(u).unwrap();
         assert!(start.elapsed() < std::time::Duration::from_secs(30));
-        assert_eq!(entries.len(), 60_001);
+        assert_eq!(entries.len(), 24_001);
         assert_eq!(doc.text(doc.get(u, "k5").unwrap()), Some("explicit"));
         assert_eq!(doc.text(doc.get(u, "k7").unwrap()), Some("7"));
         assert_eq!(doc.text(doc.get(u, "extra").unwrap()), Some("1"));

@@ -215,6 +215,60 @@ fn skipped_entries_warn_with_the_key_only_and_strict_refuses() {
     assert!(!verbose.stderr.contains("s3cr3t") && !verbose.stderr.contains("maybe"));
 }
 
+/// Found while bounding memory: the addon limit was checked against every entry, so a
+/// spec of 256 or fewer addons among more entries (some unparseable, left out as lok8s
+/// does) rendered without any chartVersion or category.
+fn unparseable_entries_do_not_count_toward_the_addon_limit() {
+    let mut spec = String::from("kind: Lo\nspec:\n  bootstrap:\n    - cert-manager\n");
+    for i in 0..300 {
+        spec.push_str(&format!("    - {{a{i}: 1, b{i}: 2}}\n"));
+    }
+    let dir = project_with_spec(&spec);
+    let run = clinv(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+    ])
+    .run()
+    .ok();
+    assert!(
+        run.stdout
+            .contains("  - name: cert-manager\n    source: addon\n    chartVersion: v1.21.1\n"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.stderr.matches("skipping unparseable").count(), 300);
+}
+
+/// A values file past the YAML node limit is refused like one past the size limit, and
+/// the reason says so: it is valid YAML, too large to check.
+fn a_values_file_past_the_node_limit_is_named_too_large_not_invalid() {
+    let dir = project_with_spec(
+        "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [wide.yaml]\n",
+    );
+    let wide: String = (0..60_000).map(|i| format!("k{i}: {i}\n")).collect();
+    write(dir.path(), "clusters/inv/wide.yaml", &wide);
+    let run = clinv(&[
+        "render",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "inv",
+        "-v",
+    ])
+    .run()
+    .ok();
+    assert!(
+        run.stderr
+            .contains("wide.yaml is too large to check (more than 100000 YAML nodes)"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("not valid YAML"), "{}", run.stderr);
+}
+
 fn empty_and_opted_out_bootstrap_render_an_empty_list() {
     for spec in ["kind: KubeOne\n", "kind: Lo\nspec:\n  bootstrap: []\n"] {
         let dir = project_with_spec(spec);
@@ -480,6 +534,8 @@ trials! {
         crd_golden_in_yaml_and_json,
         a_render_the_api_server_would_reject_fails_with_field_paths_and_writes_nothing,
         skipped_entries_warn_with_the_key_only_and_strict_refuses,
+        unparseable_entries_do_not_count_toward_the_addon_limit,
+        a_values_file_past_the_node_limit_is_named_too_large_not_invalid,
         empty_and_opted_out_bootstrap_render_an_empty_list,
         lok8s_version_comes_from_the_project_or_is_dev,
         deploy_domains_have_no_inventory_and_name_their_cluster,

@@ -792,7 +792,7 @@ fn finding_7_a_pax_size_header_does_not_bypass_the_import_bounds() {
     ])
     .store(store.path())
     .run();
-    // Refused by import's own bound, not by running out of address space (today:
+    // Refused by import's own bound, not by running out of memory (once:
     // "out of memory" under the 128 MiB limit, about 1 GiB without it).
     assert_clean_failure(&run, "pax.tar");
     assert!(

@@ -58,9 +58,61 @@ fn two_hundred_fifty_seven_addons_are_refused() {
     );
 }
 
-fn a_hundred_thousand_addons_are_refused_quickly() {
-    let (_d, run) = spec(&with_addons((0..100_000).map(|i| format!("a{i}"))));
-    assert_clean_failure(&run, "spec.addons: Too many: 100000 items");
+/// As many addons as the YAML node limit lets through: refused before their metadata is
+/// read or their JSON built.
+fn ninety_nine_thousand_addons_are_refused_quickly() {
+    let (_d, run) = spec(&with_addons((0..99_000).map(|i| format!("a{i}"))));
+    assert_clean_failure(
+        &run,
+        "spec.addons: Too many: 99000 items, must have at most 256",
+    );
+}
+
+/// Found when the 100,000-addon case aborted in CI under the memory bound: render used
+/// ~440 MB for a spec just under the 8 MiB input limit, ~80 MB for 100,000 addons. Such a
+/// spec, filled in each way that makes the most YAML nodes, is refused within the bound.
+fn specs_at_the_input_limit_stay_within_the_memory_bound() {
+    const LIMIT: usize = 8 << 20;
+    let fill = |head: &str, item: &dyn Fn(usize) -> String, tail: &str| {
+        let mut text = String::from(head);
+        for n in 0.. {
+            let next = item(n);
+            if text.len() + next.len() + tail.len() > LIMIT {
+                break;
+            }
+            text.push_str(&next);
+        }
+        text + tail
+    };
+    let head = "kind: KubeOne\nspec:\n  bootstrap:";
+    let cases = [
+        (
+            "a block list",
+            fill(head, &|n| format!("\n    - {n:x}"), "\n"),
+        ),
+        (
+            "a flow list",
+            fill(&format!("{head} ["), &|n| format!("{n:x},"), "x]\n"),
+        ),
+        (
+            "entries with options",
+            fill(head, &|n| format!("\n    {n:x}: {{}}"), "\n"),
+        ),
+        (
+            "unknown keys",
+            fill("kind: KubeOne\nspec:", &|n| format!("\n  k{n:x}: 1"), "\n"),
+        ),
+    ];
+    for (what, text) in cases {
+        assert!(text.len() <= LIMIT && text.len() > LIMIT - 64, "{what}");
+        let (_d, run) = spec(&text);
+        assert_clean_failure(&run, "too large: more than 100000 YAML nodes");
+        assert!(
+            run.stderr.contains("cluster.lok8s.yaml:"),
+            "{what}: {}",
+            run.stderr
+        );
+    }
 }
 
 fn a_64_character_kubernetes_version_renders() {
@@ -241,7 +293,8 @@ trials! {
         a_4096_character_addon_name_is_refused_with_a_short_message,
         two_hundred_fifty_six_addons_render,
         two_hundred_fifty_seven_addons_are_refused,
-        a_hundred_thousand_addons_are_refused_quickly,
+        ninety_nine_thousand_addons_are_refused_quickly,
+        specs_at_the_input_limit_stay_within_the_memory_bound,
         a_64_character_kubernetes_version_renders,
         a_65_character_kubernetes_version_is_refused,
         chart_versions_at_and_beyond_64_characters,
