@@ -503,6 +503,21 @@ fn only_app_prints() {
     }
 }
 
+/// Files at `paths`, without code: what a reader test resolves its paths against.
+fn empty_modules(paths: &[&[&str]]) -> BTreeMap<Vec<String>, Module> {
+    paths
+        .iter()
+        .map(|p| {
+            let path: Vec<String> = p.iter().map(|s| s.to_string()).collect();
+            let module = Module {
+                path: path.clone(),
+                text: String::new(),
+            };
+            (path, module)
+        })
+        .collect()
+}
+
 #[test]
 fn the_reader_sees_through_groups_and_comments() {
     let m = Module {
@@ -511,9 +526,8 @@ fn the_reader_sees_through_groups_and_comments() {
             "use crate::{a::{b, c::D}, e};\n// crate::f\nlet s = \"crate::g\"; super::h::I;",
         ),
     };
-    let mut all = BTreeMap::new();
-    for p in [
-        &["a"][..],
+    let all = empty_modules(&[
+        &["a"],
         &["a", "b"],
         &["a", "c"],
         &["e"],
@@ -521,16 +535,7 @@ fn the_reader_sees_through_groups_and_comments() {
         &["g"],
         &["h"],
         &["x"],
-    ] {
-        let path: Vec<String> = p.iter().map(|s| s.to_string()).collect();
-        all.insert(
-            path.clone(),
-            Module {
-                path,
-                text: String::new(),
-            },
-        );
-    }
+    ]);
     let refs: BTreeSet<String> = references(&m, &all).iter().map(|r| name(r)).collect();
     assert_eq!(
         refs,
@@ -554,17 +559,7 @@ fn the_reader_knows_a_nested_modules_super_is_the_file() {
             "mod testing {\n    use super::L;\n    mod deeper { use super::super::M; }\n    fn f() { let c = '}'; }\n}\nuse super::y::Z;",
         ),
     };
-    let mut all = BTreeMap::new();
-    for p in [&["s"][..], &["s", "x"], &["s", "y"]] {
-        let path: Vec<String> = p.iter().map(|s| s.to_string()).collect();
-        all.insert(
-            path.clone(),
-            Module {
-                path,
-                text: String::new(),
-            },
-        );
-    }
+    let all = empty_modules(&[&["s"], &["s", "x"], &["s", "y"]]);
     let refs: BTreeSet<String> = references(&m, &all).iter().map(|r| name(r)).collect();
     assert_eq!(refs, BTreeSet::from(["s::y".to_string()]));
 }
