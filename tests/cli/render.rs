@@ -1,7 +1,11 @@
 use crate::support::*;
 
 fn render(domain: &str, extra: &[&str]) -> Run {
-    let root = example();
+    render_in(&example(), domain, extra).ok()
+}
+
+/// `clinv render` of `domain` in the project at `root`, with `extra` arguments.
+fn render_in(root: &std::path::Path, domain: &str, extra: &[&str]) -> Run {
     let mut args = vec![
         "render",
         "--root",
@@ -10,7 +14,7 @@ fn render(domain: &str, extra: &[&str]) -> Run {
         domain,
     ];
     args.extend_from_slice(extra);
-    clinv(&args).run().ok()
+    clinv(&args).run()
 }
 
 fn example_domains_render_to_their_golden_files() {
@@ -224,15 +228,7 @@ fn unparseable_entries_do_not_count_toward_the_addon_limit() {
         spec.push_str(&format!("    - {{a{i}: 1, b{i}: 2}}\n"));
     }
     let dir = project_with_spec(&spec);
-    let run = clinv(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .run()
-    .ok();
+    let run = render_in(dir.path(), "inv", &[]).ok();
     assert!(
         run.stdout
             .contains("  - name: cert-manager\n    source: addon\n    chartVersion: v1.21.1\n"),
@@ -250,16 +246,7 @@ fn a_values_file_past_the_node_limit_is_named_too_large_not_invalid() {
     );
     let wide: String = (0..60_000).map(|i| format!("k{i}: {i}\n")).collect();
     write(dir.path(), "clusters/inv/wide.yaml", &wide);
-    let run = clinv(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-        "-v",
-    ])
-    .run()
-    .ok();
+    let run = render_in(dir.path(), "inv", &["-v"]).ok();
     assert!(
         run.stderr
             .contains("wide.yaml is too large to check (more than 100000 YAML nodes)"),
@@ -272,17 +259,7 @@ fn a_values_file_past_the_node_limit_is_named_too_large_not_invalid() {
 fn empty_and_opted_out_bootstrap_render_an_empty_list() {
     for spec in ["kind: KubeOne\n", "kind: Lo\nspec:\n  bootstrap: []\n"] {
         let dir = project_with_spec(spec);
-        let run = clinv(&[
-            "render",
-            "--root",
-            dir.path().to_str().unwrap(),
-            "--domain",
-            "inv",
-            "-o",
-            "json",
-        ])
-        .run()
-        .ok();
+        let run = render_in(dir.path(), "inv", &["-o", "json"]).ok();
         assert!(
             run.stdout.contains("\"addons\": []"),
             "{spec}: {}",
@@ -350,14 +327,7 @@ fn missing_spec_and_malformed_kind_use_lok8s_messages() {
         )
     );
     let dir = project_with_spec("kind: ../../evil\n");
-    let run = clinv(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .run();
+    let run = render_in(dir.path(), "inv", &[]);
     assert_eq!(run.code, 1);
     assert_eq!(
         run.stderr,
@@ -462,15 +432,7 @@ fn likely_mistakes_warn_and_strict_refuses() {
     }
     // The reasons are precise: a suggestion for the typo, the size for the big values file.
     let dir = project_with_spec("kind: KubeOne\nspec:\n  bootstrap:\n    - cert-managr\n");
-    let run = clinv(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .run()
-    .ok();
+    let run = render_in(dir.path(), "inv", &[]).ok();
     assert!(
         run.stderr.contains("did you mean 'cert-manager'?"),
         "{}",
@@ -490,16 +452,7 @@ fn likely_mistakes_warn_and_strict_refuses() {
     )
     .unwrap();
     std::fs::create_dir(dir.path().join("clusters/inv/dir")).unwrap();
-    let run = clinv(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-        "-v",
-    ])
-    .run()
-    .ok();
+    let run = render_in(dir.path(), "inv", &["-v"]).ok();
     assert!(
         run.stderr.contains("big.yaml is larger than 8 MiB"),
         "{}",
@@ -509,16 +462,7 @@ fn likely_mistakes_warn_and_strict_refuses() {
         "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [dir]\n",
     );
     std::fs::create_dir(dir.path().join("clusters/inv/dir")).unwrap();
-    let run = clinv(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-        "-v",
-    ])
-    .run()
-    .ok();
+    let run = render_in(dir.path(), "inv", &["-v"]).ok();
     assert!(run.stderr.contains("dir cannot be read"), "{}", run.stderr);
 }
 
