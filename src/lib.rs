@@ -24,6 +24,7 @@ pub mod project;
 pub mod status;
 pub mod store;
 pub mod util;
+pub mod yaml;
 
 pub use app::main;
 pub use error::{Error, Result};

@@ -200,7 +200,8 @@ fn quote(value: &str) -> String {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./:@+~".contains(c))
         && !value.starts_with(['-', '.', ':', '@', '~'])
-        && serde_yaml::from_str::<String>(value).ok().as_deref() == Some(value)
+        // `a:` would read as a mapping; nothing else in this alphabet can misparse.
+        && !value.ends_with(':')
         && !matches!(
             value.to_ascii_lowercase().as_str(),
             "true" | "false" | "yes" | "no" | "on" | "off" | "null" | "y" | "n"
@@ -225,10 +226,10 @@ pub struct Bootstrap {
 
 /// The Kustomizations a `gotk-sync.yaml` declares, with their `spec.path`.
 pub fn read_sync(file: &str, text: &str) -> Vec<(Bootstrap, String)> {
-    use serde::Deserialize;
     let mut out = Vec::new();
-    for doc in serde_yaml::Deserializer::from_str(text) {
-        let Ok(v) = serde_yaml::Value::deserialize(doc) else {
+    for doc in crate::yaml::Doc::documents(text) {
+        let Ok(doc) = doc else { break };
+        let Some(v) = doc.root().map(|r| doc.to_value(r)) else {
             continue;
         };
         if v["kind"].as_str() != Some("Kustomization")
@@ -238,7 +239,7 @@ pub fn read_sync(file: &str, text: &str) -> Vec<(Bootstrap, String)> {
         {
             continue;
         }
-        let s = |v: &serde_yaml::Value, default: &str| v.as_str().unwrap_or(default).to_string();
+        let s = |v: &serde_json::Value, default: &str| v.as_str().unwrap_or(default).to_string();
         out.push((
             Bootstrap {
                 file: file.to_string(),
@@ -318,12 +319,15 @@ fn normalize(path: &str) -> String {
 }
 
 fn resources(kustomization: &str) -> Vec<String> {
-    let Ok(v) = serde_yaml::from_str::<serde_yaml::Value>(kustomization) else {
+    let Some(v) = crate::yaml::Doc::parse(kustomization)
+        .ok()
+        .and_then(|doc| Some(doc.to_value(doc.root()?)))
+    else {
         return Vec::new();
     };
     ["resources", "bases", "components"]
         .iter()
-        .filter_map(|k| v[*k].as_sequence())
+        .filter_map(|k| v[*k].as_array())
         .flatten()
         .filter_map(|r| r.as_str().map(str::to_string))
         .collect()
@@ -393,8 +397,11 @@ mod tests {
                 branch: "main",
             };
             let text = flux(d, "clusters/x/inventory", &own);
-            let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&text)
-                .map(|doc| serde::Deserialize::deserialize(doc).unwrap())
+            let docs: Vec<serde_json::Value> = crate::yaml::Doc::documents(&text)
+                .map(|doc| {
+                    let doc = doc.unwrap();
+                    doc.to_value(doc.root().unwrap())
+                })
                 .collect();
             assert_eq!(docs.len(), 2);
             assert_eq!(docs[0]["kind"], "GitRepository");
@@ -409,7 +416,7 @@ mod tests {
                 docs[1]["spec"]["sourceRef"]["name"],
                 docs[0]["metadata"]["name"]
             );
-            let app: serde_yaml::Value = serde_yaml::from_str(&argo(
+            let app = crate::yaml::Doc::parse(&argo(
                 d,
                 "p",
                 "main",
@@ -417,6 +424,7 @@ mod tests {
                 &Destination::Name("prod".into()),
             ))
             .unwrap();
+            let app = app.to_value(app.root().unwrap());
             assert!(is_dns1123(app["metadata"]["name"].as_str().unwrap()));
             assert_eq!(app["spec"]["destination"]["name"], "prod");
         }

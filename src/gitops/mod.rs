@@ -306,7 +306,7 @@ impl Repo {
     /// The committed CR at `path` in `tree`, when there is one that parses.
     fn read_inventory(&self, tree: &Tree<'_>, path: &str) -> Option<ClusterInventory> {
         let text = self.file_at(tree, &format!("{}/{CR_FILE}", path.trim_end_matches('/')))?;
-        serde_yaml::from_str(&text).ok()
+        crate::inventory::parse::inventory_from_text(&text).ok()
     }
 
     fn file_at(&self, tree: &Tree<'_>, path: &str) -> Option<String> {

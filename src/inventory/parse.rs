@@ -9,7 +9,6 @@
 
 use crate::inventory::{Addon, ClusterInventory, InventorySpec, KIND, Metadata};
 use crate::project::bootstrap::Source;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -30,18 +29,12 @@ pub fn inventory_from_text(text: &str) -> Result<ClusterInventory, String> {
     let docs: Vec<Value> = if text.trim_start().starts_with('{') {
         vec![serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?]
     } else {
-        let mut docs = Vec::new();
-        for doc in serde_yaml::Deserializer::from_str(text) {
-            // Through serde_yaml's own value, which refuses duplicate keys (YAML requires
-            // unique keys; a JSON map would silently keep the last one).
-            let yaml =
-                serde_yaml::Value::deserialize(doc).map_err(|e| format!("invalid YAML: {e}"))?;
-            let value = serde_json::to_value(yaml).map_err(|e| format!("invalid YAML: {e}"))?;
-            if !value.is_null() {
-                docs.push(value);
-            }
-        }
-        docs
+        crate::yaml::Doc::documents(text)
+            .map(|doc| {
+                let doc = doc.map_err(|e| format!("invalid YAML: {e}"))?;
+                Ok(doc.root().map_or(Value::Null, |r| doc.to_value(r)))
+            })
+            .collect::<Result<_, String>>()?
     };
     let mut found = Vec::new();
     let mut kinds = Vec::new();
@@ -308,7 +301,7 @@ spec:
         assert!(err("{").starts_with("invalid JSON"));
         assert!(err("a: [").starts_with("invalid YAML"));
         assert!(
-            err("kind: a\nkind: b\n").contains("duplicate entry"),
+            err("kind: a\nkind: b\n").contains("already defined at line 1"),
             "{}",
             err("kind: a\nkind: b\n")
         );

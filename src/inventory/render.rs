@@ -37,7 +37,8 @@ pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
 /// # Errors
 /// Serialisation failures (not expected for these types).
 pub fn to_yaml<T: Serialize>(value: &T) -> Result<String> {
-    serde_yaml::to_string(value).map_err(|e| Error::encode("YAML", e))
+    let value = serde_json::to_value(value).map_err(|e| Error::encode("YAML", e))?;
+    Ok(crate::yaml::emit::to_string(&value))
 }
 
 /// Encodes `value` in `format`.

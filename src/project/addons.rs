@@ -6,8 +6,8 @@
 
 use crate::project::MAX_INPUT_BYTES;
 use crate::project::bootstrap::{Entry, Source};
-use crate::project::yaml::{Doc, Node};
 use crate::util::files;
+use crate::yaml::{Doc, Node};
 use regex::bytes::Regex;
 use serde::Serialize;
 use std::collections::HashMap;

@@ -7,8 +7,8 @@
 //! only to validate them; nothing of them leaves this module.
 
 use crate::project::MAX_INPUT_BYTES;
-use crate::project::yaml::{Doc, Node, NodeId, Tag};
 use crate::util::files;
+use crate::yaml::{Doc, Node, NodeId, Tag};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};

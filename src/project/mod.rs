@@ -6,11 +6,10 @@ pub mod bootstrap;
 pub mod select;
 pub mod spec;
 pub mod view;
-pub mod yaml;
 
 use crate::error::{Error, Result};
-use crate::project::yaml::Doc;
 use crate::util::files;
+use crate::yaml::Doc;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 

@@ -4,8 +4,8 @@
 use crate::error::{Error, Result};
 use crate::project::MAX_INPUT_BYTES;
 use crate::project::bootstrap::{self, Context, Entry, Rejection};
-use crate::project::yaml::{Doc, Node, NodeId, Tag};
 use crate::util::files;
+use crate::yaml::{Doc, Node, NodeId, Tag};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;

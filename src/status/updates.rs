@@ -132,16 +132,15 @@ pub fn from_object(object: &Value, origin: &str) -> Result<Vec<Current>> {
 /// # Errors
 /// [`Error::InvalidInventory`] when the text is not YAML/JSON or holds no inventory.
 pub fn find_inventory(text: &str, origin: &str) -> Result<Value> {
-    use serde::Deserialize;
     let bad = |message: String| Error::InvalidInventory {
         origin: origin.to_string(),
         message,
     };
     let is_inventory =
         |v: &Value| v.get("kind").and_then(Value::as_str) == Some("ClusterInventory");
-    for (n, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let value = Value::deserialize(doc)
-            .map_err(|e| bad(format!("document {}: not YAML or JSON: {e}", n + 1)))?;
+    for (n, doc) in crate::yaml::Doc::documents(text).enumerate() {
+        let doc = doc.map_err(|e| bad(format!("document {}: not YAML or JSON: {e}", n + 1)))?;
+        let value = doc.root().map_or(Value::Null, |r| doc.to_value(r));
         if is_inventory(&value) {
             return Ok(value);
         }

@@ -309,8 +309,8 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
 
 /// A kubeconfig that authenticates with `token` against the plane.
 fn token_kubeconfig(p: &Plane, token: &str) -> tempfile::NamedTempFile {
-    let admin: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
+    let admin: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
     let cluster = &admin["clusters"][0]["cluster"];
     let text = format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: plane\n  cluster:\n    server: {}\n    certificate-authority-data: {}\nusers:\n- name: sa\n  user:\n    token: {token}\ncontexts:\n- name: sa\n  context: {{cluster: plane, user: sa}}\ncurrent-context: sa\n",
@@ -467,8 +467,8 @@ fn the_documented_rbac_is_enough_and_the_secrets_permission_is_optional() {
 fn fail_soft_without_crd_object_or_rbac_one_line_and_strict_codes() {
     let p = plane();
     let server = {
-        let admin: serde_yaml::Value =
-            serde_yaml::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
+        let admin: serde_json::Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
         admin["clusters"][0]["cluster"]["server"]
             .as_str()
             .unwrap()

@@ -57,9 +57,9 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// The YAML documents of a multi-document text, as JSON values (empty ones dropped).
 fn documents(text: &str) -> Vec<Value> {
-    use serde::Deserialize;
-    serde_yaml::Deserializer::from_str(text)
-        .map(|doc| Value::deserialize(doc).unwrap())
+    serde_saphyr::from_multiple::<Value>(text)
+        .unwrap()
+        .into_iter()
         .filter(|doc| !doc.is_null())
         .collect()
 }
@@ -534,7 +534,7 @@ fn install_gitops_crds(p: &Plane) {
 
 /// A strict server-side dry run of `doc`: (exit code, stdout + stderr).
 fn dry_run(p: &Plane, doc: &Value) -> (i32, String) {
-    let yaml = serde_yaml::to_string(doc).unwrap();
+    let yaml = serde_saphyr::to_string(doc).unwrap();
     let (code, out, err) = p.kubectl_as(
         &p.admin,
         &[

@@ -32,8 +32,8 @@ pub fn mount_namespace() -> Result<(), String> {
 
 /// The admin kubeconfig's cluster: server URL and CA (PEM).
 fn cluster(p: &Plane) -> (String, Vec<u8>) {
-    let admin: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
+    let admin: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
     let cluster = &admin["clusters"][0]["cluster"];
     let ca = base64::engine::general_purpose::STANDARD
         .decode(cluster["certificate-authority-data"].as_str().unwrap())

@@ -70,8 +70,8 @@ impl Needles {
 
     /// A client key: its `client-key-data` base64 and every line of its PEM body.
     fn client_key(&mut self, what: &str, kubeconfig: &Path) {
-        let config: serde_yaml::Value =
-            serde_yaml::from_str(&std::fs::read_to_string(kubeconfig).unwrap()).unwrap();
+        let config: serde_json::Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(kubeconfig).unwrap()).unwrap();
         let data = config["users"][0]["user"]["client-key-data"]
             .as_str()
             .expect("the kubeconfig has a client key")
@@ -358,31 +358,31 @@ impl Fx {
 /// password and a fourth whose exec credential plugin (`plugin`) fails, each with its own
 /// context; the admin context stays current.
 fn planted_kubeconfig(admin: &Path, plugin: &Path, auth_proxy: &str) -> String {
-    let mut config: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(admin).unwrap()).unwrap();
+    let mut config: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(admin).unwrap()).unwrap();
     let cluster = config["clusters"][0]["name"].as_str().unwrap().to_string();
-    let user = |name: &str, user: serde_yaml::Value| {
-        serde_yaml::to_value(serde_json::json!({"name": name, "user": user})).unwrap()
+    let user = |name: &str, user: serde_json::Value| {
+        serde_json::to_value(serde_json::json!({"name": name, "user": user})).unwrap()
     };
     let context = |name: &str, user: &str| {
-        serde_yaml::to_value(
+        serde_json::to_value(
             serde_json::json!({"name": name, "context": {"cluster": cluster, "user": user}}),
         )
         .unwrap()
     };
-    let users = config["users"].as_sequence_mut().unwrap();
+    let users = config["users"].as_array_mut().unwrap();
     users.push(user(
         "token-user",
-        serde_yaml::to_value(serde_json::json!({"token": KUBE_TOKEN})).unwrap(),
+        serde_json::to_value(serde_json::json!({"token": KUBE_TOKEN})).unwrap(),
     ));
     users.push(user(
         "basic-user",
-        serde_yaml::to_value(serde_json::json!({"username": "ops", "password": KUBE_PASSWORD}))
+        serde_json::to_value(serde_json::json!({"username": "ops", "password": KUBE_PASSWORD}))
             .unwrap(),
     ));
     users.push(user(
         "exec-user",
-        serde_yaml::to_value(serde_json::json!({"exec": {
+        serde_json::to_value(serde_json::json!({"exec": {
             "apiVersion": "client.authentication.k8s.io/v1beta1",
             "command": plugin,
             "args": ["--token", PLUGIN_ARG],
@@ -390,7 +390,7 @@ fn planted_kubeconfig(admin: &Path, plugin: &Path, auth_proxy: &str) -> String {
         }}))
         .unwrap(),
     ));
-    let contexts = config["contexts"].as_sequence_mut().unwrap();
+    let contexts = config["contexts"].as_array_mut().unwrap();
     contexts.push(context("token-ctx", "token-user"));
     contexts.push(context("basic-ctx", "basic-user"));
     contexts.push(context("exec-ctx", "exec-user"));
@@ -419,9 +419,9 @@ fn planted_kubeconfig(admin: &Path, plugin: &Path, auth_proxy: &str) -> String {
     let mut auth_proxied = config["clusters"][0].clone();
     auth_proxied["cluster"]["proxy-url"] = auth_proxy.into();
     auth_proxied["name"] = "authproxy-cluster".into();
-    let clusters = config["clusters"].as_sequence_mut().unwrap();
+    let clusters = config["clusters"].as_array_mut().unwrap();
     clusters.extend([with_userinfo, with_query, proxied, auth_proxied]);
-    let contexts = config["contexts"].as_sequence_mut().unwrap();
+    let contexts = config["contexts"].as_array_mut().unwrap();
     for (name, cluster) in [
         ("userinfo-ctx", "userinfo-cluster"),
         ("query-ctx", "query-cluster"),
@@ -429,13 +429,13 @@ fn planted_kubeconfig(admin: &Path, plugin: &Path, auth_proxy: &str) -> String {
         ("authproxy-ctx", "authproxy-cluster"),
     ] {
         contexts.push(
-            serde_yaml::to_value(serde_json::json!(
+            serde_json::to_value(serde_json::json!(
                 {"name": name, "context": {"cluster": cluster, "user": admin_user}}
             ))
             .unwrap(),
         );
     }
-    serde_yaml::to_string(&config).unwrap()
+    serde_saphyr::to_string(&config).unwrap()
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {

@@ -14,8 +14,8 @@ const PROXY_PASSWORD: &str = "FAKESECRET-proxy-password-c81e";
 
 /// The API server URL of the admin kubeconfig.
 fn server(p: &Plane) -> String {
-    let config: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
+    let config: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
     config["clusters"][0]["cluster"]["server"]
         .as_str()
         .unwrap()
@@ -25,13 +25,13 @@ fn server(p: &Plane) -> String {
 
 /// The admin kubeconfig with `proxy-url` set on its cluster.
 fn with_proxy_url(p: &Plane, dir: &Path, proxy: &str) -> PathBuf {
-    let mut config: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
+    let mut config: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
     config["clusters"][0]["cluster"]["proxy-url"] = proxy.into();
     write(
         dir,
         "kubeconfig-proxied",
-        serde_yaml::to_string(&config).unwrap(),
+        serde_saphyr::to_string(&config).unwrap(),
     )
 }
 

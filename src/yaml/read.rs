@@ -111,147 +111,24 @@ enum Open {
 
 impl Doc {
     /// Parses the first document of `text`. An empty stream is a document without a root.
+    /// What follows the first document is not read (lok8s reads only the first).
     ///
     /// # Errors
     /// Syntax errors, duplicate mapping keys, excessive nesting or aliasing.
     pub fn parse(text: &str) -> Result<Doc, YamlError> {
-        let mut doc = Doc::default();
-        let mut stack: Vec<Open> = Vec::new();
-        let mut anchors: std::collections::HashMap<usize, NodeId> = Default::default();
-        let mut open_ids: Vec<NodeId> = Vec::new();
-        let mut started = false;
-        let hasher = std::hash::RandomState::new();
-        use std::hash::BuildHasher as _;
-        let hash = |doc: &Doc, id: NodeId| hasher.hash_one(doc.key_ref(id));
-        for item in Parser::new_from_str(text) {
-            let (event, span) = item.map_err(|e| YamlError {
-                too_large: false,
-                pos: Pos {
-                    line: e.marker().line(),
-                    col: e.marker().col() + 1,
-                },
-                message: e.info().to_string(),
-            })?;
-            let pos = pos_of(&span);
-            let id = match event {
-                Event::DocumentStart(_) => {
-                    if started {
-                        break;
-                    }
-                    started = true;
-                    continue;
-                }
-                Event::DocumentEnd => break,
-                Event::StreamStart | Event::StreamEnd | Event::Nothing => continue,
-                Event::Alias(anchor) => {
-                    let Some(&target) = anchors.get(&anchor) else {
-                        return Err(YamlError {
-                            too_large: false,
-                            pos,
-                            message: "unknown anchor".into(),
-                        });
-                    };
-                    if open_ids.contains(&target) {
-                        return Err(YamlError {
-                            too_large: false,
-                            pos,
-                            message: "anchor is used inside its own value (recursive alias)".into(),
-                        });
-                    }
-                    target
-                }
-                Event::Scalar(text, style, anchor, tag) => {
-                    let tag = match tag {
-                        Some(t) => explicit_tag(&t.handle, &t.suffix, &text),
-                        None if style == ScalarStyle::Plain => resolve_plain(&text),
-                        None => Tag::Str,
-                    };
-                    let id = doc.push(
-                        Node::Scalar {
-                            text: text.into(),
-                            tag,
-                        },
-                        pos,
-                    )?;
-                    if anchor != 0 {
-                        anchors.insert(anchor, id);
-                    }
-                    id
-                }
-                Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                    if stack.len() >= MAX_DEPTH {
-                        return Err(YamlError {
-                            too_large: false,
-                            pos,
-                            message: format!("nesting deeper than {MAX_DEPTH} levels"),
-                        });
-                    }
-                    let is_seq = matches!(event, Event::SequenceStart(..));
-                    let id = doc.push(Node::Seq(Vec::new()), pos)?;
-                    if anchor != 0 {
-                        anchors.insert(anchor, id);
-                    }
-                    open_ids.push(id);
-                    stack.push(if is_seq {
-                        Open::Seq(id, Vec::new())
-                    } else {
-                        Open::Map(id, Vec::new(), None, hashbrown::HashTable::new())
-                    });
-                    continue;
-                }
-                Event::SequenceEnd | Event::MappingEnd => {
-                    open_ids.pop();
-                    match stack.pop() {
-                        Some(Open::Seq(id, items)) => {
-                            let m = items
-                                .iter()
-                                .fold(Measure::LEAF, |m, c| m.add(doc.measure(*c)));
-                            doc.finish(id, Node::Seq(items), m)?
-                        }
-                        Some(Open::Map(id, pairs, _, _)) => {
-                            let m = pairs.iter().fold(Measure::LEAF, |m, (k, v)| {
-                                m.add(doc.measure(*k)).add(doc.measure(*v))
-                            });
-                            doc.finish(id, Node::Map(pairs), m)?
-                        }
-                        None => continue,
-                    }
-                }
-            };
-            // Attach the finished node to its parent.
-            match stack.last_mut() {
-                None => doc.root = Some(id),
-                Some(Open::Seq(_, items)) => items.push(id),
-                Some(Open::Map(_, pairs, pending, keys)) => match pending.take() {
-                    None => *pending = Some(id),
-                    Some(key) => {
-                        // Collections as keys are never equal to another key.
-                        if doc.key_ref(key).is_some() {
-                            let same = |k: &NodeId| doc.key_ref(*k) == doc.key_ref(key);
-                            let rehash = |k: &NodeId| hash(&doc, *k);
-                            match keys.entry(hash(&doc, key), same, rehash) {
-                                hashbrown::hash_table::Entry::Vacant(v) => {
-                                    v.insert(key);
-                                }
-                                hashbrown::hash_table::Entry::Occupied(dup) => {
-                                    return Err(YamlError {
-                                        too_large: false,
-                                        pos: doc.pos(key),
-                                        message: format!(
-                                            "mapping key {:?} already defined at line {}",
-                                            doc.text(key).unwrap_or_default(),
-                                            doc.pos(*dup.get()).line
-                                        ),
-                                    });
-                                }
-                            }
-                        }
-                        pairs.push((key, id));
-                    }
-                },
-            }
+        let mut events = Parser::new_from_str(text);
+        Ok(read_document(&mut events)?.unwrap_or_default())
+    }
+
+    /// The documents of `text` (a `---`-separated stream, as `kubectl get -o yaml` of
+    /// several objects or a manifest file holds), read one at a time so that a broken
+    /// document does not hide the ones before it; empty and null documents are left out.
+    /// After an error the iterator ends.
+    pub fn documents(text: &str) -> Documents<'_> {
+        Documents {
+            events: Parser::new_from_str(text),
+            done: false,
         }
-        Ok(doc)
     }
 
     fn measure(&self, id: NodeId) -> Measure {
@@ -455,6 +332,36 @@ impl Doc {
         }
     }
 
+    /// The node as a JSON value, as a Kubernetes client reads YAML: merge keys applied,
+    /// keys as their text, integers and floats as numbers (a float JSON cannot hold, such
+    /// as `.inf`, as null), custom tags dropped.
+    pub fn to_value(&self, id: NodeId) -> serde_json::Value {
+        use serde_json::Value;
+        match self.node(id) {
+            Node::Scalar { text, tag } => match tag {
+                Tag::Null => Value::Null,
+                Tag::Bool => Value::Bool(text.eq_ignore_ascii_case("true")),
+                Tag::Int => go_int(&text.replace('_', ""))
+                    .map_or_else(|| Value::String(text.to_string()), Value::Number),
+                Tag::Float => text
+                    .replace('_', "")
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map_or(Value::Null, Value::Number),
+                _ => Value::String(text.to_string()),
+            },
+            Node::Seq(items) => Value::Array(items.iter().map(|i| self.to_value(*i)).collect()),
+            Node::Map(_) => Value::Object(
+                self.entries(id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(k, v)| (self.key_text(k), self.to_value(v)))
+                    .collect(),
+            ),
+        }
+    }
+
     /// The text a mapping key contributes to JSON (a null key is `null`).
     pub fn key_text(&self, id: NodeId) -> String {
         match self.node(id) {
@@ -462,6 +369,213 @@ impl Doc {
             Node::Scalar { text, .. } => text.to_string(),
             _ => self.to_json(id),
         }
+    }
+}
+
+/// The documents of a stream: see [`Doc::documents`].
+pub struct Documents<'a> {
+    events: Parser<'a, saphyr_parser::StrInput<'a>>,
+    done: bool,
+}
+
+impl Iterator for Documents<'_> {
+    type Item = Result<Doc, YamlError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            match read_document(&mut self.events) {
+                Ok(Some(doc)) if doc.root.is_some_and(|r| !doc.is_null(r)) => return Some(Ok(doc)),
+                Ok(Some(_)) => {}
+                Ok(None) => self.done = true,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Reads events up to the end of the next document; `None` when the stream has ended.
+fn read_document<'a>(
+    events: &mut Parser<'a, saphyr_parser::StrInput<'a>>,
+) -> Result<Option<Doc>, YamlError> {
+    let mut b = Builder::default();
+    let mut started = false;
+    for item in events.by_ref() {
+        let (event, span) = item.map_err(|e| YamlError {
+            too_large: false,
+            pos: Pos {
+                line: e.marker().line(),
+                col: e.marker().col() + 1,
+            },
+            message: e.info().to_string(),
+        })?;
+        match event {
+            Event::DocumentStart(_) => started = true,
+            Event::DocumentEnd => return Ok(Some(b.doc)),
+            Event::StreamEnd => break,
+            Event::StreamStart | Event::Nothing => {}
+            event => {
+                started = true;
+                b.event(event, pos_of(&span))?;
+            }
+        }
+    }
+    Ok(started.then_some(b.doc))
+}
+
+/// A document under construction: the containers still open and the anchors seen.
+#[derive(Default)]
+struct Builder {
+    doc: Doc,
+    stack: Vec<Open>,
+    anchors: std::collections::HashMap<usize, NodeId>,
+    open_ids: Vec<NodeId>,
+    hasher: std::hash::RandomState,
+}
+
+impl Builder {
+    /// One node event: a finished node is attached to its parent.
+    fn event(&mut self, event: Event<'_>, pos: Pos) -> Result<(), YamlError> {
+        let id = match event {
+            Event::Alias(anchor) => self.alias(anchor, pos)?,
+            Event::Scalar(text, style, anchor, tag) => {
+                let tag = match tag {
+                    Some(t) => explicit_tag(&t.handle, &t.suffix, &text),
+                    None if style == ScalarStyle::Plain => resolve_plain(&text),
+                    None => Tag::Str,
+                };
+                let text = text.into();
+                let id = self.doc.push(Node::Scalar { text, tag }, pos)?;
+                self.anchor(anchor, id);
+                id
+            }
+            Event::SequenceStart(anchor, _) => return self.open(anchor, true, pos),
+            Event::MappingStart(anchor, _) => return self.open(anchor, false, pos),
+            Event::SequenceEnd | Event::MappingEnd => match self.close()? {
+                Some(id) => id,
+                None => return Ok(()),
+            },
+            _ => return Ok(()),
+        };
+        self.attach(id)
+    }
+
+    fn anchor(&mut self, anchor: usize, id: NodeId) {
+        if anchor != 0 {
+            self.anchors.insert(anchor, id);
+        }
+    }
+
+    fn alias(&self, anchor: usize, pos: Pos) -> Result<NodeId, YamlError> {
+        let error = |message: &str| YamlError {
+            too_large: false,
+            pos,
+            message: message.into(),
+        };
+        let Some(&target) = self.anchors.get(&anchor) else {
+            return Err(error("unknown anchor"));
+        };
+        if self.open_ids.contains(&target) {
+            return Err(error(
+                "anchor is used inside its own value (recursive alias)",
+            ));
+        }
+        Ok(target)
+    }
+
+    fn open(&mut self, anchor: usize, is_seq: bool, pos: Pos) -> Result<(), YamlError> {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(YamlError {
+                too_large: false,
+                pos,
+                message: format!("nesting deeper than {MAX_DEPTH} levels"),
+            });
+        }
+        let id = self.doc.push(Node::Seq(Vec::new()), pos)?;
+        self.anchor(anchor, id);
+        self.open_ids.push(id);
+        self.stack.push(if is_seq {
+            Open::Seq(id, Vec::new())
+        } else {
+            Open::Map(id, Vec::new(), None, hashbrown::HashTable::new())
+        });
+        Ok(())
+    }
+
+    /// Ends the innermost container; its id, to attach to its parent.
+    fn close(&mut self) -> Result<Option<NodeId>, YamlError> {
+        self.open_ids.pop();
+        let doc = &mut self.doc;
+        match self.stack.pop() {
+            Some(Open::Seq(id, items)) => {
+                let m = items
+                    .iter()
+                    .fold(Measure::LEAF, |m, c| m.add(doc.measure(*c)));
+                doc.finish(id, Node::Seq(items), m).map(Some)
+            }
+            Some(Open::Map(id, pairs, _, _)) => {
+                let m = pairs.iter().fold(Measure::LEAF, |m, (k, v)| {
+                    m.add(doc.measure(*k)).add(doc.measure(*v))
+                });
+                doc.finish(id, Node::Map(pairs), m).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Attaches a finished node to the open container (or makes it the root); a mapping
+    /// key waits for its value, and a key seen before is refused.
+    fn attach(&mut self, id: NodeId) -> Result<(), YamlError> {
+        let Some(open) = self.stack.last_mut() else {
+            self.doc.root = Some(id);
+            return Ok(());
+        };
+        let doc = &self.doc;
+        match open {
+            Open::Seq(_, items) => items.push(id),
+            Open::Map(_, pairs, pending, keys) => match pending.take() {
+                None => *pending = Some(id),
+                Some(key) => {
+                    check_unique(doc, &self.hasher, keys, key)?;
+                    pairs.push((key, id));
+                }
+            },
+        }
+        Ok(())
+    }
+}
+
+/// Records a scalar key in its mapping's key set, refusing one already there (collections
+/// as keys are never equal to another key).
+fn check_unique(
+    doc: &Doc,
+    hasher: &std::hash::RandomState,
+    keys: &mut hashbrown::HashTable<NodeId>,
+    key: NodeId,
+) -> Result<(), YamlError> {
+    use std::hash::BuildHasher as _;
+    if doc.key_ref(key).is_none() {
+        return Ok(());
+    }
+    let hash = |id: NodeId| hasher.hash_one(doc.key_ref(id));
+    let same = |k: &NodeId| doc.key_ref(*k) == doc.key_ref(key);
+    match keys.entry(hash(key), same, |k| hash(*k)) {
+        hashbrown::hash_table::Entry::Vacant(v) => {
+            v.insert(key);
+            Ok(())
+        }
+        hashbrown::hash_table::Entry::Occupied(dup) => Err(YamlError {
+            too_large: false,
+            pos: doc.pos(key),
+            message: format!(
+                "mapping key {:?} already defined at line {}",
+                doc.text(key).unwrap_or_default(),
+                doc.pos(*dup.get()).line
+            ),
+        }),
     }
 }
 
@@ -545,7 +659,37 @@ fn go_parse_int(s: &str) -> bool {
         _ => (false, s),
     };
     let lower = body.to_ascii_lowercase();
-    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
+    let (radix, digits) = int_radix(&lower);
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return false;
+    }
+    match u64::from_str_radix(digits, radix) {
+        Ok(v) if neg => v <= (i64::MAX as u64) + 1,
+        Ok(_) => true,
+        Err(_) => false,
+    }
+}
+
+/// The value of an integer yaml.v3 resolved (`0x`, `0o`, `0b`, a leading-`0` octal, decimal).
+fn go_int(s: &str) -> Option<serde_json::Number> {
+    let (neg, body) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let lower = body.to_ascii_lowercase();
+    let (radix, digits) = int_radix(&lower);
+    let magnitude = u64::from_str_radix(digits, radix).ok()?;
+    if !neg {
+        return Some(magnitude.into());
+    }
+    let value = 0i64.checked_sub_unsigned(magnitude)?;
+    Some(value.into())
+}
+
+/// The radix and digits of a lower-cased integer body.
+fn int_radix(lower: &str) -> (u32, &str) {
+    if let Some(d) = lower.strip_prefix("0x") {
         (16, d)
     } else if let Some(d) = lower.strip_prefix("0o") {
         (8, d)
@@ -554,15 +698,7 @@ fn go_parse_int(s: &str) -> bool {
     } else if lower.len() > 1 && lower.starts_with('0') {
         (8, &lower[1..])
     } else {
-        (10, lower.as_str())
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return false;
-    }
-    match u64::from_str_radix(digits, radix) {
-        Ok(v) if neg => v <= (i64::MAX as u64) + 1,
-        Ok(_) => true,
-        Err(_) => false,
+        (10, lower)
     }
 }
 
@@ -669,6 +805,37 @@ mod tests {
     fn only_the_first_document_is_read() {
         let (doc, r) = root("a: 1\n---\n: : [\n");
         assert!(doc.get(r, "a").is_some());
+    }
+
+    #[test]
+    fn every_document_of_a_stream_is_read_with_empty_ones_left_out() {
+        let all = |text| Doc::documents(text).collect::<Result<Vec<_>, _>>();
+        let docs = all("a: 1\n---\n---\n# c\n---\n- b\n...\n").unwrap();
+        let json: Vec<String> = docs.iter().map(|d| d.to_json(d.root().unwrap())).collect();
+        assert_eq!(json, [r#"{"a":1}"#, r#"["b"]"#]);
+        assert!(all("").unwrap().is_empty());
+        let mut broken = Doc::documents("a: 1\n---\nb: [\n");
+        assert!(
+            broken.next().unwrap().is_ok(),
+            "the document before the error"
+        );
+        assert_eq!(broken.next().unwrap().unwrap_err().pos.line, 4);
+        assert!(broken.next().is_none());
+    }
+
+    #[test]
+    fn values_are_read_as_a_kubernetes_client_reads_them() {
+        let (doc, r) = root(
+            "s: '1'\ni: 0x1F\nn: -12\nbig: 18446744073709551615\nf: 1.5\ninf: .inf\n\
+             b: True\nz: ~\nl: [a, {<<: {m: 1}, k: v}]\n1: one\n",
+        );
+        assert_eq!(
+            doc.to_value(r),
+            serde_json::json!({
+                "s": "1", "i": 31, "n": -12, "big": 18446744073709551615u64, "f": 1.5,
+                "inf": null, "b": true, "z": null, "l": ["a", {"m": 1, "k": "v"}], "1": "one"
+            })
+        );
     }
 
     #[test]
