@@ -146,14 +146,14 @@ impl Template {
     /// # Errors
     /// Kubectl's execution message (a field none of its inputs has, an index out of
     /// bounds); the caller names the template.
-    pub fn render(&self, doc: &Value) -> Result<String, String> {
+    pub fn render(&self, doc: &Value) -> Result<String, Missing> {
         let mut out = String::new();
         render_nodes(&self.nodes, doc, &mut out)?;
         Ok(out)
     }
 }
 
-fn render_nodes(nodes: &[Node], current: &Value, out: &mut String) -> Result<(), String> {
+fn render_nodes(nodes: &[Node], current: &Value, out: &mut String) -> Result<(), Missing> {
     for node in nodes {
         match node {
             Node::Text(text) => out.push_str(text),
@@ -187,8 +187,19 @@ fn print_value(value: &Value, out: &mut String) {
     }
 }
 
+/// Why a template found nothing where kubectl calls that an error (kubectl's words).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Missing {
+    #[error("{0} is not found")]
+    Field(String),
+    #[error("array index out of bounds: index {index}, length {length}")]
+    Index { index: i64, length: usize },
+    #[error("[{0}]: not an array")]
+    NotAnArray(i64),
+}
+
 impl Expr {
-    fn eval<'a>(&self, current: &'a Value) -> Result<Vec<&'a Value>, String> {
+    fn eval<'a>(&self, current: &'a Value) -> Result<Vec<&'a Value>, Missing> {
         let found = run(&self.query, current);
         if found.is_empty()
             && let Some(why) = self.why_empty(current)
@@ -200,27 +211,29 @@ impl Expr {
 
     /// Why the query found nothing, when kubectl calls it an error: the first segment
     /// that turned a non-empty input into nothing is a field (or an index).
-    fn why_empty(&self, current: &Value) -> Option<String> {
+    fn why_empty(&self, current: &Value) -> Option<Missing> {
         let segments = &self.query.segments;
         let mut input = vec![current];
         for n in 1..=segments.len() {
             let output = run(&JpQuery::new(segments[..n].to_vec()), current);
             if output.is_empty() {
                 return match &segments[n - 1] {
-                    Segment::Selector(Selector::Name(name)) => Some(format!("{name} is not found")),
+                    Segment::Selector(Selector::Name(name)) => {
+                        Some(Missing::Field(name.to_string()))
+                    }
                     Segment::Descendant(inner) => match inner.as_ref() {
                         Segment::Selector(Selector::Name(name)) => {
-                            Some(format!("{name} is not found"))
+                            Some(Missing::Field(name.to_string()))
                         }
                         _ => None,
                     },
                     Segment::Selector(Selector::Index(index)) => {
                         match input.iter().find_map(|v| v.as_array()) {
-                            Some(array) => Some(format!(
-                                "array index out of bounds: index {index}, length {}",
-                                array.len()
-                            )),
-                            None => Some(format!("[{index}]: not an array")),
+                            Some(array) => Some(Missing::Index {
+                                index: *index,
+                                length: array.len(),
+                            }),
+                            None => Some(Missing::NotAnArray(*index)),
                         }
                     }
                     _ => None,
@@ -444,6 +457,7 @@ mod tests {
         Template::parse(template)
             .map_err(|e| e.to_string())?
             .render(&doc())
+            .map_err(|e| e.to_string())
     }
 
     #[test]

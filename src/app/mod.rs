@@ -10,9 +10,41 @@ pub mod output;
 pub mod settings;
 pub mod table;
 
-use crate::error::{self, Error, Result, exit};
+use crate::error::{self, Error, exit};
 use cli::Command;
 use settings::{Env, Settings};
+
+/// Why a command stopped: the library's error, or a usage error — flags that do not make
+/// sense together — which only the command line makes.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Error(#[from] Error),
+}
+
+impl Failure {
+    /// The exit code: 2 for a usage error, else the library's mapping.
+    fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Usage(_) => exit::USAGE,
+            Failure::Error(e) => e.exit_code(),
+        }
+    }
+
+    /// diff and drift answer 0 same, 1 different: every failure is 2 there, except a
+    /// closed stdout (a quiet 0).
+    fn in_diff(self) -> i32 {
+        match self {
+            Failure::Error(Error::BrokenPipe) => exit::OK,
+            _ => exit::diff::ERROR,
+        }
+    }
+}
+
+/// The result of a command.
+pub type Result<T> = std::result::Result<T, Failure>;
 
 /// Parses the process arguments, runs the command and returns the exit code.
 pub fn main() -> i32 {
@@ -88,9 +120,7 @@ fn run(cli: cli::Cli) -> i32 {
         Command::Log(args) => commands::log::run(&settings, args),
         Command::Report(args) => commands::report_cmd::run(&settings, args),
         // Like diff: 1 means "different", so every error is 2 ("unknown").
-        Command::Drift(args) => commands::drift::run(&settings, args)
-            .map(|o| o.exit_code())
-            .map_err(Error::in_diff),
+        Command::Drift(args) => commands::drift::run(&settings, args).map(|o| o.exit_code()),
         Command::Completions {
             shell,
             static_script,
@@ -98,13 +128,18 @@ fn run(cli: cli::Cli) -> i32 {
         } => completions(&settings, *shell, *static_script),
         Command::Version(args) => commands::version::run(&settings, args),
     };
+    let diff_like = matches!(cli.command, Command::Diff(_) | Command::Drift(_));
     match result {
         Ok(code) => code,
         Err(err) => {
-            if !matches!(err, Error::BrokenPipe) {
-                settings.printer.error(&err.to_string());
+            if !matches!(err, Failure::Error(Error::BrokenPipe)) {
+                settings.printer.error(&error::chain(&err));
             }
-            err.exit_code()
+            if diff_like {
+                err.in_diff()
+            } else {
+                err.exit_code()
+            }
         }
     }
 }
@@ -150,7 +185,7 @@ fn completions(
             .to_possible_value()
             .map_or_else(|| shell.to_string(), |v| v.get_name().to_string());
         complete::registration(&name, &settings.cwd)
-            .map_err(|e| Error::Usage(format!("clinv completions: {e}")))?
+            .map_err(|e| Failure::Usage(format!("clinv completions: {e}")))?
     };
     settings.printer.data(&String::from_utf8_lossy(&buf))?;
     Ok(exit::OK)

@@ -239,7 +239,7 @@ pub fn jsonpath(template: &crate::app::jsonpath::Template, json: &str) -> Result
         serde_json::from_str(json).map_err(|e| Error::encode("JSON", e))?;
     template.render(&doc).map_err(|message| Error::JsonPath {
         template: template.source().to_string(),
-        message,
+        message: message.to_string(),
     })
 }
 
@@ -859,7 +859,11 @@ pub fn replay_table(reports: &[crate::ops::replay::DomainReport]) -> String {
         let (result, detail) = match &r.report {
             Err(e) => (
                 "error".to_string(),
-                e.to_string().lines().next().unwrap_or_default().to_string(),
+                crate::error::chain(e)
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
             ),
             Ok(report) => match &report.outcome {
                 Replayed::Nothing => ("nothing to replay".into(), "-".into()),

@@ -7,6 +7,7 @@
 //! unchanged from one parent is followed through that parent only and is not itself a
 //! change.
 
+use crate::error::GitError;
 use git2::{Commit, Oid, Repository};
 use std::collections::{BinaryHeap, HashSet};
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ pub struct LastChange {
 ///
 /// # Errors
 /// A repository that exists but cannot be read; the message names the step.
-pub fn last_change(path: &Path) -> Result<Option<LastChange>, String> {
+pub fn last_change(path: &Path) -> Result<Option<LastChange>, GitError> {
     let Ok(repo) = Repository::discover(path) else {
         return Ok(None);
     };
@@ -40,11 +41,11 @@ pub fn last_change(path: &Path) -> Result<Option<LastChange>, String> {
         Ok(h) => h,
         Err(e) if e.code() == git2::ErrorCode::UnbornBranch => return Ok(None),
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
-        Err(e) => return Err(format!("reading HEAD: {}", e.message())),
+        Err(e) => return Err(GitError::call("reading HEAD", e.message())),
     };
     let head = head
         .peel_to_commit()
-        .map_err(|e| format!("resolving HEAD to a commit: {}", e.message()))?;
+        .map_err(|e| GitError::call("resolving HEAD to a commit", e.message()))?;
     walk(&repo, head, &rel)
 }
 
@@ -58,14 +59,14 @@ fn relative_to_workdir(repo: &Repository, path: &Path) -> Option<PathBuf> {
 }
 
 /// The id of the tree entry at `rel` in `commit`, if any.
-fn entry_at(commit: &Commit<'_>, rel: &Path) -> Result<Option<Oid>, String> {
+fn entry_at(commit: &Commit<'_>, rel: &Path) -> Result<Option<Oid>, GitError> {
     let tree = commit
         .tree()
-        .map_err(|e| format!("reading tree of {}: {}", commit.id(), e.message()))?;
+        .map_err(|e| GitError::call(format!("reading tree of {}", commit.id()), e.message()))?;
     Ok(tree.get_path(rel).ok().map(|e| e.id()))
 }
 
-fn walk(repo: &Repository, head: Commit<'_>, rel: &Path) -> Result<Option<LastChange>, String> {
+fn walk(repo: &Repository, head: Commit<'_>, rel: &Path) -> Result<Option<LastChange>, GitError> {
     // Max-heap on (committer time, insertion order) pops the newest commit first, as
     // git's default revision walk does.
     let mut queue: BinaryHeap<(i64, usize, Oid)> = BinaryHeap::new();
@@ -82,13 +83,11 @@ fn walk(repo: &Repository, head: Commit<'_>, rel: &Path) -> Result<Option<LastCh
     while let Some((time, _, oid)) = queue.pop() {
         visited += 1;
         if visited > MAX_COMMITS {
-            return Err(format!(
-                "history longer than {MAX_COMMITS} commits; not searched to the end"
-            ));
+            return Err(GitError::TooLong(MAX_COMMITS));
         }
         let commit = repo
             .find_commit(oid)
-            .map_err(|e| format!("reading commit {oid}: {}", e.message()))?;
+            .map_err(|e| GitError::call(format!("reading commit {oid}"), e.message()))?;
         let mine = entry_at(&commit, rel)?;
         let parents: Vec<Commit<'_>> = commit.parents().collect();
         if parents.is_empty() {
@@ -200,7 +199,7 @@ mod tests {
 ///
 /// # Errors
 /// No repository, an unknown revision, or no such file at that revision.
-pub fn file_at(dir: &Path, rev: &str, path: &str) -> Result<Vec<u8>, String> {
+pub fn file_at(dir: &Path, rev: &str, path: &str) -> Result<Vec<u8>, GitError> {
     file_at_commit(dir, rev, path).map(|(bytes, _)| bytes)
 }
 
@@ -213,20 +212,25 @@ pub fn file_at_commit(
     dir: &Path,
     rev: &str,
     path: &str,
-) -> Result<(Vec<u8>, Option<String>), String> {
-    let repo = Repository::open(dir).map_err(|e| format!("{}: {}", dir.display(), e.message()))?;
+) -> Result<(Vec<u8>, Option<String>), GitError> {
+    let repo = Repository::open(dir)
+        .map_err(|e| GitError::call(dir.display().to_string(), e.message()))?;
     let object = repo
         .revparse_single(rev)
-        .map_err(|e| format!("revision {rev}: {}", e.message()))?;
+        .map_err(|e| GitError::call(format!("revision {rev}"), e.message()))?;
     let tree = object
         .peel_to_tree()
-        .map_err(|e| format!("revision {rev}: {}", e.message()))?;
+        .map_err(|e| GitError::call(format!("revision {rev}"), e.message()))?;
     let entry = tree
         .get_path(Path::new(path))
-        .map_err(|_| format!("no {path} at {rev}"))?;
-    let blob = repo
-        .find_blob(entry.id())
-        .map_err(|_| format!("{path} at {rev} is not a file"))?;
+        .map_err(|_| GitError::NoFile {
+            path: path.to_string(),
+            rev: rev.to_string(),
+        })?;
+    let blob = repo.find_blob(entry.id()).map_err(|_| GitError::NotAFile {
+        path: path.to_string(),
+        rev: rev.to_string(),
+    })?;
     let commit = object.peel_to_commit().ok().map(|c| c.id().to_string());
     Ok((blob.content().to_vec(), commit))
 }
@@ -257,12 +261,13 @@ fn author(commit: &Commit<'_>) -> String {
 ///
 /// # Errors
 /// No repository or an unknown revision.
-pub fn file_history(dir: &Path, rev: &str, path: &str) -> Result<Vec<Version>, String> {
-    let repo = Repository::open(dir).map_err(|e| format!("{}: {}", dir.display(), e.message()))?;
+pub fn file_history(dir: &Path, rev: &str, path: &str) -> Result<Vec<Version>, GitError> {
+    let repo = Repository::open(dir)
+        .map_err(|e| GitError::call(dir.display().to_string(), e.message()))?;
     let mut commit = repo
         .revparse_single(rev)
         .and_then(|o| o.peel_to_commit())
-        .map_err(|e| format!("revision {rev}: {}", e.message()))?;
+        .map_err(|e| GitError::call(format!("revision {rev}"), e.message()))?;
     let mut out: Vec<(Oid, Version)> = Vec::new();
     for _ in 0..MAX_COMMITS {
         if let Ok(entry) = commit.tree().and_then(|t| t.get_path(Path::new(path))) {

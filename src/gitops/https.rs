@@ -19,7 +19,7 @@
 //! URL-specific form `http.<url>.*`. A password or token never reaches a message: URLs are
 //! shown through [`crate::util::redact::url`].
 
-use crate::error::{Error, Result};
+use crate::error::{ArgumentError, Cause, Error, GitError, Result};
 use crate::util::redact;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
 use std::io::{self, Read, Write};
@@ -61,7 +61,7 @@ struct Settings {
 /// clinv runs one push or fetch at a time, under the repository lock).
 static CURRENT: Mutex<Option<Arc<Settings>>> = Mutex::new(None);
 /// Registered once per process, on first use.
-static REGISTERED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+static REGISTERED: OnceLock<std::result::Result<(), GitError>> = OnceLock::new();
 
 /// Whether `url` is for this transport.
 pub fn is_https(url: &str) -> bool {
@@ -74,22 +74,24 @@ pub fn is_https(url: &str) -> bool {
 /// returns at once.
 ///
 /// # Errors
-/// [`Error::Usage`] for `http.sslVerify=false` without `--allow-insecure-tls` or an empty
-/// `--token-env` variable; [`Error::InvalidFile`] for an unreadable CA file.
+/// [`GitError::InsecureTls`] for `http.sslVerify=false` without `--allow-insecure-tls`,
+/// [`ArgumentError`] for a `--token-env` that cannot be used, [`Error::InvalidFile`] for an
+/// unreadable CA file.
 pub fn prepare(repo: &git2::Repository, remote: &git2::Remote<'_>, opts: &Options) -> Result<()> {
     let url = remote.url().unwrap_or_default();
     if !is_https(url) {
         if let Some(name) = &opts.token_env {
-            return Err(Error::Usage(format!(
-                "--token-env {name}: the remote {} is not https://",
-                redact::url(url)
-            )));
+            return Err(ArgumentError::TokenNotHttps {
+                name: name.clone(),
+                url: redact::url(url),
+            }
+            .into());
         }
         return Ok(());
     }
     let config = repo
         .config()
-        .map_err(|e| Error::Git(format!("git config: {}", e.message())))?;
+        .map_err(|e| GitError::call("git config", e.message()))?;
     let settings = Settings::read(
         &config,
         url,
@@ -130,10 +132,10 @@ fn register() -> Result<()> {
                     )
                 })
             }
-            .map_err(|e| e.message().to_string())
+            .map_err(|e| GitError::call("cannot register the https transport", e.message()))
         })
         .clone()
-        .map_err(|e| Error::Git(format!("cannot register the https transport: {e}")))
+        .map_err(Error::from)
 }
 
 impl Settings {
@@ -152,10 +154,7 @@ impl Settings {
             None => http.bool("sslverify").unwrap_or(true),
         };
         if !verify && !opts.allow_insecure_tls {
-            return Err(Error::Usage(format!(
-                "{}: http.sslVerify is false (or GIT_SSL_NO_VERIFY is set): clinv does not push or fetch without checking the server's certificate; trust its CA with `git config http.sslCAInfo <ca.pem>`, or pass --allow-insecure-tls",
-                redact::url(url)
-            )));
+            return Err(GitError::InsecureTls(redact::url(url)).into());
         }
         let ca_file = env("GIT_SSL_CAINFO").or_else(|| http.last("sslcainfo"));
         let ca_dir = env("GIT_SSL_CAPATH").or_else(|| http.last("sslcapath"));
@@ -223,19 +222,13 @@ impl Settings {
             } else if let Some((name, v)) = value.split_once(':') {
                 headers.push((name.trim().to_string(), v.trim().to_string()));
             } else {
-                return Err(Error::Usage(
-                    "http.extraHeader: a value is not `Name: value`".into(),
-                ));
+                return Err(GitError::ExtraHeader.into());
             }
         }
         let token = match &opts.token_env {
             None => None,
             Some(name) => {
-                let token = env(name).ok_or_else(|| {
-                    Error::Usage(format!(
-                        "--token-env {name}: the environment variable is not set or empty"
-                    ))
-                })?;
+                let token = env(name).ok_or_else(|| ArgumentError::TokenUnset(name.clone()))?;
                 let user = split_userinfo(url)
                     .1
                     .map(|(u, _)| u)
@@ -291,9 +284,12 @@ fn choose_proxy(
     } else {
         format!("http://{proxy}")
     };
-    ureq::Proxy::new(&proxy)
-        .map(Some)
-        .map_err(|e| Error::Usage(format!("proxy {}: {e}", redact::url(&proxy))))
+    ureq::Proxy::new(&proxy).map(Some).map_err(|e| {
+        Error::from(GitError::Proxy {
+            proxy: redact::url(&proxy),
+            cause: Cause(e.to_string()),
+        })
+    })
 }
 
 /// `http.*` of git's configuration as it applies to one URL: `http.<url>.<key>` when

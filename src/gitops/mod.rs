@@ -16,7 +16,7 @@ pub mod layout;
 mod ssh;
 mod worktree;
 
-use crate::error::{Error, Result};
+use crate::error::{ArgumentError, Cause, Error, GitError, PushError, Result, SignError};
 use crate::inventory::ClusterInventory;
 use git2::{Oid, Repository, Signature, Tree};
 use std::fs::File;
@@ -104,9 +104,15 @@ pub struct Repo {
 /// Checks a `--path`: relative, `/`-separated, no `.`/`..`/empty components, not `.git`.
 ///
 /// # Errors
-/// [`Error::Usage`] naming the problem.
+/// [`ArgumentError::Path`] naming the problem.
 pub fn check_path(path: &str) -> Result<()> {
-    let bad = |why: &str| Err(Error::Usage(format!("--path '{path}': {why}")));
+    let bad = |why: &'static str| {
+        Err(ArgumentError::Path {
+            path: path.to_string(),
+            why,
+        }
+        .into())
+    };
     if path.is_empty() || path.starts_with('/') || path.contains('\\') {
         return bad("must be a relative path with / separators");
     }
@@ -129,10 +135,7 @@ impl Repo {
     pub fn open(dir: &Path, timeout: Duration) -> Result<Repo> {
         let repo = Repository::open(dir).map_err(|e| git(dir, e))?;
         if repo.is_bare() {
-            return Err(Error::Git(format!(
-                "{}: a bare repository has no worktree; clone it and pass the clone",
-                dir.display()
-            )));
+            return Err(GitError::Bare(dir.display().to_string()).into());
         }
         let file = lock(
             &repo.path().join("clinv.lock"),
@@ -170,9 +173,7 @@ impl Repo {
             if git2::Branch::name_is_valid(b).unwrap_or(false) {
                 return Ok(b.to_string());
             }
-            return Err(Error::Usage(format!(
-                "--branch '{b}' is not a valid branch name"
-            )));
+            return Err(ArgumentError::Branch(b.to_string()).into());
         }
         let head = self
             .repo
@@ -185,7 +186,7 @@ impl Repo {
             .and_then(|t| t.strip_prefix("refs/heads/"))
         {
             Some(b) => Ok(b.to_string()),
-            None => Err(Error::Git("HEAD is detached; pass --branch".into())),
+            None => Err(GitError::Detached.into()),
         }
     }
 
@@ -205,11 +206,9 @@ impl Repo {
                 .and_then(|t| t.rsplit_once('<'))
                 .map(|(n, e)| (n.trim(), e.trim()))
                 .filter(|(n, e)| !n.is_empty() && e.contains('@'))
-                .ok_or_else(|| {
-                    Error::Usage(format!("--author '{text}': expected \"Name <email>\""))
-                })?;
+                .ok_or_else(|| ArgumentError::AuthorForm(text.to_string()))?;
             return Signature::now(name, email)
-                .map_err(|e| Error::Usage(format!("--author: {}", e.message())));
+                .map_err(|e| ArgumentError::Author(e.message().to_string()).into());
         }
         self.repo
             .signature()
@@ -286,8 +285,7 @@ impl Repo {
                 .repo
                 .commit_create_buffer(&sig, &sig, &message, &tree, &parents)
                 .map_err(|e| git(&wd, e))?;
-            let text = std::str::from_utf8(&buffer)
-                .map_err(|_| Error::Git("commit buffer is not UTF-8".into()))?;
+            let text = std::str::from_utf8(&buffer).map_err(|_| GitError::CommitNotUtf8)?;
             let signature = crate::gitops::sign(&self.repo, text)?;
             self.repo
                 .commit_signed(text, &signature, Some("gpgsig"))
@@ -324,38 +322,39 @@ impl Repo {
             return Ok(());
         };
         let Ok(sub) = self.repo.find_tree(entry.id()) else {
-            return Err(Error::Git(format!(
-                "{path} exists in the repository and is not a folder"
-            )));
+            return Err(GitError::NotAFolder(path.to_string()).into());
         };
         let names: Vec<(String, Option<git2::ObjectType>)> = sub
             .iter()
             .filter_map(|e| e.name().ok().map(|n| (n.to_string(), e.kind())))
             .collect();
-        let other_kustomizations: Vec<&str> = names
+        let other_kustomizations: Vec<String> = names
             .iter()
             .map(|(n, _)| n.as_str())
             .filter(|n| layout::KUSTOMIZATION_NAMES.contains(n) && *n != KUSTOMIZATION_FILE)
+            .map(str::to_string)
             .collect();
         if !other_kustomizations.is_empty() {
-            return Err(Error::Git(format!(
-                "{path}/ holds {} besides clinv's {KUSTOMIZATION_FILE}; kustomize (and so Flux and Argo CD) refuses a folder with two kustomization files — remove it",
-                other_kustomizations.join(", ")
-            )));
+            return Err(GitError::TwoKustomizations {
+                path: path.to_string(),
+                others: other_kustomizations,
+            }
+            .into());
         }
-        let not_files: Vec<&str> = names
+        let not_files: Vec<String> = names
             .iter()
             .filter(|(n, kind)| {
                 [CRD_FILE, CR_FILE, KUSTOMIZATION_FILE].contains(&n.as_str())
                     && *kind != Some(git2::ObjectType::Blob)
             })
-            .map(|(n, _)| n.as_str())
+            .map(|(n, _)| n.clone())
             .collect();
         if !not_files.is_empty() {
-            return Err(Error::Git(format!(
-                "{path}/{} is not a file; clinv writes a file there — move it away",
-                not_files.join(", ")
-            )));
+            return Err(GitError::NotFiles {
+                path: path.to_string(),
+                names: not_files,
+            }
+            .into());
         }
         Ok(())
     }
@@ -459,9 +458,12 @@ impl Repo {
             match rejected {
                 None => return Ok(Pushed { attempts: attempt }),
                 Some(status) if !is_non_fast_forward(&status) => {
-                    return Err(Error::Push(format!(
-                        "{remote_name} rejected {refname}: {status}"
-                    )));
+                    return Err(PushError::Rejected {
+                        remote: remote_name.to_string(),
+                        refname,
+                        status,
+                    }
+                    .into());
                 }
                 Some(_) => {}
             }
@@ -487,19 +489,23 @@ impl Repo {
                     return Ok(Pushed { attempts: attempt });
                 }
                 Ok(Committed::Older { branch_rendered_at }) => {
-                    return Err(Error::Push(format!(
-                        "{remote_name}/{branch} already holds a newer inventory (renderedAt {branch_rendered_at}); not pushing an older one"
-                    )));
+                    return Err(PushError::Newer {
+                        remote: remote_name.to_string(),
+                        branch,
+                        rendered_at: branch_rendered_at,
+                    }
+                    .into());
                 }
                 Err(e) => return Err(e),
             }
             std::thread::sleep(jitter(delay));
             delay = (delay * 2).min(Duration::from_secs(2));
         }
-        Err(Error::Push(format!(
-            "push to {remote_name} did not land after retrying for {:.0}s",
-            start.elapsed().as_secs_f64()
-        )))
+        Err(PushError::NotLanded {
+            remote: remote_name.to_string(),
+            secs: start.elapsed().as_secs_f64(),
+        }
+        .into())
     }
 
     fn fast_forward(&self, refname: &str, to: Oid, path: &str) -> Result<()> {
@@ -586,9 +592,10 @@ fn lock(path: &Path, timeout: Duration, held: &str) -> Result<File> {
         .map_err(|e| Error::io(path, e))?;
     match crate::util::lock::exclusive(&file, timeout) {
         Ok(()) => Ok(file),
-        Err(crate::util::lock::Wait::TimedOut) => {
-            Err(Error::Locked(format!("{}: {held}", path.display())))
-        }
+        Err(crate::util::lock::Wait::TimedOut) => Err(Error::Locked {
+            what: path.display().to_string(),
+            holder: held.to_string(),
+        }),
         Err(crate::util::lock::Wait::Io(e)) => Err(Error::io(path, e)),
     }
 }
@@ -659,11 +666,11 @@ fn push_once(
         {
             Ok(Some(e.message().to_string()))
         }
-        Err(e) => Err(Error::Push(format!(
-            "push to {} failed: {}",
-            remote.name().ok().flatten().unwrap_or("remote"),
-            locked(&e)
-        ))),
+        Err(e) => Err(PushError::Failed {
+            remote: remote.name().ok().flatten().unwrap_or("remote").to_string(),
+            cause: Cause(locked(&e)),
+        }
+        .into()),
     }
 }
 
@@ -679,9 +686,9 @@ fn fetch(repo: &Repository, remote: &mut git2::Remote<'_>, branch: &str) -> Resu
             Some(&mut opts),
             None,
         )
-        .map_err(|e| Error::Git(format!("fetch from {name} failed: {}", locked(&e))))?;
+        .map_err(|e| GitError::call(format!("fetch from {name} failed"), locked(&e)))?;
     repo.refname_to_id(&tracking)
-        .map_err(|e| Error::Git(format!("{tracking}: {}", e.message())))
+        .map_err(|e| GitError::call(tracking, e.message()).into())
 }
 
 /// Credentials for libgit2's own transports (`git://`, plain `http://`): the default
@@ -708,15 +715,13 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
     use std::io::Write;
     let config = repo
         .config()
-        .map_err(|e| Error::Git(format!("git config: {}", e.message())))?;
+        .map_err(|e| GitError::call("git config", e.message()))?;
     let get = |k: &str| config.get_string(k).ok();
     let format = get("gpg.format").unwrap_or_else(|| "openpgp".into());
     let key = get("user.signingkey");
     let (program, args): (String, Vec<String>) = match format.as_str() {
         "ssh" => {
-            let key = key.ok_or_else(|| {
-                Error::Sign("--sign: gpg.format is ssh but user.signingkey is not set".into())
-            })?;
+            let key = key.ok_or(SignError::NoKey)?;
             let program = get("gpg.ssh.program").unwrap_or_else(|| "ssh-keygen".into());
             (
                 program,
@@ -740,9 +745,7 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
             (program, args)
         }
         other => {
-            return Err(Error::Sign(format!(
-                "--sign: gpg.format '{other}' is not supported (openpgp, ssh)"
-            )));
+            return Err(SignError::Unsupported(other.to_string()).into());
         }
     };
     let mut child = std::process::Command::new(&program)
@@ -751,15 +754,22 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| Error::Sign(format!("--sign: cannot run {program}: {e}")))?;
+        .map_err(|source| SignError::Run {
+            program: program.clone(),
+            source,
+        })?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin
             .write_all(buffer.as_bytes())
-            .map_err(|e| Error::Sign(format!("--sign: {program}: {e}")))?;
+            .map_err(|source| SignError::Io {
+                program: program.clone(),
+                source,
+            })?;
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| Error::Sign(format!("--sign: {program}: {e}")))?;
+    let out = child.wait_with_output().map_err(|source| SignError::Io {
+        program: program.clone(),
+        source,
+    })?;
     let signature = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() || signature.trim().is_empty() {
         let err = String::from_utf8_lossy(&out.stderr);
@@ -767,7 +777,11 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
             .lines()
             .rfind(|l| !l.starts_with("[GNUPG:]"))
             .unwrap_or("no signature");
-        return Err(Error::Sign(format!("--sign: {program} failed: {last}")));
+        return Err(SignError::Failed {
+            program,
+            last: last.to_string(),
+        }
+        .into());
     }
     Ok(signature)
 }
@@ -862,12 +876,16 @@ fn jitter(d: Duration) -> Duration {
 /// A failed move of `refname`: its lock held (named, with what to do), or it moved.
 fn ref_error(refname: &str, e: &git2::Error) -> Error {
     if e.code() == git2::ErrorCode::Locked {
-        Error::Locked(format!("{refname} is locked: {}", locked(e)))
+        Error::Locked {
+            what: format!("{refname} is locked"),
+            holder: locked(e),
+        }
     } else {
-        Error::Git(format!(
-            "{refname} moved while clinv was committing ({}); run the command again",
-            e.message()
-        ))
+        GitError::Moved {
+            refname: refname.to_string(),
+            detail: Some(e.message().to_string()),
+        }
+        .into()
     }
 }
 
@@ -886,7 +904,7 @@ fn locked(e: &git2::Error) -> String {
 }
 
 fn git(dir: &Path, e: git2::Error) -> Error {
-    Error::Git(format!("{}: git: {}", dir.display(), e.message()))
+    GitError::call(format!("{}: git", dir.display()), e.message()).into()
 }
 
 #[cfg(test)]

@@ -67,6 +67,41 @@ impl Address {
     }
 }
 
+/// Why a remote is not an SSH address clinv can use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum AddressError {
+    #[error("'{0}://' is not an SSH URL")]
+    Scheme(String),
+    #[error("no path after the host")]
+    NoPathAfterHost,
+    #[error("'[' without ']'")]
+    Bracket,
+    #[error("no ':' after ']'")]
+    NoColonAfterBracket,
+    #[error("no ':' between host and path")]
+    NoColon,
+    #[error("a local path, not an SSH remote")]
+    LocalPath,
+    #[error("no host")]
+    NoHost,
+    #[error("a host or user starting with '-' is refused (it would be an ssh option)")]
+    Option,
+    #[error("no path")]
+    NoPath,
+    #[error("control characters in the URL")]
+    Control,
+    #[error("'[' without ']' in the host")]
+    HostBracket,
+    #[error("junk after ']' in the host")]
+    HostJunk,
+    #[error("port '{0}' is not a number from 1 to 65535")]
+    Port(String),
+    #[error("a '%' not followed by two hex digits")]
+    Percent,
+    #[error("the URL decodes to invalid UTF-8")]
+    Utf8,
+}
+
 /// Parses an SSH remote as git does: `ssh://[user@]host[:port]/path` (also `ssh+git://`,
 /// `git+ssh://`; percent-decoded; `/~user/…` is home-relative), or scp-like
 /// `[user@]host:path` and `[user@host:port]:path`.
@@ -74,14 +109,14 @@ impl Address {
 /// # Errors
 /// A text naming what is wrong: no host or path, a bad port, a host or user that starts
 /// with `-` (it would be an ssh option), control characters.
-pub(crate) fn parse(url: &str) -> Result<Address, String> {
+pub(crate) fn parse(url: &str) -> Result<Address, AddressError> {
     let (user, hostport, path, url_form) = if let Some((scheme, rest)) = url.split_once("://") {
         if !SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
-            return Err(format!("'{scheme}://' is not an SSH URL"));
+            return Err(AddressError::Scheme(scheme.to_string()));
         }
         let rest = percent_decode(rest)?;
         let Some(slash) = rest.find('/') else {
-            return Err("no path after the host".into());
+            return Err(AddressError::NoPathAfterHost);
         };
         let (authority, path) = rest.split_at(slash);
         let path = match path.strip_prefix("/~") {
@@ -96,16 +131,16 @@ pub(crate) fn parse(url: &str) -> Result<Address, String> {
     } else {
         let (host, path) = match url.strip_prefix('[') {
             Some(inner) => {
-                let close = inner.find(']').ok_or("'[' without ']'")?;
+                let close = inner.find(']').ok_or(AddressError::Bracket)?;
                 let path = inner[close + 1..]
                     .strip_prefix(':')
-                    .ok_or("no ':' after ']'")?;
+                    .ok_or(AddressError::NoColonAfterBracket)?;
                 (&inner[..close], path)
             }
-            None => url.split_once(':').ok_or("no ':' between host and path")?,
+            None => url.split_once(':').ok_or(AddressError::NoColon)?,
         };
         if host.contains('/') {
-            return Err("a local path, not an SSH remote".into());
+            return Err(AddressError::LocalPath);
         }
         let (user, hostport) = match host.rsplit_once('@') {
             Some((u, h)) => (Some(u.to_string()), h.to_string()),
@@ -115,15 +150,13 @@ pub(crate) fn parse(url: &str) -> Result<Address, String> {
     };
     let (host, port) = host_and_port(&hostport, url_form)?;
     if host.is_empty() {
-        return Err("no host".into());
+        return Err(AddressError::NoHost);
     }
     if host.starts_with('-') || user.as_deref().is_some_and(|u| u.starts_with('-')) {
-        return Err(
-            "a host or user starting with '-' is refused (it would be an ssh option)".into(),
-        );
+        return Err(AddressError::Option);
     }
     if path.is_empty() {
-        return Err("no path".into());
+        return Err(AddressError::NoPath);
     }
     let all = [Some(&host), user.as_ref(), Some(&path)];
     if all
@@ -131,7 +164,7 @@ pub(crate) fn parse(url: &str) -> Result<Address, String> {
         .flatten()
         .any(|s| s.chars().any(char::is_control))
     {
-        return Err("control characters in the URL".into());
+        return Err(AddressError::Control);
     }
     Ok(Address {
         user: user.filter(|u| !u.is_empty()),
@@ -143,13 +176,13 @@ pub(crate) fn parse(url: &str) -> Result<Address, String> {
 
 /// `host`, `host:port`, `[v6]`, `[v6]:port`; a bare IPv6 address (several colons, scp
 /// form) is a host without a port.
-fn host_and_port(text: &str, url_form: bool) -> Result<(String, Option<u16>), String> {
+fn host_and_port(text: &str, url_form: bool) -> Result<(String, Option<u16>), AddressError> {
     let (host, port) = if let Some(inner) = text.strip_prefix('[') {
-        let close = inner.find(']').ok_or("'[' without ']' in the host")?;
+        let close = inner.find(']').ok_or(AddressError::HostBracket)?;
         let after = &inner[close + 1..];
         let port = match after {
             "" => None,
-            p => Some(p.strip_prefix(':').ok_or("junk after ']' in the host")?),
+            p => Some(p.strip_prefix(':').ok_or(AddressError::HostJunk)?),
         };
         (&inner[..close], port)
     } else if text.matches(':').count() == 1 || (url_form && text.contains(':')) {
@@ -164,13 +197,13 @@ fn host_and_port(text: &str, url_form: bool) -> Result<(String, Option<u16>), St
             p.parse::<u16>()
                 .ok()
                 .filter(|n| *n > 0 && p.bytes().all(|b| b.is_ascii_digit()))
-                .ok_or_else(|| format!("port '{p}' is not a number from 1 to 65535"))?,
+                .ok_or_else(|| AddressError::Port(p.to_string()))?,
         ),
     };
     Ok((host.to_string(), port))
 }
 
-fn percent_decode(text: &str) -> Result<String, String> {
+fn percent_decode(text: &str) -> Result<String, AddressError> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -180,7 +213,7 @@ fn percent_decode(text: &str) -> Result<String, String> {
                 .get(i + 1..i + 3)
                 .and_then(|h| std::str::from_utf8(h).ok())
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or("a '%' not followed by two hex digits")?;
+                .ok_or(AddressError::Percent)?;
             out.push(hex);
             i += 3;
         } else {
@@ -188,7 +221,7 @@ fn percent_decode(text: &str) -> Result<String, String> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| "the URL decodes to invalid UTF-8".into())
+    String::from_utf8(out).map_err(|_| AddressError::Utf8)
 }
 
 /// `'text'` for a POSIX shell, as git's `sq_quote_buf` writes it (`'` and `!` closed
@@ -245,7 +278,7 @@ impl Variant {
     }
 
     /// The options before the destination.
-    fn options(self, port: Option<u16>) -> Result<Vec<String>, String> {
+    fn options(self, port: Option<u16>) -> io::Result<Vec<String>> {
         let mut args: Vec<String> = match self {
             Variant::OpenSsh => vec!["-o".into(), "BatchMode=yes".into()],
             Variant::Plink | Variant::TortoisePlink => vec!["-batch".into()],
@@ -256,9 +289,9 @@ impl Variant {
                 Variant::OpenSsh | Variant::Auto => args.push("-p".into()),
                 Variant::Plink | Variant::TortoisePlink => args.push("-P".into()),
                 Variant::Simple => {
-                    return Err(format!(
+                    return Err(io::Error::other(format!(
                         "ssh variant 'simple' does not support setting port {p} (set ssh.variant)"
-                    ));
+                    )));
                 }
             }
             args.push(p.to_string());
@@ -545,7 +578,8 @@ impl SmartSubtransport for Ssh {
             Service::UploadPackLs | Service::UploadPack => "git-upload-pack",
             Service::ReceivePackLs | Service::ReceivePack => "git-receive-pack",
         };
-        let channel = Channel::open(&self.program, &address, service).map_err(net_error)?;
+        let channel = Channel::open(&self.program, &address, service)
+            .map_err(|e| net_error(e.to_string()))?;
         Ok(Box::new(channel))
     }
 
@@ -571,7 +605,7 @@ struct Channel {
 }
 
 impl Channel {
-    fn open(program: &Program, address: &Address, service: &str) -> Result<Channel, String> {
+    fn open(program: &Program, address: &Address, service: &str) -> io::Result<Channel> {
         let mut args = program.variant(address).options(address.port)?;
         args.push(address.destination());
         args.push(format!("{service} {}", sq_quote(&address.path)));
@@ -582,13 +616,13 @@ impl Channel {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot run {name}: {e}"))?;
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot run {name}: {e}")))?;
         let (Some(stdin), Some(stdout), Some(mut err)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!("{name}: no pipes"));
+            return Err(io::Error::other(format!("{name}: no pipes")));
         };
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&stderr);
@@ -939,7 +973,7 @@ mod tests {
             ("./a:b", "local path"),
             ("https://h/r", "not an SSH URL"),
         ] {
-            let err = parse(url).expect_err(url);
+            let err = parse(url).expect_err(url).to_string();
             assert!(err.contains(why), "{url}: {err}");
         }
     }
@@ -1016,6 +1050,7 @@ mod tests {
             Variant::Simple
                 .options(Some(2))
                 .unwrap_err()
+                .to_string()
                 .contains("simple")
         );
     }

@@ -5,7 +5,7 @@
 
 use super::layout::{self, Bootstrap};
 use super::{CR_FILE, CRD_FILE, KUSTOMIZATION_FILE, Repo, git, ref_error};
-use crate::error::{Error, Result};
+use crate::error::{GitError, Result};
 use git2::{Commit, Oid, Tree};
 use std::path::Path;
 
@@ -62,10 +62,7 @@ impl Repo {
         if dirty.is_empty() {
             return Ok(());
         }
-        Err(Error::Git(format!(
-            "uncommitted changes in the synced folder would be overwritten: {}; commit or discard them, or pass --force",
-            dirty.join(", ")
-        )))
+        Err(GitError::Dirty(dirty).into())
     }
 
     /// Moves `refname` from `from` to `to` (compare-and-swap) and, when it is checked out,
@@ -90,9 +87,11 @@ impl Repo {
         let mut tx = self.repo.transaction().map_err(|e| git(&wd, e))?;
         tx.lock_ref(refname).map_err(|e| ref_error(refname, &e))?;
         if self.repo.refname_to_id(refname).ok() != from {
-            return Err(Error::Git(format!(
-                "{refname} moved while clinv was committing; run the command again"
-            )));
+            return Err(GitError::Moved {
+                refname: refname.to_string(),
+                detail: None,
+            }
+            .into());
         }
         let checked_out = self.checked_out(refname);
         if checked_out {

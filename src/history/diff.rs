@@ -9,7 +9,9 @@
 //! The [`Report`] is the data every printer (text, JSON, Markdown, unified) renders; its
 //! JSON form is the versioned schema documented in the README.
 
-use crate::error::{Error, Result};
+#[cfg(test)]
+use crate::error::Error;
+use crate::error::{ArgumentError, Result};
 use crate::history::version::{self, Order};
 use crate::inventory::{Addon, ClusterInventory, DOMAIN_LABEL};
 use serde::Serialize;
@@ -525,13 +527,16 @@ impl Ignore {
     /// silently ignore nothing.
     ///
     /// # Errors
-    /// [`Error::Usage`] naming the first path that is malformed or names no field.
+    /// [`ArgumentError::Ignore`] naming the first path that is malformed or names no field.
     pub fn parse(paths: &[String]) -> Result<Ignore> {
         let mut patterns = Vec::with_capacity(paths.len());
         for text in paths {
             let p = parse_path(text)
                 .and_then(|p| check_shape(&p).map(|()| p))
-                .map_err(|why| Error::Usage(format!("--ignore '{text}': {why}")))?;
+                .map_err(|why| ArgumentError::Ignore {
+                    text: text.clone(),
+                    why: why.to_string(),
+                })?;
             patterns.push(p);
         }
         Ok(Ignore { patterns })
@@ -557,8 +562,23 @@ impl Ignore {
     }
 }
 
+/// Why an `--ignore` path is refused (its text is [`ArgumentError::Ignore`]'s `why`).
+#[derive(Debug, thiserror::Error)]
+enum PathError {
+    #[error("malformed path; {SYNTAX}")]
+    Malformed,
+    #[error("unclosed '[' in path")]
+    Unclosed,
+    #[error("'#{0}': the occurrence is a number from 1")]
+    Occurrence(String),
+    #[error("empty selector '[]'; use [*] for any")]
+    EmptySelector,
+    #[error("names no field of the inventory; {SYNTAX}")]
+    NoField,
+}
+
 /// `key(.key)*` where a key may be followed by `[selector]`.
-fn parse_path(text: &str) -> std::result::Result<Vec<PatSeg>, String> {
+fn parse_path(text: &str) -> std::result::Result<Vec<PatSeg>, PathError> {
     let mut segs = Vec::new();
     let mut rest = text;
     loop {
@@ -569,40 +589,36 @@ fn parse_path(text: &str) -> std::result::Result<Vec<PatSeg>, String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            return Err(format!("malformed path; {SYNTAX}"));
+            return Err(PathError::Malformed);
         }
         segs.push(PatSeg::Key(key.to_string()));
         rest = &rest[end..];
         if let Some(inner) = rest.strip_prefix('[') {
-            let close = inner
-                .find(']')
-                .ok_or_else(|| "unclosed '[' in path".to_string())?;
+            let close = inner.find(']').ok_or(PathError::Unclosed)?;
             segs.push(selector(&inner[..close])?);
             rest = &inner[close + 1..];
         }
         if rest.is_empty() {
             return Ok(segs);
         }
-        rest = rest
-            .strip_prefix('.')
-            .ok_or_else(|| format!("malformed path; {SYNTAX}"))?;
+        rest = rest.strip_prefix('.').ok_or(PathError::Malformed)?;
     }
 }
 
-fn selector(text: &str) -> std::result::Result<PatSeg, String> {
+fn selector(text: &str) -> std::result::Result<PatSeg, PathError> {
     let (name, occurrence) = match text.rsplit_once('#') {
         Some((name, n)) => {
             let k: usize = n
                 .parse()
                 .ok()
                 .filter(|k| *k >= 1)
-                .ok_or_else(|| format!("'#{n}': the occurrence is a number from 1"))?;
+                .ok_or_else(|| PathError::Occurrence(n.to_string()))?;
             (name, Some(k))
         }
         None => (text, None),
     };
     if name.is_empty() {
-        return Err("empty selector '[]'; use [*] for any".into());
+        return Err(PathError::EmptySelector);
     }
     Ok(PatSeg::Item {
         name: (name != "*").then(|| name.to_string()),
@@ -611,7 +627,7 @@ fn selector(text: &str) -> std::result::Result<PatSeg, String> {
 }
 
 /// Accepts only paths that name a part of the inventory.
-fn check_shape(p: &[PatSeg]) -> std::result::Result<(), String> {
+fn check_shape(p: &[PatSeg]) -> std::result::Result<(), PathError> {
     let key = |i: usize| match p.get(i) {
         Some(PatSeg::Key(k)) => Some(k.as_str()),
         _ => None,
@@ -630,11 +646,7 @@ fn check_shape(p: &[PatSeg]) -> std::result::Result<(), String> {
         }
         _ => false,
     };
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("names no field of the inventory; {SYNTAX}"))
-    }
+    if ok { Ok(()) } else { Err(PathError::NoField) }
 }
 
 #[cfg(test)]
@@ -1001,7 +1013,10 @@ mod tests {
             "metadata.annotations",
         ] {
             let err = Ignore::parse(&[bad.to_string()]).unwrap_err();
-            assert!(matches!(err, Error::Usage(_)), "{bad}: {err}");
+            assert!(
+                matches!(err, Error::Argument(ArgumentError::Ignore { .. })),
+                "{bad}: {err}"
+            );
             assert_eq!(err.exit_code(), crate::error::exit::USAGE);
         }
         for good in [

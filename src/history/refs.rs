@@ -15,7 +15,9 @@
 //! [`SnapshotRef`] is also what `snapshots show` and `commit --snapshot` take, so the
 //! store resolves one typed selector however it was written.
 
-use crate::error::{Error, Result};
+#[cfg(test)]
+use crate::error::Error;
+use crate::error::{ReferenceError, Result};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -99,13 +101,20 @@ impl fmt::Display for SnapshotRef {
 /// Parses a reference; `is_dir`/`exists` answer for the file system.
 ///
 /// # Errors
-/// [`Error::Usage`] (exit 2) for malformed `latest~N`, `@DATE` or `git:` syntax.
+/// [`ReferenceError::Malformed`] (exit 2) for malformed `latest~N`, `@DATE` or `git:`
+/// syntax.
 pub fn parse_ref(
     text: &str,
     is_dir: impl Fn(&Path) -> bool,
     exists: impl Fn(&Path) -> bool,
 ) -> Result<Ref> {
-    let usage = |why: &str| Err(Error::Usage(format!("invalid reference '{text}': {why}")));
+    let usage = |why: &str| {
+        Err(ReferenceError::Malformed {
+            text: text.to_string(),
+            why: why.to_string(),
+        }
+        .into())
+    };
     if text.is_empty() {
         return usage(
             "empty; expected a file, '-', 'cluster', latest[~N], @DATE, git:REV[:PATH] or a snapshot id",
@@ -221,7 +230,11 @@ mod tests {
             "git:main:",
         ] {
             let err = parse(bad).unwrap_err();
-            assert!(matches!(err, Error::Usage(_)), "{bad}: {err}");
+            assert!(
+                matches!(err, Error::Reference(ReferenceError::Malformed { .. })),
+                "{bad}: {err}"
+            );
+            assert_eq!(err.exit_code(), crate::error::exit::USAGE);
         }
     }
 

@@ -243,6 +243,14 @@ fn status_schema() -> JSONSchemaProps {
     )
 }
 
+/// The CRD as compact JSON, as the store records it.
+///
+/// # Errors
+/// [`crate::Error::Encode`] (not expected for this type).
+pub fn definition_json() -> crate::Result<String> {
+    serde_json::to_string(&definition()).map_err(|e| crate::Error::encode("the CRD", e))
+}
+
 /// The CRD, as applied and written by clinv.
 pub fn definition() -> CustomResourceDefinition {
     let root = object(

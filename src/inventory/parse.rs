@@ -7,6 +7,7 @@
 //! writes. Types are checked by hand so an error names the field (`spec.addons[2].chartVersion:
 //! expected a string`) instead of serde's position-less message.
 
+use crate::error::InventoryError;
 use crate::inventory::{Addon, ClusterInventory, InventorySpec, KIND, Metadata};
 use crate::project::bootstrap::Source;
 use serde_json::{Map, Value};
@@ -15,26 +16,28 @@ use std::collections::BTreeMap;
 /// The API group every inventory version belongs to.
 const GROUP: &str = "lok8s.dev";
 
+type Result<T> = std::result::Result<T, InventoryError>;
+
 /// Parses `text` (JSON when it starts with `{`, else YAML, possibly several documents)
 /// and returns the one `ClusterInventory` in it.
 ///
 /// # Errors
-/// A message without the file name: not JSON/YAML, no or several inventories, a field
-/// of the wrong type, a missing required field.
-pub fn inventory_from_text(text: &str) -> Result<ClusterInventory, String> {
+/// Without the file name (the caller names it): not JSON/YAML, no or several
+/// inventories, a field of the wrong type, a missing required field.
+pub fn inventory_from_text(text: &str) -> Result<ClusterInventory> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
-        return Err("empty file: expected a ClusterInventory object".into());
+        return Err(InventoryError::Empty);
     }
     let docs: Vec<Value> = if text.trim_start().starts_with('{') {
-        vec![serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?]
+        vec![serde_json::from_str(text).map_err(InventoryError::Json)?]
     } else {
         crate::yaml::Doc::documents(text)
             .map(|doc| {
-                let doc = doc.map_err(|e| format!("invalid YAML: {e}"))?;
+                let doc = doc.map_err(InventoryError::Yaml)?;
                 Ok(doc.root().map_or(Value::Null, |r| doc.to_value(r)))
             })
-            .collect::<Result<_, String>>()?
+            .collect::<Result<_>>()?
     };
     let mut found = Vec::new();
     let mut kinds = Vec::new();
@@ -43,16 +46,9 @@ pub fn inventory_from_text(text: &str) -> Result<ClusterInventory, String> {
     }
     match found.len() {
         1 => inventory_from_value(found.remove(0)),
-        0 if kinds.is_empty() => {
-            Err("no Kubernetes object found: expected a ClusterInventory".into())
-        }
-        0 => Err(format!(
-            "no ClusterInventory object (found kind {})",
-            kinds.join(", ")
-        )),
-        n => Err(format!(
-            "{n} ClusterInventory objects; expected exactly one"
-        )),
+        0 if kinds.is_empty() => Err(InventoryError::NoObject),
+        0 => Err(InventoryError::OtherKinds(kinds)),
+        n => Err(InventoryError::Several(n)),
     }
 }
 
@@ -81,18 +77,27 @@ fn collect(doc: Value, found: &mut Vec<Value>, kinds: &mut Vec<String>) {
 ///
 /// # Errors
 /// As [`inventory_from_text`].
-pub fn inventory_from_value(value: Value) -> Result<ClusterInventory, String> {
+pub fn inventory_from_value(value: Value) -> Result<ClusterInventory> {
     let Value::Object(obj) = value else {
-        return Err(format!("expected an object, found {}", type_name(&value)));
+        return Err(InventoryError::Field {
+            field: "object".into(),
+            problem: format!("expected an object, found {}", type_name(&value)),
+        });
     };
     let kind = string(&obj, "", "kind")?.unwrap_or_default();
     if kind != KIND {
-        return Err(format!("kind: expected {KIND}, found '{kind}'"));
+        return Err(field(
+            "",
+            "kind",
+            format!("expected {KIND}, found '{kind}'"),
+        ));
     }
     let api_version = required(&obj, "", "apiVersion")?;
     if api_version.split('/').next() != Some(GROUP) {
-        return Err(format!(
-            "apiVersion: expected {GROUP}/<version>, found '{api_version}'"
+        return Err(field(
+            "",
+            "apiVersion",
+            format!("expected {GROUP}/<version>, found '{api_version}'"),
         ));
     }
     let metadata = object(&obj, "", "metadata")?;
@@ -112,15 +117,15 @@ pub fn inventory_from_value(value: Value) -> Result<ClusterInventory, String> {
                 }
                 Value::Null => {}
                 other => {
-                    return Err(format!(
-                        "metadata.labels[{key}]: expected a string, found {}",
-                        type_name(other)
-                    ));
+                    return Err(InventoryError::Field {
+                        field: format!("metadata.labels[{key}]"),
+                        problem: format!("expected a string, found {}", type_name(other)),
+                    });
                 }
             }
         }
     }
-    let spec = object(&obj, "", "spec")?.ok_or("spec: required field is missing")?;
+    let spec = object(&obj, "", "spec")?.ok_or_else(|| missing("", "spec"))?;
     let p = "spec.";
     let addons = match spec.get("addons") {
         None | Some(Value::Null) => Vec::new(),
@@ -128,11 +133,12 @@ pub fn inventory_from_value(value: Value) -> Result<ClusterInventory, String> {
             .iter()
             .enumerate()
             .map(|(i, item)| addon(item, i))
-            .collect::<Result<_, _>>()?,
+            .collect::<Result<_>>()?,
         Some(other) => {
-            return Err(format!(
-                "spec.addons: expected a list, found {}",
-                type_name(other)
+            return Err(field(
+                "spec.",
+                "addons",
+                format!("expected a list, found {}", type_name(other)),
             ));
         }
     };
@@ -152,21 +158,23 @@ pub fn inventory_from_value(value: Value) -> Result<ClusterInventory, String> {
     })
 }
 
-fn addon(item: &Value, index: usize) -> Result<Addon, String> {
+fn addon(item: &Value, index: usize) -> Result<Addon> {
     let prefix = format!("spec.addons[{index}].");
     let Value::Object(a) = item else {
-        return Err(format!(
-            "spec.addons[{index}]: expected an object, found {}",
-            type_name(item)
-        ));
+        return Err(InventoryError::Field {
+            field: format!("spec.addons[{index}]"),
+            problem: format!("expected an object, found {}", type_name(item)),
+        });
     };
     let source = match string(a, &prefix, "source")?.as_deref() {
         None => None,
         Some("addon") => Some(Source::Addon),
         Some("target") => Some(Source::Target),
         Some(other) => {
-            return Err(format!(
-                "{prefix}source: expected addon or target, found '{other}'"
+            return Err(field(
+                &prefix,
+                "source",
+                format!("expected addon or target, found '{other}'"),
             ));
         }
     };
@@ -180,37 +188,53 @@ fn addon(item: &Value, index: usize) -> Result<Addon, String> {
 }
 
 /// An optional string field; `null` counts as absent.
-fn string(obj: &Map<String, Value>, prefix: &str, key: &str) -> Result<Option<String>, String> {
+fn string(obj: &Map<String, Value>, prefix: &str, key: &str) -> Result<Option<String>> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(format!(
-            "{prefix}{key}: expected a string, found {}{}",
-            type_name(other),
-            if other.is_number() {
-                " (quote versions in YAML: '1.20' is not 1.2)"
-            } else {
-                ""
-            }
+        Some(other) => Err(field(
+            prefix,
+            key,
+            format!(
+                "expected a string, found {}{}",
+                type_name(other),
+                if other.is_number() {
+                    " (quote versions in YAML: '1.20' is not 1.2)"
+                } else {
+                    ""
+                }
+            ),
         )),
     }
 }
 
-fn required(obj: &Map<String, Value>, prefix: &str, key: &str) -> Result<String, String> {
-    string(obj, prefix, key)?.ok_or_else(|| format!("{prefix}{key}: required field is missing"))
+fn required(obj: &Map<String, Value>, prefix: &str, key: &str) -> Result<String> {
+    string(obj, prefix, key)?.ok_or_else(|| missing(prefix, key))
+}
+
+fn field(prefix: &str, key: &str, problem: String) -> InventoryError {
+    InventoryError::Field {
+        field: format!("{prefix}{key}"),
+        problem,
+    }
+}
+
+fn missing(prefix: &str, key: &str) -> InventoryError {
+    field(prefix, key, "required field is missing".into())
 }
 
 fn object<'a>(
     obj: &'a Map<String, Value>,
     prefix: &str,
     key: &str,
-) -> Result<Option<&'a Map<String, Value>>, String> {
+) -> Result<Option<&'a Map<String, Value>>> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Object(m)) => Ok(Some(m)),
-        Some(other) => Err(format!(
-            "{prefix}{key}: expected an object, found {}",
-            type_name(other)
+        Some(other) => Err(field(
+            prefix,
+            key,
+            format!("expected an object, found {}", type_name(other)),
         )),
     }
 }
@@ -285,18 +309,20 @@ spec:
         assert!(inventory_from_text(&text).is_ok());
         let two = format!("{RENDERED}---\n{RENDERED}");
         assert_eq!(
-            inventory_from_text(&two).unwrap_err(),
+            inventory_from_text(&two).unwrap_err().to_string(),
             "2 ClusterInventory objects; expected exactly one"
         );
         assert_eq!(
-            inventory_from_text("kind: ConfigMap\n").unwrap_err(),
+            inventory_from_text("kind: ConfigMap\n")
+                .unwrap_err()
+                .to_string(),
             "no ClusterInventory object (found kind ConfigMap)"
         );
     }
 
     #[test]
     fn errors_name_the_field() {
-        let err = |t: &str| inventory_from_text(t).unwrap_err();
+        let err = |t: &str| crate::error::chain(&inventory_from_text(t).unwrap_err());
         assert_eq!(err(""), "empty file: expected a ClusterInventory object");
         assert!(err("{").starts_with("invalid JSON"));
         assert!(err("a: [").starts_with("invalid YAML"));

@@ -65,7 +65,7 @@ impl Pass {
                 observed,
             } => wrote_line(server, *updates, *observed),
             Pass::NotWritten { message, .. } => message.clone(),
-            Pass::IndexFailed(e) => e.to_string(),
+            Pass::IndexFailed(e) => crate::error::chain(e),
         }
     }
 
@@ -185,7 +185,8 @@ fn pass(cfg: &Config, rt: &tokio::runtime::Runtime) -> PassReport {
             }
             Err(e) => {
                 notices.push(Notice::warn(format!(
-                    "agent: {e} — availableUpdates is left as it is"
+                    "agent: {} — availableUpdates is left as it is",
+                    crate::error::chain(&e)
                 )));
                 None
             }
@@ -247,7 +248,8 @@ async fn write_status(
         Some(Ok(list)) => Some(list),
         Some(Err(e)) => {
             notices.push(Notice::warn(format!(
-                "agent: {e} — availableUpdates is left as it is"
+                "agent: {} — availableUpdates is left as it is",
+                crate::error::chain(&e)
             )));
             None
         }
@@ -383,6 +385,6 @@ mod tests {
             }
             .failed()
         );
-        assert!(Pass::IndexFailed(Error::Usage("x".into())).failed());
+        assert!(Pass::IndexFailed(Error::NoAuthor).failed());
     }
 }

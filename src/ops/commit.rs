@@ -2,7 +2,7 @@
 //! of the store, written into a GitOps repository (Flux / Argo CD), committed, optionally
 //! pushed, and the outcome recorded in the store.
 
-use crate::error::{Error, Result};
+use crate::error::{self, ArgumentError, Error, GitError, Result, SnapshotError};
 use crate::gitops::layout::{self, Destination, Element, FluxSource};
 use crate::gitops::{self, Committed, Folder, Repo};
 use crate::inventory::{ClusterInventory, Loaded, crd, render};
@@ -80,14 +80,16 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
     };
     let url = || -> Result<String> {
         match print.repo_url {
-            Some(u) if u.trim().is_empty() || u.chars().any(char::is_whitespace) => Err(
-                Error::Usage(format!("--repo-url '{u}': expected a repository URL")),
-            ),
+            Some(u) if u.trim().is_empty() || u.chars().any(char::is_whitespace) => {
+                Err(ArgumentError::RepoUrl(u.to_string()).into())
+            }
             Some(u) => Ok(crate::util::redact::url(u)),
             None => repo.remote_url(remote).ok_or_else(|| {
-                Error::Usage(format!(
-                    "{flag}: the repository has no remote '{remote}' to take its URL from; pass --repo-url URL (the URL Flux / Argo CD clone from)"
-                ))
+                ArgumentError::NoRemote {
+                    flag,
+                    remote: remote.to_string(),
+                }
+                .into()
             }),
         }
     };
@@ -136,17 +138,20 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
                 Destination::Name(n) => ("--argo-cluster-name", n),
             };
             if !value.contains("{domain}") {
-                return Err(Error::Usage(format!(
-                    "{flag} '{value}' with --all must contain {{domain}}: one destination for every domain would write each domain's ClusterInventory (a singleton) over the others"
-                )));
+                return Err(ArgumentError::NoDomainPlaceholder {
+                    flag,
+                    value: value.clone(),
+                }
+                .into());
             }
             let mut domains = repo.default_domains(&branch);
             domains.retain(|d| crate::project::is_valid_domain(d));
             if domains.is_empty() {
-                return Err(Error::Git(format!(
-                    "--print-argo --all: {branch} holds no domain folder ({}); commit one first",
-                    gitops::default_cr_path("<domain>")
-                )));
+                return Err(GitError::NoDomainFolder {
+                    branch,
+                    example: gitops::default_cr_path("<domain>"),
+                }
+                .into());
             }
             let elements: Vec<Element> = domains
                 .into_iter()
@@ -304,10 +309,11 @@ fn run_with(
                     .map(|d| Notice::warn(format!("snapshot store: {d} — skipped"))),
             );
             let Some((snap, inventory)) = picked.found else {
-                return Err(Error::Usage(format!(
-                    "--snapshot {reference}: the store has no snapshot of {}",
-                    store.domain
-                )));
+                return Err(SnapshotError::NotOfDomain {
+                    reference: reference.to_string(),
+                    domain: store.domain.clone(),
+                }
+                .into());
             };
             (snap, inventory, Origin::Stored)
         }
@@ -328,15 +334,16 @@ fn run_with(
                     return Ok(Done::DeployDomain { cluster_ref });
                 }
             };
-            let crd_json = serde_json::to_string(&crd::definition()).unwrap_or_default();
+            let crd_json = crd::definition_json()?;
             // Record first: the rendered inventory is in the store before Git is touched.
             let (snap, folded) = store
                 .record_or_fold_for_git(&built.inventory, &crd_json)
-                .map_err(|e| {
-                    Error::NotRecorded(format!(
-                        "the inventory of {} rendered for commit ({e}); nothing committed",
+                .map_err(|e| Error::NotRecorded {
+                    what: format!(
+                        "the inventory of {} rendered for commit; nothing committed",
                         store.domain
-                    ))
+                    ),
+                    source: Box::new(e),
                 })?;
             let inventory = if folded {
                 // The newest snapshot's inventory: the same object (its hash matched)
@@ -501,8 +508,11 @@ pub fn commit(
 /// The CRD as committed: the snapshot's CRD plus Argo CD's sync wave, so a first sync
 /// creates the kind before the object.
 fn crd_yaml(store: &DomainStore, snap: &SnapshotRecord) -> Result<String> {
-    let mut crd: Value = serde_json::from_str(&store.crd(snap)?)
-        .map_err(|e| Error::Damaged(format!("snapshot {}: CRD object: {e}", snap.id)))?;
+    let mut crd: Value =
+        serde_json::from_str(&store.crd(snap)?).map_err(|e| error::Damaged::Crd {
+            snapshot: snap.id.clone(),
+            why: e.to_string(),
+        })?;
     annotate(&mut crd, "argocd.argoproj.io/sync-wave", "-1");
     render::to_yaml(&crd)
 }

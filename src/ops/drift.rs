@@ -90,7 +90,7 @@ pub fn drift(req: &Scope<'_>, rendered_at: jiff::Timestamp) -> Result<Report> {
                     .map_err(|e| {
                         notices.push(Notice::warn(format!(
                             "the live object is not a ClusterInventory clinv can read: {}",
-                            crate::util::redact::escape_line(&e)
+                            crate::util::redact::escape_line(&crate::error::chain(&e))
                         )));
                     })
                     .ok();

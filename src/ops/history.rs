@@ -1,7 +1,9 @@
 //! The history of a domain, oldest first, from the snapshot store or from a GitOps
 //! repository's commits — the input of `log` and `report` — and the two views of it.
 
-use crate::error::{Error, Result};
+#[cfg(feature = "gitops")]
+use crate::error::GitError;
+use crate::error::{ArgumentError, Error, Result};
 use crate::history::audit::{self, Span, Step, Trail};
 use crate::history::diff::Ignore;
 use crate::inventory::ClusterInventory;
@@ -153,7 +155,7 @@ pub fn load_store(store: &DomainStore) -> Result<StoreSteps> {
                     continue;
                 }
                 Err(e) => {
-                    let e = e.to_string();
+                    let e = crate::error::chain(&e);
                     failed.insert(key, e.clone());
                     e
                 }
@@ -179,7 +181,7 @@ impl StoreSteps {
     /// `addon`: each passed to `emit` as soon as it is made. Returns how many there were.
     ///
     /// # Errors
-    /// [`Error::Usage`] for a bad `since`/`until` (before anything is emitted); what
+    /// [`ArgumentError::Time`] for a bad `since`/`until` (before anything is emitted); what
     /// `emit` returns.
     pub fn entries(
         &self,
@@ -237,11 +239,8 @@ impl StoreSteps {
 fn bounds(query: &Query<'_>) -> Result<(Option<jiff::Timestamp>, Option<jiff::Timestamp>)> {
     let bound = |t: Option<&str>, end: bool| {
         t.map(|t| {
-            audit::parse_query_bound(t, end, query.now).ok_or_else(|| {
-                Error::Usage(format!(
-                    "'{t}' is not a date (YYYY-MM-DD), an RFC 3339 time, today, yesterday or a time ago (30m, 12h, 2d, 1w)"
-                ))
-            })
+            audit::parse_query_bound(t, end, query.now)
+                .ok_or_else(|| Error::from(ArgumentError::Time(t.to_string())))
         })
         .transpose()
     };
@@ -258,17 +257,19 @@ fn from_repo(_repo: &Path, _rev: &str, _domain: &str) -> Result<Vec<Point>> {
 #[cfg(feature = "gitops")]
 fn from_repo(repo: &Path, rev: &str, domain: &str) -> Result<Vec<Point>> {
     let path = &crate::gitops::default_cr_path(domain);
-    let versions = crate::gitops::history::file_history(repo, rev, path)
-        .map_err(|e| Error::Git(format!("{}: {e}", repo.display())))?;
+    let versions =
+        crate::gitops::history::file_history(repo, rev, path).map_err(|e| GitError::InRepo {
+            repo: repo.display().to_string(),
+            source: Box::new(e),
+        })?;
     let mut out = Vec::with_capacity(versions.len());
     for (n, v) in versions.into_iter().enumerate() {
-        let text = String::from_utf8(v.content)
-            .map_err(|_| Error::Git(format!("{path} at {} is not UTF-8", v.commit)))?;
+        let text = String::from_utf8(v.content).map_err(|_| GitError::FileNotUtf8 {
+            path: path.to_string(),
+            commit: v.commit.clone(),
+        })?;
         let inventory = crate::inventory::parse::inventory_from_text(&text).map_err(|m| {
-            Error::InvalidFile {
-                path: format!("{}:{}:{path}", repo.display(), &v.commit[..12]).into(),
-                message: m,
-            }
+            Error::inventory(format!("{}:{}:{path}", repo.display(), &v.commit[..12]), m)
         })?;
         out.push(Point {
             id: v.commit[..12].to_string(),
@@ -310,7 +311,7 @@ pub enum Log {
 /// The audit trail of `points`, or one addon's timeline.
 ///
 /// # Errors
-/// [`Error::Usage`] for a `since`/`until` that is not a date or RFC 3339 time.
+/// [`ArgumentError::Time`] for a `since`/`until` that is not a date or RFC 3339 time.
 pub fn log(points: &[Point], query: &Query<'_>) -> Result<Log> {
     let (since, until) = bounds(query)?;
     let steps: Vec<Step> = points.iter().map(Point::step).collect();
@@ -380,6 +381,7 @@ mod tests {
                         rc
                     }
                     Err(e) => {
+                        let e = crate::error::chain(&e);
                         skipped.push(format!("snapshot {}: {e}", snap.record.id));
                         continue;
                     }
@@ -498,7 +500,7 @@ mod tests {
         };
         assert!(matches!(
             steps.entries(&bad, |_| Ok(())),
-            Err(Error::Usage(_))
+            Err(Error::Argument(ArgumentError::Time(_)))
         ));
     }
 }

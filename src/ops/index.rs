@@ -36,8 +36,9 @@ pub fn generate(
             Ok(found) => found,
             Err(message) => {
                 git_unreadable = Some(format!(
-                    "cannot read the git history of {} ({message})",
-                    addons_dir.display()
+                    "cannot read the git history of {} ({})",
+                    addons_dir.display(),
+                    crate::error::chain(&message)
                 ));
                 None
             }
@@ -55,13 +56,17 @@ pub fn generate(
 
 /// The committer time and id of the last commit touching `dir`.
 #[cfg(feature = "gitops")]
-fn last_change(dir: &std::path::Path) -> std::result::Result<Option<(i64, String)>, String> {
+fn last_change(
+    dir: &std::path::Path,
+) -> std::result::Result<Option<(i64, String)>, crate::error::GitError> {
     crate::gitops::history::last_change(dir)
         .map(|found| found.map(|c| (c.committer_time, c.commit)))
 }
 
 /// Without git support the index is dated by SOURCE_DATE_EPOCH or the current time.
 #[cfg(not(feature = "gitops"))]
-fn last_change(_dir: &std::path::Path) -> std::result::Result<Option<(i64, String)>, String> {
+fn last_change(
+    _dir: &std::path::Path,
+) -> std::result::Result<Option<(i64, String)>, crate::error::GitError> {
     Ok(None)
 }

@@ -6,7 +6,7 @@
 use crate::cluster::access::Access;
 use crate::cluster::{Applied, Failure, Options, Step};
 use crate::delivery::{self, Delivered, Mark, Reason, Target};
-use crate::error::{Error, Result};
+use crate::error::{ArgumentError, Error, Result, chain};
 use crate::inventory::{self, Built, Loaded, Warning, crd, render};
 use crate::project::Project;
 use crate::store::{DomainStore, SnapshotRecord, State, StateRecord, TargetRecord, now_millis};
@@ -44,8 +44,8 @@ pub enum Published {
 }
 
 /// Why the store could not record the inventory (kept for the final verdict).
-#[derive(Debug, Clone)]
-pub struct NotRecorded(pub String);
+#[derive(Debug)]
+pub struct NotRecorded(pub Error);
 
 /// Why an inventory did not reach the cluster, and what was kept for later.
 #[derive(Debug, Clone)]
@@ -100,7 +100,7 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
             });
         }
         Err(err) => {
-            notices.push(Notice::error(err.to_string()));
+            notices.push(Notice::error(chain(&err)));
             let message = format!(
                 "inventory: failed to build the ClusterInventory for {} — skipping publish",
                 req.domain
@@ -133,7 +133,11 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
     if let Err(f) = &connected
         && f.usage
     {
-        return Err(Error::Usage(format!("inventory: {}", f.detail)));
+        return Err(ArgumentError::Kubeconfig {
+            scope: "inventory".into(),
+            detail: f.detail.clone(),
+        }
+        .into());
     }
     let target = connected.as_ref().ok().map(|c| c.target.clone());
     // The lock is taken for the record only (never across the apply below).
@@ -259,8 +263,8 @@ fn record(
     built: &Built,
     target: Option<&Target>,
     notices: &mut Vec<Notice>,
-) -> std::result::Result<SnapshotRecord, String> {
-    let crd_json = serde_json::to_string(&crd::definition()).unwrap_or_default();
+) -> Result<SnapshotRecord> {
+    let crd_json = crd::definition_json()?;
     match store.record_or_fold(&built.inventory, &crd_json, target) {
         Ok((snap, folded)) => {
             notices.push(if folded {
@@ -279,9 +283,10 @@ fn record(
         }
         Err(e) => {
             notices.push(Notice::warn(format!(
-                "inventory: could not record a snapshot: {e}"
+                "inventory: could not record a snapshot: {}",
+                chain(&e)
             )));
-            Err(e.to_string())
+            Err(e)
         }
     }
 }
@@ -292,17 +297,18 @@ fn mark_applied(
     snap: &SnapshotRecord,
     target: Option<TargetRecord>,
     notices: &mut Vec<Notice>,
-) -> std::result::Result<Vec<String>, String> {
+) -> Result<Vec<String>> {
     // Lock, re-read, mark: only what was recorded before this snapshot (in the order)
     // is superseded; a snapshot queued meanwhile by another process stays pending.
     let lock = match store.lock("publish", crate::store::LOCK_TIMEOUT) {
         Ok(l) => l,
         Err(e) => {
             notices.push(Notice::warn(format!(
-                "snapshot {}: applied, but the store could not record it: {e}",
-                snap.id
+                "snapshot {}: applied, but the store could not record it: {}",
+                snap.id,
+                chain(&e)
             )));
-            return Err(e.to_string());
+            return Err(e);
         }
     };
     let older: Vec<String> = store
@@ -333,10 +339,11 @@ fn mark_applied(
     drop(lock);
     if let Err(e) = appended {
         notices.push(Notice::warn(format!(
-            "snapshot {}: applied, but the store could not record it: {e}",
-            snap.id
+            "snapshot {}: applied, but the store could not record it: {}",
+            snap.id,
+            chain(&e)
         )));
-        return Err(e.to_string());
+        return Err(e);
     }
     Ok(older)
 }
@@ -373,8 +380,9 @@ fn not_applied(
         .set_states(&[state_record(&mark, &now_millis(), target)])
     {
         notices.push(Notice::debug(format!(
-            "snapshot {}: could not record why it is pending: {e}",
-            snap.id
+            "snapshot {}: could not record why it is pending: {}",
+            snap.id,
+            chain(&e)
         )));
     }
     if delivery::stays_queued(f.reason) {

@@ -8,7 +8,7 @@
 
 use crate::cluster::Options;
 use crate::cluster::access::{self, Access};
-use crate::error::{Error, Result};
+use crate::error::{Error, ReferenceError, Result};
 use crate::history::diff::{self, Ignore, Report};
 use crate::history::refs::{Ref, SnapshotRef, parse_ref};
 use crate::inventory::{ClusterInventory, parse};
@@ -110,9 +110,7 @@ impl<'a> RefContext<'a> {
 /// The live object, read with the same kubeconfig rules as `clinv status`.
 fn live(cx: &RefContext) -> Result<ClusterInventory> {
     let Some((access, opts)) = cx.cluster else {
-        return Err(Error::Reference(
-            "cluster: this command cannot read a cluster".into(),
-        ));
+        return Err(ReferenceError::ClusterNotHere.into());
     };
     let project = cx.project();
     let domain = match project {
@@ -122,21 +120,13 @@ fn live(cx: &RefContext) -> Result<ClusterInventory> {
     let read = access::read_live(access, domain.as_ref().map(|(p, d)| (*p, d.as_str())), opts)?;
     if read.choice.is_none() {
         let detail = read.result.err().map(|f| f.detail).unwrap_or_default();
-        return Err(Error::Reference(format!("cluster: {detail}")));
+        return Err(ReferenceError::ClusterUnreachable(detail).into());
     }
     match read.result.map(|found| found.object) {
-        Ok(Some(value)) => parse::inventory_from_value(value).map_err(|m| {
-            Error::Reference(format!(
-                "cluster: the live ClusterInventory is not readable: {m}"
-            ))
-        }),
-        Ok(None) => Err(Error::Reference(
-            "cluster: the cluster has no ClusterInventory 'cluster'".into(),
-        )),
-        Err(f) => Err(Error::Reference(format!(
-            "cluster: cannot read the ClusterInventory: {}: {}",
-            f.reason, f.detail
-        ))),
+        Ok(Some(value)) => parse::inventory_from_value(value)
+            .map_err(|m| ReferenceError::ClusterUnreadable(m).into()),
+        Ok(None) => Err(ReferenceError::ClusterMissing.into()),
+        Err(f) => Err(ReferenceError::ClusterFailed(format!("{}: {}", f.reason, f.detail)).into()),
     }
 }
 
@@ -205,7 +195,7 @@ pub fn compare(cx: &RefContext, from: &str, to: &str, ignore: &Ignore) -> Result
 /// reported before the first one reaches a cluster, and stdin is named at most once.
 ///
 /// # Errors
-/// As [`parse_ref`]; [`Error::Usage`] when `-` appears twice.
+/// As [`parse_ref`]; [`ReferenceError::StdinTwice`] when `-` appears twice.
 pub fn check_refs(texts: &[&str]) -> Result<()> {
     let mut stdin = 0;
     for text in texts {
@@ -214,7 +204,7 @@ pub fn check_refs(texts: &[&str]) -> Result<()> {
         }
     }
     if stdin > 1 {
-        return Err(Error::Usage("'-' (stdin) can be used only once".into()));
+        return Err(ReferenceError::StdinTwice.into());
     }
     Ok(())
 }
@@ -222,7 +212,7 @@ pub fn check_refs(texts: &[&str]) -> Result<()> {
 /// Parses and reads a reference.
 ///
 /// # Errors
-/// Malformed syntax ([`Error::Usage`]); an unreadable or invalid file
+/// Malformed syntax ([`ReferenceError::Malformed`]); an unreadable or invalid file
 /// ([`Error::Io`], [`Error::InvalidFile`]); an unreachable cluster or a reference this
 /// build cannot resolve ([`Error::Reference`]).
 pub fn resolve_ref(cx: &RefContext, text: &str) -> Result<Resolved> {
@@ -245,12 +235,11 @@ pub fn resolve_ref(cx: &RefContext, text: &str) -> Result<Resolved> {
 }
 
 fn decode(path: &Path, bytes: Vec<u8>) -> Result<ClusterInventory> {
-    let invalid = |message: String| Error::InvalidFile {
+    let text = String::from_utf8(bytes).map_err(|_| Error::InvalidFile {
         path: path.to_path_buf(),
-        message,
-    };
-    let text = String::from_utf8(bytes).map_err(|_| invalid("not valid UTF-8".into()))?;
-    parse::inventory_from_text(&text).map_err(invalid)
+        message: "not valid UTF-8".into(),
+    })?;
+    parse::inventory_from_text(&text).map_err(|e| Error::inventory(path.display().to_string(), e))
 }
 
 fn file(path: &Path) -> Result<ClusterInventory> {
@@ -260,7 +249,7 @@ fn file(path: &Path) -> Result<ClusterInventory> {
 
 fn stdin(cx: &RefContext) -> Result<ClusterInventory> {
     if cx.stdin_used.replace(true) {
-        return Err(Error::Usage("'-' (stdin) can be used only once".into()));
+        return Err(ReferenceError::StdinTwice.into());
     }
     let mut bytes = Vec::new();
     std::io::stdin()
@@ -284,9 +273,7 @@ fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<(ClusterInve
         (Some(dir), _) => Store::at(dir),
         (None, Some(p)) => Store::of_project(None, p),
         (None, None) => {
-            return Err(Error::Reference(format!(
-                "'{text}' names a snapshot, but there is no snapshot store here: pass --snapshots DIR (or --root of a lok8s project)"
-            )));
+            return Err(ReferenceError::NoStore(text.to_string()).into());
         }
     };
     let domain = cx.select(project, Some(&store))?;
@@ -330,22 +317,25 @@ fn git(
 ) -> Result<(ClusterInventory, Origin)> {
     let repo = cx
         .repo
-        .ok_or_else(|| Error::Usage(format!("'{text}' is a git reference: pass --repo DIR")))?;
+        .ok_or_else(|| ReferenceError::NeedsRepo(text.to_string()))?;
     let default;
     let path = match path {
         Some(p) => p,
         None => {
-            let project = cx.project().ok_or_else(|| {
-                Error::Usage(format!(
-                    "'{text}': give the path (git:REV:PATH) or a project"
-                ))
-            })?;
+            let project = cx
+                .project()
+                .ok_or_else(|| ReferenceError::NeedsPath(text.to_string()))?;
             default = crate::gitops::default_cr_path(&cx.domain_of(project)?);
             &default
         }
     };
-    let (bytes, commit) = crate::gitops::history::file_at_commit(repo, rev, path)
-        .map_err(|e| Error::Reference(format!("'{text}': {e}")))?;
+    let (bytes, commit) =
+        crate::gitops::history::file_at_commit(repo, rev, path).map_err(|source| {
+            ReferenceError::Git {
+                text: text.to_string(),
+                source,
+            }
+        })?;
     let inventory = decode(
         &std::path::PathBuf::from(format!("{}:{rev}:{path}", repo.display())),
         bytes,

@@ -14,7 +14,7 @@ use super::publish::{Verb, failure_message, state_record};
 use crate::cluster::access::{self, Access};
 use crate::cluster::{Delivery, Failure, Options};
 use crate::delivery::{self, Delivered, Reason};
-use crate::error::{Error, Result};
+use crate::error::{ArgumentError, Result};
 use crate::project::Project;
 use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, Store, now_millis};
 use crate::util::notice::Notice;
@@ -122,8 +122,9 @@ fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) 
                 break;
             }
             Err(e) => notices.push(Notice::warn(format!(
-                "snapshot {}: {e} — skipped",
-                snap.record.id
+                "snapshot {}: {} — skipped",
+                snap.record.id,
+                crate::error::chain(&e)
             ))),
         }
     }
@@ -236,7 +237,13 @@ fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) 
         });
     let (delivery, server) = match result {
         Ok(r) => r,
-        Err(f) if f.usage => return Err(Error::Usage(format!("{domain}: {}", f.detail))),
+        Err(f) if f.usage => {
+            return Err(ArgumentError::Kubeconfig {
+                scope: domain.to_string(),
+                detail: f.detail,
+            }
+            .into());
+        }
         Err(f) if !delivery::stays_queued(f.reason) => {
             // No replay can deliver it (a GitOps controller owns the live object): the
             // snapshot leaves the queue with the reason; `clinv commit` is the channel.
@@ -360,19 +367,13 @@ pub struct DomainReport {
 /// in the order of `domains`.
 ///
 /// # Errors
-/// [`Error::Usage`]: an explicit kubeconfig or context for several domains. A domain's
-/// own failure (its store) is in its report.
+/// None of its own (the caller refuses an explicit kubeconfig or context for several
+/// domains); a domain's own failure (its store) is in its report.
 pub fn replay_all(
     req: &Request<'_>,
     store: &Store,
     domains: &[String],
 ) -> Result<Vec<DomainReport>> {
-    if domains.len() > 1 && (req.access.kubeconfig.is_some() || req.access.context.is_some()) {
-        return Err(Error::Usage(format!(
-            "--kubeconfig/--context name one cluster, but --all replays {} domains: each domain is delivered to its own cluster (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); use --domain D with an explicit kubeconfig",
-            domains.len()
-        )));
-    }
     // Kept back for recording the outcomes and ending: a tenth of the budget, 100 ms
     // to 2 s.
     let reserve = (req.opts.deadline / 10).clamp(RESERVE, Duration::from_secs(2));

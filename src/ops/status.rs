@@ -5,7 +5,7 @@
 use super::Scope;
 use crate::cluster::access;
 use crate::delivery::Reason;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::util::notice::Notice;
 use crate::util::redact::escape_line;
 use serde_json::Value;
@@ -99,7 +99,8 @@ pub fn status(req: &Scope<'_>) -> Result<Report> {
                 Ok(journal) => Some(Delivery::of(&journal)),
                 Err(e) => {
                     notices.push(Notice::warn(format!(
-                        "status: no queue or last-applied time: {e}"
+                        "status: no queue or last-applied time: {}",
+                        crate::error::chain(&e)
                     )));
                     None
                 }
@@ -130,7 +131,8 @@ pub fn status(req: &Scope<'_>) -> Result<Report> {
             id: snap.record.id.clone(),
             at: snap.record.at.clone(),
             why: f.reason.to_string(),
-            inventory: serde_json::to_value(&inventory).unwrap_or_default(),
+            inventory: serde_json::to_value(&inventory)
+                .map_err(|e| Error::encode("the inventory", e))?,
         };
         return Ok(Report {
             shown,

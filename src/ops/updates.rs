@@ -146,7 +146,10 @@ fn newest_snapshot(store: &DomainStore, notices: &mut Vec<Notice>) -> Option<Com
     let journal = match store.read() {
         Ok(j) => j,
         Err(e) => {
-            notices.push(Notice::warn(format!("snapshots: {e}")));
+            notices.push(Notice::warn(format!(
+                "snapshots: {}",
+                crate::error::chain(&e)
+            )));
             return None;
         }
     };
@@ -162,8 +165,9 @@ fn newest_snapshot(store: &DomainStore, notices: &mut Vec<Notice>) -> Option<Com
         }),
         Err(e) => {
             notices.push(Notice::warn(format!(
-                "snapshot {}: {e} — not used",
-                snap.record.id
+                "snapshot {}: {} — not used",
+                snap.record.id,
+                crate::error::chain(&e)
             )));
             None
         }
@@ -202,7 +206,7 @@ fn live(
             source: Source::Live { server },
         }))),
         Err(e) => {
-            notices.push(Notice::warn(e.to_string()));
+            notices.push(Notice::warn(crate::error::chain(&e)));
             Ok(Ok(None))
         }
     }

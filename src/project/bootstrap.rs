@@ -61,7 +61,33 @@ pub struct Context<'a> {
 
 /// Whether each value file merges, so a file named by many entries (or many times in one
 /// `valueFiles:` list) is read and parsed once, not once per mention.
-pub type ValueFiles = std::cell::RefCell<std::collections::HashMap<PathBuf, Result<(), String>>>;
+pub type ValueFiles =
+    std::cell::RefCell<std::collections::HashMap<PathBuf, Result<(), MergeProblem>>>;
+
+/// Why a values file does not merge, naming the file and never its content.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeProblem {
+    #[error("{} is larger than {} MiB", .0.display(), MAX_INPUT_BYTES >> 20)]
+    TooLarge(PathBuf),
+    #[error("{} cannot be read ({kind})", .path.display())]
+    Unreadable {
+        path: PathBuf,
+        kind: std::io::ErrorKind,
+    },
+    #[error("the inline values: are not a map")]
+    InlineNotAMap,
+    #[error("{} is not UTF-8 text", .0.display())]
+    NotUtf8(PathBuf),
+    #[error("{}: the top level is not a map", .0.display())]
+    NotAMap(PathBuf),
+    #[error("{} is too large to check ({message})", .path.display())]
+    TooManyNodes { path: PathBuf, message: String },
+    #[error("{} is not valid YAML (line {}, column {})", .path.display(), .pos.line, .pos.col)]
+    InvalidYaml {
+        path: PathBuf,
+        pos: crate::error::Pos,
+    },
+}
 
 /// Why an entry was rejected. `Display` gives lok8s's exact message; some of those
 /// messages carry user values, so only [`Rejection::key`] is ever shown to users.
@@ -117,7 +143,7 @@ pub enum EntryError {
         key: String,
         paths: Vec<PathBuf>,
         /// Why, without any value: which file and what about it (`-v` and warnings).
-        why: String,
+        why: MergeProblem,
     },
     EnvType {
         key: String,
@@ -502,7 +528,7 @@ fn check_value_files(
         paths.push(path);
     }
     let why = if values.is_some_and(|v| !is_map_or_null(doc, v)) {
-        Some("the inline values: are not a map".to_string())
+        Some(MergeProblem::InlineNotAMap)
     } else {
         paths.iter().find_map(|p| merges_once(ctx, p).err())
     };
@@ -517,7 +543,7 @@ fn check_value_files(
 }
 
 /// [`merges`], remembered per path in `ctx`.
-fn merges_once(ctx: Context<'_>, path: &Path) -> Result<(), String> {
+fn merges_once(ctx: Context<'_>, path: &Path) -> Result<(), MergeProblem> {
     if let Some(known) = ctx.checked.borrow().get(path) {
         return known.clone();
     }
@@ -530,24 +556,30 @@ fn merges_once(ctx: Context<'_>, path: &Path) -> Result<(), String> {
 
 /// A values file merges when it parses as YAML and its top level is a map (or empty);
 /// otherwise why not, naming the file and never its content.
-fn merges(path: &Path) -> Result<(), String> {
-    let shown = path.display();
+fn merges(path: &Path) -> Result<(), MergeProblem> {
+    let owned = || path.to_path_buf();
     let bytes = files::read_bounded(path, MAX_INPUT_BYTES).map_err(|e| {
         if e.kind() == std::io::ErrorKind::InvalidData {
-            format!("{shown} is larger than {} MiB", MAX_INPUT_BYTES >> 20)
+            MergeProblem::TooLarge(owned())
         } else {
-            format!("{shown} cannot be read ({})", e.kind())
+            MergeProblem::Unreadable {
+                path: owned(),
+                kind: e.kind(),
+            }
         }
     })?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("{shown} is not UTF-8 text"))?;
+    let text = String::from_utf8(bytes).map_err(|_| MergeProblem::NotUtf8(owned()))?;
     match Doc::parse(&text) {
         Ok(doc) if doc.root().is_none_or(|r| is_map_or_null(&doc, r)) => Ok(()),
-        Ok(_) => Err(format!("{shown}: the top level is not a map")),
-        Err(e) if e.too_large => Err(format!("{shown} is too large to check ({})", e.message)),
-        Err(e) => Err(format!(
-            "{shown} is not valid YAML (line {}, column {})",
-            e.pos.line, e.pos.col
-        )),
+        Ok(_) => Err(MergeProblem::NotAMap(owned())),
+        Err(e) if e.too_large => Err(MergeProblem::TooManyNodes {
+            path: owned(),
+            message: e.message,
+        }),
+        Err(e) => Err(MergeProblem::InvalidYaml {
+            path: owned(),
+            pos: e.pos,
+        }),
     }
 }
 

@@ -12,7 +12,7 @@
 //! which one and why.
 
 use super::{DomainKind, Project, checked};
-use crate::error::{Error, Result};
+use crate::error::{DomainError, Result, UnknownIn};
 use std::path::Path;
 
 /// What selected the domain.
@@ -93,11 +93,11 @@ pub fn select(
         } else if let [only] = store_domains {
             (only.clone(), Origin::OnlyInStore)
         } else {
-            return Err(Error::Domain(nothing_selected(known)));
+            return Err(nothing_selected(known).into());
         }
     };
     if !in_project(&domain) && !in_store(&domain) {
-        return Err(Error::Domain(unknown(known, &domain, origin)));
+        return Err(unknown(known, &domain, origin).into());
     }
     let note = match (known.store, origin) {
         (Some((domains, _)), Origin::Env | Origin::Active | Origin::Default)
@@ -133,59 +133,40 @@ fn list<'a>(names: impl Iterator<Item = &'a String>) -> String {
     names.map(String::as_str).collect::<Vec<_>>().join(", ")
 }
 
-fn known_line(all: &[String]) -> String {
-    if all.is_empty() {
-        "no domain is known here (no clusters/<domain>/ in a project, no snapshots in the store)"
-            .to_string()
-    } else {
-        format!("known domains: {}", list(all.iter()))
-    }
-}
-
-fn nothing_selected(known: Known<'_>) -> String {
-    let all = known_domains(known);
-    let why = match (known.project, known.store) {
-        (Some(_), _) => {
+fn nothing_selected(known: Known<'_>) -> DomainError {
+    let why = match known.project {
+        Some(_) => {
             "no --domain, no DOMAIN_NAME, no clusters/.active, and no clusters/lok8s.dev (lok8s's default)"
         }
-        (None, _) => {
+        None => {
             "no --domain, no DOMAIN_NAME, no lok8s project for clusters/.active, and the store does not hold exactly one domain"
         }
     };
-    format!(
-        "no domain selected: {why}\n{} — pass --domain D",
-        known_line(&all)
-    )
+    DomainError::NoneSelected {
+        why,
+        known: known_domains(known),
+    }
 }
 
-fn unknown(known: Known<'_>, domain: &str, origin: Origin) -> String {
+fn unknown(known: Known<'_>, domain: &str, origin: Origin) -> DomainError {
     let all = known_domains(known);
-    let mut head = match (known.project, known.store) {
-        // A project command: lok8s's own message first.
-        (Some(p), None) => format!(
-            "inventory: cluster spec not found: {}",
-            p.domain_dir(domain).join("cluster.lok8s.yaml").display()
-        ),
-        (_, Some((_, store))) => format!(
-            "unknown domain '{domain}': no snapshots of it in {}{}",
-            store.display(),
-            if known.project.is_some() {
-                format!(" and no clusters/{domain}/ in the project")
-            } else {
-                String::new()
-            }
-        ),
-        (None, None) => format!("unknown domain '{domain}'"),
+    let place = match (known.project, known.store) {
+        (Some(p), None) => UnknownIn::Project {
+            spec: p.domain_dir(domain).join("cluster.lok8s.yaml"),
+        },
+        (_, Some((_, store))) => UnknownIn::Store {
+            store: store.to_path_buf(),
+            project: known.project.is_some(),
+        },
+        (None, None) => UnknownIn::Nowhere,
     };
-    if origin != Origin::Flag {
-        head.push_str(&format!(" (selected by {})", origin.describe()));
+    DomainError::Unknown {
+        domain: domain.to_string(),
+        place,
+        origin: (origin != Origin::Flag).then(|| origin.describe()),
+        suggestion: suggest(domain, &all).map(str::to_string),
+        known: all,
     }
-    let mut hint = String::new();
-    if let Some(best) = suggest(domain, &all) {
-        hint.push_str(&format!("did you mean '{best}'? "));
-    }
-    hint.push_str(&known_line(&all));
-    format!("{head}\n{hint}")
 }
 
 /// The known name closest to `wanted`, when it is close (an edit distance of at most a
@@ -273,16 +254,18 @@ mod tests {
             project: Some(&p),
             store: None,
         };
-        let Err(Error::Domain(m)) = select(known, None, None, &mut notes) else {
+        let Err(crate::Error::Domain(m)) = select(known, None, None, &mut notes) else {
             panic!()
         };
+        let m = m.to_string();
         assert_eq!(
             m,
             "no domain selected: no --domain, no DOMAIN_NAME, no clusters/.active, and no clusters/lok8s.dev (lok8s's default)\nknown domains: a.dev, b.dev — pass --domain D"
         );
-        let Err(Error::Domain(m)) = select(known, Some("a.dve"), None, &mut notes) else {
+        let Err(crate::Error::Domain(m)) = select(known, Some("a.dve"), None, &mut notes) else {
             panic!()
         };
+        let m = m.to_string();
         assert!(
             m.ends_with("\ndid you mean 'a.dev'? known domains: a.dev, b.dev"),
             "{m}"
@@ -309,9 +292,10 @@ mod tests {
             project: None,
             store: Some((&two, store)),
         };
-        let Err(Error::Domain(m)) = select(known, None, None, &mut notes) else {
+        let Err(crate::Error::Domain(m)) = select(known, None, None, &mut notes) else {
             panic!()
         };
+        let m = m.to_string();
         assert!(m.contains("known domains: x.dev, y.dev"), "{m}");
         let s = select(known, None, Some("y.dev"), &mut notes).unwrap();
         assert_eq!(
@@ -320,9 +304,10 @@ mod tests {
                 "domain y.dev (from DOMAIN_NAME); the store also holds x.dev — pass --domain to choose"
             )
         );
-        let Err(Error::Domain(m)) = select(known, Some("y.dve"), None, &mut notes) else {
+        let Err(crate::Error::Domain(m)) = select(known, Some("y.dve"), None, &mut notes) else {
             panic!()
         };
+        let m = m.to_string();
         assert_eq!(
             m,
             "unknown domain 'y.dve': no snapshots of it in /s\ndid you mean 'y.dev'? known domains: x.dev, y.dev"

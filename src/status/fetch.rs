@@ -6,7 +6,7 @@
 //! later failed fetch can still compare. A fetch failure falls back to the cache with a
 //! warning. URLs in messages are shown without credentials or query.
 
-use crate::error::{Error, Result};
+use crate::error::{ArgumentError, Error, Result};
 use crate::status::index::{self, AddonIndex, MAX_INDEX_BYTES};
 use crate::util::files;
 use sha2::{Digest, Sha256};
@@ -25,17 +25,14 @@ impl IndexRef {
     /// not be tampered with in transit); anything else is a file path.
     ///
     /// # Errors
-    /// [`Error::Usage`] for a plain-HTTP or otherwise non-HTTPS URL.
+    /// [`ArgumentError::IndexUrl`] for a plain-HTTP or otherwise non-HTTPS URL.
     pub fn parse(text: &str) -> Result<IndexRef> {
         let lower = text.to_ascii_lowercase();
         if lower.starts_with("https://") {
             return Ok(IndexRef::Url(text.to_string()));
         }
         if lower.starts_with("http://") || (lower.contains("://") && !text.starts_with('/')) {
-            return Err(Error::Usage(format!(
-                "--index: only https:// URLs or file paths are accepted (got {})",
-                display_url(text)
-            )));
+            return Err(ArgumentError::IndexUrl(display_url(text)).into());
         }
         Ok(IndexRef::File(PathBuf::from(text)))
     }
@@ -146,7 +143,8 @@ fn load_url(url: &str, opts: &Options) -> Result<Loaded> {
             match cached {
                 Some((index, path)) => {
                     warnings.push(format!(
-                        "index: {err} — using the cached copy ({})",
+                        "index: {} — using the cached copy ({})",
+                        crate::error::chain(&err),
                         path.display()
                     ));
                     Ok(Loaded {

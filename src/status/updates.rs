@@ -16,7 +16,7 @@
 //!   253 and versions to 64 characters (the CRD's `maxLength`), character-safe; entries
 //!   with an empty name are dropped.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, InventoryError, Result};
 use crate::history::version::{self, Order};
 use crate::inventory::ClusterInventory;
 use crate::status::index::{self, AddonIndex};
@@ -72,50 +72,52 @@ pub fn from_inventory(inv: &ClusterInventory) -> Vec<Current> {
 /// # Errors
 /// [`Error::InvalidInventory`].
 pub fn from_object(object: &Value, origin: &str) -> Result<Vec<Current>> {
-    let bad = |message: String| Error::InvalidInventory {
-        origin: origin.to_string(),
-        message,
+    let bad = |field: String, problem: String| {
+        Error::inventory(origin, InventoryError::Field { field, problem })
     };
     let spec = match object.get("spec") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Object(spec)) => spec,
         Some(other) => {
-            return Err(bad(format!(
-                "spec: expected an object, found {}",
-                index::kind(other)
-            )));
+            return Err(bad(
+                "spec".into(),
+                format!("expected an object, found {}", index::kind(other)),
+            ));
         }
     };
     let items = match spec.get("addons") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
         Some(other) => {
-            return Err(bad(format!(
-                "spec.addons: expected an array, found {}",
-                index::kind(other)
-            )));
+            return Err(bad(
+                "spec.addons".into(),
+                format!("expected an array, found {}", index::kind(other)),
+            ));
         }
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Value::Object(addon) = item else {
-            return Err(bad(format!(
-                "spec.addons[{i}]: expected an object, found {}",
-                index::kind(item)
-            )));
+            return Err(bad(
+                format!("spec.addons[{i}]"),
+                format!("expected an object, found {}", index::kind(item)),
+            ));
         };
         let text = |key: &str| -> Result<Option<String>> {
             match addon.get(key) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => Ok(Some(s.clone()).filter(|s| !s.is_empty())),
-                Some(other) => Err(bad(format!(
-                    "spec.addons[{i}].{key}: expected a string, found {}",
-                    index::kind(other)
-                ))),
+                Some(other) => Err(bad(
+                    format!("spec.addons[{i}].{key}"),
+                    format!("expected a string, found {}", index::kind(other)),
+                )),
             }
         };
         let Some(name) = text("name")? else {
-            return Err(bad(format!("spec.addons[{i}].name: missing or empty")));
+            return Err(bad(
+                format!("spec.addons[{i}].name"),
+                "missing or empty".into(),
+            ));
         };
         out.push(Current {
             version: text("chartVersion")?,
@@ -132,14 +134,11 @@ pub fn from_object(object: &Value, origin: &str) -> Result<Vec<Current>> {
 /// # Errors
 /// [`Error::InvalidInventory`] when the text is not YAML/JSON or holds no inventory.
 pub fn find_inventory(text: &str, origin: &str) -> Result<Value> {
-    let bad = |message: String| Error::InvalidInventory {
-        origin: origin.to_string(),
-        message,
-    };
+    let bad = |e: InventoryError| Error::inventory(origin, e);
     let is_inventory =
         |v: &Value| v.get("kind").and_then(Value::as_str) == Some("ClusterInventory");
     for (n, doc) in crate::yaml::Doc::documents(text).enumerate() {
-        let doc = doc.map_err(|e| bad(format!("document {}: not YAML or JSON: {e}", n + 1)))?;
+        let doc = doc.map_err(|e| bad(InventoryError::Document(n + 1, e)))?;
         let value = doc.root().map_or(Value::Null, |r| doc.to_value(r));
         if is_inventory(&value) {
             return Ok(value);
@@ -150,7 +149,7 @@ pub fn find_inventory(text: &str, origin: &str) -> Result<Value> {
             return Ok(found.clone());
         }
     }
-    Err(bad("no object of kind ClusterInventory in the file".into()))
+    Err(bad(InventoryError::NotInFile))
 }
 
 /// Compares `current` with `index` (rules in the module documentation), pre-releases
@@ -389,8 +388,8 @@ mod tests {
             &serde_json::json!({"spec": {"addons": [{"name": 1}]}}),
             "f.yaml",
         )
-        .unwrap_err()
-        .to_string();
+        .unwrap_err();
+        let err = crate::error::chain(&err);
         assert_eq!(
             err,
             "f.yaml: spec.addons[0].name: expected a string, found a number"
@@ -405,15 +404,11 @@ mod tests {
         let multi = "kind: CustomResourceDefinition\n---\nkind: ClusterInventory\nspec: {}\n";
         assert!(find_inventory(multi, "m").is_ok());
         assert_eq!(
-            find_inventory("kind: Pod\n", "p.yaml")
-                .unwrap_err()
-                .to_string(),
+            crate::error::chain(&find_inventory("kind: Pod\n", "p.yaml").unwrap_err()),
             "p.yaml: no object of kind ClusterInventory in the file"
         );
         assert!(
-            find_inventory("a: [", "bad.yaml")
-                .unwrap_err()
-                .to_string()
+            crate::error::chain(&find_inventory("a: [", "bad.yaml").unwrap_err())
                 .starts_with("bad.yaml: document 1: not YAML or JSON: ")
         );
     }

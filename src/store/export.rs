@@ -3,7 +3,7 @@
 //! and every referenced object present — before anything is written.
 
 use super::{LOCK_TIMEOUT, MAX_JOURNAL, MAX_OBJECT, Record, State, Store, journal, journal_lines};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SnapshotError};
 use crate::project::spec::hex_sha256;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -79,7 +79,9 @@ impl Store {
                     objects.insert(s.cr.clone());
                     objects.insert(s.crd.clone());
                 }
-                lines.push_str(&journal::encode(&r));
+                lines.push_str(
+                    &journal::encode(&r).map_err(|e| Error::encode("a journal record", e))?,
+                );
                 out.records += 1;
                 if lines.len() >= EXPORT_PART {
                     flush(&mut lines, &mut add)?;
@@ -98,11 +100,11 @@ impl Store {
             out.domains += 1;
         }
         if out.domains == 0 {
-            return Err(Error::NoSnapshot(format!(
-                "no snapshots{} in {}",
-                domain.map(|d| format!(" of {d}")).unwrap_or_default(),
-                self.root().display()
-            )));
+            return Err(SnapshotError::NoneIn {
+                domain: domain.map(str::to_string),
+                store: self.root().to_path_buf(),
+            }
+            .into());
         }
         let bytes = tar.into_inner().map_err(|e| Error::io(file, e))?;
         crate::util::files::write_atomic(file, &bytes, 0o600).map_err(|e| Error::io(file, e))?;
@@ -126,9 +128,9 @@ impl Store {
             });
         }
         let Export { journals, objects } =
-            read_export(std::io::BufReader::new(reader)).map_err(|message| Error::InvalidFile {
+            read_export(std::io::BufReader::new(reader)).map_err(|e| Error::InvalidFile {
                 path: file.to_path_buf(),
-                message,
+                message: e.to_string(),
             })?;
         let mut out = Imported { added: 0, kept: 0 };
         for (d, records) in journals {
@@ -176,6 +178,57 @@ pub struct Export {
 /// Most bytes an import holds in memory (it verifies everything before writing).
 pub const MAX_IMPORT: u64 = 256 << 20;
 
+/// Why an archive is not a snapshot export clinv can import.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("{0}")]
+    Read(#[from] std::io::Error),
+    #[error(
+        "entry {name:?}: {size} bytes is over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
+    )]
+    TooLarge { name: String, size: u64, limit: u64 },
+    #[error("entry {name:?}: over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)")]
+    GrewTooLarge { name: String, limit: u64 },
+    #[error("unexpected entry {0}")]
+    ObjectName(String),
+    #[error("unexpected entry {0:?} (not a clinv snapshot export)")]
+    Unexpected(String),
+    #[error("not a {EXPORT_FORMAT} archive")]
+    NotAnExport,
+    #[error("{domain}/journal:{line}: {what}")]
+    Line {
+        domain: String,
+        line: usize,
+        what: journal::LineError,
+    },
+    #[error("{domain}/objects/{id}.json: content does not match its checksum")]
+    Checksum { domain: String, id: String },
+    #[error("{domain}/journal: snapshot {id} belongs to {owner}")]
+    Foreign {
+        domain: String,
+        id: String,
+        owner: String,
+    },
+    #[error(
+        "{domain}/journal: snapshot {id} names object {object}, which the archive does not hold"
+    )]
+    Missing {
+        domain: String,
+        id: String,
+        object: String,
+    },
+}
+
+/// The entries of an archive, as read: its journals (parts joined) and objects.
+#[derive(Default)]
+struct Entries {
+    format_ok: bool,
+    journals: Vec<(String, Vec<u8>)>,
+    objects: Vec<(String, String, Vec<u8>)>,
+    /// Bytes held so far.
+    held: u64,
+}
+
 /// Reads a snapshot export archive (a tar: `FORMAT`, `<domain>/journal`,
 /// `<domain>/objects/<sha256>.json`) and verifies every journal line and every object
 /// checksum, so an import writes nothing from an archive that does not verify. Streamed:
@@ -183,20 +236,39 @@ pub const MAX_IMPORT: u64 = 256 << 20;
 /// and the total held in memory is bounded by [`MAX_IMPORT`].
 ///
 /// # Errors
-/// A message naming the entry (and line) that is wrong.
-pub fn read_export(reader: impl Read) -> std::result::Result<Export, String> {
+/// What is wrong, naming the entry (and line).
+pub fn read_export(reader: impl Read) -> std::result::Result<Export, ExportError> {
     let mut archive = tar::Archive::new(reader);
-    let mut held: u64 = 0;
-    let mut format_ok = false;
-    let mut journals: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut objects: Vec<(String, String, Vec<u8>)> = Vec::new();
-    for entry in archive.entries().map_err(|e| e.to_string())? {
-        let mut entry = entry.map_err(|e| e.to_string())?;
-        let name = entry
-            .path()
-            .map_err(|e| e.to_string())?
-            .to_string_lossy()
-            .into_owned();
+    let mut entries = Entries::default();
+    for entry in archive.entries()? {
+        entries.add(entry?)?;
+    }
+    if !entries.format_ok {
+        return Err(ExportError::NotAnExport);
+    }
+    let mut parsed: Vec<(String, Vec<Record>)> = Vec::new();
+    for (d, data) in &entries.journals {
+        let records = journal::parse_export(data).map_err(|(line, what)| ExportError::Line {
+            domain: d.clone(),
+            line,
+            what,
+        })?;
+        parsed.push((d.clone(), records));
+    }
+    check_complete(&parsed, &entries.objects)?;
+    Ok(Export {
+        journals: parsed,
+        objects: entries.objects,
+    })
+}
+
+impl Entries {
+    /// Reads one entry within its limit and files it.
+    fn add<R: Read>(
+        &mut self,
+        mut entry: tar::Entry<'_, R>,
+    ) -> std::result::Result<(), ExportError> {
+        let name = entry.path()?.to_string_lossy().into_owned();
         let parts: Vec<&str> = name.split('/').collect();
         let limit = match parts.last() {
             Some(j) if is_journal_part(j) => MAX_JOURNAL,
@@ -208,101 +280,99 @@ pub fn read_export(reader: impl Read) -> std::result::Result<Export, String> {
         // actually read: no entry bigger than its limit, nor the whole more than
         // MAX_IMPORT.
         let size = entry.size();
-        if size > limit || held.saturating_add(size) > MAX_IMPORT {
-            return Err(format!(
-                "entry {name:?}: {size} bytes is over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
-            ));
+        if size > limit || self.held.saturating_add(size) > MAX_IMPORT {
+            return Err(ExportError::TooLarge { name, size, limit });
         }
-        let room = limit.min(MAX_IMPORT - held);
+        let room = limit.min(MAX_IMPORT - self.held);
         // Sized up front (the declared size is within the bounds), so reading never
         // doubles the buffer past what the entry holds.
         let mut data = Vec::with_capacity(usize::try_from(size.min(room) + 1).unwrap_or(0));
-        Read::read_to_end(&mut Read::take(&mut entry, room + 1), &mut data)
-            .map_err(|e| e.to_string())?;
+        Read::read_to_end(&mut Read::take(&mut entry, room + 1), &mut data)?;
         let size = data.len() as u64;
-        held += size.min(room);
+        self.held += size.min(room);
         if size > room {
-            return Err(format!(
-                "entry {name:?}: over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
-            ));
+            return Err(ExportError::GrewTooLarge { name, limit });
         }
-        match parts.as_slice() {
-            ["FORMAT"] => format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT,
+        self.file(&name, &parts, data)
+    }
+
+    fn file(
+        &mut self,
+        name: &str,
+        parts: &[&str],
+        data: Vec<u8>,
+    ) -> std::result::Result<(), ExportError> {
+        match parts {
+            ["FORMAT"] => self.format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT,
             [d, j] if is_journal_part(j) && crate::project::is_valid_domain(d) => {
-                match journals.iter_mut().find(|(jd, _)| jd == d) {
+                match self.journals.iter_mut().find(|(jd, _)| jd == d) {
                     Some((_, all)) => all.extend_from_slice(&data),
-                    None => journals.push((d.to_string(), data)),
+                    None => self.journals.push((d.to_string(), data)),
                 }
             }
             [d, "objects", obj] if crate::project::is_valid_domain(d) => {
                 let id = obj
                     .strip_suffix(".json")
                     .filter(|i| i.len() == 64 && i.chars().all(|c| c.is_ascii_hexdigit()));
-                let id = id.ok_or_else(|| format!("unexpected entry {name}"))?;
-                objects.push((d.to_string(), id.to_string(), data));
+                let id = id.ok_or_else(|| ExportError::ObjectName(name.to_string()))?;
+                self.objects.push((d.to_string(), id.to_string(), data));
             }
-            _ => {
-                return Err(format!(
-                    "unexpected entry {name:?} (not a clinv snapshot export)"
-                ));
-            }
+            _ => return Err(ExportError::Unexpected(name.to_string())),
         }
+        Ok(())
     }
-    if !format_ok {
-        return Err(format!("not a {EXPORT_FORMAT} archive"));
-    }
-    let mut parsed: Vec<(String, Vec<Record>)> = Vec::new();
-    for (d, data) in &journals {
-        let records = journal::parse_export(data)
-            .map_err(|(line, what)| format!("{d}/journal:{line}: {what}"))?;
-        parsed.push((d.clone(), records));
-    }
+}
+
+/// Every object checksum verifies, and every object a kept snapshot of a domain names is
+/// in the archive (deleted ones are never exported).
+fn check_complete(
+    parsed: &[(String, Vec<Record>)],
+    objects: &[(String, String, Vec<u8>)],
+) -> std::result::Result<(), ExportError> {
     let mut present: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (d, id, data) in &objects {
+    for (d, id, data) in objects {
         if hex_sha256(data) != *id {
-            return Err(format!(
-                "{d}/objects/{id}.json: content does not match its checksum"
-            ));
+            return Err(ExportError::Checksum {
+                domain: d.clone(),
+                id: id.clone(),
+            });
         }
         present.entry(d).or_default().insert(id);
     }
-    // Completeness: every object a snapshot of the archive names is in it (deleted
-    // ones are never exported).
-    for (d, records) in &parsed {
+    for (d, records) in parsed {
         let have = present.get(d.as_str());
-        let mut deleted = BTreeSet::new();
+        let deleted: BTreeSet<&str> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::State(st) if st.state == State::Deleted => Some(st.id.as_str()),
+                _ => None,
+            })
+            .collect();
         for r in records {
-            if let Record::State(st) = r
-                && st.state == State::Deleted
-            {
-                deleted.insert(st.id.as_str());
+            let Record::Snapshot(s) = r else { continue };
+            if deleted.contains(s.id.as_str()) {
+                continue;
             }
-        }
-        for r in records {
-            if let Record::Snapshot(s) = r
-                && !deleted.contains(s.id.as_str())
+            if s.domain != *d {
+                return Err(ExportError::Foreign {
+                    domain: d.clone(),
+                    id: s.id.clone(),
+                    owner: s.domain.clone(),
+                });
+            }
+            if let Some(object) = [&s.cr, &s.crd]
+                .into_iter()
+                .find(|id| !have.is_some_and(|h| h.contains(id.as_str())))
             {
-                if s.domain != *d {
-                    return Err(format!(
-                        "{d}/journal: snapshot {} belongs to {}",
-                        s.id, s.domain
-                    ));
-                }
-                for id in [&s.cr, &s.crd] {
-                    if !have.is_some_and(|h| h.contains(id.as_str())) {
-                        return Err(format!(
-                            "{d}/journal: snapshot {} names object {id}, which the archive does not hold",
-                            s.id
-                        ));
-                    }
-                }
+                return Err(ExportError::Missing {
+                    domain: d.clone(),
+                    id: s.id.clone(),
+                    object: object.clone(),
+                });
             }
         }
     }
-    Ok(Export {
-        journals: parsed,
-        objects,
-    })
+    Ok(())
 }
 
 /// `journal` or `journal.<n>`.

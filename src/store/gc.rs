@@ -3,7 +3,7 @@
 //! atomically), and checking every kept snapshot's objects for meaning.
 
 use super::{DomainStore, Journal, LOCK_TIMEOUT, Snapshot, State, Store, now_millis};
-use crate::error::{Error, Result};
+use crate::error::{Damaged, Error, Result};
 use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 
@@ -77,12 +77,12 @@ impl DomainStore {
                 .take(5)
                 .map(|d| d.to_string())
                 .collect();
-            return Err(Error::Damaged(format!(
-                "{}: {} damaged journal line(s), gc refuses to run (a damaged record may name objects gc would delete; `clinv snapshots gc --allow-damage` keeps every object a damaged line names): {}",
-                self.domain,
-                journal.damage.len(),
-                list.join("; ")
-            )));
+            return Err(Damaged::Journal {
+                domain: self.domain.clone(),
+                count: journal.damage.len(),
+                first: list,
+            }
+            .into());
         }
         let doomed_ids: HashSet<String> = gc_candidates(&journal, keep)
             .iter()
@@ -189,8 +189,9 @@ impl Store {
                     && let Err(e) = ds.inventory(&snap.record)
                 {
                     out.findings.push(Finding::Problem(format!(
-                        "snapshot {}: {e}",
-                        snap.record.id
+                        "snapshot {}: {}",
+                        snap.record.id,
+                        crate::error::chain(&e)
                     )));
                 }
                 for (id, crd) in [(&snap.record.cr, false), (&snap.record.crd, true)] {
@@ -198,15 +199,16 @@ impl Store {
                         out.objects += 1;
                         let checked = ds.object(id).and_then(|text| {
                             if crd {
-                                check_crd(&text).map_err(Error::Damaged)
+                                check_crd(&text).map_err(Error::from)
                             } else {
                                 Ok(())
                             }
                         });
                         if let Err(e) = checked {
                             out.findings.push(Finding::Problem(format!(
-                                "snapshot {}: object {id}: {e}",
-                                snap.record.id
+                                "snapshot {}: object {id}: {}",
+                                snap.record.id,
+                                crate::error::chain(&e)
                             )));
                         }
                     }
@@ -218,14 +220,16 @@ impl Store {
 }
 
 /// A CRD object must be the ClusterInventory CustomResourceDefinition.
-fn check_crd(text: &str) -> std::result::Result<(), String> {
+fn check_crd(text: &str) -> std::result::Result<(), Damaged> {
     let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("damaged: not JSON: {e}"))?;
+        serde_json::from_str(text).map_err(|_| Damaged::CrdObject("not JSON"))?;
     let kind = value.get("kind").and_then(|k| k.as_str());
     let names = value.pointer("/spec/names/kind").and_then(|k| k.as_str());
     if kind == Some("CustomResourceDefinition") && names == Some("ClusterInventory") {
         Ok(())
     } else {
-        Err("damaged: not the ClusterInventory CustomResourceDefinition".into())
+        Err(Damaged::CrdObject(
+            "not the ClusterInventory CustomResourceDefinition",
+        ))
     }
 }

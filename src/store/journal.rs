@@ -8,14 +8,43 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// One journal line: `<sha256 of the JSON> <JSON>\n`.
-pub fn encode(record: &Record) -> String {
-    let json = serde_json::to_string(record).unwrap_or_default();
-    format!("{} {json}\n", hex_sha256(json.as_bytes()))
+///
+/// # Errors
+/// serde's, which these record types do not produce; never an empty line instead.
+pub fn encode(record: &Record) -> Result<String, serde_json::Error> {
+    let json = serde_json::to_string(record)?;
+    Ok(format!("{} {json}\n", hex_sha256(json.as_bytes())))
+}
+
+/// The journal lines of `records`, one after the other.
+///
+/// # Errors
+/// As [`encode`].
+pub fn encode_all<'a>(
+    records: impl IntoIterator<Item = &'a Record>,
+) -> Result<String, serde_json::Error> {
+    records.into_iter().map(encode).collect()
+}
+
+/// What is wrong with a journal line (a damaged line's description, kept with it).
+#[derive(Debug, thiserror::Error)]
+pub enum LineError {
+    #[error("not UTF-8")]
+    NotUtf8,
+    #[error("no checksum")]
+    NoChecksum,
+    #[error("checksum mismatch (damaged or edited)")]
+    Checksum,
+    /// The checksum verifies but the record does not parse (serde's words).
+    #[error("unreadable record: {0}")]
+    Unreadable(serde_json::Error),
+    #[error("incomplete last line")]
+    Incomplete,
 }
 
 /// Splits the journal into lines with their parse results (1-based line numbers).
 /// An incomplete last line is left out.
-pub(super) fn records(bytes: &[u8]) -> Vec<(usize, std::result::Result<Record, String>)> {
+pub(super) fn records(bytes: &[u8]) -> Vec<(usize, std::result::Result<Record, LineError>)> {
     let complete = match bytes.iter().rposition(|b| *b == b'\n') {
         Some(i) => &bytes[..=i],
         None => &bytes[..0],
@@ -32,16 +61,16 @@ pub(super) fn records(bytes: &[u8]) -> Vec<(usize, std::result::Result<Record, S
 ///
 /// # Errors
 /// What is wrong with the line.
-pub fn decode(line: &[u8]) -> std::result::Result<Record, String> {
-    let text = std::str::from_utf8(line).map_err(|_| "not UTF-8".to_string())?;
-    let (sum, json) = text.split_once(' ').ok_or("no checksum")?;
+pub fn decode(line: &[u8]) -> std::result::Result<Record, LineError> {
+    let text = std::str::from_utf8(line).map_err(|_| LineError::NotUtf8)?;
+    let (sum, json) = text.split_once(' ').ok_or(LineError::NoChecksum)?;
     if !checksum_matches(sum, json.as_bytes()) {
-        return Err("checksum mismatch (damaged or edited)".into());
+        return Err(LineError::Checksum);
     }
     if let Some(record) = parse_direct(json) {
         return Ok(record);
     }
-    serde_json::from_str(json).map_err(|e| format!("unreadable record: {e}"))
+    serde_json::from_str(json).map_err(LineError::Unreadable)
 }
 
 /// The record of a line as clinv writes it — the `kind` tag first — parsed straight
@@ -94,7 +123,7 @@ const BATCH: usize = 4096;
 const BATCH_BYTES: usize = 8 << 20;
 
 /// Decodes a batch of lines, on up to two threads; results in the lines' order.
-fn decode_batch(lines: &[Vec<u8>]) -> Vec<std::result::Result<Record, String>> {
+fn decode_batch(lines: &[Vec<u8>]) -> Vec<std::result::Result<Record, LineError>> {
     on_two_threads(lines, decode)
 }
 
@@ -169,7 +198,7 @@ impl Builder {
     pub fn line(&mut self, path: &Path, line_no: usize, line: &[u8]) {
         match decode(line) {
             Ok(record) => self.record(path, line_no, record),
-            Err(what) => self.damage(path, line_no, line, what),
+            Err(what) => self.damage(path, line_no, line, what.to_string()),
         }
     }
 
@@ -433,7 +462,7 @@ pub fn read_lines(
         for (((no, _), line), result) in batch.drain(..).zip(&lines).zip(decoded) {
             match result {
                 Ok(record) => builder.record(path, no, record),
-                Err(what) => builder.damage(path, no, line, what),
+                Err(what) => builder.damage(path, no, line, what.to_string()),
             }
         }
     };
@@ -510,12 +539,9 @@ fn memchr_nl(buf: &[u8]) -> Option<usize> {
 ///
 /// # Errors
 /// `(line, what)` of the first bad line.
-pub fn parse_export(bytes: &[u8]) -> std::result::Result<Vec<Record>, (usize, String)> {
+pub fn parse_export(bytes: &[u8]) -> std::result::Result<Vec<Record>, (usize, LineError)> {
     if !bytes.is_empty() && bytes.last() != Some(&b'\n') {
-        return Err((
-            bytes.split(|b| *b == b'\n').count(),
-            "incomplete last line".into(),
-        ));
+        return Err((bytes.split(|b| *b == b'\n').count(), LineError::Incomplete));
     }
     records(bytes)
         .into_iter()
@@ -528,8 +554,8 @@ mod tests {
     use super::*;
     use crate::store::{SnapshotRecord, TargetRecord};
 
-    fn general(json: &str) -> std::result::Result<Record, String> {
-        serde_json::from_str(json).map_err(|e| format!("unreadable record: {e}"))
+    fn general(json: &str) -> std::result::Result<Record, LineError> {
+        serde_json::from_str(json).map_err(LineError::Unreadable)
     }
 
     #[test]
@@ -560,10 +586,13 @@ mod tests {
             ..StateRecord::new("a1", "2026-01-01T00:00:01.000Z", State::Superseded)
         });
         for record in [snapshot, state] {
-            let line = encode(&record);
-            assert_eq!(decode(line.trim_end().as_bytes()), Ok(record.clone()));
+            let line = encode(&record).unwrap();
+            assert_eq!(
+                decode(line.trim_end().as_bytes()).ok(),
+                Some(record.clone())
+            );
             let json = serde_json::to_string(&record).unwrap();
-            assert_eq!(general(&json), Ok(record));
+            assert_eq!(general(&json).ok(), Some(record));
         }
         // Not the usual layout, a second tag, a wrong value: the general parse answers.
         for json in [
@@ -573,7 +602,8 @@ mod tests {
             r#"{"kind":"state","v":1,"id":"a","at":"t","state":"applied"} x"#,
         ] {
             let line = format!("{} {json}", hex_sha256(json.as_bytes()));
-            assert_eq!(decode(line.as_bytes()), general(json), "{json}");
+            let text = |r: std::result::Result<Record, LineError>| r.map_err(|e| e.to_string());
+            assert_eq!(text(decode(line.as_bytes())), text(general(json)), "{json}");
         }
     }
 
@@ -611,7 +641,7 @@ mod tests {
             Record::State(StateRecord::new("gone", at, State::Applied)),
         ]
         .iter()
-        .map(encode)
+        .map(|r| encode(r).unwrap())
         .collect();
         let journal = parse_journal(Path::new("j"), text.as_bytes());
         let details: Vec<&str> = journal.snapshots[0]
@@ -634,7 +664,7 @@ mod tests {
                 State::Applied,
             );
             st.seq = Some(i as u64 + 1);
-            text.push_str(&encode(&Record::State(st)));
+            text.push_str(&encode(&Record::State(st)).unwrap());
             if i % 1000 == 3 {
                 text.push_str("garbage\n");
             }

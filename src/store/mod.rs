@@ -44,7 +44,7 @@ pub use record::{
 use segments::{Layout, create_private_dir, open_private};
 
 use crate::delivery::Target;
-use crate::error::{Error, Result};
+use crate::error::{Damaged, Error, ReferenceError, Result, SnapshotError};
 use crate::history::refs::SnapshotRef;
 use crate::inventory::ClusterInventory;
 use crate::project::spec::hex_sha256;
@@ -170,7 +170,8 @@ impl Store {
     /// reads its inventory.
     ///
     /// # Errors
-    /// A malformed reference ([`Error::Usage`]), no match, matches in several domains, or
+    /// A malformed reference ([`ReferenceError::BadSnapshot`]), no match, matches in
+    /// several domains, or
     /// a missing or damaged object.
     pub fn find(
         &self,
@@ -185,7 +186,7 @@ impl Store {
             let journal = ds.read()?;
             match resolve(&journal, &selector) {
                 Ok(s) => found.push((ds.clone(), s.clone())),
-                Err(e @ Error::Usage(_)) => return Err(e),
+                Err(e @ Error::Reference(_)) => return Err(e),
                 Err(e) => last_err = Some(e),
             }
         }
@@ -195,12 +196,11 @@ impl Store {
                 let inventory = ds.inventory(&snap.record)?;
                 Ok((snap, inventory))
             }
-            0 => Err(last_err.unwrap_or_else(|| {
-                Error::NoSnapshot(format!("no snapshot '{reference}' (the store is empty)"))
-            })),
-            _ => Err(Error::NoSnapshot(format!(
-                "'{reference}' matches snapshots in several domains; pass --domain"
-            ))),
+            0 => {
+                Err(last_err
+                    .unwrap_or_else(|| SnapshotError::StoreEmpty(reference.to_string()).into()))
+            }
+            _ => Err(SnapshotError::SeveralDomains(reference.to_string()).into()),
         }
     }
 
@@ -323,12 +323,14 @@ impl DomainStore {
             Ok(()) => {}
             Err(lock::Wait::TimedOut) => {
                 let holder = fs::read_to_string(self.dir.join("lock.holder")).unwrap_or_default();
-                return Err(Error::Locked(format!(
-                    "{}: still locked after {}s by {}",
-                    path.display(),
-                    timeout.as_secs(),
-                    holder.trim()
-                )));
+                return Err(Error::Locked {
+                    what: path.display().to_string(),
+                    holder: format!(
+                        "still locked after {}s by {}",
+                        timeout.as_secs(),
+                        holder.trim()
+                    ),
+                });
             }
             Err(lock::Wait::Io(e)) => return Err(Error::io(&path, e)),
         }
@@ -367,12 +369,14 @@ impl DomainStore {
             Ok(()) => Ok(Some(Lock { _file: file })),
             Err(lock::Wait::TimedOut) => {
                 let holder = fs::read_to_string(self.dir.join("lock.holder")).unwrap_or_default();
-                Err(Error::Locked(format!(
-                    "{}: still locked after {}s by {}",
-                    path.display(),
-                    timeout.as_secs(),
-                    holder.trim()
-                )))
+                Err(Error::Locked {
+                    what: path.display().to_string(),
+                    holder: format!(
+                        "still locked after {}s by {}",
+                        timeout.as_secs(),
+                        holder.trim()
+                    ),
+                })
             }
             Err(lock::Wait::Io(_)) => Ok(None),
         }
@@ -728,9 +732,7 @@ impl DomainStore {
     /// A checksum mismatch or I/O failure.
     pub fn import_object(&self, id: &str, bytes: &[u8]) -> Result<bool> {
         if hex_sha256(bytes) != id {
-            return Err(Error::Damaged(format!(
-                "object {id}: content does not match its checksum"
-            )));
+            return Err(Damaged::Object(id.to_string()).into());
         }
         self.ensure_dirs()?;
         let path = self.object_path(id);
@@ -759,21 +761,24 @@ impl DomainStore {
         let segdir = self.layout().segments_dir();
         let now = now_millis();
         let head = journal.head.clone().unwrap_or((now.clone(), 0));
+        let line = |r: &Record| {
+            journal::encode(r)
+                .map(String::into_bytes)
+                .map_err(std::io::Error::other)
+        };
+        let last = Record::Head(HeadRecord {
+            v: FORMAT,
+            at: head.0.max(now),
+            seq: head.1,
+        });
         let lines = journal_lines(journal)
-            .map(|r| journal::encode(&r).into_bytes())
+            .map(|r| line(&r))
             .chain(journal.damaged_lines.iter().map(|l| {
                 let mut l = l.clone();
                 l.push(b'\n');
-                l
+                Ok(l)
             }))
-            .chain(std::iter::once(
-                journal::encode(&Record::Head(HeadRecord {
-                    v: FORMAT,
-                    at: head.0.max(now),
-                    seq: head.1,
-                }))
-                .into_bytes(),
-            ));
+            .chain(std::iter::once(line(&last)));
         self.layout()
             .write_generation(lines)
             .map_err(|e| Error::io(&segdir, e))?;
@@ -822,7 +827,8 @@ impl Appender {
     }
 
     fn write(self, store: &DomainStore) -> Result<()> {
-        let text: String = self.records.iter().map(journal::encode).collect();
+        let text =
+            journal::encode_all(&self.records).map_err(|e| Error::encode("a journal record", e))?;
         let layout = store.layout();
         layout
             .append(self.generation, text.as_bytes())
@@ -901,40 +907,41 @@ fn hostname() -> String {
 /// UTC), or a unique id prefix (at least 4 hex digits).
 ///
 /// # Errors
-/// [`Error::Usage`] for a malformed id; [`Error::NoSnapshot`] for no match or an ambiguous
-/// prefix; [`Error::Reference`] for no snapshot at DATE.
+/// [`ReferenceError`] for a malformed id; [`SnapshotError`] for no match, an ambiguous
+/// prefix or no snapshot at DATE.
 pub fn resolve<'a>(journal: &'a Journal, reference: &SnapshotRef) -> Result<&'a Snapshot> {
     let prefix = match reference {
         SnapshotRef::Latest(n) => {
-            return journal.newest_first().nth(*n as usize).ok_or_else(|| {
-                Error::NoSnapshot(format!(
-                    "no snapshot '{reference}': the store holds fewer snapshots"
-                ))
-            });
+            return journal
+                .newest_first()
+                .nth(*n as usize)
+                .ok_or_else(|| SnapshotError::TooFew(reference.to_string()).into());
         }
         SnapshotRef::At(date) => {
             let at = |t: &str, end_of_day| crate::history::audit::parse_bound(t, end_of_day);
-            let until = at(date, true).ok_or_else(|| {
-                Error::Usage(format!(
-                    "invalid reference '{reference}': not a date or RFC 3339 time"
-                ))
+            let until = at(date, true).ok_or_else(|| ReferenceError::Malformed {
+                text: reference.to_string(),
+                why: "not a date or RFC 3339 time".into(),
             })?;
             return journal
                 .newest_first()
                 .find(|s| at(&s.record.at, false).is_some_and(|t| t <= until))
                 .ok_or_else(|| {
-                    Error::Reference(format!(
-                        "no snapshot of {} recorded at or before {date}",
-                        journal.domain
-                    ))
+                    SnapshotError::NoneAt {
+                        domain: journal.domain.clone(),
+                        date: date.clone(),
+                    }
+                    .into()
                 });
         }
         SnapshotRef::Id(prefix) => prefix,
     };
     if prefix.len() < 4 || !prefix.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err(Error::Usage(format!(
-            "bad snapshot reference '{prefix}' (an id or a unique prefix of at least 4 hex digits, latest, latest~N)"
-        )));
+        return Err(ReferenceError::BadSnapshot {
+            text: prefix.clone(),
+            why: "an id or a unique prefix of at least 4 hex digits, latest, latest~N".into(),
+        }
+        .into());
     }
     let matches: Vec<&Snapshot> = journal
         .newest_first()
@@ -942,24 +949,27 @@ pub fn resolve<'a>(journal: &'a Journal, reference: &SnapshotRef) -> Result<&'a 
         .collect();
     match matches.as_slice() {
         [one] => Ok(one),
-        [] => Err(Error::NoSnapshot(format!("no snapshot '{prefix}'"))),
-        many => Err(Error::NoSnapshot(format!(
-            "snapshot prefix '{prefix}' is ambiguous: {}",
-            many.iter()
-                .map(|s| s.record.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+        [] => Err(SnapshotError::NotFound(prefix.clone()).into()),
+        many => Err(SnapshotError::Ambiguous {
+            prefix: prefix.clone(),
+            ids: many.iter().map(|s| s.record.id.clone()).collect(),
+        }
+        .into()),
     }
 }
 
 /// Parses a snapshot reference as `snapshots show` and `commit --snapshot` take it.
 ///
 /// # Errors
-/// [`Error::Usage`] for malformed `latest~N` or `@DATE`.
+/// [`ReferenceError::BadSnapshot`] for malformed `latest~N` or `@DATE`.
 pub fn parse_ref(text: &str) -> Result<SnapshotRef> {
-    SnapshotRef::parse(text)
-        .map_err(|e| Error::Usage(format!("bad snapshot reference '{text}' ({e})")))
+    SnapshotRef::parse(text).map_err(|e| {
+        ReferenceError::BadSnapshot {
+            text: text.to_string(),
+            why: e.to_string(),
+        }
+        .into()
+    })
 }
 
 /// The pending snapshots ordered before `id`, which a delivery of `id` supersedes. Later
@@ -1100,7 +1110,7 @@ mod tests {
                                         let mut r = s.record;
                                         r.id = format!("{n:012}");
                                         r.seq = r.seq.map(|q| q + 1000);
-                                        let line = journal::encode(&Record::Snapshot(r));
+                                        let line = journal::encode(&Record::Snapshot(r)).unwrap();
                                         format!("{}{}", "0".repeat(64), &line[64..])
                                     }
                                     (5, None) => "damage\n".to_string(),
@@ -1207,9 +1217,9 @@ mod tests {
         assert_eq!(resolve("latest").unwrap().record.id, ids[2]);
         assert_eq!(resolve("latest~2").unwrap().record.id, ids[0]);
         assert!(resolve("latest~3").is_err());
-        assert!(matches!(resolve("latest~x"), Err(Error::Usage(_))));
+        assert!(matches!(resolve("latest~x"), Err(Error::Reference(_))));
         assert_eq!(resolve(&ids[1][..8]).unwrap().record.id, ids[1]);
-        assert!(matches!(resolve("../x"), Err(Error::Usage(_))));
+        assert!(matches!(resolve("../x"), Err(Error::Reference(_))));
         assert!(resolve("ffffffff").is_err());
     }
 
@@ -1362,7 +1372,7 @@ mod tests {
             v1_snapshot("cccc01", "2026-01-01T00:00:02.000Z", &"a".repeat(64)),
         ]
         .iter()
-        .map(journal::encode)
+        .map(|r| journal::encode(r).unwrap())
         .collect();
         fs::write(dir.path().join("d/journal"), &text).unwrap();
         let j = store.read().unwrap();
@@ -1391,7 +1401,11 @@ mod tests {
         fs::create_dir_all(dir.path().join("d")).unwrap();
         // A record from the future (another clock): new records are stamped after it.
         let future = v1_snapshot("ffff01", "2999-01-01T00:00:00.000Z", &"a".repeat(64));
-        fs::write(dir.path().join("d/journal"), journal::encode(&future)).unwrap();
+        fs::write(
+            dir.path().join("d/journal"),
+            journal::encode(&future).unwrap(),
+        )
+        .unwrap();
         let a = store.record(&cr(1), "{}", None).unwrap();
         let b = store.record(&cr(2), "{}", None).unwrap();
         assert_eq!(a.at, "2999-01-01T00:00:00.000Z");
@@ -1540,10 +1554,11 @@ mod tests {
                 seq: Some(i),
                 torn_bytes: 0,
             }))
+            .unwrap()
             .into_bytes()
         };
         let pad = vec![b'#'; (segments::SEGMENT_ROLL / 2) as usize];
-        let lines = (1..=4).flat_map(|i| [big(i), [pad.as_slice(), b"\n"].concat()]);
+        let lines = (1..=4).flat_map(|i| [Ok(big(i)), Ok([pad.as_slice(), b"\n"].concat())]);
         assert_eq!(layout.write_generation(lines).unwrap(), 1);
         assert!(layout.live_files().unwrap().len() >= 2);
         let j = segments::read_journal(&layout, false).unwrap();

@@ -14,7 +14,7 @@
 //! record or damage — is the one that counts. The state of a snapshot is folded as
 //! [`journal::Builder`] folds it (a unit test holds the two equal on shuffled histories).
 
-use super::journal::{self, MAX_LINE};
+use super::journal::{self, LineError, MAX_LINE};
 use super::record::{Damage, Record, State};
 
 use crate::delivery::Reason;
@@ -857,7 +857,7 @@ impl From<Record> for Light<'_> {
 }
 
 /// The record of a line as [`journal::decode`] reads it.
-fn decode(line: &[u8]) -> Result<Light<'_>, String> {
+fn decode(line: &[u8]) -> Result<Light<'_>, LineError> {
     if let Some(light) = decode_direct(line) {
         return Ok(light);
     }
@@ -893,12 +893,12 @@ const BATCH: usize = 8192;
 const BATCH_BYTES: usize = 8 << 20;
 
 /// Decodes lines on up to two threads; results in the lines' order.
-fn decode_batch(lines: &[Vec<u8>]) -> Vec<Result<Light<'_>, String>> {
+fn decode_batch(lines: &[Vec<u8>]) -> Vec<Result<Light<'_>, LineError>> {
     journal::on_two_threads(lines, decode)
 }
 
 /// The event of a decoded line (`None`: a line that adds nothing to a listing).
-fn event<'a>(line_no: usize, result: &'a Result<Light<'a>, String>) -> Option<Ev<'a>> {
+fn event<'a>(line_no: usize, result: &'a Result<Light<'a>, LineError>) -> Option<Ev<'a>> {
     match result {
         Ok(Light::Snapshot(s)) => Some(Ev::Snapshot(Snap {
             id: Field::Text(&s.id),
@@ -920,7 +920,7 @@ fn event<'a>(line_no: usize, result: &'a Result<Light<'a>, String>) -> Option<Ev
         Ok(Light::Other) => None,
         Err(what) => Some(Ev::Damage {
             line: line_no,
-            what: Cow::Borrowed(what),
+            what: Cow::Owned(what.to_string()),
         }),
     }
 }
@@ -1106,14 +1106,15 @@ pub(super) mod testing {
                         at,
                         (next(2) == 0).then(|| next(5)),
                         next(3) != 0,
-                    )),
+                    ))
+                    .unwrap(),
                     3 => "garbage line\n".to_string(),
                     _ => {
                         let mut st =
                             StateRecord::new(id, at, states[next(states.len() as u64) as usize]);
                         st.reason = (next(2) == 0).then_some(Reason::Conflict);
                         st.detail = (next(2) == 0).then(|| "d\"kind\"".into());
-                        journal::encode(&Record::State(st))
+                        journal::encode(&Record::State(st)).unwrap()
                     }
                 };
                 text.push_str(&line);
@@ -1212,15 +1213,13 @@ mod tests {
             .collect();
         let mut text = String::new();
         for (n, id) in ids.iter().enumerate() {
-            text.push_str(&journal::encode(&snap(id, at, Some(n as u64), true)));
+            text.push_str(&journal::encode(&snap(id, at, Some(n as u64), true)).unwrap());
         }
-        text.push_str(&journal::encode(&snap(&ids[7], at, Some(9999), true)));
+        text.push_str(&journal::encode(&snap(&ids[7], at, Some(9999), true)).unwrap());
         for id in &ids {
-            text.push_str(&journal::encode(&Record::State(StateRecord::new(
-                id,
-                at,
-                State::Applied,
-            ))));
+            text.push_str(
+                &journal::encode(&Record::State(StateRecord::new(id, at, State::Applied))).unwrap(),
+            );
         }
         let listing = read_bytes(Path::new("j"), text.as_bytes());
         assert_eq!(listing.len(), ids.len());

@@ -226,7 +226,7 @@ impl Layout {
             at: head.0,
             seq: head.1,
         }));
-        let text: String = first.iter().map(journal::encode).collect();
+        let text = journal::encode_all(&first).map_err(std::io::Error::other)?;
         write_new(&dir.join(segment_name(1)), text.as_bytes())?;
         files::sync_dir(&dir)?;
         files::sync_dir(&self.segments_dir())?;
@@ -373,7 +373,7 @@ impl Layout {
     /// I/O errors; the live generation is then unchanged.
     pub fn write_generation<I>(&self, lines: I) -> io::Result<u64>
     where
-        I: IntoIterator<Item = Vec<u8>>,
+        I: IntoIterator<Item = io::Result<Vec<u8>>>,
     {
         let _critical = crate::util::signals::critical();
         let old = self.current()?;
@@ -385,7 +385,7 @@ impl Layout {
         let mut n = 1;
         let mut buf: Vec<u8> = Vec::with_capacity(SEGMENT_ROLL as usize + (1 << 20));
         for line in lines {
-            buf.extend_from_slice(&line);
+            buf.extend_from_slice(&line?);
             if buf.len() as u64 >= SEGMENT_ROLL {
                 write_new(&dir.join(segment_name(n)), &buf)?;
                 buf.clear();

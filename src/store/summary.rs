@@ -621,7 +621,8 @@ mod tests {
             "2026-01-01T00:00:02.000Z",
             None,
             true,
-        ));
+        ))
+        .unwrap();
         std::fs::write(generation.join("000002.log"), tail).unwrap();
         let layout = Layout::new(dir.path());
         let full = super::super::segments::read_journal(&layout, false).unwrap();
@@ -661,12 +662,15 @@ mod tests {
         let at = "2026-01-01T00:00:01.000Z";
         let mut text = String::new();
         for n in 0..100u64 {
-            text.push_str(&journal::encode(&scan::testing::snap(
-                &format!("{n:012x}"),
-                at,
-                Some(n),
-                true,
-            )));
+            text.push_str(
+                &journal::encode(&scan::testing::snap(
+                    &format!("{n:012x}"),
+                    at,
+                    Some(n),
+                    true,
+                ))
+                .unwrap(),
+            );
         }
         let sealed = generation.join("000001.log");
         std::fs::write(generation.join("000002.log"), "").unwrap();

@@ -425,6 +425,18 @@ fn commit_renders_the_current_project_and_snapshot_picks_a_stored_one() {
         "inventory(prod.acme.example): cilium 1.20.1 → 1.19.2"
     );
     assert_eq!(log(&fx.work()).len(), 3);
+    // A snapshot the store does not hold is "no such snapshot" (1), not a usage error;
+    // a malformed one stays a usage error (2).
+    for (reference, code, says) in [
+        ("ffffffff", 1, "no snapshot"),
+        ("latest~9", 1, "fewer snapshots"),
+        ("latest~x", 2, "bad snapshot reference"),
+    ] {
+        let run = fx.commit(&fx.work(), &["--snapshot", reference]);
+        assert_eq!(run.code, code, "{reference}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{reference}: {}", run.stderr);
+    }
+    assert_eq!(log(&fx.work()).len(), 3, "nothing committed");
 }
 
 /// Without a project (the store alone, `--snapshots`), `commit` has nothing to render:
@@ -474,7 +486,7 @@ fn a_render_the_store_cannot_record_is_not_committed() {
     assert_eq!(run.code, 11, "{}", run.stderr);
     assert!(
         run.stderr
-            .contains("not recorded: the inventory of prod.acme.example rendered for commit (")
+            .contains("not recorded: the inventory of prod.acme.example rendered for commit; nothing committed: ")
             && run.stderr.contains("nothing committed"),
         "{}",
         run.stderr

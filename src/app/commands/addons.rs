@@ -1,10 +1,11 @@
 //! `clinv addons`: the `lo addons --detail` view of a domain (spec §9).
 
 use super::{deploy_domain_note, project, report_warnings};
+use crate::app::Result;
 use crate::app::cli::{AddonsArgs, TableFormat};
 use crate::app::output;
 use crate::app::settings::Settings;
-use crate::error::{Error, Result, exit};
+use crate::error::{Error, exit};
 use crate::inventory::Warning;
 use crate::project::view::{self, View};
 use serde::Serialize;
@@ -26,17 +27,17 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
         ),
         // An unknown domain: lok8s's "nothing to inventory" warning, with the known
         // domains (and a "did you mean") under it.
-        Err(Error::Domain(message)) => {
-            let hint = message.split_once('\n').map_or("", |(_, hint)| hint);
-            match args.domain.domain.as_deref() {
-                Some(d) => match view::addons(&project, d)? {
-                    View::Nothing(m) => (d.to_string(), View::Nothing(format!("{m}\n{hint}"))),
-                    other => (d.to_string(), other),
-                },
-                None => return Err(Error::Domain(message)),
-            }
-        }
-        Err(e) => return Err(e),
+        Err(Error::Domain(problem)) => match args.domain.domain.as_deref() {
+            Some(d) => match view::addons(&project, d)? {
+                View::Nothing(m) => (
+                    d.to_string(),
+                    View::Nothing(format!("{m}\n{}", problem.hint())),
+                ),
+                other => (d.to_string(), other),
+            },
+            None => return Err(Error::Domain(problem).into()),
+        },
+        Err(e) => return Err(e.into()),
     };
     let text = match view {
         (domain, View::Deploy { cluster_ref }) => {

@@ -2,10 +2,11 @@
 
 use super::fetch_options;
 use super::{access, fail_soft, print_notices};
+use crate::app::Result;
 use crate::app::cli::AgentArgs;
 use crate::app::settings::Settings;
 use crate::cluster::access::options;
-use crate::error::{Outcome, Result};
+use crate::error::Outcome;
 use crate::ops::agent::{self, Config, Pass};
 use crate::status::fetch::IndexRef;
 
@@ -34,6 +35,6 @@ pub fn run(settings: &Settings, args: &AgentArgs) -> Result<Outcome> {
         Pass::NotWritten {
             reason, message, ..
         } => fail_soft(settings, reason, message),
-        Pass::IndexFailed(e) => Err(e),
+        Pass::IndexFailed(e) => Err(e.into()),
     }
 }

@@ -3,9 +3,10 @@
 //! git2; optionally push.
 
 use super::{StoreOnly, domain};
+use crate::app::Result;
 use crate::app::cli::CommitArgs;
 use crate::app::settings::Settings;
-use crate::error::{Error, Result, exit};
+use crate::error::{Error, exit};
 use crate::gitops::layout::Destination;
 use crate::gitops::{self, Committed};
 use crate::ops::commit::{self as ops, Done, Manifest, Options, Print, Source};
@@ -107,7 +108,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
         Committed::Older { .. } => {
             let message = older.unwrap_or_default();
             if settings.strict {
-                return Err(Error::Older(message));
+                return Err(Error::Older(message).into());
             }
             settings.printer.alert(&message);
             return Ok(exit::OK);
@@ -129,16 +130,17 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     }
     if let Some(e) = outcome.not_recorded {
         settings.printer.warn(&format!(
-            "snapshot {}: committed, but the store could not record it: {e}",
-            snap.id
+            "snapshot {}: committed, but the store could not record it: {}",
+            snap.id,
+            crate::error::chain(&e)
         ));
     }
     Ok(exit::OK)
 }
 
 /// No project and no `--snapshot`: nothing to commit.
-fn nothing_to_render(settings: &Settings) -> Error {
-    Error::Usage(format!(
+fn nothing_to_render(settings: &Settings) -> crate::app::Failure {
+    crate::app::Failure::Usage(format!(
         "commit: no lok8s project found in {} or its parents to render the inventory from; pass --snapshot ID to commit a snapshot of the store (latest, latest~1, an id), or --root",
         settings.cwd.display()
     ))

@@ -1,8 +1,9 @@
 //! `clinv crd`: the CustomResourceDefinition.
 
+use crate::app::Result;
 use crate::app::cli::{CrdArgs, DocFormat};
 use crate::app::settings::Settings;
-use crate::error::{Result, exit};
+use crate::error::exit;
 use crate::inventory::render::{self, Format};
 
 pub fn run(settings: &Settings, args: &CrdArgs) -> Result<i32> {

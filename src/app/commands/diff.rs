@@ -1,19 +1,17 @@
 //! `clinv diff A B`: the semantic diff of two inventories, in one of four formats.
-//! Exit codes follow diff/kubectl: 0 same, 1 different, 2 any error ([`Error::in_diff`]).
+//! Exit codes follow diff/kubectl: 0 same, 1 different, 2 any error (`app::run` maps
+//! every failure of diff and drift to 2).
 
+use crate::app::Result;
 use crate::app::cli::{DiffArgs, DiffFormat};
 use crate::app::settings::Settings;
 use crate::cluster::access;
-use crate::error::{Error, Result, exit};
+use crate::error::exit;
 use crate::history::diff::Ignore;
 use crate::history::report;
 use crate::ops::refs::{RefContext, compare};
 
 pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
-    run_diff(settings, args).map_err(Error::in_diff)
-}
-
-fn run_diff(settings: &Settings, args: &DiffArgs) -> Result<i32> {
     let format = args.output.unwrap_or_default();
     let ignore = Ignore::parse(&args.ignore)?;
     let access = super::access(settings);

@@ -2,9 +2,10 @@
 //! drift (the changes listed like `clinv diff`), 2 unknown.
 
 use super::{domain, print_notices, project, rendered_at, scope};
+use crate::app::Result;
 use crate::app::cli::StatusArgs;
 use crate::app::settings::Settings;
-use crate::error::{Outcome, Result};
+use crate::error::Outcome;
 use crate::ops::drift::{self, Verdict};
 use crate::util::redact::escape_line;
 

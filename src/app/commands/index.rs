@@ -1,9 +1,10 @@
 //! `clinv index`: the project's addon index (spec §10), as lok8s's docs build writes it.
 
 use super::{project, report_warnings};
+use crate::app::Result;
 use crate::app::cli::IndexArgs;
 use crate::app::settings::Settings;
-use crate::error::{Result, exit};
+use crate::error::exit;
 use crate::status::index::{self, TimeSource};
 
 pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {

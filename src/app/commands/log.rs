@@ -2,16 +2,17 @@
 //! from a GitOps repository's commits with `--repo`.
 
 use super::StoreOnly;
+use crate::app::Result;
 use crate::app::cli::{LogArgs, LogFormat};
 use crate::app::output::stdout_error;
 use crate::app::settings::Settings;
-use crate::error::{Error, Result, exit};
+use crate::error::exit;
 use crate::history::report;
 use crate::ops::history::{self, History, Log, Query, Source};
 
 pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
     if let Some(n) = &args.n {
-        return Err(Error::Usage(format!(
+        return Err(crate::app::Failure::Usage(format!(
             "clinv log: -n is not an option here (git's -n is --max-count {n}; kubectl's -n namespace is --domain {n})"
         )));
     }

@@ -23,7 +23,8 @@ pub(super) mod version;
 use crate::app::settings::Settings;
 use crate::cluster::access::Access;
 use crate::delivery::Reason;
-use crate::error::{Error, Outcome, Result};
+use crate::error::Result;
+use crate::error::{Error, Outcome};
 use crate::inventory::{self, Warning};
 use crate::project::Project;
 use crate::project::select::{self, Known};
@@ -142,21 +143,13 @@ fn report_warnings(settings: &Settings, warnings: &[Warning]) -> Result<()> {
 
 /// Says that a deploy domain has no inventory of its own.
 fn deploy_domain_note(settings: &Settings, domain: &str, cluster_ref: Option<&str>) {
-    settings
-        .printer
-        .info(&deploy_domain_message(domain, cluster_ref));
-}
-
-/// Why a deploy domain has no inventory, and which domain has it.
-fn deploy_domain_message(domain: &str, cluster_ref: Option<&str>) -> String {
-    match cluster_ref {
-        Some(r) => format!(
-            "'{domain}' is a deploy domain: it has no inventory of its own; its cluster '{r}' carries the inventory (clinv render --domain {r})"
-        ),
-        None => format!(
-            "'{domain}' is a deploy domain: it has no inventory of its own (its deploy.lok8s.yaml names no spec.clusterRef.domain)"
-        ),
-    }
+    settings.printer.info(
+        &crate::error::DomainError::DeployOnly {
+            domain: domain.to_string(),
+            cluster_ref: cluster_ref.map(str::to_string),
+        }
+        .to_string(),
+    );
 }
 
 /// A domain of the project with its snapshots and its cluster, for the flows that read
@@ -214,9 +207,9 @@ fn print_notices(settings: &Settings, notices: &[Notice]) {
 
 /// lok8s's fail-soft rule for what did not reach the cluster: a warning and success;
 /// with `--strict`, an error with the reason's exit code.
-fn fail_soft(settings: &Settings, reason: Reason, message: String) -> Result<Outcome> {
+fn fail_soft(settings: &Settings, reason: Reason, message: String) -> crate::app::Result<Outcome> {
     if settings.strict {
-        return Err(Error::Unapplied { reason, message });
+        return Err(Error::Unapplied { reason, message }.into());
     }
     if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {
         // Not delivered, and no replay will deliver it by itself: -q does not hide it.

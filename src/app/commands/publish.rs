@@ -3,11 +3,12 @@
 //! 0 (the snapshot stays queued for `clinv replay`), unless `--strict`.
 
 use super::{access, deploy_domain_note, domain, fail_soft, print_notices, project, store};
+use crate::app::Result;
 use crate::app::cli::PublishArgs;
 use crate::app::settings::Settings;
 use crate::cluster::Change;
 use crate::cluster::access::options;
-use crate::error::{Error, Outcome, Result};
+use crate::error::{Error, Outcome};
 use crate::ops::publish::{self, Published, Request};
 
 pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
@@ -19,7 +20,7 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
         args.force_conflicts,
         args.dry_run,
     );
-    let report = publish::publish(&Request {
+    let mut report = publish::publish(&Request {
         project: &project,
         domain: &domain,
         source_date_epoch: settings.env.source_date_epoch.as_deref(),
@@ -29,7 +30,7 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
         strict: settings.strict,
     })?;
     print_notices(settings, &report.notices);
-    if let Some(not_recorded) = &report.not_recorded {
+    if let Some(not_recorded) = report.not_recorded.take() {
         let applied = matches!(report.outcome, Published::Applied { .. });
         // Neither applied nor recorded: the inventory is lost, always an error. Applied
         // but not recorded: a warning (already printed), an error with --strict.
@@ -37,15 +38,16 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
             if let Published::NotApplied(n) = &report.outcome {
                 settings.printer.warn(&n.message);
             }
-            return Err(Error::NotRecorded(format!(
-                "the inventory of {domain} was {} recorded ({})",
-                if applied {
-                    "applied but not"
-                } else {
-                    "neither applied nor"
-                },
-                not_recorded.0
-            )));
+            let what = if applied {
+                "applied but not"
+            } else {
+                "neither applied nor"
+            };
+            return Err(Error::NotRecorded {
+                what: format!("the inventory of {domain} was {what} recorded"),
+                source: Box::new(not_recorded.0),
+            }
+            .into());
         }
     }
     match report.outcome {

@@ -1,9 +1,10 @@
 //! `clinv render`: the inventory on stdout, or the CR and CRD as files.
 
-use super::{deploy_domain_message, domain, project, rendered_at, report_warnings};
+use super::{domain, project, rendered_at, report_warnings};
 use crate::app::cli::{DocFormat, RenderArgs};
 use crate::app::settings::Settings;
-use crate::error::{Error, Result, exit};
+use crate::app::{Failure, Result};
+use crate::error::{Error, exit};
 use crate::inventory::render::{self, Format};
 use crate::inventory::{self, Loaded};
 use crate::{inventory::crd, util::files};
@@ -15,7 +16,7 @@ pub const CR_FILE: &str = "clusterinventory.yaml";
 pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
     let format = args.output.unwrap_or_default();
     if args.out.is_some() && format == DocFormat::Json {
-        return Err(Error::Usage(
+        return Err(Failure::Usage(
             "clinv render: --out writes YAML files; drop -o json".into(),
         ));
     }
@@ -26,10 +27,11 @@ pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
         // An error, not a note and exit 0: `clinv render | kubectl apply -f -` must not
         // pass on an empty document as if the render had succeeded.
         Loaded::Deploy { cluster_ref, .. } => {
-            return Err(Error::Domain(deploy_domain_message(
-                &domain,
-                cluster_ref.as_deref(),
-            )));
+            return Err(Error::from(crate::error::DomainError::DeployOnly {
+                domain,
+                cluster_ref,
+            })
+            .into());
         }
     };
     // An inventory the API server would refuse is the error to show, not its warnings.
@@ -47,10 +49,10 @@ pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
         return Ok(exit::OK);
     };
     if dir.exists() && !dir.is_dir() {
-        return Err(Error::InvalidFile {
+        return Err(Failure::from(Error::InvalidFile {
             path: dir.clone(),
             message: "--out must name a directory; this is a file".into(),
-        });
+        }));
     }
     let crd_text = render::to_yaml(&crd::definition())?;
     let cr_text = render::to_yaml(&built.inventory)?;

@@ -4,9 +4,10 @@ use super::{access, domain, print_notices, project, store};
 use crate::app::cli::ReplayArgs;
 use crate::app::output;
 use crate::app::settings::Settings;
+use crate::app::{Failure, Result};
 use crate::cluster::access::options;
 use crate::delivery::Reason;
-use crate::error::{Outcome, Result};
+use crate::error::Outcome;
 use crate::ops::replay::{self, Replayed, Request};
 
 pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
@@ -18,6 +19,12 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         vec![domain(settings, &project, args.domain.domain.as_deref())?]
     };
     let access = access(settings);
+    if domains.len() > 1 && (access.kubeconfig.is_some() || access.context.is_some()) {
+        return Err(Failure::Usage(format!(
+            "--kubeconfig/--context name one cluster, but --all replays {} domains: each domain is delivered to its own cluster (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); use --domain D with an explicit kubeconfig",
+            domains.len()
+        )));
+    }
     let req = Request {
         project: &project,
         access: &access,
@@ -41,7 +48,9 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
             Ok(report) => report,
             Err(e) => {
                 if reports.len() > 1 {
-                    settings.printer.error(&format!("{d}: {e}"));
+                    settings
+                        .printer
+                        .error(&format!("{d}: {}", crate::error::chain(e)));
                 }
                 continue;
             }
@@ -92,7 +101,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         }
     }
     match first_error {
-        Some(e) => Err(e),
+        Some(e) => Err(e.into()),
         None => Ok(Outcome::Unapplied(unapplied)),
     }
 }

@@ -2,9 +2,10 @@
 //! timeline and the change list.
 
 use super::{StoreOnly, rendered_at};
+use crate::app::Result;
 use crate::app::cli::{ReportArgs, ReportFormat};
 use crate::app::settings::Settings;
-use crate::error::{Error, Result, exit};
+use crate::error::{Error, exit};
 use crate::history::report;
 
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
@@ -13,7 +14,7 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
     let points =
         super::log::load(settings, &opened.store, &domain, args.repo.as_deref(), None)?.points;
     let Some(current) = points.last() else {
-        return Err(Error::NoHistory(domain));
+        return Err(Error::NoHistory(domain).into());
     };
     let trail = crate::ops::history::trail(&points);
     // Dated like a render: SOURCE_DATE_EPOCH when set (reproducible pages), else now.

@@ -1,12 +1,13 @@
 //! `clinv snapshots [list|show|verify|gc|export|import]`: the local store.
 
 use super::StoreOnly;
+use crate::app::Result;
 use crate::app::cli::{
     DocFormat, ListArgs, SnapshotsArgs, SnapshotsCommand, TableFormat, TextFormat,
 };
 use crate::app::output;
 use crate::app::settings::Settings;
-use crate::error::{Error, Result, exit};
+use crate::error::{Error, exit};
 use crate::inventory::render;
 use crate::store::gc::Finding;
 use crate::store::{Damage, Snapshot, StateRecord, Store};
@@ -20,7 +21,7 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     if (given.state.is_some() || given.output.is_some() || given.no_headers)
         && !matches!(args.command, None | Some(SnapshotsCommand::List(_)))
     {
-        return Err(Error::Usage(
+        return Err(crate::app::Failure::Usage(
             "clinv snapshots: --state, -o and --no-headers before a subcommand other than list \
              belong to `snapshots list`; give the subcommand's own flags after it"
                 .to_string(),
@@ -224,10 +225,11 @@ fn verify(
     }
     let problems = verified.problems();
     if problems > 0 {
-        return Err(Error::Damaged(format!(
-            "snapshot store damaged: {problems} problem(s) in {}",
-            store.root().display()
-        )));
+        return Err(Error::from(crate::error::Damaged::Store {
+            problems,
+            store: store.root().to_path_buf(),
+        })
+        .into());
     }
     settings.printer.info(&format!(
         "{}: {} snapshot(s), {} object(s) in {} domain(s) verified",
@@ -278,7 +280,9 @@ fn gc(
 fn export(settings: &Settings, store: &Store, domain: Option<&str>, file: &Path) -> Result<i32> {
     let exported = store.export(domain, file)?;
     for e in &exported.skipped {
-        settings.printer.warn(&format!("not exported: {e}"));
+        settings
+            .printer
+            .warn(&format!("not exported: {}", crate::error::chain(e)));
     }
     settings.printer.info(&format!(
         "exported {} record(s) and {} object(s) of {} to {}",
@@ -289,7 +293,7 @@ fn export(settings: &Settings, store: &Store, domain: Option<&str>, file: &Path)
     ));
     // The archive is written either way; --strict says that it is not whole.
     if settings.strict && !exported.skipped.is_empty() {
-        return Err(Error::Strict(exported.skipped.len()));
+        return Err(Error::Strict(exported.skipped.len()).into());
     }
     Ok(exit::OK)
 }

@@ -2,10 +2,11 @@
 //! domain's delivery (source, ages, last apply, queue).
 
 use super::{domain, fail_soft, print_notices, project, scope};
+use crate::app::Result;
 use crate::app::cli::{StatusOutArgs, TextFormat};
 use crate::app::output::{self, StatusSource};
 use crate::app::settings::Settings;
-use crate::error::{Outcome, Result};
+use crate::error::Outcome;
 use crate::ops::status::{self, Shown};
 
 pub fn run(settings: &Settings, out: &StatusOutArgs) -> Result<Outcome> {

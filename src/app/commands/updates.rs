@@ -3,10 +3,11 @@
 use super::{
     deploy_domain_note, domain, fetch_options, print_notices, project, report_warnings, scope,
 };
+use crate::app::Result;
 use crate::app::cli::{TableFormat, UpdatesArgs};
 use crate::app::output;
 use crate::app::settings::Settings;
-use crate::error::{Result, exit};
+use crate::error::exit;
 use crate::ops::updates::{self as ops, Domain};
 use crate::status::fetch::{self, IndexRef};
 use crate::status::updates;

@@ -1,8 +1,9 @@
 //! `clinv version`: what this build is, for bug reports and compatibility checks.
 
+use crate::app::Result;
 use crate::app::cli::{TextFormat, VersionArgs};
 use crate::app::settings::Settings;
-use crate::error::{Result, exit};
+use crate::error::exit;
 use serde::Serialize;
 
 /// The `version -o json` document (`schemaVersion` 1).

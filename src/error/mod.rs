@@ -1,4 +1,18 @@
-//! The library's error type and the one mapping from errors to exit codes.
+//! The library's typed errors and the one mapping from errors to exit codes.
+//!
+//! Each variant says what went wrong in terms a caller can act on; a variant's message
+//! never folds in its cause: [`chain`] prints the causes after it, as `[error]` shows them.
+//! Usage errors (flags that do not make sense together) are not here: only the command
+//! line makes them (`app::Failure`). A malformed value the library itself parses (a
+//! reference, a time, an `--ignore` path) is an [`ArgumentError`].
+
+mod git;
+mod input;
+mod store;
+
+pub use git::{Cause, GitError, PushError, SignError};
+pub use input::{ArgumentError, DomainError, InventoryError, ReferenceError, UnknownIn};
+pub use store::{Damaged, SnapshotError};
 
 use std::path::PathBuf;
 
@@ -11,13 +25,37 @@ pub mod exit {
     /// Usage error: unknown flag, bad flag value, unsupported output format, a
     /// `-o jsonpath=` template that does not parse.
     pub const USAGE: i32 = 2;
+    /// `--strict`: no kubeconfig was found (`KUBECONFIG`, `~/.kube/config`).
+    pub const NO_KUBECONFIG: i32 = 3;
+    /// `--strict`: the kubeconfig or context cannot be used (also a failing exec plugin).
+    pub const BAD_KUBECONFIG: i32 = 4;
+    /// `--strict`: the API server did not answer (refused, timed out).
+    pub const UNREACHABLE: i32 = 5;
+    /// `--strict`: 401.
+    pub const UNAUTHORIZED: i32 = 6;
+    /// `--strict`: 403 (RBAC).
+    pub const FORBIDDEN: i32 = 7;
+    /// `--strict`: another field manager owns a field.
+    pub const CONFLICT: i32 = 8;
+    /// `--strict`: 5xx.
+    pub const SERVER_ERROR: i32 = 9;
+    /// `--strict`: any other refusal by the API server (or no CRD or object to read).
+    pub const REJECTED: i32 = 10;
     /// Not recorded: `publish` neither applied nor recorded the inventory (always), or
     /// applied it but could not record it (with `--strict`).
     pub const NOT_RECORDED: i32 = 11;
+    /// `--strict`: `replay` found another domain's ClusterInventory where it would apply.
+    pub const DOMAIN_MISMATCH: i32 = 12;
     /// `--strict`: a delivery was refused because the target (the live object, the
     /// branch) holds an inventory rendered later — the clock-skew warning, a commit
     /// refused as older. `--allow-older` delivers it.
     pub const OLDER: i32 = 13;
+    /// `--strict`: a GitOps controller manages the live object.
+    pub const GITOPS_MANAGED: i32 = 14;
+    /// `--strict`: the server's certificate does not verify.
+    pub const TLS_IDENTITY: i32 = 15;
+    /// Ended by a signal at a safe point: `128 + N`, as a shell reports it.
+    pub const SIGNALLED_BASE: i32 = 128;
 
     /// `clinv diff` follows the diff/kubectl convention instead of the codes above:
     /// 0 the inventories are the same, 1 they differ, 2 any error (even one that is exit
@@ -33,18 +71,18 @@ pub mod exit {
         use crate::delivery::Reason as R;
         match reason {
             R::RenderFailed => FAILURE,
-            R::NoKubeconfig => 3,
-            R::BadKubeconfig => 4,
-            R::Unreachable => 5,
-            R::Unauthorized => 6,
-            R::Forbidden => 7,
-            R::Conflict => 8,
-            R::ServerError => 9,
-            R::Rejected => 10,
+            R::NoKubeconfig => NO_KUBECONFIG,
+            R::BadKubeconfig => BAD_KUBECONFIG,
+            R::Unreachable => UNREACHABLE,
+            R::Unauthorized => UNAUTHORIZED,
+            R::Forbidden => FORBIDDEN,
+            R::Conflict => CONFLICT,
+            R::ServerError => SERVER_ERROR,
+            R::Rejected => REJECTED,
             R::ClockSkew => OLDER,
-            R::GitopsManaged => 14,
-            R::TlsIdentity => 15,
-            R::DomainMismatch => 12,
+            R::GitopsManaged => GITOPS_MANAGED,
+            R::TlsIdentity => TLS_IDENTITY,
+            R::DomainMismatch => DOMAIN_MISMATCH,
         }
     }
 }
@@ -65,10 +103,6 @@ impl std::fmt::Display for Pos {
 /// Everything that can stop a clinv command.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Flags or arguments that do not make sense together.
-    #[error("{0}")]
-    Usage(String),
-
     /// No `--root` and no ancestor of the working directory looks like a lok8s project.
     #[error(
         "no lok8s project found in {0} or its parents (looked for .lok8s/ or clusters/); pass --root"
@@ -83,10 +117,10 @@ pub enum Error {
     #[error("invalid domain name '{0}' (must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$)")]
     InvalidDomain(String),
 
-    /// A domain that cannot be used: none is selected, or the project and the store do
-    /// not know it. The message says why and lists the known domains ("did you mean").
-    #[error("{0}")]
-    Domain(String),
+    /// A domain that cannot be used: none is selected, the project and the store do not
+    /// know it, or it deploys into another domain's cluster.
+    #[error(transparent)]
+    Domain(#[from] DomainError),
 
     /// `clusters/<domain>/cluster.lok8s.yaml` is missing or not a regular file.
     #[error("inventory: cluster spec not found: {0}")]
@@ -140,57 +174,64 @@ pub enum Error {
     #[error("addon index {url}: {message}")]
     IndexUnavailable { url: String, message: String },
 
-    /// A ClusterInventory (`--from` file or live object) whose addons cannot be read;
-    /// names the origin and the field.
-    #[error("{origin}: {message}")]
-    InvalidInventory { origin: String, message: String },
+    /// A ClusterInventory (`--from` file, live object, committed file) that cannot be
+    /// read; names the origin, the cause names the field.
+    #[error("{origin}")]
+    InvalidInventory {
+        origin: String,
+        #[source]
+        source: InventoryError,
+    },
+
     /// `-o jsonpath=TEMPLATE` that cannot be applied to the document (a field none of
     /// its inputs has, an index out of bounds); kubectl's wording.
     #[error("error executing jsonpath \"{template}\": {message}")]
     JsonPath { template: String, message: String },
 
-    /// A reference (`clinv diff A B`) that names nothing clinv can read here.
-    #[error("{0}")]
-    Reference(String),
-
-    /// An error of `clinv diff`: exit 2 whatever the cause, because 1 means "the
-    /// inventories differ" there. Wrapped once, at the command's edge.
+    /// A malformed value of a flag or argument that the library parses.
     #[error(transparent)]
-    Diff(Box<Error>),
+    Argument(#[from] ArgumentError),
+
+    /// A reference (`clinv diff A B`) that names nothing clinv can read here.
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
 
     /// `clinv addons` on a spec whose `kind` is malformed (lok8s's wording).
     #[error("cluster spec for '{domain}' declares a malformed kind ({})", .path.display())]
     MalformedKindOf { domain: String, path: PathBuf },
 
     /// A snapshot reference that names no snapshot, or more than one.
-    #[error("{0}")]
-    NoSnapshot(String),
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
 
     /// `clinv report` for a domain with no recorded or committed history.
     #[error("no history for {0}: publish or commit it first")]
     NoHistory(String),
 
     /// The snapshot store is damaged: a checksum mismatch or an unreadable record.
-    #[error("{0}")]
-    Damaged(String),
+    #[error(transparent)]
+    Damaged(#[from] Damaged),
 
     /// A lock (the store's or a repository's) still held by another process.
-    #[error("{0}")]
-    Locked(String),
+    #[error("{what}: {holder}")]
+    Locked { what: String, holder: String },
 
-    /// `publish` could not record the inventory in the store, and did not apply it
-    /// (or, with `--strict`, applied it): exit 11.
-    #[error("not recorded: {0}")]
-    NotRecorded(String),
+    /// The inventory could not be recorded in the store: exit 11.
+    #[error("not recorded: {what}")]
+    NotRecorded {
+        what: String,
+        #[source]
+        source: Box<Error>,
+    },
 
     /// `--strict`: the target holds an inventory rendered later and this one was not
-    /// delivered (a commit refused as older, clock skew): exit 13.
+    /// delivered (a commit refused as older): exit 13.
     #[error("{0}")]
     Older(String),
 
     /// A GitOps repository operation failed, or the repository's state forbids it.
-    #[error("{0}")]
-    Git(String),
+    #[error(transparent)]
+    Git(#[from] GitError),
 
     /// No author for a GitOps commit.
     #[error(
@@ -199,33 +240,38 @@ pub enum Error {
     NoAuthor,
 
     /// A push that the remote rejected or that did not land in time.
-    #[error("{0}")]
-    Push(String),
+    #[error(transparent)]
+    Push(#[from] PushError),
 
     /// `--sign`: the signing program is not configured, not runnable, or failed.
-    #[error("{0}")]
-    Sign(String),
+    #[error(transparent)]
+    Sign(#[from] SignError),
 
     /// A feature left out of this build (`cargo build --no-default-features`).
     #[error("{0} needs clinv built with the gitops feature")]
     NoGitops(&'static str),
 
     /// A value serde could not encode: a bug or a resource limit, never bad usage.
-    #[error("cannot encode {what}: {message}")]
-    Encode { what: &'static str, message: String },
+    #[error("cannot encode {what}")]
+    Encode {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
 
     /// stdout was closed by the reader (`clinv render | head`): stop quietly, exit 0.
     #[error("broken pipe")]
     BrokenPipe,
 
     /// The async runtime could not be started: a local failure, never the cluster's.
-    #[error("cannot start the async runtime: {0}")]
+    #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
 
     /// An I/O failure, with the path it concerns.
-    #[error("{path}: {source}")]
+    #[error("{}", .path.display())]
     Io {
         path: PathBuf,
+        #[source]
         source: std::io::Error,
     },
 }
@@ -235,12 +281,12 @@ impl Error {
     /// a new one has to choose).
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Usage(_) | Error::NoGitops(_) => exit::USAGE,
-            Error::NotRecorded(_) => exit::NOT_RECORDED,
+            Error::NoGitops(_) | Error::Argument(_) => exit::USAGE,
+            Error::Reference(e) if e.is_malformed() => exit::USAGE,
+            Error::NotRecorded { .. } => exit::NOT_RECORDED,
             Error::Older(_) => exit::OLDER,
             Error::BrokenPipe => exit::OK,
             Error::Unapplied { reason, .. } => exit::for_reason(*reason),
-            Error::Diff(_) => exit::diff::ERROR,
             Error::NoProject(_)
             | Error::RootNotFound(_)
             | Error::InvalidDomain(_)
@@ -259,10 +305,10 @@ impl Error {
             | Error::InvalidInventory { .. }
             | Error::Reference(_)
             | Error::JsonPath { .. }
-            | Error::NoSnapshot(_)
+            | Error::Snapshot(_)
             | Error::NoHistory(_)
             | Error::Damaged(_)
-            | Error::Locked(_)
+            | Error::Locked { .. }
             | Error::Git(_)
             | Error::NoAuthor
             | Error::Push(_)
@@ -274,20 +320,8 @@ impl Error {
     }
 
     /// A serde encoding failure of `what` (e.g. "JSON", "the index").
-    pub fn encode(what: &'static str, err: impl std::fmt::Display) -> Error {
-        Error::Encode {
-            what,
-            message: err.to_string(),
-        }
-    }
-
-    /// Marks an error of `clinv diff` (see [`Error::Diff`]); a broken pipe stays a quiet
-    /// exit 0.
-    pub fn in_diff(self) -> Error {
-        match self {
-            Error::BrokenPipe | Error::Diff(_) => self,
-            other => Error::Diff(Box::new(other)),
-        }
+    pub fn encode(what: &'static str, source: serde_json::Error) -> Error {
+        Error::Encode { what, source }
     }
 
     /// Wraps an I/O error with the path it concerns.
@@ -297,6 +331,27 @@ impl Error {
             source,
         }
     }
+
+    /// `inventory` of `origin` could not be read.
+    pub fn inventory(origin: impl Into<String>, source: InventoryError) -> Error {
+        Error::InvalidInventory {
+            origin: origin.into(),
+            source,
+        }
+    }
+}
+
+/// An error and its causes, `: `-separated, as `[error]` prints it (and as a warning or a
+/// report row quotes it): each cause once, in order.
+pub fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
 }
 
 /// How a command ended when it did not fail outright; mapped to its exit code next to
@@ -339,25 +394,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn diff_errors_exit_2_except_a_broken_pipe() {
-        for e in [
-            Error::Git("x".into()),
-            Error::Usage("x".into()),
-            Error::Reference("x".into()),
-            Error::io("p", std::io::Error::other("x")),
-        ] {
-            let text = e.to_string();
-            let wrapped = e.in_diff();
-            assert_eq!(wrapped.exit_code(), exit::diff::ERROR);
-            assert_eq!(wrapped.to_string(), text, "the message is unchanged");
-            assert_eq!(wrapped.in_diff().exit_code(), exit::diff::ERROR);
-        }
-        assert_eq!(Error::BrokenPipe.in_diff().exit_code(), exit::OK);
-        assert_eq!(Error::Reference("x".into()).exit_code(), exit::FAILURE);
-        assert_eq!(Error::NotRecorded("x".into()).exit_code(), 11);
-    }
-
-    #[test]
     fn outcomes_map_to_codes() {
         use crate::delivery::Reason;
         assert_eq!(Outcome::Done.exit_code(), exit::OK);
@@ -373,9 +409,27 @@ mod tests {
     }
 
     #[test]
-    fn an_encoding_failure_is_not_a_usage_error() {
-        let e = Error::encode("JSON", "key must be a string");
+    fn an_encoding_failure_is_not_a_usage_error_and_names_its_cause() {
+        let source = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let e = Error::encode("JSON", source);
         assert_eq!(e.exit_code(), exit::FAILURE);
-        assert_eq!(e.to_string(), "cannot encode JSON: key must be a string");
+        assert_eq!(e.to_string(), "cannot encode JSON");
+        assert!(chain(&e).starts_with("cannot encode JSON: EOF while parsing"));
+    }
+
+    #[test]
+    fn the_chain_names_each_cause_once() {
+        let io = Error::io("/x/y", std::io::Error::other("disk on fire"));
+        assert_eq!(io.to_string(), "/x/y");
+        assert_eq!(chain(&io), "/x/y: disk on fire");
+        let nested = Error::NotRecorded {
+            what: "the inventory of d".into(),
+            source: Box::new(io),
+        };
+        assert_eq!(
+            chain(&nested),
+            "not recorded: the inventory of d: /x/y: disk on fire"
+        );
+        assert_eq!(nested.exit_code(), exit::NOT_RECORDED);
     }
 }
