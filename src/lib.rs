@@ -14,6 +14,7 @@
 pub mod app;
 pub mod cluster;
 pub mod delivery;
+pub mod domain;
 pub mod error;
 #[cfg(feature = "gitops")]
 pub mod gitops;

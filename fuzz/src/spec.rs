@@ -17,7 +17,9 @@ static ROOT: LazyLock<PathBuf> = LazyLock::new(|| super::repo().join("examples/a
 /// One input.
 pub fn run(data: &[u8]) {
     let project = Project::at(&ROOT);
-    let path = project.domain_dir(DOMAIN).join("cluster.lok8s.yaml");
+    let path = project
+        .domain_dir(&clinv::domain::Domain::parse(DOMAIN).expect("a domain"))
+        .join("cluster.lok8s.yaml");
     let Ok(spec) = spec::parse(data, &path, project.root(), DOMAIN) else {
         return;
     };

@@ -252,7 +252,7 @@ fn domain_candidates(cx: &Context, cwd: &Path, typed: &str) -> Vec<CompletionCan
                 (true, false) => "project",
                 _ => "snapshots",
             };
-            CompletionCandidate::new(d).help(Some(help.into()))
+            CompletionCandidate::new(d.as_str()).help(Some(help.into()))
         })
         .collect()
 }

@@ -1010,7 +1010,7 @@ mod listing_tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
         for (d, n) in [("a.example", 7), ("b.example", 4)] {
-            let ds = store.domain(d);
+            let ds = store.domain(&crate::domain::d(d));
             let mut ids = Vec::new();
             for i in 0..n {
                 let target = Target {
@@ -1047,7 +1047,8 @@ mod listing_tests {
             Some(State::Recorded),
             Some(State::Deleted),
         ] {
-            for domain in [None, Some("b.example")] {
+            let b = crate::domain::d("b.example");
+            for domain in [None, Some(&b)] {
                 let (rows, damage) = store.list(domain, state).unwrap();
                 let (listings, compact_damage) = store.listings(domain, state).unwrap();
                 assert_eq!(damage, compact_damage);

@@ -2,6 +2,7 @@
 
 use crate::cluster::{self, Cluster, Failure, Options, Step};
 use crate::delivery::Reason;
+use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::util::files;
@@ -168,7 +169,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 
 /// The spec's `metadata.name` of a cluster domain: it names lok8s's kubeconfig. `None`
 /// for deploy domains, missing or unreadable specs (the other kubeconfig rules apply).
-pub fn cluster_name(project: &Project, domain: &str) -> Option<String> {
+pub fn cluster_name(project: &Project, domain: &Domain) -> Option<String> {
     match project.domain_kind(domain) {
         crate::project::DomainKind::Cluster { spec } => {
             crate::project::spec::read(&spec, project.root(), domain)
@@ -206,7 +207,7 @@ pub struct LiveRead {
 /// [`Error::Runtime`] only.
 pub fn read_live(
     access: &Access,
-    domain: Option<(&Project, &str)>,
+    domain: Option<(&Project, &Domain)>,
     opts: Options,
 ) -> Result<LiveRead> {
     let rt = runtime()?;

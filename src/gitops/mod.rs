@@ -16,6 +16,7 @@ pub mod layout;
 mod ssh;
 mod worktree;
 
+use crate::domain::Domain;
 use crate::error::{ArgumentError, Cause, Error, GitError, PushError, Result, SignError};
 use crate::inventory::ClusterInventory;
 use git2::{Oid, Repository, Signature, Tree};
@@ -29,12 +30,21 @@ pub const CR_FILE: &str = "clusterinventory.yaml";
 pub const KUSTOMIZATION_FILE: &str = "kustomization.yaml";
 
 /// The synced folder of a domain when `--path` does not name one.
-pub fn default_path(domain: &str) -> String {
-    format!("clusters/{domain}/inventory")
+pub fn default_path(domain: &Domain) -> String {
+    folder_of(domain)
+}
+
+fn folder_of(name: &str) -> String {
+    format!("clusters/{name}/inventory")
+}
+
+/// The default CR path with a `<domain>` placeholder, for messages.
+pub fn default_cr_example() -> String {
+    format!("{}/{CR_FILE}", folder_of("<domain>"))
 }
 
 /// The committed CR of a domain in its default folder.
-pub fn default_cr_path(domain: &str) -> String {
+pub fn default_cr_path(domain: &Domain) -> String {
     format!("{}/{CR_FILE}", default_path(domain))
 }
 

@@ -5,6 +5,7 @@
 
 use super::layout::{self, Bootstrap};
 use super::{CR_FILE, CRD_FILE, KUSTOMIZATION_FILE, Repo, git, ref_error};
+use crate::domain::Domain;
 use crate::error::{GitError, Result};
 use git2::{Commit, Oid, Tree};
 use std::path::Path;
@@ -332,7 +333,7 @@ impl Repo {
     }
 
     /// The domains with a committed CR in their default folder on `branch`, sorted.
-    pub fn default_domains(&self, branch: &str) -> Vec<String> {
+    pub fn default_domains(&self, branch: &str) -> Vec<Domain> {
         let Some(tree) = self.branch_tree(branch) else {
             return Vec::new();
         };
@@ -343,9 +344,9 @@ impl Repo {
         else {
             return Vec::new();
         };
-        let mut domains: Vec<String> = clusters
+        let mut domains: Vec<Domain> = clusters
             .iter()
-            .filter_map(|e| e.name().ok().map(str::to_string))
+            .filter_map(|e| e.name().ok().and_then(Domain::new))
             .filter(|d| tree.get_path(Path::new(&super::default_cr_path(d))).is_ok())
             .collect();
         domains.sort();

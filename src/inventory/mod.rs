@@ -8,6 +8,7 @@ pub mod crd;
 pub mod parse;
 pub mod render;
 
+use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::project::addons::{Flavor, MetaIssue, Reader};
 use crate::project::bootstrap::Source;
@@ -103,7 +104,7 @@ pub enum Loaded {
 ///
 /// # Errors
 /// As [`build`]; a domain with neither spec is [`Error::SpecNotFound`].
-pub fn load(project: &Project, domain: &str, rendered_at: Timestamp) -> Result<Loaded> {
+pub fn load(project: &Project, domain: &Domain, rendered_at: Timestamp) -> Result<Loaded> {
     match project.domain_kind(domain) {
         DomainKind::Cluster { spec } => {
             build(project, domain, &spec, rendered_at).map(|b| Loaded::Cluster(Box::new(b)))

@@ -149,7 +149,7 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
             if domains.is_empty() {
                 return Err(GitError::NoDomainFolder {
                     branch,
-                    example: gitops::default_cr_path("<domain>"),
+                    example: gitops::default_cr_example(),
                 }
                 .into());
             }
@@ -161,7 +161,7 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
                         Destination::Server(s) => Destination::Server(s.replace("{domain}", &d)),
                         Destination::Name(n) => Destination::Name(n.replace("{domain}", &d)),
                     },
-                    domain: d,
+                    domain: d.to_string(),
                 })
                 .collect();
             Ok(printed(layout::argo_set(&url()?, &branch, &elements)))
@@ -311,7 +311,7 @@ fn run_with(
             let Some((snap, inventory)) = picked.found else {
                 return Err(SnapshotError::NotOfDomain {
                     reference: reference.to_string(),
-                    domain: store.domain.clone(),
+                    domain: store.domain.to_string(),
                 }
                 .into());
             };

@@ -2,6 +2,7 @@
 //! repository's commits — the input of `log` and `report` — and the two views of it.
 
 #[cfg(feature = "gitops")]
+use crate::domain::Domain;
 use crate::error::GitError;
 use crate::error::{ArgumentError, Error, Result};
 use crate::history::audit::{self, Span, Step, Trail};
@@ -56,7 +57,7 @@ pub enum Source<'a> {
     Repo {
         repo: &'a Path,
         rev: &'a str,
-        domain: &'a str,
+        domain: &'a Domain,
     },
 }
 
@@ -249,13 +250,13 @@ fn bounds(query: &Query<'_>) -> Result<(Option<jiff::Timestamp>, Option<jiff::Ti
 
 /// Without git support there is no repository history to read.
 #[cfg(not(feature = "gitops"))]
-fn from_repo(_repo: &Path, _rev: &str, _domain: &str) -> Result<Vec<Point>> {
+fn from_repo(_repo: &Path, _rev: &str, _domain: &Domain) -> Result<Vec<Point>> {
     Err(Error::NoGitops("--repo"))
 }
 
 /// The versions of the committed CR along the branch's first-parent history.
 #[cfg(feature = "gitops")]
-fn from_repo(repo: &Path, rev: &str, domain: &str) -> Result<Vec<Point>> {
+fn from_repo(repo: &Path, rev: &str, domain: &Domain) -> Result<Vec<Point>> {
     let path = &crate::gitops::default_cr_path(domain);
     let versions =
         crate::gitops::history::file_history(repo, rev, path).map_err(|e| GitError::InRepo {
@@ -403,7 +404,7 @@ mod tests {
     #[test]
     fn streamed_log_entries_are_the_trail() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let mut ids = Vec::new();
         for n in [0, 1, 1, 1, 2, 0, 0, 4, 3, 5, 5] {
             ids.push(store.record(&cr(n), "{}", None).unwrap().id);

@@ -17,13 +17,14 @@ pub mod updates;
 
 use crate::cluster::Options;
 use crate::cluster::access::Access;
+use crate::domain::Domain;
 use crate::project::Project;
 use crate::store::DomainStore;
 
 /// The domain a flow works on: its project, its snapshots, and how to reach its cluster.
 pub struct Scope<'a> {
     pub project: &'a Project,
-    pub domain: &'a str,
+    pub domain: &'a Domain,
     pub store: DomainStore,
     pub access: Access,
     pub opts: Options,

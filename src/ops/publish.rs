@@ -6,6 +6,7 @@
 use crate::cluster::access::Access;
 use crate::cluster::{Applied, Failure, Options, Step};
 use crate::delivery::{self, Delivered, Mark, Reason, Target};
+use crate::domain::Domain;
 use crate::error::{ArgumentError, Error, Result, chain};
 use crate::inventory::{self, Built, Loaded, Warning, crd, render};
 use crate::project::Project;
@@ -15,7 +16,7 @@ use crate::util::notice::Notice;
 /// What to publish, and how.
 pub struct Request<'a> {
     pub project: &'a Project,
-    pub domain: &'a str,
+    pub domain: &'a Domain,
     /// `SOURCE_DATE_EPOCH`: a fixed `renderedAt` for reproducible output.
     pub source_date_epoch: Option<&'a str>,
     pub store: &'a DomainStore,
@@ -214,7 +215,7 @@ fn build(req: &Request<'_>, notices: &mut Vec<Notice>) -> Result<Loaded> {
 /// The project does not build, the inventory is invalid, `strict` with warnings.
 pub fn build_checked(
     project: &Project,
-    domain: &str,
+    domain: &Domain,
     source_date_epoch: Option<&str>,
     strict: bool,
     notices: &mut Vec<Notice>,

@@ -8,6 +8,7 @@
 
 use crate::cluster::Options;
 use crate::cluster::access::{self, Access};
+use crate::domain::Domain;
 use crate::error::{Error, ReferenceError, Result};
 use crate::history::diff::{self, Ignore, Report};
 use crate::history::refs::{Ref, SnapshotRef, parse_ref};
@@ -78,7 +79,7 @@ impl<'a> RefContext<'a> {
 
     /// The domain by the one selection rule ([`crate::project::select`]); `store` for
     /// snapshot references (its domains and its root).
-    fn select(&self, project: Option<&Project>, store: Option<&Store>) -> Result<String> {
+    fn select(&self, project: Option<&Project>, store: Option<&Store>) -> Result<Domain> {
         let domains = store.map(Store::domains);
         let known = Known {
             project,
@@ -102,7 +103,7 @@ impl<'a> RefContext<'a> {
         Ok(selected?.domain)
     }
 
-    fn domain_of(&self, project: &Project) -> Result<String> {
+    fn domain_of(&self, project: &Project) -> Result<Domain> {
         self.select(Some(project), None)
     }
 }
@@ -117,7 +118,7 @@ fn live(cx: &RefContext) -> Result<ClusterInventory> {
         Some(p) => Some((p, cx.domain_of(p)?)),
         None => None,
     };
-    let read = access::read_live(access, domain.as_ref().map(|(p, d)| (*p, d.as_str())), opts)?;
+    let read = access::read_live(access, domain.as_ref().map(|(p, d)| (*p, d)), opts)?;
     if read.choice.is_none() {
         let detail = read.result.err().map(|f| f.detail).unwrap_or_default();
         return Err(ReferenceError::ClusterUnreachable(detail).into());

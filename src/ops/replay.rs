@@ -14,6 +14,7 @@ use super::publish::{Verb, failure_message, state_record};
 use crate::cluster::access::{self, Access};
 use crate::cluster::{Delivery, Failure, Options};
 use crate::delivery::{self, Delivered, Reason};
+use crate::domain::Domain;
 use crate::error::{ArgumentError, Result};
 use crate::project::Project;
 use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, Store, now_millis};
@@ -88,7 +89,7 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
 
 /// [`replay_domain`] that sends nothing after `until` and bounds its requests by it.
 fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) -> Result<Report> {
-    let domain = store.domain.as_str();
+    let domain = &store.domain;
     let mut notices = Vec::new();
     if until.is_some_and(|u| u.saturating_duration_since(Instant::now()) < MIN_BUDGET) {
         // Out of budget: only say what stays queued (a read, no lock, nothing sent).
@@ -354,7 +355,7 @@ fn record_failure(store: &DomainStore, newest: &Snapshot, f: &Failure) -> Result
 /// The replay of one domain of [`replay_all`].
 #[derive(Debug)]
 pub struct DomainReport {
-    pub domain: String,
+    pub domain: Domain,
     pub report: Result<Report>,
 }
 
@@ -372,7 +373,7 @@ pub struct DomainReport {
 pub fn replay_all(
     req: &Request<'_>,
     store: &Store,
-    domains: &[String],
+    domains: &[Domain],
 ) -> Result<Vec<DomainReport>> {
     // Kept back for recording the outcomes and ending: a tenth of the budget, 100 ms
     // to 2 s.
@@ -411,7 +412,7 @@ pub fn replay_all(
 
 /// Indexes of `domains` grouped by the kubeconfig each would use, in first-seen order.
 /// A domain without a usable kubeconfig is a group of its own (it fails on its own).
-fn by_kubeconfig(req: &Request<'_>, domains: &[String]) -> Vec<Vec<usize>> {
+fn by_kubeconfig(req: &Request<'_>, domains: &[Domain]) -> Vec<Vec<usize>> {
     let mut keys: Vec<Option<Vec<std::path::PathBuf>>> = Vec::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, d) in domains.iter().enumerate() {

@@ -7,25 +7,16 @@ pub mod select;
 pub mod spec;
 pub mod view;
 
+use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::util::files;
 use crate::yaml::Doc;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 
 /// Largest cluster spec, chart pin or value file clinv reads. Real ones are a few KiB.
 pub const MAX_INPUT_BYTES: u64 = 8 << 20;
 
-/// The default domain when nothing selects one.
-pub const DEFAULT_DOMAIN: &str = "lok8s.dev";
-
-static DOMAIN_RE: LazyLock<regex::Regex> =
-    LazyLock::new(|| regex::Regex::new(r"^[a-zA-Z0-9][a-zA-Z0-9._-]*$").expect("valid regex"));
-
-/// True when `name` passes lok8s's domain rule, which is also its path-traversal guard.
-pub fn is_valid_domain(name: &str) -> bool {
-    DOMAIN_RE.is_match(name)
-}
+pub use crate::domain::{DEFAULT as DEFAULT_DOMAIN, is_valid as is_valid_domain};
 
 /// A lok8s project root.
 #[derive(Debug, Clone)]
@@ -90,7 +81,7 @@ impl Project {
     }
 
     /// `<root>/clusters/<domain>`.
-    pub fn domain_dir(&self, domain: &str) -> PathBuf {
+    pub fn domain_dir(&self, domain: &Domain) -> PathBuf {
         self.root.join("clusters").join(domain)
     }
 
@@ -108,36 +99,7 @@ impl Project {
         })
     }
 
-    /// Resolves the domain as lok8s does: `--domain` › `DOMAIN_NAME` › `clusters/.active`
-    /// › `lok8s.dev`. Notices lok8s prints on the way are returned as raw lines.
-    ///
-    /// # Errors
-    /// An explicit domain (flag or environment) that fails the name rule.
-    pub fn resolve_domain(
-        &self,
-        flag: Option<&str>,
-        env: Option<&str>,
-    ) -> Result<(String, Vec<String>)> {
-        let mut notices = Vec::new();
-        if let Some(d) = flag {
-            return checked(d).map(|d| (d, notices));
-        }
-        let active = self.active_domain(&mut notices);
-        if let Some(env) = env.filter(|e| !e.is_empty()) {
-            if let Some(active) = active.filter(|a| a != env) {
-                notices.push(format!(
-                    "notice: using DOMAIN_NAME={env} (env); the active domain is '{active}' — pass --domain or unset DOMAIN_NAME to switch"
-                ));
-            }
-            return checked(env).map(|d| (d, notices));
-        }
-        Ok((
-            active.unwrap_or_else(|| DEFAULT_DOMAIN.to_string()),
-            notices,
-        ))
-    }
-
-    pub(crate) fn active_domain(&self, notices: &mut Vec<String>) -> Option<String> {
+    pub(crate) fn active_domain(&self, notices: &mut Vec<String>) -> Option<Domain> {
         let path = self.root.join("clusters").join(".active");
         let bytes = files::read_bounded(&path, 4096).ok()?;
         let text = String::from_utf8_lossy(&bytes);
@@ -145,8 +107,8 @@ impl Project {
         if name.is_empty() {
             return None;
         }
-        if is_valid_domain(name) {
-            Some(name.to_string())
+        if let Some(domain) = Domain::new(name) {
+            Some(domain)
         } else {
             notices.push("warning: invalid domain in clusters/.active, ignoring".to_string());
             None
@@ -155,21 +117,20 @@ impl Project {
 
     /// The domains of the project, sorted: each `clusters/<d>/` with a valid name that
     /// holds a cluster or a deploy spec.
-    pub fn domains(&self) -> Vec<String> {
-        let mut out: Vec<String> = std::fs::read_dir(self.root.join("clusters"))
+    pub fn domains(&self) -> Vec<Domain> {
+        let mut out: Vec<Domain> = std::fs::read_dir(self.root.join("clusters"))
             .into_iter()
             .flatten()
             .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| is_valid_domain(n))
-            .filter(|n| !matches!(self.domain_kind(n), DomainKind::Missing { .. }))
+            .filter_map(|e| e.file_name().to_str().and_then(Domain::new))
+            .filter(|d| !matches!(self.domain_kind(d), DomainKind::Missing { .. }))
             .collect();
         out.sort();
         out
     }
 
     /// Classifies a (valid) domain directory (spec §1 rule 3).
-    pub fn domain_kind(&self, domain: &str) -> DomainKind {
+    pub fn domain_kind(&self, domain: &Domain) -> DomainKind {
         let dir = self.domain_dir(domain);
         let spec = dir.join("cluster.lok8s.yaml");
         if spec.is_file() {
@@ -211,14 +172,6 @@ impl Project {
     }
 }
 
-fn checked(domain: &str) -> Result<String> {
-    if is_valid_domain(domain) {
-        Ok(domain.to_string())
-    } else {
-        Err(Error::InvalidDomain(domain.to_string()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,16 +207,37 @@ mod tests {
         (dir, p)
     }
 
+    /// lok8s's order through the one selection rule (every domain exists here).
+    fn resolve(
+        p: &Project,
+        flag: Option<&str>,
+        env: Option<&str>,
+    ) -> Result<(String, Vec<String>)> {
+        for d in ["act.dev", "flag.dev", "env.dev", DEFAULT_DOMAIN] {
+            fs::create_dir_all(p.root().join("clusters").join(d)).unwrap();
+            fs::write(
+                p.root().join("clusters").join(d).join("cluster.lok8s.yaml"),
+                "",
+            )
+            .unwrap();
+        }
+        let known = select::Known {
+            project: Some(p),
+            store: None,
+        };
+        let mut notes = Vec::new();
+        let selected = select::select(known, flag, env, &mut notes)?;
+        Ok((selected.domain.to_string(), notes))
+    }
+
     #[test]
     fn domain_precedence_flag_env_active_default() {
         let (_d, p) = project_with_active(Some("act.dev\n\n"));
         assert_eq!(
-            p.resolve_domain(Some("flag.dev"), Some("env.dev"))
-                .unwrap()
-                .0,
+            resolve(&p, Some("flag.dev"), Some("env.dev")).unwrap().0,
             "flag.dev"
         );
-        let (d, notes) = p.resolve_domain(None, Some("env.dev")).unwrap();
+        let (d, notes) = resolve(&p, None, Some("env.dev")).unwrap();
         assert_eq!(d, "env.dev");
         assert_eq!(
             notes,
@@ -272,22 +246,19 @@ mod tests {
             ]
         );
         assert_eq!(
-            p.resolve_domain(None, Some("act.dev")).unwrap(),
+            resolve(&p, None, Some("act.dev")).unwrap(),
             ("act.dev".into(), vec![])
         );
-        assert_eq!(
-            p.resolve_domain(None, None).unwrap(),
-            ("act.dev".into(), vec![])
-        );
-        assert_eq!(p.resolve_domain(None, Some("")).unwrap().0, "act.dev");
+        assert_eq!(resolve(&p, None, None).unwrap(), ("act.dev".into(), vec![]));
+        assert_eq!(resolve(&p, None, Some("")).unwrap().0, "act.dev");
         let (_d, p) = project_with_active(None);
-        assert_eq!(p.resolve_domain(None, None).unwrap().0, "lok8s.dev");
+        assert_eq!(resolve(&p, None, None).unwrap().0, "lok8s.dev");
     }
 
     #[test]
     fn invalid_active_domain_is_ignored_with_lok8s_warning() {
         let (_d, p) = project_with_active(Some("../etc\n"));
-        let (d, notes) = p.resolve_domain(None, None).unwrap();
+        let (d, notes) = resolve(&p, None, None).unwrap();
         assert_eq!(d, "lok8s.dev");
         assert_eq!(
             notes,
@@ -299,11 +270,11 @@ mod tests {
     fn invalid_explicit_domains_are_errors() {
         let (_d, p) = project_with_active(None);
         assert!(matches!(
-            p.resolve_domain(Some("../x"), None),
+            resolve(&p, Some("../x"), None),
             Err(Error::InvalidDomain(_))
         ));
         assert!(matches!(
-            p.resolve_domain(None, Some("a/b")),
+            resolve(&p, None, Some("a/b")),
             Err(Error::InvalidDomain(_))
         ));
     }
@@ -338,11 +309,17 @@ mod tests {
         )
         .unwrap();
         assert!(
-            matches!(p.domain_kind("apps"), DomainKind::Deploy { cluster_ref: Some(r), .. } if r == "prod")
+            matches!(p.domain_kind(&crate::domain::d("apps")), DomainKind::Deploy { cluster_ref: Some(r), .. } if r == "prod")
         );
         fs::write(dep.join("cluster.lok8s.yaml"), "kind: Lo\n").unwrap();
-        assert!(matches!(p.domain_kind("apps"), DomainKind::Cluster { .. }));
+        assert!(matches!(
+            p.domain_kind(&crate::domain::d("apps")),
+            DomainKind::Cluster { .. }
+        ));
         fs::create_dir_all(d.path().join("clusters/dir/cluster.lok8s.yaml")).unwrap();
-        assert!(matches!(p.domain_kind("dir"), DomainKind::Missing { .. }));
+        assert!(matches!(
+            p.domain_kind(&crate::domain::d("dir")),
+            DomainKind::Missing { .. }
+        ));
     }
 }

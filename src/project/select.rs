@@ -11,7 +11,8 @@
 //! domain without `--domain` although the store holds several, [`Selected::note`] says
 //! which one and why.
 
-use super::{DomainKind, Project, checked};
+use super::{DomainKind, Project};
+use crate::domain::Domain;
 use crate::error::{DomainError, Result, UnknownIn};
 use std::path::Path;
 
@@ -40,7 +41,7 @@ impl Origin {
 /// A selected domain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selected {
-    pub domain: String,
+    pub domain: Domain,
     pub origin: Origin,
     /// Which domain was chosen, when the choice was not obvious.
     pub note: Option<String>,
@@ -52,7 +53,7 @@ pub struct Selected {
 pub struct Known<'a> {
     pub project: Option<&'a Project>,
     /// `Some` for store-only commands: the domains that have a journal, and the store.
-    pub store: Option<(&'a [String], &'a Path)>,
+    pub store: Option<(&'a [Domain], &'a Path)>,
 }
 
 /// Selects the domain (rule in the module documentation). lok8s's notices on the way
@@ -68,15 +69,16 @@ pub fn select(
     env: Option<&str>,
     notices: &mut Vec<String>,
 ) -> Result<Selected> {
-    let store_domains: &[String] = known.store.map_or(&[], |(d, _)| d);
-    let in_project = |d: &str| {
+    let store_domains: &[Domain] = known.store.map_or(&[], |(d, _)| d);
+    let in_project = |d: &Domain| {
         known
             .project
             .is_some_and(|p| !matches!(p.domain_kind(d), DomainKind::Missing { .. }))
     };
-    let in_store = |d: &str| store_domains.iter().any(|s| s == d);
+    let in_store = |d: &Domain| store_domains.contains(d);
+    let default = Domain::default_domain();
     let (domain, origin) = if let Some(d) = flag {
-        (checked(d)?, Origin::Flag)
+        (Domain::parse(d)?, Origin::Flag)
     } else {
         let active = known.project.and_then(|p| p.active_domain(notices));
         if let Some(env) = env.filter(|e| !e.is_empty()) {
@@ -85,11 +87,11 @@ pub fn select(
                     "notice: using DOMAIN_NAME={env} (env); the active domain is '{active}' — pass --domain or unset DOMAIN_NAME to switch"
                 ));
             }
-            (checked(env)?, Origin::Env)
+            (Domain::parse(env)?, Origin::Env)
         } else if let Some(active) = active {
             (active, Origin::Active)
-        } else if in_project(super::DEFAULT_DOMAIN) || in_store(super::DEFAULT_DOMAIN) {
-            (super::DEFAULT_DOMAIN.to_string(), Origin::Default)
+        } else if in_project(&default) || in_store(&default) {
+            (default, Origin::Default)
         } else if let [only] = store_domains {
             (only.clone(), Origin::OnlyInStore)
         } else {
@@ -119,8 +121,8 @@ pub fn select(
 }
 
 /// Every domain the project or the store knows, sorted, once each.
-pub fn known_domains(known: Known<'_>) -> Vec<String> {
-    let mut all: Vec<String> = known.project.map(Project::domains).unwrap_or_default();
+pub fn known_domains(known: Known<'_>) -> Vec<Domain> {
+    let mut all: Vec<Domain> = known.project.map(Project::domains).unwrap_or_default();
     if let Some((domains, _)) = known.store {
         all.extend(domains.iter().cloned());
     }
@@ -129,8 +131,12 @@ pub fn known_domains(known: Known<'_>) -> Vec<String> {
     all
 }
 
-fn list<'a>(names: impl Iterator<Item = &'a String>) -> String {
-    names.map(String::as_str).collect::<Vec<_>>().join(", ")
+fn list<'a>(names: impl Iterator<Item = &'a Domain>) -> String {
+    names.map(Domain::as_str).collect::<Vec<_>>().join(", ")
+}
+
+fn names(domains: &[Domain]) -> Vec<String> {
+    domains.iter().map(ToString::to_string).collect()
 }
 
 fn nothing_selected(known: Known<'_>) -> DomainError {
@@ -144,11 +150,11 @@ fn nothing_selected(known: Known<'_>) -> DomainError {
     };
     DomainError::NoneSelected {
         why,
-        known: known_domains(known),
+        known: names(&known_domains(known)),
     }
 }
 
-fn unknown(known: Known<'_>, domain: &str, origin: Origin) -> DomainError {
+fn unknown(known: Known<'_>, domain: &Domain, origin: Origin) -> DomainError {
     let all = known_domains(known);
     let place = match (known.project, known.store) {
         (Some(p), None) => UnknownIn::Project {
@@ -165,19 +171,19 @@ fn unknown(known: Known<'_>, domain: &str, origin: Origin) -> DomainError {
         place,
         origin: (origin != Origin::Flag).then(|| origin.describe()),
         suggestion: suggest(domain, &all).map(str::to_string),
-        known: all,
+        known: names(&all),
     }
 }
 
 /// The known name closest to `wanted`, when it is close (an edit distance of at most a
 /// third of its length, or `wanted` is a prefix of it).
-pub fn suggest<'a>(wanted: &str, known: &'a [String]) -> Option<&'a str> {
+pub fn suggest<'a, S: AsRef<str>>(wanted: &str, known: &'a [S]) -> Option<&'a str> {
     known
         .iter()
-        .map(|k| (distance(wanted, k), k))
+        .map(|k| (distance(wanted, k.as_ref()), k.as_ref()))
         .filter(|(d, k)| *d <= (k.chars().count() / 3).max(2) || k.starts_with(wanted))
         .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k.as_str())
+        .map(|(_, k)| k)
 }
 
 /// Levenshtein distance over characters.
@@ -276,7 +282,7 @@ mod tests {
     #[test]
     fn store_only_commands_take_the_only_domain_and_say_when_ambiguous() {
         let mut notes = Vec::new();
-        let one = ["x.dev".to_string()];
+        let one = [crate::domain::d("x.dev")];
         let store = Path::new("/s");
         let known = Known {
             project: None,
@@ -287,7 +293,7 @@ mod tests {
             (s.domain.as_str(), s.origin, s.note),
             ("x.dev", Origin::OnlyInStore, None)
         );
-        let two = ["x.dev".to_string(), "y.dev".into()];
+        let two = [crate::domain::d("x.dev"), crate::domain::d("y.dev")];
         let known = Known {
             project: None,
             store: Some((&two, store)),

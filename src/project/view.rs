@@ -1,6 +1,7 @@
 //! The `lo addons --detail` view of a domain (spec §9): what its spec deploys, read
 //! the way lok8s reads it for that view (entries that fail to parse are left out).
 
+use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::project::addons::{Reader, Row, view_rows};
 use crate::project::{DomainKind, Project, spec};
@@ -20,7 +21,7 @@ pub enum View {
 ///
 /// # Errors
 /// A spec that cannot be read, or whose kind is malformed.
-pub fn addons(project: &Project, domain: &str) -> Result<View> {
+pub fn addons(project: &Project, domain: &Domain) -> Result<View> {
     let spec_path = match project.domain_kind(domain) {
         DomainKind::Cluster { spec } => spec,
         DomainKind::Deploy { cluster_ref, .. } => return Ok(View::Deploy { cluster_ref }),

@@ -3,6 +3,7 @@
 //! and every referenced object present — before anything is written.
 
 use super::{LOCK_TIMEOUT, MAX_JOURNAL, MAX_OBJECT, Record, State, Store, journal, journal_lines};
+use crate::domain::Domain;
 use crate::error::{Error, Result, SnapshotError};
 use crate::project::spec::hex_sha256;
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,7 +36,7 @@ impl Store {
     ///
     /// # Errors
     /// No records, an unreadable journal, or the archive cannot be written.
-    pub fn export(&self, domain: Option<&str>, file: &Path) -> Result<Exported> {
+    pub fn export(&self, domain: Option<&Domain>, file: &Path) -> Result<Exported> {
         let mut tar = tar::Builder::new(Vec::new());
         let mut add = |name: &str, bytes: &[u8]| -> Result<()> {
             let mut header = tar::Header::new_gnu();
@@ -53,7 +54,7 @@ impl Store {
             objects: 0,
             skipped: Vec::new(),
         };
-        for d in self.select(domain)? {
+        for d in self.select(domain) {
             let ds = self.domain(&d);
             let _lock = ds.read_lock(LOCK_TIMEOUT)?;
             let mut journal = ds.read()?;
@@ -101,7 +102,7 @@ impl Store {
         }
         if out.domains == 0 {
             return Err(SnapshotError::NoneIn {
-                domain: domain.map(str::to_string),
+                domain: domain.map(Domain::to_string),
                 store: self.root().to_path_buf(),
             }
             .into());
@@ -170,9 +171,9 @@ pub const EXPORT_FORMAT: &str = "clinv-snapshots/v1";
 #[derive(Debug, Default)]
 pub struct Export {
     /// Per domain, its records in journal order.
-    pub journals: Vec<(String, Vec<Record>)>,
+    pub journals: Vec<(Domain, Vec<Record>)>,
     /// `(domain, object id, bytes)`; every id is the sha256 of its bytes.
-    pub objects: Vec<(String, String, Vec<u8>)>,
+    pub objects: Vec<(Domain, String, Vec<u8>)>,
 }
 
 /// Most bytes an import holds in memory (it verifies everything before writing).
@@ -223,8 +224,8 @@ pub enum ExportError {
 #[derive(Default)]
 struct Entries {
     format_ok: bool,
-    journals: Vec<(String, Vec<u8>)>,
-    objects: Vec<(String, String, Vec<u8>)>,
+    journals: Vec<(Domain, Vec<u8>)>,
+    objects: Vec<(Domain, String, Vec<u8>)>,
     /// Bytes held so far.
     held: u64,
 }
@@ -246,10 +247,10 @@ pub fn read_export(reader: impl Read) -> std::result::Result<Export, ExportError
     if !entries.format_ok {
         return Err(ExportError::NotAnExport);
     }
-    let mut parsed: Vec<(String, Vec<Record>)> = Vec::new();
+    let mut parsed: Vec<(Domain, Vec<Record>)> = Vec::new();
     for (d, data) in &entries.journals {
         let records = journal::parse_export(data).map_err(|(line, what)| ExportError::Line {
-            domain: d.clone(),
+            domain: d.to_string(),
             line,
             what,
         })?;
@@ -307,7 +308,10 @@ impl Entries {
             [d, j] if is_journal_part(j) && crate::project::is_valid_domain(d) => {
                 match self.journals.iter_mut().find(|(jd, _)| jd == d) {
                     Some((_, all)) => all.extend_from_slice(&data),
-                    None => self.journals.push((d.to_string(), data)),
+                    None => self.journals.push((
+                        Domain::new(d).ok_or_else(|| ExportError::Unexpected(name.to_string()))?,
+                        data,
+                    )),
                 }
             }
             [d, "objects", obj] if crate::project::is_valid_domain(d) => {
@@ -315,7 +319,11 @@ impl Entries {
                     .strip_suffix(".json")
                     .filter(|i| i.len() == 64 && i.chars().all(|c| c.is_ascii_hexdigit()));
                 let id = id.ok_or_else(|| ExportError::ObjectName(name.to_string()))?;
-                self.objects.push((d.to_string(), id.to_string(), data));
+                self.objects.push((
+                    Domain::new(d).ok_or_else(|| ExportError::Unexpected(name.to_string()))?,
+                    id.to_string(),
+                    data,
+                ));
             }
             _ => return Err(ExportError::Unexpected(name.to_string())),
         }
@@ -326,14 +334,14 @@ impl Entries {
 /// Every object checksum verifies, and every object a kept snapshot of a domain names is
 /// in the archive (deleted ones are never exported).
 fn check_complete(
-    parsed: &[(String, Vec<Record>)],
-    objects: &[(String, String, Vec<u8>)],
+    parsed: &[(Domain, Vec<Record>)],
+    objects: &[(Domain, String, Vec<u8>)],
 ) -> std::result::Result<(), ExportError> {
     let mut present: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for (d, id, data) in objects {
         if hex_sha256(data) != *id {
             return Err(ExportError::Checksum {
-                domain: d.clone(),
+                domain: d.to_string(),
                 id: id.clone(),
             });
         }
@@ -353,9 +361,9 @@ fn check_complete(
             if deleted.contains(s.id.as_str()) {
                 continue;
             }
-            if s.domain != *d {
+            if *d != s.domain.as_str() {
                 return Err(ExportError::Foreign {
-                    domain: d.clone(),
+                    domain: d.to_string(),
                     id: s.id.clone(),
                     owner: s.domain.clone(),
                 });
@@ -365,7 +373,7 @@ fn check_complete(
                 .find(|id| !have.is_some_and(|h| h.contains(id.as_str())))
             {
                 return Err(ExportError::Missing {
-                    domain: d.clone(),
+                    domain: d.to_string(),
                     id: s.id.clone(),
                     object: object.clone(),
                 });

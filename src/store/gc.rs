@@ -3,6 +3,7 @@
 //! atomically), and checking every kept snapshot's objects for meaning.
 
 use super::{DomainStore, Journal, LOCK_TIMEOUT, Snapshot, State, Store, now_millis};
+use crate::domain::Domain;
 use crate::error::{Damaged, Error, Result};
 use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
@@ -78,7 +79,7 @@ impl DomainStore {
                 .map(|d| d.to_string())
                 .collect();
             return Err(Damaged::Journal {
-                domain: self.domain.clone(),
+                domain: self.domain.to_string(),
                 count: journal.damage.len(),
                 first: list,
             }
@@ -154,8 +155,8 @@ impl Store {
     ///
     /// # Errors
     /// An invalid domain or an unreadable journal.
-    pub fn verify(&self, domain: Option<&str>) -> Result<Verified> {
-        let list = self.select(domain)?;
+    pub fn verify(&self, domain: Option<&Domain>) -> Result<Verified> {
+        let list = self.select(domain);
         let mut out = Verified {
             domains: list.len(),
             ..Verified::default()

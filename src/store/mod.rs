@@ -44,6 +44,7 @@ pub use record::{
 use segments::{Layout, create_private_dir, open_private};
 
 use crate::delivery::Target;
+use crate::domain::Domain;
 use crate::error::{Damaged, Error, ReferenceError, Result, SnapshotError};
 use crate::history::refs::SnapshotRef;
 use crate::inventory::ClusterInventory;
@@ -71,7 +72,7 @@ pub struct Store {
 /// One domain's folder.
 #[derive(Debug, Clone)]
 pub struct DomainStore {
-    pub domain: String,
+    pub domain: Domain,
     dir: PathBuf,
 }
 
@@ -90,9 +91,9 @@ impl Store {
     }
 
     /// The folder of `domain` (a validated domain name, so it is one path component).
-    pub fn domain(&self, domain: &str) -> DomainStore {
+    pub fn domain(&self, domain: &Domain) -> DomainStore {
         DomainStore {
-            domain: domain.to_string(),
+            domain: domain.clone(),
             dir: self.root.join(domain),
         }
     }
@@ -101,13 +102,10 @@ impl Store {
     ///
     /// # Errors
     /// [`Error::InvalidDomain`].
-    pub fn select(&self, domain: Option<&str>) -> Result<Vec<String>> {
+    pub fn select(&self, domain: Option<&Domain>) -> Vec<Domain> {
         match domain {
-            Some(d) if !crate::project::is_valid_domain(d) => {
-                Err(Error::InvalidDomain(d.to_string()))
-            }
-            Some(d) => Ok(vec![d.to_string()]),
-            None => Ok(self.domains()),
+            Some(d) => vec![d.clone()],
+            None => self.domains(),
         }
     }
 
@@ -118,11 +116,11 @@ impl Store {
     /// An invalid domain or an unreadable journal.
     pub fn list(
         &self,
-        domain: Option<&str>,
+        domain: Option<&Domain>,
         state: Option<State>,
     ) -> Result<(Vec<Snapshot>, Vec<Damage>)> {
         let (mut rows, mut damage) = (Vec::new(), Vec::new());
-        for d in self.select(domain)? {
+        for d in self.select(domain) {
             let journal = self.domain(&d).read()?;
             damage.extend(journal.damage);
             // In place: a journal's snapshots are most of the memory of a listing.
@@ -149,11 +147,11 @@ impl Store {
     /// An invalid domain or an unreadable journal.
     pub fn listings(
         &self,
-        domain: Option<&str>,
+        domain: Option<&Domain>,
         state: Option<State>,
     ) -> Result<(Vec<scan::Listing>, Vec<Damage>)> {
         let (mut out, mut damage) = (Vec::new(), Vec::new());
-        for d in self.select(domain)? {
+        for d in self.select(domain) {
             let mut listing = self.domain(&d).listing()?;
             damage.append(&mut listing.damage);
             listing.retain(|s| {
@@ -175,13 +173,13 @@ impl Store {
     /// a missing or damaged object.
     pub fn find(
         &self,
-        domain: Option<&str>,
+        domain: Option<&Domain>,
         reference: &str,
     ) -> Result<(Snapshot, ClusterInventory)> {
         let selector = parse_ref(reference)?;
         let mut found = Vec::new();
         let mut last_err = None;
-        for d in self.select(domain)? {
+        for d in self.select(domain) {
             let ds = self.domain(&d);
             let journal = ds.read()?;
             match resolve(&journal, &selector) {
@@ -205,14 +203,13 @@ impl Store {
     }
 
     /// Domains that have a journal, sorted.
-    pub fn domains(&self) -> Vec<String> {
-        let mut out: Vec<String> = fs::read_dir(&self.root)
+    pub fn domains(&self) -> Vec<Domain> {
+        let mut out: Vec<Domain> = fs::read_dir(&self.root)
             .into_iter()
             .flatten()
             .flatten()
             .filter(|e| Layout::new(&e.path()).exists())
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| crate::project::is_valid_domain(n))
+            .filter_map(|e| e.file_name().to_str().and_then(Domain::new))
             .collect();
         out.sort();
         out
@@ -231,7 +228,7 @@ impl DomainStore {
 
     /// The domains of the store this domain belongs to (tests).
     #[cfg(test)]
-    fn domains_of_root(&self) -> Vec<String> {
+    fn domains_of_root(&self) -> Vec<Domain> {
         Store::at(self.dir.parent().unwrap_or(&self.dir)).domains()
     }
 
@@ -409,7 +406,7 @@ impl DomainStore {
             self.read_lock(Duration::ZERO).ok().flatten()
         })
         .map_err(|(p, e)| Error::io(p, e))?;
-        listing.domain = self.domain.clone();
+        listing.domain = self.domain.to_string();
         Ok(listing)
     }
 
@@ -419,7 +416,7 @@ impl DomainStore {
         let journal =
             segments::read_journal(&self.layout(), keep_raw).map_err(|(p, e)| Error::io(p, e))?;
         Ok(Journal {
-            domain: self.domain.clone(),
+            domain: self.domain.to_string(),
             ..journal
         })
     }
@@ -477,7 +474,7 @@ impl DomainStore {
             at,
             seq: Some(seq),
             cluster,
-            domain: self.domain.clone(),
+            domain: self.domain.to_string(),
             rendered_at: cr.spec.rendered_at.clone(),
             spec_hash: cr.spec.spec_hash.clone(),
             lok8s_version: cr.spec.lok8s_version.clone(),
@@ -1015,7 +1012,7 @@ mod tests {
     #[test]
     fn identical_inventories_share_objects_and_keep_their_own_records() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let a = store.record(&cr(1), "{}", None).unwrap();
         let b = store.record(&cr(2), "{}", None).unwrap();
         assert_eq!(a.cr, b.cr);
@@ -1030,7 +1027,7 @@ mod tests {
     #[test]
     fn a_render_for_git_folds_into_an_identical_newest_snapshot_of_either_channel() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         // Nothing yet: recorded for Git only.
         let (a, folded) = store.record_or_fold_for_git(&cr(1), "{}").unwrap();
         assert!(!folded && !a.cluster);
@@ -1075,7 +1072,7 @@ mod tests {
         runner
             .run(&ops, |ops| {
                 let dir = tempfile::tempdir().unwrap();
-                let store = Store::at(dir.path()).domain("d");
+                let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
                 let seg = || store.layout().live_files().unwrap().pop();
                 for (n, (op, crd, t)) in ops.into_iter().enumerate() {
                     let crd = format!("{{\"x\":{crd}}}");
@@ -1137,7 +1134,7 @@ mod tests {
     #[test]
     fn states_are_appended_and_the_last_one_wins() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let a = store.record(&cr(1), "{}", None).unwrap();
         store
             .set_states(&[state(&a.id, State::Superseded)])
@@ -1151,7 +1148,7 @@ mod tests {
     #[test]
     fn a_torn_tail_is_ignored_and_cut_by_the_next_append() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         store.record(&cr(1), "{}", None).unwrap();
         let path = dir.path().join(SEGMENT);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
@@ -1170,7 +1167,7 @@ mod tests {
     #[test]
     fn an_edited_record_is_reported_with_its_line_and_skipped() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         store.record(&cr(1), "{}", None).unwrap();
         store.record(&cr(2), "{}", None).unwrap();
         let path = dir.path().join(SEGMENT);
@@ -1195,7 +1192,7 @@ mod tests {
     #[test]
     fn a_bit_flipped_object_is_detected() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let a = store.record(&cr(1), "{}", None).unwrap();
         let path = dir.path().join(format!("d/objects/{}.json", a.cr));
         let mut bytes = fs::read(&path).unwrap();
@@ -1208,7 +1205,7 @@ mod tests {
     #[test]
     fn references() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let ids: Vec<String> = (0..3)
             .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
             .collect();
@@ -1226,7 +1223,7 @@ mod tests {
     #[test]
     fn gc_keeps_first_newest_last_applied_and_pending() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let ids: Vec<String> = (0..8)
             .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
             .collect();
@@ -1250,7 +1247,7 @@ mod tests {
         // Found by scripts/soak: a publish whose apply finished after another process had
         // queued a newer snapshot marked that newer one superseded.
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let ids: Vec<String> = (0..3)
             .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
             .collect();
@@ -1268,7 +1265,7 @@ mod tests {
         // removed its objects) then marked it committed, so it was listed again without
         // its objects and `verify` failed.
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let a = store.record(&cr(1), "{}", None).unwrap();
         store.set_states(&[state(&a.id, State::Deleted)]).unwrap();
         store.set_states(&[state(&a.id, State::Committed)]).unwrap();
@@ -1283,7 +1280,7 @@ mod tests {
         // object already present before taking the lock would append a record whose
         // object gc had just removed.
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let held = store.lock("gc", LOCK_TIMEOUT).unwrap();
         let writer = {
             let store = store.clone();
@@ -1304,7 +1301,7 @@ mod tests {
     fn store_files_are_private() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path().join("s")).domain("d");
+        let store = Store::at(dir.path().join("s")).domain(&crate::domain::d("d"));
         let a = store.record(&cr(1), "{}", None).unwrap();
         let mode = |p: PathBuf| fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(dir.path().join("s")), 0o700);
@@ -1320,7 +1317,7 @@ mod tests {
     #[test]
     fn a_held_lock_times_out_naming_its_holder_and_a_dead_holder_frees_it() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let held = store.lock("test-holder", LOCK_TIMEOUT).unwrap();
         let err = store
             .lock("second", Duration::from_millis(100))
@@ -1363,7 +1360,7 @@ mod tests {
     #[test]
     fn a_v1_journal_is_read_as_it_is_and_migrated_by_the_next_write() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         fs::create_dir_all(dir.path().join("d")).unwrap();
         // Line order is not time order: the order is (at, seq = line number, id).
         let text: String = [
@@ -1397,7 +1394,7 @@ mod tests {
     #[test]
     fn recorded_time_never_goes_backwards_and_seq_grows() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         fs::create_dir_all(dir.path().join("d")).unwrap();
         // A record from the future (another clock): new records are stamped after it.
         let future = v1_snapshot("ffff01", "2999-01-01T00:00:00.000Z", &"a".repeat(64));
@@ -1417,7 +1414,7 @@ mod tests {
     #[test]
     fn an_imported_older_snapshot_never_becomes_the_newest() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let newer = store.record(&cr(1), "{}", None).unwrap();
         let local = store.read_for_rewrite().unwrap();
         let older = v1_snapshot("0ld0", "2020-01-01T00:00:00.000Z", &newer.cr);
@@ -1440,7 +1437,7 @@ mod tests {
     #[test]
     fn a_commit_never_changes_the_cluster_state_and_git_only_snapshots_are_not_queued() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let a = store.record(&cr(1), "{}", None).unwrap();
         let b = store.record_for(&cr(2), "{}", None, false).unwrap();
         store
@@ -1469,7 +1466,7 @@ mod tests {
     #[test]
     fn gc_refuses_damage_unless_allowed_and_keeps_what_a_damaged_line_names() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let a = store.record(&cr(1), "{}", None).unwrap();
         let b = store.record(&cr(2), "{\"x\":1}", None).unwrap();
         let c = store.record(&cr(3), "{\"x\":2}", None).unwrap();
@@ -1517,7 +1514,7 @@ mod tests {
     #[test]
     fn a_crash_before_the_generation_switch_leaves_the_old_state_and_is_cleaned_up() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain("d");
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         store.record(&cr(1), "{}", None).unwrap();
         let before = store.read().unwrap().snapshots.len();
         // A gc killed after writing generation 2 but before replacing CURRENT, and a

@@ -20,7 +20,7 @@ struct Json<'a> {
 pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
     let project = project(settings)?;
     let view = match super::domain(settings, &project, args.domain.domain.as_deref()) {
-        Ok(domain) => view::addons(&project, &domain).map(|v| (domain, v))?,
+        Ok(domain) => view::addons(&project, &domain).map(|v| (domain.to_string(), v))?,
         Err(Error::InvalidDomain(d)) => (
             d.clone(),
             View::Nothing(format!("Invalid domain name '{d}' — nothing to inventory")),
@@ -28,7 +28,7 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
         // An unknown domain: lok8s's "nothing to inventory" warning, with the known
         // domains (and a "did you mean") under it.
         Err(Error::Domain(problem)) => match args.domain.domain.as_deref() {
-            Some(d) => match view::addons(&project, d)? {
+            Some(d) => match view::addons(&project, &crate::domain::Domain::parse(d)?)? {
                 View::Nothing(m) => (
                     d.to_string(),
                     View::Nothing(format!("{m}\n{}", problem.hint())),

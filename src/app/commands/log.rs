@@ -6,6 +6,7 @@ use crate::app::Result;
 use crate::app::cli::{LogArgs, LogFormat};
 use crate::app::output::stdout_error;
 use crate::app::settings::Settings;
+use crate::domain::Domain;
 use crate::error::exit;
 use crate::history::report;
 use crate::ops::history::{self, History, Log, Query, Source};
@@ -104,7 +105,7 @@ fn aged(settings: &Settings, now: jiff::Timestamp) -> Option<jiff::Timestamp> {
 pub fn load(
     settings: &Settings,
     store: &crate::store::Store,
-    domain: &str,
+    domain: &Domain,
     repo: Option<&std::path::Path>,
     branch: Option<&str>,
 ) -> Result<History> {

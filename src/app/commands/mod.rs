@@ -23,6 +23,7 @@ pub(super) mod version;
 use crate::app::settings::Settings;
 use crate::cluster::access::Access;
 use crate::delivery::Reason;
+use crate::domain::Domain;
 use crate::error::Result;
 use crate::error::{Error, Outcome};
 use crate::inventory::{self, Warning};
@@ -42,7 +43,7 @@ fn store(settings: &Settings, project: &Project) -> crate::store::Store {
 
 /// The domain of a project command by the one selection rule
 /// ([`crate::project::select`]), printing lok8s's notices on the way.
-fn domain(settings: &Settings, project: &Project, flag: Option<&str>) -> Result<String> {
+fn domain(settings: &Settings, project: &Project, flag: Option<&str>) -> Result<Domain> {
     let known = Known {
         project: Some(project),
         store: None,
@@ -50,7 +51,7 @@ fn domain(settings: &Settings, project: &Project, flag: Option<&str>) -> Result<
     selected(settings, known, flag)
 }
 
-fn selected(settings: &Settings, known: Known<'_>, flag: Option<&str>) -> Result<String> {
+fn selected(settings: &Settings, known: Known<'_>, flag: Option<&str>) -> Result<Domain> {
     let mut notices = Vec::new();
     let selected = select::select(
         known,
@@ -94,7 +95,7 @@ impl StoreOnly {
     }
 
     /// The domain by the one selection rule, knowing the store's domains.
-    fn domain(&self, settings: &Settings, flag: Option<&str>) -> Result<String> {
+    fn domain(&self, settings: &Settings, flag: Option<&str>) -> Result<Domain> {
         let domains = self.store.domains();
         let known = Known {
             project: self.project.as_ref(),
@@ -157,7 +158,7 @@ fn deploy_domain_note(settings: &Settings, domain: &str, cluster_ref: Option<&st
 fn scope<'a>(
     settings: &Settings,
     project: &'a Project,
-    domain: &'a str,
+    domain: &'a Domain,
     limits: &crate::app::cli::ClusterArgs,
 ) -> crate::ops::Scope<'a> {
     let opts = crate::cluster::access::options(limits.timeout, limits.probe_timeout, false, false);

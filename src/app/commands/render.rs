@@ -28,7 +28,7 @@ pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
         // pass on an empty document as if the render had succeeded.
         Loaded::Deploy { cluster_ref, .. } => {
             return Err(Error::from(crate::error::DomainError::DeployOnly {
-                domain,
+                domain: domain.to_string(),
                 cluster_ref,
             })
             .into());

@@ -14,7 +14,7 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
     let points =
         super::log::load(settings, &opened.store, &domain, args.repo.as_deref(), None)?.points;
     let Some(current) = points.last() else {
-        return Err(Error::NoHistory(domain).into());
+        return Err(Error::NoHistory(domain.to_string()).into());
     };
     let trail = crate::ops::history::trail(&points);
     // Dated like a render: SOURCE_DATE_EPOCH when set (reproducible pages), else now.

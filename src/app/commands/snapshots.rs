@@ -7,6 +7,7 @@ use crate::app::cli::{
 };
 use crate::app::output;
 use crate::app::settings::Settings;
+use crate::domain::Domain;
 use crate::error::{Error, exit};
 use crate::inventory::render;
 use crate::store::gc::Finding;
@@ -30,41 +31,34 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     let opened = StoreOnly::open(settings)?;
     let store = &opened.store;
     // An explicit --domain must be one the store or the project knows ("did you mean").
-    let checked = match (&args.command, &args.domain) {
+    let domain = match (&args.command, &args.domain) {
         (Some(SnapshotsCommand::Import { .. }), _) | (_, None) => None,
         (_, Some(d)) => Some(opened.domain(settings, Some(d))?),
     };
-    let args = &SnapshotsArgs {
-        domain: checked,
-        list: args.list.clone(),
-        command: args.command.clone(),
-    };
+    let domain = domain.as_ref();
     match &args.command {
-        None => list(settings, store, args.domain.as_deref(), &args.list),
+        None => list(settings, store, domain, &args.list),
         Some(SnapshotsCommand::List(flags)) => {
             let flags = ListArgs {
                 state: flags.state.or(given.state),
                 output: flags.output.clone().or_else(|| given.output.clone()),
                 no_headers: flags.no_headers || given.no_headers,
             };
-            list(settings, store, args.domain.as_deref(), &flags)
+            list(settings, store, domain, &flags)
         }
         Some(SnapshotsCommand::Show { id, output }) => {
             // An id is unique across domains; `latest` and `@DATE` need one domain, chosen
             // by the one selection rule.
-            let domain = match (&args.domain, crate::store::parse_ref(id)?) {
+            let domain = match (domain, crate::store::parse_ref(id)?) {
                 (Some(d), _) => Some(d.clone()),
                 (None, crate::history::refs::SnapshotRef::Id(_)) => None,
                 (None, _) => Some(opened.domain(settings, None)?),
             };
-            show(settings, store, domain.as_deref(), id, *output)
+            show(settings, store, domain.as_ref(), id, *output)
         }
-        Some(SnapshotsCommand::Verify { output }) => verify(
-            settings,
-            store,
-            args.domain.as_deref(),
-            output.unwrap_or_default(),
-        ),
+        Some(SnapshotsCommand::Verify { output }) => {
+            verify(settings, store, domain, output.unwrap_or_default())
+        }
         Some(SnapshotsCommand::Gc {
             keep,
             dry_run,
@@ -73,13 +67,11 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
         }) => gc(
             settings,
             store,
-            args.domain.as_deref(),
+            domain,
             (*keep, *dry_run, *allow_damage),
             output.unwrap_or_default(),
         ),
-        Some(SnapshotsCommand::Export { file }) => {
-            export(settings, store, args.domain.as_deref(), file)
-        }
+        Some(SnapshotsCommand::Export { file }) => export(settings, store, domain, file),
         Some(SnapshotsCommand::Import { file }) => import(settings, store, file),
     }
 }
@@ -92,7 +84,12 @@ fn warn_damage(settings: &Settings, damage: &[Damage]) {
     }
 }
 
-fn list(settings: &Settings, store: &Store, domain: Option<&str>, flags: &ListArgs) -> Result<i32> {
+fn list(
+    settings: &Settings,
+    store: &Store,
+    domain: Option<&Domain>,
+    flags: &ListArgs,
+) -> Result<i32> {
     let (state, no_headers) = (flags.state, flags.no_headers);
     let format = flags.output.clone().unwrap_or_default();
     if let TableFormat::Json | TableFormat::JsonPath(_) = format {
@@ -147,7 +144,7 @@ struct Shown<'a> {
 fn show(
     settings: &Settings,
     store: &Store,
-    domain: Option<&str>,
+    domain: Option<&Domain>,
     reference: &str,
     output: Option<DocFormat>,
 ) -> Result<i32> {
@@ -185,7 +182,7 @@ struct VerifyJson<'a> {
 fn verify(
     settings: &Settings,
     store: &Store,
-    domain: Option<&str>,
+    domain: Option<&Domain>,
     format: TextFormat,
 ) -> Result<i32> {
     let verified = store.verify(domain)?;
@@ -244,13 +241,13 @@ fn verify(
 fn gc(
     settings: &Settings,
     store: &Store,
-    domain: Option<&str>,
+    domain: Option<&Domain>,
     (keep, dry_run, allow_damage): (usize, bool, bool),
     format: TextFormat,
 ) -> Result<i32> {
     let verb = if dry_run { "would delete" } else { "deleted" };
     let mut json = Vec::new();
-    for d in store.select(domain)? {
+    for d in store.select(domain) {
         let doomed = store.domain(&d).gc(keep, dry_run, allow_damage)?;
         if format == TextFormat::Json {
             json.extend(doomed.iter().map(|s| {
@@ -277,7 +274,7 @@ fn gc(
     Ok(exit::OK)
 }
 
-fn export(settings: &Settings, store: &Store, domain: Option<&str>, file: &Path) -> Result<i32> {
+fn export(settings: &Settings, store: &Store, domain: Option<&Domain>, file: &Path) -> Result<i32> {
     let exported = store.export(domain, file)?;
     for e in &exported.skipped {
         settings
@@ -288,7 +285,10 @@ fn export(settings: &Settings, store: &Store, domain: Option<&str>, file: &Path)
         "exported {} record(s) and {} object(s) of {} to {}",
         exported.records,
         exported.objects,
-        domain.map_or_else(|| format!("{} domain(s)", exported.domains), str::to_string),
+        domain.map_or_else(
+            || format!("{} domain(s)", exported.domains),
+            Domain::to_string
+        ),
         file.display()
     ));
     // The archive is written either way; --strict says that it is not whole.
