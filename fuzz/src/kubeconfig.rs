@@ -6,13 +6,6 @@
 
 use clinv::cluster;
 use clinv::delivery::Target;
-use std::sync::LazyLock;
-
-static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("a runtime")
-});
 
 /// One input.
 pub fn run(data: &[u8]) {
@@ -35,7 +28,7 @@ pub fn run(data: &[u8]) {
             .map(|c| Some(c.name.clone())),
     );
     for context in contexts {
-        let loaded = RUNTIME.block_on(cluster::load_config(kubeconfig.clone(), context.as_deref()));
+        let loaded = cluster::load_config(kubeconfig.clone(), context.as_deref());
         if let Ok((config, current)) = loaded {
             let target = Target::of(&config, current);
             let _ = clinv::store::TargetRecord::from(&target);

@@ -3,7 +3,7 @@
 use crate::cluster::{self, Cluster, Failure, Options, Step};
 use crate::delivery::Reason;
 use crate::domain::Domain;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::project::Project;
 use crate::util::files;
 use serde_json::Value;
@@ -110,7 +110,7 @@ impl Access {
     ///
     /// # Errors
     /// Unreadable or invalid kubeconfigs, an unknown context.
-    pub async fn connect(&self, choice: &Choice, opts: Options) -> Result<Cluster, Failure> {
+    pub fn connect(&self, choice: &Choice, opts: Options) -> Result<Cluster, Failure> {
         let mut texts = Vec::with_capacity(choice.paths.len());
         for path in &choice.paths {
             let bad = |m: String| {
@@ -139,7 +139,7 @@ impl Access {
                 format!("--context {name}: no such context in {}", files.join(", ")),
             ));
         }
-        Cluster::connect(kubeconfig, self.context.as_deref(), opts).await
+        cluster::block_on(Cluster::connect(kubeconfig, self.context.as_deref(), opts))?
     }
 }
 
@@ -153,18 +153,6 @@ pub fn options(timeout_secs: f64, probe_secs: f64, force: bool, dry_run: bool) -
         dry_run,
         until: None,
     }
-}
-
-/// A single-threaded runtime: one command, a handful of sequential requests.
-///
-/// # Errors
-/// [`Error::Runtime`]: the process cannot get the resources (a local failure, not the
-/// cluster's).
-pub fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(Error::Runtime)
 }
 
 /// The spec's `metadata.name` of a cluster domain: it names lok8s's kubeconfig. `None`
@@ -210,7 +198,7 @@ pub fn read_live(
     domain: Option<(&Project, &Domain)>,
     opts: Options,
 ) -> Result<LiveRead> {
-    let rt = runtime()?;
+    cluster::ready()?;
     let name = domain.and_then(|(p, d)| cluster_name(p, d));
     let choice = match access.choose(domain.map(|(p, _)| p), name.as_deref()) {
         Ok(c) => c,
@@ -222,18 +210,17 @@ pub fn read_live(
             });
         }
     };
-    let (result, trace) = rt.block_on(async {
-        let cluster = match access.connect(&choice, opts).await {
-            Ok(c) => c,
-            Err(f) => return (Err(f), Vec::new()),
-        };
-        let object = cluster.get_inventory().await;
-        let server = cluster.target.server.clone();
-        (
-            object.map(|object| LiveInventory { server, object }),
-            cluster.trace(),
-        )
-    });
+    let (result, trace) = match access.connect(&choice, opts) {
+        Ok(cluster) => {
+            let object = cluster.get_inventory();
+            let server = cluster.target.server.clone();
+            (
+                object.map(|object| LiveInventory { server, object }),
+                cluster.trace(),
+            )
+        }
+        Err(f) => (Err(f), Vec::new()),
+    };
     Ok(LiveRead {
         choice: Some(choice),
         result,

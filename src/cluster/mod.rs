@@ -259,13 +259,24 @@ pub fn parse_kubeconfigs(texts: &[(String, String)]) -> Result<Kubeconfig, Failu
     Ok(merged)
 }
 
+/// [`load_config_async`] on this thread's runtime.
+///
+/// # Errors
+/// As [`load_config_async`].
+pub fn load_config(
+    kubeconfig: Kubeconfig,
+    context: Option<&str>,
+) -> Result<(kube::Config, Option<String>), Failure> {
+    block_on(load_config_async(kubeconfig, context))?
+}
+
 /// The client configuration of `context` (or the current context) of `kubeconfig`, and
 /// the context's name: everything read from a kubeconfig before a client is built (no
 /// credential plugin runs here).
 ///
 /// # Errors
 /// [`Reason::BadKubeconfig`] when the context or its cluster is missing or unusable.
-pub async fn load_config(
+async fn load_config_async(
     mut kubeconfig: Kubeconfig,
     context: Option<&str>,
 ) -> Result<(kube::Config, Option<String>), Failure> {
@@ -327,12 +338,12 @@ impl Cluster {
     ///
     /// # Errors
     /// [`Reason::BadKubeconfig`] when the context, cluster or credentials are unusable.
-    pub async fn connect(
+    pub(crate) async fn connect(
         kubeconfig: Kubeconfig,
         context: Option<&str>,
         opts: Options,
     ) -> Result<Cluster, Failure> {
-        let (config, current) = load_config(kubeconfig, context).await?;
+        let (config, current) = load_config_async(kubeconfig, context).await?;
         Cluster::from_config(config, current, opts)
     }
 
@@ -345,6 +356,11 @@ impl Cluster {
     /// [`Reason::BadKubeconfig`] when the in-cluster environment is incomplete or a
     /// proxy variable is not a URL.
     pub fn connect_in_cluster(opts: Options) -> Result<Cluster, Failure> {
+        // The client's buffer task starts on this thread's runtime.
+        block_on(async { Cluster::in_cluster(opts) })?
+    }
+
+    fn in_cluster(opts: Options) -> Result<Cluster, Failure> {
         let bad = |m: String| Failure::new(Reason::BadKubeconfig, Step::Connect, m);
         let mut config =
             kube::Config::incluster().map_err(|e| bad(format!("in-cluster configuration: {e}")))?;
@@ -472,8 +488,8 @@ impl Cluster {
     ///
     /// # Errors
     /// Any classified failure.
-    pub async fn get_inventory(&self) -> Result<Option<Value>, Failure> {
-        match self.read_inventory().await? {
+    async fn get_inventory_async(&self) -> Result<Option<Value>, Failure> {
+        match self.read_inventory_async().await? {
             Live::Found(v) => Ok(Some(v)),
             Live::NoCrd | Live::NoObject => Ok(None),
         }
@@ -484,7 +500,7 @@ impl Cluster {
     ///
     /// # Errors
     /// Any classified failure other than NotFound.
-    pub async fn read_inventory(&self) -> Result<Live, Failure> {
+    async fn read_inventory_async(&self) -> Result<Live, Failure> {
         let req = Request::new(CR_COLLECTION)
             .get(inventory::NAME, &Default::default())
             .map_err(|e| Failure::new(Reason::BadKubeconfig, Step::Probe, e.to_string()))?;
@@ -504,7 +520,7 @@ impl Cluster {
     ///
     /// # Errors
     /// Any classified failure (403 when RBAC does not allow listing Secrets).
-    pub async fn helm_releases(&self) -> Result<HelmReleases, Failure> {
+    async fn helm_releases_async(&self) -> Result<HelmReleases, Failure> {
         let mut out = HelmReleases::default();
         let mut token: Option<String> = None;
         for _ in 0..MAX_SECRET_PAGES {
@@ -550,7 +566,7 @@ impl Cluster {
     ///
     /// # Errors
     /// Any classified failure (404 when the object or its CRD is gone).
-    pub async fn patch_status(&self, status: &Value) -> Result<Value, Failure> {
+    async fn patch_status_async(&self, status: &Value) -> Result<Value, Failure> {
         let params = PatchParams {
             field_manager: Some(AGENT_FIELD_MANAGER.into()),
             ..Default::default()
@@ -642,7 +658,7 @@ impl Cluster {
     ///
     /// # Errors
     /// The first classified failure; nothing after it is sent.
-    pub async fn publish(&self, cr: &ClusterInventory) -> Result<Applied, Failure> {
+    async fn publish_async(&self, cr: &ClusterInventory) -> Result<Applied, Failure> {
         match self.deliver(cr, false).await? {
             Delivery::Applied(a) => Ok(a),
             // Not produced without the guard; kept total instead of panicking.
@@ -660,7 +676,7 @@ impl Cluster {
     ///
     /// # Errors
     /// The first classified failure.
-    pub async fn replay(&self, cr: &ClusterInventory) -> Result<Delivery, Failure> {
+    async fn replay_async(&self, cr: &ClusterInventory) -> Result<Delivery, Failure> {
         self.deliver(cr, true).await
     }
 
@@ -669,14 +685,17 @@ impl Cluster {
     ///
     /// # Errors
     /// The first classified failure.
-    pub async fn replay_allowing_older(&self, cr: &ClusterInventory) -> Result<Delivery, Failure> {
+    async fn replay_allowing_older_async(
+        &self,
+        cr: &ClusterInventory,
+    ) -> Result<Delivery, Failure> {
         self.deliver(cr, false).await
     }
 
     async fn deliver(&self, cr: &ClusterInventory, guard: bool) -> Result<Delivery, Failure> {
         let mut crd_change = None;
         for _attempt in 0..3 {
-            let before = self.get_inventory().await?;
+            let before = self.get_inventory_async().await?;
             // Another domain's inventory is never overwritten, nor compared by age.
             if guard && let Some(detail) = before.as_ref().and_then(|l| other_domain(l, cr)) {
                 return Err(Failure::new(Reason::DomainMismatch, Step::Probe, detail));
@@ -756,6 +775,109 @@ impl Cluster {
     pub fn trace(&self) -> Vec<String> {
         self.trace.borrow().clone()
     }
+}
+
+/// The synchronous face of [`Cluster`]: each call runs on this thread's runtime
+/// ([`block_on`]), so async never leaves this module.
+impl Cluster {
+    /// The live inventory (`None` when the CR or its CRD does not exist); the probe.
+    ///
+    /// # Errors
+    /// Any classified failure.
+    pub fn get_inventory(&self) -> Result<Option<Value>, Failure> {
+        block_on(self.get_inventory_async())?
+    }
+
+    /// The live inventory, telling a missing CRD from a missing object.
+    ///
+    /// # Errors
+    /// Any classified failure other than NotFound.
+    pub fn read_inventory(&self) -> Result<Live, Failure> {
+        block_on(self.read_inventory_async())?
+    }
+
+    /// Helm release records, decoded to name, version and status.
+    ///
+    /// # Errors
+    /// Any classified failure (403 when RBAC does not allow listing Secrets).
+    pub fn helm_releases(&self) -> Result<HelmReleases, Failure> {
+        block_on(self.helm_releases_async())?
+    }
+
+    /// JSON merge patch of the inventory's status subresource.
+    ///
+    /// # Errors
+    /// Any classified failure (404 when the object or its CRD is gone).
+    pub fn patch_status(&self, status: &Value) -> Result<Value, Failure> {
+        block_on(self.patch_status_async(status))?
+    }
+
+    /// The publish sequence: probe, CRD, (wait), CR — last writer wins, as with `lo`.
+    ///
+    /// # Errors
+    /// The first classified failure; nothing after it is sent.
+    pub fn publish(&self, cr: &ClusterInventory) -> Result<Applied, Failure> {
+        block_on(self.publish_async(cr))?
+    }
+
+    /// Delivers a queued inventory, never over a live object rendered later.
+    ///
+    /// # Errors
+    /// The first classified failure.
+    pub fn replay(&self, cr: &ClusterInventory) -> Result<Delivery, Failure> {
+        block_on(self.replay_async(cr))?
+    }
+
+    /// `replay --allow-older`: delivers a queued inventory even over a newer live one.
+    ///
+    /// # Errors
+    /// The first classified failure.
+    pub fn replay_allowing_older(&self, cr: &ClusterInventory) -> Result<Delivery, Failure> {
+        block_on(self.replay_allowing_older_async(cr))?
+    }
+}
+
+thread_local! {
+    /// This thread's async runtime (`replay --all` talks to clusters from several
+    /// threads, each with its own).
+    static RUNTIME: std::cell::OnceCell<tokio::runtime::Runtime> =
+        const { std::cell::OnceCell::new() };
+}
+
+/// Starts this thread's runtime. Flows call it first, so a local failure is reported
+/// as one, not as the cluster's.
+///
+/// # Errors
+/// [`crate::Error::Runtime`]: the process cannot get the resources.
+pub fn ready() -> crate::Result<()> {
+    RUNTIME.with(|cell| runtime(cell).map(|_| ()).map_err(crate::Error::Runtime))
+}
+
+/// Runs `future` to completion on this thread's runtime.
+pub(super) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, Failure> {
+    RUNTIME.with(|cell| {
+        let runtime = runtime(cell).map_err(|e| {
+            Failure::new(
+                Reason::BadKubeconfig,
+                Step::Connect,
+                format!("cannot start the async runtime: {e}"),
+            )
+        })?;
+        Ok(runtime.block_on(future))
+    })
+}
+
+/// The runtime in `cell`: a current-thread runtime, built here and nowhere else.
+fn runtime(
+    cell: &std::cell::OnceCell<tokio::runtime::Runtime>,
+) -> std::io::Result<&tokio::runtime::Runtime> {
+    if let Some(runtime) = cell.get() {
+        return Ok(runtime);
+    }
+    let built = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    Ok(cell.get_or_init(|| built))
 }
 
 /// Who manages the live object when a GitOps controller does, as "Flux Kustomization

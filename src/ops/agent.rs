@@ -7,7 +7,7 @@
 //! logged once, when it starts, not on every pass. The schedule and the status body are
 //! the pure parts in [`crate::status::agent`].
 
-use crate::cluster::access::{self, Access};
+use crate::cluster::access::Access;
 use crate::cluster::{Cluster, Failure, Live, Options};
 use crate::delivery::Reason;
 use crate::error::{Error, Result};
@@ -91,8 +91,8 @@ pub struct PassReport {
 /// # Errors
 /// Only [`Error::Runtime`]: everything else ends up in the pass.
 pub fn once(cfg: &Config) -> Result<PassReport> {
-    let rt = access::runtime()?;
-    Ok(pass(cfg, &rt))
+    crate::cluster::ready()?;
+    Ok(pass(cfg))
 }
 
 /// Runs passes until `max_iterations` (forever without it), handing `log` the lines to
@@ -101,13 +101,13 @@ pub fn once(cfg: &Config) -> Result<PassReport> {
 /// # Errors
 /// Only [`Error::Runtime`], before the first pass.
 pub fn run(cfg: &Config, mut log: impl FnMut(&[Notice])) -> Result<()> {
-    let rt = access::runtime()?;
+    crate::cluster::ready()?;
     let mut failures = 0u32;
     let mut passes = 0u64;
     let mut last: Option<String> = None;
     loop {
         passes += 1;
-        let report = pass(cfg, &rt);
+        let report = pass(cfg);
         failures = if report.pass.failed() {
             failures.saturating_add(1)
         } else {
@@ -167,7 +167,7 @@ fn wrote_line(server: &str, updates: Option<usize>, observed: Option<usize>) -> 
 
 /// One pass. Never panics and never returns early on a cluster error: everything ends
 /// up in the outcome.
-fn pass(cfg: &Config, rt: &tokio::runtime::Runtime) -> PassReport {
+fn pass(cfg: &Config) -> PassReport {
     let mut notices = Vec::new();
     // The index is read first (blocking HTTP, outside the async part).
     let index: Option<AddonIndex> = match &cfg.index {
@@ -192,33 +192,28 @@ fn pass(cfg: &Config, rt: &tokio::runtime::Runtime) -> PassReport {
             }
         },
     };
-    let pass = rt.block_on(async {
-        let cluster = match connect(cfg).await {
-            Ok(c) => c,
-            Err(f) => return not_written(&f, "cannot connect"),
-        };
-        let pass = write_status(&cluster, index.as_ref(), &mut notices).await;
-        notices.extend(cluster.trace().into_iter().map(Notice::debug));
-        pass
-    });
+    let pass = match connect(cfg) {
+        Ok(cluster) => {
+            let pass = write_status(&cluster, index.as_ref(), &mut notices);
+            notices.extend(cluster.trace().into_iter().map(Notice::debug));
+            pass
+        }
+        Err(f) => not_written(&f, "cannot connect"),
+    };
     PassReport { pass, notices }
 }
 
-async fn connect(cfg: &Config) -> Result<Cluster, Failure> {
+fn connect(cfg: &Config) -> Result<Cluster, Failure> {
     if cfg.access.kubeconfig.is_none() && cfg.in_cluster {
         return Cluster::connect_in_cluster(cfg.opts);
     }
     let choice = cfg.access.choose(None, None)?;
-    cfg.access.connect(&choice, cfg.opts).await
+    cfg.access.connect(&choice, cfg.opts)
 }
 
-async fn write_status(
-    cluster: &Cluster,
-    index: Option<&AddonIndex>,
-    notices: &mut Vec<Notice>,
-) -> Pass {
+fn write_status(cluster: &Cluster, index: Option<&AddonIndex>, notices: &mut Vec<Notice>) -> Pass {
     let server = cluster.target.server.clone();
-    let live = match cluster.read_inventory().await {
+    let live = match cluster.read_inventory() {
         Ok(Live::Found(v)) => v,
         Ok(Live::NoCrd) => {
             return Pass::NotWritten {
@@ -254,7 +249,7 @@ async fn write_status(
             None
         }
     };
-    let observed = match cluster.helm_releases().await {
+    let observed = match cluster.helm_releases() {
         Ok(found) => {
             if found.undecodable > 0 {
                 notices.push(Notice::warn(format!(
@@ -287,7 +282,7 @@ async fn write_status(
     };
     let now = crate::inventory::format_time(jiff::Timestamp::now());
     let body = status_body(updates.as_deref(), observed.as_deref(), &now);
-    match cluster.patch_status(&body).await {
+    match cluster.patch_status(&body) {
         Ok(_) => Pass::Wrote {
             server,
             updates: updates.map(|u| u.len()),

@@ -2,10 +2,11 @@
 //! of the store, written into a GitOps repository (Flux / Argo CD), committed, optionally
 //! pushed, and the outcome recorded in the store.
 
+use crate::domain::Domain;
 use crate::error::{self, ArgumentError, Error, GitError, Result, SnapshotError};
 use crate::gitops::layout::{self, Destination, Element, FluxSource};
 use crate::gitops::{self, Committed, Folder, Repo};
-use crate::inventory::{ClusterInventory, Loaded, crd, render};
+use crate::inventory::{Built, ClusterInventory, Loaded, crd, render};
 use crate::project::Project;
 use crate::store::{Damage, DomainStore, SnapshotRecord, State, StateRecord, now_millis};
 use crate::util::notice::Notice;
@@ -300,23 +301,7 @@ fn run_with(
     notices: &mut Vec<Notice>,
 ) -> Result<Done> {
     let (snapshot, inventory, origin) = match source {
-        Source::Stored(reference) => {
-            let picked = pick(store, Some(reference))?;
-            notices.extend(
-                picked
-                    .damage
-                    .iter()
-                    .map(|d| Notice::warn(format!("snapshot store: {d} — skipped"))),
-            );
-            let Some((snap, inventory)) = picked.found else {
-                return Err(SnapshotError::NotOfDomain {
-                    reference: reference.to_string(),
-                    domain: store.domain.to_string(),
-                }
-                .into());
-            };
-            (snap, inventory, Origin::Stored)
-        }
+        Source::Stored(reference) => stored(store, reference, notices)?,
         Source::Project {
             project,
             source_date_epoch,
@@ -334,36 +319,10 @@ fn run_with(
                     return Ok(Done::DeployDomain { cluster_ref });
                 }
             };
-            let crd_json = crd::definition_json()?;
-            // Record first: the rendered inventory is in the store before Git is touched.
-            let (snap, folded) = store
-                .record_or_fold_for_git(&built.inventory, &crd_json)
-                .map_err(|e| Error::NotRecorded {
-                    what: format!(
-                        "the inventory of {} rendered for commit; nothing committed",
-                        store.domain
-                    ),
-                    source: Box::new(e),
-                })?;
-            let inventory = if folded {
-                // The newest snapshot's inventory: the same object (its hash matched)
-                // with that snapshot's renderedAt, so Git holds what the store holds
-                // under that id.
-                let mut inventory = built.inventory;
-                inventory.spec.rendered_at.clone_from(&snap.rendered_at);
-                inventory
-            } else {
-                notices.push(Notice::debug(format!(
-                    "recorded snapshot {} in {} (for Git only)",
-                    snap.id,
-                    store.dir().display()
-                )));
-                built.inventory
-            };
-            (snap, inventory, Origin::Rendered { folded })
+            rendered(store, built, notices)?
         }
     };
-    let outcome = commit(store, &snapshot, &inventory, opts)?;
+    let outcome = commit(store, &snapshot, &inventory, origin, opts, notices)?;
     let older = match &outcome.committed {
         Committed::Older { branch_rendered_at } => Some(older_message(
             store,
@@ -379,6 +338,61 @@ fn run_with(
         outcome,
         older,
     })))
+}
+
+/// The stored snapshot `reference` names, with its inventory.
+fn stored(
+    store: &DomainStore,
+    reference: &str,
+    notices: &mut Vec<Notice>,
+) -> Result<(SnapshotRecord, ClusterInventory, Origin)> {
+    let picked = pick(store, Some(reference))?;
+    notices.extend(
+        picked
+            .damage
+            .iter()
+            .map(|d| Notice::warn(format!("snapshot store: {d} — skipped"))),
+    );
+    let Some((snap, inventory)) = picked.found else {
+        return Err(SnapshotError::NotOfDomain {
+            reference: reference.to_string(),
+            domain: store.domain.to_string(),
+        }
+        .into());
+    };
+    Ok((snap, inventory, Origin::Stored))
+}
+
+/// Records the project's render in the store before Git is touched (folded into the
+/// newest snapshot when that holds it already); nothing is committed when it cannot be.
+fn rendered(
+    store: &DomainStore,
+    built: Built,
+    notices: &mut Vec<Notice>,
+) -> Result<(SnapshotRecord, ClusterInventory, Origin)> {
+    let crd_json = crd::definition_json()?;
+    let (snap, folded) = store
+        .record_or_fold_for_git(&built.inventory, &crd_json)
+        .map_err(|e| Error::NotRecorded {
+            what: format!(
+                "the inventory of {} rendered for commit; nothing committed",
+                store.domain
+            ),
+            source: Box::new(e),
+        })?;
+    let mut inventory = built.inventory;
+    if folded {
+        // The newest snapshot's inventory: the same object (its hash matched) with that
+        // snapshot's renderedAt, so Git holds what the store holds under that id.
+        inventory.spec.rendered_at.clone_from(&snap.rendered_at);
+    } else {
+        notices.push(Notice::debug(format!(
+            "recorded snapshot {} in {} (for Git only)",
+            snap.id,
+            store.dir().display()
+        )));
+    }
+    Ok((snap, inventory, Origin::Rendered { folded }))
 }
 
 /// The snapshot `reference` names, else the newest; `None` when the store has none.
@@ -419,24 +433,27 @@ pub fn pick(store: &DomainStore, reference: Option<&str>) -> Result<Picked> {
 pub struct Outcome {
     pub branch: String,
     pub committed: Committed,
-    /// The pushed tip and the attempts it took, or why the push failed (nothing is
-    /// recorded then).
-    pub pushed: Option<Result<(String, u32)>>,
+    /// The pushed tip and the attempts it took (a failed push is the flow's error).
+    pub pushed: Option<(String, u32)>,
     /// The store could not record the commit (it happened all the same).
     pub not_recorded: Option<Error>,
 }
 
 /// Commits `snap` (whose inventory is `inventory`) into the repository, pushes it when
 /// asked, and records the commit in the store — unless the branch holds a newer
-/// inventory ([`Committed::Older`]), which is left alone.
+/// inventory ([`Committed::Older`]), which is left alone. What was committed is said in
+/// `notices` as soon as it is done, so it is said even when the push then fails.
 ///
 /// # Errors
-/// The CRD object, the repository or the commit failed.
+/// The CRD object, the repository, the commit or the push failed (a commit made before
+/// a failed push stays; it is not recorded in the store then).
 pub fn commit(
     store: &DomainStore,
     snap: &SnapshotRecord,
     inventory: &ClusterInventory,
+    origin: Origin,
     opts: &Options<'_>,
+    notices: &mut Vec<Notice>,
 ) -> Result<Outcome> {
     let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?.with_https(opts.https.clone());
     let folder = Folder {
@@ -472,26 +489,24 @@ pub fn commit(
         Committed::UpToDate => None,
         Committed::New { oid, .. } => Some(oid.clone()),
     };
+    notices.push(Notice::info(committed_line(
+        &outcome, origin, &snap.id, opts.path, domain,
+    )));
     let mut detail = commit_id
         .is_none()
         .then(|| "checked: the branch already holds it".to_string());
     let mut pushed_to = None;
     let carried_by = match opts.push {
-        Some((remote, timeout)) => match repo.push(remote, &folder, &request, timeout) {
-            Ok(pushed) => {
-                let tip = repo.head_commit(&outcome.branch).unwrap_or_default();
-                outcome.pushed = Some(Ok((tip.clone(), pushed.attempts)));
-                if commit_id.is_some() {
-                    detail = Some(format!("pushed to {remote}"));
-                }
-                pushed_to = Some(remote.to_string());
-                Some(tip)
+        Some((remote, timeout)) => {
+            let pushed = repo.push(remote, &folder, &request, timeout)?;
+            let tip = repo.head_commit(&outcome.branch).unwrap_or_default();
+            outcome.pushed = Some((tip.clone(), pushed.attempts));
+            if commit_id.is_some() {
+                detail = Some(format!("pushed to {remote}"));
             }
-            Err(e) => {
-                outcome.pushed = Some(Err(e));
-                return Ok(outcome);
-            }
-        },
+            pushed_to = Some(remote.to_string());
+            Some(tip)
+        }
         None => commit_id.or_else(|| repo.head_commit(&outcome.branch)),
     };
     // The Git channel only: recording a commit never changes the cluster state.
@@ -503,6 +518,25 @@ pub fn commit(
     };
     outcome.not_recorded = store.set_states(&[change]).err();
     Ok(outcome)
+}
+
+/// What a commit did, in one line: committed as which commit, or already up to date.
+fn committed_line(
+    outcome: &Outcome,
+    origin: Origin,
+    id: &str,
+    path: &str,
+    domain: &Domain,
+) -> String {
+    let which = origin.describe(id);
+    let branch = &outcome.branch;
+    match &outcome.committed {
+        Committed::New { oid, summary } => format!(
+            "committed {which} as {} on {branch}: inventory({domain}): {summary}",
+            &oid[..oid.len().min(12)]
+        ),
+        _ => format!("{path}: up to date on {branch}: {which} matches apart from renderedAt"),
+    }
 }
 
 /// The CRD as committed: the snapshot's CRD plus Argo CD's sync wave, so a first sync

@@ -87,7 +87,7 @@ impl Verb {
 /// Builds, records and applies the inventory of `req.domain`.
 ///
 /// # Errors
-/// [`Error::Runtime`], and [`Error::Usage`] for a `--kubeconfig` or `--context` that
+/// [`Error::Runtime`], and [`ArgumentError::Kubeconfig`] for a `--kubeconfig` or `--context` that
 /// names nothing: every other failure is a [`Published::NotApplied`] outcome.
 pub fn publish(req: &Request<'_>) -> Result<Report> {
     let mut notices = Vec::new();
@@ -117,7 +117,7 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
             });
         }
     };
-    let rt = crate::cluster::access::runtime()?;
+    crate::cluster::ready()?;
     // Resolve the target first (no network) so the snapshot records where it was going.
     let connected = req
         .access
@@ -127,7 +127,7 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
                 "kubeconfig from {}: {:?}",
                 choice.origin, choice.paths
             )));
-            rt.block_on(req.access.connect(&choice, req.opts))
+            req.access.connect(&choice, req.opts)
         });
     // A mistake in what was asked for (a --kubeconfig or --context that names
     // nothing) is refused like kubectl refuses it: nothing recorded, nothing queued.
@@ -151,7 +151,7 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
         }
     };
     let result = connected.and_then(|cluster| {
-        let result = rt.block_on(cluster.publish(&built.inventory));
+        let result = cluster.publish(&built.inventory);
         notices.extend(cluster.trace().into_iter().map(Notice::debug));
         let server = &cluster.target.server;
         result.map_err(|f| Failure {

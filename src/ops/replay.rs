@@ -205,35 +205,33 @@ fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) 
         opts.until = Some(until);
     }
     let cluster_name = access::cluster_name(req.project, domain);
-    let rt = access::runtime()?;
+    crate::cluster::ready()?;
     let result = req
         .access
         .choose(Some(req.project), cluster_name.as_deref())
         .and_then(|choice| {
-            rt.block_on(async {
-                let cluster = req.access.connect(&choice, opts).await?;
-                if let Some(queued_for) = newest
-                    .record
-                    .target
-                    .as_ref()
-                    .filter(|t| t.server != cluster.target.server)
-                {
-                    notices.push(Notice::warn(format!(
-                        "{domain}: snapshot {} was queued for {}; delivering it to {}",
-                        newest.record.id, queued_for.server, cluster.target.server
-                    )));
-                }
-                let result = if req.allow_older {
-                    cluster.replay_allowing_older(&cr).await
-                } else {
-                    cluster.replay(&cr).await
-                };
-                notices.extend(cluster.trace().into_iter().map(Notice::debug));
-                let server = cluster.target.server.clone();
-                result.map(|d| (d, server.clone())).map_err(|f| Failure {
-                    detail: format!("{} ({server})", f.detail),
-                    ..f
-                })
+            let cluster = req.access.connect(&choice, opts)?;
+            if let Some(queued_for) = newest
+                .record
+                .target
+                .as_ref()
+                .filter(|t| t.server != cluster.target.server)
+            {
+                notices.push(Notice::warn(format!(
+                    "{domain}: snapshot {} was queued for {}; delivering it to {}",
+                    newest.record.id, queued_for.server, cluster.target.server
+                )));
+            }
+            let result = if req.allow_older {
+                cluster.replay_allowing_older(&cr)
+            } else {
+                cluster.replay(&cr)
+            };
+            notices.extend(cluster.trace().into_iter().map(Notice::debug));
+            let server = cluster.target.server.clone();
+            result.map(|d| (d, server.clone())).map_err(|f| Failure {
+                detail: format!("{} ({server})", f.detail),
+                ..f
             })
         });
     let (delivery, server) = match result {

@@ -668,6 +668,14 @@ fn a_rejected_ref_is_a_failure_not_a_success() {
         "{}",
         run.stderr
     );
+    // The local commit is said first, then the push's error; nothing says "pushed".
+    let committed = run
+        .stderr
+        .find("[info] committed snapshot")
+        .expect(&run.stderr);
+    let error = run.stderr.find("[error]").expect(&run.stderr);
+    assert!(committed < error, "{}", run.stderr);
+    assert!(!run.stderr.contains("pushed"), "{}", run.stderr);
     assert!(log(&fx.remote()).is_empty());
 }
 

@@ -87,7 +87,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     };
     let report = ops::run(&opened.store.domain(&domain), &source, &opts);
     super::print_notices(settings, &report.notices);
-    let (snap, origin, outcome, older) = match report.result? {
+    let (snap, outcome, older) = match report.result? {
         Done::DeployDomain { cluster_ref } => {
             super::deploy_domain_note(settings, &domain, cluster_ref.as_deref());
             return Ok(exit::OK);
@@ -95,36 +95,25 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
         Done::Committed(done) => {
             let ops::Commit {
                 snapshot,
-                origin,
                 outcome,
                 older,
+                ..
             } = *done;
-            (snapshot, origin, outcome, older)
+            (snapshot, outcome, older)
         }
     };
-    let which = origin.describe(&snap.id);
-    let branch = &outcome.branch;
-    match &outcome.committed {
-        Committed::Older { .. } => {
-            let message = older.unwrap_or_default();
-            if settings.strict {
-                return Err(Error::Older(message).into());
-            }
-            settings.printer.alert(&message);
-            return Ok(exit::OK);
+    if let Committed::Older { .. } = &outcome.committed {
+        let message = older.unwrap_or_default();
+        if settings.strict {
+            return Err(Error::Older(message).into());
         }
-        Committed::UpToDate => settings.printer.info(&format!(
-            "{path}: up to date on {branch}: {which} matches apart from renderedAt"
-        )),
-        Committed::New { oid, summary } => settings.printer.info(&format!(
-            "committed {which} as {} on {branch}: inventory({domain}): {summary}",
-            &oid[..12]
-        )),
+        settings.printer.alert(&message);
+        return Ok(exit::OK);
     }
-    if let (Some(pushed), Some((remote, _))) = (outcome.pushed, opts.push) {
-        let (tip, attempts) = pushed?;
+    if let (Some((tip, attempts)), Some((remote, _))) = (&outcome.pushed, opts.push) {
         settings.printer.info(&format!(
-            "pushed {branch} to {remote} ({}; {attempts} attempt(s))",
+            "pushed {} to {remote} ({}; {attempts} attempt(s))",
+            outcome.branch,
             &tip[..tip.len().min(12)],
         ));
     }
