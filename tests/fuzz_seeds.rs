@@ -3,6 +3,13 @@
 //! found, minimised) goes through the very code the cargo-fuzz target runs
 //! (`fuzz/src/`). A panic there fails this test; each input must also end in bounded time.
 
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 #[path = "../fuzz/src/lib.rs"]
 mod targets;
 

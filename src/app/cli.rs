@@ -782,7 +782,7 @@ pub struct SnapshotsArgs {
 pub struct ListArgs {
     /// Only snapshots in this state.
     #[arg(long, value_name = "S")]
-    pub state: Option<crate::store::State>,
+    pub state: Option<StateArg>,
 
     /// Output format (default: table with an AGE column; wide adds the absolute
     /// RECORDED and RENDERED times, SPECHASH, LOK8S and TOOL; name prints DOMAIN/ID;
@@ -794,6 +794,38 @@ pub struct ListArgs {
     /// No header row (table and wide; name, json and jsonpath have none).
     #[arg(long)]
     pub no_headers: bool,
+}
+
+/// `--state`: the store's states, as the command line names them (the store's type
+/// knows nothing of clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StateArg {
+    /// Recorded, not yet applied (queued for the cluster)
+    Pending,
+    /// Applied to the cluster
+    Applied,
+    /// Written to a GitOps repository
+    Committed,
+    /// A newer snapshot of the domain was delivered first
+    Superseded,
+    /// Removed by `snapshots gc` (its record stays in the journal)
+    Deleted,
+    /// Recorded by `commit` for Git only (never queued for the cluster), not committed
+    Recorded,
+}
+
+impl From<StateArg> for crate::store::State {
+    fn from(arg: StateArg) -> Self {
+        use crate::store::State;
+        match arg {
+            StateArg::Pending => State::Pending,
+            StateArg::Applied => State::Applied,
+            StateArg::Committed => State::Committed,
+            StateArg::Superseded => State::Superseded,
+            StateArg::Deleted => State::Deleted,
+            StateArg::Recorded => State::Recorded,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Subcommand)]

@@ -158,9 +158,7 @@ impl Context {
             .skip_while(|a| a != "--")
             .skip(1)
             .collect();
-        let index = std::env::var("_CLAP_COMPLETE_INDEX")
-            .ok()
-            .and_then(|i| i.parse().ok());
+        let index = crate::util::env::var("_CLAP_COMPLETE_INDEX").and_then(|i| i.parse().ok());
         Context::of_words(words, index)
     }
 
@@ -190,7 +188,7 @@ impl Context {
     fn store(&self, project: Option<&Project>) -> Option<Store> {
         match (&self.snapshots, project) {
             (Some(dir), _) => Some(Store::at(dir)),
-            (None, Some(p)) => Some(Store::of_project(None, p)),
+            (None, Some(p)) => Some(Store::of_project(None, p.root())),
             (None, None) => None,
         }
     }

@@ -84,10 +84,7 @@ pub fn main() -> i32 {
 
 /// Said on stderr when SIGINT or SIGTERM ends a command (at a safe point).
 fn interrupted(signal: i32) {
-    eprintln!(
-        "[error] interrupted by {}: stopped at a safe point, nothing is half-written",
-        crate::util::signals::name(signal)
-    );
+    output::interrupted(crate::util::signals::name(signal));
 }
 
 /// Runs a parsed command line and returns the process exit code.

@@ -3,6 +3,7 @@
 //!
 //! Message text is sanitised: control characters from file contents (a key such as
 //! `"\e[2J"`) are escaped, so a hostile project cannot drive the user's terminal.
+#![allow(clippy::disallowed_methods, clippy::print_stderr)] // the printer
 
 use crate::app::table::Table;
 use crate::error::{Error, Result};
@@ -643,6 +644,12 @@ pub fn snapshots_table(rows: Vec<crate::store::Snapshot>, now: i64, style: Table
 }
 
 /// An error writing stdout: a closed pipe ends the command quietly.
+/// Said on stderr when SIGINT or SIGTERM ends a command (at a safe point), from the
+/// signal thread: no printer there.
+pub fn interrupted(signal: &str) {
+    eprintln!("[error] interrupted by {signal}: stopped at a safe point, nothing is half-written");
+}
+
 pub fn stdout_error(e: io::Error) -> Error {
     if e.kind() == io::ErrorKind::BrokenPipe {
         Error::BrokenPipe

@@ -30,16 +30,16 @@ pub struct Env {
 impl Env {
     /// Reads the process environment.
     pub fn from_process() -> Env {
-        let var = |name: &str| std::env::var(name).ok();
+        let var = crate::util::env::var;
         let set = |name: &str| var(name).is_some_and(|v| !v.is_empty());
         Env {
             domain_name: var("DOMAIN_NAME"),
             source_date_epoch: var("SOURCE_DATE_EPOCH"),
             no_color: set("NO_COLOR"),
             debug: set("DEBUG"),
-            kubeconfig: std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()),
-            home: std::env::var_os("HOME").map(PathBuf::from),
-            xdg_cache_home: std::env::var_os("XDG_CACHE_HOME")
+            kubeconfig: crate::util::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()),
+            home: crate::util::env::var_os("HOME").map(PathBuf::from),
+            xdg_cache_home: crate::util::env::var_os("XDG_CACHE_HOME")
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
             in_cluster: set("KUBERNETES_SERVICE_HOST"),

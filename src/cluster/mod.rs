@@ -16,6 +16,7 @@
 //! Every failure is classified ([`Reason`]) so callers can stay fail-soft and the
 //! snapshot store can record why an inventory was queued. Error texts come from the
 //! server's `Status` message or the transport error, never from credentials.
+#![allow(clippy::disallowed_types)] // the one module that talks to kube
 
 pub mod access;
 pub mod proxy;
@@ -297,9 +298,11 @@ async fn load_config_async(
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
         .map_err(|e| Failure::new(Reason::BadKubeconfig, Step::Connect, e.to_string()))?;
-    config.proxy_url = proxy::choose(proxy_url.as_deref(), &config.cluster_url, |name| {
-        std::env::var(name).ok()
-    })
+    config.proxy_url = proxy::choose(
+        proxy_url.as_deref(),
+        &config.cluster_url,
+        crate::util::env::var,
+    )
     .map_err(|m| Failure::new(Reason::BadKubeconfig, Step::Connect, m))?;
     Ok((config, current))
 }
@@ -365,8 +368,7 @@ impl Cluster {
         let mut config =
             kube::Config::incluster().map_err(|e| bad(format!("in-cluster configuration: {e}")))?;
         config.proxy_url =
-            proxy::choose(None, &config.cluster_url, |name| std::env::var(name).ok())
-                .map_err(bad)?;
+            proxy::choose(None, &config.cluster_url, crate::util::env::var).map_err(bad)?;
         Cluster::from_config(config, None, opts)
     }
 

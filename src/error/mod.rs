@@ -55,7 +55,7 @@ pub mod exit {
     /// `--strict`: the server's certificate does not verify.
     pub const TLS_IDENTITY: i32 = 15;
     /// Ended by a signal at a safe point: `128 + N`, as a shell reports it.
-    pub const SIGNALLED_BASE: i32 = 128;
+    pub const SIGNALLED_BASE: i32 = crate::util::signals::EXIT_BASE;
 
     /// `clinv diff` follows the diff/kubectl convention instead of the codes above:
     /// 0 the inventories are the same, 1 they differ, 2 any error (even one that is exit
@@ -87,18 +87,7 @@ pub mod exit {
     }
 }
 
-/// A line/column position (both 1-based).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct Pos {
-    pub line: usize,
-    pub col: usize,
-}
-
-impl std::fmt::Display for Pos {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.line, self.col)
-    }
-}
+pub use crate::yaml::Pos;
 
 /// Everything that can stop a clinv command.
 #[derive(Debug, thiserror::Error)]

@@ -6,6 +6,7 @@
 //! time with git's default history simplification — a merge that carries the path
 //! unchanged from one parent is followed through that parent only and is not itself a
 //! change.
+#![allow(clippy::disallowed_types)] // gitops: the one module that uses git2
 
 use crate::error::GitError;
 use git2::{Commit, Oid, Repository};

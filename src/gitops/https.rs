@@ -18,6 +18,7 @@
 //! to 10 redirects, the rest go to where it landed); every `http.*` key also in its
 //! URL-specific form `http.<url>.*`. A password or token never reaches a message: URLs are
 //! shown through [`crate::util::redact::url`].
+#![allow(clippy::disallowed_types)] // gitops: the one module that uses git2
 
 use crate::error::{ArgumentError, Cause, Error, GitError, Result};
 use crate::util::redact;
@@ -147,7 +148,7 @@ impl Settings {
         workdir: &Path,
     ) -> Result<Settings> {
         let http = HttpConfig::read(config, url);
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        let env = |k: &str| crate::util::env::var(k).filter(|v| !v.is_empty());
         // TLS: git's environment overrides its configuration.
         let verify = match env("GIT_SSL_NO_VERIFY") {
             Some(_) => false,
@@ -256,7 +257,7 @@ fn choose_proxy(
     remote: Option<&str>,
     url: &str,
 ) -> Result<Option<ureq::Proxy>> {
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let env = |k: &str| crate::util::env::var(k).filter(|v| !v.trim().is_empty());
     let configured = remote
         .and_then(|r| config.get_string(&format!("remote.{r}.proxy")).ok())
         .or_else(|| http.last("proxy"));
@@ -275,7 +276,7 @@ fn choose_proxy(
     let no_proxy = env("NO_PROXY")
         .or_else(|| env("no_proxy"))
         .unwrap_or_default();
-    if crate::cluster::proxy::no_proxy_covers(&no_proxy, &host, port) {
+    if crate::util::no_proxy::covers(&no_proxy, &host, port) {
         return Ok(None);
     }
     // curl's default scheme for a proxy without one.
@@ -452,7 +453,7 @@ fn host_port(url: &str) -> (String, u16) {
 }
 
 fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+    match (path.strip_prefix("~/"), crate::util::env::var_os("HOME")) {
         (Some(rest), Some(home)) => Path::new(&home).join(rest),
         _ => PathBuf::from(path),
     }

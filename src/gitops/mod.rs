@@ -9,6 +9,7 @@
 //! per-ref result (libgit2 reports success for a server-rejected ref otherwise) and, on a
 //! non-fast-forward, rebuild the commit on the new remote tip and retry. SSH remotes go
 //! through the system `ssh`, as git runs it (ssh).
+#![allow(clippy::disallowed_types)] // the one module that uses git2
 
 pub mod history;
 pub mod https;
@@ -594,14 +595,8 @@ fn transports() {
 
 /// Takes an exclusive `flock` on `path` (created if missing), waiting up to `timeout`.
 fn lock(path: &Path, timeout: Duration, held: &str) -> Result<File> {
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
-    match crate::util::lock::exclusive(&file, timeout) {
-        Ok(()) => Ok(file),
+    match crate::util::lock::open_exclusive(path, timeout) {
+        Ok(file) => Ok(file),
         Err(crate::util::lock::Wait::TimedOut) => Err(Error::Locked {
             what: path.display().to_string(),
             holder: held.to_string(),

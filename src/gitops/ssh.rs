@@ -11,6 +11,7 @@
 //! that names `-o BatchMode=no` itself wins, as ssh takes the first value it is given),
 //! and a host-key failure says how to add the key instead of quoting ssh alone. Nothing
 //! is ever accepted for the user: no `StrictHostKeyChecking=no`, no `accept-new`.
+#![allow(clippy::disallowed_types)] // gitops: the one module that uses git2
 
 use crate::util::redact;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
@@ -487,10 +488,9 @@ impl Drop for Configured {
 /// the global and system files) for the remote operations that follow.
 pub(super) fn configure(repo: &git2::Repository) -> Configured {
     let config = repo.config().ok().and_then(|mut c| c.snapshot().ok());
-    let program = Program::resolve(
-        |k| std::env::var(k).ok(),
-        |k| config.as_ref().and_then(|c| c.get_string(k).ok()),
-    );
+    let program = Program::resolve(crate::util::env::var, |k| {
+        config.as_ref().and_then(|c| c.get_string(k).ok())
+    });
     let previous = PROGRAM.with(|p| p.borrow_mut().replace(program));
     Configured { previous }
 }
@@ -508,10 +508,9 @@ pub(super) fn prewarm(repo: &git2::Repository, url: &str) {
         return;
     };
     let config = repo.config().ok().and_then(|mut c| c.snapshot().ok());
-    let program = Program::resolve(
-        |k| std::env::var(k).ok(),
-        |k| config.as_ref().and_then(|c| c.get_string(k).ok()),
-    );
+    let program = Program::resolve(crate::util::env::var, |k| {
+        config.as_ref().and_then(|c| c.get_string(k).ok())
+    });
     if let Ok(channel) = Channel::open(&program, &address, "git-receive-pack")
         && let Ok(mut warm) = WARM.lock()
     {
@@ -541,10 +540,9 @@ pub(super) fn transport(remote: &git2::Remote<'_>) -> Result<Transport, git2::Er
         let config = git2::Config::open_default()
             .ok()
             .and_then(|mut c| c.snapshot().ok());
-        Program::resolve(
-            |k| std::env::var(k).ok(),
-            |k| config.as_ref().and_then(|c| c.get_string(k).ok()),
-        )
+        Program::resolve(crate::util::env::var, |k| {
+            config.as_ref().and_then(|c| c.get_string(k).ok())
+        })
     });
     Transport::smart(remote, false, Ssh { program })
 }

@@ -2,6 +2,7 @@
 //! folder: uncommitted edits that a commit would overwrite, the index and files brought up
 //! to every branch move, changes made to the folder outside clinv, and a `flux bootstrap`
 //! tree that applies it.
+#![allow(clippy::disallowed_types)] // gitops: the one module that uses git2
 
 use super::layout::{self, Bootstrap};
 use super::{CR_FILE, CRD_FILE, KUSTOMIZATION_FILE, Repo, git, ref_error};

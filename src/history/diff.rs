@@ -25,11 +25,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub const REPORT_KIND: &str = "InventoryDiff";
 
 /// What happened to a field or an addon.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
 pub enum Op {
     /// An addon entry that only the newer object has.
     Added,
@@ -47,16 +44,28 @@ pub enum Op {
 impl Op {
     /// The serde name (a test holds them equal).
     pub fn as_str(self) -> &'static str {
-        self.into()
+        match self {
+            Op::Added => "added",
+            Op::Removed => "removed",
+            Op::Upgraded => "upgraded",
+            Op::Downgraded => "downgraded",
+            Op::Changed => "changed",
+        }
     }
+
+    /// Every variant, in declaration order.
+    pub const ALL: [Op; 5] = [
+        Op::Added,
+        Op::Removed,
+        Op::Upgraded,
+        Op::Downgraded,
+        Op::Changed,
+    ];
 }
 
 /// The field a change concerns. Serialised with the CR's own key names.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr, strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[strum(serialize_all = "camelCase")]
 pub enum Field {
     ApiVersion,
     /// The `lok8s.dev/domain` label.
@@ -77,8 +86,37 @@ pub enum Field {
 impl Field {
     /// The key name in the CR (`domain` for the label); the serde name.
     pub fn as_str(self) -> &'static str {
-        self.into()
+        match self {
+            Field::ApiVersion => "apiVersion",
+            Field::Domain => "domain",
+            Field::Lok8sVersion => "lok8sVersion",
+            Field::Kind => "kind",
+            Field::Provider => "provider",
+            Field::KubernetesVersion => "kubernetesVersion",
+            Field::SpecHash => "specHash",
+            Field::Addon => "addon",
+            Field::ChartVersion => "chartVersion",
+            Field::AppVersion => "appVersion",
+            Field::Category => "category",
+            Field::Source => "source",
+        }
     }
+
+    /// Every variant, in declaration order.
+    pub const ALL: [Field; 12] = [
+        Field::ApiVersion,
+        Field::Domain,
+        Field::Lok8sVersion,
+        Field::Kind,
+        Field::Provider,
+        Field::KubernetesVersion,
+        Field::SpecHash,
+        Field::Addon,
+        Field::ChartVersion,
+        Field::AppVersion,
+        Field::Category,
+        Field::Source,
+    ];
 
     /// Whether values of this field are versions, ordered by [`version::compare`].
     pub fn is_version(self) -> bool {
@@ -658,11 +696,10 @@ mod tests {
 
     #[test]
     fn op_and_field_names_are_the_serde_names() {
-        use strum::VariantArray;
-        for op in Op::VARIANTS {
+        for op in Op::ALL {
             assert_eq!(serde_json::to_value(op).unwrap(), op.as_str());
         }
-        for field in Field::VARIANTS {
+        for field in Field::ALL {
             assert_eq!(serde_json::to_value(field).unwrap(), field.as_str());
         }
     }

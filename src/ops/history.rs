@@ -1,8 +1,8 @@
 //! The history of a domain, oldest first, from the snapshot store or from a GitOps
 //! repository's commits — the input of `log` and `report` — and the two views of it.
 
-#[cfg(feature = "gitops")]
 use crate::domain::Domain;
+#[cfg(feature = "gitops")]
 use crate::error::GitError;
 use crate::error::{ArgumentError, Error, Result};
 use crate::history::audit::{self, Span, Step, Trail};

@@ -272,7 +272,7 @@ fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<(ClusterInve
     let project = cx.project();
     let store = match (cx.snapshots, project) {
         (Some(dir), _) => Store::at(dir),
-        (None, Some(p)) => Store::of_project(None, p),
+        (None, Some(p)) => Store::of_project(None, p.root()),
         (None, None) => {
             return Err(ReferenceError::NoStore(text.to_string()).into());
         }

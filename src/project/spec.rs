@@ -5,8 +5,8 @@ use crate::error::{Error, Result};
 use crate::project::MAX_INPUT_BYTES;
 use crate::project::bootstrap::{self, Context, Entry, Rejection};
 use crate::util::files;
+use crate::util::hash::hex_sha256;
 use crate::yaml::{Doc, Node, NodeId, Tag};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
@@ -212,17 +212,6 @@ fn coerced(doc: &Doc, node: NodeId) -> Option<String> {
     scalar_text(doc, node)
         .filter(|t| *t != "false")
         .map(str::to_string)
-}
-
-/// Lowercase hex SHA-256.
-pub fn hex_sha256(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        use std::fmt::Write;
-        let _ = write!(out, "{b:02x}");
-    }
-    out
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use super::{LOCK_TIMEOUT, MAX_JOURNAL, MAX_OBJECT, Record, State, Store, journal, journal_lines};
 use crate::domain::Domain;
 use crate::error::{Error, Result, SnapshotError};
-use crate::project::spec::hex_sha256;
+use crate::util::hash::hex_sha256;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
@@ -305,7 +305,7 @@ impl Entries {
     ) -> std::result::Result<(), ExportError> {
         match parts {
             ["FORMAT"] => self.format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT,
-            [d, j] if is_journal_part(j) && crate::project::is_valid_domain(d) => {
+            [d, j] if is_journal_part(j) && crate::domain::is_valid(d) => {
                 match self.journals.iter_mut().find(|(jd, _)| jd == d) {
                     Some((_, all)) => all.extend_from_slice(&data),
                     None => self.journals.push((
@@ -314,7 +314,7 @@ impl Entries {
                     )),
                 }
             }
-            [d, "objects", obj] if crate::project::is_valid_domain(d) => {
+            [d, "objects", obj] if crate::domain::is_valid(d) => {
                 let id = obj
                     .strip_suffix(".json")
                     .filter(|i| i.len() == 64 && i.chars().all(|c| c.is_ascii_hexdigit()));

@@ -3,7 +3,7 @@
 //! records out; the file handling is the store's.
 
 use super::record::{Damage, EventRecord, Journal, Record, Snapshot, State, StateRecord};
-use crate::project::spec::hex_sha256;
+use crate::util::hash::hex_sha256;
 use std::collections::HashMap;
 use std::path::Path;
 

@@ -8,20 +8,8 @@ use std::path::PathBuf;
 /// delivery state and `head` records; version 1 records are read as they are.
 pub(super) const FORMAT: u32 = 2;
 /// A snapshot's state.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
 pub enum State {
     /// Recorded, not yet applied (queued for the cluster).
     Pending,
@@ -40,8 +28,25 @@ pub enum State {
 impl State {
     /// The name in the journal and in listings (the serde name; a test holds them equal).
     pub fn as_str(self) -> &'static str {
-        self.into()
+        match self {
+            State::Pending => "pending",
+            State::Applied => "applied",
+            State::Committed => "committed",
+            State::Superseded => "superseded",
+            State::Deleted => "deleted",
+            State::Recorded => "recorded",
+        }
     }
+
+    /// Every variant, in declaration order.
+    pub const ALL: [State; 6] = [
+        State::Pending,
+        State::Applied,
+        State::Committed,
+        State::Superseded,
+        State::Deleted,
+        State::Recorded,
+    ];
 }
 
 /// Where a snapshot was meant to go (never credentials).

@@ -15,6 +15,7 @@
 //! leftover, after it the new one live and the old one a leftover. Leftovers (other
 //! generations, the version 1 journal once migrated, temporary files) are removed by
 //! the next writer under the lock.
+#![allow(clippy::disallowed_methods)] // the store: the one owner of its files
 
 use super::journal::{self, Builder};
 use super::record::{HeadRecord, Journal, Record, SnapshotRecord, State};

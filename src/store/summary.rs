@@ -28,6 +28,7 @@
 //! into place only if the domain lock is free at once (otherwise they are removed) —
 //! a reader never waits for, or fails because of, a summary. A generation removed by
 //! `gc` takes its summaries with it; a new generation starts without.
+#![allow(clippy::disallowed_methods)] // the store: the one owner of its files
 
 use super::record::State;
 use super::scan::{self, Ev, Field, Listing, Snap};
@@ -41,7 +42,6 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use strum::VariantArray;
 
 const MAGIC: &[u8; 8] = b"clinvsum";
 /// Bump when what a summary holds, or how a line becomes events, changes.
@@ -72,14 +72,10 @@ fn identity(file: &File) -> io::Result<[u8; 32]> {
     let mut h = Sha256::new();
     h.update(VERSION.to_le_bytes());
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
-    for name in <State as strum::VariantArray>::VARIANTS
+    for name in State::ALL
         .iter()
         .map(|s| s.as_str())
-        .chain(
-            <Reason as strum::VariantArray>::VARIANTS
-                .iter()
-                .map(|r| <&str>::from(*r)),
-        )
+        .chain(Reason::ALL.iter().map(|r| r.as_str()))
     {
         h.update(name.as_bytes());
         h.update([0]);
@@ -246,9 +242,9 @@ impl Writer {
                 self.block.push(STATE);
                 packed(&mut self.block, *id);
                 packed(&mut self.block, *at);
-                self.block.push(index_of(State::VARIANTS, state));
+                self.block.push(index_of(&State::ALL, state));
                 self.block
-                    .push(reason.map_or(0, |r| index_of(Reason::VARIANTS, &r) + 1));
+                    .push(reason.map_or(0, |r| index_of(&Reason::ALL, &r) + 1));
             }
             Ev::Damage { line, what } => {
                 self.block.push(DAMAGE);
@@ -417,10 +413,10 @@ fn decode(file: &mut File, sink: &mut dyn FnMut(&Ev<'_>)) -> Option<()> {
                 STATE => {
                     let id = c.packed()?;
                     let at = c.packed()?;
-                    let state = *State::VARIANTS.get(usize::from(c.byte()?))?;
+                    let state = *State::ALL.get(usize::from(c.byte()?))?;
                     let reason = match c.byte()? {
                         0 => None,
-                        r => Some(*Reason::VARIANTS.get(usize::from(r) - 1)?),
+                        r => Some(*Reason::ALL.get(usize::from(r) - 1)?),
                     };
                     sink(&Ev::State {
                         id,

@@ -34,6 +34,24 @@ pub fn exclusive(file: &File, timeout: Duration) -> Result<(), Wait> {
     }
 }
 
+/// Opens `path` as a lock file (created if missing, never truncated) and takes it, as
+/// [`exclusive`]: the one place outside the store that creates a file, and it holds
+/// nothing.
+///
+/// # Errors
+/// [`Wait::Io`] when the file cannot be opened; as [`exclusive`].
+pub fn open_exclusive(path: &std::path::Path, timeout: Duration) -> Result<File, Wait> {
+    #[allow(clippy::disallowed_methods)] // a lock file: empty, only its flock counts
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(Wait::Io)?;
+    exclusive(&file, timeout)?;
+    Ok(file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

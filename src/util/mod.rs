@@ -1,11 +1,15 @@
 //! Small leaf utilities shared by every layer: bounded and atomic file access
-//! ([`files`]), waiting for a file lock ([`lock`]), the one sanitiser for text that
-//! leaves the process ([`redact`]), the messages library flows return instead of
-//! printing ([`notice`]), safe points for SIGINT/SIGTERM ([`signals`]) and time formats
+//! ([`files`]), waiting for a file lock ([`lock`]), content hashes ([`hash`]), which
+//! hosts `NO_PROXY` exempts ([`no_proxy`]), the one sanitiser for text that leaves the
+//! process ([`redact`]), the messages library flows return instead of printing
+//! ([`notice`]), safe points for SIGINT/SIGTERM ([`signals`]) and time formats
 //! ([`time`]).
 
+pub mod env;
 pub mod files;
+pub mod hash;
 pub mod lock;
+pub mod no_proxy;
 pub mod notice;
 pub mod redact;
 pub mod signals;

@@ -8,6 +8,9 @@
 
 use std::sync::{OnceLock, RwLock, RwLockReadGuard};
 
+/// A command ended by signal N exits with `EXIT_BASE + N`, as a shell reports it.
+pub const EXIT_BASE: i32 = 128;
+
 /// Held shared by every critical section, exclusively by the exit.
 static GATE: RwLock<()> = RwLock::new(());
 static ON_SIGNAL: OnceLock<fn(i32)> = OnceLock::new();
@@ -57,7 +60,8 @@ pub fn install(on_signal: fn(i32)) -> std::io::Result<()> {
                 if let Some(f) = ON_SIGNAL.get() {
                     f(signal);
                 }
-                std::process::exit(128 + signal);
+                #[allow(clippy::disallowed_methods)] // the one exit outside main: a signal
+                std::process::exit(EXIT_BASE + signal);
             }
         })?;
     Ok(())

@@ -5,4 +5,4 @@
 pub mod emit;
 mod read;
 
-pub use read::{Doc, Documents, Node, NodeId, Tag, YamlError, json_string, resolve_plain};
+pub use read::{Doc, Documents, Node, NodeId, Pos, Tag, YamlError, json_string, resolve_plain};

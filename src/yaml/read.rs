@@ -9,7 +9,6 @@
 //! nesting depth, alias expansion (billion-laughs) and recursive aliases are refused with
 //! an error that names the line and column.
 
-use crate::error::Pos;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use std::fmt::{self, Write as _};
 
@@ -19,6 +18,19 @@ const MAX_DEPTH: usize = 256;
 /// near 10,000; the bound keeps an 8 MiB input's node arena to tens of MiB (yaml.v3 has
 /// none for alias-free documents: this is one of clinv's documented differences).
 const MAX_NODES: u64 = 100_000;
+
+/// A line/column position (both 1-based).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Pos {
+    pub line: usize,
+    pub col: usize,
+}
+
+impl std::fmt::Display for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
 
 /// Index of a node in its [`Doc`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

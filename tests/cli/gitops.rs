@@ -244,7 +244,7 @@ fn commit_writes_the_three_files_with_a_stable_subject_and_trailers() {
         ),
         "{message}"
     );
-    let hash = clinv::project::spec::hex_sha256(
+    let hash = clinv::util::hash::hex_sha256(
         &std::fs::read(
             fx.root()
                 .join("clusters/prod.acme.example/cluster.lok8s.yaml"),

@@ -320,7 +320,7 @@ pub fn generate() -> Vec<Recorded> {
             }
         }
         if spec_edit {
-            inv.spec.spec_hash = clinv::project::spec::hex_sha256(
+            inv.spec.spec_hash = clinv::util::hash::hex_sha256(
                 format!("{DOMAIN} cluster spec, revision {revision}").as_bytes(),
             );
             revision += 1;

@@ -4,6 +4,13 @@
 //! prerequisite (Chromium, root, a tmpfs) is absent is reported as ignored, and fails
 //! under `CI=true`.
 
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 #[macro_use]
 mod harness;
 mod support;

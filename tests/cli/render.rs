@@ -76,7 +76,7 @@ fn spec_example_inventory() {
     .ok()
     .stdout;
     let spec_bytes = std::fs::read(root.join("clusters/inv/cluster.lok8s.yaml")).unwrap();
-    let hash = clinv::project::spec::hex_sha256(&spec_bytes);
+    let hash = clinv::util::hash::hex_sha256(&spec_bytes);
     let expected = format!(
         r#"{{
   "apiVersion": "lok8s.dev/v1alpha1",

@@ -4,6 +4,13 @@
 //!
 //! They share one cluster and its singleton object, so each takes the lock in [`plane`].
 
+#![allow(
+    clippy::disallowed_methods,
+    clippy::disallowed_types,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 #[path = "../cli/harness.rs"]
 #[macro_use]
 mod harness;

@@ -6,10 +6,9 @@ use crate::app::Result;
 use crate::app::cli::{LogArgs, LogFormat};
 use crate::app::output::stdout_error;
 use crate::app::settings::Settings;
-use crate::domain::Domain;
 use crate::error::exit;
 use crate::history::report;
-use crate::ops::history::{self, History, Log, Query, Source};
+use crate::ops::history::{self, Log, Query};
 
 pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
     if let Some(n) = &args.n {
@@ -57,7 +56,7 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         })?;
         return Ok(exit::OK);
     }
-    let points = load(
+    let points = super::history(
         settings,
         &opened.store,
         &domain,
@@ -98,29 +97,4 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
 /// On a terminal, times are followed by their age (`(2d5h ago)`); never in a pipe.
 fn aged(settings: &Settings, now: jiff::Timestamp) -> Option<jiff::Timestamp> {
     settings.printer.stdout_terminal().then_some(now)
-}
-
-/// The history from the store, or from `--repo` (branch: `--branch`, else HEAD), with
-/// what was skipped printed as warnings.
-pub fn load(
-    settings: &Settings,
-    store: &crate::store::Store,
-    domain: &Domain,
-    repo: Option<&std::path::Path>,
-    branch: Option<&str>,
-) -> Result<History> {
-    let store = store.domain(domain);
-    let source = match repo {
-        Some(repo) => Source::Repo {
-            repo,
-            rev: branch.unwrap_or("HEAD"),
-            domain,
-        },
-        None => Source::Store(&store),
-    };
-    let history = history::load(source)?;
-    for skipped in &history.skipped {
-        settings.printer.warn(&format!("{skipped} — skipped"));
-    }
-    Ok(history)
 }

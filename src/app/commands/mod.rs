@@ -38,7 +38,7 @@ fn project(settings: &Settings) -> Result<Project> {
 
 /// The snapshot store: `--snapshots`, `CLINV_SNAPSHOTS`, else `<root>/snapshots`.
 fn store(settings: &Settings, project: &Project) -> crate::store::Store {
-    crate::store::Store::of_project(settings.snapshots.as_deref(), project)
+    crate::store::Store::of_project(settings.snapshots.as_deref(), project.root())
 }
 
 /// The domain of a project command by the one selection rule
@@ -219,4 +219,29 @@ fn fail_soft(settings: &Settings, reason: Reason, message: String) -> crate::app
         settings.printer.warn(&message);
     }
     Ok(Outcome::Done)
+}
+
+/// The history from the store, or from `--repo` (branch: `--branch`, else HEAD), with
+/// what was skipped printed as warnings.
+fn history(
+    settings: &Settings,
+    store: &crate::store::Store,
+    domain: &Domain,
+    repo: Option<&std::path::Path>,
+    branch: Option<&str>,
+) -> Result<crate::ops::history::History> {
+    let store = store.domain(domain);
+    let source = match repo {
+        Some(repo) => crate::ops::history::Source::Repo {
+            repo,
+            rev: branch.unwrap_or("HEAD"),
+            domain,
+        },
+        None => crate::ops::history::Source::Store(&store),
+    };
+    let history = crate::ops::history::load(source)?;
+    for skipped in &history.skipped {
+        settings.printer.warn(&format!("{skipped} — skipped"));
+    }
+    Ok(history)
 }

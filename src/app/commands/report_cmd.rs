@@ -12,7 +12,7 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
     let opened = StoreOnly::open(settings)?;
     let domain = opened.domain(settings, args.domain.domain.as_deref())?;
     let points =
-        super::log::load(settings, &opened.store, &domain, args.repo.as_deref(), None)?.points;
+        super::history(settings, &opened.store, &domain, args.repo.as_deref(), None)?.points;
     let Some(current) = points.last() else {
         return Err(Error::NoHistory(domain.to_string()).into());
     };

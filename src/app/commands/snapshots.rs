@@ -90,7 +90,7 @@ fn list(
     domain: Option<&Domain>,
     flags: &ListArgs,
 ) -> Result<i32> {
-    let (state, no_headers) = (flags.state, flags.no_headers);
+    let (state, no_headers) = (flags.state.map(Into::into), flags.no_headers);
     let format = flags.output.clone().unwrap_or_default();
     if let TableFormat::Json | TableFormat::JsonPath(_) = format {
         let (rows, damage) = store.list(domain, state)?;

@@ -410,7 +410,7 @@ pub fn spans(name: &str, spans: &[Span]) -> String {
                 (Some(t), Some(id)) => format!("until {t} ({id})"),
                 _ => "current".into(),
             };
-            let arrival: &'static str = s.arrival.into();
+            let arrival: &'static str = s.arrival.as_str();
             format!(
                 "{name} {}  arrived {} ({}, {arrival})  {until}\n",
                 s.version.as_deref().unwrap_or("-"),
