@@ -139,6 +139,11 @@ fn register() -> Result<()> {
         .map_err(Error::from)
 }
 
+/// A variable of git's environment, when set and not empty.
+fn git_env(name: &str) -> Option<String> {
+    crate::util::env::var(name).filter(|v| !v.is_empty())
+}
+
 impl Settings {
     fn read(
         config: &git2::Config,
@@ -148,61 +153,12 @@ impl Settings {
         workdir: &Path,
     ) -> Result<Settings> {
         let http = HttpConfig::read(config, url);
-        let env = |k: &str| crate::util::env::var(k).filter(|v| !v.is_empty());
-        // TLS: git's environment overrides its configuration.
-        let verify = match env("GIT_SSL_NO_VERIFY") {
-            Some(_) => false,
-            None => http.bool("sslverify").unwrap_or(true),
-        };
-        if !verify && !opts.allow_insecure_tls {
-            return Err(GitError::InsecureTls(redact::url(url)).into());
-        }
-        let ca_file = env("GIT_SSL_CAINFO").or_else(|| http.last("sslcainfo"));
-        let ca_dir = env("GIT_SSL_CAPATH").or_else(|| http.last("sslcapath"));
-        let mut certs = Vec::new();
-        if let Some(file) = &ca_file {
-            certs.extend(read_pem(&expand_home(file), true)?);
-        }
-        if let Some(dir) = &ca_dir {
-            let dir = expand_home(dir);
-            let entries = std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))?;
-            for entry in entries.flatten() {
-                if entry
-                    .file_type()
-                    .is_ok_and(|t| t.is_file() || t.is_symlink())
-                {
-                    certs.extend(read_pem(&entry.path(), false)?);
-                }
-            }
-            if certs.is_empty() {
-                return Err(Error::InvalidFile {
-                    path: dir,
-                    message: "http.sslCAPath: no PEM certificate in this folder".into(),
-                });
-            }
-        }
-        let custom_ca = ca_file.is_some() || ca_dir.is_some();
-        let mut tls = ureq::tls::TlsConfig::builder();
-        if custom_ca {
-            tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
-        }
-        if !verify {
-            tls = tls.disable_verification(true);
-        }
+        let (tls, custom_ca) = tls(&http, opts, url)?;
         let proxy = choose_proxy(&http, config, remote, url)?;
-        let follow = http
-            .last("followredirects")
-            .map(|v| v.to_ascii_lowercase())
-            .unwrap_or_else(|| "initial".into());
-        let (first, rest) = match follow.as_str() {
-            "false" | "no" | "off" | "0" => (0, 0),
-            "true" | "yes" | "on" | "1" => (MAX_REDIRECTS, MAX_REDIRECTS),
-            _ => (MAX_REDIRECTS, 0),
-        };
-        let user_agent = env("GIT_HTTP_USER_AGENT")
+        let (first, rest) = redirects(&http);
+        let user_agent = git_env("GIT_HTTP_USER_AGENT")
             .or_else(|| http.last("useragent"))
             .unwrap_or_else(|| concat!("git/2.0 (clinv/", env!("CARGO_PKG_VERSION"), ")").into());
-        let tls = tls.build();
         let agent = |redirects: u32| -> ureq::Agent {
             ureq::Agent::config_builder()
                 .https_only(true)
@@ -216,37 +172,109 @@ impl Settings {
                 .build()
                 .into()
         };
-        let mut headers = Vec::new();
-        for value in http.all("extraheader") {
-            if value.is_empty() {
-                headers.clear(); // git: an empty value resets the list
-            } else if let Some((name, v)) = value.split_once(':') {
-                headers.push((name.trim().to_string(), v.trim().to_string()));
-            } else {
-                return Err(GitError::ExtraHeader.into());
-            }
-        }
-        let token = match &opts.token_env {
-            None => None,
-            Some(name) => {
-                let token = env(name).ok_or_else(|| ArgumentError::TokenUnset(name.clone()))?;
-                let user = split_userinfo(url)
-                    .1
-                    .map(|(u, _)| u)
-                    .filter(|u| !u.is_empty());
-                Some((user.unwrap_or_else(|| "git".into()), token))
-            }
-        };
         Ok(Settings {
             agent: agent(first),
             agent_no_redirect: agent(rest),
-            headers,
-            token,
+            headers: extra_headers(&http)?,
+            token: token(opts, url)?,
             workdir: workdir.to_path_buf(),
             custom_ca,
             follow_all_redirects: rest > 0,
         })
     }
+}
+
+/// The TLS configuration git's settings ask for (its environment first): the CA file and
+/// folder, certificate checks on unless `--allow-insecure-tls` allows them off; whether
+/// a custom CA is in use.
+fn tls(http: &HttpConfig, opts: &Options, url: &str) -> Result<(ureq::tls::TlsConfig, bool)> {
+    let verify = match git_env("GIT_SSL_NO_VERIFY") {
+        Some(_) => false,
+        None => http.bool("sslverify").unwrap_or(true),
+    };
+    if !verify && !opts.allow_insecure_tls {
+        return Err(GitError::InsecureTls(redact::url(url)).into());
+    }
+    let ca_file = git_env("GIT_SSL_CAINFO").or_else(|| http.last("sslcainfo"));
+    let ca_dir = git_env("GIT_SSL_CAPATH").or_else(|| http.last("sslcapath"));
+    let mut certs = Vec::new();
+    if let Some(file) = &ca_file {
+        certs.extend(read_pem(&expand_home(file), true)?);
+    }
+    if let Some(dir) = &ca_dir {
+        certs.extend(read_pem_dir(&expand_home(dir))?);
+    }
+    let custom_ca = ca_file.is_some() || ca_dir.is_some();
+    let mut tls = ureq::tls::TlsConfig::builder();
+    if custom_ca {
+        tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
+    }
+    if !verify {
+        tls = tls.disable_verification(true);
+    }
+    Ok((tls.build(), custom_ca))
+}
+
+/// The certificates of every file in `dir` (`http.sslCAPath`): at least one.
+fn read_pem_dir(dir: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let mut certs = Vec::new();
+    for entry in entries.flatten() {
+        if entry
+            .file_type()
+            .is_ok_and(|t| t.is_file() || t.is_symlink())
+        {
+            certs.extend(read_pem(&entry.path(), false)?);
+        }
+    }
+    if certs.is_empty() {
+        return Err(Error::InvalidFile {
+            path: dir.to_path_buf(),
+            message: "http.sslCAPath: no PEM certificate in this folder".into(),
+        });
+    }
+    Ok(certs)
+}
+
+/// Redirects allowed on the first request and on the rest (`http.followRedirects`).
+fn redirects(http: &HttpConfig) -> (u32, u32) {
+    let follow = http
+        .last("followredirects")
+        .map(|v| v.to_ascii_lowercase())
+        .unwrap_or_else(|| "initial".into());
+    match follow.as_str() {
+        "false" | "no" | "off" | "0" => (0, 0),
+        "true" | "yes" | "on" | "1" => (MAX_REDIRECTS, MAX_REDIRECTS),
+        _ => (MAX_REDIRECTS, 0),
+    }
+}
+
+/// `http.extraHeader` values, as git sends them (an empty value resets the list).
+fn extra_headers(http: &HttpConfig) -> Result<Vec<(String, String)>> {
+    let mut headers = Vec::new();
+    for value in http.all("extraheader") {
+        if value.is_empty() {
+            headers.clear();
+        } else if let Some((name, v)) = value.split_once(':') {
+            headers.push((name.trim().to_string(), v.trim().to_string()));
+        } else {
+            return Err(GitError::ExtraHeader.into());
+        }
+    }
+    Ok(headers)
+}
+
+/// `--token-env`'s token, with the URL's user (else `git`).
+fn token(opts: &Options, url: &str) -> Result<Option<(String, String)>> {
+    let Some(name) = &opts.token_env else {
+        return Ok(None);
+    };
+    let token = git_env(name).ok_or_else(|| ArgumentError::TokenUnset(name.clone()))?;
+    let user = split_userinfo(url)
+        .1
+        .map(|(u, _)| u)
+        .filter(|u| !u.is_empty());
+    Ok(Some((user.unwrap_or_else(|| "git".into()), token)))
 }
 
 /// `http.proxy` (URL-specific first), `remote.<name>.proxy`, else the environment; none
@@ -606,129 +634,156 @@ impl Stream {
         };
         loop {
             let (base, credentials) = {
-                let s = self
-                    .shared
-                    .session
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner());
+                let s = self.session();
                 (s.base.clone().unwrap_or_default(), s.credentials.clone())
             };
-            let url = format!("{base}{suffix}");
             let shown = redact::url(&base);
-            let agent = if self.ls || settings.follow_all_redirects {
-                &settings.agent
-            } else {
-                &settings.agent_no_redirect
-            };
-            let auth = credentials
-                .as_ref()
-                .filter(|(_, p, _)| !p.is_empty())
-                .map(|(u, p, _)| basic(u, p));
-            let result = if self.ls {
-                let mut req = agent.get(&url);
-                for (k, v) in &settings.headers {
-                    req = req.header(k, v);
-                }
-                if let Some(a) = &auth {
-                    req = req.header("Authorization", a);
-                }
-                req.call()
-            } else {
-                let mut req = agent
-                    .post(&url)
-                    .header(
-                        "Content-Type",
-                        format!("application/x-{}-request", self.service),
-                    )
-                    .header("Accept", format!("application/x-{}-result", self.service));
-                for (k, v) in &settings.headers {
-                    req = req.header(k, v);
-                }
-                if let Some(a) = &auth {
-                    req = req.header("Authorization", a);
-                }
-                req.send(&self.body[..])
-            };
-            let response =
-                result.map_err(|e| io::Error::other(transport_error(&e, &shown, &settings)))?;
-            let status = response.status().as_u16();
+            let response = self
+                .request(&settings, &format!("{base}{suffix}"), credentials.as_ref())
+                .map_err(|e| io::Error::other(transport_error(&e, &shown, &settings)))?;
             if self.ls {
-                // Where the first request landed is where the rest go (a 401 there too).
-                let landed = ureq::ResponseExt::get_uri(&response).to_string();
-                if let Some(moved) = landed.strip_suffix(&suffix)
-                    && moved != base
-                {
-                    if !is_https(moved) {
-                        return Err(io::Error::other(format!(
-                            "{shown}: redirected to a URL that is not https://"
-                        )));
-                    }
-                    let mut s = self
-                        .shared
-                        .session
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner());
-                    s.base = Some(split_userinfo(moved).0);
-                }
+                self.follow(&response, &suffix, &base, &shown)?;
             }
-            match status {
+            match response.status().as_u16() {
                 200 => {
-                    if self.ls {
-                        let kind = response
-                            .headers()
-                            .get("content-type")
-                            .and_then(|v| v.to_str().ok())
-                            .unwrap_or_default();
-                        if kind != format!("application/x-{}-advertisement", self.service) {
-                            return Err(io::Error::other(format!(
-                                "{shown}: not a git smart-HTTP server (answered {})",
-                                if kind.is_empty() {
-                                    "without a content type"
-                                } else {
-                                    kind
-                                }
-                            )));
-                        }
-                    }
+                    self.check_advertisement(&response, &shown)?;
                     self.approve(&base);
                     return Ok(response);
                 }
-                401 if !self.asked() => {
-                    self.ask(&base)?;
-                }
-                401 => {
-                    let rejected = self.reject(&base);
-                    return Err(io::Error::other(format!(
-                        "{shown}: authentication failed (HTTP 401){}",
-                        match (rejected, credentials.is_some()) {
-                            (true, _) =>
-                                "; the credentials from the git credential helper were refused and rejected (removed from the helper's store)",
-                            (false, true) =>
-                                "; the credentials given (--token-env or the remote URL) were refused",
-                            (false, false) => "",
-                        }
-                    )));
-                }
-                403 => {
-                    return Err(io::Error::other(format!(
-                        "{shown}: access denied (HTTP 403): the credentials do not allow {}",
-                        if self.service == "git-receive-pack" {
-                            "pushing"
-                        } else {
-                            "fetching"
-                        }
-                    )));
-                }
-                404 => {
-                    return Err(io::Error::other(format!(
-                        "{shown}: repository not found (HTTP 404)"
-                    )));
-                }
-                other => {
-                    return Err(io::Error::other(format!("{shown}: HTTP {other}")));
-                }
+                401 if !self.asked() => self.ask(&base)?,
+                status => return Err(self.refused(status, &base, &shown, credentials.is_some())),
             }
         }
+    }
+
+    fn session(&self) -> std::sync::MutexGuard<'_, Session> {
+        self.shared
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One request: the advertisement's GET or the service's POST, with git's extra
+    /// headers and the credentials (basic auth) when there are any.
+    fn request(
+        &self,
+        settings: &Settings,
+        url: &str,
+        credentials: Option<&(String, String, Source)>,
+    ) -> Result<http::Response<ureq::Body>, ureq::Error> {
+        let agent = if self.ls || settings.follow_all_redirects {
+            &settings.agent
+        } else {
+            &settings.agent_no_redirect
+        };
+        let auth = credentials
+            .filter(|(_, p, _)| !p.is_empty())
+            .map(|(u, p, _)| basic(u, p));
+        let extra = settings
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()));
+        let headers: Vec<(&str, String)> =
+            extra.chain(auth.map(|a| ("Authorization", a))).collect();
+        if self.ls {
+            let mut req = agent.get(url);
+            for (k, v) in headers {
+                req = req.header(k, v);
+            }
+            return req.call();
+        }
+        let mut req = agent
+            .post(url)
+            .header(
+                "Content-Type",
+                format!("application/x-{}-request", self.service),
+            )
+            .header("Accept", format!("application/x-{}-result", self.service));
+        for (k, v) in headers {
+            req = req.header(k, v);
+        }
+        req.send(&self.body[..])
+    }
+
+    /// Where the first request landed is where the rest go (a 401 there too); never
+    /// away from https.
+    fn follow(
+        &self,
+        response: &http::Response<ureq::Body>,
+        suffix: &str,
+        base: &str,
+        shown: &str,
+    ) -> io::Result<()> {
+        let landed = ureq::ResponseExt::get_uri(response).to_string();
+        if let Some(moved) = landed.strip_suffix(suffix)
+            && moved != base
+        {
+            if !is_https(moved) {
+                return Err(io::Error::other(format!(
+                    "{shown}: redirected to a URL that is not https://"
+                )));
+            }
+            self.session().base = Some(split_userinfo(moved).0);
+        }
+        Ok(())
+    }
+
+    /// The advertisement must be git's (a login page answers 200 too).
+    fn check_advertisement(
+        &self,
+        response: &http::Response<ureq::Body>,
+        shown: &str,
+    ) -> io::Result<()> {
+        if !self.ls {
+            return Ok(());
+        }
+        let kind = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        if kind == format!("application/x-{}-advertisement", self.service) {
+            return Ok(());
+        }
+        Err(io::Error::other(format!(
+            "{shown}: not a git smart-HTTP server (answered {})",
+            if kind.is_empty() {
+                "without a content type"
+            } else {
+                kind
+            }
+        )))
+    }
+
+    /// The error for a refusing answer (a 401 after credentials were asked for, 403, 404,
+    /// anything else); credentials a helper gave are rejected there, as git does.
+    fn refused(&self, status: u16, base: &str, shown: &str, had_credentials: bool) -> io::Error {
+        let message = match status {
+            401 => {
+                let rejected = self.reject(base);
+                format!(
+                    "{shown}: authentication failed (HTTP 401){}",
+                    match (rejected, had_credentials) {
+                        (true, _) =>
+                            "; the credentials from the git credential helper were refused and rejected (removed from the helper's store)",
+                        (false, true) =>
+                            "; the credentials given (--token-env or the remote URL) were refused",
+                        (false, false) => "",
+                    }
+                )
+            }
+            403 => format!(
+                "{shown}: access denied (HTTP 403): the credentials do not allow {}",
+                if self.service == "git-receive-pack" {
+                    "pushing"
+                } else {
+                    "fetching"
+                }
+            ),
+            404 => format!("{shown}: repository not found (HTTP 404)"),
+            other => format!("{shown}: HTTP {other}"),
+        };
+        io::Error::other(message)
     }
 
     fn asked(&self) -> bool {

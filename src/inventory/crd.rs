@@ -98,8 +98,9 @@ fn date_time(description: &str) -> JSONSchemaProps {
     }
 }
 
-fn spec_schema() -> JSONSchemaProps {
-    let addon = object(
+/// One `spec.addons` entry.
+fn addon_schema() -> JSONSchemaProps {
+    object(
         "One resolved spec.bootstrap entry: a framework addon or a cluster target.",
         &["name"],
         vec![
@@ -141,7 +142,10 @@ fn spec_schema() -> JSONSchemaProps {
                 },
             ),
         ],
-    );
+    )
+}
+
+fn spec_schema() -> JSONSchemaProps {
     object(
         "What lok8s deployed, written by the lok8s CLI (field manager lok8s).",
         &["lok8sVersion", "kind", "specHash", "renderedAt"],
@@ -186,7 +190,7 @@ fn spec_schema() -> JSONSchemaProps {
                 array(
                     "The resolved spec.bootstrap entries, in order.",
                     MAX_ADDONS as i64,
-                    addon,
+                    addon_schema(),
                 ),
             ),
         ],

@@ -158,50 +158,7 @@ pub fn assemble(
             detail: None,
         });
     }
-    let mut reader = Reader::new(project.root());
-    let mut addons = Vec::with_capacity(spec.entries.len());
-    for entry in &spec.entries {
-        if let Ok(e) = entry
-            && let Some(w) = missing_directory(&spec.path, e)
-        {
-            warnings.push(w);
-        }
-        match entry {
-            Ok(e) => addons.push(Addon {
-                name: e.name.clone(),
-                source: Some(e.source),
-                chart_version: reader.chart_version(&e.dir, Flavor::Inventory),
-                category: reader.category(&e.dir, Flavor::Inventory),
-                app_version: None,
-            }),
-            Err(r) => warnings.push(Warning {
-                message: format!(
-                    "inventory: skipping unparseable bootstrap entry '{}'",
-                    r.key
-                ),
-                detail: Some(r.error.summary()),
-            }),
-        }
-    }
-    for issue in reader.issues {
-        warnings.push(Warning {
-            message: match issue {
-                MetaIssue::OutsideRoot(p) => format!(
-                    "inventory: {} resolves outside the project root; its chartVersion is read through the link as lok8s does (no category)",
-                    p.display()
-                ),
-                MetaIssue::WalkLimit(p) => format!(
-                    "inventory: stopped searching {} for lok8s.dev/category (too many files)",
-                    p.display()
-                ),
-                MetaIssue::UnreadablePin(p, why) => format!(
-                    "inventory: {}: {why}; its chartVersion is omitted (as lok8s does)",
-                    p.display()
-                ),
-            },
-            detail: None,
-        });
-    }
+    let addons = addons_of(project, &spec, &mut warnings);
     let inventory = ClusterInventory {
         api_version: API_VERSION.into(),
         kind: KIND.into(),
@@ -224,6 +181,57 @@ pub fn assemble(
         warnings,
         cluster_name: spec.name,
     })
+}
+
+/// The addons of the spec's entries with their chart pins and categories, in order;
+/// unparseable entries and metadata that could not be read are warnings.
+fn addons_of(project: &Project, spec: &ClusterSpec, warnings: &mut Vec<Warning>) -> Vec<Addon> {
+    let mut reader = Reader::new(project.root());
+    let mut addons = Vec::with_capacity(spec.entries.len());
+    for entry in &spec.entries {
+        match entry {
+            Ok(e) => {
+                warnings.extend(missing_directory(&spec.path, e));
+                addons.push(Addon {
+                    name: e.name.clone(),
+                    source: Some(e.source),
+                    chart_version: reader.chart_version(&e.dir, Flavor::Inventory),
+                    category: reader.category(&e.dir, Flavor::Inventory),
+                    app_version: None,
+                });
+            }
+            Err(r) => warnings.push(Warning {
+                message: format!(
+                    "inventory: skipping unparseable bootstrap entry '{}'",
+                    r.key
+                ),
+                detail: Some(r.error.summary()),
+            }),
+        }
+    }
+    warnings.extend(reader.issues.into_iter().map(|issue| Warning {
+        message: meta_issue(&issue),
+        detail: None,
+    }));
+    addons
+}
+
+/// What reading an entry's metadata ran into, as lok8s-style warning text.
+fn meta_issue(issue: &MetaIssue) -> String {
+    match issue {
+        MetaIssue::OutsideRoot(p) => format!(
+            "inventory: {} resolves outside the project root; its chartVersion is read through the link as lok8s does (no category)",
+            p.display()
+        ),
+        MetaIssue::WalkLimit(p) => format!(
+            "inventory: stopped searching {} for lok8s.dev/category (too many files)",
+            p.display()
+        ),
+        MetaIssue::UnreadablePin(p, why) => format!(
+            "inventory: {}: {why}; its chartVersion is omitted (as lok8s does)",
+            p.display()
+        ),
+    }
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ`, UTC, no fraction.

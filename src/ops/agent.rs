@@ -213,43 +213,72 @@ fn connect(cfg: &Config) -> Result<Cluster, Failure> {
 
 fn write_status(cluster: &Cluster, index: Option<&AddonIndex>, notices: &mut Vec<Notice>) -> Pass {
     let server = cluster.target.server.clone();
+    let idle = |message: String| Pass::NotWritten {
+        reason: Reason::Rejected,
+        idle: true,
+        message,
+    };
     let live = match cluster.read_inventory() {
         Ok(Live::Found(v)) => v,
         Ok(Live::NoCrd) => {
-            return Pass::NotWritten {
-                reason: Reason::Rejected,
-                idle: true,
-                message: format!(
-                    "agent: no ClusterInventory CRD (clusterinventories.lok8s.dev) in {server} — nothing written"
-                ),
-            };
+            return idle(format!(
+                "agent: no ClusterInventory CRD (clusterinventories.lok8s.dev) in {server} — nothing written"
+            ));
         }
         Ok(Live::NoObject) => {
-            return Pass::NotWritten {
-                reason: Reason::Rejected,
-                idle: true,
-                message: format!(
-                    "agent: no ClusterInventory 'cluster' in {server} — nothing written"
-                ),
-            };
+            return idle(format!(
+                "agent: no ClusterInventory 'cluster' in {server} — nothing written"
+            ));
         }
         Err(f) => return not_written(&f, "cannot read the ClusterInventory"),
     };
-    let updates = match index.map(|i| {
-        updates::from_object(&live, "the live ClusterInventory")
-            .map(|addons| updates::compute(&addons, i))
-    }) {
-        None => None,
-        Some(Ok(list)) => Some(list),
-        Some(Err(e)) => {
+    let updates = index.and_then(|i| available_updates(&live, i, notices));
+    let observed = observed(cluster, notices);
+    let now = crate::inventory::format_time(jiff::Timestamp::now());
+    let body = status_body(updates.as_deref(), observed.as_deref(), &now);
+    match cluster.patch_status(&body) {
+        Ok(_) => Pass::Wrote {
+            server,
+            updates: updates.map(|u| u.len()),
+            observed: observed.map(|o| o.len()),
+        },
+        Err(f) if f.code == Some(404) => idle(format!(
+            "agent: no ClusterInventory 'cluster' in {server} (gone before the status write) — nothing written"
+        )),
+        Err(f) if f.reason == Reason::Forbidden => Pass::NotWritten {
+            reason: f.reason,
+            idle: false,
+            message: format!(
+                "agent: cannot write ClusterInventory status (RBAC: patch on clusterinventories/status is missing): {}",
+                f.detail
+            ),
+        },
+        Err(f) => not_written(&f, "cannot write ClusterInventory status"),
+    }
+}
+
+/// The updates the index offers for the live addons; `None` (left as it is) when the
+/// live object cannot be read as an inventory.
+fn available_updates(
+    live: &serde_json::Value,
+    index: &AddonIndex,
+    notices: &mut Vec<Notice>,
+) -> Option<Vec<updates::Update>> {
+    match updates::from_object(live, "the live ClusterInventory") {
+        Ok(addons) => Some(updates::compute(&addons, index)),
+        Err(e) => {
             notices.push(Notice::warn(format!(
                 "agent: {} — availableUpdates is left as it is",
                 crate::error::chain(&e)
             )));
             None
         }
-    };
-    let observed = match cluster.helm_releases() {
+    }
+}
+
+/// What Helm says runs; `None` (left as it is) when the records cannot be listed.
+fn observed(cluster: &Cluster, notices: &mut Vec<Notice>) -> Option<Vec<helm::Observed>> {
+    match cluster.helm_releases() {
         Ok(found) => {
             if found.undecodable > 0 {
                 notices.push(Notice::warn(format!(
@@ -279,31 +308,6 @@ fn write_status(cluster: &Cluster, index: Option<&AddonIndex>, notices: &mut Vec
             )));
             None
         }
-    };
-    let now = crate::inventory::format_time(jiff::Timestamp::now());
-    let body = status_body(updates.as_deref(), observed.as_deref(), &now);
-    match cluster.patch_status(&body) {
-        Ok(_) => Pass::Wrote {
-            server,
-            updates: updates.map(|u| u.len()),
-            observed: observed.map(|o| o.len()),
-        },
-        Err(f) if f.code == Some(404) => Pass::NotWritten {
-            reason: Reason::Rejected,
-            idle: true,
-            message: format!(
-                "agent: no ClusterInventory 'cluster' in {server} (gone before the status write) — nothing written"
-            ),
-        },
-        Err(f) if f.reason == Reason::Forbidden => Pass::NotWritten {
-            reason: f.reason,
-            idle: false,
-            message: format!(
-                "agent: cannot write ClusterInventory status (RBAC: patch on clusterinventories/status is missing): {}",
-                f.detail
-            ),
-        },
-        Err(f) => not_written(&f, "cannot write ClusterInventory status"),
     }
 }
 

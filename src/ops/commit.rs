@@ -74,31 +74,8 @@ pub struct Printed {
 pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<Printed> {
     let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?;
     let branch = repo.branch(opts.branch)?;
-    let remote = opts.push.map_or("origin", |(remote, _)| remote);
-    let flag = match print.which {
-        Manifest::Flux => "--print-flux",
-        Manifest::Argo => "--print-argo",
-    };
-    let url = || -> Result<String> {
-        match print.repo_url {
-            Some(u) if u.trim().is_empty() || u.chars().any(char::is_whitespace) => {
-                Err(ArgumentError::RepoUrl(u.to_string()).into())
-            }
-            Some(u) => Ok(crate::util::redact::url(u)),
-            None => repo.remote_url(remote).ok_or_else(|| {
-                ArgumentError::NoRemote {
-                    flag,
-                    remote: remote.to_string(),
-                }
-                .into()
-            }),
-        }
-    };
-    let printed = |text: String| Printed {
-        text: Some(text),
-        notices: Vec::new(),
-    };
-    match print.which {
+    let url = || repo_url(&repo, opts, print);
+    let text = match print.which {
         Manifest::Flux => {
             if let Some(b) = repo.bootstrap_for(&branch, opts.path) {
                 return Ok(Printed {
@@ -109,78 +86,95 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
                     ))],
                 });
             }
-            let text = match repo.any_bootstrap(&branch, opts.path) {
-                Some(b) => layout::flux(
-                    domain,
-                    opts.path,
-                    &FluxSource::Bootstrap {
-                        name: &b.source,
-                        namespace: &b.namespace,
-                    },
-                ),
-                None => layout::flux(
-                    domain,
-                    opts.path,
-                    &FluxSource::Own {
-                        url: &url()?,
-                        branch: &branch,
-                    },
-                ),
+            let source = repo.any_bootstrap(&branch, opts.path);
+            let text = match &source {
+                Some(b) => FluxSource::Bootstrap {
+                    name: &b.source,
+                    namespace: &b.namespace,
+                },
+                None => FluxSource::Own {
+                    url: &url()?,
+                    branch: &branch,
+                },
             };
-            Ok(printed(text))
+            layout::flux(domain, opts.path, &text)
         }
-        Manifest::Argo if print.all => {
-            let template = print
-                .destination
-                .clone()
-                .unwrap_or_else(|| Destination::Name("{domain}".into()));
-            let (flag, value) = match &template {
-                Destination::Server(s) => ("--argo-server", s),
-                Destination::Name(n) => ("--argo-cluster-name", n),
-            };
-            if !value.contains("{domain}") {
-                return Err(ArgumentError::NoDomainPlaceholder {
-                    flag,
-                    value: value.clone(),
-                }
-                .into());
-            }
-            let mut domains = repo.default_domains(&branch);
-            domains.retain(|d| crate::project::is_valid_domain(d));
-            if domains.is_empty() {
-                return Err(GitError::NoDomainFolder {
-                    branch,
-                    example: gitops::default_cr_example(),
-                }
-                .into());
-            }
-            let elements: Vec<Element> = domains
-                .into_iter()
-                .map(|d| Element {
-                    path: gitops::default_path(&d),
-                    destination: match &template {
-                        Destination::Server(s) => Destination::Server(s.replace("{domain}", &d)),
-                        Destination::Name(n) => Destination::Name(n.replace("{domain}", &d)),
-                    },
-                    domain: d.to_string(),
-                })
-                .collect();
-            Ok(printed(layout::argo_set(&url()?, &branch, &elements)))
-        }
+        Manifest::Argo if print.all => argo_set(&repo, &branch, print, &url()?)?,
         Manifest::Argo => {
             let destination = print
                 .destination
                 .clone()
                 .unwrap_or_else(|| Destination::Server(layout::IN_CLUSTER.into()));
-            Ok(printed(layout::argo(
-                domain,
-                opts.path,
-                &branch,
-                &url()?,
-                &destination,
-            )))
+            layout::argo(domain, opts.path, &branch, &url()?, &destination)
         }
+    };
+    Ok(Printed {
+        text: Some(text),
+        notices: Vec::new(),
+    })
+}
+
+/// The URL Flux / Argo CD clone from: `--repo-url`, else the push remote's (without
+/// credentials).
+fn repo_url(repo: &Repo, opts: &Options<'_>, print: &Print<'_>) -> Result<String> {
+    let remote = opts.push.map_or("origin", |(remote, _)| remote);
+    let flag = match print.which {
+        Manifest::Flux => "--print-flux",
+        Manifest::Argo => "--print-argo",
+    };
+    match print.repo_url {
+        Some(u) if u.trim().is_empty() || u.chars().any(char::is_whitespace) => {
+            Err(ArgumentError::RepoUrl(u.to_string()).into())
+        }
+        Some(u) => Ok(crate::util::redact::url(u)),
+        None => repo.remote_url(remote).ok_or_else(|| {
+            ArgumentError::NoRemote {
+                flag,
+                remote: remote.to_string(),
+            }
+            .into()
+        }),
     }
+}
+
+/// `--print-argo --all`: one ApplicationSet over every domain folder on the branch, each
+/// to its own destination (`{domain}` in the template).
+fn argo_set(repo: &Repo, branch: &str, print: &Print<'_>, url: &str) -> Result<String> {
+    let template = print
+        .destination
+        .clone()
+        .unwrap_or_else(|| Destination::Name("{domain}".into()));
+    let (flag, value) = match &template {
+        Destination::Server(s) => ("--argo-server", s),
+        Destination::Name(n) => ("--argo-cluster-name", n),
+    };
+    if !value.contains("{domain}") {
+        return Err(ArgumentError::NoDomainPlaceholder {
+            flag,
+            value: value.clone(),
+        }
+        .into());
+    }
+    let domains = repo.default_domains(branch);
+    if domains.is_empty() {
+        return Err(GitError::NoDomainFolder {
+            branch: branch.to_string(),
+            example: gitops::default_cr_example(),
+        }
+        .into());
+    }
+    let elements: Vec<Element> = domains
+        .into_iter()
+        .map(|d| Element {
+            path: gitops::default_path(&d),
+            destination: match &template {
+                Destination::Server(s) => Destination::Server(s.replace("{domain}", &d)),
+                Destination::Name(n) => Destination::Name(n.replace("{domain}", &d)),
+            },
+            domain: d.to_string(),
+        })
+        .collect();
+    Ok(layout::argo_set(url, branch, &elements))
 }
 
 /// Why a commit was refused as older, as one warning: the branch's inventory was

@@ -94,11 +94,8 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
     let built = match build(req, &mut notices) {
         Ok(Loaded::Cluster(built)) => *built,
         Ok(Loaded::Deploy { cluster_ref, .. }) => {
-            return Ok(Report {
-                outcome: Published::DeployDomain { cluster_ref },
-                notices,
-                not_recorded: None,
-            });
+            let outcome = Published::DeployDomain { cluster_ref };
+            return Ok(report(outcome, notices, None));
         }
         Err(err) => {
             notices.push(Notice::error(chain(&err)));
@@ -106,43 +103,19 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
                 "inventory: failed to build the ClusterInventory for {} — skipping publish",
                 req.domain
             );
-            return Ok(Report {
-                outcome: Published::NotApplied(NotApplied {
-                    reason: Reason::RenderFailed,
-                    queued: None,
-                    message,
-                }),
-                notices,
-                not_recorded: None,
+            let outcome = Published::NotApplied(NotApplied {
+                reason: Reason::RenderFailed,
+                queued: None,
+                message,
             });
+            return Ok(report(outcome, notices, None));
         }
     };
     crate::cluster::ready()?;
-    // Resolve the target first (no network) so the snapshot records where it was going.
-    let connected = req
-        .access
-        .choose(Some(req.project), built.cluster_name.as_deref())
-        .and_then(|choice| {
-            notices.push(Notice::debug(format!(
-                "kubeconfig from {}: {:?}",
-                choice.origin, choice.paths
-            )));
-            req.access.connect(&choice, req.opts)
-        });
-    // A mistake in what was asked for (a --kubeconfig or --context that names
-    // nothing) is refused like kubectl refuses it: nothing recorded, nothing queued.
-    if let Err(f) = &connected
-        && f.usage
-    {
-        return Err(ArgumentError::Kubeconfig {
-            scope: "inventory".into(),
-            detail: f.detail.clone(),
-        }
-        .into());
-    }
+    let connected = connect(req, &built, &mut notices)?;
     let target = connected.as_ref().ok().map(|c| c.target.clone());
     // The lock is taken for the record only (never across the apply below).
-    let (snapshot, not_recorded) = if req.opts.dry_run {
+    let (snapshot, mut not_recorded) = if req.opts.dry_run {
         (None, None)
     } else {
         match record(req.store, &built, target.as_ref(), &mut notices) {
@@ -150,17 +123,8 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
             Err(e) => (None, Some(NotRecorded(e))),
         }
     };
-    let result = connected.and_then(|cluster| {
-        let result = cluster.publish(&built.inventory);
-        notices.extend(cluster.trace().into_iter().map(Notice::debug));
-        let server = &cluster.target.server;
-        result.map_err(|f| Failure {
-            detail: format!("{} ({server})", f.detail),
-            ..f
-        })
-    });
+    let result = connected.and_then(|cluster| apply(&cluster, &built, &mut notices));
     let target_record = target.as_ref().map(TargetRecord::from);
-    let mut not_recorded = not_recorded;
     let outcome = match result {
         Ok(applied) => {
             let superseded = match &snapshot {
@@ -182,18 +146,65 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
                 superseded,
             }
         }
-        Err(f) => Published::NotApplied(not_applied(
-            req,
-            &f,
-            snapshot.as_ref(),
-            target_record,
-            &mut notices,
-        )),
+        Err(f) => {
+            let snap = snapshot.as_ref();
+            Published::NotApplied(not_applied(req, &f, snap, target_record, &mut notices))
+        }
     };
-    Ok(Report {
+    Ok(report(outcome, notices, not_recorded))
+}
+
+fn report(outcome: Published, notices: Vec<Notice>, not_recorded: Option<NotRecorded>) -> Report {
+    Report {
         outcome,
         notices,
         not_recorded,
+    }
+}
+
+/// Chooses the kubeconfig and connects; the target is resolved first (no network) so
+/// the snapshot records where it was going. A mistake in what was asked for (a
+/// --kubeconfig or --context that names nothing) is refused like kubectl refuses it:
+/// nothing recorded, nothing queued.
+fn connect(
+    req: &Request<'_>,
+    built: &Built,
+    notices: &mut Vec<Notice>,
+) -> Result<std::result::Result<crate::cluster::Cluster, Failure>> {
+    let connected = req
+        .access
+        .choose(Some(req.project), built.cluster_name.as_deref())
+        .and_then(|choice| {
+            notices.push(Notice::debug(format!(
+                "kubeconfig from {}: {:?}",
+                choice.origin, choice.paths
+            )));
+            req.access.connect(&choice, req.opts)
+        });
+    if let Err(f) = &connected
+        && f.usage
+    {
+        return Err(ArgumentError::Kubeconfig {
+            scope: "inventory".into(),
+            detail: f.detail.clone(),
+        }
+        .into());
+    }
+    Ok(connected)
+}
+
+/// Applies the inventory; a failure names the server.
+fn apply(
+    cluster: &crate::cluster::Cluster,
+    built: &Built,
+    notices: &mut Vec<Notice>,
+) -> std::result::Result<Applied, Failure> {
+    let result = cluster.publish(&built.inventory);
+    notices.extend(cluster.trace().into_iter().map(Notice::debug));
+    let server = &cluster.target.server;
+    result.map_err(|f| Failure {
+        detail: format!("{} ({server})", f.detail),
+        ..f
     })
 }
 

@@ -16,6 +16,7 @@ use crate::cluster::{Delivery, Failure, Options};
 use crate::delivery::{self, Delivered, Reason};
 use crate::domain::Domain;
 use crate::error::{ArgumentError, Result};
+use crate::inventory::ClusterInventory;
 use crate::project::Project;
 use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, Store, now_millis};
 use crate::util::notice::Notice;
@@ -89,21 +90,55 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
 
 /// [`replay_domain`] that sends nothing after `until` and bounds its requests by it.
 fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) -> Result<Report> {
-    let domain = &store.domain;
     let mut notices = Vec::new();
     if until.is_some_and(|u| u.saturating_duration_since(Instant::now()) < MIN_BUDGET) {
-        // Out of budget: only say what stays queued (a read, no lock, nothing sent).
-        let journal = store.read()?;
-        let queued = journal.snapshots.iter().filter(|s| s.is_pending()).count();
-        if queued == 0 {
-            return Ok(Report {
-                outcome: Replayed::Nothing,
-                notices,
-            });
-        }
-        return not_tried(req, store, queued, notices);
+        return queued_only(req, store, notices);
     }
-    let lock = store.lock("replay", LOCK_TIMEOUT)?;
+    let Some(plan) = plan(req, store, &mut notices)? else {
+        return Ok(Report {
+            outcome: Replayed::Nothing,
+            notices,
+        });
+    };
+    let Some(opts) = budgeted(req.opts, until) else {
+        return not_tried(req, store, plan.pending, notices);
+    };
+    crate::cluster::ready()?;
+    match send(req, &store.domain, &plan, opts, &mut notices) {
+        Ok((delivery, server)) => delivered(req, store, &plan, delivery, server, notices),
+        Err(f) => not_delivered(req, store, &plan, f, notices),
+    }
+}
+
+/// Out of budget: only say what stays queued (a read, no lock, nothing sent).
+fn queued_only(req: &Request<'_>, store: &DomainStore, notices: Vec<Notice>) -> Result<Report> {
+    let journal = store.read()?;
+    let queued = journal.snapshots.iter().filter(|s| s.is_pending()).count();
+    if queued == 0 {
+        return Ok(Report {
+            outcome: Replayed::Nothing,
+            notices,
+        });
+    }
+    not_tried(req, store, queued, notices)
+}
+
+/// What a replay of one domain sends, read under the domain's lock.
+struct Plan {
+    /// The newest pending snapshot whose objects are intact, and its inventory.
+    newest: Snapshot,
+    cr: ClusterInventory,
+    /// How many snapshots are pending (the newest included).
+    pending: usize,
+    /// Each other snapshot's renderedAt, and whether the store recorded it before the
+    /// newest (for the skew check).
+    others: Vec<(String, bool)>,
+}
+
+/// The plan, or `None` when nothing is pending or a newer-or-equal snapshot is already
+/// applied (the older pending ones are then superseded by it).
+fn plan(req: &Request<'_>, store: &DomainStore, notices: &mut Vec<Notice>) -> Result<Option<Plan>> {
+    let _lock = store.lock("replay", LOCK_TIMEOUT)?;
     let journal = store.read()?;
     for damage in &journal.damage {
         notices.push(Notice::warn(format!("snapshot store: {damage} — skipped")));
@@ -113,73 +148,18 @@ fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) 
         .iter()
         .filter(|s| s.is_pending())
         .collect();
-    // The newest pending snapshot whose objects are intact; damaged ones are reported
-    // and left pending (never dropped).
-    let mut chosen = None;
-    for snap in pending.iter().rev() {
-        match store.inventory(&snap.record) {
-            Ok(cr) => {
-                chosen = Some(((*snap).clone(), cr));
-                break;
-            }
-            Err(e) => notices.push(Notice::warn(format!(
-                "snapshot {}: {} — skipped",
-                snap.record.id,
-                crate::error::chain(&e)
-            ))),
-        }
-    }
-    let Some((newest, cr)) = chosen else {
-        return Ok(Report {
-            outcome: Replayed::Nothing,
-            notices,
-        });
+    let Some((newest, cr)) = newest_intact(store, &pending, notices) else {
+        return Ok(None);
     };
-    // A newer-or-equal snapshot is already applied: nothing to deliver; the older
-    // pending ones are superseded by it.
     if let Some(applied) = journal.snapshots.iter().rev().find(|s| {
         s.state != State::Deleted
             && s.cluster_state == Some(State::Applied)
             && s.order_key() >= newest.order_key()
     }) {
-        let older: Vec<&str> = journal
-            .pending_before(&applied.record.id)
-            .into_iter()
-            .map(|s| s.record.id.as_str())
-            .collect();
-        notices.push(Notice::info(format!(
-            "{domain}: snapshot {} is already applied; {} older pending snapshot(s) superseded by it",
-            applied.record.id,
-            older.len()
-        )));
-        if !req.opts.dry_run {
-            let at = now_millis();
-            let changes: Vec<_> = older
-                .iter()
-                .map(|id| {
-                    state_record(
-                        &delivery::Mark::Superseded {
-                            id: (*id).to_string(),
-                            by: Some(applied.record.id.clone()),
-                            why: None,
-                        },
-                        &at,
-                        None,
-                    )
-                })
-                .collect();
-            store.append_states(&changes)?;
-        }
-        return Ok(Report {
-            outcome: Replayed::Nothing,
-            notices,
-        });
+        supersede_by(req, store, &journal, applied, notices)?;
+        return Ok(None);
     }
-    let older_count = pending.len() - 1;
-    let pending_count = pending.len();
-    // When the store recorded each other snapshot's render time (before or after the
-    // chosen one), for the skew check.
-    let others: Vec<(String, bool)> = journal
+    let others = journal
         .snapshots
         .iter()
         .filter(|s| s.record.id != newest.record.id)
@@ -190,101 +170,192 @@ fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) 
             )
         })
         .collect();
-    drop(journal);
-    drop(lock);
-    // What is left of the command's budget, measured now (reading the store took some).
-    let mut opts = req.opts;
+    Ok(Some(Plan {
+        newest,
+        cr,
+        pending: pending.len(),
+        others,
+    }))
+}
+
+/// The newest pending snapshot whose objects are intact; damaged ones are reported and
+/// left pending (never dropped).
+fn newest_intact(
+    store: &DomainStore,
+    pending: &[&Snapshot],
+    notices: &mut Vec<Notice>,
+) -> Option<(Snapshot, ClusterInventory)> {
+    for snap in pending.iter().rev() {
+        match store.inventory(&snap.record) {
+            Ok(cr) => return Some(((*snap).clone(), cr)),
+            Err(e) => notices.push(Notice::warn(format!(
+                "snapshot {}: {} — skipped",
+                snap.record.id,
+                crate::error::chain(&e)
+            ))),
+        }
+    }
+    None
+}
+
+/// A newer-or-equal snapshot is already applied: the pending ones before it are
+/// superseded by it (nothing is sent).
+fn supersede_by(
+    req: &Request<'_>,
+    store: &DomainStore,
+    journal: &crate::store::Journal,
+    applied: &Snapshot,
+    notices: &mut Vec<Notice>,
+) -> Result<()> {
+    let older: Vec<&str> = journal
+        .pending_before(&applied.record.id)
+        .into_iter()
+        .map(|s| s.record.id.as_str())
+        .collect();
+    notices.push(Notice::info(format!(
+        "{}: snapshot {} is already applied; {} older pending snapshot(s) superseded by it",
+        store.domain,
+        applied.record.id,
+        older.len()
+    )));
+    if req.opts.dry_run {
+        return Ok(());
+    }
+    let at = now_millis();
+    let changes: Vec<_> = older
+        .iter()
+        .map(|id| {
+            let mark = delivery::Mark::Superseded {
+                id: (*id).to_string(),
+                by: Some(applied.record.id.clone()),
+                why: None,
+            };
+            state_record(&mark, &at, None)
+        })
+        .collect();
+    store.append_states(&changes)
+}
+
+/// What is left of the command's budget, measured now (reading the store took some);
+/// `None` when too little is left to try.
+fn budgeted(mut opts: Options, until: Option<Instant>) -> Option<Options> {
     if let Some(until) = until {
         let left = until.saturating_duration_since(Instant::now());
         if left < MIN_BUDGET {
-            return not_tried(req, store, pending_count, notices);
+            return None;
         }
         opts.deadline = opts.deadline.min(left);
         opts.probe = opts.probe.min(left);
         // Connecting takes time too (kubeconfig, TLS set-up): the end is absolute.
         opts.until = Some(until);
     }
+    Some(opts)
+}
+
+/// Connects to the domain's cluster and delivers the plan's inventory; the delivery and
+/// the server it reached.
+fn send(
+    req: &Request<'_>,
+    domain: &Domain,
+    plan: &Plan,
+    opts: Options,
+    notices: &mut Vec<Notice>,
+) -> std::result::Result<(Delivery, String), Failure> {
     let cluster_name = access::cluster_name(req.project, domain);
-    crate::cluster::ready()?;
-    let result = req
+    let choice = req
         .access
-        .choose(Some(req.project), cluster_name.as_deref())
-        .and_then(|choice| {
-            let cluster = req.access.connect(&choice, opts)?;
-            if let Some(queued_for) = newest
-                .record
-                .target
-                .as_ref()
-                .filter(|t| t.server != cluster.target.server)
-            {
-                notices.push(Notice::warn(format!(
-                    "{domain}: snapshot {} was queued for {}; delivering it to {}",
-                    newest.record.id, queued_for.server, cluster.target.server
-                )));
-            }
-            let result = if req.allow_older {
-                cluster.replay_allowing_older(&cr)
-            } else {
-                cluster.replay(&cr)
-            };
-            notices.extend(cluster.trace().into_iter().map(Notice::debug));
-            let server = cluster.target.server.clone();
-            result.map(|d| (d, server.clone())).map_err(|f| Failure {
-                detail: format!("{} ({server})", f.detail),
-                ..f
-            })
-        });
-    let (delivery, server) = match result {
-        Ok(r) => r,
-        Err(f) if f.usage => {
-            return Err(ArgumentError::Kubeconfig {
-                scope: domain.to_string(),
-                detail: f.detail,
-            }
-            .into());
-        }
-        Err(f) if !delivery::stays_queued(f.reason) => {
-            // No replay can deliver it (a GitOps controller owns the live object): the
-            // snapshot leaves the queue with the reason; `clinv commit` is the channel.
-            let message = format!(
-                "{} — snapshot {} taken off the queue",
-                failure_message(Verb::Replay, domain, &f),
-                newest.record.id
-            );
-            if !req.opts.dry_run {
-                let mark = delivery::after_failure(&newest.record.id, f.reason, &f.detail);
-                store.set_states(&[state_record(&mark, &now_millis(), None)])?;
-            }
-            let outcome = Replayed::NotApplied {
-                reason: f.reason,
-                queued: pending_count - 1,
-                message,
-            };
-            return Ok(Report { outcome, notices });
-        }
-        Err(f) => {
-            if !req.opts.dry_run && newest.reason != Some(f.reason) {
-                record_failure(store, &newest, &f)?;
-            }
-            let message = format!(
-                "{} — {} snapshot(s) stay queued",
-                failure_message(Verb::Replay, domain, &f),
-                pending_count
-            );
-            let outcome = Replayed::NotApplied {
-                reason: f.reason,
-                queued: pending_count,
-                message,
-            };
-            return Ok(Report { outcome, notices });
-        }
+        .choose(Some(req.project), cluster_name.as_deref())?;
+    let cluster = req.access.connect(&choice, opts)?;
+    let server = cluster.target.server.clone();
+    if let Some(queued_for) = plan
+        .newest
+        .record
+        .target
+        .as_ref()
+        .filter(|t| t.server != server)
+    {
+        notices.push(Notice::warn(format!(
+            "{domain}: snapshot {} was queued for {}; delivering it to {server}",
+            plan.newest.record.id, queued_for.server
+        )));
+    }
+    let result = if req.allow_older {
+        cluster.replay_allowing_older(&plan.cr)
+    } else {
+        cluster.replay(&plan.cr)
     };
-    let snapshot = newest.record.id.clone();
+    notices.extend(cluster.trace().into_iter().map(Notice::debug));
+    result.map(|d| (d, server.clone())).map_err(|f| Failure {
+        detail: format!("{} ({server})", f.detail),
+        ..f
+    })
+}
+
+/// The cluster did not take the inventory: a usage mistake is an error; otherwise the
+/// snapshot stays queued with the reason (or, when no replay can deliver it, leaves the
+/// queue: a GitOps controller owns the live object, `clinv commit` is the channel).
+fn not_delivered(
+    req: &Request<'_>,
+    store: &DomainStore,
+    plan: &Plan,
+    f: Failure,
+    notices: Vec<Notice>,
+) -> Result<Report> {
+    let domain = &store.domain;
+    let newest = &plan.newest;
+    if f.usage {
+        return Err(ArgumentError::Kubeconfig {
+            scope: domain.to_string(),
+            detail: f.detail,
+        }
+        .into());
+    }
+    let (queued, message) = if delivery::stays_queued(f.reason) {
+        if !req.opts.dry_run && newest.reason != Some(f.reason) {
+            record_failure(store, newest, &f)?;
+        }
+        let message = format!(
+            "{} — {} snapshot(s) stay queued",
+            failure_message(Verb::Replay, domain, &f),
+            plan.pending
+        );
+        (plan.pending, message)
+    } else {
+        if !req.opts.dry_run {
+            let mark = delivery::after_failure(&newest.record.id, f.reason, &f.detail);
+            store.set_states(&[state_record(&mark, &now_millis(), None)])?;
+        }
+        let message = format!(
+            "{} — snapshot {} taken off the queue",
+            failure_message(Verb::Replay, domain, &f),
+            newest.record.id
+        );
+        (plan.pending - 1, message)
+    };
+    let outcome = Replayed::NotApplied {
+        reason: f.reason,
+        queued,
+        message,
+    };
+    Ok(Report { outcome, notices })
+}
+
+/// The cluster took the inventory (or holds a newer one): records the delivery and
+/// supersedes the older pending snapshots — unless a clock disagrees.
+fn delivered(
+    req: &Request<'_>,
+    store: &DomainStore,
+    plan: &Plan,
+    delivery: Delivery,
+    server: String,
+    notices: Vec<Notice>,
+) -> Result<Report> {
+    let snapshot = plan.newest.record.id.clone();
     // The live object looks newer, but the store recorded this snapshot after it was
     // rendered (or after the snapshot that rendered it): a clock disagrees. Never
     // superseded silently: it stays queued with the reason, and the user is told.
     if let Delivery::Stale { live_rendered_at } = &delivery
-        && let Some(message) = skew(domain, &newest, live_rendered_at, &others)
+        && let Some(message) = skew(&store.domain, &plan.newest, live_rendered_at, &plan.others)
     {
         if !req.opts.dry_run {
             let mark = delivery::after_failure(&snapshot, Reason::ClockSkew, &message);
@@ -292,7 +363,7 @@ fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) 
         }
         let outcome = Replayed::NotApplied {
             reason: Reason::ClockSkew,
-            queued: pending_count,
+            queued: plan.pending,
             message,
         };
         return Ok(Report { outcome, notices });
@@ -301,36 +372,46 @@ fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) 
         let outcome = Replayed::DryRun {
             snapshot,
             delivery,
-            older: older_count,
+            older: plan.pending - 1,
         };
         return Ok(Report { outcome, notices });
     }
-    let delivered = match &delivery {
-        Delivery::Applied(_) => Delivered::Applied,
-        Delivery::Stale { live_rendered_at } => Delivered::Stale { live_rendered_at },
-    };
-    // Re-lock and re-read: mark only the pending snapshots ordered before the delivered
-    // one as they stand now (a publish may have queued a newer one meanwhile).
-    let _lock = store.lock("replay", LOCK_TIMEOUT)?;
-    let journal = store.read()?;
-    let older: Vec<&str> = journal
-        .pending_before(&snapshot)
-        .into_iter()
-        .map(|s| s.record.id.as_str())
-        .collect();
-    let at = now_millis();
-    let changes: Vec<_> = delivery::after_delivery(&snapshot, delivered, &older)
-        .iter()
-        .map(|m| state_record(m, &at, newest.record.target.clone()))
-        .collect();
-    store.append_states(&changes)?;
+    let superseded = mark_delivered(store, &plan.newest, &delivery)?;
     let outcome = Replayed::Delivered {
         snapshot,
         server,
         delivery,
-        superseded: older.into_iter().map(str::to_string).collect(),
+        superseded,
     };
     Ok(Report { outcome, notices })
+}
+
+/// Re-locks and re-reads: marks only the pending snapshots ordered before the delivered
+/// one as they stand now (a publish may have queued a newer one meanwhile).
+fn mark_delivered(
+    store: &DomainStore,
+    newest: &Snapshot,
+    delivery: &Delivery,
+) -> Result<Vec<String>> {
+    let snapshot = &newest.record.id;
+    let delivered = match delivery {
+        Delivery::Applied(_) => Delivered::Applied,
+        Delivery::Stale { live_rendered_at } => Delivered::Stale { live_rendered_at },
+    };
+    let _lock = store.lock("replay", LOCK_TIMEOUT)?;
+    let journal = store.read()?;
+    let older: Vec<&str> = journal
+        .pending_before(snapshot)
+        .into_iter()
+        .map(|s| s.record.id.as_str())
+        .collect();
+    let at = now_millis();
+    let changes: Vec<_> = delivery::after_delivery(snapshot, delivered, &older)
+        .iter()
+        .map(|m| state_record(m, &at, newest.record.target.clone()))
+        .collect();
+    store.append_states(&changes)?;
+    Ok(older.into_iter().map(str::to_string).collect())
 }
 
 /// Records why the newest pending snapshot is still queued (only when the reason

@@ -10,7 +10,6 @@ use crate::project::MAX_INPUT_BYTES;
 use crate::util::files;
 use crate::yaml::{Doc, Node, NodeId, Tag};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
@@ -91,179 +90,74 @@ pub enum MergeProblem {
 
 /// Why an entry was rejected. `Display` gives lok8s's exact message; some of those
 /// messages carry user values, so only [`Rejection::key`] is ever shown to users.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EntryError {
-    KeyCount {
-        keys: usize,
-        entry_json: String,
-    },
-    ValueType {
-        key: String,
-        tag: String,
-    },
-    AddonName {
-        entry_json: String,
-    },
-    NameType {
-        key: String,
-        tag: String,
-    },
-    NameEmpty {
-        key: String,
-    },
-    NamePattern {
-        key: String,
-        value: String,
-    },
-    Wait {
-        key: String,
-        value: String,
-    },
+    #[error("bootstrap: entry must be a single-key map, got {keys} keys: {entry_json}")]
+    KeyCount { keys: usize, entry_json: String },
+    #[error(
+        "bootstrap: '{key}' entry value must be a map of {{values,env,wait}} or chart values, got {tag}"
+    )]
+    ValueType { key: String, tag: String },
+    #[error("bootstrap: failed to parse addon name from {entry_json}")]
+    AddonName { entry_json: String },
+    #[error("bootstrap: '{key}' name: must be a non-empty scalar entry name (got {tag})")]
+    NameType { key: String, tag: String },
+    #[error("bootstrap: '{key}' name: must be a non-empty string")]
+    NameEmpty { key: String },
+    #[error(
+        "bootstrap: '{key}' name: '{value}' is not a valid entry name (must match [A-Za-z0-9._-]+)"
+    )]
+    NamePattern { key: String, value: String },
+    #[error("bootstrap: '{key}' has a non-boolean wait: '{value}' (use true or false)")]
+    Wait { key: String, value: String },
+    #[error(
+        "bootstrap: '{key}' sets '{field}:' but is not a chart addon (no chart.yaml under {}); '{field}:' is helm-only",
+        .dir.display()
+    )]
     NotAChart {
         key: String,
         field: &'static str,
         dir: PathBuf,
     },
-    ValueFilesType {
-        key: String,
-        tag: String,
-    },
-    ValueFileType {
-        key: String,
-        tag: String,
-    },
-    ValueFileEmpty {
-        key: String,
-    },
-    ValueFileMissing {
-        key: String,
-        path: PathBuf,
-    },
+    #[error("bootstrap: '{key}' valueFiles: must be a list of file paths (got {tag})")]
+    ValueFilesType { key: String, tag: String },
+    #[error("bootstrap: '{key}' valueFiles: each element must be a file path string (got {tag})")]
+    ValueFileType { key: String, tag: String },
+    #[error("bootstrap: '{key}' valueFiles: empty element — each element must be a file path")]
+    ValueFileEmpty { key: String },
+    #[error("bootstrap: '{key}' valueFiles: file not found: {}", .path.display())]
+    ValueFileMissing { key: String, path: PathBuf },
+    #[error(
+        "bootstrap: '{key}' valueFiles: failed to merge ({})",
+        .paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
+    )]
     ValueFilesMerge {
         key: String,
         paths: Vec<PathBuf>,
         /// Why, without any value: which file and what about it (`-v` and warnings).
         why: MergeProblem,
     },
-    EnvType {
-        key: String,
-        tag: String,
-    },
-    EnvNonScalar {
-        key: String,
-        keys: Vec<String>,
-    },
-    EnvKey {
-        key: String,
-        env_key: String,
-    },
-    DependsOnType {
-        key: String,
-        tag: String,
-    },
-    DependsOnNull {
-        key: String,
-    },
-    DependsOnElement {
-        key: String,
-    },
-    Unparseable {
-        entry: String,
-    },
-}
-
-impl fmt::Display for EntryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use EntryError as E;
-        match self {
-            E::KeyCount { keys, entry_json } => write!(
-                f,
-                "bootstrap: entry must be a single-key map, got {keys} keys: {entry_json}"
-            ),
-            E::ValueType { key, tag } => write!(
-                f,
-                "bootstrap: '{key}' entry value must be a map of {{values,env,wait}} or chart values, got {tag}"
-            ),
-            E::AddonName { entry_json } => {
-                write!(f, "bootstrap: failed to parse addon name from {entry_json}")
-            }
-            E::NameType { key, tag } => write!(
-                f,
-                "bootstrap: '{key}' name: must be a non-empty scalar entry name (got {tag})"
-            ),
-            E::NameEmpty { key } => {
-                write!(f, "bootstrap: '{key}' name: must be a non-empty string")
-            }
-            E::NamePattern { key, value } => write!(
-                f,
-                "bootstrap: '{key}' name: '{value}' is not a valid entry name (must match [A-Za-z0-9._-]+)"
-            ),
-            E::Wait { key, value } => write!(
-                f,
-                "bootstrap: '{key}' has a non-boolean wait: '{value}' (use true or false)"
-            ),
-            E::NotAChart { key, field, dir } => write!(
-                f,
-                "bootstrap: '{key}' sets '{field}:' but is not a chart addon (no chart.yaml under {}); '{field}:' is helm-only",
-                dir.display()
-            ),
-            E::ValueFilesType { key, tag } => write!(
-                f,
-                "bootstrap: '{key}' valueFiles: must be a list of file paths (got {tag})"
-            ),
-            E::ValueFileType { key, tag } => write!(
-                f,
-                "bootstrap: '{key}' valueFiles: each element must be a file path string (got {tag})"
-            ),
-            E::ValueFileEmpty { key } => write!(
-                f,
-                "bootstrap: '{key}' valueFiles: empty element — each element must be a file path"
-            ),
-            E::ValueFileMissing { key, path } => {
-                write!(
-                    f,
-                    "bootstrap: '{key}' valueFiles: file not found: {}",
-                    path.display()
-                )
-            }
-            E::ValueFilesMerge { key, paths, .. } => {
-                let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-                write!(
-                    f,
-                    "bootstrap: '{key}' valueFiles: failed to merge ({})",
-                    list.join(" ")
-                )
-            }
-            E::EnvType { key, tag } => {
-                write!(
-                    f,
-                    "bootstrap: '{key}' env: must be a map of KEY: scalar (got {tag})"
-                )
-            }
-            E::EnvNonScalar { key, keys } => write!(
-                f,
-                "bootstrap: '{key}' env: values must be scalars; non-scalar value for: {} (did you mean values:?)",
-                keys.join(", ")
-            ),
-            E::EnvKey { key, env_key } => write!(
-                f,
-                "bootstrap: '{key}' env: key '{env_key}' is not a valid shell variable name (must match [A-Za-z_][A-Za-z0-9_]*)"
-            ),
-            E::DependsOnType { key, tag } => write!(
-                f,
-                "bootstrap: '{key}' dependsOn: must be a list of entry names (got {tag})"
-            ),
-            E::DependsOnNull { key } => write!(
-                f,
-                "bootstrap: '{key}' dependsOn: null element — must be a list of entry names"
-            ),
-            E::DependsOnElement { key } => write!(
-                f,
-                "bootstrap: '{key}' dependsOn: each element must be a scalar entry name (got a map/list element)"
-            ),
-            E::Unparseable { entry } => write!(f, "bootstrap: failed to parse entry {entry}"),
-        }
-    }
+    #[error("bootstrap: '{key}' env: must be a map of KEY: scalar (got {tag})")]
+    EnvType { key: String, tag: String },
+    #[error(
+        "bootstrap: '{key}' env: values must be scalars; non-scalar value for: {} (did you mean values:?)",
+        .keys.join(", ")
+    )]
+    EnvNonScalar { key: String, keys: Vec<String> },
+    #[error(
+        "bootstrap: '{key}' env: key '{env_key}' is not a valid shell variable name (must match [A-Za-z_][A-Za-z0-9_]*)"
+    )]
+    EnvKey { key: String, env_key: String },
+    #[error("bootstrap: '{key}' dependsOn: must be a list of entry names (got {tag})")]
+    DependsOnType { key: String, tag: String },
+    #[error("bootstrap: '{key}' dependsOn: null element — must be a list of entry names")]
+    DependsOnNull { key: String },
+    #[error(
+        "bootstrap: '{key}' dependsOn: each element must be a scalar entry name (got a map/list element)"
+    )]
+    DependsOnElement { key: String },
+    #[error("bootstrap: failed to parse entry {entry}")]
+    Unparseable { entry: String },
 }
 
 impl EntryError {

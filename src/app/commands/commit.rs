@@ -6,6 +6,7 @@ use super::{StoreOnly, domain};
 use crate::app::Result;
 use crate::app::cli::CommitArgs;
 use crate::app::settings::Settings;
+use crate::domain::Domain;
 use crate::error::{Error, exit};
 use crate::gitops::layout::Destination;
 use crate::gitops::{self, Committed};
@@ -36,9 +37,34 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
         .clone()
         .unwrap_or_else(|| gitops::default_path(&domain));
     gitops::check_path(&path)?;
-    let opts = Options {
+    let opts = options(args, &path);
+    if printing {
+        return print(settings, args, &opts, &domain);
+    }
+    let source = match (args.snapshot.as_deref(), &opened.project) {
+        (Some(reference), _) => Source::Stored(reference),
+        (None, Some(project)) => Source::Project {
+            project,
+            source_date_epoch: settings.env.source_date_epoch.as_deref(),
+            strict: settings.strict,
+        },
+        (None, None) => return Err(nothing_to_render(settings)),
+    };
+    let report = ops::run(&opened.store.domain(&domain), &source, &opts);
+    super::print_notices(settings, &report.notices);
+    match report.result? {
+        Done::DeployDomain { cluster_ref } => {
+            super::deploy_domain_note(settings, &domain, cluster_ref.as_deref());
+            Ok(exit::OK)
+        }
+        Done::Committed(done) => committed(settings, *done, &opts),
+    }
+}
+
+fn options<'a>(args: &'a CommitArgs, path: &'a str) -> Options<'a> {
+    Options {
         repo: &args.repo,
-        path: &path,
+        path,
         branch: args.branch.as_deref(),
         author: args.author.as_deref(),
         template: args.message.as_deref(),
@@ -53,55 +79,46 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
             token_env: args.token_env.clone(),
             allow_insecure_tls: args.allow_insecure_tls,
         },
-    };
-    if printing {
-        let print = Print {
-            which: if args.print_flux {
-                Manifest::Flux
-            } else {
-                Manifest::Argo
-            },
-            repo_url: args.repo_url.as_deref(),
-            destination: match (&args.argo_server, &args.argo_cluster_name) {
-                (Some(s), _) => Some(Destination::Server(s.clone())),
-                (_, Some(n)) => Some(Destination::Name(n.clone())),
-                _ => None,
-            },
-            all: args.all,
-        };
-        let printed = ops::manifest(&opts, &domain, &print)?;
-        super::print_notices(settings, &printed.notices);
-        if let Some(text) = printed.text {
-            settings.printer.data(&text)?;
-        }
-        return Ok(exit::OK);
     }
-    let source = match (args.snapshot.as_deref(), &opened.project) {
-        (Some(reference), _) => Source::Stored(reference),
-        (None, Some(project)) => Source::Project {
-            project,
-            source_date_epoch: settings.env.source_date_epoch.as_deref(),
-            strict: settings.strict,
+}
+
+/// `--print-flux` / `--print-argo`: the manifests that sync the folder.
+fn print(
+    settings: &Settings,
+    args: &CommitArgs,
+    opts: &Options<'_>,
+    domain: &Domain,
+) -> Result<i32> {
+    let print = Print {
+        which: if args.print_flux {
+            Manifest::Flux
+        } else {
+            Manifest::Argo
         },
-        (None, None) => return Err(nothing_to_render(settings)),
+        repo_url: args.repo_url.as_deref(),
+        destination: match (&args.argo_server, &args.argo_cluster_name) {
+            (Some(s), _) => Some(Destination::Server(s.clone())),
+            (_, Some(n)) => Some(Destination::Name(n.clone())),
+            _ => None,
+        },
+        all: args.all,
     };
-    let report = ops::run(&opened.store.domain(&domain), &source, &opts);
-    super::print_notices(settings, &report.notices);
-    let (snap, outcome, older) = match report.result? {
-        Done::DeployDomain { cluster_ref } => {
-            super::deploy_domain_note(settings, &domain, cluster_ref.as_deref());
-            return Ok(exit::OK);
-        }
-        Done::Committed(done) => {
-            let ops::Commit {
-                snapshot,
-                outcome,
-                older,
-                ..
-            } = *done;
-            (snapshot, outcome, older)
-        }
-    };
+    let printed = ops::manifest(opts, domain, &print)?;
+    super::print_notices(settings, &printed.notices);
+    if let Some(text) = printed.text {
+        settings.printer.data(&text)?;
+    }
+    Ok(exit::OK)
+}
+
+/// After a commit: refused as older (an error with --strict), pushed, not recorded.
+fn committed(settings: &Settings, done: ops::Commit, opts: &Options<'_>) -> Result<i32> {
+    let ops::Commit {
+        snapshot: snap,
+        outcome,
+        older,
+        ..
+    } = done;
     if let Committed::Older { .. } = &outcome.committed {
         let message = older.unwrap_or_default();
         if settings.strict {

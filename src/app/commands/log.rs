@@ -33,28 +33,7 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         && !args.reverse
         && !args.oneline
     {
-        // Streamed: a history of a million records is never held as entries or text.
-        let steps = history::load_store(&opened.store.domain(&domain))?;
-        for skipped in &steps.skipped {
-            settings.printer.warn(&format!("{skipped} — skipped"));
-        }
-        let color = settings.printer.color_stdout();
-        let aged = aged(settings, query.now);
-        let (mut text, mut first) = (String::new(), true);
-        settings.printer.data_with(|out| {
-            let n = steps.entries(&query, |entry| {
-                text.clear();
-                report::text::entry_aged(&mut text, entry, first, color, aged);
-                first = false;
-                out.write_all(text.as_bytes()).map_err(stdout_error)
-            })?;
-            if n == 0 {
-                out.write_all(report::text::NO_HISTORY.as_bytes())
-                    .map_err(stdout_error)?;
-            }
-            Ok(())
-        })?;
-        return Ok(exit::OK);
+        return streamed(settings, &opened.store.domain(&domain), &query);
     }
     let points = super::history(
         settings,
@@ -91,6 +70,36 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         },
     };
     settings.printer.data(&text)?;
+    Ok(exit::OK)
+}
+
+/// The plain log from the store, streamed: a history of a million records is never held
+/// as entries or text.
+fn streamed(
+    settings: &Settings,
+    store: &crate::store::DomainStore,
+    query: &Query<'_>,
+) -> Result<i32> {
+    let steps = history::load_store(store)?;
+    for skipped in &steps.skipped {
+        settings.printer.warn(&format!("{skipped} — skipped"));
+    }
+    let color = settings.printer.color_stdout();
+    let aged = aged(settings, query.now);
+    let (mut text, mut first) = (String::new(), true);
+    settings.printer.data_with(|out| {
+        let n = steps.entries(query, |entry| {
+            text.clear();
+            report::text::entry_aged(&mut text, entry, first, color, aged);
+            first = false;
+            out.write_all(text.as_bytes()).map_err(stdout_error)
+        })?;
+        if n == 0 {
+            out.write_all(report::text::NO_HISTORY.as_bytes())
+                .map_err(stdout_error)?;
+        }
+        Ok(())
+    })?;
     Ok(exit::OK)
 }
 

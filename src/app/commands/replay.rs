@@ -41,67 +41,68 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     // the worst reason's code. A domain whose store failed ends the command with its
     // error once every domain is reported.
     let mut unapplied = Vec::new();
-    let mut first_error = None;
     for r in &reports {
-        let d = &r.domain;
-        let report = match &r.report {
-            Ok(report) => report,
-            Err(e) => {
-                if reports.len() > 1 {
-                    settings
-                        .printer
-                        .error(&format!("{d}: {}", crate::error::chain(e)));
-                }
-                continue;
+        match &r.report {
+            Ok(report) => show(settings, &r.domain, report, &mut unapplied)?,
+            Err(e) if reports.len() > 1 => {
+                settings
+                    .printer
+                    .error(&format!("{}: {}", r.domain, crate::error::chain(e)))
             }
-        };
-        print_notices(settings, &report.notices);
-        match &report.outcome {
-            Replayed::Nothing => settings.printer.info(&format!("{d}: nothing to replay")),
-            Replayed::NotApplied {
-                reason, message, ..
-            } => {
-                if settings.strict {
-                    settings.printer.error(message);
-                    unapplied.push(*reason);
-                } else if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {
-                    // Newer content not delivered: -q does not hide it.
-                    settings.printer.alert(message);
-                } else {
-                    settings.printer.warn(message);
-                }
-            }
-            Replayed::DryRun {
-                snapshot,
-                delivery,
-                older,
-            } => settings
-                .printer
-                .data(&output::replay_dry_run(d, snapshot, delivery, *older))?,
-            Replayed::Delivered {
-                snapshot,
-                server,
-                delivery,
-                superseded,
-            } => settings.printer.info(&output::replay_delivered(
-                d,
-                snapshot,
-                server,
-                delivery,
-                superseded.len(),
-            )),
+            Err(_) => {}
         }
     }
     if args.all {
         settings.printer.data(&output::replay_table(&reports))?;
     }
-    for r in reports {
-        if let Err(e) = r.report {
-            first_error.get_or_insert(e);
-        }
-    }
-    match first_error {
+    match reports.into_iter().find_map(|r| r.report.err()) {
         Some(e) => Err(e.into()),
         None => Ok(Outcome::Unapplied(unapplied)),
     }
+}
+
+/// One domain's outcome; with `--strict` a reason it was not delivered is collected.
+fn show(
+    settings: &Settings,
+    d: &crate::domain::Domain,
+    report: &replay::Report,
+    unapplied: &mut Vec<Reason>,
+) -> Result<()> {
+    print_notices(settings, &report.notices);
+    match &report.outcome {
+        Replayed::Nothing => settings.printer.info(&format!("{d}: nothing to replay")),
+        Replayed::NotApplied {
+            reason, message, ..
+        } => {
+            if settings.strict {
+                settings.printer.error(message);
+                unapplied.push(*reason);
+            } else if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {
+                // Newer content not delivered: -q does not hide it.
+                settings.printer.alert(message);
+            } else {
+                settings.printer.warn(message);
+            }
+        }
+        Replayed::DryRun {
+            snapshot,
+            delivery,
+            older,
+        } => settings
+            .printer
+            .data(&output::replay_dry_run(d, snapshot, delivery, *older))?,
+        Replayed::Delivered {
+            snapshot,
+            server,
+            delivery,
+            superseded,
+        } => settings.printer.info(&output::replay_delivered(
+            d,
+            snapshot,
+            server,
+            delivery,
+            superseded.len(),
+        )),
+    }
+    Ok(())
 }

@@ -121,111 +121,30 @@ pub fn header(report: &Report, color: bool) -> String {
 /// ```
 pub fn stat(report: &Report, color: bool) -> String {
     let paint = Paint(color);
-    // (subject, sign, class, what), one per addon occurrence, in report order.
-    let mut addons: Vec<(String, char, &'static str, Vec<String>)> = Vec::new();
-    let mut others: Vec<&'static str> = Vec::new();
-    for c in &report.changes {
-        let Some(addon) = &c.addon else {
-            others.push(c.field.as_str());
-            continue;
-        };
-        let p = Phrase::of(c);
-        let key = one_line(&c.subject().unwrap_or_else(|| addon.clone()));
-        let i = match addons.iter().position(|a| a.0 == key) {
-            Some(i) => i,
-            None => {
-                addons.push((key, '~', "changed", Vec::new()));
-                addons.len() - 1
-            }
-        };
-        let a = &mut addons[i];
-        let version = |v: &Option<String>| v.as_deref().map(one_line).unwrap_or_default();
-        match (c.field, c.change) {
-            (Field::Addon, Op::Added) => {
-                (a.1, a.2) = ('+', "added");
-                a.3.insert(
-                    0,
-                    format!("added {}", version(&c.to)).trim_end().to_string(),
-                );
-            }
-            (Field::Addon, Op::Removed) => {
-                (a.1, a.2) = ('-', "removed");
-                a.3.insert(
-                    0,
-                    format!("removed {}", version(&c.from))
-                        .trim_end()
-                        .to_string(),
-                );
-            }
-            (Field::ChartVersion, op) => {
-                let class = match op {
-                    Op::Upgraded => "upgraded",
-                    Op::Downgraded => "downgraded",
-                    _ => "changed",
-                };
-                a.2 = class;
-                let mut what = format!("{class} {} → {}", version(&c.from), version(&c.to));
-                if let Some(note) = p.note.filter(|_| op == Op::Changed) {
-                    what.push_str(&format!(" ({note})"));
-                }
-                a.3.insert(0, what);
-            }
-            (field, _) => a.3.push(field.as_str().to_string()),
-        }
-    }
+    let (addons, others) = stat_rows(report);
     let mut out = String::new();
     let width = addons
         .iter()
-        .map(|a| a.0.chars().count())
+        .map(|a| a.name.chars().count())
         .max()
         .unwrap_or(0);
-    for (name, sign, _, what) in &addons {
-        let code = match sign {
+    for a in &addons {
+        let code = match a.sign {
             '+' => "32",
             '-' => "31",
             _ => "33",
         };
-        let pad = " ".repeat(width - name.chars().count());
+        let pad = " ".repeat(width - a.name.chars().count());
         out.push_str(&format!(
             "{}{pad}  {}\n",
-            paint.wrap(code, &format!("{sign} {name}")),
-            what.join("; ")
+            paint.wrap(code, &format!("{} {}", a.sign, a.name)),
+            a.what.join("; ")
         ));
     }
     if !addons.is_empty() {
         out.push('\n');
     }
-    let mut summary = if report.changes.is_empty() {
-        "no changes".to_string()
-    } else {
-        let mut parts = Vec::new();
-        if addons.is_empty() {
-            parts.push("no addons changed".to_string());
-        } else {
-            let counts: Vec<String> = ["added", "removed", "upgraded", "downgraded", "changed"]
-                .iter()
-                .filter_map(|class| {
-                    let n = addons.iter().filter(|a| a.2 == *class).count();
-                    (n > 0).then(|| format!("{n} {class}"))
-                })
-                .collect();
-            let noun = if addons.len() == 1 { "addon" } else { "addons" };
-            parts.push(format!(
-                "{} {noun} changed: {}",
-                addons.len(),
-                counts.join(", ")
-            ));
-        }
-        if !others.is_empty() {
-            let noun = if others.len() == 1 { "field" } else { "fields" };
-            parts.push(format!(
-                "{} other {noun} changed ({})",
-                others.len(),
-                others.join(", ")
-            ));
-        }
-        parts.join("; ")
-    };
+    let mut summary = stat_summary(report, &addons, &others);
     if let Some(ignored) = ignored_phrase(&report.ignored) {
         summary.push_str("; ");
         summary.push_str(&ignored);
@@ -233,6 +152,106 @@ pub fn stat(report: &Report, color: bool) -> String {
     out.push_str(&paint.wrap("1", &summary));
     out.push('\n');
     out
+}
+
+/// One addon's line of `--stat`.
+struct StatRow {
+    name: String,
+    sign: char,
+    class: &'static str,
+    what: Vec<String>,
+}
+
+/// The addons' rows (one per addon occurrence, in report order) and the other fields
+/// that changed.
+fn stat_rows(report: &Report) -> (Vec<StatRow>, Vec<&'static str>) {
+    let mut addons: Vec<StatRow> = Vec::new();
+    let mut others: Vec<&'static str> = Vec::new();
+    for c in &report.changes {
+        let Some(addon) = &c.addon else {
+            others.push(c.field.as_str());
+            continue;
+        };
+        let name = one_line(&c.subject().unwrap_or_else(|| addon.clone()));
+        let i = match addons.iter().position(|a| a.name == name) {
+            Some(i) => i,
+            None => {
+                addons.push(StatRow {
+                    name,
+                    sign: '~',
+                    class: "changed",
+                    what: Vec::new(),
+                });
+                addons.len() - 1
+            }
+        };
+        add_to_row(&mut addons[i], c);
+    }
+    (addons, others)
+}
+
+/// What one change adds to its addon's row.
+fn add_to_row(a: &mut StatRow, c: &crate::history::diff::Change) {
+    let version = |v: &Option<String>| v.as_deref().map(one_line).unwrap_or_default();
+    match (c.field, c.change) {
+        (Field::Addon, Op::Added) => {
+            (a.sign, a.class) = ('+', "added");
+            let what = format!("added {}", version(&c.to));
+            a.what.insert(0, what.trim_end().to_string());
+        }
+        (Field::Addon, Op::Removed) => {
+            (a.sign, a.class) = ('-', "removed");
+            let what = format!("removed {}", version(&c.from));
+            a.what.insert(0, what.trim_end().to_string());
+        }
+        (Field::ChartVersion, op) => {
+            a.class = match op {
+                Op::Upgraded => "upgraded",
+                Op::Downgraded => "downgraded",
+                _ => "changed",
+            };
+            let mut what = format!("{} {} → {}", a.class, version(&c.from), version(&c.to));
+            if let Some(note) = Phrase::of(c).note.filter(|_| op == Op::Changed) {
+                what.push_str(&format!(" ({note})"));
+            }
+            a.what.insert(0, what);
+        }
+        (field, _) => a.what.push(field.as_str().to_string()),
+    }
+}
+
+/// The closing line of `--stat`: how many addons changed, by class, and the other fields.
+fn stat_summary(report: &Report, addons: &[StatRow], others: &[&str]) -> String {
+    if report.changes.is_empty() {
+        return "no changes".to_string();
+    }
+    let mut parts = Vec::new();
+    if addons.is_empty() {
+        parts.push("no addons changed".to_string());
+    } else {
+        let counts: Vec<String> = ["added", "removed", "upgraded", "downgraded", "changed"]
+            .iter()
+            .filter_map(|class| {
+                let n = addons.iter().filter(|a| a.class == *class).count();
+                (n > 0).then(|| format!("{n} {class}"))
+            })
+            .collect();
+        let noun = if addons.len() == 1 { "addon" } else { "addons" };
+        parts.push(format!(
+            "{} {noun} changed: {}",
+            addons.len(),
+            counts.join(", ")
+        ));
+    }
+    if !others.is_empty() {
+        let noun = if others.len() == 1 { "field" } else { "fields" };
+        parts.push(format!(
+            "{} other {noun} changed ({})",
+            others.len(),
+            others.join(", ")
+        ));
+    }
+    parts.join("; ")
 }
 
 /// The audit trail, newest first like `git log`: a header per step, its changes indented.
