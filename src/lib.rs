@@ -37,6 +37,7 @@ pub mod project;
 pub mod status;
 pub mod store;
 pub mod util;
+pub mod view;
 pub mod yaml;
 
 pub use error::{Error, Result};

@@ -29,6 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["store"],
     &["cluster", "gitops"],
     &["ops"],
+    &["view"],
     &["app"],
 ];
 

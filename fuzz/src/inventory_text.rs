@@ -7,7 +7,7 @@
 //! the report rendered in every format.
 
 use clinv::history::diff::{self, Ignore};
-use clinv::{history::report, inventory::parse, status::updates};
+use clinv::{inventory::parse, status::updates, view::report};
 use std::sync::LazyLock;
 
 static GOLDEN: LazyLock<clinv::inventory::ClusterInventory> = LazyLock::new(|| {

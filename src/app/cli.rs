@@ -190,14 +190,12 @@ impl<E: ValueEnum + Clone + Send + Sync + 'static> Formats for E {
 /// [`unsupported_format`]).
 #[derive(Debug, Clone, Copy)]
 pub struct FormatParser<E> {
-    command: &'static str,
     formats: PhantomData<E>,
 }
 
 impl<E> FormatParser<E> {
-    pub const fn new(command: &'static str) -> FormatParser<E> {
+    pub const fn new() -> FormatParser<E> {
         FormatParser {
-            command,
             formats: PhantomData,
         }
     }
@@ -213,6 +211,9 @@ impl<E: Formats> TypedValueParser for FormatParser<E> {
         value: &OsStr,
     ) -> Result<E, clap::Error> {
         let text = value.to_string_lossy();
+        // `clinv snapshots list`, as the user typed the command.
+        let bin = cmd.get_bin_name().unwrap_or_else(|| cmd.get_name());
+        let command = bin.strip_prefix("clinv ").unwrap_or(bin);
         let names: Vec<String> = E::possible_values()
             .iter()
             .map(|p| p.get_name().to_string())
@@ -220,11 +221,10 @@ impl<E: Formats> TypedValueParser for FormatParser<E> {
         let message = match E::parse_format(&text) {
             Ok(Some(found)) => return Ok(found),
             Ok(None) => format!(
-                "clinv {}: unsupported output format '{text}' (supported: {})",
-                self.command,
+                "clinv {command}: unsupported output format '{text}' (supported: {})",
                 names.join(", ")
             ),
-            Err(why) => format!("clinv {}: {why}", self.command),
+            Err(why) => format!("clinv {command}: {why}"),
         };
         let mut err = clap::Error::new(ErrorKind::InvalidValue).with_cmd(cmd);
         let arg = arg.map_or_else(|| "--output".to_string(), ToString::to_string);
@@ -410,7 +410,7 @@ pub enum ReportFormat {
 pub struct VersionArgs {
     /// Output format (default: text).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<TextFormat>::new("version"))]
+          value_parser = FormatParser::<TextFormat>::new())]
     pub output: Option<TextFormat>,
 
     #[command(flatten)]
@@ -482,7 +482,7 @@ pub struct DiffArgs {
 
     /// Output format (default: text).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<DiffFormat>::new("diff"))]
+          value_parser = FormatParser::<DiffFormat>::new())]
     pub output: Option<DiffFormat>,
 }
 
@@ -504,7 +504,7 @@ pub struct RenderArgs {
 
     /// Output format (default: yaml; --out always writes YAML).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<DocFormat>::new("render"))]
+          value_parser = FormatParser::<DocFormat>::new())]
     pub output: Option<DocFormat>,
 }
 
@@ -512,11 +512,27 @@ pub struct RenderArgs {
 pub struct CrdArgs {
     /// Output format (default: yaml).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<DocFormat>::new("crd"))]
+          value_parser = FormatParser::<DocFormat>::new())]
     pub output: Option<DocFormat>,
 
     #[command(flatten)]
     pub no_cluster: NoClusterArgs,
+}
+
+/// `-o` and `--no-headers` of a command that prints a table.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TableOutput {
+    /// Output format (default: table; wide adds the command's extra columns; name prints
+    /// one name per line; jsonpath=TEMPLATE applies kubectl's JSONPath template to the
+    /// -o json document).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<TableFormat>::new())]
+    pub output: Option<TableFormat>,
+
+    /// Only the rows: no title, header or closing hint (table and wide; name, json and
+    /// jsonpath have none).
+    #[arg(long)]
+    pub no_headers: bool,
 }
 
 #[derive(Debug, Args)]
@@ -524,16 +540,8 @@ pub struct AddonsArgs {
     #[command(flatten)]
     pub domain: DomainArgs,
 
-    /// Output format (default: table; wide adds SOURCE; name prints the addon names;
-    /// jsonpath=TEMPLATE applies kubectl's JSONPath template to the -o json document).
-    #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<TableFormat>::new("addons"))]
-    pub output: Option<TableFormat>,
-
-    /// Only the rows: no title, header or closing hint (table and wide; name, json and
-    /// jsonpath have none).
-    #[arg(long)]
-    pub no_headers: bool,
+    #[command(flatten)]
+    pub table: TableOutput,
 }
 
 /// Limits for commands that talk to a cluster.
@@ -643,7 +651,7 @@ pub struct LogArgs {
 
     /// Output format (default: text).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<LogFormat>::new("log"))]
+          value_parser = FormatParser::<LogFormat>::new())]
     pub output: Option<LogFormat>,
 }
 
@@ -654,7 +662,7 @@ pub struct ReportArgs {
 
     /// Output format (default: html; json is the audit trail of `log -o json`).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<ReportFormat>::new("report"))]
+          value_parser = FormatParser::<ReportFormat>::new())]
     pub output: Option<ReportFormat>,
 
     /// Write the page here (atomically) instead of stdout.
@@ -784,16 +792,8 @@ pub struct ListArgs {
     #[arg(long, value_name = "S")]
     pub state: Option<StateArg>,
 
-    /// Output format (default: table with an AGE column; wide adds the absolute
-    /// RECORDED and RENDERED times, SPECHASH, LOK8S and TOOL; name prints DOMAIN/ID;
-    /// jsonpath=TEMPLATE applies kubectl's JSONPath template to the -o json document).
-    #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<TableFormat>::new("snapshots list"))]
-    pub output: Option<TableFormat>,
-
-    /// No header row (table and wide; name, json and jsonpath have none).
-    #[arg(long)]
-    pub no_headers: bool,
+    #[command(flatten)]
+    pub table: TableOutput,
 }
 
 /// `--state`: the store's states, as the command line names them (the store's type
@@ -839,7 +839,7 @@ pub enum SnapshotsCommand {
 
         /// Output format (default: yaml).
         #[arg(short = 'o', long = "output", value_name = "FORMAT",
-              value_parser = FormatParser::<DocFormat>::new("snapshots show"))]
+              value_parser = FormatParser::<DocFormat>::new())]
         output: Option<DocFormat>,
     },
     /// Check every checksum and that every object is what its record says; exit 1 on damage
@@ -847,7 +847,7 @@ pub enum SnapshotsCommand {
     Verify {
         /// Output format (default: text, on stderr; json on stdout).
         #[arg(short = 'o', long = "output", value_name = "FORMAT",
-              value_parser = FormatParser::<TextFormat>::new("snapshots verify"))]
+              value_parser = FormatParser::<TextFormat>::new())]
         output: Option<TextFormat>,
     },
     /// Delete old snapshots, never the first, the newest N, the last applied or a pending one.
@@ -864,7 +864,7 @@ pub enum SnapshotsCommand {
         allow_damage: bool,
         /// Output format (default: text; json lists {domain, id, state, deleted}).
         #[arg(short = 'o', long = "output", value_name = "FORMAT",
-              value_parser = FormatParser::<TextFormat>::new("snapshots gc"))]
+              value_parser = FormatParser::<TextFormat>::new())]
         output: Option<TextFormat>,
     },
     /// Write the snapshots of every domain (or of --domain) to a tar file (for sneaker-net).
@@ -931,16 +931,8 @@ pub struct UpdatesArgs {
     #[command(flatten)]
     pub limits: ClusterArgs,
 
-    /// Output format (default: table; wide adds COMPARED, where the current version was
-    /// read; name prints the addon names; jsonpath=TEMPLATE applies kubectl's JSONPath
-    /// template to the -o json document).
-    #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<TableFormat>::new("updates"))]
-    pub output: Option<TableFormat>,
-
-    /// No header row (table and wide; name, json and jsonpath have none).
-    #[arg(long)]
-    pub no_headers: bool,
+    #[command(flatten)]
+    pub table: TableOutput,
 }
 
 #[derive(Debug, Args)]
@@ -988,7 +980,7 @@ pub struct StatusOutArgs {
 
     /// Output format (default: text).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<TextFormat>::new("status"))]
+          value_parser = FormatParser::<TextFormat>::new())]
     pub output: Option<TextFormat>,
 }
 
@@ -1060,8 +1052,8 @@ mod tests {
         let Command::Addons(args) = cli.command else {
             panic!("not addons")
         };
-        let Some(TableFormat::JsonPath(template)) = args.output else {
-            panic!("{:?}", args.output)
+        let Some(TableFormat::JsonPath(template)) = args.table.output else {
+            panic!("{:?}", args.table.output)
         };
         assert_eq!(template.source(), "{.addons[*].name}");
         let err = Cli::try_parse_from(["clinv", "updates", "--index", "i", "-o", "jsonpath={.a"])

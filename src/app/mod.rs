@@ -8,7 +8,6 @@ mod complete;
 pub mod jsonpath;
 pub mod output;
 pub mod settings;
-pub mod table;
 
 use crate::error::{self, Error, exit};
 use cli::Command;

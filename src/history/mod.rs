@@ -1,10 +1,10 @@
 //! What changed, and when: the semantic diff of two inventories ([`diff`]), the audit
-//! trail over a domain's history ([`audit`]), version ordering ([`version`]), what a
-//! diff reference may name ([`refs`]) and one printer per report format ([`report`]). Pure: the inventories come from the store,
-//! git or files through their own modules.
+//! trail over a domain's history ([`audit`]), version ordering ([`version`]), and what a
+//! diff reference may name ([`refs`]). Pure: the inventories come from the store, git or
+//! files through their own modules; their report formats are views
+//! ([`crate::view::report`]).
 
 pub mod audit;
 pub mod diff;
 pub mod refs;
-pub mod report;
 pub mod version;

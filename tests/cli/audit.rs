@@ -5,7 +5,7 @@ use crate::history::{self, DOMAIN};
 use crate::support::*;
 use clinv::history::audit::{self, Trail};
 use clinv::history::diff::Ignore;
-use clinv::history::report;
+use clinv::view::report;
 
 fn trail() -> (Vec<history::Recorded>, Trail) {
     let recorded = history::load();

@@ -8,6 +8,7 @@ use crate::app::settings::Settings;
 use crate::error::{Error, exit};
 use crate::inventory::Warning;
 use crate::project::view::{self, View};
+use crate::view::{TableStyle, addons::addons_table, names};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -61,17 +62,17 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
                     addons: &rows,
                 })
             };
-            match args.output.clone().unwrap_or_default() {
+            match args.table.output.clone().unwrap_or_default() {
                 TableFormat::Json => json()?,
                 TableFormat::JsonPath(template) => output::jsonpath(&template, &json()?)?,
-                TableFormat::Name => output::names(rows.iter().map(|r| r.name.as_str())),
-                format => output::addons_table(
+                TableFormat::Name => names(rows.iter().map(|r| r.name.as_str())),
+                format => addons_table(
                     &domain,
                     &kind,
                     &rows,
-                    output::TableStyle {
+                    TableStyle {
                         wide: format == TableFormat::Wide,
-                        no_headers: args.no_headers,
+                        no_headers: args.table.no_headers,
                     },
                 ),
             }

@@ -8,8 +8,8 @@ use crate::app::settings::Settings;
 use crate::cluster::access;
 use crate::error::exit;
 use crate::history::diff::Ignore;
-use crate::history::report;
 use crate::ops::refs::{RefContext, compare};
+use crate::view::report;
 
 pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
     let format = args.output.unwrap_or_default();

@@ -29,7 +29,7 @@ pub fn run(settings: &Settings, args: &StatusArgs) -> Result<Outcome> {
     if let Some(changes) = changes {
         // From what the cluster (or the snapshot) holds to what the project renders.
         out.push('\n');
-        out.push_str(&crate::history::report::text::diff(
+        out.push_str(&crate::view::report::text::diff(
             &changes,
             settings.printer.color_stdout(),
         ));

@@ -7,8 +7,8 @@ use crate::app::cli::{LogArgs, LogFormat};
 use crate::app::output::stdout_error;
 use crate::app::settings::Settings;
 use crate::error::exit;
-use crate::history::report;
 use crate::ops::history::{self, Log, Query};
+use crate::view::report;
 
 pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
     if let Some(n) = &args.n {

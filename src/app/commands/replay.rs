@@ -2,13 +2,13 @@
 
 use super::{access, domain, print_notices, project, store};
 use crate::app::cli::ReplayArgs;
-use crate::app::output;
 use crate::app::settings::Settings;
 use crate::app::{Failure, Result};
 use crate::cluster::access::options;
 use crate::delivery::Reason;
 use crate::error::Outcome;
 use crate::ops::replay::{self, Replayed, Request};
+use crate::view;
 
 pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     let project = project(settings)?;
@@ -53,7 +53,9 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         }
     }
     if args.all {
-        settings.printer.data(&output::replay_table(&reports))?;
+        settings
+            .printer
+            .data(&view::replay::replay_table(&reports))?;
     }
     match reports.into_iter().find_map(|r| r.report.err()) {
         Some(e) => Err(e.into()),
@@ -90,13 +92,13 @@ fn show(
             older,
         } => settings
             .printer
-            .data(&output::replay_dry_run(d, snapshot, delivery, *older))?,
+            .data(&view::replay::replay_dry_run(d, snapshot, delivery, *older))?,
         Replayed::Delivered {
             snapshot,
             server,
             delivery,
             superseded,
-        } => settings.printer.info(&output::replay_delivered(
+        } => settings.printer.info(&view::replay::replay_delivered(
             d,
             snapshot,
             server,

@@ -6,7 +6,7 @@ use crate::app::Result;
 use crate::app::cli::{ReportArgs, ReportFormat};
 use crate::app::settings::Settings;
 use crate::error::{Error, exit};
-use crate::history::report;
+use crate::view::report;
 
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
     let opened = StoreOnly::open(settings)?;

@@ -3,7 +3,7 @@
 use super::StoreOnly;
 use crate::app::Result;
 use crate::app::cli::{
-    DocFormat, ListArgs, SnapshotsArgs, SnapshotsCommand, TableFormat, TextFormat,
+    DocFormat, ListArgs, SnapshotsArgs, SnapshotsCommand, TableFormat, TableOutput, TextFormat,
 };
 use crate::app::output;
 use crate::app::settings::Settings;
@@ -12,6 +12,7 @@ use crate::error::{Error, exit};
 use crate::inventory::render;
 use crate::store::gc::Finding;
 use crate::store::{Damage, Snapshot, StateRecord, Store};
+use crate::view;
 use serde::Serialize;
 use std::path::Path;
 
@@ -19,7 +20,7 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     // `snapshots` alone is `snapshots list`: its flags may come before `list` too, and
     // before any other subcommand they are a mistake.
     let given = &args.list;
-    if (given.state.is_some() || given.output.is_some() || given.no_headers)
+    if (given.state.is_some() || given.table.output.is_some() || given.table.no_headers)
         && !matches!(args.command, None | Some(SnapshotsCommand::List(_)))
     {
         return Err(crate::app::Failure::Usage(
@@ -41,8 +42,14 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
         Some(SnapshotsCommand::List(flags)) => {
             let flags = ListArgs {
                 state: flags.state.or(given.state),
-                output: flags.output.clone().or_else(|| given.output.clone()),
-                no_headers: flags.no_headers || given.no_headers,
+                table: TableOutput {
+                    output: flags
+                        .table
+                        .output
+                        .clone()
+                        .or_else(|| given.table.output.clone()),
+                    no_headers: flags.table.no_headers || given.table.no_headers,
+                },
             };
             list(settings, store, domain, &flags)
         }
@@ -90,8 +97,8 @@ fn list(
     domain: Option<&Domain>,
     flags: &ListArgs,
 ) -> Result<i32> {
-    let (state, no_headers) = (flags.state.map(Into::into), flags.no_headers);
-    let format = flags.output.clone().unwrap_or_default();
+    let (state, no_headers) = (flags.state.map(Into::into), flags.table.no_headers);
+    let format = flags.table.output.clone().unwrap_or_default();
     if let TableFormat::Json | TableFormat::JsonPath(_) = format {
         let (rows, damage) = store.list(domain, state)?;
         warn_damage(settings, &damage);
@@ -115,19 +122,19 @@ fn list(
         // The extra columns of `wide` are not in the compact listing: the full read.
         TableFormat::Wide => {
             let (rows, _) = store.list(domain, state)?;
-            let style = output::TableStyle {
+            let style = view::TableStyle {
                 wide: true,
                 no_headers,
             };
             settings
                 .printer
-                .data(&output::snapshots_table(rows, now, style))?;
+                .data(&view::snapshots::snapshots_table(rows, now, style))?;
         }
         TableFormat::Name => settings.printer.data_with(|out| {
-            output::write_snapshot_names(&listings, out).map_err(output::stdout_error)
+            view::snapshots::write_snapshot_names(&listings, out).map_err(output::stdout_error)
         })?,
         _ => settings.printer.data_with(|out| {
-            output::write_snapshots_table(&listings, now, no_headers, out)
+            view::snapshots::write_snapshots_table(&listings, now, no_headers, out)
                 .map_err(output::stdout_error)
         })?,
     }
@@ -159,7 +166,7 @@ fn show(
         settings.printer.data(&render::to_json(&shown)?)?;
         return Ok(exit::OK);
     }
-    let mut out = output::snapshot_header(&snap);
+    let mut out = view::snapshots::snapshot_header(&snap);
     out.push_str(&render::to_yaml(&inventory)?);
     settings.printer.data(&out)?;
     Ok(exit::OK)

@@ -4,10 +4,11 @@
 use super::{domain, fail_soft, print_notices, project, scope};
 use crate::app::Result;
 use crate::app::cli::{StatusOutArgs, TextFormat};
-use crate::app::output::{self, StatusSource};
 use crate::app::settings::Settings;
 use crate::error::Outcome;
 use crate::ops::status::{self, Shown};
+use crate::view;
+use crate::view::status::StatusSource;
 
 pub fn run(settings: &Settings, out: &StatusOutArgs) -> Result<Outcome> {
     let args = &out.status;
@@ -26,11 +27,13 @@ pub fn run(settings: &Settings, out: &StatusOutArgs) -> Result<Outcome> {
         Shown::Nothing { reason, message } => return fail_soft(settings, reason, message),
     };
     let text = match out.output.unwrap_or_default() {
-        TextFormat::Json => output::status_json(&domain, &source, report.delivery.as_ref(), value)?,
+        TextFormat::Json => {
+            view::status::status_json(&domain, &source, report.delivery.as_ref(), value)?
+        }
         TextFormat::Text => {
             let now = jiff::Timestamp::now().as_second();
-            let mut text = output::inventory_block(&value);
-            text.push_str(&output::status_section(
+            let mut text = view::status::inventory_block(&value);
+            text.push_str(&view::status::status_section(
                 &domain,
                 &source,
                 report.delivery.as_ref(),

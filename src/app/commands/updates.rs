@@ -11,6 +11,7 @@ use crate::error::exit;
 use crate::ops::updates::{self as ops, Domain};
 use crate::status::fetch::{self, IndexRef};
 use crate::status::updates;
+use crate::view;
 
 pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
     let index_ref = IndexRef::parse(&args.index)?;
@@ -60,17 +61,18 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
             at => format!(" (generated {at})"),
         }
     ));
-    let json = || output::updates_json(compared.source.word(), &loaded.index.generated_at, &list);
-    let text = match args.output.clone().unwrap_or_default() {
+    let json =
+        || view::updates::updates_json(compared.source.word(), &loaded.index.generated_at, &list);
+    let text = match args.table.output.clone().unwrap_or_default() {
         TableFormat::Json => json()?,
         TableFormat::JsonPath(template) => output::jsonpath(&template, &json()?)?,
-        TableFormat::Name => output::names(list.iter().map(|u| u.name.as_str())),
-        format => output::updates_table(
+        TableFormat::Name => view::names(list.iter().map(|u| u.name.as_str())),
+        format => view::updates::updates_table(
             &list,
             compared.source.word(),
-            output::TableStyle {
+            view::TableStyle {
                 wide: format == TableFormat::Wide,
-                no_headers: args.no_headers,
+                no_headers: args.table.no_headers,
             },
         ),
     };

@@ -1,0 +1,31 @@
+//! Presentation: what each command shows, one file per view, and the report formats of
+//! diffs and audit trails ([`report`]). A view turns data into text and prints nothing;
+//! [`crate::app::output::Printer`] writes it. Values come from files and live objects,
+//! so every view neutralises them for its format (control characters escaped; Markdown
+//! and HTML escaped).
+
+pub mod addons;
+pub mod replay;
+pub mod report;
+pub mod snapshots;
+pub mod status;
+pub mod table;
+pub mod updates;
+
+use crate::util::redact;
+
+/// How a table prints: `-o wide` adds columns, `--no-headers` leaves out the header
+/// (and the addons view's title and closing hint).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TableStyle {
+    pub wide: bool,
+    pub no_headers: bool,
+}
+
+/// One name per line (`-o name`), escaped like a table cell.
+pub fn names<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names
+        .into_iter()
+        .map(|n| format!("{}\n", redact::escape_line(n)))
+        .collect()
+}

@@ -1,0 +1,299 @@
+//! `clinv snapshots`: the table (streamed from listings), names, and one snapshot's header.
+
+use super::TableStyle;
+use crate::util::redact;
+use crate::view::table::Table;
+use std::io::{self, Write};
+
+/// `snapshots list`: one row per snapshot, newest first, with kubectl's AGE of the
+/// recorded time (`now` in seconds since the epoch, read once for the whole table);
+/// `wide` adds the absolute RECORDED and RENDERED times, the first 12 characters of
+/// SPECHASH, LOK8S and TOOL. Takes the snapshots so they can go before the table renders
+/// (it holds its own copy of every cell).
+pub fn snapshots_table(rows: Vec<crate::store::Snapshot>, now: i64, style: TableStyle) -> String {
+    let mut header = vec!["DOMAIN", "ID", "STATE", "REASON", "TARGET", "AGE"];
+    if style.wide {
+        header.extend(["RECORDED", "RENDERED", "SPECHASH", "LOK8S", "TOOL"]);
+    }
+    let mut table = Table::new(&header).no_header(style.no_headers);
+    let mut age = String::new();
+    for s in &rows {
+        let reason = s.reason.map(|r| r.as_str()).unwrap_or("-");
+        let target = s
+            .record
+            .target
+            .as_ref()
+            .map(|t| t.server.as_str())
+            .unwrap_or("-");
+        age.clear();
+        match crate::util::time::parse_rfc3339(&s.record.at) {
+            Some(t) => crate::util::time::write_age(t.as_second(), now, &mut age),
+            None => age.push_str(crate::util::time::UNKNOWN_AGE),
+        }
+        let mut cells = vec![
+            s.record.domain.as_str(),
+            &s.record.id,
+            s.state.as_str(),
+            reason,
+            target,
+            &age,
+        ];
+        let hash: String = s.record.spec_hash.chars().take(12).collect();
+        if style.wide {
+            cells.extend([
+                s.record.at.as_str(),
+                &s.record.rendered_at,
+                hash.as_str(),
+                &s.record.lok8s_version,
+                &s.record.tool,
+            ]);
+        }
+        table.row(&cells);
+    }
+    drop(rows);
+    table.render()
+}
+
+/// `snapshots list -o name`: `DOMAIN/ID` per snapshot, streamed from the listings.
+pub fn write_snapshot_names(
+    listings: &[crate::store::scan::Listing],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    for listing in listings {
+        for row in listing.rows() {
+            writeln!(out, "{}/{}", row.domain(), &*row.id())?;
+        }
+    }
+    Ok(())
+}
+
+/// [`snapshots_table`] of compact listings, written as it goes (a listing of a million
+/// snapshots is not held as cells): the same bytes. The AGE of a row is computed from
+/// its packed time (no parse) once per pass, into one reused buffer.
+///
+/// # Errors
+/// Write errors.
+pub fn write_snapshots_table(
+    listings: &[crate::store::scan::Listing],
+    now: i64,
+    no_headers: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    use std::borrow::Cow;
+    use unicode_width::UnicodeWidthStr;
+    const HEADER: [&str; 6] = ["DOMAIN", "ID", "STATE", "REASON", "TARGET", "AGE"];
+    let mut age = String::new();
+    let mut cells = |row: &crate::store::scan::RowRef<'_>, each: &mut dyn FnMut(usize, &str)| {
+        each(0, row.domain());
+        each(1, &row.id());
+        each(2, row.state().as_str());
+        each(3, row.reason().map(|r| r.as_str()).unwrap_or("-"));
+        each(4, row.target_server().unwrap_or("-"));
+        age.clear();
+        match row.at_second() {
+            Some(then) => crate::util::time::write_age(then, now, &mut age),
+            None => age.push_str(crate::util::time::UNKNOWN_AGE),
+        }
+        each(5, &age);
+    };
+    let width = |text: &str| -> usize {
+        match crate::view::table::cell_text(text) {
+            Cow::Borrowed(t) if t.is_ascii() => t.len(),
+            c => c.width(),
+        }
+    };
+    let mut widths = HEADER.map(width);
+    for listing in listings {
+        for row in listing.rows() {
+            cells(&row, &mut |i, text| widths[i] = widths[i].max(width(text)));
+        }
+    }
+    let mut line = String::new();
+    let emit = |line: &mut String, out: &mut dyn Write| -> io::Result<()> {
+        let trimmed = line.trim_end().len();
+        line.truncate(trimmed);
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+        line.clear();
+        Ok(())
+    };
+    let push = |line: &mut String, i: usize, text: &str| {
+        let text = crate::view::table::cell_text(text);
+        line.push_str(&text);
+        if i + 1 < HEADER.len() {
+            let pad = widths[i].saturating_sub(width(&text)) + 2;
+            line.extend(std::iter::repeat_n(' ', pad));
+        }
+    };
+    if !no_headers {
+        for (i, h) in HEADER.iter().enumerate() {
+            push(&mut line, i, h);
+        }
+        emit(&mut line, out)?;
+    }
+    for listing in listings {
+        for row in listing.rows() {
+            cells(&row, &mut |i, text| push(&mut line, i, text));
+            emit(&mut line, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// `snapshots show`: the `#` header above the inventory — metadata, both delivery
+/// channels, and every state change.
+pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
+    // Every value comes from the journal, which a store writer controls: one line each.
+    let e = |v: &str| redact::escape_line(v);
+    let r = &snap.record;
+    let mut out = format!(
+        "# snapshot {}\n# domain:     {}\n# recorded:   {} by {}\n# state:      {}{}\n# specHash:   {}\n",
+        e(&r.id),
+        e(&r.domain),
+        e(&r.at),
+        e(&r.tool),
+        snap.state.as_str(),
+        snap.reason.map(|x| format!(" ({x})")).unwrap_or_default(),
+        e(&r.spec_hash)
+    );
+    // Both delivery channels.
+    out.push_str(&format!(
+        "# cluster:    {}\n# git:        {}\n",
+        snap.cluster_state
+            .map_or("not queued (recorded for Git only)", |c| c.as_str()),
+        match (&snap.commit, &snap.pushed) {
+            (Some(c), Some(p)) => format!("committed {}, pushed to {}", e(c), e(p)),
+            (Some(c), None) => format!("committed {}", e(c)),
+            (None, _) => "not committed".to_string(),
+        }
+    ));
+    if let Some(t) = &r.target {
+        out.push_str(&format!(
+            "# target:     {}{}\n",
+            e(&t.server),
+            t.context
+                .as_ref()
+                .map(|c| format!(" (context {})", e(c)))
+                .unwrap_or_default()
+        ));
+    }
+    for ev in &snap.events {
+        out.push_str(&format!(
+            "# {}  {} again (renderedAt {}, {}; same inventory, no new snapshot)\n",
+            e(&ev.at),
+            e(&ev.event),
+            e(&ev.rendered_at),
+            e(&ev.tool)
+        ));
+    }
+    for h in &snap.history {
+        let extra = [
+            h.reason.map(|x| x.to_string()),
+            h.by.as_ref().map(|b| format!("by {}", e(b))),
+            h.commit.as_deref().map(e),
+            h.pushed.as_ref().map(|p| format!("pushed to {}", e(p))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ");
+        out.push_str(&format!(
+            "# {}  {}{}\n",
+            e(&h.at),
+            h.state.as_str(),
+            if extra.is_empty() {
+                String::new()
+            } else {
+                format!(" ({extra})")
+            }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delivery::{Reason, Target};
+    use crate::inventory::ClusterInventory;
+    use crate::store::{State, StateRecord, Store};
+
+    fn cr(n: u32) -> ClusterInventory {
+        let text = format!(
+            r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster","labels":{{"lok8s.dev/domain":"d"}}}},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"{}","renderedAt":"2026-01-01T00:00:{:02}Z","addons":[]}}}}"#,
+            "a".repeat(64),
+            n % 60
+        );
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// The streamed table of compact listings is byte for byte the table of snapshots:
+    /// every state, reasons, targets (wide and control characters), two domains,
+    /// deleted snapshots and damage left out, `--state` filters.
+    #[test]
+    fn the_streamed_table_is_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        for (d, n) in [("a.example", 7), ("b.example", 4)] {
+            let ds = store.domain(&crate::domain::d(d));
+            let mut ids = Vec::new();
+            for i in 0..n {
+                let target = Target {
+                    server: format!("https://ツール{i}\u{1b}[31m.example:6443\n"),
+                    context: Some("ctx".into()),
+                };
+                let rec = ds
+                    .record_for(&cr(i), "{}", (i % 2 == 0).then_some(&target), i != 3)
+                    .unwrap();
+                ids.push(rec.id);
+            }
+            let at = crate::store::now_millis();
+            let mut pending = StateRecord::new(&ids[1], &at, State::Pending);
+            pending.reason = Some(Reason::Conflict);
+            ds.set_states(&[
+                StateRecord::new(&ids[0], &at, State::Applied),
+                pending,
+                StateRecord::new(&ids[2], &at, State::Superseded),
+                StateRecord::new(&ids[3], &at, State::Committed),
+                StateRecord::new(&ids[ids.len() - 1], &at, State::Deleted),
+            ])
+            .unwrap();
+        }
+        // A damaged line is skipped by both.
+        let seg = dir.path().join("b.example/segments/1/000001.log");
+        let mut text = std::fs::read_to_string(&seg).unwrap();
+        text.push_str("0000 {\"kind\":\"snapshot\"}\n");
+        std::fs::write(&seg, text).unwrap();
+        for state in [
+            None,
+            Some(State::Pending),
+            Some(State::Applied),
+            Some(State::Committed),
+            Some(State::Recorded),
+            Some(State::Deleted),
+        ] {
+            let b = crate::domain::d("b.example");
+            for domain in [None, Some(&b)] {
+                let (rows, damage) = store.list(domain, state).unwrap();
+                let (listings, compact_damage) = store.listings(domain, state).unwrap();
+                assert_eq!(damage, compact_damage);
+                assert_eq!(rows.len(), listings.iter().map(|l| l.len()).sum::<usize>());
+                let mut out = Vec::new();
+                let now = jiff::Timestamp::now().as_second();
+                write_snapshots_table(&listings, now, false, &mut out).unwrap();
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    snapshots_table(
+                        rows,
+                        now,
+                        TableStyle {
+                            wide: false,
+                            no_headers: false,
+                        },
+                    ),
+                    "{state:?} {domain:?}"
+                );
+            }
+        }
+    }
+}

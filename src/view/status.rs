@@ -1,0 +1,320 @@
+//! `clinv status`: the `lo status` inventory block, its ages, last apply and queue.
+
+use crate::error::Result;
+use crate::util::redact;
+
+/// The `lo status` inventory block (spec §8) for a live object, followed by a blank line.
+pub fn inventory_block(object: &serde_json::Value) -> String {
+    let body = block_body(object).unwrap_or_else(|| "  (unreadable inventory)\n".to_string());
+    format!("--- Inventory (ClusterInventory/cluster) ---\n{body}\n")
+}
+
+/// Where the inventory `status` shows comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusSource {
+    /// The live object.
+    Live,
+    /// The newest stored snapshot `id`, recorded `at`; the cluster could not be read
+    /// (`why`: the reason's name).
+    Snapshot { id: String, at: String, why: String },
+}
+
+/// A time as recorded and how long ago it was: `3h ago (2026-…Z)`; `<unknown>` for an
+/// age when the text is not an RFC 3339 time.
+fn ago(at: &str, now: i64) -> String {
+    let mut out = String::new();
+    match crate::util::time::parse_rfc3339(at) {
+        Some(t) => {
+            crate::util::time::write_age(t.as_second(), now, &mut out);
+            out.push_str(" ago");
+        }
+        None => out.push_str(crate::util::time::UNKNOWN_AGE),
+    }
+    format!("{out} ({})", redact::escape_line(at))
+}
+
+/// A string field of the inventory, by JSON pointer.
+fn text_at<'a>(object: &'a serde_json::Value, pointer: &str) -> Option<&'a str> {
+    object.pointer(pointer).and_then(serde_json::Value::as_str)
+}
+
+/// `status` text after the inventory block: where it comes from (on stdout, so a
+/// reader of the output alone knows a snapshot from the live object), its ages, the
+/// last apply and the queue. Ages are kubectl's, against `now` (seconds since the
+/// epoch); the absolute times follow in parentheses.
+pub fn status_section(
+    domain: &str,
+    source: &StatusSource,
+    delivery: Option<&crate::ops::status::Delivery>,
+    inventory: &serde_json::Value,
+    now: i64,
+) -> String {
+    let e = |v: &str| redact::escape_line(v);
+    let mut out = format!("--- Delivery ({}) ---\n", e(domain));
+    match source {
+        StatusSource::Live => {
+            out.push_str("  source:       live (ClusterInventory/cluster)\n");
+            if let Some(created) = text_at(inventory, "/metadata/creationTimestamp") {
+                out.push_str(&format!("  created:      {}\n", ago(created, now)));
+            }
+        }
+        StatusSource::Snapshot { id, at, why } => {
+            out.push_str(&format!(
+                "  source:       from snapshot {} (newest stored; the cluster could not be read: {})\n",
+                e(id),
+                e(why)
+            ));
+            out.push_str(&format!("  recorded:     {}\n", ago(at, now)));
+        }
+    }
+    match text_at(inventory, "/spec/renderedAt") {
+        Some(rendered) => out.push_str(&format!("  rendered:     {}\n", ago(rendered, now))),
+        None => out.push_str("  rendered:     ?\n"),
+    }
+    let Some(d) = delivery else {
+        out.push_str("  last applied: ? (the store could not be read)\n  queue:        ?\n");
+        return out;
+    };
+    match &d.last_applied {
+        Some((at, id)) => {
+            let when = ago(at, now);
+            // `2d ago (AT)` → `2d ago (AT, snapshot ID)`.
+            let when = when.strip_suffix(')').unwrap_or(&when);
+            out.push_str(&format!("  last applied: {when}, snapshot {})\n", e(id)));
+        }
+        None => out.push_str("  last applied: never\n"),
+    }
+    match (&d.oldest_pending_at, d.pending) {
+        (Some(oldest), n) if n > 0 => {
+            let mut age = String::new();
+            match crate::util::time::parse_rfc3339(oldest) {
+                Some(t) => {
+                    crate::util::time::write_age(t.as_second(), now, &mut age);
+                    age.push_str(" ago");
+                }
+                None => age.push_str(crate::util::time::UNKNOWN_AGE),
+            }
+            out.push_str(&format!("  queue:        {n} pending, oldest {age}\n"));
+        }
+        _ => out.push_str("  queue:        empty\n"),
+    }
+    out
+}
+
+/// `status -o json` (`schemaVersion` 2; version 1 had only `domain`, `source`,
+/// `snapshot` and `inventory`). Times are absolute RFC 3339, as recorded: `recordedAt`
+/// (of the snapshot shown, else null), `createdAt` (the live object's
+/// creationTimestamp, else null), `renderedAt` (`spec.renderedAt`), `lastApplied`
+/// (`{at, snapshot}` or null), `queue` (`{pending, oldestPendingAt}`; null when the store
+/// could not be read).
+///
+/// # Errors
+/// Serialisation failures (not expected).
+pub fn status_json(
+    domain: &str,
+    source: &StatusSource,
+    delivery: Option<&crate::ops::status::Delivery>,
+    inventory: serde_json::Value,
+) -> Result<String> {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Applied<'a> {
+        at: &'a str,
+        snapshot: &'a str,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Queue<'a> {
+        pending: usize,
+        oldest_pending_at: Option<&'a str>,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Status<'a> {
+        schema_version: u32,
+        domain: &'a str,
+        /// `live`, or `snapshot` (the cluster could not be read; `snapshot` is its id).
+        source: &'a str,
+        snapshot: Option<&'a str>,
+        recorded_at: Option<&'a str>,
+        created_at: Option<&'a str>,
+        rendered_at: Option<&'a str>,
+        last_applied: Option<Applied<'a>>,
+        queue: Option<Queue<'a>>,
+        inventory: &'a serde_json::Value,
+    }
+    let (name, snapshot, recorded_at) = match source {
+        StatusSource::Live => ("live", None, None),
+        StatusSource::Snapshot { id, at, .. } => ("snapshot", Some(id.as_str()), Some(at.as_str())),
+    };
+    crate::inventory::render::to_json(&Status {
+        schema_version: 2,
+        domain,
+        source: name,
+        snapshot,
+        recorded_at,
+        created_at: match source {
+            StatusSource::Live => text_at(&inventory, "/metadata/creationTimestamp"),
+            StatusSource::Snapshot { .. } => None,
+        },
+        rendered_at: text_at(&inventory, "/spec/renderedAt"),
+        last_applied: delivery.and_then(|d| {
+            d.last_applied
+                .as_ref()
+                .map(|(at, id)| Applied { at, snapshot: id })
+        }),
+        queue: delivery.map(|d| Queue {
+            pending: d.pending,
+            oldest_pending_at: d.oldest_pending_at.as_deref(),
+        }),
+        inventory: &inventory,
+    })
+}
+
+/// `None` when a field has a type lo's template cannot print.
+fn block_body(object: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let truthy = |v: Option<&Value>| {
+        v.filter(|v| !v.is_null() && **v != Value::Bool(false))
+            .cloned()
+    };
+    // Every value comes from the live object or the store: one line each, control
+    // characters escaped.
+    let show = |v: &Value| match v {
+        Value::String(s) => redact::escape_line(s),
+        other => redact::escape_line(&other.to_string()),
+    };
+    let text = |v: Option<Value>| -> Option<Option<String>> {
+        match v {
+            None => Some(None),
+            Some(Value::String(s)) => Some(Some(redact::escape_line(&s))),
+            Some(_) => None,
+        }
+    };
+    if !object.is_object() {
+        return None;
+    }
+    let spec = match truthy(object.get("spec")) {
+        None => Value::Object(Default::default()),
+        Some(s) if s.is_object() => s,
+        Some(_) => return None,
+    };
+    let field = |k: &str| truthy(spec.get(k));
+    let or_q = |v: Option<Value>| v.map(|v| show(&v)).unwrap_or_else(|| "?".into());
+    let mut out = format!("  lok8s:      {}\n", or_q(field("lok8sVersion")));
+    let provider = text(field("provider"))?
+        .map(|p| format!(" · {p}"))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "  driver:     {}{provider}\n",
+        or_q(field("kind"))
+    ));
+    if let Some(k) = field("kubernetesVersion") {
+        out.push_str(&format!("  kubernetes: {}\n", show(&k)));
+    }
+    let hash: String = text(field("specHash"))?
+        .map(|h| h.chars().take(12).collect())
+        .unwrap_or_else(|| "?".into());
+    out.push_str(&format!("  specHash:   {hash}…\n"));
+    out.push_str(&format!("  renderedAt: {}\n", or_q(field("renderedAt"))));
+    let addons = match field("addons") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => return None,
+    };
+    out.push_str(&format!("  addons:     {}\n", addons.len()));
+    for addon in &addons {
+        let Value::Object(a) = addon else { return None };
+        let name = a.get("name").map(show).unwrap_or_else(|| "null".into());
+        let version = text(truthy(a.get("chartVersion")))?
+            .map(|v| format!(" {v}"))
+            .unwrap_or_default();
+        let category = text(truthy(a.get("category")))?
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
+        out.push_str(&format!("    {name}{version}{category}\n"));
+    }
+    if let Some(at) = truthy(object.pointer("/status/lastReported")) {
+        out.push_str(&format!("  agent:      last reported {}\n", show(&at)));
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_block_matches_lo_status() {
+        let v = serde_json::json!({
+            "spec": {"lok8sVersion": "0.7.4", "kind": "kubeone", "provider": "hetzner", "kubernetesVersion": "v1.31.10",
+                     "specHash": "3fb0c5e02a41aaaaaaaaaaaa", "renderedAt": "2026-07-06T10:12:03Z",
+                     "addons": [{"name": "cilium", "chartVersion": "1.20.1", "category": "networking"}, {"name": "site-glue", "source": "target"}]},
+            "status": {"lastReported": "2026-07-06T11:00:00Z"}
+        });
+        assert_eq!(
+            inventory_block(&v),
+            "--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      0.7.4\n  driver:     kubeone · hetzner\n  kubernetes: v1.31.10\n  specHash:   3fb0c5e02a41…\n  renderedAt: 2026-07-06T10:12:03Z\n  addons:     2\n    cilium 1.20.1 (networking)\n    site-glue\n  agent:      last reported 2026-07-06T11:00:00Z\n\n"
+        );
+        let hostile = serde_json::json!({"spec": {"lok8sVersion": "0.7\u{1b}[2J", "kind": "k\nforged: line",
+            "addons": [{"name": "a\u{7}", "chartVersion": "1\n2"}]}});
+        let block = inventory_block(&hostile);
+        assert!(!block.contains(['\u{1b}', '\u{7}']), "{block}");
+        assert!(!block.lines().any(|l| l.starts_with("forged")), "{block}");
+        assert!(block.contains("    a\\u{7} 1\\n2\n"), "{block}");
+        assert_eq!(
+            inventory_block(&serde_json::json!({"spec": {}})),
+            "--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      ?\n  driver:     ?\n  specHash:   ?…\n  renderedAt: ?\n  addons:     0\n\n"
+        );
+    }
+
+    #[test]
+    fn status_block_edge_cases() {
+        let body = |v: serde_json::Value| {
+            let block = inventory_block(&v);
+            block
+                .lines()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join("\n")
+                .trim_end()
+                .to_string()
+        };
+        assert_eq!(body(serde_json::json!("text")), "  (unreadable inventory)");
+        assert_eq!(
+            body(serde_json::json!({"spec": {"provider": 5}})),
+            "  (unreadable inventory)"
+        );
+        assert_eq!(
+            body(serde_json::json!({"spec": {"addons": {}}})),
+            "  (unreadable inventory)"
+        );
+        assert_eq!(
+            body(serde_json::json!({"spec": {"addons": ["x"]}})),
+            "  (unreadable inventory)"
+        );
+        assert_eq!(
+            body(serde_json::json!({"spec": {"addons": [{"chartVersion": 1}]}})),
+            "  (unreadable inventory)"
+        );
+        let b = body(
+            serde_json::json!({"spec": {"lok8sVersion": 1.2, "kubernetesVersion": "", "specHash": "abc", "provider": false, "addons": [{}]}}),
+        );
+        assert!(
+            b.contains("  lok8s:      1.2\n")
+                && b.contains("  kubernetes: \n")
+                && b.contains("  specHash:   abc…"),
+            "{b}"
+        );
+        assert!(
+            b.contains("  driver:     ?\n") && b.contains("    null"),
+            "{b}"
+        );
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(redact::escape_controls("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(redact::escape_controls("plain — text"), "plain — text");
+    }
+}
