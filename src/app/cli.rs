@@ -201,6 +201,12 @@ impl<E> FormatParser<E> {
     }
 }
 
+impl<E> Default for FormatParser<E> {
+    fn default() -> Self {
+        FormatParser::new()
+    }
+}
+
 impl<E: Formats> TypedValueParser for FormatParser<E> {
     type Value = E;
 
