@@ -7,7 +7,7 @@
 //! kube) and Git ([`gitops`], the only one that uses git2) — and recorded first in the
 //! snapshot store ([`store`], the only writer of local state). [`delivery`] names the
 //! outcomes both channels share. [`history`] diffs inventories over time into an audit
-//! trail; [`status`] compares them with the addon index and feeds the in-cluster agent.
+//! trail; [`catalog`] compares them with the addon index and feeds the in-cluster agent.
 //! [`ops`] holds the flows that combine them behind the commands; [`util`] holds the
 //! leaf helpers; [`app`] is the command line on top of it all.
 
@@ -24,6 +24,7 @@
 )]
 
 pub mod app;
+pub mod catalog;
 pub mod cluster;
 pub mod delivery;
 pub mod domain;
@@ -34,7 +35,6 @@ pub mod history;
 pub mod inventory;
 pub mod ops;
 pub mod project;
-pub mod status;
 pub mod store;
 pub mod util;
 pub mod view;

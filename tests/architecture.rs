@@ -25,7 +25,7 @@ const LAYERS: &[&[&str]] = &[
     &["project"],
     &["inventory"],
     &["history"],
-    &["status"],
+    &["catalog"],
     &["store"],
     &["cluster", "gitops"],
     &["ops"],

@@ -1,7 +1,7 @@
 //! The addon index (`addons-index.json`, from a file, a download or the cache): parsed,
 //! compared with a real inventory as `clinv updates` and the agent do, and re-encoded.
 
-use clinv::{inventory::parse, status::index, status::updates};
+use clinv::{catalog::index, catalog::updates, inventory::parse};
 use std::sync::LazyLock;
 
 static CURRENT: LazyLock<Vec<updates::Current>> = LazyLock::new(|| {

@@ -7,7 +7,7 @@
 //! the report rendered in every format.
 
 use clinv::history::diff::{self, Ignore};
-use clinv::{inventory::parse, status::updates, view::report};
+use clinv::{catalog::updates, inventory::parse, view::report};
 use std::sync::LazyLock;
 
 static GOLDEN: LazyLock<clinv::inventory::ClusterInventory> = LazyLock::new(|| {

@@ -976,7 +976,7 @@ fn parse_secs(text: &str) -> Result<f64, String> {
 }
 
 fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
-    crate::status::agent::parse_duration(text)
+    crate::catalog::agent::parse_duration(text)
 }
 
 #[derive(Debug, Args)]

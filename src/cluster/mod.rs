@@ -173,7 +173,7 @@ pub enum Live {
 /// Decoded Helm release records from one listing.
 #[derive(Debug, Default)]
 pub struct HelmReleases {
-    pub releases: Vec<crate::status::helm::Release>,
+    pub releases: Vec<crate::catalog::helm::Release>,
     /// Records that were not valid Helm release records.
     pub undecodable: usize,
     /// The page limit was reached before the end of the list.
@@ -545,7 +545,7 @@ impl Cluster {
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 let data = item.pointer("/data/release").and_then(Value::as_str);
-                match data.map(|d| crate::status::helm::decode(namespace, d)) {
+                match data.map(|d| crate::catalog::helm::decode(namespace, d)) {
                     Some(Ok(release)) => out.releases.push(release),
                     Some(Err(_)) | None => out.undecodable += 1,
                 }

@@ -5,16 +5,16 @@
 //! `status` through the status subresource as `clinv-agent`. Loop mode repeats every
 //! interval with jitter, backs off on errors and never stops on them; a condition is
 //! logged once, when it starts, not on every pass. The schedule and the status body are
-//! the pure parts in [`crate::status::agent`].
+//! the pure parts in [`crate::catalog::agent`].
 
+use crate::catalog::agent::{jitter_unit, next_wait, status_body};
+use crate::catalog::fetch::{self, IndexRef};
+use crate::catalog::index::AddonIndex;
+use crate::catalog::{helm, updates};
 use crate::cluster::access::Access;
 use crate::cluster::{Cluster, Failure, Live, Options};
 use crate::delivery::Reason;
 use crate::error::{Error, Result};
-use crate::status::agent::{jitter_unit, next_wait, status_body};
-use crate::status::fetch::{self, IndexRef};
-use crate::status::index::AddonIndex;
-use crate::status::{helm, updates};
 use crate::util::notice::{Level, Notice};
 use std::time::Duration;
 

@@ -1,9 +1,9 @@
 //! `clinv index`: the project's addon index, stamped with `SOURCE_DATE_EPOCH`, else the
 //! last commit touching `.lok8s/addons`, else now.
 
+use crate::catalog::index::{self, Built, TimeSource};
 use crate::error::{Error, Result};
 use crate::project::Project;
-use crate::status::index::{self, Built, TimeSource};
 
 /// The index and where its `generatedAt` came from.
 pub struct Generated {

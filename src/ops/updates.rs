@@ -4,11 +4,11 @@
 //! queued); the inventory rendered from the project now.
 
 use super::Scope;
+use crate::catalog::updates::{self, Current};
 use crate::cluster::Failure;
 use crate::cluster::access;
 use crate::error::{Error, Result};
 use crate::inventory::{self, Loaded, Warning};
-use crate::status::updates::{self, Current};
 use crate::store::DomainStore;
 use crate::util::notice::Notice;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@ use crate::view::table::Table;
 /// versions are not both SemVer, `pre-release` when LATEST is one); `wide` adds COMPARED
 /// (`live`, `snapshot`, `rendered` or `file`: where CURRENT was read).
 pub fn updates_table(
-    updates: &[crate::status::updates::Update],
+    updates: &[crate::catalog::updates::Update],
     compared: &str,
     style: TableStyle,
 ) -> String {
@@ -44,7 +44,7 @@ pub fn updates_table(
 pub fn updates_json(
     inventory: &str,
     index_generated_at: &str,
-    updates: &[crate::status::updates::Update],
+    updates: &[crate::catalog::updates::Update],
 ) -> Result<String> {
     #[derive(serde::Serialize)]
     #[serde(rename_all = "camelCase")]
@@ -52,7 +52,7 @@ pub fn updates_json(
         inventory: &'a str,
         #[serde(skip_serializing_if = "str::is_empty")]
         index_generated_at: &'a str,
-        updates: &'a [crate::status::updates::Update],
+        updates: &'a [crate::catalog::updates::Update],
     }
     crate::inventory::render::to_json(&Report {
         inventory,

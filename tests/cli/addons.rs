@@ -13,7 +13,7 @@ fn addons(root: &std::path::Path, domain: &str, extra: &[&str]) -> Run {
 }
 
 fn the_spec_example_table() {
-    let run = addons(&fixture("inv"), "inv", &[]).ok();
+    let run = addons(&fixture("inv"), "inv", &[]).success();
     assert_eq!(
         run.stdout,
         "Addons deployed by inv (kind=kubeone)
@@ -32,20 +32,20 @@ fn example_tables_and_json_match_golden_files() {
     for domain in ["prod.acme.example", "edge.acme.example", "lab.acme.example"] {
         golden(
             &format!("addons.{domain}.txt"),
-            &addons(&example(), domain, &[]).ok().stdout,
+            &addons(&example(), domain, &[]).success().stdout,
         );
     }
     golden(
         "addons.prod.acme.example.json",
         &addons(&example(), "prod.acme.example", &["-o", "json"])
-            .ok()
+            .success()
             .stdout,
     );
 }
 
 fn empty_bootstrap_and_dropped_entries() {
     let dir = project_with_spec("kind: KubeOne\nspec:\n  bootstrap:\n    - {a: 1, b: 2}\n");
-    let run = addons(dir.path(), "inv", &[]).ok();
+    let run = addons(dir.path(), "inv", &[]).success();
     assert!(
         run.stdout
             .contains("\n  (spec.bootstrap is empty — this cluster deploys no addons)\n")
@@ -56,7 +56,7 @@ fn empty_bootstrap_and_dropped_entries() {
         run.stderr
     );
     let dir = project_with_spec("kind: Lo\n");
-    let run = addons(dir.path(), "inv", &[]).ok();
+    let run = addons(dir.path(), "inv", &[]).success();
     assert!(
         run.stdout.contains("\ncilium "),
         "the lo default applies: {}",
@@ -76,7 +76,7 @@ fn the_view_keeps_false_versions_and_crosses_newlines_for_categories() {
         ".lok8s/addons/odd/x.yaml",
         "lok8s.dev/category:\n  storage\n",
     );
-    let run = addons(dir.path(), "inv", &[]).ok();
+    let run = addons(dir.path(), "inv", &[]).success();
     assert!(
         run.stdout
             .contains("odd   storage   khelm  false    see docs/guide/addons.md\n"),
@@ -91,7 +91,7 @@ fn the_view_keeps_false_versions_and_crosses_newlines_for_categories() {
         "inv",
     ])
     .run()
-    .ok();
+    .success();
     assert!(
         render.stdout.contains("- name: odd\n    source: addon\n"),
         "{}",
@@ -101,12 +101,12 @@ fn the_view_keeps_false_versions_and_crosses_newlines_for_categories() {
 }
 
 fn nothing_to_inventory_cases_warn_and_exit_zero() {
-    let run = addons(&example(), "../etc", &[]).ok();
+    let run = addons(&example(), "../etc", &[]).success();
     assert_eq!(
         run.stderr,
         "[warn] Invalid domain name '../etc' — nothing to inventory\n"
     );
-    let run = addons(&example(), "nope", &[]).ok();
+    let run = addons(&example(), "nope", &[]).success();
     assert_eq!(
         run.stderr,
         format!(

@@ -17,7 +17,7 @@ fn bad_intervals_are_usage_errors() {
 
 fn without_a_cluster_one_pass_warns_and_strict_exits_with_the_reason() {
     // KUBECONFIG points nowhere: no kubeconfig.
-    let run = clinv(&["agent", "--once"]).run().ok();
+    let run = clinv(&["agent", "--once"]).run().success();
     assert_eq!(run.stdout, "");
     assert_eq!(
         run.stderr,
@@ -27,14 +27,14 @@ fn without_a_cluster_one_pass_warns_and_strict_exits_with_the_reason() {
     // Loop mode never exits on it; a bounded run logs the condition once.
     let run = clinv(&["agent", "--interval", "10ms", "--max-iterations", "3"])
         .run()
-        .ok();
+        .success();
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 }
 
 fn an_unusable_index_is_a_warning_and_with_once_strict_an_error() {
     let run = clinv(&["agent", "--once", "--index", "/nonexistent/index.json"])
         .run()
-        .ok();
+        .success();
     assert!(
         run.stderr
             .starts_with("[warn] agent: /nonexistent/index.json: No such file or directory"),
@@ -78,7 +78,7 @@ fn in_a_pod_the_service_account_is_used_unless_a_kubeconfig_is_given() {
             .env("KUBERNETES_SERVICE_PORT", "1")
             .run()
     };
-    let run = pod(&["agent", "--once"]).ok();
+    let run = pod(&["agent", "--once"]).success();
     assert!(
         run.stderr.starts_with(
             "[warn] agent: cannot connect: bad-kubeconfig: in-cluster configuration: "
@@ -88,7 +88,7 @@ fn in_a_pod_the_service_account_is_used_unless_a_kubeconfig_is_given() {
     );
     assert_eq!(pod(&["agent", "--once", "--strict"]).code, 4);
     // An explicit --kubeconfig wins over the pod environment.
-    let run = pod(&["agent", "--once", "--kubeconfig", "/nonexistent/kc"]).ok();
+    let run = pod(&["agent", "--once", "--kubeconfig", "/nonexistent/kc"]).success();
     assert!(
         run.stderr
             .contains("kubeconfig not found (/nonexistent/kc)"),

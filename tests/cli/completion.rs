@@ -65,7 +65,7 @@ fn ids(fx: &Fx, domain: &str) -> Vec<String> {
     let run = fx
         .in_project(&["snapshots", "list", "-o", "json", "--domain", domain])
         .run()
-        .ok();
+        .success();
     let rows: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
     rows.iter()
         .map(|r| r["id"].as_str().unwrap().to_string())
@@ -146,7 +146,7 @@ fn domains_come_from_the_project_and_the_store() {
         )
         .env("COMPLETE", "fish")
         .run()
-        .ok();
+        .success();
     assert!(run.stderr.is_empty(), "{}", run.stderr);
     assert_eq!(
         run.stdout,
@@ -320,7 +320,7 @@ fn snapshot_references_complete_from_the_selected_domain() {
         )
         .env("COMPLETE", "fish")
         .run()
-        .ok();
+        .success();
     assert!(
         run.stdout.starts_with(&format!("latest~1\t{} 20", prod[1])),
         "{}",
@@ -491,7 +491,7 @@ fn formats_complete_per_command() {
     ] {
         for f in formats {
             let args = [command, &["-o", f]].concat();
-            fx.in_project(&args).run().ok();
+            fx.in_project(&args).run().success();
         }
     }
     // --index FILE|URL: files (and folders to walk into).
@@ -521,8 +521,8 @@ fn formats_complete_per_command() {
 
 fn completions_prints_the_dynamic_registration() {
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
-        let printed = clinv(&["completions", shell]).run().ok().stdout;
-        let env = clinv(&[]).env("COMPLETE", shell).run().ok().stdout;
+        let printed = clinv(&["completions", shell]).run().success().stdout;
+        let env = clinv(&[]).env("COMPLETE", shell).run().success().stdout;
         assert_eq!(printed, env, "{shell}");
         assert!(
             printed.contains(env!("CARGO_BIN_EXE_clinv")) && printed.contains("COMPLETE"),
@@ -530,7 +530,7 @@ fn completions_prints_the_dynamic_registration() {
         );
     }
     // --static: clap's self-contained script (it names the commands itself).
-    let run = clinv(&["completions", "bash", "--static"]).run().ok();
+    let run = clinv(&["completions", "bash", "--static"]).run().success();
     assert!(run.stdout.contains("_clinv()") && run.stdout.contains("snapshots"));
     assert!(!run.stdout.contains("COMPLETE"));
     // An unknown shell in COMPLETE is a usage error; COMPLETE empty or 0 is off.
@@ -543,7 +543,7 @@ fn completions_prints_the_dynamic_registration() {
         run.stderr
     );
     for off in ["", "0"] {
-        let run = clinv(&["version"]).env("COMPLETE", off).run().ok();
+        let run = clinv(&["version"]).env("COMPLETE", off).run().success();
         assert!(run.stdout.starts_with("clinv "), "{}", run.stdout);
     }
 }
@@ -568,7 +568,7 @@ fn bash_completes_through_the_registration() {
     let fx = Fx::new();
     let script_dir = tempfile::tempdir().unwrap();
     let script = script_dir.path().join("clinv.bash");
-    let printed = clinv(&["completions", "bash"]).run().ok().stdout;
+    let printed = clinv(&["completions", "bash"]).run().success().stdout;
     std::fs::write(&script, printed).unwrap();
     let prod = ids(&fx, "prod.acme.example");
     let drive = |line: &str| -> Vec<String> {

@@ -6,14 +6,25 @@ use crate::selection::Fx;
 use crate::support::*;
 
 fn version_command_in_text_and_json() {
-    let run = clinv(&["version"]).run().ok();
+    let run = clinv(&["version"]).run().success();
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), 4, "{}", run.stdout);
     assert_eq!(lines[0], format!("clinv {}", env!("CARGO_PKG_VERSION")));
-    assert!(lines[1].starts_with("commit:          "), "{}", run.stdout);
+    // Built from a checkout: the commit is embedded (build.rs), not "unknown".
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(repo())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match &head {
+        Some(head) => assert_eq!(lines[1], format!("commit:          {head}")),
+        None => assert!(lines[1].starts_with("commit:          "), "{}", run.stdout),
+    }
     assert_eq!(lines[2], "lok8s schema:    lok8s.dev/v1alpha1");
     assert_eq!(lines[3], "kubernetes api:  1.34");
-    let run = clinv(&["version", "-o", "json"]).run().ok();
+    let run = clinv(&["version", "-o", "json"]).run().success();
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["schemaVersion"], 1);
     assert_eq!(v["clinv"], env!("CARGO_PKG_VERSION"));
@@ -29,7 +40,7 @@ fn version_command_in_text_and_json() {
 }
 
 fn help_shows_what_each_command_takes() {
-    let help = |args: &[&str]| clinv(&[args, &["--help"]].concat()).run().ok().stdout;
+    let help = |args: &[&str]| clinv(&[args, &["--help"]].concat()).run().success().stdout;
     for command in [&["crd"][..], &["index"], &["completions"], &["version"]] {
         let text = help(command);
         assert!(
@@ -42,7 +53,7 @@ fn help_shows_what_each_command_takes() {
     // The hidden flags are still accepted (a global flag before the command name).
     clinv(&["--kubeconfig", "x", "crd", "--context", "c"])
         .run()
-        .ok();
+        .success();
     let diff = help(&["diff"]);
     for reference in [
         "latest, latest~N",
@@ -68,20 +79,20 @@ fn log_flags_for_git_and_kubectl_reflexes() {
         "[error] clinv log: -n is not an option here (git's -n is --max-count 1; kubectl's -n namespace is --domain 1)\n"
     );
     assert!(run.stdout.is_empty());
-    let newest = log(&["--max-count", "1", "--oneline"]).ok().stdout;
+    let newest = log(&["--max-count", "1", "--oneline"]).success().stdout;
     assert_eq!(newest.lines().count(), 1, "{newest}");
     assert!(
         newest.ends_with("  queued  ~ cilium 1.19.2 → 1.20.3 (upgrade)\n"),
         "{newest}"
     );
-    let all = log(&["--oneline"]).ok().stdout;
+    let all = log(&["--oneline"]).success().stdout;
     let lines: Vec<&str> = all.lines().collect();
     assert_eq!(lines.len(), 2, "{all}");
     assert!(
         lines[1].ends_with("  queued  first step: kubernetes v1.31.10, 9 addons"),
         "{all}"
     );
-    let reversed = log(&["--oneline", "--reverse"]).ok().stdout;
+    let reversed = log(&["--oneline", "--reverse"]).success().stdout;
     assert_eq!(
         reversed.lines().collect::<Vec<_>>(),
         [lines[1], lines[0]],
@@ -89,11 +100,11 @@ fn log_flags_for_git_and_kubectl_reflexes() {
     );
     // Relative times: the snapshots were recorded just now.
     for since in ["2d", "90m", "today", "yesterday", "1w"] {
-        let run = log(&["--oneline", "--since", since]).ok();
+        let run = log(&["--oneline", "--since", since]).success();
         assert_eq!(run.stdout, all, "--since {since}");
     }
     for until in ["yesterday", "2d"] {
-        let run = log(&["--oneline", "--until", until]).ok();
+        let run = log(&["--oneline", "--until", until]).success();
         assert_eq!(run.stdout, "(no history)\n", "--until {until}");
     }
     let run = log(&["--since", "tomorrow"]);
@@ -124,7 +135,7 @@ fn updates(extra: &[&str]) -> Run {
     clinv(&args)
         .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
         .run()
-        .ok()
+        .success()
 }
 
 fn updates_offer_prereleases_only_when_asked_and_warn_on_duplicates() {
@@ -171,7 +182,7 @@ fn tables_fit_their_cells_and_wording_is_consistent() {
         "prod.acme.example",
     ])
     .run()
-    .ok();
+    .success();
     let lines: Vec<&str> = run.stdout.lines().collect();
     // Widths from the cells (TYPE is as wide as "target", VERSION as "v1.16.4"), no
     // underline row.
@@ -193,7 +204,7 @@ fn tables_fit_their_cells_and_wording_is_consistent() {
             page.to_str().unwrap(),
         ])
         .run()
-        .ok();
+        .success();
     assert_eq!(
         run.stderr,
         format!("[info] wrote {} (1 step)\n", page.display())
@@ -207,13 +218,13 @@ fn tables_fit_their_cells_and_wording_is_consistent() {
             page.to_str().unwrap(),
         ])
         .run()
-        .ok();
+        .success();
     assert!(run.stderr.ends_with(" (2 steps)\n"), "{}", run.stderr);
     // log --addon: lower-case verbs like every other message.
     let run = fx
         .in_project(&["log", "--domain", "prod.acme.example", "--addon", "cilium"])
         .run()
-        .ok();
+        .success();
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert!(
         lines[0].starts_with("cilium 1.20.3  arrived ")
@@ -235,7 +246,7 @@ fn every_data_command_takes_its_formats() {
             "lab.acme.example",
         ];
         args.extend_from_slice(extra);
-        clinv(&args).run().ok().stdout
+        clinv(&args).run().success().stdout
     };
     assert_eq!(
         addons(&["-o", "name"]),
@@ -260,7 +271,7 @@ fn every_data_command_takes_its_formats() {
 
     let fx = Fx::new();
     let run = |args: &[&str]| fx.in_project(args).run();
-    let names = run(&["snapshots", "list", "-o", "name"]).ok().stdout;
+    let names = run(&["snapshots", "list", "-o", "name"]).success().stdout;
     assert_eq!(names.lines().count(), 3, "{names}");
     assert!(
         names
@@ -268,17 +279,17 @@ fn every_data_command_takes_its_formats() {
             .all(|l| l.starts_with("prod.acme.example/") || l.starts_with("lab.acme.example/")),
         "{names}"
     );
-    let wide = run(&["snapshots", "list", "-o", "wide"]).ok().stdout;
+    let wide = run(&["snapshots", "list", "-o", "wide"]).success().stdout;
     let header = wide.lines().next().unwrap();
     assert!(
         header.contains("  TARGET ") && header.ends_with("  SPECHASH      LOK8S  TOOL"),
         "{wide}"
     );
-    let bare = run(&["snapshots", "list", "--no-headers"]).ok().stdout;
+    let bare = run(&["snapshots", "list", "--no-headers"]).success().stdout;
     assert_eq!(bare.lines().count(), 3, "{bare}");
     assert!(!bare.contains("DOMAIN"), "{bare}");
 
-    let verify = run(&["snapshots", "verify", "-o", "json"]).ok();
+    let verify = run(&["snapshots", "verify", "-o", "json"]).success();
     let v: serde_json::Value = serde_json::from_str(&verify.stdout).unwrap();
     assert_eq!(
         (
@@ -289,11 +300,11 @@ fn every_data_command_takes_its_formats() {
         (Some(1), Some(2), Some(3))
     );
     assert_eq!(v["problems"], serde_json::json!([]));
-    let gc = run(&["snapshots", "gc", "--keep", "1", "--dry-run", "-o", "json"]).ok();
+    let gc = run(&["snapshots", "gc", "--keep", "1", "--dry-run", "-o", "json"]).success();
     let v: serde_json::Value = serde_json::from_str(&gc.stdout).unwrap();
     assert!(v.is_array(), "{}", gc.stdout);
 
-    let report = run(&["report", "--domain", "prod.acme.example", "-o", "json"]).ok();
+    let report = run(&["report", "--domain", "prod.acme.example", "-o", "json"]).success();
     let v: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
     assert_eq!(v["entries"].as_array().unwrap().len(), 2);
 
@@ -308,7 +319,7 @@ fn every_data_command_takes_its_formats() {
         "-o",
         "json",
     ])
-    .ok();
+    .success();
     let v: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
     assert_eq!(v["source"], "snapshot", "{}", status.stdout);
     assert!(v["snapshot"].is_string());

@@ -230,7 +230,7 @@ fn a_render_out_directory_is_a_reference() {
         dir.path().to_str().unwrap(),
     ])
     .run()
-    .ok();
+    .success();
     let file = dir.path().join("clusterinventory.yaml");
     let run = clinv(&["diff", dir.path().to_str().unwrap(), file.to_str().unwrap()]).run();
     assert_eq!(

@@ -36,7 +36,7 @@ impl Fx {
         self.clinv(&["publish", "--domain", "prod.acme.example"])
             .env("SOURCE_DATE_EPOCH", epoch)
             .run()
-            .ok();
+            .success();
     }
 
     /// `snapshots show latest -o json` of prod.
@@ -52,7 +52,7 @@ impl Fx {
                 "json",
             ])
             .run()
-            .ok();
+            .success();
         serde_json::from_str(&run.stdout).unwrap()
     }
 
@@ -197,7 +197,7 @@ impl Drop for Daemon {
 
 fn commit_writes_the_three_files_with_a_stable_subject_and_trailers() {
     let fx = Fx::new();
-    let run = fx.commit(&fx.work(), &[]).ok();
+    let run = fx.commit(&fx.work(), &[]).success();
     assert!(run.stderr.contains("committed "), "{}", run.stderr);
     let files = git(&fx.work(), &["ls-tree", "-r", "--name-only", "HEAD"]);
     assert_eq!(
@@ -267,7 +267,10 @@ fn commit_writes_the_three_files_with_a_stable_subject_and_trailers() {
         "the worktree follows the commit"
     );
     // The snapshot is marked committed with the commit id.
-    let list = fx.clinv(&["snapshots", "list", "-o", "json"]).run().ok();
+    let list = fx
+        .clinv(&["snapshots", "list", "-o", "json"])
+        .run()
+        .success();
     let snaps: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
     assert_eq!(snaps[0]["state"], "committed");
     assert_eq!(
@@ -278,10 +281,10 @@ fn commit_writes_the_three_files_with_a_stable_subject_and_trailers() {
 
 fn only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself() {
     let fx = Fx::new();
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     // A new snapshot whose only difference is renderedAt.
     fx.queue_at("1700000500");
-    let run = fx.commit(&fx.work(), &[]).ok();
+    let run = fx.commit(&fx.work(), &[]).success();
     assert!(run.stderr.contains("up to date on main"), "{}", run.stderr);
     assert_eq!(log(&fx.work()).len(), 1);
     // A chart upgrade: one commit whose subject names it.
@@ -291,7 +294,7 @@ fn only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself() {
         &fx.work(),
         &["--author", "Release Train <train@acme.example>"],
     )
-    .ok();
+    .success();
     let subjects = log(&fx.work());
     assert_eq!(
         subjects[0],
@@ -316,7 +319,7 @@ fn snapshot_ids(fx: &Fx) -> Vec<String> {
             "json",
         ])
         .run()
-        .ok();
+        .success();
     let snaps: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
     snaps
         .as_array()
@@ -348,7 +351,7 @@ fn commit_renders_the_current_project_and_snapshot_picks_a_stored_one() {
         .unwrap()
         .to_string();
     // The render is identical to the published snapshot: folded, no new snapshot.
-    let run = fx.commit(&fx.work(), &[]).ok();
+    let run = fx.commit(&fx.work(), &[]).success();
     assert!(
         run.stderr.contains(&format!(
             "snapshot {published} (rendered from the project; already the store's newest)"
@@ -360,7 +363,7 @@ fn commit_renders_the_current_project_and_snapshot_picks_a_stored_one() {
     assert!(committed_cr(&fx).contains("chartVersion: 1.19.2"));
     // A local change, not published: committed all the same.
     fx.set_chart_version("cilium", "1.20.1");
-    let run = fx.commit(&fx.work(), &[]).ok();
+    let run = fx.commit(&fx.work(), &[]).success();
     let ids = snapshot_ids(&fx);
     assert_eq!(ids.len(), 2, "the render is recorded first: {ids:?}");
     let rendered = ids[0].clone();
@@ -394,12 +397,12 @@ fn commit_renders_the_current_project_and_snapshot_picks_a_stored_one() {
             "json",
         ])
         .run()
-        .ok();
+        .success();
     let show: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
     assert_eq!(show["snapshot"]["cluster"], false, "{show}");
     assert_eq!(show["snapshot"]["state"], "committed", "{show}");
     // Committing the same project again: folded into that snapshot, up to date.
-    let run = fx.commit(&fx.work(), &[]).ok();
+    let run = fx.commit(&fx.work(), &[]).success();
     assert!(
         run.stderr.contains("up to date on main")
             && run.stderr.contains(&format!(
@@ -411,7 +414,7 @@ fn commit_renders_the_current_project_and_snapshot_picks_a_stored_one() {
     assert_eq!(snapshot_ids(&fx).len(), 2);
     // --snapshot latest~1: the published snapshot from the store, rendering nothing.
     fx.set_chart_version("cilium", "1.21.0");
-    let run = fx.commit(&fx.work(), &["--snapshot", "latest~1"]).ok();
+    let run = fx.commit(&fx.work(), &["--snapshot", "latest~1"]).success();
     assert!(
         run.stderr
             .contains(&format!("snapshot {published} (from the store)")),
@@ -467,7 +470,7 @@ fn commit_without_a_project_needs_snapshot() {
     assert!(log(&fx.work()).is_empty(), "nothing committed");
     let mut with = base.to_vec();
     with.extend(["--snapshot", "latest"]);
-    let run = clinv(&with).cwd(&elsewhere).run().ok();
+    let run = clinv(&with).cwd(&elsewhere).run().success();
     assert!(run.stderr.contains("(from the store)"), "{}", run.stderr);
     assert_eq!(log(&fx.work()).len(), 1);
 }
@@ -501,13 +504,13 @@ fn an_older_snapshot_is_never_committed_over_a_newer_one() {
     let old = fx.latest_snapshot();
     fx.set_chart_version("cilium", "1.20.1");
     fx.queue_at("1700000900");
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     let run = fx
         .commit(
             &fx.work(),
             &["--snapshot", old["snapshot"]["id"].as_str().unwrap()],
         )
-        .ok();
+        .success();
     assert!(
         run.stderr.contains("already holds a newer inventory")
             && run.stderr.contains("clinv commit --allow-older commits it")
@@ -520,7 +523,7 @@ fn an_older_snapshot_is_never_committed_over_a_newer_one() {
     let id = old["snapshot"]["id"].as_str().unwrap();
     let strict = fx.commit(&fx.work(), &["--snapshot", id, "--strict"]);
     assert_eq!(strict.code, 13, "{}", strict.stderr);
-    let quiet = fx.commit(&fx.work(), &["--snapshot", id, "-q"]).ok();
+    let quiet = fx.commit(&fx.work(), &["--snapshot", id, "-q"]).success();
     assert!(
         quiet
             .stderr
@@ -531,7 +534,7 @@ fn an_older_snapshot_is_never_committed_over_a_newer_one() {
     assert_eq!(log(&fx.work()).len(), 1);
     // --allow-older commits it all the same.
     fx.commit(&fx.work(), &["--snapshot", id, "--allow-older"])
-        .ok();
+        .success();
     assert_eq!(log(&fx.work()).len(), 2);
 }
 
@@ -541,11 +544,11 @@ fn an_older_snapshot_is_never_committed_over_a_newer_one() {
 fn a_commit_refused_by_clock_skew_says_so() {
     let fx = Fx::new();
     fx.queue_at("1700000900");
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     fx.set_chart_version("cilium", "1.20.1");
     fx.queue_at("1700000000");
     let newer = fx.latest_snapshot();
-    let run = fx.commit(&fx.work(), &["-q"]).ok();
+    let run = fx.commit(&fx.work(), &["-q"]).success();
     let id = newer["snapshot"]["id"].as_str().unwrap();
     assert!(
         run.stderr.starts_with("[warn] clock skew: main holds an inventory of prod.acme.example rendered at 2023-11-14T22:28:20Z, but the store recorded snapshot ")
@@ -556,7 +559,7 @@ fn a_commit_refused_by_clock_skew_says_so() {
         run.stderr
     );
     assert_eq!(fx.commit(&fx.work(), &["--strict"]).code, 13);
-    fx.commit(&fx.work(), &["--allow-older"]).ok();
+    fx.commit(&fx.work(), &["--allow-older"]).success();
     let cr = git(
         &fx.work(),
         &[
@@ -570,7 +573,7 @@ fn a_commit_refused_by_clock_skew_says_so() {
 fn push_to_a_file_remote_and_a_stale_clone_rebases_and_retries() {
     let fx = Fx::new();
     let other = fx.clone_remote("other");
-    let run = fx.commit(&fx.work(), &["--push"]).ok();
+    let run = fx.commit(&fx.work(), &["--push"]).success();
     assert!(
         run.stderr.contains("pushed main to origin"),
         "{}",
@@ -588,7 +591,7 @@ fn push_to_a_file_remote_and_a_stale_clone_rebases_and_retries() {
             "--push",
         ])
         .run()
-        .ok();
+        .success();
     assert!(run.stderr.contains("2 attempt(s)"), "{}", run.stderr);
     let subjects = log(&fx.remote());
     assert_eq!(subjects.len(), 2, "{subjects:?}");
@@ -692,7 +695,7 @@ fn push_to_a_git_daemon_remote() {
         ],
     );
     let run = fx.commit(&fx.work(), &["--push", "daemon"]);
-    let run = run.ok();
+    let run = run.success();
     assert!(
         run.stderr.contains("pushed main to daemon"),
         "{}",
@@ -710,7 +713,7 @@ fn push_to_a_git_daemon_remote() {
     fx.queue_at("1700000600");
     let run = fx.commit(&fx.work(), &["--push", "daemon"]);
     drop(daemon);
-    let run = run.ok();
+    let run = run.success();
     assert!(run.stderr.contains("2 attempt(s)"), "{}", run.stderr);
     assert_eq!(git(&fx.work(), &["status", "--porcelain"]), "");
     assert!(fx.work().join("apps/podinfo.yaml").is_file());
@@ -719,7 +722,7 @@ fn push_to_a_git_daemon_remote() {
 
 fn no_secret_reaches_any_git_object() {
     let fx = Fx::new();
-    fx.commit(&fx.work(), &["--push"]).ok();
+    fx.commit(&fx.work(), &["--push"]).success();
     fx.clinv(&[
         "commit",
         "--domain",
@@ -729,7 +732,7 @@ fn no_secret_reaches_any_git_object() {
         "--push",
     ])
     .run()
-    .ok();
+    .success();
     for repo in [fx.work(), fx.remote()] {
         let out = Command::new("git")
             .arg("-C")
@@ -774,7 +777,7 @@ fn ssh_signed_commits_verify_and_move_the_branch() {
         &fx.work(),
         &["config", "user.signingkey", key.to_str().unwrap()],
     );
-    fx.commit(&fx.work(), &["--sign"]).ok();
+    fx.commit(&fx.work(), &["--sign"]).success();
     let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
     let allowed = fx.dir.path().join("allowed_signers");
     std::fs::write(&allowed, format!("bot@acme.example {public}")).unwrap();
@@ -819,7 +822,7 @@ fn interface_errors() {
     // gives.
     git(&fx.work(), &["config", "user.name", "B"]);
     git(&fx.work(), &["config", "user.email", "b@x.example"]);
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     write(
         &fx.work(),
         "clusters/prod.acme.example/inventory/kustomization.yml",
@@ -894,9 +897,9 @@ fn print_flux_respects_a_flux_bootstrap_tree() {
     // --path=clusters/<domain>` tree, so flux-system already applies it; the printed
     // Kustomization then fought flux-system over the objects.
     let fx = Fx::new();
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     bootstrap(&fx.work(), "prod.acme.example");
-    let run = fx.commit(&fx.work(), &["--print-flux"]).ok();
+    let run = fx.commit(&fx.work(), &["--print-flux"]).success();
     assert_eq!(run.stdout, "", "no second Kustomization");
     assert!(
         run.stderr
@@ -916,7 +919,7 @@ fn print_flux_respects_a_flux_bootstrap_tree() {
     );
     git(&fx.work(), &["add", "."]);
     git(&fx.work(), &["commit", "-q", "-m", "explicit list"]);
-    let run = fx.commit(&fx.work(), &["--print-flux"]).ok();
+    let run = fx.commit(&fx.work(), &["--print-flux"]).success();
     let docs = yaml_docs(&run.stdout);
     assert_eq!(docs.len(), 1, "{}", run.stdout);
     assert_eq!(docs[0]["kind"], "Kustomization");
@@ -928,14 +931,14 @@ fn print_flux_respects_a_flux_bootstrap_tree() {
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - flux-system\n  - ./inventory\n",
     );
     git(&fx.work(), &["commit", "-q", "-am", "list the inventory"]);
-    let run = fx.commit(&fx.work(), &["--print-flux"]).ok();
+    let run = fx.commit(&fx.work(), &["--print-flux"]).success();
     assert_eq!(run.stdout, "");
     // A bootstrap of another cluster does not cover this folder: the Kustomization uses
     // that bootstrap's GitRepository.
     let fx = Fx::new();
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     bootstrap(&fx.work(), "lab.acme.example");
-    let run = fx.commit(&fx.work(), &["--print-flux"]).ok();
+    let run = fx.commit(&fx.work(), &["--print-flux"]).success();
     let docs = yaml_docs(&run.stdout);
     assert_eq!(docs.len(), 1, "{}", run.stdout);
     assert_eq!(
@@ -965,7 +968,7 @@ fn print_argo_needs_a_repository_url_and_takes_a_destination() {
     let url = "https://user:s3cret@git.acme.example/platform/fleet.git";
     let run = fx
         .commit(&fx.work(), &["--print-argo", "--repo-url", url])
-        .ok();
+        .success();
     assert!(!run.stdout.contains("s3cret") && !run.stdout.contains('<'));
     let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
     assert_eq!(
@@ -983,7 +986,7 @@ fn print_argo_needs_a_repository_url_and_takes_a_destination() {
                 "prod",
             ],
         )
-        .ok();
+        .success();
     let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
     assert_eq!(v["spec"]["destination"]["name"], "prod");
     assert!(v["spec"]["destination"]["server"].is_null());
@@ -998,7 +1001,7 @@ fn print_argo_needs_a_repository_url_and_takes_a_destination() {
                 "https://10.0.0.1:6443",
             ],
         )
-        .ok();
+        .success();
     let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
     assert_eq!(v["spec"]["destination"]["server"], "https://10.0.0.1:6443");
     let both = fx.commit(
@@ -1016,7 +1019,7 @@ fn print_argo_needs_a_repository_url_and_takes_a_destination() {
 
 fn print_argo_all_is_an_applicationset_over_every_domain() {
     let fx = Fx::new();
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     fx.clinv(&[
         "commit",
         "--domain",
@@ -1025,8 +1028,8 @@ fn print_argo_all_is_an_applicationset_over_every_domain() {
         fx.work().to_str().unwrap(),
     ])
     .run()
-    .ok();
-    let run = fx.commit(&fx.work(), &["--print-argo", "--all"]).ok();
+    .success();
+    let run = fx.commit(&fx.work(), &["--print-argo", "--all"]).success();
     let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
     assert_eq!(v["kind"], "ApplicationSet");
     let elements = v["spec"]["generators"][0]["list"]["elements"]
@@ -1092,7 +1095,7 @@ fn print_argo_all_is_an_applicationset_over_every_domain() {
                 "https://api.{domain}:6443",
             ],
         )
-        .ok();
+        .success();
     let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
     assert_eq!(
         v["spec"]["generators"][0]["list"]["elements"][0]["destination"],
@@ -1116,7 +1119,7 @@ fn a_rebuilt_push_leaves_the_index_and_files_matching_the_branch() {
     // Something of ours staged elsewhere stays staged, and only that.
     write(&fx.work(), "notes.txt", "mine\n");
     git(&fx.work(), &["add", "notes.txt"]);
-    let run = fx.commit(&fx.work(), &["--push"]).ok();
+    let run = fx.commit(&fx.work(), &["--push"]).success();
     assert!(run.stderr.contains("2 attempt(s)"), "{}", run.stderr);
     assert_eq!(
         git(&fx.work(), &["status", "--porcelain"]),
@@ -1140,7 +1143,7 @@ fn a_rebuilt_push_leaves_the_index_and_files_matching_the_branch() {
         "--push",
     ])
     .run()
-    .ok();
+    .success();
     assert_eq!(git(&other, &["status", "--porcelain"]), "");
     assert!(
         other
@@ -1151,7 +1154,7 @@ fn a_rebuilt_push_leaves_the_index_and_files_matching_the_branch() {
 
 fn uncommitted_changes_in_the_folder_stop_the_commit() {
     let fx = Fx::new();
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     let cr = "clusters/prod.acme.example/inventory/clusterinventory.yaml";
     let edited = format!(
         "{}# local note\n",
@@ -1160,7 +1163,7 @@ fn uncommitted_changes_in_the_folder_stop_the_commit() {
     write(&fx.work(), cr, &edited);
     // Nothing to write: up to date, the edit is left alone and nothing is refused.
     fx.queue_at("1700000500");
-    let run = fx.commit(&fx.work(), &[]).ok();
+    let run = fx.commit(&fx.work(), &[]).success();
     assert!(run.stderr.contains("up to date"), "{}", run.stderr);
     fx.set_chart_version("cilium", "1.20.1");
     fx.queue_at("1700000600");
@@ -1177,7 +1180,7 @@ fn uncommitted_changes_in_the_folder_stop_the_commit() {
     git(&fx.work(), &["add", cr]);
     assert_eq!(fx.commit(&fx.work(), &[]).code, 1);
     // --force overwrites them; the worktree then matches the branch.
-    fx.commit(&fx.work(), &["--force"]).ok();
+    fx.commit(&fx.work(), &["--force"]).success();
     assert_eq!(log(&fx.work()).len(), 2);
     assert_eq!(git(&fx.work(), &["status", "--porcelain"]), "");
     // A clinv killed after writing the files but before moving the branch (scripts/soak
@@ -1205,7 +1208,7 @@ fn uncommitted_changes_in_the_folder_stop_the_commit() {
         &fx.work(),
         &["update-ref", "refs/clinv/checkout", pending.trim()],
     );
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     assert_eq!(log(&fx.work()).len(), 3);
     assert_eq!(git(&fx.work(), &["status", "--porcelain"]), "");
     assert_eq!(
@@ -1220,7 +1223,7 @@ fn a_change_outside_clinv_is_named_and_extra_files_are_kept() {
     // no word; a folder holding a README was refused saying Flux and Argo would apply it
     // (the kustomization lists only the two objects).
     let fx = Fx::new();
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     let dir = "clusters/prod.acme.example/inventory";
     write(
         &fx.work(),
@@ -1239,7 +1242,7 @@ fn a_change_outside_clinv_is_named_and_extra_files_are_kept() {
     );
     fx.set_chart_version("cilium", "1.20.1");
     fx.queue_at("1700000600");
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     let message = git(&fx.work(), &["log", "-1", "--format=%B"]);
     assert!(
         message.contains("outside clinv")
@@ -1263,7 +1266,7 @@ fn a_change_outside_clinv_is_named_and_extra_files_are_kept() {
     // The next clinv commit names nothing: clinv wrote the folder last.
     fx.set_chart_version("cilium", "1.20.2");
     fx.queue_at("1700000700");
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     let message = git(&fx.work(), &["log", "-1", "--format=%B"]);
     assert!(!message.contains("outside clinv"), "{message}");
     // A folder someone else created (a README first) is named too.
@@ -1271,7 +1274,7 @@ fn a_change_outside_clinv_is_named_and_extra_files_are_kept() {
     write(&fx.work(), &format!("{dir}/README.md"), "Inventory.\n");
     git(&fx.work(), &["add", "."]);
     git(&fx.work(), &["commit", "-q", "-m", "prepare the folder"]);
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     let message = git(&fx.work(), &["log", "-1", "--format=%B"]);
     assert!(
         message.contains("- README.md (") && message.contains("prepare the folder"),
@@ -1301,7 +1304,7 @@ fn a_ref_lock_left_by_a_killed_process_is_named() {
     );
     assert!(log(&fx.work()).is_empty(), "nothing committed");
     std::fs::remove_file(&lock).unwrap();
-    fx.commit(&fx.work(), &[]).ok();
+    fx.commit(&fx.work(), &[]).success();
     assert_eq!(log(&fx.work()).len(), 1);
     // The same for the remote-tracking ref a killed push or fetch was updating.
     let tracking = fx.work().join(".git/refs/remotes/origin/main.lock");
@@ -1335,13 +1338,13 @@ fn pushers_to_a_local_remote_take_its_lock() {
     );
     assert!(log(&fx.remote()).is_empty(), "nothing pushed");
     drop(held);
-    fx.commit(&fx.work(), &["--push"]).ok();
+    fx.commit(&fx.work(), &["--push"]).success();
     assert_eq!(log(&fx.remote()).len(), 1);
 }
 
 fn flux_and_argo_manifests() {
     let fx = Fx::new();
-    let flux = fx.commit(&fx.work(), &["--print-flux"]).ok().stdout;
+    let flux = fx.commit(&fx.work(), &["--print-flux"]).success().stdout;
     // No `flux bootstrap` in the repository: a GitRepository of its own and the
     // Kustomization over it.
     let docs = yaml_docs(&flux);
@@ -1359,7 +1362,7 @@ fn flux_and_argo_manifests() {
     assert_eq!(v["spec"]["path"], "./clusters/prod.acme.example/inventory");
     assert_eq!(v["spec"]["sourceRef"]["name"], docs[0]["metadata"]["name"]);
     assert_eq!(v["metadata"]["name"], "clusterinventory-prod.acme.example");
-    let argo = fx.commit(&fx.work(), &["--print-argo"]).ok().stdout;
+    let argo = fx.commit(&fx.work(), &["--print-argo"]).success().stdout;
     let v: serde_json::Value = serde_saphyr::from_str(&argo).unwrap();
     assert_eq!(v["kind"], "Application");
     assert_eq!(
@@ -1389,7 +1392,7 @@ fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
     // Someone else pushes a newer inventory.
     fx.set_chart_version("cilium", "1.20.1");
     fx.queue_at("1700000900");
-    fx.commit(&fx.work(), &["--push"]).ok();
+    fx.commit(&fx.work(), &["--push"]).success();
     // The stale clone commits the older one locally, then must not push it over.
     let run = fx.commit(
         &stale,

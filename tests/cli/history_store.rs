@@ -24,7 +24,7 @@ fn log_from_the_store_and_from_the_repository_agree() {
             .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
             .env("SOURCE_DATE_EPOCH", epoch)
             .run()
-            .ok()
+            .success()
     };
     let steps = [
         ("cilium", "1.19.2"),
@@ -337,7 +337,7 @@ fn status_and_drift_fall_back_to_the_newest_snapshot() {
         "{}",
         unknown.stdout
     );
-    cmd(&["publish", "--domain", "prod.acme.example"]).ok();
+    cmd(&["publish", "--domain", "prod.acme.example"]).success();
     let sync = cmd(&["drift", "--domain", "prod.acme.example"]);
     assert_eq!(sync.code, 0, "{}", sync.stderr);
     assert!(
@@ -345,7 +345,7 @@ fn status_and_drift_fall_back_to_the_newest_snapshot() {
         "{}",
         sync.stdout
     );
-    let status = cmd(&["status", "--domain", "prod.acme.example"]).ok();
+    let status = cmd(&["status", "--domain", "prod.acme.example"]).success();
     assert!(
         status.stderr.contains("showing the newest snapshot"),
         "{}",

@@ -7,11 +7,11 @@ fn index(root: &Path) -> Run {
 }
 
 fn the_example_index_matches_its_golden_file_and_repeats_byte_for_byte() {
-    let first = index(&example()).ok();
+    let first = index(&example()).success();
     golden("index.acme.json", &first.stdout);
     assert!(first.stderr.is_empty(), "{}", first.stderr);
     for _ in 0..3 {
-        assert_eq!(index(&example()).ok().stdout, first.stdout);
+        assert_eq!(index(&example()).success().stdout, first.stdout);
     }
     // --out writes the same bytes atomically, and nothing on stdout.
     let dir = tempfile::tempdir().unwrap();
@@ -24,7 +24,7 @@ fn the_example_index_matches_its_golden_file_and_repeats_byte_for_byte() {
         out.to_str().unwrap(),
     ])
     .run()
-    .ok();
+    .success();
     assert!(run.stdout.is_empty());
     assert!(
         run.stderr
@@ -67,7 +67,7 @@ fn generated_at_is_the_last_commit_touching_the_addons_then_now() {
         clinv(&["index", "--root", root.to_str().unwrap()])
             .env("SOURCE_DATE_EPOCH", "")
             .run()
-            .ok()
+            .success()
     };
     // Not a repository: the current time.
     let before = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(2);
@@ -91,7 +91,7 @@ fn generated_at_is_the_last_commit_touching_the_addons_then_now() {
     // Same commit, same bytes; SOURCE_DATE_EPOCH still wins over git.
     assert_eq!(no_epoch(root).stdout, first.stdout);
     assert_eq!(
-        generated_at(&index(root).ok().stdout),
+        generated_at(&index(root).success().stdout),
         "2023-11-14T22:13:20Z"
     );
     // Uncommitted changes do not count; a commit touching the addons does.
@@ -143,7 +143,7 @@ fn directories_symlinks_hidden_entries_and_app_version() {
         symlink(root.join("nowhere"), root.join(".lok8s/addons/dangling")).unwrap();
         symlink(outside.path(), root.join(".lok8s/addons/outside")).unwrap();
     }
-    let run = index(root).ok();
+    let run = index(root).success();
     assert_eq!(
         run.stdout,
         r#"{
@@ -191,7 +191,7 @@ fn an_empty_or_missing_addons_directory() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join(".lok8s/addons")).unwrap();
     assert_eq!(
-        index(dir.path()).ok().stdout,
+        index(dir.path()).success().stdout,
         "{\n  \"generatedAt\": \"2023-11-14T22:13:20Z\",\n  \"addons\": []\n}\n"
     );
     let bare = tempfile::tempdir().unwrap();

@@ -92,7 +92,7 @@ fn domain_resolution_and_root_discovery() {
     let run = clinv(&["render", "-o", "json"])
         .cwd(&root.join("clusters/edge.acme.example"))
         .run()
-        .ok();
+        .success();
     assert!(
         run.stdout
             .contains("\"lok8s.dev/domain\": \"prod.acme.example\"")
@@ -101,7 +101,7 @@ fn domain_resolution_and_root_discovery() {
     let run = clinv(&["render", "--root", root.to_str().unwrap()])
         .env("DOMAIN_NAME", "edge.acme.example")
         .run()
-        .ok();
+        .success();
     assert!(run.stdout.contains("lok8s.dev/domain: edge.acme.example"));
     assert_eq!(
         run.stderr,
@@ -138,7 +138,7 @@ fn default_domain_is_lok8s_dev() {
     .unwrap();
     let run = clinv(&["render", "--root", dir.path().to_str().unwrap()])
         .run()
-        .ok();
+        .success();
     assert!(run.stdout.contains("lok8s.dev/domain: lok8s.dev"));
 }
 
@@ -173,7 +173,7 @@ fn quiet_silences_warnings_but_not_errors() {
         "nope",
     ])
     .run()
-    .ok();
+    .success();
     assert!(run.stderr.is_empty());
     let run = clinv(&[
         "render",
@@ -190,12 +190,12 @@ fn quiet_silences_warnings_but_not_errors() {
 fn completions_for_common_shells() {
     for shell in ["bash", "zsh", "fish"] {
         // The dynamic script calls clinv back (tests/cli/completion.rs runs it).
-        let run = clinv(&["completions", shell]).run().ok();
+        let run = clinv(&["completions", shell]).run().success();
         assert!(
             run.stdout.contains("clinv") && run.stdout.contains("COMPLETE"),
             "{shell}"
         );
-        let run = clinv(&["completions", shell, "--static"]).run().ok();
+        let run = clinv(&["completions", shell, "--static"]).run().success();
         assert!(
             run.stdout.contains("clinv") && run.stdout.contains("render"),
             "{shell}"

@@ -95,8 +95,12 @@ fn errors_of(command: &str, run: impl Fn(&[&str]) -> Run) {
 
 fn addons_take_a_jsonpath_template() {
     let json: serde_json::Value =
-        serde_json::from_str(&addons(&["-o", "json"]).ok().stdout).unwrap();
-    let out = |template: &str| addons(&["-o", &format!("jsonpath={template}")]).ok().stdout;
+        serde_json::from_str(&addons(&["-o", "json"]).success().stdout).unwrap();
+    let out = |template: &str| {
+        addons(&["-o", &format!("jsonpath={template}")])
+            .success()
+            .stdout
+    };
     // Several results of one expression: joined by a space, no newline added.
     assert_eq!(
         out("{.addons[*].name}"),
@@ -136,14 +140,19 @@ fn snapshots_list_takes_a_jsonpath_template() {
         fx.in_project(&[&["snapshots", "list"][..], extra].concat())
             .run()
     };
-    let json: serde_json::Value = serde_json::from_str(&run(&["-o", "json"]).ok().stdout).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&run(&["-o", "json"]).success().stdout).unwrap();
     let rows = json.as_array().unwrap();
     assert_eq!(rows.len(), 3);
-    let out = |template: &str| run(&["-o", &format!("jsonpath={template}")]).ok().stdout;
+    let out = |template: &str| {
+        run(&["-o", &format!("jsonpath={template}")])
+            .success()
+            .stdout
+    };
     // The document is a list: {range [*]} walks it; the result is -o name's.
     assert_eq!(
         out(r#"{range [*]}{.domain}/{.id}{"\n"}{end}"#),
-        run(&["-o", "name"]).ok().stdout
+        run(&["-o", "name"]).success().stdout
     );
     let lab: Vec<&str> = rows
         .iter()
@@ -158,7 +167,7 @@ fn snapshots_list_takes_a_jsonpath_template() {
     assert_eq!(out("{[*].id}").split(' ').count(), 3);
     assert_eq!(
         run(&["--state", "applied", "-o", "jsonpath={[*].id}"])
-            .ok()
+            .success()
             .stdout,
         ""
     );
@@ -168,16 +177,16 @@ fn snapshots_list_takes_a_jsonpath_template() {
     assert_eq!(
         fx.in_project(&["snapshots", "-o", template])
             .run()
-            .ok()
+            .success()
             .stdout,
-        run(&["-o", template]).ok().stdout
+        run(&["-o", template]).success().stdout
     );
 }
 
 fn updates_take_a_jsonpath_template() {
     let out = |template: &str| {
         updates(&["-o", &format!("jsonpath={template}")])
-            .ok()
+            .success()
             .stdout
     };
     assert_eq!(
@@ -195,7 +204,7 @@ fn updates_take_a_jsonpath_template() {
     // --pre changes the document, and so the result.
     assert_eq!(
         updates(&["--pre", "-o", "jsonpath={.updates[?(@.prerelease)].name}"])
-            .ok()
+            .success()
             .stdout,
         "cert-manager"
     );
@@ -219,8 +228,8 @@ fn cells(text: &str) -> Vec<Vec<String>> {
 /// print the same with or without it (they have no header, as in kubectl).
 fn no_headers(command: &str, run: &dyn Fn(&[&str]) -> Run, header: &str, skip: usize, rows: usize) {
     for format in ["table", "wide"] {
-        let full = run(&["-o", format]).ok().stdout;
-        let bare = run(&["-o", format, "--no-headers"]).ok().stdout;
+        let full = run(&["-o", format]).success().stdout;
+        let bare = run(&["-o", format, "--no-headers"]).success().stdout;
         let headed: Vec<Vec<String>> = cells(&full).into_iter().skip(skip).take(rows).collect();
         assert_eq!(
             cells(&bare),
@@ -233,8 +242,8 @@ fn no_headers(command: &str, run: &dyn Fn(&[&str]) -> Run, header: &str, skip: u
     }
     for format in ["name", "json", "jsonpath={$}"] {
         assert_eq!(
-            run(&["-o", format, "--no-headers"]).ok().stdout,
-            run(&["-o", format]).ok().stdout,
+            run(&["-o", format, "--no-headers"]).success().stdout,
+            run(&["-o", format]).success().stdout,
             "{command} -o {format}"
         );
     }
@@ -254,12 +263,14 @@ fn no_headers_is_honoured_by_every_table() {
     let bare = |extra: &[&str]| fx.in_project(&[&["snapshots"][..], extra].concat()).run();
     no_headers("snapshots", &bare, "DOMAIN ", 1, 3);
     assert_eq!(
-        bare(&["--no-headers", "-o", "wide", "list"]).ok().stdout,
-        list(&["--no-headers", "-o", "wide"]).ok().stdout
+        bare(&["--no-headers", "-o", "wide", "list"])
+            .success()
+            .stdout,
+        list(&["--no-headers", "-o", "wide"]).success().stdout
     );
     assert_eq!(
-        bare(&["--state", "pending", "-o", "name"]).ok().stdout,
-        list(&["--state", "pending", "-o", "name"]).ok().stdout
+        bare(&["--state", "pending", "-o", "name"]).success().stdout,
+        list(&["--state", "pending", "-o", "name"]).success().stdout
     );
     // Before another subcommand they are a usage error, not silently dropped.
     let r = bare(&["--no-headers", "verify"]);

@@ -32,7 +32,10 @@ impl Fx {
     }
 
     fn snapshots(&self) -> Vec<serde_json::Value> {
-        let run = self.clinv(&["snapshots", "list", "-o", "json"]).run().ok();
+        let run = self
+            .clinv(&["snapshots", "list", "-o", "json"])
+            .run()
+            .success();
         serde_json::from_str(&run.stdout).unwrap()
     }
 }
@@ -74,7 +77,7 @@ fn a_named_kubeconfig_or_context_that_does_not_exist_is_refused_not_queued() {
     );
     // Not named by the user (KUBECONFIG, ~/.kube/config): a missing file is the
     // offline case, queued for replay.
-    let run = fx.clinv(&["publish", "--domain", PROD]).run().ok();
+    let run = fx.clinv(&["publish", "--domain", PROD]).run().success();
     assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
     // Replay refuses the mistakes before touching the queue.
     run_all("replay");
@@ -91,7 +94,7 @@ fn a_named_kubeconfig_or_context_that_does_not_exist_is_refused_not_queued() {
             "dead-ctx",
         ])
         .run()
-        .ok();
+        .success();
     assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
     assert!(fx.snapshots().iter().all(|s| s["state"] == "pending"));
 }
@@ -102,7 +105,7 @@ fn an_unparsable_source_date_epoch_is_warned_about_and_strict_refuses_it() {
         .clinv(&["render", "--domain", PROD, "-o", "json"])
         .env("SOURCE_DATE_EPOCH", "2026-12-01")
         .run()
-        .ok();
+        .success();
     // The output stays lok8s's: an unparsable value is 1970.
     let cr: serde_json::Value = serde_json::from_str(&render.stdout).unwrap();
     assert_eq!(cr["spec"]["renderedAt"], "1970-01-01T00:00:00Z");
@@ -117,7 +120,7 @@ fn an_unparsable_source_date_epoch_is_warned_about_and_strict_refuses_it() {
         .clinv(&["publish", "--domain", PROD])
         .env("SOURCE_DATE_EPOCH", "2026-12-01")
         .run()
-        .ok();
+        .success();
     assert!(
         publish.stderr.starts_with("[warn] SOURCE_DATE_EPOCH"),
         "{}",
@@ -136,13 +139,13 @@ fn an_unparsable_source_date_epoch_is_warned_about_and_strict_refuses_it() {
         .clinv(&["render", "--domain", PROD])
         .env("SOURCE_DATE_EPOCH", " 1700000000\n")
         .run()
-        .ok();
+        .success();
     assert!(!run.stderr.contains("SOURCE_DATE_EPOCH"), "{}", run.stderr);
 }
 
 fn an_export_that_skipped_objects_fails_under_strict() {
     let fx = Fx::new();
-    fx.clinv(&["publish", "--domain", PROD]).run().ok();
+    fx.clinv(&["publish", "--domain", PROD]).run().success();
     let objects = fx.root().join("snapshots").join(PROD).join("objects");
     let first = std::fs::read_dir(&objects)
         .unwrap()
@@ -152,7 +155,7 @@ fn an_export_that_skipped_objects_fails_under_strict() {
     std::fs::remove_file(first).unwrap();
     let tar = fx.root().join("out.tar");
     let tar = tar.to_str().unwrap();
-    let run = fx.clinv(&["snapshots", "export", tar]).run().ok();
+    let run = fx.clinv(&["snapshots", "export", tar]).run().success();
     assert!(
         run.stderr.contains("[warn] not exported:"),
         "{}",

@@ -1,7 +1,7 @@
 use crate::support::*;
 
 fn render(domain: &str, extra: &[&str]) -> Run {
-    render_in(&example(), domain, extra).ok()
+    render_in(&example(), domain, extra).success()
 }
 
 /// `clinv render` of `domain` in the project at `root`, with `extra` arguments.
@@ -73,7 +73,7 @@ fn spec_example_inventory() {
         "json",
     ])
     .run()
-    .ok()
+    .success()
     .stdout;
     let spec_bytes = std::fs::read(root.join("clusters/inv/cluster.lok8s.yaml")).unwrap();
     let hash = clinv::util::hash::hex_sha256(&spec_bytes);
@@ -136,17 +136,17 @@ fn out_dir_gets_the_crd_and_the_cr_and_nothing_else() {
     let cr = std::fs::read_to_string(dir.join("clusterinventory.yaml")).unwrap();
     assert_eq!(cr, render("prod.acme.example", &[]).stdout);
     let crd = std::fs::read_to_string(dir.join("clusterinventory.crd.yaml")).unwrap();
-    assert_eq!(crd, clinv(&["crd"]).run().ok().stdout);
+    assert_eq!(crd, clinv(&["crd"]).run().success().stdout);
 }
 
 fn crd_golden_in_yaml_and_json() {
     golden(
         "clusterinventory.crd.yaml",
-        &clinv(&["crd"]).run().ok().stdout,
+        &clinv(&["crd"]).run().success().stdout,
     );
     golden(
         "clusterinventory.crd.json",
-        &clinv(&["crd", "-o", "json"]).run().ok().stdout,
+        &clinv(&["crd", "-o", "json"]).run().success().stdout,
     );
 }
 
@@ -187,7 +187,7 @@ fn skipped_entries_warn_with_the_key_only_and_strict_refuses() {
     let root = dir.path().to_str().unwrap();
     let run = clinv(&["render", "--root", root, "--domain", "inv"])
         .run()
-        .ok();
+        .success();
     assert_eq!(
         run.stderr,
         "[warn] inventory: skipping unparseable bootstrap entry 'cilium'\n[warn] inventory: skipping unparseable bootstrap entry 'alpha'\n"
@@ -208,7 +208,7 @@ fn skipped_entries_warn_with_the_key_only_and_strict_refuses() {
     );
     let verbose = clinv(&["render", "--root", root, "--domain", "inv", "-v"])
         .run()
-        .ok();
+        .success();
     assert!(
         verbose
             .stderr
@@ -228,7 +228,7 @@ fn unparseable_entries_do_not_count_toward_the_addon_limit() {
         spec.push_str(&format!("    - {{a{i}: 1, b{i}: 2}}\n"));
     }
     let dir = project_with_spec(&spec);
-    let run = render_in(dir.path(), "inv", &[]).ok();
+    let run = render_in(dir.path(), "inv", &[]).success();
     assert!(
         run.stdout
             .contains("  - name: cert-manager\n    source: addon\n    chartVersion: v1.21.1\n"),
@@ -246,7 +246,7 @@ fn a_values_file_past_the_node_limit_is_named_too_large_not_invalid() {
     );
     let wide: String = (0..60_000).map(|i| format!("k{i}: {i}\n")).collect();
     write(dir.path(), "clusters/inv/wide.yaml", &wide);
-    let run = render_in(dir.path(), "inv", &["-v"]).ok();
+    let run = render_in(dir.path(), "inv", &["-v"]).success();
     assert!(
         run.stderr
             .contains("wide.yaml is too large to check (more than 100000 YAML nodes)"),
@@ -259,7 +259,7 @@ fn a_values_file_past_the_node_limit_is_named_too_large_not_invalid() {
 fn empty_and_opted_out_bootstrap_render_an_empty_list() {
     for spec in ["kind: KubeOne\n", "kind: Lo\nspec:\n  bootstrap: []\n"] {
         let dir = project_with_spec(spec);
-        let run = render_in(dir.path(), "inv", &["-o", "json"]).ok();
+        let run = render_in(dir.path(), "inv", &["-o", "json"]).success();
         assert!(
             run.stdout.contains("\"addons\": []"),
             "{spec}: {}",
@@ -275,7 +275,7 @@ fn lok8s_version_comes_from_the_project_or_is_dev() {
     write(dir.path(), ".lok8s/VERSION", "  1.2.3 \n\n");
     let run = clinv(&["render", "--root", root, "--domain", "inv"])
         .run()
-        .ok();
+        .success();
     assert!(
         run.stdout.contains("lok8sVersion: 1.2.3\n"),
         "{}",
@@ -284,7 +284,7 @@ fn lok8s_version_comes_from_the_project_or_is_dev() {
     std::fs::remove_file(dir.path().join(".lok8s/VERSION")).unwrap();
     let run = clinv(&["render", "--root", root, "--domain", "inv"])
         .run()
-        .ok();
+        .success();
     assert!(run.stdout.contains("lok8sVersion: dev\n"), "{}", run.stdout);
 }
 
@@ -351,7 +351,7 @@ fn targets_linked_outside_the_project_render_their_pin_as_lok8s_does() {
     let root = dir.path().to_str().unwrap();
     let run = clinv(&["render", "--root", root, "--domain", "inv"])
         .run()
-        .ok();
+        .success();
     // lok8s reads the pin through the link (issue #16 fidelity) but finds no category
     // in a directory that is itself a link.
     assert!(
@@ -375,7 +375,7 @@ fn a_spec_that_is_not_a_mapping_gets_the_lo_default_like_lok8s() {
         let root = dir.path().to_str().unwrap();
         let run = clinv(&["render", "--root", root, "--domain", "inv"])
             .run()
-            .ok();
+            .success();
         assert!(run.stdout.contains("  kind: lo\n"), "{}", run.stdout);
         assert!(
             run.stdout.contains("- name: cilium\n"),
@@ -419,7 +419,7 @@ fn likely_mistakes_warn_and_strict_refuses() {
         let root = dir.path().to_str().unwrap();
         let run = clinv(&["render", "--root", root, "--domain", "inv", "-v"])
             .run()
-            .ok();
+            .success();
         assert!(run.stderr.contains(warning), "{spec}: {}", run.stderr);
         assert!(
             run.stdout.contains("kind: ClusterInventory"),
@@ -432,7 +432,7 @@ fn likely_mistakes_warn_and_strict_refuses() {
     }
     // The reasons are precise: a suggestion for the typo, the size for the big values file.
     let dir = project_with_spec("kind: KubeOne\nspec:\n  bootstrap:\n    - cert-managr\n");
-    let run = render_in(dir.path(), "inv", &[]).ok();
+    let run = render_in(dir.path(), "inv", &[]).success();
     assert!(
         run.stderr.contains("did you mean 'cert-manager'?"),
         "{}",
@@ -452,7 +452,7 @@ fn likely_mistakes_warn_and_strict_refuses() {
     )
     .unwrap();
     std::fs::create_dir(dir.path().join("clusters/inv/dir")).unwrap();
-    let run = render_in(dir.path(), "inv", &["-v"]).ok();
+    let run = render_in(dir.path(), "inv", &["-v"]).success();
     assert!(
         run.stderr.contains("big.yaml is larger than 8 MiB"),
         "{}",
@@ -462,7 +462,7 @@ fn likely_mistakes_warn_and_strict_refuses() {
         "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [dir]\n",
     );
     std::fs::create_dir(dir.path().join("clusters/inv/dir")).unwrap();
-    let run = render_in(dir.path(), "inv", &["-v"]).ok();
+    let run = render_in(dir.path(), "inv", &["-v"]).success();
     assert!(run.stderr.contains("dir cannot be read"), "{}", run.stderr);
 }
 

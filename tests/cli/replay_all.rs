@@ -67,7 +67,7 @@ impl Fx {
             let run = fx
                 .clinv(&["publish", "--domain", d, "--kubeconfig"])
                 .run_with(dead.to_str().unwrap())
-                .ok();
+                .success();
             assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
         }
         fx
@@ -90,7 +90,7 @@ impl Fx {
         let run = self
             .clinv(&["snapshots", "list", "-o", "json"])
             .run_with_nothing()
-            .ok();
+            .success();
         let v: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
         v.iter()
             .map(|s| {

@@ -133,7 +133,7 @@ fn store_values_are_printed_escaped_by_drift_and_status() {
             .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
             .run()
     };
-    cmd(&["publish"]).ok();
+    cmd(&["publish"]).success();
     let journal = crate::support::journal_file(&store.path().join("prod.acme.example"));
     let mut lines = String::new();
     for line in std::fs::read_to_string(&journal).unwrap().lines() {
@@ -184,7 +184,7 @@ fn index_url_tokens_appear_in_no_message() {
         "prod.acme.example",
     ])
     .run()
-    .ok();
+    .success();
     std::fs::write(&rendered, run.stdout).unwrap();
     for url in [
         format!(

@@ -25,7 +25,7 @@ impl Fx {
             let offline = offline.to_str().unwrap();
             fx.in_project(&["publish", "--domain", domain, "--kubeconfig", offline])
                 .run()
-                .ok()
+                .success()
         };
         publish("prod.acme.example");
         set_chart_version(fx.root(), "cilium", "1.20.3");
@@ -62,17 +62,19 @@ impl Fx {
 fn store_only_commands_need_no_project() {
     let fx = Fx::new();
     let store = fx.store();
-    let list = fx.away(&store, &["snapshots", "list", "-o", "json"]).ok();
+    let list = fx
+        .away(&store, &["snapshots", "list", "-o", "json"])
+        .success();
     let rows: Vec<serde_json::Value> = serde_json::from_str(&list.stdout).unwrap();
     assert_eq!(rows.len(), 3);
     let id = rows[0]["id"].as_str().unwrap().to_string();
-    let run = fx.away(&store, &["snapshots", "show", &id]).ok();
+    let run = fx.away(&store, &["snapshots", "show", &id]).success();
     assert!(run.stdout.starts_with(&format!("# snapshot {id}\n")));
-    fx.away(&store, &["snapshots", "verify"]).ok();
-    fx.away(&store, &["snapshots", "gc", "--dry-run"]).ok();
+    fx.away(&store, &["snapshots", "verify"]).success();
+    fx.away(&store, &["snapshots", "gc", "--dry-run"]).success();
     let run = fx
         .away(&store, &["log", "--domain", "prod.acme.example"])
-        .ok();
+        .success();
     assert!(
         run.stdout.contains("cilium 1.19.2 → 1.20.3"),
         "{}",
@@ -89,7 +91,7 @@ fn store_only_commands_need_no_project() {
             page.to_str().unwrap(),
         ],
     )
-    .ok();
+    .success();
     assert!(std::fs::read_to_string(&page).unwrap().contains("<html"));
     let run = fx.away(
         &store,
@@ -112,12 +114,12 @@ fn store_only_commands_need_no_project() {
     let tar = fx.away.path().join("all.tar");
     let run = fx
         .away(&store, &["snapshots", "export", tar.to_str().unwrap()])
-        .ok();
+        .success();
     assert!(run.stderr.contains("of 2 domain(s) to "), "{}", run.stderr);
     let other = fx.away.path().join("other");
     fx.away(&other, &["snapshots", "import", tar.to_str().unwrap()])
-        .ok();
-    let run = fx.away(&other, &["snapshots", "list"]).ok();
+        .success();
+    let run = fx.away(&other, &["snapshots", "list"]).success();
     assert_eq!(run.stdout.lines().count(), 4, "{}", run.stdout);
 
     // One domain in the store: it is the domain, without --domain.
@@ -132,11 +134,11 @@ fn store_only_commands_need_no_project() {
             "prod.acme.example",
         ],
     )
-    .ok();
+    .success();
     let single = fx.away.path().join("single");
     fx.away(&single, &["snapshots", "import", tar.to_str().unwrap()])
-        .ok();
-    let run = fx.away(&single, &["log"]).ok();
+        .success();
+    let run = fx.away(&single, &["log"]).success();
     assert!(
         run.stdout.contains("cilium 1.19.2 → 1.20.3"),
         "{}",
@@ -145,8 +147,8 @@ fn store_only_commands_need_no_project() {
     assert_eq!(run.stderr, "");
     let run = fx.away(&single, &["diff", "latest~1", "latest"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    fx.away(&single, &["snapshots", "show", "latest"]).ok();
-    fx.away(&single, &["report"]).ok();
+    fx.away(&single, &["snapshots", "show", "latest"]).success();
+    fx.away(&single, &["report"]).success();
 }
 
 fn store_only_commands_say_what_is_missing() {
@@ -194,10 +196,13 @@ fn one_rule_for_the_domain_and_a_note_when_ambiguous() {
     let fx = Fx::new();
     // clusters/.active is prod; the store also holds lab: both commands say so.
     let note = "[info] domain prod.acme.example (from clusters/.active); the store also holds lab.acme.example — pass --domain to choose\n";
-    let run = fx.in_project(&["snapshots", "show", "latest"]).run().ok();
+    let run = fx
+        .in_project(&["snapshots", "show", "latest"])
+        .run()
+        .success();
     assert_eq!(run.stderr, note);
     assert!(run.stdout.contains("# domain:     prod.acme.example\n"));
-    let run = fx.in_project(&["log"]).run().ok();
+    let run = fx.in_project(&["log"]).run().success();
     assert_eq!(run.stderr, note);
     let run = fx.in_project(&["diff", "latest~1", "latest"]).run();
     assert_eq!(run.code, 1);
@@ -206,7 +211,7 @@ fn one_rule_for_the_domain_and_a_note_when_ambiguous() {
     let run = fx
         .in_project(&["log", "--domain", "lab.acme.example"])
         .run()
-        .ok();
+        .success();
     assert_eq!(run.stderr, "");
 
     // Without clusters/.active (and no clusters/lok8s.dev): a clear error, not a path.

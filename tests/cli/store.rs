@@ -53,7 +53,10 @@ impl Fx {
     }
 
     fn list(&self) -> Vec<serde_json::Value> {
-        let run = self.clinv(&["snapshots", "list", "-o", "json"]).run().ok();
+        let run = self
+            .clinv(&["snapshots", "list", "-o", "json"])
+            .run()
+            .success();
         serde_json::from_str(&run.stdout).unwrap()
     }
 
@@ -67,7 +70,7 @@ impl Fx {
 
 fn an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets() {
     let fx = Fx::new();
-    let run = fx.publish("prod.acme.example").ok();
+    let run = fx.publish("prod.acme.example").success();
     let list = fx.list();
     assert_eq!(list.len(), 1);
     let snap = &list[0];
@@ -95,12 +98,12 @@ fn an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets() 
     let show = fx
         .clinv(&["snapshots", "show", id, "-o", "json"])
         .run()
-        .ok();
+        .success();
     let shown: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
     let rendered = fx
         .clinv(&["render", "--domain", "prod.acme.example", "-o", "json"])
         .run()
-        .ok();
+        .success();
     let mut want: serde_json::Value = serde_json::from_str(&rendered.stdout).unwrap();
     want["spec"]["renderedAt"] = shown["inventory"]["spec"]["renderedAt"].clone();
     assert_eq!(shown["inventory"], want);
@@ -127,7 +130,7 @@ fn identical_inventories_fold_into_one_snapshot_with_their_events() {
         fx.clinv(&["publish", "--domain", "prod.acme.example"])
             .env("SOURCE_DATE_EPOCH", epoch)
             .run()
-            .ok()
+            .success()
     };
     for epoch in ["1700000000", "1700000100", "1700000200"] {
         let run = publish_at(epoch);
@@ -150,7 +153,7 @@ fn identical_inventories_fold_into_one_snapshot_with_their_events() {
         2,
         "one CR object (renderedAt aside) and one CRD"
     );
-    let show = fx.clinv(&["snapshots", "show", &first]).run().ok();
+    let show = fx.clinv(&["snapshots", "show", &first]).run().success();
     assert!(
         show.stdout
             .contains("published again (renderedAt 2023-11-14T22:15:00Z")
@@ -177,13 +180,13 @@ fn identical_inventories_fold_into_one_snapshot_with_their_events() {
             "json",
         ])
         .run()
-        .ok();
+        .success();
     let previous: serde_json::Value = serde_json::from_str(&previous.stdout).unwrap();
     assert_eq!(previous["snapshot"]["id"], first.as_str());
     let log = fx
         .clinv(&["log", "--domain", "prod.acme.example"])
         .run()
-        .ok();
+        .success();
     assert!(!log.stdout.contains("no changes"), "{}", log.stdout);
     // Only the newest folds: going back to the first inventory is a new step.
     set_chart_version(fx.root(), "cilium", "1.19.2");
@@ -193,25 +196,25 @@ fn identical_inventories_fold_into_one_snapshot_with_their_events() {
     let tar = fx.root().join("folded.tar");
     fx.clinv(&["snapshots", "export", tar.to_str().unwrap()])
         .run()
-        .ok();
+        .success();
     let other = Fx::new();
     other
         .clinv(&["snapshots", "import", tar.to_str().unwrap()])
         .run()
-        .ok();
+        .success();
     let imported = other.list();
     let folded = imported.iter().find(|s| s["id"] == first.as_str()).unwrap();
     assert_eq!(folded["events"].as_array().unwrap().len(), 2, "{folded}");
-    other.clinv(&["snapshots", "verify"]).run().ok();
+    other.clinv(&["snapshots", "verify"]).run().success();
 }
 
 fn references_and_filters() {
     let fx = Fx::new();
-    fx.publish("prod.acme.example").ok();
-    fx.publish("lab.acme.example").ok();
+    fx.publish("prod.acme.example").success();
+    fx.publish("lab.acme.example").success();
     // A different inventory (an identical one would fold into the newest snapshot).
     set_chart_version(fx.root(), "cilium", "1.20.1");
-    fx.publish("prod.acme.example").ok();
+    fx.publish("prod.acme.example").success();
     let run = fx
         .clinv(&[
             "snapshots",
@@ -222,7 +225,7 @@ fn references_and_filters() {
             "json",
         ])
         .run()
-        .ok();
+        .success();
     let prod: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
     let ids: Vec<String> = prod
         .iter()
@@ -234,19 +237,19 @@ fn references_and_filters() {
     };
     assert!(
         show("latest")
-            .ok()
+            .success()
             .stdout
             .starts_with(&format!("# snapshot {}\n", ids[0]))
     );
     assert!(
         show("latest~1")
-            .ok()
+            .success()
             .stdout
             .starts_with(&format!("# snapshot {}\n", ids[1]))
     );
     assert!(
         show(&ids[1][..6])
-            .ok()
+            .success()
             .stdout
             .contains("# state:      pending (unreachable)")
     );
@@ -262,19 +265,19 @@ fn references_and_filters() {
             "pending",
         ])
         .run()
-        .ok();
+        .success();
     assert_eq!(run.stdout.lines().count(), 2, "{}", run.stdout);
     let run = fx
         .clinv(&["snapshots", "list", "--state", "applied"])
         .run()
-        .ok();
+        .success();
     assert!(run.stdout.is_empty() && run.stderr.contains("no snapshots"));
 }
 
 fn damage_is_reported_with_its_path_and_skipped_never_deleted() {
     let fx = Fx::new();
-    fx.publish("prod.acme.example").ok();
-    fx.publish("lab.acme.example").ok();
+    fx.publish("prod.acme.example").success();
+    fx.publish("lab.acme.example").success();
     assert_eq!(fx.clinv(&["snapshots", "verify"]).run().code, 0);
     // A truncated object.
     let objects = fx.objects("lab.acme.example");
@@ -327,7 +330,7 @@ fn damage_is_reported_with_its_path_and_skipped_never_deleted() {
         1,
     );
     std::fs::write(&journal, edited).unwrap();
-    let list = fx.clinv(&["snapshots", "list"]).run().ok();
+    let list = fx.clinv(&["snapshots", "list"]).run().success();
     assert!(
         list.stderr
             .contains(&format!("{}:2: checksum mismatch", journal.display())),
@@ -340,7 +343,7 @@ fn damage_is_reported_with_its_path_and_skipped_never_deleted() {
 fn a_torn_journal_tail_and_a_stale_lock_are_not_fatal() {
     use std::io::Write;
     let fx = Fx::new();
-    fx.publish("prod.acme.example").ok();
+    fx.publish("prod.acme.example").success();
     let journal = journal_file(&fx.store().join("prod.acme.example"));
     std::fs::OpenOptions::new()
         .append(true)
@@ -353,7 +356,7 @@ fn a_torn_journal_tail_and_a_stale_lock_are_not_fatal() {
         "{\"pid\":999999999,\"host\":\"gone\",\"command\":\"publish\"}\n",
     )
     .unwrap();
-    let verify = fx.clinv(&["snapshots", "verify"]).run().ok();
+    let verify = fx.clinv(&["snapshots", "verify"]).run().success();
     assert!(
         verify.stderr.contains("incomplete last record"),
         "{}",
@@ -361,9 +364,9 @@ fn a_torn_journal_tail_and_a_stale_lock_are_not_fatal() {
     );
     assert_eq!(fx.list().len(), 1);
     set_chart_version(fx.root(), "cilium", "1.20.1");
-    fx.publish("prod.acme.example").ok();
+    fx.publish("prod.acme.example").success();
     assert_eq!(fx.list().len(), 2);
-    fx.clinv(&["snapshots", "verify"]).run().ok();
+    fx.clinv(&["snapshots", "verify"]).run().success();
     assert!(
         std::fs::read_to_string(&journal)
             .unwrap()
@@ -396,7 +399,7 @@ fn publishes_killed_at_random_points_lose_nothing_that_completed() {
     let bin = env!("CARGO_BIN_EXE_clinv");
     // Kill anywhere in a run's lifetime: from exec to just after exit.
     let start = std::time::Instant::now();
-    fx.publish("prod.acme.example").ok();
+    fx.publish("prod.acme.example").success();
     let span = (start.elapsed().as_micros() as u64 * 3 / 2).max(2_000);
     for i in 0..200 {
         let mut child = std::process::Command::new(bin)
@@ -439,7 +442,7 @@ fn publishes_killed_at_random_points_lose_nothing_that_completed() {
         killed > 10 && completed.len() > 10,
         "kill points must cover both outcomes (seed {seed}, span {span} µs)"
     );
-    fx.clinv(&["snapshots", "verify"]).run().ok();
+    fx.clinv(&["snapshots", "verify"]).run().success();
     let ids: Vec<String> = fx
         .list()
         .iter()
@@ -496,25 +499,28 @@ fn twenty_concurrent_publishes_all_land() {
     assert_eq!(list.len(), 1, "{list:?}");
     assert!(ids.iter().all(|id| *id == list[0]["id"]), "{ids:?}");
     assert_eq!(list[0]["events"].as_array().unwrap().len(), 19);
-    fx.clinv(&["snapshots", "verify"]).run().ok();
+    fx.clinv(&["snapshots", "verify"]).run().success();
 }
 
 fn gc_keeps_the_first_the_newest_and_every_pending_snapshot() {
     let fx = Fx::new();
     for i in 0..5 {
         set_chart_version(fx.root(), "cilium", &format!("1.19.{}", 10 + i));
-        fx.publish("prod.acme.example").ok();
+        fx.publish("prod.acme.example").success();
     }
     // All pending: nothing may go.
-    let run = fx.clinv(&["snapshots", "gc", "--keep", "1"]).run().ok();
+    let run = fx
+        .clinv(&["snapshots", "gc", "--keep", "1"])
+        .run()
+        .success();
     assert!(run.stdout.is_empty(), "{}", run.stdout);
     assert_eq!(fx.list().len(), 5);
 }
 
 fn export_and_import_round_trip_without_overwriting() {
     let fx = Fx::new();
-    fx.publish("prod.acme.example").ok();
-    fx.publish("prod.acme.example").ok();
+    fx.publish("prod.acme.example").success();
+    fx.publish("prod.acme.example").success();
     let tar = fx.root().join("prod.tar");
     fx.clinv(&[
         "snapshots",
@@ -524,12 +530,12 @@ fn export_and_import_round_trip_without_overwriting() {
         tar.to_str().unwrap(),
     ])
     .run()
-    .ok();
+    .success();
     let other = Fx::new();
     let import = other
         .clinv(&["snapshots", "import", tar.to_str().unwrap()])
         .run()
-        .ok();
+        .success();
     assert!(
         import.stderr.contains("imported 2 new record(s)")
             || import.stderr.contains("imported 4 new record(s)"),
@@ -547,11 +553,11 @@ fn export_and_import_round_trip_without_overwriting() {
         .map(|s| (s["id"].clone(), s["state"].clone()))
         .collect();
     assert_eq!(a, b);
-    other.clinv(&["snapshots", "verify"]).run().ok();
+    other.clinv(&["snapshots", "verify"]).run().success();
     let again = other
         .clinv(&["snapshots", "import", tar.to_str().unwrap()])
         .run()
-        .ok();
+        .success();
     assert!(
         again.stderr.contains("imported 0 new record(s)"),
         "{}",

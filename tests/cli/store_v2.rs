@@ -90,7 +90,7 @@ impl Fx {
         if run.code != 0 && run.stderr.contains("no snapshots") {
             return Vec::new();
         }
-        let run = run.ok();
+        let run = run.success();
         if run.stdout.trim().is_empty() {
             return Vec::new();
         }
@@ -194,7 +194,7 @@ fn big_count() -> u64 {
         .unwrap_or(130_000)
 }
 
-fn finding_1_a_v1_journal_over_64_mib_is_read_and_written_by_every_command() {
+fn a_v1_journal_over_64_mib_is_read_and_written_by_every_command() {
     let fx = Fx::new();
     let count = big_count();
     let objects = v1::render(fx.root(), "inv");
@@ -302,7 +302,7 @@ fn finding_1_a_v1_journal_over_64_mib_is_read_and_written_by_every_command() {
 
 // 2. -------------------------------------------------------------------------------
 
-fn finding_2_an_imported_older_pending_snapshot_never_becomes_latest() {
+fn an_imported_older_pending_snapshot_never_becomes_latest() {
     // Store A records first (older), store B later (newer); B imports A's archive.
     let older = Fx::new();
     let old_id = older.queue("v1.31.1");
@@ -319,12 +319,12 @@ fn finding_2_an_imported_older_pending_snapshot_never_becomes_latest() {
             tar.to_str().unwrap(),
         ])
         .run()
-        .ok();
+        .success();
     newer
         .clinv(&["snapshots", "import", tar.to_str().unwrap()])
         .run()
-        .ok();
-    let latest = newer.latest_in(newer.store()).ok();
+        .success();
+    let latest = newer.latest_in(newer.store()).success();
     assert!(
         latest.stdout.starts_with(&format!("# snapshot {new_id}")),
         "latest must stay the newer recorded {new_id}, not the imported older {old_id}: {}",
@@ -335,9 +335,9 @@ fn finding_2_an_imported_older_pending_snapshot_never_becomes_latest() {
     let previous = newer
         .clinv(&["snapshots", "--domain", "inv", "show", "latest~1"])
         .run()
-        .ok();
+        .success();
     assert!(previous.stdout.starts_with(&format!("# snapshot {old_id}")));
-    let log = newer.clinv(&["log", "--domain", "inv"]).run().ok();
+    let log = newer.clinv(&["log", "--domain", "inv"]).run().success();
     let first = log.stdout.find(&new_id);
     let second = log.stdout.find(&old_id);
     assert!(
@@ -382,7 +382,7 @@ fn kubeconfig_for(dir: &Path, port: u16) -> PathBuf {
     )
 }
 
-fn finding_3_a_publish_never_waits_out_a_replay_against_a_black_holed_server() {
+fn a_publish_never_waits_out_a_replay_against_a_black_holed_server() {
     use std::sync::atomic::Ordering;
     let fx = Fx::new();
     fx.queue("v1.31.1");
@@ -430,7 +430,7 @@ fn finding_3_a_publish_never_waits_out_a_replay_against_a_black_holed_server() {
     assert!(listed.contains(&id), "{id} not in {listed:?}");
 }
 
-fn finding_3_a_publish_that_cannot_take_the_lock_exits_11_never_0_unrecorded() {
+fn a_publish_that_cannot_take_the_lock_exits_11_never_0_unrecorded() {
     let fx = Fx::new();
     fx.queue("v1.31.1");
     let lock = fx.store().join("inv/lock");
@@ -467,7 +467,7 @@ fn finding_3_a_publish_that_cannot_take_the_lock_exits_11_never_0_unrecorded() {
 
 // 4. -------------------------------------------------------------------------------
 
-fn finding_4_gc_refuses_with_a_damaged_line_and_never_deletes_its_object() {
+fn gc_refuses_with_a_damaged_line_and_never_deletes_its_object() {
     let fx = Fx::new();
     // Three inventories, applied; a fourth, older snapshot of the first inventory sits
     // between them in the journal (neither its first nor its last line). gc --keep 1
@@ -552,7 +552,7 @@ fn finding_4_gc_refuses_with_a_damaged_line_and_never_deletes_its_object() {
 
 const RACES: usize = 25;
 
-fn finding_5_import_racing_gc_never_leaves_a_snapshot_without_its_object() {
+fn import_racing_gc_never_leaves_a_snapshot_without_its_object() {
     let fx = Fx::new();
     // The destination: applied snapshots, all but the newest doomed by `gc --keep 1`,
     // behind a long history so gc holds the lock a while.
@@ -597,7 +597,7 @@ fn finding_5_import_racing_gc_never_leaves_a_snapshot_without_its_object() {
         ],
     )
     .run()
-    .ok();
+    .success();
     for round in 0..RACES {
         let dest = tempfile::tempdir().unwrap();
         copy_store(base.path(), dest.path());
@@ -632,7 +632,7 @@ fn finding_5_import_racing_gc_never_leaves_a_snapshot_without_its_object() {
 
 // 6. -------------------------------------------------------------------------------
 
-fn finding_6_export_racing_gc_writes_a_consistent_archive() {
+fn export_racing_gc_writes_a_consistent_archive() {
     let fx = Fx::new();
     let base = tempfile::tempdir().unwrap();
     // Many objects, so export reads them over a window gc deletes in.
@@ -674,7 +674,7 @@ fn finding_6_export_racing_gc_writes_a_consistent_archive() {
     }
 }
 
-fn finding_6_import_refuses_an_archive_missing_a_referenced_object() {
+fn import_refuses_an_archive_missing_a_referenced_object() {
     let fx = Fx::new();
     let objects = applied_store(&fx, fx.store(), 2);
     let whole = fx.store().join("whole.tar");
@@ -686,7 +686,7 @@ fn finding_6_import_refuses_an_archive_missing_a_referenced_object() {
         whole.to_str().unwrap(),
     ])
     .run()
-    .ok();
+    .success();
     // The same archive without the first snapshot's CR object.
     let missing = format!("{}.json", objects[0].cr_id());
     let cut = fx.store().join("cut.tar");
@@ -729,7 +729,7 @@ fn finding_6_import_refuses_an_archive_missing_a_referenced_object() {
 
 // 7. -------------------------------------------------------------------------------
 
-fn finding_7_a_pax_size_header_does_not_bypass_the_import_bounds() {
+fn a_pax_size_header_does_not_bypass_the_import_bounds() {
     use std::io::{Seek, SeekFrom, Write};
     let dir = crate::hostile::project();
     let store = tempfile::tempdir().unwrap();
@@ -805,7 +805,7 @@ fn finding_7_a_pax_size_header_does_not_bypass_the_import_bounds() {
 
 // 8. -------------------------------------------------------------------------------
 
-fn finding_8_verify_rejects_a_cr_object_that_is_not_a_cluster_inventory() {
+fn verify_rejects_a_cr_object_that_is_not_a_cluster_inventory() {
     let fx = Fx::new();
     let good = v1::render(fx.root(), "inv");
     let bogus = Objects {
@@ -858,7 +858,7 @@ fn signal(child: &Child, name: &str) {
     assert!(status.success());
 }
 
-fn finding_9_sigterm_and_sigint_end_a_waiting_command_with_143_and_130() {
+fn sigterm_and_sigint_end_a_waiting_command_with_143_and_130() {
     let fx = Fx::new();
     fx.queue("v1.31.1");
     let lock = fx.store().join("inv/lock");
@@ -886,7 +886,7 @@ fn finding_9_sigterm_and_sigint_end_a_waiting_command_with_143_and_130() {
     }
 }
 
-fn finding_9_a_signal_during_an_import_exits_130_and_leaves_no_temporary_file() {
+fn a_signal_during_an_import_exits_130_and_leaves_no_temporary_file() {
     let fx = Fx::new();
     // An archive big enough that importing it takes a while.
     let src = tempfile::tempdir().unwrap();
@@ -914,14 +914,14 @@ fn finding_9_a_signal_during_an_import_exits_130_and_leaves_no_temporary_file() 
         ],
     )
     .run()
-    .ok();
+    .success();
     let start = Instant::now();
     fx.clinv_in(
         &src.path().join("probe"),
         &["snapshots", "import", tar.to_str().unwrap()],
     )
     .run()
-    .ok();
+    .success();
     let span = start.elapsed();
     let mut interrupted = 0;
     for round in 1..=6u32 {
@@ -958,7 +958,7 @@ fn finding_9_a_signal_during_an_import_exits_130_and_leaves_no_temporary_file() 
     );
 }
 
-fn finding_9_a_dead_writers_temporary_files_are_removed_by_the_next_writer() {
+fn a_dead_writers_temporary_files_are_removed_by_the_next_writer() {
     let fx = Fx::new();
     fx.queue("v1.31.1");
     // What a killed import leaves: staged objects and a staged journal of a dead pid.
@@ -996,10 +996,12 @@ fn finding_9_a_dead_writers_temporary_files_are_removed_by_the_next_writer() {
         vec![in_objects.clone()],
         "the next writer left a dead writer's temporary files"
     );
-    fx.clinv(&["snapshots", "gc", "--keep", "10"]).run().ok();
+    fx.clinv(&["snapshots", "gc", "--keep", "10"])
+        .run()
+        .success();
     let left = temp_files(fx.store());
     assert!(left.is_empty(), "gc left: {left:?}");
-    fx.clinv(&["snapshots", "verify"]).run().ok();
+    fx.clinv(&["snapshots", "verify"]).run().success();
 }
 
 // Summaries -------------------------------------------------------------------------
@@ -1147,19 +1149,19 @@ fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
 
 trials! {
     Nothing: [
-        finding_1_a_v1_journal_over_64_mib_is_read_and_written_by_every_command,
-        finding_2_an_imported_older_pending_snapshot_never_becomes_latest,
-        finding_3_a_publish_never_waits_out_a_replay_against_a_black_holed_server,
-        finding_3_a_publish_that_cannot_take_the_lock_exits_11_never_0_unrecorded,
-        finding_4_gc_refuses_with_a_damaged_line_and_never_deletes_its_object,
-        finding_5_import_racing_gc_never_leaves_a_snapshot_without_its_object,
-        finding_6_export_racing_gc_writes_a_consistent_archive,
-        finding_6_import_refuses_an_archive_missing_a_referenced_object,
-        finding_7_a_pax_size_header_does_not_bypass_the_import_bounds,
-        finding_8_verify_rejects_a_cr_object_that_is_not_a_cluster_inventory,
-        finding_9_sigterm_and_sigint_end_a_waiting_command_with_143_and_130,
-        finding_9_a_signal_during_an_import_exits_130_and_leaves_no_temporary_file,
-        finding_9_a_dead_writers_temporary_files_are_removed_by_the_next_writer,
+        a_v1_journal_over_64_mib_is_read_and_written_by_every_command,
+        an_imported_older_pending_snapshot_never_becomes_latest,
+        a_publish_never_waits_out_a_replay_against_a_black_holed_server,
+        a_publish_that_cannot_take_the_lock_exits_11_never_0_unrecorded,
+        gc_refuses_with_a_damaged_line_and_never_deletes_its_object,
+        import_racing_gc_never_leaves_a_snapshot_without_its_object,
+        export_racing_gc_writes_a_consistent_archive,
+        import_refuses_an_archive_missing_a_referenced_object,
+        a_pax_size_header_does_not_bypass_the_import_bounds,
+        verify_rejects_a_cr_object_that_is_not_a_cluster_inventory,
+        sigterm_and_sigint_end_a_waiting_command_with_143_and_130,
+        a_signal_during_an_import_exits_130_and_leaves_no_temporary_file,
+        a_dead_writers_temporary_files_are_removed_by_the_next_writer,
         summaries_never_change_a_listing,
     ],
 }

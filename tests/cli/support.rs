@@ -29,7 +29,9 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn ok(self) -> Run {
+    /// Asserts that the command exited 0 (printing both streams when not), and hands the
+    /// run back for its output.
+    pub fn success(self) -> Run {
         assert_eq!(
             self.code, 0,
             "stderr: {}\nstdout: {}",

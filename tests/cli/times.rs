@@ -76,7 +76,7 @@ fn snapshots_list_has_an_age_column_and_absolute_times_in_wide_and_json() {
     let fx = Fx::new();
     let now = fx.journal();
     // The streamed table: AGE (of the recorded time), no absolute times.
-    let table = fx.clinv(&["snapshots", "list"]).run().ok().stdout;
+    let table = fx.clinv(&["snapshots", "list"]).run().success().stdout;
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(
         columns(lines[0]),
@@ -104,7 +104,7 @@ fn snapshots_list_has_an_age_column_and_absolute_times_in_wide_and_json() {
     let pending = fx
         .clinv(&["snapshots", "list", "--state", "pending", "--no-headers"])
         .run()
-        .ok()
+        .success()
         .stdout;
     let ages: Vec<String> = pending
         .lines()
@@ -116,7 +116,7 @@ fn snapshots_list_has_an_age_column_and_absolute_times_in_wide_and_json() {
     let wide = fx
         .clinv(&["snapshots", "list", "-o", "wide"])
         .run()
-        .ok()
+        .success()
         .stdout;
     let wlines: Vec<&str> = wide.lines().collect();
     assert_eq!(
@@ -140,7 +140,7 @@ fn snapshots_list_has_an_age_column_and_absolute_times_in_wide_and_json() {
     let json = fx
         .clinv(&["snapshots", "list", "-o", "json"])
         .run()
-        .ok()
+        .success()
         .stdout;
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let first = v
@@ -156,7 +156,7 @@ fn snapshots_list_has_an_age_column_and_absolute_times_in_wide_and_json() {
 fn status_offline_says_on_stdout_that_it_shows_a_snapshot_with_the_queue() {
     let fx = Fx::new();
     let now = fx.journal();
-    let run = fx.clinv(&["status", "--domain", "inv"]).run().ok();
+    let run = fx.clinv(&["status", "--domain", "inv"]).run().success();
     let out = &run.stdout;
     // The lok8s block first, unchanged; then clinv's own section.
     assert!(
@@ -211,7 +211,11 @@ fn status_offline_says_on_stdout_that_it_shows_a_snapshot_with_the_queue() {
     journal.snapshot(&v1::id(0xb1), now - 3 * HOUR, &objects);
     journal.state(&v1::id(0xb1), now - 3 * HOUR, "superseded");
     journal.finish();
-    let out = fx.clinv(&["status", "--domain", "inv"]).run().ok().stdout;
+    let out = fx
+        .clinv(&["status", "--domain", "inv"])
+        .run()
+        .success()
+        .stdout;
     assert!(out.contains("\n  last applied: never\n"), "{out}");
     assert!(out.contains("\n  queue:        empty\n"), "{out}");
 }
@@ -222,7 +226,7 @@ fn status_json_has_the_queue_last_applied_and_recorded_times() {
     let run = fx
         .clinv(&["status", "--domain", "inv", "-o", "json"])
         .run()
-        .ok();
+        .success();
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["schemaVersion"], 2, "{}", run.stdout);
     assert_eq!(v["source"], "snapshot");

@@ -45,7 +45,7 @@ fn from_dump(index: &str, extra: &[&str]) -> Clinv {
 
 fn rendered_inventory_table_and_json_match_their_golden_files() {
     let index = index_fixture();
-    let table = rendered(index.to_str().unwrap(), &[]).ok();
+    let table = rendered(index.to_str().unwrap(), &[]).success();
     golden("updates.prod.acme.example.txt", &table.stdout);
     assert!(
         table
@@ -54,7 +54,7 @@ fn rendered_inventory_table_and_json_match_their_golden_files() {
         "{}",
         table.stderr
     );
-    let json = rendered(index.to_str().unwrap(), &["-o", "json"]).ok();
+    let json = rendered(index.to_str().unwrap(), &["-o", "json"]).success();
     golden("updates.prod.acme.example.json", &json.stdout);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(v["inventory"], "rendered");
@@ -73,18 +73,18 @@ fn rendered_inventory_table_and_json_match_their_golden_files() {
 
 fn a_kubectl_dump_is_compared_with_first_wins_and_targets_skipped() {
     let index = index_fixture();
-    let table = from_dump(index.to_str().unwrap(), &[]).run().ok();
+    let table = from_dump(index.to_str().unwrap(), &[]).run().success();
     golden("updates.kubectl-dump.txt", &table.stdout);
     let json = from_dump(index.to_str().unwrap(), &["-o", "json"])
         .run()
-        .ok();
+        .success();
     golden("updates.kubectl-dump.json", &json.stdout);
     // No project is needed with --from.
     let elsewhere = tempfile::tempdir().unwrap();
     let run = from_dump(index.to_str().unwrap(), &[])
         .cwd(elsewhere.path())
         .run()
-        .ok();
+        .success();
     assert_eq!(run.stdout, table.stdout);
 }
 
@@ -95,12 +95,12 @@ fn nothing_newer_says_so_and_json_has_an_empty_list() {
         "index.json",
         r#"{"generatedAt": "2026-01-01T00:00:00Z", "addons": [{"name": "cilium", "chartVersion": "1.19.2"}]}"#,
     );
-    let run = rendered(index.to_str().unwrap(), &[]).ok();
+    let run = rendered(index.to_str().unwrap(), &[]).success();
     assert_eq!(
         run.stdout,
         "no updates: every compared addon is at or above its version in the index.\n"
     );
-    let run = rendered(index.to_str().unwrap(), &["-o", "json"]).ok();
+    let run = rendered(index.to_str().unwrap(), &["-o", "json"]).success();
     assert_eq!(
         run.stdout,
         "{\n  \"inventory\": \"rendered\",\n  \"indexGeneratedAt\": \"2026-01-01T00:00:00Z\",\n  \"updates\": []\n}\n"
@@ -208,10 +208,12 @@ fn a_url_index_is_fetched_over_https_cached_and_used_offline() {
     let with_cache = |c: Clinv| c.env("XDG_CACHE_HOME", cache.path().to_str().unwrap());
     let expected = from_dump(index_fixture().to_str().unwrap(), &[])
         .run()
-        .ok()
+        .success()
         .stdout;
 
-    let run = with_cache(from_dump(&url, &["--index-ca", &ca])).run().ok();
+    let run = with_cache(from_dump(&url, &["--index-ca", &ca]))
+        .run()
+        .success();
     assert_eq!(run.stdout, expected);
     assert_eq!(server.hits.load(std::sync::atomic::Ordering::SeqCst), 1);
     // The query (it may carry a token) is not printed.
@@ -220,13 +222,15 @@ fn a_url_index_is_fetched_over_https_cached_and_used_offline() {
     assert_eq!(std::fs::read(&cached).unwrap(), body);
 
     // --offline reads the cache and never connects.
-    let run = with_cache(from_dump(&url, &["--offline"])).run().ok();
+    let run = with_cache(from_dump(&url, &["--offline"])).run().success();
     assert_eq!(run.stdout, expected);
     assert_eq!(server.hits.load(std::sync::atomic::Ordering::SeqCst), 1);
 
     // The server is gone: the fetch fails, the cache answers, with a warning.
     server.stop();
-    let run = with_cache(from_dump(&url, &["--index-ca", &ca])).run().ok();
+    let run = with_cache(from_dump(&url, &["--index-ca", &ca]))
+        .run()
+        .success();
     assert_eq!(run.stdout, expected);
     assert!(
         run.stderr.contains(&format!(
@@ -261,14 +265,14 @@ fn the_cache_defaults_to_home_and_bad_answers_are_not_cached() {
     from_dump(&url, &["--index-ca", server.ca.to_str().unwrap()])
         .env("HOME", home.path().to_str().unwrap())
         .run()
-        .ok();
+        .success();
     assert!(cache_file(&home.path().join(".cache"), &url).is_file());
 
     // An untrusted certificate (the built-in web roots do not know the test CA).
     let run = from_dump(&url, &[])
         .env("HOME", home.path().to_str().unwrap())
         .run()
-        .ok();
+        .success();
     assert!(run.stderr.contains("certificate"), "{}", run.stderr);
     assert!(
         run.stderr.contains("using the cached copy"),
@@ -317,7 +321,7 @@ fn without_a_cluster_the_newest_snapshot_comes_before_the_render() {
         clinv(args)
             .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
             .run()
-            .ok()
+            .success()
     };
     let r = root.to_str().unwrap();
     // A publish without a cluster queues a snapshot (cilium 1.19.2) ...
@@ -355,7 +359,7 @@ fn without_a_cluster_the_newest_snapshot_comes_before_the_render() {
     let out = clinv(&args)
         .env("CLINV_SNAPSHOTS", empty.path().to_str().unwrap())
         .run()
-        .ok();
+        .success();
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["inventory"], "rendered");
     assert_eq!(v["updates"][0]["current"], "1.18.0");
@@ -374,7 +378,7 @@ fn the_index_is_fetched_through_https_proxy_unless_no_proxy_covers_it() {
     let ca = server.ca.to_str().unwrap().to_string();
     let expected = from_dump(index_fixture().to_str().unwrap(), &[])
         .run()
-        .ok()
+        .success()
         .stdout;
     let fetch = |env: &[(&str, &str)]| {
         let cache = tempfile::tempdir().unwrap();

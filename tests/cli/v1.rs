@@ -47,11 +47,11 @@ pub fn render(root: &Path, domain: &str) -> Objects {
     let r = root.to_str().unwrap();
     let run = clinv(&["render", "--root", r, "--domain", domain, "-o", "json"])
         .run()
-        .ok();
+        .success();
     let mut cr: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     cr["spec"].as_object_mut().unwrap().remove("renderedAt");
     let crd: serde_json::Value =
-        serde_json::from_str(&clinv(&["crd", "-o", "json"]).run().ok().stdout).unwrap();
+        serde_json::from_str(&clinv(&["crd", "-o", "json"]).run().success().stdout).unwrap();
     Objects {
         spec_hash: cr["spec"]["specHash"].as_str().unwrap().to_string(),
         lok8s_version: cr["spec"]["lok8sVersion"].as_str().unwrap().to_string(),

@@ -40,7 +40,7 @@ fn publish(p: &Plane, root: &Path) -> Run {
         p.admin.to_str().unwrap(),
     ])
     .run()
-    .ok()
+    .success()
 }
 
 fn apply(p: &Plane, object: &Value) {
@@ -174,7 +174,7 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
     let lok8s_before = manager(&managed(&p), "lok8s").unwrap().clone();
 
     // -v: also the request log, which must not carry payloads either.
-    let run = agent(&p.admin, &["--once", "-v"]).ok();
+    let run = agent(&p.admin, &["--once", "-v"]).success();
     assert!(
         run.stderr.contains("[debug] api: GET /api/v1/secrets?"),
         "{}",
@@ -258,7 +258,7 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
         p.admin.to_str().unwrap(),
     ])
     .run()
-    .ok();
+    .success();
     assert!(
         status
             .stdout
@@ -284,7 +284,7 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
         idx.to_str().unwrap(),
     ])
     .run()
-    .ok();
+    .success();
     assert!(
         run.stderr.contains("0 available update(s)"),
         "{}",
@@ -297,7 +297,7 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
     // Without --index, availableUpdates is left as it is.
     let run = clinv(&["agent", "--once", "--kubeconfig", p.admin.to_str().unwrap()])
         .run()
-        .ok();
+        .success();
     assert!(
         run.stderr
             .contains("availableUpdates left as it was (no index)"),
@@ -382,7 +382,7 @@ fn the_documented_rbac_is_enough_and_the_secrets_permission_is_optional() {
         &p,
         &service_account_token(&p, "clinv-system", "clinv-agent"),
     );
-    let run = agent(kc.path(), &["--once", "--strict"]).ok();
+    let run = agent(kc.path(), &["--once", "--strict"]).success();
     assert!(
         run.stderr.contains(
             "wrote ClusterInventory status: 2 available update(s), observedAddons left as it was"
@@ -422,7 +422,7 @@ fn the_documented_rbac_is_enough_and_the_secrets_permission_is_optional() {
     // With the optional binding the same identity reads the Helm release records.
     let (code, _, err) = p.kubectl(&["apply", "-f", &file("30-rbac-helm-releases.yaml")]);
     assert_eq!(code, 0, "{err}");
-    let run = agent(kc.path(), &["--once"]).ok();
+    let run = agent(kc.path(), &["--once"]).success();
     assert!(run.stderr.contains("2 observed addon(s)"), "{}", run.stderr);
     assert_eq!(
         p.live().unwrap()["status"]["observedAddons"],
@@ -451,7 +451,7 @@ fn the_documented_rbac_is_enough_and_the_secrets_permission_is_optional() {
         &p,
         &service_account_token(&p, "clinv-system", "clinv-readonly"),
     );
-    let run = agent(ro.path(), &["--once"]).ok();
+    let run = agent(ro.path(), &["--once"]).success();
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert!(
         run.stderr.starts_with(
@@ -475,7 +475,7 @@ fn fail_soft_without_crd_object_or_rbac_one_line_and_strict_codes() {
             .to_string()
     };
     let check = |kc: &Path, line: &str, strict_code: i32| {
-        let run = agent(kc, &["--once"]).ok();
+        let run = agent(kc, &["--once"]).success();
         assert_eq!(run.stderr, format!("{line}\n"));
         assert_eq!(
             agent(kc, &["--once", "--strict"]).code,
@@ -483,7 +483,7 @@ fn fail_soft_without_crd_object_or_rbac_one_line_and_strict_codes() {
             "{line}"
         );
         // Loop mode: exit 0 after the bounded passes, the condition logged once.
-        let looped = agent(kc, &["--interval=50ms", "--max-iterations=3"]).ok();
+        let looped = agent(kc, &["--interval=50ms", "--max-iterations=3"]).success();
         assert_eq!(looped.stderr, format!("{line}\n"));
     };
 
@@ -507,7 +507,7 @@ fn fail_soft_without_crd_object_or_rbac_one_line_and_strict_codes() {
     );
     // An identity without any RBAC.
     publish(&p, &example());
-    let run = agent(&p.nobody, &["--once"]).ok();
+    let run = agent(&p.nobody, &["--once"]).success();
     assert!(
         run.stderr.starts_with("[warn] agent: cannot read the ClusterInventory (RBAC: get on clusterinventories is missing): forbidden: 403 "),
         "{}",
@@ -561,7 +561,7 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
         p.admin.to_str().unwrap(),
     ]))
     .run()
-    .ok();
+    .success();
     let live_spec = p.live().unwrap();
     let mut edited = live_spec.clone();
     edited["spec"]["addons"][0]["chartVersion"] = json!("1.18.0");
@@ -601,7 +601,7 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
         "-o",
         "json",
     ];
-    let run = in_store(clinv(&args)).run().ok();
+    let run = in_store(clinv(&args)).run().success();
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "live");
     assert_eq!(
@@ -622,7 +622,7 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
         &args[7..],
     ]
     .concat();
-    let run = in_store(clinv(&nobody)).run().ok();
+    let run = in_store(clinv(&nobody)).run().success();
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "snapshot");
     assert_eq!(v["updates"][0]["current"], "1.19.2");
@@ -631,7 +631,7 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
     let run = clinv(&nobody)
         .env("CLINV_SNAPSHOTS", empty.path().to_str().unwrap())
         .run()
-        .ok();
+        .success();
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "rendered");
     assert_eq!(v["updates"][0]["current"], "1.19.2");

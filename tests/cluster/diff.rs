@@ -33,7 +33,7 @@ fn the_live_object_diffs_against_rendered_files() {
     ];
     let mut args = vec!["publish"];
     args.extend_from_slice(&base);
-    clinv(&args).run().ok();
+    clinv(&args).run().success();
     // Status from another manager and the server's metadata never count.
     let status = r#"{"status":{"lastReported":"2026-07-06T12:00:00Z"}}"#;
     let (code, _, err) = p.kubectl(&[
@@ -51,7 +51,7 @@ fn the_live_object_diffs_against_rendered_files() {
     let before = out.path().join("before.yaml");
     let mut render = vec!["render"];
     render.extend_from_slice(&base[..4]);
-    std::fs::write(&before, clinv(&render).run().ok().stdout).unwrap();
+    std::fs::write(&before, clinv(&render).run().success().stdout).unwrap();
     let diff = |a: &str, b: &str| {
         let mut args = vec!["diff", a, b];
         args.extend_from_slice(&base);
@@ -97,7 +97,7 @@ fn the_live_object_diffs_against_rendered_files() {
         .replace("    - metrics-server\n", "");
     std::fs::write(&spec, text).unwrap();
     let after = out.path().join("after.yaml");
-    std::fs::write(&after, clinv(&render).run().ok().stdout).unwrap();
+    std::fs::write(&after, clinv(&render).run().success().stdout).unwrap();
     let run = diff("cluster", after.to_str().unwrap());
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(

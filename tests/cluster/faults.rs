@@ -139,7 +139,10 @@ fn answer_lost_then_replay_marks(p: &Plane, fx: &Fx) {
 /// object is the render and the snapshot is marked applied (older ones superseded).
 fn converges(p: &Plane, fx: &Fx) -> Run {
     let newest = fx.snapshots()[0]["id"].as_str().unwrap().to_string();
-    let run = fx.run(&p.admin, &["replay", "--domain", DOMAIN]).run().ok();
+    let run = fx
+        .run(&p.admin, &["replay", "--domain", DOMAIN])
+        .run()
+        .success();
     assert!(
         run.stderr.contains(&format!("applied snapshot {newest}")),
         "{}",
@@ -154,7 +157,7 @@ fn converges(p: &Plane, fx: &Fx) -> Run {
     let render = fx
         .run(&p.admin, &["render", "--domain", DOMAIN, "-o", "json"])
         .run()
-        .ok();
+        .success();
     let render: serde_json::Value = serde_json::from_str(&render.stdout).unwrap();
     let live = p.live().unwrap();
     assert_eq!(live["spec"], render["spec"]);
@@ -255,7 +258,7 @@ fn a_slow_connection_within_the_budget_publishes_and_every_request_is_seen() {
     };
     let run = publish(&fx, kc.path(), budget, false);
     observed("delay 200 ms per chunk", &run);
-    let run = run.ok();
+    let run = run.success();
     assert!(!run.stderr.contains("[warn]"), "{}", run.stderr);
     assert!(
         run.stderr.contains("clusterinventory/cluster created"),
@@ -279,7 +282,10 @@ fn a_slow_connection_within_the_budget_publishes_and_every_request_is_seen() {
     );
     assert!(run.elapsed < budget.bound(false));
     assert_eq!(states(&fx)[0].1, "applied");
-    let replay = fx.run(&p.admin, &["replay", "--domain", DOMAIN]).run().ok();
+    let replay = fx
+        .run(&p.admin, &["replay", "--domain", DOMAIN])
+        .run()
+        .success();
     assert!(
         replay.stderr.contains("nothing to replay"),
         "{}",
@@ -520,7 +526,7 @@ fn a_field_owned_by_another_manager_is_a_conflict_until_forced() {
         timeout: 5.0,
         probe: 1.0,
     };
-    publish(&fx, &p.admin, budget, false).ok();
+    publish(&fx, &p.admin, budget, false).success();
     let theirs = serde_json::json!({
         "apiVersion": "lok8s.dev/v1alpha1",
         "kind": "ClusterInventory",
@@ -560,7 +566,7 @@ fn a_field_owned_by_another_manager_is_a_conflict_until_forced() {
     let again = fresh
         .run(&p.admin, &["replay", "--domain", DOMAIN])
         .run()
-        .ok();
+        .success();
     assert!(again.stderr.contains("stay queued"), "{}", again.stderr);
     pending(&fresh, "conflict");
     let run = fresh
@@ -569,7 +575,7 @@ fn a_field_owned_by_another_manager_is_a_conflict_until_forced() {
             &["replay", "--domain", DOMAIN, "--force-conflicts"],
         )
         .run()
-        .ok();
+        .success();
     assert!(run.stderr.contains("applied snapshot"), "{}", run.stderr);
     assert_eq!(p.live().unwrap()["spec"]["lok8sVersion"], "0.7.9");
     // Now lok8s owns the field again: the plain replay path converges too.
@@ -855,7 +861,7 @@ fn a_replay_whose_answer_is_cut_stays_queued_and_the_next_converges() {
         },
         false,
     )
-    .ok();
+    .success();
     let id = states(&fx)[0].0.clone();
     for strict_run in [false, true] {
         p.crd_only();

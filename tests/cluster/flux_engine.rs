@@ -116,7 +116,7 @@ impl Fx {
             .env("KUBECONFIG", "/nonexistent")
             .env("SOURCE_DATE_EPOCH", epoch)
             .run()
-            .ok();
+            .success();
     }
 
     /// `clinv commit` of the newest snapshot; its stderr.
@@ -133,7 +133,7 @@ impl Fx {
                 "Inventory Bot <bot@acme.example>",
             ])
             .run()
-            .ok();
+            .success();
         run.stderr
     }
 
@@ -142,7 +142,7 @@ impl Fx {
         let repo = self.repo();
         let mut all = vec!["commit", "--repo", repo.to_str().unwrap()];
         all.extend_from_slice(args);
-        let run = self.clinv(&all).run().ok();
+        let run = self.clinv(&all).run().success();
         let docs = documents(&run.stdout);
         (run.stdout, docs)
     }
@@ -160,7 +160,7 @@ impl Fx {
                 flag,
             ])
             .run()
-            .ok();
+            .success();
         let docs = documents(&run.stdout);
         (run.stdout, docs)
     }
@@ -192,7 +192,7 @@ impl Fx {
                 "json",
             ])
             .run()
-            .ok();
+            .success();
         let snapshot: Value = serde_json::from_str(&run.stdout).unwrap();
         snapshot["inventory"].clone()
     }

@@ -31,7 +31,7 @@ fn the_committed_folder_builds_with_kustomize_and_applies_to_the_same_live_objec
     ])
     .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
     .run()
-    .ok();
+    .success();
     assert!(run.stderr.contains("committed"), "{}", run.stderr);
     let folder = repo.join("clusters/prod.acme.example/inventory");
     let (code, built, err) = p.kubectl(&["kustomize", folder.to_str().unwrap()]);
@@ -76,7 +76,7 @@ fn the_committed_folder_builds_with_kustomize_and_applies_to_the_same_live_objec
     ])
     .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
     .run()
-    .ok();
+    .success();
     let snapshot: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
     assert_eq!(live["spec"], snapshot["inventory"]["spec"]);
     assert_eq!(
@@ -95,7 +95,7 @@ fn the_committed_folder_builds_with_kustomize_and_applies_to_the_same_live_objec
     ])
     .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
     .run()
-    .ok();
+    .success();
     assert!(
         run.stderr.contains("clusterinventory/cluster unchanged"),
         "{}",

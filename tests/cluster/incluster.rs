@@ -118,7 +118,7 @@ fn setup(p: &Plane, sa: &str) -> String {
     ])
     .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
     .run()
-    .ok();
+    .success();
     for name in [
         "00-namespace.yaml",
         "10-serviceaccount.yaml",

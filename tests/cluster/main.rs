@@ -157,7 +157,10 @@ impl Plane {
     /// Makes sure the CRD exists (applied by field manager lok8s, Established) and the
     /// CR does not, so a test starts from an installed but empty cluster.
     pub fn crd_only(&self) {
-        let crd = support::clinv(&["crd", "-o", "json"]).run().ok().stdout;
+        let crd = support::clinv(&["crd", "-o", "json"])
+            .run()
+            .success()
+            .stdout;
         let (code, _, err) = self.kubectl_as(
             &self.admin,
             &["apply", "--server-side", "--field-manager=lok8s", "-f", "-"],

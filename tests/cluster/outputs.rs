@@ -23,8 +23,8 @@ fn status_json_names_the_live_source() {
             .env("CLINV_SNAPSHOTS", root.join("snapshots").to_str().unwrap())
             .run()
     };
-    run(&["publish"]).ok();
-    let status = run(&["status", "-o", "json"]).ok();
+    run(&["publish"]).success();
+    let status = run(&["status", "-o", "json"]).success();
     let v: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
     assert_eq!(v["source"], "live", "{}", status.stdout);
     assert!(v["snapshot"].is_null());
@@ -33,7 +33,7 @@ fn status_json_names_the_live_source() {
         v["inventory"]["metadata"]["labels"]["lok8s.dev/domain"],
         "lab.acme.example"
     );
-    let text = run(&["status"]).ok();
+    let text = run(&["status"]).success();
     assert!(
         text.stdout
             .starts_with("--- Inventory (ClusterInventory/cluster) ---\n"),
@@ -49,7 +49,7 @@ fn status_json_names_the_live_source() {
     assert_eq!(v["createdAt"], created);
     assert!(v["recordedAt"].is_null());
     assert_eq!(v["renderedAt"], v["inventory"]["spec"]["renderedAt"]);
-    let list = run(&["snapshots", "list", "-o", "json"]).ok();
+    let list = run(&["snapshots", "list", "-o", "json"]).success();
     let snaps: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
     let applied = &snaps[0];
     assert_eq!(applied["state"], "applied", "{}", list.stdout);

@@ -35,14 +35,14 @@ fn rendered(root: &std::path::Path, domain: &str) -> serde_json::Value {
         "json",
     ])
     .run()
-    .ok();
+    .success();
     serde_json::from_str(&out.stdout).unwrap()
 }
 
 fn publish_creates_the_objects_kubectl_shows_them_and_the_live_object_matches_the_render() {
     let p = plane();
     p.reset();
-    let run = publish(&p, &example(), "prod.acme.example", &[]).ok();
+    let run = publish(&p, &example(), "prod.acme.example", &[]).success();
     assert!(
         run.stderr
             .contains("clusterinventory/cluster created (CRD created;"),
@@ -87,8 +87,8 @@ fn publishing_twice_is_unchanged_and_removed_keys_disappear() {
     let p = plane();
     let dir = copy_tree(&example());
     let root = dir.path();
-    publish(&p, root, "prod.acme.example", &[]).ok();
-    let second = publish(&p, root, "prod.acme.example", &["-v"]).ok();
+    publish(&p, root, "prod.acme.example", &[]).success();
+    let second = publish(&p, root, "prod.acme.example", &["-v"]).success();
     assert!(
         second.stderr.contains("clusterinventory/cluster unchanged"),
         "{}",
@@ -107,7 +107,7 @@ fn publishing_twice_is_unchanged_and_removed_keys_disappear() {
     ])
     .env("SOURCE_DATE_EPOCH", "1800000000")
     .run()
-    .ok();
+    .success();
     assert!(third.stderr.contains("unchanged"), "{}", third.stderr);
     // Removing provider from the spec removes it from the live object.
     let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
@@ -115,7 +115,7 @@ fn publishing_twice_is_unchanged_and_removed_keys_disappear() {
         .unwrap()
         .replace("  provider:\n    name: hetzner\n    region: fsn1\n", "");
     std::fs::write(&spec, text).unwrap();
-    let run = publish(&p, root, "prod.acme.example", &[]).ok();
+    let run = publish(&p, root, "prod.acme.example", &[]).success();
     assert!(
         run.stderr.contains("clusterinventory/cluster configured"),
         "{}",
@@ -131,7 +131,7 @@ fn publishing_twice_is_unchanged_and_removed_keys_disappear() {
 
 fn the_api_server_prunes_fields_outside_the_schema() {
     let p = plane();
-    publish(&p, &example(), "prod.acme.example", &[]).ok();
+    publish(&p, &example(), "prod.acme.example", &[]).success();
     let mut cr = rendered(&example(), "prod.acme.example");
     cr["spec"]["values"] = serde_json::json!({"token": "FAKESECRET-pruned"});
     cr["spec"]["addons"][0]["secret"] = serde_json::json!("FAKESECRET-pruned-too");
@@ -152,7 +152,7 @@ fn status_written_by_another_manager_survives_and_spec_changes_apply_in_place() 
     let p = plane();
     let dir = copy_tree(&example());
     let root = dir.path();
-    publish(&p, root, "prod.acme.example", &[]).ok();
+    publish(&p, root, "prod.acme.example", &[]).success();
     let uid = p.live().unwrap()["metadata"]["uid"].clone();
     let status = r#"{"status":{"availableUpdates":[{"name":"cilium","current":"1.19.2","latest":"1.20.1"}],"lastReported":"2026-07-06T12:00:00Z"}}"#;
     let (code, _, err) = p.kubectl(&[
@@ -171,7 +171,7 @@ fn status_written_by_another_manager_survives_and_spec_changes_apply_in_place() 
         .unwrap()
         .replace("    - metrics-server\n", "");
     std::fs::write(&spec, text).unwrap();
-    let run = publish(&p, root, "prod.acme.example", &[]).ok();
+    let run = publish(&p, root, "prod.acme.example", &[]).success();
     assert!(run.stderr.contains("configured"), "{}", run.stderr);
     let live = p.live().unwrap();
     assert_eq!(live["metadata"]["uid"], uid, "updated in place");
@@ -188,7 +188,7 @@ fn status_written_by_another_manager_survives_and_spec_changes_apply_in_place() 
         p.admin.to_str().unwrap(),
     ])
     .run()
-    .ok();
+    .success();
     assert!(status_run.stdout.starts_with("--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      0.7.9\n  driver:     kubeone · hetzner\n"), "{}", status_run.stdout);
     assert!(
         status_run
@@ -200,7 +200,7 @@ fn status_written_by_another_manager_survives_and_spec_changes_apply_in_place() 
 fn a_conflicting_crd_warns_and_force_conflicts_takes_it_over() {
     let p = plane();
     p.reset();
-    let crd = clinv(&["crd", "-o", "json"]).run().ok().stdout;
+    let crd = clinv(&["crd", "-o", "json"]).run().success().stdout;
     let mut other: serde_json::Value = serde_json::from_str(&crd).unwrap();
     other["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] =
         "owned by someone else".into();
@@ -217,7 +217,7 @@ fn a_conflicting_crd_warns_and_force_conflicts_takes_it_over() {
         Some(&other.to_string()),
     );
     assert_eq!(code, 0, "{err}");
-    let run = publish(&p, &example(), "prod.acme.example", &[]).ok();
+    let run = publish(&p, &example(), "prod.acme.example", &[]).success();
     assert!(run.stderr.starts_with("[warn] inventory: could not publish the ClusterInventory for prod.acme.example: the ClusterInventory CRD conflicts"), "{}", run.stderr);
     assert!(
         run.stderr.contains("other-tool"),
@@ -229,7 +229,7 @@ fn a_conflicting_crd_warns_and_force_conflicts_takes_it_over() {
         publish(&p, &example(), "prod.acme.example", &["--strict"]).code,
         8
     );
-    let run = publish(&p, &example(), "prod.acme.example", &["--force-conflicts"]).ok();
+    let run = publish(&p, &example(), "prod.acme.example", &["--force-conflicts"]).success();
     assert!(
         run.stderr.contains("clusterinventory/cluster created"),
         "{}",
@@ -265,7 +265,7 @@ fn a_refused_connection_warns_and_exits_zero_at_once() {
         "--kubeconfig",
         kc.path().to_str().unwrap(),
     ];
-    let run = clinv(&args).run().ok();
+    let run = clinv(&args).run().success();
     assert!(run.stderr.contains("cluster unreachable"), "{}", run.stderr);
     assert!(run.elapsed < Duration::from_secs(1), "{:?}", run.elapsed);
     assert_eq!(clinv(&[&args[..], &["--strict"]].concat()).run().code, 5);
@@ -294,10 +294,10 @@ fn a_stopped_api_server_is_unreachable_and_a_later_publish_converges() {
         "{}",
         String::from_utf8_lossy(&start.stderr)
     );
-    let run = run.ok();
+    let run = run.success();
     assert!(run.stderr.contains("cluster unreachable"), "{}", run.stderr);
     assert!(run.elapsed < Duration::from_secs(3));
-    publish(&p, &example(), "edge.acme.example", &[]).ok();
+    publish(&p, &example(), "edge.acme.example", &[]).success();
     assert_eq!(
         content(&p.live().unwrap()["spec"]),
         content(&rendered(&example(), "edge.acme.example")["spec"])
@@ -306,9 +306,9 @@ fn a_stopped_api_server_is_unreachable_and_a_later_publish_converges() {
 
 fn dry_run_prints_the_change_and_persists_nothing() {
     let p = plane();
-    publish(&p, &example(), "prod.acme.example", &[]).ok();
+    publish(&p, &example(), "prod.acme.example", &[]).success();
     let before = p.live().unwrap();
-    let run = publish(&p, &example(), "lab.acme.example", &["--dry-run"]).ok();
+    let run = publish(&p, &example(), "lab.acme.example", &["--dry-run"]).success();
     assert!(
         run.stdout.starts_with(
             "clusterinventory/cluster configured (dry run)\n--- live spec\n+++ rendered spec\n"
@@ -339,7 +339,7 @@ fn missing_kubeconfig_and_render_failures_are_fail_soft() {
     ])
     .env("KUBECONFIG", "/nonexistent/kc")
     .run()
-    .ok();
+    .success();
     assert!(
         run.stderr.starts_with(
             "[warn] inventory: kubeconfig not found (/nonexistent/kc) — queued as snapshot "
@@ -356,7 +356,7 @@ fn missing_kubeconfig_and_render_failures_are_fail_soft() {
         "inv",
     ])
     .run()
-    .ok();
+    .success();
     assert!(
         run.stderr
             .contains("[error] inventory: cluster spec declares a malformed kind"),
@@ -408,7 +408,7 @@ fn lok8s_project_kubeconfig_is_preferred_over_kubeconfig_env() {
     ])
     .env("KUBECONFIG", p.nobody.to_str().unwrap())
     .run()
-    .ok();
+    .success();
     assert!(
         run.stderr.contains("kubeconfig from project .kubeconfig/"),
         "{}",
@@ -434,7 +434,7 @@ fn drift_against_the_live_inventory() {
         .env("CLINV_SNAPSHOTS", root.join("snapshots").to_str().unwrap())
         .run()
     };
-    publish(&p, root, "prod.acme.example", &[]).ok();
+    publish(&p, root, "prod.acme.example", &[]).success();
     let sync = drift();
     assert_eq!(sync.code, 0, "{}{}", sync.stdout, sync.stderr);
     assert!(
@@ -519,7 +519,7 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
             .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
             .run()
     };
-    let run = publish(&["-q"]).ok();
+    let run = publish(&["-q"]).success();
     assert!(
         run.stderr.starts_with("[warn] inventory: could not publish the ClusterInventory for prod.acme.example: it is managed by GitOps, and clinv commit")
             && run.stderr.contains("Flux Kustomization flux-system/inventory")
@@ -544,7 +544,7 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
     ])
     .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
     .run()
-    .ok();
+    .success();
     let list: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
     assert_eq!(list[0]["reason"], "gitops-managed", "{list}");
     assert_eq!(list[0]["state"], "superseded", "{list}");
@@ -559,7 +559,7 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
     ])
     .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
     .run()
-    .ok();
+    .success();
     assert!(
         replay.stderr.contains("nothing to replay"),
         "{}",
@@ -581,7 +581,7 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
     ])
     .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
     .run()
-    .ok();
+    .success();
     let replay = clinv(&[
         "replay",
         "--root",
@@ -594,7 +594,7 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
     ])
     .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
     .run()
-    .ok();
+    .success();
     assert!(
         replay
             .stderr
@@ -613,7 +613,7 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
     ])
     .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
     .run()
-    .ok();
+    .success();
     let list: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
     assert_eq!(
         (&list[0]["state"], &list[0]["reason"]),
@@ -640,14 +640,14 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
         Some(&argo.to_string()),
     );
     assert_eq!(code, 0, "{err}");
-    let run = publish(&[]).ok();
+    let run = publish(&[]).success();
     assert!(
         run.stderr.contains("Argo CD Application inv-prod"),
         "{}",
         run.stderr
     );
     // --force-conflicts takes it over, as for any other field manager.
-    let run = publish(&["--force-conflicts"]).ok();
+    let run = publish(&["--force-conflicts"]).success();
     assert!(
         run.stderr.contains("clusterinventory/cluster configured"),
         "{}",
@@ -678,12 +678,12 @@ fn an_applied_but_unrecorded_publish_fails_under_strict() {
             .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
             .run()
     };
-    run(&[]).ok();
+    run(&[]).success();
     for entry in walk(store.path()) {
         std::os::unix::fs::lchown(&entry, Some(65534), Some(65534)).unwrap();
     }
     set_chart_version(dir.path(), "cilium", "1.20.1");
-    let soft = run(&[]).ok();
+    let soft = run(&[]).success();
     assert!(
         soft.stderr.contains("could not record a snapshot"),
         "{}",

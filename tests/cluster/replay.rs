@@ -39,7 +39,7 @@ impl Fx {
                 &["snapshots", "list", "-o", "json"],
             )
             .run()
-            .ok();
+            .success();
         serde_json::from_str(&run.stdout).unwrap()
     }
 
@@ -95,7 +95,7 @@ pub(crate) fn snapshot_spec(fx: &Fx, id: &str) -> serde_json::Value {
             &["snapshots", "show", id, "-o", "json"],
         )
         .run()
-        .ok();
+        .success();
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     v["inventory"]["spec"].clone()
 }
@@ -131,7 +131,7 @@ fn queued_while_down_then_one_replay_applies_only_the_newest() {
     let run = fx
         .run(&p.admin, &["replay", "--domain", "prod.acme.example", "-v"])
         .run()
-        .ok();
+        .success();
     let requests = run
         .stderr
         .lines()
@@ -158,7 +158,7 @@ fn queued_while_down_then_one_replay_applies_only_the_newest() {
     let again = fx
         .run(&p.admin, &["replay", "--domain", "prod.acme.example"])
         .run()
-        .ok();
+        .success();
     assert!(
         again.stderr.contains("nothing to replay"),
         "{}",
@@ -174,7 +174,7 @@ fn the_stale_guard_never_overwrites_a_newer_live_inventory() {
     fx.run(dead.path(), &["publish", "--domain", "prod.acme.example"])
         .env("SOURCE_DATE_EPOCH", "1800000000")
         .run()
-        .ok();
+        .success();
     // Another machine (another store) delivers a newer inventory first.
     fx.bump("metrics-server");
     let other = tempfile::tempdir().unwrap();
@@ -182,12 +182,12 @@ fn the_stale_guard_never_overwrites_a_newer_live_inventory() {
         .env("SOURCE_DATE_EPOCH", "1800000100")
         .env("CLINV_SNAPSHOTS", other.path().to_str().unwrap())
         .run()
-        .ok();
+        .success();
     let live_before = p.live().unwrap();
     let run = fx
         .run(&p.admin, &["replay", "--domain", "prod.acme.example"])
         .run()
-        .ok();
+        .success();
     assert!(run.stderr.contains("not applied: the live inventory was rendered later (2027-01-15T08:01:40Z); marked superseded"), "{}", run.stderr);
     assert_eq!(states(&fx)[0].1, "superseded");
     assert_eq!(
@@ -208,18 +208,18 @@ fn clock_skew_is_said_and_allow_older_delivers() {
     fx.run(&p.admin, &["publish", "--domain", "prod.acme.example"])
         .env("SOURCE_DATE_EPOCH", "1800000000")
         .run()
-        .ok();
+        .success();
     fx.bump("metrics-server");
     fx.run(dead.path(), &["publish", "--domain", "prod.acme.example"])
         .env("SOURCE_DATE_EPOCH", "1700000000")
         .run()
-        .ok();
+        .success();
     let skewed = states(&fx)[0].0.clone();
     let live_before = p.live().unwrap();
     let run = fx
         .run(&p.admin, &["replay", "--domain", "prod.acme.example", "-q"])
         .run()
-        .ok();
+        .success();
     assert!(
         run.stderr.starts_with(&format!(
             "[warn] prod.acme.example: clock skew: the live inventory looks newer (renderedAt 2027-01-15T08:00:00Z) but the store recorded snapshot {skewed} later (recorded "
@@ -247,7 +247,7 @@ fn clock_skew_is_said_and_allow_older_delivers() {
             &["replay", "--domain", "prod.acme.example", "--allow-older"],
         )
         .run()
-        .ok();
+        .success();
     assert!(
         run.stderr.contains(&format!("applied snapshot {skewed}")),
         "{}",
@@ -266,13 +266,13 @@ fn a_replay_that_crashed_after_applying_only_marks_on_the_next_run() {
     fx.run(dead.path(), &["publish", "--domain", "prod.acme.example"])
         .env("SOURCE_DATE_EPOCH", "1900000000")
         .run()
-        .ok();
+        .success();
     let id = states(&fx)[0].0.clone();
     // The apply happened, the process died before recording it.
     let show = fx
         .run(dead.path(), &["snapshots", "show", &id, "-o", "json"])
         .run()
-        .ok();
+        .success();
     let v: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
     let (code, _, err) = p.kubectl_as(
         &p.admin,
@@ -283,7 +283,7 @@ fn a_replay_that_crashed_after_applying_only_marks_on_the_next_run() {
     let run = fx
         .run(&p.admin, &["replay", "--domain", "prod.acme.example", "-v"])
         .run()
-        .ok();
+        .success();
     assert!(
         run.stderr.contains("clusterinventory/cluster unchanged"),
         "{}",
@@ -382,14 +382,14 @@ fn replays_killed_at_random_points_converge() {
         killed > 5,
         "kill points must hit running replays (seed {seed})"
     );
-    fx.run(&p.admin, &["snapshots", "verify"]).run().ok();
+    fx.run(&p.admin, &["snapshots", "verify"]).run().success();
     fx.run(&p.admin, &["replay", "--domain", "prod.acme.example"])
         .run()
-        .ok();
+        .success();
     let again = fx
         .run(&p.admin, &["replay", "--domain", "prod.acme.example"])
         .run()
-        .ok();
+        .success();
     assert!(
         again.stderr.contains("nothing to replay"),
         "{}",
@@ -403,7 +403,7 @@ fn replays_killed_at_random_points_converge() {
     let newest = snaps[0]["id"].as_str().unwrap();
     assert_eq!(snaps[0]["state"], "applied");
     assert_eq!(live_spec(&p), snapshot_spec(&fx, newest));
-    fx.run(&p.admin, &["snapshots", "verify"]).run().ok();
+    fx.run(&p.admin, &["snapshots", "verify"]).run().success();
 }
 
 /// clinv in `fx`'s project and store without `--kubeconfig` (the per-domain rules).
@@ -427,7 +427,7 @@ fn domain_states(fx: &Fx, domain: &str) -> Vec<(String, String, String)> {
             &["snapshots", "list", "--domain", domain, "-o", "json"],
         )
         .run()
-        .ok();
+        .success();
     let v: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
     v.iter()
         .map(|s| {
@@ -448,7 +448,7 @@ fn queue_lab_and_prod(fx: &Fx, dead: &Path) {
             .run(dead, &["publish", "--domain", domain])
             .env("SOURCE_DATE_EPOCH", epoch)
             .run()
-            .ok();
+            .success();
         assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
     }
 }
@@ -564,7 +564,7 @@ fn replay_all_routes_each_domain_to_its_own_kubeconfig() {
     assert_eq!(code, 0, "{err}");
     std::fs::copy(&p.admin, own.join("prod-fsn1.yaml")).unwrap();
     std::fs::copy(dead.path(), own.join("lab.yaml")).unwrap();
-    let run = routed(&fx, &p.admin, &["replay", "--all"]).run().ok();
+    let run = routed(&fx, &p.admin, &["replay", "--all"]).run().success();
     assert_eq!(
         p.live().unwrap()["metadata"]["labels"]["lok8s.dev/domain"],
         PROD,

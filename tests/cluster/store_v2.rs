@@ -29,7 +29,7 @@ fn queued_id(stderr: &str) -> String {
         .to_string()
 }
 
-fn finding_2_replay_after_importing_an_older_pending_snapshot_applies_the_newer() {
+fn replay_after_importing_an_older_pending_snapshot_applies_the_newer() {
     let p = plane();
     p.crd_only();
     let dir = copy_tree(&fixture("inv"));
@@ -46,7 +46,7 @@ fn finding_2_replay_after_importing_an_older_pending_snapshot_applies_the_newer(
             1_800_000_000,
             &["publish", "--domain", "inv"],
         )
-        .ok()
+        .success()
         .stderr,
     );
     std::thread::sleep(std::time::Duration::from_millis(50));
@@ -59,7 +59,7 @@ fn finding_2_replay_after_importing_an_older_pending_snapshot_applies_the_newer(
             1_800_000_100,
             &["publish", "--domain", "inv"],
         )
-        .ok()
+        .success()
         .stderr,
     );
     let tar = root.join("a.tar");
@@ -76,7 +76,7 @@ fn finding_2_replay_after_importing_an_older_pending_snapshot_applies_the_newer(
             tar.to_str().unwrap(),
         ],
     )
-    .ok();
+    .success();
     run(
         root,
         &b,
@@ -84,7 +84,7 @@ fn finding_2_replay_after_importing_an_older_pending_snapshot_applies_the_newer(
         1_800_000_200,
         &["snapshots", "import", tar.to_str().unwrap()],
     )
-    .ok();
+    .success();
     // B's journal now ends with A's older line; replay must still deliver B's newer one.
     run(
         root,
@@ -93,7 +93,7 @@ fn finding_2_replay_after_importing_an_older_pending_snapshot_applies_the_newer(
         1_800_000_300,
         &["replay", "--domain", "inv"],
     )
-    .ok();
+    .success();
     let live = p.live().expect("replay applied something");
     assert_eq!(
         live["spec"]["kubernetesVersion"], "v1.31.2",
@@ -106,7 +106,7 @@ fn finding_2_replay_after_importing_an_older_pending_snapshot_applies_the_newer(
         1_800_000_300,
         &["snapshots", "list", "--domain", "inv", "-o", "json"],
     )
-    .ok();
+    .success();
     let list: Vec<serde_json::Value> = serde_json::from_str(&list.stdout).unwrap();
     let state = |id: &str| {
         list.iter()
@@ -118,5 +118,5 @@ fn finding_2_replay_after_importing_an_older_pending_snapshot_applies_the_newer(
 }
 
 trials! {
-    Plane: [finding_2_replay_after_importing_an_older_pending_snapshot_applies_the_newer],
+    Plane: [replay_after_importing_an_older_pending_snapshot_applies_the_newer],
 }

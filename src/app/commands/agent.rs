@@ -5,10 +5,10 @@ use super::{access, fail_soft, print_notices};
 use crate::app::Result;
 use crate::app::cli::AgentArgs;
 use crate::app::settings::Settings;
+use crate::catalog::fetch::IndexRef;
 use crate::cluster::access::options;
 use crate::error::Outcome;
 use crate::ops::agent::{self, Config, Pass};
-use crate::status::fetch::IndexRef;
 
 pub fn run(settings: &Settings, args: &AgentArgs) -> Result<Outcome> {
     let cfg = Config {

@@ -4,8 +4,8 @@ use super::{project, report_warnings};
 use crate::app::Result;
 use crate::app::cli::IndexArgs;
 use crate::app::settings::Settings;
+use crate::catalog::index::{self, TimeSource};
 use crate::error::exit;
-use crate::status::index::{self, TimeSource};
 
 pub fn run(settings: &Settings, args: &IndexArgs) -> Result<i32> {
     let project = project(settings)?;

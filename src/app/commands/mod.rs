@@ -185,8 +185,8 @@ fn access(settings: &Settings) -> Access {
 fn fetch_options(
     settings: &Settings,
     source: &crate::app::cli::IndexSourceArgs,
-) -> crate::status::fetch::Options {
-    crate::status::fetch::Options {
+) -> crate::catalog::fetch::Options {
+    crate::catalog::fetch::Options {
         offline: source.offline,
         ca_file: source.index_ca.clone(),
         cache_home: settings.env.cache_home(),

@@ -7,10 +7,10 @@ use crate::app::Result;
 use crate::app::cli::{TableFormat, UpdatesArgs};
 use crate::app::output;
 use crate::app::settings::Settings;
+use crate::catalog::fetch::{self, IndexRef};
+use crate::catalog::updates;
 use crate::error::exit;
 use crate::ops::updates::{self as ops, Domain};
-use crate::status::fetch::{self, IndexRef};
-use crate::status::updates;
 use crate::view;
 
 pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {

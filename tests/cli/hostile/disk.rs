@@ -101,10 +101,10 @@ fn a_full_store_keeps_its_state_when_new_objects_do_not_fit() {
     );
     assert_eq!(state(fs.path()), before);
     assert_no_temp(fs.path());
-    verify(dir.path(), &store).ok();
+    verify(dir.path(), &store).success();
     fs.free();
     queue(dir.path(), &store);
-    let run = verify(dir.path(), &store).ok();
+    let run = verify(dir.path(), &store).success();
     assert!(
         run.stdout.contains("2 snapshot") || run.stderr.contains("2 snapshot"),
         "{}{}",
@@ -137,10 +137,10 @@ fn a_full_store_never_keeps_half_a_journal_record() {
     );
     assert_eq!(state(fs.path()), before, "journal changed");
     assert!(std::fs::read(&journal).unwrap().ends_with(b"\n"));
-    verify(dir.path(), &store).ok();
+    verify(dir.path(), &store).success();
     fs.free();
     queue(dir.path(), &store);
-    verify(dir.path(), &store).ok();
+    verify(dir.path(), &store).success();
 }
 
 fn a_full_store_refuses_an_import_cleanly() {
@@ -160,7 +160,7 @@ fn a_full_store_refuses_an_import_cleanly() {
     ])
     .store(other.path())
     .run()
-    .ok();
+    .success();
     let store = fs.path().join("store");
     fs.fill();
     let before = state(fs.path());
@@ -194,8 +194,8 @@ fn a_full_store_refuses_an_import_cleanly() {
     ])
     .store(&store)
     .run()
-    .ok();
-    verify(dir.path(), &store).ok();
+    .success();
+    verify(dir.path(), &store).success();
 }
 
 fn render_out_on_a_full_disk_keeps_the_previous_files() {
@@ -215,7 +215,7 @@ fn render_out_on_a_full_disk_keeps_the_previous_files() {
     };
     let run_args = args(dir.path());
     let argv: Vec<&str> = run_args.iter().map(String::as_str).collect();
-    bounded(&argv).run().ok();
+    bounded(&argv).run().success();
     write(
         dir.path(),
         "clusters/inv/cluster.lok8s.yaml",
@@ -229,7 +229,7 @@ fn render_out_on_a_full_disk_keeps_the_previous_files() {
     assert_eq!(state(fs.path()), before);
     assert_no_temp(fs.path());
     fs.free();
-    bounded(&argv).run().ok();
+    bounded(&argv).run().success();
     let cr = std::fs::read_to_string(out.join("clusterinventory.yaml")).unwrap();
     assert!(!cr.contains("cert-manager"), "{cr}");
 }
@@ -297,7 +297,7 @@ fn commit_on_a_full_disk_leaves_the_repository_consistent() {
         "",
         "the worktree changed"
     );
-    commit().ok();
+    commit().success();
     assert_ne!(git(&["rev-parse", "HEAD"]).1, head);
     assert!(git(&["fsck", "--no-progress"]).0);
 }

@@ -9,7 +9,7 @@ fn pin_case(bytes: impl AsRef<[u8]>) -> Run {
     let dir = project();
     write(dir.path(), ".lok8s/addons/cilium/chart.yaml", bytes);
     let before = tree(dir.path());
-    let run = render(dir.path()).ok();
+    let run = render(dir.path()).success();
     assert_unchanged(&before, dir.path());
     run
 }
@@ -43,7 +43,7 @@ fn a_100_mb_chart_pin_is_not_read() {
         b"version: 6.6.6\n#",
         100 << 20,
     );
-    let run = render(dir.path()).ok();
+    let run = render(dir.path()).success();
     assert_eq!(cilium_version(&run), None, "{}", run.stdout);
 }
 
@@ -84,7 +84,7 @@ fn a_chart_pin_linked_outside_the_project_is_read_as_lok8s_does_and_reported() {
     let path = dir.path().join(".lok8s/addons/cilium/chart.yaml");
     std::fs::remove_file(&path).unwrap();
     std::os::unix::fs::symlink(&pin, &path).unwrap();
-    let run = render(dir.path()).ok();
+    let run = render(dir.path()).success();
     assert_eq!(
         cilium_version(&run).as_deref(),
         Some("6.6.6"),
@@ -110,7 +110,7 @@ fn a_chart_pin_that_is_a_fifo_does_not_block() {
             .unwrap()
             .success()
     );
-    let run = render(dir.path()).ok();
+    let run = render(dir.path()).success();
     assert_eq!(cilium_version(&run), None, "{}", run.stdout);
 }
 
@@ -138,7 +138,7 @@ fn value_files_that_are_devices_fifos_or_huge_are_rejected_entries() {
         "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [/dev/zero]\n    - cert-manager:\n        valueFiles: [fifo.yaml]\n    - big:\n        valueFiles: [big.yaml]\n",
     );
     let before = tree(dir.path());
-    let run = render(dir.path()).ok();
+    let run = render(dir.path()).success();
     assert_unchanged(&before, dir.path());
     for key in ["cilium", "big"] {
         assert!(
@@ -164,7 +164,7 @@ fn bootstrap_entry_keys_that_traverse_are_targets_never_read() {
         "clusters/inv/cluster.lok8s.yaml",
         "kind: KubeOne\nspec:\n  bootstrap:\n    - ../../../../../../../../../etc/passwd\n    - /etc/shadow\n    - ../../../../../../../../../etc\n",
     );
-    let run = render(dir.path()).ok();
+    let run = render(dir.path()).success();
     assert!(
         run.stdout.contains("- name: passwd\n    source: target\n"),
         "{}",
@@ -324,7 +324,7 @@ fn invalid_utf8_and_nul_in_the_version_file_value_files_and_diff_inputs() {
     write(dir.path(), ".lok8s/VERSION", b"1.0\xff");
     assert_clean_failure(&render(dir.path()), ".lok8s/VERSION: not valid UTF-8");
     write(dir.path(), ".lok8s/VERSION", b"1.0\0");
-    let run = render(dir.path()).ok();
+    let run = render(dir.path()).success();
     assert!(
         run.stdout.contains("lok8sVersion: \"1.0\\0\"\n"),
         "{}",
@@ -343,7 +343,7 @@ fn invalid_utf8_and_nul_in_the_version_file_value_files_and_diff_inputs() {
         "clusters/inv/cluster.lok8s.yaml",
         "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [v.yaml]\n",
     );
-    let run = render(dir.path()).ok();
+    let run = render(dir.path()).success();
     assert!(
         run.stderr
             .contains("skipping unparseable bootstrap entry 'cilium'"),

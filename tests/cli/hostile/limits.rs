@@ -23,7 +23,7 @@ fn with_addons(names: impl IntoIterator<Item = String>) -> String {
 fn a_253_character_addon_name_renders() {
     let name = "a".repeat(253);
     let (_d, run) = spec(&with_addons([name.clone()]));
-    assert!(run.ok().stdout.contains(&format!("- name: {name}\n")));
+    assert!(run.success().stdout.contains(&format!("- name: {name}\n")));
 }
 
 fn a_254_character_addon_name_is_refused() {
@@ -46,7 +46,7 @@ fn a_4096_character_addon_name_is_refused_with_a_short_message() {
 
 fn two_hundred_fifty_six_addons_render() {
     let (_d, run) = spec(&with_addons((0..256).map(|i| format!("a{i}"))));
-    let run = run.ok();
+    let run = run.success();
     assert_eq!(run.stdout.matches("\n  - name: a").count(), 256);
 }
 
@@ -121,7 +121,7 @@ fn a_64_character_kubernetes_version_renders() {
         "kind: KubeOne\nspec:\n  kubernetes:\n    version: {v}\n"
     ));
     assert!(
-        run.ok()
+        run.success()
             .stdout
             .contains(&format!("kubernetesVersion: {v}\n"))
     );
@@ -141,7 +141,7 @@ fn a_65_character_kubernetes_version_is_refused() {
 fn chart_versions_at_and_beyond_64_characters() {
     let dir = project();
     set_chart_version(dir.path(), "cilium", &"1".repeat(64));
-    let run = render(dir.path()).ok();
+    let run = render(dir.path()).success();
     assert!(
         run.stdout
             .contains(&format!("chartVersion: '{}'", "1".repeat(64)))
@@ -162,7 +162,7 @@ fn chart_versions_at_and_beyond_64_characters() {
 fn lok8s_versions_at_and_beyond_64_characters() {
     let dir = project();
     write(dir.path(), ".lok8s/VERSION", "9".repeat(64));
-    render(dir.path()).ok();
+    render(dir.path()).success();
     write(dir.path(), ".lok8s/VERSION", "9".repeat(65));
     let run = render(dir.path());
     assert_clean_failure(&run, "spec.lok8sVersion: Too long");
@@ -173,7 +173,7 @@ fn provider_names_at_and_beyond_63_characters() {
     let (_d, run) = spec(&format!(
         "kind: KubeOne\nspec:\n  provider:\n    name: {at}\n"
     ));
-    assert!(run.ok().stdout.contains(&format!("provider: {at}\n")));
+    assert!(run.success().stdout.contains(&format!("provider: {at}\n")));
     let (_d, run) = spec(&format!(
         "kind: KubeOne\nspec:\n  provider:\n    name: {at}p\n"
     ));
@@ -183,7 +183,7 @@ fn provider_names_at_and_beyond_63_characters() {
 fn kinds_at_and_beyond_63_characters() {
     let at = "k".repeat(63);
     let (_d, run) = spec(&format!("kind: {at}\n"));
-    assert!(run.ok().stdout.contains(&format!("kind: {at}\n")));
+    assert!(run.success().stdout.contains(&format!("kind: {at}\n")));
     let (_d, run) = spec(&format!("kind: {at}k\n"));
     assert_clean_failure(&run, "spec.kind: Too long");
 }
@@ -211,7 +211,7 @@ fn a_63_character_domain_fits_the_label() {
         &domain,
     ])
     .run()
-    .ok();
+    .success();
     assert!(
         run.stdout
             .contains(&format!("lok8s.dev/domain: {domain}\n"))

@@ -118,7 +118,7 @@ fn render_out_creates_a_missing_parent() {
     let dir = project();
     let out = tempfile::tempdir().unwrap();
     let target = out.path().join("a/b/c");
-    render_out(dir.path(), &target).ok();
+    render_out(dir.path(), &target).success();
     assert!(target.join("clusterinventory.yaml").is_file());
     assert!(target.join("clusterinventory.crd.yaml").is_file());
     assert_no_temp(out.path());
@@ -131,7 +131,7 @@ fn render_out_through_a_symlink_writes_where_the_user_pointed() {
     let real = out.path().join("real");
     std::fs::create_dir(&real).unwrap();
     std::os::unix::fs::symlink(&real, out.path().join("link")).unwrap();
-    render_out(dir.path(), &out.path().join("link")).ok();
+    render_out(dir.path(), &out.path().join("link")).success();
     assert!(real.join("clusterinventory.yaml").is_file());
     assert_no_temp(out.path());
 }

@@ -99,8 +99,8 @@ fn a_utf8_bom_is_accepted_and_hashed_raw() {
     let text = "kind: KubeOne\nspec:\n  bootstrap: [cilium]\n";
     let (_d, plain) = spec_case(text);
     let (_d2, bom) = spec_case(format!("\u{feff}{text}"));
-    let plain = plain.ok();
-    let bom = bom.ok();
+    let plain = plain.success();
+    let bom = bom.success();
     assert!(bom.stdout.contains("kind: kubeone"), "{}", bom.stdout);
     assert!(bom.stdout.contains("- name: cilium"));
     let hash = |s: &str| {
@@ -122,7 +122,7 @@ fn crlf_line_ends_render_like_lf() {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    assert_eq!(strip(&lf.ok().stdout), strip(&crlf.ok().stdout));
+    assert_eq!(strip(&lf.success().stdout), strip(&crlf.success().stdout));
 }
 
 fn deep_flow_nesting() {
@@ -218,7 +218,7 @@ fn a_spec_linked_inside_the_project_is_read() {
     let path = dir.path().join("clusters/inv/cluster.lok8s.yaml");
     std::fs::rename(&path, dir.path().join("shared.yaml")).unwrap();
     std::os::unix::fs::symlink("../../shared.yaml", &path).unwrap();
-    let run = render(dir.path()).ok();
+    let run = render(dir.path()).success();
     assert!(run.stdout.contains("- name: cilium"), "{}", run.stdout);
 }
 

@@ -119,7 +119,7 @@ fn a_store_root_that_is_a_link_is_followed() {
     std::os::unix::fs::symlink(real.path(), &link).unwrap();
     queue(dir.path(), &link);
     assert!(journal_file(&real.path().join("inv")).is_file());
-    verify(dir.path(), &link).ok();
+    verify(dir.path(), &link).success();
 }
 
 fn a_torn_last_line_is_ignored_and_repaired() {
@@ -131,7 +131,7 @@ fn a_torn_last_line_is_ignored_and_repaired() {
         .unwrap();
     std::io::Write::write_all(&mut f, b"0123abcd {\"kind\":\"snap").unwrap();
     drop(f);
-    let run = verify(dir.path(), store.path()).ok();
+    let run = verify(dir.path(), store.path()).success();
     assert!(
         run.stderr.contains("incomplete") || run.stdout.contains("incomplete"),
         "{}{}",
@@ -141,7 +141,7 @@ fn a_torn_last_line_is_ignored_and_repaired() {
     queue(dir.path(), store.path());
     let text = std::fs::read_to_string(&journal).unwrap();
     assert!(text.contains("\"tornBytes\":22"), "{text}");
-    verify(dir.path(), store.path()).ok();
+    verify(dir.path(), store.path()).success();
 }
 
 fn a_torn_tail_longer_than_a_mebibyte_is_cut_whole() {
@@ -165,7 +165,7 @@ fn a_torn_tail_longer_than_a_mebibyte_is_cut_whole() {
     );
     assert!(!text.contains("xxx"));
     assert!(std::fs::metadata(&journal).unwrap().len() < len * 4);
-    verify(dir.path(), store.path()).ok();
+    verify(dir.path(), store.path()).success();
 }
 
 fn a_bad_checksum_is_reported_with_its_line() {
@@ -263,7 +263,7 @@ fn a_lock_left_by_a_dead_process_does_not_block() {
     );
     let run = queue(dir.path(), store.path());
     assert!(run.elapsed < Duration::from_secs(5));
-    verify(dir.path(), store.path()).ok();
+    verify(dir.path(), store.path()).success();
 }
 
 fn a_lock_held_by_a_live_process_is_waited_for_and_named() {
@@ -284,7 +284,7 @@ fn a_lock_held_by_a_live_process_is_waited_for_and_named() {
         "did not wait: {:?}",
         run.elapsed
     );
-    verify(dir.path(), store.path()).ok();
+    verify(dir.path(), store.path()).success();
 }
 
 fn a_100_mb_journal_is_read_streaming_and_its_torn_tail_cut() {
@@ -300,7 +300,7 @@ fn a_100_mb_journal_is_read_streaming_and_its_torn_tail_cut() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!run.stderr.contains("could not record"), "{}", run.stderr);
     assert!(std::fs::metadata(&journal).unwrap().len() < 1 << 20);
-    verify(dir.path(), store.path()).ok();
+    verify(dir.path(), store.path()).success();
 }
 
 fn a_journal_that_is_a_fifo_does_not_block() {
@@ -427,10 +427,10 @@ fn another_users_store_is_read_but_never_written() {
         .store(store.path())
         .user(NOBODY)
         .run()
-        .ok();
+        .success();
     assert!(run.stdout.contains("pending"), "{}", run.stdout);
     assert_unchanged(&before, store.path());
-    verify(dir.path(), store.path()).ok();
+    verify(dir.path(), store.path()).success();
 }
 
 fn root_refuses_to_write_a_store_another_user_owns() {
@@ -453,7 +453,7 @@ fn root_refuses_to_write_a_store_another_user_owns() {
     let run = publish_as(dir.path(), store.path(), None);
     assert!(run.stderr.contains("owned by uid 65534"), "{}", run.stderr);
     assert_unchanged(&before, store.path());
-    verify(dir.path(), store.path()).ok();
+    verify(dir.path(), store.path()).success();
 }
 
 fn a_read_only_store_of_ones_own_is_a_clear_error() {
@@ -547,7 +547,7 @@ fn a_store_root_owned_by_another_user_is_usable_for_ones_own_domains() {
         std::fs::metadata(store.path().join("inv")).unwrap().uid(),
         0
     );
-    verify(dir.path(), store.path()).ok();
+    verify(dir.path(), store.path()).success();
 }
 
 trials! {

@@ -6,8 +6,8 @@
 //! later failed fetch can still compare. A fetch failure falls back to the cache with a
 //! warning. URLs in messages are shown without credentials or query.
 
+use crate::catalog::index::{self, AddonIndex, MAX_INDEX_BYTES};
 use crate::error::{ArgumentError, Error, Result};
-use crate::status::index::{self, AddonIndex, MAX_INDEX_BYTES};
 use crate::util::files;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};

@@ -2,8 +2,8 @@
 //! backoff) and the status it writes. The passes themselves run in
 //! [`crate::ops::agent`]; the requests in [`crate::cluster`].
 
-use crate::status::helm::Observed;
-use crate::status::updates::Update;
+use crate::catalog::helm::Observed;
+use crate::catalog::updates::Update;
 use serde_json::{Map, Value};
 use std::time::Duration;
 

@@ -16,10 +16,10 @@
 //!   253 and versions to 64 characters (the CRD's `maxLength`), character-safe; entries
 //!   with an empty name are dropped.
 
+use crate::catalog::index::{self, AddonIndex};
 use crate::error::{Error, InventoryError, Result};
 use crate::history::version::{self, Order};
 use crate::inventory::ClusterInventory;
-use crate::status::index::{self, AddonIndex};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -233,7 +233,7 @@ pub fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::status::index::IndexEntry;
+    use crate::catalog::index::IndexEntry;
 
     fn idx(entries: &[(&str, Option<&str>)]) -> AddonIndex {
         AddonIndex {

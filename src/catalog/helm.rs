@@ -163,11 +163,11 @@ pub fn observed(releases: &[Release]) -> Vec<Observed> {
         }
         last = Some(name);
         out.push(Observed {
-            name: crate::status::updates::cut(name, MAX_NAME),
+            name: crate::catalog::updates::cut(name, MAX_NAME),
             version: r
                 .chart_version
                 .as_deref()
-                .map(|v| crate::status::updates::cut(v, MAX_VERSION)),
+                .map(|v| crate::catalog::updates::cut(v, MAX_VERSION)),
             healthy: r.status == "deployed",
         });
         if out.len() == MAX_OBSERVED {
