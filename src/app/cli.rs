@@ -526,7 +526,7 @@ pub struct CrdArgs {
 }
 
 /// `-o` and `--no-headers` of a command that prints a table.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct TableOutput {
     /// Output format (default: table; wide adds the command's extra columns; name prints
     /// one name per line; jsonpath=TEMPLATE applies kubectl's JSONPath template to the
@@ -539,6 +539,21 @@ pub struct TableOutput {
     /// jsonpath have none).
     #[arg(long)]
     pub no_headers: bool,
+
+    /// With -o jsonpath: a field or index the document lacks prints nothing (kubectl's
+    /// default); false makes it an error naming the field.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub allow_missing_template_keys: bool,
+}
+
+impl Default for TableOutput {
+    fn default() -> Self {
+        TableOutput {
+            output: None,
+            no_headers: false,
+            allow_missing_template_keys: true,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -146,19 +146,26 @@ impl Template {
     /// # Errors
     /// Kubectl's execution message (a field none of its inputs has, an index out of
     /// bounds); the caller names the template.
-    pub fn render(&self, doc: &Value) -> Result<String, Missing> {
+    /// With `allow_missing` (kubectl's default), a field or index the document lacks
+    /// yields nothing; otherwise it is the error.
+    pub fn render(&self, doc: &Value, allow_missing: bool) -> Result<String, Missing> {
         let mut out = String::new();
-        render_nodes(&self.nodes, doc, &mut out)?;
+        render_nodes(&self.nodes, doc, allow_missing, &mut out)?;
         Ok(out)
     }
 }
 
-fn render_nodes(nodes: &[Node], current: &Value, out: &mut String) -> Result<(), Missing> {
+fn render_nodes(
+    nodes: &[Node],
+    current: &Value,
+    allow_missing: bool,
+    out: &mut String,
+) -> Result<(), Missing> {
     for node in nodes {
         match node {
             Node::Text(text) => out.push_str(text),
             Node::Expr(expr) => {
-                let values = expr.eval(current)?;
+                let values = expr.eval(current, allow_missing)?;
                 for (i, value) in values.iter().enumerate() {
                     if i > 0 {
                         out.push(' ');
@@ -167,8 +174,8 @@ fn render_nodes(nodes: &[Node], current: &Value, out: &mut String) -> Result<(),
                 }
             }
             Node::Range(expr, body) => {
-                for value in expr.eval(current)? {
-                    render_nodes(body, value, out)?;
+                for value in expr.eval(current, allow_missing)? {
+                    render_nodes(body, value, allow_missing, out)?;
                 }
             }
         }
@@ -199,12 +206,16 @@ pub enum Missing {
 }
 
 impl Expr {
-    fn eval<'a>(&self, current: &'a Value) -> Result<Vec<&'a Value>, Missing> {
+    fn eval<'a>(&self, current: &'a Value, allow_missing: bool) -> Result<Vec<&'a Value>, Missing> {
         let found = run(&self.query, current);
         if found.is_empty()
             && let Some(why) = self.why_empty(current)
         {
-            return Err(why);
+            // kubectl: a missing key or index is allowed; indexing what is not an array
+            // is an error either way.
+            if !allow_missing || matches!(why, Missing::NotAnArray(_)) {
+                return Err(why);
+            }
         }
         Ok(found)
     }
@@ -456,7 +467,7 @@ mod tests {
     fn render(template: &str) -> Result<String, String> {
         Template::parse(template)
             .map_err(|e| e.to_string())?
-            .render(&doc())
+            .render(&doc(), false)
             .map_err(|e| e.to_string())
     }
 
@@ -551,7 +562,8 @@ mod tests {
         #[test]
         fn any_template_parses_or_says_why(t in "[{}\\[\\]().@$?*\"'\\\\=<a-z0-9 é,:!&|-]{0,40}") {
             if let Ok(template) = Template::parse(&t) {
-                let _ = template.render(&doc());
+                let _ = template.render(&doc(), true);
+                let _ = template.render(&doc(), false);
             }
         }
 
@@ -559,7 +571,8 @@ mod tests {
         #[test]
         fn any_template_of_pieces_parses_or_says_why(t in "(\\{(\\.[a-zé]{1,3}|\\[[0-9*:-]{1,3}\\]|\\.\\.|\\[\\?\\(@\\.[a-z]{1,2}==\"[a-z]\"\\)\\]|range |end|\\$|\"é\\\\n\"| ){1,4}\\}|[a-zé ]{0,3}){1,6}") {
             if let Ok(template) = Template::parse(&t) {
-                let _ = template.render(&doc());
+                let _ = template.render(&doc(), true);
+                let _ = template.render(&doc(), false);
             }
         }
     }
@@ -572,7 +585,10 @@ mod tests {
             "more than 32 nested ranges at column 289"
         );
         let ok = format!("{}x{}", "{range $}".repeat(32), "{end}".repeat(32));
-        assert_eq!(Template::parse(&ok).unwrap().render(&doc()).unwrap(), "x");
+        assert_eq!(
+            Template::parse(&ok).unwrap().render(&doc(), false).unwrap(),
+            "x"
+        );
     }
 
     #[test]

@@ -233,22 +233,28 @@ impl Printer {
 ///
 /// # Errors
 /// [`Error::JsonPath`] naming the template and the missing field.
-pub fn jsonpath(template: &crate::app::jsonpath::Template, json: &str) -> Result<String> {
+pub fn jsonpath(
+    template: &crate::app::jsonpath::Template,
+    json: &str,
+    allow_missing: bool,
+) -> Result<String> {
     let doc: serde_json::Value =
         serde_json::from_str(json).map_err(|e| Error::encode("JSON", e))?;
-    template.render(&doc).map_err(|message| Error::JsonPath {
-        template: template.source().to_string(),
-        message: message.to_string(),
-    })
+    template
+        .render(&doc, allow_missing)
+        .map_err(|message| Error::JsonPath {
+            template: template.source().to_string(),
+            message: message.to_string(),
+        })
 }
 
-/// An error writing stdout: a closed pipe ends the command quietly.
 /// Said on stderr when SIGINT or SIGTERM ends a command (at a safe point), from the
 /// signal thread: no printer there.
 pub fn interrupted(signal: &str) {
     eprintln!("[error] interrupted by {signal}: stopped at a safe point, nothing is half-written");
 }
 
+/// An error writing stdout: a closed pipe ends the command quietly.
 /// An error writing stdout: a closed pipe ends the command quietly.
 pub fn stdout_error(e: io::Error) -> Error {
     if e.kind() == io::ErrorKind::BrokenPipe {

@@ -46,11 +46,18 @@ fn updates(extra: &[&str]) -> Run {
         .run()
 }
 
-/// The checks every table's jsonpath shares: a field nobody has is exit 1 naming the
-/// template and the field, a template that does not parse is a usage error (exit 2)
-/// with the column, and nothing is printed on stdout for either.
+/// The checks every table's jsonpath shares: a field nobody has prints nothing (kubectl's
+/// default, `--allow-missing-template-keys=true`) and is exit 1 naming the template and
+/// the field with `--allow-missing-template-keys=false`; a template that does not parse is
+/// a usage error (exit 2) with the column; nothing is printed on stdout for an error.
 fn errors_of(command: &str, run: impl Fn(&[&str]) -> Run) {
-    let bad = run(&["-o", "jsonpath={.nme}{\"\\n\"}"]);
+    let missing = run(&["-o", "jsonpath={.nme}{\"\\n\"}"]).success();
+    assert_eq!(missing.stdout, "\n", "{command}");
+    let bad = run(&[
+        "-o",
+        "jsonpath={.nme}{\"\\n\"}",
+        "--allow-missing-template-keys=false",
+    ]);
     assert_eq!(bad.code, 1, "{command}: {}", bad.stderr);
     assert_eq!(
         bad.stderr.lines().last().unwrap(),
@@ -91,6 +98,18 @@ fn errors_of(command: &str, run: impl Fn(&[&str]) -> Run) {
             "[error] clinv {command}: unsupported output format 'jsonpath-file=x' (supported: table, wide, name, json, jsonpath=TEMPLATE)\n"
         )
     );
+}
+
+/// The issue's own example: a key some addons lack prints empty, as in kubectl.
+fn missing_keys_print_nothing_as_kubectl_does() {
+    let run = addons(&[
+        "-o",
+        "jsonpath={range .addons[*]}{.name}={.chartVersion}{\"\\n\"}{end}",
+    ])
+    .success();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(lines.len() > 1, "{}", run.stdout);
+    assert!(lines.iter().any(|l| l.ends_with('=')), "{}", run.stdout);
 }
 
 fn addons_take_a_jsonpath_template() {
@@ -311,6 +330,7 @@ fn no_headers_is_accepted_only_where_a_table_prints() {
 trials! {
     Nothing: [
         addons_take_a_jsonpath_template,
+        missing_keys_print_nothing_as_kubectl_does,
         snapshots_list_takes_a_jsonpath_template,
         updates_take_a_jsonpath_template,
         no_headers_is_honoured_by_every_table,

@@ -64,7 +64,9 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
             };
             match args.table.output.clone().unwrap_or_default() {
                 TableFormat::Json => json()?,
-                TableFormat::JsonPath(template) => output::jsonpath(&template, &json()?)?,
+                TableFormat::JsonPath(template) => {
+                    output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
+                }
                 TableFormat::Name => names(rows.iter().map(|r| r.name.as_str())),
                 format => addons_table(
                     &domain,

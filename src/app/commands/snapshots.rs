@@ -49,6 +49,8 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
                         .clone()
                         .or_else(|| given.table.output.clone()),
                     no_headers: flags.table.no_headers || given.table.no_headers,
+                    allow_missing_template_keys: flags.table.allow_missing_template_keys
+                        && given.table.allow_missing_template_keys,
                 },
             };
             list(settings, store, domain, &flags)
@@ -104,7 +106,9 @@ fn list(
         warn_damage(settings, &damage);
         let json = render::to_json(&rows)?;
         let text = match &format {
-            TableFormat::JsonPath(template) => output::jsonpath(template, &json)?,
+            TableFormat::JsonPath(template) => {
+                output::jsonpath(template, &json, flags.table.allow_missing_template_keys)?
+            }
             _ => json,
         };
         settings.printer.data(&text)?;

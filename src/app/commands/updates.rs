@@ -65,7 +65,9 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
         || view::updates::updates_json(compared.source.word(), &loaded.index.generated_at, &list);
     let text = match args.table.output.clone().unwrap_or_default() {
         TableFormat::Json => json()?,
-        TableFormat::JsonPath(template) => output::jsonpath(&template, &json()?)?,
+        TableFormat::JsonPath(template) => {
+            output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
+        }
         TableFormat::Name => view::names(list.iter().map(|u| u.name.as_str())),
         format => view::updates::updates_table(
             &list,
