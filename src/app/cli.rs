@@ -364,7 +364,7 @@ pub enum Command {
     /// the cluster is unreachable), semantically like `clinv diff`: a pin bump is drift.
     ///
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
-    Drift(StatusArgs),
+    Drift(StatusOutArgs),
 
     /// Print the shell's completion script: on each TAB it asks clinv for the candidates
     /// (commands, flags, each command's -o formats, domains, snapshot ids and references).
@@ -918,7 +918,8 @@ pub struct IndexSourceArgs {
     #[arg(long, value_name = "FILE", env = "CLINV_INDEX_CA")]
     pub index_ca: Option<PathBuf>,
 
-    /// Use only the cached copy of a URL index; never fetch.
+    /// No network: use only the cached copy of a URL index (never fetch); `updates` also
+    /// compares the snapshot applied last instead of reading the live cluster.
     #[arg(long)]
     pub offline: bool,
 
@@ -1012,6 +1013,12 @@ pub struct StatusArgs {
 
     #[command(flatten)]
     pub limits: ClusterArgs,
+
+    /// Do not read the cluster: answer from the newest snapshot that was applied to it
+    /// (never a pending one). Without it, an unreadable cluster is said in the result
+    /// and exit 16.
+    #[arg(long)]
+    pub offline: bool,
 }
 
 #[cfg(test)]

@@ -54,6 +54,10 @@ pub mod exit {
     pub const GITOPS_MANAGED: i32 = 14;
     /// `--strict`: the server's certificate does not verify.
     pub const TLS_IDENTITY: i32 = 15;
+    /// `status`, `drift`, `updates`: the answer is about the live cluster and the cluster
+    /// could not be read — what was printed says so and is not the cluster's (`--offline`
+    /// asks for the recorded answer instead).
+    pub const NOT_LIVE: i32 = 16;
     /// Ended by a signal at a safe point: `128 + N`, as a shell reports it.
     pub const SIGNALLED_BASE: i32 = crate::util::signals::EXIT_BASE;
 
@@ -357,6 +361,8 @@ pub enum Outcome {
     /// `--strict` deliveries that failed, each already reported (`replay --all` goes on
     /// with the other domains): the worst reason's code.
     Unapplied(Vec<crate::delivery::Reason>),
+    /// The live cluster could not be read; the answer said so ([`exit::NOT_LIVE`]).
+    NotLive,
 }
 
 impl Outcome {
@@ -366,6 +372,7 @@ impl Outcome {
             Outcome::Done => exit::OK,
             Outcome::Different => exit::diff::DIFFERENT,
             Outcome::Unknown => exit::diff::ERROR,
+            Outcome::NotLive => exit::NOT_LIVE,
             Outcome::Unapplied(reasons) => reasons
                 .iter()
                 .map(|r| exit::for_reason(*r))

@@ -1,14 +1,17 @@
 //! `clinv drift`: does the cluster hold what the project renders? The inventory rendered
 //! from the project now is compared semantically (the diff engine: addons, versions,
-//! specHash and the other fields; never renderedAt) with the live inventory, or with the
-//! newest snapshot's when the cluster cannot be read. A chart pin bumped in the project
-//! but not yet published is drift, although the cluster spec (specHash) is unchanged.
+//! specHash and the other fields; never renderedAt) with the live inventory. When the
+//! cluster cannot be read the answer is unknown, and says why; `--offline` compares with
+//! the newest snapshot that was applied instead (never a pending one: it never reached
+//! the cluster). A chart pin bumped in the project but not yet published is drift,
+//! although the cluster spec (specHash) is unchanged.
 
 use super::Scope;
 use crate::cluster::access;
+use crate::delivery::Reason;
 use crate::error::{Error, Result};
 use crate::history::diff;
-use crate::inventory::{self, Loaded};
+use crate::inventory::{self, ClusterInventory, Loaded};
 use crate::store::State;
 use crate::util::notice::Notice;
 use std::fmt;
@@ -23,13 +26,26 @@ pub enum Source {
     NoInventory {
         server: String,
     },
+    /// `--offline`: the snapshot applied last, applied `at`.
     Snapshot {
         id: String,
         state: State,
         at: String,
     },
-    /// No live inventory and no snapshot.
-    Nothing,
+    /// `--offline` and no snapshot was ever applied.
+    NoApplied,
+    /// The cluster could not be read: why (the reason and its detail).
+    NotRead {
+        reason: Reason,
+        detail: String,
+    },
+}
+
+impl Source {
+    /// Whether the answer is the live cluster's (`--offline` answers are not, by request).
+    pub fn read_the_cluster(&self) -> bool {
+        !matches!(self, Source::NotRead { .. })
+    }
 }
 
 impl fmt::Display for Source {
@@ -40,9 +56,15 @@ impl fmt::Display for Source {
                 write!(f, "the cluster at {server} (no ClusterInventory)")
             }
             Source::Snapshot { id, state, at } => {
-                write!(f, "snapshot {id} ({}, recorded {at})", state.as_str())
+                write!(f, "snapshot {id} (applied {at}; now {})", state.as_str())
             }
-            Source::Nothing => f.write_str("no live inventory and no snapshot"),
+            Source::NoApplied => f.write_str("no applied snapshot"),
+            Source::NotRead { reason, detail } => {
+                write!(
+                    f,
+                    "nothing: the live cluster was not read ({reason}: {detail})"
+                )
+            }
         }
     }
 }
@@ -65,12 +87,13 @@ pub struct Report {
     pub notices: Vec<Notice>,
 }
 
-/// Compares the project's render with the live inventory (or the newest snapshot's).
+/// Compares the project's render with the live inventory, or with `--offline` the
+/// snapshot applied last.
 ///
 /// # Errors
 /// The domain has no cluster spec or it cannot be rendered; the runtime cannot start;
 /// the store cannot be read.
-pub fn drift(req: &Scope<'_>, rendered_at: jiff::Timestamp) -> Result<Report> {
+pub fn drift(req: &Scope<'_>, rendered_at: jiff::Timestamp, offline: bool) -> Result<Report> {
     let local = match inventory::load(req.project, req.domain, rendered_at)? {
         Loaded::Cluster(built) => built.inventory,
         Loaded::Deploy { .. } => {
@@ -82,50 +105,10 @@ pub fn drift(req: &Scope<'_>, rendered_at: jiff::Timestamp) -> Result<Report> {
         }
     };
     let mut notices = Vec::new();
-    let live = access::read_live(&req.access, Some((req.project, req.domain)), req.opts)?;
-    let (source, remote) = match live.result {
-        Ok(found) => match found.object {
-            Some(v) => {
-                let remote = inventory::parse::inventory_from_value(v)
-                    .map_err(|e| {
-                        notices.push(Notice::warn(format!(
-                            "the live object is not a ClusterInventory clinv can read: {}",
-                            crate::util::redact::escape_line(&crate::error::chain(&e))
-                        )));
-                    })
-                    .ok();
-                (
-                    Source::Live {
-                        server: found.server,
-                    },
-                    remote,
-                )
-            }
-            None => (
-                Source::NoInventory {
-                    server: found.server,
-                },
-                None,
-            ),
-        },
-        Err(f) => {
-            notices.push(Notice::info(format!(
-                "cluster not readable ({}: {}); comparing with the newest snapshot",
-                f.reason, f.detail
-            )));
-            let journal = req.store.read()?;
-            match journal.newest_first().next() {
-                Some(s) => (
-                    Source::Snapshot {
-                        id: s.record.id.clone(),
-                        state: s.state,
-                        at: s.record.at.clone(),
-                    },
-                    Some(req.store.inventory(&s.record)?),
-                ),
-                None => (Source::Nothing, None),
-            }
-        }
+    let (source, remote) = if offline {
+        last_applied(req)?
+    } else {
+        live(req, &mut notices)?
     };
     Ok(Report {
         verdict: verdict(local, remote),
@@ -134,10 +117,54 @@ pub fn drift(req: &Scope<'_>, rendered_at: jiff::Timestamp) -> Result<Report> {
     })
 }
 
-fn verdict(
-    local: inventory::ClusterInventory,
-    remote: Option<inventory::ClusterInventory>,
-) -> Verdict {
+/// The live inventory, or why there is none.
+fn live(req: &Scope<'_>, notices: &mut Vec<Notice>) -> Result<(Source, Option<ClusterInventory>)> {
+    let live = access::read_live(&req.access, Some((req.project, req.domain)), req.opts)?;
+    let found = match live.result {
+        Ok(found) => found,
+        Err(f) => {
+            let source = Source::NotRead {
+                reason: f.reason,
+                detail: f.detail,
+            };
+            return Ok((source, None));
+        }
+    };
+    let Some(object) = found.object else {
+        let source = Source::NoInventory {
+            server: found.server,
+        };
+        return Ok((source, None));
+    };
+    let remote = inventory::parse::inventory_from_value(object)
+        .map_err(|e| {
+            notices.push(Notice::warn(format!(
+                "the live object is not a ClusterInventory clinv can read: {}",
+                crate::util::redact::escape_line(&crate::error::chain(&e))
+            )));
+        })
+        .ok();
+    let source = Source::Live {
+        server: found.server,
+    };
+    Ok((source, remote))
+}
+
+/// `--offline`: the snapshot applied last, from the store.
+fn last_applied(req: &Scope<'_>) -> Result<(Source, Option<ClusterInventory>)> {
+    let journal = req.store.read()?;
+    let Some((snap, at)) = journal.last_applied() else {
+        return Ok((Source::NoApplied, None));
+    };
+    let source = Source::Snapshot {
+        id: snap.record.id.clone(),
+        state: snap.state,
+        at: at.to_string(),
+    };
+    Ok((source, Some(req.store.inventory(&snap.record)?)))
+}
+
+fn verdict(local: ClusterInventory, remote: Option<ClusterInventory>) -> Verdict {
     let Some(remote) = remote else {
         return Verdict::Unknown;
     };
@@ -153,7 +180,7 @@ fn verdict(
 mod tests {
     use super::*;
 
-    fn inv(version: &str, pin: &str) -> inventory::ClusterInventory {
+    fn inv(version: &str, pin: &str) -> ClusterInventory {
         inventory::parse::inventory_from_text(&format!(
             "apiVersion: lok8s.dev/v1alpha1\nkind: ClusterInventory\nmetadata: {{name: cluster}}\nspec: {{lok8sVersion: '1', kind: lo, specHash: h, renderedAt: '{version}', addons: [{{name: cilium, chartVersion: '{pin}'}}]}}\n"
         ))

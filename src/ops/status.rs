@@ -1,6 +1,8 @@
-//! `clinv status`: the live inventory, or the newest snapshot when the cluster cannot be
-//! read (said in a warning), with the domain's delivery facts from the store: the queue
-//! and when a snapshot was last applied.
+//! `clinv status`: the live inventory with the domain's delivery facts from the store
+//! (the queue and when a snapshot was last applied). When the cluster cannot be read,
+//! the snapshot applied last is shown as such — never a pending one, which never reached
+//! the cluster — and the result says the cluster was not read; `--offline` asks for that
+//! snapshot without reading the cluster.
 
 use super::Scope;
 use crate::cluster::access;
@@ -15,14 +17,16 @@ use serde_json::Value;
 pub enum Shown {
     /// The live object.
     Live(Value),
-    /// The cluster could not be read: the inventory of the newest snapshot, recorded
-    /// `at`, and why the cluster could not be read (the reason's name).
+    /// The snapshot applied last (applied `at`): with `--offline`, or because the cluster
+    /// could not be read (`not_read`: the reason and its detail).
     Snapshot {
         id: String,
         at: String,
-        why: String,
+        not_read: Option<(Reason, String)>,
         inventory: Value,
     },
+    /// The cluster could not be read and no snapshot was ever applied: nothing to show.
+    NotRead { reason: Reason, detail: String },
     /// Nothing: the reason and the whole message (a warning, or with `--strict` the
     /// error).
     Nothing { reason: Reason, message: String },
@@ -61,95 +65,95 @@ impl Delivery {
                     d.oldest_pending_at = Some(snap.record.at.clone());
                 }
             }
-            // A snapshot deleted since was still applied then.
-            for st in &snap.history {
-                if st.state != crate::store::State::Applied {
-                    continue;
-                }
-                let newer = d.last_applied.as_ref().is_none_or(|(at, _)| {
-                    crate::util::time::parse_rfc3339(&st.at) > crate::util::time::parse_rfc3339(at)
-                });
-                if newer {
-                    d.last_applied = Some((st.at.clone(), snap.record.id.clone()));
-                }
-            }
         }
+        d.last_applied = journal
+            .last_applied()
+            .map(|(snap, at)| (at.to_string(), snap.record.id.clone()));
         d
     }
 }
 
-/// Reads the live inventory, falling back to the newest snapshot.
+/// Reads the live inventory; when the cluster cannot be read (or with `offline`), the
+/// snapshot applied last.
 ///
 /// # Errors
 /// The runtime cannot start; the store cannot be read.
-pub fn status(req: &Scope<'_>) -> Result<Report> {
+pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
     let mut notices = Vec::new();
-    let live = access::read_live(&req.access, Some((req.project, req.domain)), req.opts)?;
-    let f = match live.result {
-        Ok(found) => {
-            let shown = match found.object {
-                Some(value) => Shown::Live(value),
-                None => Shown::Nothing {
-                    reason: Reason::Rejected,
-                    message: "status: the cluster has no ClusterInventory 'cluster'".into(),
-                },
-            };
-            // The cluster answered: a store that cannot be read costs only its facts.
-            let delivery = match req.store.read() {
-                Ok(journal) => Some(Delivery::of(&journal)),
-                Err(e) => {
-                    notices.push(Notice::warn(format!(
-                        "status: no queue or last-applied time: {}",
-                        crate::error::chain(&e)
-                    )));
-                    None
-                }
-            };
-            return Ok(Report {
-                shown,
-                delivery,
-                notices,
-            });
+    let f = if offline {
+        None
+    } else {
+        let live = access::read_live(&req.access, Some((req.project, req.domain)), req.opts)?;
+        match live.result {
+            Ok(found) => return Ok(answered(req, found.object, notices)),
+            Err(f) => Some(f),
         }
-        Err(f) => f,
     };
-    // Unreachable: show what was last recorded for the domain, and say so.
     let journal = req.store.read()?;
     let delivery = Some(Delivery::of(&journal));
-    if let Some(snap) = journal.newest_first().next()
-        && let Ok(inventory) = req.store.inventory(&snap.record)
-    {
-        notices.push(Notice::warn(format!(
-            "status: cluster not readable ({}: {}); showing the newest snapshot {} ({}, recorded {})",
-            f.reason,
-            f.detail,
-            escape_line(&snap.record.id),
-            snap.state.as_str(),
-            escape_line(&snap.record.at)
-        )));
-        let shown = Shown::Snapshot {
-            id: snap.record.id.clone(),
-            at: snap.record.at.clone(),
-            why: f.reason.to_string(),
-            inventory: serde_json::to_value(&inventory)
-                .map_err(|e| Error::encode("the inventory", e))?,
+    let not_read = f.map(|f| (f.reason, f.detail));
+    let Some((snap, at)) = journal.last_applied() else {
+        let shown = match not_read {
+            Some((reason, detail)) => Shown::NotRead { reason, detail },
+            None => Shown::Nothing {
+                reason: Reason::Rejected,
+                message: format!(
+                    "status: no snapshot of {} was ever applied; nothing to show --offline",
+                    req.domain
+                ),
+            },
         };
         return Ok(Report {
             shown,
             delivery,
             notices,
         });
+    };
+    let inventory = req.store.inventory(&snap.record)?;
+    if let Some((reason, detail)) = &not_read {
+        notices.push(Notice::debug(format!(
+            "status: cluster not readable ({reason}: {detail}); showing snapshot {}, applied {}",
+            escape_line(&snap.record.id),
+            escape_line(at)
+        )));
     }
-    let message = format!(
-        "status: cannot read the ClusterInventory: {}: {}",
-        f.reason, f.detail
-    );
+    let shown = Shown::Snapshot {
+        id: snap.record.id.clone(),
+        at: at.to_string(),
+        not_read,
+        inventory: serde_json::to_value(&inventory)
+            .map_err(|e| Error::encode("the inventory", e))?,
+    };
     Ok(Report {
-        shown: Shown::Nothing {
-            reason: f.reason,
-            message,
-        },
+        shown,
         delivery,
         notices,
     })
+}
+
+/// The cluster answered: its inventory (or that it has none). A store that cannot be
+/// read costs only its facts.
+fn answered(req: &Scope<'_>, object: Option<Value>, mut notices: Vec<Notice>) -> Report {
+    let shown = match object {
+        Some(value) => Shown::Live(value),
+        None => Shown::Nothing {
+            reason: Reason::Rejected,
+            message: "status: the cluster has no ClusterInventory 'cluster'".into(),
+        },
+    };
+    let delivery = match req.store.read() {
+        Ok(journal) => Some(Delivery::of(&journal)),
+        Err(e) => {
+            notices.push(Notice::warn(format!(
+                "status: no queue or last-applied time: {}",
+                crate::error::chain(&e)
+            )));
+            None
+        }
+    };
+    Report {
+        shown,
+        delivery,
+        notices,
+    }
 }

@@ -1,7 +1,8 @@
 //! `clinv updates`: which inventory to hold against the addon index. In order of
 //! preference: `--from FILE`; the live object when the cluster is reachable and has
-//! one; the newest snapshot of the domain (what was last deployed, applied or still
-//! queued); the inventory rendered from the project now.
+//! one; the snapshot applied last (never a pending one: it never reached the cluster);
+//! the inventory rendered from the project now. When the cluster could not be read the
+//! result says so (`--offline` does not read it).
 
 use super::Scope;
 use crate::catalog::updates::{self, Current};
@@ -81,6 +82,8 @@ pub struct Chosen {
     pub notices: Vec<Notice>,
     /// The render's warnings (the caller applies `--strict`).
     pub warnings: Vec<Warning>,
+    /// The cluster could not be read: why (the answer is not the live cluster's).
+    pub not_read: Option<(crate::delivery::Reason, String)>,
 }
 
 /// The inventory in `path` (a ClusterInventory, a list holding one, or kubectl's dump).
@@ -102,26 +105,40 @@ pub fn from_file(path: &Path) -> Result<Compared> {
     })
 }
 
-/// The live inventory, else the newest snapshot, else the render.
+/// The live inventory (not with `offline`), else the snapshot applied last, else the
+/// render.
 ///
 /// # Errors
 /// The runtime cannot start; the render fails.
-pub fn choose(d: &Domain) -> Result<Chosen> {
+pub fn choose(d: &Domain, offline: bool) -> Result<Chosen> {
     let mut chosen = Chosen::default();
-    match live(&d.scope, &mut chosen.notices)? {
+    let read = if offline {
+        Ok(None)
+    } else {
+        live(&d.scope, &mut chosen.notices)?
+    };
+    match read {
         Ok(Some(found)) => {
             chosen.compared = Some(found);
             return Ok(chosen);
         }
-        Ok(None) => chosen.notices.push(Notice::info(
+        Ok(None) if !offline => chosen.notices.push(Notice::info(
             "the cluster has no ClusterInventory; not comparing a live one",
         )),
-        Err(f) => chosen.notices.push(Notice::info(format!(
-            "cluster not used ({}: {})",
-            f.reason, f.detail
-        ))),
+        Ok(None) => {}
+        // No kubeconfig anywhere: no cluster to ask, so nothing was claimed of one.
+        Err(f) if f.reason == crate::delivery::Reason::NoKubeconfig => chosen.notices.push(
+            Notice::info(format!("cluster not used ({}: {})", f.reason, f.detail)),
+        ),
+        Err(f) => {
+            chosen.notices.push(Notice::warn(format!(
+                "the live cluster was not read ({}: {})",
+                f.reason, f.detail
+            )));
+            chosen.not_read = Some((f.reason, f.detail));
+        }
     }
-    if let Some(found) = newest_snapshot(&d.scope.store, &mut chosen.notices) {
+    if let Some(found) = last_applied(&d.scope.store, &mut chosen.notices) {
         chosen.compared = Some(found);
         return Ok(chosen);
     }
@@ -141,8 +158,8 @@ pub fn choose(d: &Domain) -> Result<Chosen> {
     Ok(chosen)
 }
 
-/// The newest snapshot of the domain, if one can be read.
-fn newest_snapshot(store: &DomainStore, notices: &mut Vec<Notice>) -> Option<Compared> {
+/// The snapshot of the domain applied last, if one can be read.
+fn last_applied(store: &DomainStore, notices: &mut Vec<Notice>) -> Option<Compared> {
     let journal = match store.read() {
         Ok(j) => j,
         Err(e) => {
@@ -153,7 +170,7 @@ fn newest_snapshot(store: &DomainStore, notices: &mut Vec<Notice>) -> Option<Com
             return None;
         }
     };
-    let snap = journal.newest_first().next()?;
+    let (snap, _) = journal.last_applied()?;
     match store.inventory(&snap.record) {
         Ok(inv) => Some(Compared {
             addons: updates::from_inventory(&inv),

@@ -323,6 +323,22 @@ impl Journal {
         self.snapshots.iter().find(|s| s.record.id == id)
     }
 
+    /// The snapshot applied to the cluster last, with the time of that `applied`
+    /// record: what the cluster held then (a snapshot superseded or deleted since was
+    /// still applied). A pending snapshot never is.
+    pub fn last_applied(&self) -> Option<(&Snapshot, &str)> {
+        let mut last: Option<(&Snapshot, &str, Option<jiff::Timestamp>)> = None;
+        for snap in &self.snapshots {
+            for st in snap.history.iter().filter(|st| st.state == State::Applied) {
+                let at = crate::util::time::parse_rfc3339(&st.at);
+                if last.as_ref().is_none_or(|(_, _, newest)| at > *newest) {
+                    last = Some((snap, st.at.as_str(), at));
+                }
+            }
+        }
+        last.map(|(snap, at, _)| (snap, at))
+    }
+
     /// The pending snapshots ordered before `id`, which a delivery of `id` supersedes.
     /// Later ones (queued by another process meanwhile) are still to be delivered.
     pub fn pending_before(&self, id: &str) -> Vec<&Snapshot> {

@@ -5,8 +5,38 @@ use crate::util::redact;
 
 /// The `lo status` inventory block (spec §8) for a live object, followed by a blank line.
 pub fn inventory_block(object: &serde_json::Value) -> String {
+    block(&StatusSource::Live, object)
+}
+
+/// The inventory block under a header that says where it comes from: `lo status`'s own
+/// for the live object; for a snapshot its id, when it was applied and why it is shown —
+/// so stdout alone never passes a snapshot off as the cluster.
+pub fn block(source: &StatusSource, object: &serde_json::Value) -> String {
+    let e = |v: &str| redact::escape_line(v);
+    let header = match source {
+        StatusSource::Live => "ClusterInventory/cluster".to_string(),
+        StatusSource::Snapshot { id, at, why: None } => {
+            format!("snapshot {}, applied {}; --offline", e(id), e(at))
+        }
+        StatusSource::Snapshot {
+            id,
+            at,
+            why: Some(why),
+        } => format!(
+            "NOT the live cluster, which was not read ({}): snapshot {}, applied {}",
+            e(why),
+            e(id),
+            e(at)
+        ),
+        StatusSource::NotRead { why } => {
+            return format!(
+                "--- Inventory: the live cluster was not read ({}) ---\n  no snapshot was ever applied: nothing to show\n\n",
+                e(why)
+            );
+        }
+    };
     let body = block_body(object).unwrap_or_else(|| "  (unreadable inventory)\n".to_string());
-    format!("--- Inventory (ClusterInventory/cluster) ---\n{body}\n")
+    format!("--- Inventory ({header}) ---\n{body}\n")
 }
 
 /// Where the inventory `status` shows comes from.
@@ -14,9 +44,25 @@ pub fn inventory_block(object: &serde_json::Value) -> String {
 pub enum StatusSource {
     /// The live object.
     Live,
-    /// The newest stored snapshot `id`, recorded `at`; the cluster could not be read
-    /// (`why`: the reason's name).
-    Snapshot { id: String, at: String, why: String },
+    /// The snapshot `id` applied last, applied `at`: with `--offline` (`why` is `None`) or
+    /// because the cluster could not be read (`why`: the reason and its detail).
+    Snapshot {
+        id: String,
+        at: String,
+        why: Option<String>,
+    },
+    /// The cluster could not be read and no snapshot was ever applied.
+    NotRead { why: String },
+}
+
+impl StatusSource {
+    /// Whether the answer is the live cluster's, or one asked for (`--offline`).
+    pub fn read_the_cluster(&self) -> bool {
+        matches!(
+            self,
+            StatusSource::Live | StatusSource::Snapshot { why: None, .. }
+        )
+    }
 }
 
 /// A time as recorded and how long ago it was: `3h ago (2026-…Z)`; `<unknown>` for an
@@ -59,13 +105,20 @@ pub fn status_section(
             }
         }
         StatusSource::Snapshot { id, at, why } => {
+            let why = match why {
+                Some(why) => format!("the live cluster was not read: {}", e(why)),
+                None => "--offline".to_string(),
+            };
             out.push_str(&format!(
-                "  source:       from snapshot {} (newest stored; the cluster could not be read: {})\n",
-                e(id),
-                e(why)
+                "  source:       snapshot {} (applied last; {why})\n",
+                e(id)
             ));
-            out.push_str(&format!("  recorded:     {}\n", ago(at, now)));
+            out.push_str(&format!("  applied:      {}\n", ago(at, now)));
         }
+        StatusSource::NotRead { why } => out.push_str(&format!(
+            "  source:       none (the live cluster was not read: {})\n",
+            e(why)
+        )),
     }
     match text_at(inventory, "/spec/renderedAt") {
         Some(rendered) => out.push_str(&format!("  rendered:     {}\n", ago(rendered, now))),
@@ -101,9 +154,10 @@ pub fn status_section(
     out
 }
 
-/// `status -o json` (`schemaVersion` 2; version 1 had only `domain`, `source`,
-/// `snapshot` and `inventory`). Times are absolute RFC 3339, as recorded: `recordedAt`
-/// (of the snapshot shown, else null), `createdAt` (the live object's
+/// `status -o json` (`schemaVersion` 3: version 2 had no `live` and `notRead`, and showed
+/// the newest snapshot, even a pending one; version 1 had only `domain`, `source`,
+/// `snapshot` and `inventory`). Times are absolute RFC 3339, as recorded: `appliedAt`
+/// (when the snapshot shown was applied, else null; v2 had `recordedAt`), `createdAt` (the live object's
 /// creationTimestamp, else null), `renderedAt` (`spec.renderedAt`), `lastApplied`
 /// (`{at, snapshot}` or null), `queue` (`{pending, oldestPendingAt}`; null when the store
 /// could not be read).
@@ -133,29 +187,41 @@ pub fn status_json(
     struct Status<'a> {
         schema_version: u32,
         domain: &'a str,
-        /// `live`, or `snapshot` (the cluster could not be read; `snapshot` is its id).
+        /// `live`, `snapshot` (`snapshot` is its id), or `none`.
         source: &'a str,
+        /// The answer is the live cluster's (or `--offline` asked for the snapshot).
+        live: bool,
+        /// Why the cluster was not read, when it was not.
+        not_read: Option<&'a str>,
         snapshot: Option<&'a str>,
-        recorded_at: Option<&'a str>,
+        applied_at: Option<&'a str>,
         created_at: Option<&'a str>,
         rendered_at: Option<&'a str>,
         last_applied: Option<Applied<'a>>,
         queue: Option<Queue<'a>>,
         inventory: &'a serde_json::Value,
     }
-    let (name, snapshot, recorded_at) = match source {
-        StatusSource::Live => ("live", None, None),
-        StatusSource::Snapshot { id, at, .. } => ("snapshot", Some(id.as_str()), Some(at.as_str())),
+    let (name, snapshot, applied_at, not_read) = match source {
+        StatusSource::Live => ("live", None, None, None),
+        StatusSource::Snapshot { id, at, why } => (
+            "snapshot",
+            Some(id.as_str()),
+            Some(at.as_str()),
+            why.as_deref(),
+        ),
+        StatusSource::NotRead { why } => ("none", None, None, Some(why.as_str())),
     };
     crate::inventory::render::to_json(&Status {
-        schema_version: 2,
+        schema_version: 3,
         domain,
         source: name,
+        live: source.read_the_cluster(),
+        not_read,
         snapshot,
-        recorded_at,
+        applied_at,
         created_at: match source {
             StatusSource::Live => text_at(&inventory, "/metadata/creationTimestamp"),
-            StatusSource::Snapshot { .. } => None,
+            _ => None,
         },
         rendered_at: text_at(&inventory, "/spec/renderedAt"),
         last_applied: delivery.and_then(|d| {

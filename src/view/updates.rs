@@ -36,13 +36,15 @@ pub fn updates_table(
     table.render()
 }
 
-/// The `updates -o json` document: `inventory` (`live`, `rendered` or `file`),
+/// The `updates -o json` document: `inventory` (`live`, `snapshot`, `rendered` or
+/// `file`), `live` (false when the cluster could not be read), `notRead` (why, or null),
 /// `indexGeneratedAt` (when the index has one), `updates` (`[]` when none).
 ///
 /// # Errors
 /// Serialisation failures (not expected).
 pub fn updates_json(
     inventory: &str,
+    not_read: Option<&str>,
     index_generated_at: &str,
     updates: &[crate::catalog::updates::Update],
 ) -> Result<String> {
@@ -50,12 +52,16 @@ pub fn updates_json(
     #[serde(rename_all = "camelCase")]
     struct Report<'a> {
         inventory: &'a str,
+        live: bool,
+        not_read: Option<&'a str>,
         #[serde(skip_serializing_if = "str::is_empty")]
         index_generated_at: &'a str,
         updates: &'a [crate::catalog::updates::Update],
     }
     crate::inventory::render::to_json(&Report {
         inventory,
+        live: not_read.is_none() && inventory == "live",
+        not_read,
         index_generated_at,
         updates,
     })

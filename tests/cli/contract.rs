@@ -308,7 +308,8 @@ fn every_data_command_takes_its_formats() {
     let v: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
     assert_eq!(v["entries"].as_array().unwrap().len(), 2);
 
-    // No cluster: status shows the newest snapshot, and says so in JSON.
+    // No cluster: status says so in JSON and exits 16; the store holds only pending
+    // snapshots, which never reached the cluster, so none is shown.
     let offline = repo().join("examples/offline.kubeconfig");
     let status = run(&[
         "status",
@@ -318,12 +319,13 @@ fn every_data_command_takes_its_formats() {
         offline.to_str().unwrap(),
         "-o",
         "json",
-    ])
-    .success();
+    ]);
+    assert_eq!(status.code, 16, "{}", status.stderr);
     let v: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
-    assert_eq!(v["source"], "snapshot", "{}", status.stdout);
-    assert!(v["snapshot"].is_string());
-    assert_eq!(v["inventory"]["kind"], "ClusterInventory");
+    assert_eq!(v["source"], "none", "{}", status.stdout);
+    assert_eq!(v["live"], false, "{}", status.stdout);
+    assert!(v["notRead"].is_string(), "{}", status.stdout);
+    assert!(v["inventory"].is_null());
 
     // Formats a command does not have are usage errors naming the supported ones.
     for (args, message) in [

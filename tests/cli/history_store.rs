@@ -316,76 +316,86 @@ fn log_from_the_store_and_from_the_repository_agree() {
     );
 }
 
-fn status_and_drift_fall_back_to_the_newest_snapshot() {
+/// Issue #24, point 1: with the cluster unreadable, `drift`, `status` and `updates` say
+/// so in their result (stdout, `-o json`) and exit 16; a pending snapshot — never
+/// applied — is never taken for the cluster. `--offline` asks for the newest applied
+/// snapshot instead (tests/cluster/outputs.rs has one to compare with).
+fn status_drift_and_updates_say_when_the_cluster_was_not_read() {
     let dir = copy_tree(&example());
     let root = dir.path();
     let store = root.join("snapshots");
     let cmd = |args: &[&str]| {
         let mut all = vec!["--root", root.to_str().unwrap()];
         all.extend_from_slice(args);
+        all.extend(["--domain", "prod.acme.example"]);
         clinv(&all)
             .env("KUBECONFIG", "/nonexistent/kc")
             .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
             .run()
     };
-    let unknown = cmd(&["drift", "--domain", "prod.acme.example"]);
-    assert_eq!(unknown.code, 2, "{}", unknown.stderr);
+    let not_read = "prod.acme.example: unknown — the live cluster was not read (no-kubeconfig: ";
+    let before = cmd(&["drift"]);
+    assert_eq!(before.code, 16, "{}", before.stderr);
+    assert!(before.stdout.starts_with(not_read), "{}", before.stdout);
+    // A pending snapshot (queued, never applied) changes nothing.
+    cmd(&["publish"]).success();
+    let drift = cmd(&["drift"]);
+    assert_eq!(drift.code, 16, "{}", drift.stderr);
+    assert!(drift.stdout.starts_with(not_read), "{}", drift.stdout);
+    assert!(!drift.stdout.contains("in sync"), "{}", drift.stdout);
+    let json = cmd(&["drift", "-o", "json"]);
+    assert_eq!(json.code, 16, "{}", json.stderr);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["verdict"], "unknown", "{v}");
+    assert_eq!(v["live"], false, "{v}");
+    assert_eq!(v["notRead"]["reason"], "no-kubeconfig", "{v}");
+    assert!(v["changes"].is_null(), "{v}");
+    // --offline: the newest applied snapshot, and there is none (only a pending one).
+    let offline = cmd(&["drift", "--offline"]);
+    assert_eq!(offline.code, 2, "{}", offline.stderr);
     assert!(
-        unknown
+        offline
             .stdout
-            .contains("unknown (compared with no live inventory and no snapshot)"),
+            .contains("unknown (compared with no applied snapshot)"),
         "{}",
-        unknown.stdout
+        offline.stdout
     );
-    cmd(&["publish", "--domain", "prod.acme.example"]).success();
-    let sync = cmd(&["drift", "--domain", "prod.acme.example"]);
-    assert_eq!(sync.code, 0, "{}", sync.stderr);
+    let status = cmd(&["status"]);
+    assert_eq!(status.code, 16, "{}{}", status.stdout, status.stderr);
     assert!(
-        sync.stdout.contains("in sync (compared with snapshot "),
-        "{}",
-        sync.stdout
-    );
-    let status = cmd(&["status", "--domain", "prod.acme.example"]).success();
-    assert!(
-        status.stderr.contains("showing the newest snapshot"),
-        "{}",
-        status.stderr
-    );
-    assert!(
-        status
+        !status
             .stdout
-            .starts_with("--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      0.7.9\n")
-    );
-    // Issue #16 finding 3: a chart pin bumped in the project (same cluster spec, so the
-    // same specHash) is drift too — the live inventory differs from the render.
-    set_chart_version(root, "cilium", "9.9.9");
-    let pin = cmd(&["drift", "--domain", "prod.acme.example"]);
-    assert_eq!(pin.code, 1, "{}{}", pin.stdout, pin.stderr);
-    assert!(
-        pin.stdout.contains(": drift (compared with snapshot ")
-            && pin.stdout.contains("cilium")
-            && pin.stdout.contains("9.9.9"),
+            .contains("--- Inventory (ClusterInventory/cluster) ---"),
         "{}",
-        pin.stdout
+        status.stdout
     );
-    assert!(!pin.stdout.contains("specHash"), "{}", pin.stdout);
-    let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
-    let mut text = std::fs::read_to_string(&spec).unwrap();
-    text.push_str("# edited\n");
-    std::fs::write(&spec, text).unwrap();
-    let drift = cmd(&["drift", "--domain", "prod.acme.example"]);
-    assert_eq!(drift.code, 1, "{}", drift.stderr);
     assert!(
-        drift.stdout.contains(": drift (compared with snapshot ")
-            && drift.stdout.contains("specHash"),
+        status.stdout.contains("the live cluster was not read"),
         "{}",
-        drift.stdout
+        status.stdout
+    );
+    let status = cmd(&["status", "-o", "json"]);
+    assert_eq!(status.code, 16, "{}", status.stderr);
+    let v: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(v["live"], false, "{v}");
+    assert!(v["inventory"].is_null(), "no applied snapshot to show: {v}");
+    assert_eq!(v["queue"]["pending"], 1, "{v}");
+    let index = fixture("updates/index.json");
+    // No kubeconfig at all: updates compares the render and claims nothing of a cluster
+    // (a cluster that is there but cannot be read is exit 16: tests/cluster/outputs.rs).
+    let updates = cmd(&["updates", "--index", index.to_str().unwrap(), "-o", "json"]);
+    assert_eq!(updates.code, 0, "{}", updates.stderr);
+    let v: serde_json::Value = serde_json::from_str(&updates.stdout).unwrap();
+    assert_eq!(v["live"], false, "{v}");
+    assert_eq!(
+        v["inventory"], "rendered",
+        "a pending snapshot is not used: {v}"
     );
 }
 
 trials! {
     Nothing: [
         log_from_the_store_and_from_the_repository_agree,
-        status_and_drift_fall_back_to_the_newest_snapshot,
+        status_drift_and_updates_say_when_the_cluster_was_not_read,
     ],
 }

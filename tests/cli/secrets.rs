@@ -148,12 +148,16 @@ fn store_values_are_printed_escaped_by_drift_and_status() {
         if record.get("specHash").is_some() {
             record["specHash"] = "ab\u{1b}[31m\nFORGED-HASH".into();
         }
+
         let json = serde_json::to_string(&record).unwrap();
         let sum = format!("{:x}", sha2::Sha256::digest(json.as_bytes()));
         lines.push_str(&format!("{sum} {json}\n"));
     }
     std::fs::write(&journal, lines).unwrap();
-    for args in [&["drift"][..], &["status"]] {
+    // Applied, so status and drift --offline show it (a pending one never reached the
+    // cluster and is never shown as its inventory).
+    crate::support::mark_applied(&store.path().join("prod.acme.example"));
+    for args in [&["drift", "--offline"][..], &["status"]] {
         let run = cmd(args);
         let all = format!("{}{}", run.stdout, run.stderr);
         assert!(all.contains("FORGED-"), "{args:?}: {all}");

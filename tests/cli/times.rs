@@ -153,14 +153,22 @@ fn snapshots_list_has_an_age_column_and_absolute_times_in_wide_and_json() {
     assert!(first.get("age").is_none(), "{json}");
 }
 
+/// The cluster cannot be read: status shows the snapshot applied last — never the newer
+/// pending ones, which never reached it — says so on stdout first, and exits 16;
+/// `--offline` shows the same snapshot by request, exit 0.
 fn status_offline_says_on_stdout_that_it_shows_a_snapshot_with_the_queue() {
     let fx = Fx::new();
     let now = fx.journal();
-    let run = fx.clinv(&["status", "--domain", "inv"]).run().success();
+    let run = fx.clinv(&["status", "--domain", "inv"]).run();
+    assert_eq!(run.code, 16, "{}", run.stderr);
     let out = &run.stdout;
-    // The lok8s block first, unchanged; then clinv's own section.
     assert!(
-        out.starts_with("--- Inventory (ClusterInventory/cluster) ---\n"),
+        out.starts_with("--- Inventory (NOT the live cluster, which was not read (unreachable: ")
+            && out.lines().next().unwrap().ends_with(&format!(
+                "): snapshot {}, applied {}) ---",
+                v1::id(0xa1),
+                v1::at(now - 50 * HOUR)
+            )),
         "{out}"
     );
     let section = out
@@ -170,20 +178,14 @@ fn status_offline_says_on_stdout_that_it_shows_a_snapshot_with_the_queue() {
     let lines: Vec<&str> = section.lines().collect();
     assert!(
         lines[0].starts_with(&format!(
-            "  source:       from snapshot {} (newest stored; the cluster could not be read: ",
-            v1::id(0xa3)
+            "  source:       snapshot {} (applied last; the live cluster was not read: unreachable: ",
+            v1::id(0xa1)
         )),
         "{out}"
     );
     assert!(
-        lines.contains(&format!("  recorded:     30m ago ({})", v1::at(now - HOUR / 2)).as_str()),
-        "recorded age: {out}"
-    );
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("  rendered:     30m ago (")),
-        "rendered age: {out}"
+        lines.contains(&format!("  applied:      2d2h ago ({})", v1::at(now - 50 * HOUR)).as_str()),
+        "applied age: {out}"
     );
     assert!(
         lines.contains(
@@ -200,10 +202,22 @@ fn status_offline_says_on_stdout_that_it_shows_a_snapshot_with_the_queue() {
         lines.contains(&"  queue:        2 pending, oldest 5h ago"),
         "queue: {out}"
     );
-    // stderr still warns.
-    assert!(run.stderr.contains("[warn] status: cluster not readable"));
+    // --offline: the same snapshot, asked for.
+    let offline = fx
+        .clinv(&["status", "--domain", "inv", "--offline"])
+        .run()
+        .success();
+    assert!(
+        offline.stdout.starts_with(&format!(
+            "--- Inventory (snapshot {}, applied {}; --offline) ---\n",
+            v1::id(0xa1),
+            v1::at(now - 50 * HOUR)
+        )),
+        "{}",
+        offline.stdout
+    );
 
-    // Nothing pending, nothing applied.
+    // Nothing pending, nothing applied: nothing to show, and still not the cluster.
     let fx = Fx::new();
     let objects = v1::render(fx.root(), "inv");
     let mut journal = Journal::create(fx.store(), "inv");
@@ -211,11 +225,13 @@ fn status_offline_says_on_stdout_that_it_shows_a_snapshot_with_the_queue() {
     journal.snapshot(&v1::id(0xb1), now - 3 * HOUR, &objects);
     journal.state(&v1::id(0xb1), now - 3 * HOUR, "superseded");
     journal.finish();
-    let out = fx
-        .clinv(&["status", "--domain", "inv"])
-        .run()
-        .success()
-        .stdout;
+    let run = fx.clinv(&["status", "--domain", "inv"]).run();
+    assert_eq!(run.code, 16, "{}", run.stderr);
+    let out = run.stdout;
+    assert!(
+        out.starts_with("--- Inventory: the live cluster was not read ("),
+        "{out}"
+    );
     assert!(out.contains("\n  last applied: never\n"), "{out}");
     assert!(out.contains("\n  queue:        empty\n"), "{out}");
 }
@@ -223,15 +239,21 @@ fn status_offline_says_on_stdout_that_it_shows_a_snapshot_with_the_queue() {
 fn status_json_has_the_queue_last_applied_and_recorded_times() {
     let fx = Fx::new();
     let now = fx.journal();
-    let run = fx
-        .clinv(&["status", "--domain", "inv", "-o", "json"])
-        .run()
-        .success();
+    let run = fx.clinv(&["status", "--domain", "inv", "-o", "json"]).run();
+    assert_eq!(run.code, 16, "{}", run.stderr);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(v["schemaVersion"], 2, "{}", run.stdout);
+    assert_eq!(v["schemaVersion"], 3, "{}", run.stdout);
     assert_eq!(v["source"], "snapshot");
-    assert_eq!(v["snapshot"], v1::id(0xa3).as_str());
-    assert_eq!(v["recordedAt"], v1::at(now - HOUR / 2).as_str());
+    assert_eq!(v["live"], false);
+    assert!(
+        v["notRead"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("unreachable: ")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(v["snapshot"], v1::id(0xa1).as_str());
+    assert_eq!(v["appliedAt"], v1::at(now - 50 * HOUR).as_str());
     assert!(v["createdAt"].is_null(), "{}", run.stdout);
     assert!(
         v["renderedAt"]

@@ -103,7 +103,7 @@ fn nothing_newer_says_so_and_json_has_an_empty_list() {
     let run = rendered(index.to_str().unwrap(), &["-o", "json"]).success();
     assert_eq!(
         run.stdout,
-        "{\n  \"inventory\": \"rendered\",\n  \"indexGeneratedAt\": \"2026-01-01T00:00:00Z\",\n  \"updates\": []\n}\n"
+        "{\n  \"inventory\": \"rendered\",\n  \"live\": false,\n  \"notRead\": null,\n  \"indexGeneratedAt\": \"2026-01-01T00:00:00Z\",\n  \"updates\": []\n}\n"
     );
 }
 
@@ -313,7 +313,9 @@ fn the_cache_defaults_to_home_and_bad_answers_are_not_cached() {
     );
 }
 
-fn without_a_cluster_the_newest_snapshot_comes_before_the_render() {
+/// Issue #24, point 1: a pending snapshot never reached the cluster and is not taken for
+/// it; the snapshot applied last is, before the render.
+fn without_a_cluster_the_snapshot_applied_last_comes_before_the_render() {
     let dir = copy_tree(&example());
     let root = dir.path();
     let store = tempfile::tempdir().unwrap();
@@ -346,6 +348,15 @@ fn without_a_cluster_the_newest_snapshot_comes_before_the_render() {
     ];
     let out = run(&args);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        v["inventory"], "rendered",
+        "the pending snapshot is not used"
+    );
+    assert_eq!(v["updates"][0]["current"], "1.18.0");
+    // Once the store says it was applied, the snapshot is what the cluster holds.
+    mark_applied(&store.path().join("prod.acme.example"));
+    let out = run(&args);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["inventory"], "snapshot");
     assert_eq!(v["updates"][0]["current"], "1.19.2");
     assert!(
@@ -353,7 +364,7 @@ fn without_a_cluster_the_newest_snapshot_comes_before_the_render() {
         "{}",
         out.stderr
     );
-    assert!(out.stderr.contains("(pending, recorded "), "{}", out.stderr);
+    assert!(out.stderr.contains("(applied, recorded "), "{}", out.stderr);
     // An empty store falls through to the render.
     let empty = tempfile::tempdir().unwrap();
     let out = clinv(&args)
@@ -441,7 +452,7 @@ trials! {
         malformed_inputs_are_clear_errors_naming_file_and_field,
         a_url_index_is_fetched_over_https_cached_and_used_offline,
         the_cache_defaults_to_home_and_bad_answers_are_not_cached,
-        without_a_cluster_the_newest_snapshot_comes_before_the_render,
+        without_a_cluster_the_snapshot_applied_last_comes_before_the_render,
     ],
     Tinyproxy: [
         the_index_is_fetched_through_https_proxy_unless_no_proxy_covers_it,

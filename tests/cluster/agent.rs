@@ -614,29 +614,39 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
         "{}",
         run.stderr
     );
-    // Not usable (no RBAC counts too): the newest snapshot — the publish above recorded
-    // one (cilium 1.19.2, applied) — and without a store, the render.
+    // Not readable (no RBAC counts too): the snapshot applied last — the publish above
+    // recorded one (cilium 1.19.2, applied) — and without a store, the render; either
+    // way the result says the live cluster was not read, and exit 16 (issue #24).
     let nobody = [
         &args[..5],
         &["--kubeconfig", p.nobody.to_str().unwrap()],
         &args[7..],
     ]
     .concat();
-    let run = in_store(clinv(&nobody)).run().success();
+    let run = in_store(clinv(&nobody)).run();
+    assert_eq!(run.code, 16, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "snapshot");
+    assert_eq!(v["live"], false);
+    assert!(
+        v["notRead"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("forbidden: ")),
+        "{v}"
+    );
     assert_eq!(v["updates"][0]["current"], "1.19.2");
     assert!(run.stderr.contains("(applied, recorded "), "{}", run.stderr);
     let empty = tempfile::tempdir().unwrap();
     let run = clinv(&nobody)
         .env("CLINV_SNAPSHOTS", empty.path().to_str().unwrap())
-        .run()
-        .success();
+        .run();
+    assert_eq!(run.code, 16, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "rendered");
     assert_eq!(v["updates"][0]["current"], "1.19.2");
     assert!(
-        run.stderr.contains("cluster not used (forbidden: "),
+        run.stderr
+            .contains("the live cluster was not read (forbidden: "),
         "{}",
         run.stderr
     );

@@ -42,12 +42,14 @@ fn status_json_names_the_live_source() {
     );
 
     // Finding 10: the live object's age, the last apply (the publish above) and the queue.
-    assert_eq!(v["schemaVersion"], 2, "{}", status.stdout);
+    assert_eq!(v["schemaVersion"], 3, "{}", status.stdout);
+    assert_eq!(v["live"], true, "{}", status.stdout);
+    assert!(v["notRead"].is_null(), "{}", status.stdout);
     let created = v["inventory"]["metadata"]["creationTimestamp"]
         .as_str()
         .unwrap();
     assert_eq!(v["createdAt"], created);
-    assert!(v["recordedAt"].is_null());
+    assert!(v["appliedAt"].is_null());
     assert_eq!(v["renderedAt"], v["inventory"]["spec"]["renderedAt"]);
     let list = run(&["snapshots", "list", "-o", "json"]).success();
     let snaps: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
@@ -94,6 +96,90 @@ fn status_json_names_the_live_source() {
     assert_eq!(lines[4], "  queue:        empty", "{section}");
 }
 
+/// Issue #24, point 1, with a real applied snapshot: once the cluster cannot be read
+/// (its kubeconfig points at a closed port), drift, status and updates say so and exit
+/// 16; `--offline` answers from the snapshot applied last, and still sees a pin bumped
+/// in the project since.
+fn an_unreadable_cluster_is_said_and_offline_compares_the_applied_snapshot() {
+    let p = plane();
+    let dir = copy_tree(&example());
+    let root = dir.path();
+    let offline = repo().join("examples/offline.kubeconfig");
+    let run = |args: &[&str], kc: &str| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&[
+            "--root",
+            root.to_str().unwrap(),
+            "--kubeconfig",
+            kc,
+            "--domain",
+            "lab.acme.example",
+        ]);
+        clinv(&all)
+            .env("CLINV_SNAPSHOTS", root.join("snapshots").to_str().unwrap())
+            .run()
+    };
+    let down = offline.to_str().unwrap();
+    run(&["publish"], p.admin.to_str().unwrap()).success();
+    let drift = run(&["drift"], down);
+    assert_eq!(drift.code, 16, "{}{}", drift.stdout, drift.stderr);
+    assert!(
+        drift.stdout.starts_with(
+            "lab.acme.example: unknown — the live cluster was not read (unreachable: "
+        ),
+        "{}",
+        drift.stdout
+    );
+    let synced = run(&["drift", "--offline"], down);
+    assert_eq!(synced.code, 0, "{}{}", synced.stdout, synced.stderr);
+    assert!(
+        synced
+            .stdout
+            .starts_with("lab.acme.example: in sync (compared with snapshot "),
+        "{}",
+        synced.stdout
+    );
+    let status = run(&["status", "-o", "json"], down);
+    assert_eq!(status.code, 16, "{}", status.stderr);
+    let v: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(
+        (&v["source"], &v["live"]),
+        (&"snapshot".into(), &false.into()),
+        "{v}"
+    );
+    assert_eq!(v["inventory"]["kind"], "ClusterInventory");
+    let strict = run(&["status", "--strict"], down);
+    assert_eq!(strict.code, 5, "unreachable: {}", strict.stderr);
+    let index = fixture("updates/index.json");
+    let updates = run(
+        &["updates", "--index", index.to_str().unwrap(), "-o", "json"],
+        down,
+    );
+    assert_eq!(updates.code, 16, "{}", updates.stderr);
+    let v: serde_json::Value = serde_json::from_str(&updates.stdout).unwrap();
+    assert_eq!(
+        (&v["inventory"], &v["live"]),
+        (&"snapshot".into(), &false.into()),
+        "{v}"
+    );
+    assert!(
+        v["notRead"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("unreachable: ")),
+        "{v}"
+    );
+    set_chart_version(root, "cilium", "9.9.9");
+    let pin = run(&["drift", "--offline", "-o", "json"], down);
+    assert_eq!(pin.code, 1, "{}{}", pin.stdout, pin.stderr);
+    let v: serde_json::Value = serde_json::from_str(&pin.stdout).unwrap();
+    assert_eq!(v["verdict"], "drift", "{v}");
+    assert_eq!(v["source"], "snapshot", "{v}");
+    assert!(pin.stdout.contains("9.9.9"), "{}", pin.stdout);
+}
+
 trials! {
-    Plane: [status_json_names_the_live_source],
+    Plane: [
+        status_json_names_the_live_source,
+        an_unreadable_cluster_is_said_and_offline_compares_the_applied_snapshot,
+    ],
 }

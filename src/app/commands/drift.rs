@@ -1,39 +1,104 @@
 //! `clinv drift`: does the cluster hold what the project renders? Exit 0 in sync, 1
-//! drift (the changes listed like `clinv diff`), 2 unknown.
+//! drift (the changes listed like `clinv diff`), 2 unknown or an error, 16 the live
+//! cluster could not be read (said in the result; `--offline` compares with the snapshot
+//! applied last instead).
 
 use super::{domain, print_notices, project, rendered_at, scope};
 use crate::app::Result;
-use crate::app::cli::StatusArgs;
+use crate::app::cli::{StatusOutArgs, TextFormat};
 use crate::app::settings::Settings;
 use crate::error::Outcome;
-use crate::ops::drift::{self, Verdict};
+use crate::ops::drift::{self, Source, Verdict};
 use crate::util::redact::escape_line;
 
-pub fn run(settings: &Settings, args: &StatusArgs) -> Result<Outcome> {
+pub fn run(settings: &Settings, out: &StatusOutArgs) -> Result<Outcome> {
+    let args = &out.status;
     let project = project(settings)?;
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
     let report = drift::drift(
         &scope(settings, &project, &domain, &args.limits),
         rendered_at(settings)?,
+        args.offline,
     )?;
     print_notices(settings, &report.notices);
-    // The snapshot's id and time, the server and the hash come from the store or the
-    // live object: one line each, control characters escaped.
+    let outcome = match (&report.verdict, report.source.read_the_cluster()) {
+        (_, false) => Outcome::NotLive,
+        (Verdict::InSync, _) => Outcome::Done,
+        (Verdict::Drift(_), _) => Outcome::Different,
+        (Verdict::Unknown, _) => Outcome::Unknown,
+    };
+    let text = match out.output.unwrap_or_default() {
+        TextFormat::Json => json(&domain, &report)?,
+        TextFormat::Text => text(settings, &domain, &report),
+    };
+    settings.printer.data(&text)?;
+    Ok(outcome)
+}
+
+/// `{domain}: {verdict} (compared with {source})`, then the changes; when the cluster was
+/// not read, that is the answer. The snapshot's id and time, the server and the hash
+/// come from the store or the live object: one line each, control characters escaped.
+fn text(settings: &Settings, domain: &str, report: &drift::Report) -> String {
+    if let Source::NotRead { reason, detail } = &report.source {
+        return format!(
+            "{domain}: unknown — the live cluster was not read ({reason}: {}); --offline compares with the snapshot applied last\n",
+            escape_line(detail)
+        );
+    }
     let source = escape_line(&report.source.to_string());
-    let (outcome, verdict, changes) = match report.verdict {
-        Verdict::InSync => (Outcome::Done, "in sync", None),
-        Verdict::Drift(changes) => (Outcome::Different, "drift", Some(changes)),
-        Verdict::Unknown => (Outcome::Unknown, "unknown", None),
+    let verdict = match &report.verdict {
+        Verdict::InSync => "in sync",
+        Verdict::Drift(_) => "drift",
+        Verdict::Unknown => "unknown",
     };
     let mut out = format!("{domain}: {verdict} (compared with {source})\n");
-    if let Some(changes) = changes {
+    if let Verdict::Drift(changes) = &report.verdict {
         // From what the cluster (or the snapshot) holds to what the project renders.
         out.push('\n');
         out.push_str(&crate::view::report::text::diff(
-            &changes,
+            changes,
             settings.printer.color_stdout(),
         ));
     }
-    settings.printer.data(&out)?;
-    Ok(outcome)
+    out
+}
+
+/// `drift -o json` (`schemaVersion` 1): `verdict` (`in-sync`, `drift`, `unknown`),
+/// `live` (the cluster was read), `source` (`live`, `no-inventory`, `snapshot`,
+/// `no-applied`, `not-read`) with `server` or `snapshot`, `notRead` (`{reason, detail}`
+/// or null) and `changes` (the diff report of `clinv diff -o json`, or null).
+fn json(domain: &str, report: &drift::Report) -> crate::Result<String> {
+    let (source, server, snapshot, not_read) = match &report.source {
+        Source::Live { server } => ("live", Some(server), None, None),
+        Source::NoInventory { server } => ("no-inventory", Some(server), None, None),
+        Source::Snapshot { id, state, at } => (
+            "snapshot",
+            None,
+            Some(serde_json::json!({"id": id, "state": state.as_str(), "appliedAt": at})),
+            None,
+        ),
+        Source::NoApplied => ("no-applied", None, None, None),
+        Source::NotRead { reason, detail } => (
+            "not-read",
+            None,
+            None,
+            Some(serde_json::json!({"reason": reason.as_str(), "detail": detail})),
+        ),
+    };
+    let (verdict, changes) = match &report.verdict {
+        Verdict::InSync => ("in-sync", None),
+        Verdict::Drift(changes) => ("drift", Some(changes)),
+        Verdict::Unknown => ("unknown", None),
+    };
+    crate::inventory::render::to_json(&serde_json::json!({
+        "schemaVersion": 1,
+        "domain": domain,
+        "verdict": verdict,
+        "live": report.source.read_the_cluster() && server.is_some(),
+        "source": source,
+        "server": server,
+        "snapshot": snapshot,
+        "notRead": not_read,
+        "changes": changes,
+    }))
 }

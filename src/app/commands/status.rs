@@ -14,16 +14,29 @@ pub fn run(settings: &Settings, out: &StatusOutArgs) -> Result<Outcome> {
     let args = &out.status;
     let project = project(settings)?;
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
-    let report = status::status(&scope(settings, &project, &domain, &args.limits))?;
+    let scope = scope(settings, &project, &domain, &args.limits);
+    let report = status::status(&scope, args.offline)?;
     print_notices(settings, &report.notices);
-    let (source, value) = match report.shown {
-        Shown::Live(value) => (StatusSource::Live, value),
+    let (source, value, not_read) = match report.shown {
+        Shown::Live(value) => (StatusSource::Live, value, None),
         Shown::Snapshot {
             id,
             at,
-            why,
+            not_read,
             inventory,
-        } => (StatusSource::Snapshot { id, at, why }, inventory),
+        } => {
+            let why = not_read.as_ref().map(|(r, d)| format!("{r}: {d}"));
+            let source = StatusSource::Snapshot { id, at, why };
+            (source, inventory, not_read.map(|(r, _)| r))
+        }
+        Shown::NotRead { reason, detail } => {
+            let why = format!("{reason}: {detail}");
+            (
+                StatusSource::NotRead { why },
+                serde_json::Value::Null,
+                Some(reason),
+            )
+        }
         Shown::Nothing { reason, message } => return fail_soft(settings, reason, message),
     };
     let text = match out.output.unwrap_or_default() {
@@ -32,7 +45,7 @@ pub fn run(settings: &Settings, out: &StatusOutArgs) -> Result<Outcome> {
         }
         TextFormat::Text => {
             let now = jiff::Timestamp::now().as_second();
-            let mut text = view::status::inventory_block(&value);
+            let mut text = view::status::block(&source, &value);
             text.push_str(&view::status::status_section(
                 &domain,
                 &source,
@@ -44,5 +57,10 @@ pub fn run(settings: &Settings, out: &StatusOutArgs) -> Result<Outcome> {
         }
     };
     settings.printer.data(&text)?;
-    Ok(Outcome::Done)
+    // Not the live cluster's answer: 16, or with --strict why the cluster was not read.
+    Ok(match not_read {
+        Some(reason) if settings.strict => Outcome::Unapplied(vec![reason]),
+        Some(_) => Outcome::NotLive,
+        None => Outcome::Done,
+    })
 }

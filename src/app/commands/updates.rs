@@ -25,16 +25,21 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
         loaded.origin,
         loaded.index.addons.len()
     ));
+    let mut not_read = None;
     let compared = match &args.from {
         Some(path) => ops::from_file(path)?,
         None => {
             let project = project(settings)?;
             let domain = domain(settings, &project, args.domain.domain.as_deref())?;
-            let chosen = ops::choose(&Domain {
-                scope: scope(settings, &project, &domain, &args.limits),
-                source_date_epoch: settings.env.source_date_epoch.as_deref(),
-            })?;
+            let chosen = ops::choose(
+                &Domain {
+                    scope: scope(settings, &project, &domain, &args.limits),
+                    source_date_epoch: settings.env.source_date_epoch.as_deref(),
+                },
+                args.source.offline,
+            )?;
             print_notices(settings, &chosen.notices);
+            not_read = chosen.not_read;
             report_warnings(settings, &chosen.warnings)?;
             match (chosen.compared, chosen.deploy) {
                 (Some(c), _) => c,
@@ -61,23 +66,45 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
             at => format!(" (generated {at})"),
         }
     ));
-    let json =
-        || view::updates::updates_json(compared.source.word(), &loaded.index.generated_at, &list);
+    let not_read_text = not_read.as_ref().map(|(r, d)| format!("{r}: {d}"));
+    let json = || {
+        view::updates::updates_json(
+            compared.source.word(),
+            not_read_text.as_deref(),
+            &loaded.index.generated_at,
+            &list,
+        )
+    };
     let text = match args.table.output.clone().unwrap_or_default() {
         TableFormat::Json => json()?,
         TableFormat::JsonPath(template) => {
             output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
         }
         TableFormat::Name => view::names(list.iter().map(|u| u.name.as_str())),
-        format => view::updates::updates_table(
-            &list,
-            compared.source.word(),
-            view::TableStyle {
-                wide: format == TableFormat::Wide,
-                no_headers: args.table.no_headers,
-            },
-        ),
+        format => {
+            let table = view::updates::updates_table(
+                &list,
+                compared.source.word(),
+                view::TableStyle {
+                    wide: format == TableFormat::Wide,
+                    no_headers: args.table.no_headers,
+                },
+            );
+            match (&not_read_text, args.table.no_headers) {
+                (Some(why), false) => format!(
+                    "the live cluster was not read ({}): the versions are the {}\n{table}",
+                    crate::util::redact::escape_line(why),
+                    compared.source.describe()
+                ),
+                _ => table,
+            }
+        }
     };
     settings.printer.data(&text)?;
-    Ok(exit::OK)
+    // Not the live cluster's answer: 16, or with --strict why the cluster was not read.
+    Ok(match not_read {
+        Some((reason, _)) if settings.strict => crate::error::exit::for_reason(reason),
+        Some(_) => exit::NOT_LIVE,
+        None => exit::OK,
+    })
 }
