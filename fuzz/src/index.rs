@@ -24,7 +24,6 @@ pub fn run(data: &[u8]) {
         .map(|a| updates::Current {
             name: a.name.clone(),
             version: a.app_version.clone(),
-            target: false,
         })
         .collect();
     let _ = updates::compute(&current, &index);

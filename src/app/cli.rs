@@ -268,8 +268,11 @@ pub enum Command {
     /// Print the ClusterInventory CRD (formats: yaml, json).
     Crd(CrdArgs),
 
-    /// List the addons a domain deploys, like `lo addons --detail` (formats: table, wide,
-    /// name, json, jsonpath).
+    /// List the addons a domain deploys with what `render` records of each: source,
+    /// category, version (formats: table, wide, name, json, jsonpath).
+    ///
+    /// lok8s's `lo addons --detail` layout; -o wide adds each entry's directory and where
+    /// it is configured.
     Addons(AddonsArgs),
 
     /// Render the inventory and server-side apply the CRD and the CR (field manager lok8s).

@@ -9,7 +9,7 @@
 use crate::error::{Error, Result};
 use crate::inventory::{self, Warning};
 use crate::project::Project;
-use crate::project::addons::{Flavor, MetaIssue, Reader};
+use crate::project::addons::{MetaIssue, Reader};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
@@ -100,8 +100,8 @@ pub fn build(project: &Project, generated_at: &str) -> Result<Built> {
         }
         let at = real.as_deref().unwrap_or(&path);
         addons.push(IndexEntry {
-            chart_version: reader.chart_version(at, Flavor::Inventory),
-            category: reader.category(at, Flavor::Inventory),
+            chart_version: reader.chart_version(at),
+            category: reader.category(at),
             app_version: reader.app_version(at),
             name,
         });

@@ -3,8 +3,9 @@
 //! Pure: the inventory's addons and an index in, `{name, current, latest}` out. The
 //! rules (also in the README):
 //!
-//! * An addon is compared when it is a framework addon (`source` is not `target`) and
-//!   both it and its index entry carry a version (`chartVersion`).
+//! * An addon is compared when both it and its index entry carry a version
+//!   (`chartVersion`): a target that pins a chart (`- ./addons/cert-manager`, a
+//!   per-cluster copy) is that addon at another version, and counts.
 //! * Ordering is [`version::compare`]: SemVer with or without a leading `v`, pre-releases
 //!   below their release. Only a newer index version is an update; two versions that
 //!   are not both SemVer are reported only when they differ, marked `unordered`.
@@ -34,8 +35,6 @@ pub const MAX_VERSION: usize = 64;
 pub struct Current {
     pub name: String,
     pub version: Option<String>,
-    /// A cluster target (`source: target`): project glue, never in the index.
-    pub target: bool,
 }
 
 /// One available update. `unordered` is not part of the status schema; the agent drops it.
@@ -60,7 +59,6 @@ pub fn from_inventory(inv: &ClusterInventory) -> Vec<Current> {
         .map(|a| Current {
             name: a.name.clone(),
             version: a.chart_version.clone().filter(|v| !v.is_empty()),
-            target: a.source == Some(crate::project::bootstrap::Source::Target),
         })
         .collect()
 }
@@ -121,7 +119,6 @@ pub fn from_object(object: &Value, origin: &str) -> Result<Vec<Current>> {
         };
         out.push(Current {
             version: text("chartVersion")?,
-            target: text("source")?.as_deref() == Some("target"),
             name,
         });
     }
@@ -193,7 +190,7 @@ pub fn compute_with(current: &[Current], index: &AddonIndex, pre: bool) -> Vec<U
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for addon in current {
-        if addon.name.is_empty() || !seen.insert(addon.name.as_str()) || addon.target {
+        if addon.name.is_empty() || !seen.insert(addon.name.as_str()) {
             continue;
         }
         let (Some(from), Some(&to)) = (addon.version.as_deref(), latest.get(addon.name.as_str()))
@@ -254,7 +251,6 @@ mod tests {
         Current {
             name: name.into(),
             version: v.map(str::to_string),
-            target: false,
         }
     }
 
@@ -337,19 +333,27 @@ mod tests {
         assert_eq!(duplicates(&index), ["a"]);
     }
 
+    /// A per-cluster copy of a chart pin (`- ./addons/cert-manager`, `source: target`) is
+    /// that addon at another version: "which versions run where" includes it.
     #[test]
-    fn first_wins_targets_skipped_and_bounds() {
+    fn first_wins_pinned_targets_compared_and_bounds() {
         let index = idx(&[
             ("a", Some("2.0.0")),
             ("a", Some("9.0.0")),
             ("t", Some("2.0.0")),
         ]);
-        let mut t = cur("t", Some("1.0.0"));
-        t.target = true;
-        let current = [cur("a", Some("1.0.0")), cur("a", Some("0.1.0")), t];
+        let current = [
+            cur("a", Some("1.0.0")),
+            cur("a", Some("0.1.0")),
+            cur("t", Some("1.0.0")),
+            cur("glue", None),
+        ];
         assert_eq!(
             names(&compute(&current, &index)),
-            [("a".into(), "1.0.0".into(), "2.0.0".into(), false)]
+            [
+                ("a".into(), "1.0.0".into(), "2.0.0".into(), false),
+                ("t".into(), "1.0.0".into(), "2.0.0".into(), false)
+            ]
         );
         // First index entry without a version shadows a later one with a version.
         let index = idx(&[("a", None), ("a", Some("9.0.0"))]);
@@ -382,7 +386,6 @@ mod tests {
         ]}});
         let got = from_object(&v, "live").unwrap();
         assert_eq!(got.len(), 3);
-        assert!(got[1].target);
         assert_eq!(got[2].version, None);
         let err = from_object(
             &serde_json::json!({"spec": {"addons": [{"name": 1}]}}),

@@ -10,7 +10,7 @@ pub mod render;
 
 use crate::domain::Domain;
 use crate::error::{Error, Result};
-use crate::project::addons::{Flavor, MetaIssue, Reader};
+use crate::project::addons::{Facts, MetaIssue, Reader};
 use crate::project::bootstrap::Source;
 use crate::project::spec::{self, ClusterSpec};
 use crate::project::{DomainKind, Project};
@@ -192,11 +192,15 @@ fn addons_of(project: &Project, spec: &ClusterSpec, warnings: &mut Vec<Warning>)
         match entry {
             Ok(e) => {
                 warnings.extend(missing_directory(&spec.path, e));
+                let Facts {
+                    chart_version,
+                    category,
+                } = reader.facts(&e.dir);
                 addons.push(Addon {
                     name: e.name.clone(),
                     source: Some(e.source),
-                    chart_version: reader.chart_version(&e.dir, Flavor::Inventory),
-                    category: reader.category(&e.dir, Flavor::Inventory),
+                    chart_version,
+                    category,
                     app_version: None,
                 });
             }

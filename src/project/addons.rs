@@ -1,11 +1,12 @@
-//! Addon metadata read from an entry's directory (spec §4) and the `lo addons --detail`
-//! view (spec §9): `chartVersion` from `chart.yaml`, `category` from a text search.
+//! Addon metadata read from an entry's directory (spec §4): `chartVersion` from
+//! `chart.yaml`, `category` from a text search. [`Reader::facts`] is the one answer both
+//! the inventory and the `addons` view give, for framework addons and targets alike.
 //!
 //! Reads stay inside the project: a directory or pin that resolves outside the root is
 //! not read and is reported, and the category walk never follows symbolic links.
 
 use crate::project::MAX_INPUT_BYTES;
-use crate::project::bootstrap::{Entry, Source};
+use crate::project::bootstrap::{Entry, Source, clean};
 use crate::util::files;
 use crate::yaml::{Doc, Node};
 use regex::bytes::Regex;
@@ -15,23 +16,19 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 /// The inventory's category pattern: the whitespace never crosses a newline.
-static CATEGORY_LINE: LazyLock<Regex> = LazyLock::new(|| {
+static CATEGORY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"lok8s\.dev/category:[ \t\x0B\x0C\r]*[a-zA-Z0-9-]+").expect("valid regex")
-});
-/// `lo addons --detail`'s pattern: Go's `\s`, which may cross a newline.
-static CATEGORY_VIEW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"lok8s\.dev/category:[\t\n\x0C\r ]*[a-zA-Z0-9-]+").expect("valid regex")
 });
 
 /// Limits of the category walk; real addon directories hold a few dozen small files.
 const MAX_WALK_ENTRIES: usize = 20_000;
 const MAX_WALK_DEPTH: usize = 32;
 
-/// Which reader: the inventory's (§4) or the `addons` view's (§9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Flavor {
-    Inventory,
-    View,
+/// What the inventory records of an entry's directory (§4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    pub chart_version: Option<String>,
+    pub category: Option<String>,
 }
 
 /// A problem met while reading metadata; reported as a warning, never fatal.
@@ -54,7 +51,7 @@ pub struct Reader {
     root: Option<PathBuf>,
     pub issues: Vec<MetaIssue>,
     /// What each directory gave, so a spec naming one addon many times reads it once.
-    cache: HashMap<(PathBuf, &'static str, Flavor), Option<String>>,
+    cache: HashMap<(PathBuf, &'static str), Option<String>>,
 }
 
 impl Reader {
@@ -66,15 +63,14 @@ impl Reader {
         }
     }
 
-    /// `read`'s answer for `dir`, computed once per directory, field and flavour.
+    /// `read`'s answer for `dir`, computed once per directory and field.
     fn cached(
         &mut self,
         dir: &Path,
         field: &'static str,
-        flavor: Flavor,
         read: impl FnOnce(&mut Reader) -> Option<String>,
     ) -> Option<String> {
-        let key = (dir.to_path_buf(), field, flavor);
+        let key = (dir.to_path_buf(), field);
         if let Some(hit) = self.cache.get(&key) {
             return hit.clone();
         }
@@ -102,25 +98,32 @@ impl Reader {
         }
     }
 
+    /// The chart pin and category of `dir`: what `render` records and `addons` shows.
+    pub fn facts(&mut self, dir: &Path) -> Facts {
+        Facts {
+            chart_version: self.chart_version(dir),
+            category: self.category(dir),
+        }
+    }
+
     /// `chartVersion` (§4.1): the raw text of `chart.yaml`'s top-level `version`.
-    /// The view flavour keeps a literal `false`.
-    pub fn chart_version(&mut self, dir: &Path, flavor: Flavor) -> Option<String> {
-        self.pin_scalar(dir, "version", flavor)
+    pub fn chart_version(&mut self, dir: &Path) -> Option<String> {
+        self.pin_scalar(dir, "version")
     }
 
     /// `appVersion` of a chart pin: `chart.yaml`'s top-level `appVersion`, read by the
     /// same rules as [`Reader::chart_version`] (absent, null, empty or `false` → none).
     /// lok8s's khelm pins carry none today; the index (§10) lists it when one does.
     pub fn app_version(&mut self, dir: &Path) -> Option<String> {
-        self.pin_scalar(dir, "appVersion", Flavor::Inventory)
+        self.pin_scalar(dir, "appVersion")
     }
 
     /// The raw text of a top-level scalar `key` of `dir/chart.yaml`.
-    fn pin_scalar(&mut self, dir: &Path, key: &'static str, flavor: Flavor) -> Option<String> {
-        self.cached(dir, key, flavor, |r| r.read_pin_scalar(dir, key, flavor))
+    fn pin_scalar(&mut self, dir: &Path, key: &'static str) -> Option<String> {
+        self.cached(dir, key, |r| r.read_pin_scalar(dir, key))
     }
 
-    fn read_pin_scalar(&mut self, dir: &Path, key: &str, flavor: Flavor) -> Option<String> {
+    fn read_pin_scalar(&mut self, dir: &Path, key: &str) -> Option<String> {
         let chart = dir.join("chart.yaml");
         if !chart.is_file() {
             return None;
@@ -149,25 +152,22 @@ impl Reader {
             )),
             Ok(Ok(_)) => {}
         }
-        pin_field(&bytes, key, flavor)
+        pin_field(&bytes, key)
     }
 
     /// `category` (§4.2): the byte-wise smallest `lok8s.dev/category:` match in any
     /// regular file below `dir`, its value stripped of whitespace.
-    pub fn category(&mut self, dir: &Path, flavor: Flavor) -> Option<String> {
-        self.cached(dir, "category", flavor, |r| r.read_category(dir, flavor))
+    pub fn category(&mut self, dir: &Path) -> Option<String> {
+        self.cached(dir, "category", |r| r.read_category(dir))
     }
 
-    fn read_category(&mut self, dir: &Path, flavor: Flavor) -> Option<String> {
+    fn read_category(&mut self, dir: &Path) -> Option<String> {
         // A directory that is itself a symlink yields nothing (lok8s's Go port).
         let meta = std::fs::symlink_metadata(dir).ok()?;
         if !meta.is_dir() || !self.inside(dir) {
             return None;
         }
-        let re = match flavor {
-            Flavor::Inventory => &*CATEGORY_LINE,
-            Flavor::View => &*CATEGORY_VIEW,
-        };
+        let re = &*CATEGORY;
         let mut best: Option<Vec<u8>> = None;
         let mut stack = vec![(dir.to_path_buf(), 0usize)];
         let mut seen = 0usize;
@@ -199,16 +199,24 @@ impl Reader {
         finish(best)
     }
 
-    /// The `addons` view's TYPE column: `khelm`, `raw` or `empty`.
+    /// The `addons` view's TYPE column: `khelm`, `raw`, `empty`, or `missing` when there is
+    /// no directory (a typo'd name, a target not yet written).
     pub fn addon_type(&mut self, dir: &Path) -> &'static str {
-        let khelm = self.cached(dir, "kind", Flavor::View, |r| {
-            let chart = dir.join("chart.yaml");
-            let khelm = chart.is_file()
-                && r.inside(&chart)
-                && files::read_bounded(&chart, MAX_INPUT_BYTES).is_ok_and(|b| is_khelm(&b));
-            khelm.then(String::new)
-        });
-        if khelm.is_some() {
+        let kind = self.cached(dir, "type", |r| Some(r.read_type(dir).to_string()));
+        TYPES
+            .into_iter()
+            .find(|t| kind.as_deref() == Some(*t))
+            .unwrap_or("empty")
+    }
+
+    fn read_type(&mut self, dir: &Path) -> &'static str {
+        let chart = dir.join("chart.yaml");
+        if !dir.is_dir() {
+            "missing"
+        } else if chart.is_file()
+            && self.inside(&chart)
+            && files::read_bounded(&chart, MAX_INPUT_BYTES).is_ok_and(|b| is_khelm(&b))
+        {
             "khelm"
         } else if dir.join("kustomization.yaml").is_file()
             || dir.join("kustomization.yml").is_file()
@@ -220,15 +228,17 @@ impl Reader {
     }
 }
 
+/// The values of the view's TYPE column.
+const TYPES: [&str; 4] = ["khelm", "raw", "empty", "missing"];
+
 /// The raw text of a top-level scalar `key` of a chart pin's bytes (§4.1): none when the
-/// pin is not UTF-8 YAML, or the value is absent, null, empty, not a scalar, or (inventory
-/// flavour) `false`.
-pub fn pin_field(bytes: &[u8], key: &str, flavor: Flavor) -> Option<String> {
+/// pin is not UTF-8 YAML, or the value is absent, null, empty, not a scalar, or `false`.
+pub fn pin_field(bytes: &[u8], key: &str) -> Option<String> {
     let doc = Doc::parse(std::str::from_utf8(bytes).ok()?).ok()?;
     let node = doc.get(doc.root()?, key)?;
     match doc.node(node) {
         Node::Scalar { text, .. } if doc.is_null(node) || text.is_empty() => None,
-        Node::Scalar { text, .. } if &**text == "false" && flavor == Flavor::Inventory => None,
+        Node::Scalar { text, .. } if &**text == "false" => None,
         Node::Scalar { text, .. } => Some(text.to_string()),
         _ => None,
     }
@@ -259,7 +269,8 @@ fn finish(best: Option<Vec<u8>>) -> Option<String> {
     Some(value.chars().filter(|c| !c.is_whitespace()).collect())
 }
 
-/// One row of the `addons` view.
+/// One row of the `addons` view: the inventory's facts of an entry (name, source, version,
+/// category — the same reader as `render`), and where the entry lives and is configured.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Row {
     pub name: String,
@@ -271,37 +282,49 @@ pub struct Row {
     pub kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The entry's directory, normalised and relative to the project root.
+    pub path: String,
     pub configure: String,
 }
 
-/// Builds the view's rows for parsed entries (spec §9).
+/// Builds the view's rows for parsed entries.
 pub fn view_rows(entries: &[Entry], root: &Path, reader: &mut Reader) -> Vec<Row> {
     entries
         .iter()
-        .map(|e| match e.source {
-            Source::Target => {
-                let dir = e.dir.to_string_lossy().replace("/./", "/");
-                let prefix = format!("{}/", root.to_string_lossy());
-                let rel = dir.strip_prefix(&prefix).unwrap_or(&dir).to_string();
-                Row {
-                    name: e.name.clone(),
-                    source: e.source,
-                    category: Some("target".into()),
-                    kind: "target".into(),
-                    version: None,
-                    configure: format!("per-cluster glue in {rel}"),
-                }
-            }
-            Source::Addon => Row {
+        .map(|e| {
+            let Facts {
+                chart_version,
+                category,
+            } = reader.facts(&e.dir);
+            Row {
                 name: e.name.clone(),
                 source: e.source,
-                category: reader.category(&e.dir, Flavor::View),
+                category,
                 kind: reader.addon_type(&e.dir).into(),
-                version: reader.chart_version(&e.dir, Flavor::View),
-                configure: hint(&e.dir).into(),
-            },
+                version: chart_version,
+                path: relative(&e.dir, root),
+                configure: match e.source {
+                    Source::Target if e.key.starts_with("./") => "per-cluster glue",
+                    Source::Target => "shared glue",
+                    Source::Addon => hint(&e.dir),
+                }
+                .into(),
+            }
         })
         .collect()
+}
+
+/// `dir` normalised (`a/./b/../c` → `a/c`) and relative to `root` when inside it.
+fn relative(dir: &Path, root: &Path) -> String {
+    let dir = clean(&dir.to_string_lossy());
+    let root = clean(&root.to_string_lossy());
+    match dir
+        .strip_prefix(&root)
+        .and_then(|rest| rest.strip_prefix('/'))
+    {
+        Some(rest) => rest.to_string(),
+        None => dir,
+    }
 }
 
 /// The one-line configuration hint, looked up by the directory's base name.
@@ -332,9 +355,9 @@ mod tests {
         dir
     }
 
-    fn version(chart: &str, flavor: Flavor) -> Option<String> {
+    fn version(chart: &str) -> Option<String> {
         let d = dir_with(&[("a/chart.yaml", chart)]);
-        Reader::new(d.path()).chart_version(&d.path().join("a"), flavor)
+        Reader::new(d.path()).chart_version(&d.path().join("a"))
     }
 
     #[test]
@@ -356,19 +379,11 @@ mod tests {
             ("version: [", None),
             ("kind: ChartRenderer\nversion: 1.20.1\n", Some("1.20.1")),
         ] {
-            assert_eq!(
-                version(chart, Flavor::Inventory).as_deref(),
-                want,
-                "{chart}"
-            );
+            assert_eq!(version(chart).as_deref(), want, "{chart}");
         }
-        assert_eq!(
-            version("version: false", Flavor::View).as_deref(),
-            Some("false")
-        );
         let d = tempfile::tempdir().unwrap();
         assert_eq!(
-            Reader::new(d.path()).chart_version(&d.path().join("none"), Flavor::Inventory),
+            Reader::new(d.path()).chart_version(&d.path().join("none")),
             None
         );
     }
@@ -389,9 +404,9 @@ mod tests {
         }
     }
 
-    fn category(files: &[(&str, &str)], flavor: Flavor) -> Option<String> {
+    fn category(files: &[(&str, &str)]) -> Option<String> {
         let d = dir_with(files);
-        Reader::new(d.path()).category(&d.path().join("a"), flavor)
+        Reader::new(d.path()).category(&d.path().join("a"))
     }
 
     /// Found while fuzzing: each of a spec's entries read its directory again, so a spec
@@ -404,13 +419,7 @@ mod tests {
         ]);
         let dir = d.path().join("a");
         let mut reader = Reader::new(d.path());
-        let read = |r: &mut Reader| {
-            (
-                r.chart_version(&dir, Flavor::Inventory),
-                r.category(&dir, Flavor::Inventory),
-                r.addon_type(&dir),
-            )
-        };
+        let read = |r: &mut Reader| (r.chart_version(&dir), r.category(&dir), r.addon_type(&dir));
         let first = read(&mut reader);
         assert_eq!(
             first,
@@ -418,12 +427,7 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(read(&mut reader), first, "read again instead of remembered");
-        assert_eq!(
-            reader.chart_version(&dir, Flavor::View),
-            None,
-            "per flavour"
-        );
-        assert_eq!(read(&mut Reader::new(d.path())), (None, None, "empty"));
+        assert_eq!(read(&mut Reader::new(d.path())), (None, None, "missing"));
     }
 
     #[test]
@@ -471,17 +475,8 @@ mod tests {
             (&[("a/x", "nothing")], None),
         ];
         for (files, want) in cases {
-            assert_eq!(
-                category(files, Flavor::Inventory).as_deref(),
-                *want,
-                "{files:?}"
-            );
+            assert_eq!(category(files).as_deref(), *want, "{files:?}");
         }
-        let cross = [("a/x", "lok8s.dev/category:\nnetworking")];
-        assert_eq!(
-            category(&cross, Flavor::View).as_deref(),
-            Some("networking")
-        );
     }
 
     #[cfg(unix)]
@@ -495,11 +490,8 @@ mod tests {
         std::os::unix::fs::symlink(d.path().join("outside"), d.path().join("a/dirlink")).unwrap();
         std::os::unix::fs::symlink(d.path().join("outside"), d.path().join("linked")).unwrap();
         let mut r = Reader::new(d.path());
-        assert_eq!(r.category(&d.path().join("a"), Flavor::Inventory), None);
-        assert_eq!(
-            r.category(&d.path().join("linked"), Flavor::Inventory),
-            None
-        );
+        assert_eq!(r.category(&d.path().join("a")), None);
+        assert_eq!(r.category(&d.path().join("linked")), None);
     }
 
     #[cfg(unix)]
@@ -515,13 +507,80 @@ mod tests {
         let mut r = Reader::new(d.path());
         // Read through the link as lok8s does, and reported.
         assert_eq!(
-            r.chart_version(&d.path().join("a"), Flavor::Inventory)
-                .as_deref(),
+            r.chart_version(&d.path().join("a")).as_deref(),
             Some("6.6.6")
         );
         assert_eq!(
             r.issues,
             [MetaIssue::OutsideRoot(d.path().join("a/chart.yaml"))]
+        );
+    }
+
+    /// The view and the inventory read a target's directory alike: a per-cluster chart
+    /// pin has its version and category, not lok8s's `target` / `-`.
+    #[test]
+    fn view_rows_give_targets_their_facts_and_a_clean_path() {
+        let d = dir_with(&[
+            (
+                "clusters/d/addons/cm/chart.yaml",
+                "kind: ChartRenderer\nversion: v1.18.0\n",
+            ),
+            (
+                "clusters/d/addons/cm/k.yaml",
+                "lok8s.dev/category: infrastructure\n",
+            ),
+        ]);
+        let root = d.path();
+        let entry = |key: &str, dir: &str, source| Entry {
+            key: key.into(),
+            name: crate::project::bootstrap::base(key),
+            dir: PathBuf::from(format!("{}/{dir}", root.display())),
+            source,
+        };
+        let entries = [
+            entry("./addons/cm", "clusters/d/./addons/cm", Source::Target),
+            entry("../.targets/x", "clusters/d/../.targets/x", Source::Target),
+            entry("nope", ".lok8s/addons/nope", Source::Addon),
+        ];
+        let rows = view_rows(&entries, root, &mut Reader::new(root));
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                let v = |o: &Option<String>| o.clone().unwrap_or_default();
+                (
+                    v(&r.version),
+                    v(&r.category),
+                    r.kind.as_str(),
+                    r.path.as_str(),
+                    r.configure.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "v1.18.0".into(),
+                    "infrastructure".into(),
+                    "khelm",
+                    "clusters/d/addons/cm",
+                    "per-cluster glue"
+                ),
+                (
+                    String::new(),
+                    String::new(),
+                    "missing",
+                    "clusters/.targets/x",
+                    "shared glue"
+                ),
+                (
+                    String::new(),
+                    String::new(),
+                    "missing",
+                    ".lok8s/addons/nope",
+                    "see docs/guide/addons.md"
+                ),
+            ]
         );
     }
 
@@ -537,6 +596,6 @@ mod tests {
         assert_eq!(r.addon_type(&d.path().join("k")), "khelm");
         assert_eq!(r.addon_type(&d.path().join("c")), "raw");
         assert_eq!(r.addon_type(&d.path().join("e")), "empty");
-        assert_eq!(r.addon_type(&d.path().join("missing")), "empty");
+        assert_eq!(r.addon_type(&d.path().join("missing")), "missing");
     }
 }

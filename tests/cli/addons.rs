@@ -18,13 +18,21 @@ fn the_spec_example_table() {
         run.stdout,
         "Addons deployed by inv (kind=kubeone)
 
-NAME          CATEGORY        TYPE    VERSION  CONFIGURE
-cilium        networking      khelm   1.20.1   encryption + policy mode (policyAuditMode) in cilium inline values / values.<driver>.yaml
-cert-manager  infrastructure  khelm   v1.21.1  issue TLS via ClusterIssuer/Certificate CRs in a networking target
-networking    target          target  -        per-cluster glue in clusters/inv/targets/networking
+NAME          SOURCE  CATEGORY        TYPE   VERSION
+cilium        addon   networking      khelm  1.20.1
+cert-manager  addon   infrastructure  khelm  v1.21.1
+networking    target  -               raw    -
 
-Configure an addon: edit its spec.bootstrap inline values, or its addons/<name>/values.<driver>.yaml — see docs/guide/addons.md.
+-o wide shows where each addon lives and is configured (docs/guide/addons.md).
 "
+    );
+    let wide = addons(&fixture("inv"), "inv", &["-o", "wide"]).success();
+    assert!(
+        wide.stdout.contains(
+            "\nnetworking    target  -               raw    -        clusters/inv/targets/networking  per-cluster glue\n"
+        ),
+        "{}",
+        wide.stdout
     );
 }
 
@@ -64,40 +72,85 @@ fn empty_bootstrap_and_dropped_entries() {
     );
 }
 
-fn the_view_keeps_false_versions_and_crosses_newlines_for_categories() {
-    let dir = project_with_spec("kind: KubeOne\nspec:\n  bootstrap: [odd]\n");
+/// Each cluster domain of a project: `clusters/<d>/cluster.lok8s.yaml` exists.
+fn cluster_domains(root: &std::path::Path) -> Vec<String> {
+    let mut domains: Vec<String> = std::fs::read_dir(root.join("clusters"))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().join("cluster.lok8s.yaml").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    domains.sort();
+    domains
+}
+
+/// A project whose entries reach their metadata every way lok8s allows: a per-cluster
+/// chart pin, a shared target with a category, `/`-rooted and missing directories, a
+/// `false` version and a category written across a line break.
+fn every_way_to_reach_an_addon() -> tempfile::TempDir {
+    let dir = project_with_spec(
+        "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium\n    - ./addons/cert-manager\n    - ../.targets/shared\n    - /clusters/inv/addons/cert-manager\n    - ./targets/missing\n    - nowhere\n    - odd\n",
+    );
+    let d = dir.path();
     write(
-        dir.path(),
+        d,
+        "clusters/inv/addons/cert-manager/chart.yaml",
+        "kind: ChartRenderer\nversion: v1.18.0\n",
+    );
+    write(
+        d,
+        "clusters/inv/addons/cert-manager/kustomization.yaml",
+        "# lok8s.dev/category: infrastructure\n",
+    );
+    write(
+        d,
+        "clusters/.targets/shared/kustomization.yaml",
+        "# lok8s.dev/category: networking\n",
+    );
+    write(
+        d,
         ".lok8s/addons/odd/chart.yaml",
         "kind: ChartRenderer\nversion: false\n",
     );
     write(
-        dir.path(),
+        d,
         ".lok8s/addons/odd/x.yaml",
         "lok8s.dev/category:\n  storage\n",
     );
-    let run = addons(dir.path(), "inv", &[]).success();
-    assert!(
-        run.stdout
-            .contains("odd   storage   khelm  false    see docs/guide/addons.md\n"),
-        "{}",
-        run.stdout
-    );
-    let render = clinv(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .run()
-    .success();
-    assert!(
-        render.stdout.contains("- name: odd\n    source: addon\n"),
-        "{}",
-        render.stdout
-    );
-    assert!(!render.stdout.contains("chartVersion") && !render.stdout.contains("category"));
+    dir
+}
+
+/// (name, version, category) of each addon, in order, from a JSON array of objects.
+fn facts(addons: &serde_json::Value, version: &str) -> Vec<(String, String, String)> {
+    let text = |a: &serde_json::Value, k: &str| a[k].as_str().unwrap_or("").to_string();
+    addons
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (text(a, "name"), text(a, version), text(a, "category")))
+        .collect()
+}
+
+/// "Which versions run where" has one answer: for every domain of every fixture project,
+/// `addons -o json` and `render` agree on every addon's name, version and category.
+fn addons_and_render_agree_for_every_domain() {
+    let scratch = every_way_to_reach_an_addon();
+    for root in [example(), fixture("inv"), scratch.path().to_path_buf()] {
+        for domain in cluster_domains(&root) {
+            let view = addons(&root, &domain, &["-o", "json"]).success();
+            let view: serde_json::Value = serde_json::from_str(&view.stdout).unwrap();
+            let r = root.to_str().unwrap();
+            let cr = clinv(&["render", "--root", r, "--domain", &domain, "-o", "json"])
+                .run()
+                .success();
+            let cr: serde_json::Value = serde_json::from_str(&cr.stdout).unwrap();
+            assert_eq!(
+                facts(&view["addons"], "version"),
+                facts(&cr["spec"]["addons"], "chartVersion"),
+                "{domain} in {r}"
+            );
+        }
+    }
 }
 
 fn nothing_to_inventory_cases_warn_and_exit_zero() {
@@ -132,7 +185,7 @@ trials! {
         the_spec_example_table,
         example_tables_and_json_match_golden_files,
         empty_bootstrap_and_dropped_entries,
-        the_view_keeps_false_versions_and_crosses_newlines_for_categories,
         nothing_to_inventory_cases_warn_and_exit_zero,
+        addons_and_render_agree_for_every_domain,
     ],
 }

@@ -184,12 +184,14 @@ fn tables_fit_their_cells_and_wording_is_consistent() {
     .run()
     .success();
     let lines: Vec<&str> = run.stdout.lines().collect();
-    // Widths from the cells (TYPE is as wide as "target", VERSION as "v1.16.4"), no
-    // underline row.
+    // Widths from the cells (NAME as wide as "cert-manager-webhook-hetzner", VERSION as
+    // "v1.16.4"), no underline row, and the default table fits 100 columns.
     assert_eq!(
         lines[2],
-        "NAME                          CATEGORY        TYPE    VERSION  CONFIGURE"
+        "NAME                          SOURCE  CATEGORY        TYPE   VERSION"
     );
+    let widest = run.stdout.lines().map(|l| l.chars().count()).max();
+    assert!(widest <= Some(100), "{}", run.stdout);
     assert!(lines[3].starts_with("cilium  "), "{}", run.stdout);
     assert!(!run.stdout.contains("----"), "{}", run.stdout);
 
@@ -250,23 +252,23 @@ fn every_data_command_takes_its_formats() {
     };
     assert_eq!(
         addons(&["-o", "name"]),
-        "cilium\nopenstack-ccm\nmetrics-server\nlocal-path-provisioner\n"
+        "cilium\nopenstack-ccm\ncert-manager\nmetrics-server\nlocal-path-provisioner\n"
     );
     let wide = addons(&["-o", "wide"]);
     assert!(
         wide.contains(
-            "\nNAME                    CATEGORY       TYPE    VERSION  SOURCE  CONFIGURE\n"
+            "\nNAME                    SOURCE  CATEGORY        TYPE   VERSION  PATH                                             CONFIGURE\n"
         ),
         "{wide}"
     );
     assert!(
         wide.contains(
-            "\nopenstack-ccm           target         target  -        target  per-cluster"
+            "\nopenstack-ccm           target  -               raw    -        clusters/lab.acme.example/targets/openstack-ccm  per-cluster glue\n"
         ),
         "{wide}"
     );
     let bare = addons(&["--no-headers"]);
-    assert_eq!(bare.lines().count(), 4, "{bare}");
+    assert_eq!(bare.lines().count(), 5, "{bare}");
     assert!(bare.starts_with("cilium  "), "{bare}");
 
     let fx = Fx::new();

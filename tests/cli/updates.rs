@@ -71,7 +71,7 @@ fn rendered_inventory_table_and_json_match_their_golden_files() {
     assert!(v["updates"][0].get("unordered").is_none());
 }
 
-fn a_kubectl_dump_is_compared_with_first_wins_and_targets_skipped() {
+fn a_kubectl_dump_is_compared_with_first_wins_and_unversioned_targets_skipped() {
     let index = index_fixture();
     let table = from_dump(index.to_str().unwrap(), &[]).run().success();
     golden("updates.kubectl-dump.txt", &table.stdout);
@@ -447,7 +447,7 @@ fn the_index_is_fetched_through_https_proxy_unless_no_proxy_covers_it() {
 trials! {
     Nothing: [
         rendered_inventory_table_and_json_match_their_golden_files,
-        a_kubectl_dump_is_compared_with_first_wins_and_targets_skipped,
+        a_kubectl_dump_is_compared_with_first_wins_and_unversioned_targets_skipped,
         nothing_newer_says_so_and_json_has_an_empty_list,
         malformed_inputs_are_clear_errors_naming_file_and_field,
         a_url_index_is_fetched_over_https_cached_and_used_offline,
