@@ -837,26 +837,29 @@ def bench_replay_all(args):
                   "users:\n- name: u\n  user:\n    token: bench\ncontexts:\n- name: c\n"
                   "  context: {{cluster: c, user: u}}\ncurrent-context: c\n")
     os.makedirs(os.path.join(root, ".kubeconfig"))
-    dead = os.path.join(work, "kubeconfig-refused")
-    with open(dead, "w") as f:
-        f.write(kubeconfig.format(port=refused_port))
     domains = [f"d{i:04d}.bench.example" for i in range(n)]
+
+    def aim(i, port):
+        with open(os.path.join(root, ".kubeconfig", f"b{i:04d}.yaml"), "w") as f:
+            f.write(kubeconfig.format(port=port))
     for i, d in enumerate(domains):
         os.makedirs(os.path.join(root, "clusters", d))
         with open(os.path.join(root, "clusters", d, "cluster.lok8s.yaml"), "w") as f:
             f.write(f"kind: Lo\nmetadata:\n  name: b{i:04d}\nspec:\n  kubernetes:\n    version: v1.32.3\n")
-        port = holes[i if per_domain else 0].getsockname()[1]
-        with open(os.path.join(root, ".kubeconfig", f"b{i:04d}.yaml"), "w") as f:
-            f.write(kubeconfig.format(port=port))
+        aim(i, refused_port)
     env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000", CLINV_SNAPSHOTS=store,
                HOME="/nonexistent", KUBECONFIG="/nonexistent/kubeconfig")
-    # Queue one snapshot per domain (a refused server: publish records and queues).
+    # Queue one snapshot per domain through its own kubeconfig, refused while publishing
+    # (publish records and queues at once); replay goes through the same file, which
+    # then names the domain's black hole.
     def queue(d):
-        subprocess.run([BIN, "publish", "--root", root, "--domain", d, "--kubeconfig", dead],
+        subprocess.run([BIN, "publish", "--root", root, "--domain", d],
                        env=env, check=True, capture_output=True)
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         list(pool.map(queue, domains))
+    for i in range(n):
+        aim(i, holes[i if per_domain else 0].getsockname()[1])
     print(f"generated {n} domains, {'one black hole each' if per_domain else 'one shared black hole'}; "
           f"queued one snapshot each in {time.perf_counter() - start:.1f} s")
     for timeout in args.timeout:

@@ -91,6 +91,9 @@ impl std::fmt::Display for Reason {
 pub struct Target {
     pub server: String,
     pub context: Option<String>,
+    /// The kubeconfig files that named it (paths only, never their content), so a replay
+    /// goes where the publish was aimed.
+    pub kubeconfig: Vec<String>,
 }
 
 /// Longest failure detail kept with a pending snapshot (the journal is not a log).

@@ -139,7 +139,16 @@ impl Access {
                 format!("--context {name}: no such context in {}", files.join(", ")),
             ));
         }
-        cluster::block_on(Cluster::connect(kubeconfig, self.context.as_deref(), opts))?
+        let mut cluster =
+            cluster::block_on(Cluster::connect(kubeconfig, self.context.as_deref(), opts))??;
+        // Only paths that can be written down faithfully; a replay needs the exact file.
+        cluster.target.kubeconfig = choice
+            .paths
+            .iter()
+            .map(|p| p.to_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default();
+        Ok(cluster)
     }
 }
 

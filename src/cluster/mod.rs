@@ -332,7 +332,11 @@ impl Target {
     /// The server URL (without a trailing `/`) and context a configuration points at.
     pub fn of(config: &kube::Config, context: Option<String>) -> Target {
         let server = crate::util::redact::url(config.cluster_url.to_string().trim_end_matches('/'));
-        Target { server, context }
+        Target {
+            server,
+            context,
+            kubeconfig: Vec::new(),
+        }
     }
 }
 

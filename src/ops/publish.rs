@@ -466,7 +466,12 @@ pub fn failure_message(verb: Verb, domain: &str, f: &Failure) -> String {
         (Reason::DomainMismatch, _) => {
             "the kubeconfig reaches another domain's cluster (pass the domain's own kubeconfig)"
         }
-        _ => "the API server rejected it",
+        (Reason::NoKubeconfig, _) => "no server was contacted",
+        (Reason::RenderFailed, _) => "the inventory could not be rendered",
+        (Reason::ClockSkew, _) => {
+            "the live inventory looks newer, but a clock disagrees (--allow-older delivers it)"
+        }
+        (Reason::Rejected, _) => "the API server rejected it",
     };
     format!(
         "inventory: could not {} the ClusterInventory for {domain}: {what}: {}",
@@ -517,11 +522,37 @@ mod tests {
         ));
     }
 
+    /// Found by a new user: a missing kubeconfig read "the API server rejected it" though
+    /// no server was contacted. Only the reasons a server gives may name one.
+    #[test]
+    fn only_a_server_answer_is_blamed_on_the_server() {
+        for reason in Reason::ALL {
+            let f = Failure::new(reason, Step::Connect, "d");
+            let message = failure_message(Verb::Replay, "lab", &f);
+            let blames = message.contains("API server") || message.contains("cluster rejected");
+            let answered = matches!(
+                reason,
+                Reason::Rejected | Reason::ServerError | Reason::Unauthorized
+            );
+            assert_eq!(blames, answered, "{message}");
+        }
+        let f = Failure::new(
+            Reason::NoKubeconfig,
+            Step::Connect,
+            "kubeconfig not found (k)",
+        );
+        assert_eq!(
+            failure_message(Verb::Replay, "lab", &f),
+            "inventory: could not replay the ClusterInventory for lab: no server was contacted: kubeconfig not found (k)"
+        );
+    }
+
     #[test]
     fn marks_become_journal_records() {
         let target = Some(TargetRecord {
             server: "https://k".into(),
             context: None,
+            kubeconfig: vec!["/k".into()],
         });
         let pending = delivery::after_failure("a", Reason::Forbidden, "403");
         let r = state_record(&pending, "t", target.clone());

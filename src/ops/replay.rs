@@ -18,8 +18,9 @@ use crate::domain::Domain;
 use crate::error::{ArgumentError, Result};
 use crate::inventory::ClusterInventory;
 use crate::project::Project;
-use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, Store, now_millis};
+use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, Store, TargetRecord, now_millis};
 use crate::util::notice::Notice;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -261,11 +262,12 @@ fn send(
     opts: Options,
     notices: &mut Vec<Notice>,
 ) -> std::result::Result<(Delivery, String), Failure> {
-    let cluster_name = access::cluster_name(req.project, domain);
-    let choice = req
-        .access
-        .choose(Some(req.project), cluster_name.as_deref())?;
-    let cluster = req.access.connect(&choice, opts)?;
+    let (access, choice) = aim(req, domain, plan.newest.record.target.as_ref())?;
+    notices.push(Notice::debug(format!(
+        "kubeconfig from {}: {:?}",
+        choice.origin, choice.paths
+    )));
+    let cluster = access.connect(&choice, opts)?;
     let server = cluster.target.server.clone();
     if let Some(queued_for) = plan
         .newest
@@ -289,6 +291,50 @@ fn send(
         detail: format!("{} ({server})", f.detail),
         ..f
     })
+}
+
+/// Where a replay goes: an explicit `--kubeconfig` wins; else the kubeconfig (and context)
+/// the snapshot was queued with, while its files exist; else publish's rules. A recorded
+/// kubeconfig that is gone is said so — never silently swapped for the environment's,
+/// which may reach another cluster.
+fn aim(
+    req: &Request<'_>,
+    domain: &Domain,
+    queued_for: Option<&TargetRecord>,
+) -> std::result::Result<(Access, access::Choice), Failure> {
+    let recorded = queued_for.filter(|t| !t.kubeconfig.is_empty());
+    let Some(target) = recorded.filter(|_| req.access.kubeconfig.is_none()) else {
+        let cluster_name = access::cluster_name(req.project, domain);
+        let choice = req
+            .access
+            .choose(Some(req.project), cluster_name.as_deref())?;
+        return Ok((req.access.clone(), choice));
+    };
+    let paths: Vec<PathBuf> = target.kubeconfig.iter().map(PathBuf::from).collect();
+    let present: Vec<PathBuf> = paths.iter().filter(|p| p.is_file()).cloned().collect();
+    if present.is_empty() {
+        return Err(Failure::new(
+            Reason::NoKubeconfig,
+            crate::cluster::Step::Connect,
+            format!(
+                "the kubeconfig this snapshot was queued with is gone ({}); --kubeconfig chooses another",
+                target.kubeconfig.join(", ")
+            ),
+        ));
+    }
+    let access = Access {
+        context: req
+            .access
+            .context
+            .clone()
+            .or_else(|| target.context.clone()),
+        ..req.access.clone()
+    };
+    let choice = access::Choice {
+        paths: present,
+        origin: "the snapshot's recorded target",
+    };
+    Ok((access, choice))
 }
 
 /// The cluster did not take the inventory: a usage mistake is an error; otherwise the
@@ -458,7 +504,7 @@ pub fn replay_all(
     // to 2 s.
     let reserve = (req.opts.deadline / 10).clamp(RESERVE, Duration::from_secs(2));
     let until = Instant::now() + req.opts.deadline.saturating_sub(reserve);
-    let groups = by_kubeconfig(req, domains);
+    let groups = by_kubeconfig(req, store, domains);
     let next = AtomicUsize::new(0);
     let done: Mutex<Vec<(usize, DomainReport)>> = Mutex::new(Vec::with_capacity(domains.len()));
     let work = || {
@@ -489,18 +535,25 @@ pub fn replay_all(
     Ok(done.into_iter().map(|(_, r)| r).collect())
 }
 
-/// Indexes of `domains` grouped by the kubeconfig each would use, in first-seen order.
+/// Indexes of `domains` grouped by the kubeconfig each will use (see [`aim`]: the one its
+/// newest pending snapshot was queued with, else publish's rules), in first-seen order.
 /// A domain without a usable kubeconfig is a group of its own (it fails on its own).
-fn by_kubeconfig(req: &Request<'_>, domains: &[Domain]) -> Vec<Vec<usize>> {
-    let mut keys: Vec<Option<Vec<std::path::PathBuf>>> = Vec::new();
+fn by_kubeconfig(req: &Request<'_>, store: &Store, domains: &[Domain]) -> Vec<Vec<usize>> {
+    let mut keys: Vec<Option<Vec<PathBuf>>> = Vec::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, d) in domains.iter().enumerate() {
-        let name = access::cluster_name(req.project, d);
-        let key = req
-            .access
-            .choose(Some(req.project), name.as_deref())
+        let queued_for = store
+            .domain(d)
+            .read()
             .ok()
-            .map(|c| c.paths);
+            .and_then(|j| j.snapshots.into_iter().rev().find(|s| s.is_pending()))
+            .and_then(|s| s.record.target);
+        let key = aim(req, d, queued_for.as_ref()).ok().map(|(_, c)| {
+            c.paths
+                .iter()
+                .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+                .collect::<Vec<_>>()
+        });
         match key
             .as_ref()
             .and_then(|k| keys.iter().position(|o| o.as_ref() == Some(k)))

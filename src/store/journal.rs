@@ -576,6 +576,7 @@ mod tests {
             target: Some(TargetRecord {
                 server: "https://x".into(),
                 context: Some("kind".into()),
+                kubeconfig: vec!["/home/u/.kube/x.yaml".into()],
             }),
             host: Some("build-1.example".into()),
         });

@@ -1060,6 +1060,7 @@ mod tests {
             Some(crate::delivery::Target {
                 server: "https://a.example:6443".into(),
                 context: None,
+                kubeconfig: Vec::new(),
             }),
         ];
         let ops = proptest::collection::vec((0u8..8, 0u8..3, 0u8..2), 1..40);

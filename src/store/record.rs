@@ -55,6 +55,9 @@ pub struct TargetRecord {
     pub server: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+    /// The kubeconfig files the publish used (paths; their content is never stored).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kubeconfig: Vec<String>,
 }
 
 impl From<&Target> for TargetRecord {
@@ -62,6 +65,7 @@ impl From<&Target> for TargetRecord {
         TargetRecord {
             server: t.server.clone(),
             context: t.context.clone(),
+            kubeconfig: t.kubeconfig.clone(),
         }
     }
 }

@@ -1053,6 +1053,7 @@ pub(super) mod testing {
             target: Some(TargetRecord {
                 server: "https://x".into(),
                 context: None,
+                kubeconfig: Vec::new(),
             }),
             // Some records carry a host (one of a few), older ones none.
             host: match id.len() % 3 {

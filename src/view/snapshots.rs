@@ -176,6 +176,10 @@ pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
                 .map(|c| format!(" (context {})", e(c)))
                 .unwrap_or_default()
         ));
+        if !t.kubeconfig.is_empty() {
+            let files: Vec<String> = t.kubeconfig.iter().map(|k| e(k)).collect();
+            out.push_str(&format!("# kubeconfig: {}\n", files.join(", ")));
+        }
     }
     for ev in &snap.events {
         out.push_str(&format!(
@@ -241,6 +245,7 @@ mod tests {
                 let target = Target {
                     server: format!("https://ツール{i}\u{1b}[31m.example:6443\n"),
                     context: Some("ctx".into()),
+                    kubeconfig: Vec::new(),
                 };
                 let rec = ds
                     .record_for(&cr(i), "{}", (i % 2 == 0).then_some(&target), i != 3)

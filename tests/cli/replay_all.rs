@@ -36,7 +36,6 @@ impl Fx {
             let free = TcpListener::bind("127.0.0.1:0").unwrap();
             free.local_addr().unwrap().port()
         };
-        let dead = write(root.path(), "refused.yaml", kubeconfig(refused));
         let mut holes = Vec::new();
         let mut domains = Vec::new();
         for i in 0..DOMAINS {
@@ -48,13 +47,13 @@ impl Fx {
                     "kind: Lo\nmetadata:\n  name: m{i:03}\nspec:\n  kubernetes:\n    version: v1.32.3\n"
                 ),
             );
-            let hole = TcpListener::bind("127.0.0.1:0").unwrap();
+            // Refused while publishing (so it queues at once), a black hole afterwards.
             write(
                 root.path(),
                 &format!(".kubeconfig/m{i:03}.yaml"),
-                kubeconfig(hole.local_addr().unwrap().port()),
+                kubeconfig(refused),
             );
-            holes.push(hole);
+            holes.push(TcpListener::bind("127.0.0.1:0").unwrap());
             domains.push(domain);
         }
         let fx = Fx {
@@ -64,11 +63,13 @@ impl Fx {
             domains,
         };
         for d in &fx.domains {
-            let run = fx
-                .clinv(&["publish", "--domain", d, "--kubeconfig"])
-                .run_with(dead.to_str().unwrap())
-                .success();
+            let run = fx.clinv(&["publish", "--domain", d]).run().success();
             assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+        }
+        for (i, hole) in fx.holes.iter().enumerate() {
+            let port = hole.local_addr().unwrap().port();
+            let file = format!(".kubeconfig/m{i:03}.yaml");
+            write(fx.root.path(), &file, kubeconfig(port));
         }
         fx
     }
@@ -89,7 +90,7 @@ impl Fx {
     fn states(&self) -> Vec<(String, String, String)> {
         let run = self
             .clinv(&["snapshots", "list", "-o", "json"])
-            .run_with_nothing()
+            .run()
             .success();
         let v: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
         v.iter()
@@ -107,12 +108,7 @@ struct Args {
 }
 
 impl Args {
-    fn run_with(mut self, last: &str) -> Run {
-        self.args.push(last.to_string());
-        self.run_with_nothing()
-    }
-
-    fn run_with_nothing(self) -> Run {
+    fn run(self) -> Run {
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         clinv(&args)
             .env("CLINV_SNAPSHOTS", self.store.to_str().unwrap())
@@ -175,7 +171,7 @@ fn replay_all_reports_every_black_holed_domain_and_keeps_them_queued() {
             "--probe-timeout",
             "0.5",
         ])
-        .run_with_nothing();
+        .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_table(&fx, &run.stdout);
     for d in &fx.domains {
@@ -210,16 +206,14 @@ fn replay_all_reports_every_black_holed_domain_and_keeps_them_queued() {
     // --strict: the worst reason's code.
     let run = fx
         .clinv(&["replay", "--all", "--strict", "--timeout", "0.05"])
-        .run_with_nothing();
+        .run();
     assert_eq!(run.code, 5, "{}", run.stderr);
 }
 
 fn replay_all_out_of_budget_tries_nothing_and_says_so_for_each_domain() {
     let fx = Fx::new();
     // A budget smaller than what is kept back for recording: nothing is started.
-    let run = fx
-        .clinv(&["replay", "--all", "--timeout", "0.05"])
-        .run_with_nothing();
+    let run = fx.clinv(&["replay", "--all", "--timeout", "0.05"]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_table(&fx, &run.stdout);
     assert_eq!(
@@ -241,15 +235,11 @@ fn replay_all_out_of_budget_tries_nothing_and_says_so_for_each_domain() {
 fn replay_dash_a_is_all_domains() {
     let fx = Fx::new();
     for flag in ["-A", "--all-domains"] {
-        let run = fx
-            .clinv(&["replay", flag, "--timeout", "0.05"])
-            .run_with_nothing();
+        let run = fx.clinv(&["replay", flag, "--timeout", "0.05"]).run();
         assert_eq!(run.code, 0, "{flag}: {}", run.stderr);
         assert_table(&fx, &run.stdout);
     }
-    let run = fx
-        .clinv(&["replay", "-A", "--domain", "x.example"])
-        .run_with_nothing();
+    let run = fx.clinv(&["replay", "-A", "--domain", "x.example"]).run();
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert_all_queued(&fx);
 }

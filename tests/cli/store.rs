@@ -48,6 +48,13 @@ impl Fx {
         clinv(&all).env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
     }
 
+    /// A command without `--kubeconfig` (the environment's `KUBECONFIG` names no file).
+    fn clinv_unaimed(&self, args: &[&str]) -> Clinv {
+        let root = self.root().to_str().unwrap().to_string();
+        clinv(&[&["--root", &root][..], args].concat())
+            .env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
+    }
+
     fn publish(&self, domain: &str) -> Run {
         self.clinv(&["publish", "--domain", domain]).run()
     }
@@ -579,8 +586,69 @@ fn export_and_import_round_trip_without_overwriting() {
     assert!(!third.store().exists(), "nothing written");
 }
 
+/// A snapshot queued with `--kubeconfig K` is replayed through K, not through whatever
+/// the environment names; with K gone, replay says that no server was contacted and why,
+/// and an explicit `--kubeconfig` still chooses another.
+fn replay_goes_where_the_publish_was_aimed() {
+    let fx = Fx::new();
+    fx.publish("lab.acme.example").success();
+    let queued_for = fx.list()[0]["target"].clone();
+    assert_eq!(
+        queued_for["kubeconfig"],
+        serde_json::json!([fx.kc.to_str().unwrap()])
+    );
+    let server = queued_for["server"].as_str().unwrap().to_string();
+    let replay = || {
+        fx.clinv_unaimed(&["replay", "--domain", "lab.acme.example"])
+            .run()
+            .success()
+    };
+    let run = replay();
+    assert!(
+        run.stderr.contains("cluster unreachable: ") && run.stderr.contains(&server),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(fx.list()[0]["reason"], "unreachable");
+    assert_eq!(fx.list()[0]["target"], queued_for);
+
+    std::fs::remove_file(&fx.kc).unwrap();
+    let run = replay();
+    assert!(
+        run.stderr.contains(&format!(
+            "no server was contacted: the kubeconfig this snapshot was queued with is gone ({}); --kubeconfig chooses another",
+            fx.kc.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("rejected"), "{}", run.stderr);
+    assert_eq!(fx.list()[0]["reason"], "no-kubeconfig");
+
+    let elsewhere = dead_kubeconfig(&fx.root().join("other"));
+    let run = fx
+        .clinv_unaimed(&[
+            "replay",
+            "--domain",
+            "lab.acme.example",
+            "--kubeconfig",
+            elsewhere.to_str().unwrap(),
+        ])
+        .run()
+        .success();
+    assert!(
+        run.stderr.contains(&format!(
+            "was queued for {server}; delivering it to https://127.0.0.1:"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(fx.list()[0]["reason"], "unreachable");
+}
+
 trials! {
     Nothing: [
+        replay_goes_where_the_publish_was_aimed,
         an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets,
         identical_inventories_fold_into_one_snapshot_with_their_events,
         references_and_filters,

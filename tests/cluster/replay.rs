@@ -473,9 +473,16 @@ fn replay_all_never_writes_one_domain_over_another() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(p.live().is_none(), "nothing applied");
 
-    // One KUBECONFIG reaching one cluster for both: lab is delivered, prod is refused
-    // with its own reason and exit code, the live object is left as lab's.
-    let run = routed(&fx, &p.admin, &["replay", "--all", "--strict"]).run();
+    // Both were queued through one kubeconfig, which now reaches one cluster: lab is
+    // delivered, prod is refused with its own reason and exit code, the live object is
+    // left as lab's.
+    std::fs::copy(&p.admin, dead.path()).unwrap();
+    let run = routed(
+        &fx,
+        Path::new("/nonexistent"),
+        &["replay", "--all", "--strict"],
+    )
+    .run();
     assert_eq!(run.code, 12, "{}", run.stderr);
     let live = p.live().unwrap();
     assert_eq!(live["metadata"]["labels"]["lok8s.dev/domain"], LAB);
@@ -513,7 +520,7 @@ fn replay_all_never_writes_one_domain_over_another() {
     );
 
     // Again, without --strict: a warning, exit 0, the live object untouched.
-    let run = routed(&fx, &p.admin, &["replay", "--all"]).run();
+    let run = routed(&fx, Path::new("/nonexistent"), &["replay", "--all"]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stderr.contains("[warn] inventory: could not replay"),
@@ -532,11 +539,18 @@ fn replay_all_routes_each_domain_to_its_own_kubeconfig() {
     p.crd_only();
     let fx = Fx::new();
     let dead = dead_kubeconfig(&p);
-    queue_lab_and_prod(&fx, dead.path());
-    // lok8s's kubeconfigs: lab's reaches the plane, prod's a server that is down;
-    // KUBECONFIG (the plane) is only the fallback and must not carry prod there.
+    // Queued through lok8s's kubeconfigs (both down then); KUBECONFIG (the plane) is
+    // only the fallback and must not carry either there.
     let own = fx.root().join(".kubeconfig");
     std::fs::create_dir_all(&own).unwrap();
+    for (domain, file) in [(PROD, "prod-fsn1.yaml"), (LAB, "lab.yaml")] {
+        std::fs::copy(dead.path(), own.join(file)).unwrap();
+        let run = routed(&fx, &p.admin, &["publish", "--domain", domain])
+            .run()
+            .success();
+        assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+    }
+    // Now lab's reaches the plane, prod's a server that is down.
     std::fs::copy(&p.admin, own.join("lab.yaml")).unwrap();
     let prod_server = refused_server();
     let prod_kc = kubeconfig_with_server(&p.admin, &prod_server);
@@ -574,8 +588,36 @@ fn replay_all_routes_each_domain_to_its_own_kubeconfig() {
     assert_eq!(domain_states(&fx, PROD)[0].1, "applied");
 }
 
+/// The case: a snapshot queued by `publish --kubeconfig K` while K's server was
+/// down is delivered through K once it is back — not through `~/.kube/config` or
+/// `KUBECONFIG`, which here name nothing.
+fn replay_delivers_through_the_kubeconfig_the_publish_used() {
+    let p = plane();
+    p.crd_only();
+    let fx = Fx::new();
+    let k = dead_kubeconfig(&p);
+    queue_lab_and_prod(&fx, k.path());
+    std::fs::copy(&p.admin, k.path()).unwrap();
+    let run = routed(&fx, Path::new("/nonexistent"), &["replay", "--domain", LAB])
+        .run()
+        .success();
+    // K now names the plane's address (a server that moved): said, and delivered there.
+    assert!(
+        run.stderr.contains("was queued for https://127.0.0.1:")
+            && run.stderr.contains("; delivering it to https://"),
+        "{}",
+        run.stderr
+    );
+    let live = p.live().unwrap();
+    assert_eq!(live["metadata"]["labels"]["lok8s.dev/domain"], LAB);
+    let lab = domain_states(&fx, LAB);
+    assert_eq!(lab[0].1, "applied");
+    assert_eq!(live["spec"], snapshot_spec(&fx, &lab[0].0));
+}
+
 trials! {
     Plane: [
+        replay_delivers_through_the_kubeconfig_the_publish_used,
         replay_all_never_writes_one_domain_over_another,
         replay_all_routes_each_domain_to_its_own_kubeconfig,
         queued_while_down_then_one_replay_applies_only_the_newest,

@@ -10,7 +10,7 @@ use crate::app::settings::Settings;
 use crate::catalog::fetch::{self, IndexRef};
 use crate::catalog::updates;
 use crate::error::exit;
-use crate::ops::updates::{self as ops, Domain};
+use crate::ops::updates::{self as ops, Compared, Domain};
 use crate::view;
 
 pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
@@ -25,30 +25,8 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
         loaded.origin,
         loaded.index.addons.len()
     ));
-    let mut not_read = None;
-    let compared = match &args.from {
-        Some(path) => ops::from_file(path)?,
-        None => {
-            let project = project(settings)?;
-            let domain = domain(settings, &project, args.domain.domain.as_deref())?;
-            let chosen = ops::choose(
-                &Domain {
-                    scope: scope(settings, &project, &domain, &args.limits),
-                    source_date_epoch: settings.env.source_date_epoch.as_deref(),
-                },
-                args.source.offline,
-            )?;
-            print_notices(settings, &chosen.notices);
-            not_read = chosen.not_read;
-            report_warnings(settings, &chosen.warnings)?;
-            match (chosen.compared, chosen.deploy) {
-                (Some(c), _) => c,
-                (None, cluster_ref) => {
-                    deploy_domain_note(settings, &domain, cluster_ref.flatten().as_deref());
-                    return Ok(exit::OK);
-                }
-            }
-        }
+    let Some((compared, not_read)) = compared(settings, args)? else {
+        return Ok(exit::OK);
     };
     for name in updates::duplicates(&loaded.index) {
         settings.printer.warn(&format!(
@@ -67,44 +45,81 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
         }
     ));
     let not_read_text = not_read.as_ref().map(|(r, d)| format!("{r}: {d}"));
-    let json = || {
-        view::updates::updates_json(
-            compared.source.word(),
-            not_read_text.as_deref(),
-            &loaded.index.generated_at,
-            &list,
-        )
+    let answer = Answer {
+        compared: &compared,
+        not_read: not_read_text.as_deref(),
+        generated_at: &loaded.index.generated_at,
+        list: &list,
     };
-    let text = match args.table.output.clone().unwrap_or_default() {
-        TableFormat::Json => json()?,
-        TableFormat::JsonPath(template) => {
-            output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
-        }
-        TableFormat::Name => view::names(list.iter().map(|u| u.name.as_str())),
-        format => {
-            let table = view::updates::updates_table(
-                &list,
-                compared.source.word(),
-                view::TableStyle {
-                    wide: format == TableFormat::Wide,
-                    no_headers: args.table.no_headers,
-                },
-            );
-            match (&not_read_text, args.table.no_headers) {
-                (Some(why), false) => format!(
-                    "the live cluster was not read ({}): the versions are the {}\n{table}",
-                    crate::util::redact::escape_line(why),
-                    compared.source.describe()
-                ),
-                _ => table,
-            }
-        }
-    };
-    settings.printer.data(&text)?;
+    settings.printer.data(&format(args, &answer)?)?;
     // Not the live cluster's answer: 16, or with --strict why the cluster was not read.
     Ok(match not_read {
         Some((reason, _)) if settings.strict => crate::error::exit::for_reason(reason),
         Some(_) => exit::NOT_LIVE,
         None => exit::OK,
+    })
+}
+
+/// The addons compared and why the cluster was not read (when it was not); `None` for a
+/// deploy domain (said on stderr, exit 0).
+fn compared(settings: &Settings, args: &UpdatesArgs) -> Result<Option<(Compared, NotRead)>> {
+    let Some(path) = &args.from else {
+        let project = project(settings)?;
+        let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+        let chosen = ops::choose(
+            &Domain {
+                scope: scope(settings, &project, &domain, &args.limits),
+                source_date_epoch: settings.env.source_date_epoch.as_deref(),
+            },
+            args.source.offline,
+        )?;
+        print_notices(settings, &chosen.notices);
+        report_warnings(settings, &chosen.warnings)?;
+        return Ok(match (chosen.compared, chosen.deploy) {
+            (Some(c), _) => Some((c, chosen.not_read)),
+            (None, cluster_ref) => {
+                deploy_domain_note(settings, &domain, cluster_ref.flatten().as_deref());
+                None
+            }
+        });
+    };
+    Ok(Some((ops::from_file(path)?, None)))
+}
+
+type NotRead = Option<(crate::delivery::Reason, String)>;
+
+/// What `updates` prints, in any format.
+struct Answer<'a> {
+    compared: &'a Compared,
+    not_read: Option<&'a str>,
+    generated_at: &'a str,
+    list: &'a [updates::Update],
+}
+
+/// The answer in the asked format; a table says first when the cluster was not read.
+fn format(args: &UpdatesArgs, a: &Answer<'_>) -> Result<String> {
+    let word = a.compared.source.word();
+    let json = || view::updates::updates_json(word, a.not_read, a.generated_at, a.list);
+    Ok(match args.table.output.clone().unwrap_or_default() {
+        TableFormat::Json => json()?,
+        TableFormat::JsonPath(template) => {
+            output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
+        }
+        TableFormat::Name => view::names(a.list.iter().map(|u| u.name.as_str())),
+        format => {
+            let style = view::TableStyle {
+                wide: format == TableFormat::Wide,
+                no_headers: args.table.no_headers,
+            };
+            let table = view::updates::updates_table(a.list, word, style);
+            match (a.not_read, args.table.no_headers) {
+                (Some(why), false) => format!(
+                    "the live cluster was not read ({}): the versions are the {}\n{table}",
+                    crate::util::redact::escape_line(why),
+                    a.compared.source.describe()
+                ),
+                _ => table,
+            }
+        }
     })
 }
