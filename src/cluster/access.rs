@@ -134,9 +134,18 @@ impl Access {
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect();
+            let mean = crate::util::suggest::closest(
+                name,
+                kubeconfig.contexts.iter().map(|c| c.name.as_str()),
+            )
+            .map(|n| format!(" — did you mean '{n}'?"))
+            .unwrap_or_default();
             return Err(Failure::usage(
                 Reason::BadKubeconfig,
-                format!("--context {name}: no such context in {}", files.join(", ")),
+                format!(
+                    "--context {name}: no such context in {}{mean}",
+                    files.join(", ")
+                ),
             ));
         }
         let mut cluster =

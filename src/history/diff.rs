@@ -558,6 +558,8 @@ const SYNTAX: &str = "expected apiVersion, metadata.labels[KEY], spec.FIELD (lok
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ignore {
     patterns: Vec<Vec<PatSeg>>,
+    /// Each pattern's text, as given.
+    texts: Vec<String>,
 }
 
 impl Ignore {
@@ -577,7 +579,55 @@ impl Ignore {
                 })?;
             patterns.push(p);
         }
-        Ok(Ignore { patterns })
+        Ok(Ignore {
+            patterns,
+            texts: paths.to_vec(),
+        })
+    }
+
+    /// The paths whose addon or label selector names nothing in any of `inventories`:
+    /// they ignore nothing, most likely a typo (with the closest name that is there).
+    pub fn unmatched(&self, inventories: &[&ClusterInventory]) -> Vec<ArgumentError> {
+        let addons: Vec<&str> = unique(
+            inventories
+                .iter()
+                .flat_map(|i| &i.spec.addons)
+                .map(|a| a.name.as_str()),
+        );
+        let labels: Vec<&str> = unique(
+            inventories
+                .iter()
+                .flat_map(|i| i.metadata.labels.keys())
+                .map(String::as_str),
+        );
+        self.patterns
+            .iter()
+            .zip(&self.texts)
+            .filter_map(|(p, text)| {
+                let (what, known) = match p.first() {
+                    Some(PatSeg::Key(k)) if k == "metadata" => ("label", &labels),
+                    _ => ("addon", &addons),
+                };
+                let Some(PatSeg::Item {
+                    name: Some(name), ..
+                }) = p.get(2)
+                else {
+                    return None;
+                };
+                if known.contains(&name.as_str()) {
+                    return None;
+                }
+                let mean = crate::util::suggest::closest(name, known.iter().copied())
+                    .map(|n| format!(" — did you mean '{n}'?"))
+                    .unwrap_or_default();
+                Some(ArgumentError::Ignore {
+                    text: text.clone(),
+                    why: format!(
+                        "no {what} '{name}' in either inventory, so it ignores nothing{mean}"
+                    ),
+                })
+            })
+            .collect()
     }
 
     /// Whether some path is a prefix of the change's path.
@@ -598,6 +648,17 @@ impl Ignore {
                 })
         })
     }
+}
+
+/// `items` without repeats, in first-seen order.
+fn unique<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
 }
 
 /// Why an `--ignore` path is refused (its text is [`ArgumentError::Ignore`]'s `why`).
@@ -988,6 +1049,35 @@ mod tests {
         assert_eq!(
             r.summary.parts(),
             [("upgraded", 1), ("downgraded", 1), ("changed", 5)]
+        );
+    }
+
+    /// Found by a new user: `--ignore spec.addons[cilum]` ignored nothing without a word.
+    #[test]
+    fn selectors_that_select_nothing_are_named() {
+        let paths: Vec<String> = [
+            "spec.addons[cilum]",
+            "spec.addons[cilium].category",
+            "spec.addons[*]",
+            "metadata.labels[lok8s.dev/domian]",
+            "metadata.labels[lok8s.dev/domain]",
+            "spec.addons[longhorn#2]",
+        ]
+        .map(String::from)
+        .to_vec();
+        let ignore = Ignore::parse(&paths).unwrap();
+        let got: Vec<String> = ignore
+            .unmatched(&[&base(), &base()])
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "--ignore 'spec.addons[cilum]': no addon 'cilum' in either inventory, so it ignores nothing — did you mean 'cilium'?",
+                "--ignore 'metadata.labels[lok8s.dev/domian]': no label 'lok8s.dev/domian' in either inventory, so it ignores nothing — did you mean 'lok8s.dev/domain'?",
+                "--ignore 'spec.addons[longhorn#2]': no addon 'longhorn' in either inventory, so it ignores nothing",
+            ]
         );
     }
 

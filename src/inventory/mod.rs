@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::project::addons::{Facts, MetaIssue, Reader};
 use crate::project::bootstrap::Source;
 use crate::project::spec::{self, ClusterSpec};
+use crate::project::typos::Typo;
 use crate::project::{DomainKind, Project};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -158,6 +159,7 @@ pub fn assemble(
             detail: None,
         });
     }
+    warnings.extend(spec.typos.iter().map(|t| typo_warning(&spec.path, t)));
     let addons = addons_of(project, &spec, &mut warnings);
     let inventory = ClusterInventory {
         api_version: API_VERSION.into(),
@@ -218,6 +220,31 @@ fn addons_of(project: &Project, spec: &ClusterSpec, warnings: &mut Vec<Warning>)
         detail: None,
     }));
     addons
+}
+
+/// A typo lok8s does not mind, said with what the inventory makes of it.
+fn typo_warning(spec: &Path, typo: &Typo) -> Warning {
+    let esc = crate::util::redact::escape_line;
+    let message = match typo {
+        Typo::Kind { raw, suggestion } => format!(
+            "inventory: {}: kind '{}' is not a lok8s driver (lo, kubeone, capi, kkp); it is recorded as '{}'{}",
+            spec.display(),
+            esc(raw),
+            esc(&raw.to_lowercase()),
+            suggestion
+                .map(|s| format!(" — did you mean '{s}'?"))
+                .unwrap_or_default()
+        ),
+        Typo::Key { path, meant, lost } => format!(
+            "inventory: {}: {} is not read by lok8s — did you mean '{meant}'? ({lost})",
+            spec.display(),
+            esc(path)
+        ),
+    };
+    Warning {
+        message,
+        detail: None,
+    }
 }
 
 /// What reading an entry's metadata ran into, as lok8s-style warning text.
@@ -291,14 +318,11 @@ fn missing_directory(
     }
     let near = e.dir.parent().and_then(|parent| {
         let wanted = e.dir.file_name()?.to_str()?;
-        std::fs::read_dir(parent)
+        let names = std::fs::read_dir(parent)
             .ok()?
             .filter_map(|d| d.ok()?.file_name().into_string().ok())
-            .filter(|n| !n.starts_with('.'))
-            .map(|n| (strsim::jaro_winkler(wanted, &n), n))
-            .filter(|(score, _)| *score >= 0.85)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, n)| n)
+            .filter(|n| !n.starts_with('.'));
+        crate::util::suggest::closest(wanted, names)
     });
     let hint = match near {
         Some(n) => format!(" — did you mean '{n}'?"),

@@ -303,8 +303,11 @@ pub struct Query<'a> {
 
 /// `clinv log`'s answer.
 pub enum Log {
-    /// The spans of `--addon` (empty: the addon never appears).
+    /// The spans of `--addon`.
     Addon(Vec<Span>),
+    /// `--addon` names an addon the history never had; the closest name it had, if any
+    /// (a typo is said, never answered as "never").
+    Never { suggestion: Option<String> },
     /// The change list, filtered and truncated.
     Trail(Trail),
 }
@@ -317,7 +320,18 @@ pub fn log(points: &[Point], query: &Query<'_>) -> Result<Log> {
     let (since, until) = bounds(query)?;
     let steps: Vec<Step> = points.iter().map(Point::step).collect();
     if let Some(name) = query.addon {
-        return Ok(Log::Addon(audit::addon_timeline(&steps, name)));
+        let spans = audit::addon_timeline(&steps, name);
+        if spans.is_empty() {
+            let mut names: Vec<&str> = Vec::new();
+            for a in steps.iter().flat_map(|s| &s.inventory.spec.addons) {
+                if !names.contains(&a.name.as_str()) {
+                    names.push(&a.name);
+                }
+            }
+            let suggestion = crate::util::suggest::closest(name, names).map(str::to_string);
+            return Ok(Log::Never { suggestion });
+        }
+        return Ok(Log::Addon(spans));
     }
     let mut trail = audit::trail(&steps, &Ignore::default());
     trail.entries.retain(|e| {

@@ -175,6 +175,8 @@ pub struct Compared {
     pub from: Resolved,
     pub to: Resolved,
     pub report: Report,
+    /// `--ignore` paths that select nothing in either inventory (likely typos).
+    pub unmatched: Vec<crate::error::ArgumentError>,
 }
 
 /// Parses both references (so a malformed second one is reported before the first
@@ -189,7 +191,13 @@ pub fn compare(cx: &RefContext, from: &str, to: &str, ignore: &Ignore) -> Result
     let mut report = diff::diff_with(&from.inventory, &to.inventory, ignore);
     from.origin.mark(&mut report.from, &from.label);
     to.origin.mark(&mut report.to, &to.label);
-    Ok(Compared { from, to, report })
+    let unmatched = ignore.unmatched(&[&from.inventory, &to.inventory]);
+    Ok(Compared {
+        from,
+        to,
+        report,
+        unmatched,
+    })
 }
 
 /// Parses every reference before any is read, so a malformed second reference is

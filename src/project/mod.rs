@@ -5,6 +5,7 @@ pub mod addons;
 pub mod bootstrap;
 pub mod select;
 pub mod spec;
+pub mod typos;
 pub mod view;
 
 use crate::domain::Domain;

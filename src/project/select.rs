@@ -170,36 +170,9 @@ fn unknown(known: Known<'_>, domain: &Domain, origin: Origin) -> DomainError {
         domain: domain.to_string(),
         place,
         origin: (origin != Origin::Flag).then(|| origin.describe()),
-        suggestion: suggest(domain, &all).map(str::to_string),
+        suggestion: crate::util::suggest::closest(domain, &all).map(|d| d.to_string()),
         known: names(&all),
     }
-}
-
-/// The known name closest to `wanted`, when it is close (an edit distance of at most a
-/// third of its length, or `wanted` is a prefix of it).
-pub fn suggest<'a, S: AsRef<str>>(wanted: &str, known: &'a [S]) -> Option<&'a str> {
-    known
-        .iter()
-        .map(|k| (distance(wanted, k.as_ref()), k.as_ref()))
-        .filter(|(d, k)| *d <= (k.chars().count() / 3).max(2) || k.starts_with(wanted))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-/// Levenshtein distance over characters.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -226,18 +199,6 @@ mod tests {
         }
         let p = Project::at(dir.path());
         (dir, p)
-    }
-
-    #[test]
-    fn suggestions_are_close_names_only() {
-        let known = ["prod.acme.example".to_string(), "lab.acme.example".into()];
-        assert_eq!(
-            suggest("prod.acme.exmple", &known),
-            Some("prod.acme.example")
-        );
-        assert_eq!(suggest("lab", &known), Some("lab.acme.example"));
-        assert_eq!(suggest("zzz", &known), None);
-        assert_eq!(distance("kitten", "sitting"), 3);
     }
 
     #[test]

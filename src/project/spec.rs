@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::project::MAX_INPUT_BYTES;
 use crate::project::bootstrap::{self, Context, Entry, Rejection};
+use crate::project::typos::{self, Typo};
 use crate::util::files;
 use crate::util::hash::hex_sha256;
 use crate::yaml::{Doc, Node, NodeId, Tag};
@@ -48,6 +49,8 @@ pub struct ClusterSpec {
     /// The top level was not a mapping: kind missing (`lo`), `spec.bootstrap` absent (so
     /// the `lo` default entry applies), as lok8s reads it; reported as a warning.
     pub not_a_mapping: bool,
+    /// What lok8s reads without a word but changes the inventory (a warning each).
+    pub typos: Vec<Typo>,
 }
 
 /// Reads and interprets a cluster spec.
@@ -127,7 +130,11 @@ fn interpret(doc: &Doc, path: &Path, spec_hash: String, ctx: Context<'_>) -> Res
     let top = top.filter(|_| !not_a_mapping);
     let get = |keys: &[&str]| top.and_then(|t| doc.path(t, keys));
 
-    let kind = match get(&["kind"]).and_then(|k| scalar_text(doc, k)) {
+    let raw_kind = get(&["kind"]).and_then(|k| scalar_text(doc, k));
+    let typos = top
+        .map(|t| typos::check(doc, t, raw_kind))
+        .unwrap_or_default();
+    let kind = match raw_kind {
         None => "lo".to_string(),
         Some(raw) => {
             let lower = raw.to_lowercase();
@@ -171,6 +178,7 @@ fn interpret(doc: &Doc, path: &Path, spec_hash: String, ctx: Context<'_>) -> Res
         name,
         entries,
         not_a_mapping,
+        typos,
     })
 }
 

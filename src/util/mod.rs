@@ -2,8 +2,8 @@
 //! ([`files`]), waiting for a file lock ([`lock`]), content hashes ([`hash`]), which
 //! hosts `NO_PROXY` exempts ([`no_proxy`]), the one sanitiser for text that leaves the
 //! process ([`redact`]), the messages library flows return instead of printing
-//! ([`notice`]), safe points for SIGINT/SIGTERM ([`signals`]) and time formats
-//! ([`time`]).
+//! ([`notice`]), safe points for SIGINT/SIGTERM ([`signals`]), "did you mean"
+//! ([`suggest`]) and time formats ([`time`]).
 
 pub mod env;
 pub mod files;
@@ -13,4 +13,5 @@ pub mod no_proxy;
 pub mod notice;
 pub mod redact;
 pub mod signals;
+pub mod suggest;
 pub mod time;

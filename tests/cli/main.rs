@@ -43,6 +43,7 @@ mod selection;
 mod store;
 mod store_v2;
 mod times;
+mod typos;
 mod updates;
 mod v1;
 
@@ -70,6 +71,7 @@ fn main() -> std::process::ExitCode {
         store::tests(),
         store_v2::tests(),
         times::tests(),
+        typos::tests(),
         updates::tests(),
     ];
     #[cfg(feature = "gitops")]

@@ -46,7 +46,7 @@ fn a_named_kubeconfig_or_context_that_does_not_exist_is_refused_not_queued() {
     let fx = Fx::new();
     let kc = fx.kc.to_str().unwrap();
     // kubectl refuses both; so does every delivery (exit 2), and nothing is recorded.
-    let cases: [(&[&str], &str); 2] = [
+    let cases: [(&[&str], &str); 3] = [
         (
             &["--kubeconfig", "/nonexistent/kc"],
             "kubeconfig not found (/nonexistent/kc)",
@@ -54,6 +54,10 @@ fn a_named_kubeconfig_or_context_that_does_not_exist_is_refused_not_queued() {
         (
             &["--kubeconfig", kc, "--context", "nope"],
             "--context nope: no such context in ",
+        ),
+        (
+            &["--kubeconfig", kc, "--context", "dead-cxt"],
+            " — did you mean 'dead-ctx'?",
         ),
     ];
     let run_all = |verb: &str| {

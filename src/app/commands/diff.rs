@@ -31,6 +31,13 @@ pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
         settings.printer.info(&note);
     }
     let compared = compared?;
+    // An --ignore path that selects nothing: a typo ignores nothing, never silently.
+    for unmatched in &compared.unmatched {
+        if settings.strict {
+            return Err(crate::error::Error::from(unmatched.clone()).into());
+        }
+        settings.printer.warn(&unmatched.to_string());
+    }
     let (report, a, b) = (&compared.report, &compared.from, &compared.to);
     let color = settings.printer.color_stdout();
     let text = match format {

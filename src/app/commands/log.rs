@@ -43,12 +43,9 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         args.branch.as_deref(),
     )?;
     let text = match history::log(&points.points, &query)? {
-        Log::Addon(spans) if spans.is_empty() => {
+        Log::Never { suggestion } => {
             let name = args.addon.as_deref().unwrap_or_default();
-            settings
-                .printer
-                .info(&format!("{name} never appears in the history of {domain}"));
-            return Ok(exit::OK);
+            return never(settings, format, &domain, name, suggestion.as_deref());
         }
         Log::Addon(spans) => match format {
             LogFormat::Json => crate::inventory::render::to_json(&spans)?,
@@ -70,6 +67,36 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         },
     };
     settings.printer.data(&text)?;
+    Ok(exit::OK)
+}
+
+/// `--addon NAME` never appears: said on stdout (`[]` in JSON, as the timeline it is not);
+/// a close name that does appear is a `[warn]` with a did-you-mean, with `--strict` an
+/// error.
+fn never(
+    settings: &Settings,
+    format: LogFormat,
+    domain: &str,
+    name: &str,
+    suggestion: Option<&str>,
+) -> Result<i32> {
+    settings.printer.data(&match format {
+        LogFormat::Json => "[]\n".to_string(),
+        _ => format!(
+            "{} never appears in the history of {domain}\n",
+            crate::util::redact::escape_line(name)
+        ),
+    })?;
+    if let Some(near) = suggestion {
+        let warning = crate::inventory::Warning {
+            message: format!(
+                "no addon '{}' in the history of {domain} — did you mean '{near}'?",
+                crate::util::redact::escape_line(name)
+            ),
+            detail: None,
+        };
+        super::report_warnings(settings, &[warning])?;
+    }
     Ok(exit::OK)
 }
 
