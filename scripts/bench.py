@@ -400,7 +400,7 @@ def bench_store2(args):
     for n in (10_000, big):
         path, env = store(f"publish{n}", n, "pending")
         publish = [BIN, "publish", "--root", root, "--domain", dom, "--kubeconfig", dead]
-        queued = "queued as snapshot"
+        queued = "recorded as pending snapshot"
         bench(f"first publish into {n} v1 records (migration, if any)", publish, 1, env,
               expect=queued)
         bench(f"offline publish into {n} records", publish, runs, env,
@@ -423,7 +423,7 @@ def bench_store2(args):
     publish = [BIN, "publish", "--root", root, "--domain", dom, "--kubeconfig", dead]
     for n, env in ((mid, env_mid), (big, env_big)):
         bench(f"migration of {n} v1 records (an offline publish)", publish, 1, env,
-              expect="queued as snapshot")
+              expect="recorded as pending snapshot")
         bench(f"first snapshots list of {n} after migration (writes summaries)",
               [BIN, "snapshots", "list", "--root", root, "--domain", dom], 1, env)
     log = [BIN, "log", "--root", root, "--domain", dom]
@@ -872,14 +872,14 @@ def bench_replay_all(args):
             if out.returncode != 0:
                 sys.exit(f"replay --all exited {out.returncode}: {out.stderr[-2000:]}")
             rows = [l for l in out.stdout.splitlines()[1:] if l.strip()]
-            queued = sum(1 for l in rows if "queued (unreachable)" in l)
+            queued = sum(1 for l in rows if "pending (unreachable)" in l)
             not_tried = out.stderr.count("not tried: the command's --timeout")
             if len(rows) != n or queued != n:
-                sys.exit(f"{len(rows)} rows, {queued} queued (unreachable) of {n}:\n{out.stdout[:2000]}")
+                sys.exit(f"{len(rows)} rows, {queued} pending (unreachable) of {n}:\n{out.stdout[:2000]}")
         med = statistics.median(walls)
         print(f"clinv replay --all, {n} black-holed domains, --timeout {timeout}: runs={len(walls)} "
               f"median={med:.2f} s max={max(walls):.2f} s; {n - not_tried} probed, {not_tried} not tried "
-              f"(budget), all {n} reported queued (unreachable)  "
+              f"(budget), all {n} reported pending (unreachable)  "
               f"{'OK' if max(walls) <= timeout else 'OVER'} (≤ {timeout} s)")
     for s in holes:
         s.close()

@@ -129,7 +129,7 @@ pub enum Mark {
 /// Whether a snapshot that could not be delivered for `reason` stays queued for
 /// `clinv replay`: not when no replay can ever deliver it (a GitOps controller owns the
 /// live object: `clinv commit` is the channel).
-pub fn stays_queued(reason: Reason) -> bool {
+pub fn stays_pending(reason: Reason) -> bool {
     reason != Reason::GitopsManaged
 }
 
@@ -176,7 +176,7 @@ pub fn after_delivery(id: &str, delivered: Delivered<'_>, older_pending: &[&str]
 pub fn after_failure(id: &str, reason: Reason, detail: &str) -> Mark {
     let detail = detail.chars().take(MAX_DETAIL).collect();
     let id = id.to_string();
-    if stays_queued(reason) {
+    if stays_pending(reason) {
         Mark::Pending { id, reason, detail }
     } else {
         Mark::Refused { id, reason, detail }
@@ -251,7 +251,7 @@ mod tests {
                 detail: "Flux Kustomization x/y".into()
             }
         );
-        assert!(stays_queued(Reason::ClockSkew) && stays_queued(Reason::Unreachable));
+        assert!(stays_pending(Reason::ClockSkew) && stays_pending(Reason::Unreachable));
     }
 
     #[test]

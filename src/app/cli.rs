@@ -290,7 +290,7 @@ pub enum Command {
     /// JSON has the absolute RFC 3339 times.
     Status(StatusOutArgs),
 
-    /// Deliver queued snapshots: apply the newest pending one per domain, supersede the rest.
+    /// Deliver pending snapshots: apply the newest one per domain, supersede the rest.
     ///
     /// A live inventory rendered later than the snapshot, or another domain's (its
     /// lok8s.dev/domain label), is never overwritten. Fail-soft like publish; re-running
@@ -352,7 +352,7 @@ pub enum Command {
     #[command(after_help = IGNORE_HELP)]
     Diff(DiffArgs),
 
-    /// The history of a domain, newest first: time, outcome (applied, queued, committed,
+    /// The history of a domain, newest first: time, outcome (applied, pending, committed,
     /// superseded) and what changed (formats: text, json, markdown).
     ///
     /// From the snapshot store, or from a GitOps repository's commits with --repo.
@@ -824,7 +824,8 @@ pub struct ListArgs {
 /// knows nothing of clap).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum StateArg {
-    /// Recorded, not yet applied (queued for the cluster)
+    /// Recorded, not yet applied (`queued` is the same)
+    #[value(alias = "queued")]
     Pending,
     /// Applied to the cluster
     Applied,
@@ -834,7 +835,7 @@ pub enum StateArg {
     Superseded,
     /// Removed by `snapshots gc` (its record stays in the journal)
     Deleted,
-    /// Recorded by `commit` for Git only (never queued for the cluster), not committed
+    /// Recorded by `commit` for Git only (never for the cluster), not committed
     Recorded,
 }
 

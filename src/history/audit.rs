@@ -26,7 +26,7 @@ pub struct Step<'a> {
     pub id: &'a str,
     /// When it was recorded, RFC 3339 (`2026-03-02T10:00:00Z`).
     pub at: &'a str,
-    /// `applied`, `queued`, `committed` or `superseded` (carried through as text).
+    /// `applied`, `pending`, `committed` or `superseded` (carried through as text).
     pub outcome: &'a str,
     pub inventory: &'a ClusterInventory,
     /// Its number in the domain's history, from 1 (`helm history`'s REVISION): the

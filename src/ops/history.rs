@@ -63,7 +63,7 @@ pub enum Source<'a> {
 
 fn outcome(state: State) -> &'static str {
     match state {
-        State::Pending => "queued",
+        State::Pending => "pending",
         State::Applied => "applied",
         State::Committed => "committed",
         State::Superseded | State::Deleted => "superseded",

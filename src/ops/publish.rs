@@ -1,6 +1,6 @@
 //! `clinv publish`: render, record a snapshot, then server-side apply the CRD and the CR
 //! when the cluster is reachable. Anything that keeps the inventory from the cluster is
-//! an outcome, not an error (lok8s's fail-soft rule): the snapshot stays queued for
+//! an outcome, not an error (lok8s's fail-soft rule): the snapshot stays pending for
 //! `clinv replay`, and the caller decides whether `--strict` makes it fatal.
 
 use crate::cluster::access::Access;
@@ -53,7 +53,7 @@ pub struct NotRecorded(pub Error);
 pub struct NotApplied {
     pub reason: Reason,
     /// The snapshot left pending for `clinv replay`, if one was recorded.
-    pub queued: Option<String>,
+    pub pending: Option<String>,
     /// The whole message (the warning, or with `--strict` the error).
     pub message: String,
 }
@@ -105,7 +105,7 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
             );
             let outcome = Published::NotApplied(NotApplied {
                 reason: Reason::RenderFailed,
-                queued: None,
+                pending: None,
                 message,
             });
             return Ok(report(outcome, notices, None));
@@ -382,7 +382,7 @@ fn not_applied(
         message.push_str(skipping);
         return NotApplied {
             reason: f.reason,
-            queued: None,
+            pending: None,
             message,
         };
     };
@@ -397,20 +397,20 @@ fn not_applied(
             chain(&e)
         )));
     }
-    if delivery::stays_queued(f.reason) {
+    if delivery::stays_pending(f.reason) {
         message.push_str(&format!(
-            " — queued as snapshot {} (clinv replay delivers it)",
+            " — recorded as pending snapshot {} (clinv replay delivers it)",
             snap.id
         ));
     } else {
         message.push_str(&format!(
-            " — snapshot {} recorded, not queued (no replay can deliver it)",
+            " — snapshot {} recorded, not pending (no replay can deliver it)",
             snap.id
         ));
     }
     NotApplied {
         reason: f.reason,
-        queued: delivery::stays_queued(f.reason).then(|| snap.id.clone()),
+        pending: delivery::stays_pending(f.reason).then(|| snap.id.clone()),
         message,
     }
 }

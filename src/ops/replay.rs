@@ -277,7 +277,7 @@ fn send(
         .filter(|t| t.server != server)
     {
         notices.push(Notice::warn(format!(
-            "{domain}: snapshot {} was queued for {}; delivering it to {server}",
+            "{domain}: snapshot {} was published for {}; delivering it to {server}",
             plan.newest.record.id, queued_for.server
         )));
     }
@@ -317,7 +317,7 @@ fn aim(
             Reason::NoKubeconfig,
             crate::cluster::Step::Connect,
             format!(
-                "the kubeconfig this snapshot was queued with is gone ({}); --kubeconfig chooses another",
+                "the kubeconfig this snapshot was published with is gone ({}); --kubeconfig chooses another",
                 target.kubeconfig.join(", ")
             ),
         ));
@@ -356,12 +356,12 @@ fn not_delivered(
         }
         .into());
     }
-    let (queued, message) = if delivery::stays_queued(f.reason) {
+    let (queued, message) = if delivery::stays_pending(f.reason) {
         if !req.opts.dry_run && newest.reason != Some(f.reason) {
             record_failure(store, newest, &f)?;
         }
         let message = format!(
-            "{} — {} snapshot(s) stay queued",
+            "{} — {} snapshot(s) stay pending",
             failure_message(Verb::Replay, domain, &f),
             plan.pending
         );
@@ -587,7 +587,7 @@ fn not_tried(
         reason: f.reason,
         queued,
         message: format!(
-            "{} — {queued} snapshot(s) stay queued",
+            "{} — {queued} snapshot(s) stay pending",
             failure_message(Verb::Replay, &store.domain, &f)
         ),
     };
@@ -606,7 +606,7 @@ fn skew(
 ) -> Option<String> {
     skewed(&snap.record.at, live_rendered_at, others).then(|| {
         format!(
-            "{domain}: clock skew: the live inventory looks newer (renderedAt {live_rendered_at}) but the store recorded snapshot {} later (recorded {}, renderedAt {}); not applied, it stays queued — clinv replay --allow-older delivers it",
+            "{domain}: clock skew: the live inventory looks newer (renderedAt {live_rendered_at}) but the store recorded snapshot {} later (recorded {}, renderedAt {}); not applied, it stays pending — clinv replay --allow-older delivers it",
             snap.record.id, snap.record.at, snap.record.rendered_at
         )
     })

@@ -60,7 +60,7 @@ pub fn replay_table(reports: &[crate::ops::replay::DomainReport]) -> String {
             Ok(report) => match &report.outcome {
                 Replayed::Nothing => ("nothing to replay".into(), "-".into()),
                 Replayed::NotApplied { reason, queued, .. } => (
-                    format!("queued ({reason})"),
+                    format!("pending ({reason})"),
                     format!("{queued} snapshot(s)"),
                 ),
                 Replayed::DryRun {

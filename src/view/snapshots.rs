@@ -160,7 +160,7 @@ pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
     out.push_str(&format!(
         "# cluster:    {}\n# git:        {}\n",
         snap.cluster_state
-            .map_or("not queued (recorded for Git only)", |c| c.as_str()),
+            .map_or("not pending (recorded for Git only)", |c| c.as_str()),
         match (&snap.commit, &snap.pushed) {
             (Some(c), Some(p)) => format!("committed {}, pushed to {}", e(c), e(p)),
             (Some(c), None) => format!("committed {}", e(c)),

@@ -82,14 +82,14 @@ fn log_flags_for_git_and_kubectl_reflexes() {
     let newest = log(&["--max-count", "1", "--oneline"]).success().stdout;
     assert_eq!(newest.lines().count(), 1, "{newest}");
     assert!(
-        newest.ends_with("  queued  ~ cilium 1.19.2 → 1.20.3 (upgrade)\n"),
+        newest.ends_with("  pending  ~ cilium 1.19.2 → 1.20.3 (upgrade)\n"),
         "{newest}"
     );
     let all = log(&["--oneline"]).success().stdout;
     let lines: Vec<&str> = all.lines().collect();
     assert_eq!(lines.len(), 2, "{all}");
     assert!(
-        lines[1].ends_with("  queued  first step: kubernetes v1.31.10, 9 addons"),
+        lines[1].ends_with("  pending  first recorded inventory: Kubernetes v1.31.10, 9 addons"),
         "{all}"
     );
     let reversed = log(&["--oneline", "--reverse"]).success().stdout;

@@ -47,7 +47,7 @@ fn story() -> Vec<(&'static str, &'static str, Vec<Edit>)> {
         ),
         (
             "2025-02-24T15:30:00Z",
-            "queued",
+            "pending",
             vec![Lok8s("0.6.2"), Chart("ingress-nginx", "4.12.0")],
         ),
         ("2025-02-25T07:05:19Z", "applied", vec![]),
@@ -158,7 +158,7 @@ fn story() -> Vec<(&'static str, &'static str, Vec<Edit>)> {
         ),
         (
             "2025-12-08T16:20:00Z",
-            "queued",
+            "pending",
             vec![
                 Lok8s("0.8.1"),
                 Chart("cilium", "1.18.0"),
@@ -427,7 +427,7 @@ fn the_history_covers_every_kind_of_change() {
         recorded.iter().map(|r| r.outcome.as_str()).collect();
     assert_eq!(
         outcomes.into_iter().collect::<Vec<_>>(),
-        ["applied", "committed", "queued", "superseded"]
+        ["applied", "committed", "pending", "superseded"]
     );
     assert!(trail.entries.iter().any(|e| !e.initial && !e.has_changes));
 }

@@ -116,12 +116,12 @@ fn log_from_the_store_and_from_the_repository_agree() {
     let heads: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
     assert_eq!(heads.len(), 4, "{text}");
     assert!(
-        heads[0].starts_with("#4  ") && heads[0].ends_with(&format!("  queued  on {host}")),
+        heads[0].starts_with("#4  ") && heads[0].ends_with(&format!("  pending  on {host}")),
         "{text}"
     );
     assert!(
         heads[3].starts_with("#1  ")
-            && heads[3].ends_with(&format!("  queued  (initial)  on {host}")),
+            && heads[3].ends_with(&format!("  pending  (initial)  on {host}")),
         "{text}"
     );
     let git_text = run(
@@ -168,7 +168,7 @@ fn log_from_the_store_and_from_the_repository_agree() {
         md.contains(&format!("\n| 4 | {} | `", all[0]["at"].as_str().unwrap())),
         "{md}"
     );
-    assert!(md.contains(&format!(" | {host} | queued | ")), "{md}");
+    assert!(md.contains(&format!(" | {host} | pending | ")), "{md}");
     // The addon timeline and the text log name the upgrade.
     let text = run(&["log", "--domain", "prod.acme.example"], "1").stdout;
     assert!(

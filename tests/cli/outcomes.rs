@@ -82,7 +82,11 @@ fn a_named_kubeconfig_or_context_that_does_not_exist_is_refused_not_queued() {
     // Not named by the user (KUBECONFIG, ~/.kube/config): a missing file is the
     // offline case, queued for replay.
     let run = fx.clinv(&["publish", "--domain", PROD]).run().success();
-    assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("recorded as pending snapshot"),
+        "{}",
+        run.stderr
+    );
     // Replay refuses the mistakes before touching the queue.
     run_all("replay");
     assert_eq!(fx.snapshots().len(), 1);
@@ -99,7 +103,11 @@ fn a_named_kubeconfig_or_context_that_does_not_exist_is_refused_not_queued() {
         ])
         .run()
         .success();
-    assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("recorded as pending snapshot"),
+        "{}",
+        run.stderr
+    );
     assert!(fx.snapshots().iter().all(|s| s["state"] == "pending"));
 }
 

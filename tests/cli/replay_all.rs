@@ -64,7 +64,11 @@ impl Fx {
         };
         for d in &fx.domains {
             let run = fx.clinv(&["publish", "--domain", d]).run().success();
-            assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+            assert!(
+                run.stderr.contains("recorded as pending snapshot"),
+                "{}",
+                run.stderr
+            );
         }
         for (i, hole) in fx.holes.iter().enumerate() {
             let port = hole.local_addr().unwrap().port();
@@ -128,7 +132,7 @@ fn copy_dir_into(from: &Path, to: &Path) {
     }
 }
 
-/// Every domain in the table once, in order, `queued (unreachable)`.
+/// Every domain in the table once, in order, `pending (unreachable)`.
 fn assert_table(fx: &Fx, stdout: &str) {
     let mut lines = stdout.lines();
     assert_eq!(
@@ -142,7 +146,7 @@ fn assert_table(fx: &Fx, stdout: &str) {
         let cells: Vec<&str> = row.split("  ").filter(|c| !c.is_empty()).collect();
         assert_eq!(
             cells.iter().map(|c| c.trim()).collect::<Vec<_>>(),
-            [d.as_str(), "queued (unreachable)", "1 snapshot(s)"],
+            [d.as_str(), "pending (unreachable)", "1 snapshot(s)"],
             "{row}"
         );
     }
@@ -185,7 +189,7 @@ fn replay_all_reports_every_black_holed_domain_and_keeps_them_queued() {
             line.contains("no answer within") || line.contains("not tried"),
             "{line}"
         );
-        assert!(line.ends_with("— 1 snapshot(s) stay queued"), "{line}");
+        assert!(line.ends_with("— 1 snapshot(s) stay pending"), "{line}");
     }
     assert_all_queued(&fx);
     // Each hole was reached by its own domain (its own .kubeconfig/<name>.yaml).
@@ -218,7 +222,7 @@ fn replay_all_out_of_budget_tries_nothing_and_says_so_for_each_domain() {
     assert_table(&fx, &run.stdout);
     assert_eq!(
         run.stderr
-            .matches("cluster unreachable: not tried: the command's --timeout (0.05s) ran out — 1 snapshot(s) stay queued")
+            .matches("cluster unreachable: not tried: the command's --timeout (0.05s) ran out — 1 snapshot(s) stay pending")
             .count(),
         fx.domains.len(),
         "{}",

@@ -84,7 +84,7 @@ fn an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets() 
     let id = snap["id"].as_str().unwrap();
     assert!(
         run.stderr.contains(&format!(
-            "— queued as snapshot {id} (clinv replay delivers it)"
+            "— recorded as pending snapshot {id} (clinv replay delivers it)"
         )),
         "{}",
         run.stderr
@@ -130,7 +130,7 @@ fn an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets() 
 
 /// A publish of the inventory the newest snapshot already holds (renderedAt aside) is an
 /// event on that snapshot, not a new step: `latest~1` is the previous distinct
-/// inventory, `log` has no "(no changes)" steps, and `snapshots show` lists the events.
+/// inventory, `log` has no "no changes" steps, and `snapshots show` lists the events.
 fn identical_inventories_fold_into_one_snapshot_with_their_events() {
     let fx = Fx::new();
     let publish_at = |epoch: &str| {
@@ -141,7 +141,11 @@ fn identical_inventories_fold_into_one_snapshot_with_their_events() {
     };
     for epoch in ["1700000000", "1700000100", "1700000200"] {
         let run = publish_at(epoch);
-        assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("recorded as pending snapshot"),
+            "{}",
+            run.stderr
+        );
     }
     let list = fx.list();
     assert_eq!(list.len(), 1, "{list:?}");
@@ -430,7 +434,7 @@ fn publishes_killed_at_random_points_lose_nothing_that_completed() {
         if out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             let id = stderr
-                .split("queued as snapshot ")
+                .split("recorded as pending snapshot ")
                 .nth(1)
                 .and_then(|r| r.split(' ').next())
                 .unwrap()
@@ -490,7 +494,7 @@ fn twenty_concurrent_publishes_all_land() {
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         ids.push(
             stderr
-                .split("queued as snapshot ")
+                .split("recorded as pending snapshot ")
                 .nth(1)
                 .unwrap()
                 .split(' ')
@@ -616,7 +620,7 @@ fn replay_goes_where_the_publish_was_aimed() {
     let run = replay();
     assert!(
         run.stderr.contains(&format!(
-            "no server was contacted: the kubeconfig this snapshot was queued with is gone ({}); --kubeconfig chooses another",
+            "no server was contacted: the kubeconfig this snapshot was published with is gone ({}); --kubeconfig chooses another",
             fx.kc.display()
         )),
         "{}",
@@ -638,7 +642,7 @@ fn replay_goes_where_the_publish_was_aimed() {
         .success();
     assert!(
         run.stderr.contains(&format!(
-            "was queued for {server}; delivering it to https://127.0.0.1:"
+            "was published for {server}; delivering it to https://127.0.0.1:"
         )),
         "{}",
         run.stderr
@@ -646,8 +650,51 @@ fn replay_goes_where_the_publish_was_aimed() {
     assert_eq!(fx.list()[0]["reason"], "unreachable");
 }
 
+/// One word for a snapshot the cluster has not taken yet: `pending`, in every listing,
+/// log, report, message and JSON; `queued` is accepted as its alias by `--state`.
+fn one_word_per_state() {
+    let fx = Fx::new();
+    let publish = fx.publish("lab.acme.example").success();
+    let replay = fx
+        .clinv(&["replay", "--domain", "lab.acme.example"])
+        .run()
+        .success();
+    let list = |state: &str| {
+        fx.clinv(&["snapshots", "list", "--state", state, "-o", "json"])
+            .run()
+            .success()
+            .stdout
+    };
+    assert_eq!(list("queued"), list("pending"));
+    assert_eq!(fx.list()[0]["state"], "pending");
+    let log = fx
+        .clinv(&["log", "--domain", "lab.acme.example", "-o", "json"])
+        .run()
+        .success();
+    let log: serde_json::Value = serde_json::from_str(&log.stdout).unwrap();
+    assert_eq!(log["entries"][0]["outcome"], "pending", "{log}");
+    let text = fx
+        .clinv(&["log", "--domain", "lab.acme.example", "--oneline"])
+        .run()
+        .success();
+    let report = fx
+        .clinv(&["report", "--domain", "lab.acme.example"])
+        .run()
+        .success();
+    for (what, out) in [
+        ("publish", &publish.stderr),
+        ("replay", &replay.stderr),
+        ("log", &text.stdout),
+        ("report", &report.stdout),
+    ] {
+        assert!(out.contains("pending"), "{what}: {out}");
+        assert!(!out.contains("queued"), "{what}: {out}");
+    }
+}
+
 trials! {
     Nothing: [
+        one_word_per_state,
         replay_goes_where_the_publish_was_aimed,
         an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets,
         identical_inventories_fold_into_one_snapshot_with_their_events,

@@ -114,10 +114,10 @@ fn v1_offline() -> PathBuf {
     repo().join("examples/offline.kubeconfig")
 }
 
-/// The id in "queued as snapshot <id>".
+/// The id in "recorded as pending snapshot <id>".
 pub fn queued_id(stderr: &str) -> Option<String> {
     stderr
-        .split("queued as snapshot ")
+        .split("recorded as pending snapshot ")
         .nth(1)
         .and_then(|r| r.split(|c: char| !c.is_ascii_hexdigit()).next())
         .map(str::to_string)

@@ -91,7 +91,7 @@ fn fail_soft(fault: &str, run: &Run, what: &str, bound: Duration) {
     // The warning may go on over several lines (the server's causes).
     let warning = &run.stderr[run.stderr.find("[warn]").unwrap()..];
     assert!(
-        warning.contains(what) && warning.contains("queued as snapshot"),
+        warning.contains(what) && warning.contains("recorded as pending snapshot"),
         "{fault}: {}",
         run.stderr
     );
@@ -567,7 +567,7 @@ fn a_field_owned_by_another_manager_is_a_conflict_until_forced() {
         .run(&p.admin, &["replay", "--domain", DOMAIN])
         .run()
         .success();
-    assert!(again.stderr.contains("stay queued"), "{}", again.stderr);
+    assert!(again.stderr.contains("stay pending"), "{}", again.stderr);
     pending(&fresh, "conflict");
     let run = fresh
         .run(
@@ -884,7 +884,7 @@ fn a_replay_whose_answer_is_cut_stays_queued_and_the_next_converges() {
         assert!(
             run.stderr.contains(
                 "could not replay the ClusterInventory for prod.acme.example: cluster unreachable"
-            ) && run.stderr.contains("1 snapshot(s) stay queued"),
+            ) && run.stderr.contains("1 snapshot(s) stay pending"),
             "{}",
             run.stderr
         );

@@ -342,7 +342,7 @@ fn missing_kubeconfig_and_render_failures_are_fail_soft() {
     .success();
     assert!(
         run.stderr.starts_with(
-            "[warn] inventory: kubeconfig not found (/nonexistent/kc) — queued as snapshot "
+            "[warn] inventory: kubeconfig not found (/nonexistent/kc) — recorded as pending snapshot "
         ),
         "{}",
         run.stderr
@@ -523,7 +523,7 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
     assert!(
         run.stderr.starts_with("[warn] inventory: could not publish the ClusterInventory for prod.acme.example: it is managed by GitOps, and clinv commit")
             && run.stderr.contains("Flux Kustomization flux-system/inventory")
-            && run.stderr.contains("recorded, not queued")
+            && run.stderr.contains("recorded, not pending")
             && !run.stderr.contains("clinv replay delivers it"),
         "{}",
         run.stderr

@@ -120,7 +120,8 @@ fn queued_while_down_then_one_replay_applies_only_the_newest() {
     for run in &queued {
         assert_eq!(run.code, 0, "{}", run.stderr);
         assert!(
-            run.stderr.contains("cluster unreachable") && run.stderr.contains("queued as snapshot"),
+            run.stderr.contains("cluster unreachable")
+                && run.stderr.contains("recorded as pending snapshot"),
             "{}",
             run.stderr
         );
@@ -449,7 +450,11 @@ fn queue_lab_and_prod(fx: &Fx, dead: &Path) {
             .env("SOURCE_DATE_EPOCH", epoch)
             .run()
             .success();
-        assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("recorded as pending snapshot"),
+            "{}",
+            run.stderr
+        );
     }
 }
 
@@ -509,7 +514,7 @@ fn replay_all_never_writes_one_domain_over_another() {
     assert!(
         table
             .lines()
-            .any(|l| l.starts_with(PROD) && l.contains("queued (domain-mismatch)")),
+            .any(|l| l.starts_with(PROD) && l.contains("pending (domain-mismatch)")),
         "{table}"
     );
     assert!(
@@ -548,7 +553,11 @@ fn replay_all_routes_each_domain_to_its_own_kubeconfig() {
         let run = routed(&fx, &p.admin, &["publish", "--domain", domain])
             .run()
             .success();
-        assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("recorded as pending snapshot"),
+            "{}",
+            run.stderr
+        );
     }
     // Now lab's reaches the plane, prod's a server that is down.
     std::fs::copy(&p.admin, own.join("lab.yaml")).unwrap();
@@ -603,7 +612,7 @@ fn replay_delivers_through_the_kubeconfig_the_publish_used() {
         .success();
     // K now names the plane's address (a server that moved): said, and delivered there.
     assert!(
-        run.stderr.contains("was queued for https://127.0.0.1:")
+        run.stderr.contains("was published for https://127.0.0.1:")
             && run.stderr.contains("; delivering it to https://"),
         "{}",
         run.stderr

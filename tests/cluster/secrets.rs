@@ -573,7 +573,11 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
     fx.both(&prod(&["publish"], &["--kubeconfig", &kc, "--dry-run"]));
     set_chart_version(fx.root(), "cilium", "1.20.1");
     let run = fx.both(&prod(&["publish"], &["--kubeconfig", &dead]));
-    assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("recorded as pending snapshot"),
+        "{}",
+        run.stderr
+    );
     for (extra, code) in [
         (&["--kubeconfig", &dead][..], 5),
         (&["--kubeconfig", &nobody], 7),

@@ -22,7 +22,7 @@ fn run(root: &Path, store: &Path, kubeconfig: &Path, epoch: u64, args: &[&str]) 
 
 fn queued_id(stderr: &str) -> String {
     stderr
-        .split("queued as snapshot ")
+        .split("recorded as pending snapshot ")
         .nth(1)
         .and_then(|r| r.split(|c: char| !c.is_ascii_hexdigit()).next())
         .unwrap_or_else(|| panic!("not queued: {stderr}"))

@@ -87,7 +87,7 @@ svg .ver.dark { fill: var(--fg); }
 .step .when time { color: var(--fg); font-weight: 600; display: block; }
 .badge { display: inline-block; padding: 0 8px; margin-left: 6px; border-radius: 999px; font-size: 12px; line-height: 20px; font-weight: 600; }
 .badge.applied { background: #dafbe1; color: #116329; }
-.badge.queued { background: #fff8c5; color: #7d4e00; }
+.badge.pending { background: #fff8c5; color: #7d4e00; }
 .badge.committed { background: #ddf4ff; color: #0550ae; }
 .badge.superseded { background: #eef1f4; color: #59636e; text-decoration: line-through; }
 .badge.other { background: #eef1f4; color: #59636e; }
@@ -269,7 +269,7 @@ fn inventory(out: &mut String, trail: &Trail, inv: &ClusterInventory) {
 /// Step outcomes and their marker colours.
 const OUTCOMES: [(&str, &str); 4] = [
     ("applied", "#1a7f37"),
-    ("queued", "#bf8700"),
+    ("pending", "#bf8700"),
     ("committed", "#0969da"),
     ("superseded", "#8c959f"),
 ];
@@ -605,7 +605,10 @@ fn changes(out: &mut String, trail: &Trail) {
             if e.initial { " <span class=\"muted\">first</span>" } else { "" }
         ));
         if e.changes.is_empty() {
-            out.push_str("<li class=\"none\">no changes</li>\n");
+            out.push_str(&format!(
+                "<li class=\"none\">{}</li>\n",
+                super::phrase::NO_CHANGES
+            ));
         }
         for c in &e.changes {
             let p = Phrase::of(c);

@@ -130,7 +130,7 @@ pub fn diff(report: &Report) -> String {
 /// The changes of one step, one per line inside a table cell.
 fn cell(e: &Entry) -> String {
     if e.changes.is_empty() {
-        return "*no changes*".into();
+        return format!("*{}*", super::phrase::NO_CHANGES);
     }
     e.changes
         .iter()

@@ -128,10 +128,23 @@ pub(super) fn one_line(text: &str) -> String {
     crate::util::redact::escape_line(text)
 }
 
+/// What a step without changes says, in every format.
+pub(super) const NO_CHANGES: &str = "no changes";
+
+/// The first step of a history, in every format: `first recorded inventory: Kubernetes
+/// v1.31.10, 9 addons` (a first install, not fields going from "(none)" to values).
+pub(super) fn first_step(kubernetes_version: Option<&str>, addons: usize) -> String {
+    let k8s = kubernetes_version.map_or(String::new(), |v| format!("Kubernetes {}, ", one_line(v)));
+    format!(
+        "first recorded inventory: {k8s}{addons} addon{}",
+        if addons == 1 { "" } else { "s" }
+    )
+}
+
 /// `4 changes (2 upgraded, 1 added, 1 removed)`, `1 change (1 upgraded)`, `no changes`.
 pub(super) fn count_phrase(total: usize, parts: &[(&str, usize)]) -> String {
     if total == 0 {
-        return "no changes".into();
+        return NO_CHANGES.into();
     }
     let list: Vec<String> = parts.iter().map(|(k, n)| format!("{n} {k}")).collect();
     let noun = if total == 1 { "change" } else { "changes" };

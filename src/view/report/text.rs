@@ -1,7 +1,7 @@
 //! `-o text`: compact lines in the manner of helm-diff and `git log`, coloured only when
 //! the caller says so (a terminal, or `--color always`, and no `NO_COLOR`).
 
-use super::phrase::{Phrase, count_phrase, one_line};
+use super::phrase::{NO_CHANGES, Phrase, count_phrase, first_step, one_line};
 use crate::history::audit::{Entry, Span, Trail};
 use crate::history::diff::{Change, Field, Op, Report};
 
@@ -223,7 +223,7 @@ fn add_to_row(a: &mut StatRow, c: &crate::history::diff::Change) {
 /// The closing line of `--stat`: how many addons changed, by class, and the other fields.
 fn stat_summary(report: &Report, addons: &[StatRow], others: &[&str]) -> String {
     if report.changes.is_empty() {
-        return "no changes".to_string();
+        return NO_CHANGES.to_string();
     }
     let mut parts = Vec::new();
     if addons.is_empty() {
@@ -331,20 +331,14 @@ pub fn entry_aged(
         // going from "(none)" to their values: one line for it, then what it deployed.
         let addons = e.changes.iter().filter(|c| c.addon.is_some()).count();
         if e.initial {
-            let k8s = e
-                .kubernetes_version
-                .as_deref()
-                .map_or(String::new(), |v| format!("Kubernetes {}, ", one_line(v)));
-            out.push_str(&format!(
-                "    first recorded inventory: {k8s}{addons} addon{}\n",
-                if addons == 1 { "" } else { "s" }
-            ));
+            let first = first_step(e.kubernetes_version.as_deref(), addons);
+            out.push_str(&format!("    {first}\n"));
         }
         for c in e.changes.iter().filter(|c| !e.initial || c.addon.is_some()) {
             out.push_str(&format!("    {}\n", line(c, paint)));
         }
         if e.changes.is_empty() {
-            out.push_str("    (no changes)\n");
+            out.push_str(&format!("    {NO_CHANGES}\n"));
         }
         if let Some(ignored) = ignored_phrase(&e.ignored) {
             out.push_str(&format!("    ({ignored})\n"));
@@ -382,17 +376,10 @@ pub fn trail_oneline_aged(trail: &Trail, color: bool, now: Option<jiff::Timestam
     let mut out = String::new();
     for e in &trail.entries {
         let what = if e.initial {
-            let addons = e.changes.iter().filter(|c| c.change == Op::Added).count();
-            format!(
-                "first step: {}{addons} addon{}",
-                e.kubernetes_version
-                    .as_deref()
-                    .map(|k| format!("kubernetes {}, ", one_line(k)))
-                    .unwrap_or_default(),
-                if addons == 1 { "" } else { "s" }
-            )
+            let addons = e.changes.iter().filter(|c| c.addon.is_some()).count();
+            first_step(e.kubernetes_version.as_deref(), addons)
         } else if e.changes.is_empty() {
-            "no changes".to_string()
+            NO_CHANGES.to_string()
         } else {
             let mut named: Vec<String> = e
                 .changes
@@ -465,13 +452,13 @@ mod tests {
         entry_aged(&mut out, &e, true, false, now);
         assert_eq!(
             out,
-            "#7  abc  2026-02-23T11:11:11Z (2d5h ago)  applied  on build-1\n    (no changes)\n"
+            "#7  abc  2026-02-23T11:11:11Z (2d5h ago)  applied  on build-1\n    no changes\n"
         );
         let mut plain = String::new();
         entry(&mut plain, &e, true, false);
         assert_eq!(
             plain,
-            "#7  abc  2026-02-23T11:11:11Z  applied  on build-1\n    (no changes)\n"
+            "#7  abc  2026-02-23T11:11:11Z  applied  on build-1\n    no changes\n"
         );
         let trail = Trail {
             schema_version: 1,

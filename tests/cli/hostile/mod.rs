@@ -290,7 +290,11 @@ pub fn publish_offline(root: &Path, store: &Path) -> Run {
 pub fn queue(root: &Path, store: &Path) -> Run {
     let run = publish_offline(root, store);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("queued as snapshot"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("recorded as pending snapshot"),
+        "{}",
+        run.stderr
+    );
     run
 }
 
