@@ -1,6 +1,7 @@
 //! Command-line interface: clap types only. They are turned into [`crate::app::settings`]
 //! once and go no deeper than the command functions.
 
+use crate::app::examples;
 use crate::app::jsonpath::Template;
 use crate::app::output::ColorChoice;
 use clap::builder::{PossibleValue, TypedValueParser};
@@ -38,43 +39,64 @@ pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
 
+    /// `clinv --kubeconfig K publish`: accepted before the command name too (kubectl's
+    /// habit), for the commands that talk to a cluster; the others refuse it.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub kubeconfig: Option<PathBuf>,
+
+    #[arg(long, value_name = "NAME", hide = true)]
+    pub context: Option<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }
+
+impl Command {
+    /// The cluster flags of a command that talks to a cluster.
+    pub fn cluster_mut(&mut self) -> Option<&mut ClusterArgs> {
+        match self {
+            Command::Publish(a) => Some(&mut a.limits),
+            Command::Status(a) | Command::Drift(a) => Some(&mut a.status.limits),
+            Command::Replay(a) => Some(&mut a.limits),
+            Command::Updates(a) => Some(&mut a.limits),
+            Command::Agent(a) => Some(&mut a.limits),
+            Command::Diff(a) => Some(&mut a.limits),
+            _ => None,
+        }
+    }
+}
+
+/// The help heading of the flags every command accepts: listed after a command's own.
+const GLOBAL: &str = "Global options";
+
+/// The help heading of the flags of the commands that talk to a cluster.
+const CLUSTER: &str = "Cluster options";
 
 /// Flags accepted before or after the command name.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Project root (default: nearest ancestor holding .lok8s/ or clusters/).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
     /// Snapshot store (default: <root>/snapshots).
-    #[arg(long, global = true, value_name = "DIR", env = "CLINV_SNAPSHOTS")]
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "DIR", env = "CLINV_SNAPSHOTS")]
     pub snapshots: Option<PathBuf>,
 
-    /// Kubeconfig file for commands that talk to a cluster.
-    #[arg(long, global = true, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-
-    /// Kubeconfig context to use.
-    #[arg(long, global = true, value_name = "NAME")]
-    pub context: Option<String>,
-
     /// Print only data and errors.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, global = true, help_heading = GLOBAL, conflicts_with = "verbose")]
     pub quiet: bool,
 
-    /// Print debug lines (also enabled by a non-empty DEBUG variable).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    /// Also say how a read command got its answer, and debug lines (also a non-empty DEBUG).
+    #[arg(short, long, global = true, help_heading = GLOBAL, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
     /// Colour the [warn]/[error] tags and reports (diff): auto (terminal and no NO_COLOR), always, never.
-    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,
 
     /// Treat every warning as an error.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub strict: bool,
 }
 
@@ -263,9 +285,11 @@ pub enum Command {
     ///
     /// Formats: yaml (default), json (lok8s's pretty JSON plus a newline). The object is
     /// checked against the CRD first; a render that the API server would reject fails.
+    #[command(after_help = examples::RENDER)]
     Render(RenderArgs),
 
     /// Print the ClusterInventory CRD (formats: yaml, json).
+    #[command(after_help = examples::CRD)]
     Crd(CrdArgs),
 
     /// List the addons a domain deploys with what `render` records of each: source,
@@ -273,6 +297,7 @@ pub enum Command {
     ///
     /// lok8s's `lo addons --detail` layout; -o wide adds each entry's directory and where
     /// it is configured.
+    #[command(after_help = examples::ADDONS)]
     Addons(AddonsArgs),
 
     /// Render the inventory and server-side apply the CRD and the CR (field manager lok8s).
@@ -280,6 +305,7 @@ pub enum Command {
     /// Fail-soft like lok8s: an unreachable cluster, a missing kubeconfig, missing RBAC,
     /// a conflicting CRD or a render failure print a [warn] and exit 0. With --strict they
     /// exit with the code of their reason (see the README).
+    #[command(after_help = examples::PUBLISH)]
     Publish(PublishArgs),
 
     /// Show the `lo status` inventory block read from the live cluster, with the domain's
@@ -288,6 +314,7 @@ pub enum Command {
     /// When the cluster cannot be read, the newest stored snapshot of the domain is shown
     /// instead, and the output says so ("from snapshot ID"). Ages are kubectl's (3h, 2d5h);
     /// JSON has the absolute RFC 3339 times.
+    #[command(after_help = examples::STATUS)]
     Status(StatusOutArgs),
 
     /// Deliver pending snapshots: apply the newest one per domain, supersede the rest.
@@ -295,6 +322,7 @@ pub enum Command {
     /// A live inventory rendered later than the snapshot, or another domain's (its
     /// lok8s.dev/domain label), is never overwritten. Fail-soft like publish; re-running
     /// after a crash converges without a second apply.
+    #[command(after_help = examples::REPLAY)]
     Replay(ReplayArgs),
 
     /// Commit the inventory into a GitOps repository (Flux / Argo CD) with git2.
@@ -306,9 +334,11 @@ pub enum Command {
     /// clusters/<domain>/inventory) and commits them on the branch, unless the branch
     /// already holds the same inventory ("up to date") or a newer one.
     #[cfg(feature = "gitops")]
+    #[command(after_help = examples::COMMIT)]
     Commit(CommitArgs),
 
     /// Inspect and maintain the local snapshot store (default: list).
+    #[command(after_help = examples::SNAPSHOTS)]
     Snapshots(SnapshotsArgs),
 
     /// Print the project's machine-readable addon index (lok8s's addons-index.json).
@@ -317,6 +347,7 @@ pub enum Command {
     /// count), sorted by name, with chartVersion, category and appVersion when known.
     /// generatedAt is SOURCE_DATE_EPOCH, else the committer time of the last git commit
     /// touching .lok8s/addons, else now — so one commit always gives the same bytes.
+    #[command(after_help = examples::INDEX)]
     Index(IndexArgs),
 
     /// List the addons that have a newer version in the addon index (formats: table, wide,
@@ -328,6 +359,7 @@ pub enum Command {
     /// a pre-release (marked "pre-release"); versions that are not SemVer are listed only
     /// when they differ, marked "unordered". A name repeated in the index is a warning
     /// (the first entry counts).
+    #[command(after_help = examples::UPDATES)]
     Updates(UpdatesArgs),
 
     /// Run the in-cluster status writer: availableUpdates, observedAddons, lastReported.
@@ -337,6 +369,7 @@ pub enum Command {
     /// clinv-agent; spec is never sent). Loops every --interval (with jitter, backing off
     /// on errors) until stopped; --once does one pass. A missing CRD or object, or missing
     /// RBAC, is one log line and no write; with --once --strict it is an exit code.
+    #[command(after_help = examples::AGENT)]
     Agent(AgentArgs),
 
     /// Compare two inventories semantically: addons added, removed, upgraded, downgraded,
@@ -357,16 +390,19 @@ pub enum Command {
     ///
     /// From the snapshot store, or from a GitOps repository's commits with --repo.
     /// --addon NAME shows when each version of that addon arrived and left.
+    #[command(after_help = examples::LOG)]
     Log(LogArgs),
 
     /// Write one self-contained HTML page: the current inventory, a timeline of
     /// Kubernetes and addon versions, and the change list.
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
 
     /// Compare the project's render with the live inventory (or the newest snapshot when
     /// the cluster is unreachable), semantically like `clinv diff`: a pin bump is drift.
     ///
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
+    #[command(after_help = examples::DRIFT)]
     Drift(StatusOutArgs),
 
     /// Print the shell's completion script: on each TAB it asks clinv for the candidates
@@ -377,6 +413,7 @@ pub enum Command {
     /// ~/.bashrc, zsh `source <(clinv completions zsh)` in ~/.zshrc, fish `clinv
     /// completions fish | source` in ~/.config/fish/config.fish. --static prints the
     /// older self-contained script instead (no domains or snapshot ids).
+    #[command(after_help = examples::COMPLETIONS)]
     Completions {
         /// The shell to generate for.
         shell: clap_complete::Shell,
@@ -385,9 +422,6 @@ pub enum Command {
         /// only.
         #[arg(long = "static")]
         static_script: bool,
-
-        #[command(flatten)]
-        no_cluster: NoClusterArgs,
     },
 
     /// Print clinv's version, its git commit (when known at build time), the lok8s schema
@@ -395,6 +429,7 @@ pub enum Command {
     ///
     /// Formats: text (default), json. The commit is `CLINV_GIT_COMMIT` at build time
     /// (`CLINV_GIT_COMMIT=$(git rev-parse HEAD) cargo build`), else unknown.
+    #[command(after_help = examples::VERSION)]
     Version(VersionArgs),
 }
 
@@ -421,21 +456,6 @@ pub struct VersionArgs {
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<TextFormat>::new())]
     pub output: Option<TextFormat>,
-
-    #[command(flatten)]
-    pub no_cluster: NoClusterArgs,
-}
-
-/// Takes the place of the global `--kubeconfig` and `--context` in the commands that
-/// never talk to a cluster, so their help does not offer them (clap does not add a
-/// global flag to a command that defines one of the same name). Accepted and ignored.
-#[derive(Debug, Args)]
-pub struct NoClusterArgs {
-    #[arg(long, value_name = "FILE", hide = true)]
-    kubeconfig: Option<PathBuf>,
-
-    #[arg(long, value_name = "NAME", hide = true)]
-    context: Option<String>,
 }
 
 const IGNORE_HELP: &str = "\
@@ -455,7 +475,15 @@ never change the exit code. PATH is one of:
   spec.addons[SEL].FIELD      chartVersion, appVersion, category, source
   metadata.labels[KEY]        e.g. metadata.labels[lok8s.dev/domain]
   apiVersion, spec, spec.addons, metadata
-SEL is a name (every occurrence), NAME#N (the N-th occurrence), * or *#N.";
+SEL is a name (every occurrence), NAME#N (the N-th occurrence), * or *#N.
+
+Examples:
+  # What changed between the two newest snapshots
+  clinv diff latest~1 latest
+  # The project as it renders now against the live object
+  clinv render | clinv diff - cluster --ignore 'spec.addons[cilium]'
+  # What ran on March 1st against what runs now
+  clinv diff @2026-03-01 latest -o markdown";
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
@@ -523,9 +551,6 @@ pub struct CrdArgs {
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<DocFormat>::new())]
     pub output: Option<DocFormat>,
-
-    #[command(flatten)]
-    pub no_cluster: NoClusterArgs,
 }
 
 /// `-o` and `--no-headers` of a command that prints a table.
@@ -568,15 +593,24 @@ pub struct AddonsArgs {
     pub table: TableOutput,
 }
 
-/// Limits for commands that talk to a cluster.
+/// How commands that talk to a cluster reach it, and their limits. Only those commands
+/// take them: the others refuse `--kubeconfig` rather than ignore it.
 #[derive(Debug, Args)]
 pub struct ClusterArgs {
+    /// Kubeconfig file (default: KUBECONFIG, else ~/.kube/config).
+    #[arg(long, value_name = "FILE", help_heading = CLUSTER)]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Kubeconfig context to use (default: its current-context).
+    #[arg(long, value_name = "NAME", help_heading = CLUSTER)]
+    pub context: Option<String>,
+
     /// Deadline for the whole operation, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = parse_secs, help_heading = CLUSTER)]
     pub timeout: f64,
 
     /// Budget for reaching the API server (connect and the first request), in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", default_value_t = 3.0, value_parser = parse_secs, help_heading = CLUSTER)]
     pub probe_timeout: f64,
 }
 
@@ -653,7 +687,7 @@ pub struct LogArgs {
     #[arg(short = 'n', value_name = "X", hide = true, allow_hyphen_values = true)]
     pub n: Option<String>,
 
-    /// One line per entry: id, time, outcome and what changed.
+    /// One line per entry: what changed, then time, outcome and revision, aligned.
     #[arg(long, conflicts_with = "output")]
     pub oneline: bool,
 
@@ -870,7 +904,8 @@ pub enum SnapshotsCommand {
     /// Check every checksum and that every object is what its record says; exit 1 on damage
     /// (formats: text, json).
     Verify {
-        /// Output format (default: text, on stderr; json on stdout).
+        /// Output format (default: text: the verdict on stdout, each problem on stderr;
+        /// json: everything on stdout).
         #[arg(short = 'o', long = "output", value_name = "FORMAT",
               value_parser = FormatParser::<TextFormat>::new())]
         output: Option<TextFormat>,
@@ -909,9 +944,6 @@ pub struct IndexArgs {
     /// Write the index to FILE (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-
-    #[command(flatten)]
-    pub no_cluster: NoClusterArgs,
 }
 
 /// Where the addon index comes from and how a URL is fetched.

@@ -5,6 +5,7 @@
 pub mod cli;
 mod commands;
 mod complete;
+mod examples;
 pub mod jsonpath;
 pub mod output;
 pub mod settings;
@@ -52,33 +53,71 @@ pub fn main() -> i32 {
     if let Some(code) = complete::respond() {
         return code;
     }
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::Cli::try_parse().and_then(cluster_flags_first) {
         Ok(cli) => cli,
-        Err(e) => {
-            // clap prints help/version to stdout (exit 0) and usage errors to stderr (2);
-            // an unsupported -o value is worded like clinv's own errors.
-            if let Some(message) = cli::unsupported_format(&e) {
-                let env = settings::Env::from_process();
-                let printer = output::Printer::new(
-                    output::ColorChoice::Auto,
-                    env.no_color,
-                    output::Verbosity::Normal,
-                );
-                printer.error(message);
-                return error::exit::USAGE;
-            }
-            let _ = e.print();
-            return if e.use_stderr() {
-                error::exit::USAGE
-            } else {
-                error::exit::OK
-            };
-        }
+        Err(e) => return usage_error(&e),
     };
     // Without the handlers a signal still ends the process (the default action); the
     // store's atomic writes keep that safe, only the message is lost.
     let _ = crate::util::signals::install(interrupted);
     run(cli)
+}
+
+/// `--kubeconfig`/`--context` given before the command name go to the command's own
+/// (which win); a command that never talks to a cluster refuses them, as it does after
+/// its name.
+fn cluster_flags_first(mut cli: cli::Cli) -> std::result::Result<cli::Cli, clap::Error> {
+    use clap::CommandFactory;
+    let (kubeconfig, context) = (cli.kubeconfig.take(), cli.context.take());
+    if kubeconfig.is_none() && context.is_none() {
+        return Ok(cli);
+    }
+    let Some(cluster) = cli.command.cluster_mut() else {
+        let flag = if kubeconfig.is_some() {
+            "--kubeconfig"
+        } else {
+            "--context"
+        };
+        return Err(cli::Cli::command().error(
+            clap::error::ErrorKind::ArgumentConflict,
+            format!(
+                "{flag}: clinv {} never talks to a cluster",
+                name(&cli.command)
+            ),
+        ));
+    };
+    cluster.kubeconfig = cluster.kubeconfig.take().or(kubeconfig);
+    cluster.context = cluster.context.take().or(context);
+    Ok(cli)
+}
+
+/// clap's answer for a command line it could not parse: help and version on stdout
+/// (exit 0); a usage error in clinv's own style — `[error] …` then clap's usage lines —
+/// with exit 2.
+fn usage_error(e: &clap::Error) -> i32 {
+    if !e.use_stderr() {
+        let _ = e.print();
+        return error::exit::OK;
+    }
+    let env = settings::Env::from_process();
+    let printer = output::Printer::new(
+        output::ColorChoice::Auto,
+        env.no_color,
+        output::Verbosity::Normal,
+    );
+    if let Some(message) = cli::unsupported_format(e) {
+        printer.error(message);
+        return error::exit::USAGE;
+    }
+    let text = e.render().to_string();
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    printer.error(first);
+    let rest = rest.trim_end();
+    if !rest.is_empty() {
+        printer.raw(rest);
+    }
+    error::exit::USAGE
 }
 
 /// Said on stderr when SIGINT or SIGTERM ends a command (at a safe point).

@@ -22,6 +22,7 @@ pub enum ColorChoice {
 pub enum Verbosity {
     Quiet,
     Normal,
+    /// `-v` or `DEBUG`: also how a read command got its answer, and debug lines.
     Debug,
 }
 
@@ -182,6 +183,14 @@ impl Printer {
 
     pub fn info(&self, message: &str) {
         if self.verbosity != Verbosity::Quiet {
+            self.line(Level::Info, message);
+        }
+    }
+
+    /// How a read command got its answer (which domain, which source), when that does
+    /// not change the answer: shown with `-v` only, so a read command's stderr stays quiet.
+    pub fn detail(&self, message: &str) {
+        if self.verbosity == Verbosity::Debug {
             self.line(Level::Info, message);
         }
     }

@@ -60,8 +60,6 @@ pub struct Settings {
     pub root: Option<PathBuf>,
     pub cwd: PathBuf,
     pub snapshots: Option<PathBuf>,
-    pub kubeconfig: Option<PathBuf>,
-    pub context: Option<String>,
     pub strict: bool,
     pub env: Env,
     pub printer: Printer,
@@ -81,8 +79,6 @@ impl Settings {
             root: global.root,
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             snapshots: global.snapshots,
-            kubeconfig: global.kubeconfig,
-            context: global.context,
             strict: global.strict,
             env,
         }

@@ -102,6 +102,13 @@ pub enum Error {
     )]
     NoProject(PathBuf),
 
+    /// A command that reads only the snapshot store found neither a project (for its
+    /// `<root>/snapshots`) nor `--snapshots`.
+    #[error(
+        "no lok8s project found in {0} or its parents, and no store named: pass --snapshots DIR (or set CLINV_SNAPSHOTS) for a store without a project, or --root for a project's"
+    )]
+    NoStore(PathBuf),
+
     /// `--root` does not name a directory.
     #[error("project root not found: {0}")]
     RootNotFound(PathBuf),
@@ -281,6 +288,7 @@ impl Error {
             Error::BrokenPipe => exit::OK,
             Error::Unapplied { reason, .. } => exit::for_reason(*reason),
             Error::NoProject(_)
+            | Error::NoStore(_)
             | Error::RootNotFound(_)
             | Error::InvalidDomain(_)
             | Error::Domain(_)

@@ -122,13 +122,13 @@ pub fn choose(d: &Domain, offline: bool) -> Result<Chosen> {
             chosen.compared = Some(found);
             return Ok(chosen);
         }
-        Ok(None) if !offline => chosen.notices.push(Notice::info(
+        Ok(None) if !offline => chosen.notices.push(Notice::detail(
             "the cluster has no ClusterInventory; not comparing a live one",
         )),
         Ok(None) => {}
         // No kubeconfig anywhere: no cluster to ask, so nothing was claimed of one.
         Err(f) if f.reason == crate::delivery::Reason::NoKubeconfig => chosen.notices.push(
-            Notice::info(format!("cluster not used ({}: {})", f.reason, f.detail)),
+            Notice::detail(format!("cluster not used ({}: {})", f.reason, f.detail)),
         ),
         Err(f) => {
             chosen.notices.push(Notice::warn(format!(

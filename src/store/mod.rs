@@ -294,6 +294,15 @@ impl DomainStore {
     fn ensure_dirs(&self) -> Result<()> {
         self.check_dirs()?;
         self.check_owner()?;
+        let root = self.dir.parent().unwrap_or(&self.dir);
+        if !root.is_dir() {
+            create_private_dir(root).map_err(|e| Error::io(root, e))?;
+            // The store is local state: a project-local one (<root>/snapshots) must never
+            // reach the project's Git history, so it ignores itself, as Python's venv does.
+            let ignore = root.join(".gitignore");
+            crate::util::files::write_atomic(&ignore, GITIGNORE.as_bytes(), 0o600)
+                .map_err(|e| Error::io(&ignore, e))?;
+        }
         for dir in [
             self.dir.parent().unwrap_or(&self.dir),
             &self.dir,
@@ -876,6 +885,9 @@ fn new_id(at: &str, cr: &str) -> String {
 }
 
 /// UTC now as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+/// The store root's `.gitignore`: everything in it.
+const GITIGNORE: &str = "# clinv's snapshot store: local state, never committed\n*\n";
+
 pub fn now_millis() -> String {
     crate::util::time::format_millis(jiff::Timestamp::now())
 }

@@ -7,6 +7,8 @@ pub enum Level {
     Error,
     Warn,
     Info,
+    /// How a read command got its answer, when that does not change it (`-v` only).
+    Detail,
     Debug,
 }
 
@@ -28,6 +30,10 @@ impl Notice {
 
     pub fn info(text: impl Into<String>) -> Notice {
         Notice::new(Level::Info, text)
+    }
+
+    pub fn detail(text: impl Into<String>) -> Notice {
+        Notice::new(Level::Detail, text)
     }
 
     pub fn debug(text: impl Into<String>) -> Notice {

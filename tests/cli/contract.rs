@@ -41,19 +41,62 @@ fn version_command_in_text_and_json() {
 
 fn help_shows_what_each_command_takes() {
     let help = |args: &[&str]| clinv(&[args, &["--help"]].concat()).run().success().stdout;
-    for command in [&["crd"][..], &["index"], &["completions"], &["version"]] {
-        let text = help(command);
+    // Commands that never talk to a cluster neither offer nor accept its flags, before
+    // or after their name.
+    let offline: [&[&str]; 11] = [
+        &["render"],
+        &["crd"],
+        &["addons"],
+        &["index"],
+        &["completions", "bash"],
+        &["version"],
+        &["log"],
+        &["report"],
+        &["commit"],
+        &["snapshots"],
+        &["snapshots", "list"],
+    ];
+    for command in offline {
+        let text = help(&command[..1]);
         assert!(
             !text.contains("--kubeconfig") && !text.contains("--context"),
             "{command:?}: {text}"
         );
+        for args in [
+            [&["--kubeconfig", "x"][..], command].concat(),
+            [command, &["--context", "c"][..]].concat(),
+        ] {
+            let run = clinv(&args).run();
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+            assert!(
+                run.stderr.starts_with("[error] "),
+                "{args:?}: {}",
+                run.stderr
+            );
+        }
     }
     let publish = help(&["publish"]);
     assert!(publish.contains("--kubeconfig") && publish.contains("--context"));
-    // The hidden flags are still accepted (a global flag before the command name).
-    clinv(&["--kubeconfig", "x", "crd", "--context", "c"])
-        .run()
-        .success();
+    // Its own flags first, then the cluster's, then the global ones apart; examples last.
+    let at = |needle: &str| {
+        publish
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {publish}"))
+    };
+    assert!(at("--dry-run") < at("Cluster options:"));
+    assert!(at("Cluster options:") < at("Global options:"));
+    assert!(at("Global options:") < at("Examples:"));
+    // Before the command name too (kubectl's habit), for a command that talks to a cluster.
+    clinv(&[
+        "--kubeconfig",
+        "/nonexistent/k",
+        "--root",
+        "/nonexistent",
+        "status",
+        "-h",
+    ])
+    .run()
+    .success();
     let diff = help(&["diff"]);
     for reference in [
         "latest, latest~N",
@@ -81,15 +124,18 @@ fn log_flags_for_git_and_kubectl_reflexes() {
     assert!(run.stdout.is_empty());
     let newest = log(&["--max-count", "1", "--oneline"]).success().stdout;
     assert_eq!(newest.lines().count(), 1, "{newest}");
+    // The change leads, the hash closes the line.
     assert!(
-        newest.ends_with("  pending  ~ cilium 1.19.2 → 1.20.3 (upgrade)\n"),
+        newest.starts_with("~ cilium 1.19.2 → 1.20.3 (upgrade)  ")
+            && newest.contains("  pending  #2 "),
         "{newest}"
     );
     let all = log(&["--oneline"]).success().stdout;
     let lines: Vec<&str> = all.lines().collect();
     assert_eq!(lines.len(), 2, "{all}");
     assert!(
-        lines[1].ends_with("  pending  first recorded inventory: Kubernetes v1.31.10, 9 addons"),
+        lines[1].starts_with("first recorded inventory: Kubernetes v1.31.10, 9 addons  ")
+            && lines[1].contains("  pending  #1 "),
         "{all}"
     );
     let reversed = log(&["--oneline", "--reverse"]).success().stdout;
@@ -104,8 +150,18 @@ fn log_flags_for_git_and_kubectl_reflexes() {
         assert_eq!(run.stdout, all, "--since {since}");
     }
     for until in ["yesterday", "2d"] {
-        let run = log(&["--oneline", "--until", until]).success();
-        assert_eq!(run.stdout, "(no history)\n", "--until {until}");
+        // An empty window: no data, and a line that says so (a quiet no-op is not silent).
+        for format in [&["--oneline"][..], &[], &["-o", "json"]] {
+            let run = log(&[format, &["--until", until]].concat()).success();
+            let empty = if format.contains(&"json") { "[]\n" } else { "" };
+            assert_eq!(run.stdout, empty, "--until {until} {format:?}");
+            assert!(
+                run.stderr.starts_with("[info] no recorded step of ")
+                    && run.stderr.contains(&format!(" until {until}")),
+                "{}",
+                run.stderr
+            );
+        }
     }
     let run = log(&["--since", "tomorrow"]);
     assert_eq!(run.code, 2);

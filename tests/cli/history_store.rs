@@ -157,8 +157,17 @@ fn log_from_the_store_and_from_the_repository_agree() {
         "1",
     )
     .stdout;
-    let starts: Vec<&str> = oneline.lines().map(|l| &l[..4]).collect();
-    assert_eq!(starts, ["#2  ", "#3  ", "#4  "], "{oneline}");
+    let revisions: Vec<&str> = oneline
+        .lines()
+        .map(|l| l.rsplit("  ").next().unwrap().split(' ').next().unwrap())
+        .collect();
+    assert_eq!(revisions, ["#2", "#3", "#4"], "{oneline}");
+    // Aligned: every line's time starts in one column.
+    let at: Vec<usize> = oneline
+        .lines()
+        .map(|l| l[..l.find("  20").unwrap()].chars().count())
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] == w[1]), "{oneline}");
     let md = run(
         &["log", "--domain", "prod.acme.example", "-o", "markdown"],
         "1",

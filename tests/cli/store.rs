@@ -43,7 +43,8 @@ impl Fx {
     fn clinv(&self, args: &[&str]) -> Clinv {
         let root = self.root().to_str().unwrap().to_string();
         let kc = self.kc.to_str().unwrap().to_string();
-        let mut all = vec!["--root", &root, "--kubeconfig", &kc];
+        let mut all = vec!["--root", &root];
+        all.extend(aimed(args, &kc));
         all.extend_from_slice(args);
         clinv(&all).env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
     }
@@ -692,8 +693,82 @@ fn one_word_per_state() {
     }
 }
 
+/// The project-local store (`<root>/snapshots`) ignores itself in Git: a `git add -A` of
+/// the project and a `clinv commit` into the project's own repository never take it.
+fn the_project_local_store_never_reaches_git() {
+    let fx = Fx::new();
+    fx.publish("prod.acme.example").success();
+    let ignore = std::fs::read_to_string(fx.store().join(".gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "*"), "{ignore}");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(fx.root())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "-A"]);
+    let staged = git(&["diff", "--cached", "--name-only"]);
+    assert!(staged.contains("clusters/"), "{staged}");
+    assert!(!staged.contains("snapshots/"), "{staged}");
+    // The store's domains and listings do not take the file for a domain.
+    let list = fx
+        .clinv(&["snapshots", "list", "-o", "json"])
+        .run()
+        .success();
+    assert!(!list.stderr.contains(".gitignore"), "{}", list.stderr);
+}
+
+/// Store-only commands outside a project, without --snapshots: the error says how to
+/// name a store (not only --root). Quiet no-ops say what happened.
+fn store_only_use_is_discoverable_and_no_op_is_silent() {
+    let empty = tempfile::tempdir().unwrap();
+    for args in [
+        &["snapshots", "import", "a.tar"][..],
+        &["snapshots", "list"],
+        &["log"],
+    ] {
+        let run = clinv(args)
+            .env_remove("CLINV_SNAPSHOTS")
+            .cwd(empty.path())
+            .run();
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("pass --snapshots DIR"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    let fx = Fx::new();
+    fx.publish("prod.acme.example").success();
+    let gc = fx.clinv(&["snapshots", "gc", "--dry-run"]).run().success();
+    assert!(gc.stdout.is_empty(), "{}", gc.stdout);
+    assert!(
+        gc.stderr.contains("[info] nothing to delete"),
+        "{}",
+        gc.stderr
+    );
+    // verify's verdict is data: -q keeps it.
+    let verify = fx.clinv(&["snapshots", "verify", "-q"]).run().success();
+    assert!(
+        verify.stdout.ends_with("in 1 domain(s): verified\n"),
+        "{}",
+        verify.stdout
+    );
+}
+
 trials! {
     Nothing: [
+        the_project_local_store_never_reaches_git,
+        store_only_use_is_discoverable_and_no_op_is_silent,
         one_word_per_state,
         replay_goes_where_the_publish_was_aimed,
         an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets,

@@ -45,7 +45,8 @@ impl Fx {
     fn clinv_in(&self, store: &Path, args: &[&str]) -> Clinv {
         let root = self.root().to_str().unwrap().to_string();
         let kc = v1_offline().to_str().unwrap().to_string();
-        let mut all = vec!["--root", &root, "--kubeconfig", &kc];
+        let mut all = vec!["--root", &root];
+        all.extend(aimed(args, &kc));
         all.extend_from_slice(args);
         clinv(&all).env("CLINV_SNAPSHOTS", store.to_str().unwrap())
     }
@@ -54,7 +55,7 @@ impl Fx {
     fn spawn_in(&self, store: &Path, args: &[&str]) -> Child {
         Command::new(env!("CARGO_BIN_EXE_clinv"))
             .args(["--root", self.root().to_str().unwrap()])
-            .args(["--kubeconfig", v1_offline().to_str().unwrap()])
+            .args(aimed(args, v1_offline().to_str().unwrap()))
             .args(args)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -275,7 +276,7 @@ fn a_v1_journal_over_64_mib_is_read_and_written_by_every_command() {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
     let head = step(&["log", "--domain", "inv", "--max-count", "1", "--oneline"]);
     assert!(
-        head.stdout.starts_with(&format!("#{}  {id}  ", count + 1)),
+        head.stdout.ends_with(&format!("  #{} {id}\n", count + 1)),
         "{}",
         head.stdout
     );

@@ -54,6 +54,18 @@ pub struct Clinv {
     stdin: Option<Vec<u8>>,
 }
 
+/// `--kubeconfig kc` for a command line whose command talks to a cluster; nothing for
+/// the others, which refuse the flag.
+pub fn aimed<'a>(args: &[&'a str], kc: &'a str) -> Vec<&'a str> {
+    const CLUSTER: [&str; 7] = [
+        "publish", "status", "replay", "drift", "updates", "agent", "diff",
+    ];
+    match args.first() {
+        Some(command) if CLUSTER.contains(command) => vec!["--kubeconfig", kc],
+        _ => Vec::new(),
+    }
+}
+
 pub fn clinv(args: &[&str]) -> Clinv {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_clinv"));
     cmd.env_clear()

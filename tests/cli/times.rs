@@ -42,7 +42,8 @@ impl Fx {
     fn clinv(&self, args: &[&str]) -> Clinv {
         let root = self.root().to_str().unwrap().to_string();
         let kc = repo().join("examples/offline.kubeconfig");
-        let mut all = vec!["--root", &root, "--kubeconfig", kc.to_str().unwrap()];
+        let mut all = vec!["--root", &root];
+        all.extend(aimed(args, kc.to_str().unwrap()));
         all.extend_from_slice(args);
         clinv(&all).env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
     }

@@ -45,7 +45,7 @@ fn from_dump(index: &str, extra: &[&str]) -> Clinv {
 
 fn rendered_inventory_table_and_json_match_their_golden_files() {
     let index = index_fixture();
-    let table = rendered(index.to_str().unwrap(), &[]).success();
+    let table = rendered(index.to_str().unwrap(), &["-v"]).success();
     golden("updates.prod.acme.example.txt", &table.stdout);
     assert!(
         table
@@ -345,6 +345,7 @@ fn without_a_cluster_the_snapshot_applied_last_comes_before_the_render() {
         index.to_str().unwrap(),
         "-o",
         "json",
+        "-v",
     ];
     let out = run(&args);
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();

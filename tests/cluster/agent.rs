@@ -600,6 +600,7 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
         index.to_str().unwrap(),
         "-o",
         "json",
+        "-v",
     ];
     let run = in_store(clinv(&args)).run().success();
     let v: Value = serde_json::from_str(&run.stdout).unwrap();

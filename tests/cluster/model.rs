@@ -283,12 +283,9 @@ impl World<'_> {
         } else {
             self.offline()
         };
-        let mut all: Vec<String> = vec![
-            "--root".into(),
-            self.root().display().to_string(),
-            "--kubeconfig".into(),
-            kc.display().to_string(),
-        ];
+        let kc = kc.display().to_string();
+        let mut all: Vec<String> = vec!["--root".into(), self.root().display().to_string()];
+        all.extend(aimed(args, &kc).into_iter().map(String::from));
         all.extend(args.iter().map(|a| a.to_string()));
         all
     }

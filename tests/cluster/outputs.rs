@@ -11,11 +11,10 @@ fn status_json_names_the_live_source() {
     let kc = p.admin.to_str().unwrap();
     let run = |args: &[&str]| {
         let mut all = args.to_vec();
+        all.extend(aimed(args, kc));
         all.extend_from_slice(&[
             "--root",
             root.to_str().unwrap(),
-            "--kubeconfig",
-            kc,
             "--domain",
             "lab.acme.example",
         ]);
@@ -107,11 +106,10 @@ fn an_unreadable_cluster_is_said_and_offline_compares_the_applied_snapshot() {
     let offline = repo().join("examples/offline.kubeconfig");
     let run = |args: &[&str], kc: &str| {
         let mut all = args.to_vec();
+        all.extend(aimed(args, kc));
         all.extend_from_slice(&[
             "--root",
             root.to_str().unwrap(),
-            "--kubeconfig",
-            kc,
             "--domain",
             "lab.acme.example",
         ]);

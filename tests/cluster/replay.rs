@@ -24,7 +24,8 @@ impl Fx {
     pub(crate) fn run(&self, kubeconfig: &Path, args: &[&str]) -> Clinv {
         let root = self.root().to_str().unwrap().to_string();
         let kc = kubeconfig.to_str().unwrap().to_string();
-        let mut all = vec!["--root", &root, "--kubeconfig", &kc];
+        let mut all = vec!["--root", &root];
+        all.extend(aimed(args, &kc));
         all.extend_from_slice(args);
         clinv(&all).env(
             "CLINV_SNAPSHOTS",

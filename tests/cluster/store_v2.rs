@@ -7,12 +7,8 @@ use crate::support::*;
 use std::path::Path;
 
 fn run(root: &Path, store: &Path, kubeconfig: &Path, epoch: u64, args: &[&str]) -> Run {
-    let mut all = vec![
-        "--root",
-        root.to_str().unwrap(),
-        "--kubeconfig",
-        kubeconfig.to_str().unwrap(),
-    ];
+    let mut all = vec!["--root", root.to_str().unwrap()];
+    all.extend(aimed(args, kubeconfig.to_str().unwrap()));
     all.extend_from_slice(args);
     clinv(&all)
         .env("CLINV_SNAPSHOTS", store.to_str().unwrap())

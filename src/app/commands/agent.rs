@@ -14,7 +14,7 @@ pub fn run(settings: &Settings, args: &AgentArgs) -> Result<Outcome> {
     let cfg = Config {
         index: args.index.as_deref().map(IndexRef::parse).transpose()?,
         fetch: fetch_options(settings, &args.source),
-        access: access(settings),
+        access: access(settings, &args.limits),
         in_cluster: settings.env.in_cluster,
         opts: options(args.limits.timeout, args.limits.probe_timeout, false, false),
         strict_once: args.once && settings.strict,

@@ -14,7 +14,7 @@ use crate::view::report;
 pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
     let format = args.output.unwrap_or_default();
     let ignore = Ignore::parse(&args.ignore)?;
-    let access = super::access(settings);
+    let access = super::access(settings, &args.limits);
     let opts = access::options(args.limits.timeout, args.limits.probe_timeout, false, false);
     let mut cx = RefContext::new(&settings.cwd);
     cx.root = settings.root.as_deref();

@@ -33,7 +33,7 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         && !args.reverse
         && !args.oneline
     {
-        return streamed(settings, &opened.store.domain(&domain), &query);
+        return streamed(settings, &opened.store.domain(&domain), &domain, &query);
     }
     let points = super::history(
         settings,
@@ -51,6 +51,13 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
             LogFormat::Json => crate::inventory::render::to_json(&spans)?,
             _ => report::text::spans(args.addon.as_deref().unwrap_or_default(), &spans),
         },
+        Log::Trail(trail) if trail.entries.is_empty() && windowed(&query) => {
+            if format == LogFormat::Json {
+                settings.printer.data("[]\n")?;
+            }
+            empty_window(settings, &domain, &query);
+            return Ok(exit::OK);
+        }
         Log::Trail(trail) => match format {
             LogFormat::Json => report::json::trail(&trail)?,
             LogFormat::Markdown => report::markdown::trail(&trail),
@@ -105,6 +112,7 @@ fn never(
 fn streamed(
     settings: &Settings,
     store: &crate::store::DomainStore,
+    domain: &str,
     query: &Query<'_>,
 ) -> Result<i32> {
     let steps = history::load_store(store)?;
@@ -113,7 +121,7 @@ fn streamed(
     }
     let color = settings.printer.color_stdout();
     let aged = aged(settings, query.now);
-    let (mut text, mut first) = (String::new(), true);
+    let (mut text, mut first, mut empty) = (String::new(), true, false);
     settings.printer.data_with(|out| {
         let n = steps.entries(query, |entry| {
             text.clear();
@@ -121,13 +129,33 @@ fn streamed(
             first = false;
             out.write_all(text.as_bytes()).map_err(stdout_error)
         })?;
-        if n == 0 {
+        if n == 0 && !windowed(query) {
             out.write_all(report::text::NO_HISTORY.as_bytes())
                 .map_err(stdout_error)?;
         }
+        empty = n == 0;
         Ok(())
     })?;
+    if empty && windowed(query) {
+        empty_window(settings, domain, query);
+    }
     Ok(exit::OK)
+}
+
+/// Whether `--since`/`--until` narrowed the log to a window.
+fn windowed(query: &Query<'_>) -> bool {
+    query.since.is_some() || query.until.is_some()
+}
+
+/// An empty window prints no data (exit 0), and says so: a quiet no-op is not silent.
+fn empty_window(settings: &Settings, domain: &str, query: &Query<'_>) {
+    let bound =
+        |word: &str, at: Option<&str>| at.map(|a| format!(" {word} {a}")).unwrap_or_default();
+    settings.printer.info(&format!(
+        "no recorded step of {domain}{}{}",
+        bound("since", query.since),
+        bound("until", query.until)
+    ));
 }
 
 /// On a terminal, times are followed by their age (`(2d5h ago)`); never in a pipe.

@@ -84,12 +84,13 @@ impl StoreOnly {
             // `--root` that names nothing is still an error; no project found is not,
             // when the store is named.
             Err(Error::NoProject(_)) if settings.snapshots.is_some() => None,
+            Err(Error::NoProject(cwd)) => return Err(Error::NoStore(cwd)),
             Err(e) => return Err(e),
         };
         let store = match (&settings.snapshots, &project) {
             (Some(dir), _) => crate::store::Store::at(dir),
             (None, Some(p)) => store(settings, p),
-            (None, None) => unreachable!("no project is an error without --snapshots"),
+            (None, None) => return Err(Error::NoStore(settings.cwd.clone())),
         };
         Ok(StoreOnly { project, store })
     }
@@ -166,16 +167,16 @@ fn scope<'a>(
         project,
         domain,
         store: store(settings, project).domain(domain),
-        access: access(settings),
+        access: access(settings, limits),
         opts,
     }
 }
 
 /// How to reach the cluster: `--kubeconfig`, `--context`, `KUBECONFIG`, `HOME`.
-fn access(settings: &Settings) -> Access {
+fn access(settings: &Settings, cluster: &crate::app::cli::ClusterArgs) -> Access {
     Access {
-        kubeconfig: settings.kubeconfig.clone(),
-        context: settings.context.clone(),
+        kubeconfig: cluster.kubeconfig.clone(),
+        context: cluster.context.clone(),
         env_kubeconfig: settings.env.kubeconfig.clone(),
         home: settings.env.home.clone(),
     }
@@ -201,6 +202,7 @@ fn print_notices(settings: &Settings, notices: &[Notice]) {
             Level::Error => settings.printer.error(&n.text),
             Level::Warn => settings.printer.warn(&n.text),
             Level::Info => settings.printer.info(&n.text),
+            Level::Detail => settings.printer.detail(&n.text),
             Level::Debug => settings.printer.debug(&n.text),
         }
     }

@@ -25,7 +25,7 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
         domain: &domain,
         source_date_epoch: settings.env.source_date_epoch.as_deref(),
         store: &store(settings, &project).domain(&domain),
-        access: &access(settings),
+        access: &access(settings, &args.limits),
         opts,
         strict: settings.strict,
     })?;

@@ -232,6 +232,18 @@ fn verify(
         }
     }
     let problems = verified.problems();
+    // The verdict is the answer: on stdout, so `-q` keeps it.
+    settings.printer.data(&format!(
+        "{}: {} snapshot(s), {} object(s) in {} domain(s): {}\n",
+        store.root().display(),
+        verified.snapshots,
+        verified.objects,
+        verified.domains,
+        match problems {
+            0 => "verified".to_string(),
+            n => format!("{n} problem(s)"),
+        }
+    ))?;
     if problems > 0 {
         return Err(Error::from(crate::error::Damaged::Store {
             problems,
@@ -239,13 +251,6 @@ fn verify(
         })
         .into());
     }
-    settings.printer.info(&format!(
-        "{}: {} snapshot(s), {} object(s) in {} domain(s) verified",
-        store.root().display(),
-        verified.snapshots,
-        verified.objects,
-        verified.domains
-    ));
     Ok(exit::OK)
 }
 
@@ -257,9 +262,10 @@ fn gc(
     format: TextFormat,
 ) -> Result<i32> {
     let verb = if dry_run { "would delete" } else { "deleted" };
-    let mut json = Vec::new();
+    let (mut json, mut total) = (Vec::new(), 0);
     for d in store.select(domain) {
         let doomed = store.domain(&d).gc(keep, dry_run, allow_damage)?;
+        total += doomed.len();
         if format == TextFormat::Json {
             json.extend(doomed.iter().map(|s| {
                 serde_json::json!({"domain": d, "id": s.record.id, "state": s.state.as_str(), "deleted": !dry_run})
@@ -281,6 +287,10 @@ fn gc(
     }
     if format == TextFormat::Json {
         settings.printer.data(&render::to_json(&json)?)?;
+    } else if total == 0 {
+        settings.printer.info(&format!(
+            "nothing to delete: every snapshot is kept (the first, the newest {keep}, the last applied and every pending one)"
+        ));
     }
     Ok(exit::OK)
 }

@@ -35,7 +35,7 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
         ));
     }
     let list = updates::compute_with(&compared.addons, &loaded.index, args.pre);
-    settings.printer.info(&format!(
+    settings.printer.detail(&format!(
         "compared the {} with {}{}",
         compared.source.describe(),
         index_ref.display(),

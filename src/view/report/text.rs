@@ -373,37 +373,67 @@ pub fn trail_oneline(trail: &Trail, color: bool) -> String {
 /// [`trail_oneline`] with each time's age at `now` (a terminal's log).
 pub fn trail_oneline_aged(trail: &Trail, color: bool, now: Option<jiff::Timestamp>) -> String {
     let paint = Paint(color);
+    let rows: Vec<[String; 4]> = trail
+        .entries
+        .iter()
+        .map(|e| {
+            [
+                oneline_change(e),
+                when(&e.at, now),
+                one_line(&e.outcome),
+                format!("{} {}", revision(e), one_line(&e.id)),
+            ]
+        })
+        .collect();
+    // The change leads (what a reader scans for); the columns after it line up, up to
+    // a change of ONELINE_WIDTH characters (a longer one only pushes its own line).
+    let width = |col: usize, cap: usize| {
+        rows.iter()
+            .map(|r| r[col].chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(cap)
+    };
+    let (what_w, outcome_w) = (width(0, ONELINE_WIDTH), width(2, 40));
     let mut out = String::new();
-    for e in &trail.entries {
-        let what = if e.initial {
-            let addons = e.changes.iter().filter(|c| c.addon.is_some()).count();
-            first_step(e.kubernetes_version.as_deref(), addons)
-        } else if e.changes.is_empty() {
-            NO_CHANGES.to_string()
-        } else {
-            let mut named: Vec<String> = e
-                .changes
-                .iter()
-                .take(ONELINE_CHANGES)
-                .map(|c| Phrase::of(c).line())
-                .collect();
-            if e.changes.len() > ONELINE_CHANGES {
-                named.push(format!("+{} more", e.changes.len() - ONELINE_CHANGES));
-            }
-            named.join("; ")
-        };
+    for [what, at, outcome, id] in &rows {
+        let pad = |text: &str, w: usize| " ".repeat(w.saturating_sub(text.chars().count()));
         out.push_str(&format!(
-            "{}  {}  {}  {}  {what}\n",
-            paint.wrap("1", &revision(e)),
-            paint.wrap("33", &one_line(&e.id)),
-            when(&e.at, now),
-            one_line(&e.outcome)
+            "{what}{}  {at}  {outcome}{}  {}\n",
+            pad(what, what_w),
+            pad(outcome, outcome_w),
+            paint.wrap("33", id)
         ));
     }
     if trail.entries.is_empty() {
-        out.push_str("(no history)\n");
+        out.push_str(NO_HISTORY);
     }
     out
+}
+
+/// The widest change column `log --oneline` aligns to.
+const ONELINE_WIDTH: usize = 60;
+
+/// A step's changes on one line: the first step's phrase, `no changes`, or the first
+/// [`ONELINE_CHANGES`] changes and how many more.
+fn oneline_change(e: &Entry) -> String {
+    if e.initial {
+        let addons = e.changes.iter().filter(|c| c.addon.is_some()).count();
+        return first_step(e.kubernetes_version.as_deref(), addons);
+    }
+    if e.changes.is_empty() {
+        return NO_CHANGES.to_string();
+    }
+    let mut named: Vec<String> = e
+        .changes
+        .iter()
+        .take(ONELINE_CHANGES)
+        .map(|c| Phrase::of(c).line())
+        .collect();
+    if e.changes.len() > ONELINE_CHANGES {
+        named.push(format!("+{} more", e.changes.len() - ONELINE_CHANGES));
+    }
+    named.join("; ")
 }
 
 /// One addon's version spans (`clinv log --addon`), newest first.
@@ -469,7 +499,7 @@ mod tests {
         };
         assert_eq!(
             trail_oneline_aged(&trail, false, now),
-            "#7  abc  2026-02-23T11:11:11Z (2d5h ago)  applied  no changes\n"
+            "no changes  2026-02-23T11:11:11Z (2d5h ago)  applied  #7 abc\n"
         );
     }
 

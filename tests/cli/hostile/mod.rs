@@ -173,6 +173,23 @@ pub fn assert_failure(run: &Run, code: i32, needle: &str) {
     );
 }
 
+/// `snapshots verify` found damage: the verdict on stdout (`-q` keeps it), exit 1 and
+/// each problem on stderr as [`assert_failure`] wants them.
+pub fn assert_damage(run: &Run, needle: &str) {
+    assert!(
+        run.stdout.trim_end().ends_with("problem(s)") && run.stdout.lines().count() == 1,
+        "verdict: {}",
+        run.stdout
+    );
+    let errors = Run {
+        stdout: String::new(),
+        stderr: run.stderr.clone(),
+        code: run.code,
+        elapsed: run.elapsed,
+    };
+    assert_clean_failure(&errors, needle);
+}
+
 /// `assert_failure` with exit 1, the code of invalid input and I/O failures.
 pub fn assert_clean_failure(run: &Run, needle: &str) {
     assert_failure(run, 1, needle);

@@ -38,7 +38,7 @@ fn an_object_linked_to_etc_passwd_is_damage_and_never_read() {
         std::os::unix::fs::symlink("/etc/passwd", &object).unwrap();
     }
     let run = snapshots(dir.path(), store.path(), &["verify"]);
-    assert_clean_failure(&run, "is a symbolic link");
+    assert_damage(&run, "is a symbolic link");
     assert!(run.stderr.contains("/inv/objects/"), "{}", run.stderr);
     let run = snapshots(
         dir.path(),
@@ -179,7 +179,7 @@ fn a_bad_checksum_is_reported_with_its_line() {
     .unwrap();
     let before = tree(store.path());
     let run = verify(dir.path(), store.path());
-    assert_clean_failure(&run, "000001.log:2: checksum mismatch");
+    assert_damage(&run, "000001.log:2: checksum mismatch");
     assert_unchanged(&before, store.path());
 }
 
@@ -192,7 +192,7 @@ fn a_garbage_line_in_the_middle_is_reported_and_skipped() {
     lines.insert(2, "\u{1b}[2J garbage \u{0}\u{7f} line");
     std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
     let run = verify(dir.path(), store.path());
-    assert_clean_failure(&run, "000001.log:3:");
+    assert_damage(&run, "000001.log:3:");
     assert!(
         !run.stderr.contains('\u{1b}'),
         "escape reached the terminal"
@@ -217,7 +217,7 @@ fn invalid_utf8_and_nul_in_the_journal_are_damage() {
     std::io::Write::write_all(&mut f, b"\xff\xfe\0\0 {}\n").unwrap();
     drop(f);
     let run = verify(dir.path(), store.path());
-    assert_clean_failure(&run, "000001.log:4: not UTF-8");
+    assert_damage(&run, "000001.log:4: not UTF-8");
 }
 
 fn a_missing_object_is_damage_naming_its_path() {
@@ -225,7 +225,7 @@ fn a_missing_object_is_damage_naming_its_path() {
     let gone = objects(store.path()).remove(0);
     std::fs::remove_file(&gone).unwrap();
     let run = verify(dir.path(), store.path());
-    assert_clean_failure(&run, gone.file_name().unwrap().to_str().unwrap());
+    assert_damage(&run, gone.file_name().unwrap().to_str().unwrap());
 }
 
 fn an_altered_object_is_damage_and_not_used() {
@@ -235,7 +235,7 @@ fn an_altered_object_is_damage_and_not_used() {
         std::fs::write(&object, text.replacen("cilium", "evilum", 1)).unwrap();
     }
     let run = verify(dir.path(), store.path());
-    assert_clean_failure(&run, "damaged: content does not match its checksum");
+    assert_damage(&run, "damaged: content does not match its checksum");
     let run = snapshots(
         dir.path(),
         store.path(),
@@ -250,7 +250,7 @@ fn a_huge_object_is_refused_without_reading_it() {
     let object = objects(store.path()).remove(0);
     sparse(&object, b"{", 100 << 20);
     let run = verify(dir.path(), store.path());
-    assert_clean_failure(&run, "file too large");
+    assert_damage(&run, "file too large");
 }
 
 fn a_lock_left_by_a_dead_process_does_not_block() {
@@ -500,7 +500,7 @@ fn a_deeply_nested_journal_record_with_a_valid_checksum_is_damage() {
     std::io::Write::write_all(&mut f, format!("{sum} {json}\n").as_bytes()).unwrap();
     drop(f);
     let run = verify(dir.path(), store.path());
-    assert_clean_failure(
+    assert_damage(
         &run,
         "000001.log:4: unreadable record: recursion limit exceeded",
     );
