@@ -118,15 +118,18 @@ pub enum TableFormat {
     Wide,
     Name,
     Json,
+    /// The `-o json` document as YAML.
+    Yaml,
     JsonPath(Template),
 }
 
 impl TableFormat {
-    const PLAIN: [(&'static str, TableFormat); 4] = [
+    const PLAIN: [(&'static str, TableFormat); 5] = [
         ("table", TableFormat::Table),
         ("wide", TableFormat::Wide),
         ("name", TableFormat::Name),
         ("json", TableFormat::Json),
+        ("yaml", TableFormat::Yaml),
     ];
 }
 
@@ -293,7 +296,7 @@ pub enum Command {
     Crd(CrdArgs),
 
     /// List the addons a domain deploys with what `render` records of each: source,
-    /// category, version (formats: table, wide, name, json, jsonpath).
+    /// category, version (formats: table, wide, name, json, yaml, jsonpath).
     ///
     /// lok8s's `lo addons --detail` layout; -o wide adds each entry's directory and where
     /// it is configured.
@@ -351,7 +354,7 @@ pub enum Command {
     Index(IndexArgs),
 
     /// List the addons that have a newer version in the addon index (formats: table, wide,
-    /// name, json, jsonpath).
+    /// name, json, yaml, jsonpath).
     ///
     /// Compares the live inventory when the cluster is reachable, else the newest
     /// snapshot, else the locally rendered one (or --from FILE), against --index FILE|URL. SemVer with or without a
@@ -463,7 +466,8 @@ References (A and B):
   FILE | DIR | - | cluster    a file, a render --out directory, stdin, the live object
   latest, latest~N            the newest snapshot of the domain, or the N-th before it
   ID                          a snapshot id or a unique prefix of one (snapshots list)
-  @DATE                       the snapshot current at DATE (YYYY-MM-DD or RFC 3339)
+  @DATE                       the snapshot current at DATE: YYYY-MM-DD, RFC 3339, yesterday,
+                              a time ago (1w, '2 hours ago')
   git:REV[:PATH]              the inventory committed at REV in --repo
 Snapshot references read --snapshots (default <root>/snapshots; no project needed) in the
 domain chosen by --domain, DOMAIN_NAME, clusters/.active, or the store's only domain.
@@ -670,7 +674,7 @@ pub struct LogArgs {
     pub domain: DomainArgs,
 
     /// Only entries at or after T: YYYY-MM-DD, RFC 3339, today, yesterday, or a time
-    /// ago (30m, 12h, 2d, 1w).
+    /// ago (30m, 12h, 2d, 1w, or git's "2 hours ago").
     #[arg(long, value_name = "T")]
     pub since: Option<String>,
 
@@ -850,8 +854,30 @@ pub struct ListArgs {
     #[arg(long, value_name = "S")]
     pub state: Option<StateArg>,
 
+    /// Only snapshots recorded at or after T: YYYY-MM-DD, RFC 3339, today, yesterday, or
+    /// a time ago (2d, 1w, "2 hours ago").
+    #[arg(long, value_name = "T")]
+    pub since: Option<String>,
+
+    /// Sort every row by this column, ascending (kubectl's --sort-by; default: each
+    /// domain newest first).
+    #[arg(long, value_name = "COLUMN")]
+    pub sort_by: Option<SortKey>,
+
     #[command(flatten)]
     pub table: TableOutput,
+}
+
+/// `snapshots list --sort-by`: a column of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SortKey {
+    /// When it was recorded (oldest first; AGE sorts the same way, newest first)
+    Time,
+    Domain,
+    State,
+    Reason,
+    Target,
+    Id,
 }
 
 /// `--state`: the store's states, as the command line names them (the store's type
@@ -889,7 +915,7 @@ impl From<StateArg> for crate::store::State {
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum SnapshotsCommand {
-    /// List snapshots, newest first (formats: table, wide, name, json, jsonpath).
+    /// List snapshots, newest first (formats: table, wide, name, json, yaml, jsonpath).
     List(ListArgs),
     /// Show one snapshot: metadata, history and the inventory (formats: yaml, json).
     Show {
@@ -1088,11 +1114,11 @@ mod tests {
             unsupported_format(&err),
             Some("clinv crd: unsupported output format 'table' (supported: yaml, json)")
         );
-        let err = Cli::try_parse_from(["clinv", "snapshots", "list", "-o", "yaml"]).unwrap_err();
+        let err = Cli::try_parse_from(["clinv", "snapshots", "list", "-o", "toml"]).unwrap_err();
         assert_eq!(
             unsupported_format(&err),
             Some(
-                "clinv snapshots list: unsupported output format 'yaml' (supported: table, wide, name, json, jsonpath=TEMPLATE)"
+                "clinv snapshots list: unsupported output format 'toml' (supported: table, wide, name, json, yaml, jsonpath=TEMPLATE)"
             )
         );
         // -o belongs to the command: not before it, and not on one that prints no data.

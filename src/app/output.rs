@@ -242,6 +242,16 @@ impl Printer {
 ///
 /// # Errors
 /// [`Error::JsonPath`] naming the template and the missing field.
+/// `-o yaml` of a table command: its `-o json` document, as YAML.
+///
+/// # Errors
+/// The document is not JSON (a bug: every caller serialised it).
+pub fn yaml(json: &str) -> Result<String> {
+    let doc: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| Error::encode("JSON", e))?;
+    Ok(crate::yaml::emit::to_string(&doc))
+}
+
 pub fn jsonpath(
     template: &crate::app::jsonpath::Template,
     json: &str,

@@ -146,7 +146,8 @@ pub fn parse_bound(text: &str, end_of_day: bool) -> Option<jiff::Timestamp> {
 
 /// A `--since`/`--until` bound: as [`parse_bound`], or relative to `now`: `today` and
 /// `yesterday` (their start, or with `end_of_day` their last second, UTC), or a time
-/// ago — a number and a unit, `s`, `m`, `h`, `d` or `w` (`90m`, `2d`, `1w`).
+/// ago — a number and a unit, `s`, `m`, `h`, `d` or `w` (`90m`, `2d`, `1w`), or git's
+/// `2 hours ago`.
 pub fn parse_query_bound(
     text: &str,
     end_of_day: bool,
@@ -164,19 +165,30 @@ pub fn parse_query_bound(
     if let Some(day) = day {
         return parse_bound(&day.to_string(), end_of_day);
     }
-    let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
-    let (n, unit) = text.split_at(unit_at);
-    let n: i64 = n.parse().ok()?;
-    let secs = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        "w" => 7 * 86_400,
-        _ => return None,
-    };
+    let (n, secs) = time_ago(text)?;
     now.checked_sub(jiff::SignedDuration::from_secs(n.checked_mul(secs)?))
         .ok()
+}
+
+/// A time ago: `90m`, `2d`, `1w`, or git's spelling, `2 hours ago`, `2.hours.ago`,
+/// `3 days` (seconds, minutes, hours, days, weeks; singular or plural). Months and years
+/// have no fixed length and are refused. Returns the count and the unit's seconds.
+fn time_ago(text: &str) -> Option<(i64, i64)> {
+    let spelled = text.replace(['.', '_'], " ");
+    let spelled = spelled.trim();
+    let spelled = spelled.strip_suffix(" ago").unwrap_or(spelled).trim_end();
+    let unit_at = spelled.find(|c: char| !c.is_ascii_digit())?;
+    let (n, unit) = spelled.split_at(unit_at);
+    let n: i64 = n.parse().ok()?;
+    let secs = match unit.trim_start() {
+        "s" | "sec" | "secs" | "second" | "seconds" => 1,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60,
+        "h" | "hour" | "hours" => 3600,
+        "d" | "day" | "days" => 86_400,
+        "w" | "week" | "weeks" => 7 * 86_400,
+        _ => return None,
+    };
+    Some((n, secs))
 }
 
 /// Builds the trail of `steps` (oldest first). `ignore` applies to every step's changes.
@@ -393,7 +405,27 @@ mod tests {
             at("2026-01-02", false).as_deref(),
             Some("2026-01-02T00:00:00Z")
         );
-        for bad in ["2x", "d", "", "-1d", "99999999999999999999d", "tomorrow"] {
+        // git's spelling.
+        for (text, want) in [
+            ("2 hours ago", "2026-12-03T04:00:00Z"),
+            ("2.hours.ago", "2026-12-03T04:00:00Z"),
+            ("1 day ago", "2026-12-02T06:00:00Z"),
+            ("3 weeks", "2026-11-12T06:00:00Z"),
+            ("30 minutes ago", "2026-12-03T05:30:00Z"),
+        ] {
+            assert_eq!(at(text, false).as_deref(), Some(want), "{text}");
+        }
+        for bad in [
+            "2x",
+            "d",
+            "",
+            "-1d",
+            "99999999999999999999d",
+            "tomorrow",
+            "2 months ago",
+            "ago",
+            "2 hours hence",
+        ] {
             assert_eq!(at(bad, false), None, "{bad}");
         }
     }

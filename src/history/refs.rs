@@ -7,7 +7,7 @@
 //! | `cluster` | the live object |
 //! | `git:REV[:PATH]` | the inventory file at a git revision |
 //! | `latest`, `latest~N` | the newest snapshot of the domain, or the N-th before it |
-//! | `@DATE` | the snapshot current at DATE (`YYYY-MM-DD` or RFC 3339) |
+//! | `@DATE` | the snapshot current at DATE (`YYYY-MM-DD`, RFC 3339, `yesterday`, `1w`, `2 hours ago`) |
 //! | an existing directory | its `clusterinventory.yaml` (the `render --out` layout) |
 //! | a path (has `/`, or ends in `.yaml`/`.yml`/`.json`, or exists) | that file |
 //! | anything else | a snapshot id |
@@ -50,7 +50,9 @@ pub enum SnapshotRef {
 pub enum SyntaxError {
     #[error("expected latest~N with N a number")]
     Latest,
-    #[error("expected @YYYY-MM-DD or @ and an RFC 3339 time")]
+    #[error(
+        "expected @ and a date (YYYY-MM-DD), an RFC 3339 time, today, yesterday or a time ago (2d, 1w, '2 hours ago')"
+    )]
     Date,
 }
 
@@ -76,8 +78,9 @@ impl SnapshotRef {
             );
         }
         let date = text.strip_prefix('@')?;
-        let valid = crate::util::time::parse_date(date).is_some()
-            || crate::util::time::parse_rfc3339(date).is_some();
+        // The forms of `--since`: a date, an RFC 3339 time, today, yesterday, a time ago.
+        let valid =
+            crate::history::audit::parse_query_bound(date, true, jiff::Timestamp::now()).is_some();
         Some(if valid {
             Ok(SnapshotRef::At(date.into()))
         } else {
@@ -223,7 +226,8 @@ mod tests {
             "latest~x",
             "latest~-1",
             "@",
-            "@yesterday",
+            "@tomorrow",
+            "@2 months ago",
             "@2026-13-01",
             "git:",
             "git::x",
@@ -240,7 +244,15 @@ mod tests {
 
     #[test]
     fn snapshot_references_print_as_written() {
-        for text in ["latest", "latest~2", "@2026-03-02", "3fb0c5e0"] {
+        for text in [
+            "latest",
+            "latest~2",
+            "@2026-03-02",
+            "@yesterday",
+            "@1w",
+            "@2 hours ago",
+            "3fb0c5e0",
+        ] {
             assert_eq!(SnapshotRef::parse(text).unwrap().to_string(), text);
         }
         assert_eq!(SnapshotRef::parse("latest~x"), Err(SyntaxError::Latest));

@@ -929,10 +929,14 @@ pub fn resolve<'a>(journal: &'a Journal, reference: &SnapshotRef) -> Result<&'a 
         }
         SnapshotRef::At(date) => {
             let at = |t: &str, end_of_day| crate::history::audit::parse_bound(t, end_of_day);
-            let until = at(date, true).ok_or_else(|| ReferenceError::Malformed {
-                text: reference.to_string(),
-                why: "not a date or RFC 3339 time".into(),
-            })?;
+            let now = jiff::Timestamp::now();
+            let until =
+                crate::history::audit::parse_query_bound(date, true, now).ok_or_else(|| {
+                    ReferenceError::Malformed {
+                        text: reference.to_string(),
+                        why: "not a date or RFC 3339 time".into(),
+                    }
+                })?;
             return journal
                 .newest_first()
                 .find(|s| at(&s.record.at, false).is_some_and(|t| t <= until))

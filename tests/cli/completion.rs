@@ -453,15 +453,15 @@ fn formats_complete_per_command() {
         ),
         (
             &["clinv", "snapshots", "list", "-o", ""],
-            &["table", "wide", "name", "json", "jsonpath="],
+            &["table", "wide", "name", "json", "yaml", "jsonpath="],
         ),
         (
             &["clinv", "addons", "-o", ""],
-            &["table", "wide", "name", "json", "jsonpath="],
+            &["table", "wide", "name", "json", "yaml", "jsonpath="],
         ),
         (
             &["clinv", "updates", "-o", ""],
-            &["table", "wide", "name", "json", "jsonpath="],
+            &["table", "wide", "name", "json", "yaml", "jsonpath="],
         ),
         (
             &["clinv", "diff", "a", "b", "-o", ""],
@@ -618,7 +618,7 @@ printf '%s\n' "${{COMPREPLY[@]}}"
     );
     assert_eq!(
         drive("clinv snapshots list -o "),
-        ["table", "wide", "name", "json", "jsonpath="]
+        ["table", "wide", "name", "json", "yaml", "jsonpath="]
     );
     assert_eq!(drive("clinv snaps"), ["snapshots"]);
 }

@@ -400,13 +400,50 @@ fn every_data_command_takes_its_formats() {
             "clinv snapshots verify: unsupported output format 'wide' (supported: text, json)",
         ),
         (
-            &["addons", "-o", "yaml"],
-            "clinv addons: unsupported output format 'yaml' (supported: table, wide, name, json, jsonpath=TEMPLATE)",
+            &["addons", "-o", "toml"],
+            "clinv addons: unsupported output format 'toml' (supported: table, wide, name, json, yaml, jsonpath=TEMPLATE)",
         ),
     ] {
         let r = clinv(args).run();
         assert_eq!(r.code, 2, "{args:?}");
         assert_eq!(r.stderr, format!("[error] {message}\n"), "{args:?}");
+    }
+}
+
+/// Every table command prints its `-o json` document as YAML with `-o yaml`.
+fn table_commands_take_yaml() {
+    let root = example();
+    let root = root.to_str().unwrap();
+    let index = repo().join("tests/fixtures/updates/index.json");
+    let store = tempfile::tempdir().unwrap();
+    clinv(&["publish", "--root", root, "--domain", "prod.acme.example"])
+        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+        .run()
+        .success();
+    for command in [
+        &["addons", "--root", root, "--domain", "prod.acme.example"][..],
+        &[
+            "updates",
+            "--root",
+            root,
+            "--domain",
+            "prod.acme.example",
+            "--index",
+            index.to_str().unwrap(),
+        ],
+        &["snapshots", "list", "--root", root],
+    ] {
+        let run = |format: &str| {
+            clinv(&[command, &["-o", format][..]].concat())
+                .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+                .run()
+                .success()
+                .stdout
+        };
+        let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+        let yaml: serde_json::Value = serde_saphyr::from_str(&run("yaml")).unwrap();
+        assert_eq!(yaml, json, "{command:?}");
+        assert!(!run("yaml").starts_with('{'), "{command:?}");
     }
 }
 
@@ -418,5 +455,6 @@ trials! {
         updates_offer_prereleases_only_when_asked_and_warn_on_duplicates,
         tables_fit_their_cells_and_wording_is_consistent,
         every_data_command_takes_its_formats,
+        table_commands_take_yaml,
     ],
 }

@@ -330,7 +330,7 @@ fn errors_exit_2_with_a_message_and_no_data() {
             vec![A, "latest~x"],
             "invalid reference 'latest~x': expected latest~N",
         ),
-        (vec![A, "@yesterday"], "invalid reference '@yesterday'"),
+        (vec![A, "@tomorrow"], "invalid reference '@tomorrow'"),
         (vec![A, "git:"], "invalid reference 'git:'"),
         (vec!["-", "-"], "'-' (stdin) can be used only once"),
         (

@@ -325,6 +325,39 @@ fn log_from_the_store_and_from_the_repository_agree() {
     );
 }
 
+/// The answers of drift, status and updates when the cluster does not answer (connection
+/// refused), as golden files: the exit code and stdout, text and JSON.
+fn unreachable_answers_match_their_golden_files() {
+    let dir = copy_tree(&example());
+    let root = dir.path().to_str().unwrap().to_string();
+    let kc = repo().join("examples/offline.kubeconfig");
+    let index = fixture("updates/index.json");
+    let index = index.to_str().unwrap();
+    for (name, args) in [
+        ("drift", &["drift"][..]),
+        ("drift.json", &["drift", "-o", "json"]),
+        ("status", &["status"]),
+        ("status.json", &["status", "-o", "json"]),
+        ("updates", &["updates", "--index", index]),
+        ("updates.json", &["updates", "--index", index, "-o", "json"]),
+    ] {
+        let common = ["--root", &root, "--domain", "prod.acme.example"];
+        let run = clinv(&[args, &common[..], &["--kubeconfig", kc.to_str().unwrap()]].concat())
+            .env(
+                "CLINV_SNAPSHOTS",
+                dir.path().join("snapshots").to_str().unwrap(),
+            )
+            .run();
+        let shown = args
+            .join(" ")
+            .replace(index, "tests/fixtures/updates/index.json");
+        golden(
+            &format!("unreachable/{name}.txt"),
+            &format!("$ clinv {shown}\nexit {}\n{}", run.code, run.stdout),
+        );
+    }
+}
+
 /// Issue #24, point 1: with the cluster unreadable, `drift`, `status` and `updates` say
 /// so in their result (stdout, `-o json`) and exit 16; a pending snapshot — never
 /// applied — is never taken for the cluster. `--offline` asks for the newest applied
@@ -406,5 +439,6 @@ trials! {
     Nothing: [
         log_from_the_store_and_from_the_repository_agree,
         status_drift_and_updates_say_when_the_cluster_was_not_read,
+        unreachable_answers_match_their_golden_files,
     ],
 }

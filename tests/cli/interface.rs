@@ -83,7 +83,19 @@ fn usage_errors_exit_2() {
         let run = clinv(args).run();
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         assert!(run.stdout.is_empty());
+        // One style with clinv's own errors: the first line is `[error] …`, never clap's
+        // `error:`.
+        assert!(
+            run.stderr.starts_with("[error] "),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("error:"), "{args:?}: {}", run.stderr);
     }
+    golden(
+        "usage/unknown-flag.txt",
+        &clinv(&["render", "--bogus"]).run().stderr,
+    );
 }
 
 fn domain_resolution_and_root_discovery() {

@@ -765,8 +765,80 @@ fn store_only_use_is_discoverable_and_no_op_is_silent() {
     );
 }
 
+/// `snapshots list --since` and `--sort-by` (kubectl's), and the relative times of
+/// `--since` in snapshot references (`@0s`, `@yesterday`, git's `@2 hours ago`).
+fn list_since_sort_by_and_relative_references() {
+    let fx = Fx::new();
+    fx.publish("prod.acme.example").success();
+    fx.publish("lab.acme.example").success();
+    set_chart_version(fx.root(), "cilium", "1.20.1");
+    fx.publish("prod.acme.example").success();
+    let list = |args: &[&str]| {
+        let run = fx
+            .clinv(&[&["snapshots", "list"][..], args].concat())
+            .run()
+            .success();
+        run.stdout
+    };
+    let domains = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect()
+    };
+    // Each domain newest first by default; --sort-by domain is ascending and stable.
+    assert_eq!(
+        domains(&list(&[])),
+        ["lab.acme.example", "prod.acme.example", "prod.acme.example"]
+    );
+    let by_time: Vec<serde_json::Value> =
+        serde_json::from_str(&list(&["--sort-by", "time", "-o", "json"])).unwrap();
+    let domains_by_time: Vec<&str> = by_time
+        .iter()
+        .map(|s| s["domain"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        domains_by_time,
+        ["prod.acme.example", "lab.acme.example", "prod.acme.example"]
+    );
+    // The table with --sort-by is the table (one header, same columns).
+    let sorted = list(&["--sort-by", "id"]);
+    assert!(sorted.starts_with("DOMAIN "), "{sorted}");
+    assert_eq!(sorted.lines().count(), 4, "{sorted}");
+    // --since: everything was recorded within the last 2 hours, nothing since tomorrow's date.
+    for since in ["2 hours ago", "2h", "today"] {
+        assert_eq!(domains(&list(&["--since", since])).len(), 3, "{since}");
+    }
+    let run = fx
+        .clinv(&["snapshots", "list", "--since", "2999-01-01"])
+        .run()
+        .success();
+    assert!(
+        run.stdout.is_empty() && run.stderr.contains("no snapshots"),
+        "{}",
+        run.stderr
+    );
+    let bad = fx
+        .clinv(&["snapshots", "list", "--since", "2 months ago"])
+        .run();
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    // References: now is the newest; yesterday had none.
+    let show = |r: &str| {
+        fx.clinv(&["snapshots", "--domain", "prod.acme.example", "show", r])
+            .run()
+    };
+    assert_eq!(
+        show("@0 seconds ago").success().stdout,
+        show("latest").success().stdout
+    );
+    let none = show("@yesterday");
+    assert_eq!(none.code, 1, "{}", none.stderr);
+    assert!(none.stderr.contains("yesterday"), "{}", none.stderr);
+}
+
 trials! {
     Nothing: [
+        list_since_sort_by_and_relative_references,
         the_project_local_store_never_reaches_git,
         store_only_use_is_discoverable_and_no_op_is_silent,
         one_word_per_state,

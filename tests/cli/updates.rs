@@ -185,7 +185,7 @@ fn malformed_inputs_are_clear_errors_naming_file_and_field() {
     // Plain HTTP and unsupported output formats are usage errors.
     assert_eq!(rendered("http://127.0.0.1:1/i.json", &[]).code, 2);
     assert_eq!(
-        rendered(index_fixture().to_str().unwrap(), &["-o", "yaml"]).code,
+        rendered(index_fixture().to_str().unwrap(), &["-o", "toml"]).code,
         2
     );
 }

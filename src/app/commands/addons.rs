@@ -64,6 +64,7 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
             };
             match args.table.output.clone().unwrap_or_default() {
                 TableFormat::Json => json()?,
+                TableFormat::Yaml => output::yaml(&json()?)?,
                 TableFormat::JsonPath(template) => {
                     output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
                 }

@@ -3,7 +3,8 @@
 use super::StoreOnly;
 use crate::app::Result;
 use crate::app::cli::{
-    DocFormat, ListArgs, SnapshotsArgs, SnapshotsCommand, TableFormat, TableOutput, TextFormat,
+    DocFormat, ListArgs, SnapshotsArgs, SnapshotsCommand, SortKey, TableFormat, TableOutput,
+    TextFormat,
 };
 use crate::app::output;
 use crate::app::settings::Settings;
@@ -20,11 +21,14 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     // `snapshots` alone is `snapshots list`: its flags may come before `list` too, and
     // before any other subcommand they are a mistake.
     let given = &args.list;
-    if (given.state.is_some() || given.table.output.is_some() || given.table.no_headers)
-        && !matches!(args.command, None | Some(SnapshotsCommand::List(_)))
-    {
+    let list_flags = given.state.is_some()
+        || given.since.is_some()
+        || given.sort_by.is_some()
+        || given.table.output.is_some()
+        || given.table.no_headers;
+    if list_flags && !matches!(args.command, None | Some(SnapshotsCommand::List(_))) {
         return Err(crate::app::Failure::Usage(
-            "clinv snapshots: --state, -o and --no-headers before a subcommand other than list \
+            "clinv snapshots: --state, --since, --sort-by, -o and --no-headers before a subcommand other than list \
              belong to `snapshots list`; give the subcommand's own flags after it"
                 .to_string(),
         ));
@@ -42,6 +46,8 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
         Some(SnapshotsCommand::List(flags)) => {
             let flags = ListArgs {
                 state: flags.state.or(given.state),
+                since: flags.since.clone().or_else(|| given.since.clone()),
+                sort_by: flags.sort_by.or(given.sort_by),
                 table: TableOutput {
                     output: flags
                         .table
@@ -101,48 +107,108 @@ fn list(
 ) -> Result<i32> {
     let (state, no_headers) = (flags.state.map(Into::into), flags.table.no_headers);
     let format = flags.table.output.clone().unwrap_or_default();
-    if let TableFormat::Json | TableFormat::JsonPath(_) = format {
-        let (rows, damage) = store.list(domain, state)?;
-        warn_damage(settings, &damage);
-        let json = render::to_json(&rows)?;
-        let text = match &format {
-            TableFormat::JsonPath(template) => {
-                output::jsonpath(template, &json, flags.table.allow_missing_template_keys)?
-            }
-            _ => json,
-        };
-        settings.printer.data(&text)?;
-        return Ok(exit::OK);
+    let now = jiff::Timestamp::now();
+    let since = flags
+        .since
+        .as_deref()
+        .map(|t| {
+            crate::history::audit::parse_query_bound(t, false, now)
+                .map(|at| at.as_second())
+                .ok_or_else(|| Error::from(crate::error::ArgumentError::Time(t.to_string())))
+        })
+        .transpose()?;
+    // Documents, the wide columns and a sort need whole rows; the default table and
+    // names stream from the compact listing.
+    if flags.sort_by.is_some() || !matches!(format, TableFormat::Table | TableFormat::Name) {
+        return list_rows(settings, store, domain, flags, since);
     }
-    let (listings, damage) = store.listings(domain, state)?;
+    let (mut listings, damage) = store.listings(domain, state)?;
     warn_damage(settings, &damage);
+    if let Some(since) = since {
+        for l in &mut listings {
+            l.retain(|r| r.at_second().is_some_and(|at| at >= since));
+        }
+    }
     if listings.iter().all(|l| l.is_empty()) {
         settings.printer.info("no snapshots");
         return Ok(exit::OK);
     }
-    // One `now` for every AGE of the listing.
-    let now = jiff::Timestamp::now().as_second();
     match format {
-        // The extra columns of `wide` are not in the compact listing: the full read.
-        TableFormat::Wide => {
-            let (rows, _) = store.list(domain, state)?;
-            let style = view::TableStyle {
-                wide: true,
-                no_headers,
-            };
-            settings
-                .printer
-                .data(&view::snapshots::snapshots_table(rows, now, style))?;
-        }
         TableFormat::Name => settings.printer.data_with(|out| {
             view::snapshots::write_snapshot_names(&listings, out).map_err(output::stdout_error)
         })?,
         _ => settings.printer.data_with(|out| {
-            view::snapshots::write_snapshots_table(&listings, now, no_headers, out)
+            view::snapshots::write_snapshots_table(&listings, now.as_second(), no_headers, out)
                 .map_err(output::stdout_error)
         })?,
     }
     Ok(exit::OK)
+}
+
+/// `snapshots list` from whole rows: `-o json|yaml|jsonpath|wide`, or `--sort-by`.
+fn list_rows(
+    settings: &Settings,
+    store: &Store,
+    domain: Option<&Domain>,
+    flags: &ListArgs,
+    since: Option<i64>,
+) -> Result<i32> {
+    let (mut rows, damage) = store.list(domain, flags.state.map(Into::into))?;
+    warn_damage(settings, &damage);
+    let recorded = |s: &Snapshot| crate::history::audit::parse_bound(&s.record.at, false);
+    if let Some(since) = since {
+        rows.retain(|s| recorded(s).is_some_and(|at| at.as_second() >= since));
+    }
+    if let Some(key) = flags.sort_by {
+        sort_rows(&mut rows, key);
+    }
+    let format = flags.table.output.clone().unwrap_or_default();
+    let json = || render::to_json(&rows);
+    let text = match &format {
+        TableFormat::Json => json()?,
+        TableFormat::Yaml => output::yaml(&json()?)?,
+        TableFormat::JsonPath(template) => {
+            output::jsonpath(template, &json()?, flags.table.allow_missing_template_keys)?
+        }
+        TableFormat::Name => {
+            let names: Vec<String> = rows
+                .iter()
+                .map(|s| format!("{}/{}", s.record.domain, s.record.id))
+                .collect();
+            view::names(names.iter().map(String::as_str))
+        }
+        _ if rows.is_empty() => {
+            settings.printer.info("no snapshots");
+            return Ok(exit::OK);
+        }
+        format => view::snapshots::snapshots_table(
+            rows,
+            jiff::Timestamp::now().as_second(),
+            view::TableStyle {
+                wide: *format == TableFormat::Wide,
+                no_headers: flags.table.no_headers,
+            },
+        ),
+    };
+    settings.printer.data(&text)?;
+    Ok(exit::OK)
+}
+
+/// `--sort-by`: ascending and stable, so rows equal in the column keep the listing's
+/// order (each domain newest first).
+fn sort_rows(rows: &mut [Snapshot], key: SortKey) {
+    let target = |s: &Snapshot| s.record.target.as_ref().map(|t| t.server.clone());
+    match key {
+        SortKey::Time => rows.sort_by(|a, b| {
+            let at = |s: &Snapshot| crate::history::audit::parse_bound(&s.record.at, false);
+            at(a).cmp(&at(b)).then(a.order_seq.cmp(&b.order_seq))
+        }),
+        SortKey::Domain => rows.sort_by(|a, b| a.record.domain.cmp(&b.record.domain)),
+        SortKey::State => rows.sort_by_key(|s| s.state.as_str()),
+        SortKey::Reason => rows.sort_by_key(|s| s.reason.map(|r| r.as_str())),
+        SortKey::Target => rows.sort_by_key(target),
+        SortKey::Id => rows.sort_by(|a, b| a.record.id.cmp(&b.record.id)),
+    }
 }
 
 #[derive(Serialize)]

@@ -102,6 +102,7 @@ fn format(args: &UpdatesArgs, a: &Answer<'_>) -> Result<String> {
     let json = || view::updates::updates_json(word, a.not_read, a.generated_at, a.list);
     Ok(match args.table.output.clone().unwrap_or_default() {
         TableFormat::Json => json()?,
+        TableFormat::Yaml => output::yaml(&json()?)?,
         TableFormat::JsonPath(template) => {
             output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
         }

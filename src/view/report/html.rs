@@ -227,6 +227,11 @@ fn inventory(out: &mut String, trail: &Trail, inv: &ClusterInventory) {
         return;
     }
     out.push_str("<table>\n<thead><tr><th>Addon</th><th>Version</th><th>Category</th><th>Source</th><th>Current version since</th></tr></thead>\n<tbody>\n");
+    // A date alone cannot tell apart two steps of one day: then the time too.
+    let mut days: Vec<String> = trail.entries.iter().map(|e| day(&e.at)).collect();
+    days.sort_unstable();
+    let shared_day = days.windows(2).any(|w| w[0] == w[1]);
+    let stamp = |at: &str| if shared_day { when(at) } else { day(at) };
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for a in &inv.spec.addons {
         let k = seen.entry(a.name.as_str()).or_insert(0);
@@ -243,7 +248,7 @@ fn inventory(out: &mut String, trail: &Trail, inv: &ClusterInventory) {
             .map(|s| {
                 format!(
                     "{} <span class=\"muted\">({})</span>",
-                    esc(&day(&s.since)),
+                    esc(&stamp(&s.since)),
                     esc(&s.since_id)
                 )
             });
