@@ -43,6 +43,44 @@ fn from_dump(index: &str, extra: &[&str]) -> Clinv {
     clinv(&args)
 }
 
+/// The bundled index (examples/addons-index.json) is one the example project could
+/// publish: `clinv index`'s shape and names, newer versions; `updates` finds them.
+fn the_example_index_is_a_published_index_of_the_example() {
+    let root = example();
+    let published = clinv(&["index", "--root", root.to_str().unwrap()])
+        .run()
+        .success();
+    let published: serde_json::Value = serde_json::from_str(&published.stdout).unwrap();
+    let bundled = repo().join("examples/addons-index.json");
+    let text = std::fs::read_to_string(&bundled).unwrap();
+    let example: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v["addons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&example), names(&published));
+    let updates = clinv(&[
+        "updates",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "prod.acme.example",
+        "--index",
+        bundled.to_str().unwrap(),
+        "--offline",
+        "-o",
+        "json",
+    ])
+    .run()
+    .success();
+    let v: serde_json::Value = serde_json::from_str(&updates.stdout).unwrap();
+    assert!(v["updates"].as_array().unwrap().len() >= 3, "{v}");
+}
+
 fn rendered_inventory_table_and_json_match_their_golden_files() {
     let index = index_fixture();
     let table = rendered(index.to_str().unwrap(), &["-v"]).success();
@@ -448,6 +486,7 @@ fn the_index_is_fetched_through_https_proxy_unless_no_proxy_covers_it() {
 trials! {
     Nothing: [
         rendered_inventory_table_and_json_match_their_golden_files,
+        the_example_index_is_a_published_index_of_the_example,
         a_kubectl_dump_is_compared_with_first_wins_and_unversioned_targets_skipped,
         nothing_newer_says_so_and_json_has_an_empty_list,
         malformed_inputs_are_clear_errors_naming_file_and_field,
