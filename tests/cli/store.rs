@@ -700,20 +700,7 @@ fn the_project_local_store_never_reaches_git() {
     fx.publish("prod.acme.example").success();
     let ignore = std::fs::read_to_string(fx.store().join(".gitignore")).unwrap();
     assert!(ignore.lines().any(|l| l == "*"), "{ignore}");
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(fx.root())
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let git = |args: &[&str]| git(fx.root(), args);
     git(&["init", "-q", "-b", "main"]);
     git(&["add", "-A"]);
     let staged = git(&["diff", "--cached", "--name-only"]);

@@ -66,6 +66,25 @@ pub fn aimed<'a>(args: &[&'a str], kc: &'a str) -> Vec<&'a str> {
     }
 }
 
+/// `git -C dir ARGS…` without the user's or the system's configuration; its stdout.
+/// Panics with git's stderr when it fails.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("HOME", "/nonexistent")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 pub fn clinv(args: &[&str]) -> Clinv {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_clinv"));
     cmd.env_clear()

@@ -38,23 +38,6 @@ pub fn flux_apply() -> Result<PathBuf, String> {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("HOME", "/nonexistent")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// The YAML documents of a multi-document text, as JSON values (empty ones dropped).
 fn documents(text: &str) -> Vec<Value> {
     serde_saphyr::from_multiple::<Value>(text)
