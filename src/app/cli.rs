@@ -673,6 +673,11 @@ pub struct LogArgs {
     #[command(flatten)]
     pub domain: DomainArgs,
 
+    /// Every domain of the store: their changes merged newest first, each line naming
+    /// its domain (with --since/--until, --max-count, --oneline, -o json).
+    #[arg(short = 'A', long, conflicts_with_all = ["domain", "repo", "addon"])]
+    pub all_domains: bool,
+
     /// Only entries at or after T: YYYY-MM-DD, RFC 3339, today, yesterday, or a time
     /// ago (30m, 12h, 2d, 1w, or git's "2 hours ago").
     #[arg(long, value_name = "T")]

@@ -301,6 +301,49 @@ pub struct Query<'a> {
     pub now: jiff::Timestamp,
 }
 
+/// One entry of `log -A`: a step of one domain's history.
+#[derive(Debug, serde::Serialize)]
+pub struct FleetEntry {
+    pub domain: String,
+    #[serde(flatten)]
+    pub entry: audit::Entry,
+}
+
+/// `log -A`: the entries of every domain of `store` for `query`, merged newest first (a
+/// tie keeps the domains' order), at most `query.max_count` in all; with what was
+/// skipped in each. Each domain gives at most `max_count` entries to the merge, so only
+/// `max_count × domains` entries are ever held.
+///
+/// # Errors
+/// A bad `since`/`until`; an unreadable store.
+pub fn fleet_log(
+    store: &crate::store::Store,
+    query: &Query<'_>,
+) -> Result<(Vec<FleetEntry>, Vec<String>)> {
+    bounds(query)?;
+    let (mut all, mut skipped) = (Vec::new(), Vec::new());
+    for domain in store.domains() {
+        let steps = load_store(&store.domain(&domain))?;
+        skipped.extend(steps.skipped.iter().map(|s| format!("{domain}: {s}")));
+        steps.entries(query, |entry| {
+            all.push(FleetEntry {
+                domain: domain.to_string(),
+                entry: entry.clone(),
+            });
+            Ok(())
+        })?;
+    }
+    // Stable: equal times keep the domains' (sorted) order and each domain's own.
+    all.sort_by_cached_key(|e| std::cmp::Reverse(audit::parse_bound(&e.entry.at, false)));
+    if let Some(max) = query.max_count {
+        all.truncate(max);
+    }
+    if query.reverse {
+        all.reverse();
+    }
+    Ok((all, skipped))
+}
+
 /// `clinv log`'s answer.
 pub enum Log {
     /// The spans of `--addon`.

@@ -823,8 +823,77 @@ fn list_since_sort_by_and_relative_references() {
     assert!(none.stderr.contains("yesterday"), "{}", none.stderr);
 }
 
+/// `log -A`: every domain's changes merged newest first, each naming its domain; the
+/// window, --max-count, --oneline and -o json as for one domain.
+fn log_of_every_domain() {
+    let fx = Fx::new();
+    fx.publish("prod.acme.example").success();
+    fx.publish("lab.acme.example").success();
+    set_chart_version(fx.root(), "cilium", "1.20.1");
+    fx.publish("prod.acme.example").success();
+    let log = |args: &[&str]| {
+        fx.clinv(&[&["log", "-A"][..], args].concat())
+            .run()
+            .success()
+    };
+    let oneline = log(&["--oneline"]).stdout;
+    let lines: Vec<&str> = oneline.lines().collect();
+    assert_eq!(lines.len(), 3, "{oneline}");
+    let domains: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        domains,
+        ["prod.acme.example", "lab.acme.example", "prod.acme.example"],
+        "{oneline}"
+    );
+    assert!(
+        lines[0].contains("~ cilium 1.19.2 → 1.20.1 (upgrade)"),
+        "{oneline}"
+    );
+    // Aligned: the change starts in one column on every line.
+    let col: Vec<usize> = lines
+        .iter()
+        .map(|l| {
+            l.find("  ").unwrap() + l[l.find("  ").unwrap()..].find(|c: char| c != ' ').unwrap()
+        })
+        .collect();
+    assert!(col.windows(2).all(|w| w[0] == w[1]), "{oneline}");
+    assert_eq!(
+        log(&["--oneline", "--max-count", "2"])
+            .stdout
+            .lines()
+            .count(),
+        2
+    );
+    let json: Vec<serde_json::Value> = serde_json::from_str(&log(&["-o", "json"]).stdout).unwrap();
+    assert_eq!(json.len(), 3);
+    assert_eq!(json[1]["domain"], "lab.acme.example");
+    assert_eq!(json[1]["initial"], true);
+    let text = log(&[]).stdout;
+    assert!(text.starts_with("prod.acme.example  #2  "), "{text}");
+    assert!(text.contains("\nlab.acme.example  #1  "), "{text}");
+    // An empty window: no data, a line that says so, exit 0.
+    let empty = log(&["--since", "2999-01-01"]);
+    assert!(empty.stdout.is_empty(), "{}", empty.stdout);
+    assert!(
+        empty
+            .stderr
+            .contains("no recorded step of any domain since 2999-01-01"),
+        "{}",
+        empty.stderr
+    );
+    // One domain or all of them, not both.
+    let both = fx
+        .clinv(&["log", "-A", "--domain", "lab.acme.example"])
+        .run();
+    assert_eq!(both.code, 2, "{}", both.stderr);
+}
+
 trials! {
     Nothing: [
+        log_of_every_domain,
         list_since_sort_by_and_relative_references,
         the_project_local_store_never_reaches_git,
         store_only_use_is_discoverable_and_no_op_is_silent,

@@ -18,7 +18,6 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
     }
     let format = args.output.unwrap_or_default();
     let opened = StoreOnly::open(settings)?;
-    let domain = opened.domain(settings, args.domain.domain.as_deref())?;
     let query = Query {
         since: args.since.as_deref(),
         until: args.until.as_deref(),
@@ -27,6 +26,10 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         reverse: args.reverse,
         now: jiff::Timestamp::now(),
     };
+    if args.all_domains {
+        return fleet(settings, &opened.store, args, &query);
+    }
+    let domain = opened.domain(settings, args.domain.domain.as_deref())?;
     if format == LogFormat::Text
         && args.repo.is_none()
         && args.addon.is_none()
@@ -74,6 +77,59 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         },
     };
     settings.printer.data(&text)?;
+    Ok(exit::OK)
+}
+
+/// `log -A`: every domain's entries merged newest first, each naming its domain.
+fn fleet(
+    settings: &Settings,
+    store: &crate::store::Store,
+    args: &LogArgs,
+    query: &Query<'_>,
+) -> Result<i32> {
+    let format = args.output.unwrap_or_default();
+    if format == LogFormat::Markdown {
+        return Err(crate::app::Failure::Usage(
+            "clinv log -A: -o markdown is one domain's trail; use text, --oneline or -o json"
+                .to_string(),
+        ));
+    }
+    let (entries, skipped) = history::fleet_log(store, query)?;
+    for s in &skipped {
+        settings.printer.warn(&format!("{s} — skipped"));
+    }
+    let (color, now) = (settings.printer.color_stdout(), aged(settings, query.now));
+    let text = match format {
+        LogFormat::Json => crate::inventory::render::to_json(&entries)?,
+        _ if entries.is_empty() => String::new(),
+        _ if args.oneline => report::text::fleet_oneline(
+            entries.iter().map(|f| (f.domain.as_str(), &f.entry)),
+            color,
+            now,
+        ),
+        _ => {
+            let mut out = String::new();
+            for (i, f) in entries.iter().enumerate() {
+                let mut block = String::new();
+                report::text::entry_aged(&mut block, &f.entry, i == 0, color, now);
+                // The domain leads the entry's first line.
+                let rest = block.strip_prefix('\n').inspect(|_| out.push('\n'));
+                out.push_str(&format!(
+                    "{}  ",
+                    crate::util::redact::escape_line(&f.domain)
+                ));
+                out.push_str(rest.unwrap_or(&block));
+            }
+            out
+        }
+    };
+    settings.printer.data(&text)?;
+    if entries.is_empty() {
+        match windowed(query) {
+            true => empty_window(settings, "any domain", query),
+            false => settings.printer.info("no domain has a recorded step"),
+        }
+    }
     Ok(exit::OK)
 }
 

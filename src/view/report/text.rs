@@ -372,12 +372,34 @@ pub fn trail_oneline(trail: &Trail, color: bool) -> String {
 
 /// [`trail_oneline`] with each time's age at `now` (a terminal's log).
 pub fn trail_oneline_aged(trail: &Trail, color: bool, now: Option<jiff::Timestamp>) -> String {
+    let mut out = oneline(trail.entries.iter().map(|e| (None, e)), color, now);
+    if trail.entries.is_empty() {
+        out.push_str(NO_HISTORY);
+    }
+    out
+}
+
+/// `log -A --oneline`: [`trail_oneline_aged`] with each line led by its domain.
+pub fn fleet_oneline<'a>(
+    entries: impl Iterator<Item = (&'a str, &'a Entry)>,
+    color: bool,
+    now: Option<jiff::Timestamp>,
+) -> String {
+    oneline(entries.map(|(d, e)| (Some(d), e)), color, now)
+}
+
+/// One line per entry: its domain when given, the change, time, outcome, revision and id
+/// — the columns aligned.
+fn oneline<'a>(
+    entries: impl Iterator<Item = (Option<&'a str>, &'a Entry)>,
+    color: bool,
+    now: Option<jiff::Timestamp>,
+) -> String {
     let paint = Paint(color);
-    let rows: Vec<[String; 4]> = trail
-        .entries
-        .iter()
-        .map(|e| {
+    let rows: Vec<[String; 5]> = entries
+        .map(|(domain, e)| {
             [
+                domain.map(one_line).unwrap_or_default(),
                 oneline_change(e),
                 when(&e.at, now),
                 one_line(&e.outcome),
@@ -394,19 +416,23 @@ pub fn trail_oneline_aged(trail: &Trail, color: bool, now: Option<jiff::Timestam
             .unwrap_or(0)
             .min(cap)
     };
-    let (what_w, outcome_w) = (width(0, ONELINE_WIDTH), width(2, 40));
+    let (domain_w, what_w, outcome_w) = (width(0, 64), width(1, ONELINE_WIDTH), width(3, 40));
+    let pad = |text: &str, w: usize| " ".repeat(w.saturating_sub(text.chars().count()));
     let mut out = String::new();
-    for [what, at, outcome, id] in &rows {
-        let pad = |text: &str, w: usize| " ".repeat(w.saturating_sub(text.chars().count()));
+    for [domain, what, at, outcome, id] in &rows {
+        if !domain.is_empty() {
+            out.push_str(&format!(
+                "{}{}  ",
+                paint.wrap("1", domain),
+                pad(domain, domain_w)
+            ));
+        }
         out.push_str(&format!(
             "{what}{}  {at}  {outcome}{}  {}\n",
             pad(what, what_w),
             pad(outcome, outcome_w),
             paint.wrap("33", id)
         ));
-    }
-    if trail.entries.is_empty() {
-        out.push_str(NO_HISTORY);
     }
     out
 }
