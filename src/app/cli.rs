@@ -159,6 +159,69 @@ impl Formats for TableFormat {
     }
 }
 
+/// `-o` of `clinv fleet`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum FleetFormat {
+    #[default]
+    Table,
+    Json,
+    Yaml,
+    Markdown,
+}
+
+/// `clinv fleet --from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum FleetFrom {
+    /// Each cluster domain's inventory as the project renders it now (desired)
+    #[default]
+    Project,
+    /// Each domain's newest snapshot in the store (recorded)
+    Store,
+}
+
+/// `clinv fleet --by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum FleetBy {
+    /// A row per addon, a column per domain
+    #[default]
+    Addon,
+    /// A row per domain, a column per addon
+    Domain,
+}
+
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    /// Where the versions come from.
+    #[arg(long, value_name = "SOURCE", default_value = "project")]
+    pub from: FleetFrom,
+
+    /// Only this addon.
+    #[arg(long, value_name = "NAME")]
+    pub addon: Option<String>,
+
+    /// Only versions below V (SemVer with or without v; 1.20 means 1.20.0). A version
+    /// that is not SemVer cannot be ordered: it is left out, and said.
+    #[arg(long, value_name = "V")]
+    pub below: Option<String>,
+
+    /// Only versions above V (as --below).
+    #[arg(long, value_name = "V")]
+    pub above: Option<String>,
+
+    /// Rows per addon (default) or per domain.
+    #[arg(long, value_name = "ROWS", default_value = "addon")]
+    pub by: FleetBy,
+
+    /// Only the rows: no header.
+    #[arg(long)]
+    pub no_headers: bool,
+
+    /// Output format (default: table).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<FleetFormat>::new())]
+    pub output: Option<FleetFormat>,
+}
+
 /// `-o` of `clinv log`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum LogFormat {
@@ -393,6 +456,15 @@ pub enum Command {
     ///
     /// From the snapshot store, or from a GitOps repository's commits with --repo.
     /// --addon NAME shows when each version of that addon arrived and left.
+    /// The addon × domain matrix: which version of each addon every domain runs — as the
+    /// project renders it (default) or as each domain's newest snapshot recorded it
+    /// (formats: table, json, yaml, markdown).
+    ///
+    /// Deploy domains have no column and are named on stderr (and in -o json). Exit 0,
+    /// also when a query matches nothing (then no rows, and a line that says so).
+    #[command(after_help = examples::FLEET)]
+    Fleet(FleetArgs),
+
     #[command(after_help = examples::LOG)]
     Log(LogArgs),
 

@@ -111,3 +111,12 @@ pub const VERSION: &str = "\
 Examples:
   clinv version
   clinv version -o json";
+
+pub const FLEET: &str = "\
+Examples:
+  # Which version of each addon every domain runs
+  clinv fleet
+  # Which clusters still run cert-manager below v1.20
+  clinv fleet --addon cert-manager --below v1.20
+  # What the store recorded, a row per domain, for a pull request
+  clinv fleet --from store --by domain -o markdown";

@@ -153,6 +153,7 @@ fn run(cli: cli::Cli) -> i32 {
         Command::Agent(args) => commands::agent::run(&settings, args).map(|o| o.exit_code()),
         Command::Diff(args) => commands::diff::run(&settings, args),
         Command::Log(args) => commands::log::run(&settings, args),
+        Command::Fleet(args) => commands::fleet::run(&settings, args),
         Command::Report(args) => commands::report_cmd::run(&settings, args),
         // Like diff: 1 means "different", so every error is 2 ("unknown").
         Command::Drift(args) => commands::drift::run(&settings, args).map(|o| o.exit_code()),
@@ -196,6 +197,7 @@ fn name(command: &Command) -> &'static str {
         Command::Agent(_) => "agent",
         Command::Diff(_) => "diff",
         Command::Log(_) => "log",
+        Command::Fleet(_) => "fleet",
         Command::Report(_) => "report",
         Command::Drift(_) => "drift",
         Command::Completions { .. } => "completions",

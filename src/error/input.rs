@@ -129,6 +129,8 @@ pub enum ArgumentError {
         "'{0}' is not a date (YYYY-MM-DD), an RFC 3339 time, today, yesterday or a time ago (30m, 12h, 2d, 1w)"
     )]
     Time(String),
+    #[error("'{text}' is not a version (SemVer with or without v; 1.20 means 1.20.0)")]
+    Version { text: String },
     #[error("--ignore '{text}': {why}")]
     Ignore { text: String, why: String },
     #[error("--token-env {name}: the remote {url} is not https://")]

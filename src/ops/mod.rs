@@ -7,6 +7,7 @@ pub mod agent;
 #[cfg(feature = "gitops")]
 pub mod commit;
 pub mod drift;
+pub mod fleet;
 pub mod history;
 pub mod index;
 pub mod publish;

@@ -5,6 +5,7 @@
 //! and HTML escaped).
 
 pub mod addons;
+pub mod fleet;
 pub mod replay;
 pub mod report;
 pub mod snapshots;

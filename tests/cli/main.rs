@@ -22,6 +22,7 @@ mod browser;
 mod completion;
 mod contract;
 mod diff;
+mod fleet;
 #[cfg(feature = "gitops")]
 mod git_https;
 #[cfg(feature = "gitops")]
@@ -56,6 +57,7 @@ fn main() -> std::process::ExitCode {
         completion::tests(),
         contract::tests(),
         diff::tests(),
+        fleet::tests(),
         history::tests(),
         history_store::tests(),
         hostile::tests(),

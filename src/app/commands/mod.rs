@@ -9,6 +9,7 @@ pub(super) mod commit;
 pub(super) mod crd;
 pub(super) mod diff;
 pub(super) mod drift;
+pub(super) mod fleet;
 pub(super) mod index;
 pub(super) mod log;
 pub(super) mod publish;

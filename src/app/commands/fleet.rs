@@ -1,0 +1,65 @@
+//! `clinv fleet`: the addon × domain matrix of the project or the store.
+
+use super::{StoreOnly, project, rendered_at};
+use crate::app::Result;
+use crate::app::cli::{FleetArgs, FleetBy, FleetFormat, FleetFrom};
+use crate::app::output;
+use crate::app::settings::Settings;
+use crate::error::exit;
+use crate::ops::fleet::{self, Matrix, Query};
+use crate::view;
+
+pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
+    let matrix = match args.from {
+        FleetFrom::Project => fleet::from_project(&project(settings)?, rendered_at(settings)?),
+        FleetFrom::Store => {
+            let opened = StoreOnly::open(settings)?;
+            fleet::from_store(&opened.store, opened.project.as_ref())?
+        }
+    };
+    let query = Query {
+        addon: args.addon.as_deref(),
+        below: args.below.as_deref(),
+        above: args.above.as_deref(),
+    };
+    let matrix = matrix.filter(&query)?;
+    let by_domain = args.by == FleetBy::Domain;
+    let text = match args.output.unwrap_or_default() {
+        FleetFormat::Json => view::fleet::json(&matrix)?,
+        FleetFormat::Yaml => output::yaml(&view::fleet::json(&matrix)?)?,
+        FleetFormat::Markdown => view::fleet::markdown(&matrix, by_domain),
+        FleetFormat::Table => view::fleet::table(&matrix, by_domain, args.no_headers),
+    };
+    settings.printer.data(&text)?;
+    notes(settings, &matrix, &query);
+    Ok(exit::OK)
+}
+
+/// What the matrix leaves out, said: domains with no column, versions a bound could not
+/// order, and a query that matched nothing.
+fn notes(settings: &Settings, m: &Matrix, query: &Query<'_>) {
+    for left in &m.left {
+        settings
+            .printer
+            .info(&format!("{}: not in the matrix: {}", left.domain, left.why));
+    }
+    if !m.unordered.is_empty() {
+        settings.printer.warn(&format!(
+            "{} version(s) are not SemVer and cannot be compared with the bound, so they are left out: {}",
+            m.unordered.len(),
+            m.unordered.join(", ")
+        ));
+    }
+    if m.rows.is_empty() {
+        let what = query.addon.unwrap_or("any addon");
+        let bound = match (query.below, query.above) {
+            (Some(b), Some(a)) => format!(" between {a} and {b}"),
+            (Some(b), None) => format!(" below {b}"),
+            (None, Some(a)) => format!(" above {a}"),
+            (None, None) => String::new(),
+        };
+        settings
+            .printer
+            .info(&format!("no domain runs {what}{bound}"));
+    }
+}

@@ -1,0 +1,321 @@
+//! `clinv fleet`: the addon × domain matrix of a project — which version of each addon
+//! every domain runs — from the project as it renders now (desired) or from the newest
+//! snapshot of each domain in the store (recorded), with the queries a fleet asks:
+//! one addon, versions below or above a bound.
+
+use crate::domain::Domain;
+use crate::error::{ArgumentError, Result};
+use crate::history::version::{self, Order};
+use crate::inventory::{self, ClusterInventory, Loaded};
+use crate::project::Project;
+use crate::store::{State, Store};
+use std::collections::BTreeMap;
+
+/// Where the matrix comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Each cluster domain's inventory as the project renders it now.
+    Project,
+    /// Each domain's newest snapshot in the store.
+    Store,
+}
+
+impl Source {
+    pub fn word(self) -> &'static str {
+        match self {
+            Source::Project => "project",
+            Source::Store => "store",
+        }
+    }
+}
+
+/// One addon of one domain: present, with its chart version when it has one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Cell {
+    pub version: Option<String>,
+}
+
+/// An addon's row: its cell in each domain that has it (by the domain's column).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// The addon's name (`x#2` for its second occurrence in one inventory).
+    pub addon: String,
+    pub cells: BTreeMap<usize, Cell>,
+}
+
+/// A domain with no column, and why (a deploy domain, a render or record that failed).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Left {
+    pub domain: String,
+    pub why: String,
+}
+
+/// The matrix: rows in the order addons first appear (domains in name order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Matrix {
+    pub source: Source,
+    pub domains: Vec<String>,
+    pub rows: Vec<Row>,
+    pub left: Vec<Left>,
+    /// Cells a version bound could not order (not SemVer), as `domain/addon=version`.
+    pub unordered: Vec<String>,
+}
+
+/// What to keep of the matrix.
+#[derive(Debug, Default)]
+pub struct Query<'a> {
+    pub addon: Option<&'a str>,
+    /// Only versions below this one (SemVer; `v1.20` means `1.20.0`).
+    pub below: Option<&'a str>,
+    /// Only versions above this one.
+    pub above: Option<&'a str>,
+}
+
+/// The matrix of every domain of `project` as it renders now.
+pub fn from_project(project: &Project, rendered_at: jiff::Timestamp) -> Matrix {
+    let mut builder = Builder::new(Source::Project);
+    for domain in project.domains() {
+        match inventory::load(project, &domain, rendered_at) {
+            Ok(Loaded::Cluster(built)) => builder.add(&domain, &built.inventory),
+            Ok(Loaded::Deploy { cluster_ref }) => builder.leave(&domain, deploy(cluster_ref)),
+            Err(e) => builder.leave(&domain, crate::error::chain(&e)),
+        }
+    }
+    builder.matrix
+}
+
+/// The matrix of the newest snapshot (gc'd ones aside) of every domain of `store`; a
+/// deploy domain of `project` is named as such.
+///
+/// # Errors
+/// A store that cannot be read.
+pub fn from_store(store: &Store, project: Option<&Project>) -> Result<Matrix> {
+    let mut builder = Builder::new(Source::Store);
+    for domain in store.domains() {
+        let ds = store.domain(&domain);
+        let listing = ds.listing()?;
+        let newest = listing.rows().rev().find(|r| r.state() != State::Deleted);
+        match newest.map(|r| ds.inventory_of(r.cr(), &r.rendered_at())) {
+            Some(Ok(inv)) => builder.add(&domain, &inv),
+            Some(Err(e)) => builder.leave(&domain, crate::error::chain(&e)),
+            None => builder.leave(&domain, "no snapshot".to_string()),
+        }
+    }
+    if let Some(project) = project {
+        for domain in project.domains() {
+            if let crate::project::DomainKind::Deploy { cluster_ref, .. } =
+                project.domain_kind(&domain)
+            {
+                builder.leave(&domain, deploy(cluster_ref));
+            }
+        }
+    }
+    Ok(builder.matrix)
+}
+
+fn deploy(cluster_ref: Option<String>) -> String {
+    match cluster_ref {
+        Some(c) => format!("a deploy domain (its cluster: {c}); no inventory of its own"),
+        None => "a deploy domain; no inventory of its own".to_string(),
+    }
+}
+
+/// Adds domains as columns, one at a time.
+struct Builder {
+    matrix: Matrix,
+    index: BTreeMap<String, usize>,
+}
+
+impl Builder {
+    fn new(source: Source) -> Builder {
+        Builder {
+            matrix: Matrix {
+                source,
+                domains: Vec::new(),
+                rows: Vec::new(),
+                left: Vec::new(),
+                unordered: Vec::new(),
+            },
+            index: BTreeMap::new(),
+        }
+    }
+
+    fn add(&mut self, domain: &Domain, inv: &ClusterInventory) {
+        let column = self.matrix.domains.len();
+        self.matrix.domains.push(domain.to_string());
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        for addon in &inv.spec.addons {
+            let n = seen.entry(addon.name.as_str()).or_insert(0);
+            *n += 1;
+            let key = match *n {
+                1 => addon.name.clone(),
+                n => format!("{}#{n}", addon.name),
+            };
+            let row = *self.index.entry(key.clone()).or_insert_with(|| {
+                self.matrix.rows.push(Row {
+                    addon: key,
+                    cells: BTreeMap::new(),
+                });
+                self.matrix.rows.len() - 1
+            });
+            let cell = Cell {
+                version: addon.chart_version.clone(),
+            };
+            self.matrix.rows[row].cells.insert(column, cell);
+        }
+    }
+
+    fn leave(&mut self, domain: &Domain, why: String) {
+        self.matrix.left.push(Left {
+            domain: domain.to_string(),
+            why,
+        });
+    }
+}
+
+/// A version bound as typed: SemVer with or without `v`, and `1.20` or `1` meaning
+/// `1.20.0`, `1.0.0` (how people name a minor line).
+///
+/// # Errors
+/// Not a version even so.
+pub fn bound(text: &str) -> Result<String> {
+    let bare = text.strip_prefix(['v', 'V']).unwrap_or(text);
+    [bare.to_string(), format!("{bare}.0"), format!("{bare}.0.0")]
+        .into_iter()
+        .find(|v| version::parse(v).is_some())
+        .ok_or_else(|| {
+            ArgumentError::Version {
+                text: text.to_string(),
+            }
+            .into()
+        })
+}
+
+impl Matrix {
+    /// Keeps the cells `query` asks for; rows and domains left without a cell go.
+    ///
+    /// # Errors
+    /// A bound that is not a version.
+    pub fn filter(mut self, query: &Query<'_>) -> Result<Matrix> {
+        let below = query.below.map(bound).transpose()?;
+        let above = query.above.map(bound).transpose()?;
+        if let Some(name) = query.addon {
+            self.rows.retain(|r| r.addon == name);
+        }
+        if below.is_none() && above.is_none() {
+            return Ok(self);
+        }
+        let mut unordered = Vec::new();
+        for row in &mut self.rows {
+            row.cells.retain(|&column, cell| {
+                let keep = |v: &str| {
+                    let order = |b: &Option<String>, want: Order| {
+                        b.as_ref().is_none_or(|b| version::compare(v, b) == want)
+                    };
+                    order(&below, Order::Upgrade) && order(&above, Order::Downgrade)
+                };
+                match cell.version.as_deref() {
+                    Some(v) if version::parse(v).is_none() => {
+                        unordered.push(format!("{}/{}={v}", self.domains[column], row.addon));
+                        false
+                    }
+                    Some(v) => keep(v),
+                    None => false,
+                }
+            });
+        }
+        self.rows.retain(|r| !r.cells.is_empty());
+        self.unordered = unordered;
+        Ok(self.keep_used_domains())
+    }
+
+    /// Drops the domains no row has a cell in, renumbering the cells.
+    fn keep_used_domains(mut self) -> Matrix {
+        let used: Vec<usize> = (0..self.domains.len())
+            .filter(|c| self.rows.iter().any(|r| r.cells.contains_key(c)))
+            .collect();
+        let renumber: BTreeMap<usize, usize> = used
+            .iter()
+            .enumerate()
+            .map(|(new, &old)| (old, new))
+            .collect();
+        self.domains = used.iter().map(|&c| self.domains[c].clone()).collect();
+        for row in &mut self.rows {
+            row.cells = std::mem::take(&mut row.cells)
+                .into_iter()
+                .map(|(c, cell)| (renumber[&c], cell))
+                .collect();
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matrix() -> Matrix {
+        let cell = |v: Option<&str>| Cell {
+            version: v.map(str::to_string),
+        };
+        Matrix {
+            source: Source::Project,
+            domains: vec!["a".into(), "b".into(), "c".into()],
+            rows: vec![
+                Row {
+                    addon: "cert-manager".into(),
+                    cells: [
+                        (0, cell(Some("v1.18.0"))),
+                        (1, cell(Some("v1.20.1"))),
+                        (2, cell(Some("main"))),
+                    ]
+                    .into(),
+                },
+                Row {
+                    addon: "glue".into(),
+                    cells: [(0, cell(None))].into(),
+                },
+            ],
+            left: Vec::new(),
+            unordered: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn below_a_minor_line_keeps_only_older_versions_and_names_the_unordered() {
+        let m = matrix()
+            .filter(&Query {
+                addon: Some("cert-manager"),
+                below: Some("v1.20"),
+                above: None,
+            })
+            .unwrap();
+        assert_eq!(m.domains, ["a"]);
+        assert_eq!(m.rows.len(), 1);
+        assert_eq!(m.rows[0].cells[&0].version.as_deref(), Some("v1.18.0"));
+        assert_eq!(m.unordered, ["c/cert-manager=main"]);
+    }
+
+    #[test]
+    fn above_and_no_query() {
+        let m = matrix().filter(&Query::default()).unwrap();
+        assert_eq!(m.domains.len(), 3);
+        assert_eq!(m.rows.len(), 2);
+        let m = matrix()
+            .filter(&Query {
+                above: Some("1.19.0"),
+                ..Query::default()
+            })
+            .unwrap();
+        assert_eq!(m.domains, ["b"]);
+        assert_eq!(m.rows[0].cells[&0].version.as_deref(), Some("v1.20.1"));
+    }
+
+    #[test]
+    fn bounds_accept_minor_lines_and_refuse_words() {
+        assert_eq!(bound("v1.20").unwrap(), "1.20.0");
+        assert_eq!(bound("2").unwrap(), "2.0.0");
+        assert_eq!(bound("1.21.0-rc.1").unwrap(), "1.21.0-rc.1");
+        assert!(bound("latest").is_err());
+    }
+}

@@ -1,0 +1,143 @@
+//! `clinv fleet`: the addon × domain matrix of the example project (four domains: a
+//! deploy domain, two clusters with per-cluster pins, one with a target of its own) and
+//! of a store.
+
+use crate::support::*;
+
+fn fleet(args: &[&str]) -> Run {
+    let root = example();
+    clinv(&[&["fleet", "--root", root.to_str().unwrap()][..], args].concat()).run()
+}
+
+/// The whole matrix, a row per addon and per domain, as golden files; the deploy domain
+/// is named, never silently skipped.
+fn the_matrix_of_the_project_matches_its_golden_files() {
+    let table = fleet(&[]).success();
+    golden("fleet/acme.txt", &table.stdout);
+    assert!(
+        table.stderr.contains("[info] apps.acme.example: not in the matrix: a deploy domain (its cluster: prod.acme.example)"),
+        "{}",
+        table.stderr
+    );
+    golden(
+        "fleet/acme.by-domain.md",
+        &fleet(&["--by", "domain", "-o", "markdown"])
+            .success()
+            .stdout,
+    );
+    let json = fleet(&["-o", "json"]).success().stdout;
+    golden("fleet/acme.json", &json);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["left"][0]["domain"], "apps.acme.example");
+    // The matrix agrees with each domain's own render.
+    for domain in ["edge.acme.example", "lab.acme.example", "prod.acme.example"] {
+        let root = example();
+        let render = clinv(&[
+            "render",
+            "--root",
+            root.to_str().unwrap(),
+            "--domain",
+            domain,
+            "-o",
+            "json",
+        ])
+        .run()
+        .success();
+        let inv: serde_json::Value = serde_json::from_str(&render.stdout).unwrap();
+        for addon in inv["spec"]["addons"].as_array().unwrap() {
+            let name = addon["name"].as_str().unwrap();
+            let row = v["addons"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["name"] == name)
+                .unwrap();
+            assert_eq!(
+                row["versions"][domain], addon["chartVersion"],
+                "{domain} {name}"
+            );
+        }
+    }
+    let yaml: serde_json::Value =
+        serde_saphyr::from_str(&fleet(&["-o", "yaml"]).success().stdout).unwrap();
+    assert_eq!(yaml, v);
+}
+
+/// "Which clusters still run cert-manager below v1.20?" — one command; a minor line
+/// means its .0; nothing matched is exit 0 with no rows and a line that says so.
+fn queries_answer_fleet_questions() {
+    let below = fleet(&[
+        "--addon",
+        "cert-manager",
+        "--below",
+        "v1.20",
+        "--by",
+        "domain",
+    ])
+    .success();
+    assert_eq!(
+        below.stdout,
+        "DOMAIN            cert-manager\nlab.acme.example  v1.18.0\n"
+    );
+    let above = fleet(&["--addon", "cert-manager", "--above", "1.19", "-o", "json"]).success();
+    let v: serde_json::Value = serde_json::from_str(&above.stdout).unwrap();
+    assert_eq!(v["domains"], serde_json::json!(["prod.acme.example"]));
+    let none = fleet(&["--addon", "cilium", "--below", "1.0"]).success();
+    assert!(none.stdout.is_empty(), "{}", none.stdout);
+    assert!(
+        none.stderr
+            .contains("[info] no domain runs cilium below 1.0"),
+        "{}",
+        none.stderr
+    );
+    let bad = fleet(&["--below", "latest"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("'latest' is not a version"),
+        "{}",
+        bad.stderr
+    );
+}
+
+/// `--from store`: each domain's newest snapshot, not the project as it is now.
+fn the_store_gives_what_was_recorded() {
+    let dir = copy_tree(&example());
+    let root = dir.path().to_str().unwrap().to_string();
+    let store = dir.path().join("snapshots");
+    let run = |args: &[&str]| {
+        clinv(&[args, &["--root", &root][..]].concat())
+            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .run()
+            .success()
+    };
+    run(&["publish", "--domain", "prod.acme.example"]);
+    run(&["publish", "--domain", "lab.acme.example"]);
+    set_chart_version(dir.path(), "cilium", "1.20.1");
+    run(&["publish", "--domain", "prod.acme.example"]);
+    set_chart_version(dir.path(), "cilium", "1.21.0");
+    let recorded = run(&["fleet", "--from", "store", "--addon", "cilium"]);
+    assert_eq!(
+        recorded.stdout,
+        "ADDON   lab.acme.example  prod.acme.example\ncilium  1.19.2            1.20.1\n"
+    );
+    let desired = run(&[
+        "fleet",
+        "--addon",
+        "cilium",
+        "--by",
+        "domain",
+        "--no-headers",
+    ]);
+    assert_eq!(
+        desired.stdout,
+        "edge.acme.example  1.21.0\nlab.acme.example   1.21.0\nprod.acme.example  1.21.0\n"
+    );
+}
+
+trials! {
+    Nothing: [
+        the_matrix_of_the_project_matches_its_golden_files,
+        queries_answer_fleet_questions,
+        the_store_gives_what_was_recorded,
+    ],
+}
