@@ -46,6 +46,7 @@ Examples:
   # One domain, through another kubeconfig
   clinv replay --domain prod.acme.example --kubeconfig ~/.kube/prod.yaml";
 
+#[cfg(feature = "gitops")]
 pub const COMMIT: &str = "\
 Examples:
   # Commit the inventory on the checked-out branch of a local clone
