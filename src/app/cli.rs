@@ -56,7 +56,8 @@ impl Command {
     pub fn cluster_mut(&mut self) -> Option<&mut ClusterArgs> {
         match self {
             Command::Publish(a) => Some(&mut a.limits),
-            Command::Status(a) | Command::Drift(a) => Some(&mut a.status.limits),
+            Command::Status(a) => Some(&mut a.status.limits),
+            Command::Drift(a) => Some(&mut a.out.status.limits),
             Command::Replay(a) => Some(&mut a.limits),
             Command::Updates(a) => Some(&mut a.limits),
             Command::Agent(a) => Some(&mut a.limits),
@@ -478,7 +479,7 @@ pub enum Command {
     ///
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
     #[command(after_help = examples::DRIFT)]
-    Drift(StatusOutArgs),
+    Drift(DriftArgs),
 
     /// Print the shell's completion script: on each TAB it asks clinv for the candidates
     /// (commands, flags, each command's -o formats, domains, snapshot ids and references).
@@ -1132,6 +1133,18 @@ fn parse_secs(text: &str) -> Result<f64, String> {
 
 fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
     crate::catalog::agent::parse_duration(text)
+}
+
+#[derive(Debug, Args)]
+pub struct DriftArgs {
+    #[command(flatten)]
+    pub out: StatusOutArgs,
+
+    /// Every domain of the project, a row each (each reached by its own kubeconfig, as
+    /// replay --all): exit 2 if any comparison failed, else 16 if any cluster was not
+    /// read, else 1 if any drifted. One --timeout for the whole command.
+    #[arg(short = 'A', long, conflicts_with_all = ["domain", "kubeconfig", "context"])]
+    pub all_domains: bool,
 }
 
 #[derive(Debug, Args)]

@@ -134,8 +134,27 @@ fn the_store_gives_what_was_recorded() {
     );
 }
 
+/// `drift -A` without any cluster: every domain a row (the deploy domain named), exit 16;
+/// one kubeconfig for every domain is refused (each has its own).
+fn drift_of_every_domain_says_what_it_could_not_read() {
+    let root = example();
+    let root = root.to_str().unwrap();
+    let run = clinv(&["drift", "-A", "--root", root]).run();
+    assert_eq!(run.code, 16, "{}", run.stderr);
+    golden("fleet/drift-A.no-kubeconfig.txt", &run.stdout);
+    for args in [
+        &["drift", "-A", "--root", root, "--kubeconfig", "/x"][..],
+        &["--kubeconfig", "/x", "drift", "-A", "--root", root],
+        &["drift", "-A", "--domain", "lab.acme.example", "--root", root],
+    ] {
+        let run = clinv(args).run();
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+    }
+}
+
 trials! {
     Nothing: [
+        drift_of_every_domain_says_what_it_could_not_read,
         the_matrix_of_the_project_matches_its_golden_files,
         queries_answer_fleet_questions,
         the_store_gives_what_was_recorded,

@@ -625,8 +625,71 @@ fn replay_delivers_through_the_kubeconfig_the_publish_used() {
     assert_eq!(live["spec"], snapshot_spec(&fx, &lab[0].0));
 }
 
+/// `drift -A` over the example's four domains, each through its own kubeconfig: prod in
+/// sync with the cluster, lab drifting (the cluster holds prod's inventory), edge
+/// black-holed (not read, within the one --timeout), the deploy domain named. A cluster
+/// not read outranks a drift (exit 16); with every cluster read, a drift is exit 1.
+fn drift_of_every_domain() {
+    let p = plane();
+    p.crd_only();
+    let fx = Fx::new();
+    let own = fx.root().join(".kubeconfig");
+    std::fs::create_dir_all(&own).unwrap();
+    for file in ["prod-fsn1.yaml", "lab.yaml"] {
+        std::fs::copy(&p.admin, own.join(file)).unwrap();
+    }
+    // A server that accepts and never answers.
+    let hole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = hole.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let held: Vec<_> = hole.incoming().flatten().collect();
+        drop(held);
+    });
+    let edge = kubeconfig_with_server(&p.admin, &format!("https://127.0.0.1:{port}"));
+    std::fs::copy(edge.path(), own.join("edge.yaml")).unwrap();
+    routed(&fx, &p.admin, &["publish", "--domain", PROD])
+        .run()
+        .success();
+    let nothing = Path::new("/nonexistent/kubeconfig");
+    let args = ["drift", "-A", "--timeout", "10", "--probe-timeout", "2"];
+    let run = routed(&fx, nothing, &args).run();
+    assert_eq!(run.code, 16, "{}{}", run.stdout, run.stderr);
+    assert!(run.elapsed < Duration::from_secs(12), "{:?}", run.elapsed);
+    let verdicts: Vec<(String, String)> = run
+        .stdout
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let cols: Vec<&str> = l.split("  ").filter(|c| !c.is_empty()).collect();
+            (cols[0].trim().to_string(), cols[1].trim().to_string())
+        })
+        .collect();
+    let want = [
+        ("apps.acme.example", "deploy domain"),
+        ("edge.acme.example", "not read"),
+        ("lab.acme.example", "drift"),
+        ("prod.acme.example", "in sync"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(verdicts, want, "{}", run.stdout);
+    // Every cluster read, one drift (lab's, and now edge's, which reaches the same
+    // cluster): exit 1.
+    std::fs::copy(&p.admin, own.join("edge.yaml")).unwrap();
+    let run = routed(&fx, nothing, &args).run();
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let json = routed(&fx, nothing, &[&args[..], &["-o", "json"]].concat()).run();
+    let v: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v.len(), 4);
+    assert_eq!(v[3]["verdict"], "in-sync", "{}", json.stdout);
+    assert_eq!(v[2]["verdict"], "drift", "{}", json.stdout);
+}
+
 trials! {
     Plane: [
+        drift_of_every_domain,
         replay_delivers_through_the_kubeconfig_the_publish_used,
         replay_all_never_writes_one_domain_over_another,
         replay_all_routes_each_domain_to_its_own_kubeconfig,

@@ -5,13 +5,17 @@
 
 use super::{domain, print_notices, project, rendered_at, scope};
 use crate::app::Result;
-use crate::app::cli::{StatusOutArgs, TextFormat};
+use crate::app::cli::{ClusterArgs, DriftArgs, TextFormat};
 use crate::app::settings::Settings;
 use crate::error::Outcome;
 use crate::ops::drift::{self, Source, Verdict};
 use crate::util::redact::escape_line;
 
-pub fn run(settings: &Settings, out: &StatusOutArgs) -> Result<Outcome> {
+pub fn run(settings: &Settings, drift_args: &DriftArgs) -> Result<Outcome> {
+    if drift_args.all_domains {
+        return all(settings, drift_args);
+    }
+    let out = &drift_args.out;
     let args = &out.status;
     let project = project(settings)?;
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
@@ -101,4 +105,153 @@ fn json(domain: &str, report: &drift::Report) -> crate::Result<String> {
         "notRead": not_read,
         "changes": changes,
     }))
+}
+
+/// One domain's row of `drift -A`.
+struct Row {
+    domain: String,
+    verdict: &'static str,
+    detail: String,
+    json: serde_json::Value,
+}
+
+/// `drift -A`: every domain of the project, in name order, each through its own
+/// kubeconfig, within one `--timeout`; a deploy domain is a row that says so.
+fn all(settings: &Settings, args: &DriftArgs) -> Result<Outcome> {
+    let limits = &args.out.status.limits;
+    if limits.kubeconfig.is_some() || limits.context.is_some() {
+        return Err(crate::app::Failure::Usage(
+            "clinv drift -A: each domain is read through its own kubeconfig (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); --kubeconfig/--context name one cluster".into(),
+        ));
+    }
+    let project = project(settings)?;
+    let at = rendered_at(settings)?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(limits.timeout);
+    let (mut rows, mut outcome) = (Vec::new(), Outcome::Done);
+    for domain in project.domains() {
+        let left = deadline
+            .saturating_duration_since(std::time::Instant::now())
+            .as_secs_f64();
+        let row = match project.domain_kind(&domain) {
+            crate::project::DomainKind::Deploy { cluster_ref, .. } => skipped(
+                &domain,
+                "deploy domain",
+                format!(
+                    "no inventory of its own (cluster: {})",
+                    cluster_ref.as_deref().unwrap_or("-")
+                ),
+            ),
+            _ if left <= 0.0 => {
+                outcome = worse(outcome, Outcome::NotLive);
+                skipped(&domain, "not tried", "the --timeout was spent".into())
+            }
+            _ => {
+                let budget = ClusterArgs {
+                    kubeconfig: None,
+                    context: None,
+                    timeout: left.min(limits.timeout),
+                    probe_timeout: limits.probe_timeout.min(left),
+                };
+                let report = drift::drift(
+                    &scope(settings, &project, &domain, &budget),
+                    at,
+                    args.out.status.offline,
+                );
+                let (row, found) = one_row(&domain, report);
+                outcome = worse(outcome, found);
+                row
+            }
+        };
+        rows.push(row);
+    }
+    let text = match args.out.output.unwrap_or_default() {
+        TextFormat::Json => {
+            crate::inventory::render::to_json(&rows.iter().map(|r| &r.json).collect::<Vec<_>>())?
+        }
+        TextFormat::Text => {
+            let mut table = crate::view::table::Table::new(&["DOMAIN", "VERDICT", "DETAIL"]);
+            for r in &rows {
+                table.row(&[r.domain.as_str(), r.verdict, r.detail.as_str()]);
+            }
+            table.render()
+        }
+    };
+    settings.printer.data(&text)?;
+    Ok(outcome)
+}
+
+/// A domain that was not compared: why.
+fn skipped(domain: &crate::domain::Domain, verdict: &'static str, detail: String) -> Row {
+    let json = serde_json::json!({"schemaVersion": 1, "domain": domain.as_str(), "verdict": "unknown", "skipped": format!("{verdict}: {detail}")});
+    Row {
+        domain: domain.to_string(),
+        verdict,
+        detail,
+        json,
+    }
+}
+
+/// A compared domain's row and outcome (an error is a row too: the others go on).
+fn one_row(
+    domain: &crate::domain::Domain,
+    report: crate::error::Result<drift::Report>,
+) -> (Row, Outcome) {
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            let why = crate::error::chain(&e)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            return (skipped(domain, "error", why), Outcome::Unknown);
+        }
+    };
+    let json = json(domain.as_str(), &report)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let (verdict, detail, outcome) = match (&report.source, &report.verdict) {
+        (Source::NotRead { reason, detail }, _) => (
+            "not read",
+            format!("{reason}: {}", escape_line(detail)),
+            Outcome::NotLive,
+        ),
+        (source, Verdict::InSync) => ("in sync", escape_line(&source.to_string()), Outcome::Done),
+        (source, Verdict::Drift(changes)) => (
+            "drift",
+            format!(
+                "{} change(s) from {}",
+                changes.changes.len(),
+                escape_line(&source.to_string())
+            ),
+            Outcome::Different,
+        ),
+        (source, Verdict::Unknown) => (
+            "unknown",
+            escape_line(&source.to_string()),
+            Outcome::Unknown,
+        ),
+    };
+    (
+        Row {
+            domain: domain.to_string(),
+            verdict,
+            detail,
+            json,
+        },
+        outcome,
+    )
+}
+
+/// The outcome of the whole fleet: an error (2) over a cluster not read (16) over a
+/// drift (1) over in sync.
+fn worse(a: Outcome, b: Outcome) -> Outcome {
+    let rank = |o: &Outcome| match o {
+        Outcome::Unknown => 3,
+        Outcome::NotLive => 2,
+        Outcome::Different => 1,
+        _ => 0,
+    };
+    if rank(&b) > rank(&a) { b } else { a }
 }
