@@ -56,7 +56,7 @@ impl Command {
     pub fn cluster_mut(&mut self) -> Option<&mut ClusterArgs> {
         match self {
             Command::Publish(a) => Some(&mut a.limits),
-            Command::Status(a) => Some(&mut a.status.limits),
+            Command::Status(a) => Some(&mut a.out.status.limits),
             Command::Drift(a) => Some(&mut a.out.status.limits),
             Command::Replay(a) => Some(&mut a.limits),
             Command::Updates(a) => Some(&mut a.limits),
@@ -382,7 +382,7 @@ pub enum Command {
     /// instead, and the output says so ("from snapshot ID"). Ages are kubectl's (3h, 2d5h);
     /// JSON has the absolute RFC 3339 times.
     #[command(after_help = examples::STATUS)]
-    Status(StatusOutArgs),
+    Status(ReadArgs),
 
     /// Deliver pending snapshots: apply the newest one per domain, supersede the rest.
     ///
@@ -479,7 +479,7 @@ pub enum Command {
     ///
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
     #[command(after_help = examples::DRIFT)]
-    Drift(DriftArgs),
+    Drift(ReadArgs),
 
     /// Print the shell's completion script: on each TAB it asks clinv for the candidates
     /// (commands, flags, each command's -o formats, domains, snapshot ids and references).
@@ -1136,13 +1136,13 @@ fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
 }
 
 #[derive(Debug, Args)]
-pub struct DriftArgs {
+pub struct ReadArgs {
     #[command(flatten)]
     pub out: StatusOutArgs,
 
-    /// Every domain of the project, a row each (each reached by its own kubeconfig, as
-    /// replay --all): exit 2 if any comparison failed, else 16 if any cluster was not
-    /// read, else 1 if any drifted. One --timeout for the whole command.
+    /// Every domain of the project, a row each, each reached by its own kubeconfig (as
+    /// replay --all); one --timeout for the whole command. Exit 16 if any cluster was not
+    /// read (drift: 2 if any comparison failed, else 16, else 1 if any drifted).
     #[arg(short = 'A', long, conflicts_with_all = ["domain", "kubeconfig", "context"])]
     pub all_domains: bool,
 }

@@ -384,3 +384,93 @@ mod tests {
         assert_eq!(redact::escape_controls("plain — text"), "plain — text");
     }
 }
+
+/// One domain's row of `status -A`: where the answer came from, the queue, the last
+/// apply; its `status -o json` document.
+#[derive(Debug)]
+pub struct FleetRow {
+    pub domain: String,
+    pub source: String,
+    pub queue: String,
+    pub last_applied: String,
+    pub json: serde_json::Value,
+    /// The live cluster was not read (or not tried).
+    pub not_read: bool,
+}
+
+impl FleetRow {
+    pub fn of(
+        domain: &str,
+        source: &StatusSource,
+        delivery: Option<&crate::ops::status::Delivery>,
+        json: serde_json::Value,
+        not_read: bool,
+        now: i64,
+    ) -> FleetRow {
+        let e = |v: &str| redact::escape_line(v);
+        let source = match source {
+            StatusSource::Live => "live".to_string(),
+            StatusSource::Snapshot { id, why: None, .. } => {
+                format!("snapshot {} (--offline)", e(id))
+            }
+            StatusSource::Snapshot {
+                id, why: Some(why), ..
+            } => {
+                format!("not read ({}); snapshot {}", e(why), e(id))
+            }
+            StatusSource::NotRead { why } => format!("not read ({})", e(why)),
+        };
+        let age = |at: &str| {
+            let mut out = String::new();
+            match crate::util::time::parse_rfc3339(at) {
+                Some(t) => crate::util::time::write_age(t.as_second(), now, &mut out),
+                None => out.push_str(crate::util::time::UNKNOWN_AGE),
+            }
+            out
+        };
+        let (queue, last_applied) = match delivery {
+            None => ("?".to_string(), "?".to_string()),
+            Some(d) => (
+                match (&d.oldest_pending_at, d.pending) {
+                    (Some(oldest), n) if n > 0 => format!("{n} (oldest {})", age(oldest)),
+                    _ => "0".to_string(),
+                },
+                d.last_applied
+                    .as_ref()
+                    .map_or_else(|| "never".to_string(), |(at, _)| format!("{} ago", age(at))),
+            ),
+        };
+        FleetRow {
+            domain: domain.to_string(),
+            source,
+            queue,
+            last_applied,
+            json,
+            not_read,
+        }
+    }
+
+    /// A domain that was not read, and why (a deploy domain, the `--timeout` spent, an
+    /// error).
+    pub fn skipped(domain: &str, what: &str, detail: &str, not_read: bool) -> FleetRow {
+        let why = format!("{what}: {}", redact::escape_line(detail));
+        FleetRow {
+            domain: domain.to_string(),
+            json: serde_json::json!({"schemaVersion": 3, "domain": domain, "source": "none", "live": false, "skipped": why}),
+            source: why,
+            queue: "-".to_string(),
+            last_applied: "-".to_string(),
+            not_read,
+        }
+    }
+}
+
+/// `status -A`'s table.
+pub fn fleet_table(rows: &[FleetRow]) -> String {
+    let mut table =
+        crate::view::table::Table::new(&["DOMAIN", "SOURCE", "PENDING", "LAST APPLIED"]);
+    for r in rows {
+        table.row(&[&r.domain, &r.source, &r.queue, &r.last_applied]);
+    }
+    table.render()
+}

@@ -145,15 +145,44 @@ fn drift_of_every_domain_says_what_it_could_not_read() {
     for args in [
         &["drift", "-A", "--root", root, "--kubeconfig", "/x"][..],
         &["--kubeconfig", "/x", "drift", "-A", "--root", root],
-        &["drift", "-A", "--domain", "lab.acme.example", "--root", root],
+        &[
+            "drift",
+            "-A",
+            "--domain",
+            "lab.acme.example",
+            "--root",
+            root,
+        ],
     ] {
         let run = clinv(args).run();
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
     }
 }
 
+/// `status -A` without any cluster: a row per domain (the deploy domain named), exit 16.
+fn status_of_every_domain_without_a_cluster() {
+    let root = example();
+    let store = tempfile::tempdir().unwrap();
+    let run = clinv(&["status", "-A", "--root", root.to_str().unwrap()])
+        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+        .run();
+    assert_eq!(run.code, 16, "{}", run.stderr);
+    golden("fleet/status-A.no-kubeconfig.txt", &run.stdout);
+    let bad = clinv(&[
+        "status",
+        "-A",
+        "--kubeconfig",
+        "/x",
+        "--root",
+        root.to_str().unwrap(),
+    ])
+    .run();
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+}
+
 trials! {
     Nothing: [
+        status_of_every_domain_without_a_cluster,
         drift_of_every_domain_says_what_it_could_not_read,
         the_matrix_of_the_project_matches_its_golden_files,
         queries_answer_fleet_questions,

@@ -675,6 +675,33 @@ fn drift_of_every_domain() {
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
     assert_eq!(verdicts, want, "{}", run.stdout);
+    // status -A: prod live (applied just now), edge not read, within the one --timeout.
+    let status = routed(
+        &fx,
+        nothing,
+        &["status", "-A", "--timeout", "10", "--probe-timeout", "2"],
+    )
+    .run();
+    assert_eq!(status.code, 16, "{}{}", status.stdout, status.stderr);
+    let line = |d: &str| {
+        status
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(d))
+            .unwrap()
+            .to_string()
+    };
+    assert!(line(PROD).contains("  live  "), "{}", status.stdout);
+    assert!(
+        line("edge.acme.example").contains("not read (unreachable"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        line("apps.acme.example").contains("deploy domain"),
+        "{}",
+        status.stdout
+    );
     // Every cluster read, one drift (lab's, and now edge's, which reaches the same
     // cluster): exit 1.
     std::fs::copy(&p.admin, own.join("edge.yaml")).unwrap();

@@ -5,13 +5,13 @@
 
 use super::{domain, print_notices, project, rendered_at, scope};
 use crate::app::Result;
-use crate::app::cli::{ClusterArgs, DriftArgs, TextFormat};
+use crate::app::cli::{ReadArgs, TextFormat};
 use crate::app::settings::Settings;
 use crate::error::Outcome;
 use crate::ops::drift::{self, Source, Verdict};
 use crate::util::redact::escape_line;
 
-pub fn run(settings: &Settings, drift_args: &DriftArgs) -> Result<Outcome> {
+pub fn run(settings: &Settings, drift_args: &ReadArgs) -> Result<Outcome> {
     if drift_args.all_domains {
         return all(settings, drift_args);
     }
@@ -115,54 +115,30 @@ struct Row {
     json: serde_json::Value,
 }
 
-/// `drift -A`: every domain of the project, in name order, each through its own
-/// kubeconfig, within one `--timeout`; a deploy domain is a row that says so.
-fn all(settings: &Settings, args: &DriftArgs) -> Result<Outcome> {
-    let limits = &args.out.status.limits;
-    if limits.kubeconfig.is_some() || limits.context.is_some() {
-        return Err(crate::app::Failure::Usage(
-            "clinv drift -A: each domain is read through its own kubeconfig (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); --kubeconfig/--context name one cluster".into(),
-        ));
-    }
-    let project = project(settings)?;
+/// `drift -A`: every domain of the project, a row each ([`super::each_domain`]).
+fn all(settings: &Settings, args: &ReadArgs) -> Result<Outcome> {
     let at = rendered_at(settings)?;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(limits.timeout);
+    let results = super::each_domain(
+        settings,
+        "drift",
+        &args.out.status.limits,
+        |project, domain, limits| {
+            let scope = scope(settings, project, domain, limits);
+            one_row(domain, drift::drift(&scope, at, args.out.status.offline))
+        },
+        |domain, why| {
+            let outcome = match why {
+                super::Skip::NotTried => Outcome::NotLive,
+                super::Skip::Deploy(_) => Outcome::Done,
+            };
+            let (verdict, detail) = why.words();
+            (skipped(domain, verdict, detail), outcome)
+        },
+    )?;
     let (mut rows, mut outcome) = (Vec::new(), Outcome::Done);
-    for domain in project.domains() {
-        let left = deadline
-            .saturating_duration_since(std::time::Instant::now())
-            .as_secs_f64();
-        let row = match project.domain_kind(&domain) {
-            crate::project::DomainKind::Deploy { cluster_ref, .. } => skipped(
-                &domain,
-                "deploy domain",
-                format!(
-                    "no inventory of its own (cluster: {})",
-                    cluster_ref.as_deref().unwrap_or("-")
-                ),
-            ),
-            _ if left <= 0.0 => {
-                outcome = worse(outcome, Outcome::NotLive);
-                skipped(&domain, "not tried", "the --timeout was spent".into())
-            }
-            _ => {
-                let budget = ClusterArgs {
-                    kubeconfig: None,
-                    context: None,
-                    timeout: left.min(limits.timeout),
-                    probe_timeout: limits.probe_timeout.min(left),
-                };
-                let report = drift::drift(
-                    &scope(settings, &project, &domain, &budget),
-                    at,
-                    args.out.status.offline,
-                );
-                let (row, found) = one_row(&domain, report);
-                outcome = worse(outcome, found);
-                row
-            }
-        };
+    for (row, found) in results {
         rows.push(row);
+        outcome = super::worse(outcome, found);
     }
     let text = match args.out.output.unwrap_or_default() {
         TextFormat::Json => {
@@ -242,16 +218,4 @@ fn one_row(
         },
         outcome,
     )
-}
-
-/// The outcome of the whole fleet: an error (2) over a cluster not read (16) over a
-/// drift (1) over in sync.
-fn worse(a: Outcome, b: Outcome) -> Outcome {
-    let rank = |o: &Outcome| match o {
-        Outcome::Unknown => 3,
-        Outcome::NotLive => 2,
-        Outcome::Different => 1,
-        _ => 0,
-    };
-    if rank(&b) > rank(&a) { b } else { a }
 }

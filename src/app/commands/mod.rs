@@ -173,6 +173,85 @@ fn scope<'a>(
     }
 }
 
+/// Why `-A` did not read a domain's cluster.
+enum Skip {
+    /// A deploy domain: no inventory of its own (its cluster domain, when named).
+    Deploy(Option<String>),
+    /// The one `--timeout` of the command was spent before its turn.
+    NotTried,
+}
+
+impl Skip {
+    fn words(&self) -> (&'static str, String) {
+        match self {
+            Skip::Deploy(cluster) => (
+                "deploy domain",
+                format!(
+                    "no inventory of its own (cluster: {})",
+                    cluster.as_deref().unwrap_or("-")
+                ),
+            ),
+            Skip::NotTried => ("not tried", "the --timeout was spent".to_string()),
+        }
+    }
+}
+
+/// `-A` of the commands that read each domain's cluster (`drift`, `status`): every domain
+/// of the project in name order, each through its own kubeconfig (the rule `replay --all`
+/// uses, so `--kubeconfig`/`--context` are refused) with what is left of the one
+/// `--timeout` — a black-holed cluster cannot hold the others back. `read` gets a
+/// cluster domain and its limits, `skip` a domain that is not read.
+fn each_domain<R>(
+    settings: &Settings,
+    command: &str,
+    limits: &crate::app::cli::ClusterArgs,
+    mut read: impl FnMut(&Project, &Domain, &crate::app::cli::ClusterArgs) -> R,
+    mut skip: impl FnMut(&Domain, Skip) -> R,
+) -> crate::app::Result<Vec<R>> {
+    if limits.kubeconfig.is_some() || limits.context.is_some() {
+        return Err(crate::app::Failure::Usage(format!(
+            "clinv {command} -A: each domain is read through its own kubeconfig (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); --kubeconfig/--context name one cluster"
+        )));
+    }
+    let project = project(settings)?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(limits.timeout);
+    let mut out = Vec::new();
+    for domain in project.domains() {
+        let left = deadline
+            .saturating_duration_since(std::time::Instant::now())
+            .as_secs_f64();
+        out.push(match project.domain_kind(&domain) {
+            crate::project::DomainKind::Deploy { cluster_ref, .. } => {
+                skip(&domain, Skip::Deploy(cluster_ref))
+            }
+            _ if left <= 0.0 => skip(&domain, Skip::NotTried),
+            _ => read(
+                &project,
+                &domain,
+                &crate::app::cli::ClusterArgs {
+                    kubeconfig: None,
+                    context: None,
+                    timeout: left.min(limits.timeout),
+                    probe_timeout: limits.probe_timeout.min(left),
+                },
+            ),
+        });
+    }
+    Ok(out)
+}
+
+/// The outcome of a fleet: an error (2) over a cluster not read (16) over a drift (1)
+/// over done.
+fn worse(a: Outcome, b: Outcome) -> Outcome {
+    let rank = |o: &Outcome| match o {
+        Outcome::Unknown => 3,
+        Outcome::NotLive => 2,
+        Outcome::Different => 1,
+        _ => 0,
+    };
+    if rank(&b) > rank(&a) { b } else { a }
+}
+
 /// How to reach the cluster: `--kubeconfig`, `--context`, `KUBECONFIG`, `HOME`.
 fn access(settings: &Settings, cluster: &crate::app::cli::ClusterArgs) -> Access {
     Access {

@@ -3,41 +3,27 @@
 
 use super::{domain, fail_soft, print_notices, project, scope};
 use crate::app::Result;
-use crate::app::cli::{StatusOutArgs, TextFormat};
+use crate::app::cli::{ReadArgs, TextFormat};
 use crate::app::settings::Settings;
 use crate::error::Outcome;
 use crate::ops::status::{self, Shown};
 use crate::view;
 use crate::view::status::StatusSource;
 
-pub fn run(settings: &Settings, out: &StatusOutArgs) -> Result<Outcome> {
+pub fn run(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
+    if read.all_domains {
+        return all(settings, read);
+    }
+    let out = &read.out;
     let args = &out.status;
     let project = project(settings)?;
     let domain = domain(settings, &project, args.domain.domain.as_deref())?;
     let scope = scope(settings, &project, &domain, &args.limits);
     let report = status::status(&scope, args.offline)?;
     print_notices(settings, &report.notices);
-    let (source, value, not_read) = match report.shown {
-        Shown::Live(value) => (StatusSource::Live, value, None),
-        Shown::Snapshot {
-            id,
-            at,
-            not_read,
-            inventory,
-        } => {
-            let why = not_read.as_ref().map(|(r, d)| format!("{r}: {d}"));
-            let source = StatusSource::Snapshot { id, at, why };
-            (source, inventory, not_read.map(|(r, _)| r))
-        }
-        Shown::NotRead { reason, detail } => {
-            let why = format!("{reason}: {detail}");
-            (
-                StatusSource::NotRead { why },
-                serde_json::Value::Null,
-                Some(reason),
-            )
-        }
-        Shown::Nothing { reason, message } => return fail_soft(settings, reason, message),
+    let (source, value, not_read) = match answer(report.shown) {
+        Ok(answer) => answer,
+        Err((reason, message)) => return fail_soft(settings, reason, message),
     };
     let text = match out.output.unwrap_or_default() {
         TextFormat::Json => {
@@ -62,5 +48,109 @@ pub fn run(settings: &Settings, out: &StatusOutArgs) -> Result<Outcome> {
         Some(reason) if settings.strict => Outcome::Unapplied(vec![reason]),
         Some(_) => Outcome::NotLive,
         None => Outcome::Done,
+    })
+}
+
+/// Where the answer came from, the inventory shown, and why the cluster was not read;
+/// or, when there is nothing to show, the reason and the message.
+type Answer = (
+    StatusSource,
+    serde_json::Value,
+    Option<crate::delivery::Reason>,
+);
+
+fn answer(shown: Shown) -> std::result::Result<Answer, (crate::delivery::Reason, String)> {
+    Ok(match shown {
+        Shown::Live(value) => (StatusSource::Live, value, None),
+        Shown::Snapshot {
+            id,
+            at,
+            not_read,
+            inventory,
+        } => {
+            let why = not_read.as_ref().map(|(r, d)| format!("{r}: {d}"));
+            let source = StatusSource::Snapshot { id, at, why };
+            (source, inventory, not_read.map(|(r, _)| r))
+        }
+        Shown::NotRead { reason, detail } => {
+            let why = format!("{reason}: {detail}");
+            (
+                StatusSource::NotRead { why },
+                serde_json::Value::Null,
+                Some(reason),
+            )
+        }
+        Shown::Nothing { reason, message } => return Err((reason, message)),
+    })
+}
+
+/// One domain's row of `status -A`.
+fn row(
+    domain: &crate::domain::Domain,
+    report: crate::error::Result<status::Report>,
+    now: i64,
+) -> view::status::FleetRow {
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => {
+            let why = crate::error::chain(&e)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            return view::status::FleetRow::skipped(domain, "error", &why, true);
+        }
+    };
+    match answer(report.shown) {
+        Ok((source, value, not_read)) => {
+            let json = view::status::status_json(domain, &source, report.delivery.as_ref(), value)
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or(serde_json::Value::Null);
+            view::status::FleetRow::of(
+                domain,
+                &source,
+                report.delivery.as_ref(),
+                json,
+                not_read.is_some(),
+                now,
+            )
+        }
+        Err((_, message)) => view::status::FleetRow::skipped(domain, "nothing", &message, false),
+    }
+}
+
+/// `status -A`: every domain of the project, a row each ([`super::each_domain`]): where
+/// the answer came from, the queue and the last apply.
+fn all(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
+    let now = jiff::Timestamp::now().as_second();
+    let offline = read.out.status.offline;
+    let results = super::each_domain(
+        settings,
+        "status",
+        &read.out.status.limits,
+        |project, domain, limits| {
+            row(
+                domain,
+                status::status(&scope(settings, project, domain, limits), offline),
+                now,
+            )
+        },
+        |domain, why| {
+            let (what, detail) = why.words();
+            let not_tried = matches!(why, super::Skip::NotTried);
+            view::status::FleetRow::skipped(domain, what, &detail, not_tried)
+        },
+    )?;
+    let text = match read.out.output.unwrap_or_default() {
+        TextFormat::Json => {
+            crate::inventory::render::to_json(&results.iter().map(|r| &r.json).collect::<Vec<_>>())?
+        }
+        TextFormat::Text => view::status::fleet_table(&results),
+    };
+    settings.printer.data(&text)?;
+    Ok(match results.iter().any(|r| r.not_read) {
+        true => Outcome::NotLive,
+        false => Outcome::Done,
     })
 }
