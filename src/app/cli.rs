@@ -209,6 +209,18 @@ pub struct FleetArgs {
     #[arg(long, value_name = "V")]
     pub above: Option<String>,
 
+    /// Only versions older than this addon index's (a file, or an https:// URL, cached):
+    /// what is behind.
+    #[arg(long, value_name = "FILE|URL")]
+    pub behind_index: Option<String>,
+
+    #[command(flatten)]
+    pub source: IndexSourceArgs,
+
+    /// Only the cells that differ from their addon's majority version across domains.
+    #[arg(long)]
+    pub differs: bool,
+
     /// Rows per addon (default) or per domain.
     #[arg(long, value_name = "ROWS", default_value = "addon")]
     pub by: FleetBy,

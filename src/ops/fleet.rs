@@ -69,6 +69,11 @@ pub struct Query<'a> {
     pub below: Option<&'a str>,
     /// Only versions above this one.
     pub above: Option<&'a str>,
+    /// Only versions older than this index's (its first entry of the addon; a
+    /// pre-release there counts only for a cell that is a pre-release itself).
+    pub behind: Option<&'a crate::catalog::index::AddonIndex>,
+    /// Only cells that differ from their row's majority (no majority: every cell).
+    pub differs: bool,
 }
 
 /// The matrix of every domain of `project` as it renders now.
@@ -202,8 +207,17 @@ impl Matrix {
         if let Some(name) = query.addon {
             self.rows.retain(|r| r.addon == name);
         }
+        if let Some(index) = query.behind {
+            self.behind(index);
+        }
+        if query.differs {
+            for row in &mut self.rows {
+                differs(row);
+            }
+            self.rows.retain(|r| !r.cells.is_empty());
+        }
         if below.is_none() && above.is_none() {
-            return Ok(self);
+            return Ok(self.keep_used_domains());
         }
         let mut unordered = Vec::new();
         for row in &mut self.rows {
@@ -229,6 +243,36 @@ impl Matrix {
         Ok(self.keep_used_domains())
     }
 
+    /// Keeps the cells the index has a newer version for.
+    fn behind(&mut self, index: &crate::catalog::index::AddonIndex) {
+        let mut latest: BTreeMap<&str, Option<&str>> = BTreeMap::new();
+        for entry in &index.addons {
+            latest
+                .entry(&entry.name)
+                .or_insert(entry.chart_version.as_deref());
+        }
+        let pre = |v: &str| version::parse(v).is_some_and(|v| !v.pre.is_empty());
+        for row in &mut self.rows {
+            let name = row.addon.split('#').next().unwrap_or_default();
+            let newest = latest.get(name).copied().flatten();
+            row.cells.retain(|&column, cell| {
+                let (Some(v), Some(to)) = (cell.version.as_deref(), newest) else {
+                    return false;
+                };
+                match version::compare(v, to) {
+                    Order::Upgrade => !pre(to) || pre(v),
+                    Order::Unordered => {
+                        let at = &self.domains[column];
+                        self.unordered.push(format!("{at}/{}={v}", row.addon));
+                        false
+                    }
+                    Order::Equal | Order::Downgrade => false,
+                }
+            });
+        }
+        self.rows.retain(|r| !r.cells.is_empty());
+    }
+
     /// Drops the domains no row has a cell in, renumbering the cells.
     fn keep_used_domains(mut self) -> Matrix {
         let used: Vec<usize> = (0..self.domains.len())
@@ -247,6 +291,23 @@ impl Matrix {
                 .collect();
         }
         self
+    }
+}
+
+/// Keeps the cells of `row` that differ from its majority version (a strict majority
+/// of the domains that deploy it; without one, every cell is kept).
+fn differs(row: &mut Row) {
+    let mut counts: BTreeMap<Option<&str>, usize> = BTreeMap::new();
+    for cell in row.cells.values() {
+        *counts.entry(cell.version.as_deref()).or_insert(0) += 1;
+    }
+    let total = row.cells.len();
+    let majority = counts
+        .iter()
+        .find(|(_, n)| **n * 2 > total)
+        .map(|(v, _)| v.map(str::to_string));
+    if let Some(majority) = majority {
+        row.cells.retain(|_, c| c.version != majority);
     }
 }
 
@@ -287,7 +348,7 @@ mod tests {
             .filter(&Query {
                 addon: Some("cert-manager"),
                 below: Some("v1.20"),
-                above: None,
+                ..Query::default()
             })
             .unwrap();
         assert_eq!(m.domains, ["a"]);
@@ -309,6 +370,52 @@ mod tests {
             .unwrap();
         assert_eq!(m.domains, ["b"]);
         assert_eq!(m.rows[0].cells[&0].version.as_deref(), Some("v1.20.1"));
+    }
+
+    #[test]
+    fn behind_an_index_and_differing_from_the_majority() {
+        let index = crate::catalog::index::AddonIndex {
+            generated_at: String::new(),
+            addons: vec![crate::catalog::index::IndexEntry {
+                name: "cert-manager".into(),
+                chart_version: Some("v1.20.1".into()),
+                category: None,
+                app_version: None,
+            }],
+        };
+        let m = matrix()
+            .filter(&Query {
+                behind: Some(&index),
+                ..Query::default()
+            })
+            .unwrap();
+        assert_eq!(m.domains, ["a"]);
+        assert_eq!(m.unordered, ["c/cert-manager=main"]);
+        // Three versions of cert-manager, no majority: all differ; glue has one domain.
+        let m = matrix()
+            .filter(&Query {
+                differs: true,
+                ..Query::default()
+            })
+            .unwrap();
+        assert_eq!(m.rows.len(), 1);
+        assert_eq!(m.rows[0].cells.len(), 3);
+        let mut row = Row {
+            addon: "x".into(),
+            cells: [1, 2, 3]
+                .into_iter()
+                .map(|c| {
+                    (
+                        c,
+                        Cell {
+                            version: Some(if c == 2 { "2" } else { "1" }.into()),
+                        },
+                    )
+                })
+                .collect(),
+        };
+        differs(&mut row);
+        assert_eq!(row.cells.keys().copied().collect::<Vec<_>>(), [2]);
     }
 
     #[test]

@@ -90,6 +90,33 @@ fn queries_answer_fleet_questions() {
         "{}",
         none.stderr
     );
+    // Behind the published index (examples/addons-index.json): every versioned addon of
+    // the example is older there.
+    let index = repo().join("examples/addons-index.json");
+    let behind = fleet(&[
+        "--behind-index",
+        index.to_str().unwrap(),
+        "--addon",
+        "cert-manager",
+    ])
+    .success();
+    assert_eq!(
+        behind.stdout,
+        "ADDON         lab.acme.example  prod.acme.example\ncert-manager  v1.18.0           v1.20.1\n"
+    );
+    // Differs from the majority: cilium is 1.19.2 everywhere, cert-manager has none.
+    let differs = fleet(&["--differs", "-o", "json"]).success();
+    let v: serde_json::Value = serde_json::from_str(&differs.stdout).unwrap();
+    let names: Vec<&str> = v["addons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !names.contains(&"cilium") && names.contains(&"cert-manager"),
+        "{names:?}"
+    );
     let bad = fleet(&["--below", "latest"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(

@@ -17,10 +17,26 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
             fleet::from_store(&opened.store, opened.project.as_ref())?
         }
     };
+    let index = match &args.behind_index {
+        Some(text) => {
+            let index_ref = crate::catalog::fetch::IndexRef::parse(text)?;
+            let loaded = crate::catalog::fetch::load(
+                &index_ref,
+                &super::fetch_options(settings, &args.source),
+            )?;
+            for w in &loaded.warnings {
+                settings.printer.warn(w);
+            }
+            Some(loaded.index)
+        }
+        None => None,
+    };
     let query = Query {
         addon: args.addon.as_deref(),
         below: args.below.as_deref(),
         above: args.above.as_deref(),
+        behind: index.as_ref(),
+        differs: args.differs,
     };
     let matrix = matrix.filter(&query)?;
     let by_domain = args.by == FleetBy::Domain;
@@ -52,6 +68,11 @@ fn notes(settings: &Settings, m: &Matrix, query: &Query<'_>) {
     }
     if m.rows.is_empty() {
         let what = query.addon.unwrap_or("any addon");
+        let what = match (query.behind.is_some(), query.differs) {
+            (true, _) => format!("{what} behind the index"),
+            (_, true) => format!("{what} at a version other than the majority's"),
+            _ => what.to_string(),
+        };
         let bound = match (query.below, query.above) {
             (Some(b), Some(a)) => format!(" between {a} and {b}"),
             (Some(b), None) => format!(" below {b}"),
