@@ -168,6 +168,9 @@ pub enum FleetFormat {
     Json,
     Yaml,
     Markdown,
+    /// One self-contained page: --behind-index and --differs colour cells instead of
+    /// leaving the others out
+    Html,
 }
 
 /// `clinv fleet --from`.
@@ -471,7 +474,7 @@ pub enum Command {
     /// --addon NAME shows when each version of that addon arrived and left.
     /// The addon × domain matrix: which version of each addon every domain runs — as the
     /// project renders it (default) or as each domain's newest snapshot recorded it
-    /// (formats: table, json, yaml, markdown).
+    /// (formats: table, json, yaml, markdown, html).
     ///
     /// Deploy domains have no column and are named on stderr (and in -o json). Exit 0,
     /// also when a query matches nothing (then no rows, and a line that says so).

@@ -40,7 +40,16 @@ pub struct Cell {
 pub struct Row {
     /// The addon's name (`x#2` for its second occurrence in one inventory).
     pub addon: String,
+    /// Its category, where the first domain that has it records one.
+    pub category: Option<String>,
     pub cells: BTreeMap<usize, Cell>,
+}
+
+/// The cells (addon, column) a page colours: behind the index, off the majority.
+#[derive(Debug, Default)]
+pub struct Marks {
+    pub behind: std::collections::BTreeSet<(String, usize)>,
+    pub differs: std::collections::BTreeSet<(String, usize)>,
 }
 
 /// A domain with no column, and why (a deploy domain, a render or record that failed).
@@ -159,6 +168,7 @@ impl Builder {
             let row = *self.index.entry(key.clone()).or_insert_with(|| {
                 self.matrix.rows.push(Row {
                     addon: key,
+                    category: addon.category.clone(),
                     cells: BTreeMap::new(),
                 });
                 self.matrix.rows.len() - 1
@@ -243,6 +253,28 @@ impl Matrix {
         Ok(self.keep_used_domains())
     }
 
+    /// The cells `--behind-index` and `--differs` would keep, for a page that colours
+    /// them instead of leaving the others out.
+    pub fn marks(&self, index: Option<&crate::catalog::index::AddonIndex>) -> Marks {
+        let cells = |m: &Matrix| {
+            m.rows
+                .iter()
+                .flat_map(|r| r.cells.keys().map(move |&c| (r.addon.clone(), c)))
+                .collect()
+        };
+        let behind = index.map_or_else(Default::default, |index| {
+            let mut m = self.clone();
+            m.behind(index);
+            cells(&m)
+        });
+        let mut m = self.clone();
+        m.rows.iter_mut().for_each(differs);
+        Marks {
+            behind,
+            differs: cells(&m),
+        }
+    }
+
     /// Keeps the cells the index has a newer version for.
     fn behind(&mut self, index: &crate::catalog::index::AddonIndex) {
         let mut latest: BTreeMap<&str, Option<&str>> = BTreeMap::new();
@@ -325,6 +357,7 @@ mod tests {
             rows: vec![
                 Row {
                     addon: "cert-manager".into(),
+                    category: None,
                     cells: [
                         (0, cell(Some("v1.18.0"))),
                         (1, cell(Some("v1.20.1"))),
@@ -334,6 +367,7 @@ mod tests {
                 },
                 Row {
                     addon: "glue".into(),
+                    category: None,
                     cells: [(0, cell(None))].into(),
                 },
             ],
@@ -402,6 +436,7 @@ mod tests {
         assert_eq!(m.rows[0].cells.len(), 3);
         let mut row = Row {
             addon: "x".into(),
+            category: None,
             cells: [1, 2, 3]
                 .into_iter()
                 .map(|c| {

@@ -6,6 +6,7 @@
 
 pub mod addons;
 pub mod fleet;
+pub mod fleet_html;
 pub mod replay;
 pub mod report;
 pub mod snapshots;

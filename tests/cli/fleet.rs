@@ -207,8 +207,82 @@ fn status_of_every_domain_without_a_cluster() {
     assert_eq!(bad.code, 2, "{}", bad.stderr);
 }
 
+/// `-o html`: one self-contained page (no script, nothing fetched), every cell of the
+/// matrix, behind-the-index and off-the-majority cells coloured rather than left out; a
+/// golden file, and the page as Chromium renders it (DOM text and a screenshot that is
+/// not blank; `CLINV_KEEP_SCREENSHOTS=DIR` keeps it, as docs/images/fleet.png was made).
+fn the_fleet_page() -> String {
+    let index = repo().join("examples/addons-index.json");
+    let page = fleet(&[
+        "-o",
+        "html",
+        "--behind-index",
+        index.to_str().unwrap(),
+        "--differs",
+    ])
+    .success()
+    .stdout;
+    page.replace(index.to_str().unwrap(), "examples/addons-index.json")
+}
+
+fn the_fleet_page_is_self_contained_and_colours_its_cells() {
+    let page = the_fleet_page();
+    golden("fleet/acme.html", &page);
+    assert!(
+        !page.contains("<script") && !page.contains("src=\"http") && !page.contains("href=\"http")
+    );
+    // cilium 1.19.2 is behind 1.21.0 everywhere, and everywhere the same.
+    assert!(page.contains("<td class=\"behind\">1.19.2</td>"), "{page}");
+    // cert-manager: behind, and no majority between v1.18.0 and v1.20.1.
+    assert!(
+        page.contains("<td class=\"behind differs\">v1.18.0</td>"),
+        "{page}"
+    );
+    assert!(page.contains("position: sticky"));
+    assert!(page.contains("apps.acme.example: not in the matrix: a deploy domain"));
+}
+
+fn the_fleet_page_renders_in_chromium() {
+    let browser = crate::browser::chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("fleet.html");
+    std::fs::write(&page, the_fleet_page()).unwrap();
+    let dom = browser.dump_dom(&page);
+    for text in [
+        "Fleet inventory",
+        "edge.acme.example",
+        "prod.acme.example",
+        "cert-manager",
+        "v1.20.1",
+        "behind the index",
+        "infrastructure",
+    ] {
+        assert!(dom.contains(text), "{text} missing from the rendered DOM");
+    }
+    let png = dir.path().join("fleet.png");
+    browser.screenshot(&page, &png);
+    let bytes = std::fs::read(&png).unwrap();
+    let blank = dir.path().join("blank.html");
+    std::fs::write(&blank, "<!DOCTYPE html><html><body></body></html>").unwrap();
+    let blank_png = dir.path().join("blank.png");
+    browser.screenshot(&blank, &blank_png);
+    let blank_len = std::fs::metadata(&blank_png).unwrap().len();
+    assert!(
+        bytes.len() as u64 > 8 * blank_len,
+        "the screenshot looks blank: {} bytes",
+        bytes.len()
+    );
+    if let Some(keep) = std::env::var_os("CLINV_KEEP_SCREENSHOTS") {
+        std::fs::copy(&png, std::path::Path::new(&keep).join("fleet.png")).unwrap();
+    }
+}
+
 trials! {
+    Chromium: [
+        the_fleet_page_renders_in_chromium,
+    ],
     Nothing: [
+        the_fleet_page_is_self_contained_and_colours_its_cells,
         status_of_every_domain_without_a_cluster,
         drift_of_every_domain_says_what_it_could_not_read,
         the_matrix_of_the_project_matches_its_golden_files,

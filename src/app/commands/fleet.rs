@@ -31,12 +31,14 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
         }
         None => None,
     };
+    // A page colours what --behind-index and --differs find; the other formats keep only it.
+    let html = args.output == Some(FleetFormat::Html);
     let query = Query {
         addon: args.addon.as_deref(),
         below: args.below.as_deref(),
         above: args.above.as_deref(),
-        behind: index.as_ref(),
-        differs: args.differs,
+        behind: index.as_ref().filter(|_| !html),
+        differs: args.differs && !html,
     };
     let matrix = matrix.filter(&query)?;
     let by_domain = args.by == FleetBy::Domain;
@@ -45,6 +47,11 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
         FleetFormat::Yaml => output::yaml(&view::fleet::json(&matrix)?)?,
         FleetFormat::Markdown => view::fleet::markdown(&matrix, by_domain),
         FleetFormat::Table => view::fleet::table(&matrix, by_domain, args.no_headers),
+        FleetFormat::Html => view::fleet_html::page(
+            &matrix,
+            &matrix.marks(index.as_ref()),
+            args.behind_index.as_deref(),
+        ),
     };
     settings.printer.data(&text)?;
     notes(settings, &matrix, &query);
