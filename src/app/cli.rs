@@ -199,6 +199,15 @@ pub struct FleetArgs {
     #[arg(long, value_name = "SOURCE", default_value = "project")]
     pub from: FleetFrom,
 
+    /// Read the committed inventory of every domain folder (clusters/<domain>/inventory/)
+    /// of this GitOps repository instead: the shared record of a team.
+    #[arg(long, value_name = "DIR", conflicts_with = "from")]
+    pub repo: Option<PathBuf>,
+
+    /// Branch or revision of --repo (default HEAD).
+    #[arg(long, value_name = "REV", requires = "repo")]
+    pub branch: Option<String>,
+
     /// Only this addon.
     #[arg(long, value_name = "NAME")]
     pub addon: Option<String>,

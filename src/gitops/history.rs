@@ -236,6 +236,44 @@ pub fn file_at_commit(
     Ok((blob.content().to_vec(), commit))
 }
 
+/// The committed CR of every domain folder at `rev` (`clusters/<name>/inventory/
+/// clusterinventory.yaml`, the default layout), as (folder name, bytes), in name order;
+/// folders without one are left out. A blob over 8 MiB is refused (an inventory is a
+/// few KiB).
+///
+/// # Errors
+/// No repository, an unknown revision, no `clusters/` folder at it.
+pub fn committed_inventories(dir: &Path, rev: &str) -> Result<Vec<(String, Vec<u8>)>, GitError> {
+    let repo = Repository::open(dir)
+        .map_err(|e| GitError::call(dir.display().to_string(), e.message()))?;
+    let tree = repo
+        .revparse_single(rev)
+        .and_then(|o| o.peel_to_tree())
+        .map_err(|e| GitError::call(format!("revision {rev}"), e.message()))?;
+    let clusters = tree
+        .get_path(Path::new("clusters"))
+        .and_then(|e| e.to_object(&repo))
+        .and_then(|o| o.peel_to_tree())
+        .map_err(|_| GitError::NoFile {
+            path: "clusters/".to_string(),
+            rev: rev.to_string(),
+        })?;
+    let mut out = Vec::new();
+    for entry in clusters.iter() {
+        let Ok(name) = entry.name() else { continue };
+        let path = format!("{name}/inventory/{}", super::CR_FILE);
+        let Ok(cr) = clusters.get_path(Path::new(&path)) else {
+            continue;
+        };
+        if let Ok(blob) = repo.find_blob(cr.id())
+            && blob.size() <= 8 << 20
+        {
+            out.push((name.to_string(), blob.content().to_vec()));
+        }
+    }
+    Ok(out)
+}
+
 /// One commit of a file's history.
 #[derive(Debug, Clone)]
 pub struct Version {

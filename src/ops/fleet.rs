@@ -18,6 +18,8 @@ pub enum Source {
     Project,
     /// Each domain's newest snapshot in the store.
     Store,
+    /// Each domain folder's committed inventory on a branch of a GitOps repository.
+    Repo,
 }
 
 impl Source {
@@ -25,6 +27,7 @@ impl Source {
         match self {
             Source::Project => "project",
             Source::Store => "store",
+            Source::Repo => "repository",
         }
     }
 }
@@ -125,6 +128,54 @@ pub fn from_store(store: &Store, project: Option<&Project>) -> Result<Matrix> {
         }
     }
     Ok(builder.matrix)
+}
+
+/// The matrix of the committed inventories of every domain folder at `rev` of the GitOps
+/// repository `repo` (the shared record of a team); a folder whose name is not a domain
+/// or whose file does not parse is named, with no column.
+///
+/// # Errors
+/// No repository, an unknown revision, no `clusters/` folder.
+#[cfg(feature = "gitops")]
+pub fn from_repo(repo: &std::path::Path, rev: &str) -> Result<Matrix> {
+    let found = crate::gitops::history::committed_inventories(repo, rev).map_err(|e| {
+        crate::error::GitError::InRepo {
+            repo: repo.display().to_string(),
+            source: Box::new(e),
+        }
+    })?;
+    let mut builder = Builder::new(Source::Repo);
+    for (name, bytes) in found {
+        let Some(domain) = Domain::new(&name) else {
+            builder.matrix.left.push(Left {
+                domain: crate::util::redact::escape_line(&name),
+                why: "not a domain name".into(),
+            });
+            continue;
+        };
+        let parsed = String::from_utf8(bytes)
+            .map_err(|_| "not UTF-8".to_string())
+            .and_then(|t| {
+                crate::inventory::parse::inventory_from_text(&t).map_err(|m| m.to_string())
+            });
+        match parsed {
+            Ok(inv) => builder.add(&domain, &inv),
+            Err(why) => builder.leave(
+                &domain,
+                format!("{}: {why}", crate::gitops::default_cr_path(&domain)),
+            ),
+        }
+    }
+    Ok(builder.matrix)
+}
+
+/// Without the `gitops` feature there is no repository to read.
+///
+/// # Errors
+/// Always.
+#[cfg(not(feature = "gitops"))]
+pub fn from_repo(_repo: &std::path::Path, _rev: &str) -> Result<Matrix> {
+    Err(crate::error::Error::NoGitops("--repo"))
 }
 
 fn deploy(cluster_ref: Option<String>) -> String {

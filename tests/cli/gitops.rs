@@ -1405,8 +1405,79 @@ fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
     assert!(cr.contains("chartVersion: 1.20.1"), "{cr}");
 }
 
+/// `fleet --repo`: the committed inventory of every domain folder on a branch — the
+/// team's shared record, not the project as it is now; a folder that is not a domain is
+/// named, never silently skipped.
+fn fleet_reads_every_domain_folder_of_a_gitops_repository() {
+    let fx = Fx::new();
+    let work = fx.work();
+    let commit = |domain: &str| {
+        fx.clinv(&[
+            "commit",
+            "--domain",
+            domain,
+            "--repo",
+            work.to_str().unwrap(),
+        ])
+        .run()
+        .success();
+    };
+    commit("prod.acme.example");
+    commit("lab.acme.example");
+    set_chart_version(&fx.root(), "cilium", "1.20.1");
+    commit("prod.acme.example");
+    set_chart_version(&fx.root(), "cilium", "1.21.0");
+    std::fs::create_dir_all(work.join("clusters/Not_A_Domain/inventory")).unwrap();
+    std::fs::write(
+        work.join("clusters/Not_A_Domain/inventory/clusterinventory.yaml"),
+        "x: 1\n",
+    )
+    .unwrap();
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-q", "-m", "a stray folder"]);
+    let run = fx
+        .clinv(&[
+            "fleet",
+            "--repo",
+            work.to_str().unwrap(),
+            "--addon",
+            "cilium",
+        ])
+        .run()
+        .success();
+    assert_eq!(
+        run.stdout,
+        "ADDON   lab.acme.example  prod.acme.example\ncilium  1.19.2            1.20.1\n"
+    );
+    assert!(
+        run.stderr.contains("Not_A_Domain: not in the matrix: ")
+            && run.stderr.contains("expected a ClusterInventory"),
+        "{}",
+        run.stderr
+    );
+    // An older revision of the branch: before prod's bump.
+    let old = fx
+        .clinv(&[
+            "fleet",
+            "--repo",
+            work.to_str().unwrap(),
+            "--branch",
+            "HEAD~2",
+            "--addon",
+            "cilium",
+            "-o",
+            "json",
+        ])
+        .run()
+        .success();
+    let v: serde_json::Value = serde_json::from_str(&old.stdout).unwrap();
+    assert_eq!(v["source"], "repository");
+    assert_eq!(v["addons"][0]["versions"]["prod.acme.example"], "1.19.2");
+}
+
 trials! {
     Nothing: [
+        fleet_reads_every_domain_folder_of_a_gitops_repository,
         commit_writes_the_three_files_with_a_stable_subject_and_trailers,
         only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself,
         commit_renders_the_current_project_and_snapshot_picks_a_stored_one,

@@ -10,9 +10,12 @@ use crate::ops::fleet::{self, Matrix, Query};
 use crate::view;
 
 pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
-    let matrix = match args.from {
-        FleetFrom::Project => fleet::from_project(&project(settings)?, rendered_at(settings)?),
-        FleetFrom::Store => {
+    let matrix = match (&args.repo, args.from) {
+        (Some(repo), _) => fleet::from_repo(repo, args.branch.as_deref().unwrap_or("HEAD"))?,
+        (None, FleetFrom::Project) => {
+            fleet::from_project(&project(settings)?, rendered_at(settings)?)
+        }
+        (None, FleetFrom::Store) => {
             let opened = StoreOnly::open(settings)?;
             fleet::from_store(&opened.store, opened.project.as_ref())?
         }
