@@ -230,7 +230,7 @@ def store_objects(domain, root=None):
 _OBJECTS = {}
 
 
-def synth_store(store, domain, count, state="pending", base=1_700_000_000, distinct=False):
+def synth_store(store, domain, count, state="pending", base=1_700_000_000, distinct=False, root=None):
     """Builds a v1 store of `count` snapshots of `domain` the fast way, independent of
     the format clinv itself writes (v1 is what every version reads; a v2 binary migrates
     it on its first write): the two objects, then `<domain>/journal` with one
@@ -241,7 +241,7 @@ def synth_store(store, domain, count, state="pending", base=1_700_000_000, disti
     shutil.rmtree(store, ignore_errors=True)
     env = dict(os.environ, CLINV_SNAPSHOTS=store, SOURCE_DATE_EPOCH="1700000000")
     if domain not in _OBJECTS:
-        _OBJECTS[domain] = store_objects(domain)
+        _OBJECTS[domain] = store_objects(domain, root)
     cr, crd, spec_hash, lok8s = _OBJECTS[domain]
     objects = os.path.join(store, domain, "objects")
     os.makedirs(objects, mode=0o700)
@@ -885,6 +885,92 @@ def bench_replay_all(args):
         s.close()
 
 
+def make_fleet(work, n, snapshots):
+    """A synthetic fleet (issue #25's generator): a project of `n` cluster domains
+    (`dNNNN.fleet.example`, each with four of the example's addons, a quarter of them on
+    cert-manager's per-cluster pin) and a store holding `snapshots` snapshots of each
+    (built by synth_store, then moved into one store). Returns (root, store)."""
+    import shutil
+    shutil.rmtree(work, ignore_errors=True)
+    root, store = os.path.join(work, "project"), os.path.join(work, "snapshots")
+    example = os.path.join(REPO, "examples", "acme")
+    shutil.copytree(os.path.join(example, ".lok8s"), os.path.join(root, ".lok8s"))
+    pin = os.path.join(example, "clusters", "lab.acme.example", "addons")
+    for i in range(n):
+        d = os.path.join(root, "clusters", f"d{i:04d}.fleet.example")
+        os.makedirs(d)
+        certs = "./addons/cert-manager" if i % 4 == 0 else "cert-manager"
+        if i % 4 == 0:
+            shutil.copytree(pin, os.path.join(d, "addons"))
+        with open(os.path.join(d, "cluster.lok8s.yaml"), "w") as f:
+            f.write(f"kind: Lo\nmetadata:\n  name: f{i:04d}\nspec:\n  kubernetes:\n    version: v1.32.3\n"
+                    f"  bootstrap:\n    - cilium\n    - {certs}\n    - metrics-server\n    - ingress-nginx\n")
+    os.makedirs(store)
+    for i in range(n):
+        dom = f"d{i:04d}.fleet.example"
+        one = os.path.join(work, "one")
+        synth_store(one, dom, snapshots, state="applied", root=root)
+        shutil.move(os.path.join(one, dom), os.path.join(store, dom))
+    # One offline publish per domain: the store is migrated to version 2, as any write
+    # does, and each domain's newest snapshot is that pending one.
+    from concurrent.futures import ThreadPoolExecutor
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000", CLINV_SNAPSHOTS=store,
+               HOME="/nonexistent", KUBECONFIG="/nonexistent/kubeconfig")
+    def publish(i):
+        subprocess.run([BIN, "publish", "--root", root, "--domain", f"d{i:04d}.fleet.example"],
+                       env=env, check=True, capture_output=True)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        list(pool.map(publish, range(n)))
+    return root, store
+
+
+def bench_fleet(args):
+    """issue #25: the fleet view at scale — `fleet` from the project and from the store,
+    `log -A --since 30d`, `log -A --max-count 20`, and `drift -A`/`status -A` against
+    black-holed clusters — whole process, wall and peak RSS, at each size."""
+    import socket
+    for n in args.domains:
+        work = os.path.join(TARGET, f"bench-fleet-{n}")
+        start = time.perf_counter()
+        root, store = make_fleet(work, n, args.snapshots)
+        print(f"generated {n} domains × {args.snapshots} snapshots in {time.perf_counter() - start:.1f} s")
+        env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000", CLINV_SNAPSHOTS=store,
+                   HOME="/nonexistent", KUBECONFIG="/nonexistent/kubeconfig")
+        for name, argv, target_ms, target_mb in [
+            ("fleet (project)", ["fleet", "--root", root], None, None),
+            ("fleet --from store", ["fleet", "--from", "store", "--root", root],
+             300 if n <= 1000 else 2000, 128 if n <= 1000 else 256),
+            ("log -A --since 30d", ["log", "-A", "--since", "30d", "--root", root],
+             1000 if n <= 1000 else 5000, None),
+            ("log -A --max-count 20", ["log", "-A", "--max-count", "20", "--root", root], None, None),
+        ]:
+            walls, rss = measure([BIN] + argv, args.runs, env)
+            report(f"{name}, {n} domains × {args.snapshots}", walls, rss, target_ms, target_mb)
+        # Every domain's kubeconfig names one black hole (accepts one connection, answers
+        # nothing); the commands must end within their one --timeout, every domain a row.
+        hole = socket.socket()
+        hole.bind(("127.0.0.1", 0))
+        hole.listen(1)
+        os.makedirs(os.path.join(root, ".kubeconfig"), exist_ok=True)
+        for i in range(n):
+            with open(os.path.join(root, ".kubeconfig", f"f{i:04d}.yaml"), "w") as f:
+                f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+                        f"    server: https://127.0.0.1:{hole.getsockname()[1]}\n    insecure-skip-tls-verify: true\n"
+                        "users:\n- name: u\n  user:\n    token: bench\ncontexts:\n- name: c\n"
+                        "  context: {cluster: c, user: u}\ncurrent-context: c\n")
+        for command in ("drift", "status"):
+            argv = [BIN, command, "-A", "--root", root, "--timeout", str(args.timeout)]
+            start = time.perf_counter()
+            out = subprocess.run(argv, env=env, capture_output=True, text=True)
+            wall = time.perf_counter() - start
+            rows = [l for l in out.stdout.splitlines()[1:] if l.strip()]
+            tried = sum(1 for l in rows if "not tried" not in l)
+            print(f"{command} -A, {n} black-holed domains, --timeout {args.timeout}: {wall:.2f} s, exit "
+                  f"{out.returncode}, {len(rows)} rows ({tried} read or refused, {len(rows) - tried} not tried)  "
+                  f"{'OK' if wall <= args.timeout + 1 and len(rows) == n else 'OVER'} (≤ --timeout, every domain a row)")
+        hole.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
@@ -912,11 +998,16 @@ def main():
     ra.add_argument("--runs", type=int, default=3)
     ra.add_argument("--domains", type=int, default=1000)
     ra.add_argument("--timeout", type=float, nargs="+", default=[30.0, 10.0])
+    fl = sub.add_parser("fleet", help="issue #25: fleet, log -A, drift -A, status -A over a synthetic fleet")
+    fl.add_argument("--runs", type=int, default=5)
+    fl.add_argument("--domains", type=int, nargs="+", default=[1000])
+    fl.add_argument("--snapshots", type=int, default=100)
+    fl.add_argument("--timeout", type=float, default=10.0)
     args = parser.parse_args()
     build()
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,
      "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all,
-     "ssh-push": bench_ssh_push}[args.bench](args)
+     "ssh-push": bench_ssh_push, "fleet": bench_fleet}[args.bench](args)
 
 
 if __name__ == "__main__":

@@ -110,9 +110,17 @@ pub fn from_store(store: &Store, project: Option<&Project>) -> Result<Matrix> {
     let mut builder = Builder::new(Source::Store);
     for domain in store.domains() {
         let ds = store.domain(&domain);
-        let listing = ds.listing()?;
-        let newest = listing.rows().rev().find(|r| r.state() != State::Deleted);
-        match newest.map(|r| ds.inventory_of(r.cr(), &r.rendered_at())) {
+        // From the end of the journal when it can tell (the cost of a domain is then its
+        // newest record, not its history), else from the compact listing.
+        let newest = match ds.newest_from_tail() {
+            Some(tail) => tail.map(|r| (r.cr, r.rendered_at)),
+            None => {
+                let listing = ds.listing()?;
+                let row = listing.rows().rev().find(|r| r.state() != State::Deleted);
+                row.map(|r| (r.cr().to_string(), r.rendered_at().to_string()))
+            }
+        };
+        match newest.map(|(cr, rendered_at)| ds.inventory_of(&cr, &rendered_at)) {
             Some(Ok(inv)) => builder.add(&domain, &inv),
             Some(Err(e)) => builder.leave(&domain, crate::error::chain(&e)),
             None => builder.leave(&domain, "no snapshot".to_string()),

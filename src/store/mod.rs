@@ -553,6 +553,12 @@ impl DomainStore {
         Ok(self.read()?.newest_first().next().map(|s| s.record.clone()))
     }
 
+    /// [`DomainStore::newest`] when the end of the live generation can tell (a version 2
+    /// journal), without reading the history; `None` when it cannot.
+    pub fn newest_from_tail(&self) -> Option<Option<SnapshotRecord>> {
+        self.layout().newest_snapshot()
+    }
+
     /// For Git only (`commit` of the project as it is now): the domain's newest snapshot
     /// when it holds the same inventory (apart from `renderedAt`: the same CR and CRD
     /// objects, whichever channel and target it was recorded for), with `true`; else a
