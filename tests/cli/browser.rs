@@ -90,6 +90,30 @@ impl Browser {
         assert!(png.is_file(), "no screenshot written to {}", png.display());
     }
 
+    /// A screenshot of `page` (in its own folder) that is not blank: larger than
+    /// `min_bytes` and than eight times a blank page's at the same size. `keep_as`:
+    /// with `CLINV_KEEP_SCREENSHOTS=DIR`, the screenshot is copied to `DIR/keep_as`.
+    pub fn screenshot_not_blank(&self, page: &Path, min_bytes: u64, keep_as: &str) -> Vec<u8> {
+        let dir = page.parent().expect("the page is in a folder");
+        let png = dir.join(keep_as);
+        self.screenshot(page, &png);
+        let bytes = std::fs::read(&png).unwrap();
+        let blank = dir.join("blank.html");
+        std::fs::write(&blank, "<!DOCTYPE html><html><body></body></html>").unwrap();
+        let blank_png = dir.join("blank.png");
+        self.screenshot(&blank, &blank_png);
+        let blank_len = std::fs::metadata(&blank_png).unwrap().len();
+        assert!(
+            bytes.len() as u64 > min_bytes && bytes.len() as u64 > 8 * blank_len,
+            "the screenshot looks blank: {} bytes (blank page: {blank_len})",
+            bytes.len()
+        );
+        if let Some(keep) = std::env::var_os("CLINV_KEEP_SCREENSHOTS") {
+            std::fs::copy(&png, Path::new(&keep).join(keep_as)).unwrap();
+        }
+        bytes
+    }
+
     /// The DOM after load, serialised.
     pub fn dump_dom(&self, page: &Path) -> String {
         self.run(page, &["--dump-dom".to_string()])
