@@ -160,6 +160,15 @@ impl Formats for TableFormat {
     }
 }
 
+/// `-o` of `clinv replay --all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum ReplayFormat {
+    #[default]
+    Table,
+    Json,
+    Yaml,
+}
+
 /// `-o` of `clinv fleet`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum FleetFormat {
@@ -747,6 +756,12 @@ pub struct ReplayArgs {
         conflicts_with = "domain"
     )]
     pub all: bool,
+
+    /// The format of --all's closing table: table (default), json or yaml (a list of
+    /// {domain, result, detail}).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", requires = "all",
+          value_parser = FormatParser::<ReplayFormat>::new())]
+    pub output: Option<ReplayFormat>,
 
     #[command(flatten)]
     pub limits: ClusterArgs,

@@ -42,11 +42,28 @@ pub fn replay_delivered(
     }
 }
 
+/// One domain's row of `replay --all`.
+#[derive(Debug, serde::Serialize)]
+pub struct Row<'a> {
+    pub domain: &'a str,
+    pub result: String,
+    pub detail: String,
+}
+
 /// `replay --all`: one row per domain — what happened, and to which snapshot or server.
 pub fn replay_table(reports: &[crate::ops::replay::DomainReport]) -> String {
+    let mut table = crate::view::table::Table::new(&["DOMAIN", "RESULT", "DETAIL"]);
+    for r in replay_rows(reports) {
+        table.row(&[r.domain, &r.result, &r.detail]);
+    }
+    table.render()
+}
+
+/// The rows of [`replay_table`], for `-o json|yaml`.
+pub fn replay_rows(reports: &[crate::ops::replay::DomainReport]) -> Vec<Row<'_>> {
     use crate::cluster::Delivery;
     use crate::ops::replay::Replayed;
-    let mut table = crate::view::table::Table::new(&["DOMAIN", "RESULT", "DETAIL"]);
+    let mut rows = Vec::new();
     for r in reports {
         let (result, detail) = match &r.report {
             Err(e) => (
@@ -94,7 +111,11 @@ pub fn replay_table(reports: &[crate::ops::replay::DomainReport]) -> String {
                 },
             },
         };
-        table.row(&[r.domain.as_str(), &result, &detail]);
+        rows.push(Row {
+            domain: r.domain.as_str(),
+            result,
+            detail,
+        });
     }
-    table.render()
+    rows
 }

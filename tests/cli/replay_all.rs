@@ -245,6 +245,25 @@ fn replay_dash_a_is_all_domains() {
     }
     let run = fx.clinv(&["replay", "-A", "--domain", "x.example"]).run();
     assert_eq!(run.code, 2, "{}", run.stderr);
+    // The closing table as data: -o json and -o yaml, one entry per domain.
+    let json = fx
+        .clinv(&["replay", "-A", "--timeout", "0.05", "-o", "json"])
+        .run();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(rows.len(), fx.domains.len(), "{}", json.stdout);
+    assert!(
+        rows.iter().all(|r| r["result"] == "pending (unreachable)"),
+        "{}",
+        json.stdout
+    );
+    let yaml = fx
+        .clinv(&["replay", "-A", "--timeout", "0.05", "-o", "yaml"])
+        .run();
+    let same: Vec<serde_json::Value> = serde_saphyr::from_str(&yaml.stdout).unwrap();
+    assert_eq!(same.len(), rows.len(), "{}", yaml.stdout);
+    // -o belongs to --all's table.
+    let run = fx.clinv(&["replay", "-o", "json"]).run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
     assert_all_queued(&fx);
 }
 
