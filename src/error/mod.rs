@@ -355,6 +355,13 @@ pub fn chain(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// The first line of [`chain`]: an error in one table cell (`replay --all`, `drift -A`,
+/// `status -A`).
+pub fn headline(error: &dyn std::error::Error) -> String {
+    let text = chain(error);
+    text.lines().next().unwrap_or_default().to_string()
+}
+
 /// How a command ended when it did not fail outright; mapped to its exit code next to
 /// [`Error::exit_code`].
 #[derive(Debug, Clone, PartialEq, Eq)]

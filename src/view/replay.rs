@@ -66,14 +66,7 @@ pub fn replay_rows(reports: &[crate::ops::replay::DomainReport]) -> Vec<Row<'_>>
     let mut rows = Vec::new();
     for r in reports {
         let (result, detail) = match &r.report {
-            Err(e) => (
-                "error".to_string(),
-                crate::error::chain(e)
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .to_string(),
-            ),
+            Err(e) => ("error".to_string(), crate::error::headline(e)),
             Ok(report) => match &report.outcome {
                 Replayed::Nothing => ("nothing to replay".into(), "-".into()),
                 Replayed::NotApplied { reason, queued, .. } => (

@@ -170,6 +170,19 @@ pub fn status_json(
     delivery: Option<&crate::ops::status::Delivery>,
     inventory: serde_json::Value,
 ) -> Result<String> {
+    crate::inventory::render::to_json(&status_doc(domain, source, delivery, inventory)?)
+}
+
+/// The document of [`status_json`]: one element of `status -A -o json` too.
+///
+/// # Errors
+/// Serialisation failures (not expected).
+pub fn status_doc(
+    domain: &str,
+    source: &StatusSource,
+    delivery: Option<&crate::ops::status::Delivery>,
+    inventory: serde_json::Value,
+) -> Result<serde_json::Value> {
     #[derive(serde::Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Applied<'a> {
@@ -211,7 +224,7 @@ pub fn status_json(
         ),
         StatusSource::NotRead { why } => ("none", None, None, Some(why.as_str())),
     };
-    crate::inventory::render::to_json(&Status {
+    serde_json::to_value(Status {
         schema_version: 3,
         domain,
         source: name,
@@ -235,6 +248,7 @@ pub fn status_json(
         }),
         inventory: &inventory,
     })
+    .map_err(|e| crate::error::Error::encode("the status document", e))
 }
 
 /// `None` when a field has a type lo's template cannot print.

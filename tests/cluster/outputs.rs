@@ -4,24 +4,28 @@
 use crate::plane;
 use crate::support::*;
 
+/// `clinv ARGS` on lab.acme.example of the project at `root` (its store inside), through
+/// `kc` when the command talks to a cluster.
+fn lab(root: &std::path::Path, kc: &str, args: &[&str]) -> Run {
+    let mut all = args.to_vec();
+    all.extend(aimed(args, kc));
+    all.extend_from_slice(&[
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        "lab.acme.example",
+    ]);
+    clinv(&all)
+        .env("CLINV_SNAPSHOTS", root.join("snapshots").to_str().unwrap())
+        .run()
+}
+
 fn status_json_names_the_live_source() {
     let p = plane();
     let dir = copy_tree(&example());
     let root = dir.path();
     let kc = p.admin.to_str().unwrap();
-    let run = |args: &[&str]| {
-        let mut all = args.to_vec();
-        all.extend(aimed(args, kc));
-        all.extend_from_slice(&[
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            "lab.acme.example",
-        ]);
-        clinv(&all)
-            .env("CLINV_SNAPSHOTS", root.join("snapshots").to_str().unwrap())
-            .run()
-    };
+    let run = |args: &[&str]| lab(root, kc, args);
     run(&["publish"]).success();
     let status = run(&["status", "-o", "json"]).success();
     let v: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
@@ -104,19 +108,7 @@ fn an_unreadable_cluster_is_said_and_offline_compares_the_applied_snapshot() {
     let dir = copy_tree(&example());
     let root = dir.path();
     let offline = repo().join("examples/offline.kubeconfig");
-    let run = |args: &[&str], kc: &str| {
-        let mut all = args.to_vec();
-        all.extend(aimed(args, kc));
-        all.extend_from_slice(&[
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            "lab.acme.example",
-        ]);
-        clinv(&all)
-            .env("CLINV_SNAPSHOTS", root.join("snapshots").to_str().unwrap())
-            .run()
-    };
+    let run = |args: &[&str], kc: &str| lab(root, kc, args);
     let down = offline.to_str().unwrap();
     run(&["publish"], p.admin.to_str().unwrap()).success();
     let drift = run(&["drift"], down);

@@ -72,6 +72,11 @@ fn text(settings: &Settings, domain: &str, report: &drift::Report) -> String {
 /// `no-applied`, `not-read`) with `server` or `snapshot`, `notRead` (`{reason, detail}`
 /// or null) and `changes` (the diff report of `clinv diff -o json`, or null).
 fn json(domain: &str, report: &drift::Report) -> crate::Result<String> {
+    crate::inventory::render::to_json(&doc(domain, report))
+}
+
+/// The document of [`json`]: one element of `drift -A -o json` too.
+fn doc(domain: &str, report: &drift::Report) -> serde_json::Value {
     let (source, server, snapshot, not_read) = match &report.source {
         Source::Live { server } => ("live", Some(server), None, None),
         Source::NoInventory { server } => ("no-inventory", Some(server), None, None),
@@ -94,7 +99,7 @@ fn json(domain: &str, report: &drift::Report) -> crate::Result<String> {
         Verdict::Drift(changes) => ("drift", Some(changes)),
         Verdict::Unknown => ("unknown", None),
     };
-    crate::inventory::render::to_json(&serde_json::json!({
+    serde_json::json!({
         "schemaVersion": 1,
         "domain": domain,
         "verdict": verdict,
@@ -104,7 +109,7 @@ fn json(domain: &str, report: &drift::Report) -> crate::Result<String> {
         "snapshot": snapshot,
         "notRead": not_read,
         "changes": changes,
-    }))
+    })
 }
 
 /// One domain's row of `drift -A`.
@@ -175,18 +180,11 @@ fn one_row(
     let report = match report {
         Ok(r) => r,
         Err(e) => {
-            let why = crate::error::chain(&e)
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string();
+            let why = crate::error::headline(&e);
             return (skipped(domain, "error", why), Outcome::Unknown);
         }
     };
-    let json = json(domain.as_str(), &report)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(serde_json::Value::Null);
+    let json = doc(domain.as_str(), &report);
     let (verdict, detail, outcome) = match (&report.source, &report.verdict) {
         (Source::NotRead { reason, detail }, _) => (
             "not read",

@@ -84,40 +84,39 @@ fn answer(shown: Shown) -> std::result::Result<Answer, (crate::delivery::Reason,
     })
 }
 
-/// One domain's row of `status -A`.
+/// One domain's row of `status -A` (an error is a row too: the others go on).
 fn row(
     domain: &crate::domain::Domain,
     report: crate::error::Result<status::Report>,
     now: i64,
 ) -> view::status::FleetRow {
-    let report = match report {
-        Ok(r) => r,
+    match report.and_then(|r| answered_row(domain, r, now)) {
+        Ok(row) => row,
         Err(e) => {
-            let why = crate::error::chain(&e)
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string();
-            return view::status::FleetRow::skipped(domain, "error", &why, true);
+            view::status::FleetRow::skipped(domain, "error", &crate::error::headline(&e), true)
+        }
+    }
+}
+
+fn answered_row(
+    domain: &crate::domain::Domain,
+    report: status::Report,
+    now: i64,
+) -> crate::error::Result<view::status::FleetRow> {
+    let (source, value, not_read) = match answer(report.shown) {
+        Ok(answer) => answer,
+        Err((_, message)) => {
+            return Ok(view::status::FleetRow::skipped(
+                domain, "nothing", &message, false,
+            ));
         }
     };
-    match answer(report.shown) {
-        Ok((source, value, not_read)) => {
-            let json = view::status::status_json(domain, &source, report.delivery.as_ref(), value)
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or(serde_json::Value::Null);
-            view::status::FleetRow::of(
-                domain,
-                &source,
-                report.delivery.as_ref(),
-                json,
-                not_read.is_some(),
-                now,
-            )
-        }
-        Err((_, message)) => view::status::FleetRow::skipped(domain, "nothing", &message, false),
-    }
+    let delivery = report.delivery.as_ref();
+    let json = view::status::status_doc(domain, &source, delivery, value)?;
+    let not_read = not_read.is_some();
+    Ok(view::status::FleetRow::of(
+        domain, &source, delivery, json, not_read, now,
+    ))
 }
 
 /// `status -A`: every domain of the project, a row each ([`super::each_domain`]): where
