@@ -8,6 +8,7 @@
     python3 scripts/bench.py push-https [--runs N]
     python3 scripts/bench.py ssh-push [--runs N]
     python3 scripts/bench.py replay-all [--runs N] [--domains 1000] [--timeout 30]
+    python3 scripts/bench.py store-scale [--runs N] [--records 10000 100000 1000000]
 
 replay-all gives issue #14's figure: `clinv replay --all` over a generated project of
 1,000 domains, each queued and each routed (its own .kubeconfig/<name>.yaml) to its own
@@ -971,6 +972,52 @@ def bench_fleet(args):
         hole.close()
 
 
+def bench_store_scale(args):
+    """Issue #28: how each store command's time and peak RSS grow with the history
+    (10k -> 100k -> 1M records): migration of a v1 journal (the first offline publish),
+    snapshots list, log --max-count 5, gc --keep 20, export, import, offline publish.
+    Each size on a fresh synthetic v1 store of applied snapshots; gc on a copy."""
+    import shutil
+    root = os.path.join(REPO, "examples", "acme")
+    dead = os.path.join(REPO, "examples", "offline.kubeconfig")
+    tmp = os.path.join(REPO, "target", "bench-scale")
+    dom = "prod.acme.example"
+    for n in args.records:
+        path = os.path.join(tmp, f"s{n}")
+        t = time.perf_counter()
+        env = synth_store(path, dom, n, state="applied")
+        print(f"-- {n} records (synthesised in {time.perf_counter() - t:.1f} s)", flush=True)
+        publish = [BIN, "publish", "--root", root, "--domain", dom, "--kubeconfig", dead]
+        queued = "recorded as pending snapshot"
+        bench(f"migration of {n} (first offline publish)", publish, 1, env, expect=queued, target_mb=128)
+        bench(f"offline publish into {n}", publish, args.runs, env, expect=queued)
+        lst = [BIN, "snapshots", "list", "--root", root, "--domain", dom]
+        bench(f"first snapshots list of {n} (writes summaries)", lst, 1, env)
+        bench(f"snapshots list of {n}", lst, args.runs, env)
+        bench(f"log --max-count 5 of {n}", [BIN, "log", "--max-count", "5", "--root", root, "--domain", dom],
+              args.runs, env)
+        tar = os.path.join(tmp, "export.tar")
+        bench(f"export of {n}", [BIN, "snapshots", "--domain", dom, "export", tar, "--root", root],
+              args.runs, env, target_mb=128)
+        dest = os.path.join(tmp, "imported")
+        bench(f"import of {n} into an empty store", [BIN, "snapshots", "import", tar, "--root", root],
+              args.runs, dict(env, CLINV_SNAPSHOTS=dest), lambda: shutil.rmtree(dest, ignore_errors=True),
+              target_mb=128)
+        shutil.rmtree(dest, ignore_errors=True)
+        work = os.path.join(tmp, "gc")
+
+        def fresh_gc():
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(path, work)
+
+        bench(f"gc --keep 20 of {n}", [BIN, "snapshots", "gc", "--keep", "20", "--root", root], args.runs,
+              dict(env, CLINV_SNAPSHOTS=work), fresh_gc, target_ms=10_000 if n >= 1_000_000 else None,
+              target_mb=128)
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
@@ -1003,11 +1050,14 @@ def main():
     fl.add_argument("--domains", type=int, nargs="+", default=[1000])
     fl.add_argument("--snapshots", type=int, default=100)
     fl.add_argument("--timeout", type=float, default=10.0)
+    sc = sub.add_parser("store-scale", help="issue #28: time and peak RSS of every store command at 10k/100k/1M")
+    sc.add_argument("--runs", type=int, default=3)
+    sc.add_argument("--records", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     args = parser.parse_args()
     build()
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,
      "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all,
-     "ssh-push": bench_ssh_push, "fleet": bench_fleet}[args.bench](args)
+     "ssh-push": bench_ssh_push, "fleet": bench_fleet, "store-scale": bench_store_scale}[args.bench](args)
 
 
 if __name__ == "__main__":

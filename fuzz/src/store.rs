@@ -70,8 +70,9 @@ fn journal(bytes: &[u8]) {
             let _ = store::resolve(&journal, &SnapshotRef::Id(id.to_string()));
         }
     }
+    let listing = store::scan::read_bytes(Path::new("journal"), bytes);
     for keep in [0, 1, 20] {
-        let _ = store::gc::gc_candidates(&journal, keep);
+        let _ = store::gc::doomed(&listing, keep);
     }
     let listed: Vec<_> = journal.newest_first().collect();
     let _ = serde_json::to_string(&listed);

@@ -2,12 +2,15 @@
 //! archive (sneaker-net), and reading one back with every line and object verified —
 //! and every referenced object present — before anything is written.
 
-use super::{LOCK_TIMEOUT, MAX_JOURNAL, MAX_OBJECT, Record, State, Store, journal, journal_lines};
+use super::journal::Lines;
+use super::{DomainStore, LOCK_TIMEOUT, MAX_JOURNAL, MAX_OBJECT, Record, SnapshotRecord, State};
+use super::{Store, journal};
 use crate::domain::Domain;
 use crate::error::{Error, Result, SnapshotError};
-use crate::util::hash::hex_sha256;
-use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
+use crate::util::files;
+use crate::util::hash::{hex_sha256, sha256_bytes};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::io::{Read, Write};
 use std::path::Path;
 
 /// What an export wrote.
@@ -30,24 +33,19 @@ pub struct Imported {
 
 impl Store {
     /// Writes the verified records of `domains` (every domain without one) and the
-    /// objects they name to `file`. Each domain is read under its lock, so the archive
-    /// holds a consistent state of each (a concurrent gc cannot remove an object
-    /// between reading the records and the object). Deleted snapshots are left out.
+    /// objects they name to `file`, streaming: memory stays that of one domain's compact
+    /// listing and its set of object ids, whatever the size of the history. Each domain
+    /// is read under its lock, so the archive holds a consistent state of each (a
+    /// concurrent gc cannot remove an object between reading the records and the
+    /// object). Deleted snapshots are left out. The archive appears whole or not at all.
     ///
     /// # Errors
     /// No records, an unreadable journal, or the archive cannot be written.
     pub fn export(&self, domain: Option<&Domain>, file: &Path) -> Result<Exported> {
-        let mut tar = tar::Builder::new(Vec::new());
-        let mut add = |name: &str, bytes: &[u8]| -> Result<()> {
-            let mut header = tar::Header::new_gnu();
-            header.set_size(bytes.len() as u64);
-            header.set_mode(0o600);
-            header.set_mtime(0);
-            header.set_cksum();
-            tar.append_data(&mut header, name, bytes)
-                .map_err(|e| Error::io(file, e))
-        };
-        add("FORMAT", format!("{EXPORT_FORMAT}\n").as_bytes())?;
+        let io = |e| Error::io(file, e);
+        let (staged, out) = files::stage_file(file, 0o600).map_err(io)?;
+        let mut tar = tar::Builder::new(std::io::BufWriter::with_capacity(1 << 20, out));
+        add_entry(&mut tar, "FORMAT", format!("{EXPORT_FORMAT}\n").as_bytes()).map_err(io)?;
         let mut out = Exported {
             domains: 0,
             records: 0,
@@ -55,50 +53,10 @@ impl Store {
             skipped: Vec::new(),
         };
         for d in self.select(domain) {
-            let ds = self.domain(&d);
-            let _lock = ds.read_lock(LOCK_TIMEOUT)?;
-            let mut journal = ds.read()?;
-            journal.snapshots.retain(|s| s.state != State::Deleted);
-            if journal.snapshots.is_empty() {
-                continue;
-            }
-            let mut objects = BTreeSet::new();
-            let mut lines = String::new();
-            let mut part = 1;
-            let mut flush = |lines: &mut String, add: &mut dyn FnMut(&str, &[u8]) -> Result<()>| {
-                let name = match part {
-                    1 => format!("{d}/journal"),
-                    n => format!("{d}/journal.{n}"),
-                };
-                part += 1;
-                let r = add(&name, lines.as_bytes());
-                lines.clear();
-                r
-            };
-            for r in journal_lines(&journal) {
-                if let Record::Snapshot(s) = &r {
-                    objects.insert(s.cr.clone());
-                    objects.insert(s.crd.clone());
-                }
-                lines.push_str(
-                    &journal::encode(&r).map_err(|e| Error::encode("a journal record", e))?,
-                );
-                out.records += 1;
-                if lines.len() >= EXPORT_PART {
-                    flush(&mut lines, &mut add)?;
-                }
-            }
-            if !lines.is_empty() {
-                flush(&mut lines, &mut add)?;
-            }
-            for id in &objects {
-                match ds.object(id) {
-                    Ok(text) => add(&format!("{d}/objects/{id}.json"), text.as_bytes())?,
-                    Err(e) => out.skipped.push(e),
-                }
-            }
-            out.objects += objects.len();
-            out.domains += 1;
+            export_domain(&self.domain(&d), &mut tar, &mut out).map_err(|e| match e {
+                Failure::Io(e) => io(e),
+                Failure::Store(e) => e,
+            })?;
         }
         if out.domains == 0 {
             return Err(SnapshotError::NoneIn {
@@ -107,8 +65,9 @@ impl Store {
             }
             .into());
         }
-        let bytes = tar.into_inner().map_err(|e| Error::io(file, e))?;
-        crate::util::files::write_atomic(file, &bytes, 0o600).map_err(|e| Error::io(file, e))?;
+        let writer = tar.into_inner().map_err(io)?;
+        let file_out = writer.into_inner().map_err(|e| io(e.into_error()))?;
+        staged.commit_file(file_out).map_err(io)?;
         Ok(out)
     }
 
@@ -158,6 +117,174 @@ impl Store {
         }
         Ok(out)
     }
+}
+
+/// Why a domain could not be exported: the store's own error, or writing the archive.
+enum Failure {
+    Store(Error),
+    Io(std::io::Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        Failure::Store(e)
+    }
+}
+
+/// One domain into the archive: its live records (streamed, in line order), then the
+/// objects they name; a domain without a live snapshot adds nothing.
+fn export_domain<W: Write>(
+    ds: &DomainStore,
+    tar: &mut tar::Builder<W>,
+    out: &mut Exported,
+) -> std::result::Result<(), Failure> {
+    let _lock = ds.read_lock(LOCK_TIMEOUT)?;
+    let listing = ds.listing()?;
+    let deleted: HashSet<Box<str>> = listing
+        .rows()
+        .filter(|r| r.state() == State::Deleted)
+        .map(|r| Box::from(&*r.id()))
+        .collect();
+    if deleted.len() == listing.len() {
+        return Ok(());
+    }
+    drop(listing);
+    let mut pass = ExportPass {
+        tar,
+        domain: &ds.domain,
+        deleted,
+        part: 1,
+        lines: Vec::with_capacity(EXPORT_PART + journal::MAX_LINE),
+        objects: HashSet::new(),
+        records: 0,
+        failed: None,
+    };
+    ds.layout()
+        .read(&mut pass)
+        .map_err(|(p, e)| Error::io(p, e))?;
+    if !pass.lines.is_empty() {
+        pass.flush();
+    }
+    let ExportPass {
+        objects,
+        records,
+        failed,
+        ..
+    } = pass;
+    if let Some(e) = failed {
+        return Err(Failure::Io(e));
+    }
+    let mut objects: Vec<[u8; 32]> = objects.into_iter().collect();
+    objects.sort_unstable();
+    let d = &ds.domain;
+    for id in objects.iter().map(hex_bytes) {
+        match ds.object(&id) {
+            Ok(text) => add_entry(tar, &format!("{d}/objects/{id}.json"), text.as_bytes())
+                .map_err(Failure::Io)?,
+            Err(e) => out.skipped.push(e),
+        }
+    }
+    out.records += records;
+    out.objects += objects.len();
+    out.domains += 1;
+    Ok(())
+}
+
+/// The records of one domain as an export holds them: verified lines only, no `repair`
+/// or `head` records (where a store stood is its own), none of a deleted snapshot; a
+/// version 1 snapshot record gains its `seq`.
+struct ExportPass<'a, W: Write> {
+    tar: &'a mut tar::Builder<W>,
+    domain: &'a Domain,
+    deleted: HashSet<Box<str>>,
+    part: usize,
+    lines: Vec<u8>,
+    objects: HashSet<[u8; 32]>,
+    records: usize,
+    failed: Option<std::io::Error>,
+}
+
+impl<W: Write> ExportPass<'_, W> {
+    fn flush(&mut self) {
+        let d = self.domain;
+        let name = match self.part {
+            1 => format!("{d}/journal"),
+            n => format!("{d}/journal.{n}"),
+        };
+        self.part += 1;
+        if self.failed.is_none() {
+            self.failed = add_entry(self.tar, &name, &self.lines).err();
+        }
+        self.lines.clear();
+    }
+}
+
+impl<W: Write> Lines for ExportPass<'_, W> {
+    fn record(&mut self, _path: &Path, line_no: usize, record: Record, raw: &[u8]) {
+        let id = match &record {
+            Record::Snapshot(s) => &s.id,
+            Record::State(st) => &st.id,
+            Record::Event(ev) => &ev.id,
+            Record::Repair(_) | Record::Head(_) => return,
+        };
+        if self.deleted.contains(id.as_str()) {
+            return;
+        }
+        match record {
+            Record::Snapshot(s) => {
+                let named = [&s.cr, &s.crd].map(|id| sha256_bytes(id));
+                self.objects.extend(named.into_iter().flatten());
+                if s.seq.is_none() {
+                    let s = SnapshotRecord {
+                        seq: Some(line_no as u64),
+                        ..s
+                    };
+                    match journal::encode(&Record::Snapshot(s)) {
+                        Ok(line) => self.lines.extend_from_slice(line.as_bytes()),
+                        Err(e) => self.failed = Some(std::io::Error::other(e)),
+                    }
+                } else {
+                    self.lines.extend_from_slice(raw);
+                    self.lines.push(b'\n');
+                }
+            }
+            _ => {
+                self.lines.extend_from_slice(raw);
+                self.lines.push(b'\n');
+            }
+        }
+        self.records += 1;
+        if self.lines.len() >= EXPORT_PART {
+            self.flush();
+        }
+    }
+
+    fn damage(&mut self, _path: &Path, _line_no: usize, _raw: &[u8], _what: String) {}
+
+    fn torn_tail(&mut self, _bytes: u64) {}
+
+    fn take_torn_tail(&mut self) -> u64 {
+        0
+    }
+}
+
+/// One archive entry as every export writes it: mode 0600, time 0.
+fn add_entry<W: Write>(tar: &mut tar::Builder<W>, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let mut header = tar::Header::new_gnu();
+    header.set_size(bytes.len() as u64);
+    header.set_mode(0o600);
+    header.set_mtime(0);
+    header.set_cksum();
+    tar.append_data(&mut header, name, bytes)
+}
+
+/// Lowercase hex of an object id's bytes.
+fn hex_bytes(bytes: &[u8; 32]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 /// Journal entries of an archive are cut at whole lines past this size

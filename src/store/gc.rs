@@ -1,124 +1,252 @@
 //! `snapshots gc` and `snapshots verify`: what may be deleted, deleting it with the
 //! objects only it referenced (a compacted generation of the journal, switched to
 //! atomically), and checking every kept snapshot's objects for meaning.
+//!
+//! gc works in memory bounded by the compact listing (about 60 bytes a snapshot), not
+//! by the bytes of the journal: it decides from a [`Listing`], then streams the live
+//! lines once more into the new generation, keeping their order and their bytes.
 
-use super::{DomainStore, Journal, LOCK_TIMEOUT, Snapshot, State, Store, now_millis};
+use super::journal::{self, Lines};
+use super::record::FORMAT;
+use super::scan::Listing;
+use super::segments::NewGeneration;
+use super::{DomainStore, HeadRecord, LOCK_TIMEOUT, Record, SnapshotRecord, State, Store};
+use super::{now_millis, summary};
 use crate::domain::Domain;
 use crate::error::{Damaged, Error, Result};
+use crate::util::hash::sha256_bytes;
 use std::collections::{BTreeSet, HashSet};
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
 
-/// The snapshots `gc` would delete: everything except the first, the newest `keep` (by
-/// the order), the last applied, every pending one, and those already deleted.
-pub fn gc_candidates(journal: &Journal, keep: usize) -> Vec<&Snapshot> {
-    let live: Vec<&Snapshot> = journal
-        .snapshots
-        .iter()
-        .filter(|s| s.state != State::Deleted)
-        .collect();
-    let first = journal.snapshots.first().map(|s| s.record.id.as_str());
-    let last_applied = live
-        .iter()
+/// Per row of `listing` (in its order): whether `gc --keep keep` deletes it — everything
+/// except the first, the newest `keep`, the last applied, every pending one, and those
+/// already deleted.
+pub fn doomed(listing: &Listing, keep: usize) -> Vec<bool> {
+    let live = |i: &usize| listing.row(*i).is_some_and(|r| r.state() != State::Deleted);
+    let last_applied = (0..listing.len())
         .rev()
-        .find(|s| s.cluster_state == Some(State::Applied))
-        .map(|s| s.record.id.as_str());
-    let newest: BTreeSet<&str> = live
-        .iter()
-        .rev()
-        .take(keep)
-        .map(|s| s.record.id.as_str())
-        .collect();
-    live.into_iter()
-        .filter(|s| {
-            let id = s.record.id.as_str();
-            Some(id) != first
-                && Some(id) != last_applied
-                && !newest.contains(&id)
-                && !s.is_pending()
+        .filter(live)
+        .find(|i| listing.row(*i).and_then(|r| r.cluster_state()) == Some(State::Applied));
+    let newest: HashSet<usize> = (0..listing.len()).rev().filter(live).take(keep).collect();
+    listing
+        .rows()
+        .enumerate()
+        .map(|(i, r)| {
+            let pending = r.cluster_state() == Some(State::Pending);
+            live(&i) && i != 0 && Some(i) != last_applied && !newest.contains(&i) && !pending
         })
         .collect()
 }
 
-/// The objects a gc that deletes `doomed` may remove: those referenced by a snapshot of
-/// the journal but by no kept one, and named nowhere in a damaged line. Files no record
-/// names are left for a human.
-fn unreachable<'a>(journal: &'a Journal, doomed: &HashSet<String>) -> BTreeSet<&'a str> {
-    let objects = |s: &'a Snapshot| [s.record.cr.as_str(), s.record.crd.as_str()];
-    let kept: BTreeSet<&str> = journal
-        .snapshots
-        .iter()
-        .filter(|s| s.state != State::Deleted && !doomed.contains(&s.record.id))
-        .flat_map(objects)
-        .collect();
-    journal
-        .snapshots
-        .iter()
-        .flat_map(objects)
-        .filter(|id| !kept.contains(id) && !journal.damaged_ids.contains(*id))
-        .collect()
+/// The snapshots that leave the journal (deleted now or by an older store), by id:
+/// whichever side is smaller is held.
+enum Leaving {
+    AllBut(HashSet<Box<str>>),
+    Only(HashSet<Box<str>>),
+}
+
+impl Leaving {
+    fn of(listing: &Listing, doomed: &[bool]) -> Leaving {
+        let leaves =
+            |(i, r): &(usize, super::scan::RowRef<'_>)| doomed[*i] || r.state() == State::Deleted;
+        let rows = || listing.rows().enumerate();
+        let leaving = rows().filter(leaves).count();
+        let ids = |want: bool| {
+            rows()
+                .filter(|row| leaves(row) == want)
+                .map(|(_, r)| Box::from(&*r.id()))
+                .collect()
+        };
+        if leaving * 2 > listing.len() {
+            Leaving::AllBut(ids(false))
+        } else {
+            Leaving::Only(ids(true))
+        }
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        match self {
+            Leaving::AllBut(kept) => !kept.contains(id),
+            Leaving::Only(gone) => gone.contains(id),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, Leaving::Only(gone) if gone.is_empty())
+    }
+}
+
+/// The second pass of a gc: the live lines in order, those of leaving snapshots left
+/// out, the rest copied as they are (a version 1 snapshot record gains its `seq`, so its
+/// place in the order stays), damaged lines verbatim; the objects both sides name.
+struct Compaction<'a> {
+    leaving: &'a Leaving,
+    out: NewGeneration<'a>,
+    head: Option<(String, u64)>,
+    kept_objects: HashSet<[u8; 32]>,
+    gone_objects: HashSet<[u8; 32]>,
+    damaged_ids: HashSet<[u8; 32]>,
+    failed: Option<io::Error>,
+}
+
+impl Compaction<'_> {
+    fn write(&mut self, line: &[u8]) {
+        if self.failed.is_none()
+            && let Err(e) = self.out.push(line)
+        {
+            self.failed = Some(e);
+        }
+    }
+
+    fn objects(set: &mut HashSet<[u8; 32]>, s: &SnapshotRecord) {
+        set.extend(
+            [&s.cr, &s.crd]
+                .into_iter()
+                .filter_map(|id| sha256_bytes(id)),
+        );
+    }
+}
+
+impl Lines for Compaction<'_> {
+    fn record(&mut self, _path: &Path, line_no: usize, record: Record, raw: &[u8]) {
+        let seq = record.seq().unwrap_or(line_no as u64);
+        let head = self
+            .head
+            .get_or_insert_with(|| (record.at().to_string(), seq));
+        if record.at() > head.0.as_str() {
+            head.0 = record.at().to_string();
+        }
+        head.1 = head.1.max(seq);
+        let id = match &record {
+            Record::Snapshot(s) => &s.id,
+            Record::State(st) => &st.id,
+            Record::Event(ev) => &ev.id,
+            Record::Repair(_) | Record::Head(_) => return,
+        };
+        let leaves = self.leaving.contains(id);
+        match record {
+            Record::Snapshot(s) if leaves => Self::objects(&mut self.gone_objects, &s),
+            Record::Snapshot(s) if s.seq.is_none() => {
+                Self::objects(&mut self.kept_objects, &s);
+                let s = SnapshotRecord {
+                    seq: Some(seq),
+                    ..s
+                };
+                match journal::encode(&Record::Snapshot(s)) {
+                    Ok(line) => self.write(line.as_bytes()),
+                    Err(e) => self.failed = Some(io::Error::other(e)),
+                }
+            }
+            Record::Snapshot(s) => {
+                Self::objects(&mut self.kept_objects, &s);
+                self.write(&[raw, b"\n"].concat());
+            }
+            _ if leaves => {}
+            _ => self.write(&[raw, b"\n"].concat()),
+        }
+    }
+
+    fn damage(&mut self, _path: &Path, _line_no: usize, raw: &[u8], _what: String) {
+        let words = journal::hex_words(raw);
+        self.damaged_ids
+            .extend(words.iter().filter_map(|w| sha256_bytes(w)));
+        if !raw.is_empty() {
+            self.write(&[raw, b"\n"].concat());
+        }
+    }
+
+    fn torn_tail(&mut self, _bytes: u64) {}
+
+    fn take_torn_tail(&mut self) -> u64 {
+        0
+    }
 }
 
 impl DomainStore {
-    /// Deletes the [`gc_candidates`] (unless `dry_run`) under the domain lock: writes a
+    /// Deletes what [`doomed`] names (unless `dry_run`) under the domain lock: streams a
     /// compacted generation of the journal without them (and without snapshots an older
     /// store marked deleted; damaged lines are carried over verbatim), switches to it,
     /// then removes the objects no kept snapshot (and no damaged line) refers to.
-    /// Returns the deleted snapshots.
+    /// Returns the deleted snapshots, as listing rows.
     ///
     /// # Errors
     /// Damaged lines without `allow_damage` (nothing is changed then); the lock, the
     /// journal or an object removal failed.
-    pub fn gc(&self, keep: usize, dry_run: bool, allow_damage: bool) -> Result<Vec<Snapshot>> {
+    pub fn gc(&self, keep: usize, dry_run: bool, allow_damage: bool) -> Result<Listing> {
         let _lock = self.lock("gc", LOCK_TIMEOUT)?;
-        let mut journal = self.read_for_rewrite()?;
-        if !journal.damage.is_empty() && !allow_damage {
-            let list: Vec<String> = journal
-                .damage
-                .iter()
-                .take(5)
-                .map(|d| d.to_string())
-                .collect();
+        self.check_dirs()?;
+        let layout = self.layout();
+        let mut listing = summary::read(&layout, summary::Summaries::Use, || None::<()>)
+            .map_err(|(p, e)| Error::io(p, e))?;
+        listing.domain = self.domain.to_string();
+        if !listing.damage.is_empty() && !allow_damage {
             return Err(Damaged::Journal {
                 domain: self.domain.to_string(),
-                count: journal.damage.len(),
-                first: list,
+                count: listing.damage.len(),
+                first: listing
+                    .damage
+                    .iter()
+                    .take(5)
+                    .map(ToString::to_string)
+                    .collect(),
             }
             .into());
         }
-        let doomed_ids: HashSet<String> = gc_candidates(&journal, keep)
-            .iter()
-            .map(|s| s.record.id.clone())
-            .collect();
-        let remove: BTreeSet<String> = unreachable(&journal, &doomed_ids)
-            .into_iter()
-            .map(str::to_string)
-            .collect();
-        // Compaction: the deleted snapshots leave the journal with their history (a late
-        // state change naming one, e.g. a commit that read it before this gc, is ignored:
-        // it has nothing left to change). Moved, not copied: a large store is held once.
-        let (doomed, kept): (Vec<Snapshot>, Vec<Snapshot>) = std::mem::take(&mut journal.snapshots)
-            .into_iter()
-            .filter(|s| s.state != State::Deleted)
-            .partition(|s| doomed_ids.contains(&s.record.id));
-        journal.snapshots = kept;
+        let doomed = doomed(&listing, keep);
+        let leaving = Leaving::of(&listing, &doomed);
+        let ordered = listing.line_ordered;
+        let mut row = doomed.iter();
+        listing.retain(|_| row.next().copied().unwrap_or(false));
         if dry_run {
-            return Ok(doomed);
+            return Ok(listing);
         }
-        journal.head = journal
-            .head
-            .take()
-            .map(|(at, seq)| (at.max(now_millis()), seq));
-        if !doomed.is_empty() || self.layout().current().ok().flatten().is_none() {
-            self.rewrite(&journal)?;
+        if leaving.is_empty() && layout.current().ok().flatten().is_some() {
+            let _critical = crate::util::signals::critical();
+            layout.clean_up_objects();
+            return Ok(listing);
         }
+        self.ensure_dirs()?;
+        let segdir = layout.segments_dir();
+        let mut pass = Compaction {
+            leaving: &leaving,
+            out: layout
+                .new_generation(ordered)
+                .map_err(|e| Error::io(&segdir, e))?,
+            head: None,
+            kept_objects: HashSet::new(),
+            gone_objects: HashSet::new(),
+            damaged_ids: HashSet::new(),
+            failed: None,
+        };
+        layout.read(&mut pass).map_err(|(p, e)| Error::io(p, e))?;
+        if let Some(e) = pass.failed {
+            return Err(Error::io(&segdir, e));
+        }
+        let (at, seq) = pass.head.unwrap_or_else(|| (now_millis(), 0));
+        let head = journal::encode(&Record::Head(HeadRecord {
+            v: FORMAT,
+            at: at.max(now_millis()),
+            seq,
+        }))
+        .map_err(|e| Error::encode("a journal record", e))?;
+        pass.out
+            .switch(head.as_bytes())
+            .map_err(|e| Error::io(&segdir, e))?;
         let _critical = crate::util::signals::critical();
-        self.layout().clean_up_objects();
+        layout.clean_up_objects();
         for id in self.object_ids() {
-            if remove.contains(&id) {
+            let Some(key) = sha256_bytes(&id) else {
+                continue;
+            };
+            if pass.gone_objects.contains(&key)
+                && !pass.kept_objects.contains(&key)
+                && !pass.damaged_ids.contains(&key)
+            {
                 self.remove_object(&id)?;
             }
         }
-        Ok(doomed)
+        Ok(listing)
     }
 }
 

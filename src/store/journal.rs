@@ -154,6 +154,19 @@ pub(super) fn on_two_threads<'a, T: Send>(
 /// held in memory.
 pub const MAX_LINE: usize = 1 << 20;
 
+/// What reads journal lines, file after file, in line order: [`Builder`] folds them
+/// into snapshots; `gc` and `export` stream them through ([`read_lines`] feeds both).
+pub trait Lines {
+    /// A line that verified (1-based `line_no`), with its bytes (no newline).
+    fn record(&mut self, path: &Path, line_no: usize, record: Record, raw: &[u8]);
+    /// A line that did not verify, with what is wrong with it.
+    fn damage(&mut self, path: &Path, line_no: usize, raw: &[u8], what: String);
+    /// The incomplete last line of a file: `bytes` long.
+    fn torn_tail(&mut self, bytes: u64);
+    /// The torn tail counted so far, reset (a sealed file's is damage).
+    fn take_torn_tail(&mut self) -> u64;
+}
+
 /// Folds journal lines, file after file, into snapshots: damaged lines are reported, an
 /// incomplete last line of the last file is counted, never fatal. Memory grows with the
 /// snapshots, not with the bytes read.
@@ -184,11 +197,6 @@ impl Builder {
         }
     }
 
-    /// The torn tail counted so far, reset.
-    pub fn take_torn_tail(&mut self) -> u64 {
-        std::mem::take(&mut self.journal.torn_tail)
-    }
-
     /// The newest recorded time and the largest `seq` so far.
     pub fn head(&self) -> Option<(String, u64)> {
         self.journal.head.clone()
@@ -197,13 +205,19 @@ impl Builder {
     /// One line of `path` (1-based `line_no`) without its newline.
     pub fn line(&mut self, path: &Path, line_no: usize, line: &[u8]) {
         match decode(line) {
-            Ok(record) => self.record(path, line_no, record),
+            Ok(record) => self.record(path, line_no, record, line),
             Err(what) => self.damage(path, line_no, line, what.to_string()),
         }
     }
+}
+
+impl Lines for Builder {
+    fn take_torn_tail(&mut self) -> u64 {
+        std::mem::take(&mut self.journal.torn_tail)
+    }
 
     /// A damaged line: reported, and every object id it may name remembered.
-    pub fn damage(&mut self, path: &Path, line_no: usize, line: &[u8], what: String) {
+    fn damage(&mut self, path: &Path, line_no: usize, line: &[u8], what: String) {
         if self.head_only {
             return;
         }
@@ -219,10 +233,17 @@ impl Builder {
     }
 
     /// The incomplete last line of the newest segment (a crash mid-append).
-    pub fn torn_tail(&mut self, bytes: u64) {
+    fn torn_tail(&mut self, bytes: u64) {
         self.journal.torn_tail = bytes;
     }
 
+    /// A record that verified; version 1 records take their line number as `seq`.
+    fn record(&mut self, _path: &Path, line_no: usize, record: Record, _raw: &[u8]) {
+        self.add(line_no, record);
+    }
+}
+
+impl Builder {
     fn bump_head(&mut self, at: &str, seq: u64) {
         let head = self
             .journal
@@ -235,7 +256,7 @@ impl Builder {
     }
 
     /// A record that verified; version 1 records take their line number as `seq`.
-    pub fn record(&mut self, _path: &Path, line_no: usize, record: Record) {
+    fn add(&mut self, line_no: usize, record: Record) {
         let seq = record.seq().unwrap_or(line_no as u64);
         self.bump_head(record.at(), seq);
         if self.head_only {
@@ -314,7 +335,7 @@ pub fn merge(local: Journal, records: Vec<Record>) -> (Journal, usize) {
         match record {
             Record::Snapshot(s) if !builder.index.contains_key(&s.id) => {
                 added += 1;
-                builder.record(Path::new(""), line_no + 1, Record::Snapshot(s));
+                builder.add(line_no + 1, Record::Snapshot(s));
             }
             Record::State(st) => states.push(st),
             Record::Event(ev) => events.push(ev),
@@ -447,7 +468,7 @@ pub fn parse_journal(path: &Path, bytes: &[u8]) -> Journal {
 pub fn read_lines(
     path: &Path,
     reader: impl std::io::Read,
-    builder: &mut Builder,
+    builder: &mut impl Lines,
 ) -> std::io::Result<usize> {
     let mut reader = std::io::BufReader::with_capacity(256 << 10, reader);
     let mut line = Vec::with_capacity(4096);
@@ -456,12 +477,12 @@ pub fn read_lines(
     // builder in order, so the result is that of decoding them one by one.
     let mut batch: Vec<(usize, Vec<u8>)> = Vec::with_capacity(BATCH);
     let mut batch_bytes = 0;
-    let flush = |batch: &mut Vec<(usize, Vec<u8>)>, builder: &mut Builder| {
+    let flush = |batch: &mut Vec<(usize, Vec<u8>)>, builder: &mut dyn Lines| {
         let lines: Vec<Vec<u8>> = batch.iter_mut().map(|(_, l)| std::mem::take(l)).collect();
         let decoded = decode_batch(&lines);
         for (((no, _), line), result) in batch.drain(..).zip(&lines).zip(decoded) {
             match result {
-                Ok(record) => builder.record(path, no, record),
+                Ok(record) => builder.record(path, no, record, line),
                 Err(what) => builder.damage(path, no, line, what.to_string()),
             }
         }

@@ -340,6 +340,9 @@ pub struct Listing {
     pub damage: Vec<Damage>,
     /// Bytes of an incomplete last line of the newest segment (ignored).
     pub torn_tail: u64,
+    /// The snapshot lines were already in the order (at, seq, id): a rewrite that keeps
+    /// line order keeps a generation's tail telling the newest snapshot.
+    pub line_ordered: bool,
     /// Snapshot ids: an open-addressing table of row numbers + 1 (0: free), at most
     /// half full — 4 bytes a slot, where a map of ids would take 16 and double at growth.
     ids: Vec<u32>,
@@ -717,10 +720,10 @@ impl Listing {
                 .then(a.seq.cmp(&b.seq))
                 .then_with(|| a.id.cmp(b.id, arena))
         };
-        if !self
+        self.line_ordered = self
             .rows
-            .is_sorted_by(|a, b| cmp(a, b) != Ordering::Greater)
-        {
+            .is_sorted_by(|a, b| cmp(a, b) != Ordering::Greater);
+        if !self.line_ordered {
             self.rows.sort_unstable_by(cmp);
         }
     }
@@ -992,12 +995,12 @@ pub(super) fn sealed_torn(lines: usize, torn: u64) -> Option<Ev<'static>> {
     })
 }
 
-/// Reads a journal's bytes into a listing (tests).
-#[cfg(test)]
-fn read_bytes(path: &Path, bytes: &[u8]) -> Listing {
+/// Reads a journal's bytes into a listing (tests and the fuzz targets).
+pub fn read_bytes(path: &Path, bytes: &[u8]) -> Listing {
     let mut listing = Listing::default();
-    let (_, torn) = read_file(bytes, &mut |ev| listing.apply(path, ev)).unwrap();
-    listing.torn_tail = torn;
+    // Reading from memory cannot fail.
+    let read = read_file(bytes, &mut |ev| listing.apply(path, ev));
+    listing.torn_tail = read.map_or(0, |(_, torn)| torn);
     listing.finish();
     listing
 }

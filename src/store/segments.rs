@@ -17,7 +17,7 @@
 //! the next writer under the lock.
 #![allow(clippy::disallowed_methods)] // the store: the one owner of its files
 
-use super::journal::{self, Builder};
+use super::journal::{self, Builder, Lines};
 use super::record::{HeadRecord, Journal, Record, SnapshotRecord, State};
 use crate::util::files;
 use std::fs::{self, File, OpenOptions};
@@ -111,12 +111,12 @@ impl Layout {
         }
     }
 
-    /// Streams every live file into a [`Builder`]. An incomplete last line counts as a
+    /// Streams every live file into `builder` ([`Builder`], or a gc or export pass). An incomplete last line counts as a
     /// torn tail in the newest file only; in a sealed one it is damage.
     ///
     /// # Errors
     /// `(path, error)` of a file that cannot be read.
-    pub fn read(&self, builder: &mut Builder) -> Result<(), (PathBuf, io::Error)> {
+    pub fn read(&self, builder: &mut impl Lines) -> Result<(), (PathBuf, io::Error)> {
         let list = self.live_files().map_err(|e| (self.segments_dir(), e))?;
         let last = list.len().saturating_sub(1);
         for (i, path) in list.iter().enumerate() {
@@ -366,9 +366,45 @@ impl Layout {
         Some(None)
     }
 
-    /// Writes a new generation from `lines` (whole encoded lines), rolling segments,
-    /// and switches to it; then removes the old one. A crash at any point leaves either
-    /// generation whole. Returns the new generation.
+    /// The first `snapshot` record of `id` in the live files (the one every reader
+    /// takes), streaming: only lines that hold the id as clinv writes it are decoded,
+    /// and every line when none does (a record another writer escaped differently).
+    ///
+    /// # Errors
+    /// `(path, error)` of a file that cannot be read.
+    pub fn find_snapshot(&self, id: &str) -> Result<Option<SnapshotRecord>, (PathBuf, io::Error)> {
+        let quoted =
+            serde_json::to_string(id).map_err(|e| (self.segments_dir(), io::Error::other(e)))?;
+        let needle = format!("\"id\":{quoted}");
+        for exact in [true, false] {
+            for path in self.live_files().map_err(|e| (self.segments_dir(), e))? {
+                let file = open_read(&path).map_err(|e| (path.clone(), e))?;
+                let mut reader = io::BufReader::with_capacity(256 << 10, file);
+                let mut line = Vec::new();
+                loop {
+                    line.clear();
+                    let (n, complete) = journal::read_line(&mut reader, &mut line)
+                        .map_err(|e| (path.clone(), e))?;
+                    if n == 0 || !complete {
+                        break;
+                    }
+                    if exact && !contains(&line, needle.as_bytes()) {
+                        continue;
+                    }
+                    if let Ok(Record::Snapshot(s)) = journal::decode(&line)
+                        && s.id == id
+                    {
+                        return Ok(Some(s));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Writes a new generation from `lines` (whole encoded lines, the last one its
+    /// `head`), rolling segments, and switches to it; then removes the old one. A crash
+    /// at any point leaves either generation whole. Returns the new generation.
     ///
     /// # Errors
     /// I/O errors; the live generation is then unchanged.
@@ -376,31 +412,126 @@ impl Layout {
     where
         I: IntoIterator<Item = io::Result<Vec<u8>>>,
     {
-        let _critical = crate::util::signals::critical();
+        let mut lines = lines.into_iter().peekable();
+        let mut generation = self.new_generation(true)?;
+        while let Some(line) = lines.next() {
+            let line = line?;
+            if lines.peek().is_none() {
+                return generation.switch(&line);
+            }
+            generation.push(&line)?;
+        }
+        generation.switch(b"")
+    }
+
+    /// Starts a new generation (removing a half-written one a crash left). `ordered`:
+    /// its snapshot lines are in the order (at, seq, id), so its tail tells the newest
+    /// snapshot; otherwise its body goes into one `000000.log`, which
+    /// [`Layout::newest_snapshot`] never reads from the end (as a migrated version 1
+    /// journal).
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn new_generation(&self, ordered: bool) -> io::Result<NewGeneration<'_>> {
         let old = self.current()?;
         create_private_dir(&self.segments_dir())?;
         let generation = old.unwrap_or(0) + 1;
         let dir = self.gen_dir(generation);
         let _ = fs::remove_dir_all(&dir);
         create_private_dir(&dir)?;
-        let mut n = 1;
-        let mut buf: Vec<u8> = Vec::with_capacity(SEGMENT_ROLL as usize + (1 << 20));
-        for line in lines {
-            buf.extend_from_slice(&line?);
-            if buf.len() as u64 >= SEGMENT_ROLL {
-                write_new(&dir.join(segment_name(n)), &buf)?;
-                buf.clear();
-                n += 1;
-            }
+        Ok(NewGeneration {
+            layout: self,
+            generation,
+            dir,
+            segment: u64::from(ordered),
+            file: None,
+            buf: Vec::with_capacity(FLUSH + MAX_LINE_BYTES),
+            written: 0,
+            ordered,
+        })
+    }
+}
+
+/// Bytes a generation being written holds before writing them out.
+const FLUSH: usize = 1 << 20;
+/// Room for one more line past [`FLUSH`].
+const MAX_LINE_BYTES: usize = journal::MAX_LINE + 1;
+
+/// A generation being written: lines pushed in order go out in segments (rolled at
+/// [`SEGMENT_ROLL`] when ordered); nothing is live until [`NewGeneration::switch`].
+/// Memory stays at one buffer whatever the size of the history.
+pub struct NewGeneration<'a> {
+    layout: &'a Layout,
+    generation: u64,
+    dir: PathBuf,
+    segment: u64,
+    file: Option<File>,
+    buf: Vec<u8>,
+    /// Bytes of the open segment written out so far.
+    written: u64,
+    ordered: bool,
+}
+
+impl NewGeneration<'_> {
+    /// Appends one whole line (with its newline).
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn push(&mut self, line: &[u8]) -> io::Result<()> {
+        self.buf.extend_from_slice(line);
+        if self.buf.len() >= FLUSH {
+            self.flush()?;
         }
-        if !buf.is_empty() || n == 1 {
-            write_new(&dir.join(segment_name(n)), &buf)?;
+        if self.ordered && self.written >= SEGMENT_ROLL {
+            self.seal()?;
         }
-        files::sync_dir(&dir)?;
-        files::sync_dir(&self.segments_dir())?;
-        self.switch(generation)?;
-        self.clean_up();
-        Ok(generation)
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.file.is_none() {
+            let path = self.dir.join(segment_name(self.segment));
+            let file = open_private(&path, true)?;
+            file.set_len(0)?;
+            self.file = Some(file);
+        }
+        if let Some(file) = &mut self.file {
+            file.write_all(&self.buf)?;
+        }
+        self.written += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes out and fsyncs the open segment; the next line starts another.
+    fn seal(&mut self) -> io::Result<()> {
+        self.flush()?;
+        if let Some(file) = self.file.take() {
+            file.sync_all()?;
+        }
+        self.segment += 1;
+        self.written = 0;
+        Ok(())
+    }
+
+    /// Ends the generation with `head` (the line carrying the newest time and `seq`,
+    /// in a segment of its own when the body is unordered), makes it durable and
+    /// switches to it; then removes the old one.
+    ///
+    /// # Errors
+    /// I/O errors; the live generation is then unchanged.
+    pub fn switch(mut self, head: &[u8]) -> io::Result<u64> {
+        let _critical = crate::util::signals::critical();
+        if !self.ordered {
+            self.seal()?;
+        }
+        self.buf.extend_from_slice(head);
+        self.seal()?;
+        files::sync_dir(&self.dir)?;
+        files::sync_dir(&self.layout.segments_dir())?;
+        self.layout.switch(self.generation)?;
+        self.layout.clean_up();
+        Ok(self.generation)
     }
 }
 

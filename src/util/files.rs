@@ -173,8 +173,9 @@ pub(crate) struct Staged {
     tmp: PathBuf,
     target: PathBuf,
     done: bool,
-    /// A signal waits until the file is committed or removed.
-    _critical: super::signals::Critical,
+    /// A signal waits until the file is committed or removed (from the start for a
+    /// small file, from [`Staged::commit_file`] for one written as it streams).
+    critical: Option<super::signals::Critical>,
 }
 
 /// Writes `bytes` to a temporary sibling of `path` and fsyncs it.
@@ -185,8 +186,19 @@ pub(crate) fn stage(path: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> 
     stage_in(parent_of(path), path, bytes, mode)
 }
 
-/// [`stage`] with the temporary file in `dir`.
-fn stage_in(dir: &Path, path: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+/// An empty temporary sibling of `path`, open for writing: for a file too large to
+/// hold, written as it streams, then [`Staged::commit_file`]d.
+///
+/// # Errors
+/// Any I/O error.
+pub(crate) fn stage_file(path: &Path, mode: u32) -> io::Result<(Staged, File)> {
+    let mut staged = staged(parent_of(path), path)?;
+    staged.critical = None;
+    let file = open_new(&staged.tmp, mode)?;
+    Ok((staged, file))
+}
+
+fn staged(dir: &Path, path: &Path) -> io::Result<Staged> {
     fs::create_dir_all(parent_of(path))?;
     let name = path
         .file_name()
@@ -194,13 +206,17 @@ fn stage_in(dir: &Path, path: &Path, bytes: &[u8], mode: u32) -> io::Result<Stag
     let mut tmp_name = std::ffi::OsString::from(".");
     tmp_name.push(name);
     tmp_name.push(format!(".tmp.{}.{}", std::process::id(), unique()));
-    let tmp = dir.join(tmp_name);
-    let staged = Staged {
-        tmp,
+    Ok(Staged {
+        tmp: dir.join(tmp_name),
         target: path.to_path_buf(),
         done: false,
-        _critical: super::signals::critical(),
-    };
+        critical: Some(super::signals::critical()),
+    })
+}
+
+/// [`stage`] with the temporary file in `dir`.
+fn stage_in(dir: &Path, path: &Path, bytes: &[u8], mode: u32) -> io::Result<Staged> {
+    let staged = staged(dir, path)?;
     let mut file = open_new(&staged.tmp, mode)?;
     file.write_all(bytes)?;
     file.sync_all()?;
@@ -208,6 +224,17 @@ fn stage_in(dir: &Path, path: &Path, bytes: &[u8], mode: u32) -> io::Result<Stag
 }
 
 impl Staged {
+    /// Fsyncs `file` (written into this staged file), then [`Staged::commit`]s it.
+    ///
+    /// # Errors
+    /// Sync, rename or directory sync failures.
+    pub fn commit_file(mut self, file: File) -> io::Result<()> {
+        file.sync_all()?;
+        drop(file);
+        self.critical = Some(super::signals::critical());
+        self.commit()
+    }
+
     /// Renames the staged file over its target and fsyncs the directory.
     ///
     /// # Errors

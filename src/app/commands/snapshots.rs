@@ -333,16 +333,16 @@ fn gc(
         let doomed = store.domain(&d).gc(keep, dry_run, allow_damage)?;
         total += doomed.len();
         if format == TextFormat::Json {
-            json.extend(doomed.iter().map(|s| {
-                serde_json::json!({"domain": d, "id": s.record.id, "state": s.state.as_str(), "deleted": !dry_run})
+            json.extend(doomed.rows().map(|s| {
+                serde_json::json!({"domain": d, "id": &*s.id(), "state": s.state().as_str(), "deleted": !dry_run})
             }));
             continue;
         }
-        for s in &doomed {
+        for s in doomed.rows() {
             settings.printer.data(&format!(
                 "{d} {verb} {} ({})\n",
-                crate::util::redact::escape_line(&s.record.id),
-                s.state.as_str()
+                crate::util::redact::escape_line(&s.id()),
+                s.state().as_str()
             ))?;
         }
         if !dry_run && !doomed.is_empty() {
