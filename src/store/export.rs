@@ -3,14 +3,14 @@
 //! and every referenced object present — before anything is written.
 
 use super::journal::Lines;
-use super::{DomainStore, LOCK_TIMEOUT, MAX_JOURNAL, MAX_OBJECT, Record, SnapshotRecord, State};
+use super::{DomainStore, LOCK_TIMEOUT, Record, SnapshotRecord, State};
 use super::{Store, journal};
 use crate::domain::Domain;
 use crate::error::{Error, Result, SnapshotError};
 use crate::util::files;
-use crate::util::hash::{hex_sha256, sha256_bytes};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::io::{Read, Write};
+use crate::util::hash::sha256_bytes;
+use std::collections::HashSet;
+use std::io::Write;
 use std::path::Path;
 
 /// What an export wrote.
@@ -68,53 +68,6 @@ impl Store {
         let writer = tar.into_inner().map_err(io)?;
         let file_out = writer.into_inner().map_err(|e| io(e.into_error()))?;
         staged.commit_file(file_out).map_err(io)?;
-        Ok(out)
-    }
-
-    /// Imports an export archive: verifies all of it (lines, object checksums, every
-    /// object a kept snapshot names present), then per domain, under its lock, writes
-    /// the objects and a merged generation of the journal (merged by the order, so an
-    /// imported older snapshot never becomes the newest).
-    ///
-    /// # Errors
-    /// Not a regular file, an archive that does not verify, or a write failure.
-    pub fn import(&self, file: &Path) -> Result<Imported> {
-        // Streamed, not read whole (see read_export).
-        let reader = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
-        if !reader.metadata().map_err(|e| Error::io(file, e))?.is_file() {
-            return Err(Error::InvalidFile {
-                path: file.to_path_buf(),
-                message: "not a regular file".into(),
-            });
-        }
-        let Export { journals, objects } =
-            read_export(std::io::BufReader::new(reader)).map_err(|e| Error::InvalidFile {
-                path: file.to_path_buf(),
-                message: e.to_string(),
-            })?;
-        let mut out = Imported { added: 0, kept: 0 };
-        for (d, records) in journals {
-            let ds = self.domain(&d);
-            let _lock = ds.lock("import", LOCK_TIMEOUT)?;
-            let _critical = crate::util::signals::critical();
-            for (od, id, data) in &objects {
-                if *od == d {
-                    ds.import_object(id, data)?;
-                }
-            }
-            let local = ds.read_for_rewrite()?;
-            let before = local
-                .snapshots
-                .iter()
-                .map(|s| 1 + s.history.len())
-                .sum::<usize>();
-            let (merged, added) = journal::merge(local, records);
-            out.kept += before;
-            out.added += added;
-            if added > 0 {
-                ds.rewrite(&merged)?;
-            }
-        }
         Ok(out)
     }
 }
@@ -294,28 +247,14 @@ const EXPORT_PART: usize = 4 << 20;
 /// The first entry of a snapshot export archive (`snapshots export`).
 pub const EXPORT_FORMAT: &str = "clinv-snapshots/v1";
 
-/// A snapshot export archive, read and verified.
-#[derive(Debug, Default)]
-pub struct Export {
-    /// Per domain, its records in journal order.
-    pub journals: Vec<(Domain, Vec<Record>)>,
-    /// `(domain, object id, bytes)`; every id is the sha256 of its bytes.
-    pub objects: Vec<(Domain, String, Vec<u8>)>,
-}
-
-/// Most bytes an import holds in memory (it verifies everything before writing).
-pub const MAX_IMPORT: u64 = 256 << 20;
-
 /// Why an archive is not a snapshot export clinv can import.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     #[error("{0}")]
     Read(#[from] std::io::Error),
-    #[error(
-        "entry {name:?}: {size} bytes is over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)"
-    )]
+    #[error("entry {name:?}: {size} bytes is over the limit ({limit} bytes per entry)")]
     TooLarge { name: String, size: u64, limit: u64 },
-    #[error("entry {name:?}: over the limit ({limit} bytes per entry, {MAX_IMPORT} in all)")]
+    #[error("entry {name:?}: over the limit ({limit} bytes per entry)")]
     GrewTooLarge { name: String, limit: u64 },
     #[error("unexpected entry {0}")]
     ObjectName(String),
@@ -329,6 +268,8 @@ pub enum ExportError {
         line: usize,
         what: journal::LineError,
     },
+    #[error("entries of domain {0} are not together (as export writes them)")]
+    Scattered(String),
     #[error("{domain}/objects/{id}.json: content does not match its checksum")]
     Checksum { domain: String, id: String },
     #[error("{domain}/journal: snapshot {id} belongs to {owner}")]
@@ -345,175 +286,4 @@ pub enum ExportError {
         id: String,
         object: String,
     },
-}
-
-/// The entries of an archive, as read: its journals (parts joined) and objects.
-#[derive(Default)]
-struct Entries {
-    format_ok: bool,
-    journals: Vec<(Domain, Vec<u8>)>,
-    objects: Vec<(Domain, String, Vec<u8>)>,
-    /// Bytes held so far.
-    held: u64,
-}
-
-/// Reads a snapshot export archive (a tar: `FORMAT`, `<domain>/journal`,
-/// `<domain>/objects/<sha256>.json`) and verifies every journal line and every object
-/// checksum, so an import writes nothing from an archive that does not verify. Streamed:
-/// each entry is checked against its own limit from its header before its data is read,
-/// and the total held in memory is bounded by [`MAX_IMPORT`].
-///
-/// # Errors
-/// What is wrong, naming the entry (and line).
-pub fn read_export(reader: impl Read) -> std::result::Result<Export, ExportError> {
-    let mut archive = tar::Archive::new(reader);
-    let mut entries = Entries::default();
-    for entry in archive.entries()? {
-        entries.add(entry?)?;
-    }
-    if !entries.format_ok {
-        return Err(ExportError::NotAnExport);
-    }
-    let mut parsed: Vec<(Domain, Vec<Record>)> = Vec::new();
-    for (d, data) in &entries.journals {
-        let records = journal::parse_export(data).map_err(|(line, what)| ExportError::Line {
-            domain: d.to_string(),
-            line,
-            what,
-        })?;
-        parsed.push((d.clone(), records));
-    }
-    check_complete(&parsed, &entries.objects)?;
-    Ok(Export {
-        journals: parsed,
-        objects: entries.objects,
-    })
-}
-
-impl Entries {
-    /// Reads one entry within its limit and files it.
-    fn add<R: Read>(
-        &mut self,
-        mut entry: tar::Entry<'_, R>,
-    ) -> std::result::Result<(), ExportError> {
-        let name = entry.path()?.to_string_lossy().into_owned();
-        let parts: Vec<&str> = name.split('/').collect();
-        let limit = match parts.last() {
-            Some(j) if is_journal_part(j) => MAX_JOURNAL,
-            Some(&"FORMAT") => 4096,
-            _ => MAX_OBJECT,
-        };
-        // The size the reader will honour — a PAX `size` header over the ustar one — is
-        // checked before anything is read, and the bounds apply again to the bytes
-        // actually read: no entry bigger than its limit, nor the whole more than
-        // MAX_IMPORT.
-        let size = entry.size();
-        if size > limit || self.held.saturating_add(size) > MAX_IMPORT {
-            return Err(ExportError::TooLarge { name, size, limit });
-        }
-        let room = limit.min(MAX_IMPORT - self.held);
-        // Sized up front (the declared size is within the bounds), so reading never
-        // doubles the buffer past what the entry holds.
-        let mut data = Vec::with_capacity(usize::try_from(size.min(room) + 1).unwrap_or(0));
-        Read::read_to_end(&mut Read::take(&mut entry, room + 1), &mut data)?;
-        let size = data.len() as u64;
-        self.held += size.min(room);
-        if size > room {
-            return Err(ExportError::GrewTooLarge { name, limit });
-        }
-        self.file(&name, &parts, data)
-    }
-
-    fn file(
-        &mut self,
-        name: &str,
-        parts: &[&str],
-        data: Vec<u8>,
-    ) -> std::result::Result<(), ExportError> {
-        match parts {
-            ["FORMAT"] => self.format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT,
-            [d, j] if is_journal_part(j) && crate::domain::is_valid(d) => {
-                match self.journals.iter_mut().find(|(jd, _)| jd == d) {
-                    Some((_, all)) => all.extend_from_slice(&data),
-                    None => self.journals.push((
-                        Domain::new(d).ok_or_else(|| ExportError::Unexpected(name.to_string()))?,
-                        data,
-                    )),
-                }
-            }
-            [d, "objects", obj] if crate::domain::is_valid(d) => {
-                let id = obj
-                    .strip_suffix(".json")
-                    .filter(|i| i.len() == 64 && i.chars().all(|c| c.is_ascii_hexdigit()));
-                let id = id.ok_or_else(|| ExportError::ObjectName(name.to_string()))?;
-                self.objects.push((
-                    Domain::new(d).ok_or_else(|| ExportError::Unexpected(name.to_string()))?,
-                    id.to_string(),
-                    data,
-                ));
-            }
-            _ => return Err(ExportError::Unexpected(name.to_string())),
-        }
-        Ok(())
-    }
-}
-
-/// Every object checksum verifies, and every object a kept snapshot of a domain names is
-/// in the archive (deleted ones are never exported).
-fn check_complete(
-    parsed: &[(Domain, Vec<Record>)],
-    objects: &[(Domain, String, Vec<u8>)],
-) -> std::result::Result<(), ExportError> {
-    let mut present: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (d, id, data) in objects {
-        if hex_sha256(data) != *id {
-            return Err(ExportError::Checksum {
-                domain: d.to_string(),
-                id: id.clone(),
-            });
-        }
-        present.entry(d).or_default().insert(id);
-    }
-    for (d, records) in parsed {
-        let have = present.get(d.as_str());
-        let deleted: BTreeSet<&str> = records
-            .iter()
-            .filter_map(|r| match r {
-                Record::State(st) if st.state == State::Deleted => Some(st.id.as_str()),
-                _ => None,
-            })
-            .collect();
-        for r in records {
-            let Record::Snapshot(s) = r else { continue };
-            if deleted.contains(s.id.as_str()) {
-                continue;
-            }
-            if *d != s.domain.as_str() {
-                return Err(ExportError::Foreign {
-                    domain: d.to_string(),
-                    id: s.id.clone(),
-                    owner: s.domain.clone(),
-                });
-            }
-            if let Some(object) = [&s.cr, &s.crd]
-                .into_iter()
-                .find(|id| !have.is_some_and(|h| h.contains(id.as_str())))
-            {
-                return Err(ExportError::Missing {
-                    domain: d.to_string(),
-                    id: s.id.clone(),
-                    object: object.clone(),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `journal` or `journal.<n>`.
-fn is_journal_part(name: &str) -> bool {
-    name == "journal"
-        || name
-            .strip_prefix("journal.")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }

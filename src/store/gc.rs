@@ -9,7 +9,7 @@
 use super::journal::{self, Lines};
 use super::record::FORMAT;
 use super::scan::Listing;
-use super::segments::NewGeneration;
+use super::segments::{Layout, NewGeneration};
 use super::{DomainStore, HeadRecord, LOCK_TIMEOUT, Record, SnapshotRecord, State, Store};
 use super::{now_millis, summary};
 use crate::domain::Domain;
@@ -41,7 +41,7 @@ pub fn doomed(listing: &Listing, keep: usize) -> Vec<bool> {
 
 /// The snapshots that leave the journal (deleted now or by an older store), by id:
 /// whichever side is smaller is held.
-enum Leaving {
+pub(super) enum Leaving {
     AllBut(HashSet<Box<str>>),
     Only(HashSet<Box<str>>),
 }
@@ -65,6 +65,11 @@ impl Leaving {
         }
     }
 
+    /// None: a copy of every live line (an import adds to it).
+    pub(super) fn none() -> Leaving {
+        Leaving::Only(HashSet::new())
+    }
+
     fn contains(&self, id: &str) -> bool {
         match self {
             Leaving::AllBut(kept) => !kept.contains(id),
@@ -80,17 +85,70 @@ impl Leaving {
 /// The second pass of a gc: the live lines in order, those of leaving snapshots left
 /// out, the rest copied as they are (a version 1 snapshot record gains its `seq`, so its
 /// place in the order stays), damaged lines verbatim; the objects both sides name.
-struct Compaction<'a> {
+pub(super) struct Compaction<'a> {
     leaving: &'a Leaving,
-    out: NewGeneration<'a>,
-    head: Option<(String, u64)>,
+    pub(super) out: NewGeneration<'a>,
+    pub(super) head: Option<(String, u64)>,
     kept_objects: HashSet<[u8; 32]>,
     gone_objects: HashSet<[u8; 32]>,
     damaged_ids: HashSet<[u8; 32]>,
     failed: Option<io::Error>,
 }
 
-impl Compaction<'_> {
+impl<'a> Compaction<'a> {
+    /// Streams the live lines of `layout` into `out`, leaving `leaving` out.
+    ///
+    /// # Errors
+    /// A live file cannot be read, or the new generation cannot be written.
+    pub(super) fn run(
+        layout: &Layout,
+        leaving: &'a Leaving,
+        out: NewGeneration<'a>,
+    ) -> Result<Compaction<'a>> {
+        let mut pass = Compaction {
+            leaving,
+            out,
+            head: None,
+            kept_objects: HashSet::new(),
+            gone_objects: HashSet::new(),
+            damaged_ids: HashSet::new(),
+            failed: None,
+        };
+        layout.read(&mut pass).map_err(|(p, e)| Error::io(p, e))?;
+        match pass.failed.take() {
+            Some(e) => Err(Error::io(layout.segments_dir(), e)),
+            None => Ok(pass),
+        }
+    }
+
+    /// Ends the generation with a `head` record (the newest time, never before now, and
+    /// the largest `seq`) and switches to it.
+    ///
+    /// # Errors
+    /// The generation cannot be written or switched to.
+    pub(super) fn switch(self, layout: &Layout) -> Result<()> {
+        let (at, seq) = self.head.unwrap_or_else(|| (now_millis(), 0));
+        let head = journal::encode(&Record::Head(HeadRecord {
+            v: FORMAT,
+            at: at.max(now_millis()),
+            seq,
+        }))
+        .map_err(|e| Error::encode("a journal record", e))?;
+        self.out
+            .switch(head.as_bytes())
+            .map_err(|e| Error::io(layout.segments_dir(), e))?;
+        Ok(())
+    }
+
+    /// Raises the head to (`at`, `seq`) of a record written after the copy.
+    pub(super) fn bump(&mut self, at: &str, seq: u64) {
+        let head = self.head.get_or_insert_with(|| (at.to_string(), seq));
+        if at > head.0.as_str() {
+            head.0 = at.to_string();
+        }
+        head.1 = head.1.max(seq);
+    }
+
     fn write(&mut self, line: &[u8]) {
         if self.failed.is_none()
             && let Err(e) = self.out.push(line)
@@ -111,13 +169,7 @@ impl Compaction<'_> {
 impl Lines for Compaction<'_> {
     fn record(&mut self, _path: &Path, line_no: usize, record: Record, raw: &[u8]) {
         let seq = record.seq().unwrap_or(line_no as u64);
-        let head = self
-            .head
-            .get_or_insert_with(|| (record.at().to_string(), seq));
-        if record.at() > head.0.as_str() {
-            head.0 = record.at().to_string();
-        }
-        head.1 = head.1.max(seq);
+        self.bump(record.at(), seq);
         let id = match &record {
             Record::Snapshot(s) => &s.id,
             Record::State(st) => &st.id,
@@ -207,42 +259,23 @@ impl DomainStore {
             return Ok(listing);
         }
         self.ensure_dirs()?;
-        let segdir = layout.segments_dir();
-        let mut pass = Compaction {
-            leaving: &leaving,
-            out: layout
-                .new_generation(ordered)
-                .map_err(|e| Error::io(&segdir, e))?,
-            head: None,
-            kept_objects: HashSet::new(),
-            gone_objects: HashSet::new(),
-            damaged_ids: HashSet::new(),
-            failed: None,
-        };
-        layout.read(&mut pass).map_err(|(p, e)| Error::io(p, e))?;
-        if let Some(e) = pass.failed {
-            return Err(Error::io(&segdir, e));
-        }
-        let (at, seq) = pass.head.unwrap_or_else(|| (now_millis(), 0));
-        let head = journal::encode(&Record::Head(HeadRecord {
-            v: FORMAT,
-            at: at.max(now_millis()),
-            seq,
-        }))
-        .map_err(|e| Error::encode("a journal record", e))?;
-        pass.out
-            .switch(head.as_bytes())
-            .map_err(|e| Error::io(&segdir, e))?;
+        let out = layout
+            .new_generation(ordered)
+            .map_err(|e| Error::io(layout.segments_dir(), e))?;
+        let mut pass = Compaction::run(&layout, &leaving, out)?;
+        let (kept, gone, damaged) = (
+            std::mem::take(&mut pass.kept_objects),
+            std::mem::take(&mut pass.gone_objects),
+            std::mem::take(&mut pass.damaged_ids),
+        );
+        pass.switch(&layout)?;
         let _critical = crate::util::signals::critical();
         layout.clean_up_objects();
         for id in self.object_ids() {
             let Some(key) = sha256_bytes(&id) else {
                 continue;
             };
-            if pass.gone_objects.contains(&key)
-                && !pass.kept_objects.contains(&key)
-                && !pass.damaged_ids.contains(&key)
-            {
+            if gone.contains(&key) && !kept.contains(&key) && !damaged.contains(&key) {
                 self.remove_object(&id)?;
             }
         }

@@ -42,21 +42,6 @@ pub enum LineError {
     Incomplete,
 }
 
-/// Splits the journal into lines with their parse results (1-based line numbers).
-/// An incomplete last line is left out.
-pub(super) fn records(bytes: &[u8]) -> Vec<(usize, std::result::Result<Record, LineError>)> {
-    let complete = match bytes.iter().rposition(|b| *b == b'\n') {
-        Some(i) => &bytes[..=i],
-        None => &bytes[..0],
-    };
-    complete
-        .split(|b| *b == b'\n')
-        .enumerate()
-        .filter(|(_, l)| !l.is_empty())
-        .map(|(i, l)| (i + 1, decode(l)))
-        .collect()
-}
-
 /// Reads one journal line (without its newline), checking its checksum.
 ///
 /// # Errors
@@ -179,16 +164,10 @@ pub struct Builder {
     early: HashMap<String, Vec<StateRecord>>,
     /// Events read before their snapshot's record, in line order.
     early_events: HashMap<String, Vec<EventRecord>>,
-    keep_raw: bool,
     head_only: bool,
 }
 
 impl Builder {
-    /// Keeps the bytes of damaged lines (for `gc` and `import`, which carry them over).
-    pub fn keep_raw(&mut self, keep: bool) {
-        self.keep_raw = keep;
-    }
-
     /// Only tracks the head (newest time, largest seq): memory stays constant.
     pub fn head_only() -> Builder {
         Builder {
@@ -222,9 +201,6 @@ impl Lines for Builder {
             return;
         }
         self.journal.damaged_ids.extend(hex_words(line));
-        if self.keep_raw && !line.is_empty() {
-            self.journal.damaged_lines.push(line.to_vec());
-        }
         self.journal.damage.push(Damage {
             path: path.to_path_buf(),
             line: line_no,
@@ -310,88 +286,6 @@ impl Builder {
             .sort_by(|a, b| a.order_key().cmp(&b.order_key()));
         self.journal
     }
-}
-
-/// Merges verified `records` (an import) into `local`: snapshots it does not hold are
-/// added, state changes it does not hold are added to their snapshot's history; then
-/// every state is folded again and the snapshots ordered by (at, seq, id), so where the
-/// lines came from does not matter. Returns the merged journal and how many records
-/// were added.
-pub fn merge(local: Journal, records: Vec<Record>) -> (Journal, usize) {
-    let mut builder = Builder {
-        index: local
-            .snapshots
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.record.id.clone(), i))
-            .collect(),
-        journal: local,
-        ..Builder::default()
-    };
-    let mut added = 0;
-    let mut states = Vec::new();
-    let mut events = Vec::new();
-    for (line_no, record) in records.into_iter().enumerate() {
-        match record {
-            Record::Snapshot(s) if !builder.index.contains_key(&s.id) => {
-                added += 1;
-                builder.add(line_no + 1, Record::Snapshot(s));
-            }
-            Record::State(st) => states.push(st),
-            Record::Event(ev) => events.push(ev),
-            other => {
-                if let Some(seq) = other.seq() {
-                    builder.bump_head(other.at(), seq);
-                }
-            }
-        }
-    }
-    for st in states {
-        let Some(&i) = builder.index.get(&st.id) else {
-            continue;
-        };
-        let snap = &mut builder.journal.snapshots[i];
-        if !snap.history.contains(&st) {
-            added += 1;
-            if let Some(seq) = st.seq {
-                builder.bump_head(&st.at, seq);
-            }
-            builder.journal.snapshots[i].history.push(st);
-        }
-    }
-    for ev in events {
-        let Some(&i) = builder.index.get(&ev.id) else {
-            continue;
-        };
-        if !builder.journal.snapshots[i].events.contains(&ev) {
-            added += 1;
-            if let Some(seq) = ev.seq {
-                builder.bump_head(&ev.at, seq);
-            }
-            builder.journal.snapshots[i].events.push(ev);
-        }
-    }
-    let mut journal = builder.journal;
-    for snap in &mut journal.snapshots {
-        snap.events.sort_by(|a, b| a.at.cmp(&b.at));
-        reset(snap);
-        fold(snap);
-    }
-    journal
-        .snapshots
-        .sort_by(|a, b| a.order_key().cmp(&b.order_key()));
-    (journal, added)
-}
-
-/// A snapshot's state as recorded, before any state change.
-fn reset(snap: &mut Snapshot) {
-    snap.state = State::Pending;
-    snap.cluster_state = snap.record.cluster.then_some(State::Pending);
-    snap.reason = None;
-    snap.detail = None;
-    snap.commit = None;
-    snap.pushed = None;
-    snap.state_at = snap.record.at.clone();
 }
 
 /// Applies a snapshot's state changes in recorded-time order (stable: lines of the same
@@ -554,20 +448,6 @@ pub fn read_line(
 
 fn memchr_nl(buf: &[u8]) -> Option<usize> {
     buf.iter().position(|b| *b == b'\n')
-}
-
-/// Parses an exported journal, refusing any line that does not verify.
-///
-/// # Errors
-/// `(line, what)` of the first bad line.
-pub fn parse_export(bytes: &[u8]) -> std::result::Result<Vec<Record>, (usize, LineError)> {
-    if !bytes.is_empty() && bytes.last() != Some(&b'\n') {
-        return Err((bytes.split(|b| *b == b'\n').count(), LineError::Incomplete));
-    }
-    records(bytes)
-        .into_iter()
-        .map(|(line, r)| r.map_err(|what| (line, what)))
-        .collect()
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@
 
 pub mod export;
 pub mod gc;
+pub mod import;
 pub mod journal;
 mod record;
 pub mod scan;
@@ -394,7 +395,12 @@ impl DomainStore {
     /// # Errors
     /// The journal exists but cannot be read.
     pub fn read(&self) -> Result<Journal> {
-        self.read_with(false)
+        self.check_dirs()?;
+        let journal = segments::read_journal(&self.layout()).map_err(|(p, e)| Error::io(p, e))?;
+        Ok(Journal {
+            domain: self.domain.to_string(),
+            ..journal
+        })
     }
 
     /// Reads the journal compactly for a listing (`snapshots list`, `log`): every
@@ -418,17 +424,6 @@ impl DomainStore {
         .map_err(|(p, e)| Error::io(p, e))?;
         listing.domain = self.domain.to_string();
         Ok(listing)
-    }
-
-    /// Reads the journal, keeping damaged lines' bytes when `keep_raw`.
-    fn read_with(&self, keep_raw: bool) -> Result<Journal> {
-        self.check_dirs()?;
-        let journal =
-            segments::read_journal(&self.layout(), keep_raw).map_err(|(p, e)| Error::io(p, e))?;
-        Ok(Journal {
-            domain: self.domain.to_string(),
-            ..journal
-        })
     }
 
     /// Writes objects and appends a `snapshot` record for `cr`, queued for the cluster
@@ -771,61 +766,6 @@ impl DomainStore {
         self.write_object(&path, bytes)?;
         Ok(true)
     }
-
-    /// Reads the journal for a rewrite (gc, import): with damaged lines' bytes.
-    ///
-    /// # Errors
-    /// The journal cannot be read.
-    pub(crate) fn read_for_rewrite(&self) -> Result<Journal> {
-        self.read_with(true)
-    }
-
-    /// Writes `journal` (snapshots, their histories, damaged lines verbatim) as a new
-    /// generation and switches to it atomically; the caller holds the lock.
-    ///
-    /// # Errors
-    /// I/O failures; the live generation is then unchanged.
-    pub(crate) fn rewrite(&self, journal: &Journal) -> Result<()> {
-        self.ensure_dirs()?;
-        let segdir = self.layout().segments_dir();
-        let now = now_millis();
-        let head = journal.head.clone().unwrap_or((now.clone(), 0));
-        let line = |r: &Record| {
-            journal::encode(r)
-                .map(String::into_bytes)
-                .map_err(std::io::Error::other)
-        };
-        let last = Record::Head(HeadRecord {
-            v: FORMAT,
-            at: head.0.max(now),
-            seq: head.1,
-        });
-        let lines = journal_lines(journal)
-            .map(|r| line(&r))
-            .chain(journal.damaged_lines.iter().map(|l| {
-                let mut l = l.clone();
-                l.push(b'\n');
-                Ok(l)
-            }))
-            .chain(std::iter::once(line(&last)));
-        self.layout()
-            .write_generation(lines)
-            .map_err(|e| Error::io(&segdir, e))?;
-        Ok(())
-    }
-}
-
-/// The records of `journal` to write out: each snapshot (in order, with its effective
-/// `seq`) followed by its state changes.
-pub fn journal_lines(journal: &Journal) -> impl Iterator<Item = Record> + '_ {
-    journal.snapshots.iter().flat_map(|s| {
-        std::iter::once(Record::Snapshot(SnapshotRecord {
-            seq: Some(s.order_seq),
-            ..s.record.clone()
-        }))
-        .chain(s.history.iter().cloned().map(Record::State))
-        .chain(s.events.iter().cloned().map(Record::Event))
-    })
 }
 
 /// Records stamped and waiting for one write.
@@ -1128,10 +1068,6 @@ mod tests {
                                 let change = state(&s.record.id, st[n % 3]);
                                 store.set_states(&[change]).unwrap();
                             }
-                        }
-                        4 if n % 2 == 0 => {
-                            let _lock = store.lock("test", LOCK_TIMEOUT).unwrap();
-                            store.rewrite(&store.read_for_rewrite().unwrap()).unwrap();
                         }
                         4 => {
                             store.gc(n % 3, false, true).unwrap();
@@ -1526,12 +1462,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let newer = store.record(&cr(1), "{}", None).unwrap();
-        let local = store.read_for_rewrite().unwrap();
         let older = v1_snapshot("0ld0", "2020-01-01T00:00:00.000Z", &newer.cr);
-        let (merged, added) = journal::merge(local, vec![older]);
-        assert_eq!(added, 1);
-        let _lock = store.lock("test", LOCK_TIMEOUT).unwrap();
-        store.rewrite(&merged).unwrap();
+        let mut tar = tar::Builder::new(Vec::new());
+        let object = store.object(&newer.cr).unwrap();
+        for (name, bytes) in [
+            ("FORMAT".to_string(), "clinv-snapshots/v1\n".to_string()),
+            ("d/journal".into(), journal::encode(&older).unwrap()),
+            (format!("d/objects/{}.json", newer.cr), object),
+        ] {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(bytes.len() as u64);
+            header.set_mode(0o600);
+            header.set_cksum();
+            tar.append_data(&mut header, name, bytes.as_bytes())
+                .unwrap();
+        }
+        let archive = dir.path().join("a.tar");
+        fs::write(&archive, tar.into_inner().unwrap()).unwrap();
+        let imported = Store::at(dir.path()).import(&archive).unwrap();
+        assert_eq!(imported.added, 1);
+        // The older snapshot's line comes after the newer one's: the tail cannot tell.
+        assert_eq!(store.layout().newest_snapshot(), None);
+        assert_eq!(store.newest().unwrap().unwrap().id, newer.id);
         let j = store.read().unwrap();
         assert_eq!(j.newest_first().next().unwrap().record.id, newer.id);
         assert_eq!(j.snapshots[0].record.id, "0ld0");
@@ -1668,7 +1620,7 @@ mod tests {
         let lines = (1..=4).flat_map(|i| [Ok(big(i)), Ok([pad.as_slice(), b"\n"].concat())]);
         assert_eq!(layout.write_generation(lines).unwrap(), 1);
         assert!(layout.live_files().unwrap().len() >= 2);
-        let j = segments::read_journal(&layout, false).unwrap();
+        let j = segments::read_journal(&layout).unwrap();
         assert_eq!(j.head, Some(("2026-01-01T00:00:04.000Z".into(), 4)));
         assert_eq!(j.damage.len(), 4, "the padding lines are damage");
     }

@@ -307,9 +307,6 @@ pub struct Journal {
     pub torn_tail: u64,
     /// Every 64-hex-digit word of a damaged line: object ids a damaged record may name.
     pub damaged_ids: std::collections::BTreeSet<String>,
-    /// The damaged lines themselves (only when asked for: `gc` and `import` carry them
-    /// over verbatim).
-    pub damaged_lines: Vec<Vec<u8>>,
     /// The newest recorded time and the largest `seq` of any record.
     pub head: Option<(String, u64)>,
 }

@@ -690,9 +690,8 @@ pub fn repair_tail(file: &mut File) -> io::Result<Option<u64>> {
 ///
 /// # Errors
 /// `(path, error)` of a file that cannot be read.
-pub fn read_journal(layout: &Layout, keep_raw: bool) -> Result<Journal, (PathBuf, io::Error)> {
+pub fn read_journal(layout: &Layout) -> Result<Journal, (PathBuf, io::Error)> {
     let mut builder = Builder::default();
-    builder.keep_raw(keep_raw);
     layout.read(&mut builder)?;
     Ok(builder.finish(&layout.segments_dir()))
 }

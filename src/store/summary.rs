@@ -621,7 +621,7 @@ mod tests {
         .unwrap();
         std::fs::write(generation.join("000002.log"), tail).unwrap();
         let layout = Layout::new(dir.path());
-        let full = super::super::segments::read_journal(&layout, false).unwrap();
+        let full = super::super::segments::read_journal(&layout).unwrap();
         let lock = || Some(());
         let lines = read(&layout, Summaries::Ignore, lock).unwrap();
         assert!(!super::path_of(&sealed).exists());
@@ -673,7 +673,7 @@ mod tests {
         let layout = Layout::new(dir.path());
         let lock = || Some(());
         let listing = |layout: &Layout| {
-            let full = super::super::segments::read_journal(layout, false).unwrap();
+            let full = super::super::segments::read_journal(layout).unwrap();
             let got = read(layout, Summaries::Use, lock).unwrap();
             same(&full, &got, "");
             got

@@ -224,6 +224,15 @@ fn stage_in(dir: &Path, path: &Path, bytes: &[u8], mode: u32) -> io::Result<Stag
 }
 
 impl Staged {
+    /// The staged file opened again for reading (a spill file read back before it is
+    /// dropped).
+    ///
+    /// # Errors
+    /// The file cannot be opened.
+    pub fn read_back(&self) -> io::Result<File> {
+        File::open(&self.tmp)
+    }
+
     /// Fsyncs `file` (written into this staged file), then [`Staged::commit`]s it.
     ///
     /// # Errors

@@ -42,6 +42,8 @@ pub enum Need {
     GitHttps,
     /// nginx, fcgiwrap and tinyproxy.
     GitHttpsAndTinyproxy,
+    /// GNU time (a child's peak RSS from `wait4`).
+    GnuTime,
     /// A running control plane and a private mount namespace (root, `unshare`).
     PlaneAndMountNamespace,
     /// The above and Debian's `tinyproxy`.

@@ -85,6 +85,7 @@ fn main() -> std::process::ExitCode {
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Chromium => browser::present(),
         harness::Need::Bash => completion::bash(),
+        harness::Need::GnuTime => support::gnu_time(),
         harness::Need::Root => hostile::root(),
         harness::Need::Tmpfs => hostile::tmpfs(),
         harness::Need::NoServiceAccount => agent::outside_a_pod(),

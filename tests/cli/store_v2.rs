@@ -1153,7 +1153,83 @@ fn walk_dirs(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Issue #28: migration, gc, export and import of a 200,000-record history each stay
+/// under 64 MB peak RSS, measured by `wait4` (GNU time). Before: 442, 546, ~600 and
+/// 484 MB (release build, `scripts/bench.py store-scale --records 200000`).
+fn store_commands_stay_in_bounded_memory_at_200k_records() {
+    const BOUND_KIB: u64 = 64 << 10;
+    let fx = Fx::new();
+    let count = std::env::var("CLINV_RSS_RECORDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200_000u64);
+    let objects = v1::render(fx.root(), "inv");
+    let mut journal = Journal::create(fx.store(), "inv");
+    journal.objects(&objects);
+    for n in 0..count {
+        journal.snapshot(&v1::id(n), 1_600_000_000 + n as i64, &objects);
+        journal.state(&v1::id(n), 1_600_000_000 + n as i64, "superseded");
+    }
+    journal.finish();
+    let measured = |what: &str, clinv: Clinv| {
+        let (run, peak) = clinv.run_with_peak_rss();
+        eprintln!(
+            "  {what} of {count}: exit {} in {:?}, peak RSS {peak} KiB",
+            run.code, run.elapsed
+        );
+        assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+        assert!(
+            peak <= BOUND_KIB,
+            "{what} of {count} records: peak RSS {peak} KiB > {BOUND_KIB} KiB"
+        );
+        run
+    };
+    let publish = measured(
+        "migration (an offline publish)",
+        fx.clinv(&["publish", "--domain", "inv"]),
+    );
+    assert!(
+        publish.stderr.contains("recorded as pending snapshot"),
+        "{}",
+        publish.stderr
+    );
+    let out = tempfile::tempdir().unwrap();
+    let tar = out.path().join("all.tar");
+    let tar = tar.to_str().unwrap();
+    measured(
+        "export",
+        fx.clinv(&["snapshots", "--domain", "inv", "export", tar]),
+    );
+    let fresh = out.path().join("fresh");
+    let import = measured("import", fx.clinv_in(&fresh, &["snapshots", "import", tar]));
+    // Each snapshot and its state change, and the publish's snapshot and its pending state.
+    let added = format!("imported {} new record(s)", 2 * count + 2);
+    assert!(import.stderr.contains(&added), "{}", import.stderr);
+    let gc = measured(
+        "gc --keep 20",
+        fx.clinv(&["snapshots", "gc", "--keep", "20"]),
+    );
+    // All but the first, the newest 20 (the pending publish among them).
+    assert_eq!(
+        gc.stdout.lines().count() as u64,
+        count - 20,
+        "{}",
+        gc.stderr
+    );
+    let list = fx
+        .clinv(&["snapshots", "list", "--domain", "inv"])
+        .run()
+        .success();
+    assert_eq!(list.stdout.lines().count(), 1 + 1 + 20, "{}", list.stdout);
+    let list = fx
+        .clinv_in(&fresh, &["snapshots", "list", "--domain", "inv"])
+        .run()
+        .success();
+    assert_eq!(list.stdout.lines().count() as u64, 1 + count + 1);
+}
+
 trials! {
+    GnuTime: [store_commands_stay_in_bounded_memory_at_200k_records],
     Nothing: [
         a_v1_journal_over_64_mib_is_read_and_written_by_every_command,
         an_imported_older_pending_snapshot_never_becomes_latest,

@@ -85,6 +85,25 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// GNU time (Debian's `time`; `.ci/run` installs it).
+pub const GNU_TIME: &str = "/usr/bin/time";
+
+/// Whether GNU time is there to measure a peak RSS.
+pub fn gnu_time() -> Result<(), String> {
+    let out = Command::new(GNU_TIME).arg("--version").output();
+    match out {
+        Ok(o)
+            if String::from_utf8_lossy(&o.stdout).contains("GNU")
+                || String::from_utf8_lossy(&o.stderr).contains("GNU") =>
+        {
+            Ok(())
+        }
+        _ => Err(format!(
+            "GNU time ({GNU_TIME}, Debian's `time`) is not installed"
+        )),
+    }
+}
+
 pub fn clinv(args: &[&str]) -> Clinv {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_clinv"));
     cmd.env_clear()
@@ -118,6 +137,35 @@ impl Clinv {
     pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Clinv {
         self.stdin = Some(bytes.into());
         self
+    }
+
+    /// Runs under GNU time, which takes the child's peak RSS from `wait4`'s rusage:
+    /// the run and that peak in KiB.
+    pub fn run_with_peak_rss(self) -> (Run, u64) {
+        let out = tempfile::NamedTempFile::new().unwrap();
+        let mut timed = Command::new(GNU_TIME);
+        timed.args(["-f", "%M", "-o"]).arg(out.path());
+        timed.arg(self.cmd.get_program()).args(self.cmd.get_args());
+        timed.env_clear();
+        for (key, value) in self.cmd.get_envs() {
+            if let Some(value) = value {
+                timed.env(key, value);
+            }
+        }
+        if let Some(dir) = self.cmd.get_current_dir() {
+            timed.current_dir(dir);
+        }
+        let run = Clinv {
+            cmd: timed,
+            stdin: self.stdin,
+        }
+        .run();
+        let text = std::fs::read_to_string(out.path()).unwrap();
+        let peak = text.lines().last().and_then(|l| l.trim().parse().ok());
+        (
+            run,
+            peak.unwrap_or_else(|| panic!("no peak RSS from {GNU_TIME}: {text}")),
+        )
     }
 
     pub fn run(mut self) -> Run {
