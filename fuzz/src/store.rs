@@ -58,18 +58,23 @@ fn journal(bytes: &[u8]) {
     for d in &journal.damage {
         let _ = d.to_string();
     }
-    for reference in ["latest", "latest~1", "latest~18446744073709551615"] {
+    let listing = store::scan::read_bytes(Path::new("journal"), bytes);
+    for reference in [
+        "latest",
+        "latest~1",
+        "latest~18446744073709551615",
+        "@2026-01-01",
+    ] {
         if let Ok(selector) = store::parse_ref(reference) {
-            let _ = store::resolve(&journal, &selector);
+            let _ = store::resolve(&listing, &selector);
         }
     }
     if let Some(s) = journal.snapshots.last() {
         let prefix: String = s.record.id.chars().take(4).collect();
         for id in [prefix.as_str(), s.record.id.as_str()] {
-            let _ = store::resolve(&journal, &SnapshotRef::Id(id.to_string()));
+            let _ = store::resolve(&listing, &SnapshotRef::Id(id.to_string()));
         }
     }
-    let listing = store::scan::read_bytes(Path::new("journal"), bytes);
     for keep in [0, 1, 20] {
         let _ = store::gc::doomed(&listing, keep);
     }

@@ -401,25 +401,26 @@ pub struct Picked {
 /// # Errors
 /// An unreadable journal, a reference that names nothing, a damaged object.
 pub fn pick(store: &DomainStore, reference: Option<&str>) -> Result<Picked> {
-    let journal = store.read()?;
+    let given = reference.is_some();
     let reference = match reference {
-        Some(text) => Some(crate::store::parse_ref(text)?),
-        None => journal
-            .newest_first()
-            .next()
-            .map(|_| crate::history::refs::SnapshotRef::Latest(0)),
+        Some(text) => crate::store::parse_ref(text)?,
+        None => crate::history::refs::SnapshotRef::Latest(0),
     };
-    let found = match reference {
-        Some(r) => {
-            let snap = crate::store::resolve(&journal, &r)?.record.clone();
-            let inventory = store.inventory(&snap)?;
-            Some((snap, inventory))
+    let resolved = match store.resolve(&reference) {
+        Ok(r) => r,
+        // Without a reference, an empty store picks nothing (the project is rendered).
+        Err(Error::Snapshot(SnapshotError::TooFew(_))) if !given => {
+            return Ok(Picked {
+                found: None,
+                damage: store.listing()?.damage,
+            });
         }
-        None => None,
+        Err(e) => return Err(e),
     };
+    let inventory = store.inventory(&resolved.snapshot.record)?;
     Ok(Picked {
-        found,
-        damage: journal.damage,
+        found: Some((resolved.snapshot.record, inventory)),
+        damage: resolved.damage,
     })
 }
 

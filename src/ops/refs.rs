@@ -287,19 +287,14 @@ fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<(ClusterInve
     };
     let domain = cx.select(project, Some(&store))?;
     let store = store.domain(&domain);
-    let journal = store.read()?;
-    let snap = crate::store::resolve(&journal, r)?;
-    // Its revision as `clinv log` numbers it: the place in the store's order.
-    let revision = journal
-        .snapshots
-        .iter()
-        .position(|s| s.record.id == snap.record.id)
-        .map(|i| i as u64 + 1);
+    let resolved = store.resolve(r)?;
+    let snap = &resolved.snapshot;
     let origin = Origin {
         source: "snapshot",
         resolved: Some(snap.record.id.clone()),
         recorded_at: Some(snap.record.at.clone()),
-        revision,
+        // Its revision as `clinv log` numbers it: the place in the store's order.
+        revision: Some(resolved.revision),
     };
     Ok((store.inventory(&snap.record)?, origin))
 }

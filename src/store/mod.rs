@@ -183,9 +183,8 @@ impl Store {
         let mut last_err = None;
         for d in self.select(domain) {
             let ds = self.domain(&d);
-            let journal = ds.read()?;
-            match resolve(&journal, &selector) {
-                Ok(s) => found.push((ds.clone(), s.clone())),
+            match ds.resolve(&selector) {
+                Ok(r) => found.push((ds.clone(), r.snapshot)),
                 Err(e @ Error::Reference(_)) => return Err(e),
                 Err(e) => last_err = Some(e),
             }
@@ -874,23 +873,25 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// Resolves a snapshot reference within a journal: `latest`, `latest~N`, `@DATE` (the
-/// newest snapshot recorded at or before DATE; a bare date means the end of that day,
-/// UTC), or a unique id prefix (at least 4 hex digits).
+/// The row of `listing` that `reference` names (deleted snapshots are never named):
+/// `latest~N` counts from the newest, `@DATE` is the newest recorded at or before it, an
+/// id prefix of at least 4 hex digits must name exactly one.
 ///
 /// # Errors
-/// [`ReferenceError`] for a malformed id; [`SnapshotError`] for no match, an ambiguous
-/// prefix or no snapshot at DATE.
-pub fn resolve<'a>(journal: &'a Journal, reference: &SnapshotRef) -> Result<&'a Snapshot> {
+/// Too few snapshots, none at the date, a malformed prefix, no or several matches.
+pub fn resolve(listing: &scan::Listing, reference: &SnapshotRef) -> Result<usize> {
+    let newest_first = || {
+        (0..listing.len())
+            .rev()
+            .filter(|i| listing.row(*i).is_some_and(|r| r.state() != State::Deleted))
+    };
     let prefix = match reference {
         SnapshotRef::Latest(n) => {
-            return journal
-                .newest_first()
+            return newest_first()
                 .nth(*n as usize)
                 .ok_or_else(|| SnapshotError::TooFew(reference.to_string()).into());
         }
         SnapshotRef::At(date) => {
-            let at = |t: &str, end_of_day| crate::history::audit::parse_bound(t, end_of_day);
             let now = jiff::Timestamp::now();
             let until =
                 crate::history::audit::parse_query_bound(date, true, now).ok_or_else(|| {
@@ -899,12 +900,16 @@ pub fn resolve<'a>(journal: &'a Journal, reference: &SnapshotRef) -> Result<&'a 
                         why: "not a date or RFC 3339 time".into(),
                     }
                 })?;
-            return journal
-                .newest_first()
-                .find(|s| at(&s.record.at, false).is_some_and(|t| t <= until))
+            let at = |i: usize| listing.row(i).map(|r| r.at().to_string());
+            return newest_first()
+                .find(|i| {
+                    at(*i)
+                        .and_then(|t| crate::history::audit::parse_bound(&t, false))
+                        .is_some_and(|t| t <= until)
+                })
                 .ok_or_else(|| {
                     SnapshotError::NoneAt {
-                        domain: journal.domain.clone(),
+                        domain: listing.domain.clone(),
                         date: date.clone(),
                     }
                     .into()
@@ -919,18 +924,93 @@ pub fn resolve<'a>(journal: &'a Journal, reference: &SnapshotRef) -> Result<&'a 
         }
         .into());
     }
-    let matches: Vec<&Snapshot> = journal
-        .newest_first()
-        .filter(|s| s.record.id.starts_with(prefix.as_str()))
+    let id = |i: usize| {
+        listing
+            .row(i)
+            .map(|r| r.id().to_string())
+            .unwrap_or_default()
+    };
+    let matches: Vec<usize> = newest_first()
+        .filter(|i| id(*i).starts_with(prefix.as_str()))
         .collect();
     match matches.as_slice() {
-        [one] => Ok(one),
+        [one] => Ok(*one),
         [] => Err(SnapshotError::NotFound(prefix.clone()).into()),
         many => Err(SnapshotError::Ambiguous {
             prefix: prefix.clone(),
-            ids: many.iter().map(|s| s.record.id.clone()).collect(),
+            ids: many.iter().map(|i| id(*i)).collect(),
         }
         .into()),
+    }
+}
+
+/// A snapshot a reference named, read whole (record, history, events).
+#[derive(Debug)]
+pub struct Resolved {
+    pub snapshot: Snapshot,
+    /// Its place in the domain's order, 1-based, as `clinv log` numbers it.
+    pub revision: u64,
+    /// Damaged lines of the domain's journal (skipped).
+    pub damage: Vec<Damage>,
+}
+
+/// The lines of one snapshot (its record, state changes and events), for [`Builder`].
+struct OneSnapshot<'a> {
+    id: &'a str,
+    builder: journal::Builder,
+}
+
+impl journal::Lines for OneSnapshot<'_> {
+    fn record(&mut self, path: &Path, line_no: usize, record: Record, raw: &[u8]) {
+        let id = match &record {
+            Record::Snapshot(s) => &s.id,
+            Record::State(st) => &st.id,
+            Record::Event(ev) => &ev.id,
+            Record::Repair(_) | Record::Head(_) => return,
+        };
+        if id == self.id {
+            journal::Lines::record(&mut self.builder, path, line_no, record, raw);
+        }
+    }
+
+    fn damage(&mut self, _path: &Path, _line_no: usize, _raw: &[u8], _what: String) {}
+
+    fn torn_tail(&mut self, _bytes: u64) {}
+
+    fn take_torn_tail(&mut self) -> u64 {
+        0
+    }
+}
+
+impl DomainStore {
+    /// The snapshot `reference` names, in the memory of the compact listing: the
+    /// listing says which, then one streaming pass folds its lines — the same fold as
+    /// the full read, of one snapshot.
+    ///
+    /// # Errors
+    /// An unreadable journal, or a reference that names nothing (see [`resolve`]).
+    pub fn resolve(&self, reference: &SnapshotRef) -> Result<Resolved> {
+        let mut listing = self.listing()?;
+        let i = resolve(&listing, reference)?;
+        let id = listing
+            .row(i)
+            .map(|r| r.id().to_string())
+            .unwrap_or_default();
+        let damage = std::mem::take(&mut listing.damage);
+        drop(listing);
+        let mut one = OneSnapshot {
+            id: &id,
+            builder: journal::Builder::default(),
+        };
+        let layout = self.layout();
+        layout.read(&mut one).map_err(|(p, e)| Error::io(p, e))?;
+        let snapshot = one.builder.finish(&layout.segments_dir()).snapshots.pop();
+        let snapshot = snapshot.ok_or_else(|| SnapshotError::NotFound(id.clone()))?;
+        Ok(Resolved {
+            snapshot,
+            revision: i as u64 + 1,
+            damage,
+        })
     }
 }
 
@@ -1186,13 +1266,19 @@ mod tests {
         let ids: Vec<String> = (0..3)
             .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
             .collect();
-        let j = store.read().unwrap();
-        let resolve = |text: &str| parse_ref(text).and_then(|r| resolve(&j, &r));
-        assert_eq!(resolve("latest").unwrap().record.id, ids[2]);
-        assert_eq!(resolve("latest~2").unwrap().record.id, ids[0]);
+        let resolve = |text: &str| parse_ref(text).and_then(|r| store.resolve(&r));
+        let id = |text: &str| resolve(text).unwrap().snapshot.record.id;
+        assert_eq!(id("latest"), ids[2]);
+        assert_eq!(resolve("latest").unwrap().revision, 3);
+        assert_eq!(id("latest~2"), ids[0]);
         assert!(resolve("latest~3").is_err());
         assert!(matches!(resolve("latest~x"), Err(Error::Reference(_))));
-        assert_eq!(resolve(&ids[1][..8]).unwrap().record.id, ids[1]);
+        assert_eq!(id(&ids[1][..8]), ids[1]);
+        // The one snapshot read whole is the full read's, history and all.
+        store.set_states(&[state(&ids[1], State::Applied)]).unwrap();
+        let full = store.read().unwrap();
+        let one = resolve(&ids[1]).unwrap().snapshot;
+        assert_eq!(format!("{one:?}"), format!("{:?}", full.snapshots[1]));
         assert!(matches!(resolve("../x"), Err(Error::Reference(_))));
         assert!(resolve("ffffffff").is_err());
     }
