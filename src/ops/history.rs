@@ -89,7 +89,7 @@ pub fn load(source: Source<'_>) -> Result<History> {
 /// one parsed inventory, so memory grows with distinct inventories, not with records.
 /// Damaged records and objects are skipped and named in [`History::skipped`].
 fn from_store(store: &DomainStore) -> Result<History> {
-    let steps = load_store(store)?;
+    let steps = load_store(store, None)?;
     let mut points = Vec::with_capacity(steps.steps.len());
     for &i in &steps.steps {
         let (row, inventory) = steps.step_parts(i);
@@ -115,6 +115,8 @@ fn from_store(store: &DomainStore) -> Result<History> {
 /// so memory grows by ≈ 60 bytes per record, not by a point or an entry per record.
 pub struct StoreSteps {
     listing: Listing,
+    /// Rows of the history before the listing's first (it may hold only the newest).
+    before: u64,
     /// The parsed inventory of each CR object (by [`crate::store::scan::RowRef::cr_key`]).
     inventories: HashMap<u32, Rc<ClusterInventory>>,
     /// The rows that are steps, oldest first.
@@ -123,12 +125,35 @@ pub struct StoreSteps {
     pub skipped: Vec<String>,
 }
 
-/// Reads [`StoreSteps`].
+/// How many of the newest steps `query` shows when that is all it needs (no time
+/// window): `log --max-count N` reads only the end of a long history.
+pub fn newest(query: &Query<'_>) -> Option<usize> {
+    query
+        .max_count
+        .filter(|_| query.since.is_none() && query.until.is_none())
+}
+
+/// Reads [`StoreSteps`]: with `newest`, at least that many of the newest steps and the
+/// one before them, from the end of the history when it can tell (see
+/// [`DomainStore::listing_tail`]); else every step.
 ///
 /// # Errors
 /// An unreadable store.
-pub fn load_store(store: &DomainStore) -> Result<StoreSteps> {
-    let listing = store.listing()?;
+pub fn load_store(store: &DomainStore, newest: Option<usize>) -> Result<StoreSteps> {
+    if let Some(n) = newest {
+        let live = |l: &Listing| l.rows().filter(|r| r.state() != State::Deleted).count();
+        if let Some((listing, before, _)) = store.listing_tail(|l| live(l) > n)? {
+            let steps = steps_of(store, listing, before)?;
+            if steps.steps.len() > n {
+                return Ok(steps);
+            }
+        }
+    }
+    steps_of(store, store.listing()?, 0)
+}
+
+/// [`StoreSteps`] of `listing`, whose first row has `before` rows before it.
+fn steps_of(store: &DomainStore, listing: Listing, before: u64) -> Result<StoreSteps> {
     let mut skipped: Vec<String> = listing
         .damage
         .iter()
@@ -166,6 +191,7 @@ pub fn load_store(store: &DomainStore) -> Result<StoreSteps> {
     }
     Ok(StoreSteps {
         listing,
+        before,
         inventories,
         steps,
         skipped,
@@ -195,7 +221,9 @@ impl StoreSteps {
         let mut same: HashMap<u32, crate::history::diff::Report> = HashMap::new();
         let mut emitted = 0;
         for (n, &i) in self.steps.iter().enumerate().rev() {
-            if query.max_count.is_some_and(|max| emitted >= max) {
+            // Without the step before it (a listing of the newest rows only), a step
+            // cannot be compared: never shown as a first one.
+            if query.max_count.is_some_and(|max| emitted >= max) || (n == 0 && self.before > 0) {
                 break;
             }
             let (row, inventory) = self.step_parts(i);
@@ -225,7 +253,7 @@ impl StoreSteps {
                 inventory,
                 // The snapshot's position in the store's order (deleted ones and
                 // unreadable ones keep theirs), so filters never renumber.
-                revision: Some(u64::from(i) + 1),
+                revision: Some(self.before + u64::from(i) + 1),
                 author: None,
                 host: row.host(),
             };
@@ -323,7 +351,7 @@ pub fn fleet_log(
     bounds(query)?;
     let (mut all, mut skipped) = (Vec::new(), Vec::new());
     for domain in store.domains() {
-        let steps = load_store(&store.domain(&domain))?;
+        let steps = load_store(&store.domain(&domain), newest(query))?;
         skipped.extend(steps.skipped.iter().map(|s| format!("{domain}: {s}")));
         steps.entries(query, |entry| {
             all.push(FleetEntry {
@@ -478,7 +506,7 @@ mod tests {
         let lost = store.read().unwrap().snapshots[7].record.cr.clone();
         std::fs::remove_file(dir.path().join(format!("d/objects/{lost}.json"))).unwrap();
         let (points, skipped) = reference_points(&store);
-        let steps = load_store(&store).unwrap();
+        let steps = load_store(&store, None).unwrap();
         assert_eq!(steps.skipped, skipped);
         assert_eq!(from_store(&store).unwrap().points.len(), points.len());
         let times: Vec<String> = points.iter().map(|p| p.at.clone()).collect();

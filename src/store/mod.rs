@@ -425,6 +425,24 @@ impl DomainStore {
         Ok(listing)
     }
 
+    /// The newest rows of the domain, read from the end of its history until `enough`
+    /// says so, with how many rows come before them and the first live file read; `None`
+    /// when the end cannot tell (see [`summary::read_tail`]). It writes no summaries.
+    ///
+    /// # Errors
+    /// The journal exists but cannot be read.
+    pub fn listing_tail(
+        &self,
+        enough: impl Fn(&scan::Listing) -> bool,
+    ) -> Result<Option<summary::Tail>> {
+        self.check_dirs()?;
+        let tail = summary::read_tail(&self.layout(), enough).map_err(|(p, e)| Error::io(p, e))?;
+        Ok(tail.map(|(mut listing, before, from)| {
+            listing.domain = self.domain.to_string();
+            (listing, before, from)
+        }))
+    }
+
     /// Writes objects and appends a `snapshot` record for `cr`, queued for the cluster
     /// (`pending`).
     ///
@@ -990,7 +1008,15 @@ impl DomainStore {
     /// # Errors
     /// An unreadable journal, or a reference that names nothing (see [`resolve`]).
     pub fn resolve(&self, reference: &SnapshotRef) -> Result<Resolved> {
-        let mut listing = self.listing()?;
+        let live = |l: &scan::Listing| l.rows().filter(|r| r.state() != State::Deleted).count();
+        let tail = match reference {
+            SnapshotRef::Latest(n) => self.listing_tail(|l| live(l) > *n as usize)?,
+            _ => None,
+        };
+        let (mut listing, before, from) = match tail {
+            Some(tail) => tail,
+            None => (self.listing()?, 0, 0),
+        };
         let i = resolve(&listing, reference)?;
         let id = listing
             .row(i)
@@ -1003,12 +1029,16 @@ impl DomainStore {
             builder: journal::Builder::default(),
         };
         let layout = self.layout();
-        layout.read(&mut one).map_err(|(p, e)| Error::io(p, e))?;
+        // Its lines are all in the files its row was listed from (a state change always
+        // follows its snapshot's line).
+        layout
+            .read_from(from, &mut one)
+            .map_err(|(p, e)| Error::io(p, e))?;
         let snapshot = one.builder.finish(&layout.segments_dir()).snapshots.pop();
         let snapshot = snapshot.ok_or_else(|| SnapshotError::NotFound(id.clone()))?;
         Ok(Resolved {
             snapshot,
-            revision: i as u64 + 1,
+            revision: before + i as u64 + 1,
             damage,
         })
     }
@@ -1521,6 +1551,70 @@ mod tests {
         let j = store.read().unwrap();
         assert!(j.snapshots.iter().all(|s| s.record.seq.is_some()));
         assert!(j.damage.is_empty(), "{:?}", j.damage);
+    }
+
+    /// The newest rows read from the end of a long history (several sealed segments
+    /// with summaries) are the full listing's, numbered as it numbers them; a reference
+    /// `latest~N` resolves to the full read's snapshot, history and all.
+    #[test]
+    fn the_newest_rows_from_the_end_are_the_full_listings() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        fs::create_dir_all(dir.path().join("d/objects")).unwrap();
+        let count = 20_000u64;
+        let mut text = String::new();
+        for n in 0..count {
+            let at = format!(
+                "2026-01-01T{:02}:{:02}:{:02}.000Z",
+                n / 3600 % 24,
+                n / 60 % 60,
+                n % 60
+            );
+            let at = format!("{}{}", &at[..8], &at[8..]);
+            let mut r = v1_snapshot(&format!("{n:012x}"), &at, &"a".repeat(64));
+            if let Record::Snapshot(s) = &mut r {
+                s.at = format!("2026-01-{:02}T{}", 1 + n / 86_400, &at[11..]);
+            }
+            text.push_str(&journal::encode(&r).unwrap());
+            if n % 3 == 0 {
+                let st = state(&format!("{n:012x}"), State::Applied);
+                text.push_str(&journal::encode(&Record::State(st)).unwrap());
+            }
+        }
+        fs::write(dir.path().join("d/journal"), &text).unwrap();
+        store.gc(usize::MAX, false, false).unwrap(); // v1 → rolled, ordered segments
+        assert!(store.layout().live_files().unwrap().len() >= 3);
+        assert!(
+            store.listing_tail(|_| true).unwrap().is_none(),
+            "no summaries yet"
+        );
+        let full = store.listing().unwrap(); // writes the summaries
+        let journal = store.read().unwrap();
+        let live = |l: &scan::Listing| l.rows().filter(|r| r.state() != State::Deleted).count();
+        for n in [0usize, 1, 9, 5000, 12_000] {
+            let r = store.resolve(&SnapshotRef::Latest(n as u32)).unwrap();
+            let want = journal.newest_first().nth(n).unwrap();
+            assert_eq!(format!("{:?}", r.snapshot), format!("{want:?}"));
+            let position = journal
+                .snapshots
+                .iter()
+                .position(|s| s.record.id == want.record.id);
+            assert_eq!(Some(r.revision as usize), position.map(|p| p + 1));
+            // The window grows to what it needs; past the newer segments, it is all.
+            let Some((tail, before, _)) = store.listing_tail(|l| live(l) > n).unwrap() else {
+                assert!(n > 10_000, "the end could not tell the newest {n}");
+                continue;
+            };
+            assert!(tail.len() < full.len(), "read everything for {n}");
+            assert_eq!(before as usize + tail.len(), full.len());
+            let ids = |l: &scan::Listing, skip: usize| {
+                l.rows()
+                    .skip(skip)
+                    .map(|r| (r.id().to_string(), r.state(), r.cluster_state()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(ids(&tail, 0), ids(&full, before as usize));
+        }
     }
 
     #[test]

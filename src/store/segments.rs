@@ -117,9 +117,21 @@ impl Layout {
     /// # Errors
     /// `(path, error)` of a file that cannot be read.
     pub fn read(&self, builder: &mut impl Lines) -> Result<(), (PathBuf, io::Error)> {
+        self.read_from(0, builder)
+    }
+
+    /// [`Layout::read`] from the live file at index `from` on.
+    ///
+    /// # Errors
+    /// `(path, error)` of a file that cannot be read.
+    pub fn read_from(
+        &self,
+        from: usize,
+        builder: &mut impl Lines,
+    ) -> Result<(), (PathBuf, io::Error)> {
         let list = self.live_files().map_err(|e| (self.segments_dir(), e))?;
         let last = list.len().saturating_sub(1);
-        for (i, path) in list.iter().enumerate() {
+        for (i, path) in list.iter().enumerate().skip(from) {
             let file = open_read(path).map_err(|e| (path.clone(), e))?;
             let lines = journal::read_lines(path, file, builder).map_err(|e| (path.clone(), e))?;
             if i != last {

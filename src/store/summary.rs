@@ -45,7 +45,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &[u8; 8] = b"clinvsum";
 /// Bump when what a summary holds, or how a line becomes events, changes.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const HEADER: usize = MAGIC.len() + 32;
 const DIGEST: usize = 32;
 /// Events are written in blocks of about this size.
@@ -259,11 +259,13 @@ impl Writer {
 
     /// Ends the summary; `(temporary file, summary)` to put in place if it is whole and
     /// the segment (`file`) did not change while it was read.
-    pub fn finish(mut self, file: &File) -> Option<(PathBuf, PathBuf)> {
+    pub fn finish(mut self, file: &File, counts: Counts) -> Option<(PathBuf, PathBuf)> {
         if !self.block.is_empty() {
             self.flush_block();
         }
         self.flush_block(); // the empty block: the end
+        let trailer = counts.trailer(&self.identity);
+        self.emit(&trailer);
         let digest: [u8; 32] = std::mem::take(&mut self.hasher).finalize().into();
         let whole = !self.failed
             && self.out.write_all(&digest).is_ok()
@@ -276,6 +278,59 @@ impl Writer {
             None
         }
     }
+}
+
+/// What a sealed segment adds to a listing read from the start: its rows (snapshots not
+/// seen before) and its damaged lines. Kept after a summary's events, so a reader that
+/// wants only the newest rows counts the older segments without decoding them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    pub rows: u64,
+    pub damage: u64,
+}
+
+/// Bytes of [`Counts`] as stored: rows, damage, and 8 bytes of a sha256 binding them to
+/// the segment's identity (checked without reading the whole summary).
+const TRAILER: usize = 24;
+
+impl Counts {
+    fn trailer(self, identity: &[u8; 32]) -> [u8; TRAILER] {
+        let mut out = [0u8; TRAILER];
+        out[..8].copy_from_slice(&self.rows.to_le_bytes());
+        out[8..16].copy_from_slice(&self.damage.to_le_bytes());
+        let check = Sha256::new()
+            .chain_update(identity)
+            .chain_update(&out[..16])
+            .finalize();
+        out[16..].copy_from_slice(&check[..8]);
+        out
+    }
+}
+
+/// The [`Counts`] of `segment` from its summary, if it has a valid one for this very
+/// segment (its identity; the trailer's own check) — without reading its events.
+pub fn counts(segment: &Path) -> Option<Counts> {
+    let identity = identity(&open_read(segment).ok()?).ok()?;
+    let mut file = open_read(&path_of(segment)).ok()?;
+    let len = file.metadata().ok()?.len();
+    let end = len.checked_sub((DIGEST + TRAILER) as u64)?;
+    if end < HEADER as u64 {
+        return None;
+    }
+    let mut header = [0u8; HEADER];
+    file.read_exact(&mut header).ok()?;
+    if &header[..MAGIC.len()] != MAGIC || header[MAGIC.len()..] != identity {
+        return None;
+    }
+    let mut trailer = [0u8; TRAILER];
+    file.seek(SeekFrom::Start(end)).ok()?;
+    file.read_exact(&mut trailer).ok()?;
+    let word = |i: usize| u64::from_le_bytes(trailer[i..i + 8].try_into().unwrap_or_default());
+    let counts = Counts {
+        rows: word(0),
+        damage: word(8),
+    };
+    (counts.trailer(&identity) == trailer).then_some(counts)
 }
 
 fn index_of<T: PartialEq>(all: &[T], v: &T) -> u8 {
@@ -550,41 +605,118 @@ fn read_with(
         .map_err(|e| (layout.segments_dir(), e))?;
     let last = list.len().saturating_sub(1);
     for (i, path) in list.iter().enumerate() {
-        let sealed = i != last;
-        if sealed && summaries != Summaries::Ignore {
-            match load(path, &mut |ev| listing.apply(path, ev)) {
-                Loaded::Applied => continue,
-                Loaded::Absent => {}
-                Loaded::Broken => return Ok(None),
-            }
-        }
-        let file = open_read(path).map_err(|e| (path.clone(), e))?;
-        let mut writer = (sealed && summaries == Summaries::UseAndWrite)
-            .then(|| Writer::create(path, &file))
-            .flatten();
-        let (lines, torn) = scan::read_file(&file, &mut |ev| {
-            listing.apply(path, ev);
-            if let Some(w) = writer.as_mut() {
-                w.push(ev);
-            }
-        })
-        .map_err(|e| (path.clone(), e))?;
-        if !sealed {
-            listing.torn_tail = torn;
-        } else if let Some(ev) = scan::sealed_torn(lines, torn) {
-            listing.apply(path, &ev);
-            if let Some(w) = writer.as_mut() {
-                w.push(&ev);
-            }
-        }
-        if let Some(w) = writer
-            && let Some(done) = w.finish(&file)
-        {
-            written.push(done);
+        if !read_file(&mut listing, path, i != last, summaries, written)? {
+            return Ok(None);
         }
     }
     listing.finish();
     Ok(Some(listing))
+}
+
+/// Applies one live file to `listing`: from its summary when `sealed` and it has a valid
+/// one, else line by line (writing the summary with `UseAndWrite`). `false` when a
+/// summary has to be given up half applied.
+fn read_file(
+    listing: &mut Listing,
+    path: &Path,
+    sealed: bool,
+    summaries: Summaries,
+    written: &mut Vec<(PathBuf, PathBuf)>,
+) -> Result<bool, (PathBuf, std::io::Error)> {
+    if sealed && summaries != Summaries::Ignore {
+        match load(path, &mut |ev| listing.apply(path, ev)) {
+            Loaded::Applied => return Ok(true),
+            Loaded::Absent => {}
+            Loaded::Broken => return Ok(false),
+        }
+    }
+    let (rows, damage) = (listing.len(), listing.damage.len());
+    let file = open_read(path).map_err(|e| (path.to_path_buf(), e))?;
+    let mut writer = (sealed && summaries == Summaries::UseAndWrite)
+        .then(|| Writer::create(path, &file))
+        .flatten();
+    let (lines, torn) = scan::read_file(&file, &mut |ev| {
+        listing.apply(path, ev);
+        if let Some(w) = writer.as_mut() {
+            w.push(ev);
+        }
+    })
+    .map_err(|e| (path.to_path_buf(), e))?;
+    if !sealed {
+        listing.torn_tail = torn;
+    } else if let Some(ev) = scan::sealed_torn(lines, torn) {
+        listing.apply(path, &ev);
+        if let Some(w) = writer.as_mut() {
+            w.push(&ev);
+        }
+    }
+    let counts = Counts {
+        rows: (listing.len() - rows) as u64,
+        damage: (listing.damage.len() - damage) as u64,
+    };
+    if let Some(w) = writer
+        && let Some(done) = w.finish(&file, counts)
+    {
+        written.push(done);
+    }
+    Ok(true)
+}
+
+/// The newest rows, how many rows come before them, the first live file read.
+pub type Tail = (Listing, u64, usize);
+
+/// The newest rows of a domain without reading its whole history: the live files from
+/// the end, a window growing until `enough` says so, and how many rows come before the
+/// window (their revisions), counted from the older segments' summaries, and the index
+/// of the window's first live file. `None` when
+/// this cannot be told exactly — an older segment without a valid summary, or with
+/// damage (which the full listing reports) — and the caller reads everything.
+///
+/// Sound because every segment after the first (`000000.log`, which may hold a body
+/// not in the order) is in the order and after all that precedes it: appends are
+/// stamped after the newest record, and a new generation is written in line order; and
+/// a state change always follows its snapshot's line.
+///
+/// # Errors
+/// `(path, error)` of a file that cannot be read.
+pub fn read_tail(
+    layout: &Layout,
+    enough: impl Fn(&Listing) -> bool,
+) -> Result<Option<Tail>, (PathBuf, std::io::Error)> {
+    let list = layout
+        .live_files()
+        .map_err(|e| (layout.segments_dir(), e))?;
+    let last = list.len().saturating_sub(1);
+    let mut width = 1;
+    loop {
+        let start = list.len().saturating_sub(width);
+        if start == 0 {
+            return Ok(None); // the whole history: the caller reads it all
+        }
+        let mut listing = Listing::default();
+        let mut whole = true;
+        for (i, path) in list.iter().enumerate().skip(start) {
+            whole &= read_file(
+                &mut listing,
+                path,
+                i != last,
+                Summaries::Use,
+                &mut Vec::new(),
+            )?;
+        }
+        listing.finish();
+        if whole && enough(&listing) {
+            let mut before = 0;
+            for path in &list[..start] {
+                match counts(path) {
+                    Some(c) if c.damage == 0 => before += c.rows,
+                    _ => return Ok(None),
+                }
+            }
+            return Ok(Some((listing, before, start)));
+        }
+        width *= 2;
+    }
 }
 
 #[cfg(test)]
