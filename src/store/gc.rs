@@ -126,7 +126,10 @@ impl<'a> Compaction<'a> {
     ///
     /// # Errors
     /// The generation cannot be written or switched to.
-    pub(super) fn switch(self, layout: &Layout) -> Result<()> {
+    pub(super) fn switch(mut self, layout: &Layout) -> Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(Error::io(layout.segments_dir(), e));
+        }
         let (at, seq) = self.head.unwrap_or_else(|| (now_millis(), 0));
         let head = journal::encode(&Record::Head(HeadRecord {
             v: FORMAT,
@@ -280,6 +283,50 @@ impl DomainStore {
             }
         }
         Ok(listing)
+    }
+}
+
+impl DomainStore {
+    /// Migrates a version 1 journal whose lines are in the order into rolled, ordered
+    /// segments (the caller holds the lock): the newest end then answers `log
+    /// --max-count` and `latest~K` without the rest, and a publish finds the newest
+    /// snapshot at the tail. Each snapshot record gains its `seq` (its line number);
+    /// a torn tail is cut first and noted in a `repair` record. Returns `false`, having
+    /// changed nothing but the torn tail, when the lines are not in the order: the
+    /// journal is then linked as it is (`000000.log`, [`Layout::ensure_v2`]).
+    ///
+    /// # Errors
+    /// I/O failures; the version 1 journal stays live then.
+    pub(super) fn migrate_ordered(&self) -> Result<bool> {
+        let layout = self.layout();
+        let io = |e| Error::io(layout.v1_journal(), e);
+        let torn = layout.cut_v1_tail().map_err(io)?;
+        let listing = summary::read(&layout, summary::Summaries::Use, || None::<()>)
+            .map_err(|(p, e)| Error::io(p, e))?;
+        if !listing.line_ordered {
+            return Ok(false);
+        }
+        drop(listing);
+        let out = layout
+            .new_generation(true)
+            .map_err(|e| Error::io(layout.segments_dir(), e))?;
+        let leaving = Leaving::none();
+        let mut pass = Compaction::run(&layout, &leaving, out)?;
+        if let Some(torn_bytes) = torn {
+            let (at, seq) = pass.head.clone().unwrap_or_else(|| (now_millis(), 0));
+            let at = at.max(now_millis());
+            let line = journal::encode(&Record::Repair(super::RepairRecord {
+                v: FORMAT,
+                at: at.clone(),
+                seq: Some(seq + 1),
+                torn_bytes,
+            }))
+            .map_err(|e| Error::encode("a journal record", e))?;
+            pass.write(line.as_bytes());
+            pass.bump(&at, seq + 1);
+        }
+        pass.switch(&layout)?;
+        Ok(true)
     }
 }
 

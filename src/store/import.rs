@@ -150,13 +150,13 @@ impl Checked {
 /// Verifies an archive without writing anything: every line and object checksum (first
 /// pass), then that every object a kept snapshot names is present (second pass; deleted
 /// snapshots are never exported). `open` gives the archive from its start. Returns its
-/// domains.
+/// domains, each with its number of journal lines.
 ///
 /// # Errors
 /// What is wrong, naming the entry (and line).
 pub fn check_archive<R: Read>(
     open: impl Fn() -> io::Result<R>,
-) -> std::result::Result<Vec<Domain>, ExportError> {
+) -> std::result::Result<Vec<(Domain, usize)>, ExportError> {
     let mut checked = Checked::default();
     let mut lines: Vec<usize> = Vec::new();
     each_entry(open()?, |entry, data| match entry {
@@ -194,7 +194,8 @@ pub fn check_archive<R: Read>(
         return Err(ExportError::NotAnExport);
     }
     check_complete(open()?, &checked)?;
-    Ok(checked.domains)
+    lines.resize(checked.domains.len(), 0);
+    Ok(checked.domains.into_iter().zip(lines).collect())
 }
 
 /// The second pass: every kept snapshot belongs to its domain and its objects are there.
@@ -315,7 +316,9 @@ struct Merge {
 }
 
 impl Merge {
-    fn start(ds: DomainStore) -> Result<Merge> {
+    /// Starts merging `lines` archive lines into `ds`: its lock, what it holds (the key
+    /// set sized for both at once: growing it would hold two tables).
+    fn start(ds: DomainStore, lines: usize) -> Result<Merge> {
         let lock = ds.lock("import", LOCK_TIMEOUT)?;
         ds.check_dirs()?;
         ds.ensure_dirs()?;
@@ -326,6 +329,7 @@ impl Merge {
         ds.layout()
             .read(&mut held)
             .map_err(|(p, e)| Error::io(p, e))?;
+        held.keys.reserve(lines);
         let spill_path = ds.dir().join("import");
         let (staged, file) =
             files::stage_file(&spill_path, 0o600).map_err(|e| Error::io(&spill_path, e))?;
@@ -464,13 +468,13 @@ impl Store {
             Ok(io::BufReader::with_capacity(1 << 20, reader))
         };
         open().map_err(|e| Error::io(file, e))?;
-        check_archive(open).map_err(invalid)?;
+        let domains = check_archive(open).map_err(invalid)?;
         let mut out = Imported { added: 0, kept: 0 };
         let mut merge: Option<Merge> = None;
         let mut failed: Option<Error> = None;
         let reader = open().map_err(|e| Error::io(file, e))?;
         each_entry(reader, |entry, data| {
-            let result = self.merge_entry(file, &mut merge, &mut out, entry, &data);
+            let result = self.merge_entry((file, &domains), &mut merge, &mut out, entry, &data);
             result.map_err(|e| {
                 failed = Some(e);
                 ExportError::Unexpected(String::new())
@@ -487,7 +491,7 @@ impl Store {
     /// objects into its folder; a new domain ends the previous one's merge.
     fn merge_entry(
         &self,
-        file: &Path,
+        (file, domains): (&Path, &[(Domain, usize)]),
         merge: &mut Option<Merge>,
         out: &mut Imported,
         entry: Entry,
@@ -501,7 +505,8 @@ impl Store {
             if let Some(m) = merge.take() {
                 m.finish(out)?;
             }
-            *merge = Some(Merge::start(self.domain(d))?);
+            let lines = domains.iter().find(|(x, _)| x == d).map_or(0, |(_, n)| *n);
+            *merge = Some(Merge::start(self.domain(d), lines)?);
         }
         let Some(m) = merge.as_mut() else {
             return Ok(());

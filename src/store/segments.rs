@@ -56,9 +56,11 @@ impl Layout {
         self.segments_dir().join(generation.to_string())
     }
 
-    /// Whether the domain has a journal of either version.
+    /// Whether the domain has a journal of either version, or its `segments` folder: a
+    /// first write killed before `CURRENT` leaves only that, and the next writer (a gc of
+    /// every domain among them) must see the domain to clean it up.
     pub fn exists(&self) -> bool {
-        self.current_path().is_file() || self.v1_journal().is_file()
+        self.current_path().is_file() || self.v1_journal().is_file() || self.segments_dir().is_dir()
     }
 
     /// The live generation, if the domain has been written in version 2.
@@ -207,8 +209,7 @@ impl Layout {
         let v1 = self.v1_journal();
         let mut head = (now.to_string(), 0);
         if v1.exists() {
-            let mut file = open_append(&v1)?;
-            if let Some(torn) = repair_tail(&mut file)? {
+            if let Some(torn) = self.cut_v1_tail()? {
                 first.push(Record::Repair(super::record::RepairRecord {
                     v: super::record::FORMAT,
                     at: now.to_string(),
@@ -216,7 +217,6 @@ impl Layout {
                     torn_bytes: torn,
                 }));
             }
-            file.sync_all()?;
             let mut builder = Builder::head_only();
             let lines = journal::read_lines(&v1, open_read(&v1)?, &mut builder)?;
             if let Some((at, seq)) = builder.head() {
@@ -245,6 +245,18 @@ impl Layout {
         files::sync_dir(&self.segments_dir())?;
         self.switch(generation)?;
         Ok(generation)
+    }
+
+    /// Cuts the version 1 journal's incomplete last line (a crash mid-append), durably;
+    /// the bytes cut.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn cut_v1_tail(&self) -> io::Result<Option<u64>> {
+        let mut file = open_append(&self.v1_journal())?;
+        let torn = repair_tail(&mut file)?;
+        file.sync_all()?;
+        Ok(torn)
     }
 
     /// Points `CURRENT` at `generation` (one atomic, durable rename).
