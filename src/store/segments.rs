@@ -331,18 +331,11 @@ impl Layout {
         if *n == 0 {
             return None;
         }
-        let mut file = open_read(path).ok()?;
-        let len = file.metadata().ok()?.len();
-        let from = len.saturating_sub(2 * journal::MAX_LINE as u64);
-        file.seek(SeekFrom::Start(from)).ok()?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).ok()?;
-        let complete = &bytes[..bytes.iter().rposition(|b| *b == b'\n')? + 1];
-        complete
-            .split(|b| *b == b'\n')
-            .rev()
-            .filter(|l| !l.is_empty())
-            .find_map(|l| journal::decode(l).ok())
+        // The last whole line that is a record tells, if it carries a `seq`.
+        let last = rfind_line(path, true, |l| {
+            (!l.is_empty()).then(|| journal::decode(l).ok())?
+        });
+        last.ok()?
             .and_then(|r| Some((r.at().to_string(), r.seq()?)))
     }
 
@@ -367,24 +360,22 @@ impl Layout {
             if *n == 0 {
                 return None;
             }
-            let mut bytes = Vec::new();
-            open_read(path).ok()?.read_to_end(&mut bytes).ok()?;
-            if i + 1 == files.len() {
-                // An incomplete last line is not a record yet.
-                let end = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
-                bytes.truncate(end);
-            }
-            for line in bytes.split(|b| *b == b'\n').rev() {
+            // An incomplete last line of the active segment is not a record yet.
+            let found = rfind_line(path, i + 1 == files.len(), |line| {
                 if line.is_empty() || passes_over(line) {
-                    continue;
+                    return None;
                 }
                 match journal::decode(line) {
-                    Ok(Record::Snapshot(s)) if !deleted.contains(&s.id) => return Some(Some(s)),
+                    Ok(Record::Snapshot(s)) if !deleted.contains(&s.id) => Some(s),
                     Ok(Record::State(st)) if st.state == State::Deleted => {
                         deleted.insert(st.id);
+                        None
                     }
-                    _ => {}
+                    _ => None,
                 }
+            });
+            if let Some(s) = found.ok()? {
+                return Some(Some(s));
             }
         }
         Some(None)
@@ -559,6 +550,58 @@ impl NewGeneration<'_> {
     }
 }
 
+/// Calls `f` with the non-empty lines of `path` (without newlines), last to first,
+/// reading the file backwards in chunks, until it returns something: finding the
+/// newest snapshot costs what lies after it, not the segment's size. `whole_only`
+/// leaves an incomplete last line out.
+///
+/// # Errors
+/// The file cannot be read.
+fn rfind_line<T>(
+    path: &Path,
+    whole_only: bool,
+    mut f: impl FnMut(&[u8]) -> Option<T>,
+) -> io::Result<Option<T>> {
+    const CHUNK: u64 = 64 << 10;
+    let mut file = open_read(path)?;
+    let mut end = file.metadata()?.len();
+    // The start of a line cut by the previous (later) chunk's beginning.
+    let mut pending: Vec<u8> = Vec::new();
+    let mut first = true;
+    loop {
+        let start = end.saturating_sub(CHUNK);
+        let mut data = vec![0u8; usize::try_from(end - start).unwrap_or(0)];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut data)?;
+        if std::mem::take(&mut first) && whole_only {
+            let whole = data.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
+            data.truncate(whole);
+        }
+        data.extend_from_slice(&pending);
+        let cut = match (start, data.iter().position(|b| *b == b'\n')) {
+            (0, _) => 0,
+            (_, Some(p)) => p + 1,
+            (_, None) => data.len(),
+        };
+        // A chunk without a newline holds no line start: all of it is carried.
+        let lines = (start == 0 || cut < data.len()).then(|| data[cut..].split(|b| *b == b'\n'));
+        for line in lines.into_iter().flatten().rev().filter(|l| !l.is_empty()) {
+            if let Some(found) = f(line) {
+                return Ok(Some(found));
+            }
+        }
+        if start == 0 {
+            return Ok(None);
+        }
+        data.truncate(cut);
+        if data.last() == Some(&b'\n') {
+            data.pop();
+        }
+        pending = data;
+        end = start;
+    }
+}
+
 /// Removes the files of `dir` named as [`crate::util::files`] names its temporaries.
 fn remove_temporaries(dir: &Path) {
     for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -718,4 +761,67 @@ pub fn read_journal(layout: &Layout) -> Result<Journal, (PathBuf, io::Error)> {
     let mut builder = Builder::default();
     layout.read(&mut builder)?;
     Ok(builder.finish(&layout.segments_dir()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines read backwards in chunks are the file's lines, reversed: lines longer than a
+    /// chunk, lines cut at chunk boundaries, an incomplete last line kept or left out.
+    #[test]
+    fn lines_read_backwards_are_the_lines_reversed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.log");
+        for seed in 0..12u64 {
+            let mut text = String::new();
+            let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            for n in 0..(20 + seed * 7) {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let len = match x % 6 {
+                    0 => 0,
+                    1 => 70_000,
+                    2 => 65_535,
+                    3 if n % 4 == 0 => {
+                        text.push('\n'); // an empty line
+                        0
+                    }
+                    _ => (x >> 40) as usize % 3000,
+                };
+                text.push_str(&format!("{n}:{}\n", "x".repeat(len)));
+            }
+            if seed % 2 == 1 {
+                text.push_str("torn"); // no newline
+            }
+            fs::write(&path, &text).unwrap();
+            for whole_only in [true, false] {
+                let mut want: Vec<&str> = text.split('\n').collect();
+                if whole_only && seed % 2 == 1 {
+                    want.pop();
+                }
+                want.retain(|l| !l.is_empty());
+                want.reverse();
+                let mut got: Vec<String> = Vec::new();
+                let none: Option<()> = rfind_line(&path, whole_only, |l| {
+                    got.push(String::from_utf8(l.to_vec()).unwrap());
+                    None
+                })
+                .unwrap();
+                assert!(none.is_none());
+                let short = |v: &[&str]| {
+                    v.iter()
+                        .map(|l| format!("{}:{}", &l[..l.len().min(6)], l.len()))
+                        .collect::<Vec<_>>()
+                };
+                let got: Vec<&str> = got.iter().map(String::as_str).collect();
+                assert_eq!(
+                    short(&got),
+                    short(&want),
+                    "seed {seed}, whole_only {whole_only}"
+                );
+            }
+        }
+    }
 }
