@@ -15,7 +15,8 @@ use super::{now_millis, summary};
 use crate::domain::Domain;
 use crate::error::{Damaged, Error, Result};
 use crate::util::hash::sha256_bytes;
-use std::collections::{BTreeSet, HashSet};
+use sha2::Digest;
+use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -359,7 +360,8 @@ impl Verified {
 
 impl Store {
     /// Reads every journal of `domain` (or of all domains) and checks that each kept
-    /// snapshot's objects are present and match their checksums.
+    /// snapshot's objects are present and match their checksums — streaming, in the
+    /// memory of the ids it has seen, never the whole journal.
     ///
     /// # Errors
     /// An invalid domain or an unreadable journal.
@@ -372,59 +374,121 @@ impl Store {
         for d in &list {
             let ds = self.domain(d);
             let _lock = ds.read_lock(LOCK_TIMEOUT)?;
-            let journal = ds.read()?;
-            for damage in &journal.damage {
-                out.findings.push(Finding::Problem(damage.to_string()));
-            }
-            if journal.torn_tail > 0 {
+            // Snapshots an older store marked deleted (usually none) are not checked.
+            let listing = ds.listing()?;
+            let deleted = listing
+                .rows()
+                .filter(|r| r.state() == State::Deleted)
+                .map(|r| Box::from(&*r.id()))
+                .collect();
+            drop(listing);
+            let mut pass = VerifyPass {
+                ds: &ds,
+                deleted,
+                seen: HashSet::new(),
+                checked: HashSet::new(),
+                parsed: HashSet::new(),
+                damage: Vec::new(),
+                torn: 0,
+                snapshots: Vec::new(),
+                counts: (0, 0),
+            };
+            ds.layout()
+                .read(&mut pass)
+                .map_err(|(p, e)| Error::io(p, e))?;
+            out.findings.append(&mut pass.damage);
+            if pass.torn > 0 {
                 out.findings.push(Finding::TornTail {
                     journal: ds.dir().join("segments"),
-                    bytes: journal.torn_tail,
+                    bytes: pass.torn,
                 });
             }
-            let mut checked = BTreeSet::new();
-            let mut parsed = BTreeSet::new();
-            for snap in journal
-                .snapshots
-                .iter()
-                .filter(|s| s.state != State::Deleted)
-            {
-                out.snapshots += 1;
-                // The CR must read back as an inventory (with this snapshot's renderedAt),
-                // the CRD as the ClusterInventory CRD: a checksum alone does not say the
-                // object is what the record says it is.
-                // Once per distinct CR object (identical inventories share it).
-                if parsed.insert(snap.record.cr.clone())
-                    && let Err(e) = ds.inventory(&snap.record)
-                {
-                    out.findings.push(Finding::Problem(format!(
-                        "snapshot {}: {}",
-                        snap.record.id,
-                        crate::error::chain(&e)
-                    )));
-                }
-                for (id, crd) in [(&snap.record.cr, false), (&snap.record.crd, true)] {
-                    if checked.insert(id.clone()) {
-                        out.objects += 1;
-                        let checked = ds.object(id).and_then(|text| {
-                            if crd {
-                                check_crd(&text).map_err(Error::from)
-                            } else {
-                                Ok(())
-                            }
-                        });
-                        if let Err(e) = checked {
-                            out.findings.push(Finding::Problem(format!(
-                                "snapshot {}: object {id}: {}",
-                                snap.record.id,
-                                crate::error::chain(&e)
-                            )));
-                        }
-                    }
-                }
-            }
+            out.findings.append(&mut pass.snapshots);
+            out.snapshots += pass.counts.0;
+            out.objects += pass.counts.1;
         }
         Ok(out)
+    }
+}
+
+/// `verify`'s pass over one domain's lines: each kept snapshot (the first record of an id,
+/// as every reader takes it) checked once, its objects once each.
+struct VerifyPass<'a> {
+    ds: &'a DomainStore,
+    deleted: HashSet<Box<str>>,
+    /// First 16 bytes of the sha256 of each snapshot id seen.
+    seen: HashSet<[u8; 16]>,
+    checked: HashSet<[u8; 32]>,
+    parsed: HashSet<[u8; 32]>,
+    /// Damaged lines, reported first; then the snapshots' problems.
+    damage: Vec<Finding>,
+    torn: u64,
+    snapshots: Vec<Finding>,
+    /// Snapshots and objects checked.
+    counts: (usize, usize),
+}
+
+impl VerifyPass<'_> {
+    fn snapshot(&mut self, snap: &SnapshotRecord) {
+        let problem = |what: String| Finding::Problem(format!("snapshot {}: {what}", snap.id));
+        // The CR must read back as an inventory (with this snapshot's renderedAt), the CRD
+        // as the ClusterInventory CRD: a checksum alone does not say the object is what
+        // the record says it is. Once per distinct CR object.
+        let key = |id: &str| sha256_bytes(id).unwrap_or_default();
+        if self.parsed.insert(key(&snap.cr))
+            && let Err(e) = self.ds.inventory(snap)
+        {
+            self.snapshots.push(problem(crate::error::chain(&e)));
+        }
+        for (id, crd) in [(&snap.cr, false), (&snap.crd, true)] {
+            if !self.checked.insert(key(id)) {
+                continue;
+            }
+            self.counts.1 += 1;
+            let checked = self.ds.object(id).and_then(|text| {
+                if crd {
+                    check_crd(&text).map_err(Error::from)
+                } else {
+                    Ok(())
+                }
+            });
+            if let Err(e) = checked {
+                let what = format!("object {id}: {}", crate::error::chain(&e));
+                self.snapshots.push(problem(what));
+            }
+        }
+    }
+}
+
+impl Lines for VerifyPass<'_> {
+    fn record(&mut self, _path: &Path, _line_no: usize, record: Record, _raw: &[u8]) {
+        let Record::Snapshot(snap) = record else {
+            return;
+        };
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&sha2::Sha256::digest(snap.id.as_bytes())[..16]);
+        if self.deleted.contains(snap.id.as_str()) || !self.seen.insert(id) {
+            return;
+        }
+        self.counts.0 += 1;
+        self.snapshot(&snap);
+    }
+
+    fn damage(&mut self, path: &Path, line: usize, _raw: &[u8], what: String) {
+        let damage = super::Damage {
+            path: path.to_path_buf(),
+            line,
+            what,
+        };
+        self.damage.push(Finding::Problem(damage.to_string()));
+    }
+
+    fn torn_tail(&mut self, bytes: u64) {
+        self.torn = bytes;
+    }
+
+    fn take_torn_tail(&mut self) -> u64 {
+        std::mem::take(&mut self.torn)
     }
 }
 
