@@ -174,13 +174,8 @@ impl<W: Write> ExportPass<'_, W> {
 
 impl<W: Write> Lines for ExportPass<'_, W> {
     fn record(&mut self, _path: &Path, line_no: usize, record: Record, raw: &[u8]) {
-        let id = match &record {
-            Record::Snapshot(s) => &s.id,
-            Record::State(st) => &st.id,
-            Record::Event(ev) => &ev.id,
-            Record::Repair(_) | Record::Head(_) => return,
-        };
-        if self.deleted.contains(id.as_str()) {
+        let Some(id) = record.id() else { return };
+        if self.deleted.contains(id) {
             return;
         }
         match record {

@@ -174,12 +174,7 @@ impl Lines for Compaction<'_> {
     fn record(&mut self, _path: &Path, line_no: usize, record: Record, raw: &[u8]) {
         let seq = record.seq().unwrap_or(line_no as u64);
         self.bump(record.at(), seq);
-        let id = match &record {
-            Record::Snapshot(s) => &s.id,
-            Record::State(st) => &st.id,
-            Record::Event(ev) => &ev.id,
-            Record::Repair(_) | Record::Head(_) => return,
-        };
+        let Some(id) = record.id() else { return };
         let leaves = self.leaving.contains(id);
         match record {
             Record::Snapshot(s) if leaves => Self::objects(&mut self.gone_objects, &s),

@@ -997,12 +997,7 @@ struct OneSnapshot<'a> {
 
 impl journal::Lines for OneSnapshot<'_> {
     fn record(&mut self, path: &Path, line_no: usize, record: Record, raw: &[u8]) {
-        let id = match &record {
-            Record::Snapshot(s) => &s.id,
-            Record::State(st) => &st.id,
-            Record::Event(ev) => &ev.id,
-            Record::Repair(_) | Record::Head(_) => return,
-        };
+        let Some(id) = record.id() else { return };
         if id == self.id {
             journal::Lines::record(&mut self.builder, path, line_no, record, raw);
         }

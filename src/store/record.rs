@@ -93,6 +93,16 @@ impl Record {
         }
     }
 
+    /// The snapshot it is about (`repair` and `head` records are about none).
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            Record::Snapshot(r) => Some(&r.id),
+            Record::State(r) => Some(&r.id),
+            Record::Event(r) => Some(&r.id),
+            Record::Repair(_) | Record::Head(_) => None,
+        }
+    }
+
     /// When it was recorded.
     pub fn at(&self) -> &str {
         match self {
