@@ -140,13 +140,12 @@ pub fn newest(query: &Query<'_>) -> Option<usize> {
 /// # Errors
 /// An unreadable store.
 pub fn load_store(store: &DomainStore, newest: Option<usize>) -> Result<StoreSteps> {
-    if let Some(n) = newest {
-        let live = |l: &Listing| l.rows().filter(|r| r.state() != State::Deleted).count();
-        if let Some((listing, before, _)) = store.listing_tail(|l| live(l) > n)? {
-            let steps = steps_of(store, listing, before)?;
-            if steps.steps.len() > n {
-                return Ok(steps);
-            }
+    if let Some(n) = newest
+        && let Some((listing, before, _)) = store.listing_tail(n + 1)?
+    {
+        let steps = steps_of(store, listing, before)?;
+        if steps.steps.len() > n {
+            return Ok(steps);
         }
     }
     steps_of(store, store.listing()?, 0)

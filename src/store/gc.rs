@@ -87,7 +87,7 @@ impl Leaving {
 /// out, the rest copied as they are (a version 1 snapshot record gains its `seq`, so its
 /// place in the order stays), damaged lines verbatim; the objects both sides name.
 pub(super) struct Compaction<'a> {
-    leaving: &'a Leaving,
+    leaving: Leaving,
     pub(super) out: NewGeneration<'a>,
     pub(super) head: Option<(String, u64)>,
     kept_objects: HashSet<[u8; 32]>,
@@ -97,15 +97,19 @@ pub(super) struct Compaction<'a> {
 }
 
 impl<'a> Compaction<'a> {
-    /// Streams the live lines of `layout` into `out`, leaving `leaving` out.
+    /// Streams the live lines of `layout` into a new generation (`ordered`: see
+    /// [`Layout::new_generation`]), leaving `leaving` out.
     ///
     /// # Errors
     /// A live file cannot be read, or the new generation cannot be written.
     pub(super) fn run(
-        layout: &Layout,
-        leaving: &'a Leaving,
-        out: NewGeneration<'a>,
+        layout: &'a Layout,
+        leaving: Leaving,
+        ordered: bool,
     ) -> Result<Compaction<'a>> {
+        let out = layout
+            .new_generation(ordered)
+            .map_err(|e| Error::io(layout.segments_dir(), e))?;
         let mut pass = Compaction {
             leaving,
             out,
@@ -258,10 +262,7 @@ impl DomainStore {
             return Ok(listing);
         }
         self.ensure_dirs()?;
-        let out = layout
-            .new_generation(ordered)
-            .map_err(|e| Error::io(layout.segments_dir(), e))?;
-        let mut pass = Compaction::run(&layout, &leaving, out)?;
+        let mut pass = Compaction::run(&layout, leaving, ordered)?;
         let (kept, gone, damaged) = (
             std::mem::take(&mut pass.kept_objects),
             std::mem::take(&mut pass.gone_objects),
@@ -303,11 +304,7 @@ impl DomainStore {
             return Ok(false);
         }
         drop(listing);
-        let out = layout
-            .new_generation(true)
-            .map_err(|e| Error::io(layout.segments_dir(), e))?;
-        let leaving = Leaving::none();
-        let mut pass = Compaction::run(&layout, &leaving, out)?;
+        let mut pass = Compaction::run(&layout, Leaving::none(), true)?;
         if let Some(torn_bytes) = torn {
             let (at, seq) = pass.head.clone().unwrap_or_else(|| (now_millis(), 0));
             let at = at.max(now_millis());

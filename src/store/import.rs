@@ -417,11 +417,7 @@ impl Merge {
         let layout = ds.layout();
         let ordered = held.ordered;
         drop(held);
-        let generation = layout
-            .new_generation(ordered)
-            .map_err(|e| Error::io(layout.segments_dir(), e))?;
-        let leaving = Leaving::none();
-        let mut pass = Compaction::run(&layout, &leaving, generation)?;
+        let mut pass = Compaction::run(&layout, Leaving::none(), ordered)?;
         let mut reader = io::BufReader::with_capacity(1 << 20, file);
         let mut line = Vec::new();
         while reader.read_until(b'\n', &mut line).map_err(spill_err)? > 0 {

@@ -425,18 +425,15 @@ impl DomainStore {
         Ok(listing)
     }
 
-    /// The newest rows of the domain, read from the end of its history until `enough`
-    /// says so, with how many rows come before them and the first live file read; `None`
+    /// The newest rows of the domain, read from the end of its history until they hold
+    /// `want` snapshots that are not deleted, with how many rows come before them and the first live file read; `None`
     /// when the end cannot tell (see [`summary::read_tail`]). It writes no summaries.
     ///
     /// # Errors
     /// The journal exists but cannot be read.
-    pub fn listing_tail(
-        &self,
-        enough: impl Fn(&scan::Listing) -> bool,
-    ) -> Result<Option<summary::Tail>> {
+    pub fn listing_tail(&self, want: usize) -> Result<Option<summary::Tail>> {
         self.check_dirs()?;
-        let tail = summary::read_tail(&self.layout(), enough).map_err(|(p, e)| Error::io(p, e))?;
+        let tail = summary::read_tail(&self.layout(), want).map_err(|(p, e)| Error::io(p, e))?;
         Ok(tail.map(|(mut listing, before, from)| {
             listing.domain = self.domain.to_string();
             (listing, before, from)
@@ -1020,9 +1017,8 @@ impl DomainStore {
     /// # Errors
     /// An unreadable journal, or a reference that names nothing (see [`resolve`]).
     pub fn resolve(&self, reference: &SnapshotRef) -> Result<Resolved> {
-        let live = |l: &scan::Listing| l.rows().filter(|r| r.state() != State::Deleted).count();
         let tail = match reference {
-            SnapshotRef::Latest(n) => self.listing_tail(|l| live(l) > *n as usize)?,
+            SnapshotRef::Latest(n) => self.listing_tail(*n as usize + 1)?,
             _ => None,
         };
         let (mut listing, before, from) = match tail {
@@ -1596,13 +1592,9 @@ mod tests {
         fs::write(dir.path().join("d/journal"), &text).unwrap();
         store.gc(usize::MAX, false, false).unwrap(); // v1 → rolled, ordered segments
         assert!(store.layout().live_files().unwrap().len() >= 3);
-        assert!(
-            store.listing_tail(|_| true).unwrap().is_none(),
-            "no summaries yet"
-        );
+        assert!(store.listing_tail(0).unwrap().is_none(), "no summaries yet");
         let full = store.listing().unwrap(); // writes the summaries
         let journal = store.read().unwrap();
-        let live = |l: &scan::Listing| l.rows().filter(|r| r.state() != State::Deleted).count();
         for n in [0usize, 1, 9, 5000, 12_000] {
             let r = store.resolve(&SnapshotRef::Latest(n as u32)).unwrap();
             let want = journal.newest_first().nth(n).unwrap();
@@ -1613,7 +1605,7 @@ mod tests {
                 .position(|s| s.record.id == want.record.id);
             assert_eq!(Some(r.revision as usize), position.map(|p| p + 1));
             // The window grows to what it needs; past the newer segments, it is all.
-            let Some((tail, before, _)) = store.listing_tail(|l| live(l) > n).unwrap() else {
+            let Some((tail, before, _)) = store.listing_tail(n + 1).unwrap() else {
                 assert!(n > 10_000, "the end could not tell the newest {n}");
                 continue;
             };

@@ -445,6 +445,11 @@ impl Listing {
         self.rows.is_empty()
     }
 
+    /// The rows not deleted.
+    pub fn live_len(&self) -> usize {
+        self.rows.iter().filter(|r| !r.deleted).count()
+    }
+
     /// The rows, in the listing's order.
     pub fn rows(&self) -> impl DoubleEndedIterator<Item = RowRef<'_>> + ExactSizeIterator {
         self.rows

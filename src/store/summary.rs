@@ -666,7 +666,7 @@ fn read_file(
 pub type Tail = (Listing, u64, usize);
 
 /// The newest rows of a domain without reading its whole history: the live files from
-/// the end, a window growing until `enough` says so, and how many rows come before the
+/// the end, a window growing until it holds `want` snapshots that are not deleted, and how many rows come before the
 /// window (their revisions), counted from the older segments' summaries, and the index
 /// of the window's first live file. `None` when
 /// this cannot be told exactly — an older segment without a valid summary, or with
@@ -679,10 +679,7 @@ pub type Tail = (Listing, u64, usize);
 ///
 /// # Errors
 /// `(path, error)` of a file that cannot be read.
-pub fn read_tail(
-    layout: &Layout,
-    enough: impl Fn(&Listing) -> bool,
-) -> Result<Option<Tail>, (PathBuf, std::io::Error)> {
+pub fn read_tail(layout: &Layout, want: usize) -> Result<Option<Tail>, (PathBuf, std::io::Error)> {
     let list = layout
         .live_files()
         .map_err(|e| (layout.segments_dir(), e))?;
@@ -705,7 +702,7 @@ pub fn read_tail(
             )?;
         }
         listing.finish();
-        if whole && enough(&listing) {
+        if whole && listing.live_len() >= want {
             let mut before = 0;
             for path in &list[..start] {
                 match counts(path) {

@@ -31,19 +31,7 @@ fn the_matrix_of_the_project_matches_its_golden_files() {
     assert_eq!(v["left"][0]["domain"], "apps.acme.example");
     // The matrix agrees with each domain's own render.
     for domain in ["edge.acme.example", "lab.acme.example", "prod.acme.example"] {
-        let root = example();
-        let render = clinv(&[
-            "render",
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            domain,
-            "-o",
-            "json",
-        ])
-        .run()
-        .success();
-        let inv: serde_json::Value = serde_json::from_str(&render.stdout).unwrap();
+        let inv = rendered(&example(), domain);
         for addon in inv["spec"]["addons"].as_array().unwrap() {
             let name = addon["name"].as_str().unwrap();
             let row = v["addons"]

@@ -104,6 +104,22 @@ pub fn gnu_time() -> Result<(), String> {
     }
 }
 
+/// `clinv render -o json` of `domain` in the project at `root`, parsed.
+pub fn rendered(root: &Path, domain: &str) -> serde_json::Value {
+    let out = clinv(&[
+        "render",
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        domain,
+        "-o",
+        "json",
+    ])
+    .run()
+    .success();
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
 pub fn clinv(args: &[&str]) -> Clinv {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_clinv"));
     cmd.env_clear()

@@ -24,21 +24,6 @@ fn content(spec: &serde_json::Value) -> serde_json::Value {
     spec
 }
 
-fn rendered(root: &std::path::Path, domain: &str) -> serde_json::Value {
-    let out = clinv(&[
-        "render",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        domain,
-        "-o",
-        "json",
-    ])
-    .run()
-    .success();
-    serde_json::from_str(&out.stdout).unwrap()
-}
-
 fn publish_creates_the_objects_kubectl_shows_them_and_the_live_object_matches_the_render() {
     let p = plane();
     p.reset();
