@@ -24,6 +24,7 @@ p90 wall time and the peak RSS of each run (from wait4's rusage), so the figures
 for the whole process: exec, reading the project, rendering, writing stdout.
 """
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -1014,6 +1015,16 @@ def bench_store_scale(args):
               [BIN, "log", "--max-count", "5", "--root", root, "--domain", dom], args.runs, denv, target_ms=50)
         bench(f"snapshots show latest~3 of the imported {n}",
               [BIN, "snapshots", "--domain", dom, "show", "latest~3", "--root", root], args.runs, denv, target_ms=50)
+        show = [BIN, "snapshots", "--domain", dom, "show", "--root", root]
+        newest = subprocess.run([BIN, "snapshots", "list", "--domain", dom, "--limit", "4", "-o", "json", "--root", root],
+                                env=denv, check=True, capture_output=True, text=True).stdout
+        newest = json.loads(newest)[-1]
+        bench(f"snapshots show ID (the 4th newest) of the imported {n}", show + [newest["id"]], args.runs, denv,
+              target_ms=50)
+        bench(f"snapshots show @DATE (the 4th newest) of the imported {n}", show + ["@" + newest["at"]], args.runs,
+              denv, target_ms=50)
+        bench(f"snapshots list --limit 20 of the imported {n}", lst + ["--limit", "20"], args.runs, denv,
+              target_ms=50)
         bench(f"snapshots show latest~3 of the migrated {n}",
               [BIN, "snapshots", "--domain", dom, "show", "latest~3", "--root", root], args.runs, env)
         shutil.rmtree(dest, ignore_errors=True)

@@ -976,6 +976,11 @@ pub struct ListArgs {
     #[arg(long, value_name = "T")]
     pub since: Option<String>,
 
+    /// At most N snapshots of each domain, the newest (read from the newest end of the
+    /// history for the table and -o name).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
     /// Sort every row by this column, ascending (kubectl's --sort-by; default: each
     /// domain newest first).
     #[arg(long, value_name = "COLUMN")]

@@ -65,6 +65,28 @@ pub const MAX_OBJECT: u64 = 8 << 20;
 /// read streaming, one line (at most [`journal::MAX_LINE`]) at a time.
 pub const MAX_JOURNAL: u64 = 64 << 20;
 
+/// Which snapshots a listing shows: never deleted ones; those in `state` (either
+/// channel's), recorded at or after `since` (Unix seconds); at most `limit` of a domain,
+/// the newest.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shown {
+    pub state: Option<State>,
+    pub since: Option<i64>,
+    pub limit: Option<usize>,
+}
+
+impl Shown {
+    fn keeps(&self, r: scan::RowRef<'_>) -> bool {
+        r.state() != State::Deleted
+            && self
+                .state
+                .is_none_or(|st| r.state() == st || r.cluster_state() == Some(st))
+            && self
+                .since
+                .is_none_or(|since| r.at_second().is_some_and(|at| at >= since))
+    }
+}
+
 /// The store root.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -143,24 +165,19 @@ impl Store {
 
     /// [`Store::list`] compactly, for the table of `snapshots list`: one [`scan::Listing`]
     /// per domain (sorted by name), each newest first, deleted snapshots aside and
-    /// filtered by `state`; with the damaged journal lines that were skipped.
+    /// filtered by `shown`; with the damaged journal lines that were skipped.
     ///
     /// # Errors
     /// An invalid domain or an unreadable journal.
     pub fn listings(
         &self,
         domain: Option<&Domain>,
-        state: Option<State>,
+        shown: &Shown,
     ) -> Result<(Vec<scan::Listing>, Vec<Damage>)> {
         let (mut out, mut damage) = (Vec::new(), Vec::new());
         for d in self.select(domain) {
-            let mut listing = self.domain(&d).listing()?;
+            let mut listing = self.domain(&d).listing_shown(shown)?;
             damage.append(&mut listing.damage);
-            listing.retain(|s| {
-                s.state() != State::Deleted
-                    && state.is_none_or(|st| s.state() == st || s.cluster_state() == Some(st))
-            });
-            listing.reverse();
             out.push(listing);
         }
         Ok((out, damage))
@@ -438,6 +455,52 @@ impl DomainStore {
             listing.domain = self.domain.to_string();
             (listing, before, from)
         }))
+    }
+
+    /// The rows `shown` asks for, newest first. With a limit, read from the newest end:
+    /// a window of segments growing (four times each turn) until it holds that many
+    /// shown rows, or the whole history when the end cannot tell (see
+    /// [`DomainStore::listing_tail`]).
+    ///
+    /// # Errors
+    /// The journal exists but cannot be read.
+    pub fn listing_shown(&self, shown: &Shown) -> Result<scan::Listing> {
+        let mut want = shown.limit.unwrap_or(0).max(1);
+        let mut listing = loop {
+            let tail = match shown.limit {
+                Some(_) => self.listing_tail(want)?,
+                None => None,
+            };
+            let Some((mut tail, _, _)) = tail else {
+                let mut all = self.listing()?;
+                all.retain(|r| shown.keeps(r));
+                break all;
+            };
+            tail.retain(|r| shown.keeps(r));
+            if shown.limit.is_some_and(|n| tail.len() >= n) {
+                break tail;
+            }
+            want = want.saturating_mul(4);
+        };
+        listing.reverse();
+        if let Some(n) = shown.limit {
+            listing.truncate(n);
+        }
+        Ok(listing)
+    }
+
+    /// The smallest window of the newest end (see [`DomainStore::listing_tail`]) for
+    /// which `holds` is true, growing eight times each turn; `None` when only the whole
+    /// history can tell.
+    fn tail_where(&self, holds: impl Fn(&scan::Listing) -> bool) -> Result<Option<summary::Tail>> {
+        let mut want = 64usize;
+        loop {
+            match self.listing_tail(want)? {
+                Some(tail) if holds(&tail.0) => return Ok(Some(tail)),
+                Some(_) => want = want.saturating_mul(8),
+                None => return Ok(None),
+            }
+        }
     }
 
     /// Writes objects and appends a `snapshot` record for `cr`, queued for the cluster
@@ -862,6 +925,9 @@ pub fn inventory_from_object(
 }
 
 /// A short unique id: time-ordered enough for humans, random enough for prefixes.
+/// Digits of the ids clinv gives: a reference this long is a whole id.
+const WHOLE_ID: usize = 12;
+
 fn new_id(at: &str, cr: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -874,7 +940,7 @@ fn new_id(at: &str, cr: &str) -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     );
-    hex_sha256(seed.as_bytes())[..12].to_string()
+    hex_sha256(seed.as_bytes())[..WHOLE_ID].to_string()
 }
 
 /// UTC now as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
@@ -906,8 +972,9 @@ fn hostname() -> String {
 }
 
 /// The row of `listing` that `reference` names (deleted snapshots are never named):
-/// `latest~N` counts from the newest, `@DATE` is the newest recorded at or before it, an
-/// id prefix of at least 4 hex digits must name exactly one.
+/// `latest~N` counts from the newest, `@DATE` is the newest recorded at or before it, a
+/// whole id names its snapshot, a shorter prefix of at least 4 hex digits must name
+/// exactly one.
 ///
 /// # Errors
 /// Too few snapshots, none at the date, a malformed prefix, no or several matches.
@@ -965,6 +1032,10 @@ pub fn resolve(listing: &scan::Listing, reference: &SnapshotRef) -> Result<usize
     let matches: Vec<usize> = newest_first()
         .filter(|i| id(*i).starts_with(prefix.as_str()))
         .collect();
+    // A whole id names its snapshot, even when a longer one starts with it.
+    if let Some(exact) = matches.iter().find(|i| id(**i) == *prefix) {
+        return Ok(*exact);
+    }
     match matches.as_slice() {
         [one] => Ok(*one),
         [] => Err(SnapshotError::NotFound(prefix.clone()).into()),
@@ -1019,7 +1090,15 @@ impl DomainStore {
     pub fn resolve(&self, reference: &SnapshotRef) -> Result<Resolved> {
         let tail = match reference {
             SnapshotRef::Latest(n) => self.listing_tail(*n as usize + 1)?,
-            _ => None,
+            // The newest at or before a date, or a whole id: a window of the newest end
+            // that holds it answers as the whole history would (rows before the window
+            // are ordered before its own). Only a prefix needs every row (is it unique?).
+            SnapshotRef::At(_) => self.tail_where(|l| resolve(l, reference).is_ok())?,
+            SnapshotRef::Id(id) if id.len() >= WHOLE_ID => self.tail_where(|l| {
+                l.rows()
+                    .any(|r| r.state() != State::Deleted && &*r.id() == id.as_str())
+            })?,
+            SnapshotRef::Id(_) => None,
         };
         let (mut listing, before, from) = match tail {
             Some(tail) => tail,
@@ -1564,12 +1643,11 @@ mod tests {
     /// The newest rows read from the end of a long history (several sealed segments
     /// with summaries) are the full listing's, numbered as it numbers them; a reference
     /// `latest~N` resolves to the full read's snapshot, history and all.
-    #[test]
-    fn the_newest_rows_from_the_end_are_the_full_listings() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
-        fs::create_dir_all(dir.path().join("d/objects")).unwrap();
-        let count = 20_000u64;
+    /// A domain `d` of `count` snapshots in rolled, ordered segments (a gc of a version 1
+    /// journal), every third applied.
+    fn rolled_store(root: &Path, count: u64) -> DomainStore {
+        let store = Store::at(root).domain(&crate::domain::d("d"));
+        fs::create_dir_all(root.join("d/objects")).unwrap();
         let mut text = String::new();
         for n in 0..count {
             let at = format!(
@@ -1589,9 +1667,57 @@ mod tests {
                 text.push_str(&journal::encode(&Record::State(st)).unwrap());
             }
         }
-        fs::write(dir.path().join("d/journal"), &text).unwrap();
+        fs::write(root.join("d/journal"), &text).unwrap();
         store.gc(usize::MAX, false, false).unwrap(); // v1 → rolled, ordered segments
         assert!(store.layout().live_files().unwrap().len() >= 3);
+        store
+    }
+
+    #[test]
+    fn a_limited_listing_is_the_newest_of_the_full_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = rolled_store(dir.path(), 20_000);
+        // Deleted ones, near the end and far from it, are not counted.
+        let deleted: Vec<_> = (0..20_000u64)
+            .filter(|n| n % 7 == 0 && (n % 1000 < 50 || *n > 19_000))
+            .map(|n| state(&format!("{n:012x}"), State::Deleted))
+            .collect();
+        store.set_states(&deleted).unwrap();
+        let ids = |l: &scan::Listing| {
+            l.rows()
+                .map(|r| (r.id().to_string(), r.state(), r.cluster_state()))
+                .collect::<Vec<_>>()
+        };
+        for written in [false, true] {
+            for state in [None, Some(State::Applied), Some(State::Pending)] {
+                // 2026-01-01T03:00:00Z: the newest 9,200 or so.
+                for since in [None, Some(1_767_236_400)] {
+                    let all = Shown {
+                        state,
+                        since,
+                        limit: None,
+                    };
+                    let full = ids(&store.listing_shown(&all).unwrap());
+                    assert!(full.len() > 1000, "{state:?} {since:?}");
+                    for n in [1, 5, 3000, 19_000, 30_000] {
+                        let shown = Shown {
+                            limit: Some(n),
+                            ..all
+                        };
+                        let newest = ids(&store.listing_shown(&shown).unwrap());
+                        assert_eq!(newest, full[..n.min(full.len())], "{n} {state:?} {since:?}");
+                    }
+                }
+            }
+            assert!(!written || store.listing_tail(1).unwrap().is_some());
+            store.listing().unwrap(); // writes the summaries: the newest end answers
+        }
+    }
+
+    #[test]
+    fn the_newest_rows_from_the_end_are_the_full_listings() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = rolled_store(dir.path(), 20_000);
         assert!(store.listing_tail(0).unwrap().is_none(), "no summaries yet");
         let full = store.listing().unwrap(); // writes the summaries
         let journal = store.read().unwrap();
@@ -1619,6 +1745,37 @@ mod tests {
             };
             assert_eq!(ids(&tail, 0), ids(&full, before as usize));
         }
+        // A whole id and a date resolve from the newest end as from the full listing.
+        for n in [0usize, 7, 4000, 19_999] {
+            let row = full.row(full.len() - 1 - n).unwrap();
+            let date = row.at().to_string();
+            for reference in [SnapshotRef::Id(row.id().to_string()), SnapshotRef::At(date)] {
+                let r = store.resolve(&reference).unwrap();
+                let i = resolve(&full, &reference).unwrap();
+                assert_eq!(r.snapshot.record.id, full.row(i).unwrap().id().to_string());
+                assert_eq!(r.revision, i as u64 + 1, "{reference:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_whole_id_names_its_snapshot_before_longer_ones() {
+        let text: String = ["abcd12345678", "abcd123456789", "abcd1234567a"]
+            .iter()
+            .map(|id| journal::encode(&v1_snapshot(id, "2026-01-01T00:00:00.000Z", "a")).unwrap())
+            .collect();
+        let listing = scan::read_bytes(Path::new("j"), text.as_bytes());
+        let id = |r: &str| {
+            let i = resolve(&listing, &SnapshotRef::Id(r.into())).unwrap();
+            listing.row(i).unwrap().id().to_string()
+        };
+        assert_eq!(id("abcd12345678"), "abcd12345678");
+        assert_eq!(id("abcd123456789"), "abcd123456789");
+        let many = resolve(&listing, &SnapshotRef::Id("abcd1234567".into()));
+        assert!(
+            matches!(many, Err(Error::Snapshot(SnapshotError::Ambiguous { .. }))),
+            "{many:?}"
+        );
     }
 
     /// A version 1 journal in the order is migrated into rolled segments (not linked as

@@ -475,6 +475,11 @@ impl Listing {
         self.rows.reverse();
     }
 
+    /// Keeps the first `n` rows.
+    pub fn truncate(&mut self, n: usize) {
+        self.rows.truncate(n);
+    }
+
     fn put(&mut self, s: &str) -> Str {
         if let Some(p) = pack_time(s.as_bytes()).or_else(|| pack_hex(s.as_bytes())) {
             return p;
@@ -574,6 +579,21 @@ impl Listing {
             }
         }
         self.slot(id).ok()
+    }
+
+    /// Makes room for `rows` more snapshots at once: a listing that knows its size
+    /// (from the summaries' counts) places every id once instead of at each doubling.
+    pub(super) fn reserve(&mut self, rows: usize) {
+        let want = (self.rows.len() + rows)
+            .saturating_mul(2)
+            .next_power_of_two();
+        self.rows.reserve(rows);
+        if want > self.ids.len() {
+            self.ids = vec![0; want.max(1024)];
+            for j in 0..self.rows.len() as u32 {
+                self.place(j);
+            }
+        }
     }
 
     /// Records row `i` (whose id is not there yet) in the id table.

@@ -310,7 +310,8 @@ impl Counts {
 /// The [`Counts`] of `segment` from its summary, if it has a valid one for this very
 /// segment (its identity; the trailer's own check) — without reading its events.
 pub fn counts(segment: &Path) -> Option<Counts> {
-    let identity = identity(&open_read(segment).ok()?).ok()?;
+    let log = open_read(segment).ok()?;
+    let identity = identity(&log).ok()?;
     let mut file = open_read(&path_of(segment)).ok()?;
     let len = file.metadata().ok()?.len();
     let end = len.checked_sub((DIGEST + TRAILER) as u64)?;
@@ -330,7 +331,10 @@ pub fn counts(segment: &Path) -> Option<Counts> {
         rows: word(0),
         damage: word(8),
     };
-    (counts.trailer(&identity) == trailer).then_some(counts)
+    // Every row is a line, and a line is at least its checksum and a space: a count
+    // beyond that is not this segment's (and never sizes an allocation).
+    let possible = log.metadata().ok()?.len() / (2 * DIGEST as u64 + 1);
+    (counts.trailer(&identity) == trailer && counts.rows <= possible).then_some(counts)
 }
 
 fn index_of<T: PartialEq>(all: &[T], v: &T) -> u8 {
@@ -604,6 +608,14 @@ fn read_with(
         .live_files()
         .map_err(|e| (layout.segments_dir(), e))?;
     let last = list.len().saturating_sub(1);
+    if summaries != Summaries::Ignore {
+        let known: u64 = list[..last]
+            .iter()
+            .filter_map(|p| counts(p))
+            .map(|c| c.rows)
+            .sum();
+        listing.reserve(usize::try_from(known).unwrap_or(0));
+    }
     for (i, path) in list.iter().enumerate() {
         if !read_file(&mut listing, path, i != last, summaries, written)? {
             return Ok(None);

@@ -280,7 +280,11 @@ mod tests {
             let b = crate::domain::d("b.example");
             for domain in [None, Some(&b)] {
                 let (rows, damage) = store.list(domain, state).unwrap();
-                let (listings, compact_damage) = store.listings(domain, state).unwrap();
+                let shown = crate::store::Shown {
+                    state,
+                    ..Default::default()
+                };
+                let (listings, compact_damage) = store.listings(domain, &shown).unwrap();
                 assert_eq!(damage, compact_damage);
                 assert_eq!(rows.len(), listings.iter().map(|l| l.len()).sum::<usize>());
                 let mut out = Vec::new();

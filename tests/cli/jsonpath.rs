@@ -298,7 +298,7 @@ fn no_headers_is_honoured_by_every_table() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert_eq!(
         r.stderr,
-        "[error] clinv snapshots: --state, --since, --sort-by, -o and --no-headers before a subcommand other than list belong to `snapshots list`; give the subcommand's own flags after it\n"
+        "[error] clinv snapshots: --state, --since, --limit, --sort-by, -o and --no-headers before a subcommand other than list belong to `snapshots list`; give the subcommand's own flags after it\n"
     );
     assert!(r.stdout.is_empty());
 }

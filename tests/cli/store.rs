@@ -752,7 +752,7 @@ fn store_only_use_is_discoverable_and_no_op_is_silent() {
     );
 }
 
-/// `snapshots list --since` and `--sort-by` (kubectl's), and the relative times of
+/// `snapshots list --since`, `--limit` and `--sort-by` (kubectl's), and the relative times of
 /// `--since` in snapshot references (`@0s`, `@yesterday`, git's `@2 hours ago`).
 fn list_since_sort_by_and_relative_references() {
     let fx = Fx::new();
@@ -788,6 +788,30 @@ fn list_since_sort_by_and_relative_references() {
         domains_by_time,
         ["prod.acme.example", "lab.acme.example", "prod.acme.example"]
     );
+    // --limit N: the newest N of each domain, in every format.
+    let ids = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
+            .collect()
+    };
+    let all = ids(&list(&[]));
+    assert_eq!(
+        ids(&list(&["--limit", "1"])),
+        [all[0].clone(), all[1].clone()]
+    );
+    assert_eq!(ids(&list(&["--limit", "2"])), all);
+    let names = list(&["--limit", "1", "-o", "name"]);
+    assert_eq!(names.lines().count(), 2, "{names}");
+    assert!(
+        names.contains(&format!("prod.acme.example/{}", all[1])),
+        "{names}"
+    );
+    let limited: Vec<serde_json::Value> =
+        serde_json::from_str(&list(&["--limit", "1", "-o", "json"])).unwrap();
+    assert_eq!(limited.len(), 2);
+    assert_eq!(limited[1]["id"], all[1].as_str());
+    assert_eq!(ids(&list(&["--limit", "0"])), Vec::<String>::new());
     // The table with --sort-by is the table (one header, same columns).
     let sorted = list(&["--sort-by", "id"]);
     assert!(sorted.starts_with("DOMAIN "), "{sorted}");

@@ -23,12 +23,13 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     let given = &args.list;
     let list_flags = given.state.is_some()
         || given.since.is_some()
+        || given.limit.is_some()
         || given.sort_by.is_some()
         || given.table.output.is_some()
         || given.table.no_headers;
     if list_flags && !matches!(args.command, None | Some(SnapshotsCommand::List(_))) {
         return Err(crate::app::Failure::Usage(
-            "clinv snapshots: --state, --since, --sort-by, -o and --no-headers before a subcommand other than list \
+            "clinv snapshots: --state, --since, --limit, --sort-by, -o and --no-headers before a subcommand other than list \
              belong to `snapshots list`; give the subcommand's own flags after it"
                 .to_string(),
         ));
@@ -47,6 +48,7 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
             let flags = ListArgs {
                 state: flags.state.or(given.state),
                 since: flags.since.clone().or_else(|| given.since.clone()),
+                limit: flags.limit.or(given.limit),
                 sort_by: flags.sort_by.or(given.sort_by),
                 table: TableOutput {
                     output: flags
@@ -122,13 +124,13 @@ fn list(
     if flags.sort_by.is_some() || !matches!(format, TableFormat::Table | TableFormat::Name) {
         return list_rows(settings, store, domain, flags, since);
     }
-    let (mut listings, damage) = store.listings(domain, state)?;
+    let shown = crate::store::Shown {
+        state,
+        since,
+        limit: flags.limit,
+    };
+    let (listings, damage) = store.listings(domain, &shown)?;
     warn_damage(settings, &damage);
-    if let Some(since) = since {
-        for l in &mut listings {
-            l.retain(|r| r.at_second().is_some_and(|at| at >= since));
-        }
-    }
     if listings.iter().all(|l| l.is_empty()) {
         settings.printer.info("no snapshots");
         return Ok(exit::OK);
@@ -158,6 +160,15 @@ fn list_rows(
     let recorded = |s: &Snapshot| crate::history::audit::parse_bound(&s.record.at, false);
     if let Some(since) = since {
         rows.retain(|s| recorded(s).is_some_and(|at| at.as_second() >= since));
+    }
+    if let Some(n) = flags.limit {
+        // Rows come grouped by domain, each newest first.
+        let mut seen: std::collections::HashMap<String, usize> = Default::default();
+        rows.retain(|s| {
+            let count = seen.entry(s.record.domain.clone()).or_default();
+            *count += 1;
+            *count <= n
+        });
     }
     if let Some(key) = flags.sort_by {
         sort_rows(&mut rows, key);
