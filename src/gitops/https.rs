@@ -20,6 +20,7 @@
 //! shown through [`crate::util::redact::url`].
 #![allow(clippy::disallowed_types)] // gitops: the one module that uses git2
 
+use super::layout::Access;
 use crate::error::{ArgumentError, Cause, Error, GitError, Result};
 use crate::util::redact;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
@@ -182,6 +183,58 @@ impl Settings {
             follow_all_redirects: rest > 0,
         })
     }
+}
+
+/// What source-controller needs to clone `url` as this repository reaches it (for
+/// `--print-flux`): SSH always takes a key; HTTP(S) takes credentials when clinv would
+/// send some — the URL's user info, `--token-env`, or a `credential.helper` /
+/// `credential.username` of git's configuration for it — with the CA file git trusts for
+/// it (`GIT_SSL_CAINFO`, then `http.sslCAInfo`).
+pub fn clone_access(config: Option<&git2::Config>, url: &str, token_env: bool) -> Access {
+    let lower = url.to_ascii_lowercase();
+    let http = lower.starts_with("https://") || lower.starts_with("http://");
+    if !http {
+        let scp = !url.contains("://") && !url.starts_with('/') && url.contains(':');
+        let ssh = lower.starts_with("ssh://") || lower.starts_with("git+ssh://") || scp;
+        return if ssh { Access::Ssh } else { Access::Open };
+    }
+    let credentials = token_env
+        || split_userinfo(url).1.is_some()
+        || config.is_some_and(|c| credential_helper(c, url));
+    if !credentials {
+        return Access::Open;
+    }
+    let ca = git_env("GIT_SSL_CAINFO")
+        .or_else(|| config.and_then(|c| HttpConfig::read(c, url).last("sslcainfo")));
+    Access::Basic { ca }
+}
+
+/// Whether git's configuration gives `url` a credential helper or user name
+/// (`credential.<key>`, or `credential.<url>.<key>` for a matching URL).
+fn credential_helper(config: &git2::Config, url: &str) -> bool {
+    let Ok(mut iter) = config.entries(Some("^credential\\.")) else {
+        return false;
+    };
+    while let Some(Ok(entry)) = iter.next() {
+        let (Ok(name), Ok(value)) = (entry.name(), entry.value()) else {
+            continue;
+        };
+        let Some(rest) = name.strip_prefix("credential.") else {
+            continue;
+        };
+        let (sub, key) = match rest.rsplit_once('.') {
+            Some((sub, key)) => (Some(sub), key),
+            None => (None, rest),
+        };
+        let key = key.to_ascii_lowercase();
+        if (key == "helper" || key == "username")
+            && !value.is_empty()
+            && sub.is_none_or(|pattern| url_matches(pattern, url))
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// The TLS configuration git's settings ask for (its environment first): the CA file and

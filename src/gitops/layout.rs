@@ -83,7 +83,47 @@ pub enum FluxSource<'a> {
     /// A `flux bootstrap` GitRepository in the cluster (name, namespace).
     Bootstrap { name: &'a str, namespace: &'a str },
     /// No bootstrap: a GitRepository of its own, printed with the Kustomization.
-    Own { url: &'a str, branch: &'a str },
+    Own {
+        url: &'a str,
+        branch: &'a str,
+        access: &'a Access,
+    },
+}
+
+/// What source-controller needs to clone the repository: a Secret named like the
+/// GitRepository (`spec.secretRef`) unless it is open to anyone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// A local path or a repository clinv reaches without credentials.
+    Open,
+    /// SSH: a private key and the server's host key (`identity`, `known_hosts`).
+    Ssh,
+    /// HTTPS with credentials (`username`, `password`), and the CA file the repository
+    /// trusts (`ca.crt`) when it is not the system's.
+    Basic { ca: Option<String> },
+}
+
+impl Access {
+    /// How to create the Secret (`kubectl`, placeholders for every credential), or why
+    /// none is printed.
+    pub fn advice(&self, name: &str, url: &str) -> Option<String> {
+        let create = format!("kubectl -n flux-system create secret generic {name}");
+        match self {
+            Access::Ssh => Some(format!(
+                "source-controller clones {url} over SSH with the Secret flux-system/{name} (spec.secretRef); create it first: {create} --from-file=identity=<private key file> --from-file=known_hosts=<known_hosts holding the server's host key>"
+            )),
+            Access::Basic { ca } => Some(format!(
+                "source-controller clones {url} with the Secret flux-system/{name} (spec.secretRef); create it first: {create} --from-literal=username=<user> --from-literal=password=<token>{}",
+                ca.as_deref()
+                    .map(|f| format!(" --from-file=ca.crt={f}"))
+                    .unwrap_or_default()
+            )),
+            Access::Open if url.starts_with("file://") || url.starts_with('/') => None,
+            Access::Open => Some(format!(
+                "no credentials are configured for {url}: the GitRepository has no spec.secretRef; if the repository is private, add one (see `flux create secret git`)"
+            )),
+        }
+    }
 }
 
 /// The Flux manifests that sync `path`: a GitRepository (with [`FluxSource::Own`]) and a
@@ -92,11 +132,20 @@ pub fn flux(domain: &str, path: &str, source: &FluxSource<'_>) -> String {
     let name = object_name(domain);
     let (repository, source_name, source_namespace) = match source {
         FluxSource::Bootstrap { name, namespace } => (String::new(), *name, *namespace),
-        FluxSource::Own { url, branch } => (
+        FluxSource::Own {
+            url,
+            branch,
+            access,
+        } => (
             format!(
-                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 5m\n  url: {}\n  ref:\n    branch: {}\n---\n",
+                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 5m\n  url: {}\n  ref:\n    branch: {}\n{}---\n",
                 quote(&flux_url(url)),
-                quote(branch)
+                quote(branch),
+                match access {
+                    Access::Open => String::new(),
+                    Access::Ssh | Access::Basic { .. } =>
+                        format!("  secretRef:\n    name: {name}\n"),
+                }
             ),
             name.as_str(),
             "flux-system",
@@ -395,6 +444,7 @@ mod tests {
             let own = FluxSource::Own {
                 url: "git@git.example:team/gitops.git",
                 branch: "main",
+                access: &Access::Ssh,
             };
             let text = flux(d, "clusters/x/inventory", &own);
             let docs: Vec<serde_json::Value> = crate::yaml::Doc::documents(&text)

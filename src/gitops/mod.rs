@@ -203,10 +203,27 @@ impl Repo {
 
     /// The URL of `remote` without credentials, as it goes into a printed manifest.
     pub fn remote_url(&self, remote: &str) -> Option<String> {
-        self.repo
-            .find_remote(remote)
-            .ok()
-            .and_then(|r| r.url().ok().map(crate::util::redact::url))
+        self.remote_url_raw(remote)
+            .map(|u| crate::util::redact::url(&u))
+    }
+
+    /// The URL of `remote` as configured (it may hold credentials: never shown).
+    fn remote_url_raw(&self, remote: &str) -> Option<String> {
+        let remote = self.repo.find_remote(remote).ok()?;
+        remote.url().ok().map(str::to_string)
+    }
+
+    /// What Flux needs to clone `url` (`--repo-url`), or the URL of `remote`, as this
+    /// repository reaches it ([`https::clone_access`]).
+    pub fn clone_access(&self, url: Option<&str>, remote: &str, token_env: bool) -> layout::Access {
+        let Some(url) = url
+            .map(str::to_string)
+            .or_else(|| self.remote_url_raw(remote))
+        else {
+            return layout::Access::Open;
+        };
+        let config = self.repo.config().ok();
+        https::clone_access(config.as_ref(), &url, token_env)
     }
 
     fn signature(&self, author: Option<&str>) -> Result<Signature<'static>> {

@@ -75,6 +75,7 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
     let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?;
     let branch = repo.branch(opts.branch)?;
     let url = || repo_url(&repo, opts, print);
+    let mut notices = Vec::new();
     let text = match print.which {
         Manifest::Flux => {
             if let Some(b) = repo.bootstrap_for(&branch, opts.path) {
@@ -87,17 +88,26 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
                 });
             }
             let source = repo.any_bootstrap(&branch, opts.path);
-            let text = match &source {
-                Some(b) => FluxSource::Bootstrap {
+            if let Some(b) = &source {
+                let source = FluxSource::Bootstrap {
                     name: &b.source,
                     namespace: &b.namespace,
-                },
-                None => FluxSource::Own {
-                    url: &url()?,
+                };
+                layout::flux(domain, opts.path, &source)
+            } else {
+                let url = url()?;
+                let remote = opts.push.map_or("origin", |(remote, _)| remote);
+                let token = opts.https.token_env.is_some();
+                let access = repo.clone_access(print.repo_url, remote, token);
+                let name = layout::object_name(domain);
+                notices.extend(access.advice(&name, &url).map(Notice::info));
+                let own = FluxSource::Own {
+                    url: &url,
                     branch: &branch,
-                },
-            };
-            layout::flux(domain, opts.path, &text)
+                    access: &access,
+                };
+                layout::flux(domain, opts.path, &own)
+            }
         }
         Manifest::Argo if print.all => argo_set(&repo, &branch, print, &url()?)?,
         Manifest::Argo => {
@@ -110,7 +120,7 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
     };
     Ok(Printed {
         text: Some(text),
-        notices: Vec::new(),
+        notices,
     })
 }
 

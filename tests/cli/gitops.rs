@@ -1366,6 +1366,81 @@ fn flux_and_argo_manifests() {
     assert!(log(&fx.work()).is_empty(), "printing commits nothing");
 }
 
+/// Operator review, finding 4: an SSH remote, and an HTTPS one clinv has credentials for,
+/// need a Secret source-controller clones with; `--print-flux` names it in the
+/// GitRepository and says how to create it (placeholders, never a credential).
+fn print_flux_names_the_secret_a_private_remote_needs() {
+    let fx = Fx::new();
+    let work = fx.work();
+    let flux = |remote: &str, config: &[(&str, &str)]| {
+        git(&work, &["remote", "set-url", "origin", remote]);
+        for (key, value) in config {
+            git(&work, &["config", key, value]);
+        }
+        let run = fx.commit(&work, &["--print-flux"]).success();
+        for (key, _) in config {
+            git(&work, &["config", "--unset", key]);
+        }
+        (yaml_docs(&run.stdout), run.stderr)
+    };
+    let name = "clusterinventory-prod.acme.example";
+    for ssh in [
+        "git@git.acme.example:platform/gitops.git",
+        "ssh://git@git.acme.example:2222/platform/gitops.git",
+    ] {
+        let (docs, stderr) = flux(ssh, &[]);
+        assert_eq!(docs[0]["spec"]["secretRef"]["name"], name, "{ssh}");
+        assert!(
+            stderr.contains(&format!(
+                "kubectl -n flux-system create secret generic {name}"
+            )) && stderr.contains("--from-file=identity=")
+                && stderr.contains("--from-file=known_hosts="),
+            "{stderr}"
+        );
+    }
+    let https = "https://git.acme.example/platform/gitops.git";
+    // Credentials from a helper, the URL or --token-env: a Secret with username/password.
+    for config in [
+        &[("credential.helper", "store")][..],
+        &[
+            ("http.sslCAInfo", "/etc/ca.pem"),
+            ("credential.helper", "store"),
+        ],
+    ] {
+        let (docs, stderr) = flux(https, config);
+        assert_eq!(docs[0]["spec"]["secretRef"]["name"], name, "{stderr}");
+        assert!(
+            stderr.contains("--from-literal=username=")
+                && stderr.contains("--from-literal=password="),
+            "{stderr}"
+        );
+        assert_eq!(
+            stderr.contains("--from-file=ca.crt=/etc/ca.pem"),
+            config.len() == 2,
+            "{stderr}"
+        );
+    }
+    let (docs, stderr) = flux(
+        "https://bot:s3cr3t@git.acme.example/platform/gitops.git",
+        &[],
+    );
+    assert_eq!(docs[0]["spec"]["secretRef"]["name"], name, "{stderr}");
+    assert!(
+        !stderr.contains("s3cr3t") && !serde_json::to_string(&docs).unwrap().contains("s3cr3t")
+    );
+    // None configured: no Secret, and a word on what a private repository needs.
+    let (docs, stderr) = flux(https, &[]);
+    assert!(docs[0]["spec"]["secretRef"].is_null(), "{stderr}");
+    assert!(stderr.contains("private"), "{stderr}");
+    // A local remote needs nothing.
+    let local = format!("file://{}", fx.remote().display());
+    let (docs, stderr) = flux(&local, &[]);
+    assert!(
+        docs[0]["spec"]["secretRef"].is_null() && !stderr.contains("secret"),
+        "{stderr}"
+    );
+}
+
 fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
     let fx = Fx::new();
     let stale = fx.clone_remote("stale");
@@ -1495,6 +1570,7 @@ trials! {
         a_ref_lock_left_by_a_killed_process_is_named,
         pushers_to_a_local_remote_take_its_lock,
         flux_and_argo_manifests,
+        print_flux_names_the_secret_a_private_remote_needs,
         an_older_snapshot_is_never_pushed_over_a_newer_one,
         print_flux_respects_a_flux_bootstrap_tree,
         print_argo_needs_a_repository_url_and_takes_a_destination,
