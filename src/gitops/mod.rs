@@ -244,8 +244,8 @@ impl Repo {
             .map_err(|_| Error::NoAuthor)
     }
 
-    /// Commits `folder` at `req.path` on the branch (creating the branch if it has no
-    /// commit yet), unless the branch already holds it or something newer.
+    /// Commits `folder` at `req.path` on the branch (creating it from HEAD's commit when
+    /// it does not exist), unless the branch already holds it or something newer.
     ///
     /// # Errors
     /// Git failures, an author problem, unmanaged files in the folder, a failed signing.
@@ -253,7 +253,10 @@ impl Repo {
         let branch = self.branch(req.branch)?;
         let refname = format!("refs/heads/{branch}");
         let tip = self.repo.refname_to_id(&refname).ok();
-        let committed = self.build(tip, folder, req)?;
+        // A new branch starts from the current tip, as `git switch -c` does: a pull
+        // request needs history in common with its base.
+        let base = tip.or_else(|| self.current_commit());
+        let committed = self.build(base, folder, req)?;
         if let Committed::New { oid, summary } = &committed {
             // Only a commit that writes the folder can overwrite edits there.
             if !req.force {
@@ -269,6 +272,12 @@ impl Repo {
             )?;
         }
         Ok(committed)
+    }
+
+    /// The commit HEAD is at (none in an empty repository).
+    fn current_commit(&self) -> Option<Oid> {
+        let head = self.repo.head().ok()?;
+        head.peel_to_commit().ok().map(|c| c.id())
     }
 
     /// Builds the commit on `tip` (no ref moves).

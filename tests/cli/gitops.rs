@@ -1441,6 +1441,45 @@ fn print_flux_names_the_secret_a_private_remote_needs() {
     );
 }
 
+/// Operator review, finding 1: `commit --branch NEW` (a pull request's first step)
+/// starts the branch from the current tip, as `git switch -c` does — never an orphan.
+fn a_new_branch_starts_from_the_current_tip() {
+    let fx = Fx::new();
+    let work = fx.work();
+    std::fs::write(work.join("README.md"), "team repository\n").unwrap();
+    git(&work, &["add", "README.md"]);
+    git(&work, &["commit", "-q", "-m", "readme"]);
+    let tip = git(&work, &["rev-parse", "HEAD"]);
+    fx.commit(&work, &["--branch", "inventory-update"])
+        .success();
+    let parent = git(&work, &["rev-parse", "inventory-update^"]);
+    assert_eq!(parent, tip, "the new branch's commit sits on main's tip");
+    let files = git(&work, &["ls-tree", "-r", "--name-only", "inventory-update"]);
+    assert!(files.lines().any(|f| f == "README.md"), "{files}");
+    assert!(
+        files.contains("clusters/prod.acme.example/inventory/"),
+        "{files}"
+    );
+    // A merge base with main: a pull request has history in common.
+    git(&work, &["merge-base", "main", "inventory-update"]);
+    // main did not move, and HEAD stays on it.
+    assert_eq!(git(&work, &["rev-parse", "main"]), tip);
+    assert_eq!(
+        git(&work, &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/main"
+    );
+    // In an empty repository there is no tip: the first commit is a root.
+    let fresh = Fx::new();
+    fresh
+        .commit(&fresh.work(), &["--branch", "first"])
+        .success();
+    let parents = git(
+        &fresh.work(),
+        &["rev-list", "--parents", "-n", "1", "first"],
+    );
+    assert_eq!(parents.split_whitespace().count(), 1, "{parents}");
+}
+
 fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
     let fx = Fx::new();
     let stale = fx.clone_remote("stale");
@@ -1570,6 +1609,7 @@ trials! {
         a_ref_lock_left_by_a_killed_process_is_named,
         pushers_to_a_local_remote_take_its_lock,
         flux_and_argo_manifests,
+        a_new_branch_starts_from_the_current_tip,
         print_flux_names_the_secret_a_private_remote_needs,
         an_older_snapshot_is_never_pushed_over_a_newer_one,
         print_flux_respects_a_flux_bootstrap_tree,
