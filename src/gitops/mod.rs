@@ -6,8 +6,9 @@
 //! from the index — so nothing the user staged or changed elsewhere is swept into it.
 //! The branch moves by compare-and-swap from the tip the commit was built on; a
 //! concurrent writer makes the move fail instead of being overwritten. Pushes check the
-//! per-ref result (libgit2 reports success for a server-rejected ref otherwise) and, on a
-//! non-fast-forward, rebuild the commit on the new remote tip and retry. SSH remotes go
+//! per-ref result (libgit2 reports success for a server-rejected ref otherwise) and, when
+//! a rejected push's remote tip is no longer one the local commit sits on (whatever the
+//! server's words), rebuild the commit on the new remote tip and retry. SSH remotes go
 //! through the system `ssh`, as git runs it (ssh).
 #![allow(clippy::disallowed_types)] // the one module that uses git2
 
@@ -492,23 +493,29 @@ impl Repo {
                 let _held = lock_local_remote(&remote, deadline.saturating_sub(start.elapsed()))?;
                 push_once(&self.repo, &mut remote, &refname)?
             };
-            match rejected {
-                None => return Ok(Pushed { attempts: attempt }),
-                Some(status) if !is_non_fast_forward(&status) => {
-                    return Err(PushError::Rejected {
-                        remote: remote_name.to_string(),
-                        refname,
-                        status,
-                    }
-                    .into());
-                }
-                Some(_) => {}
+            let Some(status) = rejected else {
+                return Ok(Pushed { attempts: attempt });
+            };
+            let refused = || PushError::Rejected {
+                remote: remote_name.to_string(),
+                refname: refname.clone(),
+                status: status.clone(),
+            };
+            // Whatever the server's words ("fetch first", "failed to update ref", a
+            // hook's): the tip moved when ours no longer sits on it — someone pushed
+            // first. When it still does, the push was a fast-forward and was refused.
+            let remote_tip = match fetch(&self.repo, &mut remote, &branch) {
+                Ok(tip) => tip,
+                Err(e) if is_non_fast_forward(&status) => return Err(e),
+                Err(_) => return Err(refused().into()),
+            };
+            if !self.moved(&refname, remote_tip) {
+                return Err(refused().into());
             }
             if start.elapsed() + delay > deadline {
                 break;
             }
-            // Someone pushed first: take their tip and put our folder on top of it.
-            let remote_tip = fetch(&self.repo, &mut remote, &branch)?;
+            // Someone pushed first: put our folder on top of their tip.
             match self.build(Some(remote_tip), folder, req) {
                 Ok(Committed::New { oid, .. }) => {
                     let oid = Oid::from_str(&oid).map_err(|e| git(&wd, e))?;
@@ -543,6 +550,15 @@ impl Repo {
             secs: start.elapsed().as_secs_f64(),
         }
         .into())
+    }
+
+    /// Whether the remote's `tip` is not one the local `refname` sits on (equal to it or
+    /// an ancestor): a push of it was not a fast-forward.
+    fn moved(&self, refname: &str, tip: Oid) -> bool {
+        let Ok(local) = self.repo.refname_to_id(refname) else {
+            return true;
+        };
+        local != tip && !self.repo.graph_descendant_of(local, tip).unwrap_or(false)
     }
 
     fn fast_forward(&self, refname: &str, to: Oid, path: &str) -> Result<()> {
@@ -655,6 +671,8 @@ fn lock_local_remote(remote: &git2::Remote<'_>, timeout: Duration) -> Result<Opt
     .map(Some)
 }
 
+/// Words of a rejection that say the tip moved: then a fetch that fails is the error to
+/// report (whether the tip moved is decided from the fetched tip, not from words).
 fn is_non_fast_forward(status: &str) -> bool {
     let s = status.to_ascii_lowercase();
     // The last two are a concurrent writer on the remote's ref (libgit2's local transport

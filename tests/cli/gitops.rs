@@ -627,6 +627,47 @@ fn concurrent_committers_to_one_remote_both_land() {
     }
 }
 
+/// Operator review, finding 2: parallel CI jobs pushing different domains through a
+/// real receive-pack (git daemon) whose pre-receive hook widens the race: the loser is
+/// told "failed to update ref" — the tip moved — and must fetch, rebuild and retry,
+/// whatever the server's wording.
+fn a_ref_update_lost_to_a_parallel_push_is_retried() {
+    let fx = Fx::new();
+    fx.commit(&fx.work(), &["--push"]).success(); // main exists on the remote
+    let hook = fx.remote().join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 1\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let daemon = Daemon::start(fx.dir.path());
+    let url = format!("git://127.0.0.1:{}/remote.git", daemon.port);
+    let clones: Vec<PathBuf> = ["a", "b"].iter().map(|n| fx.clone_remote(n)).collect();
+    for c in &clones {
+        git(c, &["remote", "add", "daemon", &url]);
+    }
+    let domains = ["lab.acme.example", "edge.acme.example"];
+    let runs: Vec<Run> = std::thread::scope(|s| {
+        let handles: Vec<_> = domains
+            .iter()
+            .zip(&clones)
+            .map(|(domain, repo)| {
+                let fx = &fx;
+                s.spawn(move || {
+                    let repo = repo.to_str().unwrap();
+                    fx.clinv(&[
+                        "commit", "--domain", domain, "--repo", repo, "--push", "daemon",
+                    ])
+                    .run()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    drop(daemon);
+    for run in &runs {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    assert_eq!(log(&fx.remote()).len(), 3, "every push landed");
+}
+
 fn a_rejected_ref_is_a_failure_not_a_success() {
     let fx = Fx::new();
     let hook = fx.remote().join("hooks/pre-receive");
@@ -1602,6 +1643,7 @@ trials! {
         push_to_a_file_remote_and_a_stale_clone_rebases_and_retries,
         concurrent_committers_to_one_remote_both_land,
         a_rejected_ref_is_a_failure_not_a_success,
+        a_ref_update_lost_to_a_parallel_push_is_retried,
         push_to_a_git_daemon_remote,
         no_secret_reaches_any_git_object,
         ssh_signed_commits_verify_and_move_the_branch,
