@@ -54,8 +54,11 @@ struct Settings {
     token: Option<(String, String)>,
     /// The worktree: `git credential` runs there so the repository's config applies.
     workdir: PathBuf,
-    /// Whether a CA was configured (for the hint on an untrusted certificate).
-    custom_ca: bool,
+    /// Where the configured CA came from (`GIT_SSL_CAINFO (/path)`), for the hint on an
+    /// untrusted certificate.
+    custom_ca: Option<String>,
+    /// The proxy in use (`host:port`), named when it cannot be reached.
+    proxy: Option<String>,
     follow_all_redirects: bool,
 }
 
@@ -180,6 +183,7 @@ impl Settings {
             token: token(opts, url)?,
             workdir: workdir.to_path_buf(),
             custom_ca,
+            proxy: proxy.as_ref().map(|p| format!("{}:{}", p.host(), p.port())),
             follow_all_redirects: rest > 0,
         })
     }
@@ -238,9 +242,13 @@ fn credential_helper(config: &git2::Config, url: &str) -> bool {
 }
 
 /// The TLS configuration git's settings ask for (its environment first): the CA file and
-/// folder, certificate checks on unless `--allow-insecure-tls` allows them off; whether
-/// a custom CA is in use.
-fn tls(http: &HttpConfig, opts: &Options, url: &str) -> Result<(ureq::tls::TlsConfig, bool)> {
+/// folder, certificate checks on unless `--allow-insecure-tls` allows them off; where
+/// the custom CA in use comes from (`GIT_SSL_CAINFO (/path)`, …).
+fn tls(
+    http: &HttpConfig,
+    opts: &Options,
+    url: &str,
+) -> Result<(ureq::tls::TlsConfig, Option<String>)> {
     let verify = match git_env("GIT_SSL_NO_VERIFY") {
         Some(_) => false,
         None => http.bool("sslverify").unwrap_or(true),
@@ -248,8 +256,19 @@ fn tls(http: &HttpConfig, opts: &Options, url: &str) -> Result<(ureq::tls::TlsCo
     if !verify && !opts.allow_insecure_tls {
         return Err(GitError::InsecureTls(redact::url(url)).into());
     }
-    let ca_file = git_env("GIT_SSL_CAINFO").or_else(|| http.last("sslcainfo"));
-    let ca_dir = git_env("GIT_SSL_CAPATH").or_else(|| http.last("sslcapath"));
+    let named = |env: &str, key: &str, config: &str| {
+        let from_env = git_env(env).map(|v| (format!("{env} ({v})"), v));
+        from_env.or_else(|| http.last(key).map(|v| (format!("{config} ({v})"), v)))
+    };
+    let ca_file = named("GIT_SSL_CAINFO", "sslcainfo", "http.sslCAInfo");
+    let ca_dir = named("GIT_SSL_CAPATH", "sslcapath", "http.sslCAPath");
+    let custom_ca = [&ca_file, &ca_dir]
+        .into_iter()
+        .flatten()
+        .map(|(name, _)| name.as_str())
+        .collect::<Vec<_>>();
+    let custom_ca = (!custom_ca.is_empty()).then(|| custom_ca.join(" and "));
+    let (ca_file, ca_dir) = (ca_file.map(|(_, v)| v), ca_dir.map(|(_, v)| v));
     let mut certs = Vec::new();
     if let Some(file) = &ca_file {
         certs.extend(read_pem(&expand_home(file), true)?);
@@ -257,9 +276,8 @@ fn tls(http: &HttpConfig, opts: &Options, url: &str) -> Result<(ureq::tls::TlsCo
     if let Some(dir) = &ca_dir {
         certs.extend(read_pem_dir(&expand_home(dir))?);
     }
-    let custom_ca = ca_file.is_some() || ca_dir.is_some();
     let mut tls = ureq::tls::TlsConfig::builder();
-    if custom_ca {
+    if custom_ca.is_some() {
         tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
     }
     if !verify {
@@ -1009,14 +1027,40 @@ fn transport_error(err: &ureq::Error, shown: &str, settings: &Settings) -> Strin
     }
     let text = redact::detail(&text);
     if text.contains("invalid peer certificate") || text.contains("UnknownIssuer") {
-        let hint = if settings.custom_ca {
-            "the server's certificate is not signed by the CA in http.sslCAInfo / http.sslCAPath; point it at the CA that signed the server's certificate"
-        } else {
-            "the server's certificate is not signed by a public CA; trust its CA with `git config http.sslCAInfo /path/to/ca.pem` (or GIT_SSL_CAINFO)"
+        let hint = match &settings.custom_ca {
+            Some(from) => format!(
+                "the server's certificate is not signed by the CA of {from}; point it at the CA that signed the server's certificate"
+            ),
+            None => "the server's certificate is not signed by a public CA; trust its CA with `git config http.sslCAInfo /path/to/ca.pem` (or GIT_SSL_CAINFO)".to_string(),
         };
         return format!("{shown}: TLS: {text}: {hint}");
     }
+    // Through a proxy, clinv connects only to the proxy: a refused or unresolved
+    // connection is the proxy's, as git says ("Failed to connect to <proxy> port N").
+    if let Some(proxy) = &settings.proxy
+        && not_connected(err)
+    {
+        return format!("{shown}: cannot connect to the proxy {proxy}: {text}");
+    }
     format!("{shown}: {text}")
+}
+
+/// Whether `err` is a failure to open the connection (refused, unresolved, timed out).
+fn not_connected(err: &ureq::Error) -> bool {
+    match err {
+        ureq::Error::Io(e) => matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionRefused
+                | io::ErrorKind::HostUnreachable
+                | io::ErrorKind::NetworkUnreachable
+                | io::ErrorKind::AddrNotAvailable
+        ),
+        ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => true,
+        ureq::Error::Timeout(t) => {
+            matches!(t, ureq::Timeout::Connect | ureq::Timeout::Resolve)
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]

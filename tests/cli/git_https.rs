@@ -615,6 +615,54 @@ fn a_commit_without_push_makes_no_https_request() {
 
 /// A remote that moved: the first request follows the redirect, the rest go where it
 /// landed.
+/// Operator review, findings 9 and 10: a proxy that is down is named as the proxy (git:
+/// "Failed to connect to <proxy> port N"), never blamed on the git server; a CA from
+/// `GIT_SSL_CAINFO` (which wins over `http.sslCAInfo`, as in git) that does not sign the
+/// server is named with the variable and its file.
+fn a_dead_proxy_and_a_wrong_ca_are_named_for_what_they_are() {
+    let fx = Fx::new();
+    let work = fx.clone("work", None);
+    fx.store_helper(&work, PASSWORD);
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let proxy = format!("http://127.0.0.1:{port}");
+    for (key, env) in [(None, Some("HTTPS_PROXY")), (Some("http.proxy"), None)] {
+        if let Some(key) = key {
+            git_in(&work, &fx.home(), &["config", key, &proxy]);
+        }
+        let mut push = fx.push(&work, "prod.acme.example", &[]);
+        if let Some(env) = env {
+            push = push.env(env, &proxy);
+        }
+        let run = push.run();
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("proxy 127.0.0.1:{port}")),
+            "{key:?} {env:?}: {}",
+            run.stderr
+        );
+        if let Some(key) = key {
+            git_in(&work, &fx.home(), &["config", "--unset", key]);
+        }
+    }
+    // Public CAs only: they do not sign the test server.
+    let bundle = "/etc/ssl/certs/ca-certificates.crt";
+    let run = fx
+        .push(&work, "prod.acme.example", &[])
+        .env("GIT_SSL_CAINFO", bundle)
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("GIT_SSL_CAINFO ({bundle})"))
+            && !run.stderr.contains("http.sslCAInfo"),
+        "{}",
+        run.stderr
+    );
+    no_secret(&run);
+    assert!(fx.remote_log().is_empty());
+}
+
 fn a_redirected_remote_is_followed() {
     let fx = Fx::new();
     let old = fx.server.url("/old/inv.git");
@@ -634,6 +682,7 @@ trials! {
         a_wrong_password_is_a_clear_error_without_the_secret,
         an_untrusted_ca_says_how_to_trust_it_and_sslverify_false_needs_a_flag,
         a_redirected_remote_is_followed,
+        a_dead_proxy_and_a_wrong_ca_are_named_for_what_they_are,
         a_commit_without_push_makes_no_https_request,
     ],
     GitHttpsAndTinyproxy: [
