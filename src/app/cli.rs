@@ -902,9 +902,14 @@ pub struct CommitArgs {
     #[arg(long, value_name = "TEMPLATE")]
     pub message: Option<String>,
 
-    /// Sign the commit with the configured GPG or SSH signing program.
-    #[arg(long)]
+    /// Sign the commit with the configured GPG or SSH signing program (`gpg.format`,
+    /// `user.signingKey`); without it, git's `commit.gpgSign` decides, as for `git commit`.
+    #[arg(long, overrides_with = "no_sign")]
     pub sign: bool,
+
+    /// Do not sign the commit, whatever `commit.gpgSign` says.
+    #[arg(long, overrides_with = "sign")]
+    pub no_sign: bool,
 
     /// Commit even when the folder's files have uncommitted changes (they are overwritten).
     #[arg(long)]

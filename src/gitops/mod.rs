@@ -99,7 +99,8 @@ pub struct Request<'a> {
     pub message: &'a dyn Fn(&str, Option<&str>) -> String,
     /// Commit even when the checked-out folder has uncommitted changes (`--force`).
     pub force: bool,
-    pub sign: bool,
+    /// `--sign` / `--no-sign`; `None` = git's `commit.gpgSign`.
+    pub sign: Option<bool>,
     /// The inventory being committed (for the older / up-to-date checks and the summary).
     pub inventory: &'a ClusterInventory,
     /// `--allow-older`: commit it even over a branch whose inventory was rendered later.
@@ -318,7 +319,11 @@ impl Repo {
         let sig = self.signature(req.author)?;
         let message = (req.message)(&summary, outside.as_deref());
         let parents: Vec<&git2::Commit<'_>> = tip_commit.iter().collect();
-        let oid = if req.sign {
+        let sign = req.sign.unwrap_or_else(|| {
+            let config = self.repo.config().ok();
+            config.is_some_and(|c| c.get_bool("commit.gpgsign").unwrap_or(false))
+        });
+        let oid = if sign {
             let buffer = self
                 .repo
                 .commit_create_buffer(&sig, &sig, &message, &tree, &parents)

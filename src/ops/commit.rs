@@ -29,7 +29,8 @@ pub struct Options<'a> {
     pub author: Option<&'a str>,
     /// `--message`, else [`DEFAULT_TEMPLATE`].
     pub template: Option<&'a str>,
-    pub sign: bool,
+    /// `--sign` / `--no-sign`; `None` = git's `commit.gpgSign`, as git does.
+    pub sign: Option<bool>,
     /// `--push REMOTE` and how long to retry it.
     pub push: Option<(&'a str, Duration)>,
     /// `--force`: overwrite uncommitted changes to the folder's files.

@@ -826,6 +826,35 @@ fn ssh_signed_commits_verify_and_move_the_branch() {
         git(&fx.work(), &["rev-parse", "HEAD"]),
         git(&fx.work(), &["rev-parse", "main"])
     );
+    // Operator review, finding 3: `commit.gpgsign=true` signs as git does, without
+    // --sign; --no-sign overrides it.
+    let verified = || {
+        Command::new("git")
+            .arg("-C")
+            .arg(fx.work())
+            .args([
+                "-c",
+                &format!("gpg.ssh.allowedSignersFile={}", allowed.display()),
+            ])
+            .args(["verify-commit", "HEAD"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+    git(&fx.work(), &["config", "commit.gpgsign", "true"]);
+    fx.set_chart_version("cilium", "1.20.1");
+    fx.commit(&fx.work(), &[]).success();
+    assert!(verified(), "commit.gpgsign=true signs");
+    fx.set_chart_version("cilium", "1.20.2");
+    fx.commit(&fx.work(), &["--no-sign"]).success();
+    assert!(!verified(), "--no-sign does not");
+    assert_eq!(
+        git(&fx.work(), &["log", "--format=%s", "-n", "3"])
+            .lines()
+            .count(),
+        3
+    );
 }
 
 fn interface_errors() {

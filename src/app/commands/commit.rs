@@ -68,7 +68,11 @@ fn options<'a>(args: &'a CommitArgs, path: &'a str) -> Options<'a> {
         branch: args.branch.as_deref(),
         author: args.author.as_deref(),
         template: args.message.as_deref(),
-        sign: args.sign,
+        sign: match (args.sign, args.no_sign) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
         push: args
             .push
             .as_deref()
