@@ -64,26 +64,13 @@ pub fn is_dns1123(name: &str) -> bool {
         })
 }
 
-/// A URL as Flux's source-controller takes it: scp-like `user@host:path` becomes
-/// `ssh://user@host/path` (Flux accepts only URLs).
-pub fn flux_url(url: &str) -> String {
-    if url.contains("://") || url.starts_with('/') {
-        return url.to_string();
-    }
-    match url.split_once(':') {
-        Some((host, path)) if !host.contains('/') => {
-            format!("ssh://{host}/{}", path.trim_start_matches('/'))
-        }
-        _ => url.to_string(),
-    }
-}
-
 /// Where the Flux Kustomization gets the repository from.
 pub enum FluxSource<'a> {
     /// A `flux bootstrap` GitRepository in the cluster (name, namespace).
     Bootstrap { name: &'a str, namespace: &'a str },
     /// No bootstrap: a GitRepository of its own, printed with the Kustomization.
     Own {
+        /// As source-controller takes it (an `ssh://` URL for SSH: see `Repo::flux_url`).
         url: &'a str,
         branch: &'a str,
         access: &'a Access,
@@ -139,7 +126,7 @@ pub fn flux(domain: &str, path: &str, source: &FluxSource<'_>) -> String {
         } => (
             format!(
                 "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 5m\n  url: {}\n  ref:\n    branch: {}\n{}---\n",
-                quote(&flux_url(url)),
+                quote(url),
                 quote(branch),
                 match access {
                     Access::Open => String::new(),
@@ -442,7 +429,7 @@ mod tests {
     fn printed_manifests_carry_valid_names() {
         for d in ["Prod_Lab.Example", &"d".repeat(80)] {
             let own = FluxSource::Own {
-                url: "git@git.example:team/gitops.git",
+                url: "ssh://git@git.example/team/gitops.git",
                 branch: "main",
                 access: &Access::Ssh,
             };

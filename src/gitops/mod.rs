@@ -215,6 +215,12 @@ impl Repo {
         remote.url().ok().map(str::to_string)
     }
 
+    /// `url` as source-controller clones it, with what the operator should know: an SSH
+    /// remote as an `ssh://` URL ([`ssh::flux_url`]), anything else as it is.
+    pub fn flux_url(&self, url: &str) -> (String, Vec<String>) {
+        ssh::flux_url(&self.repo, url).unwrap_or_else(|| (url.to_string(), Vec::new()))
+    }
+
     /// What Flux needs to clone `url` (`--repo-url`), or the URL of `remote`, as this
     /// repository reaches it ([`https::clone_access`]).
     pub fn clone_access(&self, url: Option<&str>, remote: &str, token_env: bool) -> layout::Access {

@@ -436,6 +436,24 @@ impl Program {
         Some((host.to_string(), value("port").and_then(|p| p.parse().ok())))
     }
 
+    /// The host name and port OpenSSH would connect to for `address` (`HostName`,
+    /// `Port` of `ssh -G`); `None` for other variants or when `-G` fails.
+    fn connects_to(&self, address: &Address) -> Option<(String, Option<u16>)> {
+        if self.variant(address) != Variant::OpenSsh {
+            return None;
+        }
+        let out = self.applied(address)?;
+        let text = String::from_utf8_lossy(&out);
+        let value = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
+        let host = value("hostname")?;
+        Some((host.to_string(), value("port").and_then(|p| p.parse().ok())))
+    }
+
     /// The program as messages name it (its first word, and where it came from).
     fn name(&self) -> String {
         let first = if self.shell {
@@ -493,6 +511,66 @@ pub(super) fn configure(repo: &git2::Repository) -> Configured {
     });
     let previous = PROGRAM.with(|p| p.borrow_mut().replace(program));
     Configured { previous }
+}
+
+/// The `ssh://` URL source-controller clones the SSH remote `url` from, and what the
+/// operator should know about it; `None` when `url` is not an SSH remote. A host that is
+/// an alias of the SSH configuration (`ssh -G`, with the program git would run) becomes
+/// the host and port it stands for — the alias exists only on this machine; an scp-like
+/// path relative to the login's home is written from the root, as forges read it, and
+/// the plain-sshd reading is named.
+pub(super) fn flux_url(repo: &git2::Repository, url: &str) -> Option<(String, Vec<String>)> {
+    let scp = !url.contains("://");
+    let lower = url.to_ascii_lowercase();
+    let ssh = SCHEMES
+        .iter()
+        .any(|s| lower.starts_with(&format!("{s}://")));
+    if !(ssh || scp && !url.starts_with('/')) {
+        return None;
+    }
+    let address = parse(url).ok()?;
+    let config = repo.config().ok().and_then(|mut c| c.snapshot().ok());
+    let program = Program::resolve(crate::util::env::var, |k| {
+        config.as_ref().and_then(|c| c.get_string(k).ok())
+    });
+    let mut notes = Vec::new();
+    let (host, port) = match program.connects_to(&address) {
+        Some((real, port)) if !real.eq_ignore_ascii_case(&address.host) => {
+            let port = port.filter(|p| *p != 22);
+            notes.push(format!(
+                "{} is an alias of your SSH configuration (ssh -G: {real}{}); the GitRepository names that host, which source-controller can resolve",
+                address.host,
+                port.map(|p| format!(" port {p}")).unwrap_or_default()
+            ));
+            (real, port)
+        }
+        _ => (address.host.clone(), address.port),
+    };
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host
+    };
+    let user = address
+        .user
+        .as_ref()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
+    let port = port.map(|p| format!(":{p}")).unwrap_or_default();
+    let base = format!("ssh://{user}{host}{port}");
+    let path = &address.path;
+    let printed = match path.strip_prefix('/') {
+        Some(_) => format!("{base}{path}"),
+        None if path.starts_with('~') => format!("{base}/{path}"),
+        None => {
+            notes.push(format!(
+                "{} names a path relative to the login's home directory: printed as {base}/{path}, as forges (GitHub, GitLab, Gitea, Bitbucket) read it; a plain sshd reads it as {base}/~/{path} — pass --repo-url with the one your server serves",
+                redact::url(url)
+            ));
+            format!("{base}/{path}")
+        }
+    };
+    Some((printed, notes))
 }
 
 /// A receive-pack connection started ahead of its push ([`prewarm`]), with the URL it

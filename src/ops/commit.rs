@@ -96,7 +96,8 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
                 };
                 layout::flux(domain, opts.path, &source)
             } else {
-                let url = url()?;
+                let (url, notes) = repo.flux_url(&url()?);
+                notices.extend(notes.into_iter().map(Notice::warn));
                 let remote = opts.push.map_or("origin", |(remote, _)| remote);
                 let token = opts.https.token_env.is_some();
                 let access = repo.clone_access(print.repo_url, remote, token);

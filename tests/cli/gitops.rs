@@ -1550,6 +1550,61 @@ fn a_new_branch_starts_from_the_current_tip() {
     assert_eq!(parents.split_whitespace().count(), 1, "{parents}");
 }
 
+/// Operator review, finding 6: SSH remotes as git accepts them, printed as URLs
+/// source-controller can clone — the bracketed `[user@host:port]:path`, a home-relative
+/// scp path (named, since a forge and a plain sshd read it differently), and a host that
+/// is an alias of the SSH configuration (resolved with `ssh -G`, and said so).
+fn print_flux_writes_ssh_remotes_as_source_controller_needs_them() {
+    let fx = Fx::new();
+    let work = fx.work();
+    let config = fx.dir.path().join("ssh_config");
+    std::fs::write(
+        &config,
+        "Host gitbox\n  HostName git.internal.example\n  Port 2222\n",
+    )
+    .unwrap();
+    let flux = |remote: &str| {
+        git(&work, &["remote", "set-url", "origin", remote]);
+        let run = fx.commit(&work, &["--print-flux"]).success();
+        (
+            yaml_docs(&run.stdout)[0]["spec"]["url"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            run.stderr,
+        )
+    };
+    let (url, _) = flux("[git@git.acme.example:2222]:/srv/git/gitops.git");
+    assert_eq!(url, "ssh://git@git.acme.example:2222/srv/git/gitops.git");
+    let (url, _) = flux("git@git.acme.example:~/gitops.git");
+    assert_eq!(url, "ssh://git@git.acme.example/~/gitops.git");
+    let (url, stderr) = flux("git@git.acme.example:platform/gitops.git");
+    assert_eq!(url, "ssh://git@git.acme.example/platform/gitops.git");
+    assert!(
+        stderr.contains("ssh://git@git.acme.example/~/platform/gitops.git")
+            && stderr.contains("--repo-url"),
+        "{stderr}"
+    );
+    git(
+        &work,
+        &[
+            "config",
+            "core.sshCommand",
+            &format!("ssh -F {}", config.display()),
+        ],
+    );
+    let (url, stderr) = flux("ssh://git@gitbox/srv/git/gitops.git");
+    assert_eq!(
+        url,
+        "ssh://git@git.internal.example:2222/srv/git/gitops.git"
+    );
+    assert!(
+        stderr.contains("gitbox") && stderr.contains("alias"),
+        "{stderr}"
+    );
+    git(&work, &["config", "--unset", "core.sshCommand"]);
+}
+
 fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
     let fx = Fx::new();
     let stale = fx.clone_remote("stale");
@@ -1680,6 +1735,7 @@ trials! {
         a_ref_lock_left_by_a_killed_process_is_named,
         pushers_to_a_local_remote_take_its_lock,
         flux_and_argo_manifests,
+        print_flux_writes_ssh_remotes_as_source_controller_needs_them,
         a_new_branch_starts_from_the_current_tip,
         print_flux_names_the_secret_a_private_remote_needs,
         an_older_snapshot_is_never_pushed_over_a_newer_one,
