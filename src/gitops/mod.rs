@@ -527,23 +527,13 @@ impl Repo {
                 break;
             }
             // Someone pushed first: put our folder on top of their tip.
-            match self.build(Some(remote_tip), folder, req) {
-                Ok(Committed::New { oid, .. }) => {
-                    let oid = Oid::from_str(&oid).map_err(|e| git(&wd, e))?;
-                    let local = self.repo.refname_to_id(&refname).ok();
-                    self.advance(
-                        &refname,
-                        local,
-                        oid,
-                        "clinv: rebuilt on the remote tip",
-                        req.path,
-                    )?;
-                }
-                Ok(Committed::UpToDate) => {
+            match self.build(Some(remote_tip), folder, req)? {
+                Committed::New { oid, .. } => self.rebuilt(&refname, &oid, req.path)?,
+                Committed::UpToDate => {
                     self.fast_forward(&refname, remote_tip, req.path)?;
                     return Ok(Pushed { attempts: attempt });
                 }
-                Ok(Committed::Older { branch_rendered_at }) => {
+                Committed::Older { branch_rendered_at } => {
                     return Err(PushError::Newer {
                         remote: remote_name.to_string(),
                         branch,
@@ -551,7 +541,6 @@ impl Repo {
                     }
                     .into());
                 }
-                Err(e) => return Err(e),
             }
             std::thread::sleep(jitter(delay));
             delay = (delay * 2).min(Duration::from_secs(2));
@@ -561,6 +550,19 @@ impl Repo {
             secs: start.elapsed().as_secs_f64(),
         }
         .into())
+    }
+
+    /// Moves `refname` to the commit `oid` rebuilt on the remote tip.
+    fn rebuilt(&self, refname: &str, oid: &str, path: &str) -> Result<()> {
+        let oid = Oid::from_str(oid).map_err(|e| git(&self.workdir(), e))?;
+        let local = self.repo.refname_to_id(refname).ok();
+        self.advance(
+            refname,
+            local,
+            oid,
+            "clinv: rebuilt on the remote tip",
+            path,
+        )
     }
 
     /// Whether the remote's `tip` is not one the local `refname` sits on (equal to it or

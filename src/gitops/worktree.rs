@@ -333,6 +333,38 @@ impl Repo {
             .map(|(b, _)| b)
     }
 
+    /// Every folder on `branch` holding a committed inventory (a `clusterinventory.yaml`
+    /// that parses), with the domain its `lok8s.dev/domain` label names: the default
+    /// folders and those committed with `--path`, sorted by path.
+    pub fn inventory_folders(&self, branch: &str) -> Vec<(Domain, String)> {
+        let Some(tree) = self.branch_tree(branch) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        let _ = tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.name().ok() == Some(CR_FILE) && entry.kind() == Some(git2::ObjectType::Blob) {
+                found.push((dir.trim_end_matches('/').to_string(), entry.id()));
+            }
+            git2::TreeWalkResult::Ok
+        });
+        let mut folders: Vec<(Domain, String)> = found
+            .into_iter()
+            .filter_map(|(dir, id)| {
+                let blob = self
+                    .repo
+                    .find_blob(id)
+                    .ok()
+                    .filter(|b| b.size() <= 8 << 20)?;
+                let text = std::str::from_utf8(blob.content()).ok()?;
+                let cr = crate::inventory::parse::inventory_from_text(text).ok()?;
+                let label = cr.metadata.labels.get(crate::inventory::DOMAIN_LABEL)?;
+                Some((Domain::new(label)?, dir))
+            })
+            .collect();
+        folders.sort_by(|a, b| a.1.cmp(&b.1));
+        folders
+    }
+
     /// The domains with a committed CR in their default folder on `branch`, sorted.
     pub fn default_domains(&self, branch: &str) -> Vec<Domain> {
         let Some(tree) = self.branch_tree(branch) else {

@@ -57,6 +57,8 @@ pub struct Print<'a> {
     pub destination: Option<Destination>,
     /// `--all`: an Argo CD ApplicationSet over every domain folder on the branch.
     pub all: bool,
+    /// `--path` was given (else the folder the branch holds is looked for).
+    pub path_given: bool,
 }
 
 /// The printed manifest, or nothing and why.
@@ -77,24 +79,37 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
     let branch = repo.branch(opts.branch)?;
     let url = || repo_url(&repo, opts, print);
     let mut notices = Vec::new();
+    let path = if print.all {
+        opts.path.to_string()
+    } else {
+        synced_path(
+            &repo,
+            &branch,
+            domain,
+            opts.path,
+            print.path_given,
+            &mut notices,
+        )
+    };
+    let path = path.as_str();
     let text = match print.which {
         Manifest::Flux => {
-            if let Some(b) = repo.bootstrap_for(&branch, opts.path) {
+            if let Some(b) = repo.bootstrap_for(&branch, path) {
                 return Ok(Printed {
                     text: None,
                     notices: vec![Notice::info(format!(
                         "{} is already applied by the Flux Kustomization {}/{} of `flux bootstrap` ({} on {branch}); printing no second Kustomization — two would fight over the objects (delete one printed before bootstrapping)",
-                        opts.path, b.namespace, b.name, b.file
+                        path, b.namespace, b.name, b.file
                     ))],
                 });
             }
-            let source = repo.any_bootstrap(&branch, opts.path);
+            let source = repo.any_bootstrap(&branch, path);
             if let Some(b) = &source {
                 let source = FluxSource::Bootstrap {
                     name: &b.source,
                     namespace: &b.namespace,
                 };
-                layout::flux(domain, opts.path, &source)
+                layout::flux(domain, path, &source)
             } else {
                 let (url, notes) = repo.flux_url(&url()?);
                 notices.extend(notes.into_iter().map(Notice::warn));
@@ -108,22 +123,99 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
                     branch: &branch,
                     access: &access,
                 };
-                layout::flux(domain, opts.path, &own)
+                layout::flux(domain, path, &own)
             }
         }
-        Manifest::Argo if print.all => argo_set(&repo, &branch, print, &url()?)?,
+        Manifest::Argo if print.all => argo_set(&repo, &branch, print, &url()?, &mut notices)?,
         Manifest::Argo => {
             let destination = print
                 .destination
                 .clone()
                 .unwrap_or_else(|| Destination::Server(layout::IN_CLUSTER.into()));
-            layout::argo(domain, opts.path, &branch, &url()?, &destination)
+            layout::argo(domain, path, &branch, &url()?, &destination)
         }
     };
     Ok(Printed {
         text: Some(text),
         notices,
     })
+}
+
+/// One folder per domain (one Application each: their names come from the domain): the
+/// default one when a domain is in several, else the first; the others are named.
+fn one_folder_each(
+    folders: Vec<(Domain, String)>,
+    branch: &str,
+    notices: &mut Vec<Notice>,
+) -> Vec<(Domain, String)> {
+    let mut chosen: Vec<(Domain, String)> = Vec::new();
+    for (d, path) in folders {
+        match chosen.iter_mut().find(|(c, _)| *c == d) {
+            None => chosen.push((d, path)),
+            Some(kept) => {
+                let (keep, skip) = if path == gitops::default_path(&d) {
+                    (path, std::mem::take(&mut kept.1))
+                } else {
+                    (std::mem::take(&mut kept.1), path)
+                };
+                notices.push(Notice::warn(format!(
+                    "{branch} holds inventories of {d} in {keep} and {skip}: the ApplicationSet syncs {keep} (one Application a domain)"
+                )));
+                kept.1 = keep;
+            }
+        }
+    }
+    chosen.sort_by(|a, b| a.1.cmp(&b.1));
+    chosen
+}
+
+/// The folder the printed manifests sync: `--path` as given, else where `branch` holds
+/// the domain's inventory — its default folder, or the one it was committed to with
+/// `--path` (said so) — with a warning when the branch holds none there yet.
+fn synced_path(
+    repo: &Repo,
+    branch: &str,
+    domain: &str,
+    path: &str,
+    given: bool,
+    notices: &mut Vec<Notice>,
+) -> String {
+    let held: Vec<String> = repo
+        .inventory_folders(branch)
+        .into_iter()
+        .filter(|(d, _)| d.as_str() == domain)
+        .map(|(_, p)| p)
+        .collect();
+    let path = path.trim_end_matches('/');
+    if given || held.iter().any(|p| p == path) {
+        if !held.iter().any(|p| p == path) {
+            notices.push(Notice::warn(format!(
+                "{branch} holds no inventory of {domain} at {path} yet: commit it there before Flux or Argo CD can sync it"
+            )));
+        }
+        return path.to_string();
+    }
+    match held.as_slice() {
+        [] => {
+            notices.push(Notice::warn(format!(
+                "{branch} holds no inventory of {domain} yet (looked for every clusterinventory.yaml): printing for {path}, where `clinv commit` puts it"
+            )));
+            path.to_string()
+        }
+        [one] => {
+            notices.push(Notice::info(format!(
+                "{domain}'s inventory is at {one} on {branch} (committed with --path): printing for that folder"
+            )));
+            one.clone()
+        }
+        many => {
+            notices.push(Notice::warn(format!(
+                "{branch} holds inventories of {domain} in {}: printing for {path}; pass --path to choose",
+                many.join(", ")
+            )));
+            path.to_string()
+        }
+    }
 }
 
 /// The URL Flux / Argo CD clone from: `--repo-url`, else the push remote's (without
@@ -151,7 +243,13 @@ fn repo_url(repo: &Repo, opts: &Options<'_>, print: &Print<'_>) -> Result<String
 
 /// `--print-argo --all`: one ApplicationSet over every domain folder on the branch, each
 /// to its own destination (`{domain}` in the template).
-fn argo_set(repo: &Repo, branch: &str, print: &Print<'_>, url: &str) -> Result<String> {
+fn argo_set(
+    repo: &Repo,
+    branch: &str,
+    print: &Print<'_>,
+    url: &str,
+    notices: &mut Vec<Notice>,
+) -> Result<String> {
     let template = print
         .destination
         .clone()
@@ -167,18 +265,18 @@ fn argo_set(repo: &Repo, branch: &str, print: &Print<'_>, url: &str) -> Result<S
         }
         .into());
     }
-    let domains = repo.default_domains(branch);
-    if domains.is_empty() {
+    let folders = one_folder_each(repo.inventory_folders(branch), branch, notices);
+    if folders.is_empty() {
         return Err(GitError::NoDomainFolder {
             branch: branch.to_string(),
             example: gitops::default_cr_example(),
         }
         .into());
     }
-    let elements: Vec<Element> = domains
+    let elements: Vec<Element> = folders
         .into_iter()
-        .map(|d| Element {
-            path: gitops::default_path(&d),
+        .map(|(d, path)| Element {
+            path,
             destination: match &template {
                 Destination::Server(s) => Destination::Server(s.replace("{domain}", &d)),
                 Destination::Name(n) => Destination::Name(n.replace("{domain}", &d)),

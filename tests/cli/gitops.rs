@@ -1605,6 +1605,55 @@ fn print_flux_writes_ssh_remotes_as_source_controller_needs_them() {
     git(&work, &["config", "--unset", "core.sshCommand"]);
 }
 
+/// Operator review, finding 5: a domain committed with `--path`: `--print-flux` without
+/// repeating it names the folder the branch holds, and `--print-argo --all` takes it in.
+fn printed_manifests_use_the_folder_the_branch_holds() {
+    let fx = Fx::new();
+    let work = fx.work();
+    fx.commit(&work, &["--path", "tenants/acme/prod"]).success();
+    fx.clinv(&[
+        "commit",
+        "--domain",
+        "lab.acme.example",
+        "--repo",
+        work.to_str().unwrap(),
+    ])
+    .run()
+    .success();
+    let run = fx.commit(&work, &["--print-flux"]).success();
+    let docs = yaml_docs(&run.stdout);
+    assert_eq!(
+        docs[1]["spec"]["path"], "./tenants/acme/prod",
+        "{}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("tenants/acme/prod"), "{}", run.stderr);
+    let argo = fx.commit(&work, &["--print-argo"]).success();
+    let v: serde_json::Value = serde_saphyr::from_str(&argo.stdout).unwrap();
+    assert_eq!(v["spec"]["source"]["path"], "tenants/acme/prod");
+    let run = fx.commit(&work, &["--print-argo", "--all"]).success();
+    let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
+    let paths: Vec<&str> = v["spec"]["generators"][0]["list"]["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        ["clusters/lab.acme.example/inventory", "tenants/acme/prod"]
+    );
+    // An explicit --path is what is printed, even where the branch holds nothing yet.
+    let run = fx
+        .commit(&work, &["--print-flux", "--path", "elsewhere/prod"])
+        .success();
+    assert_eq!(
+        yaml_docs(&run.stdout)[1]["spec"]["path"],
+        "./elsewhere/prod"
+    );
+    assert!(run.stderr.contains("holds no inventory"), "{}", run.stderr);
+}
+
 fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
     let fx = Fx::new();
     let stale = fx.clone_remote("stale");
@@ -1735,6 +1784,7 @@ trials! {
         a_ref_lock_left_by_a_killed_process_is_named,
         pushers_to_a_local_remote_take_its_lock,
         flux_and_argo_manifests,
+        printed_manifests_use_the_folder_the_branch_holds,
         print_flux_writes_ssh_remotes_as_source_controller_needs_them,
         a_new_branch_starts_from_the_current_tip,
         print_flux_names_the_secret_a_private_remote_needs,

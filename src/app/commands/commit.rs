@@ -106,6 +106,7 @@ fn print(
             _ => None,
         },
         all: args.all,
+        path_given: args.path.is_some(),
     };
     let printed = ops::manifest(opts, domain, &print)?;
     super::print_notices(settings, &printed.notices);
