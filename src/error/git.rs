@@ -53,6 +53,11 @@ pub enum GitError {
         .0.join(", ")
     )]
     Dirty(Vec<String>),
+    #[error(
+        "the Flux Kustomization {} of `flux bootstrap` ({}) applies {} of {} and {} of {}: one build would hold two ClusterInventory/cluster and two CRDs, and kustomize fails the whole Kustomization (all of that cluster's GitOps); bootstrap each cluster at its own folder (flux bootstrap --path=clusters/<domain>) or commit {} elsewhere (--path)",
+        .0.kustomization, .0.file, .0.path, .0.domain, .0.other_path, .0.other, .0.domain
+    )]
+    BootstrapShared(Box<SharedBootstrap>),
     #[error("--print-argo --all: {branch} holds no domain folder ({example}); commit one first")]
     NoDomainFolder { branch: String, example: String },
     #[error("{path} at {commit} is not UTF-8")]
@@ -136,4 +141,17 @@ pub enum SignError {
     },
     #[error("--sign: {program} failed: {last}")]
     Failed { program: String, last: String },
+}
+
+/// A `flux bootstrap` Kustomization that applies two domains' inventory folders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedBootstrap {
+    /// `namespace/name`.
+    pub kustomization: String,
+    /// The `gotk-sync.yaml` it was read from.
+    pub file: String,
+    pub domain: String,
+    pub path: String,
+    pub other: String,
+    pub other_path: String,
 }

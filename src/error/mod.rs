@@ -10,7 +10,7 @@ mod git;
 mod input;
 mod store;
 
-pub use git::{Cause, GitError, PushError, SignError};
+pub use git::{Cause, GitError, PushError, SharedBootstrap, SignError};
 pub use input::{ArgumentError, DomainError, InventoryError, ReferenceError, UnknownIn};
 pub use store::{Damaged, SnapshotError};
 

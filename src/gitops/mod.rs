@@ -260,6 +260,15 @@ impl Repo {
     pub fn commit(&self, folder: &Folder, req: &Request<'_>) -> Result<Committed> {
         let branch = self.branch(req.branch)?;
         let refname = format!("refs/heads/{branch}");
+        let domain = req
+            .inventory
+            .metadata
+            .labels
+            .get(crate::inventory::DOMAIN_LABEL);
+        let domain = domain.map_or("", String::as_str);
+        if let Some(refusal) = self.bootstrap_shared(&branch, req.path, domain) {
+            return Err(refusal.into());
+        }
         let tip = self.repo.refname_to_id(&refname).ok();
         // A new branch starts from the current tip, as `git switch -c` does: a pull
         // request needs history in common with its base.

@@ -7,7 +7,7 @@
 use super::layout::{self, Bootstrap};
 use super::{CR_FILE, CRD_FILE, KUSTOMIZATION_FILE, Repo, git, ref_error};
 use crate::domain::Domain;
-use crate::error::{GitError, Result};
+use crate::error::{GitError, Result, SharedBootstrap};
 use git2::{Commit, Oid, Tree};
 use std::path::Path;
 
@@ -322,6 +322,30 @@ impl Repo {
                 let read = |dir: &str| self.kustomization_in(&tree, dir);
                 layout::covers(&spec_path, path, &read).then_some(b)
             })
+    }
+
+    /// A refusal when the `flux bootstrap` Kustomization that applies `path` on `branch`
+    /// also applies another domain's inventory folder: its one build would hold two
+    /// `ClusterInventory/cluster`.
+    pub fn bootstrap_shared(&self, branch: &str, path: &str, domain: &str) -> Option<GitError> {
+        let tree = self.branch_tree(branch)?;
+        let read = |dir: &str| self.kustomization_in(&tree, dir);
+        let (b, spec) = self
+            .bootstraps(&tree, path)
+            .into_iter()
+            .find(|(_, spec)| layout::covers(spec, path, &read))?;
+        let (other, other_path) = self
+            .inventory_folders(branch)
+            .into_iter()
+            .find(|(d, p)| d.as_str() != domain && layout::covers(&spec, p, &read))?;
+        Some(GitError::BootstrapShared(Box::new(SharedBootstrap {
+            kustomization: format!("{}/{}", b.namespace, b.name),
+            file: b.file,
+            domain: domain.to_string(),
+            path: path.to_string(),
+            other: other.to_string(),
+            other_path,
+        })))
     }
 
     /// Any `flux bootstrap` on `branch`: around `path`, or in a `clusters/<name>/` folder.

@@ -94,13 +94,18 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
     let path = path.as_str();
     let text = match print.which {
         Manifest::Flux => {
+            if let Some(refusal) = repo.bootstrap_shared(&branch, path, domain) {
+                notices.push(Notice::warn(refusal.to_string()));
+            }
             if let Some(b) = repo.bootstrap_for(&branch, path) {
+                let own = layout::object_name(domain);
+                notices.push(Notice::info(format!(
+                    "{path} is already applied by the Flux Kustomization {}/{} of `flux bootstrap` ({} on {branch}); printing no second Kustomization — two would fight over the objects. A Kustomization {own} printed before bootstrapping is removed safely in this order: `flux suspend kustomization {own}` (or set its `prune: false` and let it reconcile), then delete it — deleted while it prunes, it would garbage-collect what it applied until flux-system reconciles again",
+                    b.namespace, b.name, b.file
+                )));
                 return Ok(Printed {
                     text: None,
-                    notices: vec![Notice::info(format!(
-                        "{} is already applied by the Flux Kustomization {}/{} of `flux bootstrap` ({} on {branch}); printing no second Kustomization — two would fight over the objects (delete one printed before bootstrapping)",
-                        path, b.namespace, b.name, b.file
-                    ))],
+                    notices,
                 });
             }
             let source = repo.any_bootstrap(&branch, path);

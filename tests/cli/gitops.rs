@@ -963,6 +963,15 @@ fn print_flux_respects_a_flux_bootstrap_tree() {
         "{}",
         run.stderr
     );
+    // Operator review, finding 8: the Kustomization printed before bootstrapping prunes
+    // (the CRD, so every ClusterInventory) when deleted as it is: the safe order is given.
+    assert!(
+        run.stderr.contains(
+            "`flux suspend kustomization clusterinventory-prod.acme.example` (or set its `prune: false`"
+        ) && run.stderr.contains("then delete it"),
+        "{}",
+        run.stderr
+    );
     // A kustomization.yaml at the bootstrap path that does not list the folder: flux-system
     // does not apply it, so the Kustomization is printed, over the bootstrap's source.
     write(
@@ -1654,6 +1663,50 @@ fn printed_manifests_use_the_folder_the_branch_holds() {
     assert!(run.stderr.contains("holds no inventory"), "{}", run.stderr);
 }
 
+/// Operator review, finding 7: a `flux bootstrap --path=clusters` Kustomization covers
+/// every domain's folder: two ClusterInventory/cluster (and two CRDs) in one build fail
+/// the whole flux-system Kustomization. The second domain's commit is refused, naming
+/// the Kustomization and both domains; `--print-flux` says the same.
+fn a_bootstrap_over_several_domains_is_refused() {
+    let fx = Fx::new();
+    let work = fx.work();
+    write(
+        &work,
+        "clusters/flux-system/gotk-sync.yaml",
+        GOTK_SYNC.replace("./clusters/BOOT", "./clusters"),
+    );
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "Add Flux sync manifests"]);
+    fx.commit(&work, &[]).success();
+    let before = log(&work);
+    let run = fx
+        .clinv(&[
+            "commit",
+            "--domain",
+            "lab.acme.example",
+            "--repo",
+            work.to_str().unwrap(),
+        ])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for needle in [
+        "flux-system/flux-system",
+        "prod.acme.example",
+        "lab.acme.example",
+        "ClusterInventory/cluster",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
+    }
+    assert_eq!(log(&work), before, "nothing committed");
+    // A folder of its own per cluster (bootstrap --path=clusters/<domain>) is the way out.
+    let run = fx.commit(&work, &["--print-flux"]).success();
+    assert!(
+        run.stderr.contains("flux-system/flux-system"),
+        "{}",
+        run.stderr
+    );
+}
+
 fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
     let fx = Fx::new();
     let stale = fx.clone_remote("stale");
@@ -1790,6 +1843,7 @@ trials! {
         print_flux_names_the_secret_a_private_remote_needs,
         an_older_snapshot_is_never_pushed_over_a_newer_one,
         print_flux_respects_a_flux_bootstrap_tree,
+        a_bootstrap_over_several_domains_is_refused,
         print_argo_needs_a_repository_url_and_takes_a_destination,
         print_argo_all_is_an_applicationset_over_every_domain,
         a_rebuilt_push_leaves_the_index_and_files_matching_the_branch,
