@@ -33,6 +33,8 @@ pub mod error;
 pub mod gitops;
 pub mod history;
 pub mod inventory;
+#[cfg(feature = "gitops")]
+pub mod oci;
 pub mod ops;
 pub mod project;
 pub mod store;

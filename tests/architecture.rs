@@ -27,7 +27,7 @@ const LAYERS: &[&[&str]] = &[
     &["history"],
     &["catalog"],
     &["store"],
-    &["cluster", "gitops"],
+    &["cluster", "gitops", "oci"],
     &["ops"],
     &["view"],
     &["app"],

@@ -437,6 +437,17 @@ pub enum Command {
     #[command(after_help = examples::COMMIT)]
     Commit(CommitArgs),
 
+    /// Push the inventory to an OCI registry as the artifact Flux (and Argo CD) sync.
+    ///
+    /// Packs the folder `commit` writes (CRD, ClusterInventory, kustomization) the way
+    /// `flux push artifact` does, reproducibly: identical content gives an identical
+    /// digest, and a re-push uploads nothing. The snapshot is chosen as `commit` chooses
+    /// it. Tags: the given one (default latest) and snapshot-<id>. Prints the pushed
+    /// reference with its digest.
+    #[cfg(feature = "gitops")]
+    #[command(after_help = examples::PUSH)]
+    Push(PushArgs),
+
     /// Inspect and maintain the local snapshot store (default: list).
     #[command(after_help = examples::SNAPSHOTS)]
     Snapshots(SnapshotsArgs),
@@ -851,6 +862,70 @@ pub struct ReportArgs {
     /// Read the history from this GitOps repository's commits instead of the store.
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
+}
+
+/// `-o` of `clinv push`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum PushFormat {
+    /// The reference with its digest
+    #[default]
+    Text,
+    /// repository, tag, digest and url, as `flux push artifact -o json`
+    Json,
+}
+
+/// `clinv push --layer-media-type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum LayerMediaType {
+    /// application/vnd.cncf.flux.content.v1.tar+gzip, as `flux push artifact` writes
+    #[default]
+    Flux,
+    /// application/vnd.oci.image.layer.v1.tar+gzip: what a default Argo CD accepts (Flux
+    /// takes it too)
+    Oci,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// Where to push: oci://REGISTRY[:PORT]/REPOSITORY[:TAG] (tag default latest).
+    #[arg(value_name = "OCI_URL")]
+    pub target: String,
+
+    #[command(flatten)]
+    pub domain: DomainArgs,
+
+    /// Push this snapshot of the store (latest, latest~N, an id) instead of rendering the
+    /// project.
+    #[arg(long, value_name = "ID")]
+    pub snapshot: Option<String>,
+
+    /// org.opencontainers.image.source (default: the project checkout's origin URL).
+    #[arg(long, value_name = "URL")]
+    pub source: Option<String>,
+
+    /// Another manifest annotation (repeatable).
+    #[arg(short = 'a', long = "annotation", value_name = "KEY=VALUE")]
+    pub annotations: Vec<String>,
+
+    /// The layer's media type.
+    #[arg(long, value_name = "TYPE", default_value = "flux")]
+    pub layer_media_type: LayerMediaType,
+
+    /// A registry without TLS (http://).
+    #[arg(long)]
+    pub plain_http: bool,
+
+    /// Trust the CA certificates in this PEM file instead of the web roots.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+
+    /// Read user:password from this environment variable (default: the Docker config's
+    /// auths entry for the registry).
+    #[arg(long, value_name = "NAME")]
+    pub creds_env: Option<String>,
+
+    #[arg(short = 'o', long, value_name = "FORMAT")]
+    pub output: Option<PushFormat>,
 }
 
 #[derive(Debug, Args)]

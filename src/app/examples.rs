@@ -56,6 +56,16 @@ Examples:
   # And print the Flux objects that sync the folder
   clinv commit --repo ../gitops --print-flux";
 
+#[cfg(feature = "gitops")]
+pub const PUSH: &str = "\
+Examples:
+  # Push prod's inventory to an internal registry, tagged latest and snapshot-<id>
+  clinv push oci://registry.internal:5000/inventories/prod.acme.example --domain prod.acme.example
+  # For Argo CD: the OCI layer type it accepts by default
+  clinv push oci://registry.internal:5000/inventories/prod.acme.example --layer-media-type oci
+  # A stored snapshot, with the registry's CA and credentials from the environment
+  clinv push oci://registry.internal/inv/prod:v3 --snapshot latest --ca-file ca.pem --creds-env REGISTRY_AUTH";
+
 pub const SNAPSHOTS: &str = "\
 Examples:
   clinv snapshots list --state pending

@@ -148,6 +148,8 @@ fn run(cli: cli::Cli) -> i32 {
         Command::Snapshots(args) => commands::snapshots::run(&settings, args),
         #[cfg(feature = "gitops")]
         Command::Commit(args) => commands::commit::run(&settings, args),
+        #[cfg(feature = "gitops")]
+        Command::Push(args) => commands::push::run(&settings, args),
         Command::Index(args) => commands::index::run(&settings, args),
         Command::Updates(args) => commands::updates::run(&settings, args),
         Command::Agent(args) => commands::agent::run(&settings, args).map(|o| o.exit_code()),
@@ -192,6 +194,8 @@ fn name(command: &Command) -> &'static str {
         Command::Snapshots(_) => "snapshots",
         #[cfg(feature = "gitops")]
         Command::Commit(_) => "commit",
+        #[cfg(feature = "gitops")]
+        Command::Push(_) => "push",
         Command::Index(_) => "index",
         Command::Updates(_) => "updates",
         Command::Agent(_) => "agent",

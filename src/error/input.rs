@@ -111,6 +111,12 @@ fn deploy_tail(cluster_ref: Option<&str>) -> String {
 /// A malformed value of a flag that the library parses: exit 2, as clap's own errors.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArgumentError {
+    #[error("--annotation '{0}': expected KEY=VALUE")]
+    Annotation(String),
+    #[error(
+        "push: no lok8s project found to render the inventory from; pass --snapshot ID to push a snapshot of the store, or --root"
+    )]
+    NothingToPush,
     #[error("--path '{path}': {why}")]
     Path { path: String, why: &'static str },
     #[error("--branch '{0}' is not a valid branch name")]

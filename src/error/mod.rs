@@ -8,10 +8,12 @@
 
 mod git;
 mod input;
+mod oci;
 mod store;
 
 pub use git::{Cause, GitError, PushError, SharedBootstrap, SignError};
 pub use input::{ArgumentError, DomainError, InventoryError, ReferenceError, UnknownIn};
+pub use oci::{OciError, OciReferenceError};
 pub use store::{Damaged, SnapshotError};
 
 use std::path::PathBuf;
@@ -233,6 +235,10 @@ pub enum Error {
     #[error(transparent)]
     Git(#[from] GitError),
 
+    /// A push to an OCI registry failed, or its reference is malformed.
+    #[error(transparent)]
+    Oci(#[from] OciError),
+
     /// No author for a GitOps commit.
     #[error(
         "no commit author: pass --author \"Name <email>\" or set user.name and user.email in git config"
@@ -282,6 +288,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::NoGitops(_) | Error::Argument(_) => exit::USAGE,
+            Error::Oci(e) if e.is_usage() => exit::USAGE,
             Error::Reference(e) if e.is_malformed() => exit::USAGE,
             Error::NotRecorded { .. } => exit::NOT_RECORDED,
             Error::Older(_) => exit::OLDER,
@@ -311,6 +318,7 @@ impl Error {
             | Error::Damaged(_)
             | Error::Locked { .. }
             | Error::Git(_)
+            | Error::Oci(_)
             | Error::NoAuthor
             | Error::Push(_)
             | Error::Sign(_)

@@ -31,6 +31,47 @@ pub const CRD_FILE: &str = "clusterinventory.crd.yaml";
 pub const CR_FILE: &str = "clusterinventory.yaml";
 pub const KUSTOMIZATION_FILE: &str = "kustomization.yaml";
 
+/// The Git checkout a project sits in, for an artifact's annotations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkout {
+    /// `None` on a detached HEAD.
+    pub branch: Option<String>,
+    /// HEAD's commit.
+    pub sha: String,
+    /// `origin`'s URL, without credentials.
+    pub origin: Option<String>,
+}
+
+impl Checkout {
+    /// Finds the checkout around `dir` (its parents too), if it has a commit.
+    pub fn around(dir: &Path) -> Option<Checkout> {
+        let repo = Repository::discover(dir).ok()?;
+        let head = repo.head().ok()?;
+        let sha = head.peel_to_commit().ok()?.id().to_string();
+        let branch = head
+            .is_branch()
+            .then(|| head.shorthand().ok().map(str::to_string))
+            .flatten();
+        let origin = repo.find_remote("origin").ok().and_then(|r| {
+            let url = r.url().ok()?;
+            Some(crate::util::redact::url(url))
+        });
+        Some(Checkout {
+            branch,
+            sha,
+            origin,
+        })
+    }
+
+    /// `<branch>@sha1:<sha>`, as Flux users write a revision (`sha1:<sha>` when detached).
+    pub fn revision(&self) -> String {
+        match &self.branch {
+            Some(b) => format!("{b}@sha1:{}", self.sha),
+            None => format!("sha1:{}", self.sha),
+        }
+    }
+}
+
 /// The synced folder of a domain when `--path` does not name one.
 pub fn default_path(domain: &Domain) -> String {
     folder_of(domain)
@@ -59,7 +100,8 @@ pub struct Folder {
 }
 
 impl Folder {
-    fn entries(&self) -> [(&'static str, &str); 3] {
+    /// The files (name, content) the folder holds.
+    pub fn entries(&self) -> [(&'static str, &str); 3] {
         [
             (CRD_FILE, &self.crd),
             (CR_FILE, &self.cr),

@@ -403,12 +403,24 @@ pub fn run(store: &DomainStore, source: &Source<'_>, opts: &Options<'_>) -> Repo
     Report { notices, result }
 }
 
-fn run_with(
+/// What a channel (Git, a registry) delivers.
+pub enum Chosen {
+    /// A deploy domain: it has no inventory of its own.
+    DeployDomain { cluster_ref: Option<String> },
+    /// The snapshot and its inventory.
+    Snapshot(Box<(SnapshotRecord, ClusterInventory, Origin)>),
+}
+
+/// The snapshot `source` names — `--snapshot`'s, or the project's render, recorded in the
+/// store first (for Git and registries only, never queued for the cluster).
+///
+/// # Errors
+/// The render, the store or the reference failed; nothing was recorded then.
+pub fn chosen(
     store: &DomainStore,
     source: &Source<'_>,
-    opts: &Options<'_>,
     notices: &mut Vec<Notice>,
-) -> Result<Done> {
+) -> Result<Chosen> {
     let (snapshot, inventory, origin) = match source {
         Source::Stored(reference) => stored(store, reference, notices)?,
         Source::Project {
@@ -425,11 +437,40 @@ fn run_with(
             )? {
                 Loaded::Cluster(built) => *built,
                 Loaded::Deploy { cluster_ref, .. } => {
-                    return Ok(Done::DeployDomain { cluster_ref });
+                    return Ok(Chosen::DeployDomain { cluster_ref });
                 }
             };
             rendered(store, built, notices)?
         }
+    };
+    Ok(Chosen::Snapshot(Box::new((snapshot, inventory, origin))))
+}
+
+/// The synced folder's files for `snap` (whose inventory is `inventory`).
+///
+/// # Errors
+/// The stored CRD is damaged, or an object cannot be encoded.
+pub fn folder(
+    store: &DomainStore,
+    snap: &SnapshotRecord,
+    inventory: &ClusterInventory,
+) -> Result<Folder> {
+    Ok(Folder {
+        crd: crd_yaml(store, snap)?,
+        cr: cr_yaml(inventory)?,
+        kustomization: gitops::kustomization(),
+    })
+}
+
+fn run_with(
+    store: &DomainStore,
+    source: &Source<'_>,
+    opts: &Options<'_>,
+    notices: &mut Vec<Notice>,
+) -> Result<Done> {
+    let (snapshot, inventory, origin) = match chosen(store, source, notices)? {
+        Chosen::Snapshot(chosen) => *chosen,
+        Chosen::DeployDomain { cluster_ref } => return Ok(Done::DeployDomain { cluster_ref }),
     };
     let outcome = commit(store, &snapshot, &inventory, origin, opts, notices)?;
     let older = match &outcome.committed {
@@ -566,11 +607,7 @@ pub fn commit(
     notices: &mut Vec<Notice>,
 ) -> Result<Outcome> {
     let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?.with_https(opts.https.clone());
-    let folder = Folder {
-        crd: crd_yaml(store, snap)?,
-        cr: cr_yaml(inventory)?,
-        kustomization: gitops::kustomization(),
-    };
+    let folder = folder(store, snap, inventory)?;
     let template = opts.template.unwrap_or(DEFAULT_TEMPLATE);
     let domain = &store.domain;
     let message = |summary: &str, outside: Option<&str>| {

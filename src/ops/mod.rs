@@ -11,6 +11,8 @@ pub mod fleet;
 pub mod history;
 pub mod index;
 pub mod publish;
+#[cfg(feature = "gitops")]
+pub mod push;
 pub mod refs;
 pub mod replay;
 pub mod status;

@@ -42,6 +42,8 @@ pub enum Need {
     GitHttps,
     /// nginx, fcgiwrap and tinyproxy.
     GitHttpsAndTinyproxy,
+    /// Debian's docker-registry (distribution) and htpasswd (installed by `.ci/run`).
+    Registry,
     /// GNU time (a child's peak RSS from `wait4`).
     GnuTime,
     /// A running control plane and a private mount namespace (root, `unshare`).

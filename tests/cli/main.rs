@@ -35,6 +35,8 @@ mod index;
 mod interface;
 mod jsonpath;
 mod loopback_proxy;
+#[cfg(feature = "gitops")]
+mod oci;
 mod outcomes;
 mod reference;
 mod render;
@@ -81,6 +83,8 @@ fn main() -> std::process::ExitCode {
     #[cfg(feature = "gitops")]
     cases.push(git_https::tests());
     #[cfg(feature = "gitops")]
+    cases.push(oci::tests());
+    #[cfg(feature = "gitops")]
     cases.push(gitops::git_ssh::tests());
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Chromium => browser::present(),
@@ -98,6 +102,8 @@ fn main() -> std::process::ExitCode {
         }
         #[cfg(feature = "gitops")]
         harness::Need::Sshd => gitops::git_ssh::present(),
+        #[cfg(feature = "gitops")]
+        harness::Need::Registry => oci::present(),
         other => unreachable!("no cli test needs {other:?}"),
     })
 }

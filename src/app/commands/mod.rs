@@ -13,6 +13,8 @@ pub(super) mod fleet;
 pub(super) mod index;
 pub(super) mod log;
 pub(super) mod publish;
+#[cfg(feature = "gitops")]
+pub(super) mod push;
 pub(super) mod render;
 pub(super) mod replay;
 pub(super) mod report_cmd;

@@ -1,0 +1,99 @@
+//! `clinv push oci://…`: a domain's inventory as an OCI artifact in a registry.
+
+use super::{StoreOnly, domain};
+use crate::app::Result;
+use crate::app::cli::{LayerMediaType, PushArgs, PushFormat};
+use crate::app::settings::Settings;
+use crate::error::{ArgumentError, exit};
+use crate::oci::{self, Access, LayerType};
+use crate::ops::commit::Source;
+use crate::ops::push::{self as ops, Done, Options};
+
+pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
+    let target = oci::parse(&args.target)?;
+    let annotations = args
+        .annotations
+        .iter()
+        .map(|a| match a.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => Err(ArgumentError::Annotation(a.clone())),
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(crate::Error::from)?;
+    let opened = StoreOnly::open(settings)?;
+    let flag = args.domain.domain.as_deref();
+    let (domain, source) = match (&opened.project, &args.snapshot) {
+        (Some(project), None) => (
+            domain(settings, project, flag)?,
+            Source::Project {
+                project,
+                source_date_epoch: settings.env.source_date_epoch.as_deref(),
+                strict: settings.strict,
+            },
+        ),
+        (_, Some(reference)) => (opened.domain(settings, flag)?, Source::Stored(reference)),
+        (None, None) => return Err(crate::Error::from(ArgumentError::NothingToPush).into()),
+    };
+    let opts = Options {
+        target: &target,
+        layer: match args.layer_media_type {
+            LayerMediaType::Flux => LayerType::Flux,
+            LayerMediaType::Oci => LayerType::Oci,
+        },
+        source: args.source.as_deref(),
+        annotations: &annotations,
+        access: Access {
+            plain_http: args.plain_http,
+            ca_file: args.ca_file.clone(),
+            creds_env: args.creds_env.clone(),
+        },
+        project_root: opened.project.as_ref().map(|p| p.root()),
+    };
+    let report = ops::run(&opened.store.domain(&domain), &source, &opts);
+    super::print_notices(settings, &report.notices);
+    match report.result? {
+        Done::DeployDomain { cluster_ref } => {
+            super::deploy_domain_note(settings, &domain, cluster_ref.as_deref());
+            Ok(exit::OK)
+        }
+        Done::Pushed(push) => pushed(settings, &push, args.output.unwrap_or_default()),
+    }
+}
+
+fn pushed(settings: &Settings, push: &ops::Push, format: PushFormat) -> Result<i32> {
+    let r = &push.reference;
+    let repository = format!("{}/{}", r.registry, r.repository);
+    let url = format!("{repository}:{}@{}", r.tag, push.digest);
+    let what = if push.pushed.uploaded == 0 && push.pushed.tagged.is_empty() {
+        "already there: nothing uploaded".to_string()
+    } else if push.pushed.tagged.is_empty() {
+        format!(
+            "{} blob(s) uploaded; tags already current",
+            push.pushed.uploaded
+        )
+    } else {
+        format!(
+            "{} blob(s) uploaded; tagged {}",
+            push.pushed.uploaded,
+            push.pushed.tagged.join(", ")
+        )
+    };
+    settings.printer.info(&format!(
+        "pushed snapshot {} of {} to oci://{repository} as {} and {} ({what})",
+        push.snapshot.id, push.snapshot.domain, r.tag, push.snapshot_tag
+    ));
+    let text = match format {
+        PushFormat::Text => format!("oci://{url}\n"),
+        PushFormat::Json => {
+            let doc = serde_json::json!({
+                "repository": repository,
+                "tag": r.tag,
+                "digest": push.digest,
+                "url": url,
+            });
+            crate::inventory::render::to_json(&doc)?
+        }
+    };
+    settings.printer.data(&text)?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,371 @@
+//! The distribution API a push needs, over clinv's own TLS stack (rustls): a blob that
+//! is there is not sent again (`HEAD`), a missing one is uploaded in one request (`POST`
+//! then `PUT ?digest=`), and a tag already naming the manifest is not written again — a
+//! re-push of identical content uploads nothing and creates no manifest. Authentication
+//! is the registry's challenge: `Basic`, or `Bearer` with a token from the realm it names
+//! (Harbor, Zot, distribution with token auth), the credentials offered to it only.
+//! Credentials never reach a message.
+
+use super::artifact::{Artifact, Blob, MANIFEST};
+use super::reference::Reference;
+use crate::error::{Cause, OciError};
+use crate::util::redact;
+use base64::Engine as _;
+use std::time::Duration;
+
+/// Largest answer read from a registry (an error document, a token).
+const MAX_ANSWER: u64 = 1 << 20;
+
+/// How to reach a registry.
+pub struct Client {
+    agent: ureq::Agent,
+    base: String,
+    reference: Reference,
+    credentials: Option<(String, String)>,
+    /// `Authorization` once a challenge was answered.
+    auth: Option<String>,
+}
+
+/// What a push did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pushed {
+    /// Blobs sent (0 when the registry had them all).
+    pub uploaded: usize,
+    /// Tags written (a tag already naming the manifest is not written again).
+    pub tagged: Vec<String>,
+}
+
+impl Client {
+    /// A client for `reference`'s registry: `https://` unless `plain_http`, trusting
+    /// `ca` (PEM certificates) instead of the web roots when given.
+    pub fn new(
+        reference: &Reference,
+        plain_http: bool,
+        ca: Option<Vec<ureq::tls::Certificate<'static>>>,
+        credentials: Option<(String, String)>,
+        proxy: Option<ureq::Proxy>,
+    ) -> Client {
+        let mut tls = ureq::tls::TlsConfig::builder();
+        if let Some(certs) = &ca {
+            tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(certs));
+        }
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(5)
+            .timeout_connect(Some(Duration::from_secs(30)))
+            .timeout_global(Some(Duration::from_secs(300)))
+            .user_agent(concat!("clinv/", env!("CARGO_PKG_VERSION")))
+            .tls_config(tls.build())
+            .proxy(proxy)
+            .build()
+            .into();
+        let scheme = if plain_http { "http" } else { "https" };
+        Client {
+            agent,
+            base: format!(
+                "{scheme}://{}/v2/{}",
+                reference.registry, reference.repository
+            ),
+            reference: reference.clone(),
+            credentials,
+            auth: None,
+        }
+    }
+
+    /// Sends the blobs the registry lacks, then the manifest under each of `tags` that
+    /// does not name it already.
+    ///
+    /// # Errors
+    /// The registry cannot be reached, refuses the credentials or a request.
+    pub fn push(&mut self, artifact: &Artifact, tags: &[String]) -> Result<Pushed, OciError> {
+        let mut uploaded = 0;
+        for blob in [&artifact.config, &artifact.layer] {
+            if !self.has_blob(&blob.digest)? {
+                self.upload(blob)?;
+                uploaded += 1;
+            }
+        }
+        let mut tagged = Vec::new();
+        for tag in tags {
+            if self.tag_digest(tag)?.as_deref() != Some(artifact.digest.as_str()) {
+                self.put_manifest(tag, &artifact.manifest)?;
+                tagged.push(tag.clone());
+            }
+        }
+        Ok(Pushed { uploaded, tagged })
+    }
+
+    fn has_blob(&mut self, digest: &str) -> Result<bool, OciError> {
+        let url = format!("{}/blobs/{digest}", self.base);
+        let response = self.send("HEAD", &url, &[], None, "blob check")?;
+        match response.status().as_u16() {
+            200 => Ok(true),
+            404 => Ok(false),
+            _ => Err(self.refused("blob check", response)),
+        }
+    }
+
+    fn upload(&mut self, blob: &Blob) -> Result<(), OciError> {
+        let url = format!("{}/blobs/uploads/", self.base);
+        let response = self.send("POST", &url, &[], Some(&[]), "blob upload")?;
+        if response.status().as_u16() != 202 {
+            return Err(self.refused("blob upload", response));
+        }
+        let location = response
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let location = self.absolute(&location);
+        let separator = if location.contains('?') { '&' } else { '?' };
+        let put = format!("{location}{separator}digest={}", blob.digest);
+        let headers = [("Content-Type", "application/octet-stream")];
+        let response = self.send("PUT", &put, &headers, Some(&blob.bytes), "blob upload")?;
+        match response.status().as_u16() {
+            201 | 204 => Ok(()),
+            _ => Err(self.refused("blob upload", response)),
+        }
+    }
+
+    /// The digest `tag` names now, `None` when it names nothing.
+    fn tag_digest(&mut self, tag: &str) -> Result<Option<String>, OciError> {
+        let url = format!("{}/manifests/{tag}", self.base);
+        let response = self.send("HEAD", &url, &[("Accept", MANIFEST)], None, "tag check")?;
+        match response.status().as_u16() {
+            200 => Ok(response
+                .headers()
+                .get("docker-content-digest")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)),
+            404 => Ok(None),
+            _ => Err(self.refused("tag check", response)),
+        }
+    }
+
+    fn put_manifest(&mut self, tag: &str, manifest: &[u8]) -> Result<(), OciError> {
+        let url = format!("{}/manifests/{tag}", self.base);
+        let headers = [("Content-Type", MANIFEST)];
+        let response = self.send("PUT", &url, &headers, Some(manifest), "manifest")?;
+        match response.status().as_u16() {
+            201 | 200 => Ok(()),
+            _ => Err(self.refused("manifest", response)),
+        }
+    }
+
+    /// A `Location` the registry gave, made absolute.
+    fn absolute(&self, location: &str) -> String {
+        if location.starts_with("http://") || location.starts_with("https://") {
+            return location.to_string();
+        }
+        let origin_end = self.base.find("/v2/").unwrap_or(self.base.len());
+        format!("{}{location}", &self.base[..origin_end])
+    }
+
+    /// One request, answering the registry's challenge once (a 401 with
+    /// `WWW-Authenticate`) and sending again.
+    fn send(
+        &mut self,
+        method: &str,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+        what: &str,
+    ) -> Result<http::Response<ureq::Body>, OciError> {
+        let response = self.once(method, url, headers, body)?;
+        if response.status().as_u16() != 401 || self.auth.is_some() {
+            return self.checked_auth(response, what);
+        }
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        self.auth = Some(self.answer(&challenge, what)?);
+        let response = self.once(method, url, headers, body)?;
+        self.checked_auth(response, what)
+    }
+
+    fn checked_auth(
+        &self,
+        response: http::Response<ureq::Body>,
+        what: &str,
+    ) -> Result<http::Response<ureq::Body>, OciError> {
+        let status = response.status().as_u16();
+        if status == 401 || (status == 403 && self.credentials.is_none()) {
+            return Err(OciError::Auth {
+                registry: self.reference.registry.clone(),
+                what: what.to_string(),
+                status,
+                hint: if self.credentials.is_some() {
+                    ": the credentials were refused"
+                } else {
+                    ": no credentials for this registry (docker login, or --creds-env NAME holding user:password)"
+                },
+            });
+        }
+        Ok(response)
+    }
+
+    fn once(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Result<http::Response<ureq::Body>, OciError> {
+        let mut request = http::Request::builder().method(method).uri(url);
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        if let Some(a) = &self.auth {
+            request = request.header("Authorization", a);
+        }
+        let sent = match body {
+            Some(bytes) => request.body(bytes).map(|r| self.agent.run(r)),
+            None => request.body(()).map(|r| self.agent.run(r)),
+        };
+        sent.map_err(|e| self.unreachable(&e.to_string()))?
+            .map_err(|e| self.unreachable(&e.to_string()))
+    }
+
+    /// The `Authorization` a challenge asks for: `Basic` with the credentials, or a
+    /// `Bearer` token fetched from the realm it names (with the credentials, if any).
+    fn answer(&self, challenge: &str, what: &str) -> Result<String, OciError> {
+        let (scheme, params) = challenge.split_once(' ').unwrap_or((challenge, ""));
+        let denied = |status| OciError::Auth {
+            registry: self.reference.registry.clone(),
+            what: what.to_string(),
+            status,
+            hint: ": no credentials for this registry (docker login, or --creds-env NAME holding user:password)",
+        };
+        let basic = self.credentials.as_ref().map(|(u, p)| {
+            let token = base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"));
+            format!("Basic {token}")
+        });
+        if scheme.eq_ignore_ascii_case("basic") {
+            return basic.ok_or_else(|| denied(401));
+        }
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return Err(denied(401));
+        }
+        let param = |name: &str| challenge_param(params, name);
+        let realm = param("realm").ok_or_else(|| denied(401))?;
+        let mut url = format!(
+            "{realm}?scope=repository:{}:pull,push",
+            self.reference.repository
+        );
+        if let Some(service) = param("service") {
+            url.push_str(&format!("&service={service}"));
+        }
+        let mut request = self.agent.get(&url);
+        if let Some(b) = &basic {
+            request = request.header("Authorization", b);
+        }
+        let mut response = request
+            .call()
+            .map_err(|e| self.unreachable(&e.to_string()))?;
+        if response.status().as_u16() != 200 {
+            return Err(denied(response.status().as_u16()));
+        }
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER)
+            .read_to_string()
+            .map_err(|e| self.unreachable(&format!("token: {e}")))?;
+        let body: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| self.unreachable(&format!("token: {e}")))?;
+        let token = body["token"].as_str().or(body["access_token"].as_str());
+        token
+            .map(|t| format!("Bearer {t}"))
+            .ok_or_else(|| self.unreachable("token: the realm's answer holds no token"))
+    }
+
+    fn unreachable(&self, message: &str) -> OciError {
+        OciError::Unreachable {
+            registry: self.reference.registry.clone(),
+            cause: Cause(redact::detail(message)),
+        }
+    }
+
+    /// The registry's refusal, with its own error code and message when it gave them.
+    fn refused(&self, what: &str, mut response: http::Response<ureq::Body>) -> OciError {
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER)
+            .read_to_string()
+            .unwrap_or_default();
+        let message = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| {
+                let e = &v["errors"][0];
+                Some(format!(
+                    "{} {}",
+                    e["code"].as_str()?,
+                    e["message"].as_str()?
+                ))
+            })
+            .unwrap_or_else(|| text.lines().next().unwrap_or("").to_string());
+        OciError::Refused {
+            registry: self.reference.registry.clone(),
+            what: what.to_string(),
+            status,
+            message: redact::detail(&message),
+        }
+    }
+}
+
+/// `name="value"` (or unquoted) from a challenge's parameters.
+fn challenge_param(params: &str, name: &str) -> Option<String> {
+    let mut rest = params;
+    while !rest.is_empty() {
+        let (key, after) = rest.split_once('=')?;
+        let key = key.trim().trim_start_matches(',').trim();
+        let (value, next) = match after.strip_prefix('"') {
+            Some(quoted) => {
+                let end = quoted.find('"')?;
+                (&quoted[..end], &quoted[end + 1..])
+            }
+            None => {
+                let end = after.find(',').unwrap_or(after.len());
+                (&after[..end], &after[end..])
+            }
+        };
+        if key.eq_ignore_ascii_case(name) {
+            return Some(value.to_string());
+        }
+        rest = next.trim_start_matches(',');
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenge_parameters_quoted_or_not() {
+        let p = r#"realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull""#;
+        assert_eq!(
+            challenge_param(p, "realm").as_deref(),
+            Some("https://auth.example/token")
+        );
+        assert_eq!(
+            challenge_param(p, "service").as_deref(),
+            Some("registry.example")
+        );
+        assert_eq!(
+            challenge_param(p, "scope").as_deref(),
+            Some("repository:a/b:pull")
+        );
+        assert_eq!(
+            challenge_param("realm=x,service=y", "service").as_deref(),
+            Some("y")
+        );
+        assert_eq!(challenge_param(p, "missing"), None);
+    }
+}

@@ -1,0 +1,140 @@
+//! `clinv push oci://…`: a domain's inventory folder — the files `clinv commit` writes —
+//! as an OCI artifact in a registry, the channel of sites that run Flux (or Argo CD) from
+//! a registry instead of Git. The snapshot is chosen as `commit` chooses it (a render is
+//! recorded first, for the registry only); the artifact's annotations come from the
+//! snapshot and the project's Git checkout, never from "now", so a re-push is identical.
+
+use super::commit::{self, Chosen, Origin, Source};
+use crate::error::Result;
+use crate::gitops::Checkout;
+use crate::oci::{self, Access, Artifact, LayerType, Reference};
+use crate::store::{DomainStore, SnapshotRecord};
+use crate::util::notice::Notice;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Where and how to push.
+pub struct Options<'a> {
+    pub target: &'a Reference,
+    pub layer: LayerType,
+    /// `--source`, else the project checkout's `origin`.
+    pub source: Option<&'a str>,
+    /// `-a key=value`, over the three clinv sets.
+    pub annotations: &'a [(String, String)],
+    pub access: Access,
+    /// The project root, whose Git checkout (if any) gives source and revision.
+    pub project_root: Option<&'a Path>,
+}
+
+/// What a push did.
+pub enum Done {
+    /// A deploy domain: it has no inventory of its own, nothing was pushed.
+    DeployDomain {
+        cluster_ref: Option<String>,
+    },
+    Pushed(Box<Push>),
+}
+
+/// A pushed snapshot.
+pub struct Push {
+    pub snapshot: SnapshotRecord,
+    pub origin: Origin,
+    pub reference: Reference,
+    /// The manifest's digest.
+    pub digest: String,
+    /// The immutable tag derived from the snapshot (`snapshot-<id>`).
+    pub snapshot_tag: String,
+    pub pushed: oci::Pushed,
+}
+
+/// The notices of a push and its result.
+pub struct Report {
+    pub notices: Vec<Notice>,
+    pub result: Result<Done>,
+}
+
+/// Chooses the snapshot (`--snapshot`, else the project's render, recorded), packs its
+/// folder and pushes it.
+pub fn run(store: &DomainStore, source: &Source<'_>, opts: &Options<'_>) -> Report {
+    let mut notices = Vec::new();
+    let result = run_with(store, source, opts, &mut notices);
+    Report { notices, result }
+}
+
+fn run_with(
+    store: &DomainStore,
+    source: &Source<'_>,
+    opts: &Options<'_>,
+    notices: &mut Vec<Notice>,
+) -> Result<Done> {
+    let (snapshot, inventory, origin) = match commit::chosen(store, source, notices)? {
+        Chosen::Snapshot(chosen) => *chosen,
+        Chosen::DeployDomain { cluster_ref } => return Ok(Done::DeployDomain { cluster_ref }),
+    };
+    let folder = commit::folder(store, &snapshot, &inventory)?;
+    let artifact = pack(&folder, &snapshot, opts)?;
+    let snapshot_tag = format!("snapshot-{}", snapshot.id);
+    let pushed = oci::push(
+        opts.target,
+        &artifact,
+        std::slice::from_ref(&snapshot_tag),
+        &opts.access,
+    )?;
+    Ok(Done::Pushed(Box::new(Push {
+        snapshot,
+        origin,
+        reference: opts.target.clone(),
+        digest: artifact.digest,
+        snapshot_tag,
+        pushed,
+    })))
+}
+
+/// The artifact of `folder`, annotated with where it comes from and when it was recorded.
+fn pack(
+    folder: &crate::gitops::Folder,
+    snap: &SnapshotRecord,
+    opts: &Options<'_>,
+) -> Result<Artifact> {
+    let checkout = opts.project_root.and_then(Checkout::around);
+    let mut annotations = BTreeMap::new();
+    let source = opts
+        .source
+        .map(str::to_string)
+        .or_else(|| checkout.as_ref().and_then(|c| c.origin.clone()));
+    if let Some(source) = source {
+        annotations.insert("org.opencontainers.image.source".to_string(), source);
+    }
+    let revision = checkout
+        .as_ref()
+        .map_or_else(|| snap.id.clone(), Checkout::revision);
+    annotations.insert("org.opencontainers.image.revision".to_string(), revision);
+    // The inventory's render time (SOURCE_DATE_EPOCH when set), not the time it was
+    // pushed or recorded: the same inventory gives the same manifest on any machine.
+    annotations.insert(
+        "org.opencontainers.image.created".to_string(),
+        created(&snap.rendered_at),
+    );
+    for (k, v) in opts.annotations {
+        annotations.insert(k.clone(), v.clone());
+    }
+    let title = format!(
+        "{}.tar.gz",
+        crate::gitops::layout::object_name(&snap.domain)
+    );
+    let entries = folder.entries();
+    oci::artifact::pack(&entries, opts.layer, &title, &annotations)
+        .map_err(|e| crate::Error::io("the artifact", e))
+}
+
+/// A time as RFC 3339 to the second (what Flux writes); as it is when it does not parse.
+fn created(at: &str) -> String {
+    crate::util::time::parse_rfc3339(at).map_or_else(
+        || at.to_string(),
+        |t| {
+            t.to_zoned(jiff::tz::TimeZone::UTC)
+                .strftime("%Y-%m-%dT%H:%M:%SZ")
+                .to_string()
+        },
+    )
+}

@@ -1,0 +1,497 @@
+//! `clinv push oci://…` to a real registry on loopback: Debian's docker-registry (the
+//! distribution project, what Harbor and many internal registries run) over TLS with a
+//! CA made at test time and htpasswd basic auth. What is pushed is read back through the
+//! registry's own API (manifest, blobs) and unpacked.
+
+use crate::support::*;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const USER: &str = "ci";
+const PASSWORD: &str = "FAKESECRET-registry-password-7d2e";
+const DOMAIN: &str = "prod.acme.example";
+
+/// Whether docker-registry and htpasswd can be run.
+pub fn present() -> Result<(), String> {
+    for (program, arg) in [("docker-registry", "--version"), ("htpasswd", "-h")] {
+        if Command::new(program)
+            .arg(arg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_err()
+        {
+            return Err(format!(
+                "no {program}: apt-get install docker-registry apache2-utils (.ci/run does)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// docker-registry serving `<dir>/data` over TLS with basic auth; stopped on drop.
+struct Registry {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Registry {
+    fn start(dir: &Path) -> Registry {
+        crate::https::make_pki(dir);
+        let out = Command::new("htpasswd")
+            .args(["-Bbn", USER, PASSWORD])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        std::fs::write(dir.join("htpasswd"), &out.stdout).unwrap();
+        let port = free_port();
+        let d = dir.display();
+        std::fs::write(
+            dir.join("config.yml"),
+            format!(
+                "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {d}/data\nhttp:\n  addr: 127.0.0.1:{port}\n  tls:\n    certificate: {d}/server.crt\n    key: {d}/server.key\nauth:\n  htpasswd:\n    realm: clinv-test\n    path: {d}/htpasswd\n"
+            ),
+        )
+        .unwrap();
+        let log = std::fs::File::create(dir.join("registry.log")).unwrap();
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(dir.join("config.yml"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "docker-registry did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Registry {
+            child,
+            port,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn url(&self, repository: &str) -> String {
+        format!("oci://127.0.0.1:{}/{repository}", self.port)
+    }
+
+    fn ca(&self) -> String {
+        self.dir.join("ca.crt").display().to_string()
+    }
+
+    /// GET from the registry's API with the test's credentials (curl, as an operator would).
+    fn get(&self, path: &str, accept: &str) -> Vec<u8> {
+        let out = Command::new("curl")
+            .args([
+                "-sSf",
+                "--cacert",
+                &self.ca(),
+                "-u",
+                &format!("{USER}:{PASSWORD}"),
+            ])
+            .args(["-H", &format!("Accept: {accept}")])
+            .arg(format!("https://127.0.0.1:{}/v2/{path}", self.port))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{path}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    /// Requests of `method` the registry logged on a path containing `needle`.
+    fn requests(&self, method: &str, needle: &str) -> usize {
+        let log = std::fs::read_to_string(self.dir.join("registry.log")).unwrap_or_default();
+        log.lines()
+            .filter(|l| {
+                l.contains(&format!("http.request.method={method}"))
+                    && l.contains("response completed")
+                    && l.contains(needle)
+            })
+            .count()
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Fx {
+    dir: tempfile::TempDir,
+    registry: Registry,
+}
+
+impl Fx {
+    fn new() -> Fx {
+        let dir = tempfile::tempdir().unwrap();
+        let reg = dir.path().join("registry");
+        std::fs::create_dir_all(&reg).unwrap();
+        let registry = Registry::start(&reg);
+        copy_tree(&example(), &dir.path().join("project"));
+        Fx { dir, registry }
+    }
+
+    fn push(&self, extra: &[&str]) -> Clinv {
+        let root = self.dir.path().join("project");
+        let url = self.registry.url("inventories/prod");
+        let ca = self.registry.ca();
+        let mut args = vec![
+            "push",
+            &url,
+            "--root",
+            root.to_str().unwrap(),
+            "--domain",
+            DOMAIN,
+            "--ca-file",
+            &ca,
+            "--creds-env",
+            "REGISTRY_AUTH",
+        ];
+        args.extend_from_slice(extra);
+        clinv(&args)
+            .env(
+                "CLINV_SNAPSHOTS",
+                self.dir.path().join("store").to_str().unwrap(),
+            )
+            .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
+            .env("SOURCE_DATE_EPOCH", "1767225600")
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+fn no_secret(run: &Run) {
+    assert!(
+        !run.stdout.contains("FAKESECRET") && !run.stderr.contains("FAKESECRET"),
+        "a secret was printed:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
+/// The pushed artifact, read back through the registry's API: Flux's media types, the
+/// annotations from the snapshot, one layer holding exactly the folder `commit` writes.
+fn push_to_a_registry_and_read_it_back() {
+    let fx = Fx::new();
+    let run = fx.push(&["-o", "json"]).run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    no_secret(&run);
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let digest = out["digest"].as_str().unwrap().to_string();
+    let repository = format!("127.0.0.1:{}/inventories/prod", fx.registry.port);
+    assert_eq!(out["repository"], repository.as_str());
+    assert_eq!(out["tag"], "latest");
+    assert_eq!(out["url"], format!("{repository}:latest@{digest}"));
+    let manifest = fx.registry.get(
+        "inventories/prod/manifests/latest",
+        "application/vnd.oci.image.manifest.v1+json",
+    );
+    assert_eq!(
+        sha256_digest(&manifest),
+        digest,
+        "the tag names what was printed"
+    );
+    let m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+    assert_eq!(
+        m["config"]["mediaType"],
+        "application/vnd.cncf.flux.config.v1+json"
+    );
+    assert_eq!(m["layers"].as_array().unwrap().len(), 1);
+    let layer = &m["layers"][0];
+    assert_eq!(
+        layer["mediaType"],
+        "application/vnd.cncf.flux.content.v1.tar+gzip"
+    );
+    assert_eq!(
+        m["annotations"]["org.opencontainers.image.created"], "2026-01-01T00:00:00Z",
+        "the snapshot's time, from SOURCE_DATE_EPOCH, not now"
+    );
+    assert!(m["annotations"]["org.opencontainers.image.revision"].is_string());
+    // The immutable tag names the same manifest.
+    let snapshot = run.stderr.split("pushed snapshot ").nth(1).unwrap()[..12].to_string();
+    let by_snapshot = fx.registry.get(
+        &format!("inventories/prod/manifests/snapshot-{snapshot}"),
+        "application/vnd.oci.image.manifest.v1+json",
+    );
+    assert_eq!(by_snapshot, manifest);
+    // The layer is the folder, as commit writes it.
+    let blob = fx.registry.get(
+        &format!(
+            "inventories/prod/blobs/{}",
+            layer["digest"].as_str().unwrap()
+        ),
+        "*/*",
+    );
+    let mut tar = Vec::new();
+    flate2::read::GzDecoder::new(&blob[..])
+        .read_to_end(&mut tar)
+        .unwrap();
+    let mut names = Vec::new();
+    for entry in tar::Archive::new(&tar[..]).entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().display().to_string();
+        let mut text = String::new();
+        entry.read_to_string(&mut text).unwrap();
+        if name == "clusterinventory.yaml" {
+            assert!(
+                text.contains(&format!("lok8s.dev/domain: {DOMAIN}")),
+                "{text}"
+            );
+        }
+        names.push(name);
+    }
+    assert_eq!(
+        names,
+        [
+            "clusterinventory.crd.yaml",
+            "clusterinventory.yaml",
+            "kustomization.yaml"
+        ]
+    );
+}
+
+/// A re-push of identical content uploads nothing and writes no manifest; another
+/// machine (a fresh store) gets the same layer digest; a changed inventory a new one.
+fn a_repush_of_identical_content_uploads_nothing() {
+    let fx = Fx::new();
+    let first = fx.push(&[]).run().success();
+    let puts = fx.registry.requests("PUT", "/inventories/prod/");
+    assert!(puts >= 3, "two blobs and the manifest: {puts}");
+    let again = fx.push(&[]).run().success();
+    assert_eq!(again.stdout, first.stdout, "the same digest");
+    assert!(
+        again.stderr.contains("nothing uploaded"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(
+        fx.registry.requests("PUT", "/inventories/prod/"),
+        puts,
+        "no PUT"
+    );
+    // Another machine (a fresh store), the same project and time: the same layer bytes;
+    // the manifest differs only by its revision, the other store's snapshot id (a project
+    // in a Git checkout gives `<branch>@sha1:<sha>` instead, the same everywhere).
+    let layer = |fx: &Fx| {
+        let m = fx.registry.get(
+            "inventories/prod/manifests/latest",
+            "application/vnd.oci.image.manifest.v1+json",
+        );
+        let m: serde_json::Value = serde_json::from_slice(&m).unwrap();
+        (m["layers"][0]["digest"].clone(), m["annotations"].clone())
+    };
+    let (first_layer, first_notes) = layer(&fx);
+    let other = fx
+        .push(&[])
+        .env(
+            "CLINV_SNAPSHOTS",
+            fx.dir.path().join("other-store").to_str().unwrap(),
+        )
+        .run()
+        .success();
+    assert_ne!(other.stdout, first.stdout);
+    let (other_layer, other_notes) = layer(&fx);
+    assert_eq!(other_layer, first_layer);
+    assert_eq!(
+        other_notes["org.opencontainers.image.created"],
+        first_notes["org.opencontainers.image.created"]
+    );
+    set_chart_version(&fx.dir.path().join("project"), "cilium", "1.20.1");
+    let changed = fx.push(&[]).run().success();
+    assert_ne!(changed.stdout, first.stdout);
+}
+
+/// `--layer-media-type oci` (for Argo CD) changes only the layer's media type; `-a`
+/// adds annotations; `--source` sets the source.
+fn the_oci_layer_type_and_annotations() {
+    let fx = Fx::new();
+    let run = fx
+        .push(&[
+            "--layer-media-type",
+            "oci",
+            "-a",
+            "team=platform",
+            "--source",
+            "https://git.acme.example/platform/fleet",
+            "-o",
+            "json",
+        ])
+        .run()
+        .success();
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let manifest = fx.registry.get(
+        "inventories/prod/manifests/latest",
+        "application/vnd.oci.image.manifest.v1+json",
+    );
+    assert_eq!(sha256_digest(&manifest), out["digest"].as_str().unwrap());
+    let m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+    assert_eq!(
+        m["layers"][0]["mediaType"],
+        "application/vnd.oci.image.layer.v1.tar+gzip"
+    );
+    assert_eq!(m["annotations"]["team"], "platform");
+    assert_eq!(
+        m["annotations"]["org.opencontainers.image.source"],
+        "https://git.acme.example/platform/fleet"
+    );
+}
+
+/// Refused credentials, no credentials, an untrusted CA and a malformed reference are
+/// clear errors with documented exit codes that never show the secret.
+fn failures_are_named_without_the_secret() {
+    let fx = Fx::new();
+    let wrong = fx
+        .push(&[])
+        .env("REGISTRY_AUTH", &format!("{USER}:FAKESECRET-wrong"))
+        .run();
+    assert_eq!(wrong.code, 1, "{}", wrong.stderr);
+    assert!(
+        wrong.stderr.contains("authentication failed (HTTP 401)"),
+        "{}",
+        wrong.stderr
+    );
+    assert!(
+        wrong.stderr.contains("credentials were refused"),
+        "{}",
+        wrong.stderr
+    );
+    no_secret(&wrong);
+    let root = fx.dir.path().join("project");
+    let url = fx.registry.url("inventories/prod");
+    let none = clinv(&[
+        "push",
+        &url,
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        DOMAIN,
+        "--ca-file",
+        &fx.registry.ca(),
+    ])
+    .env(
+        "CLINV_SNAPSHOTS",
+        fx.dir.path().join("store").to_str().unwrap(),
+    )
+    .env(
+        "DOCKER_CONFIG",
+        fx.dir.path().join("no-docker").to_str().unwrap(),
+    )
+    .run();
+    assert_eq!(none.code, 1, "{}", none.stderr);
+    assert!(
+        none.stderr.contains("no credentials for this registry"),
+        "{}",
+        none.stderr
+    );
+    let untrusted = clinv(&[
+        "push",
+        &url,
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        DOMAIN,
+    ])
+    .env(
+        "CLINV_SNAPSHOTS",
+        fx.dir.path().join("store").to_str().unwrap(),
+    )
+    .run();
+    assert_eq!(untrusted.code, 1, "{}", untrusted.stderr);
+    assert!(
+        untrusted.stderr.contains("127.0.0.1"),
+        "{}",
+        untrusted.stderr
+    );
+    for bad in ["https://r/x", "oci://r/UPPER", "oci://r/x:-tag"] {
+        let run = clinv(&[
+            "push",
+            bad,
+            "--root",
+            root.to_str().unwrap(),
+            "--domain",
+            DOMAIN,
+        ])
+        .run();
+        assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
+        assert!(run.stderr.contains(bad), "{}", run.stderr);
+    }
+    // The Docker config's auths entry is used when no --creds-env is given.
+    let docker = fx.dir.path().join("docker");
+    std::fs::create_dir_all(&docker).unwrap();
+    let auth = base64_encode(&format!("{USER}:{PASSWORD}"));
+    std::fs::write(
+        docker.join("config.json"),
+        format!(
+            r#"{{"auths":{{"127.0.0.1:{}":{{"auth":"{auth}"}}}}}}"#,
+            fx.registry.port
+        ),
+    )
+    .unwrap();
+    let run = clinv(&[
+        "push",
+        &url,
+        "--root",
+        root.to_str().unwrap(),
+        "--domain",
+        DOMAIN,
+        "--ca-file",
+        &fx.registry.ca(),
+    ])
+    .env(
+        "CLINV_SNAPSHOTS",
+        fx.dir.path().join("store").to_str().unwrap(),
+    )
+    .env("DOCKER_CONFIG", docker.to_str().unwrap())
+    .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    no_secret(&run);
+}
+
+fn sha256_digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(bytes);
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+fn base64_encode(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+trials! {
+    Registry: [
+        push_to_a_registry_and_read_it_back,
+        a_repush_of_identical_content_uploads_nothing,
+        the_oci_layer_type_and_annotations,
+        failures_are_named_without_the_secret,
+    ],
+}
