@@ -924,6 +924,20 @@ pub struct PushArgs {
     #[arg(long, value_name = "NAME")]
     pub creds_env: Option<String>,
 
+    /// Print the Flux OCIRepository and Kustomization that sync the artifact (and the
+    /// Secrets to create on stderr) instead of pushing.
+    #[arg(long, conflicts_with = "print_argo")]
+    pub print_flux: bool,
+
+    /// Print the Argo CD Application that syncs the artifact instead of pushing (use
+    /// --layer-media-type oci for Argo CD).
+    #[arg(long)]
+    pub print_argo: bool,
+
+    /// --print-argo: destination.server (default: the in-cluster server).
+    #[arg(long, value_name = "URL", requires = "print_argo")]
+    pub argo_server: Option<String>,
+
     #[arg(short = 'o', long, value_name = "FORMAT")]
     pub output: Option<PushFormat>,
 }

@@ -144,6 +144,40 @@ pub fn flux(domain: &str, path: &str, source: &FluxSource<'_>) -> String {
     )
 }
 
+/// How source-controller reaches a registry (for [`flux_oci`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RegistryAccess {
+    /// A `kubernetes.io/dockerconfigjson` Secret named like the OCIRepository.
+    pub credentials: bool,
+    /// A Secret `<name>-ca` holding `ca.crt` (`spec.certSecretRef`).
+    pub ca: bool,
+    /// A registry without TLS (`spec.insecure`).
+    pub insecure: bool,
+}
+
+/// The Flux manifests that sync an artifact pushed by `clinv push`: an `OCIRepository`
+/// following `tag` of `url` (`oci://host/repo`) and a Kustomization of its root.
+pub fn flux_oci(domain: &str, url: &str, tag: &str, access: RegistryAccess) -> String {
+    let name = object_name(domain);
+    let mut source = format!(
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 5m\n  url: {}\n  ref:\n    tag: {}\n",
+        quote(url),
+        quote(tag)
+    );
+    if access.credentials {
+        source.push_str(&format!("  secretRef:\n    name: {name}\n"));
+    }
+    if access.ca {
+        source.push_str(&format!("  certSecretRef:\n    name: {name}-ca\n"));
+    }
+    if access.insecure {
+        source.push_str("  insecure: true\n");
+    }
+    format!(
+        "{source}---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./\n  prune: true\n  wait: true\n  sourceRef:\n    kind: OCIRepository\n    name: {name}\n    namespace: flux-system\n"
+    )
+}
+
 /// Where an Argo CD Application sends the objects.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Destination {

@@ -62,6 +62,11 @@ pub fn push(
     Ok(client.push(artifact, &tags)?)
 }
 
+/// Whether the Docker config holds credentials for `registry` (for `--print-flux`).
+pub fn has_credentials(registry: &str) -> bool {
+    matches!(credentials(registry, None), Ok(Some(_)))
+}
+
 /// `user:password` from `--creds-env`, else the Docker config's `auths` entry for the
 /// registry (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`); none without
 /// either. Credential helpers (`credsStore`) are not run.

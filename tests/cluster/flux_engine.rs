@@ -481,6 +481,7 @@ fn install_gitops_crds(p: &Plane) {
             "crd/applicationsets.argoproj.io",
             "crd/gitrepositories.source.toolkit.fluxcd.io",
             "crd/kustomizations.kustomize.toolkit.fluxcd.io",
+            "crd/ocirepositories.source.toolkit.fluxcd.io",
         ]
     );
     // Polled rather than `kubectl wait`, which fails outright on a CRD whose status has
@@ -592,6 +593,77 @@ fn the_printed_flux_objects_pass_a_strict_dry_run_against_the_real_flux_crds() {
     );
 }
 
+/// `clinv push --print-flux` / `--print-argo` (issue #27): the OCIRepository, its
+/// Kustomization and the Argo CD Application for an artifact pass the real CRDs' strict
+/// dry run, with a Secret, a CA Secret and `insecure` named as asked.
+fn the_printed_oci_objects_pass_a_strict_dry_run_against_the_real_crds() {
+    let p = plane();
+    install_gitops_crds(&p);
+    let fx = Fx::new();
+    let print = |extra: &[&str]| {
+        let mut args = vec![
+            "push",
+            "oci://registry.acme.example:5000/inventories/prod:v3",
+            "--domain",
+            DOMAIN,
+        ];
+        args.extend_from_slice(extra);
+        let run = fx.clinv(&args).run().success();
+        (documents(&run.stdout), run.stderr)
+    };
+    let (docs, stderr) = print(&[
+        "--print-flux",
+        "--creds-env",
+        "REGISTRY_AUTH",
+        "--ca-file",
+        "/etc/ca.pem",
+    ]);
+    assert_eq!(docs[0]["kind"], "OCIRepository");
+    assert_eq!(
+        docs[0]["spec"]["url"],
+        "oci://registry.acme.example:5000/inventories/prod"
+    );
+    assert_eq!(docs[0]["spec"]["ref"]["tag"], "v3");
+    assert_eq!(
+        docs[0]["spec"]["secretRef"]["name"],
+        docs[0]["metadata"]["name"]
+    );
+    assert!(docs[0]["spec"]["certSecretRef"]["name"].is_string());
+    assert_eq!(docs[1]["spec"]["sourceRef"]["kind"], "OCIRepository");
+    assert!(
+        stderr.contains("create secret docker-registry") && stderr.contains("ca.crt=/etc/ca.pem"),
+        "{stderr}"
+    );
+    assert_valid(
+        &p,
+        &docs,
+        &["spec", "ref"],
+        serde_json::json!({"kind": "OCIRepository", "value": "v3"}),
+    );
+    let (docs, _) = print(&["--print-flux", "--plain-http"]);
+    assert_eq!(docs[0]["spec"]["insecure"], true);
+    assert!(docs[0]["spec"]["secretRef"].is_null());
+    assert_valid(
+        &p,
+        &docs,
+        &["spec", "insecure"],
+        serde_json::json!({"kind": "OCIRepository", "value": "yes"}),
+    );
+    let (docs, stderr) = print(&["--print-argo", "--layer-media-type", "oci"]);
+    assert_eq!(
+        docs[0]["spec"]["source"]["repoURL"],
+        "oci://registry.acme.example:5000/inventories/prod"
+    );
+    assert_eq!(docs[0]["spec"]["source"]["targetRevision"], "v3");
+    assert!(!stderr.contains("refuses"), "{stderr}");
+    assert_valid(
+        &p,
+        &docs,
+        &["spec", "source"],
+        serde_json::json!({"kind": "Application", "value": "oci"}),
+    );
+}
+
 fn the_printed_argo_application_passes_a_strict_dry_run_against_the_real_argo_crds() {
     let p = plane();
     install_gitops_crds(&p);
@@ -638,6 +710,7 @@ trials! {
         the_printed_argo_applicationset_passes_a_strict_dry_run_against_the_real_argo_crds,
         the_printed_flux_objects_pass_a_strict_dry_run_against_the_real_flux_crds,
         the_printed_argo_application_passes_a_strict_dry_run_against_the_real_argo_crds,
+        the_printed_oci_objects_pass_a_strict_dry_run_against_the_real_crds,
     ],
     PlaneAndFluxApply: [
         flux_applies_the_committed_folder_from_empty_through_a_pin_bump_and_an_addon_removal_idempotently,

@@ -11,6 +11,9 @@ use crate::ops::push::{self as ops, Done, Options};
 
 pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
     let target = oci::parse(&args.target)?;
+    if args.print_flux || args.print_argo {
+        return print(settings, args, &target);
+    }
     let annotations = args
         .annotations
         .iter()
@@ -96,4 +99,62 @@ fn pushed(settings: &Settings, push: &ops::Push, format: PushFormat) -> Result<i
     };
     settings.printer.data(&text)?;
     Ok(exit::OK)
+}
+
+/// `--print-flux` / `--print-argo`: the objects that sync the artifact; nothing is pushed.
+fn print(settings: &Settings, args: &PushArgs, target: &oci::Reference) -> Result<i32> {
+    use crate::gitops::layout;
+    let opened = StoreOnly::open(settings)?;
+    let flag = args.domain.domain.as_deref();
+    let domain = match &opened.project {
+        Some(project) => domain(settings, project, flag)?,
+        None => opened.domain(settings, flag)?,
+    };
+    let name = layout::object_name(&domain);
+    let text = if args.print_flux {
+        let access = layout::RegistryAccess {
+            credentials: args.creds_env.is_some() || oci::has_credentials(&target.registry),
+            ca: args.ca_file.is_some(),
+            insecure: args.plain_http,
+        };
+        for line in secret_advice(&name, target, &access, args) {
+            settings.printer.info(&line);
+        }
+        layout::flux_oci(&domain, &target.url(), &target.tag, access)
+    } else {
+        if args.layer_media_type == LayerMediaType::Flux {
+            settings.printer.warn(
+                "a default Argo CD repo-server refuses Flux's layer type: push with --layer-media-type oci for Argo CD",
+            );
+        }
+        let server = args.argo_server.clone();
+        let destination =
+            layout::Destination::Server(server.unwrap_or_else(|| layout::IN_CLUSTER.into()));
+        layout::argo(&domain, ".", &target.tag, &target.url(), &destination)
+    };
+    settings.printer.data(&text)?;
+    Ok(exit::OK)
+}
+
+/// How to create the Secrets the printed OCIRepository names (placeholders only).
+fn secret_advice(
+    name: &str,
+    target: &oci::Reference,
+    access: &crate::gitops::layout::RegistryAccess,
+    args: &PushArgs,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if access.credentials {
+        out.push(format!(
+            "source-controller pulls from {} with the Secret flux-system/{name} (spec.secretRef); create it first: kubectl -n flux-system create secret docker-registry {name} --docker-server={} --docker-username=<user> --docker-password=<password>",
+            target.registry, target.registry
+        ));
+    }
+    if let Some(ca) = &args.ca_file {
+        out.push(format!(
+            "and the registry's CA (spec.certSecretRef): kubectl -n flux-system create secret generic {name}-ca --from-file=ca.crt={}",
+            ca.display()
+        ));
+    }
+    out
 }
