@@ -6,7 +6,8 @@
 //! `CLINV_FLUX_CONTROLLERS`) run as plain processes against the test API server: their
 //! CRDs applied server-side, no containers, no webhooks, no notification-controller. What
 //! the cluster gets is exactly what `clinv commit --print-flux` printed, plus the Secret
-//! it told the user to create.
+//! it told the user to create: over HTTPS (nginx + git http-backend, basic auth, a private
+//! CA) and over SSH (Debian's sshd, a key).
 
 use crate::support::*;
 use crate::{Plane, plane};
@@ -28,6 +29,8 @@ const PASSWORD: &str = "FAKESECRET-flux-https-token-3d7a";
 const PORTS: std::ops::Range<u16> = 39000..39500;
 /// How long a controller gets to reconcile after being asked to.
 const RECONCILE: Duration = Duration::from_secs(120);
+/// Debian's OpenSSH server (openssh-server; `.ci/run` installs it).
+const SSHD: &str = "/usr/sbin/sshd";
 
 /// The cache folder of `scripts/flux-controllers build`, or why there is none.
 pub fn controllers() -> Result<PathBuf, String> {
@@ -48,10 +51,28 @@ pub fn controllers() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-/// The controllers and the git server the tests push to (nginx + fcgiwrap).
+/// The controllers and the git servers the tests push to: nginx + fcgiwrap, and sshd
+/// with the OpenSSH client tools.
 pub fn present() -> Result<(), String> {
     controllers()?;
-    crate::git_https::present()
+    crate::git_https::present()?;
+    if !Path::new(SSHD).is_file() {
+        return Err(format!(
+            "{SSHD} not found (apt-get install openssh-server; .ci/run does)"
+        ));
+    }
+    for tool in ["ssh", "ssh-keygen"] {
+        let found = Command::new(tool)
+            .arg("-?")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok();
+        if !found {
+            return Err(format!("{tool} not found (apt-get install openssh-client)"));
+        }
+    }
+    Ok(())
 }
 
 /// `n` free loopback ports of [`PORTS`], from a start that differs between processes.
@@ -331,48 +352,101 @@ fn documents(text: &str) -> Vec<Value> {
         .collect()
 }
 
-/// A project copy, a bare repository served over HTTPS with basic auth by
-/// [`GitServer`](crate::git_https::GitServer), and a clone of it whose `origin` is the HTTPS
-/// URL: the password from git's store helper, the server's private CA from
-/// `http.sslCAInfo` — how a CI job that runs `clinv commit --push` is set up.
-struct Https {
+/// A project copy, a bare repository `inv.git` behind a real git server, and a clone of
+/// it whose `origin` is the server's URL, set up as for a CI job that runs
+/// `clinv commit --push`.
+struct Fx {
     dir: tempfile::TempDir,
-    server: crate::git_https::GitServer,
+    /// The bare repository the server serves.
+    bare: PathBuf,
+    /// What clinv's git needs besides the clone's configuration (`GIT_SSH_COMMAND`).
+    env: Vec<(&'static str, String)>,
+    /// The server, stopped when the fixture drops.
+    _server: Box<dyn std::any::Any>,
 }
 
-impl Https {
-    fn new() -> Https {
+impl Fx {
+    /// Over HTTPS with basic auth ([`GitServer`](crate::git_https::GitServer)): the password
+    /// from git's store helper, the server's private CA from `http.sslCAInfo`.
+    fn https() -> Fx {
         let dir = tempfile::tempdir().unwrap();
         let server = crate::git_https::GitServer::start(&dir.path().join("srv"), USER, PASSWORD);
-        let fx = Https { dir, server };
-        std::fs::create_dir_all(fx.home()).unwrap();
-        let project = copy_tree(&example());
-        std::fs::rename(project.path(), fx.root()).unwrap();
-        let repos = fx.server.dir.join("repos");
-        git(&repos, &["init", "-q", "--bare", "-b", "main", "inv.git"]);
-        let file = format!("file://{}", fx.bare().display());
-        git(fx.dir.path(), &["clone", "-q", &file, "work"]);
-        let work = fx.work();
-        let credentials = fx.dir.path().join("credentials");
-        let port = fx.server.port;
+        let bare = server.dir.join("repos/inv.git");
+        let credentials = dir.path().join("credentials");
+        let port = server.port;
         std::fs::write(
             &credentials,
             format!("https://{USER}:{PASSWORD}@127.0.0.1:{port}\n"),
         )
         .unwrap();
+        let url = server.url("/inv.git");
+        let ca = server.ca().to_str().unwrap().to_string();
+        let fx = Fx::new(dir, bare, Vec::new(), Box::new(server));
         let helper = format!("store --file={}", credentials.display());
-        let ca = fx.server.ca();
-        for (key, value) in [
-            ("remote.origin.url", fx.server.url("/inv.git").as_str()),
+        fx.configure(
+            &url,
+            &[("http.sslCAInfo", &ca), ("credential.helper", &helper)],
+        );
+        fx
+    }
+
+    /// Over SSH (Debian's sshd, [`Sshd`]) with a key file and a known_hosts file named by
+    /// the client configuration in `GIT_SSH_COMMAND`.
+    fn ssh() -> Fx {
+        let dir = tempfile::tempdir().unwrap();
+        let sshd = Sshd::start(&dir.path().join("sshd"));
+        let bare = dir.path().join("srv/inv.git");
+        let url = format!(
+            "ssh://{}@127.0.0.1:{}{}",
+            sshd.user,
+            sshd.port,
+            bare.display()
+        );
+        let env = vec![(
+            "GIT_SSH_COMMAND",
+            format!("ssh -F {}", sshd.config.display()),
+        )];
+        let fx = Fx::new(dir, bare, env, Box::new(sshd));
+        fx.configure(&url, &[]);
+        fx
+    }
+
+    /// The project copy and the bare repository (empty, branch `main`).
+    fn new(
+        dir: tempfile::TempDir,
+        bare: PathBuf,
+        env: Vec<(&'static str, String)>,
+        server: Box<dyn std::any::Any>,
+    ) -> Fx {
+        let fx = Fx {
+            dir,
+            bare,
+            env,
+            _server: server,
+        };
+        std::fs::create_dir_all(fx.home()).unwrap();
+        let project = copy_tree(&example());
+        std::fs::rename(project.path(), fx.root()).unwrap();
+        let parent = fx.bare.parent().unwrap();
+        std::fs::create_dir_all(parent).unwrap();
+        git(parent, &["init", "-q", "--bare", "-b", "main", "inv.git"]);
+        fx
+    }
+
+    /// The clone `work` with `origin` at `url`, an author, and `config`.
+    fn configure(&self, url: &str, config: &[(&str, &str)]) {
+        let file = format!("file://{}", self.bare.display());
+        git(self.dir.path(), &["clone", "-q", &file, "work"]);
+        let work = self.work();
+        let base = [
+            ("remote.origin.url", url),
             ("user.name", "Inventory Bot"),
             ("user.email", "bot@acme.example"),
-            ("http.sslCAInfo", ca.to_str().unwrap()),
-            ("credential.helper", &helper),
-        ] {
+        ];
+        for (key, value) in base.iter().chain(config) {
             git(&work, &["config", key, value]);
         }
         git(&work, &["checkout", "-q", "-B", "main"]);
-        fx
     }
 
     fn home(&self) -> PathBuf {
@@ -385,10 +459,6 @@ impl Https {
 
     fn work(&self) -> PathBuf {
         self.dir.path().join("work")
-    }
-
-    fn bare(&self) -> PathBuf {
-        self.server.dir.join("repos/inv.git")
     }
 
     /// `clinv commit --domain DOMAIN --repo WORK ARGS…`, as a CI job runs it.
@@ -405,15 +475,18 @@ impl Https {
             work.to_str().unwrap(),
         ];
         all.extend_from_slice(args);
-        let run = clinv(&all)
+        let mut clinv = clinv(&all)
             .env(
                 "CLINV_SNAPSHOTS",
                 self.dir.path().join("store").to_str().unwrap(),
             )
             .env("HOME", self.home().to_str().unwrap())
             .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .run();
+            .env("GIT_TERMINAL_PROMPT", "0");
+        for (key, value) in &self.env {
+            clinv = clinv.env(key, value);
+        }
+        let run = clinv.run();
         assert!(
             !run.stdout.contains(PASSWORD) && !run.stderr.contains(PASSWORD),
             "the password was printed:\n{}\n{}",
@@ -425,19 +498,19 @@ impl Https {
 
     /// The commit `main` names on the server.
     fn tip(&self) -> String {
-        git(&self.bare(), &["rev-parse", "main"]).trim().to_string()
+        git(&self.bare, &["rev-parse", "main"]).trim().to_string()
     }
 
     /// The ClusterInventory committed on the server's `main` under `path`.
     fn committed_inventory(&self, path: &str) -> Value {
         let files = git(
-            &self.bare(),
+            &self.bare,
             &["ls-tree", "-r", "--name-only", "main", "--", path],
         );
         files
             .lines()
             .filter(|f| f.ends_with(".yaml"))
-            .flat_map(|f| documents(&git(&self.bare(), &["show", &format!("main:{f}")])))
+            .flat_map(|f| documents(&git(&self.bare, &["show", &format!("main:{f}")])))
             .find(|d| d["kind"] == "ClusterInventory")
             .unwrap_or_else(|| panic!("no ClusterInventory committed under {path}: {files}"))
     }
@@ -453,7 +526,7 @@ struct Printed {
 
 /// `commit --print-flux`: applies exactly what it printed (server-side, as a user would)
 /// after creating the Secret its advice names, with the placeholders filled in.
-fn apply_printed_flux(p: &Plane, fx: &Https, secret: &[(&str, &str)]) -> Printed {
+fn apply_printed_flux(p: &Plane, fx: &Fx, secret: &[(&str, &str)]) -> Printed {
     let run = fx.commit(&["--print-flux"]);
     let docs = documents(&run.stdout);
     let find = |kind: &str| {
@@ -480,14 +553,10 @@ fn apply_printed_flux(p: &Plane, fx: &Https, secret: &[(&str, &str)]) -> Printed
         .find_map(|l| l.split_once("kubectl -n flux-system create secret generic "))
         .map(|(_, rest)| rest.trim())
         .unwrap_or_else(|| panic!("--print-flux says no Secret to create:\n{}", run.stderr));
-    let mut command = create.to_string();
-    for (placeholder, value) in secret {
-        command = command.replace(placeholder, value);
-    }
+    let filled = fill_placeholders(create, secret);
     let mut args = vec!["-n", NS, "create", "secret", "generic"];
-    args.extend(command.split_whitespace());
+    args.extend(filled.iter().map(String::as_str));
     assert_eq!(args[5], secret_name, "{create}");
-    assert!(!command.contains('<'), "a placeholder is left: {create}");
     let (code, _, err) = p.kubectl(&args);
     assert_eq!(code, 0, "kubectl {create}: {err}");
     let (code, _, err) = p.kubectl_as(
@@ -512,6 +581,39 @@ fn apply_printed_flux(p: &Plane, fx: &Https, secret: &[(&str, &str)]) -> Printed
             .trim_start_matches("./")
             .to_string(),
     }
+}
+
+/// The arguments of the advice's `kubectl create secret generic NAME --from-…=KEY=VALUE…`
+/// (after `generic`), each `<placeholder>` VALUE filled in from `values` by its KEY.
+fn fill_placeholders(create: &str, values: &[(&str, &str)]) -> Vec<String> {
+    let (name, rest) = create.split_once(' ').unwrap_or((create, ""));
+    let arg = regex::Regex::new(r"--from-(literal|file)=([A-Za-z0-9._-]+)=(<[^>]*>|\S+)").unwrap();
+    let mut args = vec![name.to_string()];
+    let mut keys = Vec::new();
+    for c in arg.captures_iter(rest) {
+        let (source, key, value) = (&c[1], &c[2], &c[3]);
+        let value = match value.starts_with('<') {
+            true => {
+                values
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .unwrap_or_else(|| panic!("no value for {key} {value}: {create}"))
+                    .1
+            }
+            false => value,
+        };
+        args.push(format!("--from-{source}={key}={value}"));
+        keys.push(key.to_string());
+    }
+    let leftover = arg.replace_all(rest, "");
+    assert_eq!(leftover.trim(), "", "unexpected arguments in: {create}");
+    for (key, _) in values {
+        assert!(
+            keys.iter().any(|k| k == key),
+            "the advice sets no {key}: {create}"
+        );
+    }
+    args
 }
 
 /// Waits until the Flux object `kind/name` is `Ready=True` with `field` (a JSON path under
@@ -558,7 +660,7 @@ fn request_reconcile(p: &Plane, kind: &str, name: &str) {
 /// The live ClusterInventory is what was committed at the tip (and clinv renders from the
 /// project, apart from `renderedAt`), applied by kustomize-controller for `printed`'s
 /// Kustomization.
-fn assert_applied_by_flux(p: &Plane, fx: &Https, printed: &Printed) -> Value {
+fn assert_applied_by_flux(p: &Plane, fx: &Fx, printed: &Printed) -> Value {
     let (code, out, err) = p.kubectl(&[
         "get",
         "clusterinventory",
@@ -598,13 +700,13 @@ fn assert_applied_by_flux(p: &Plane, fx: &Https, printed: &Printed) -> Value {
     live
 }
 
-/// Test 1 of #26: `commit --push` over HTTPS (basic auth, a private CA) → source-controller
-/// → kustomize-controller → ClusterInventory; then a pin bump pushed and reconciled on
-/// request, as `flux reconcile kustomization --with-source` does.
-fn flux_controllers_reconcile_a_push_over_https_and_a_pin_bump() {
+/// `commit --push` → source-controller → kustomize-controller → ClusterInventory; then a
+/// pin bump pushed and reconciled on request, as `flux reconcile kustomization
+/// --with-source` does. `secret` fills the placeholders of the Secret `--print-flux`
+/// advises, by key.
+fn reconcile_a_push_and_a_pin_bump(fx: &Fx, secret: &[(&str, &str)]) {
     let p = plane();
     p.reset();
-    let fx = Https::new();
     let flux = Flux::start(&p, &fx.dir.path().join("flux"));
 
     let run = fx.commit(&["--push"]);
@@ -613,7 +715,7 @@ fn flux_controllers_reconcile_a_push_over_https_and_a_pin_bump() {
         "{}",
         run.stderr
     );
-    let printed = apply_printed_flux(&p, &fx, &[("<user>", USER), ("<token>", PASSWORD)]);
+    let printed = apply_printed_flux(&p, fx, secret);
     let revision = format!("main@sha1:{}", fx.tip());
     let k = printed.kustomization.as_str();
     wait_synced(
@@ -632,7 +734,7 @@ fn flux_controllers_reconcile_a_push_over_https_and_a_pin_bump() {
         "lastAppliedRevision",
         &revision,
     );
-    let live = assert_applied_by_flux(&p, &fx, &printed);
+    let live = assert_applied_by_flux(&p, fx, &printed);
     let addons = live["spec"]["addons"].to_string();
     assert!(addons.contains("\"1.19.2\""), "{addons}\n{}", printed.text);
 
@@ -663,7 +765,7 @@ fn flux_controllers_reconcile_a_push_over_https_and_a_pin_bump() {
         "lastAppliedRevision",
         &bumped,
     );
-    let live = assert_applied_by_flux(&p, &fx, &printed);
+    let live = assert_applied_by_flux(&p, fx, &printed);
     let addons = live["spec"]["addons"].to_string();
     assert!(
         addons.contains("\"1.19.3\"") && !addons.contains("\"1.19.2\""),
@@ -671,6 +773,114 @@ fn flux_controllers_reconcile_a_push_over_https_and_a_pin_bump() {
     );
 }
 
+/// Test 1 of #26: over HTTPS with basic auth and a private CA (the Secret's `username`,
+/// `password`; `ca.crt` is named by clinv from `http.sslCAInfo`).
+fn flux_controllers_reconcile_a_push_over_https_and_a_pin_bump() {
+    let fx = Fx::https();
+    reconcile_a_push_and_a_pin_bump(&fx, &[("username", USER), ("password", PASSWORD)]);
+}
+
+/// Test 2 of #26: over SSH with a key (the Secret's `identity` and `known_hosts`).
+fn flux_controllers_reconcile_a_push_over_ssh_and_a_pin_bump() {
+    let fx = Fx::ssh();
+    let dir = fx.dir.path().join("sshd");
+    let key = dir.join("id_ed25519");
+    let known = dir.join("known_hosts");
+    let secret = [
+        ("identity", key.to_str().unwrap()),
+        ("known_hosts", known.to_str().unwrap()),
+    ];
+    reconcile_a_push_and_a_pin_bump(&fx, &secret);
+}
+
+/// Debian's sshd on a loopback port of [`PORTS`] with a throwaway host key, letting the
+/// test's key `id_ed25519` in; killed on drop. `config` is a client configuration for
+/// `ssh -F` (that key; `known_hosts` holding the server's host key), since OpenSSH reads
+/// `~` from the passwd home, not `$HOME`.
+struct Sshd {
+    child: Child,
+    port: u16,
+    user: String,
+    config: PathBuf,
+}
+
+impl Sshd {
+    fn start(dir: &Path) -> Sshd {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        for key in ["host_key", "id_ed25519"] {
+            let key = dir.join(key);
+            let out = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-C", "clinv-test", "-f"])
+                .arg(&key)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "ssh-keygen: {out:?}");
+        }
+        std::fs::copy(dir.join("id_ed25519.pub"), dir.join("authorized_keys")).unwrap();
+        let port = free_ports(1)[0];
+        let host = std::fs::read_to_string(dir.join("host_key.pub")).unwrap();
+        let host: Vec<&str> = host.split_whitespace().take(2).collect();
+        let known = write(
+            dir,
+            "known_hosts",
+            format!("[127.0.0.1]:{port} {}\n", host.join(" ")),
+        );
+        let d = dir.display();
+        let server = write(
+            dir,
+            "sshd_config",
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\nPidFile none\nStrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
+            ),
+        );
+        let config = write(
+            dir,
+            "ssh_config",
+            format!(
+                "Host *\n  IdentityFile {d}/id_ed25519\n  IdentitiesOnly yes\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile /dev/null\n  ConnectTimeout 10\n",
+                known.display()
+            ),
+        );
+        let child = Command::new(SSHD)
+            .args(["-D", "-e", "-f"])
+            .arg(&server)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
+            .spawn()
+            .expect("sshd starts");
+        let user = Command::new("id").arg("-un").output().unwrap().stdout;
+        let user = String::from_utf8_lossy(&user).trim().to_string();
+        let mut sshd = Sshd {
+            child,
+            port,
+            user,
+            config,
+        };
+        let listening = poll(Duration::from_secs(10), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        let log = std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default();
+        assert!(listening, "sshd did not listen on {port}:\n{log}");
+        assert!(
+            matches!(sshd.child.try_wait(), Ok(None)),
+            "sshd exited:\n{log}"
+        );
+        sshd
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 trials! {
-    PlaneAndFluxControllers: [flux_controllers_reconcile_a_push_over_https_and_a_pin_bump],
+    PlaneAndFluxControllers: [
+        flux_controllers_reconcile_a_push_over_https_and_a_pin_bump,
+        flux_controllers_reconcile_a_push_over_ssh_and_a_pin_bump,
+    ],
 }
