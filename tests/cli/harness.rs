@@ -24,6 +24,10 @@ pub enum Need {
     /// A running control plane and Flux's apply engine (`scripts/flux-apply build`,
     /// found through `CLINV_FLUX_APPLY`; `scripts/test` builds it and sets it).
     PlaneAndFluxApply,
+    /// A running control plane, Flux's source-controller and kustomize-controller
+    /// (`scripts/flux-controllers build`, found through `CLINV_FLUX_CONTROLLERS`;
+    /// `scripts/test` builds them and sets it) and the git servers their tests push to.
+    PlaneAndFluxControllers,
     /// Debian's `tinyproxy`.
     Tinyproxy,
     /// Headless Chromium.

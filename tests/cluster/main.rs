@@ -20,10 +20,22 @@ mod support;
 
 #[path = "../cli/loopback_proxy.rs"]
 mod loopback_proxy;
+// The HTTPS git server (nginx + fcgiwrap + git http-backend) the Flux controller tests
+// push to; its own CLI tests are not registered here.
+#[cfg(feature = "gitops")]
+#[path = "../cli/git_https.rs"]
+#[allow(dead_code)]
+mod git_https;
+#[cfg(feature = "gitops")]
+#[path = "../cli/https.rs"]
+#[allow(dead_code)]
+mod https;
 
 mod agent;
 mod diff;
 mod faults;
+#[cfg(feature = "gitops")]
+mod flux_controllers;
 mod flux_engine;
 mod gitops;
 mod incluster;
@@ -55,6 +67,8 @@ fn main() -> std::process::ExitCode {
         diff::tests(),
         faults::tests(),
         flux_engine::tests(),
+        #[cfg(feature = "gitops")]
+        flux_controllers::tests(),
         gitops::tests(),
         incluster::tests(),
         model::tests(),
@@ -73,6 +87,10 @@ fn main() -> std::process::ExitCode {
         }
         harness::Need::PlaneAndFluxApply => {
             kubeconfig().and_then(|_| flux_engine::flux_apply().map(|_| ()))
+        }
+        #[cfg(feature = "gitops")]
+        harness::Need::PlaneAndFluxControllers => {
+            kubeconfig().and_then(|_| flux_controllers::present())
         }
         harness::Need::PlaneAndMountNamespace => {
             kubeconfig().and_then(|_| incluster::mount_namespace())

@@ -1,0 +1,886 @@
+//! The whole GitOps path as a team runs it, through Flux's real controllers:
+//! `clinv commit --push` → a git server → **source-controller** clones it →
+//! **kustomize-controller** builds and applies it → `ClusterInventory/cluster`.
+//!
+//! Both controllers (`scripts/flux-controllers build`, found through
+//! `CLINV_FLUX_CONTROLLERS`) run as plain processes against the test API server: their
+//! CRDs applied server-side, no containers, no webhooks, no notification-controller. What
+//! the cluster gets is exactly what `clinv commit --print-flux` printed, plus the Secret
+//! it told the user to create: over HTTPS (nginx + git http-backend, basic auth, a private
+//! CA) and over SSH (Debian's sshd, a key).
+
+use crate::support::*;
+use crate::{Plane, plane};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Field manager of the objects the tests install themselves (CRDs, namespace, the
+/// printed Flux objects, as a user's `kubectl apply --server-side` would).
+const MANAGER: &str = "clinv-tests";
+/// Where Flux's objects live (`RUNTIME_NAMESPACE` of the controllers).
+const NS: &str = "flux-system";
+const DOMAIN: &str = "prod.acme.example";
+const USER: &str = "bot";
+const PASSWORD: &str = "FAKESECRET-flux-https-token-3d7a";
+/// The loopback ports this module may take (other helpers use other ranges).
+const PORTS: std::ops::Range<u16> = 39000..39500;
+/// How long a controller gets to reconcile after being asked to.
+const RECONCILE: Duration = Duration::from_secs(120);
+/// Debian's OpenSSH server (openssh-server; `.ci/run` installs it).
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// The cache folder of `scripts/flux-controllers build`, or why there is none.
+pub fn controllers() -> Result<PathBuf, String> {
+    let hint = "run scripts/test (it builds scripts/flux-controllers)";
+    let Some(dir) = std::env::var_os("CLINV_FLUX_CONTROLLERS").map(PathBuf::from) else {
+        return Err(format!(
+            "no Flux controllers: CLINV_FLUX_CONTROLLERS unset; {hint}"
+        ));
+    };
+    for file in ["source-controller", "kustomize-controller", "versions"] {
+        if !dir.join(file).is_file() {
+            return Err(format!(
+                "no Flux controllers: CLINV_FLUX_CONTROLLERS={} holds no {file}; {hint}",
+                dir.display()
+            ));
+        }
+    }
+    Ok(dir)
+}
+
+/// The controllers and the git servers the tests push to: nginx + fcgiwrap, and sshd
+/// with the OpenSSH client tools.
+pub fn present() -> Result<(), String> {
+    controllers()?;
+    crate::git_https::present()?;
+    if !Path::new(SSHD).is_file() {
+        return Err(format!(
+            "{SSHD} not found (apt-get install openssh-server; .ci/run does)"
+        ));
+    }
+    for tool in ["ssh", "ssh-keygen"] {
+        let found = Command::new(tool)
+            .arg("-?")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok();
+        if !found {
+            return Err(format!("{tool} not found (apt-get install openssh-client)"));
+        }
+    }
+    Ok(())
+}
+
+/// `n` free loopback ports of [`PORTS`], from a start that differs between processes.
+fn free_ports(n: usize) -> Vec<u16> {
+    let len = PORTS.end - PORTS.start;
+    let start = (std::process::id() % u32::from(len)) as u16;
+    let mut held = Vec::new();
+    let mut ports = Vec::new();
+    for i in 0..len {
+        let port = PORTS.start + (start + i) % len;
+        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            held.push(listener);
+            ports.push(port);
+            if ports.len() == n {
+                return ports;
+            }
+        }
+    }
+    panic!("fewer than {n} free ports in {PORTS:?}");
+}
+
+/// Whether a controller-runtime health endpoint answers `GET /readyz` with 200.
+fn ready(port: u16) -> bool {
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    if s.write_all(b"GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200")
+}
+
+/// One controller process; its stderr (its log) goes to `log`.
+struct Running {
+    name: &'static str,
+    child: Child,
+    log: PathBuf,
+}
+
+/// source-controller and kustomize-controller running against the plane, their CRDs
+/// installed. Dropped: the Flux objects of `flux-system` are deleted while the controllers
+/// still run (their finalizers), then the controllers are killed and the plane reset; when
+/// the test failed, their logs are printed.
+pub struct Flux<'a> {
+    p: &'a Plane,
+    running: Vec<Running>,
+    started: Instant,
+}
+
+impl<'a> Flux<'a> {
+    /// Installs the CRDs and namespace, starts both controllers (logs under `dir`) and
+    /// waits until both report ready.
+    pub fn start(p: &'a Plane, dir: &Path) -> Flux<'a> {
+        let bin = controllers().unwrap_or_else(|why| panic!("{why}"));
+        install_crds(p, &bin.join("crds"));
+        let started = Instant::now();
+        let kubeconfig = p.admin.to_str().unwrap();
+        let [metrics_s, health_s, storage, metrics_k, health_k] = free_ports(5)[..] else {
+            unreachable!()
+        };
+        let storage_dir = dir.join("storage");
+        std::fs::create_dir_all(&storage_dir).unwrap();
+        let storage_addr = format!("--storage-addr=127.0.0.1:{storage}");
+        let storage_adv = format!("--storage-adv-addr=127.0.0.1:{storage}");
+        let storage_path = format!("--storage-path={}", storage_dir.display());
+        let source = [storage_addr.as_str(), &storage_adv, &storage_path];
+        let mut flux = Flux {
+            p,
+            running: Vec::new(),
+            started,
+        };
+        for (name, metrics, health, extra) in [
+            ("source-controller", metrics_s, health_s, &source[..]),
+            ("kustomize-controller", metrics_k, health_k, &[][..]),
+        ] {
+            let metrics = format!("--metrics-addr=127.0.0.1:{metrics}");
+            let health_addr = format!("--health-addr=127.0.0.1:{health}");
+            let mut args = vec![
+                "--enable-leader-election=false",
+                "--events-addr=",
+                "--watch-all-namespaces=true",
+                "--log-level=debug",
+                &metrics,
+                &health_addr,
+            ];
+            args.extend_from_slice(extra);
+            flux.spawn(name, &bin.join(name), &args, kubeconfig, dir);
+            flux.wait_ready(name, health);
+        }
+        eprintln!(
+            "flux controllers ready {} ms after start",
+            started.elapsed().as_millis()
+        );
+        flux
+    }
+
+    fn spawn(&mut self, name: &'static str, bin: &Path, args: &[&str], kc: &str, dir: &Path) {
+        let log = dir.join(format!("{name}.log"));
+        let home = dir.join("controller-home");
+        std::fs::create_dir_all(&home).unwrap();
+        let child = Command::new(bin)
+            .args(args)
+            .env("KUBECONFIG", kc)
+            .env("RUNTIME_NAMESPACE", NS)
+            .env("HOME", &home)
+            .env_remove("HTTPS_PROXY")
+            .env_remove("https_proxy")
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy")
+            .env_remove("ALL_PROXY")
+            .env_remove("all_proxy")
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(dir.join(format!("{name}.out"))).unwrap())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{} does not start: {e}", bin.display()));
+        self.running.push(Running { name, child, log });
+    }
+
+    /// Waits until the controller `name` answers on its health port; panics (printing its
+    /// log through Drop) when it exits or takes more than 60 s.
+    fn wait_ready(&mut self, name: &str, health: u16) {
+        let until = Instant::now() + Duration::from_secs(60);
+        let running = self.running.iter_mut().find(|r| r.name == name).unwrap();
+        while !ready(health) {
+            if let Ok(Some(status)) = running.child.try_wait() {
+                panic!("{name} exited: {status}");
+            }
+            assert!(Instant::now() < until, "{name} not ready after 60 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The controllers' logs (the last lines of each).
+    pub fn logs(&self) -> String {
+        let mut all = String::new();
+        for r in &self.running {
+            let text = std::fs::read_to_string(&r.log).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(80)..];
+            all.push_str(&format!("--- {} ({}) ---\n", r.name, r.log.display()));
+            for line in tail {
+                all.push_str(line);
+                all.push('\n');
+            }
+        }
+        all
+    }
+
+    /// Seconds since the controllers were started.
+    pub fn elapsed(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+}
+
+impl Drop for Flux<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("the Flux controllers' logs:\n{}", self.logs());
+        }
+        let p = self.p;
+        // The Kustomization first: its finalizer prunes what it applied.
+        for kind in [
+            "kustomizations.kustomize.toolkit.fluxcd.io",
+            "gitrepositories.source.toolkit.fluxcd.io",
+        ] {
+            p.kubectl(&["delete", kind, "--all", "-n", NS, "--timeout=60s"]);
+        }
+        for r in &mut self.running {
+            let _ = r.child.kill();
+            let _ = r.child.wait();
+        }
+        // Whatever a dead controller left: without its finalizer it goes.
+        for kind in [
+            "kustomizations.kustomize.toolkit.fluxcd.io",
+            "gitrepositories.source.toolkit.fluxcd.io",
+        ] {
+            let (_, names, _) = p.kubectl(&["get", kind, "-n", NS, "-o", "name"]);
+            for name in names.lines() {
+                let clear = r#"{"metadata":{"finalizers":null}}"#;
+                p.kubectl(&["patch", name, "-n", NS, "--type=merge", "-p", clear]);
+            }
+        }
+        p.kubectl(&["delete", "secrets", "--all", "-n", NS]);
+        p.reset();
+    }
+}
+
+/// Applies every CRD of `dir` server-side, waits until each is Established, and creates
+/// the namespace `flux-system`.
+fn install_crds(p: &Plane, dir: &Path) {
+    let mut names = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for doc in documents(&text) {
+            assert_eq!(
+                doc["kind"],
+                "CustomResourceDefinition",
+                "{}",
+                file.display()
+            );
+            names.push(format!("crd/{}", doc["metadata"]["name"].as_str().unwrap()));
+        }
+        let (code, _, err) = p.kubectl(&[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            &format!("--field-manager={MANAGER}"),
+            "-f",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{}: {err}", file.display());
+    }
+    for want in [
+        "crd/gitrepositories.source.toolkit.fluxcd.io",
+        "crd/kustomizations.kustomize.toolkit.fluxcd.io",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
+    }
+    for name in &names {
+        let established = poll(Duration::from_secs(60), || {
+            let (_, out, _) = p.kubectl(&[
+                "get",
+                name,
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Established\")].status}",
+            ]);
+            out == "True"
+        });
+        assert!(established, "{name} is not Established after 60 s");
+    }
+    let ns = format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n");
+    let (code, _, err) = p.kubectl_as(
+        &p.admin,
+        &[
+            "apply",
+            "--server-side",
+            &format!("--field-manager={MANAGER}"),
+            "-f",
+            "-",
+        ],
+        Some(&ns),
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
+/// Calls `done` every 250 ms until it is true (true) or `limit` has passed (false).
+fn poll(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// The YAML documents of a multi-document text, as JSON values (empty ones dropped).
+fn documents(text: &str) -> Vec<Value> {
+    serde_saphyr::from_multiple::<Value>(text)
+        .unwrap()
+        .into_iter()
+        .filter(|doc| !doc.is_null())
+        .collect()
+}
+
+/// A project copy, a bare repository `inv.git` behind a real git server, and a clone of
+/// it whose `origin` is the server's URL, set up as for a CI job that runs
+/// `clinv commit --push`.
+struct Fx {
+    dir: tempfile::TempDir,
+    /// The bare repository the server serves.
+    bare: PathBuf,
+    /// What clinv's git needs besides the clone's configuration (`GIT_SSH_COMMAND`).
+    env: Vec<(&'static str, String)>,
+    /// The server, stopped when the fixture drops.
+    _server: Box<dyn std::any::Any>,
+}
+
+impl Fx {
+    /// Over HTTPS with basic auth ([`GitServer`](crate::git_https::GitServer)): the password
+    /// from git's store helper, the server's private CA from `http.sslCAInfo`.
+    fn https() -> Fx {
+        let dir = tempfile::tempdir().unwrap();
+        let server = crate::git_https::GitServer::start(&dir.path().join("srv"), USER, PASSWORD);
+        let bare = server.dir.join("repos/inv.git");
+        let credentials = dir.path().join("credentials");
+        let port = server.port;
+        std::fs::write(
+            &credentials,
+            format!("https://{USER}:{PASSWORD}@127.0.0.1:{port}\n"),
+        )
+        .unwrap();
+        let url = server.url("/inv.git");
+        let ca = server.ca().to_str().unwrap().to_string();
+        let fx = Fx::new(dir, bare, Vec::new(), Box::new(server));
+        let helper = format!("store --file={}", credentials.display());
+        fx.configure(
+            &url,
+            &[("http.sslCAInfo", &ca), ("credential.helper", &helper)],
+        );
+        fx
+    }
+
+    /// Over SSH (Debian's sshd, [`Sshd`]) with a key file and a known_hosts file named by
+    /// the client configuration in `GIT_SSH_COMMAND`.
+    fn ssh() -> Fx {
+        let dir = tempfile::tempdir().unwrap();
+        let sshd = Sshd::start(&dir.path().join("sshd"));
+        let bare = dir.path().join("srv/inv.git");
+        let url = format!(
+            "ssh://{}@127.0.0.1:{}{}",
+            sshd.user,
+            sshd.port,
+            bare.display()
+        );
+        let env = vec![(
+            "GIT_SSH_COMMAND",
+            format!("ssh -F {}", sshd.config.display()),
+        )];
+        let fx = Fx::new(dir, bare, env, Box::new(sshd));
+        fx.configure(&url, &[]);
+        fx
+    }
+
+    /// The project copy and the bare repository (empty, branch `main`).
+    fn new(
+        dir: tempfile::TempDir,
+        bare: PathBuf,
+        env: Vec<(&'static str, String)>,
+        server: Box<dyn std::any::Any>,
+    ) -> Fx {
+        let fx = Fx {
+            dir,
+            bare,
+            env,
+            _server: server,
+        };
+        std::fs::create_dir_all(fx.home()).unwrap();
+        let project = copy_tree(&example());
+        std::fs::rename(project.path(), fx.root()).unwrap();
+        let parent = fx.bare.parent().unwrap();
+        std::fs::create_dir_all(parent).unwrap();
+        git(parent, &["init", "-q", "--bare", "-b", "main", "inv.git"]);
+        fx
+    }
+
+    /// The clone `work` with `origin` at `url`, an author, and `config`.
+    fn configure(&self, url: &str, config: &[(&str, &str)]) {
+        let file = format!("file://{}", self.bare.display());
+        git(self.dir.path(), &["clone", "-q", &file, "work"]);
+        let work = self.work();
+        let base = [
+            ("remote.origin.url", url),
+            ("user.name", "Inventory Bot"),
+            ("user.email", "bot@acme.example"),
+        ];
+        for (key, value) in base.iter().chain(config) {
+            git(&work, &["config", key, value]);
+        }
+        git(&work, &["checkout", "-q", "-B", "main"]);
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    /// `clinv commit --domain DOMAIN --repo WORK ARGS…`, as a CI job runs it.
+    fn commit(&self, args: &[&str]) -> Run {
+        let root = self.root();
+        let work = self.work();
+        let mut all = vec![
+            "--root",
+            root.to_str().unwrap(),
+            "commit",
+            "--domain",
+            DOMAIN,
+            "--repo",
+            work.to_str().unwrap(),
+        ];
+        all.extend_from_slice(args);
+        let mut clinv = clinv(&all)
+            .env(
+                "CLINV_SNAPSHOTS",
+                self.dir.path().join("store").to_str().unwrap(),
+            )
+            .env("HOME", self.home().to_str().unwrap())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_TERMINAL_PROMPT", "0");
+        for (key, value) in &self.env {
+            clinv = clinv.env(key, value);
+        }
+        let run = clinv.run();
+        assert!(
+            !run.stdout.contains(PASSWORD) && !run.stderr.contains(PASSWORD),
+            "the password was printed:\n{}\n{}",
+            run.stdout,
+            run.stderr
+        );
+        run.success()
+    }
+
+    /// The commit `main` names on the server.
+    fn tip(&self) -> String {
+        git(&self.bare, &["rev-parse", "main"]).trim().to_string()
+    }
+
+    /// The ClusterInventory committed on the server's `main` under `path`.
+    fn committed_inventory(&self, path: &str) -> Value {
+        let files = git(
+            &self.bare,
+            &["ls-tree", "-r", "--name-only", "main", "--", path],
+        );
+        files
+            .lines()
+            .filter(|f| f.ends_with(".yaml"))
+            .flat_map(|f| documents(&git(&self.bare, &["show", &format!("main:{f}")])))
+            .find(|d| d["kind"] == "ClusterInventory")
+            .unwrap_or_else(|| panic!("no ClusterInventory committed under {path}: {files}"))
+    }
+}
+
+/// What `--print-flux` printed: the documents, and the two objects' names.
+struct Printed {
+    text: String,
+    source: String,
+    kustomization: String,
+    path: String,
+}
+
+/// `commit --print-flux`: applies exactly what it printed (server-side, as a user would)
+/// after creating the Secret its advice names, with the placeholders filled in.
+fn apply_printed_flux(p: &Plane, fx: &Fx, secret: &[(&str, &str)]) -> Printed {
+    let run = fx.commit(&["--print-flux"]);
+    let docs = documents(&run.stdout);
+    let find = |kind: &str| {
+        docs.iter()
+            .find(|d| d["kind"] == kind)
+            .unwrap_or_else(|| panic!("--print-flux printed no {kind}:\n{}", run.stdout))
+    };
+    let (repo, k) = (find("GitRepository"), find("Kustomization"));
+    let source = repo["metadata"]["name"].as_str().unwrap().to_string();
+    // #26 finding 4: a remote that needs credentials needs spec.secretRef, or
+    // source-controller cannot clone it and nothing ever becomes Ready.
+    let secret_name = repo["spec"]["secretRef"]["name"]
+        .as_str()
+        .unwrap_or_else(|| {
+            panic!(
+                "--print-flux gave the GitRepository no spec.secretRef:\n{}",
+                run.stdout
+            )
+        });
+    assert_eq!(k["spec"]["sourceRef"]["name"], source.as_str());
+    let create = run
+        .stderr
+        .lines()
+        .find_map(|l| l.split_once("kubectl -n flux-system create secret generic "))
+        .map(|(_, rest)| rest.trim())
+        .unwrap_or_else(|| panic!("--print-flux says no Secret to create:\n{}", run.stderr));
+    let filled = fill_placeholders(create, secret);
+    let mut args = vec!["-n", NS, "create", "secret", "generic"];
+    args.extend(filled.iter().map(String::as_str));
+    assert_eq!(args[5], secret_name, "{create}");
+    let (code, _, err) = p.kubectl(&args);
+    assert_eq!(code, 0, "kubectl {create}: {err}");
+    let (code, _, err) = p.kubectl_as(
+        &p.admin,
+        &[
+            "apply",
+            "--server-side",
+            &format!("--field-manager={MANAGER}"),
+            "-f",
+            "-",
+        ],
+        Some(&run.stdout),
+    );
+    assert_eq!(code, 0, "{err}\n{}", run.stdout);
+    Printed {
+        text: run.stdout.clone(),
+        source,
+        kustomization: k["metadata"]["name"].as_str().unwrap().to_string(),
+        path: k["spec"]["path"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("./")
+            .to_string(),
+    }
+}
+
+/// The arguments of the advice's `kubectl create secret generic NAME --from-…=KEY=VALUE…`
+/// (after `generic`), each `<placeholder>` VALUE filled in from `values` by its KEY.
+fn fill_placeholders(create: &str, values: &[(&str, &str)]) -> Vec<String> {
+    let (name, rest) = create.split_once(' ').unwrap_or((create, ""));
+    let arg = regex::Regex::new(r"--from-(literal|file)=([A-Za-z0-9._-]+)=(<[^>]*>|\S+)").unwrap();
+    let mut args = vec![name.to_string()];
+    let mut keys = Vec::new();
+    for c in arg.captures_iter(rest) {
+        let (source, key, value) = (&c[1], &c[2], &c[3]);
+        let value = match value.starts_with('<') {
+            true => {
+                values
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .unwrap_or_else(|| panic!("no value for {key} {value}: {create}"))
+                    .1
+            }
+            false => value,
+        };
+        args.push(format!("--from-{source}={key}={value}"));
+        keys.push(key.to_string());
+    }
+    let leftover = arg.replace_all(rest, "");
+    assert_eq!(leftover.trim(), "", "unexpected arguments in: {create}");
+    for (key, _) in values {
+        assert!(
+            keys.iter().any(|k| k == key),
+            "the advice sets no {key}: {create}"
+        );
+    }
+    args
+}
+
+/// Waits until the Flux object `kind/name` is `Ready=True` with `field` (a JSON path under
+/// `.status`) at `revision`; panics with its status after [`RECONCILE`].
+fn wait_synced(p: &Plane, flux: &Flux, kind: &str, name: &str, field: &str, revision: &str) {
+    let mut last = Value::Null;
+    let synced = poll(RECONCILE, || {
+        let (code, out, _) = p.kubectl(&["get", kind, name, "-n", NS, "-o", "json"]);
+        if code != 0 {
+            return false;
+        }
+        last = serde_json::from_str(&out).unwrap();
+        let status = &last["status"];
+        let ready = status["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True");
+        let at = field.split('.').fold(status, |v, key| &v[key]);
+        ready && at == revision
+    });
+    assert!(
+        synced,
+        "{kind}/{name} not Ready at {revision} after {RECONCILE:?}:\n{:#}",
+        last["status"]
+    );
+    eprintln!(
+        "{kind}/{name} Ready at {revision}, {:.1} s after the controllers started",
+        flux.elapsed()
+    );
+}
+
+/// `flux reconcile`'s request: a new `reconcile.fluxcd.io/requestedAt` annotation.
+fn request_reconcile(p: &Plane, kind: &str, name: &str) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let annotation = format!("reconcile.fluxcd.io/requestedAt={now}");
+    let (code, _, err) = p.kubectl(&["annotate", "--overwrite", "-n", NS, kind, name, &annotation]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// The live ClusterInventory is what was committed at the tip (and clinv renders from the
+/// project, apart from `renderedAt`), applied by kustomize-controller for `printed`'s
+/// Kustomization.
+fn assert_applied_by_flux(p: &Plane, fx: &Fx, printed: &Printed) -> Value {
+    let (code, out, err) = p.kubectl(&[
+        "get",
+        "clusterinventory",
+        "cluster",
+        "--show-managed-fields",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
+    let live: Value = serde_json::from_str(&out).unwrap();
+    let committed = fx.committed_inventory(&printed.path);
+    assert_eq!(live["spec"], committed["spec"]);
+    let mut render = rendered(&fx.root(), DOMAIN)["spec"].clone();
+    let mut spec = live["spec"].clone();
+    for s in [&mut render, &mut spec] {
+        s.as_object_mut().unwrap().remove("renderedAt");
+    }
+    assert_eq!(spec, render);
+    let labels = &live["metadata"]["labels"];
+    assert_eq!(
+        labels["kustomize.toolkit.fluxcd.io/name"],
+        printed.kustomization.as_str()
+    );
+    assert_eq!(labels["kustomize.toolkit.fluxcd.io/namespace"], NS);
+    let managers: Vec<(&str, &str)> = live["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["manager"].as_str().unwrap_or_default(),
+                m["operation"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(managers, [("kustomize-controller", "Apply")]);
+    live
+}
+
+/// `commit --push` → source-controller → kustomize-controller → ClusterInventory; then a
+/// pin bump pushed and reconciled on request, as `flux reconcile kustomization
+/// --with-source` does. `secret` fills the placeholders of the Secret `--print-flux`
+/// advises, by key.
+fn reconcile_a_push_and_a_pin_bump(fx: &Fx, secret: &[(&str, &str)]) {
+    let p = plane();
+    p.reset();
+    let flux = Flux::start(&p, &fx.dir.path().join("flux"));
+
+    let run = fx.commit(&["--push"]);
+    assert!(
+        run.stderr.contains("pushed main to origin"),
+        "{}",
+        run.stderr
+    );
+    let printed = apply_printed_flux(&p, fx, secret);
+    let revision = format!("main@sha1:{}", fx.tip());
+    let k = printed.kustomization.as_str();
+    wait_synced(
+        &p,
+        &flux,
+        "gitrepository",
+        &printed.source,
+        "artifact.revision",
+        &revision,
+    );
+    wait_synced(
+        &p,
+        &flux,
+        "kustomization",
+        k,
+        "lastAppliedRevision",
+        &revision,
+    );
+    let live = assert_applied_by_flux(&p, fx, &printed);
+    let addons = live["spec"]["addons"].to_string();
+    assert!(addons.contains("\"1.19.2\""), "{addons}\n{}", printed.text);
+
+    set_chart_version(&fx.root(), "cilium", "1.19.3");
+    let run = fx.commit(&["--push"]);
+    assert!(
+        run.stderr.contains("cilium 1.19.2 → 1.19.3"),
+        "{}",
+        run.stderr
+    );
+    let bumped = format!("main@sha1:{}", fx.tip());
+    assert_ne!(bumped, revision);
+    request_reconcile(&p, "gitrepository", &printed.source);
+    wait_synced(
+        &p,
+        &flux,
+        "gitrepository",
+        &printed.source,
+        "artifact.revision",
+        &bumped,
+    );
+    request_reconcile(&p, "kustomization", k);
+    wait_synced(
+        &p,
+        &flux,
+        "kustomization",
+        k,
+        "lastAppliedRevision",
+        &bumped,
+    );
+    let live = assert_applied_by_flux(&p, fx, &printed);
+    let addons = live["spec"]["addons"].to_string();
+    assert!(
+        addons.contains("\"1.19.3\"") && !addons.contains("\"1.19.2\""),
+        "{addons}"
+    );
+}
+
+/// Test 1 of #26: over HTTPS with basic auth and a private CA (the Secret's `username`,
+/// `password`; `ca.crt` is named by clinv from `http.sslCAInfo`).
+fn flux_controllers_reconcile_a_push_over_https_and_a_pin_bump() {
+    let fx = Fx::https();
+    reconcile_a_push_and_a_pin_bump(&fx, &[("username", USER), ("password", PASSWORD)]);
+}
+
+/// Test 2 of #26: over SSH with a key (the Secret's `identity` and `known_hosts`).
+fn flux_controllers_reconcile_a_push_over_ssh_and_a_pin_bump() {
+    let fx = Fx::ssh();
+    let dir = fx.dir.path().join("sshd");
+    let key = dir.join("id_ed25519");
+    let known = dir.join("known_hosts");
+    let secret = [
+        ("identity", key.to_str().unwrap()),
+        ("known_hosts", known.to_str().unwrap()),
+    ];
+    reconcile_a_push_and_a_pin_bump(&fx, &secret);
+}
+
+/// Debian's sshd on a loopback port of [`PORTS`] with a throwaway host key, letting the
+/// test's key `id_ed25519` in; killed on drop. `config` is a client configuration for
+/// `ssh -F` (that key; `known_hosts` holding the server's host key), since OpenSSH reads
+/// `~` from the passwd home, not `$HOME`.
+struct Sshd {
+    child: Child,
+    port: u16,
+    user: String,
+    config: PathBuf,
+}
+
+impl Sshd {
+    fn start(dir: &Path) -> Sshd {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        for key in ["host_key", "id_ed25519"] {
+            let key = dir.join(key);
+            let out = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-C", "clinv-test", "-f"])
+                .arg(&key)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "ssh-keygen: {out:?}");
+        }
+        std::fs::copy(dir.join("id_ed25519.pub"), dir.join("authorized_keys")).unwrap();
+        let port = free_ports(1)[0];
+        let host = std::fs::read_to_string(dir.join("host_key.pub")).unwrap();
+        let host: Vec<&str> = host.split_whitespace().take(2).collect();
+        let known = write(
+            dir,
+            "known_hosts",
+            format!("[127.0.0.1]:{port} {}\n", host.join(" ")),
+        );
+        let d = dir.display();
+        let server = write(
+            dir,
+            "sshd_config",
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\nPidFile none\nStrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
+            ),
+        );
+        let config = write(
+            dir,
+            "ssh_config",
+            format!(
+                "Host *\n  IdentityFile {d}/id_ed25519\n  IdentitiesOnly yes\n  UserKnownHostsFile {}\n  GlobalKnownHostsFile /dev/null\n  ConnectTimeout 10\n",
+                known.display()
+            ),
+        );
+        let child = Command::new(SSHD)
+            .args(["-D", "-e", "-f"])
+            .arg(&server)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
+            .spawn()
+            .expect("sshd starts");
+        let user = Command::new("id").arg("-un").output().unwrap().stdout;
+        let user = String::from_utf8_lossy(&user).trim().to_string();
+        let mut sshd = Sshd {
+            child,
+            port,
+            user,
+            config,
+        };
+        let listening = poll(Duration::from_secs(10), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        let log = std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default();
+        assert!(listening, "sshd did not listen on {port}:\n{log}");
+        assert!(
+            matches!(sshd.child.try_wait(), Ok(None)),
+            "sshd exited:\n{log}"
+        );
+        sshd
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+trials! {
+    PlaneAndFluxControllers: [
+        flux_controllers_reconcile_a_push_over_https_and_a_pin_bump,
+        flux_controllers_reconcile_a_push_over_ssh_and_a_pin_bump,
+    ],
+}
