@@ -8,7 +8,8 @@
 //!
 //! - `--domain`: the project's domains (`clusters/<d>/` with a cluster or deploy spec)
 //!   and the snapshot store's domain folders, whichever exist;
-//! - snapshot references (`snapshots show ID`, `diff A B`, `commit --snapshot`):
+//! - snapshot references (`snapshots show ID`, `diff A B`, `commit --snapshot`,
+//!   `push --snapshot`):
 //!   `latest`, `latest~N` and the ids of the selected domain's store (the one
 //!   domain-selection rule, with the `--root`, `--snapshots` and `--domain` already on
 //!   the command line), newest first; `diff` also offers `cluster`, `-` and paths;
@@ -81,9 +82,9 @@ fn attach(mut cmd: clap::Command, path: &str) -> clap::Command {
         let completer = match (path, id.as_str()) {
             (_, "domain") => ArgValueCompleter::new(domains),
             ("clinv diff", "from" | "to") => ArgValueCompleter::new(diff_refs),
-            ("clinv snapshots show", "id") | ("clinv commit", "snapshot") => {
-                ArgValueCompleter::new(snapshot_refs)
-            }
+            ("clinv snapshots show", "id")
+            | ("clinv commit", "snapshot")
+            | ("clinv push", "snapshot") => ArgValueCompleter::new(snapshot_refs),
             // The tables' formats, with `jsonpath=` to type the template after.
             (
                 "clinv addons" | "clinv updates" | "clinv snapshots" | "clinv snapshots list",
@@ -424,7 +425,12 @@ mod tests {
             "clinv updates output",
         ];
         if cfg!(feature = "gitops") {
-            want.extend(["clinv commit domain", "clinv commit snapshot"]);
+            want.extend([
+                "clinv commit domain",
+                "clinv commit snapshot",
+                "clinv push domain",
+                "clinv push snapshot",
+            ]);
         }
         want.sort();
         assert_eq!(attached, want);

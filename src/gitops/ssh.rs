@@ -421,24 +421,17 @@ impl Program {
     /// of the config applied), for the known_hosts hint; `None` for other variants or
     /// when `-G` fails.
     fn resolved(&self, address: &Address) -> Option<(String, Option<u16>)> {
-        if self.variant(address) != Variant::OpenSsh {
-            return None;
-        }
-        let out = self.applied(address)?;
-        let text = String::from_utf8_lossy(&out);
-        let value = |key: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-        };
-        let host = value("hostkeyalias").or_else(|| value("hostname"))?;
-        Some((host.to_string(), value("port").and_then(|p| p.parse().ok())))
+        self.connects(address, &["hostkeyalias", "hostname"])
     }
 
     /// The host name and port OpenSSH would connect to for `address` (`HostName`,
     /// `Port` of `ssh -G`); `None` for other variants or when `-G` fails.
     fn connects_to(&self, address: &Address) -> Option<(String, Option<u16>)> {
+        self.connects(address, &["hostname"])
+    }
+
+    /// The first of `host_keys` `ssh -G` gives a value for, with its `port`.
+    fn connects(&self, address: &Address, host_keys: &[&str]) -> Option<(String, Option<u16>)> {
         if self.variant(address) != Variant::OpenSsh {
             return None;
         }
@@ -450,7 +443,7 @@ impl Program {
                 .map(str::trim)
                 .filter(|v| !v.is_empty())
         };
-        let host = value("hostname")?;
+        let host = host_keys.iter().find_map(|k| value(k))?;
         Some((host.to_string(), value("port").and_then(|p| p.parse().ok())))
     }
 

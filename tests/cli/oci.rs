@@ -149,28 +149,31 @@ impl Fx {
         Fx { dir, registry }
     }
 
-    fn push(&self, extra: &[&str]) -> Clinv {
+    /// `clinv push` of prod to the registry, with `args` and nothing else of the test's.
+    fn bare(&self, args: &[&str]) -> Clinv {
         let root = self.dir.path().join("project");
         let url = self.registry.url("inventories/prod");
-        let ca = self.registry.ca();
-        let mut args = vec![
+        let mut all = vec![
             "push",
             &url,
             "--root",
             root.to_str().unwrap(),
             "--domain",
             DOMAIN,
-            "--ca-file",
-            &ca,
-            "--creds-env",
-            "REGISTRY_AUTH",
         ];
+        all.extend_from_slice(args);
+        clinv(&all).env(
+            "CLINV_SNAPSHOTS",
+            self.dir.path().join("store").to_str().unwrap(),
+        )
+    }
+
+    /// [`Fx::bare`] with the registry's CA and credentials, at a fixed render time.
+    fn push(&self, extra: &[&str]) -> Clinv {
+        let ca = self.registry.ca();
+        let mut args = vec!["--ca-file", &ca, "--creds-env", "REGISTRY_AUTH"];
         args.extend_from_slice(extra);
-        clinv(&args)
-            .env(
-                "CLINV_SNAPSHOTS",
-                self.dir.path().join("store").to_str().unwrap(),
-            )
+        self.bare(&args)
             .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
             .env("SOURCE_DATE_EPOCH", "1767225600")
     }
@@ -385,45 +388,20 @@ fn failures_are_named_without_the_secret() {
     );
     no_secret(&wrong);
     let root = fx.dir.path().join("project");
-    let url = fx.registry.url("inventories/prod");
-    let none = clinv(&[
-        "push",
-        &url,
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        DOMAIN,
-        "--ca-file",
-        &fx.registry.ca(),
-    ])
-    .env(
-        "CLINV_SNAPSHOTS",
-        fx.dir.path().join("store").to_str().unwrap(),
-    )
-    .env(
-        "DOCKER_CONFIG",
-        fx.dir.path().join("no-docker").to_str().unwrap(),
-    )
-    .run();
+    let none = fx
+        .bare(&["--ca-file", &fx.registry.ca()])
+        .env(
+            "DOCKER_CONFIG",
+            fx.dir.path().join("no-docker").to_str().unwrap(),
+        )
+        .run();
     assert_eq!(none.code, 1, "{}", none.stderr);
     assert!(
         none.stderr.contains("no credentials for this registry"),
         "{}",
         none.stderr
     );
-    let untrusted = clinv(&[
-        "push",
-        &url,
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        DOMAIN,
-    ])
-    .env(
-        "CLINV_SNAPSHOTS",
-        fx.dir.path().join("store").to_str().unwrap(),
-    )
-    .run();
+    let untrusted = fx.bare(&[]).run();
     assert_eq!(untrusted.code, 1, "{}", untrusted.stderr);
     assert!(
         untrusted.stderr.contains("127.0.0.1"),
@@ -455,22 +433,10 @@ fn failures_are_named_without_the_secret() {
         ),
     )
     .unwrap();
-    let run = clinv(&[
-        "push",
-        &url,
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        DOMAIN,
-        "--ca-file",
-        &fx.registry.ca(),
-    ])
-    .env(
-        "CLINV_SNAPSHOTS",
-        fx.dir.path().join("store").to_str().unwrap(),
-    )
-    .env("DOCKER_CONFIG", docker.to_str().unwrap())
-    .run();
+    let run = fx
+        .bare(&["--ca-file", &fx.registry.ca()])
+        .env("DOCKER_CONFIG", docker.to_str().unwrap())
+        .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     no_secret(&run);
 }
