@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const USER: &str = "ci";
-const PASSWORD: &str = "FAKESECRET-registry-password-7d2e";
+pub const USER: &str = "ci";
+pub const PASSWORD: &str = "FAKESECRET-registry-password-7d2e";
 const DOMAIN: &str = "prod.acme.example";
 
 /// Whether docker-registry and htpasswd can be run.
@@ -31,15 +31,16 @@ pub fn present() -> Result<(), String> {
     Ok(())
 }
 
-/// docker-registry serving `<dir>/data` over TLS with basic auth; stopped on drop.
-struct Registry {
+/// docker-registry serving `<dir>/data` over TLS with basic auth; stopped on drop. Also
+/// the registry of the Flux controller test (tests/cluster includes this file).
+pub struct Registry {
     child: Child,
-    port: u16,
+    pub port: u16,
     dir: PathBuf,
 }
 
 impl Registry {
-    fn start(dir: &Path) -> Registry {
+    pub fn start(dir: &Path) -> Registry {
         crate::https::make_pki(dir);
         let out = Command::new("htpasswd")
             .args(["-Bbn", USER, PASSWORD])
@@ -76,11 +77,11 @@ impl Registry {
         }
     }
 
-    fn url(&self, repository: &str) -> String {
+    pub fn url(&self, repository: &str) -> String {
         format!("oci://127.0.0.1:{}/{repository}", self.port)
     }
 
-    fn ca(&self) -> String {
+    pub fn ca(&self) -> String {
         self.dir.join("ca.crt").display().to_string()
     }
 

@@ -56,6 +56,7 @@ pub fn controllers() -> Result<PathBuf, String> {
 pub fn present() -> Result<(), String> {
     controllers()?;
     crate::git_https::present()?;
+    crate::oci::present()?;
     if !Path::new(SSHD).is_file() {
         return Err(format!(
             "{SSHD} not found (apt-get install openssh-server; .ci/run does)"
@@ -793,6 +794,146 @@ fn flux_controllers_reconcile_a_push_over_ssh_and_a_pin_bump() {
     reconcile_a_push_and_a_pin_bump(&fx, &secret);
 }
 
+/// Test 5 of #26, and #27's proof: `clinv push oci://…` to a real registry (TLS with a
+/// private CA, htpasswd), then exactly what `push --print-flux` printed plus the Secrets it
+/// advises: source-controller pulls the OCIRepository at `latest@<digest>` and
+/// kustomize-controller applies it.
+fn flux_controllers_reconcile_a_pushed_oci_artifact() {
+    use crate::oci::{PASSWORD as REGISTRY_PASSWORD, Registry, USER as REGISTRY_USER};
+    let p = plane();
+    p.reset();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("registry")).unwrap();
+    let registry = Registry::start(&dir.path().join("registry"));
+    let flux = Flux::start(&p, &dir.path().join("flux"));
+    let project = copy_tree(&example());
+    let (url, ca) = (registry.url("inventories/prod"), registry.ca());
+    let store = dir.path().join("store");
+    let push = |extra: &[&str]| {
+        let root = project.path().to_str().unwrap();
+        let mut args = vec![
+            "push",
+            &url,
+            "--root",
+            root,
+            "--domain",
+            DOMAIN,
+            "--ca-file",
+            &ca,
+        ];
+        args.extend(["--creds-env", "REGISTRY_AUTH"]);
+        args.extend_from_slice(extra);
+        clinv(&args)
+            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .env(
+                "REGISTRY_AUTH",
+                &format!("{REGISTRY_USER}:{REGISTRY_PASSWORD}"),
+            )
+            .run()
+            .success()
+    };
+    let pushed: Value = serde_json::from_str(&push(&["-o", "json"]).stdout).unwrap();
+    let digest = pushed["digest"].as_str().unwrap().to_string();
+    let printed = push(&["--print-flux"]);
+    let creates: Vec<&str> = printed
+        .stderr
+        .lines()
+        .filter_map(|l| {
+            l.split_once("kubectl -n flux-system create secret ")
+                .map(|(_, r)| r)
+        })
+        .collect();
+    assert_eq!(
+        creates.len(),
+        2,
+        "a docker-registry and a CA Secret:\n{}",
+        printed.stderr
+    );
+    for create in creates {
+        let filled = create
+            .replace("<user>", REGISTRY_USER)
+            .replace("<password>", REGISTRY_PASSWORD);
+        let mut args = vec!["-n", NS, "create", "secret"];
+        args.extend(filled.split_whitespace());
+        let (code, _, err) = p.kubectl(&args);
+        assert_eq!(code, 0, "{create}: {err}");
+    }
+    let manager = format!("--field-manager={MANAGER}");
+    let apply = ["apply", "--server-side", manager.as_str(), "-f", "-"];
+    let (code, _, err) = p.kubectl_as(&p.admin, &apply, Some(&printed.stdout));
+    assert_eq!(code, 0, "{err}\n{}", printed.stdout);
+    let docs = documents(&printed.stdout);
+    let name = docs[0]["metadata"]["name"].as_str().unwrap();
+    let revision = format!("latest@{digest}");
+    wait_synced(
+        &p,
+        &flux,
+        "ocirepository",
+        name,
+        "artifact.revision",
+        &revision,
+    );
+    wait_synced(
+        &p,
+        &flux,
+        "kustomization",
+        name,
+        "lastAppliedRevision",
+        &revision,
+    );
+    let (code, out, err) = p.kubectl(&[
+        "get",
+        "clusterinventory",
+        "cluster",
+        "--show-managed-fields",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
+    let live: Value = serde_json::from_str(&out).unwrap();
+    let mut render = rendered(project.path(), DOMAIN)["spec"].clone();
+    let mut spec = live["spec"].clone();
+    for s in [&mut render, &mut spec] {
+        s.as_object_mut().unwrap().remove("renderedAt");
+    }
+    assert_eq!(spec, render);
+    assert_eq!(
+        live["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
+        name
+    );
+    let managers: Vec<&str> = live["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["manager"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(managers, ["kustomize-controller"]);
+    // The OCI layer type Argo CD accepts (`--layer-media-type oci`): Flux takes it too.
+    let pushed: Value =
+        serde_json::from_str(&push(&["--layer-media-type", "oci", "-o", "json"]).stdout).unwrap();
+    let oci = pushed["digest"].as_str().unwrap();
+    assert_ne!(oci, digest, "another manifest");
+    request_reconcile(&p, "ocirepository", name);
+    let revision = format!("latest@{oci}");
+    wait_synced(
+        &p,
+        &flux,
+        "ocirepository",
+        name,
+        "artifact.revision",
+        &revision,
+    );
+    request_reconcile(&p, "kustomization", name);
+    wait_synced(
+        &p,
+        &flux,
+        "kustomization",
+        name,
+        "lastAppliedRevision",
+        &revision,
+    );
+}
+
 /// Debian's sshd on a loopback port of [`PORTS`] with a throwaway host key, letting the
 /// test's key `id_ed25519` in; killed on drop. `config` is a client configuration for
 /// `ssh -F` (that key; `known_hosts` holding the server's host key), since OpenSSH reads
@@ -882,5 +1023,6 @@ trials! {
     PlaneAndFluxControllers: [
         flux_controllers_reconcile_a_push_over_https_and_a_pin_bump,
         flux_controllers_reconcile_a_push_over_ssh_and_a_pin_bump,
+        flux_controllers_reconcile_a_pushed_oci_artifact,
     ],
 }

@@ -30,6 +30,11 @@ mod git_https;
 #[path = "../cli/https.rs"]
 #[allow(dead_code)]
 mod https;
+// The registry (Debian's docker-registry, TLS, htpasswd) the OCI Flux test pushes to.
+#[cfg(feature = "gitops")]
+#[path = "../cli/oci.rs"]
+#[allow(dead_code)]
+mod oci;
 
 mod agent;
 mod diff;
