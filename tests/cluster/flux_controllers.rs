@@ -794,6 +794,100 @@ fn flux_controllers_reconcile_a_push_over_ssh_and_a_pin_bump() {
     reconcile_a_push_and_a_pin_bump(&fx, &secret);
 }
 
+/// Test 3 of #26: a `flux bootstrap git --path=clusters/<domain>` layout. flux-system's
+/// own Kustomization (from `flux-system/gotk-sync.yaml`, applied as bootstrap applies it)
+/// builds `clusters/<domain>/` — kustomize-controller generating the kustomization that
+/// takes in every subfolder — so clinv's folder is applied by flux-system itself, and
+/// `--print-flux` prints nothing.
+fn flux_controllers_apply_the_folder_through_a_bootstrap_kustomization() {
+    let fx = Fx::https();
+    let p = plane();
+    p.reset();
+    let flux = Flux::start(&p, &fx.dir.path().join("flux"));
+    let work = fx.work();
+    let url = git(&work, &["config", "remote.origin.url"])
+        .trim()
+        .to_string();
+    let ca = git(&work, &["config", "http.sslCAInfo"]).trim().to_string();
+    let dir = work.join(format!("clusters/{DOMAIN}/flux-system"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sync = format!(
+        "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 1m0s\n  ref:\n    branch: main\n  secretRef:\n    name: flux-system\n  url: {url}\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: flux-system\n  namespace: flux-system\nspec:\n  interval: 10m0s\n  path: ./clusters/{DOMAIN}\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+    );
+    std::fs::write(dir.join("gotk-sync.yaml"), &sync).unwrap();
+    // Bootstrap also lists gotk-components.yaml; the controllers already run here.
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- gotk-sync.yaml\n",
+    )
+    .unwrap();
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "Add Flux sync manifests"]);
+    fx.commit(&["--push"]);
+    let printed = fx.commit(&["--print-flux"]);
+    assert_eq!(printed.stdout, "", "no second Kustomization");
+    assert!(
+        printed
+            .stderr
+            .contains("already applied by the Flux Kustomization flux-system/flux-system"),
+        "{}",
+        printed.stderr
+    );
+    let secret = ["username", "password", "ca.crt"].map(|k| match k {
+        "username" => format!("--from-literal=username={USER}"),
+        "password" => format!("--from-literal=password={PASSWORD}"),
+        _ => format!("--from-file=ca.crt={ca}"),
+    });
+    let mut args = vec!["-n", NS, "create", "secret", "generic", "flux-system"];
+    args.extend(secret.iter().map(String::as_str));
+    let (code, _, err) = p.kubectl(&args);
+    assert_eq!(code, 0, "{err}");
+    let manager = format!("--field-manager={MANAGER}");
+    let apply = ["apply", "--server-side", manager.as_str(), "-f", "-"];
+    let (code, _, err) = p.kubectl_as(&p.admin, &apply, Some(&sync));
+    assert_eq!(code, 0, "{err}");
+    let revision = format!("main@sha1:{}", fx.tip());
+    wait_synced(
+        &p,
+        &flux,
+        "gitrepository",
+        "flux-system",
+        "artifact.revision",
+        &revision,
+    );
+    wait_synced(
+        &p,
+        &flux,
+        "kustomization",
+        "flux-system",
+        "lastAppliedRevision",
+        &revision,
+    );
+    let (code, out, err) = p.kubectl(&[
+        "get",
+        "clusterinventory",
+        "cluster",
+        "--show-managed-fields",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
+    let live: Value = serde_json::from_str(&out).unwrap();
+    let committed = fx.committed_inventory(&format!("clusters/{DOMAIN}/inventory"));
+    assert_eq!(live["spec"], committed["spec"]);
+    assert_eq!(
+        live["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
+        "flux-system"
+    );
+    let managers: Vec<&str> = live["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["manager"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(managers, ["kustomize-controller"]);
+}
+
 /// Test 5 of #26, and #27's proof: `clinv push oci://…` to a real registry (TLS with a
 /// private CA, htpasswd), then exactly what `push --print-flux` printed plus the Secrets it
 /// advises: source-controller pulls the OCIRepository at `latest@<digest>` and
@@ -1024,5 +1118,6 @@ trials! {
         flux_controllers_reconcile_a_push_over_https_and_a_pin_bump,
         flux_controllers_reconcile_a_push_over_ssh_and_a_pin_bump,
         flux_controllers_reconcile_a_pushed_oci_artifact,
+        flux_controllers_apply_the_folder_through_a_bootstrap_kustomization,
     ],
 }
