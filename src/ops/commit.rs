@@ -20,6 +20,9 @@ pub const DEFAULT_TEMPLATE: &str = "inventory({domain}): {summary}\n\nRendered a
 /// How long a command waits for another clinv process to release the repository.
 const REPO_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// What `--print-flux` says about Flux's multi-tenancy lockdown.
+const LOCKDOWN: &str = "under Flux's multi-tenancy lockdown (kustomize-controller --default-service-account=SA, or spec.serviceAccountName) the Kustomization applies as that service account of flux-system: bind it a ClusterRole that may get, list, watch, create, update, patch and delete customresourcedefinitions (apiextensions.k8s.io) and clusterinventories (lok8s.dev) — the GitOps guide has one — or it stays not Ready with \"forbidden\"";
+
 /// Where and how to commit.
 pub struct Options<'a> {
     pub repo: &'a Path,
@@ -94,41 +97,14 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
     let path = path.as_str();
     let text = match print.which {
         Manifest::Flux => {
-            if let Some(refusal) = repo.bootstrap_shared(&branch, path, domain) {
-                notices.push(Notice::warn(refusal.to_string()));
-            }
-            if let Some(b) = repo.bootstrap_for(&branch, path) {
-                let own = layout::object_name(domain);
-                notices.push(Notice::info(format!(
-                    "{path} is already applied by the Flux Kustomization {}/{} of `flux bootstrap` ({} on {branch}); printing no second Kustomization — two would fight over the objects. A Kustomization {own} printed before bootstrapping is removed safely in this order: `flux suspend kustomization {own}` (or set its `prune: false` and let it reconcile), then delete it — deleted while it prunes, it would garbage-collect what it applied until flux-system reconciles again",
-                    b.namespace, b.name, b.file
-                )));
-                return Ok(Printed {
-                    text: None,
-                    notices,
-                });
-            }
-            let source = repo.any_bootstrap(&branch, path);
-            if let Some(b) = &source {
-                let source = FluxSource::Bootstrap {
-                    name: &b.source,
-                    namespace: &b.namespace,
-                };
-                layout::flux(domain, path, &source)
-            } else {
-                let (url, notes) = repo.flux_url(&url()?);
-                notices.extend(notes.into_iter().map(Notice::warn));
-                let remote = opts.push.map_or("origin", |(remote, _)| remote);
-                let token = opts.https.token_env.is_some();
-                let access = repo.clone_access(print.repo_url, remote, token);
-                let name = layout::object_name(domain);
-                notices.extend(access.advice(&name, &url).map(Notice::info));
-                let own = FluxSource::Own {
-                    url: &url,
-                    branch: &branch,
-                    access: &access,
-                };
-                layout::flux(domain, path, &own)
+            match flux_manifests(&repo, &branch, domain, path, opts, print, &mut notices)? {
+                Some(text) => text,
+                None => {
+                    return Ok(Printed {
+                        text: None,
+                        notices,
+                    });
+                }
             }
         }
         Manifest::Argo if print.all => argo_set(&repo, &branch, print, &url()?, &mut notices)?,
@@ -144,6 +120,56 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
         text: Some(text),
         notices,
     })
+}
+
+/// `--print-flux`: the GitRepository (without a bootstrap) and the Kustomization; `None`
+/// inside a bootstrap tree that already applies `path`.
+fn flux_manifests(
+    repo: &Repo,
+    branch: &str,
+    domain: &str,
+    path: &str,
+    opts: &Options<'_>,
+    print: &Print<'_>,
+    notices: &mut Vec<Notice>,
+) -> Result<Option<String>> {
+    if let Some(refusal) = repo.bootstrap_shared(branch, path, domain) {
+        notices.push(Notice::warn(refusal.to_string()));
+    }
+    if let Some(b) = repo.bootstrap_for(branch, path) {
+        let own = layout::object_name(domain);
+        notices.push(Notice::info(format!(
+                "{path} is already applied by the Flux Kustomization {}/{} of `flux bootstrap` ({} on {branch}); printing no second Kustomization — two would fight over the objects. A Kustomization {own} printed before bootstrapping is removed safely in this order: `flux suspend kustomization {own}` (or set its `prune: false` and let it reconcile), then delete it — deleted while it prunes, it would garbage-collect what it applied until flux-system reconciles again",
+                b.namespace, b.name, b.file
+            )));
+        return Ok(None);
+    }
+    let source = repo.any_bootstrap(branch, path);
+    let text = if let Some(b) = &source {
+        let source = FluxSource::Bootstrap {
+            name: &b.source,
+            namespace: &b.namespace,
+        };
+        layout::flux(domain, path, &source)
+    } else {
+        let (url, notes) = repo.flux_url(&repo_url(repo, opts, print)?);
+        notices.extend(notes.into_iter().map(Notice::warn));
+        let remote = opts.push.map_or("origin", |(remote, _)| remote);
+        let token = opts.https.token_env.is_some();
+        let access = repo.clone_access(print.repo_url, remote, token);
+        let name = layout::object_name(domain);
+        notices.extend(access.advice(&name, &url).map(Notice::info));
+        let own = FluxSource::Own {
+            url: &url,
+            branch,
+            access: &access,
+        };
+        layout::flux(domain, path, &own)
+    };
+    // Under Flux's multi-tenancy lockdown the Kustomization applies as a service account:
+    // what is printed reconciles only once that account may apply the two objects.
+    notices.push(Notice::info(LOCKDOWN.to_string()));
+    Ok(Some(text))
 }
 
 /// One folder per domain (one Application each: their names come from the domain): the

@@ -132,6 +132,11 @@ impl<'a> Flux<'a> {
     /// Installs the CRDs and namespace, starts both controllers (logs under `dir`) and
     /// waits until both report ready.
     pub fn start(p: &'a Plane, dir: &Path) -> Flux<'a> {
+        Flux::start_with(p, dir, &[])
+    }
+
+    /// [`Flux::start`] with `kustomize` flags for kustomize-controller (a lockdown).
+    pub fn start_with(p: &'a Plane, dir: &Path, kustomize: &[&str]) -> Flux<'a> {
         let bin = controllers().unwrap_or_else(|why| panic!("{why}"));
         install_crds(p, &bin.join("crds"));
         let started = Instant::now();
@@ -152,7 +157,7 @@ impl<'a> Flux<'a> {
         };
         for (name, metrics, health, extra) in [
             ("source-controller", metrics_s, health_s, &source[..]),
-            ("kustomize-controller", metrics_k, health_k, &[][..]),
+            ("kustomize-controller", metrics_k, health_k, kustomize),
         ] {
             let metrics = format!("--metrics-addr=127.0.0.1:{metrics}");
             let health_addr = format!("--health-addr=127.0.0.1:{health}");
@@ -888,6 +893,88 @@ fn flux_controllers_apply_the_folder_through_a_bootstrap_kustomization() {
     assert_eq!(managers, ["kustomize-controller"]);
 }
 
+/// The ClusterRole and binding docs/guide/gitops.md gives for Flux's multi-tenancy
+/// lockdown (`--default-service-account=default`), as an operator applies them.
+const LOCKDOWN_RBAC: &str = "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: clusterinventory-apply
+rules:
+- apiGroups: [apiextensions.k8s.io]
+  resources: [customresourcedefinitions]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [lok8s.dev]
+  resources: [clusterinventories]
+  verbs: [get, list, watch, create, update, patch, delete]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: clusterinventory-apply-flux-system-default
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: clusterinventory-apply
+subjects:
+- kind: ServiceAccount
+  name: default
+  namespace: flux-system
+";
+
+/// Test 4 of #26: kustomize-controller locked down (`--no-cross-namespace-refs=true`,
+/// `--default-service-account=default`). What `--print-flux` prints keeps to one namespace,
+/// so the lockdown's first flag passes; the second makes the Kustomization apply as
+/// flux-system/default, which may apply nothing: not Ready, "forbidden" — what clinv says
+/// the operator must add. With the ClusterRole of the guide bound, it reconciles.
+fn flux_controllers_under_a_multi_tenancy_lockdown_reconcile_with_what_clinv_says() {
+    let fx = Fx::https();
+    let p = plane();
+    p.reset();
+    let lockdown = [
+        "--no-cross-namespace-refs=true",
+        "--default-service-account=default",
+    ];
+    let flux = Flux::start_with(&p, &fx.dir.path().join("flux"), &lockdown);
+    fx.commit(&["--push"]);
+    let said = fx.commit(&["--print-flux"]).stderr;
+    assert!(
+        said.contains("multi-tenancy lockdown") && said.contains("clusterinventories"),
+        "{said}"
+    );
+    let printed = apply_printed_flux(&p, &fx, &[("username", USER), ("password", PASSWORD)]);
+    let k = printed.kustomization.as_str();
+    let mut last = String::new();
+    let forbidden = poll(RECONCILE, || {
+        let (_, out, _) = p.kubectl(&["get", "kustomization", k, "-n", NS, "-o", "json"]);
+        last = out;
+        last.contains("\"Ready\"") && last.contains("forbidden")
+    });
+    assert!(forbidden, "not refused as the service account:\n{last}");
+    let (code, _, err) = p.kubectl(&["get", "clusterinventory", "cluster"]);
+    assert_ne!(code, 0, "applied although forbidden: {err}");
+    let manager = format!("--field-manager={MANAGER}");
+    let apply = ["apply", "--server-side", manager.as_str(), "-f", "-"];
+    let (code, _, err) = p.kubectl_as(&p.admin, &apply, Some(LOCKDOWN_RBAC));
+    assert_eq!(code, 0, "{err}");
+    request_reconcile(&p, "kustomization", k);
+    let revision = format!("main@sha1:{}", fx.tip());
+    wait_synced(
+        &p,
+        &flux,
+        "kustomization",
+        k,
+        "lastAppliedRevision",
+        &revision,
+    );
+    assert_applied_by_flux(&p, &fx, &printed);
+    for kind in [
+        "clusterrolebinding/clusterinventory-apply-flux-system-default",
+        "clusterrole/clusterinventory-apply",
+    ] {
+        p.kubectl(&["delete", kind, "--ignore-not-found"]);
+    }
+}
+
 /// Test 5 of #26, and #27's proof: `clinv push oci://…` to a real registry (TLS with a
 /// private CA, htpasswd), then exactly what `push --print-flux` printed plus the Secrets it
 /// advises: source-controller pulls the OCIRepository at `latest@<digest>` and
@@ -1119,5 +1206,6 @@ trials! {
         flux_controllers_reconcile_a_push_over_ssh_and_a_pin_bump,
         flux_controllers_reconcile_a_pushed_oci_artifact,
         flux_controllers_apply_the_folder_through_a_bootstrap_kustomization,
+        flux_controllers_under_a_multi_tenancy_lockdown_reconcile_with_what_clinv_says,
     ],
 }
