@@ -663,33 +663,22 @@ fn request_reconcile(p: &Plane, kind: &str, name: &str) {
     assert_eq!(code, 0, "{err}");
 }
 
-/// The live ClusterInventory is what was committed at the tip (and clinv renders from the
-/// project, apart from `renderedAt`), applied by kustomize-controller for `printed`'s
-/// Kustomization.
-fn assert_applied_by_flux(p: &Plane, fx: &Fx, printed: &Printed) -> Value {
-    let (code, out, err) = p.kubectl(&[
+/// The live `ClusterInventory/cluster`, which must be applied by kustomize-controller
+/// alone for the Kustomization `kustomization` of flux-system.
+fn live_applied(p: &Plane, kustomization: &str) -> Value {
+    let get = [
         "get",
         "clusterinventory",
         "cluster",
         "--show-managed-fields",
         "-o",
         "json",
-    ]);
+    ];
+    let (code, out, err) = p.kubectl(&get);
     assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
     let live: Value = serde_json::from_str(&out).unwrap();
-    let committed = fx.committed_inventory(&printed.path);
-    assert_eq!(live["spec"], committed["spec"]);
-    let mut render = rendered(&fx.root(), DOMAIN)["spec"].clone();
-    let mut spec = live["spec"].clone();
-    for s in [&mut render, &mut spec] {
-        s.as_object_mut().unwrap().remove("renderedAt");
-    }
-    assert_eq!(spec, render);
     let labels = &live["metadata"]["labels"];
-    assert_eq!(
-        labels["kustomize.toolkit.fluxcd.io/name"],
-        printed.kustomization.as_str()
-    );
+    assert_eq!(labels["kustomize.toolkit.fluxcd.io/name"], kustomization);
     assert_eq!(labels["kustomize.toolkit.fluxcd.io/namespace"], NS);
     let managers: Vec<(&str, &str)> = live["metadata"]["managedFields"]
         .as_array()
@@ -703,6 +692,22 @@ fn assert_applied_by_flux(p: &Plane, fx: &Fx, printed: &Printed) -> Value {
         })
         .collect();
     assert_eq!(managers, [("kustomize-controller", "Apply")]);
+    live
+}
+
+/// The live ClusterInventory is what was committed at the tip (and clinv renders from the
+/// project, apart from `renderedAt`), applied by kustomize-controller for `printed`'s
+/// Kustomization.
+fn assert_applied_by_flux(p: &Plane, fx: &Fx, printed: &Printed) -> Value {
+    let live = live_applied(p, &printed.kustomization);
+    let committed = fx.committed_inventory(&printed.path);
+    assert_eq!(live["spec"], committed["spec"]);
+    let mut render = rendered(&fx.root(), DOMAIN)["spec"].clone();
+    let mut spec = live["spec"].clone();
+    for s in [&mut render, &mut spec] {
+        s.as_object_mut().unwrap().remove("renderedAt");
+    }
+    assert_eq!(spec, render);
     live
 }
 
@@ -868,29 +873,9 @@ fn flux_controllers_apply_the_folder_through_a_bootstrap_kustomization() {
         "lastAppliedRevision",
         &revision,
     );
-    let (code, out, err) = p.kubectl(&[
-        "get",
-        "clusterinventory",
-        "cluster",
-        "--show-managed-fields",
-        "-o",
-        "json",
-    ]);
-    assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
-    let live: Value = serde_json::from_str(&out).unwrap();
+    let live = live_applied(&p, "flux-system");
     let committed = fx.committed_inventory(&format!("clusters/{DOMAIN}/inventory"));
     assert_eq!(live["spec"], committed["spec"]);
-    assert_eq!(
-        live["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
-        "flux-system"
-    );
-    let managers: Vec<&str> = live["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["manager"].as_str().unwrap_or_default())
-        .collect();
-    assert_eq!(managers, ["kustomize-controller"]);
 }
 
 /// The ClusterRole and binding docs/guide/gitops.md gives for Flux's multi-tenancy
@@ -1062,33 +1047,13 @@ fn flux_controllers_reconcile_a_pushed_oci_artifact() {
         "lastAppliedRevision",
         &revision,
     );
-    let (code, out, err) = p.kubectl(&[
-        "get",
-        "clusterinventory",
-        "cluster",
-        "--show-managed-fields",
-        "-o",
-        "json",
-    ]);
-    assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
-    let live: Value = serde_json::from_str(&out).unwrap();
+    let live = live_applied(&p, name);
     let mut render = rendered(project.path(), DOMAIN)["spec"].clone();
     let mut spec = live["spec"].clone();
     for s in [&mut render, &mut spec] {
         s.as_object_mut().unwrap().remove("renderedAt");
     }
     assert_eq!(spec, render);
-    assert_eq!(
-        live["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"],
-        name
-    );
-    let managers: Vec<&str> = live["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["manager"].as_str().unwrap_or_default())
-        .collect();
-    assert_eq!(managers, ["kustomize-controller"]);
     // The OCI layer type Argo CD accepts (`--layer-media-type oci`): Flux takes it too.
     let pushed: Value =
         serde_json::from_str(&push(&["--layer-media-type", "oci", "-o", "json"]).stdout).unwrap();
