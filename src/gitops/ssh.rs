@@ -408,6 +408,14 @@ impl Program {
             .map(|o| o.stdout)
     }
 
+    /// [`Program::resolve`] with the environment and `repo`'s configuration.
+    fn of_repo(repo: &git2::Repository) -> Program {
+        let config = repo.config().ok().and_then(|mut c| c.snapshot().ok());
+        Program::resolve(crate::util::env::var, |k| {
+            config.as_ref().and_then(|c| c.get_string(k).ok())
+        })
+    }
+
     /// The variant, probing an unknown program with `-G` as git does.
     fn variant(&self, address: &Address) -> Variant {
         match self.variant {
@@ -498,10 +506,7 @@ impl Drop for Configured {
 /// Resolves the ssh program from the environment and `repo`'s git config (which includes
 /// the global and system files) for the remote operations that follow.
 pub(super) fn configure(repo: &git2::Repository) -> Configured {
-    let config = repo.config().ok().and_then(|mut c| c.snapshot().ok());
-    let program = Program::resolve(crate::util::env::var, |k| {
-        config.as_ref().and_then(|c| c.get_string(k).ok())
-    });
+    let program = Program::of_repo(repo);
     let previous = PROGRAM.with(|p| p.borrow_mut().replace(program));
     Configured { previous }
 }
@@ -522,10 +527,7 @@ pub(super) fn flux_url(repo: &git2::Repository, url: &str) -> Option<(String, Ve
         return None;
     }
     let address = parse(url).ok()?;
-    let config = repo.config().ok().and_then(|mut c| c.snapshot().ok());
-    let program = Program::resolve(crate::util::env::var, |k| {
-        config.as_ref().and_then(|c| c.get_string(k).ok())
-    });
+    let program = Program::of_repo(repo);
     let mut notes = Vec::new();
     let (host, port) = match program.connects_to(&address) {
         Some((real, port)) if !real.eq_ignore_ascii_case(&address.host) => {
@@ -578,10 +580,7 @@ pub(super) fn prewarm(repo: &git2::Repository, url: &str) {
     let Ok(address) = parse(url) else {
         return;
     };
-    let config = repo.config().ok().and_then(|mut c| c.snapshot().ok());
-    let program = Program::resolve(crate::util::env::var, |k| {
-        config.as_ref().and_then(|c| c.get_string(k).ok())
-    });
+    let program = Program::of_repo(repo);
     if let Ok(channel) = Channel::open(&program, &address, "git-receive-pack")
         && let Ok(mut warm) = WARM.lock()
     {

@@ -129,12 +129,6 @@ fn pack(
 
 /// A time as RFC 3339 to the second (what Flux writes); as it is when it does not parse.
 fn created(at: &str) -> String {
-    crate::util::time::parse_rfc3339(at).map_or_else(
-        || at.to_string(),
-        |t| {
-            t.to_zoned(jiff::tz::TimeZone::UTC)
-                .strftime("%Y-%m-%dT%H:%M:%SZ")
-                .to_string()
-        },
-    )
+    crate::util::time::parse_rfc3339(at)
+        .map_or_else(|| at.to_string(), crate::util::time::format_seconds)
 }

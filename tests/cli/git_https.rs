@@ -320,15 +320,6 @@ impl Fx {
     }
 }
 
-fn no_secret(run: &Run) {
-    assert!(
-        !run.stdout.contains("FAKESECRET") && !run.stderr.contains("FAKESECRET"),
-        "a secret was printed:\n{}\n{}",
-        run.stdout,
-        run.stderr
-    );
-}
-
 /// Push with the password from a git credential helper (asked after the server's 401,
 /// approved after it worked), the server's CA from `http.sslCAInfo`; then a second clone,
 /// stale, pushes: non-fast-forward, so clinv fetches over HTTPS and rebuilds its commit.

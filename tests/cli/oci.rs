@@ -137,6 +137,7 @@ fn free_port() -> u16 {
 
 struct Fx {
     dir: tempfile::TempDir,
+    project: tempfile::TempDir,
     registry: Registry,
 }
 
@@ -146,13 +147,17 @@ impl Fx {
         let reg = dir.path().join("registry");
         std::fs::create_dir_all(&reg).unwrap();
         let registry = Registry::start(&reg);
-        copy_tree(&example(), &dir.path().join("project"));
-        Fx { dir, registry }
+        let project = copy_tree(&example());
+        Fx {
+            dir,
+            project,
+            registry,
+        }
     }
 
     /// `clinv push` of prod to the registry, with `args` and nothing else of the test's.
     fn bare(&self, args: &[&str]) -> Clinv {
-        let root = self.dir.path().join("project");
+        let root = self.project.path().to_path_buf();
         let url = self.registry.url("inventories/prod");
         let mut all = vec![
             "push",
@@ -178,27 +183,6 @@ impl Fx {
             .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
             .env("SOURCE_DATE_EPOCH", "1767225600")
     }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
-fn no_secret(run: &Run) {
-    assert!(
-        !run.stdout.contains("FAKESECRET") && !run.stderr.contains("FAKESECRET"),
-        "a secret was printed:\n{}\n{}",
-        run.stdout,
-        run.stderr
-    );
 }
 
 /// The pushed artifact, read back through the registry's API: Flux's media types, the
@@ -328,7 +312,7 @@ fn a_repush_of_identical_content_uploads_nothing() {
         other_notes["org.opencontainers.image.created"],
         first_notes["org.opencontainers.image.created"]
     );
-    set_chart_version(&fx.dir.path().join("project"), "cilium", "1.20.1");
+    set_chart_version(fx.project.path(), "cilium", "1.20.1");
     let changed = fx.push(&[]).run().success();
     assert_ne!(changed.stdout, first.stdout);
 }
@@ -388,7 +372,7 @@ fn failures_are_named_without_the_secret() {
         wrong.stderr
     );
     no_secret(&wrong);
-    let root = fx.dir.path().join("project");
+    let root = fx.project.path().to_path_buf();
     let none = fx
         .bare(&["--ca-file", &fx.registry.ca()])
         .env(

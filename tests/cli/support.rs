@@ -370,3 +370,14 @@ pub fn set_version(root: &Path, version: &str) {
     )
     .unwrap();
 }
+
+/// No test secret (every one holds `FAKESECRET`) in what a run printed.
+#[cfg(feature = "gitops")]
+pub fn no_secret(run: &Run) {
+    assert!(
+        !run.stdout.contains("FAKESECRET") && !run.stderr.contains("FAKESECRET"),
+        "a secret was printed:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+}

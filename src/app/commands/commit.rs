@@ -2,7 +2,7 @@
 //! snapshot (`--snapshot`) into a GitOps repository (Flux / Argo CD) and commit it with
 //! git2; optionally push.
 
-use super::{StoreOnly, domain};
+use super::StoreOnly;
 use crate::app::Result;
 use crate::app::cli::CommitArgs;
 use crate::app::settings::Settings;
@@ -10,7 +10,7 @@ use crate::domain::Domain;
 use crate::error::{Error, exit};
 use crate::gitops::layout::Destination;
 use crate::gitops::{self, Committed};
-use crate::ops::commit::{self as ops, Done, Manifest, Options, Print, Source};
+use crate::ops::commit::{self as ops, Done, Manifest, Options, Print};
 use std::time::Duration;
 
 pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
@@ -28,10 +28,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     }
     // Rendering: the project's domains; a stored snapshot: the store's too.
     let flag = args.domain.domain.as_deref();
-    let domain = match (&opened.project, &args.snapshot) {
-        (Some(project), None) => domain(settings, project, flag)?,
-        _ => opened.domain(settings, flag)?,
-    };
+    let domain = opened.delivered_domain(settings, flag, args.snapshot.as_deref())?;
     let path = args
         .path
         .clone()
@@ -41,14 +38,8 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     if printing {
         return print(settings, args, &opts, &domain);
     }
-    let source = match (args.snapshot.as_deref(), &opened.project) {
-        (Some(reference), _) => Source::Stored(reference),
-        (None, Some(project)) => Source::Project {
-            project,
-            source_date_epoch: settings.env.source_date_epoch.as_deref(),
-            strict: settings.strict,
-        },
-        (None, None) => return Err(nothing_to_render(settings)),
+    let Some(source) = opened.delivered(settings, args.snapshot.as_deref()) else {
+        return Err(nothing_to_render(settings));
     };
     let report = ops::run(&opened.store.domain(&domain), &source, &opts);
     super::print_notices(settings, &report.notices);

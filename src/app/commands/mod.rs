@@ -107,6 +107,41 @@ impl StoreOnly {
         };
         selected(settings, known, flag)
     }
+
+    /// The domain a GitOps channel (`commit`, `push`) delivers for: among the project's
+    /// when it renders, among the store's too for a stored `--snapshot`.
+    #[cfg(feature = "gitops")]
+    fn delivered_domain(
+        &self,
+        settings: &Settings,
+        flag: Option<&str>,
+        snapshot: Option<&str>,
+    ) -> Result<Domain> {
+        match (&self.project, snapshot) {
+            (Some(project), None) => domain(settings, project, flag),
+            _ => self.domain(settings, flag),
+        }
+    }
+
+    /// What a GitOps channel delivers: `--snapshot`'s stored snapshot, else the project
+    /// rendered now; `None` with neither.
+    #[cfg(feature = "gitops")]
+    fn delivered<'a>(
+        &'a self,
+        settings: &'a Settings,
+        snapshot: Option<&'a str>,
+    ) -> Option<crate::ops::commit::Source<'a>> {
+        use crate::ops::commit::Source;
+        match (snapshot, &self.project) {
+            (Some(reference), _) => Some(Source::Stored(reference)),
+            (None, Some(project)) => Some(Source::Project {
+                project,
+                source_date_epoch: settings.env.source_date_epoch.as_deref(),
+                strict: settings.strict,
+            }),
+            (None, None) => None,
+        }
+    }
 }
 
 /// The render time (`SOURCE_DATE_EPOCH` or now), warning about an unparsable

@@ -1,12 +1,11 @@
 //! `clinv push oci://…`: a domain's inventory as an OCI artifact in a registry.
 
-use super::{StoreOnly, domain};
+use super::StoreOnly;
 use crate::app::Result;
 use crate::app::cli::{LayerMediaType, PushArgs, PushFormat};
 use crate::app::settings::Settings;
 use crate::error::{ArgumentError, exit};
 use crate::oci::{self, Access, LayerType};
-use crate::ops::commit::Source;
 use crate::ops::push::{self as ops, Done, Options};
 
 pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
@@ -25,18 +24,11 @@ pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
         .map_err(crate::Error::from)?;
     let opened = StoreOnly::open(settings)?;
     let flag = args.domain.domain.as_deref();
-    let (domain, source) = match (&opened.project, &args.snapshot) {
-        (Some(project), None) => (
-            domain(settings, project, flag)?,
-            Source::Project {
-                project,
-                source_date_epoch: settings.env.source_date_epoch.as_deref(),
-                strict: settings.strict,
-            },
-        ),
-        (_, Some(reference)) => (opened.domain(settings, flag)?, Source::Stored(reference)),
-        (None, None) => return Err(crate::Error::from(ArgumentError::NothingToPush).into()),
+    let snapshot = args.snapshot.as_deref();
+    let Some(source) = opened.delivered(settings, snapshot) else {
+        return Err(crate::Error::from(ArgumentError::NothingToPush).into());
     };
+    let domain = opened.delivered_domain(settings, flag, snapshot)?;
     let opts = Options {
         target: &target,
         layer: match args.layer_media_type {
@@ -106,10 +98,7 @@ fn print(settings: &Settings, args: &PushArgs, target: &oci::Reference) -> Resul
     use crate::gitops::layout;
     let opened = StoreOnly::open(settings)?;
     let flag = args.domain.domain.as_deref();
-    let domain = match &opened.project {
-        Some(project) => domain(settings, project, flag)?,
-        None => opened.domain(settings, flag)?,
-    };
+    let domain = opened.delivered_domain(settings, flag, args.snapshot.as_deref())?;
     let name = layout::object_name(&domain);
     let text = if args.print_flux {
         let access = layout::RegistryAccess {
