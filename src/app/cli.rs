@@ -839,6 +839,19 @@ pub struct LogArgs {
     #[arg(long, value_name = "REV", requires = "repo")]
     pub branch: Option<String>,
 
+    /// Read the history from the artifacts `clinv push` left in this OCI repository
+    /// (oci://REGISTRY/REPOSITORY) instead of the store.
+    #[arg(long, value_name = "OCI_URL", conflicts_with_all = ["repo", "all_domains"])]
+    pub oci: Option<String>,
+
+    /// --oci: refuse (exit 17) unless every artifact carries a valid cosign signature by
+    /// this public key (PEM).
+    #[arg(long, value_name = "KEY", requires = "oci")]
+    pub verify: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+
     /// Output format (default: text).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<LogFormat>::new())]
@@ -911,18 +924,13 @@ pub struct PushArgs {
     #[arg(long, value_name = "TYPE", default_value = "flux")]
     pub layer_media_type: LayerMediaType,
 
-    /// A registry without TLS (http://).
-    #[arg(long)]
-    pub plain_http: bool,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 
-    /// Trust the CA certificates in this PEM file instead of the web roots.
-    #[arg(long, value_name = "FILE")]
-    pub ca_file: Option<PathBuf>,
-
-    /// Read user:password from this environment variable (default: the Docker config's
-    /// auths entry for the registry).
-    #[arg(long, value_name = "NAME")]
-    pub creds_env: Option<String>,
+    /// Sign the pushed artifact with this ECDSA P-256 private key (PKCS#8 PEM), as
+    /// cosign's key-pair signatures (tag sha256-<hex>.sig) that Flux verifies.
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<PathBuf>,
 
     /// Print the Flux OCIRepository and Kustomization that sync the artifact (and the
     /// Secrets to create on stderr) instead of pushing.
@@ -940,6 +948,23 @@ pub struct PushArgs {
 
     #[arg(short = 'o', long, value_name = "FORMAT")]
     pub output: Option<PushFormat>,
+}
+
+/// How to reach an OCI registry (`push`, `log --oci`).
+#[derive(Debug, Args)]
+pub struct RegistryArgs {
+    /// A registry without TLS (http://).
+    #[arg(long)]
+    pub plain_http: bool,
+
+    /// Trust the CA certificates in this PEM file instead of the web roots.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+
+    /// Read user:password from this environment variable (default: the Docker config's
+    /// auths entry for the registry).
+    #[arg(long, value_name = "NAME")]
+    pub creds_env: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -13,7 +13,7 @@ mod store;
 
 pub use git::{Cause, GitError, PushError, SharedBootstrap, SignError};
 pub use input::{ArgumentError, DomainError, InventoryError, ReferenceError, UnknownIn};
-pub use oci::{OciError, OciReferenceError};
+pub use oci::{KeyProblem, OciError, OciReferenceError, PullProblem, Unverified};
 pub use store::{Damaged, SnapshotError};
 
 use std::path::PathBuf;
@@ -60,6 +60,9 @@ pub mod exit {
     /// could not be read — what was printed says so and is not the cluster's (`--offline`
     /// asks for the recorded answer instead).
     pub const NOT_LIVE: i32 = 16;
+    /// `--verify KEY`: an OCI artifact is unsigned, or no signature on it is a valid one
+    /// of its digest by the key (tampered, another key).
+    pub const UNVERIFIED: i32 = 17;
     /// Ended by a signal at a safe point: `128 + N`, as a shell reports it.
     pub const SIGNALLED_BASE: i32 = crate::util::signals::EXIT_BASE;
 
@@ -289,6 +292,7 @@ impl Error {
         match self {
             Error::NoGitops(_) | Error::Argument(_) => exit::USAGE,
             Error::Oci(e) if e.is_usage() => exit::USAGE,
+            Error::Oci(OciError::Unverified { .. }) => exit::UNVERIFIED,
             Error::Reference(e) if e.is_malformed() => exit::USAGE,
             Error::NotRecorded { .. } => exit::NOT_RECORDED,
             Error::Older(_) => exit::OLDER,

@@ -20,8 +20,10 @@ pub enum OciReferenceError {
         "tag '{0}' is not valid (up to 128 of A-Z a-z 0-9 _ . -, not starting with '.' or '-')"
     )]
     Tag(String),
-    #[error("a digest (@sha256:…) names what was pushed; a push takes a tag")]
+    #[error("the digest after @ is not sha256: and 64 lower-case hex digits")]
     Digest,
+    #[error("a digest (@sha256:…) names what was pushed; a push takes a tag")]
+    DigestInPush,
 }
 
 /// A push to a registry failed.
@@ -59,6 +61,82 @@ pub enum OciError {
     /// A CA file that cannot be read.
     #[error("{path}: {message}")]
     CaFile { path: String, message: String },
+    /// An artifact that cannot be read as an inventory.
+    #[error("{reference}: {problem}")]
+    Pull {
+        reference: String,
+        #[source]
+        problem: PullProblem,
+    },
+    /// `--verify KEY`: the artifact is not signed by the key (exit 17).
+    #[error("{reference}: signature verification failed: {reason}")]
+    Unverified {
+        reference: String,
+        #[source]
+        reason: Unverified,
+    },
+    /// A signing (`--sign`) or verification (`--verify`) key that cannot be used.
+    #[error("{path}: {problem}")]
+    Key {
+        path: String,
+        #[source]
+        problem: KeyProblem,
+    },
+}
+
+/// What is wrong with an artifact read back from a registry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PullProblem {
+    #[error("the registry has no manifest by that name")]
+    NotFound,
+    #[error("the manifest is not an OCI image manifest")]
+    NotAManifest,
+    #[error("the manifest's digest is {found}, not the {wanted} asked for")]
+    DigestMismatch { wanted: String, found: String },
+    #[error("{0} content layers; an inventory artifact has exactly one")]
+    LayerCount(usize),
+    #[error("layer type {0} is not a tar+gzip content layer (Flux's or OCI's)")]
+    LayerType(String),
+    #[error("the layer is larger than {0} bytes")]
+    TooLarge(u64),
+    #[error("the layer is not a gzip'd tar: {0}")]
+    NotTarGzip(String),
+    #[error("the layer holds '{0}', not a plain relative file")]
+    UnsafeEntry(String),
+    #[error("the layer's {0} is not UTF-8 text")]
+    NotText(String),
+    #[error("the layer holds no {0}")]
+    Missing(&'static str),
+}
+
+/// Why `--verify KEY` refused an artifact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unverified {
+    #[error("it is not signed (no cosign signature at its .sig tag)")]
+    Unsigned,
+    #[error("none of its {0} signature(s) is a valid signature of this digest by the key")]
+    NotByKey(usize),
+}
+
+/// Why a key file cannot sign or verify.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum KeyProblem {
+    #[error("cannot be read")]
+    Unreadable,
+    #[error("holds no PEM key of the kind needed (PRIVATE KEY to sign, PUBLIC KEY to verify)")]
+    NotPem,
+    #[error("not an ECDSA P-256 key (cosign's key type; RSA and other curves are not taken)")]
+    NotP256,
+    #[error(
+        "a SEC1 'EC PRIVATE KEY': convert it to PKCS#8 with `openssl pkcs8 -topk8 -nocrypt -in KEY`"
+    )]
+    Sec1,
+    #[error(
+        "cosign's encrypted key is not read yet: give the PKCS#8 key (`openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`, public half `openssl pkey -pubout`)"
+    )]
+    EncryptedCosign,
+    #[error("the system's random source failed")]
+    Random,
 }
 
 impl OciError {

@@ -153,6 +153,9 @@ pub struct RegistryAccess {
     pub ca: bool,
     /// A registry without TLS (`spec.insecure`).
     pub insecure: bool,
+    /// Signed with cosign: `spec.verify` with a Secret `<name>-cosign` holding the public
+    /// key.
+    pub verify: bool,
 }
 
 /// The Flux manifests that sync an artifact pushed by `clinv push`: an `OCIRepository`
@@ -172,6 +175,11 @@ pub fn flux_oci(domain: &str, url: &str, tag: &str, access: RegistryAccess) -> S
     }
     if access.insecure {
         source.push_str("  insecure: true\n");
+    }
+    if access.verify {
+        source.push_str(&format!(
+            "  verify:\n    provider: cosign\n    secretRef:\n      name: {name}-cosign\n"
+        ));
     }
     format!(
         "{source}---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./\n  prune: true\n  wait: true\n  sourceRef:\n    kind: OCIRepository\n    name: {name}\n    namespace: flux-system\n"

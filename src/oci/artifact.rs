@@ -47,7 +47,7 @@ pub struct Blob {
 }
 
 impl Blob {
-    fn new(media_type: &'static str, bytes: Vec<u8>) -> Blob {
+    pub fn new(media_type: &'static str, bytes: Vec<u8>) -> Blob {
         let digest = digest(&bytes);
         Blob {
             media_type,

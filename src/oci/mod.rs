@@ -4,19 +4,24 @@
 //! [`reference`] checks `oci://…`, `registry` speaks the distribution API.
 
 pub mod artifact;
+pub mod pull;
 pub mod reference;
 mod registry;
+pub mod sign;
 
 pub use artifact::{Artifact, LayerType};
 pub use reference::Reference;
-pub use registry::Pushed;
+pub use registry::{Pushed, Signed};
+pub use sign::{PublicKey, SigningKey};
 
-use crate::error::{OciError, Result};
+use crate::error::{KeyProblem, OciError, OciReferenceError, PullProblem, Result, Unverified};
 use crate::util::{env, files};
 use std::path::{Path, PathBuf};
 
-/// Largest Docker config or CA file read.
+/// Largest Docker config, CA or key file read.
 const MAX_FILE: u64 = 4 << 20;
+/// Largest signature manifest or payload read (cosign's are a few hundred bytes).
+const MAX_SIGNATURE: u64 = 1 << 20;
 
 /// How to reach the registry.
 #[derive(Debug, Clone, Default)]
@@ -43,7 +48,121 @@ pub fn parse(text: &str) -> Result<Reference> {
     })
 }
 
-/// Pushes `artifact` to `reference` under its tag and `extra_tags`.
+/// Parses `text` as the `oci://` reference of a push: a tag, no digest.
+///
+/// # Errors
+/// [`OciError::Reference`] (exit 2) naming what is wrong.
+pub fn parse_tag(text: &str) -> Result<Reference> {
+    let reference = parse(text)?;
+    if reference.digest.is_some() {
+        return Err(OciError::Reference {
+            text: text.to_string(),
+            source: OciReferenceError::DigestInPush,
+        }
+        .into());
+    }
+    Ok(reference)
+}
+
+/// An artifact read back from a registry.
+#[derive(Debug, Clone)]
+pub struct Pulled {
+    /// The manifest's digest.
+    pub digest: String,
+    pub annotations: std::collections::BTreeMap<String, String>,
+    /// The layer's files: relative slash paths and contents.
+    pub files: Vec<(String, String)>,
+}
+
+/// A connection to one repository of a registry, for reading.
+pub struct Session {
+    client: registry::Client,
+    reference: Reference,
+}
+
+impl Session {
+    /// Prepares to read `reference`'s repository (nothing is sent yet).
+    ///
+    /// # Errors
+    /// Unusable credentials or CA file.
+    pub fn open(reference: &Reference, access: &Access) -> Result<Session> {
+        Ok(Session {
+            client: client(reference, access)?,
+            reference: reference.clone(),
+        })
+    }
+
+    /// The repository's tags, signature tags (`sha256-….sig`) left out.
+    ///
+    /// # Errors
+    /// The registry cannot be reached or refuses.
+    pub fn tags(&mut self) -> Result<Vec<String>> {
+        let mut tags = self.client.tags()?;
+        tags.retain(|t| !t.starts_with("sha256-"));
+        Ok(tags)
+    }
+
+    /// The artifact `manifest` (a tag or digest) names, its signature checked first
+    /// against `verify` when given.
+    ///
+    /// # Errors
+    /// The registry cannot be reached or refuses; [`OciError::Unverified`]; an artifact
+    /// that is not one content layer of files.
+    pub fn pull(&mut self, manifest: &str, verify: Option<&PublicKey>) -> Result<Pulled> {
+        let named = format!("oci://{}:{manifest}", self.reference.name());
+        let problem = |problem| OciError::Pull {
+            reference: named.clone(),
+            problem,
+        };
+        let bytes = self
+            .client
+            .manifest(manifest, pull::MAX_MANIFEST)?
+            .ok_or_else(|| problem(PullProblem::NotFound))?;
+        let digest = artifact::digest(&bytes);
+        if manifest.starts_with("sha256:") && manifest != digest {
+            let (wanted, found) = (manifest.to_string(), digest);
+            return Err(problem(PullProblem::DigestMismatch { wanted, found }).into());
+        }
+        if let Some(key) = verify {
+            self.verify(&digest, key, &named)?;
+        }
+        let m = pull::manifest(&bytes).map_err(problem)?;
+        let layer = self.client.blob(&m.layer, pull::MAX_LAYER)?;
+        let files = pull::unpack(&layer).map_err(problem)?;
+        Ok(Pulled {
+            digest,
+            annotations: m.annotations,
+            files,
+        })
+    }
+
+    /// Refuses `digest` unless one signature at its `.sig` tag is `key`'s of it.
+    fn verify(&mut self, digest: &str, key: &PublicKey, named: &str) -> Result<()> {
+        let layers = self
+            .client
+            .manifest(&sign::tag(digest), MAX_SIGNATURE)?
+            .map(|m| sign::layers(&m))
+            .unwrap_or_default();
+        let reason = if layers.is_empty() {
+            Unverified::Unsigned
+        } else {
+            for layer in &layers {
+                if signs(&mut self.client, layer, key, digest)? {
+                    return Ok(());
+                }
+            }
+            Unverified::NotByKey(layers.len())
+        };
+        Err(OciError::Unverified {
+            reference: format!("{named}@{digest}"),
+            reason,
+        }
+        .into())
+    }
+}
+
+/// Pushes `artifact` to `reference` under its tag and `extra_tags`, signed by `signer`
+/// when given (after the artifact, so a signature never names a missing manifest).
 ///
 /// # Errors
 /// Unusable credentials or CA file; the registry cannot be reached or refuses.
@@ -52,14 +171,121 @@ pub fn push(
     artifact: &Artifact,
     extra_tags: &[String],
     access: &Access,
+    signer: Option<&SigningKey>,
 ) -> Result<Pushed> {
+    let mut client = client(reference, access)?;
+    let mut tags = vec![reference.tag.clone()];
+    tags.extend(extra_tags.iter().filter(|t| **t != reference.tag).cloned());
+    let mut pushed = client.push(artifact, &tags)?;
+    if let Some(key) = signer {
+        pushed.signed = Some(attach_signature(
+            &mut client,
+            reference,
+            &artifact.digest,
+            key,
+        )?);
+    }
+    Ok(pushed)
+}
+
+/// Reads a private key for `--sign`.
+///
+/// # Errors
+/// [`OciError::Key`] naming the file and what it holds instead.
+pub fn signing_key(path: &Path) -> Result<SigningKey> {
+    let pem = read_key(path)?;
+    SigningKey::from_pem(&pem).map_err(|problem| key_error(path, problem))
+}
+
+/// Reads a public key for `--verify`.
+///
+/// # Errors
+/// [`OciError::Key`] naming the file and what it holds instead.
+pub fn public_key(path: &Path) -> Result<PublicKey> {
+    let pem = read_key(path)?;
+    PublicKey::from_pem(&pem).map_err(|problem| key_error(path, problem))
+}
+
+fn read_key(path: &Path) -> Result<Vec<u8>> {
+    files::read_bounded(path, MAX_FILE).map_err(|_| key_error(path, KeyProblem::Unreadable))
+}
+
+fn key_error(path: &Path, problem: KeyProblem) -> crate::Error {
+    OciError::Key {
+        path: path.display().to_string(),
+        problem,
+    }
+    .into()
+}
+
+fn client(reference: &Reference, access: &Access) -> Result<registry::Client> {
     let credentials = credentials(&reference.registry, access.creds_env.as_deref())?;
     let ca = access.ca_file.as_deref().map(read_ca).transpose()?;
     let proxy = proxy(&reference.registry, access.plain_http);
-    let mut client = registry::Client::new(reference, access.plain_http, ca, credentials, proxy);
-    let mut tags = vec![reference.tag.clone()];
-    tags.extend(extra_tags.iter().filter(|t| **t != reference.tag).cloned());
-    Ok(client.push(artifact, &tags)?)
+    Ok(registry::Client::new(
+        reference,
+        access.plain_http,
+        ca,
+        credentials,
+        proxy,
+    ))
+}
+
+/// Adds `key`'s signature of `digest` to its `.sig` manifest (keeping the signatures
+/// already there, as cosign does), unless one by `key` is there already: a re-push of
+/// the same artifact with the same key writes nothing.
+fn attach_signature(
+    client: &mut registry::Client,
+    reference: &Reference,
+    digest: &str,
+    key: &SigningKey,
+) -> Result<Signed> {
+    let tag = sign::tag(digest);
+    let existing = client
+        .manifest(&tag, MAX_SIGNATURE)?
+        .map(|m| sign::layers(&m))
+        .unwrap_or_default();
+    let public = key.public();
+    for layer in &existing {
+        if signs(client, layer, &public, digest)? {
+            return Ok(Signed::Present);
+        }
+    }
+    let payload = artifact::Blob::new(
+        sign::SIMPLE_SIGNING,
+        sign::payload(&reference.name(), digest),
+    );
+    let signature = key.sign(&payload.bytes).map_err(|problem| OciError::Key {
+        path: "--sign".into(),
+        problem,
+    })?;
+    client.ensure_blob(&payload)?;
+    let mut layers = existing;
+    layers.push(sign::Layer {
+        digest: payload.digest.clone(),
+        size: payload.bytes.len() as u64,
+        signature,
+        annotations: serde_json::Map::new(),
+    });
+    let (config, manifest) = sign::manifest(&layers);
+    client.ensure_blob(&config)?;
+    client.put_manifest(&tag, &manifest)?;
+    Ok(Signed::Added)
+}
+
+/// Whether `layer` is a valid signature by `public` vouching for `digest`.
+fn signs(
+    client: &mut registry::Client,
+    layer: &sign::Layer,
+    public: &PublicKey,
+    digest: &str,
+) -> Result<bool> {
+    if layer.size > MAX_SIGNATURE || layer.signature.is_empty() {
+        return Ok(false);
+    }
+    let payload = client.blob(&layer.digest, MAX_SIGNATURE)?;
+    Ok(public.verifies(&payload, &layer.signature)
+        && sign::claimed_digest(&payload).as_deref() == Some(digest))
 }
 
 /// Whether the Docker config holds credentials for `registry` (for `--print-flux`).

@@ -1,6 +1,7 @@
-//! `oci://REGISTRY[:PORT]/REPOSITORY[:TAG]`, checked against the distribution spec's
-//! grammar before anything is sent (a repository is lower case; a tag at most 128
-//! characters of `[A-Za-z0-9_.-]`, not starting with `.` or `-`).
+//! `oci://REGISTRY[:PORT]/REPOSITORY[:TAG][@sha256:HEX]`, checked against the
+//! distribution spec's grammar before anything is sent (a repository is lower case; a tag
+//! at most 128 characters of `[A-Za-z0-9_.-]`, not starting with `.` or `-`; a digest
+//! `sha256:` and 64 lower-case hex digits).
 
 pub use crate::error::OciReferenceError as ReferenceError;
 
@@ -11,18 +12,23 @@ pub struct Reference {
     pub registry: String,
     pub repository: String,
     pub tag: String,
+    /// `@sha256:…`: this manifest, whatever the tag names now (reading only; a push
+    /// takes a tag).
+    pub digest: Option<String>,
 }
 
 impl Reference {
-    /// Parses `oci://host[:port]/repo[:tag]` (tag `latest` when none).
+    /// Parses `oci://host[:port]/repo[:tag][@sha256:hex]` (tag `latest` when none).
     ///
     /// # Errors
     /// A [`ReferenceError`] naming the part that is wrong.
     pub fn parse(text: &str) -> Result<Reference, ReferenceError> {
         let rest = text.strip_prefix("oci://").ok_or(ReferenceError::Scheme)?;
-        if rest.contains('@') {
-            return Err(ReferenceError::Digest);
-        }
+        let (rest, digest) = match rest.split_once('@') {
+            Some((rest, digest)) if valid_digest(digest) => (rest, Some(digest.to_string())),
+            Some(_) => return Err(ReferenceError::Digest),
+            None => (rest, None),
+        };
         let (registry, path) = rest.split_once('/').ok_or(ReferenceError::NoRepository)?;
         if registry.is_empty()
             || registry
@@ -49,7 +55,18 @@ impl Reference {
             registry: registry.to_string(),
             repository: repository.to_string(),
             tag: tag.to_string(),
+            digest,
         })
+    }
+
+    /// What names the manifest in the registry's API: the digest, else the tag.
+    pub fn manifest(&self) -> &str {
+        self.digest.as_deref().unwrap_or(&self.tag)
+    }
+
+    /// `registry/repository`, as cosign names a signed image.
+    pub fn name(&self) -> String {
+        format!("{}/{}", self.registry, self.repository)
     }
 
     /// `oci://registry/repository` (no tag), as an `OCIRepository` names it.
@@ -89,6 +106,16 @@ fn valid_repository(name: &str) -> bool {
         })
 }
 
+/// `sha256:` and 64 lower-case hex digits.
+fn valid_digest(digest: &str) -> bool {
+    digest.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
 /// `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`.
 pub fn valid_tag(tag: &str) -> bool {
     let ok = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-';
@@ -124,6 +151,13 @@ mod tests {
             assert_eq!(Reference::parse(bad), Err(why), "{bad}");
         }
         assert!(Reference::parse("oci://r/a__b-c.d/e--f").is_ok());
+        let hex = "0123456789abcdef".repeat(4);
+        let r = Reference::parse(&format!("oci://r/a:v1@sha256:{hex}")).unwrap();
+        assert_eq!(
+            (r.tag.as_str(), r.manifest()),
+            ("v1", format!("sha256:{hex}").as_str())
+        );
+        assert_eq!(Reference::parse("oci://r/a").unwrap().manifest(), "latest");
         assert!(Reference::parse("oci://r/a-.b").is_err());
         assert!(Reference::parse("oci://r/a___b").is_err());
         assert!(!valid_tag(&"x".repeat(129)));

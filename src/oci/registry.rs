@@ -33,6 +33,17 @@ pub struct Pushed {
     pub uploaded: usize,
     /// Tags written (a tag already naming the manifest is not written again).
     pub tagged: Vec<String>,
+    /// With `--sign`: whether a signature was added or this key's was already there.
+    pub signed: Option<Signed>,
+}
+
+/// What `--sign` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signed {
+    /// A signature by the key was added to the artifact's `.sig` manifest.
+    Added,
+    /// The `.sig` manifest already held a valid signature by the key: nothing written.
+    Present,
 }
 
 impl Client {
@@ -80,10 +91,7 @@ impl Client {
     pub fn push(&mut self, artifact: &Artifact, tags: &[String]) -> Result<Pushed, OciError> {
         let mut uploaded = 0;
         for blob in [&artifact.config, &artifact.layer] {
-            if !self.has_blob(&blob.digest)? {
-                self.upload(blob)?;
-                uploaded += 1;
-            }
+            uploaded += usize::from(self.ensure_blob(blob)?);
         }
         let mut tagged = Vec::new();
         for tag in tags {
@@ -92,7 +100,95 @@ impl Client {
                 tagged.push(tag.clone());
             }
         }
-        Ok(Pushed { uploaded, tagged })
+        Ok(Pushed {
+            uploaded,
+            tagged,
+            signed: None,
+        })
+    }
+
+    /// Uploads `blob` unless the registry has it; whether it was sent.
+    pub fn ensure_blob(&mut self, blob: &Blob) -> Result<bool, OciError> {
+        if self.has_blob(&blob.digest)? {
+            return Ok(false);
+        }
+        self.upload(blob)?;
+        Ok(true)
+    }
+
+    /// The manifest a tag or digest names (read up to `limit` bytes), `None` when it
+    /// names nothing.
+    pub fn manifest(&mut self, reference: &str, limit: u64) -> Result<Option<Vec<u8>>, OciError> {
+        let url = format!("{}/manifests/{reference}", self.base);
+        let mut response = self.send("GET", &url, &[("Accept", MANIFEST)], None, "manifest")?;
+        match response.status().as_u16() {
+            200 => self.read(&mut response, limit, "manifest").map(Some),
+            404 => Ok(None),
+            _ => Err(self.refused("manifest", response)),
+        }
+    }
+
+    /// A blob's bytes (at most `limit`), refused unless they hash to `digest`.
+    pub fn blob(&mut self, digest: &str, limit: u64) -> Result<Vec<u8>, OciError> {
+        let url = format!("{}/blobs/{digest}", self.base);
+        let mut response = self.send("GET", &url, &[], None, "blob")?;
+        if response.status().as_u16() != 200 {
+            return Err(self.refused("blob", response));
+        }
+        let bytes = self.read(&mut response, limit, "blob")?;
+        if super::artifact::digest(&bytes) != digest {
+            return Err(
+                self.unreachable(&format!("blob {digest}: the bytes do not match the digest"))
+            );
+        }
+        Ok(bytes)
+    }
+
+    /// Every tag of the repository, following the registry's `Link` pages.
+    pub fn tags(&mut self) -> Result<Vec<String>, OciError> {
+        let origin_end = self.base.find("/v2/").unwrap_or(self.base.len());
+        let mut url = format!("{}/tags/list?n=1000", self.base);
+        let mut tags = Vec::new();
+        loop {
+            let mut response = self.send("GET", &url, &[], None, "tag list")?;
+            match response.status().as_u16() {
+                200 => {}
+                404 => return Ok(tags),
+                _ => return Err(self.refused("tag list", response)),
+            }
+            let next = response
+                .headers()
+                .get("link")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|l| l.split_once('<'))
+                .and_then(|(_, r)| r.split_once('>'))
+                .map(|(path, _)| path.to_string());
+            let body = self.read(&mut response, MAX_ANSWER, "tag list")?;
+            let doc: serde_json::Value = serde_json::from_slice(&body)
+                .map_err(|e| self.unreachable(&format!("tag list: {e}")))?;
+            let page = doc["tags"].as_array().into_iter().flatten();
+            tags.extend(page.filter_map(|t| t.as_str().map(str::to_string)));
+            match next {
+                Some(path) if path.starts_with('/') => {
+                    url = format!("{}{path}", &self.base[..origin_end]);
+                }
+                _ => return Ok(tags),
+            }
+        }
+    }
+
+    fn read(
+        &self,
+        response: &mut http::Response<ureq::Body>,
+        limit: u64,
+        what: &str,
+    ) -> Result<Vec<u8>, OciError> {
+        response
+            .body_mut()
+            .with_config()
+            .limit(limit)
+            .read_to_vec()
+            .map_err(|e| self.unreachable(&format!("{what}: {e}")))
     }
 
     fn has_blob(&mut self, digest: &str) -> Result<bool, OciError> {
@@ -143,7 +239,7 @@ impl Client {
         }
     }
 
-    fn put_manifest(&mut self, tag: &str, manifest: &[u8]) -> Result<(), OciError> {
+    pub fn put_manifest(&mut self, tag: &str, manifest: &[u8]) -> Result<(), OciError> {
         let url = format!("{}/manifests/{tag}", self.base);
         let headers = [("Content-Type", MANIFEST)];
         let response = self.send("PUT", &url, &headers, Some(manifest), "manifest")?;

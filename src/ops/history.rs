@@ -59,6 +59,14 @@ pub enum Source<'a> {
         rev: &'a str,
         domain: &'a Domain,
     },
+    /// The artifacts `clinv push` left in an OCI repository, one point per manifest,
+    /// each signature checked against `verify` when given.
+    #[cfg(feature = "gitops")]
+    Oci {
+        reference: &'a crate::oci::Reference,
+        access: &'a crate::oci::Access,
+        verify: Option<&'a crate::oci::PublicKey>,
+    },
 }
 
 fn outcome(state: State) -> &'static str {
@@ -82,7 +90,77 @@ pub fn load(source: Source<'_>) -> Result<History> {
             points,
             skipped: Vec::new(),
         }),
+        #[cfg(feature = "gitops")]
+        Source::Oci {
+            reference,
+            access,
+            verify,
+        } => from_oci(reference, access, verify).map(|points| History {
+            points,
+            skipped: Vec::new(),
+        }),
     }
+}
+
+/// One point per manifest of the repository, in the order of their render times:
+/// `clinv push` tags each as `snapshot-<id>` (the point's id), other tags (`latest`)
+/// name one of those or an artifact pushed otherwise (its id: the digest's first 12
+/// hex digits).
+#[cfg(feature = "gitops")]
+fn from_oci(
+    reference: &crate::oci::Reference,
+    access: &crate::oci::Access,
+    verify: Option<&crate::oci::PublicKey>,
+) -> Result<Vec<Point>> {
+    let mut session = crate::oci::Session::open(reference, access)?;
+    let mut tags = session.tags()?;
+    tags.sort_by_key(|t| !t.starts_with("snapshot-"));
+    let mut seen = std::collections::HashSet::new();
+    let mut points = Vec::new();
+    for tag in tags {
+        let pulled = session.pull(&tag, verify)?;
+        if !seen.insert(pulled.digest.clone()) {
+            continue;
+        }
+        let named = format!("{}:{tag}", reference.url());
+        let inventory = pulled_inventory(&pulled, &named)?;
+        let id = tag.strip_prefix("snapshot-").map_or_else(
+            || pulled.digest.trim_start_matches("sha256:")[..12].to_string(),
+            str::to_string,
+        );
+        let created = pulled.annotations.get("org.opencontainers.image.created");
+        points.push(Point {
+            id,
+            at: created.cloned().unwrap_or_default(),
+            outcome: "pushed",
+            inventory: Rc::new(inventory),
+            revision: 0,
+            author: None,
+            host: None,
+        });
+    }
+    points.sort_by(|a, b| (&a.at, &a.id).cmp(&(&b.at, &b.id)));
+    for (n, p) in points.iter_mut().enumerate() {
+        p.revision = n as u64 + 1;
+    }
+    Ok(points)
+}
+
+/// The ClusterInventory of a pulled artifact (its `clusterinventory.yaml`).
+#[cfg(feature = "gitops")]
+pub fn pulled_inventory(pulled: &crate::oci::Pulled, named: &str) -> Result<ClusterInventory> {
+    let cr = crate::gitops::CR_FILE;
+    let (_, text) =
+        pulled
+            .files
+            .iter()
+            .find(|(p, _)| p == cr)
+            .ok_or_else(|| crate::error::OciError::Pull {
+                reference: named.to_string(),
+                problem: crate::error::PullProblem::Missing(crate::gitops::CR_FILE),
+            })?;
+    crate::inventory::parse::inventory_from_text(text)
+        .map_err(|m| Error::inventory(format!("{named}:{cr}"), m))
 }
 
 /// Every snapshot of the domain (gc'd ones aside). Snapshots that share a CR object share

@@ -22,6 +22,8 @@ pub struct Options<'a> {
     /// `-a key=value`, over the three clinv sets.
     pub annotations: &'a [(String, String)],
     pub access: Access,
+    /// `--sign KEY`: the artifact's cosign signature is pushed beside it.
+    pub signer: Option<&'a oci::SigningKey>,
     /// The project root, whose Git checkout (if any) gives source and revision.
     pub project_root: Option<&'a Path>,
 }
@@ -79,6 +81,7 @@ fn run_with(
         &artifact,
         std::slice::from_ref(&snapshot_tag),
         &opts.access,
+        opts.signer,
     )?;
     Ok(Done::Pushed(Box::new(Push {
         snapshot,

@@ -107,6 +107,40 @@ impl Registry {
         out.stdout
     }
 
+    /// Flips one byte of the signature in `digest`'s cosign `.sig` manifest and puts the
+    /// manifest back (curl, as an attacker with push rights would).
+    pub fn tamper_signature(&self, repository: &str, digest: &str) {
+        use base64::Engine as _;
+        let tag = format!("{}.sig", digest.replacen(':', "-", 1));
+        let media = "application/vnd.oci.image.manifest.v1+json";
+        let path = format!("{repository}/manifests/{tag}");
+        let mut m: serde_json::Value = serde_json::from_slice(&self.get(&path, media)).unwrap();
+        let key = "dev.cosignproject.cosign/signature";
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let layers = m["layers"].as_array_mut().unwrap();
+        for layer in layers {
+            let mut der = b64
+                .decode(layer["annotations"][key].as_str().unwrap())
+                .unwrap();
+            let last = der.len() - 1;
+            der[last] ^= 1;
+            layer["annotations"][key] = b64.encode(der).into();
+        }
+        let out = Command::new("curl")
+            .args(["-sSf", "-X", "PUT", "--cacert", &self.ca()])
+            .args(["-u", &format!("{USER}:{PASSWORD}")])
+            .args(["-H", &format!("Content-Type: {media}")])
+            .args(["--data-binary", &m.to_string()])
+            .arg(format!("https://127.0.0.1:{}/v2/{path}", self.port))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// Requests of `method` the registry logged on a path containing `needle`.
     fn requests(&self, method: &str, needle: &str) -> usize {
         let log = std::fs::read_to_string(self.dir.join("registry.log")).unwrap_or_default();
@@ -426,6 +460,233 @@ fn failures_are_named_without_the_secret() {
     no_secret(&run);
 }
 
+/// A throwaway ECDSA P-256 key pair made by openssl (cosign's key type) in `dir`:
+/// (private PKCS#8 PEM, public PEM).
+pub fn key_pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let key = dir.join(format!("{name}.key"));
+    let public = dir.join(format!("{name}.pub"));
+    let ok = |args: &[&str]| {
+        let out = Command::new("openssl").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ok(&[
+        "genpkey",
+        "-algorithm",
+        "EC",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-out",
+        key.to_str().unwrap(),
+    ]);
+    ok(&[
+        "pkey",
+        "-in",
+        key.to_str().unwrap(),
+        "-pubout",
+        "-out",
+        public.to_str().unwrap(),
+    ]);
+    (key, public)
+}
+
+/// `--sign`: a cosign `.sig` manifest beside the artifact whose layer is a simple-signing
+/// payload naming the artifact's digest, its signature checked by openssl (not by clinv);
+/// a re-push with the same key writes nothing, another key adds a second signature.
+fn a_signed_push_carries_a_cosign_signature() {
+    let fx = Fx::new();
+    let (key, public) = key_pair(fx.dir.path(), "cosign");
+    let run = fx
+        .push(&["--sign", key.to_str().unwrap(), "-o", "json"])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("; signed)"), "{}", run.stderr);
+    let digest = serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap()["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tag = format!("{}.sig", digest.replacen(':', "-", 1));
+    let layers = |fx: &Fx| {
+        let m = fx.registry.get(
+            &format!("inventories/prod/manifests/{tag}"),
+            "application/vnd.oci.image.manifest.v1+json",
+        );
+        let m: serde_json::Value = serde_json::from_slice(&m).unwrap();
+        m["layers"].as_array().unwrap().clone()
+    };
+    let first = layers(&fx);
+    assert_eq!(first.len(), 1);
+    let layer = &first[0];
+    assert_eq!(
+        layer["mediaType"],
+        "application/vnd.dev.cosign.simplesigning.v1+json"
+    );
+    let payload = fx.registry.get(
+        &format!(
+            "inventories/prod/blobs/{}",
+            layer["digest"].as_str().unwrap()
+        ),
+        "*/*",
+    );
+    let claims: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    assert_eq!(
+        claims["critical"]["image"]["docker-manifest-digest"],
+        digest.as_str()
+    );
+    assert_eq!(
+        claims["critical"]["type"],
+        "cosign container image signature"
+    );
+    assert_eq!(
+        claims["critical"]["identity"]["docker-reference"],
+        format!("127.0.0.1:{}/inventories/prod", fx.registry.port)
+    );
+    let signature = layer["annotations"]["dev.cosignproject.cosign/signature"]
+        .as_str()
+        .unwrap();
+    assert!(openssl_verifies(
+        fx.dir.path(),
+        &public,
+        &payload,
+        signature
+    ));
+    let (_, other_public) = key_pair(fx.dir.path(), "other");
+    assert!(!openssl_verifies(
+        fx.dir.path(),
+        &other_public,
+        &payload,
+        signature
+    ));
+    // The same key again: nothing written.
+    let puts = fx.registry.requests("PUT", "/inventories/prod/");
+    let again = fx.push(&["--sign", key.to_str().unwrap()]).run().success();
+    assert!(
+        again.stderr.contains("signature already there"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(fx.registry.requests("PUT", "/inventories/prod/"), puts);
+    // Another key: its signature is added beside the first.
+    let (other_key, _) = key_pair(fx.dir.path(), "second");
+    fx.push(&["--sign", other_key.to_str().unwrap()])
+        .run()
+        .success();
+    let both = layers(&fx);
+    assert_eq!(both.len(), 2);
+    assert_eq!(both[0], first[0]);
+    // A key that cannot sign is named, and nothing is pushed.
+    let pubs_as_key = fx.push(&["--sign", public.to_str().unwrap()]).run();
+    assert_eq!(pubs_as_key.code, 1, "{}", pubs_as_key.stderr);
+    assert!(
+        pubs_as_key.stderr.contains("cosign.pub"),
+        "{}",
+        pubs_as_key.stderr
+    );
+}
+
+/// `log --oci`: the history read back from the registry — one entry per pushed
+/// inventory, in render order, with what changed; `--verify KEY` passes only while every
+/// artifact carries a valid signature by the key: an unsigned one, a tampered signature
+/// and another key's public half exit 17 and print nothing.
+fn the_registry_history_reads_back_and_verifies() {
+    let fx = Fx::new();
+    let (key, public) = key_pair(fx.dir.path(), "cosign");
+    let (key, public) = (key.to_str().unwrap(), public.to_str().unwrap());
+    let push = |epoch: &str, extra: &[&str]| {
+        let mut args = vec!["-o", "json"];
+        args.extend_from_slice(extra);
+        let run = fx
+            .push(&args)
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .run()
+            .success();
+        let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        out["digest"].as_str().unwrap().to_string()
+    };
+    push("1767225600", &["--sign", key]);
+    set_chart_version(fx.project.path(), "cilium", "1.20.1");
+    let second = push("1767312000", &["--sign", key]);
+    let url = fx.registry.url("inventories/prod");
+    let ca = fx.registry.ca();
+    let log = |extra: &[&str]| {
+        let mut args = vec![
+            "log",
+            "--oci",
+            &url,
+            "--ca-file",
+            &ca,
+            "--creds-env",
+            "REGISTRY_AUTH",
+        ];
+        args.extend_from_slice(extra);
+        clinv(&args)
+            .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
+            .run()
+    };
+    let verified = log(&["--verify", public, "-o", "json"]);
+    assert_eq!(verified.code, 0, "{}", verified.stderr);
+    no_secret(&verified);
+    let trail: serde_json::Value = serde_json::from_str(&verified.stdout).unwrap();
+    let entries = trail["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{}", verified.stdout);
+    assert_eq!(trail["domain"], DOMAIN);
+    assert_eq!(entries[0]["outcome"], "pushed");
+    assert!(verified.stdout.contains("1.20.1"), "{}", verified.stdout);
+    // Unsigned: refused, nothing printed.
+    set_chart_version(fx.project.path(), "cilium", "1.20.2");
+    push("1767398400", &[]);
+    let plain = log(&["-o", "json"]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    let n = serde_json::from_str::<serde_json::Value>(&plain.stdout).unwrap();
+    assert_eq!(n["entries"].as_array().unwrap().len(), 3, "{}", plain.stdout);
+    let unsigned = log(&["--verify", public]);
+    assert_eq!(unsigned.code, 17, "{}", unsigned.stderr);
+    assert!(
+        unsigned.stderr.contains("not signed"),
+        "{}",
+        unsigned.stderr
+    );
+    assert_eq!(unsigned.stdout, "");
+    // Signed again, then the second's signature tampered with; another key.
+    push("1767398400", &["--sign", key]);
+    assert_eq!(log(&["--verify", public]).code, 0);
+    fx.registry.tamper_signature("inventories/prod", &second);
+    let tampered = log(&["--verify", public]);
+    assert_eq!(tampered.code, 17, "{}", tampered.stderr);
+    assert!(tampered.stderr.contains(&second), "{}", tampered.stderr);
+    assert!(
+        tampered.stderr.contains("none of its 1 signature"),
+        "{}",
+        tampered.stderr
+    );
+    let (_, other) = key_pair(fx.dir.path(), "other");
+    let by_other = log(&["--verify", other.to_str().unwrap()]);
+    assert_eq!(by_other.code, 17, "{}", by_other.stderr);
+}
+
+/// `openssl dgst -sha256 -verify` of a base64 DER signature over `payload`.
+fn openssl_verifies(dir: &Path, public: &Path, payload: &[u8], signature: &str) -> bool {
+    use base64::Engine as _;
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(signature)
+        .unwrap();
+    std::fs::write(dir.join("payload"), payload).unwrap();
+    std::fs::write(dir.join("sig.der"), der).unwrap();
+    Command::new("openssl")
+        .args(["dgst", "-sha256", "-verify"])
+        .arg(public)
+        .arg("-signature")
+        .arg(dir.join("sig.der"))
+        .arg(dir.join("payload"))
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
 fn sha256_digest(bytes: &[u8]) -> String {
     use sha2::Digest;
     let hash = sha2::Sha256::digest(bytes);
@@ -444,5 +705,7 @@ trials! {
         a_repush_of_identical_content_uploads_nothing,
         the_oci_layer_type_and_annotations,
         failures_are_named_without_the_secret,
+        a_signed_push_carries_a_cosign_signature,
+        the_registry_history_reads_back_and_verifies,
     ],
 }

@@ -960,124 +960,205 @@ fn flux_controllers_under_a_multi_tenancy_lockdown_reconcile_with_what_clinv_say
     }
 }
 
-/// Test 5 of #26, and #27's proof: `clinv push oci://…` to a real registry (TLS with a
-/// private CA, htpasswd), then exactly what `push --print-flux` printed plus the Secrets it
-/// advises: source-controller pulls the OCIRepository at `latest@<digest>` and
-/// kustomize-controller applies it.
-fn flux_controllers_reconcile_a_pushed_oci_artifact() {
-    use crate::oci::{PASSWORD as REGISTRY_PASSWORD, Registry, USER as REGISTRY_USER};
-    let p = plane();
-    p.reset();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("registry")).unwrap();
-    let registry = Registry::start(&dir.path().join("registry"));
-    let flux = Flux::start(&p, &dir.path().join("flux"));
-    let project = copy_tree(&example());
-    let (url, ca) = (registry.url("inventories/prod"), registry.ca());
-    let store = dir.path().join("store");
-    let push = |extra: &[&str]| {
-        let root = project.path().to_str().unwrap();
-        let mut args = vec![
-            "push",
-            &url,
-            "--root",
-            root,
-            "--domain",
-            DOMAIN,
-            "--ca-file",
-            &ca,
-        ];
-        args.extend(["--creds-env", "REGISTRY_AUTH"]);
+/// A registry, Flux's controllers and a project for the OCI tests; `push` runs
+/// `clinv push` to `oci://…/inventories/prod` with the registry's CA and credentials.
+struct OciSite<'a> {
+    dir: tempfile::TempDir,
+    registry: crate::oci::Registry,
+    flux: Flux<'a>,
+    project: tempfile::TempDir,
+    url: String,
+}
+
+impl<'a> OciSite<'a> {
+    fn start(p: &'a Plane) -> OciSite<'a> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("registry")).unwrap();
+        let registry = crate::oci::Registry::start(&dir.path().join("registry"));
+        let flux = Flux::start(p, &dir.path().join("flux"));
+        let url = registry.url("inventories/prod");
+        OciSite {
+            dir,
+            registry,
+            flux,
+            project: copy_tree(&example()),
+            url,
+        }
+    }
+
+    fn push(&self, extra: &[&str]) -> Run {
+        use crate::oci::{PASSWORD, USER};
+        let root = self.project.path().to_str().unwrap();
+        let ca = self.registry.ca();
+        let mut args = vec!["push", &self.url, "--root", root, "--domain", DOMAIN];
+        args.extend(["--ca-file", &ca, "--creds-env", "REGISTRY_AUTH"]);
         args.extend_from_slice(extra);
+        let store = self.dir.path().join("store");
         clinv(&args)
             .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-            .env(
-                "REGISTRY_AUTH",
-                &format!("{REGISTRY_USER}:{REGISTRY_PASSWORD}"),
-            )
+            .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
             .run()
             .success()
-    };
-    let pushed: Value = serde_json::from_str(&push(&["-o", "json"]).stdout).unwrap();
-    let digest = pushed["digest"].as_str().unwrap().to_string();
-    let printed = push(&["--print-flux"]);
-    let creates: Vec<&str> = printed
-        .stderr
-        .lines()
-        .filter_map(|l| {
-            l.split_once("kubectl -n flux-system create secret ")
-                .map(|(_, r)| r)
-        })
-        .collect();
-    assert_eq!(
-        creates.len(),
-        2,
-        "a docker-registry and a CA Secret:\n{}",
-        printed.stderr
-    );
-    for create in creates {
-        let filled = create
-            .replace("<user>", REGISTRY_USER)
-            .replace("<password>", REGISTRY_PASSWORD);
-        let mut args = vec!["-n", NS, "create", "secret"];
-        args.extend(filled.split_whitespace());
-        let (code, _, err) = p.kubectl(&args);
-        assert_eq!(code, 0, "{create}: {err}");
     }
-    let manager = format!("--field-manager={MANAGER}");
-    let apply = ["apply", "--server-side", manager.as_str(), "-f", "-"];
-    let (code, _, err) = p.kubectl_as(&p.admin, &apply, Some(&printed.stdout));
-    assert_eq!(code, 0, "{err}\n{}", printed.stdout);
-    let docs = documents(&printed.stdout);
-    let name = docs[0]["metadata"]["name"].as_str().unwrap();
-    let revision = format!("latest@{digest}");
-    wait_synced(
-        &p,
-        &flux,
-        "ocirepository",
-        name,
-        "artifact.revision",
-        &revision,
-    );
-    wait_synced(
-        &p,
-        &flux,
-        "kustomization",
-        name,
-        "lastAppliedRevision",
-        &revision,
-    );
-    let live = live_applied(&p, name);
-    let mut render = rendered(project.path(), DOMAIN)["spec"].clone();
-    let mut spec = live["spec"].clone();
-    for s in [&mut render, &mut spec] {
-        s.as_object_mut().unwrap().remove("renderedAt");
+
+    /// A push's digest (`-o json`).
+    fn pushed(&self, extra: &[&str]) -> String {
+        let mut args = extra.to_vec();
+        args.extend(["-o", "json"]);
+        let out: Value = serde_json::from_str(&self.push(&args).stdout).unwrap();
+        out["digest"].as_str().unwrap().to_string()
     }
-    assert_eq!(spec, render);
+
+    /// `push --print-flux`: runs every Secret command its advice gives (`want` of them),
+    /// placeholders filled in, in a scratch folder; applies what it printed; the
+    /// OCIRepository's name.
+    fn apply_printed(&self, p: &Plane, extra: &[&str], want: usize) -> (String, Value) {
+        use crate::oci::{PASSWORD, USER};
+        let mut args = vec!["--print-flux"];
+        args.extend_from_slice(extra);
+        let printed = self.push(&args);
+        let commands: Vec<&str> = printed
+            .stderr
+            .lines()
+            .filter(|l| l.contains("kubectl -n flux-system create secret "))
+            .map(|l| {
+                &l[l.find("openssl ")
+                    .unwrap_or_else(|| l.find("kubectl ").unwrap())..]
+            })
+            .collect();
+        assert_eq!(commands.len(), want, "{}", printed.stderr);
+        let kubectl = format!(
+            "'{}' --kubeconfig '{}' ",
+            crate::kubectl().display(),
+            p.admin.display()
+        );
+        for command in commands {
+            let filled = command
+                .replace("<user>", USER)
+                .replace("<password>", PASSWORD)
+                .replace("kubectl ", &kubectl);
+            let out = Command::new("sh")
+                .args(["-c", &filled])
+                .current_dir(self.dir.path())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{command}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let manager = format!("--field-manager={MANAGER}");
+        let apply = ["apply", "--server-side", manager.as_str(), "-f", "-"];
+        let (code, _, err) = p.kubectl_as(&p.admin, &apply, Some(&printed.stdout));
+        assert_eq!(code, 0, "{err}\n{}", printed.stdout);
+        let docs = documents(&printed.stdout);
+        let name = docs[0]["metadata"]["name"].as_str().unwrap().to_string();
+        (name, docs[0].clone())
+    }
+
+    /// Waits until both Flux objects are Ready at `latest@<digest>`.
+    fn wait_applied(&self, p: &Plane, name: &str, digest: &str) {
+        let revision = format!("latest@{digest}");
+        let flux = &self.flux;
+        wait_synced(
+            p,
+            flux,
+            "ocirepository",
+            name,
+            "artifact.revision",
+            &revision,
+        );
+        wait_synced(
+            p,
+            flux,
+            "kustomization",
+            name,
+            "lastAppliedRevision",
+            &revision,
+        );
+    }
+
+    /// The live ClusterInventory, applied by kustomize-controller alone, holds the
+    /// project's render.
+    fn assert_live_is_the_render(&self, p: &Plane, name: &str) {
+        let live = live_applied(p, name);
+        let mut render = rendered(self.project.path(), DOMAIN)["spec"].clone();
+        let mut spec = live["spec"].clone();
+        for s in [&mut render, &mut spec] {
+            s.as_object_mut().unwrap().remove("renderedAt");
+        }
+        assert_eq!(spec, render);
+    }
+}
+
+/// #26 test 5: `clinv push` to a registry, then exactly what `push --print-flux` printed
+/// plus the two Secrets it advises; source-controller pulls the OCIRepository,
+/// kustomize-controller applies it. A second push with the OCI layer type Argo CD needs
+/// (a new manifest under the same tag) is reconciled too.
+fn flux_controllers_reconcile_a_pushed_oci_artifact() {
+    let p = plane();
+    p.reset();
+    let site = OciSite::start(&p);
+    let digest = site.pushed(&[]);
+    let (name, _) = site.apply_printed(&p, &[], 2);
+    site.wait_applied(&p, &name, &digest);
+    site.assert_live_is_the_render(&p, &name);
     // The OCI layer type Argo CD accepts (`--layer-media-type oci`): Flux takes it too.
-    let pushed: Value =
-        serde_json::from_str(&push(&["--layer-media-type", "oci", "-o", "json"]).stdout).unwrap();
-    let oci = pushed["digest"].as_str().unwrap();
+    let oci = site.pushed(&["--layer-media-type", "oci"]);
     assert_ne!(oci, digest, "another manifest");
-    request_reconcile(&p, "ocirepository", name);
-    let revision = format!("latest@{oci}");
-    wait_synced(
-        &p,
-        &flux,
-        "ocirepository",
-        name,
-        "artifact.revision",
-        &revision,
+    request_reconcile(&p, "ocirepository", &name);
+    request_reconcile(&p, "kustomization", &name);
+    site.wait_applied(&p, &name, &oci);
+}
+
+/// #27: `push --sign KEY`, then what `--print-flux --sign KEY` printed with the three
+/// Secrets it advises (the public key among them): source-controller verifies the cosign
+/// signature (`SourceVerified=True`) and the inventory is applied. A changed inventory
+/// whose signature was tampered with (one byte of it) is refused: `SourceVerified=False`,
+/// and the cluster keeps the verified inventory.
+fn flux_controllers_verify_a_signed_oci_artifact() {
+    let p = plane();
+    p.reset();
+    let site = OciSite::start(&p);
+    let (key, _) = crate::oci::key_pair(site.dir.path(), "cosign");
+    let key = key.to_str().unwrap();
+    let digest = site.pushed(&["--sign", key]);
+    let (name, source) = site.apply_printed(&p, &["--sign", key], 3);
+    assert_eq!(source["spec"]["verify"]["provider"], "cosign", "{source:#}");
+    site.wait_applied(&p, &name, &digest);
+    assert_eq!(condition(&p, &name, "SourceVerified"), "True");
+    site.assert_live_is_the_render(&p, &name);
+    let before = live_applied(&p, &name)["spec"].clone();
+    set_chart_version(site.project.path(), "cilium", "1.20.1");
+    let changed = site.pushed(&["--sign", key]);
+    site.registry.tamper_signature("inventories/prod", &changed);
+    request_reconcile(&p, "ocirepository", &name);
+    let refused = poll(RECONCILE, || {
+        condition(&p, &name, "SourceVerified") == "False"
+    });
+    assert!(refused, "a tampered signature was not refused");
+    request_reconcile(&p, "kustomization", &name);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        live_applied(&p, &name)["spec"],
+        before,
+        "the verified inventory stays"
     );
-    request_reconcile(&p, "kustomization", name);
-    wait_synced(
-        &p,
-        &flux,
-        "kustomization",
-        name,
-        "lastAppliedRevision",
-        &revision,
-    );
+}
+
+/// The status of condition `kind` of OCIRepository `name` ("" when absent).
+fn condition(p: &Plane, name: &str, kind: &str) -> String {
+    let (_, out, _) = p.kubectl(&["get", "ocirepository", name, "-n", NS, "-o", "json"]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_default();
+    v["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == kind)
+        .and_then(|c| c["status"].as_str())
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// Debian's sshd on a loopback port of [`PORTS`] with a throwaway host key, letting the
@@ -1170,6 +1251,7 @@ trials! {
         flux_controllers_reconcile_a_push_over_https_and_a_pin_bump,
         flux_controllers_reconcile_a_push_over_ssh_and_a_pin_bump,
         flux_controllers_reconcile_a_pushed_oci_artifact,
+        flux_controllers_verify_a_signed_oci_artifact,
         flux_controllers_apply_the_folder_through_a_bootstrap_kustomization,
         flux_controllers_under_a_multi_tenancy_lockdown_reconcile_with_what_clinv_says,
     ],

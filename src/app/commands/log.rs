@@ -17,7 +17,6 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         )));
     }
     let format = args.output.unwrap_or_default();
-    let opened = StoreOnly::open(settings)?;
     let query = Query {
         since: args.since.as_deref(),
         until: args.until.as_deref(),
@@ -26,6 +25,10 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         reverse: args.reverse,
         now: jiff::Timestamp::now(),
     };
+    if let Some(url) = &args.oci {
+        return registry(settings, args, url, &query);
+    }
+    let opened = StoreOnly::open(settings)?;
     if args.all_domains {
         return fleet(settings, &opened.store, args, &query);
     }
@@ -38,27 +41,64 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
     {
         return streamed(settings, &opened.store.domain(&domain), &domain, &query);
     }
-    let points = super::history(
+    let history = super::history(
         settings,
         &opened.store,
         &domain,
         args.repo.as_deref(),
         args.branch.as_deref(),
     )?;
-    let text = match history::log(&points.points, &query)? {
+    print(settings, args, &query, &history.points, &domain)
+}
+
+/// `log --oci`: the history of the artifacts in a registry, signatures checked first
+/// with `--verify`; no store or project needed.
+#[cfg(feature = "gitops")]
+fn registry(settings: &Settings, args: &LogArgs, url: &str, query: &Query<'_>) -> Result<i32> {
+    let reference = crate::oci::parse(url)?;
+    let key = args
+        .verify
+        .as_deref()
+        .map(crate::oci::public_key)
+        .transpose()?;
+    let access = super::registry_access(&args.registry);
+    let source = history::Source::Oci {
+        reference: &reference,
+        access: &access,
+        verify: key.as_ref(),
+    };
+    let history = history::load(source)?;
+    print(settings, args, query, &history.points, &reference.url())
+}
+
+#[cfg(not(feature = "gitops"))]
+fn registry(_: &Settings, _: &LogArgs, _: &str, _: &Query<'_>) -> Result<i32> {
+    Err(crate::Error::NoGitops("--oci").into())
+}
+
+/// The log of one history (`what` names it in messages).
+fn print(
+    settings: &Settings,
+    args: &LogArgs,
+    query: &Query<'_>,
+    points: &[history::Point],
+    what: &str,
+) -> Result<i32> {
+    let format = args.output.unwrap_or_default();
+    let text = match history::log(points, query)? {
         Log::Never { suggestion } => {
             let name = args.addon.as_deref().unwrap_or_default();
-            return never(settings, format, &domain, name, suggestion.as_deref());
+            return never(settings, format, what, name, suggestion.as_deref());
         }
         Log::Addon(spans) => match format {
             LogFormat::Json => crate::inventory::render::to_json(&spans)?,
             _ => report::text::spans(args.addon.as_deref().unwrap_or_default(), &spans),
         },
-        Log::Trail(trail) if trail.entries.is_empty() && windowed(&query) => {
+        Log::Trail(trail) if trail.entries.is_empty() && windowed(query) => {
             if format == LogFormat::Json {
                 settings.printer.data("[]\n")?;
             }
-            empty_window(settings, &domain, &query);
+            empty_window(settings, what, query);
             return Ok(exit::OK);
         }
         Log::Trail(trail) => match format {

@@ -342,6 +342,16 @@ fn fail_soft(settings: &Settings, reason: Reason, message: String) -> crate::app
 
 /// The history from the store, or from `--repo` (branch: `--branch`, else HEAD), with
 /// what was skipped printed as warnings.
+/// How to reach a registry, from the flags.
+#[cfg(feature = "gitops")]
+fn registry_access(args: &crate::app::cli::RegistryArgs) -> crate::oci::Access {
+    crate::oci::Access {
+        plain_http: args.plain_http,
+        ca_file: args.ca_file.clone(),
+        creds_env: args.creds_env.clone(),
+    }
+}
+
 fn history(
     settings: &Settings,
     store: &crate::store::Store,

@@ -5,11 +5,11 @@ use crate::app::Result;
 use crate::app::cli::{LayerMediaType, PushArgs, PushFormat};
 use crate::app::settings::Settings;
 use crate::error::{ArgumentError, exit};
-use crate::oci::{self, Access, LayerType};
+use crate::oci::{self, LayerType};
 use crate::ops::push::{self as ops, Done, Options};
 
 pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
-    let target = oci::parse(&args.target)?;
+    let target = oci::parse_tag(&args.target)?;
     if args.print_flux || args.print_argo {
         return print(settings, args, &target);
     }
@@ -22,6 +22,7 @@ pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
         })
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(crate::Error::from)?;
+    let signer = args.sign.as_deref().map(oci::signing_key).transpose()?;
     let opened = StoreOnly::open(settings)?;
     let flag = args.domain.domain.as_deref();
     let snapshot = args.snapshot.as_deref();
@@ -37,11 +38,8 @@ pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
         },
         source: args.source.as_deref(),
         annotations: &annotations,
-        access: Access {
-            plain_http: args.plain_http,
-            ca_file: args.ca_file.clone(),
-            creds_env: args.creds_env.clone(),
-        },
+        access: super::registry_access(&args.registry),
+        signer: signer.as_ref(),
         project_root: opened.project.as_ref().map(|p| p.root()),
     };
     let report = ops::run(&opened.store.domain(&domain), &source, &opts);
@@ -73,8 +71,13 @@ fn pushed(settings: &Settings, push: &ops::Push, format: PushFormat) -> Result<i
             push.pushed.tagged.join(", ")
         )
     };
+    let signed = match push.pushed.signed {
+        Some(oci::Signed::Added) => "; signed",
+        Some(oci::Signed::Present) => "; signature already there",
+        None => "",
+    };
     settings.printer.info(&format!(
-        "pushed snapshot {} of {} to oci://{repository} as {} and {} ({what})",
+        "pushed snapshot {} of {} to oci://{repository} as {} and {} ({what}{signed})",
         push.snapshot.id, push.snapshot.domain, r.tag, push.snapshot_tag
     ));
     let text = match format {
@@ -102,9 +105,11 @@ fn print(settings: &Settings, args: &PushArgs, target: &oci::Reference) -> Resul
     let name = layout::object_name(&domain);
     let text = if args.print_flux {
         let access = layout::RegistryAccess {
-            credentials: args.creds_env.is_some() || oci::has_credentials(&target.registry),
-            ca: args.ca_file.is_some(),
-            insecure: args.plain_http,
+            credentials: args.registry.creds_env.is_some()
+                || oci::has_credentials(&target.registry),
+            ca: args.registry.ca_file.is_some(),
+            insecure: args.registry.plain_http,
+            verify: args.sign.is_some(),
         };
         for line in secret_advice(&name, target, &access, args) {
             settings.printer.info(&line);
@@ -139,10 +144,16 @@ fn secret_advice(
             target.registry, target.registry
         ));
     }
-    if let Some(ca) = &args.ca_file {
+    if let Some(ca) = &args.registry.ca_file {
         out.push(format!(
             "and the registry's CA (spec.certSecretRef): kubectl -n flux-system create secret generic {name}-ca --from-file=ca.crt={}",
             ca.display()
+        ));
+    }
+    if let Some(key) = &args.sign {
+        out.push(format!(
+            "and the public key that verifies the signature (spec.verify): openssl pkey -in {} -pubout > cosign.pub && kubectl -n flux-system create secret generic {name}-cosign --from-file=cosign.pub",
+            key.display()
         ));
     }
     out

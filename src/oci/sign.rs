@@ -1,0 +1,318 @@
+//! cosign's key-pair signatures in the `.sig`-tag format (cosign's `SIGNATURE_SPEC.md`):
+//! the one every registry can hold (Debian's distribution 2.8 has no referrers API) and
+//! Flux's `OCIRepository` verifies with `spec.verify.provider: cosign` and a public key.
+//!
+//! The signed artifact `…@sha256:<hex>` gets a manifest at tag `sha256-<hex>.sig` in the
+//! same repository; each layer is a simple-signing payload (the artifact's digest and
+//! repository) whose ECDSA P-256 / SHA-256 signature, base64 of ASN.1 DER, is the layer's
+//! `dev.cosignproject.cosign/signature` annotation. Pure: bytes in, bytes out; the
+//! cryptography is `ring`'s (already linked by rustls).
+
+use super::artifact::{Blob, MANIFEST, digest};
+use crate::error::KeyProblem;
+use base64::Engine as _;
+use ring::signature::{self as sig, KeyPair as _};
+use rustls_pki_types::pem::{PemObject as _, SectionKind};
+
+/// The media type of a simple-signing payload layer.
+pub const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
+/// The layer annotation holding the signature.
+pub const SIGNATURE: &str = "dev.cosignproject.cosign/signature";
+/// The signature manifest's config (an empty image config, as cosign writes).
+const IMAGE_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
+/// The payload's `critical.type`.
+const PAYLOAD_TYPE: &str = "cosign container image signature";
+/// DER of a P-256 `SubjectPublicKeyInfo` up to the 65-byte uncompressed point: the
+/// algorithm `id-ecPublicKey` with the curve `prime256v1`, then the bit string header.
+const P256_SPKI_PREFIX: [u8; 26] = [
+    0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a,
+    0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
+];
+
+/// The tag of `digest`'s signatures: `sha256-<hex>.sig`.
+pub fn tag(digest: &str) -> String {
+    format!("{}.sig", digest.replacen(':', "-", 1))
+}
+
+/// The simple-signing payload for the artifact `digest` in `repository`
+/// (`registry/repository`, as cosign names it), serialised as cosign does.
+pub fn payload(repository: &str, digest: &str) -> Vec<u8> {
+    let doc = serde_json::json!({
+        "critical": {
+            "identity": { "docker-reference": repository },
+            "image": { "docker-manifest-digest": digest },
+            "type": PAYLOAD_TYPE,
+        },
+        "optional": null,
+    });
+    doc.to_string().into_bytes()
+}
+
+/// The artifact digest a payload vouches for, when it is a cosign payload.
+pub fn claimed_digest(payload: &[u8]) -> Option<String> {
+    let doc: serde_json::Value = serde_json::from_slice(payload).ok()?;
+    let critical = &doc["critical"];
+    if critical["type"] != PAYLOAD_TYPE {
+        return None;
+    }
+    critical["image"]["docker-manifest-digest"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// A private ECDSA P-256 key: PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
+pub struct SigningKey {
+    pair: sig::EcdsaKeyPair,
+    rng: ring::rand::SystemRandom,
+}
+
+impl SigningKey {
+    /// Reads a PEM key.
+    ///
+    /// # Errors
+    /// What the file holds instead (an encrypted cosign key, a SEC1 or RSA key, no PEM).
+    pub fn from_pem(pem: &[u8]) -> Result<SigningKey, KeyProblem> {
+        if encrypted_cosign_key(pem) {
+            return Err(KeyProblem::EncryptedCosign);
+        }
+        let der = pem_section(pem, |kind| {
+            matches!(
+                kind,
+                SectionKind::PrivateKey | SectionKind::EcPrivateKey | SectionKind::RsaPrivateKey
+            )
+        })?;
+        match der {
+            (SectionKind::PrivateKey, der) => {
+                let rng = ring::rand::SystemRandom::new();
+                let alg = &sig::ECDSA_P256_SHA256_ASN1_SIGNING;
+                let pair = sig::EcdsaKeyPair::from_pkcs8(alg, &der, &rng)
+                    .map_err(|_| KeyProblem::NotP256)?;
+                Ok(SigningKey { pair, rng })
+            }
+            (SectionKind::EcPrivateKey, _) => Err(KeyProblem::Sec1),
+            _ => Err(KeyProblem::NotP256),
+        }
+    }
+
+    /// The key's public half.
+    pub fn public(&self) -> PublicKey {
+        PublicKey {
+            point: self.pair.public_key().as_ref().to_vec(),
+        }
+    }
+
+    /// The signature of `payload`: base64 of ASN.1 DER, as cosign stores it.
+    ///
+    /// # Errors
+    /// The system's random source failed.
+    pub fn sign(&self, payload: &[u8]) -> Result<String, KeyProblem> {
+        let signature = self
+            .pair
+            .sign(&self.rng, payload)
+            .map_err(|_| KeyProblem::Random)?;
+        Ok(base64::engine::general_purpose::STANDARD.encode(signature.as_ref()))
+    }
+}
+
+/// A public ECDSA P-256 key: PEM `PUBLIC KEY` (what `cosign generate-key-pair` writes to
+/// `cosign.pub`, and `openssl ec -pubout` prints).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicKey {
+    /// The uncompressed point (65 bytes).
+    point: Vec<u8>,
+}
+
+impl PublicKey {
+    /// Reads a PEM public key.
+    ///
+    /// # Errors
+    /// No `PUBLIC KEY` section, or a key that is not ECDSA P-256.
+    pub fn from_pem(pem: &[u8]) -> Result<PublicKey, KeyProblem> {
+        let (_, der) = pem_section(pem, |kind| kind == SectionKind::PublicKey)?;
+        match der.strip_prefix(&P256_SPKI_PREFIX[..]) {
+            Some(point) if point.len() == 65 && point[0] == 4 => Ok(PublicKey {
+                point: point.to_vec(),
+            }),
+            _ => Err(KeyProblem::NotP256),
+        }
+    }
+
+    /// Whether `signature` (base64 of ASN.1 DER) signs `payload` with this key.
+    pub fn verifies(&self, payload: &[u8], signature: &str) -> bool {
+        let Ok(der) = base64::engine::general_purpose::STANDARD.decode(signature.trim()) else {
+            return false;
+        };
+        sig::UnparsedPublicKey::new(&sig::ECDSA_P256_SHA256_ASN1, &self.point)
+            .verify(payload, &der)
+            .is_ok()
+    }
+}
+
+/// One layer of a signature manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    pub digest: String,
+    pub size: u64,
+    /// The `dev.cosignproject.cosign/signature` annotation (empty when missing).
+    pub signature: String,
+    /// The layer's other annotations (a certificate, a bundle), kept as they are.
+    pub annotations: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The simple-signing layers of a signature manifest (others are ignored).
+pub fn layers(manifest: &[u8]) -> Vec<Layer> {
+    let Ok(doc) = serde_json::from_slice::<serde_json::Value>(manifest) else {
+        return Vec::new();
+    };
+    let Some(layers) = doc["layers"].as_array() else {
+        return Vec::new();
+    };
+    layers
+        .iter()
+        .filter(|l| l["mediaType"] == SIMPLE_SIGNING)
+        .filter_map(|l| {
+            let mut annotations = l["annotations"].as_object().cloned().unwrap_or_default();
+            let signature = match annotations.remove(SIGNATURE) {
+                Some(serde_json::Value::String(s)) => s,
+                _ => String::new(),
+            };
+            Some(Layer {
+                digest: l["digest"].as_str()?.to_string(),
+                size: l["size"].as_u64()?,
+                signature,
+                annotations,
+            })
+        })
+        .collect()
+}
+
+/// A signature manifest holding `layers`, and its config blob.
+pub fn manifest(layers: &[Layer]) -> (Blob, Vec<u8>) {
+    let epoch = "0001-01-01T00:00:00Z";
+    let config = serde_json::json!({
+        "architecture": "",
+        "created": epoch,
+        "history": layers.iter().map(|_| serde_json::json!({ "created": epoch })).collect::<Vec<_>>(),
+        "os": "",
+        "rootfs": {
+            "type": "layers",
+            "diff_ids": layers.iter().map(|l| l.digest.as_str()).collect::<Vec<_>>(),
+        },
+        "config": {},
+    });
+    let config = config.to_string().into_bytes();
+    let config = Blob {
+        media_type: IMAGE_CONFIG,
+        digest: digest(&config),
+        bytes: config,
+    };
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": MANIFEST,
+        "config": {
+            "mediaType": IMAGE_CONFIG,
+            "size": config.bytes.len(),
+            "digest": config.digest,
+        },
+        "layers": layers.iter().map(|l| {
+            let mut annotations = l.annotations.clone();
+            annotations.insert(SIGNATURE.into(), l.signature.clone().into());
+            serde_json::json!({
+                "mediaType": SIMPLE_SIGNING,
+                "size": l.size,
+                "digest": l.digest,
+                "annotations": annotations,
+            })
+        }).collect::<Vec<_>>(),
+    });
+    (config, manifest.to_string().into_bytes())
+}
+
+/// Whether the PEM text is `cosign generate-key-pair`'s encrypted key.
+fn encrypted_cosign_key(pem: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(pem);
+    text.contains("-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----")
+        || text.contains("-----BEGIN ENCRYPTED COSIGN PRIVATE KEY-----")
+}
+
+/// The first PEM section whose kind `wanted` accepts.
+fn pem_section(
+    pem: &[u8],
+    wanted: impl Fn(SectionKind) -> bool,
+) -> Result<(SectionKind, Vec<u8>), KeyProblem> {
+    for item in <(SectionKind, Vec<u8>)>::pem_slice_iter(pem) {
+        match item {
+            Ok((kind, der)) if wanted(kind) => return Ok((kind, der)),
+            Ok(_) => {}
+            Err(_) => return Err(KeyProblem::NotPem),
+        }
+    }
+    Err(KeyProblem::NotPem)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A throwaway P-256 key made for this test (`openssl genpkey -algorithm EC -pkeyopt
+    /// ec_paramgen_curve:P-256`), and its public half (`openssl pkey -pubout`).
+    const KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgu9dRVUIJAov9tXG9
+gMiPfXtuQEzbn7s92aDDPxS8IWOhRANCAATpypswnROwZZPjesuER77zASRDLESj
+6NdCB4E9ahCjt0iv4Intj72YOkG6L5m10IRkTM+xrEapLNVGnLY4EKb6
+-----END PRIVATE KEY-----
+";
+    const PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE6cqbMJ0TsGWT43rLhEe+8wEkQyxE
+o+jXQgeBPWoQo7dIr+CJ7Y+9mDpBui+ZtdCEZEzPsaxGqSzVRpy2OBCm+g==
+-----END PUBLIC KEY-----
+";
+
+    #[test]
+    fn a_signature_verifies_with_the_public_half_only_over_its_payload() {
+        let key = SigningKey::from_pem(KEY.as_bytes()).unwrap();
+        let public = PublicKey::from_pem(PUBLIC.as_bytes()).unwrap();
+        assert_eq!(key.public(), public);
+        let p = payload("r.example/fleet/a", "sha256:00");
+        let s = key.sign(&p).unwrap();
+        assert!(public.verifies(&p, &s));
+        assert!(!public.verifies(&payload("r.example/fleet/a", "sha256:01"), &s));
+        assert!(!public.verifies(&p, "not base64"));
+        assert_eq!(claimed_digest(&p).as_deref(), Some("sha256:00"));
+        assert_eq!(claimed_digest(b"{\"critical\":{}}"), None);
+    }
+
+    #[test]
+    fn keys_that_cannot_sign_are_named() {
+        let encrypted = "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n";
+        let problem = |pem: &str| SigningKey::from_pem(pem.as_bytes()).err();
+        assert_eq!(problem(encrypted), Some(KeyProblem::EncryptedCosign));
+        assert_eq!(problem("no pem here"), Some(KeyProblem::NotPem));
+        assert_eq!(problem(PUBLIC), Some(KeyProblem::NotPem));
+        let sec1 = "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n";
+        assert_eq!(problem(sec1), Some(KeyProblem::Sec1));
+        assert_eq!(
+            PublicKey::from_pem(KEY.as_bytes()).err(),
+            Some(KeyProblem::NotPem)
+        );
+    }
+
+    #[test]
+    fn the_signature_manifest_names_its_tag_config_and_layers() {
+        assert_eq!(tag("sha256:abc"), "sha256-abc.sig");
+        let layer = Layer {
+            digest: "sha256:11".into(),
+            size: 3,
+            signature: "c2ln".into(),
+            annotations: serde_json::Map::new(),
+        };
+        let (config, manifest) = manifest(std::slice::from_ref(&layer));
+        let m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+        assert_eq!(m["config"]["digest"], config.digest);
+        assert_eq!(m["layers"][0]["mediaType"], SIMPLE_SIGNING);
+        assert_eq!(m["layers"][0]["annotations"][SIGNATURE], "c2ln");
+        assert_eq!(layers(&manifest), vec![layer]);
+        let c: serde_json::Value = serde_json::from_slice(&config.bytes).unwrap();
+        assert_eq!(c["rootfs"]["diff_ids"][0], "sha256:11");
+    }
+}
