@@ -950,12 +950,18 @@ pub struct PushArgs {
     pub output: Option<PushFormat>,
 }
 
-/// How to reach an OCI registry (`push`, `log --oci`).
-#[derive(Debug, Args)]
+/// How to reach an OCI registry (`push`, `log --oci`, `snapshots import oci://`).
+#[derive(Debug, Clone, Args)]
 pub struct RegistryArgs {
-    /// A registry without TLS (http://).
+    /// A registry without TLS (http://) on this machine (a loopback address or
+    /// localhost); elsewhere it takes --insecure.
     #[arg(long)]
     pub plain_http: bool,
+
+    /// A registry without TLS (http://) anywhere: credentials and inventories cross the
+    /// network in the clear.
+    #[arg(long)]
+    pub insecure: bool,
 
     /// Trust the CA certificates in this PEM file instead of the web roots.
     #[arg(long, value_name = "FILE")]
@@ -1199,10 +1205,20 @@ pub enum SnapshotsCommand {
         /// The archive to write.
         file: PathBuf,
     },
-    /// Add the snapshots of an exported tar file; existing records are never overwritten.
+    /// Add the snapshots of an exported tar file (existing records are never
+    /// overwritten), or record the artifact an oci:// reference names as a snapshot of its
+    /// domain.
     Import {
-        /// The archive to read.
+        /// The archive to read, or oci://REGISTRY/REPOSITORY[:TAG][@DIGEST].
         file: PathBuf,
+
+        /// oci://: refuse (exit 17) unless the artifact carries a valid cosign signature by
+        /// this public key (PEM).
+        #[arg(long, value_name = "KEY")]
+        verify: Option<PathBuf>,
+
+        #[command(flatten)]
+        registry: RegistryArgs,
     },
 }
 

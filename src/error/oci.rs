@@ -75,6 +75,11 @@ pub enum OciError {
         #[source]
         reason: Unverified,
     },
+    /// `--plain-http` to a registry that is not on this machine (exit 2).
+    #[error(
+        "{registry}: --plain-http is for a registry on this machine (loopback); for plain HTTP across the network, add --insecure"
+    )]
+    PlainHttpOffHost { registry: String },
     /// A signing (`--sign`) or verification (`--verify`) key that cannot be used.
     #[error("{path}: {problem}")]
     Key {
@@ -107,6 +112,8 @@ pub enum PullProblem {
     NotText(String),
     #[error("the layer holds no {0}")]
     Missing(&'static str),
+    #[error("the layer's {0} is not the CustomResourceDefinition clinv writes")]
+    Invalid(&'static str),
 }
 
 /// Why `--verify KEY` refused an artifact.
@@ -142,6 +149,9 @@ pub enum KeyProblem {
 impl OciError {
     /// Whether this is a malformed argument (exit 2).
     pub fn is_usage(&self) -> bool {
-        matches!(self, OciError::Reference { .. })
+        matches!(
+            self,
+            OciError::Reference { .. } | OciError::PlainHttpOffHost { .. }
+        )
     }
 }

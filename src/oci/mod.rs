@@ -4,6 +4,7 @@
 //! [`reference`] checks `oci://…`, `registry` speaks the distribution API.
 
 pub mod artifact;
+mod auth;
 pub mod pull;
 pub mod reference;
 mod registry;
@@ -26,8 +27,10 @@ const MAX_SIGNATURE: u64 = 1 << 20;
 /// How to reach the registry.
 #[derive(Debug, Clone, Default)]
 pub struct Access {
-    /// `--plain-http`: a registry without TLS (a lab's loopback registry).
+    /// `--plain-http` (loopback only) or `--insecure`: a registry without TLS.
     pub plain_http: bool,
+    /// `--insecure`: plain HTTP to a registry that is not on this machine too.
+    pub insecure: bool,
     /// `--ca-file`: PEM certificates trusted instead of the web roots.
     pub ca_file: Option<PathBuf>,
     /// `--creds-env NAME`: a variable holding `user:password` (else the Docker config).
@@ -219,7 +222,13 @@ fn key_error(path: &Path, problem: KeyProblem) -> crate::Error {
 }
 
 fn client(reference: &Reference, access: &Access) -> Result<registry::Client> {
-    let credentials = credentials(&reference.registry, access.creds_env.as_deref())?;
+    if access.plain_http && !access.insecure && !loopback(&reference.registry) {
+        return Err(OciError::PlainHttpOffHost {
+            registry: reference.registry.clone(),
+        }
+        .into());
+    }
+    let credentials = auth::credentials(&reference.registry, access.creds_env.as_deref())?;
     let ca = access.ca_file.as_deref().map(read_ca).transpose()?;
     let proxy = proxy(&reference.registry, access.plain_http);
     Ok(registry::Client::new(
@@ -288,71 +297,9 @@ fn signs(
         && sign::claimed_digest(&payload).as_deref() == Some(digest))
 }
 
-/// Whether the Docker config holds credentials for `registry` (for `--print-flux`).
+/// Whether the Docker config gives credentials for `registry` (for `--print-flux`).
 pub fn has_credentials(registry: &str) -> bool {
-    matches!(credentials(registry, None), Ok(Some(_)))
-}
-
-/// `user:password` from `--creds-env`, else the Docker config's `auths` entry for the
-/// registry (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`); none without
-/// either. Credential helpers (`credsStore`) are not run.
-fn credentials(registry: &str, creds_env: Option<&str>) -> Result<Option<(String, String)>> {
-    if let Some(name) = creds_env {
-        let value =
-            env::var(name)
-                .filter(|v| !v.is_empty())
-                .ok_or_else(|| OciError::Credentials {
-                    origin: format!("--creds-env {name}"),
-                    message: "the variable is not set".into(),
-                })?;
-        let (user, password) = value.split_once(':').ok_or_else(|| OciError::Credentials {
-            origin: format!("--creds-env {name}"),
-            message: "not user:password".into(),
-        })?;
-        return Ok(Some((user.to_string(), password.to_string())));
-    }
-    let dir = env::var_os("DOCKER_CONFIG")
-        .map(PathBuf::from)
-        .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")));
-    let Some(path) = dir.map(|d| d.join("config.json")) else {
-        return Ok(None);
-    };
-    docker_auth(&path, registry)
-}
-
-/// The `auths.<registry>` entry of a Docker config: `auth` (base64 `user:password`) or
-/// `username` and `password`.
-fn docker_auth(path: &Path, registry: &str) -> Result<Option<(String, String)>> {
-    use base64::Engine as _;
-    let bad = |message: &str| OciError::Credentials {
-        origin: path.display().to_string(),
-        message: message.to_string(),
-    };
-    let Ok(bytes) = files::read_bounded(path, MAX_FILE) else {
-        return Ok(None);
-    };
-    let config: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|_| bad("not a JSON document"))?;
-    let entry = &config["auths"][registry];
-    if let Some(auth) = entry["auth"].as_str() {
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(auth.trim())
-            .ok()
-            .and_then(|d| String::from_utf8(d).ok())
-            .ok_or_else(|| {
-                bad(&format!(
-                    "auths.{registry}.auth is not base64 of user:password"
-                ))
-            })?;
-        let (u, p) = decoded
-            .split_once(':')
-            .ok_or_else(|| bad(&format!("auths.{registry}.auth is not user:password")))?;
-        return Ok(Some((u.to_string(), p.to_string())));
-    }
-    match (entry["username"].as_str(), entry["password"].as_str()) {
-        (Some(u), Some(p)) => Ok(Some((u.to_string(), p.to_string()))),
-        _ => Ok(None),
-    }
+    matches!(auth::credentials(registry, None), Ok(Some(_)))
 }
 
 fn read_ca(path: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>> {
@@ -373,6 +320,19 @@ fn read_ca(path: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>> {
         return Err(bad("no PEM certificate in this file".into()).into());
     }
     Ok(certs)
+}
+
+/// Whether `registry` (`host[:port]`) is this machine: `localhost`, or a loopback
+/// IPv4 or IPv6 address.
+fn loopback(registry: &str) -> bool {
+    let host = match registry.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(rest),
+        None => registry.rsplit_once(':').map_or(registry, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The proxy of the environment for the registry (`HTTPS_PROXY`, or `HTTP_PROXY` for
@@ -405,4 +365,29 @@ fn proxy(registry: &str, plain_http: bool) -> Option<ureq::Proxy> {
         format!("http://{chosen}")
     };
     ureq::Proxy::new(&url).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_registries_are_this_machine_only() {
+        for on in [
+            "127.0.0.1:5000",
+            "127.8.0.1",
+            "localhost:5000",
+            "[::1]:5000",
+        ] {
+            assert!(loopback(on), "{on}");
+        }
+        for off in [
+            "registry.example:5000",
+            "10.0.0.1:5000",
+            "[2001:db8::1]:5000",
+            "localhost.example",
+        ] {
+            assert!(!loopback(off), "{off}");
+        }
+    }
 }

@@ -123,7 +123,7 @@ fn from_oci(
             continue;
         }
         let named = format!("{}:{tag}", reference.url());
-        let inventory = pulled_inventory(&pulled, &named)?;
+        let inventory = super::pull::inventory(&pulled, &named)?;
         let id = tag.strip_prefix("snapshot-").map_or_else(
             || pulled.digest.trim_start_matches("sha256:")[..12].to_string(),
             str::to_string,
@@ -144,23 +144,6 @@ fn from_oci(
         p.revision = n as u64 + 1;
     }
     Ok(points)
-}
-
-/// The ClusterInventory of a pulled artifact (its `clusterinventory.yaml`).
-#[cfg(feature = "gitops")]
-pub fn pulled_inventory(pulled: &crate::oci::Pulled, named: &str) -> Result<ClusterInventory> {
-    let cr = crate::gitops::CR_FILE;
-    let (_, text) =
-        pulled
-            .files
-            .iter()
-            .find(|(p, _)| p == cr)
-            .ok_or_else(|| crate::error::OciError::Pull {
-                reference: named.to_string(),
-                problem: crate::error::PullProblem::Missing(crate::gitops::CR_FILE),
-            })?;
-    crate::inventory::parse::inventory_from_text(text)
-        .map_err(|m| Error::inventory(format!("{named}:{cr}"), m))
 }
 
 /// Every snapshot of the domain (gc'd ones aside). Snapshots that share a CR object share

@@ -12,6 +12,8 @@ pub mod history;
 pub mod index;
 pub mod publish;
 #[cfg(feature = "gitops")]
+pub mod pull;
+#[cfg(feature = "gitops")]
 pub mod push;
 pub mod refs;
 pub mod replay;

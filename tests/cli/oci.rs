@@ -41,22 +41,33 @@ pub struct Registry {
 
 impl Registry {
     pub fn start(dir: &Path) -> Registry {
-        crate::https::make_pki(dir);
-        let out = Command::new("htpasswd")
-            .args(["-Bbn", USER, PASSWORD])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        std::fs::write(dir.join("htpasswd"), &out.stdout).unwrap();
+        Registry::start_with(dir, true)
+    }
+
+    /// docker-registry over plain HTTP without auth (a lab's loopback registry).
+    pub fn start_plain(dir: &Path) -> Registry {
+        Registry::start_with(dir, false)
+    }
+
+    fn start_with(dir: &Path, tls: bool) -> Registry {
         let port = free_port();
         let d = dir.display();
-        std::fs::write(
-            dir.join("config.yml"),
-            format!(
-                "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {d}/data\nhttp:\n  addr: 127.0.0.1:{port}\n  tls:\n    certificate: {d}/server.crt\n    key: {d}/server.key\nauth:\n  htpasswd:\n    realm: clinv-test\n    path: {d}/htpasswd\n"
-            ),
-        )
-        .unwrap();
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {d}/data\nhttp:\n  addr: 127.0.0.1:{port}\n"
+        );
+        if tls {
+            crate::https::make_pki(dir);
+            let out = Command::new("htpasswd")
+                .args(["-Bbn", USER, PASSWORD])
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            std::fs::write(dir.join("htpasswd"), &out.stdout).unwrap();
+            config.push_str(&format!(
+                "  tls:\n    certificate: {d}/server.crt\n    key: {d}/server.key\nauth:\n  htpasswd:\n    realm: clinv-test\n    path: {d}/htpasswd\n"
+            ));
+        }
+        std::fs::write(dir.join("config.yml"), config).unwrap();
         let log = std::fs::File::create(dir.join("registry.log")).unwrap();
         let child = Command::new("docker-registry")
             .arg("serve")
@@ -641,7 +652,12 @@ fn the_registry_history_reads_back_and_verifies() {
     let plain = log(&["-o", "json"]);
     assert_eq!(plain.code, 0, "{}", plain.stderr);
     let n = serde_json::from_str::<serde_json::Value>(&plain.stdout).unwrap();
-    assert_eq!(n["entries"].as_array().unwrap().len(), 3, "{}", plain.stdout);
+    assert_eq!(
+        n["entries"].as_array().unwrap().len(),
+        3,
+        "{}",
+        plain.stdout
+    );
     let unsigned = log(&["--verify", public]);
     assert_eq!(unsigned.code, 17, "{}", unsigned.stderr);
     assert!(
@@ -665,6 +681,240 @@ fn the_registry_history_reads_back_and_verifies() {
     let (_, other) = key_pair(fx.dir.path(), "other");
     let by_other = log(&["--verify", other.to_str().unwrap()]);
     assert_eq!(by_other.code, 17, "{}", by_other.stderr);
+}
+
+/// `snapshots import oci://…` on the other side of an air gap: a fresh store records the
+/// artifact as a snapshot of its domain (the signature verified first); pushed again from
+/// that store, it packs the same layer bytes (the objects round-trip); a second import
+/// records nothing; a tampered artifact is refused with exit 17 and nothing recorded.
+fn an_artifact_imports_into_another_store() {
+    let fx = Fx::new();
+    let (key, public) = key_pair(fx.dir.path(), "cosign");
+    let (key, public) = (key.to_str().unwrap(), public.to_str().unwrap());
+    fx.push(&["--sign", key]).run().success();
+    let url = fx.registry.url("inventories/prod");
+    let ca = fx.registry.ca();
+    let other = fx.dir.path().join("air-gapped-store");
+    let import = |extra: &[&str]| {
+        let mut args = vec!["snapshots", "import", &url, "--ca-file", &ca];
+        args.extend(["--creds-env", "REGISTRY_AUTH"]);
+        args.extend_from_slice(extra);
+        clinv(&args)
+            .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
+            .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
+            .run()
+    };
+    let first = import(&["--verify", public]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(
+        first.stderr.contains("signature verified"),
+        "{}",
+        first.stderr
+    );
+    assert!(
+        first
+            .stderr
+            .contains(&format!("recorded as a snapshot of {DOMAIN}")),
+        "{}",
+        first.stderr
+    );
+    no_secret(&first);
+    let again = import(&["--verify", public]);
+    assert!(
+        again.stderr.contains("already the newest snapshot"),
+        "{}",
+        again.stderr
+    );
+    let list = clinv(&["snapshots", "list", "--domain", DOMAIN, "-o", "name"])
+        .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
+        .run()
+        .success();
+    assert_eq!(list.stdout.lines().count(), 1, "{}", list.stdout);
+    // Pushed again from the importing store: the same layer.
+    let layer = |tag: &str| {
+        let m = fx.registry.get(
+            &format!("inventories/{tag}"),
+            "application/vnd.oci.image.manifest.v1+json",
+        );
+        let m: serde_json::Value = serde_json::from_slice(&m).unwrap();
+        m["layers"][0]["digest"].clone()
+    };
+    let copy = fx.registry.url("inventories/copy");
+    let mut args = vec!["push", &copy, "--snapshot", "latest", "--domain", DOMAIN];
+    args.extend(["--ca-file", &ca, "--creds-env", "REGISTRY_AUTH"]);
+    clinv(&args)
+        .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
+        .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
+        .run()
+        .success();
+    assert_eq!(
+        layer("copy/manifests/latest"),
+        layer("prod/manifests/latest")
+    );
+    // A changed inventory whose signature was tampered with: refused, nothing recorded.
+    set_chart_version(fx.project.path(), "cilium", "1.20.1");
+    let run = fx.push(&["--sign", key, "-o", "json"]).run().success();
+    let digest = serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap()["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    fx.registry.tamper_signature("inventories/prod", &digest);
+    let refused = import(&["--verify", public]);
+    assert_eq!(refused.code, 17, "{}", refused.stderr);
+    let list = clinv(&["snapshots", "list", "--domain", DOMAIN, "-o", "name"])
+        .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
+        .run()
+        .success();
+    assert_eq!(
+        list.stdout.lines().count(),
+        1,
+        "nothing recorded: {}",
+        list.stdout
+    );
+}
+
+/// Plain HTTP: `--plain-http` reaches a registry on this machine (push, `log --oci`);
+/// for any other host it is refused (exit 2, before anything is sent) unless `--insecure`
+/// says so; `--print-flux` then sets the OCIRepository's `spec.insecure`.
+fn plain_http_is_for_loopback_unless_insecure() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::start_plain(dir.path());
+    let project = copy_tree(&example());
+    let root = project.path().to_str().unwrap();
+    let store = dir.path().join("store");
+    let url = registry.url("inventories/prod");
+    let run = |args: &[&str]| {
+        clinv(args)
+            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .env("DOCKER_CONFIG", dir.path().join("none").to_str().unwrap())
+            .run()
+    };
+    let pushed = run(&[
+        "push",
+        &url,
+        "--root",
+        root,
+        "--domain",
+        DOMAIN,
+        "--plain-http",
+    ]);
+    assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+    let log = run(&["log", "--oci", &url, "--plain-http", "--oneline"]);
+    assert_eq!(log.code, 0, "{}", log.stderr);
+    assert_eq!(log.stdout.lines().count(), 1, "{}", log.stdout);
+    let far = "oci://registry.example:5000/inventories/prod";
+    let refused = run(&[
+        "push",
+        far,
+        "--root",
+        root,
+        "--domain",
+        DOMAIN,
+        "--plain-http",
+    ]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("--insecure"), "{}", refused.stderr);
+    let refused = run(&["log", "--oci", far, "--plain-http"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    let print = [
+        "push",
+        far,
+        "--root",
+        root,
+        "--domain",
+        DOMAIN,
+        "--insecure",
+        "--print-flux",
+    ];
+    let printed = run(&print);
+    assert_eq!(printed.code, 0, "{}", printed.stderr);
+    assert!(
+        printed.stdout.contains("  insecure: true\n"),
+        "{}",
+        printed.stdout
+    );
+    let insecure = run(&[
+        "push",
+        &url,
+        "--root",
+        root,
+        "--domain",
+        DOMAIN,
+        "--insecure",
+    ]);
+    assert_eq!(insecure.code, 0, "{}", insecure.stderr);
+}
+
+/// Credential helpers as Docker runs them: `credsStore` (or `credHelpers.<registry>`)
+/// names `docker-credential-<name>`, asked `get` with the registry on stdin. The helper
+/// here is a small script speaking that protocol (what a user's helper is: a program on
+/// PATH); "credentials not found" falls back to `auths`; a failing helper is named and
+/// its output never shown.
+fn credential_helpers_are_asked_as_docker_asks_them() {
+    let fx = Fx::new();
+    let bin = fx.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let registry = format!("127.0.0.1:{}", fx.registry.port);
+    let asked = fx.dir.path().join("asked");
+    let script = format!(
+        "#!/bin/sh\n[ \"$1\" = get ] || exit 3\nread -r server\necho \"$server\" >> '{}'\nif [ -z \"$EMPTY\" ] && [ \"$server\" = '{registry}' ]; then\n  printf '{{\"ServerURL\":\"%s\",\"Username\":\"{USER}\",\"Secret\":\"{PASSWORD}\"}}' \"$server\"\nelse\n  echo 'credentials not found in native keychain'; exit 1\nfi\n",
+        asked.display()
+    );
+    let helper = bin.join("docker-credential-clinvtest");
+    std::fs::write(&helper, script).unwrap();
+    let broken = bin.join("docker-credential-broken");
+    std::fs::write(
+        &broken,
+        format!("#!/bin/sh\necho 'FAKESECRET-helper-output {PASSWORD}'\nexit 2\n"),
+    )
+    .unwrap();
+    for f in [&helper, &broken] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let docker = fx.dir.path().join("docker");
+    std::fs::create_dir_all(&docker).unwrap();
+    let push_with = |config: &str, empty: &str| {
+        std::fs::write(docker.join("config.json"), config).unwrap();
+        fx.bare(&["--ca-file", &fx.registry.ca()])
+            .env("DOCKER_CONFIG", docker.to_str().unwrap())
+            .env("PATH", &path)
+            .env("EMPTY", empty)
+            .run()
+    };
+    let push = |config: &str| push_with(config, "");
+    let run = push(r#"{"credsStore":"clinvtest"}"#);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&asked).unwrap(),
+        format!("{registry}\n")
+    );
+    no_secret(&run);
+    let per_registry =
+        format!(r#"{{"credsStore":"broken","credHelpers":{{"{registry}":"clinvtest"}}}}"#);
+    assert_eq!(push(&per_registry).code, 0);
+    // The helper has none ("credentials not found"): auths is the fallback.
+    let none = push_with(r#"{"credsStore":"clinvtest"}"#, "1");
+    assert_eq!(none.code, 1, "{}", none.stderr);
+    assert!(none.stderr.contains("no credentials"), "{}", none.stderr);
+    let auth = base64_encode(&format!("{USER}:{PASSWORD}"));
+    let fallback = format!(
+        r#"{{"credHelpers":{{"{registry}":"clinvtest"}},"auths":{{"{registry}":{{"auth":"{auth}"}}}}}}"#
+    );
+    assert_eq!(push_with(&fallback, "1").code, 0);
+    let failing = push(r#"{"credsStore":"broken"}"#);
+    assert_eq!(failing.code, 1, "{}", failing.stderr);
+    assert!(
+        failing.stderr.contains("docker-credential-broken"),
+        "{}",
+        failing.stderr
+    );
+    assert!(!failing.stderr.contains("FAKESECRET"), "{}", failing.stderr);
 }
 
 /// `openssl dgst -sha256 -verify` of a base64 DER signature over `payload`.
@@ -707,5 +957,8 @@ trials! {
         failures_are_named_without_the_secret,
         a_signed_push_carries_a_cosign_signature,
         the_registry_history_reads_back_and_verifies,
+        an_artifact_imports_into_another_store,
+        plain_http_is_for_loopback_unless_insecure,
+        credential_helpers_are_asked_as_docker_asks_them,
     ],
 }

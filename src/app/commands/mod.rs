@@ -346,7 +346,8 @@ fn fail_soft(settings: &Settings, reason: Reason, message: String) -> crate::app
 #[cfg(feature = "gitops")]
 fn registry_access(args: &crate::app::cli::RegistryArgs) -> crate::oci::Access {
     crate::oci::Access {
-        plain_http: args.plain_http,
+        plain_http: args.plain_http || args.insecure,
+        insecure: args.insecure,
         ca_file: args.ca_file.clone(),
         creds_env: args.creds_env.clone(),
     }

@@ -108,7 +108,7 @@ fn print(settings: &Settings, args: &PushArgs, target: &oci::Reference) -> Resul
             credentials: args.registry.creds_env.is_some()
                 || oci::has_credentials(&target.registry),
             ca: args.registry.ca_file.is_some(),
-            insecure: args.registry.plain_http,
+            insecure: args.registry.plain_http || args.registry.insecure,
             verify: args.sign.is_some(),
         };
         for line in secret_advice(&name, target, &access, args) {

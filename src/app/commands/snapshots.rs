@@ -89,7 +89,14 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
             output.unwrap_or_default(),
         ),
         Some(SnapshotsCommand::Export { file }) => export(settings, store, domain, file),
-        Some(SnapshotsCommand::Import { file }) => import(settings, store, file),
+        Some(SnapshotsCommand::Import {
+            file,
+            verify,
+            registry,
+        }) => match file.to_str().filter(|f| f.starts_with("oci://")) {
+            Some(url) => import_oci(settings, store, url, verify.as_deref(), registry),
+            None => import(settings, store, file),
+        },
     }
 }
 
@@ -394,6 +401,46 @@ fn export(settings: &Settings, store: &Store, domain: Option<&Domain>, file: &Pa
         return Err(Error::Strict(exported.skipped.len()).into());
     }
     Ok(exit::OK)
+}
+
+/// `snapshots import oci://…`: the artifact, recorded as a snapshot of its domain.
+#[cfg(feature = "gitops")]
+fn import_oci(
+    settings: &Settings,
+    store: &Store,
+    url: &str,
+    verify: Option<&Path>,
+    registry: &crate::app::cli::RegistryArgs,
+) -> Result<i32> {
+    let reference = crate::oci::parse(url)?;
+    let key = verify.map(crate::oci::public_key).transpose()?;
+    let access = super::registry_access(registry);
+    let done = crate::ops::pull::import(store, &reference, &access, key.as_ref())?;
+    let what = match done.already {
+        true => "already the newest snapshot of",
+        false => "recorded as a snapshot of",
+    };
+    let verified = if key.is_some() {
+        ", signature verified"
+    } else {
+        ""
+    };
+    settings.printer.info(&format!(
+        "{url} ({}{verified}): {what} {} — {}",
+        done.digest, done.snapshot.domain, done.snapshot.id
+    ));
+    Ok(exit::OK)
+}
+
+#[cfg(not(feature = "gitops"))]
+fn import_oci(
+    _: &Settings,
+    _: &Store,
+    _: &str,
+    _: Option<&Path>,
+    _: &crate::app::cli::RegistryArgs,
+) -> Result<i32> {
+    Err(crate::Error::NoGitops("snapshots import oci://").into())
 }
 
 fn import(settings: &Settings, store: &Store, file: &Path) -> Result<i32> {

@@ -1,0 +1,146 @@
+//! Registry credentials as the container tools find them: `--creds-env NAME`, else the
+//! Docker config (`$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`) — a
+//! credential helper (`credHelpers.<registry>`, else `credsStore`: the program
+//! `docker-credential-<name>`, asked `get` with the registry on stdin), then the `auths`
+//! entry. Credentials never reach a message: errors name the file, the variable or the
+//! helper, never what they hold.
+
+use crate::error::{OciError, Result};
+use crate::util::{env, files};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Largest Docker config read, and largest helper answer.
+const MAX_FILE: u64 = 4 << 20;
+
+/// `(user, password)`.
+pub type Credentials = (String, String);
+
+/// The credentials for `registry` (`host[:port]`), none when nothing gives any.
+///
+/// # Errors
+/// [`OciError::Credentials`]: a variable not set or not `user:password`, a config that is
+/// not JSON, a helper that fails.
+pub fn credentials(registry: &str, creds_env: Option<&str>) -> Result<Option<Credentials>> {
+    if let Some(name) = creds_env {
+        return from_env(name).map(Some);
+    }
+    let dir = env::var_os("DOCKER_CONFIG")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")));
+    let Some(path) = dir.map(|d| d.join("config.json")) else {
+        return Ok(None);
+    };
+    let Ok(bytes) = files::read_bounded(&path, MAX_FILE) else {
+        return Ok(None);
+    };
+    let config: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|_| bad(&path.display().to_string(), "not a JSON document"))?;
+    let helper = config["credHelpers"][registry]
+        .as_str()
+        .or(config["credsStore"].as_str());
+    if let Some(helper) = helper.filter(|h| !h.is_empty())
+        && let Some(found) = from_helper(helper, registry)?
+    {
+        return Ok(Some(found));
+    }
+    from_auths(&config["auths"][registry], &path, registry)
+}
+
+fn bad(origin: &str, message: &str) -> OciError {
+    OciError::Credentials {
+        origin: origin.to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn from_env(name: &str) -> Result<Credentials> {
+    let origin = format!("--creds-env {name}");
+    let value = env::var(name)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| bad(&origin, "the variable is not set"))?;
+    let (user, password) = value
+        .split_once(':')
+        .ok_or_else(|| bad(&origin, "not user:password"))?;
+    Ok((user.to_string(), password.to_string()))
+}
+
+/// The `auths.<registry>` entry: `auth` (base64 `user:password`) or `username` and
+/// `password`.
+fn from_auths(
+    entry: &serde_json::Value,
+    path: &Path,
+    registry: &str,
+) -> Result<Option<Credentials>> {
+    use base64::Engine as _;
+    let origin = path.display().to_string();
+    if let Some(auth) = entry["auth"].as_str() {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(auth.trim())
+            .ok()
+            .and_then(|d| String::from_utf8(d).ok())
+            .ok_or_else(|| {
+                bad(
+                    &origin,
+                    &format!("auths.{registry}.auth is not base64 of user:password"),
+                )
+            })?;
+        let (u, p) = decoded.split_once(':').ok_or_else(|| {
+            bad(
+                &origin,
+                &format!("auths.{registry}.auth is not user:password"),
+            )
+        })?;
+        return Ok(Some((u.to_string(), p.to_string())));
+    }
+    match (entry["username"].as_str(), entry["password"].as_str()) {
+        (Some(u), Some(p)) => Ok(Some((u.to_string(), p.to_string()))),
+        _ => Ok(None),
+    }
+}
+
+/// Asks `docker-credential-<helper> get` for `registry`; `None` when it has none
+/// ("credentials not found", as the helpers say it).
+fn from_helper(helper: &str, registry: &str) -> Result<Option<Credentials>> {
+    let program = format!("docker-credential-{helper}");
+    let origin = format!("the credential helper {program}");
+    if !helper
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+    {
+        return Err(bad(&origin, "is not a helper name").into());
+    }
+    let mut child = Command::new(&program)
+        .arg("get")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| bad(&origin, &format!("cannot be run: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A helper that exits without reading its input is judged by its answer below.
+        let _ = stdin.write_all(registry.as_bytes());
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| bad(&origin, &format!("cannot be run: {e}")))?;
+    if !out.status.success() {
+        let said = String::from_utf8_lossy(&out.stdout);
+        if said.contains("credentials not found") {
+            return Ok(None);
+        }
+        return Err(bad(&origin, &format!("failed ({})", out.status)).into());
+    }
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|_| bad(&origin, "did not answer with JSON"))?;
+    match (answer["Username"].as_str(), answer["Secret"].as_str()) {
+        (Some("<token>"), _) => Err(bad(
+            &origin,
+            "gave an identity token, which clinv does not exchange",
+        )
+        .into()),
+        (Some(u), Some(s)) => Ok(Some((u.to_string(), s.to_string()))),
+        _ => Err(bad(&origin, "gave no Username and Secret").into()),
+    }
+}
