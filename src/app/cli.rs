@@ -1144,6 +1144,8 @@ pub enum StateArg {
     Deleted,
     /// Recorded by `commit` for Git only (never for the cluster), not committed
     Recorded,
+    /// Pushed to an OCI registry (`clinv push`), not committed
+    Pushed,
 }
 
 impl From<StateArg> for crate::store::State {
@@ -1156,6 +1158,7 @@ impl From<StateArg> for crate::store::State {
             StateArg::Superseded => State::Superseded,
             StateArg::Deleted => State::Deleted,
             StateArg::Recorded => State::Recorded,
+            StateArg::Pushed => State::Pushed,
         }
     }
 }

@@ -76,6 +76,7 @@ fn outcome(state: State) -> &'static str {
         State::Committed => "committed",
         State::Superseded | State::Deleted => "superseded",
         State::Recorded => "recorded",
+        State::Pushed => "pushed",
     }
 }
 

@@ -8,7 +8,7 @@ use super::commit::{self, Chosen, Origin, Source};
 use crate::error::Result;
 use crate::gitops::Checkout;
 use crate::oci::{self, Access, Artifact, LayerType, Reference};
-use crate::store::{DomainStore, SnapshotRecord};
+use crate::store::{DomainStore, SnapshotRecord, State, StateRecord, now_millis};
 use crate::util::notice::Notice;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -47,6 +47,8 @@ pub struct Push {
     /// The immutable tag derived from the snapshot (`snapshot-<id>`).
     pub snapshot_tag: String,
     pub pushed: oci::Pushed,
+    /// The push happened but the store could not record it (the registry has it).
+    pub not_recorded: Option<crate::Error>,
 }
 
 /// The notices of a push and its result.
@@ -83,6 +85,18 @@ fn run_with(
         &opts.access,
         opts.signer,
     )?;
+    // The registry channel: the snapshot's state records where it went, with the digest.
+    let reference = format!(
+        "{}:{}@{}",
+        opts.target.url(),
+        opts.target.tag,
+        artifact.digest
+    );
+    let change = StateRecord {
+        pushed: Some(reference),
+        ..StateRecord::new(&snapshot.id, &now_millis(), State::Pushed)
+    };
+    let not_recorded = store.set_states(&[change]).err();
     Ok(Done::Pushed(Box::new(Push {
         snapshot,
         origin,
@@ -90,6 +104,7 @@ fn run_with(
         digest: artifact.digest,
         snapshot_tag,
         pushed,
+        not_recorded,
     })))
 }
 

@@ -254,6 +254,7 @@ impl Builder {
                     detail: None,
                     state_at: s.at.clone(),
                     commit: None,
+                    registry: None,
                     history: self.early.remove(&s.id).unwrap_or_default(),
                     events: self.early_events.remove(&s.id).unwrap_or_default(),
                     record: s,
@@ -295,6 +296,7 @@ fn fold(snap: &mut Snapshot) {
     snap.history.sort_by(|a, b| a.at.cmp(&b.at));
     let mut deleted = false;
     let mut committed = false;
+    let mut pushed = false;
     for st in &snap.history {
         if deleted {
             // Deleted is final: its objects may be gone. A late state change (a commit
@@ -318,6 +320,13 @@ fn fold(snap: &mut Snapshot) {
                     snap.state_at = st.at.clone();
                 }
             }
+            State::Pushed => {
+                pushed = true;
+                snap.registry = st.pushed.clone();
+                if snap.cluster_state.is_none() && !committed {
+                    snap.state_at = st.at.clone();
+                }
+            }
             State::Recorded => {}
             State::Pending | State::Applied | State::Superseded => {
                 snap.cluster_state = Some(st.state);
@@ -333,6 +342,8 @@ fn fold(snap: &mut Snapshot) {
         c
     } else if committed {
         State::Committed
+    } else if pushed {
+        State::Pushed
     } else {
         State::Recorded
     };

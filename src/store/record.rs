@@ -23,6 +23,9 @@ pub enum State {
     Deleted,
     /// Recorded by `commit` for Git only (never queued for the cluster), not committed.
     Recorded,
+    /// Pushed to an OCI registry by `clinv push` (the registry channel); the reference
+    /// with its digest is the state record's `pushed`.
+    Pushed,
 }
 
 impl State {
@@ -35,17 +38,19 @@ impl State {
             State::Superseded => "superseded",
             State::Deleted => "deleted",
             State::Recorded => "recorded",
+            State::Pushed => "pushed",
         }
     }
 
     /// Every variant, in declaration order.
-    pub const ALL: [State; 6] = [
+    pub const ALL: [State; 7] = [
         State::Pending,
         State::Applied,
         State::Committed,
         State::Superseded,
         State::Deleted,
         State::Recorded,
+        State::Pushed,
     ];
 }
 
@@ -191,7 +196,8 @@ pub struct StateRecord {
     /// The Git commit that carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
-    /// The remote the commit was pushed to.
+    /// The remote the commit was pushed to; for `pushed`, the registry reference with
+    /// its digest (`oci://host/repo:tag@sha256:…`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pushed: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -254,8 +260,8 @@ pub struct RepairRecord {
 pub struct Snapshot {
     #[serde(flatten)]
     pub record: SnapshotRecord,
-    /// The state to show: `deleted`, else the cluster state, else `committed` when only
-    /// Git has it, else `recorded`.
+    /// The state to show: `deleted`, else the cluster state, else `committed` when Git
+    /// has it, else `pushed` when a registry has it, else `recorded`.
     pub state: State,
     /// The effective tie-breaker (the line number for a version 1 record).
     #[serde(skip)]
@@ -275,6 +281,9 @@ pub struct Snapshot {
     pub state_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// The registry channel: the reference and digest it was last pushed as.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
     /// Every state change, oldest first.
     #[serde(skip)]
     pub history: Vec<StateRecord>,

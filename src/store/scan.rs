@@ -253,8 +253,15 @@ struct Row {
     cluster_state: Option<State>,
     reason: Option<Reason>,
     deleted: bool,
-    committed: bool,
+    /// The GitOps channels that hold it: [`COMMITTED`] and [`PUSHED`] bits (one byte,
+    /// so a row stays within its size).
+    gitops: u8,
 }
+
+/// [`Row::gitops`]: committed to a Git repository.
+const COMMITTED: u8 = 1;
+/// [`Row::gitops`]: pushed to an OCI registry.
+const PUSHED: u8 = 2;
 
 // A row stays 56 bytes: the host shares the domain's slot ([`Row::origin`]).
 const _: () = assert!(std::mem::size_of::<Row>() <= 56);
@@ -412,8 +419,10 @@ impl<'a> RowRef<'a> {
             State::Deleted
         } else if let Some(c) = r.cluster_state {
             c
-        } else if r.committed {
+        } else if r.gitops & COMMITTED != 0 {
             State::Committed
+        } else if r.gitops & PUSHED != 0 {
+            State::Pushed
         } else {
             State::Recorded
         }
@@ -686,7 +695,7 @@ impl Listing {
             cluster_state: s.cluster.then_some(State::Pending),
             reason: None,
             deleted: false,
-            committed: false,
+            gitops: 0,
         };
         self.rows.push(row);
         self.index(i);
@@ -719,7 +728,8 @@ impl Listing {
     fn change(&mut self, i: usize, at: Field<'_>, state: State, reason: Option<Reason>) {
         match state {
             State::Deleted => self.rows[i].deleted = true,
-            State::Committed => self.rows[i].committed = true,
+            State::Committed => self.rows[i].gitops |= COMMITTED,
+            State::Pushed => self.rows[i].gitops |= PUSHED,
             State::Recorded => {}
             State::Pending | State::Applied | State::Superseded => {
                 let current = self.rows[i].cluster_at;
@@ -1102,14 +1112,7 @@ pub(super) mod testing {
             seed ^= seed << 17;
             seed % n
         };
-        let states = [
-            State::Pending,
-            State::Applied,
-            State::Superseded,
-            State::Committed,
-            State::Deleted,
-            State::Recorded,
-        ];
+        let states = State::ALL;
         let times = [
             "2026-01-01T00:00:01.000Z",
             "2026-01-01T00:00:01Z",

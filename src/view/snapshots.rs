@@ -167,6 +167,9 @@ pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
             (None, _) => "not committed".to_string(),
         }
     ));
+    if let Some(reg) = &snap.registry {
+        out.push_str(&format!("# registry:   pushed as {}\n", e(reg)));
+    }
     if let Some(t) = &r.target {
         out.push_str(&format!(
             "# target:     {}{}\n",
@@ -195,7 +198,10 @@ pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
             h.reason.map(|x| x.to_string()),
             h.by.as_ref().map(|b| format!("by {}", e(b))),
             h.commit.as_deref().map(e),
-            h.pushed.as_ref().map(|p| format!("pushed to {}", e(p))),
+            h.pushed.as_ref().map(|p| match h.state {
+                crate::store::State::Pushed => format!("as {}", e(p)),
+                _ => format!("pushed to {}", e(p)),
+            }),
         ]
         .into_iter()
         .flatten()

@@ -309,6 +309,34 @@ fn push_to_a_registry_and_read_it_back() {
             "kustomization.yaml"
         ]
     );
+    // The registry channel is the snapshot's state, with the digest.
+    let store = fx.dir.path().join("store");
+    let clinv_store = |args: &[&str]| {
+        clinv(args)
+            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .run()
+            .success()
+    };
+    let list = clinv_store(&["snapshots", "list", "--domain", DOMAIN]);
+    assert!(
+        list.stdout.contains(&format!("{snapshot}  pushed")),
+        "{}",
+        list.stdout
+    );
+    let show = clinv_store(&["snapshots", "show", &snapshot, "--domain", DOMAIN]);
+    let want = format!("# registry:   pushed as oci://{repository}:latest@{digest}");
+    assert!(show.stdout.contains(&want), "{}", show.stdout);
+    let pushed = clinv_store(&[
+        "snapshots",
+        "list",
+        "--domain",
+        DOMAIN,
+        "--state",
+        "pushed",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(pushed.stdout.lines().count(), 1, "{}", pushed.stdout);
 }
 
 /// A re-push of identical content uploads nothing and writes no manifest; another

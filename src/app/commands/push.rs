@@ -93,6 +93,13 @@ fn pushed(settings: &Settings, push: &ops::Push, format: PushFormat) -> Result<i
         }
     };
     settings.printer.data(&text)?;
+    if let Some(e) = &push.not_recorded {
+        settings.printer.warn(&format!(
+            "snapshot {}: pushed, but the store could not record it: {}",
+            push.snapshot.id,
+            crate::error::chain(e)
+        ));
+    }
     Ok(exit::OK)
 }
 
