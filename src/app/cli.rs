@@ -586,6 +586,8 @@ References (A and B):
   @DATE                       the snapshot current at DATE: YYYY-MM-DD, RFC 3339, yesterday,
                               a time ago (1w, '2 hours ago')
   git:REV[:PATH]              the inventory committed at REV in --repo
+  oci://REG/REPO[:TAG][@DIGEST]  the artifact `clinv push` left in a registry (--verify KEY
+                              checks its cosign signature first)
 Snapshot references read --snapshots (default <root>/snapshots; no project needed) in the
 domain chosen by --domain, DOMAIN_NAME, clusters/.active, or the store's only domain.
 
@@ -609,7 +611,7 @@ Examples:
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The older inventory: FILE, DIR (from render --out), - (stdin), cluster, latest~N,
-    /// a snapshot ID, @DATE or git:REV[:PATH] (see below).
+    /// a snapshot ID, @DATE, git:REV[:PATH] or oci://… (see below).
     #[arg(value_name = "A")]
     pub from: String,
 
@@ -628,6 +630,14 @@ pub struct DiffArgs {
 
     #[command(flatten)]
     pub limits: ClusterArgs,
+
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+
+    /// oci:// references: refuse unless the artifact carries a valid cosign signature by
+    /// this public key (PEM).
+    #[arg(long, value_name = "KEY")]
+    pub verify: Option<PathBuf>,
 
     /// GitOps repository for `git:REV[:PATH]` references.
     #[arg(long, value_name = "DIR")]
@@ -950,7 +960,8 @@ pub struct PushArgs {
     pub output: Option<PushFormat>,
 }
 
-/// How to reach an OCI registry (`push`, `log --oci`, `snapshots import oci://`).
+/// How to reach an OCI registry (`push`, `log --oci`, `snapshots import oci://`, `diff
+/// oci://…`).
 #[derive(Debug, Clone, Args)]
 pub struct RegistryArgs {
     /// A registry without TLS (http://) on this machine (a loopback address or

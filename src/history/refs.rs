@@ -6,6 +6,7 @@
 //! | `-` | stdin (once) |
 //! | `cluster` | the live object |
 //! | `git:REV[:PATH]` | the inventory file at a git revision |
+//! | `oci://REGISTRY/REPOSITORY[:TAG][@sha256:…]` | an artifact in a registry |
 //! | `latest`, `latest~N` | the newest snapshot of the domain, or the N-th before it |
 //! | `@DATE` | the snapshot current at DATE (`YYYY-MM-DD`, RFC 3339, `yesterday`, `1w`, `2 hours ago`) |
 //! | an existing directory | its `clusterinventory.yaml` (the `render --out` layout) |
@@ -31,7 +32,13 @@ pub enum Ref {
     Cluster,
     File(PathBuf),
     Snapshot(SnapshotRef),
-    Git { rev: String, path: Option<String> },
+    Git {
+        rev: String,
+        path: Option<String>,
+    },
+    /// `oci://REGISTRY/REPOSITORY[:TAG][@sha256:…]`: an artifact `clinv push` left in a
+    /// registry (the rest of the grammar is checked when it is read).
+    Oci(String),
 }
 
 /// A reference into the snapshot store of a domain.
@@ -120,7 +127,7 @@ pub fn parse_ref(
     };
     if text.is_empty() {
         return usage(
-            "empty; expected a file, '-', 'cluster', latest[~N], @DATE, git:REV[:PATH] or a snapshot id",
+            "empty; expected a file, '-', 'cluster', latest[~N], @DATE, git:REV[:PATH], oci://… or a snapshot id",
         );
     }
     if text == "-" {
@@ -141,6 +148,9 @@ pub fn parse_ref(
             rev: rev.into(),
             path: path.map(Into::into),
         });
+    }
+    if text.starts_with("oci://") {
+        return Ok(Ref::Oci(text.to_string()));
     }
     if let Some(selector) = SnapshotRef::keyword(text) {
         return match selector {
@@ -174,6 +184,10 @@ mod tests {
     fn the_reference_grammar() {
         assert_eq!(parse("-").unwrap(), Ref::Stdin);
         assert_eq!(parse("cluster").unwrap(), Ref::Cluster);
+        assert_eq!(
+            parse("oci://r/a:v1").unwrap(),
+            Ref::Oci("oci://r/a:v1".into())
+        );
         assert_eq!(parse("./cluster").unwrap(), Ref::File("./cluster".into()));
         assert_eq!(parse("a.yaml").unwrap(), Ref::File("a.yaml".into()));
         assert_eq!(parse("dir/a").unwrap(), Ref::File("dir/a".into()));

@@ -37,6 +37,10 @@ pub struct RefContext<'a> {
     pub repo: Option<&'a Path>,
     /// For the `cluster` reference: how to reach it, and the time budget.
     pub cluster: Option<(&'a Access, Options)>,
+    /// For `oci://` references: how to reach the registry, and the key every artifact
+    /// must be signed by (`--verify`).
+    #[cfg(feature = "gitops")]
+    pub registry: Option<(&'a crate::oci::Access, Option<&'a crate::oci::PublicKey>)>,
     project: OnceCell<Option<Project>>,
     stdin_used: Cell<bool>,
     notices: RefCell<Vec<String>>,
@@ -53,6 +57,8 @@ impl<'a> RefContext<'a> {
             snapshots: None,
             repo: None,
             cluster: None,
+            #[cfg(feature = "gitops")]
+            registry: None,
             project: OnceCell::new(),
             stdin_used: Cell::new(false),
             notices: RefCell::new(Vec::new()),
@@ -235,6 +241,7 @@ pub fn resolve_ref(cx: &RefContext, text: &str) -> Result<Resolved> {
         ),
         Ref::Snapshot(s) => snapshot(cx, text, s)?,
         Ref::Git { rev, path } => git(cx, text, rev, path.as_deref())?,
+        Ref::Oci(url) => oci(cx, url)?,
     };
     Ok(Resolved {
         inventory,
@@ -297,6 +304,25 @@ fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<(ClusterInve
         revision: Some(resolved.revision),
     };
     Ok((store.inventory(&snap.record)?, origin))
+}
+
+/// Without git support an `oci://` reference cannot be read.
+#[cfg(not(feature = "gitops"))]
+fn oci(_cx: &RefContext, _url: &str) -> Result<(ClusterInventory, Origin)> {
+    Err(Error::NoGitops("an oci:// reference"))
+}
+
+/// The inventory of the artifact an `oci://` reference names (its signature checked
+/// first with `--verify`); the origin names its digest.
+#[cfg(feature = "gitops")]
+fn oci(cx: &RefContext, url: &str) -> Result<(ClusterInventory, Origin)> {
+    let reference = crate::oci::parse(url)?;
+    let default = crate::oci::Access::default();
+    let (access, verify) = cx.registry.unwrap_or((&default, None));
+    let mut session = crate::oci::Session::open(&reference, access)?;
+    let pulled = session.pull(reference.manifest(), verify)?;
+    let inventory = super::pull::inventory(&pulled, url)?;
+    Ok((inventory, Origin::of("oci", Some(pulled.digest))))
 }
 
 /// Without git support a `git:` reference cannot be read.

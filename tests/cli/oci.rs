@@ -709,6 +709,41 @@ fn the_registry_history_reads_back_and_verifies() {
     let (_, other) = key_pair(fx.dir.path(), "other");
     let by_other = log(&["--verify", other.to_str().unwrap()]);
     assert_eq!(by_other.code, 17, "{}", by_other.stderr);
+    // diff between two tags (and a digest): what changed, exit 1; a tampered side is an
+    // error under --verify (exit 2, diff's convention).
+    let first = format!("{url}:latest@{second}");
+    let diff = |from: &str, to: &str, extra: &[&str]| {
+        let mut args = vec![
+            "diff",
+            from,
+            to,
+            "--ca-file",
+            &ca,
+            "--creds-env",
+            "REGISTRY_AUTH",
+        ];
+        args.extend_from_slice(extra);
+        clinv(&args)
+            .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
+            .run()
+    };
+    let latest = format!("{url}:latest");
+    let changed = diff(&first, &latest, &["-o", "json"]);
+    assert_eq!(changed.code, 1, "{}", changed.stderr);
+    assert!(changed.stdout.contains("1.20.2"), "{}", changed.stdout);
+    assert!(
+        changed.stdout.contains(&second),
+        "the resolved digest: {}",
+        changed.stdout
+    );
+    let refused = diff(&first, &latest, &["--verify", public]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("signature verification failed"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(diff(&latest, &latest, &["--verify", public]).code, 0);
 }
 
 /// `snapshots import oci://…` on the other side of an air gap: a fresh store records the

@@ -23,6 +23,18 @@ pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
     cx.snapshots = settings.snapshots.as_deref();
     cx.repo = args.repo.as_deref();
     cx.cluster = Some((&access, opts));
+    #[cfg(feature = "gitops")]
+    let (registry, key) = (
+        super::registry_access(&args.registry),
+        args.verify
+            .as_deref()
+            .map(crate::oci::public_key)
+            .transpose()?,
+    );
+    #[cfg(feature = "gitops")]
+    {
+        cx.registry = Some((&registry, key.as_ref()));
+    }
     let compared = compare(&cx, &args.from, &args.to, &ignore);
     for notice in cx.take_notices() {
         settings.printer.raw(&notice);
