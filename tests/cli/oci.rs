@@ -37,26 +37,51 @@ pub struct Registry {
     child: Child,
     pub port: u16,
     dir: PathBuf,
+    /// The token server of [`Registry::start_token`].
+    token_server: Option<Child>,
+}
+
+/// How a test registry authenticates.
+#[derive(Clone, Copy, PartialEq)]
+enum Auth {
+    /// Plain HTTP, no auth.
+    None,
+    /// TLS, htpasswd basic auth.
+    Basic,
+    /// TLS, bearer tokens from a token server (the distribution spec's token auth).
+    Token,
 }
 
 impl Registry {
     pub fn start(dir: &Path) -> Registry {
-        Registry::start_with(dir, true)
+        Registry::start_with(dir, Auth::Basic)
     }
 
     /// docker-registry over plain HTTP without auth (a lab's loopback registry).
     pub fn start_plain(dir: &Path) -> Registry {
-        Registry::start_with(dir, false)
+        Registry::start_with(dir, Auth::None)
     }
 
-    fn start_with(dir: &Path, tls: bool) -> Registry {
+    /// docker-registry over TLS with token auth: a token server on loopback
+    /// (tests/fixtures/oci/token_server.py) checks the test's credentials and issues
+    /// JWTs signed by a key whose certificate the registry trusts.
+    pub fn start_token(dir: &Path) -> Registry {
+        Registry::start_with(dir, Auth::Token)
+    }
+
+    fn start_with(dir: &Path, auth: Auth) -> Registry {
         let port = free_port();
         let d = dir.display();
         let mut config = format!(
             "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {d}/data\nhttp:\n  addr: 127.0.0.1:{port}\n"
         );
-        if tls {
+        if auth != Auth::None {
             crate::https::make_pki(dir);
+            config.push_str(&format!(
+                "  tls:\n    certificate: {d}/server.crt\n    key: {d}/server.key\n"
+            ));
+        }
+        if auth == Auth::Basic {
             let out = Command::new("htpasswd")
                 .args(["-Bbn", USER, PASSWORD])
                 .output()
@@ -64,9 +89,16 @@ impl Registry {
             assert!(out.status.success());
             std::fs::write(dir.join("htpasswd"), &out.stdout).unwrap();
             config.push_str(&format!(
-                "  tls:\n    certificate: {d}/server.crt\n    key: {d}/server.key\nauth:\n  htpasswd:\n    realm: clinv-test\n    path: {d}/htpasswd\n"
+                "auth:\n  htpasswd:\n    realm: clinv-test\n    path: {d}/htpasswd\n"
             ));
         }
+        let token_server = (auth == Auth::Token).then(|| {
+            let (server, realm) = token_server(dir);
+            config.push_str(&format!(
+                "auth:\n  token:\n    realm: {realm}\n    service: {SERVICE}\n    issuer: {ISSUER}\n    rootcertbundle: {d}/token.crt\n"
+            ));
+            server
+        });
         std::fs::write(dir.join("config.yml"), config).unwrap();
         let log = std::fs::File::create(dir.join("registry.log")).unwrap();
         let child = Command::new("docker-registry")
@@ -85,7 +117,13 @@ impl Registry {
             child,
             port,
             dir: dir.to_path_buf(),
+            token_server,
         }
+    }
+
+    /// The token server's log: one line per request (path, service, scope, auth).
+    pub fn token_log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("token.log")).unwrap_or_default()
     }
 
     pub fn url(&self, repository: &str) -> String {
@@ -169,7 +207,52 @@ impl Drop for Registry {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(t) = &mut self.token_server {
+            let _ = t.kill();
+            let _ = t.wait();
+        }
     }
+}
+
+const SERVICE: &str = "clinv-test-registry";
+const ISSUER: &str = "clinv-test-issuer";
+
+/// Starts the token server with a fresh RSA key and self-signed certificate in `dir`
+/// (`token.key`, `token.crt`); its realm URL.
+fn token_server(dir: &Path) -> (Child, String) {
+    let out = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .args(["-subj", "/CN=clinv-test-token-issuer", "-keyout"])
+        .arg(dir.join("token.key"))
+        .arg("-out")
+        .arg(dir.join("token.crt"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = free_port();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oci/token_server.py");
+    let child = Command::new("python3")
+        .arg(script)
+        .arg(port.to_string())
+        .arg(dir.join("token.key"))
+        .arg(dir.join("token.crt"))
+        .args([ISSUER, SERVICE, USER, PASSWORD])
+        .arg(dir.join("token.log"))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the token server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (child, format!("http://127.0.0.1:{port}/token"))
 }
 
 fn free_port() -> u16 {
@@ -980,6 +1063,73 @@ fn credential_helpers_are_asked_as_docker_asks_them() {
     assert!(!failing.stderr.contains("FAKESECRET"), "{}", failing.stderr);
 }
 
+/// The bearer-token flow of a distribution registry with token auth (Harbor's, GitLab's,
+/// Docker Hub's kind): the registry's 401 names a realm; clinv fetches a token there with
+/// the credentials for `repository:<repo>:pull,push` and sends it as `Bearer` — push,
+/// signed push, `log --oci` and import all work; wrong credentials are refused by the
+/// token server and said as an authentication failure without the secret.
+fn the_bearer_token_flow_of_a_token_auth_registry() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::start_token(dir.path());
+    let project = copy_tree(&example());
+    let (key, public) = key_pair(dir.path(), "cosign");
+    let url = registry.url("inventories/prod");
+    let ca = registry.ca();
+    let run = |args: &[&str], creds: &str| {
+        let mut all = args.to_vec();
+        all.extend(["--ca-file", &ca, "--creds-env", "REGISTRY_AUTH"]);
+        clinv(&all)
+            .env(
+                "CLINV_SNAPSHOTS",
+                dir.path().join("store").to_str().unwrap(),
+            )
+            .env("REGISTRY_AUTH", creds)
+            .run()
+    };
+    let good = format!("{USER}:{PASSWORD}");
+    let root = project.path().to_str().unwrap();
+    let push = [
+        "push",
+        &url,
+        "--root",
+        root,
+        "--domain",
+        DOMAIN,
+        "--sign",
+        key.to_str().unwrap(),
+    ];
+    let pushed = run(&push, &good);
+    assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+    no_secret(&pushed);
+    let log = registry.token_log();
+    assert!(
+        log.contains("scope=['repository:inventories/prod:pull,push'] auth=ok"),
+        "{log}"
+    );
+    assert!(log.contains(&format!("service=['{SERVICE}']")), "{log}");
+    let read = run(
+        &[
+            "log",
+            "--oci",
+            &url,
+            "--verify",
+            public.to_str().unwrap(),
+            "--oneline",
+        ],
+        &good,
+    );
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert_eq!(read.stdout.lines().count(), 1, "{}", read.stdout);
+    let wrong = run(&push, &format!("{USER}:FAKESECRET-wrong-token-password"));
+    assert_eq!(wrong.code, 1, "{}", wrong.stderr);
+    assert!(
+        wrong.stderr.contains("authentication failed"),
+        "{}",
+        wrong.stderr
+    );
+    no_secret(&wrong);
+}
+
 /// `openssl dgst -sha256 -verify` of a base64 DER signature over `payload`.
 fn openssl_verifies(dir: &Path, public: &Path, payload: &[u8], signature: &str) -> bool {
     use base64::Engine as _;
@@ -1023,5 +1173,6 @@ trials! {
         an_artifact_imports_into_another_store,
         plain_http_is_for_loopback_unless_insecure,
         credential_helpers_are_asked_as_docker_asks_them,
+        the_bearer_token_flow_of_a_token_auth_registry,
     ],
 }
