@@ -121,6 +121,14 @@ impl Registry {
         }
     }
 
+    /// `clinv ARGS` with the registry's CA and the test's credentials (`--creds-env`).
+    pub fn clinv(&self, args: &[&str]) -> Clinv {
+        let ca = self.ca();
+        let mut all = args.to_vec();
+        all.extend(["--ca-file", &ca, "--creds-env", "REGISTRY_AUTH"]);
+        clinv(&all).env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
+    }
+
     /// The token server's log: one line per request (path, service, scope, auth).
     pub fn token_log(&self) -> String {
         std::fs::read_to_string(self.dir.join("token.log")).unwrap_or_default()
@@ -732,21 +740,10 @@ fn the_registry_history_reads_back_and_verifies() {
     set_chart_version(fx.project.path(), "cilium", "1.20.1");
     let second = push("1767312000", &["--sign", key]);
     let url = fx.registry.url("inventories/prod");
-    let ca = fx.registry.ca();
     let log = |extra: &[&str]| {
-        let mut args = vec![
-            "log",
-            "--oci",
-            &url,
-            "--ca-file",
-            &ca,
-            "--creds-env",
-            "REGISTRY_AUTH",
-        ];
+        let mut args = vec!["log", "--oci", &url];
         args.extend_from_slice(extra);
-        clinv(&args)
-            .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
-            .run()
+        fx.registry.clinv(&args).run()
     };
     let verified = log(&["--verify", public, "-o", "json"]);
     assert_eq!(verified.code, 0, "{}", verified.stderr);
@@ -796,19 +793,9 @@ fn the_registry_history_reads_back_and_verifies() {
     // error under --verify (exit 2, diff's convention).
     let first = format!("{url}:latest@{second}");
     let diff = |from: &str, to: &str, extra: &[&str]| {
-        let mut args = vec![
-            "diff",
-            from,
-            to,
-            "--ca-file",
-            &ca,
-            "--creds-env",
-            "REGISTRY_AUTH",
-        ];
+        let mut args = vec!["diff", from, to];
         args.extend_from_slice(extra);
-        clinv(&args)
-            .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
-            .run()
+        fx.registry.clinv(&args).run()
     };
     let latest = format!("{url}:latest");
     let changed = diff(&first, &latest, &["-o", "json"]);
@@ -839,16 +826,12 @@ fn an_artifact_imports_into_another_store() {
     let (key, public) = (key.to_str().unwrap(), public.to_str().unwrap());
     fx.push(&["--sign", key]).run().success();
     let url = fx.registry.url("inventories/prod");
-    let ca = fx.registry.ca();
     let other = fx.dir.path().join("air-gapped-store");
     let import = |extra: &[&str]| {
-        let mut args = vec!["snapshots", "import", &url, "--ca-file", &ca];
-        args.extend(["--creds-env", "REGISTRY_AUTH"]);
+        let mut args = vec!["snapshots", "import", &url];
         args.extend_from_slice(extra);
-        clinv(&args)
-            .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
-            .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
-            .run()
+        let store = other.to_str().unwrap();
+        fx.registry.clinv(&args).env("CLINV_SNAPSHOTS", store).run()
     };
     let first = import(&["--verify", public]);
     assert_eq!(first.code, 0, "{}", first.stderr);
@@ -886,11 +869,10 @@ fn an_artifact_imports_into_another_store() {
         m["layers"][0]["digest"].clone()
     };
     let copy = fx.registry.url("inventories/copy");
-    let mut args = vec!["push", &copy, "--snapshot", "latest", "--domain", DOMAIN];
-    args.extend(["--ca-file", &ca, "--creds-env", "REGISTRY_AUTH"]);
-    clinv(&args)
+    let args = ["push", &copy, "--snapshot", "latest", "--domain", DOMAIN];
+    fx.registry
+        .clinv(&args)
         .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
-        .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
         .run()
         .success();
     assert_eq!(
@@ -1074,15 +1056,11 @@ fn the_bearer_token_flow_of_a_token_auth_registry() {
     let project = copy_tree(&example());
     let (key, public) = key_pair(dir.path(), "cosign");
     let url = registry.url("inventories/prod");
-    let ca = registry.ca();
     let run = |args: &[&str], creds: &str| {
-        let mut all = args.to_vec();
-        all.extend(["--ca-file", &ca, "--creds-env", "REGISTRY_AUTH"]);
-        clinv(&all)
-            .env(
-                "CLINV_SNAPSHOTS",
-                dir.path().join("store").to_str().unwrap(),
-            )
+        let store = dir.path().join("store");
+        registry
+            .clinv(args)
+            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
             .env("REGISTRY_AUTH", creds)
             .run()
     };

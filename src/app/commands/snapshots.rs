@@ -93,10 +93,7 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
             file,
             verify,
             registry,
-        }) => match file.to_str().filter(|f| f.starts_with("oci://")) {
-            Some(url) => import_oci(settings, store, url, verify.as_deref(), registry),
-            None => import(settings, store, file),
-        },
+        }) => import_any(settings, store, file, verify.as_deref(), registry),
     }
 }
 
@@ -401,6 +398,20 @@ fn export(settings: &Settings, store: &Store, domain: Option<&Domain>, file: &Pa
         return Err(Error::Strict(exported.skipped.len()).into());
     }
     Ok(exit::OK)
+}
+
+/// `snapshots import FILE|oci://…`.
+fn import_any(
+    settings: &Settings,
+    store: &Store,
+    file: &Path,
+    verify: Option<&Path>,
+    registry: &crate::app::cli::RegistryArgs,
+) -> Result<i32> {
+    match file.to_str().filter(|f| f.starts_with("oci://")) {
+        Some(url) => import_oci(settings, store, url, verify, registry),
+        None => import(settings, store, file),
+    }
 }
 
 /// `snapshots import oci://…`: the artifact, recorded as a snapshot of its domain.
