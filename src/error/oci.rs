@@ -138,10 +138,14 @@ pub enum KeyProblem {
         "a SEC1 'EC PRIVATE KEY': convert it to PKCS#8 with `openssl pkcs8 -topk8 -nocrypt -in KEY`"
     )]
     Sec1,
+    #[error("cosign's encrypted key: its password is read from COSIGN_PASSWORD, which is not set")]
+    NoPassword,
+    #[error("cosign's encrypted key does not open with the password in COSIGN_PASSWORD")]
+    WrongPassword,
     #[error(
-        "cosign's encrypted key is not read yet: give the PKCS#8 key (`openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`, public half `openssl pkey -pubout`)"
+        "not a cosign encrypted key clinv can open (scrypt with N up to 2^20, r up to 16, p up to 4; nacl/secretbox)"
     )]
-    EncryptedCosign,
+    BadEncryptedKey,
     #[error("the system's random source failed")]
     Random,
 }

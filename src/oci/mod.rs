@@ -191,13 +191,15 @@ pub fn push(
     Ok(pushed)
 }
 
-/// Reads a private key for `--sign`.
+/// Reads a private key for `--sign` (cosign's encrypted key with the password in
+/// `COSIGN_PASSWORD`, as cosign reads it).
 ///
 /// # Errors
 /// [`OciError::Key`] naming the file and what it holds instead.
 pub fn signing_key(path: &Path) -> Result<SigningKey> {
     let pem = read_key(path)?;
-    SigningKey::from_pem(&pem).map_err(|problem| key_error(path, problem))
+    let password = env::var("COSIGN_PASSWORD");
+    SigningKey::from_pem(&pem, password.as_deref()).map_err(|problem| key_error(path, problem))
 }
 
 /// Reads a public key for `--verify`.

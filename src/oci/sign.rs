@@ -60,20 +60,24 @@ pub fn claimed_digest(payload: &[u8]) -> Option<String> {
         .map(str::to_string)
 }
 
-/// A private ECDSA P-256 key: PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
+/// A private ECDSA P-256 key: PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), or cosign's
+/// encrypted key (`cosign generate-key-pair`) opened with a password.
 pub struct SigningKey {
     pair: sig::EcdsaKeyPair,
     rng: ring::rand::SystemRandom,
 }
 
 impl SigningKey {
-    /// Reads a PEM key.
+    /// Reads a PEM key; cosign's encrypted key opens with `password` (`None`: not given).
     ///
     /// # Errors
-    /// What the file holds instead (an encrypted cosign key, a SEC1 or RSA key, no PEM).
-    pub fn from_pem(pem: &[u8]) -> Result<SigningKey, KeyProblem> {
-        if encrypted_cosign_key(pem) {
-            return Err(KeyProblem::EncryptedCosign);
+    /// What the file holds instead (a SEC1 or RSA key, no PEM); an encrypted key without
+    /// its password or with a wrong one.
+    pub fn from_pem(pem: &[u8], password: Option<&str>) -> Result<SigningKey, KeyProblem> {
+        if let Some(sealed) = encrypted_cosign_key(pem) {
+            let password = password.ok_or(KeyProblem::NoPassword)?;
+            let der = open_cosign_key(&sealed, password.as_bytes())?;
+            return SigningKey::from_pkcs8(&der);
         }
         let der = pem_section(pem, |kind| {
             matches!(
@@ -82,16 +86,18 @@ impl SigningKey {
             )
         })?;
         match der {
-            (SectionKind::PrivateKey, der) => {
-                let rng = ring::rand::SystemRandom::new();
-                let alg = &sig::ECDSA_P256_SHA256_ASN1_SIGNING;
-                let pair = sig::EcdsaKeyPair::from_pkcs8(alg, &der, &rng)
-                    .map_err(|_| KeyProblem::NotP256)?;
-                Ok(SigningKey { pair, rng })
-            }
+            (SectionKind::PrivateKey, der) => SigningKey::from_pkcs8(&der),
             (SectionKind::EcPrivateKey, _) => Err(KeyProblem::Sec1),
             _ => Err(KeyProblem::NotP256),
         }
+    }
+
+    fn from_pkcs8(der: &[u8]) -> Result<SigningKey, KeyProblem> {
+        let rng = ring::rand::SystemRandom::new();
+        let alg = &sig::ECDSA_P256_SHA256_ASN1_SIGNING;
+        let pair =
+            sig::EcdsaKeyPair::from_pkcs8(alg, der, &rng).map_err(|_| KeyProblem::NotP256)?;
+        Ok(SigningKey { pair, rng })
     }
 
     /// The key's public half.
@@ -228,11 +234,57 @@ pub fn manifest(layers: &[Layer]) -> (Blob, Vec<u8>) {
     (config, manifest.to_string().into_bytes())
 }
 
-/// Whether the PEM text is `cosign generate-key-pair`'s encrypted key.
-fn encrypted_cosign_key(pem: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(pem);
-    text.contains("-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----")
-        || text.contains("-----BEGIN ENCRYPTED COSIGN PRIVATE KEY-----")
+/// The body of `cosign generate-key-pair`'s encrypted key (PEM `ENCRYPTED SIGSTORE
+/// PRIVATE KEY`, or `ENCRYPTED COSIGN PRIVATE KEY` before cosign 2), base64-decoded.
+fn encrypted_cosign_key(pem: &[u8]) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(pem).ok()?;
+    ["SIGSTORE", "COSIGN"].iter().find_map(|who| {
+        let begin = format!("-----BEGIN ENCRYPTED {who} PRIVATE KEY-----");
+        let end = format!("-----END ENCRYPTED {who} PRIVATE KEY-----");
+        let body = text.split_once(&begin)?.1.split_once(&end)?.0;
+        let joined: String = body.split_whitespace().collect();
+        Some(
+            base64::engine::general_purpose::STANDARD
+                .decode(joined)
+                .unwrap_or_default(),
+        )
+    })
+}
+
+/// Opens cosign's sealed key (go-securesystemslib `encrypted`: a JSON document naming
+/// scrypt's parameters and salt, the secretbox nonce and the ciphertext): the PKCS#8 key.
+fn open_cosign_key(sealed: &[u8], password: &[u8]) -> Result<Vec<u8>, KeyProblem> {
+    use crypto_secretbox::aead::{Aead, KeyInit};
+    let bad = || KeyProblem::BadEncryptedKey;
+    let doc: serde_json::Value = serde_json::from_slice(sealed).map_err(|_| bad())?;
+    let b64 = |v: &serde_json::Value| {
+        let text = v.as_str().ok_or_else(bad)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|_| bad())
+    };
+    let (kdf, cipher) = (&doc["kdf"], &doc["cipher"]);
+    if kdf["name"] != "scrypt" || cipher["name"] != "nacl/secretbox" {
+        return Err(bad());
+    }
+    let param = |k: &str| kdf["params"][k].as_u64().ok_or_else(bad);
+    let (n, r, p) = (param("N")?, param("r")?, param("p")?);
+    let bounded = (2..=1 << 20).contains(&n) && (1..=16).contains(&r) && (1..=4).contains(&p);
+    if !n.is_power_of_two() || !bounded {
+        return Err(bad());
+    }
+    let params =
+        scrypt::Params::new(n.trailing_zeros() as u8, r as u32, p as u32, 32).map_err(|_| bad())?;
+    let mut key = [0u8; 32];
+    scrypt::scrypt(password, &b64(&kdf["salt"])?, &params, &mut key).map_err(|_| bad())?;
+    let nonce = b64(&cipher["nonce"])?;
+    if nonce.len() != 24 {
+        return Err(bad());
+    }
+    let secretbox = crypto_secretbox::XSalsa20Poly1305::new(&key.into());
+    secretbox
+        .decrypt(nonce.as_slice().into(), b64(&doc["ciphertext"])?.as_slice())
+        .map_err(|_| KeyProblem::WrongPassword)
 }
 
 /// The first PEM section whose kind `wanted` accepts.
@@ -270,7 +322,7 @@ o+jXQgeBPWoQo7dIr+CJ7Y+9mDpBui+ZtdCEZEzPsaxGqSzVRpy2OBCm+g==
 
     #[test]
     fn a_signature_verifies_with_the_public_half_only_over_its_payload() {
-        let key = SigningKey::from_pem(KEY.as_bytes()).unwrap();
+        let key = SigningKey::from_pem(KEY.as_bytes(), None).unwrap();
         let public = PublicKey::from_pem(PUBLIC.as_bytes()).unwrap();
         assert_eq!(key.public(), public);
         let p = payload("r.example/fleet/a", "sha256:00");
@@ -285,8 +337,12 @@ o+jXQgeBPWoQo7dIr+CJ7Y+9mDpBui+ZtdCEZEzPsaxGqSzVRpy2OBCm+g==
     #[test]
     fn keys_that_cannot_sign_are_named() {
         let encrypted = "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n";
-        let problem = |pem: &str| SigningKey::from_pem(pem.as_bytes()).err();
-        assert_eq!(problem(encrypted), Some(KeyProblem::EncryptedCosign));
+        let problem = |pem: &str| SigningKey::from_pem(pem.as_bytes(), None).err();
+        assert_eq!(problem(encrypted), Some(KeyProblem::NoPassword));
+        assert_eq!(
+            SigningKey::from_pem(encrypted.as_bytes(), Some("")).err(),
+            Some(KeyProblem::BadEncryptedKey)
+        );
         assert_eq!(problem("no pem here"), Some(KeyProblem::NotPem));
         assert_eq!(problem(PUBLIC), Some(KeyProblem::NotPem));
         let sec1 = "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n";
@@ -294,6 +350,34 @@ o+jXQgeBPWoQo7dIr+CJ7Y+9mDpBui+ZtdCEZEzPsaxGqSzVRpy2OBCm+g==
         assert_eq!(
             PublicKey::from_pem(KEY.as_bytes()).err(),
             Some(KeyProblem::NotPem)
+        );
+    }
+
+    /// A key `cosign generate-key-pair` wrote with an empty password (scrypt N = 65536),
+    /// published as a test key in conforma/cli (its `TestSignVSA` signs with it under
+    /// `COSIGN_PASSWORD=""`): it opens with "", and the secretbox's tag refuses any other
+    /// password.
+    const COSIGN_KEY: &str = "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----
+eyJrZGYiOnsibmFtZSI6InNjcnlwdCIsInBhcmFtcyI6eyJOIjo2NTUzNiwiciI6
+OCwicCI6MX0sInNhbHQiOiJLYU9OQzduQVJLOVgxM1FoaWFucjAwTTBGYys2Sitr
+dnAxN1FuanpiVk9nPSJ9LCJjaXBoZXIiOnsibmFtZSI6Im5hY2wvc2VjcmV0Ym94
+Iiwibm9uY2UiOiJVOHZqWWtqMlZOUFZGdlZFZWZ3bXZ5VGloUERrelBoaCJ9LCJj
+aXBoZXJ0ZXh0IjoidWNWMnQ4TTZVNFJvb29FOXc0d3dkc3E1RDYrS2RKY245dERT
+KzFwRDRGN040SVJOWEgzSTBua3h1a3NackFOUHR1emIvTkVYQ201dUp3Zjh3Qzl1
+VlprbXdwNU5jRUZ6b3ZNS3JCZmNvdXdjaEkrMzkrQ0NhbVZPbzBucmRnZjhvcmpK
+dXdrWDBYL1phY0RUTERGaUxyc1laMWVMMmlqMGU1MVRpZmVQNTl4WXNPK1FnM1Jv
+OURRVjNQMk9ndDFDaVFHeGg1VXhUZytGc3c9PSJ9
+-----END ENCRYPTED SIGSTORE PRIVATE KEY-----
+";
+
+    #[test]
+    fn cosigns_encrypted_key_opens_with_its_password_only() {
+        let key = SigningKey::from_pem(COSIGN_KEY.as_bytes(), Some("")).unwrap();
+        let p = payload("r.example/a", "sha256:00");
+        assert!(key.public().verifies(&p, &key.sign(&p).unwrap()));
+        assert_eq!(
+            SigningKey::from_pem(COSIGN_KEY.as_bytes(), Some("wrong")).err(),
+            Some(KeyProblem::WrongPassword)
         );
     }
 

@@ -3,7 +3,8 @@
 //! `KUBECONFIG`, `HOME`, `XDG_CACHE_HOME`, `KUBERNETES_SERVICE_HOST` and `CLINV_SNAPSHOTS`
 //! (app::settings); the proxy variables (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, either
 //! case) for the cluster and HTTPS Git remotes; git's `GIT_SSL_*`, `GIT_SSH*` and
-//! `--token-env`'s variable (gitops); `_CLAP_COMPLETE_INDEX` (completion).
+//! `--token-env`'s variable (gitops); `DOCKER_CONFIG`, `COSIGN_PASSWORD` and `--creds-env`'s
+//! variable (oci); `_CLAP_COMPLETE_INDEX` (completion).
 #![allow(clippy::disallowed_methods)] // the one reader
 
 use std::ffi::OsString;
