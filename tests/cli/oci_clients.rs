@@ -483,11 +483,46 @@ fn a_tag_another_client_moved_is_written_again() {
     );
 }
 
+/// Requests of `method` on the repository's manifests the registry has answered so far
+/// (its own log, as `oci.rs` counts them).
+fn manifest_requests(fx: &Fx, method: &str) -> usize {
+    let log = std::fs::read_to_string(fx.dir.path().join("registry/registry.log")).unwrap();
+    log.lines()
+        .filter(|l| {
+            l.contains(&format!("http.request.method={method}"))
+                && l.contains("response completed")
+                && l.contains(&format!("/v2/{REPOSITORY}/manifests/"))
+        })
+        .count()
+}
+
+/// A changed inventory is a new layer, so a new manifest no tag can name yet: its two
+/// tags are written without a `HEAD` each first (what oras does too) — and both name it.
+fn a_changed_push_writes_its_tags_without_asking() {
+    let fx = Fx::new();
+    let (_, first) = fx.push(&[]);
+    set_chart_version(fx.project.path(), "cilium", "1.20.1");
+    let (heads, puts) = (
+        manifest_requests(&fx, "HEAD"),
+        manifest_requests(&fx, "PUT"),
+    );
+    let (run, changed) = fx.push(&[]);
+    assert_ne!(changed, first);
+    assert_eq!(manifest_requests(&fx, "HEAD"), heads, "no tag check");
+    assert_eq!(manifest_requests(&fx, "PUT"), puts + 2, "both tags written");
+    let snapshot_tag = format!("snapshot-{}", snapshot_of(&run));
+    for tag in ["latest", snapshot_tag.as_str()] {
+        let by_crane = text(&fx.crane(&["digest", &fx.at(tag)]));
+        assert_eq!(by_crane.trim(), changed, "crane digest of {tag}");
+    }
+}
+
 trials! {
     RegistryAndOciTools: [
         oras_and_crane_read_a_flux_layer,
         oras_and_crane_read_an_oci_layer,
         oras_packs_the_same_parts_into_the_same_manifest,
         a_tag_another_client_moved_is_written_again,
+        a_changed_push_writes_its_tags_without_asking,
     ],
 }
