@@ -7,6 +7,7 @@
     python3 scripts/bench.py commit [--runs N]
     python3 scripts/bench.py push-https [--runs N]
     python3 scripts/bench.py ssh-push [--runs N]
+    python3 scripts/bench.py oci-push [--runs N]
     python3 scripts/bench.py replay-all [--runs N] [--domains 1000] [--timeout 30]
     python3 scripts/bench.py store-scale [--runs N] [--records 10000 100000 1000000]
 
@@ -649,13 +650,9 @@ def median_interval(values, level=0.95):
     return (xs[k - 1], xs[n - k]) if k else (xs[0], xs[-1])
 
 
-def start_git_https_server(tmp, user, password):
-    """Debian's nginx (TLS with a private CA made here, basic auth) in front of git
-    http-backend through fcgiwrap, on a free loopback port, as tests/cli/git_https.rs
-    starts it. Returns (URL base, CA path, repositories folder, stop function)."""
-    import socket
-    srv = os.path.join(tmp, "srv")
-    os.makedirs(os.path.join(srv, "repos"))
+def make_pki(srv):
+    """A private CA (srv/ca.crt) and a server key and certificate for 127.0.0.1 and
+    localhost signed by it (srv/server.key, srv/server.crt), as the tests make them."""
     ssl = lambda *a: subprocess.run(["openssl", *a], cwd=srv, check=True, capture_output=True)
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
     ssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "1", "-subj", "/CN=bench-ca",
@@ -666,6 +663,16 @@ def start_git_https_server(tmp, user, password):
         "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
     ssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1",
         "-sha256", "-extfile", "server.ext", "-out", "server.crt")
+
+
+def start_git_https_server(tmp, user, password):
+    """Debian's nginx (TLS with a private CA made here, basic auth) in front of git
+    http-backend through fcgiwrap, on a free loopback port, as tests/cli/git_https.rs
+    starts it. Returns (URL base, CA path, repositories folder, stop function)."""
+    import socket
+    srv = os.path.join(tmp, "srv")
+    os.makedirs(os.path.join(srv, "repos"))
+    make_pki(srv)
     open(os.path.join(srv, "htpasswd"), "w").write(f"{user}:{{PLAIN}}{password}\n")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -799,6 +806,149 @@ def bench_push_https(args):
         print(f"git add + git commit + git push: median={gc:.1f} ms")
         print(f"  ratio clinv commit --push / git push = {c / g:.2f}  {'OK' if c / g <= 1.0 else 'OVER'} (≤ 1.0)")
         print(f"  ratio clinv commit --push / (git add + commit + push) = {c / gc:.2f}")
+    finally:
+        stop()
+
+
+def start_registry(srv, user, password):
+    """Debian's docker-registry (distribution 2.8) over TLS with a private CA and htpasswd
+    basic auth on a free loopback port, as tests/cli/oci.rs starts it. Returns (host, CA
+    path, request counter, stop function); the counter is the number of requests the
+    registry has answered so far (its own log)."""
+    import socket
+    os.makedirs(srv, exist_ok=True)
+    make_pki(srv)
+    hashed = subprocess.run(["htpasswd", "-Bbn", user, password], check=True, capture_output=True).stdout
+    open(os.path.join(srv, "htpasswd"), "wb").write(hashed)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    open(os.path.join(srv, "config.yml"), "w").write(
+        f"version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {srv}/data\n"
+        f"http:\n  addr: 127.0.0.1:{port}\n  tls:\n    certificate: {srv}/server.crt\n    key: {srv}/server.key\n"
+        f"auth:\n  htpasswd:\n    realm: bench\n    path: {srv}/htpasswd\n")
+    log = os.path.join(srv, "registry.log")
+    registry = subprocess.Popen(["docker-registry", "serve", os.path.join(srv, "config.yml")],
+                                stdin=subprocess.DEVNULL, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    deadline = time.time() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if time.time() > deadline:
+                sys.exit("docker-registry did not start: " + open(log).read())
+            time.sleep(0.05)
+
+    def requests():
+        return sum(1 for l in open(log) if "response completed" in l)
+
+    def stop():
+        registry.kill()
+        registry.wait()
+    return f"127.0.0.1:{port}", os.path.join(srv, "ca.crt"), requests, stop
+
+
+def oci_tools():
+    """The folder of oras and crane (`scripts/oci-tools build`, or CLINV_OCI_TOOLS)."""
+    if os.environ.get("CLINV_OCI_TOOLS"):
+        return os.environ["CLINV_OCI_TOOLS"]
+    out = subprocess.run([os.path.join(REPO, "scripts", "oci-tools"), "build"], check=True,
+                         capture_output=True, text=True).stdout
+    return out.strip().splitlines()[-1]
+
+
+def bench_oci_push(args):
+    """issue #27: `clinv push oci://` of a changed inventory versus `oras push` of the same
+    artifact, pair by pair, to docker-registry over TLS with basic auth on loopback; then
+    the unchanged re-push (≤ 50 ms). Each pair: the inventory is changed (untimed); clinv
+    renders, records, packs and pushes it (timed) to one repository; oras (untimed) pulls
+    that very layer, then pushes it (timed) to another repository with the same `{}`
+    config, media types, annotations and two tags — the same blobs, requests and bytes
+    on the wire, so the ratio is clinv's whole command against oras's transfer alone."""
+    import shutil
+    tmp = os.path.join(REPO, "target", "bench-oci-push")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    tools = oci_tools()
+    oras = os.path.join(tools, "oras")
+    host, ca, served, stop = start_registry(os.path.join(tmp, "registry"), "bench", "bench-token")
+    try:
+        docker = os.path.join(tmp, "docker")
+        os.makedirs(docker)
+        os.makedirs(os.path.join(tmp, "home"))
+        env = dict(os.environ, HOME=os.path.join(tmp, "home"), DOCKER_CONFIG=docker,
+                   CLINV_SNAPSHOTS=os.path.join(tmp, "store"), REGISTRY_AUTH="bench:bench-token")
+        for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy"):
+            env.pop(k, None)
+        access = ["--ca-file", ca, "--registry-config", os.path.join(docker, "config.json")]
+        subprocess.run([oras, "login", host, "-u", "bench", "--password-stdin", *access], input=b"bench-token",
+                       env=env, check=True, capture_output=True)
+        root = os.path.join(tmp, "project")
+        shutil.copytree(os.path.join(REPO, "examples", "acme"), root)
+        chart = os.path.join(root, ".lok8s", "addons", "cilium", "chart.yaml")
+        clinv = [BIN, "push", f"oci://{host}/inv/clinv", "--root", root, "--domain", "prod.acme.example",
+                 "--ca-file", ca, "--creds-env", "REGISTRY_AUTH", "-o", "json"]
+        parts = os.path.join(tmp, "parts")
+        open(os.path.join(tmp, "config.json"), "w").write("{}")
+
+        def timed(argv, cwd=None, e=None):
+            start = time.perf_counter()
+            out = subprocess.run(argv, cwd=cwd, env=e or env, capture_output=True, text=True)
+            wall = time.perf_counter() - start
+            if out.returncode:
+                sys.exit(f"{argv[0]} {argv[1]}: exit {out.returncode}: {out.stderr}")
+            return wall, out.stdout, out.stderr
+
+        clinv_walls, oras_walls, clinv_reqs, oras_reqs = [], [], [], []
+        for i in range(args.runs + 1):  # the first pair warms up (config blob, caches)
+            text = open(chart).read().split("version:")[0] + f"version: 1.{20 + i}.0\n"
+            open(chart, "w").write(text)
+            before = served()
+            wall, out, err = timed(clinv, e=dict(env, SOURCE_DATE_EPOCH=str(1_700_000_000 + i)))
+            clinv_reqs.append(served() - before)
+            digest = json.loads(out)["digest"]
+            manifest = json.loads(subprocess.run([oras, "manifest", "fetch", f"{host}/inv/clinv@{digest}", *access],
+                                                 env=env, check=True, capture_output=True).stdout)
+            shutil.rmtree(parts, ignore_errors=True)
+            subprocess.run([oras, "pull", f"{host}/inv/clinv@{digest}", "-o", parts, *access], env=env,
+                           check=True, capture_output=True)
+            layer = manifest["layers"][0]
+            title = layer["annotations"]["org.opencontainers.image.title"]
+            notes = [a for k, v in manifest["annotations"].items() for a in ("--annotation", f"{k}={v}")]
+            snapshot = "snapshot-" + err.split("pushed snapshot ")[1].split()[0]
+            oras_push = [oras, "push", f"{host}/inv/oras:latest,{snapshot}", f"{title}:{layer['mediaType']}",
+                         "--config", f"{os.path.join(tmp, 'config.json')}:{manifest['config']['mediaType']}",
+                         *notes, *access]
+            before = served()
+            o_wall = timed(oras_push, cwd=parts)[0]
+            oras_reqs.append(served() - before)
+            if i:
+                clinv_walls.append(wall)
+                oras_walls.append(o_wall)
+        same = subprocess.run([os.path.join(tools, "crane"), "digest", f"{host}/inv/oras:latest"],
+                              env=dict(env, SSL_CERT_FILE=ca), check=True, capture_output=True, text=True)
+        c, o = statistics.median(clinv_walls) * 1000, statistics.median(oras_walls) * 1000
+        pairs = statistics.median(a / b for a, b in zip(clinv_walls, oras_walls))
+        print(f"clinv push (changed inventory: render, record, pack, push): runs={len(clinv_walls)} "
+              f"median={c:.1f} ms min={min(clinv_walls) * 1000:.1f} max={max(clinv_walls) * 1000:.1f}; "
+              f"requests per push {statistics.median(clinv_reqs[1:]):g}")
+        print(f"oras push of the same layer, config, annotations and tags: median={o:.1f} ms "
+              f"min={min(oras_walls) * 1000:.1f} max={max(oras_walls) * 1000:.1f}; "
+              f"requests per push {statistics.median(oras_reqs[1:]):g}; "
+              f"same manifest as clinv's: {'yes' if same.stdout.strip() == digest else 'NO'}")
+        print(f"  ratio clinv/oras = {c / o:.2f} (median of pairwise ratios {pairs:.2f})  "
+              f"{'OK' if c / o <= 1.0 else 'OVER'} (≤ 1.0)")
+        # The unchanged re-push: blobs and tags checked, nothing sent.
+        e = dict(env, SOURCE_DATE_EPOCH=str(1_700_000_000 + args.runs))
+        before = served()
+        timed(clinv, e=e)
+        requests = served() - before
+        walls = [timed(clinv, e=e)[0] for _ in range(args.runs)]
+        verdict_ms = statistics.median(walls) * 1000
+        print(f"clinv push (unchanged: nothing uploaded): runs={len(walls)} median={verdict_ms:.1f} ms "
+              f"min={min(walls) * 1000:.1f} max={max(walls) * 1000:.1f}; requests per push {requests}  "
+              f"{'OK' if verdict_ms <= 50 else 'OVER'} (≤ 50 ms)")
     finally:
         stop()
 
@@ -1055,6 +1205,9 @@ def main():
     cm.add_argument("--runs", type=int, default=15)
     ph = sub.add_parser("push-https", help="clinv commit --push vs git push over HTTPS (loopback nginx + git http-backend)")
     ph.add_argument("--runs", type=int, default=15)
+    op = sub.add_parser("oci-push", help="issue #27: clinv push oci:// vs oras push of the same artifact (≤ 1.0); "
+                        "unchanged re-push (≤ 50 ms)")
+    op.add_argument("--runs", type=int, default=21)
     lg = sub.add_parser("log", help="clinv log over 1k, 10k, 100k snapshots (10k: ≤ 300 ms, ≤ 50 MB)")
     lg.add_argument("--runs", type=int, default=20)
     s2 = sub.add_parser("store2", help="issue #13: publish into 1M, log 100k/1M, list 1M, gc 1M, export/import 100k")
@@ -1081,7 +1234,7 @@ def main():
     build()
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,
      "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all,
-     "ssh-push": bench_ssh_push, "fleet": bench_fleet, "store-scale": bench_store_scale}[args.bench](args)
+     "ssh-push": bench_ssh_push, "oci-push": bench_oci_push, "fleet": bench_fleet, "store-scale": bench_store_scale}[args.bench](args)
 
 
 if __name__ == "__main__":

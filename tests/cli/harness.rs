@@ -48,6 +48,9 @@ pub enum Need {
     GitHttpsAndTinyproxy,
     /// Debian's docker-registry (distribution) and htpasswd (installed by `.ci/run`).
     Registry,
+    /// The above and `oras` and `crane` (`scripts/oci-tools build`, found through
+    /// `CLINV_OCI_TOOLS`; `scripts/test` builds them and sets it).
+    RegistryAndOciTools,
     /// GNU time (a child's peak RSS from `wait4`).
     GnuTime,
     /// A running control plane and a private mount namespace (root, `unshare`).

@@ -37,6 +37,8 @@ mod jsonpath;
 mod loopback_proxy;
 #[cfg(feature = "gitops")]
 mod oci;
+#[cfg(feature = "gitops")]
+mod oci_clients;
 mod outcomes;
 mod reference;
 mod render;
@@ -85,6 +87,8 @@ fn main() -> std::process::ExitCode {
     #[cfg(feature = "gitops")]
     cases.push(oci::tests());
     #[cfg(feature = "gitops")]
+    cases.push(oci_clients::tests());
+    #[cfg(feature = "gitops")]
     cases.push(gitops::git_ssh::tests());
     harness::run(cases.into_iter().flatten().collect(), |need| match need {
         harness::Need::Chromium => browser::present(),
@@ -104,6 +108,8 @@ fn main() -> std::process::ExitCode {
         harness::Need::Sshd => gitops::git_ssh::present(),
         #[cfg(feature = "gitops")]
         harness::Need::Registry => oci::present(),
+        #[cfg(feature = "gitops")]
+        harness::Need::RegistryAndOciTools => oci::present().and_then(|()| oci_clients::present()),
         other => unreachable!("no cli test needs {other:?}"),
     })
 }
