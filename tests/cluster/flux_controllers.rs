@@ -782,6 +782,16 @@ fn reconcile_a_push_and_a_pin_bump(fx: &Fx, secret: &[(&str, &str)]) {
         addons.contains("\"1.19.3\"") && !addons.contains("\"1.19.2\""),
         "{addons}"
     );
+    show(&p, "gitrepository,kustomization");
+}
+
+/// What an operator sees at the end (the walk-through in docs/guide/gitops.md is this
+/// output): the Flux objects and the ClusterInventory with its field managers.
+fn show(p: &Plane, kinds: &str) {
+    let (_, objects, _) = p.kubectl(&["get", kinds, "-n", NS]);
+    let managers = "-o=custom-columns=NAME:.metadata.name,MANAGERS:.metadata.managedFields[*].manager,CILIUM:.spec.addons[0].chartVersion";
+    let (_, live, _) = p.kubectl(&["get", "clusterinventory", managers]);
+    eprintln!("$ kubectl get {kinds} -n {NS}\n{objects}$ kubectl get clusterinventory\n{live}");
 }
 
 /// Test 1 of #26: over HTTPS with basic auth and a private CA (the Secret's `username`,
@@ -1145,6 +1155,7 @@ fn flux_controllers_verify_a_signed_oci_artifact() {
         before,
         "the verified inventory stays"
     );
+    show(&p, "ocirepository,kustomization");
 }
 
 /// The status of condition `kind` of OCIRepository `name` ("" when absent).
