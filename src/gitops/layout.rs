@@ -113,6 +113,67 @@ impl Access {
     }
 }
 
+impl Access {
+    /// What Argo CD needs to clone `url` for the Application (or ApplicationSet) `name`:
+    /// a repository Secret in `argocd` named `name` (label
+    /// `argocd.argoproj.io/secret-type=repository`, `type`, `url` and the credentials), and a
+    /// private CA in `argocd-tls-certs-cm` under the server's host name — the repo-server
+    /// trusts no CA from the Secret. `kubectl` commands with placeholders for every
+    /// credential, or why none is printed.
+    pub fn argo_advice(&self, name: &str, url: &str) -> Vec<String> {
+        let create = format!(
+            "kubectl -n argocd create secret generic {name} --from-literal=type=git --from-literal=url={url}"
+        );
+        let label = format!(
+            "kubectl -n argocd label secret {name} argocd.argoproj.io/secret-type=repository"
+        );
+        let secret = |how: &str, keys: &str| {
+            format!(
+                "Argo CD clones {url}{how} with the repository Secret argocd/{name} (label argocd.argoproj.io/secret-type=repository); create it first: {create} {keys} && {label}"
+            )
+        };
+        match self {
+            Access::Ssh => vec![
+                secret(
+                    " over SSH",
+                    "--from-file=sshPrivateKey=<private key file>",
+                ),
+                "Argo CD checks the server's host key against the ConfigMap argocd/argocd-ssh-known-hosts-cm: add it with `argocd cert add-ssh --batch --from <known_hosts holding it>`"
+                    .to_string(),
+            ],
+            Access::Basic { ca } => {
+                let mut advice = vec![secret(
+                    "",
+                    "--from-literal=username=<user> --from-literal=password=<token>",
+                )];
+                if let (Some(file), Some(host)) = (ca, url_host(url)) {
+                    advice.push(format!(
+                        "Argo CD's repo-server trusts a private CA only from the ConfigMap argocd/argocd-tls-certs-cm, under the server's host name; add {file} with `argocd cert add-tls {host} --from {file}` or: kubectl -n argocd create configmap argocd-tls-certs-cm --from-file={host}={file} --dry-run=client -o yaml | kubectl apply --server-side --field-manager=clinv -f -"
+                    ));
+                }
+                advice
+            }
+            Access::Open if url.starts_with("file://") || url.starts_with('/') => Vec::new(),
+            Access::Open => vec![format!(
+                "no credentials are configured for {url}: if the repository is private, Argo CD needs a repository Secret in argocd (see `argocd repo add`)"
+            )],
+        }
+    }
+}
+
+/// The host name of `url` (`scheme://[user@]host[:port]/…`) without its port: the key
+/// Argo CD looks a server's CA up by. `None` for an IPv6 literal (not a ConfigMap key).
+fn url_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split('/').next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if host.starts_with('[') {
+        return None;
+    }
+    let host = host.split(':').next()?;
+    (!host.is_empty()).then_some(host)
+}
+
 /// The Flux manifests that sync `path`: a GitRepository (with [`FluxSource::Own`]) and a
 /// Kustomization.
 pub fn flux(domain: &str, path: &str, source: &FluxSource<'_>) -> String {
@@ -415,6 +476,39 @@ fn resources(kustomization: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn argo_looks_a_private_ca_up_by_the_host_name_without_port() {
+        assert_eq!(
+            url_host("https://127.0.0.1:8443/inv.git"),
+            Some("127.0.0.1")
+        );
+        assert_eq!(
+            url_host("https://bot@git.acme.example/org/inv.git"),
+            Some("git.acme.example")
+        );
+        assert_eq!(url_host("https://[::1]:8443/inv.git"), None);
+        assert_eq!(url_host("/srv/inv.git"), None);
+    }
+
+    #[test]
+    fn argo_advice_names_the_repository_secret_and_the_ca() {
+        let url = "https://git.acme.example/inv.git";
+        let ca = Access::Basic {
+            ca: Some("/etc/ca.pem".into()),
+        };
+        let advice = ca.argo_advice("clusterinventory-a", url);
+        assert_eq!(advice.len(), 2, "{advice:?}");
+        assert!(advice[0].contains(
+            "kubectl -n argocd create secret generic clusterinventory-a --from-literal=type=git --from-literal=url=https://git.acme.example/inv.git --from-literal=username=<user> --from-literal=password=<token> && kubectl -n argocd label secret clusterinventory-a argocd.argoproj.io/secret-type=repository"
+        ));
+        assert!(advice[1].contains("--from-file=git.acme.example=/etc/ca.pem"));
+        let plain = Access::Basic { ca: None }.argo_advice("n", url);
+        assert_eq!(plain.len(), 1);
+        assert_eq!(Access::Ssh.argo_advice("n", "git@h:r.git").len(), 2);
+        assert!(Access::Open.argo_advice("n", "file:///r").is_empty());
+        assert_eq!(Access::Open.argo_advice("n", url).len(), 1);
+    }
 
     #[test]
     fn ordinary_domains_keep_their_readable_name() {

@@ -107,13 +107,21 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
                 }
             }
         }
-        Manifest::Argo if print.all => argo_set(&repo, &branch, print, &url()?, &mut notices)?,
+        Manifest::Argo if print.all => {
+            let url = url()?;
+            let text = argo_set(&repo, &branch, print, &url, &mut notices)?;
+            argo_access(&repo, opts, print, layout::NAME_PREFIX, &url, &mut notices);
+            text
+        }
         Manifest::Argo => {
             let destination = print
                 .destination
                 .clone()
                 .unwrap_or_else(|| Destination::Server(layout::IN_CLUSTER.into()));
-            layout::argo(domain, path, &branch, &url()?, &destination)
+            let url = url()?;
+            let name = layout::object_name(domain);
+            argo_access(&repo, opts, print, &name, &url, &mut notices);
+            layout::argo(domain, path, &branch, &url, &destination)
         }
     };
     Ok(Printed {
@@ -170,6 +178,22 @@ fn flux_manifests(
     // what is printed reconciles only once that account may apply the two objects.
     notices.push(Notice::info(LOCKDOWN.to_string()));
     Ok(Some(text))
+}
+
+/// `--print-argo`: what Argo CD needs to clone `url` (a repository Secret named `name`, a
+/// private CA), as the repository reaches it.
+fn argo_access(
+    repo: &Repo,
+    opts: &Options<'_>,
+    print: &Print<'_>,
+    name: &str,
+    url: &str,
+    notices: &mut Vec<Notice>,
+) {
+    let remote = opts.push.map_or("origin", |(remote, _)| remote);
+    let token = opts.https.token_env.is_some();
+    let access = repo.clone_access(print.repo_url, remote, token);
+    notices.extend(access.argo_advice(name, url).into_iter().map(Notice::info));
 }
 
 /// One folder per domain (one Application each: their names come from the domain): the

@@ -28,6 +28,10 @@ pub enum Need {
     /// (`scripts/flux-controllers build`, found through `CLINV_FLUX_CONTROLLERS`;
     /// `scripts/test` builds them and sets it) and the git servers their tests push to.
     PlaneAndFluxControllers,
+    /// A running control plane, Argo CD's repo-server and application-controller
+    /// (`scripts/argocd build`, found through `CLINV_ARGOCD`; `scripts/test` builds them and
+    /// sets it), Debian's `redis-server` and the HTTPS git server the test pushes to.
+    PlaneAndArgoCd,
     /// Debian's `tinyproxy`.
     Tinyproxy,
     /// Headless Chromium.

@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 
 /// Field manager of the objects the tests install themselves (CRDs, namespace, the
 /// printed Flux objects, as a user's `kubectl apply --server-side` would).
-const MANAGER: &str = "clinv-tests";
+pub(crate) const MANAGER: &str = "clinv-tests";
 /// Where Flux's objects live (`RUNTIME_NAMESPACE` of the controllers).
 const NS: &str = "flux-system";
-const DOMAIN: &str = "prod.acme.example";
-const USER: &str = "bot";
-const PASSWORD: &str = "FAKESECRET-flux-https-token-3d7a";
+pub(crate) const DOMAIN: &str = "prod.acme.example";
+pub(crate) const USER: &str = "bot";
+pub(crate) const PASSWORD: &str = "FAKESECRET-flux-https-token-3d7a";
 /// The loopback ports this module may take (other helpers use other ranges).
 const PORTS: std::ops::Range<u16> = 39000..39500;
 /// How long a controller gets to reconcile after being asked to.
@@ -78,12 +78,17 @@ pub fn present() -> Result<(), String> {
 
 /// `n` free loopback ports of [`PORTS`], from a start that differs between processes.
 fn free_ports(n: usize) -> Vec<u16> {
-    let len = PORTS.end - PORTS.start;
+    free_ports_in(PORTS, n)
+}
+
+/// `n` free loopback ports of `range`, from a start that differs between processes.
+pub(crate) fn free_ports_in(range: std::ops::Range<u16>, n: usize) -> Vec<u16> {
+    let len = range.end - range.start;
     let start = (std::process::id() % u32::from(len)) as u16;
     let mut held = Vec::new();
     let mut ports = Vec::new();
     for i in 0..len {
-        let port = PORTS.start + (start + i) % len;
+        let port = range.start + (start + i) % len;
         if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
             held.push(listener);
             ports.push(port);
@@ -92,7 +97,7 @@ fn free_ports(n: usize) -> Vec<u16> {
             }
         }
     }
-    panic!("fewer than {n} free ports in {PORTS:?}");
+    panic!("fewer than {n} free ports in {range:?}");
 }
 
 /// Whether a controller-runtime health endpoint answers `GET /readyz` with 200.
@@ -336,7 +341,7 @@ fn install_crds(p: &Plane, dir: &Path) {
 }
 
 /// Calls `done` every 250 ms until it is true (true) or `limit` has passed (false).
-fn poll(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+pub(crate) fn poll(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let until = Instant::now() + limit;
     loop {
         if done() {
@@ -350,7 +355,7 @@ fn poll(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 }
 
 /// The YAML documents of a multi-document text, as JSON values (empty ones dropped).
-fn documents(text: &str) -> Vec<Value> {
+pub(crate) fn documents(text: &str) -> Vec<Value> {
     serde_saphyr::from_multiple::<Value>(text)
         .unwrap()
         .into_iter()
@@ -361,8 +366,8 @@ fn documents(text: &str) -> Vec<Value> {
 /// A project copy, a bare repository `inv.git` behind a real git server, and a clone of
 /// it whose `origin` is the server's URL, set up as for a CI job that runs
 /// `clinv commit --push`.
-struct Fx {
-    dir: tempfile::TempDir,
+pub(crate) struct Fx {
+    pub(crate) dir: tempfile::TempDir,
     /// The bare repository the server serves.
     bare: PathBuf,
     /// What clinv's git needs besides the clone's configuration (`GIT_SSH_COMMAND`).
@@ -374,7 +379,7 @@ struct Fx {
 impl Fx {
     /// Over HTTPS with basic auth ([`GitServer`](crate::git_https::GitServer)): the password
     /// from git's store helper, the server's private CA from `http.sslCAInfo`.
-    fn https() -> Fx {
+    pub(crate) fn https() -> Fx {
         let dir = tempfile::tempdir().unwrap();
         let server = crate::git_https::GitServer::start(&dir.path().join("srv"), USER, PASSWORD);
         let bare = server.dir.join("repos/inv.git");
@@ -459,7 +464,7 @@ impl Fx {
         self.dir.path().join("home")
     }
 
-    fn root(&self) -> PathBuf {
+    pub(crate) fn root(&self) -> PathBuf {
         self.dir.path().join("project")
     }
 
@@ -468,7 +473,7 @@ impl Fx {
     }
 
     /// `clinv commit --domain DOMAIN --repo WORK ARGS…`, as a CI job runs it.
-    fn commit(&self, args: &[&str]) -> Run {
+    pub(crate) fn commit(&self, args: &[&str]) -> Run {
         let root = self.root();
         let work = self.work();
         let mut all = vec![
@@ -503,12 +508,12 @@ impl Fx {
     }
 
     /// The commit `main` names on the server.
-    fn tip(&self) -> String {
+    pub(crate) fn tip(&self) -> String {
         git(&self.bare, &["rev-parse", "main"]).trim().to_string()
     }
 
     /// The ClusterInventory committed on the server's `main` under `path`.
-    fn committed_inventory(&self, path: &str) -> Value {
+    pub(crate) fn committed_inventory(&self, path: &str) -> Value {
         let files = git(
             &self.bare,
             &["ls-tree", "-r", "--name-only", "main", "--", path],
@@ -591,7 +596,7 @@ fn apply_printed_flux(p: &Plane, fx: &Fx, secret: &[(&str, &str)]) -> Printed {
 
 /// The arguments of the advice's `kubectl create secret generic NAME --from-…=KEY=VALUE…`
 /// (after `generic`), each `<placeholder>` VALUE filled in from `values` by its KEY.
-fn fill_placeholders(create: &str, values: &[(&str, &str)]) -> Vec<String> {
+pub(crate) fn fill_placeholders(create: &str, values: &[(&str, &str)]) -> Vec<String> {
     let (name, rest) = create.split_once(' ').unwrap_or((create, ""));
     let arg = regex::Regex::new(r"--from-(literal|file)=([A-Za-z0-9._-]+)=(<[^>]*>|\S+)").unwrap();
     let mut args = vec![name.to_string()];

@@ -37,6 +37,8 @@ mod https;
 mod oci;
 
 mod agent;
+#[cfg(feature = "gitops")]
+mod argocd;
 mod diff;
 mod faults;
 #[cfg(feature = "gitops")]
@@ -69,6 +71,8 @@ static LOCK: Mutex<()> = Mutex::new(());
 fn main() -> std::process::ExitCode {
     let cases = [
         agent::tests(),
+        #[cfg(feature = "gitops")]
+        argocd::tests(),
         diff::tests(),
         faults::tests(),
         flux_engine::tests(),
@@ -97,6 +101,8 @@ fn main() -> std::process::ExitCode {
         harness::Need::PlaneAndFluxControllers => {
             kubeconfig().and_then(|_| flux_controllers::present())
         }
+        #[cfg(feature = "gitops")]
+        harness::Need::PlaneAndArgoCd => kubeconfig().and_then(|_| argocd::present()),
         harness::Need::PlaneAndMountNamespace => {
             kubeconfig().and_then(|_| incluster::mount_namespace())
         }

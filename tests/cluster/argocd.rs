@@ -1,0 +1,601 @@
+//! The whole GitOps path as a team runs it, through Argo CD's real components:
+//! `clinv commit --push` → a git server → **argocd-repo-server** fetches the commit and
+//! builds the folder (kustomize) → **argocd-application-controller** syncs it →
+//! `ClusterInventory/cluster`.
+//!
+//! Both run as plain processes (`scripts/argocd build`, found through `CLINV_ARGOCD`)
+//! against the test API server with `ARGOCD_FAKE_IN_CLUSTER=true` (the in-cluster
+//! destination `https://kubernetes.default.svc` is the kubeconfig's server, as in Argo CD's
+//! own local setup), with Debian's redis-server on loopback. The cluster holds what Argo
+//! CD's install manifests give it for these two: the Application and AppProject CRDs, the
+//! namespace `argocd` with argocd-cm, argocd-rbac-cm, argocd-secret and the `default`
+//! AppProject. Besides, exactly what `clinv commit --print-argo` printed and the commands
+//! its advice gives, run as printed. One step stands in for the kubelet: the repo-server's
+//! pod mounts the ConfigMap argocd-tls-certs-cm at its TLS data path; here its keys are
+//! copied there as files (what Argo CD's dev-mounter does outside a cluster).
+
+use crate::flux_controllers::{
+    DOMAIN, Fx, MANAGER, PASSWORD, USER, documents, free_ports_in, poll,
+};
+use crate::{Plane, plane};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Argo CD's namespace (the controller's `--namespace`).
+const NS: &str = "argocd";
+/// The loopback ports this module may take (other helpers use other ranges).
+const PORTS: std::ops::Range<u16> = 31000..32000;
+/// How long Argo CD gets to sync after an Application is applied or refreshed.
+const SYNC: Duration = Duration::from_secs(180);
+/// Debian's Redis (redis-server; `.ci/run` installs it).
+const REDIS: &str = "redis-server";
+
+/// What Argo CD's install manifests create for the repo-server and the
+/// application-controller, besides the CRDs: the namespace, the settings ConfigMaps and
+/// Secret (empty: the defaults) and the `default` AppProject.
+const BASE: &str = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: argocd
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: argocd-cm
+  namespace: argocd
+  labels: {app.kubernetes.io/name: argocd-cm, app.kubernetes.io/part-of: argocd}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: argocd-rbac-cm
+  namespace: argocd
+  labels: {app.kubernetes.io/name: argocd-rbac-cm, app.kubernetes.io/part-of: argocd}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: argocd-tls-certs-cm
+  namespace: argocd
+  labels: {app.kubernetes.io/name: argocd-tls-certs-cm, app.kubernetes.io/part-of: argocd}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: argocd-secret
+  namespace: argocd
+  labels: {app.kubernetes.io/name: argocd-secret, app.kubernetes.io/part-of: argocd}
+type: Opaque
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata:
+  name: default
+  namespace: argocd
+spec:
+  sourceRepos: ['*']
+  destinations: [{namespace: '*', server: '*'}]
+  clusterResourceWhitelist: [{group: '*', kind: '*'}]
+";
+
+/// The cache folder of `scripts/argocd build`, or why there is none.
+pub fn argocd() -> Result<PathBuf, String> {
+    let hint = "run scripts/test (it builds scripts/argocd)";
+    let Some(dir) = std::env::var_os("CLINV_ARGOCD").map(PathBuf::from) else {
+        return Err(format!("no Argo CD: CLINV_ARGOCD unset; {hint}"));
+    };
+    for file in ["argocd", "kustomize", "versions"] {
+        if !dir.join(file).is_file() {
+            return Err(format!(
+                "no Argo CD: CLINV_ARGOCD={} holds no {file}; {hint}",
+                dir.display()
+            ));
+        }
+    }
+    Ok(dir)
+}
+
+/// Argo CD, Redis and the HTTPS git server (nginx + fcgiwrap) the test pushes to.
+pub fn present() -> Result<(), String> {
+    argocd()?;
+    crate::git_https::present()?;
+    let found = Command::new(REDIS)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        return Err(format!(
+            "no {REDIS}: apt-get install redis-server (.ci/run does)"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `GET path` on the loopback `port` answers 200.
+fn http_ok(port: u16, path: &str) -> bool {
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    if s.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200")
+}
+
+/// One process; its output (its log) goes to `log`.
+struct Running {
+    name: &'static str,
+    child: Child,
+    log: PathBuf,
+}
+
+/// Redis, argocd-repo-server and argocd-application-controller running against the plane,
+/// what they need installed. Dropped: the Applications are deleted, the processes killed,
+/// what the test created in `argocd` deleted and the plane reset; when the test failed,
+/// the logs are printed.
+pub struct Argo<'a> {
+    p: &'a Plane,
+    running: Vec<Running>,
+    started: Instant,
+    /// The repo-server's `ARGOCD_TLS_DATA_PATH` (argocd-tls-certs-cm's mount in a pod).
+    tls: PathBuf,
+}
+
+impl<'a> Argo<'a> {
+    /// Installs the CRDs and the base objects, starts Redis, the repo-server and the
+    /// application-controller (logs and state under `dir`) and waits until all answer.
+    pub fn start(p: &'a Plane, dir: &Path) -> Argo<'a> {
+        let bin = argocd().unwrap_or_else(|why| panic!("{why}"));
+        install(p, &bin.join("crds"));
+        let [redis, repo, repo_metrics, metrics] = free_ports_in(PORTS, 4)[..] else {
+            unreachable!()
+        };
+        let tls = dir.join("tls");
+        for sub in ["tls", "ssh", "home"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        let mut argo = Argo {
+            p,
+            running: Vec::new(),
+            started: Instant::now(),
+            tls,
+        };
+        let port = redis.to_string();
+        let args = ["--save", "", "--appendonly", "no", "--bind", "127.0.0.1"];
+        let mut redis_args = args.to_vec();
+        redis_args.extend(["--port", &port]);
+        argo.spawn("redis", Path::new(REDIS), &redis_args, &[], dir);
+        let up = poll(Duration::from_secs(20), || {
+            std::net::TcpStream::connect(("127.0.0.1", redis)).is_ok()
+        });
+        assert!(
+            up,
+            "redis-server not listening on {redis}:\n{}",
+            argo.logs()
+        );
+        argo.spawn_argo(&bin, dir, [redis, repo, repo_metrics, metrics]);
+        argo.wait_ready("argocd-repo-server", repo_metrics);
+        argo.wait_ready("argocd-application-controller", metrics);
+        eprintln!(
+            "argo cd ready {} ms after start",
+            argo.started.elapsed().as_millis()
+        );
+        argo
+    }
+
+    /// The repo-server and the application-controller, as Argo CD's Procfile runs them
+    /// outside a cluster: the multi-call binary by the name of its link, `--redis`,
+    /// `--repo-server`, `ARGOCD_FAKE_IN_CLUSTER=true`, the kubeconfig; the cache folder on
+    /// the repo-server's PATH as `/usr/local/bin` is in the image (git's askpass helper is
+    /// `argocd`; kustomize).
+    fn spawn_argo(&mut self, bin: &Path, dir: &Path, ports: [u16; 4]) {
+        let [redis, repo, repo_metrics, metrics] = ports.map(|p| p.to_string());
+        let redis = format!("127.0.0.1:{redis}");
+        let repo_addr = format!("127.0.0.1:{repo}");
+        let kubeconfig = self.p.admin.to_str().unwrap().to_string();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let sock = dir.join("askpass.sock");
+        let env = [
+            ("ARGOCD_FAKE_IN_CLUSTER", "true".to_string()),
+            ("KUBECONFIG", kubeconfig.clone()),
+            ("ARGOCD_TLS_DATA_PATH", self.tls.display().to_string()),
+            (
+                "ARGOCD_SSH_DATA_PATH",
+                dir.join("ssh").display().to_string(),
+            ),
+            ("ARGOCD_GPG_ENABLED", "false".to_string()),
+            ("ARGOCD_ASK_PASS_SOCK", sock.display().to_string()),
+            ("HOME", dir.join("home").display().to_string()),
+            ("PATH", path),
+        ];
+        let common = ["--loglevel=debug", "--logformat=text", "--redis", &redis];
+        let mut repo_args = common.to_vec();
+        repo_args.extend(["--address=127.0.0.1", "--port", &repo]);
+        repo_args.extend([
+            "--metrics-address=127.0.0.1",
+            "--metrics-port",
+            &repo_metrics,
+        ]);
+        let server = bin.join("argocd-repo-server");
+        self.spawn("argocd-repo-server", &server, &repo_args, &env, dir);
+        let mut ctl_args = common.to_vec();
+        ctl_args.extend(["--repo-server", &repo_addr, "--metrics-port", &metrics]);
+        ctl_args.extend(["--kubeconfig", &kubeconfig, "--namespace", NS]);
+        let controller = bin.join("argocd-application-controller");
+        self.spawn(
+            "argocd-application-controller",
+            &controller,
+            &ctl_args,
+            &env,
+            dir,
+        );
+    }
+
+    fn spawn(
+        &mut self,
+        name: &'static str,
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, String)],
+        dir: &Path,
+    ) {
+        let log = dir.join(format!("{name}.log"));
+        let out = std::fs::File::create(&log).unwrap();
+        let mut command = Command::new(program);
+        command.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+        for proxy in ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] {
+            command.env_remove(proxy);
+        }
+        let child = command
+            .env_remove("ALL_PROXY")
+            .env_remove("all_proxy")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{} does not start: {e}", program.display()));
+        self.running.push(Running { name, child, log });
+    }
+
+    /// Waits until `name` answers `GET /healthz` on `port`; panics (printing the logs
+    /// through Drop) when it exits or takes more than 60 s.
+    fn wait_ready(&mut self, name: &str, port: u16) {
+        let until = Instant::now() + Duration::from_secs(60);
+        let running = self.running.iter_mut().find(|r| r.name == name).unwrap();
+        while !http_ok(port, "/healthz") {
+            if let Ok(Some(status)) = running.child.try_wait() {
+                panic!("{name} exited: {status}");
+            }
+            assert!(Instant::now() < until, "{name} not ready after 60 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// What the kubelet does for the repo-server's pod: argocd-tls-certs-cm's keys as files
+    /// of its TLS data path (one PEM file per server name).
+    fn mount_tls_certs(&self) {
+        let (code, out, err) = self.p.kubectl(&[
+            "get",
+            "configmap",
+            "argocd-tls-certs-cm",
+            "-n",
+            NS,
+            "-o",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let cm: Value = serde_json::from_str(&out).unwrap();
+        for (host, pem) in cm["data"].as_object().into_iter().flatten() {
+            std::fs::write(self.tls.join(host), pem.as_str().unwrap()).unwrap();
+        }
+    }
+
+    /// The processes' logs (the last lines of each).
+    pub fn logs(&self) -> String {
+        let mut all = String::new();
+        for r in &self.running {
+            let text = std::fs::read_to_string(&r.log).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(60)..];
+            all.push_str(&format!("--- {} ({}) ---\n", r.name, r.log.display()));
+            for line in tail {
+                all.push_str(line);
+                all.push('\n');
+            }
+        }
+        all
+    }
+}
+
+impl Drop for Argo<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("Argo CD's logs:\n{}", self.logs());
+        }
+        let p = self.p;
+        p.kubectl(&[
+            "delete",
+            "applications.argoproj.io",
+            "--all",
+            "-n",
+            NS,
+            "--timeout=60s",
+        ]);
+        for r in &mut self.running {
+            let _ = r.child.kill();
+            let _ = r.child.wait();
+        }
+        // Whatever a dead controller left: without its finalizer it goes.
+        let (_, names, _) = p.kubectl(&["get", "applications.argoproj.io", "-n", NS, "-o", "name"]);
+        for name in names.lines() {
+            let clear = r#"{"metadata":{"finalizers":null}}"#;
+            p.kubectl(&["patch", name, "-n", NS, "--type=merge", "-p", clear]);
+            p.kubectl(&["delete", name, "-n", NS, "--wait=false"]);
+        }
+        // The namespace stays (no namespace controller on the plane to empty it).
+        for kind in ["secrets", "configmaps", "appprojects.argoproj.io"] {
+            p.kubectl(&["delete", kind, "--all", "-n", NS]);
+        }
+        p.reset();
+    }
+}
+
+/// Applies every CRD of `dir` server-side, waits until each is Established, then the base
+/// objects ([`BASE`]).
+fn install(p: &Plane, dir: &Path) {
+    let apply = [
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        &format!("--field-manager={MANAGER}"),
+        "-f",
+    ];
+    let mut args = apply.to_vec();
+    args.push(dir.to_str().unwrap());
+    let (code, _, err) = p.kubectl(&args);
+    assert_eq!(code, 0, "{}: {err}", dir.display());
+    for crd in ["applications.argoproj.io", "appprojects.argoproj.io"] {
+        let (code, _, err) = p.kubectl(&[
+            "wait",
+            "--for=condition=Established",
+            &format!("crd/{crd}"),
+            "--timeout=60s",
+        ]);
+        assert_eq!(code, 0, "{crd}: {err}");
+    }
+    let mut args = apply.to_vec();
+    args.push("-");
+    let (code, _, err) = p.kubectl_as(&p.admin, &args, Some(BASE));
+    assert_eq!(code, 0, "{err}");
+}
+
+/// What `--print-argo` printed: its text and the Application's name and folder.
+struct Printed {
+    text: String,
+    name: String,
+    path: String,
+}
+
+/// `commit --print-argo`: runs the `kubectl -n argocd …` commands its advice gives, with
+/// `values` filling the `<placeholder>`s of `--from-literal=KEY=<…>` by KEY, then applies
+/// exactly what it printed (server-side, as a user would).
+fn apply_printed_argo(p: &Plane, argo: &Argo, fx: &Fx, values: &[(&str, &str)]) -> Printed {
+    let run = fx.commit(&["--print-argo"]);
+    let docs = documents(&run.stdout);
+    assert_eq!(docs.len(), 1, "{}", run.stdout);
+    let app = &docs[0];
+    assert_eq!(app["kind"], "Application", "{}", run.stdout);
+    assert_eq!(app["metadata"]["namespace"], NS, "{}", run.stdout);
+    let placeholder = regex::Regex::new(r"--from-literal=([A-Za-z0-9._-]+)=<[^>]*>").unwrap();
+    for line in run.stderr.lines() {
+        let Some(at) = line.find("kubectl -n argocd ") else {
+            continue;
+        };
+        let command = placeholder.replace_all(&line[at..], |c: &regex::Captures| {
+            let key = &c[1];
+            let value = values
+                .iter()
+                .find(|(k, _)| *k == key)
+                .unwrap_or_else(|| panic!("no value for {key}: {line}"))
+                .1;
+            format!("--from-literal={key}={value}")
+        });
+        assert!(!command.contains('<'), "a placeholder left in: {command}");
+        as_user(p, &command);
+    }
+    argo.mount_tls_certs();
+    let args = [
+        "apply",
+        "--server-side",
+        &format!("--field-manager={MANAGER}"),
+        "-f",
+        "-",
+    ];
+    let (code, _, err) = p.kubectl_as(&p.admin, &args, Some(&run.stdout));
+    assert_eq!(code, 0, "{err}\n{}", run.stdout);
+    Printed {
+        text: run.stdout.clone(),
+        name: app["metadata"]["name"].as_str().unwrap().to_string(),
+        path: app["spec"]["source"]["path"].as_str().unwrap().to_string(),
+    }
+}
+
+/// Runs `command` through `sh` as a user would paste it, with the plane's admin kubeconfig
+/// and the tests' kubectl first in PATH.
+fn as_user(p: &Plane, command: &str) {
+    let bin = tempfile::tempdir().unwrap();
+    let mut kubectl = crate::kubectl();
+    if !kubectl.is_absolute() {
+        kubectl = which_kubectl();
+    }
+    std::os::unix::fs::symlink(&kubectl, bin.path().join("kubectl")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("sh")
+        .args(["-c", command])
+        .env("KUBECONFIG", &p.admin)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the advised command failed: {command}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `kubectl` as found in PATH (when [`crate::kubectl`] names no path).
+fn which_kubectl() -> PathBuf {
+    let out = Command::new("sh")
+        .args(["-c", "command -v kubectl"])
+        .output()
+        .unwrap();
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// Waits until the Application `name` is Synced at `revision` by a sync that succeeded;
+/// panics with its status after [`SYNC`].
+fn wait_synced(p: &Plane, argo: &Argo, name: &str, revision: &str) {
+    let mut last = Value::Null;
+    let synced = poll(SYNC, || {
+        let (code, out, _) = p.kubectl(&["get", "application", name, "-n", NS, "-o", "json"]);
+        if code != 0 {
+            return false;
+        }
+        last = serde_json::from_str(&out).unwrap();
+        let status = &last["status"];
+        let op = &status["operationState"];
+        status["sync"]["status"] == "Synced"
+            && status["sync"]["revision"] == revision
+            && op["phase"] == "Succeeded"
+            && op["syncResult"]["revision"] == revision
+    });
+    assert!(
+        synced,
+        "Application {name} not synced at {revision} after {SYNC:?}:\n{:#}",
+        last["status"]
+    );
+    eprintln!(
+        "Application {name} synced at {revision} (health {}), {:.1} s after Argo CD started",
+        last["status"]["health"]["status"],
+        argo.started.elapsed().as_secs_f64()
+    );
+}
+
+/// `argocd app get --refresh`'s request: the annotation `argocd.argoproj.io/refresh`.
+fn request_refresh(p: &Plane, name: &str) {
+    let refresh = "argocd.argoproj.io/refresh=normal";
+    let args = [
+        "annotate",
+        "--overwrite",
+        "-n",
+        NS,
+        "application",
+        name,
+        refresh,
+    ];
+    let (code, _, err) = p.kubectl(&args);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// The live ClusterInventory: applied by Argo CD alone (server-side, its field manager)
+/// and tracked for `printed`'s Application; its spec what was committed at the tip and
+/// what clinv renders from the project (apart from `renderedAt`).
+fn assert_applied_by_argo(p: &Plane, fx: &Fx, printed: &Printed) -> Value {
+    let get = [
+        "get",
+        "clusterinventory",
+        "cluster",
+        "--show-managed-fields",
+        "-o",
+        "json",
+    ];
+    let (code, out, err) = p.kubectl(&get);
+    assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
+    let live: Value = serde_json::from_str(&out).unwrap();
+    let tracking = &live["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"];
+    let want = format!("{}:lok8s.dev/ClusterInventory:/cluster", printed.name);
+    assert_eq!(tracking, want.as_str(), "{:#}", live["metadata"]);
+    let managers: Vec<(&str, &str)> = live["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let field = |k: &str| m[k].as_str().unwrap_or_default();
+            (field("manager"), field("operation"))
+        })
+        .collect();
+    assert_eq!(managers, [("argocd-controller", "Apply")]);
+    let committed = fx.committed_inventory(&printed.path);
+    assert_eq!(live["spec"], committed["spec"]);
+    let mut render = crate::support::rendered(&fx.root(), DOMAIN)["spec"].clone();
+    let mut spec = live["spec"].clone();
+    for s in [&mut render, &mut spec] {
+        s.as_object_mut().unwrap().remove("renderedAt");
+    }
+    assert_eq!(spec, render);
+    live
+}
+
+/// Issue #26, Argo CD: over HTTPS with basic auth and a private CA, `commit --push` →
+/// repo-server → application-controller → ClusterInventory; then a pushed pin bump
+/// synced on a refresh request, as `argocd app get --refresh` asks.
+fn argocd_syncs_a_push_over_https_and_a_pin_bump() {
+    let fx = Fx::https();
+    let p = plane();
+    p.reset();
+    let argo = Argo::start(&p, &fx.dir.path().join("argocd"));
+    let run = fx.commit(&["--push"]);
+    assert!(
+        run.stderr.contains("pushed main to origin"),
+        "{}",
+        run.stderr
+    );
+    let values = [("username", USER), ("password", PASSWORD)];
+    let printed = apply_printed_argo(&p, &argo, &fx, &values);
+    let tip = fx.tip();
+    wait_synced(&p, &argo, &printed.name, &tip);
+    let live = assert_applied_by_argo(&p, &fx, &printed);
+    let addons = live["spec"]["addons"].to_string();
+    assert!(addons.contains("\"1.19.2\""), "{addons}\n{}", printed.text);
+
+    crate::support::set_chart_version(&fx.root(), "cilium", "1.19.3");
+    let run = fx.commit(&["--push"]);
+    assert!(
+        run.stderr.contains("cilium 1.19.2 → 1.19.3"),
+        "{}",
+        run.stderr
+    );
+    let bumped = fx.tip();
+    assert_ne!(bumped, tip);
+    request_refresh(&p, &printed.name);
+    wait_synced(&p, &argo, &printed.name, &bumped);
+    let live = assert_applied_by_argo(&p, &fx, &printed);
+    let addons = live["spec"]["addons"].to_string();
+    assert!(
+        addons.contains("\"1.19.3\"") && !addons.contains("\"1.19.2\""),
+        "{addons}"
+    );
+}
+
+trials! {
+    PlaneAndArgoCd: [
+        argocd_syncs_a_push_over_https_and_a_pin_bump,
+    ],
+}
