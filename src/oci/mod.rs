@@ -105,6 +105,14 @@ impl Session {
         Ok(tags)
     }
 
+    /// The digest `tag` names now (a `HEAD`, nothing read), `None` when it names nothing.
+    ///
+    /// # Errors
+    /// The registry cannot be reached or refuses.
+    pub fn digest(&mut self, tag: &str) -> Result<Option<String>> {
+        Ok(self.client.tag_digest(tag)?)
+    }
+
     /// The artifact `manifest` (a tag or digest) names, its signature checked first
     /// against `verify` when given.
     ///
@@ -112,7 +120,8 @@ impl Session {
     /// The registry cannot be reached or refuses; [`OciError::Unverified`]; an artifact
     /// that is not one content layer of files.
     pub fn pull(&mut self, manifest: &str, verify: Option<&PublicKey>) -> Result<Pulled> {
-        let named = format!("oci://{}:{manifest}", self.reference.name());
+        let separator = if manifest.starts_with("sha256:") { '@' } else { ':' };
+        let named = format!("oci://{}{separator}{manifest}", self.reference.name());
         let problem = |problem| OciError::Pull {
             reference: named.clone(),
             problem,
@@ -157,7 +166,10 @@ impl Session {
             Unverified::NotByKey(layers.len())
         };
         Err(OciError::Unverified {
-            reference: format!("{named}@{digest}"),
+            reference: match named.contains('@') {
+                true => named.to_string(),
+                false => format!("{named}@{digest}"),
+            },
             reason,
         }
         .into())

@@ -64,6 +64,14 @@ impl Reference {
         self.digest.as_deref().unwrap_or(&self.tag)
     }
 
+    /// `oci://registry/repository:tag`, or `…@sha256:…` when a digest names the manifest.
+    pub fn shown(&self) -> String {
+        match &self.digest {
+            Some(d) => format!("{}@{d}", self.url()),
+            None => format!("{}:{}", self.url(), self.tag),
+        }
+    }
+
     /// `registry/repository`, as cosign names a signed image.
     pub fn name(&self) -> String {
         format!("{}/{}", self.registry, self.repository)

@@ -228,7 +228,7 @@ impl Client {
     }
 
     /// The digest `tag` names now, `None` when it names nothing.
-    fn tag_digest(&mut self, tag: &str) -> Result<Option<String>, OciError> {
+    pub fn tag_digest(&mut self, tag: &str) -> Result<Option<String>, OciError> {
         let url = format!("{}/manifests/{tag}", self.base);
         let response = self.send("HEAD", &url, &[("Accept", MANIFEST)], None, "tag check")?;
         match response.status().as_u16() {

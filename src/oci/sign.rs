@@ -306,24 +306,37 @@ fn pem_section(
 mod tests {
     use super::*;
 
-    /// A throwaway P-256 key made for this test (`openssl genpkey -algorithm EC -pkeyopt
-    /// ec_paramgen_curve:P-256`), and its public half (`openssl pkey -pubout`).
-    const KEY: &str = "-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgu9dRVUIJAov9tXG9
-gMiPfXtuQEzbn7s92aDDPxS8IWOhRANCAATpypswnROwZZPjesuER77zASRDLESj
-6NdCB4E9ahCjt0iv4Intj72YOkG6L5m10IRkTM+xrEapLNVGnLY4EKb6
------END PRIVATE KEY-----
-";
-    const PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
-MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE6cqbMJ0TsGWT43rLhEe+8wEkQyxE
-o+jXQgeBPWoQo7dIr+CJ7Y+9mDpBui+ZtdCEZEzPsaxGqSzVRpy2OBCm+g==
------END PUBLIC KEY-----
-";
+    /// A fresh P-256 key made at test time: (private PKCS#8 DER, private PEM, public
+    /// PEM). No key is committed.
+    fn fresh_key() -> (Vec<u8>, String, String) {
+        let rng = ring::rand::SystemRandom::new();
+        let alg = &sig::ECDSA_P256_SHA256_ASN1_SIGNING;
+        let der = sig::EcdsaKeyPair::generate_pkcs8(alg, &rng).unwrap();
+        let pair = sig::EcdsaKeyPair::from_pkcs8(alg, der.as_ref(), &rng).unwrap();
+        let mut spki = P256_SPKI_PREFIX.to_vec();
+        spki.extend_from_slice(pair.public_key().as_ref());
+        let (private, public) = (pem("PRIVATE KEY", der.as_ref()), pem("PUBLIC KEY", &spki));
+        (der.as_ref().to_vec(), private, public)
+    }
+
+    fn pem(label: &str, der: &[u8]) -> String {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+        let lines: Vec<&str> = b64
+            .as_bytes()
+            .chunks(64)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        format!(
+            "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
+            lines.join("\n")
+        )
+    }
 
     #[test]
     fn a_signature_verifies_with_the_public_half_only_over_its_payload() {
-        let key = SigningKey::from_pem(KEY.as_bytes(), None).unwrap();
-        let public = PublicKey::from_pem(PUBLIC.as_bytes()).unwrap();
+        let (_, private, public) = fresh_key();
+        let key = SigningKey::from_pem(private.as_bytes(), None).unwrap();
+        let public = PublicKey::from_pem(public.as_bytes()).unwrap();
         assert_eq!(key.public(), public);
         let p = payload("r.example/fleet/a", "sha256:00");
         let s = key.sign(&p).unwrap();
@@ -336,6 +349,7 @@ o+jXQgeBPWoQo7dIr+CJ7Y+9mDpBui+ZtdCEZEzPsaxGqSzVRpy2OBCm+g==
 
     #[test]
     fn keys_that_cannot_sign_are_named() {
+        let (_, private, public) = fresh_key();
         let encrypted = "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n";
         let problem = |pem: &str| SigningKey::from_pem(pem.as_bytes(), None).err();
         assert_eq!(problem(encrypted), Some(KeyProblem::NoPassword));
@@ -344,41 +358,59 @@ o+jXQgeBPWoQo7dIr+CJ7Y+9mDpBui+ZtdCEZEzPsaxGqSzVRpy2OBCm+g==
             Some(KeyProblem::BadEncryptedKey)
         );
         assert_eq!(problem("no pem here"), Some(KeyProblem::NotPem));
-        assert_eq!(problem(PUBLIC), Some(KeyProblem::NotPem));
+        assert_eq!(problem(&public), Some(KeyProblem::NotPem));
         let sec1 = "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n";
         assert_eq!(problem(sec1), Some(KeyProblem::Sec1));
         assert_eq!(
-            PublicKey::from_pem(KEY.as_bytes()).err(),
+            PublicKey::from_pem(private.as_bytes()).err(),
             Some(KeyProblem::NotPem)
         );
     }
 
-    /// A key `cosign generate-key-pair` wrote with an empty password (scrypt N = 65536),
-    /// published as a test key in conforma/cli (its `TestSignVSA` signs with it under
-    /// `COSIGN_PASSWORD=""`): it opens with "", and the secretbox's tag refuses any other
-    /// password.
-    const COSIGN_KEY: &str = "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----
-eyJrZGYiOnsibmFtZSI6InNjcnlwdCIsInBhcmFtcyI6eyJOIjo2NTUzNiwiciI6
-OCwicCI6MX0sInNhbHQiOiJLYU9OQzduQVJLOVgxM1FoaWFucjAwTTBGYys2Sitr
-dnAxN1FuanpiVk9nPSJ9LCJjaXBoZXIiOnsibmFtZSI6Im5hY2wvc2VjcmV0Ym94
-Iiwibm9uY2UiOiJVOHZqWWtqMlZOUFZGdlZFZWZ3bXZ5VGloUERrelBoaCJ9LCJj
-aXBoZXJ0ZXh0IjoidWNWMnQ4TTZVNFJvb29FOXc0d3dkc3E1RDYrS2RKY245dERT
-KzFwRDRGN040SVJOWEgzSTBua3h1a3NackFOUHR1emIvTkVYQ201dUp3Zjh3Qzl1
-VlprbXdwNU5jRUZ6b3ZNS3JCZmNvdXdjaEkrMzkrQ0NhbVZPbzBucmRnZjhvcmpK
-dXdrWDBYL1phY0RUTERGaUxyc1laMWVMMmlqMGU1MVRpZmVQNTl4WXNPK1FnM1Jv
-OURRVjNQMk9ndDFDaVFHeGg1VXhUZytGc3c9PSJ9
------END ENCRYPTED SIGSTORE PRIVATE KEY-----
-";
+    /// Seals a PKCS#8 key as `cosign generate-key-pair` does (go-securesystemslib's
+    /// `encrypted`: scrypt N = 65536, r = 8, p = 1 over the password; NaCl secretbox with
+    /// a random nonce; the JSON document base64'd in an `ENCRYPTED SIGSTORE PRIVATE KEY`
+    /// block) — made at test time, so no key is committed.
+    fn cosign_sealed(der: &[u8], password: &str) -> String {
+        use crypto_secretbox::aead::{Aead, KeyInit};
+        use ring::rand::SecureRandom;
+        let rng = ring::rand::SystemRandom::new();
+        let (mut salt, mut nonce) = ([0u8; 32], [0u8; 24]);
+        rng.fill(&mut salt).unwrap();
+        rng.fill(&mut nonce).unwrap();
+        let params = scrypt::Params::new(16, 8, 1, 32).unwrap();
+        let mut key = [0u8; 32];
+        scrypt::scrypt(password.as_bytes(), &salt, &params, &mut key).unwrap();
+        let sealed = crypto_secretbox::XSalsa20Poly1305::new(&key.into())
+            .encrypt(nonce.as_slice().into(), der)
+            .unwrap();
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let doc = serde_json::json!({
+            "kdf": {"name": "scrypt", "params": {"N": 65536, "r": 8, "p": 1}, "salt": b64(&salt)},
+            "cipher": {"name": "nacl/secretbox", "nonce": b64(&nonce)},
+            "ciphertext": b64(&sealed),
+        });
+        pem("ENCRYPTED SIGSTORE PRIVATE KEY", doc.to_string().as_bytes())
+    }
 
     #[test]
     fn cosigns_encrypted_key_opens_with_its_password_only() {
-        let key = SigningKey::from_pem(COSIGN_KEY.as_bytes(), Some("")).unwrap();
+        let (der, _, public) = fresh_key();
+        let sealed = cosign_sealed(&der, "");
+        let key = SigningKey::from_pem(sealed.as_bytes(), Some("")).unwrap();
+        assert_eq!(
+            key.public(),
+            PublicKey::from_pem(public.as_bytes()).unwrap()
+        );
         let p = payload("r.example/a", "sha256:00");
         assert!(key.public().verifies(&p, &key.sign(&p).unwrap()));
         assert_eq!(
-            SigningKey::from_pem(COSIGN_KEY.as_bytes(), Some("wrong")).err(),
+            SigningKey::from_pem(sealed.as_bytes(), Some("wrong")).err(),
             Some(KeyProblem::WrongPassword)
         );
+        // cosign 1's label opens the same way.
+        let old = sealed.replace("SIGSTORE", "COSIGN");
+        assert!(SigningKey::from_pem(old.as_bytes(), Some("")).is_ok());
     }
 
     #[test]

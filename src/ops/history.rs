@@ -119,10 +119,15 @@ fn from_oci(
     let mut seen = std::collections::HashSet::new();
     let mut points = Vec::new();
     for tag in tags {
-        let pulled = session.pull(&tag, verify)?;
-        if !seen.insert(pulled.digest.clone()) {
+        // Several tags name one manifest (`latest` and its `snapshot-<id>`): each is
+        // read once, by digest.
+        let Some(digest) = session.digest(&tag)? else {
+            continue;
+        };
+        if !seen.insert(digest.clone()) {
             continue;
         }
+        let pulled = session.pull(&digest, verify)?;
         let named = format!("{}:{tag}", reference.url());
         let inventory = super::pull::inventory(&pulled, &named)?;
         let id = tag.strip_prefix("snapshot-").map_or_else(

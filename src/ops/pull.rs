@@ -34,7 +34,7 @@ pub fn import(
 ) -> Result<Imported> {
     let mut session = Session::open(reference, access)?;
     let pulled = session.pull(reference.manifest(), verify)?;
-    let named = format!("{}:{}", reference.url(), reference.manifest());
+    let named = reference.shown();
     let inventory = inventory(&pulled, &named)?;
     let crd = crd_json(&pulled, &named)?;
     let label = inventory.metadata.labels.get(DOMAIN_LABEL);

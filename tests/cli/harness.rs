@@ -164,3 +164,25 @@ pub fn run(mut cases: Vec<Case>, probe: impl Fn(Need) -> Result<(), String>) -> 
         .collect();
     libtest_mimic::run(&args, trials).exit_code()
 }
+
+/// The folder of tools a script built and `scripts/test` exported in `var`, when it holds
+/// every one of `files`; else why not (the reason an ignored test gives), naming `what`
+/// and the `script` that builds it.
+pub fn built_tools(
+    what: &str,
+    var: &str,
+    files: &[&str],
+    script: &str,
+) -> Result<std::path::PathBuf, String> {
+    let hint = format!("run scripts/test (it builds {script})");
+    let Some(dir) = std::env::var_os(var).map(std::path::PathBuf::from) else {
+        return Err(format!("no {what}: {var} unset; {hint}"));
+    };
+    match files.iter().find(|f| !dir.join(f).is_file()) {
+        Some(file) => Err(format!(
+            "no {what}: {var}={} holds no {file}; {hint}",
+            dir.display()
+        )),
+        None => Ok(dir),
+    }
+}

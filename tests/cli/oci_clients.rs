@@ -33,21 +33,12 @@ pub fn present() -> Result<(), String> {
 }
 
 fn tools() -> Result<PathBuf, String> {
-    let Some(dir) = std::env::var_os("CLINV_OCI_TOOLS").map(PathBuf::from) else {
-        return Err(
-            "no oras/crane: CLINV_OCI_TOOLS unset; run scripts/test (it builds scripts/oci-tools)"
-                .into(),
-        );
-    };
-    for tool in ["oras", "crane"] {
-        if !dir.join(tool).is_file() {
-            return Err(format!(
-                "no {tool} in CLINV_OCI_TOOLS={}; run scripts/oci-tools build",
-                dir.display()
-            ));
-        }
-    }
-    Ok(dir)
+    crate::harness::built_tools(
+        "oras/crane",
+        "CLINV_OCI_TOOLS",
+        &["oras", "crane"],
+        "scripts/oci-tools",
+    )
 }
 
 struct Fx {

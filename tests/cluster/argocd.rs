@@ -83,19 +83,12 @@ spec:
 
 /// The cache folder of `scripts/argocd build`, or why there is none.
 pub fn argocd() -> Result<PathBuf, String> {
-    let hint = "run scripts/test (it builds scripts/argocd)";
-    let Some(dir) = std::env::var_os("CLINV_ARGOCD").map(PathBuf::from) else {
-        return Err(format!("no Argo CD: CLINV_ARGOCD unset; {hint}"));
-    };
-    for file in ["argocd", "kustomize", "versions"] {
-        if !dir.join(file).is_file() {
-            return Err(format!(
-                "no Argo CD: CLINV_ARGOCD={} holds no {file}; {hint}",
-                dir.display()
-            ));
-        }
-    }
-    Ok(dir)
+    crate::harness::built_tools(
+        "Argo CD",
+        "CLINV_ARGOCD",
+        &["argocd", "kustomize", "versions"],
+        "scripts/argocd",
+    )
 }
 
 /// Argo CD, Redis and the HTTPS git server (nginx + fcgiwrap) the test pushes to.
@@ -417,15 +410,7 @@ fn apply_printed_argo(p: &Plane, argo: &Argo, fx: &Fx, values: &[(&str, &str)]) 
         as_user(p, &command);
     }
     argo.mount_tls_certs();
-    let args = [
-        "apply",
-        "--server-side",
-        &format!("--field-manager={MANAGER}"),
-        "-f",
-        "-",
-    ];
-    let (code, _, err) = p.kubectl_as(&p.admin, &args, Some(&run.stdout));
-    assert_eq!(code, 0, "{err}\n{}", run.stdout);
+    crate::flux_controllers::apply_stdin(p, &run.stdout);
     Printed {
         text: run.stdout.clone(),
         name: app["metadata"]["name"].as_str().unwrap().to_string(),

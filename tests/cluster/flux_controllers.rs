@@ -34,21 +34,21 @@ const SSHD: &str = "/usr/sbin/sshd";
 
 /// The cache folder of `scripts/flux-controllers build`, or why there is none.
 pub fn controllers() -> Result<PathBuf, String> {
-    let hint = "run scripts/test (it builds scripts/flux-controllers)";
-    let Some(dir) = std::env::var_os("CLINV_FLUX_CONTROLLERS").map(PathBuf::from) else {
-        return Err(format!(
-            "no Flux controllers: CLINV_FLUX_CONTROLLERS unset; {hint}"
-        ));
-    };
-    for file in ["source-controller", "kustomize-controller", "versions"] {
-        if !dir.join(file).is_file() {
-            return Err(format!(
-                "no Flux controllers: CLINV_FLUX_CONTROLLERS={} holds no {file}; {hint}",
-                dir.display()
-            ));
-        }
-    }
-    Ok(dir)
+    crate::harness::built_tools(
+        "Flux controllers",
+        "CLINV_FLUX_CONTROLLERS",
+        &["source-controller", "kustomize-controller", "versions"],
+        "scripts/flux-controllers",
+    )
+}
+
+/// `kubectl apply --server-side` of `text` as the admin, by the tests' field manager;
+/// panics with kubectl's error (and `text`) when it is refused.
+pub(crate) fn apply_stdin(p: &Plane, text: &str) {
+    let manager = format!("--field-manager={MANAGER}");
+    let apply = ["apply", "--server-side", manager.as_str(), "-f", "-"];
+    let (code, _, err) = p.kubectl_as(&p.admin, &apply, Some(text));
+    assert_eq!(code, 0, "{err}\n{text}");
 }
 
 /// The controllers and the git servers the tests push to: nginx + fcgiwrap, and sshd
@@ -326,18 +326,7 @@ fn install_crds(p: &Plane, dir: &Path) {
         assert!(established, "{name} is not Established after 60 s");
     }
     let ns = format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n");
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            &format!("--field-manager={MANAGER}"),
-            "-f",
-            "-",
-        ],
-        Some(&ns),
-    );
-    assert_eq!(code, 0, "{err}");
+    apply_stdin(p, &ns);
 }
 
 /// Calls `done` every 250 ms until it is true (true) or `limit` has passed (false).
@@ -570,18 +559,7 @@ fn apply_printed_flux(p: &Plane, fx: &Fx, secret: &[(&str, &str)]) -> Printed {
     assert_eq!(args[5], secret_name, "{create}");
     let (code, _, err) = p.kubectl(&args);
     assert_eq!(code, 0, "kubectl {create}: {err}");
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            &format!("--field-manager={MANAGER}"),
-            "-f",
-            "-",
-        ],
-        Some(&run.stdout),
-    );
-    assert_eq!(code, 0, "{err}\n{}", run.stdout);
+    apply_stdin(p, &run.stdout);
     Printed {
         text: run.stdout.clone(),
         source,
@@ -867,10 +845,7 @@ fn flux_controllers_apply_the_folder_through_a_bootstrap_kustomization() {
     args.extend(secret.iter().map(String::as_str));
     let (code, _, err) = p.kubectl(&args);
     assert_eq!(code, 0, "{err}");
-    let manager = format!("--field-manager={MANAGER}");
-    let apply = ["apply", "--server-side", manager.as_str(), "-f", "-"];
-    let (code, _, err) = p.kubectl_as(&p.admin, &apply, Some(&sync));
-    assert_eq!(code, 0, "{err}");
+    apply_stdin(&p, &sync);
     let revision = format!("main@sha1:{}", fx.tip());
     wait_synced(
         &p,
@@ -952,10 +927,7 @@ fn flux_controllers_under_a_multi_tenancy_lockdown_reconcile_with_what_clinv_say
     assert!(forbidden, "not refused as the service account:\n{last}");
     let (code, _, err) = p.kubectl(&["get", "clusterinventory", "cluster"]);
     assert_ne!(code, 0, "applied although forbidden: {err}");
-    let manager = format!("--field-manager={MANAGER}");
-    let apply = ["apply", "--server-side", manager.as_str(), "-f", "-"];
-    let (code, _, err) = p.kubectl_as(&p.admin, &apply, Some(LOCKDOWN_RBAC));
-    assert_eq!(code, 0, "{err}");
+    apply_stdin(&p, LOCKDOWN_RBAC);
     request_reconcile(&p, "kustomization", k);
     let revision = format!("main@sha1:{}", fx.tip());
     wait_synced(
@@ -1063,10 +1035,7 @@ impl<'a> OciSite<'a> {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
-        let manager = format!("--field-manager={MANAGER}");
-        let apply = ["apply", "--server-side", manager.as_str(), "-f", "-"];
-        let (code, _, err) = p.kubectl_as(&p.admin, &apply, Some(&printed.stdout));
-        assert_eq!(code, 0, "{err}\n{}", printed.stdout);
+        apply_stdin(p, &printed.stdout);
         let docs = documents(&printed.stdout);
         let name = docs[0]["metadata"]["name"].as_str().unwrap().to_string();
         (name, docs[0].clone())
