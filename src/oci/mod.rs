@@ -120,7 +120,11 @@ impl Session {
     /// The registry cannot be reached or refuses; [`OciError::Unverified`]; an artifact
     /// that is not one content layer of files.
     pub fn pull(&mut self, manifest: &str, verify: Option<&PublicKey>) -> Result<Pulled> {
-        let separator = if manifest.starts_with("sha256:") { '@' } else { ':' };
+        let separator = if manifest.starts_with("sha256:") {
+            '@'
+        } else {
+            ':'
+        };
         let named = format!("oci://{}{separator}{manifest}", self.reference.name());
         let problem = |problem| OciError::Pull {
             reference: named.clone(),
