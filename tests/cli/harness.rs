@@ -167,7 +167,8 @@ pub fn run(mut cases: Vec<Case>, probe: impl Fn(Need) -> Result<(), String>) -> 
 
 /// The folder of tools a script built and `scripts/test` exported in `var`, when it holds
 /// every one of `files`; else why not (the reason an ignored test gives), naming `what`
-/// and the `script` that builds it.
+/// and the `script` that builds it. (The agent-only build has none of those tests.)
+#[cfg_attr(not(feature = "gitops"), allow(dead_code))]
 pub fn built_tools(
     what: &str,
     var: &str,
