@@ -361,13 +361,7 @@ fn install(p: &Plane, dir: &Path) {
     let (code, _, err) = p.kubectl(&args);
     assert_eq!(code, 0, "{}: {err}", dir.display());
     for crd in ["applications.argoproj.io", "appprojects.argoproj.io"] {
-        let (code, _, err) = p.kubectl(&[
-            "wait",
-            "--for=condition=Established",
-            &format!("crd/{crd}"),
-            "--timeout=60s",
-        ]);
-        assert_eq!(code, 0, "{crd}: {err}");
+        p.wait_established(crd);
     }
     let mut args = apply.to_vec();
     args.push("-");

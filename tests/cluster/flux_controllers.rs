@@ -314,16 +314,7 @@ fn install_crds(p: &Plane, dir: &Path) {
         assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
     }
     for name in &names {
-        let established = poll(Duration::from_secs(60), || {
-            let (_, out, _) = p.kubectl(&[
-                "get",
-                name,
-                "-o",
-                "jsonpath={.status.conditions[?(@.type==\"Established\")].status}",
-            ]);
-            out == "True"
-        });
-        assert!(established, "{name} is not Established after 60 s");
+        p.wait_established(name);
     }
     let ns = format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n");
     apply_stdin(p, &ns);

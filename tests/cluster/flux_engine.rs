@@ -484,22 +484,8 @@ fn install_gitops_crds(p: &Plane) {
             "crd/ocirepositories.source.toolkit.fluxcd.io",
         ]
     );
-    // Polled rather than `kubectl wait`, which fails outright on a CRD whose status has
-    // no conditions yet.
     for name in &names {
-        let established = (0..600).any(|_| {
-            let (_, out, _) = p.kubectl(&[
-                "get",
-                name,
-                "-o",
-                "jsonpath={.status.conditions[?(@.type==\"Established\")].status}",
-            ]);
-            out == "True" || {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                false
-            }
-        });
-        assert!(established, "{name} is not Established after 60 s");
+        p.wait_established(name);
     }
     let namespaces = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: argocd\n";
     let (code, _, err) = p.kubectl_as(

@@ -52,13 +52,7 @@ fn the_committed_folder_builds_with_kustomize_and_applies_to_the_same_live_objec
         ])
     };
     if apply().0 != 0 {
-        let (code, _, err) = p.kubectl(&[
-            "wait",
-            "--for=condition=Established",
-            "crd/clusterinventories.lok8s.dev",
-            "--timeout=30s",
-        ]);
-        assert_eq!(code, 0, "{err}");
+        p.wait_established("clusterinventories.lok8s.dev");
         let (code, _, err) = apply();
         assert_eq!(code, 0, "{err}");
     }

@@ -196,13 +196,7 @@ impl Plane {
             Some(&crd),
         );
         assert_eq!(code, 0, "{err}");
-        let (code, _, err) = self.kubectl(&[
-            "wait",
-            "--for=condition=Established",
-            "crd/clusterinventories.lok8s.dev",
-            "--timeout=30s",
-        ]);
-        assert_eq!(code, 0, "{err}");
+        self.wait_established("clusterinventories.lok8s.dev");
         let (code, _, err) = self.kubectl(&[
             "delete",
             "clusterinventory",
@@ -210,6 +204,20 @@ impl Plane {
             "--ignore-not-found",
         ]);
         assert_eq!(code, 0, "{err}");
+    }
+
+    /// Waits up to 60 s until the CRD `name` is Established. Polled rather than
+    /// `kubectl wait`, which fails outright on a CRD whose status has no conditions yet.
+    pub fn wait_established(&self, name: &str) {
+        let query = "jsonpath={.status.conditions[?(@.type==\"Established\")].status}";
+        let crd = format!("crd/{}", name.trim_start_matches("crd/"));
+        for _ in 0..240 {
+            if self.kubectl(&["get", &crd, "-o", query]).1 == "True" {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(250));
+        }
+        panic!("{crd} is not Established after 60 s");
     }
 
     /// Deletes the CR and the CRD so a test starts from nothing.
