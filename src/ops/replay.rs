@@ -21,8 +21,6 @@ use crate::project::Project;
 use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, Store, TargetRecord, now_millis};
 use crate::util::notice::Notice;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Most domains `replay --all` delivers at once (each over its own connection, so one
@@ -505,32 +503,17 @@ pub fn replay_all(
     let reserve = (req.opts.deadline / 10).clamp(RESERVE, Duration::from_secs(2));
     let until = Instant::now() + req.opts.deadline.saturating_sub(reserve);
     let groups = by_kubeconfig(req, store, domains);
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<(usize, DomainReport)>> = Mutex::new(Vec::with_capacity(domains.len()));
-    let work = || {
-        loop {
-            let Some(group) = groups.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                return;
-            };
-            for &i in group {
+    let done = crate::util::pool::ordered(&groups, PARALLEL, |group| {
+        group
+            .iter()
+            .map(|&i| {
                 let domain = domains[i].clone();
                 let report = replay_until(req, &store.domain(&domain), Some(until));
-                done.lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push((i, DomainReport { domain, report }));
-            }
-        }
-    };
-    let workers = groups.len().clamp(1, PARALLEL);
-    std::thread::scope(|scope| {
-        for _ in 1..workers {
-            scope.spawn(work);
-        }
-        work();
+                (i, DomainReport { domain, report })
+            })
+            .collect::<Vec<_>>()
     });
-    let mut done = done
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut done: Vec<_> = done.into_iter().flatten().collect();
     done.sort_by_key(|(i, _)| *i);
     Ok(done.into_iter().map(|(_, r)| r).collect())
 }

@@ -2,7 +2,7 @@
 //! ([`files`]), waiting for a file lock ([`lock`]), content hashes ([`hash`]), which
 //! hosts `NO_PROXY` exempts ([`no_proxy`]), the one sanitiser for text that leaves the
 //! process ([`redact`]), the messages library flows return instead of printing
-//! ([`notice`]), safe points for SIGINT/SIGTERM ([`signals`]), "did you mean"
+//! ([`notice`]), bounded parallel work ([`pool`]), safe points for SIGINT/SIGTERM ([`signals`]), "did you mean"
 //! ([`suggest`]) and time formats ([`time`]).
 
 pub mod env;
@@ -11,6 +11,7 @@ pub mod hash;
 pub mod lock;
 pub mod no_proxy;
 pub mod notice;
+pub mod pool;
 pub mod redact;
 pub mod signals;
 pub mod suggest;

@@ -267,8 +267,39 @@ fn replay_dash_a_is_all_domains() {
     assert_all_queued(&fx);
 }
 
+/// `drift -A` and `status -A` read the domains' clusters in parallel: against 70 black
+/// holes, with a budget of three probe timeouts, every domain is probed and reported
+/// "not read" — in turn, all but three would be "not tried".
+fn drift_and_status_all_probe_every_black_holed_domain_within_the_timeout() {
+    let fx = Fx::new();
+    for command in ["drift", "status"] {
+        let run = fx
+            .clinv(&[command, "-A", "--timeout", "3", "--probe-timeout", "1"])
+            .run();
+        assert_eq!(run.code, 16, "{command}: {}", run.stderr);
+        for d in &fx.domains {
+            let row = run
+                .stdout
+                .lines()
+                .find(|l| l.starts_with(d.as_str()))
+                .unwrap_or_else(|| panic!("{command} {d}: {}", run.stdout));
+            assert!(!row.contains("not tried"), "{command}: {row}");
+        }
+        let reached = fx
+            .holes
+            .iter()
+            .filter(|h| {
+                h.set_nonblocking(true).unwrap();
+                h.accept().is_ok()
+            })
+            .count();
+        assert_eq!(reached, fx.domains.len(), "{command}: {}", run.stdout);
+    }
+}
+
 trials! {
     Nothing: [
+        drift_and_status_all_probe_every_black_holed_domain_within_the_timeout,
         replay_all_reports_every_black_holed_domain_and_keeps_them_queued,
         replay_all_out_of_budget_tries_nothing_and_says_so_for_each_domain,
         replay_dash_a_is_all_domains,

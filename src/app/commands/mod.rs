@@ -234,16 +234,17 @@ impl Skip {
 }
 
 /// `-A` of the commands that read each domain's cluster (`drift`, `status`): every domain
-/// of the project in name order, each through its own kubeconfig (the rule `replay --all`
-/// uses, so `--kubeconfig`/`--context` are refused) with what is left of the one
-/// `--timeout` — a black-holed cluster cannot hold the others back. `read` gets a
-/// cluster domain and its limits, `skip` a domain that is not read.
-fn each_domain<R>(
+/// of the project, each through its own kubeconfig (the rule `replay --all` uses, so
+/// `--kubeconfig`/`--context` are refused), up to [`crate::ops::replay::PARALLEL`] at once,
+/// each with what is left of the one `--timeout` when its turn comes — a black-holed
+/// cluster holds up one worker, not the others. `read` gets a cluster domain and its
+/// limits, `skip` a domain that is not read; the results are in name order.
+fn each_domain<R: Send>(
     settings: &Settings,
     command: &str,
     limits: &crate::app::cli::ClusterArgs,
-    mut read: impl FnMut(&Project, &Domain, &crate::app::cli::ClusterArgs) -> R,
-    mut skip: impl FnMut(&Domain, Skip) -> R,
+    read: impl Fn(&Project, &Domain, &crate::app::cli::ClusterArgs) -> R + Sync,
+    skip: impl Fn(&Domain, Skip) -> R + Sync,
 ) -> crate::app::Result<Vec<R>> {
     if limits.kubeconfig.is_some() || limits.context.is_some() {
         return Err(crate::app::Failure::Usage(format!(
@@ -252,19 +253,20 @@ fn each_domain<R>(
     }
     let project = project(settings)?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(limits.timeout);
-    let mut out = Vec::new();
-    for domain in project.domains() {
+    let domains = project.domains();
+    let workers = crate::ops::replay::PARALLEL;
+    Ok(crate::util::pool::ordered(&domains, workers, |domain| {
         let left = deadline
             .saturating_duration_since(std::time::Instant::now())
             .as_secs_f64();
-        out.push(match project.domain_kind(&domain) {
+        match project.domain_kind(domain) {
             crate::project::DomainKind::Deploy { cluster_ref, .. } => {
-                skip(&domain, Skip::Deploy(cluster_ref))
+                skip(domain, Skip::Deploy(cluster_ref))
             }
-            _ if left <= 0.0 => skip(&domain, Skip::NotTried),
+            _ if left <= 0.0 => skip(domain, Skip::NotTried),
             _ => read(
                 &project,
-                &domain,
+                domain,
                 &crate::app::cli::ClusterArgs {
                     kubeconfig: None,
                     context: None,
@@ -272,9 +274,8 @@ fn each_domain<R>(
                     probe_timeout: limits.probe_timeout.min(left),
                 },
             ),
-        });
-    }
-    Ok(out)
+        }
+    }))
 }
 
 /// The outcome of a fleet: an error (2) over a cluster not read (16) over a drift (1)
