@@ -94,16 +94,7 @@ pub struct Report {
 /// The domain has no cluster spec or it cannot be rendered; the runtime cannot start;
 /// the store cannot be read.
 pub fn drift(req: &Scope<'_>, rendered_at: jiff::Timestamp, offline: bool) -> Result<Report> {
-    let local = match inventory::load(req.project, req.domain, rendered_at)? {
-        Loaded::Cluster(built) => built.inventory,
-        Loaded::Deploy { .. } => {
-            return Err(Error::SpecNotFound(
-                req.project
-                    .domain_dir(req.domain)
-                    .join("cluster.lok8s.yaml"),
-            ));
-        }
-    };
+    let local = rendered(req, rendered_at)?;
     let mut notices = Vec::new();
     let (source, remote) = if offline {
         last_applied(req)?
@@ -115,6 +106,32 @@ pub fn drift(req: &Scope<'_>, rendered_at: jiff::Timestamp, offline: bool) -> Re
         source,
         notices,
     })
+}
+
+/// The project's render of the domain.
+fn rendered(req: &Scope<'_>, rendered_at: jiff::Timestamp) -> Result<ClusterInventory> {
+    match inventory::load(req.project, req.domain, rendered_at)? {
+        Loaded::Cluster(built) => Ok(built.inventory),
+        Loaded::Deploy { .. } => Err(Error::SpecNotFound(
+            req.project
+                .domain_dir(req.domain)
+                .join("cluster.lok8s.yaml"),
+        )),
+    }
+}
+
+/// Compares the project's render with an inventory already read (`status -A` reads the
+/// cluster once for both): [`Verdict::Unknown`] when it is not a ClusterInventory.
+///
+/// # Errors
+/// The domain has no cluster spec or it cannot be rendered.
+pub fn against(
+    req: &Scope<'_>,
+    rendered_at: jiff::Timestamp,
+    read: &serde_json::Value,
+) -> Result<Verdict> {
+    let remote = inventory::parse::inventory_from_value(read.clone()).ok();
+    Ok(verdict(rendered(req, rendered_at)?, remote))
 }
 
 /// The live inventory, or why there is none.

@@ -8,6 +8,7 @@ use super::Scope;
 use crate::cluster::access;
 use crate::delivery::Reason;
 use crate::error::{Error, Result};
+use crate::store::{State, StateRecord};
 use crate::util::notice::Notice;
 use crate::util::redact::escape_line;
 use serde_json::Value;
@@ -51,6 +52,18 @@ pub struct Delivery {
     pub oldest_pending_at: Option<String>,
     /// The newest `applied` state change: when, and of which snapshot.
     pub last_applied: Option<(String, String)>,
+    /// The Git channel: the newest `committed` change (`to`: the commit).
+    pub last_committed: Option<Landed>,
+    /// The registry channel: the newest `pushed` change (`to`: the reference and digest).
+    pub last_pushed: Option<Landed>,
+}
+
+/// When a snapshot reached a channel, which one, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Landed {
+    pub at: String,
+    pub snapshot: String,
+    pub to: Option<String>,
 }
 
 impl Delivery {
@@ -69,6 +82,15 @@ impl Delivery {
         d.last_applied = journal
             .last_applied()
             .map(|(snap, at)| (at.to_string(), snap.record.id.clone()));
+        let landed = |state, to: fn(&StateRecord) -> &Option<String>| {
+            journal.last_in(state).map(|(snap, st)| Landed {
+                at: st.at.clone(),
+                snapshot: snap.record.id.clone(),
+                to: to(st).clone(),
+            })
+        };
+        d.last_committed = landed(State::Committed, |st| &st.commit);
+        d.last_pushed = landed(State::Pushed, |st| &st.pushed);
         d
     }
 }

@@ -347,16 +347,23 @@ impl Journal {
     /// record: what the cluster held then (a snapshot superseded or deleted since was
     /// still applied). A pending snapshot never is.
     pub fn last_applied(&self) -> Option<(&Snapshot, &str)> {
-        let mut last: Option<(&Snapshot, &str, Option<jiff::Timestamp>)> = None;
+        self.last_in(State::Applied)
+            .map(|(snap, st)| (snap, st.at.as_str()))
+    }
+
+    /// The newest change to `state` of any snapshot (by its recorded time), with that
+    /// change: the last apply, commit or push, whatever became of the snapshot since.
+    pub fn last_in(&self, state: State) -> Option<(&Snapshot, &StateRecord)> {
+        let mut last: Option<(&Snapshot, &StateRecord, Option<jiff::Timestamp>)> = None;
         for snap in &self.snapshots {
-            for st in snap.history.iter().filter(|st| st.state == State::Applied) {
+            for st in snap.history.iter().filter(|st| st.state == state) {
                 let at = crate::util::time::parse_rfc3339(&st.at);
                 if last.as_ref().is_none_or(|(_, _, newest)| at > *newest) {
-                    last = Some((snap, st.at.as_str(), at));
+                    last = Some((snap, st, at));
                 }
             }
         }
-        last.map(|(snap, at, _)| (snap, at))
+        last.map(|(snap, st, _)| (snap, st))
     }
 
     /// The pending snapshots ordered before `id`, which a delivery of `id` supersedes.

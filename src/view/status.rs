@@ -124,18 +124,45 @@ pub fn status_section(
         Some(rendered) => out.push_str(&format!("  rendered:     {}\n", ago(rendered, now))),
         None => out.push_str("  rendered:     ?\n"),
     }
-    let Some(d) = delivery else {
-        out.push_str("  last applied: ? (the store could not be read)\n  queue:        ?\n");
-        return out;
-    };
+    match delivery {
+        Some(d) => delivery_lines(d, now, &mut out),
+        None => {
+            out.push_str("  last applied: ? (the store could not be read)\n  queue:        ?\n");
+        }
+    }
+    out
+}
+
+/// The delivery facts: the last apply, commit and push (those two only when there are
+/// any) and the queue.
+fn delivery_lines(d: &crate::ops::status::Delivery, now: i64, out: &mut String) {
+    let e = |v: &str| redact::escape_line(v);
+    // `2d ago (AT)` → `2d ago (AT, snapshot ID…)`.
+    let when = |at: &str| ago(at, now).trim_end_matches(')').to_string();
     match &d.last_applied {
         Some((at, id)) => {
-            let when = ago(at, now);
-            // `2d ago (AT)` → `2d ago (AT, snapshot ID)`.
-            let when = when.strip_suffix(')').unwrap_or(&when);
-            out.push_str(&format!("  last applied: {when}, snapshot {})\n", e(id)));
+            out.push_str(&format!(
+                "  last applied: {}, snapshot {})\n",
+                when(at),
+                e(id)
+            ));
         }
         None => out.push_str("  last applied: never\n"),
+    }
+    for (label, landed, what) in [
+        ("committed:   ", &d.last_committed, "commit"),
+        ("pushed:      ", &d.last_pushed, "as"),
+    ] {
+        if let Some(l) = landed {
+            let to =
+                l.to.as_deref()
+                    .map_or(String::new(), |t| format!(", {what} {}", e(t)));
+            out.push_str(&format!(
+                "  last {label}{}, snapshot {}{to})\n",
+                when(&l.at),
+                e(&l.snapshot)
+            ));
+        }
     }
     match (&d.oldest_pending_at, d.pending) {
         (Some(oldest), n) if n > 0 => {
@@ -151,7 +178,6 @@ pub fn status_section(
         }
         _ => out.push_str("  queue:        empty\n"),
     }
-    out
 }
 
 /// `status -o json` (`schemaVersion` 3: version 2 had no `live` and `notRead`, and showed
@@ -159,8 +185,9 @@ pub fn status_section(
 /// `snapshot` and `inventory`). Times are absolute RFC 3339, as recorded: `appliedAt`
 /// (when the snapshot shown was applied, else null; v2 had `recordedAt`), `createdAt` (the live object's
 /// creationTimestamp, else null), `renderedAt` (`spec.renderedAt`), `lastApplied`
-/// (`{at, snapshot}` or null), `queue` (`{pending, oldestPendingAt}`; null when the store
-/// could not be read).
+/// (`{at, snapshot}` or null), `lastCommitted` and `lastPushed` (`{at, snapshot, to}` or
+/// null; added within version 3), `queue` (`{pending, oldestPendingAt}`; null when the
+/// store could not be read).
 ///
 /// # Errors
 /// Serialisation failures (not expected).
@@ -173,6 +200,57 @@ pub fn status_json(
     crate::inventory::render::to_json(&status_doc(domain, source, delivery, inventory)?)
 }
 
+// The `status -o json` document's parts (see [`status_json`]).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Applied<'a> {
+    at: &'a str,
+    snapshot: &'a str,
+}
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Landed<'a> {
+    at: &'a str,
+    snapshot: &'a str,
+    to: Option<&'a str>,
+}
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Queue<'a> {
+    pending: usize,
+    oldest_pending_at: Option<&'a str>,
+}
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Status<'a> {
+    schema_version: u32,
+    domain: &'a str,
+    /// `live`, `snapshot` (`snapshot` is its id), or `none`.
+    source: &'a str,
+    /// The answer is the live cluster's (or `--offline` asked for the snapshot).
+    live: bool,
+    /// Why the cluster was not read, when it was not.
+    not_read: Option<&'a str>,
+    snapshot: Option<&'a str>,
+    applied_at: Option<&'a str>,
+    created_at: Option<&'a str>,
+    rendered_at: Option<&'a str>,
+    last_applied: Option<Applied<'a>>,
+    /// The Git channel (`to`: the commit) and the registry channel (`to`: the
+    /// reference and digest), as the store recorded them.
+    last_committed: Option<Landed<'a>>,
+    last_pushed: Option<Landed<'a>>,
+    queue: Option<Queue<'a>>,
+    inventory: &'a serde_json::Value,
+}
+fn landed(l: &crate::ops::status::Landed) -> Landed<'_> {
+    Landed {
+        at: &l.at,
+        snapshot: &l.snapshot,
+        to: l.to.as_deref(),
+    }
+}
+
 /// The document of [`status_json`]: one element of `status -A -o json` too.
 ///
 /// # Errors
@@ -183,37 +261,6 @@ pub fn status_doc(
     delivery: Option<&crate::ops::status::Delivery>,
     inventory: serde_json::Value,
 ) -> Result<serde_json::Value> {
-    #[derive(serde::Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Applied<'a> {
-        at: &'a str,
-        snapshot: &'a str,
-    }
-    #[derive(serde::Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Queue<'a> {
-        pending: usize,
-        oldest_pending_at: Option<&'a str>,
-    }
-    #[derive(serde::Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Status<'a> {
-        schema_version: u32,
-        domain: &'a str,
-        /// `live`, `snapshot` (`snapshot` is its id), or `none`.
-        source: &'a str,
-        /// The answer is the live cluster's (or `--offline` asked for the snapshot).
-        live: bool,
-        /// Why the cluster was not read, when it was not.
-        not_read: Option<&'a str>,
-        snapshot: Option<&'a str>,
-        applied_at: Option<&'a str>,
-        created_at: Option<&'a str>,
-        rendered_at: Option<&'a str>,
-        last_applied: Option<Applied<'a>>,
-        queue: Option<Queue<'a>>,
-        inventory: &'a serde_json::Value,
-    }
     let (name, snapshot, applied_at, not_read) = match source {
         StatusSource::Live => ("live", None, None, None),
         StatusSource::Snapshot { id, at, why } => (
@@ -242,6 +289,8 @@ pub fn status_doc(
                 .as_ref()
                 .map(|(at, id)| Applied { at, snapshot: id })
         }),
+        last_committed: delivery.and_then(|d| d.last_committed.as_ref().map(landed)),
+        last_pushed: delivery.and_then(|d| d.last_pushed.as_ref().map(landed)),
         queue: delivery.map(|d| Queue {
             pending: d.pending,
             oldest_pending_at: d.oldest_pending_at.as_deref(),
@@ -318,6 +367,181 @@ fn block_body(object: &serde_json::Value) -> Option<String> {
         out.push_str(&format!("  agent:      last reported {}\n", show(&at)));
     }
     Some(out)
+}
+
+/// `status -A`'s DRIFT: the inventory shown against the project's render (the same
+/// comparison as `drift`, from the one read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Drifted {
+    InSync,
+    Changes(usize),
+    /// The cluster was not read: no answer, never "in sync".
+    NotRead,
+    /// What was read is not a ClusterInventory (or the cluster has none).
+    Unknown,
+    /// The project could not be rendered.
+    Error(String),
+}
+
+impl Drifted {
+    pub fn of(verdict: crate::error::Result<crate::ops::drift::Verdict>) -> Drifted {
+        use crate::ops::drift::Verdict;
+        match verdict {
+            Ok(Verdict::InSync) => Drifted::InSync,
+            Ok(Verdict::Drift(r)) => Drifted::Changes(r.changes.len()),
+            Ok(Verdict::Unknown) => Drifted::Unknown,
+            Err(e) => Drifted::Error(crate::error::headline(&e)),
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Drifted::InSync => "in sync".into(),
+            Drifted::Changes(n) => format!("{n} change(s)"),
+            Drifted::NotRead => "unknown (not read)".into(),
+            Drifted::Unknown => "unknown".into(),
+            Drifted::Error(e) => format!("error: {}", redact::escape_line(e)),
+        }
+    }
+
+    /// `{verdict, changes}`: `in-sync`, `drift` (with the count), `unknown`, `not-read`
+    /// or `error` (with `detail`).
+    fn json(&self) -> serde_json::Value {
+        use serde_json::json;
+        match self {
+            Drifted::InSync => json!({"verdict": "in-sync", "changes": 0}),
+            Drifted::Changes(n) => json!({"verdict": "drift", "changes": n}),
+            Drifted::NotRead => json!({"verdict": "not-read", "changes": null}),
+            Drifted::Unknown => json!({"verdict": "unknown", "changes": null}),
+            Drifted::Error(e) => json!({"verdict": "error", "changes": null, "detail": e}),
+        }
+    }
+}
+
+/// One row of `status -A`.
+pub struct FleetRow {
+    pub domain: String,
+    pub source: String,
+    pub drift: String,
+    pub queue: String,
+    pub last_applied: String,
+    pub last_committed: String,
+    pub last_pushed: String,
+    pub json: serde_json::Value,
+    /// The live cluster was not read (or not tried).
+    pub not_read: bool,
+}
+
+impl FleetRow {
+    /// The row of a domain that answered; `json` is its [`status_doc`], which gains
+    /// `drift`.
+    pub fn of(
+        domain: &str,
+        source: &StatusSource,
+        delivery: Option<&crate::ops::status::Delivery>,
+        drift: &Drifted,
+        mut json: serde_json::Value,
+        now: i64,
+    ) -> FleetRow {
+        let ago = |at: &str| {
+            let mut out = String::new();
+            match crate::util::time::parse_rfc3339(at) {
+                Some(t) => {
+                    crate::util::time::write_age(t.as_second(), now, &mut out);
+                    out.push_str(" ago");
+                }
+                None => out.push_str(crate::util::time::UNKNOWN_AGE),
+            }
+            out
+        };
+        let landed = |l: &Option<crate::ops::status::Landed>| {
+            l.as_ref()
+                .map_or_else(|| "never".to_string(), |l| ago(&l.at))
+        };
+        let unknown = || "?".to_string();
+        let (queue, applied, committed, pushed) = match delivery {
+            None => (unknown(), unknown(), unknown(), unknown()),
+            Some(d) => (
+                match (&d.oldest_pending_at, d.pending) {
+                    (Some(oldest), n) if n > 0 => format!("{n} (oldest {})", ago(oldest)),
+                    _ => "0".to_string(),
+                },
+                d.last_applied
+                    .as_ref()
+                    .map_or_else(|| "never".to_string(), |(at, _)| ago(at)),
+                landed(&d.last_committed),
+                landed(&d.last_pushed),
+            ),
+        };
+        json["drift"] = drift.json();
+        FleetRow {
+            domain: domain.to_string(),
+            source: source_cell(source),
+            drift: drift.text(),
+            queue,
+            last_applied: applied,
+            last_committed: committed,
+            last_pushed: pushed,
+            json,
+            not_read: !source.read_the_cluster(),
+        }
+    }
+
+    /// A domain that was not read, and why (a deploy domain, the `--timeout` spent, an
+    /// error).
+    pub fn skipped(domain: &str, what: &str, detail: &str, not_read: bool) -> FleetRow {
+        let why = format!("{what}: {}", redact::escape_line(detail));
+        let dash = || "-".to_string();
+        FleetRow {
+            domain: domain.to_string(),
+            json: serde_json::json!({"schemaVersion": 3, "domain": domain, "source": "none", "live": false, "skipped": why}),
+            source: why,
+            drift: dash(),
+            queue: dash(),
+            last_applied: dash(),
+            last_committed: dash(),
+            last_pushed: dash(),
+            not_read,
+        }
+    }
+}
+
+/// Where a row's answer came from, on one line.
+fn source_cell(source: &StatusSource) -> String {
+    let e = |v: &str| redact::escape_line(v);
+    match source {
+        StatusSource::Live => "live".to_string(),
+        StatusSource::Snapshot { id, why: None, .. } => format!("snapshot {} (--offline)", e(id)),
+        StatusSource::Snapshot {
+            id, why: Some(why), ..
+        } => format!("not read ({}); snapshot {}", e(why), e(id)),
+        StatusSource::NotRead { why } => format!("not read ({})", e(why)),
+    }
+}
+
+/// `status -A`'s table.
+pub fn fleet_table(rows: &[FleetRow]) -> String {
+    let mut table = crate::view::table::Table::new(&[
+        "DOMAIN",
+        "SOURCE",
+        "DRIFT",
+        "PENDING",
+        "LAST APPLIED",
+        "LAST COMMITTED",
+        "LAST PUSHED",
+    ]);
+    for r in rows {
+        table.row(&[
+            &r.domain,
+            &r.source,
+            &r.drift,
+            &r.queue,
+            &r.last_applied,
+            &r.last_committed,
+            &r.last_pushed,
+        ]);
+    }
+    table.render()
 }
 
 #[cfg(test)]
@@ -397,94 +621,4 @@ mod tests {
         assert_eq!(redact::escape_controls("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
         assert_eq!(redact::escape_controls("plain — text"), "plain — text");
     }
-}
-
-/// One domain's row of `status -A`: where the answer came from, the queue, the last
-/// apply; its `status -o json` document.
-#[derive(Debug)]
-pub struct FleetRow {
-    pub domain: String,
-    pub source: String,
-    pub queue: String,
-    pub last_applied: String,
-    pub json: serde_json::Value,
-    /// The live cluster was not read (or not tried).
-    pub not_read: bool,
-}
-
-impl FleetRow {
-    pub fn of(
-        domain: &str,
-        source: &StatusSource,
-        delivery: Option<&crate::ops::status::Delivery>,
-        json: serde_json::Value,
-        not_read: bool,
-        now: i64,
-    ) -> FleetRow {
-        let e = |v: &str| redact::escape_line(v);
-        let source = match source {
-            StatusSource::Live => "live".to_string(),
-            StatusSource::Snapshot { id, why: None, .. } => {
-                format!("snapshot {} (--offline)", e(id))
-            }
-            StatusSource::Snapshot {
-                id, why: Some(why), ..
-            } => {
-                format!("not read ({}); snapshot {}", e(why), e(id))
-            }
-            StatusSource::NotRead { why } => format!("not read ({})", e(why)),
-        };
-        let age = |at: &str| {
-            let mut out = String::new();
-            match crate::util::time::parse_rfc3339(at) {
-                Some(t) => crate::util::time::write_age(t.as_second(), now, &mut out),
-                None => out.push_str(crate::util::time::UNKNOWN_AGE),
-            }
-            out
-        };
-        let (queue, last_applied) = match delivery {
-            None => ("?".to_string(), "?".to_string()),
-            Some(d) => (
-                match (&d.oldest_pending_at, d.pending) {
-                    (Some(oldest), n) if n > 0 => format!("{n} (oldest {})", age(oldest)),
-                    _ => "0".to_string(),
-                },
-                d.last_applied
-                    .as_ref()
-                    .map_or_else(|| "never".to_string(), |(at, _)| format!("{} ago", age(at))),
-            ),
-        };
-        FleetRow {
-            domain: domain.to_string(),
-            source,
-            queue,
-            last_applied,
-            json,
-            not_read,
-        }
-    }
-
-    /// A domain that was not read, and why (a deploy domain, the `--timeout` spent, an
-    /// error).
-    pub fn skipped(domain: &str, what: &str, detail: &str, not_read: bool) -> FleetRow {
-        let why = format!("{what}: {}", redact::escape_line(detail));
-        FleetRow {
-            domain: domain.to_string(),
-            json: serde_json::json!({"schemaVersion": 3, "domain": domain, "source": "none", "live": false, "skipped": why}),
-            source: why,
-            queue: "-".to_string(),
-            last_applied: "-".to_string(),
-            not_read,
-        }
-    }
-}
-
-/// `status -A`'s table.
-pub fn fleet_table(rows: &[FleetRow]) -> String {
-    let mut table =
-        crate::view::table::Table::new(&["DOMAIN", "SOURCE", "PENDING", "LAST APPLIED"]);
-    for r in rows {
-        table.row(&[&r.domain, &r.source, &r.queue, &r.last_applied]);
-    }
-    table.render()
 }

@@ -1816,8 +1816,61 @@ fn fleet_reads_every_domain_folder_of_a_gitops_repository() {
     assert_eq!(v["addons"][0]["versions"]["prod.acme.example"], "1.19.2");
 }
 
+/// `status` and `status -A` show the Git channel from the store: when the newest commit
+/// was recorded, of which snapshot, and the commit — for a domain whose cluster was
+/// never read too (a GitOps-only domain); never for the domains not committed.
+fn status_shows_the_last_commit_of_each_domain() {
+    let fx = Fx::new();
+    fx.commit(&fx.work(), &[]).success();
+    let head = git(&fx.work(), &["rev-parse", "HEAD"]);
+    let head = head.trim();
+    let status = fx
+        .clinv(&["status", "--domain", "prod.acme.example"])
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .run();
+    assert_eq!(status.code, 16, "{}", status.stderr);
+    let line = status
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("  last committed: "))
+        .unwrap_or_else(|| panic!("{}", status.stdout));
+    assert!(line.ends_with(&format!(", commit {head})")), "{line}");
+    let all = fx
+        .clinv(&["status", "-A", "-o", "json"])
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .run();
+    assert_eq!(all.code, 16, "{}", all.stderr);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&all.stdout).unwrap();
+    for row in &rows {
+        let committed = &row["lastCommitted"];
+        match row["domain"].as_str().unwrap() {
+            "prod.acme.example" => assert_eq!(committed["to"], head, "{row}"),
+            "apps.acme.example" => assert!(row.get("skipped").is_some(), "{row}"),
+            _ => assert!(committed.is_null(), "{row}"),
+        }
+        assert_eq!(row["lastPushed"], serde_json::Value::Null, "{row}");
+    }
+    let table = fx
+        .clinv(&["status", "-A"])
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .run();
+    let prod = table
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("prod.acme.example"))
+        .unwrap();
+    let cells: Vec<&str> = prod
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(cells[2..5], ["unknown (not read)", "0", "never"], "{prod}");
+    assert!(cells[5].ends_with("s ago") && cells[6] == "never", "{prod}");
+}
+
 trials! {
     Nothing: [
+        status_shows_the_last_commit_of_each_domain,
         fleet_reads_every_domain_folder_of_a_gitops_repository,
         commit_writes_the_three_files_with_a_stable_subject_and_trailers,
         only_renderedat_differing_is_up_to_date_and_a_real_change_names_itself,

@@ -428,6 +428,22 @@ fn push_to_a_registry_and_read_it_back() {
         "name",
     ]);
     assert_eq!(pushed.stdout.lines().count(), 1, "{}", pushed.stdout);
+    // `status` shows the registry channel, the cluster unread (and never in sync).
+    let root = fx.project.path().to_str().unwrap();
+    let status = clinv(&["status", "--root", root, "--domain", DOMAIN])
+        .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .run();
+    assert_eq!(status.code, 16, "{}", status.stderr);
+    let want = format!(", snapshot {snapshot}, as oci://{repository}:latest@{digest})");
+    assert!(
+        status
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("  last pushed:") && l.ends_with(&want)),
+        "{}",
+        status.stdout
+    );
 }
 
 /// A re-push of identical content uploads nothing and writes no manifest; another

@@ -702,6 +702,18 @@ fn drift_of_every_domain() {
         "{}",
         status.stdout
     );
+    // Its DRIFT, from the same read: the full inventory, never "in sync" unread.
+    assert!(line(PROD).contains("  in sync  "), "{}", status.stdout);
+    assert!(
+        line("lab.acme.example").contains(" change(s)  "),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        line("edge.acme.example").contains("  unknown (not read)  "),
+        "{}",
+        status.stdout
+    );
     // Every cluster read, one drift (lab's, and now edge's, which reaches the same
     // cluster): exit 1.
     std::fs::copy(&p.admin, own.join("edge.yaml")).unwrap();

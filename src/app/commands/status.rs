@@ -6,6 +6,7 @@ use crate::app::Result;
 use crate::app::cli::{ReadArgs, TextFormat};
 use crate::app::settings::Settings;
 use crate::error::Outcome;
+use crate::ops::drift;
 use crate::ops::status::{self, Shown};
 use crate::view;
 use crate::view::status::StatusSource;
@@ -84,13 +85,16 @@ fn answer(shown: Shown) -> std::result::Result<Answer, (crate::delivery::Reason,
     })
 }
 
-/// One domain's row of `status -A` (an error is a row too: the others go on).
+/// One domain's row of `status -A` (an error is a row too: the others go on): what was
+/// read, and its drift from the project's render.
 fn row(
-    domain: &crate::domain::Domain,
-    report: crate::error::Result<status::Report>,
+    scope: &crate::ops::Scope<'_>,
+    offline: bool,
+    rendered_at: jiff::Timestamp,
     now: i64,
 ) -> view::status::FleetRow {
-    match report.and_then(|r| answered_row(domain, r, now)) {
+    let domain = scope.domain;
+    match status::status(scope, offline).and_then(|r| answered_row(scope, r, rendered_at, now)) {
         Ok(row) => row,
         Err(e) => {
             view::status::FleetRow::skipped(domain, "error", &crate::error::headline(&e), true)
@@ -99,11 +103,13 @@ fn row(
 }
 
 fn answered_row(
-    domain: &crate::domain::Domain,
+    scope: &crate::ops::Scope<'_>,
     report: status::Report,
+    rendered_at: jiff::Timestamp,
     now: i64,
 ) -> crate::error::Result<view::status::FleetRow> {
-    let (source, value, not_read) = match answer(report.shown) {
+    let domain = scope.domain;
+    let (source, value, _) = match answer(report.shown) {
         Ok(answer) => answer,
         Err((_, message)) => {
             return Ok(view::status::FleetRow::skipped(
@@ -111,11 +117,15 @@ fn answered_row(
             ));
         }
     };
+    // Never "in sync" from a snapshot shown because the cluster was not read.
+    let drift = match source.read_the_cluster() {
+        true => view::status::Drifted::of(drift::against(scope, rendered_at, &value)),
+        false => view::status::Drifted::NotRead,
+    };
     let delivery = report.delivery.as_ref();
     let json = view::status::status_doc(domain, &source, delivery, value)?;
-    let not_read = not_read.is_some();
     Ok(view::status::FleetRow::of(
-        domain, &source, delivery, json, not_read, now,
+        domain, &source, delivery, &drift, json, now,
     ))
 }
 
@@ -123,18 +133,13 @@ fn answered_row(
 /// the answer came from, the queue and the last apply.
 fn all(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
     let now = jiff::Timestamp::now().as_second();
+    let at = super::rendered_at(settings)?;
     let offline = read.out.status.offline;
     let results = super::each_domain(
         settings,
         "status",
         &read.out.status.limits,
-        |project, domain, limits| {
-            row(
-                domain,
-                status::status(&scope(settings, project, domain, limits), offline),
-                now,
-            )
-        },
+        |project, domain, limits| row(&scope(settings, project, domain, limits), offline, at, now),
         |domain, why| {
             let (what, detail) = why.words();
             let not_tried = matches!(why, super::Skip::NotTried);
