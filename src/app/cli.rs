@@ -190,6 +190,9 @@ pub enum FleetFrom {
     Project,
     /// Each domain's newest snapshot in the store (recorded)
     Store,
+    /// Each cluster domain's live inventory, each through its own kubeconfig (as
+    /// replay --all); cells not what the project renders are drifting
+    Live,
 }
 
 /// `clinv fleet --by`.
@@ -254,6 +257,10 @@ pub struct FleetArgs {
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<FleetFormat>::new())]
     pub output: Option<FleetFormat>,
+
+    /// `--from live`: the one --timeout of the command and each cluster's probe budget.
+    #[command(flatten)]
+    pub limits: ClusterArgs,
 }
 
 /// `-o` of `clinv log`.

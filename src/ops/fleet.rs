@@ -20,6 +20,8 @@ pub enum Source {
     Store,
     /// Each domain folder's committed inventory on a branch of a GitOps repository.
     Repo,
+    /// Each cluster domain's live inventory, read through its own kubeconfig.
+    Live,
 }
 
 impl Source {
@@ -28,6 +30,7 @@ impl Source {
             Source::Project => "project",
             Source::Store => "store",
             Source::Repo => "repository",
+            Source::Live => "live clusters",
         }
     }
 }
@@ -36,6 +39,10 @@ impl Source {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Cell {
     pub version: Option<String>,
+    /// Read live, and not what the project renders for the domain (another version, or
+    /// an addon the project no longer has).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub drifting: bool,
 }
 
 /// An addon's row: its cell in each domain that has it (by the domain's column).
@@ -53,6 +60,8 @@ pub struct Row {
 pub struct Marks {
     pub behind: std::collections::BTreeSet<(String, usize)>,
     pub differs: std::collections::BTreeSet<(String, usize)>,
+    /// Read live and not what the project renders (`--from live`).
+    pub drifting: std::collections::BTreeSet<(String, usize)>,
 }
 
 /// A domain with no column, and why (a deploy domain, a render or record that failed).
@@ -138,6 +147,64 @@ pub fn from_store(store: &Store, project: Option<&Project>) -> Result<Matrix> {
     Ok(builder.matrix)
 }
 
+/// What reading one domain's cluster gave, for [`from_live`].
+#[derive(Debug)]
+pub enum LiveRead {
+    /// The cluster answered: its inventory, or `None` when it has none.
+    Read(Option<serde_json::Value>),
+    /// The cluster was not read (or not tried: the `--timeout` spent), and why.
+    NotRead(String),
+    /// No cluster of its own: a deploy domain.
+    Left(String),
+}
+
+/// Reads the live inventory of `scope`'s domain.
+///
+/// # Errors
+/// The runtime cannot start.
+pub fn read_live(scope: &super::Scope<'_>) -> Result<LiveRead> {
+    let project = Some((scope.project, scope.domain));
+    let live = crate::cluster::access::read_live(&scope.access, project, scope.opts)?;
+    Ok(match live.result {
+        Ok(found) => LiveRead::Read(found.object),
+        Err(f) => LiveRead::NotRead(format!("not read ({}: {})", f.reason, f.detail)),
+    })
+}
+
+/// The matrix of the live clusters (`reads` in domain name order), each cell that is
+/// not what the project renders for its domain marked drifting.
+pub fn from_live(
+    project: &Project,
+    rendered_at: jiff::Timestamp,
+    reads: Vec<(Domain, LiveRead)>,
+) -> Matrix {
+    let mut builder = Builder::new(Source::Live);
+    for (domain, read) in reads {
+        let value = match read {
+            LiveRead::Read(Some(value)) => value,
+            LiveRead::Read(None) => {
+                builder.leave(&domain, "the cluster has no ClusterInventory".into());
+                continue;
+            }
+            LiveRead::NotRead(why) | LiveRead::Left(why) => {
+                builder.leave(&domain, why);
+                continue;
+            }
+        };
+        match inventory::parse::inventory_from_value(value) {
+            Ok(live) => {
+                builder.add(&domain, &live);
+                let desired = inventory::load(project, &domain, rendered_at);
+                if let Ok(Loaded::Cluster(built)) = desired {
+                    builder.mark_drifting(&built.inventory);
+                }
+            }
+            Err(e) => builder.leave(&domain, format!("not a ClusterInventory: {}", e)),
+        }
+    }
+    builder.matrix
+}
+
 /// The matrix of the committed inventories of every domain folder at `rev` of the GitOps
 /// repository `repo` (the shared record of a team); a folder whose name is not a domain
 /// or whose file does not parse is named, with no column.
@@ -193,6 +260,20 @@ fn deploy(cluster_ref: Option<String>) -> String {
     }
 }
 
+/// An inventory's addons with their row keys: the name, `x#2` for the second `x`.
+fn keyed(inv: &ClusterInventory) -> impl Iterator<Item = (String, &inventory::Addon)> {
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    inv.spec.addons.iter().map(move |addon| {
+        let n = seen.entry(addon.name.as_str()).or_insert(0);
+        *n += 1;
+        let key = match *n {
+            1 => addon.name.clone(),
+            n => format!("{}#{n}", addon.name),
+        };
+        (key, addon)
+    })
+}
+
 /// Adds domains as columns, one at a time.
 struct Builder {
     matrix: Matrix,
@@ -216,14 +297,7 @@ impl Builder {
     fn add(&mut self, domain: &Domain, inv: &ClusterInventory) {
         let column = self.matrix.domains.len();
         self.matrix.domains.push(domain.to_string());
-        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-        for addon in &inv.spec.addons {
-            let n = seen.entry(addon.name.as_str()).or_insert(0);
-            *n += 1;
-            let key = match *n {
-                1 => addon.name.clone(),
-                n => format!("{}#{n}", addon.name),
-            };
+        for (key, addon) in keyed(inv) {
             let row = *self.index.entry(key.clone()).or_insert_with(|| {
                 self.matrix.rows.push(Row {
                     addon: key,
@@ -234,8 +308,23 @@ impl Builder {
             });
             let cell = Cell {
                 version: addon.chart_version.clone(),
+                drifting: false,
             };
             self.matrix.rows[row].cells.insert(column, cell);
+        }
+    }
+
+    /// Marks the cells of the column added last that `desired` does not have at the
+    /// same version.
+    fn mark_drifting(&mut self, desired: &ClusterInventory) {
+        let column = self.matrix.domains.len() - 1;
+        let want: BTreeMap<String, Option<String>> = keyed(desired)
+            .map(|(key, a)| (key, a.chart_version.clone()))
+            .collect();
+        for row in &mut self.matrix.rows {
+            if let Some(cell) = row.cells.get_mut(&column) {
+                cell.drifting = want.get(&row.addon) != Some(&cell.version);
+            }
         }
     }
 
@@ -328,9 +417,20 @@ impl Matrix {
         });
         let mut m = self.clone();
         m.rows.iter_mut().for_each(differs);
+        let drifting = self
+            .rows
+            .iter()
+            .flat_map(|r| {
+                r.cells
+                    .iter()
+                    .filter(|(_, cell)| cell.drifting)
+                    .map(move |(&c, _)| (r.addon.clone(), c))
+            })
+            .collect();
         Marks {
             behind,
             differs: cells(&m),
+            drifting,
         }
     }
 
@@ -409,6 +509,7 @@ mod tests {
     fn matrix() -> Matrix {
         let cell = |v: Option<&str>| Cell {
             version: v.map(str::to_string),
+            drifting: false,
         };
         Matrix {
             source: Source::Project,
@@ -503,6 +604,7 @@ mod tests {
                         c,
                         Cell {
                             version: Some(if c == 2 { "2" } else { "1" }.into()),
+                            drifting: false,
                         },
                     )
                 })

@@ -8,12 +8,16 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// A cell as printed: the version, `*` for an addon with no chart version (a raw
-/// folder, a target), `-` where the domain does not deploy it.
-fn text(cell: Option<&Cell>) -> &str {
-    match cell {
-        Some(Cell { version: Some(v) }) => v,
-        Some(Cell { version: None }) => "*",
-        None => "-",
+/// folder, a target), `-` where the domain does not deploy it; `(drift)` after a live
+/// cell that is not what the project renders.
+fn text(cell: Option<&Cell>) -> String {
+    let Some(cell) = cell else {
+        return "-".into();
+    };
+    let version = cell.version.as_deref().unwrap_or("*");
+    match cell.drifting {
+        true => format!("{version} (drift)"),
+        false => version.to_string(),
     }
 }
 
@@ -26,7 +30,7 @@ fn grid(m: &Matrix, by_domain: bool) -> Vec<Vec<String>> {
         grid.push(header);
         for (c, domain) in m.domains.iter().enumerate() {
             let mut line = vec![domain.clone()];
-            line.extend(m.rows.iter().map(|r| text(r.cells.get(&c)).to_string()));
+            line.extend(m.rows.iter().map(|r| text(r.cells.get(&c))));
             grid.push(line);
         }
     } else {
@@ -35,7 +39,7 @@ fn grid(m: &Matrix, by_domain: bool) -> Vec<Vec<String>> {
         grid.push(header);
         for r in &m.rows {
             let mut line = vec![r.addon.clone()];
-            line.extend((0..m.domains.len()).map(|c| text(r.cells.get(&c)).to_string()));
+            line.extend((0..m.domains.len()).map(|c| text(r.cells.get(&c))));
             grid.push(line);
         }
     }
@@ -92,6 +96,9 @@ struct AddonDoc<'a> {
     name: &'a str,
     /// The version in each domain that deploys it (`null`: no chart version).
     versions: BTreeMap<&'a str, Option<&'a str>>,
+    /// `--from live`: the domains whose live version is not what the project renders.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    drifting: Vec<&'a str>,
 }
 
 /// `-o json`.
@@ -108,6 +115,12 @@ pub fn json(m: &Matrix) -> crate::error::Result<String> {
                 .cells
                 .iter()
                 .map(|(&c, cell)| (m.domains[c].as_str(), cell.version.as_deref()))
+                .collect(),
+            drifting: r
+                .cells
+                .iter()
+                .filter(|(_, cell)| cell.drifting)
+                .map(|(&c, _)| m.domains[c].as_str())
                 .collect(),
         })
         .collect();

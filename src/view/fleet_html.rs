@@ -8,7 +8,8 @@ use crate::util::redact::escape_line;
 
 const STYLE: &str = "\
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa;
-  --behind: #fff1c2; --behind-edge: #d4a72c; --differs: #ddf4ff; --differs-edge: #54aeff; }
+  --behind: #fff1c2; --behind-edge: #d4a72c; --differs: #ddf4ff; --differs-edge: #54aeff;
+  --drifting: #ffebe9; --drifting-edge: #cf222e; }
 body { font: 14px/1.45 -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; color: var(--fg);
   margin: 24px; }
 h1 { font-size: 22px; margin: 0; }
@@ -30,6 +31,7 @@ td.none { color: var(--muted); }
 td.behind { background: var(--behind); box-shadow: inset 3px 0 var(--behind-edge); }
 td.differs { background: var(--differs); box-shadow: inset 3px 0 var(--differs-edge); }
 td.behind.differs { background: var(--behind); box-shadow: inset 3px 0 var(--differs-edge); }
+td.drifting { background: var(--drifting); box-shadow: inset 3px 0 var(--drifting-edge); font-weight: 600; }
 .cat { color: var(--muted); font-weight: 400; font-size: 12px; margin-left: 6px; }
 code { font: 13px ui-monospace, SFMono-Regular, Menlo, monospace; }
 ";
@@ -49,7 +51,7 @@ pub fn page(m: &Matrix, marks: &Marks, index: Option<&str>) -> String {
         m.source.word(),
         env!("CARGO_PKG_VERSION")
     ));
-    out.push_str(&legend(index));
+    out.push_str(&legend(index, m.source == crate::ops::fleet::Source::Live));
     out.push_str(&filters(m));
     out.push_str(&table(m, marks));
     for left in &m.left {
@@ -71,14 +73,21 @@ fn esc(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn legend(index: Option<&str>) -> String {
+/// The legend; `live`: the page of the live clusters, where a cell can drift.
+fn legend(index: Option<&str>, live: bool) -> String {
     let behind = match index {
         Some(i) => format!("behind the index <code>{}</code>", esc(i)),
         None => "behind the index (pass --behind-index)".to_string(),
     };
+    let drifting = match live {
+        true => {
+            "<span><i class=\"swatch\" style=\"background:var(--drifting)\"></i>drifting: live, and not what the project renders</span>"
+        }
+        false => "",
+    };
     format!(
         "<p class=\"legend\"><span><i class=\"swatch\" style=\"background:var(--behind)\"></i>{behind}</span>\
-<span><i class=\"swatch\" style=\"background:var(--differs)\"></i>differs from the majority of the domains that deploy it (both: a blue edge on yellow)</span>\
+<span><i class=\"swatch\" style=\"background:var(--differs)\"></i>differs from the majority of the domains that deploy it (both: a blue edge on yellow)</span>{drifting}\
 <span><code>*</code> deployed without a chart version</span><span><code>-</code> not deployed</span></p>\n"
     )
 }
@@ -161,6 +170,9 @@ fn table(m: &Matrix, marks: &Marks) -> String {
             }
             if marks.differs.contains(&key) {
                 class.push("differs");
+            }
+            if marks.drifting.contains(&key) {
+                class.push("drifting");
             }
             let text = match r.cells.get(&c) {
                 Some(cell) => cell.version.as_deref().map_or("*".to_string(), esc),

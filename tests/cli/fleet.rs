@@ -174,6 +174,38 @@ fn drift_of_every_domain_says_what_it_could_not_read() {
     }
 }
 
+/// `fleet --from live` without any cluster: no column is made up — every cluster domain
+/// named as not read, the deploy domain as such — and exit 16; one kubeconfig for every
+/// domain is refused.
+fn fleet_from_live_without_a_cluster_names_every_domain_and_exits_16() {
+    let root = example();
+    let root = root.to_str().unwrap();
+    let run = clinv(&["fleet", "--from", "live", "--root", root])
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .run();
+    assert_eq!(run.code, 16, "{}", run.stderr);
+    assert_eq!(run.stdout, "", "no matrix without a cluster read");
+    for d in ["edge", "lab", "prod"] {
+        let want = format!("{d}.acme.example: not in the matrix: not read (no-kubeconfig");
+        assert!(run.stderr.contains(&want), "{d}: {}", run.stderr);
+    }
+    assert!(
+        run.stderr
+            .contains("apps.acme.example: not in the matrix: deploy domain")
+    );
+    let run = clinv(&[
+        "fleet",
+        "--from",
+        "live",
+        "--root",
+        root,
+        "--kubeconfig",
+        "/x",
+    ])
+    .run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
 /// `status -A` without any cluster: a row per domain (the deploy domain named), exit 16.
 fn status_of_every_domain_without_a_cluster() {
     let root = example();
@@ -257,6 +289,7 @@ trials! {
     Nothing: [
         the_fleet_page_is_self_contained_and_colours_its_cells,
         status_of_every_domain_without_a_cluster,
+        fleet_from_live_without_a_cluster_names_every_domain_and_exits_16,
         drift_of_every_domain_says_what_it_could_not_read,
         the_matrix_of_the_project_matches_its_golden_files,
         queries_answer_fleet_questions,

@@ -714,6 +714,61 @@ fn drift_of_every_domain() {
         "{}",
         status.stdout
     );
+    // fleet --from live: the matrix of what runs, edge named as not read (exit 16); lab
+    // reads prod's cluster, so its cells that are not what lab renders drift.
+    let fleet = routed(
+        &fx,
+        nothing,
+        &[
+            "fleet",
+            "--from",
+            "live",
+            "--timeout",
+            "10",
+            "--probe-timeout",
+            "2",
+        ],
+    )
+    .run();
+    assert_eq!(fleet.code, 16, "{}{}", fleet.stdout, fleet.stderr);
+    let header = fleet.stdout.lines().next().unwrap();
+    assert!(
+        header.contains(PROD) && header.contains("lab.acme.example") && !header.contains("edge"),
+        "{}",
+        fleet.stdout
+    );
+    assert!(
+        fleet
+            .stderr
+            .contains("edge.acme.example: not in the matrix: not read (unreachable")
+            && fleet
+                .stderr
+                .contains("apps.acme.example: not in the matrix: deploy domain"),
+        "{}",
+        fleet.stderr
+    );
+    let json = routed(&fx, nothing, &["fleet", "--from", "live", "-o", "json"]).run();
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let drifting: Vec<&serde_json::Value> = doc["addons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["drifting"].as_array().into_iter().flatten())
+        .collect();
+    assert!(!drifting.is_empty(), "{}", json.stdout);
+    assert!(
+        drifting.iter().all(|d| *d == "lab.acme.example"),
+        "{}",
+        json.stdout
+    );
+    let page = routed(&fx, nothing, &["fleet", "--from", "live", "-o", "html"]).run();
+    assert_eq!(
+        page.stdout.matches("class=\"drifting\"").count()
+            + page.stdout.matches(" drifting\"").count(),
+        drifting.len(),
+        "{}",
+        page.stdout
+    );
     // Every cluster read, one drift (lab's, and now edge's, which reaches the same
     // cluster): exit 1.
     std::fs::copy(&p.admin, own.join("edge.yaml")).unwrap();

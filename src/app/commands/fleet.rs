@@ -10,6 +10,7 @@ use crate::ops::fleet::{self, Matrix, Query};
 use crate::view;
 
 pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
+    let mut not_read = false;
     let matrix = match (&args.repo, args.from) {
         (Some(repo), _) => fleet::from_repo(repo, args.branch.as_deref().unwrap_or("HEAD"))?,
         (None, FleetFrom::Project) => {
@@ -18,6 +19,11 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
         (None, FleetFrom::Store) => {
             let opened = StoreOnly::open(settings)?;
             fleet::from_store(&opened.store, opened.project.as_ref())?
+        }
+        (None, FleetFrom::Live) => {
+            let (matrix, missed) = live(settings, &args.limits)?;
+            not_read = missed;
+            matrix
         }
     };
     let index = match &args.behind_index {
@@ -58,7 +64,38 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     };
     settings.printer.data(&text)?;
     notes(settings, &matrix, &query);
-    Ok(exit::OK)
+    // A matrix with a cluster missing is not the fleet's answer.
+    Ok(if not_read { exit::NOT_LIVE } else { exit::OK })
+}
+
+/// `--from live`: every domain's cluster read as `status -A` reads them ([`super::each_domain`]),
+/// and whether any cluster domain was not read.
+fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(Matrix, bool)> {
+    use fleet::LiveRead;
+    let at = rendered_at(settings)?;
+    let reads = super::each_domain(
+        settings,
+        "fleet --from live",
+        limits,
+        |project, domain, limits| {
+            let scope = super::scope(settings, project, domain, limits);
+            let read = fleet::read_live(&scope).unwrap_or_else(|e| {
+                LiveRead::NotRead(format!("not read: {}", crate::error::headline(&e)))
+            });
+            (domain.clone(), read)
+        },
+        |domain, why| {
+            let (what, detail) = why.words();
+            let why_text = format!("{what}: {detail}");
+            let read = match why {
+                super::Skip::Deploy(_) => LiveRead::Left(why_text),
+                super::Skip::NotTried => LiveRead::NotRead(why_text),
+            };
+            (domain.clone(), read)
+        },
+    )?;
+    let not_read = reads.iter().any(|(_, r)| matches!(r, LiveRead::NotRead(_)));
+    Ok((fleet::from_live(&project(settings)?, at, reads), not_read))
 }
 
 /// What the matrix leaves out, said: domains with no column, versions a bound could not
