@@ -43,6 +43,10 @@ pub struct Cell {
     /// an addon the project no longer has).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub drifting: bool,
+    /// From the store: in the domain's newest snapshot, still pending, and not what the
+    /// snapshot applied last has (it has not reached the cluster).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub queued: bool,
 }
 
 /// An addon's row: its cell in each domain that has it (by the domain's column).
@@ -62,6 +66,8 @@ pub struct Marks {
     pub differs: std::collections::BTreeSet<(String, usize)>,
     /// Read live and not what the project renders (`--from live`).
     pub drifting: std::collections::BTreeSet<(String, usize)>,
+    /// In a pending snapshot, not yet on the cluster (`--from store`).
+    pub queued: std::collections::BTreeSet<(String, usize)>,
 }
 
 /// A domain with no column, and why (a deploy domain, a render or record that failed).
@@ -130,7 +136,12 @@ pub fn from_store(store: &Store, project: Option<&Project>) -> Result<Matrix> {
             }
         };
         match newest.map(|(cr, rendered_at)| ds.inventory_of(&cr, &rendered_at)) {
-            Some(Ok(inv)) => builder.add(&domain, &inv),
+            Some(Ok(inv)) => {
+                builder.add(&domain, &inv);
+                if let Some(applied) = queued_over(&ds)? {
+                    builder.mark(applied.as_ref(), |c| c.queued = true);
+                }
+            }
             Some(Err(e)) => builder.leave(&domain, crate::error::chain(&e)),
             None => builder.leave(&domain, "no snapshot".to_string()),
         }
@@ -196,13 +207,41 @@ pub fn from_live(
                 builder.add(&domain, &live);
                 let desired = inventory::load(project, &domain, rendered_at);
                 if let Ok(Loaded::Cluster(built)) = desired {
-                    builder.mark_drifting(&built.inventory);
+                    builder.mark(Some(&built.inventory), |c| c.drifting = true);
                 }
             }
             Err(e) => builder.leave(&domain, format!("not a ClusterInventory: {}", e)),
         }
     }
     builder.matrix
+}
+
+/// When the domain's newest snapshot is still pending: the inventory applied last
+/// (`None`: never applied), which its queued cells differ from. Only a domain with a
+/// queue reads more than its newest row.
+///
+/// # Errors
+/// A store that cannot be read.
+fn queued_over(ds: &crate::store::DomainStore) -> Result<Option<Option<ClusterInventory>>> {
+    let pending = |l: &crate::store::scan::Listing| {
+        let newest = l.rows().rev().find(|r| r.state() != State::Deleted);
+        newest.is_some_and(|r| r.state() == State::Pending)
+    };
+    if let Some((tail, _, _)) = ds.listing_tail(1)?
+        && !pending(&tail)
+    {
+        return Ok(None);
+    }
+    // A queue, or an end that cannot tell (a version 1 journal): the whole listing.
+    let listing = ds.listing()?;
+    if !pending(&listing) {
+        return Ok(None);
+    }
+    let applied = listing.rows().rev().find(|r| r.state() == State::Applied);
+    match applied {
+        Some(r) => Ok(Some(Some(ds.inventory_of(r.cr(), &r.rendered_at())?))),
+        None => Ok(Some(None)),
+    }
 }
 
 /// The matrix of the committed inventories of every domain folder at `rev` of the GitOps
@@ -309,21 +348,28 @@ impl Builder {
             let cell = Cell {
                 version: addon.chart_version.clone(),
                 drifting: false,
+                queued: false,
             };
             self.matrix.rows[row].cells.insert(column, cell);
         }
     }
 
-    /// Marks the cells of the column added last that `desired` does not have at the
-    /// same version.
-    fn mark_drifting(&mut self, desired: &ClusterInventory) {
+    /// Marks (`set`) the cells of the column added last that `reference` does not have
+    /// at the same version (every cell, without one).
+    fn mark(&mut self, reference: Option<&ClusterInventory>, set: fn(&mut Cell)) {
         let column = self.matrix.domains.len() - 1;
-        let want: BTreeMap<String, Option<String>> = keyed(desired)
-            .map(|(key, a)| (key, a.chart_version.clone()))
-            .collect();
+        let want: BTreeMap<String, Option<String>> = reference
+            .map(|r| {
+                keyed(r)
+                    .map(|(key, a)| (key, a.chart_version.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
         for row in &mut self.matrix.rows {
-            if let Some(cell) = row.cells.get_mut(&column) {
-                cell.drifting = want.get(&row.addon) != Some(&cell.version);
+            if let Some(cell) = row.cells.get_mut(&column)
+                && want.get(&row.addon) != Some(&cell.version)
+            {
+                set(cell);
             }
         }
     }
@@ -417,20 +463,22 @@ impl Matrix {
         });
         let mut m = self.clone();
         m.rows.iter_mut().for_each(differs);
-        let drifting = self
-            .rows
-            .iter()
-            .flat_map(|r| {
-                r.cells
-                    .iter()
-                    .filter(|(_, cell)| cell.drifting)
-                    .map(move |(&c, _)| (r.addon.clone(), c))
-            })
-            .collect();
+        let flagged = |flag: fn(&Cell) -> bool| {
+            self.rows
+                .iter()
+                .flat_map(|r| {
+                    r.cells
+                        .iter()
+                        .filter(move |(_, cell)| flag(cell))
+                        .map(move |(&c, _)| (r.addon.clone(), c))
+                })
+                .collect()
+        };
         Marks {
             behind,
             differs: cells(&m),
-            drifting,
+            drifting: flagged(|c| c.drifting),
+            queued: flagged(|c| c.queued),
         }
     }
 
@@ -510,6 +558,7 @@ mod tests {
         let cell = |v: Option<&str>| Cell {
             version: v.map(str::to_string),
             drifting: false,
+            queued: false,
         };
         Matrix {
             source: Source::Project,
@@ -605,6 +654,7 @@ mod tests {
                         Cell {
                             version: Some(if c == 2 { "2" } else { "1" }.into()),
                             drifting: false,
+                            queued: false,
                         },
                     )
                 })

@@ -9,15 +9,17 @@ use std::collections::BTreeMap;
 
 /// A cell as printed: the version, `*` for an addon with no chart version (a raw
 /// folder, a target), `-` where the domain does not deploy it; `(drift)` after a live
-/// cell that is not what the project renders.
+/// cell that is not what the project renders, `(queued)` after a stored one that has
+/// not reached the cluster.
 fn text(cell: Option<&Cell>) -> String {
     let Some(cell) = cell else {
         return "-".into();
     };
     let version = cell.version.as_deref().unwrap_or("*");
-    match cell.drifting {
-        true => format!("{version} (drift)"),
-        false => version.to_string(),
+    match (cell.drifting, cell.queued) {
+        (true, _) => format!("{version} (drift)"),
+        (_, true) => format!("{version} (queued)"),
+        _ => version.to_string(),
     }
 }
 
@@ -99,6 +101,22 @@ struct AddonDoc<'a> {
     /// `--from live`: the domains whose live version is not what the project renders.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     drifting: Vec<&'a str>,
+    /// `--from store`: the domains whose version waits in a pending snapshot.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    queued: Vec<&'a str>,
+}
+
+/// The domains of `row` whose cell is `flagged`.
+fn domains_where<'a>(
+    m: &'a Matrix,
+    row: &'a crate::ops::fleet::Row,
+    flagged: fn(&Cell) -> bool,
+) -> Vec<&'a str> {
+    row.cells
+        .iter()
+        .filter(|(_, cell)| flagged(cell))
+        .map(|(&c, _)| m.domains[c].as_str())
+        .collect()
 }
 
 /// `-o json`.
@@ -116,12 +134,8 @@ pub fn json(m: &Matrix) -> crate::error::Result<String> {
                 .iter()
                 .map(|(&c, cell)| (m.domains[c].as_str(), cell.version.as_deref()))
                 .collect(),
-            drifting: r
-                .cells
-                .iter()
-                .filter(|(_, cell)| cell.drifting)
-                .map(|(&c, _)| m.domains[c].as_str())
-                .collect(),
+            drifting: domains_where(m, r, |c| c.drifting),
+            queued: domains_where(m, r, |c| c.queued),
         })
         .collect();
     render::to_json(&Doc {

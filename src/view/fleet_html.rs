@@ -9,7 +9,7 @@ use crate::util::redact::escape_line;
 const STYLE: &str = "\
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa;
   --behind: #fff1c2; --behind-edge: #d4a72c; --differs: #ddf4ff; --differs-edge: #54aeff;
-  --drifting: #ffebe9; --drifting-edge: #cf222e; }
+  --drifting: #ffebe9; --drifting-edge: #cf222e; --queued: #fbefff; --queued-edge: #8250df; }
 body { font: 14px/1.45 -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; color: var(--fg);
   margin: 24px; }
 h1 { font-size: 22px; margin: 0; }
@@ -32,6 +32,7 @@ td.behind { background: var(--behind); box-shadow: inset 3px 0 var(--behind-edge
 td.differs { background: var(--differs); box-shadow: inset 3px 0 var(--differs-edge); }
 td.behind.differs { background: var(--behind); box-shadow: inset 3px 0 var(--differs-edge); }
 td.drifting { background: var(--drifting); box-shadow: inset 3px 0 var(--drifting-edge); font-weight: 600; }
+td.queued { background: var(--queued); box-shadow: inset 3px 0 var(--queued-edge); font-style: italic; }
 .cat { color: var(--muted); font-weight: 400; font-size: 12px; margin-left: 6px; }
 code { font: 13px ui-monospace, SFMono-Regular, Menlo, monospace; }
 ";
@@ -51,7 +52,7 @@ pub fn page(m: &Matrix, marks: &Marks, index: Option<&str>) -> String {
         m.source.word(),
         env!("CARGO_PKG_VERSION")
     ));
-    out.push_str(&legend(index, m.source == crate::ops::fleet::Source::Live));
+    out.push_str(&legend(index, m.source));
     out.push_str(&filters(m));
     out.push_str(&table(m, marks));
     for left in &m.left {
@@ -73,17 +74,26 @@ fn esc(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The legend; `live`: the page of the live clusters, where a cell can drift.
-fn legend(index: Option<&str>, live: bool) -> String {
+/// The legend: the live clusters' page can drift, the store's can be queued.
+fn legend(index: Option<&str>, source: crate::ops::fleet::Source) -> String {
+    use crate::ops::fleet::Source;
     let behind = match index {
         Some(i) => format!("behind the index <code>{}</code>", esc(i)),
         None => "behind the index (pass --behind-index)".to_string(),
     };
-    let drifting = match live {
-        true => {
-            "<span><i class=\"swatch\" style=\"background:var(--drifting)\"></i>drifting: live, and not what the project renders</span>"
-        }
-        false => "",
+    let swatch = |var: &str, text: &str| {
+        format!("<span><i class=\"swatch\" style=\"background:var(--{var})\"></i>{text}</span>")
+    };
+    let drifting = match source {
+        Source::Live => swatch(
+            "drifting",
+            "drifting: live, and not what the project renders",
+        ),
+        Source::Store => swatch(
+            "queued",
+            "queued: in a pending snapshot, not on the cluster yet",
+        ),
+        Source::Project | Source::Repo => String::new(),
     };
     format!(
         "<p class=\"legend\"><span><i class=\"swatch\" style=\"background:var(--behind)\"></i>{behind}</span>\
@@ -173,6 +183,9 @@ fn table(m: &Matrix, marks: &Marks) -> String {
             }
             if marks.drifting.contains(&key) {
                 class.push("drifting");
+            }
+            if marks.queued.contains(&key) {
+                class.push("queued");
             }
             let text = match r.cells.get(&c) {
                 Some(cell) => cell.version.as_deref().map_or("*".to_string(), esc),

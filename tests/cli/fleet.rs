@@ -131,9 +131,20 @@ fn the_store_gives_what_was_recorded() {
     run(&["publish", "--domain", "prod.acme.example"]);
     set_chart_version(dir.path(), "cilium", "1.21.0");
     let recorded = run(&["fleet", "--from", "store", "--addon", "cilium"]);
+    // Published without a cluster: queued, never applied, so every cell is waiting.
     assert_eq!(
         recorded.stdout,
-        "ADDON   lab.acme.example  prod.acme.example\ncilium  1.19.2            1.20.1\n"
+        "ADDON   lab.acme.example  prod.acme.example\ncilium  1.19.2 (queued)   1.20.1 (queued)\n"
+    );
+    let json = run(&[
+        "fleet", "--from", "store", "-o", "json", "--addon", "cilium",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        doc["addons"][0]["queued"],
+        serde_json::json!(["lab.acme.example", "prod.acme.example"]),
+        "{}",
+        json.stdout
     );
     let desired = run(&[
         "fleet",

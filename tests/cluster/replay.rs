@@ -714,6 +714,23 @@ fn drift_of_every_domain() {
         "{}",
         status.stdout
     );
+    // fleet --from store: prod applied, then a pin bump queued while its cluster is
+    // away — only that cell waits.
+    set_chart_version(fx.root(), "cilium", "1.20.1");
+    let away = kubeconfig_with_server(&p.admin, &refused_server());
+    let away = away.path().to_str().unwrap();
+    let publish = ["publish", "--domain", PROD, "--kubeconfig", away];
+    routed(&fx, nothing, &publish).run().success();
+    let stored = routed(
+        &fx,
+        nothing,
+        &["fleet", "--from", "store", "--by", "domain"],
+    )
+    .run();
+    let prod_row = stored.stdout.lines().find(|l| l.starts_with(PROD)).unwrap();
+    assert_eq!(prod_row.matches("(queued)").count(), 1, "{}", stored.stdout);
+    assert!(prod_row.contains("1.20.1 (queued)"), "{}", stored.stdout);
+    set_chart_version(fx.root(), "cilium", "1.19.2");
     // fleet --from live: the matrix of what runs, edge named as not read (exit 16); lab
     // reads prod's cluster, so its cells that are not what lab renders drift.
     let fleet = routed(
