@@ -125,20 +125,15 @@ pub fn from_store(store: &Store, project: Option<&Project>) -> Result<Matrix> {
     let mut builder = Builder::new(Source::Store);
     for domain in store.domains() {
         let ds = store.domain(&domain);
-        // From the end of the journal when it can tell (the cost of a domain is then its
-        // newest record, not its history), else from the compact listing.
-        let newest = match ds.newest_from_tail() {
-            Some(tail) => tail.map(|r| (r.cr, r.rendered_at)),
-            None => {
-                let listing = ds.listing()?;
-                let row = listing.rows().rev().find(|r| r.state() != State::Deleted);
-                row.map(|r| (r.cr().to_string(), r.rendered_at().to_string()))
-            }
-        };
+        let (newest, queued) = newest_of(&ds)?;
         match newest.map(|(cr, rendered_at)| ds.inventory_of(&cr, &rendered_at)) {
             Some(Ok(inv)) => {
                 builder.add(&domain, &inv);
-                if let Some(applied) = queued_over(&ds)? {
+                if let Some(applied) = queued {
+                    let applied = match applied {
+                        Some((cr, at)) => Some(ds.inventory_of(&cr, &at)?),
+                        None => None,
+                    };
                     builder.mark(applied.as_ref(), |c| c.queued = true);
                 }
             }
@@ -216,32 +211,33 @@ pub fn from_live(
     builder.matrix
 }
 
-/// When the domain's newest snapshot is still pending: the inventory applied last
-/// (`None`: never applied), which its queued cells differ from. Only a domain with a
-/// queue reads more than its newest row.
+/// A snapshot's objects: its CR id and render time.
+type Objects = (String, String);
+
+/// The domain's newest snapshot, and when it is still pending the snapshot applied last
+/// (`Some(None)`: never applied), which its queued cells differ from. From the end of
+/// the journal when it can tell (the cost of a domain is then its newest records, not
+/// its history), else from the compact listing.
 ///
 /// # Errors
 /// A store that cannot be read.
-fn queued_over(ds: &crate::store::DomainStore) -> Result<Option<Option<ClusterInventory>>> {
-    let pending = |l: &crate::store::scan::Listing| {
-        let newest = l.rows().rev().find(|r| r.state() != State::Deleted);
-        newest.is_some_and(|r| r.state() == State::Pending)
-    };
-    if let Some((tail, _, _)) = ds.listing_tail(1)?
-        && !pending(&tail)
-    {
-        return Ok(None);
+fn newest_of(ds: &crate::store::DomainStore) -> Result<(Option<Objects>, Option<Option<Objects>>)> {
+    let objects = |r: crate::store::SnapshotRecord| (r.cr, r.rendered_at);
+    if let Some(q) = ds.newest_queue() {
+        let applied = q.applied.map(objects);
+        return Ok((q.newest.map(objects), q.pending.then_some(applied)));
     }
-    // A queue, or an end that cannot tell (a version 1 journal): the whole listing.
     let listing = ds.listing()?;
-    if !pending(&listing) {
-        return Ok(None);
-    }
-    let applied = listing.rows().rev().find(|r| r.state() == State::Applied);
-    match applied {
-        Some(r) => Ok(Some(Some(ds.inventory_of(r.cr(), &r.rendered_at())?))),
-        None => Ok(Some(None)),
-    }
+    let row_objects =
+        |r: crate::store::scan::RowRef<'_>| (r.cr().to_string(), r.rendered_at().to_string());
+    let Some(newest) = listing.rows().rev().find(|r| r.state() != State::Deleted) else {
+        return Ok((None, None));
+    };
+    let queued = (newest.state() == State::Pending).then(|| {
+        let applied = listing.rows().rev().find(|r| r.state() == State::Applied);
+        applied.map(row_objects)
+    });
+    Ok((Some(row_objects(newest)), queued))
 }
 
 /// The matrix of the committed inventories of every domain folder at `rev` of the GitOps

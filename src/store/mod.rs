@@ -647,6 +647,13 @@ impl DomainStore {
         self.layout().newest_snapshot()
     }
 
+    /// The newest snapshot, whether it waits for the cluster, and then the snapshot
+    /// applied last, from the end of the live generation ([`segments::Layout::newest_queue`]);
+    /// `None` when the end cannot tell.
+    pub fn newest_queue(&self) -> Option<segments::Queue> {
+        self.layout().newest_queue()
+    }
+
     /// For Git only (`commit` of the project as it is now): the domain's newest snapshot
     /// when it holds the same inventory (apart from `renderedAt`: the same CR and CRD
     /// objects, whichever channel and target it was recorded for), with `true`; else a
@@ -1299,6 +1306,18 @@ mod tests {
                         prop_assert_eq!(tail, full.clone());
                     }
                     prop_assert_eq!(store.newest().unwrap(), full);
+                    // And whether it waits, with the snapshot applied last then.
+                    let journal = store.read().unwrap();
+                    let newest = journal.newest_first().next();
+                    if let Some(q) = store.layout().newest_queue() {
+                        prop_assert_eq!(&q.newest, &newest.map(|s| s.record.clone()));
+                        let pending = newest.is_some_and(|s| s.is_pending());
+                        prop_assert_eq!(q.pending, pending);
+                        let mut applied = journal.snapshots.iter().rev();
+                        let applied = applied.find(|s| s.state == State::Applied);
+                        let applied = applied.filter(|_| pending).map(|s| s.record.clone());
+                        prop_assert_eq!(q.applied, applied);
+                    }
                 }
                 Ok(())
             })

@@ -381,6 +381,26 @@ impl Layout {
         Some(None)
     }
 
+    /// [`Layout::newest_snapshot`], and whether it waits for the cluster — with, when it
+    /// does, the snapshot the cluster holds (the newest whose latest cluster state is
+    /// `applied`), found from the end the same way: state lines are decoded here, as
+    /// they come after their snapshot's line. `None` when the end cannot tell.
+    pub fn newest_queue(&self) -> Option<Queue> {
+        let generation = self.current().ok()??;
+        let files = self.segment_files(generation).ok()?;
+        let mut scan = QueueScan::default();
+        for (i, (n, path)) in files.iter().enumerate().rev() {
+            if *n == 0 {
+                return None;
+            }
+            let done = rfind_line(path, i + 1 == files.len(), |line| scan.line(line));
+            if done.ok()?.is_some() {
+                break;
+            }
+        }
+        Some(scan.queue)
+    }
+
     /// The first `snapshot` record of `id` in the live files (the one every reader
     /// takes), streaming: only lines that hold the id as clinv writes it are decoded,
     /// and every line when none does (a record another writer escaped differently).
@@ -622,6 +642,67 @@ fn remove_temporaries(dir: &Path) {
 /// A line that cannot be the newest snapshot nor delete it: an event, or a state
 /// change other than `deleted` — in clinv's layout (`kind` first, no second `kind`),
 /// whether it verifies or not (damage is passed over by the full read too).
+/// What [`Layout::newest_queue`] found.
+#[derive(Debug, Default)]
+pub struct Queue {
+    /// The newest snapshot that is not deleted.
+    pub newest: Option<SnapshotRecord>,
+    /// It is for the cluster and not applied or superseded yet.
+    pub pending: bool,
+    /// When it is pending: the snapshot applied last, if any.
+    pub applied: Option<SnapshotRecord>,
+}
+
+/// The backward scan of [`Layout::newest_queue`]: each id's latest state seen so far
+/// (lines come newest first).
+#[derive(Default)]
+struct QueueScan {
+    latest: std::collections::HashMap<String, State>,
+    queue: Queue,
+}
+
+impl QueueScan {
+    /// One line, newest first; `Some` when the answer is complete.
+    fn line(&mut self, line: &[u8]) -> Option<()> {
+        match journal::decode(line).ok()? {
+            // The cluster channel's (a later commit or push leaves it as it was).
+            Record::State(st)
+                if matches!(
+                    st.state,
+                    State::Pending | State::Applied | State::Superseded | State::Deleted
+                ) =>
+            {
+                // Deleted is final, whatever was recorded after it.
+                if st.state == State::Deleted {
+                    self.latest.insert(st.id, st.state);
+                } else {
+                    self.latest.entry(st.id).or_insert(st.state);
+                }
+                None
+            }
+            Record::Snapshot(s) => self.snapshot(s),
+            _ => None,
+        }
+    }
+
+    fn snapshot(&mut self, s: SnapshotRecord) -> Option<()> {
+        let state = self.latest.get(&s.id).copied();
+        if state == Some(State::Deleted) {
+            return None;
+        }
+        if self.queue.newest.is_none() {
+            self.queue.pending = s.cluster && matches!(state, None | Some(State::Pending));
+            self.queue.newest = Some(s);
+            return (!self.queue.pending).then_some(());
+        }
+        if state == Some(State::Applied) {
+            self.queue.applied = Some(s);
+            return Some(());
+        }
+        None
+    }
+}
+
 fn passes_over(line: &[u8]) -> bool {
     let Some(json) = line.get(65..) else {
         return false;
