@@ -68,6 +68,11 @@ impl StatusSource {
 /// A time as recorded and how long ago it was: `3h ago (2026-…Z)`; `<unknown>` for an
 /// age when the text is not an RFC 3339 time.
 fn ago(at: &str, now: i64) -> String {
+    format!("{} ({})", age_ago(at, now), redact::escape_line(at))
+}
+
+/// How long ago an RFC 3339 time was, kubectl's way: `3h ago`; `<unknown>` otherwise.
+fn age_ago(at: &str, now: i64) -> String {
     let mut out = String::new();
     match crate::util::time::parse_rfc3339(at) {
         Some(t) => {
@@ -76,7 +81,7 @@ fn ago(at: &str, now: i64) -> String {
         }
         None => out.push_str(crate::util::time::UNKNOWN_AGE),
     }
-    format!("{out} ({})", redact::escape_line(at))
+    out
 }
 
 /// A string field of the inventory, by JSON pointer.
@@ -166,14 +171,7 @@ fn delivery_lines(d: &crate::ops::status::Delivery, now: i64, out: &mut String) 
     }
     match (&d.oldest_pending_at, d.pending) {
         (Some(oldest), n) if n > 0 => {
-            let mut age = String::new();
-            match crate::util::time::parse_rfc3339(oldest) {
-                Some(t) => {
-                    crate::util::time::write_age(t.as_second(), now, &mut age);
-                    age.push_str(" ago");
-                }
-                None => age.push_str(crate::util::time::UNKNOWN_AGE),
-            }
+            let age = age_ago(oldest, now);
             out.push_str(&format!("  queue:        {n} pending, oldest {age}\n"));
         }
         _ => out.push_str("  queue:        empty\n"),
@@ -443,17 +441,7 @@ impl FleetRow {
         mut json: serde_json::Value,
         now: i64,
     ) -> FleetRow {
-        let ago = |at: &str| {
-            let mut out = String::new();
-            match crate::util::time::parse_rfc3339(at) {
-                Some(t) => {
-                    crate::util::time::write_age(t.as_second(), now, &mut out);
-                    out.push_str(" ago");
-                }
-                None => out.push_str(crate::util::time::UNKNOWN_AGE),
-            }
-            out
-        };
+        let ago = |at: &str| age_ago(at, now);
         let landed = |l: &Option<crate::ops::status::Landed>| {
             l.as_ref()
                 .map_or_else(|| "never".to_string(), |l| ago(&l.at))
