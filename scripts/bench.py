@@ -1128,6 +1128,55 @@ def bench_fleet(args):
         hole.close()
 
 
+def make_fleet_repo(work, domains, commits):
+    """A GitOps repository (issue #25's generator) of `domains` domain folders, each with
+    commit's layout (clusters/<domain>/inventory/clusterinventory.yaml, the example's prod
+    render relabelled), written by `commits` commits through git fast-import: the first
+    adds every folder, each later one bumps one domain's cilium pin."""
+    import shutil
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    render = subprocess.run([BIN, "render", "--root", os.path.join(REPO, "examples", "acme"),
+                             "--domain", "prod.acme.example"], capture_output=True, text=True,
+                            env=dict(os.environ, SOURCE_DATE_EPOCH="1700000000"), check=True).stdout
+    def doc(i, pin):
+        return (render.replace("prod.acme.example", f"d{i:05d}.fleet.example")
+                .replace("chartVersion: 1.19.2", f"chartVersion: 1.19.{pin}"))
+    subprocess.run(["git", "init", "-q", "-b", "main", work], check=True)
+    lines, mark_time = [], 1700000000
+    def commit(n, files):
+        lines.append(f"commit refs/heads/main\ncommitter bench <b@x> {mark_time + n} +0000\n")
+        msg = f"inventory {n}\n".encode()
+        lines.append(f"data {len(msg)}\n{msg.decode()}")
+        if n > 0:
+            lines.append("from refs/heads/main^0\n")
+        for path, text in files:
+            data = text.encode()
+            lines.append(f"M 100644 inline {path}\ndata {len(data)}\n{text}\n")
+    path = lambda i: f"clusters/d{i:05d}.fleet.example/inventory/clusterinventory.yaml"
+    commit(0, [(path(i), doc(i, 2)) for i in range(domains)])
+    for n in range(1, commits):
+        i = n % domains
+        commit(n, [(path(i), doc(i, 3 + n // domains))])
+    subprocess.run(["git", "-C", work, "fast-import", "--quiet"], input="".join(lines).encode(),
+                   check=True)
+    subprocess.run(["git", "-C", work, "reset", "-q", "--hard", "main"], check=True)
+    return work
+
+
+def bench_fleet_repo(args):
+    """issue #25: `fleet --repo` over a GitOps repository of 1,000 domain folders and
+    10,000 commits (target ≤ 2 s) — whole process, wall and peak RSS."""
+    for n in args.domains:
+        work = os.path.join(TARGET, f"bench-fleet-repo-{n}")
+        start = time.perf_counter()
+        make_fleet_repo(work, n, args.commits)
+        print(f"generated {n} domain folders, {args.commits} commits in {time.perf_counter() - start:.1f} s")
+        walls, rss = measure([BIN, "fleet", "--repo", work], args.runs)
+        report(f"fleet --repo, {n} domains × {args.commits} commits", walls, rss,
+               2000 if n <= 1000 else None, None)
+
+
 def bench_store_scale(args):
     """Issue #28: how each store command's time and peak RSS grow with the history
     (10k -> 100k -> 1M records): migration of a v1 journal (the first offline publish),
@@ -1232,6 +1281,10 @@ def main():
     fl.add_argument("--domains", type=int, nargs="+", default=[1000])
     fl.add_argument("--snapshots", type=int, default=100)
     fl.add_argument("--timeout", type=float, default=10.0)
+    fr = sub.add_parser("fleet-repo", help="issue #25: fleet --repo over 1,000 domain folders and 10,000 commits")
+    fr.add_argument("--runs", type=int, default=5)
+    fr.add_argument("--domains", type=int, nargs="+", default=[1000])
+    fr.add_argument("--commits", type=int, default=10_000)
     sc = sub.add_parser("store-scale", help="issue #28: time and peak RSS of every store command at 10k/100k/1M")
     sc.add_argument("--runs", type=int, default=3)
     sc.add_argument("--records", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
@@ -1239,7 +1292,7 @@ def main():
     build()
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,
      "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all,
-     "ssh-push": bench_ssh_push, "oci-push": bench_oci_push, "fleet": bench_fleet, "store-scale": bench_store_scale}[args.bench](args)
+     "ssh-push": bench_ssh_push, "oci-push": bench_oci_push, "fleet": bench_fleet, "fleet-repo": bench_fleet_repo, "store-scale": bench_store_scale}[args.bench](args)
 
 
 if __name__ == "__main__":

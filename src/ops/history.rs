@@ -405,8 +405,9 @@ pub struct FleetEntry {
 
 /// `log -A`: the entries of every domain of `store` for `query`, merged newest first (a
 /// tie keeps the domains' order), at most `query.max_count` in all; with what was
-/// skipped in each. Each domain gives at most `max_count` entries to the merge, so only
-/// `max_count × domains` entries are ever held.
+/// skipped in each. Each domain gives at most `max_count` entries to the merge, which
+/// keeps the newest `max_count` as it goes: at most `2 × max_count` entries are held,
+/// whatever the number of domains.
 ///
 /// # Errors
 /// A bad `since`/`until`; an unreadable store.
@@ -416,6 +417,14 @@ pub fn fleet_log(
 ) -> Result<(Vec<FleetEntry>, Vec<String>)> {
     bounds(query)?;
     let (mut all, mut skipped) = (Vec::new(), Vec::new());
+    // Stable: equal times keep the domains' (sorted) order and each domain's own, so
+    // keeping the newest as we go gives what one sort of everything would.
+    let newest_first = |all: &mut Vec<FleetEntry>| {
+        all.sort_by_cached_key(|e| std::cmp::Reverse(audit::parse_bound(&e.entry.at, false)));
+        if let Some(max) = query.max_count {
+            all.truncate(max);
+        }
+    };
     for domain in store.domains() {
         let steps = load_store(&store.domain(&domain), newest(query))?;
         skipped.extend(steps.skipped.iter().map(|s| format!("{domain}: {s}")));
@@ -426,12 +435,11 @@ pub fn fleet_log(
             });
             Ok(())
         })?;
+        if query.max_count.is_some_and(|max| all.len() > 2 * max) {
+            newest_first(&mut all);
+        }
     }
-    // Stable: equal times keep the domains' (sorted) order and each domain's own.
-    all.sort_by_cached_key(|e| std::cmp::Reverse(audit::parse_bound(&e.entry.at, false)));
-    if let Some(max) = query.max_count {
-        all.truncate(max);
-    }
+    newest_first(&mut all);
     if query.reverse {
         all.reverse();
     }
