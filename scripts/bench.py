@@ -1148,8 +1148,6 @@ def make_fleet_repo(work, domains, commits):
         lines.append(f"commit refs/heads/main\ncommitter bench <b@x> {mark_time + n} +0000\n")
         msg = f"inventory {n}\n".encode()
         lines.append(f"data {len(msg)}\n{msg.decode()}")
-        if n > 0:
-            lines.append("from refs/heads/main^0\n")
         for path, text in files:
             data = text.encode()
             lines.append(f"M 100644 inline {path}\ndata {len(data)}\n{text}\n")
