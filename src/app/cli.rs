@@ -661,12 +661,44 @@ pub struct DomainArgs {
     pub domain: Option<String>,
 }
 
+/// The domains of a command that also covers several: one `--domain` as [`DomainArgs`],
+/// or a fleet — `-A`, `--domain` repeated, or a glob
+/// ([`crate::project::select::Many`]).
+#[derive(Debug, Args)]
+pub struct DomainsArgs {
+    /// Cluster domain (default: DOMAIN_NAME, then clusters/.active, then lok8s.dev).
+    /// Repeat it, or give a glob ('prod-*', ?), for several domains.
+    #[arg(long, value_name = "D")]
+    pub domain: Vec<String>,
+
+    /// Every domain of the project (kubectl's -A). With several domains (also a glob
+    /// matching one), each row and -o json entry names its domain.
+    #[arg(short = 'A', long, conflicts_with = "domain")]
+    pub all_domains: bool,
+}
+
+impl DomainsArgs {
+    /// The selection, for [`crate::project::select::resolve`].
+    pub fn many(&self) -> crate::project::select::Many<'_> {
+        crate::project::select::Many {
+            patterns: &self.domain,
+            all: self.all_domains,
+        }
+    }
+
+    /// The one `--domain` of a selection that is not a fleet.
+    pub fn one(&self) -> Option<&str> {
+        self.domain.first().map(String::as_str)
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
-    /// Write DIR/clusterinventory.crd.yaml and DIR/clusterinventory.yaml atomically.
+    /// Write DIR/clusterinventory.crd.yaml and DIR/clusterinventory.yaml atomically;
+    /// with several domains DIR/<domain>/ each (all rendered before any is written).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
@@ -718,7 +750,7 @@ impl Default for TableOutput {
 #[derive(Debug, Args)]
 pub struct AddonsArgs {
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
     #[command(flatten)]
     pub table: TableOutput,
@@ -1264,7 +1296,7 @@ pub struct IndexSourceArgs {
 #[derive(Debug, Args)]
 pub struct UpdatesArgs {
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
     /// The addon index: a file, or an https:// URL (cached for --offline).
     #[arg(long, value_name = "FILE|URL", env = "CLINV_INDEX")]

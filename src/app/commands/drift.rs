@@ -123,10 +123,12 @@ struct Row {
 /// `drift -A`: every domain of the project, a row each ([`super::each_domain`]).
 fn all(settings: &Settings, args: &ReadArgs) -> Result<Outcome> {
     let at = rendered_at(settings)?;
+    let project = super::project(settings)?;
     let results = super::each_domain(
-        settings,
         "drift",
         &args.out.status.limits,
+        &project,
+        &project.domains(),
         |project, domain, limits| {
             let scope = scope(settings, project, domain, limits);
             one_row(domain, drift::drift(&scope, at, args.out.status.offline))

@@ -124,10 +124,12 @@ fn answered_row(
 fn all(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
     let now = jiff::Timestamp::now().as_second();
     let offline = read.out.status.offline;
+    let project = super::project(settings)?;
     let results = super::each_domain(
-        settings,
         "status",
         &read.out.status.limits,
+        &project,
+        &project.domains(),
         |project, domain, limits| {
             row(
                 domain,

@@ -1,0 +1,254 @@
+//! Issue 25, the fleet view: one domain selection for the commands that cover several —
+//! `-A`, `--domain` repeated, a glob — resolved by one rule (`project::select::resolve`).
+//! One plain `--domain` stays exactly as it was (the other tests' goldens hold it).
+
+use crate::support::*;
+use std::path::Path;
+
+const INDEX: &str = "examples/addons-index.json";
+
+fn in_example(args: &[&str]) -> Run {
+    let root = example();
+    let mut all = vec!["--root", root.to_str().unwrap()];
+    all.extend_from_slice(args);
+    clinv(&all).run()
+}
+
+fn json(run: &Run) -> serde_json::Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+/// `addons -A`: one table led by DOMAIN, the deploy domain named on stderr (and in
+/// `-o json`'s `left`), each entry of `-o json` with its domain; the rows of a domain are
+/// the ones `addons --domain D` gives.
+fn addons_of_several_domains_lead_with_the_domain() {
+    let run = in_example(&["addons", "-A"]).success();
+    golden("several/addons-A.txt", &run.stdout);
+    assert!(run.stdout.starts_with("DOMAIN "), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("'apps.acme.example' is a deploy domain"),
+        "{}",
+        run.stderr
+    );
+    let all = json(&in_example(&["addons", "-A", "-o", "json"]).success());
+    assert_eq!(all["left"][0]["domain"], "apps.acme.example");
+    assert!(
+        all["left"][0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("deploy domain"),
+        "{all}"
+    );
+    let one =
+        json(&in_example(&["addons", "--domain", "prod.acme.example", "-o", "json"]).success());
+    let prod: Vec<serde_json::Value> = all["addons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["domain"] == "prod.acme.example")
+        .map(|a| {
+            let mut a = a.clone();
+            let a_map = a.as_object_mut().unwrap();
+            assert_eq!(a_map.remove("kind").unwrap(), one["kind"]);
+            a_map.remove("domain");
+            a
+        })
+        .collect();
+    assert_eq!(serde_json::Value::from(prod), one["addons"]);
+    // A glob and a name: the union, in name order, once each.
+    let run = in_example(&[
+        "addons",
+        "--domain",
+        "prod.*",
+        "--domain",
+        "lab.acme.example",
+        "--domain",
+        "prod.acme.example",
+        "-o",
+        "json",
+    ])
+    .success();
+    let doc = json(&run);
+    assert_eq!(
+        doc["domains"],
+        serde_json::json!(["lab.acme.example", "prod.acme.example"])
+    );
+    assert_eq!(doc["left"], serde_json::json!([]));
+    // A glob is a fleet even when it matches one domain.
+    let run = in_example(&["addons", "--domain", "edge.*", "--no-headers"]).success();
+    assert!(
+        run.stdout
+            .lines()
+            .all(|l| l.starts_with("edge.acme.example ")),
+        "{}",
+        run.stdout
+    );
+}
+
+/// An unknown name among several, or a glob that matches nothing: exit 1 naming it with
+/// a "did you mean"; `-A` with `--domain` is a usage error.
+fn a_selection_naming_nothing_is_an_error_naming_it() {
+    let run = in_example(&[
+        "addons",
+        "--domain",
+        "prod.acme.example",
+        "--domain",
+        "lab.acme.exmple",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("lab.acme.exmple")
+            && run.stderr.contains("did you mean 'lab.acme.example'?"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stdout, "");
+    let run = in_example(&["render", "--out", "/nonexistent/x", "--domain", "stage-*"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--domain 'stage-*' matches no domain of the project"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("known domains: apps.acme.example"));
+    let run = in_example(&["addons", "-A", "--domain", "prod.acme.example"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+/// `updates -A --offline`: the rendered inventories against the index, one table led by
+/// DOMAIN, `-o json` entries with their domain; `--from FILE` names one inventory and
+/// `--kubeconfig` one cluster, so both are refused with several domains.
+fn updates_of_several_domains_lead_with_the_domain() {
+    let index = repo().join(INDEX);
+    let index = index.to_str().unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let root = example();
+    let args = |extra: &[&str]| {
+        let mut all = vec![
+            "updates",
+            "--root",
+            root.to_str().unwrap(),
+            "--index",
+            index,
+        ];
+        all.extend_from_slice(extra);
+        clinv(&all)
+            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+            .run()
+    };
+    let run = args(&["-A", "--offline"]).success();
+    golden("several/updates-A.txt", &run.stdout);
+    assert!(
+        run.stderr
+            .contains("'apps.acme.example' is a deploy domain"),
+        "{}",
+        run.stderr
+    );
+    let doc = json(&args(&["--domain", "*.acme.example", "--offline", "-o", "json"]).success());
+    let updates = doc["updates"].as_array().unwrap();
+    assert!(!updates.is_empty());
+    assert!(updates.iter().all(|u| u["domain"].is_string()), "{doc}");
+    let one = args(&["--domain", "prod.acme.example", "--offline", "-o", "json"]).success();
+    let one = json(&one);
+    let prod: Vec<&str> = updates
+        .iter()
+        .filter(|u| u["domain"] == "prod.acme.example")
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    let single: Vec<&str> = one["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(prod, single);
+    assert_eq!(doc["left"][0]["domain"], "apps.acme.example");
+    for extra in [
+        &["-A", "--from", "/x"][..],
+        &["-A", "--kubeconfig", "/x"],
+        &["--domain", "lab.*", "--context", "c"],
+    ] {
+        let run = args(extra);
+        assert_eq!(run.code, 2, "{extra:?}: {}", run.stderr);
+    }
+}
+
+/// `render -A --out DIR`: DIR/<domain>/ for each cluster domain, the same bytes as
+/// `render --domain D --out`; the deploy domain named, no folder; no `--out`: refused.
+fn render_of_several_domains_writes_a_folder_each() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("inv");
+    let run = in_example(&["render", "-A", "--out", dir.to_str().unwrap()]).success();
+    assert!(
+        run.stderr
+            .contains("'apps.acme.example' is a deploy domain"),
+        "{}",
+        run.stderr
+    );
+    let mut written: Vec<String> = all_files(&dir)
+        .iter()
+        .map(|p| p.strip_prefix(&dir).unwrap().display().to_string())
+        .collect();
+    written.sort();
+    let mut expected = Vec::new();
+    for d in ["edge.acme.example", "lab.acme.example", "prod.acme.example"] {
+        expected.push(format!("{d}/clusterinventory.crd.yaml"));
+        expected.push(format!("{d}/clusterinventory.yaml"));
+        let single = out.path().join(d);
+        in_example(&["render", "--domain", d, "--out", single.to_str().unwrap()]).success();
+        for f in ["clusterinventory.crd.yaml", "clusterinventory.yaml"] {
+            assert_eq!(
+                std::fs::read(dir.join(d).join(f)).unwrap(),
+                std::fs::read(single.join(f)).unwrap(),
+                "{d}/{f}"
+            );
+        }
+    }
+    assert_eq!(written, expected);
+    let run = in_example(&[
+        "render",
+        "--domain",
+        "lab.*",
+        "--domain",
+        "prod.acme.example",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--out"), "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+}
+
+/// One domain that does not render: nothing is written for any, each failure named.
+fn render_of_several_domains_writes_nothing_when_one_fails() {
+    let project = copy_tree(&example());
+    write(
+        project.path(),
+        "clusters/lab.acme.example/cluster.lok8s.yaml",
+        "kind: [unclosed\n",
+    );
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("inv");
+    let run = clinv(&[
+        "render",
+        "--root",
+        project.path().to_str().unwrap(),
+        "-A",
+        "--out",
+        dir.to_str().unwrap(),
+    ])
+    .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("lab.acme.example"), "{}", run.stderr);
+    assert_eq!(all_files(Path::new(&dir)), Vec::<std::path::PathBuf>::new());
+}
+
+trials! {
+    Nothing: [
+        addons_of_several_domains_lead_with_the_domain,
+        a_selection_naming_nothing_is_an_error_naming_it,
+        updates_of_several_domains_lead_with_the_domain,
+        render_of_several_domains_writes_a_folder_each,
+        render_of_several_domains_writes_nothing_when_one_fails,
+    ],
+}
