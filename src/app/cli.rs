@@ -672,7 +672,8 @@ pub struct DomainsArgs {
     pub domain: Vec<String>,
 
     /// Every domain of the project (kubectl's -A). With several domains (also a glob
-    /// matching one), each row and -o json entry names its domain.
+    /// matching one), each row and -o json entry names its domain, and the exit code is
+    /// the worst domain's (publish: the highest code).
     #[arg(short = 'A', long, conflicts_with = "domain")]
     pub all_domains: bool,
 }
@@ -780,7 +781,7 @@ pub struct ClusterArgs {
 #[derive(Debug, Args)]
 pub struct PublishArgs {
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
     #[command(flatten)]
     pub limits: ClusterArgs,

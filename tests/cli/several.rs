@@ -243,6 +243,84 @@ fn render_of_several_domains_writes_nothing_when_one_fails() {
     assert_eq!(all_files(Path::new(&dir)), Vec::<std::path::PathBuf>::new());
 }
 
+/// `publish -A`: each cluster domain published through its own kubeconfig (none here, so
+/// each is recorded pending: no-kubeconfig), the deploy domain named, a closing table of
+/// the outcomes; exit 0, with `--strict` the worst code (3, no kubeconfig);
+/// `--kubeconfig` names one cluster: refused (2), nothing recorded.
+fn publish_of_several_domains_ends_with_a_table() {
+    let project = copy_tree(&example());
+    let store = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--root", project.path().to_str().unwrap()];
+        all.extend_from_slice(args);
+        clinv(&all)
+            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+            .run()
+    };
+    let offline = repo().join("examples/offline.kubeconfig");
+    let refused = run(&["publish", "-A", "--kubeconfig", offline.to_str().unwrap()]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    let refused = run(&["publish", "--domain", "lab.*", "--context", "x"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(!store.path().join("v2").exists() && all_files(store.path()).is_empty());
+    let published = run(&["publish", "-A"]).success();
+    let rows: Vec<Vec<&str>> = published
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        ["DOMAIN", "RESULT", "DETAIL"],
+        "{}",
+        published.stdout
+    );
+    let results: Vec<(&str, &str)> = rows[1..].iter().map(|r| (r[0], r[1])).collect();
+    assert_eq!(
+        results,
+        [
+            ("apps.acme.example", "deploy"),
+            ("edge.acme.example", "pending"),
+            ("lab.acme.example", "pending"),
+            ("prod.acme.example", "pending"),
+        ],
+        "{}",
+        published.stdout
+    );
+    assert!(
+        published.stdout.contains("pending (no-kubeconfig)"),
+        "{}",
+        published.stdout
+    );
+    let list = run(&["snapshots", "list", "-o", "json"]).success();
+    let list: Vec<serde_json::Value> = serde_json::from_str(&list.stdout).unwrap();
+    let mut domains: Vec<&str> = list.iter().map(|s| s["domain"].as_str().unwrap()).collect();
+    domains.sort();
+    assert_eq!(
+        domains,
+        ["edge.acme.example", "lab.acme.example", "prod.acme.example"]
+    );
+    let strict = run(&["--strict", "publish", "--domain", "*.acme.example"]);
+    assert_eq!(strict.code, 3, "{}", strict.stderr);
+    assert!(strict.stdout.starts_with("DOMAIN "), "{}", strict.stdout);
+    // A domain that does not render is fail-soft as for one domain, and its row says so.
+    write(
+        project.path(),
+        "clusters/lab.acme.example/cluster.lok8s.yaml",
+        "kind: [unclosed\n",
+    );
+    let broken = run(&["publish", "-A"]).success();
+    assert!(
+        broken
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("lab.acme.example")
+                && l.contains("not published (render-failed)")),
+        "{}",
+        broken.stdout
+    );
+}
+
 trials! {
     Nothing: [
         addons_of_several_domains_lead_with_the_domain,
@@ -250,5 +328,6 @@ trials! {
         updates_of_several_domains_lead_with_the_domain,
         render_of_several_domains_writes_a_folder_each,
         render_of_several_domains_writes_nothing_when_one_fails,
+        publish_of_several_domains_ends_with_a_table,
     ],
 }
