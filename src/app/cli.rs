@@ -1365,12 +1365,6 @@ fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
 pub struct ReadArgs {
     #[command(flatten)]
     pub out: StatusOutArgs,
-
-    /// Every domain of the project, a row each, each reached by its own kubeconfig (as
-    /// replay --all); one --timeout for the whole command. Exit 16 if any cluster was not
-    /// read (drift: 2 if any comparison failed, else 16, else 1 if any drifted).
-    #[arg(short = 'A', long, conflicts_with_all = ["domain", "kubeconfig", "context"])]
-    pub all_domains: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1386,8 +1380,12 @@ pub struct StatusOutArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    /// Several domains (-A, --domain repeated, a glob): a row each, each reached by its
+    /// own kubeconfig (as replay --all), one --timeout for the whole command. Exit 16 if
+    /// any cluster was not read (drift: 2 if any comparison failed, else 16, else 1 if
+    /// any drifted).
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
     #[command(flatten)]
     pub limits: ClusterArgs,

@@ -321,6 +321,74 @@ fn publish_of_several_domains_ends_with_a_table() {
     );
 }
 
+/// `drift` and `status` take the same selection as `-A`: repeated `--domain` and globs,
+/// the rows of the domains chosen (in name order), exit 16 (no cluster read here);
+/// `--kubeconfig` names one cluster (2); a glob that matches nothing names itself.
+fn drift_and_status_take_repeated_domains_and_globs() {
+    let root = example();
+    let root = root.to_str().unwrap();
+    let drift = clinv(&[
+        "drift",
+        "--root",
+        root,
+        "--domain",
+        "prod.acme.example",
+        "--domain",
+        "lab.*",
+    ])
+    .run();
+    assert_eq!(drift.code, 16, "{}", drift.stderr);
+    let all = clinv(&["drift", "-A", "--root", root]).run();
+    let words = |text: &str| -> Vec<Vec<String>> {
+        text.lines()
+            .map(|l| l.split_whitespace().map(str::to_string).collect())
+            .collect()
+    };
+    let expected: Vec<Vec<String>> = words(&all.stdout)
+        .into_iter()
+        .filter(|l| !l[0].starts_with("apps.") && !l[0].starts_with("edge."))
+        .collect();
+    assert_eq!(words(&drift.stdout), expected, "{}", drift.stdout);
+    let store = tempfile::tempdir().unwrap();
+    let status = clinv(&["status", "--root", root, "--domain", "*.acme.example"])
+        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+        .run();
+    assert_eq!(status.code, 16, "{}", status.stderr);
+    golden("fleet/status-A.no-kubeconfig.txt", &status.stdout);
+    for args in [
+        &[
+            "drift",
+            "--root",
+            root,
+            "--domain",
+            "lab.*",
+            "--kubeconfig",
+            "/x",
+        ][..],
+        &[
+            "status",
+            "--root",
+            root,
+            "--domain",
+            "lab.acme.example",
+            "--domain",
+            "prod.acme.example",
+            "--context",
+            "x",
+        ],
+    ] {
+        let run = clinv(args).run();
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+    }
+    let none = clinv(&["status", "--root", root, "--domain", "stage-*"]).run();
+    assert_eq!(none.code, 1, "{}", none.stderr);
+    assert!(
+        none.stderr.contains("'stage-*' matches no domain"),
+        "{}",
+        none.stderr
+    );
+}
+
 trials! {
     Nothing: [
         addons_of_several_domains_lead_with_the_domain,
@@ -329,5 +397,6 @@ trials! {
         render_of_several_domains_writes_a_folder_each,
         render_of_several_domains_writes_nothing_when_one_fails,
         publish_of_several_domains_ends_with_a_table,
+        drift_and_status_take_repeated_domains_and_globs,
     ],
 }

@@ -11,13 +11,13 @@ use crate::view;
 use crate::view::status::StatusSource;
 
 pub fn run(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
-    if read.all_domains {
-        return all(settings, read);
+    let project = project(settings)?;
+    if let Some(domains) = super::fleet(&project, &read.out.status.domain)? {
+        return all(settings, read, &project, &domains);
     }
     let out = &read.out;
     let args = &out.status;
-    let project = project(settings)?;
-    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+    let domain = domain(settings, &project, args.domain.one())?;
     let scope = scope(settings, &project, &domain, &args.limits);
     let report = status::status(&scope, args.offline)?;
     print_notices(settings, &report.notices);
@@ -121,15 +121,19 @@ fn answered_row(
 
 /// `status -A`: every domain of the project, a row each ([`super::each_domain`]): where
 /// the answer came from, the queue and the last apply.
-fn all(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
+fn all(
+    settings: &Settings,
+    read: &ReadArgs,
+    project: &crate::project::Project,
+    domains: &[crate::domain::Domain],
+) -> Result<Outcome> {
     let now = jiff::Timestamp::now().as_second();
     let offline = read.out.status.offline;
-    let project = super::project(settings)?;
     let results = super::each_domain(
         "status",
         &read.out.status.limits,
-        &project,
-        &project.domains(),
+        project,
+        domains,
         |project, domain, limits| {
             row(
                 domain,
