@@ -671,9 +671,9 @@ pub struct DomainsArgs {
     #[arg(long, value_name = "D")]
     pub domain: Vec<String>,
 
-    /// Every domain of the project (kubectl's -A). With several domains (also a glob
-    /// matching one), each row and -o json entry names its domain, and the exit code is
-    /// the worst domain's (publish: the highest code).
+    /// Every domain of the project (log: of the store), as kubectl's -A. With several
+    /// domains (also a glob matching one), each row and -o json entry names its domain,
+    /// and the exit code is the worst domain's (publish: the highest code).
     #[arg(short = 'A', long, conflicts_with = "domain")]
     pub all_domains: bool,
 }
@@ -836,13 +836,11 @@ pub struct ReplayArgs {
 
 #[derive(Debug, Args)]
 pub struct LogArgs {
+    /// Several domains (-A: every domain of the store; --domain repeated, a glob): their
+    /// changes merged newest first, each line naming its domain (with --since/--until,
+    /// --max-count, --oneline, -o json).
     #[command(flatten)]
-    pub domain: DomainArgs,
-
-    /// Every domain of the store: their changes merged newest first, each line naming
-    /// its domain (with --since/--until, --max-count, --oneline, -o json).
-    #[arg(short = 'A', long, conflicts_with_all = ["domain", "repo", "addon"])]
-    pub all_domains: bool,
+    pub domain: DomainsArgs,
 
     /// Only entries at or after T: YYYY-MM-DD, RFC 3339, today, yesterday, or a time
     /// ago (30m, 12h, 2d, 1w, or git's "2 hours ago").
@@ -871,11 +869,11 @@ pub struct LogArgs {
     pub reverse: bool,
 
     /// When each version of this addon arrived and left.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "all_domains")]
     pub addon: Option<String>,
 
     /// Read the history from this GitOps repository's commits instead of the store.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "all_domains")]
     pub repo: Option<PathBuf>,
 
     /// Branch or revision of --repo (default HEAD).

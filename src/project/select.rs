@@ -162,7 +162,8 @@ pub fn glob_matches(pattern: &str, name: &str) -> bool {
 
 /// The domains a fleet selection names among `known` (the project's domains), in name
 /// order, each once: every one for `-A`, else those a pattern names or matches.
-/// `spec` says where an unknown name's spec would be (lok8s's message).
+/// `place` says where an unknown name was looked for (the project: lok8s's message
+/// with its spec; the store, for `log`).
 ///
 /// # Errors
 /// [`Error::InvalidDomain`](crate::Error::InvalidDomain) for a name that fails lok8s's
@@ -171,7 +172,7 @@ pub fn glob_matches(pattern: &str, name: &str) -> bool {
 pub fn resolve(
     known: &[Domain],
     many: Many<'_>,
-    spec: impl Fn(&Domain) -> std::path::PathBuf,
+    place: impl Fn(&Domain) -> UnknownIn,
 ) -> Result<Vec<Domain>> {
     let mut chosen = vec![false; known.len()];
     for pattern in many.patterns {
@@ -197,9 +198,7 @@ pub fn resolve(
         let domain = Domain::parse(pattern)?;
         let Some(i) = known.iter().position(|d| *d == domain) else {
             return Err(DomainError::Unknown {
-                place: UnknownIn::Project {
-                    spec: spec(&domain),
-                },
+                place: place(&domain),
                 origin: None,
                 suggestion: crate::util::suggest::closest(domain.as_str(), known)
                     .map(|d| d.to_string()),
@@ -344,7 +343,9 @@ mod tests {
 
     fn resolved(known: &[Domain], patterns: &[&str], all: bool) -> Result<Vec<String>> {
         let patterns: Vec<String> = patterns.iter().map(|p| p.to_string()).collect();
-        let spec = |d: &Domain| Path::new("/p/clusters").join(d.as_str());
+        let spec = |d: &Domain| UnknownIn::Project {
+            spec: Path::new("/p/clusters").join(d.as_str()),
+        };
         resolve(known, many(&patterns, all), spec)
             .map(|v| v.iter().map(ToString::to_string).collect())
     }

@@ -389,6 +389,46 @@ fn drift_and_status_take_repeated_domains_and_globs() {
     );
 }
 
+/// `log` takes the same selection: the store's domains, `--domain` repeated or a glob
+/// merged as `-A` merges them; a glob that matches none of the store's domains names
+/// itself; `--repo`/`--addon` read one domain's history (2).
+fn log_takes_repeated_domains_and_globs() {
+    let fx = crate::selection::Fx::new();
+    let log = |args: &[&str]| fx.in_project(&[&["log"][..], args].concat()).run();
+    let all = log(&["-A", "--oneline"]).success();
+    let both = log(&[
+        "--domain",
+        "prod.*",
+        "--domain",
+        "lab.acme.example",
+        "--oneline",
+    ])
+    .success();
+    assert_eq!(both.stdout, all.stdout);
+    let lab = log(&["--domain", "lab.*", "-o", "json"]).success();
+    let lab: Vec<serde_json::Value> = serde_json::from_str(&lab.stdout).unwrap();
+    assert!(!lab.is_empty());
+    assert!(
+        lab.iter().all(|e| e["domain"] == "lab.acme.example"),
+        "{lab:?}"
+    );
+    let none = log(&["--domain", "edge.*"]);
+    assert_eq!(none.code, 1, "{}", none.stderr);
+    assert!(
+        none.stderr.contains("'edge.*' matches no domain"),
+        "{}",
+        none.stderr
+    );
+    for extra in [
+        &["--domain", "lab.*", "--repo", "/x"][..],
+        &["--domain", "lab.*", "--addon", "cilium"],
+        &["-A", "--addon", "cilium"],
+    ] {
+        let run = log(extra);
+        assert_eq!(run.code, 2, "{extra:?}: {}", run.stderr);
+    }
+}
+
 trials! {
     Nothing: [
         addons_of_several_domains_lead_with_the_domain,
@@ -398,5 +438,6 @@ trials! {
         render_of_several_domains_writes_nothing_when_one_fails,
         publish_of_several_domains_ends_with_a_table,
         drift_and_status_take_repeated_domains_and_globs,
+        log_takes_repeated_domains_and_globs,
     ],
 }

@@ -81,8 +81,8 @@ fn fleet(project: &Project, args: &crate::app::cli::DomainsArgs) -> Result<Optio
         return Ok(None);
     }
     let known = project.domains();
-    select::resolve(&known, many, |d| {
-        project.domain_dir(d).join("cluster.lok8s.yaml")
+    select::resolve(&known, many, |d| crate::error::UnknownIn::Project {
+        spec: project.domain_dir(d).join("cluster.lok8s.yaml"),
     })
     .map(Some)
 }
@@ -141,6 +141,21 @@ impl StoreOnly {
             (None, None) => return Err(Error::NoStore(settings.cwd.clone())),
         };
         Ok(StoreOnly { project, store })
+    }
+
+    /// The store's domains a fleet selection (`log -A`, `--domain` repeated, a glob)
+    /// names, in name order; `None` for one plain `--domain` or none.
+    fn fleet(&self, args: &crate::app::cli::DomainsArgs) -> Result<Option<Vec<Domain>>> {
+        let many = args.many();
+        if !many.is_many() {
+            return Ok(None);
+        }
+        let known = self.store.domains();
+        select::resolve(&known, many, |_| crate::error::UnknownIn::Store {
+            store: self.store.root().to_path_buf(),
+            project: self.project.is_some(),
+        })
+        .map(Some)
     }
 
     /// The domain by the one selection rule, knowing the store's domains.
