@@ -413,7 +413,8 @@ pub enum Command {
     ///
     /// When the cluster cannot be read, the newest stored snapshot of the domain is shown
     /// instead, and the output says so ("from snapshot ID"). Ages are kubectl's (3h, 2d5h);
-    /// JSON has the absolute RFC 3339 times.
+    /// JSON has the absolute RFC 3339 times. Several domains (-A, --domain repeated, a
+    /// glob): a row each, exit 16 if any cluster was not read.
     #[command(after_help = examples::STATUS)]
     Status(ReadArgs),
 
@@ -522,6 +523,8 @@ pub enum Command {
     /// the cluster is unreachable), semantically like `clinv diff`: a pin bump is drift.
     ///
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
+    /// Several domains (-A, --domain repeated, a glob): 2 if any comparison failed, else
+    /// 16 if any cluster was not read, else 1 if any drifted, else 0.
     #[command(after_help = examples::DRIFT)]
     Drift(ReadArgs),
 
@@ -1378,10 +1381,9 @@ pub struct StatusOutArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Several domains (-A, --domain repeated, a glob): a row each, each reached by its
-    /// own kubeconfig (as replay --all), one --timeout for the whole command. Exit 16 if
-    /// any cluster was not read (drift: 2 if any comparison failed, else 16, else 1 if
-    /// any drifted).
+    // Several domains (-A, --domain repeated, a glob): a row each, each reached by its own
+    // kubeconfig (as replay --all), one --timeout for the whole command; the exit codes are
+    // in the commands' about texts.
     #[command(flatten)]
     pub domain: DomainsArgs,
 
