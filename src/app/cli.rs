@@ -420,7 +420,8 @@ pub enum Command {
     ///
     /// When the cluster cannot be read, the newest stored snapshot of the domain is shown
     /// instead, and the output says so ("from snapshot ID"). Ages are kubectl's (3h, 2d5h);
-    /// JSON has the absolute RFC 3339 times.
+    /// JSON has the absolute RFC 3339 times. Several domains (-A, --domain repeated, a
+    /// glob): a row each, exit 16 if any cluster was not read.
     #[command(after_help = examples::STATUS)]
     Status(ReadArgs),
 
@@ -529,6 +530,8 @@ pub enum Command {
     /// the cluster is unreachable), semantically like `clinv diff`: a pin bump is drift.
     ///
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
+    /// Several domains (-A, --domain repeated, a glob): 2 if any comparison failed, else
+    /// 16 if any cluster was not read, else 1 if any drifted, else 0.
     #[command(after_help = examples::DRIFT)]
     Drift(ReadArgs),
 
@@ -668,12 +671,45 @@ pub struct DomainArgs {
     pub domain: Option<String>,
 }
 
+/// The domains of a command that also covers several: one `--domain` as [`DomainArgs`],
+/// or a fleet — `-A`, `--domain` repeated, or a glob
+/// ([`crate::project::select::Many`]).
+#[derive(Debug, Args)]
+pub struct DomainsArgs {
+    /// Cluster domain (default: DOMAIN_NAME, then clusters/.active, then lok8s.dev).
+    /// Repeat it, or give a glob ('prod-*', ?), for several domains.
+    #[arg(long, value_name = "D")]
+    pub domain: Vec<String>,
+
+    /// Every domain of the project (log: of the store), as kubectl's -A. With several
+    /// domains (also a glob matching one), each row and -o json entry names its domain,
+    /// and the exit code is the worst domain's (publish: the highest code).
+    #[arg(short = 'A', long, conflicts_with = "domain")]
+    pub all_domains: bool,
+}
+
+impl DomainsArgs {
+    /// The selection, for [`crate::project::select::resolve`].
+    pub fn many(&self) -> crate::project::select::Many<'_> {
+        crate::project::select::Many {
+            patterns: &self.domain,
+            all: self.all_domains,
+        }
+    }
+
+    /// The one `--domain` of a selection that is not a fleet.
+    pub fn one(&self) -> Option<&str> {
+        self.domain.first().map(String::as_str)
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
-    /// Write DIR/clusterinventory.crd.yaml and DIR/clusterinventory.yaml atomically.
+    /// Write DIR/clusterinventory.crd.yaml and DIR/clusterinventory.yaml atomically;
+    /// with several domains DIR/<domain>/ each (all rendered before any is written).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
@@ -725,7 +761,7 @@ impl Default for TableOutput {
 #[derive(Debug, Args)]
 pub struct AddonsArgs {
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
     #[command(flatten)]
     pub table: TableOutput,
@@ -755,7 +791,7 @@ pub struct ClusterArgs {
 #[derive(Debug, Args)]
 pub struct PublishArgs {
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
     #[command(flatten)]
     pub limits: ClusterArgs,
@@ -810,13 +846,11 @@ pub struct ReplayArgs {
 
 #[derive(Debug, Args)]
 pub struct LogArgs {
+    /// Several domains (-A: every domain of the store; --domain repeated, a glob): their
+    /// changes merged newest first, each line naming its domain (with --since/--until,
+    /// --max-count, --oneline, -o json).
     #[command(flatten)]
-    pub domain: DomainArgs,
-
-    /// Every domain of the store: their changes merged newest first, each line naming
-    /// its domain (with --since/--until, --max-count, --oneline, -o json).
-    #[arg(short = 'A', long, conflicts_with_all = ["domain", "repo", "addon"])]
-    pub all_domains: bool,
+    pub domain: DomainsArgs,
 
     /// Only entries at or after T: YYYY-MM-DD, RFC 3339, today, yesterday, or a time
     /// ago (30m, 12h, 2d, 1w, or git's "2 hours ago").
@@ -845,11 +879,11 @@ pub struct LogArgs {
     pub reverse: bool,
 
     /// When each version of this addon arrived and left.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "all_domains")]
     pub addon: Option<String>,
 
     /// Read the history from this GitOps repository's commits instead of the store.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "all_domains")]
     pub repo: Option<PathBuf>,
 
     /// Branch or revision of --repo (default HEAD).
@@ -1271,7 +1305,7 @@ pub struct IndexSourceArgs {
 #[derive(Debug, Args)]
 pub struct UpdatesArgs {
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
     /// The addon index: a file, or an https:// URL (cached for --offline).
     #[arg(long, value_name = "FILE|URL", env = "CLINV_INDEX")]
@@ -1339,12 +1373,6 @@ fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
 pub struct ReadArgs {
     #[command(flatten)]
     pub out: StatusOutArgs,
-
-    /// Every domain of the project, a row each, each reached by its own kubeconfig (as
-    /// replay --all); one --timeout for the whole command. Exit 16 if any cluster was not
-    /// read (drift: 2 if any comparison failed, else 16, else 1 if any drifted).
-    #[arg(short = 'A', long, conflicts_with_all = ["domain", "kubeconfig", "context"])]
-    pub all_domains: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1360,8 +1388,11 @@ pub struct StatusOutArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    // Several domains (-A, --domain repeated, a glob): a row each, each reached by its own
+    // kubeconfig (as replay --all), one --timeout for the whole command; the exit codes are
+    // in the commands' about texts.
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
     #[command(flatten)]
     pub limits: ClusterArgs,

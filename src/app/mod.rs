@@ -26,7 +26,7 @@ pub enum Failure {
 
 impl Failure {
     /// The exit code: 2 for a usage error, else the library's mapping.
-    fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         match self {
             Failure::Usage(_) => exit::USAGE,
             Failure::Error(e) => e.exit_code(),

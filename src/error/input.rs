@@ -24,6 +24,14 @@ pub enum DomainError {
         known: Vec<String>,
     },
 
+    /// A `--domain` glob that matches none of the project's domains.
+    #[error("--domain '{pattern}' matches no domain of the project\n{}", self.hint())]
+    NoMatch {
+        pattern: String,
+        suggestion: Option<String>,
+        known: Vec<String>,
+    },
+
     /// `render` of a deploy domain: its cluster's domain carries the inventory.
     #[error("'{domain}' is a deploy domain: it has no inventory of its own{}", deploy_tail(.cluster_ref.as_deref()))]
     DeployOnly {
@@ -78,6 +86,9 @@ impl DomainError {
     pub fn hint(&self) -> String {
         match self {
             DomainError::Unknown {
+                suggestion, known, ..
+            }
+            | DomainError::NoMatch {
                 suggestion, known, ..
             } => {
                 let mean = suggestion

@@ -390,6 +390,9 @@ pub enum Outcome {
     Unapplied(Vec<crate::delivery::Reason>),
     /// The live cluster could not be read; the answer said so ([`exit::NOT_LIVE`]).
     NotLive,
+    /// Several domains, each already reported with its exit code (`publish -A`): the
+    /// highest.
+    Worst(Vec<i32>),
 }
 
 impl Outcome {
@@ -405,6 +408,7 @@ impl Outcome {
                 .map(|r| exit::for_reason(*r))
                 .max()
                 .unwrap_or(exit::OK),
+            Outcome::Worst(codes) => codes.iter().copied().max().unwrap_or(exit::OK),
         }
     }
 }
@@ -423,6 +427,11 @@ mod tests {
         assert_eq!(Outcome::Different.exit_code(), 1);
         assert_eq!(Outcome::Unknown.exit_code(), 2);
         assert_eq!(Outcome::Unapplied(vec![]).exit_code(), exit::OK);
+        assert_eq!(Outcome::Worst(vec![]).exit_code(), exit::OK);
+        assert_eq!(
+            Outcome::Worst(vec![exit::OK, exit::NOT_RECORDED, exit::FAILURE]).exit_code(),
+            exit::NOT_RECORDED
+        );
         assert_eq!(exit::for_reason(Reason::ClockSkew), 13);
         assert_eq!(exit::for_reason(Reason::GitopsManaged), 14);
         assert_eq!(exit::for_reason(Reason::TlsIdentity), 15);

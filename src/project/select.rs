@@ -10,6 +10,11 @@
 //! "did you mean" and the list of known domains. When a store-only command picked a
 //! domain without `--domain` although the store holds several, [`Selected::note`] says
 //! which one and why.
+//!
+//! The fleet commands also take several domains ([`Many`], [`resolve`]): `-A` (every
+//! domain of the project), `--domain` repeated, or a glob (`'prod-*'`, `?`). The form
+//! decides: `-A`, a glob or two `--domain`s are a fleet (the output leads with the
+//! domain), however many domains match; one plain `--domain` (or none) is the rule above.
 
 use super::{DomainKind, Project};
 use crate::domain::Domain;
@@ -118,6 +123,98 @@ pub fn select(
         origin,
         note,
     })
+}
+
+/// Several domains: `--domain` (repeatable, each a name or a glob) and `-A`.
+#[derive(Debug, Clone, Copy)]
+pub struct Many<'a> {
+    pub patterns: &'a [String],
+    pub all: bool,
+}
+
+impl Many<'_> {
+    /// Whether this is a fleet selection (`-A`, a glob, or two `--domain`s or more)
+    /// rather than the one-domain rule.
+    pub fn is_many(&self) -> bool {
+        self.all || self.patterns.len() > 1 || self.patterns.iter().any(|p| is_glob(p))
+    }
+}
+
+/// Whether `--domain`'s value is a glob: `*` (any run of characters) or `?` (one).
+pub fn is_glob(pattern: &str) -> bool {
+    pattern.contains(['*', '?'])
+}
+
+/// Whether `name` matches the glob `pattern` (`*` any run, `?` one character, the rest
+/// literally; the whole name).
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    let mut re = String::from("^");
+    for c in pattern.chars() {
+        match c {
+            '*' => re.push_str(".*"),
+            '?' => re.push('.'),
+            c => re.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
+        }
+    }
+    re.push('$');
+    regex::Regex::new(&re).is_ok_and(|re| re.is_match(name))
+}
+
+/// The domains a fleet selection names among `known` (the project's domains), in name
+/// order, each once: every one for `-A`, else those a pattern names or matches.
+/// `place` says where an unknown name was looked for (the project: lok8s's message
+/// with its spec; the store, for `log`).
+///
+/// # Errors
+/// [`Error::InvalidDomain`](crate::Error::InvalidDomain) for a name that fails lok8s's
+/// rule; [`DomainError::Unknown`] for a name the project does not have and
+/// [`DomainError::NoMatch`] for a glob that matches none, both with a "did you mean".
+pub fn resolve(
+    known: &[Domain],
+    many: Many<'_>,
+    place: impl Fn(&Domain) -> UnknownIn,
+) -> Result<Vec<Domain>> {
+    let mut chosen = vec![false; known.len()];
+    for pattern in many.patterns {
+        if is_glob(pattern) {
+            let mut any = false;
+            for (i, d) in known.iter().enumerate() {
+                if glob_matches(pattern, d.as_str()) {
+                    chosen[i] = true;
+                    any = true;
+                }
+            }
+            if !any {
+                return Err(DomainError::NoMatch {
+                    pattern: pattern.clone(),
+                    suggestion: crate::util::suggest::closest(pattern.as_str(), known)
+                        .map(|d| d.to_string()),
+                    known: names(known),
+                }
+                .into());
+            }
+            continue;
+        }
+        let domain = Domain::parse(pattern)?;
+        let Some(i) = known.iter().position(|d| *d == domain) else {
+            return Err(DomainError::Unknown {
+                place: place(&domain),
+                origin: None,
+                suggestion: crate::util::suggest::closest(domain.as_str(), known)
+                    .map(|d| d.to_string()),
+                known: names(known),
+                domain: domain.to_string(),
+            }
+            .into());
+        };
+        chosen[i] = true;
+    }
+    Ok(known
+        .iter()
+        .zip(chosen)
+        .filter(|(_, c)| many.all || *c)
+        .map(|(d, _)| d.clone())
+        .collect())
 }
 
 /// Every domain the project or the store knows, sorted, once each.
@@ -238,6 +335,70 @@ mod tests {
             "{m}"
         );
         assert!(m.starts_with("inventory: cluster spec not found: "), "{m}");
+    }
+
+    fn many<'a>(patterns: &'a [String], all: bool) -> Many<'a> {
+        Many { patterns, all }
+    }
+
+    fn resolved(known: &[Domain], patterns: &[&str], all: bool) -> Result<Vec<String>> {
+        let patterns: Vec<String> = patterns.iter().map(|p| p.to_string()).collect();
+        let spec = |d: &Domain| UnknownIn::Project {
+            spec: Path::new("/p/clusters").join(d.as_str()),
+        };
+        resolve(known, many(&patterns, all), spec)
+            .map(|v| v.iter().map(ToString::to_string).collect())
+    }
+
+    #[test]
+    fn globs_match_whole_names_with_star_and_question_mark() {
+        assert!(glob_matches("prod-*", "prod-eu.dev"));
+        assert!(glob_matches("*", "a.dev"));
+        assert!(glob_matches("a?.dev", "ab.dev"));
+        assert!(!glob_matches("a?.dev", "a.dev"));
+        assert!(!glob_matches("prod-*", "x-prod-eu.dev"));
+        // `.` and other characters are literal, not regex.
+        assert!(!glob_matches("a.dev", "axdev"));
+        assert!(!glob_matches("a.*", "ab"));
+        assert!(glob_matches("*.dev", ".dev"));
+        assert!(glob_matches("[a]*", "[a]x"));
+        assert!(!glob_matches("[a]*", "ax"));
+    }
+
+    #[test]
+    fn several_domains_resolve_in_name_order_once_each() {
+        let known: Vec<Domain> = ["a.dev", "b.dev", "prod-1.dev", "prod-2.dev"]
+            .iter()
+            .map(|d| crate::domain::d(d))
+            .collect();
+        assert_eq!(resolved(&known, &[], true).unwrap().len(), 4);
+        assert_eq!(
+            resolved(&known, &["prod-*", "b.dev", "prod-1.dev"], false).unwrap(),
+            ["b.dev", "prod-1.dev", "prod-2.dev"]
+        );
+        assert!(!many(&["x".into()], false).is_many());
+        assert!(many(&["x*".into()], false).is_many());
+        assert!(many(&["x".into(), "y".into()], false).is_many());
+        assert!(many(&[], true).is_many());
+        assert!(!many(&[], false).is_many());
+        let Err(crate::Error::Domain(e)) = resolved(&known, &["a.dev", "b.dve"], false) else {
+            panic!()
+        };
+        assert_eq!(
+            e.to_string(),
+            "inventory: cluster spec not found: /p/clusters/b.dve\ndid you mean 'b.dev'? known domains: a.dev, b.dev, prod-1.dev, prod-2.dev"
+        );
+        let Err(crate::Error::Domain(e)) = resolved(&known, &["prd-*"], false) else {
+            panic!()
+        };
+        assert_eq!(
+            e.to_string(),
+            "--domain 'prd-*' matches no domain of the project\nknown domains: a.dev, b.dev, prod-1.dev, prod-2.dev"
+        );
+        assert!(matches!(
+            resolved(&known, &["a.dev", "../etc"], false),
+            Err(crate::Error::InvalidDomain(_))
+        ));
     }
 
     #[test]

@@ -30,24 +30,45 @@ pub fn addons_table(domain: &str, driver: &str, rows: &[Row], style: TableStyle)
 }
 
 fn rows_table(rows: &[Row], style: TableStyle) -> String {
-    let mut header = vec!["NAME", "SOURCE", "CATEGORY", "TYPE", "VERSION"];
-    if style.wide {
-        header.extend(["PATH", "CONFIGURE"]);
-    }
-    let mut table = Table::new(&header).no_header(style.no_headers);
-    let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let mut table = Table::new(&header(false, style.wide)).no_header(style.no_headers);
     for r in rows {
-        let mut cells = vec![
-            r.name.clone(),
-            r.source.as_str().to_string(),
-            dash(&r.category),
-            r.kind.clone(),
-            dash(&r.version),
-        ];
-        if style.wide {
-            cells.extend([r.path.clone(), r.configure.clone()]);
-        }
-        table.row(&cells);
+        table.row(&cells(r, style.wide));
     }
     table.render()
+}
+
+/// The addons of several domains (`addons -A`): one table led by DOMAIN (as kubectl's
+/// NAMESPACE under `-A`), no title or closing hint.
+pub fn fleet_addons_table(rows: &[(&str, &Row)], style: TableStyle) -> String {
+    let mut table = Table::new(&header(true, style.wide)).no_header(style.no_headers);
+    for (domain, r) in rows {
+        let mut row = vec![domain.to_string()];
+        row.extend(cells(r, style.wide));
+        table.row(&row);
+    }
+    table.render()
+}
+
+fn header(domain: bool, wide: bool) -> Vec<&'static str> {
+    let mut header = if domain { vec!["DOMAIN"] } else { vec![] };
+    header.extend(["NAME", "SOURCE", "CATEGORY", "TYPE", "VERSION"]);
+    if wide {
+        header.extend(["PATH", "CONFIGURE"]);
+    }
+    header
+}
+
+fn cells(r: &Row, wide: bool) -> Vec<String> {
+    let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let mut cells = vec![
+        r.name.clone(),
+        r.source.as_str().to_string(),
+        dash(&r.category),
+        r.kind.clone(),
+        dash(&r.version),
+    ];
+    if wide {
+        cells.extend([r.path.clone(), r.configure.clone()]);
+    }
+    cells
 }

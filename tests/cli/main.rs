@@ -45,6 +45,7 @@ mod render;
 mod replay_all;
 mod secrets;
 mod selection;
+mod several;
 mod store;
 mod store_v2;
 mod times;
@@ -74,6 +75,7 @@ fn main() -> std::process::ExitCode {
         replay_all::tests(),
         secrets::tests(),
         selection::tests(),
+        several::tests(),
         store::tests(),
         store_v2::tests(),
         times::tests(),

@@ -1,6 +1,6 @@
 //! `clinv addons`: the `lo addons --detail` view of a domain (spec §9).
 
-use super::{deploy_domain_note, project, report_warnings};
+use super::{Left, deploy_domain_note, project, report_warnings};
 use crate::app::Result;
 use crate::app::cli::{AddonsArgs, TableFormat};
 use crate::app::output;
@@ -8,7 +8,11 @@ use crate::app::settings::Settings;
 use crate::error::{Error, exit};
 use crate::inventory::Warning;
 use crate::project::view::{self, View};
-use crate::view::{TableStyle, addons::addons_table, names};
+use crate::view::{
+    TableStyle,
+    addons::{addons_table, fleet_addons_table},
+    names,
+};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -20,7 +24,10 @@ struct Json<'a> {
 
 pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
     let project = project(settings)?;
-    let view = match super::domain(settings, &project, args.domain.domain.as_deref()) {
+    if let Some(domains) = super::fleet(&project, &args.domain)? {
+        return several(settings, &project, &domains, args);
+    }
+    let view = match super::domain(settings, &project, args.domain.one()) {
         Ok(domain) => view::addons(&project, &domain).map(|v| (domain.to_string(), v))?,
         Err(Error::InvalidDomain(d)) => (
             d.clone(),
@@ -28,7 +35,7 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
         ),
         // An unknown domain: lok8s's "nothing to inventory" warning, with the known
         // domains (and a "did you mean") under it.
-        Err(Error::Domain(problem)) => match args.domain.domain.as_deref() {
+        Err(Error::Domain(problem)) => match args.domain.one() {
             Some(d) => match view::addons(&project, &crate::domain::Domain::parse(d)?)? {
                 View::Nothing(m) => (
                     d.to_string(),
@@ -83,4 +90,88 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
     };
     settings.printer.data(&text)?;
     Ok(exit::OK)
+}
+
+/// An addon of `addons -A -o json`: its domain and the domain's driver, then the row.
+#[derive(Serialize)]
+struct Entry<'a> {
+    domain: &'a str,
+    kind: &'a str,
+    #[serde(flatten)]
+    row: &'a crate::project::addons::Row,
+}
+
+/// `addons -A -o json`: the domains listed, their addons, and the domains left out.
+#[derive(Serialize)]
+struct FleetJson<'a> {
+    domains: Vec<&'a str>,
+    addons: Vec<Entry<'a>>,
+    left: &'a [Left],
+}
+
+/// Several domains: one table led by DOMAIN; a deploy domain is named on stderr and in
+/// `left`; a domain that fails is named with its error (exit 1, the others printed).
+fn several(
+    settings: &Settings,
+    project: &crate::project::Project,
+    domains: &[crate::domain::Domain],
+    args: &AddonsArgs,
+) -> Result<i32> {
+    let (mut views, mut left, mut code) = (Vec::new(), Vec::new(), exit::OK);
+    for domain in domains {
+        match view::addons(project, domain) {
+            Ok(View::Rows { kind, rows }) => views.push((domain.as_str(), kind, rows)),
+            Ok(View::Deploy { cluster_ref }) => {
+                left.push(Left::deploy(settings, domain, cluster_ref.as_deref()));
+            }
+            Ok(View::Nothing(message)) => {
+                settings.printer.warn(&message);
+                left.push(Left {
+                    domain: domain.to_string(),
+                    why: message,
+                });
+            }
+            Err(e) => {
+                left.push(Left::failed(settings, domain, &e));
+                code = exit::FAILURE;
+            }
+        }
+    }
+    let rows: Vec<(&str, &str, &crate::project::addons::Row)> = views
+        .iter()
+        .flat_map(|(d, kind, rows)| rows.iter().map(move |r| (*d, kind.as_str(), r)))
+        .collect();
+    let json = || {
+        crate::inventory::render::to_json(&FleetJson {
+            domains: views.iter().map(|(d, _, _)| *d).collect(),
+            addons: rows
+                .iter()
+                .map(|(domain, kind, row)| Entry { domain, kind, row })
+                .collect(),
+            left: &left,
+        })
+    };
+    let text = match args.table.output.clone().unwrap_or_default() {
+        TableFormat::Json => json()?,
+        TableFormat::Yaml => output::yaml(&json()?)?,
+        TableFormat::JsonPath(template) => {
+            output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
+        }
+        TableFormat::Name => crate::view::names(
+            rows.iter()
+                .map(|(d, _, r)| format!("{d}/{}", r.name))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(String::as_str),
+        ),
+        format => fleet_addons_table(
+            &rows.iter().map(|(d, _, r)| (*d, *r)).collect::<Vec<_>>(),
+            TableStyle {
+                wide: format == TableFormat::Wide,
+                no_headers: args.table.no_headers,
+            },
+        ),
+    };
+    settings.printer.data(&text)?;
+    Ok(code)
 }

@@ -12,13 +12,13 @@ use crate::ops::drift::{self, Source, Verdict};
 use crate::util::redact::escape_line;
 
 pub fn run(settings: &Settings, drift_args: &ReadArgs) -> Result<Outcome> {
-    if drift_args.all_domains {
-        return all(settings, drift_args);
+    let project = project(settings)?;
+    if let Some(domains) = super::fleet(&project, &drift_args.out.status.domain)? {
+        return all(settings, drift_args, &project, &domains);
     }
     let out = &drift_args.out;
     let args = &out.status;
-    let project = project(settings)?;
-    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+    let domain = domain(settings, &project, args.domain.one())?;
     let report = drift::drift(
         &scope(settings, &project, &domain, &args.limits),
         rendered_at(settings)?,
@@ -121,12 +121,18 @@ struct Row {
 }
 
 /// `drift -A`: every domain of the project, a row each ([`super::each_domain`]).
-fn all(settings: &Settings, args: &ReadArgs) -> Result<Outcome> {
+fn all(
+    settings: &Settings,
+    args: &ReadArgs,
+    project: &crate::project::Project,
+    domains: &[crate::domain::Domain],
+) -> Result<Outcome> {
     let at = rendered_at(settings)?;
     let results = super::each_domain(
-        settings,
         "drift",
         &args.out.status.limits,
+        project,
+        domains,
         |project, domain, limits| {
             let scope = scope(settings, project, domain, limits);
             one_row(domain, drift::drift(&scope, at, args.out.status.offline))

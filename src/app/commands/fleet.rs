@@ -73,10 +73,12 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
 fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(Matrix, bool)> {
     use fleet::LiveRead;
     let at = rendered_at(settings)?;
+    let project = project(settings)?;
     let reads = super::each_domain(
-        settings,
         "fleet --from live",
         limits,
+        &project,
+        &project.domains(),
         |project, domain, limits| {
             let scope = super::scope(settings, project, domain, limits);
             let read = fleet::read_live(&scope).unwrap_or_else(|e| {
@@ -95,7 +97,7 @@ fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(M
         },
     )?;
     let not_read = reads.iter().any(|(_, r)| matches!(r, LiveRead::NotRead(_)));
-    Ok((fleet::from_live(&project(settings)?, at, reads), not_read))
+    Ok((fleet::from_live(&project, at, reads), not_read))
 }
 
 /// What the matrix leaves out, said: domains with no column, versions a bound could not

@@ -29,10 +29,10 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         return registry(settings, args, url, &query);
     }
     let opened = StoreOnly::open(settings)?;
-    if args.all_domains {
-        return fleet(settings, &opened.store, args, &query);
+    if let Some(domains) = opened.fleet(&args.domain)? {
+        return fleet(settings, &opened.store, &domains, args, &query);
     }
-    let domain = opened.domain(settings, args.domain.domain.as_deref())?;
+    let domain = opened.domain(settings, args.domain.one())?;
     if format == LogFormat::Text
         && args.repo.is_none()
         && args.addon.is_none()
@@ -124,9 +124,15 @@ fn print(
 fn fleet(
     settings: &Settings,
     store: &crate::store::Store,
+    domains: &[crate::domain::Domain],
     args: &LogArgs,
     query: &Query<'_>,
 ) -> Result<i32> {
+    if args.repo.is_some() || args.addon.is_some() {
+        return Err(crate::app::Failure::Usage(
+            "clinv log: --repo and --addon read one domain's history; they take no -A, glob or second --domain".to_string(),
+        ));
+    }
     let format = args.output.unwrap_or_default();
     if format == LogFormat::Markdown {
         return Err(crate::app::Failure::Usage(
@@ -134,7 +140,7 @@ fn fleet(
                 .to_string(),
         ));
     }
-    let (entries, skipped) = history::fleet_log(store, query)?;
+    let (entries, skipped) = history::fleet_log(store, domains, query)?;
     for s in &skipped {
         settings.printer.warn(&format!("{s} — skipped"));
     }

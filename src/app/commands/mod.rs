@@ -72,6 +72,51 @@ fn selected(settings: &Settings, known: Known<'_>, flag: Option<&str>) -> Result
     Ok(selected.domain)
 }
 
+/// The domains of a fleet selection (`-A`, `--domain` repeated, a glob) among the
+/// project's, in name order ([`select::resolve`]); `None` for one plain `--domain` or
+/// none, which take the one-domain rule ([`domain`]).
+fn fleet(project: &Project, args: &crate::app::cli::DomainsArgs) -> Result<Option<Vec<Domain>>> {
+    let many = args.many();
+    if !many.is_many() {
+        return Ok(None);
+    }
+    let known = project.domains();
+    select::resolve(&known, many, |d| crate::error::UnknownIn::Project {
+        spec: project.domain_dir(d).join("cluster.lok8s.yaml"),
+    })
+    .map(Some)
+}
+
+/// A domain a fleet command leaves out, and why (`-o json`'s `left`).
+#[derive(Debug, serde::Serialize)]
+struct Left {
+    domain: String,
+    why: String,
+}
+
+impl Left {
+    /// A deploy domain, said on stderr as for one domain.
+    fn deploy(settings: &Settings, domain: &Domain, cluster_ref: Option<&str>) -> Left {
+        deploy_domain_note(settings, domain.as_str(), cluster_ref);
+        Left {
+            domain: domain.to_string(),
+            why: format!(
+                "deploy domain: no inventory of its own (cluster: {})",
+                cluster_ref.unwrap_or("-")
+            ),
+        }
+    }
+
+    /// A domain whose answer failed: `[error] D: …` on stderr.
+    fn failed(settings: &Settings, domain: &Domain, error: &Error) -> Left {
+        settings.printer.error(&format!("{domain}: {error}"));
+        Left {
+            domain: domain.to_string(),
+            why: error.to_string(),
+        }
+    }
+}
+
 /// What a store-only command (`snapshots`, `log`, `report`) reads: the store from
 /// `--snapshots` (or `CLINV_SNAPSHOTS`) alone, else `<root>/snapshots`; the project when
 /// there is one (for `clusters/.active`), none needed.
@@ -96,6 +141,21 @@ impl StoreOnly {
             (None, None) => return Err(Error::NoStore(settings.cwd.clone())),
         };
         Ok(StoreOnly { project, store })
+    }
+
+    /// The store's domains a fleet selection (`log -A`, `--domain` repeated, a glob)
+    /// names, in name order; `None` for one plain `--domain` or none.
+    fn fleet(&self, args: &crate::app::cli::DomainsArgs) -> Result<Option<Vec<Domain>>> {
+        let many = args.many();
+        if !many.is_many() {
+            return Ok(None);
+        }
+        let known = self.store.domains();
+        select::resolve(&known, many, |_| crate::error::UnknownIn::Store {
+            store: self.store.root().to_path_buf(),
+            project: self.project.is_some(),
+        })
+        .map(Some)
     }
 
     /// The domain by the one selection rule, knowing the store's domains.
@@ -233,29 +293,24 @@ impl Skip {
     }
 }
 
-/// `-A` of the commands that read each domain's cluster (`drift`, `status`): every domain
-/// of the project, each through its own kubeconfig (the rule `replay --all` uses, so
+/// Several domains of the commands that read each domain's cluster (`drift`, `status`,
+/// `updates`): `domains` (resolved by the caller), each through its own kubeconfig (the rule `replay --all` uses, so
 /// `--kubeconfig`/`--context` are refused), up to [`crate::ops::replay::PARALLEL`] at once,
 /// each with what is left of the one `--timeout` when its turn comes — a black-holed
 /// cluster holds up one worker, not the others. `read` gets a cluster domain and its
 /// limits, `skip` a domain that is not read; the results are in name order.
 fn each_domain<R: Send>(
-    settings: &Settings,
     command: &str,
     limits: &crate::app::cli::ClusterArgs,
+    project: &Project,
+    domains: &[Domain],
     read: impl Fn(&Project, &Domain, &crate::app::cli::ClusterArgs) -> R + Sync,
     skip: impl Fn(&Domain, Skip) -> R + Sync,
 ) -> crate::app::Result<Vec<R>> {
-    if limits.kubeconfig.is_some() || limits.context.is_some() {
-        return Err(crate::app::Failure::Usage(format!(
-            "clinv {command} -A: each domain is read through its own kubeconfig (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); --kubeconfig/--context name one cluster"
-        )));
-    }
-    let project = project(settings)?;
+    one_kubeconfig_each(command, limits)?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(limits.timeout);
-    let domains = project.domains();
     let workers = crate::ops::replay::PARALLEL;
-    Ok(crate::util::pool::ordered(&domains, workers, |domain| {
+    Ok(crate::util::pool::ordered(domains, workers, |domain| {
         let left = deadline
             .saturating_duration_since(std::time::Instant::now())
             .as_secs_f64();
@@ -265,7 +320,7 @@ fn each_domain<R: Send>(
             }
             _ if left <= 0.0 => skip(domain, Skip::NotTried),
             _ => read(
-                &project,
+                project,
                 domain,
                 &crate::app::cli::ClusterArgs {
                     kubeconfig: None,
@@ -276,6 +331,20 @@ fn each_domain<R: Send>(
             ),
         }
     }))
+}
+
+/// Several domains are each read through their own kubeconfig: `--kubeconfig` and
+/// `--context`, which name one cluster, are a usage error.
+fn one_kubeconfig_each(
+    command: &str,
+    limits: &crate::app::cli::ClusterArgs,
+) -> crate::app::Result<()> {
+    if limits.kubeconfig.is_some() || limits.context.is_some() {
+        return Err(crate::app::Failure::Usage(format!(
+            "clinv {command} with several domains: each is read through its own kubeconfig (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); --kubeconfig/--context name one cluster"
+        )));
+    }
+    Ok(())
 }
 
 /// The outcome of a fleet: an error (2) over a cluster not read (16) over a drift (1)

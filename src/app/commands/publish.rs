@@ -8,27 +8,52 @@ use crate::app::cli::PublishArgs;
 use crate::app::settings::Settings;
 use crate::cluster::Change;
 use crate::cluster::access::options;
-use crate::error::{Error, Outcome};
+use crate::domain::Domain;
+use crate::error::{Error, Outcome, exit};
 use crate::ops::publish::{self, Published, Request};
 
 pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
     let project = project(settings)?;
-    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+    if let Some(domains) = super::fleet(&project, &args.domain)? {
+        return several(settings, args, &project, &domains);
+    }
+    let domain = domain(settings, &project, args.domain.one())?;
+    let report = publish_one(settings, args, &project, &domain, &args.limits)?;
+    show(settings, args, &domain, report)
+}
+
+/// Renders, records and applies one domain's inventory within `limits`.
+fn publish_one(
+    settings: &Settings,
+    args: &PublishArgs,
+    project: &crate::project::Project,
+    domain: &Domain,
+    limits: &crate::app::cli::ClusterArgs,
+) -> crate::error::Result<publish::Report> {
     let opts = options(
-        args.limits.timeout,
-        args.limits.probe_timeout,
+        limits.timeout,
+        limits.probe_timeout,
         args.force_conflicts,
         args.dry_run,
     );
-    let mut report = publish::publish(&Request {
-        project: &project,
-        domain: &domain,
+    publish::publish(&Request {
+        project,
+        domain,
         source_date_epoch: settings.env.source_date_epoch.as_deref(),
-        store: &store(settings, &project).domain(&domain),
-        access: &access(settings, &args.limits),
+        store: &store(settings, project).domain(domain),
+        access: &access(settings, limits),
         opts,
         strict: settings.strict,
-    })?;
+    })
+}
+
+/// One domain's report: its messages, and the outcome by lok8s's fail-soft rule.
+fn show(
+    settings: &Settings,
+    args: &PublishArgs,
+    domain: &Domain,
+    mut report: publish::Report,
+) -> Result<Outcome> {
     print_notices(settings, &report.notices);
     if let Some(not_recorded) = report.not_recorded.take() {
         let applied = matches!(report.outcome, Published::Applied { .. });
@@ -52,7 +77,7 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
     }
     match report.outcome {
         Published::DeployDomain { cluster_ref } => {
-            deploy_domain_note(settings, &domain, cluster_ref.as_deref());
+            deploy_domain_note(settings, domain, cluster_ref.as_deref());
         }
         Published::NotApplied(n) => return fail_soft(settings, n.reason, n.message),
         Published::Applied {
@@ -73,4 +98,123 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
         }
     }
     Ok(Outcome::Done)
+}
+
+/// One domain of `publish -A`: its report, or why it was not published.
+enum Got {
+    Published(Box<crate::error::Result<publish::Report>>),
+    Skipped(super::Skip),
+}
+
+/// Several domains (`-A`, `--domain` repeated, a glob): each published through its own
+/// kubeconfig ([`super::each_domain`]: up to 64 at once, within the one `--timeout`), its
+/// messages printed as for one domain, then a table DOMAIN, RESULT, DETAIL. The exit code
+/// is the highest of the domains' (a domain not tried in time was neither applied nor
+/// recorded: 11).
+fn several(
+    settings: &Settings,
+    args: &PublishArgs,
+    project: &crate::project::Project,
+    domains: &[Domain],
+) -> Result<Outcome> {
+    let results = super::each_domain(
+        "publish",
+        &args.limits,
+        project,
+        domains,
+        |project, domain, limits| {
+            Got::Published(Box::new(publish_one(
+                settings, args, project, domain, limits,
+            )))
+        },
+        |_, skip| Got::Skipped(skip),
+    )?;
+    let mut table = crate::view::table::Table::new(&["DOMAIN", "RESULT", "DETAIL"]);
+    let mut codes = Vec::new();
+    for (domain, got) in domains.iter().zip(results) {
+        let (result, detail, code) = outcome(settings, args, domain, got);
+        table.row(&[domain.as_str(), &result, &detail]);
+        codes.push(code);
+    }
+    settings.printer.data(&table.render())?;
+    Ok(Outcome::Worst(codes))
+}
+
+/// One domain's RESULT, DETAIL and exit code, its messages printed.
+fn outcome(
+    settings: &Settings,
+    args: &PublishArgs,
+    domain: &Domain,
+    got: Got,
+) -> (String, String, i32) {
+    match got {
+        Got::Published(published) => match *published {
+            Ok(report) => {
+                let (result, detail) = words(&report);
+                let code = match show(settings, args, domain, report) {
+                    Ok(outcome) => outcome.exit_code(),
+                    Err(e) => failed(settings, domain, e),
+                };
+                (result, detail, code)
+            }
+            Err(e) => (
+                "error".to_string(),
+                crate::error::headline(&e),
+                failed(settings, domain, e.into()),
+            ),
+        },
+        Got::Skipped(skip) => {
+            let (word, detail) = skip.words();
+            let code = match &skip {
+                super::Skip::NotTried => exit::NOT_RECORDED,
+                super::Skip::Deploy(cluster) => {
+                    deploy_domain_note(settings, domain.as_str(), cluster.as_deref());
+                    exit::OK
+                }
+            };
+            (word.to_string(), detail, code)
+        }
+    }
+}
+
+/// `[error] D: …` for a domain whose publish failed; its exit code.
+fn failed(settings: &Settings, domain: &Domain, e: crate::app::Failure) -> i32 {
+    settings.printer.error(&format!("{domain}: {e}"));
+    e.exit_code()
+}
+
+/// The RESULT and DETAIL of a domain's report.
+fn words(report: &publish::Report) -> (String, String) {
+    match (&report.outcome, &report.not_recorded) {
+        (Published::NotApplied(n), Some(_)) => (
+            "not recorded".into(),
+            format!("{}: neither applied nor recorded", n.reason),
+        ),
+        (Published::NotApplied(n), None) => match &n.pending {
+            Some(id) => (
+                format!("pending ({})", n.reason),
+                format!("snapshot {id}; clinv replay delivers it"),
+            ),
+            None => (
+                format!("not published ({})", n.reason),
+                "nothing recorded".into(),
+            ),
+        },
+        (
+            Published::Applied {
+                server, applied, ..
+            },
+            _,
+        ) => (
+            "applied".into(),
+            format!("clusterinventory/cluster {} → {server}", applied.cr),
+        ),
+        (Published::DeployDomain { cluster_ref }, _) => (
+            "deploy domain".into(),
+            format!(
+                "no inventory of its own (cluster: {})",
+                cluster_ref.as_deref().unwrap_or("-")
+            ),
+        ),
+    }
 }

@@ -21,7 +21,15 @@ pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
         ));
     }
     let project = project(settings)?;
-    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+    if let Some(domains) = super::fleet(&project, &args.domain)? {
+        let Some(dir) = &args.out else {
+            return Err(Failure::Usage(
+                "clinv render: several domains need --out DIR (one folder each); stdout would mix their documents".into(),
+            ));
+        };
+        return several(settings, &project, &domains, dir);
+    }
+    let domain = domain(settings, &project, args.domain.one())?;
     let built = match inventory::load(&project, &domain, rendered_at(settings)?)? {
         Loaded::Cluster(built) => built,
         // An error, not a note and exit 0: `clinv render | kubectl apply -f -` must not
@@ -48,20 +56,11 @@ pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
             .data(&render::encode(&built.inventory, format)?)?;
         return Ok(exit::OK);
     };
-    if dir.exists() && !dir.is_dir() {
-        return Err(Failure::from(Error::InvalidFile {
-            path: dir.clone(),
-            message: "--out must name a directory; this is a file".into(),
-        }));
-    }
+    out_dir(dir)?;
     let crd_text = render::to_yaml(&crd::definition())?;
     let cr_text = render::to_yaml(&built.inventory)?;
     // Stage both before publishing either, so a failure leaves the old pair in place.
-    let stage = |name: &str, text: &str| {
-        let path = dir.join(name);
-        files::stage(&path, text.as_bytes(), 0o644).map_err(|e| Error::io(path, e))
-    };
-    let staged = [stage(CRD_FILE, &crd_text)?, stage(CR_FILE, &cr_text)?];
+    let staged = stage_pair(dir, &crd_text, &cr_text)?;
     for s in staged {
         s.commit().map_err(|e| Error::io(dir, e))?;
     }
@@ -71,4 +70,97 @@ pub fn run(settings: &Settings, args: &RenderArgs) -> Result<i32> {
         dir.join(CR_FILE).display()
     ));
     Ok(exit::OK)
+}
+
+/// `--out` must be a directory (or not exist yet).
+fn out_dir(dir: &std::path::Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Failure::from(Error::InvalidFile {
+            path: dir.to_path_buf(),
+            message: "--out must name a directory; this is a file".into(),
+        }));
+    }
+    Ok(())
+}
+
+/// The CRD and the CR written to temporary siblings in `dir`, to commit together.
+fn stage_pair(dir: &std::path::Path, crd_text: &str, cr_text: &str) -> Result<[files::Staged; 2]> {
+    let stage = |name: &str, text: &str| {
+        let path = dir.join(name);
+        files::stage(&path, text.as_bytes(), 0o644).map_err(|e| Error::io(path, e))
+    };
+    Ok([stage(CRD_FILE, crd_text)?, stage(CR_FILE, cr_text)?])
+}
+
+/// Several domains into `DIR/<domain>/`: every domain rendered and validated first, each
+/// failure named; only when all rendered are the files staged, then committed — nothing
+/// is written when one fails. A deploy domain is named, and has no folder.
+fn several(
+    settings: &Settings,
+    project: &crate::project::Project,
+    domains: &[crate::domain::Domain],
+    dir: &std::path::Path,
+) -> Result<i32> {
+    out_dir(dir)?;
+    let at = rendered_at(settings)?;
+    let (mut rendered, mut failed) = (Vec::new(), 0);
+    for domain in domains {
+        match render_one(settings, project, domain, at) {
+            Ok(Some((warnings, text))) => {
+                report_warnings(settings, &warnings)?;
+                rendered.push((domain, text));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                super::Left::failed(settings, domain, &e);
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        settings.printer.error(&format!(
+            "{failed} of {} domain(s) did not render; nothing written to {}",
+            domains.len(),
+            dir.display()
+        ));
+        return Ok(exit::FAILURE);
+    }
+    let crd_text = render::to_yaml(&crd::definition())?;
+    let mut staged = Vec::new();
+    for (domain, text) in &rendered {
+        staged.extend(stage_pair(&dir.join(domain.as_str()), &crd_text, text)?);
+    }
+    for s in staged {
+        s.commit().map_err(|e| Error::io(dir, e))?;
+    }
+    for (domain, _) in &rendered {
+        let d = dir.join(domain.as_str());
+        settings.printer.info(&format!(
+            "wrote {} and {}",
+            d.join(CRD_FILE).display(),
+            d.join(CR_FILE).display()
+        ));
+    }
+    Ok(exit::OK)
+}
+
+/// One domain's inventory as YAML, validated, with its build warnings; `None` for a deploy
+/// domain (named on stderr).
+fn render_one(
+    settings: &Settings,
+    project: &crate::project::Project,
+    domain: &crate::domain::Domain,
+    at: jiff::Timestamp,
+) -> crate::error::Result<Option<(Vec<crate::inventory::Warning>, String)>> {
+    match inventory::load(project, domain, at)? {
+        Loaded::Cluster(built) => {
+            render::validate(&built.inventory)?;
+            let text = render::to_yaml(&built.inventory)?;
+            Ok(Some((built.warnings, text)))
+        }
+        Loaded::Deploy { cluster_ref, .. } => {
+            super::Left::deploy(settings, domain, cluster_ref.as_deref());
+            Ok(None)
+        }
+    }
 }

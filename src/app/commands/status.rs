@@ -12,13 +12,13 @@ use crate::view;
 use crate::view::status::StatusSource;
 
 pub fn run(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
-    if read.all_domains {
-        return all(settings, read);
+    let project = project(settings)?;
+    if let Some(domains) = super::fleet(&project, &read.out.status.domain)? {
+        return all(settings, read, &project, &domains);
     }
     let out = &read.out;
     let args = &out.status;
-    let project = project(settings)?;
-    let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+    let domain = domain(settings, &project, args.domain.one())?;
     let scope = scope(settings, &project, &domain, &args.limits);
     let report = status::status(&scope, args.offline)?;
     print_notices(settings, &report.notices);
@@ -131,14 +131,20 @@ fn answered_row(
 
 /// `status -A`: every domain of the project, a row each ([`super::each_domain`]): where
 /// the answer came from, the queue and the last apply.
-fn all(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
+fn all(
+    settings: &Settings,
+    read: &ReadArgs,
+    project: &crate::project::Project,
+    domains: &[crate::domain::Domain],
+) -> Result<Outcome> {
     let now = jiff::Timestamp::now().as_second();
     let at = super::rendered_at(settings)?;
     let offline = read.out.status.offline;
     let results = super::each_domain(
-        settings,
         "status",
         &read.out.status.limits,
+        project,
+        domains,
         |project, domain, limits| row(&scope(settings, project, domain, limits), offline, at, now),
         |domain, why| {
             let (what, detail) = why.words();

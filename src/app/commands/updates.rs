@@ -1,7 +1,7 @@
 //! `clinv updates`: which addons have a newer version in the addon index.
 
 use super::{
-    deploy_domain_note, domain, fetch_options, print_notices, project, report_warnings, scope,
+    Left, deploy_domain_note, domain, fetch_options, print_notices, project, report_warnings, scope,
 };
 use crate::app::Result;
 use crate::app::cli::{TableFormat, UpdatesArgs};
@@ -14,6 +14,12 @@ use crate::ops::updates::{self as ops, Compared, Domain};
 use crate::view;
 
 pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
+    if args.from.is_some() && args.domain.many().is_many() {
+        return Err(crate::app::Failure::Usage(
+            "clinv updates: --from FILE is one inventory; it takes no -A, glob or second --domain"
+                .into(),
+        ));
+    }
     let index_ref = IndexRef::parse(&args.index)?;
     let loaded = fetch::load(&index_ref, &fetch_options(settings, &args.source))?;
     for w in &loaded.warnings {
@@ -25,15 +31,17 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
         loaded.origin,
         loaded.index.addons.len()
     ));
+    if args.from.is_none() {
+        let project = project(settings)?;
+        if let Some(domains) = super::fleet(&project, &args.domain)? {
+            duplicates(settings, &index_ref, &loaded.index);
+            return several(settings, args, &project, &domains, &loaded.index);
+        }
+    }
     let Some((compared, not_read)) = compared(settings, args)? else {
         return Ok(exit::OK);
     };
-    for name in updates::duplicates(&loaded.index) {
-        settings.printer.warn(&format!(
-            "addon index {}: '{name}' appears more than once; the first entry is compared",
-            index_ref.display()
-        ));
-    }
+    duplicates(settings, &index_ref, &loaded.index);
     let list = updates::compute_with(&compared.addons, &loaded.index, args.pre);
     settings.printer.detail(&format!(
         "compared the {} with {}{}",
@@ -60,12 +68,25 @@ pub fn run(settings: &Settings, args: &UpdatesArgs) -> Result<i32> {
     })
 }
 
+fn duplicates(
+    settings: &Settings,
+    index_ref: &IndexRef,
+    index: &crate::catalog::index::AddonIndex,
+) {
+    for name in updates::duplicates(index) {
+        settings.printer.warn(&format!(
+            "addon index {}: '{name}' appears more than once; the first entry is compared",
+            index_ref.display()
+        ));
+    }
+}
+
 /// The addons compared and why the cluster was not read (when it was not); `None` for a
 /// deploy domain (said on stderr, exit 0).
 fn compared(settings: &Settings, args: &UpdatesArgs) -> Result<Option<(Compared, NotRead)>> {
     let Some(path) = &args.from else {
         let project = project(settings)?;
-        let domain = domain(settings, &project, args.domain.domain.as_deref())?;
+        let domain = domain(settings, &project, args.domain.one())?;
         let chosen = ops::choose(
             &Domain {
                 scope: scope(settings, &project, &domain, &args.limits),
@@ -122,5 +143,174 @@ fn format(args: &UpdatesArgs, a: &Answer<'_>) -> Result<String> {
                 _ => table,
             }
         }
+    })
+}
+
+/// One domain of `updates -A`: what was read, or why it was not.
+enum Got {
+    Read(crate::error::Result<ops::Chosen>),
+    Skipped(super::Skip),
+}
+
+/// What several domains compared, and the domains left out.
+#[derive(Default)]
+struct Fleet<'a> {
+    compared: Vec<(
+        &'a crate::domain::Domain,
+        Compared,
+        Vec<updates::Update>,
+        NotRead,
+    )>,
+    left: Vec<Left>,
+    failed: bool,
+    not_tried: bool,
+}
+
+/// Several domains (`-A`, repeated `--domain`, a glob): each compared as for one, read
+/// through its own kubeconfig within the one `--timeout` ([`super::each_domain`]); one
+/// table led by DOMAIN. Exit 1 when a domain failed, else 16 when a cluster was not read
+/// (with `--strict` why, 3–10), else 0.
+fn several(
+    settings: &Settings,
+    args: &UpdatesArgs,
+    project: &crate::project::Project,
+    domains: &[crate::domain::Domain],
+    index: &crate::catalog::index::AddonIndex,
+) -> Result<i32> {
+    let results = super::each_domain(
+        "updates",
+        &args.limits,
+        project,
+        domains,
+        |project, domain, limits| {
+            let d = Domain {
+                scope: scope(settings, project, domain, limits),
+                source_date_epoch: settings.env.source_date_epoch.as_deref(),
+            };
+            Got::Read(ops::choose(&d, args.source.offline))
+        },
+        |_, skip| Got::Skipped(skip),
+    )?;
+    let mut fleet = Fleet::default();
+    for (domain, got) in domains.iter().zip(results) {
+        gather(settings, args, index, &mut fleet, domain, got)?;
+    }
+    settings
+        .printer
+        .data(&fleet_format(args, &fleet, &index.generated_at)?)?;
+    let not_read = fleet.compared.iter().find_map(|(_, _, _, n)| n.as_ref());
+    Ok(match (fleet.failed, not_read, fleet.not_tried) {
+        (true, _, _) => exit::FAILURE,
+        (false, Some((reason, _)), _) if settings.strict => exit::for_reason(*reason),
+        (false, Some(_), _) | (false, None, true) => exit::NOT_LIVE,
+        (false, None, false) => exit::OK,
+    })
+}
+
+/// One domain's result into `fleet`, its notices and warnings printed.
+fn gather<'a>(
+    settings: &Settings,
+    args: &UpdatesArgs,
+    index: &crate::catalog::index::AddonIndex,
+    fleet: &mut Fleet<'a>,
+    domain: &'a crate::domain::Domain,
+    got: Got,
+) -> Result<()> {
+    match got {
+        Got::Read(Ok(chosen)) => {
+            print_notices(settings, &chosen.notices);
+            report_warnings(settings, &chosen.warnings)?;
+            let Some(compared) = chosen.compared else {
+                let cluster = chosen.deploy.flatten();
+                fleet
+                    .left
+                    .push(Left::deploy(settings, domain, cluster.as_deref()));
+                return Ok(());
+            };
+            if let Some((_, why)) = &chosen.not_read {
+                settings.printer.warn(&format!(
+                    "{domain}: the live cluster was not read ({}): the versions are the {}",
+                    crate::util::redact::escape_line(why),
+                    compared.source.describe()
+                ));
+            }
+            let list = updates::compute_with(&compared.addons, index, args.pre);
+            fleet
+                .compared
+                .push((domain, compared, list, chosen.not_read));
+        }
+        Got::Read(Err(e)) => {
+            fleet.left.push(Left::failed(settings, domain, &e));
+            fleet.failed = true;
+        }
+        Got::Skipped(super::Skip::Deploy(cluster)) => {
+            fleet
+                .left
+                .push(Left::deploy(settings, domain, cluster.as_deref()));
+        }
+        Got::Skipped(skip) => {
+            let (word, detail) = skip.words();
+            settings
+                .printer
+                .warn(&format!("{domain}: {word}: {detail}"));
+            fleet.left.push(Left {
+                domain: domain.to_string(),
+                why: format!("{word}: {detail}"),
+            });
+            fleet.not_tried = true;
+        }
+    }
+    Ok(())
+}
+
+/// `updates -A` in the asked format.
+fn fleet_format(args: &UpdatesArgs, fleet: &Fleet<'_>, generated_at: &str) -> Result<String> {
+    let rows: Vec<view::updates::FleetUpdate<'_>> = fleet
+        .compared
+        .iter()
+        .flat_map(|(domain, compared, list, _)| {
+            list.iter().map(|update| view::updates::FleetUpdate {
+                domain: domain.as_str(),
+                compared: compared.source.word(),
+                update,
+            })
+        })
+        .collect();
+    let domains: Vec<view::updates::FleetDomain<'_>> = fleet
+        .compared
+        .iter()
+        .map(
+            |(domain, compared, _, not_read)| view::updates::FleetDomain {
+                domain: domain.as_str(),
+                inventory: compared.source.word(),
+                live: not_read.is_none() && compared.source.word() == "live",
+                not_read: not_read.as_ref().map(|(_, why)| why.as_str()),
+            },
+        )
+        .collect();
+    let json = || view::updates::fleet_updates_json(&domains, generated_at, &rows, &fleet.left);
+    Ok(match args.table.output.clone().unwrap_or_default() {
+        TableFormat::Json => json()?,
+        TableFormat::Yaml => output::yaml(&json()?)?,
+        TableFormat::JsonPath(template) => {
+            output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
+        }
+        TableFormat::Name => rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}/{}\n",
+                    r.domain,
+                    crate::util::redact::escape_line(&r.update.name)
+                )
+            })
+            .collect(),
+        format => view::updates::fleet_updates_table(
+            &rows,
+            view::TableStyle {
+                wide: format == TableFormat::Wide,
+                no_headers: args.table.no_headers,
+            },
+        ),
     })
 }
