@@ -164,6 +164,29 @@ impl Registry {
         out.stdout
     }
 
+    /// The file `name` of the artifact `reference` (a tag or digest) of `repository`, read
+    /// back through the registry's API: its manifest's one layer, unpacked.
+    pub fn pulled_file(&self, repository: &str, reference: &str, name: &str) -> String {
+        let media = "application/vnd.oci.image.manifest.v1+json";
+        let manifest = self.get(&format!("{repository}/manifests/{reference}"), media);
+        let m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+        let layer = m["layers"][0]["digest"].as_str().unwrap();
+        let blob = self.get(&format!("{repository}/blobs/{layer}"), "*/*");
+        let mut tar = Vec::new();
+        flate2::read::GzDecoder::new(&blob[..])
+            .read_to_end(&mut tar)
+            .unwrap();
+        for entry in tar::Archive::new(&tar[..]).entries().unwrap() {
+            let mut entry = entry.unwrap();
+            if entry.path().unwrap().to_str() == Some(name) {
+                let mut text = String::new();
+                entry.read_to_string(&mut text).unwrap();
+                return text;
+            }
+        }
+        panic!("no {name} in {repository}@{reference}")
+    }
+
     /// Flips one byte of the signature in `digest`'s cosign `.sig` manifest and puts the
     /// manifest back (curl, as an attacker with push rights would).
     pub fn tamper_signature(&self, repository: &str, digest: &str) {
@@ -400,6 +423,11 @@ fn push_to_a_registry_and_read_it_back() {
             "kustomization.yaml"
         ]
     );
+    // Read by digest, as Argo CD's repo-server resolves the tag first.
+    let inventory = fx
+        .registry
+        .pulled_file("inventories/prod", &digest, "clusterinventory.yaml");
+    assert!(inventory.contains("kind: ClusterInventory"), "{inventory}");
     // The registry channel is the snapshot's state, with the digest.
     let store = fx.dir.path().join("store");
     let clinv_store = |args: &[&str]| {

@@ -1,7 +1,8 @@
 //! The whole GitOps path as a team runs it, through Argo CD's real components:
 //! `clinv commit --push` → a git server → **argocd-repo-server** fetches the commit and
 //! builds the folder (kustomize) → **argocd-application-controller** syncs it →
-//! `ClusterInventory/cluster`.
+//! `ClusterInventory/cluster`. And the registry channel: `clinv push oci://…` → a registry
+//! (docker-registry, TLS, basic auth) → the repo-server pulls the artifact → the same.
 //!
 //! Both run as plain processes (`scripts/argocd build`, found through `CLINV_ARGOCD`)
 //! against the test API server with `ARGOCD_FAKE_IN_CLUSTER=true` (the in-cluster
@@ -9,14 +10,16 @@
 //! own local setup), with Debian's redis-server on loopback. The cluster holds what Argo
 //! CD's install manifests give it for these two: the Application and AppProject CRDs, the
 //! namespace `argocd` with argocd-cm, argocd-rbac-cm, argocd-secret and the `default`
-//! AppProject. Besides, exactly what `clinv commit --print-argo` printed and the commands
-//! its advice gives, run as printed. One step stands in for the kubelet: the repo-server's
-//! pod mounts the ConfigMap argocd-tls-certs-cm at its TLS data path; here its keys are
-//! copied there as files (what Argo CD's dev-mounter does outside a cluster).
+//! AppProject. Besides, exactly what `clinv commit --print-argo` (`push --print-argo`)
+//! printed and the commands its advice gives, run as printed. One step stands in for the
+//! kubelet: the repo-server's pod mounts the ConfigMap argocd-tls-certs-cm at its TLS data
+//! path; here its keys are copied there as files (what Argo CD's dev-mounter does outside
+//! a cluster).
 
 use crate::flux_controllers::{
-    DOMAIN, Fx, MANAGER, PASSWORD, USER, documents, free_ports_in, poll,
+    DOMAIN, Fx, MANAGER, OciPush, PASSWORD, USER, documents, free_ports_in, poll,
 };
+use crate::support::Run;
 use crate::{Plane, plane};
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -91,10 +94,12 @@ pub fn argocd() -> Result<PathBuf, String> {
     )
 }
 
-/// Argo CD, Redis and the HTTPS git server (nginx + fcgiwrap) the test pushes to.
+/// Argo CD, Redis, the HTTPS git server (nginx + fcgiwrap) and the registry
+/// (docker-registry) the tests push to.
 pub fn present() -> Result<(), String> {
     argocd()?;
     crate::git_https::present()?;
+    crate::oci::present()?;
     let found = Command::new(REDIS)
         .arg("--version")
         .stdout(Stdio::null())
@@ -369,18 +374,18 @@ fn install(p: &Plane, dir: &Path) {
     assert_eq!(code, 0, "{err}");
 }
 
-/// What `--print-argo` printed: its text and the Application's name and folder.
+/// What `--print-argo` printed: its text, the Application's name and its source.
 struct Printed {
     text: String,
     name: String,
-    path: String,
+    source: Value,
 }
 
-/// `commit --print-argo`: runs the `kubectl -n argocd …` commands its advice gives, with
-/// `values` filling the `<placeholder>`s of `--from-literal=KEY=<…>` by KEY, then applies
-/// exactly what it printed (server-side, as a user would).
-fn apply_printed_argo(p: &Plane, argo: &Argo, fx: &Fx, values: &[(&str, &str)]) -> Printed {
-    let run = fx.commit(&["--print-argo"]);
+/// `commit --print-argo` or `push --print-argo` (`run`): runs the `kubectl -n argocd …`
+/// commands its advice gives, with `values` filling the `<placeholder>`s of
+/// `--from-literal=KEY=<…>` by KEY, then applies exactly what it printed (server-side, as
+/// a user would).
+fn apply_printed_argo(p: &Plane, argo: &Argo, run: &Run, values: &[(&str, &str)]) -> Printed {
     let docs = documents(&run.stdout);
     assert_eq!(docs.len(), 1, "{}", run.stdout);
     let app = &docs[0];
@@ -408,7 +413,7 @@ fn apply_printed_argo(p: &Plane, argo: &Argo, fx: &Fx, values: &[(&str, &str)]) 
     Printed {
         text: run.stdout.clone(),
         name: app["metadata"]["name"].as_str().unwrap().to_string(),
-        path: app["spec"]["source"]["path"].as_str().unwrap().to_string(),
+        source: app["spec"]["source"].clone(),
     }
 }
 
@@ -448,8 +453,8 @@ fn which_kubectl() -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
-/// Waits until the Application `name` is Synced at `revision` by a sync that succeeded;
-/// panics with its status after [`SYNC`].
+/// Waits until the Application `name` is Synced and Healthy at `revision` by a sync that
+/// succeeded; panics with its status after [`SYNC`].
 fn wait_synced(p: &Plane, argo: &Argo, name: &str, revision: &str) {
     let mut last = Value::Null;
     let synced = poll(SYNC, || {
@@ -461,6 +466,7 @@ fn wait_synced(p: &Plane, argo: &Argo, name: &str, revision: &str) {
         let status = &last["status"];
         let op = &status["operationState"];
         status["sync"]["status"] == "Synced"
+            && status["health"]["status"] == "Healthy"
             && status["sync"]["revision"] == revision
             && op["phase"] == "Succeeded"
             && op["syncResult"]["revision"] == revision
@@ -494,9 +500,10 @@ fn request_refresh(p: &Plane, name: &str) {
 }
 
 /// The live ClusterInventory: applied by Argo CD alone (server-side, its field manager)
-/// and tracked for `printed`'s Application; its spec what was committed at the tip and
-/// what clinv renders from the project (apart from `renderedAt`).
-fn assert_applied_by_argo(p: &Plane, fx: &Fx, printed: &Printed) -> Value {
+/// and tracked for `printed`'s Application; its spec `delivered`'s (what was committed at
+/// the tip, or pushed) and what clinv renders from the project at `root` (apart from
+/// `renderedAt`).
+fn assert_applied_by_argo(p: &Plane, printed: &Printed, delivered: &Value, root: &Path) -> Value {
     let get = [
         "get",
         "clusterinventory",
@@ -521,9 +528,8 @@ fn assert_applied_by_argo(p: &Plane, fx: &Fx, printed: &Printed) -> Value {
         })
         .collect();
     assert_eq!(managers, [("argocd-controller", "Apply")]);
-    let committed = fx.committed_inventory(&printed.path);
-    assert_eq!(live["spec"], committed["spec"]);
-    let mut render = crate::support::rendered(&fx.root(), DOMAIN)["spec"].clone();
+    assert_eq!(live["spec"], delivered["spec"]);
+    let mut render = crate::support::rendered(root, DOMAIN)["spec"].clone();
     let mut spec = live["spec"].clone();
     for s in [&mut render, &mut spec] {
         s.as_object_mut().unwrap().remove("renderedAt");
@@ -547,10 +553,12 @@ fn argocd_syncs_a_push_over_https_and_a_pin_bump() {
         run.stderr
     );
     let values = [("username", USER), ("password", PASSWORD)];
-    let printed = apply_printed_argo(&p, &argo, &fx, &values);
+    let printed = apply_printed_argo(&p, &argo, &fx.commit(&["--print-argo"]), &values);
     let tip = fx.tip();
     wait_synced(&p, &argo, &printed.name, &tip);
-    let live = assert_applied_by_argo(&p, &fx, &printed);
+    let committed =
+        |printed: &Printed| fx.committed_inventory(printed.source["path"].as_str().unwrap());
+    let live = assert_applied_by_argo(&p, &printed, &committed(&printed), &fx.root());
     let addons = live["spec"]["addons"].to_string();
     assert!(addons.contains("\"1.19.2\""), "{addons}\n{}", printed.text);
 
@@ -565,7 +573,61 @@ fn argocd_syncs_a_push_over_https_and_a_pin_bump() {
     assert_ne!(bumped, tip);
     request_refresh(&p, &printed.name);
     wait_synced(&p, &argo, &printed.name, &bumped);
-    let live = assert_applied_by_argo(&p, &fx, &printed);
+    let live = assert_applied_by_argo(&p, &printed, &committed(&printed), &fx.root());
+    let addons = live["spec"]["addons"].to_string();
+    assert!(
+        addons.contains("\"1.19.3\"") && !addons.contains("\"1.19.2\""),
+        "{addons}"
+    );
+}
+
+/// Issue #27, Argo CD from a registry: `clinv push --layer-media-type oci` to a registry
+/// over TLS (private CA) with basic auth, then exactly what `push --print-argo` printed
+/// and what its advice creates; the repo-server pulls the artifact at the pushed digest,
+/// the application-controller syncs it. Then a pushed pin bump (a new manifest under the
+/// same tag) synced on a refresh request.
+fn argocd_syncs_a_pushed_oci_artifact_and_a_pin_bump() {
+    let p = plane();
+    p.reset();
+    let oci = OciPush::start();
+    let argo = Argo::start(&p, &oci.dir.path().join("argocd"));
+    let layer = ["--layer-media-type", "oci"];
+    let digest = oci.pushed(&layer);
+    let run = oci.push(&["--print-argo", "--layer-media-type", "oci"]);
+    // The advice: the repository Secret (type oci, credentials) and the registry's CA.
+    eprintln!("push --print-argo:\n{}{}", run.stderr, run.stdout);
+    let advised = run.stderr.matches("kubectl -n argocd create ").count();
+    assert_eq!(advised, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--from-literal=type=oci"),
+        "{}",
+        run.stderr
+    );
+    let values = [
+        ("username", crate::oci::USER),
+        ("password", crate::oci::PASSWORD),
+    ];
+    let printed = apply_printed_argo(&p, &argo, &run, &values);
+    assert_eq!(
+        printed.source["repoURL"],
+        oci.url.as_str(),
+        "{}",
+        printed.text
+    );
+    assert_eq!(printed.source["targetRevision"], "latest");
+    assert_eq!(printed.source["path"], ".");
+    wait_synced(&p, &argo, &printed.name, &digest);
+    let root = oci.project.path();
+    let live = assert_applied_by_argo(&p, &printed, &oci.pushed_inventory(&digest), root);
+    let addons = live["spec"]["addons"].to_string();
+    assert!(addons.contains("\"1.19.2\""), "{addons}\n{}", printed.text);
+
+    crate::support::set_chart_version(root, "cilium", "1.19.3");
+    let bumped = oci.pushed(&layer);
+    assert_ne!(bumped, digest, "a new manifest under the same tag");
+    request_refresh(&p, &printed.name);
+    wait_synced(&p, &argo, &printed.name, &bumped);
+    let live = assert_applied_by_argo(&p, &printed, &oci.pushed_inventory(&bumped), root);
     let addons = live["spec"]["addons"].to_string();
     assert!(
         addons.contains("\"1.19.3\"") && !addons.contains("\"1.19.2\""),
@@ -576,5 +638,6 @@ fn argocd_syncs_a_push_over_https_and_a_pin_bump() {
 trials! {
     PlaneAndArgoCd: [
         argocd_syncs_a_push_over_https_and_a_pin_bump,
+        argocd_syncs_a_pushed_oci_artifact_and_a_pin_bump,
     ],
 }
