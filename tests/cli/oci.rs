@@ -37,6 +37,8 @@ pub struct Registry {
     child: Child,
     pub port: u16,
     dir: PathBuf,
+    /// Over plain HTTP without auth ([`Registry::start_plain`]).
+    plain: bool,
     /// The token server of [`Registry::start_token`].
     token_server: Option<Child>,
 }
@@ -117,6 +119,7 @@ impl Registry {
             child,
             port,
             dir: dir.to_path_buf(),
+            plain: auth == Auth::None,
             token_server,
         }
     }
@@ -144,16 +147,16 @@ impl Registry {
 
     /// GET from the registry's API with the test's credentials (curl, as an operator would).
     fn get(&self, path: &str, accept: &str) -> Vec<u8> {
-        let out = Command::new("curl")
-            .args([
-                "-sSf",
-                "--cacert",
-                &self.ca(),
-                "-u",
-                &format!("{USER}:{PASSWORD}"),
-            ])
+        let mut curl = Command::new("curl");
+        curl.arg("-sSf");
+        if !self.plain {
+            let user = format!("{USER}:{PASSWORD}");
+            curl.args(["--cacert", &self.ca(), "-u", &user]);
+        }
+        let scheme = if self.plain { "http" } else { "https" };
+        let out = curl
             .args(["-H", &format!("Accept: {accept}")])
-            .arg(format!("https://127.0.0.1:{}/v2/{path}", self.port))
+            .arg(format!("{scheme}://127.0.0.1:{}/v2/{path}", self.port))
             .output()
             .unwrap();
         assert!(

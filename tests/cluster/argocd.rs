@@ -17,7 +17,7 @@
 //! a cluster).
 
 use crate::flux_controllers::{
-    DOMAIN, Fx, MANAGER, OciPush, PASSWORD, USER, documents, free_ports_in, poll,
+    DOMAIN, Fx, MANAGER, OCI_REPOSITORY, OciPush, PASSWORD, USER, documents, free_ports_in, poll,
 };
 use crate::support::Run;
 use crate::{Plane, plane};
@@ -635,9 +635,50 @@ fn argocd_syncs_a_pushed_oci_artifact_and_a_pin_bump() {
     );
 }
 
+/// #27, a registry without TLS or auth (a lab's loopback registry): `push --plain-http`,
+/// then what `push --print-argo --plain-http` printed and advised — a repository Secret of
+/// type oci with `insecureOCIForceHttp`, no credentials: Argo CD pulls over plain HTTP.
+fn argocd_syncs_an_oci_artifact_from_a_plain_http_registry() {
+    let p = plane();
+    p.reset();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("registry")).unwrap();
+    let registry = crate::oci::Registry::start_plain(&dir.path().join("registry"));
+    let project = crate::support::copy_tree(&crate::support::example());
+    let argo = Argo::start(&p, &dir.path().join("argocd"));
+    let url = registry.url(OCI_REPOSITORY);
+    let store = dir.path().join("store");
+    let push = |extra: &[&str]| {
+        let root = project.path().to_str().unwrap();
+        let mut args = vec!["push", &url, "--root", root, "--domain", DOMAIN];
+        args.extend(["--plain-http", "--layer-media-type", "oci"]);
+        args.extend_from_slice(extra);
+        crate::support::clinv(&args)
+            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .env("DOCKER_CONFIG", dir.path().to_str().unwrap())
+            .run()
+            .success()
+    };
+    let out: Value = serde_json::from_str(&push(&["-o", "json"]).stdout).unwrap();
+    let digest = out["digest"].as_str().unwrap();
+    let run = push(&["--print-argo"]);
+    let force = "--from-literal=insecureOCIForceHttp=true";
+    assert!(run.stderr.contains(force), "{}", run.stderr);
+    assert!(!run.stderr.contains("username"), "{}", run.stderr);
+    let printed = apply_printed_argo(&p, &argo, &run, &[]);
+    wait_synced(&p, &argo, &printed.name, digest);
+    let file = registry.pulled_file(OCI_REPOSITORY, digest, "clusterinventory.yaml");
+    let pushed = documents(&file)
+        .into_iter()
+        .find(|d| d["kind"] == "ClusterInventory")
+        .unwrap();
+    assert_applied_by_argo(&p, &printed, &pushed, project.path());
+}
+
 trials! {
     PlaneAndArgoCd: [
         argocd_syncs_a_push_over_https_and_a_pin_bump,
         argocd_syncs_a_pushed_oci_artifact_and_a_pin_bump,
+        argocd_syncs_an_oci_artifact_from_a_plain_http_registry,
     ],
 }
