@@ -152,6 +152,12 @@ impl<'a> Argo<'a> {
     /// Installs the CRDs and the base objects, starts Redis, the repo-server and the
     /// application-controller (logs and state under `dir`) and waits until all answer.
     pub fn start(p: &'a Plane, dir: &Path) -> Argo<'a> {
+        Argo::start_with(p, dir, &[])
+    }
+
+    /// [`Argo::start`] with `repo_env` set on the repo-server, as an operator sets it on
+    /// its Deployment.
+    pub fn start_with(p: &'a Plane, dir: &Path, repo_env: &[(&str, String)]) -> Argo<'a> {
         let bin = argocd().unwrap_or_else(|why| panic!("{why}"));
         install(p, &bin.join("crds"));
         let [redis, repo, repo_metrics, metrics] = free_ports_in(PORTS, 4)[..] else {
@@ -180,7 +186,7 @@ impl<'a> Argo<'a> {
             "redis-server not listening on {redis}:\n{}",
             argo.logs()
         );
-        argo.spawn_argo(&bin, dir, [redis, repo, repo_metrics, metrics]);
+        argo.spawn_argo(&bin, dir, [redis, repo, repo_metrics, metrics], repo_env);
         argo.wait_ready("argocd-repo-server", repo_metrics);
         argo.wait_ready("argocd-application-controller", metrics);
         eprintln!(
@@ -195,7 +201,7 @@ impl<'a> Argo<'a> {
     /// `--repo-server`, `ARGOCD_FAKE_IN_CLUSTER=true`, the kubeconfig; the cache folder on
     /// the repo-server's PATH as `/usr/local/bin` is in the image (git's askpass helper is
     /// `argocd`; kustomize).
-    fn spawn_argo(&mut self, bin: &Path, dir: &Path, ports: [u16; 4]) {
+    fn spawn_argo(&mut self, bin: &Path, dir: &Path, ports: [u16; 4], repo_env: &[(&str, String)]) {
         let [redis, repo, repo_metrics, metrics] = ports.map(|p| p.to_string());
         let redis = format!("127.0.0.1:{redis}");
         let repo_addr = format!("127.0.0.1:{repo}");
@@ -228,7 +234,9 @@ impl<'a> Argo<'a> {
             &repo_metrics,
         ]);
         let server = bin.join("argocd-repo-server");
-        self.spawn("argocd-repo-server", &server, &repo_args, &env, dir);
+        let mut server_env = env.to_vec();
+        server_env.extend(repo_env.iter().cloned());
+        self.spawn("argocd-repo-server", &server, &repo_args, &server_env, dir);
         let mut ctl_args = common.to_vec();
         ctl_args.extend(["--repo-server", &repo_addr, "--metrics-port", &metrics]);
         ctl_args.extend(["--kubeconfig", &kubeconfig, "--namespace", NS]);
@@ -675,8 +683,65 @@ fn argocd_syncs_an_oci_artifact_from_a_plain_http_registry() {
     assert_applied_by_argo(&p, &printed, &pushed, project.path());
 }
 
+/// Flux's layer type, `clinv push`'s default.
+const FLUX_LAYER: &str = "application/vnd.cncf.flux.content.v1.tar+gzip";
+
+/// Waits until a condition of the Application `name` says `needle`; panics with its
+/// status after [`SYNC`].
+fn wait_condition(p: &Plane, name: &str, needle: &str) {
+    let mut last = Value::Null;
+    let said = poll(SYNC, || {
+        let (_, out, _) = p.kubectl(&["get", "application", name, "-n", NS, "-o", "json"]);
+        last = serde_json::from_str(&out).unwrap_or_default();
+        let conditions = last["status"]["conditions"].as_array().cloned();
+        conditions
+            .into_iter()
+            .flatten()
+            .any(|c| c["message"].as_str().is_some_and(|m| m.contains(needle)))
+    });
+    assert!(said, "no condition says {needle}:\n{:#}", last["status"]);
+    eprintln!("Application {name}: {:#}", last["status"]["conditions"]);
+}
+
+/// #27: an artifact with Flux's layer type (push's default). `push --print-argo` warns;
+/// a default repo-server refuses it, naming the type; with the type added to the
+/// repo-server's `ARGOCD_REPO_SERVER_OCI_LAYER_MEDIA_TYPES` (its defaults kept), as an
+/// operator sets it, the same objects sync.
+fn argocd_takes_flux_s_layer_type_only_when_the_operator_allows_it() {
+    let p = plane();
+    p.reset();
+    let oci = OciPush::start();
+    let digest = oci.pushed(&[]);
+    let run = oci.push(&["--print-argo"]);
+    assert!(
+        run.stderr.contains("refuses Flux's layer type"),
+        "{}",
+        run.stderr
+    );
+    let values = [
+        ("username", crate::oci::USER),
+        ("password", crate::oci::PASSWORD),
+    ];
+    {
+        let argo = Argo::start(&p, &oci.dir.path().join("argocd-default"));
+        let printed = apply_printed_argo(&p, &argo, &run, &values);
+        let refused =
+            format!("oci layer media type {FLUX_LAYER} is not in the list of allowed media types");
+        wait_condition(&p, &printed.name, &refused);
+    }
+    let defaults = "application/vnd.oci.image.layer.v1.tar,application/vnd.oci.image.layer.v1.tar+gzip,application/vnd.cncf.helm.chart.content.v1.tar+gzip";
+    let allowed = format!("{defaults},{FLUX_LAYER}");
+    let env = [("ARGOCD_REPO_SERVER_OCI_LAYER_MEDIA_TYPES", allowed)];
+    let argo = Argo::start_with(&p, &oci.dir.path().join("argocd"), &env);
+    let printed = apply_printed_argo(&p, &argo, &run, &values);
+    wait_synced(&p, &argo, &printed.name, &digest);
+    let pushed = oci.pushed_inventory(&digest);
+    assert_applied_by_argo(&p, &printed, &pushed, oci.project.path());
+}
+
 trials! {
     PlaneAndArgoCd: [
+        argocd_takes_flux_s_layer_type_only_when_the_operator_allows_it,
         argocd_syncs_a_push_over_https_and_a_pin_bump,
         argocd_syncs_a_pushed_oci_artifact_and_a_pin_bump,
         argocd_syncs_an_oci_artifact_from_a_plain_http_registry,
