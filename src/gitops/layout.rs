@@ -161,6 +161,48 @@ impl Access {
     }
 }
 
+/// How Argo CD's repo-server reaches a registry (for [`argo_oci_advice`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ArgoRegistry<'a> {
+    /// Credentials are configured for the registry (username and password to give Argo CD).
+    pub credentials: bool,
+    /// A private CA (`--ca-file`).
+    pub ca_file: Option<&'a str>,
+    /// A registry without TLS.
+    pub plain_http: bool,
+}
+
+/// `push --print-argo`: what Argo CD needs to pull `url` (`oci://host/repo`) — Argo CD
+/// v3's repository Secret `name` of `type: oci` (its `url` the Application's `repoURL`;
+/// `username`/`password`; `insecureOCIForceHttp` for a registry without TLS), and a private
+/// CA in the ConfigMap argocd-tls-certs-cm under the registry's host name (where the
+/// repo-server looks an OCI registry's CA up, as a Git server's).
+pub fn argo_oci_advice(name: &str, url: &str, access: ArgoRegistry<'_>) -> Vec<String> {
+    let mut keys = String::new();
+    if access.credentials {
+        keys.push_str(" --from-literal=username=<user> --from-literal=password=<password>");
+    }
+    if access.plain_http {
+        keys.push_str(" --from-literal=insecureOCIForceHttp=true");
+    }
+    let mut advice = Vec::new();
+    if keys.is_empty() {
+        advice.push(format!(
+            "no credentials are configured for {url}: if the repository is private, Argo CD needs a repository Secret of type oci in argocd (see `argocd repo add {url} --type oci`)"
+        ));
+    } else {
+        advice.push(format!(
+            "Argo CD pulls {url} with the repository Secret argocd/{name} (type oci, label argocd.argoproj.io/secret-type=repository); create it first: kubectl -n argocd create secret generic {name} --from-literal=type=oci --from-literal=url={url}{keys} && kubectl -n argocd label secret {name} argocd.argoproj.io/secret-type=repository"
+        ));
+    }
+    if let (Some(file), Some(host)) = (access.ca_file, url_host(url)) {
+        advice.push(format!(
+            "Argo CD's repo-server trusts a private CA only from the ConfigMap argocd/argocd-tls-certs-cm, under the registry's host name; add {file} with `argocd cert add-tls {host} --from {file}` or: kubectl -n argocd create configmap argocd-tls-certs-cm --from-file={host}={file} --dry-run=client -o yaml | kubectl apply --server-side --field-manager=clinv -f -"
+        ));
+    }
+    advice
+}
+
 /// The host name of `url` (`scheme://[user@]host[:port]/…`) without its port: the key
 /// Argo CD looks a server's CA up by. `None` for an IPv6 literal (not a ConfigMap key).
 fn url_host(url: &str) -> Option<&str> {
@@ -508,6 +550,33 @@ mod tests {
         assert_eq!(Access::Ssh.argo_advice("n", "git@h:r.git").len(), 2);
         assert!(Access::Open.argo_advice("n", "file:///r").is_empty());
         assert_eq!(Access::Open.argo_advice("n", url).len(), 1);
+    }
+
+    #[test]
+    fn argo_oci_advice_names_the_oci_repository_secret_and_the_ca() {
+        let url = "oci://registry.acme.example:5000/inventories/prod";
+        let access = ArgoRegistry {
+            credentials: true,
+            ca_file: Some("/etc/ca.pem"),
+            plain_http: false,
+        };
+        let advice = argo_oci_advice("clusterinventory-a", url, access);
+        assert_eq!(advice.len(), 2, "{advice:?}");
+        assert!(advice[0].contains(
+            "kubectl -n argocd create secret generic clusterinventory-a --from-literal=type=oci --from-literal=url=oci://registry.acme.example:5000/inventories/prod --from-literal=username=<user> --from-literal=password=<password> && kubectl -n argocd label secret clusterinventory-a argocd.argoproj.io/secret-type=repository"
+        ));
+        assert!(advice[1].contains("--from-file=registry.acme.example=/etc/ca.pem"));
+        let plain = ArgoRegistry {
+            plain_http: true,
+            ..ArgoRegistry::default()
+        };
+        let advice = argo_oci_advice("n", url, plain);
+        assert_eq!(advice.len(), 1, "{advice:?}");
+        assert!(advice[0].ends_with(
+            "--from-literal=insecureOCIForceHttp=true && kubectl -n argocd label secret n argocd.argoproj.io/secret-type=repository"
+        ));
+        let open = argo_oci_advice("n", url, ArgoRegistry::default());
+        assert!(open[0].starts_with("no credentials"), "{open:?}");
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct Registry {
     child: Child,
     pub port: u16,
     dir: PathBuf,
+    /// Over plain HTTP without auth ([`Registry::start_plain`]).
+    plain: bool,
     /// The token server of [`Registry::start_token`].
     token_server: Option<Child>,
 }
@@ -117,6 +119,7 @@ impl Registry {
             child,
             port,
             dir: dir.to_path_buf(),
+            plain: auth == Auth::None,
             token_server,
         }
     }
@@ -144,16 +147,16 @@ impl Registry {
 
     /// GET from the registry's API with the test's credentials (curl, as an operator would).
     fn get(&self, path: &str, accept: &str) -> Vec<u8> {
-        let out = Command::new("curl")
-            .args([
-                "-sSf",
-                "--cacert",
-                &self.ca(),
-                "-u",
-                &format!("{USER}:{PASSWORD}"),
-            ])
+        let mut curl = Command::new("curl");
+        curl.arg("-sSf");
+        if !self.plain {
+            let user = format!("{USER}:{PASSWORD}");
+            curl.args(["--cacert", &self.ca(), "-u", &user]);
+        }
+        let scheme = if self.plain { "http" } else { "https" };
+        let out = curl
             .args(["-H", &format!("Accept: {accept}")])
-            .arg(format!("https://127.0.0.1:{}/v2/{path}", self.port))
+            .arg(format!("{scheme}://127.0.0.1:{}/v2/{path}", self.port))
             .output()
             .unwrap();
         assert!(
@@ -162,6 +165,29 @@ impl Registry {
             String::from_utf8_lossy(&out.stderr)
         );
         out.stdout
+    }
+
+    /// The file `name` of the artifact `reference` (a tag or digest) of `repository`, read
+    /// back through the registry's API: its manifest's one layer, unpacked.
+    pub fn pulled_file(&self, repository: &str, reference: &str, name: &str) -> String {
+        let media = "application/vnd.oci.image.manifest.v1+json";
+        let manifest = self.get(&format!("{repository}/manifests/{reference}"), media);
+        let m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+        let layer = m["layers"][0]["digest"].as_str().unwrap();
+        let blob = self.get(&format!("{repository}/blobs/{layer}"), "*/*");
+        let mut tar = Vec::new();
+        flate2::read::GzDecoder::new(&blob[..])
+            .read_to_end(&mut tar)
+            .unwrap();
+        for entry in tar::Archive::new(&tar[..]).entries().unwrap() {
+            let mut entry = entry.unwrap();
+            if entry.path().unwrap().to_str() == Some(name) {
+                let mut text = String::new();
+                entry.read_to_string(&mut text).unwrap();
+                return text;
+            }
+        }
+        panic!("no {name} in {repository}@{reference}")
     }
 
     /// Flips one byte of the signature in `digest`'s cosign `.sig` manifest and puts the
@@ -400,6 +426,11 @@ fn push_to_a_registry_and_read_it_back() {
             "kustomization.yaml"
         ]
     );
+    // Read by digest, as Argo CD's repo-server resolves the tag first.
+    let inventory = fx
+        .registry
+        .pulled_file("inventories/prod", &digest, "clusterinventory.yaml");
+    assert!(inventory.contains("kind: ClusterInventory"), "{inventory}");
     // The registry channel is the snapshot's state, with the digest.
     let store = fx.dir.path().join("store");
     let clinv_store = |args: &[&str]| {

@@ -1,7 +1,8 @@
 //! The whole GitOps path as a team runs it, through Argo CD's real components:
 //! `clinv commit --push` → a git server → **argocd-repo-server** fetches the commit and
 //! builds the folder (kustomize) → **argocd-application-controller** syncs it →
-//! `ClusterInventory/cluster`.
+//! `ClusterInventory/cluster`. And the registry channel: `clinv push oci://…` → a registry
+//! (docker-registry, TLS, basic auth) → the repo-server pulls the artifact → the same.
 //!
 //! Both run as plain processes (`scripts/argocd build`, found through `CLINV_ARGOCD`)
 //! against the test API server with `ARGOCD_FAKE_IN_CLUSTER=true` (the in-cluster
@@ -9,14 +10,16 @@
 //! own local setup), with Debian's redis-server on loopback. The cluster holds what Argo
 //! CD's install manifests give it for these two: the Application and AppProject CRDs, the
 //! namespace `argocd` with argocd-cm, argocd-rbac-cm, argocd-secret and the `default`
-//! AppProject. Besides, exactly what `clinv commit --print-argo` printed and the commands
-//! its advice gives, run as printed. One step stands in for the kubelet: the repo-server's
-//! pod mounts the ConfigMap argocd-tls-certs-cm at its TLS data path; here its keys are
-//! copied there as files (what Argo CD's dev-mounter does outside a cluster).
+//! AppProject. Besides, exactly what `clinv commit --print-argo` (`push --print-argo`)
+//! printed and the commands its advice gives, run as printed. One step stands in for the
+//! kubelet: the repo-server's pod mounts the ConfigMap argocd-tls-certs-cm at its TLS data
+//! path; here its keys are copied there as files (what Argo CD's dev-mounter does outside
+//! a cluster).
 
 use crate::flux_controllers::{
-    DOMAIN, Fx, MANAGER, PASSWORD, USER, documents, free_ports_in, poll,
+    DOMAIN, Fx, MANAGER, OCI_REPOSITORY, OciPush, PASSWORD, USER, documents, free_ports_in, poll,
 };
+use crate::support::Run;
 use crate::{Plane, plane};
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -91,10 +94,12 @@ pub fn argocd() -> Result<PathBuf, String> {
     )
 }
 
-/// Argo CD, Redis and the HTTPS git server (nginx + fcgiwrap) the test pushes to.
+/// Argo CD, Redis, the HTTPS git server (nginx + fcgiwrap) and the registry
+/// (docker-registry) the tests push to.
 pub fn present() -> Result<(), String> {
     argocd()?;
     crate::git_https::present()?;
+    crate::oci::present()?;
     let found = Command::new(REDIS)
         .arg("--version")
         .stdout(Stdio::null())
@@ -147,6 +152,12 @@ impl<'a> Argo<'a> {
     /// Installs the CRDs and the base objects, starts Redis, the repo-server and the
     /// application-controller (logs and state under `dir`) and waits until all answer.
     pub fn start(p: &'a Plane, dir: &Path) -> Argo<'a> {
+        Argo::start_with(p, dir, &[])
+    }
+
+    /// [`Argo::start`] with `repo_env` set on the repo-server, as an operator sets it on
+    /// its Deployment.
+    pub fn start_with(p: &'a Plane, dir: &Path, repo_env: &[(&str, String)]) -> Argo<'a> {
         let bin = argocd().unwrap_or_else(|why| panic!("{why}"));
         install(p, &bin.join("crds"));
         let [redis, repo, repo_metrics, metrics] = free_ports_in(PORTS, 4)[..] else {
@@ -175,7 +186,7 @@ impl<'a> Argo<'a> {
             "redis-server not listening on {redis}:\n{}",
             argo.logs()
         );
-        argo.spawn_argo(&bin, dir, [redis, repo, repo_metrics, metrics]);
+        argo.spawn_argo(&bin, dir, [redis, repo, repo_metrics, metrics], repo_env);
         argo.wait_ready("argocd-repo-server", repo_metrics);
         argo.wait_ready("argocd-application-controller", metrics);
         eprintln!(
@@ -190,7 +201,7 @@ impl<'a> Argo<'a> {
     /// `--repo-server`, `ARGOCD_FAKE_IN_CLUSTER=true`, the kubeconfig; the cache folder on
     /// the repo-server's PATH as `/usr/local/bin` is in the image (git's askpass helper is
     /// `argocd`; kustomize).
-    fn spawn_argo(&mut self, bin: &Path, dir: &Path, ports: [u16; 4]) {
+    fn spawn_argo(&mut self, bin: &Path, dir: &Path, ports: [u16; 4], repo_env: &[(&str, String)]) {
         let [redis, repo, repo_metrics, metrics] = ports.map(|p| p.to_string());
         let redis = format!("127.0.0.1:{redis}");
         let repo_addr = format!("127.0.0.1:{repo}");
@@ -223,7 +234,9 @@ impl<'a> Argo<'a> {
             &repo_metrics,
         ]);
         let server = bin.join("argocd-repo-server");
-        self.spawn("argocd-repo-server", &server, &repo_args, &env, dir);
+        let mut server_env = env.to_vec();
+        server_env.extend(repo_env.iter().cloned());
+        self.spawn("argocd-repo-server", &server, &repo_args, &server_env, dir);
         let mut ctl_args = common.to_vec();
         ctl_args.extend(["--repo-server", &repo_addr, "--metrics-port", &metrics]);
         ctl_args.extend(["--kubeconfig", &kubeconfig, "--namespace", NS]);
@@ -369,18 +382,18 @@ fn install(p: &Plane, dir: &Path) {
     assert_eq!(code, 0, "{err}");
 }
 
-/// What `--print-argo` printed: its text and the Application's name and folder.
+/// What `--print-argo` printed: its text, the Application's name and its source.
 struct Printed {
     text: String,
     name: String,
-    path: String,
+    source: Value,
 }
 
-/// `commit --print-argo`: runs the `kubectl -n argocd …` commands its advice gives, with
-/// `values` filling the `<placeholder>`s of `--from-literal=KEY=<…>` by KEY, then applies
-/// exactly what it printed (server-side, as a user would).
-fn apply_printed_argo(p: &Plane, argo: &Argo, fx: &Fx, values: &[(&str, &str)]) -> Printed {
-    let run = fx.commit(&["--print-argo"]);
+/// `commit --print-argo` or `push --print-argo` (`run`): runs the `kubectl -n argocd …`
+/// commands its advice gives, with `values` filling the `<placeholder>`s of
+/// `--from-literal=KEY=<…>` by KEY, then applies exactly what it printed (server-side, as
+/// a user would).
+fn apply_printed_argo(p: &Plane, argo: &Argo, run: &Run, values: &[(&str, &str)]) -> Printed {
     let docs = documents(&run.stdout);
     assert_eq!(docs.len(), 1, "{}", run.stdout);
     let app = &docs[0];
@@ -408,7 +421,7 @@ fn apply_printed_argo(p: &Plane, argo: &Argo, fx: &Fx, values: &[(&str, &str)]) 
     Printed {
         text: run.stdout.clone(),
         name: app["metadata"]["name"].as_str().unwrap().to_string(),
-        path: app["spec"]["source"]["path"].as_str().unwrap().to_string(),
+        source: app["spec"]["source"].clone(),
     }
 }
 
@@ -448,8 +461,8 @@ fn which_kubectl() -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
-/// Waits until the Application `name` is Synced at `revision` by a sync that succeeded;
-/// panics with its status after [`SYNC`].
+/// Waits until the Application `name` is Synced and Healthy at `revision` by a sync that
+/// succeeded; panics with its status after [`SYNC`].
 fn wait_synced(p: &Plane, argo: &Argo, name: &str, revision: &str) {
     let mut last = Value::Null;
     let synced = poll(SYNC, || {
@@ -461,6 +474,7 @@ fn wait_synced(p: &Plane, argo: &Argo, name: &str, revision: &str) {
         let status = &last["status"];
         let op = &status["operationState"];
         status["sync"]["status"] == "Synced"
+            && status["health"]["status"] == "Healthy"
             && status["sync"]["revision"] == revision
             && op["phase"] == "Succeeded"
             && op["syncResult"]["revision"] == revision
@@ -494,9 +508,10 @@ fn request_refresh(p: &Plane, name: &str) {
 }
 
 /// The live ClusterInventory: applied by Argo CD alone (server-side, its field manager)
-/// and tracked for `printed`'s Application; its spec what was committed at the tip and
-/// what clinv renders from the project (apart from `renderedAt`).
-fn assert_applied_by_argo(p: &Plane, fx: &Fx, printed: &Printed) -> Value {
+/// and tracked for `printed`'s Application; its spec `delivered`'s (what was committed at
+/// the tip, or pushed) and what clinv renders from the project at `root` (apart from
+/// `renderedAt`).
+fn assert_applied_by_argo(p: &Plane, printed: &Printed, delivered: &Value, root: &Path) -> Value {
     let get = [
         "get",
         "clusterinventory",
@@ -521,9 +536,8 @@ fn assert_applied_by_argo(p: &Plane, fx: &Fx, printed: &Printed) -> Value {
         })
         .collect();
     assert_eq!(managers, [("argocd-controller", "Apply")]);
-    let committed = fx.committed_inventory(&printed.path);
-    assert_eq!(live["spec"], committed["spec"]);
-    let mut render = crate::support::rendered(&fx.root(), DOMAIN)["spec"].clone();
+    assert_eq!(live["spec"], delivered["spec"]);
+    let mut render = crate::support::rendered(root, DOMAIN)["spec"].clone();
     let mut spec = live["spec"].clone();
     for s in [&mut render, &mut spec] {
         s.as_object_mut().unwrap().remove("renderedAt");
@@ -547,10 +561,12 @@ fn argocd_syncs_a_push_over_https_and_a_pin_bump() {
         run.stderr
     );
     let values = [("username", USER), ("password", PASSWORD)];
-    let printed = apply_printed_argo(&p, &argo, &fx, &values);
+    let printed = apply_printed_argo(&p, &argo, &fx.commit(&["--print-argo"]), &values);
     let tip = fx.tip();
     wait_synced(&p, &argo, &printed.name, &tip);
-    let live = assert_applied_by_argo(&p, &fx, &printed);
+    let committed =
+        |printed: &Printed| fx.committed_inventory(printed.source["path"].as_str().unwrap());
+    let live = assert_applied_by_argo(&p, &printed, &committed(&printed), &fx.root());
     let addons = live["spec"]["addons"].to_string();
     assert!(addons.contains("\"1.19.2\""), "{addons}\n{}", printed.text);
 
@@ -565,7 +581,7 @@ fn argocd_syncs_a_push_over_https_and_a_pin_bump() {
     assert_ne!(bumped, tip);
     request_refresh(&p, &printed.name);
     wait_synced(&p, &argo, &printed.name, &bumped);
-    let live = assert_applied_by_argo(&p, &fx, &printed);
+    let live = assert_applied_by_argo(&p, &printed, &committed(&printed), &fx.root());
     let addons = live["spec"]["addons"].to_string();
     assert!(
         addons.contains("\"1.19.3\"") && !addons.contains("\"1.19.2\""),
@@ -573,8 +589,161 @@ fn argocd_syncs_a_push_over_https_and_a_pin_bump() {
     );
 }
 
+/// Issue #27, Argo CD from a registry: `clinv push --layer-media-type oci` to a registry
+/// over TLS (private CA) with basic auth, then exactly what `push --print-argo` printed
+/// and what its advice creates; the repo-server pulls the artifact at the pushed digest,
+/// the application-controller syncs it. Then a pushed pin bump (a new manifest under the
+/// same tag) synced on a refresh request.
+fn argocd_syncs_a_pushed_oci_artifact_and_a_pin_bump() {
+    let p = plane();
+    p.reset();
+    let oci = OciPush::start();
+    let argo = Argo::start(&p, &oci.dir.path().join("argocd"));
+    let layer = ["--layer-media-type", "oci"];
+    let digest = oci.pushed(&layer);
+    let run = oci.push(&["--print-argo", "--layer-media-type", "oci"]);
+    // The advice: the repository Secret (type oci, credentials) and the registry's CA.
+    eprintln!("push --print-argo:\n{}{}", run.stderr, run.stdout);
+    let advised = run.stderr.matches("kubectl -n argocd create ").count();
+    assert_eq!(advised, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--from-literal=type=oci"),
+        "{}",
+        run.stderr
+    );
+    let values = [
+        ("username", crate::oci::USER),
+        ("password", crate::oci::PASSWORD),
+    ];
+    let printed = apply_printed_argo(&p, &argo, &run, &values);
+    assert_eq!(
+        printed.source["repoURL"],
+        oci.url.as_str(),
+        "{}",
+        printed.text
+    );
+    assert_eq!(printed.source["targetRevision"], "latest");
+    assert_eq!(printed.source["path"], ".");
+    wait_synced(&p, &argo, &printed.name, &digest);
+    let root = oci.project.path();
+    let live = assert_applied_by_argo(&p, &printed, &oci.pushed_inventory(&digest), root);
+    let addons = live["spec"]["addons"].to_string();
+    assert!(addons.contains("\"1.19.2\""), "{addons}\n{}", printed.text);
+
+    crate::support::set_chart_version(root, "cilium", "1.19.3");
+    let bumped = oci.pushed(&layer);
+    assert_ne!(bumped, digest, "a new manifest under the same tag");
+    request_refresh(&p, &printed.name);
+    wait_synced(&p, &argo, &printed.name, &bumped);
+    let live = assert_applied_by_argo(&p, &printed, &oci.pushed_inventory(&bumped), root);
+    let addons = live["spec"]["addons"].to_string();
+    assert!(
+        addons.contains("\"1.19.3\"") && !addons.contains("\"1.19.2\""),
+        "{addons}"
+    );
+}
+
+/// #27, a registry without TLS or auth (a lab's loopback registry): `push --plain-http`,
+/// then what `push --print-argo --plain-http` printed and advised — a repository Secret of
+/// type oci with `insecureOCIForceHttp`, no credentials: Argo CD pulls over plain HTTP.
+fn argocd_syncs_an_oci_artifact_from_a_plain_http_registry() {
+    let p = plane();
+    p.reset();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("registry")).unwrap();
+    let registry = crate::oci::Registry::start_plain(&dir.path().join("registry"));
+    let project = crate::support::copy_tree(&crate::support::example());
+    let argo = Argo::start(&p, &dir.path().join("argocd"));
+    let url = registry.url(OCI_REPOSITORY);
+    let store = dir.path().join("store");
+    let push = |extra: &[&str]| {
+        let root = project.path().to_str().unwrap();
+        let mut args = vec!["push", &url, "--root", root, "--domain", DOMAIN];
+        args.extend(["--plain-http", "--layer-media-type", "oci"]);
+        args.extend_from_slice(extra);
+        crate::support::clinv(&args)
+            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .env("DOCKER_CONFIG", dir.path().to_str().unwrap())
+            .run()
+            .success()
+    };
+    let out: Value = serde_json::from_str(&push(&["-o", "json"]).stdout).unwrap();
+    let digest = out["digest"].as_str().unwrap();
+    let run = push(&["--print-argo"]);
+    let force = "--from-literal=insecureOCIForceHttp=true";
+    assert!(run.stderr.contains(force), "{}", run.stderr);
+    assert!(!run.stderr.contains("username"), "{}", run.stderr);
+    let printed = apply_printed_argo(&p, &argo, &run, &[]);
+    wait_synced(&p, &argo, &printed.name, digest);
+    let file = registry.pulled_file(OCI_REPOSITORY, digest, "clusterinventory.yaml");
+    let pushed = documents(&file)
+        .into_iter()
+        .find(|d| d["kind"] == "ClusterInventory")
+        .unwrap();
+    assert_applied_by_argo(&p, &printed, &pushed, project.path());
+}
+
+/// Flux's layer type, `clinv push`'s default.
+const FLUX_LAYER: &str = "application/vnd.cncf.flux.content.v1.tar+gzip";
+
+/// Waits until a condition of the Application `name` says `needle`; panics with its
+/// status after [`SYNC`].
+fn wait_condition(p: &Plane, name: &str, needle: &str) {
+    let mut last = Value::Null;
+    let said = poll(SYNC, || {
+        let (_, out, _) = p.kubectl(&["get", "application", name, "-n", NS, "-o", "json"]);
+        last = serde_json::from_str(&out).unwrap_or_default();
+        let conditions = last["status"]["conditions"].as_array().cloned();
+        conditions
+            .into_iter()
+            .flatten()
+            .any(|c| c["message"].as_str().is_some_and(|m| m.contains(needle)))
+    });
+    assert!(said, "no condition says {needle}:\n{:#}", last["status"]);
+    eprintln!("Application {name}: {:#}", last["status"]["conditions"]);
+}
+
+/// #27: an artifact with Flux's layer type (push's default). `push --print-argo` warns;
+/// a default repo-server refuses it, naming the type; with the type added to the
+/// repo-server's `ARGOCD_REPO_SERVER_OCI_LAYER_MEDIA_TYPES` (its defaults kept), as an
+/// operator sets it, the same objects sync.
+fn argocd_takes_flux_s_layer_type_only_when_the_operator_allows_it() {
+    let p = plane();
+    p.reset();
+    let oci = OciPush::start();
+    let digest = oci.pushed(&[]);
+    let run = oci.push(&["--print-argo"]);
+    assert!(
+        run.stderr.contains("refuses Flux's layer type"),
+        "{}",
+        run.stderr
+    );
+    let values = [
+        ("username", crate::oci::USER),
+        ("password", crate::oci::PASSWORD),
+    ];
+    {
+        let argo = Argo::start(&p, &oci.dir.path().join("argocd-default"));
+        let printed = apply_printed_argo(&p, &argo, &run, &values);
+        let refused =
+            format!("oci layer media type {FLUX_LAYER} is not in the list of allowed media types");
+        wait_condition(&p, &printed.name, &refused);
+    }
+    let defaults = "application/vnd.oci.image.layer.v1.tar,application/vnd.oci.image.layer.v1.tar+gzip,application/vnd.cncf.helm.chart.content.v1.tar+gzip";
+    let allowed = format!("{defaults},{FLUX_LAYER}");
+    let env = [("ARGOCD_REPO_SERVER_OCI_LAYER_MEDIA_TYPES", allowed)];
+    let argo = Argo::start_with(&p, &oci.dir.path().join("argocd"), &env);
+    let printed = apply_printed_argo(&p, &argo, &run, &values);
+    wait_synced(&p, &argo, &printed.name, &digest);
+    let pushed = oci.pushed_inventory(&digest);
+    assert_applied_by_argo(&p, &printed, &pushed, oci.project.path());
+}
+
 trials! {
     PlaneAndArgoCd: [
+        argocd_takes_flux_s_layer_type_only_when_the_operator_allows_it,
         argocd_syncs_a_push_over_https_and_a_pin_bump,
+        argocd_syncs_a_pushed_oci_artifact_and_a_pin_bump,
+        argocd_syncs_an_oci_artifact_from_a_plain_http_registry,
     ],
 }

@@ -938,33 +938,33 @@ fn flux_controllers_under_a_multi_tenancy_lockdown_reconcile_with_what_clinv_say
     }
 }
 
-/// A registry, Flux's controllers and a project for the OCI tests; `push` runs
+/// A registry and a project for the OCI tests (Flux's and Argo CD's); `push` runs
 /// `clinv push` to `oci://…/inventories/prod` with the registry's CA and credentials.
-struct OciSite<'a> {
-    dir: tempfile::TempDir,
-    registry: crate::oci::Registry,
-    flux: Flux<'a>,
-    project: tempfile::TempDir,
-    url: String,
+pub(crate) struct OciPush {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) registry: crate::oci::Registry,
+    pub(crate) project: tempfile::TempDir,
+    pub(crate) url: String,
 }
 
-impl<'a> OciSite<'a> {
-    fn start(p: &'a Plane) -> OciSite<'a> {
+/// The repository [`OciPush`] pushes to.
+pub(crate) const OCI_REPOSITORY: &str = "inventories/prod";
+
+impl OciPush {
+    pub(crate) fn start() -> OciPush {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("registry")).unwrap();
         let registry = crate::oci::Registry::start(&dir.path().join("registry"));
-        let flux = Flux::start(p, &dir.path().join("flux"));
-        let url = registry.url("inventories/prod");
-        OciSite {
+        let url = registry.url(OCI_REPOSITORY);
+        OciPush {
             dir,
             registry,
-            flux,
             project: copy_tree(&example()),
             url,
         }
     }
 
-    fn push(&self, extra: &[&str]) -> Run {
+    pub(crate) fn push(&self, extra: &[&str]) -> Run {
         use crate::oci::{PASSWORD, USER};
         let root = self.project.path().to_str().unwrap();
         let ca = self.registry.ca();
@@ -980,11 +980,43 @@ impl<'a> OciSite<'a> {
     }
 
     /// A push's digest (`-o json`).
-    fn pushed(&self, extra: &[&str]) -> String {
+    pub(crate) fn pushed(&self, extra: &[&str]) -> String {
         let mut args = extra.to_vec();
         args.extend(["-o", "json"]);
         let out: Value = serde_json::from_str(&self.push(&args).stdout).unwrap();
         out["digest"].as_str().unwrap().to_string()
+    }
+
+    /// The ClusterInventory of the artifact `reference` (a tag or digest), read back
+    /// from the registry.
+    pub(crate) fn pushed_inventory(&self, reference: &str) -> Value {
+        let file = "clusterinventory.yaml";
+        let text = self.registry.pulled_file(OCI_REPOSITORY, reference, file);
+        documents(&text)
+            .into_iter()
+            .find(|d| d["kind"] == "ClusterInventory")
+            .unwrap_or_else(|| panic!("no ClusterInventory in {file}:\n{text}"))
+    }
+}
+
+/// [`OciPush`] and Flux's controllers (stopped first when dropped).
+struct OciSite<'a> {
+    flux: Flux<'a>,
+    oci: OciPush,
+}
+
+impl std::ops::Deref for OciSite<'_> {
+    type Target = OciPush;
+    fn deref(&self) -> &OciPush {
+        &self.oci
+    }
+}
+
+impl<'a> OciSite<'a> {
+    fn start(p: &'a Plane) -> OciSite<'a> {
+        let oci = OciPush::start();
+        let flux = Flux::start(p, &oci.dir.path().join("flux"));
+        OciSite { flux, oci }
     }
 
     /// `push --print-flux`: runs every Secret command its advice gives (`want` of them),
@@ -1107,7 +1139,7 @@ fn flux_controllers_verify_a_signed_oci_artifact() {
     let before = live_applied(&p, &name)["spec"].clone();
     set_chart_version(site.project.path(), "cilium", "1.20.1");
     let changed = site.pushed(&["--sign", key]);
-    site.registry.tamper_signature("inventories/prod", &changed);
+    site.registry.tamper_signature(OCI_REPOSITORY, &changed);
     request_reconcile(&p, "ocirepository", &name);
     let refused = poll(RECONCILE, || {
         condition(&p, &name, "SourceVerified") == "False"

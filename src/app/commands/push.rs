@@ -128,6 +128,20 @@ fn print(settings: &Settings, args: &PushArgs, target: &oci::Reference) -> Resul
                 "a default Argo CD repo-server refuses Flux's layer type: push with --layer-media-type oci for Argo CD",
             );
         }
+        let ca = args
+            .registry
+            .ca_file
+            .as_ref()
+            .map(|f| f.display().to_string());
+        let access = layout::ArgoRegistry {
+            credentials: args.registry.creds_env.is_some()
+                || oci::has_credentials(&target.registry),
+            ca_file: ca.as_deref(),
+            plain_http: args.registry.plain_http || args.registry.insecure,
+        };
+        for line in layout::argo_oci_advice(&name, &target.url(), access) {
+            settings.printer.info(&line);
+        }
         let server = args.argo_server.clone();
         let destination =
             layout::Destination::Server(server.unwrap_or_else(|| layout::IN_CLUSTER.into()));
