@@ -90,6 +90,17 @@ impl Fx {
         }
     }
 
+    /// How many holes were reached since the last call (each takes one connection).
+    fn reached(&self) -> usize {
+        self.holes
+            .iter()
+            .filter(|h| {
+                h.set_nonblocking(true).unwrap();
+                h.accept().is_ok()
+            })
+            .count()
+    }
+
     /// (state, reason) of each domain's newest snapshot.
     fn states(&self) -> Vec<(String, String, String)> {
         let run = self
@@ -193,14 +204,7 @@ fn replay_all_reports_every_black_holed_domain_and_keeps_them_queued() {
     }
     assert_all_queued(&fx);
     // Each hole was reached by its own domain (its own .kubeconfig/<name>.yaml).
-    let reached = fx
-        .holes
-        .iter()
-        .filter(|h| {
-            h.set_nonblocking(true).unwrap();
-            h.accept().is_ok()
-        })
-        .count();
+    let reached = fx.reached();
     let probed = run.stderr.matches("no answer within").count();
     assert!(
         reached >= probed && probed > 0,
@@ -285,14 +289,7 @@ fn drift_and_status_all_probe_every_black_holed_domain_within_the_timeout() {
                 .unwrap_or_else(|| panic!("{command} {d}: {}", run.stdout));
             assert!(!row.contains("not tried"), "{command}: {row}");
         }
-        let reached = fx
-            .holes
-            .iter()
-            .filter(|h| {
-                h.set_nonblocking(true).unwrap();
-                h.accept().is_ok()
-            })
-            .count();
+        let reached = fx.reached();
         assert_eq!(reached, fx.domains.len(), "{command}: {}", run.stdout);
     }
 }
