@@ -18,13 +18,7 @@ const WRONG: &str = "FAKESECRET-wrong-password-90ab";
 /// Whether nginx and fcgiwrap can be run.
 pub fn present() -> Result<(), String> {
     for (program, arg) in [("nginx", "-v"), ("fcgiwrap", "-h")] {
-        let found = Command::new(program)
-            .arg(arg)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok();
-        if !found {
+        if !crate::harness::runs(program, arg) {
             return Err(format!(
                 "no {program}: apt-get install nginx fcgiwrap (.ci/run does)"
             ));

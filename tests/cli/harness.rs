@@ -106,6 +106,17 @@ macro_rules! trials {
     };
 }
 
+/// Whether `program` can be started (`arg` keeps it from doing anything): what a test
+/// that needs it checks before it is run, so a missing package is reported as such.
+pub fn runs(program: &str, arg: &str) -> bool {
+    std::process::Command::new(program)
+        .arg(arg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok()
+}
+
 /// Runs `cases` with the command line's arguments. `probe` says whether a prerequisite
 /// is present (`Err` says why not); it is called once per prerequisite that a selected
 /// case needs.

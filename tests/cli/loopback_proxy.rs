@@ -9,13 +9,10 @@ use std::time::{Duration, Instant};
 
 /// Whether `tinyproxy` can be run.
 pub fn present() -> Result<(), &'static str> {
-    Command::new("tinyproxy")
-        .arg("-v")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|_| ())
-        .map_err(|_| "no tinyproxy: apt-get install tinyproxy (.ci/run does)")
+    match crate::harness::runs("tinyproxy", "-v") {
+        true => Ok(()),
+        false => Err("no tinyproxy: apt-get install tinyproxy (.ci/run does)"),
+    }
 }
 
 /// A running tinyproxy; killed on drop.

@@ -16,13 +16,7 @@ const DOMAIN: &str = "prod.acme.example";
 /// Whether docker-registry and htpasswd can be run.
 pub fn present() -> Result<(), String> {
     for (program, arg) in [("docker-registry", "--version"), ("htpasswd", "-h")] {
-        if Command::new(program)
-            .arg(arg)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_err()
-        {
+        if !crate::harness::runs(program, arg) {
             return Err(format!(
                 "no {program}: apt-get install docker-registry apache2-utils (.ci/run does)"
             ));

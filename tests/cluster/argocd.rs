@@ -100,13 +100,7 @@ pub fn present() -> Result<(), String> {
     argocd()?;
     crate::git_https::present()?;
     crate::oci::present()?;
-    let found = Command::new(REDIS)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok();
-    if !found {
+    if !crate::harness::runs(REDIS, "--version") {
         return Err(format!(
             "no {REDIS}: apt-get install redis-server (.ci/run does)"
         ));

@@ -63,13 +63,7 @@ pub fn present() -> Result<(), String> {
         ));
     }
     for tool in ["ssh", "ssh-keygen"] {
-        let found = Command::new(tool)
-            .arg("-?")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok();
-        if !found {
+        if !crate::harness::runs(tool, "-?") {
             return Err(format!("{tool} not found (apt-get install openssh-client)"));
         }
     }
