@@ -160,9 +160,9 @@ impl Formats for TableFormat {
     }
 }
 
-/// `-o` of `clinv replay --all`.
+/// `-o` of the closing table of `replay -A`, `publish` and `commit` over several domains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum ReplayFormat {
+pub enum ResultsFormat {
     #[default]
     Table,
     Json,
@@ -441,6 +441,11 @@ pub enum Command {
     /// clusterinventory.yaml and kustomization.yaml (default path
     /// clusters/<domain>/inventory) and commits them on the branch, unless the branch
     /// already holds the same inventory ("up to date") or a newer one.
+    ///
+    /// Several domains (-A, --domain repeated, a glob) go in one commit — one pull request
+    /// for a fleet-wide pin bump — with a subject and body summarising each domain's
+    /// change and a table of what happened to each; nothing is committed when one domain
+    /// cannot be rendered or recorded.
     #[cfg(feature = "gitops")]
     #[command(after_help = examples::COMMIT)]
     Commit(CommitArgs),
@@ -803,6 +808,12 @@ pub struct PublishArgs {
     /// Server-side dry run: print what would change, persist nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// With several domains, the format of the closing table: table (default), json or
+    /// yaml (a list of {domain, result, detail}).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<ResultsFormat>::new())]
+    pub output: Option<ResultsFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -824,8 +835,8 @@ pub struct ReplayArgs {
     /// The format of --all's closing table: table (default), json or yaml (a list of
     /// {domain, result, detail}).
     #[arg(short = 'o', long = "output", value_name = "FORMAT", requires = "all",
-          value_parser = FormatParser::<ReplayFormat>::new())]
-    pub output: Option<ReplayFormat>,
+          value_parser = FormatParser::<ResultsFormat>::new())]
+    pub output: Option<ResultsFormat>,
 
     #[command(flatten)]
     pub limits: ClusterArgs,
@@ -1027,8 +1038,16 @@ pub struct RegistryArgs {
 
 #[derive(Debug, Args)]
 pub struct CommitArgs {
+    // Several domains (-A, --domain repeated, a glob) go in one commit, each in
+    // clusters/<domain>/inventory, with a table of what happened to each.
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
+
+    /// With several domains, the format of the closing table: table (default), json or
+    /// yaml (a list of {domain, result, detail}).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<ResultsFormat>::new())]
+    pub output: Option<ResultsFormat>,
 
     /// The repository's worktree.
     #[arg(long, value_name = "DIR")]
@@ -1444,7 +1463,9 @@ mod tests {
         );
         // -o belongs to the command: not before it, and not on one that prints no data.
         assert!(Cli::try_parse_from(["clinv", "-o", "json", "render"]).is_err());
-        assert!(Cli::try_parse_from(["clinv", "publish", "-o", "json"]).is_err());
+        assert!(Cli::try_parse_from(["clinv", "agent", "-o", "json"]).is_err());
+        // publish takes -o for the table of several domains, and refuses anything else.
+        assert!(Cli::try_parse_from(["clinv", "publish", "-o", "markdown"]).is_err());
         let help = Cli::command()
             .find_subcommand_mut("crd")
             .unwrap()

@@ -53,6 +53,8 @@ Examples:
   clinv commit --domain prod.acme.example --repo ../gitops
   # On a new branch, pushed, for a pull request
   clinv commit --repo ../gitops --branch inventory/prod --push
+  # Every domain in one commit on a branch, for one pull request
+  clinv commit -A --repo ../gitops --branch inventory/bump-cilium --push
   # And print the Flux objects that sync the folder
   clinv commit --repo ../gitops --print-flux";
 

@@ -158,6 +158,10 @@ pub enum ArgumentError {
         "{flag} '{value}' with --all must contain {{domain}}: one destination for every domain would write each domain's ClusterInventory (a singleton) over the others"
     )]
     NoDomainPlaceholder { flag: &'static str, value: String },
+    #[error(
+        "--message: {0} names one domain's value; with several domains the template takes only {{domain}} (the changed domains) and {{summary}}"
+    )]
+    FleetTemplate(String),
     #[error("--index: only https:// URLs or file paths are accepted (got {0})")]
     IndexUrl(String),
     /// An explicit `--kubeconfig` that does not exist or a `--context` it does not name

@@ -221,6 +221,15 @@ pub enum Error {
     #[error("{what}: {holder}")]
     Locked { what: String, holder: String },
 
+    /// What failed for one domain of several (`commit -A`): the domain, and the cause's
+    /// exit code.
+    #[error("{domain}")]
+    InDomain {
+        domain: String,
+        #[source]
+        source: Box<Error>,
+    },
+
     /// The inventory could not be recorded in the store: exit 11.
     #[error("not recorded: {what}")]
     NotRecorded {
@@ -294,6 +303,7 @@ impl Error {
             Error::Oci(e) if e.is_usage() => exit::USAGE,
             Error::Oci(OciError::Unverified { .. }) => exit::UNVERIFIED,
             Error::Reference(e) if e.is_malformed() => exit::USAGE,
+            Error::InDomain { source, .. } => source.exit_code(),
             Error::NotRecorded { .. } => exit::NOT_RECORDED,
             Error::Older(_) => exit::OLDER,
             Error::BrokenPipe => exit::OK,

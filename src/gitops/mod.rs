@@ -117,7 +117,7 @@ pub fn kustomization() -> String {
     )
 }
 
-/// What a commit attempt found.
+/// What a one-folder commit found ([`Commit::single`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Committed {
     /// The branch already holds this inventory (apart from `renderedAt`).
@@ -128,23 +128,85 @@ pub enum Committed {
     New { oid: String, summary: String },
 }
 
-/// Everything a commit needs besides the files.
-pub struct Request<'a> {
+/// One folder a commit writes: where, its files, and the inventory they hold.
+pub struct Part<'a> {
     /// Folder inside the repository, `/`-separated, relative.
     pub path: &'a str,
+    pub folder: &'a Folder,
+    /// The inventory being committed (for the older / up-to-date checks and the summary).
+    pub inventory: &'a ClusterInventory,
+}
+
+/// What the branch holds at a part's folder, against the part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// The commit changes the folder: the summary of the change and, when the folder was
+    /// changed outside clinv since clinv last wrote it, a paragraph naming those changes.
+    Changed {
+        summary: String,
+        outside: Option<String>,
+    },
+    /// The branch already holds this inventory (apart from `renderedAt`).
+    UpToDate,
+    /// The branch holds an inventory rendered later; the folder is left alone.
+    Older { branch_rendered_at: String },
+}
+
+/// What a commit did: each part's finding, in the order of [`Request::parts`], and the new
+/// commit when a part changed (all changed parts are in that one commit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    pub found: Vec<Found>,
+    pub oid: Option<String>,
+}
+
+impl Commit {
+    /// The outcome of a one-part commit.
+    #[must_use]
+    pub fn single(self) -> Committed {
+        match (self.found.into_iter().next(), self.oid) {
+            (Some(Found::Older { branch_rendered_at }), _) => {
+                Committed::Older { branch_rendered_at }
+            }
+            (Some(Found::Changed { summary, .. }), Some(oid)) => Committed::New { oid, summary },
+            _ => Committed::UpToDate,
+        }
+    }
+
+    /// The paths of the parts the commit changed.
+    fn changed<'a>(&self, parts: &'a [Part<'a>]) -> Vec<&'a str> {
+        parts
+            .iter()
+            .zip(&self.found)
+            .filter(|(_, f)| matches!(f, Found::Changed { .. }))
+            .map(|(p, _)| p.path)
+            .collect()
+    }
+
+    /// The first part the branch holds something newer for.
+    fn older(&self) -> Option<&str> {
+        self.found.iter().find_map(|f| match f {
+            Found::Older { branch_rendered_at } => Some(branch_rendered_at.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// Everything a commit needs besides the files.
+pub struct Request<'a> {
+    /// The folders the commit writes (one commit for all of them).
+    pub parts: &'a [Part<'a>],
     /// Branch to commit on; `None` = the checked-out branch.
     pub branch: Option<&'a str>,
     /// `Name <email>`; `None` = the repository's git config.
     pub author: Option<&'a str>,
-    /// The message from the summary and, when the folder was changed outside clinv since
-    /// its last commit there, a paragraph naming those changes: subject, body, trailers.
-    pub message: &'a dyn Fn(&str, Option<&str>) -> String,
-    /// Commit even when the checked-out folder has uncommitted changes (`--force`).
+    /// The message (subject, body, trailers) from what was found for each part, in the
+    /// order of `parts`; called only when a part changed.
+    pub message: &'a dyn Fn(&[Found]) -> String,
+    /// Commit even when the checked-out folders have uncommitted changes (`--force`).
     pub force: bool,
     /// `--sign` / `--no-sign`; `None` = git's `commit.gpgSign`.
     pub sign: Option<bool>,
-    /// The inventory being committed (for the older / up-to-date checks and the summary).
-    pub inventory: &'a ClusterInventory,
     /// `--allow-older`: commit it even over a branch whose inventory was rendered later.
     pub allow_older: bool,
 }
@@ -294,43 +356,42 @@ impl Repo {
             .map_err(|_| Error::NoAuthor)
     }
 
-    /// Commits `folder` at `req.path` on the branch (creating it from HEAD's commit when
-    /// it does not exist), unless the branch already holds it or something newer.
+    /// Commits the parts' folders on the branch in one commit (creating the branch from
+    /// HEAD's commit when it does not exist); a folder the branch already holds, or holds
+    /// something newer in, is left as it is ([`Found`]).
     ///
     /// # Errors
-    /// Git failures, an author problem, unmanaged files in the folder, a failed signing.
-    pub fn commit(&self, folder: &Folder, req: &Request<'_>) -> Result<Committed> {
+    /// Git failures, an author problem, unmanaged files in a folder, a failed signing.
+    pub fn commit(&self, req: &Request<'_>) -> Result<Commit> {
         let branch = self.branch(req.branch)?;
         let refname = format!("refs/heads/{branch}");
-        let domain = req
-            .inventory
-            .metadata
-            .labels
-            .get(crate::inventory::DOMAIN_LABEL);
-        let domain = domain.map_or("", String::as_str);
-        if let Some(refusal) = self.bootstrap_shared(&branch, req.path, domain) {
-            return Err(refusal.into());
+        for part in req.parts {
+            let labels = &part.inventory.metadata.labels;
+            let domain = labels.get(crate::inventory::DOMAIN_LABEL);
+            let domain = domain.map_or("", String::as_str);
+            if let Some(refusal) = self.bootstrap_shared(&branch, part.path, domain) {
+                return Err(refusal.into());
+            }
         }
         let tip = self.repo.refname_to_id(&refname).ok();
         // A new branch starts from the current tip, as `git switch -c` does: a pull
         // request needs history in common with its base.
         let base = tip.or_else(|| self.current_commit());
-        let committed = self.build(base, folder, req)?;
-        if let Committed::New { oid, summary } = &committed {
-            // Only a commit that writes the folder can overwrite edits there.
+        let made = self.build(base, req)?;
+        if let Some(oid) = &made.oid {
+            let changed = made.changed(req.parts);
+            // Only a commit that writes a folder can overwrite edits there.
             if !req.force {
-                self.check_clean(&refname, req.path)?;
+                self.check_clean(&refname, &changed)?;
             }
             let oid = Oid::from_str(oid).map_err(|e| git(&self.workdir(), e))?;
-            self.advance(
-                &refname,
-                tip,
-                oid,
-                &format!("clinv commit: {summary}"),
-                req.path,
-            )?;
+            let log = match &made.found[..] {
+                [Found::Changed { summary, .. }] => format!("clinv commit: {summary}"),
+                _ => format!("clinv commit: {} folders", changed.len()),
+            };
+            self.advance(&refname, tip, oid, &log, &changed)?;
         }
-        Ok(committed)
+        Ok(made)
     }
 
     /// The commit HEAD is at (none in an empty repository).
@@ -339,8 +400,9 @@ impl Repo {
         head.peel_to_commit().ok().map(|c| c.id())
     }
 
-    /// Builds the commit on `tip` (no ref moves).
-    fn build(&self, tip: Option<Oid>, folder: &Folder, req: &Request<'_>) -> Result<Committed> {
+    /// Builds the commit on `tip` (no ref moves): what each part finds there, and one new
+    /// commit writing the folders that change, when any does.
+    fn build(&self, tip: Option<Oid>, req: &Request<'_>) -> Result<Commit> {
         let wd = self.workdir();
         let tip_commit = tip
             .map(|t| self.repo.find_commit(t))
@@ -351,54 +413,92 @@ impl Repo {
             .map(|c| c.tree())
             .transpose()
             .map_err(|e| git(&wd, e))?;
-        let previous = base.as_ref().and_then(|t| self.read_inventory(t, req.path));
+        let found = req
+            .parts
+            .iter()
+            .map(|part| self.find(tip_commit.as_ref(), base.as_ref(), part, req.allow_older))
+            .collect::<Result<Vec<Found>>>()?;
+        if !found.iter().any(|f| matches!(f, Found::Changed { .. })) {
+            return Ok(Commit { found, oid: None });
+        }
+        let mut root = base;
+        for (part, _) in req
+            .parts
+            .iter()
+            .zip(&found)
+            .filter(|(_, f)| matches!(f, Found::Changed { .. }))
+        {
+            let id = self.put_folder(root.as_ref(), part.path, part.folder)?;
+            root = Some(self.repo.find_tree(id).map_err(|e| git(&wd, e))?);
+        }
+        let tree = root.ok_or_else(|| git(&wd, git2::Error::from_str("no tree was written")))?;
+        let parents: Vec<&git2::Commit<'_>> = tip_commit.iter().collect();
+        let oid = self.write_commit(&tree, &parents, &(req.message)(&found), req)?;
+        Ok(Commit {
+            found,
+            oid: Some(oid.to_string()),
+        })
+    }
+
+    /// What the branch's tree (`base`, at the commit `tip`) holds at `part`'s folder.
+    fn find(
+        &self,
+        tip: Option<&git2::Commit<'_>>,
+        base: Option<&Tree<'_>>,
+        part: &Part<'_>,
+        allow_older: bool,
+    ) -> Result<Found> {
+        let previous = base.and_then(|t| self.read_inventory(t, part.path));
         if let Some(prev) = previous
             .as_ref()
-            .filter(|_| !req.allow_older)
-            .filter(|p| later(&p.spec.rendered_at, &req.inventory.spec.rendered_at))
+            .filter(|_| !allow_older)
+            .filter(|p| later(&p.spec.rendered_at, &part.inventory.spec.rendered_at))
         {
-            return Ok(Committed::Older {
+            return Ok(Found::Older {
                 branch_rendered_at: prev.spec.rendered_at.clone(),
             });
         }
-        if let Some(base) = &base {
-            self.check_folder(base, req.path)?;
-            if self.same_folder(base, req.path, folder, req.inventory) {
-                return Ok(Committed::UpToDate);
+        if let Some(base) = base {
+            self.check_folder(base, part.path)?;
+            if self.same_folder(base, part.path, part.folder, part.inventory) {
+                return Ok(Found::UpToDate);
             }
         }
-        let summary = summarize(previous.as_ref(), req.inventory);
-        let outside = tip_commit
-            .as_ref()
-            .and_then(|c| self.outside_changes(c, req.path));
-        let tree_id = self.put_folder(base.as_ref(), req.path, folder)?;
-        let tree = self.repo.find_tree(tree_id).map_err(|e| git(&wd, e))?;
+        Ok(Found::Changed {
+            summary: summarize(previous.as_ref(), part.inventory),
+            outside: tip.and_then(|c| self.outside_changes(c, part.path)),
+        })
+    }
+
+    /// Writes the commit of `tree` on `parents`, signed when asked or configured.
+    fn write_commit(
+        &self,
+        tree: &Tree<'_>,
+        parents: &[&git2::Commit<'_>],
+        message: &str,
+        req: &Request<'_>,
+    ) -> Result<Oid> {
+        let wd = self.workdir();
         let sig = self.signature(req.author)?;
-        let message = (req.message)(&summary, outside.as_deref());
-        let parents: Vec<&git2::Commit<'_>> = tip_commit.iter().collect();
         let sign = req.sign.unwrap_or_else(|| {
             let config = self.repo.config().ok();
             config.is_some_and(|c| c.get_bool("commit.gpgsign").unwrap_or(false))
         });
-        let oid = if sign {
-            let buffer = self
+        if !sign {
+            return self
                 .repo
-                .commit_create_buffer(&sig, &sig, &message, &tree, &parents)
-                .map_err(|e| git(&wd, e))?;
-            let text = std::str::from_utf8(&buffer).map_err(|_| GitError::CommitNotUtf8)?;
-            let signature = crate::gitops::sign(&self.repo, text)?;
-            self.repo
-                .commit_signed(text, &signature, Some("gpgsig"))
-                .map_err(|e| git(&wd, e))?
-        } else {
-            self.repo
-                .commit(None, &sig, &sig, &message, &tree, &parents)
-                .map_err(|e| git(&wd, e))?
-        };
-        Ok(Committed::New {
-            oid: oid.to_string(),
-            summary,
-        })
+                .commit(None, &sig, &sig, message, tree, parents)
+                .map_err(|e| git(&wd, e));
+        }
+        let buffer = self
+            .repo
+            .commit_create_buffer(&sig, &sig, message, tree, parents)
+            .map_err(|e| git(&wd, e))?;
+        let text = std::str::from_utf8(&buffer).map_err(|_| GitError::CommitNotUtf8)?;
+        let signature = crate::gitops::sign(&self.repo, text)?;
+        self.repo
+            .commit_signed(text, &signature, Some("gpgsig"))
+            .map_err(|e| git(&wd, e))
     }
 
     /// The committed CR at `path` in `tree`, when there is one that parses.
@@ -529,13 +629,7 @@ impl Repo {
     ///
     /// # Errors
     /// A rejected ref, an unreachable remote, or retries exhausted.
-    pub fn push(
-        &self,
-        remote_name: &str,
-        folder: &Folder,
-        req: &Request<'_>,
-        deadline: Duration,
-    ) -> Result<Pushed> {
+    pub fn push(&self, remote_name: &str, req: &Request<'_>, deadline: Duration) -> Result<Pushed> {
         let branch = self.branch(req.branch)?;
         let refname = format!("refs/heads/{branch}");
         let wd = self.workdir();
@@ -577,20 +671,22 @@ impl Repo {
             if start.elapsed() + delay > deadline {
                 break;
             }
-            // Someone pushed first: put our folder on top of their tip.
-            match self.build(Some(remote_tip), folder, req)? {
-                Committed::New { oid, .. } => self.rebuilt(&refname, &oid, req.path)?,
-                Committed::UpToDate => {
-                    self.fast_forward(&refname, remote_tip, req.path)?;
-                    return Ok(Pushed { attempts: attempt });
+            // Someone pushed first: put our folders on top of their tip.
+            let made = self.build(Some(remote_tip), req)?;
+            if let Some(rendered_at) = made.older() {
+                return Err(PushError::Newer {
+                    remote: remote_name.to_string(),
+                    branch,
+                    rendered_at: rendered_at.to_string(),
                 }
-                Committed::Older { branch_rendered_at } => {
-                    return Err(PushError::Newer {
-                        remote: remote_name.to_string(),
-                        branch,
-                        rendered_at: branch_rendered_at,
-                    }
-                    .into());
+                .into());
+            }
+            let paths: Vec<&str> = req.parts.iter().map(|p| p.path).collect();
+            match &made.oid {
+                Some(oid) => self.rebuilt(&refname, oid, &paths)?,
+                None => {
+                    self.fast_forward(&refname, remote_tip, &paths)?;
+                    return Ok(Pushed { attempts: attempt });
                 }
             }
             std::thread::sleep(jitter(delay));
@@ -604,7 +700,7 @@ impl Repo {
     }
 
     /// Moves `refname` to the commit `oid` rebuilt on the remote tip.
-    fn rebuilt(&self, refname: &str, oid: &str, path: &str) -> Result<()> {
+    fn rebuilt(&self, refname: &str, oid: &str, paths: &[&str]) -> Result<()> {
         let oid = Oid::from_str(oid).map_err(|e| git(&self.workdir(), e))?;
         let local = self.repo.refname_to_id(refname).ok();
         self.advance(
@@ -612,7 +708,7 @@ impl Repo {
             local,
             oid,
             "clinv: rebuilt on the remote tip",
-            path,
+            paths,
         )
     }
 
@@ -625,10 +721,10 @@ impl Repo {
         local != tip && !self.repo.graph_descendant_of(local, tip).unwrap_or(false)
     }
 
-    fn fast_forward(&self, refname: &str, to: Oid, path: &str) -> Result<()> {
+    fn fast_forward(&self, refname: &str, to: Oid, paths: &[&str]) -> Result<()> {
         let wd = self.workdir();
         let local = self.repo.refname_to_id(refname).map_err(|e| git(&wd, e))?;
-        self.advance(refname, Some(local), to, "clinv: fast-forward", path)
+        self.advance(refname, Some(local), to, "clinv: fast-forward", paths)
     }
 
     /// The commit id `branch` points at.

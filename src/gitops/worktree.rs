@@ -30,17 +30,23 @@ impl Repo {
             == Some(refname)
     }
 
-    fn managed(path: &str) -> [String; 3] {
-        let dir = path.trim_end_matches('/');
-        [CRD_FILE, CR_FILE, KUSTOMIZATION_FILE].map(|n| format!("{dir}/{n}"))
+    /// The files clinv writes in the folders `paths`.
+    fn managed(paths: &[&str]) -> Vec<String> {
+        paths
+            .iter()
+            .flat_map(|path| {
+                let dir = path.trim_end_matches('/');
+                [CRD_FILE, CR_FILE, KUSTOMIZATION_FILE].map(|n| format!("{dir}/{n}"))
+            })
+            .collect()
     }
 
     /// Refuses a commit that would overwrite uncommitted changes (staged, unstaged or
-    /// untracked) to the files clinv writes in the checked-out folder.
+    /// untracked) to the files clinv writes in the checked-out folders `paths`.
     ///
     /// # Errors
     /// [`Error::Git`] naming the files and `--force`.
-    pub(super) fn check_clean(&self, refname: &str, path: &str) -> Result<()> {
+    pub(super) fn check_clean(&self, refname: &str, paths: &[&str]) -> Result<()> {
         if !self.checked_out(refname) {
             return Ok(());
         }
@@ -48,7 +54,7 @@ impl Repo {
         opts.include_untracked(true)
             .include_ignored(false)
             .disable_pathspec_match(true);
-        for p in Self::managed(path) {
+        for p in Self::managed(paths) {
             opts.pathspec(p);
         }
         let statuses = self
@@ -80,7 +86,7 @@ impl Repo {
         from: Option<Oid>,
         to: Oid,
         log: &str,
-        path: &str,
+        paths: &[&str],
     ) -> Result<()> {
         let wd = self.workdir();
         // The branch's ref is locked (as git locks it) while the files are brought along,
@@ -100,7 +106,7 @@ impl Repo {
             self.repo
                 .reference(PENDING_REF, to, true, "clinv: bringing the worktree along")
                 .map_err(|e| git(&wd, e))?;
-            self.bring_along(from, to, path)?;
+            self.bring_along(from, to, paths)?;
         }
         tx.set_target(refname, to, None, log)
             .and_then(|()| tx.commit())
@@ -142,7 +148,7 @@ impl Repo {
 
     /// Updates the index and the files of the paths that differ between `from` and `to`
     /// (see [`Repo::advance`]); HEAD still names `from`.
-    fn bring_along(&self, from: Option<Oid>, to: Oid, path: &str) -> Result<()> {
+    fn bring_along(&self, from: Option<Oid>, to: Oid, paths: &[&str]) -> Result<()> {
         let wd = self.workdir();
         let tree_of = |oid: Oid| {
             self.repo
@@ -156,7 +162,7 @@ impl Repo {
             .repo
             .diff_tree_to_tree(old.as_ref(), Some(&new), None)
             .map_err(|e| git(&wd, e))?;
-        let managed = Self::managed(path);
+        let managed = Self::managed(paths);
         let mut others: Vec<String> = Vec::new();
         for delta in diff.deltas() {
             for file in [delta.old_file(), delta.new_file()] {

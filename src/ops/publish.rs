@@ -24,6 +24,9 @@ pub struct Request<'a> {
     pub opts: Options,
     /// `--strict`: build warnings stop the publish.
     pub strict: bool,
+    /// `Some(secs)`: the command's `--timeout` of `secs` ran out before this domain's turn
+    /// (`publish -A`): the inventory is recorded, queued, and the cluster not tried.
+    pub not_tried: Option<f64>,
 }
 
 /// How a publish ended.
@@ -112,7 +115,14 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
         }
     };
     crate::cluster::ready()?;
-    let connected = connect(req, &built, &mut notices)?;
+    let connected = match req.not_tried {
+        Some(secs) => Err(Failure::new(
+            Reason::Unreachable,
+            Step::Connect,
+            format!("not tried: the command's --timeout ({secs}s) ran out"),
+        )),
+        None => connect(req, &built, &mut notices)?,
+    };
     let target = connected.as_ref().ok().map(|c| c.target.clone());
     // The lock is taken for the record only (never across the apply below).
     let (snapshot, mut not_recorded) = if req.opts.dry_run {

@@ -9,6 +9,7 @@ pub mod fleet;
 pub mod fleet_html;
 pub mod replay;
 pub mod report;
+pub mod results;
 pub mod snapshots;
 pub mod status;
 pub mod table;

@@ -1,4 +1,6 @@
-//! `clinv replay`: a dry run, a delivery, and the `--all` table.
+//! `clinv replay`: a dry run, a delivery, and the `--all` rows.
+
+use super::results::Row;
 
 /// `replay --dry-run`: what a replay of domain `d` would do.
 pub fn replay_dry_run(
@@ -42,25 +44,8 @@ pub fn replay_delivered(
     }
 }
 
-/// One domain's row of `replay --all`.
-#[derive(Debug, serde::Serialize)]
-pub struct Row<'a> {
-    pub domain: &'a str,
-    pub result: String,
-    pub detail: String,
-}
-
 /// `replay --all`: one row per domain — what happened, and to which snapshot or server.
-pub fn replay_table(reports: &[crate::ops::replay::DomainReport]) -> String {
-    let mut table = crate::view::table::Table::new(&["DOMAIN", "RESULT", "DETAIL"]);
-    for r in replay_rows(reports) {
-        table.row(&[r.domain, &r.result, &r.detail]);
-    }
-    table.render()
-}
-
-/// The rows of [`replay_table`], for `-o json|yaml`.
-pub fn replay_rows(reports: &[crate::ops::replay::DomainReport]) -> Vec<Row<'_>> {
+pub fn replay_rows(reports: &[crate::ops::replay::DomainReport]) -> Vec<Row> {
     use crate::cluster::Delivery;
     use crate::ops::replay::Replayed;
     let mut rows = Vec::new();
@@ -104,11 +89,7 @@ pub fn replay_rows(reports: &[crate::ops::replay::DomainReport]) -> Vec<Row<'_>>
                 },
             },
         };
-        rows.push(Row {
-            domain: r.domain.as_str(),
-            result,
-            detail,
-        });
+        rows.push(Row::new(r.domain.as_str(), result, detail));
     }
     rows
 }

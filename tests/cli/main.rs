@@ -19,6 +19,7 @@ mod addons;
 mod agent;
 mod audit;
 mod browser;
+mod commit_many;
 mod completion;
 mod contract;
 mod diff;
@@ -59,6 +60,7 @@ fn main() -> std::process::ExitCode {
         addons::tests(),
         agent::tests(),
         audit::tests(),
+        commit_many::tests(),
         completion::tests(),
         contract::tests(),
         diff::tests(),

@@ -294,8 +294,55 @@ fn drift_and_status_all_probe_every_black_holed_domain_within_the_timeout() {
     }
 }
 
+/// `publish -A` out of budget: every domain is still recorded and queued (offline
+/// first) and reported — in the table and in `-o json` — those the budget did not reach
+/// "not tried" on stderr, without a connection; the exit code is lok8s's fail-soft 0.
+fn publish_all_out_of_budget_records_every_domain() {
+    let fx = Fx::new();
+    let pending = |fx: &Fx| {
+        let states = fx.states();
+        states.iter().filter(|(_, s, _)| s == "pending").count()
+    };
+    let before = pending(&fx);
+    let run = fx
+        .clinv(&["publish", "-A", "--timeout", "0.05", "-o", "json"])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+    let domains: Vec<&str> = rows.iter().map(|r| r["domain"].as_str().unwrap()).collect();
+    assert_eq!(domains, fx.domains, "{}", run.stdout);
+    assert!(
+        rows.iter().all(|r| r["result"] == "pending (unreachable)"),
+        "{}",
+        run.stdout
+    );
+    let untried = run
+        .stderr
+        .matches("not tried: the command's --timeout (0.05s) ran out")
+        .count();
+    assert!(
+        untried > 0 && untried + fx.reached() <= fx.domains.len(),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        pending(&fx),
+        before + fx.domains.len(),
+        "every domain recorded"
+    );
+    let table = fx.clinv(&["publish", "-A", "--timeout", "0.05"]).run();
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert_eq!(
+        table.stdout.matches(" pending (unreachable) ").count(),
+        fx.domains.len(),
+        "{}",
+        table.stdout
+    );
+}
+
 trials! {
     Nothing: [
+        publish_all_out_of_budget_records_every_domain,
         drift_and_status_all_probe_every_black_holed_domain_within_the_timeout,
         replay_all_reports_every_black_holed_domain_and_keeps_them_queued,
         replay_all_out_of_budget_tries_nothing_and_says_so_for_each_domain,

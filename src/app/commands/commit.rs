@@ -26,8 +26,14 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     if opened.project.is_none() && args.snapshot.is_none() && !printing {
         return Err(nothing_to_render(settings));
     }
+    if let Some(domains) = opened.delivered_fleet(&args.domain, args.snapshot.as_deref())? {
+        return several(settings, args, &opened, &domains);
+    }
+    if args.output.is_some() {
+        return Err(super::one_domain_output("commit"));
+    }
     // Rendering: the project's domains; a stored snapshot: the store's too.
-    let flag = args.domain.domain.as_deref();
+    let flag = args.domain.one();
     let domain = opened.delivered_domain(settings, flag, args.snapshot.as_deref())?;
     let path = args
         .path
@@ -138,6 +144,98 @@ fn committed(settings: &Settings, done: ops::Commit, opts: &Options<'_>) -> Resu
         ));
     }
     Ok(exit::OK)
+}
+
+/// Several domains in one commit ([`ops::several`]): their messages, a closing table
+/// DOMAIN, RESULT, DETAIL, and the exit code — 13 under `--strict` when a folder was left
+/// alone because the branch holds an inventory rendered later.
+fn several(
+    settings: &Settings,
+    args: &CommitArgs,
+    opened: &StoreOnly,
+    domains: &[Domain],
+) -> Result<i32> {
+    if args.path.is_some() || args.print_flux || args.print_argo {
+        return Err(crate::app::Failure::Usage(
+            "commit: --path, --print-flux and --print-argo name one domain's folder; several domains are committed to clusters/<domain>/inventory each (--print-argo --all prints an ApplicationSet over them)".to_string(),
+        ));
+    }
+    let Some(source) = opened.delivered(settings, args.snapshot.as_deref()) else {
+        return Err(nothing_to_render(settings));
+    };
+    let stores: Vec<_> = domains.iter().map(|d| opened.store.domain(d)).collect();
+    let opts = options(args, "");
+    let report = ops::several::run(&stores, &source, &opts);
+    super::print_notices(settings, &report.notices);
+    let done = report.result?;
+    if let (Some((tip, attempts)), Some((remote, _))) = (&done.pushed, opts.push) {
+        settings.printer.info(&format!(
+            "pushed {} to {remote} ({}; {attempts} attempt(s))",
+            done.branch,
+            &tip[..tip.len().min(12)],
+        ));
+    }
+    for (domain, e) in &done.not_recorded {
+        settings.printer.warn(&format!(
+            "{domain}: committed, but the store could not record it: {}",
+            crate::error::chain(e)
+        ));
+    }
+    let mut older = false;
+    let rows: Vec<_> = done
+        .rows
+        .iter()
+        .map(|(domain, row)| several_row(settings, domain, row, &mut older))
+        .collect();
+    super::print_results(settings, &rows, args.output.unwrap_or_default())?;
+    Ok(if older && settings.strict {
+        exit::OLDER
+    } else {
+        exit::OK
+    })
+}
+
+/// One domain's row of a commit of several; a folder left alone as older is said on
+/// stderr (an error with `--strict`).
+fn several_row(
+    settings: &Settings,
+    domain: &Domain,
+    row: &ops::several::Row,
+    older: &mut bool,
+) -> crate::view::results::Row {
+    use crate::gitops::Found;
+    use crate::view::results::Row;
+    let (found, detail) = match row {
+        ops::several::Row::DeployDomain { cluster_ref } => {
+            super::deploy_domain_note(settings, domain, cluster_ref.as_deref());
+            let cluster = cluster_ref.as_deref().unwrap_or("-");
+            let detail = format!("no inventory of its own (cluster: {cluster})");
+            return Row::new(domain.as_str(), "deploy domain", detail);
+        }
+        ops::several::Row::Folder {
+            snapshot,
+            origin,
+            path,
+            found,
+            older: why,
+        } => {
+            if let Some(message) = why {
+                *older = true;
+                if settings.strict {
+                    settings.printer.error(&format!("{domain}: {message}"));
+                } else {
+                    settings.printer.alert(&format!("{domain}: {message}"));
+                }
+            }
+            (found, format!("{} → {path}", origin.describe(snapshot)))
+        }
+    };
+    let result = match found {
+        Found::Changed { .. } => "committed",
+        Found::UpToDate => "up to date",
+        Found::Older { .. } => "left alone (older)",
+    };
+    Row::new(domain.as_str(), result, detail)
 }
 
 /// No project and no `--snapshot`: nothing to commit.

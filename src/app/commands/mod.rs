@@ -87,6 +87,28 @@ fn fleet(project: &Project, args: &crate::app::cli::DomainsArgs) -> Result<Optio
     .map(Some)
 }
 
+/// The closing rows of a command over several domains, in the `-o` format asked for.
+fn print_results(
+    settings: &Settings,
+    rows: &[crate::view::results::Row],
+    format: crate::app::cli::ResultsFormat,
+) -> Result<()> {
+    use crate::app::cli::ResultsFormat;
+    let json = || crate::inventory::render::to_json(&rows);
+    settings.printer.data(&match format {
+        ResultsFormat::Table => crate::view::results::table(rows),
+        ResultsFormat::Json => json()?,
+        ResultsFormat::Yaml => crate::app::output::yaml(&json()?)?,
+    })
+}
+
+/// `-o` of a closing table asked for one domain, which prints none.
+fn one_domain_output(command: &str) -> crate::app::Failure {
+    crate::app::Failure::Usage(format!(
+        "{command}: -o formats the table of several domains (-A, --domain repeated, a glob); one domain prints its messages only"
+    ))
+}
+
 /// A domain a fleet command leaves out, and why (`-o json`'s `left`).
 #[derive(Debug, serde::Serialize)]
 struct Left {
@@ -166,6 +188,21 @@ impl StoreOnly {
             store: Some((&domains, self.store.root())),
         };
         selected(settings, known, flag)
+    }
+
+    /// The domains of a fleet selection a GitOps channel delivers for: among the project's
+    /// when it renders, among the store's for a stored `--snapshot`; `None` for one plain
+    /// `--domain` or none.
+    #[cfg(feature = "gitops")]
+    fn delivered_fleet(
+        &self,
+        args: &crate::app::cli::DomainsArgs,
+        snapshot: Option<&str>,
+    ) -> Result<Option<Vec<Domain>>> {
+        match (&self.project, snapshot) {
+            (Some(project), None) => fleet(project, args),
+            _ => self.fleet(args),
+        }
     }
 
     /// The domain a GitOps channel (`commit`, `push`) delivers for: among the project's

@@ -17,8 +17,11 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
     if let Some(domains) = super::fleet(&project, &args.domain)? {
         return several(settings, args, &project, &domains);
     }
+    if args.output.is_some() {
+        return Err(super::one_domain_output("publish"));
+    }
     let domain = domain(settings, &project, args.domain.one())?;
-    let report = publish_one(settings, args, &project, &domain, &args.limits)?;
+    let report = publish_one(settings, args, &project, &domain, &args.limits, None)?;
     show(settings, args, &domain, report)
 }
 
@@ -29,6 +32,7 @@ fn publish_one(
     project: &crate::project::Project,
     domain: &Domain,
     limits: &crate::app::cli::ClusterArgs,
+    not_tried: Option<f64>,
 ) -> crate::error::Result<publish::Report> {
     let opts = options(
         limits.timeout,
@@ -44,6 +48,7 @@ fn publish_one(
         access: &access(settings, limits),
         opts,
         strict: settings.strict,
+        not_tried,
     })
 }
 
@@ -124,19 +129,34 @@ fn several(
         domains,
         |project, domain, limits| {
             Got::Published(Box::new(publish_one(
-                settings, args, project, domain, limits,
+                settings, args, project, domain, limits, None,
             )))
         },
-        |_, skip| Got::Skipped(skip),
+        // Out of time: still recorded and queued (offline first), the cluster not tried.
+        |domain, skip| match skip {
+            super::Skip::NotTried => Got::Published(Box::new(publish_one(
+                settings,
+                args,
+                project,
+                domain,
+                &args.limits,
+                Some(args.limits.timeout),
+            ))),
+            skip => Got::Skipped(skip),
+        },
     )?;
-    let mut table = crate::view::table::Table::new(&["DOMAIN", "RESULT", "DETAIL"]);
+    let mut rows = Vec::new();
     let mut codes = Vec::new();
     for (domain, got) in domains.iter().zip(results) {
         let (result, detail, code) = outcome(settings, args, domain, got);
-        table.row(&[domain.as_str(), &result, &detail]);
+        rows.push(crate::view::results::Row::new(
+            domain.as_str(),
+            result,
+            detail,
+        ));
         codes.push(code);
     }
-    settings.printer.data(&table.render())?;
+    super::print_results(settings, &rows, args.output.unwrap_or_default())?;
     Ok(Outcome::Worst(codes))
 }
 

@@ -1,7 +1,7 @@
 //! `clinv replay`: deliver what was queued, per domain (see [`crate::ops::replay`]).
 
 use super::{access, domain, print_notices, project, store};
-use crate::app::cli::{ReplayArgs, ReplayFormat};
+use crate::app::cli::ReplayArgs;
 use crate::app::settings::Settings;
 use crate::app::{Failure, Result};
 use crate::cluster::access::options;
@@ -53,14 +53,8 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         }
     }
     if args.all {
-        let json = || crate::inventory::render::to_json(&view::replay::replay_rows(&reports));
-        settings
-            .printer
-            .data(&match args.output.unwrap_or_default() {
-                ReplayFormat::Table => view::replay::replay_table(&reports),
-                ReplayFormat::Json => json()?,
-                ReplayFormat::Yaml => crate::app::output::yaml(&json()?)?,
-            })?;
+        let rows = view::replay::replay_rows(&reports);
+        super::print_results(settings, &rows, args.output.unwrap_or_default())?;
     }
     match reports.into_iter().find_map(|r| r.report.err()) {
         Some(e) => Err(e.into()),

@@ -5,7 +5,7 @@
 use crate::domain::Domain;
 use crate::error::{self, ArgumentError, Error, GitError, Result, SnapshotError};
 use crate::gitops::layout::{self, Destination, Element, FluxSource};
-use crate::gitops::{self, Committed, Folder, Repo};
+use crate::gitops::{self, Committed, Folder, Found, Part, Repo};
 use crate::inventory::{Built, ClusterInventory, Loaded, crd, render};
 use crate::project::Project;
 use crate::store::{Damage, DomainStore, SnapshotRecord, State, StateRecord, now_millis};
@@ -13,6 +13,8 @@ use crate::util::notice::Notice;
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
+
+pub mod several;
 
 /// The default message: a stable subject, a body, and the trailers.
 pub const DEFAULT_TEMPLATE: &str = "inventory({domain}): {summary}\n\nRendered at {renderedAt} (Kubernetes {kubernetesVersion}) and committed by clinv.\n";
@@ -660,21 +662,25 @@ pub fn commit(
     let folder = folder(store, snap, inventory)?;
     let template = opts.template.unwrap_or(DEFAULT_TEMPLATE);
     let domain = &store.domain;
-    let message = |summary: &str, outside: Option<&str>| {
-        message(template, summary, outside, domain, snap, inventory)
+    let message = |found: &[Found]| match found {
+        [Found::Changed { summary, outside }] => message(
+            template,
+            summary,
+            outside.as_deref(),
+            domain,
+            snap,
+            inventory,
+        ),
+        _ => String::new(),
     };
-    let request = gitops::Request {
+    let parts = [Part {
         path: opts.path,
-        branch: opts.branch,
-        author: opts.author,
-        message: &message,
-        force: opts.force,
-        sign: opts.sign,
+        folder: &folder,
         inventory,
-        allow_older: opts.allow_older,
-    };
+    }];
+    let request = request(opts, &parts, &message);
     let branch = repo.branch(opts.branch)?;
-    let committed = repo.commit(&folder, &request)?;
+    let committed = repo.commit(&request)?.single();
     let mut outcome = Outcome {
         branch,
         committed,
@@ -695,7 +701,7 @@ pub fn commit(
     let mut pushed_to = None;
     let carried_by = match opts.push {
         Some((remote, timeout)) => {
-            let pushed = repo.push(remote, &folder, &request, timeout)?;
+            let pushed = repo.push(remote, &request, timeout)?;
             let tip = repo.head_commit(&outcome.branch).unwrap_or_default();
             outcome.pushed = Some((tip.clone(), pushed.attempts));
             if commit_id.is_some() {
@@ -715,6 +721,23 @@ pub fn commit(
     };
     outcome.not_recorded = store.set_states(&[change]).err();
     Ok(outcome)
+}
+
+/// The commit request of `opts` for `parts`.
+fn request<'a>(
+    opts: &'a Options<'_>,
+    parts: &'a [Part<'a>],
+    message: &'a dyn Fn(&[Found]) -> String,
+) -> gitops::Request<'a> {
+    gitops::Request {
+        parts,
+        branch: opts.branch,
+        author: opts.author,
+        message,
+        force: opts.force,
+        sign: opts.sign,
+        allow_older: opts.allow_older,
+    }
 }
 
 /// What a commit did, in one line: committed as which commit, or already up to date.

@@ -1,0 +1,310 @@
+//! Issue 25, fleet-wide changes as one change: `commit -A` (or `--domain` repeated, a
+//! glob) writes every selected domain's folder in one commit — one pull request for a
+//! fleet-wide pin bump — against a real bare remote over file://.
+
+use crate::support::*;
+use std::path::{Path, PathBuf};
+
+const CLUSTER_DOMAINS: [&str; 3] = ["edge.acme.example", "lab.acme.example", "prod.acme.example"];
+
+/// A project copy, its store, a bare remote and a clone with an identity.
+struct Fx {
+    dir: tempfile::TempDir,
+}
+
+impl Fx {
+    fn new() -> Fx {
+        let fx = Fx {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        let project = copy_tree(&example());
+        std::fs::rename(project.path(), fx.root()).unwrap();
+        git(
+            fx.dir.path(),
+            &["init", "-q", "--bare", "-b", "main", "remote.git"],
+        );
+        fx.clone_remote("work");
+        fx
+    }
+
+    fn clone_remote(&self, name: &str) -> PathBuf {
+        let url = format!("file://{}", self.dir.path().join("remote.git").display());
+        git(self.dir.path(), &["clone", "-q", &url, name]);
+        let work = self.dir.path().join(name);
+        git(&work, &["config", "user.name", "Inventory Bot"]);
+        git(&work, &["config", "user.email", "bot@acme.example"]);
+        git(&work, &["checkout", "-q", "-B", "main"]);
+        work
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn clinv(&self, args: &[&str]) -> Clinv {
+        let root = self.root();
+        let mut all = vec!["--root", root.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let store = self.dir.path().join("store");
+        clinv(&all).env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+    }
+
+    /// `commit --repo WORK` with `args`.
+    fn commit(&self, args: &[&str]) -> Run {
+        let work = self.work();
+        let mut all = vec!["commit", "--repo", work.to_str().unwrap()];
+        all.extend_from_slice(args);
+        self.clinv(&all).run()
+    }
+
+    fn commits(&self) -> usize {
+        git(&self.work(), &["rev-list", "--count", "main"])
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// `snapshots list -o json` of `domain`.
+    fn snapshots(&self, domain: &str) -> serde_json::Value {
+        let run = self
+            .clinv(&["snapshots", "list", "--domain", domain, "-o", "json"])
+            .run()
+            .success();
+        serde_json::from_str(&run.stdout).unwrap()
+    }
+}
+
+fn head(repo: &Path) -> String {
+    git(repo, &["rev-parse", "HEAD"]).trim().to_string()
+}
+
+fn json(run: &Run) -> serde_json::Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+/// `commit -A`: the three cluster domains' folders in one commit, each folder exactly
+/// what `commit --domain D` writes; every domain's snapshot recorded as committed with
+/// that commit; the deploy domain named, not skipped silently. A second run commits
+/// nothing; a pin bump shared by all three is one more commit, pushed, whose subject
+/// names the change once.
+fn commit_of_several_domains_is_one_commit() {
+    let fx = Fx::new();
+    let run = fx.commit(&["-A"]).success();
+    assert_eq!(fx.commits(), 1, "{}", run.stderr);
+    assert!(run.stdout.starts_with("DOMAIN "), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("apps.acme.example  deploy domain"),
+        "{}",
+        run.stdout
+    );
+    let files = git(&fx.work(), &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert_eq!(files.lines().count(), 9, "{files}");
+    let message = git(&fx.work(), &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with(&format!("inventory({}): ", CLUSTER_DOMAINS.join(", "))),
+        "{message}"
+    );
+    let trailers = git(&fx.work(), &["log", "-1", "--format=%(trailers:only)"]);
+    let tip = head(&fx.work());
+    for domain in CLUSTER_DOMAINS {
+        let snaps = fx.snapshots(domain);
+        let id = snaps[0]["snapshot"]
+            .as_str()
+            .unwrap_or_else(|| snaps[0]["id"].as_str().unwrap());
+        assert_eq!(snaps[0]["state"], "committed", "{domain}: {snaps}");
+        assert_eq!(snaps[0]["commit"].as_str().unwrap(), tip, "{domain}");
+        assert!(
+            trailers.contains(&format!("Snapshot: {id} ({domain})")),
+            "{trailers}"
+        );
+        assert!(message.contains(&format!("- {domain}: ")), "{message}");
+    }
+    // Each folder is byte for byte what a one-domain commit writes.
+    let alone = fx.clone_remote("alone");
+    for domain in CLUSTER_DOMAINS {
+        git(&alone, &["reset", "-q", "--hard"]);
+        let one = fx.clinv(&[
+            "commit",
+            "--domain",
+            domain,
+            "--repo",
+            alone.to_str().unwrap(),
+        ]);
+        one.run().success();
+        let folder = format!("clusters/{domain}/inventory");
+        assert_eq!(
+            git(&alone, &["rev-parse", &format!("HEAD:{folder}")]),
+            git(&fx.work(), &["rev-parse", &format!("HEAD:{folder}")]),
+            "{domain}"
+        );
+    }
+    // Nothing changed: no commit, every folder up to date.
+    let again = json(&fx.commit(&["-A", "-o", "json"]).success());
+    assert_eq!(fx.commits(), 1);
+    let results: Vec<&str> = again
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["result"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        results,
+        ["deploy domain", "up to date", "up to date", "up to date"]
+    );
+    // A fleet-wide pin bump: one commit, pushed, the change named once.
+    set_chart_version(&fx.root(), "cilium", "1.19.3");
+    let bump = fx.commit(&["-A", "--push", "-o", "json"]).success();
+    assert_eq!(fx.commits(), 2, "{}", bump.stderr);
+    let results: Vec<String> = json(&bump)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["result"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        results,
+        ["deploy domain", "committed", "committed", "committed"]
+    );
+    let subject = git(&fx.work(), &["log", "-1", "--format=%s"]);
+    assert!(
+        subject.starts_with(&format!("inventory({}): ", CLUSTER_DOMAINS.join(", ")))
+            && subject.contains("cilium")
+            && !subject.contains("changes in"),
+        "{subject}"
+    );
+    let remote = fx.dir.path().join("remote.git");
+    assert_eq!(
+        git(&remote, &["rev-parse", "main"]).trim(),
+        head(&fx.work())
+    );
+    assert!(git(&fx.work(), &["status", "--porcelain"]).is_empty());
+}
+
+/// Nothing half-written: an uncommitted edit in one selected folder, or a domain that
+/// does not render, stops the whole commit. A glob and a name select the union; flags
+/// that name one folder, a template with one domain's placeholders, and `-o` for one
+/// domain are usage errors.
+fn a_commit_of_several_domains_is_all_or_nothing() {
+    let fx = Fx::new();
+    fx.commit(&["--domain", "prod.acme.example"]).success();
+    let edited = fx
+        .work()
+        .join("clusters/prod.acme.example/inventory/kustomization.yaml");
+    std::fs::write(&edited, "# mine\n").unwrap();
+    set_chart_version(&fx.root(), "cilium", "1.19.3");
+    let dirty = fx.commit(&["-A"]);
+    assert_eq!(dirty.code, 1, "{}", dirty.stderr);
+    assert!(
+        dirty.stderr.contains("kustomization.yaml"),
+        "{}",
+        dirty.stderr
+    );
+    assert_eq!(fx.commits(), 1);
+    git(&fx.work(), &["checkout", "--", "."]);
+    // One domain that does not render: named, nothing committed.
+    let spec = fx
+        .root()
+        .join("clusters/edge.acme.example/cluster.lok8s.yaml");
+    let good = std::fs::read_to_string(&spec).unwrap();
+    std::fs::write(&spec, "kind: [\n").unwrap();
+    let broken = fx.commit(&["-A"]);
+    assert_ne!(broken.code, 0);
+    assert!(
+        broken.stderr.contains("edge.acme.example"),
+        "{}",
+        broken.stderr
+    );
+    assert_eq!(fx.commits(), 1);
+    std::fs::write(&spec, good).unwrap();
+    // A glob and a name: two folders in one commit.
+    let two = fx
+        .commit(&["--domain", "prod.*", "--domain", "lab.acme.example"])
+        .success();
+    assert_eq!(fx.commits(), 2, "{}", two.stderr);
+    let changed = git(&fx.work(), &["show", "--name-only", "--format=", "HEAD"]);
+    assert!(
+        changed.contains("clusters/lab.acme.example/")
+            && changed.contains("clusters/prod.acme.example/")
+            && !changed.contains("edge"),
+        "{changed}"
+    );
+    for args in [
+        &["-A", "--path", "x"][..],
+        &["-A", "--print-flux"],
+        &[
+            "--domain",
+            "*",
+            "--print-argo",
+            "--repo-url",
+            "https://x/y.git",
+        ],
+        &["-A", "--message", "bump {snapshot}"],
+        &["--domain", "prod.acme.example", "-o", "json"],
+    ] {
+        let run = fx.commit(args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+    }
+    assert_eq!(fx.commits(), 2);
+}
+
+/// A folder the branch holds rendered later is left alone, as one domain's commit leaves
+/// it, while the others are committed; `--strict` makes it exit 13.
+fn a_folder_holding_a_newer_inventory_is_left_alone() {
+    let fx = Fx::new();
+    // lab committed with another pin at a later time, then the pin set back.
+    set_chart_version(&fx.root(), "cilium", "1.19.3");
+    fx.clinv(&[
+        "commit",
+        "--domain",
+        "lab.acme.example",
+        "--repo",
+        fx.work().to_str().unwrap(),
+    ])
+    .env("SOURCE_DATE_EPOCH", "1900000000")
+    .run()
+    .success();
+    set_chart_version(&fx.root(), "cilium", "1.19.2");
+    let run = fx
+        .clinv(&["commit", "-A", "--repo", fx.work().to_str().unwrap()])
+        .env("SOURCE_DATE_EPOCH", "1800000000")
+        .run()
+        .success();
+    assert!(
+        run.stdout.contains("lab.acme.example   left alone (older)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("lab.acme.example: ")
+            && run.stderr.contains("clinv commit --allow-older commits it"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(fx.commits(), 2);
+    let changed = git(&fx.work(), &["show", "--name-only", "--format=", "HEAD"]);
+    assert!(!changed.contains("lab.acme.example"), "{changed}");
+    set_chart_version(&fx.root(), "cilium", "1.19.4");
+    let strict = fx
+        .clinv(&[
+            "commit",
+            "-A",
+            "--strict",
+            "--repo",
+            fx.work().to_str().unwrap(),
+        ])
+        .env("SOURCE_DATE_EPOCH", "1800000100")
+        .run();
+    assert_eq!(strict.code, 13, "{}", strict.stderr);
+}
+
+trials! {
+    Nothing: [
+        commit_of_several_domains_is_one_commit,
+        a_commit_of_several_domains_is_all_or_nothing,
+        a_folder_holding_a_newer_inventory_is_left_alone,
+    ],
+}
