@@ -503,9 +503,15 @@ pub enum Command {
     /// dump, or a `render --out` directory), `-` for stdin, `cluster` for the live
     /// object, a snapshot of the store, or (with --repo) a committed version. Formats:
     /// text (default), json, markdown, unified. renderedAt and server-owned metadata
-    /// never count as a change.
+    /// never count as a change. --domain names the domain of snapshot references, of the
+    /// default git: path, and whose kubeconfig `cluster` uses (.kubeconfig/<name>.yaml).
     ///
-    /// Exit codes (the diff/kubectl convention): 0 same, 1 different, 2 any error.
+    /// Several domains (-A, --domain repeated, a glob): A and B are read for each domain
+    /// (its snapshots, its git: folder, its cluster), one section each (text under
+    /// `== DOMAIN ==`; -o json a list of reports); deploy domains are named and skipped.
+    ///
+    /// Exit codes (the diff/kubectl convention): 0 same, 1 different (any domain), 2 any
+    /// error (any domain, once the others are shown).
     #[command(after_help = IGNORE_HELP)]
     Diff(DiffArgs),
 
@@ -638,10 +644,10 @@ pub struct DiffArgs {
     #[arg(long, value_name = "PATH")]
     pub ignore: Vec<String>,
 
-    /// Domain of snapshot references, of the default git: path, and whose kubeconfig
-    /// `cluster` uses (lok8s's .kubeconfig/<name>.yaml).
-    #[arg(long, value_name = "D")]
-    pub domain: Option<String>,
+    // The domain of snapshot references, of the default git: path, and whose kubeconfig
+    // `cluster` uses; several domains compare A and B of each.
+    #[command(flatten)]
+    pub domain: DomainsArgs,
 
     #[command(flatten)]
     pub limits: ClusterArgs,
@@ -818,12 +824,15 @@ pub struct PublishArgs {
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    #[command(flatten)]
-    pub domain: DomainArgs,
+    /// Cluster domain (default: DOMAIN_NAME, then clusters/.active, then lok8s.dev).
+    /// Repeat it, or give a glob ('prod-*', ?), for several of the store's domains.
+    #[arg(long, value_name = "D")]
+    pub domain: Vec<String>,
 
     /// Replay every domain that has snapshots in the store, each to its own cluster (as
     /// publish --domain D chooses it), in parallel, all within one --timeout; a table of
-    /// the outcomes ends the run. `-A`/`--all-domains` as kubectl's `-A`.
+    /// the outcomes ends the run (so it does for several --domain). `-A`/`--all-domains`
+    /// as kubectl's `-A`.
     #[arg(
         short = 'A',
         long,
@@ -832,9 +841,9 @@ pub struct ReplayArgs {
     )]
     pub all: bool,
 
-    /// The format of --all's closing table: table (default), json or yaml (a list of
-    /// {domain, result, detail}).
-    #[arg(short = 'o', long = "output", value_name = "FORMAT", requires = "all",
+    /// The format of the closing table of several domains: table (default), json or yaml
+    /// (a list of {domain, result, detail}).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<ResultsFormat>::new())]
     pub output: Option<ResultsFormat>,
 
@@ -1147,9 +1156,10 @@ pub struct CommitArgs {
 
 #[derive(Debug, Args)]
 pub struct SnapshotsArgs {
-    /// Only this domain (default: every domain in the store).
+    /// Only this domain (default: every domain in the store). Repeat it, or give a glob
+    /// ('prod-*', ?), for several.
     #[arg(long, value_name = "D", global = true)]
-    pub domain: Option<String>,
+    pub domain: Vec<String>,
 
     /// `clinv snapshots` alone is `clinv snapshots list`, with its flags (before any other
     /// subcommand they are a usage error).

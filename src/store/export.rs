@@ -41,7 +41,7 @@ impl Store {
     ///
     /// # Errors
     /// No records, an unreadable journal, or the archive cannot be written.
-    pub fn export(&self, domain: Option<&Domain>, file: &Path) -> Result<Exported> {
+    pub fn export(&self, domains: Option<&[Domain]>, file: &Path) -> Result<Exported> {
         let io = |e| Error::io(file, e);
         let (staged, out) = files::stage_file(file, 0o600).map_err(io)?;
         let mut tar = tar::Builder::new(std::io::BufWriter::with_capacity(1 << 20, out));
@@ -52,7 +52,7 @@ impl Store {
             objects: 0,
             skipped: Vec::new(),
         };
-        for d in self.select(domain) {
+        for d in self.select(domains) {
             export_domain(&self.domain(&d), &mut tar, &mut out).map_err(|e| match e {
                 Failure::Io(e) => io(e),
                 Failure::Store(e) => e,
@@ -60,7 +60,10 @@ impl Store {
         }
         if out.domains == 0 {
             return Err(SnapshotError::NoneIn {
-                domain: domain.map(Domain::to_string),
+                domain: domains.map(|d| {
+                    let names: Vec<&str> = d.iter().map(Domain::as_str).collect();
+                    names.join(", ")
+                }),
                 store: self.root().to_path_buf(),
             }
             .into());

@@ -357,8 +357,8 @@ impl Store {
     ///
     /// # Errors
     /// An invalid domain or an unreadable journal.
-    pub fn verify(&self, domain: Option<&Domain>) -> Result<Verified> {
-        let list = self.select(domain);
+    pub fn verify(&self, domains: Option<&[Domain]>) -> Result<Verified> {
+        let list = self.select(domains);
         let mut out = Verified {
             domains: list.len(),
             ..Verified::default()

@@ -122,13 +122,11 @@ impl Store {
         }
     }
 
-    /// `domain` (checked), or without one every domain that has a journal.
-    ///
-    /// # Errors
-    /// [`Error::InvalidDomain`].
-    pub fn select(&self, domain: Option<&Domain>) -> Vec<Domain> {
-        match domain {
-            Some(d) => vec![d.clone()],
+    /// `domains` (checked when they were made), or without them every domain that has a
+    /// journal.
+    pub fn select(&self, domains: Option<&[Domain]>) -> Vec<Domain> {
+        match domains {
+            Some(d) => d.to_vec(),
             None => self.domains(),
         }
     }
@@ -140,11 +138,11 @@ impl Store {
     /// An invalid domain or an unreadable journal.
     pub fn list(
         &self,
-        domain: Option<&Domain>,
+        domains: Option<&[Domain]>,
         state: Option<State>,
     ) -> Result<(Vec<Snapshot>, Vec<Damage>)> {
         let (mut rows, mut damage) = (Vec::new(), Vec::new());
-        for d in self.select(domain) {
+        for d in self.select(domains) {
             let journal = self.domain(&d).read()?;
             damage.extend(journal.damage);
             // In place: a journal's snapshots are most of the memory of a listing.
@@ -171,11 +169,11 @@ impl Store {
     /// An invalid domain or an unreadable journal.
     pub fn listings(
         &self,
-        domain: Option<&Domain>,
+        domains: Option<&[Domain]>,
         shown: &Shown,
     ) -> Result<(Vec<scan::Listing>, Vec<Damage>)> {
         let (mut out, mut damage) = (Vec::new(), Vec::new());
-        for d in self.select(domain) {
+        for d in self.select(domains) {
             let mut listing = self.domain(&d).listing_shown(shown)?;
             damage.append(&mut listing.damage);
             out.push(listing);
@@ -198,7 +196,7 @@ impl Store {
         let selector = parse_ref(reference)?;
         let mut found = Vec::new();
         let mut last_err = None;
-        for d in self.select(domain) {
+        for d in self.select(domain.map(std::slice::from_ref)) {
             let ds = self.domain(&d);
             match ds.resolve(&selector) {
                 Ok(r) => found.push((ds.clone(), r.snapshot)),

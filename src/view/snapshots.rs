@@ -285,12 +285,14 @@ mod tests {
         ] {
             let b = crate::domain::d("b.example");
             for domain in [None, Some(&b)] {
-                let (rows, damage) = store.list(domain, state).unwrap();
+                let (rows, damage) = store.list(domain.map(std::slice::from_ref), state).unwrap();
                 let shown = crate::store::Shown {
                     state,
                     ..Default::default()
                 };
-                let (listings, compact_damage) = store.listings(domain, &shown).unwrap();
+                let (listings, compact_damage) = store
+                    .listings(domain.map(std::slice::from_ref), &shown)
+                    .unwrap();
                 assert_eq!(damage, compact_damage);
                 assert_eq!(rows.len(), listings.iter().map(|l| l.len()).sum::<usize>());
                 let mut out = Vec::new();

@@ -429,8 +429,257 @@ fn log_takes_repeated_domains_and_globs() {
     }
 }
 
+/// `diff` of several domains: A and B resolved for each domain, one section each equal
+/// to the domain's own `diff --domain D`, `-o json` a list of reports naming their
+/// domains; the deploy domain said, not compared; a domain that cannot be compared is
+/// an error on stderr after the others are shown (exit 2); stdin and one kubeconfig
+/// are refused.
+fn diff_of_several_domains_compares_each_domain() {
+    let project = copy_tree(&example());
+    let store = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--root", project.path().to_str().unwrap()];
+        all.extend_from_slice(args);
+        clinv(&all)
+            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+            .run()
+    };
+    run(&["publish", "-A"]).success();
+    set_chart_version(project.path(), "cilium", "1.19.3");
+    run(&["publish", "--domain", "*.acme.example"]).success();
+    let all = run(&["diff", "-A", "latest~1", "latest"]);
+    assert_eq!(all.code, 1, "{}", all.stderr);
+    assert!(
+        all.stderr
+            .contains("'apps.acme.example' is a deploy domain"),
+        "{}",
+        all.stderr
+    );
+    for domain in ["edge.acme.example", "lab.acme.example", "prod.acme.example"] {
+        let one = run(&["diff", "--domain", domain, "latest~1", "latest"]);
+        assert_eq!(one.code, 1, "{}", one.stderr);
+        assert!(
+            one.stdout.contains("cilium 1.19.2 → 1.19.3"),
+            "{}",
+            one.stdout
+        );
+        assert!(
+            all.stdout
+                .contains(&format!("== {domain} ==\n{}", one.stdout)),
+            "{domain}: {}",
+            all.stdout
+        );
+    }
+    let json = run(&[
+        "diff",
+        "--domain",
+        "l*",
+        "--domain",
+        "prod.acme.example",
+        "latest~1",
+        "latest",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(json.code, 1, "{}", json.stderr);
+    let reports: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).unwrap();
+    let domains: Vec<&str> = reports
+        .iter()
+        .map(|r| r["to"]["domain"].as_str().unwrap())
+        .collect();
+    assert_eq!(domains, ["lab.acme.example", "prod.acme.example"]);
+    // Same on both sides: exit 0 for the fleet too.
+    let same = run(&["diff", "-A", "latest", "latest"]);
+    assert_eq!(same.code, 0, "{}", same.stderr);
+    // edge has no third snapshot: an error for it, the others still shown.
+    set_chart_version(project.path(), "cilium", "1.19.4");
+    run(&[
+        "publish",
+        "--domain",
+        "lab.acme.example",
+        "--domain",
+        "prod.acme.example",
+    ])
+    .success();
+    let partial = run(&["diff", "-A", "latest~2", "latest"]);
+    assert_eq!(partial.code, 2, "{}", partial.stderr);
+    assert!(
+        partial.stderr.contains("[error] edge.acme.example: "),
+        "{}",
+        partial.stderr
+    );
+    assert!(
+        partial.stdout.contains("== lab.acme.example ==")
+            && partial.stdout.contains("== prod.acme.example =="),
+        "{}",
+        partial.stdout
+    );
+    let offline = repo().join("examples/offline.kubeconfig");
+    for args in [
+        &["diff", "-A", "-", "latest"][..],
+        &[
+            "diff",
+            "-A",
+            "cluster",
+            "latest",
+            "--kubeconfig",
+            offline.to_str().unwrap(),
+        ],
+    ] {
+        let refused = run(args);
+        assert_eq!(refused.code, 2, "{args:?}: {}", refused.stderr);
+    }
+}
+
+/// `replay` of several domains: a glob and a name select among the store's domains, the
+/// closing table (here `-o json`) has a row for each and nothing else; a glob matching
+/// nothing is an error naming it.
+fn replay_takes_repeated_domains_and_globs() {
+    let project = copy_tree(&example());
+    let store = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--root", project.path().to_str().unwrap()];
+        all.extend_from_slice(args);
+        clinv(&all)
+            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+            .run()
+    };
+    run(&["publish", "-A"]).success();
+    let replay = run(&[
+        "replay",
+        "--domain",
+        "l*",
+        "--domain",
+        "prod.acme.example",
+        "--timeout",
+        "1",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(replay.code, 0, "{}", replay.stderr);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&replay.stdout).unwrap();
+    let seen: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["domain"].as_str().unwrap(), r["result"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("lab.acme.example", "pending (no-kubeconfig)"),
+            ("prod.acme.example", "pending (no-kubeconfig)"),
+        ],
+        "{}",
+        replay.stdout
+    );
+    let none = run(&["replay", "--domain", "x*"]);
+    assert_eq!(none.code, 1, "{}", none.stderr);
+    assert!(
+        none.stderr.contains("'x*' matches no domain"),
+        "{}",
+        none.stderr
+    );
+}
+
+/// `snapshots` of several domains: `list`, `verify`, `gc` and `export` take `--domain`
+/// repeated and globs among the store's domains; `show` names one snapshot of one domain.
+fn snapshots_take_repeated_domains_and_globs() {
+    let project = copy_tree(&example());
+    let store = tempfile::tempdir().unwrap();
+    let run = |store: &Path, args: &[&str]| {
+        let mut all = vec!["--root", project.path().to_str().unwrap()];
+        all.extend_from_slice(args);
+        clinv(&all)
+            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .run()
+    };
+    for version in ["1.19.3", "1.19.4", "1.19.5"] {
+        run(store.path(), &["publish", "-A"]).success();
+        set_chart_version(project.path(), "cilium", version);
+    }
+    // Applied, so gc may delete the middle one (it never deletes a pending snapshot).
+    for domain in ["edge.acme.example", "lab.acme.example"] {
+        mark_applied(&store.path().join(domain));
+    }
+    let two = ["--domain", "l*", "--domain", "prod.acme.example"];
+    let domains_of = |stdout: &str| {
+        let rows: Vec<serde_json::Value> = serde_json::from_str(stdout).unwrap();
+        let mut seen: Vec<String> = rows
+            .iter()
+            .map(|r| r["domain"].as_str().unwrap().to_string())
+            .collect();
+        seen.dedup();
+        seen
+    };
+    let list = run(
+        store.path(),
+        &[&["snapshots", "list", "-o", "json"][..], &two].concat(),
+    );
+    assert_eq!(
+        domains_of(&list.success().stdout),
+        ["lab.acme.example", "prod.acme.example"]
+    );
+    let verify = run(
+        store.path(),
+        &[&["snapshots", "verify", "-o", "json"][..], &two].concat(),
+    );
+    let verified: serde_json::Value = serde_json::from_str(&verify.success().stdout).unwrap();
+    assert_eq!(verified["domains"], 2, "{verified}");
+    let gc = run(
+        store.path(),
+        &[
+            "snapshots",
+            "gc",
+            "--keep",
+            "1",
+            "--dry-run",
+            "-o",
+            "json",
+            "--domain",
+            "e*",
+        ],
+    );
+    let doomed: Vec<serde_json::Value> = serde_json::from_str(&gc.success().stdout).unwrap();
+    assert!(
+        doomed.iter().all(|d| d["domain"] == "edge.acme.example"),
+        "{doomed:?}"
+    );
+    let archive = store.path().join("two.tar");
+    let export = [
+        &["snapshots", "export", archive.to_str().unwrap()][..],
+        &two,
+    ]
+    .concat();
+    run(store.path(), &export).success();
+    let other = tempfile::tempdir().unwrap();
+    run(
+        other.path(),
+        &["snapshots", "import", archive.to_str().unwrap()],
+    )
+    .success();
+    let imported = run(other.path(), &["snapshots", "list", "-o", "json"]).success();
+    assert_eq!(
+        domains_of(&imported.stdout),
+        ["lab.acme.example", "prod.acme.example"]
+    );
+    let show = run(
+        store.path(),
+        &["snapshots", "show", "latest", "--domain", "*"],
+    );
+    assert_eq!(show.code, 2, "{}", show.stderr);
+    let none = run(store.path(), &["snapshots", "list", "--domain", "x*"]);
+    assert_eq!(none.code, 1, "{}", none.stderr);
+    assert!(
+        none.stderr.contains("'x*' matches no domain"),
+        "{}",
+        none.stderr
+    );
+}
+
 trials! {
     Nothing: [
+        snapshots_take_repeated_domains_and_globs,
+        replay_takes_repeated_domains_and_globs,
+        diff_of_several_domains_compares_each_domain,
         addons_of_several_domains_lead_with_the_domain,
         a_selection_naming_nothing_is_an_error_naming_it,
         updates_of_several_domains_lead_with_the_domain,

@@ -1,68 +1,213 @@
 //! `clinv diff A B`: the semantic diff of two inventories, in one of four formats.
 //! Exit codes follow diff/kubectl: 0 same, 1 different, 2 any error (`app::run` maps
 //! every failure of diff and drift to 2).
+//!
+//! With several domains (`-A`, `--domain` repeated, a glob) each domain's A and B are
+//! resolved for that domain (its snapshots, its `git:` folder, its cluster), up to 64 at
+//! once within the one `--timeout`: one section per domain, a domain that cannot be
+//! compared said on stderr (exit 2 once all are shown).
 
-use crate::app::Result;
 use crate::app::cli::{DiffArgs, DiffFormat};
 use crate::app::settings::Settings;
-use crate::cluster::access;
+use crate::app::{Failure, Result};
+use crate::cluster::access::{self, Access};
+use crate::domain::Domain;
 use crate::error::exit;
-use crate::history::diff::Ignore;
-use crate::ops::refs::{RefContext, compare};
+use crate::history::diff::{Ignore, Report};
+use crate::ops::refs::{Compared, RefContext, compare};
 use crate::view::report;
 
 pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
-    let format = args.output.unwrap_or_default();
     let ignore = Ignore::parse(&args.ignore)?;
     let access = super::access(settings, &args.limits);
-    let opts = access::options(args.limits.timeout, args.limits.probe_timeout, false, false);
-    let mut cx = RefContext::new(&settings.cwd);
-    cx.root = settings.root.as_deref();
-    cx.domain = args.domain.as_deref();
-    cx.env_domain = settings.env.domain_name.as_deref();
-    cx.snapshots = settings.snapshots.as_deref();
-    cx.repo = args.repo.as_deref();
-    cx.cluster = Some((&access, opts));
     #[cfg(feature = "gitops")]
-    let (registry, key) = (
-        super::registry_access(&args.registry),
-        args.verify
-            .as_deref()
-            .map(crate::oci::public_key)
-            .transpose()?,
-    );
+    let registry = super::registry_access(&args.registry);
     #[cfg(feature = "gitops")]
-    {
-        cx.registry = Some((&registry, key.as_ref()));
+    let key = args
+        .verify
+        .as_deref()
+        .map(crate::oci::public_key)
+        .transpose()?;
+    let sources = Sources {
+        settings,
+        args,
+        access: &access,
+        #[cfg(feature = "gitops")]
+        registry: (&registry, key.as_ref()),
+    };
+    if let Some(domains) = fleet(settings, args)? {
+        return several(&sources, &ignore, &domains);
     }
-    let compared = compare(&cx, &args.from, &args.to, &ignore);
-    for notice in cx.take_notices() {
-        settings.printer.raw(&notice);
+    let deadline = access::options(args.limits.timeout, args.limits.probe_timeout, false, false);
+    let compared = sources.compare(args.domain.one(), deadline, &ignore);
+    print_messages(settings, &compared.1);
+    let compared = compared.0?;
+    warn_unmatched(settings, &compared)?;
+    let text = text(args, &compared, settings.printer.color_stdout())?;
+    settings.printer.data(&text)?;
+    Ok(verdict(compared.report.has_changes))
+}
+
+/// Where the references are read from, for any domain.
+struct Sources<'a> {
+    settings: &'a Settings,
+    args: &'a DiffArgs,
+    access: &'a Access,
+    #[cfg(feature = "gitops")]
+    registry: (&'a crate::oci::Access, Option<&'a crate::oci::PublicKey>),
+}
+
+/// What a reference's resolution said on the way: lok8s's notices and clinv's notes.
+type Messages = (Vec<String>, Vec<String>);
+
+impl Sources<'_> {
+    /// A and B of `domain` (the one-domain rule when `None`), compared within `opts`.
+    fn compare(
+        &self,
+        domain: Option<&str>,
+        opts: crate::cluster::Options,
+        ignore: &Ignore,
+    ) -> (crate::error::Result<Compared>, Messages) {
+        let settings = self.settings;
+        let mut cx = RefContext::new(&settings.cwd);
+        cx.root = settings.root.as_deref();
+        cx.domain = domain;
+        cx.env_domain = settings.env.domain_name.as_deref();
+        cx.snapshots = settings.snapshots.as_deref();
+        cx.repo = self.args.repo.as_deref();
+        cx.cluster = Some((self.access, opts));
+        #[cfg(feature = "gitops")]
+        {
+            cx.registry = Some(self.registry);
+        }
+        let compared = compare(&cx, &self.args.from, &self.args.to, ignore);
+        (compared, (cx.take_notices(), cx.take_notes()))
     }
-    for note in cx.take_notes() {
-        settings.printer.info(&note);
+}
+
+fn print_messages(settings: &Settings, (notices, notes): &Messages) {
+    for notice in notices {
+        settings.printer.raw(notice);
     }
-    let compared = compared?;
-    // An --ignore path that selects nothing: a typo ignores nothing, never silently.
+    for note in notes {
+        settings.printer.info(note);
+    }
+}
+
+/// An `--ignore` path that selects nothing: a typo ignores nothing, never silently.
+fn warn_unmatched(settings: &Settings, compared: &Compared) -> Result<()> {
     for unmatched in &compared.unmatched {
         if settings.strict {
             return Err(crate::error::Error::from(unmatched.clone()).into());
         }
         settings.printer.warn(&unmatched.to_string());
     }
+    Ok(())
+}
+
+/// One comparison in the format asked for.
+fn text(args: &DiffArgs, compared: &Compared, color: bool) -> Result<String> {
     let (report, a, b) = (&compared.report, &compared.from, &compared.to);
-    let color = settings.printer.color_stdout();
-    let text = match format {
+    Ok(match args.output.unwrap_or_default() {
         DiffFormat::Json => report::json::diff(report)?,
         DiffFormat::Markdown => report::markdown::diff(report),
         DiffFormat::Unified => report::unified::diff(report, &a.inventory, &b.inventory, color)?,
         _ if args.stat => report::text::header(report, color) + &report::text::stat(report, color),
         _ => report::text::header(report, color) + &report::text::diff(report, color),
-    };
-    settings.printer.data(&text)?;
-    Ok(if report.has_changes {
+    })
+}
+
+fn verdict(changed: bool) -> i32 {
+    if changed {
         exit::diff::DIFFERENT
     } else {
         exit::diff::SAME
+    }
+}
+
+/// The domains of a fleet selection: the project's cluster domains, else the store's;
+/// `None` for one plain `--domain` or none.
+fn fleet(settings: &Settings, args: &DiffArgs) -> Result<Option<Vec<Domain>>> {
+    if !args.domain.many().is_many() {
+        return Ok(None);
+    }
+    if args.limits.kubeconfig.is_some() || args.limits.context.is_some() {
+        return Err(Failure::Usage(
+            "clinv diff with several domains: each domain's cluster is read through its own kubeconfig (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); --kubeconfig/--context name one cluster".to_string(),
+        ));
+    }
+    if args.from == "-" || args.to == "-" {
+        return Err(Failure::Usage(
+            "clinv diff with several domains: '-' (stdin) is one inventory, not one per domain"
+                .to_string(),
+        ));
+    }
+    let opened = super::StoreOnly::open(settings)?;
+    let Some(project) = &opened.project else {
+        return Ok(opened.fleet(args.domain.many())?);
+    };
+    let Some(domains) = super::fleet(project, &args.domain)? else {
+        return Ok(None);
+    };
+    // A deploy domain has no inventory of its own: said, not compared.
+    let kept = domains
+        .into_iter()
+        .filter(|d| match project.domain_kind(d) {
+            crate::project::DomainKind::Deploy { cluster_ref, .. } => {
+                super::deploy_domain_note(settings, d, cluster_ref.as_deref());
+                false
+            }
+            _ => true,
+        });
+    Ok(Some(kept.collect()))
+}
+
+/// Each domain's comparison, one section each in the order given: text and markdown one
+/// after the other (text under a `== DOMAIN ==` line), `-o json` a list of reports.
+fn several(sources: &Sources<'_>, ignore: &Ignore, domains: &[Domain]) -> Result<i32> {
+    let (settings, args) = (sources.settings, sources.args);
+    let limits = &args.limits;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(limits.timeout);
+    let results = crate::util::pool::ordered(domains, crate::ops::replay::PARALLEL, |d| {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let left = left.as_secs_f64().min(limits.timeout);
+        let opts = access::options(left, limits.probe_timeout.min(left), false, false);
+        sources.compare(Some(d.as_str()), opts, ignore)
+    });
+    let color = settings.printer.color_stdout();
+    let (mut reports, mut out, mut failed, mut changed): (Vec<&Report>, String, bool, bool) =
+        (Vec::new(), String::new(), false, false);
+    for (domain, (compared, messages)) in domains.iter().zip(&results) {
+        print_messages(settings, messages);
+        let compared = match compared {
+            Ok(c) => c,
+            Err(e) => {
+                settings
+                    .printer
+                    .error(&format!("{domain}: {}", crate::error::chain(e)));
+                failed = true;
+                continue;
+            }
+        };
+        warn_unmatched(settings, compared)?;
+        changed |= compared.report.has_changes;
+        match args.output.unwrap_or_default() {
+            DiffFormat::Json => reports.push(&compared.report),
+            DiffFormat::Markdown | DiffFormat::Unified => {
+                out.push_str(&text(args, compared, color)?)
+            }
+            DiffFormat::Text => {
+                out.push_str(&format!("== {domain} ==\n{}", text(args, compared, color)?))
+            }
+        }
+    }
+    if args.output == Some(DiffFormat::Json) {
+        out = crate::inventory::render::to_json(&reports)?;
+    }
+    settings.printer.data(&out)?;
+    Ok(if failed {
+        exit::diff::ERROR
+    } else {
+        verdict(changed)
     })
 }

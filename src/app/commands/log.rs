@@ -29,7 +29,7 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         return registry(settings, args, url, &query);
     }
     let opened = StoreOnly::open(settings)?;
-    if let Some(domains) = opened.fleet(&args.domain)? {
+    if let Some(domains) = opened.fleet(args.domain.many())? {
         return fleet(settings, &opened.store, &domains, args, &query);
     }
     let domain = opened.domain(settings, args.domain.one())?;

@@ -167,8 +167,7 @@ impl StoreOnly {
 
     /// The store's domains a fleet selection (`log -A`, `--domain` repeated, a glob)
     /// names, in name order; `None` for one plain `--domain` or none.
-    fn fleet(&self, args: &crate::app::cli::DomainsArgs) -> Result<Option<Vec<Domain>>> {
-        let many = args.many();
+    fn fleet(&self, many: select::Many<'_>) -> Result<Option<Vec<Domain>>> {
         if !many.is_many() {
             return Ok(None);
         }
@@ -201,7 +200,7 @@ impl StoreOnly {
     ) -> Result<Option<Vec<Domain>>> {
         match (&self.project, snapshot) {
             (Some(project), None) => fleet(project, args),
-            _ => self.fleet(args),
+            _ => self.fleet(args.many()),
         }
     }
 

@@ -13,10 +13,29 @@ use crate::view;
 pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     let project = project(settings)?;
     let store = store(settings, &project);
-    let domains = if args.all {
-        store.domains()
-    } else {
-        vec![domain(settings, &project, args.domain.domain.as_deref())?]
+    let many = crate::project::select::Many {
+        patterns: &args.domain,
+        all: args.all,
+    };
+    let several = many.is_many();
+    let domains = match (args.all, several) {
+        (true, _) => store.domains(),
+        (false, true) => crate::project::select::resolve(&store.domains(), many, |_| {
+            crate::error::UnknownIn::Store {
+                store: store.root().to_path_buf(),
+                project: true,
+            }
+        })?,
+        (false, false) => {
+            if args.output.is_some() {
+                return Err(super::one_domain_output("replay"));
+            }
+            vec![domain(
+                settings,
+                &project,
+                args.domain.first().map(String::as_str),
+            )?]
+        }
     };
     let access = access(settings, &args.limits);
     if domains.len() > 1 && (access.kubeconfig.is_some() || access.context.is_some()) {
@@ -52,7 +71,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
             Err(_) => {}
         }
     }
-    if args.all {
+    if several {
         let rows = view::replay::replay_rows(&reports);
         super::print_results(settings, &rows, args.output.unwrap_or_default())?;
     }

@@ -36,12 +36,11 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     }
     let opened = StoreOnly::open(settings)?;
     let store = &opened.store;
-    // An explicit --domain must be one the store or the project knows ("did you mean").
-    let domain = match (&args.command, &args.domain) {
-        (Some(SnapshotsCommand::Import { .. }), _) | (_, None) => None,
-        (_, Some(d)) => Some(opened.domain(settings, Some(d))?),
+    let domains = match &args.command {
+        Some(SnapshotsCommand::Import { .. }) => None,
+        _ => selected(settings, &opened, &args.domain)?,
     };
-    let domain = domain.as_ref();
+    let domain = domains.as_deref();
     match &args.command {
         None => list(settings, store, domain, &args.list),
         Some(SnapshotsCommand::List(flags)) => {
@@ -67,7 +66,13 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
             // An id is unique across domains; `latest` and `@DATE` need one domain, chosen
             // by the one selection rule.
             let domain = match (domain, crate::store::parse_ref(id)?) {
-                (Some(d), _) => Some(d.clone()),
+                (Some([d]), _) => Some(d.clone()),
+                (Some(_), _) => {
+                    return Err(crate::app::Failure::Usage(
+                        "clinv snapshots show: one snapshot of one domain; --domain names several"
+                            .to_string(),
+                    ));
+                }
                 (None, crate::history::refs::SnapshotRef::Id(_)) => None,
                 (None, _) => Some(opened.domain(settings, None)?),
             };
@@ -97,6 +102,25 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     }
 }
 
+/// The domains `--domain` names: one plain name by the one selection rule (a domain the
+/// store or the project knows, with "did you mean"), several names or globs among the
+/// store's; `None` without `--domain`: every domain.
+fn selected(
+    settings: &Settings,
+    opened: &StoreOnly,
+    patterns: &[String],
+) -> Result<Option<Vec<Domain>>> {
+    let many = crate::project::select::Many {
+        patterns,
+        all: false,
+    };
+    Ok(match patterns {
+        [] => None,
+        [one] if !many.is_many() => Some(vec![opened.domain(settings, Some(one))?]),
+        _ => opened.fleet(many)?,
+    })
+}
+
 fn warn_damage(settings: &Settings, damage: &[Damage]) {
     for d in damage {
         settings
@@ -108,7 +132,7 @@ fn warn_damage(settings: &Settings, damage: &[Damage]) {
 fn list(
     settings: &Settings,
     store: &Store,
-    domain: Option<&Domain>,
+    domain: Option<&[Domain]>,
     flags: &ListArgs,
 ) -> Result<i32> {
     let (state, no_headers) = (flags.state.map(Into::into), flags.table.no_headers);
@@ -155,7 +179,7 @@ fn list(
 fn list_rows(
     settings: &Settings,
     store: &Store,
-    domain: Option<&Domain>,
+    domain: Option<&[Domain]>,
     flags: &ListArgs,
     since: Option<i64>,
 ) -> Result<i32> {
@@ -274,7 +298,7 @@ struct VerifyJson<'a> {
 fn verify(
     settings: &Settings,
     store: &Store,
-    domain: Option<&Domain>,
+    domain: Option<&[Domain]>,
     format: TextFormat,
 ) -> Result<i32> {
     let verified = store.verify(domain)?;
@@ -338,7 +362,7 @@ fn verify(
 fn gc(
     settings: &Settings,
     store: &Store,
-    domain: Option<&Domain>,
+    domain: Option<&[Domain]>,
     (keep, dry_run, allow_damage): (usize, bool, bool),
     format: TextFormat,
 ) -> Result<i32> {
@@ -376,7 +400,12 @@ fn gc(
     Ok(exit::OK)
 }
 
-fn export(settings: &Settings, store: &Store, domain: Option<&Domain>, file: &Path) -> Result<i32> {
+fn export(
+    settings: &Settings,
+    store: &Store,
+    domain: Option<&[Domain]>,
+    file: &Path,
+) -> Result<i32> {
     let exported = store.export(domain, file)?;
     for e in &exported.skipped {
         settings
@@ -387,10 +416,10 @@ fn export(settings: &Settings, store: &Store, domain: Option<&Domain>, file: &Pa
         "exported {} record(s) and {} object(s) of {} to {}",
         exported.records,
         exported.objects,
-        domain.map_or_else(
-            || format!("{} domain(s)", exported.domains),
-            Domain::to_string
-        ),
+        match domain {
+            Some([one]) => one.to_string(),
+            _ => format!("{} domain(s)", exported.domains),
+        },
         file.display()
     ));
     // The archive is written either way; --strict says that it is not whole.
