@@ -1078,7 +1078,8 @@ def make_fleet(work, n, snapshots):
 
 def bench_fleet(args):
     """issue #25: the fleet view at scale — `fleet` from the project and from the store,
-    `log -A --since 30d`, `log -A --max-count 20`, and `drift -A`/`status -A` against
+    `log -A --since 30d`, `log -A --max-count 20`, `render -A --out` (every domain's two
+    files, staged and fsynced), and `drift -A`/`status -A` against
     black-holed clusters — whole process, wall and peak RSS, at each size."""
     import socket
     for n in args.domains:
@@ -1095,6 +1096,8 @@ def bench_fleet(args):
             ("log -A --since 30d", ["log", "-A", "--since", "30d", "--root", root],
              1000 if n <= 1000 else 5000, None),
             ("log -A --max-count 20", ["log", "-A", "--max-count", "20", "--root", root], None, None),
+            ("render -A --out", ["render", "-A", "--out", os.path.join(work, "rendered"), "--root", root],
+             5000 if n <= 1000 else None, None),
         ]:
             walls, rss = measure([BIN] + argv, args.runs, env)
             report(f"{name}, {n} domains × {args.snapshots}", walls, rss, target_ms, target_mb)

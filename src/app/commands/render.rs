@@ -128,11 +128,13 @@ fn several(
     let crd_text = render::to_yaml(&crd::definition())?;
     let mut staged = Vec::new();
     for (domain, text) in &rendered {
-        staged.extend(stage_pair(&dir.join(domain.as_str()), &crd_text, text)?);
+        for (name, content) in [(CRD_FILE, crd_text.as_str()), (CR_FILE, text.as_str())] {
+            let path = dir.join(domain.as_str()).join(name);
+            let file = files::stage_deferred(&path, content.as_bytes(), 0o644);
+            staged.push(file.map_err(|e| Error::io(path, e))?);
+        }
     }
-    for s in staged {
-        s.commit().map_err(|e| Error::io(dir, e))?;
-    }
+    files::commit_all(staged, dir).map_err(|e| Error::io(dir, e))?;
     for (domain, _) in &rendered {
         let d = dir.join(domain.as_str());
         settings.printer.info(&format!(
