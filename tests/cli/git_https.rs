@@ -325,11 +325,7 @@ fn push_and_fetch_over_https_with_a_credential_helper_and_a_private_ca() {
     fx.store_helper(&other, PASSWORD);
     let run = fx.push(&work, "prod.acme.example", &[]).run();
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, fx.server.error_log());
-    assert!(
-        run.stderr.contains("pushed main to origin"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "pushed main to origin");
     no_secret(&run);
     assert_eq!(fx.remote_log().len(), 1);
     assert_eq!(
@@ -419,16 +415,9 @@ fn a_wrong_password_is_a_clear_error_without_the_secret() {
     let stored = fx.store_helper(&work, WRONG);
     let run = fx.push(&work, "prod.acme.example", &[]).run();
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("authentication failed") && run.stderr.contains("credential helper"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains(&fx.server.url("/inv.git")),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "authentication failed");
+    assert_has(&run.stderr, "credential helper");
+    assert_has(&run.stderr, &fx.server.url("/inv.git"));
     no_secret(&run);
     assert!(
         !std::fs::read_to_string(&stored).unwrap().contains(WRONG),
@@ -470,11 +459,7 @@ fn a_wrong_password_is_a_clear_error_without_the_secret() {
         ])
         .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout.contains("repoURL: https://127.0.0.1:"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "repoURL: https://127.0.0.1:");
     no_secret(&run);
     for file in all_files(&fx.dir.path().join("store")) {
         let bytes = std::fs::read(&file).unwrap();
@@ -495,11 +480,8 @@ fn an_untrusted_ca_says_how_to_trust_it_and_sslverify_false_needs_a_flag() {
     git_in(&work, &fx.home(), &["config", "--unset", "http.sslCAInfo"]);
     let run = fx.push(&work, "prod.acme.example", &[]).run();
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("git config http.sslCAInfo") && run.stderr.contains("certificate"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "git config http.sslCAInfo");
+    assert_has(&run.stderr, "certificate");
     no_secret(&run);
     assert!(fx.remote_log().is_empty());
 
@@ -518,11 +500,7 @@ fn an_untrusted_ca_says_how_to_trust_it_and_sslverify_false_needs_a_flag() {
     let run = fx.push(&work, "lab.acme.example", &[]).run();
     // A setting of git's to change (or a flag to pass), not a malformed command line: 1.
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("--allow-insecure-tls"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "--allow-insecure-tls");
     assert_eq!(fx.remote_log().len(), 1);
     let run = fx
         .push(&work, "lab.acme.example", &["--allow-insecure-tls"])

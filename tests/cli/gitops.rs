@@ -85,15 +85,15 @@ impl Fx {
     }
 
     fn commit(&self, repo: &Path, extra: &[&str]) -> Run {
-        let mut args = vec![
+        self.clinv(&[
             "commit",
-            "--domain",
-            "prod.acme.example",
             "--repo",
             repo.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        self.clinv(&args).run()
+            "--domain",
+            "prod.acme.example",
+        ])
+        .args(extra)
+        .run()
     }
 
     fn set_chart_version(&self, addon: &str, version: &str) {
@@ -720,11 +720,7 @@ fn push_to_a_git_daemon_remote() {
     );
     let run = fx.commit(&fx.work(), &["--push", "daemon"]);
     let run = run.success();
-    assert!(
-        run.stderr.contains("pushed main to daemon"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "pushed main to daemon");
     assert_eq!(log(&fx.remote()).len(), 1);
     // Someone else pushes over the daemon; the rebuilt commit leaves the worktree
     // matching the branch (their file checked out, nothing staged).
@@ -866,11 +862,7 @@ fn interface_errors() {
     git(&fx.work(), &["config", "--unset", "user.email"]);
     let run = fx.commit(&fx.work(), &[]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("no commit author: pass --author"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "no commit author: pass --author");
     // A second kustomization file in the folder is refused, for the reason kustomize
     // gives.
     git(&fx.work(), &["config", "user.name", "B"]);
@@ -1028,43 +1020,23 @@ fn print_argo_needs_a_repository_url_and_takes_a_destination() {
         );
     }
     let url = "https://user:s3cret@git.acme.example/platform/fleet.git";
-    let run = fx
-        .commit(&fx.work(), &["--print-argo", "--repo-url", url])
-        .success();
-    assert!(!run.stdout.contains("s3cret") && !run.stdout.contains('<'));
-    let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
+    // The Application `--print-argo --repo-url url` and `extra` print, with the
+    // password left out and no placeholder.
+    let argo = |extra: &[&str]| -> serde_json::Value {
+        let args = [&["--print-argo", "--repo-url", url][..], extra].concat();
+        let run = fx.commit(&fx.work(), &args).success();
+        assert!(!run.stdout.contains("s3cret") && !run.stdout.contains('<'));
+        serde_saphyr::from_str(&run.stdout).unwrap()
+    };
+    let v = argo(&[]);
     assert_eq!(
         v["spec"]["source"]["repoURL"],
         "https://git.acme.example/platform/fleet.git"
     );
-    let run = fx
-        .commit(
-            &fx.work(),
-            &[
-                "--print-argo",
-                "--repo-url",
-                url,
-                "--argo-cluster-name",
-                "prod",
-            ],
-        )
-        .success();
-    let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
+    let v = argo(&["--argo-cluster-name", "prod"]);
     assert_eq!(v["spec"]["destination"]["name"], "prod");
     assert!(v["spec"]["destination"]["server"].is_null());
-    let run = fx
-        .commit(
-            &fx.work(),
-            &[
-                "--print-argo",
-                "--repo-url",
-                url,
-                "--argo-server",
-                "https://10.0.0.1:6443",
-            ],
-        )
-        .success();
-    let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
+    let v = argo(&["--argo-server", "https://10.0.0.1:6443"]);
     assert_eq!(v["spec"]["destination"]["server"], "https://10.0.0.1:6443");
     let both = fx.commit(
         &fx.work(),
@@ -1142,11 +1114,7 @@ fn print_argo_all_is_an_applicationset_over_every_domain() {
         ],
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("must contain {domain}"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "must contain {domain}");
     let run = fx
         .commit(
             &fx.work(),
@@ -1231,11 +1199,8 @@ fn uncommitted_changes_in_the_folder_stop_the_commit() {
     fx.queue_at("1700000600");
     let run = fx.commit(&fx.work(), &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(cr) && run.stderr.contains("--force"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, cr);
+    assert_has(&run.stderr, "--force");
     assert_eq!(log(&fx.work()).len(), 1, "nothing committed");
     assert_eq!(std::fs::read_to_string(fx.work().join(cr)).unwrap(), edited);
     // Staged or untracked count too.
@@ -1392,11 +1357,9 @@ fn pushers_to_a_local_remote_take_its_lock() {
     held.lock().unwrap();
     let run = fx.commit(&fx.work(), &["--push", "--push-timeout", "1"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("clinv.lock: another clinv process is pushing to this repository"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "clinv.lock: another clinv process is pushing to this repository",
     );
     assert!(log(&fx.remote()).is_empty(), "nothing pushed");
     drop(held);
@@ -1700,11 +1663,7 @@ fn a_bootstrap_over_several_domains_is_refused() {
     assert_eq!(log(&work), before, "nothing committed");
     // A folder of its own per cluster (bootstrap --path=clusters/<domain>) is the way out.
     let run = fx.commit(&work, &["--print-flux"]).success();
-    assert!(
-        run.stderr.contains("flux-system/flux-system"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "flux-system/flux-system");
 }
 
 fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
@@ -1727,11 +1686,7 @@ fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
         ],
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("already holds a newer inventory"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "already holds a newer inventory");
     assert_eq!(
         log(&fx.remote()),
         ["inventory(prod.acme.example): record inventory (9 addons, Kubernetes v1.31.10)"]

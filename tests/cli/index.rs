@@ -16,15 +16,10 @@ fn the_example_index_matches_its_golden_file_and_repeats_byte_for_byte() {
     // --out writes the same bytes atomically, and nothing on stdout.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("public/addons-index.json");
-    let run = clinv(&[
-        "index",
-        "--root",
-        example().to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .run()
-    .success();
+    let run = clinv(&["index", "--out", out.to_str().unwrap()])
+        .root(example())
+        .run()
+        .success();
     assert!(run.stdout.is_empty());
     assert!(
         run.stderr

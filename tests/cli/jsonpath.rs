@@ -41,9 +41,7 @@ fn updates(extra: &[&str]) -> Run {
         extra,
     ]
     .concat();
-    clinv(&args)
-        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
-        .run()
+    clinv(&args).store(store.path()).run()
 }
 
 /// The checks every table's jsonpath shares: a field nobody has prints nothing (kubectl's

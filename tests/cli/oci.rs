@@ -315,19 +315,13 @@ impl Fx {
     fn bare(&self, args: &[&str]) -> Clinv {
         let root = self.project.path().to_path_buf();
         let url = self.registry.url("inventories/prod");
-        let mut all = vec![
-            "push",
-            &url,
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            DOMAIN,
-        ];
-        all.extend_from_slice(args);
-        clinv(&all).env(
-            "CLINV_SNAPSHOTS",
-            self.dir.path().join("store").to_str().unwrap(),
-        )
+        clinv(&["push", &url])
+            .project(&root, DOMAIN)
+            .args(args)
+            .env(
+                "CLINV_SNAPSHOTS",
+                self.dir.path().join("store").to_str().unwrap(),
+            )
     }
 
     /// [`Fx::bare`] with the registry's CA and credentials, at a fixed render time.
@@ -427,18 +421,9 @@ fn push_to_a_registry_and_read_it_back() {
     assert!(inventory.contains("kind: ClusterInventory"), "{inventory}");
     // The registry channel is the snapshot's state, with the digest.
     let store = fx.dir.path().join("store");
-    let clinv_store = |args: &[&str]| {
-        clinv(args)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-            .run()
-            .success()
-    };
+    let clinv_store = |args: &[&str]| clinv(args).store(&store).run().success();
     let list = clinv_store(&["snapshots", "list", "--domain", DOMAIN]);
-    assert!(
-        list.stdout.contains(&format!("{snapshot}  pushed")),
-        "{}",
-        list.stdout
-    );
+    assert_has(&list.stdout, &format!("{snapshot}  pushed"));
     let show = clinv_store(&["snapshots", "show", &snapshot, "--domain", DOMAIN]);
     let want = format!("# registry:   pushed as oci://{repository}:latest@{digest}");
     assert!(show.stdout.contains(&want), "{}", show.stdout);
@@ -456,7 +441,7 @@ fn push_to_a_registry_and_read_it_back() {
     // `status` shows the registry channel, the cluster unread (and never in sync).
     let root = fx.project.path().to_str().unwrap();
     let status = clinv(&["status", "--root", root, "--domain", DOMAIN])
-        .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+        .store(&store)
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .run();
     assert_eq!(status.code, 16, "{}", status.stderr);
@@ -480,11 +465,7 @@ fn a_repush_of_identical_content_uploads_nothing() {
     assert!(puts >= 3, "two blobs and the manifest: {puts}");
     let again = fx.push(&[]).run().success();
     assert_eq!(again.stdout, first.stdout, "the same digest");
-    assert!(
-        again.stderr.contains("nothing uploaded"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "nothing uploaded");
     assert_eq!(
         fx.registry.requests("PUT", "/inventories/prod/"),
         puts,
@@ -566,16 +547,8 @@ fn failures_are_named_without_the_secret() {
         .env("REGISTRY_AUTH", &format!("{USER}:FAKESECRET-wrong"))
         .run();
     assert_eq!(wrong.code, 1, "{}", wrong.stderr);
-    assert!(
-        wrong.stderr.contains("authentication failed (HTTP 401)"),
-        "{}",
-        wrong.stderr
-    );
-    assert!(
-        wrong.stderr.contains("credentials were refused"),
-        "{}",
-        wrong.stderr
-    );
+    assert_has(&wrong.stderr, "authentication failed (HTTP 401)");
+    assert_has(&wrong.stderr, "credentials were refused");
     no_secret(&wrong);
     let root = fx.project.path().to_path_buf();
     let none = fx
@@ -586,28 +559,12 @@ fn failures_are_named_without_the_secret() {
         )
         .run();
     assert_eq!(none.code, 1, "{}", none.stderr);
-    assert!(
-        none.stderr.contains("no credentials for this registry"),
-        "{}",
-        none.stderr
-    );
+    assert_has(&none.stderr, "no credentials for this registry");
     let untrusted = fx.bare(&[]).run();
     assert_eq!(untrusted.code, 1, "{}", untrusted.stderr);
-    assert!(
-        untrusted.stderr.contains("127.0.0.1"),
-        "{}",
-        untrusted.stderr
-    );
+    assert_has(&untrusted.stderr, "127.0.0.1");
     for bad in ["https://r/x", "oci://r/UPPER", "oci://r/x:-tag"] {
-        let run = clinv(&[
-            "push",
-            bad,
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            DOMAIN,
-        ])
-        .run();
+        let run = clinv(&["push", bad]).project(&root, DOMAIN).run();
         assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
         assert!(run.stderr.contains(bad), "{}", run.stderr);
     }
@@ -734,11 +691,7 @@ fn a_signed_push_carries_a_cosign_signature() {
     // The same key again: nothing written.
     let puts = fx.registry.requests("PUT", "/inventories/prod/");
     let again = fx.push(&["--sign", key.to_str().unwrap()]).run().success();
-    assert!(
-        again.stderr.contains("signature already there"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "signature already there");
     assert_eq!(fx.registry.requests("PUT", "/inventories/prod/"), puts);
     // Another key: its signature is added beside the first.
     let (other_key, _) = key_pair(fx.dir.path(), "second");
@@ -751,11 +704,7 @@ fn a_signed_push_carries_a_cosign_signature() {
     // A key that cannot sign is named, and nothing is pushed.
     let pubs_as_key = fx.push(&["--sign", public.to_str().unwrap()]).run();
     assert_eq!(pubs_as_key.code, 1, "{}", pubs_as_key.stderr);
-    assert!(
-        pubs_as_key.stderr.contains("cosign.pub"),
-        "{}",
-        pubs_as_key.stderr
-    );
+    assert_has(&pubs_as_key.stderr, "cosign.pub");
 }
 
 /// `log --oci`: the history read back from the registry — one entry per pushed
@@ -809,11 +758,7 @@ fn the_registry_history_reads_back_and_verifies() {
     );
     let unsigned = log(&["--verify", public]);
     assert_eq!(unsigned.code, 17, "{}", unsigned.stderr);
-    assert!(
-        unsigned.stderr.contains("not signed"),
-        "{}",
-        unsigned.stderr
-    );
+    assert_has(&unsigned.stderr, "not signed");
     assert_eq!(unsigned.stdout, "");
     // Signed again, then the second's signature tampered with; another key.
     push("1767398400", &["--sign", key]);
@@ -822,11 +767,7 @@ fn the_registry_history_reads_back_and_verifies() {
     let tampered = log(&["--verify", public]);
     assert_eq!(tampered.code, 17, "{}", tampered.stderr);
     assert!(tampered.stderr.contains(&second), "{}", tampered.stderr);
-    assert!(
-        tampered.stderr.contains("none of its 1 signature"),
-        "{}",
-        tampered.stderr
-    );
+    assert_has(&tampered.stderr, "none of its 1 signature");
     let (_, other) = key_pair(fx.dir.path(), "other");
     let by_other = log(&["--verify", other.to_str().unwrap()]);
     assert_eq!(by_other.code, 17, "{}", by_other.stderr);
@@ -849,11 +790,7 @@ fn the_registry_history_reads_back_and_verifies() {
     );
     let refused = diff(&first, &latest, &["--verify", public]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    assert!(
-        refused.stderr.contains("signature verification failed"),
-        "{}",
-        refused.stderr
-    );
+    assert_has(&refused.stderr, "signature verification failed");
     assert_eq!(diff(&latest, &latest, &["--verify", public]).code, 0);
 }
 
@@ -872,31 +809,20 @@ fn an_artifact_imports_into_another_store() {
         let mut args = vec!["snapshots", "import", &url];
         args.extend_from_slice(extra);
         let store = other.to_str().unwrap();
-        fx.registry.clinv(&args).env("CLINV_SNAPSHOTS", store).run()
+        fx.registry.clinv(&args).store(store).run()
     };
     let first = import(&["--verify", public]);
     assert_eq!(first.code, 0, "{}", first.stderr);
-    assert!(
-        first.stderr.contains("signature verified"),
-        "{}",
-        first.stderr
-    );
-    assert!(
-        first
-            .stderr
-            .contains(&format!("recorded as a snapshot of {DOMAIN}")),
-        "{}",
-        first.stderr
+    assert_has(&first.stderr, "signature verified");
+    assert_has(
+        &first.stderr,
+        &format!("recorded as a snapshot of {DOMAIN}"),
     );
     no_secret(&first);
     let again = import(&["--verify", public]);
-    assert!(
-        again.stderr.contains("already the newest snapshot"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "already the newest snapshot");
     let list = clinv(&["snapshots", "list", "--domain", DOMAIN, "-o", "name"])
-        .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
+        .store(&other)
         .run()
         .success();
     assert_eq!(list.stdout.lines().count(), 1, "{}", list.stdout);
@@ -911,11 +837,7 @@ fn an_artifact_imports_into_another_store() {
     };
     let copy = fx.registry.url("inventories/copy");
     let args = ["push", &copy, "--snapshot", "latest", "--domain", DOMAIN];
-    fx.registry
-        .clinv(&args)
-        .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
-        .run()
-        .success();
+    fx.registry.clinv(&args).store(&other).run().success();
     assert_eq!(
         layer("copy/manifests/latest"),
         layer("prod/manifests/latest")
@@ -931,7 +853,7 @@ fn an_artifact_imports_into_another_store() {
     let refused = import(&["--verify", public]);
     assert_eq!(refused.code, 17, "{}", refused.stderr);
     let list = clinv(&["snapshots", "list", "--domain", DOMAIN, "-o", "name"])
-        .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
+        .store(&other)
         .run()
         .success();
     assert_eq!(
@@ -954,7 +876,7 @@ fn plain_http_is_for_loopback_unless_insecure() {
     let url = registry.url("inventories/prod");
     let run = |args: &[&str]| {
         clinv(args)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .store(&store)
             .env("DOCKER_CONFIG", dir.path().join("none").to_str().unwrap())
             .run()
     };
@@ -997,11 +919,7 @@ fn plain_http_is_for_loopback_unless_insecure() {
     ];
     let printed = run(&print);
     assert_eq!(printed.code, 0, "{}", printed.stderr);
-    assert!(
-        printed.stdout.contains("  insecure: true\n"),
-        "{}",
-        printed.stdout
-    );
+    assert_has(&printed.stdout, "  insecure: true\n");
     let insecure = run(&[
         "push",
         &url,
@@ -1078,11 +996,7 @@ fn credential_helpers_are_asked_as_docker_asks_them() {
     assert_eq!(push_with(&fallback, "1").code, 0);
     let failing = push(r#"{"credsStore":"broken"}"#);
     assert_eq!(failing.code, 1, "{}", failing.stderr);
-    assert!(
-        failing.stderr.contains("docker-credential-broken"),
-        "{}",
-        failing.stderr
-    );
+    assert_has(&failing.stderr, "docker-credential-broken");
     assert!(!failing.stderr.contains("FAKESECRET"), "{}", failing.stderr);
 }
 
@@ -1101,7 +1015,7 @@ fn the_bearer_token_flow_of_a_token_auth_registry() {
         let store = dir.path().join("store");
         registry
             .clinv(args)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .store(&store)
             .env("REGISTRY_AUTH", creds)
             .run()
     };
@@ -1141,11 +1055,7 @@ fn the_bearer_token_flow_of_a_token_auth_registry() {
     assert_eq!(read.stdout.lines().count(), 1, "{}", read.stdout);
     let wrong = run(&push, &format!("{USER}:FAKESECRET-wrong-token-password"));
     assert_eq!(wrong.code, 1, "{}", wrong.stderr);
-    assert!(
-        wrong.stderr.contains("authentication failed"),
-        "{}",
-        wrong.stderr
-    );
+    assert_has(&wrong.stderr, "authentication failed");
     no_secret(&wrong);
 }
 

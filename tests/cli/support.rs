@@ -41,6 +41,19 @@ impl Run {
     }
 }
 
+/// Asserts that `text` (a run's output, a file) contains `needle`, printing `text` when
+/// not: the check most tests make, in one line so that a test reads as what it expects.
+#[track_caller]
+pub fn assert_has(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} is not in:\n{text}");
+}
+
+/// Asserts that `text` does not contain `needle`, printing `text` when it does.
+#[track_caller]
+pub fn assert_lacks(text: &str, needle: &str) {
+    assert!(!text.contains(needle), "{needle:?} is in:\n{text}");
+}
+
 /// A store shared by the runs of one test process that do not choose their own.
 pub fn scratch_store() -> PathBuf {
     std::env::temp_dir()
@@ -136,6 +149,35 @@ pub fn clinv(args: &[&str]) -> Clinv {
 impl Clinv {
     pub fn env(mut self, key: &str, value: &str) -> Clinv {
         self.cmd.env(key, value);
+        self
+    }
+
+    /// More arguments, after those given so far.
+    pub fn args<S: AsRef<std::ffi::OsStr>>(mut self, args: impl IntoIterator<Item = S>) -> Clinv {
+        self.cmd.args(args);
+        self
+    }
+
+    /// `--root root --domain domain`: the project and the cluster most command lines name.
+    pub fn project(self, root: impl AsRef<std::ffi::OsStr>, domain: &str) -> Clinv {
+        self.root(root).args(["--domain", domain])
+    }
+
+    /// `--root root`.
+    pub fn root(mut self, root: impl AsRef<std::ffi::OsStr>) -> Clinv {
+        self.cmd.arg("--root").arg(root);
+        self
+    }
+
+    /// `--kubeconfig kubeconfig`.
+    pub fn kubeconfig(mut self, kubeconfig: impl AsRef<std::ffi::OsStr>) -> Clinv {
+        self.cmd.arg("--kubeconfig").arg(kubeconfig);
+        self
+    }
+
+    /// The snapshot store at `dir` (`CLINV_SNAPSHOTS`) instead of the shared scratch one.
+    pub fn store(mut self, dir: impl AsRef<std::ffi::OsStr>) -> Clinv {
+        self.cmd.env("CLINV_SNAPSHOTS", dir);
         self
     }
 

@@ -18,29 +18,18 @@ fn index_fixture() -> PathBuf {
 
 fn agent(kubeconfig: &Path, extra: &[&str]) -> Run {
     let index = index_fixture();
-    let mut args = vec![
-        "agent",
-        "--kubeconfig",
-        kubeconfig.to_str().unwrap(),
-        "--index",
-        index.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    clinv(&args).run()
+    clinv(&["agent", "--index", index.to_str().unwrap()])
+        .kubeconfig(kubeconfig)
+        .args(extra)
+        .run()
 }
 
 fn publish(p: &Plane, root: &Path) -> Run {
-    clinv(&[
-        "publish",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ])
-    .run()
-    .success()
+    clinv(&["publish"])
+        .project(root, "prod.acme.example")
+        .kubeconfig(&p.admin)
+        .run()
+        .success()
 }
 
 fn apply(p: &Plane, object: &Value) {
@@ -175,23 +164,14 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
 
     // -v: also the request log, which must not carry payloads either.
     let run = agent(&p.admin, &["--once", "-v"]).success();
-    assert!(
-        run.stderr.contains("[debug] api: GET /api/v1/secrets?"),
-        "{}",
-        run.stderr
+    assert_has(&run.stderr, "[debug] api: GET /api/v1/secrets?");
+    assert_has(
+        &run.stderr,
+        "[info] agent: wrote ClusterInventory status: 2 available update(s), 2 observed addon(s)",
     );
-    assert!(
-        run.stderr.contains(
-            "[info] agent: wrote ClusterInventory status: 2 available update(s), 2 observed addon(s)"
-        ),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("[warn] agent: 1 Helm release record(s) could not be decoded"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "[warn] agent: 1 Helm release record(s) could not be decoded",
     );
     assert!(run.stdout.is_empty());
 
@@ -235,11 +215,7 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
         .replace("    - metrics-server\n", "");
     std::fs::write(&spec, text).unwrap();
     let run = publish(&p, root);
-    assert!(
-        run.stderr.contains("clusterinventory/cluster configured"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "clusterinventory/cluster configured");
     let after = p.live().unwrap();
     assert_ne!(after["spec"], live["spec"]);
     assert_eq!(after["status"], live["status"]);
@@ -248,23 +224,14 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
         manager(&fields, "clinv-agent").unwrap()["fieldsV1"],
         mine["fieldsV1"]
     );
-    let status = clinv(&[
-        "status",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ])
-    .run()
-    .success();
-    assert!(
-        status
-            .stdout
-            .contains(&format!("  agent:      last reported {reported}\n")),
-        "{}",
-        status.stdout
+    let status = clinv(&["status"])
+        .project(root, "prod.acme.example")
+        .kubeconfig(&p.admin)
+        .run()
+        .success();
+    assert_has(
+        &status.stdout,
+        &format!("  agent:      last reported {reported}\n"),
     );
 
     // Nothing newer: the list is cleared to [] (not deleted); metrics-server is gone from
@@ -275,21 +242,11 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
         "index.json",
         r#"{"addons": [{"name": "cilium", "chartVersion": "1.19.2"}, {"name": "cert-manager", "chartVersion": "v1.20.1"}]}"#,
     );
-    let run = clinv(&[
-        "agent",
-        "--once",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-        "--index",
-        idx.to_str().unwrap(),
-    ])
-    .run()
-    .success();
-    assert!(
-        run.stderr.contains("0 available update(s)"),
-        "{}",
-        run.stderr
-    );
+    let run = clinv(&["agent", "--once", "--index", idx.to_str().unwrap()])
+        .kubeconfig(&p.admin)
+        .run()
+        .success();
+    assert_has(&run.stderr, "0 available update(s)");
     let cleared = p.live().unwrap();
     assert_eq!(cleared["status"]["availableUpdates"], json!([]));
     assert_eq!(cleared["status"]["observedAddons"], expected_observed());
@@ -298,12 +255,7 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
     let run = clinv(&["agent", "--once", "--kubeconfig", p.admin.to_str().unwrap()])
         .run()
         .success();
-    assert!(
-        run.stderr
-            .contains("availableUpdates left as it was (no index)"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "availableUpdates left as it was (no index)");
     assert_eq!(p.live().unwrap()["status"]["availableUpdates"], json!([]));
 }
 
@@ -383,12 +335,9 @@ fn the_documented_rbac_is_enough_and_the_secrets_permission_is_optional() {
         &service_account_token(&p, "clinv-system", "clinv-agent"),
     );
     let run = agent(kc.path(), &["--once", "--strict"]).success();
-    assert!(
-        run.stderr.contains(
-            "wrote ClusterInventory status: 2 available update(s), observedAddons left as it was"
-        ),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "wrote ClusterInventory status: 2 available update(s), observedAddons left as it was",
     );
     assert!(
         !run.stderr.contains("[warn]"),
@@ -550,16 +499,12 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
     assert_eq!(code, 0, "{err}");
     let root = example();
     let store = tempfile::tempdir().unwrap();
-    let in_store = |c: Clinv| c.env("CLINV_SNAPSHOTS", store.path().to_str().unwrap());
-    in_store(clinv(&[
-        "publish",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ]))
+    let in_store = |c: Clinv| c.store(store.path());
+    in_store(
+        clinv(&["publish"])
+            .project(&root, "prod.acme.example")
+            .kubeconfig(&p.admin),
+    )
     .run()
     .success();
     let live_spec = p.live().unwrap();
@@ -609,11 +554,9 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
         v["updates"][0],
         json!({"name": "cilium", "current": "1.18.0", "latest": "v1.20.1"})
     );
-    assert!(
-        run.stderr
-            .contains("compared the live inventory of https://127.0.0.1:"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "compared the live inventory of https://127.0.0.1:",
     );
     // Not readable (no RBAC counts too): the snapshot applied last — the publish above
     // recorded one (cilium 1.19.2, applied) — and without a store, the render; either
@@ -638,19 +581,12 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
     assert_eq!(v["updates"][0]["current"], "1.19.2");
     assert!(run.stderr.contains("(applied, recorded "), "{}", run.stderr);
     let empty = tempfile::tempdir().unwrap();
-    let run = clinv(&nobody)
-        .env("CLINV_SNAPSHOTS", empty.path().to_str().unwrap())
-        .run();
+    let run = clinv(&nobody).store(empty.path()).run();
     assert_eq!(run.code, 16, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "rendered");
     assert_eq!(v["updates"][0]["current"], "1.19.2");
-    assert!(
-        run.stderr
-            .contains("the live cluster was not read (forbidden: "),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "the live cluster was not read (forbidden: ");
 }
 
 trials! {

@@ -128,11 +128,7 @@ fn pending(fx: &Fx, reason: &str) {
 fn answer_lost_then_replay_marks(p: &Plane, fx: &Fx) {
     pending(fx, "unreachable");
     let replay = converges(p, fx);
-    assert!(
-        replay.stderr.contains("clusterinventory/cluster unchanged"),
-        "{}",
-        replay.stderr
-    );
+    assert_has(&replay.stderr, "clusterinventory/cluster unchanged");
 }
 
 /// A replay through the healthy admin kubeconfig delivers the newest snapshot: the live
@@ -143,11 +139,7 @@ fn converges(p: &Plane, fx: &Fx) -> Run {
         .run(&p.admin, &["replay", "--domain", DOMAIN])
         .run()
         .success();
-    assert!(
-        run.stderr.contains(&format!("applied snapshot {newest}")),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, &format!("applied snapshot {newest}"));
     let after = states(fx);
     assert_eq!(after[0], (newest.clone(), "applied".into()));
     assert!(
@@ -260,11 +252,7 @@ fn a_slow_connection_within_the_budget_publishes_and_every_request_is_seen() {
     observed("delay 200 ms per chunk", &run);
     let run = run.success();
     assert!(!run.stderr.contains("[warn]"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("clusterinventory/cluster created"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "clusterinventory/cluster created");
     // The proxy's request count agrees with clinv's own (GET, CRD apply, CR apply).
     let said: usize = regex::Regex::new(r", (\d+) requests\)")
         .unwrap()
@@ -286,11 +274,7 @@ fn a_slow_connection_within_the_budget_publishes_and_every_request_is_seen() {
         .run(&p.admin, &["replay", "--domain", DOMAIN])
         .run()
         .success();
-    assert!(
-        replay.stderr.contains("nothing to replay"),
-        "{}",
-        replay.stderr
-    );
+    assert_has(&replay.stderr, "nothing to replay");
     assert_eq!(live_spec(&p), snapshot_spec(&fx, &states(&fx)[0].0));
 }
 
@@ -892,11 +876,7 @@ fn a_replay_whose_answer_is_cut_stays_queued_and_the_next_converges() {
         assert_eq!(states(&fx), [(id.clone(), "pending".to_string())]);
     }
     let replay = converges(&p, &fx);
-    assert!(
-        replay.stderr.contains("clusterinventory/cluster unchanged"),
-        "{}",
-        replay.stderr
-    );
+    assert_has(&replay.stderr, "clusterinventory/cluster unchanged");
 }
 
 trials! {

@@ -521,9 +521,10 @@ fn dry_run(p: &Plane, doc: &Value) -> (i32, String) {
     (code, format!("{out}{err}"))
 }
 
-/// Every printed document passes; the same documents with an unknown field, or a field of
-/// the wrong shape, are rejected (the dry run really checks the schema).
-fn assert_valid(p: &Plane, docs: &[Value], bad_value: &[&str], wrong: Value) {
+/// Every printed document passes; the same documents with an unknown field, or the field
+/// at `bad_value` of the first `kind` document set to `wrong`, are rejected (the dry run
+/// really checks the schema).
+fn assert_valid(p: &Plane, docs: &[Value], kind: &str, bad_value: &[&str], wrong: &str) {
     for doc in docs {
         let (code, out) = dry_run(p, doc);
         assert_eq!(code, 0, "{out}\n{doc:#}");
@@ -535,26 +536,29 @@ fn assert_valid(p: &Plane, docs: &[Value], bad_value: &[&str], wrong: Value) {
         assert_ne!(code, 0, "an unknown field passed: {out}");
         assert!(out.contains("notAField"), "{out}");
     }
-    let mut bad = docs
-        .iter()
-        .find(|d| d["kind"] == wrong["kind"])
-        .unwrap()
-        .clone();
+    let mut bad = docs.iter().find(|d| d["kind"] == kind).unwrap().clone();
     let mut at = &mut bad;
     for key in bad_value {
         at = &mut at[*key];
     }
-    *at = wrong["value"].clone();
+    *at = wrong.into();
     let (code, out) = dry_run(p, &bad);
-    assert_ne!(code, 0, "{bad_value:?} = {} passed: {out}", wrong["value"]);
+    assert_ne!(code, 0, "{bad_value:?} = {wrong:?} passed: {out}");
+}
+
+/// The gitops CRDs installed on the plane and a fixture with one committed inventory: what
+/// the `--print-*` checks start from.
+fn committed(p: &Plane) -> Fx {
+    install_gitops_crds(p);
+    let fx = Fx::new();
+    fx.record_at("1700000000");
+    fx.commit();
+    fx
 }
 
 fn the_printed_flux_objects_pass_a_strict_dry_run_against_the_real_flux_crds() {
     let p = plane();
-    install_gitops_crds(&p);
-    let fx = Fx::new();
-    fx.record_at("1700000000");
-    fx.commit();
+    let fx = committed(&p);
     let (text, docs) = fx.printed("--print-flux");
     assert!(
         docs.iter().any(|d| d["kind"] == "Kustomization"),
@@ -574,8 +578,9 @@ fn the_printed_flux_objects_pass_a_strict_dry_run_against_the_real_flux_crds() {
     assert_valid(
         &p,
         &docs,
+        "Kustomization",
         &["spec", "interval"],
-        serde_json::json!({"kind": "Kustomization", "value": "ten minutes"}),
+        "ten minutes",
     );
 }
 
@@ -587,14 +592,16 @@ fn the_printed_oci_objects_pass_a_strict_dry_run_against_the_real_crds() {
     install_gitops_crds(&p);
     let fx = Fx::new();
     let print = |extra: &[&str]| {
-        let mut args = vec![
-            "push",
-            "oci://registry.acme.example:5000/inventories/prod:v3",
-            "--domain",
-            DOMAIN,
-        ];
-        args.extend_from_slice(extra);
-        let run = fx.clinv(&args).run().success();
+        let run = fx
+            .clinv(&[
+                "push",
+                "oci://registry.acme.example:5000/inventories/prod:v3",
+                "--domain",
+                DOMAIN,
+            ])
+            .args(extra)
+            .run()
+            .success();
         (documents(&run.stdout), run.stderr)
     };
     let (docs, stderr) = print(&[
@@ -620,21 +627,11 @@ fn the_printed_oci_objects_pass_a_strict_dry_run_against_the_real_crds() {
         stderr.contains("create secret docker-registry") && stderr.contains("ca.crt=/etc/ca.pem"),
         "{stderr}"
     );
-    assert_valid(
-        &p,
-        &docs,
-        &["spec", "ref"],
-        serde_json::json!({"kind": "OCIRepository", "value": "v3"}),
-    );
+    assert_valid(&p, &docs, "OCIRepository", &["spec", "ref"], "v3");
     let (docs, _) = print(&["--print-flux", "--plain-http"]);
     assert_eq!(docs[0]["spec"]["insecure"], true);
     assert!(docs[0]["spec"]["secretRef"].is_null());
-    assert_valid(
-        &p,
-        &docs,
-        &["spec", "insecure"],
-        serde_json::json!({"kind": "OCIRepository", "value": "yes"}),
-    );
+    assert_valid(&p, &docs, "OCIRepository", &["spec", "insecure"], "yes");
     let (docs, stderr) = print(&["--print-argo", "--layer-media-type", "oci"]);
     assert_eq!(
         docs[0]["spec"]["source"]["repoURL"],
@@ -642,20 +639,12 @@ fn the_printed_oci_objects_pass_a_strict_dry_run_against_the_real_crds() {
     );
     assert_eq!(docs[0]["spec"]["source"]["targetRevision"], "v3");
     assert!(!stderr.contains("refuses"), "{stderr}");
-    assert_valid(
-        &p,
-        &docs,
-        &["spec", "source"],
-        serde_json::json!({"kind": "Application", "value": "oci"}),
-    );
+    assert_valid(&p, &docs, "Application", &["spec", "source"], "oci");
 }
 
 fn the_printed_argo_application_passes_a_strict_dry_run_against_the_real_argo_crds() {
     let p = plane();
-    install_gitops_crds(&p);
-    let fx = Fx::new();
-    fx.record_at("1700000000");
-    fx.commit();
+    let fx = committed(&p);
     let (text, docs) = fx.printed("--print-argo");
     let app = docs
         .iter()
@@ -666,17 +655,15 @@ fn the_printed_argo_application_passes_a_strict_dry_run_against_the_real_argo_cr
     assert_valid(
         &p,
         &docs,
+        "Application",
         &["spec", "syncPolicy", "automated", "prune"],
-        serde_json::json!({"kind": "Application", "value": "sometimes"}),
+        "sometimes",
     );
 }
 
 fn the_printed_argo_applicationset_passes_a_strict_dry_run_against_the_real_argo_crds() {
     let p = plane();
-    install_gitops_crds(&p);
-    let fx = Fx::new();
-    fx.record_at("1700000000");
-    fx.commit();
+    let fx = committed(&p);
     let (text, docs) = fx.printed_all(&["--print-argo", "--all"]);
     let set = docs
         .iter()
@@ -686,8 +673,9 @@ fn the_printed_argo_applicationset_passes_a_strict_dry_run_against_the_real_argo
     assert_valid(
         &p,
         &docs,
+        "ApplicationSet",
         &["spec", "goTemplate"],
-        serde_json::json!({"kind": "ApplicationSet", "value": "sometimes"}),
+        "sometimes",
     );
 }
 

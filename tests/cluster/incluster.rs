@@ -107,18 +107,12 @@ fn setup(p: &Plane, sa: &str) -> String {
     p.crd_only();
     let project = copy_tree(&example());
     let store = tempfile::tempdir().unwrap();
-    clinv(&[
-        "publish",
-        "--root",
-        project.path().to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ])
-    .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
-    .run()
-    .success();
+    clinv(&["publish"])
+        .project(project.path(), "prod.acme.example")
+        .kubeconfig(&p.admin)
+        .store(store.path())
+        .run()
+        .success();
     for name in [
         "00-namespace.yaml",
         "10-serviceaccount.yaml",

@@ -141,17 +141,8 @@ fn queued_while_down_then_one_replay_applies_only_the_newest() {
         .count();
     assert!(requests <= 3, "{requests} requests: {}", run.stderr);
     let newest = &before[0].0;
-    assert!(
-        run.stderr.contains(&format!("applied snapshot {newest}")),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("2 older pending snapshot(s) superseded"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, &format!("applied snapshot {newest}"));
+    assert_has(&run.stderr, "2 older pending snapshot(s) superseded");
     let after = states(&fx);
     assert_eq!(after[0], (newest.clone(), "applied".into()));
     assert!(after[1..].iter().all(|(_, s)| s == "superseded"));
@@ -161,11 +152,7 @@ fn queued_while_down_then_one_replay_applies_only_the_newest() {
         .run(&p.admin, &["replay", "--domain", "prod.acme.example"])
         .run()
         .success();
-    assert!(
-        again.stderr.contains("nothing to replay"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "nothing to replay");
 }
 
 fn the_stale_guard_never_overwrites_a_newer_live_inventory() {
@@ -182,7 +169,7 @@ fn the_stale_guard_never_overwrites_a_newer_live_inventory() {
     let other = tempfile::tempdir().unwrap();
     fx.run(&p.admin, &["publish", "--domain", "prod.acme.example"])
         .env("SOURCE_DATE_EPOCH", "1800000100")
-        .env("CLINV_SNAPSHOTS", other.path().to_str().unwrap())
+        .store(other.path())
         .run()
         .success();
     let live_before = p.live().unwrap();
@@ -250,11 +237,7 @@ fn clock_skew_is_said_and_allow_older_delivers() {
         )
         .run()
         .success();
-    assert!(
-        run.stderr.contains(&format!("applied snapshot {skewed}")),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, &format!("applied snapshot {skewed}"));
     assert_eq!(states(&fx)[0], (skewed.clone(), "applied".into()));
     assert_eq!(live_spec(&p), snapshot_spec(&fx, &skewed));
 }
@@ -286,11 +269,7 @@ fn a_replay_that_crashed_after_applying_only_marks_on_the_next_run() {
         .run(&p.admin, &["replay", "--domain", "prod.acme.example", "-v"])
         .run()
         .success();
-    assert!(
-        run.stderr.contains("clusterinventory/cluster unchanged"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "clusterinventory/cluster unchanged");
     assert!(
         !run.stderr.contains("PATCH /apis/lok8s.dev"),
         "no second apply: {}",
@@ -329,7 +308,7 @@ fn replays_killed_at_random_points_converge() {
             .args(args)
             .env_clear()
             .env("SOURCE_DATE_EPOCH", epoch.to_string())
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .env("CLINV_SNAPSHOTS", &store)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -392,11 +371,7 @@ fn replays_killed_at_random_points_converge() {
         .run(&p.admin, &["replay", "--domain", "prod.acme.example"])
         .run()
         .success();
-    assert!(
-        again.stderr.contains("nothing to replay"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "nothing to replay");
     let snaps = fx.snapshots();
     assert!(
         snaps.iter().all(|s| s["state"] != "pending"),
@@ -451,11 +426,7 @@ fn queue_lab_and_prod(fx: &Fx, dead: &Path) {
             .env("SOURCE_DATE_EPOCH", epoch)
             .run()
             .success();
-        assert!(
-            run.stderr.contains("recorded as pending snapshot"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, "recorded as pending snapshot");
     }
 }
 
@@ -469,11 +440,9 @@ fn replay_all_never_writes_one_domain_over_another() {
     // One explicit kubeconfig (or context) for several domains: refused, nothing sent.
     let run = fx.run(&p.admin, &["replay", "--all"]).run();
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("--kubeconfig/--context name one cluster, but --all replays 2 domains"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "--kubeconfig/--context name one cluster, but --all replays 2 domains",
     );
     let run = routed(&fx, &p.admin, &["replay", "--all", "--context", "x"]).run();
     assert_eq!(run.code, 2, "{}", run.stderr);
@@ -528,11 +497,7 @@ fn replay_all_never_writes_one_domain_over_another() {
     // Again, without --strict: a warning, exit 0, the live object untouched.
     let run = routed(&fx, Path::new("/nonexistent"), &["replay", "--all"]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("[warn] inventory: could not replay"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "[warn] inventory: could not replay");
     assert_eq!(
         p.live().unwrap()["metadata"]["resourceVersion"],
         live["metadata"]["resourceVersion"]
@@ -554,11 +519,7 @@ fn replay_all_routes_each_domain_to_its_own_kubeconfig() {
         let run = routed(&fx, &p.admin, &["publish", "--domain", domain])
             .run()
             .success();
-        assert!(
-            run.stderr.contains("recorded as pending snapshot"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, "recorded as pending snapshot");
     }
     // Now lab's reaches the plane, prod's a server that is down.
     std::fs::copy(&p.admin, own.join("lab.yaml")).unwrap();

@@ -130,11 +130,8 @@ fn a_full_store_never_keeps_half_a_journal_record() {
     let before = state(fs.path());
     let run = publish_offline(dir.path(), &store);
     assert_eq!(run.code, 11, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("No space left on device") && run.stderr.contains("segments"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "No space left on device");
+    assert_has(&run.stderr, "segments");
     assert_eq!(state(fs.path()), before, "journal changed");
     assert!(std::fs::read(&journal).unwrap().ends_with(b"\n"));
     verify(dir.path(), &store).success();

@@ -230,11 +230,7 @@ fn a_64_character_domain_breaks_the_label_limit() {
     ])
     .run();
     assert_clean_failure(&run, "metadata.labels[lok8s.dev/domain]: Invalid value");
-    assert!(
-        run.stderr.contains("must be no more than 63 characters"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "must be no more than 63 characters");
 }
 
 fn a_domain_longer_than_a_file_name_is_a_clear_error() {

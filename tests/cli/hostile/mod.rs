@@ -139,11 +139,8 @@ pub fn assert_bounded(run: &Run) {
         run.code,
         run.stderr
     );
-    assert!(
-        !run.stderr.contains("panicked") && !run.stderr.contains("memory allocation"),
-        "{}",
-        run.stderr
-    );
+    assert_lacks(&run.stderr, "panicked");
+    assert_lacks(&run.stderr, "memory allocation");
 }
 
 /// A clear failure: exit `code`, nothing on stdout, an `[error] ` line on stderr (every
@@ -307,11 +304,7 @@ pub fn publish_offline(root: &Path, store: &Path) -> Run {
 pub fn queue(root: &Path, store: &Path) -> Run {
     let run = publish_offline(root, store);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("recorded as pending snapshot"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "recorded as pending snapshot");
     run
 }
 

@@ -208,11 +208,7 @@ fn commit_path_traversal_is_a_usage_error() {
     ] {
         let run = commit(dir.path(), repo.path(), store.path(), &["--path", path]);
         assert_failure(&run, 2, why);
-        assert!(
-            run.stderr.contains(&format!("--path '{path}'")),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, &format!("--path '{path}'"));
     }
     assert_unchanged(&before, repo.path());
 }

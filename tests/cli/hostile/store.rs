@@ -318,11 +318,7 @@ fn a_journal_that_is_a_fifo_does_not_block() {
     assert_clean_failure(&run, ".log: not a regular file");
     let run = publish_offline(dir.path(), store.path());
     assert_eq!(run.code, 11, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(".log: not a regular file"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, ".log: not a regular file");
 }
 
 fn an_import_tar_with_traversing_names_writes_nothing_outside() {
