@@ -9,10 +9,10 @@
 //! it told the user to create: over HTTPS (nginx + git http-backend, basic auth, a private
 //! CA) and over SSH (Debian's sshd, a key).
 
+use crate::processes::{Processes, free_ports_in, poll};
 use crate::support::*;
 use crate::{Plane, plane};
 use serde_json::Value;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -75,55 +75,13 @@ fn free_ports(n: usize) -> Vec<u16> {
     free_ports_in(PORTS, n)
 }
 
-/// `n` free loopback ports of `range`, from a start that differs between processes.
-pub(crate) fn free_ports_in(range: std::ops::Range<u16>, n: usize) -> Vec<u16> {
-    let len = range.end - range.start;
-    let start = (std::process::id() % u32::from(len)) as u16;
-    let mut held = Vec::new();
-    let mut ports = Vec::new();
-    for i in 0..len {
-        let port = range.start + (start + i) % len;
-        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
-            held.push(listener);
-            ports.push(port);
-            if ports.len() == n {
-                return ports;
-            }
-        }
-    }
-    panic!("fewer than {n} free ports in {range:?}");
-}
-
-/// Whether a controller-runtime health endpoint answers `GET /readyz` with 200.
-fn ready(port: u16) -> bool {
-    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        .is_err()
-    {
-        return false;
-    }
-    let mut answer = String::new();
-    let _ = s.read_to_string(&mut answer);
-    answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200")
-}
-
-/// One controller process; its stderr (its log) goes to `log`.
-struct Running {
-    name: &'static str,
-    child: Child,
-    log: PathBuf,
-}
-
 /// source-controller and kustomize-controller running against the plane, their CRDs
 /// installed. Dropped: the Flux objects of `flux-system` are deleted while the controllers
 /// still run (their finalizers), then the controllers are killed and the plane reset; when
 /// the test failed, their logs are printed.
 pub struct Flux<'a> {
     p: &'a Plane,
-    running: Vec<Running>,
+    processes: Processes,
     started: Instant,
 }
 
@@ -151,7 +109,7 @@ impl<'a> Flux<'a> {
         let source = [storage_addr.as_str(), &storage_adv, &storage_path];
         let mut flux = Flux {
             p,
-            running: Vec::new(),
+            processes: Processes::default(),
             started,
         };
         for (name, metrics, health, extra) in [
@@ -169,8 +127,16 @@ impl<'a> Flux<'a> {
                 &health_addr,
             ];
             args.extend_from_slice(extra);
-            flux.spawn(name, &bin.join(name), &args, kubeconfig, dir);
-            flux.wait_ready(name, health);
+            let home = dir.join("controller-home");
+            std::fs::create_dir_all(&home).unwrap();
+            let mut command = Command::new(bin.join(name));
+            command
+                .args(&args)
+                .env("KUBECONFIG", kubeconfig)
+                .env("RUNTIME_NAMESPACE", NS)
+                .env("HOME", &home);
+            flux.processes.spawn(name, command, dir);
+            flux.processes.wait_ready(name, health, "/readyz");
         }
         eprintln!(
             "flux controllers ready {} ms after start",
@@ -179,57 +145,9 @@ impl<'a> Flux<'a> {
         flux
     }
 
-    fn spawn(&mut self, name: &'static str, bin: &Path, args: &[&str], kc: &str, dir: &Path) {
-        let log = dir.join(format!("{name}.log"));
-        let home = dir.join("controller-home");
-        std::fs::create_dir_all(&home).unwrap();
-        let child = Command::new(bin)
-            .args(args)
-            .env("KUBECONFIG", kc)
-            .env("RUNTIME_NAMESPACE", NS)
-            .env("HOME", &home)
-            .env_remove("HTTPS_PROXY")
-            .env_remove("https_proxy")
-            .env_remove("HTTP_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("ALL_PROXY")
-            .env_remove("all_proxy")
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(dir.join(format!("{name}.out"))).unwrap())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{} does not start: {e}", bin.display()));
-        self.running.push(Running { name, child, log });
-    }
-
-    /// Waits until the controller `name` answers on its health port; panics (printing its
-    /// log through Drop) when it exits or takes more than 60 s.
-    fn wait_ready(&mut self, name: &str, health: u16) {
-        let until = Instant::now() + Duration::from_secs(60);
-        let running = self.running.iter_mut().find(|r| r.name == name).unwrap();
-        while !ready(health) {
-            if let Ok(Some(status)) = running.child.try_wait() {
-                panic!("{name} exited: {status}");
-            }
-            assert!(Instant::now() < until, "{name} not ready after 60 s");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
     /// The controllers' logs (the last lines of each).
     pub fn logs(&self) -> String {
-        let mut all = String::new();
-        for r in &self.running {
-            let text = std::fs::read_to_string(&r.log).unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = &lines[lines.len().saturating_sub(80)..];
-            all.push_str(&format!("--- {} ({}) ---\n", r.name, r.log.display()));
-            for line in tail {
-                all.push_str(line);
-                all.push('\n');
-            }
-        }
-        all
+        self.processes.logs(80)
     }
 
     /// Seconds since the controllers were started.
@@ -251,10 +169,7 @@ impl Drop for Flux<'_> {
         ] {
             p.kubectl(&["delete", kind, "--all", "-n", NS, "--timeout=60s"]);
         }
-        for r in &mut self.running {
-            let _ = r.child.kill();
-            let _ = r.child.wait();
-        }
+        self.processes.kill();
         // Whatever a dead controller left: without its finalizer it goes.
         for kind in [
             "kustomizations.kustomize.toolkit.fluxcd.io",
@@ -312,20 +227,6 @@ fn install_crds(p: &Plane, dir: &Path) {
     }
     let ns = format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n");
     apply_stdin(p, &ns);
-}
-
-/// Calls `done` every 250 ms until it is true (true) or `limit` has passed (false).
-pub(crate) fn poll(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + limit;
-    loop {
-        if done() {
-            return true;
-        }
-        if Instant::now() >= until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
 }
 
 /// The YAML documents of a multi-document text, as JSON values (empty ones dropped).
@@ -450,17 +351,9 @@ impl Fx {
     pub(crate) fn commit(&self, args: &[&str]) -> Run {
         let root = self.root();
         let work = self.work();
-        let mut all = vec![
-            "--root",
-            root.to_str().unwrap(),
-            "commit",
-            "--domain",
-            DOMAIN,
-            "--repo",
-            work.to_str().unwrap(),
-        ];
-        all.extend_from_slice(args);
-        let mut clinv = clinv(&all)
+        let mut clinv = clinv(&["commit", "--repo", work.to_str().unwrap()])
+            .project(&root, DOMAIN)
+            .args(args)
             .env(
                 "CLINV_SNAPSHOTS",
                 self.dir.path().join("store").to_str().unwrap(),
@@ -689,11 +582,7 @@ fn reconcile_a_push_and_a_pin_bump(fx: &Fx, secret: &[(&str, &str)]) {
     let flux = Flux::start(&p, &fx.dir.path().join("flux"));
 
     let run = fx.commit(&["--push"]);
-    assert!(
-        run.stderr.contains("pushed main to origin"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "pushed main to origin");
     let printed = apply_printed_flux(&p, fx, secret);
     let revision = format!("main@sha1:{}", fx.tip());
     let k = printed.kustomization.as_str();
@@ -719,11 +608,7 @@ fn reconcile_a_push_and_a_pin_bump(fx: &Fx, secret: &[(&str, &str)]) {
 
     set_chart_version(&fx.root(), "cilium", "1.19.3");
     let run = fx.commit(&["--push"]);
-    assert!(
-        run.stderr.contains("cilium 1.19.2 → 1.19.3"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "cilium 1.19.2 → 1.19.3");
     let bumped = format!("main@sha1:{}", fx.tip());
     assert_ne!(bumped, revision);
     request_reconcile(&p, "gitrepository", &printed.source);
@@ -814,12 +699,9 @@ fn flux_controllers_apply_the_folder_through_a_bootstrap_kustomization() {
     fx.commit(&["--push"]);
     let printed = fx.commit(&["--print-flux"]);
     assert_eq!(printed.stdout, "", "no second Kustomization");
-    assert!(
-        printed
-            .stderr
-            .contains("already applied by the Flux Kustomization flux-system/flux-system"),
-        "{}",
-        printed.stderr
+    assert_has(
+        &printed.stderr,
+        "already applied by the Flux Kustomization flux-system/flux-system",
     );
     let secret = ["username", "password", "ca.crt"].map(|k| match k {
         "username" => format!("--from-literal=username={USER}"),
@@ -967,7 +849,7 @@ impl OciPush {
         args.extend_from_slice(extra);
         let store = self.dir.path().join("store");
         clinv(&args)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .store(&store)
             .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
             .run()
             .success()

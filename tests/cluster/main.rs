@@ -48,6 +48,8 @@ mod gitops;
 mod incluster;
 mod model;
 mod outputs;
+#[cfg(feature = "gitops")]
+mod processes;
 mod proxy;
 mod publish;
 mod replay;
