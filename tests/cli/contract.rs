@@ -277,15 +277,12 @@ fn tables_fit_their_cells_and_wording_is_consistent() {
 fn every_data_command_takes_its_formats() {
     let root = example();
     let addons = |extra: &[&str]| {
-        let mut args = vec![
-            "addons",
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            "lab.acme.example",
-        ];
-        args.extend_from_slice(extra);
-        clinv(&args).run().success().stdout
+        clinv(&["addons"])
+            .project(&root, "lab.acme.example")
+            .args(extra)
+            .run()
+            .success()
+            .stdout
     };
     assert_eq!(
         addons(&["-o", "name"]),

@@ -89,12 +89,7 @@ fn queries_answer_fleet_questions() {
     // Differs from the majority: cilium is 1.19.2 everywhere, cert-manager has none.
     let differs = fleet(&["--differs", "-o", "json"]).success();
     let v: serde_json::Value = serde_json::from_str(&differs.stdout).unwrap();
-    let names: Vec<&str> = v["addons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = fields(&v["addons"], "name");
     assert!(
         !names.contains(&"cilium") && names.contains(&"cert-manager"),
         "{names:?}"

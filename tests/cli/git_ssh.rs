@@ -34,12 +34,7 @@ pub fn present() -> Result<(), String> {
 }
 
 fn ssh_keygen(args: &[&str]) {
-    let out = Command::new("ssh-keygen").args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "ssh-keygen {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeeded(Command::new("ssh-keygen").args(args));
 }
 
 fn user() -> String {
@@ -195,15 +190,10 @@ impl Agent {
             .unwrap_or_else(|| panic!("ssh-agent: {text}"))
             .to_string();
         let agent = Agent { pid, socket };
-        let add = Command::new("ssh-add")
-            .arg(key)
-            .env("SSH_AUTH_SOCK", &agent.socket)
-            .output()
-            .unwrap();
-        assert!(
-            add.status.success(),
-            "ssh-add: {}",
-            String::from_utf8_lossy(&add.stderr)
+        crate::support::succeeded(
+            Command::new("ssh-add")
+                .arg(key)
+                .env("SSH_AUTH_SOCK", &agent.socket),
         );
         agent
     }

@@ -879,13 +879,11 @@ fn interface_errors() {
     fx.queue_at("1700009999");
     let run = fx.commit(&fx.work(), &[]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("holds kustomization.yml besides clinv's kustomization.yaml")
-            && run.stderr.contains("two kustomization files"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "holds kustomization.yml besides clinv's kustomization.yaml",
     );
+    assert_has(&run.stderr, "two kustomization files");
 }
 
 fn yaml_docs(text: &str) -> Vec<serde_json::Value> {
@@ -946,24 +944,21 @@ fn print_flux_respects_a_flux_bootstrap_tree() {
     bootstrap(&fx.work(), "prod.acme.example");
     let run = fx.commit(&fx.work(), &["--print-flux"]).success();
     assert_eq!(run.stdout, "", "no second Kustomization");
-    assert!(
-        run.stderr
-            .contains("already applied by the Flux Kustomization flux-system/flux-system")
-            && run
-                .stderr
-                .contains("clusters/prod.acme.example/flux-system/gotk-sync.yaml"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "already applied by the Flux Kustomization flux-system/flux-system",
+    );
+    assert_has(
+        &run.stderr,
+        "clusters/prod.acme.example/flux-system/gotk-sync.yaml",
     );
     // Operator review, finding 8: the Kustomization printed before bootstrapping prunes
     // (the CRD, so every ClusterInventory) when deleted as it is: the safe order is given.
-    assert!(
-        run.stderr.contains(
-            "`flux suspend kustomization clusterinventory-prod.acme.example` (or set its `prune: false`"
-        ) && run.stderr.contains("then delete it"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "`flux suspend kustomization clusterinventory-prod.acme.example` (or set its `prune: false`",
     );
+    assert_has(&run.stderr, "then delete it");
     // A kustomization.yaml at the bootstrap path that does not list the folder: flux-system
     // does not apply it, so the Kustomization is printed, over the bootstrap's source.
     write(
@@ -1319,16 +1314,13 @@ fn a_ref_lock_left_by_a_killed_process_is_named() {
     std::fs::write(&lock, "").unwrap();
     let run = fx.commit(&fx.work(), &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("refs/heads/main is locked")
-            && run.stderr.contains("main.lock")
-            && run
-                .stderr
-                .contains("remove the lock file if no git process is running")
-            && !run.stderr.contains("run the command again"),
-        "{}",
-        run.stderr
+    assert_has(&run.stderr, "refs/heads/main is locked");
+    assert_has(&run.stderr, "main.lock");
+    assert_has(
+        &run.stderr,
+        "remove the lock file if no git process is running",
     );
+    assert_lacks(&run.stderr, "run the command again");
     assert!(log(&fx.work()).is_empty(), "nothing committed");
     std::fs::remove_file(&lock).unwrap();
     fx.commit(&fx.work(), &[]).success();
@@ -1339,12 +1331,8 @@ fn a_ref_lock_left_by_a_killed_process_is_named() {
     std::fs::write(&tracking, "").unwrap();
     let run = fx.commit(&fx.work(), &["--push"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("origin/main.lock")
-            && run.stderr.contains("one was killed while writing"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "origin/main.lock");
+    assert_has(&run.stderr, "one was killed while writing");
 }
 
 fn pushers_to_a_local_remote_take_its_lock() {
@@ -1605,12 +1593,7 @@ fn printed_manifests_use_the_folder_the_branch_holds() {
     assert_eq!(v["spec"]["source"]["path"], "tenants/acme/prod");
     let run = fx.commit(&work, &["--print-argo", "--all"]).success();
     let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
-    let paths: Vec<&str> = v["spec"]["generators"][0]["list"]["elements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["path"].as_str().unwrap())
-        .collect();
+    let paths: Vec<&str> = fields(&v["spec"]["generators"][0]["list"]["elements"], "path");
     assert_eq!(
         paths,
         ["clusters/lab.acme.example/inventory", "tenants/acme/prod"]
@@ -1745,12 +1728,8 @@ fn fleet_reads_every_domain_folder_of_a_gitops_repository() {
         run.stdout,
         "ADDON   lab.acme.example  prod.acme.example\ncilium  1.19.2            1.20.1\n"
     );
-    assert!(
-        run.stderr.contains("Not_A_Domain: not in the matrix: ")
-            && run.stderr.contains("expected a ClusterInventory"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "Not_A_Domain: not in the matrix: ");
+    assert_has(&run.stderr, "expected a ClusterInventory");
     // An older revision of the branch: before prod's bump.
     let old = fx
         .clinv(&[

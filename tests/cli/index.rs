@@ -168,14 +168,8 @@ fn directories_symlinks_hidden_entries_and_app_version() {
 }
 "#
     );
-    assert!(
-        run.stderr.contains("[warn] index: ")
-            && run
-                .stderr
-                .contains("outside resolves outside the project root"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "[warn] index: ");
+    assert_has(&run.stderr, "outside resolves outside the project root");
     assert!(!run.stdout.contains("6.6.6"));
     let strict = clinv(&["index", "--strict", "--root", root.to_str().unwrap()]).run();
     assert_eq!(strict.code, 1);

@@ -145,21 +145,15 @@ fn default_domain_is_lok8s_dev() {
 
 fn colour_only_when_asked_or_on_a_terminal() {
     let root = example();
-    let args = [
-        "addons",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "nope",
-    ];
-    assert!(!clinv(&args).run().stderr.contains('\x1b'));
-    let always = clinv(&[&args[..], &["--color", "always"]].concat()).run();
+    let addons = |extra: &[&str]| clinv(&["addons"]).project(&root, "nope").args(extra).run();
+    assert!(!addons(&[]).stderr.contains('\x1b'));
+    let always = addons(&["--color", "always"]);
     assert!(
         always.stderr.starts_with("\x1b[0;33m[warn]\x1b[0m "),
         "{:?}",
         always.stderr
     );
-    let never = clinv(&[&args[..], &["--color", "never"]].concat()).run();
+    let never = addons(&["--color", "never"]);
     assert!(never.stderr.starts_with("[warn] "));
 }
 

@@ -10,7 +10,7 @@
 //! There is no reading command in clinv yet (no `pull`), so the reverse direction is what
 //! a push meets in a shared repository: a tag another client moved is written again.
 
-use crate::oci::{PASSWORD, Registry, USER};
+use crate::registry::{PASSWORD, Registry, USER};
 use crate::support::*;
 use std::collections::BTreeMap;
 use std::io::Read;

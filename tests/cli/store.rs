@@ -145,12 +145,7 @@ fn identical_inventories_fold_into_one_snapshot_with_their_events() {
     let first = list[0]["id"].as_str().unwrap().to_string();
     assert_eq!(list[0]["renderedAt"], "2023-11-14T22:13:20Z");
     assert_eq!(list[0]["state"], "pending");
-    let events: Vec<&str> = list[0]["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["renderedAt"].as_str().unwrap())
-        .collect();
+    let events: Vec<&str> = fields(&list[0]["events"], "renderedAt");
     assert_eq!(events, ["2023-11-14T22:15:00Z", "2023-11-14T22:16:40Z"]);
     assert_eq!(
         fx.objects("prod.acme.example").len(),
@@ -158,14 +153,13 @@ fn identical_inventories_fold_into_one_snapshot_with_their_events() {
         "one CR object (renderedAt aside) and one CRD"
     );
     let show = fx.clinv(&["snapshots", "show", &first]).run().success();
-    assert!(
-        show.stdout
-            .contains("published again (renderedAt 2023-11-14T22:15:00Z")
-            && show
-                .stdout
-                .contains("published again (renderedAt 2023-11-14T22:16:40Z"),
-        "{}",
-        show.stdout
+    assert_has(
+        &show.stdout,
+        "published again (renderedAt 2023-11-14T22:15:00Z",
+    );
+    assert_has(
+        &show.stdout,
+        "published again (renderedAt 2023-11-14T22:16:40Z",
     );
     // A real change is a new step, and latest~1 is the previous distinct inventory.
     set_chart_version(fx.root(), "cilium", "1.20.1");

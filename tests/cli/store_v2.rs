@@ -780,15 +780,10 @@ fn a_pax_size_header_does_not_bypass_the_import_bounds() {
     file.set_len(end).unwrap();
     drop(file);
     let before = tree(store.path());
-    let run = bounded(&[
-        "snapshots",
-        "import",
-        path.to_str().unwrap(),
-        "--root",
-        dir.path().to_str().unwrap(),
-    ])
-    .store(store.path())
-    .run();
+    let run = bounded(&["snapshots", "import", path.to_str().unwrap()])
+        .root(dir.path())
+        .store(store.path())
+        .run();
     // Refused by import's own bound, not by running out of memory (once:
     // "out of memory" under the 128 MiB limit, about 1 GiB without it).
     assert_clean_failure(&run, "pax.tar");

@@ -15,17 +15,11 @@ fn dump_fixture() -> PathBuf {
 fn rendered(index: &str, extra: &[&str]) -> Run {
     let store = tempfile::tempdir().unwrap();
     let root = example();
-    let mut args = vec![
-        "updates",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--index",
-        index,
-    ];
-    args.extend_from_slice(extra);
-    clinv(&args).store(store.path()).run()
+    clinv(&["updates", "--index", index])
+        .project(&root, "prod.acme.example")
+        .args(extra)
+        .store(store.path())
+        .run()
 }
 
 fn from_dump(index: &str, extra: &[&str]) -> Clinv {
@@ -89,12 +83,7 @@ fn rendered_inventory_table_and_json_match_their_golden_files() {
     assert_eq!(v["inventory"], "rendered");
     // Leading v on one side only and a pair that is not SemVer (unordered); equal, older,
     // pre-release-of-current and (without --pre) a pre-release above a release are absent.
-    let names: Vec<&str> = v["updates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| u["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = fields(&v["updates"], "name");
     assert_eq!(names, ["cilium", "metrics-server"]);
     assert_eq!(v["updates"][1]["unordered"], true);
     assert!(v["updates"][0].get("unordered").is_none());
@@ -250,14 +239,14 @@ fn a_url_index_is_fetched_over_https_cached_and_used_offline() {
         .run()
         .success();
     assert_eq!(run.stdout, expected);
-    assert!(
-        run.stderr.contains(&format!(
+    assert_has(
+        &run.stderr,
+        &format!(
             "[warn] index: addon index https://127.0.0.1:{}/addons-index.json?…: ",
             server.port
-        )) && run.stderr.contains("— using the cached copy"),
-        "{}",
-        run.stderr
+        ),
     );
+    assert_has(&run.stderr, "— using the cached copy");
     // Without a cache, the same failure is an error.
     let empty = tempfile::tempdir().unwrap();
     let run = from_dump(&url, &["--index-ca", &ca])

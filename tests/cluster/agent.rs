@@ -120,15 +120,7 @@ pub(crate) fn ensure_helm_releases(p: &Plane) {
 }
 
 fn managed(p: &Plane) -> Vec<Value> {
-    let (_, out, _) = p.kubectl(&[
-        "get",
-        "clusterinventory",
-        "cluster",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = p.live_managed();
     v["metadata"]["managedFields"].as_array().unwrap().clone()
 }
 
@@ -519,35 +511,22 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
     ] {
         edited["metadata"].as_object_mut().unwrap().remove(key);
     }
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            "--field-manager=lok8s",
-            "--force-conflicts",
-            "-f",
-            "-",
-        ],
-        Some(&edited.to_string()),
-    );
-    assert_eq!(code, 0, "{err}");
+    p.apply("lok8s", &["--force-conflicts"], &edited.to_string());
     let index = index_fixture();
-    let args = [
-        "updates",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-        "--index",
-        index.to_str().unwrap(),
-        "-o",
-        "json",
-        "-v",
-    ];
-    let run = in_store(clinv(&args)).run().success();
+    // `updates -o json -v` against the cluster `kubeconfig` names.
+    let updates = |kubeconfig: &std::path::Path| {
+        clinv(&[
+            "updates",
+            "--index",
+            index.to_str().unwrap(),
+            "-o",
+            "json",
+            "-v",
+        ])
+        .project(&root, "prod.acme.example")
+        .kubeconfig(kubeconfig)
+    };
+    let run = in_store(updates(&p.admin)).run().success();
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "live");
     assert_eq!(
@@ -561,13 +540,7 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
     // Not readable (no RBAC counts too): the snapshot applied last — the publish above
     // recorded one (cilium 1.19.2, applied) — and without a store, the render; either
     // way the result says the live cluster was not read, and exit 16 (issue #24).
-    let nobody = [
-        &args[..5],
-        &["--kubeconfig", p.nobody.to_str().unwrap()],
-        &args[7..],
-    ]
-    .concat();
-    let run = in_store(clinv(&nobody)).run();
+    let run = in_store(updates(&p.nobody)).run();
     assert_eq!(run.code, 16, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "snapshot");
@@ -581,7 +554,7 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
     assert_eq!(v["updates"][0]["current"], "1.19.2");
     assert!(run.stderr.contains("(applied, recorded "), "{}", run.stderr);
     let empty = tempfile::tempdir().unwrap();
-    let run = clinv(&nobody).store(empty.path()).run();
+    let run = updates(&p.nobody).store(empty.path()).run();
     assert_eq!(run.code, 16, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "rendered");

@@ -16,12 +16,10 @@
 //! path; here its keys are copied there as files (what Argo CD's dev-mounter does outside
 //! a cluster).
 
-use crate::flux_controllers::{
-    DOMAIN, Fx, MANAGER, OCI_REPOSITORY, OciPush, PASSWORD, USER, documents,
-};
+use crate::flux_controllers::{DOMAIN, Fx, MANAGER, OCI_REPOSITORY, OciPush, PASSWORD, USER};
 use crate::processes::{Processes, free_ports_in, poll};
 use crate::support::Run;
-use crate::{Plane, plane};
+use crate::{Plane, documents, plane};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -98,8 +96,8 @@ pub fn argocd() -> Result<PathBuf, String> {
 /// (docker-registry) the tests push to.
 pub fn present() -> Result<(), String> {
     argocd()?;
-    crate::git_https::present()?;
-    crate::oci::present()?;
+    crate::git_server::present()?;
+    crate::registry::present()?;
     if !crate::harness::runs(REDIS, "--version") {
         return Err(format!(
             "no {REDIS}: apt-get install redis-server (.ci/run does)"
@@ -359,16 +357,11 @@ fn as_user(p: &Plane, command: &str) {
         bin.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new("sh")
-        .args(["-c", command])
-        .env("KUBECONFIG", &p.admin)
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the advised command failed: {command}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    crate::support::succeeded(
+        Command::new("sh")
+            .args(["-c", command])
+            .env("KUBECONFIG", &p.admin)
+            .env("PATH", path),
     );
 }
 
@@ -432,30 +425,11 @@ fn request_refresh(p: &Plane, name: &str) {
 /// the tip, or pushed) and what clinv renders from the project at `root` (apart from
 /// `renderedAt`).
 fn assert_applied_by_argo(p: &Plane, printed: &Printed, delivered: &Value, root: &Path) -> Value {
-    let get = [
-        "get",
-        "clusterinventory",
-        "cluster",
-        "--show-managed-fields",
-        "-o",
-        "json",
-    ];
-    let (code, out, err) = p.kubectl(&get);
-    assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
-    let live: Value = serde_json::from_str(&out).unwrap();
+    let live = p.live_managed();
     let tracking = &live["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"];
     let want = format!("{}:lok8s.dev/ClusterInventory:/cluster", printed.name);
     assert_eq!(tracking, want.as_str(), "{:#}", live["metadata"]);
-    let managers: Vec<(&str, &str)> = live["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            let field = |k: &str| m[k].as_str().unwrap_or_default();
-            (field("manager"), field("operation"))
-        })
-        .collect();
-    assert_eq!(managers, [("argocd-controller", "Apply")]);
+    assert_eq!(crate::managers(&live), [("argocd-controller", "Apply")]);
     assert_eq!(live["spec"], delivered["spec"]);
     let mut render = crate::support::rendered(root, DOMAIN)["spec"].clone();
     let mut spec = live["spec"].clone();
@@ -520,8 +494,8 @@ fn argocd_syncs_a_pushed_oci_artifact_and_a_pin_bump() {
     assert_eq!(advised, 2, "{}", run.stderr);
     crate::support::assert_has(&run.stderr, "--from-literal=type=oci");
     let values = [
-        ("username", crate::oci::USER),
-        ("password", crate::oci::PASSWORD),
+        ("username", crate::registry::USER),
+        ("password", crate::registry::PASSWORD),
     ];
     let printed = apply_printed_argo(&p, &argo, &run, &values);
     assert_eq!(
@@ -559,7 +533,7 @@ fn argocd_syncs_an_oci_artifact_from_a_plain_http_registry() {
     p.reset();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("registry")).unwrap();
-    let registry = crate::oci::Registry::start_plain(&dir.path().join("registry"));
+    let registry = crate::registry::Registry::start_plain(&dir.path().join("registry"));
     let project = crate::support::copy_tree(&crate::support::example());
     let argo = Argo::start(&p, &dir.path().join("argocd"));
     let url = registry.url(OCI_REPOSITORY);
@@ -623,8 +597,8 @@ fn argocd_takes_flux_s_layer_type_only_when_the_operator_allows_it() {
     let run = oci.push(&["--print-argo"]);
     crate::support::assert_has(&run.stderr, "refuses Flux's layer type");
     let values = [
-        ("username", crate::oci::USER),
-        ("password", crate::oci::PASSWORD),
+        ("username", crate::registry::USER),
+        ("password", crate::registry::PASSWORD),
     ];
     {
         let argo = Argo::start(&p, &oci.dir.path().join("argocd-default"));

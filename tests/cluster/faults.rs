@@ -517,19 +517,7 @@ fn a_field_owned_by_another_manager_is_a_conflict_until_forced() {
         "metadata": {"name": "cluster"},
         "spec": {"lok8sVersion": "9.9.9"}
     });
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            "--field-manager=other",
-            "--force-conflicts",
-            "-f",
-            "-",
-        ],
-        Some(&theirs.to_string()),
-    );
-    assert_eq!(code, 0, "{err}");
+    p.apply("other", &["--force-conflicts"], &theirs.to_string());
     let fresh = Fx::new();
     let run = publish(&fresh, &p.admin, budget, false);
     fail_soft(
@@ -611,16 +599,7 @@ fn kubeconfig_with_client_cert(
     end: &str,
 ) -> tempfile::NamedTempFile {
     let openssl = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(Command::new("openssl").args(args).current_dir(dir));
     };
     openssl(&[
         "genpkey",
@@ -681,31 +660,26 @@ fn kubeconfig_with_client_cert(
 
 /// A self-signed CA in `dir`: (certificate, key).
 fn other_ca(dir: &Path) -> (PathBuf, PathBuf) {
-    let out = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=some-other-ca",
-            "-keyout",
-            "other-ca.key",
-            "-out",
-            "other-ca.crt",
-        ])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        Command::new("openssl")
+            .args([
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=some-other-ca",
+                "-keyout",
+                "other-ca.key",
+                "-out",
+                "other-ca.crt",
+            ])
+            .current_dir(dir),
     );
     (dir.join("other-ca.crt"), dir.join("other-ca.key"))
 }
@@ -865,13 +839,11 @@ fn a_replay_whose_answer_is_cut_stays_queued_and_the_next_converges() {
         let name = "replay: CR apply's response cut after 64 bytes";
         observed(name, &run);
         assert_eq!(run.code, if strict_run { 5 } else { 0 }, "{}", run.stderr);
-        assert!(
-            run.stderr.contains(
-                "could not replay the ClusterInventory for prod.acme.example: cluster unreachable"
-            ) && run.stderr.contains("1 snapshot(s) stay pending"),
-            "{}",
-            run.stderr
+        assert_has(
+            &run.stderr,
+            "could not replay the ClusterInventory for prod.acme.example: cluster unreachable",
         );
+        assert_has(&run.stderr, "1 snapshot(s) stay pending");
         assert!(run.elapsed < Duration::from_secs(5) + MARGIN);
         assert_eq!(states(&fx), [(id.clone(), "pending".to_string())]);
     }

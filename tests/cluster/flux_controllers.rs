@@ -11,7 +11,7 @@
 
 use crate::processes::{Processes, free_ports_in, poll};
 use crate::support::*;
-use crate::{Plane, plane};
+use crate::{Plane, documents, plane};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -55,8 +55,8 @@ pub(crate) fn apply_stdin(p: &Plane, text: &str) {
 /// with the OpenSSH client tools.
 pub fn present() -> Result<(), String> {
     controllers()?;
-    crate::git_https::present()?;
-    crate::oci::present()?;
+    crate::git_server::present()?;
+    crate::registry::present()?;
     if !Path::new(SSHD).is_file() {
         return Err(format!(
             "{SSHD} not found (apt-get install openssh-server; .ci/run does)"
@@ -197,24 +197,7 @@ fn install_crds(p: &Plane, dir: &Path) {
     files.sort();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
-        for doc in documents(&text) {
-            assert_eq!(
-                doc["kind"],
-                "CustomResourceDefinition",
-                "{}",
-                file.display()
-            );
-            names.push(format!("crd/{}", doc["metadata"]["name"].as_str().unwrap()));
-        }
-        let (code, _, err) = p.kubectl(&[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            &format!("--field-manager={MANAGER}"),
-            "-f",
-            file.to_str().unwrap(),
-        ]);
-        assert_eq!(code, 0, "{}: {err}", file.display());
+        names.extend(p.apply_crds(file, &text, MANAGER));
     }
     for want in [
         "crd/gitrepositories.source.toolkit.fluxcd.io",
@@ -227,15 +210,6 @@ fn install_crds(p: &Plane, dir: &Path) {
     }
     let ns = format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n");
     apply_stdin(p, &ns);
-}
-
-/// The YAML documents of a multi-document text, as JSON values (empty ones dropped).
-pub(crate) fn documents(text: &str) -> Vec<Value> {
-    serde_saphyr::from_multiple::<Value>(text)
-        .unwrap()
-        .into_iter()
-        .filter(|doc| !doc.is_null())
-        .collect()
 }
 
 /// A project copy, a bare repository `inv.git` behind a real git server, and a clone of
@@ -252,11 +226,11 @@ pub(crate) struct Fx {
 }
 
 impl Fx {
-    /// Over HTTPS with basic auth ([`GitServer`](crate::git_https::GitServer)): the password
+    /// Over HTTPS with basic auth ([`GitServer`](crate::git_server::GitServer)): the password
     /// from git's store helper, the server's private CA from `http.sslCAInfo`.
     pub(crate) fn https() -> Fx {
         let dir = tempfile::tempdir().unwrap();
-        let server = crate::git_https::GitServer::start(&dir.path().join("srv"), USER, PASSWORD);
+        let server = crate::git_server::GitServer::start(&dir.path().join("srv"), USER, PASSWORD);
         let bare = server.dir.join("repos/inv.git");
         let credentials = dir.path().join("credentials");
         let port = server.port;
@@ -527,32 +501,11 @@ fn request_reconcile(p: &Plane, kind: &str, name: &str) {
 /// The live `ClusterInventory/cluster`, which must be applied by kustomize-controller
 /// alone for the Kustomization `kustomization` of flux-system.
 fn live_applied(p: &Plane, kustomization: &str) -> Value {
-    let get = [
-        "get",
-        "clusterinventory",
-        "cluster",
-        "--show-managed-fields",
-        "-o",
-        "json",
-    ];
-    let (code, out, err) = p.kubectl(&get);
-    assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
-    let live: Value = serde_json::from_str(&out).unwrap();
+    let live = p.live_managed();
     let labels = &live["metadata"]["labels"];
     assert_eq!(labels["kustomize.toolkit.fluxcd.io/name"], kustomization);
     assert_eq!(labels["kustomize.toolkit.fluxcd.io/namespace"], NS);
-    let managers: Vec<(&str, &str)> = live["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["manager"].as_str().unwrap_or_default(),
-                m["operation"].as_str().unwrap_or_default(),
-            )
-        })
-        .collect();
-    assert_eq!(managers, [("kustomize-controller", "Apply")]);
+    assert_eq!(crate::managers(&live), [("kustomize-controller", "Apply")]);
     live
 }
 
@@ -818,7 +771,7 @@ fn flux_controllers_under_a_multi_tenancy_lockdown_reconcile_with_what_clinv_say
 /// `clinv push` to `oci://…/inventories/prod` with the registry's CA and credentials.
 pub(crate) struct OciPush {
     pub(crate) dir: tempfile::TempDir,
-    pub(crate) registry: crate::oci::Registry,
+    pub(crate) registry: crate::registry::Registry,
     pub(crate) project: tempfile::TempDir,
     pub(crate) url: String,
 }
@@ -830,7 +783,7 @@ impl OciPush {
     pub(crate) fn start() -> OciPush {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("registry")).unwrap();
-        let registry = crate::oci::Registry::start(&dir.path().join("registry"));
+        let registry = crate::registry::Registry::start(&dir.path().join("registry"));
         let url = registry.url(OCI_REPOSITORY);
         OciPush {
             dir,
@@ -841,7 +794,7 @@ impl OciPush {
     }
 
     pub(crate) fn push(&self, extra: &[&str]) -> Run {
-        use crate::oci::{PASSWORD, USER};
+        use crate::registry::{PASSWORD, USER};
         let root = self.project.path().to_str().unwrap();
         let ca = self.registry.ca();
         let mut args = vec!["push", &self.url, "--root", root, "--domain", DOMAIN];
@@ -899,7 +852,7 @@ impl<'a> OciSite<'a> {
     /// placeholders filled in, in a scratch folder; applies what it printed; the
     /// OCIRepository's name.
     fn apply_printed(&self, p: &Plane, extra: &[&str], want: usize) -> (String, Value) {
-        use crate::oci::{PASSWORD, USER};
+        use crate::registry::{PASSWORD, USER};
         let mut args = vec!["--print-flux"];
         args.extend_from_slice(extra);
         let printed = self.push(&args);
@@ -923,15 +876,10 @@ impl<'a> OciSite<'a> {
                 .replace("<user>", USER)
                 .replace("<password>", PASSWORD)
                 .replace("kubectl ", &kubectl);
-            let out = Command::new("sh")
-                .args(["-c", &filled])
-                .current_dir(self.dir.path())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{command}: {}",
-                String::from_utf8_lossy(&out.stderr)
+            succeeded(
+                Command::new("sh")
+                    .args(["-c", &filled])
+                    .current_dir(self.dir.path()),
             );
         }
         apply_stdin(p, &printed.stdout);
@@ -1004,7 +952,7 @@ fn flux_controllers_verify_a_signed_oci_artifact() {
     let p = plane();
     p.reset();
     let site = OciSite::start(&p);
-    let (key, _) = crate::oci::key_pair(site.dir.path(), "cosign");
+    let (key, _) = crate::registry::key_pair(site.dir.path(), "cosign");
     let key = key.to_str().unwrap();
     let digest = site.pushed(&["--sign", key]);
     let (name, source) = site.apply_printed(&p, &["--sign", key], 3);

@@ -168,16 +168,7 @@ fn agent_in_a_pod_writes_status_with_the_documented_rbac_and_403_without_it() {
         live["status"]["availableUpdates"].as_array().map(Vec::len),
         Some(2)
     );
-    let (code, out, err) = p.kubectl(&[
-        "get",
-        "clusterinventory",
-        "cluster",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let with_managers: Value = serde_json::from_str(&out).unwrap();
+    let with_managers = p.live_managed();
     let managers: Vec<&str> = with_managers["metadata"]["managedFields"]
         .as_array()
         .unwrap()

@@ -39,21 +39,8 @@ fn publish_creates_the_objects_kubectl_shows_them_and_the_live_object_matches_th
     assert_eq!(live["metadata"]["labels"], want["metadata"]["labels"]);
     assert_eq!(live["apiVersion"], want["apiVersion"]);
     // Field manager lok8s owns spec; nothing else was written.
-    let (_, out, _) = p.kubectl(&[
-        "get",
-        "clusterinventory",
-        "cluster",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]);
-    let with_fields: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let managers: Vec<&str> = with_fields["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["manager"].as_str().unwrap())
-        .collect();
+    let with_fields = p.live_managed();
+    let managers: Vec<&str> = fields(&with_fields["metadata"]["managedFields"], "manager");
     assert_eq!(managers, ["lok8s"]);
     assert!(live.get("status").is_none());
     let text = live.to_string();
@@ -162,18 +149,7 @@ fn a_conflicting_crd_warns_and_force_conflicts_takes_it_over() {
     other["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] =
         "owned by someone else".into();
     other["spec"]["names"]["shortNames"] = serde_json::json!(["clinv", "inv"]);
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            "--field-manager=other-tool",
-            "-f",
-            "-",
-        ],
-        Some(&other.to_string()),
-    );
-    assert_eq!(code, 0, "{err}");
+    p.apply("other-tool", &[], &other.to_string());
     let run = publish(&p, &example(), "prod.acme.example", &[]).success();
     assert!(run.stderr.starts_with("[warn] inventory: could not publish the ClusterInventory for prod.acme.example: the ClusterInventory CRD conflicts"), "{}", run.stderr);
     assert!(
@@ -209,44 +185,25 @@ fn a_refused_connection_warns_and_exits_zero_at_once() {
     drop(free);
     let kc = kubeconfig_for(&p, &format!("https://127.0.0.1:{port}"));
     let root = example();
-    let args = [
-        "publish",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        kc.path().to_str().unwrap(),
-    ];
-    let run = clinv(&args).run().success();
+    let publish = |extra: &[&str]| {
+        clinv(&["publish"])
+            .project(&root, "prod.acme.example")
+            .kubeconfig(kc.path())
+            .args(extra)
+            .run()
+    };
+    let run = publish(&[]).success();
     assert!(run.stderr.contains("cluster unreachable"), "{}", run.stderr);
     assert!(run.elapsed < Duration::from_secs(1), "{:?}", run.elapsed);
-    assert_eq!(clinv(&[&args[..], &["--strict"]].concat()).run().code, 5);
+    assert_eq!(publish(&["--strict"]).code, 5);
     // Black holes, resets, stalls: tests/cluster/faults.rs.
 }
 
 fn a_stopped_api_server_is_unreachable_and_a_later_publish_converges() {
     let p = plane();
-    let script = repo().join("scripts/control-plane");
-    let stop = std::process::Command::new(&script)
-        .arg("stop-apiserver")
-        .output()
-        .unwrap();
-    assert!(
-        stop.status.success(),
-        "{}",
-        String::from_utf8_lossy(&stop.stderr)
-    );
+    crate::replay::control_plane("stop-apiserver");
     let run = publish(&p, &example(), "edge.acme.example", &[]);
-    let start = std::process::Command::new(&script)
-        .arg("start-apiserver")
-        .output()
-        .unwrap();
-    assert!(
-        start.status.success(),
-        "{}",
-        String::from_utf8_lossy(&start.stderr)
-    );
+    crate::replay::control_plane("start-apiserver");
     let run = run.success();
     assert!(run.stderr.contains("cluster unreachable"), "{}", run.stderr);
     assert!(run.elapsed < Duration::from_secs(3));
@@ -360,14 +317,8 @@ fn drift_against_the_live_inventory() {
     std::fs::write(&spec, text).unwrap();
     let drifted = drift();
     assert_eq!(drifted.code, 1, "{}{}", drifted.stdout, drifted.stderr);
-    assert!(
-        drifted
-            .stdout
-            .contains(": drift (compared with the live inventory")
-            && drifted.stdout.contains("v1.31.10 → v1.32.3"),
-        "{}",
-        drifted.stdout
-    );
+    assert_has(&drifted.stdout, ": drift (compared with the live inventory");
+    assert_has(&drifted.stdout, "v1.31.10 → v1.32.3");
 }
 
 /// Flux applied the inventory (field manager kustomize-controller, forced, with its
@@ -398,19 +349,11 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
     let mut cr = rendered(dir.path(), "prod.acme.example");
     cr["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"] = "inventory".into();
     cr["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/namespace"] = "flux-system".into();
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--field-manager=kustomize-controller",
-            "-f",
-            "-",
-        ],
-        Some(&cr.to_string()),
+    p.apply(
+        "kustomize-controller",
+        &["--force-conflicts"],
+        &cr.to_string(),
     );
-    assert_eq!(code, 0, "{err}");
     let before = p.live().unwrap();
     set_chart_version(dir.path(), "cilium", "1.20.1");
     let publish = |extra: &[&str]| {
@@ -469,14 +412,8 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
         .store(&store)
         .run()
         .success();
-    assert!(
-        replay
-            .stderr
-            .contains("Flux Kustomization flux-system/inventory")
-            && replay.stderr.contains("taken off the queue"),
-        "{}",
-        replay.stderr
-    );
+    assert_has(&replay.stderr, "Flux Kustomization flux-system/inventory");
+    assert_has(&replay.stderr, "taken off the queue");
     let list = clinv(&["snapshots", "list", "-o", "json"])
         .root(dir.path())
         .store(&store)
@@ -496,18 +433,7 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
         "argocd.argoproj.io/tracking-id": "inv-prod:lok8s.dev/ClusterInventory:/cluster"
     });
     p.crd_only();
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            "--field-manager=argocd-controller",
-            "-f",
-            "-",
-        ],
-        Some(&argo.to_string()),
-    );
-    assert_eq!(code, 0, "{err}");
+    p.apply("argocd-controller", &[], &argo.to_string());
     let run = publish(&[]).success();
     assert_has(&run.stderr, "Argo CD Application inv-prod");
     // --force-conflicts takes it over, as for any other field manager.

@@ -73,16 +73,9 @@ pub(crate) fn states(fx: &Fx) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `scripts/control-plane cmd` (stop or start a part of the plane: fault injection).
 pub(crate) fn control_plane(cmd: &str) {
-    let out = std::process::Command::new(repo().join("scripts/control-plane"))
-        .arg(cmd)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "control-plane {cmd}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(std::process::Command::new(repo().join("scripts/control-plane")).arg(cmd));
 }
 
 pub(crate) fn live_spec(p: &Plane) -> serde_json::Value {
@@ -120,12 +113,8 @@ fn queued_while_down_then_one_replay_applies_only_the_newest() {
     control_plane("start-apiserver");
     for run in &queued {
         assert_eq!(run.code, 0, "{}", run.stderr);
-        assert!(
-            run.stderr.contains("cluster unreachable")
-                && run.stderr.contains("recorded as pending snapshot"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, "cluster unreachable");
+        assert_has(&run.stderr, "recorded as pending snapshot");
     }
     let before = states(&fx);
     assert_eq!(before.len(), 3);
@@ -259,12 +248,7 @@ fn a_replay_that_crashed_after_applying_only_marks_on_the_next_run() {
         .run()
         .success();
     let v: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &["apply", "--server-side", "--field-manager=lok8s", "-f", "-"],
-        Some(&v["inventory"].to_string()),
-    );
-    assert_eq!(code, 0, "{err}");
+    p.apply("lok8s", &[], &v["inventory"].to_string());
     let run = fx
         .run(&p.admin, &["replay", "--domain", "prod.acme.example", "-v"])
         .run()
@@ -470,14 +454,17 @@ fn replay_all_never_writes_one_domain_over_another() {
         ("pending", "domain-mismatch"),
         "queued with the reason, never superseded by another domain's inventory"
     );
-    assert!(
-        run.stderr.contains(&format!(
+    assert_has(
+        &run.stderr,
+        &format!(
             "[error] inventory: could not replay the ClusterInventory for {PROD}: the kubeconfig reaches another domain's cluster"
-        )) && run.stderr.contains(&format!(
+        ),
+    );
+    assert_has(
+        &run.stderr,
+        &format!(
             "the live ClusterInventory belongs to domain {LAB} (lok8s.dev/domain label), not {PROD}"
-        )),
-        "{}",
-        run.stderr
+        ),
     );
     let table = &run.stdout;
     assert!(table.starts_with("DOMAIN"), "{table}");
@@ -573,12 +560,8 @@ fn replay_delivers_through_the_kubeconfig_the_publish_used() {
         .run()
         .success();
     // K now names the plane's address (a server that moved): said, and delivered there.
-    assert!(
-        run.stderr.contains("was published for https://127.0.0.1:")
-            && run.stderr.contains("; delivering it to https://"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "was published for https://127.0.0.1:");
+    assert_has(&run.stderr, "; delivering it to https://");
     let live = p.live().unwrap();
     assert_eq!(live["metadata"]["labels"]["lok8s.dev/domain"], LAB);
     let lab = domain_states(&fx, LAB);
@@ -715,15 +698,13 @@ fn drift_of_every_domain() {
         "{}",
         fleet.stdout
     );
-    assert!(
-        fleet
-            .stderr
-            .contains("edge.acme.example: not in the matrix: not read (unreachable")
-            && fleet
-                .stderr
-                .contains("apps.acme.example: not in the matrix: deploy domain"),
-        "{}",
-        fleet.stderr
+    assert_has(
+        &fleet.stderr,
+        "edge.acme.example: not in the matrix: not read (unreachable",
+    );
+    assert_has(
+        &fleet.stderr,
+        "apps.acme.example: not in the matrix: deploy domain",
     );
     let json = routed(&fx, nothing, &["fleet", "--from", "live", "-o", "json"]).run();
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();

@@ -452,18 +452,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    succeeded(Command::new("git").arg("-C").arg(dir).args(args))
 }
 
 fn a(args: &[&str]) -> Vec<String> {

@@ -175,16 +175,9 @@ fn a_huge_lok8s_version_file_is_refused() {
 }
 
 fn updates(root: &Path, index: &Path) -> Run {
-    bounded(&[
-        "updates",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--index",
-        index.to_str().unwrap(),
-    ])
-    .run()
+    bounded(&["updates", "--index", index.to_str().unwrap()])
+        .project(root, "inv")
+        .run()
 }
 
 fn index_case(bytes: impl AsRef<[u8]>) -> Run {

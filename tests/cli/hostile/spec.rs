@@ -5,14 +5,7 @@ use super::*;
 
 /// Renders the `inv` domain of `root` under the bounds.
 pub fn render(root: &Path) -> Run {
-    bounded(&[
-        "render",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .run()
+    bounded(&["render"]).project(root, "inv").run()
 }
 
 fn spec_case(bytes: impl AsRef<[u8]>) -> (tempfile::TempDir, Run) {

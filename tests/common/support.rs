@@ -82,20 +82,33 @@ pub fn aimed<'a>(args: &[&'a str], kc: &'a str) -> Vec<&'a str> {
 /// `git -C dir ARGS…` without the user's or the system's configuration; its stdout.
 /// Panics with git's stderr when it fails.
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("HOME", "/nonexistent")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    let out = succeeded(
+        Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("HOME", "/nonexistent")
+            .env("GIT_CONFIG_NOSYSTEM", "1"),
+    );
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Runs `command` to its end and asserts that it exited 0 (printing the command line
+/// and its stderr when not): the helper programs a test drives (git, openssl, curl,
+/// kubectl) must work for the test to mean anything. Its stdout.
+#[track_caller]
+pub fn succeeded(command: &mut Command) -> Vec<u8> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let out = command
         .output()
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{program} does not start: {e}"));
+    let args: Vec<_> = command.get_args().collect();
     assert!(
         out.status.success(),
-        "git {args:?}: {}",
+        "{program} {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    out.stdout
 }
 
 /// GNU time (Debian's `time`; `.ci/run` installs it).
@@ -115,6 +128,15 @@ pub fn gnu_time() -> Result<(), String> {
             "GNU time ({GNU_TIME}, Debian's `time`) is not installed"
         )),
     }
+}
+
+/// The string `key` of every object of the JSON array `array` (a name per addon, a
+/// manager per managed field); panics when `array` is not an array of such objects.
+pub fn fields<'a>(array: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    let items = array
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {array}"));
+    items.iter().map(|e| e[key].as_str().unwrap()).collect()
 }
 
 /// `clinv render -o json` of `domain` in the project at `root`, parsed.
