@@ -1,15 +1,7 @@
 use crate::support::*;
 
 fn addons(root: &std::path::Path, domain: &str, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "addons",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        domain,
-    ];
-    args.extend_from_slice(extra);
-    clinv(&args).run()
+    clinv(&["addons"]).project(root, domain).args(extra).run()
 }
 
 fn the_spec_example_table() {
@@ -27,12 +19,9 @@ networking    target  -               raw    -
 "
     );
     let wide = addons(&fixture("inv"), "inv", &["-o", "wide"]).success();
-    assert!(
-        wide.stdout.contains(
-            "\nnetworking    target  -               raw    -        clusters/inv/targets/networking  per-cluster glue\n"
-        ),
-        "{}",
-        wide.stdout
+    assert_has(
+        &wide.stdout,
+        "\nnetworking    target  -               raw    -        clusters/inv/targets/networking  per-cluster glue\n",
     );
 }
 

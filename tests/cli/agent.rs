@@ -50,11 +50,7 @@ fn an_unusable_index_is_a_warning_and_with_once_strict_an_error() {
     ])
     .run();
     assert_eq!(strict.code, 1);
-    assert!(
-        strict.stderr.contains("[error] /nonexistent/index.json"),
-        "{}",
-        strict.stderr
-    );
+    assert_has(&strict.stderr, "[error] /nonexistent/index.json");
 }
 
 /// Whether no Kubernetes service account is mounted here (the runner's prerequisite
@@ -89,12 +85,7 @@ fn in_a_pod_the_service_account_is_used_unless_a_kubeconfig_is_given() {
     assert_eq!(pod(&["agent", "--once", "--strict"]).code, 4);
     // An explicit --kubeconfig wins over the pod environment.
     let run = pod(&["agent", "--once", "--kubeconfig", "/nonexistent/kc"]).success();
-    assert!(
-        run.stderr
-            .contains("kubeconfig not found (/nonexistent/kc)"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "kubeconfig not found (/nonexistent/kc)");
 }
 
 trials! {

@@ -181,7 +181,7 @@ fn domains_come_from_the_project_and_the_store() {
                 .map(String::as_str)
                 .collect::<Vec<_>>(),
         )
-        .env("CLINV_SNAPSHOTS", store)
+        .store(store)
         .cwd(fx.away.path()),
         &words,
     );

@@ -87,16 +87,11 @@ fn help_shows_what_each_command_takes() {
     assert!(at("Cluster options:") < at("Global options:"));
     assert!(at("Global options:") < at("Examples:"));
     // Before the command name too (kubectl's habit), for a command that talks to a cluster.
-    clinv(&[
-        "--kubeconfig",
-        "/nonexistent/k",
-        "--root",
-        "/nonexistent",
-        "status",
-        "-h",
-    ])
-    .run()
-    .success();
+    clinv(&["status", "-h"])
+        .root("/nonexistent")
+        .kubeconfig("/nonexistent/k")
+        .run()
+        .success();
     let diff = help(&["diff"]);
     for reference in [
         "latest, latest~N",
@@ -178,18 +173,10 @@ fn updates(extra: &[&str]) -> Run {
     let store = tempfile::tempdir().unwrap();
     let root = example();
     let index = fixture("updates/index.json");
-    let mut args = vec![
-        "updates",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--index",
-        index.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    clinv(&args)
-        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+    clinv(&["updates", "--index", index.to_str().unwrap()])
+        .project(&root, "prod.acme.example")
+        .args(extra)
+        .store(store.path())
         .run()
         .success()
 }
@@ -203,13 +190,12 @@ fn updates_offer_prereleases_only_when_asked_and_warn_on_duplicates() {
         "NAME            CURRENT  LATEST   NOTE\ncilium          1.19.2   v1.20.1\nmetrics-server  3.12.2   3.12     unordered\n"
     );
     // The index lists cilium twice: a warning naming it (the first entry counts).
-    assert!(
-        run.stderr.contains(&format!(
+    assert_has(
+        &run.stderr,
+        &format!(
             "[warn] addon index {}: 'cilium' appears more than once; the first entry is compared\n",
             index.display()
-        )),
-        "{}",
-        run.stderr
+        ),
     );
     // --pre offers it, marked.
     let run = updates(&["--pre"]);
@@ -230,15 +216,10 @@ fn updates_offer_prereleases_only_when_asked_and_warn_on_duplicates() {
 
 fn tables_fit_their_cells_and_wording_is_consistent() {
     let root = example();
-    let run = clinv(&[
-        "addons",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-    ])
-    .run()
-    .success();
+    let run = clinv(&["addons"])
+        .project(&root, "prod.acme.example")
+        .run()
+        .success();
     let lines: Vec<&str> = run.stdout.lines().collect();
     // Widths from the cells (NAME as wide as "cert-manager-webhook-hetzner", VERSION as
     // "v1.16.4"), no underline row, and the default table fits 100 columns.
@@ -296,15 +277,12 @@ fn tables_fit_their_cells_and_wording_is_consistent() {
 fn every_data_command_takes_its_formats() {
     let root = example();
     let addons = |extra: &[&str]| {
-        let mut args = vec![
-            "addons",
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            "lab.acme.example",
-        ];
-        args.extend_from_slice(extra);
-        clinv(&args).run().success().stdout
+        clinv(&["addons"])
+            .project(&root, "lab.acme.example")
+            .args(extra)
+            .run()
+            .success()
+            .stdout
     };
     assert_eq!(
         addons(&["-o", "name"]),
@@ -417,7 +395,7 @@ fn table_commands_take_yaml() {
     let index = repo().join("tests/fixtures/updates/index.json");
     let store = tempfile::tempdir().unwrap();
     clinv(&["publish", "--root", root, "--domain", "prod.acme.example"])
-        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+        .store(store.path())
         .run()
         .success();
     for command in [
@@ -435,7 +413,7 @@ fn table_commands_take_yaml() {
     ] {
         let run = |format: &str| {
             clinv(&[command, &["-o", format][..]].concat())
-                .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+                .store(store.path())
                 .run()
                 .success()
                 .stdout

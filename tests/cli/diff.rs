@@ -131,11 +131,7 @@ fn stat_is_one_line_per_addon_and_a_summary() {
     for format in ["json", "text", "markdown"] {
         let run = diff(&["--stat", A, B, "-o", format]);
         assert_eq!(run.code, 2, "{format}");
-        assert!(
-            run.stderr.contains("'--stat' cannot be used with"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, "'--stat' cannot be used with");
         assert_eq!(run.stdout, "");
     }
 }
@@ -220,17 +216,10 @@ fn a_live_dump_on_stdin_compares_equal_to_its_rendered_file() {
 fn a_render_out_directory_is_a_reference() {
     let root = example();
     let dir = tempfile::tempdir().unwrap();
-    clinv(&[
-        "render",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ])
-    .run()
-    .success();
+    clinv(&["render", "--out", dir.path().to_str().unwrap()])
+        .project(&root, "prod.acme.example")
+        .run()
+        .success();
     let file = dir.path().join("clusterinventory.yaml");
     let run = clinv(&["diff", dir.path().to_str().unwrap(), file.to_str().unwrap()]).run();
     assert_eq!(
@@ -342,7 +331,7 @@ fn errors_exit_2_with_a_message_and_no_data() {
     for (args, message) in cases {
         let run = clinv(&[&["diff"][..], &args].concat())
             .cwd(&history::dir())
-            .env("CLINV_SNAPSHOTS", empty_store.to_str().unwrap())
+            .store(&empty_store)
             .run();
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
         assert_eq!(run.stdout, "", "{args:?}");

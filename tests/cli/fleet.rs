@@ -14,10 +14,9 @@ fn fleet(args: &[&str]) -> Run {
 fn the_matrix_of_the_project_matches_its_golden_files() {
     let table = fleet(&[]).success();
     golden("fleet/acme.txt", &table.stdout);
-    assert!(
-        table.stderr.contains("[info] apps.acme.example: not in the matrix: a deploy domain (its cluster: prod.acme.example)"),
-        "{}",
-        table.stderr
+    assert_has(
+        &table.stderr,
+        "[info] apps.acme.example: not in the matrix: a deploy domain (its cluster: prod.acme.example)",
     );
     golden(
         "fleet/acme.by-domain.md",
@@ -72,12 +71,7 @@ fn queries_answer_fleet_questions() {
     assert_eq!(v["domains"], serde_json::json!(["prod.acme.example"]));
     let none = fleet(&["--addon", "cilium", "--below", "1.0"]).success();
     assert!(none.stdout.is_empty(), "{}", none.stdout);
-    assert!(
-        none.stderr
-            .contains("[info] no domain runs cilium below 1.0"),
-        "{}",
-        none.stderr
-    );
+    assert_has(&none.stderr, "[info] no domain runs cilium below 1.0");
     // Behind the published index (examples/addons-index.json): every versioned addon of
     // the example is older there.
     let index = repo().join("examples/addons-index.json");
@@ -95,23 +89,14 @@ fn queries_answer_fleet_questions() {
     // Differs from the majority: cilium is 1.19.2 everywhere, cert-manager has none.
     let differs = fleet(&["--differs", "-o", "json"]).success();
     let v: serde_json::Value = serde_json::from_str(&differs.stdout).unwrap();
-    let names: Vec<&str> = v["addons"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = fields(&v["addons"], "name");
     assert!(
         !names.contains(&"cilium") && names.contains(&"cert-manager"),
         "{names:?}"
     );
     let bad = fleet(&["--below", "latest"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
-    assert!(
-        bad.stderr.contains("'latest' is not a version"),
-        "{}",
-        bad.stderr
-    );
+    assert_has(&bad.stderr, "'latest' is not a version");
 }
 
 /// `--from store`: each domain's newest snapshot, not the project as it is now.
@@ -121,7 +106,7 @@ fn the_store_gives_what_was_recorded() {
     let store = dir.path().join("snapshots");
     let run = |args: &[&str]| {
         clinv(&[args, &["--root", &root][..]].concat())
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .store(&store)
             .run()
             .success()
     };
@@ -204,16 +189,10 @@ fn fleet_from_live_without_a_cluster_names_every_domain_and_exits_16() {
         run.stderr
             .contains("apps.acme.example: not in the matrix: deploy domain")
     );
-    let run = clinv(&[
-        "fleet",
-        "--from",
-        "live",
-        "--root",
-        root,
-        "--kubeconfig",
-        "/x",
-    ])
-    .run();
+    let run = clinv(&["fleet", "--from", "live"])
+        .root(root)
+        .kubeconfig("/x")
+        .run();
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
 
@@ -222,19 +201,11 @@ fn status_of_every_domain_without_a_cluster() {
     let root = example();
     let store = tempfile::tempdir().unwrap();
     let run = clinv(&["status", "-A", "--root", root.to_str().unwrap()])
-        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+        .store(store.path())
         .run();
     assert_eq!(run.code, 16, "{}", run.stderr);
     golden("fleet/status-A.no-kubeconfig.txt", &run.stdout);
-    let bad = clinv(&[
-        "status",
-        "-A",
-        "--kubeconfig",
-        "/x",
-        "--root",
-        root.to_str().unwrap(),
-    ])
-    .run();
+    let bad = clinv(&["status", "-A"]).root(&root).kubeconfig("/x").run();
     assert_eq!(bad.code, 2, "{}", bad.stderr);
 }
 

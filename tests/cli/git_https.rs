@@ -6,183 +6,14 @@
 //! and the failures (wrong password, untrusted CA, `http.sslVerify=false`) as clear
 //! errors that never show the secret.
 
+use crate::git_server::{GitServer, git_in};
 use crate::support::*;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 const USER: &str = "bot";
 const PASSWORD: &str = "FAKESECRET-git-https-token-5c1e";
 const WRONG: &str = "FAKESECRET-wrong-password-90ab";
-
-/// Whether nginx and fcgiwrap can be run.
-pub fn present() -> Result<(), String> {
-    for (program, arg) in [("nginx", "-v"), ("fcgiwrap", "-h")] {
-        if !crate::harness::runs(program, arg) {
-            return Err(format!(
-                "no {program}: apt-get install nginx fcgiwrap (.ci/run does)"
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn git_in(dir: &Path, home: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// nginx + fcgiwrap serving `<dir>/repos` over HTTPS with basic auth; stopped on drop.
-/// Both run as one process each (`master_process off`, `-c 1`): killing a master would
-/// leave its workers listening.
-pub struct GitServer {
-    nginx: Child,
-    fcgiwrap: Child,
-    pub port: u16,
-    pub dir: PathBuf,
-}
-
-impl GitServer {
-    /// Serves `<dir>/repos` (created) for `user`/`password`; `/old/<x>` redirects to `/<x>`.
-    pub fn start(dir: &Path, user: &str, password: &str) -> GitServer {
-        let dir = dir.to_path_buf();
-        std::fs::create_dir_all(dir.join("repos")).unwrap();
-        crate::https::make_pki(&dir);
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        write(&dir, "htpasswd", format!("{user}:{{PLAIN}}{password}\n"));
-        let exec = git_in(&dir, &dir, &["--exec-path"]);
-        let backend = Path::new(exec.trim()).join("git-http-backend");
-        let d = dir.display();
-        let config = format!(
-            r#"daemon off;
-master_process off;
-pid {d}/nginx.pid;
-error_log {d}/error.log info;
-events {{ worker_connections 64; }}
-http {{
-  access_log {d}/access.log;
-  client_body_temp_path {d}/tmp-body;
-  fastcgi_temp_path {d}/tmp-fastcgi;
-  proxy_temp_path {d}/tmp-proxy;
-  uwsgi_temp_path {d}/tmp-uwsgi;
-  scgi_temp_path {d}/tmp-scgi;
-  client_max_body_size 0;
-  server {{
-    listen 127.0.0.1:{port} ssl;
-    ssl_certificate {d}/server.crt;
-    ssl_certificate_key {d}/server.key;
-    location /old/ {{ rewrite ^/old/(.*)$ /$1 permanent; }}
-    location / {{
-      auth_basic "git";
-      auth_basic_user_file {d}/htpasswd;
-      include /etc/nginx/fastcgi_params;
-      fastcgi_param SCRIPT_FILENAME {backend};
-      fastcgi_param GIT_PROJECT_ROOT {d}/repos;
-      fastcgi_param GIT_HTTP_EXPORT_ALL "";
-      fastcgi_param PATH_INFO $uri;
-      fastcgi_param REMOTE_USER $remote_user;
-      fastcgi_pass unix:{d}/fcgi.sock;
-    }}
-  }}
-}}
-"#,
-            backend = backend.display()
-        );
-        let conf = write(&dir, "nginx.conf", config);
-        let fcgiwrap = Command::new("fcgiwrap")
-            .arg("-c")
-            .arg("1")
-            .arg("-s")
-            .arg(format!("unix:{d}/fcgi.sock"))
-            .env("HOME", &dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("fcgiwrap starts");
-        let nginx = Command::new("nginx")
-            .arg("-p")
-            .arg(&dir)
-            .arg("-e")
-            .arg(dir.join("error.log"))
-            .arg("-c")
-            .arg(&conf)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nginx starts");
-        let server = GitServer {
-            nginx,
-            fcgiwrap,
-            port,
-            dir,
-        };
-        let until = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
-            || !server.dir.join("fcgi.sock").exists()
-        {
-            assert!(
-                Instant::now() < until,
-                "nginx/fcgiwrap did not start:\n{}",
-                server.error_log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        server
-    }
-
-    pub fn ca(&self) -> PathBuf {
-        self.dir.join("ca.crt")
-    }
-
-    pub fn url(&self, path: &str) -> String {
-        format!("https://127.0.0.1:{}{path}", self.port)
-    }
-
-    pub fn access_log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default()
-    }
-
-    fn error_log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("error.log")).unwrap_or_default()
-    }
-
-    /// Access-log lines that contain `needle` with status `status`.
-    pub fn requests(&self, needle: &str, status: u16) -> usize {
-        self.access_log()
-            .lines()
-            .filter(|l| l.contains(needle) && l.contains(&format!("\" {status} ")))
-            .count()
-    }
-}
-
-impl Drop for GitServer {
-    fn drop(&mut self) {
-        let _ = self.nginx.kill();
-        let _ = self.nginx.wait();
-        let _ = self.fcgiwrap.kill();
-        let _ = self.fcgiwrap.wait();
-    }
-}
 
 /// A project copy, a bare repository served over HTTPS, a HOME, clones with the remote
 /// `origin` set to the HTTPS URL.
@@ -325,11 +156,7 @@ fn push_and_fetch_over_https_with_a_credential_helper_and_a_private_ca() {
     fx.store_helper(&other, PASSWORD);
     let run = fx.push(&work, "prod.acme.example", &[]).run();
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, fx.server.error_log());
-    assert!(
-        run.stderr.contains("pushed main to origin"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "pushed main to origin");
     no_secret(&run);
     assert_eq!(fx.remote_log().len(), 1);
     assert_eq!(
@@ -419,16 +246,9 @@ fn a_wrong_password_is_a_clear_error_without_the_secret() {
     let stored = fx.store_helper(&work, WRONG);
     let run = fx.push(&work, "prod.acme.example", &[]).run();
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("authentication failed") && run.stderr.contains("credential helper"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains(&fx.server.url("/inv.git")),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "authentication failed");
+    assert_has(&run.stderr, "credential helper");
+    assert_has(&run.stderr, &fx.server.url("/inv.git"));
     no_secret(&run);
     assert!(
         !std::fs::read_to_string(&stored).unwrap().contains(WRONG),
@@ -470,11 +290,7 @@ fn a_wrong_password_is_a_clear_error_without_the_secret() {
         ])
         .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stdout.contains("repoURL: https://127.0.0.1:"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "repoURL: https://127.0.0.1:");
     no_secret(&run);
     for file in all_files(&fx.dir.path().join("store")) {
         let bytes = std::fs::read(&file).unwrap();
@@ -495,11 +311,8 @@ fn an_untrusted_ca_says_how_to_trust_it_and_sslverify_false_needs_a_flag() {
     git_in(&work, &fx.home(), &["config", "--unset", "http.sslCAInfo"]);
     let run = fx.push(&work, "prod.acme.example", &[]).run();
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("git config http.sslCAInfo") && run.stderr.contains("certificate"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "git config http.sslCAInfo");
+    assert_has(&run.stderr, "certificate");
     no_secret(&run);
     assert!(fx.remote_log().is_empty());
 
@@ -518,11 +331,7 @@ fn an_untrusted_ca_says_how_to_trust_it_and_sslverify_false_needs_a_flag() {
     let run = fx.push(&work, "lab.acme.example", &[]).run();
     // A setting of git's to change (or a flag to pass), not a malformed command line: 1.
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("--allow-insecure-tls"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "--allow-insecure-tls");
     assert_eq!(fx.remote_log().len(), 1);
     let run = fx
         .push(&work, "lab.acme.example", &["--allow-insecure-tls"])
@@ -638,12 +447,8 @@ fn a_dead_proxy_and_a_wrong_ca_are_named_for_what_they_are() {
         .env("GIT_SSL_CAINFO", bundle)
         .run();
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(&format!("GIT_SSL_CAINFO ({bundle})"))
-            && !run.stderr.contains("http.sslCAInfo"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, &format!("GIT_SSL_CAINFO ({bundle})"));
+    assert_lacks(&run.stderr, "http.sslCAInfo");
     no_secret(&run);
     assert!(fx.remote_log().is_empty());
 }

@@ -34,12 +34,7 @@ pub fn present() -> Result<(), String> {
 }
 
 fn ssh_keygen(args: &[&str]) {
-    let out = Command::new("ssh-keygen").args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "ssh-keygen {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeeded(Command::new("ssh-keygen").args(args));
 }
 
 fn user() -> String {
@@ -195,15 +190,10 @@ impl Agent {
             .unwrap_or_else(|| panic!("ssh-agent: {text}"))
             .to_string();
         let agent = Agent { pid, socket };
-        let add = Command::new("ssh-add")
-            .arg(key)
-            .env("SSH_AUTH_SOCK", &agent.socket)
-            .output()
-            .unwrap();
-        assert!(
-            add.status.success(),
-            "ssh-add: {}",
-            String::from_utf8_lossy(&add.stderr)
+        crate::support::succeeded(
+            Command::new("ssh-add")
+                .arg(key)
+                .env("SSH_AUTH_SOCK", &agent.socket),
         );
         agent
     }
@@ -228,11 +218,7 @@ impl Fx {
     fn pushes_first(&self, sshd: &Sshd, config: &Path) {
         let run = self.push_with(&[("GIT_SSH_COMMAND", &sshd.ssh_command(config))]);
         assert_eq!(run.code, 0, "{}\n{}", run.stderr, sshd.log());
-        assert!(
-            run.stderr.contains("pushed main to origin"),
-            "{}",
-            run.stderr
-        );
+        crate::support::assert_has(&run.stderr, "pushed main to origin");
         assert_eq!(log(&self.remote()), [FIRST]);
     }
 
@@ -285,11 +271,7 @@ fn push_through_ssh_agent() {
         ("SSH_AUTH_SOCK", &agent.socket),
     ]);
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, sshd.log());
-    assert!(
-        run.stderr.contains("pushed main to origin"),
-        "{}",
-        run.stderr
-    );
+    crate::support::assert_has(&run.stderr, "pushed main to origin");
     assert_eq!(log(&fx.remote()), [FIRST]);
     assert_eq!(
         git(&fx.remote(), &["rev-parse", "main"]),
@@ -334,11 +316,7 @@ fn push_through_a_host_alias_on_another_port_with_core_sshcommand() {
     fx.set_chart_version("cilium", "1.20.1");
     let run = fx.push_with(&[("GIT_SSH_COMMAND", "ssh -F /nonexistent/ssh_config")]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("/nonexistent/ssh_config"),
-        "{}",
-        run.stderr
-    );
+    crate::support::assert_has(&run.stderr, "/nonexistent/ssh_config");
     assert!(run.stderr.contains("GIT_SSH_COMMAND"), "{}", run.stderr);
 }
 
@@ -501,11 +479,7 @@ fn an_encrypted_key_never_prompts_and_takes_a_passphrase_helper_when_asked() {
     ]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(started.elapsed() < Duration::from_secs(20));
-    assert!(
-        run.stderr.contains("must be in the agent"),
-        "{}",
-        run.stderr
-    );
+    crate::support::assert_has(&run.stderr, "must be in the agent");
     assert!(log(&fx.remote()).is_empty());
     // A command that turns BatchMode off itself (ssh takes its first value) gets the
     // passphrase from the helper.
@@ -528,11 +502,9 @@ fn a_missing_repository_on_the_server_is_named() {
     let run = fx.push_with(&[("GIT_SSH_COMMAND", &sshd.ssh_command(&config))]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     // The remote git's own words, for the path exactly as given (quoted for the shell).
-    assert!(
-        run.stderr
-            .contains("'/nonexistent/it's here.git' does not appear to be a git repository"),
-        "{}",
-        run.stderr
+    crate::support::assert_has(
+        &run.stderr,
+        "'/nonexistent/it's here.git' does not appear to be a git repository",
     );
     assert!(run.stderr.contains("exit status 128"), "{}", run.stderr);
 }

@@ -85,15 +85,15 @@ impl Fx {
     }
 
     fn commit(&self, repo: &Path, extra: &[&str]) -> Run {
-        let mut args = vec![
+        self.clinv(&[
             "commit",
-            "--domain",
-            "prod.acme.example",
             "--repo",
             repo.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        self.clinv(&args).run()
+            "--domain",
+            "prod.acme.example",
+        ])
+        .args(extra)
+        .run()
     }
 
     fn set_chart_version(&self, addon: &str, version: &str) {
@@ -720,11 +720,7 @@ fn push_to_a_git_daemon_remote() {
     );
     let run = fx.commit(&fx.work(), &["--push", "daemon"]);
     let run = run.success();
-    assert!(
-        run.stderr.contains("pushed main to daemon"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "pushed main to daemon");
     assert_eq!(log(&fx.remote()).len(), 1);
     // Someone else pushes over the daemon; the rebuilt commit leaves the worktree
     // matching the branch (their file checked out, nothing staged).
@@ -866,11 +862,7 @@ fn interface_errors() {
     git(&fx.work(), &["config", "--unset", "user.email"]);
     let run = fx.commit(&fx.work(), &[]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("no commit author: pass --author"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "no commit author: pass --author");
     // A second kustomization file in the folder is refused, for the reason kustomize
     // gives.
     git(&fx.work(), &["config", "user.name", "B"]);
@@ -887,13 +879,11 @@ fn interface_errors() {
     fx.queue_at("1700009999");
     let run = fx.commit(&fx.work(), &[]);
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("holds kustomization.yml besides clinv's kustomization.yaml")
-            && run.stderr.contains("two kustomization files"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "holds kustomization.yml besides clinv's kustomization.yaml",
     );
+    assert_has(&run.stderr, "two kustomization files");
 }
 
 fn yaml_docs(text: &str) -> Vec<serde_json::Value> {
@@ -954,24 +944,21 @@ fn print_flux_respects_a_flux_bootstrap_tree() {
     bootstrap(&fx.work(), "prod.acme.example");
     let run = fx.commit(&fx.work(), &["--print-flux"]).success();
     assert_eq!(run.stdout, "", "no second Kustomization");
-    assert!(
-        run.stderr
-            .contains("already applied by the Flux Kustomization flux-system/flux-system")
-            && run
-                .stderr
-                .contains("clusters/prod.acme.example/flux-system/gotk-sync.yaml"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "already applied by the Flux Kustomization flux-system/flux-system",
+    );
+    assert_has(
+        &run.stderr,
+        "clusters/prod.acme.example/flux-system/gotk-sync.yaml",
     );
     // Operator review, finding 8: the Kustomization printed before bootstrapping prunes
     // (the CRD, so every ClusterInventory) when deleted as it is: the safe order is given.
-    assert!(
-        run.stderr.contains(
-            "`flux suspend kustomization clusterinventory-prod.acme.example` (or set its `prune: false`"
-        ) && run.stderr.contains("then delete it"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "`flux suspend kustomization clusterinventory-prod.acme.example` (or set its `prune: false`",
     );
+    assert_has(&run.stderr, "then delete it");
     // A kustomization.yaml at the bootstrap path that does not list the folder: flux-system
     // does not apply it, so the Kustomization is printed, over the bootstrap's source.
     write(
@@ -1028,43 +1015,23 @@ fn print_argo_needs_a_repository_url_and_takes_a_destination() {
         );
     }
     let url = "https://user:s3cret@git.acme.example/platform/fleet.git";
-    let run = fx
-        .commit(&fx.work(), &["--print-argo", "--repo-url", url])
-        .success();
-    assert!(!run.stdout.contains("s3cret") && !run.stdout.contains('<'));
-    let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
+    // The Application `--print-argo --repo-url url` and `extra` print, with the
+    // password left out and no placeholder.
+    let argo = |extra: &[&str]| -> serde_json::Value {
+        let args = [&["--print-argo", "--repo-url", url][..], extra].concat();
+        let run = fx.commit(&fx.work(), &args).success();
+        assert!(!run.stdout.contains("s3cret") && !run.stdout.contains('<'));
+        serde_saphyr::from_str(&run.stdout).unwrap()
+    };
+    let v = argo(&[]);
     assert_eq!(
         v["spec"]["source"]["repoURL"],
         "https://git.acme.example/platform/fleet.git"
     );
-    let run = fx
-        .commit(
-            &fx.work(),
-            &[
-                "--print-argo",
-                "--repo-url",
-                url,
-                "--argo-cluster-name",
-                "prod",
-            ],
-        )
-        .success();
-    let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
+    let v = argo(&["--argo-cluster-name", "prod"]);
     assert_eq!(v["spec"]["destination"]["name"], "prod");
     assert!(v["spec"]["destination"]["server"].is_null());
-    let run = fx
-        .commit(
-            &fx.work(),
-            &[
-                "--print-argo",
-                "--repo-url",
-                url,
-                "--argo-server",
-                "https://10.0.0.1:6443",
-            ],
-        )
-        .success();
-    let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
+    let v = argo(&["--argo-server", "https://10.0.0.1:6443"]);
     assert_eq!(v["spec"]["destination"]["server"], "https://10.0.0.1:6443");
     let both = fx.commit(
         &fx.work(),
@@ -1142,11 +1109,7 @@ fn print_argo_all_is_an_applicationset_over_every_domain() {
         ],
     );
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("must contain {domain}"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "must contain {domain}");
     let run = fx
         .commit(
             &fx.work(),
@@ -1231,11 +1194,8 @@ fn uncommitted_changes_in_the_folder_stop_the_commit() {
     fx.queue_at("1700000600");
     let run = fx.commit(&fx.work(), &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(cr) && run.stderr.contains("--force"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, cr);
+    assert_has(&run.stderr, "--force");
     assert_eq!(log(&fx.work()).len(), 1, "nothing committed");
     assert_eq!(std::fs::read_to_string(fx.work().join(cr)).unwrap(), edited);
     // Staged or untracked count too.
@@ -1354,16 +1314,13 @@ fn a_ref_lock_left_by_a_killed_process_is_named() {
     std::fs::write(&lock, "").unwrap();
     let run = fx.commit(&fx.work(), &[]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("refs/heads/main is locked")
-            && run.stderr.contains("main.lock")
-            && run
-                .stderr
-                .contains("remove the lock file if no git process is running")
-            && !run.stderr.contains("run the command again"),
-        "{}",
-        run.stderr
+    assert_has(&run.stderr, "refs/heads/main is locked");
+    assert_has(&run.stderr, "main.lock");
+    assert_has(
+        &run.stderr,
+        "remove the lock file if no git process is running",
     );
+    assert_lacks(&run.stderr, "run the command again");
     assert!(log(&fx.work()).is_empty(), "nothing committed");
     std::fs::remove_file(&lock).unwrap();
     fx.commit(&fx.work(), &[]).success();
@@ -1374,12 +1331,8 @@ fn a_ref_lock_left_by_a_killed_process_is_named() {
     std::fs::write(&tracking, "").unwrap();
     let run = fx.commit(&fx.work(), &["--push"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("origin/main.lock")
-            && run.stderr.contains("one was killed while writing"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "origin/main.lock");
+    assert_has(&run.stderr, "one was killed while writing");
 }
 
 fn pushers_to_a_local_remote_take_its_lock() {
@@ -1392,11 +1345,9 @@ fn pushers_to_a_local_remote_take_its_lock() {
     held.lock().unwrap();
     let run = fx.commit(&fx.work(), &["--push", "--push-timeout", "1"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("clinv.lock: another clinv process is pushing to this repository"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "clinv.lock: another clinv process is pushing to this repository",
     );
     assert!(log(&fx.remote()).is_empty(), "nothing pushed");
     drop(held);
@@ -1642,12 +1593,7 @@ fn printed_manifests_use_the_folder_the_branch_holds() {
     assert_eq!(v["spec"]["source"]["path"], "tenants/acme/prod");
     let run = fx.commit(&work, &["--print-argo", "--all"]).success();
     let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
-    let paths: Vec<&str> = v["spec"]["generators"][0]["list"]["elements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["path"].as_str().unwrap())
-        .collect();
+    let paths: Vec<&str> = fields(&v["spec"]["generators"][0]["list"]["elements"], "path");
     assert_eq!(
         paths,
         ["clusters/lab.acme.example/inventory", "tenants/acme/prod"]
@@ -1700,11 +1646,7 @@ fn a_bootstrap_over_several_domains_is_refused() {
     assert_eq!(log(&work), before, "nothing committed");
     // A folder of its own per cluster (bootstrap --path=clusters/<domain>) is the way out.
     let run = fx.commit(&work, &["--print-flux"]).success();
-    assert!(
-        run.stderr.contains("flux-system/flux-system"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "flux-system/flux-system");
 }
 
 fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
@@ -1727,11 +1669,7 @@ fn an_older_snapshot_is_never_pushed_over_a_newer_one() {
         ],
     );
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("already holds a newer inventory"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "already holds a newer inventory");
     assert_eq!(
         log(&fx.remote()),
         ["inventory(prod.acme.example): record inventory (9 addons, Kubernetes v1.31.10)"]
@@ -1790,12 +1728,8 @@ fn fleet_reads_every_domain_folder_of_a_gitops_repository() {
         run.stdout,
         "ADDON   lab.acme.example  prod.acme.example\ncilium  1.19.2            1.20.1\n"
     );
-    assert!(
-        run.stderr.contains("Not_A_Domain: not in the matrix: ")
-            && run.stderr.contains("expected a ClusterInventory"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "Not_A_Domain: not in the matrix: ");
+    assert_has(&run.stderr, "expected a ClusterInventory");
     // An older revision of the branch: before prod's bump.
     let old = fx
         .clinv(&[

@@ -21,7 +21,7 @@ fn log_from_the_store_and_from_the_repository_agree() {
         let mut all = vec!["--root", root.to_str().unwrap()];
         all.extend_from_slice(args);
         clinv(&all)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .store(&store)
             .env("SOURCE_DATE_EPOCH", epoch)
             .run()
             .success()
@@ -200,23 +200,12 @@ fn log_from_the_store_and_from_the_repository_agree() {
         "{addon}"
     );
     // Store references work in diff.
-    let diff = clinv(&[
-        "--root",
-        root.to_str().unwrap(),
-        "diff",
-        "--domain",
-        "prod.acme.example",
-        "latest~3",
-        "latest",
-    ])
-    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-    .run();
+    let diff = clinv(&["diff", "latest~3", "latest"])
+        .project(root, "prod.acme.example")
+        .store(&store)
+        .run();
     assert_eq!(diff.code, 1, "{}", diff.stderr);
-    assert!(
-        diff.stdout.contains("~ cilium 1.19.2 → 1.20.3 (upgrade)"),
-        "{}",
-        diff.stdout
-    );
+    assert_has(&diff.stdout, "~ cilium 1.19.2 → 1.20.3 (upgrade)");
     // The header names the snapshots each reference resolved to, with their revisions.
     let (first, last) = (
         all[3]["id"].as_str().unwrap(),
@@ -231,30 +220,20 @@ fn log_from_the_store_and_from_the_repository_agree() {
         "{}",
         diff.stdout
     );
-    assert!(
-        diff.stdout.contains(&format!(
+    assert_has(
+        &diff.stdout,
+        &format!(
             "\n+++ latest    snapshot {} #4, recorded {}, rendered ",
             &last[..last.len().min(12)],
             all[0]["at"].as_str().unwrap()
-        )),
-        "{}",
-        diff.stdout
+        ),
     );
     let diff_json: serde_json::Value = serde_json::from_str(
-        &clinv(&[
-            "--root",
-            root.to_str().unwrap(),
-            "diff",
-            "--domain",
-            "prod.acme.example",
-            "latest~3",
-            "latest",
-            "-o",
-            "json",
-        ])
-        .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-        .run()
-        .stdout,
+        &clinv(&["diff", "latest~3", "latest", "-o", "json"])
+            .project(root, "prod.acme.example")
+            .store(&store)
+            .run()
+            .stdout,
     )
     .unwrap();
     assert_eq!(diff_json["from"]["source"], "snapshot");
@@ -263,17 +242,14 @@ fn log_from_the_store_and_from_the_repository_agree() {
     assert_eq!(diff_json["from"]["recordedAt"], all[3]["at"]);
     assert_eq!(diff_json["to"]["revision"], 4);
     let same = clinv(&[
-        "--root",
-        root.to_str().unwrap(),
         "diff",
-        "--domain",
-        "prod.acme.example",
         "latest",
         "git:main",
         "--repo",
         repo.to_str().unwrap(),
     ])
-    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+    .project(root, "prod.acme.example")
+    .store(&store)
     .run();
     assert_eq!(same.code, 0, "{}{}", same.stdout, same.stderr);
     let head = String::from_utf8(
@@ -286,25 +262,14 @@ fn log_from_the_store_and_from_the_repository_agree() {
             .stdout,
     )
     .unwrap();
-    assert!(
-        same.stdout.contains(&format!(
-            "\n+++ git:main  commit {}, rendered ",
-            &head[..12]
-        )),
-        "{}",
-        same.stdout
+    assert_has(
+        &same.stdout,
+        &format!("\n+++ git:main  commit {}, rendered ", &head[..12]),
     );
-    let before = clinv(&[
-        "--root",
-        root.to_str().unwrap(),
-        "diff",
-        "--domain",
-        "prod.acme.example",
-        "@1999-01-01",
-        "latest",
-    ])
-    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-    .run();
+    let before = clinv(&["diff", "@1999-01-01", "latest"])
+        .project(root, "prod.acme.example")
+        .store(&store)
+        .run();
     assert_eq!(
         before.code, 2,
         "nothing recorded before 1999: {}",
@@ -372,7 +337,7 @@ fn status_drift_and_updates_say_when_the_cluster_was_not_read() {
         all.extend(["--domain", "prod.acme.example"]);
         clinv(&all)
             .env("KUBECONFIG", "/nonexistent/kc")
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .store(&store)
             .run()
     };
     let not_read = "prod.acme.example: unknown — the live cluster was not read (no-kubeconfig: ";
@@ -395,27 +360,17 @@ fn status_drift_and_updates_say_when_the_cluster_was_not_read() {
     // --offline: the newest applied snapshot, and there is none (only a pending one).
     let offline = cmd(&["drift", "--offline"]);
     assert_eq!(offline.code, 2, "{}", offline.stderr);
-    assert!(
-        offline
-            .stdout
-            .contains("unknown (compared with no applied snapshot)"),
-        "{}",
-        offline.stdout
+    assert_has(
+        &offline.stdout,
+        "unknown (compared with no applied snapshot)",
     );
     let status = cmd(&["status"]);
     assert_eq!(status.code, 16, "{}{}", status.stdout, status.stderr);
-    assert!(
-        !status
-            .stdout
-            .contains("--- Inventory (ClusterInventory/cluster) ---"),
-        "{}",
-        status.stdout
+    assert_lacks(
+        &status.stdout,
+        "--- Inventory (ClusterInventory/cluster) ---",
     );
-    assert!(
-        status.stdout.contains("the live cluster was not read"),
-        "{}",
-        status.stdout
-    );
+    assert_has(&status.stdout, "the live cluster was not read");
     let status = cmd(&["status", "-o", "json"]);
     assert_eq!(status.code, 16, "{}", status.stderr);
     let v: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();

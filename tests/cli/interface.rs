@@ -120,25 +120,14 @@ fn domain_resolution_and_root_discovery() {
         "notice: using DOMAIN_NAME=edge.acme.example (env); the active domain is 'prod.acme.example' — pass --domain or unset DOMAIN_NAME to switch\n"
     );
     // Invalid explicit domains are refused.
-    let run = clinv(&[
-        "render",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "../../etc",
-    ])
-    .run();
+    let run = clinv(&["render"]).project(&root, "../../etc").run();
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("invalid domain name '../../etc'"));
     // Outside any project.
     let empty = tempfile::tempdir().unwrap();
     let run = clinv(&["render"]).cwd(empty.path()).run();
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("no lok8s project found"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "no lok8s project found");
 }
 
 fn default_domain_is_lok8s_dev() {
@@ -156,46 +145,26 @@ fn default_domain_is_lok8s_dev() {
 
 fn colour_only_when_asked_or_on_a_terminal() {
     let root = example();
-    let args = [
-        "addons",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "nope",
-    ];
-    assert!(!clinv(&args).run().stderr.contains('\x1b'));
-    let always = clinv(&[&args[..], &["--color", "always"]].concat()).run();
+    let addons = |extra: &[&str]| clinv(&["addons"]).project(&root, "nope").args(extra).run();
+    assert!(!addons(&[]).stderr.contains('\x1b'));
+    let always = addons(&["--color", "always"]);
     assert!(
         always.stderr.starts_with("\x1b[0;33m[warn]\x1b[0m "),
         "{:?}",
         always.stderr
     );
-    let never = clinv(&[&args[..], &["--color", "never"]].concat()).run();
+    let never = addons(&["--color", "never"]);
     assert!(never.stderr.starts_with("[warn] "));
 }
 
 fn quiet_silences_warnings_but_not_errors() {
     let root = example();
-    let run = clinv(&[
-        "addons",
-        "-q",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "nope",
-    ])
-    .run()
-    .success();
+    let run = clinv(&["addons", "-q"])
+        .project(&root, "nope")
+        .run()
+        .success();
     assert!(run.stderr.is_empty());
-    let run = clinv(&[
-        "render",
-        "-q",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "nope",
-    ])
-    .run();
+    let run = clinv(&["render", "-q"]).project(&root, "nope").run();
     assert!(run.stderr.starts_with("[error]"));
 }
 
@@ -284,9 +253,7 @@ fn a_long_wait_shows_progress_on_a_terminal_only() {
         "{shown:?}"
     );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let piped = clinv(&args)
-        .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-        .run();
+    let piped = clinv(&args).store(&store).run();
     assert!(
         !piped.stderr.contains('…') && !piped.stderr.contains('\r'),
         "{}",

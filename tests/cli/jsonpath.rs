@@ -8,18 +8,10 @@ use crate::support::*;
 /// `addons` on the example's lab domain.
 fn addons(extra: &[&str]) -> Run {
     let root = example();
-    let args = [
-        &[
-            "addons",
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            "lab.acme.example",
-        ][..],
-        extra,
-    ]
-    .concat();
-    clinv(&args).run()
+    clinv(&["addons"])
+        .project(&root, "lab.acme.example")
+        .args(extra)
+        .run()
 }
 
 /// `updates` on the example's prod domain against the fixture index (rendered: no
@@ -28,21 +20,10 @@ fn updates(extra: &[&str]) -> Run {
     let store = tempfile::tempdir().unwrap();
     let root = example();
     let index = fixture("updates/index.json");
-    let args = [
-        &[
-            "updates",
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            "prod.acme.example",
-            "--index",
-            index.to_str().unwrap(),
-        ][..],
-        extra,
-    ]
-    .concat();
-    clinv(&args)
-        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+    clinv(&["updates", "--index", index.to_str().unwrap()])
+        .project(&root, "prod.acme.example")
+        .args(extra)
+        .store(store.path())
         .run()
 }
 

@@ -1,6 +1,6 @@
 //! CLI tests: the real binary on the bundled example and small fixtures.
 //!
-//! `harness = false`: the runner is `harness.rs` (libtest-mimic), so a case whose
+//! `harness = false`: the runner is `tests/common/harness.rs` (libtest-mimic), so a case whose
 //! prerequisite (Chromium, root, a tmpfs) is absent is reported as ignored, and fails
 //! under `CI=true`.
 
@@ -12,8 +12,11 @@
 )]
 
 #[macro_use]
-mod harness;
-mod support;
+#[path = "../common/mod.rs"]
+mod common;
+#[cfg(feature = "gitops")]
+use common::{git_server, registry};
+use common::{harness, https, loopback_proxy, support};
 
 mod addons;
 mod agent;
@@ -31,11 +34,9 @@ mod gitops;
 mod history;
 mod history_store;
 mod hostile;
-mod https;
 mod index;
 mod interface;
 mod jsonpath;
-mod loopback_proxy;
 #[cfg(feature = "gitops")]
 mod oci;
 #[cfg(feature = "gitops")]
@@ -103,17 +104,19 @@ fn main() -> std::process::ExitCode {
         harness::Need::NoServiceAccount => agent::outside_a_pod(),
         harness::Need::Tinyproxy => loopback_proxy::present().map_err(str::to_string),
         #[cfg(feature = "gitops")]
-        harness::Need::GitHttps => git_https::present(),
+        harness::Need::GitHttps => git_server::present(),
         #[cfg(feature = "gitops")]
         harness::Need::GitHttpsAndTinyproxy => {
-            git_https::present().and_then(|()| loopback_proxy::present().map_err(str::to_string))
+            git_server::present().and_then(|()| loopback_proxy::present().map_err(str::to_string))
         }
         #[cfg(feature = "gitops")]
         harness::Need::Sshd => gitops::git_ssh::present(),
         #[cfg(feature = "gitops")]
-        harness::Need::Registry => oci::present(),
+        harness::Need::Registry => registry::present(),
         #[cfg(feature = "gitops")]
-        harness::Need::RegistryAndOciTools => oci::present().and_then(|()| oci_clients::present()),
+        harness::Need::RegistryAndOciTools => {
+            registry::present().and_then(|()| oci_clients::present())
+        }
         other => unreachable!("no cli test needs {other:?}"),
     })
 }

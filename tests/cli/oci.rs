@@ -3,293 +3,13 @@
 //! CA made at test time and htpasswd basic auth. What is pushed is read back through the
 //! registry's own API (manifest, blobs) and unpacked.
 
+use crate::registry::{PASSWORD, Registry, SERVICE, USER, key_pair};
 use crate::support::*;
 use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Command;
 
-pub const USER: &str = "ci";
-pub const PASSWORD: &str = "FAKESECRET-registry-password-7d2e";
 const DOMAIN: &str = "prod.acme.example";
-
-/// Whether docker-registry and htpasswd can be run.
-pub fn present() -> Result<(), String> {
-    for (program, arg) in [("docker-registry", "--version"), ("htpasswd", "-h")] {
-        if !crate::harness::runs(program, arg) {
-            return Err(format!(
-                "no {program}: apt-get install docker-registry apache2-utils (.ci/run does)"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// docker-registry serving `<dir>/data` over TLS with basic auth; stopped on drop. Also
-/// the registry of the Flux controller test (tests/cluster includes this file).
-pub struct Registry {
-    child: Child,
-    pub port: u16,
-    dir: PathBuf,
-    /// Over plain HTTP without auth ([`Registry::start_plain`]).
-    plain: bool,
-    /// The token server of [`Registry::start_token`].
-    token_server: Option<Child>,
-}
-
-/// How a test registry authenticates.
-#[derive(Clone, Copy, PartialEq)]
-enum Auth {
-    /// Plain HTTP, no auth.
-    None,
-    /// TLS, htpasswd basic auth.
-    Basic,
-    /// TLS, bearer tokens from a token server (the distribution spec's token auth).
-    Token,
-}
-
-impl Registry {
-    pub fn start(dir: &Path) -> Registry {
-        Registry::start_with(dir, Auth::Basic)
-    }
-
-    /// docker-registry over plain HTTP without auth (a lab's loopback registry).
-    pub fn start_plain(dir: &Path) -> Registry {
-        Registry::start_with(dir, Auth::None)
-    }
-
-    /// docker-registry over TLS with token auth: a token server on loopback
-    /// (tests/fixtures/oci/token_server.py) checks the test's credentials and issues
-    /// JWTs signed by a key whose certificate the registry trusts.
-    pub fn start_token(dir: &Path) -> Registry {
-        Registry::start_with(dir, Auth::Token)
-    }
-
-    fn start_with(dir: &Path, auth: Auth) -> Registry {
-        let port = free_port();
-        let d = dir.display();
-        let mut config = format!(
-            "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {d}/data\nhttp:\n  addr: 127.0.0.1:{port}\n"
-        );
-        if auth != Auth::None {
-            crate::https::make_pki(dir);
-            config.push_str(&format!(
-                "  tls:\n    certificate: {d}/server.crt\n    key: {d}/server.key\n"
-            ));
-        }
-        if auth == Auth::Basic {
-            let out = Command::new("htpasswd")
-                .args(["-Bbn", USER, PASSWORD])
-                .output()
-                .unwrap();
-            assert!(out.status.success());
-            std::fs::write(dir.join("htpasswd"), &out.stdout).unwrap();
-            config.push_str(&format!(
-                "auth:\n  htpasswd:\n    realm: clinv-test\n    path: {d}/htpasswd\n"
-            ));
-        }
-        let token_server = (auth == Auth::Token).then(|| {
-            let (server, realm) = token_server(dir);
-            config.push_str(&format!(
-                "auth:\n  token:\n    realm: {realm}\n    service: {SERVICE}\n    issuer: {ISSUER}\n    rootcertbundle: {d}/token.crt\n"
-            ));
-            server
-        });
-        std::fs::write(dir.join("config.yml"), config).unwrap();
-        let log = std::fs::File::create(dir.join("registry.log")).unwrap();
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(dir.join("config.yml"))
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "docker-registry did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Registry {
-            child,
-            port,
-            dir: dir.to_path_buf(),
-            plain: auth == Auth::None,
-            token_server,
-        }
-    }
-
-    /// `clinv ARGS` with the registry's CA and the test's credentials (`--creds-env`).
-    pub fn clinv(&self, args: &[&str]) -> Clinv {
-        let ca = self.ca();
-        let mut all = args.to_vec();
-        all.extend(["--ca-file", &ca, "--creds-env", "REGISTRY_AUTH"]);
-        clinv(&all).env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
-    }
-
-    /// The token server's log: one line per request (path, service, scope, auth).
-    pub fn token_log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("token.log")).unwrap_or_default()
-    }
-
-    pub fn url(&self, repository: &str) -> String {
-        format!("oci://127.0.0.1:{}/{repository}", self.port)
-    }
-
-    pub fn ca(&self) -> String {
-        self.dir.join("ca.crt").display().to_string()
-    }
-
-    /// GET from the registry's API with the test's credentials (curl, as an operator would).
-    fn get(&self, path: &str, accept: &str) -> Vec<u8> {
-        let mut curl = Command::new("curl");
-        curl.arg("-sSf");
-        if !self.plain {
-            let user = format!("{USER}:{PASSWORD}");
-            curl.args(["--cacert", &self.ca(), "-u", &user]);
-        }
-        let scheme = if self.plain { "http" } else { "https" };
-        let out = curl
-            .args(["-H", &format!("Accept: {accept}")])
-            .arg(format!("{scheme}://127.0.0.1:{}/v2/{path}", self.port))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{path}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
-    }
-
-    /// The file `name` of the artifact `reference` (a tag or digest) of `repository`, read
-    /// back through the registry's API: its manifest's one layer, unpacked.
-    pub fn pulled_file(&self, repository: &str, reference: &str, name: &str) -> String {
-        let media = "application/vnd.oci.image.manifest.v1+json";
-        let manifest = self.get(&format!("{repository}/manifests/{reference}"), media);
-        let m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
-        let layer = m["layers"][0]["digest"].as_str().unwrap();
-        let blob = self.get(&format!("{repository}/blobs/{layer}"), "*/*");
-        let mut tar = Vec::new();
-        flate2::read::GzDecoder::new(&blob[..])
-            .read_to_end(&mut tar)
-            .unwrap();
-        for entry in tar::Archive::new(&tar[..]).entries().unwrap() {
-            let mut entry = entry.unwrap();
-            if entry.path().unwrap().to_str() == Some(name) {
-                let mut text = String::new();
-                entry.read_to_string(&mut text).unwrap();
-                return text;
-            }
-        }
-        panic!("no {name} in {repository}@{reference}")
-    }
-
-    /// Flips one byte of the signature in `digest`'s cosign `.sig` manifest and puts the
-    /// manifest back (curl, as an attacker with push rights would).
-    pub fn tamper_signature(&self, repository: &str, digest: &str) {
-        use base64::Engine as _;
-        let tag = format!("{}.sig", digest.replacen(':', "-", 1));
-        let media = "application/vnd.oci.image.manifest.v1+json";
-        let path = format!("{repository}/manifests/{tag}");
-        let mut m: serde_json::Value = serde_json::from_slice(&self.get(&path, media)).unwrap();
-        let key = "dev.cosignproject.cosign/signature";
-        let b64 = base64::engine::general_purpose::STANDARD;
-        let layers = m["layers"].as_array_mut().unwrap();
-        for layer in layers {
-            let mut der = b64
-                .decode(layer["annotations"][key].as_str().unwrap())
-                .unwrap();
-            let last = der.len() - 1;
-            der[last] ^= 1;
-            layer["annotations"][key] = b64.encode(der).into();
-        }
-        let out = Command::new("curl")
-            .args(["-sSf", "-X", "PUT", "--cacert", &self.ca()])
-            .args(["-u", &format!("{USER}:{PASSWORD}")])
-            .args(["-H", &format!("Content-Type: {media}")])
-            .args(["--data-binary", &m.to_string()])
-            .arg(format!("https://127.0.0.1:{}/v2/{path}", self.port))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    /// Requests of `method` the registry logged on a path containing `needle`.
-    fn requests(&self, method: &str, needle: &str) -> usize {
-        let log = std::fs::read_to_string(self.dir.join("registry.log")).unwrap_or_default();
-        log.lines()
-            .filter(|l| {
-                l.contains(&format!("http.request.method={method}"))
-                    && l.contains("response completed")
-                    && l.contains(needle)
-            })
-            .count()
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if let Some(t) = &mut self.token_server {
-            let _ = t.kill();
-            let _ = t.wait();
-        }
-    }
-}
-
-const SERVICE: &str = "clinv-test-registry";
-const ISSUER: &str = "clinv-test-issuer";
-
-/// Starts the token server with a fresh RSA key and self-signed certificate in `dir`
-/// (`token.key`, `token.crt`); its realm URL.
-fn token_server(dir: &Path) -> (Child, String) {
-    let out = Command::new("openssl")
-        .args([
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-        ])
-        .args(["-subj", "/CN=clinv-test-token-issuer", "-keyout"])
-        .arg(dir.join("token.key"))
-        .arg("-out")
-        .arg(dir.join("token.crt"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let port = free_port();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oci/token_server.py");
-    let child = Command::new("python3")
-        .arg(script)
-        .arg(port.to_string())
-        .arg(dir.join("token.key"))
-        .arg(dir.join("token.crt"))
-        .args([ISSUER, SERVICE, USER, PASSWORD])
-        .arg(dir.join("token.log"))
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the token server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (child, format!("http://127.0.0.1:{port}/token"))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 struct Fx {
     dir: tempfile::TempDir,
@@ -315,19 +35,13 @@ impl Fx {
     fn bare(&self, args: &[&str]) -> Clinv {
         let root = self.project.path().to_path_buf();
         let url = self.registry.url("inventories/prod");
-        let mut all = vec![
-            "push",
-            &url,
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            DOMAIN,
-        ];
-        all.extend_from_slice(args);
-        clinv(&all).env(
-            "CLINV_SNAPSHOTS",
-            self.dir.path().join("store").to_str().unwrap(),
-        )
+        clinv(&["push", &url])
+            .project(&root, DOMAIN)
+            .args(args)
+            .env(
+                "CLINV_SNAPSHOTS",
+                self.dir.path().join("store").to_str().unwrap(),
+            )
     }
 
     /// [`Fx::bare`] with the registry's CA and credentials, at a fixed render time.
@@ -427,18 +141,9 @@ fn push_to_a_registry_and_read_it_back() {
     assert!(inventory.contains("kind: ClusterInventory"), "{inventory}");
     // The registry channel is the snapshot's state, with the digest.
     let store = fx.dir.path().join("store");
-    let clinv_store = |args: &[&str]| {
-        clinv(args)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-            .run()
-            .success()
-    };
+    let clinv_store = |args: &[&str]| clinv(args).store(&store).run().success();
     let list = clinv_store(&["snapshots", "list", "--domain", DOMAIN]);
-    assert!(
-        list.stdout.contains(&format!("{snapshot}  pushed")),
-        "{}",
-        list.stdout
-    );
+    assert_has(&list.stdout, &format!("{snapshot}  pushed"));
     let show = clinv_store(&["snapshots", "show", &snapshot, "--domain", DOMAIN]);
     let want = format!("# registry:   pushed as oci://{repository}:latest@{digest}");
     assert!(show.stdout.contains(&want), "{}", show.stdout);
@@ -456,7 +161,7 @@ fn push_to_a_registry_and_read_it_back() {
     // `status` shows the registry channel, the cluster unread (and never in sync).
     let root = fx.project.path().to_str().unwrap();
     let status = clinv(&["status", "--root", root, "--domain", DOMAIN])
-        .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+        .store(&store)
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .run();
     assert_eq!(status.code, 16, "{}", status.stderr);
@@ -480,11 +185,7 @@ fn a_repush_of_identical_content_uploads_nothing() {
     assert!(puts >= 3, "two blobs and the manifest: {puts}");
     let again = fx.push(&[]).run().success();
     assert_eq!(again.stdout, first.stdout, "the same digest");
-    assert!(
-        again.stderr.contains("nothing uploaded"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "nothing uploaded");
     assert_eq!(
         fx.registry.requests("PUT", "/inventories/prod/"),
         puts,
@@ -566,16 +267,8 @@ fn failures_are_named_without_the_secret() {
         .env("REGISTRY_AUTH", &format!("{USER}:FAKESECRET-wrong"))
         .run();
     assert_eq!(wrong.code, 1, "{}", wrong.stderr);
-    assert!(
-        wrong.stderr.contains("authentication failed (HTTP 401)"),
-        "{}",
-        wrong.stderr
-    );
-    assert!(
-        wrong.stderr.contains("credentials were refused"),
-        "{}",
-        wrong.stderr
-    );
+    assert_has(&wrong.stderr, "authentication failed (HTTP 401)");
+    assert_has(&wrong.stderr, "credentials were refused");
     no_secret(&wrong);
     let root = fx.project.path().to_path_buf();
     let none = fx
@@ -586,28 +279,12 @@ fn failures_are_named_without_the_secret() {
         )
         .run();
     assert_eq!(none.code, 1, "{}", none.stderr);
-    assert!(
-        none.stderr.contains("no credentials for this registry"),
-        "{}",
-        none.stderr
-    );
+    assert_has(&none.stderr, "no credentials for this registry");
     let untrusted = fx.bare(&[]).run();
     assert_eq!(untrusted.code, 1, "{}", untrusted.stderr);
-    assert!(
-        untrusted.stderr.contains("127.0.0.1"),
-        "{}",
-        untrusted.stderr
-    );
+    assert_has(&untrusted.stderr, "127.0.0.1");
     for bad in ["https://r/x", "oci://r/UPPER", "oci://r/x:-tag"] {
-        let run = clinv(&[
-            "push",
-            bad,
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            DOMAIN,
-        ])
-        .run();
+        let run = clinv(&["push", bad]).project(&root, DOMAIN).run();
         assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
         assert!(run.stderr.contains(bad), "{}", run.stderr);
     }
@@ -629,39 +306,6 @@ fn failures_are_named_without_the_secret() {
         .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     no_secret(&run);
-}
-
-/// A throwaway ECDSA P-256 key pair made by openssl (cosign's key type) in `dir`:
-/// (private PKCS#8 PEM, public PEM).
-pub fn key_pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
-    let key = dir.join(format!("{name}.key"));
-    let public = dir.join(format!("{name}.pub"));
-    let ok = |args: &[&str]| {
-        let out = Command::new("openssl").args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    ok(&[
-        "genpkey",
-        "-algorithm",
-        "EC",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-out",
-        key.to_str().unwrap(),
-    ]);
-    ok(&[
-        "pkey",
-        "-in",
-        key.to_str().unwrap(),
-        "-pubout",
-        "-out",
-        public.to_str().unwrap(),
-    ]);
-    (key, public)
 }
 
 /// `--sign`: a cosign `.sig` manifest beside the artifact whose layer is a simple-signing
@@ -734,11 +378,7 @@ fn a_signed_push_carries_a_cosign_signature() {
     // The same key again: nothing written.
     let puts = fx.registry.requests("PUT", "/inventories/prod/");
     let again = fx.push(&["--sign", key.to_str().unwrap()]).run().success();
-    assert!(
-        again.stderr.contains("signature already there"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "signature already there");
     assert_eq!(fx.registry.requests("PUT", "/inventories/prod/"), puts);
     // Another key: its signature is added beside the first.
     let (other_key, _) = key_pair(fx.dir.path(), "second");
@@ -751,11 +391,7 @@ fn a_signed_push_carries_a_cosign_signature() {
     // A key that cannot sign is named, and nothing is pushed.
     let pubs_as_key = fx.push(&["--sign", public.to_str().unwrap()]).run();
     assert_eq!(pubs_as_key.code, 1, "{}", pubs_as_key.stderr);
-    assert!(
-        pubs_as_key.stderr.contains("cosign.pub"),
-        "{}",
-        pubs_as_key.stderr
-    );
+    assert_has(&pubs_as_key.stderr, "cosign.pub");
 }
 
 /// `log --oci`: the history read back from the registry — one entry per pushed
@@ -809,11 +445,7 @@ fn the_registry_history_reads_back_and_verifies() {
     );
     let unsigned = log(&["--verify", public]);
     assert_eq!(unsigned.code, 17, "{}", unsigned.stderr);
-    assert!(
-        unsigned.stderr.contains("not signed"),
-        "{}",
-        unsigned.stderr
-    );
+    assert_has(&unsigned.stderr, "not signed");
     assert_eq!(unsigned.stdout, "");
     // Signed again, then the second's signature tampered with; another key.
     push("1767398400", &["--sign", key]);
@@ -822,11 +454,7 @@ fn the_registry_history_reads_back_and_verifies() {
     let tampered = log(&["--verify", public]);
     assert_eq!(tampered.code, 17, "{}", tampered.stderr);
     assert!(tampered.stderr.contains(&second), "{}", tampered.stderr);
-    assert!(
-        tampered.stderr.contains("none of its 1 signature"),
-        "{}",
-        tampered.stderr
-    );
+    assert_has(&tampered.stderr, "none of its 1 signature");
     let (_, other) = key_pair(fx.dir.path(), "other");
     let by_other = log(&["--verify", other.to_str().unwrap()]);
     assert_eq!(by_other.code, 17, "{}", by_other.stderr);
@@ -849,11 +477,7 @@ fn the_registry_history_reads_back_and_verifies() {
     );
     let refused = diff(&first, &latest, &["--verify", public]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    assert!(
-        refused.stderr.contains("signature verification failed"),
-        "{}",
-        refused.stderr
-    );
+    assert_has(&refused.stderr, "signature verification failed");
     assert_eq!(diff(&latest, &latest, &["--verify", public]).code, 0);
 }
 
@@ -872,31 +496,20 @@ fn an_artifact_imports_into_another_store() {
         let mut args = vec!["snapshots", "import", &url];
         args.extend_from_slice(extra);
         let store = other.to_str().unwrap();
-        fx.registry.clinv(&args).env("CLINV_SNAPSHOTS", store).run()
+        fx.registry.clinv(&args).store(store).run()
     };
     let first = import(&["--verify", public]);
     assert_eq!(first.code, 0, "{}", first.stderr);
-    assert!(
-        first.stderr.contains("signature verified"),
-        "{}",
-        first.stderr
-    );
-    assert!(
-        first
-            .stderr
-            .contains(&format!("recorded as a snapshot of {DOMAIN}")),
-        "{}",
-        first.stderr
+    assert_has(&first.stderr, "signature verified");
+    assert_has(
+        &first.stderr,
+        &format!("recorded as a snapshot of {DOMAIN}"),
     );
     no_secret(&first);
     let again = import(&["--verify", public]);
-    assert!(
-        again.stderr.contains("already the newest snapshot"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "already the newest snapshot");
     let list = clinv(&["snapshots", "list", "--domain", DOMAIN, "-o", "name"])
-        .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
+        .store(&other)
         .run()
         .success();
     assert_eq!(list.stdout.lines().count(), 1, "{}", list.stdout);
@@ -911,11 +524,7 @@ fn an_artifact_imports_into_another_store() {
     };
     let copy = fx.registry.url("inventories/copy");
     let args = ["push", &copy, "--snapshot", "latest", "--domain", DOMAIN];
-    fx.registry
-        .clinv(&args)
-        .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
-        .run()
-        .success();
+    fx.registry.clinv(&args).store(&other).run().success();
     assert_eq!(
         layer("copy/manifests/latest"),
         layer("prod/manifests/latest")
@@ -931,7 +540,7 @@ fn an_artifact_imports_into_another_store() {
     let refused = import(&["--verify", public]);
     assert_eq!(refused.code, 17, "{}", refused.stderr);
     let list = clinv(&["snapshots", "list", "--domain", DOMAIN, "-o", "name"])
-        .env("CLINV_SNAPSHOTS", other.to_str().unwrap())
+        .store(&other)
         .run()
         .success();
     assert_eq!(
@@ -954,7 +563,7 @@ fn plain_http_is_for_loopback_unless_insecure() {
     let url = registry.url("inventories/prod");
     let run = |args: &[&str]| {
         clinv(args)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .store(&store)
             .env("DOCKER_CONFIG", dir.path().join("none").to_str().unwrap())
             .run()
     };
@@ -997,11 +606,7 @@ fn plain_http_is_for_loopback_unless_insecure() {
     ];
     let printed = run(&print);
     assert_eq!(printed.code, 0, "{}", printed.stderr);
-    assert!(
-        printed.stdout.contains("  insecure: true\n"),
-        "{}",
-        printed.stdout
-    );
+    assert_has(&printed.stdout, "  insecure: true\n");
     let insecure = run(&[
         "push",
         &url,
@@ -1078,11 +683,7 @@ fn credential_helpers_are_asked_as_docker_asks_them() {
     assert_eq!(push_with(&fallback, "1").code, 0);
     let failing = push(r#"{"credsStore":"broken"}"#);
     assert_eq!(failing.code, 1, "{}", failing.stderr);
-    assert!(
-        failing.stderr.contains("docker-credential-broken"),
-        "{}",
-        failing.stderr
-    );
+    assert_has(&failing.stderr, "docker-credential-broken");
     assert!(!failing.stderr.contains("FAKESECRET"), "{}", failing.stderr);
 }
 
@@ -1101,7 +702,7 @@ fn the_bearer_token_flow_of_a_token_auth_registry() {
         let store = dir.path().join("store");
         registry
             .clinv(args)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .store(&store)
             .env("REGISTRY_AUTH", creds)
             .run()
     };
@@ -1141,11 +742,7 @@ fn the_bearer_token_flow_of_a_token_auth_registry() {
     assert_eq!(read.stdout.lines().count(), 1, "{}", read.stdout);
     let wrong = run(&push, &format!("{USER}:FAKESECRET-wrong-token-password"));
     assert_eq!(wrong.code, 1, "{}", wrong.stderr);
-    assert!(
-        wrong.stderr.contains("authentication failed"),
-        "{}",
-        wrong.stderr
-    );
+    assert_has(&wrong.stderr, "authentication failed");
     no_secret(&wrong);
 }
 

@@ -10,7 +10,7 @@
 //! There is no reading command in clinv yet (no `pull`), so the reverse direction is what
 //! a push meets in a shared repository: a tag another client moved is written again.
 
-use crate::oci::{PASSWORD, Registry, USER};
+use crate::registry::{PASSWORD, Registry, USER};
 use crate::support::*;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -145,7 +145,7 @@ impl Fx {
         ]);
         args.extend_from_slice(extra);
         let run = clinv(&args)
-            .env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
+            .store(self.store())
             .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
             .env("SOURCE_DATE_EPOCH", EPOCH)
             .run()
@@ -186,7 +186,7 @@ impl Fx {
             repo.display().to_string(),
         );
         clinv(&["commit", "--root", &root, "--domain", DOMAIN, "--repo", &to])
-            .env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
+            .store(self.store())
             .env("SOURCE_DATE_EPOCH", EPOCH)
             .run()
             .success();
@@ -469,11 +469,7 @@ fn a_tag_another_client_moved_is_written_again() {
     assert_ne!(moved.trim(), digest, "oras moved latest");
     let (again, same) = fx.push(&[]);
     assert_eq!(same, digest, "the same inventory, the same artifact");
-    assert!(
-        again.stderr.contains("0 blob(s) uploaded; tagged latest)"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "0 blob(s) uploaded; tagged latest)");
     assert_eq!(
         text(&fx.crane(&["digest", &fx.at("latest")])).trim(),
         digest

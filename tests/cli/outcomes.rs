@@ -82,32 +82,17 @@ fn a_named_kubeconfig_or_context_that_does_not_exist_is_refused_not_queued() {
     // Not named by the user (KUBECONFIG, ~/.kube/config): a missing file is the
     // offline case, queued for replay.
     let run = fx.clinv(&["publish", "--domain", PROD]).run().success();
-    assert!(
-        run.stderr.contains("recorded as pending snapshot"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "recorded as pending snapshot");
     // Replay refuses the mistakes before touching the queue.
     run_all("replay");
     assert_eq!(fx.snapshots().len(), 1);
     // A context that exists, on a server that refuses: queued as well.
     let run = fx
-        .clinv(&[
-            "publish",
-            "--domain",
-            PROD,
-            "--kubeconfig",
-            kc,
-            "--context",
-            "dead-ctx",
-        ])
+        .clinv(&["publish", "--context", "dead-ctx", "--domain", PROD])
+        .kubeconfig(kc)
         .run()
         .success();
-    assert!(
-        run.stderr.contains("recorded as pending snapshot"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "recorded as pending snapshot");
     assert!(fx.snapshots().iter().all(|s| s["state"] == "pending"));
 }
 
@@ -121,12 +106,9 @@ fn an_unparsable_source_date_epoch_is_warned_about_and_strict_refuses_it() {
     // The output stays lok8s's: an unparsable value is 1970.
     let cr: serde_json::Value = serde_json::from_str(&render.stdout).unwrap();
     assert_eq!(cr["spec"]["renderedAt"], "1970-01-01T00:00:00Z");
-    assert!(
-        render.stderr.contains(
-            "[warn] SOURCE_DATE_EPOCH \"2026-12-01\" is not a whole number of seconds: renderedAt is 1970-01-01T00:00:00Z"
-        ),
-        "{}",
-        render.stderr
+    assert_has(
+        &render.stderr,
+        "[warn] SOURCE_DATE_EPOCH \"2026-12-01\" is not a whole number of seconds: renderedAt is 1970-01-01T00:00:00Z",
     );
     let publish = fx
         .clinv(&["publish", "--domain", PROD])
@@ -168,20 +150,10 @@ fn an_export_that_skipped_objects_fails_under_strict() {
     let tar = fx.root().join("out.tar");
     let tar = tar.to_str().unwrap();
     let run = fx.clinv(&["snapshots", "export", tar]).run().success();
-    assert!(
-        run.stderr.contains("[warn] not exported:"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "[warn] not exported:");
     let strict = fx.clinv(&["--strict", "snapshots", "export", tar]).run();
     assert_eq!(strict.code, 1, "{}", strict.stderr);
-    assert!(
-        strict
-            .stderr
-            .contains("--strict: 1 warning(s) treated as errors"),
-        "{}",
-        strict.stderr
-    );
+    assert_has(&strict.stderr, "--strict: 1 warning(s) treated as errors");
 }
 
 trials! {

@@ -6,15 +6,7 @@ fn render(domain: &str, extra: &[&str]) -> Run {
 
 /// `clinv render` of `domain` in the project at `root`, with `extra` arguments.
 fn render_in(root: &std::path::Path, domain: &str, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "render",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        domain,
-    ];
-    args.extend_from_slice(extra);
-    clinv(&args).run()
+    clinv(&["render"]).project(root, domain).args(extra).run()
 }
 
 fn example_domains_render_to_their_golden_files() {
@@ -63,18 +55,11 @@ fn json_is_lok8s_pretty_json_with_one_trailing_newline() {
 fn spec_example_inventory() {
     // The spec §5.1 instance: kubeone on hetzner, a framework addon and a target.
     let root = fixture("inv");
-    let out = clinv(&[
-        "render",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "inv",
-        "-o",
-        "json",
-    ])
-    .run()
-    .success()
-    .stdout;
+    let out = clinv(&["render", "-o", "json"])
+        .project(&root, "inv")
+        .run()
+        .success()
+        .stdout;
     let spec_bytes = std::fs::read(root.join("clusters/inv/cluster.lok8s.yaml")).unwrap();
     let hash = clinv::util::hash::hex_sha256(&spec_bytes);
     let expected = format!(
@@ -154,29 +139,15 @@ fn a_render_the_api_server_would_reject_fails_with_field_paths_and_writes_nothin
     let dir =
         project_with_spec("kind: KubeOne\nspec:\n  bootstrap:\n    - a/b\n    - ''\n    - [x]\n");
     let out = dir.path().join("out");
-    let run = clinv(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .run();
+    let run = clinv(&["render", "--out", out.to_str().unwrap()])
+        .project(dir.path(), "inv")
+        .run();
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("spec.addons[0].name: Invalid value: \"a/b\""),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "spec.addons[0].name: Invalid value: \"a/b\"");
     assert!(run.stderr.contains("spec.addons[1].name"), "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("spec.addons[2].name: Invalid value: \"[\\\"x\\\"]\""),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "spec.addons[2].name: Invalid value: \"[\\\"x\\\"]\"",
     );
     assert!(!out.exists());
 }
@@ -209,12 +180,9 @@ fn skipped_entries_warn_with_the_key_only_and_strict_refuses() {
     let verbose = clinv(&["render", "--root", root, "--domain", "inv", "-v"])
         .run()
         .success();
-    assert!(
-        verbose
-            .stderr
-            .contains("[debug]   reason: wait: must be true or false"),
-        "{}",
-        verbose.stderr
+    assert_has(
+        &verbose.stderr,
+        "[debug]   reason: wait: must be true or false",
     );
     assert!(!verbose.stderr.contains("s3cr3t") && !verbose.stderr.contains("maybe"));
 }
@@ -229,11 +197,9 @@ fn unparseable_entries_do_not_count_toward_the_addon_limit() {
     }
     let dir = project_with_spec(&spec);
     let run = render_in(dir.path(), "inv", &[]).success();
-    assert!(
-        run.stdout
-            .contains("  - name: cert-manager\n    source: addon\n    chartVersion: v1.21.1\n"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "  - name: cert-manager\n    source: addon\n    chartVersion: v1.21.1\n",
     );
     assert_eq!(run.stderr.matches("skipping unparseable").count(), 300);
 }
@@ -247,11 +213,9 @@ fn a_values_file_past_the_node_limit_is_named_too_large_not_invalid() {
     let wide: String = (0..60_000).map(|i| format!("k{i}: {i}\n")).collect();
     write(dir.path(), "clusters/inv/wide.yaml", &wide);
     let run = render_in(dir.path(), "inv", &["-v"]).success();
-    assert!(
-        run.stderr
-            .contains("wide.yaml is too large to check (more than 100000 YAML nodes)"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "wide.yaml is too large to check (more than 100000 YAML nodes)",
     );
     assert!(!run.stderr.contains("not valid YAML"), "{}", run.stderr);
 }
@@ -276,11 +240,7 @@ fn lok8s_version_comes_from_the_project_or_is_dev() {
     let run = clinv(&["render", "--root", root, "--domain", "inv"])
         .run()
         .success();
-    assert!(
-        run.stdout.contains("lok8sVersion: 1.2.3\n"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "lok8sVersion: 1.2.3\n");
     std::fs::remove_file(dir.path().join(".lok8s/VERSION")).unwrap();
     let run = clinv(&["render", "--root", root, "--domain", "inv"])
         .run()
@@ -292,14 +252,7 @@ fn lok8s_version_comes_from_the_project_or_is_dev() {
 /// under `set -o pipefail` fails instead of applying nothing with success.
 fn deploy_domains_have_no_inventory_and_name_their_cluster() {
     let root = example();
-    let run = clinv(&[
-        "render",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "apps.acme.example",
-    ])
-    .run();
+    let run = clinv(&["render"]).project(&root, "apps.acme.example").run();
     assert!(run.stdout.is_empty());
     assert_eq!(run.code, 1);
     assert_eq!(
@@ -310,14 +263,7 @@ fn deploy_domains_have_no_inventory_and_name_their_cluster() {
 
 fn missing_spec_and_malformed_kind_use_lok8s_messages() {
     let root = example();
-    let run = clinv(&[
-        "render",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "nope",
-    ])
-    .run();
+    let run = clinv(&["render"]).project(&root, "nope").run();
     assert_eq!(run.code, 1);
     assert_eq!(
         run.stderr,
@@ -354,17 +300,10 @@ fn targets_linked_outside_the_project_render_their_pin_as_lok8s_does() {
         .success();
     // lok8s reads the pin through the link (issue #16 fidelity) but finds no category
     // in a directory that is itself a link.
-    assert!(
-        run.stdout.contains("- name: escape\n") && run.stdout.contains("chartVersion: 9.9.9\n"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "- name: escape\n");
+    assert_has(&run.stdout, "chartVersion: 9.9.9\n");
     assert!(!run.stdout.contains("leaked"), "{}", run.stdout);
-    assert!(
-        run.stderr.contains("resolves outside the project root"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "resolves outside the project root");
 }
 
 /// lok8s reads a spec whose top level is valid YAML but not a mapping as "kind missing,
@@ -421,11 +360,7 @@ fn likely_mistakes_warn_and_strict_refuses() {
             .run()
             .success();
         assert!(run.stderr.contains(warning), "{spec}: {}", run.stderr);
-        assert!(
-            run.stdout.contains("kind: ClusterInventory"),
-            "{}",
-            run.stdout
-        );
+        assert_has(&run.stdout, "kind: ClusterInventory");
         let strict = clinv(&["render", "--root", root, "--domain", "inv", "--strict"]).run();
         assert_eq!(strict.code, 1, "{spec}: {}", strict.stderr);
         assert!(strict.stdout.is_empty(), "{}", strict.stdout);
@@ -433,11 +368,7 @@ fn likely_mistakes_warn_and_strict_refuses() {
     // The reasons are precise: a suggestion for the typo, the size for the big values file.
     let dir = project_with_spec("kind: KubeOne\nspec:\n  bootstrap:\n    - cert-managr\n");
     let run = render_in(dir.path(), "inv", &[]).success();
-    assert!(
-        run.stderr.contains("did you mean 'cert-manager'?"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "did you mean 'cert-manager'?");
     assert!(
         run.stdout.contains("- name: cert-managr\n"),
         "listed as lok8s lists it: {}",
@@ -453,11 +384,7 @@ fn likely_mistakes_warn_and_strict_refuses() {
     .unwrap();
     std::fs::create_dir(dir.path().join("clusters/inv/dir")).unwrap();
     let run = render_in(dir.path(), "inv", &["-v"]).success();
-    assert!(
-        run.stderr.contains("big.yaml is larger than 8 MiB"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "big.yaml is larger than 8 MiB");
     let dir = project_with_spec(
         "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [dir]\n",
     );

@@ -64,11 +64,7 @@ impl Fx {
         };
         for d in &fx.domains {
             let run = fx.clinv(&["publish", "--domain", d]).run().success();
-            assert!(
-                run.stderr.contains("recorded as pending snapshot"),
-                "{}",
-                run.stderr
-            );
+            assert_has(&run.stderr, "recorded as pending snapshot");
         }
         for (i, hole) in fx.holes.iter().enumerate() {
             let port = hole.local_addr().unwrap().port();
@@ -125,9 +121,7 @@ struct Args {
 impl Args {
     fn run(self) -> Run {
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
-        clinv(&args)
-            .env("CLINV_SNAPSHOTS", self.store.to_str().unwrap())
-            .run()
+        clinv(&args).store(&self.store).run()
     }
 }
 

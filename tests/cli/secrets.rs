@@ -130,7 +130,7 @@ fn store_values_are_printed_escaped_by_drift_and_status() {
         all.splice(0..0, args.iter().copied());
         clinv(&all)
             .env("KUBECONFIG", "/nonexistent/kc")
-            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+            .store(store.path())
             .run()
     };
     cmd(&["publish"]).success();
@@ -180,15 +180,10 @@ fn index_url_tokens_appear_in_no_message() {
     let root = example();
     let from = tempfile::tempdir().unwrap();
     let rendered = from.path().join("inv.yaml");
-    let run = clinv(&[
-        "render",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-    ])
-    .run()
-    .success();
+    let run = clinv(&["render"])
+        .project(&root, "prod.acme.example")
+        .run()
+        .success();
     std::fs::write(&rendered, run.stdout).unwrap();
     for url in [
         format!(

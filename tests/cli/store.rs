@@ -46,14 +46,13 @@ impl Fx {
         let mut all = vec!["--root", &root];
         all.extend(aimed(args, &kc));
         all.extend_from_slice(args);
-        clinv(&all).env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
+        clinv(&all).store(self.store())
     }
 
     /// A command without `--kubeconfig` (the environment's `KUBECONFIG` names no file).
     fn clinv_unaimed(&self, args: &[&str]) -> Clinv {
         let root = self.root().to_str().unwrap().to_string();
-        clinv(&[&["--root", &root][..], args].concat())
-            .env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
+        clinv(&[&["--root", &root][..], args].concat()).store(self.store())
     }
 
     fn publish(&self, domain: &str) -> Run {
@@ -83,12 +82,9 @@ fn an_unreachable_publish_is_queued_with_its_reason_and_target_and_no_secrets() 
     assert_eq!(list.len(), 1);
     let snap = &list[0];
     let id = snap["id"].as_str().unwrap();
-    assert!(
-        run.stderr.contains(&format!(
-            "— recorded as pending snapshot {id} (clinv replay delivers it)"
-        )),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        &format!("— recorded as pending snapshot {id} (clinv replay delivers it)"),
     );
     assert_eq!(snap["state"], "pending");
     assert_eq!(snap["reason"], "unreachable");
@@ -142,23 +138,14 @@ fn identical_inventories_fold_into_one_snapshot_with_their_events() {
     };
     for epoch in ["1700000000", "1700000100", "1700000200"] {
         let run = publish_at(epoch);
-        assert!(
-            run.stderr.contains("recorded as pending snapshot"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, "recorded as pending snapshot");
     }
     let list = fx.list();
     assert_eq!(list.len(), 1, "{list:?}");
     let first = list[0]["id"].as_str().unwrap().to_string();
     assert_eq!(list[0]["renderedAt"], "2023-11-14T22:13:20Z");
     assert_eq!(list[0]["state"], "pending");
-    let events: Vec<&str> = list[0]["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["renderedAt"].as_str().unwrap())
-        .collect();
+    let events: Vec<&str> = fields(&list[0]["events"], "renderedAt");
     assert_eq!(events, ["2023-11-14T22:15:00Z", "2023-11-14T22:16:40Z"]);
     assert_eq!(
         fx.objects("prod.acme.example").len(),
@@ -166,14 +153,13 @@ fn identical_inventories_fold_into_one_snapshot_with_their_events() {
         "one CR object (renderedAt aside) and one CRD"
     );
     let show = fx.clinv(&["snapshots", "show", &first]).run().success();
-    assert!(
-        show.stdout
-            .contains("published again (renderedAt 2023-11-14T22:15:00Z")
-            && show
-                .stdout
-                .contains("published again (renderedAt 2023-11-14T22:16:40Z"),
-        "{}",
-        show.stdout
+    assert_has(
+        &show.stdout,
+        "published again (renderedAt 2023-11-14T22:15:00Z",
+    );
+    assert_has(
+        &show.stdout,
+        "published again (renderedAt 2023-11-14T22:16:40Z",
     );
     // A real change is a new step, and latest~1 is the previous distinct inventory.
     set_chart_version(fx.root(), "cilium", "1.20.1");
@@ -304,11 +290,7 @@ fn damage_is_reported_with_its_path_and_skipped_never_deleted() {
     std::fs::write(victim, &text[..text.len() / 2]).unwrap();
     let verify = fx.clinv(&["snapshots", "verify"]).run();
     assert_eq!(verify.code, 1);
-    assert!(
-        verify.stderr.contains(&victim.display().to_string()),
-        "{}",
-        verify.stderr
-    );
+    assert_has(&verify.stderr, &victim.display().to_string());
     assert!(verify.stderr.contains("damaged"), "{}", verify.stderr);
     let show = fx
         .clinv(&[
@@ -342,11 +324,9 @@ fn damage_is_reported_with_its_path_and_skipped_never_deleted() {
     );
     std::fs::write(&journal, edited).unwrap();
     let list = fx.clinv(&["snapshots", "list"]).run().success();
-    assert!(
-        list.stderr
-            .contains(&format!("{}:2: checksum mismatch", journal.display())),
-        "{}",
-        list.stderr
+    assert_has(
+        &list.stderr,
+        &format!("{}:2: checksum mismatch", journal.display()),
     );
     assert!(!list.stdout.contains("prod.acme.example"));
 }
@@ -368,11 +348,7 @@ fn a_torn_journal_tail_and_a_stale_lock_are_not_fatal() {
     )
     .unwrap();
     let verify = fx.clinv(&["snapshots", "verify"]).run().success();
-    assert!(
-        verify.stderr.contains("incomplete last record"),
-        "{}",
-        verify.stderr
-    );
+    assert_has(&verify.stderr, "incomplete last record");
     assert_eq!(fx.list().len(), 1);
     set_chart_version(fx.root(), "cilium", "1.20.1");
     fx.publish("prod.acme.example").success();
@@ -569,11 +545,7 @@ fn export_and_import_round_trip_without_overwriting() {
         .clinv(&["snapshots", "import", tar.to_str().unwrap()])
         .run()
         .success();
-    assert!(
-        again.stderr.contains("imported 0 new record(s)"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "imported 0 new record(s)");
     // A tampered archive is refused before anything is written.
     let mut bytes = std::fs::read(&tar).unwrap();
     let at = bytes
@@ -609,23 +581,19 @@ fn replay_goes_where_the_publish_was_aimed() {
             .success()
     };
     let run = replay();
-    assert!(
-        run.stderr.contains("cluster unreachable: ") && run.stderr.contains(&server),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "cluster unreachable: ");
+    assert_has(&run.stderr, &server);
     assert_eq!(fx.list()[0]["reason"], "unreachable");
     assert_eq!(fx.list()[0]["target"], queued_for);
 
     std::fs::remove_file(&fx.kc).unwrap();
     let run = replay();
-    assert!(
-        run.stderr.contains(&format!(
+    assert_has(
+        &run.stderr,
+        &format!(
             "no server was contacted: the kubeconfig this snapshot was published with is gone ({}); --kubeconfig chooses another",
             fx.kc.display()
-        )),
-        "{}",
-        run.stderr
+        ),
     );
     assert!(!run.stderr.contains("rejected"), "{}", run.stderr);
     assert_eq!(fx.list()[0]["reason"], "no-kubeconfig");
@@ -641,12 +609,9 @@ fn replay_goes_where_the_publish_was_aimed() {
         ])
         .run()
         .success();
-    assert!(
-        run.stderr.contains(&format!(
-            "was published for {server}; delivering it to https://127.0.0.1:"
-        )),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        &format!("was published for {server}; delivering it to https://127.0.0.1:"),
     );
     assert_eq!(fx.list()[0]["reason"], "unreachable");
 }
@@ -738,11 +703,7 @@ fn store_only_use_is_discoverable_and_no_op_is_silent() {
     fx.publish("prod.acme.example").success();
     let gc = fx.clinv(&["snapshots", "gc", "--dry-run"]).run().success();
     assert!(gc.stdout.is_empty(), "{}", gc.stdout);
-    assert!(
-        gc.stderr.contains("[info] nothing to delete"),
-        "{}",
-        gc.stderr
-    );
+    assert_has(&gc.stderr, "[info] nothing to delete");
     // verify's verdict is data: -q keeps it.
     let verify = fx.clinv(&["snapshots", "verify", "-q"]).run().success();
     assert!(
@@ -903,12 +864,9 @@ fn log_of_every_domain() {
     // An empty window: no data, a line that says so, exit 0.
     let empty = log(&["--since", "2999-01-01"]);
     assert!(empty.stdout.is_empty(), "{}", empty.stdout);
-    assert!(
-        empty
-            .stderr
-            .contains("no recorded step of any domain since 2999-01-01"),
-        "{}",
-        empty.stderr
+    assert_has(
+        &empty.stderr,
+        "no recorded step of any domain since 2999-01-01",
     );
     // One domain or all of them, not both.
     let both = fx

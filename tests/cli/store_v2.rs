@@ -48,7 +48,7 @@ impl Fx {
         let mut all = vec!["--root", &root];
         all.extend(aimed(args, &kc));
         all.extend_from_slice(args);
-        clinv(&all).env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+        clinv(&all).store(store)
     }
 
     /// The same command as a child process (for races and signals).
@@ -542,11 +542,7 @@ fn gc_refuses_with_a_damaged_line_and_never_deletes_its_object() {
     )
     .unwrap();
     let verify = fx.clinv(&["snapshots", "verify"]).run();
-    assert!(
-        !verify.stderr.contains(&objects[0].cr_id()),
-        "{}",
-        verify.stderr
-    );
+    assert_lacks(&verify.stderr, &objects[0].cr_id());
 }
 
 // 5. -------------------------------------------------------------------------------
@@ -784,15 +780,10 @@ fn a_pax_size_header_does_not_bypass_the_import_bounds() {
     file.set_len(end).unwrap();
     drop(file);
     let before = tree(store.path());
-    let run = bounded(&[
-        "snapshots",
-        "import",
-        path.to_str().unwrap(),
-        "--root",
-        dir.path().to_str().unwrap(),
-    ])
-    .store(store.path())
-    .run();
+    let run = bounded(&["snapshots", "import", path.to_str().unwrap()])
+        .root(dir.path())
+        .store(store.path())
+        .run();
     // Refused by import's own bound, not by running out of memory (once:
     // "out of memory" under the 128 MiB limit, about 1 GiB without it).
     assert_clean_failure(&run, "pax.tar");
@@ -1191,11 +1182,7 @@ fn store_commands_stay_in_bounded_memory_at_200k_records() {
         "migration (an offline publish)",
         fx.clinv(&["publish", "--domain", "inv"]),
     );
-    assert!(
-        publish.stderr.contains("recorded as pending snapshot"),
-        "{}",
-        publish.stderr
-    );
+    assert_has(&publish.stderr, "recorded as pending snapshot");
     let out = tempfile::tempdir().unwrap();
     let tar = out.path().join("all.tar");
     let tar = tar.to_str().unwrap();

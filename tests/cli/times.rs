@@ -45,7 +45,7 @@ impl Fx {
         let mut all = vec!["--root", &root];
         all.extend(aimed(args, kc.to_str().unwrap()));
         all.extend_from_slice(args);
-        clinv(&all).env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
+        clinv(&all).store(self.store())
     }
 
     /// `inv`'s journal: 0xa1 recorded 400 days ago and applied 50 hours ago, 0xa2

@@ -15,32 +15,23 @@ fn dump_fixture() -> PathBuf {
 fn rendered(index: &str, extra: &[&str]) -> Run {
     let store = tempfile::tempdir().unwrap();
     let root = example();
-    let mut args = vec![
-        "updates",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--index",
-        index,
-    ];
-    args.extend_from_slice(extra);
-    clinv(&args)
-        .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+    clinv(&["updates", "--index", index])
+        .project(&root, "prod.acme.example")
+        .args(extra)
+        .store(store.path())
         .run()
 }
 
 fn from_dump(index: &str, extra: &[&str]) -> Clinv {
     let dump = dump_fixture();
-    let mut args = vec![
+    clinv(&[
         "updates",
         "--from",
         dump.to_str().unwrap(),
         "--index",
         index,
-    ];
-    args.extend_from_slice(extra);
-    clinv(&args)
+    ])
+    .args(extra)
 }
 
 /// The bundled index (examples/addons-index.json) is one the example project could
@@ -65,16 +56,13 @@ fn the_example_index_is_a_published_index_of_the_example() {
     assert_eq!(names(&example), names(&published));
     let updates = clinv(&[
         "updates",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
         "--index",
         bundled.to_str().unwrap(),
         "--offline",
         "-o",
         "json",
     ])
+    .project(&root, "prod.acme.example")
     .run()
     .success();
     let v: serde_json::Value = serde_json::from_str(&updates.stdout).unwrap();
@@ -85,12 +73,9 @@ fn rendered_inventory_table_and_json_match_their_golden_files() {
     let index = index_fixture();
     let table = rendered(index.to_str().unwrap(), &["-v"]).success();
     golden("updates.prod.acme.example.txt", &table.stdout);
-    assert!(
-        table
-            .stderr
-            .contains("compared the inventory rendered for prod.acme.example with "),
-        "{}",
-        table.stderr
+    assert_has(
+        &table.stderr,
+        "compared the inventory rendered for prod.acme.example with ",
     );
     let json = rendered(index.to_str().unwrap(), &["-o", "json"]).success();
     golden("updates.prod.acme.example.json", &json.stdout);
@@ -98,12 +83,7 @@ fn rendered_inventory_table_and_json_match_their_golden_files() {
     assert_eq!(v["inventory"], "rendered");
     // Leading v on one side only and a pair that is not SemVer (unordered); equal, older,
     // pre-release-of-current and (without --pre) a pre-release above a release are absent.
-    let names: Vec<&str> = v["updates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| u["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = fields(&v["updates"], "name");
     assert_eq!(names, ["cilium", "metrics-server"]);
     assert_eq!(v["updates"][1]["unordered"], true);
     assert!(v["updates"][0].get("unordered").is_none());
@@ -178,11 +158,7 @@ fn malformed_inputs_are_clear_errors_naming_file_and_field() {
     }
     let missing = rendered("/nonexistent/index.json", &[]);
     assert_eq!(missing.code, 1);
-    assert!(
-        missing.stderr.contains("/nonexistent/index.json"),
-        "{}",
-        missing.stderr
-    );
+    assert_has(&missing.stderr, "/nonexistent/index.json");
     // A --from file without an inventory, or with a wrong type, names file and field.
     let pod = write(dir.path(), "pod.yaml", "apiVersion: v1\nkind: Pod\n");
     let run = clinv(&[
@@ -194,12 +170,7 @@ fn malformed_inputs_are_clear_errors_naming_file_and_field() {
     ])
     .run();
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("pod.yaml: no object of kind ClusterInventory"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "pod.yaml: no object of kind ClusterInventory");
     let typed = write(
         dir.path(),
         "cr.json",
@@ -214,11 +185,9 @@ fn malformed_inputs_are_clear_errors_naming_file_and_field() {
     ])
     .run();
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr
-            .contains("cr.json: spec.addons[0].chartVersion: expected a string, found a number"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "cr.json: spec.addons[0].chartVersion: expected a string, found a number",
     );
     // Plain HTTP and unsupported output formats are usage errors.
     assert_eq!(rendered("http://127.0.0.1:1/i.json", &[]).code, 2);
@@ -270,14 +239,14 @@ fn a_url_index_is_fetched_over_https_cached_and_used_offline() {
         .run()
         .success();
     assert_eq!(run.stdout, expected);
-    assert!(
-        run.stderr.contains(&format!(
+    assert_has(
+        &run.stderr,
+        &format!(
             "[warn] index: addon index https://127.0.0.1:{}/addons-index.json?…: ",
             server.port
-        )) && run.stderr.contains("— using the cached copy"),
-        "{}",
-        run.stderr
+        ),
     );
+    assert_has(&run.stderr, "— using the cached copy");
     // Without a cache, the same failure is an error.
     let empty = tempfile::tempdir().unwrap();
     let run = from_dump(&url, &["--index-ca", &ca])
@@ -288,11 +257,7 @@ fn a_url_index_is_fetched_over_https_cached_and_used_offline() {
         .env("XDG_CACHE_HOME", empty.path().to_str().unwrap())
         .run();
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("--offline, and no cached copy"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "--offline, and no cached copy");
 }
 
 fn the_cache_defaults_to_home_and_bad_answers_are_not_cached() {
@@ -312,11 +277,7 @@ fn the_cache_defaults_to_home_and_bad_answers_are_not_cached() {
         .run()
         .success();
     assert!(run.stderr.contains("certificate"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("using the cached copy"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "using the cached copy");
 
     // HTTP errors and a body that is not an index are errors, and never cached.
     let not_found = Server::start(404, b"{\"message\": \"no\"}");
@@ -344,11 +305,7 @@ fn the_cache_defaults_to_home_and_bad_answers_are_not_cached() {
         .env("XDG_CACHE_HOME", fresh.path().to_str().unwrap())
         .run();
     assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("ca.pem: no PEM certificate"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "ca.pem: no PEM certificate");
 }
 
 /// Issue #24, point 1: a pending snapshot never reached the cluster and is not taken for
@@ -357,12 +314,7 @@ fn without_a_cluster_the_snapshot_applied_last_comes_before_the_render() {
     let dir = copy_tree(&example());
     let root = dir.path();
     let store = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        clinv(args)
-            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
-            .run()
-            .success()
-    };
+    let run = |args: &[&str]| clinv(args).store(store.path()).run().success();
     let r = root.to_str().unwrap();
     // A publish without a cluster queues a snapshot (cilium 1.19.2) ...
     run(&["publish", "--root", r, "--domain", "prod.acme.example"]);
@@ -398,18 +350,11 @@ fn without_a_cluster_the_snapshot_applied_last_comes_before_the_render() {
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["inventory"], "snapshot");
     assert_eq!(v["updates"][0]["current"], "1.19.2");
-    assert!(
-        out.stderr.contains("compared the inventory of snapshot "),
-        "{}",
-        out.stderr
-    );
+    assert_has(&out.stderr, "compared the inventory of snapshot ");
     assert!(out.stderr.contains("(applied, recorded "), "{}", out.stderr);
     // An empty store falls through to the render.
     let empty = tempfile::tempdir().unwrap();
-    let out = clinv(&args)
-        .env("CLINV_SNAPSHOTS", empty.path().to_str().unwrap())
-        .run()
-        .success();
+    let out = clinv(&args).store(empty.path()).run().success();
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["inventory"], "rendered");
     assert_eq!(v["updates"][0]["current"], "1.18.0");

@@ -18,29 +18,18 @@ fn index_fixture() -> PathBuf {
 
 fn agent(kubeconfig: &Path, extra: &[&str]) -> Run {
     let index = index_fixture();
-    let mut args = vec![
-        "agent",
-        "--kubeconfig",
-        kubeconfig.to_str().unwrap(),
-        "--index",
-        index.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    clinv(&args).run()
+    clinv(&["agent", "--index", index.to_str().unwrap()])
+        .kubeconfig(kubeconfig)
+        .args(extra)
+        .run()
 }
 
 fn publish(p: &Plane, root: &Path) -> Run {
-    clinv(&[
-        "publish",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ])
-    .run()
-    .success()
+    clinv(&["publish"])
+        .project(root, "prod.acme.example")
+        .kubeconfig(&p.admin)
+        .run()
+        .success()
 }
 
 fn apply(p: &Plane, object: &Value) {
@@ -131,15 +120,7 @@ pub(crate) fn ensure_helm_releases(p: &Plane) {
 }
 
 fn managed(p: &Plane) -> Vec<Value> {
-    let (_, out, _) = p.kubectl(&[
-        "get",
-        "clusterinventory",
-        "cluster",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]);
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = p.live_managed();
     v["metadata"]["managedFields"].as_array().unwrap().clone()
 }
 
@@ -175,23 +156,14 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
 
     // -v: also the request log, which must not carry payloads either.
     let run = agent(&p.admin, &["--once", "-v"]).success();
-    assert!(
-        run.stderr.contains("[debug] api: GET /api/v1/secrets?"),
-        "{}",
-        run.stderr
+    assert_has(&run.stderr, "[debug] api: GET /api/v1/secrets?");
+    assert_has(
+        &run.stderr,
+        "[info] agent: wrote ClusterInventory status: 2 available update(s), 2 observed addon(s)",
     );
-    assert!(
-        run.stderr.contains(
-            "[info] agent: wrote ClusterInventory status: 2 available update(s), 2 observed addon(s)"
-        ),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("[warn] agent: 1 Helm release record(s) could not be decoded"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "[warn] agent: 1 Helm release record(s) could not be decoded",
     );
     assert!(run.stdout.is_empty());
 
@@ -235,11 +207,7 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
         .replace("    - metrics-server\n", "");
     std::fs::write(&spec, text).unwrap();
     let run = publish(&p, root);
-    assert!(
-        run.stderr.contains("clusterinventory/cluster configured"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "clusterinventory/cluster configured");
     let after = p.live().unwrap();
     assert_ne!(after["spec"], live["spec"]);
     assert_eq!(after["status"], live["status"]);
@@ -248,23 +216,14 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
         manager(&fields, "clinv-agent").unwrap()["fieldsV1"],
         mine["fieldsV1"]
     );
-    let status = clinv(&[
-        "status",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ])
-    .run()
-    .success();
-    assert!(
-        status
-            .stdout
-            .contains(&format!("  agent:      last reported {reported}\n")),
-        "{}",
-        status.stdout
+    let status = clinv(&["status"])
+        .project(root, "prod.acme.example")
+        .kubeconfig(&p.admin)
+        .run()
+        .success();
+    assert_has(
+        &status.stdout,
+        &format!("  agent:      last reported {reported}\n"),
     );
 
     // Nothing newer: the list is cleared to [] (not deleted); metrics-server is gone from
@@ -275,21 +234,11 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
         "index.json",
         r#"{"addons": [{"name": "cilium", "chartVersion": "1.19.2"}, {"name": "cert-manager", "chartVersion": "v1.20.1"}]}"#,
     );
-    let run = clinv(&[
-        "agent",
-        "--once",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-        "--index",
-        idx.to_str().unwrap(),
-    ])
-    .run()
-    .success();
-    assert!(
-        run.stderr.contains("0 available update(s)"),
-        "{}",
-        run.stderr
-    );
+    let run = clinv(&["agent", "--once", "--index", idx.to_str().unwrap()])
+        .kubeconfig(&p.admin)
+        .run()
+        .success();
+    assert_has(&run.stderr, "0 available update(s)");
     let cleared = p.live().unwrap();
     assert_eq!(cleared["status"]["availableUpdates"], json!([]));
     assert_eq!(cleared["status"]["observedAddons"], expected_observed());
@@ -298,12 +247,7 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
     let run = clinv(&["agent", "--once", "--kubeconfig", p.admin.to_str().unwrap()])
         .run()
         .success();
-    assert!(
-        run.stderr
-            .contains("availableUpdates left as it was (no index)"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "availableUpdates left as it was (no index)");
     assert_eq!(p.live().unwrap()["status"]["availableUpdates"], json!([]));
 }
 
@@ -383,12 +327,9 @@ fn the_documented_rbac_is_enough_and_the_secrets_permission_is_optional() {
         &service_account_token(&p, "clinv-system", "clinv-agent"),
     );
     let run = agent(kc.path(), &["--once", "--strict"]).success();
-    assert!(
-        run.stderr.contains(
-            "wrote ClusterInventory status: 2 available update(s), observedAddons left as it was"
-        ),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "wrote ClusterInventory status: 2 available update(s), observedAddons left as it was",
     );
     assert!(
         !run.stderr.contains("[warn]"),
@@ -550,16 +491,12 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
     assert_eq!(code, 0, "{err}");
     let root = example();
     let store = tempfile::tempdir().unwrap();
-    let in_store = |c: Clinv| c.env("CLINV_SNAPSHOTS", store.path().to_str().unwrap());
-    in_store(clinv(&[
-        "publish",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ]))
+    let in_store = |c: Clinv| c.store(store.path());
+    in_store(
+        clinv(&["publish"])
+            .project(&root, "prod.acme.example")
+            .kubeconfig(&p.admin),
+    )
     .run()
     .success();
     let live_spec = p.live().unwrap();
@@ -574,57 +511,36 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
     ] {
         edited["metadata"].as_object_mut().unwrap().remove(key);
     }
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            "--field-manager=lok8s",
-            "--force-conflicts",
-            "-f",
-            "-",
-        ],
-        Some(&edited.to_string()),
-    );
-    assert_eq!(code, 0, "{err}");
+    p.apply("lok8s", &["--force-conflicts"], &edited.to_string());
     let index = index_fixture();
-    let args = [
-        "updates",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-        "--index",
-        index.to_str().unwrap(),
-        "-o",
-        "json",
-        "-v",
-    ];
-    let run = in_store(clinv(&args)).run().success();
+    // `updates -o json -v` against the cluster `kubeconfig` names.
+    let updates = |kubeconfig: &std::path::Path| {
+        clinv(&[
+            "updates",
+            "--index",
+            index.to_str().unwrap(),
+            "-o",
+            "json",
+            "-v",
+        ])
+        .project(&root, "prod.acme.example")
+        .kubeconfig(kubeconfig)
+    };
+    let run = in_store(updates(&p.admin)).run().success();
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "live");
     assert_eq!(
         v["updates"][0],
         json!({"name": "cilium", "current": "1.18.0", "latest": "v1.20.1"})
     );
-    assert!(
-        run.stderr
-            .contains("compared the live inventory of https://127.0.0.1:"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "compared the live inventory of https://127.0.0.1:",
     );
     // Not readable (no RBAC counts too): the snapshot applied last — the publish above
     // recorded one (cilium 1.19.2, applied) — and without a store, the render; either
     // way the result says the live cluster was not read, and exit 16 (issue #24).
-    let nobody = [
-        &args[..5],
-        &["--kubeconfig", p.nobody.to_str().unwrap()],
-        &args[7..],
-    ]
-    .concat();
-    let run = in_store(clinv(&nobody)).run();
+    let run = in_store(updates(&p.nobody)).run();
     assert_eq!(run.code, 16, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "snapshot");
@@ -638,19 +554,12 @@ fn updates_compares_the_live_inventory_when_the_cluster_is_reachable() {
     assert_eq!(v["updates"][0]["current"], "1.19.2");
     assert!(run.stderr.contains("(applied, recorded "), "{}", run.stderr);
     let empty = tempfile::tempdir().unwrap();
-    let run = clinv(&nobody)
-        .env("CLINV_SNAPSHOTS", empty.path().to_str().unwrap())
-        .run();
+    let run = updates(&p.nobody).store(empty.path()).run();
     assert_eq!(run.code, 16, "{}", run.stderr);
     let v: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(v["inventory"], "rendered");
     assert_eq!(v["updates"][0]["current"], "1.19.2");
-    assert!(
-        run.stderr
-            .contains("the live cluster was not read (forbidden: "),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "the live cluster was not read (forbidden: ");
 }
 
 trials! {

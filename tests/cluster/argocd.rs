@@ -16,15 +16,13 @@
 //! path; here its keys are copied there as files (what Argo CD's dev-mounter does outside
 //! a cluster).
 
-use crate::flux_controllers::{
-    DOMAIN, Fx, MANAGER, OCI_REPOSITORY, OciPush, PASSWORD, USER, documents, free_ports_in, poll,
-};
+use crate::flux_controllers::{DOMAIN, Fx, MANAGER, OCI_REPOSITORY, OciPush, PASSWORD, USER};
+use crate::processes::{Processes, free_ports_in, poll};
 use crate::support::Run;
-use crate::{Plane, plane};
+use crate::{Plane, documents, plane};
 use serde_json::Value;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Argo CD's namespace (the controller's `--namespace`).
@@ -98,8 +96,8 @@ pub fn argocd() -> Result<PathBuf, String> {
 /// (docker-registry) the tests push to.
 pub fn present() -> Result<(), String> {
     argocd()?;
-    crate::git_https::present()?;
-    crate::oci::present()?;
+    crate::git_server::present()?;
+    crate::registry::present()?;
     if !crate::harness::runs(REDIS, "--version") {
         return Err(format!(
             "no {REDIS}: apt-get install redis-server (.ci/run does)"
@@ -108,35 +106,13 @@ pub fn present() -> Result<(), String> {
     Ok(())
 }
 
-/// Whether `GET path` on the loopback `port` answers 200.
-fn http_ok(port: u16, path: &str) -> bool {
-    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-    if s.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
-    let mut answer = String::new();
-    let _ = s.read_to_string(&mut answer);
-    answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200")
-}
-
-/// One process; its output (its log) goes to `log`.
-struct Running {
-    name: &'static str,
-    child: Child,
-    log: PathBuf,
-}
-
 /// Redis, argocd-repo-server and argocd-application-controller running against the plane,
 /// what they need installed. Dropped: the Applications are deleted, the processes killed,
 /// what the test created in `argocd` deleted and the plane reset; when the test failed,
 /// the logs are printed.
 pub struct Argo<'a> {
     p: &'a Plane,
-    running: Vec<Running>,
+    processes: Processes,
     started: Instant,
     /// The repo-server's `ARGOCD_TLS_DATA_PATH` (argocd-tls-certs-cm's mount in a pod).
     tls: PathBuf,
@@ -163,7 +139,7 @@ impl<'a> Argo<'a> {
         }
         let mut argo = Argo {
             p,
-            running: Vec::new(),
+            processes: Processes::default(),
             started: Instant::now(),
             tls,
         };
@@ -171,7 +147,9 @@ impl<'a> Argo<'a> {
         let args = ["--save", "", "--appendonly", "no", "--bind", "127.0.0.1"];
         let mut redis_args = args.to_vec();
         redis_args.extend(["--port", &port]);
-        argo.spawn("redis", Path::new(REDIS), &redis_args, &[], dir);
+        let mut command = Command::new(REDIS);
+        command.args(&redis_args);
+        argo.processes.spawn("redis", command, dir);
         let up = poll(Duration::from_secs(20), || {
             std::net::TcpStream::connect(("127.0.0.1", redis)).is_ok()
         });
@@ -181,8 +159,9 @@ impl<'a> Argo<'a> {
             argo.logs()
         );
         argo.spawn_argo(&bin, dir, [redis, repo, repo_metrics, metrics], repo_env);
-        argo.wait_ready("argocd-repo-server", repo_metrics);
-        argo.wait_ready("argocd-application-controller", metrics);
+        let processes = &mut argo.processes;
+        processes.wait_ready("argocd-repo-server", repo_metrics, "/healthz");
+        processes.wait_ready("argocd-application-controller", metrics, "/healthz");
         eprintln!(
             "argo cd ready {} ms after start",
             argo.started.elapsed().as_millis()
@@ -230,58 +209,17 @@ impl<'a> Argo<'a> {
         let server = bin.join("argocd-repo-server");
         let mut server_env = env.to_vec();
         server_env.extend(repo_env.iter().cloned());
-        self.spawn("argocd-repo-server", &server, &repo_args, &server_env, dir);
+        let mut command = Command::new(server);
+        command.args(&repo_args).envs(server_env);
+        self.processes.spawn("argocd-repo-server", command, dir);
         let mut ctl_args = common.to_vec();
         ctl_args.extend(["--repo-server", &repo_addr, "--metrics-port", &metrics]);
         ctl_args.extend(["--kubeconfig", &kubeconfig, "--namespace", NS]);
         let controller = bin.join("argocd-application-controller");
-        self.spawn(
-            "argocd-application-controller",
-            &controller,
-            &ctl_args,
-            &env,
-            dir,
-        );
-    }
-
-    fn spawn(
-        &mut self,
-        name: &'static str,
-        program: &Path,
-        args: &[&str],
-        env: &[(&str, String)],
-        dir: &Path,
-    ) {
-        let log = dir.join(format!("{name}.log"));
-        let out = std::fs::File::create(&log).unwrap();
-        let mut command = Command::new(program);
-        command.args(args).envs(env.iter().map(|(k, v)| (k, v)));
-        for proxy in ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] {
-            command.env_remove(proxy);
-        }
-        let child = command
-            .env_remove("ALL_PROXY")
-            .env_remove("all_proxy")
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .spawn()
-            .unwrap_or_else(|e| panic!("{} does not start: {e}", program.display()));
-        self.running.push(Running { name, child, log });
-    }
-
-    /// Waits until `name` answers `GET /healthz` on `port`; panics (printing the logs
-    /// through Drop) when it exits or takes more than 60 s.
-    fn wait_ready(&mut self, name: &str, port: u16) {
-        let until = Instant::now() + Duration::from_secs(60);
-        let running = self.running.iter_mut().find(|r| r.name == name).unwrap();
-        while !http_ok(port, "/healthz") {
-            if let Ok(Some(status)) = running.child.try_wait() {
-                panic!("{name} exited: {status}");
-            }
-            assert!(Instant::now() < until, "{name} not ready after 60 s");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let mut command = Command::new(controller);
+        command.args(&ctl_args).envs(env);
+        self.processes
+            .spawn("argocd-application-controller", command, dir);
     }
 
     /// What the kubelet does for the repo-server's pod: argocd-tls-certs-cm's keys as files
@@ -305,18 +243,7 @@ impl<'a> Argo<'a> {
 
     /// The processes' logs (the last lines of each).
     pub fn logs(&self) -> String {
-        let mut all = String::new();
-        for r in &self.running {
-            let text = std::fs::read_to_string(&r.log).unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = &lines[lines.len().saturating_sub(60)..];
-            all.push_str(&format!("--- {} ({}) ---\n", r.name, r.log.display()));
-            for line in tail {
-                all.push_str(line);
-                all.push('\n');
-            }
-        }
-        all
+        self.processes.logs(60)
     }
 }
 
@@ -334,10 +261,7 @@ impl Drop for Argo<'_> {
             NS,
             "--timeout=60s",
         ]);
-        for r in &mut self.running {
-            let _ = r.child.kill();
-            let _ = r.child.wait();
-        }
+        self.processes.kill();
         // Whatever a dead controller left: without its finalizer it goes.
         let (_, names, _) = p.kubectl(&["get", "applications.argoproj.io", "-n", NS, "-o", "name"]);
         for name in names.lines() {
@@ -433,16 +357,11 @@ fn as_user(p: &Plane, command: &str) {
         bin.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new("sh")
-        .args(["-c", command])
-        .env("KUBECONFIG", &p.admin)
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the advised command failed: {command}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    crate::support::succeeded(
+        Command::new("sh")
+            .args(["-c", command])
+            .env("KUBECONFIG", &p.admin)
+            .env("PATH", path),
     );
 }
 
@@ -506,30 +425,11 @@ fn request_refresh(p: &Plane, name: &str) {
 /// the tip, or pushed) and what clinv renders from the project at `root` (apart from
 /// `renderedAt`).
 fn assert_applied_by_argo(p: &Plane, printed: &Printed, delivered: &Value, root: &Path) -> Value {
-    let get = [
-        "get",
-        "clusterinventory",
-        "cluster",
-        "--show-managed-fields",
-        "-o",
-        "json",
-    ];
-    let (code, out, err) = p.kubectl(&get);
-    assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
-    let live: Value = serde_json::from_str(&out).unwrap();
+    let live = p.live_managed();
     let tracking = &live["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"];
     let want = format!("{}:lok8s.dev/ClusterInventory:/cluster", printed.name);
     assert_eq!(tracking, want.as_str(), "{:#}", live["metadata"]);
-    let managers: Vec<(&str, &str)> = live["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            let field = |k: &str| m[k].as_str().unwrap_or_default();
-            (field("manager"), field("operation"))
-        })
-        .collect();
-    assert_eq!(managers, [("argocd-controller", "Apply")]);
+    assert_eq!(crate::managers(&live), [("argocd-controller", "Apply")]);
     assert_eq!(live["spec"], delivered["spec"]);
     let mut render = crate::support::rendered(root, DOMAIN)["spec"].clone();
     let mut spec = live["spec"].clone();
@@ -549,11 +449,7 @@ fn argocd_syncs_a_push_over_https_and_a_pin_bump() {
     p.reset();
     let argo = Argo::start(&p, &fx.dir.path().join("argocd"));
     let run = fx.commit(&["--push"]);
-    assert!(
-        run.stderr.contains("pushed main to origin"),
-        "{}",
-        run.stderr
-    );
+    crate::support::assert_has(&run.stderr, "pushed main to origin");
     let values = [("username", USER), ("password", PASSWORD)];
     let printed = apply_printed_argo(&p, &argo, &fx.commit(&["--print-argo"]), &values);
     let tip = fx.tip();
@@ -566,11 +462,7 @@ fn argocd_syncs_a_push_over_https_and_a_pin_bump() {
 
     crate::support::set_chart_version(&fx.root(), "cilium", "1.19.3");
     let run = fx.commit(&["--push"]);
-    assert!(
-        run.stderr.contains("cilium 1.19.2 → 1.19.3"),
-        "{}",
-        run.stderr
-    );
+    crate::support::assert_has(&run.stderr, "cilium 1.19.2 → 1.19.3");
     let bumped = fx.tip();
     assert_ne!(bumped, tip);
     request_refresh(&p, &printed.name);
@@ -600,14 +492,10 @@ fn argocd_syncs_a_pushed_oci_artifact_and_a_pin_bump() {
     eprintln!("push --print-argo:\n{}{}", run.stderr, run.stdout);
     let advised = run.stderr.matches("kubectl -n argocd create ").count();
     assert_eq!(advised, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("--from-literal=type=oci"),
-        "{}",
-        run.stderr
-    );
+    crate::support::assert_has(&run.stderr, "--from-literal=type=oci");
     let values = [
-        ("username", crate::oci::USER),
-        ("password", crate::oci::PASSWORD),
+        ("username", crate::registry::USER),
+        ("password", crate::registry::PASSWORD),
     ];
     let printed = apply_printed_argo(&p, &argo, &run, &values);
     assert_eq!(
@@ -645,7 +533,7 @@ fn argocd_syncs_an_oci_artifact_from_a_plain_http_registry() {
     p.reset();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("registry")).unwrap();
-    let registry = crate::oci::Registry::start_plain(&dir.path().join("registry"));
+    let registry = crate::registry::Registry::start_plain(&dir.path().join("registry"));
     let project = crate::support::copy_tree(&crate::support::example());
     let argo = Argo::start(&p, &dir.path().join("argocd"));
     let url = registry.url(OCI_REPOSITORY);
@@ -656,7 +544,7 @@ fn argocd_syncs_an_oci_artifact_from_a_plain_http_registry() {
         args.extend(["--plain-http", "--layer-media-type", "oci"]);
         args.extend_from_slice(extra);
         crate::support::clinv(&args)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .store(&store)
             .env("DOCKER_CONFIG", dir.path().to_str().unwrap())
             .run()
             .success()
@@ -707,14 +595,10 @@ fn argocd_takes_flux_s_layer_type_only_when_the_operator_allows_it() {
     let oci = OciPush::start();
     let digest = oci.pushed(&[]);
     let run = oci.push(&["--print-argo"]);
-    assert!(
-        run.stderr.contains("refuses Flux's layer type"),
-        "{}",
-        run.stderr
-    );
+    crate::support::assert_has(&run.stderr, "refuses Flux's layer type");
     let values = [
-        ("username", crate::oci::USER),
-        ("password", crate::oci::PASSWORD),
+        ("username", crate::registry::USER),
+        ("password", crate::registry::PASSWORD),
     ];
     {
         let argo = Argo::start(&p, &oci.dir.path().join("argocd-default"));

@@ -100,11 +100,7 @@ fn the_live_object_diffs_against_rendered_files() {
     std::fs::write(&after, clinv(&render).run().success().stdout).unwrap();
     let run = diff("cluster", after.to_str().unwrap());
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stdout.contains("- metrics-server 3.12.2\n"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "- metrics-server 3.12.2\n");
     assert!(run.stdout.contains("~ specHash "), "{}", run.stdout);
 }
 

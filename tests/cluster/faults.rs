@@ -128,11 +128,7 @@ fn pending(fx: &Fx, reason: &str) {
 fn answer_lost_then_replay_marks(p: &Plane, fx: &Fx) {
     pending(fx, "unreachable");
     let replay = converges(p, fx);
-    assert!(
-        replay.stderr.contains("clusterinventory/cluster unchanged"),
-        "{}",
-        replay.stderr
-    );
+    assert_has(&replay.stderr, "clusterinventory/cluster unchanged");
 }
 
 /// A replay through the healthy admin kubeconfig delivers the newest snapshot: the live
@@ -143,11 +139,7 @@ fn converges(p: &Plane, fx: &Fx) -> Run {
         .run(&p.admin, &["replay", "--domain", DOMAIN])
         .run()
         .success();
-    assert!(
-        run.stderr.contains(&format!("applied snapshot {newest}")),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, &format!("applied snapshot {newest}"));
     let after = states(fx);
     assert_eq!(after[0], (newest.clone(), "applied".into()));
     assert!(
@@ -260,11 +252,7 @@ fn a_slow_connection_within_the_budget_publishes_and_every_request_is_seen() {
     observed("delay 200 ms per chunk", &run);
     let run = run.success();
     assert!(!run.stderr.contains("[warn]"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("clusterinventory/cluster created"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "clusterinventory/cluster created");
     // The proxy's request count agrees with clinv's own (GET, CRD apply, CR apply).
     let said: usize = regex::Regex::new(r", (\d+) requests\)")
         .unwrap()
@@ -286,11 +274,7 @@ fn a_slow_connection_within_the_budget_publishes_and_every_request_is_seen() {
         .run(&p.admin, &["replay", "--domain", DOMAIN])
         .run()
         .success();
-    assert!(
-        replay.stderr.contains("nothing to replay"),
-        "{}",
-        replay.stderr
-    );
+    assert_has(&replay.stderr, "nothing to replay");
     assert_eq!(live_spec(&p), snapshot_spec(&fx, &states(&fx)[0].0));
 }
 
@@ -533,19 +517,7 @@ fn a_field_owned_by_another_manager_is_a_conflict_until_forced() {
         "metadata": {"name": "cluster"},
         "spec": {"lok8sVersion": "9.9.9"}
     });
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            "--field-manager=other",
-            "--force-conflicts",
-            "-f",
-            "-",
-        ],
-        Some(&theirs.to_string()),
-    );
-    assert_eq!(code, 0, "{err}");
+    p.apply("other", &["--force-conflicts"], &theirs.to_string());
     let fresh = Fx::new();
     let run = publish(&fresh, &p.admin, budget, false);
     fail_soft(
@@ -627,16 +599,7 @@ fn kubeconfig_with_client_cert(
     end: &str,
 ) -> tempfile::NamedTempFile {
     let openssl = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(Command::new("openssl").args(args).current_dir(dir));
     };
     openssl(&[
         "genpkey",
@@ -697,31 +660,26 @@ fn kubeconfig_with_client_cert(
 
 /// A self-signed CA in `dir`: (certificate, key).
 fn other_ca(dir: &Path) -> (PathBuf, PathBuf) {
-    let out = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=some-other-ca",
-            "-keyout",
-            "other-ca.key",
-            "-out",
-            "other-ca.crt",
-        ])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        Command::new("openssl")
+            .args([
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=some-other-ca",
+                "-keyout",
+                "other-ca.key",
+                "-out",
+                "other-ca.crt",
+            ])
+            .current_dir(dir),
     );
     (dir.join("other-ca.crt"), dir.join("other-ca.key"))
 }
@@ -881,22 +839,16 @@ fn a_replay_whose_answer_is_cut_stays_queued_and_the_next_converges() {
         let name = "replay: CR apply's response cut after 64 bytes";
         observed(name, &run);
         assert_eq!(run.code, if strict_run { 5 } else { 0 }, "{}", run.stderr);
-        assert!(
-            run.stderr.contains(
-                "could not replay the ClusterInventory for prod.acme.example: cluster unreachable"
-            ) && run.stderr.contains("1 snapshot(s) stay pending"),
-            "{}",
-            run.stderr
+        assert_has(
+            &run.stderr,
+            "could not replay the ClusterInventory for prod.acme.example: cluster unreachable",
         );
+        assert_has(&run.stderr, "1 snapshot(s) stay pending");
         assert!(run.elapsed < Duration::from_secs(5) + MARGIN);
         assert_eq!(states(&fx), [(id.clone(), "pending".to_string())]);
     }
     let replay = converges(&p, &fx);
-    assert!(
-        replay.stderr.contains("clusterinventory/cluster unchanged"),
-        "{}",
-        replay.stderr
-    );
+    assert_has(&replay.stderr, "clusterinventory/cluster unchanged");
 }
 
 trials! {

@@ -9,10 +9,10 @@
 //! it told the user to create: over HTTPS (nginx + git http-backend, basic auth, a private
 //! CA) and over SSH (Debian's sshd, a key).
 
+use crate::processes::{Processes, free_ports_in, poll};
 use crate::support::*;
-use crate::{Plane, plane};
+use crate::{Plane, documents, plane};
 use serde_json::Value;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -55,8 +55,8 @@ pub(crate) fn apply_stdin(p: &Plane, text: &str) {
 /// with the OpenSSH client tools.
 pub fn present() -> Result<(), String> {
     controllers()?;
-    crate::git_https::present()?;
-    crate::oci::present()?;
+    crate::git_server::present()?;
+    crate::registry::present()?;
     if !Path::new(SSHD).is_file() {
         return Err(format!(
             "{SSHD} not found (apt-get install openssh-server; .ci/run does)"
@@ -75,55 +75,13 @@ fn free_ports(n: usize) -> Vec<u16> {
     free_ports_in(PORTS, n)
 }
 
-/// `n` free loopback ports of `range`, from a start that differs between processes.
-pub(crate) fn free_ports_in(range: std::ops::Range<u16>, n: usize) -> Vec<u16> {
-    let len = range.end - range.start;
-    let start = (std::process::id() % u32::from(len)) as u16;
-    let mut held = Vec::new();
-    let mut ports = Vec::new();
-    for i in 0..len {
-        let port = range.start + (start + i) % len;
-        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
-            held.push(listener);
-            ports.push(port);
-            if ports.len() == n {
-                return ports;
-            }
-        }
-    }
-    panic!("fewer than {n} free ports in {range:?}");
-}
-
-/// Whether a controller-runtime health endpoint answers `GET /readyz` with 200.
-fn ready(port: u16) -> bool {
-    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"GET /readyz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        .is_err()
-    {
-        return false;
-    }
-    let mut answer = String::new();
-    let _ = s.read_to_string(&mut answer);
-    answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200")
-}
-
-/// One controller process; its stderr (its log) goes to `log`.
-struct Running {
-    name: &'static str,
-    child: Child,
-    log: PathBuf,
-}
-
 /// source-controller and kustomize-controller running against the plane, their CRDs
 /// installed. Dropped: the Flux objects of `flux-system` are deleted while the controllers
 /// still run (their finalizers), then the controllers are killed and the plane reset; when
 /// the test failed, their logs are printed.
 pub struct Flux<'a> {
     p: &'a Plane,
-    running: Vec<Running>,
+    processes: Processes,
     started: Instant,
 }
 
@@ -151,7 +109,7 @@ impl<'a> Flux<'a> {
         let source = [storage_addr.as_str(), &storage_adv, &storage_path];
         let mut flux = Flux {
             p,
-            running: Vec::new(),
+            processes: Processes::default(),
             started,
         };
         for (name, metrics, health, extra) in [
@@ -169,8 +127,16 @@ impl<'a> Flux<'a> {
                 &health_addr,
             ];
             args.extend_from_slice(extra);
-            flux.spawn(name, &bin.join(name), &args, kubeconfig, dir);
-            flux.wait_ready(name, health);
+            let home = dir.join("controller-home");
+            std::fs::create_dir_all(&home).unwrap();
+            let mut command = Command::new(bin.join(name));
+            command
+                .args(&args)
+                .env("KUBECONFIG", kubeconfig)
+                .env("RUNTIME_NAMESPACE", NS)
+                .env("HOME", &home);
+            flux.processes.spawn(name, command, dir);
+            flux.processes.wait_ready(name, health, "/readyz");
         }
         eprintln!(
             "flux controllers ready {} ms after start",
@@ -179,57 +145,9 @@ impl<'a> Flux<'a> {
         flux
     }
 
-    fn spawn(&mut self, name: &'static str, bin: &Path, args: &[&str], kc: &str, dir: &Path) {
-        let log = dir.join(format!("{name}.log"));
-        let home = dir.join("controller-home");
-        std::fs::create_dir_all(&home).unwrap();
-        let child = Command::new(bin)
-            .args(args)
-            .env("KUBECONFIG", kc)
-            .env("RUNTIME_NAMESPACE", NS)
-            .env("HOME", &home)
-            .env_remove("HTTPS_PROXY")
-            .env_remove("https_proxy")
-            .env_remove("HTTP_PROXY")
-            .env_remove("http_proxy")
-            .env_remove("ALL_PROXY")
-            .env_remove("all_proxy")
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(dir.join(format!("{name}.out"))).unwrap())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{} does not start: {e}", bin.display()));
-        self.running.push(Running { name, child, log });
-    }
-
-    /// Waits until the controller `name` answers on its health port; panics (printing its
-    /// log through Drop) when it exits or takes more than 60 s.
-    fn wait_ready(&mut self, name: &str, health: u16) {
-        let until = Instant::now() + Duration::from_secs(60);
-        let running = self.running.iter_mut().find(|r| r.name == name).unwrap();
-        while !ready(health) {
-            if let Ok(Some(status)) = running.child.try_wait() {
-                panic!("{name} exited: {status}");
-            }
-            assert!(Instant::now() < until, "{name} not ready after 60 s");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
     /// The controllers' logs (the last lines of each).
     pub fn logs(&self) -> String {
-        let mut all = String::new();
-        for r in &self.running {
-            let text = std::fs::read_to_string(&r.log).unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = &lines[lines.len().saturating_sub(80)..];
-            all.push_str(&format!("--- {} ({}) ---\n", r.name, r.log.display()));
-            for line in tail {
-                all.push_str(line);
-                all.push('\n');
-            }
-        }
-        all
+        self.processes.logs(80)
     }
 
     /// Seconds since the controllers were started.
@@ -251,10 +169,7 @@ impl Drop for Flux<'_> {
         ] {
             p.kubectl(&["delete", kind, "--all", "-n", NS, "--timeout=60s"]);
         }
-        for r in &mut self.running {
-            let _ = r.child.kill();
-            let _ = r.child.wait();
-        }
+        self.processes.kill();
         // Whatever a dead controller left: without its finalizer it goes.
         for kind in [
             "kustomizations.kustomize.toolkit.fluxcd.io",
@@ -282,24 +197,7 @@ fn install_crds(p: &Plane, dir: &Path) {
     files.sort();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
-        for doc in documents(&text) {
-            assert_eq!(
-                doc["kind"],
-                "CustomResourceDefinition",
-                "{}",
-                file.display()
-            );
-            names.push(format!("crd/{}", doc["metadata"]["name"].as_str().unwrap()));
-        }
-        let (code, _, err) = p.kubectl(&[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            &format!("--field-manager={MANAGER}"),
-            "-f",
-            file.to_str().unwrap(),
-        ]);
-        assert_eq!(code, 0, "{}: {err}", file.display());
+        names.extend(p.apply_crds(file, &text, MANAGER));
     }
     for want in [
         "crd/gitrepositories.source.toolkit.fluxcd.io",
@@ -312,29 +210,6 @@ fn install_crds(p: &Plane, dir: &Path) {
     }
     let ns = format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {NS}\n");
     apply_stdin(p, &ns);
-}
-
-/// Calls `done` every 250 ms until it is true (true) or `limit` has passed (false).
-pub(crate) fn poll(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + limit;
-    loop {
-        if done() {
-            return true;
-        }
-        if Instant::now() >= until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
-/// The YAML documents of a multi-document text, as JSON values (empty ones dropped).
-pub(crate) fn documents(text: &str) -> Vec<Value> {
-    serde_saphyr::from_multiple::<Value>(text)
-        .unwrap()
-        .into_iter()
-        .filter(|doc| !doc.is_null())
-        .collect()
 }
 
 /// A project copy, a bare repository `inv.git` behind a real git server, and a clone of
@@ -351,11 +226,11 @@ pub(crate) struct Fx {
 }
 
 impl Fx {
-    /// Over HTTPS with basic auth ([`GitServer`](crate::git_https::GitServer)): the password
+    /// Over HTTPS with basic auth ([`GitServer`](crate::git_server::GitServer)): the password
     /// from git's store helper, the server's private CA from `http.sslCAInfo`.
     pub(crate) fn https() -> Fx {
         let dir = tempfile::tempdir().unwrap();
-        let server = crate::git_https::GitServer::start(&dir.path().join("srv"), USER, PASSWORD);
+        let server = crate::git_server::GitServer::start(&dir.path().join("srv"), USER, PASSWORD);
         let bare = server.dir.join("repos/inv.git");
         let credentials = dir.path().join("credentials");
         let port = server.port;
@@ -450,17 +325,9 @@ impl Fx {
     pub(crate) fn commit(&self, args: &[&str]) -> Run {
         let root = self.root();
         let work = self.work();
-        let mut all = vec![
-            "--root",
-            root.to_str().unwrap(),
-            "commit",
-            "--domain",
-            DOMAIN,
-            "--repo",
-            work.to_str().unwrap(),
-        ];
-        all.extend_from_slice(args);
-        let mut clinv = clinv(&all)
+        let mut clinv = clinv(&["commit", "--repo", work.to_str().unwrap()])
+            .project(&root, DOMAIN)
+            .args(args)
             .env(
                 "CLINV_SNAPSHOTS",
                 self.dir.path().join("store").to_str().unwrap(),
@@ -634,32 +501,11 @@ fn request_reconcile(p: &Plane, kind: &str, name: &str) {
 /// The live `ClusterInventory/cluster`, which must be applied by kustomize-controller
 /// alone for the Kustomization `kustomization` of flux-system.
 fn live_applied(p: &Plane, kustomization: &str) -> Value {
-    let get = [
-        "get",
-        "clusterinventory",
-        "cluster",
-        "--show-managed-fields",
-        "-o",
-        "json",
-    ];
-    let (code, out, err) = p.kubectl(&get);
-    assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
-    let live: Value = serde_json::from_str(&out).unwrap();
+    let live = p.live_managed();
     let labels = &live["metadata"]["labels"];
     assert_eq!(labels["kustomize.toolkit.fluxcd.io/name"], kustomization);
     assert_eq!(labels["kustomize.toolkit.fluxcd.io/namespace"], NS);
-    let managers: Vec<(&str, &str)> = live["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["manager"].as_str().unwrap_or_default(),
-                m["operation"].as_str().unwrap_or_default(),
-            )
-        })
-        .collect();
-    assert_eq!(managers, [("kustomize-controller", "Apply")]);
+    assert_eq!(crate::managers(&live), [("kustomize-controller", "Apply")]);
     live
 }
 
@@ -689,11 +535,7 @@ fn reconcile_a_push_and_a_pin_bump(fx: &Fx, secret: &[(&str, &str)]) {
     let flux = Flux::start(&p, &fx.dir.path().join("flux"));
 
     let run = fx.commit(&["--push"]);
-    assert!(
-        run.stderr.contains("pushed main to origin"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "pushed main to origin");
     let printed = apply_printed_flux(&p, fx, secret);
     let revision = format!("main@sha1:{}", fx.tip());
     let k = printed.kustomization.as_str();
@@ -719,11 +561,7 @@ fn reconcile_a_push_and_a_pin_bump(fx: &Fx, secret: &[(&str, &str)]) {
 
     set_chart_version(&fx.root(), "cilium", "1.19.3");
     let run = fx.commit(&["--push"]);
-    assert!(
-        run.stderr.contains("cilium 1.19.2 → 1.19.3"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "cilium 1.19.2 → 1.19.3");
     let bumped = format!("main@sha1:{}", fx.tip());
     assert_ne!(bumped, revision);
     request_reconcile(&p, "gitrepository", &printed.source);
@@ -814,12 +652,9 @@ fn flux_controllers_apply_the_folder_through_a_bootstrap_kustomization() {
     fx.commit(&["--push"]);
     let printed = fx.commit(&["--print-flux"]);
     assert_eq!(printed.stdout, "", "no second Kustomization");
-    assert!(
-        printed
-            .stderr
-            .contains("already applied by the Flux Kustomization flux-system/flux-system"),
-        "{}",
-        printed.stderr
+    assert_has(
+        &printed.stderr,
+        "already applied by the Flux Kustomization flux-system/flux-system",
     );
     let secret = ["username", "password", "ca.crt"].map(|k| match k {
         "username" => format!("--from-literal=username={USER}"),
@@ -936,7 +771,7 @@ fn flux_controllers_under_a_multi_tenancy_lockdown_reconcile_with_what_clinv_say
 /// `clinv push` to `oci://…/inventories/prod` with the registry's CA and credentials.
 pub(crate) struct OciPush {
     pub(crate) dir: tempfile::TempDir,
-    pub(crate) registry: crate::oci::Registry,
+    pub(crate) registry: crate::registry::Registry,
     pub(crate) project: tempfile::TempDir,
     pub(crate) url: String,
 }
@@ -948,7 +783,7 @@ impl OciPush {
     pub(crate) fn start() -> OciPush {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("registry")).unwrap();
-        let registry = crate::oci::Registry::start(&dir.path().join("registry"));
+        let registry = crate::registry::Registry::start(&dir.path().join("registry"));
         let url = registry.url(OCI_REPOSITORY);
         OciPush {
             dir,
@@ -959,7 +794,7 @@ impl OciPush {
     }
 
     pub(crate) fn push(&self, extra: &[&str]) -> Run {
-        use crate::oci::{PASSWORD, USER};
+        use crate::registry::{PASSWORD, USER};
         let root = self.project.path().to_str().unwrap();
         let ca = self.registry.ca();
         let mut args = vec!["push", &self.url, "--root", root, "--domain", DOMAIN];
@@ -967,7 +802,7 @@ impl OciPush {
         args.extend_from_slice(extra);
         let store = self.dir.path().join("store");
         clinv(&args)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .store(&store)
             .env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
             .run()
             .success()
@@ -1017,7 +852,7 @@ impl<'a> OciSite<'a> {
     /// placeholders filled in, in a scratch folder; applies what it printed; the
     /// OCIRepository's name.
     fn apply_printed(&self, p: &Plane, extra: &[&str], want: usize) -> (String, Value) {
-        use crate::oci::{PASSWORD, USER};
+        use crate::registry::{PASSWORD, USER};
         let mut args = vec!["--print-flux"];
         args.extend_from_slice(extra);
         let printed = self.push(&args);
@@ -1041,15 +876,10 @@ impl<'a> OciSite<'a> {
                 .replace("<user>", USER)
                 .replace("<password>", PASSWORD)
                 .replace("kubectl ", &kubectl);
-            let out = Command::new("sh")
-                .args(["-c", &filled])
-                .current_dir(self.dir.path())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{command}: {}",
-                String::from_utf8_lossy(&out.stderr)
+            succeeded(
+                Command::new("sh")
+                    .args(["-c", &filled])
+                    .current_dir(self.dir.path()),
             );
         }
         apply_stdin(p, &printed.stdout);
@@ -1122,7 +952,7 @@ fn flux_controllers_verify_a_signed_oci_artifact() {
     let p = plane();
     p.reset();
     let site = OciSite::start(&p);
-    let (key, _) = crate::oci::key_pair(site.dir.path(), "cosign");
+    let (key, _) = crate::registry::key_pair(site.dir.path(), "cosign");
     let key = key.to_str().unwrap();
     let digest = site.pushed(&["--sign", key]);
     let (name, source) = site.apply_printed(&p, &["--sign", key], 3);

@@ -12,7 +12,7 @@
 //! never from an assumed layout.
 
 use crate::support::*;
-use crate::{Plane, plane};
+use crate::{Plane, documents, plane};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,15 +36,6 @@ pub fn flux_apply() -> Result<PathBuf, String> {
                 .into(),
         ),
     }
-}
-
-/// The YAML documents of a multi-document text, as JSON values (empty ones dropped).
-fn documents(text: &str) -> Vec<Value> {
-    serde_saphyr::from_multiple::<Value>(text)
-        .unwrap()
-        .into_iter()
-        .filter(|doc| !doc.is_null())
-        .collect()
 }
 
 /// The Kustomization of `--print-flux`: what Flux applies, under which name.
@@ -284,27 +275,8 @@ fn assert_live_is_the_render(p: &Plane, fx: &Fx, k: &Kustomization) -> Value {
         labels["kustomize.toolkit.fluxcd.io/namespace"],
         k.namespace.as_str()
     );
-    let (code, out, err) = p.kubectl(&[
-        "get",
-        "clusterinventory",
-        "cluster",
-        "--show-managed-fields",
-        "-o",
-        "json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let with_fields: Value = serde_json::from_str(&out).unwrap();
-    let managers: Vec<(&str, &str)> = with_fields["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["manager"].as_str().unwrap_or_default(),
-                m["operation"].as_str().unwrap_or_default(),
-            )
-        })
-        .collect();
+    let with_fields = p.live_managed();
+    let managers = crate::managers(&with_fields);
     assert!(
         managers.contains(&("kustomize-controller", "Apply")),
         "{managers:?}"
@@ -318,39 +290,33 @@ fn flux_applies_the_committed_folder_from_empty_through_a_pin_bump_and_an_addon_
     p.reset();
     let _reset = ResetOnDrop(&p);
     let fx = Fx::new();
-    fx.record_at("1700000000");
-    let out = fx.commit();
-    assert!(out.contains("committed"), "{out}");
+    // A snapshot recorded at `epoch` and committed, the commit saying `said`.
+    let commit = |epoch: &str, said: &str| {
+        fx.record_at(epoch);
+        let out = fx.commit();
+        assert!(out.contains(said), "{out}");
+    };
+    commit("1700000000", "committed");
     let k = fx.kustomization();
+    // Flux's engine applies the folder: the CRD and the CR change as `crd` and `cr` say,
+    // and the live object is the render; it and its addons.
+    let apply = |crd: &str, cr: &str| {
+        let changes = fx.flux_apply(&p, &k);
+        let want = [(CRD, crd), (CR, cr)].map(|(a, b)| (a.to_string(), b.to_string()));
+        assert_eq!(changes, want);
+        let live = assert_live_is_the_render(&p, &fx, &k);
+        let addons = live["spec"]["addons"].to_string();
+        (live, addons)
+    };
 
     // An empty cluster: the CRD lands (and is waited for), then the CR.
-    let changes = fx.flux_apply(&p, &k);
-    assert_eq!(
-        changes,
-        [
-            (CRD.to_string(), "created".to_string()),
-            (CR.to_string(), "created".to_string())
-        ]
-    );
-    let live = assert_live_is_the_render(&p, &fx, &k);
-    let addons = live["spec"]["addons"].to_string();
+    let (_, addons) = apply("created", "created");
     assert!(addons.contains("\"1.19.2\""), "{addons}");
 
     // A chart pin bump, committed: the CR is configured, the CRD is left alone.
     set_chart_version(&fx.root(), "cilium", "1.19.3");
-    fx.record_at("1700000100");
-    let out = fx.commit();
-    assert!(out.contains("cilium 1.19.2 → 1.19.3"), "{out}");
-    let changes = fx.flux_apply(&p, &k);
-    assert_eq!(
-        changes,
-        [
-            (CRD.to_string(), "unchanged".to_string()),
-            (CR.to_string(), "configured".to_string())
-        ]
-    );
-    let live = assert_live_is_the_render(&p, &fx, &k);
-    let addons = live["spec"]["addons"].to_string();
+    commit("1700000100", "cilium 1.19.2 → 1.19.3");
+    let (_, addons) = apply("unchanged", "configured");
     assert!(
         addons.contains("\"1.19.3\"") && !addons.contains("\"1.19.2\""),
         "{addons}"
@@ -365,43 +331,22 @@ fn flux_applies_the_committed_folder_from_empty_through_a_pin_bump_and_an_addon_
     let text = std::fs::read_to_string(&spec).unwrap();
     assert!(text.contains("\n    - metrics-server\n"), "{text}");
     std::fs::write(&spec, text.replace("\n    - metrics-server\n", "\n")).unwrap();
-    fx.record_at("1700000200");
-    let out = fx.commit();
-    assert!(out.contains("committed"), "{out}");
-    let changes = fx.flux_apply(&p, &k);
-    assert_eq!(
-        changes,
-        [
-            (CRD.to_string(), "unchanged".to_string()),
-            (CR.to_string(), "configured".to_string())
-        ]
-    );
-    let live = assert_live_is_the_render(&p, &fx, &k);
-    let addons = live["spec"]["addons"].to_string();
+    commit("1700000200", "committed");
+    let (live, addons) = apply("unchanged", "configured");
     assert!(!addons.contains("metrics-server"), "{addons}");
     assert!(addons.contains("cert-manager"), "{addons}");
 
     // Re-applied unchanged (also after a snapshot that differs only in renderedAt, which
     // commits nothing): Flux's engine finds nothing to change, and the object is the same
     // down to its resourceVersion.
-    fx.record_at("1700000300");
-    let out = fx.commit();
-    assert!(out.contains("up to date"), "{out}");
+    commit("1700000300", "up to date");
     for _ in 0..2 {
-        let changes = fx.flux_apply(&p, &k);
+        let (again, _) = apply("unchanged", "unchanged");
         assert_eq!(
-            changes,
-            [
-                (CRD.to_string(), "unchanged".to_string()),
-                (CR.to_string(), "unchanged".to_string())
-            ]
+            again["metadata"]["resourceVersion"],
+            live["metadata"]["resourceVersion"]
         );
     }
-    let again = assert_live_is_the_render(&p, &fx, &k);
-    assert_eq!(
-        again["metadata"]["resourceVersion"],
-        live["metadata"]["resourceVersion"]
-    );
 }
 
 /// A fixture CRD as upstream published it: `NAME.yaml`, or `NAME.yaml.gz` (the 1.4 MB
@@ -454,24 +399,7 @@ fn install_gitops_crds(p: &Plane) {
         let Some((path, text)) = upstream_crd(&path, unpacked.path()) else {
             continue;
         };
-        for doc in documents(&text) {
-            assert_eq!(
-                doc["kind"],
-                "CustomResourceDefinition",
-                "{}",
-                path.display()
-            );
-            names.push(format!("crd/{}", doc["metadata"]["name"].as_str().unwrap()));
-        }
-        let (code, _, err) = p.kubectl(&[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            &format!("--field-manager={MANAGER}"),
-            "-f",
-            path.to_str().unwrap(),
-        ]);
-        assert_eq!(code, 0, "{}: {err}", path.display());
+        names.extend(p.apply_crds(&path, &text, MANAGER));
     }
     names.sort();
     assert_eq!(
@@ -488,18 +416,7 @@ fn install_gitops_crds(p: &Plane) {
         p.wait_established(name);
     }
     let namespaces = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: argocd\n";
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            &format!("--field-manager={MANAGER}"),
-            "-f",
-            "-",
-        ],
-        Some(namespaces),
-    );
-    assert_eq!(code, 0, "{err}");
+    p.apply(MANAGER, &[], namespaces);
 }
 
 /// A strict server-side dry run of `doc`: (exit code, stdout + stderr).
@@ -521,9 +438,10 @@ fn dry_run(p: &Plane, doc: &Value) -> (i32, String) {
     (code, format!("{out}{err}"))
 }
 
-/// Every printed document passes; the same documents with an unknown field, or a field of
-/// the wrong shape, are rejected (the dry run really checks the schema).
-fn assert_valid(p: &Plane, docs: &[Value], bad_value: &[&str], wrong: Value) {
+/// Every printed document passes; the same documents with an unknown field, or the field
+/// at `bad_value` of the first `kind` document set to `wrong`, are rejected (the dry run
+/// really checks the schema).
+fn assert_valid(p: &Plane, docs: &[Value], kind: &str, bad_value: &[&str], wrong: &str) {
     for doc in docs {
         let (code, out) = dry_run(p, doc);
         assert_eq!(code, 0, "{out}\n{doc:#}");
@@ -535,26 +453,29 @@ fn assert_valid(p: &Plane, docs: &[Value], bad_value: &[&str], wrong: Value) {
         assert_ne!(code, 0, "an unknown field passed: {out}");
         assert!(out.contains("notAField"), "{out}");
     }
-    let mut bad = docs
-        .iter()
-        .find(|d| d["kind"] == wrong["kind"])
-        .unwrap()
-        .clone();
+    let mut bad = docs.iter().find(|d| d["kind"] == kind).unwrap().clone();
     let mut at = &mut bad;
     for key in bad_value {
         at = &mut at[*key];
     }
-    *at = wrong["value"].clone();
+    *at = wrong.into();
     let (code, out) = dry_run(p, &bad);
-    assert_ne!(code, 0, "{bad_value:?} = {} passed: {out}", wrong["value"]);
+    assert_ne!(code, 0, "{bad_value:?} = {wrong:?} passed: {out}");
+}
+
+/// The gitops CRDs installed on the plane and a fixture with one committed inventory: what
+/// the `--print-*` checks start from.
+fn committed(p: &Plane) -> Fx {
+    install_gitops_crds(p);
+    let fx = Fx::new();
+    fx.record_at("1700000000");
+    fx.commit();
+    fx
 }
 
 fn the_printed_flux_objects_pass_a_strict_dry_run_against_the_real_flux_crds() {
     let p = plane();
-    install_gitops_crds(&p);
-    let fx = Fx::new();
-    fx.record_at("1700000000");
-    fx.commit();
+    let fx = committed(&p);
     let (text, docs) = fx.printed("--print-flux");
     assert!(
         docs.iter().any(|d| d["kind"] == "Kustomization"),
@@ -574,8 +495,9 @@ fn the_printed_flux_objects_pass_a_strict_dry_run_against_the_real_flux_crds() {
     assert_valid(
         &p,
         &docs,
+        "Kustomization",
         &["spec", "interval"],
-        serde_json::json!({"kind": "Kustomization", "value": "ten minutes"}),
+        "ten minutes",
     );
 }
 
@@ -587,14 +509,16 @@ fn the_printed_oci_objects_pass_a_strict_dry_run_against_the_real_crds() {
     install_gitops_crds(&p);
     let fx = Fx::new();
     let print = |extra: &[&str]| {
-        let mut args = vec![
-            "push",
-            "oci://registry.acme.example:5000/inventories/prod:v3",
-            "--domain",
-            DOMAIN,
-        ];
-        args.extend_from_slice(extra);
-        let run = fx.clinv(&args).run().success();
+        let run = fx
+            .clinv(&[
+                "push",
+                "oci://registry.acme.example:5000/inventories/prod:v3",
+                "--domain",
+                DOMAIN,
+            ])
+            .args(extra)
+            .run()
+            .success();
         (documents(&run.stdout), run.stderr)
     };
     let (docs, stderr) = print(&[
@@ -620,21 +544,11 @@ fn the_printed_oci_objects_pass_a_strict_dry_run_against_the_real_crds() {
         stderr.contains("create secret docker-registry") && stderr.contains("ca.crt=/etc/ca.pem"),
         "{stderr}"
     );
-    assert_valid(
-        &p,
-        &docs,
-        &["spec", "ref"],
-        serde_json::json!({"kind": "OCIRepository", "value": "v3"}),
-    );
+    assert_valid(&p, &docs, "OCIRepository", &["spec", "ref"], "v3");
     let (docs, _) = print(&["--print-flux", "--plain-http"]);
     assert_eq!(docs[0]["spec"]["insecure"], true);
     assert!(docs[0]["spec"]["secretRef"].is_null());
-    assert_valid(
-        &p,
-        &docs,
-        &["spec", "insecure"],
-        serde_json::json!({"kind": "OCIRepository", "value": "yes"}),
-    );
+    assert_valid(&p, &docs, "OCIRepository", &["spec", "insecure"], "yes");
     let (docs, stderr) = print(&["--print-argo", "--layer-media-type", "oci"]);
     assert_eq!(
         docs[0]["spec"]["source"]["repoURL"],
@@ -642,20 +556,12 @@ fn the_printed_oci_objects_pass_a_strict_dry_run_against_the_real_crds() {
     );
     assert_eq!(docs[0]["spec"]["source"]["targetRevision"], "v3");
     assert!(!stderr.contains("refuses"), "{stderr}");
-    assert_valid(
-        &p,
-        &docs,
-        &["spec", "source"],
-        serde_json::json!({"kind": "Application", "value": "oci"}),
-    );
+    assert_valid(&p, &docs, "Application", &["spec", "source"], "oci");
 }
 
 fn the_printed_argo_application_passes_a_strict_dry_run_against_the_real_argo_crds() {
     let p = plane();
-    install_gitops_crds(&p);
-    let fx = Fx::new();
-    fx.record_at("1700000000");
-    fx.commit();
+    let fx = committed(&p);
     let (text, docs) = fx.printed("--print-argo");
     let app = docs
         .iter()
@@ -666,17 +572,15 @@ fn the_printed_argo_application_passes_a_strict_dry_run_against_the_real_argo_cr
     assert_valid(
         &p,
         &docs,
+        "Application",
         &["spec", "syncPolicy", "automated", "prune"],
-        serde_json::json!({"kind": "Application", "value": "sometimes"}),
+        "sometimes",
     );
 }
 
 fn the_printed_argo_applicationset_passes_a_strict_dry_run_against_the_real_argo_crds() {
     let p = plane();
-    install_gitops_crds(&p);
-    let fx = Fx::new();
-    fx.record_at("1700000000");
-    fx.commit();
+    let fx = committed(&p);
     let (text, docs) = fx.printed_all(&["--print-argo", "--all"]);
     let set = docs
         .iter()
@@ -686,8 +590,9 @@ fn the_printed_argo_applicationset_passes_a_strict_dry_run_against_the_real_argo
     assert_valid(
         &p,
         &docs,
+        "ApplicationSet",
         &["spec", "goTemplate"],
-        serde_json::json!({"kind": "ApplicationSet", "value": "sometimes"}),
+        "sometimes",
     );
 }
 

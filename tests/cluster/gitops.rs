@@ -20,16 +20,13 @@ fn the_committed_folder_builds_with_kustomize_and_applies_to_the_same_live_objec
     let root = example();
     let run = clinv(&[
         "commit",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
         "--repo",
         repo.to_str().unwrap(),
         "--author",
         "Bot <bot@acme.example>",
     ])
-    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+    .project(&root, "prod.acme.example")
+    .store(&store)
     .run()
     .success();
     assert!(run.stderr.contains("committed"), "{}", run.stderr);
@@ -57,20 +54,11 @@ fn the_committed_folder_builds_with_kustomize_and_applies_to_the_same_live_objec
         assert_eq!(code, 0, "{err}");
     }
     let live = p.live().unwrap();
-    let shown = clinv(&[
-        "snapshots",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "show",
-        "latest",
-        "-o",
-        "json",
-    ])
-    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-    .run()
-    .success();
+    let shown = clinv(&["snapshots", "show", "latest", "-o", "json"])
+        .project(&root, "prod.acme.example")
+        .store(&store)
+        .run()
+        .success();
     let snapshot: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
     assert_eq!(live["spec"], snapshot["inventory"]["spec"]);
     assert_eq!(
@@ -78,23 +66,13 @@ fn the_committed_folder_builds_with_kustomize_and_applies_to_the_same_live_objec
         snapshot["inventory"]["metadata"]["labels"]
     );
     // And clinv publish of the same inventory finds nothing to change.
-    let run = clinv(&[
-        "publish",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ])
-    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-    .run()
-    .success();
-    assert!(
-        run.stderr.contains("clusterinventory/cluster unchanged"),
-        "{}",
-        run.stderr
-    );
+    let run = clinv(&["publish"])
+        .project(&root, "prod.acme.example")
+        .kubeconfig(&p.admin)
+        .store(&store)
+        .run()
+        .success();
+    assert_has(&run.stderr, "clusterinventory/cluster unchanged");
 }
 
 trials! {

@@ -107,18 +107,12 @@ fn setup(p: &Plane, sa: &str) -> String {
     p.crd_only();
     let project = copy_tree(&example());
     let store = tempfile::tempdir().unwrap();
-    clinv(&[
-        "publish",
-        "--root",
-        project.path().to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ])
-    .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
-    .run()
-    .success();
+    clinv(&["publish"])
+        .project(project.path(), "prod.acme.example")
+        .kubeconfig(&p.admin)
+        .store(store.path())
+        .run()
+        .success();
     for name in [
         "00-namespace.yaml",
         "10-serviceaccount.yaml",
@@ -174,16 +168,7 @@ fn agent_in_a_pod_writes_status_with_the_documented_rbac_and_403_without_it() {
         live["status"]["availableUpdates"].as_array().map(Vec::len),
         Some(2)
     );
-    let (code, out, err) = p.kubectl(&[
-        "get",
-        "clusterinventory",
-        "cluster",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let with_managers: Value = serde_json::from_str(&out).unwrap();
+    let with_managers = p.live_managed();
     let managers: Vec<&str> = with_managers["metadata"]["managedFields"]
         .as_array()
         .unwrap()

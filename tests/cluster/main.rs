@@ -1,6 +1,6 @@
 //! Tests against a real kube-apiserver + etcd (`scripts/control-plane up`; `scripts/test`
 //! starts it). Without one they fail under `CI=true` and are reported as ignored
-//! elsewhere (`harness = false`: see `tests/cli/harness.rs`).
+//! elsewhere (`harness = false`: see `tests/common/harness.rs`).
 //!
 //! They share one cluster and its singleton object, so each takes the lock in [`plane`].
 
@@ -11,30 +11,13 @@
     clippy::print_stderr
 )]
 
-#[path = "../cli/harness.rs"]
 #[macro_use]
-mod harness;
-#[path = "../cli/support.rs"]
-#[allow(dead_code)]
-mod support;
-
-#[path = "../cli/loopback_proxy.rs"]
-mod loopback_proxy;
-// The HTTPS git server (nginx + fcgiwrap + git http-backend) the Flux controller tests
-// push to; its own CLI tests are not registered here.
+#[path = "../common/mod.rs"]
+mod common;
+// The HTTPS git server and the registry the Flux and Argo CD tests push to.
 #[cfg(feature = "gitops")]
-#[path = "../cli/git_https.rs"]
-#[allow(dead_code)]
-mod git_https;
-#[cfg(feature = "gitops")]
-#[path = "../cli/https.rs"]
-#[allow(dead_code)]
-mod https;
-// The registry (Debian's docker-registry, TLS, htpasswd) the OCI Flux test pushes to.
-#[cfg(feature = "gitops")]
-#[path = "../cli/oci.rs"]
-#[allow(dead_code)]
-mod oci;
+use common::{git_server, https, registry};
+use common::{harness, loopback_proxy, support};
 
 mod agent;
 #[cfg(feature = "gitops")]
@@ -48,6 +31,8 @@ mod gitops;
 mod incluster;
 mod model;
 mod outputs;
+#[cfg(feature = "gitops")]
+mod processes;
 mod proxy;
 mod publish;
 mod replay;
@@ -177,6 +162,60 @@ impl Plane {
         )
     }
 
+    /// `kubectl apply --server-side` of `text` as admin, by the field manager `manager`
+    /// and with `extra` flags (`--force-conflicts`): how the tests play another tool
+    /// writing the object. Panics with kubectl's error when the apply is refused.
+    pub fn apply(&self, manager: &str, extra: &[&str], text: &str) {
+        let manager = format!("--field-manager={manager}");
+        let args = [
+            &["apply", "--server-side", &manager][..],
+            extra,
+            &["-f", "-"],
+        ]
+        .concat();
+        let (code, _, err) = self.kubectl_as(&self.admin, &args, Some(text));
+        assert_eq!(code, 0, "{err}");
+    }
+
+    /// Applies the CRDs of `file` (whose text is `text`) server-side by `manager`, taking
+    /// over conflicting fields: what the Flux and Argo CD tests install first. Their
+    /// `crd/<name>`s; panics when a document is not a CRD or kubectl refuses them.
+    pub fn apply_crds(&self, file: &std::path::Path, text: &str, manager: &str) -> Vec<String> {
+        let mut names = Vec::new();
+        for doc in documents(text) {
+            let kind = &doc["kind"];
+            assert_eq!(kind, "CustomResourceDefinition", "{}", file.display());
+            names.push(format!("crd/{}", doc["metadata"]["name"].as_str().unwrap()));
+        }
+        let manager = format!("--field-manager={manager}");
+        let apply = [
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            &manager,
+            "-f",
+        ];
+        let (code, _, err) = self.kubectl(&[&apply[..], &[file.to_str().unwrap()]].concat());
+        assert_eq!(code, 0, "{}: {err}", file.display());
+        names
+    }
+
+    /// The live inventory with its managed fields (`--show-managed-fields`): who wrote
+    /// what. Panics when there is none.
+    pub fn live_managed(&self) -> serde_json::Value {
+        let get = [
+            "get",
+            "clusterinventory",
+            "cluster",
+            "--show-managed-fields",
+            "-o",
+            "json",
+        ];
+        let (code, out, err) = self.kubectl(&get);
+        assert_eq!(code, 0, "no ClusterInventory/cluster: {err}");
+        serde_json::from_str(&out).unwrap()
+    }
+
     /// The live inventory as JSON, or `None` when absent.
     pub fn live(&self) -> Option<serde_json::Value> {
         let (code, out, _) = self.kubectl(&["get", "clusterinventory", "cluster", "-o", "json"]);
@@ -190,12 +229,7 @@ impl Plane {
             .run()
             .success()
             .stdout;
-        let (code, _, err) = self.kubectl_as(
-            &self.admin,
-            &["apply", "--server-side", "--field-manager=lok8s", "-f", "-"],
-            Some(&crd),
-        );
-        assert_eq!(code, 0, "{err}");
+        self.apply("lok8s", &[], &crd);
         self.wait_established("clusterinventories.lok8s.dev");
         let (code, _, err) = self.kubectl(&[
             "delete",
@@ -237,6 +271,30 @@ impl Plane {
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
     }
+}
+
+/// The YAML documents of a multi-document text, as JSON values (empty ones dropped).
+pub fn documents(text: &str) -> Vec<serde_json::Value> {
+    serde_saphyr::from_multiple::<serde_json::Value>(text)
+        .unwrap()
+        .into_iter()
+        .filter(|doc| !doc.is_null())
+        .collect()
+}
+
+/// Who wrote an object read with its managed fields: (manager, operation) per entry.
+pub fn managers(object: &serde_json::Value) -> Vec<(&str, &str)> {
+    let entries = object["metadata"]["managedFields"].as_array();
+    let entries = entries.unwrap_or_else(|| panic!("no managedFields: {object}"));
+    entries
+        .iter()
+        .map(|m| {
+            (
+                m["manager"].as_str().unwrap_or_default(),
+                m["operation"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect()
 }
 
 /// The kubectl binary: `CLINV_KUBECTL`, the image's versioned kubectl, or `kubectl`.

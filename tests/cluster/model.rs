@@ -296,7 +296,7 @@ impl World<'_> {
         let all = self.args(reachable, args);
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
         clinv(&all)
-            .env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
+            .store(self.store())
             .env("SOURCE_DATE_EPOCH", &self.epoch.to_string())
             .run()
     }

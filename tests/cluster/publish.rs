@@ -4,17 +4,11 @@ use std::time::Duration;
 
 fn publish(p: &Plane, root: &std::path::Path, domain: &str, extra: &[&str]) -> Run {
     let kc = p.admin.to_str().unwrap().to_string();
-    let mut args = vec![
-        "publish",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        domain,
-        "--kubeconfig",
-        &kc,
-    ];
-    args.extend_from_slice(extra);
-    clinv(&args).run()
+    clinv(&["publish"])
+        .project(root, domain)
+        .kubeconfig(&kc)
+        .args(extra)
+        .run()
 }
 
 /// A spec without `renderedAt`, which an unchanged publish keeps from the live object.
@@ -28,11 +22,9 @@ fn publish_creates_the_objects_kubectl_shows_them_and_the_live_object_matches_th
     let p = plane();
     p.reset();
     let run = publish(&p, &example(), "prod.acme.example", &[]).success();
-    assert!(
-        run.stderr
-            .contains("clusterinventory/cluster created (CRD created;"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "clusterinventory/cluster created (CRD created;",
     );
     let (code, out, err) = p.kubectl(&["get", "clinv", "cluster"]);
     assert_eq!(code, 0, "{err}");
@@ -47,21 +39,8 @@ fn publish_creates_the_objects_kubectl_shows_them_and_the_live_object_matches_th
     assert_eq!(live["metadata"]["labels"], want["metadata"]["labels"]);
     assert_eq!(live["apiVersion"], want["apiVersion"]);
     // Field manager lok8s owns spec; nothing else was written.
-    let (_, out, _) = p.kubectl(&[
-        "get",
-        "clusterinventory",
-        "cluster",
-        "-o",
-        "json",
-        "--show-managed-fields",
-    ]);
-    let with_fields: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let managers: Vec<&str> = with_fields["metadata"]["managedFields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["manager"].as_str().unwrap())
-        .collect();
+    let with_fields = p.live_managed();
+    let managers: Vec<&str> = fields(&with_fields["metadata"]["managedFields"], "manager");
     assert_eq!(managers, ["lok8s"]);
     assert!(live.get("status").is_none());
     let text = live.to_string();
@@ -74,25 +53,15 @@ fn publishing_twice_is_unchanged_and_removed_keys_disappear() {
     let root = dir.path();
     publish(&p, root, "prod.acme.example", &[]).success();
     let second = publish(&p, root, "prod.acme.example", &["-v"]).success();
-    assert!(
-        second.stderr.contains("clusterinventory/cluster unchanged"),
-        "{}",
-        second.stderr
-    );
+    assert_has(&second.stderr, "clusterinventory/cluster unchanged");
     assert!(second.stderr.contains(", 2 requests)"), "{}", second.stderr);
     // A different renderedAt alone is no change either.
-    let third = clinv(&[
-        "publish",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ])
-    .env("SOURCE_DATE_EPOCH", "1800000000")
-    .run()
-    .success();
+    let third = clinv(&["publish"])
+        .project(root, "prod.acme.example")
+        .kubeconfig(&p.admin)
+        .env("SOURCE_DATE_EPOCH", "1800000000")
+        .run()
+        .success();
     assert!(third.stderr.contains("unchanged"), "{}", third.stderr);
     // Removing provider from the spec removes it from the live object.
     let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
@@ -101,11 +70,7 @@ fn publishing_twice_is_unchanged_and_removed_keys_disappear() {
         .replace("  provider:\n    name: hetzner\n    region: fsn1\n", "");
     std::fs::write(&spec, text).unwrap();
     let run = publish(&p, root, "prod.acme.example", &[]).success();
-    assert!(
-        run.stderr.contains("clusterinventory/cluster configured"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "clusterinventory/cluster configured");
     let live = p.live().unwrap();
     assert!(live["spec"].get("provider").is_none(), "{}", live["spec"]);
     assert_eq!(
@@ -163,17 +128,11 @@ fn status_written_by_another_manager_survives_and_spec_changes_apply_in_place() 
     assert_eq!(live["status"]["availableUpdates"][0]["latest"], "1.20.1");
     assert_eq!(live["status"]["lastReported"], "2026-07-06T12:00:00Z");
     assert!(!live["spec"].to_string().contains("metrics-server"));
-    let status_run = clinv(&[
-        "status",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ])
-    .run()
-    .success();
+    let status_run = clinv(&["status"])
+        .project(root, "prod.acme.example")
+        .kubeconfig(&p.admin)
+        .run()
+        .success();
     assert!(status_run.stdout.starts_with("--- Inventory (ClusterInventory/cluster) ---\n  lok8s:      0.7.9\n  driver:     kubeone · hetzner\n"), "{}", status_run.stdout);
     assert!(
         status_run
@@ -190,18 +149,7 @@ fn a_conflicting_crd_warns_and_force_conflicts_takes_it_over() {
     other["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] =
         "owned by someone else".into();
     other["spec"]["names"]["shortNames"] = serde_json::json!(["clinv", "inv"]);
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            "--field-manager=other-tool",
-            "-f",
-            "-",
-        ],
-        Some(&other.to_string()),
-    );
-    assert_eq!(code, 0, "{err}");
+    p.apply("other-tool", &[], &other.to_string());
     let run = publish(&p, &example(), "prod.acme.example", &[]).success();
     assert!(run.stderr.starts_with("[warn] inventory: could not publish the ClusterInventory for prod.acme.example: the ClusterInventory CRD conflicts"), "{}", run.stderr);
     assert!(
@@ -215,11 +163,7 @@ fn a_conflicting_crd_warns_and_force_conflicts_takes_it_over() {
         8
     );
     let run = publish(&p, &example(), "prod.acme.example", &["--force-conflicts"]).success();
-    assert!(
-        run.stderr.contains("clusterinventory/cluster created"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "clusterinventory/cluster created");
     let (_, out, _) = p.kubectl(&["get", "crd", "clusterinventories.lok8s.dev", "-o", "json"]);
     let live: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_ne!(
@@ -241,44 +185,25 @@ fn a_refused_connection_warns_and_exits_zero_at_once() {
     drop(free);
     let kc = kubeconfig_for(&p, &format!("https://127.0.0.1:{port}"));
     let root = example();
-    let args = [
-        "publish",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        kc.path().to_str().unwrap(),
-    ];
-    let run = clinv(&args).run().success();
+    let publish = |extra: &[&str]| {
+        clinv(&["publish"])
+            .project(&root, "prod.acme.example")
+            .kubeconfig(kc.path())
+            .args(extra)
+            .run()
+    };
+    let run = publish(&[]).success();
     assert!(run.stderr.contains("cluster unreachable"), "{}", run.stderr);
     assert!(run.elapsed < Duration::from_secs(1), "{:?}", run.elapsed);
-    assert_eq!(clinv(&[&args[..], &["--strict"]].concat()).run().code, 5);
+    assert_eq!(publish(&["--strict"]).code, 5);
     // Black holes, resets, stalls: tests/cluster/faults.rs.
 }
 
 fn a_stopped_api_server_is_unreachable_and_a_later_publish_converges() {
     let p = plane();
-    let script = repo().join("scripts/control-plane");
-    let stop = std::process::Command::new(&script)
-        .arg("stop-apiserver")
-        .output()
-        .unwrap();
-    assert!(
-        stop.status.success(),
-        "{}",
-        String::from_utf8_lossy(&stop.stderr)
-    );
+    crate::replay::control_plane("stop-apiserver");
     let run = publish(&p, &example(), "edge.acme.example", &[]);
-    let start = std::process::Command::new(&script)
-        .arg("start-apiserver")
-        .output()
-        .unwrap();
-    assert!(
-        start.status.success(),
-        "{}",
-        String::from_utf8_lossy(&start.stderr)
-    );
+    crate::replay::control_plane("start-apiserver");
     let run = run.success();
     assert!(run.stderr.contains("cluster unreachable"), "{}", run.stderr);
     assert!(run.elapsed < Duration::from_secs(3));
@@ -301,11 +226,8 @@ fn dry_run_prints_the_change_and_persists_nothing() {
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout.contains("\n-kind: kubeone\n") && run.stdout.contains("\n+kind: capi\n"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "\n-kind: kubeone\n");
+    assert_has(&run.stdout, "\n+kind: capi\n");
     let after = p.live().unwrap();
     assert_eq!(
         before["metadata"]["resourceVersion"],
@@ -315,16 +237,11 @@ fn dry_run_prints_the_change_and_persists_nothing() {
 
 fn missing_kubeconfig_and_render_failures_are_fail_soft() {
     let _p = plane();
-    let run = clinv(&[
-        "publish",
-        "--root",
-        example().to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-    ])
-    .env("KUBECONFIG", "/nonexistent/kc")
-    .run()
-    .success();
+    let run = clinv(&["publish"])
+        .project(example(), "prod.acme.example")
+        .env("KUBECONFIG", "/nonexistent/kc")
+        .run()
+        .success();
     assert!(
         run.stderr.starts_with(
             "[warn] inventory: kubeconfig not found (/nonexistent/kc) — recorded as pending snapshot "
@@ -333,47 +250,30 @@ fn missing_kubeconfig_and_render_failures_are_fail_soft() {
         run.stderr
     );
     let dir = project_with_spec("kind: ../evil\n");
-    let run = clinv(&[
-        "publish",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .run()
-    .success();
-    assert!(
-        run.stderr
-            .contains("[error] inventory: cluster spec declares a malformed kind"),
-        "{}",
-        run.stderr
+    let run = clinv(&["publish"])
+        .project(dir.path(), "inv")
+        .run()
+        .success();
+    assert_has(
+        &run.stderr,
+        "[error] inventory: cluster spec declares a malformed kind",
     );
     assert!(run.stderr.contains(
         "[warn] inventory: failed to build the ClusterInventory for inv — skipping publish"
     ));
-    let strict = clinv(&[
-        "publish",
-        "--strict",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .run();
+    let strict = clinv(&["publish", "--strict"])
+        .project(dir.path(), "inv")
+        .run();
     assert_eq!(strict.code, 1);
     let strict = clinv(&["publish", "--strict", "--root", example().to_str().unwrap()])
         .env("KUBECONFIG", "/nonexistent/kc")
         .run();
     assert_eq!(strict.code, 3);
     // Named by the user, the missing file is a usage error instead (kubectl's rule).
-    let named = clinv(&[
-        "publish",
-        "--root",
-        example().to_str().unwrap(),
-        "--kubeconfig",
-        "/nonexistent/kc",
-    ])
-    .run();
+    let named = clinv(&["publish"])
+        .root(example())
+        .kubeconfig("/nonexistent/kc")
+        .run();
     assert_eq!(named.code, 2, "{}", named.stderr);
 }
 
@@ -383,22 +283,12 @@ fn lok8s_project_kubeconfig_is_preferred_over_kubeconfig_env() {
     // metadata.name of prod is prod-fsn1.
     std::fs::create_dir_all(dir.path().join(".kubeconfig")).unwrap();
     std::fs::copy(&p.admin, dir.path().join(".kubeconfig/prod-fsn1.yaml")).unwrap();
-    let run = clinv(&[
-        "publish",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "-v",
-    ])
-    .env("KUBECONFIG", p.nobody.to_str().unwrap())
-    .run()
-    .success();
-    assert!(
-        run.stderr.contains("kubeconfig from project .kubeconfig/"),
-        "{}",
-        run.stderr
-    );
+    let run = clinv(&["publish", "-v"])
+        .project(dir.path(), "prod.acme.example")
+        .env("KUBECONFIG", p.nobody.to_str().unwrap())
+        .run()
+        .success();
+    assert_has(&run.stderr, "kubeconfig from project .kubeconfig/");
     assert!(!run.stderr.contains("[warn]"), "{}", run.stderr);
 }
 
@@ -407,26 +297,18 @@ fn drift_against_the_live_inventory() {
     let dir = copy_tree(&example());
     let root = dir.path();
     let drift = || {
-        clinv(&[
-            "drift",
-            "--root",
-            root.to_str().unwrap(),
-            "--domain",
-            "prod.acme.example",
-            "--kubeconfig",
-            p.admin.to_str().unwrap(),
-        ])
-        .env("CLINV_SNAPSHOTS", root.join("snapshots").to_str().unwrap())
-        .run()
+        clinv(&["drift"])
+            .project(root, "prod.acme.example")
+            .kubeconfig(&p.admin)
+            .env("CLINV_SNAPSHOTS", root.join("snapshots").to_str().unwrap())
+            .run()
     };
     publish(&p, root, "prod.acme.example", &[]).success();
     let sync = drift();
     assert_eq!(sync.code, 0, "{}{}", sync.stdout, sync.stderr);
-    assert!(
-        sync.stdout
-            .contains("in sync (compared with the live inventory at https://127.0.0.1:"),
-        "{}",
-        sync.stdout
+    assert_has(
+        &sync.stdout,
+        "in sync (compared with the live inventory at https://127.0.0.1:",
     );
     let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
     let text = std::fs::read_to_string(&spec)
@@ -435,14 +317,8 @@ fn drift_against_the_live_inventory() {
     std::fs::write(&spec, text).unwrap();
     let drifted = drift();
     assert_eq!(drifted.code, 1, "{}{}", drifted.stdout, drifted.stderr);
-    assert!(
-        drifted
-            .stdout
-            .contains(": drift (compared with the live inventory")
-            && drifted.stdout.contains("v1.31.10 → v1.32.3"),
-        "{}",
-        drifted.stdout
-    );
+    assert_has(&drifted.stdout, ": drift (compared with the live inventory");
+    assert_has(&drifted.stdout, "v1.31.10 → v1.32.3");
 }
 
 /// Flux applied the inventory (field manager kustomize-controller, forced, with its
@@ -473,35 +349,20 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
     let mut cr = rendered(dir.path(), "prod.acme.example");
     cr["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/name"] = "inventory".into();
     cr["metadata"]["labels"]["kustomize.toolkit.fluxcd.io/namespace"] = "flux-system".into();
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            "--force-conflicts",
-            "--field-manager=kustomize-controller",
-            "-f",
-            "-",
-        ],
-        Some(&cr.to_string()),
+    p.apply(
+        "kustomize-controller",
+        &["--force-conflicts"],
+        &cr.to_string(),
     );
-    assert_eq!(code, 0, "{err}");
     let before = p.live().unwrap();
     set_chart_version(dir.path(), "cilium", "1.20.1");
     let publish = |extra: &[&str]| {
         let kc = p.admin.to_str().unwrap().to_string();
-        let mut args = vec![
-            "publish",
-            "--root",
-            dir.path().to_str().unwrap(),
-            "--domain",
-            "prod.acme.example",
-            "--kubeconfig",
-            &kc,
-        ];
-        args.extend_from_slice(extra);
-        clinv(&args)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+        clinv(&["publish"])
+            .project(dir.path(), "prod.acme.example")
+            .kubeconfig(&kc)
+            .args(extra)
+            .store(&store)
             .run()
     };
     let run = publish(&["-q"]).success();
@@ -519,86 +380,45 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
         before["metadata"]["resourceVersion"]
     );
     // The reason is persisted; the snapshot is not pending, so replay has nothing to do.
-    let list = clinv(&[
-        "snapshots",
-        "list",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "-o",
-        "json",
-    ])
-    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-    .run()
-    .success();
+    let list = clinv(&["snapshots", "list", "-o", "json"])
+        .root(dir.path())
+        .store(&store)
+        .run()
+        .success();
     let list: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
     assert_eq!(list[0]["reason"], "gitops-managed", "{list}");
     assert_eq!(list[0]["state"], "superseded", "{list}");
-    let replay = clinv(&[
-        "replay",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-    ])
-    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-    .run()
-    .success();
-    assert!(
-        replay.stderr.contains("nothing to replay"),
-        "{}",
-        replay.stderr
-    );
+    let replay = clinv(&["replay"])
+        .project(dir.path(), "prod.acme.example")
+        .kubeconfig(&p.admin)
+        .store(&store)
+        .run()
+        .success();
+    assert_has(&replay.stderr, "nothing to replay");
     assert_eq!(publish(&["--strict"]).code, 14);
     // A snapshot queued while offline is taken off the queue by the replay that finds
     // the object managed by Flux (no replay could ever deliver it).
     set_chart_version(dir.path(), "cilium", "1.20.2");
     let dead = kubeconfig_for(&p, &crate::refused_server());
-    clinv(&[
-        "publish",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        dead.path().to_str().unwrap(),
-    ])
-    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-    .run()
-    .success();
-    let replay = clinv(&[
-        "replay",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "prod.acme.example",
-        "--kubeconfig",
-        p.admin.to_str().unwrap(),
-        "-q",
-    ])
-    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-    .run()
-    .success();
-    assert!(
-        replay
-            .stderr
-            .contains("Flux Kustomization flux-system/inventory")
-            && replay.stderr.contains("taken off the queue"),
-        "{}",
-        replay.stderr
-    );
-    let list = clinv(&[
-        "snapshots",
-        "list",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "-o",
-        "json",
-    ])
-    .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-    .run()
-    .success();
+    clinv(&["publish"])
+        .project(dir.path(), "prod.acme.example")
+        .kubeconfig(dead.path())
+        .store(&store)
+        .run()
+        .success();
+    let replay = clinv(&["replay", "-q"])
+        .project(dir.path(), "prod.acme.example")
+        .kubeconfig(&p.admin)
+        .store(&store)
+        .run()
+        .success();
+    assert_has(&replay.stderr, "Flux Kustomization flux-system/inventory");
+    assert_has(&replay.stderr, "taken off the queue");
+    let list = clinv(&["snapshots", "list", "-o", "json"])
+        .root(dir.path())
+        .store(&store)
+        .run()
+        .success();
     let list: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
     assert_eq!(
         (&list[0]["state"], &list[0]["reason"]),
@@ -613,31 +433,12 @@ fn a_gitops_managed_inventory_names_its_owner_and_is_not_queued() {
         "argocd.argoproj.io/tracking-id": "inv-prod:lok8s.dev/ClusterInventory:/cluster"
     });
     p.crd_only();
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &[
-            "apply",
-            "--server-side",
-            "--field-manager=argocd-controller",
-            "-f",
-            "-",
-        ],
-        Some(&argo.to_string()),
-    );
-    assert_eq!(code, 0, "{err}");
+    p.apply("argocd-controller", &[], &argo.to_string());
     let run = publish(&[]).success();
-    assert!(
-        run.stderr.contains("Argo CD Application inv-prod"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "Argo CD Application inv-prod");
     // --force-conflicts takes it over, as for any other field manager.
     let run = publish(&["--force-conflicts"]).success();
-    assert!(
-        run.stderr.contains("clusterinventory/cluster configured"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "clusterinventory/cluster configured");
 }
 
 /// A reachable cluster and a store clinv must not write (owned by another user): the
@@ -649,18 +450,11 @@ fn an_applied_but_unrecorded_publish_fails_under_strict() {
     let dir = copy_tree(&example());
     let store = tempfile::tempdir().unwrap();
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "publish",
-            "--root",
-            dir.path().to_str().unwrap(),
-            "--domain",
-            "prod.acme.example",
-            "--kubeconfig",
-            p.admin.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        clinv(&args)
-            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
+        clinv(&["publish"])
+            .project(dir.path(), "prod.acme.example")
+            .kubeconfig(&p.admin)
+            .args(extra)
+            .store(store.path())
             .run()
     };
     run(&[]).success();
@@ -669,11 +463,7 @@ fn an_applied_but_unrecorded_publish_fails_under_strict() {
     }
     set_chart_version(dir.path(), "cilium", "1.20.1");
     let soft = run(&[]).success();
-    assert!(
-        soft.stderr.contains("could not record a snapshot"),
-        "{}",
-        soft.stderr
-    );
+    assert_has(&soft.stderr, "could not record a snapshot");
     assert!(
         p.live().unwrap().to_string().contains("1.20.1"),
         "the publish applied"
@@ -681,11 +471,7 @@ fn an_applied_but_unrecorded_publish_fails_under_strict() {
     set_chart_version(dir.path(), "cilium", "1.20.2");
     let strict = run(&["--strict"]);
     assert_eq!(strict.code, 11, "{}", strict.stderr);
-    assert!(
-        strict.stderr.contains("applied but not recorded"),
-        "{}",
-        strict.stderr
-    );
+    assert_has(&strict.stderr, "applied but not recorded");
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

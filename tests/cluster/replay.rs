@@ -73,16 +73,9 @@ pub(crate) fn states(fx: &Fx) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `scripts/control-plane cmd` (stop or start a part of the plane: fault injection).
 pub(crate) fn control_plane(cmd: &str) {
-    let out = std::process::Command::new(repo().join("scripts/control-plane"))
-        .arg(cmd)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "control-plane {cmd}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(std::process::Command::new(repo().join("scripts/control-plane")).arg(cmd));
 }
 
 pub(crate) fn live_spec(p: &Plane) -> serde_json::Value {
@@ -120,12 +113,8 @@ fn queued_while_down_then_one_replay_applies_only_the_newest() {
     control_plane("start-apiserver");
     for run in &queued {
         assert_eq!(run.code, 0, "{}", run.stderr);
-        assert!(
-            run.stderr.contains("cluster unreachable")
-                && run.stderr.contains("recorded as pending snapshot"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, "cluster unreachable");
+        assert_has(&run.stderr, "recorded as pending snapshot");
     }
     let before = states(&fx);
     assert_eq!(before.len(), 3);
@@ -141,17 +130,8 @@ fn queued_while_down_then_one_replay_applies_only_the_newest() {
         .count();
     assert!(requests <= 3, "{requests} requests: {}", run.stderr);
     let newest = &before[0].0;
-    assert!(
-        run.stderr.contains(&format!("applied snapshot {newest}")),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr
-            .contains("2 older pending snapshot(s) superseded"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, &format!("applied snapshot {newest}"));
+    assert_has(&run.stderr, "2 older pending snapshot(s) superseded");
     let after = states(&fx);
     assert_eq!(after[0], (newest.clone(), "applied".into()));
     assert!(after[1..].iter().all(|(_, s)| s == "superseded"));
@@ -161,11 +141,7 @@ fn queued_while_down_then_one_replay_applies_only_the_newest() {
         .run(&p.admin, &["replay", "--domain", "prod.acme.example"])
         .run()
         .success();
-    assert!(
-        again.stderr.contains("nothing to replay"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "nothing to replay");
 }
 
 fn the_stale_guard_never_overwrites_a_newer_live_inventory() {
@@ -182,7 +158,7 @@ fn the_stale_guard_never_overwrites_a_newer_live_inventory() {
     let other = tempfile::tempdir().unwrap();
     fx.run(&p.admin, &["publish", "--domain", "prod.acme.example"])
         .env("SOURCE_DATE_EPOCH", "1800000100")
-        .env("CLINV_SNAPSHOTS", other.path().to_str().unwrap())
+        .store(other.path())
         .run()
         .success();
     let live_before = p.live().unwrap();
@@ -250,11 +226,7 @@ fn clock_skew_is_said_and_allow_older_delivers() {
         )
         .run()
         .success();
-    assert!(
-        run.stderr.contains(&format!("applied snapshot {skewed}")),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, &format!("applied snapshot {skewed}"));
     assert_eq!(states(&fx)[0], (skewed.clone(), "applied".into()));
     assert_eq!(live_spec(&p), snapshot_spec(&fx, &skewed));
 }
@@ -276,21 +248,12 @@ fn a_replay_that_crashed_after_applying_only_marks_on_the_next_run() {
         .run()
         .success();
     let v: serde_json::Value = serde_json::from_str(&show.stdout).unwrap();
-    let (code, _, err) = p.kubectl_as(
-        &p.admin,
-        &["apply", "--server-side", "--field-manager=lok8s", "-f", "-"],
-        Some(&v["inventory"].to_string()),
-    );
-    assert_eq!(code, 0, "{err}");
+    p.apply("lok8s", &[], &v["inventory"].to_string());
     let run = fx
         .run(&p.admin, &["replay", "--domain", "prod.acme.example", "-v"])
         .run()
         .success();
-    assert!(
-        run.stderr.contains("clusterinventory/cluster unchanged"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "clusterinventory/cluster unchanged");
     assert!(
         !run.stderr.contains("PATCH /apis/lok8s.dev"),
         "no second apply: {}",
@@ -329,7 +292,7 @@ fn replays_killed_at_random_points_converge() {
             .args(args)
             .env_clear()
             .env("SOURCE_DATE_EPOCH", epoch.to_string())
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .env("CLINV_SNAPSHOTS", &store)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -392,11 +355,7 @@ fn replays_killed_at_random_points_converge() {
         .run(&p.admin, &["replay", "--domain", "prod.acme.example"])
         .run()
         .success();
-    assert!(
-        again.stderr.contains("nothing to replay"),
-        "{}",
-        again.stderr
-    );
+    assert_has(&again.stderr, "nothing to replay");
     let snaps = fx.snapshots();
     assert!(
         snaps.iter().all(|s| s["state"] != "pending"),
@@ -451,11 +410,7 @@ fn queue_lab_and_prod(fx: &Fx, dead: &Path) {
             .env("SOURCE_DATE_EPOCH", epoch)
             .run()
             .success();
-        assert!(
-            run.stderr.contains("recorded as pending snapshot"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, "recorded as pending snapshot");
     }
 }
 
@@ -469,11 +424,9 @@ fn replay_all_never_writes_one_domain_over_another() {
     // One explicit kubeconfig (or context) for several domains: refused, nothing sent.
     let run = fx.run(&p.admin, &["replay", "--all"]).run();
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("--kubeconfig/--context name one cluster, but --all replays 2 domains"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "--kubeconfig/--context name one cluster, but --all replays 2 domains",
     );
     let run = routed(&fx, &p.admin, &["replay", "--all", "--context", "x"]).run();
     assert_eq!(run.code, 2, "{}", run.stderr);
@@ -501,14 +454,17 @@ fn replay_all_never_writes_one_domain_over_another() {
         ("pending", "domain-mismatch"),
         "queued with the reason, never superseded by another domain's inventory"
     );
-    assert!(
-        run.stderr.contains(&format!(
+    assert_has(
+        &run.stderr,
+        &format!(
             "[error] inventory: could not replay the ClusterInventory for {PROD}: the kubeconfig reaches another domain's cluster"
-        )) && run.stderr.contains(&format!(
+        ),
+    );
+    assert_has(
+        &run.stderr,
+        &format!(
             "the live ClusterInventory belongs to domain {LAB} (lok8s.dev/domain label), not {PROD}"
-        )),
-        "{}",
-        run.stderr
+        ),
     );
     let table = &run.stdout;
     assert!(table.starts_with("DOMAIN"), "{table}");
@@ -528,11 +484,7 @@ fn replay_all_never_writes_one_domain_over_another() {
     // Again, without --strict: a warning, exit 0, the live object untouched.
     let run = routed(&fx, Path::new("/nonexistent"), &["replay", "--all"]).run();
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("[warn] inventory: could not replay"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "[warn] inventory: could not replay");
     assert_eq!(
         p.live().unwrap()["metadata"]["resourceVersion"],
         live["metadata"]["resourceVersion"]
@@ -554,11 +506,7 @@ fn replay_all_routes_each_domain_to_its_own_kubeconfig() {
         let run = routed(&fx, &p.admin, &["publish", "--domain", domain])
             .run()
             .success();
-        assert!(
-            run.stderr.contains("recorded as pending snapshot"),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, "recorded as pending snapshot");
     }
     // Now lab's reaches the plane, prod's a server that is down.
     std::fs::copy(&p.admin, own.join("lab.yaml")).unwrap();
@@ -612,12 +560,8 @@ fn replay_delivers_through_the_kubeconfig_the_publish_used() {
         .run()
         .success();
     // K now names the plane's address (a server that moved): said, and delivered there.
-    assert!(
-        run.stderr.contains("was published for https://127.0.0.1:")
-            && run.stderr.contains("; delivering it to https://"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "was published for https://127.0.0.1:");
+    assert_has(&run.stderr, "; delivering it to https://");
     let live = p.live().unwrap();
     assert_eq!(live["metadata"]["labels"]["lok8s.dev/domain"], LAB);
     let lab = domain_states(&fx, LAB);
@@ -754,15 +698,13 @@ fn drift_of_every_domain() {
         "{}",
         fleet.stdout
     );
-    assert!(
-        fleet
-            .stderr
-            .contains("edge.acme.example: not in the matrix: not read (unreachable")
-            && fleet
-                .stderr
-                .contains("apps.acme.example: not in the matrix: deploy domain"),
-        "{}",
-        fleet.stderr
+    assert_has(
+        &fleet.stderr,
+        "edge.acme.example: not in the matrix: not read (unreachable",
+    );
+    assert_has(
+        &fleet.stderr,
+        "apps.acme.example: not in the matrix: deploy domain",
     );
     let json = routed(&fx, nothing, &["fleet", "--from", "live", "-o", "json"]).run();
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();

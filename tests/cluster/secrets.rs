@@ -452,18 +452,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    succeeded(Command::new("git").arg("-C").arg(dir).args(args))
 }
 
 fn a(args: &[&str]) -> Vec<String> {
@@ -564,20 +553,12 @@ fn no_command_leaks_a_planted_secret_anywhere_and_the_store_is_private() {
     // Publishing: applied, dry run, queued, and each --strict failure.
     let run = fx.both(&prod(&["publish"], &["--kubeconfig", &kc]));
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("clusterinventory/cluster"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "clusterinventory/cluster");
     fx.both(&prod(&["publish"], &[])); // lok8s's project kubeconfig
     fx.both(&prod(&["publish"], &["--kubeconfig", &kc, "--dry-run"]));
     set_chart_version(fx.root(), "cilium", "1.20.1");
     let run = fx.both(&prod(&["publish"], &["--kubeconfig", &dead]));
-    assert!(
-        run.stderr.contains("recorded as pending snapshot"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "recorded as pending snapshot");
     for (extra, code) in [
         (&["--kubeconfig", &dead][..], 5),
         (&["--kubeconfig", &nobody], 7),

@@ -11,7 +11,7 @@ fn run(root: &Path, store: &Path, kubeconfig: &Path, epoch: u64, args: &[&str]) 
     all.extend(aimed(args, kubeconfig.to_str().unwrap()));
     all.extend_from_slice(args);
     clinv(&all)
-        .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+        .store(store)
         .env("SOURCE_DATE_EPOCH", &epoch.to_string())
         .run()
 }

@@ -74,7 +74,7 @@ impl Fx {
             "--timeout",
             "20",
         ]);
-        let mut cmd = clinv(&all).env("CLINV_SNAPSHOTS", self.store.path().to_str().unwrap());
+        let mut cmd = clinv(&all).store(self.store.path());
         for (k, v) in env {
             cmd = cmd.env(k, v);
         }
@@ -93,11 +93,7 @@ fn publish_goes_through_the_proxy_and_no_proxy_covering_the_server_bypasses_it()
     // HTTPS_PROXY: the publish goes through a tunnel of the proxy.
     let run = fx.publish(&p.admin, &[("HTTPS_PROXY", &url)]);
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, proxy.log());
-    assert!(
-        run.stderr.contains("clusterinventory/cluster"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "clusterinventory/cluster");
     let through = proxy.tunnels(&server);
     assert!(through >= 1, "no tunnel:\n{}", proxy.log());
     // Lower case too, as curl and Go read it.

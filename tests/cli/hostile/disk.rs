@@ -92,13 +92,9 @@ fn a_full_store_keeps_its_state_when_new_objects_do_not_fit() {
     let run = publish_offline(dir.path(), &store);
     // Neither applied nor recorded: exit 11 (store format 2).
     assert_eq!(run.code, 11, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("could not record a snapshot")
-            && run.stderr.contains("No space left on device")
-            && run.stderr.contains("/store/inv/objects/"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "could not record a snapshot");
+    assert_has(&run.stderr, "No space left on device");
+    assert_has(&run.stderr, "/store/inv/objects/");
     assert_eq!(state(fs.path()), before);
     assert_no_temp(fs.path());
     verify(dir.path(), &store).success();
@@ -130,11 +126,8 @@ fn a_full_store_never_keeps_half_a_journal_record() {
     let before = state(fs.path());
     let run = publish_offline(dir.path(), &store);
     assert_eq!(run.code, 11, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("No space left on device") && run.stderr.contains("segments"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "No space left on device");
+    assert_has(&run.stderr, "segments");
     assert_eq!(state(fs.path()), before, "journal changed");
     assert!(std::fs::read(&journal).unwrap().ends_with(b"\n"));
     verify(dir.path(), &store).success();
@@ -149,30 +142,18 @@ fn a_full_store_refuses_an_import_cleanly() {
     let other = tempfile::tempdir().unwrap();
     queue(dir.path(), other.path());
     let tar = other.path().join("inv.tar");
-    bounded(&[
-        "snapshots",
-        "export",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-        tar.to_str().unwrap(),
-    ])
-    .store(other.path())
-    .run()
-    .success();
+    bounded(&["snapshots", "export", tar.to_str().unwrap()])
+        .project(dir.path(), "inv")
+        .store(other.path())
+        .run()
+        .success();
     let store = fs.path().join("store");
     fs.fill();
     let before = state(fs.path());
-    let run = bounded(&[
-        "snapshots",
-        "import",
-        tar.to_str().unwrap(),
-        "--root",
-        dir.path().to_str().unwrap(),
-    ])
-    .store(&store)
-    .run();
+    let run = bounded(&["snapshots", "import", tar.to_str().unwrap()])
+        .root(dir.path())
+        .store(&store)
+        .run();
     assert_clean_failure(&run, "No space left on device");
     assert!(run.stderr.contains("/store"), "{}", run.stderr);
     // At most the empty folders and the (empty) lock file it created; no other file.
@@ -185,16 +166,11 @@ fn a_full_store_refuses_an_import_cleanly() {
         state(fs.path())
     );
     fs.free();
-    bounded(&[
-        "snapshots",
-        "import",
-        tar.to_str().unwrap(),
-        "--root",
-        dir.path().to_str().unwrap(),
-    ])
-    .store(&store)
-    .run()
-    .success();
+    bounded(&["snapshots", "import", tar.to_str().unwrap()])
+        .root(dir.path())
+        .store(&store)
+        .run()
+        .success();
     verify(dir.path(), &store).success();
 }
 
@@ -271,15 +247,12 @@ fn commit_on_a_full_disk_leaves_the_repository_consistent() {
     let commit = || {
         bounded(&[
             "commit",
-            "--root",
-            dir.path().to_str().unwrap(),
-            "--domain",
-            "inv",
             "--repo",
             repo.to_str().unwrap(),
             "--author",
             "T <t@t>",
         ])
+        .project(dir.path(), "inv")
         .store(store.path())
         .run()
     };

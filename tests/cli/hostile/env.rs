@@ -3,15 +3,9 @@
 use super::*;
 
 fn publish_strict(root: &Path, store: &Path) -> Bounded {
-    bounded(&[
-        "publish",
-        "--strict",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .store(store)
+    bounded(&["publish", "--strict"])
+        .project(root, "inv")
+        .store(store)
 }
 
 /// `publish --strict` in a fresh project with `KUBECONFIG` naming a file of `bytes`.
@@ -38,18 +32,12 @@ fn a_relative_clinv_snapshots_is_relative_to_the_working_directory() {
     let dir = project();
     let cwd = tempfile::tempdir().unwrap();
     let kc = offline_kubeconfig();
-    let run = bounded(&[
-        "publish",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-    ])
-    .env("CLINV_SNAPSHOTS", "rel/store")
-    .cwd(cwd.path())
-    .run();
+    let run = bounded(&["publish"])
+        .project(dir.path(), "inv")
+        .kubeconfig(&kc)
+        .env("CLINV_SNAPSHOTS", "rel/store")
+        .cwd(cwd.path())
+        .run();
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(journal_file(&cwd.path().join("rel/store/inv")).is_file());
     assert!(!dir.path().join("rel").exists());
@@ -59,15 +47,10 @@ fn a_clinv_snapshots_that_is_a_file_is_a_clear_error() {
     let dir = project();
     let file = write(dir.path(), "store-file", "not a store\n");
     let before = tree(dir.path());
-    let run = bounded(&[
-        "replay",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .store(&file)
-    .run();
+    let run = bounded(&["replay"])
+        .project(dir.path(), "inv")
+        .store(&file)
+        .run();
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stderr.starts_with("[error] ") && run.stderr.contains("store-file"),
@@ -86,16 +69,11 @@ fn garbage_source_date_epoch_means_zero_like_lok8s() {
         "99999999999999999999999",
         "\u{202e}1",
     ] {
-        let run = bounded(&[
-            "render",
-            "--root",
-            dir.path().to_str().unwrap(),
-            "--domain",
-            "inv",
-        ])
-        .env("SOURCE_DATE_EPOCH", garbage)
-        .run()
-        .success();
+        let run = bounded(&["render"])
+            .project(dir.path(), "inv")
+            .env("SOURCE_DATE_EPOCH", garbage)
+            .run()
+            .success();
         assert!(
             run.stdout.contains("renderedAt: 1970-01-01T00:00:00Z"),
             "{garbage:?}: {}",
@@ -106,15 +84,10 @@ fn garbage_source_date_epoch_means_zero_like_lok8s() {
 
 fn a_source_date_epoch_beyond_year_9999_is_an_error() {
     let dir = project();
-    let run = bounded(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .env("SOURCE_DATE_EPOCH", "9223372036854775807")
-    .run();
+    let run = bounded(&["render"])
+        .project(dir.path(), "inv")
+        .env("SOURCE_DATE_EPOCH", "9223372036854775807")
+        .run();
     assert_clean_failure(&run, "SOURCE_DATE_EPOCH");
 }
 

@@ -92,11 +92,7 @@ fn a_chart_pin_linked_outside_the_project_is_read_as_lok8s_does_and_reported() {
         run.stdout
     );
     assert!(!run.stdout.contains("s3cr3t") && !run.stderr.contains("s3cr3t"));
-    assert!(
-        run.stderr.contains("resolves outside the project root"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "resolves outside the project root");
 }
 
 fn a_chart_pin_that_is_a_fifo_does_not_block() {
@@ -148,11 +144,7 @@ fn value_files_that_are_devices_fifos_or_huge_are_rejected_entries() {
             run.stderr
         );
     }
-    assert!(
-        run.stdout.contains("- name: cert-manager"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "- name: cert-manager");
 }
 
 fn bootstrap_entry_keys_that_traverse_are_targets_never_read() {
@@ -165,22 +157,10 @@ fn bootstrap_entry_keys_that_traverse_are_targets_never_read() {
         "kind: KubeOne\nspec:\n  bootstrap:\n    - ../../../../../../../../../etc/passwd\n    - /etc/shadow\n    - ../../../../../../../../../etc\n",
     );
     let run = render(dir.path()).success();
-    assert!(
-        run.stdout.contains("- name: passwd\n    source: target\n"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("- name: shadow\n    source: target\n"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "- name: passwd\n    source: target\n");
+    assert_has(&run.stdout, "- name: shadow\n    source: target\n");
     assert!(!run.stdout.contains("root:"), "{}", run.stdout);
-    assert!(
-        run.stderr.contains("resolves outside the project root"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "resolves outside the project root");
 }
 
 fn a_huge_lok8s_version_file_is_refused() {
@@ -195,16 +175,9 @@ fn a_huge_lok8s_version_file_is_refused() {
 }
 
 fn updates(root: &Path, index: &Path) -> Run {
-    bounded(&[
-        "updates",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--index",
-        index.to_str().unwrap(),
-    ])
-    .run()
+    bounded(&["updates", "--index", index.to_str().unwrap()])
+        .project(root, "inv")
+        .run()
 }
 
 fn index_case(bytes: impl AsRef<[u8]>) -> Run {
@@ -308,11 +281,9 @@ fn symlinks_in_addon_directories_are_not_followed() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.elapsed < Duration::from_secs(5));
     assert!(run.stdout.contains("- name: cilium\n    source: addon\n    chartVersion: 1.20.1\n    category: networking\n"), "{}", run.stdout);
-    assert!(
-        run.stdout
-            .contains("- name: alias\n    source: addon\n    chartVersion: 1.20.1\n"),
-        "{}",
-        run.stdout
+    assert_has(
+        &run.stdout,
+        "- name: alias\n    source: addon\n    chartVersion: 1.20.1\n",
     );
     assert!(!run.stdout.contains("leaked"));
 }
@@ -325,11 +296,7 @@ fn invalid_utf8_and_nul_in_the_version_file_value_files_and_diff_inputs() {
     assert_clean_failure(&render(dir.path()), ".lok8s/VERSION: not valid UTF-8");
     write(dir.path(), ".lok8s/VERSION", b"1.0\0");
     let run = render(dir.path()).success();
-    assert!(
-        run.stdout.contains("lok8sVersion: \"1.0\\0\"\n"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "lok8sVersion: \"1.0\\0\"\n");
     assert!(!run.stdout.contains('\0'));
     // A value file: the entry is rejected, its content never echoed.
     let dir = project();
@@ -344,12 +311,7 @@ fn invalid_utf8_and_nul_in_the_version_file_value_files_and_diff_inputs() {
         "kind: KubeOne\nspec:\n  bootstrap:\n    - cilium:\n        valueFiles: [v.yaml]\n",
     );
     let run = render(dir.path()).success();
-    assert!(
-        run.stderr
-            .contains("skipping unparseable bootstrap entry 'cilium'"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "skipping unparseable bootstrap entry 'cilium'");
     assert!(!run.stderr.contains("FAKESECRET") && !run.stdout.contains("FAKESECRET"));
     // diff inputs: exit 2 naming the file.
     let files = tempfile::tempdir().unwrap();

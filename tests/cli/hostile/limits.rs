@@ -203,15 +203,10 @@ fn a_63_character_domain_fits_the_label() {
     let domain = format!("{}.example", "d".repeat(55));
     assert_eq!(domain.len(), 63);
     let dir = domain_project(&domain);
-    let run = bounded(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        &domain,
-    ])
-    .run()
-    .success();
+    let run = bounded(&["render"])
+        .project(dir.path(), &domain)
+        .run()
+        .success();
     assert!(
         run.stdout
             .contains(&format!("lok8s.dev/domain: {domain}\n"))
@@ -221,34 +216,16 @@ fn a_63_character_domain_fits_the_label() {
 fn a_64_character_domain_breaks_the_label_limit() {
     let domain = format!("{}.example", "d".repeat(56));
     let dir = domain_project(&domain);
-    let run = bounded(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        &domain,
-    ])
-    .run();
+    let run = bounded(&["render"]).project(dir.path(), &domain).run();
     assert_clean_failure(&run, "metadata.labels[lok8s.dev/domain]: Invalid value");
-    assert!(
-        run.stderr.contains("must be no more than 63 characters"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "must be no more than 63 characters");
 }
 
 fn a_domain_longer_than_a_file_name_is_a_clear_error() {
     // 300 characters: valid by the name rule, too long for any file system.
     let domain = "d".repeat(300);
     let dir = project();
-    let run = bounded(&[
-        "render",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        &domain,
-    ])
-    .run();
+    let run = bounded(&["render"]).project(dir.path(), &domain).run();
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stdout.is_empty());
     assert!(run.stderr.starts_with("[error] "), "{}", run.stderr);
@@ -270,16 +247,10 @@ fn a_traversing_metadata_name_never_picks_a_kubeconfig_outside_the_project() {
         format!("kind: KubeOne\nmetadata:\n  name: \"{name}\"\n"),
     );
     let store = tempfile::tempdir().unwrap();
-    let run = bounded(&[
-        "publish",
-        "--strict",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .store(store.path())
-    .run();
+    let run = bounded(&["publish", "--strict"])
+        .project(dir.path(), "inv")
+        .store(store.path())
+        .run();
     // No kubeconfig at all (KUBECONFIG points nowhere): exit 3, not 5 (the evil one's
     // unreachable server).
     assert_failure(&run, 3, "kubeconfig not found");

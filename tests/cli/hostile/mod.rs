@@ -63,6 +63,32 @@ impl Bounded {
         self
     }
 
+    /// One more argument.
+    fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Bounded {
+        self.args.push(arg.as_ref().to_string_lossy().into_owned());
+        self
+    }
+
+    /// More arguments, after those given so far.
+    pub fn args(self, args: &[&str]) -> Bounded {
+        args.iter().fold(self, |b, a| b.arg(a))
+    }
+
+    /// `--root root --domain domain`, as [`Clinv::project`].
+    pub fn project(self, root: impl AsRef<std::ffi::OsStr>, domain: &str) -> Bounded {
+        self.root(root).arg("--domain").arg(domain)
+    }
+
+    /// `--root root`.
+    pub fn root(self, root: impl AsRef<std::ffi::OsStr>) -> Bounded {
+        self.arg("--root").arg(root)
+    }
+
+    /// `--kubeconfig kubeconfig`.
+    pub fn kubeconfig(self, kubeconfig: impl AsRef<std::ffi::OsStr>) -> Bounded {
+        self.arg("--kubeconfig").arg(kubeconfig)
+    }
+
     /// Points the store at `dir`.
     pub fn store(self, dir: &Path) -> Bounded {
         self.env("CLINV_SNAPSHOTS", dir)
@@ -139,11 +165,8 @@ pub fn assert_bounded(run: &Run) {
         run.code,
         run.stderr
     );
-    assert!(
-        !run.stderr.contains("panicked") && !run.stderr.contains("memory allocation"),
-        "{}",
-        run.stderr
-    );
+    assert_lacks(&run.stderr, "panicked");
+    assert_lacks(&run.stderr, "memory allocation");
 }
 
 /// A clear failure: exit `code`, nothing on stdout, an `[error] ` line on stderr (every
@@ -286,16 +309,10 @@ pub fn offline_kubeconfig() -> PathBuf {
 /// `clinv publish` of `inv` from `root` into `store` towards a server that refuses.
 pub fn publish_offline_cmd(root: &Path, store: &Path) -> Bounded {
     let kc = offline_kubeconfig();
-    bounded(&[
-        "publish",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--kubeconfig",
-        kc.to_str().unwrap(),
-    ])
-    .store(store)
+    bounded(&["publish"])
+        .project(root, "inv")
+        .kubeconfig(&kc)
+        .store(store)
 }
 
 /// [`publish_offline_cmd`], run.
@@ -307,11 +324,7 @@ pub fn publish_offline(root: &Path, store: &Path) -> Run {
 pub fn queue(root: &Path, store: &Path) -> Run {
     let run = publish_offline(root, store);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("recorded as pending snapshot"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "recorded as pending snapshot");
     run
 }
 

@@ -57,13 +57,8 @@ fn traversing_domain_name_env_and_active_file() {
     // lok8s warns and ignores it; no lok8s.dev here either: nothing selects a domain.
     let run = bounded(&["render", "--root", dir.path().to_str().unwrap()]).run();
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("invalid domain in clusters/.active, ignoring")
-            && run.stderr.contains("[error] no domain selected: "),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "invalid domain in clusters/.active, ignoring");
+    assert_has(&run.stderr, "[error] no domain selected: ");
     assert!(run.stdout.is_empty());
 }
 
@@ -74,33 +69,19 @@ fn export_refuses_traversing_domains() {
     let out = tempfile::tempdir().unwrap();
     for domain in ["../inv", "/etc", ".."] {
         let tar = out.path().join("x.tar");
-        let run = bounded(&[
-            "snapshots",
-            "export",
-            "--root",
-            dir.path().to_str().unwrap(),
-            "--domain",
-            domain,
-            tar.to_str().unwrap(),
-        ])
-        .store(store.path())
-        .run();
+        let run = bounded(&["snapshots", "export", tar.to_str().unwrap()])
+            .project(dir.path(), domain)
+            .store(store.path())
+            .run();
         assert_clean_failure(&run, "invalid domain name");
         assert!(!tar.exists());
     }
 }
 
 fn render_out(root: &Path, out: &Path) -> Run {
-    bounded(&[
-        "render",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .run()
+    bounded(&["render", "--out", out.to_str().unwrap()])
+        .project(root, "inv")
+        .run()
 }
 
 fn render_out_naming_a_file_is_refused_and_the_file_kept() {
@@ -177,19 +158,13 @@ fn repo_dir() -> tempfile::TempDir {
 }
 
 fn commit(root: &Path, repo: &Path, store: &Path, extra: &[&str]) -> Run {
-    let mut args = vec![
-        "commit",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "inv",
-        "--repo",
-        repo.to_str().unwrap(),
-        "--author",
-        "T <t@t>",
-    ];
-    args.extend(extra);
-    bounded(&args).store(store).run()
+    let args = ["--repo", repo.to_str().unwrap(), "--author", "T <t@t>"];
+    bounded(&["commit"])
+        .project(root, "inv")
+        .args(&args)
+        .args(extra)
+        .store(store)
+        .run()
 }
 
 fn commit_path_traversal_is_a_usage_error() {
@@ -208,11 +183,7 @@ fn commit_path_traversal_is_a_usage_error() {
     ] {
         let run = commit(dir.path(), repo.path(), store.path(), &["--path", path]);
         assert_failure(&run, 2, why);
-        assert!(
-            run.stderr.contains(&format!("--path '{path}'")),
-            "{}",
-            run.stderr
-        );
+        assert_has(&run.stderr, &format!("--path '{path}'"));
     }
     assert_unchanged(&before, repo.path());
 }
@@ -260,31 +231,17 @@ fn snapshot_ids_that_traverse_are_refused_by_show() {
         "xyz1",
         "latest~-1",
     ] {
-        let run = bounded(&[
-            "snapshots",
-            "show",
-            id,
-            "--root",
-            dir.path().to_str().unwrap(),
-            "--domain",
-            "inv",
-        ])
-        .store(store.path())
-        .run();
+        let run = bounded(&["snapshots", "show", id])
+            .project(dir.path(), "inv")
+            .store(store.path())
+            .run();
         assert_failure(&run, 2, &format!("bad snapshot reference '{id}'"));
     }
     // A hex id that matches nothing is "not found", exit 1.
-    let run = bounded(&[
-        "snapshots",
-        "show",
-        "ffffffff",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .store(store.path())
-    .run();
+    let run = bounded(&["snapshots", "show", "ffffffff"])
+        .project(dir.path(), "inv")
+        .store(store.path())
+        .run();
     assert_clean_failure(&run, "no snapshot 'ffffffff'");
 }
 
@@ -299,17 +256,10 @@ fn diff_references_that_traverse_or_are_not_hex() {
     .store(store.path())
     .run();
     assert_failure(&run, 2, "../../x");
-    let run = bounded(&[
-        "diff",
-        "--root",
-        root,
-        "--domain",
-        "inv",
-        "/etc/passwd",
-        "latest",
-    ])
-    .store(store.path())
-    .run();
+    let run = bounded(&["diff", "/etc/passwd", "latest"])
+        .project(root, "inv")
+        .store(store.path())
+        .run();
     assert_failure(&run, 2, "/etc/passwd: no Kubernetes object found");
     assert!(
         !run.stderr.contains("root:x:"),
@@ -328,28 +278,16 @@ fn diff_references_that_traverse_or_are_not_hex() {
 fn root_that_is_a_file_or_missing() {
     let dir = project();
     let file = write(dir.path(), "file", "x");
-    let run = bounded(&[
-        "render",
-        "--root",
-        file.to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .run();
+    let run = bounded(&["render"]).project(&file, "inv").run();
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stderr.starts_with("[error] ") && run.stderr.contains("file"),
         "{}",
         run.stderr
     );
-    let run = bounded(&[
-        "render",
-        "--root",
-        "/nonexistent/project",
-        "--domain",
-        "inv",
-    ])
-    .run();
+    let run = bounded(&["render"])
+        .project("/nonexistent/project", "inv")
+        .run();
     assert_clean_failure(&run, "project root not found: /nonexistent/project");
 }
 

@@ -5,14 +5,7 @@ use super::*;
 
 /// Renders the `inv` domain of `root` under the bounds.
 pub fn render(root: &Path) -> Run {
-    bounded(&[
-        "render",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .run()
+    bounded(&["render"]).project(root, "inv").run()
 }
 
 fn spec_case(bytes: impl AsRef<[u8]>) -> (tempfile::TempDir, Run) {
@@ -55,11 +48,7 @@ fn truncated_at_every_point_never_panics_and_names_the_line() {
 fn truncated_inside_a_quoted_scalar() {
     let (_d, run) = spec_case("kind: Lo\nspec:\n  bootstrap:\n    - 'cert-man");
     assert_clean_failure(&run, "invalid YAML");
-    assert!(
-        run.stderr.contains("cluster.lok8s.yaml:4:"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "cluster.lok8s.yaml:4:");
 }
 
 fn truncated_inside_a_flow_mapping() {

@@ -63,12 +63,8 @@ fn a_journal_linked_outside_the_store_is_neither_read_nor_appended() {
     let run = publish_offline(dir.path(), store.path());
     // Neither applied nor recorded: exit 11 (store format 2), nothing queued.
     assert_eq!(run.code, 11, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("could not record a snapshot")
-            && run.stderr.contains(".log: is a symbolic link"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "could not record a snapshot");
+    assert_has(&run.stderr, ".log: is a symbolic link");
     assert_unchanged(&before, outside.path());
 }
 
@@ -97,15 +93,10 @@ fn a_lock_linked_to_another_file_is_refused() {
     std::fs::remove_file(store.path().join("inv/lock")).unwrap();
     std::os::unix::fs::symlink(&victim, store.path().join("inv/lock")).unwrap();
     let before = tree(outside.path());
-    let run = bounded(&[
-        "replay",
-        "--root",
-        dir.path().to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .store(store.path())
-    .run();
+    let run = bounded(&["replay"])
+        .project(dir.path(), "inv")
+        .store(store.path())
+        .run();
     assert_clean_failure(&run, "inv/lock: is a symbolic link");
     assert_unchanged(&before, outside.path());
 }
@@ -318,11 +309,7 @@ fn a_journal_that_is_a_fifo_does_not_block() {
     assert_clean_failure(&run, ".log: not a regular file");
     let run = publish_offline(dir.path(), store.path());
     assert_eq!(run.code, 11, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(".log: not a regular file"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, ".log: not a regular file");
 }
 
 fn an_import_tar_with_traversing_names_writes_nothing_outside() {
@@ -385,16 +372,11 @@ fn shared() -> (tempfile::TempDir, tempfile::TempDir) {
 
 /// `clinv replay` of `inv` as the unprivileged user.
 fn replay_as_nobody(root: &Path, store: &Path) -> Run {
-    bounded(&[
-        "replay",
-        "--root",
-        root.to_str().unwrap(),
-        "--domain",
-        "inv",
-    ])
-    .store(store)
-    .user(NOBODY)
-    .run()
+    bounded(&["replay"])
+        .project(root, "inv")
+        .store(store)
+        .user(NOBODY)
+        .run()
 }
 
 fn publish_as(dir: &Path, store: &Path, uid: Option<u32>) -> Run {
@@ -411,15 +393,12 @@ fn another_users_store_is_read_but_never_written() {
     let run = publish_as(dir.path(), store.path(), Some(NOBODY));
     // Neither applied nor recorded: exit 11 (store format 2).
     assert_eq!(run.code, 11, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("could not record a snapshot")
-            && run
-                .stderr
-                .contains("owned by uid 0, not by the current user (uid 65534)")
-            && run.stderr.contains(store.path().to_str().unwrap()),
-        "{}",
-        run.stderr
+    assert_has(&run.stderr, "could not record a snapshot");
+    assert_has(
+        &run.stderr,
+        "owned by uid 0, not by the current user (uid 65534)",
     );
+    assert_has(&run.stderr, store.path().to_str().unwrap());
     let run = replay_as_nobody(dir.path(), store.path());
     assert_clean_failure(&run, "owned by uid 0");
     // Reading is allowed.
@@ -439,16 +418,10 @@ fn root_refuses_to_write_a_store_another_user_owns() {
     let (dir, store) = queued();
     chown_tree(store.path(), NOBODY);
     let before = tree(store.path());
-    let run = bounded(&[
-        "snapshots",
-        "gc",
-        "--keep",
-        "0",
-        "--root",
-        dir.path().to_str().unwrap(),
-    ])
-    .store(store.path())
-    .run();
+    let run = bounded(&["snapshots", "gc", "--keep", "0"])
+        .root(dir.path())
+        .store(store.path())
+        .run();
     assert_clean_failure(&run, "owned by uid 65534, not by the current user (uid 0)");
     let run = publish_as(dir.path(), store.path(), None);
     assert!(run.stderr.contains("owned by uid 65534"), "{}", run.stderr);
@@ -470,13 +443,9 @@ fn a_read_only_store_of_ones_own_is_a_clear_error() {
     let run = publish_as(dir.path(), store.path(), Some(NOBODY));
     // Neither applied nor recorded: exit 11 (store format 2).
     assert_eq!(run.code, 11, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("could not record a snapshot")
-            && run.stderr.contains("Permission denied")
-            && run.stderr.contains(store.path().to_str().unwrap()),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "could not record a snapshot");
+    assert_has(&run.stderr, "Permission denied");
+    assert_has(&run.stderr, store.path().to_str().unwrap());
     let run = replay_as_nobody(dir.path(), store.path());
     assert_clean_failure(&run, "Permission denied");
     assert_unchanged(&before, store.path());

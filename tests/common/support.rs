@@ -41,6 +41,19 @@ impl Run {
     }
 }
 
+/// Asserts that `text` (a run's output, a file) contains `needle`, printing `text` when
+/// not: the check most tests make, in one line so that a test reads as what it expects.
+#[track_caller]
+pub fn assert_has(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} is not in:\n{text}");
+}
+
+/// Asserts that `text` does not contain `needle`, printing `text` when it does.
+#[track_caller]
+pub fn assert_lacks(text: &str, needle: &str) {
+    assert!(!text.contains(needle), "{needle:?} is in:\n{text}");
+}
+
 /// A store shared by the runs of one test process that do not choose their own.
 pub fn scratch_store() -> PathBuf {
     std::env::temp_dir()
@@ -69,20 +82,33 @@ pub fn aimed<'a>(args: &[&'a str], kc: &'a str) -> Vec<&'a str> {
 /// `git -C dir ARGS…` without the user's or the system's configuration; its stdout.
 /// Panics with git's stderr when it fails.
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("HOME", "/nonexistent")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
+    let out = succeeded(
+        Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("HOME", "/nonexistent")
+            .env("GIT_CONFIG_NOSYSTEM", "1"),
+    );
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Runs `command` to its end and asserts that it exited 0 (printing the command line
+/// and its stderr when not): the helper programs a test drives (git, openssl, curl,
+/// kubectl) must work for the test to mean anything. Its stdout.
+#[track_caller]
+pub fn succeeded(command: &mut Command) -> Vec<u8> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let out = command
         .output()
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{program} does not start: {e}"));
+    let args: Vec<_> = command.get_args().collect();
     assert!(
         out.status.success(),
-        "git {args:?}: {}",
+        "{program} {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    out.stdout
 }
 
 /// GNU time (Debian's `time`; `.ci/run` installs it).
@@ -102,6 +128,15 @@ pub fn gnu_time() -> Result<(), String> {
             "GNU time ({GNU_TIME}, Debian's `time`) is not installed"
         )),
     }
+}
+
+/// The string `key` of every object of the JSON array `array` (a name per addon, a
+/// manager per managed field); panics when `array` is not an array of such objects.
+pub fn fields<'a>(array: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    let items = array
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {array}"));
+    items.iter().map(|e| e[key].as_str().unwrap()).collect()
 }
 
 /// `clinv render -o json` of `domain` in the project at `root`, parsed.
@@ -136,6 +171,35 @@ pub fn clinv(args: &[&str]) -> Clinv {
 impl Clinv {
     pub fn env(mut self, key: &str, value: &str) -> Clinv {
         self.cmd.env(key, value);
+        self
+    }
+
+    /// More arguments, after those given so far.
+    pub fn args<S: AsRef<std::ffi::OsStr>>(mut self, args: impl IntoIterator<Item = S>) -> Clinv {
+        self.cmd.args(args);
+        self
+    }
+
+    /// `--root root --domain domain`: the project and the cluster most command lines name.
+    pub fn project(self, root: impl AsRef<std::ffi::OsStr>, domain: &str) -> Clinv {
+        self.root(root).args(["--domain", domain])
+    }
+
+    /// `--root root`.
+    pub fn root(mut self, root: impl AsRef<std::ffi::OsStr>) -> Clinv {
+        self.cmd.arg("--root").arg(root);
+        self
+    }
+
+    /// `--kubeconfig kubeconfig`.
+    pub fn kubeconfig(mut self, kubeconfig: impl AsRef<std::ffi::OsStr>) -> Clinv {
+        self.cmd.arg("--kubeconfig").arg(kubeconfig);
+        self
+    }
+
+    /// The snapshot store at `dir` (`CLINV_SNAPSHOTS`) instead of the shared scratch one.
+    pub fn store(mut self, dir: impl AsRef<std::ffi::OsStr>) -> Clinv {
+        self.cmd.env("CLINV_SNAPSHOTS", dir);
         self
     }
 

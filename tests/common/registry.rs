@@ -1,0 +1,301 @@
+//! The registry of the tests on loopback: Debian's docker-registry (the distribution
+//! project) over TLS with a CA made at test time and htpasswd basic auth, or token auth,
+//! or plain HTTP. `clinv push oci://…` pushes to it (tests/cli/oci.rs, oci_clients.rs),
+//! and Flux's source-controller and Argo CD's repo-server pull from it (tests/cluster).
+
+use crate::support::*;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const USER: &str = "ci";
+pub const PASSWORD: &str = "FAKESECRET-registry-password-7d2e";
+
+/// Whether docker-registry and htpasswd can be run.
+pub fn present() -> Result<(), String> {
+    for (program, arg) in [("docker-registry", "--version"), ("htpasswd", "-h")] {
+        if !crate::harness::runs(program, arg) {
+            return Err(format!(
+                "no {program}: apt-get install docker-registry apache2-utils (.ci/run does)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// docker-registry serving `<dir>/data` over TLS with basic auth; stopped on drop.
+pub struct Registry {
+    child: Child,
+    pub port: u16,
+    dir: PathBuf,
+    /// Over plain HTTP without auth ([`Registry::start_plain`]).
+    plain: bool,
+    /// The token server of [`Registry::start_token`].
+    token_server: Option<Child>,
+}
+
+/// How a test registry authenticates.
+#[derive(Clone, Copy, PartialEq)]
+enum Auth {
+    /// Plain HTTP, no auth.
+    None,
+    /// TLS, htpasswd basic auth.
+    Basic,
+    /// TLS, bearer tokens from a token server (the distribution spec's token auth).
+    Token,
+}
+
+impl Registry {
+    pub fn start(dir: &Path) -> Registry {
+        Registry::start_with(dir, Auth::Basic)
+    }
+
+    /// docker-registry over plain HTTP without auth (a lab's loopback registry).
+    pub fn start_plain(dir: &Path) -> Registry {
+        Registry::start_with(dir, Auth::None)
+    }
+
+    /// docker-registry over TLS with token auth: a token server on loopback
+    /// (tests/fixtures/oci/token_server.py) checks the test's credentials and issues
+    /// JWTs signed by a key whose certificate the registry trusts.
+    pub fn start_token(dir: &Path) -> Registry {
+        Registry::start_with(dir, Auth::Token)
+    }
+
+    fn start_with(dir: &Path, auth: Auth) -> Registry {
+        let port = free_port();
+        let d = dir.display();
+        let mut config = format!(
+            "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {d}/data\nhttp:\n  addr: 127.0.0.1:{port}\n"
+        );
+        if auth != Auth::None {
+            crate::https::make_pki(dir);
+            config.push_str(&format!(
+                "  tls:\n    certificate: {d}/server.crt\n    key: {d}/server.key\n"
+            ));
+        }
+        if auth == Auth::Basic {
+            let out = Command::new("htpasswd")
+                .args(["-Bbn", USER, PASSWORD])
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            std::fs::write(dir.join("htpasswd"), &out.stdout).unwrap();
+            config.push_str(&format!(
+                "auth:\n  htpasswd:\n    realm: clinv-test\n    path: {d}/htpasswd\n"
+            ));
+        }
+        let token_server = (auth == Auth::Token).then(|| {
+            let (server, realm) = token_server(dir);
+            config.push_str(&format!(
+                "auth:\n  token:\n    realm: {realm}\n    service: {SERVICE}\n    issuer: {ISSUER}\n    rootcertbundle: {d}/token.crt\n"
+            ));
+            server
+        });
+        std::fs::write(dir.join("config.yml"), config).unwrap();
+        let log = std::fs::File::create(dir.join("registry.log")).unwrap();
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(dir.join("config.yml"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "docker-registry did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Registry {
+            child,
+            port,
+            dir: dir.to_path_buf(),
+            plain: auth == Auth::None,
+            token_server,
+        }
+    }
+
+    /// `clinv ARGS` with the registry's CA and the test's credentials (`--creds-env`).
+    pub fn clinv(&self, args: &[&str]) -> Clinv {
+        let ca = self.ca();
+        let mut all = args.to_vec();
+        all.extend(["--ca-file", &ca, "--creds-env", "REGISTRY_AUTH"]);
+        clinv(&all).env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
+    }
+
+    /// The token server's log: one line per request (path, service, scope, auth).
+    pub fn token_log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("token.log")).unwrap_or_default()
+    }
+
+    pub fn url(&self, repository: &str) -> String {
+        format!("oci://127.0.0.1:{}/{repository}", self.port)
+    }
+
+    pub fn ca(&self) -> String {
+        self.dir.join("ca.crt").display().to_string()
+    }
+
+    /// GET from the registry's API with the test's credentials (curl, as an operator would).
+    pub fn get(&self, path: &str, accept: &str) -> Vec<u8> {
+        let mut curl = Command::new("curl");
+        curl.arg("-sSf");
+        if !self.plain {
+            let user = format!("{USER}:{PASSWORD}");
+            curl.args(["--cacert", &self.ca(), "-u", &user]);
+        }
+        let scheme = if self.plain { "http" } else { "https" };
+        succeeded(
+            curl.args(["-H", &format!("Accept: {accept}")])
+                .arg(format!("{scheme}://127.0.0.1:{}/v2/{path}", self.port)),
+        )
+    }
+
+    /// The file `name` of the artifact `reference` (a tag or digest) of `repository`, read
+    /// back through the registry's API: its manifest's one layer, unpacked.
+    pub fn pulled_file(&self, repository: &str, reference: &str, name: &str) -> String {
+        let media = "application/vnd.oci.image.manifest.v1+json";
+        let manifest = self.get(&format!("{repository}/manifests/{reference}"), media);
+        let m: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
+        let layer = m["layers"][0]["digest"].as_str().unwrap();
+        let blob = self.get(&format!("{repository}/blobs/{layer}"), "*/*");
+        let mut tar = Vec::new();
+        flate2::read::GzDecoder::new(&blob[..])
+            .read_to_end(&mut tar)
+            .unwrap();
+        for entry in tar::Archive::new(&tar[..]).entries().unwrap() {
+            let mut entry = entry.unwrap();
+            if entry.path().unwrap().to_str() == Some(name) {
+                let mut text = String::new();
+                entry.read_to_string(&mut text).unwrap();
+                return text;
+            }
+        }
+        panic!("no {name} in {repository}@{reference}")
+    }
+
+    /// Flips one byte of the signature in `digest`'s cosign `.sig` manifest and puts the
+    /// manifest back (curl, as an attacker with push rights would).
+    pub fn tamper_signature(&self, repository: &str, digest: &str) {
+        use base64::Engine as _;
+        let tag = format!("{}.sig", digest.replacen(':', "-", 1));
+        let media = "application/vnd.oci.image.manifest.v1+json";
+        let path = format!("{repository}/manifests/{tag}");
+        let mut m: serde_json::Value = serde_json::from_slice(&self.get(&path, media)).unwrap();
+        let key = "dev.cosignproject.cosign/signature";
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let layers = m["layers"].as_array_mut().unwrap();
+        for layer in layers {
+            let mut der = b64
+                .decode(layer["annotations"][key].as_str().unwrap())
+                .unwrap();
+            let last = der.len() - 1;
+            der[last] ^= 1;
+            layer["annotations"][key] = b64.encode(der).into();
+        }
+        succeeded(
+            Command::new("curl")
+                .args(["-sSf", "-X", "PUT", "--cacert", &self.ca()])
+                .args(["-u", &format!("{USER}:{PASSWORD}")])
+                .args(["-H", &format!("Content-Type: {media}")])
+                .args(["--data-binary", &m.to_string()])
+                .arg(format!("https://127.0.0.1:{}/v2/{path}", self.port)),
+        );
+    }
+
+    /// Requests of `method` the registry logged on a path containing `needle`.
+    pub fn requests(&self, method: &str, needle: &str) -> usize {
+        let log = std::fs::read_to_string(self.dir.join("registry.log")).unwrap_or_default();
+        log.lines()
+            .filter(|l| {
+                l.contains(&format!("http.request.method={method}"))
+                    && l.contains("response completed")
+                    && l.contains(needle)
+            })
+            .count()
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(t) = &mut self.token_server {
+            let _ = t.kill();
+            let _ = t.wait();
+        }
+    }
+}
+
+pub const SERVICE: &str = "clinv-test-registry";
+const ISSUER: &str = "clinv-test-issuer";
+
+/// Starts the token server with a fresh RSA key and self-signed certificate in `dir`
+/// (`token.key`, `token.crt`); its realm URL.
+fn token_server(dir: &Path) -> (Child, String) {
+    succeeded(
+        Command::new("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            ])
+            .args(["-subj", "/CN=clinv-test-token-issuer", "-keyout"])
+            .arg(dir.join("token.key"))
+            .arg("-out")
+            .arg(dir.join("token.crt")),
+    );
+    let port = free_port();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oci/token_server.py");
+    let child = Command::new("python3")
+        .arg(script)
+        .arg(port.to_string())
+        .arg(dir.join("token.key"))
+        .arg(dir.join("token.crt"))
+        .args([ISSUER, SERVICE, USER, PASSWORD])
+        .arg(dir.join("token.log"))
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the token server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (child, format!("http://127.0.0.1:{port}/token"))
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A throwaway ECDSA P-256 key pair made by openssl (cosign's key type) in `dir`:
+/// (private PKCS#8 PEM, public PEM).
+pub fn key_pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let key = dir.join(format!("{name}.key"));
+    let public = dir.join(format!("{name}.pub"));
+    let ok = |args: &[&str]| {
+        succeeded(Command::new("openssl").args(args));
+    };
+    ok(&[
+        "genpkey",
+        "-algorithm",
+        "EC",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-out",
+        key.to_str().unwrap(),
+    ]);
+    ok(&[
+        "pkey",
+        "-in",
+        key.to_str().unwrap(),
+        "-pubout",
+        "-out",
+        public.to_str().unwrap(),
+    ]);
+    (key, public)
+}
