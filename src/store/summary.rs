@@ -603,7 +603,28 @@ fn read_with(
     summaries: Summaries,
     written: &mut Vec<(PathBuf, PathBuf)>,
 ) -> Result<Option<Listing>, (PathBuf, std::io::Error)> {
-    let mut listing = Listing::default();
+    match read_into(Listing::default(), layout, summaries, written)? {
+        Some((listing, true)) => Ok(Some(listing)),
+        // A snapshot recorded twice: read again into an eager listing (which drops it
+        // as it comes), writing no summary twice.
+        Some((_, false)) => {
+            let again = match summaries {
+                Summaries::UseAndWrite => Summaries::Use,
+                other => other,
+            };
+            Ok(read_into(Listing::eager(), layout, again, written)?.map(|(listing, _)| listing))
+        }
+        None => Ok(None),
+    }
+}
+
+/// [`read_with`] into `listing`, with what [`Listing::finish`] said.
+fn read_into(
+    mut listing: Listing,
+    layout: &Layout,
+    summaries: Summaries,
+    written: &mut Vec<(PathBuf, PathBuf)>,
+) -> Result<Option<(Listing, bool)>, (PathBuf, std::io::Error)> {
     let list = layout
         .live_files()
         .map_err(|e| (layout.segments_dir(), e))?;
@@ -621,8 +642,8 @@ fn read_with(
             return Ok(None);
         }
     }
-    listing.finish();
-    Ok(Some(listing))
+    let done = listing.finish();
+    Ok(Some((listing, done)))
 }
 
 /// Applies one live file to `listing`: from its summary when `sealed` and it has a valid
@@ -702,18 +723,28 @@ pub fn read_tail(layout: &Layout, want: usize) -> Result<Option<Tail>, (PathBuf,
         if start == 0 {
             return Ok(None); // the whole history: the caller reads it all
         }
-        let mut listing = Listing::default();
-        let mut whole = true;
-        for (i, path) in list.iter().enumerate().skip(start) {
-            whole &= read_file(
-                &mut listing,
-                path,
-                i != last,
-                Summaries::Use,
-                &mut Vec::new(),
-            )?;
-        }
-        listing.finish();
+        let window = |mut listing: Listing| {
+            let mut whole = true;
+            for (i, path) in list.iter().enumerate().skip(start) {
+                whole &= read_file(
+                    &mut listing,
+                    path,
+                    i != last,
+                    Summaries::Use,
+                    &mut Vec::new(),
+                )?;
+            }
+            let done = listing.finish();
+            Ok::<_, (PathBuf, std::io::Error)>((listing, whole, done))
+        };
+        let (listing, whole) = match window(Listing::default())? {
+            (listing, whole, true) => (listing, whole),
+            // A snapshot recorded twice: again, dropping it as it comes.
+            _ => {
+                let (listing, whole, _) = window(Listing::eager())?;
+                (listing, whole)
+            }
+        };
         if whole && listing.live_len() >= want {
             let mut before = 0;
             for path in &list[..start] {
