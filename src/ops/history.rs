@@ -426,18 +426,24 @@ pub fn fleet_log(
             all.truncate(max);
         }
     };
-    for domain in domains {
-        let steps = load_store(&store.domain(domain), newest(query))?;
-        skipped.extend(steps.skipped.iter().map(|s| format!("{domain}: {s}")));
-        steps.entries(query, |entry| {
-            all.push(FleetEntry {
+    // Domains are read two at a time (each is a few small files: a fleet of ten
+    // thousand is bound by the CPU), a chunk at a time, so at most a chunk of domains'
+    // entries are held beside the merge's.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    for chunk in domains.chunks(FLEET_CHUNK) {
+        let read = crate::util::pool::ordered(chunk, workers, |domain| {
+            fleet_entries(store, domain, query)
+        });
+        for (domain, result) in chunk.iter().zip(read) {
+            let (entries, mut left) = result?;
+            skipped.append(&mut left);
+            all.extend(entries.into_iter().map(|entry| FleetEntry {
                 domain: domain.to_string(),
-                entry: entry.clone(),
-            });
-            Ok(())
-        })?;
-        if query.max_count.is_some_and(|max| all.len() > 2 * max) {
-            newest_first(&mut all);
+                entry,
+            }));
+            if query.max_count.is_some_and(|max| all.len() > 2 * max) {
+                newest_first(&mut all);
+            }
         }
     }
     newest_first(&mut all);
@@ -445,6 +451,30 @@ pub fn fleet_log(
         all.reverse();
     }
     Ok((all, skipped))
+}
+
+/// Domains of `log -A` read at once (see [`fleet_log`]).
+const FLEET_CHUNK: usize = 64;
+
+/// One domain's part of [`fleet_log`]: its entries for `query`, and what was skipped
+/// (named with the domain).
+fn fleet_entries(
+    store: &crate::store::Store,
+    domain: &crate::domain::Domain,
+    query: &Query<'_>,
+) -> Result<(Vec<audit::Entry>, Vec<String>)> {
+    let steps = load_store(&store.domain(domain), newest(query))?;
+    let skipped = steps
+        .skipped
+        .iter()
+        .map(|s| format!("{domain}: {s}"))
+        .collect();
+    let mut entries = Vec::new();
+    steps.entries(query, |entry| {
+        entries.push(entry.clone());
+        Ok(())
+    })?;
+    Ok((entries, skipped))
 }
 
 /// `clinv log`'s answer.
