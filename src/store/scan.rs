@@ -317,6 +317,19 @@ impl<'a> Field<'a> {
     }
 }
 
+/// One second past the recorded time `at` as `log --since` reads it
+/// ([`crate::history::audit::parse_bound`]): above it whatever its fraction; `None`
+/// when it is not a time (never in a window). Times in clinv's layouts by integer
+/// arithmetic, as a listing reads them.
+pub(super) fn time_bound(at: Field<'_>) -> Option<i64> {
+    let text = at.text();
+    match pack_time(text.as_bytes()) {
+        Some(p) => p.epoch_second(""),
+        None => crate::history::audit::parse_bound(&text, false).map(|t| t.as_second()),
+    }
+    .map(|s| s.saturating_add(1))
+}
+
 /// Whether `v` is a string [`pack`] could have written.
 pub(super) fn valid_packed(v: u64) -> bool {
     let s = Str(v);
