@@ -156,7 +156,7 @@ fn from_oci(
 /// one parsed inventory, so memory grows with distinct inventories, not with records.
 /// Damaged records and objects are skipped and named in [`History::skipped`].
 fn from_store(store: &DomainStore) -> Result<History> {
-    let steps = load_store(store, None)?;
+    let steps = load_store(store, Window::All)?;
     let mut points = Vec::with_capacity(steps.steps.len());
     for &i in &steps.steps {
         let (row, inventory) = steps.step_parts(i);
@@ -192,28 +192,61 @@ pub struct StoreSteps {
     pub skipped: Vec<String>,
 }
 
-/// How many of the newest steps `query` shows when that is all it needs (no time
-/// window): `log --max-count N` reads only the end of a long history.
-pub fn newest(query: &Query<'_>) -> Option<usize> {
-    query
-        .max_count
-        .filter(|_| query.since.is_none() && query.until.is_none())
+/// What of a domain's history a query needs.
+#[derive(Debug, Clone, Copy)]
+pub enum Window {
+    /// Every step.
+    All,
+    /// The newest N steps (`log --max-count N` without a time window).
+    Newest(usize),
+    /// The steps recorded at or after this time (`--since`), each with the one before.
+    Since(jiff::Timestamp),
 }
 
-/// Reads [`StoreSteps`]: with `newest`, at least that many of the newest steps and the
-/// one before them, from the end of the history when it can tell (see
-/// [`DomainStore::listing_tail`]); else every step.
+/// The [`Window`] `query` needs: `log --max-count N` and `log --since` read only the
+/// end of a long history.
+pub fn window(query: &Query<'_>) -> Window {
+    match (query.max_count, bounds(query)) {
+        (_, Ok((Some(since), _))) => Window::Since(since),
+        (Some(n), Ok((None, None))) => Window::Newest(n),
+        _ => Window::All,
+    }
+}
+
+/// Reads [`StoreSteps`] for `window`: the newest steps it needs and the one before
+/// them, from the end of the history when it can tell (see
+/// [`DomainStore::listing_tail`], [`DomainStore::listing_tail_since`]); else every step.
 ///
 /// # Errors
 /// An unreadable store.
-pub fn load_store(store: &DomainStore, newest: Option<usize>) -> Result<StoreSteps> {
-    if let Some(n) = newest
-        && let Some((listing, before, _)) = store.listing_tail(n + 1)?
-    {
-        let steps = steps_of(store, listing, before)?;
-        if steps.steps.len() > n {
-            return Ok(steps);
+pub fn load_store(store: &DomainStore, window: Window) -> Result<StoreSteps> {
+    match window {
+        Window::Newest(n) => {
+            if let Some((listing, before, _)) = store.listing_tail(n + 1)? {
+                let steps = steps_of(store, listing, before)?;
+                if steps.steps.len() > n {
+                    return Ok(steps);
+                }
+            }
         }
+        Window::Since(since) => {
+            if let Some((listing, before, _)) = store.listing_tail_since(since)? {
+                let steps = steps_of(store, listing, before)?;
+                // The first step is compared with nothing: it must be before the window
+                // (its object may be unreadable, and a later row the first step).
+                let first = steps
+                    .steps
+                    .first()
+                    .and_then(|&i| steps.listing.row(i as usize));
+                let outside = first.is_some_and(|row| {
+                    audit::parse_bound(&row.at(), false).is_none_or(|t| t < since)
+                });
+                if outside {
+                    return Ok(steps);
+                }
+            }
+        }
+        Window::All => {}
     }
     steps_of(store, store.listing()?, 0)
 }
@@ -426,18 +459,24 @@ pub fn fleet_log(
             all.truncate(max);
         }
     };
-    for domain in domains {
-        let steps = load_store(&store.domain(domain), newest(query))?;
-        skipped.extend(steps.skipped.iter().map(|s| format!("{domain}: {s}")));
-        steps.entries(query, |entry| {
-            all.push(FleetEntry {
+    // Domains are read two at a time (each is a few small files: a fleet of ten
+    // thousand is bound by the CPU), a chunk at a time, so at most a chunk of domains'
+    // entries are held beside the merge's.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    for chunk in domains.chunks(FLEET_CHUNK) {
+        let read = crate::util::pool::ordered(chunk, workers, |domain| {
+            fleet_entries(store, domain, query)
+        });
+        for (domain, result) in chunk.iter().zip(read) {
+            let (entries, mut left) = result?;
+            skipped.append(&mut left);
+            all.extend(entries.into_iter().map(|entry| FleetEntry {
                 domain: domain.to_string(),
-                entry: entry.clone(),
-            });
-            Ok(())
-        })?;
-        if query.max_count.is_some_and(|max| all.len() > 2 * max) {
-            newest_first(&mut all);
+                entry,
+            }));
+            if query.max_count.is_some_and(|max| all.len() > 2 * max) {
+                newest_first(&mut all);
+            }
         }
     }
     newest_first(&mut all);
@@ -445,6 +484,30 @@ pub fn fleet_log(
         all.reverse();
     }
     Ok((all, skipped))
+}
+
+/// Domains of `log -A` read at once (see [`fleet_log`]).
+const FLEET_CHUNK: usize = 64;
+
+/// One domain's part of [`fleet_log`]: its entries for `query`, and what was skipped
+/// (named with the domain).
+fn fleet_entries(
+    store: &crate::store::Store,
+    domain: &crate::domain::Domain,
+    query: &Query<'_>,
+) -> Result<(Vec<audit::Entry>, Vec<String>)> {
+    let steps = load_store(&store.domain(domain), window(query))?;
+    let skipped = steps
+        .skipped
+        .iter()
+        .map(|s| format!("{domain}: {s}"))
+        .collect();
+    let mut entries = Vec::new();
+    steps.entries(query, |entry| {
+        entries.push(entry.clone());
+        Ok(())
+    })?;
+    Ok((entries, skipped))
 }
 
 /// `clinv log`'s answer.
@@ -581,7 +644,7 @@ mod tests {
         let lost = store.read().unwrap().snapshots[7].record.cr.clone();
         std::fs::remove_file(dir.path().join(format!("d/objects/{lost}.json"))).unwrap();
         let (points, skipped) = reference_points(&store);
-        let steps = load_store(&store, None).unwrap();
+        let steps = load_store(&store, Window::All).unwrap();
         assert_eq!(steps.skipped, skipped);
         assert_eq!(from_store(&store).unwrap().points.len(), points.len());
         let times: Vec<String> = points.iter().map(|p| p.at.clone()).collect();
@@ -614,6 +677,16 @@ mod tests {
                 .unwrap();
             assert_eq!(streamed, trail.entries, "{since:?} {until:?} {max_count:?}");
             assert_eq!(n, trail.entries.len());
+            // Read for the query's window (from the end when it can tell): the same.
+            let mut windowed = Vec::new();
+            load_store(&store, window(&query))
+                .unwrap()
+                .entries(&query, |e| {
+                    windowed.push(e.clone());
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(windowed, trail.entries, "{since:?} {until:?} {max_count:?}");
             // Revisions belong to the snapshots: the same under every filter.
             let mut numbered = Vec::new();
             steps

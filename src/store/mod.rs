@@ -455,6 +455,22 @@ impl DomainStore {
         }))
     }
 
+    /// The newest rows of the domain for a time window from `since`, read from the
+    /// end of its history (see [`summary::read_tail_since`]); `None` when the end cannot
+    /// tell. It writes no summaries.
+    ///
+    /// # Errors
+    /// The journal exists but cannot be read.
+    pub fn listing_tail_since(&self, since: jiff::Timestamp) -> Result<Option<summary::Tail>> {
+        self.check_dirs()?;
+        let tail =
+            summary::read_tail_since(&self.layout(), since).map_err(|(p, e)| Error::io(p, e))?;
+        Ok(tail.map(|(mut listing, before, from)| {
+            listing.domain = self.domain.to_string();
+            (listing, before, from)
+        }))
+    }
+
     /// The rows `shown` asks for, newest first. With a limit, read from the newest end:
     /// a window of segments growing (four times each turn) until it holds that many
     /// shown rows, or the whole history when the end cannot tell (see
@@ -1773,6 +1789,59 @@ mod tests {
                 assert_eq!(r.revision, i as u64 + 1, "{reference:?}");
             }
         }
+    }
+
+    /// `log --since` from the newest end: the rows left out are all recorded before
+    /// `since` (each older segment's summary bounds its times), the window holds a row
+    /// before it, and its rows are the full listing's last ones, numbered alike.
+    #[test]
+    fn a_since_window_from_the_end_is_the_full_listings() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = rolled_store(dir.path(), 20_000);
+        let since = |s: &str| crate::history::audit::parse_bound(s, false).unwrap();
+        assert!(
+            store
+                .listing_tail_since(since("2026-01-01T05:00:00Z"))
+                .unwrap()
+                .is_none()
+        );
+        let full = store.listing().unwrap(); // writes the summaries
+        let times = [
+            "2025-12-31T00:00:00Z",
+            "2026-01-01T00:00:00Z",
+            "2026-01-01T01:00:00.500Z",
+            "2026-01-01T03:00:00Z",
+            "2026-01-01T05:30:00Z",
+            "2026-01-01T05:33:19.999Z",
+            "2026-01-01T05:33:20Z",
+            "2027-01-01T00:00:00Z",
+        ];
+        let mut from_the_end = 0;
+        for t in times {
+            let at = since(t);
+            let Some((tail, before, _)) = store.listing_tail_since(at).unwrap() else {
+                continue;
+            };
+            from_the_end += 1;
+            let before = before as usize;
+            assert_eq!(before + tail.len(), full.len(), "{t}");
+            let shown = |r: scan::RowRef<'_>| {
+                crate::history::audit::parse_bound(&r.at(), false).is_some_and(|x| x >= at)
+            };
+            assert!(full.rows().take(before).all(|r| !shown(r)), "{t}");
+            assert!(
+                tail.rows().any(|r| !shown(r)),
+                "{t}: nothing before the window"
+            );
+            let ids = |l: &scan::Listing, skip: usize| {
+                l.rows()
+                    .skip(skip)
+                    .map(|r| (r.id().to_string(), r.state(), r.cluster_state(), r.seq()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(ids(&tail, 0), ids(&full, before), "{t}");
+        }
+        assert!(from_the_end >= 4, "the end answered {from_the_end} windows");
     }
 
     #[test]

@@ -317,6 +317,19 @@ impl<'a> Field<'a> {
     }
 }
 
+/// One second past the recorded time `at` as `log --since` reads it
+/// ([`crate::history::audit::parse_bound`]): above it whatever its fraction; `None`
+/// when it is not a time (never in a window). Times in clinv's layouts by integer
+/// arithmetic, as a listing reads them.
+pub(super) fn time_bound(at: Field<'_>) -> Option<i64> {
+    let text = at.text();
+    match pack_time(text.as_bytes()) {
+        Some(p) => p.epoch_second(""),
+        None => crate::history::audit::parse_bound(&text, false).map(|t| t.as_second()),
+    }
+    .map(|s| s.saturating_add(1))
+}
+
 /// Whether `v` is a string [`pack`] could have written.
 pub(super) fn valid_packed(v: u64) -> bool {
     let s = Str(v);
@@ -350,9 +363,26 @@ pub struct Listing {
     /// The snapshot lines were already in the order (at, seq, id): a rewrite that keeps
     /// line order keeps a generation's tail telling the newest snapshot.
     pub line_ordered: bool,
-    /// Snapshot ids: an open-addressing table of row numbers + 1 (0: free), at most
-    /// half full — 4 bytes a slot, where a map of ids would take 16 and double at growth.
-    ids: Vec<u32>,
+    /// Snapshot ids: an open-addressing table of row numbers + 1 (0: free) beside the
+    /// high half of the id's hash, at most half full — 8 bytes a slot, where a map of
+    /// ids would take 16 and double at growth. It holds the first `indexed` rows: it is
+    /// brought up to date only when a lookup needs it (see [`Listing::filter`]).
+    ids: Vec<u64>,
+    indexed: usize,
+    /// A Bloom filter of the ids of every row (two bits of one word per id, 8 bits a
+    /// row: a million rows in 1 MiB): a new id — nearly every snapshot — is told new by one word that stays in
+    /// the cache, where a probe of the id table is a cache miss per row in a long
+    /// listing (a quarter of `snapshots list`'s time at a million rows). A state change
+    /// that follows its snapshot needs no table either; only the others (and the rare
+    /// id the filter may hold) bring it up to date.
+    filter: Vec<u64>,
+    /// Whether a snapshot whose id is already a row's is dropped as it comes (the
+    /// first record wins), which needs the id table. Not eager (the default), a
+    /// snapshot the filter may already hold is kept and noted in `suspects`, and
+    /// [`Listing::finish`] tells whether one really was a duplicate: then the files are
+    /// read again eagerly (rare: an id recorded twice).
+    eager: bool,
+    suspects: Vec<u32>,
     hasher: std::collections::hash_map::RandomState,
     early: HashMap<String, Vec<Early>>,
 }
@@ -387,6 +417,17 @@ impl<'a> RowRef<'a> {
     pub fn domain(&self) -> &'a str {
         let (domain, _) = self.listing.origins[self.row.origin as usize];
         &self.listing.names[domain as usize]
+    }
+
+    /// A number naming [`RowRef::domain`] within the listing (equal domains, equal
+    /// numbers): a table measures each name once.
+    pub fn domain_key(&self) -> u32 {
+        self.listing.origins[self.row.origin as usize].0
+    }
+
+    /// A number naming [`RowRef::target_server`] within the listing (none: `u32::MAX`).
+    pub fn target_key(&self) -> u32 {
+        self.row.target
     }
 
     /// The host that recorded it (none in records written before hosts were recorded).
@@ -539,94 +580,192 @@ impl Listing {
         i
     }
 
-    fn id_hash(&self, id: &str, packed: Option<Str>) -> usize {
+    /// The key of an id: packed as [`Listing::put`] packs it (time or hex), else its
+    /// text. Equal ids have equal keys, whatever the shape (the text of a packed id
+    /// is never in the arena, so it is compared packed).
+    fn id_key(id: &str) -> (Option<Str>, &str) {
+        (
+            pack_time(id.as_bytes()).or_else(|| pack_hex(id.as_bytes())),
+            id,
+        )
+    }
+
+    fn id_hash(&self, key: (Option<Str>, &str)) -> u64 {
         use std::hash::BuildHasher;
-        match packed {
-            Some(p) => self.hasher.hash_one(p.0) as usize,
-            None => self.hasher.hash_one(id) as usize,
+        match key.0 {
+            Some(p) => self.hasher.hash_one(p.0),
+            None => self.hasher.hash_one(key.1),
         }
     }
 
-    /// The row of snapshot `id`, or the free slot it would take.
-    fn slot(&self, id: &str) -> Result<u32, usize> {
-        self.slot_key(pack_hex(id.as_bytes()), id)
-    }
-
-    /// [`Listing::slot`] of `id` packed as a hex id (then `id` is not read), or not.
-    fn slot_key(&self, packed: Option<Str>, id: &str) -> Result<u32, usize> {
+    /// The row of the id of `key` (hashed to `hash`), or the free slot it would take.
+    /// A slot holds the high half of its id's hash beside the row number + 1, so a
+    /// probe reads a row (a cache miss in a long listing) only when they agree.
+    fn probe(&self, hash: u64, key: (Option<Str>, &str)) -> Result<u32, usize> {
         if self.ids.is_empty() {
             return Err(0);
         }
         let mask = self.ids.len() - 1;
-        let mut slot = self.id_hash(id, packed) & mask;
+        let mut slot = hash as usize & mask;
         loop {
-            let n = self.ids[slot];
-            if n == 0 {
+            let entry = self.ids[slot];
+            if entry == 0 {
                 return Err(slot);
             }
-            let row = self.rows[n as usize - 1].id;
-            let same = match packed {
-                Some(p) => row == p,
-                None => row.tag() == TAG_SPAN && &*row.text(&self.arena) == id,
-            };
-            if same {
-                return Ok(n - 1);
+            if entry >> 32 == hash >> 32 {
+                let n = entry as u32;
+                let row = self.rows[n as usize - 1].id;
+                let same = match key.0 {
+                    Some(p) => row == p,
+                    None => row.tag() == TAG_SPAN && &*row.text(&self.arena) == key.1,
+                };
+                if same {
+                    return Ok(n - 1);
+                }
             }
             slot = (slot + 1) & mask;
         }
     }
 
-    fn find(&self, id: &str) -> Option<u32> {
-        // A state change mostly follows its snapshot's record: no probe then.
-        if let Some(last) = self.rows.last() {
-            let same = match pack_hex(id.as_bytes()) {
-                Some(p) => last.id == p,
-                None => last.id.tag() == TAG_SPAN && &*last.id.text(&self.arena) == id,
-            };
-            if same {
-                return Some(self.rows.len() as u32 - 1);
+    /// The row of snapshot `id`, if listed; the last row first (a state change mostly
+    /// follows its snapshot's record: no probe then).
+    fn find_key(&mut self, key: (Option<Str>, &str)) -> Option<u32> {
+        let last = self.rows.last()?;
+        let same = match key.0 {
+            Some(p) => last.id == p,
+            None => last.id.tag() == TAG_SPAN && &*last.id.text(&self.arena) == key.1,
+        };
+        if same {
+            return Some(self.rows.len() as u32 - 1);
+        }
+        let hash = self.id_hash(key);
+        if !self.may_hold(hash) {
+            return None;
+        }
+        self.index_rows();
+        self.probe(hash, key).ok()
+    }
+
+    /// A listing that drops a snapshot recorded twice as it comes (see
+    /// [`Listing::eager`]).
+    pub(super) fn eager() -> Listing {
+        Listing {
+            eager: true,
+            ..Listing::default()
+        }
+    }
+
+    /// Whether two stored ids are the same id.
+    fn same_id(&self, a: Str, b: Str) -> bool {
+        a == b
+            || (a.tag() == TAG_SPAN
+                && b.tag() == TAG_SPAN
+                && *a.text(&self.arena) == *b.text(&self.arena))
+    }
+
+    /// Whether a suspect row (see [`Listing::eager`]) repeats the id of another row:
+    /// one pass over the rows, hashing each, keeping those that hash like a suspect.
+    fn has_duplicates(&self) -> bool {
+        if self.suspects.is_empty() {
+            return false;
+        }
+        type Set = std::collections::HashSet<u64, std::hash::BuildHasherDefault<Hashed>>;
+        let suspects: Set = self
+            .suspects
+            .iter()
+            .map(|&i| self.row_hash(i as usize))
+            .collect();
+        let mut alike: HashMap<u64, Vec<Str>, std::hash::BuildHasherDefault<Hashed>> =
+            HashMap::default();
+        for i in 0..self.rows.len() {
+            let hash = self.row_hash(i);
+            if suspects.contains(&hash) {
+                let id = self.rows[i].id;
+                let same = alike.entry(hash).or_default();
+                if same.iter().any(|&other| self.same_id(other, id)) {
+                    return true;
+                }
+                same.push(id);
             }
         }
-        self.slot(id).ok()
+        false
     }
 
     /// Makes room for `rows` more snapshots at once: a listing that knows its size
-    /// (from the summaries' counts) places every id once instead of at each doubling.
+    /// (from the summaries' counts) sizes its filter once instead of at each doubling.
     pub(super) fn reserve(&mut self, rows: usize) {
-        let want = (self.rows.len() + rows)
-            .saturating_mul(2)
-            .next_power_of_two();
         self.rows.reserve(rows);
-        if want > self.ids.len() {
-            self.ids = vec![0; want.max(1024)];
-            for j in 0..self.rows.len() as u32 {
-                self.place(j);
-            }
+        self.grow_filter(self.rows.len() + rows);
+    }
+
+    /// Sizes the filter for `rows` ids (8 bits each), every row added again.
+    fn grow_filter(&mut self, rows: usize) {
+        let words = rows
+            .saturating_mul(8)
+            .div_ceil(64)
+            .next_power_of_two()
+            .max(64);
+        if words <= self.filter.len() {
+            return;
+        }
+        self.filter = vec![0; words];
+        for i in 0..self.rows.len() {
+            let hash = self.row_hash(i);
+            self.remember(hash);
         }
     }
 
-    /// Records row `i` (whose id is not there yet) in the id table.
-    fn index(&mut self, i: u32) {
-        if (i as usize + 1) * 2 > self.ids.len() {
-            let size = (self.ids.len() * 2).max(1024);
+    /// The two bits of `hash` in the filter: its word, and the mask of its bits.
+    fn filter_bits(&self, hash: u64) -> (usize, u64) {
+        let word = (hash >> 12) as usize & (self.filter.len() - 1);
+        (word, 1 << (hash & 63) | 1 << ((hash >> 6) & 63))
+    }
+
+    /// Whether an id of `hash` may be a row's (never `false` for one that is).
+    fn may_hold(&self, hash: u64) -> bool {
+        if self.filter.is_empty() {
+            return false;
+        }
+        let (word, bits) = self.filter_bits(hash);
+        self.filter[word] & bits == bits
+    }
+
+    fn remember(&mut self, hash: u64) {
+        let (word, bits) = self.filter_bits(hash);
+        self.filter[word] |= bits;
+    }
+
+    /// The hash of row `i`'s id.
+    fn row_hash(&self, i: usize) -> u64 {
+        let id = self.rows[i].id;
+        match id.tag() {
+            TAG_SPAN => self.id_hash((None, &id.text(&self.arena))),
+            _ => self.id_hash((Some(id), "")),
+        }
+    }
+
+    /// Brings the id table up to date with every row.
+    fn index_rows(&mut self) {
+        if self.rows.len() * 2 > self.ids.len() {
+            let size = (self.rows.capacity().max(self.rows.len() + 1) * 2)
+                .next_power_of_two()
+                .max(1024);
             self.ids = vec![0; size];
-            for j in 0..i {
-                self.place(j);
-            }
+            self.indexed = 0;
         }
-        self.place(i);
-    }
-
-    fn place(&mut self, i: u32) {
-        let id = self.rows[i as usize].id;
-        let found = if id.tag() == TAG_HEX {
-            self.slot_key(Some(id), "")
-        } else {
-            let text = id.text(&self.arena).to_string();
-            self.slot(&text)
-        };
-        if let Err(slot) = found {
-            self.ids[slot] = i + 1;
+        while self.indexed < self.rows.len() {
+            let i = self.indexed;
+            let id = self.rows[i].id;
+            let text = match id.tag() {
+                TAG_SPAN => id.text(&self.arena).to_string(),
+                _ => String::new(),
+            };
+            let key = (id.tag() != TAG_SPAN).then_some(id);
+            let hash = self.id_hash((key, &text));
+            if let Err(slot) = self.probe(hash, (key, &text)) {
+                self.ids[slot] = hash >> 32 << 32 | (i as u64 + 1);
+            }
+            self.indexed += 1;
         }
     }
 
@@ -660,28 +799,33 @@ impl Listing {
         }
     }
 
-    /// [`Listing::find`] of a string of an event.
-    fn find_field(&self, f: Field<'_>) -> Option<u32> {
+    /// The key of an id of an event (a summary stores it packed as [`Listing::put`]
+    /// packs it).
+    fn field_key(f: Field<'_>) -> (Option<Str>, &str) {
         match f {
-            Field::Text(s) => self.find(s),
-            Field::Packed(v) if Str(v).tag() == TAG_HEX => {
-                if self.rows.last().is_some_and(|r| r.id == Str(v)) {
-                    return Some(self.rows.len() as u32 - 1);
-                }
-                self.slot_key(Some(Str(v)), "").ok()
-            }
-            Field::Packed(_) => self.find(&f.text()),
+            Field::Text(s) => Listing::id_key(s),
+            Field::Packed(v) => (Some(Str(v)), ""),
         }
     }
 
     fn snapshot(&mut self, s: &Snap<'_>) {
-        if self.find_field(s.id).is_some() {
-            return; // imported twice: the first record wins
+        self.grow_filter(self.rows.len() + 1);
+        let key = Listing::field_key(s.id);
+        let hash = self.id_hash(key);
+        if self.may_hold(hash) {
+            if !self.eager {
+                self.suspects.push(self.rows.len() as u32);
+            } else {
+                self.index_rows();
+                if self.probe(hash, key).is_ok() {
+                    return; // imported twice: the first record wins
+                }
+            }
         }
+        self.remember(hash);
         let i = self.rows.len() as u32;
-        let id = self.put_field(s.id);
         let row = Row {
-            id,
+            id: self.put_field(s.id),
             at: self.put_field(s.at),
             rendered_at: self.put_field(s.rendered_at),
             cluster_at: NONE,
@@ -698,7 +842,6 @@ impl Listing {
             gitops: 0,
         };
         self.rows.push(row);
-        self.index(i);
         if !self.early.is_empty()
             && let Some(early) = self.early.remove(&*s.id.text())
         {
@@ -709,7 +852,7 @@ impl Listing {
     }
 
     fn state(&mut self, id: Field<'_>, at: Field<'_>, state: State, reason: Option<Reason>) {
-        match self.find_field(id) {
+        match self.find_key(Listing::field_key(id)) {
             Some(i) => self.change(i as usize, at, state, reason),
             None => self
                 .early
@@ -745,10 +888,18 @@ impl Listing {
         }
     }
 
-    /// Orders the rows by (at, seq, id) once every file is read.
-    pub(super) fn finish(&mut self) {
+    /// Orders the rows by (at, seq, id) once every file is read. `false` when the
+    /// listing is not the answer: a snapshot was recorded twice and the listing was not
+    /// eager — read the files again into [`Listing::eager`].
+    #[must_use]
+    pub(super) fn finish(&mut self) -> bool {
+        if !self.eager && self.has_duplicates() {
+            return false;
+        }
         self.early = HashMap::new();
         self.ids = Vec::new();
+        self.filter = Vec::new();
+        self.suspects = Vec::new();
         let arena = &self.arena;
         let cmp = |a: &Row, b: &Row| {
             a.at.cmp(b.at, arena)
@@ -761,6 +912,28 @@ impl Listing {
         if !self.line_ordered {
             self.rows.sort_unstable_by(cmp);
         }
+        true
+    }
+}
+
+/// A hasher of values that are already hashes (a set of [`Listing::row_hash`]es): the
+/// value itself.
+#[derive(Default)]
+struct Hashed(u64);
+
+impl std::hash::Hasher for Hashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
     }
 }
 
@@ -1032,12 +1205,18 @@ pub(super) fn sealed_torn(lines: usize, torn: u64) -> Option<Ev<'static>> {
 
 /// Reads a journal's bytes into a listing (tests and the fuzz targets).
 pub fn read_bytes(path: &Path, bytes: &[u8]) -> Listing {
-    let mut listing = Listing::default();
-    // Reading from memory cannot fail.
-    let read = read_file(bytes, &mut |ev| listing.apply(path, ev));
-    listing.torn_tail = read.map_or(0, |(_, torn)| torn);
-    listing.finish();
-    listing
+    let read = |mut listing: Listing| {
+        // Reading from memory cannot fail.
+        let read = read_file(bytes, &mut |ev| listing.apply(path, ev));
+        listing.torn_tail = read.map_or(0, |(_, torn)| torn);
+        let done = listing.finish();
+        (listing, done)
+    };
+    match read(Listing::default()) {
+        (listing, true) => listing,
+        // A snapshot recorded twice: read again, dropping it as it comes.
+        _ => read(Listing::eager()).0,
+    }
 }
 
 /// What the listing tests and the summary tests share.
@@ -1121,10 +1300,12 @@ pub(super) mod testing {
             "2026-01-01T00:00:03.000Z",
         ];
         for round in 0..300 {
-            let ids: Vec<String> = (0..6)
+            // An id of a time's shape is packed as a time: still found by its text.
+            let ids: Vec<String> = (0..7)
                 .map(|i| match i {
                     4 => format!("not-hex-{round}"),
                     5 => "f".repeat(20),
+                    6 => "2026-01-01T00:00:09Z".to_string(),
                     _ => format!("{:012x}", i * 7 + round),
                 })
                 .collect();

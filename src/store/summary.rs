@@ -45,7 +45,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &[u8; 8] = b"clinvsum";
 /// Bump when what a summary holds, or how a line becomes events, changes.
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 const HEADER: usize = MAGIC.len() + 32;
 const DIGEST: usize = 32;
 /// Events are written in blocks of about this size.
@@ -283,26 +283,42 @@ impl Writer {
 /// What a sealed segment adds to a listing read from the start: its rows (snapshots not
 /// seen before) and its damaged lines. Kept after a summary's events, so a reader that
 /// wants only the newest rows counts the older segments without decoding them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
     pub rows: u64,
     pub damage: u64,
+    /// Above every recorded time of the segment's snapshot records: seconds since the
+    /// epoch, one past the newest (`i64::MIN` for none, a time that does not parse
+    /// counts for none: it is never in a time window). A `log --since` after it needs
+    /// nothing of the segment but its counts.
+    pub newest: i64,
 }
 
-/// Bytes of [`Counts`] as stored: rows, damage, and 8 bytes of a sha256 binding them to
-/// the segment's identity (checked without reading the whole summary).
-const TRAILER: usize = 24;
+impl Default for Counts {
+    fn default() -> Self {
+        Counts {
+            rows: 0,
+            damage: 0,
+            newest: i64::MIN,
+        }
+    }
+}
+
+/// Bytes of [`Counts`] as stored: rows, damage, newest, and 8 bytes of a sha256
+/// binding them to the segment's identity (checked without reading the whole summary).
+const TRAILER: usize = 32;
 
 impl Counts {
     fn trailer(self, identity: &[u8; 32]) -> [u8; TRAILER] {
         let mut out = [0u8; TRAILER];
         out[..8].copy_from_slice(&self.rows.to_le_bytes());
         out[8..16].copy_from_slice(&self.damage.to_le_bytes());
+        out[16..24].copy_from_slice(&self.newest.to_le_bytes());
         let check = Sha256::new()
             .chain_update(identity)
-            .chain_update(&out[..16])
+            .chain_update(&out[..24])
             .finalize();
-        out[16..].copy_from_slice(&check[..8]);
+        out[24..].copy_from_slice(&check[..8]);
         out
     }
 }
@@ -330,6 +346,7 @@ pub fn counts(segment: &Path) -> Option<Counts> {
     let counts = Counts {
         rows: word(0),
         damage: word(8),
+        newest: word(16) as i64,
     };
     // Every row is a line, and a line is at least its checksum and a space: a count
     // beyond that is not this segment's (and never sizes an allocation).
@@ -603,7 +620,28 @@ fn read_with(
     summaries: Summaries,
     written: &mut Vec<(PathBuf, PathBuf)>,
 ) -> Result<Option<Listing>, (PathBuf, std::io::Error)> {
-    let mut listing = Listing::default();
+    match read_into(Listing::default(), layout, summaries, written)? {
+        Some((listing, true)) => Ok(Some(listing)),
+        // A snapshot recorded twice: read again into an eager listing (which drops it
+        // as it comes), writing no summary twice.
+        Some((_, false)) => {
+            let again = match summaries {
+                Summaries::UseAndWrite => Summaries::Use,
+                other => other,
+            };
+            Ok(read_into(Listing::eager(), layout, again, written)?.map(|(listing, _)| listing))
+        }
+        None => Ok(None),
+    }
+}
+
+/// [`read_with`] into `listing`, with what [`Listing::finish`] said.
+fn read_into(
+    mut listing: Listing,
+    layout: &Layout,
+    summaries: Summaries,
+    written: &mut Vec<(PathBuf, PathBuf)>,
+) -> Result<Option<(Listing, bool)>, (PathBuf, std::io::Error)> {
     let list = layout
         .live_files()
         .map_err(|e| (layout.segments_dir(), e))?;
@@ -621,8 +659,8 @@ fn read_with(
             return Ok(None);
         }
     }
-    listing.finish();
-    Ok(Some(listing))
+    let done = listing.finish();
+    Ok(Some((listing, done)))
 }
 
 /// Applies one live file to `listing`: from its summary when `sealed` and it has a valid
@@ -647,10 +685,14 @@ fn read_file(
     let mut writer = (sealed && summaries == Summaries::UseAndWrite)
         .then(|| Writer::create(path, &file))
         .flatten();
+    let mut newest = i64::MIN;
     let (lines, torn) = scan::read_file(&file, &mut |ev| {
         listing.apply(path, ev);
         if let Some(w) = writer.as_mut() {
             w.push(ev);
+            if let Ev::Snapshot(s) = ev {
+                newest = newest.max(scan::time_bound(s.at).unwrap_or(i64::MIN));
+            }
         }
     })
     .map_err(|e| (path.to_path_buf(), e))?;
@@ -665,6 +707,7 @@ fn read_file(
     let counts = Counts {
         rows: (listing.len() - rows) as u64,
         damage: (listing.damage.len() - damage) as u64,
+        newest,
     };
     if let Some(w) = writer
         && let Some(done) = w.finish(&file, counts)
@@ -695,25 +738,13 @@ pub fn read_tail(layout: &Layout, want: usize) -> Result<Option<Tail>, (PathBuf,
     let list = layout
         .live_files()
         .map_err(|e| (layout.segments_dir(), e))?;
-    let last = list.len().saturating_sub(1);
     let mut width = 1;
     loop {
         let start = list.len().saturating_sub(width);
         if start == 0 {
             return Ok(None); // the whole history: the caller reads it all
         }
-        let mut listing = Listing::default();
-        let mut whole = true;
-        for (i, path) in list.iter().enumerate().skip(start) {
-            whole &= read_file(
-                &mut listing,
-                path,
-                i != last,
-                Summaries::Use,
-                &mut Vec::new(),
-            )?;
-        }
-        listing.finish();
+        let (listing, whole) = read_window(&list, start)?;
         if whole && listing.live_len() >= want {
             let mut before = 0;
             for path in &list[..start] {
@@ -726,6 +757,85 @@ pub fn read_tail(layout: &Layout, want: usize) -> Result<Option<Tail>, (PathBuf,
         }
         width *= 2;
     }
+}
+
+/// The newest rows of a domain for a time window from `since`: the window of segments
+/// that holds every row recorded at or after `since` and, before them, a row that is
+/// not deleted and recorded before it (what the first entry of the window is compared
+/// with), with [`read_tail`]'s answer. A segment is left out only when its summary says
+/// all its records are older than `since` (its [`Counts::newest`]), so the rows left
+/// out are never in the window, whatever the order of their times. `None` when the end
+/// cannot tell (a sealed segment without a valid summary, or with damage).
+///
+/// # Errors
+/// `(path, error)` of a file that cannot be read.
+pub fn read_tail_since(
+    layout: &Layout,
+    since: jiff::Timestamp,
+) -> Result<Option<Tail>, (PathBuf, std::io::Error)> {
+    let list = layout
+        .live_files()
+        .map_err(|e| (layout.segments_dir(), e))?;
+    let Some(last) = list.len().checked_sub(1) else {
+        return Ok(None);
+    };
+    let mut older = Vec::with_capacity(last);
+    for path in &list[..last] {
+        match counts(path) {
+            Some(c) if c.damage == 0 => older.push(c),
+            _ => return Ok(None),
+        }
+    }
+    // Whole seconds at or before `since`: a segment whose bound is not above them holds
+    // nothing at or after it.
+    let floor = since.as_second() - i64::from(since.subsec_nanosecond() < 0);
+    let mut start = older.iter().rposition(|c| c.newest > floor).unwrap_or(last);
+    let before_since = |l: &Listing| {
+        l.rows().any(|r| {
+            r.state() != State::Deleted
+                && crate::history::audit::parse_bound(&r.at(), false).is_none_or(|t| t < since)
+        })
+    };
+    while start > 0 {
+        let (listing, whole) = read_window(&list, start)?;
+        if whole && before_since(&listing) {
+            let before = older[..start].iter().map(|c| c.rows).sum();
+            return Ok(Some((listing, before, start)));
+        }
+        start = start.saturating_sub((list.len() - start).max(1));
+    }
+    Ok(None) // the whole history: the caller reads it all
+}
+
+/// The live files from `start` read into a listing (eagerly again when an id repeats),
+/// and whether every summary used decoded.
+fn read_window(
+    list: &[PathBuf],
+    start: usize,
+) -> Result<(Listing, bool), (PathBuf, std::io::Error)> {
+    let last = list.len().saturating_sub(1);
+    let window = |mut listing: Listing| {
+        let mut whole = true;
+        for (i, path) in list.iter().enumerate().skip(start) {
+            whole &= read_file(
+                &mut listing,
+                path,
+                i != last,
+                Summaries::Use,
+                &mut Vec::new(),
+            )?;
+        }
+        let done = listing.finish();
+        Ok::<_, (PathBuf, std::io::Error)>((listing, whole, done))
+    };
+    Ok(match window(Listing::default())? {
+        (listing, whole, true) => (listing, whole),
+        // A snapshot recorded twice: again, dropping it as it comes.
+        _ => {
+            let (listing, whole, _) = window(Listing::eager())?;
+            (listing, whole)
+        }
+    })
 }
 
 #[cfg(test)]

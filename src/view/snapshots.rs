@@ -79,36 +79,29 @@ pub fn write_snapshots_table(
     no_headers: bool,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    use std::borrow::Cow;
-    use unicode_width::UnicodeWidthStr;
     const HEADER: [&str; 6] = ["DOMAIN", "ID", "STATE", "REASON", "TARGET", "AGE"];
-    let mut age = String::new();
-    let mut cells = |row: &crate::store::scan::RowRef<'_>, each: &mut dyn FnMut(usize, &str)| {
-        each(0, row.domain());
-        each(1, &row.id());
-        each(2, row.state().as_str());
-        each(3, row.reason().map(|r| r.as_str()).unwrap_or("-"));
-        each(4, row.target_server().unwrap_or("-"));
-        age.clear();
-        match row.at_second() {
-            Some(then) => crate::util::time::write_age(then, now, &mut age),
-            None => age.push_str(crate::util::time::UNKNOWN_AGE),
-        }
-        each(5, &age);
-    };
-    let width = |text: &str| -> usize {
-        match crate::view::table::cell_text(text) {
-            Cow::Borrowed(t) if t.is_ascii() => t.len(),
-            c => c.width(),
-        }
-    };
-    let mut widths = HEADER.map(width);
-    for listing in listings {
+    let mut cells = Cells::default();
+    let mut widths = HEADER.map(|h| measure(h).1);
+    for (n, listing) in listings.iter().enumerate() {
         for row in listing.rows() {
-            cells(&row, &mut |i, text| widths[i] = widths[i].max(width(text)));
+            cells.fill(n, &row, now);
+            for (i, w) in widths.iter_mut().enumerate() {
+                *w = (*w).max(cells.cell(i).1);
+            }
         }
     }
     let mut line = String::new();
+    let push = |line: &mut String, i: usize, (text, width): (&str, usize)| {
+        line.push_str(text);
+        if i + 1 < HEADER.len() {
+            let mut pad = widths[i].saturating_sub(width) + 2;
+            while pad > 0 {
+                let n = pad.min(SPACES.len());
+                line.push_str(&SPACES[..n]);
+                pad -= n;
+            }
+        }
+    };
     let emit = |line: &mut String, out: &mut dyn Write| -> io::Result<()> {
         let trimmed = line.trim_end().len();
         line.truncate(trimmed);
@@ -117,27 +110,106 @@ pub fn write_snapshots_table(
         line.clear();
         Ok(())
     };
-    let push = |line: &mut String, i: usize, text: &str| {
-        let text = crate::view::table::cell_text(text);
-        line.push_str(&text);
-        if i + 1 < HEADER.len() {
-            let pad = widths[i].saturating_sub(width(&text)) + 2;
-            line.extend(std::iter::repeat_n(' ', pad));
-        }
-    };
     if !no_headers {
         for (i, h) in HEADER.iter().enumerate() {
-            push(&mut line, i, h);
+            let (text, width) = measure(h);
+            push(&mut line, i, (&text, width));
         }
         emit(&mut line, out)?;
     }
-    for listing in listings {
+    for (n, listing) in listings.iter().enumerate() {
         for row in listing.rows() {
-            cells(&row, &mut |i, text| push(&mut line, i, text));
+            cells.fill(n, &row, now);
+            for i in 0..HEADER.len() {
+                push(&mut line, i, cells.cell(i));
+            }
             emit(&mut line, out)?;
         }
     }
     Ok(())
+}
+
+const SPACES: &str = "                                                                ";
+
+/// A cell as the table prints it (controls escaped) and its width in columns.
+fn measure(text: &str) -> (std::borrow::Cow<'_, str>, usize) {
+    use unicode_width::UnicodeWidthStr;
+    let shown = crate::view::table::cell_text(text);
+    let width = if shown.is_ascii() {
+        shown.len()
+    } else {
+        shown.width()
+    };
+    (shown, width)
+}
+
+/// One interned column's cell (a domain, a target), escaped and measured once per name
+/// and listing while consecutive rows share it, as they mostly do: a million rows are
+/// not each escaped and measured twice.
+#[derive(Default)]
+struct Memo {
+    key: Option<(usize, u32)>,
+    text: String,
+    width: usize,
+}
+
+impl Memo {
+    fn set(&mut self, key: (usize, u32), text: &str) {
+        if self.key != Some(key) {
+            let (shown, width) = measure(text);
+            self.text.clear();
+            self.text.push_str(&shown);
+            self.width = width;
+            self.key = Some(key);
+        }
+    }
+}
+
+/// The six cells of one row of [`write_snapshots_table`], reused row after row.
+#[derive(Default)]
+struct Cells {
+    domain: Memo,
+    target: Memo,
+    id: (String, usize),
+    state: (&'static str, usize),
+    reason: (&'static str, usize),
+    age: String,
+}
+
+impl Cells {
+    /// The cells of `row`, of the `n`th listing.
+    fn fill(&mut self, n: usize, row: &crate::store::scan::RowRef<'_>, now: i64) {
+        self.domain.set((n, row.domain_key()), row.domain());
+        self.target
+            .set((n, row.target_key()), row.target_server().unwrap_or("-"));
+        let id = row.id();
+        let (shown, width) = measure(&id);
+        self.id.0.clear();
+        self.id.0.push_str(&shown);
+        self.id.1 = width;
+        let state = row.state().as_str();
+        self.state = (state, measure(state).1);
+        let reason = row.reason().map_or("-", |r| r.as_str());
+        self.reason = (reason, measure(reason).1);
+        self.age.clear();
+        match row.at_second() {
+            Some(then) => crate::util::time::write_age(then, now, &mut self.age),
+            None => self.age.push_str(crate::util::time::UNKNOWN_AGE),
+        }
+    }
+
+    /// Cell `i` (in the order of the header) and its width.
+    fn cell(&self, i: usize) -> (&str, usize) {
+        match i {
+            0 => (&self.domain.text, self.domain.width),
+            1 => (&self.id.0, self.id.1),
+            2 => self.state,
+            3 => self.reason,
+            4 => (&self.target.text, self.target.width),
+            // An AGE is ASCII: digits and units, or `<unknown>`.
+            _ => (&self.age, self.age.len()),
+        }
+    }
 }
 
 /// `snapshots show`: the `#` header above the inventory — metadata, both delivery

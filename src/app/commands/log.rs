@@ -217,7 +217,7 @@ fn streamed(
     domain: &str,
     query: &Query<'_>,
 ) -> Result<i32> {
-    let steps = history::load_store(store, history::newest(query))?;
+    let steps = history::load_store(store, history::window(query))?;
     for skipped in &steps.skipped {
         settings.printer.warn(&format!("{skipped} — skipped"));
     }
