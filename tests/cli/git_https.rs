@@ -417,9 +417,7 @@ fn a_dead_proxy_and_a_wrong_ca_are_named_for_what_they_are() {
     let fx = Fx::new();
     let work = fx.clone("work", None);
     fx.store_helper(&work, PASSWORD);
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = dead.local_addr().unwrap().port();
-    drop(dead);
+    let port = refused_port();
     let proxy = format!("http://127.0.0.1:{port}");
     for (key, env) in [(None, Some("HTTPS_PROXY")), (Some("http.proxy"), None)] {
         if let Some(key) = key {

@@ -32,10 +32,7 @@ impl Fx {
         let root = tempfile::tempdir().unwrap();
         let store = tempfile::tempdir().unwrap();
         copy_dir_into(&example().join(".lok8s"), &root.path().join(".lok8s"));
-        let refused = {
-            let free = TcpListener::bind("127.0.0.1:0").unwrap();
-            free.local_addr().unwrap().port()
-        };
+        let refused = refused_port();
         let mut holes = Vec::new();
         let mut domains = Vec::new();
         for i in 0..DOMAINS {

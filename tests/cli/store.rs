@@ -8,9 +8,7 @@ use std::time::Duration;
 
 /// A refused-connection kubeconfig carrying a recognisable fake token.
 pub fn dead_kubeconfig(dir: &Path) -> PathBuf {
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = free.local_addr().unwrap().port();
-    drop(free);
+    let port = refused_port();
     write(
         dir,
         "dead-kubeconfig.yaml",

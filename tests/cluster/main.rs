@@ -312,8 +312,7 @@ pub fn kubectl() -> PathBuf {
 
 /// An `https://127.0.0.1:<port>` URL nobody listens on (connections are refused).
 pub fn refused_server() -> String {
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    format!("https://{}", free.local_addr().unwrap())
+    format!("https://127.0.0.1:{}", support::refused_port())
 }
 
 /// A copy of `kubeconfig` whose server is `server` (same credentials).

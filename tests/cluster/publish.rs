@@ -180,10 +180,7 @@ fn kubeconfig_for(p: &Plane, server: &str) -> tempfile::NamedTempFile {
 fn a_refused_connection_warns_and_exits_zero_at_once() {
     let p = plane();
     // A port nobody listens on: connection refused, immediately.
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = free.local_addr().unwrap().port();
-    drop(free);
-    let kc = kubeconfig_for(&p, &format!("https://127.0.0.1:{port}"));
+    let kc = kubeconfig_for(&p, &format!("https://127.0.0.1:{}", refused_port()));
     let root = example();
     let publish = |extra: &[&str]| {
         clinv(&["publish"])

@@ -81,6 +81,25 @@ pub fn aimed<'a>(args: &[&'a str], kc: &'a str) -> Vec<&'a str> {
 
 /// `git -C dir ARGS…` without the user's or the system's configuration; its stdout.
 /// Panics with git's stderr when it fails.
+/// A loopback port that refuses connections, below the ephemeral range: a port freed
+/// from a listener of this process could be handed at once to a listener of a test
+/// running beside it (a black hole that must see no connection), which the "refused"
+/// connections would then reach. Each call gives the next such port, so two refused
+/// servers of one test differ.
+pub fn refused_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(1);
+    for _ in 1..1024 {
+        let port = NEXT.fetch_add(1, Ordering::Relaxed) % 1023 + 1;
+        let refused = std::net::TcpStream::connect(("127.0.0.1", port))
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused);
+        if refused {
+            return port;
+        }
+    }
+    panic!("no loopback port below 1024 refuses connections")
+}
+
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = succeeded(
         Command::new("git")

@@ -43,25 +43,7 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     let domain = domains.as_deref();
     match &args.command {
         None => list(settings, store, domain, &args.list),
-        Some(SnapshotsCommand::List(flags)) => {
-            let flags = ListArgs {
-                state: flags.state.or(given.state),
-                since: flags.since.clone().or_else(|| given.since.clone()),
-                limit: flags.limit.or(given.limit),
-                sort_by: flags.sort_by.or(given.sort_by),
-                table: TableOutput {
-                    output: flags
-                        .table
-                        .output
-                        .clone()
-                        .or_else(|| given.table.output.clone()),
-                    no_headers: flags.table.no_headers || given.table.no_headers,
-                    allow_missing_template_keys: flags.table.allow_missing_template_keys
-                        && given.table.allow_missing_template_keys,
-                },
-            };
-            list(settings, store, domain, &flags)
-        }
+        Some(SnapshotsCommand::List(flags)) => list(settings, store, domain, &merged(given, flags)),
         Some(SnapshotsCommand::Show { id, output }) => {
             // An id is unique across domains; `latest` and `@DATE` need one domain, chosen
             // by the one selection rule.
@@ -99,6 +81,26 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
             verify,
             registry,
         }) => import_any(settings, store, file, verify.as_deref(), registry),
+    }
+}
+
+/// `snapshots list`'s flags: those after `list`, else those before it.
+fn merged(given: &ListArgs, flags: &ListArgs) -> ListArgs {
+    ListArgs {
+        state: flags.state.or(given.state),
+        since: flags.since.clone().or_else(|| given.since.clone()),
+        limit: flags.limit.or(given.limit),
+        sort_by: flags.sort_by.or(given.sort_by),
+        table: TableOutput {
+            output: flags
+                .table
+                .output
+                .clone()
+                .or_else(|| given.table.output.clone()),
+            no_headers: flags.table.no_headers || given.table.no_headers,
+            allow_missing_template_keys: flags.table.allow_missing_template_keys
+                && given.table.allow_missing_template_keys,
+        },
     }
 }
 
