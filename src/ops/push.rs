@@ -52,10 +52,7 @@ pub struct Push {
 }
 
 /// The notices of a push and its result.
-pub struct Report {
-    pub notices: Vec<Notice>,
-    pub result: Result<Done>,
-}
+pub type Report = crate::util::notice::Reported<Done>;
 
 /// Chooses the snapshot (`--snapshot`, else the project's render, recorded), packs its
 /// folder and pushes it.

@@ -2,80 +2,33 @@
 //! glob) writes every selected domain's folder in one commit — one pull request for a
 //! fleet-wide pin bump — against a real bare remote over file://.
 
+use crate::gitops::Fx;
 use crate::support::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const CLUSTER_DOMAINS: [&str; 3] = ["edge.acme.example", "lab.acme.example", "prod.acme.example"];
 
-/// A project copy, its store, a bare remote and a clone with an identity.
-struct Fx {
-    dir: tempfile::TempDir,
+/// `commit --repo WORK` with `args`.
+fn commit(fx: &Fx, args: &[&str]) -> Run {
+    fx.clinv(&["commit", "--repo", fx.work().to_str().unwrap()])
+        .args(args)
+        .run()
 }
 
-impl Fx {
-    fn new() -> Fx {
-        let fx = Fx {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        let project = copy_tree(&example());
-        std::fs::rename(project.path(), fx.root()).unwrap();
-        git(
-            fx.dir.path(),
-            &["init", "-q", "--bare", "-b", "main", "remote.git"],
-        );
-        fx.clone_remote("work");
-        fx
-    }
+fn commits(fx: &Fx) -> usize {
+    git(&fx.work(), &["rev-list", "--count", "main"])
+        .trim()
+        .parse()
+        .unwrap()
+}
 
-    fn clone_remote(&self, name: &str) -> PathBuf {
-        let url = format!("file://{}", self.dir.path().join("remote.git").display());
-        git(self.dir.path(), &["clone", "-q", &url, name]);
-        let work = self.dir.path().join(name);
-        git(&work, &["config", "user.name", "Inventory Bot"]);
-        git(&work, &["config", "user.email", "bot@acme.example"]);
-        git(&work, &["checkout", "-q", "-B", "main"]);
-        work
-    }
-
-    fn root(&self) -> PathBuf {
-        self.dir.path().join("project")
-    }
-
-    fn work(&self) -> PathBuf {
-        self.dir.path().join("work")
-    }
-
-    fn clinv(&self, args: &[&str]) -> Clinv {
-        let root = self.root();
-        let mut all = vec!["--root", root.to_str().unwrap()];
-        all.extend_from_slice(args);
-        let store = self.dir.path().join("store");
-        clinv(&all).env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-    }
-
-    /// `commit --repo WORK` with `args`.
-    fn commit(&self, args: &[&str]) -> Run {
-        let work = self.work();
-        let mut all = vec!["commit", "--repo", work.to_str().unwrap()];
-        all.extend_from_slice(args);
-        self.clinv(&all).run()
-    }
-
-    fn commits(&self) -> usize {
-        git(&self.work(), &["rev-list", "--count", "main"])
-            .trim()
-            .parse()
-            .unwrap()
-    }
-
-    /// `snapshots list -o json` of `domain`.
-    fn snapshots(&self, domain: &str) -> serde_json::Value {
-        let run = self
-            .clinv(&["snapshots", "list", "--domain", domain, "-o", "json"])
-            .run()
-            .success();
-        serde_json::from_str(&run.stdout).unwrap()
-    }
+/// `snapshots list -o json` of `domain`.
+fn snapshots(fx: &Fx, domain: &str) -> serde_json::Value {
+    let run = fx
+        .clinv(&["snapshots", "list", "--domain", domain, "-o", "json"])
+        .run()
+        .success();
+    serde_json::from_str(&run.stdout).unwrap()
 }
 
 fn head(repo: &Path) -> String {
@@ -93,14 +46,10 @@ fn json(run: &Run) -> serde_json::Value {
 /// names the change once.
 fn commit_of_several_domains_is_one_commit() {
     let fx = Fx::new();
-    let run = fx.commit(&["-A"]).success();
-    assert_eq!(fx.commits(), 1, "{}", run.stderr);
+    let run = commit(&fx, &["-A"]).success();
+    assert_eq!(commits(&fx), 1, "{}", run.stderr);
     assert!(run.stdout.starts_with("DOMAIN "), "{}", run.stdout);
-    assert!(
-        run.stdout.contains("apps.acme.example  deploy domain"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "apps.acme.example  deploy domain");
     let files = git(&fx.work(), &["ls-tree", "-r", "--name-only", "HEAD"]);
     assert_eq!(files.lines().count(), 9, "{files}");
     let message = git(&fx.work(), &["log", "-1", "--format=%B"]);
@@ -111,7 +60,7 @@ fn commit_of_several_domains_is_one_commit() {
     let trailers = git(&fx.work(), &["log", "-1", "--format=%(trailers:only)"]);
     let tip = head(&fx.work());
     for domain in CLUSTER_DOMAINS {
-        let snaps = fx.snapshots(domain);
+        let snaps = snapshots(&fx, domain);
         let id = snaps[0]["snapshot"]
             .as_str()
             .unwrap_or_else(|| snaps[0]["id"].as_str().unwrap());
@@ -143,8 +92,8 @@ fn commit_of_several_domains_is_one_commit() {
         );
     }
     // Nothing changed: no commit, every folder up to date.
-    let again = json(&fx.commit(&["-A", "-o", "json"]).success());
-    assert_eq!(fx.commits(), 1);
+    let again = json(&commit(&fx, &["-A", "-o", "json"]).success());
+    assert_eq!(commits(&fx), 1);
     let results: Vec<&str> = again
         .as_array()
         .unwrap()
@@ -157,8 +106,8 @@ fn commit_of_several_domains_is_one_commit() {
     );
     // A fleet-wide pin bump: one commit, pushed, the change named once.
     set_chart_version(&fx.root(), "cilium", "1.19.3");
-    let bump = fx.commit(&["-A", "--push", "-o", "json"]).success();
-    assert_eq!(fx.commits(), 2, "{}", bump.stderr);
+    let bump = commit(&fx, &["-A", "--push", "-o", "json"]).success();
+    assert_eq!(commits(&fx), 2, "{}", bump.stderr);
     let results: Vec<String> = json(&bump)
         .as_array()
         .unwrap()
@@ -176,7 +125,7 @@ fn commit_of_several_domains_is_one_commit() {
             && !subject.contains("changes in"),
         "{subject}"
     );
-    let remote = fx.dir.path().join("remote.git");
+    let remote = fx.remote();
     assert_eq!(
         git(&remote, &["rev-parse", "main"]).trim(),
         head(&fx.work())
@@ -190,20 +139,16 @@ fn commit_of_several_domains_is_one_commit() {
 /// domain are usage errors.
 fn a_commit_of_several_domains_is_all_or_nothing() {
     let fx = Fx::new();
-    fx.commit(&["--domain", "prod.acme.example"]).success();
+    commit(&fx, &["--domain", "prod.acme.example"]).success();
     let edited = fx
         .work()
         .join("clusters/prod.acme.example/inventory/kustomization.yaml");
     std::fs::write(&edited, "# mine\n").unwrap();
     set_chart_version(&fx.root(), "cilium", "1.19.3");
-    let dirty = fx.commit(&["-A"]);
+    let dirty = commit(&fx, &["-A"]);
     assert_eq!(dirty.code, 1, "{}", dirty.stderr);
-    assert!(
-        dirty.stderr.contains("kustomization.yaml"),
-        "{}",
-        dirty.stderr
-    );
-    assert_eq!(fx.commits(), 1);
+    assert_has(&dirty.stderr, "kustomization.yaml");
+    assert_eq!(commits(&fx), 1);
     git(&fx.work(), &["checkout", "--", "."]);
     // One domain that does not render: named, nothing committed.
     let spec = fx
@@ -211,20 +156,14 @@ fn a_commit_of_several_domains_is_all_or_nothing() {
         .join("clusters/edge.acme.example/cluster.lok8s.yaml");
     let good = std::fs::read_to_string(&spec).unwrap();
     std::fs::write(&spec, "kind: [\n").unwrap();
-    let broken = fx.commit(&["-A"]);
+    let broken = commit(&fx, &["-A"]);
     assert_ne!(broken.code, 0);
-    assert!(
-        broken.stderr.contains("edge.acme.example"),
-        "{}",
-        broken.stderr
-    );
-    assert_eq!(fx.commits(), 1);
+    assert_has(&broken.stderr, "edge.acme.example");
+    assert_eq!(commits(&fx), 1);
     std::fs::write(&spec, good).unwrap();
     // A glob and a name: two folders in one commit.
-    let two = fx
-        .commit(&["--domain", "prod.*", "--domain", "lab.acme.example"])
-        .success();
-    assert_eq!(fx.commits(), 2, "{}", two.stderr);
+    let two = commit(&fx, &["--domain", "prod.*", "--domain", "lab.acme.example"]).success();
+    assert_eq!(commits(&fx), 2, "{}", two.stderr);
     let changed = git(&fx.work(), &["show", "--name-only", "--format=", "HEAD"]);
     assert!(
         changed.contains("clusters/lab.acme.example/")
@@ -245,10 +184,10 @@ fn a_commit_of_several_domains_is_all_or_nothing() {
         &["-A", "--message", "bump {snapshot}"],
         &["--domain", "prod.acme.example", "-o", "json"],
     ] {
-        let run = fx.commit(args);
+        let run = commit(&fx, args);
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
     }
-    assert_eq!(fx.commits(), 2);
+    assert_eq!(commits(&fx), 2);
 }
 
 /// A folder the branch holds rendered later is left alone, as one domain's commit leaves
@@ -273,18 +212,14 @@ fn a_folder_holding_a_newer_inventory_is_left_alone() {
         .env("SOURCE_DATE_EPOCH", "1800000000")
         .run()
         .success();
-    assert!(
-        run.stdout.contains("lab.acme.example   left alone (older)"),
-        "{}",
-        run.stdout
-    );
+    assert_has(&run.stdout, "lab.acme.example   left alone (older)");
     assert!(
         run.stderr.contains("lab.acme.example: ")
             && run.stderr.contains("clinv commit --allow-older commits it"),
         "{}",
         run.stderr
     );
-    assert_eq!(fx.commits(), 2);
+    assert_eq!(commits(&fx), 2);
     let changed = git(&fx.work(), &["show", "--name-only", "--format=", "HEAD"]);
     assert!(!changed.contains("lab.acme.example"), "{changed}");
     set_chart_version(&fx.root(), "cilium", "1.19.4");

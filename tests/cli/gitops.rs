@@ -8,7 +8,9 @@ use std::process::Command;
 #[path = "git_ssh.rs"]
 pub mod git_ssh;
 
-struct Fx {
+/// A project copy, its store, a bare remote and a clone (`work`) with an identity; shared
+/// with `commit_many`.
+pub struct Fx {
     dir: tempfile::TempDir,
 }
 
@@ -40,7 +42,7 @@ impl Fx {
     }
 
     /// A project copy, a bare remote and a clone of it with an identity configured.
-    fn new() -> Fx {
+    pub fn new() -> Fx {
         let dir = tempfile::tempdir().unwrap();
         let fx = Fx { dir };
         copy_dir_into(&example(), &fx.root());
@@ -52,7 +54,7 @@ impl Fx {
         fx
     }
 
-    fn clone_remote(&self, name: &str) -> PathBuf {
+    pub fn clone_remote(&self, name: &str) -> PathBuf {
         let url = format!("file://{}", self.dir.path().join("remote.git").display());
         git(self.dir.path(), &["clone", "-q", &url, name]);
         let work = self.dir.path().join(name);
@@ -62,19 +64,19 @@ impl Fx {
         work
     }
 
-    fn root(&self) -> PathBuf {
+    pub fn root(&self) -> PathBuf {
         self.dir.path().join("project")
     }
 
-    fn work(&self) -> PathBuf {
+    pub fn work(&self) -> PathBuf {
         self.dir.path().join("work")
     }
 
-    fn remote(&self) -> PathBuf {
+    pub fn remote(&self) -> PathBuf {
         self.dir.path().join("remote.git")
     }
 
-    fn clinv(&self, args: &[&str]) -> Clinv {
+    pub fn clinv(&self, args: &[&str]) -> Clinv {
         let root = self.root().to_str().unwrap().to_string();
         let mut all = vec!["--root", root.as_str()];
         all.extend_from_slice(args);

@@ -22,6 +22,7 @@ mod addons;
 mod agent;
 mod audit;
 mod browser;
+#[cfg(feature = "gitops")]
 mod commit_many;
 mod completion;
 mod contract;
@@ -61,7 +62,6 @@ fn main() -> std::process::ExitCode {
         addons::tests(),
         agent::tests(),
         audit::tests(),
-        commit_many::tests(),
         completion::tests(),
         contract::tests(),
         diff::tests(),
@@ -87,6 +87,8 @@ fn main() -> std::process::ExitCode {
     ];
     #[cfg(feature = "gitops")]
     cases.push(gitops::tests());
+    #[cfg(feature = "gitops")]
+    cases.push(commit_many::tests());
     #[cfg(feature = "gitops")]
     cases.push(git_https::tests());
     #[cfg(feature = "gitops")]

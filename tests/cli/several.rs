@@ -14,6 +14,35 @@ fn in_example(args: &[&str]) -> Run {
     clinv(&all).run()
 }
 
+/// A copy of the example project with a store of its own.
+struct Example {
+    project: tempfile::TempDir,
+    store: tempfile::TempDir,
+}
+
+impl Example {
+    fn new() -> Example {
+        Example {
+            project: copy_tree(&example()),
+            store: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// `clinv --root PROJECT ARGS…` with this store.
+    fn run(&self, args: &[&str]) -> Run {
+        self.run_in(self.store.path(), args)
+    }
+
+    /// `clinv --root PROJECT ARGS…` with the store at `store`.
+    fn run_in(&self, store: &Path, args: &[&str]) -> Run {
+        clinv(&[])
+            .root(self.project.path())
+            .args(args)
+            .store(store)
+            .run()
+    }
+}
+
 fn json(run: &Run) -> serde_json::Value {
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
 }
@@ -25,12 +54,7 @@ fn addons_of_several_domains_lead_with_the_domain() {
     let run = in_example(&["addons", "-A"]).success();
     golden("several/addons-A.txt", &run.stdout);
     assert!(run.stdout.starts_with("DOMAIN "), "{}", run.stdout);
-    assert!(
-        run.stderr
-            .contains("'apps.acme.example' is a deploy domain"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "'apps.acme.example' is a deploy domain");
     let all = json(&in_example(&["addons", "-A", "-o", "json"]).success());
     assert_eq!(all["left"][0]["domain"], "apps.acme.example");
     assert!(
@@ -106,11 +130,9 @@ fn a_selection_naming_nothing_is_an_error_naming_it() {
     assert_eq!(run.stdout, "");
     let run = in_example(&["render", "--out", "/nonexistent/x", "--domain", "stage-*"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("--domain 'stage-*' matches no domain of the project"),
-        "{}",
-        run.stderr
+    assert_has(
+        &run.stderr,
+        "--domain 'stage-*' matches no domain of the project",
     );
     assert!(run.stderr.contains("known domains: apps.acme.example"));
     let run = in_example(&["addons", "-A", "--domain", "prod.acme.example"]);
@@ -140,12 +162,7 @@ fn updates_of_several_domains_lead_with_the_domain() {
     };
     let run = args(&["-A", "--offline"]).success();
     golden("several/updates-A.txt", &run.stdout);
-    assert!(
-        run.stderr
-            .contains("'apps.acme.example' is a deploy domain"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "'apps.acme.example' is a deploy domain");
     let doc = json(&args(&["--domain", "*.acme.example", "--offline", "-o", "json"]).success());
     let updates = doc["updates"].as_array().unwrap();
     assert!(!updates.is_empty());
@@ -181,12 +198,7 @@ fn render_of_several_domains_writes_a_folder_each() {
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("inv");
     let run = in_example(&["render", "-A", "--out", dir.to_str().unwrap()]).success();
-    assert!(
-        run.stderr
-            .contains("'apps.acme.example' is a deploy domain"),
-        "{}",
-        run.stderr
-    );
+    assert_has(&run.stderr, "'apps.acme.example' is a deploy domain");
     let mut written: Vec<String> = all_files(&dir)
         .iter()
         .map(|p| p.strip_prefix(&dir).unwrap().display().to_string())
@@ -248,15 +260,9 @@ fn render_of_several_domains_writes_nothing_when_one_fails() {
 /// the outcomes; exit 0, with `--strict` the worst code (3, no kubeconfig);
 /// `--kubeconfig` names one cluster: refused (2), nothing recorded.
 fn publish_of_several_domains_ends_with_a_table() {
-    let project = copy_tree(&example());
-    let store = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let mut all = vec!["--root", project.path().to_str().unwrap()];
-        all.extend_from_slice(args);
-        clinv(&all)
-            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
-            .run()
-    };
+    let fx = Example::new();
+    let (project, store) = (&fx.project, &fx.store);
+    let run = |args: &[&str]| fx.run(args);
     let offline = repo().join("examples/offline.kubeconfig");
     let refused = run(&["publish", "-A", "--kubeconfig", offline.to_str().unwrap()]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
@@ -287,11 +293,7 @@ fn publish_of_several_domains_ends_with_a_table() {
         "{}",
         published.stdout
     );
-    assert!(
-        published.stdout.contains("pending (no-kubeconfig)"),
-        "{}",
-        published.stdout
-    );
+    assert_has(&published.stdout, "pending (no-kubeconfig)");
     let list = run(&["snapshots", "list", "-o", "json"]).success();
     let list: Vec<serde_json::Value> = serde_json::from_str(&list.stdout).unwrap();
     let mut domains: Vec<&str> = list.iter().map(|s| s["domain"].as_str().unwrap()).collect();
@@ -382,11 +384,7 @@ fn drift_and_status_take_repeated_domains_and_globs() {
     }
     let none = clinv(&["status", "--root", root, "--domain", "stage-*"]).run();
     assert_eq!(none.code, 1, "{}", none.stderr);
-    assert!(
-        none.stderr.contains("'stage-*' matches no domain"),
-        "{}",
-        none.stderr
-    );
+    assert_has(&none.stderr, "'stage-*' matches no domain");
 }
 
 /// `log` takes the same selection: the store's domains, `--domain` repeated or a glob
@@ -414,11 +412,7 @@ fn log_takes_repeated_domains_and_globs() {
     );
     let none = log(&["--domain", "edge.*"]);
     assert_eq!(none.code, 1, "{}", none.stderr);
-    assert!(
-        none.stderr.contains("'edge.*' matches no domain"),
-        "{}",
-        none.stderr
-    );
+    assert_has(&none.stderr, "'edge.*' matches no domain");
     for extra in [
         &["--domain", "lab.*", "--repo", "/x"][..],
         &["--domain", "lab.*", "--addon", "cilium"],
@@ -435,34 +429,19 @@ fn log_takes_repeated_domains_and_globs() {
 /// an error on stderr after the others are shown (exit 2); stdin and one kubeconfig
 /// are refused.
 fn diff_of_several_domains_compares_each_domain() {
-    let project = copy_tree(&example());
-    let store = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let mut all = vec!["--root", project.path().to_str().unwrap()];
-        all.extend_from_slice(args);
-        clinv(&all)
-            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
-            .run()
-    };
+    let fx = Example::new();
+    let project = &fx.project;
+    let run = |args: &[&str]| fx.run(args);
     run(&["publish", "-A"]).success();
     set_chart_version(project.path(), "cilium", "1.19.3");
     run(&["publish", "--domain", "*.acme.example"]).success();
     let all = run(&["diff", "-A", "latest~1", "latest"]);
     assert_eq!(all.code, 1, "{}", all.stderr);
-    assert!(
-        all.stderr
-            .contains("'apps.acme.example' is a deploy domain"),
-        "{}",
-        all.stderr
-    );
+    assert_has(&all.stderr, "'apps.acme.example' is a deploy domain");
     for domain in ["edge.acme.example", "lab.acme.example", "prod.acme.example"] {
         let one = run(&["diff", "--domain", domain, "latest~1", "latest"]);
         assert_eq!(one.code, 1, "{}", one.stderr);
-        assert!(
-            one.stdout.contains("cilium 1.19.2 → 1.19.3"),
-            "{}",
-            one.stdout
-        );
+        assert_has(&one.stdout, "cilium 1.19.2 → 1.19.3");
         assert!(
             all.stdout
                 .contains(&format!("== {domain} ==\n{}", one.stdout)),
@@ -503,11 +482,7 @@ fn diff_of_several_domains_compares_each_domain() {
     .success();
     let partial = run(&["diff", "-A", "latest~2", "latest"]);
     assert_eq!(partial.code, 2, "{}", partial.stderr);
-    assert!(
-        partial.stderr.contains("[error] edge.acme.example: "),
-        "{}",
-        partial.stderr
-    );
+    assert_has(&partial.stderr, "[error] edge.acme.example: ");
     assert!(
         partial.stdout.contains("== lab.acme.example ==")
             && partial.stdout.contains("== prod.acme.example =="),
@@ -535,15 +510,8 @@ fn diff_of_several_domains_compares_each_domain() {
 /// closing table (here `-o json`) has a row for each and nothing else; a glob matching
 /// nothing is an error naming it.
 fn replay_takes_repeated_domains_and_globs() {
-    let project = copy_tree(&example());
-    let store = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        let mut all = vec!["--root", project.path().to_str().unwrap()];
-        all.extend_from_slice(args);
-        clinv(&all)
-            .env("CLINV_SNAPSHOTS", store.path().to_str().unwrap())
-            .run()
-    };
+    let fx = Example::new();
+    let run = |args: &[&str]| fx.run(args);
     run(&["publish", "-A"]).success();
     let replay = run(&[
         "replay",
@@ -573,25 +541,15 @@ fn replay_takes_repeated_domains_and_globs() {
     );
     let none = run(&["replay", "--domain", "x*"]);
     assert_eq!(none.code, 1, "{}", none.stderr);
-    assert!(
-        none.stderr.contains("'x*' matches no domain"),
-        "{}",
-        none.stderr
-    );
+    assert_has(&none.stderr, "'x*' matches no domain");
 }
 
 /// `snapshots` of several domains: `list`, `verify`, `gc` and `export` take `--domain`
 /// repeated and globs among the store's domains; `show` names one snapshot of one domain.
 fn snapshots_take_repeated_domains_and_globs() {
-    let project = copy_tree(&example());
-    let store = tempfile::tempdir().unwrap();
-    let run = |store: &Path, args: &[&str]| {
-        let mut all = vec!["--root", project.path().to_str().unwrap()];
-        all.extend_from_slice(args);
-        clinv(&all)
-            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
-            .run()
-    };
+    let fx = Example::new();
+    let (project, store) = (&fx.project, &fx.store);
+    let run = |store: &Path, args: &[&str]| fx.run_in(store, args);
     for version in ["1.19.3", "1.19.4", "1.19.5"] {
         run(store.path(), &["publish", "-A"]).success();
         set_chart_version(project.path(), "cilium", version);
@@ -668,11 +626,7 @@ fn snapshots_take_repeated_domains_and_globs() {
     assert_eq!(show.code, 2, "{}", show.stderr);
     let none = run(store.path(), &["snapshots", "list", "--domain", "x*"]);
     assert_eq!(none.code, 1, "{}", none.stderr);
-    assert!(
-        none.stderr.contains("'x*' matches no domain"),
-        "{}",
-        none.stderr
-    );
+    assert_has(&none.stderr, "'x*' matches no domain");
 }
 
 trials! {

@@ -441,10 +441,7 @@ pub struct Commit {
 }
 
 /// The messages of the way (always), and how it ended.
-pub struct Report {
-    pub notices: Vec<Notice>,
-    pub result: Result<Done>,
-}
+pub type Report = crate::util::notice::Reported<Done>;
 
 /// `clinv commit`: picks or renders the snapshot, then [`commit`]s it. A rendered
 /// inventory is recorded in the store before the repository is opened (folded into the

@@ -48,10 +48,7 @@ pub struct Several {
 }
 
 /// The messages of the way (always), and how it ended.
-pub struct Report {
-    pub notices: Vec<Notice>,
-    pub result: Result<Several>,
-}
+pub type Report = crate::util::notice::Reported<Several>;
 
 /// A selected domain: a member of the commit, or a deploy domain (its cluster reference).
 enum Pick<'a> {
