@@ -174,6 +174,8 @@ pub enum ResultsFormat {
 pub enum FleetFormat {
     #[default]
     Table,
+    /// The table with each addon's category and the full registry references
+    Wide,
     Json,
     Yaml,
     Markdown,

@@ -8,6 +8,7 @@ use crate::error::{ArgumentError, Result};
 use crate::history::version::{self, Order};
 use crate::inventory::{self, ClusterInventory, Loaded};
 use crate::project::Project;
+use crate::store::segments::Channels;
 use crate::store::{State, Store};
 use std::collections::BTreeMap;
 
@@ -86,6 +87,9 @@ pub struct Matrix {
     pub left: Vec<Left>,
     /// Cells a version bound could not order (not SemVer), as `domain/addon=version`.
     pub unordered: Vec<String>,
+    /// `--from store`: where each domain's newest snapshot went besides the cluster (the
+    /// registry and Git channels), for the domains it went somewhere.
+    pub delivered: BTreeMap<String, Channels>,
 }
 
 /// What to keep of the matrix.
@@ -125,20 +129,27 @@ pub fn from_store(store: &Store, project: Option<&Project>) -> Result<Matrix> {
     let mut builder = Builder::new(Source::Store);
     for domain in store.domains() {
         let ds = store.domain(&domain);
-        let (newest, queued) = newest_of(&ds)?;
-        match newest.map(|(cr, rendered_at)| ds.inventory_of(&cr, &rendered_at)) {
-            Some(Ok(inv)) => {
+        let newest = newest_of(&ds)?;
+        let Some((cr, rendered_at)) = newest.objects else {
+            builder.leave(&domain, "no snapshot".to_string());
+            continue;
+        };
+        match ds.inventory_of(&cr, &rendered_at) {
+            Ok(inv) => {
                 builder.add(&domain, &inv);
-                if let Some(applied) = queued {
+                if let Some(applied) = newest.queued {
                     let applied = match applied {
                         Some((cr, at)) => Some(ds.inventory_of(&cr, &at)?),
                         None => None,
                     };
                     builder.mark(applied.as_ref(), |c| c.queued = true);
                 }
+                if newest.channels != Channels::default() {
+                    let delivered = &mut builder.matrix.delivered;
+                    delivered.insert(domain.to_string(), newest.channels);
+                }
             }
-            Some(Err(e)) => builder.leave(&domain, crate::error::chain(&e)),
-            None => builder.leave(&domain, "no snapshot".to_string()),
+            Err(e) => builder.leave(&domain, crate::error::chain(&e)),
         }
     }
     if let Some(project) = project {
@@ -214,30 +225,50 @@ pub fn from_live(
 /// A snapshot's objects: its CR id and render time.
 type Objects = (String, String);
 
-/// The domain's newest snapshot, and when it is still pending the snapshot applied last
-/// (`Some(None)`: never applied), which its queued cells differ from. From the end of
-/// the journal when it can tell (the cost of a domain is then its newest records, not
-/// its history), else from the compact listing.
+/// A domain's newest snapshot in the store, as the fleet shows it.
+struct Newest {
+    objects: Option<Objects>,
+    /// When it is still pending: the snapshot applied last (`None`: never applied),
+    /// which its queued cells differ from.
+    queued: Option<Option<Objects>>,
+    channels: Channels,
+}
+
+/// The domain's newest snapshot, from the end of the journal when it can tell (the
+/// cost of a domain is then its newest records, not its history), else from a full
+/// read (which the store's model test holds the end's answer to).
 ///
 /// # Errors
 /// A store that cannot be read.
-fn newest_of(ds: &crate::store::DomainStore) -> Result<(Option<Objects>, Option<Option<Objects>>)> {
-    let objects = |r: crate::store::SnapshotRecord| (r.cr, r.rendered_at);
+fn newest_of(ds: &crate::store::DomainStore) -> Result<Newest> {
+    let objects = |r: &crate::store::SnapshotRecord| (r.cr.clone(), r.rendered_at.clone());
     if let Some(q) = ds.newest_queue() {
-        let applied = q.applied.map(objects);
-        return Ok((q.newest.map(objects), q.pending.then_some(applied)));
+        let applied = q.applied.as_ref().map(objects);
+        return Ok(Newest {
+            objects: q.newest.as_ref().map(objects),
+            queued: q.pending.then_some(applied),
+            channels: q.channels,
+        });
     }
-    let listing = ds.listing()?;
-    let row_objects =
-        |r: crate::store::scan::RowRef<'_>| (r.cr().to_string(), r.rendered_at().to_string());
-    let Some(newest) = listing.rows().rev().find(|r| r.state() != State::Deleted) else {
-        return Ok((None, None));
+    let journal = ds.read()?;
+    let Some(newest) = journal.newest_first().next() else {
+        return Ok(Newest {
+            objects: None,
+            queued: None,
+            channels: Channels::default(),
+        });
     };
-    let queued = (newest.state() == State::Pending).then(|| {
-        let applied = listing.rows().rev().find(|r| r.state() == State::Applied);
-        applied.map(row_objects)
+    let queued = newest.is_pending().then(|| {
+        let mut older = journal.snapshots.iter().rev();
+        older
+            .find(|s| s.state == State::Applied)
+            .map(|s| objects(&s.record))
     });
-    Ok((Some(row_objects(newest)), queued))
+    Ok(Newest {
+        objects: Some(objects(&newest.record)),
+        queued,
+        channels: Channels::of(&newest.history),
+    })
 }
 
 /// The matrix of the committed inventories of every domain folder at `rev` of the GitOps
@@ -324,6 +355,7 @@ impl Builder {
                 rows: Vec::new(),
                 left: Vec::new(),
                 unordered: Vec::new(),
+                delivered: BTreeMap::new(),
             },
             index: BTreeMap::new(),
         }
@@ -578,6 +610,7 @@ mod tests {
             ],
             left: Vec::new(),
             unordered: Vec::new(),
+            delivered: BTreeMap::new(),
         }
     }
 

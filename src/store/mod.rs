@@ -1282,8 +1282,17 @@ mod tests {
                         3 => {
                             let j = store.read().unwrap();
                             if let Some(s) = j.snapshots.get(usize::from(t)) {
-                                let st = [State::Applied, State::Superseded, State::Deleted];
-                                let change = state(&s.record.id, st[n % 3]);
+                                let st = [
+                                    State::Applied,
+                                    State::Superseded,
+                                    State::Deleted,
+                                    State::Pushed,
+                                    State::Committed,
+                                ];
+                                let mut change = state(&s.record.id, st[n % 5]);
+                                if change.state == State::Pushed {
+                                    change.pushed = Some(format!("oci://r.example/x:{n}"));
+                                }
                                 store.set_states(&[change]).unwrap();
                             }
                         }
@@ -1331,6 +1340,9 @@ mod tests {
                         let applied = applied.find(|s| s.state == State::Applied);
                         let applied = applied.filter(|_| pending).map(|s| s.record.clone());
                         prop_assert_eq!(q.applied, applied);
+                        // And where it went besides the cluster.
+                        let history = newest.into_iter().flat_map(|s| &s.history);
+                        prop_assert_eq!(q.channels, segments::Channels::of(history));
                     }
                 }
                 Ok(())

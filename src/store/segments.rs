@@ -18,7 +18,7 @@
 #![allow(clippy::disallowed_methods)] // the store: the one owner of its files
 
 use super::journal::{self, Builder, Lines};
-use super::record::{HeadRecord, Journal, Record, SnapshotRecord, State};
+use super::record::{HeadRecord, Journal, Record, SnapshotRecord, State, StateRecord};
 use crate::util::files;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -639,9 +639,6 @@ fn remove_temporaries(dir: &Path) {
     }
 }
 
-/// A line that cannot be the newest snapshot nor delete it: an event, or a state
-/// change other than `deleted` — in clinv's layout (`kind` first, no second `kind`),
-/// whether it verifies or not (damage is passed over by the full read too).
 /// What [`Layout::newest_queue`] found.
 #[derive(Debug, Default)]
 pub struct Queue {
@@ -651,6 +648,31 @@ pub struct Queue {
     pub pending: bool,
     /// When it is pending: the snapshot applied last, if any.
     pub applied: Option<SnapshotRecord>,
+    /// Where the newest snapshot went besides the cluster.
+    pub channels: Channels,
+}
+
+/// The Git and registry channels of one snapshot: its latest push (the reference with
+/// its digest) and whether it was committed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Channels {
+    pub pushed: Option<String>,
+    pub committed: bool,
+}
+
+impl Channels {
+    /// The channels of `history`'s changes (oldest first).
+    pub fn of<'a>(history: impl IntoIterator<Item = &'a StateRecord>) -> Channels {
+        let mut channels = Channels::default();
+        for st in history {
+            match st.state {
+                State::Pushed if st.pushed.is_some() => channels.pushed.clone_from(&st.pushed),
+                State::Committed => channels.committed = true,
+                _ => {}
+            }
+        }
+        channels
+    }
 }
 
 /// The backward scan of [`Layout::newest_queue`]: each id's latest state seen so far
@@ -658,6 +680,8 @@ pub struct Queue {
 #[derive(Default)]
 struct QueueScan {
     latest: std::collections::HashMap<String, State>,
+    /// Each id's registry and Git changes seen so far, newest first.
+    channels: std::collections::HashMap<String, Vec<StateRecord>>,
     queue: Queue,
 }
 
@@ -680,6 +704,12 @@ impl QueueScan {
                 }
                 None
             }
+            Record::State(st) if matches!(st.state, State::Pushed | State::Committed) => {
+                if self.queue.newest.is_none() {
+                    self.channels.entry(st.id.clone()).or_default().push(st);
+                }
+                None
+            }
             Record::Snapshot(s) => self.snapshot(s),
             _ => None,
         }
@@ -692,6 +722,9 @@ impl QueueScan {
         }
         if self.queue.newest.is_none() {
             self.queue.pending = s.cluster && matches!(state, None | Some(State::Pending));
+            let changes = self.channels.remove(&s.id).unwrap_or_default();
+            self.queue.channels = Channels::of(changes.iter().rev());
+            self.channels.clear();
             self.queue.newest = Some(s);
             return (!self.queue.pending).then_some(());
         }
@@ -703,6 +736,9 @@ impl QueueScan {
     }
 }
 
+/// A line that cannot be the newest snapshot nor delete it: an event, or a state
+/// change other than `deleted` — in clinv's layout (`kind` first, no second `kind`),
+/// whether it verifies or not (damage is passed over by the full read too).
 fn passes_over(line: &[u8]) -> bool {
     let Some(json) = line.get(65..) else {
         return false;

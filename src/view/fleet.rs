@@ -1,5 +1,6 @@
 //! `clinv fleet`: the addon × domain matrix as a table (rows per addon, or per domain with
-//! `--by domain`), as JSON and as a markdown table.
+//! `--by domain`; `-o wide` with categories and full references), as JSON and as a
+//! markdown table.
 
 use crate::inventory::render;
 use crate::ops::fleet::{Cell, Matrix};
@@ -23,37 +24,69 @@ fn text(cell: Option<&Cell>) -> String {
     }
 }
 
+/// Where a domain's newest snapshot went besides the cluster, `-` nowhere: the channels'
+/// names, or with `wide` the registry reference with its digest.
+pub(super) fn delivered(m: &Matrix, domain: &str, wide: bool) -> String {
+    let Some(channels) = m.delivered.get(domain) else {
+        return "-".into();
+    };
+    let mut words = Vec::new();
+    if channels.committed {
+        words.push("committed".to_string());
+    }
+    match (&channels.pushed, wide) {
+        (Some(reference), true) => words.push(format!("pushed {reference}")),
+        (Some(_), false) => words.push("pushed".to_string()),
+        (None, _) => {}
+    }
+    words.join(", ")
+}
+
 /// The rows of the matrix, transposed with `by_domain`: header, then one line each.
-fn grid(m: &Matrix, by_domain: bool) -> Vec<Vec<String>> {
+/// A store's matrix ends with where each domain's newest snapshot went (when one went
+/// anywhere); `wide` adds each addon's category and the full references.
+fn grid(m: &Matrix, by_domain: bool, wide: bool) -> Vec<Vec<String>> {
+    let channels = m.domains.iter().any(|d| m.delivered.contains_key(d));
     let mut grid = Vec::new();
     if by_domain {
         let mut header = vec!["DOMAIN".to_string()];
         header.extend(m.rows.iter().map(|r| r.addon.clone()));
+        header.extend(channels.then(|| "DELIVERED".to_string()));
         grid.push(header);
         for (c, domain) in m.domains.iter().enumerate() {
             let mut line = vec![domain.clone()];
             line.extend(m.rows.iter().map(|r| text(r.cells.get(&c))));
+            line.extend(channels.then(|| delivered(m, domain, wide)));
             grid.push(line);
         }
     } else {
         let mut header = vec!["ADDON".to_string()];
+        header.extend(wide.then(|| "CATEGORY".to_string()));
         header.extend(m.domains.iter().cloned());
         grid.push(header);
         for r in &m.rows {
             let mut line = vec![r.addon.clone()];
+            line.extend(wide.then(|| r.category.clone().unwrap_or_else(|| "-".into())));
             line.extend((0..m.domains.len()).map(|c| text(r.cells.get(&c))));
+            grid.push(line);
+        }
+        if channels {
+            let mut line = vec!["(delivered)".to_string()];
+            line.extend(wide.then(|| "-".to_string()));
+            line.extend(m.domains.iter().map(|d| delivered(m, d, wide)));
             grid.push(line);
         }
     }
     grid
 }
 
-/// The table; empty when no cell is left (a query that matched nothing).
-pub fn table(m: &Matrix, by_domain: bool, no_headers: bool) -> String {
+/// The table (`-o wide`: with categories and full references); empty when no cell is
+/// left (a query that matched nothing).
+pub fn table(m: &Matrix, by_domain: bool, wide: bool, no_headers: bool) -> String {
     if m.rows.is_empty() {
         return String::new();
     }
-    let grid = grid(m, by_domain);
+    let grid = grid(m, by_domain, wide);
     let header: Vec<&str> = grid[0].iter().map(String::as_str).collect();
     let mut table = Table::new(&header).no_header(no_headers);
     for line in &grid[1..] {
@@ -67,7 +100,7 @@ pub fn markdown(m: &Matrix, by_domain: bool) -> String {
     if m.rows.is_empty() {
         return String::new();
     }
-    let grid = grid(m, by_domain);
+    let grid = grid(m, by_domain, false);
     let cell = |t: &str| crate::util::redact::escape_line(t).replace('|', "\\|");
     let mut out = String::new();
     for (i, line) in grid.iter().enumerate() {
@@ -91,6 +124,18 @@ struct Doc<'a> {
     left: &'a [crate::ops::fleet::Left],
     /// Cells a version bound could not order.
     unordered: &'a [String],
+    /// `--from store`: where each domain's newest snapshot went besides the cluster.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    delivered: BTreeMap<&'a str, DeliveredDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct DeliveredDoc<'a> {
+    /// The registry reference it was pushed to last, with the digest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pushed: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    committed: bool,
 }
 
 #[derive(Serialize)]
@@ -145,5 +190,67 @@ pub fn json(m: &Matrix) -> crate::error::Result<String> {
         addons,
         left: &m.left,
         unordered: &m.unordered,
+        delivered: m
+            .delivered
+            .iter()
+            .filter(|(d, _)| m.domains.contains(d))
+            .map(|(d, c)| {
+                let doc = DeliveredDoc {
+                    pushed: c.pushed.as_deref(),
+                    committed: c.committed,
+                };
+                (d.as_str(), doc)
+            })
+            .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::fleet::{Row, Source};
+    use crate::store::segments::Channels;
+
+    fn matrix() -> Matrix {
+        let cell = Cell {
+            version: Some("v1.20.1".into()),
+            drifting: false,
+            queued: false,
+        };
+        let pushed = Channels {
+            pushed: Some("oci://r.example/prod:latest@sha256:ab".into()),
+            committed: true,
+        };
+        Matrix {
+            source: Source::Store,
+            domains: vec!["lab".into(), "prod".into()],
+            rows: vec![Row {
+                addon: "cert-manager".into(),
+                category: Some("security".into()),
+                cells: [(0, cell.clone()), (1, cell)].into(),
+            }],
+            left: Vec::new(),
+            unordered: Vec::new(),
+            delivered: [("prod".to_string(), pushed)].into(),
+        }
+    }
+
+    #[test]
+    fn a_store_matrix_says_where_each_newest_snapshot_went() {
+        let m = matrix();
+        let short = grid(&m, false, false);
+        assert_eq!(short[2], ["(delivered)", "-", "committed, pushed"]);
+        let wide = grid(&m, false, true);
+        assert_eq!(wide[0], ["ADDON", "CATEGORY", "lab", "prod"]);
+        assert_eq!(wide[1][1], "security");
+        let reference = "committed, pushed oci://r.example/prod:latest@sha256:ab";
+        assert_eq!(wide[2], ["(delivered)", "-", "-", reference]);
+        let by_domain = grid(&m, true, false);
+        assert_eq!(by_domain[0], ["DOMAIN", "cert-manager", "DELIVERED"]);
+        assert_eq!(by_domain[1], ["lab", "v1.20.1", "-"]);
+        // Without a delivery in view, no row.
+        let mut none = matrix();
+        none.delivered.clear();
+        assert_eq!(grid(&none, false, true).len(), 2);
+    }
 }

@@ -33,6 +33,8 @@ td.differs { background: var(--differs); box-shadow: inset 3px 0 var(--differs-e
 td.behind.differs { background: var(--behind); box-shadow: inset 3px 0 var(--differs-edge); }
 td.drifting { background: var(--drifting); box-shadow: inset 3px 0 var(--drifting-edge); font-weight: 600; }
 td.queued { background: var(--queued); box-shadow: inset 3px 0 var(--queued-edge); font-style: italic; }
+tfoot th, tfoot td { color: var(--muted); font-size: 12px; border-bottom: 0; }
+tfoot th { position: sticky; left: 0; background: #fff; }
 .cat { color: var(--muted); font-weight: 400; font-size: 12px; margin-left: 6px; }
 code { font: 13px ui-monospace, SFMono-Regular, Menlo, monospace; }
 ";
@@ -198,6 +200,28 @@ fn table(m: &Matrix, marks: &Marks) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n</div>\n</div>\n");
+    out.push_str("</tbody>\n");
+    out.push_str(&delivered_row(m));
+    out.push_str("</table>\n</div>\n</div>\n");
+    out
+}
+
+/// A store's page ends with where each domain's newest snapshot went besides the
+/// cluster, the full registry reference in the cell's title; nothing when none went.
+fn delivered_row(m: &Matrix) -> String {
+    if !m.domains.iter().any(|d| m.delivered.contains_key(d)) {
+        return String::new();
+    }
+    let mut out = String::from("<tfoot><tr><th>delivered</th>");
+    for d in &m.domains {
+        let title = m.delivered.get(d).and_then(|c| c.pushed.as_deref());
+        let title = title.map(|r| format!(" title=\"{}\"", esc(r)));
+        out.push_str(&format!(
+            "<td{}>{}</td>",
+            title.unwrap_or_default(),
+            esc(&super::fleet::delivered(m, d, false))
+        ));
+    }
+    out.push_str("</tr></tfoot>\n");
     out
 }

@@ -1802,6 +1802,16 @@ fn status_shows_the_last_commit_of_each_domain() {
         .collect();
     assert_eq!(cells[2..5], ["unknown (not read)", "0", "never"], "{prod}");
     assert!(cells[5].ends_with("s ago") && cells[6] == "never", "{prod}");
+    // The fleet view of the store shows where each newest snapshot went.
+    let fleet = |format: &str| fx.clinv(&["fleet", "--from", "store", "-o", format]).run();
+    let json: serde_json::Value = serde_json::from_str(&fleet("json").success().stdout).unwrap();
+    let delivered = json["delivered"].as_object().unwrap();
+    assert_eq!(delivered.len(), 1, "{json}");
+    assert_eq!(delivered["prod.acme.example"]["committed"], true, "{json}");
+    let table = fleet("table").success().stdout;
+    let row = table.lines().find(|l| l.starts_with("(delivered)"));
+    let row = row.unwrap_or_else(|| panic!("{table}"));
+    assert_eq!(row.split_whitespace().nth(1), Some("committed"), "{table}");
 }
 
 trials! {

@@ -116,6 +116,10 @@ fn main() -> std::process::ExitCode {
         #[cfg(feature = "gitops")]
         harness::Need::Registry => registry::present(),
         #[cfg(feature = "gitops")]
+        harness::Need::RegistryAndTinyproxy => {
+            registry::present().and_then(|()| loopback_proxy::present().map_err(str::to_string))
+        }
+        #[cfg(feature = "gitops")]
         harness::Need::RegistryAndOciTools => {
             registry::present().and_then(|()| oci_clients::present())
         }

@@ -174,6 +174,23 @@ fn push_to_a_registry_and_read_it_back() {
         "{}",
         status.stdout
     );
+    // So does the fleet view of the store: where each domain's newest snapshot went.
+    let fleet = |format: &str| clinv_store(&["fleet", "--from", "store", "-o", format]).stdout;
+    let reference = format!("oci://{repository}:latest@{digest}");
+    let json: serde_json::Value = serde_json::from_str(&fleet("json")).unwrap();
+    assert_eq!(
+        json["delivered"][DOMAIN]["pushed"],
+        reference.as_str(),
+        "{json}"
+    );
+    let table = fleet("table");
+    let row = table.lines().find(|l| l.starts_with("(delivered)"));
+    assert!(row.is_some_and(|r| r.ends_with(" pushed")), "{table}");
+    assert_has(&fleet("wide"), &format!("pushed {reference}"));
+    assert_has(
+        &fleet("html"),
+        &format!("<td title=\"{reference}\">pushed</td>"),
+    );
 }
 
 /// A re-push of identical content uploads nothing and writes no manifest; another
@@ -778,6 +795,43 @@ fn base64_encode(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
 }
 
+/// Through a real proxy (tinyproxy, CONNECT) from `HTTPS_PROXY`, with the proxy's
+/// credentials kept out of every output; straight to the registry when `NO_PROXY`
+/// covers it.
+fn push_goes_through_a_proxy_unless_no_proxy_covers_the_registry() {
+    use crate::loopback_proxy::Tinyproxy;
+    let fx = Fx::new();
+    let host = format!("127.0.0.1:{}", fx.registry.port);
+    let proxy = Tinyproxy::start(Some(("proxyuser", "FAKESECRET-proxy")));
+    let through = proxy.url_with("proxyuser", "FAKESECRET-proxy");
+    let run = fx
+        .push(&[])
+        .env("HTTPS_PROXY", &through)
+        .env("NO_PROXY", "")
+        .run();
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, proxy.log());
+    no_secret(&run);
+    assert!(proxy.tunnels(&host) >= 1, "{}", proxy.log());
+    // A wrong proxy password is the proxy's refusal, named without the password.
+    let wrong = proxy.url_with("proxyuser", "FAKESECRET-wrong");
+    set_chart_version(fx.project.path(), "cilium", "1.20.1");
+    let refused = fx
+        .push(&[])
+        .env("HTTPS_PROXY", &wrong)
+        .env("NO_PROXY", "")
+        .run();
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    no_secret(&refused);
+    let before = proxy.tunnels(&host);
+    let straight = fx
+        .push(&[])
+        .env("HTTPS_PROXY", &through)
+        .env("NO_PROXY", "127.0.0.1")
+        .run();
+    assert_eq!(straight.code, 0, "{}", straight.stderr);
+    assert_eq!(proxy.tunnels(&host), before, "{}", proxy.log());
+}
+
 trials! {
     Registry: [
         push_to_a_registry_and_read_it_back,
@@ -791,4 +845,5 @@ trials! {
         credential_helpers_are_asked_as_docker_asks_them,
         the_bearer_token_flow_of_a_token_auth_registry,
     ],
+    RegistryAndTinyproxy: [push_goes_through_a_proxy_unless_no_proxy_covers_the_registry],
 }

@@ -55,6 +55,8 @@ pub enum Need {
     /// The above and `oras` and `crane` (`scripts/oci-tools build`, found through
     /// `CLINV_OCI_TOOLS`; `scripts/test` builds them and sets it).
     RegistryAndOciTools,
+    /// Debian's docker-registry and tinyproxy.
+    RegistryAndTinyproxy,
     /// GNU time (a child's peak RSS from `wait4`).
     GnuTime,
     /// A running control plane and a private mount namespace (root, `unshare`).

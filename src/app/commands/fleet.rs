@@ -55,7 +55,8 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
         FleetFormat::Json => view::fleet::json(&matrix)?,
         FleetFormat::Yaml => output::yaml(&view::fleet::json(&matrix)?)?,
         FleetFormat::Markdown => view::fleet::markdown(&matrix, by_domain),
-        FleetFormat::Table => view::fleet::table(&matrix, by_domain, args.no_headers),
+        FleetFormat::Table => view::fleet::table(&matrix, by_domain, false, args.no_headers),
+        FleetFormat::Wide => view::fleet::table(&matrix, by_domain, true, args.no_headers),
         FleetFormat::Html => view::fleet_html::page(
             &matrix,
             &matrix.marks(index.as_ref()),
