@@ -26,6 +26,13 @@ use crate::domain::Domain;
 use crate::project::Project;
 use crate::store::DomainStore;
 
+/// A flow's result and the messages of the way, said even when it failed (`commit`,
+/// `push`): the command prints the notices, then looks at the result.
+pub struct Reported<T> {
+    pub notices: Vec<crate::util::notice::Notice>,
+    pub result: crate::error::Result<T>,
+}
+
 /// The domain a flow works on: its project, its snapshots, and how to reach its cluster.
 pub struct Scope<'a> {
     pub project: &'a Project,

@@ -52,7 +52,7 @@ pub struct Push {
 }
 
 /// The notices of a push and its result.
-pub type Report = crate::util::notice::Reported<Done>;
+pub type Report = crate::ops::Reported<Done>;
 
 /// Chooses the snapshot (`--snapshot`, else the project's render, recorded), packs its
 /// folder and pushes it.

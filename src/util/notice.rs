@@ -12,13 +12,6 @@ pub enum Level {
     Debug,
 }
 
-/// A flow's result and the messages of the way, said even when it failed (`commit`,
-/// `push`): the command prints the notices, then looks at the result.
-pub struct Reported<T> {
-    pub notices: Vec<Notice>,
-    pub result: crate::error::Result<T>,
-}
-
 /// One message line, with its level.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice {

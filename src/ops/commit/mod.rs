@@ -441,7 +441,7 @@ pub struct Commit {
 }
 
 /// The messages of the way (always), and how it ended.
-pub type Report = crate::util::notice::Reported<Done>;
+pub type Report = crate::ops::Reported<Done>;
 
 /// `clinv commit`: picks or renders the snapshot, then [`commit`]s it. A rendered
 /// inventory is recorded in the store before the repository is opened (folded into the

@@ -48,7 +48,7 @@ pub struct Several {
 }
 
 /// The messages of the way (always), and how it ended.
-pub type Report = crate::util::notice::Reported<Several>;
+pub type Report = crate::ops::Reported<Several>;
 
 /// A selected domain: a member of the commit, or a deploy domain (its cluster reference).
 enum Pick<'a> {
