@@ -180,22 +180,34 @@ impl Session {
     }
 }
 
-/// Pushes `artifact` to `reference` under its tag and `extra_tags`, signed by `signer`
-/// when given (after the artifact, so a signature never names a missing manifest).
+/// What a push sends besides the artifact, and what it may take as known.
+pub struct Sending<'a> {
+    /// Tags besides the reference's.
+    pub extra_tags: &'a [String],
+    /// Signed by this key (after the artifact, so a signature never names a missing
+    /// manifest).
+    pub signer: Option<&'a SigningKey>,
+    /// The manifest digest the store says was pushed to this repository last (see
+    /// `registry::Client::push`): fewer questions to the registry.
+    pub last_push: Option<&'a str>,
+}
+
+/// Pushes `artifact` to `reference` under its tag and `sending`'s extra tags.
 ///
 /// # Errors
 /// Unusable credentials or CA file; the registry cannot be reached or refuses.
 pub fn push(
     reference: &Reference,
     artifact: &Artifact,
-    extra_tags: &[String],
     access: &Access,
-    signer: Option<&SigningKey>,
+    sending: &Sending<'_>,
 ) -> Result<Pushed> {
     let mut client = client(reference, access)?;
     let mut tags = vec![reference.tag.clone()];
-    tags.extend(extra_tags.iter().filter(|t| **t != reference.tag).cloned());
-    let mut pushed = client.push(artifact, &tags)?;
+    let extra = sending.extra_tags.iter();
+    tags.extend(extra.filter(|t| **t != reference.tag).cloned());
+    let mut pushed = client.push(artifact, &tags, sending.last_push)?;
+    let signer = sending.signer;
     if let Some(key) = signer {
         pushed.signed = Some(attach_signature(
             &mut client,

@@ -1,7 +1,9 @@
 //! The distribution API a push needs, over clinv's own TLS stack (rustls): a blob that
 //! is there is not sent again (`HEAD`), a missing one is uploaded in one request (`POST`
 //! then `PUT ?digest=`), and a tag already naming the manifest is not written again — a
-//! re-push of identical content uploads nothing and creates no manifest. Authentication
+//! re-push of identical content uploads nothing and creates no manifest. What the store
+//! knows of the repository (its last push there) spares the questions whose answers it
+//! already has, and the tags are written side by side. Authentication
 //! is the registry's challenge: `Basic`, or `Bearer` with a token from the realm it names
 //! (Harbor, Zot, distribution with token auth), the credentials offered to it only.
 //! Credentials never reach a message.
@@ -16,7 +18,9 @@ use std::time::Duration;
 /// Largest answer read from a registry (an error document, a token).
 const MAX_ANSWER: u64 = 1 << 20;
 
-/// How to reach a registry.
+/// How to reach a registry (a clone shares the connection pool and the answered
+/// challenge, and opens a connection of its own when it sends while the other does).
+#[derive(Clone)]
 pub struct Client {
     agent: ureq::Agent,
     base: String,
@@ -84,14 +88,30 @@ impl Client {
     }
 
     /// Sends the blobs the registry lacks, then the manifest under each of `tags` that
-    /// does not name it already.
+    /// does not name it already. `last_push` is the manifest the store says this client
+    /// pushed to the repository last: the repository then has the config (the same for
+    /// every artifact), which is not asked about, and when that manifest is another one
+    /// the layer is taken as new and sent without asking. A registry that lacks the
+    /// config after all refuses the manifest (`MANIFEST_BLOB_UNKNOWN`): then it is sent,
+    /// and the manifest again.
     ///
     /// # Errors
     /// The registry cannot be reached, refuses the credentials or a request.
-    pub fn push(&mut self, artifact: &Artifact, tags: &[String]) -> Result<Pushed, OciError> {
-        let mut uploaded = 0;
-        for blob in [&artifact.config, &artifact.layer] {
-            uploaded += usize::from(self.ensure_blob(blob)?);
+    pub fn push(
+        &mut self,
+        artifact: &Artifact,
+        tags: &[String],
+        last_push: Option<&str>,
+    ) -> Result<Pushed, OciError> {
+        let mut uploaded = if last_push.is_some_and(|d| d != artifact.digest) {
+            self.upload(&artifact.layer)?;
+            1
+        } else {
+            usize::from(self.ensure_blob(&artifact.layer)?)
+        };
+        let config_checked = last_push.is_none();
+        if config_checked {
+            uploaded += usize::from(self.ensure_blob(&artifact.config)?);
         }
         // A blob the repository lacked means no manifest in it names this one (a registry
         // takes a manifest only once the blobs it names are there), so no tag can: the
@@ -99,8 +119,14 @@ impl Client {
         let mut tagged = Vec::new();
         for tag in tags {
             if uploaded > 0 || self.tag_digest(tag)?.as_deref() != Some(artifact.digest.as_str()) {
-                self.put_manifest(tag, &artifact.manifest)?;
                 tagged.push(tag.clone());
+            }
+        }
+        let refused = self.put_manifests(&tagged, &artifact.manifest, !config_checked)?;
+        if !refused.is_empty() {
+            uploaded += usize::from(self.ensure_blob(&artifact.config)?);
+            for tag in &refused {
+                self.put_manifest(tag, &artifact.manifest)?;
             }
         }
         Ok(Pushed {
@@ -242,13 +268,71 @@ impl Client {
         }
     }
 
+    /// Puts the manifest under each of `tags` at once, each tag but the first through a
+    /// clone (its own connection): the registry's time per request — it checks the
+    /// password every time — is then spent side by side. The tags refused for a blob the
+    /// registry lacks, when `blob_unknown_is_answer`.
+    fn put_manifests(
+        &mut self,
+        tags: &[String],
+        manifest: &[u8],
+        blob_unknown_is_answer: bool,
+    ) -> Result<Vec<String>, OciError> {
+        let Some((first, rest)) = tags.split_first() else {
+            return Ok(Vec::new());
+        };
+        let (first_taken, others) = std::thread::scope(|scope| {
+            let others: Vec<_> = rest
+                .iter()
+                .map(|tag| {
+                    let mut client = self.clone();
+                    scope.spawn(move || client.try_manifest(tag, manifest, blob_unknown_is_answer))
+                })
+                .collect();
+            let first_taken = self.try_manifest(first, manifest, blob_unknown_is_answer);
+            let others: Vec<_> = others.into_iter().map(|h| h.join()).collect();
+            (first_taken, others)
+        });
+        let mut refused = Vec::new();
+        let taken = std::iter::once(first_taken).chain(others.into_iter().map(|joined| {
+            joined.unwrap_or_else(|_| Err(self.unreachable("manifest: the sending thread failed")))
+        }));
+        for (tag, taken) in tags.iter().zip(taken) {
+            if !taken? {
+                refused.push(tag.clone());
+            }
+        }
+        Ok(refused)
+    }
+
     pub fn put_manifest(&mut self, tag: &str, manifest: &[u8]) -> Result<(), OciError> {
+        self.try_manifest(tag, manifest, false).map(|_| ())
+    }
+
+    /// Puts the manifest under `tag`; `false` when `blob_unknown_is_answer` and the
+    /// registry refused it for a blob it lacks.
+    fn try_manifest(
+        &mut self,
+        tag: &str,
+        manifest: &[u8],
+        blob_unknown_is_answer: bool,
+    ) -> Result<bool, OciError> {
         let url = format!("{}/manifests/{tag}", self.base);
         let headers = [("Content-Type", MANIFEST)];
         let response = self.send("PUT", &url, &headers, Some(manifest), "manifest")?;
         match response.status().as_u16() {
-            201 | 200 => Ok(()),
-            _ => Err(self.refused("manifest", response)),
+            201 | 200 => Ok(true),
+            _ => match self.refused("manifest", response) {
+                OciError::Refused { message, .. }
+                    if blob_unknown_is_answer
+                        && ["MANIFEST_BLOB_UNKNOWN ", "BLOB_UNKNOWN "]
+                            .iter()
+                            .any(|code| message.starts_with(code)) =>
+                {
+                    Ok(false)
+                }
+                refused => Err(refused),
+            },
         }
     }
 

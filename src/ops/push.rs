@@ -68,6 +68,12 @@ fn run_with(
     opts: &Options<'_>,
     notices: &mut Vec<Notice>,
 ) -> Result<Done> {
+    // What the repository holds, as far as the store knows: the manifest the domain's
+    // newest snapshot was pushed as, when it went to this repository.
+    let last_push = store
+        .newest_queue()
+        .and_then(|q| q.channels.pushed)
+        .and_then(|r| pushed_digest(&r, opts.target));
     let (snapshot, inventory, origin) = match commit::chosen(store, source, notices)? {
         Chosen::Snapshot(chosen) => *chosen,
         Chosen::DeployDomain { cluster_ref } => return Ok(Done::DeployDomain { cluster_ref }),
@@ -75,13 +81,12 @@ fn run_with(
     let folder = commit::folder(store, &snapshot, &inventory)?;
     let artifact = pack(&folder, &snapshot, opts)?;
     let snapshot_tag = format!("snapshot-{}", snapshot.id);
-    let pushed = oci::push(
-        opts.target,
-        &artifact,
-        std::slice::from_ref(&snapshot_tag),
-        &opts.access,
-        opts.signer,
-    )?;
+    let sending = oci::Sending {
+        extra_tags: std::slice::from_ref(&snapshot_tag),
+        signer: opts.signer,
+        last_push: last_push.as_deref(),
+    };
+    let pushed = oci::push(opts.target, &artifact, &opts.access, &sending)?;
     // The registry channel: the snapshot's state records where it went, with the digest.
     let reference = format!(
         "{}:{}@{}",
@@ -103,6 +108,14 @@ fn run_with(
         pushed,
         not_recorded,
     })))
+}
+
+/// The manifest digest of a recorded push (`oci://registry/repository:tag@sha256:…`) when
+/// it went to `target`'s repository.
+fn pushed_digest(reference: &str, target: &Reference) -> Option<String> {
+    let rest = reference.strip_prefix(&target.url())?.strip_prefix(':')?;
+    let (tag, digest) = rest.split_once('@')?;
+    (!tag.contains('/')).then(|| digest.to_string())
 }
 
 /// The artifact of `folder`, annotated with where it comes from and when it was recorded.
@@ -146,4 +159,20 @@ fn pack(
 fn created(at: &str) -> String {
     crate::util::time::parse_rfc3339(at)
         .map_or_else(|| at.to_string(), crate::util::time::format_seconds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_push_counts_for_its_own_repository_only() {
+        let target = oci::parse_tag("oci://r.example:5000/inv/prod:latest").unwrap();
+        let at = |r: &str| pushed_digest(r, &target);
+        let digest = Some("sha256:ab".to_string());
+        assert_eq!(at("oci://r.example:5000/inv/prod:v1@sha256:ab"), digest);
+        assert_eq!(at("oci://r.example:5000/inv/prod2:latest@sha256:ab"), None);
+        assert_eq!(at("oci://r.example:5000/inv/prod/x:latest@sha256:ab"), None);
+        assert_eq!(at("oci://r.example/inv/prod:latest@sha256:ab"), None);
+    }
 }

@@ -795,6 +795,43 @@ fn base64_encode(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
 }
 
+/// Blobs are asked about only while the store does not know what the repository holds:
+/// after a push to it, the config (`{}`, the same for every artifact) is known, and a
+/// changed inventory's layer is new. A repository that lost the config after all refuses
+/// the manifest (`MANIFEST_BLOB_UNKNOWN`), and the push sends it and the manifest again.
+fn the_config_is_asked_about_once_and_sent_again_when_lost() {
+    let fx = Fx::new();
+    fx.push(&[]).run().success();
+    let config = sha256_digest(b"{}");
+    let asked = || fx.registry.requests("HEAD", &format!("/blobs/{config}"));
+    assert_eq!(asked(), 1, "the first push asks");
+    set_chart_version(fx.project.path(), "cilium", "1.20.1");
+    let heads = fx.registry.requests("HEAD", "/blobs/");
+    let changed = fx.push(&[]).run().success();
+    assert_has(&changed.stderr, "1 blob(s) uploaded");
+    // The last push was another manifest: the new layer is sent without asking either.
+    assert_eq!(
+        fx.registry.requests("HEAD", "/blobs/"),
+        heads,
+        "no blob asked about"
+    );
+    // The repository loses the config: its link in the registry's own storage.
+    let layers = "registry/data/docker/registry/v2/repositories/inventories/prod/_layers";
+    let hex = config.trim_start_matches("sha256:");
+    let link = fx.dir.path().join(layers).join("sha256").join(hex);
+    std::fs::remove_dir_all(&link).unwrap();
+    set_chart_version(fx.project.path(), "cilium", "1.20.2");
+    let puts = || fx.registry.requests("PUT", "/manifests/latest");
+    let before = puts();
+    let healed = fx.push(&[]).run().success();
+    assert_has(&healed.stderr, "2 blob(s) uploaded");
+    assert_eq!(puts(), before + 2, "refused for the config, then taken");
+    let got = fx
+        .registry
+        .get(&format!("inventories/prod/blobs/{config}"), "*/*");
+    assert_eq!(got, b"{}");
+}
+
 /// Through a real proxy (tinyproxy, CONNECT) from `HTTPS_PROXY`, with the proxy's
 /// credentials kept out of every output; straight to the registry when `NO_PROXY`
 /// covers it.
@@ -844,6 +881,7 @@ trials! {
         plain_http_is_for_loopback_unless_insecure,
         credential_helpers_are_asked_as_docker_asks_them,
         the_bearer_token_flow_of_a_token_auth_registry,
+        the_config_is_asked_about_once_and_sent_again_when_lost,
     ],
     RegistryAndTinyproxy: [push_goes_through_a_proxy_unless_no_proxy_covers_the_registry],
 }
