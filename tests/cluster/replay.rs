@@ -569,11 +569,13 @@ fn replay_delivers_through_the_kubeconfig_the_publish_used() {
     assert_eq!(live["spec"], snapshot_spec(&fx, &lab[0].0));
 }
 
-/// `drift -A` over the example's four domains, each through its own kubeconfig: prod in
-/// sync with the cluster, lab drifting (the cluster holds prod's inventory), edge
-/// black-holed (not read, within the one --timeout), the deploy domain named. A cluster
-/// not read outranks a drift (exit 16); with every cluster read, a drift is exit 1.
-fn drift_of_every_domain() {
+/// The fleet of six domains, each through its own kubeconfig: the deploy domain
+/// named; prod and lab with per-cluster pins, prod in sync with the cluster and lab
+/// drifting (the cluster holds prod's inventory); dev drifting too; stage with a snapshot
+/// queued (its cluster refuses); edge black-holed (not read, within the one --timeout).
+/// `drift -A`, `status -A`, `fleet --from store|live` and `log -A` over it. A cluster not
+/// read outranks a drift (exit 16); with every cluster read, a drift is exit 1.
+fn every_view_of_a_fleet_of_six_domains() {
     let p = plane();
     p.crd_only();
     let fx = Fx::new();
@@ -591,10 +593,29 @@ fn drift_of_every_domain() {
     });
     let edge = kubeconfig_with_server(&p.admin, &format!("https://127.0.0.1:{port}"));
     std::fs::copy(edge.path(), own.join("edge.yaml")).unwrap();
+    // Two more cluster domains make six: dev reads the plane, stage's cluster refuses.
+    for name in [DEV_NAME, STAGE_NAME] {
+        let dir = fx
+            .root()
+            .join("clusters")
+            .join(format!("{name}.acme.example"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cluster = format!(
+            "kind: Lo\nmetadata:\n  name: {name}\nspec:\n  kubernetes:\n    version: v1.32.3\n"
+        );
+        std::fs::write(dir.join("cluster.lok8s.yaml"), cluster).unwrap();
+    }
+    std::fs::copy(&p.admin, own.join("dev.yaml")).unwrap();
+    let refusing = kubeconfig_with_server(&p.admin, &refused_server());
+    std::fs::copy(refusing.path(), own.join("stage.yaml")).unwrap();
     routed(&fx, &p.admin, &["publish", "--domain", PROD])
         .run()
         .success();
     let nothing = Path::new("/nonexistent/kubeconfig");
+    let queued = routed(&fx, nothing, &["publish", "--domain", STAGE])
+        .run()
+        .success();
+    assert_has(&queued.stderr, "recorded as pending snapshot");
     let args = ["drift", "-A", "--timeout", "10", "--probe-timeout", "2"];
     let run = routed(&fx, nothing, &args).run();
     assert_eq!(run.code, 16, "{}{}", run.stdout, run.stderr);
@@ -610,9 +631,11 @@ fn drift_of_every_domain() {
         .collect();
     let want = [
         ("apps.acme.example", "deploy domain"),
+        (DEV, "drift"),
         ("edge.acme.example", "not read"),
         ("lab.acme.example", "drift"),
         ("prod.acme.example", "in sync"),
+        (STAGE, "not read"),
     ];
     let want: Vec<(String, String)> = want
         .iter()
@@ -658,6 +681,16 @@ fn drift_of_every_domain() {
         "{}",
         status.stdout
     );
+    // stage: not read, one snapshot pending since just now.
+    let stage: Vec<String> = line(STAGE)
+        .split("  ")
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert!(stage[1].starts_with("not read"), "{}", status.stdout);
+    assert!(stage[3].starts_with("1 (oldest "), "{}", status.stdout);
+    assert!(stage[3].ends_with("s ago)"), "{}", status.stdout);
+    assert_eq!(stage[4], "never", "{}", status.stdout);
     // fleet --from store: prod applied, then a pin bump queued while its cluster is
     // away — only that cell waits.
     set_chart_version(fx.root(), "cilium", "1.20.1");
@@ -674,6 +707,32 @@ fn drift_of_every_domain() {
     let prod_row = stored.stdout.lines().find(|l| l.starts_with(PROD)).unwrap();
     assert_eq!(prod_row.matches("(queued)").count(), 1, "{}", stored.stdout);
     assert!(prod_row.contains("1.20.1 (queued)"), "{}", stored.stdout);
+    // stage was never applied: every cell of it waits.
+    let stage_row = stored
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(STAGE))
+        .unwrap();
+    let cells = stage_row.split("  ").map(str::trim);
+    let cells = cells.filter(|c| !c.is_empty() && *c != "-").count() - 1;
+    assert_eq!(
+        stage_row.matches("(queued)").count(),
+        cells,
+        "{}",
+        stored.stdout
+    );
+    // log -A: each domain's publishes, newest first, each line naming its domain.
+    let log = routed(&fx, nothing, &["log", "-A", "--oneline"])
+        .run()
+        .success();
+    for domain in [PROD, STAGE] {
+        assert_has(&log.stdout, domain);
+    }
+    assert!(
+        log.stdout.lines().next().unwrap().contains(PROD),
+        "{}",
+        log.stdout
+    );
     set_chart_version(fx.root(), "cilium", "1.19.2");
     // fleet --from live: the matrix of what runs, edge named as not read (exit 16); lab
     // reads prod's cluster, so its cells that are not what lab renders drift.
@@ -694,7 +753,11 @@ fn drift_of_every_domain() {
     assert_eq!(fleet.code, 16, "{}{}", fleet.stdout, fleet.stderr);
     let header = fleet.stdout.lines().next().unwrap();
     assert!(
-        header.contains(PROD) && header.contains("lab.acme.example") && !header.contains("edge"),
+        header.contains(PROD)
+            && header.contains("lab.acme.example")
+            && header.contains(DEV)
+            && !header.contains("edge")
+            && !header.contains(STAGE),
         "{}",
         fleet.stdout
     );
@@ -716,7 +779,9 @@ fn drift_of_every_domain() {
         .collect();
     assert!(!drifting.is_empty(), "{}", json.stdout);
     assert!(
-        drifting.iter().all(|d| *d == "lab.acme.example"),
+        drifting
+            .iter()
+            .all(|d| *d == "lab.acme.example" || *d == DEV),
         "{}",
         json.stdout
     );
@@ -731,18 +796,24 @@ fn drift_of_every_domain() {
     // Every cluster read, one drift (lab's, and now edge's, which reaches the same
     // cluster): exit 1.
     std::fs::copy(&p.admin, own.join("edge.yaml")).unwrap();
+    std::fs::copy(&p.admin, own.join("stage.yaml")).unwrap();
     let run = routed(&fx, nothing, &args).run();
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     let json = routed(&fx, nothing, &[&args[..], &["-o", "json"]].concat()).run();
     let v: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).unwrap();
-    assert_eq!(v.len(), 4);
-    assert_eq!(v[3]["verdict"], "in-sync", "{}", json.stdout);
-    assert_eq!(v[2]["verdict"], "drift", "{}", json.stdout);
+    assert_eq!(v.len(), 6);
+    assert_eq!(v[4]["verdict"], "in-sync", "{}", json.stdout);
+    assert_eq!(v[3]["verdict"], "drift", "{}", json.stdout);
 }
+
+const DEV_NAME: &str = "dev";
+const DEV: &str = "dev.acme.example";
+const STAGE_NAME: &str = "stage";
+const STAGE: &str = "stage.acme.example";
 
 trials! {
     Plane: [
-        drift_of_every_domain,
+        every_view_of_a_fleet_of_six_domains,
         replay_delivers_through_the_kubeconfig_the_publish_used,
         replay_all_never_writes_one_domain_over_another,
         replay_all_routes_each_domain_to_its_own_kubeconfig,
