@@ -368,6 +368,9 @@ impl DomainStore {
             format!("{holder}\n").as_bytes(),
             0o600,
         );
+        // Whoever takes the lock removes what dead writers left, whether it then writes
+        // or not (a replay with nothing pending takes it too).
+        self.layout().clean_up();
         Ok(Lock { _file: file })
     }
 
@@ -725,10 +728,10 @@ impl DomainStore {
         appender.write(self)
     }
 
-    /// Starts an append under the lock the caller holds: migrates a version 1 journal,
-    /// removes what dead writers left, cuts a torn tail, and finds where the history
-    /// stands (from the active segment's last record; the whole journal only when that
-    /// does not verify).
+    /// Starts an append under the lock the caller holds (whose taking removed what dead
+    /// writers left): migrates a version 1 journal (and then removes it), cuts a torn
+    /// tail, and finds where the history stands (from the active segment's last record;
+    /// the whole journal only when that does not verify).
     fn appender(&self) -> Result<Appender> {
         self.ensure_dirs()?;
         let layout = self.layout();
@@ -744,7 +747,10 @@ impl DomainStore {
         }
         let now = now_millis();
         let generation = layout.ensure_v2(&now).map_err(|e| Error::io(&segdir, e))?;
-        layout.clean_up();
+        if layout.v1_journal().exists() {
+            // Migrated just now: the version 1 journal goes.
+            layout.clean_up();
+        }
         let torn = layout
             .repair(generation)
             .map_err(|e| Error::io(&segdir, e))?;
@@ -2114,6 +2120,32 @@ mod tests {
         store.gc(10, false, false).unwrap();
         assert!(!dir.path().join("d/objects/.abc.json.tmp.99999.1").exists());
         assert!(store.read().unwrap().damage.is_empty());
+    }
+
+    /// Taking the lock removes what a killed writer left, even when nothing is written
+    /// then (the model test's "temporary files outlived the next command", after a killed
+    /// publish and a replay with nothing pending).
+    #[test]
+    fn whoever_takes_the_lock_removes_what_dead_writers_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        store.record(&cr(1), "{}", None).unwrap();
+        let left = [
+            "d/.abc.json.tmp.99999.1",
+            "d/.lock.holder.tmp.99999.2",
+            "d/segments/.CURRENT.tmp.99999.3",
+            "d/segments/1/.000001.sum.tmp.99999.4",
+        ];
+        for path in left {
+            fs::write(dir.path().join(path), "x").unwrap();
+        }
+        fs::create_dir_all(dir.path().join("d/segments/2")).unwrap();
+        drop(store.lock("replay", LOCK_TIMEOUT).unwrap());
+        for path in left {
+            assert!(!dir.path().join(path).exists(), "{path}");
+        }
+        assert!(!dir.path().join("d/segments/2").exists());
+        assert_eq!(store.read().unwrap().snapshots.len(), 1);
     }
 
     #[test]
