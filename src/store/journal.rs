@@ -2,6 +2,7 @@
 //! journal (the store's own, or an exported one) back into snapshots. Pure: bytes in,
 //! records out; the file handling is the store's.
 
+use super::fold::Fold;
 use super::record::{Damage, EventRecord, Journal, Record, Snapshot, State, StateRecord};
 use crate::util::hash::hex_sha256;
 use std::collections::HashMap;
@@ -297,63 +298,48 @@ impl Builder {
 }
 
 /// Applies a snapshot's state changes in recorded-time order (stable: lines of the same
-/// time keep their order). `deleted` is final; `committed` is the Git channel and never
-/// changes the cluster state; the others are the cluster channel.
+/// time keep their order) by the rules of [`Fold`], keeping the time, commit, references,
+/// reason and detail of the changes that count. A change after `deleted` is history only
+/// (its objects may be gone: a commit that read the snapshot before gc deleted it).
 fn fold(snap: &mut Snapshot) {
     snap.history.sort_by(|a, b| a.at.cmp(&b.at));
-    let mut deleted = false;
-    let mut committed = false;
-    let mut pushed = false;
+    let mut fold = Fold::recorded(snap.record.cluster);
     for st in &snap.history {
-        if deleted {
-            // Deleted is final: its objects may be gone. A late state change (a commit
-            // that read the snapshot before gc deleted it) is history only.
+        if fold.deleted() {
             continue;
         }
+        // Before this change: whether a channel's time is the state's time.
+        let (cluster, committed) = (fold.cluster(), fold.committed());
+        let in_force = fold.apply(st.state, true);
         match st.state {
-            State::Deleted => {
-                deleted = true;
-                snap.state_at = st.at.clone();
-            }
+            State::Deleted => snap.state_at = st.at.clone(),
             State::Committed => {
-                committed = true;
                 if st.commit.is_some() {
                     snap.commit = st.commit.clone();
                 }
                 if st.pushed.is_some() {
                     snap.pushed = st.pushed.clone();
                 }
-                if snap.cluster_state.is_none() {
+                if cluster.is_none() {
                     snap.state_at = st.at.clone();
                 }
             }
             State::Pushed => {
-                pushed = true;
                 snap.registry = st.pushed.clone();
-                if snap.cluster_state.is_none() && !committed {
+                if cluster.is_none() && !committed {
                     snap.state_at = st.at.clone();
                 }
             }
-            State::Recorded => {}
-            State::Pending | State::Applied | State::Superseded => {
-                snap.cluster_state = Some(st.state);
+            _ if in_force => {
                 snap.reason = st.reason;
                 snap.detail = st.detail.clone();
                 snap.state_at = st.at.clone();
             }
+            _ => {}
         }
     }
-    snap.state = if deleted {
-        State::Deleted
-    } else if let Some(c) = snap.cluster_state {
-        c
-    } else if committed {
-        State::Committed
-    } else if pushed {
-        State::Pushed
-    } else {
-        State::Recorded
-    };
+    snap.cluster_state = fold.cluster();
+    snap.state = fold.state();
 }
 
 /// Every maximal run of exactly 64 hex digits in `line`.

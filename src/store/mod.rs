@@ -30,6 +30,7 @@
 #![allow(clippy::disallowed_methods)] // the store: the one owner of its files
 
 pub mod export;
+mod fold;
 pub mod gc;
 pub mod import;
 pub mod journal;

@@ -14,6 +14,7 @@
 //! record or damage — is the one that counts. The state of a snapshot is folded as
 //! [`journal::Builder`] folds it (a unit test holds the two equal on shuffled histories).
 
+use super::fold::Fold;
 use super::journal::{self, LineError, MAX_LINE};
 use super::record::{Damage, Record, State};
 
@@ -250,18 +251,10 @@ struct Row {
     /// Interned target server, `u32::MAX` for none.
     target: u32,
     cr: u32,
-    cluster_state: Option<State>,
+    /// Its state by the store's rules (two bytes, so a row stays within its size).
+    fold: Fold,
     reason: Option<Reason>,
-    deleted: bool,
-    /// The GitOps channels that hold it: [`COMMITTED`] and [`PUSHED`] bits (one byte,
-    /// so a row stays within its size).
-    gitops: u8,
 }
-
-/// [`Row::gitops`]: committed to a Git repository.
-const COMMITTED: u8 = 1;
-/// [`Row::gitops`]: pushed to an OCI registry.
-const PUSHED: u8 = 2;
 
 // A row stays 56 bytes: the host shares the domain's slot ([`Row::origin`]).
 const _: () = assert!(std::mem::size_of::<Row>() <= 56);
@@ -455,24 +448,13 @@ impl<'a> RowRef<'a> {
 
     /// The state to show, as [`super::Snapshot::state`].
     pub fn state(&self) -> State {
-        let r = self.row;
-        if r.deleted {
-            State::Deleted
-        } else if let Some(c) = r.cluster_state {
-            c
-        } else if r.gitops & COMMITTED != 0 {
-            State::Committed
-        } else if r.gitops & PUSHED != 0 {
-            State::Pushed
-        } else {
-            State::Recorded
-        }
+        self.row.fold.state()
     }
 
     /// The cluster channel, as [`super::Snapshot::cluster_state`] (of a snapshot that is
     /// not deleted: a deleted one is only `deleted`).
     pub fn cluster_state(&self) -> Option<State> {
-        self.row.cluster_state
+        self.row.fold.cluster()
     }
 
     pub fn reason(&self) -> Option<Reason> {
@@ -497,7 +479,7 @@ impl Listing {
 
     /// The rows not deleted.
     pub fn live_len(&self) -> usize {
-        self.rows.iter().filter(|r| !r.deleted).count()
+        self.rows.iter().filter(|r| !r.fold.deleted()).count()
     }
 
     /// The rows, in the listing's order.
@@ -836,10 +818,8 @@ impl Listing {
                 None => u32::MAX,
             },
             cr: self.name(s.cr, 2),
-            cluster_state: s.cluster.then_some(State::Pending),
+            fold: Fold::recorded(s.cluster),
             reason: None,
-            deleted: false,
-            gitops: 0,
         };
         self.rows.push(row);
         if !self.early.is_empty()
@@ -866,25 +846,22 @@ impl Listing {
         }
     }
 
-    /// One state change, in line order: the fold of [`journal::Builder`] (changes in
-    /// recorded-time order, stable) done as they come.
+    /// One state change, in line order, by the rules of [`Fold`]: a cluster change is in
+    /// force when its time is no earlier than the one in force (of equal times, the later
+    /// line) — what the full read's time-ordered fold gives.
     fn change(&mut self, i: usize, at: Field<'_>, state: State, reason: Option<Reason>) {
-        match state {
-            State::Deleted => self.rows[i].deleted = true,
-            State::Committed => self.rows[i].gitops |= COMMITTED,
-            State::Pushed => self.rows[i].gitops |= PUSHED,
-            State::Recorded => {}
-            State::Pending | State::Applied | State::Superseded => {
-                let current = self.rows[i].cluster_at;
-                // An `at` of another layout is appended even when it loses: rare.
-                let stored = self.put_field(at);
-                if current == NONE || stored.cmp(current, &self.arena) != Ordering::Less {
-                    let row = &mut self.rows[i];
-                    row.cluster_at = stored;
-                    row.cluster_state = Some(state);
-                    row.reason = reason;
-                }
-            }
+        if !Fold::is_cluster_change(state) {
+            self.rows[i].fold.apply(state, false);
+            return;
+        }
+        let current = self.rows[i].cluster_at;
+        // An `at` of another layout is appended even when it loses: rare.
+        let stored = self.put_field(at);
+        let newest = current == NONE || stored.cmp(current, &self.arena) != Ordering::Less;
+        let row = &mut self.rows[i];
+        if row.fold.apply(state, newest) {
+            row.cluster_at = stored;
+            row.reason = reason;
         }
     }
 

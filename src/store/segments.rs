@@ -17,6 +17,7 @@
 //! the next writer under the lock.
 #![allow(clippy::disallowed_methods)] // the store: the one owner of its files
 
+use super::fold::Fold;
 use super::journal::{self, Builder, Lines};
 use super::record::{HeadRecord, Journal, Record, SnapshotRecord, State, StateRecord};
 use crate::util::files;
@@ -679,7 +680,7 @@ impl Channels {
 /// (lines come newest first).
 #[derive(Default)]
 struct QueueScan {
-    latest: std::collections::HashMap<String, State>,
+    latest: std::collections::HashMap<String, Fold>,
     /// Each id's registry and Git changes seen so far, newest first.
     channels: std::collections::HashMap<String, Vec<StateRecord>>,
     queue: Queue,
@@ -689,19 +690,14 @@ impl QueueScan {
     /// One line, newest first; `Some` when the answer is complete.
     fn line(&mut self, line: &[u8]) -> Option<()> {
         match journal::decode(line).ok()? {
-            // The cluster channel's (a later commit or push leaves it as it was).
+            // By the store's rules; going newest first, the first cluster change seen is
+            // the one in force.
             Record::State(st)
-                if matches!(
-                    st.state,
-                    State::Pending | State::Applied | State::Superseded | State::Deleted
-                ) =>
+                if Fold::is_cluster_change(st.state) || st.state == State::Deleted =>
             {
-                // Deleted is final, whatever was recorded after it.
-                if st.state == State::Deleted {
-                    self.latest.insert(st.id, st.state);
-                } else {
-                    self.latest.entry(st.id).or_insert(st.state);
-                }
+                let fold = self.latest.entry(st.id).or_default();
+                let first = fold.cluster().is_none();
+                fold.apply(st.state, first);
                 None
             }
             Record::State(st) if matches!(st.state, State::Pushed | State::Committed) => {
@@ -716,10 +712,11 @@ impl QueueScan {
     }
 
     fn snapshot(&mut self, s: SnapshotRecord) -> Option<()> {
-        let state = self.latest.get(&s.id).copied();
-        if state == Some(State::Deleted) {
+        let seen = self.latest.get(&s.id).copied().unwrap_or_default();
+        if seen.deleted() {
             return None;
         }
+        let state = seen.cluster();
         if self.queue.newest.is_none() {
             self.queue.pending = s.cluster && matches!(state, None | Some(State::Pending));
             let changes = self.channels.remove(&s.id).unwrap_or_default();
