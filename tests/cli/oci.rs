@@ -584,55 +584,25 @@ fn plain_http_is_for_loopback_unless_insecure() {
             .env("DOCKER_CONFIG", dir.path().join("none").to_str().unwrap())
             .run()
     };
-    let pushed = run(&[
-        "push",
-        &url,
-        "--root",
-        root,
-        "--domain",
-        DOMAIN,
-        "--plain-http",
-    ]);
+    let push = |to: &str, flags: &[&str]| {
+        let args = ["push", to, "--root", root, "--domain", DOMAIN];
+        run(&[&args[..], flags].concat())
+    };
+    let pushed = push(&url, &["--plain-http"]);
     assert_eq!(pushed.code, 0, "{}", pushed.stderr);
     let log = run(&["log", "--oci", &url, "--plain-http", "--oneline"]);
     assert_eq!(log.code, 0, "{}", log.stderr);
     assert_eq!(log.stdout.lines().count(), 1, "{}", log.stdout);
     let far = "oci://registry.example:5000/inventories/prod";
-    let refused = run(&[
-        "push",
-        far,
-        "--root",
-        root,
-        "--domain",
-        DOMAIN,
-        "--plain-http",
-    ]);
+    let refused = push(far, &["--plain-http"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
     assert!(refused.stderr.contains("--insecure"), "{}", refused.stderr);
     let refused = run(&["log", "--oci", far, "--plain-http"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
-    let print = [
-        "push",
-        far,
-        "--root",
-        root,
-        "--domain",
-        DOMAIN,
-        "--insecure",
-        "--print-flux",
-    ];
-    let printed = run(&print);
+    let printed = push(far, &["--insecure", "--print-flux"]);
     assert_eq!(printed.code, 0, "{}", printed.stderr);
     assert_has(&printed.stdout, "  insecure: true\n");
-    let insecure = run(&[
-        "push",
-        &url,
-        "--root",
-        root,
-        "--domain",
-        DOMAIN,
-        "--insecure",
-    ]);
+    let insecure = push(&url, &["--insecure"]);
     assert_eq!(insecure.code, 0, "{}", insecure.stderr);
 }
 
@@ -841,30 +811,22 @@ fn push_goes_through_a_proxy_unless_no_proxy_covers_the_registry() {
     let host = format!("127.0.0.1:{}", fx.registry.port);
     let proxy = Tinyproxy::start(Some(("proxyuser", "FAKESECRET-proxy")));
     let through = proxy.url_with("proxyuser", "FAKESECRET-proxy");
-    let run = fx
-        .push(&[])
-        .env("HTTPS_PROXY", &through)
-        .env("NO_PROXY", "")
-        .run();
+    let via = |proxy_url: &str, no_proxy: &str| {
+        let push = fx.push(&[]).env("HTTPS_PROXY", proxy_url);
+        push.env("NO_PROXY", no_proxy).run()
+    };
+    let run = via(&through, "");
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, proxy.log());
     no_secret(&run);
     assert!(proxy.tunnels(&host) >= 1, "{}", proxy.log());
     // A wrong proxy password is the proxy's refusal, named without the password.
     let wrong = proxy.url_with("proxyuser", "FAKESECRET-wrong");
     set_chart_version(fx.project.path(), "cilium", "1.20.1");
-    let refused = fx
-        .push(&[])
-        .env("HTTPS_PROXY", &wrong)
-        .env("NO_PROXY", "")
-        .run();
+    let refused = via(&wrong, "");
     assert_eq!(refused.code, 1, "{}", refused.stderr);
     no_secret(&refused);
     let before = proxy.tunnels(&host);
-    let straight = fx
-        .push(&[])
-        .env("HTTPS_PROXY", &through)
-        .env("NO_PROXY", "127.0.0.1")
-        .run();
+    let straight = via(&through, "127.0.0.1");
     assert_eq!(straight.code, 0, "{}", straight.stderr);
     assert_eq!(proxy.tunnels(&host), before, "{}", proxy.log());
 }

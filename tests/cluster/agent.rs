@@ -201,11 +201,7 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
     }
 
     // A following publish (a real spec change) leaves the status as it is.
-    let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
-    let text = std::fs::read_to_string(&spec)
-        .unwrap()
-        .replace("    - metrics-server\n", "");
-    std::fs::write(&spec, text).unwrap();
+    edit_prod_spec(root, "    - metrics-server\n", "");
     let run = publish(&p, root);
     assert_has(&run.stderr, "clusterinventory/cluster configured");
     let after = p.live().unwrap();

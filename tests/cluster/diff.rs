@@ -36,17 +36,7 @@ fn the_live_object_diffs_against_rendered_files() {
     clinv(&args).run().success();
     // Status from another manager and the server's metadata never count.
     let status = r#"{"status":{"lastReported":"2026-07-06T12:00:00Z"}}"#;
-    let (code, _, err) = p.kubectl(&[
-        "patch",
-        "clusterinventory",
-        "cluster",
-        "--subresource=status",
-        "--type=merge",
-        "--field-manager=kubehz-agent",
-        "-p",
-        status,
-    ]);
-    assert_eq!(code, 0, "{err}");
+    p.patch_status_as("kubehz-agent", status);
     let out = tempfile::tempdir().unwrap();
     let before = out.path().join("before.yaml");
     let mut render = vec!["render"];
@@ -91,11 +81,7 @@ fn the_live_object_diffs_against_rendered_files() {
         run.stderr
     );
     // A local change shows against the cluster until it is published.
-    let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
-    let text = std::fs::read_to_string(&spec)
-        .unwrap()
-        .replace("    - metrics-server\n", "");
-    std::fs::write(&spec, text).unwrap();
+    edit_prod_spec(root, "    - metrics-server\n", "");
     let after = out.path().join("after.yaml");
     std::fs::write(&after, clinv(&render).run().success().stdout).unwrap();
     let run = diff("cluster", after.to_str().unwrap());

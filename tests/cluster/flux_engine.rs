@@ -93,50 +93,31 @@ impl Fx {
             .success();
     }
 
+    /// `clinv commit --repo R ARGS…`, which must succeed.
+    fn commit_run(&self, args: &[&str]) -> Run {
+        let repo = self.repo();
+        let mut all = vec!["commit", "--repo", repo.to_str().unwrap()];
+        all.extend_from_slice(args);
+        self.clinv(&all).run().success()
+    }
+
     /// `clinv commit` of the newest snapshot; its stderr.
     fn commit(&self) -> String {
-        let repo = self.repo();
-        let run = self
-            .clinv(&[
-                "commit",
-                "--domain",
-                DOMAIN,
-                "--repo",
-                repo.to_str().unwrap(),
-                "--author",
-                "Inventory Bot <bot@acme.example>",
-            ])
-            .run()
-            .success();
-        run.stderr
+        let author = ["--author", "Inventory Bot <bot@acme.example>"];
+        self.commit_run(&[&["--domain", DOMAIN][..], &author].concat())
+            .stderr
     }
 
     /// `clinv commit --repo R ARGS…` with no domain (`--print-argo --all`): the documents.
     fn printed_all(&self, args: &[&str]) -> (String, Vec<Value>) {
-        let repo = self.repo();
-        let mut all = vec!["commit", "--repo", repo.to_str().unwrap()];
-        all.extend_from_slice(args);
-        let run = self.clinv(&all).run().success();
+        let run = self.commit_run(args);
         let docs = documents(&run.stdout);
         (run.stdout, docs)
     }
 
     /// `clinv commit --print-flux` (or `--print-argo`): the printed documents.
     fn printed(&self, flag: &str) -> (String, Vec<Value>) {
-        let repo = self.repo();
-        let run = self
-            .clinv(&[
-                "commit",
-                "--domain",
-                DOMAIN,
-                "--repo",
-                repo.to_str().unwrap(),
-                flag,
-            ])
-            .run()
-            .success();
-        let docs = documents(&run.stdout);
-        (run.stdout, docs)
+        self.printed_all(&["--domain", DOMAIN, flag])
     }
 
     fn kustomization(&self) -> Kustomization {

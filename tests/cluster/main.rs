@@ -129,6 +129,23 @@ impl Plane {
         self.kubectl_as(&self.admin, args, None)
     }
 
+    /// Merges `status` into the inventory's status subresource as the field manager
+    /// `manager`: another tool's write (the agent's), which clinv must leave alone.
+    pub fn patch_status_as(&self, manager: &str, status: &str) {
+        let manager = format!("--field-manager={manager}");
+        let (code, _, err) = self.kubectl(&[
+            "patch",
+            "clusterinventory",
+            "cluster",
+            "--subresource=status",
+            "--type=merge",
+            &manager,
+            "-p",
+            status,
+        ]);
+        assert_eq!(code, 0, "{err}");
+    }
+
     pub fn kubectl_as(
         &self,
         kubeconfig: &std::path::Path,

@@ -64,11 +64,11 @@ fn publishing_twice_is_unchanged_and_removed_keys_disappear() {
         .success();
     assert!(third.stderr.contains("unchanged"), "{}", third.stderr);
     // Removing provider from the spec removes it from the live object.
-    let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
-    let text = std::fs::read_to_string(&spec)
-        .unwrap()
-        .replace("  provider:\n    name: hetzner\n    region: fsn1\n", "");
-    std::fs::write(&spec, text).unwrap();
+    edit_prod_spec(
+        root,
+        "  provider:\n    name: hetzner\n    region: fsn1\n",
+        "",
+    );
     let run = publish(&p, root, "prod.acme.example", &[]).success();
     assert_has(&run.stderr, "clusterinventory/cluster configured");
     let live = p.live().unwrap();
@@ -105,22 +105,8 @@ fn status_written_by_another_manager_survives_and_spec_changes_apply_in_place() 
     publish(&p, root, "prod.acme.example", &[]).success();
     let uid = p.live().unwrap()["metadata"]["uid"].clone();
     let status = r#"{"status":{"availableUpdates":[{"name":"cilium","current":"1.19.2","latest":"1.20.1"}],"lastReported":"2026-07-06T12:00:00Z"}}"#;
-    let (code, _, err) = p.kubectl(&[
-        "patch",
-        "clusterinventory",
-        "cluster",
-        "--subresource=status",
-        "--type=merge",
-        "--field-manager=kubehz-agent",
-        "-p",
-        status,
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
-    let text = std::fs::read_to_string(&spec)
-        .unwrap()
-        .replace("    - metrics-server\n", "");
-    std::fs::write(&spec, text).unwrap();
+    p.patch_status_as("kubehz-agent", status);
+    edit_prod_spec(root, "    - metrics-server\n", "");
     let run = publish(&p, root, "prod.acme.example", &[]).success();
     assert!(run.stderr.contains("configured"), "{}", run.stderr);
     let live = p.live().unwrap();
@@ -307,11 +293,7 @@ fn drift_against_the_live_inventory() {
         &sync.stdout,
         "in sync (compared with the live inventory at https://127.0.0.1:",
     );
-    let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
-    let text = std::fs::read_to_string(&spec)
-        .unwrap()
-        .replace("v1.31.10@", "v1.32.3@");
-    std::fs::write(&spec, text).unwrap();
+    edit_prod_spec(root, "v1.31.10@", "v1.32.3@");
     let drifted = drift();
     assert_eq!(drifted.code, 1, "{}{}", drifted.stdout, drifted.stderr);
     assert_has(&drifted.stdout, ": drift (compared with the live inventory");

@@ -440,6 +440,14 @@ pub fn temp_files(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Edits the example's prod cluster spec (`clusters/prod.acme.example/cluster.lok8s.yaml`
+/// under `root`): `from` becomes `to`.
+pub fn edit_prod_spec(root: &Path, from: &str, to: &str) {
+    let spec = root.join("clusters/prod.acme.example/cluster.lok8s.yaml");
+    let text = std::fs::read_to_string(&spec).unwrap().replace(from, to);
+    std::fs::write(&spec, text).unwrap();
+}
+
 /// Sets the Kubernetes version of the `inv` fixture's cluster spec (a distinct
 /// inventory per version).
 pub fn set_version(root: &Path, version: &str) {
