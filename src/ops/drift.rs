@@ -174,7 +174,7 @@ fn last_applied(req: &Scope<'_>) -> Result<(Source, Option<ClusterInventory>)> {
         return Ok((Source::NoApplied, None));
     };
     let source = Source::Snapshot {
-        id: snap.record.id.clone(),
+        id: snap.record.id.to_string(),
         state: snap.state,
         at: at.to_string(),
     };

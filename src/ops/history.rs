@@ -611,7 +611,7 @@ mod tests {
                 },
             };
             points.push(Point {
-                id: snap.record.id,
+                id: snap.record.id.into_string(),
                 at: snap.record.at,
                 outcome: outcome(snap.state),
                 inventory,

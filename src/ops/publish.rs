@@ -152,7 +152,7 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
             Published::Applied {
                 server: target.map(|t| t.server).unwrap_or_default(),
                 applied,
-                snapshot: snapshot.map(|s| s.id),
+                snapshot: snapshot.map(|s| s.id.to_string()),
                 superseded,
             }
         }
@@ -339,7 +339,7 @@ fn mark_applied(
             journal
                 .pending_before(&snap.id)
                 .into_iter()
-                .map(|s| s.record.id.clone())
+                .map(|s| s.record.id.to_string())
                 .collect()
         })
         .unwrap_or_default();
@@ -420,7 +420,7 @@ fn not_applied(
     }
     NotApplied {
         reason: f.reason,
-        pending: delivery::stays_pending(f.reason).then(|| snap.id.clone()),
+        pending: delivery::stays_pending(f.reason).then(|| snap.id.to_string()),
         message,
     }
 }

@@ -135,7 +135,7 @@ fn pack(
     }
     let revision = checkout
         .as_ref()
-        .map_or_else(|| snap.id.clone(), Checkout::revision);
+        .map_or_else(|| snap.id.to_string(), Checkout::revision);
     annotations.insert("org.opencontainers.image.revision".to_string(), revision);
     // The inventory's render time (SOURCE_DATE_EPOCH when set), not the time it was
     // pushed or recorded: the same inventory gives the same manifest on any machine.

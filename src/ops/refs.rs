@@ -298,7 +298,7 @@ fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<(ClusterInve
     let snap = &resolved.snapshot;
     let origin = Origin {
         source: "snapshot",
-        resolved: Some(snap.record.id.clone()),
+        resolved: Some(snap.record.id.to_string()),
         recorded_at: Some(snap.record.at.clone()),
         // Its revision as `clinv log` numbers it: the place in the store's order.
         revision: Some(resolved.revision),

@@ -18,7 +18,9 @@ use crate::domain::Domain;
 use crate::error::{ArgumentError, Result};
 use crate::inventory::ClusterInventory;
 use crate::project::Project;
-use crate::store::{DomainStore, LOCK_TIMEOUT, Snapshot, State, Store, TargetRecord, now_millis};
+use crate::store::{
+    DomainStore, LOCK_TIMEOUT, Snapshot, SnapshotId, State, Store, TargetRecord, now_millis,
+};
 use crate::util::notice::Notice;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -57,14 +59,14 @@ pub enum Replayed {
     /// A dry run: what the delivery of `snapshot` would do, and how many older pending
     /// snapshots it would supersede.
     DryRun {
-        snapshot: String,
+        snapshot: SnapshotId,
         delivery: Delivery,
         older: usize,
     },
     /// `snapshot` was delivered to `server` (applied, or superseded by a newer live
     /// object) and the older pending ones were superseded by it.
     Delivered {
-        snapshot: String,
+        snapshot: SnapshotId,
         server: String,
         delivery: Delivery,
         superseded: Vec<String>,
@@ -226,7 +228,7 @@ fn supersede_by(
         .map(|id| {
             let mark = delivery::Mark::Superseded {
                 id: (*id).to_string(),
-                by: Some(applied.record.id.clone()),
+                by: Some(applied.record.id.to_string()),
                 why: None,
             };
             state_record(&mark, &at, None)

@@ -81,11 +81,11 @@ impl Delivery {
         }
         d.last_applied = journal
             .last_applied()
-            .map(|(snap, at)| (at.to_string(), snap.record.id.clone()));
+            .map(|(snap, at)| (at.to_string(), snap.record.id.to_string()));
         let landed = |state, to: fn(&StateRecord) -> &Option<String>| {
             journal.last_in(state).map(|(snap, st)| Landed {
                 at: st.at.clone(),
-                snapshot: snap.record.id.clone(),
+                snapshot: snap.record.id.to_string(),
                 to: to(st).clone(),
             })
         };
@@ -140,7 +140,7 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
         )));
     }
     let shown = Shown::Snapshot {
-        id: snap.record.id.clone(),
+        id: snap.record.id.to_string(),
         at: at.to_string(),
         not_read,
         inventory: serde_json::to_value(&inventory)

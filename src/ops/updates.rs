@@ -175,7 +175,7 @@ fn last_applied(store: &DomainStore, notices: &mut Vec<Notice>) -> Option<Compar
         Ok(inv) => Some(Compared {
             addons: updates::from_inventory(&inv),
             source: Source::Snapshot {
-                id: snap.record.id.clone(),
+                id: snap.record.id.to_string(),
                 state: snap.state.as_str(),
                 at: snap.record.at.clone(),
             },

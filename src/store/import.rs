@@ -12,7 +12,7 @@ use super::export::{EXPORT_FORMAT, ExportError, Imported};
 use super::gc::{Compaction, Leaving};
 use super::journal::{self, Lines};
 use super::{DomainStore, LOCK_TIMEOUT, Lock, MAX_JOURNAL, MAX_OBJECT, Record, SnapshotRecord};
-use super::{State, Store};
+use super::{SnapshotId, State, Store};
 use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::util::files;
@@ -171,7 +171,9 @@ pub fn check_archive<R: Read>(
                 if let Record::State(st) = record
                     && st.state == State::Deleted
                 {
-                    checked.deleted.insert((i, st.id.into_boxed_str()));
+                    checked
+                        .deleted
+                        .insert((i, st.id.into_string().into_boxed_str()));
                 }
             })?;
             Ok(())
@@ -223,7 +225,7 @@ fn problem(d: &Domain, i: usize, s: &SnapshotRecord, checked: &Checked) -> Optio
     if *d != s.domain.as_str() {
         return Some(ExportError::Foreign {
             domain: d.to_string(),
-            id: s.id.clone(),
+            id: s.id.to_string(),
             owner: s.domain.clone(),
         });
     }
@@ -232,7 +234,7 @@ fn problem(d: &Domain, i: usize, s: &SnapshotRecord, checked: &Checked) -> Optio
         .find(|id| sha256_bytes(id).is_none_or(|key| !checked.present.contains(&(i, key))))?;
     Some(ExportError::Missing {
         domain: d.to_string(),
-        id: s.id.clone(),
+        id: s.id.to_string(),
         object: missing.clone(),
     })
 }
@@ -260,7 +262,7 @@ fn short(bytes: &[u8]) -> [u8; 16] {
 }
 
 /// The order key (at, seq, id) of a snapshot record (`seq` already effective).
-type Order = (String, u64, String);
+type Order = (String, u64, SnapshotId);
 
 /// What a domain already holds, read once under its lock: every record's key, how many
 /// records, the newest snapshot and whether its lines (then the added ones) are in the

@@ -3,7 +3,9 @@
 //! records out; the file handling is the store's.
 
 use super::fold::Fold;
-use super::record::{Damage, EventRecord, Journal, Record, Snapshot, State, StateRecord};
+use super::record::{
+    Damage, EventRecord, Journal, Record, Snapshot, SnapshotId, State, StateRecord,
+};
 use crate::util::hash::hex_sha256;
 use std::collections::HashMap;
 use std::path::Path;
@@ -166,12 +168,12 @@ pub trait Lines {
 #[derive(Default)]
 pub struct Builder {
     journal: Journal,
-    index: HashMap<String, usize>,
+    index: HashMap<SnapshotId, usize>,
     /// State changes read before their snapshot's record (or of no snapshot at all),
     /// in line order; the rest go straight to their snapshot's history.
-    early: HashMap<String, Vec<StateRecord>>,
+    early: HashMap<SnapshotId, Vec<StateRecord>>,
     /// Events read before their snapshot's record, in line order.
-    early_events: HashMap<String, Vec<EventRecord>>,
+    early_events: HashMap<SnapshotId, Vec<EventRecord>>,
     head_only: bool,
 }
 

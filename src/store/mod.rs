@@ -41,8 +41,8 @@ mod summary;
 
 use record::FORMAT;
 pub use record::{
-    Damage, EventRecord, HeadRecord, Journal, Record, RepairRecord, Snapshot, SnapshotRecord,
-    State, StateRecord, TargetRecord,
+    Damage, EventRecord, HeadRecord, Journal, Record, RepairRecord, Snapshot, SnapshotId,
+    SnapshotRecord, State, StateRecord, TargetRecord,
 };
 use segments::{Layout, create_private_dir, open_private};
 
@@ -956,7 +956,7 @@ pub fn inventory_from_object(
 /// Digits of the ids clinv gives: a reference this long is a whole id.
 const WHOLE_ID: usize = 12;
 
-fn new_id(at: &str, cr: &str) -> String {
+fn new_id(at: &str, cr: &str) -> SnapshotId {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
@@ -968,7 +968,7 @@ fn new_id(at: &str, cr: &str) -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     );
-    hex_sha256(seed.as_bytes())[..WHOLE_ID].to_string()
+    SnapshotId::new(&hex_sha256(seed.as_bytes())[..WHOLE_ID])
 }
 
 /// UTC now as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
@@ -1315,7 +1315,7 @@ mod tests {
                                     // A newer snapshot whose checksum does not verify.
                                     (5, Some(s)) => {
                                         let mut r = s.record;
-                                        r.id = format!("{n:012}");
+                                        r.id = format!("{n:012}").into();
                                         r.seq = r.seq.map(|q| q + 1000);
                                         let line = journal::encode(&Record::Snapshot(r)).unwrap();
                                         format!("{}{}", "0".repeat(64), &line[64..])
@@ -1433,7 +1433,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let ids: Vec<String> = (0..3)
-            .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
+            .map(|i| store.record(&cr(i), "{}", None).unwrap().id.into_string())
             .collect();
         let resolve = |text: &str| parse_ref(text).and_then(|r| store.resolve(&r));
         let id = |text: &str| resolve(text).unwrap().snapshot.record.id;
@@ -1457,7 +1457,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let ids: Vec<String> = (0..8)
-            .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
+            .map(|i| store.record(&cr(i), "{}", None).unwrap().id.into_string())
             .collect();
         let mut changes = vec![
             state(&ids[2], State::Applied),
@@ -1487,7 +1487,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
         let ids: Vec<String> = (0..3)
-            .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
+            .map(|i| store.record(&cr(i), "{}", None).unwrap().id.into_string())
             .collect();
         let j = store.read().unwrap();
         let older: Vec<&str> = pending_before(&j, &ids[1])
@@ -1655,7 +1655,11 @@ mod tests {
         fs::write(dir.path().join("d/journal"), &text).unwrap();
         let full = |store: &DomainStore| {
             let j = store.read().unwrap();
-            let ids: Vec<String> = j.snapshots.iter().map(|s| s.record.id.clone()).collect();
+            let ids: Vec<String> = j
+                .snapshots
+                .iter()
+                .map(|s| s.record.id.to_string())
+                .collect();
             (ids, j.newest_first().next().map(|s| s.record.clone()))
         };
         let _lock = store.lock("test", LOCK_TIMEOUT).unwrap();

@@ -139,12 +139,87 @@ fn is_yes(b: &bool) -> bool {
     *b
 }
 
+/// A snapshot's id, as the store minted it (or an imported store did): a type of its own
+/// so it is never taken for a domain, a digest or a revision.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SnapshotId(String);
+
+impl SnapshotId {
+    pub fn new(id: impl Into<String>) -> SnapshotId {
+        SnapshotId(id.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl std::ops::Deref for SnapshotId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SnapshotId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::borrow::Borrow<str> for SnapshotId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for SnapshotId {
+    fn from(id: &str) -> SnapshotId {
+        SnapshotId(id.to_string())
+    }
+}
+
+impl From<String> for SnapshotId {
+    fn from(id: String) -> SnapshotId {
+        SnapshotId(id)
+    }
+}
+
+impl PartialEq<SnapshotId> for &str {
+    fn eq(&self, other: &SnapshotId) -> bool {
+        *self == other.0
+    }
+}
+
+impl PartialEq<str> for SnapshotId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for SnapshotId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for SnapshotId {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
 /// A recorded inventory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SnapshotRecord {
     pub v: u32,
-    pub id: String,
+    pub id: SnapshotId,
     /// When it was recorded (UTC, RFC 3339 with milliseconds); never before the newest
     /// record of the domain.
     pub at: String,
@@ -178,7 +253,7 @@ pub struct SnapshotRecord {
 #[serde(rename_all = "camelCase")]
 pub struct StateRecord {
     pub v: u32,
-    pub id: String,
+    pub id: SnapshotId,
     pub at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
@@ -209,7 +284,7 @@ impl StateRecord {
     pub fn new(id: &str, at: &str, state: State) -> StateRecord {
         StateRecord {
             v: FORMAT,
-            id: id.to_string(),
+            id: SnapshotId::new(id),
             at: at.to_string(),
             seq: None,
             state,
@@ -231,7 +306,7 @@ impl StateRecord {
 pub struct EventRecord {
     pub v: u32,
     /// The snapshot it happened to.
-    pub id: String,
+    pub id: SnapshotId,
     pub at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,

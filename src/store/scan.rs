@@ -1007,7 +1007,7 @@ impl From<Record> for Light<'_> {
             Record::Snapshot(s) => Light::Snapshot(SnapLine {
                 kind: Cow::Borrowed("snapshot"),
                 v: s.v,
-                id: Cow::Owned(s.id),
+                id: Cow::Owned(s.id.into_string()),
                 at: Cow::Owned(s.at),
                 seq: s.seq,
                 cluster: s.cluster,
@@ -1027,7 +1027,7 @@ impl From<Record> for Light<'_> {
             Record::State(st) => Light::State(StateLine {
                 kind: Cow::Borrowed("state"),
                 v: st.v,
-                id: Cow::Owned(st.id),
+                id: Cow::Owned(st.id.into_string()),
                 at: Cow::Owned(st.at),
                 seq: st.seq,
                 state: st.state,

@@ -19,7 +19,7 @@
 
 use super::fold::Fold;
 use super::journal::{self, Builder, Lines};
-use super::record::{HeadRecord, Journal, Record, SnapshotRecord, State, StateRecord};
+use super::record::{HeadRecord, Journal, Record, SnapshotId, SnapshotRecord, State, StateRecord};
 use crate::util::files;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -680,9 +680,9 @@ impl Channels {
 /// (lines come newest first).
 #[derive(Default)]
 struct QueueScan {
-    latest: std::collections::HashMap<String, Fold>,
+    latest: std::collections::HashMap<SnapshotId, Fold>,
     /// Each id's registry and Git changes seen so far, newest first.
-    channels: std::collections::HashMap<String, Vec<StateRecord>>,
+    channels: std::collections::HashMap<SnapshotId, Vec<StateRecord>>,
     queue: Queue,
 }
 

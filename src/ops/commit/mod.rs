@@ -761,7 +761,7 @@ fn committed_line(
 fn crd_yaml(store: &DomainStore, snap: &SnapshotRecord) -> Result<String> {
     let mut crd: Value =
         serde_json::from_str(&store.crd(snap)?).map_err(|e| error::Damaged::Crd {
-            snapshot: snap.id.clone(),
+            snapshot: snap.id.to_string(),
             why: e.to_string(),
         })?;
     annotate(&mut crd, "argocd.argoproj.io/sync-wave", "-1");
@@ -835,9 +835,9 @@ fn message(
         text = with_paragraph(&text, note);
     }
     let trailers = [
-        ("Spec-Hash", &snap.spec_hash),
-        ("Lok8s-Version", &snap.lok8s_version),
-        ("Snapshot", &snap.id),
+        ("Spec-Hash", snap.spec_hash.as_str()),
+        ("Lok8s-Version", snap.lok8s_version.as_str()),
+        ("Snapshot", snap.id.as_str()),
     ];
     let missing: Vec<String> = trailers
         .iter()

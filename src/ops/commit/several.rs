@@ -252,7 +252,7 @@ fn rows(picks: Picks<'_>, found: Vec<Found>, branch: &str) -> Vec<(Domain, Row)>
                         _ => None,
                     };
                     Row::Folder {
-                        snapshot: m.snapshot.id,
+                        snapshot: m.snapshot.id.to_string(),
                         origin: m.origin,
                         path: m.path,
                         found,
