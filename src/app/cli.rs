@@ -1043,8 +1043,14 @@ pub struct RegistryArgs {
 
     /// Read user:password from this environment variable (default: the Docker config's
     /// auths entry for the registry).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "token_env")]
     pub creds_env: Option<String>,
+
+    /// Send the token in this environment variable as the registry's Bearer token, from
+    /// the first request (a token its auth service issued, or a cloud registry's access
+    /// token): no credentials, no exchange.
+    #[arg(long, value_name = "NAME")]
+    pub token_env: Option<String>,
 }
 
 #[derive(Debug, Args)]

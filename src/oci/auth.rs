@@ -48,6 +48,20 @@ pub fn credentials(registry: &str, creds_env: Option<&str>) -> Result<Option<Cre
     from_auths(&config["auths"][registry], &path, registry)
 }
 
+/// The Bearer token in the variable `name` (`--token-env`).
+///
+/// # Errors
+/// [`OciError::Credentials`]: the variable is not set, empty or not one line.
+pub fn token(name: &str) -> Result<String> {
+    let origin = format!("--token-env {name}");
+    let value = env::var(name).ok_or_else(|| bad(&origin, "the variable is not set"))?;
+    let token = value.trim();
+    if token.is_empty() || token.contains(char::is_whitespace) {
+        return Err(bad(&origin, "not a token (one word, not empty)").into());
+    }
+    Ok(token.to_string())
+}
+
 fn bad(origin: &str, message: &str) -> OciError {
     OciError::Credentials {
         origin: origin.to_string(),

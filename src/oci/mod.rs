@@ -35,6 +35,8 @@ pub struct Access {
     pub ca_file: Option<PathBuf>,
     /// `--creds-env NAME`: a variable holding `user:password` (else the Docker config).
     pub creds_env: Option<String>,
+    /// `--token-env NAME`: a variable holding a Bearer token, sent as it is.
+    pub token_env: Option<String>,
 }
 
 /// Parses `text` as an `oci://` reference.
@@ -258,16 +260,20 @@ fn client(reference: &Reference, access: &Access) -> Result<registry::Client> {
         }
         .into());
     }
-    let credentials = auth::credentials(&reference.registry, access.creds_env.as_deref())?;
     let ca = access.ca_file.as_deref().map(read_ca).transpose()?;
     let proxy = proxy(&reference.registry, access.plain_http);
-    Ok(registry::Client::new(
-        reference,
-        access.plain_http,
-        ca,
-        credentials,
-        proxy,
-    ))
+    let (credentials, token) = match &access.token_env {
+        Some(name) => (None, Some(auth::token(name)?)),
+        None => {
+            let creds = auth::credentials(&reference.registry, access.creds_env.as_deref())?;
+            (creds, None)
+        }
+    };
+    let mut client = registry::Client::new(reference, access.plain_http, ca, credentials, proxy);
+    if let Some(token) = token {
+        client.bearer(&token);
+    }
+    Ok(client)
 }
 
 /// Adds `key`'s signature of `digest` to its `.sig` manifest (keeping the signatures

@@ -26,8 +26,10 @@ pub struct Client {
     base: String,
     reference: Reference,
     credentials: Option<(String, String)>,
-    /// `Authorization` once a challenge was answered.
+    /// `Authorization` once a challenge was answered (or a token was given).
     auth: Option<String>,
+    /// The token came from `--token-env`: a refusal is the token's.
+    token_given: bool,
 }
 
 /// What a push did.
@@ -84,7 +86,15 @@ impl Client {
             reference: reference.clone(),
             credentials,
             auth: None,
+            token_given: false,
         }
+    }
+
+    /// Sends `token` as the Bearer token from the first request on (`--token-env`): the
+    /// registry's challenge is not asked for, and a 401 is the token's refusal.
+    pub fn bearer(&mut self, token: &str) {
+        self.auth = Some(format!("Bearer {token}"));
+        self.token_given = true;
     }
 
     /// Sends the blobs the registry lacks, then the manifest under each of `tags` that
@@ -376,12 +386,15 @@ impl Client {
         what: &str,
     ) -> Result<http::Response<ureq::Body>, OciError> {
         let status = response.status().as_u16();
-        if status == 401 || (status == 403 && self.credentials.is_none()) {
+        let anonymous = self.credentials.is_none() && !self.token_given;
+        if status == 401 || (status == 403 && anonymous) {
             return Err(OciError::Auth {
                 registry: self.reference.registry.clone(),
                 what: what.to_string(),
                 status,
-                hint: if self.credentials.is_some() {
+                hint: if self.token_given {
+                    ": the token from --token-env was refused"
+                } else if self.credentials.is_some() {
                     ": the credentials were refused"
                 } else {
                     ": no credentials for this registry (docker login, or --creds-env NAME holding user:password)"

@@ -674,6 +674,47 @@ fn credential_helpers_are_asked_as_docker_asks_them() {
     assert!(!failing.stderr.contains("FAKESECRET"), "{}", failing.stderr);
 }
 
+/// `--token-env NAME`: a token the registry's auth service issued (as a CI job holds one),
+/// sent as the Bearer token from the first request — no credentials, nothing asked of the
+/// token service — and never printed; a token the registry refuses is named as such.
+fn a_token_from_the_environment_is_the_bearer_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::start_token(dir.path());
+    let project = copy_tree(&example());
+    let url = registry.url("inventories/prod");
+    let token = registry.token("inventories/prod");
+    let asked = registry.token_log().lines().count();
+    let push = |token: &str| {
+        let root = project.path().to_str().unwrap();
+        let args = ["push", &url, "--root", root, "--domain", DOMAIN];
+        clinv(
+            &[
+                &args[..],
+                &["--ca-file", &registry.ca(), "--token-env", "CI_TOKEN"],
+            ]
+            .concat(),
+        )
+        .store(dir.path().join("store"))
+        .env("CI_TOKEN", token)
+        .env("DOCKER_CONFIG", dir.path().join("none").to_str().unwrap())
+        .run()
+    };
+    let pushed = push(&token);
+    assert_eq!(pushed.code, 0, "{}", pushed.stderr);
+    assert_lacks(&pushed.stderr, &token);
+    assert_eq!(
+        registry.token_log().lines().count(),
+        asked,
+        "nothing asked of the token service"
+    );
+    let refused = push("FAKESECRET-not-a-token");
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_has(&refused.stderr, "the token from --token-env was refused");
+    no_secret(&refused);
+    let conflict = clinv(&["push", &url, "--creds-env", "A", "--token-env", "B"]).run();
+    assert_eq!(conflict.code, 2, "{}", conflict.stderr);
+}
+
 /// The bearer-token flow of a distribution registry with token auth (Harbor's, GitLab's,
 /// Docker Hub's kind): the registry's 401 names a realm; clinv fetches a token there with
 /// the credentials for `repository:<repo>:pull,push` and sends it as `Bearer` — push,
@@ -843,6 +884,7 @@ trials! {
         plain_http_is_for_loopback_unless_insecure,
         credential_helpers_are_asked_as_docker_asks_them,
         the_bearer_token_flow_of_a_token_auth_registry,
+        a_token_from_the_environment_is_the_bearer_token,
         the_config_is_asked_about_once_and_sent_again_when_lost,
     ],
     RegistryAndTinyproxy: [push_goes_through_a_proxy_unless_no_proxy_covers_the_registry],

@@ -31,8 +31,8 @@ pub struct Registry {
     dir: PathBuf,
     /// Over plain HTTP without auth ([`Registry::start_plain`]).
     plain: bool,
-    /// The token server of [`Registry::start_token`].
-    token_server: Option<Child>,
+    /// The token server of [`Registry::start_token`], and its realm.
+    token_server: Option<(Child, String)>,
 }
 
 /// How a test registry authenticates.
@@ -91,7 +91,7 @@ impl Registry {
             config.push_str(&format!(
                 "auth:\n  token:\n    realm: {realm}\n    service: {SERVICE}\n    issuer: {ISSUER}\n    rootcertbundle: {d}/token.crt\n"
             ));
-            server
+            (server, realm)
         });
         std::fs::write(dir.join("config.yml"), config).unwrap();
         let log = std::fs::File::create(dir.join("registry.log")).unwrap();
@@ -122,6 +122,24 @@ impl Registry {
         let mut all = args.to_vec();
         all.extend(["--ca-file", &ca, "--creds-env", "REGISTRY_AUTH"]);
         clinv(&all).env("REGISTRY_AUTH", &format!("{USER}:{PASSWORD}"))
+    }
+
+    /// A token for pull and push on `repository`, from the token server with the test's
+    /// credentials (as `docker login` or a CI job would get one).
+    pub fn token(&self, repository: &str) -> String {
+        let (_, realm) = self.token_server.as_ref().expect("a token registry");
+        let url = format!("{realm}?service={SERVICE}&scope=repository:{repository}:pull,push");
+        let out = Command::new("curl")
+            .args(["-sSf", "-u", &format!("{USER}:{PASSWORD}"), &url])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["token"].as_str().unwrap().to_string()
     }
 
     /// The token server's log: one line per request (path, service, scope, auth).
@@ -221,7 +239,7 @@ impl Drop for Registry {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        if let Some(t) = &mut self.token_server {
+        if let Some((t, _)) = &mut self.token_server {
             let _ = t.kill();
             let _ = t.wait();
         }
