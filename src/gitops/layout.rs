@@ -217,7 +217,9 @@ fn url_host(url: &str) -> Option<&str> {
 }
 
 /// The Flux manifests that sync `path`: a GitRepository (with [`FluxSource::Own`]) and a
-/// Kustomization.
+/// Kustomization. Its `retryInterval` is 1m: a first apply can fail while the API server
+/// does not serve the just-created CRD yet ("no matches for kind"), and without it Flux
+/// retries only after the 10m `interval`.
 pub fn flux(domain: &str, path: &str, source: &FluxSource<'_>) -> String {
     let name = object_name(domain);
     let (repository, source_name, source_namespace) = match source {
@@ -242,7 +244,7 @@ pub fn flux(domain: &str, path: &str, source: &FluxSource<'_>) -> String {
         ),
     };
     format!(
-        "{repository}apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: {}\n  prune: true\n  wait: true\n  sourceRef:\n    kind: GitRepository\n    name: {source_name}\n    namespace: {source_namespace}\n",
+        "{repository}apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 10m\n  retryInterval: 1m\n  path: {}\n  prune: true\n  wait: true\n  sourceRef:\n    kind: GitRepository\n    name: {source_name}\n    namespace: {source_namespace}\n",
         quote(&format!("./{path}"))
     )
 }
@@ -262,7 +264,8 @@ pub struct RegistryAccess {
 }
 
 /// The Flux manifests that sync an artifact pushed by `clinv push`: an `OCIRepository`
-/// following `tag` of `url` (`oci://host/repo`) and a Kustomization of its root.
+/// following `tag` of `url` (`oci://host/repo`) and a Kustomization of its root (with the
+/// `retryInterval` of [`flux`]).
 pub fn flux_oci(domain: &str, url: &str, tag: &str, access: RegistryAccess) -> String {
     let name = object_name(domain);
     let mut source = format!(
@@ -285,7 +288,7 @@ pub fn flux_oci(domain: &str, url: &str, tag: &str, access: RegistryAccess) -> S
         ));
     }
     format!(
-        "{source}---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: ./\n  prune: true\n  wait: true\n  sourceRef:\n    kind: OCIRepository\n    name: {name}\n    namespace: flux-system\n"
+        "{source}---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 10m\n  retryInterval: 1m\n  path: ./\n  prune: true\n  wait: true\n  sourceRef:\n    kind: OCIRepository\n    name: {name}\n    namespace: flux-system\n"
     )
 }
 
