@@ -332,17 +332,18 @@ impl Client {
         let response = self.send("PUT", &url, &headers, Some(manifest), "manifest")?;
         match response.status().as_u16() {
             201 | 200 => Ok(true),
-            _ => match self.refused("manifest", response) {
-                OciError::Refused { message, .. }
-                    if blob_unknown_is_answer
-                        && ["MANIFEST_BLOB_UNKNOWN ", "BLOB_UNKNOWN "]
-                            .iter()
-                            .any(|code| message.starts_with(code)) =>
-                {
+            _ => {
+                let (code, refused) = self.refusal("manifest", response);
+                let blob_unknown = matches!(
+                    code.as_deref(),
+                    Some("MANIFEST_BLOB_UNKNOWN" | "BLOB_UNKNOWN")
+                );
+                if blob_unknown && blob_unknown_is_answer {
                     Ok(false)
+                } else {
+                    Err(refused)
                 }
-                refused => Err(refused),
-            },
+            }
         }
     }
 
@@ -487,7 +488,16 @@ impl Client {
     }
 
     /// The registry's refusal, with its own error code and message when it gave them.
-    fn refused(&self, what: &str, mut response: http::Response<ureq::Body>) -> OciError {
+    fn refused(&self, what: &str, response: http::Response<ureq::Body>) -> OciError {
+        self.refusal(what, response).1
+    }
+
+    /// [`Client::refused`], and the registry's error code (`MANIFEST_BLOB_UNKNOWN`, …).
+    fn refusal(
+        &self,
+        what: &str,
+        mut response: http::Response<ureq::Body>,
+    ) -> (Option<String>, OciError) {
         let status = response.status().as_u16();
         let text = response
             .body_mut()
@@ -495,23 +505,20 @@ impl Client {
             .limit(MAX_ANSWER)
             .read_to_string()
             .unwrap_or_default();
-        let message = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .and_then(|v| {
-                let e = &v["errors"][0];
-                Some(format!(
-                    "{} {}",
-                    e["code"].as_str()?,
-                    e["message"].as_str()?
-                ))
-            })
-            .unwrap_or_else(|| text.lines().next().unwrap_or("").to_string());
-        OciError::Refused {
+        let doc = serde_json::from_str::<serde_json::Value>(&text).ok();
+        let first = doc.as_ref().map(|v| &v["errors"][0]);
+        let code = first.and_then(|e| e["code"].as_str()).map(str::to_string);
+        let message = match (&code, first.and_then(|e| e["message"].as_str())) {
+            (Some(code), Some(message)) => format!("{code} {message}"),
+            _ => text.lines().next().unwrap_or("").to_string(),
+        };
+        let refused = OciError::Refused {
             registry: self.reference.registry.clone(),
             what: what.to_string(),
             status,
             message: redact::detail(&message),
-        }
+        };
+        (code, refused)
     }
 }
 

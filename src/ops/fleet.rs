@@ -88,7 +88,7 @@ pub struct Matrix {
     /// Cells a version bound could not order (not SemVer), as `domain/addon=version`.
     pub unordered: Vec<String>,
     /// `--from store`: where each domain's newest snapshot went besides the cluster (the
-    /// registry and Git channels), for the domains it went somewhere.
+    /// registry and Git channels), for the domains of the matrix it went somewhere.
     pub delivered: BTreeMap<String, Channels>,
 }
 
@@ -551,6 +551,8 @@ impl Matrix {
             .map(|(new, &old)| (old, new))
             .collect();
         self.domains = used.iter().map(|&c| self.domains[c].clone()).collect();
+        let kept: std::collections::BTreeSet<&String> = self.domains.iter().collect();
+        self.delivered.retain(|d, _| kept.contains(d));
         for row in &mut self.rows {
             row.cells = std::mem::take(&mut row.cells)
                 .into_iter()

@@ -666,13 +666,20 @@ impl Channels {
     pub fn of<'a>(history: impl IntoIterator<Item = &'a StateRecord>) -> Channels {
         let mut channels = Channels::default();
         for st in history {
-            match st.state {
-                State::Pushed if st.pushed.is_some() => channels.pushed.clone_from(&st.pushed),
-                State::Committed => channels.committed = true,
-                _ => {}
-            }
+            channels.take(st, true);
         }
         channels
+    }
+
+    /// Takes one change: a push replaces the one known when it is `later`.
+    fn take(&mut self, st: &StateRecord, later: bool) {
+        match st.state {
+            State::Pushed if st.pushed.is_some() && (later || self.pushed.is_none()) => {
+                self.pushed.clone_from(&st.pushed);
+            }
+            State::Committed => self.committed = true,
+            _ => {}
+        }
     }
 }
 
@@ -681,8 +688,8 @@ impl Channels {
 #[derive(Default)]
 struct QueueScan {
     latest: std::collections::HashMap<SnapshotId, Fold>,
-    /// Each id's registry and Git changes seen so far, newest first.
-    channels: std::collections::HashMap<SnapshotId, Vec<StateRecord>>,
+    /// Each id's registry and Git channels from the lines seen so far.
+    channels: std::collections::HashMap<SnapshotId, Channels>,
     queue: Queue,
 }
 
@@ -702,7 +709,11 @@ impl QueueScan {
             }
             Record::State(st) if matches!(st.state, State::Pushed | State::Committed) => {
                 if self.queue.newest.is_none() {
-                    self.channels.entry(st.id.clone()).or_default().push(st);
+                    // Newest first: the first push seen is the latest.
+                    self.channels
+                        .entry(st.id.clone())
+                        .or_default()
+                        .take(&st, false);
                 }
                 None
             }
@@ -719,8 +730,7 @@ impl QueueScan {
         let state = seen.cluster();
         if self.queue.newest.is_none() {
             self.queue.pending = s.cluster && matches!(state, None | Some(State::Pending));
-            let changes = self.channels.remove(&s.id).unwrap_or_default();
-            self.queue.channels = Channels::of(changes.iter().rev());
+            self.queue.channels = self.channels.remove(&s.id).unwrap_or_default();
             self.channels.clear();
             self.queue.newest = Some(s);
             return (!self.queue.pending).then_some(());

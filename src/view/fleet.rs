@@ -46,7 +46,7 @@ pub(super) fn delivered(m: &Matrix, domain: &str, wide: bool) -> String {
 /// A store's matrix ends with where each domain's newest snapshot went (when one went
 /// anywhere); `wide` adds each addon's category and the full references.
 fn grid(m: &Matrix, by_domain: bool, wide: bool) -> Vec<Vec<String>> {
-    let channels = m.domains.iter().any(|d| m.delivered.contains_key(d));
+    let channels = !m.delivered.is_empty();
     let mut grid = Vec::new();
     if by_domain {
         let mut header = vec!["DOMAIN".to_string()];
@@ -193,7 +193,6 @@ pub fn json(m: &Matrix) -> crate::error::Result<String> {
         delivered: m
             .delivered
             .iter()
-            .filter(|(d, _)| m.domains.contains(d))
             .map(|(d, c)| {
                 let doc = DeliveredDoc {
                     pushed: c.pushed.as_deref(),

@@ -129,16 +129,13 @@ impl Registry {
     pub fn token(&self, repository: &str) -> String {
         let (_, realm) = self.token_server.as_ref().expect("a token registry");
         let url = format!("{realm}?service={SERVICE}&scope=repository:{repository}:pull,push");
-        let out = Command::new("curl")
-            .args(["-sSf", "-u", &format!("{USER}:{PASSWORD}"), &url])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let out = succeeded(Command::new("curl").args([
+            "-sSf",
+            "-u",
+            &format!("{USER}:{PASSWORD}"),
+            &url,
+        ]));
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
         doc["token"].as_str().unwrap().to_string()
     }
 
