@@ -8,8 +8,8 @@
 //!
 //! A child module of `gitops` (its fixture is private there).
 
-use super::{Fx, git, log};
-use crate::support::write;
+use crate::gitops::{Fx, log};
+use crate::support::{git, write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -5,13 +5,10 @@ use crate::support::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[path = "git_ssh.rs"]
-pub mod git_ssh;
-
 /// A project copy, its store, a bare remote and a clone (`work`) with an identity; shared
 /// with `commit_many`.
 pub struct Fx {
-    dir: tempfile::TempDir,
+    pub dir: tempfile::TempDir,
 }
 
 impl Fx {
@@ -98,7 +95,7 @@ impl Fx {
         .run()
     }
 
-    fn set_chart_version(&self, addon: &str, version: &str) {
+    pub fn set_chart_version(&self, addon: &str, version: &str) {
         set_chart_version(&self.root(), addon, version);
     }
 }
@@ -115,7 +112,7 @@ fn copy_dir_into(from: &Path, to: &Path) {
     }
 }
 
-fn log(repo: &Path) -> Vec<String> {
+pub fn log(repo: &Path) -> Vec<String> {
     let has_main = Command::new("git")
         .arg("-C")
         .arg(repo)

@@ -1,6 +1,6 @@
 //! CLI tests: the real binary on the bundled example and small fixtures.
 //!
-//! `harness = false`: the runner is `tests/common/harness.rs` (libtest-mimic), so a case whose
+//! `harness = false`: the runner is `tests/kit/src/harness.rs` (libtest-mimic), so a case whose
 //! prerequisite (Chromium, root, a tmpfs) is absent is reported as ignored, and fails
 //! under `CI=true`.
 
@@ -12,11 +12,10 @@
 )]
 
 #[macro_use]
-#[path = "../common/mod.rs"]
-mod common;
+extern crate clinv_testkit;
 #[cfg(feature = "gitops")]
-use common::{git_server, registry};
-use common::{harness, https, loopback_proxy, support};
+use clinv_testkit::{git_server, registry};
+use clinv_testkit::{harness, https, loopback_proxy, support};
 
 mod addons;
 mod agent;
@@ -30,6 +29,8 @@ mod diff;
 mod fleet;
 #[cfg(feature = "gitops")]
 mod git_https;
+#[cfg(feature = "gitops")]
+mod git_ssh;
 #[cfg(feature = "gitops")]
 mod gitops;
 mod history;
@@ -96,33 +97,36 @@ fn main() -> std::process::ExitCode {
     #[cfg(feature = "gitops")]
     cases.push(oci_clients::tests());
     #[cfg(feature = "gitops")]
-    cases.push(gitops::git_ssh::tests());
-    harness::run(cases.into_iter().flatten().collect(), |need| match need {
-        harness::Need::Chromium => browser::present(),
-        harness::Need::Bash => completion::bash(),
-        harness::Need::GnuTime => support::gnu_time(),
-        harness::Need::Root => hostile::root(),
-        harness::Need::Tmpfs => hostile::tmpfs(),
-        harness::Need::NoServiceAccount => agent::outside_a_pod(),
-        harness::Need::Tinyproxy => loopback_proxy::present().map_err(str::to_string),
-        #[cfg(feature = "gitops")]
-        harness::Need::GitHttps => git_server::present(),
-        #[cfg(feature = "gitops")]
-        harness::Need::GitHttpsAndTinyproxy => {
-            git_server::present().and_then(|()| loopback_proxy::present().map_err(str::to_string))
-        }
-        #[cfg(feature = "gitops")]
-        harness::Need::Sshd => gitops::git_ssh::present(),
-        #[cfg(feature = "gitops")]
-        harness::Need::Registry => registry::present(),
-        #[cfg(feature = "gitops")]
-        harness::Need::RegistryAndTinyproxy => {
-            registry::present().and_then(|()| loopback_proxy::present().map_err(str::to_string))
-        }
-        #[cfg(feature = "gitops")]
-        harness::Need::RegistryAndOciTools => {
-            registry::present().and_then(|()| oci_clients::present())
-        }
-        other => unreachable!("no cli test needs {other:?}"),
-    })
+    cases.push(git_ssh::tests());
+    harness::run(
+        env!("CARGO_BIN_EXE_clinv"),
+        cases.into_iter().flatten().collect(),
+        |need| match need {
+            harness::Need::Chromium => browser::present(),
+            harness::Need::Bash => completion::bash(),
+            harness::Need::GnuTime => support::gnu_time(),
+            harness::Need::Root => hostile::root(),
+            harness::Need::Tmpfs => hostile::tmpfs(),
+            harness::Need::NoServiceAccount => agent::outside_a_pod(),
+            harness::Need::Tinyproxy => loopback_proxy::present().map_err(str::to_string),
+            #[cfg(feature = "gitops")]
+            harness::Need::GitHttps => git_server::present(),
+            #[cfg(feature = "gitops")]
+            harness::Need::GitHttpsAndTinyproxy => git_server::present()
+                .and_then(|()| loopback_proxy::present().map_err(str::to_string)),
+            #[cfg(feature = "gitops")]
+            harness::Need::Sshd => git_ssh::present(),
+            #[cfg(feature = "gitops")]
+            harness::Need::Registry => registry::present(),
+            #[cfg(feature = "gitops")]
+            harness::Need::RegistryAndTinyproxy => {
+                registry::present().and_then(|()| loopback_proxy::present().map_err(str::to_string))
+            }
+            #[cfg(feature = "gitops")]
+            harness::Need::RegistryAndOciTools => {
+                registry::present().and_then(|()| oci_clients::present())
+            }
+            other => unreachable!("no cli test needs {other:?}"),
+        },
+    )
 }

@@ -1,6 +1,6 @@
 //! Tests against a real kube-apiserver + etcd (`scripts/control-plane up`; `scripts/test`
 //! starts it). Without one they fail under `CI=true` and are reported as ignored
-//! elsewhere (`harness = false`: see `tests/common/harness.rs`).
+//! elsewhere (`harness = false`: see `tests/kit/src/harness.rs`).
 //!
 //! They share one cluster and its singleton object, so each takes the lock in [`plane`].
 
@@ -12,12 +12,10 @@
 )]
 
 #[macro_use]
-#[path = "../common/mod.rs"]
-mod common;
-// The HTTPS git server and the registry the Flux and Argo CD tests push to.
+extern crate clinv_testkit;
 #[cfg(feature = "gitops")]
-use common::{git_server, https, registry};
-use common::{harness, loopback_proxy, support};
+use clinv_testkit::{git_server, registry};
+use clinv_testkit::{harness, loopback_proxy, support};
 
 mod agent;
 #[cfg(feature = "gitops")]
@@ -74,28 +72,32 @@ fn main() -> std::process::ExitCode {
         store_v2::tests(),
         tinyproxy::tests(),
     ];
-    harness::run(cases.into_iter().flatten().collect(), |need| match need {
-        harness::Need::Plane => kubeconfig().map(|_| ()),
-        harness::Need::PlaneAndTinyproxy => {
-            kubeconfig().and_then(|_| loopback_proxy::present().map_err(|why| why.to_string()))
-        }
-        harness::Need::PlaneAndFluxApply => {
-            kubeconfig().and_then(|_| flux_engine::flux_apply().map(|_| ()))
-        }
-        #[cfg(feature = "gitops")]
-        harness::Need::PlaneAndFluxControllers => {
-            kubeconfig().and_then(|_| flux_controllers::present())
-        }
-        #[cfg(feature = "gitops")]
-        harness::Need::PlaneAndArgoCd => kubeconfig().and_then(|_| argocd::present()),
-        harness::Need::PlaneAndMountNamespace => {
-            kubeconfig().and_then(|_| incluster::mount_namespace())
-        }
-        harness::Need::PlaneMountNamespaceAndTinyproxy => kubeconfig()
-            .and_then(|_| incluster::mount_namespace())
-            .and_then(|_| loopback_proxy::present().map_err(|why| why.to_string())),
-        other => unreachable!("no cluster test needs {other:?}"),
-    })
+    harness::run(
+        env!("CARGO_BIN_EXE_clinv"),
+        cases.into_iter().flatten().collect(),
+        |need| match need {
+            harness::Need::Plane => kubeconfig().map(|_| ()),
+            harness::Need::PlaneAndTinyproxy => {
+                kubeconfig().and_then(|_| loopback_proxy::present().map_err(|why| why.to_string()))
+            }
+            harness::Need::PlaneAndFluxApply => {
+                kubeconfig().and_then(|_| flux_engine::flux_apply().map(|_| ()))
+            }
+            #[cfg(feature = "gitops")]
+            harness::Need::PlaneAndFluxControllers => {
+                kubeconfig().and_then(|_| flux_controllers::present())
+            }
+            #[cfg(feature = "gitops")]
+            harness::Need::PlaneAndArgoCd => kubeconfig().and_then(|_| argocd::present()),
+            harness::Need::PlaneAndMountNamespace => {
+                kubeconfig().and_then(|_| incluster::mount_namespace())
+            }
+            harness::Need::PlaneMountNamespaceAndTinyproxy => kubeconfig()
+                .and_then(|_| incluster::mount_namespace())
+                .and_then(|_| loopback_proxy::present().map_err(|why| why.to_string())),
+            other => unreachable!("no cluster test needs {other:?}"),
+        },
+    )
 }
 
 /// The admin kubeconfig of the running plane, or why there is none.

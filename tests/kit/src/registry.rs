@@ -260,7 +260,7 @@ fn token_server(dir: &Path) -> (Child, String) {
             .arg(dir.join("token.crt")),
     );
     let port = free_port();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oci/token_server.py");
+    let script = crate::support::fixture("oci/token_server.py");
     let child = Command::new("python3")
         .arg(script)
         .arg(port.to_string())

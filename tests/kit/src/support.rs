@@ -8,8 +8,10 @@ use std::time::{Duration, Instant};
 
 pub const EPOCH: &str = "1700000000";
 
+/// The repository root (this crate lives at `tests/kit/`).
 pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let kit = Path::new(env!("CARGO_MANIFEST_DIR"));
+    kit.ancestors().nth(2).unwrap_or(kit).to_path_buf()
 }
 
 pub fn example() -> PathBuf {
@@ -175,7 +177,7 @@ pub fn rendered(root: &Path, domain: &str) -> serde_json::Value {
 }
 
 pub fn clinv(args: &[&str]) -> Clinv {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_clinv"));
+    let mut cmd = Command::new(crate::harness::clinv_bin());
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", "/nonexistent")
@@ -463,7 +465,6 @@ pub fn set_version(root: &Path, version: &str) {
 }
 
 /// No test secret (every one holds `FAKESECRET`) in what a run printed.
-#[cfg(feature = "gitops")]
 pub fn no_secret(run: &Run) {
     assert!(
         !run.stdout.contains("FAKESECRET") && !run.stderr.contains("FAKESECRET"),

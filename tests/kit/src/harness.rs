@@ -10,10 +10,10 @@
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 /// What a case needs besides the built binary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-#[allow(dead_code)] // each binary uses some of them
 pub enum Need {
     /// Nothing: the case always runs.
     Nothing,
@@ -92,6 +92,7 @@ impl Case {
 ///     Chromium: [a_case_that_renders],
 /// }
 /// ```
+#[macro_export]
 macro_rules! trials {
     ($($need:ident: [$($case:ident),* $(,)?]),* $(,)?) => {
         /// This module's test cases, for the runner.
@@ -119,10 +120,24 @@ pub fn runs(program: &str, arg: &str) -> bool {
         .is_ok()
 }
 
-/// Runs `cases` with the command line's arguments. `probe` says whether a prerequisite
-/// is present (`Err` says why not); it is called once per prerequisite that a selected
-/// case needs.
-pub fn run(mut cases: Vec<Case>, probe: impl Fn(Need) -> Result<(), String>) -> ExitCode {
+/// The `clinv` binary under test, as [`run`] was given it.
+static BIN: OnceLock<&'static str> = OnceLock::new();
+
+/// The `clinv` binary under test: `env!("CARGO_BIN_EXE_clinv")` of the test binary that
+/// called [`run`] (cargo sets it for the package's own tests, not for this crate).
+pub fn clinv_bin() -> &'static str {
+    BIN.get().expect("harness::run was given the clinv binary")
+}
+
+/// Runs `cases` against the `clinv` binary at `bin` with the command line's arguments.
+/// `probe` says whether a prerequisite is present (`Err` says why not); it is called
+/// once per prerequisite that a selected case needs.
+pub fn run(
+    bin: &'static str,
+    mut cases: Vec<Case>,
+    probe: impl Fn(Need) -> Result<(), String>,
+) -> ExitCode {
+    BIN.set(bin).expect("harness::run runs once");
     let args = Arguments::from_args();
     let ci = std::env::var("CI").as_deref() == Ok("true");
     cases.sort_by(|a, b| a.name.cmp(&b.name));
@@ -181,7 +196,6 @@ pub fn run(mut cases: Vec<Case>, probe: impl Fn(Need) -> Result<(), String>) -> 
 /// The folder of tools a script built and `scripts/test` exported in `var`, when it holds
 /// every one of `files`; else why not (the reason an ignored test gives), naming `what`
 /// and the `script` that builds it. (The agent-only build has none of those tests.)
-#[cfg_attr(not(feature = "gitops"), allow(dead_code))]
 pub fn built_tools(
     what: &str,
     var: &str,
