@@ -4,13 +4,6 @@
 //! support, …}`), so that `crate::support`, `crate::harness` and the rest read the same in
 //! both, and hands the runner its `clinv` binary ([`harness::run`]).
 
-#![allow(
-    clippy::disallowed_methods,
-    clippy::disallowed_types,
-    clippy::print_stdout,
-    clippy::print_stderr
-)]
-
 #[macro_use]
 pub mod harness;
 pub mod git_server;
