@@ -226,16 +226,7 @@ fn fetch(url: &str, opts: &Options) -> Result<Vec<u8>> {
 
 /// A transport error as one line: the innermost cause carries the useful part.
 fn describe(err: &ureq::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(err);
-    while let Some(s) = source {
-        let next = s.to_string();
-        if !text.contains(&next) {
-            text = format!("{text}: {next}");
-        }
-        source = s.source();
-    }
-    text
+    crate::error::chain_once(err)
 }
 
 /// The certificates of a PEM file.

@@ -377,6 +377,21 @@ pub fn chain(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// A foreign error (a transport's) and those of its causes its text does not already
+/// hold, `: `-separated: the innermost cause often carries the useful part.
+pub fn chain_once(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let next = e.to_string();
+        if !text.contains(&next) {
+            text = format!("{text}: {next}");
+        }
+        cause = e.source();
+    }
+    text
+}
+
 /// The first line of [`chain`]: an error in one table cell (`replay --all`, `drift -A`,
 /// `status -A`).
 pub fn headline(error: &dyn std::error::Error) -> String {

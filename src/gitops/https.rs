@@ -1016,16 +1016,7 @@ fn credential(
 
 /// A transport failure as one line, with what to do for an untrusted certificate.
 fn transport_error(err: &ureq::Error, shown: &str, settings: &Settings) -> String {
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(err);
-    while let Some(s) = source {
-        let next = s.to_string();
-        if !text.contains(&next) {
-            text = format!("{text}: {next}");
-        }
-        source = s.source();
-    }
-    let text = redact::detail(&text);
+    let text = redact::detail(&crate::error::chain_once(err));
     if text.contains("invalid peer certificate") || text.contains("UnknownIssuer") {
         let hint = match &settings.custom_ca {
             Some(from) => format!(

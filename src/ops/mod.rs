@@ -33,6 +33,24 @@ pub struct Reported<T> {
     pub result: crate::error::Result<T>,
 }
 
+impl<T> Reported<T> {
+    /// Runs `flow`, keeping the notices it gave whether or not it failed.
+    pub fn gather(
+        flow: impl FnOnce(&mut Vec<crate::util::notice::Notice>) -> crate::error::Result<T>,
+    ) -> Self {
+        let mut notices = Vec::new();
+        let result = flow(&mut notices);
+        Reported { notices, result }
+    }
+}
+
+/// What a channel (Git, a registry) did for one domain.
+pub enum Delivered<T> {
+    /// A deploy domain: it has no inventory of its own, nothing was delivered.
+    DeployDomain { cluster_ref: Option<String> },
+    Done(T),
+}
+
 /// The domain a flow works on: its project, its snapshots, and how to reach its cluster.
 pub struct Scope<'a> {
     pub project: &'a Project,

@@ -29,13 +29,7 @@ pub struct Options<'a> {
 }
 
 /// What a push did.
-pub enum Done {
-    /// A deploy domain: it has no inventory of its own, nothing was pushed.
-    DeployDomain {
-        cluster_ref: Option<String>,
-    },
-    Pushed(Box<Push>),
-}
+pub type Done = crate::ops::Delivered<Box<Push>>;
 
 /// A pushed snapshot.
 pub struct Push {
@@ -57,12 +51,10 @@ pub type Report = crate::ops::Reported<Done>;
 /// Chooses the snapshot (`--snapshot`, else the project's render, recorded), packs its
 /// folder and pushes it.
 pub fn run(store: &DomainStore, source: &Source<'_>, opts: &Options<'_>) -> Report {
-    let mut notices = Vec::new();
-    let result = run_with(store, source, opts, &mut notices);
-    Report { notices, result }
+    Report::gather(|notices| push(store, source, opts, notices))
 }
 
-fn run_with(
+fn push(
     store: &DomainStore,
     source: &Source<'_>,
     opts: &Options<'_>,
@@ -99,7 +91,7 @@ fn run_with(
         ..StateRecord::new(&snapshot.id, &now_millis(), State::Pushed)
     };
     let not_recorded = store.set_states(&[change]).err();
-    Ok(Done::Pushed(Box::new(Push {
+    Ok(Done::Done(Box::new(Push {
         snapshot,
         origin,
         reference: opts.target.clone(),

@@ -1180,6 +1180,18 @@ pub fn pending_before<'a>(journal: &'a Journal, id: &str) -> Vec<&'a Snapshot> {
     journal.pending_before(id)
 }
 
+/// A small inventory of domain `d` rendered at second `n % 60`: what the store's tests
+/// (and its views') record.
+#[cfg(test)]
+pub(crate) fn sample_inventory(n: u32) -> ClusterInventory {
+    let text = format!(
+        r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster","labels":{{"lok8s.dev/domain":"d"}}}},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"{}","renderedAt":"2026-01-01T00:00:{:02}Z","addons":[]}}}}"#,
+        "a".repeat(64),
+        n % 60
+    );
+    serde_json::from_str(&text).expect("a valid inventory")
+}
+
 #[cfg(test)]
 mod tests {
     use super::gc::doomed;
@@ -1190,14 +1202,7 @@ mod tests {
     /// The active segment of a store written from scratch.
     const SEGMENT: &str = "d/segments/1/000001.log";
 
-    fn cr(n: u32) -> ClusterInventory {
-        let text = format!(
-            r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster","labels":{{"lok8s.dev/domain":"d"}}}},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"{}","renderedAt":"2026-01-01T00:00:{:02}Z","addons":[]}}}}"#,
-            "a".repeat(64),
-            n % 60
-        );
-        serde_json::from_str(&text).unwrap()
-    }
+    use super::sample_inventory as cr;
 
     fn state(id: &str, s: State) -> StateRecord {
         StateRecord::new(id, &now_millis(), s)

@@ -297,17 +297,8 @@ pub fn snapshot_header(snap: &crate::store::Snapshot) -> String {
 mod tests {
     use super::*;
     use crate::delivery::{Reason, Target};
-    use crate::inventory::ClusterInventory;
-    use crate::store::{State, StateRecord, Store};
+    use crate::store::{State, StateRecord, Store, sample_inventory as cr};
 
-    fn cr(n: u32) -> ClusterInventory {
-        let text = format!(
-            r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster","labels":{{"lok8s.dev/domain":"d"}}}},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"{}","renderedAt":"2026-01-01T00:00:{:02}Z","addons":[]}}}}"#,
-            "a".repeat(64),
-            n % 60
-        );
-        serde_json::from_str(&text).unwrap()
-    }
 
     /// The streamed table of compact listings is byte for byte the table of snapshots:
     /// every state, reasons, targets (wide and control characters), two domains,

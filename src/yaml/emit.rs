@@ -172,6 +172,19 @@ impl Emitter {
         }
     }
 
+    /// A line break inside a scalar's text: the next line starts at the indentation.
+    fn text_break(&mut self, c: char) {
+        self.write_break(c);
+        self.indention = true;
+    }
+
+    /// The indentation before a scalar's text goes on, after line `breaks`.
+    fn resume(&mut self, breaks: bool) {
+        if breaks {
+            self.write_indent();
+        }
+    }
+
     fn write_indent(&mut self) {
         let indent = usize::try_from(self.indent.max(0)).unwrap_or(0);
         if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
@@ -216,13 +229,10 @@ impl Emitter {
                 if !breaks && c == '\n' {
                     self.put_break();
                 }
-                self.write_break(c);
-                self.indention = true;
+                self.text_break(c);
                 breaks = true;
             } else {
-                if breaks {
-                    self.write_indent();
-                }
+                self.resume(breaks);
                 if c == '\'' {
                     self.put('\'');
                 }
@@ -303,13 +313,10 @@ impl Emitter {
         let mut breaks = true;
         for c in text.chars() {
             if is_break(c) {
-                self.write_break(c);
-                self.indention = true;
+                self.text_break(c);
                 breaks = true;
             } else {
-                if breaks {
-                    self.write_indent();
-                }
+                self.resume(breaks);
                 self.put(c);
                 self.indention = false;
                 breaks = false;

@@ -665,24 +665,11 @@ pub fn resolve_plain(s: &str) -> Tag {
 /// Go's `strconv.ParseInt(s, 0, 64)` / `ParseUint` acceptance: sign, then `0x`, `0o`,
 /// `0b`, a leading-`0` octal, or decimal digits, within 64 bits.
 fn go_parse_int(s: &str) -> bool {
-    let (neg, body) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let lower = body.to_ascii_lowercase();
-    let (radix, digits) = int_radix(&lower);
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return false;
-    }
-    match u64::from_str_radix(digits, radix) {
-        Ok(v) if neg => v <= (i64::MAX as u64) + 1,
-        Ok(_) => true,
-        Err(_) => false,
-    }
+    go_int(s).is_some()
 }
 
-/// The value of an integer yaml.v3 resolved (`0x`, `0o`, `0b`, a leading-`0` octal, decimal).
+/// The value of an integer as yaml.v3 resolves it (`0x`, `0o`, `0b`, a leading-`0`
+/// octal, decimal; a sign first), when it is one within 64 bits.
 fn go_int(s: &str) -> Option<serde_json::Number> {
     let (neg, body) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
@@ -691,6 +678,10 @@ fn go_int(s: &str) -> Option<serde_json::Number> {
     };
     let lower = body.to_ascii_lowercase();
     let (radix, digits) = int_radix(&lower);
+    // from_str_radix would take a second sign.
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
     let magnitude = u64::from_str_radix(digits, radix).ok()?;
     if !neg {
         return Some(magnitude.into());

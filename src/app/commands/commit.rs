@@ -10,7 +10,7 @@ use crate::domain::Domain;
 use crate::error::{Error, exit};
 use crate::gitops::layout::Destination;
 use crate::gitops::{self, Committed};
-use crate::ops::commit::{self as ops, Done, Manifest, Options, Print};
+use crate::ops::commit::{self as ops, Manifest, Options, Print};
 use std::time::Duration;
 
 pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
@@ -48,14 +48,9 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
         return Err(nothing_to_render(settings));
     };
     let report = ops::run(&opened.store.domain(&domain), &source, &opts);
-    super::print_notices(settings, &report.notices);
-    match report.result? {
-        Done::DeployDomain { cluster_ref } => {
-            super::deploy_domain_note(settings, &domain, cluster_ref.as_deref());
-            Ok(exit::OK)
-        }
-        Done::Committed(done) => committed(settings, *done, &opts),
-    }
+    super::delivered(settings, &domain, report, |done| {
+        committed(settings, *done, &opts)
+    })
 }
 
 fn options<'a>(args: &'a CommitArgs, path: &'a str) -> Options<'a> {

@@ -278,6 +278,23 @@ fn report_warnings(settings: &Settings, warnings: &[Warning]) -> Result<()> {
 }
 
 /// Says that a deploy domain has no inventory of its own.
+/// A delivery's notices, then its end: the deploy domain's note, or what `done` prints.
+fn delivered<T>(
+    settings: &Settings,
+    domain: &str,
+    report: crate::ops::Reported<crate::ops::Delivered<T>>,
+    done: impl FnOnce(T) -> crate::app::Result<i32>,
+) -> crate::app::Result<i32> {
+    print_notices(settings, &report.notices);
+    match report.result? {
+        crate::ops::Delivered::DeployDomain { cluster_ref } => {
+            deploy_domain_note(settings, domain, cluster_ref.as_deref());
+            Ok(crate::error::exit::OK)
+        }
+        crate::ops::Delivered::Done(t) => done(t),
+    }
+}
+
 fn deploy_domain_note(settings: &Settings, domain: &str, cluster_ref: Option<&str>) {
     settings.printer.info(
         &crate::error::DomainError::DeployOnly {

@@ -6,7 +6,7 @@ use crate::app::cli::{LayerMediaType, PushArgs, PushFormat};
 use crate::app::settings::Settings;
 use crate::error::{ArgumentError, exit};
 use crate::oci::{self, LayerType};
-use crate::ops::push::{self as ops, Done, Options};
+use crate::ops::push::{self as ops, Options};
 
 pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
     let target = oci::parse_tag(&args.target)?;
@@ -43,14 +43,9 @@ pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
         project_root: opened.project.as_ref().map(|p| p.root()),
     };
     let report = ops::run(&opened.store.domain(&domain), &source, &opts);
-    super::print_notices(settings, &report.notices);
-    match report.result? {
-        Done::DeployDomain { cluster_ref } => {
-            super::deploy_domain_note(settings, &domain, cluster_ref.as_deref());
-            Ok(exit::OK)
-        }
-        Done::Pushed(push) => pushed(settings, &push, args.output.unwrap_or_default()),
-    }
+    super::delivered(settings, &domain, report, |push| {
+        pushed(settings, &push, args.output.unwrap_or_default())
+    })
 }
 
 fn pushed(settings: &Settings, push: &ops::Push, format: PushFormat) -> Result<i32> {

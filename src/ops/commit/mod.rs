@@ -423,13 +423,7 @@ impl Origin {
 }
 
 /// How `clinv commit` ended.
-pub enum Done {
-    /// A deploy domain: it has no inventory of its own, nothing was committed.
-    DeployDomain {
-        cluster_ref: Option<String>,
-    },
-    Committed(Box<Commit>),
-}
+pub type Done = crate::ops::Delivered<Box<Commit>>;
 
 /// What was committed, from where, and how it went.
 pub struct Commit {
@@ -447,9 +441,28 @@ pub type Report = crate::ops::Reported<Done>;
 /// inventory is recorded in the store before the repository is opened (folded into the
 /// newest snapshot when that holds it already); nothing is committed when it cannot be.
 pub fn run(store: &DomainStore, source: &Source<'_>, opts: &Options<'_>) -> Report {
-    let mut notices = Vec::new();
-    let result = run_with(store, source, opts, &mut notices);
-    Report { notices, result }
+    Report::gather(|notices| {
+        let (snapshot, inventory, origin) = match chosen(store, source, notices)? {
+            Chosen::Snapshot(chosen) => *chosen,
+            Chosen::DeployDomain { cluster_ref } => return Ok(Done::DeployDomain { cluster_ref }),
+        };
+        let outcome = commit(store, &snapshot, &inventory, origin, opts, notices)?;
+        let older = match &outcome.committed {
+            Committed::Older { branch_rendered_at } => Some(older_message(
+                store,
+                &outcome.branch,
+                &snapshot,
+                branch_rendered_at,
+            )),
+            _ => None,
+        };
+        Ok(Done::Done(Box::new(Commit {
+            snapshot,
+            origin,
+            outcome,
+            older,
+        })))
+    })
 }
 
 /// What a channel (Git, a registry) delivers.
@@ -509,34 +522,6 @@ pub fn folder(
         cr: cr_yaml(inventory)?,
         kustomization: gitops::kustomization(),
     })
-}
-
-fn run_with(
-    store: &DomainStore,
-    source: &Source<'_>,
-    opts: &Options<'_>,
-    notices: &mut Vec<Notice>,
-) -> Result<Done> {
-    let (snapshot, inventory, origin) = match chosen(store, source, notices)? {
-        Chosen::Snapshot(chosen) => *chosen,
-        Chosen::DeployDomain { cluster_ref } => return Ok(Done::DeployDomain { cluster_ref }),
-    };
-    let outcome = commit(store, &snapshot, &inventory, origin, opts, notices)?;
-    let older = match &outcome.committed {
-        Committed::Older { branch_rendered_at } => Some(older_message(
-            store,
-            &outcome.branch,
-            &snapshot,
-            branch_rendered_at,
-        )),
-        _ => None,
-    };
-    Ok(Done::Committed(Box::new(Commit {
-        snapshot,
-        origin,
-        outcome,
-        older,
-    })))
 }
 
 /// The stored snapshot `reference` names, with its inventory.

@@ -66,14 +66,8 @@ pub fn diff(report: &Report, color: bool) -> String {
     if !report.changes.is_empty() {
         out.push('\n');
     }
-    let mut summary = count_phrase(report.changes.len(), &report.summary.parts());
-    if let Some(ignored) = ignored_phrase(&report.ignored) {
-        summary.push_str("; ");
-        summary.push_str(&ignored);
-    }
-    out.push_str(&paint.wrap("1", &summary));
-    out.push('\n');
-    out
+    let summary = count_phrase(report.changes.len(), &report.summary.parts());
+    summary_line(out, report, summary, paint)
 }
 
 /// The header of `clinv diff`'s text, as `diff --git` names its sides: each reference
@@ -144,7 +138,12 @@ pub fn stat(report: &Report, color: bool) -> String {
     if !addons.is_empty() {
         out.push('\n');
     }
-    let mut summary = stat_summary(report, &addons, &others);
+    let summary = stat_summary(report, &addons, &others);
+    summary_line(out, report, summary, paint)
+}
+
+/// `out` and its last line: `summary`, with the ignored paths, in bold.
+fn summary_line(mut out: String, report: &Report, mut summary: String, paint: Paint) -> String {
     if let Some(ignored) = ignored_phrase(&report.ignored) {
         summary.push_str("; ");
         summary.push_str(&ignored);
