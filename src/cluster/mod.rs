@@ -1113,22 +1113,14 @@ mod tests {
         let f = classify(409, &body, Step::Crd);
         assert_eq!(f.reason, Reason::Conflict);
         assert!(f.detail.contains("conflict with \"other\""));
-        assert_eq!(
-            classify(401, &Value::Null, Step::Probe).reason,
-            Reason::Unauthorized
-        );
-        assert_eq!(
-            classify(403, &Value::Null, Step::Probe).reason,
-            Reason::Forbidden
-        );
-        assert_eq!(
-            classify(503, &Value::Null, Step::Probe).reason,
-            Reason::ServerError
-        );
-        assert_eq!(
-            classify(422, &Value::Null, Step::Cr).reason,
-            Reason::Rejected
-        );
+        for (code, step, reason) in [
+            (401, Step::Probe, Reason::Unauthorized),
+            (403, Step::Probe, Reason::Forbidden),
+            (503, Step::Probe, Reason::ServerError),
+            (422, Step::Cr, Reason::Rejected),
+        ] {
+            assert_eq!(classify(code, &Value::Null, step).reason, reason, "{code}");
+        }
         assert!(classify(404, &Value::Null, Step::Cr).not_found());
     }
 

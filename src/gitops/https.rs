@@ -216,29 +216,39 @@ pub fn clone_access(config: Option<&git2::Config>, url: &str, token_env: bool) -
 /// Whether git's configuration gives `url` a credential helper or user name
 /// (`credential.<key>`, or `credential.<url>.<key>` for a matching URL).
 fn credential_helper(config: &git2::Config, url: &str) -> bool {
-    let Ok(mut iter) = config.entries(Some("^credential\\.")) else {
-        return false;
+    let mut found = false;
+    for_each_setting(config, "credential", |sub, key, value| {
+        found |= (key == "helper" || key == "username")
+            && !value.is_empty()
+            && sub.is_none_or(|pattern| url_matches(pattern, url));
+    });
+    found
+}
+
+/// Each `<section>.<key>` and `<section>.<url>.<key>` setting of git's configuration, in
+/// configuration order, as (`<url>`, the key in lower case, the value).
+fn for_each_setting(
+    config: &git2::Config,
+    section: &str,
+    mut each: impl FnMut(Option<&str>, &str, &str),
+) {
+    let Ok(mut iter) = config.entries(Some(&format!("^{section}\\."))) else {
+        return;
     };
+    let prefix = format!("{section}.");
     while let Some(Ok(entry)) = iter.next() {
         let (Ok(name), Ok(value)) = (entry.name(), entry.value()) else {
             continue;
         };
-        let Some(rest) = name.strip_prefix("credential.") else {
+        let Some(rest) = name.strip_prefix(&prefix) else {
             continue;
         };
         let (sub, key) = match rest.rsplit_once('.') {
             Some((sub, key)) => (Some(sub), key),
             None => (None, rest),
         };
-        let key = key.to_ascii_lowercase();
-        if (key == "helper" || key == "username")
-            && !value.is_empty()
-            && sub.is_none_or(|pattern| url_matches(pattern, url))
-        {
-            return true;
-        }
+        each(sub, &key.to_ascii_lowercase(), value);
     }
-    false
 }
 
 /// The TLS configuration git's settings ask for (its environment first): the CA file and
@@ -402,27 +412,14 @@ struct HttpConfig {
 impl HttpConfig {
     fn read(config: &git2::Config, url: &str) -> HttpConfig {
         let mut entries = Vec::new();
-        let Ok(mut iter) = config.entries(Some("^http\\.")) else {
-            return HttpConfig { entries };
-        };
-        while let Some(Ok(entry)) = iter.next() {
-            let (Ok(name), Ok(value)) = (entry.name(), entry.value()) else {
-                continue;
-            };
-            let Some(rest) = name.strip_prefix("http.") else {
-                continue;
-            };
-            let (sub, key) = match rest.rsplit_once('.') {
-                Some((sub, key)) => (Some(sub), key),
-                None => (None, rest),
-            };
+        for_each_setting(config, "http", |sub, key, value| {
             let specificity = match sub {
                 None => 0,
                 Some(pattern) if url_matches(pattern, url) => pattern.len(),
-                Some(_) => continue,
+                Some(_) => return,
             };
-            entries.push((key.to_ascii_lowercase(), specificity, value.to_string()));
-        }
+            entries.push((key.to_string(), specificity, value.to_string()));
+        });
         HttpConfig { entries }
     }
 

@@ -47,7 +47,9 @@ impl<T> Reported<T> {
 /// What a channel (Git, a registry) did for one domain.
 pub enum Delivered<T> {
     /// A deploy domain: it has no inventory of its own, nothing was delivered.
-    DeployDomain { cluster_ref: Option<String> },
+    DeployDomain {
+        cluster_ref: Option<String>,
+    },
     Done(T),
 }
 

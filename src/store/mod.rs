@@ -1204,6 +1204,23 @@ mod tests {
 
     use super::sample_inventory as cr;
 
+    /// An empty store in a temporary folder, and its domain `d`.
+    fn fresh() -> (tempfile::TempDir, DomainStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        (dir, store)
+    }
+
+    /// One snapshot, read back after `changes`, one append each.
+    fn after(changes: &[State]) -> Snapshot {
+        let (_dir, store) = fresh();
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        for &change in changes {
+            store.set_states(&[state(&a.id, change)]).unwrap();
+        }
+        store.read().unwrap().snapshots.remove(0)
+    }
+
     fn state(id: &str, s: State) -> StateRecord {
         StateRecord::new(id, &now_millis(), s)
     }
@@ -1217,8 +1234,7 @@ mod tests {
 
     #[test]
     fn identical_inventories_share_objects_and_keep_their_own_records() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (_dir, store) = fresh();
         let a = store.record(&cr(1), "{}", None).unwrap();
         let b = store.record(&cr(2), "{}", None).unwrap();
         assert_eq!(a.cr, b.cr);
@@ -1232,8 +1248,7 @@ mod tests {
 
     #[test]
     fn a_render_for_git_folds_into_an_identical_newest_snapshot_of_either_channel() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (_dir, store) = fresh();
         // Nothing yet: recorded for Git only.
         let (a, folded) = store.record_or_fold_for_git(&cr(1), "{}").unwrap();
         assert!(!folded && !a.cluster);
@@ -1364,22 +1379,13 @@ mod tests {
 
     #[test]
     fn states_are_appended_and_the_last_one_wins() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
-        let a = store.record(&cr(1), "{}", None).unwrap();
-        store
-            .set_states(&[state(&a.id, State::Superseded)])
-            .unwrap();
-        store.set_states(&[state(&a.id, State::Applied)]).unwrap();
-        let j = store.read().unwrap();
-        assert_eq!(j.snapshots[0].state, State::Applied);
-        assert_eq!(j.snapshots[0].history.len(), 2);
+        let snap = after(&[State::Superseded, State::Applied]);
+        assert_eq!((snap.state, snap.history.len()), (State::Applied, 2));
     }
 
     #[test]
     fn a_torn_tail_is_ignored_and_cut_by_the_next_append() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         store.record(&cr(1), "{}", None).unwrap();
         let path = dir.path().join(SEGMENT);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
@@ -1397,8 +1403,7 @@ mod tests {
 
     #[test]
     fn an_edited_record_is_reported_with_its_line_and_skipped() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         store.record(&cr(1), "{}", None).unwrap();
         store.record(&cr(2), "{}", None).unwrap();
         let path = dir.path().join(SEGMENT);
@@ -1422,8 +1427,7 @@ mod tests {
 
     #[test]
     fn a_bit_flipped_object_is_detected() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         let a = store.record(&cr(1), "{}", None).unwrap();
         let path = dir.path().join(format!("d/objects/{}.json", a.cr));
         let mut bytes = fs::read(&path).unwrap();
@@ -1435,8 +1439,7 @@ mod tests {
 
     #[test]
     fn references() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (_dir, store) = fresh();
         let ids: Vec<String> = (0..3)
             .map(|i| store.record(&cr(i), "{}", None).unwrap().id.into_string())
             .collect();
@@ -1459,8 +1462,7 @@ mod tests {
 
     #[test]
     fn gc_keeps_first_newest_last_applied_and_pending() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (_dir, store) = fresh();
         let ids: Vec<String> = (0..8)
             .map(|i| store.record(&cr(i), "{}", None).unwrap().id.into_string())
             .collect();
@@ -1489,8 +1491,7 @@ mod tests {
     fn an_apply_supersedes_only_snapshots_recorded_before_it() {
         // Found by scripts/soak: a publish whose apply finished after another process had
         // queued a newer snapshot marked that newer one superseded.
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (_dir, store) = fresh();
         let ids: Vec<String> = (0..3)
             .map(|i| store.record(&cr(i), "{}", None).unwrap().id.into_string())
             .collect();
@@ -1507,14 +1508,8 @@ mod tests {
         // Found by scripts/soak: a commit that read a snapshot before gc deleted it (and
         // removed its objects) then marked it committed, so it was listed again without
         // its objects and `verify` failed.
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
-        let a = store.record(&cr(1), "{}", None).unwrap();
-        store.set_states(&[state(&a.id, State::Deleted)]).unwrap();
-        store.set_states(&[state(&a.id, State::Committed)]).unwrap();
-        let j = store.read().unwrap();
-        assert_eq!(j.snapshots[0].state, State::Deleted);
-        assert_eq!(j.snapshots[0].history.len(), 2);
+        let snap = after(&[State::Deleted, State::Committed]);
+        assert_eq!((snap.state, snap.history.len()), (State::Deleted, 2));
     }
 
     #[test]
@@ -1522,8 +1517,7 @@ mod tests {
         // gc removes objects of deleted snapshots under the lock; a record that found its
         // object already present before taking the lock would append a record whose
         // object gc had just removed.
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (_dir, store) = fresh();
         let held = store.lock("gc", LOCK_TIMEOUT).unwrap();
         let writer = {
             let store = store.clone();
@@ -1559,8 +1553,7 @@ mod tests {
 
     #[test]
     fn a_held_lock_times_out_naming_its_holder_and_a_dead_holder_frees_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         let held = store.lock("test-holder", LOCK_TIMEOUT).unwrap();
         let err = store
             .lock("second", Duration::from_millis(100))
@@ -1602,8 +1595,7 @@ mod tests {
 
     #[test]
     fn a_v1_journal_is_read_as_it_is_and_migrated_by_the_next_write() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         fs::create_dir_all(dir.path().join("d")).unwrap();
         // Line order is not time order: the order is (at, seq = line number, id).
         let text: String = [
@@ -1639,8 +1631,7 @@ mod tests {
     /// keeps such a body in one `000000.log`, which the tail never answers from.
     #[test]
     fn an_unordered_history_answers_newest_and_gc_like_the_full_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         fs::create_dir_all(dir.path().join("d/objects")).unwrap();
         let object = |text: &str| {
             let id = hex_sha256(text.as_bytes());
@@ -1897,8 +1888,7 @@ mod tests {
     /// cut and noted.
     #[test]
     fn an_ordered_v1_journal_migrates_into_ordered_segments() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         fs::create_dir_all(dir.path().join("d")).unwrap();
         let mut text: String = (0..50)
             .map(|n| {
@@ -1969,8 +1959,7 @@ mod tests {
 
     #[test]
     fn recorded_time_never_goes_backwards_and_seq_grows() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         fs::create_dir_all(dir.path().join("d")).unwrap();
         // A record from the future (another clock): new records are stamped after it.
         let future = v1_snapshot("ffff01", "2999-01-01T00:00:00.000Z", &"a".repeat(64));
@@ -1989,8 +1978,7 @@ mod tests {
 
     #[test]
     fn an_imported_older_snapshot_never_becomes_the_newest() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         let newer = store.record(&cr(1), "{}", None).unwrap();
         let older = v1_snapshot("0ld0", "2020-01-01T00:00:00.000Z", &newer.cr);
         let mut tar = tar::Builder::new(Vec::new());
@@ -2028,8 +2016,7 @@ mod tests {
 
     #[test]
     fn a_commit_never_changes_the_cluster_state_and_git_only_snapshots_are_not_queued() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (_dir, store) = fresh();
         let a = store.record(&cr(1), "{}", None).unwrap();
         let b = store.record_for(&cr(2), "{}", None, false).unwrap();
         store
@@ -2057,8 +2044,7 @@ mod tests {
 
     #[test]
     fn gc_refuses_damage_unless_allowed_and_keeps_what_a_damaged_line_names() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         let a = store.record(&cr(1), "{}", None).unwrap();
         let b = store.record(&cr(2), "{\"x\":1}", None).unwrap();
         let c = store.record(&cr(3), "{\"x\":2}", None).unwrap();
@@ -2105,8 +2091,7 @@ mod tests {
 
     #[test]
     fn a_crash_before_the_generation_switch_leaves_the_old_state_and_is_cleaned_up() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         store.record(&cr(1), "{}", None).unwrap();
         let before = store.read().unwrap().snapshots.len();
         // A gc killed after writing generation 2 but before replacing CURRENT, and a
@@ -2137,8 +2122,7 @@ mod tests {
     /// publish and a replay with nothing pending).
     #[test]
     fn whoever_takes_the_lock_removes_what_dead_writers_left() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let (dir, store) = fresh();
         store.record(&cr(1), "{}", None).unwrap();
         let left = [
             "d/.abc.json.tmp.99999.1",

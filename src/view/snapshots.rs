@@ -299,7 +299,6 @@ mod tests {
     use crate::delivery::{Reason, Target};
     use crate::store::{State, StateRecord, Store, sample_inventory as cr};
 
-
     /// The streamed table of compact listings is byte for byte the table of snapshots:
     /// every state, reasons, targets (wide and control characters), two domains,
     /// deleted snapshots and damage left out, `--state` filters.

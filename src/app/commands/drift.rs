@@ -3,24 +3,29 @@
 //! cluster could not be read (said in the result; `--offline` compares with the snapshot
 //! applied last instead).
 
-use super::{domain, print_notices, project, rendered_at, scope};
+use super::{print_notices, rendered_at, scope};
 use crate::app::Result;
 use crate::app::cli::{ReadArgs, TextFormat};
 use crate::app::settings::Settings;
+use crate::domain::Domain;
 use crate::error::Outcome;
 use crate::ops::drift::{self, Source, Verdict};
+use crate::project::Project;
 use crate::util::redact::escape_line;
 
-pub fn run(settings: &Settings, drift_args: &ReadArgs) -> Result<Outcome> {
-    let project = project(settings)?;
-    if let Some(domains) = super::fleet(&project, &drift_args.out.status.domain)? {
-        return all(settings, drift_args, &project, &domains);
-    }
-    let out = &drift_args.out;
-    let args = &out.status;
-    let domain = domain(settings, &project, args.domain.one())?;
+pub fn run(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
+    super::read_clusters(settings, read, one, all)
+}
+
+fn one(
+    settings: &Settings,
+    read: &ReadArgs,
+    project: &Project,
+    domain: &Domain,
+) -> Result<Outcome> {
+    let (out, args) = (&read.out, &read.out.status);
     let report = drift::drift(
-        &scope(settings, &project, &domain, &args.limits),
+        &scope(settings, project, domain, &args.limits),
         rendered_at(settings)?,
         args.offline,
     )?;
@@ -32,8 +37,8 @@ pub fn run(settings: &Settings, drift_args: &ReadArgs) -> Result<Outcome> {
         (Verdict::Unknown, _) => Outcome::Unknown,
     };
     let text = match out.output.unwrap_or_default() {
-        TextFormat::Json => json(&domain, &report)?,
-        TextFormat::Text => text(settings, &domain, &report),
+        TextFormat::Json => json(domain, &report)?,
+        TextFormat::Text => text(settings, domain, &report),
     };
     settings.printer.data(&text)?;
     Ok(outcome)

@@ -23,6 +23,7 @@ pub(super) mod status;
 pub(super) mod updates;
 pub(super) mod version;
 
+use crate::app::Result as AppResult;
 use crate::app::settings::Settings;
 use crate::cluster::access::Access;
 use crate::delivery::Reason;
@@ -85,6 +86,40 @@ fn fleet(project: &Project, args: &crate::app::cli::DomainsArgs) -> Result<Optio
         spec: project.domain_dir(d).join("cluster.lok8s.yaml"),
     })
     .map(Some)
+}
+
+/// The domains a project command selects.
+enum Selected {
+    /// Several (`-A`, a glob, `--domain` repeated).
+    Fleet(Vec<Domain>),
+    /// One, by the one selection rule.
+    One(Domain),
+}
+
+fn selection(
+    settings: &Settings,
+    project: &Project,
+    args: &crate::app::cli::DomainsArgs,
+) -> Result<Selected> {
+    match fleet(project, args)? {
+        Some(domains) => Ok(Selected::Fleet(domains)),
+        None => domain(settings, project, args.one()).map(Selected::One),
+    }
+}
+
+/// A command that reads the clusters of the domains it selects (`drift`, `status`): `all`
+/// for several, `one` for one.
+fn read_clusters(
+    settings: &Settings,
+    read: &crate::app::cli::ReadArgs,
+    one: impl Fn(&Settings, &crate::app::cli::ReadArgs, &Project, &Domain) -> AppResult<Outcome>,
+    all: impl Fn(&Settings, &crate::app::cli::ReadArgs, &Project, &[Domain]) -> AppResult<Outcome>,
+) -> AppResult<Outcome> {
+    let project = project(settings)?;
+    match selection(settings, &project, &read.out.status.domain)? {
+        Selected::Fleet(domains) => all(settings, read, &project, &domains),
+        Selected::One(domain) => one(settings, read, &project, &domain),
+    }
 }
 
 /// The closing rows of a command over several domains, in the `-o` format asked for.

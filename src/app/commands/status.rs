@@ -1,25 +1,30 @@
 //! `clinv status`: the `lo status` inventory block, read from the live cluster, and the
 //! domain's delivery (source, ages, last apply, queue).
 
-use super::{domain, fail_soft, print_notices, project, scope};
+use super::{fail_soft, print_notices, scope};
 use crate::app::Result;
 use crate::app::cli::{ReadArgs, TextFormat};
 use crate::app::settings::Settings;
+use crate::domain::Domain;
 use crate::error::Outcome;
 use crate::ops::drift;
 use crate::ops::status::{self, Shown};
+use crate::project::Project;
 use crate::view;
 use crate::view::status::StatusSource;
 
 pub fn run(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
-    let project = project(settings)?;
-    if let Some(domains) = super::fleet(&project, &read.out.status.domain)? {
-        return all(settings, read, &project, &domains);
-    }
-    let out = &read.out;
-    let args = &out.status;
-    let domain = domain(settings, &project, args.domain.one())?;
-    let scope = scope(settings, &project, &domain, &args.limits);
+    super::read_clusters(settings, read, one, all)
+}
+
+fn one(
+    settings: &Settings,
+    read: &ReadArgs,
+    project: &Project,
+    domain: &Domain,
+) -> Result<Outcome> {
+    let (out, args) = (&read.out, &read.out.status);
+    let scope = scope(settings, project, domain, &args.limits);
     let report = status::status(&scope, args.offline)?;
     print_notices(settings, &report.notices);
     let (source, value, not_read) = match answer(report.shown) {
@@ -28,13 +33,13 @@ pub fn run(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
     };
     let text = match out.output.unwrap_or_default() {
         TextFormat::Json => {
-            view::status::status_json(&domain, &source, report.delivery.as_ref(), value)?
+            view::status::status_json(domain, &source, report.delivery.as_ref(), value)?
         }
         TextFormat::Text => {
             let now = jiff::Timestamp::now().as_second();
             let mut text = view::status::block(&source, &value);
             text.push_str(&view::status::status_section(
-                &domain,
+                domain,
                 &source,
                 report.delivery.as_ref(),
                 &value,
