@@ -1,9 +1,10 @@
-//! The state rules of one snapshot, in one place. Three readers apply them to the same
-//! journal — the full read ([`super::journal::Builder`]: every record, with history),
-//! the compact listing ([`super::scan`], fed from the lines or their summaries) and the
-//! end scan ([`super::segments::Layout::newest_queue`], newest lines first) — each
-//! with its own traversal, never its own rules; the store's model tests hold their
-//! answers equal.
+//! The state rules of one snapshot: the one fold of the journal. Three readers run it
+//! over the same lines — the full read ([`super::journal::Builder`]: every record, with
+//! history), the compact listing ([`super::scan`], fed from the lines or their
+//! summaries) and the end scan ([`super::segments::Layout::newest_queue`], newest lines
+//! first) — each with its own traversal and keeping what it shows, never with a rule of
+//! its own: [`Fold::take`] says which change is in force and whose time is the state's.
+//! The store's model tests hold their answers equal.
 //!
 //! The rules: `deleted` is final; `committed` (Git) and `pushed` (a registry) are
 //! channels of their own and never change the cluster's; of the cluster changes
@@ -38,7 +39,7 @@ impl Fold {
     /// `newest` (at least as recent as the one in force; a reader that goes in time
     /// order passes `true`). Whether the change is now the cluster's, so the caller
     /// keeps its time, reason and detail.
-    pub fn apply(&mut self, state: State, newest: bool) -> bool {
+    fn apply(&mut self, state: State, newest: bool) -> bool {
         if Self::is_cluster_change(state) {
             if newest {
                 self.cluster = Some(state);
@@ -52,6 +53,29 @@ impl Fold {
             _ => 0,
         };
         false
+    }
+
+    /// Takes one change (nothing once deleted: a change after `deleted` is history
+    /// only — its objects may be gone). `newest` as for [`Fold::apply`]. What the
+    /// reader keeps of the change: see [`Took`].
+    pub fn take(&mut self, state: State, newest: bool) -> Took {
+        if self.deleted() {
+            return Took::default();
+        }
+        // Before this change: whether a channel's time is the state's time.
+        let (cluster, committed) = (self.cluster, self.committed());
+        let in_force = self.apply(state, newest);
+        let state_time = match state {
+            State::Deleted => true,
+            State::Committed => cluster.is_none(),
+            State::Pushed => cluster.is_none() && !committed,
+            _ => in_force,
+        };
+        Took {
+            taken: true,
+            in_force,
+            state_time,
+        }
     }
 
     /// Whether `state` is a change of the cluster channel (which of two is in force
@@ -93,6 +117,18 @@ impl Fold {
     }
 }
 
+/// What a reader keeps of a change [`Fold::take`] took.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Took {
+    /// Not after `deleted`: a Git change's commit and remote, a registry change's
+    /// reference, are the snapshot's.
+    pub taken: bool,
+    /// The cluster change now in force: its reason and detail are the snapshot's.
+    pub in_force: bool,
+    /// Its time is the time of the state shown.
+    pub state_time: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +164,29 @@ mod tests {
         // A channel change is never the cluster's.
         assert!(!fold.apply(State::Committed, true));
         assert!(fold.committed() && !fold.pushed() && !fold.deleted());
+    }
+
+    #[test]
+    fn the_state_time_is_the_change_that_decides_the_state_shown() {
+        let took = |for_cluster: bool, before: &[State], change: State| {
+            let mut fold = folded(for_cluster, before);
+            fold.take(change, true)
+        };
+        let (cluster, git) = (true, false);
+        // The cluster's state is shown: a Git or registry change does not set its time.
+        assert!(!took(cluster, &[], State::Committed).state_time);
+        assert!(took(cluster, &[], State::Applied).state_time);
+        assert!(took(git, &[], State::Committed).state_time);
+        assert!(took(git, &[], State::Pushed).state_time);
+        // Committed is shown before pushed.
+        assert!(!took(git, &[State::Committed], State::Pushed).state_time);
+        assert!(took(cluster, &[], State::Deleted).state_time);
+        // After deleted, nothing is taken.
+        assert_eq!(
+            took(cluster, &[State::Deleted], State::Applied),
+            Took::default()
+        );
+        assert!(took(cluster, &[], State::Superseded).in_force);
     }
 
     #[test]

@@ -300,43 +300,30 @@ impl Builder {
 }
 
 /// Applies a snapshot's state changes in recorded-time order (stable: lines of the same
-/// time keep their order) by the rules of [`Fold`], keeping the time, commit, references,
-/// reason and detail of the changes that count. A change after `deleted` is history only
-/// (its objects may be gone: a commit that read the snapshot before gc deleted it).
+/// time keep their order) through [`Fold::take`], keeping what it says of each: the
+/// time, commit, references, reason and detail of the changes that count.
 fn fold(snap: &mut Snapshot) {
     snap.history.sort_by(|a, b| a.at.cmp(&b.at));
     let mut fold = Fold::recorded(snap.record.cluster);
     for st in &snap.history {
-        if fold.deleted() {
-            continue;
+        let took = fold.take(st.state, true);
+        if took.state_time {
+            snap.state_at.clone_from(&st.at);
         }
-        // Before this change: whether a channel's time is the state's time.
-        let (cluster, committed) = (fold.cluster(), fold.committed());
-        let in_force = fold.apply(st.state, true);
+        if took.in_force {
+            snap.reason = st.reason;
+            snap.detail.clone_from(&st.detail);
+        }
         match st.state {
-            State::Deleted => snap.state_at = st.at.clone(),
-            State::Committed => {
+            State::Committed if took.taken => {
                 if st.commit.is_some() {
-                    snap.commit = st.commit.clone();
+                    snap.commit.clone_from(&st.commit);
                 }
                 if st.pushed.is_some() {
-                    snap.pushed = st.pushed.clone();
-                }
-                if cluster.is_none() {
-                    snap.state_at = st.at.clone();
+                    snap.pushed.clone_from(&st.pushed);
                 }
             }
-            State::Pushed => {
-                snap.registry = st.pushed.clone();
-                if cluster.is_none() && !committed {
-                    snap.state_at = st.at.clone();
-                }
-            }
-            _ if in_force => {
-                snap.reason = st.reason;
-                snap.detail = st.detail.clone();
-                snap.state_at = st.at.clone();
-            }
+            State::Pushed if took.taken => snap.registry.clone_from(&st.pushed),
             _ => {}
         }
     }

@@ -851,7 +851,7 @@ impl Listing {
     /// line) — what the full read's time-ordered fold gives.
     fn change(&mut self, i: usize, at: Field<'_>, state: State, reason: Option<Reason>) {
         if !Fold::is_cluster_change(state) {
-            self.rows[i].fold.apply(state, false);
+            self.rows[i].fold.take(state, false);
             return;
         }
         let current = self.rows[i].cluster_at;
@@ -859,7 +859,7 @@ impl Listing {
         let stored = self.put_field(at);
         let newest = current == NONE || stored.cmp(current, &self.arena) != Ordering::Less;
         let row = &mut self.rows[i];
-        if row.fold.apply(state, newest) {
+        if row.fold.take(state, newest).in_force {
             row.cluster_at = stored;
             row.reason = reason;
         }

@@ -704,7 +704,7 @@ impl QueueScan {
             {
                 let fold = self.latest.entry(st.id).or_default();
                 let first = fold.cluster().is_none();
-                fold.apply(st.state, first);
+                fold.take(st.state, first);
                 None
             }
             Record::State(st) if matches!(st.state, State::Pushed | State::Committed) => {
