@@ -1,9 +1,11 @@
 //! The outcomes both delivery channels share: why an inventory did not reach the
 //! cluster ([`Reason`], persisted by the store and mapped to `--strict` exit codes),
 //! where it was going ([`Target`]) and which state changes an outcome means for the
-//! queued snapshots ([`Mark`], decided by pure functions so every flow agrees). A leaf:
-//! it depends on nothing else of the crate, so the on-disk journal format does not
-//! depend on the kube client.
+//! queued snapshots ([`Mark`], decided by pure functions so every flow agrees). Nearly a
+//! leaf: it names only the snapshot id, so the on-disk journal format does not depend on
+//! the kube client.
+
+use crate::snapshot_id::SnapshotId;
 
 /// Why an inventory could not be applied. Each has its own `--strict` exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -103,24 +105,24 @@ pub const MAX_DETAIL: usize = 500;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mark {
     /// Delivered to the cluster.
-    Applied { id: String },
+    Applied { id: SnapshotId },
     /// Still queued, and why.
     Pending {
-        id: String,
+        id: SnapshotId,
         reason: Reason,
         detail: String,
     },
     /// Never to be delivered: a newer snapshot (`by`) was, or the live object is newer
     /// (`why`).
     Superseded {
-        id: String,
-        by: Option<String>,
+        id: SnapshotId,
+        by: Option<SnapshotId>,
         why: Option<String>,
     },
     /// Never to be delivered through the cluster channel, and why (a GitOps controller
     /// owns the live object): recorded as superseded with the reason.
     Refused {
-        id: String,
+        id: SnapshotId,
         reason: Reason,
         detail: String,
     },
@@ -151,11 +153,15 @@ pub fn stale_detail(live_rendered_at: &str) -> String {
 /// The marks after snapshot `id` was delivered: applied (or superseded, when the live
 /// object was newer), and each older pending snapshot superseded by it, because the
 /// inventory is a singleton and the newest state already went out.
-pub fn after_delivery(id: &str, delivered: Delivered<'_>, older_pending: &[&str]) -> Vec<Mark> {
+pub fn after_delivery(
+    id: &SnapshotId,
+    delivered: Delivered<'_>,
+    older_pending: &[&SnapshotId],
+) -> Vec<Mark> {
     let first = match delivered {
-        Delivered::Applied => Mark::Applied { id: id.to_string() },
+        Delivered::Applied => Mark::Applied { id: id.clone() },
         Delivered::Stale { live_rendered_at } => Mark::Superseded {
-            id: id.to_string(),
+            id: id.clone(),
             by: None,
             why: Some(stale_detail(live_rendered_at)),
         },
@@ -164,8 +170,8 @@ pub fn after_delivery(id: &str, delivered: Delivered<'_>, older_pending: &[&str]
         .iter()
         .filter(|o| **o != id)
         .map(|o| Mark::Superseded {
-            id: (*o).to_string(),
-            by: Some(id.to_string()),
+            id: (*o).clone(),
+            by: Some(id.clone()),
             why: None,
         });
     std::iter::once(first).chain(older).collect()
@@ -173,9 +179,9 @@ pub fn after_delivery(id: &str, delivered: Delivered<'_>, older_pending: &[&str]
 
 /// The mark after snapshot `id` could not be delivered: it stays pending, with the
 /// reason and the (shortened) detail, for the next replay.
-pub fn after_failure(id: &str, reason: Reason, detail: &str) -> Mark {
+pub fn after_failure(id: &SnapshotId, reason: Reason, detail: &str) -> Mark {
     let detail = detail.chars().take(MAX_DETAIL).collect();
-    let id = id.to_string();
+    let id = id.clone();
     if stays_pending(reason) {
         Mark::Pending { id, reason, detail }
     } else {
@@ -186,6 +192,10 @@ pub fn after_failure(id: &str, reason: Reason, detail: &str) -> Mark {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn id(id: &str) -> SnapshotId {
+        SnapshotId::from(id)
+    }
 
     fn superseded_by(id: &str, by: &str) -> Mark {
         Mark::Superseded {
@@ -206,7 +216,7 @@ mod tests {
     #[test]
     fn an_applied_snapshot_supersedes_the_older_pending_ones() {
         assert_eq!(
-            after_delivery("c", Delivered::Applied, &["a", "b"]),
+            after_delivery(&id("c"), Delivered::Applied, &[&id("a"), &id("b")]),
             [
                 Mark::Applied { id: "c".into() },
                 superseded_by("a", "c"),
@@ -214,7 +224,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            after_delivery("c", Delivered::Applied, &[]),
+            after_delivery(&id("c"), Delivered::Applied, &[]),
             [Mark::Applied { id: "c".into() }]
         );
     }
@@ -224,11 +234,11 @@ mod tests {
         let at = "2026-07-06T12:00:00Z";
         assert_eq!(
             after_delivery(
-                "b",
+                &id("b"),
                 Delivered::Stale {
                     live_rendered_at: at
                 },
-                &["a", "b"]
+                &[&id("a"), &id("b")]
             ),
             [
                 Mark::Superseded {
@@ -244,7 +254,7 @@ mod tests {
     #[test]
     fn a_gitops_managed_object_is_not_queued() {
         assert_eq!(
-            after_failure("a", Reason::GitopsManaged, "Flux Kustomization x/y"),
+            after_failure(&id("a"), Reason::GitopsManaged, "Flux Kustomization x/y"),
             Mark::Refused {
                 id: "a".into(),
                 reason: Reason::GitopsManaged,
@@ -257,7 +267,8 @@ mod tests {
     #[test]
     fn a_failed_delivery_stays_pending_with_a_short_detail() {
         let long = "é".repeat(MAX_DETAIL + 10);
-        let Mark::Pending { id, reason, detail } = after_failure("a", Reason::Forbidden, &long)
+        let Mark::Pending { id, reason, detail } =
+            after_failure(&id("a"), Reason::Forbidden, &long)
         else {
             panic!("not pending");
         };

@@ -37,6 +37,7 @@ pub mod inventory;
 pub mod oci;
 pub mod ops;
 pub mod project;
+pub mod snapshot_id;
 pub mod store;
 pub mod util;
 pub mod view;

@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 /// Bottom to top; a module may name the modules before it (or its own layer's
 /// neighbours listed in the same entry, which must not name each other both ways).
 const LAYERS: &[&[&str]] = &[
-    &["util", "yaml", "delivery"],
+    &["util", "yaml", "snapshot_id"],
+    &["delivery"],
     &["error"],
     &["domain"],
     &["project"],

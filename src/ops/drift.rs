@@ -12,6 +12,7 @@ use crate::delivery::Reason;
 use crate::error::{Error, Result};
 use crate::history::diff;
 use crate::inventory::{self, ClusterInventory, Loaded};
+use crate::snapshot_id::SnapshotId;
 use crate::store::State;
 use crate::util::notice::Notice;
 use std::fmt;
@@ -28,7 +29,7 @@ pub enum Source {
     },
     /// `--offline`: the snapshot applied last, applied `at`.
     Snapshot {
-        id: String,
+        id: SnapshotId,
         state: State,
         at: String,
     },
@@ -174,7 +175,7 @@ fn last_applied(req: &Scope<'_>) -> Result<(Source, Option<ClusterInventory>)> {
         return Ok((Source::NoApplied, None));
     };
     let source = Source::Snapshot {
-        id: snap.record.id.to_string(),
+        id: snap.record.id.clone(),
         state: snap.state,
         at: at.to_string(),
     };

@@ -10,7 +10,9 @@ use crate::domain::Domain;
 use crate::error::{ArgumentError, Error, Result, chain};
 use crate::inventory::{self, Built, Loaded, Warning, crd, render};
 use crate::project::Project;
-use crate::store::{DomainStore, SnapshotRecord, State, StateRecord, TargetRecord, now_millis};
+use crate::store::{
+    DomainStore, SnapshotId, SnapshotRecord, State, StateRecord, TargetRecord, now_millis,
+};
 use crate::util::notice::Notice;
 
 /// What to publish, and how.
@@ -39,9 +41,9 @@ pub enum Published {
         server: String,
         applied: Applied,
         /// The snapshot marked applied (none in a dry run or when recording failed).
-        snapshot: Option<String>,
+        snapshot: Option<SnapshotId>,
         /// Older pending snapshots marked superseded by it.
-        superseded: Vec<String>,
+        superseded: Vec<SnapshotId>,
     },
     /// The inventory did not reach the cluster.
     NotApplied(NotApplied),
@@ -56,7 +58,7 @@ pub struct NotRecorded(pub Error);
 pub struct NotApplied {
     pub reason: Reason,
     /// The snapshot left pending for `clinv replay`, if one was recorded.
-    pub pending: Option<String>,
+    pub pending: Option<SnapshotId>,
     /// The whole message (the warning, or with `--strict` the error).
     pub message: String,
 }
@@ -152,7 +154,7 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
             Published::Applied {
                 server: target.map(|t| t.server).unwrap_or_default(),
                 applied,
-                snapshot: snapshot.map(|s| s.id.to_string()),
+                snapshot: snapshot.map(|s| s.id.clone()),
                 superseded,
             }
         }
@@ -319,7 +321,7 @@ fn mark_applied(
     snap: &SnapshotRecord,
     target: Option<TargetRecord>,
     notices: &mut Vec<Notice>,
-) -> Result<Vec<String>> {
+) -> Result<Vec<SnapshotId>> {
     // Lock, re-read, mark: only what was recorded before this snapshot (in the order)
     // is superseded; a snapshot queued meanwhile by another process stays pending.
     let lock = match store.lock("publish", crate::store::LOCK_TIMEOUT) {
@@ -333,17 +335,17 @@ fn mark_applied(
             return Err(e);
         }
     };
-    let older: Vec<String> = store
+    let older: Vec<SnapshotId> = store
         .read()
         .map(|journal| {
             journal
                 .pending_before(&snap.id)
                 .into_iter()
-                .map(|s| s.record.id.to_string())
+                .map(|s| s.record.id.clone())
                 .collect()
         })
         .unwrap_or_default();
-    let older_ids: Vec<&str> = older.iter().map(String::as_str).collect();
+    let older_ids: Vec<&SnapshotId> = older.iter().collect();
     let at = now_millis();
     let changes: Vec<StateRecord> =
         delivery::after_delivery(&snap.id, Delivered::Applied, &older_ids)
@@ -420,7 +422,7 @@ fn not_applied(
     }
     NotApplied {
         reason: f.reason,
-        pending: delivery::stays_pending(f.reason).then(|| snap.id.to_string()),
+        pending: delivery::stays_pending(f.reason).then(|| snap.id.clone()),
         message,
     }
 }
@@ -564,17 +566,21 @@ mod tests {
             context: None,
             kubeconfig: vec!["/k".into()],
         });
-        let pending = delivery::after_failure("a", Reason::Forbidden, "403");
+        let pending = delivery::after_failure(&"a".into(), Reason::Forbidden, "403");
         let r = state_record(&pending, "t", target.clone());
         assert_eq!(
             (r.state, r.reason, r.detail.as_deref()),
             (State::Pending, Some(Reason::Forbidden), Some("403"))
         );
         assert_eq!(r.target, target);
-        let marks = delivery::after_delivery("b", Delivered::Applied, &["a"]);
+        let marks = delivery::after_delivery(&"b".into(), Delivered::Applied, &[&"a".into()]);
         let r = state_record(&marks[1], "t", None);
         assert_eq!(
-            (r.id.as_str(), r.state, r.by.as_deref()),
+            (
+                r.id.as_str(),
+                r.state,
+                r.by.as_ref().map(SnapshotId::as_str)
+            ),
             ("a", State::Superseded, Some("b"))
         );
     }

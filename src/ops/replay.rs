@@ -69,7 +69,7 @@ pub enum Replayed {
         snapshot: SnapshotId,
         server: String,
         delivery: Delivery,
-        superseded: Vec<String>,
+        superseded: Vec<SnapshotId>,
     },
 }
 
@@ -208,10 +208,10 @@ fn supersede_by(
     applied: &Snapshot,
     notices: &mut Vec<Notice>,
 ) -> Result<()> {
-    let older: Vec<&str> = journal
+    let older: Vec<&SnapshotId> = journal
         .pending_before(&applied.record.id)
         .into_iter()
-        .map(|s| s.record.id.as_str())
+        .map(|s| &s.record.id)
         .collect();
     notices.push(Notice::info(format!(
         "{}: snapshot {} is already applied; {} older pending snapshot(s) superseded by it",
@@ -227,8 +227,8 @@ fn supersede_by(
         .iter()
         .map(|id| {
             let mark = delivery::Mark::Superseded {
-                id: (*id).to_string(),
-                by: Some(applied.record.id.to_string()),
+                id: (*id).clone(),
+                by: Some(applied.record.id.clone()),
                 why: None,
             };
             state_record(&mark, &at, None)
@@ -438,7 +438,7 @@ fn mark_delivered(
     store: &DomainStore,
     newest: &Snapshot,
     delivery: &Delivery,
-) -> Result<Vec<String>> {
+) -> Result<Vec<SnapshotId>> {
     let snapshot = &newest.record.id;
     let delivered = match delivery {
         Delivery::Applied(_) => Delivered::Applied,
@@ -446,10 +446,10 @@ fn mark_delivered(
     };
     let _lock = store.lock("replay", LOCK_TIMEOUT)?;
     let journal = store.read()?;
-    let older: Vec<&str> = journal
+    let older: Vec<&SnapshotId> = journal
         .pending_before(snapshot)
         .into_iter()
-        .map(|s| s.record.id.as_str())
+        .map(|s| &s.record.id)
         .collect();
     let at = now_millis();
     let changes: Vec<_> = delivery::after_delivery(snapshot, delivered, &older)
@@ -457,7 +457,7 @@ fn mark_delivered(
         .map(|m| state_record(m, &at, newest.record.target.clone()))
         .collect();
     store.append_states(&changes)?;
-    Ok(older.into_iter().map(str::to_string).collect())
+    Ok(older.into_iter().cloned().collect())
 }
 
 /// Records why the newest pending snapshot is still queued (only when the reason

@@ -8,6 +8,7 @@ use super::Scope;
 use crate::cluster::access;
 use crate::delivery::Reason;
 use crate::error::{Error, Result};
+use crate::snapshot_id::SnapshotId;
 use crate::store::{State, StateRecord};
 use crate::util::notice::Notice;
 use crate::util::redact::escape_line;
@@ -21,7 +22,7 @@ pub enum Shown {
     /// The snapshot applied last (applied `at`): with `--offline`, or because the cluster
     /// could not be read (`not_read`: the reason and its detail).
     Snapshot {
-        id: String,
+        id: SnapshotId,
         at: String,
         not_read: Option<(Reason, String)>,
         inventory: Value,
@@ -62,7 +63,7 @@ pub struct Delivery {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Landed {
     pub at: String,
-    pub snapshot: String,
+    pub snapshot: SnapshotId,
     pub to: Option<String>,
 }
 
@@ -85,7 +86,7 @@ impl Delivery {
         let landed = |state, to: fn(&StateRecord) -> &Option<String>| {
             journal.last_in(state).map(|(snap, st)| Landed {
                 at: st.at.clone(),
-                snapshot: snap.record.id.to_string(),
+                snapshot: snap.record.id.clone(),
                 to: to(st).clone(),
             })
         };
@@ -140,7 +141,7 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
         )));
     }
     let shown = Shown::Snapshot {
-        id: snap.record.id.to_string(),
+        id: snap.record.id.clone(),
         at: at.to_string(),
         not_read,
         inventory: serde_json::to_value(&inventory)

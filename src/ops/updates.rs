@@ -10,6 +10,7 @@ use crate::cluster::Failure;
 use crate::cluster::access;
 use crate::error::{Error, Result};
 use crate::inventory::{self, Loaded, Warning};
+use crate::snapshot_id::SnapshotId;
 use crate::store::DomainStore;
 use crate::util::notice::Notice;
 use std::path::{Path, PathBuf};
@@ -25,7 +26,7 @@ pub enum Source {
         server: String,
     },
     Snapshot {
-        id: String,
+        id: SnapshotId,
         state: &'static str,
         at: String,
     },
@@ -175,7 +176,7 @@ fn last_applied(store: &DomainStore, notices: &mut Vec<Notice>) -> Option<Compar
         Ok(inv) => Some(Compared {
             addons: updates::from_inventory(&inv),
             source: Source::Snapshot {
-                id: snap.record.id.to_string(),
+                id: snap.record.id.clone(),
                 state: snap.state.as_str(),
                 at: snap.record.at.clone(),
             },

@@ -545,7 +545,13 @@ mod tests {
         assert_eq!(key(&snap("a", "1")), key(&snap("a", "2")));
         assert_ne!(key(&snap("a", "1")), key(&snap("b", "1")));
         assert_eq!(key(&snap("a", "1")), Some(owner_key("a")));
-        let st = |at: &str| Record::State(super::super::StateRecord::new("a", at, State::Applied));
+        let st = |at: &str| {
+            Record::State(super::super::StateRecord::new(
+                &"a".into(),
+                at,
+                State::Applied,
+            ))
+        };
         assert_eq!(key(&st("1")), key(&st("1")));
         assert_ne!(key(&st("1")), key(&st("2")));
     }

@@ -478,7 +478,7 @@ mod tests {
             reason: Some(crate::delivery::Reason::Conflict),
             detail: Some("the \"kind\" field".into()),
             by: Some("b".into()),
-            ..StateRecord::new("a1", "2026-01-01T00:00:01.000Z", State::Superseded)
+            ..StateRecord::new(&"a1".into(), "2026-01-01T00:00:01.000Z", State::Superseded)
         });
         for record in [snapshot, state] {
             let line = encode(&record).unwrap();
@@ -524,7 +524,7 @@ mod tests {
         let st = |state, detail: &str| {
             Record::State(StateRecord {
                 detail: Some(detail.into()),
-                ..StateRecord::new("a1", at, state)
+                ..StateRecord::new(&"a1".into(), at, state)
             })
         };
         let text: String = [
@@ -533,7 +533,7 @@ mod tests {
             snap,
             st(State::Superseded, "3"),
             st(State::Pending, "4"),
-            Record::State(StateRecord::new("gone", at, State::Applied)),
+            Record::State(StateRecord::new(&"gone".into(), at, State::Applied)),
         ]
         .iter()
         .map(|r| encode(r).unwrap())
@@ -554,7 +554,7 @@ mod tests {
         let mut text = String::new();
         for i in 0..(BATCH * 2 + 5) {
             let mut st = StateRecord::new(
-                "x",
+                &"x".into(),
                 &format!("2026-01-01T00:00:{:02}.000Z", i % 60),
                 State::Applied,
             );

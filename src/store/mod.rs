@@ -1176,7 +1176,7 @@ pub fn parse_ref(text: &str) -> Result<SnapshotRef> {
 /// The pending snapshots ordered before `id`, which a delivery of `id` supersedes. Later
 /// ones (queued by another process while that apply ran) hold a newer inventory and are
 /// still to be delivered.
-pub fn pending_before<'a>(journal: &'a Journal, id: &str) -> Vec<&'a Snapshot> {
+pub fn pending_before<'a>(journal: &'a Journal, id: &SnapshotId) -> Vec<&'a Snapshot> {
     journal.pending_before(id)
 }
 
@@ -1222,7 +1222,7 @@ mod tests {
     }
 
     fn state(id: &str, s: State) -> StateRecord {
-        StateRecord::new(id, &now_millis(), s)
+        StateRecord::new(&id.into(), &now_millis(), s)
     }
 
     #[test]
@@ -1492,13 +1492,13 @@ mod tests {
         // Found by scripts/soak: a publish whose apply finished after another process had
         // queued a newer snapshot marked that newer one superseded.
         let (_dir, store) = fresh();
-        let ids: Vec<String> = (0..3)
-            .map(|i| store.record(&cr(i), "{}", None).unwrap().id.into_string())
+        let ids: Vec<SnapshotId> = (0..3)
+            .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
             .collect();
         let j = store.read().unwrap();
-        let older: Vec<&str> = pending_before(&j, &ids[1])
+        let older: Vec<&SnapshotId> = pending_before(&j, &ids[1])
             .iter()
-            .map(|s| s.record.id.as_str())
+            .map(|s| &s.record.id)
             .collect();
         assert_eq!(older, [&ids[0]]);
     }

@@ -1,6 +1,7 @@
 //! The journal's records and what reading them yields: the on-disk format's types.
 
 use crate::delivery::{Reason, Target};
+pub use crate::snapshot_id::SnapshotId;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -139,81 +140,6 @@ fn is_yes(b: &bool) -> bool {
     *b
 }
 
-/// A snapshot's id, as the store minted it (or an imported store did): a type of its own
-/// so it is never taken for a domain, a digest or a revision.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct SnapshotId(String);
-
-impl SnapshotId {
-    pub fn new(id: impl Into<String>) -> SnapshotId {
-        SnapshotId(id.into())
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    pub fn into_string(self) -> String {
-        self.0
-    }
-}
-
-impl std::ops::Deref for SnapshotId {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for SnapshotId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::borrow::Borrow<str> for SnapshotId {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&str> for SnapshotId {
-    fn from(id: &str) -> SnapshotId {
-        SnapshotId(id.to_string())
-    }
-}
-
-impl From<String> for SnapshotId {
-    fn from(id: String) -> SnapshotId {
-        SnapshotId(id)
-    }
-}
-
-impl PartialEq<SnapshotId> for &str {
-    fn eq(&self, other: &SnapshotId) -> bool {
-        *self == other.0
-    }
-}
-
-impl PartialEq<str> for SnapshotId {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<&str> for SnapshotId {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
-
-impl PartialEq<String> for SnapshotId {
-    fn eq(&self, other: &String) -> bool {
-        &self.0 == other
-    }
-}
-
 /// A recorded inventory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -267,7 +193,7 @@ pub struct StateRecord {
     pub detail: Option<String>,
     /// The snapshot that superseded this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub by: Option<String>,
+    pub by: Option<SnapshotId>,
     /// The Git commit that carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
@@ -281,10 +207,10 @@ pub struct StateRecord {
 
 impl StateRecord {
     /// A state change with no reason, detail, supersessor, commit or target.
-    pub fn new(id: &str, at: &str, state: State) -> StateRecord {
+    pub fn new(id: &SnapshotId, at: &str, state: State) -> StateRecord {
         StateRecord {
             v: FORMAT,
-            id: SnapshotId::new(id),
+            id: id.clone(),
             at: at.to_string(),
             seq: None,
             state,
@@ -443,7 +369,7 @@ impl Journal {
 
     /// The pending snapshots ordered before `id`, which a delivery of `id` supersedes.
     /// Later ones (queued by another process meanwhile) are still to be delivered.
-    pub fn pending_before(&self, id: &str) -> Vec<&Snapshot> {
+    pub fn pending_before(&self, id: &SnapshotId) -> Vec<&Snapshot> {
         let Some(at) = self.get(id) else {
             return Vec::new();
         };

@@ -1300,8 +1300,11 @@ pub(super) mod testing {
                     .unwrap(),
                     3 => "garbage line\n".to_string(),
                     _ => {
-                        let mut st =
-                            StateRecord::new(id, at, states[next(states.len() as u64) as usize]);
+                        let mut st = StateRecord::new(
+                            &id.as_str().into(),
+                            at,
+                            states[next(states.len() as u64) as usize],
+                        );
                         st.reason = (next(2) == 0).then_some(Reason::Conflict);
                         st.detail = (next(2) == 0).then(|| "d\"kind\"".into());
                         journal::encode(&Record::State(st)).unwrap()
@@ -1408,7 +1411,12 @@ mod tests {
         text.push_str(&journal::encode(&snap(&ids[7], at, Some(9999), true)).unwrap());
         for id in &ids {
             text.push_str(
-                &journal::encode(&Record::State(StateRecord::new(id, at, State::Applied))).unwrap(),
+                &journal::encode(&Record::State(StateRecord::new(
+                    &id.as_str().into(),
+                    at,
+                    State::Applied,
+                )))
+                .unwrap(),
             );
         }
         let listing = read_bytes(Path::new("j"), text.as_bytes());

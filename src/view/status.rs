@@ -47,7 +47,7 @@ pub enum StatusSource {
     /// The snapshot `id` applied last, applied `at`: with `--offline` (`why` is `None`) or
     /// because the cluster could not be read (`why`: the reason and its detail).
     Snapshot {
-        id: String,
+        id: crate::snapshot_id::SnapshotId,
         at: String,
         why: Option<String>,
     },

@@ -314,6 +314,7 @@ fn report_warnings(settings: &Settings, warnings: &[Warning]) -> Result<()> {
 
 /// Says that a deploy domain has no inventory of its own.
 /// A delivery's notices, then its end: the deploy domain's note, or what `done` prints.
+#[cfg(feature = "gitops")]
 fn delivered<T>(
     settings: &Settings,
     domain: &str,

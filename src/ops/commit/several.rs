@@ -13,6 +13,7 @@ use crate::domain::Domain;
 use crate::error::{ArgumentError, Error, Result};
 use crate::gitops::{self, Folder, Found, Part, Repo};
 use crate::inventory::ClusterInventory;
+use crate::snapshot_id::SnapshotId;
 use crate::store::{DomainStore, SnapshotRecord, State, StateRecord, now_millis};
 use crate::util::notice::Notice;
 
@@ -25,7 +26,7 @@ pub enum Row {
     DeployDomain { cluster_ref: Option<String> },
     /// A cluster domain: its snapshot, where it came from, and what the branch held.
     Folder {
-        snapshot: String,
+        snapshot: SnapshotId,
         origin: Origin,
         path: String,
         found: Found,
@@ -252,7 +253,7 @@ fn rows(picks: Picks<'_>, found: Vec<Found>, branch: &str) -> Vec<(Domain, Row)>
                         _ => None,
                     };
                     Row::Folder {
-                        snapshot: m.snapshot.id.to_string(),
+                        snapshot: m.snapshot.id.clone(),
                         origin: m.origin,
                         path: m.path,
                         found,
