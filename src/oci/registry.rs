@@ -195,10 +195,7 @@ impl Client {
                 404 => return Ok(tags),
                 _ => return Err(self.refused("tag list", response)),
             }
-            let next = response
-                .headers()
-                .get("link")
-                .and_then(|v| v.to_str().ok())
+            let next = header(&response, "link")
                 .and_then(|l| l.split_once('<'))
                 .and_then(|(_, r)| r.split_once('>'))
                 .map(|(path, _)| path.to_string());
@@ -246,10 +243,7 @@ impl Client {
         if response.status().as_u16() != 202 {
             return Err(self.refused("blob upload", response));
         }
-        let location = response
-            .headers()
-            .get("location")
-            .and_then(|v| v.to_str().ok())
+        let location = header(&response, "location")
             .unwrap_or_default()
             .to_string();
         let location = self.absolute(&location);
@@ -268,11 +262,7 @@ impl Client {
         let url = format!("{}/manifests/{tag}", self.base);
         let response = self.send("HEAD", &url, &[("Accept", MANIFEST)], None, "tag check")?;
         match response.status().as_u16() {
-            200 => Ok(response
-                .headers()
-                .get("docker-content-digest")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)),
+            200 => Ok(header(&response, "docker-content-digest").map(str::to_string)),
             404 => Ok(None),
             _ => Err(self.refused("tag check", response)),
         }
@@ -370,10 +360,7 @@ impl Client {
         if response.status().as_u16() != 401 || self.auth.is_some() {
             return self.checked_auth(response, what);
         }
-        let challenge = response
-            .headers()
-            .get("www-authenticate")
-            .and_then(|v| v.to_str().ok())
+        let challenge = header(&response, "www-authenticate")
             .unwrap_or_default()
             .to_string();
         self.auth = Some(self.answer(&challenge, what)?);
@@ -544,6 +531,11 @@ fn challenge_param(params: &str, name: &str) -> Option<String> {
         rest = next.trim_start_matches(',');
     }
     None
+}
+
+/// A response header's value, when it is present and text.
+fn header<'r>(response: &'r http::Response<ureq::Body>, name: &str) -> Option<&'r str> {
+    response.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
 #[cfg(test)]

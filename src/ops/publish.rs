@@ -427,30 +427,31 @@ fn not_applied(
     }
 }
 
-/// The journal record of a mark.
+/// The journal record of a mark. A refused snapshot is recorded as superseded, with
+/// the reason it was refused.
 pub(super) fn state_record(mark: &Mark, at: &str, target: Option<TargetRecord>) -> StateRecord {
+    let (id, state) = match mark {
+        Mark::Applied { id } => (id, State::Applied),
+        Mark::Pending { id, .. } => (id, State::Pending),
+        Mark::Superseded { id, .. } | Mark::Refused { id, .. } => (id, State::Superseded),
+    };
+    let record = StateRecord {
+        target,
+        ..StateRecord::new(id, at, state)
+    };
     match mark {
-        Mark::Applied { id } => StateRecord {
-            target,
-            ..StateRecord::new(id, at, State::Applied)
-        },
-        Mark::Pending { id, reason, detail } => StateRecord {
-            reason: Some(*reason),
-            detail: Some(detail.clone()),
-            target,
-            ..StateRecord::new(id, at, State::Pending)
-        },
-        Mark::Superseded { id, by, why } => StateRecord {
+        Mark::Applied { .. } => record,
+        Mark::Pending { reason, detail, .. } | Mark::Refused { reason, detail, .. } => {
+            StateRecord {
+                reason: Some(*reason),
+                detail: Some(detail.clone()),
+                ..record
+            }
+        }
+        Mark::Superseded { by, why, .. } => StateRecord {
             detail: why.clone(),
             by: by.clone(),
-            target,
-            ..StateRecord::new(id, at, State::Superseded)
-        },
-        Mark::Refused { id, reason, detail } => StateRecord {
-            reason: Some(*reason),
-            detail: Some(detail.clone()),
-            target,
-            ..StateRecord::new(id, at, State::Superseded)
+            ..record
         },
     }
 }
