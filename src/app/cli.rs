@@ -1300,18 +1300,22 @@ pub enum SnapshotsCommand {
     /// Add the snapshots of an exported tar file (existing records are never
     /// overwritten), or record the artifact an oci:// reference names as a snapshot of its
     /// domain.
-    Import {
-        /// The archive to read, or oci://REGISTRY/REPOSITORY[:TAG][@DIGEST].
-        file: PathBuf,
+    Import(ImportArgs),
+}
 
-        /// oci://: refuse (exit 17) unless the artifact carries a valid cosign signature by
-        /// this public key (PEM).
-        #[arg(long, value_name = "KEY")]
-        verify: Option<PathBuf>,
+/// The flags of `clinv snapshots import`.
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// The archive to read, or oci://REGISTRY/REPOSITORY[:TAG][@DIGEST].
+    pub file: PathBuf,
 
-        #[command(flatten)]
-        registry: RegistryArgs,
-    },
+    /// oci://: refuse (exit 17) unless the artifact carries a valid cosign signature by
+    /// this public key (PEM).
+    #[arg(long, value_name = "KEY")]
+    pub verify: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 #[derive(Debug, Args)]

@@ -3,8 +3,8 @@
 use super::StoreOnly;
 use crate::app::Result;
 use crate::app::cli::{
-    DocFormat, ListArgs, SnapshotsArgs, SnapshotsCommand, SortKey, TableFormat, TableOutput,
-    TextFormat,
+    DocFormat, ImportArgs, ListArgs, SnapshotsArgs, SnapshotsCommand, SortKey, TableFormat,
+    TableOutput, TextFormat,
 };
 use crate::app::output;
 use crate::app::settings::Settings;
@@ -76,11 +76,7 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
             output.unwrap_or_default(),
         ),
         Some(SnapshotsCommand::Export { file }) => export(settings, store, domain, file),
-        Some(SnapshotsCommand::Import {
-            file,
-            verify,
-            registry,
-        }) => import_any(settings, store, file, verify.as_deref(), registry),
+        Some(SnapshotsCommand::Import(args)) => import_any(settings, store, args),
     }
 }
 
@@ -432,31 +428,23 @@ fn export(
 }
 
 /// `snapshots import FILE|oci://…`.
-fn import_any(
-    settings: &Settings,
-    store: &Store,
-    file: &Path,
-    verify: Option<&Path>,
-    registry: &crate::app::cli::RegistryArgs,
-) -> Result<i32> {
-    match file.to_str().filter(|f| f.starts_with("oci://")) {
-        Some(url) => import_oci(settings, store, url, verify, registry),
-        None => import(settings, store, file),
+fn import_any(settings: &Settings, store: &Store, args: &ImportArgs) -> Result<i32> {
+    match args.file.to_str().filter(|f| f.starts_with("oci://")) {
+        Some(url) => import_oci(settings, store, url, args),
+        None => import(settings, store, &args.file),
     }
 }
 
 /// `snapshots import oci://…`: the artifact, recorded as a snapshot of its domain.
 #[cfg(feature = "gitops")]
-fn import_oci(
-    settings: &Settings,
-    store: &Store,
-    url: &str,
-    verify: Option<&Path>,
-    registry: &crate::app::cli::RegistryArgs,
-) -> Result<i32> {
+fn import_oci(settings: &Settings, store: &Store, url: &str, args: &ImportArgs) -> Result<i32> {
     let reference = crate::oci::parse(url)?;
-    let key = verify.map(crate::oci::public_key).transpose()?;
-    let access = super::registry_access(registry);
+    let key = args
+        .verify
+        .as_deref()
+        .map(crate::oci::public_key)
+        .transpose()?;
+    let access = super::registry_access(&args.registry);
     let done = crate::ops::pull::import(store, &reference, &access, key.as_ref())?;
     let what = match done.already {
         true => "already the newest snapshot of",
@@ -475,13 +463,7 @@ fn import_oci(
 }
 
 #[cfg(not(feature = "gitops"))]
-fn import_oci(
-    _: &Settings,
-    _: &Store,
-    _: &str,
-    _: Option<&Path>,
-    _: &crate::app::cli::RegistryArgs,
-) -> Result<i32> {
+fn import_oci(_: &Settings, _: &Store, _: &str, _: &ImportArgs) -> Result<i32> {
     Err(crate::Error::NoGitops("snapshots import oci://").into())
 }
 
