@@ -21,13 +21,7 @@ pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
     let ignore = Ignore::parse(&args.ignore)?;
     let access = super::access(settings, &args.limits);
     #[cfg(feature = "gitops")]
-    let registry = super::registry_access(&args.registry);
-    #[cfg(feature = "gitops")]
-    let key = args
-        .verify
-        .as_deref()
-        .map(crate::oci::public_key)
-        .transpose()?;
+    let (registry, key) = super::registry_reading(&args.registry, args.verify.as_deref())?;
     let sources = Sources {
         settings,
         args,

@@ -56,12 +56,7 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
 #[cfg(feature = "gitops")]
 fn registry(settings: &Settings, args: &LogArgs, url: &str, query: &Query<'_>) -> Result<i32> {
     let reference = crate::oci::parse(url)?;
-    let key = args
-        .verify
-        .as_deref()
-        .map(crate::oci::public_key)
-        .transpose()?;
-    let access = super::registry_access(&args.registry);
+    let (access, key) = super::registry_reading(&args.registry, args.verify.as_deref())?;
     let source = history::Source::Oci {
         reference: &reference,
         access: &access,

@@ -501,6 +501,17 @@ fn fail_soft(settings: &Settings, reason: Reason, message: String) -> crate::app
 
 /// The history from the store, or from `--repo` (branch: `--branch`, else HEAD), with
 /// what was skipped printed as warnings.
+/// How to read a registry's artifacts, from the flags: how to reach it, and the key
+/// their signature must verify with (`--verify`).
+#[cfg(feature = "gitops")]
+fn registry_reading(
+    registry: &crate::app::cli::RegistryArgs,
+    verify: Option<&std::path::Path>,
+) -> crate::Result<(crate::oci::Access, Option<crate::oci::PublicKey>)> {
+    let key = verify.map(crate::oci::public_key).transpose()?;
+    Ok((registry_access(registry), key))
+}
+
 /// How to reach a registry, from the flags.
 #[cfg(feature = "gitops")]
 fn registry_access(args: &crate::app::cli::RegistryArgs) -> crate::oci::Access {

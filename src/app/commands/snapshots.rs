@@ -439,12 +439,7 @@ fn import_any(settings: &Settings, store: &Store, args: &ImportArgs) -> Result<i
 #[cfg(feature = "gitops")]
 fn import_oci(settings: &Settings, store: &Store, url: &str, args: &ImportArgs) -> Result<i32> {
     let reference = crate::oci::parse(url)?;
-    let key = args
-        .verify
-        .as_deref()
-        .map(crate::oci::public_key)
-        .transpose()?;
-    let access = super::registry_access(&args.registry);
+    let (access, key) = super::registry_reading(&args.registry, args.verify.as_deref())?;
     let done = crate::ops::pull::import(store, &reference, &access, key.as_ref())?;
     let what = match done.already {
         true => "already the newest snapshot of",
