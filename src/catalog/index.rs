@@ -108,20 +108,7 @@ pub fn build(project: &Project, generated_at: &str) -> Result<Built> {
     }
     for issue in reader.issues {
         warnings.push(Warning {
-            message: match issue {
-                MetaIssue::OutsideRoot(p) => format!(
-                    "index: {} resolves outside the project root; its chartVersion/category are not read",
-                    p.display()
-                ),
-                MetaIssue::WalkLimit(p) => format!(
-                    "index: stopped searching {} for lok8s.dev/category (too many files)",
-                    p.display()
-                ),
-                MetaIssue::UnreadablePin(p, why) => format!(
-                    "index: {}: {why}; its chartVersion is omitted",
-                    p.display()
-                ),
-            },
+            message: meta_issue(&issue),
             detail: None,
         });
     }
@@ -270,9 +257,37 @@ pub fn read_file(path: &Path) -> Result<AddonIndex> {
     parse(&bytes, &path.display().to_string())
 }
 
+/// What reading an entry's metadata ran into, as the index says it (it reads nothing
+/// through a link that leaves the root).
+fn meta_issue(issue: &MetaIssue) -> String {
+    issue.warning(
+        "index",
+        "its chartVersion/category are not read",
+        "its chartVersion is omitted",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_issues_are_said_as_the_index_says_them() {
+        let p = || std::path::PathBuf::from("addons/x");
+        assert_eq!(
+            [
+                MetaIssue::OutsideRoot(p()),
+                MetaIssue::WalkLimit(p()),
+                MetaIssue::UnreadablePin(p(), "not YAML".into()),
+            ]
+            .map(|i| meta_issue(&i)),
+            [
+                "index: addons/x resolves outside the project root; its chartVersion/category are not read",
+                "index: stopped searching addons/x for lok8s.dev/category (too many files)",
+                "index: addons/x: not YAML; its chartVersion is omitted",
+            ]
+        );
+    }
 
     #[test]
     fn encodes_like_the_bash_script() {

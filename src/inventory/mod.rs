@@ -249,20 +249,11 @@ fn typo_warning(spec: &Path, typo: &Typo) -> Warning {
 
 /// What reading an entry's metadata ran into, as lok8s-style warning text.
 fn meta_issue(issue: &MetaIssue) -> String {
-    match issue {
-        MetaIssue::OutsideRoot(p) => format!(
-            "inventory: {} resolves outside the project root; its chartVersion is read through the link as lok8s does (no category)",
-            p.display()
-        ),
-        MetaIssue::WalkLimit(p) => format!(
-            "inventory: stopped searching {} for lok8s.dev/category (too many files)",
-            p.display()
-        ),
-        MetaIssue::UnreadablePin(p, why) => format!(
-            "inventory: {}: {why}; its chartVersion is omitted (as lok8s does)",
-            p.display()
-        ),
-    }
+    issue.warning(
+        "inventory",
+        "its chartVersion is read through the link as lok8s does (no category)",
+        "its chartVersion is omitted (as lok8s does)",
+    )
 }
 
 /// `YYYY-MM-DDTHH:MM:SSZ`, UTC, no fraction.
@@ -342,6 +333,24 @@ fn missing_directory(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_issues_are_said_as_lok8s_says_them() {
+        let p = || std::path::PathBuf::from("addons/x");
+        assert_eq!(
+            [
+                MetaIssue::OutsideRoot(p()),
+                MetaIssue::WalkLimit(p()),
+                MetaIssue::UnreadablePin(p(), "not YAML".into()),
+            ]
+            .map(|i| meta_issue(&i)),
+            [
+                "inventory: addons/x resolves outside the project root; its chartVersion is read through the link as lok8s does (no category)",
+                "inventory: stopped searching addons/x for lok8s.dev/category (too many files)",
+                "inventory: addons/x: not YAML; its chartVersion is omitted (as lok8s does)",
+            ]
+        );
+    }
 
     #[test]
     fn an_unparsable_source_date_epoch_is_warned_about() {

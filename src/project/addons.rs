@@ -44,6 +44,26 @@ pub enum MetaIssue {
     UnreadablePin(PathBuf, String),
 }
 
+impl MetaIssue {
+    /// The warning of `reader` (`index`, `inventory`), saying what it does without the
+    /// value: of an entry outside the root (`outside_root`), of a missing pin (`no_pin`).
+    pub fn warning(&self, reader: &str, outside_root: &str, no_pin: &str) -> String {
+        match self {
+            MetaIssue::OutsideRoot(p) => format!(
+                "{reader}: {} resolves outside the project root; {outside_root}",
+                p.display()
+            ),
+            MetaIssue::WalkLimit(p) => format!(
+                "{reader}: stopped searching {} for lok8s.dev/category (too many files)",
+                p.display()
+            ),
+            MetaIssue::UnreadablePin(p, why) => {
+                format!("{reader}: {}: {why}; {no_pin}", p.display())
+            }
+        }
+    }
+}
+
 /// Reads metadata of directories below one project root.
 #[derive(Debug)]
 pub struct Reader {
