@@ -45,6 +45,17 @@ pub enum MetaIssue {
 }
 
 impl MetaIssue {
+    /// One issue of each kind, at `addons/x`: what the readers' tests say.
+    #[cfg(test)]
+    pub(crate) fn each() -> [MetaIssue; 3] {
+        let p = || PathBuf::from("addons/x");
+        [
+            MetaIssue::OutsideRoot(p()),
+            MetaIssue::WalkLimit(p()),
+            MetaIssue::UnreadablePin(p(), "not YAML".into()),
+        ]
+    }
+
     /// The warning of `reader` (`index`, `inventory`), saying what it does without the
     /// value: of an entry outside the root (`outside_root`), of a missing pin (`no_pin`).
     pub fn warning(&self, reader: &str, outside_root: &str, no_pin: &str) -> String {
