@@ -573,7 +573,7 @@ pub enum Command {
     /// Formats: text (default), json. The commit is `CLINV_GIT_COMMIT` at build time
     /// (`CLINV_GIT_COMMIT=$(git rev-parse HEAD) cargo build`), else unknown.
     #[command(after_help = examples::VERSION)]
-    Version(VersionArgs),
+    Version(TextOutput),
 }
 
 /// `-o` of the commands that print a short text result: version, status, snapshots
@@ -593,12 +593,23 @@ pub enum ReportFormat {
     Json,
 }
 
-#[derive(Debug, Args)]
-pub struct VersionArgs {
+/// `-o text|json` of a command that prints one document.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TextOutput {
     /// Output format (default: text).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<TextFormat>::new())]
     pub output: Option<TextFormat>,
+}
+
+/// `-o table|json|yaml`: the closing table of a command over several domains.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ResultsOutput {
+    /// With several domains, the format of the closing table: table (default), json or
+    /// yaml (a list of {domain, result, detail}).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<ResultsFormat>::new())]
+    pub output: Option<ResultsFormat>,
 }
 
 const IGNORE_HELP: &str = "\
@@ -817,11 +828,8 @@ pub struct PublishArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// With several domains, the format of the closing table: table (default), json or
-    /// yaml (a list of {domain, result, detail}).
-    #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<ResultsFormat>::new())]
-    pub output: Option<ResultsFormat>,
+    #[command(flatten)]
+    pub results: ResultsOutput,
 }
 
 #[derive(Debug, Args)]
@@ -843,11 +851,8 @@ pub struct ReplayArgs {
     )]
     pub all: bool,
 
-    /// The format of the closing table of several domains: table (default), json or yaml
-    /// (a list of {domain, result, detail}).
-    #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<ResultsFormat>::new())]
-    pub output: Option<ResultsFormat>,
+    #[command(flatten)]
+    pub results: ResultsOutput,
 
     #[command(flatten)]
     pub limits: ClusterArgs,
@@ -1060,11 +1065,8 @@ pub struct CommitArgs {
     #[command(flatten)]
     pub domain: DomainsArgs,
 
-    /// With several domains, the format of the closing table: table (default), json or
-    /// yaml (a list of {domain, result, detail}).
-    #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<ResultsFormat>::new())]
-    pub output: Option<ResultsFormat>,
+    #[command(flatten)]
+    pub results: ResultsOutput,
 
     /// The repository's worktree.
     #[arg(long, value_name = "DIR")]
@@ -1421,10 +1423,8 @@ pub struct StatusOutArgs {
     #[command(flatten)]
     pub status: StatusArgs,
 
-    /// Output format (default: text).
-    #[arg(short = 'o', long = "output", value_name = "FORMAT",
-          value_parser = FormatParser::<TextFormat>::new())]
-    pub output: Option<TextFormat>,
+    #[command(flatten)]
+    pub text: TextOutput,
 }
 
 #[derive(Debug, Args)]

@@ -29,7 +29,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     if let Some(domains) = opened.delivered_fleet(&args.domain, args.snapshot.as_deref())? {
         return several(settings, args, &opened, &domains);
     }
-    if args.output.is_some() {
+    if args.results.output.is_some() {
         return Err(super::one_domain_output("commit"));
     }
     // Rendering: the project's domains; a stored snapshot: the store's too.
@@ -182,7 +182,7 @@ fn several(
         .iter()
         .map(|(domain, row)| several_row(settings, domain, row, &mut older))
         .collect();
-    super::print_results(settings, &rows, args.output.unwrap_or_default())?;
+    super::print_results(settings, &rows, args.results.output.unwrap_or_default())?;
     Ok(if older && settings.strict {
         exit::OLDER
     } else {

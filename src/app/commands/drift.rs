@@ -36,7 +36,7 @@ fn one(
         (Verdict::Drift(_), _) => Outcome::Different,
         (Verdict::Unknown, _) => Outcome::Unknown,
     };
-    let text = match out.output.unwrap_or_default() {
+    let text = match out.text.output.unwrap_or_default() {
         TextFormat::Json => json(domain, &report)?,
         TextFormat::Text => text(settings, domain, &report),
     };
@@ -156,7 +156,7 @@ fn all(
         rows.push(row);
         outcome = super::worse(outcome, found);
     }
-    let text = match args.out.output.unwrap_or_default() {
+    let text = match args.out.text.output.unwrap_or_default() {
         TextFormat::Json => {
             crate::inventory::render::to_json(&rows.iter().map(|r| &r.json).collect::<Vec<_>>())?
         }

@@ -17,7 +17,7 @@ pub fn run(settings: &Settings, args: &PublishArgs) -> Result<Outcome> {
     if let Some(domains) = super::fleet(&project, &args.domain)? {
         return several(settings, args, &project, &domains);
     }
-    if args.output.is_some() {
+    if args.results.output.is_some() {
         return Err(super::one_domain_output("publish"));
     }
     let domain = domain(settings, &project, args.domain.one())?;
@@ -156,7 +156,7 @@ fn several(
         ));
         codes.push(code);
     }
-    super::print_results(settings, &rows, args.output.unwrap_or_default())?;
+    super::print_results(settings, &rows, args.results.output.unwrap_or_default())?;
     Ok(Outcome::Worst(codes))
 }
 

@@ -27,7 +27,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
             }
         })?,
         (false, false) => {
-            if args.output.is_some() {
+            if args.results.output.is_some() {
                 return Err(super::one_domain_output("replay"));
             }
             vec![domain(
@@ -73,7 +73,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     }
     if several {
         let rows = view::replay::replay_rows(&reports);
-        super::print_results(settings, &rows, args.output.unwrap_or_default())?;
+        super::print_results(settings, &rows, args.results.output.unwrap_or_default())?;
     }
     match reports.into_iter().find_map(|r| r.report.err()) {
         Some(e) => Err(e.into()),

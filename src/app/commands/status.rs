@@ -31,7 +31,7 @@ fn one(
         Ok(answer) => answer,
         Err((reason, message)) => return fail_soft(settings, reason, message),
     };
-    let text = match out.output.unwrap_or_default() {
+    let text = match out.text.output.unwrap_or_default() {
         TextFormat::Json => {
             view::status::status_json(domain, &source, report.delivery.as_ref(), value)?
         }
@@ -157,7 +157,7 @@ fn all(
             view::status::FleetRow::skipped(domain, what, &detail, not_tried)
         },
     )?;
-    let text = match read.out.output.unwrap_or_default() {
+    let text = match read.out.text.output.unwrap_or_default() {
         TextFormat::Json => {
             crate::inventory::render::to_json(&results.iter().map(|r| &r.json).collect::<Vec<_>>())?
         }

@@ -1,7 +1,7 @@
 //! `clinv version`: what this build is, for bug reports and compatibility checks.
 
 use crate::app::Result;
-use crate::app::cli::{TextFormat, VersionArgs};
+use crate::app::cli::{TextFormat, TextOutput};
 use crate::app::settings::Settings;
 use crate::error::exit;
 use serde::Serialize;
@@ -20,7 +20,7 @@ struct Version {
     kubernetes_api: &'static str,
 }
 
-pub fn run(settings: &Settings, args: &VersionArgs) -> Result<i32> {
+pub fn run(settings: &Settings, args: &TextOutput) -> Result<i32> {
     let v = Version {
         schema_version: 1,
         clinv: env!("CARGO_PKG_VERSION"),
