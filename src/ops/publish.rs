@@ -335,30 +335,24 @@ fn mark_applied(
             return Err(e);
         }
     };
-    let older: Vec<SnapshotId> = store
-        .read()
-        .map(|journal| {
-            journal
-                .pending_before(&snap.id)
-                .into_iter()
-                .map(|s| s.record.id.clone())
-                .collect()
-        })
-        .unwrap_or_default();
-    let older_ids: Vec<&SnapshotId> = older.iter().collect();
+    let journal = store.read().ok();
+    let older: Vec<&SnapshotId> = journal
+        .iter()
+        .flat_map(|j| j.pending_before(&snap.id))
+        .map(|s| &s.record.id)
+        .collect();
     let at = now_millis();
-    let changes: Vec<StateRecord> =
-        delivery::after_delivery(&snap.id, Delivered::Applied, &older_ids)
-            .iter()
-            .map(|m| {
-                // The supersession records name their successor, not a target.
-                let target = match m {
-                    Mark::Superseded { .. } => None,
-                    _ => target.clone(),
-                };
-                state_record(m, &at, target)
-            })
-            .collect();
+    let changes: Vec<StateRecord> = delivery::after_delivery(&snap.id, Delivered::Applied, &older)
+        .iter()
+        .map(|m| {
+            // The supersession records name their successor, not a target.
+            let target = match m {
+                Mark::Superseded { .. } => None,
+                _ => target.clone(),
+            };
+            state_record(m, &at, target)
+        })
+        .collect();
     let appended = store.append_states(&changes);
     drop(lock);
     if let Err(e) = appended {
@@ -369,7 +363,7 @@ fn mark_applied(
         )));
         return Err(e);
     }
-    Ok(older)
+    Ok(older.into_iter().cloned().collect())
 }
 
 /// Queues the snapshot (if one was recorded) with the reason, and says so.

@@ -88,25 +88,6 @@ fn fleet(project: &Project, args: &crate::app::cli::DomainsArgs) -> Result<Optio
     .map(Some)
 }
 
-/// The domains a project command selects.
-enum Selected {
-    /// Several (`-A`, a glob, `--domain` repeated).
-    Fleet(Vec<Domain>),
-    /// One, by the one selection rule.
-    One(Domain),
-}
-
-fn selection(
-    settings: &Settings,
-    project: &Project,
-    args: &crate::app::cli::DomainsArgs,
-) -> Result<Selected> {
-    match fleet(project, args)? {
-        Some(domains) => Ok(Selected::Fleet(domains)),
-        None => domain(settings, project, args.one()).map(Selected::One),
-    }
-}
-
 /// A command that reads the clusters of the domains it selects (`drift`, `status`): `all`
 /// for several, `one` for one.
 fn read_clusters(
@@ -116,9 +97,15 @@ fn read_clusters(
     all: impl Fn(&Settings, &crate::app::cli::ReadArgs, &Project, &[Domain]) -> AppResult<Outcome>,
 ) -> AppResult<Outcome> {
     let project = project(settings)?;
-    match selection(settings, &project, &read.out.status.domain)? {
-        Selected::Fleet(domains) => all(settings, read, &project, &domains),
-        Selected::One(domain) => one(settings, read, &project, &domain),
+    let selected = &read.out.status.domain;
+    match fleet(&project, selected)? {
+        Some(domains) => all(settings, read, &project, &domains),
+        None => one(
+            settings,
+            read,
+            &project,
+            &domain(settings, &project, selected.one())?,
+        ),
     }
 }
 
