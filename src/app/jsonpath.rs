@@ -43,16 +43,11 @@ struct Expr {
 
 /// A template that does not parse: what is wrong and where (1-based character column
 /// in the template).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message} at column {column}")]
 pub struct ParseError {
     pub column: usize,
     pub message: String,
-}
-
-impl std::fmt::Display for ParseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} at column {}", self.message, self.column)
-    }
 }
 
 impl Template {

@@ -73,42 +73,32 @@ pub fn from_object(object: &Value, origin: &str) -> Result<Vec<Current>> {
     let bad = |field: String, problem: String| {
         Error::inventory(origin, InventoryError::Field { field, problem })
     };
+    let wrong = |field: String, expected: &str, found: &Value| {
+        bad(
+            field,
+            format!("expected {expected}, found {}", index::kind(found)),
+        )
+    };
     let spec = match object.get("spec") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Object(spec)) => spec,
-        Some(other) => {
-            return Err(bad(
-                "spec".into(),
-                format!("expected an object, found {}", index::kind(other)),
-            ));
-        }
+        Some(other) => return Err(wrong("spec".into(), "an object", other)),
     };
     let items = match spec.get("addons") {
         None | Some(Value::Null) => return Ok(Vec::new()),
         Some(Value::Array(items)) => items,
-        Some(other) => {
-            return Err(bad(
-                "spec.addons".into(),
-                format!("expected an array, found {}", index::kind(other)),
-            ));
-        }
+        Some(other) => return Err(wrong("spec.addons".into(), "an array", other)),
     };
     let mut out = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let Value::Object(addon) = item else {
-            return Err(bad(
-                format!("spec.addons[{i}]"),
-                format!("expected an object, found {}", index::kind(item)),
-            ));
+            return Err(wrong(format!("spec.addons[{i}]"), "an object", item));
         };
         let text = |key: &str| -> Result<Option<String>> {
             match addon.get(key) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => Ok(Some(s.clone()).filter(|s| !s.is_empty())),
-                Some(other) => Err(bad(
-                    format!("spec.addons[{i}].{key}"),
-                    format!("expected a string, found {}", index::kind(other)),
-                )),
+                Some(other) => Err(wrong(format!("spec.addons[{i}].{key}"), "a string", other)),
             }
         };
         let Some(name) = text("name")? else {

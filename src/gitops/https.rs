@@ -606,6 +606,25 @@ struct Shared {
     session: Mutex<Session>,
 }
 
+impl Shared {
+    /// The session, also after another thread panicked holding it.
+    fn session(&self) -> std::sync::MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `git credential approve|reject` of the helper's credentials. A helper that cannot
+    /// store or erase is no failure of the push (git ignores it too).
+    fn tell_helper(&self, action: &str, base: &str, user: &str, password: &str) {
+        let _ = credential(
+            &self.settings.workdir,
+            action,
+            base,
+            Some(user),
+            Some(password),
+        );
+    }
+}
+
 struct Subtransport {
     shared: Arc<Shared>,
 }
@@ -623,11 +642,7 @@ impl SmartSubtransport for Subtransport {
             Service::ReceivePack => ("git-receive-pack", false),
         };
         {
-            let mut session = self
-                .shared
-                .session
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut session = self.shared.session();
             if session.base.is_none() {
                 let (bare, info) = split_userinfo(url);
                 session.base = Some(bare.trim_end_matches('/').to_string());
@@ -702,7 +717,7 @@ impl Stream {
         };
         loop {
             let (base, credentials) = {
-                let s = self.session();
+                let s = self.shared.session();
                 (s.base.clone().unwrap_or_default(), s.credentials.clone())
             };
             let shown = redact::url(&base);
@@ -722,13 +737,6 @@ impl Stream {
                 status => return Err(self.refused(status, &base, &shown, credentials.is_some())),
             }
         }
-    }
-
-    fn session(&self) -> std::sync::MutexGuard<'_, Session> {
-        self.shared
-            .session
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// One request: the advertisement's GET or the service's POST, with git's extra
@@ -791,7 +799,7 @@ impl Stream {
                     "{shown}: redirected to a URL that is not https://"
                 )));
             }
-            self.session().base = Some(split_userinfo(moved).0);
+            self.shared.session().base = Some(split_userinfo(moved).0);
         }
         Ok(())
     }
@@ -855,20 +863,12 @@ impl Stream {
     }
 
     fn asked(&self) -> bool {
-        self.shared
-            .session
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .asked
+        self.shared.session().asked
     }
 
     /// After a 401: `git credential fill` (for the URL's user, when it has one).
     fn ask(&self, base: &str) -> io::Result<()> {
-        let mut s = self
-            .shared
-            .session
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut s = self.shared.session();
         s.asked = true;
         if matches!(s.credentials, Some((_, ref p, Source::Given)) if !p.is_empty()) {
             // Given credentials were refused: nothing else to try (as git with a URL password).
@@ -909,42 +909,21 @@ impl Stream {
     }
 
     fn approve(&self, base: &str) {
-        let mut s = self
-            .shared
-            .session
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut s = self.shared.session();
         if let Some((u, p, Source::Helper { approved })) = &mut s.credentials
             && !*approved
         {
             *approved = true;
-            // A helper that cannot store is no failure of the push (git ignores it too).
-            let _ = credential(
-                &self.shared.settings.workdir,
-                "approve",
-                base,
-                Some(u),
-                Some(p),
-            );
+            self.shared.tell_helper("approve", base, u, p);
         }
     }
 
     /// `git credential reject` for helper credentials; true when there were some.
     fn reject(&self, base: &str) -> bool {
-        let s = self
-            .shared
-            .session
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let s = self.shared.session();
         match &s.credentials {
             Some((u, p, Source::Helper { .. })) => {
-                let _ = credential(
-                    &self.shared.settings.workdir,
-                    "reject",
-                    base,
-                    Some(u),
-                    Some(p),
-                );
+                self.shared.tell_helper("reject", base, u, p);
                 true
             }
             _ => false,

@@ -7,6 +7,7 @@
 //! Kustomization's name); otherwise a readable, lower-cased prefix cut to fit plus eight hex
 //! digits of the SHA-256 of the domain, so two domains never share a name.
 
+use crate::util::join_path;
 use sha2::{Digest, Sha256};
 
 /// The prefix of every generated name.
@@ -475,23 +476,15 @@ pub fn covers(spec_path: &str, target: &str, read: &dyn Fn(&str) -> Option<Strin
                 return false;
             };
             for p in &parts[i..i + step] {
-                dir = join(&dir, p);
+                dir = join_path(&dir, '/', p);
             }
             i += step;
         } else {
-            dir = join(&dir, parts[i]);
+            dir = join_path(&dir, '/', parts[i]);
             i += 1;
         }
     }
     true
-}
-
-fn join(dir: &str, part: &str) -> String {
-    if dir.is_empty() {
-        part.to_string()
-    } else {
-        format!("{dir}/{part}")
-    }
 }
 
 /// A `/`-separated relative path without `./`, `.` parts or a trailing `/`.

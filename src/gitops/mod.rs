@@ -528,35 +528,28 @@ impl Repo {
             .iter()
             .filter_map(|e| e.name().ok().map(|n| (n.to_string(), e.kind())))
             .collect();
-        let other_kustomizations: Vec<String> = names
-            .iter()
-            .map(|(n, _)| n.as_str())
-            .filter(|n| layout::KUSTOMIZATION_NAMES.contains(n) && *n != KUSTOMIZATION_FILE)
-            .map(str::to_string)
-            .collect();
-        if !other_kustomizations.is_empty() {
-            return Err(GitError::TwoKustomizations {
-                path: path.to_string(),
-                others: other_kustomizations,
-            }
-            .into());
-        }
-        let not_files: Vec<String> = names
-            .iter()
-            .filter(|(n, kind)| {
-                [CRD_FILE, CR_FILE, KUSTOMIZATION_FILE].contains(&n.as_str())
-                    && *kind != Some(git2::ObjectType::Blob)
-            })
-            .map(|(n, _)| n.clone())
-            .collect();
-        if !not_files.is_empty() {
-            return Err(GitError::NotFiles {
-                path: path.to_string(),
+        let names_where = |keep: fn(&str, Option<git2::ObjectType>) -> bool| -> Vec<String> {
+            let kept = names.iter().filter(|(n, kind)| keep(n, *kind));
+            kept.map(|(n, _)| n.clone()).collect()
+        };
+        let others =
+            names_where(|n, _| layout::KUSTOMIZATION_NAMES.contains(&n) && n != KUSTOMIZATION_FILE);
+        let not_files = names_where(|n, kind| {
+            [CRD_FILE, CR_FILE, KUSTOMIZATION_FILE].contains(&n)
+                && kind != Some(git2::ObjectType::Blob)
+        });
+        let path = path.to_string();
+        if !others.is_empty() {
+            Err(GitError::TwoKustomizations { path, others }.into())
+        } else if !not_files.is_empty() {
+            Err(GitError::NotFiles {
+                path,
                 names: not_files,
             }
-            .into());
+            .into())
+        } else {
+            Ok(())
         }
-        Ok(())
     }
 
     /// True when the committed folder equals `folder` apart from the CR's `renderedAt`.

@@ -6,6 +6,7 @@
 //! The schema enumerates every field and has no `x-kubernetes-preserve-unknown-fields`:
 //! the API server prunes anything else, so no values blob or secret can be stored.
 
+use crate::util::join_path;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionNames,
     CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresourceStatus,
@@ -360,13 +361,13 @@ fn check<'s>(
         Value::Object(map) => {
             for field in schema.required.iter().flatten() {
                 if !map.contains_key(field) {
-                    out.push(format!("{}: Required value", join(path, field)));
+                    out.push(format!("{}: Required value", join_path(path, '.', field)));
                 }
             }
             let props = schema.properties.as_ref();
             for (key, child) in map {
                 if let Some(s) = props.and_then(|p: &BTreeMap<_, _>| p.get(key)) {
-                    check(child, s, &join(path, key), out, patterns);
+                    check(child, s, &join_path(path, '.', key), out, patterns);
                 }
             }
         }
@@ -429,14 +430,6 @@ fn check_string<'s>(
         out.push(format!(
             "{at}: Invalid value: {shown}: must be an RFC 3339 date-time"
         ));
-    }
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
     }
 }
 

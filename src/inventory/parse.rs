@@ -332,22 +332,30 @@ spec:
             err("kind: a\nkind: b\n")
         );
         assert!(inventory_from_text("1: a\n[x]: b\n").is_err());
-        assert_eq!(
-            err(&RENDERED.replace("chartVersion: 1.19.2", "chartVersion: 1.20")),
-            "spec.addons[0].chartVersion: expected a string, found a number (quote versions in YAML: '1.20' is not 1.2)"
-        );
-        assert_eq!(
-            err(&RENDERED.replace("  specHash: abc\n", "")),
-            "spec.specHash: required field is missing"
-        );
-        assert_eq!(
-            err(&RENDERED.replace("source: target", "source: other")),
-            "spec.addons[1].source: expected addon or target, found 'other'"
-        );
-        assert_eq!(
-            err(&RENDERED.replace("lok8s.dev/v1alpha1", "example.com/v1")),
-            "apiVersion: expected lok8s.dev/<version>, found 'example.com/v1'"
-        );
+        for (from, to, want) in [
+            (
+                "chartVersion: 1.19.2",
+                "chartVersion: 1.20",
+                "spec.addons[0].chartVersion: expected a string, found a number (quote versions in YAML: '1.20' is not 1.2)",
+            ),
+            (
+                "  specHash: abc\n",
+                "",
+                "spec.specHash: required field is missing",
+            ),
+            (
+                "source: target",
+                "source: other",
+                "spec.addons[1].source: expected addon or target, found 'other'",
+            ),
+            (
+                "lok8s.dev/v1alpha1",
+                "example.com/v1",
+                "apiVersion: expected lok8s.dev/<version>, found 'example.com/v1'",
+            ),
+        ] {
+            assert_eq!(err(&RENDERED.replace(from, to)), want, "{from} → {to}");
+        }
         assert_eq!(
             err("kind: ClusterInventory\napiVersion: lok8s.dev/v1\nspec: []\n"),
             "spec: expected an object, found a list"

@@ -251,13 +251,17 @@ pub fn load_store(store: &DomainStore, window: Window) -> Result<StoreSteps> {
     steps_of(store, store.listing()?, 0)
 }
 
-/// [`StoreSteps`] of `listing`, whose first row has `before` rows before it.
-fn steps_of(store: &DomainStore, listing: Listing, before: u64) -> Result<StoreSteps> {
-    let mut skipped: Vec<String> = listing
-        .damage
+/// The skipped lines of damaged records, as `log` and `audit` say them.
+fn damage_lines(damage: &[crate::store::Damage]) -> Vec<String> {
+    damage
         .iter()
         .map(|d| format!("snapshot store: {d}"))
-        .collect();
+        .collect()
+}
+
+/// [`StoreSteps`] of `listing`, whose first row has `before` rows before it.
+fn steps_of(store: &DomainStore, listing: Listing, before: u64) -> Result<StoreSteps> {
+    let mut skipped = damage_lines(&listing.damage);
     let mut inventories: HashMap<u32, Rc<ClusterInventory>> = HashMap::new();
     let mut failed: HashMap<u32, String> = HashMap::new();
     let mut steps = Vec::with_capacity(listing.len());
@@ -582,11 +586,7 @@ mod tests {
     /// compact: the reference the streamed entries are held to.
     fn reference_points(store: &DomainStore) -> (Vec<Point>, Vec<String>) {
         let journal = store.read().unwrap();
-        let mut skipped: Vec<String> = journal
-            .damage
-            .iter()
-            .map(|d| format!("snapshot store: {d}"))
-            .collect();
+        let mut skipped = damage_lines(&journal.damage);
         let mut cache: HashMap<String, Rc<ClusterInventory>> = HashMap::new();
         let mut points = Vec::new();
         for (n, snap) in journal

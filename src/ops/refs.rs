@@ -240,8 +240,14 @@ pub fn resolve_ref(cx: &RefContext, text: &str) -> Result<Resolved> {
             Origin::of("file", Some(path.display().to_string())),
         ),
         Ref::Snapshot(s) => snapshot(cx, text, s)?,
+        #[cfg(feature = "gitops")]
         Ref::Git { rev, path } => git(cx, text, rev, path.as_deref())?,
+        #[cfg(feature = "gitops")]
         Ref::Oci(url) => oci(cx, url)?,
+        #[cfg(not(feature = "gitops"))]
+        Ref::Git { .. } => return Err(Error::NoGitops("a git: reference")),
+        #[cfg(not(feature = "gitops"))]
+        Ref::Oci(_) => return Err(Error::NoGitops("an oci:// reference")),
     };
     Ok(Resolved {
         inventory,
@@ -306,12 +312,6 @@ fn snapshot(cx: &RefContext, text: &str, r: &SnapshotRef) -> Result<(ClusterInve
     Ok((store.inventory(&snap.record)?, origin))
 }
 
-/// Without git support an `oci://` reference cannot be read.
-#[cfg(not(feature = "gitops"))]
-fn oci(_cx: &RefContext, _url: &str) -> Result<(ClusterInventory, Origin)> {
-    Err(Error::NoGitops("an oci:// reference"))
-}
-
 /// The inventory of the artifact an `oci://` reference names (its signature checked
 /// first with `--verify`); the origin names its digest.
 #[cfg(feature = "gitops")]
@@ -323,17 +323,6 @@ fn oci(cx: &RefContext, url: &str) -> Result<(ClusterInventory, Origin)> {
     let pulled = session.pull(reference.manifest(), verify)?;
     let inventory = super::pull::inventory(&pulled, url)?;
     Ok((inventory, Origin::of("oci", Some(pulled.digest))))
-}
-
-/// Without git support a `git:` reference cannot be read.
-#[cfg(not(feature = "gitops"))]
-fn git(
-    _cx: &RefContext,
-    _text: &str,
-    _rev: &str,
-    _path: Option<&str>,
-) -> Result<(ClusterInventory, Origin)> {
-    Err(Error::NoGitops("a git: reference"))
 }
 
 /// The committed inventory at `REV[:PATH]` in the repository given with `--repo`

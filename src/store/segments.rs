@@ -902,8 +902,8 @@ mod tests {
     /// chunk, lines cut at chunk boundaries, an incomplete last line kept or left out.
     #[test]
     fn lines_read_backwards_are_the_lines_reversed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.log");
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let path = file.path();
         for seed in 0..12u64 {
             let mut text = String::new();
             let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
@@ -930,7 +930,7 @@ mod tests {
                 // A torn tail over the line limit: skipped chunk by chunk, never held.
                 text.push_str(&"z".repeat(journal::MAX_LINE + 200_000));
             }
-            fs::write(&path, &text).unwrap();
+            fs::write(path, &text).unwrap();
             for whole_only in [true, false] {
                 let mut want: Vec<&str> = text.split('\n').collect();
                 if whole_only && seed % 2 == 1 {
@@ -943,7 +943,7 @@ mod tests {
                 want.retain(|l| !l.is_empty());
                 want.reverse();
                 let mut got: Vec<String> = Vec::new();
-                let none: Option<()> = rfind_line(&path, whole_only, |l| {
+                let none: Option<()> = rfind_line(path, whole_only, |l| {
                     got.push(String::from_utf8(l.to_vec()).unwrap());
                     None
                 })

@@ -58,11 +58,9 @@ mod tests {
 
     #[test]
     fn a_held_lock_times_out_and_a_released_one_is_taken() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("lock");
-        let held = File::create(&path).unwrap();
-        exclusive(&held, Duration::ZERO).unwrap();
-        let other = File::open(&path).unwrap();
+        let held = tempfile::NamedTempFile::new().unwrap();
+        exclusive(held.as_file(), Duration::ZERO).unwrap();
+        let other = File::open(held.path()).unwrap();
         assert!(matches!(
             exclusive(&other, Duration::from_millis(30)),
             Err(Wait::TimedOut)

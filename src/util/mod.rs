@@ -5,6 +5,15 @@
 //! ([`notice`]), bounded parallel work ([`pool`]), safe points for SIGINT/SIGTERM ([`signals`]), "did you mean"
 //! ([`suggest`]) and time formats ([`time`]).
 
+/// `parent`, `sep` and `child` joined; `child` alone under an empty parent (the root of a
+/// Git path, of a field path).
+pub fn join_path(parent: &str, sep: char, child: &str) -> String {
+    match parent {
+        "" => child.to_string(),
+        _ => format!("{parent}{sep}{child}"),
+    }
+}
+
 pub mod env;
 pub mod files;
 pub mod hash;

@@ -1,15 +1,10 @@
 //! `clinv replay`: a dry run, a delivery, and the `--all` rows.
 
 use super::results::Row;
+use crate::cluster::Delivery;
 
 /// `replay --dry-run`: what a replay of domain `d` would do.
-pub fn replay_dry_run(
-    d: &str,
-    snapshot: &str,
-    delivery: &crate::cluster::Delivery,
-    older: usize,
-) -> String {
-    use crate::cluster::Delivery;
+pub fn replay_dry_run(d: &str, snapshot: &str, delivery: &Delivery, older: usize) -> String {
     let what = match delivery {
         Delivery::Applied(a) => format!("would apply snapshot {snapshot} ({})", a.cr),
         Delivery::Stale { live_rendered_at } => format!(
@@ -24,10 +19,9 @@ pub fn replay_delivered(
     d: &str,
     snapshot: &str,
     server: &str,
-    delivery: &crate::cluster::Delivery,
+    delivery: &Delivery,
     superseded: usize,
 ) -> String {
-    use crate::cluster::Delivery;
     let summary = match delivery {
         Delivery::Applied(a) => format!(
             "{d}: applied snapshot {snapshot} (clusterinventory/cluster {} → {server}, {} requests)",
@@ -46,7 +40,6 @@ pub fn replay_delivered(
 
 /// `replay --all`: one row per domain — what happened, and to which snapshot or server.
 pub fn replay_rows(reports: &[crate::ops::replay::DomainReport]) -> Vec<Row> {
-    use crate::cluster::Delivery;
     use crate::ops::replay::Replayed;
     let mut rows = Vec::new();
     for r in reports {

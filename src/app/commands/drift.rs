@@ -9,6 +9,7 @@ use crate::app::cli::{ReadArgs, TextFormat};
 use crate::app::settings::Settings;
 use crate::domain::Domain;
 use crate::error::Outcome;
+use crate::ops::Scope;
 use crate::ops::drift::{self, Source, Verdict};
 use crate::project::Project;
 use crate::util::redact::escape_line;
@@ -17,18 +18,9 @@ pub fn run(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
     super::read_clusters(settings, read, one, all)
 }
 
-fn one(
-    settings: &Settings,
-    read: &ReadArgs,
-    project: &Project,
-    domain: &Domain,
-) -> Result<Outcome> {
-    let (out, args) = (&read.out, &read.out.status);
-    let report = drift::drift(
-        &scope(settings, project, domain, &args.limits),
-        rendered_at(settings)?,
-        args.offline,
-    )?;
+fn one(settings: &Settings, read: &ReadArgs, scope: &Scope) -> Result<Outcome> {
+    let (out, domain) = (&read.out, scope.domain);
+    let report = drift::drift(scope, rendered_at(settings)?, out.status.offline)?;
     print_notices(settings, &report.notices);
     let outcome = match (&report.verdict, report.source.read_the_cluster()) {
         (_, false) => Outcome::NotLive,
@@ -129,8 +121,8 @@ struct Row {
 fn all(
     settings: &Settings,
     args: &ReadArgs,
-    project: &crate::project::Project,
-    domains: &[crate::domain::Domain],
+    project: &Project,
+    domains: &[Domain],
 ) -> Result<Outcome> {
     let at = rendered_at(settings)?;
     let results = super::each_domain(
@@ -173,7 +165,7 @@ fn all(
 }
 
 /// A domain that was not compared: why.
-fn skipped(domain: &crate::domain::Domain, verdict: &'static str, detail: String) -> Row {
+fn skipped(domain: &Domain, verdict: &'static str, detail: String) -> Row {
     let json = serde_json::json!({"schemaVersion": 1, "domain": domain.as_str(), "verdict": "unknown", "skipped": format!("{verdict}: {detail}")});
     Row {
         domain: domain.to_string(),

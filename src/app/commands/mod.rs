@@ -93,19 +93,21 @@ fn fleet(project: &Project, args: &crate::app::cli::DomainsArgs) -> Result<Optio
 fn read_clusters(
     settings: &Settings,
     read: &crate::app::cli::ReadArgs,
-    one: impl Fn(&Settings, &crate::app::cli::ReadArgs, &Project, &Domain) -> AppResult<Outcome>,
+    one: impl Fn(&Settings, &crate::app::cli::ReadArgs, &crate::ops::Scope) -> AppResult<Outcome>,
     all: impl Fn(&Settings, &crate::app::cli::ReadArgs, &Project, &[Domain]) -> AppResult<Outcome>,
 ) -> AppResult<Outcome> {
     let project = project(settings)?;
     let selected = &read.out.status.domain;
     match fleet(&project, selected)? {
         Some(domains) => all(settings, read, &project, &domains),
-        None => one(
-            settings,
-            read,
-            &project,
-            &domain(settings, &project, selected.one())?,
-        ),
+        None => {
+            let domain = domain(settings, &project, selected.one())?;
+            one(
+                settings,
+                read,
+                &scope(settings, &project, &domain, &read.out.status.limits),
+            )
+        }
     }
 }
 

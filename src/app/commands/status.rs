@@ -7,8 +7,8 @@ use crate::app::cli::{ReadArgs, TextFormat};
 use crate::app::settings::Settings;
 use crate::domain::Domain;
 use crate::error::Outcome;
-use crate::ops::drift;
 use crate::ops::status::{self, Shown};
+use crate::ops::{Scope, drift};
 use crate::project::Project;
 use crate::view;
 use crate::view::status::StatusSource;
@@ -17,15 +17,9 @@ pub fn run(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
     super::read_clusters(settings, read, one, all)
 }
 
-fn one(
-    settings: &Settings,
-    read: &ReadArgs,
-    project: &Project,
-    domain: &Domain,
-) -> Result<Outcome> {
-    let (out, args) = (&read.out, &read.out.status);
-    let scope = scope(settings, project, domain, &args.limits);
-    let report = status::status(&scope, args.offline)?;
+fn one(settings: &Settings, read: &ReadArgs, scope: &Scope) -> Result<Outcome> {
+    let (out, domain) = (&read.out, scope.domain);
+    let report = status::status(scope, out.status.offline)?;
     print_notices(settings, &report.notices);
     let (source, value, not_read) = match answer(report.shown) {
         Ok(answer) => answer,
@@ -139,8 +133,8 @@ fn answered_row(
 fn all(
     settings: &Settings,
     read: &ReadArgs,
-    project: &crate::project::Project,
-    domains: &[crate::domain::Domain],
+    project: &Project,
+    domains: &[Domain],
 ) -> Result<Outcome> {
     let now = jiff::Timestamp::now().as_second();
     let at = super::rendered_at(settings)?;
