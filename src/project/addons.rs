@@ -391,48 +391,46 @@ mod tests {
         Reader::new(d.path()).chart_version(&d.path().join("a"))
     }
 
+    fn app_version(chart: &str) -> Option<String> {
+        let d = dir_with(&[("a/chart.yaml", chart)]);
+        Reader::new(d.path()).app_version(&d.path().join("a"))
+    }
+
+    /// `version` and `appVersion` follow one rule: a scalar is kept as written (YAML
+    /// would read `1.10` as 1.1 and `True` as a boolean); `false`, empty, null or not a
+    /// scalar is no version.
     #[test]
-    fn chart_version_keeps_raw_text() {
-        for (chart, want) in [
-            ("version: 1.10", Some("1.10")),
-            ("version: 010", Some("010")),
-            ("version: v1.21.1", Some("v1.21.1")),
-            ("version: True", Some("True")),
-            ("version: False", Some("False")),
-            ("version: false", None),
-            ("version: ''", None),
-            ("version: ~", None),
-            ("version: {a: 1}", None),
-            ("version: [1]", None),
-            ("name: x", None),
-            ("", None),
-            ("- 1", None),
-            ("version: [", None),
-            ("kind: ChartRenderer\nversion: 1.20.1\n", Some("1.20.1")),
+    fn chart_and_app_versions_keep_raw_text() {
+        for (value, kept) in [
+            ("1.10", true),
+            ("010", true),
+            ("v1.21.1", true),
+            ("True", true),
+            ("False", true),
+            ("false", false),
+            ("''", false),
+            ("~", false),
+            ("{a: 1}", false),
+            ("[1]", false),
         ] {
-            assert_eq!(version(chart).as_deref(), want, "{chart}");
+            let want = kept.then(|| value.to_string());
+            assert_eq!(version(&format!("version: {value}")), want, "{value}");
+            let chart = format!("version: 1.2.3\nappVersion: {value}\n");
+            assert_eq!(app_version(&chart), want, "{value}");
         }
+        for chart in ["name: x", "", "- 1", "version: [", "version: 1.2.3\n"] {
+            assert_eq!(app_version(chart), None, "{chart}");
+        }
+        for chart in ["name: x", "", "- 1", "version: ["] {
+            assert_eq!(version(chart), None, "{chart}");
+        }
+        let renderer = "kind: ChartRenderer\nversion: 1.20.1\n";
+        assert_eq!(version(renderer).as_deref(), Some("1.20.1"));
         let d = tempfile::tempdir().unwrap();
         assert_eq!(
             Reader::new(d.path()).chart_version(&d.path().join("none")),
             None
         );
-    }
-
-    #[test]
-    fn app_version_follows_the_chart_version_rules() {
-        for (chart, want) in [
-            ("version: 1.2.3\nappVersion: v1.16.4\n", Some("v1.16.4")),
-            ("appVersion: 1.10\n", Some("1.10")),
-            ("appVersion: false\n", None),
-            ("appVersion: ~\n", None),
-            ("appVersion: [1]\n", None),
-            ("version: 1.2.3\n", None),
-        ] {
-            let d = dir_with(&[("a/chart.yaml", chart)]);
-            let got = Reader::new(d.path()).app_version(&d.path().join("a"));
-            assert_eq!(got.as_deref(), want, "{chart}");
-        }
     }
 
     fn category(files: &[(&str, &str)]) -> Option<String> {

@@ -1211,6 +1211,14 @@ mod tests {
         (dir, store)
     }
 
+    /// An empty store with `n` snapshots recorded, their ids oldest first.
+    fn with_snapshots(n: u32) -> (tempfile::TempDir, DomainStore, Vec<SnapshotId>) {
+        let (dir, store) = fresh();
+        let record = |i| store.record(&cr(i), "{}", None).unwrap().id;
+        let ids = (0..n).map(record).collect();
+        (dir, store, ids)
+    }
+
     /// One snapshot, read back after `changes`, one append each.
     fn after(changes: &[State]) -> Snapshot {
         let (_dir, store) = fresh();
@@ -1446,10 +1454,7 @@ mod tests {
 
     #[test]
     fn references() {
-        let (_dir, store) = fresh();
-        let ids: Vec<String> = (0..3)
-            .map(|i| store.record(&cr(i), "{}", None).unwrap().id.into_string())
-            .collect();
+        let (_dir, store, ids) = with_snapshots(3);
         let resolve = |text: &str| parse_ref(text).and_then(|r| store.resolve(&r));
         let id = |text: &str| resolve(text).unwrap().snapshot.record.id;
         assert_eq!(id("latest"), ids[2]);
@@ -1469,10 +1474,7 @@ mod tests {
 
     #[test]
     fn gc_keeps_first_newest_last_applied_and_pending() {
-        let (_dir, store) = fresh();
-        let ids: Vec<String> = (0..8)
-            .map(|i| store.record(&cr(i), "{}", None).unwrap().id.into_string())
-            .collect();
+        let (_dir, store, ids) = with_snapshots(8);
         let mut changes = vec![
             state(&ids[2], State::Applied),
             state(&ids[3], State::Applied),
@@ -1490,7 +1492,7 @@ mod tests {
         // kept: 0 (first), 3 (last applied), 6 and 7 (newest 2); 7 is also pending.
         assert_eq!(
             gone,
-            [&ids[1], &ids[2], &ids[4], &ids[5]].map(String::clone)
+            [&ids[1], &ids[2], &ids[4], &ids[5]].map(|id| id.to_string())
         );
     }
 
@@ -1498,10 +1500,7 @@ mod tests {
     fn an_apply_supersedes_only_snapshots_recorded_before_it() {
         // Found by scripts/soak: a publish whose apply finished after another process had
         // queued a newer snapshot marked that newer one superseded.
-        let (_dir, store) = fresh();
-        let ids: Vec<SnapshotId> = (0..3)
-            .map(|i| store.record(&cr(i), "{}", None).unwrap().id)
-            .collect();
+        let (_dir, store, ids) = with_snapshots(3);
         let j = store.read().unwrap();
         let older: Vec<&SnapshotId> = pending_before(&j, &ids[1])
             .iter()

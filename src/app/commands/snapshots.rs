@@ -40,14 +40,18 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
         Some(SnapshotsCommand::Import { .. }) => None,
         _ => selected(settings, &opened, &args.domain)?,
     };
-    let domain = domains.as_deref();
+    let on = Selection {
+        settings,
+        store,
+        domains: domains.as_deref(),
+    };
     match &args.command {
-        None => list(settings, store, domain, &args.list),
-        Some(SnapshotsCommand::List(flags)) => list(settings, store, domain, &merged(given, flags)),
+        None => list(on, &args.list),
+        Some(SnapshotsCommand::List(flags)) => list(on, &merged(given, flags)),
         Some(SnapshotsCommand::Show { id, output }) => {
             // An id is unique across domains; `latest` and `@DATE` need one domain, chosen
             // by the one selection rule.
-            let domain = match (domain, crate::store::parse_ref(id)?) {
+            let domain = match (on.domains, crate::store::parse_ref(id)?) {
                 (Some([d]), _) => Some(d.clone()),
                 (Some(_), _) => {
                     return Err(crate::app::Failure::Usage(
@@ -60,27 +64,31 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
             };
             show(settings, store, domain.as_ref(), id, *output)
         }
-        Some(SnapshotsCommand::Verify { output }) => {
-            verify(settings, store, domain, output.unwrap_or_default())
-        }
+        Some(SnapshotsCommand::Verify { output }) => verify(on, output.unwrap_or_default()),
         Some(SnapshotsCommand::Gc {
             keep,
             dry_run,
             allow_damage,
             output,
         }) => gc(
-            settings,
-            store,
-            domain,
+            on,
             (*keep, *dry_run, *allow_damage),
             output.unwrap_or_default(),
         ),
-        Some(SnapshotsCommand::Export { file }) => export(settings, store, domain, file),
+        Some(SnapshotsCommand::Export { file }) => export(on, file),
         Some(SnapshotsCommand::Import(args)) => import_any(settings, store, args),
     }
 }
 
 /// `snapshots list`'s flags: those after `list`, else those before it.
+/// What a subcommand works on: the store, and the domains selected (`None`: every one).
+#[derive(Clone, Copy)]
+struct Selection<'a> {
+    settings: &'a Settings,
+    store: &'a Store,
+    domains: Option<&'a [Domain]>,
+}
+
 fn merged(given: &ListArgs, flags: &ListArgs) -> ListArgs {
     ListArgs {
         state: flags.state.or(given.state),
@@ -127,12 +135,7 @@ fn warn_damage(settings: &Settings, damage: &[Damage]) {
     }
 }
 
-fn list(
-    settings: &Settings,
-    store: &Store,
-    domain: Option<&[Domain]>,
-    flags: &ListArgs,
-) -> Result<i32> {
+fn list(on: Selection<'_>, flags: &ListArgs) -> Result<i32> {
     let (state, no_headers) = (flags.state.map(Into::into), flags.table.no_headers);
     let format = flags.table.output.clone().unwrap_or_default();
     let now = jiff::Timestamp::now();
@@ -148,24 +151,24 @@ fn list(
     // Documents, the wide columns and a sort need whole rows; the default table and
     // names stream from the compact listing.
     if flags.sort_by.is_some() || !matches!(format, TableFormat::Table | TableFormat::Name) {
-        return list_rows(settings, store, domain, flags, since);
+        return list_rows(on, flags, since);
     }
     let shown = crate::store::Shown {
         state,
         since,
         limit: flags.limit,
     };
-    let (listings, damage) = store.listings(domain, &shown)?;
-    warn_damage(settings, &damage);
+    let (listings, damage) = on.store.listings(on.domains, &shown)?;
+    warn_damage(on.settings, &damage);
     if listings.iter().all(|l| l.is_empty()) {
-        settings.printer.info("no snapshots");
+        on.settings.printer.info("no snapshots");
         return Ok(exit::OK);
     }
     match format {
-        TableFormat::Name => settings.printer.data_with(|out| {
+        TableFormat::Name => on.settings.printer.data_with(|out| {
             view::snapshots::write_snapshot_names(&listings, out).map_err(output::stdout_error)
         })?,
-        _ => settings.printer.data_with(|out| {
+        _ => on.settings.printer.data_with(|out| {
             view::snapshots::write_snapshots_table(&listings, now.as_second(), no_headers, out)
                 .map_err(output::stdout_error)
         })?,
@@ -174,15 +177,9 @@ fn list(
 }
 
 /// `snapshots list` from whole rows: `-o json|yaml|jsonpath|wide`, or `--sort-by`.
-fn list_rows(
-    settings: &Settings,
-    store: &Store,
-    domain: Option<&[Domain]>,
-    flags: &ListArgs,
-    since: Option<i64>,
-) -> Result<i32> {
-    let (mut rows, damage) = store.list(domain, flags.state.map(Into::into))?;
-    warn_damage(settings, &damage);
+fn list_rows(on: Selection<'_>, flags: &ListArgs, since: Option<i64>) -> Result<i32> {
+    let (mut rows, damage) = on.store.list(on.domains, flags.state.map(Into::into))?;
+    warn_damage(on.settings, &damage);
     let recorded = |s: &Snapshot| crate::history::audit::parse_bound(&s.record.at, false);
     if let Some(since) = since {
         rows.retain(|s| recorded(s).is_some_and(|at| at.as_second() >= since));
@@ -215,7 +212,7 @@ fn list_rows(
             view::names(names.iter().map(String::as_str))
         }
         _ if rows.is_empty() => {
-            settings.printer.info("no snapshots");
+            on.settings.printer.info("no snapshots");
             return Ok(exit::OK);
         }
         format => view::snapshots::snapshots_table(
@@ -227,7 +224,7 @@ fn list_rows(
             },
         ),
     };
-    settings.printer.data(&text)?;
+    on.settings.printer.data(&text)?;
     Ok(exit::OK)
 }
 
@@ -293,17 +290,12 @@ struct VerifyJson<'a> {
     torn_tails: Vec<serde_json::Value>,
 }
 
-fn verify(
-    settings: &Settings,
-    store: &Store,
-    domain: Option<&[Domain]>,
-    format: TextFormat,
-) -> Result<i32> {
-    let verified = store.verify(domain)?;
+fn verify(on: Selection<'_>, format: TextFormat) -> Result<i32> {
+    let verified = on.store.verify(on.domains)?;
     if format == TextFormat::Json {
         let mut doc = VerifyJson {
             schema_version: 1,
-            store: store.root().display().to_string(),
+            store: on.store.root().display().to_string(),
             domains: verified.domains,
             snapshots: verified.snapshots,
             objects: verified.objects,
@@ -318,7 +310,7 @@ fn verify(
                 ),
             }
         }
-        settings.printer.data(&render::to_json(&doc)?)?;
+        on.settings.printer.data(&render::to_json(&doc)?)?;
         return Ok(if doc.problems.is_empty() {
             exit::OK
         } else {
@@ -327,8 +319,8 @@ fn verify(
     }
     for finding in &verified.findings {
         match finding {
-            Finding::Problem(message) => settings.printer.error(message),
-            Finding::TornTail { journal, bytes } => settings.printer.info(&format!(
+            Finding::Problem(message) => on.settings.printer.error(message),
+            Finding::TornTail { journal, bytes } => on.settings.printer.info(&format!(
                 "{}: incomplete last record ({bytes} bytes, a write interrupted by a crash) — ignored",
                 journal.display()
             )),
@@ -336,9 +328,9 @@ fn verify(
     }
     let problems = verified.problems();
     // The verdict is the answer: on stdout, so `-q` keeps it.
-    settings.printer.data(&format!(
+    on.settings.printer.data(&format!(
         "{}: {} snapshot(s), {} object(s) in {} domain(s): {}\n",
-        store.root().display(),
+        on.store.root().display(),
         verified.snapshots,
         verified.objects,
         verified.domains,
@@ -350,7 +342,7 @@ fn verify(
     if problems > 0 {
         return Err(Error::from(crate::error::Damaged::Store {
             problems,
-            store: store.root().to_path_buf(),
+            store: on.store.root().to_path_buf(),
         })
         .into());
     }
@@ -358,16 +350,14 @@ fn verify(
 }
 
 fn gc(
-    settings: &Settings,
-    store: &Store,
-    domain: Option<&[Domain]>,
+    on: Selection<'_>,
     (keep, dry_run, allow_damage): (usize, bool, bool),
     format: TextFormat,
 ) -> Result<i32> {
     let verb = if dry_run { "would delete" } else { "deleted" };
     let (mut json, mut total) = (Vec::new(), 0);
-    for d in store.select(domain) {
-        let doomed = store.domain(&d).gc(keep, dry_run, allow_damage)?;
+    for d in on.store.select(on.domains) {
+        let doomed = on.store.domain(&d).gc(keep, dry_run, allow_damage)?;
         total += doomed.len();
         if format == TextFormat::Json {
             json.extend(doomed.rows().map(|s| {
@@ -376,52 +366,47 @@ fn gc(
             continue;
         }
         for s in doomed.rows() {
-            settings.printer.data(&format!(
+            on.settings.printer.data(&format!(
                 "{d} {verb} {} ({})\n",
                 crate::util::redact::escape_line(&s.id()),
                 s.state().as_str()
             ))?;
         }
         if !dry_run && !doomed.is_empty() {
-            settings
+            on.settings
                 .printer
                 .info(&format!("{d}: {} snapshot(s) deleted", doomed.len()));
         }
     }
     if format == TextFormat::Json {
-        settings.printer.data(&render::to_json(&json)?)?;
+        on.settings.printer.data(&render::to_json(&json)?)?;
     } else if total == 0 {
-        settings.printer.info(&format!(
+        on.settings.printer.info(&format!(
             "nothing to delete: every snapshot is kept (the first, the newest {keep}, the last applied and every pending one)"
         ));
     }
     Ok(exit::OK)
 }
 
-fn export(
-    settings: &Settings,
-    store: &Store,
-    domain: Option<&[Domain]>,
-    file: &Path,
-) -> Result<i32> {
-    let exported = store.export(domain, file)?;
+fn export(on: Selection<'_>, file: &Path) -> Result<i32> {
+    let exported = on.store.export(on.domains, file)?;
     for e in &exported.skipped {
-        settings
+        on.settings
             .printer
             .warn(&format!("not exported: {}", crate::error::chain(e)));
     }
-    settings.printer.info(&format!(
+    on.settings.printer.info(&format!(
         "exported {} record(s) and {} object(s) of {} to {}",
         exported.records,
         exported.objects,
-        match domain {
+        match on.domains {
             Some([one]) => one.to_string(),
             _ => format!("{} domain(s)", exported.domains),
         },
         file.display()
     ));
     // The archive is written either way; --strict says that it is not whole.
-    if settings.strict && !exported.skipped.is_empty() {
+    if on.settings.strict && !exported.skipped.is_empty() {
         return Err(Error::Strict(exported.skipped.len()).into());
     }
     Ok(exit::OK)
