@@ -82,12 +82,6 @@ impl fmt::Display for Domain {
     }
 }
 
-impl PartialEq<str> for Domain {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
 impl PartialEq<&str> for Domain {
     fn eq(&self, other: &&str) -> bool {
         self.0 == *other

@@ -61,12 +61,6 @@ impl PartialEq<SnapshotId> for &str {
     }
 }
 
-impl PartialEq<str> for SnapshotId {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
 impl PartialEq<&str> for SnapshotId {
     fn eq(&self, other: &&str) -> bool {
         self.0 == *other

@@ -537,17 +537,18 @@ mod tests {
 
     #[test]
     fn a_missing_field_names_the_field() {
-        assert_eq!(render("{.nme}").unwrap_err(), "nme is not found");
-        assert_eq!(render("{.items[*].nme}").unwrap_err(), "nme is not found");
-        assert_eq!(render("{..nme}").unwrap_err(), "nme is not found");
-        assert_eq!(
-            render("{range .items[*]}{.version}{end}").unwrap_err(),
-            "version is not found"
-        );
-        assert_eq!(
-            render("{.items[5]}").unwrap_err(),
-            "array index out of bounds: index 5, length 3"
-        );
+        for (template, error) in [
+            ("{.nme}", "nme is not found"),
+            ("{.items[*].nme}", "nme is not found"),
+            ("{..nme}", "nme is not found"),
+            ("{range .items[*]}{.version}{end}", "version is not found"),
+            (
+                "{.items[5]}",
+                "array index out of bounds: index 5, length 3",
+            ),
+        ] {
+            assert_eq!(render(template).unwrap_err(), error, "{template}");
+        }
         // A field some inputs have prints those.
         assert_eq!(render("{.items[*].version}").unwrap(), "1.19.2");
     }

@@ -45,21 +45,32 @@ pub fn compare(from: &str, to: &str) -> Order {
 mod tests {
     use super::*;
 
+    /// Each version is older than every later one: an upgrade to it, a downgrade back.
+    fn ascending(versions: &[&str]) {
+        for (i, older) in versions.iter().enumerate() {
+            for newer in &versions[i + 1..] {
+                assert_eq!(compare(older, newer), Order::Upgrade, "{older} → {newer}");
+                assert_eq!(compare(newer, older), Order::Downgrade, "{newer} → {older}");
+            }
+        }
+    }
+
     #[test]
     fn semver_with_or_without_v() {
-        assert_eq!(compare("1.19.2", "1.20.1"), Order::Upgrade);
-        assert_eq!(compare("v1.20.1", "1.19.2"), Order::Downgrade);
-        assert_eq!(compare("v1.31.10", "v1.31.9"), Order::Downgrade);
+        ascending(&["1.19.2", "v1.20.1", "1.31.9", "v1.31.10"]);
         assert_eq!(compare("1.2.3", "v1.2.3"), Order::Equal);
         assert_eq!(compare("1.2.3+build.1", "1.2.3"), Order::Equal);
     }
 
     #[test]
     fn prereleases_sort_below_their_release() {
-        assert_eq!(compare("1.21.0-rc.1", "1.21.0"), Order::Upgrade);
-        assert_eq!(compare("1.21.0", "1.21.0-rc.1"), Order::Downgrade);
-        assert_eq!(compare("1.21.0-alpha", "1.21.0-beta"), Order::Upgrade);
-        assert_eq!(compare("1.20.9", "1.21.0-rc.1"), Order::Upgrade);
+        ascending(&[
+            "1.20.9",
+            "1.21.0-alpha",
+            "1.21.0-beta",
+            "1.21.0-rc.1",
+            "1.21.0",
+        ]);
     }
 
     #[test]

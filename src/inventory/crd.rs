@@ -198,12 +198,20 @@ fn spec_schema() -> JSONSchemaProps {
     )
 }
 
-fn status_schema() -> JSONSchemaProps {
-    let observed = object(
-        "An addon as observed running in the cluster.",
+/// A status entry about one addon: its `name`, required, then `fields`.
+fn addon_entry(description: &str, fields: Vec<(&str, JSONSchemaProps)>) -> JSONSchemaProps {
+    let name = ("name", limited("Addon name.", 253));
+    object(
+        description,
         &["name"],
+        std::iter::once(name).chain(fields).collect(),
+    )
+}
+
+fn status_schema() -> JSONSchemaProps {
+    let observed = addon_entry(
+        "An addon as observed running in the cluster.",
         vec![
-            ("name", limited("Addon name.", 253)),
             ("version", limited("Observed version.", 64)),
             (
                 "healthy",
@@ -215,11 +223,9 @@ fn status_schema() -> JSONSchemaProps {
             ),
         ],
     );
-    let update = object(
+    let update = addon_entry(
         "An addon with a newer version in the published addon index.",
-        &["name"],
         vec![
-            ("name", limited("Addon name.", 253)),
             ("current", limited("Version deployed now.", 64)),
             ("latest", limited("Newest version in the addon index.", 64)),
         ],
@@ -326,110 +332,107 @@ pub fn schema() -> JSONSchemaProps {
 /// patterns, lengths, counts, enums, date-times) and returns one line per violation,
 /// each naming its field path. Unknown fields are not violations: the server prunes them.
 pub fn validate(value: &Value, schema: &JSONSchemaProps) -> Vec<String> {
-    let mut out = Vec::new();
-    check(value, schema, "", &mut out, &mut Patterns::new());
-    out
+    let mut checker = Checker::default();
+    checker.check(value, schema, "");
+    checker.out
 }
 
-/// Each schema pattern compiled once per validation, not once per string it checks
-/// (compiling was most of the time for a spec with thousands of entries).
-type Patterns<'s> = std::collections::HashMap<&'s str, Option<regex::Regex>>;
-
-fn check<'s>(
-    value: &Value,
-    schema: &'s JSONSchemaProps,
-    path: &str,
-    out: &mut Vec<String>,
-    patterns: &mut Patterns<'s>,
-) {
-    let at = if path.is_empty() { "<root>" } else { path };
-    let type_ok = match schema.type_.as_deref() {
-        Some("object") => value.is_object(),
-        Some("array") => value.is_array(),
-        Some("string") => value.is_string(),
-        Some("boolean") => value.is_boolean(),
-        _ => true,
-    };
-    if !type_ok {
-        out.push(format!(
-            "{at}: must be of type {}",
-            schema.type_.as_deref().unwrap_or("?")
-        ));
-        return;
-    }
-    match value {
-        Value::Object(map) => {
-            for field in schema.required.iter().flatten() {
-                if !map.contains_key(field) {
-                    out.push(format!("{}: Required value", join_path(path, '.', field)));
-                }
-            }
-            let props = schema.properties.as_ref();
-            for (key, child) in map {
-                if let Some(s) = props.and_then(|p: &BTreeMap<_, _>| p.get(key)) {
-                    check(child, s, &join_path(path, '.', key), out, patterns);
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(max) = schema.max_items
-                && items.len() as i64 > max
-            {
-                out.push(too_many(at, items.len(), max));
-            }
-            if let Some(JSONSchemaPropsOrArray::Schema(s)) = &schema.items {
-                for (i, item) in items.iter().enumerate() {
-                    check(item, s, &format!("{path}[{i}]"), out, patterns);
-                }
-            }
-        }
-        Value::String(s) => check_string(s, schema, at, out, patterns),
-        _ => {}
-    }
+/// One validation: the violations found so far, and each schema pattern compiled once
+/// per validation, not once per string it checks (compiling was most of the time for a
+/// spec with thousands of entries).
+#[derive(Default)]
+struct Checker<'s> {
+    out: Vec<String>,
+    patterns: std::collections::HashMap<&'s str, Option<regex::Regex>>,
 }
 
-fn check_string<'s>(
-    s: &str,
-    schema: &'s JSONSchemaProps,
-    at: &str,
-    out: &mut Vec<String>,
-    patterns: &mut Patterns<'s>,
-) {
-    let shown = shown(s);
-    if let Some(max) = schema.max_length
-        && s.chars().count() as i64 > max
-    {
-        out.push(format!(
-            "{at}: Too long: may not be more than {max} characters (got {})",
-            s.chars().count()
-        ));
+impl<'s> Checker<'s> {
+    fn check(&mut self, value: &Value, schema: &'s JSONSchemaProps, path: &str) {
+        let at = if path.is_empty() { "<root>" } else { path };
+        let type_ok = match schema.type_.as_deref() {
+            Some("object") => value.is_object(),
+            Some("array") => value.is_array(),
+            Some("string") => value.is_string(),
+            Some("boolean") => value.is_boolean(),
+            _ => true,
+        };
+        if !type_ok {
+            self.out.push(format!(
+                "{at}: must be of type {}",
+                schema.type_.as_deref().unwrap_or("?")
+            ));
+            return;
+        }
+        match value {
+            Value::Object(map) => {
+                for field in schema.required.iter().flatten() {
+                    if !map.contains_key(field) {
+                        self.out
+                            .push(format!("{}: Required value", join_path(path, '.', field)));
+                    }
+                }
+                let props = schema.properties.as_ref();
+                for (key, child) in map {
+                    if let Some(s) = props.and_then(|p: &BTreeMap<_, _>| p.get(key)) {
+                        self.check(child, s, &join_path(path, '.', key));
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(max) = schema.max_items
+                    && items.len() as i64 > max
+                {
+                    self.out.push(too_many(at, items.len(), max));
+                }
+                if let Some(JSONSchemaPropsOrArray::Schema(s)) = &schema.items {
+                    for (i, item) in items.iter().enumerate() {
+                        self.check(item, s, &format!("{path}[{i}]"));
+                    }
+                }
+            }
+            Value::String(s) => self.check_string(s, schema, at),
+            _ => {}
+        }
     }
-    if let Some(pattern) = &schema.pattern
-        && !patterns
-            .entry(pattern)
-            .or_insert_with(|| regex::Regex::new(pattern).ok())
-            .as_ref()
-            .is_some_and(|re| re.is_match(s))
-    {
-        out.push(format!(
-            "{at}: Invalid value: {shown}: must match '{pattern}'"
-        ));
-    }
-    if let Some(values) = &schema.enum_
-        && !values.iter().any(|v| v.0.as_str() == Some(s))
-    {
-        let allowed: Vec<String> = values.iter().map(|v| v.0.to_string()).collect();
-        out.push(format!(
-            "{at}: Unsupported value: {shown}: supported values: {}",
-            allowed.join(", ")
-        ));
-    }
-    if schema.format.as_deref() == Some("date-time")
-        && crate::util::time::parse_rfc3339(s).is_none()
-    {
-        out.push(format!(
-            "{at}: Invalid value: {shown}: must be an RFC 3339 date-time"
-        ));
+
+    fn check_string(&mut self, s: &str, schema: &'s JSONSchemaProps, at: &str) {
+        let shown = shown(s);
+        if let Some(max) = schema.max_length
+            && s.chars().count() as i64 > max
+        {
+            self.out.push(format!(
+                "{at}: Too long: may not be more than {max} characters (got {})",
+                s.chars().count()
+            ));
+        }
+        if let Some(pattern) = &schema.pattern
+            && !self
+                .patterns
+                .entry(pattern)
+                .or_insert_with(|| regex::Regex::new(pattern).ok())
+                .as_ref()
+                .is_some_and(|re| re.is_match(s))
+        {
+            self.out.push(format!(
+                "{at}: Invalid value: {shown}: must match '{pattern}'"
+            ));
+        }
+        if let Some(values) = &schema.enum_
+            && !values.iter().any(|v| v.0.as_str() == Some(s))
+        {
+            let allowed: Vec<String> = values.iter().map(|v| v.0.to_string()).collect();
+            self.out.push(format!(
+                "{at}: Unsupported value: {shown}: supported values: {}",
+                allowed.join(", ")
+            ));
+        }
+        if schema.format.as_deref() == Some("date-time")
+            && crate::util::time::parse_rfc3339(s).is_none()
+        {
+            self.out.push(format!(
+                "{at}: Invalid value: {shown}: must be an RFC 3339 date-time"
+            ));
+        }
     }
 }
 
@@ -472,87 +475,60 @@ pub fn validate_label_value(key: &str, value: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    /// The spec §6 tables: path → constraints.
     /// type, pattern, maxLength, maxItems
     type Constraints = (&'static str, Option<&'static str>, Option<i64>, Option<i64>);
 
+    /// The schema's fields, one a line: path (`.`: the root), type, pattern, maxLength,
+    /// maxItems (`-`: none).
+    const FIELDS: &str = "
+        .                                  object   -                  -    -
+        spec                               object   -                  -    -
+        spec.lok8sVersion                  string   -                  64   -
+        spec.kind                          string   ^[a-z][a-z0-9]*$   63   -
+        spec.provider                      string   -                  63   -
+        spec.kubernetesVersion             string   -                  64   -
+        spec.specHash                      string   ^[a-f0-9]{64}$     -    -
+        spec.renderedAt                    string   -                  -    -
+        spec.addons                        array    -                  -    256
+        spec.addons[]                      object   -                  -    -
+        spec.addons[].name                 string   ^[A-Za-z0-9._-]+$  253  -
+        spec.addons[].chartVersion         string   -                  64   -
+        spec.addons[].appVersion           string   -                  64   -
+        spec.addons[].category             string   ^[a-z0-9-]+$       63   -
+        spec.addons[].source               string   -                  -    -
+        status                             object   -                  -    -
+        status.observedAddons              array    -                  -    512
+        status.observedAddons[]            object   -                  -    -
+        status.observedAddons[].name       string   -                  253  -
+        status.observedAddons[].version    string   -                  64   -
+        status.observedAddons[].healthy    boolean  -                  -    -
+        status.availableUpdates            array    -                  -    256
+        status.availableUpdates[]          object   -                  -    -
+        status.availableUpdates[].name     string   -                  253  -
+        status.availableUpdates[].current  string   -                  64   -
+        status.availableUpdates[].latest   string   -                  64   -
+        status.lastReported                string   -                  -    -
+    ";
+
     fn expected() -> BTreeMap<&'static str, Constraints> {
-        BTreeMap::from([
-            ("", ("object", None, None, None)),
-            ("spec", ("object", None, None, None)),
-            ("spec.lok8sVersion", ("string", None, Some(64), None)),
-            (
-                "spec.kind",
-                ("string", Some("^[a-z][a-z0-9]*$"), Some(63), None),
-            ),
-            ("spec.provider", ("string", None, Some(63), None)),
-            ("spec.kubernetesVersion", ("string", None, Some(64), None)),
-            (
-                "spec.specHash",
-                ("string", Some("^[a-f0-9]{64}$"), None, None),
-            ),
-            ("spec.renderedAt", ("string", None, None, None)),
-            ("spec.addons", ("array", None, None, Some(256))),
-            ("spec.addons[]", ("object", None, None, None)),
-            (
-                "spec.addons[].name",
-                ("string", Some("^[A-Za-z0-9._-]+$"), Some(253), None),
-            ),
-            (
-                "spec.addons[].chartVersion",
-                ("string", None, Some(64), None),
-            ),
-            ("spec.addons[].appVersion", ("string", None, Some(64), None)),
-            (
-                "spec.addons[].category",
-                ("string", Some("^[a-z0-9-]+$"), Some(63), None),
-            ),
-            ("spec.addons[].source", ("string", None, None, None)),
-            ("status", ("object", None, None, None)),
-            ("status.observedAddons", ("array", None, None, Some(512))),
-            ("status.observedAddons[]", ("object", None, None, None)),
-            (
-                "status.observedAddons[].name",
-                ("string", None, Some(253), None),
-            ),
-            (
-                "status.observedAddons[].version",
-                ("string", None, Some(64), None),
-            ),
-            (
-                "status.observedAddons[].healthy",
-                ("boolean", None, None, None),
-            ),
-            ("status.availableUpdates", ("array", None, None, Some(256))),
-            ("status.availableUpdates[]", ("object", None, None, None)),
-            (
-                "status.availableUpdates[].name",
-                ("string", None, Some(253), None),
-            ),
-            (
-                "status.availableUpdates[].current",
-                ("string", None, Some(64), None),
-            ),
-            (
-                "status.availableUpdates[].latest",
-                ("string", None, Some(64), None),
-            ),
-            ("status.lastReported", ("string", None, None, None)),
-        ])
+        let given = |word: &'static str| (word != "-").then_some(word);
+        let number = |word| given(word).map(|n: &str| n.parse().unwrap());
+        let row = |line: &'static str| {
+            let w: Vec<&'static str> = line.split_whitespace().collect();
+            let path = if w[0] == "." { "" } else { w[0] };
+            (path, (w[1], given(w[2]), number(w[3]), number(w[4])))
+        };
+        FIELDS
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(row)
+            .collect()
     }
 
     fn walk(s: &JSONSchemaProps, path: String, seen: &mut Vec<(String, JSONSchemaProps)>) {
         seen.push((path.clone(), s.clone()));
         for (k, v) in s.properties.iter().flatten() {
-            walk(
-                v,
-                if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                },
-                seen,
-            );
+            walk(v, join_path(&path, '.', k), seen);
         }
         if let Some(JSONSchemaPropsOrArray::Schema(items)) = &s.items {
             walk(items, format!("{path}[]"), seen);

@@ -211,7 +211,7 @@ fn live(
     let label = value
         .pointer("/metadata/labels/lok8s.dev~1domain")
         .and_then(serde_json::Value::as_str);
-    if let Some(other) = label.filter(|l| d.domain != *l) {
+    if let Some(other) = label.filter(|l| d.domain.as_str() != *l) {
         notices.push(Notice::warn(format!(
             "the live inventory of {server} is for domain '{other}', not '{}'",
             d.domain
