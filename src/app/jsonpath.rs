@@ -468,27 +468,25 @@ mod tests {
 
     #[test]
     fn expressions_join_their_results_with_a_space() {
-        assert_eq!(
-            render("{.items[*].name}").unwrap(),
-            "cilium metrics-server cert-manager"
-        );
-        assert_eq!(render("{.domain}").unwrap(), "lab.example");
-        assert_eq!(render("{$.domain}").unwrap(), "lab.example");
-        assert_eq!(render("{.items[0].name}").unwrap(), "cilium");
-        assert_eq!(render("{.items[-1:].name}").unwrap(), "cert-manager");
-        assert_eq!(
-            render("{.items[1].n} {.items[2].ok} {.items[2].gone}").unwrap(),
-            "3 true null"
-        );
-        // Objects and arrays as compact JSON, in the document's order.
-        assert_eq!(
-            render("{.items[1]}").unwrap(),
-            r#"{"name":"metrics-server","state":"applied","n":3}"#
-        );
-        assert_eq!(
-            render("{.items[*].labels}").unwrap(),
-            r#"{"app.kubernetes.io/name":"c"}"#
-        );
+        for (template, want) in [
+            ("{.items[*].name}", "cilium metrics-server cert-manager"),
+            ("{.domain}", "lab.example"),
+            ("{$.domain}", "lab.example"),
+            ("{.items[0].name}", "cilium"),
+            ("{.items[-1:].name}", "cert-manager"),
+            (
+                "{.items[1].n} {.items[2].ok} {.items[2].gone}",
+                "3 true null",
+            ),
+            // Objects and arrays as compact JSON, in the document's order.
+            (
+                "{.items[1]}",
+                r#"{"name":"metrics-server","state":"applied","n":3}"#,
+            ),
+            ("{.items[*].labels}", r#"{"app.kubernetes.io/name":"c"}"#),
+        ] {
+            assert_eq!(render(template).unwrap(), want, "{template}");
+        }
     }
 
     #[test]
@@ -514,25 +512,20 @@ mod tests {
 
     #[test]
     fn filters_recursive_descent_and_escaped_fields() {
-        assert_eq!(
-            render(r#"{.items[?(@.state=="pending")].name}"#).unwrap(),
-            "cilium cert-manager"
-        );
-        assert_eq!(
-            render("{.items[?(@.n > 2)].name}").unwrap(),
-            "metrics-server"
-        );
-        // A filter that selects nothing is no error.
-        assert_eq!(render(r#"{.items[?(@.state=="x")].name}"#).unwrap(), "");
-        assert_eq!(render("{..version}").unwrap(), "1.19.2");
-        assert_eq!(
-            render(r"{.items[0].labels.app\.kubernetes\.io/name}").unwrap(),
-            "c"
-        );
-        assert_eq!(
-            render("{.items[0]['name','state']}").unwrap(),
-            "cilium pending"
-        );
+        for (template, want) in [
+            (
+                r#"{.items[?(@.state=="pending")].name}"#,
+                "cilium cert-manager",
+            ),
+            ("{.items[?(@.n > 2)].name}", "metrics-server"),
+            // A filter that selects nothing is no error.
+            (r#"{.items[?(@.state=="x")].name}"#, ""),
+            ("{..version}", "1.19.2"),
+            (r"{.items[0].labels.app\.kubernetes\.io/name}", "c"),
+            ("{.items[0]['name','state']}", "cilium pending"),
+        ] {
+            assert_eq!(render(template).unwrap(), want, "{template}");
+        }
     }
 
     #[test]

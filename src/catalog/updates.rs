@@ -222,146 +222,118 @@ mod tests {
     use super::*;
     use crate::catalog::index::IndexEntry;
 
-    fn idx(entries: &[(&str, Option<&str>)]) -> AddonIndex {
+    /// `name=version`, or a bare name without a version.
+    fn split(entry: &str) -> (String, Option<String>) {
+        match entry.split_once('=') {
+            Some((name, version)) => (name.into(), Some(version.into())),
+            None => (entry.into(), None),
+        }
+    }
+
+    /// An addon index of `name=version` entries, in order, separated by white space.
+    fn idx(entries: &str) -> AddonIndex {
+        let entry = |e: &str| {
+            let (name, chart_version) = split(e);
+            let (category, app_version) = (None, None);
+            IndexEntry {
+                name,
+                chart_version,
+                category,
+                app_version,
+            }
+        };
+        let addons = entries.split_whitespace().map(entry).collect();
         AddonIndex {
             generated_at: String::new(),
-            addons: entries
-                .iter()
-                .map(|(n, v)| IndexEntry {
-                    name: n.to_string(),
-                    chart_version: v.map(str::to_string),
-                    category: None,
-                    app_version: None,
-                })
-                .collect(),
+            addons,
         }
     }
 
-    fn cur(name: &str, v: Option<&str>) -> Current {
-        Current {
-            name: name.into(),
-            version: v.map(str::to_string),
-        }
+    /// The addons a cluster runs, `name=version` as in [`idx`].
+    fn cur(entries: &str) -> Vec<Current> {
+        let current = |e: &str| {
+            let (name, version) = split(e);
+            Current { name, version }
+        };
+        entries.split_whitespace().map(current).collect()
     }
 
-    fn names(u: &[Update]) -> Vec<(String, String, String, bool)> {
-        u.iter()
-            .map(|u| {
-                (
-                    u.name.clone(),
-                    u.current.clone(),
-                    u.latest.clone(),
-                    u.unordered,
-                )
-            })
-            .collect()
+    /// Each update as `name current → latest`, with ` (unordered)` when not SemVer.
+    fn names(updates: &[Update]) -> Vec<String> {
+        let line = |u: &Update| {
+            let unordered = if u.unordered { " (unordered)" } else { "" };
+            format!("{} {} → {}{unordered}", u.name, u.current, u.latest)
+        };
+        updates.iter().map(line).collect()
+    }
+
+    /// The updates [`compute`] offers the addons `current` against `index`, as [`names`].
+    fn updates(current: &str, index: &str) -> Vec<String> {
+        names(&compute(&cur(current), &idx(index)))
     }
 
     #[test]
     fn semver_prerelease_and_unordered_rules() {
-        let index = idx(&[
-            ("cilium", Some("1.20.1")),
-            ("cert-manager", Some("v1.21.1")),
-            ("rook-ceph", Some("v1.16.4")),
-            ("ingress-nginx", Some("4.12.0")),
-            ("rc", Some("2.0.0")),
-            ("pre", Some("3.0.0-rc.1")),
-            ("weird", Some("stable")),
-            ("same-weird", Some("latest")),
-            ("noversion", None),
-        ]);
-        let current = [
-            cur("cilium", Some("1.19.2")),
-            cur("cert-manager", Some("1.20.1")),
-            cur("rook-ceph", Some("1.16.4")),
-            cur("ingress-nginx", Some("4.12.1")),
-            cur("rc", Some("2.0.0-rc.2")),
-            cur("pre", Some("2.9.9")),
-            cur("weird", Some("latest")),
-            cur("same-weird", Some("latest")),
-            cur("noversion", Some("1.0.0")),
-            cur("missing-from-index", Some("1.0.0")),
-            cur("unpinned", None),
-        ];
-        let s = |a: &str, b: &str, c: &str, d| (a.to_string(), b.to_string(), c.to_string(), d);
+        let index = idx(
+            "cilium=1.20.1 cert-manager=v1.21.1 rook-ceph=v1.16.4 ingress-nginx=4.12.0 \
+             rc=2.0.0 pre=3.0.0-rc.1 weird=stable same-weird=latest noversion",
+        );
+        let current = cur(
+            "cilium=1.19.2 cert-manager=1.20.1 rook-ceph=1.16.4 ingress-nginx=4.12.1 \
+             rc=2.0.0-rc.2 pre=2.9.9 weird=latest same-weird=latest noversion=1.0.0 \
+             missing-from-index=1.0.0 unpinned",
+        );
         assert_eq!(
             names(&compute_with(&current, &index, true)),
             [
-                s("cilium", "1.19.2", "1.20.1", false),
-                s("cert-manager", "1.20.1", "v1.21.1", false),
-                s("rc", "2.0.0-rc.2", "2.0.0", false),
-                s("pre", "2.9.9", "3.0.0-rc.1", false),
-                s("weird", "latest", "stable", true),
+                "cilium 1.19.2 → 1.20.1",
+                "cert-manager 1.20.1 → v1.21.1",
+                "rc 2.0.0-rc.2 → 2.0.0",
+                "pre 2.9.9 → 3.0.0-rc.1",
+                "weird latest → stable (unordered)",
             ]
         );
         // Without --pre, a release is never offered a pre-release.
         assert_eq!(
             names(&compute(&current, &index)),
             [
-                s("cilium", "1.19.2", "1.20.1", false),
-                s("cert-manager", "1.20.1", "v1.21.1", false),
-                s("rc", "2.0.0-rc.2", "2.0.0", false),
-                s("weird", "latest", "stable", true),
+                "cilium 1.19.2 → 1.20.1",
+                "cert-manager 1.20.1 → v1.21.1",
+                "rc 2.0.0-rc.2 → 2.0.0",
+                "weird latest → stable (unordered)",
             ]
         );
     }
 
     #[test]
     fn prereleases_follow_a_prerelease_and_duplicates_are_named() {
-        let index = idx(&[
-            ("a", Some("2.0.0-rc.2")),
-            ("b", Some("v1.21.0-rc.1")),
-            ("a", Some("9.0.0")),
-            ("a", None),
-            ("c", Some("1.0.0")),
-        ]);
-        let current = [cur("a", Some("2.0.0-rc.1")), cur("b", Some("v1.20.0"))];
-        assert_eq!(
-            names(&compute(&current, &index)),
-            [("a".into(), "2.0.0-rc.1".into(), "2.0.0-rc.2".into(), false)]
-        );
-        assert_eq!(duplicates(&index), ["a"]);
+        let index = "a=2.0.0-rc.2 b=v1.21.0-rc.1 a=9.0.0 a c=1.0.0";
+        let got = updates("a=2.0.0-rc.1 b=v1.20.0", index);
+        assert_eq!(got, ["a 2.0.0-rc.1 → 2.0.0-rc.2"]);
+        assert_eq!(duplicates(&idx(index)), ["a"]);
     }
 
     /// A per-cluster copy of a chart pin (`- ./addons/cert-manager`, `source: target`) is
     /// that addon at another version: "which versions run where" includes it.
     #[test]
     fn first_wins_pinned_targets_compared_and_bounds() {
-        let index = idx(&[
-            ("a", Some("2.0.0")),
-            ("a", Some("9.0.0")),
-            ("t", Some("2.0.0")),
-        ]);
-        let current = [
-            cur("a", Some("1.0.0")),
-            cur("a", Some("0.1.0")),
-            cur("t", Some("1.0.0")),
-            cur("glue", None),
-        ];
-        assert_eq!(
-            names(&compute(&current, &index)),
-            [
-                ("a".into(), "1.0.0".into(), "2.0.0".into(), false),
-                ("t".into(), "1.0.0".into(), "2.0.0".into(), false)
-            ]
-        );
+        let got = updates("a=1.0.0 a=0.1.0 t=1.0.0 glue", "a=2.0.0 a=9.0.0 t=2.0.0");
+        assert_eq!(got, ["a 1.0.0 → 2.0.0", "t 1.0.0 → 2.0.0"]);
         // First index entry without a version shadows a later one with a version.
-        let index = idx(&[("a", None), ("a", Some("9.0.0"))]);
-        assert!(compute(&[cur("a", Some("1.0.0"))], &index).is_empty());
+        assert!(updates("a=1.0.0", "a a=9.0.0").is_empty());
 
-        let many: Vec<(String, Option<&str>)> =
-            (0..300).map(|i| (format!("n{i}"), Some("2.0.0"))).collect();
-        let refs: Vec<(&str, Option<&str>)> = many.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-        let current: Vec<Current> = (0..300)
-            .map(|i| cur(&format!("n{i}"), Some("1.0.0")))
-            .collect();
-        let got = compute(&current, &idx(&refs));
+        let many =
+            |version: &str| -> String { (0..300).map(|i| format!("n{i}={version} ")).collect() };
+        let got = compute(&cur(&many("1.0.0")), &idx(&many("2.0.0")));
         assert_eq!(got.len(), 256);
         assert_eq!(got[255].name, "n255");
 
         let long = "é".repeat(300);
         let v1 = format!("1.0.0-{}", "a".repeat(100));
-        let got = compute(&[cur(&long, Some(&v1))], &idx(&[(&long, Some("1.0.0"))]));
+        let got = compute(
+            &cur(&format!("{long}={v1}")),
+            &idx(&format!("{long}=1.0.0")),
+        );
         assert_eq!(got[0].name.chars().count(), 253);
         assert_eq!(got[0].current.chars().count(), 64);
         assert_eq!(got[0].latest, "1.0.0");
