@@ -130,7 +130,7 @@ fn all(
         &args.out.status.limits,
         project,
         domains,
-        |project, domain, limits| {
+        |domain, limits| {
             let scope = scope(settings, project, domain, limits);
             one_row(domain, drift::drift(&scope, at, args.out.status.offline))
         },

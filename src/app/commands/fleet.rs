@@ -80,8 +80,8 @@ fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(M
         limits,
         &project,
         &project.domains(),
-        |project, domain, limits| {
-            let scope = super::scope(settings, project, domain, limits);
+        |domain, limits| {
+            let scope = super::scope(settings, &project, domain, limits);
             let read = fleet::read_live(&scope).unwrap_or_else(|e| {
                 LiveRead::NotRead(format!("not read: {}", crate::error::headline(&e)))
             });

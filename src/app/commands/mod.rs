@@ -382,7 +382,7 @@ fn each_domain<R: Send>(
     limits: &crate::app::cli::ClusterArgs,
     project: &Project,
     domains: &[Domain],
-    read: impl Fn(&Project, &Domain, &crate::app::cli::ClusterArgs) -> R + Sync,
+    read: impl Fn(&Domain, &crate::app::cli::ClusterArgs) -> R + Sync,
     skip: impl Fn(&Domain, Skip) -> R + Sync,
 ) -> crate::app::Result<Vec<R>> {
     one_kubeconfig_each(command, limits)?;
@@ -398,7 +398,6 @@ fn each_domain<R: Send>(
             }
             _ if left <= 0.0 => skip(domain, Skip::NotTried),
             _ => read(
-                project,
                 domain,
                 &crate::app::cli::ClusterArgs {
                     kubeconfig: None,

@@ -4,7 +4,7 @@
 
 use super::{access, deploy_domain_note, domain, fail_soft, print_notices, project, store};
 use crate::app::Result;
-use crate::app::cli::PublishArgs;
+use crate::app::cli::{ClusterArgs, PublishArgs};
 use crate::app::settings::Settings;
 use crate::cluster::Change;
 use crate::cluster::access::options;
@@ -31,7 +31,7 @@ fn publish_one(
     args: &PublishArgs,
     project: &crate::project::Project,
     domain: &Domain,
-    limits: &crate::app::cli::ClusterArgs,
+    limits: &ClusterArgs,
     not_tried: Option<f64>,
 ) -> crate::error::Result<publish::Report> {
     let opts = options(
@@ -122,26 +122,19 @@ fn several(
     project: &crate::project::Project,
     domains: &[Domain],
 ) -> Result<Outcome> {
+    let publish = |domain: &Domain, limits: &ClusterArgs, not_tried: Option<f64>| {
+        let report = publish_one(settings, args, project, domain, limits, not_tried);
+        Got::Published(Box::new(report))
+    };
     let results = super::each_domain(
         "publish",
         &args.limits,
         project,
         domains,
-        |project, domain, limits| {
-            Got::Published(Box::new(publish_one(
-                settings, args, project, domain, limits, None,
-            )))
-        },
+        |domain, limits| publish(domain, limits, None),
         // Out of time: still recorded and queued (offline first), the cluster not tried.
         |domain, skip| match skip {
-            super::Skip::NotTried => Got::Published(Box::new(publish_one(
-                settings,
-                args,
-                project,
-                domain,
-                &args.limits,
-                Some(args.limits.timeout),
-            ))),
+            super::Skip::NotTried => publish(domain, &args.limits, Some(args.limits.timeout)),
             skip => Got::Skipped(skip),
         },
     )?;

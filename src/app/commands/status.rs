@@ -144,7 +144,7 @@ fn all(
         &read.out.status.limits,
         project,
         domains,
-        |project, domain, limits| row(&scope(settings, project, domain, limits), offline, at, now),
+        |domain, limits| row(&scope(settings, project, domain, limits), offline, at, now),
         |domain, why| {
             let (what, detail) = why.words();
             let not_tried = matches!(why, super::Skip::NotTried);

@@ -182,7 +182,7 @@ fn several(
         &args.limits,
         project,
         domains,
-        |project, domain, limits| {
+        |domain, limits| {
             let d = Domain {
                 scope: scope(settings, project, domain, limits),
                 source_date_epoch: settings.env.source_date_epoch.as_deref(),
