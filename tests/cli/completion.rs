@@ -80,19 +80,6 @@ fn add_store_only_domain(fx: &Fx, domain: &str) {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 fn domains_come_from_the_project_and_the_store() {
     let fx = Fx::new();
     add_store_only_domain(&fx, "old.acme.example");

@@ -9,7 +9,7 @@
 //! A child module of `gitops` (its fixture is private there).
 
 use crate::gitops::{Fx, log};
-use crate::support::{git, write};
+use crate::support::{free_port, git, listening, poll, write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -70,11 +70,7 @@ impl Sshd {
             ]);
         }
         std::fs::copy(d.join("id_ed25519.pub"), d.join("authorized_keys")).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port("127.0.0.1");
         let config = write(
             d,
             "sshd_config",
@@ -94,18 +90,13 @@ impl Sshd {
             .spawn()
             .expect("sshd starts");
         let mut sshd = Sshd { child, port, dir };
-        let until = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        let up = poll(Duration::from_secs(10), Duration::from_millis(20), || {
             if let Ok(Some(status)) = sshd.child.try_wait() {
                 panic!("sshd exited ({status}):\n{}", sshd.log());
             }
-            assert!(
-                Instant::now() < until,
-                "sshd did not listen:\n{}",
-                sshd.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            listening("127.0.0.1", port)
+        });
+        assert!(up, "sshd did not listen:\n{}", sshd.log());
         sshd
     }
 

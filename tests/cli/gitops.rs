@@ -42,7 +42,7 @@ impl Fx {
     pub fn new() -> Fx {
         let dir = tempfile::tempdir().unwrap();
         let fx = Fx { dir };
-        copy_dir_into(&example(), &fx.root());
+        copy_dir(&example(), &fx.root());
         git(
             fx.dir.path(),
             &["init", "-q", "--bare", "-b", "main", "remote.git"],
@@ -100,18 +100,6 @@ impl Fx {
     }
 }
 
-fn copy_dir_into(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir_into(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
 pub fn log(repo: &Path) -> Vec<String> {
     let has_main = Command::new("git")
         .arg("-C")
@@ -138,11 +126,7 @@ struct Daemon {
 
 impl Daemon {
     fn start(base: &Path) -> Daemon {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port("127.0.0.1");
         // `git daemon` would run git-daemon as a child that outlives a kill of `git`;
         // start the program itself so that dropping the guard stops it.
         let exec_path = git(base, &["--exec-path"]);

@@ -6,7 +6,6 @@
 
 use crate::support::*;
 use std::net::TcpListener;
-use std::path::Path;
 
 /// More domains than `replay --all` probes at once (64), so the queue is exercised.
 const DOMAINS: usize = 70;
@@ -31,7 +30,7 @@ impl Fx {
     fn new() -> Fx {
         let root = tempfile::tempdir().unwrap();
         let store = tempfile::tempdir().unwrap();
-        copy_dir_into(&example().join(".lok8s"), &root.path().join(".lok8s"));
+        copy_dir(&example().join(".lok8s"), &root.path().join(".lok8s"));
         let refused = refused_port();
         let mut holes = Vec::new();
         let mut domains = Vec::new();
@@ -119,18 +118,6 @@ impl Args {
     fn run(self) -> Run {
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         clinv(&args).store(&self.store).run()
-    }
-}
-
-fn copy_dir_into(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir_into(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 

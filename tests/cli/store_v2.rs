@@ -124,20 +124,6 @@ pub fn queued_id(stderr: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Copies a store folder (files and folders only).
-pub fn copy_store(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_store(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
 /// Objects of a distinct inventory per `n`: the rendered CR with its Kubernetes version
 /// changed (still a valid ClusterInventory).
 fn variant(base: &Objects, n: u64) -> Objects {
@@ -597,7 +583,7 @@ fn import_racing_gc_never_leaves_a_snapshot_without_its_object() {
     .success();
     for round in 0..RACES {
         let dest = tempfile::tempdir().unwrap();
-        copy_store(base.path(), dest.path());
+        copy_dir(base.path(), dest.path());
         let gc = fx.spawn_in(dest.path(), &["snapshots", "gc", "--keep", "1"]);
         std::thread::sleep(Duration::from_micros((round as u64 * 1_700) % 15_000));
         let import = fx.spawn_in(dest.path(), &["snapshots", "import", tar.to_str().unwrap()]);
@@ -637,7 +623,7 @@ fn export_racing_gc_writes_a_consistent_archive() {
     for round in 0..RACES {
         let work = tempfile::tempdir().unwrap();
         let src = work.path().join("src");
-        copy_store(base.path(), &src);
+        copy_dir(base.path(), &src);
         let tar = work.path().join("x.tar");
         let export = fx.spawn_in(
             &src,

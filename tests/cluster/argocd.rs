@@ -18,7 +18,7 @@
 
 use crate::flux_controllers::{DOMAIN, Fx, MANAGER, OCI_REPOSITORY, OciPush, PASSWORD, USER};
 use crate::processes::{Processes, free_ports_in, poll};
-use crate::support::Run;
+use crate::support::{Run, listening};
 use crate::{Plane, documents, plane};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -150,9 +150,7 @@ impl<'a> Argo<'a> {
         let mut command = Command::new(REDIS);
         command.args(&redis_args);
         argo.processes.spawn("redis", command, dir);
-        let up = poll(Duration::from_secs(20), || {
-            std::net::TcpStream::connect(("127.0.0.1", redis)).is_ok()
-        });
+        let up = poll(Duration::from_secs(20), || listening("127.0.0.1", redis));
         assert!(
             up,
             "redis-server not listening on {redis}:\n{}",

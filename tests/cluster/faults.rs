@@ -598,18 +598,8 @@ fn kubeconfig_with_client_cert(
     start: &str,
     end: &str,
 ) -> tempfile::NamedTempFile {
-    let openssl = |args: &[&str]| {
-        succeeded(Command::new("openssl").args(args).current_dir(dir));
-    };
-    openssl(&[
-        "genpkey",
-        "-algorithm",
-        "EC",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-out",
-        "client.key",
-    ]);
+    let openssl = |args: &[&str]| clinv_testkit::https::openssl(dir, args);
+    clinv_testkit::https::ec_key(dir, "client.key");
     openssl(&[
         "req",
         "-new",

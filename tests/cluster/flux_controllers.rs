@@ -1058,11 +1058,9 @@ impl Sshd {
             user,
             config,
         };
-        let listening = poll(Duration::from_secs(10), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
+        let up = poll(Duration::from_secs(10), || listening("127.0.0.1", port));
         let log = std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default();
-        assert!(listening, "sshd did not listen on {port}:\n{log}");
+        assert!(up, "sshd did not listen on {port}:\n{log}");
         assert!(
             matches!(sshd.child.try_wait(), Ok(None)),
             "sshd exited:\n{log}"

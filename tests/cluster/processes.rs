@@ -27,17 +27,8 @@ pub(crate) fn free_ports_in(range: std::ops::Range<u16>, n: usize) -> Vec<u16> {
 }
 
 /// Calls `done` every 250 ms until it is true (true) or `limit` has passed (false).
-pub(crate) fn poll(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let until = Instant::now() + limit;
-    loop {
-        if done() {
-            return true;
-        }
-        if Instant::now() >= until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
+pub(crate) fn poll(limit: Duration, done: impl FnMut() -> bool) -> bool {
+    crate::support::poll(limit, Duration::from_millis(250), done)
 }
 
 /// Whether `GET path` on the loopback `port` answers 200 (a health endpoint).

@@ -5,8 +5,8 @@
 
 use crate::support::*;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command};
+use std::time::Duration;
 
 /// Whether nginx and fcgiwrap can be run.
 pub fn present() -> Result<(), String> {
@@ -49,11 +49,7 @@ impl GitServer {
         let dir = dir.to_path_buf();
         std::fs::create_dir_all(dir.join("repos")).unwrap();
         crate::https::make_pki(&dir);
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port("127.0.0.1");
         write(&dir, "htpasswd", format!("{user}:{{PLAIN}}{password}\n"));
         let exec = git_in(&dir, &dir, &["--exec-path"]);
         let backend = Path::new(exec.trim()).join("git-http-backend");
@@ -94,47 +90,34 @@ http {{
             backend = backend.display()
         );
         let conf = write(&dir, "nginx.conf", config);
-        let fcgiwrap = Command::new("fcgiwrap")
-            .arg("-c")
-            .arg("1")
-            .arg("-s")
-            .arg(format!("unix:{d}/fcgi.sock"))
-            .env("HOME", &dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("fcgiwrap starts");
-        let nginx = Command::new("nginx")
-            .arg("-p")
-            .arg(&dir)
-            .arg("-e")
-            .arg(dir.join("error.log"))
-            .arg("-c")
-            .arg(&conf)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nginx starts");
+        let fcgiwrap = spawn_quiet(
+            Command::new("fcgiwrap")
+                .arg("-c")
+                .arg("1")
+                .arg("-s")
+                .arg(format!("unix:{d}/fcgi.sock"))
+                .env("HOME", &dir)
+                .env("GIT_CONFIG_NOSYSTEM", "1"),
+        );
+        let nginx = spawn_quiet(
+            Command::new("nginx")
+                .arg("-p")
+                .arg(&dir)
+                .arg("-e")
+                .arg(dir.join("error.log"))
+                .arg("-c")
+                .arg(&conf),
+        );
         let server = GitServer {
             nginx,
             fcgiwrap,
             port,
             dir,
         };
-        let until = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err()
-            || !server.dir.join("fcgi.sock").exists()
-        {
-            assert!(
-                Instant::now() < until,
-                "nginx/fcgiwrap did not start:\n{}",
-                server.error_log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let up = poll(Duration::from_secs(10), Duration::from_millis(20), || {
+            listening("127.0.0.1", port) && server.dir.join("fcgi.sock").exists()
+        });
+        assert!(up, "nginx/fcgiwrap did not start:\n{}", server.error_log());
         server
     }
 

@@ -22,16 +22,25 @@ pub struct Server {
     _dir: tempfile::TempDir,
 }
 
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("openssl runs");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+/// `openssl ARGS…` in `dir`; panics with its stderr when it fails.
+pub fn openssl(dir: &Path, args: &[&str]) {
+    crate::support::succeeded(Command::new("openssl").current_dir(dir).args(args));
+}
+
+/// A throwaway ECDSA P-256 private key (PKCS#8 PEM) at `dir/file`.
+pub fn ec_key(dir: &Path, file: &str) {
+    let curve = "ec_paramgen_curve:P-256";
+    openssl(
+        dir,
+        &[
+            "genpkey",
+            "-algorithm",
+            "EC",
+            "-pkeyopt",
+            curve,
+            "-out",
+            file,
+        ],
     );
 }
 

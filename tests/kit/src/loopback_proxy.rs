@@ -3,9 +3,9 @@
 //! 127.0.0.1, so `NO_PROXY` for the server and for the proxy differ), with or without
 //! BasicAuth, killed on drop. Its log says which tunnels (`CONNECT`) it opened.
 
-use crate::support::write;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use crate::support::{free_port, listening, poll, spawn_quiet, write};
+use std::process::{Child, Command};
+use std::time::Duration;
 
 /// Whether `tinyproxy` can be run.
 pub fn present() -> Result<(), &'static str> {
@@ -26,11 +26,7 @@ impl Tinyproxy {
     /// Starts tinyproxy on a free port of 127.0.0.2, requiring `credentials` when given.
     pub fn start(credentials: Option<(&str, &str)>) -> Tinyproxy {
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.2:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port("127.0.0.2");
         let mut config = format!(
             "Port {port}\nListen 127.0.0.2\nTimeout 30\nLogFile \"{}\"\nLogLevel Info\nMaxClients 20\nAllow 127.0.0.0/8\n",
             dir.path().join("log").display()
@@ -39,25 +35,12 @@ impl Tinyproxy {
             config.push_str(&format!("BasicAuth {user} {password}\n"));
         }
         let conf = write(dir.path(), "tinyproxy.conf", config);
-        let child = Command::new("tinyproxy")
-            .arg("-d")
-            .arg("-c")
-            .arg(&conf)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tinyproxy starts");
+        let child = spawn_quiet(Command::new("tinyproxy").arg("-d").arg("-c").arg(&conf));
         let proxy = Tinyproxy { child, port, dir };
-        let until = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.2", port)).is_err() {
-            assert!(
-                Instant::now() < until,
-                "tinyproxy did not listen:\n{}",
-                proxy.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let up = poll(Duration::from_secs(10), Duration::from_millis(20), || {
+            listening("127.0.0.2", port)
+        });
+        assert!(up, "tinyproxy did not listen:\n{}", proxy.log());
         proxy
     }
 

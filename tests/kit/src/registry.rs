@@ -7,7 +7,7 @@ use crate::support::*;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub const USER: &str = "ci";
 pub const PASSWORD: &str = "FAKESECRET-registry-password-7d2e";
@@ -64,7 +64,7 @@ impl Registry {
     }
 
     fn start_with(dir: &Path, auth: Auth) -> Registry {
-        let port = free_port();
+        let port = free_port("127.0.0.1");
         let d = dir.display();
         let mut config = format!(
             "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {d}/data\nhttp:\n  addr: 127.0.0.1:{port}\n"
@@ -102,11 +102,10 @@ impl Registry {
             .stderr(log)
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "docker-registry did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let up = poll(Duration::from_secs(20), Duration::from_millis(50), || {
+            listening("127.0.0.1", port)
+        });
+        assert!(up, "docker-registry did not start");
         Registry {
             child,
             port,
@@ -259,7 +258,7 @@ fn token_server(dir: &Path) -> (Child, String) {
             .arg("-out")
             .arg(dir.join("token.crt")),
     );
-    let port = free_port();
+    let port = free_port("127.0.0.1");
     let script = crate::support::fixture("oci/token_server.py");
     let child = Command::new("python3")
         .arg(script)
@@ -271,46 +270,18 @@ fn token_server(dir: &Path) -> (Child, String) {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the token server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let up = poll(Duration::from_secs(20), Duration::from_millis(50), || {
+        listening("127.0.0.1", port)
+    });
+    assert!(up, "the token server did not start");
     (child, format!("http://127.0.0.1:{port}/token"))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A throwaway ECDSA P-256 key pair made by openssl (cosign's key type) in `dir`:
 /// (private PKCS#8 PEM, public PEM).
 pub fn key_pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
-    let key = dir.join(format!("{name}.key"));
-    let public = dir.join(format!("{name}.pub"));
-    let ok = |args: &[&str]| {
-        succeeded(Command::new("openssl").args(args));
-    };
-    ok(&[
-        "genpkey",
-        "-algorithm",
-        "EC",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-out",
-        key.to_str().unwrap(),
-    ]);
-    ok(&[
-        "pkey",
-        "-in",
-        key.to_str().unwrap(),
-        "-pubout",
-        "-out",
-        public.to_str().unwrap(),
-    ]);
-    (key, public)
+    let (key, public) = (format!("{name}.key"), format!("{name}.pub"));
+    crate::https::ec_key(dir, &key);
+    crate::https::openssl(dir, &["pkey", "-in", &key, "-pubout", "-out", &public]);
+    (dir.join(key), dir.join(public))
 }

@@ -81,8 +81,32 @@ pub fn aimed<'a>(args: &[&'a str], kc: &'a str) -> Vec<&'a str> {
     }
 }
 
-/// `git -C dir ARGS…` without the user's or the system's configuration; its stdout.
-/// Panics with git's stderr when it fails.
+/// A port nothing listens on now on the loopback address `host`, the system's choice: a
+/// server started on it right away gets it.
+pub fn free_port(host: &str) -> u16 {
+    let listener = std::net::TcpListener::bind((host, 0)).unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Whether something accepts connections on `host:port`.
+pub fn listening(host: &str, port: u16) -> bool {
+    std::net::TcpStream::connect((host, port)).is_ok()
+}
+
+/// Calls `done` every `every` until it is true (true) or `limit` has passed (false).
+pub fn poll(limit: Duration, every: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(every);
+    }
+}
+
 /// A loopback port that refuses connections, below the ephemeral range: a port freed
 /// from a listener of this process could be handed at once to a listener of a test
 /// running beside it (a black hole that must see no connection), which the "refused"
@@ -102,6 +126,8 @@ pub fn refused_port() -> u16 {
     panic!("no loopback port below 1024 refuses connections")
 }
 
+/// `git -C dir ARGS…` without the user's or the system's configuration; its stdout.
+/// Panics with git's stderr when it fails.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = succeeded(
         Command::new("git")
@@ -130,6 +156,16 @@ pub fn succeeded(command: &mut Command) -> Vec<u8> {
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
+}
+
+/// Starts a server program with no stdin, stdout or stderr (it logs to its own file);
+/// panics naming the program when it cannot start.
+#[track_caller]
+pub fn spawn_quiet(command: &mut Command) -> std::process::Child {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let null = std::process::Stdio::null;
+    let spawned = command.stdin(null()).stdout(null()).stderr(null()).spawn();
+    spawned.unwrap_or_else(|e| panic!("{program} does not start: {e}"))
 }
 
 /// GNU time (Debian's `time`; `.ci/run` installs it).
@@ -342,7 +378,8 @@ pub fn copy_tree(from: &Path) -> tempfile::TempDir {
     dir
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies the folder `from` into `to` (created): its files and folders.
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -373,14 +410,14 @@ pub fn project_with_spec(spec: &str) -> tempfile::TempDir {
 /// Sets the `version:` pin of an addon's chart.yaml in a project copy.
 pub fn set_chart_version(root: &Path, addon: &str, version: &str) {
     let path = root.join(format!(".lok8s/addons/{addon}/chart.yaml"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let re = regex::Regex::new(r"(?m)^version: .*$").unwrap();
-    std::fs::write(
-        &path,
-        re.replace(&text, format!("version: {version}").as_str())
-            .as_bytes(),
-    )
-    .unwrap();
+    replace_first(&path, r"(?m)^version: .*$", &format!("version: {version}"));
+}
+
+/// Rewrites the file with the first match of `pattern` replaced by `with` (`${1}`: a group).
+fn replace_first(path: &Path, pattern: &str, with: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let re = regex::Regex::new(pattern).unwrap();
+    std::fs::write(path, re.replace(&text, with).as_bytes()).unwrap();
 }
 
 /// The segment a domain's next record is appended to (store format 2:
@@ -454,14 +491,11 @@ pub fn edit_prod_spec(root: &Path, from: &str, to: &str) {
 /// inventory per version).
 pub fn set_version(root: &Path, version: &str) {
     let path = root.join("clusters/inv/cluster.lok8s.yaml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let re = regex::Regex::new(r"(?m)^(\s*version: ).*$").unwrap();
-    std::fs::write(
+    replace_first(
         &path,
-        re.replace(&text, format!("${{1}}{version}").as_str())
-            .as_bytes(),
-    )
-    .unwrap();
+        r"(?m)^(\s*version: ).*$",
+        &format!("${{1}}{version}"),
+    );
 }
 
 /// No test secret (every one holds `FAKESECRET`) in what a run printed.
