@@ -517,11 +517,6 @@ pub enum Command {
     #[command(after_help = IGNORE_HELP)]
     Diff(DiffArgs),
 
-    /// The history of a domain, newest first: time, outcome (applied, pending, committed,
-    /// superseded) and what changed (formats: text, json, markdown).
-    ///
-    /// From the snapshot store, or from a GitOps repository's commits with --repo.
-    /// --addon NAME shows when each version of that addon arrived and left.
     /// The addon × domain matrix: which version of each addon every domain runs — as the
     /// project renders it (default) or as each domain's newest snapshot recorded it
     /// (formats: table, json, yaml, markdown, html).
@@ -531,6 +526,11 @@ pub enum Command {
     #[command(after_help = examples::FLEET)]
     Fleet(FleetArgs),
 
+    /// The history of a domain, newest first: time, outcome (applied, pending, committed,
+    /// superseded) and what changed (formats: text, json, markdown).
+    ///
+    /// From the snapshot store, or from a GitOps repository's commits with --repo.
+    /// --addon NAME shows when each version of that addon arrived and left.
     #[command(after_help = examples::LOG)]
     Log(LogArgs),
 
@@ -539,9 +539,11 @@ pub enum Command {
     #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
 
-    /// Compare the project's render with the live inventory (or the newest snapshot when
-    /// the cluster is unreachable), semantically like `clinv diff`: a pin bump is drift.
+    /// Compare the project's render with the live inventory, semantically like `clinv
+    /// diff`: a pin bump is drift.
     ///
+    /// When the cluster cannot be read the answer is unknown and says why; --offline
+    /// compares with the snapshot applied last instead (never a pending one).
     /// Exit codes: 0 in sync, 1 drift, 2 unknown (nothing to compare with) or an error.
     /// Several domains (-A, --domain repeated, a glob): 2 if any comparison failed, else
     /// 16 if any cluster was not read, else 1 if any drifted, else 0.

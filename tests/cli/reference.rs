@@ -222,6 +222,79 @@ fn check_dir(dir: &Path, files: &BTreeMap<String, String>) {
     }
 }
 
+/// What each command's one-line summary must speak of: a hand-written table, so that a
+/// summary spliced onto another command (as `fleet`'s and `log`'s once were, in help, man
+/// pages and reference alike) fails here however the goldens are blessed.
+const SUMMARY_SUBJECT: &[(&str, &str)] = &[
+    ("clinv", "ClusterInventory"),
+    ("clinv render", "Render the ClusterInventory"),
+    ("clinv crd", "CRD"),
+    ("clinv addons", "addons a domain deploys"),
+    ("clinv publish", "server-side apply"),
+    ("clinv status", "`lo status` inventory block"),
+    ("clinv replay", "Deliver pending snapshots"),
+    ("clinv commit", "GitOps repository"),
+    ("clinv push", "OCI registry"),
+    ("clinv snapshots", "snapshot store"),
+    ("clinv snapshots list", "List snapshots"),
+    ("clinv snapshots show", "Show one snapshot"),
+    ("clinv snapshots verify", "every checksum"),
+    ("clinv snapshots gc", "Delete old snapshots"),
+    ("clinv snapshots export", "to a tar file"),
+    ("clinv snapshots import", "exported tar file"),
+    ("clinv index", "addon index"),
+    ("clinv updates", "newer version"),
+    ("clinv agent", "in-cluster status writer"),
+    ("clinv diff", "Compare two inventories"),
+    ("clinv fleet", "addon × domain matrix"),
+    ("clinv log", "history of a domain"),
+    ("clinv report", "HTML page"),
+    ("clinv drift", "project's render with the live inventory"),
+    ("clinv completions", "completion script"),
+    ("clinv version", "clinv's version"),
+];
+
+fn every_command_has_a_summary_of_its_own() {
+    let mut root = clinv::app::cli::Cli::command();
+    root.build();
+    let mut summaries: Vec<(String, String, String)> = Vec::new();
+    walk(&root, &[], &mut |path, cmd| {
+        let name = path.join(" ");
+        let about = cmd.get_about().map(|t| t.to_string()).unwrap_or_default();
+        let long = cmd.get_long_about().map(|t| t.to_string()).unwrap_or_default();
+        summaries.push((name, about, long));
+    });
+    let named: Vec<&str> = summaries.iter().map(|(n, ..)| n.as_str()).collect();
+    let listed: Vec<&str> = SUMMARY_SUBJECT.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        sorted(named),
+        sorted(listed),
+        "every command (and only those) is in SUMMARY_SUBJECT"
+    );
+    for (name, about, long) in &summaries {
+        let subject = SUMMARY_SUBJECT.iter().find(|(n, _)| n == name).unwrap().1;
+        assert!(
+            about.contains(subject),
+            "{name}'s summary is not its own: {about:?} does not speak of {subject:?}"
+        );
+        for (other, other_about, _) in &summaries {
+            if other != name && !other_about.is_empty() {
+                assert_ne!(about, other_about, "{name} and {other} share a summary");
+                let spliced = long.contains(other_about.as_str()) && other != "clinv";
+                assert!(!spliced, "{name}'s description holds {other}'s summary");
+            }
+        }
+    }
+}
+
+fn sorted(mut names: Vec<&str>) -> Vec<&str> {
+    names.sort_unstable();
+    names
+}
+
 trials! {
-    Nothing: [the_reference_and_man_pages_are_generated_from_the_code],
+    Nothing: [
+        the_reference_and_man_pages_are_generated_from_the_code,
+        every_command_has_a_summary_of_its_own,
+    ],
 }
