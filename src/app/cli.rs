@@ -522,7 +522,10 @@ pub enum Command {
     /// (formats: table, json, yaml, markdown, html).
     ///
     /// Deploy domains have no column and are named on stderr (and in -o json). Exit 0,
-    /// also when a query matches nothing (then no rows, and a line that says so).
+    /// also when a query matches nothing (then no rows, and a line that says so); 1 when
+    /// a domain could not be read (its spec does not parse, its snapshot is damaged: an
+    /// [error] naming it, the others printed); 16 when --from live did not read a cluster.
+    /// An --addon no domain has is a warning with the closest name (--strict: exit 2).
     #[command(after_help = examples::FLEET)]
     Fleet(FleetArgs),
 

@@ -150,6 +150,14 @@ pub enum ArgumentError {
     Version { text: String },
     #[error("--ignore '{text}': {why}")]
     Ignore { text: String, why: String },
+    /// `--addon NAME` that no domain read has (a typo must not read as "nobody runs it").
+    #[error("--addon '{name}': no domain of the {from} has an addon of that name{mean}")]
+    Addon {
+        name: String,
+        from: &'static str,
+        /// ` — did you mean 'x'?`, or empty.
+        mean: String,
+    },
     #[error("--token-env {name}: the remote {url} is not https://")]
     TokenNotHttps { name: String, url: String },
     #[error("--token-env {0}: the environment variable is not set or empty")]

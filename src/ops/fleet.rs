@@ -76,6 +76,11 @@ pub struct Marks {
 pub struct Left {
     pub domain: String,
     pub why: String,
+    /// It should have had a column and could not be read (a spec that does not parse, a
+    /// damaged snapshot, a file that is no inventory): an error of the command, as in
+    /// every command over several domains — not a note that `-q` hides.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
 }
 
 /// The matrix: rows in the order addons first appear (domains in name order).
@@ -90,6 +95,9 @@ pub struct Matrix {
     /// `--from store`: where each domain's newest snapshot went besides the cluster (the
     /// registry and Git channels), for the domains of the matrix it went somewhere.
     pub delivered: BTreeMap<String, Channels>,
+    /// `--addon` named an addon that no domain has (with the closest name it has): a
+    /// warning, or with `--strict` the refusal, as an `--ignore` that matches nothing.
+    pub unknown_addon: Option<ArgumentError>,
 }
 
 /// What to keep of the matrix.
@@ -114,7 +122,7 @@ pub fn from_project(project: &Project, rendered_at: jiff::Timestamp) -> Matrix {
         match inventory::load(project, &domain, rendered_at) {
             Ok(Loaded::Cluster(built)) => builder.add(&domain, &built.inventory),
             Ok(Loaded::Deploy { cluster_ref }) => builder.leave(&domain, deploy(cluster_ref)),
-            Err(e) => builder.leave(&domain, crate::error::chain(&e)),
+            Err(e) => builder.fail(&domain, crate::error::chain(&e)),
         }
     }
     builder.matrix
@@ -149,7 +157,7 @@ pub fn from_store(store: &Store, project: Option<&Project>) -> Result<Matrix> {
                     delivered.insert(domain.to_string(), newest.channels);
                 }
             }
-            Err(e) => builder.leave(&domain, crate::error::chain(&e)),
+            Err(e) => builder.fail(&domain, crate::error::chain(&e)),
         }
     }
     if let Some(project) = project {
@@ -216,7 +224,7 @@ pub fn from_live(
                     builder.mark(Some(&built.inventory), |c| c.drifting = true);
                 }
             }
-            Err(e) => builder.leave(&domain, format!("not a ClusterInventory: {}", e)),
+            Err(e) => builder.fail(&domain, format!("not a ClusterInventory: {}", e)),
         }
     }
     builder.matrix
@@ -291,6 +299,7 @@ pub fn from_repo(repo: &std::path::Path, rev: &str) -> Result<Matrix> {
             builder.matrix.left.push(Left {
                 domain: crate::util::redact::escape_line(&name),
                 why: "not a domain name".into(),
+                failed: true,
             });
             continue;
         };
@@ -301,7 +310,7 @@ pub fn from_repo(repo: &std::path::Path, rev: &str) -> Result<Matrix> {
             });
         match parsed {
             Ok(inv) => builder.add(&domain, &inv),
-            Err(why) => builder.leave(
+            Err(why) => builder.fail(
                 &domain,
                 format!("{}: {why}", crate::gitops::default_cr_path(&domain)),
             ),
@@ -356,6 +365,7 @@ impl Builder {
                 left: Vec::new(),
                 unordered: Vec::new(),
                 delivered: BTreeMap::new(),
+                unknown_addon: None,
             },
             index: BTreeMap::new(),
         }
@@ -406,6 +416,15 @@ impl Builder {
         self.matrix.left.push(Left {
             domain: domain.to_string(),
             why,
+            failed: false,
+        });
+    }
+
+    fn fail(&mut self, domain: &Domain, why: String) {
+        self.matrix.left.push(Left {
+            domain: domain.to_string(),
+            why,
+            failed: true,
         });
     }
 }
@@ -437,6 +456,7 @@ impl Matrix {
         let below = query.below.map(bound).transpose()?;
         let above = query.above.map(bound).transpose()?;
         if let Some(name) = query.addon {
+            self.unknown_addon = self.unknown(name);
             self.rows.retain(|r| r.addon == name);
         }
         if let Some(index) = query.behind {
@@ -473,6 +493,23 @@ impl Matrix {
         self.rows.retain(|r| !r.cells.is_empty());
         self.unordered = unordered;
         Ok(self.keep_used_domains())
+    }
+
+    /// `--addon name` when no row is that addon: said with the closest addon's name. A
+    /// matrix with no domain in it has no addons to compare with, and nothing is said.
+    fn unknown(&self, name: &str) -> Option<ArgumentError> {
+        if self.domains.is_empty() || self.rows.iter().any(|r| r.addon == name) {
+            return None;
+        }
+        let names = self.rows.iter().map(|r| r.addon.as_str());
+        let mean = crate::util::suggest::closest(name, names)
+            .map(|n| format!(" — did you mean '{n}'?"))
+            .unwrap_or_default();
+        Some(ArgumentError::Addon {
+            name: name.to_string(),
+            from: self.source.word(),
+            mean,
+        })
     }
 
     /// The cells `--behind-index` and `--differs` would keep, for a page that colours
@@ -613,6 +650,7 @@ mod tests {
             left: Vec::new(),
             unordered: Vec::new(),
             delivered: BTreeMap::new(),
+            unknown_addon: None,
         }
     }
 

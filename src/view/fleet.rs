@@ -231,6 +231,7 @@ mod tests {
             left: Vec::new(),
             unordered: Vec::new(),
             delivered: [("prod".to_string(), pushed)].into(),
+            unknown_addon: None,
         }
     }
 

@@ -264,6 +264,77 @@ fn the_fleet_page_renders_in_chromium() {
     browser.screenshot_not_blank(&page, 20_000, "fleet.png");
 }
 
+/// Issue 39, finding 3: a misspelled `--addon` is not "no domain runs it" — a CI gate
+/// must not pass on a typo. It is a warning with the closest addon's name, as an
+/// `--ignore` that matches nothing; `--strict` refuses (exit 2), from every source.
+fn a_misspelled_addon_is_said_not_answered() {
+    let typo = fleet(&["--addon", "cert-manger", "--below", "v1.19"]).success();
+    assert!(typo.stdout.is_empty(), "{}", typo.stdout);
+    assert_has(
+        &typo.stderr,
+        "[warn] --addon 'cert-manger': no domain of the project has an addon of that name — did you mean 'cert-manager'?",
+    );
+    assert_lacks(&typo.stderr, "no domain runs cert-manger");
+    let root = example();
+    let strict = clinv(&["--strict", "fleet", "--addon", "cert-manger"])
+        .root(&root)
+        .run();
+    assert_eq!(strict.code, 2, "{}", strict.stderr);
+    assert_has(&strict.stderr, "[error] --addon 'cert-manger'");
+    assert!(strict.stdout.is_empty(), "{}", strict.stdout);
+    // A known addon that matches no bound is still the plain answer.
+    let none = fleet(&["--addon", "cilium", "--below", "1.0"]).success();
+    assert_lacks(&none.stderr, "[warn]");
+    // The store's matrix follows the same rule.
+    let store = scratch_store();
+    clinv(&["publish", "--domain", "lab.acme.example"])
+        .root(&root)
+        .store(&store)
+        .run()
+        .success();
+    let stored = clinv(&["fleet", "--from", "store", "--addon", "cilum"])
+        .root(&root)
+        .store(&store)
+        .run()
+        .success();
+    assert_has(&stored.stderr, "no domain of the store has an addon of that name — did you mean 'cilium'?");
+}
+
+/// Issue 39, finding 4: a domain whose spec does not parse is an error of `fleet` (exit 1,
+/// `[error]` naming the domain, file, line and column, shown under `-q`), the other
+/// domains printed — the rule of `addons -A` and every command over several domains.
+fn a_domain_that_does_not_parse_is_an_error_of_the_fleet() {
+    let project = copy_tree(&example());
+    std::fs::write(
+        project.path().join("clusters/lab.acme.example/cluster.lok8s.yaml"),
+        "kind: [unclosed\n",
+    )
+    .unwrap();
+    let run = clinv(&["-q", "fleet", "--by", "domain"])
+        .root(project.path())
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_has(&run.stderr, "[error] lab.acme.example: not in the matrix:");
+    assert_has(&run.stderr, "cluster.lok8s.yaml");
+    assert_has(&run.stdout, "prod.acme.example");
+    assert_lacks(&run.stdout, "lab.acme.example");
+    let json = clinv(&["fleet", "-o", "json"]).root(project.path()).run();
+    assert_eq!(json.code, 1, "{}", json.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let failed: Vec<&serde_json::Value> = doc["left"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["failed"] == true)
+        .collect();
+    assert_eq!(failed.len(), 1, "{}", json.stdout);
+    assert_eq!(failed[0]["domain"], "lab.acme.example");
+    // The same project through addons -A: the same rule.
+    let addons = clinv(&["-q", "addons", "-A"]).root(project.path()).run();
+    assert_eq!(addons.code, 1, "{}", addons.stderr);
+    assert_has(&addons.stderr, "[error] lab.acme.example");
+}
+
 trials! {
     Chromium: [
         the_fleet_page_renders_in_chromium,
@@ -275,6 +346,8 @@ trials! {
         drift_of_every_domain_says_what_it_could_not_read,
         the_matrix_of_the_project_matches_its_golden_files,
         queries_answer_fleet_questions,
+        a_misspelled_addon_is_said_not_answered,
+        a_domain_that_does_not_parse_is_an_error_of_the_fleet,
         the_store_gives_what_was_recorded,
     ],
 }

@@ -50,6 +50,12 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
         differs: args.differs && !html,
     };
     let matrix = matrix.filter(&query)?;
+    if let Some(unknown) = &matrix.unknown_addon {
+        if settings.strict {
+            return Err(crate::error::Error::from(unknown.clone()).into());
+        }
+        settings.printer.warn(&unknown.to_string());
+    }
     let by_domain = args.by == FleetBy::Domain;
     let text = match args.output.unwrap_or_default() {
         FleetFormat::Json => view::fleet::json(&matrix)?,
@@ -65,8 +71,15 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     };
     settings.printer.data(&text)?;
     notes(settings, &matrix, &query);
-    // A matrix with a cluster missing is not the fleet's answer.
-    Ok(if not_read { exit::NOT_LIVE } else { exit::OK })
+    // A domain that could not be read is an error of the command (as in every command
+    // over several domains); a matrix with a cluster missing is not the fleet's answer.
+    Ok(if matrix.left.iter().any(|l| l.failed) {
+        exit::FAILURE
+    } else if not_read {
+        exit::NOT_LIVE
+    } else {
+        exit::OK
+    })
 }
 
 /// `--from live`: every domain's cluster read as `status -A` reads them ([`super::each_domain`]),
@@ -105,9 +118,12 @@ fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(M
 /// order, and a query that matched nothing.
 fn notes(settings: &Settings, m: &Matrix, query: &Query<'_>) {
     for left in &m.left {
-        settings
-            .printer
-            .info(&format!("{}: not in the matrix: {}", left.domain, left.why));
+        let line = format!("{}: not in the matrix: {}", left.domain, left.why);
+        if left.failed {
+            settings.printer.error(&line);
+        } else {
+            settings.printer.info(&line);
+        }
     }
     if !m.unordered.is_empty() {
         settings.printer.warn(&format!(
@@ -116,7 +132,7 @@ fn notes(settings: &Settings, m: &Matrix, query: &Query<'_>) {
             m.unordered.join(", ")
         ));
     }
-    if m.rows.is_empty() {
+    if m.rows.is_empty() && m.unknown_addon.is_none() {
         let what = query.addon.unwrap_or("any addon");
         let what = match (query.behind.is_some(), query.differs) {
             (true, _) => format!("{what} behind the index"),
