@@ -420,10 +420,12 @@ pub enum Command {
     /// Show the `lo status` inventory block read from the live cluster, with the domain's
     /// delivery: source, ages, last apply, queue (formats: text, json: schemaVersion 2).
     ///
-    /// When the cluster cannot be read, the newest stored snapshot of the domain is shown
-    /// instead, and the output says so ("from snapshot ID"). Ages are kubectl's (3h, 2d5h);
+    /// When the cluster cannot be read, the snapshot of the domain applied last is shown
+    /// instead (never a pending one, which never reached the cluster), and the output says
+    /// so ("from snapshot ID"). Ages are kubectl's (3h, 2d5h);
     /// JSON has the absolute RFC 3339 times. Several domains (-A, --domain repeated, a
-    /// glob): a row each, exit 16 if any cluster was not read.
+    /// glob): a row each; exit 1 if a domain could not be answered (its spec does not
+    /// parse: the row names file, line and column), else 16 if any cluster was not read.
     #[command(after_help = examples::STATUS)]
     Status(ReadArgs),
 

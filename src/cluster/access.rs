@@ -174,15 +174,17 @@ pub fn options(timeout_secs: f64, probe_secs: f64, force: bool, dry_run: bool) -
 }
 
 /// The spec's `metadata.name` of a cluster domain: it names lok8s's kubeconfig. `None`
-/// for deploy domains, missing or unreadable specs (the other kubeconfig rules apply).
-pub fn cluster_name(project: &Project, domain: &Domain) -> Option<String> {
+/// for deploy domains and a spec without a name (the other kubeconfig rules apply).
+///
+/// # Errors
+/// The spec cannot be read or does not parse: which kubeconfig the domain uses is then
+/// unknown, and guessing (`KUBECONFIG`, `~/.kube/config`) could reach another cluster.
+pub fn cluster_name(project: &Project, domain: &Domain) -> crate::error::Result<Option<String>> {
     match project.domain_kind(domain) {
         crate::project::DomainKind::Cluster { spec } => {
-            crate::project::spec::read(&spec, project.root(), domain)
-                .ok()
-                .and_then(|s| s.name)
+            Ok(crate::project::spec::read(&spec, project.root(), domain)?.name)
         }
-        _ => None,
+        _ => Ok(None),
     }
 }
 
@@ -217,7 +219,10 @@ pub fn read_live(
     opts: Options,
 ) -> Result<LiveRead> {
     cluster::ready()?;
-    let name = domain.and_then(|(p, d)| cluster_name(p, d));
+    let name = match domain {
+        Some((p, d)) => cluster_name(p, d)?,
+        None => None,
+    };
     let choice = match access.choose(domain.map(|(p, _)| p), name.as_deref()) {
         Ok(c) => c,
         Err(f) => {

@@ -418,6 +418,9 @@ pub enum Outcome {
     /// Several domains, each already reported with its exit code (`publish -A`): the
     /// highest.
     Worst(Vec<i32>),
+    /// Several domains, and one could not be answered at all (its spec does not parse):
+    /// its row says why, the others were answered ([`exit::FAILURE`]).
+    Failed,
 }
 
 impl Outcome {
@@ -434,6 +437,7 @@ impl Outcome {
                 .max()
                 .unwrap_or(exit::OK),
             Outcome::Worst(codes) => codes.iter().copied().max().unwrap_or(exit::OK),
+            Outcome::Failed => exit::FAILURE,
         }
     }
 }

@@ -304,7 +304,13 @@ fn aim(
 ) -> std::result::Result<(Access, access::Choice), Failure> {
     let recorded = queued_for.filter(|t| !t.kubeconfig.is_empty());
     let Some(target) = recorded.filter(|_| req.access.kubeconfig.is_none()) else {
-        let cluster_name = access::cluster_name(req.project, domain);
+        let cluster_name = access::cluster_name(req.project, domain).map_err(|e| {
+            let detail = format!(
+                "which kubeconfig is unknown: {}",
+                crate::error::headline(&e)
+            );
+            Failure::new(Reason::NoKubeconfig, crate::cluster::Step::Connect, detail)
+        })?;
         let choice = req
             .access
             .choose(Some(req.project), cluster_name.as_deref())?;

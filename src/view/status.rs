@@ -428,6 +428,8 @@ pub struct FleetRow {
     pub json: serde_json::Value,
     /// The live cluster was not read (or not tried).
     pub not_read: bool,
+    /// The domain could not be answered at all (its spec does not parse): an error.
+    pub failed: bool,
 }
 
 impl FleetRow {
@@ -472,6 +474,7 @@ impl FleetRow {
             last_pushed: pushed,
             json,
             not_read: !source.read_the_cluster(),
+            failed: false,
         }
     }
 
@@ -490,6 +493,15 @@ impl FleetRow {
             last_committed: dash(),
             last_pushed: dash(),
             not_read,
+            failed: false,
+        }
+    }
+
+    /// The row of a domain that could not be answered: the error, named as it is.
+    pub fn failed(domain: &str, error: &str) -> FleetRow {
+        FleetRow {
+            failed: true,
+            ..FleetRow::skipped(domain, "error", error, false)
         }
     }
 }

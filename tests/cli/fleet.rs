@@ -335,6 +335,36 @@ fn a_domain_that_does_not_parse_is_an_error_of_the_fleet() {
     assert_has(&addons.stderr, "[error] lab.acme.example");
 }
 
+/// Issue 39, finding 5: `status -A` names a spec that does not parse (file, line and
+/// column) instead of blaming the kubeconfig it could not choose (guessing one could
+/// reach another cluster): the row says `error`, exit 1 — as `drift -A` and `fleet`.
+fn status_of_every_domain_names_a_spec_that_does_not_parse() {
+    let project = copy_tree(&example());
+    let spec = project
+        .path()
+        .join("clusters/lab.acme.example/cluster.lok8s.yaml");
+    std::fs::write(&spec, "kind: [unclosed\n").unwrap();
+    let store = scratch_store();
+    let run = clinv(&["status", "-A"])
+        .root(project.path())
+        .store(&store)
+        .run();
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let lab = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("lab.acme.example"))
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert_has(lab, &format!("error: {}:2:1: invalid YAML", spec.display()));
+    assert_lacks(lab, "kubeconfig");
+    let one = clinv(&["status", "--domain", "lab.acme.example"])
+        .root(project.path())
+        .store(&store)
+        .run();
+    assert_eq!(one.code, 1, "{}", one.stderr);
+    assert_has(&one.stderr, &format!("[error] {}:2:1", spec.display()));
+}
+
 trials! {
     Chromium: [
         the_fleet_page_renders_in_chromium,
@@ -348,6 +378,7 @@ trials! {
         queries_answer_fleet_questions,
         a_misspelled_addon_is_said_not_answered,
         a_domain_that_does_not_parse_is_an_error_of_the_fleet,
+        status_of_every_domain_names_a_spec_that_does_not_parse,
         the_store_gives_what_was_recorded,
     ],
 }

@@ -95,9 +95,7 @@ fn row(
     let domain = scope.domain;
     match status::status(scope, offline).and_then(|r| answered_row(scope, r, rendered_at, now)) {
         Ok(row) => row,
-        Err(e) => {
-            view::status::FleetRow::skipped(domain, "error", &crate::error::headline(&e), true)
-        }
+        Err(e) => view::status::FleetRow::failed(domain, &crate::error::headline(&e)),
     }
 }
 
@@ -158,8 +156,11 @@ fn all(
         TextFormat::Text => view::status::fleet_table(&results),
     };
     settings.printer.data(&text)?;
-    Ok(match results.iter().any(|r| r.not_read) {
-        true => Outcome::NotLive,
-        false => Outcome::Done,
+    Ok(if results.iter().any(|r| r.failed) {
+        Outcome::Failed
+    } else if results.iter().any(|r| r.not_read) {
+        Outcome::NotLive
+    } else {
+        Outcome::Done
     })
 }
