@@ -831,6 +831,13 @@ pub struct PublishArgs {
     #[arg(long)]
     pub force_conflicts: bool,
 
+    /// Apply over a live ClusterInventory that belongs to another domain (its
+    /// lok8s.dev/domain label) or carries no domain label. Without it that object is left
+    /// as it is, the snapshot stays pending (domain-mismatch) and the exit code is 12:
+    /// two domains whose kubeconfigs reach one cluster is a mistake to fix, not a race.
+    #[arg(long)]
+    pub take_over: bool,
+
     /// Server-side dry run: print what would change, persist nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -867,6 +874,13 @@ pub struct ReplayArgs {
     /// Take over fields owned by another field manager.
     #[arg(long)]
     pub force_conflicts: bool,
+
+    /// Apply over a live ClusterInventory that belongs to another domain (its
+    /// lok8s.dev/domain label) or carries no domain label. Without it that object is left
+    /// as it is, the snapshot stays pending (domain-mismatch) and the exit code is 12:
+    /// two domains whose kubeconfigs reach one cluster is a mistake to fix, not a race.
+    #[arg(long)]
+    pub take_over: bool,
 
     /// Say what would be applied and superseded; change nothing.
     #[arg(long)]

@@ -168,6 +168,7 @@ pub fn options(timeout_secs: f64, probe_secs: f64, force: bool, dry_run: bool) -
         probe: secs(probe_secs.min(timeout_secs)),
         deadline: secs(timeout_secs),
         force,
+        take_over: false,
         dry_run,
         until: None,
     }
@@ -185,6 +186,27 @@ pub fn cluster_name(project: &Project, domain: &Domain) -> crate::error::Result<
             Ok(crate::project::spec::read(&spec, project.root(), domain)?.name)
         }
         _ => Ok(None),
+    }
+}
+
+/// The live object when it is `want`'s domain's; another domain's (or one without a
+/// domain label) is never shown as `want`'s: [`Reason::DomainMismatch`].
+fn whose(
+    object: Option<Value>,
+    want: Option<&str>,
+    cluster: &Cluster,
+) -> Result<Option<Value>, Failure> {
+    let other = object
+        .as_ref()
+        .zip(want)
+        .and_then(|(o, want)| cluster::other_domain_than(o, want));
+    match other {
+        Some(detail) => Err(Failure::new(
+            Reason::DomainMismatch,
+            Step::Probe,
+            format!("{detail} ({})", cluster.target.server),
+        )),
+        None => Ok(object),
     }
 }
 
@@ -235,7 +257,8 @@ pub fn read_live(
     };
     let (result, trace) = match access.connect(&choice, opts) {
         Ok(cluster) => {
-            let object = cluster.get_inventory();
+            let want = domain.map(|(_, d)| d.as_str());
+            let object = cluster.get_inventory().and_then(|o| whose(o, want, &cluster));
             let server = cluster.target.server.clone();
             (
                 object.map(|object| LiveInventory { server, object }),

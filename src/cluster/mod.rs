@@ -119,6 +119,9 @@ pub struct Options {
     pub deadline: Duration,
     /// `--force-conflicts`.
     pub force: bool,
+    /// `--take-over`: apply over a live ClusterInventory that belongs to another domain
+    /// (or carries no domain label); without it that object is never written.
+    pub take_over: bool,
     /// Server-side dry run: nothing is persisted.
     pub dry_run: bool,
     /// An end no request may pass, whenever the client was built (a budget shared by
@@ -204,17 +207,23 @@ fn newer_rendered_at(live: &Value, cr: &ClusterInventory) -> Option<String> {
 /// another domain, or it has none. `None` when it is the same domain's.
 fn other_domain(live: &Value, cr: &ClusterInventory) -> Option<String> {
     let want = cr.metadata.labels.get(inventory::DOMAIN_LABEL)?;
+    other_domain_than(live, want).map(|why| format!("{why}; left as it is"))
+}
+
+/// [`other_domain`] for the domain named `want`: the one check of whose inventory a
+/// live object is, for a delivery and for every read that shows it as `want`'s.
+pub fn other_domain_than(live: &Value, want: &str) -> Option<String> {
     let have = live
         .pointer("/metadata/labels/lok8s.dev~1domain")
         .and_then(Value::as_str);
     match have {
         Some(have) if have == want => None,
         Some(have) => Some(format!(
-            "the live ClusterInventory belongs to domain {have} ({} label), not {want}; left as it is",
+            "the live ClusterInventory belongs to domain {have} ({} label), not {want}",
             inventory::DOMAIN_LABEL
         )),
         None => Some(format!(
-            "the live ClusterInventory has no {} label, so it may belong to another domain than {want}; left as it is",
+            "the live ClusterInventory has no {} label, so it may belong to another domain than {want}",
             inventory::DOMAIN_LABEL
         )),
     }
@@ -702,8 +711,11 @@ impl Cluster {
         let mut crd_change = None;
         for _attempt in 0..3 {
             let before = self.get_inventory_async().await?;
-            // Another domain's inventory is never overwritten, nor compared by age.
-            if guard && let Some(detail) = before.as_ref().and_then(|l| other_domain(l, cr)) {
+            // Another domain's inventory is never overwritten (by a publish either: two
+            // domains whose kubeconfigs reach one server), nor compared by age.
+            if !self.opts.take_over
+                && let Some(detail) = before.as_ref().and_then(|l| other_domain(l, cr))
+            {
                 return Err(Failure::new(Reason::DomainMismatch, Step::Probe, detail));
             }
             if guard && let Some(live_at) = before.as_ref().and_then(|l| newer_rendered_at(l, cr)) {
@@ -741,7 +753,9 @@ impl Cluster {
                     requests: self.requests.get(),
                 }));
             }
-            let precondition = before.as_ref().filter(|_| guard).and_then(resource_version);
+            // The object checked above is the one written: a writer in between (another
+            // domain's publish) makes the apply fail, and the checks run again.
+            let precondition = before.as_ref().and_then(resource_version);
             let (status, after) = if self.opts.dry_run && crd == Change::Created {
                 // A dry-run CRD was not stored, so the CR cannot be dry-run against it.
                 (201, serde_json::to_value(cr).unwrap_or(Value::Null))

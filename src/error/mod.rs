@@ -46,7 +46,9 @@ pub mod exit {
     /// Not recorded: `publish` neither applied nor recorded the inventory (always), or
     /// applied it but could not record it (with `--strict`).
     pub const NOT_RECORDED: i32 = 11;
-    /// `--strict`: `replay` found another domain's ClusterInventory where it would apply.
+    /// Another domain's ClusterInventory (or one without a domain label) is where this
+    /// domain's would be: `publish` and `replay` refused to write over it (`--take-over`
+    /// does), or `status`, `drift`, `fleet --from live` read it — not this domain's answer.
     pub const DOMAIN_MISMATCH: i32 = 12;
     /// `--strict`: a delivery was refused because the target (the live object, the
     /// branch) holds an inventory rendered later — the clock-skew warning, a commit
@@ -418,6 +420,9 @@ pub enum Outcome {
     /// Several domains, each already reported with its exit code (`publish -A`): the
     /// highest.
     Worst(Vec<i32>),
+    /// The cluster holds another domain's ClusterInventory (or one without a domain
+    /// label): what it holds is not this domain's answer ([`exit::DOMAIN_MISMATCH`]).
+    OtherDomain,
     /// Several domains, and one could not be answered at all (its spec does not parse):
     /// its row says why, the others were answered ([`exit::FAILURE`]).
     Failed,
@@ -438,6 +443,7 @@ impl Outcome {
                 .unwrap_or(exit::OK),
             Outcome::Worst(codes) => codes.iter().copied().max().unwrap_or(exit::OK),
             Outcome::Failed => exit::FAILURE,
+            Outcome::OtherDomain => exit::DOMAIN_MISMATCH,
         }
     }
 }

@@ -81,6 +81,21 @@ pub struct Left {
     /// every command over several domains — not a note that `-q` hides.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub failed: bool,
+    /// `--from live`: its cluster holds another domain's ClusterInventory (or one with
+    /// no domain label), which is not this domain's column.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub other_domain: bool,
+}
+
+impl Left {
+    fn new(domain: &Domain, why: String) -> Left {
+        Left {
+            domain: domain.to_string(),
+            why,
+            failed: false,
+            other_domain: false,
+        }
+    }
 }
 
 /// The matrix: rows in the order addons first appear (domains in name order).
@@ -181,6 +196,8 @@ pub enum LiveRead {
     NotRead(String),
     /// No cluster of its own: a deploy domain.
     Left(String),
+    /// The cluster holds another domain's ClusterInventory, and why it is not this one's.
+    OtherDomain(String),
 }
 
 /// Reads the live inventory of `scope`'s domain.
@@ -192,6 +209,9 @@ pub fn read_live(scope: &super::Scope<'_>) -> Result<LiveRead> {
     let live = crate::cluster::access::read_live(&scope.access, project, scope.opts)?;
     Ok(match live.result {
         Ok(found) => LiveRead::Read(found.object),
+        Err(f) if f.reason == crate::delivery::Reason::DomainMismatch => {
+            LiveRead::OtherDomain(format!("another domain's inventory: {}", f.detail))
+        }
         Err(f) => LiveRead::NotRead(format!("not read ({}: {})", f.reason, f.detail)),
     })
 }
@@ -213,6 +233,13 @@ pub fn from_live(
             }
             LiveRead::NotRead(why) | LiveRead::Left(why) => {
                 builder.leave(&domain, why);
+                continue;
+            }
+            LiveRead::OtherDomain(why) => {
+                builder.matrix.left.push(Left {
+                    other_domain: true,
+                    ..Left::new(&domain, why)
+                });
                 continue;
             }
         };
@@ -300,6 +327,7 @@ pub fn from_repo(repo: &std::path::Path, rev: &str) -> Result<Matrix> {
                 domain: crate::util::redact::escape_line(&name),
                 why: "not a domain name".into(),
                 failed: true,
+                other_domain: false,
             });
             continue;
         };
@@ -413,18 +441,13 @@ impl Builder {
     }
 
     fn leave(&mut self, domain: &Domain, why: String) {
-        self.matrix.left.push(Left {
-            domain: domain.to_string(),
-            why,
-            failed: false,
-        });
+        self.matrix.left.push(Left::new(domain, why));
     }
 
     fn fail(&mut self, domain: &Domain, why: String) {
         self.matrix.left.push(Left {
-            domain: domain.to_string(),
-            why,
             failed: true,
+            ..Left::new(domain, why)
         });
     }
 }

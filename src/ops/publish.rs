@@ -471,7 +471,7 @@ pub fn failure_message(verb: Verb, domain: &str, f: &Failure) -> String {
             "the server's certificate does not verify (not the server the kubeconfig trusts)"
         }
         (Reason::DomainMismatch, _) => {
-            "the kubeconfig reaches another domain's cluster (pass the domain's own kubeconfig)"
+            "the kubeconfig reaches another domain's cluster (pass the domain's own kubeconfig; --take-over if the cluster is now this domain's)"
         }
         (Reason::NoKubeconfig, _) => "no server was contacted",
         (Reason::RenderFailed, _) => "the inventory could not be rendered",

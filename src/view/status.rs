@@ -375,6 +375,8 @@ pub enum Drifted {
     Changes(usize),
     /// The cluster was not read: no answer, never "in sync".
     NotRead,
+    /// The cluster holds another domain's ClusterInventory: not this domain's answer.
+    OtherDomain,
     /// What was read is not a ClusterInventory (or the cluster has none).
     Unknown,
     /// The project could not be rendered.
@@ -397,19 +399,21 @@ impl Drifted {
             Drifted::InSync => "in sync".into(),
             Drifted::Changes(n) => format!("{n} change(s)"),
             Drifted::NotRead => "unknown (not read)".into(),
+            Drifted::OtherDomain => "another domain's inventory".into(),
             Drifted::Unknown => "unknown".into(),
             Drifted::Error(e) => format!("error: {}", redact::escape_line(e)),
         }
     }
 
-    /// `{verdict, changes}`: `in-sync`, `drift` (with the count), `unknown`, `not-read`
-    /// or `error` (with `detail`).
+    /// `{verdict, changes}`: `in-sync`, `drift` (with the count), `unknown`, `not-read`,
+    /// `other-domain` or `error` (with `detail`).
     fn json(&self) -> serde_json::Value {
         use serde_json::json;
         match self {
             Drifted::InSync => json!({"verdict": "in-sync", "changes": 0}),
             Drifted::Changes(n) => json!({"verdict": "drift", "changes": n}),
             Drifted::NotRead => json!({"verdict": "not-read", "changes": null}),
+            Drifted::OtherDomain => json!({"verdict": "other-domain", "changes": null}),
             Drifted::Unknown => json!({"verdict": "unknown", "changes": null}),
             Drifted::Error(e) => json!({"verdict": "error", "changes": null, "detail": e}),
         }
@@ -430,6 +434,8 @@ pub struct FleetRow {
     pub not_read: bool,
     /// The domain could not be answered at all (its spec does not parse): an error.
     pub failed: bool,
+    /// The cluster holds another domain's ClusterInventory.
+    pub other_domain: bool,
 }
 
 impl FleetRow {
@@ -475,6 +481,7 @@ impl FleetRow {
             json,
             not_read: !source.read_the_cluster(),
             failed: false,
+            other_domain: *drift == Drifted::OtherDomain,
         }
     }
 
@@ -494,6 +501,7 @@ impl FleetRow {
             last_pushed: dash(),
             not_read,
             failed: false,
+            other_domain: false,
         }
     }
 

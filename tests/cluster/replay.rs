@@ -481,10 +481,12 @@ fn replay_all_never_writes_one_domain_over_another() {
         "{table}"
     );
 
-    // Again, without --strict: a warning, exit 0, the live object untouched.
+    // Again, without --strict: another domain's inventory is never fail-soft (issue 39:
+    // a mistake in the fleet's kubeconfigs, not a cluster that answers later) — the
+    // error and exit 12 all the same, the live object untouched.
     let run = routed(&fx, Path::new("/nonexistent"), &["replay", "--all"]).run();
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_has(&run.stderr, "[warn] inventory: could not replay");
+    assert_eq!(run.code, 12, "{}", run.stderr);
+    assert_has(&run.stderr, "[error] inventory: could not replay");
     assert_eq!(
         p.live().unwrap()["metadata"]["resourceVersion"],
         live["metadata"]["resourceVersion"]
@@ -570,11 +572,12 @@ fn replay_delivers_through_the_kubeconfig_the_publish_used() {
 }
 
 /// The issue's fleet of six domains, each through its own kubeconfig: the deploy domain
-/// named; prod and lab with per-cluster pins, prod in sync with the cluster and lab
-/// drifting (the cluster holds prod's inventory); dev drifting too; stage with a snapshot
-/// queued (its cluster refuses); edge black-holed (not read, within the one --timeout).
-/// `drift -A`, `status -A`, `fleet --from store|live` and `log -A` over it. A cluster not
-/// read outranks a drift (exit 16); with every cluster read, a drift is exit 1.
+/// named; prod and lab with per-cluster pins, prod in sync with the cluster, lab's and
+/// dev's kubeconfigs reaching prod's cluster (another domain's inventory: its own verdict,
+/// never a drift — issue 39); stage with a snapshot queued (its cluster refuses); edge
+/// black-holed (not read, within the one --timeout). `drift -A`, `status -A`, `fleet
+/// --from store|live` and `log -A` over it. Another domain's inventory outranks a cluster
+/// not read (exit 12), which outranks a drift (16).
 fn every_view_of_a_fleet_of_six_domains() {
     let p = plane();
     p.crd_only();
@@ -618,7 +621,7 @@ fn every_view_of_a_fleet_of_six_domains() {
     assert_has(&queued.stderr, "recorded as pending snapshot");
     let args = ["drift", "-A", "--timeout", "10", "--probe-timeout", "2"];
     let run = routed(&fx, nothing, &args).run();
-    assert_eq!(run.code, 16, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 12, "{}{}", run.stdout, run.stderr);
     assert!(run.elapsed < Duration::from_secs(12), "{:?}", run.elapsed);
     let verdicts: Vec<(String, String)> = run
         .stdout
@@ -631,9 +634,9 @@ fn every_view_of_a_fleet_of_six_domains() {
         .collect();
     let want = [
         ("apps.acme.example", "deploy domain"),
-        (DEV, "drift"),
+        (DEV, "other domain"),
         ("edge.acme.example", "not read"),
-        ("lab.acme.example", "drift"),
+        ("lab.acme.example", "other domain"),
         ("prod.acme.example", "in sync"),
         (STAGE, "not read"),
     ];
@@ -649,7 +652,7 @@ fn every_view_of_a_fleet_of_six_domains() {
         &["status", "-A", "--timeout", "10", "--probe-timeout", "2"],
     )
     .run();
-    assert_eq!(status.code, 16, "{}{}", status.stdout, status.stderr);
+    assert_eq!(status.code, 12, "{}{}", status.stdout, status.stderr);
     let line = |d: &str| {
         status
             .stdout
@@ -672,7 +675,7 @@ fn every_view_of_a_fleet_of_six_domains() {
     // Its DRIFT, from the same read: the full inventory, never "in sync" unread.
     assert!(line(PROD).contains("  in sync  "), "{}", status.stdout);
     assert!(
-        line("lab.acme.example").contains(" change(s)  "),
+        line("lab.acme.example").contains("  another domain's inventory  "),
         "{}",
         status.stdout
     );
@@ -733,9 +736,9 @@ fn every_view_of_a_fleet_of_six_domains() {
         "{}",
         log.stdout
     );
-    set_chart_version(fx.root(), "cilium", "1.19.2");
-    // fleet --from live: the matrix of what runs, edge named as not read (exit 16); lab
-    // reads prod's cluster, so its cells that are not what lab renders drift.
+    // (the project still pins cilium 1.20.1, which prod's cluster does not run yet)
+    // fleet --from live: the matrix of what runs, edge named as not read; lab and dev
+    // read prod's cluster: no column of theirs shows prod's versions (exit 12).
     let fleet = routed(
         &fx,
         nothing,
@@ -750,16 +753,20 @@ fn every_view_of_a_fleet_of_six_domains() {
         ],
     )
     .run();
-    assert_eq!(fleet.code, 16, "{}{}", fleet.stdout, fleet.stderr);
+    assert_eq!(fleet.code, 12, "{}{}", fleet.stdout, fleet.stderr);
     let header = fleet.stdout.lines().next().unwrap();
     assert!(
         header.contains(PROD)
-            && header.contains("lab.acme.example")
-            && header.contains(DEV)
+            && !header.contains("lab.acme.example")
+            && !header.contains(DEV)
             && !header.contains("edge")
             && !header.contains(STAGE),
         "{}",
         fleet.stdout
+    );
+    assert_has(
+        &fleet.stderr,
+        "[error] lab.acme.example: not in the matrix: another domain's inventory: the live ClusterInventory belongs to domain prod.acme.example",
     );
     assert_has(
         &fleet.stderr,
@@ -777,14 +784,12 @@ fn every_view_of_a_fleet_of_six_domains() {
         .iter()
         .flat_map(|a| a["drifting"].as_array().into_iter().flatten())
         .collect();
-    assert!(!drifting.is_empty(), "{}", json.stdout);
-    assert!(
-        drifting
-            .iter()
-            .all(|d| *d == "lab.acme.example" || *d == DEV),
-        "{}",
-        json.stdout
-    );
+    assert_eq!(drifting, [PROD], "prod's cilium only: {}", json.stdout);
+    let left = doc["left"].as_array().unwrap();
+    for d in ["lab.acme.example", DEV] {
+        let l = left.iter().find(|l| l["domain"] == d).unwrap();
+        assert_eq!(l["other_domain"], true, "{}", json.stdout);
+    }
     let page = routed(&fx, nothing, &["fleet", "--from", "live", "-o", "html"]).run();
     assert_eq!(
         page.stdout.matches("class=\"drifting\"").count()
@@ -793,17 +798,111 @@ fn every_view_of_a_fleet_of_six_domains() {
         "{}",
         page.stdout
     );
-    // Every cluster read, one drift (lab's, and now edge's, which reaches the same
-    // cluster): exit 1.
+    // Every cluster read: prod drifts (the pin bump), and lab, dev, edge and stage
+    // reach prod's cluster — another domain's inventory outranks the drift: exit 12.
     std::fs::copy(&p.admin, own.join("edge.yaml")).unwrap();
     std::fs::copy(&p.admin, own.join("stage.yaml")).unwrap();
     let run = routed(&fx, nothing, &args).run();
-    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 12, "{}{}", run.stdout, run.stderr);
     let json = routed(&fx, nothing, &[&args[..], &["-o", "json"]].concat()).run();
     let v: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(v.len(), 6);
+    assert_eq!(v[4]["verdict"], "drift", "{}", json.stdout);
+    assert_eq!(v[3]["verdict"], "other-domain", "{}", json.stdout);
+    // The pin back: prod in sync, the others still another domain's.
+    set_chart_version(fx.root(), "cilium", "1.19.2");
+    let json = routed(&fx, nothing, &[&args[..], &["-o", "json"]].concat()).run();
+    assert_eq!(json.code, 12, "{}", json.stdout);
+    let v: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(v[4]["verdict"], "in-sync", "{}", json.stdout);
-    assert_eq!(v[3]["verdict"], "drift", "{}", json.stdout);
+}
+
+/// Issue 39, findings 1 and 2: two domains whose kubeconfigs reach one API server (a
+/// copy-paste mistake of every fleet). `publish` never writes over the other domain's
+/// live inventory — refused, the snapshot kept pending with its reason, exit 12, also
+/// in `publish -A` — until `--take-over` says the cluster is now this domain's; and
+/// `status`, `drift` (one and `-A`) and `fleet --from live` never show the other domain's
+/// object as this one's: "another domain's inventory" is a verdict of its own, exit 12.
+fn two_domains_on_one_server_never_take_each_others_inventory() {
+    let p = plane();
+    p.crd_only();
+    let fx = Fx::new();
+    let admin = p.admin.as_path();
+    let run = fx.run(admin, &["publish", "--domain", LAB]).run().success();
+    assert_has(&run.stderr, "clusterinventory/cluster created");
+    let lab_live = p.live().unwrap();
+
+    let run = fx.run(admin, &["publish", "--domain", PROD]).run();
+    assert_eq!(run.code, 12, "{}", run.stderr);
+    assert_has(
+        &run.stderr,
+        &format!("[error] inventory: could not publish the ClusterInventory for {PROD}: the kubeconfig reaches another domain's cluster"),
+    );
+    assert_has(&run.stderr, &format!("belongs to domain {LAB}"));
+    let live = p.live().unwrap();
+    assert_eq!(live["metadata"]["labels"]["lok8s.dev/domain"], LAB);
+    assert_eq!(
+        live["metadata"]["resourceVersion"],
+        lab_live["metadata"]["resourceVersion"],
+        "the other domain's object is untouched"
+    );
+    let prod = domain_states(&fx, PROD);
+    assert_eq!(
+        (prod[0].1.as_str(), prod[0].2.as_str()),
+        ("pending", "domain-mismatch")
+    );
+
+    // publish -A through the one KUBECONFIG: the same refusal, never "created" twice.
+    let all = routed(&fx, admin, &["publish", "--domain", "*.acme.example"]).run();
+    assert_eq!(all.code, 12, "{}{}", all.stdout, all.stderr);
+    let row = |out: &str, d: &str| {
+        out.lines()
+            .find(|l| l.starts_with(d))
+            .unwrap_or_else(|| panic!("{d} in {out}"))
+            .to_string()
+    };
+    assert_has(&row(&all.stdout, PROD), "pending (domain-mismatch)");
+    assert_has(&row(&all.stdout, LAB), "applied");
+    assert_eq!(p.live().unwrap()["metadata"]["labels"]["lok8s.dev/domain"], LAB);
+
+    // The reads: prod's cluster holds lab's inventory.
+    let status = fx.run(admin, &["status", "--domain", PROD, "-o", "json"]).run();
+    assert_eq!(status.code, 12, "{}{}", status.stdout, status.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(doc["live"], false, "{}", status.stdout);
+    assert_has(doc["notRead"].as_str().unwrap_or_default(), "domain-mismatch");
+    let drift = fx.run(admin, &["drift", "--domain", PROD]).run();
+    assert_eq!(drift.code, 12, "{}{}", drift.stdout, drift.stderr);
+    assert_has(&drift.stdout, &format!("{PROD}: another domain's inventory"));
+    let drift_all = routed(&fx, admin, &["drift", "-A", "-o", "json"]).run();
+    assert_eq!(drift_all.code, 12, "{}", drift_all.stdout);
+    let v: Vec<serde_json::Value> = serde_json::from_str(&drift_all.stdout).unwrap();
+    let verdict = |d: &str| v.iter().find(|e| e["domain"] == d).unwrap()["verdict"].clone();
+    assert_eq!(verdict(PROD), "other-domain");
+    assert_eq!(verdict(LAB), "in-sync");
+    let status_all = routed(&fx, admin, &["status", "-A"]).run();
+    assert_eq!(status_all.code, 12, "{}", status_all.stdout);
+    assert_has(&row(&status_all.stdout, PROD), "another domain's inventory");
+    let fleet = routed(&fx, admin, &["fleet", "--from", "live", "-o", "json"]).run();
+    assert_eq!(fleet.code, 12, "{}{}", fleet.stdout, fleet.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&fleet.stdout).unwrap();
+    assert!(
+        !doc["domains"].as_array().unwrap().iter().any(|d| d == PROD),
+        "{}",
+        fleet.stdout
+    );
+    let left = doc["left"].as_array().unwrap();
+    let prod_left = left.iter().find(|l| l["domain"] == PROD).unwrap();
+    assert_eq!(prod_left["other_domain"], true, "{}", fleet.stdout);
+
+    // The cluster is now prod's: --take-over writes it, and says so as an apply.
+    let taken = fx
+        .run(admin, &["publish", "--domain", PROD, "--take-over"])
+        .run()
+        .success();
+    assert_has(&taken.stderr, "clusterinventory/cluster configured");
+    assert_eq!(p.live().unwrap()["metadata"]["labels"]["lok8s.dev/domain"], PROD);
+    assert_eq!(domain_states(&fx, PROD)[0].1, "applied");
 }
 
 const DEV_NAME: &str = "dev";
@@ -814,6 +913,7 @@ const STAGE: &str = "stage.acme.example";
 trials! {
     Plane: [
         every_view_of_a_fleet_of_six_domains,
+        two_domains_on_one_server_never_take_each_others_inventory,
         replay_delivers_through_the_kubeconfig_the_publish_used,
         replay_all_never_writes_one_domain_over_another,
         replay_all_routes_each_domain_to_its_own_kubeconfig,

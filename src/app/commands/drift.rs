@@ -23,6 +23,7 @@ fn one(settings: &Settings, read: &ReadArgs, scope: &Scope) -> Result<Outcome> {
     let report = drift::drift(scope, rendered_at(settings)?, out.status.offline)?;
     print_notices(settings, &report.notices);
     let outcome = match (&report.verdict, report.source.read_the_cluster()) {
+        _ if other_domain(&report.source) => Outcome::OtherDomain,
         (_, false) => Outcome::NotLive,
         (Verdict::InSync, _) => Outcome::Done,
         (Verdict::Drift(_), _) => Outcome::Different,
@@ -40,6 +41,14 @@ fn one(settings: &Settings, read: &ReadArgs, scope: &Scope) -> Result<Outcome> {
 /// not read, that is the answer. The snapshot's id and time, the server and the hash
 /// come from the store or the live object: one line each, control characters escaped.
 fn text(settings: &Settings, domain: &str, report: &drift::Report) -> String {
+    if let Source::NotRead { detail, .. } = &report.source
+        && other_domain(&report.source)
+    {
+        return format!(
+            "{domain}: another domain's inventory — {}; the cluster's is not {domain}'s answer\n",
+            escape_line(detail)
+        );
+    }
     if let Source::NotRead { reason, detail } = &report.source {
         return format!(
             "{domain}: unknown — the live cluster was not read ({reason}: {}); --offline compares with the snapshot applied last\n",
@@ -64,7 +73,8 @@ fn text(settings: &Settings, domain: &str, report: &drift::Report) -> String {
     out
 }
 
-/// `drift -o json` (`schemaVersion` 1): `verdict` (`in-sync`, `drift`, `unknown`),
+/// `drift -o json` (`schemaVersion` 1): `verdict` (`in-sync`, `drift`, `unknown`,
+/// `other-domain`),
 /// `live` (the cluster was read), `source` (`live`, `no-inventory`, `snapshot`,
 /// `no-applied`, `not-read`) with `server` or `snapshot`, `notRead` (`{reason, detail}`
 /// or null) and `changes` (the diff report of `clinv diff -o json`, or null).
@@ -92,6 +102,7 @@ fn doc(domain: &str, report: &drift::Report) -> serde_json::Value {
         ),
     };
     let (verdict, changes) = match &report.verdict {
+        _ if other_domain(&report.source) => ("other-domain", None),
         Verdict::InSync => ("in-sync", None),
         Verdict::Drift(changes) => ("drift", Some(changes)),
         Verdict::Unknown => ("unknown", None),
@@ -189,6 +200,11 @@ fn one_row(
     };
     let json = doc(domain.as_str(), &report);
     let (verdict, detail, outcome) = match (&report.source, &report.verdict) {
+        (Source::NotRead { detail, .. }, _) if other_domain(&report.source) => (
+            "other domain",
+            escape_line(detail),
+            Outcome::OtherDomain,
+        ),
         (Source::NotRead { reason, detail }, _) => (
             "not read",
             format!("{reason}: {}", escape_line(detail)),
@@ -218,5 +234,17 @@ fn one_row(
             json,
         },
         outcome,
+    )
+}
+
+/// The cluster answered with another domain's ClusterInventory: its own verdict, never a
+/// drift of this domain's.
+fn other_domain(source: &Source) -> bool {
+    matches!(
+        source,
+        Source::NotRead {
+            reason: crate::delivery::Reason::DomainMismatch,
+            ..
+        }
     )
 }

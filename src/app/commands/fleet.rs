@@ -75,6 +75,8 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     // over several domains); a matrix with a cluster missing is not the fleet's answer.
     Ok(if matrix.left.iter().any(|l| l.failed) {
         exit::FAILURE
+    } else if matrix.left.iter().any(|l| l.other_domain) {
+        exit::DOMAIN_MISMATCH
     } else if not_read {
         exit::NOT_LIVE
     } else {
@@ -119,7 +121,7 @@ fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(M
 fn notes(settings: &Settings, m: &Matrix, query: &Query<'_>) {
     for left in &m.left {
         let line = format!("{}: not in the matrix: {}", left.domain, left.why);
-        if left.failed {
+        if left.failed || left.other_domain {
             settings.printer.error(&line);
         } else {
             settings.printer.info(&line);

@@ -428,7 +428,8 @@ fn one_kubeconfig_each(
 /// over done.
 fn worse(a: Outcome, b: Outcome) -> Outcome {
     let rank = |o: &Outcome| match o {
-        Outcome::Unknown => 3,
+        Outcome::Unknown => 4,
+        Outcome::OtherDomain => 3,
         Outcome::NotLive => 2,
         Outcome::Different => 1,
         _ => 0,
@@ -475,7 +476,9 @@ fn print_notices(settings: &Settings, notices: &[Notice]) {
 /// lok8s's fail-soft rule for what did not reach the cluster: a warning and success;
 /// with `--strict`, an error with the reason's exit code.
 fn fail_soft(settings: &Settings, reason: Reason, message: String) -> crate::app::Result<Outcome> {
-    if settings.strict {
+    // Another domain's inventory where this one would go is a mistake in the fleet's
+    // kubeconfigs, not a cluster that will answer later: never fail-soft.
+    if settings.strict || reason == Reason::DomainMismatch {
         return Err(Error::Unapplied { reason, message }.into());
     }
     if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {

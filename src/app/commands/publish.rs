@@ -34,12 +34,15 @@ fn publish_one(
     limits: &ClusterArgs,
     not_tried: Option<f64>,
 ) -> crate::error::Result<publish::Report> {
-    let opts = options(
-        limits.timeout,
-        limits.probe_timeout,
-        args.force_conflicts,
-        args.dry_run,
-    );
+    let opts = crate::cluster::Options {
+        take_over: args.take_over,
+        ..options(
+            limits.timeout,
+            limits.probe_timeout,
+            args.force_conflicts,
+            args.dry_run,
+        )
+    };
     publish::publish(&Request {
         project,
         domain,

@@ -47,12 +47,15 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     let req = Request {
         project: &project,
         access: &access,
-        opts: options(
-            args.limits.timeout,
-            args.limits.probe_timeout,
-            args.force_conflicts,
-            args.dry_run,
-        ),
+        opts: crate::cluster::Options {
+            take_over: args.take_over,
+            ..options(
+                args.limits.timeout,
+                args.limits.probe_timeout,
+                args.force_conflicts,
+                args.dry_run,
+            )
+        },
         allow_older: args.allow_older,
     };
     let reports = replay::replay_all(&req, &store, &domains)?;
@@ -94,7 +97,8 @@ fn show(
         Replayed::NotApplied {
             reason, message, ..
         } => {
-            if settings.strict {
+            // Another domain's inventory there is a mistake to fix, never fail-soft.
+            if settings.strict || *reason == Reason::DomainMismatch {
                 settings.printer.error(message);
                 unapplied.push(*reason);
             } else if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {

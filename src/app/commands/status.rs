@@ -45,6 +45,7 @@ fn one(settings: &Settings, read: &ReadArgs, scope: &Scope) -> Result<Outcome> {
     settings.printer.data(&text)?;
     // Not the live cluster's answer: 16, or with --strict why the cluster was not read.
     Ok(match not_read {
+        Some(crate::delivery::Reason::DomainMismatch) => Outcome::OtherDomain,
         Some(reason) if settings.strict => Outcome::Unapplied(vec![reason]),
         Some(_) => Outcome::NotLive,
         None => Outcome::Done,
@@ -106,7 +107,7 @@ fn answered_row(
     now: i64,
 ) -> crate::error::Result<view::status::FleetRow> {
     let domain = scope.domain;
-    let (source, value, _) = match answer(report.shown) {
+    let (source, value, why) = match answer(report.shown) {
         Ok(answer) => answer,
         Err((_, message)) => {
             return Ok(view::status::FleetRow::skipped(
@@ -115,9 +116,10 @@ fn answered_row(
         }
     };
     // Never "in sync" from a snapshot shown because the cluster was not read.
-    let drift = match source.read_the_cluster() {
-        true => view::status::Drifted::of(drift::against(scope, rendered_at, &value)),
-        false => view::status::Drifted::NotRead,
+    let drift = match (source.read_the_cluster(), why) {
+        (_, Some(crate::delivery::Reason::DomainMismatch)) => view::status::Drifted::OtherDomain,
+        (true, _) => view::status::Drifted::of(drift::against(scope, rendered_at, &value)),
+        (false, _) => view::status::Drifted::NotRead,
     };
     let delivery = report.delivery.as_ref();
     let json = view::status::status_doc(domain, &source, delivery, value)?;
@@ -158,6 +160,8 @@ fn all(
     settings.printer.data(&text)?;
     Ok(if results.iter().any(|r| r.failed) {
         Outcome::Failed
+    } else if results.iter().any(|r| r.other_domain) {
+        Outcome::OtherDomain
     } else if results.iter().any(|r| r.not_read) {
         Outcome::NotLive
     } else {
