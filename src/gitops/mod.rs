@@ -320,9 +320,19 @@ impl Repo {
     }
 
     /// `url` as source-controller clones it, with what the operator should know: an SSH
-    /// remote as an `ssh://` URL ([`ssh::flux_url`]), anything else as it is.
+    /// remote as an `ssh://` URL ([`ssh::cloned_url`]), anything else as it is.
     pub fn flux_url(&self, url: &str) -> (String, Vec<String>) {
-        ssh::flux_url(&self.repo, url).unwrap_or_else(|| (url.to_string(), Vec::new()))
+        ssh::cloned_url(&self.repo, url, ssh::Cloner::Flux)
+            .unwrap_or_else(|| (url.to_string(), Vec::new()))
+    }
+
+    /// `url` as Argo CD's repo-server (the git CLI) clones it: an scp-like remote as it
+    /// is, a bracketed `[user@host:port]:path` or an alias of the SSH configuration as the
+    /// `ssh://` URL git reads the same way (Argo CD's own URL parser takes the user of the
+    /// bracketed form as `[git`).
+    pub fn argo_url(&self, url: &str) -> (String, Vec<String>) {
+        ssh::cloned_url(&self.repo, url, ssh::Cloner::Argo)
+            .unwrap_or_else(|| (url.to_string(), Vec::new()))
     }
 
     /// What Flux needs to clone `url` (`--repo-url`), or the URL of `remote`, as this

@@ -511,13 +511,29 @@ pub(super) fn configure(repo: &git2::Repository) -> Configured {
     Configured { previous }
 }
 
-/// The `ssh://` URL source-controller clones the SSH remote `url` from, and what the
-/// operator should know about it; `None` when `url` is not an SSH remote. A host that is
-/// an alias of the SSH configuration (`ssh -G`, with the program git would run) becomes
-/// the host and port it stands for — the alias exists only on this machine; an scp-like
-/// path relative to the login's home is written from the root, as forges read it, and
-/// the plain-sshd reading is named.
-pub(super) fn flux_url(repo: &git2::Repository, url: &str) -> Option<(String, Vec<String>)> {
+/// Who clones a printed URL: the two read a path differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Cloner {
+    /// source-controller, on go-git: only `ssh://` URLs, and the path is sent as it is —
+    /// `ssh://host/~/x` asks for `/~/x` (go-git v5.19's ssh transport), so no `ssh://`
+    /// URL reaches a path relative to the login's home on a plain sshd.
+    Flux,
+    /// Argo CD's repo-server, on the git CLI: scp-like remotes as they are, and
+    /// `ssh://host/~/x` is git's own spelling of `host:x` relative to the home.
+    Argo,
+}
+
+/// The `ssh://` URL `cloner` clones the SSH remote `url` from, and what the operator
+/// should know about it; `None` when `url` is not an SSH remote, or when Argo CD takes it
+/// as it is (an scp-like `user@host:path`, which the git CLI reads as the user's git
+/// does). A host that is an alias of the SSH configuration (`ssh -G`, with the program git
+/// would run) becomes the host and port it stands for — the alias exists only on this
+/// machine.
+pub(super) fn cloned_url(
+    repo: &git2::Repository,
+    url: &str,
+    cloner: Cloner,
+) -> Option<(String, Vec<String>)> {
     let scp = !url.contains("://");
     let lower = url.to_ascii_lowercase();
     let ssh = SCHEMES
@@ -533,12 +549,13 @@ pub(super) fn flux_url(repo: &git2::Repository, url: &str) -> Option<(String, Ve
         Some((real, port)) if !real.eq_ignore_ascii_case(&address.host) => {
             let port = port.filter(|p| *p != 22);
             notes.push(format!(
-                "{} is an alias of your SSH configuration (ssh -G: {real}{}); the GitRepository names that host, which source-controller can resolve",
+                "{} is an alias of your SSH configuration (ssh -G: {real}{}); the printed URL names that host, which the controller can resolve",
                 address.host,
                 port.map(|p| format!(" port {p}")).unwrap_or_default()
             ));
             (real, port)
         }
+        _ if cloner == Cloner::Argo && scp && !url.starts_with('[') => return None,
         _ => (address.host.clone(), address.port),
     };
     let host = if host.contains(':') {
@@ -553,19 +570,36 @@ pub(super) fn flux_url(repo: &git2::Repository, url: &str) -> Option<(String, Ve
         .unwrap_or_default();
     let port = port.map(|p| format!(":{p}")).unwrap_or_default();
     let base = format!("ssh://{user}{host}{port}");
-    let path = &address.path;
-    let printed = match path.strip_prefix('/') {
-        Some(_) => format!("{base}{path}"),
-        None if path.starts_with('~') => format!("{base}/{path}"),
-        None => {
-            notes.push(format!(
-                "{} names a path relative to the login's home directory: printed as {base}/{path}, as forges (GitHub, GitLab, Gitea, Bitbucket) read it; a plain sshd reads it as {base}/~/{path} — pass --repo-url with the one your server serves",
-                redact::url(url)
-            ));
+    let printed = ssh_path(&base, &address.path, cloner, url, &mut notes);
+    Some((printed, notes))
+}
+
+/// `base` and `path` as `cloner` reads them, with a note where a server could read them
+/// otherwise.
+fn ssh_path(base: &str, path: &str, cloner: Cloner, url: &str, notes: &mut Vec<String>) -> String {
+    if path.starts_with('/') {
+        return format!("{base}{path}");
+    }
+    let home = path.strip_prefix("~/").unwrap_or(path);
+    match cloner {
+        Cloner::Argo => {
+            if !path.starts_with('~') {
+                notes.push(format!(
+                    "{} names a path relative to the login's home directory: printed as git spells it, {base}/~/{path}; a forge (GitHub, GitLab, Gitea, Bitbucket) serves it at {base}/{path} — pass --repo-url with that one if yours is a forge",
+                    redact::url(url)
+                ));
+                return format!("{base}/~/{path}");
+            }
             format!("{base}/{path}")
         }
-    };
-    Some((printed, notes))
+        Cloner::Flux => {
+            notes.push(format!(
+                "{} names a path relative to the login's home directory: printed as {base}/{home}, as forges (GitHub, GitLab, Gitea, Bitbucket) read it; source-controller (go-git) cannot reach a home-relative path on a plain sshd (it sends {base}/~/{home} as the absolute path /~/{home}) — there, pass --repo-url with the absolute path, {base}/<home directory>/{home}",
+                redact::url(url)
+            ));
+            format!("{base}/{home}")
+        }
+    }
 }
 
 /// A receive-pack connection started ahead of its push ([`prewarm`]), with the URL it

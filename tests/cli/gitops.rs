@@ -1519,14 +1519,26 @@ fn print_flux_writes_ssh_remotes_as_source_controller_needs_them() {
     };
     let (url, _) = flux("[git@git.acme.example:2222]:/srv/git/gitops.git");
     assert_eq!(url, "ssh://git@git.acme.example:2222/srv/git/gitops.git");
-    let (url, _) = flux("git@git.acme.example:~/gitops.git");
-    assert_eq!(url, "ssh://git@git.acme.example/~/gitops.git");
+    // Home-relative paths: go-git (source-controller) sends an ssh:// path as it is, so
+    // `/~/x` would ask a plain sshd for the absolute /~/x (issue 39, finding 17): the
+    // forge reading is printed, and the warning never offers a `/~/` URL as the fix.
+    for remote in [
+        "git@git.acme.example:~/gitops.git",
+        "git@git.acme.example:gitops.git",
+    ] {
+        let (url, stderr) = flux(remote);
+        assert_eq!(url, "ssh://git@git.acme.example/gitops.git");
+        assert_has(&stderr, "source-controller (go-git) cannot reach a home-relative path");
+        assert_has(
+            &stderr,
+            "--repo-url with the absolute path, ssh://git@git.acme.example/<home directory>/gitops.git",
+        );
+    }
     let (url, stderr) = flux("git@git.acme.example:platform/gitops.git");
     assert_eq!(url, "ssh://git@git.acme.example/platform/gitops.git");
-    assert!(
-        stderr.contains("ssh://git@git.acme.example/~/platform/gitops.git")
-            && stderr.contains("--repo-url"),
-        "{stderr}"
+    assert_has(
+        &stderr,
+        "pass --repo-url with the absolute path, ssh://git@git.acme.example/<home directory>/platform/gitops.git",
     );
     git(
         &work,
@@ -1546,6 +1558,37 @@ fn print_flux_writes_ssh_remotes_as_source_controller_needs_them() {
         "{stderr}"
     );
     git(&work, &["config", "--unset", "core.sshCommand"]);
+}
+
+/// Issue 39, findings 16 and 17: `--print-argo` prints an SSH remote as Argo CD's
+/// repo-server (the git CLI) reads it the same way as the user's git: the bracketed
+/// `[user@host:port]:path` (whose user Argo CD's URL parser takes as `[git`) as an
+/// `ssh://` URL, a home-relative path there as git spells it (`/~/`), an scp-like
+/// `user@host:path` as it is (git reads it relative to the home, as the user's git did).
+fn print_argo_writes_ssh_remotes_as_the_git_cli_reads_them() {
+    let fx = Fx::new();
+    let work = fx.work();
+    let argo = |remote: &str| {
+        git(&work, &["remote", "set-url", "origin", remote]);
+        let run = fx.commit(&work, &["--print-argo"]).success();
+        (
+            yaml_docs(&run.stdout)[0]["spec"]["source"]["repoURL"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            run.stderr,
+        )
+    };
+    let (url, _) = argo("[git@git.acme.example:2222]:/srv/git/gitops.git");
+    assert_eq!(url, "ssh://git@git.acme.example:2222/srv/git/gitops.git");
+    let (url, stderr) = argo("[git@git.acme.example:2222]:gitops.git");
+    assert_eq!(url, "ssh://git@git.acme.example:2222/~/gitops.git");
+    assert_has(&stderr, "a forge (GitHub, GitLab, Gitea, Bitbucket) serves it at ssh://git@git.acme.example:2222/gitops.git");
+    let (url, stderr) = argo("git@git.acme.example:platform/gitops.git");
+    assert_eq!(url, "git@git.acme.example:platform/gitops.git");
+    assert_lacks(&stderr, "home directory");
+    let (url, _) = argo("ssh://git@git.acme.example/srv/git/gitops.git");
+    assert_eq!(url, "ssh://git@git.acme.example/srv/git/gitops.git");
 }
 
 /// Operator review, finding 5: a domain committed with `--path`: `--print-flux` without
@@ -1819,6 +1862,7 @@ trials! {
         flux_and_argo_manifests,
         printed_manifests_use_the_folder_the_branch_holds,
         print_flux_writes_ssh_remotes_as_source_controller_needs_them,
+        print_argo_writes_ssh_remotes_as_the_git_cli_reads_them,
         a_new_branch_starts_from_the_current_tip,
         print_flux_names_the_secret_a_private_remote_needs,
         an_older_snapshot_is_never_pushed_over_a_newer_one,

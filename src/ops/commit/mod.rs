@@ -82,8 +82,13 @@ pub struct Printed {
 pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<Printed> {
     let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?;
     let branch = repo.branch(opts.branch)?;
-    let url = || repo_url(&repo, opts, print);
     let mut notices = Vec::new();
+    // Argo CD clones with the git CLI: an SSH remote as it reads it.
+    let url = |notices: &mut Vec<Notice>| -> Result<String> {
+        let (url, notes) = repo.argo_url(&repo_url(&repo, opts, print)?);
+        notices.extend(notes.into_iter().map(Notice::warn));
+        Ok(url)
+    };
     let path = if print.all {
         opts.path.to_string()
     } else {
@@ -110,7 +115,7 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
             }
         }
         Manifest::Argo if print.all => {
-            let url = url()?;
+            let url = url(&mut notices)?;
             let text = argo_set(&repo, &branch, print, &url, &mut notices)?;
             argo_access(&repo, opts, print, layout::NAME_PREFIX, &url, &mut notices);
             text
@@ -120,7 +125,7 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
                 .destination
                 .clone()
                 .unwrap_or_else(|| Destination::Server(layout::IN_CLUSTER.into()));
-            let url = url()?;
+            let url = url(&mut notices)?;
             let name = layout::object_name(domain);
             argo_access(&repo, opts, print, &name, &url, &mut notices);
             layout::argo(domain, path, &branch, &url, &destination)
