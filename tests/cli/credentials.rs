@@ -519,7 +519,7 @@ fn git_credentials_do_not_follow_a_redirect_to_another_origin() {
     assert_ne!(run.code, 0, "{}", run.stderr);
     no_secret(&run);
     got_no_secret(&asking, "the origin the helper has no credentials for");
-    assert!(hostile.requests().len() >= 1);
+    assert!(!hostile.requests().is_empty());
 }
 
 /// The addon index: the user info of an `--index` URL (sent as Basic to its own origin)
