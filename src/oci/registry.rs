@@ -731,4 +731,47 @@ mod tests {
         );
         assert_eq!(challenge_param(p, "missing"), None);
     }
+
+    #[test]
+    fn an_origin_is_scheme_host_and_port() {
+        let o = |u: &str| Origin::of(u).unwrap();
+        assert_eq!(
+            o("https://Registry.Example/v2/a"),
+            o("https://registry.example:443/x")
+        );
+        assert_eq!(o("http://r.example/v2/a").shown(), "http://r.example:80");
+        assert_ne!(o("https://r.example/v2"), o("https://r.example:5000/v2"));
+        assert_ne!(o("https://r.example/v2"), o("http://r.example:443/v2"));
+        assert_ne!(o("https://r.example/v2"), o("https://storage.example/v2"));
+        assert_eq!(Origin::of("/v2/relative"), None);
+        assert_eq!(
+            shown("https://u:p@s.example/up?_state=x"),
+            "https://s.example:443"
+        );
+    }
+
+    #[test]
+    fn realms_take_the_password_only_over_https_unless_the_registry_is_plain() {
+        let reference = Reference::parse("oci://registry.example/a/b:t").unwrap();
+        let https = Client::new(&reference, false, None, None, None);
+        let plain = Client::new(&reference, true, None, None, None);
+        assert!(https.check_realm("https://auth.example/token", "x").is_ok());
+        for (client, realm, problem) in [
+            (
+                &https,
+                "http://auth.example:8080/token?x=1",
+                "http://auth.example:8080 is plain HTTP",
+            ),
+            (
+                &https,
+                "ftp://auth.example/token",
+                "'ftp://auth.example/token' is not",
+            ),
+            (&plain, "file:///etc/passwd", "'file:///etc/passwd' is not"),
+        ] {
+            let err = client.check_realm(realm, "x").unwrap_err().to_string();
+            assert!(err.contains(problem), "{err}");
+        }
+        assert!(plain.check_realm("http://auth.example/token", "x").is_ok());
+    }
 }
