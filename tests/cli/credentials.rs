@@ -244,6 +244,22 @@ fn a_token_realm_gets_the_password_only_over_https() {
     assert!(registry.received(&format!("Bearer {TOKEN}")));
     assert!(!registry.received(&basic(USER, PASSWORD)));
 
+    // An https realm that redirects to plain HTTP: refused there too, nothing sent.
+    let plain_target = Recorder::start("127.0.0.2", None, move |_| token());
+    let to = plain_target.url("/token");
+    let moving = Recorder::start("127.0.0.1", Some(pki.path()), move |_| {
+        Reply::new(302).header("Location", &to)
+    });
+    let registry = registry_with(&moving, Some(pki.path()));
+    let refused = push(&registry, pki.path(), Creds::Password, &[]);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert_has(
+        &refused.stderr,
+        &format!("plain-HTTP http://{}: refused", plain_target.authority()),
+    );
+    no_secret(&refused);
+    assert!(plain_target.requests().is_empty());
+
     let lab_realm = Recorder::start("127.0.0.2", None, move |_| token());
     let lab = registry_with(&lab_realm, None);
     let pushed = push(&lab, pki.path(), Creds::Password, &["--plain-http"]);
