@@ -13,7 +13,9 @@ mod store;
 
 pub use git::{Cause, GitError, PushError, SharedBootstrap, SignError};
 pub use input::{ArgumentError, DomainError, InventoryError, ReferenceError, UnknownIn};
-pub use oci::{KeyProblem, OciError, OciReferenceError, PullProblem, Unverified};
+pub use oci::{
+    Elsewhere, KeyProblem, OciError, OciReferenceError, PullProblem, TagListProblem, Unverified,
+};
 pub use store::{Damaged, SnapshotError};
 
 use std::path::PathBuf;

@@ -29,12 +29,12 @@ pub enum OciReferenceError {
 /// A push to a registry failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OciError {
-    /// A malformed reference: exit 2.
-    #[error("{text}: {source}")]
+    /// A malformed reference: exit 2. (What is wrong is in the message, not a source:
+    /// the printed chain would say it twice.)
+    #[error("{text}: {problem}")]
     Reference {
         text: String,
-        #[source]
-        source: OciReferenceError,
+        problem: OciReferenceError,
     },
     /// The registry could not be reached (connection, TLS, proxy).
     #[error("{registry}: {cause}")]
@@ -65,14 +65,12 @@ pub enum OciError {
     #[error("{reference}: {problem}")]
     Pull {
         reference: String,
-        #[source]
         problem: PullProblem,
     },
     /// `--verify KEY`: the artifact is not signed by the key (exit 17).
     #[error("{reference}: signature verification failed: {reason}")]
     Unverified {
         reference: String,
-        #[source]
         reason: Unverified,
     },
     /// `--plain-http` to a registry that is not on this machine (exit 2).
@@ -82,11 +80,52 @@ pub enum OciError {
     PlainHttpOffHost { registry: String },
     /// A signing (`--sign`) or verification (`--verify`) key that cannot be used.
     #[error("{path}: {problem}")]
-    Key {
-        path: String,
-        #[source]
-        problem: KeyProblem,
+    Key { path: String, problem: KeyProblem },
+    /// The registry pointed a request elsewhere (a blob-upload `Location`, a redirect, a
+    /// token realm) where clinv does not follow it, or not with the credentials.
+    #[error("{registry}: {what}: {problem}")]
+    Elsewhere {
+        registry: String,
+        what: String,
+        problem: Elsewhere,
     },
+    /// A tag list that does not end within the bounds (pages, tags) or loops.
+    #[error("{registry}: tag list: {problem}")]
+    TagList {
+        registry: String,
+        problem: TagListProblem,
+    },
+}
+
+/// Where the registry pointed, and why clinv does not go there (with the credentials).
+/// Credentials go only to the scheme, host and port they were given for (the
+/// registry's), and the user's password to a token service only over HTTPS; nothing
+/// leaves an HTTPS registry for plain HTTP.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Elsewhere {
+    #[error(
+        "it sent the request on to plain-HTTP {to}: refused (nothing goes from an HTTPS registry to plain HTTP)"
+    )]
+    PlainHttp { to: String },
+    #[error(
+        "its token service {realm} is plain HTTP: refused, the credentials are not sent in the clear (a registry that is itself plain HTTP takes --plain-http or --insecure)"
+    )]
+    PlainRealm { realm: String },
+    #[error("its token service '{realm}' is not an http:// or https:// URL")]
+    BadRealm { realm: String },
+    #[error("{by} asked for credentials (HTTP 401): the registry's are not sent to another host")]
+    Challenged { by: String },
+}
+
+/// Why a tag list was not read to its end.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TagListProblem {
+    #[error("more than {0} pages (Link headers); clinv reads at most {0}")]
+    Pages(usize),
+    #[error("more than {0} tags; clinv reads at most {0}")]
+    Tags(usize),
+    #[error("its Link header names a page it already sent (a loop)")]
+    Loop,
 }
 
 /// What is wrong with an artifact read back from a registry.

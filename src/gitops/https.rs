@@ -527,6 +527,15 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Scheme, host and port of a URL: credentials given for one go to no other.
+fn origin(url: &str) -> Option<(String, String, u16)> {
+    let uri: http::Uri = split_userinfo(url).0.parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let default = if scheme == "https" { 443 } else { 80 };
+    let port = uri.port_u16().unwrap_or(default);
+    Some((scheme, uri.host()?.to_ascii_lowercase(), port))
+}
+
 /// Host and port of an https URL.
 fn host_port(url: &str) -> (String, u16) {
     let bare = split_userinfo(url).0;
@@ -724,9 +733,12 @@ impl Stream {
             let response = self
                 .request(&settings, &format!("{base}{suffix}"), credentials.as_ref())
                 .map_err(|e| io::Error::other(transport_error(&e, &shown, &settings)))?;
-            if self.ls {
-                self.follow(&response, &suffix, &base, &shown)?;
-            }
+            // Where the first request landed is the base from now on: credentials are
+            // approved, rejected or asked for there, not where it started.
+            let base = match self.ls {
+                true => self.follow(&response, &suffix, &base, &shown)?,
+                false => base,
+            };
             match response.status().as_u16() {
                 200 => {
                     self.check_advertisement(&response, &shown)?;
@@ -782,26 +794,34 @@ impl Stream {
     }
 
     /// Where the first request landed is where the rest go (a 401 there too); never
-    /// away from https.
+    /// away from https. On another origin (scheme, host, port) the credentials given
+    /// for the remote — its URL's user info, `--token-env`, a helper's answer for the
+    /// old URL — are dropped: a helper is asked for the new URL if it asks for some,
+    /// as git does (`credential_from_url` on the new base). The base now in use.
     fn follow(
         &self,
         response: &http::Response<ureq::Body>,
         suffix: &str,
         base: &str,
         shown: &str,
-    ) -> io::Result<()> {
+    ) -> io::Result<String> {
         let landed = ureq::ResponseExt::get_uri(response).to_string();
-        if let Some(moved) = landed.strip_suffix(suffix)
-            && moved != base
-        {
-            if !is_https(moved) {
-                return Err(io::Error::other(format!(
-                    "{shown}: redirected to a URL that is not https://"
-                )));
-            }
-            self.shared.session().base = Some(split_userinfo(moved).0);
+        let Some(moved) = landed.strip_suffix(suffix).filter(|m| *m != base) else {
+            return Ok(base.to_string());
+        };
+        if !is_https(moved) {
+            return Err(io::Error::other(format!(
+                "{shown}: redirected to a URL that is not https://"
+            )));
         }
-        Ok(())
+        let moved = split_userinfo(moved).0;
+        let mut session = self.shared.session();
+        if origin(&moved).is_none() || origin(&moved) != origin(base) {
+            session.credentials = None;
+            session.asked = false;
+        }
+        session.base = Some(moved.clone());
+        Ok(moved)
     }
 
     /// The advertisement must be git's (a login page answers 200 too).
@@ -1056,5 +1076,17 @@ mod tests {
         assert_eq!(info, Some(("bot".into(), Some("p@ss".into()))));
         assert_eq!(host_port("https://u@[::1]:8443/r"), ("::1".into(), 8443));
         assert_eq!(host_port("https://h/r"), ("h".into(), 443));
+    }
+
+    #[test]
+    fn origins_are_scheme_host_and_port() {
+        let o = |u| origin(u).unwrap();
+        assert_eq!(
+            o("https://u:p@Git.Example/r.git"),
+            o("https://git.example:443/x")
+        );
+        assert_ne!(o("https://git.example/r"), o("https://git.example:8443/r"));
+        assert_ne!(o("https://git.example/r"), o("http://git.example/r"));
+        assert_ne!(o("https://git.example/r"), o("https://other.example/r"));
     }
 }

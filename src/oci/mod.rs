@@ -12,7 +12,7 @@ pub mod sign;
 
 pub use artifact::{Artifact, LayerType};
 pub use reference::Reference;
-pub use registry::{Pushed, Signed};
+pub use registry::{Pushed, Signed, Tags};
 pub use sign::{PublicKey, SigningKey};
 
 use crate::error::{KeyProblem, OciError, OciReferenceError, PullProblem, Result, Unverified};
@@ -44,10 +44,10 @@ pub struct Access {
 /// # Errors
 /// [`OciError::Reference`] (exit 2) naming what is wrong.
 pub fn parse(text: &str) -> Result<Reference> {
-    Reference::parse(text).map_err(|source| {
+    Reference::parse(text).map_err(|problem| {
         OciError::Reference {
             text: text.to_string(),
-            source,
+            problem,
         }
         .into()
     })
@@ -62,7 +62,7 @@ pub fn parse_tag(text: &str) -> Result<Reference> {
     if reference.digest.is_some() {
         return Err(OciError::Reference {
             text: text.to_string(),
-            source: OciReferenceError::DigestInPush,
+            problem: OciReferenceError::DigestInPush,
         }
         .into());
     }
@@ -97,13 +97,14 @@ impl Session {
         })
     }
 
-    /// The repository's tags, signature tags (`sha256-….sig`) left out.
+    /// The repository's tags, signature tags (`sha256-….sig`) left out, and the
+    /// entries of its list that are no tag names (counted, not asked for).
     ///
     /// # Errors
-    /// The registry cannot be reached or refuses.
-    pub fn tags(&mut self) -> Result<Vec<String>> {
+    /// The registry cannot be reached or refuses; a list past the bounds.
+    pub fn tags(&mut self) -> Result<Tags> {
         let mut tags = self.client.tags()?;
-        tags.retain(|t| !t.starts_with("sha256-"));
+        tags.names.retain(|t| !t.starts_with("sha256-"));
         Ok(tags)
     }
 

@@ -7,16 +7,32 @@
 //! is the registry's challenge: `Basic`, or `Bearer` with a token from the realm it names
 //! (Harbor, Zot, distribution with token auth), the credentials offered to it only.
 //! Credentials never reach a message.
+//!
+//! Where credentials go (as Go's HTTP client, containerd's resolver and distribution's
+//! auth transport keep it): the `Authorization` (Basic, or the Bearer token) only to the
+//! registry's own origin — scheme, host and port; a blob-upload `Location` or a redirect
+//! elsewhere (object storage) is followed without it, and a 401 from elsewhere is not
+//! answered. The user's password goes to the token realm the registry names, also on
+//! another host (Docker Hub's and Harbor's realms are), but only over HTTPS unless the
+//! registry itself is plain HTTP by `--plain-http`/`--insecure`. Nothing leaves an HTTPS
+//! registry for plain HTTP (the agent is HTTPS-only then, redirects included; ureq
+//! drops `Authorization` on every redirect: `redirect_auth_headers` is `Never`).
 
 use super::artifact::{Artifact, Blob, MANIFEST};
 use super::reference::Reference;
-use crate::error::{Cause, OciError};
+use crate::error::{Cause, Elsewhere, OciError, TagListProblem};
 use crate::util::redact;
 use base64::Engine as _;
 use std::time::Duration;
 
-/// Largest answer read from a registry (an error document, a token).
+/// Largest answer read from a registry (an error document, a token, a tag-list page).
 const MAX_ANSWER: u64 = 1 << 20;
+/// Pages of a tag list read at most (its `Link` headers): with distribution's 1,000 tags
+/// a page, far more than [`MAX_TAGS`]; a registry whose pages never end stops here.
+const MAX_TAG_PAGES: usize = 100;
+/// Tags read at most: `log --oci` reads one artifact per tag (three requests each), so a
+/// repository near this bound takes hours already; the names stay under ~1.3 MB.
+const MAX_TAGS: usize = 10_000;
 
 /// How to reach a registry (a clone shares the connection pool and the answered
 /// challenge, and opens a connection of its own when it sends while the other does).
@@ -30,6 +46,68 @@ pub struct Client {
     auth: Option<String>,
     /// The token came from `--token-env`: a refusal is the token's.
     token_given: bool,
+    /// The registry's origin: the only one that gets `auth`.
+    origin: Option<Origin>,
+    /// `--plain-http`/`--insecure`: the registry itself is plain HTTP.
+    plain_http: bool,
+}
+
+/// The scheme, host and port of a URL — what "the same server" means for credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Origin {
+    scheme: String,
+    host: String,
+    port: u16,
+}
+
+impl Origin {
+    fn of(url: &str) -> Option<Origin> {
+        let uri: http::Uri = url.parse().ok()?;
+        let scheme = uri.scheme_str()?.to_ascii_lowercase();
+        let default = if scheme == "https" { 443 } else { 80 };
+        Some(Origin {
+            host: uri.host()?.to_ascii_lowercase(),
+            port: uri.port_u16().unwrap_or(default),
+            scheme,
+        })
+    }
+
+    /// `scheme://host:port`: a URL named in a message without its path and query (an
+    /// upload session's state, a token).
+    fn shown(&self) -> String {
+        format!("{}://{}:{}", self.scheme, self.host, self.port)
+    }
+}
+
+/// [`Origin::shown`] of `url`, or a stand-in when it is not a URL.
+fn shown(url: &str) -> String {
+    Origin::of(url).map_or_else(|| "a URL that does not parse".into(), |o| o.shown())
+}
+
+/// What a tag list holds.
+#[derive(Debug, Default)]
+pub struct Tags {
+    /// The tags, in the registry's order.
+    pub names: Vec<String>,
+    /// Entries that are not valid tag names (control characters, too long): skipped.
+    pub invalid: usize,
+    /// The first of them, escaped and cut to 64 characters.
+    pub first_invalid: Option<String>,
+}
+
+impl Tags {
+    /// Takes `tag` when it is a valid tag name (one that can be asked for), else counts it.
+    fn add(&mut self, tag: &str) {
+        if super::reference::valid_tag(tag) {
+            self.names.push(tag.to_string());
+            return;
+        }
+        self.invalid += 1;
+        if self.first_invalid.is_none() {
+            let cut: String = tag.chars().take(64).collect();
+            self.first_invalid = Some(redact::escape_line(&cut));
+        }
+    }
 }
 
 /// What a push did.
@@ -68,6 +146,9 @@ impl Client {
         }
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            // An HTTPS registry is never left for plain HTTP: a `Location`, a redirect
+            // or a realm on http:// is refused before anything is sent.
+            .https_only(!plain_http)
             .max_redirects(5)
             .timeout_connect(Some(Duration::from_secs(30)))
             .timeout_global(Some(Duration::from_secs(300)))
@@ -77,16 +158,19 @@ impl Client {
             .build()
             .into();
         let scheme = if plain_http { "http" } else { "https" };
+        let base = format!(
+            "{scheme}://{}/v2/{}",
+            reference.registry, reference.repository
+        );
         Client {
             agent,
-            base: format!(
-                "{scheme}://{}/v2/{}",
-                reference.registry, reference.repository
-            ),
+            origin: Origin::of(&base),
+            base,
             reference: reference.clone(),
             credentials,
             auth: None,
             token_given: false,
+            plain_http,
         }
     }
 
@@ -183,12 +267,19 @@ impl Client {
         Ok(bytes)
     }
 
-    /// Every tag of the repository, following the registry's `Link` pages.
-    pub fn tags(&mut self) -> Result<Vec<String>, OciError> {
+    /// Every tag of the repository, following the registry's `Link` pages — at most
+    /// [`MAX_TAG_PAGES`] pages and [`MAX_TAGS`] tags, and no page twice.
+    ///
+    /// # Errors
+    /// [`OciError::TagList`] past a bound or on a loop; the registry cannot be reached
+    /// or refuses.
+    pub fn tags(&mut self) -> Result<Tags, OciError> {
         let origin_end = self.base.find("/v2/").unwrap_or(self.base.len());
         let mut url = format!("{}/tags/list?n=1000", self.base);
-        let mut tags = Vec::new();
-        loop {
+        let mut seen = std::collections::HashSet::new();
+        let (mut read, mut tags) = (0, Tags::default());
+        for _ in 0..MAX_TAG_PAGES {
+            seen.insert(url.clone());
             let mut response = self.send("GET", &url, &[], None, "tag list")?;
             match response.status().as_u16() {
                 200 => {}
@@ -202,14 +293,30 @@ impl Client {
             let body = self.read(&mut response, MAX_ANSWER, "tag list")?;
             let doc: serde_json::Value = serde_json::from_slice(&body)
                 .map_err(|e| self.unreachable(&format!("tag list: {e}")))?;
-            let page = doc["tags"].as_array().into_iter().flatten();
-            tags.extend(page.filter_map(|t| t.as_str().map(str::to_string)));
+            for tag in doc["tags"].as_array().into_iter().flatten() {
+                read += 1;
+                if read > MAX_TAGS {
+                    return Err(self.tag_list(TagListProblem::Tags(MAX_TAGS)));
+                }
+                tags.add(tag.as_str().unwrap_or_default());
+            }
             match next {
                 Some(path) if path.starts_with('/') => {
                     url = format!("{}{path}", &self.base[..origin_end]);
+                    if seen.contains(&url) {
+                        return Err(self.tag_list(TagListProblem::Loop));
+                    }
                 }
                 _ => return Ok(tags),
             }
+        }
+        Err(self.tag_list(TagListProblem::Pages(MAX_TAG_PAGES)))
+    }
+
+    fn tag_list(&self, problem: TagListProblem) -> OciError {
+        OciError::TagList {
+            registry: self.reference.registry.clone(),
+            problem,
         }
     }
 
@@ -356,16 +463,57 @@ impl Client {
         body: Option<&[u8]>,
         what: &str,
     ) -> Result<http::Response<ureq::Body>, OciError> {
-        let response = self.once(method, url, headers, body)?;
-        if response.status().as_u16() != 401 || self.auth.is_some() {
+        let response = self.once(method, url, headers, body, what)?;
+        if response.status().as_u16() != 401 {
+            return self.checked_auth(response, what);
+        }
+        // A 401 from where a `Location` or a redirect led (the response's own URL) is
+        // not the registry's challenge: its credentials are not offered there.
+        let from = ureq::ResponseExt::get_uri(&response).to_string();
+        if !self.ours(&from) {
+            let by = shown(&from);
+            return Err(self.elsewhere(what, Elsewhere::Challenged { by }));
+        }
+        if self.auth.is_some() {
             return self.checked_auth(response, what);
         }
         let challenge = header(&response, "www-authenticate")
             .unwrap_or_default()
             .to_string();
         self.auth = Some(self.answer(&challenge, what)?);
-        let response = self.once(method, url, headers, body)?;
+        let response = self.once(method, url, headers, body, what)?;
         self.checked_auth(response, what)
+    }
+
+    /// Whether `url` is on the registry's origin (scheme, host and port): the only
+    /// place its `Authorization` goes.
+    fn ours(&self, url: &str) -> bool {
+        self.origin.is_some() && Origin::of(url) == self.origin
+    }
+
+    fn elsewhere(&self, what: &str, problem: Elsewhere) -> OciError {
+        OciError::Elsewhere {
+            registry: self.reference.registry.clone(),
+            what: what.to_string(),
+            problem,
+        }
+    }
+
+    /// A request that failed before an answer: refused for plain HTTP (an HTTPS-only
+    /// agent met an http:// URL), or the registry could not be reached — with a hint
+    /// when an HTTPS request met a plain-HTTP server.
+    fn failed(&self, error: &ureq::Error, what: &str) -> OciError {
+        if let ureq::Error::RequireHttpsOnly(to) = error {
+            let to = shown(to);
+            return self.elsewhere(what, Elsewhere::PlainHttp { to });
+        }
+        let text = error.to_string();
+        if !self.plain_http && text.contains("InvalidContentType") {
+            return self.unreachable(&format!(
+                "{text}: the registry answered in plain HTTP; pass --plain-http if that is intended (--insecure for a registry not on this machine)"
+            ));
+        }
+        self.unreachable(&text)
     }
 
     fn checked_auth(
@@ -392,18 +540,22 @@ impl Client {
         Ok(response)
     }
 
+    /// One request; the `Authorization` goes with it only to the registry's origin.
     fn once(
         &self,
         method: &str,
         url: &str,
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
+        what: &str,
     ) -> Result<http::Response<ureq::Body>, OciError> {
         let mut request = http::Request::builder().method(method).uri(url);
         for (k, v) in headers {
             request = request.header(*k, *v);
         }
-        if let Some(a) = &self.auth {
+        if let Some(a) = &self.auth
+            && self.ours(url)
+        {
             request = request.header("Authorization", a);
         }
         let sent = match body {
@@ -411,7 +563,7 @@ impl Client {
             None => request.body(()).map(|r| self.agent.run(r)),
         };
         sent.map_err(|e| self.unreachable(&e.to_string()))?
-            .map_err(|e| self.unreachable(&e.to_string()))
+            .map_err(|e| self.failed(&e, what))
     }
 
     /// The `Authorization` a challenge asks for: `Basic` with the credentials, or a
@@ -436,8 +588,10 @@ impl Client {
         }
         let param = |name: &str| challenge_param(params, name);
         let realm = param("realm").ok_or_else(|| denied(401))?;
+        self.check_realm(&realm, what)?;
+        let separator = if realm.contains('?') { '&' } else { '?' };
         let mut url = format!(
-            "{realm}?scope=repository:{}:pull,push",
+            "{realm}{separator}scope=repository:{}:pull,push",
             self.reference.repository
         );
         if let Some(service) = param("service") {
@@ -447,9 +601,7 @@ impl Client {
         if let Some(b) = &basic {
             request = request.header("Authorization", b);
         }
-        let mut response = request
-            .call()
-            .map_err(|e| self.unreachable(&e.to_string()))?;
+        let mut response = request.call().map_err(|e| self.failed(&e, what))?;
         if response.status().as_u16() != 200 {
             return Err(denied(response.status().as_u16()));
         }
@@ -465,6 +617,22 @@ impl Client {
         token
             .map(|t| format!("Bearer {t}"))
             .ok_or_else(|| self.unreachable("token: the realm's answer holds no token"))
+    }
+
+    /// The realm is where the user's password goes: an http(s) URL, and HTTPS unless the
+    /// registry itself is plain HTTP by the user's flag. Another host is allowed (Docker
+    /// Hub's realm is auth.docker.io, Harbor's and GitLab's are often elsewhere too).
+    fn check_realm(&self, realm: &str, what: &str) -> Result<(), OciError> {
+        let origin = Origin::of(realm).filter(|o| o.scheme == "https" || o.scheme == "http");
+        let Some(origin) = origin else {
+            let realm = redact::escape_line(&redact::url(realm));
+            return Err(self.elsewhere(what, Elsewhere::BadRealm { realm }));
+        };
+        if origin.scheme == "http" && !self.plain_http {
+            let realm = origin.shown();
+            return Err(self.elsewhere(what, Elsewhere::PlainRealm { realm }));
+        }
+        Ok(())
     }
 
     fn unreachable(&self, message: &str) -> OciError {
@@ -562,5 +730,48 @@ mod tests {
             Some("y")
         );
         assert_eq!(challenge_param(p, "missing"), None);
+    }
+
+    #[test]
+    fn an_origin_is_scheme_host_and_port() {
+        let o = |u: &str| Origin::of(u).unwrap();
+        assert_eq!(
+            o("https://Registry.Example/v2/a"),
+            o("https://registry.example:443/x")
+        );
+        assert_eq!(o("http://r.example/v2/a").shown(), "http://r.example:80");
+        assert_ne!(o("https://r.example/v2"), o("https://r.example:5000/v2"));
+        assert_ne!(o("https://r.example/v2"), o("http://r.example:443/v2"));
+        assert_ne!(o("https://r.example/v2"), o("https://storage.example/v2"));
+        assert_eq!(Origin::of("/v2/relative"), None);
+        assert_eq!(
+            shown("https://u:p@s.example/up?_state=x"),
+            "https://s.example:443"
+        );
+    }
+
+    #[test]
+    fn realms_take_the_password_only_over_https_unless_the_registry_is_plain() {
+        let reference = Reference::parse("oci://registry.example/a/b:t").unwrap();
+        let https = Client::new(&reference, false, None, None, None);
+        let plain = Client::new(&reference, true, None, None, None);
+        assert!(https.check_realm("https://auth.example/token", "x").is_ok());
+        for (client, realm, problem) in [
+            (
+                &https,
+                "http://auth.example:8080/token?x=1",
+                "http://auth.example:8080 is plain HTTP",
+            ),
+            (
+                &https,
+                "ftp://auth.example/token",
+                "'ftp://auth.example/token' is not",
+            ),
+            (&plain, "file:///etc/passwd", "'file:///etc/passwd' is not"),
+        ] {
+            let err = client.check_realm(realm, "x").unwrap_err().to_string();
+            assert!(err.contains(problem), "{err}");
+        }
+        assert!(plain.check_realm("http://auth.example/token", "x").is_ok());
     }
 }

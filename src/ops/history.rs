@@ -96,25 +96,32 @@ pub fn load(source: Source<'_>) -> Result<History> {
             reference,
             access,
             verify,
-        } => from_oci(reference, access, verify).map(|points| History {
-            points,
-            skipped: Vec::new(),
-        }),
+        } => from_oci(reference, access, verify),
     }
 }
 
 /// One point per manifest of the repository, in the order of their render times:
 /// `clinv push` tags each as `snapshot-<id>` (the point's id), other tags (`latest`)
 /// name one of those or an artifact pushed otherwise (its id: the digest's first 12
-/// hex digits).
+/// hex digits). Entries of the tag list that are no tag names (control characters) are
+/// skipped and said in [`History::skipped`]: one bad tag does not hide the others.
 #[cfg(feature = "gitops")]
 fn from_oci(
     reference: &crate::oci::Reference,
     access: &crate::oci::Access,
     verify: Option<&crate::oci::PublicKey>,
-) -> Result<Vec<Point>> {
+) -> Result<History> {
     let mut session = crate::oci::Session::open(reference, access)?;
-    let mut tags = session.tags()?;
+    let listed = session.tags()?;
+    let skipped = match &listed.first_invalid {
+        Some(first) => vec![format!(
+            "{}: {} tag(s) that are not valid tag names (the first: '{first}')",
+            reference.url(),
+            listed.invalid
+        )],
+        None => Vec::new(),
+    };
+    let mut tags = listed.names;
     tags.sort_by_key(|t| !t.starts_with("snapshot-"));
     let mut seen = std::collections::HashSet::new();
     let mut points = Vec::new();
@@ -149,7 +156,7 @@ fn from_oci(
     for (n, p) in points.iter_mut().enumerate() {
         p.revision = n as u64 + 1;
     }
-    Ok(points)
+    Ok(History { points, skipped })
 }
 
 /// Every snapshot of the domain (gc'd ones aside). Snapshots that share a CR object share

@@ -14,7 +14,7 @@
 #[macro_use]
 extern crate clinv_testkit;
 #[cfg(feature = "gitops")]
-use clinv_testkit::{git_server, registry};
+use clinv_testkit::{git_server, recorder, registry};
 use clinv_testkit::{harness, https, loopback_proxy, support};
 
 mod addons;
@@ -25,6 +25,8 @@ mod browser;
 mod commit_many;
 mod completion;
 mod contract;
+#[cfg(feature = "gitops")]
+mod credentials;
 mod diff;
 mod fleet;
 #[cfg(feature = "gitops")]
@@ -94,6 +96,8 @@ fn main() -> std::process::ExitCode {
     cases.push(git_https::tests());
     #[cfg(feature = "gitops")]
     cases.push(oci::tests());
+    #[cfg(feature = "gitops")]
+    cases.push(credentials::tests());
     #[cfg(feature = "gitops")]
     cases.push(oci_clients::tests());
     #[cfg(feature = "gitops")]

@@ -872,8 +872,76 @@ fn push_goes_through_a_proxy_unless_no_proxy_covers_the_registry() {
     assert_eq!(proxy.tunnels(&host), before, "{}", proxy.log());
 }
 
+/// `--verify` on an unsigned artifact: the error says its reason once, exactly (it said
+/// "…: signature verification failed: it is not signed …: it is not signed …" — the
+/// reason both in the message and as its cause).
+fn the_verify_error_says_its_reason_once() {
+    let fx = Fx::new();
+    let (_, public) = key_pair(fx.dir.path(), "cosign");
+    let run = fx.push(&["-o", "json"]).run().success();
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let digest = out["digest"].as_str().unwrap();
+    let url = fx.registry.url("inventories/prod");
+    let public = public.to_str().unwrap();
+    let refused = fx
+        .registry
+        .clinv(&["log", "--oci", &url, "--verify", public])
+        .run();
+    assert_eq!(refused.code, 17, "{}", refused.stderr);
+    assert_eq!(
+        refused.stderr,
+        format!(
+            "[error] {url}@{digest}: signature verification failed: it is not signed (no cosign signature at its .sig tag)\n"
+        )
+    );
+}
+
+/// A push over HTTPS to a registry that speaks plain HTTP says so, and what to pass
+/// (rustls alone says "received corrupt message of type InvalidContentType").
+fn plain_http_without_the_flag_says_what_to_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::start_plain(dir.path());
+    let project = copy_tree(&example());
+    let url = registry.url("inventories/prod");
+    let run = clinv(&["push", &url])
+        .project(project.path(), DOMAIN)
+        .store(dir.path().join("store"))
+        .env("DOCKER_CONFIG", dir.path().join("none").to_str().unwrap())
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_has(
+        &run.stderr,
+        "the registry answered in plain HTTP; pass --plain-http if that is intended (--insecure for a registry not on this machine)",
+    );
+}
+
+/// A malformed reference and an unusable key say their problem once (both carried it
+/// in the message and as its cause, printed twice).
+fn a_malformed_reference_or_key_says_its_problem_once() {
+    let bad = clinv(&["push", "oci://127.0.0.1:5000/Bad_Repo"]).run();
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert_eq!(
+        bad.stderr,
+        "[error] oci://127.0.0.1:5000/Bad_Repo: repository 'Bad_Repo' is not a valid name (lower-case letters and digits, separated by '.', '_', '__', '-' or '/')\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let key = write(dir.path(), "cosign.pub", "not a key");
+    let url = "oci://127.0.0.1:5000/inventories/prod";
+    let run = clinv(&["log", "--oci", url, "--verify", key.to_str().unwrap()]).run();
+    assert_eq!(
+        run.stderr,
+        format!(
+            "[error] {}: holds no PEM key of the kind needed (PRIVATE KEY to sign, PUBLIC KEY to verify)\n",
+            key.display()
+        )
+    );
+}
+
 trials! {
+    Nothing: [a_malformed_reference_or_key_says_its_problem_once],
     Registry: [
+        the_verify_error_says_its_reason_once,
+        plain_http_without_the_flag_says_what_to_pass,
         push_to_a_registry_and_read_it_back,
         a_repush_of_identical_content_uploads_nothing,
         the_oci_layer_type_and_annotations,

@@ -63,6 +63,9 @@ fn registry(settings: &Settings, args: &LogArgs, url: &str, query: &Query<'_>) -
         verify: key.as_ref(),
     };
     let history = history::load(source)?;
+    for skipped in &history.skipped {
+        settings.printer.warn(&format!("{skipped} — skipped"));
+    }
     print(settings, args, query, &history.points, &reference.url())
 }
 

@@ -119,7 +119,8 @@ pub fn make_pki(dir: &Path) {
     );
 }
 
-fn tls_config(dir: &Path) -> Arc<rustls::ServerConfig> {
+/// The rustls server configuration for the certificate [`make_pki`] left in `dir`.
+pub fn tls_config(dir: &Path) -> Arc<rustls::ServerConfig> {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(dir.join("server.crt"))

@@ -9,5 +9,6 @@ pub mod harness;
 pub mod git_server;
 pub mod https;
 pub mod loopback_proxy;
+pub mod recorder;
 pub mod registry;
 pub mod support;

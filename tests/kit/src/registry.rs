@@ -56,9 +56,10 @@ impl Registry {
         Registry::start_with(dir, Auth::None)
     }
 
-    /// docker-registry over TLS with token auth: a token server on loopback
-    /// (tests/fixtures/oci/token_server.py) checks the test's credentials and issues
-    /// JWTs signed by a key whose certificate the registry trusts.
+    /// docker-registry over TLS with token auth: a token server on loopback over HTTPS
+    /// with the registry's certificate (tests/fixtures/oci/token_server.py) checks the
+    /// test's credentials and issues JWTs signed by a key whose certificate the registry
+    /// trusts.
     pub fn start_token(dir: &Path) -> Registry {
         Registry::start_with(dir, Auth::Token)
     }
@@ -130,6 +131,8 @@ impl Registry {
         let url = format!("{realm}?service={SERVICE}&scope=repository:{repository}:pull,push");
         let out = succeeded(Command::new("curl").args([
             "-sSf",
+            "--cacert",
+            &self.ca(),
             "-u",
             &format!("{USER}:{PASSWORD}"),
             &url,
@@ -246,7 +249,8 @@ pub const SERVICE: &str = "clinv-test-registry";
 const ISSUER: &str = "clinv-test-issuer";
 
 /// Starts the token server with a fresh RSA key and self-signed certificate in `dir`
-/// (`token.key`, `token.crt`); its realm URL.
+/// (`token.key`, `token.crt`), serving HTTPS with the registry's server certificate
+/// ([`crate::https::make_pki`] made it in `dir` already); its realm URL.
 fn token_server(dir: &Path) -> (Child, String) {
     succeeded(
         Command::new("openssl")
@@ -267,6 +271,8 @@ fn token_server(dir: &Path) -> (Child, String) {
         .arg(dir.join("token.crt"))
         .args([ISSUER, SERVICE, USER, PASSWORD])
         .arg(dir.join("token.log"))
+        .arg(dir.join("server.crt"))
+        .arg(dir.join("server.key"))
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
@@ -274,7 +280,7 @@ fn token_server(dir: &Path) -> (Child, String) {
         listening("127.0.0.1", port)
     });
     assert!(up, "the token server did not start");
-    (child, format!("http://127.0.0.1:{port}/token"))
+    (child, format!("https://127.0.0.1:{port}/token"))
 }
 
 /// A throwaway ECDSA P-256 key pair made by openssl (cosign's key type) in `dir`:
