@@ -31,6 +31,16 @@ pub enum GitError {
     CommitNotUtf8,
     #[error("{0} exists in the repository and is not a folder")]
     NotAFolder(String),
+    /// A file or symbolic link where a folder on the way to clinv's folder must be:
+    /// refused before the index or the work tree is touched.
+    #[error(
+        "{ancestor} is {what} on the branch, on the way to {path}: clinv cannot write the folder under it — move it, or pass --path (nothing was changed)"
+    )]
+    InTheWay {
+        ancestor: String,
+        what: &'static str,
+        path: String,
+    },
     #[error(
         "{path}/ holds {} besides clinv's kustomization.yaml; kustomize (and so Flux and Argo CD) refuses a folder with two kustomization files — remove it",
         .others.join(", ")

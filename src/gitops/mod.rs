@@ -528,7 +528,26 @@ impl Repo {
     /// (a README, notes) are kept: the kustomization lists only the two objects, so
     /// neither Flux nor Argo CD applies them.
     fn check_folder(&self, tree: &Tree<'_>, path: &str) -> Result<()> {
-        let Ok(entry) = tree.get_path(Path::new(path.trim_end_matches('/'))) else {
+        let path = path.trim_end_matches('/');
+        // A file or symbolic link on the way to the folder: libgit2 would fail half-way
+        // through the index ("type does not match"), after the work tree had changed.
+        let ancestors = path.match_indices('/').map(|(i, _)| &path[..i]);
+        for ancestor in ancestors {
+            let kind = tree.get_path(Path::new(ancestor)).ok().map(|e| e.kind());
+            if let Some(kind) = kind.filter(|k| *k != Some(git2::ObjectType::Tree)) {
+                let what = match kind {
+                    Some(git2::ObjectType::Blob) => "a file or symbolic link",
+                    _ => "not a folder",
+                };
+                return Err(GitError::InTheWay {
+                    ancestor: ancestor.to_string(),
+                    what,
+                    path: path.to_string(),
+                }
+                .into());
+            }
+        }
+        let Ok(entry) = tree.get_path(Path::new(path)) else {
             return Ok(());
         };
         let Ok(sub) = self.repo.find_tree(entry.id()) else {

@@ -1591,6 +1591,49 @@ fn print_argo_writes_ssh_remotes_as_the_git_cli_reads_them() {
     assert_eq!(url, "ssh://git@git.acme.example/srv/git/gitops.git");
 }
 
+/// Issue 39, finding 15: a tracked file or symbolic link where a folder on the way to the
+/// domain's folder must be (`clusters/prod.acme.example` a file, `clusters` a link) is
+/// refused before the index or the work tree is touched — libgit2 failed half-way
+/// ("type does not match") after deleting the file and staging half a change, and every
+/// retry failed the same way. The repository is left exactly as it was.
+fn a_file_on_the_way_to_the_folder_leaves_the_repository_as_it_was() {
+    for (blocker, make) in [
+        ("clusters/prod.acme.example", "file"),
+        ("clusters", "link"),
+    ] {
+        let fx = Fx::new();
+        let work = fx.work();
+        match make {
+            "file" => {
+                std::fs::create_dir_all(work.join("clusters")).unwrap();
+                std::fs::write(work.join(blocker), "notes\n").unwrap();
+            }
+            _ => {
+                std::fs::create_dir_all(work.join("elsewhere")).unwrap();
+                std::os::unix::fs::symlink("elsewhere", work.join(blocker)).unwrap();
+            }
+        }
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", "notes"]);
+        let head = git(&work, &["rev-parse", "HEAD"]);
+        let tree = |w: &Path| git(w, &["status", "--porcelain", "--ignored"]);
+        assert_eq!(tree(&work), "");
+        for _ in 0..2 {
+            let run = fx.commit(&work, &[]);
+            assert_eq!(run.code, 1, "{}", run.stderr);
+            assert_has(
+                &run.stderr,
+                &format!("{blocker} is a file or symbolic link on the branch, on the way to clusters/prod.acme.example/inventory"),
+            );
+            assert_lacks(&run.stderr, "does not match");
+            assert_eq!(tree(&work), "", "nothing staged or deleted");
+            assert_eq!(git(&work, &["rev-parse", "HEAD"]), head);
+        }
+        // Another folder is the way out.
+        fx.commit(&work, &["--path", "inventories/prod"]).success();
+    }
+}
+
 /// Operator review, finding 5: a domain committed with `--path`: `--print-flux` without
 /// repeating it names the folder the branch holds, and `--print-argo --all` takes it in.
 fn printed_manifests_use_the_folder_the_branch_holds() {
@@ -1863,6 +1906,7 @@ trials! {
         printed_manifests_use_the_folder_the_branch_holds,
         print_flux_writes_ssh_remotes_as_source_controller_needs_them,
         print_argo_writes_ssh_remotes_as_the_git_cli_reads_them,
+        a_file_on_the_way_to_the_folder_leaves_the_repository_as_it_was,
         a_new_branch_starts_from_the_current_tip,
         print_flux_names_the_secret_a_private_remote_needs,
         an_older_snapshot_is_never_pushed_over_a_newer_one,
