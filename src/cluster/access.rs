@@ -258,7 +258,9 @@ pub fn read_live(
     let (result, trace) = match access.connect(&choice, opts) {
         Ok(cluster) => {
             let want = domain.map(|(_, d)| d.as_str());
-            let object = cluster.get_inventory().and_then(|o| whose(o, want, &cluster));
+            let object = cluster
+                .get_inventory()
+                .and_then(|o| whose(o, want, &cluster));
             let server = cluster.target.server.clone();
             (
                 object.map(|object| LiveInventory { server, object }),

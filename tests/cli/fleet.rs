@@ -297,7 +297,10 @@ fn a_misspelled_addon_is_said_not_answered() {
         .store(&store)
         .run()
         .success();
-    assert_has(&stored.stderr, "no domain of the store has an addon of that name — did you mean 'cilium'?");
+    assert_has(
+        &stored.stderr,
+        "no domain of the store has an addon of that name — did you mean 'cilium'?",
+    );
 }
 
 /// Issue 39, finding 4: a domain whose spec does not parse is an error of `fleet` (exit 1,
@@ -306,7 +309,9 @@ fn a_misspelled_addon_is_said_not_answered() {
 fn a_domain_that_does_not_parse_is_an_error_of_the_fleet() {
     let project = copy_tree(&example());
     std::fs::write(
-        project.path().join("clusters/lab.acme.example/cluster.lok8s.yaml"),
+        project
+            .path()
+            .join("clusters/lab.acme.example/cluster.lok8s.yaml"),
         "kind: [unclosed\n",
     )
     .unwrap();

@@ -1528,7 +1528,10 @@ fn print_flux_writes_ssh_remotes_as_source_controller_needs_them() {
     ] {
         let (url, stderr) = flux(remote);
         assert_eq!(url, "ssh://git@git.acme.example/gitops.git");
-        assert_has(&stderr, "source-controller (go-git) cannot reach a home-relative path");
+        assert_has(
+            &stderr,
+            "source-controller (go-git) cannot reach a home-relative path",
+        );
         assert_has(
             &stderr,
             "--repo-url with the absolute path, ssh://git@git.acme.example/<home directory>/gitops.git",
@@ -1583,7 +1586,10 @@ fn print_argo_writes_ssh_remotes_as_the_git_cli_reads_them() {
     assert_eq!(url, "ssh://git@git.acme.example:2222/srv/git/gitops.git");
     let (url, stderr) = argo("[git@git.acme.example:2222]:gitops.git");
     assert_eq!(url, "ssh://git@git.acme.example:2222/~/gitops.git");
-    assert_has(&stderr, "a forge (GitHub, GitLab, Gitea, Bitbucket) serves it at ssh://git@git.acme.example:2222/gitops.git");
+    assert_has(
+        &stderr,
+        "a forge (GitHub, GitLab, Gitea, Bitbucket) serves it at ssh://git@git.acme.example:2222/gitops.git",
+    );
     let (url, stderr) = argo("git@git.acme.example:platform/gitops.git");
     assert_eq!(url, "git@git.acme.example:platform/gitops.git");
     assert_lacks(&stderr, "home directory");
@@ -1597,10 +1603,7 @@ fn print_argo_writes_ssh_remotes_as_the_git_cli_reads_them() {
 /// ("type does not match") after deleting the file and staging half a change, and every
 /// retry failed the same way. The repository is left exactly as it was.
 fn a_file_on_the_way_to_the_folder_leaves_the_repository_as_it_was() {
-    for (blocker, make) in [
-        ("clusters/prod.acme.example", "file"),
-        ("clusters", "link"),
-    ] {
+    for (blocker, make) in [("clusters/prod.acme.example", "file"), ("clusters", "link")] {
         let fx = Fx::new();
         let work = fx.work();
         match make {
@@ -1623,7 +1626,9 @@ fn a_file_on_the_way_to_the_folder_leaves_the_repository_as_it_was() {
             assert_eq!(run.code, 1, "{}", run.stderr);
             assert_has(
                 &run.stderr,
-                &format!("{blocker} is a file or symbolic link on the branch, on the way to clusters/prod.acme.example/inventory"),
+                &format!(
+                    "{blocker} is a file or symbolic link on the branch, on the way to clusters/prod.acme.example/inventory"
+                ),
             );
             assert_lacks(&run.stderr, "does not match");
             assert_eq!(tree(&work), "", "nothing staged or deleted");

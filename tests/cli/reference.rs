@@ -261,7 +261,10 @@ fn every_command_has_a_summary_of_its_own() {
     walk(&root, &[], &mut |path, cmd| {
         let name = path.join(" ");
         let about = cmd.get_about().map(|t| t.to_string()).unwrap_or_default();
-        let long = cmd.get_long_about().map(|t| t.to_string()).unwrap_or_default();
+        let long = cmd
+            .get_long_about()
+            .map(|t| t.to_string())
+            .unwrap_or_default();
         summaries.push((name, about, long));
     });
     let named: Vec<&str> = summaries.iter().map(|(n, ..)| n.as_str()).collect();

@@ -836,14 +836,15 @@ fn two_domains_on_one_server_never_take_each_others_inventory() {
     assert_eq!(run.code, 12, "{}", run.stderr);
     assert_has(
         &run.stderr,
-        &format!("[error] inventory: could not publish the ClusterInventory for {PROD}: the kubeconfig reaches another domain's cluster"),
+        &format!(
+            "[error] inventory: could not publish the ClusterInventory for {PROD}: the kubeconfig reaches another domain's cluster"
+        ),
     );
     assert_has(&run.stderr, &format!("belongs to domain {LAB}"));
     let live = p.live().unwrap();
     assert_eq!(live["metadata"]["labels"]["lok8s.dev/domain"], LAB);
     assert_eq!(
-        live["metadata"]["resourceVersion"],
-        lab_live["metadata"]["resourceVersion"],
+        live["metadata"]["resourceVersion"], lab_live["metadata"]["resourceVersion"],
         "the other domain's object is untouched"
     );
     let prod = domain_states(&fx, PROD);
@@ -863,17 +864,28 @@ fn two_domains_on_one_server_never_take_each_others_inventory() {
     };
     assert_has(&row(&all.stdout, PROD), "pending (domain-mismatch)");
     assert_has(&row(&all.stdout, LAB), "applied");
-    assert_eq!(p.live().unwrap()["metadata"]["labels"]["lok8s.dev/domain"], LAB);
+    assert_eq!(
+        p.live().unwrap()["metadata"]["labels"]["lok8s.dev/domain"],
+        LAB
+    );
 
     // The reads: prod's cluster holds lab's inventory.
-    let status = fx.run(admin, &["status", "--domain", PROD, "-o", "json"]).run();
+    let status = fx
+        .run(admin, &["status", "--domain", PROD, "-o", "json"])
+        .run();
     assert_eq!(status.code, 12, "{}{}", status.stdout, status.stderr);
     let doc: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
     assert_eq!(doc["live"], false, "{}", status.stdout);
-    assert_has(doc["notRead"].as_str().unwrap_or_default(), "domain-mismatch");
+    assert_has(
+        doc["notRead"].as_str().unwrap_or_default(),
+        "domain-mismatch",
+    );
     let drift = fx.run(admin, &["drift", "--domain", PROD]).run();
     assert_eq!(drift.code, 12, "{}{}", drift.stdout, drift.stderr);
-    assert_has(&drift.stdout, &format!("{PROD}: another domain's inventory"));
+    assert_has(
+        &drift.stdout,
+        &format!("{PROD}: another domain's inventory"),
+    );
     let drift_all = routed(&fx, admin, &["drift", "-A", "-o", "json"]).run();
     assert_eq!(drift_all.code, 12, "{}", drift_all.stdout);
     let v: Vec<serde_json::Value> = serde_json::from_str(&drift_all.stdout).unwrap();
@@ -901,7 +913,10 @@ fn two_domains_on_one_server_never_take_each_others_inventory() {
         .run()
         .success();
     assert_has(&taken.stderr, "clusterinventory/cluster configured");
-    assert_eq!(p.live().unwrap()["metadata"]["labels"]["lok8s.dev/domain"], PROD);
+    assert_eq!(
+        p.live().unwrap()["metadata"]["labels"]["lok8s.dev/domain"],
+        PROD
+    );
     assert_eq!(domain_states(&fx, PROD)[0].1, "applied");
 }
 

@@ -200,11 +200,9 @@ fn one_row(
     };
     let json = doc(domain.as_str(), &report);
     let (verdict, detail, outcome) = match (&report.source, &report.verdict) {
-        (Source::NotRead { detail, .. }, _) if other_domain(&report.source) => (
-            "other domain",
-            escape_line(detail),
-            Outcome::OtherDomain,
-        ),
+        (Source::NotRead { detail, .. }, _) if other_domain(&report.source) => {
+            ("other domain", escape_line(detail), Outcome::OtherDomain)
+        }
         (Source::NotRead { reason, detail }, _) => (
             "not read",
             format!("{reason}: {}", escape_line(detail)),
