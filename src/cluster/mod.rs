@@ -707,30 +707,47 @@ impl Cluster {
         self.deliver(cr, false).await
     }
 
+    /// Why `cr` is not written over the live object `before`, if it is not.
+    fn refusal(
+        &self,
+        before: Option<&Value>,
+        cr: &ClusterInventory,
+        guard: bool,
+    ) -> Option<Result<Delivery, Failure>> {
+        // Another domain's inventory is never overwritten (by a publish either: two
+        // domains whose kubeconfigs reach one server), nor compared by age.
+        if !self.opts.take_over
+            && let Some(detail) = before.and_then(|l| other_domain(l, cr))
+        {
+            return Some(Err(Failure::new(
+                Reason::DomainMismatch,
+                Step::Probe,
+                detail,
+            )));
+        }
+        if guard && let Some(live_at) = before.and_then(|l| newer_rendered_at(l, cr)) {
+            return Some(Ok(Delivery::Stale {
+                live_rendered_at: live_at,
+            }));
+        }
+        // A live object a GitOps controller manages is changed through its
+        // repository: an apply would fight the controller (409 on its fields, or a
+        // revert at its next sync). --force-conflicts takes it over all the same.
+        if !self.opts.force
+            && let Some(live) = before.filter(|l| !same_content(l, cr))
+            && let Some(owner) = gitops_owner(live)
+        {
+            return Some(Err(Failure::new(Reason::GitopsManaged, Step::Cr, owner)));
+        }
+        None
+    }
+
     async fn deliver(&self, cr: &ClusterInventory, guard: bool) -> Result<Delivery, Failure> {
         let mut crd_change = None;
         for _attempt in 0..3 {
             let before = self.get_inventory_async().await?;
-            // Another domain's inventory is never overwritten (by a publish either: two
-            // domains whose kubeconfigs reach one server), nor compared by age.
-            if !self.opts.take_over
-                && let Some(detail) = before.as_ref().and_then(|l| other_domain(l, cr))
-            {
-                return Err(Failure::new(Reason::DomainMismatch, Step::Probe, detail));
-            }
-            if guard && let Some(live_at) = before.as_ref().and_then(|l| newer_rendered_at(l, cr)) {
-                return Ok(Delivery::Stale {
-                    live_rendered_at: live_at,
-                });
-            }
-            // A live object a GitOps controller manages is changed through its
-            // repository: an apply would fight the controller (409 on its fields, or a
-            // revert at its next sync). --force-conflicts takes it over all the same.
-            if !self.opts.force
-                && let Some(live) = before.as_ref().filter(|l| !same_content(l, cr))
-                && let Some(owner) = gitops_owner(live)
-            {
-                return Err(Failure::new(Reason::GitopsManaged, Step::Cr, owner));
+            if let Some(refused) = self.refusal(before.as_ref(), cr, guard) {
+                return refused;
             }
             let crd = match crd_change {
                 Some(c) => c,
