@@ -198,6 +198,8 @@ pub enum LiveRead {
     Left(String),
     /// The cluster holds another domain's ClusterInventory, and why it is not this one's.
     OtherDomain(String),
+    /// The domain could not be read at all (its spec does not parse): an error.
+    Failed(String),
 }
 
 /// Reads the live inventory of `scope`'s domain.
@@ -233,6 +235,10 @@ pub fn from_live(
             }
             LiveRead::NotRead(why) | LiveRead::Left(why) => {
                 builder.leave(&domain, why);
+                continue;
+            }
+            LiveRead::Failed(why) => {
+                builder.fail(&domain, why);
                 continue;
             }
             LiveRead::OtherDomain(why) => {

@@ -334,6 +334,16 @@ fn a_domain_that_does_not_parse_is_an_error_of_the_fleet() {
         .collect();
     assert_eq!(failed.len(), 1, "{}", json.stdout);
     assert_eq!(failed[0]["domain"], "lab.acme.example");
+    // From the live clusters (none answers here): the spec's error, not "not read".
+    let live = clinv(&["fleet", "--from", "live", "--timeout", "3"])
+        .root(project.path())
+        .run();
+    assert_eq!(live.code, 1, "{}", live.stderr);
+    assert_has(
+        &live.stderr,
+        "[error] lab.acme.example: not in the matrix: ",
+    );
+    assert_has(&live.stderr, "cluster.lok8s.yaml:2:1: invalid YAML");
     // The same project through addons -A: the same rule.
     let addons = clinv(&["-q", "addons", "-A"]).root(project.path()).run();
     assert_eq!(addons.code, 1, "{}", addons.stderr);

@@ -97,9 +97,8 @@ fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(M
         &project.domains(),
         |domain, limits| {
             let scope = super::scope(settings, &project, domain, limits);
-            let read = fleet::read_live(&scope).unwrap_or_else(|e| {
-                LiveRead::NotRead(format!("not read: {}", crate::error::headline(&e)))
-            });
+            let read = fleet::read_live(&scope)
+                .unwrap_or_else(|e| LiveRead::Failed(crate::error::headline(&e)));
             (domain.clone(), read)
         },
         |domain, why| {
