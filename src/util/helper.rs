@@ -66,7 +66,7 @@ impl std::error::Error for HelperError {
 pub enum Happened {
     #[error("cannot be run")]
     NotRun(std::io::Error),
-    #[error("did not finish within {}s and was stopped", .0.as_secs_f64())]
+    #[error("did not finish within {}s and was stopped", tenths(*.0))]
     TimedOut(Duration),
     #[error("wrote more than {0} bytes and was stopped")]
     TooMuch(usize),
@@ -243,6 +243,11 @@ fn wait(
     }
 }
 
+/// `d` in seconds to a tenth: `3`, `0.5`.
+fn tenths(d: Duration) -> f64 {
+    (d.as_secs_f64() * 10.0).round() / 10.0
+}
+
 /// All of `pipe`, or `None` when it holds more than [`MAX_OUTPUT`] bytes.
 fn read_capped(pipe: impl Read) -> Option<Vec<u8>> {
     let mut bytes = Vec::new();
@@ -268,4 +273,86 @@ fn program_name(command: &Command) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "the helper".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Helper {
+        let mut command = Command::new("sh");
+        command.args(["-c", script, "FAKESECRET-arg"]);
+        Helper::new(command)
+    }
+
+    #[test]
+    fn an_answer_comes_back_with_its_status_and_the_input_was_read() {
+        let out = sh("cat; echo err >&2; exit 3")
+            .input("given")
+            .run()
+            .unwrap();
+        assert_eq!(out.stdout, b"given");
+        assert_eq!(out.stderr, b"err\n");
+        assert_eq!(out.status.code(), Some(3));
+        let e = out.succeeded().unwrap_err();
+        assert_eq!(e.to_string(), "sh failed (exit status: 3)");
+        assert!(sh("exit 0").run().unwrap().succeeded().is_ok());
+    }
+
+    #[test]
+    fn a_helper_past_its_deadline_is_stopped_with_its_children() {
+        use std::io::IsTerminal;
+        let dir = tempfile::tempdir().unwrap();
+        let late = dir.path().join("late");
+        let script = format!("(sleep 1; touch '{}') & sleep 30", late.display());
+        let started = Instant::now();
+        let e = sh(&script)
+            .deadline(Duration::from_millis(300))
+            .run()
+            .unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            e.to_string(),
+            "sh did not finish within 0.3s and was stopped"
+        );
+        if !std::io::stdin().is_terminal() {
+            std::thread::sleep(Duration::from_millis(1500));
+            assert!(!late.exists(), "the grandchild was killed with the group");
+        }
+    }
+
+    #[test]
+    fn output_over_the_cap_stops_the_helper() {
+        let e = sh("head -c 5000000 /dev/zero; sleep 30").run().unwrap_err();
+        assert!(matches!(e.what, Happened::TooMuch(MAX_OUTPUT)), "{e}");
+        let e = sh("head -c 5000000 /dev/zero >&2").run().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "sh wrote more than 1048576 bytes and was stopped"
+        );
+        // At the cap exactly is an answer.
+        let cap = format!("head -c {MAX_OUTPUT} /dev/zero");
+        assert_eq!(sh(&cap).run().unwrap().stdout.len(), MAX_OUTPUT);
+    }
+
+    #[test]
+    fn a_program_that_cannot_start_is_named_with_the_system_error() {
+        let e = Helper::new(Command::new("/nonexistent/dir/no-such-helper"))
+            .run()
+            .unwrap_err();
+        // The file name only: a directory can name a user or a project.
+        assert_eq!(e.to_string(), "no-such-helper cannot be run");
+        let cause = std::error::Error::source(&e).unwrap().to_string();
+        assert!(cause.contains("No such file"), "{cause}");
+    }
+
+    #[test]
+    fn a_helper_gets_no_terminal_prompt() {
+        let out = sh("printf %s \"$GIT_TERMINAL_PROMPT\"").run().unwrap();
+        assert_eq!(out.stdout, b"0");
+    }
 }

@@ -148,7 +148,8 @@ fn an_exec_plugin_printing_2_gb_is_cut_off() {
     no_secret(&run);
 }
 
-/// `status`, `replay` and `drift` run the plugin too: each within its `--timeout`.
+/// `status`, `replay` and `drift` run the plugin too: each within its `--timeout`, the
+/// cluster "not read" (status and drift: exit 16) or the snapshot left pending (replay).
 fn an_exec_plugin_that_never_answers_ends_status_replay_and_drift_at_their_timeout() {
     let root = project();
     let store = tempfile::tempdir().unwrap();
@@ -166,10 +167,9 @@ fn an_exec_plugin_that_never_answers_ends_status_replay_and_drift_at_their_timeo
             "{command}: {:?}",
             run.elapsed
         );
-        assert_has(
-            &run.stderr,
-            "credential plugin 'plugin' did not finish within 2s",
-        );
+        // Within what is left of the command's deadline when the plugin starts.
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert_has(&said, "credential plugin 'plugin' did not finish within ");
         no_secret(&run);
     }
 }

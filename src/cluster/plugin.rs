@@ -1,0 +1,120 @@
+//! Exec credential plugins (`users[].user.exec`), run by clinv rather than by kube: kube
+//! runs one synchronously while it builds the client, outside any deadline, and reads its
+//! whole output (up to three times for one client). Here the plugin runs once, through
+//! the one helper runner ([`crate::util::helper`]) under the command's deadline and output
+//! cap, and what it gives — a token, or a client certificate and key — replaces `exec`
+//! in the user kube builds the client from. The plugin sees what kube (and client-go)
+//! give it: its `env:` and `args`, `KUBERNETES_EXEC_INFO` (`apiVersion`, `interactive`,
+//! and with `provideClusterInfo` the cluster), clinv's terminal only when
+//! `interactiveMode` allows it. A failure names the plugin and what happened, never its
+//! environment, arguments or output.
+
+use super::{Failure, Step};
+use crate::delivery::Reason;
+use crate::util::helper::{Happened, Helper, HelperError, Output};
+use crate::yaml::Doc;
+use kube::config::{AuthInfo, ExecConfig, ExecInteractiveMode};
+use std::time::Duration;
+
+/// Runs the exec plugin of `user`, if it has one, within `deadline`, and puts its
+/// credential in place of `exec`.
+///
+/// # Errors
+/// A plugin that does not answer in time ([`Reason::Unreachable`], as a server that does
+/// not), or that cannot be run, fails, writes too much or answers without a credential
+/// ([`Reason::BadKubeconfig`]).
+pub fn resolve(user: &mut AuthInfo, deadline: Duration) -> Result<(), Failure> {
+    let Some(exec) = user.exec.take() else {
+        return Ok(());
+    };
+    let out = run(&exec, deadline)
+        .and_then(Output::succeeded)
+        .map_err(failed)?;
+    let doc = std::str::from_utf8(&out.stdout)
+        .ok()
+        .and_then(|text| Doc::parse(text).ok());
+    let field = |key: &str| {
+        let doc = doc.as_ref()?;
+        let id = doc.path(doc.root()?, &["status", key])?;
+        doc.text(id).filter(|t| !t.is_empty()).map(str::to_string)
+    };
+    let certificate = field("clientCertificateData").zip(field("clientKeyData"));
+    if let Some((certificate, key)) = certificate {
+        // A kubeconfig holds them as base64 of the PEM text, each ending in a newline
+        // (kube joins key and certificate as they are).
+        use base64::Engine as _;
+        let encode = |pem: String| {
+            let pem = if pem.ends_with('\n') { pem } else { pem + "\n" };
+            base64::engine::general_purpose::STANDARD.encode(pem)
+        };
+        user.client_certificate_data = Some(encode(certificate));
+        user.client_key_data = Some(encode(key).into());
+        return Ok(());
+    }
+    match field("token") {
+        Some(token) => {
+            user.token = Some(token.into());
+            Ok(())
+        }
+        None => Err(bad(format!(
+            "credential plugin '{}' gave no status.token or status.clientCertificateData and clientKeyData",
+            out.program
+        ))),
+    }
+}
+
+/// Starts the plugin as kube would and waits for it, within `deadline`.
+fn run(exec: &ExecConfig, deadline: Duration) -> Result<Output, HelperError> {
+    let Some(program) = &exec.command else {
+        return Err(HelperError {
+            program: "?".into(),
+            what: Happened::NotRun(std::io::Error::other("no command")),
+        });
+    };
+    let mut command = std::process::Command::new(program);
+    command.args(exec.args.iter().flatten());
+    for pair in exec.env.iter().flatten() {
+        if let (Some(name), Some(value)) = (pair.get("name"), pair.get("value")) {
+            command.env(name, value);
+        }
+    }
+    let interactive = exec.interactive_mode != Some(ExecInteractiveMode::Never);
+    let mut spec = serde_json::json!({ "interactive": interactive });
+    if exec.provide_cluster_info
+        && let Some(cluster) = &exec.cluster
+    {
+        spec["cluster"] = serde_json::to_value(cluster).unwrap_or_default();
+    }
+    let info = serde_json::json!({
+        "apiVersion": exec.api_version,
+        "kind": "ExecCredential",
+        "spec": spec,
+    });
+    command.env("KUBERNETES_EXEC_INFO", info.to_string());
+    for name in exec.drop_env.iter().flatten() {
+        command.env_remove(name);
+    }
+    let helper = Helper::new(command).deadline(deadline);
+    match interactive {
+        true => helper.interactive().run(),
+        false => helper.run(),
+    }
+}
+
+/// `credential plugin '<name>' <what happened>`: the text kube's failures were reduced to
+/// ([`crate::util::redact::plugin_failures`]), now made here.
+fn failed(e: HelperError) -> Failure {
+    let reason = match e.what {
+        Happened::TimedOut(_) => Reason::Unreachable,
+        _ => Reason::BadKubeconfig,
+    };
+    let mut text = format!("credential plugin '{}' {}", e.program, e.what);
+    if let Happened::NotRun(cause) = &e.what {
+        text = format!("{text}: {cause}");
+    }
+    Failure::new(reason, Step::Connect, text)
+}
+
+fn bad(text: String) -> Failure {
+    Failure::new(Reason::BadKubeconfig, Step::Connect, text)
+}
