@@ -118,3 +118,85 @@ fn failed(e: HelperError) -> Failure {
 fn bad(text: String) -> Failure {
     Failure::new(Reason::BadKubeconfig, Step::Connect, text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The user as a kubeconfig would hold it (secrets included).
+    fn written(u: &AuthInfo) -> serde_json::Value {
+        serde_json::to_value(u).unwrap()
+    }
+
+    fn user(script: &str) -> AuthInfo {
+        let exec: ExecConfig = serde_json::from_value(serde_json::json!({
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": "sh",
+            "args": ["-c", script, "FAKESECRET-arg"],
+            "env": [{"name": "PLUGIN_TOKEN", "value": "FAKESECRET-env"}],
+            "interactiveMode": "Never",
+        }))
+        .unwrap();
+        AuthInfo {
+            exec: Some(exec),
+            ..AuthInfo::default()
+        }
+    }
+
+    const SECS: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn a_token_replaces_exec_and_the_plugin_sees_its_env_and_exec_info() {
+        let mut u = user(
+            r#"case "$KUBERNETES_EXEC_INFO" in *'"interactive":false'*) ;; *) exit 9;; esac
+               printf 'status:\n  token: "%s-t"\n' "$PLUGIN_TOKEN""#,
+        );
+        resolve(&mut u, SECS).unwrap();
+        assert!(u.exec.is_none());
+        assert_eq!(written(&u)["token"], "FAKESECRET-env-t");
+    }
+
+    #[test]
+    fn a_certificate_and_key_become_base64_pem() {
+        let mut u = user(
+            r#"printf %s '{"status":{"clientCertificateData":"CERT","clientKeyData":"KEY\n","token":"t"}}'"#,
+        );
+        resolve(&mut u, SECS).unwrap();
+        let u = written(&u);
+        assert_eq!(u["client-certificate-data"], "Q0VSVAo="); // "CERT\n"
+        assert_eq!(u["client-key-data"], "S0VZCg=="); // "KEY\n"
+        assert!(u.get("token").is_none(), "{u}");
+    }
+
+    #[test]
+    fn failures_name_the_plugin_never_its_output_env_or_args() {
+        for (script, reason, said) in [
+            (
+                "echo FAKESECRET-out; exit 3",
+                Reason::BadKubeconfig,
+                "credential plugin 'sh' failed (exit status: 3)",
+            ),
+            (
+                "echo '{\"status\":{}}'",
+                Reason::BadKubeconfig,
+                "credential plugin 'sh' gave no status.token",
+            ),
+            (
+                "echo 'FAKESECRET: [unclosed'",
+                Reason::BadKubeconfig,
+                "credential plugin 'sh' gave no status.token",
+            ),
+        ] {
+            let f = resolve(&mut user(script), SECS).unwrap_err();
+            assert_eq!(f.reason, reason, "{script}");
+            assert!(f.detail.starts_with(said), "{}", f.detail);
+            assert!(!f.detail.contains("FAKESECRET"), "{}", f.detail);
+        }
+        let f = resolve(&mut user("sleep 30"), Duration::from_millis(200)).unwrap_err();
+        assert_eq!(f.reason, Reason::Unreachable);
+        assert_eq!(
+            f.detail,
+            "credential plugin 'sh' did not finish within 0.2s and was stopped"
+        );
+    }
+}
