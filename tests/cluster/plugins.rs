@@ -149,7 +149,7 @@ fn an_exec_plugin_giving_a_token_publishes() {
         ],
     ] {
         let (code, _, err) = p.kubectl(args);
-        assert!(code == 0 || err.contains("AlreadyExists"), "{err}");
+        assert!(code == 0 || err.contains("already exists"), "{err}");
     }
     let (code, token, err) = p.kubectl(&["create", "token", "clinv-plugin", "-n", "default"]);
     assert_eq!(code, 0, "{err}");
