@@ -22,8 +22,18 @@ use std::time::Duration;
 /// # Errors
 /// A plugin that does not answer in time ([`Reason::Unreachable`], as a server that does
 /// not), or that cannot be run, fails, writes too much or answers without a credential
-/// ([`Reason::BadKubeconfig`]).
+/// ([`Reason::BadKubeconfig`]); a `gcp` auth-provider that would run a command.
 pub fn resolve(user: &mut AuthInfo, deadline: Duration) -> Result<(), Failure> {
+    // The legacy `gcp` auth-provider runs its `cmd-path` inside kube, unbounded; kubectl
+    // removed it in 1.26 for the exec plugin that replaced it.
+    if let Some(provider) = &user.auth_provider
+        && provider.name == "gcp"
+        && provider.config.contains_key("cmd-path")
+    {
+        return Err(bad(
+            "auth-provider gcp with cmd-path is not supported (kubectl removed it in 1.26): use the gke-gcloud-auth-plugin exec credential plugin".into(),
+        ));
+    }
     let Some(exec) = user.exec.take() else {
         return Ok(());
     };
@@ -192,6 +202,12 @@ mod tests {
             assert!(f.detail.starts_with(said), "{}", f.detail);
             assert!(!f.detail.contains("FAKESECRET"), "{}", f.detail);
         }
+        let mut gcp: AuthInfo = serde_json::from_value(serde_json::json!({
+            "auth-provider": {"name": "gcp", "config": {"cmd-path": "/bin/FAKESECRET"}},
+        }))
+        .unwrap();
+        let f = resolve(&mut gcp, SECS).unwrap_err();
+        assert!(f.detail.contains("gke-gcloud-auth-plugin"), "{}", f.detail);
         let f = resolve(&mut user("sleep 30"), Duration::from_millis(200)).unwrap_err();
         assert_eq!(f.reason, Reason::Unreachable);
         assert_eq!(
