@@ -1,11 +1,12 @@
 //! Which kubeconfig to use, and the connect-and-read sequence the commands share.
 
-use crate::cluster::{self, Cluster, Failure, Options, Step};
+use crate::cluster::{self, Cluster, Failure, Options, Resolved, Step};
 use crate::delivery::Reason;
 use crate::domain::Domain;
 use crate::error::Result;
 use crate::project::Project;
 use crate::util::files;
+use kube::config::Kubeconfig;
 use serde_json::Value;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -106,11 +107,21 @@ impl Access {
         }
     }
 
-    /// Reads the chosen files and connects.
+    /// Reads the chosen files and connects (the exec credential plugin, if any, runs
+    /// under `opts`' deadline).
+    ///
+    /// # Errors
+    /// As [`Access::resolve`] and [`Resolved::connect`].
+    pub fn connect(&self, choice: &Choice, opts: Options) -> Result<Cluster, Failure> {
+        self.resolve(choice)?.connect(opts)
+    }
+
+    /// Reads the chosen files and chooses the context: where the cluster is, before
+    /// anything runs or is sent.
     ///
     /// # Errors
     /// Unreadable or invalid kubeconfigs, an unknown context.
-    pub fn connect(&self, choice: &Choice, opts: Options) -> Result<Cluster, Failure> {
+    pub fn resolve(&self, choice: &Choice) -> Result<Resolved, Failure> {
         let mut texts = Vec::with_capacity(choice.paths.len());
         for path in &choice.paths {
             let bad = |m: String| {
@@ -129,36 +140,38 @@ impl Access {
         if let Some(name) = &self.context
             && !kubeconfig.contexts.iter().any(|c| &c.name == name)
         {
-            let files: Vec<String> = choice
-                .paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect();
-            let mean = crate::util::suggest::closest(
-                name,
-                kubeconfig.contexts.iter().map(|c| c.name.as_str()),
-            )
-            .map(|n| format!(" — did you mean '{n}'?"))
-            .unwrap_or_default();
-            return Err(Failure::usage(
-                Reason::BadKubeconfig,
-                format!(
-                    "--context {name}: no such context in {}{mean}",
-                    files.join(", ")
-                ),
-            ));
+            return Err(unknown_context(name, choice, &kubeconfig));
         }
-        let mut cluster =
-            cluster::block_on(Cluster::connect(kubeconfig, self.context.as_deref(), opts))??;
+        let mut resolved = Resolved::load(kubeconfig, self.context.as_deref())?;
         // Only paths that can be written down faithfully; a replay needs the exact file.
-        cluster.target.kubeconfig = choice
+        resolved.target.kubeconfig = choice
             .paths
             .iter()
             .map(|p| p.to_str().map(str::to_string))
             .collect::<Option<Vec<_>>>()
             .unwrap_or_default();
-        Ok(cluster)
+        Ok(resolved)
     }
+}
+
+/// `--context NAME` that no chosen kubeconfig names: a usage mistake, with a did-you-mean.
+fn unknown_context(name: &str, choice: &Choice, kubeconfig: &Kubeconfig) -> Failure {
+    let files: Vec<String> = choice
+        .paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let mean =
+        crate::util::suggest::closest(name, kubeconfig.contexts.iter().map(|c| c.name.as_str()))
+            .map(|n| format!(" — did you mean '{n}'?"))
+            .unwrap_or_default();
+    Failure::usage(
+        Reason::BadKubeconfig,
+        format!(
+            "--context {name}: no such context in {}{mean}",
+            files.join(", ")
+        ),
+    )
 }
 
 /// The probe budget: `CLINV_PROBE_TIMEOUT` is not read; the flag sets it (default 3 s).

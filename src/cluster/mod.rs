@@ -19,6 +19,7 @@
 #![allow(clippy::disallowed_types)] // the one module that talks to kube
 
 pub mod access;
+mod plugin;
 pub mod proxy;
 
 use crate::delivery::{Reason, Target};
@@ -282,7 +283,7 @@ pub fn load_config(
 
 /// The client configuration of `context` (or the current context) of `kubeconfig`, and
 /// the context's name: everything read from a kubeconfig before a client is built (no
-/// credential plugin runs here).
+/// credential plugin runs here: [`Resolved::connect`] runs it).
 ///
 /// # Errors
 /// [`Reason::BadKubeconfig`] when the context or its cluster is missing or unusable.
@@ -337,6 +338,46 @@ fn quiet_plugins(kubeconfig: &mut Kubeconfig) {
     }
 }
 
+/// What is left of `opts`' deadline for a client started at `started`.
+fn remaining(opts: &Options, started: Instant) -> Duration {
+    let own = opts.deadline.saturating_sub(started.elapsed());
+    match opts.until {
+        Some(until) => own.min(until.saturating_duration_since(Instant::now())),
+        None => own,
+    }
+}
+
+/// A kubeconfig read and its context chosen: the client configuration and where it
+/// points (the [`Target`] a snapshot records), known before anything runs or is sent —
+/// the exec credential plugin runs in [`Resolved::connect`].
+pub struct Resolved {
+    config: kube::Config,
+    pub target: Target,
+}
+
+impl Resolved {
+    /// The context `context` (or the current context) of `kubeconfig`.
+    ///
+    /// # Errors
+    /// As [`load_config_async`].
+    pub fn load(kubeconfig: Kubeconfig, context: Option<&str>) -> Result<Resolved, Failure> {
+        let (config, current) = load_config(kubeconfig, context)?;
+        let target = Target::of(&config, current);
+        Ok(Resolved { config, target })
+    }
+
+    /// Runs the exec credential plugin, if any, under `opts`' deadline and builds the
+    /// client.
+    ///
+    /// # Errors
+    /// [`Reason::BadKubeconfig`] when the credentials are unusable (a failing plugin);
+    /// [`Reason::Unreachable`] for a plugin that did not answer in time.
+    pub fn connect(self, opts: Options) -> Result<Cluster, Failure> {
+        // The client's buffer task starts on this thread's runtime.
+        block_on(async { Cluster::from_config(self.config, self.target, opts) })?
+    }
+}
+
 impl Target {
     /// The server URL (without a trailing `/`) and context a configuration points at.
     pub fn of(config: &kube::Config, context: Option<String>) -> Target {
@@ -350,19 +391,6 @@ impl Target {
 }
 
 impl Cluster {
-    /// Builds a client for `context` (or the current context) of `kubeconfig`.
-    ///
-    /// # Errors
-    /// [`Reason::BadKubeconfig`] when the context, cluster or credentials are unusable.
-    pub(crate) async fn connect(
-        kubeconfig: Kubeconfig,
-        context: Option<&str>,
-        opts: Options,
-    ) -> Result<Cluster, Failure> {
-        let (config, current) = load_config_async(kubeconfig, context).await?;
-        Cluster::from_config(config, current, opts)
-    }
-
     /// Builds a client from the pod's service account (`KUBERNETES_SERVICE_HOST` and the
     /// token and CA mounted under `/var/run/secrets/kubernetes.io/serviceaccount`).
     /// `HTTPS_PROXY`/`NO_PROXY` are honoured as in kubeconfig mode (a pod behind an
@@ -382,37 +410,37 @@ impl Cluster {
             kube::Config::incluster().map_err(|e| bad(format!("in-cluster configuration: {e}")))?;
         config.proxy_url =
             proxy::choose(None, &config.cluster_url, crate::util::env::var).map_err(bad)?;
-        Cluster::from_config(config, None, opts)
+        let target = Target::of(&config, None);
+        Cluster::from_config(config, target, opts)
     }
 
+    /// Runs the exec credential plugin, if any, within the deadline (it counts against
+    /// it), then builds the client: kube runs nothing more.
     fn from_config(
         mut config: kube::Config,
-        context: Option<String>,
+        target: Target,
         opts: Options,
     ) -> Result<Cluster, Failure> {
         let bad = |e: String| Failure::new(Reason::BadKubeconfig, Step::Connect, e);
+        let started = Instant::now();
+        plugin::resolve(&mut config.auth_info, remaining(&opts, started))?;
         config.connect_timeout = Some(opts.probe);
         config.read_timeout = Some(opts.deadline);
         config.write_timeout = Some(opts.deadline);
         config.default_retry = false;
-        let target = Target::of(&config, context);
         let client = kube::Client::try_from(config).map_err(|e| bad(e.to_string()))?;
         Ok(Cluster {
             client,
             target,
             opts,
-            started: Instant::now(),
+            started,
             requests: std::cell::Cell::new(0),
             trace: Default::default(),
         })
     }
 
     fn remaining(&self) -> Duration {
-        let own = self.opts.deadline.saturating_sub(self.started.elapsed());
-        match self.opts.until {
-            Some(until) => own.min(until.saturating_duration_since(Instant::now())),
-            None => own,
-        }
+        remaining(&self.opts, self.started)
     }
 
     /// Sends one request within `budget`; returns the status code and the JSON body.

@@ -137,20 +137,12 @@ pub enum SignError {
     NoKey,
     #[error("--sign: gpg.format '{0}' is not supported (openpgp, ssh)")]
     Unsupported(String),
-    #[error("--sign: cannot run {program}")]
-    Run {
-        program: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("--sign: {program}")]
-    Io {
-        program: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("--sign: {program} failed: {last}")]
-    Failed { program: String, last: String },
+    /// The signing program did not answer (cannot be run, stopped, failed).
+    #[error("--sign")]
+    Helper(#[from] crate::util::helper::HelperError),
+    /// The signing program succeeded without writing a signature.
+    #[error("--sign: {program} gave no signature")]
+    NoSignature { program: String },
 }
 
 /// A `flux bootstrap` Kustomization that applies two domains' inventory folders.

@@ -22,6 +22,7 @@
 
 use super::layout::Access;
 use crate::error::{ArgumentError, Cause, Error, GitError, Result};
+use crate::util::helper::{Happened, Helper, Output};
 use crate::util::redact;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
 use std::io::{self, Read, Write};
@@ -959,7 +960,9 @@ fn basic(user: &str, password: &str) -> String {
     )
 }
 
-/// Runs `git credential <action>` in `dir` for `url`; returns its output (`fill`).
+/// Runs `git credential <action>` in `dir` for `url` through the helper runner
+/// ([`crate::util::helper`]: no terminal prompt, bounded in time and output); returns its
+/// output (`fill`). A failure names git and what happened, never what it wrote.
 fn credential(
     dir: &Path,
     action: &str,
@@ -975,38 +978,23 @@ fn credential(
         input.push_str(&format!("password={p}\n"));
     }
     input.push('\n');
-    let fail = |why: String| {
-        io::Error::other(format!(
-            "{}: git credential {action}: {why}",
-            redact::url(url)
-        ))
-    };
-    let mut child = std::process::Command::new("git")
-        .args(["credential", action])
-        .current_dir(dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
+    let mut command = std::process::Command::new("git");
+    command.args(["credential", action]).current_dir(dir);
+    let out = Helper::new(command)
+        .input(input)
+        .run()
+        .and_then(Output::succeeded)
         .map_err(|e| {
-            fail(format!(
-                "cannot run git ({e}); pass --token-env NAME instead"
+            let hint = match e.what {
+                Happened::NotRun(_) => "; pass --token-env NAME instead",
+                _ => "",
+            };
+            io::Error::other(format!(
+                "{}: git credential {action}: {}{hint}",
+                redact::url(url),
+                crate::error::chain(&e)
             ))
         })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(input.as_bytes())
-            .map_err(|e| fail(e.to_string()))?;
-    }
-    let out = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last = err
-            .lines()
-            .rfind(|l| !l.trim().is_empty())
-            .unwrap_or("failed");
-        return Err(fail(redact::detail(last)));
-    }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 

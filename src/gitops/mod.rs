@@ -941,9 +941,10 @@ fn credentials(_repo: &Repository) -> git2::RemoteCallbacks<'_> {
 
 /// Signs a commit buffer with the user's configured program: `gpg.format` openpgp
 /// (`gpg.program`, default gpg) or ssh (`gpg.ssh.program`, default ssh-keygen), with
-/// `user.signingkey`.
+/// `user.signingkey`; run as every helper is ([`crate::util::helper`]): a program that
+/// never answers is stopped at the helper deadline, and its output is never shown.
 fn sign(repo: &Repository, buffer: &str) -> Result<String> {
-    use std::io::Write;
+    use crate::util::helper::{Helper, Output};
     let config = repo
         .config()
         .map_err(|e| GitError::call("git config", e.message()))?;
@@ -979,40 +980,17 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
             return Err(SignError::Unsupported(other.to_string()).into());
         }
     };
-    let mut child = std::process::Command::new(&program)
-        .args(&args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|source| SignError::Run {
-            program: program.clone(),
-            source,
-        })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(buffer.as_bytes())
-            .map_err(|source| SignError::Io {
-                program: program.clone(),
-                source,
-            })?;
-    }
-    let out = child.wait_with_output().map_err(|source| SignError::Io {
-        program: program.clone(),
-        source,
-    })?;
+    let mut command = std::process::Command::new(&program);
+    command.args(&args);
+    let out = Helper::new(command)
+        .input(buffer)
+        .run()
+        .and_then(Output::succeeded)
+        .map_err(SignError::Helper)?;
     let signature = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() || signature.trim().is_empty() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last = err
-            .lines()
-            .rfind(|l| !l.starts_with("[GNUPG:]"))
-            .unwrap_or("no signature");
-        return Err(SignError::Failed {
-            program,
-            last: last.to_string(),
-        }
-        .into());
+    if signature.trim().is_empty() {
+        let program = out.program;
+        return Err(SignError::NoSignature { program }.into());
     }
     Ok(signature)
 }

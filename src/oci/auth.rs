@@ -5,13 +5,13 @@
 //! entry. Credentials never reach a message: errors name the file, the variable or the
 //! helper, never what they hold.
 
-use crate::error::{OciError, Result};
+use crate::error::{OciError, Result, chain};
+use crate::util::helper::{Helper, HelperError};
 use crate::util::{env, files};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-/// Largest Docker config read, and largest helper answer.
+/// Largest Docker config read.
 const MAX_FILE: u64 = 4 << 20;
 
 /// `(user, password)`.
@@ -114,47 +114,38 @@ fn from_auths(
     }
 }
 
-/// Asks `docker-credential-<helper> get` for `registry`; `None` when it has none
-/// ("credentials not found", as the helpers say it).
+/// Asks `docker-credential-<helper> get` for `registry` through the helper runner
+/// ([`crate::util::helper`]: bounded in time and output, never shown); `None` when it has
+/// none ("credentials not found", as the helpers say it).
 fn from_helper(helper: &str, registry: &str) -> Result<Option<Credentials>> {
     let program = format!("docker-credential-{helper}");
-    let origin = format!("the credential helper {program}");
+    let origin = format!("credentials for {registry}");
+    let failed = |what: &str| bad(&origin, &format!("{program} {what}"));
     if !helper
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
     {
-        return Err(bad(&origin, "is not a helper name").into());
+        return Err(failed("is not a helper name").into());
     }
-    let mut child = Command::new(&program)
-        .arg("get")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| bad(&origin, &format!("cannot be run: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A helper that exits without reading its input is judged by its answer below.
-        let _ = stdin.write_all(registry.as_bytes());
+    let mut command = Command::new(&program);
+    command.arg("get");
+    let helper_failed = |e: HelperError| bad(&origin, &chain(&e));
+    let out = Helper::new(command)
+        .input(registry)
+        .run()
+        .map_err(helper_failed)?;
+    let not_found = String::from_utf8_lossy(&out.stdout).contains("credentials not found");
+    if !out.status.success() && not_found {
+        return Ok(None);
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| bad(&origin, &format!("cannot be run: {e}")))?;
-    if !out.status.success() {
-        let said = String::from_utf8_lossy(&out.stdout);
-        if said.contains("credentials not found") {
-            return Ok(None);
-        }
-        return Err(bad(&origin, &format!("failed ({})", out.status)).into());
-    }
-    let answer: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .map_err(|_| bad(&origin, "did not answer with JSON"))?;
+    let out = out.succeeded().map_err(helper_failed)?;
+    let answer: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|_| failed("did not answer with JSON"))?;
     match (answer["Username"].as_str(), answer["Secret"].as_str()) {
-        (Some("<token>"), _) => Err(bad(
-            &origin,
-            "gave an identity token, which clinv does not exchange",
-        )
-        .into()),
+        (Some("<token>"), _) => {
+            Err(failed("gave an identity token, which clinv does not exchange").into())
+        }
         (Some(u), Some(s)) => Ok(Some((u.to_string(), s.to_string()))),
-        _ => Err(bad(&origin, "gave no Username and Secret").into()),
+        _ => Err(failed("gave no Username and Secret").into()),
     }
 }

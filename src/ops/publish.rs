@@ -4,7 +4,7 @@
 //! `clinv replay`, and the caller decides whether `--strict` makes it fatal.
 
 use crate::cluster::access::Access;
-use crate::cluster::{Applied, Failure, Options, Step};
+use crate::cluster::{Applied, Failure, Options, Resolved, Step};
 use crate::delivery::{self, Delivered, Mark, Reason, Target};
 use crate::domain::Domain;
 use crate::error::{ArgumentError, Error, Result, chain};
@@ -117,16 +117,18 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
         }
     };
     crate::cluster::ready()?;
-    let connected = match req.not_tried {
+    let resolved = match req.not_tried {
         Some(secs) => Err(Failure::new(
             Reason::Unreachable,
             Step::Connect,
             format!("not tried: the command's --timeout ({secs}s) ran out"),
         )),
-        None => connect(req, &built, &mut notices)?,
+        None => resolve(req, &built, &mut notices)?,
     };
-    let target = connected.as_ref().ok().map(|c| c.target.clone());
-    // The lock is taken for the record only (never across the apply below).
+    let target = resolved.as_ref().ok().map(|r| r.target.clone());
+    // Recorded before anything runs or is sent (an exec credential plugin included), so
+    // a publish killed meanwhile leaves the snapshot pending. The lock is taken for the
+    // record only (never across the apply below).
     let (snapshot, mut not_recorded) = if req.opts.dry_run {
         (None, None)
     } else {
@@ -135,7 +137,9 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
             Err(e) => (None, Some(NotRecorded(e))),
         }
     };
-    let result = connected.and_then(|cluster| apply(&cluster, &built, &mut notices));
+    let result = resolved
+        .and_then(|r| r.connect(req.opts))
+        .and_then(|cluster| apply(&cluster, &built, &mut notices));
     let target_record = target.as_ref().map(TargetRecord::from);
     let outcome = match result {
         Ok(applied) => {
@@ -174,16 +178,16 @@ fn report(outcome: Published, notices: Vec<Notice>, not_recorded: Option<NotReco
     }
 }
 
-/// Chooses the kubeconfig and connects; the target is resolved first (no network) so
-/// the snapshot records where it was going. A mistake in what was asked for (a
-/// --kubeconfig or --context that names nothing) is refused like kubectl refuses it:
-/// nothing recorded, nothing queued.
-fn connect(
+/// Chooses the kubeconfig and its context: the target, resolved without running or
+/// sending anything, so the snapshot records where it was going. A mistake in what was
+/// asked for (a --kubeconfig or --context that names nothing) is refused like kubectl
+/// refuses it: nothing recorded, nothing queued.
+fn resolve(
     req: &Request<'_>,
     built: &Built,
     notices: &mut Vec<Notice>,
-) -> Result<std::result::Result<crate::cluster::Cluster, Failure>> {
-    let connected = req
+) -> Result<std::result::Result<Resolved, Failure>> {
+    let resolved = req
         .access
         .choose(Some(req.project), built.cluster_name.as_deref())
         .and_then(|choice| {
@@ -191,9 +195,9 @@ fn connect(
                 "kubeconfig from {}: {:?}",
                 choice.origin, choice.paths
             )));
-            req.access.connect(&choice, req.opts)
+            req.access.resolve(&choice)
         });
-    if let Err(f) = &connected
+    if let Err(f) = &resolved
         && f.usage
     {
         return Err(ArgumentError::Kubeconfig {
@@ -202,7 +206,7 @@ fn connect(
         }
         .into());
     }
-    Ok(connected)
+    Ok(resolved)
 }
 
 /// Applies the inventory; a failure names the server.

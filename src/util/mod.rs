@@ -3,7 +3,7 @@
 //! hosts `NO_PROXY` exempts ([`no_proxy`]), the one sanitiser for text that leaves the
 //! process ([`redact`]), the messages library flows return instead of printing
 //! ([`notice`]), bounded parallel work ([`pool`]), safe points for SIGINT/SIGTERM ([`signals`]), "did you mean"
-//! ([`suggest`]) and time formats ([`time`]).
+//! ([`suggest`]), time formats ([`time`]) and the one runner of helper programs ([`helper`]).
 
 /// `parent`, `sep` and `child` joined; `child` alone under an empty parent (the root of a
 /// Git path, of a field path).
@@ -17,6 +17,7 @@ pub fn join_path(parent: &str, sep: char, child: &str) -> String {
 pub mod env;
 pub mod files;
 pub mod hash;
+pub mod helper;
 pub mod lock;
 pub mod no_proxy;
 pub mod notice;

@@ -44,7 +44,8 @@ pub fn detail(text: &str) -> String {
 /// environment, the plugin's `env:` values among them, and its arguments) and its stdout
 /// and stderr; the texts for unparsable plugin output quote that output. Both are cut:
 /// what stays is `credential plugin '<name>' failed (<exit status>)` or the phrase
-/// without the quoted output. Everything after such a text is dropped.
+/// without the quoted output. Everything after such a text is dropped. clinv now runs
+/// plugins itself (`cluster::plugin`, the same wording); this stays for any kube text.
 pub fn plugin_failures(text: &str) -> String {
     const RUN: &str = "auth exec command '";
     const STATUS: &str = "' failed with status ";

@@ -237,6 +237,77 @@ fn a_token_from_the_environment_or_an_extra_header() {
     assert_eq!(fx.remote_log().len(), 2);
 }
 
+/// Issue 41, "Helper processes": a git credential helper that never answers ends the
+/// push at the helper deadline (`CLINV_HELPER_TIMEOUT`), naming git and what happened,
+/// nothing pushed. The helper is a test double (a script that does not end within a
+/// minute, with a grandchild holding its output): no real helper hangs on purpose.
+fn a_credential_helper_that_never_answers_ends_the_push_at_the_helper_deadline() {
+    let fx = Fx::new();
+    let work = fx.clone("work", None);
+    let helper = fx.dir.path().join("hanging-helper");
+    std::fs::write(&helper, "#!/bin/sh\nsleep 60 &\nsleep 60\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    git_in(
+        &work,
+        &fx.home(),
+        &["config", "credential.helper", helper.to_str().unwrap()],
+    );
+    let run = fx
+        .push(&work, "prod.acme.example", &[])
+        .env("CLINV_HELPER_TIMEOUT", "2")
+        .run();
+    assert!(
+        run.elapsed < std::time::Duration::from_secs(10),
+        "took {:?}",
+        run.elapsed
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_has(
+        &run.stderr,
+        "git credential fill: git did not finish within 2s",
+    );
+    no_secret(&run);
+    assert!(fx.remote_log().is_empty());
+}
+
+/// Issue 41: `git credential` ran without `GIT_TERMINAL_PROMPT=0`, so on a terminal
+/// with no helper configured git asked for a username there and waited. Run on a
+/// terminal (`script` gives clinv a pseudo-terminal that never types anything) without
+/// the variable: the push fails at once, saying how to give credentials.
+fn git_credential_never_prompts_on_the_terminal() {
+    let fx = Fx::new();
+    let work = fx.clone("work", None);
+    let line = format!(
+        "timeout -s KILL 20 {} --root {} commit --domain prod.acme.example --repo {} --push",
+        crate::harness::clinv_bin(),
+        fx.root().display(),
+        work.display()
+    );
+    let started = std::time::Instant::now();
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", fx.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("SOURCE_DATE_EPOCH", EPOCH)
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .env("CLINV_SNAPSHOTS", fx.dir.path().join("store"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "took {:?}: {said}",
+        started.elapsed()
+    );
+    assert!(!said.contains("Username for"), "{said}");
+    assert!(said.contains("--token-env"), "{said}");
+    assert!(fx.remote_log().is_empty());
+}
+
 /// A wrong password from the helper: exit 1 with "authentication failed", the password
 /// nowhere in the output, and the helper told to forget it (`git credential reject`).
 /// A wrong `--token-env` token: the same, naming where it came from.
@@ -468,6 +539,8 @@ trials! {
         push_and_fetch_over_https_with_a_credential_helper_and_a_private_ca,
         a_token_from_the_environment_or_an_extra_header,
         a_wrong_password_is_a_clear_error_without_the_secret,
+        a_credential_helper_that_never_answers_ends_the_push_at_the_helper_deadline,
+        git_credential_never_prompts_on_the_terminal,
         an_untrusted_ca_says_how_to_trust_it_and_sslverify_false_needs_a_flag,
         a_redirected_remote_is_followed,
         a_dead_proxy_and_a_wrong_ca_are_named_for_what_they_are,

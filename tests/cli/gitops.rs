@@ -836,6 +836,51 @@ fn ssh_signed_commits_verify_and_move_the_branch() {
     );
 }
 
+/// Issue 41, "Helper processes": a repository with `commit.gpgsign` and a `gpg.program`
+/// that never answers hung `clinv commit` until it was killed. The program is a test
+/// double (a script: no real gpg can be made to hang on purpose) that does not end within
+/// a minute and leaves a grandchild holding its output; the commit ends at the helper
+/// deadline (`CLINV_HELPER_TIMEOUT`) with an error naming the program, and the branch
+/// has not moved.
+fn a_gpg_program_that_never_answers_is_stopped_at_the_helper_deadline() {
+    let fx = Fx::new();
+    fx.commit(&fx.work(), &[]).success();
+    let before = log(&fx.work());
+    let gpg = fx.dir.path().join("hanging-gpg");
+    std::fs::write(
+        &gpg,
+        "#!/bin/sh\necho FAKESECRET-gpg-output\nsleep 60 &\nsleep 60\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&gpg, std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(&fx.work(), &["config", "commit.gpgsign", "true"]);
+    git(
+        &fx.work(),
+        &["config", "gpg.program", gpg.to_str().unwrap()],
+    );
+    fx.set_chart_version("cilium", "1.20.1");
+    let run = fx
+        .clinv(&[
+            "commit",
+            "--repo",
+            fx.work().to_str().unwrap(),
+            "--domain",
+            "prod.acme.example",
+        ])
+        .env("CLINV_HELPER_TIMEOUT", "2")
+        .run();
+    assert!(
+        run.elapsed < std::time::Duration::from_secs(10),
+        "took {:?}",
+        run.elapsed
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_has(&run.stderr, "hanging-gpg did not finish within 2s");
+    assert!(!run.stderr.contains("FAKESECRET"), "{}", run.stderr);
+    assert_eq!(log(&fx.work()), before);
+}
+
 fn interface_errors() {
     let fx = Fx::new();
     assert_eq!(fx.commit(&fx.work(), &["--path", "../escape"]).code, 2);
@@ -1904,6 +1949,7 @@ trials! {
         push_to_a_git_daemon_remote,
         no_secret_reaches_any_git_object,
         ssh_signed_commits_verify_and_move_the_branch,
+        a_gpg_program_that_never_answers_is_stopped_at_the_helper_deadline,
         interface_errors,
         a_ref_lock_left_by_a_killed_process_is_named,
         pushers_to_a_local_remote_take_its_lock,

@@ -29,6 +29,7 @@ mod gitops;
 mod incluster;
 mod model;
 mod outputs;
+mod plugins;
 #[cfg(feature = "gitops")]
 mod processes;
 mod proxy;
@@ -65,6 +66,7 @@ fn main() -> std::process::ExitCode {
         incluster::tests(),
         model::tests(),
         outputs::tests(),
+        plugins::tests(),
         proxy::tests(),
         publish::tests(),
         replay::tests(),
