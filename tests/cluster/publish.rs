@@ -184,6 +184,15 @@ fn a_refused_connection_warns_and_exits_zero_at_once() {
 
 fn a_stopped_api_server_is_unreachable_and_a_later_publish_converges() {
     let p = plane();
+    // The tests share one plane: what an earlier one left is another domain's inventory,
+    // which a publish of edge's would refuse (issue 39).
+    let (code, _, err) = p.kubectl(&[
+        "delete",
+        "clusterinventory",
+        "cluster",
+        "--ignore-not-found",
+    ]);
+    assert_eq!(code, 0, "{err}");
     crate::replay::control_plane("stop-apiserver");
     let run = publish(&p, &example(), "edge.acme.example", &[]);
     crate::replay::control_plane("start-apiserver");
@@ -201,7 +210,17 @@ fn dry_run_prints_the_change_and_persists_nothing() {
     let p = plane();
     publish(&p, &example(), "prod.acme.example", &[]).success();
     let before = p.live().unwrap();
-    let run = publish(&p, &example(), "lab.acme.example", &["--dry-run"]).success();
+    // lab over prod's inventory: what taking it over would change (issue 39: without
+    // --take-over the publish is refused).
+    let refused = publish(&p, &example(), "lab.acme.example", &["--dry-run"]);
+    assert_eq!(refused.code, 12, "{}", refused.stderr);
+    let run = publish(
+        &p,
+        &example(),
+        "lab.acme.example",
+        &["--dry-run", "--take-over"],
+    )
+    .success();
     assert!(
         run.stdout.starts_with(
             "clusterinventory/cluster configured (dry run)\n--- live spec\n+++ rendered spec\n"
