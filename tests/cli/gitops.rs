@@ -1841,13 +1841,15 @@ fn fleet_reads_every_domain_folder_of_a_gitops_repository() {
             "--addon",
             "cilium",
         ])
-        .run()
-        .success();
+        .run();
+    // A folder whose file is no inventory is an error of the fleet (issue 39, finding 4:
+    // one rule for every source and command), the other domains printed.
+    assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(
         run.stdout,
         "ADDON   lab.acme.example  prod.acme.example\ncilium  1.19.2            1.20.1\n"
     );
-    assert_has(&run.stderr, "Not_A_Domain: not in the matrix: ");
+    assert_has(&run.stderr, "[error] Not_A_Domain: not in the matrix: ");
     assert_has(&run.stderr, "expected a ClusterInventory");
     // An older revision of the branch: before prod's bump.
     let old = fx
