@@ -248,6 +248,7 @@ impl DomainStore {
             }
             .into());
         }
+        let bad_objects = self.check_objects(&listing, allow_damage)?;
         let doomed = doomed(&listing, keep);
         let leaving = Leaving::of(&listing, &doomed);
         let ordered = listing.line_ordered;
@@ -263,11 +264,12 @@ impl DomainStore {
         }
         self.ensure_dirs()?;
         let mut pass = Compaction::run(&layout, leaving, ordered)?;
-        let (kept, gone, damaged) = (
+        let (kept, gone, mut damaged) = (
             std::mem::take(&mut pass.kept_objects),
             std::mem::take(&mut pass.gone_objects),
             std::mem::take(&mut pass.damaged_ids),
         );
+        damaged.extend(bad_objects);
         pass.switch(&layout)?;
         let _critical = crate::util::signals::critical();
         layout.clean_up_objects();
@@ -284,6 +286,39 @@ impl DomainStore {
 }
 
 impl DomainStore {
+    /// The objects `verify` would report for the live snapshots of `listing` (missing,
+    /// not matching their name, not what the record says they are): gc refuses with
+    /// them, as verify fails, unless `allow_damage` — then it leaves them as they are
+    /// (returned, so nothing removes them: they are evidence, and may be repaired).
+    ///
+    /// # Errors
+    /// Damaged objects without `allow_damage`; an unreadable journal.
+    fn check_objects(&self, listing: &Listing, allow_damage: bool) -> Result<HashSet<[u8; 32]>> {
+        let deleted = listing
+            .rows()
+            .filter(|r| r.state() == State::Deleted)
+            .map(|r| Box::from(&*r.id()))
+            .collect();
+        let mut pass = ObjectCheck(VerifyPass::new(self, deleted));
+        self.layout()
+            .read(&mut pass)
+            .map_err(|(p, e)| Error::io(p, e))?;
+        let ObjectCheck(pass) = pass;
+        if pass.snapshots.is_empty() || allow_damage {
+            return Ok(pass.bad_objects);
+        }
+        let first = pass.snapshots.iter().take(5).filter_map(|f| match f {
+            Finding::Problem(p) => Some(p.clone()),
+            Finding::TornTail { .. } => None,
+        });
+        Err(Damaged::Objects {
+            domain: self.domain.to_string(),
+            count: pass.snapshots.len(),
+            first: first.collect(),
+        }
+        .into())
+    }
+
     /// Migrates a version 1 journal whose lines are in the order into rolled, ordered
     /// segments (the caller holds the lock): the newest end then answers `log
     /// --max-count` and `latest~K` without the rest, and a publish finds the newest
@@ -374,17 +409,7 @@ impl Store {
                 .map(|r| Box::from(&*r.id()))
                 .collect();
             drop(listing);
-            let mut pass = VerifyPass {
-                ds: &ds,
-                deleted,
-                seen: HashSet::new(),
-                checked: HashSet::new(),
-                parsed: HashSet::new(),
-                damage: Vec::new(),
-                torn: 0,
-                snapshots: Vec::new(),
-                counts: (0, 0),
-            };
+            let mut pass = VerifyPass::new(&ds, deleted);
             ds.layout()
                 .read(&mut pass)
                 .map_err(|(p, e)| Error::io(p, e))?;
@@ -418,9 +443,26 @@ struct VerifyPass<'a> {
     snapshots: Vec<Finding>,
     /// Snapshots and objects checked.
     counts: (usize, usize),
+    /// The objects found missing or damaged.
+    bad_objects: HashSet<[u8; 32]>,
 }
 
-impl VerifyPass<'_> {
+impl<'a> VerifyPass<'a> {
+    fn new(ds: &'a DomainStore, deleted: HashSet<Box<str>>) -> VerifyPass<'a> {
+        VerifyPass {
+            ds,
+            deleted,
+            seen: HashSet::new(),
+            checked: HashSet::new(),
+            parsed: HashSet::new(),
+            damage: Vec::new(),
+            torn: 0,
+            snapshots: Vec::new(),
+            counts: (0, 0),
+            bad_objects: HashSet::new(),
+        }
+    }
+
     fn snapshot(&mut self, snap: &SnapshotRecord) {
         let problem = |what: String| Finding::Problem(format!("snapshot {}: {what}", snap.id));
         // The CR must read back as an inventory (with this snapshot's renderedAt), the CRD
@@ -430,6 +472,7 @@ impl VerifyPass<'_> {
         if self.parsed.insert(key(&snap.cr))
             && let Err(e) = self.ds.inventory(snap)
         {
+            self.bad_objects.insert(key(&snap.cr));
             self.snapshots.push(problem(crate::error::chain(&e)));
         }
         for (id, crd) in [(&snap.cr, false), (&snap.crd, true)] {
@@ -445,6 +488,7 @@ impl VerifyPass<'_> {
                 }
             });
             if let Err(e) = checked {
+                self.bad_objects.insert(key(id));
                 let what = format!("object {id}: {}", crate::error::chain(&e));
                 self.snapshots.push(problem(what));
             }
@@ -481,6 +525,29 @@ impl Lines for VerifyPass<'_> {
 
     fn take_torn_tail(&mut self) -> u64 {
         std::mem::take(&mut self.torn)
+    }
+}
+
+/// gc's check of the objects: [`VerifyPass`]'s, for every live snapshot record (each
+/// object once), without counting snapshots (gc holds the listing already); damaged
+/// lines are the listing's to report.
+struct ObjectCheck<'a>(VerifyPass<'a>);
+
+impl Lines for ObjectCheck<'_> {
+    fn record(&mut self, _path: &Path, _line_no: usize, record: Record, _raw: &[u8]) {
+        if let Record::Snapshot(snap) = record
+            && !self.0.deleted.contains(snap.id.as_str())
+        {
+            self.0.snapshot(&snap);
+        }
+    }
+
+    fn damage(&mut self, _path: &Path, _line: usize, _raw: &[u8], _what: String) {}
+
+    fn torn_tail(&mut self, _bytes: u64) {}
+
+    fn take_torn_tail(&mut self) -> u64 {
+        0
     }
 }
 

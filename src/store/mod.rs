@@ -905,11 +905,19 @@ impl Appender {
         self.stamp_after(&now)
     }
 
+    /// (`at`, or the newest recorded time when that is later — a clock stepped back a
+    /// little — and the next `seq`). A newest time beyond the future tolerance is
+    /// another clock's mistake, not a time: the record keeps `at` (one record's clock
+    /// never moves another's), and the order still puts it after every record of its
+    /// time by `seq`.
     fn stamp_after(&mut self, at: &str) -> (String, u64) {
+        self.head.1 += 1;
+        let far = beyond_tolerance(&self.head.0, jiff::Timestamp::now());
         if at > self.head.0.as_str() {
             self.head.0 = at.to_string();
+        } else if far {
+            return (at.to_string(), self.head.1);
         }
-        self.head.1 += 1;
         self.head.clone()
     }
 
@@ -977,6 +985,23 @@ const GITIGNORE: &str = "# clinv's snapshot store: local state, never committed\
 
 pub fn now_millis() -> String {
     crate::util::time::format_millis(jiff::Timestamp::now())
+}
+
+/// How far past this machine's clock a recorded time may be and still be taken as a
+/// time: two machines' clocks and time zones mistaken for UTC differ by hours, never by
+/// a day. A record beyond it is refused by `import`, and never sets the time of a
+/// record written after it.
+pub const FUTURE_TOLERANCE_HOURS: i64 = 24;
+
+/// Whether the recorded time `at` lies more than [`FUTURE_TOLERANCE_HOURS`] after `now`
+/// (a time that does not parse is compared as text, as the order compares it).
+pub fn beyond_tolerance(at: &str, now: jiff::Timestamp) -> bool {
+    let ceiling = now.as_second() + FUTURE_TOLERANCE_HOURS * 3600;
+    match crate::util::time::parse_rfc3339(at) {
+        Some(t) => t.as_second() > ceiling,
+        None => jiff::Timestamp::from_second(ceiling)
+            .is_ok_and(|c| at > crate::util::time::format_millis(c).as_str()),
+    }
 }
 
 /// The host name a new snapshot record carries: the kernel's host name, when it is a

@@ -75,7 +75,7 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
             (*keep, *dry_run, *allow_damage),
             output.unwrap_or_default(),
         ),
-        Some(SnapshotsCommand::Export { file }) => export(on, file),
+        Some(SnapshotsCommand::Export { file, allow_damage }) => export(on, file, *allow_damage),
         Some(SnapshotsCommand::Import(args)) => import_any(settings, store, args),
     }
 }
@@ -388,12 +388,22 @@ fn gc(
     Ok(exit::OK)
 }
 
-fn export(on: Selection<'_>, file: &Path) -> Result<i32> {
-    let exported = on.store.export(on.domains, file)?;
-    for e in &exported.skipped {
+/// `snapshots export`: whole, or refused naming what is damaged, or (`--allow-damage`)
+/// written without it — said item by item, and exit 1: an archive with a gap is
+/// found on this side of the air gap, not the far one.
+fn export(on: Selection<'_>, file: &Path, allow_damage: bool) -> Result<i32> {
+    let exported = on.store.export(on.domains, file, allow_damage)?;
+    let left = &exported.left_out;
+    for line in &left.lines {
         on.settings
             .printer
-            .warn(&format!("not exported: {}", crate::error::chain(e)));
+            .warn(&format!("left out of the archive: {line}"));
+    }
+    if left.more > 0 {
+        on.settings.printer.warn(&format!(
+            "left out of the archive: … and {} more (all counted in its LEFT-OUT entry)",
+            left.more
+        ));
     }
     on.settings.printer.info(&format!(
         "exported {} record(s) and {} object(s) of {} to {}",
@@ -405,9 +415,12 @@ fn export(on: Selection<'_>, file: &Path) -> Result<i32> {
         },
         file.display()
     ));
-    // The archive is written either way; --strict says that it is not whole.
-    if on.settings.strict && !exported.skipped.is_empty() {
-        return Err(Error::Strict(exported.skipped.len()).into());
+    if !left.is_empty() {
+        return Err(Error::from(crate::error::Damaged::ExportGap {
+            count: left.count(),
+            file: file.to_path_buf(),
+        })
+        .into());
     }
     Ok(exit::OK)
 }
@@ -447,13 +460,36 @@ fn import_oci(_: &Settings, _: &Store, _: &str, _: &ImportArgs) -> Result<i32> {
     Err(crate::Error::NoGitops("snapshots import oci://").into())
 }
 
+/// `snapshots import FILE`: what the archive's export left out is said first; a refused
+/// domain is an error naming why, after the others were imported (exit 1).
 fn import(settings: &Settings, store: &Store, file: &Path) -> Result<i32> {
     let imported = store.import(file)?;
+    for line in &imported.exported_without {
+        settings
+            .printer
+            .warn(&format!("{}: exported without {line}", file.display()));
+    }
+    for (domain, why) in &imported.refused {
+        settings
+            .printer
+            .error(&format!("{domain}: not imported: {why}"));
+    }
     settings.printer.info(&format!(
         "imported {} new record(s) from {} ({} existing record(s) untouched)",
         imported.added,
         file.display(),
         imported.kept
     ));
+    if !imported.refused.is_empty() {
+        return Err(Error::from(crate::error::Damaged::ImportRefused {
+            domains: imported
+                .refused
+                .iter()
+                .map(|(d, _)| d.to_string())
+                .collect(),
+            file: file.to_path_buf(),
+        })
+        .into());
+    }
     Ok(exit::OK)
 }
