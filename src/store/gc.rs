@@ -286,10 +286,12 @@ impl DomainStore {
 }
 
 impl DomainStore {
-    /// The objects `verify` would report for the live snapshots of `listing` (missing,
-    /// not matching their name, not what the record says they are): gc refuses with
-    /// them, as verify fails, unless `allow_damage` — then it leaves them as they are
-    /// (returned, so nothing removes them: they are evidence, and may be repaired).
+    /// The objects of the live snapshots of `listing` that are missing or whose content
+    /// does not match their name (what a disk or a hand damages; `verify` reports them):
+    /// gc refuses with them, as verify fails, unless `allow_damage` — then it leaves
+    /// them as they are (returned, so nothing removes them: they are evidence, and may
+    /// be restored from another copy). Whether an object means what its record says is
+    /// `verify`'s to check, not gc's.
     ///
     /// # Errors
     /// Damaged objects without `allow_damage`; an unreadable journal.
@@ -299,22 +301,23 @@ impl DomainStore {
             .filter(|r| r.state() == State::Deleted)
             .map(|r| Box::from(&*r.id()))
             .collect();
-        let mut pass = ObjectCheck(VerifyPass::new(self, deleted));
+        let mut pass = ObjectCheck {
+            ds: self,
+            deleted,
+            checked: HashSet::new(),
+            bad: HashSet::new(),
+            problems: Vec::new(),
+        };
         self.layout()
             .read(&mut pass)
             .map_err(|(p, e)| Error::io(p, e))?;
-        let ObjectCheck(pass) = pass;
-        if pass.snapshots.is_empty() || allow_damage {
-            return Ok(pass.bad_objects);
+        if pass.problems.is_empty() || allow_damage {
+            return Ok(pass.bad);
         }
-        let first = pass.snapshots.iter().take(5).filter_map(|f| match f {
-            Finding::Problem(p) => Some(p.clone()),
-            Finding::TornTail { .. } => None,
-        });
         Err(Damaged::Objects {
             domain: self.domain.to_string(),
-            count: pass.snapshots.len(),
-            first: first.collect(),
+            count: pass.problems.len(),
+            first: pass.problems.into_iter().take(5).collect(),
         }
         .into())
     }
@@ -443,8 +446,6 @@ struct VerifyPass<'a> {
     snapshots: Vec<Finding>,
     /// Snapshots and objects checked.
     counts: (usize, usize),
-    /// The objects found missing or damaged.
-    bad_objects: HashSet<[u8; 32]>,
 }
 
 impl<'a> VerifyPass<'a> {
@@ -459,7 +460,6 @@ impl<'a> VerifyPass<'a> {
             torn: 0,
             snapshots: Vec::new(),
             counts: (0, 0),
-            bad_objects: HashSet::new(),
         }
     }
 
@@ -472,7 +472,6 @@ impl<'a> VerifyPass<'a> {
         if self.parsed.insert(key(&snap.cr))
             && let Err(e) = self.ds.inventory(snap)
         {
-            self.bad_objects.insert(key(&snap.cr));
             self.snapshots.push(problem(crate::error::chain(&e)));
         }
         for (id, crd) in [(&snap.cr, false), (&snap.crd, true)] {
@@ -488,7 +487,6 @@ impl<'a> VerifyPass<'a> {
                 }
             });
             if let Err(e) = checked {
-                self.bad_objects.insert(key(id));
                 let what = format!("object {id}: {}", crate::error::chain(&e));
                 self.snapshots.push(problem(what));
             }
@@ -528,17 +526,35 @@ impl Lines for VerifyPass<'_> {
     }
 }
 
-/// gc's check of the objects: [`VerifyPass`]'s, for every live snapshot record (each
-/// object once), without counting snapshots (gc holds the listing already); damaged
-/// lines are the listing's to report.
-struct ObjectCheck<'a>(VerifyPass<'a>);
+/// gc's check of the objects of every live snapshot record, each object once: present,
+/// its content its name; damaged lines are the listing's to report.
+struct ObjectCheck<'a> {
+    ds: &'a DomainStore,
+    deleted: HashSet<Box<str>>,
+    checked: HashSet<[u8; 32]>,
+    bad: HashSet<[u8; 32]>,
+    problems: Vec<String>,
+}
 
 impl Lines for ObjectCheck<'_> {
     fn record(&mut self, _path: &Path, _line_no: usize, record: Record, _raw: &[u8]) {
-        if let Record::Snapshot(snap) = record
-            && !self.0.deleted.contains(snap.id.as_str())
-        {
-            self.0.snapshot(&snap);
+        let Record::Snapshot(snap) = record else {
+            return;
+        };
+        if self.deleted.contains(snap.id.as_str()) {
+            return;
+        }
+        for id in [&snap.cr, &snap.crd] {
+            let key = sha256_bytes(id).unwrap_or_default();
+            if !self.checked.insert(key) {
+                continue;
+            }
+            if let Err(e) = self.ds.object(id) {
+                self.bad.insert(key);
+                let what = crate::error::chain(&e);
+                self.problems
+                    .push(format!("snapshot {}: object {id}: {what}", snap.id));
+            }
         }
     }
 
