@@ -59,7 +59,13 @@ impl LeftOut {
             "# clinv snapshots export --allow-damage: left out of this archive (damaged or missing in the exporting store)\n",
         );
         for line in &self.lines {
-            text.push_str(&crate::util::redact::escape_line(line));
+            // Each line at most 512 bytes, so the entry stays within import's 1 MiB.
+            let line = crate::util::redact::escape_line(line);
+            let mut end = line.len().min(512);
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.push_str(&line[..end]);
             text.push('\n');
         }
         if self.more > 0 {
