@@ -1181,7 +1181,9 @@ def bench_fleet_repo(args):
 def bench_store_scale(args):
     """Issue #28: how each store command's time and peak RSS grow with the history
     (10k -> 100k -> 1M records): migration of a v1 journal (the first offline publish),
-    snapshots list, log --max-count 5, gc --keep 20, export, import, offline publish.
+    snapshots list, log --max-count 5, gc --keep 20, export, import, offline publish;
+    issue #39: the documents (snapshots list -o json/yaml, log -o json, report,
+    gc --dry-run -o json), each against the 128 MB bound.
     Each size on a fresh synthetic v1 store of applied snapshots; gc on a copy."""
     import shutil
     root = os.path.join(REPO, "examples", "acme")
@@ -1202,6 +1204,16 @@ def bench_store_scale(args):
         bench(f"snapshots list of {n}", lst, args.runs, env)
         bench(f"log --max-count 5 of {n}", [BIN, "log", "--max-count", "5", "--root", root, "--domain", dom],
               args.runs, env)
+        # Issue #39 (12): the documents, bounded like the text (stdout to /dev/null).
+        for fmt in ("json", "yaml"):
+            bench(f"snapshots list -o {fmt} of {n}", lst + ["-o", fmt], args.runs, env, target_mb=128)
+        bench(f"log -o json of {n}", [BIN, "log", "-o", "json", "--root", root, "--domain", dom],
+              args.runs, env, target_mb=128)
+        bench(f"report of {n}", [BIN, "report", "--root", root, "--domain", dom], args.runs, env,
+              target_mb=128)
+        bench(f"gc --keep 20 --dry-run -o json of {n}",
+              [BIN, "snapshots", "gc", "--keep", "20", "--dry-run", "-o", "json", "--root", root],
+              args.runs, env, target_mb=128)
         tar = os.path.join(tmp, "export.tar")
         bench(f"export of {n}", [BIN, "snapshots", "--domain", dom, "export", tar, "--root", root],
               args.runs, env, target_mb=128)

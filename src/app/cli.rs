@@ -1317,6 +1317,11 @@ pub enum SnapshotsCommand {
     },
     /// Write the snapshots of every domain (or of --domain) to a tar file (for sneaker-net).
     Export {
+        /// Write the archive even with damaged journal lines or missing or damaged
+        /// objects: they (and every snapshot naming such an object) are left out, listed
+        /// in the archive's LEFT-OUT entry, and the exit code is still 1.
+        #[arg(long)]
+        allow_damage: bool,
         /// The archive to write.
         file: PathBuf,
     },

@@ -49,4 +49,26 @@ pub enum Damaged {
     CrdObject(&'static str),
     #[error("snapshot store damaged: {problems} problem(s) in {}", .store.display())]
     Store { problems: usize, store: PathBuf },
+    /// gc found objects `verify` reports as damaged or missing: it changes nothing.
+    #[error(
+        "{domain}: {count} damaged or missing object(s), gc refuses to run (`clinv snapshots verify` lists them; `clinv snapshots gc --allow-damage` runs and leaves every damaged object as it is): {}",
+        .first.join("; ")
+    )]
+    Objects {
+        domain: String,
+        count: usize,
+        first: Vec<String>,
+    },
+    /// `snapshots export` met damage: it wrote no archive.
+    #[error(
+        "{count} damaged journal line(s) or missing or damaged object(s): no archive written (an export is whole; `--allow-damage` writes one without them and lists them in its LEFT-OUT entry): {}",
+        .first.join("; ")
+    )]
+    ExportRefused { count: usize, first: Vec<String> },
+    /// `snapshots export --allow-damage` wrote an archive with a gap.
+    #[error("{}: written without {count} item(s) (listed above and in the archive's LEFT-OUT entry)", .file.display())]
+    ExportGap { count: usize, file: PathBuf },
+    /// `snapshots import` left domains out (the others were imported).
+    #[error("{}: {} domain(s) not imported, nothing of them written: {}", .file.display(), .domains.len(), .domains.join(", "))]
+    ImportRefused { domains: Vec<String>, file: PathBuf },
 }

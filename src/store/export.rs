@@ -6,10 +6,10 @@ use super::journal::Lines;
 use super::{DomainStore, LOCK_TIMEOUT, Record, SnapshotRecord, State};
 use super::{Store, journal};
 use crate::domain::Domain;
-use crate::error::{Error, Result, SnapshotError};
+use crate::error::{Damaged, Error, Result, SnapshotError};
 use crate::util::files;
 use crate::util::hash::sha256_bytes;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -18,17 +18,76 @@ use std::path::Path;
 pub struct Exported {
     pub domains: usize,
     pub records: usize,
+    /// Objects written (never one it left out).
     pub objects: usize,
-    /// Objects left out because they are missing or damaged (the importer sees the gap).
-    pub skipped: Vec<Error>,
+    /// What it left out. Empty: the archive is whole.
+    pub left_out: LeftOut,
 }
 
+/// What an export left out, one line each, named relative to the store
+/// (`<domain>/journal:3: …`, `<domain>/objects/<id>.json: missing — …`): the archive's
+/// `LEFT-OUT` entry holds the same lines. At most [`LeftOut::LISTED`] are held (a store
+/// damaged throughout must not grow the export's memory); the rest are counted.
+#[derive(Debug, Default)]
+pub struct LeftOut {
+    pub lines: Vec<String>,
+    pub more: usize,
+}
+
+impl LeftOut {
+    const LISTED: usize = 1000;
+
+    fn push(&mut self, line: String) {
+        if self.lines.len() < Self::LISTED {
+            self.lines.push(line);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    pub fn count(&self) -> usize {
+        self.lines.len() + self.more
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count() == 0
+    }
+
+    /// The `LEFT-OUT` entry: a comment line, then one line per item.
+    fn manifest(&self) -> String {
+        let mut text = String::from(
+            "# clinv snapshots export --allow-damage: left out of this archive (damaged or missing in the exporting store)\n",
+        );
+        for line in &self.lines {
+            // Each line at most 512 bytes, so the entry stays within import's 1 MiB.
+            let line = crate::util::redact::escape_line(line);
+            let mut end = line.len().min(512);
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.push_str(&line[..end]);
+            text.push('\n');
+        }
+        if self.more > 0 {
+            text.push_str(&format!("… and {} more\n", self.more));
+        }
+        text
+    }
+}
+
+/// The name of the archive entry that lists what an export left out.
+pub const LEFT_OUT: &str = "LEFT-OUT";
+
 /// What an import added.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Imported {
     pub added: usize,
     /// Records the store already held (left untouched).
     pub kept: usize,
+    /// The archive's `LEFT-OUT` lines: what its export left out.
+    pub exported_without: Vec<String>,
+    /// Domains not imported (nothing of them written), each with why.
+    pub refused: Vec<(Domain, String)>,
 }
 
 impl Store {
@@ -39,9 +98,21 @@ impl Store {
     /// concurrent gc cannot remove an object between reading the records and the
     /// object). Deleted snapshots are left out. The archive appears whole or not at all.
     ///
+    /// An export is whole or says what it left out: a damaged journal line, a missing or
+    /// damaged object refuse it (nothing written) unless `allow_damage`; then the
+    /// damaged lines and every snapshot naming a missing object (with its state
+    /// changes) are left out, so the archive imports whole, and its `LEFT-OUT` entry
+    /// lists them — the caller exits non-zero either way.
+    ///
     /// # Errors
-    /// No records, an unreadable journal, or the archive cannot be written.
-    pub fn export(&self, domains: Option<&[Domain]>, file: &Path) -> Result<Exported> {
+    /// No records, an unreadable journal, damage without `allow_damage`, or the archive
+    /// cannot be written.
+    pub fn export(
+        &self,
+        domains: Option<&[Domain]>,
+        file: &Path,
+        allow_damage: bool,
+    ) -> Result<Exported> {
         let io = |e| Error::io(file, e);
         let (staged, out) = files::stage_file(file, 0o600).map_err(io)?;
         let mut tar = tar::Builder::new(std::io::BufWriter::with_capacity(1 << 20, out));
@@ -50,7 +121,7 @@ impl Store {
             domains: 0,
             records: 0,
             objects: 0,
-            skipped: Vec::new(),
+            left_out: LeftOut::default(),
         };
         for d in self.select(domains) {
             export_domain(&self.domain(&d), &mut tar, &mut out).map_err(|e| match e {
@@ -67,6 +138,17 @@ impl Store {
                 store: self.root().to_path_buf(),
             }
             .into());
+        }
+        if !out.left_out.is_empty() {
+            if !allow_damage {
+                return Err(Damaged::ExportRefused {
+                    count: out.left_out.count(),
+                    first: out.left_out.lines.iter().take(20).cloned().collect(),
+                }
+                .into());
+            }
+            let manifest = out.left_out.manifest();
+            add_entry(&mut tar, LEFT_OUT, manifest.as_bytes()).map_err(io)?;
         }
         let writer = tar.into_inner().map_err(io)?;
         let file_out = writer.into_inner().map_err(|e| io(e.into_error()))?;
@@ -87,8 +169,9 @@ impl From<Error> for Failure {
     }
 }
 
-/// One domain into the archive: its live records (streamed, in line order), then the
-/// objects they name; a domain without a live snapshot adds nothing.
+/// One domain into the archive: its live records (streamed, in line order) and the
+/// objects they name, each written when a record first names it; a domain without a
+/// live snapshot adds nothing.
 fn export_domain<W: Write>(
     ds: &DomainStore,
     tar: &mut tar::Builder<W>,
@@ -107,11 +190,14 @@ fn export_domain<W: Write>(
     drop(listing);
     let mut pass = ExportPass {
         tar,
-        domain: &ds.domain,
+        ds,
         deleted,
         part: 1,
         lines: Vec::with_capacity(EXPORT_PART + journal::MAX_LINE),
         objects: HashSet::new(),
+        bad: HashMap::new(),
+        left: HashSet::new(),
+        left_out: &mut out.left_out,
         records: 0,
         failed: None,
     };
@@ -121,48 +207,40 @@ fn export_domain<W: Write>(
     if !pass.lines.is_empty() {
         pass.flush();
     }
-    let ExportPass {
-        objects,
-        records,
-        failed,
-        ..
-    } = pass;
+    let (objects, records, failed) = (pass.objects.len(), pass.records, pass.failed);
     if let Some(e) = failed {
         return Err(Failure::Io(e));
     }
-    let mut objects: Vec<[u8; 32]> = objects.into_iter().collect();
-    objects.sort_unstable();
-    let d = &ds.domain;
-    for id in objects.iter().map(hex_bytes) {
-        match ds.object(&id) {
-            Ok(text) => add_entry(tar, &format!("{d}/objects/{id}.json"), text.as_bytes())
-                .map_err(Failure::Io)?,
-            Err(e) => out.skipped.push(e),
-        }
-    }
     out.records += records;
-    out.objects += objects.len();
+    out.objects += objects;
     out.domains += 1;
     Ok(())
 }
 
 /// The records of one domain as an export holds them: verified lines only, no `repair`
 /// or `head` records (where a store stood is its own), none of a deleted snapshot; a
-/// version 1 snapshot record gains its `seq`.
+/// version 1 snapshot record gains its `seq`. A snapshot whose object is missing or
+/// damaged is left out with its state changes, and said so.
 struct ExportPass<'a, W: Write> {
     tar: &'a mut tar::Builder<W>,
-    domain: &'a Domain,
+    ds: &'a DomainStore,
     deleted: HashSet<Box<str>>,
     part: usize,
     lines: Vec<u8>,
+    /// Objects written.
     objects: HashSet<[u8; 32]>,
+    /// Objects that could not be read whole, with why.
+    bad: HashMap<[u8; 32], String>,
+    /// Snapshots left out.
+    left: HashSet<Box<str>>,
+    left_out: &'a mut LeftOut,
     records: usize,
     failed: Option<std::io::Error>,
 }
 
 impl<W: Write> ExportPass<'_, W> {
     fn flush(&mut self) {
-        let d = self.domain;
+        let d = &self.ds.domain;
         let name = match self.part {
             1 => format!("{d}/journal"),
             n => format!("{d}/journal.{n}"),
@@ -173,18 +251,72 @@ impl<W: Write> ExportPass<'_, W> {
         }
         self.lines.clear();
     }
+
+    /// Writes the objects of `s` not yet written; why one cannot be, if so.
+    fn objects_of(&mut self, s: &SnapshotRecord) -> Option<String> {
+        let d = &self.ds.domain;
+        for id in [&s.cr, &s.crd] {
+            let Some(key) = sha256_bytes(id) else {
+                return Some(format!("object id {id:?} is not a sha256"));
+            };
+            if self.objects.contains(&key) {
+                continue;
+            }
+            if let Some(why) = self.bad.get(&key) {
+                return Some(format!("{d}/objects/{id}.json: {why}"));
+            }
+            match self.ds.object(id) {
+                Ok(text) => {
+                    let name = format!("{d}/objects/{id}.json");
+                    if self.failed.is_none() {
+                        self.failed = add_entry(self.tar, &name, text.as_bytes()).err();
+                    }
+                    self.objects.insert(key);
+                }
+                Err(e) => {
+                    let why = unreadable(&e);
+                    let line = format!("{d}/objects/{id}.json: {why}");
+                    self.bad.insert(key, why);
+                    return Some(line);
+                }
+            }
+        }
+        None
+    }
+
+    fn push_line(&mut self, line: &[u8]) {
+        self.lines.extend_from_slice(line);
+        self.lines.push(b'\n');
+    }
+}
+
+/// Why an object could not be read whole, without the store's own path.
+fn unreadable(e: &Error) -> String {
+    match e {
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            "missing".to_string()
+        }
+        Error::Io { source, .. } => source.to_string(),
+        Error::InvalidFile { message, .. } => message.clone(),
+        other => crate::error::chain(other),
+    }
 }
 
 impl<W: Write> Lines for ExportPass<'_, W> {
     fn record(&mut self, _path: &Path, line_no: usize, record: Record, raw: &[u8]) {
         let Some(id) = record.id() else { return };
-        if self.deleted.contains(id) {
+        if self.deleted.contains(id) || self.left.contains(id) {
             return;
         }
         match record {
             Record::Snapshot(s) => {
-                let named = [&s.cr, &s.crd].map(|id| sha256_bytes(id));
-                self.objects.extend(named.into_iter().flatten());
+                if let Some(why) = self.objects_of(&s) {
+                    let id = s.id.as_str();
+                    self.left_out
+                        .push(format!("{why} — snapshot {id} ({}) left out", s.at));
+                    self.left.insert(Box::from(id));
+                    return;
+                }
                 if s.seq.is_none() {
                     let s = SnapshotRecord {
                         seq: Some(line_no as u64),
@@ -195,14 +327,10 @@ impl<W: Write> Lines for ExportPass<'_, W> {
                         Err(e) => self.failed = Some(std::io::Error::other(e)),
                     }
                 } else {
-                    self.lines.extend_from_slice(raw);
-                    self.lines.push(b'\n');
+                    self.push_line(raw);
                 }
             }
-            _ => {
-                self.lines.extend_from_slice(raw);
-                self.lines.push(b'\n');
-            }
+            _ => self.push_line(raw),
         }
         self.records += 1;
         if self.lines.len() >= EXPORT_PART {
@@ -210,7 +338,12 @@ impl<W: Write> Lines for ExportPass<'_, W> {
         }
     }
 
-    fn damage(&mut self, _path: &Path, _line_no: usize, _raw: &[u8], _what: String) {}
+    fn damage(&mut self, path: &Path, line_no: usize, _raw: &[u8], what: String) {
+        let root = self.ds.dir().parent().unwrap_or(Path::new(""));
+        let rel = path.strip_prefix(root).unwrap_or(path);
+        self.left_out
+            .push(format!("{}:{line_no}: {what}", rel.display()));
+    }
 
     fn torn_tail(&mut self, _bytes: u64) {}
 
@@ -227,15 +360,6 @@ fn add_entry<W: Write>(tar: &mut tar::Builder<W>, name: &str, bytes: &[u8]) -> s
     header.set_mtime(0);
     header.set_cksum();
     tar.append_data(&mut header, name, bytes)
-}
-
-/// Lowercase hex of an object id's bytes.
-fn hex_bytes(bytes: &[u8; 32]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 /// Journal entries of an archive are cut at whole lines past this size
@@ -275,6 +399,16 @@ pub enum ExportError {
         domain: String,
         id: String,
         owner: String,
+    },
+    #[error(
+        "{domain}/journal: a record of snapshot {id} was recorded at {at}, in the future: more than {} h after this machine's clock ({now}); the exporting machine's clock was wrong",
+        super::FUTURE_TOLERANCE_HOURS
+    )]
+    Future {
+        domain: String,
+        id: String,
+        at: String,
+        now: String,
     },
     #[error(
         "{domain}/journal: snapshot {id} names object {object}, which the archive does not hold"

@@ -248,6 +248,7 @@ impl DomainStore {
             }
             .into());
         }
+        let bad_objects = self.check_objects(&listing, allow_damage)?;
         let doomed = doomed(&listing, keep);
         let leaving = Leaving::of(&listing, &doomed);
         let ordered = listing.line_ordered;
@@ -263,11 +264,12 @@ impl DomainStore {
         }
         self.ensure_dirs()?;
         let mut pass = Compaction::run(&layout, leaving, ordered)?;
-        let (kept, gone, damaged) = (
+        let (kept, gone, mut damaged) = (
             std::mem::take(&mut pass.kept_objects),
             std::mem::take(&mut pass.gone_objects),
             std::mem::take(&mut pass.damaged_ids),
         );
+        damaged.extend(bad_objects);
         pass.switch(&layout)?;
         let _critical = crate::util::signals::critical();
         layout.clean_up_objects();
@@ -284,6 +286,42 @@ impl DomainStore {
 }
 
 impl DomainStore {
+    /// The objects of the live snapshots of `listing` that are missing or whose content
+    /// does not match their name (what a disk or a hand damages; `verify` reports them):
+    /// gc refuses with them, as verify fails, unless `allow_damage` — then it leaves
+    /// them as they are (returned, so nothing removes them: they are evidence, and may
+    /// be restored from another copy). Whether an object means what its record says is
+    /// `verify`'s to check, not gc's.
+    ///
+    /// # Errors
+    /// Damaged objects without `allow_damage`; an unreadable journal.
+    fn check_objects(&self, listing: &Listing, allow_damage: bool) -> Result<HashSet<[u8; 32]>> {
+        let deleted = listing
+            .rows()
+            .filter(|r| r.state() == State::Deleted)
+            .map(|r| Box::from(&*r.id()))
+            .collect();
+        let mut pass = ObjectCheck {
+            ds: self,
+            deleted,
+            checked: HashSet::new(),
+            bad: HashSet::new(),
+            problems: Vec::new(),
+        };
+        self.layout()
+            .read(&mut pass)
+            .map_err(|(p, e)| Error::io(p, e))?;
+        if pass.problems.is_empty() || allow_damage {
+            return Ok(pass.bad);
+        }
+        Err(Damaged::Objects {
+            domain: self.domain.to_string(),
+            count: pass.problems.len(),
+            first: pass.problems.into_iter().take(5).collect(),
+        }
+        .into())
+    }
+
     /// Migrates a version 1 journal whose lines are in the order into rolled, ordered
     /// segments (the caller holds the lock): the newest end then answers `log
     /// --max-count` and `latest~K` without the rest, and a publish finds the newest
@@ -374,17 +412,7 @@ impl Store {
                 .map(|r| Box::from(&*r.id()))
                 .collect();
             drop(listing);
-            let mut pass = VerifyPass {
-                ds: &ds,
-                deleted,
-                seen: HashSet::new(),
-                checked: HashSet::new(),
-                parsed: HashSet::new(),
-                damage: Vec::new(),
-                torn: 0,
-                snapshots: Vec::new(),
-                counts: (0, 0),
-            };
+            let mut pass = VerifyPass::new(&ds, deleted);
             ds.layout()
                 .read(&mut pass)
                 .map_err(|(p, e)| Error::io(p, e))?;
@@ -420,7 +448,21 @@ struct VerifyPass<'a> {
     counts: (usize, usize),
 }
 
-impl VerifyPass<'_> {
+impl<'a> VerifyPass<'a> {
+    fn new(ds: &'a DomainStore, deleted: HashSet<Box<str>>) -> VerifyPass<'a> {
+        VerifyPass {
+            ds,
+            deleted,
+            seen: HashSet::new(),
+            checked: HashSet::new(),
+            parsed: HashSet::new(),
+            damage: Vec::new(),
+            torn: 0,
+            snapshots: Vec::new(),
+            counts: (0, 0),
+        }
+    }
+
     fn snapshot(&mut self, snap: &SnapshotRecord) {
         let problem = |what: String| Finding::Problem(format!("snapshot {}: {what}", snap.id));
         // The CR must read back as an inventory (with this snapshot's renderedAt), the CRD
@@ -481,6 +523,47 @@ impl Lines for VerifyPass<'_> {
 
     fn take_torn_tail(&mut self) -> u64 {
         std::mem::take(&mut self.torn)
+    }
+}
+
+/// gc's check of the objects of every live snapshot record, each object once: present,
+/// its content its name; damaged lines are the listing's to report.
+struct ObjectCheck<'a> {
+    ds: &'a DomainStore,
+    deleted: HashSet<Box<str>>,
+    checked: HashSet<[u8; 32]>,
+    bad: HashSet<[u8; 32]>,
+    problems: Vec<String>,
+}
+
+impl Lines for ObjectCheck<'_> {
+    fn record(&mut self, _path: &Path, _line_no: usize, record: Record, _raw: &[u8]) {
+        let Record::Snapshot(snap) = record else {
+            return;
+        };
+        if self.deleted.contains(snap.id.as_str()) {
+            return;
+        }
+        for id in [&snap.cr, &snap.crd] {
+            let key = sha256_bytes(id).unwrap_or_default();
+            if !self.checked.insert(key) {
+                continue;
+            }
+            if let Err(e) = self.ds.object(id) {
+                self.bad.insert(key);
+                let what = crate::error::chain(&e);
+                self.problems
+                    .push(format!("snapshot {}: object {id}: {what}", snap.id));
+            }
+        }
+    }
+
+    fn damage(&mut self, _path: &Path, _line: usize, _raw: &[u8], _what: String) {}
+
+    fn torn_tail(&mut self, _bytes: u64) {}
+
+    fn take_torn_tail(&mut self) -> u64 {
+        0
     }
 }
 

@@ -4,8 +4,9 @@
 //!
 //! The archive is read three times, streaming, one entry at a time (each within its own
 //! limit): to verify every line and object checksum, to check that every object a kept
-//! snapshot names is present, then to merge. Nothing is written before the first two
-//! passes succeed. A domain's entries must be together, as `export` writes them: the
+//! snapshot names is present and no record comes from the future, then to merge.
+//! Nothing is written before the first two passes end; a domain that failed them is
+//! not written at all. A domain's entries must be together, as `export` writes them: the
 //! merge of one domain ends before the next begins.
 
 use super::export::{EXPORT_FORMAT, ExportError, Imported};
@@ -25,6 +26,8 @@ use std::path::Path;
 /// An entry of an archive, by its name.
 enum Entry {
     Format,
+    /// What the export left out (`--allow-damage`).
+    LeftOut,
     Journal(Domain),
     Object(Domain, String),
 }
@@ -35,6 +38,7 @@ impl Entry {
         let domain = |d: &str| Domain::new(d).ok_or_else(|| ExportError::Unexpected(name.into()));
         match parts[..] {
             ["FORMAT"] => Ok(Entry::Format),
+            [super::export::LEFT_OUT] => Ok(Entry::LeftOut),
             [d, j] if is_journal_part(j) => Ok(Entry::Journal(domain(d)?)),
             [d, "objects", obj] if crate::domain::is_valid(d) => {
                 let id = obj
@@ -50,6 +54,7 @@ impl Entry {
     fn limit(&self) -> u64 {
         match self {
             Entry::Format => 4096,
+            Entry::LeftOut => 1 << 20,
             Entry::Journal(_) => MAX_JOURNAL,
             Entry::Object(..) => MAX_OBJECT,
         }
@@ -131,9 +136,21 @@ struct Checked {
     format_ok: bool,
     deleted: HashSet<(usize, Box<str>)>,
     present: HashSet<(usize, [u8; 32])>,
+    /// Per domain index: how many problems, and the first few.
+    refused: std::collections::BTreeMap<usize, (usize, Vec<String>)>,
+    left_out: Vec<String>,
 }
 
 impl Checked {
+    /// A problem that keeps domain `i` out of the import (the others go on).
+    fn refuse(&mut self, i: usize, e: &ExportError) {
+        let (count, first) = self.refused.entry(i).or_default();
+        *count += 1;
+        if first.len() < 10 {
+            first.push(e.to_string());
+        }
+    }
+
     /// The index of `d`, which must be the current domain or a new one.
     fn enter(&mut self, d: Domain) -> std::result::Result<usize, ExportError> {
         if self.domains.last() == Some(&d) {
@@ -147,21 +164,39 @@ impl Checked {
     }
 }
 
-/// Verifies an archive without writing anything: every line and object checksum (first
-/// pass), then that every object a kept snapshot names is present (second pass; deleted
-/// snapshots are never exported). `open` gives the archive from its start. Returns its
-/// domains, each with its number of journal lines.
+/// A verified archive: its domains to import, each with its number of journal lines;
+/// the domains it refuses, each with why; what its export left out.
+pub struct CheckedArchive {
+    pub domains: Vec<(Domain, usize)>,
+    pub refused: Vec<(Domain, String)>,
+    pub left_out: Vec<String>,
+}
+
+/// Verifies an archive without writing anything: every line checksum (first pass), then
+/// per domain every object checksum, every object a kept snapshot names present
+/// (deleted snapshots are never exported), every snapshot its domain's and no record
+/// recorded beyond the future tolerance (second pass). `open` gives the archive from
+/// its start. A domain with such a problem is refused, the others are not held
+/// hostage; a damaged line refuses the whole archive (a transfer that damaged it).
 ///
 /// # Errors
-/// What is wrong, naming the entry (and line).
+/// What is wrong with the archive as a whole, naming the entry (and line).
 pub fn check_archive<R: Read>(
     open: impl Fn() -> io::Result<R>,
-) -> std::result::Result<Vec<(Domain, usize)>, ExportError> {
+) -> std::result::Result<CheckedArchive, ExportError> {
     let mut checked = Checked::default();
     let mut lines: Vec<usize> = Vec::new();
     each_entry(open()?, |entry, data| match entry {
         Entry::Format => {
             checked.format_ok = String::from_utf8_lossy(&data).trim() == EXPORT_FORMAT;
+            Ok(())
+        }
+        Entry::LeftOut => {
+            let text = String::from_utf8_lossy(&data);
+            let items = text
+                .lines()
+                .filter(|l| !l.is_empty() && !l.starts_with('#'));
+            checked.left_out = items.map(str::to_string).collect();
             Ok(())
         }
         Entry::Journal(d) => {
@@ -183,40 +218,79 @@ pub fn check_archive<R: Read>(
             match sha256_bytes(&id) {
                 Some(key) if Sha256::digest(&data)[..] == key[..] => {
                     checked.present.insert((i, key));
-                    Ok(())
                 }
-                _ => Err(ExportError::Checksum {
-                    domain: d.to_string(),
-                    id,
-                }),
+                _ => checked.refuse(
+                    i,
+                    &ExportError::Checksum {
+                        domain: d.to_string(),
+                        id,
+                    },
+                ),
             }
+            Ok(())
         }
     })?;
     if !checked.format_ok {
         return Err(ExportError::NotAnExport);
     }
-    check_complete(open()?, &checked)?;
+    check_complete(open()?, &mut checked, jiff::Timestamp::now())?;
     lines.resize(checked.domains.len(), 0);
-    Ok(checked.domains.into_iter().zip(lines).collect())
+    let refused = std::mem::take(&mut checked.refused);
+    let mut out = CheckedArchive {
+        domains: Vec::new(),
+        refused: Vec::new(),
+        left_out: checked.left_out,
+    };
+    for (i, (d, n)) in checked.domains.into_iter().zip(lines).enumerate() {
+        match refused.get(&i) {
+            Some((count, first)) => {
+                let more = count - first.len();
+                let tail = if more > 0 {
+                    format!("; … and {more} more")
+                } else {
+                    String::new()
+                };
+                out.refused.push((d, format!("{}{tail}", first.join("; "))));
+            }
+            None => out.domains.push((d, n)),
+        }
+    }
+    Ok(out)
 }
 
-/// The second pass: every kept snapshot belongs to its domain and its objects are there.
-fn check_complete(reader: impl Read, checked: &Checked) -> std::result::Result<(), ExportError> {
+/// The second pass: every kept snapshot belongs to its domain and its objects are
+/// there; no record lies beyond the future tolerance of `now`.
+fn check_complete(
+    reader: impl Read,
+    checked: &mut Checked,
+    now: jiff::Timestamp,
+) -> std::result::Result<(), ExportError> {
     let mut lines = vec![0; checked.domains.len()];
     each_entry(reader, |entry, data| {
         let Entry::Journal(d) = entry else {
             return Ok(());
         };
         let i = checked.domains.iter().position(|x| *x == d).unwrap_or(0);
-        let mut wrong = None;
+        let mut wrong = Vec::new();
         lines[i] = each_line(&d, lines[i], &data, |_, record, _| {
+            if super::beyond_tolerance(record.at(), now) {
+                wrong.push(ExportError::Future {
+                    domain: d.to_string(),
+                    id: record.id().unwrap_or_default().to_string(),
+                    at: record.at().to_string(),
+                    now: crate::util::time::format_seconds(now),
+                });
+            }
             let Record::Snapshot(s) = record else { return };
-            if wrong.is_some() || checked.deleted.contains(&(i, s.id.as_str().into())) {
+            if checked.deleted.contains(&(i, s.id.as_str().into())) {
                 return;
             }
-            wrong = problem(&d, i, &s, checked);
+            wrong.extend(problem(&d, i, &s, checked));
         })?;
-        wrong.map_or(Ok(()), Err)
+        for e in &wrong {
+            checked.refuse(i, e);
+        }
+        Ok(())
     })
 }
 
@@ -446,13 +520,16 @@ fn owner_of(record: &Record) -> Option<[u8; 16]> {
 
 impl Store {
     /// Imports an export archive: verifies all of it (lines, object checksums, every
-    /// object a kept snapshot names present) without writing, then per domain, under its
-    /// lock, writes the objects and a merged generation of the journal (the order is
-    /// (at, seq, id) whatever the lines' places, so an imported older snapshot never
-    /// becomes the newest).
+    /// object a kept snapshot names present, no record from beyond the future
+    /// tolerance) without writing, then per domain, under its lock, writes the objects
+    /// and a merged generation of the journal (the order is (at, seq, id) whatever the
+    /// lines' places, so an imported older snapshot never becomes the newest). A domain
+    /// that does not verify is left out whole — nothing of it written — and named in
+    /// [`Imported::refused`]; the others are imported.
     ///
     /// # Errors
-    /// Not a regular file, an archive that does not verify, or a write failure.
+    /// Not a regular file, an archive whose lines do not verify (nothing is written),
+    /// or a write failure.
     pub fn import(&self, file: &Path) -> Result<Imported> {
         let invalid = |e: ExportError| Error::InvalidFile {
             path: file.to_path_buf(),
@@ -466,8 +543,14 @@ impl Store {
             Ok(io::BufReader::with_capacity(1 << 20, reader))
         };
         open().map_err(|e| Error::io(file, e))?;
-        let domains = check_archive(open).map_err(invalid)?;
-        let mut out = Imported { added: 0, kept: 0 };
+        let verified = check_archive(open).map_err(invalid)?;
+        let domains = verified.domains;
+        let mut out = Imported {
+            added: 0,
+            kept: 0,
+            exported_without: verified.left_out,
+            refused: verified.refused,
+        };
         let mut merge: Option<Merge> = None;
         let mut failed: Option<Error> = None;
         let reader = open().map_err(|e| Error::io(file, e))?;
@@ -496,9 +579,13 @@ impl Store {
         data: &[u8],
     ) -> Result<()> {
         let d = match &entry {
-            Entry::Format => return Ok(()),
+            Entry::Format | Entry::LeftOut => return Ok(()),
             Entry::Journal(d) | Entry::Object(d, _) => d,
         };
+        if !domains.iter().any(|(x, _)| x == d) {
+            // A refused domain: nothing of it is written.
+            return Ok(());
+        }
         if merge.as_ref().is_none_or(|m| m.ds.domain != *d) {
             if let Some(m) = merge.take() {
                 m.finish(out)?;
@@ -524,7 +611,7 @@ impl Store {
                 failed.map_or(Ok(()), |e| Err(Error::io(m.ds.dir(), e)))
             }
             Entry::Object(_, id) => m.ds.import_object(&id, data).map(|_| ()),
-            Entry::Format => Ok(()),
+            Entry::Format | Entry::LeftOut => Ok(()),
         }
     }
 }

@@ -160,6 +160,11 @@ pub trait Lines {
     fn torn_tail(&mut self, bytes: u64);
     /// The torn tail counted so far, reset (a sealed file's is damage).
     fn take_torn_tail(&mut self) -> u64;
+    /// Whether a whole line is wanted at all: one that is not is neither decoded nor
+    /// checked (a reader of a few records; what it skips is another pass's to report).
+    fn wants(&self, _raw: &[u8]) -> bool {
+        true
+    }
 }
 
 /// Folds journal lines, file after file, into snapshots: damaged lines are reported, an
@@ -226,6 +231,63 @@ impl Lines for Builder {
     /// A record that verified; version 1 records take their line number as `seq`.
     fn record(&mut self, _path: &Path, line_no: usize, record: Record, _raw: &[u8]) {
         self.add(line_no, record);
+    }
+}
+
+/// The id of a line written in clinv's own layout: `<sum> {"kind":"WORD","v":DIGITS,"id":"ID"`;
+/// `None` for any other shape.
+fn clinv_layout_id(raw: &[u8]) -> Option<&str> {
+    let json = &raw[raw.iter().position(|b| *b == b' ')? + 1..];
+    let rest = json.strip_prefix(b"{\"kind\":\"")?;
+    let rest = &rest[rest.iter().position(|b| *b == b'"')?..];
+    let rest = rest.strip_prefix(b"\",\"v\":")?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let rest = rest[digits..].strip_prefix(b",\"id\":\"")?;
+    let id = &rest[..rest.iter().position(|b| *b == b'"')?];
+    std::str::from_utf8(id).ok()
+}
+
+/// A [`Builder`] of only the snapshots `wanted` names (their records, state changes and
+/// events; no damage, no head): a window of a listing built whole, in the memory of
+/// the window.
+pub struct Only<'a> {
+    wanted: &'a std::collections::HashSet<&'a str>,
+    builder: Builder,
+}
+
+impl<'a> Only<'a> {
+    pub fn new(wanted: &'a std::collections::HashSet<&'a str>) -> Only<'a> {
+        Only {
+            wanted,
+            builder: Builder::default(),
+        }
+    }
+
+    /// The wanted snapshots, folded as [`Builder::finish`] folds them.
+    pub fn finish(self, path: &Path) -> Journal {
+        self.builder.finish(path)
+    }
+}
+
+impl Lines for Only<'_> {
+    /// A line in clinv's layout (`<sum> {"kind":"…","v":N,"id":"…",…`) whose id is not
+    /// wanted is skipped undecoded; any other line is decoded and judged by its record.
+    fn wants(&self, raw: &[u8]) -> bool {
+        clinv_layout_id(raw).is_none_or(|id| self.wanted.contains(id))
+    }
+
+    fn record(&mut self, path: &Path, line_no: usize, record: Record, raw: &[u8]) {
+        if record.id().is_some_and(|id| self.wanted.contains(id)) {
+            self.builder.record(path, line_no, record, raw);
+        }
+    }
+
+    fn damage(&mut self, _path: &Path, _line_no: usize, _raw: &[u8], _what: String) {}
+
+    fn torn_tail(&mut self, _bytes: u64) {}
+
+    fn take_torn_tail(&mut self) -> u64 {
+        0
     }
 }
 
@@ -396,7 +458,7 @@ pub fn read_lines(
                 &line,
                 format!("line of {n} bytes is over the limit ({MAX_LINE})"),
             );
-        } else if !line.is_empty() {
+        } else if !line.is_empty() && builder.wants(&line) {
             batch_bytes += line.len();
             batch.push((line_no, line.clone()));
             if batch.len() >= BATCH || batch_bytes >= BATCH_BYTES {

@@ -88,6 +88,11 @@ impl Shown {
     }
 }
 
+/// Rows [`Store::each_listed`] builds whole at a time: about 2.7 KB each while built, so
+/// a window stays near 11 MB beside the compact listing (≈ 60 bytes a row); each window
+/// is one more read of the journal (its lines only scanned for their id).
+pub const LISTED_WINDOW: usize = 4_096;
+
 /// The store root.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -160,6 +165,55 @@ impl Store {
             }
         }
         Ok((rows, damage))
+    }
+
+    /// [`Store::list`] streamed, for `snapshots list -o json|yaml`: each domain's rows
+    /// (filtered by `shown`, newest first, as the table lists them) handed to `each`
+    /// one at a time, with every field but the history. The compact listing says which
+    /// rows and in what order; the whole records are then built [`LISTED_WINDOW`] rows
+    /// at a time, one read of the journal per window — memory is the listing plus one
+    /// window whatever the history's length; time grows with the windows.
+    /// Returns the damaged lines that were skipped.
+    ///
+    /// # Errors
+    /// An invalid domain, an unreadable journal, or what `each` returns.
+    pub fn each_listed(
+        &self,
+        domains: Option<&[Domain]>,
+        shown: &Shown,
+        mut each: impl FnMut(Snapshot) -> Result<()>,
+    ) -> Result<Vec<Damage>> {
+        let mut damage = Vec::new();
+        for d in self.select(domains) {
+            let ds = self.domain(&d);
+            let mut listing = ds.listing_shown(shown)?;
+            damage.append(&mut listing.damage);
+            for start in (0..listing.len()).step_by(LISTED_WINDOW) {
+                let end = (start + LISTED_WINDOW).min(listing.len());
+                let window: Vec<Box<str>> = (start..end)
+                    .filter_map(|i| listing.row(i).map(|r| Box::from(&*r.id())))
+                    .collect();
+                let wanted: std::collections::HashSet<&str> =
+                    window.iter().map(|id| &**id).collect();
+                let mut only = journal::Only::new(&wanted);
+                ds.layout()
+                    .read(&mut only)
+                    .map_err(|(p, e)| Error::io(p, e))?;
+                let mut found: std::collections::HashMap<String, Snapshot> = only
+                    .finish(&ds.layout().segments_dir())
+                    .snapshots
+                    .into_iter()
+                    .map(|s| (s.record.id.to_string(), s))
+                    .collect();
+                for id in &window {
+                    if let Some(mut snap) = found.remove(&**id) {
+                        snap.history = Vec::new();
+                        each(snap)?;
+                    }
+                }
+            }
+        }
+        Ok(damage)
     }
 
     /// [`Store::list`] compactly, for the table of `snapshots list`: one [`scan::Listing`]
@@ -905,11 +959,19 @@ impl Appender {
         self.stamp_after(&now)
     }
 
+    /// (`at`, or the newest recorded time when that is later — a clock stepped back a
+    /// little — and the next `seq`). A newest time beyond the future tolerance is
+    /// another clock's mistake, not a time: the record keeps `at` (one record's clock
+    /// never moves another's), and the order still puts it after every record of its
+    /// time by `seq`.
     fn stamp_after(&mut self, at: &str) -> (String, u64) {
+        self.head.1 += 1;
+        let far = beyond_tolerance(&self.head.0, jiff::Timestamp::now());
         if at > self.head.0.as_str() {
             self.head.0 = at.to_string();
+        } else if far {
+            return (at.to_string(), self.head.1);
         }
-        self.head.1 += 1;
         self.head.clone()
     }
 
@@ -977,6 +1039,23 @@ const GITIGNORE: &str = "# clinv's snapshot store: local state, never committed\
 
 pub fn now_millis() -> String {
     crate::util::time::format_millis(jiff::Timestamp::now())
+}
+
+/// How far past this machine's clock a recorded time may be and still be taken as a
+/// time: two machines' clocks and time zones mistaken for UTC differ by hours, never by
+/// a day. A record beyond it is refused by `import`, and never sets the time of a
+/// record written after it.
+pub const FUTURE_TOLERANCE_HOURS: i64 = 24;
+
+/// Whether the recorded time `at` lies more than [`FUTURE_TOLERANCE_HOURS`] after `now`
+/// (a time that does not parse is compared as text, as the order compares it).
+pub fn beyond_tolerance(at: &str, now: jiff::Timestamp) -> bool {
+    let ceiling = now.as_second() + FUTURE_TOLERANCE_HOURS * 3600;
+    match crate::util::time::parse_rfc3339(at) {
+        Some(t) => t.as_second() > ceiling,
+        None => jiff::Timestamp::from_second(ceiling)
+            .is_ok_and(|c| at > crate::util::time::format_millis(c).as_str()),
+    }
 }
 
 /// The host name a new snapshot record carries: the kernel's host name, when it is a
@@ -1717,7 +1796,8 @@ mod tests {
             }
         }
         fs::write(root.join("d/journal"), &text).unwrap();
-        store.gc(usize::MAX, false, false).unwrap(); // v1 → rolled, ordered segments
+        // v1 → rolled, ordered segments (the records name no object files: allowed).
+        store.gc(usize::MAX, false, true).unwrap();
         assert!(store.layout().live_files().unwrap().len() >= 3);
         store
     }
@@ -1958,7 +2038,27 @@ mod tests {
     fn recorded_time_never_goes_backwards_and_seq_grows() {
         let (dir, store) = fresh();
         fs::create_dir_all(dir.path().join("d")).unwrap();
-        // A record from the future (another clock): new records are stamped after it.
+        // A record from a little in the future (a clock stepped back): new records are
+        // stamped at its time, never before it, and ordered after it by seq.
+        let soon = crate::util::time::format_millis(
+            jiff::Timestamp::now() + jiff::SignedDuration::from_hours(2),
+        );
+        let ahead = v1_snapshot("eeee01", &soon, &"a".repeat(64));
+        fs::write(
+            dir.path().join("d/journal"),
+            journal::encode(&ahead).unwrap(),
+        )
+        .unwrap();
+        let a = store.record(&cr(1), "{}", None).unwrap();
+        let b = store.record(&cr(2), "{}", None).unwrap();
+        assert_eq!(a.at, soon);
+        assert!(b.seq > a.seq);
+        let j = store.read().unwrap();
+        assert_eq!(j.newest_first().next().unwrap().record.id, b.id);
+        // Issue 39 (14): one from beyond the future tolerance (another clock's mistake)
+        // never moves a new record's time; seq still grows.
+        let (dir, store) = fresh();
+        fs::create_dir_all(dir.path().join("d")).unwrap();
         let future = v1_snapshot("ffff01", "2999-01-01T00:00:00.000Z", &"a".repeat(64));
         fs::write(
             dir.path().join("d/journal"),
@@ -1967,10 +2067,13 @@ mod tests {
         .unwrap();
         let a = store.record(&cr(1), "{}", None).unwrap();
         let b = store.record(&cr(2), "{}", None).unwrap();
-        assert_eq!(a.at, "2999-01-01T00:00:00.000Z");
+        assert!(
+            a.at.as_str() < "2999",
+            "{} took the future record's time",
+            a.at
+        );
+        assert!(!beyond_tolerance(&a.at, jiff::Timestamp::now()));
         assert!(b.seq > a.seq);
-        let j = store.read().unwrap();
-        assert_eq!(j.newest_first().next().unwrap().record.id, b.id);
     }
 
     #[test]

@@ -137,7 +137,9 @@ fn an_unparsable_source_date_epoch_is_warned_about_and_strict_refuses_it() {
     assert!(!run.stderr.contains("SOURCE_DATE_EPOCH"), "{}", run.stderr);
 }
 
-fn an_export_that_skipped_objects_fails_under_strict() {
+/// Issue 39 (13): an export that would leave an object out fails without `--strict`:
+/// refused with nothing written, or (`--allow-damage`) written and still exit 1.
+fn an_export_missing_an_object_fails_without_strict() {
     let fx = Fx::new();
     fx.clinv(&["publish", "--domain", PROD]).run().success();
     let objects = fx.root().join("snapshots").join(PROD).join("objects");
@@ -146,20 +148,36 @@ fn an_export_that_skipped_objects_fails_under_strict() {
         .map(|e| e.unwrap().path())
         .find(|p| p.is_file())
         .unwrap();
-    std::fs::remove_file(first).unwrap();
+    std::fs::remove_file(&first).unwrap();
+    let name = first.file_name().unwrap().to_str().unwrap().to_string();
     let tar = fx.root().join("out.tar");
-    let tar = tar.to_str().unwrap();
-    let run = fx.clinv(&["snapshots", "export", tar]).run().success();
-    assert_has(&run.stderr, "[warn] not exported:");
-    let strict = fx.clinv(&["--strict", "snapshots", "export", tar]).run();
-    assert_eq!(strict.code, 1, "{}", strict.stderr);
-    assert_has(&strict.stderr, "--strict: 1 warning(s) treated as errors");
+    let run = fx
+        .clinv(&["snapshots", "export", tar.to_str().unwrap()])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_has(&run.stderr, &name);
+    assert_has(&run.stderr, "no archive written");
+    assert!(!tar.exists());
+    let run = fx
+        .clinv(&[
+            "snapshots",
+            "export",
+            "--allow-damage",
+            tar.to_str().unwrap(),
+        ])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_has(
+        &run.stderr,
+        &format!("[warn] left out of the archive: {PROD}/objects/{name}"),
+    );
+    assert!(tar.exists());
 }
 
 trials! {
     Nothing: [
         a_named_kubeconfig_or_context_that_does_not_exist_is_refused_not_queued,
         an_unparsable_source_date_epoch_is_warned_about_and_strict_refuses_it,
-        an_export_that_skipped_objects_fails_under_strict,
+        an_export_missing_an_object_fails_without_strict,
     ],
 }

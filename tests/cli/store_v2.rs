@@ -1210,8 +1210,421 @@ fn store_commands_stay_in_bounded_memory_at_200k_records() {
     assert_eq!(list.stdout.lines().count() as u64, 1 + count + 1);
 }
 
+// Issue 39: nothing lost or poisoned across the air gap (13, 14, gc) ------------------
+
+/// A store of `count` applied snapshots of `domain` (ids from `first`), each with its own
+/// CR object, recorded a minute apart from 2020 on; returns the objects by snapshot.
+fn applied_domain(fx: &Fx, store: &Path, domain: &str, first: u64, count: u64) -> Vec<Objects> {
+    let base = v1::render(fx.root(), "inv");
+    let mut journal = Journal::create(store, domain);
+    let mut all = Vec::new();
+    for n in 0..count {
+        let objects = variant(&base, first + n);
+        journal.objects(&objects);
+        let secs = 1_580_000_000 + 60 * n as i64;
+        journal.snapshot(&v1::id(first + n), secs, &objects);
+        journal.state(&v1::id(first + n), secs + 1, "applied");
+        all.push(objects);
+    }
+    journal.finish();
+    all
+}
+
+/// The names of an archive's entries, with their bytes.
+fn entries(tar: &Path) -> Vec<(String, String)> {
+    let mut archive = tar::Archive::new(std::fs::File::open(tar).unwrap());
+    let mut out = Vec::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().to_string_lossy().into_owned();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut entry, &mut text).unwrap();
+        out.push((name, text));
+    }
+    out
+}
+
+/// `tar` without the entries whose names end with `suffix`.
+fn without(tar: &Path, suffix: &str, cut: &Path) {
+    let mut archive = tar::Archive::new(std::fs::File::open(tar).unwrap());
+    let mut out = tar::Builder::new(std::fs::File::create(cut).unwrap());
+    let mut dropped = false;
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let path = entry.path().unwrap().into_owned();
+        if path.to_string_lossy().ends_with(suffix) {
+            dropped = true;
+            continue;
+        }
+        let header = entry.header().clone();
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut data).unwrap();
+        out.append(&header, &data[..]).unwrap();
+    }
+    out.finish().unwrap();
+    assert!(dropped, "the archive holds {suffix}");
+}
+
+fn snapshot_ids(fx: &Fx, store: &Path, domain: &str) -> Vec<String> {
+    let run = fx
+        .clinv_in(
+            store,
+            &["snapshots", "list", "--domain", domain, "-o", "json"],
+        )
+        .run()
+        .success();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+    rows.iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// 13: a damaged journal line is never dropped in silence. export refuses (exit 1,
+/// naming the line, no archive); `--allow-damage` writes the archive without it, names
+/// it, records it in the archive's `LEFT-OUT` entry, and still exits 1; the importer is
+/// told too.
+fn export_refuses_a_damaged_line_and_allow_damage_says_what_it_left_out() {
+    let fx = Fx::new();
+    applied_store(&fx, fx.store(), 3);
+    let journal = fx.store().join("inv/journal");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    // Line 3: the second snapshot's record; its checksum no longer matches.
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[2] = lines[2].replacen("\"domain\":\"inv\"", "\"domain\":\"inw\"", 1);
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let verify = fx.clinv(&["snapshots", "verify"]).run();
+    assert_eq!(verify.code, 1, "verify sees the damage: {}", verify.stdout);
+    let out = tempfile::tempdir().unwrap();
+    let tar = out.path().join("inv.tar");
+    let export = fx
+        .clinv(&[
+            "snapshots",
+            "--domain",
+            "inv",
+            "export",
+            tar.to_str().unwrap(),
+        ])
+        .run();
+    assert_eq!(
+        export.code, 1,
+        "export of a damaged store: {}",
+        export.stderr
+    );
+    assert_has(&export.stderr, "journal:3");
+    assert!(
+        tree(out.path()).is_empty(),
+        "nothing written: {:?}",
+        tree(out.path())
+    );
+    let export = fx
+        .clinv(&[
+            "snapshots",
+            "--domain",
+            "inv",
+            "export",
+            "--allow-damage",
+            tar.to_str().unwrap(),
+        ])
+        .run();
+    assert_eq!(
+        export.code, 1,
+        "an archive with a gap exits 1: {}",
+        export.stderr
+    );
+    assert_has(&export.stderr, "journal:3");
+    assert_has(&export.stderr, "left out");
+    let held = entries(&tar);
+    let manifest = held
+        .iter()
+        .find(|(name, _)| name == "LEFT-OUT")
+        .unwrap_or_else(|| {
+            panic!(
+                "no LEFT-OUT entry: {:?}",
+                held.iter().map(|e| &e.0).collect::<Vec<_>>()
+            )
+        });
+    assert_has(&manifest.1, "inv/journal:3");
+    assert_lacks(&manifest.1, fx.store().to_str().unwrap());
+    let fresh = out.path().join("fresh");
+    let import = fx
+        .clinv_in(&fresh, &["snapshots", "import", tar.to_str().unwrap()])
+        .run();
+    assert_eq!(import.code, 0, "{}", import.stderr);
+    assert_has(&import.stderr, "exported without");
+    assert_has(&import.stderr, "inv/journal:3");
+    fx.clinv_in(&fresh, &["snapshots", "verify"])
+        .run()
+        .success();
+    assert_eq!(
+        snapshot_ids(&fx, &fresh, "inv"),
+        [v1::id(0xa002), v1::id(0xa000)]
+    );
+}
+
+/// 13: an object that is missing is never left out in silence, and export's count is
+/// of the objects it wrote. `--allow-damage` leaves out the snapshot that names it (and
+/// its state changes), so the archive imports whole on the far side.
+fn export_refuses_a_missing_object_and_counts_only_what_it_wrote() {
+    let fx = Fx::new();
+    let objects = applied_store(&fx, fx.store(), 3);
+    let gone = objects[1].cr_id();
+    std::fs::remove_file(fx.store().join(format!("inv/objects/{gone}.json"))).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let tar = out.path().join("inv.tar");
+    let export = fx
+        .clinv(&[
+            "snapshots",
+            "--domain",
+            "inv",
+            "export",
+            tar.to_str().unwrap(),
+        ])
+        .run();
+    assert_eq!(
+        export.code, 1,
+        "export without an object: {}",
+        export.stderr
+    );
+    assert_has(&export.stderr, &gone);
+    assert!(
+        tree(out.path()).is_empty(),
+        "nothing written: {:?}",
+        tree(out.path())
+    );
+    let export = fx
+        .clinv(&[
+            "snapshots",
+            "--domain",
+            "inv",
+            "export",
+            "--allow-damage",
+            tar.to_str().unwrap(),
+        ])
+        .run();
+    assert_eq!(export.code, 1, "{}", export.stderr);
+    assert_has(&export.stderr, &gone);
+    assert_has(&export.stderr, &v1::id(0xa001));
+    // Two snapshots and their state changes; two CRs and the CRD.
+    assert_has(&export.stderr, "exported 4 record(s) and 3 object(s)");
+    let held = entries(&tar);
+    let objects_held = held.iter().filter(|(n, _)| n.contains("/objects/")).count();
+    assert_eq!(objects_held, 3);
+    let fresh = out.path().join("fresh");
+    let import = fx
+        .clinv_in(&fresh, &["snapshots", "import", tar.to_str().unwrap()])
+        .run();
+    assert_eq!(import.code, 0, "{}", import.stderr);
+    assert_has(&import.stderr, &v1::id(0xa001));
+    fx.clinv_in(&fresh, &["snapshots", "verify"])
+        .run()
+        .success();
+    assert_eq!(
+        snapshot_ids(&fx, &fresh, "inv"),
+        [v1::id(0xa002), v1::id(0xa000)]
+    );
+}
+
+/// 13: a domain whose archive lacks an object never holds the healthy domains hostage:
+/// they are imported, the damaged domain is not written at all, and import exits 1
+/// naming it and the object.
+fn import_takes_the_healthy_domains_and_refuses_the_one_missing_an_object() {
+    let fx = Fx::new();
+    let objects = applied_domain(&fx, fx.store(), "inv", 0xa000, 2);
+    applied_domain(&fx, fx.store(), "other", 0xb000, 2);
+    let out = tempfile::tempdir().unwrap();
+    let whole = out.path().join("whole.tar");
+    let export = fx
+        .clinv(&["snapshots", "export", whole.to_str().unwrap()])
+        .run();
+    assert_eq!(export.code, 0, "{}", export.stderr);
+    let cut = out.path().join("cut.tar");
+    let missing = objects[0].cr_id();
+    without(&whole, &format!("inv/objects/{missing}.json"), &cut);
+    let fresh = out.path().join("fresh");
+    let import = fx
+        .clinv_in(&fresh, &["snapshots", "import", cut.to_str().unwrap()])
+        .run();
+    assert_eq!(import.code, 1, "{}", import.stderr);
+    assert_has(&import.stderr, &missing);
+    assert_has(&import.stderr, "inv");
+    assert_eq!(
+        snapshot_ids(&fx, &fresh, "other"),
+        [v1::id(0xb001), v1::id(0xb000)],
+        "the healthy domain is imported"
+    );
+    assert!(
+        tree(&fresh.join("inv")).is_empty(),
+        "nothing of the refused domain is written: {:?}",
+        tree(&fresh.join("inv"))
+    );
+    fx.clinv_in(&fresh, &["snapshots", "verify"])
+        .run()
+        .success();
+}
+
+/// 2099-01-01T00:00:00Z.
+const Y2099: i64 = 4_070_908_800;
+
+/// 14: records from beyond the future tolerance (24 h) are refused per domain at import
+/// (the healthy domains are imported), and a far-future record already in a store never
+/// moves the recorded time of a later local record.
+fn records_from_the_future_are_refused_and_never_move_a_local_clock() {
+    let fx = Fx::new();
+    let base = v1::render(fx.root(), "inv");
+    let mut journal = Journal::create(fx.store(), "inv");
+    journal.objects(&base);
+    journal.snapshot(&v1::id(0xa000), 1_580_000_000, &base);
+    journal.state(&v1::id(0xa000), 1_580_000_001, "applied");
+    let future = variant(&base, 99);
+    journal.objects(&future);
+    journal.snapshot(&v1::id(0xf099), Y2099, &future);
+    journal.state(&v1::id(0xf099), Y2099 + 1, "applied");
+    journal.finish();
+    applied_domain(&fx, fx.store(), "other", 0xb000, 1);
+    let out = tempfile::tempdir().unwrap();
+    let tar = out.path().join("all.tar");
+    fx.clinv(&["snapshots", "export", tar.to_str().unwrap()])
+        .run()
+        .success();
+    let fresh = out.path().join("fresh");
+    let import = fx
+        .clinv_in(&fresh, &["snapshots", "import", tar.to_str().unwrap()])
+        .run();
+    assert_eq!(import.code, 1, "{}", import.stderr);
+    assert_has(&import.stderr, "2099-01-01T00:00:00");
+    assert_has(&import.stderr, "future");
+    assert_has(&import.stderr, &v1::id(0xf099));
+    assert_eq!(snapshot_ids(&fx, &fresh, "other"), [v1::id(0xb000)]);
+    assert!(
+        tree(&fresh.join("inv")).is_empty(),
+        "nothing of the refused domain is written: {:?}",
+        tree(&fresh.join("inv"))
+    );
+    // The store that holds the 2099 record: a publish is stamped with its own clock.
+    let id = fx.queue("v1.31.7");
+    let rows = fx.list_in(fx.store());
+    let row = rows
+        .iter()
+        .find(|r| r["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{id} not listed: {rows:?}"));
+    let at = row["at"].as_str().unwrap();
+    let now = jiff::Timestamp::now().as_second();
+    let recorded: jiff::Timestamp = at.parse().unwrap();
+    assert!(
+        (recorded.as_second() - now).abs() < 600,
+        "the publish is stamped {at}, not now: one record's clock moved another's"
+    );
+}
+
+/// gc with a damaged object refuses as verify fails (exit 1, naming it) and changes
+/// nothing; `--allow-damage` runs and leaves the damaged object as it is.
+fn gc_refuses_while_an_object_is_damaged_and_allow_damage_leaves_it() {
+    let fx = Fx::new();
+    let objects = applied_store(&fx, fx.store(), 4);
+    // Snapshot 1 is doomed by `gc --keep 1` (kept: the first, the newest, the last applied).
+    let damaged = objects[1].cr_id();
+    let path = fx.store().join(format!("inv/objects/{damaged}.json"));
+    std::fs::write(&path, "{\"not\": \"the content of its name\"}").unwrap();
+    let verify = fx.clinv(&["snapshots", "verify"]).run();
+    assert_eq!(verify.code, 1, "{}", verify.stdout);
+    let before = snapshot_ids(&fx, fx.store(), "inv");
+    let gc = fx.clinv(&["snapshots", "gc", "--keep", "1"]).run();
+    assert_eq!(
+        gc.code, verify.code,
+        "gc with a damaged object: {}{}",
+        gc.stdout, gc.stderr
+    );
+    assert_has(&gc.stderr, &damaged);
+    assert_eq!(
+        snapshot_ids(&fx, fx.store(), "inv"),
+        before,
+        "gc deleted nothing"
+    );
+    let dry = fx
+        .clinv(&["snapshots", "gc", "--keep", "1", "--dry-run"])
+        .run();
+    assert_eq!(dry.code, 1, "{}", dry.stderr);
+    assert_has(&dry.stderr, &damaged);
+    let gc = fx
+        .clinv(&["snapshots", "gc", "--keep", "1", "--allow-damage"])
+        .run();
+    assert_eq!(gc.code, 0, "{}", gc.stderr);
+    assert_eq!(
+        snapshot_ids(&fx, fx.store(), "inv"),
+        [v1::id(0xa003), v1::id(0xa000)]
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{\"not\": \"the content of its name\"}",
+        "the damaged object is left as it is"
+    );
+    // A kept snapshot's object missing: refused the same way.
+    let fx = Fx::new();
+    let objects = applied_store(&fx, fx.store(), 4);
+    let gone = objects[3].cr_id();
+    std::fs::remove_file(fx.store().join(format!("inv/objects/{gone}.json"))).unwrap();
+    let gc = fx.clinv(&["snapshots", "gc", "--keep", "1"]).run();
+    assert_eq!(gc.code, 1, "{}", gc.stderr);
+    assert_has(&gc.stderr, &gone);
+    assert_eq!(snapshot_ids(&fx, fx.store(), "inv").len(), 4);
+}
+
+/// Issue 39 (12): the documents of the listing commands are streamed. `snapshots list -o
+/// json`, `-o yaml` and `gc --dry-run -o json` of 120,000 records (`CLINV_DOC_RECORDS`)
+/// each stay under 64 MB peak RSS, measured by `wait4` (GNU time), and hold every row.
+fn store_documents_stay_in_bounded_memory_at_120k_records() {
+    const BOUND_KIB: u64 = 64 << 10;
+    let fx = Fx::new();
+    let count = std::env::var("CLINV_DOC_RECORDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(120_000u64);
+    let objects = v1::render(fx.root(), "inv");
+    let mut journal = Journal::create(fx.store(), "inv");
+    journal.objects(&objects);
+    for n in 0..count {
+        journal.snapshot(&v1::id(n), 1_600_000_000 + n as i64, &objects);
+        journal.state(&v1::id(n), 1_600_000_000 + n as i64, "superseded");
+    }
+    journal.finish();
+    let measured = |what: &str, args: &[&str]| {
+        let (run, peak) = fx.clinv(args).run_with_peak_rss();
+        eprintln!(
+            "  {what} of {count}: exit {} in {:?}, peak RSS {peak} KiB",
+            run.code, run.elapsed
+        );
+        assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+        assert!(
+            peak <= BOUND_KIB,
+            "{what} of {count} records: peak RSS {peak} KiB > {BOUND_KIB} KiB"
+        );
+        run
+    };
+    let list = ["snapshots", "list", "--domain", "inv", "-o"];
+    let json = measured("snapshots list -o json", &[&list[..], &["json"]].concat());
+    let rows = json.stdout.matches("\n    \"id\": ").count() as u64;
+    assert_eq!(rows, count, "every row in the JSON");
+    assert!(json.stdout.starts_with("[\n  {\n") && json.stdout.ends_with("\n  }\n]\n"));
+    // Newest first, as the table.
+    let newest = json.stdout.find(&v1::id(count - 1)).unwrap();
+    let oldest = json.stdout.find(&format!("\"{}\"", v1::id(0))).unwrap();
+    assert!(newest < oldest);
+    let yaml = measured("snapshots list -o yaml", &[&list[..], &["yaml"]].concat());
+    let rows = yaml.stdout.lines().filter(|l| l.starts_with("- ")).count() as u64;
+    assert_eq!(rows, count, "every row in the YAML");
+    let gc = measured(
+        "gc --dry-run -o json",
+        &["snapshots", "gc", "--keep", "20", "--dry-run", "-o", "json"],
+    );
+    let rows = gc.stdout.matches("\"deleted\": false").count() as u64;
+    assert_eq!(rows, count - 21, "all but the first and the newest 20");
+}
+
 trials! {
-    GnuTime: [store_commands_stay_in_bounded_memory_at_200k_records],
+    GnuTime: [
+        store_commands_stay_in_bounded_memory_at_200k_records,
+        store_documents_stay_in_bounded_memory_at_120k_records,
+    ],
     Nothing: [
         a_v1_journal_over_64_mib_is_read_and_written_by_every_command,
         an_imported_older_pending_snapshot_never_becomes_latest,
@@ -1227,5 +1640,10 @@ trials! {
         a_signal_during_an_import_exits_130_and_leaves_no_temporary_file,
         a_dead_writers_temporary_files_are_removed_by_the_next_writer,
         summaries_never_change_a_listing,
+        export_refuses_a_damaged_line_and_allow_damage_says_what_it_left_out,
+        export_refuses_a_missing_object_and_counts_only_what_it_wrote,
+        import_takes_the_healthy_domains_and_refuses_the_one_missing_an_object,
+        records_from_the_future_are_refused_and_never_move_a_local_clock,
+        gc_refuses_while_an_object_is_damaged_and_allow_damage_leaves_it,
     ],
 }

@@ -75,7 +75,7 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
             (*keep, *dry_run, *allow_damage),
             output.unwrap_or_default(),
         ),
-        Some(SnapshotsCommand::Export { file }) => export(on, file),
+        Some(SnapshotsCommand::Export { file, allow_damage }) => export(on, file, *allow_damage),
         Some(SnapshotsCommand::Import(args)) => import_any(settings, store, args),
     }
 }
@@ -148,16 +148,27 @@ fn list(on: Selection<'_>, flags: &ListArgs) -> Result<i32> {
                 .ok_or_else(|| Error::from(crate::error::ArgumentError::Time(t.to_string())))
         })
         .transpose()?;
-    // Documents, the wide columns and a sort need whole rows; the default table and
-    // names stream from the compact listing.
-    if flags.sort_by.is_some() || !matches!(format, TableFormat::Table | TableFormat::Name) {
-        return list_rows(on, flags, since);
-    }
     let shown = crate::store::Shown {
         state,
         since,
         limit: flags.limit,
     };
+    // JSON and YAML stream whole rows a window at a time; the wide columns, a template
+    // and a sort need every row at once; the default table and names stream from the
+    // compact listing.
+    if flags.sort_by.is_none() {
+        let seq = match format {
+            TableFormat::Json => Some(output::SeqFormat::Json),
+            TableFormat::Yaml => Some(output::SeqFormat::Yaml),
+            _ => None,
+        };
+        if let Some(seq) = seq {
+            return list_streamed(on, &shown, seq);
+        }
+    }
+    if flags.sort_by.is_some() || !matches!(format, TableFormat::Table | TableFormat::Name) {
+        return list_rows(on, flags, since);
+    }
     let (listings, damage) = on.store.listings(on.domains, &shown)?;
     warn_damage(on.settings, &damage);
     if listings.iter().all(|l| l.is_empty()) {
@@ -176,7 +187,26 @@ fn list(on: Selection<'_>, flags: &ListArgs) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// `snapshots list` from whole rows: `-o json|yaml|jsonpath|wide`, or `--sort-by`.
+/// `snapshots list -o json|yaml`: the rows, whole, printed as they are built (the
+/// document of [`list_rows`], in bounded memory). Damage is said after the document
+/// (it is known once every domain was read).
+fn list_streamed(
+    on: Selection<'_>,
+    shown: &crate::store::Shown,
+    format: output::SeqFormat,
+) -> Result<i32> {
+    let mut damage = Vec::new();
+    on.settings.printer.seq(format, |seq| {
+        damage = on
+            .store
+            .each_listed(on.domains, shown, |snap| seq.item(&snap))?;
+        Ok(())
+    })?;
+    warn_damage(on.settings, &damage);
+    Ok(exit::OK)
+}
+
+/// `snapshots list` from whole rows: `-o jsonpath|wide`, or `--sort-by`.
 fn list_rows(on: Selection<'_>, flags: &ListArgs, since: Option<i64>) -> Result<i32> {
     let (mut rows, damage) = on.store.list(on.domains, flags.state.map(Into::into))?;
     warn_damage(on.settings, &damage);
@@ -349,6 +379,18 @@ fn verify(on: Selection<'_>, format: TextFormat) -> Result<i32> {
     Ok(exit::OK)
 }
 
+/// One row of `gc -o json`.
+#[derive(Serialize)]
+struct GcRow<'a> {
+    domain: &'a str,
+    id: &'a str,
+    state: &'a str,
+    deleted: bool,
+}
+
+/// `snapshots gc`: text says each domain as it is done; `-o json` is printed from the
+/// compact listings of what was (or would be) deleted, streamed, once every domain is
+/// done — an error on the way prints no partial document.
 fn gc(
     on: Selection<'_>,
     (keep, dry_run, allow_damage): (usize, bool, bool),
@@ -360,9 +402,7 @@ fn gc(
         let doomed = on.store.domain(&d).gc(keep, dry_run, allow_damage)?;
         total += doomed.len();
         if format == TextFormat::Json {
-            json.extend(doomed.rows().map(|s| {
-                serde_json::json!({"domain": d, "id": &*s.id(), "state": s.state().as_str(), "deleted": !dry_run})
-            }));
+            json.push((d, doomed));
             continue;
         }
         for s in doomed.rows() {
@@ -379,7 +419,20 @@ fn gc(
         }
     }
     if format == TextFormat::Json {
-        on.settings.printer.data(&render::to_json(&json)?)?;
+        on.settings.printer.seq(output::SeqFormat::Json, |seq| {
+            for (d, doomed) in &json {
+                for s in doomed.rows() {
+                    let row = GcRow {
+                        domain: d.as_str(),
+                        id: &s.id(),
+                        state: s.state().as_str(),
+                        deleted: !dry_run,
+                    };
+                    seq.item(&row)?;
+                }
+            }
+            Ok(())
+        })?;
     } else if total == 0 {
         on.settings.printer.info(&format!(
             "nothing to delete: every snapshot is kept (the first, the newest {keep}, the last applied and every pending one)"
@@ -388,12 +441,22 @@ fn gc(
     Ok(exit::OK)
 }
 
-fn export(on: Selection<'_>, file: &Path) -> Result<i32> {
-    let exported = on.store.export(on.domains, file)?;
-    for e in &exported.skipped {
+/// `snapshots export`: whole, or refused naming what is damaged, or (`--allow-damage`)
+/// written without it — said item by item, and exit 1: an archive with a gap is
+/// found on this side of the air gap, not the far one.
+fn export(on: Selection<'_>, file: &Path, allow_damage: bool) -> Result<i32> {
+    let exported = on.store.export(on.domains, file, allow_damage)?;
+    let left = &exported.left_out;
+    for line in &left.lines {
         on.settings
             .printer
-            .warn(&format!("not exported: {}", crate::error::chain(e)));
+            .warn(&format!("left out of the archive: {line}"));
+    }
+    if left.more > 0 {
+        on.settings.printer.warn(&format!(
+            "left out of the archive: … and {} more (all counted in its LEFT-OUT entry)",
+            left.more
+        ));
     }
     on.settings.printer.info(&format!(
         "exported {} record(s) and {} object(s) of {} to {}",
@@ -405,9 +468,12 @@ fn export(on: Selection<'_>, file: &Path) -> Result<i32> {
         },
         file.display()
     ));
-    // The archive is written either way; --strict says that it is not whole.
-    if on.settings.strict && !exported.skipped.is_empty() {
-        return Err(Error::Strict(exported.skipped.len()).into());
+    if !left.is_empty() {
+        return Err(Error::from(crate::error::Damaged::ExportGap {
+            count: left.count(),
+            file: file.to_path_buf(),
+        })
+        .into());
     }
     Ok(exit::OK)
 }
@@ -447,13 +513,36 @@ fn import_oci(_: &Settings, _: &Store, _: &str, _: &ImportArgs) -> Result<i32> {
     Err(crate::Error::NoGitops("snapshots import oci://").into())
 }
 
+/// `snapshots import FILE`: what the archive's export left out is said first; a refused
+/// domain is an error naming why, after the others were imported (exit 1).
 fn import(settings: &Settings, store: &Store, file: &Path) -> Result<i32> {
     let imported = store.import(file)?;
+    for line in &imported.exported_without {
+        settings
+            .printer
+            .warn(&format!("{}: exported without {line}", file.display()));
+    }
+    for (domain, why) in &imported.refused {
+        settings
+            .printer
+            .error(&format!("{domain}: not imported: {why}"));
+    }
     settings.printer.info(&format!(
         "imported {} new record(s) from {} ({} existing record(s) untouched)",
         imported.added,
         file.display(),
         imported.kept
     ));
+    if !imported.refused.is_empty() {
+        return Err(Error::from(crate::error::Damaged::ImportRefused {
+            domains: imported
+                .refused
+                .iter()
+                .map(|(d, _)| d.to_string())
+                .collect(),
+            file: file.to_path_buf(),
+        })
+        .into());
+    }
     Ok(exit::OK)
 }
