@@ -22,6 +22,8 @@ fn lab(root: &std::path::Path, kc: &str, args: &[&str]) -> Run {
 
 fn status_json_names_the_live_source() {
     let p = plane();
+    // The tests share one plane: lab's publish must not meet another domain's inventory.
+    p.crd_only();
     let dir = copy_tree(&example());
     let root = dir.path();
     let kc = p.admin.to_str().unwrap();
@@ -105,6 +107,8 @@ fn status_json_names_the_live_source() {
 /// in the project since.
 fn an_unreadable_cluster_is_said_and_offline_compares_the_applied_snapshot() {
     let p = plane();
+    // The tests share one plane: lab's publish must not meet another domain's inventory.
+    p.crd_only();
     let dir = copy_tree(&example());
     let root = dir.path();
     let offline = repo().join("examples/offline.kubeconfig");
