@@ -22,10 +22,12 @@ Exit codes:
      (403), 8 conflict with another field manager, 9 server error (5xx), 10 rejected
   11 publish neither applied nor recorded the inventory, or commit could not record its
      render (always, even without --strict)
-  12-15  with --strict: 12 another domain's inventory is live there (domain-mismatch),
-     13 the target holds an inventory rendered later (clock skew; --allow-older),
-     14 managed by GitOps (Flux, Argo CD: clinv commit is the channel), 15 the server's
-     certificate does not verify
+  12 another domain's inventory is live there (domain-mismatch; always): publish and
+     replay leave it (--take-over applies over it), status, drift and fleet --from live
+     say so instead of reading it as this domain's
+  13-15  with --strict: 13 the target holds an inventory rendered later (clock skew;
+     --allow-older), 14 managed by GitOps (Flux, Argo CD: clinv commit is the channel),
+     15 the server's certificate does not verify
   130/143  ended by SIGINT/SIGTERM at a safe point
 clinv diff and clinv drift: 0 same, 1 different, 2 any error or unknown.";
 
