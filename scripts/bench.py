@@ -1178,6 +1178,20 @@ def bench_fleet_repo(args):
                2000 if n <= 1000 else None, None)
 
 
+def bench_documents(n, root, dom, runs, env):
+    """Issue #39 (12): the documents, bounded like the text (stdout to /dev/null)."""
+    lst = [BIN, "snapshots", "list", "--root", root, "--domain", dom]
+    for fmt in ("json", "yaml"):
+        bench(f"snapshots list -o {fmt} of {n}", lst + ["-o", fmt], runs, env, target_mb=128)
+    bench(f"log -o json of {n}", [BIN, "log", "-o", "json", "--root", root, "--domain", dom],
+          runs, env, target_mb=128)
+    bench(f"report of {n}", [BIN, "report", "--root", root, "--domain", dom], runs, env,
+          target_mb=128)
+    bench(f"gc --keep 20 --dry-run -o json of {n}",
+          [BIN, "snapshots", "gc", "--keep", "20", "--dry-run", "-o", "json", "--root", root],
+          runs, env, target_mb=128)
+
+
 def bench_store_scale(args):
     """Issue #28: how each store command's time and peak RSS grow with the history
     (10k -> 100k -> 1M records): migration of a v1 journal (the first offline publish),
@@ -1195,6 +1209,10 @@ def bench_store_scale(args):
         t = time.perf_counter()
         env = synth_store(path, dom, n, state="applied")
         print(f"-- {n} records (synthesised in {time.perf_counter() - t:.1f} s)", flush=True)
+        if args.documents:
+            bench_documents(n, root, dom, args.runs, env)
+            shutil.rmtree(path, ignore_errors=True)
+            continue
         publish = [BIN, "publish", "--root", root, "--domain", dom, "--kubeconfig", dead]
         queued = "recorded as pending snapshot"
         bench(f"migration of {n} (first offline publish)", publish, 1, env, expect=queued, target_mb=128)
@@ -1204,16 +1222,7 @@ def bench_store_scale(args):
         bench(f"snapshots list of {n}", lst, args.runs, env)
         bench(f"log --max-count 5 of {n}", [BIN, "log", "--max-count", "5", "--root", root, "--domain", dom],
               args.runs, env)
-        # Issue #39 (12): the documents, bounded like the text (stdout to /dev/null).
-        for fmt in ("json", "yaml"):
-            bench(f"snapshots list -o {fmt} of {n}", lst + ["-o", fmt], args.runs, env, target_mb=128)
-        bench(f"log -o json of {n}", [BIN, "log", "-o", "json", "--root", root, "--domain", dom],
-              args.runs, env, target_mb=128)
-        bench(f"report of {n}", [BIN, "report", "--root", root, "--domain", dom], args.runs, env,
-              target_mb=128)
-        bench(f"gc --keep 20 --dry-run -o json of {n}",
-              [BIN, "snapshots", "gc", "--keep", "20", "--dry-run", "-o", "json", "--root", root],
-              args.runs, env, target_mb=128)
+        bench_documents(n, root, dom, args.runs, env)
         tar = os.path.join(tmp, "export.tar")
         bench(f"export of {n}", [BIN, "snapshots", "--domain", dom, "export", tar, "--root", root],
               args.runs, env, target_mb=128)
@@ -1301,6 +1310,8 @@ def main():
     sc = sub.add_parser("store-scale", help="issue #28: time and peak RSS of every store command at 10k/100k/1M")
     sc.add_argument("--runs", type=int, default=3)
     sc.add_argument("--records", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    sc.add_argument("--documents", action="store_true",
+                    help="only the documents (snapshots list -o json|yaml, log -o json, report, gc --dry-run -o json)")
     args = parser.parse_args()
     build()
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,
