@@ -399,6 +399,53 @@ impl StoreSteps {
     }
 }
 
+/// `clinv report`'s history from the store, bounded: the trail holds the newest
+/// entries only (the timeline covers every step), so a page of a million records is
+/// built in the memory of the compact listing.
+pub struct ReportHistory {
+    pub trail: Trail,
+    /// The newest step's inventory; `None`: no step.
+    pub current: Option<Rc<ClusterInventory>>,
+    /// Recorded steps in all.
+    pub steps: usize,
+    pub skipped: Vec<String>,
+}
+
+/// [`ReportHistory`] of `store` with at most `newest` entries.
+///
+/// # Errors
+/// An unreadable store.
+pub fn report_history(store: &DomainStore, newest: usize) -> Result<ReportHistory> {
+    let steps = load_store(store, Window::All)?;
+    let (domain, timeline) = steps.timeline();
+    let query = Query {
+        since: None,
+        until: None,
+        max_count: Some(newest),
+        addon: None,
+        reverse: false,
+        now: jiff::Timestamp::now(),
+    };
+    let mut entries = Vec::new();
+    steps.entries(&query, |e| {
+        entries.push(e.clone());
+        Ok(())
+    })?;
+    let current = steps.steps.last().map(|&i| steps.step_parts(i).1.clone());
+    Ok(ReportHistory {
+        trail: Trail {
+            schema_version: crate::history::diff::SCHEMA_VERSION,
+            kind: audit::TRAIL_KIND,
+            domain,
+            entries,
+            timeline,
+        },
+        current,
+        steps: steps.steps.len(),
+        skipped: steps.skipped,
+    })
+}
+
 /// `since` and `until` of a query.
 fn bounds(query: &Query<'_>) -> Result<(Option<jiff::Timestamp>, Option<jiff::Timestamp>)> {
     let bound = |t: Option<&str>, end: bool| {
@@ -849,5 +896,33 @@ mod tests {
         }
         let all = whole(&query(None, None, None)).unwrap();
         assert!(all.contains("\"key\": \"a#2\"") && all.contains("\"current\": false"));
+    }
+
+    /// `report`'s bounded history is the whole trail's newest entries with the whole
+    /// timeline, the newest inventory and the count of every step; unbounded, the whole
+    /// trail itself (so the page is the one `html_report` made of every point).
+    #[test]
+    fn the_report_history_is_the_newest_of_the_whole_trail() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let empty = report_history(&store, 3).unwrap();
+        assert!(empty.current.is_none() && empty.steps == 0 && empty.trail.entries.is_empty());
+        for n in [0, 1, 1, 2, 3, 0, 4, 2, 2] {
+            store.record(&cr_addons(n), "{}", None).unwrap();
+        }
+        let (points, _) = reference_points(&store);
+        let whole = trail(&points);
+        let all = report_history(&store, 1000).unwrap();
+        assert_eq!(all.trail, whole);
+        assert_eq!(all.steps, points.len());
+        assert_eq!(
+            all.current.as_deref(),
+            Some(&*points.last().unwrap().inventory)
+        );
+        let newest = report_history(&store, 3).unwrap();
+        assert_eq!(newest.trail.entries, whole.entries[..3]);
+        assert_eq!(newest.trail.timeline, whole.timeline);
+        assert_eq!(newest.trail.domain, whole.domain);
+        assert_eq!(newest.steps, points.len());
     }
 }

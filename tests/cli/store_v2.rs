@@ -1622,8 +1622,8 @@ fn store_documents_stay_in_bounded_memory_at_120k_records() {
 
 /// `log -o json` of one domain at 120,000 records stays under the bound of the store's
 /// other documents: the trail is written an entry at a time, its timeline built as the
-/// steps go by (issue 39 item 12).
-fn log_json_stays_in_bounded_memory_at_120k_records() {
+/// steps go by; `report`'s page lists the newest 1,000 steps (issue 39 item 12).
+fn log_json_and_report_stay_in_bounded_memory_at_120k_records() {
     const BOUND_KIB: u64 = 64 << 10;
     let fx = Fx::new();
     let count = std::env::var("CLINV_DOC_RECORDS")
@@ -1655,11 +1655,25 @@ fn log_json_stays_in_bounded_memory_at_120k_records() {
     assert!(run.stdout.starts_with("{\n  \"schemaVersion\": "));
     assert!(run.stdout.contains("\n  ],\n  \"timeline\": {\n"));
     assert!(run.stdout.ends_with("\n  }\n}\n"));
+    // The page summarises: the timeline of every step, the newest steps' changes.
+    let (run, peak) = fx.clinv(&["report", "--domain", "inv"]).run_with_peak_rss();
+    eprintln!(
+        "  report of {count}: exit {} in {:?}, peak RSS {peak} KiB",
+        run.code, run.elapsed
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        peak <= BOUND_KIB,
+        "report of {count} records: peak RSS {peak} KiB > {BOUND_KIB} KiB"
+    );
+    assert!(run.stdout.contains(&format!(" · {count} recorded steps")));
+    let older = format!("the {} older steps are not listed", count - 1000);
+    assert!(run.stdout.contains(&older), "{}", &run.stdout[..2000]);
 }
 
 trials! {
     GnuTime: [
-        log_json_stays_in_bounded_memory_at_120k_records,
+        log_json_and_report_stay_in_bounded_memory_at_120k_records,
         store_commands_stay_in_bounded_memory_at_200k_records,
         store_documents_stay_in_bounded_memory_at_120k_records,
     ],
