@@ -267,23 +267,37 @@ pub fn kubernetes_timeline(steps: &[Step]) -> Vec<Span> {
 /// Runs of equal values; `value` is `None` when the subject is absent at a step and
 /// `Some(None)` when it is present without a version.
 fn spans(steps: &[Step], value: impl Fn(&Step) -> Option<Option<String>>) -> Vec<Span> {
-    let mut out: Vec<Span> = Vec::new();
-    // Whether the last span is still open, and the step index where the last one closed.
-    let mut open = false;
-    let mut closed_at = None;
+    let mut runs = Runs::default();
     for (i, step) in steps.iter().enumerate() {
-        let now = value(step);
-        if let Some(last) = out.last_mut().filter(|_| open) {
+        runs.push(i, step, value(step));
+    }
+    runs.out
+}
+
+/// The spans of one lane as the steps go by (see [`spans`]).
+#[derive(Debug, Default)]
+struct Runs {
+    out: Vec<Span>,
+    /// Whether the last span is still open.
+    open: bool,
+    /// The step index where the last one closed.
+    closed_at: Option<usize>,
+}
+
+impl Runs {
+    /// Step `i` (counted from 0, oldest first) with the subject's value `now`.
+    fn push(&mut self, i: usize, step: &Step, now: Option<Option<String>>) {
+        if let Some(last) = self.out.last_mut().filter(|_| self.open) {
             if now.as_ref() == Some(&last.version) {
-                continue;
+                return;
             }
             last.until_id = Some(step.id.to_string());
             last.until = Some(step.at.to_string());
-            open = false;
-            closed_at = Some(i);
+            self.open = false;
+            self.closed_at = Some(i);
         }
-        let Some(version) = now else { continue };
-        let previous = out.last().filter(|_| closed_at == Some(i));
+        let Some(version) = now else { return };
+        let previous = self.out.last().filter(|_| self.closed_at == Some(i));
         let arrival = match (previous.map(|p| p.version.as_deref()), version.as_deref()) {
             // Replaces the version before it at this very step.
             (Some(Some(p)), Some(v)) => match version::compare(p, v) {
@@ -294,7 +308,7 @@ fn spans(steps: &[Step], value: impl Fn(&Step) -> Option<Option<String>>) -> Vec
             (Some(_), _) => Op::Changed,
             (None, _) => Op::Added,
         };
-        out.push(Span {
+        self.out.push(Span {
             version,
             arrival,
             since_id: step.id.to_string(),
@@ -302,83 +316,135 @@ fn spans(steps: &[Step], value: impl Fn(&Step) -> Option<Option<String>>) -> Vec
             until_id: None,
             until: None,
         });
-        open = true;
+        self.open = true;
     }
-    out
+}
+
+/// One addon lane while its [`Timeline`] is built.
+#[derive(Debug)]
+struct AddonLane {
+    name: String,
+    occurrence: usize,
+    category: Option<String>,
+    runs: Runs,
+}
+
+/// The [`Timeline`] of steps handed to it one at a time, oldest first: what [`trail`]
+/// gives, in the memory of the lanes and their spans, never of the steps — so a store's
+/// history of a million records gets its timeline as it is read.
+#[derive(Debug, Default)]
+pub struct TimelineBuilder {
+    steps: usize,
+    start: Option<String>,
+    end: Option<String>,
+    kubernetes: Runs,
+    kubernetes_current: bool,
+    /// Addon lanes in order of first appearance, and where each `(name, occurrence)` is.
+    lanes: Vec<AddonLane>,
+    index: HashMap<(String, usize), usize>,
+    /// The lanes of the newest step, in its order.
+    newest: Vec<usize>,
+}
+
+impl TimelineBuilder {
+    /// The next step (oldest first).
+    pub fn push(&mut self, step: &Step) {
+        let i = self.steps;
+        self.steps += 1;
+        if self.start.is_none() {
+            self.start = Some(step.at.to_string());
+        }
+        self.end = Some(step.at.to_string());
+        let k8s = &step.inventory.spec.kubernetes_version;
+        self.kubernetes.push(i, step, k8s.clone().map(Some));
+        self.kubernetes_current = k8s.is_some();
+        // The N-th addon of a name is lane (name, N).
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut present = vec![None; self.lanes.len()];
+        self.newest.clear();
+        for addon in &step.inventory.spec.addons {
+            let k = seen.entry(addon.name.as_str()).or_insert(0);
+            *k += 1;
+            let key = (addon.name.clone(), *k);
+            let lane = match self.index.get(&key) {
+                Some(&lane) => lane,
+                None => {
+                    self.lanes.push(AddonLane {
+                        name: addon.name.clone(),
+                        occurrence: *k,
+                        category: None,
+                        runs: Runs::default(),
+                    });
+                    present.push(None);
+                    self.index.insert(key, self.lanes.len() - 1);
+                    self.lanes.len() - 1
+                }
+            };
+            present[lane] = Some(addon);
+            self.newest.push(lane);
+        }
+        for (lane, addon) in self.lanes.iter_mut().zip(present) {
+            if let Some(a) = addon {
+                // The category at the lane's last appearance.
+                lane.category = a.category.clone();
+            }
+            lane.runs
+                .push(i, step, addon.map(|a| a.chart_version.clone()));
+        }
+    }
+
+    /// The timeline: the Kubernetes lane, then the newest step's lanes in its order, then
+    /// the gone ones in order of first appearance.
+    pub fn finish(self) -> Timeline {
+        let mut lanes = Vec::new();
+        if !self.kubernetes.out.is_empty() {
+            lanes.push(Lane {
+                key: KUBERNETES_LANE.into(),
+                kind: LaneKind::Kubernetes,
+                addon: None,
+                occurrence: None,
+                category: None,
+                current: self.kubernetes_current,
+                spans: self.kubernetes.out,
+            });
+        }
+        let gone = (0..self.lanes.len()).filter(|i| !self.newest.contains(i));
+        let order: Vec<usize> = self.newest.iter().copied().chain(gone).collect();
+        let current = self.newest.len();
+        let mut slots: Vec<Option<AddonLane>> = self.lanes.into_iter().map(Some).collect();
+        for (n, i) in order.into_iter().enumerate() {
+            let Some(lane) = slots[i].take() else {
+                continue;
+            };
+            let k = lane.occurrence;
+            lanes.push(Lane {
+                key: if k > 1 {
+                    format!("{}#{k}", lane.name)
+                } else {
+                    lane.name.clone()
+                },
+                kind: LaneKind::Addon,
+                addon: Some(lane.name),
+                occurrence: Some(k),
+                category: lane.category,
+                current: n < current,
+                spans: lane.runs.out,
+            });
+        }
+        Timeline {
+            start: self.start,
+            end: self.end,
+            lanes,
+        }
+    }
 }
 
 fn timeline(steps: &[Step]) -> Timeline {
-    // Lane keys in chart order: newest inventory first, then gone ones by first appearance.
-    let keyed = |inv: &ClusterInventory| -> Vec<(String, usize)> {
-        let mut seen: HashMap<&str, usize> = HashMap::new();
-        inv.spec
-            .addons
-            .iter()
-            .map(|a| {
-                let k = seen.entry(a.name.as_str()).or_insert(0);
-                *k += 1;
-                (a.name.clone(), *k)
-            })
-            .collect()
-    };
-    let mut order: Vec<(String, usize)> =
-        steps.last().map(|s| keyed(s.inventory)).unwrap_or_default();
-    let current = order.len();
+    let mut builder = TimelineBuilder::default();
     for step in steps {
-        for key in keyed(step.inventory) {
-            if !order.contains(&key) {
-                order.push(key);
-            }
-        }
+        builder.push(step);
     }
-    let mut lanes = Vec::new();
-    let k8s = kubernetes_timeline(steps);
-    if !k8s.is_empty() {
-        lanes.push(Lane {
-            key: KUBERNETES_LANE.into(),
-            kind: LaneKind::Kubernetes,
-            addon: None,
-            occurrence: None,
-            category: None,
-            current: steps
-                .last()
-                .is_some_and(|s| s.inventory.spec.kubernetes_version.is_some()),
-            spans: k8s,
-        });
-    }
-    for (i, (name, k)) in order.into_iter().enumerate() {
-        let nth = |inv: &ClusterInventory| {
-            inv.spec
-                .addons
-                .iter()
-                .filter(|a| a.name == name)
-                .nth(k - 1)
-                .cloned()
-        };
-        let category = steps
-            .iter()
-            .rev()
-            .find_map(|s| nth(s.inventory))
-            .and_then(|a| a.category);
-        lanes.push(Lane {
-            key: if k > 1 {
-                format!("{name}#{k}")
-            } else {
-                name.clone()
-            },
-            kind: LaneKind::Addon,
-            addon: Some(name.clone()),
-            occurrence: Some(k),
-            category,
-            current: i < current,
-            spans: spans(steps, |s| nth(s.inventory).map(|a| a.chart_version)),
-        });
-    }
-    Timeline {
-        start: steps.first().map(|s| s.at.to_string()),
-        end: steps.last().map(|s| s.at.to_string()),
-        lanes,
-    }
+    builder.finish()
 }
 
 #[cfg(test)]

@@ -314,6 +314,31 @@ impl StoreSteps {
         (row, &self.inventories[&row.cr_key()])
     }
 
+    /// The domain label of the newest step and the version timeline of every step, as
+    /// [`trail`] gives them: built a step at a time (one step's id and time held at
+    /// once), so `log -o json` needs no point per record.
+    pub fn timeline(&self) -> (Option<String>, audit::Timeline) {
+        let mut builder = audit::TimelineBuilder::default();
+        for &i in &self.steps {
+            let (row, inventory) = self.step_parts(i);
+            let (id, at) = (row.id(), row.at());
+            builder.push(&Step {
+                id: &id,
+                at: &at,
+                outcome: outcome(row.state()),
+                inventory,
+                revision: None,
+                author: None,
+                host: None,
+            });
+        }
+        let domain = self.steps.last().and_then(|&i| {
+            let labels = &self.step_parts(i).1.metadata.labels;
+            labels.get(crate::inventory::DOMAIN_LABEL).cloned()
+        });
+        (domain, builder.finish())
+    }
+
     /// `clinv log`'s entries, newest first, as [`log`] lists them for [`Query`] without
     /// `addon`: each passed to `emit` as soon as it is made. Returns how many there were.
     ///
@@ -372,6 +397,53 @@ impl StoreSteps {
         }
         Ok(emitted)
     }
+}
+
+/// `clinv report`'s history from the store, bounded: the trail holds the newest
+/// entries only (the timeline covers every step), so a page of a million records is
+/// built in the memory of the compact listing.
+pub struct ReportHistory {
+    pub trail: Trail,
+    /// The newest step's inventory; `None`: no step.
+    pub current: Option<Rc<ClusterInventory>>,
+    /// Recorded steps in all.
+    pub steps: usize,
+    pub skipped: Vec<String>,
+}
+
+/// [`ReportHistory`] of `store` with at most `newest` entries.
+///
+/// # Errors
+/// An unreadable store.
+pub fn report_history(store: &DomainStore, newest: usize) -> Result<ReportHistory> {
+    let steps = load_store(store, Window::All)?;
+    let (domain, timeline) = steps.timeline();
+    let query = Query {
+        since: None,
+        until: None,
+        max_count: Some(newest),
+        addon: None,
+        reverse: false,
+        now: jiff::Timestamp::now(),
+    };
+    let mut entries = Vec::new();
+    steps.entries(&query, |e| {
+        entries.push(e.clone());
+        Ok(())
+    })?;
+    let current = steps.steps.last().map(|&i| steps.step_parts(i).1.clone());
+    Ok(ReportHistory {
+        trail: Trail {
+            schema_version: crate::history::diff::SCHEMA_VERSION,
+            kind: audit::TRAIL_KIND,
+            domain,
+            entries,
+            timeline,
+        },
+        current,
+        steps: steps.steps.len(),
+        skipped: steps.skipped,
+    })
 }
 
 /// `since` and `until` of a query.
@@ -737,5 +809,120 @@ mod tests {
             steps.entries(&bad, |_| Ok(())),
             Err(Error::Argument(ArgumentError::Time(_)))
         ));
+    }
+
+    /// A CR of step `n` with addons: lanes that come, change, go and come back.
+    fn cr_addons(n: u32) -> ClusterInventory {
+        let mut inv = cr(n % 3);
+        let addons = match n {
+            0 => r#"[{"name":"a","chartVersion":"1.0.0","category":"net"}]"#,
+            1 => r#"[{"name":"a","chartVersion":"1.1.0","category":"net"},{"name":"b"}]"#,
+            2 => {
+                r#"[{"name":"b","category":"x"},{"name":"a","chartVersion":"main"},{"name":"a","chartVersion":"2.0.0"}]"#
+            }
+            _ => r#"[{"name":"c","chartVersion":"0.1.0"},{"name":"a","chartVersion":"1.0.0"}]"#,
+        };
+        inv.spec.addons = serde_json::from_str(addons).unwrap();
+        inv
+    }
+
+    /// `log -o json` from the store as it is streamed (head, each entry, end, with the
+    /// timeline built a step at a time) is byte for byte the whole trail document, with
+    /// and without a window; an empty history too.
+    #[test]
+    fn the_streamed_trail_document_is_the_whole_one() {
+        use crate::view::report::json;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let streamed = |query: &Query<'_>| -> Option<String> {
+            let steps = load_store(&store, Window::All).unwrap();
+            let (label, timeline) = steps.timeline();
+            let head = json::trail_head(label.as_deref()).unwrap();
+            let (mut out, mut first) = (String::new(), true);
+            let n = steps
+                .entries(query, |e| {
+                    if first {
+                        out.push_str(&head);
+                    }
+                    out.push_str(&json::trail_entry(e, first).unwrap());
+                    first = false;
+                    Ok(())
+                })
+                .unwrap();
+            if n == 0 {
+                out.push_str(&head);
+            }
+            out.push_str(&json::trail_end(&timeline, n == 0).unwrap());
+            (n > 0 || (query.since.is_none() && query.until.is_none())).then_some(out)
+        };
+        let whole = |query: &Query<'_>| -> Option<String> {
+            let (points, _) = reference_points(&store);
+            let Log::Trail(trail) = log(&points, query).unwrap() else {
+                panic!("a trail")
+            };
+            (!trail.entries.is_empty() || (query.since.is_none() && query.until.is_none()))
+                .then(|| json::trail(&trail).unwrap())
+        };
+        let query = |since, until, max_count| Query {
+            since,
+            until,
+            max_count,
+            addon: None,
+            reverse: false,
+            now: jiff::Timestamp::now(),
+        };
+        assert_eq!(
+            streamed(&query(None, None, None)),
+            whole(&query(None, None, None))
+        );
+        for n in [0, 1, 1, 2, 3, 0, 4, 2, 2] {
+            store.record(&cr_addons(n), "{}", None).unwrap();
+        }
+        let (points, _) = reference_points(&store);
+        let times: Vec<String> = points.iter().map(|p| p.at.clone()).collect();
+        for (since, until, max) in [
+            (None, None, None),
+            (None, None, Some(3)),
+            (None, None, Some(0)),
+            (Some(times[2].as_str()), None, None),
+            (None, Some(times[5].as_str()), Some(2)),
+            (Some("2999-01-01"), None, None),
+        ] {
+            let (s, w) = (
+                streamed(&query(since, until, max)),
+                whole(&query(since, until, max)),
+            );
+            assert_eq!(s, w, "{since:?} {until:?} {max:?}");
+        }
+        let all = whole(&query(None, None, None)).unwrap();
+        assert!(all.contains("\"key\": \"a#2\"") && all.contains("\"current\": false"));
+    }
+
+    /// `report`'s bounded history is the whole trail's newest entries with the whole
+    /// timeline, the newest inventory and the count of every step; unbounded, the whole
+    /// trail itself (so the page is the one `html_report` made of every point).
+    #[test]
+    fn the_report_history_is_the_newest_of_the_whole_trail() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        let empty = report_history(&store, 3).unwrap();
+        assert!(empty.current.is_none() && empty.steps == 0 && empty.trail.entries.is_empty());
+        for n in [0, 1, 1, 2, 3, 0, 4, 2, 2] {
+            store.record(&cr_addons(n), "{}", None).unwrap();
+        }
+        let (points, _) = reference_points(&store);
+        let whole = trail(&points);
+        let all = report_history(&store, 1000).unwrap();
+        assert_eq!(all.trail, whole);
+        assert_eq!(all.steps, points.len());
+        assert_eq!(
+            all.current.as_deref(),
+            Some(&*points.last().unwrap().inventory)
+        );
+        let newest = report_history(&store, 3).unwrap();
+        assert_eq!(newest.trail.entries, whole.entries[..3]);
+        assert_eq!(newest.trail.timeline, whole.timeline);
+        assert_eq!(newest.trail.domain, whole.domain);
+        assert_eq!(newest.steps, points.len());
     }
 }

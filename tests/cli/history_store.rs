@@ -66,6 +66,15 @@ fn log_from_the_store_and_from_the_repository_agree() {
             .map(|e| e["changes"].clone())
             .collect()
     };
+    // Issue #39 item 12: `log -o json` is streamed from the store; `report -o json`
+    // writes the same trail as one document. Byte for byte the same.
+    let log = run(&["log", "--domain", "prod.acme.example", "-o", "json"], "1");
+    let report = run(
+        &["report", "--domain", "prod.acme.example", "-o", "json"],
+        "1",
+    );
+    assert_eq!(log.stdout, report.stdout);
+    assert!(log.stdout.contains("\"timeline\": {\n    \"start\": "));
     let from_store = changes(&[]);
     let from_repo = changes(&["--repo", repo.to_str().unwrap()]);
     assert_eq!(from_store.len(), 4);

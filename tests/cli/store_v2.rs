@@ -1620,8 +1620,60 @@ fn store_documents_stay_in_bounded_memory_at_120k_records() {
     assert_eq!(rows, count - 21, "all but the first and the newest 20");
 }
 
+/// `log -o json` of one domain at 120,000 records stays under the bound of the store's
+/// other documents: the trail is written an entry at a time, its timeline built as the
+/// steps go by; `report`'s page lists the newest 1,000 steps (issue 39 item 12).
+fn log_json_and_report_stay_in_bounded_memory_at_120k_records() {
+    const BOUND_KIB: u64 = 64 << 10;
+    let fx = Fx::new();
+    let count = std::env::var("CLINV_DOC_RECORDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(120_000u64);
+    let objects = v1::render(fx.root(), "inv");
+    let mut journal = Journal::create(fx.store(), "inv");
+    journal.objects(&objects);
+    for n in 0..count {
+        journal.snapshot(&v1::id(n), 1_600_000_000 + n as i64, &objects);
+        journal.state(&v1::id(n), 1_600_000_000 + n as i64, "superseded");
+    }
+    journal.finish();
+    let (run, peak) = fx
+        .clinv(&["log", "--domain", "inv", "-o", "json"])
+        .run_with_peak_rss();
+    eprintln!(
+        "  log -o json of {count}: exit {} in {:?}, peak RSS {peak} KiB",
+        run.code, run.elapsed
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        peak <= BOUND_KIB,
+        "log -o json of {count} records: peak RSS {peak} KiB > {BOUND_KIB} KiB"
+    );
+    let entries = run.stdout.matches("\n      \"id\": ").count() as u64;
+    assert_eq!(entries, count, "every entry in the JSON");
+    assert!(run.stdout.starts_with("{\n  \"schemaVersion\": "));
+    assert!(run.stdout.contains("\n  ],\n  \"timeline\": {\n"));
+    assert!(run.stdout.ends_with("\n  }\n}\n"));
+    // The page summarises: the timeline of every step, the newest steps' changes.
+    let (run, peak) = fx.clinv(&["report", "--domain", "inv"]).run_with_peak_rss();
+    eprintln!(
+        "  report of {count}: exit {} in {:?}, peak RSS {peak} KiB",
+        run.code, run.elapsed
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        peak <= BOUND_KIB,
+        "report of {count} records: peak RSS {peak} KiB > {BOUND_KIB} KiB"
+    );
+    assert!(run.stdout.contains(&format!(" · {count} recorded steps")));
+    let older = format!("the {} older steps are not listed", count - 1000);
+    assert!(run.stdout.contains(&older), "{}", &run.stdout[..2000]);
+}
+
 trials! {
     GnuTime: [
+        log_json_and_report_stay_in_bounded_memory_at_120k_records,
         store_commands_stay_in_bounded_memory_at_200k_records,
         store_documents_stay_in_bounded_memory_at_120k_records,
     ],

@@ -41,6 +41,9 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
     {
         return streamed(settings, &opened.store.domain(&domain), &domain, &query);
     }
+    if format == LogFormat::Json && args.repo.is_none() && args.addon.is_none() && !args.reverse {
+        return streamed_json(settings, &opened.store.domain(&domain), &domain, &query);
+    }
     let history = super::history(
         settings,
         &opened.store,
@@ -235,6 +238,47 @@ fn streamed(
         }
         empty = n == 0;
         Ok(())
+    })?;
+    if empty && windowed(query) {
+        empty_window(settings, domain, query);
+    }
+    Ok(exit::OK)
+}
+
+/// `log -o json` from the store, streamed: the bytes of the whole trail document
+/// ([`report::json::trail`]), an entry at a time; the timeline is built over every step
+/// first, in the memory of its lanes. An empty window is `[]`, as [`print`] says it.
+fn streamed_json(
+    settings: &Settings,
+    store: &crate::store::DomainStore,
+    domain: &str,
+    query: &Query<'_>,
+) -> Result<i32> {
+    // The timeline spans the whole history, whatever the window of the entries.
+    let steps = history::load_store(store, history::Window::All)?;
+    for skipped in &steps.skipped {
+        settings.printer.warn(&format!("{skipped} — skipped"));
+    }
+    let (label, timeline) = steps.timeline();
+    let head = report::json::trail_head(label.as_deref())?;
+    let mut empty = false;
+    settings.printer.data_with(|out| {
+        let mut first = true;
+        let n = steps.entries(query, |entry| {
+            if first {
+                out.write_all(head.as_bytes()).map_err(stdout_error)?;
+            }
+            let text = report::json::trail_entry(entry, first)?;
+            first = false;
+            out.write_all(text.as_bytes()).map_err(stdout_error)
+        })?;
+        empty = n == 0;
+        let text = match (empty, windowed(query)) {
+            (true, true) => "[]\n".to_string(),
+            (true, false) => head.clone() + &report::json::trail_end(&timeline, true)?,
+            (false, _) => report::json::trail_end(&timeline, false)?,
+        };
+        out.write_all(text.as_bytes()).map_err(stdout_error)
     })?;
     if empty && windowed(query) {
         empty_window(settings, domain, query);

@@ -11,6 +11,9 @@ use crate::view::report;
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
     let opened = StoreOnly::open(settings)?;
     let domain = opened.domain(settings, args.domain.domain.as_deref())?;
+    if args.repo.is_none() && args.output.unwrap_or_default() == ReportFormat::Html {
+        return summarised(settings, args, &opened.store.domain(&domain), &domain);
+    }
     let points =
         super::history(settings, &opened.store, &domain, args.repo.as_deref(), None)?.points;
     let Some(current) = points.last() else {
@@ -29,6 +32,39 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
             report::html::html_report(&domain, &trail, &current.inventory, &generated)
         }
     };
+    write(settings, args, &html, points.len())
+}
+
+/// The change list of the HTML page from the store: the newest steps (the page
+/// summarises; the timeline covers every step).
+const REPORT_ENTRIES: usize = 1000;
+
+/// The HTML page from the store, bounded ([`crate::ops::history::report_history`]).
+fn summarised(
+    settings: &Settings,
+    args: &ReportArgs,
+    store: &crate::store::DomainStore,
+    domain: &crate::domain::Domain,
+) -> Result<i32> {
+    let history = crate::ops::history::report_history(store, REPORT_ENTRIES)?;
+    for skipped in &history.skipped {
+        settings.printer.warn(&format!("{skipped} — skipped"));
+    }
+    let Some(current) = &history.current else {
+        return Err(Error::NoHistory(domain.to_string()).into());
+    };
+    let at = crate::util::time::format_seconds(rendered_at(settings)?);
+    let generated = report::html::Generated {
+        at: &at,
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    let html =
+        report::html::html_report_of(domain, &history.trail, current, &generated, history.steps);
+    write(settings, args, &html, history.steps)
+}
+
+/// The page to `--out` (atomically) or stdout.
+fn write(settings: &Settings, args: &ReportArgs, html: &str, steps: usize) -> Result<i32> {
     match &args.out {
         Some(file) => {
             crate::util::files::write_atomic(file, html.as_bytes(), 0o644)
@@ -36,11 +72,11 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
             settings.printer.info(&format!(
                 "wrote {} ({} step{})",
                 file.display(),
-                points.len(),
-                if points.len() == 1 { "" } else { "s" }
+                steps,
+                if steps == 1 { "" } else { "s" }
             ));
         }
-        None => settings.printer.data(&html)?,
+        None => settings.printer.data(html)?,
     }
     Ok(exit::OK)
 }
