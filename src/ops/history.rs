@@ -199,6 +199,13 @@ pub struct StoreSteps {
     pub skipped: Vec<String>,
 }
 
+impl StoreSteps {
+    /// Whether the history has no step at all.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+}
+
 /// What of a domain's history a query needs.
 #[derive(Debug, Clone, Copy)]
 pub enum Window {

@@ -1655,6 +1655,21 @@ fn log_json_and_report_stay_in_bounded_memory_at_120k_records() {
     assert!(run.stdout.starts_with("{\n  \"schemaVersion\": "));
     assert!(run.stdout.contains("\n  ],\n  \"timeline\": {\n"));
     assert!(run.stdout.ends_with("\n  }\n}\n"));
+    // report -o json is the same document, streamed the same way to stdout.
+    let log_json = run.stdout;
+    let (run, peak) = fx
+        .clinv(&["report", "--domain", "inv", "-o", "json"])
+        .run_with_peak_rss();
+    eprintln!(
+        "  report -o json of {count}: exit {} in {:?}, peak RSS {peak} KiB",
+        run.code, run.elapsed
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        peak <= BOUND_KIB,
+        "report -o json of {count} records: peak RSS {peak} KiB > {BOUND_KIB} KiB"
+    );
+    assert!(run.stdout == log_json, "report -o json is log -o json's document");
     // The page summarises: the timeline of every step, the newest steps' changes.
     let (run, peak) = fx.clinv(&["report", "--domain", "inv"]).run_with_peak_rss();
     eprintln!(

@@ -42,7 +42,13 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         return streamed(settings, &opened.store.domain(&domain), &domain, &query);
     }
     if format == LogFormat::Json && args.repo.is_none() && args.addon.is_none() && !args.reverse {
-        return streamed_json(settings, &opened.store.domain(&domain), &domain, &query);
+        return streamed_json(
+            settings,
+            &opened.store.domain(&domain),
+            &domain,
+            &query,
+            false,
+        );
     }
     let history = super::history(
         settings,
@@ -248,16 +254,21 @@ fn streamed(
 /// `log -o json` from the store, streamed: the bytes of the whole trail document
 /// ([`report::json::trail`]), an entry at a time; the timeline is built over every step
 /// first, in the memory of its lanes. An empty window is `[]`, as [`print`] says it.
-fn streamed_json(
+/// `report -o json` (`need_history`) refuses a history without a step, as it always has.
+pub(super) fn streamed_json(
     settings: &Settings,
     store: &crate::store::DomainStore,
     domain: &str,
     query: &Query<'_>,
+    need_history: bool,
 ) -> Result<i32> {
     // The timeline spans the whole history, whatever the window of the entries.
     let steps = history::load_store(store, history::Window::All)?;
     for skipped in &steps.skipped {
         settings.printer.warn(&format!("{skipped} — skipped"));
+    }
+    if need_history && steps.is_empty() {
+        return Err(crate::error::Error::NoHistory(domain.to_string()).into());
     }
     let (label, timeline) = steps.timeline();
     let head = report::json::trail_head(label.as_deref())?;

@@ -11,8 +11,22 @@ use crate::view::report;
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
     let opened = StoreOnly::open(settings)?;
     let domain = opened.domain(settings, args.domain.domain.as_deref())?;
-    if args.repo.is_none() && args.output.unwrap_or_default() == ReportFormat::Html {
-        return summarised(settings, args, &opened.store.domain(&domain), &domain);
+    let store = opened.store.domain(&domain);
+    match (args.output.unwrap_or_default(), &args.repo, &args.out) {
+        (ReportFormat::Html, None, _) => return summarised(settings, args, &store, &domain),
+        // The whole trail document (log -o json's), streamed from the store to stdout.
+        (ReportFormat::Json, None, None) => {
+            let query = crate::ops::history::Query {
+                since: None,
+                until: None,
+                max_count: None,
+                addon: None,
+                reverse: false,
+                now: jiff::Timestamp::now(),
+            };
+            return super::log::streamed_json(settings, &store, &domain, &query, true);
+        }
+        _ => {}
     }
     let points =
         super::history(settings, &opened.store, &domain, args.repo.as_deref(), None)?.points;
