@@ -1669,7 +1669,10 @@ fn log_json_and_report_stay_in_bounded_memory_at_120k_records() {
         peak <= BOUND_KIB,
         "report -o json of {count} records: peak RSS {peak} KiB > {BOUND_KIB} KiB"
     );
-    assert!(run.stdout == log_json, "report -o json is log -o json's document");
+    assert!(
+        run.stdout == log_json,
+        "report -o json is log -o json's document"
+    );
     // The page summarises: the timeline of every step, the newest steps' changes.
     let (run, peak) = fx.clinv(&["report", "--domain", "inv"]).run_with_peak_rss();
     eprintln!(

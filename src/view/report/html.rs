@@ -638,43 +638,7 @@ fn changes(out: &mut String, trail: &Trail, steps: usize) {
             ));
         }
         for c in &e.changes {
-            let p = Phrase::of(c);
-            let (class, sign) = match c.change {
-                Op::Added => ("add", "+"),
-                Op::Removed => ("del", "−"),
-                Op::Upgraded => ("up", "↑"),
-                Op::Downgraded => ("down", "↓"),
-                Op::Changed => ("chg", "~"),
-            };
-            let detail = match p.sign {
-                '+' => {
-                    let mut d = p.to.as_deref().map(esc).unwrap_or_default();
-                    if let Some(q) = &p.qualifier {
-                        d.push_str(&format!(" <span class=\"note\">{}</span>", esc(q)));
-                    }
-                    d
-                }
-                '-' => p.from.as_deref().map(esc).unwrap_or_default(),
-                _ => {
-                    let mut d = String::new();
-                    if let Some(a) = p.attribute {
-                        d.push_str(&format!("{a} "));
-                    }
-                    d.push_str(&format!(
-                        "{} → {}",
-                        esc(super::phrase::or_none(&p.from)),
-                        esc(super::phrase::or_none(&p.to))
-                    ));
-                    if let Some(n) = p.note {
-                        d.push_str(&format!(" <span class=\"note\">{n}</span>"));
-                    }
-                    d
-                }
-            };
-            out.push_str(&format!(
-                "<li class=\"{class}\"><span class=\"sign\">{sign}</span> <code>{}</code> {detail}</li>\n",
-                esc(&p.subject)
-            ));
+            change_line(out, c);
         }
         if !e.ignored.is_empty() {
             out.push_str(&format!(
@@ -685,6 +649,47 @@ fn changes(out: &mut String, trail: &Trail, steps: usize) {
         out.push_str("</ul></li>\n");
     }
     out.push_str("</ol>\n</section>\n");
+}
+
+/// One change of a step, as a line of the change list.
+fn change_line(out: &mut String, c: &crate::history::diff::Change) {
+    let p = Phrase::of(c);
+    let (class, sign) = match c.change {
+        Op::Added => ("add", "+"),
+        Op::Removed => ("del", "−"),
+        Op::Upgraded => ("up", "↑"),
+        Op::Downgraded => ("down", "↓"),
+        Op::Changed => ("chg", "~"),
+    };
+    let detail = match p.sign {
+        '+' => {
+            let mut d = p.to.as_deref().map(esc).unwrap_or_default();
+            if let Some(q) = &p.qualifier {
+                d.push_str(&format!(" <span class=\"note\">{}</span>", esc(q)));
+            }
+            d
+        }
+        '-' => p.from.as_deref().map(esc).unwrap_or_default(),
+        _ => {
+            let mut d = String::new();
+            if let Some(a) = p.attribute {
+                d.push_str(&format!("{a} "));
+            }
+            d.push_str(&format!(
+                "{} → {}",
+                esc(super::phrase::or_none(&p.from)),
+                esc(super::phrase::or_none(&p.to))
+            ));
+            if let Some(n) = p.note {
+                d.push_str(&format!(" <span class=\"note\">{n}</span>"));
+            }
+            d
+        }
+    };
+    out.push_str(&format!(
+        "<li class=\"{class}\"><span class=\"sign\">{sign}</span> <code>{}</code> {detail}</li>\n",
+        esc(&p.subject)
+    ));
 }
 
 #[cfg(test)]
