@@ -1183,10 +1183,16 @@ def bench_documents(n, root, dom, runs, env):
     lst = [BIN, "snapshots", "list", "--root", root, "--domain", dom]
     for fmt in ("json", "yaml"):
         bench(f"snapshots list -o {fmt} of {n}", lst + ["-o", fmt], runs, env, target_mb=128)
-    bench(f"log -o json of {n}", [BIN, "log", "-o", "json", "--root", root, "--domain", dom],
-          runs, env, target_mb=128)
+    bench(f"snapshots list -o wide of {n}", lst + ["-o", "wide"], runs, env, target_mb=128)
+    bench(f"snapshots list -o jsonpath of {n}", lst + ["-o", "jsonpath={.[*].id}"], runs, env,
+          target_mb=128)
+    for fmt in ("json", "markdown"):
+        bench(f"log -o {fmt} of {n}", [BIN, "log", "-o", fmt, "--root", root, "--domain", dom],
+              runs, env, target_mb=128)
     bench(f"report of {n}", [BIN, "report", "--root", root, "--domain", dom], runs, env,
           target_mb=128)
+    bench(f"report -o json of {n}", [BIN, "report", "-o", "json", "--root", root, "--domain", dom],
+          runs, env, target_mb=128)
     bench(f"gc --keep 20 --dry-run -o json of {n}",
           [BIN, "snapshots", "gc", "--keep", "20", "--dry-run", "-o", "json", "--root", root],
           runs, env, target_mb=128)
