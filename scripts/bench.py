@@ -1184,7 +1184,7 @@ def bench_documents(n, root, dom, runs, env):
     for fmt in ("json", "yaml"):
         bench(f"snapshots list -o {fmt} of {n}", lst + ["-o", fmt], runs, env, target_mb=128)
     bench(f"snapshots list -o wide of {n}", lst + ["-o", "wide"], runs, env, target_mb=128)
-    bench(f"snapshots list -o jsonpath of {n}", lst + ["-o", "jsonpath={.[*].id}"], runs, env,
+    bench(f"snapshots list -o jsonpath of {n}", lst + ["-o", "jsonpath={range [*]}{.id}{\"\\n\"}{end}"], runs, env,
           target_mb=128)
     for fmt in ("json", "markdown"):
         bench(f"log -o {fmt} of {n}", [BIN, "log", "-o", fmt, "--root", root, "--domain", dom],
