@@ -524,6 +524,22 @@ impl Matrix {
         Ok(self.keep_used_domains())
     }
 
+    /// The fleet's exit code: a domain that could not be read is an error of the command
+    /// (as in every command over several domains), then another domain's inventory where
+    /// a domain's should be, then a cluster `not_read` (the matrix is not the fleet's).
+    pub fn exit_code(&self, not_read: bool) -> i32 {
+        use crate::error::exit;
+        if self.left.iter().any(|l| l.failed) {
+            exit::FAILURE
+        } else if self.left.iter().any(|l| l.other_domain) {
+            exit::DOMAIN_MISMATCH
+        } else if not_read {
+            exit::NOT_LIVE
+        } else {
+            exit::OK
+        }
+    }
+
     /// `--addon name` when no row is that addon: said with the closest addon's name. A
     /// matrix with no domain in it has no addons to compare with, and nothing is said.
     fn unknown(&self, name: &str) -> Option<ArgumentError> {

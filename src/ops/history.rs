@@ -518,6 +518,20 @@ pub struct Query<'a> {
     pub now: jiff::Timestamp,
 }
 
+impl Query<'static> {
+    /// The whole history: no window, no count, no addon, newest first.
+    pub fn everything(now: jiff::Timestamp) -> Query<'static> {
+        Query {
+            since: None,
+            until: None,
+            max_count: None,
+            addon: None,
+            reverse: false,
+            now,
+        }
+    }
+}
+
 /// One entry of `log -A`: a step of one domain's history.
 #[derive(Debug, serde::Serialize)]
 pub struct FleetEntry {
@@ -747,9 +761,7 @@ mod tests {
                 since,
                 until,
                 max_count,
-                addon: None,
-                reverse: false,
-                now: jiff::Timestamp::now(),
+                ..Query::everything(jiff::Timestamp::now())
             };
             let Log::Trail(trail) = log(&points, &query).unwrap() else {
                 panic!("a trail")
@@ -874,9 +886,7 @@ mod tests {
             since,
             until,
             max_count,
-            addon: None,
-            reverse: false,
-            now: jiff::Timestamp::now(),
+            ..Query::everything(jiff::Timestamp::now())
         };
         assert_eq!(
             streamed(&query(None, None, None)),

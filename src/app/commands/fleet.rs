@@ -5,7 +5,6 @@ use crate::app::Result;
 use crate::app::cli::{FleetArgs, FleetBy, FleetFormat, FleetFrom};
 use crate::app::output;
 use crate::app::settings::Settings;
-use crate::error::exit;
 use crate::ops::fleet::{self, Matrix, Query};
 use crate::view;
 
@@ -71,17 +70,7 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     };
     settings.printer.data(&text)?;
     notes(settings, &matrix, &query);
-    // A domain that could not be read is an error of the command (as in every command
-    // over several domains); a matrix with a cluster missing is not the fleet's answer.
-    Ok(if matrix.left.iter().any(|l| l.failed) {
-        exit::FAILURE
-    } else if matrix.left.iter().any(|l| l.other_domain) {
-        exit::DOMAIN_MISMATCH
-    } else if not_read {
-        exit::NOT_LIVE
-    } else {
-        exit::OK
-    })
+    Ok(matrix.exit_code(not_read))
 }
 
 /// `--from live`: every domain's cluster read as `status -A` reads them ([`super::each_domain`]),

@@ -16,14 +16,7 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
         (ReportFormat::Html, None, _) => return summarised(settings, args, &store, &domain),
         // The whole trail document (log -o json's), streamed from the store to stdout.
         (ReportFormat::Json, None, None) => {
-            let query = crate::ops::history::Query {
-                since: None,
-                until: None,
-                max_count: None,
-                addon: None,
-                reverse: false,
-                now: jiff::Timestamp::now(),
-            };
+            let query = crate::ops::history::Query::everything(jiff::Timestamp::now());
             return super::log::streamed_json(settings, &store, &domain, &query, true);
         }
         _ => {}
