@@ -120,11 +120,21 @@ pub fn plane() -> Plane {
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let admin = kubeconfig().unwrap_or_else(|why| panic!("{why}"));
     let nobody = admin.with_file_name("kubeconfig-nobody");
-    Plane {
+    let plane = Plane {
         admin,
         nobody,
         _guard: guard,
-    }
+    };
+    // Each test starts without a live inventory: the tests share one plane, and what an
+    // earlier one left is another domain's, which a publish now refuses (issue 39). No CRD
+    // yet is as good (kubectl then fails, and nothing is there to delete).
+    let _ = plane.kubectl(&[
+        "delete",
+        "clusterinventory",
+        "cluster",
+        "--ignore-not-found",
+    ]);
+    plane
 }
 
 impl Plane {
