@@ -150,6 +150,103 @@ impl Template {
     }
 }
 
+/// A top-level piece of a template applied to a list: literal text, or what one walk
+/// over the list's elements prints (see [`Template::per_row`]).
+#[derive(Debug)]
+pub struct Part<'a>(PartKind<'a>);
+
+#[derive(Debug)]
+enum PartKind<'a> {
+    Text(&'a str),
+    /// `{range [*]}BODY{end}`: the body applied to each element.
+    Range(&'a [Node]),
+    /// `{[*].a.b}`: the field path of each element, the results joined by a space.
+    Each(JpQuery),
+}
+
+/// One walk of a [`Part`] over the elements, in order.
+pub struct Pass<'a> {
+    part: &'a Part<'a>,
+    first: bool,
+}
+
+impl<'a> Part<'a> {
+    /// The literal text this part is, if it is one.
+    pub fn text(&self) -> Option<&str> {
+        match self.0 {
+            PartKind::Text(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    pub fn start(&'a self) -> Pass<'a> {
+        Pass {
+            part: self,
+            first: true,
+        }
+    }
+}
+
+impl Pass<'_> {
+    /// What the part prints for the next element (nothing for [`Part::Text`]). With
+    /// missing keys allowed, as [`Template::per_row`] requires, nothing here can fail.
+    pub fn row(&mut self, element: &Value) -> String {
+        let mut out = String::new();
+        match &self.part.0 {
+            PartKind::Text(_) => {}
+            PartKind::Range(body) => {
+                // Only a field that is missing could fail, and it is allowed.
+                let _ = render_nodes(body, element, true, &mut out);
+            }
+            PartKind::Each(query) => {
+                for value in run(query, element) {
+                    if !std::mem::take(&mut self.first) {
+                        out.push(' ');
+                    }
+                    print_value(value, &mut out);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Template {
+    /// The template as parts that each walk a list once, element by element, printing
+    /// what [`Template::render`] prints for the whole list with missing keys allowed —
+    /// so a listing of any length needs one element in memory. `None` when an action
+    /// needs the list at once (an index, a slice, a filter, a range nested in a field,
+    /// a path that may index).
+    pub fn per_row(&self) -> Option<Vec<Part<'_>>> {
+        let every = |q: &JpQuery| {
+            matches!(
+                q.segments.first(),
+                Some(Segment::Selector(Selector::Wildcard))
+            )
+        };
+        let fields = |segments: &[Segment]| {
+            segments
+                .iter()
+                .all(|s| matches!(s, Segment::Selector(Selector::Name(_))))
+        };
+        self.nodes
+            .iter()
+            .map(|node| match node {
+                Node::Text(text) => Some(Part(PartKind::Text(text))),
+                Node::Range(expr, body) if every(&expr.query) && expr.query.segments.len() == 1 => {
+                    Some(Part(PartKind::Range(body)))
+                }
+                Node::Expr(expr) if every(&expr.query) && fields(&expr.query.segments[1..]) => {
+                    Some(Part(PartKind::Each(JpQuery::new(
+                        expr.query.segments[1..].to_vec(),
+                    ))))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 fn render_nodes(
     nodes: &[Node],
     current: &Value,
@@ -457,6 +554,50 @@ mod tests {
                 {"name": "cert-manager", "state": "pending", "ok": true, "gone": null}
             ]
         })
+    }
+
+    /// A template applied row by row prints what it prints for the whole list; one
+    /// that needs the list at once is not taken row by row.
+    #[test]
+    fn templates_walked_row_by_row_print_what_the_whole_list_prints() {
+        let list = doc()["items"].clone();
+        let rows = list.as_array().unwrap();
+        for template in [
+            "{range [*]}{.name}{\"\\t\"}{.state}{\"\\n\"}{end}",
+            "{range $[*]}{.version}{.missing}{\"\\n\"}{end}",
+            "{[*].name}",
+            "head {$[*].state} mid {[*].n}{[*].labels} tail",
+            "{[*].missing}{[*].labels.app\\.kubernetes\\.io/name}",
+            "{range [*]}{range .labels}{@}{end};{end}",
+            "",
+        ] {
+            let t = Template::parse(template).unwrap();
+            let parts = t.per_row().unwrap_or_else(|| panic!("{template}"));
+            let mut out = String::new();
+            for part in &parts {
+                match part.text() {
+                    Some(text) => out.push_str(text),
+                    None => {
+                        let mut pass = part.start();
+                        rows.iter().for_each(|r| out.push_str(&pass.row(r)));
+                    }
+                }
+            }
+            assert_eq!(out, t.render(&list, true).unwrap(), "{template}");
+        }
+        for whole in [
+            "{[0].name}",
+            "{[-1:].name}",
+            "{..name}",
+            "{[?(@.n)].name}",
+            "{[*].x[0]}",
+            "{range [1:]}{end}",
+        ] {
+            assert!(
+                Template::parse(whole).unwrap().per_row().is_none(),
+                "{whole}"
+            );
+        }
     }
 
     fn render(template: &str) -> Result<String, String> {

@@ -247,14 +247,43 @@ impl Trail {
 
 /// When each version of the addon `name` (its first occurrence) arrived and left.
 pub fn addon_timeline(steps: &[Step], name: &str) -> Vec<Span> {
-    spans(steps, |s| {
-        s.inventory
-            .spec
-            .addons
-            .iter()
-            .find(|a| a.name == name)
-            .map(|a| a.chart_version.clone())
-    })
+    let mut spans = AddonSpans::new(name);
+    for step in steps {
+        spans.push(step);
+    }
+    spans.finish()
+}
+
+/// [`addon_timeline`] built a step at a time (oldest first), so a history too long to
+/// hold as steps needs only the spans.
+#[derive(Debug)]
+pub struct AddonSpans<'n> {
+    name: &'n str,
+    runs: Runs,
+    steps: usize,
+}
+
+impl<'n> AddonSpans<'n> {
+    pub fn new(name: &'n str) -> AddonSpans<'n> {
+        AddonSpans {
+            name,
+            runs: Runs::default(),
+            steps: 0,
+        }
+    }
+
+    /// The next step.
+    pub fn push(&mut self, step: &Step) {
+        let addons = &step.inventory.spec.addons;
+        let now = addons.iter().find(|a| a.name == self.name);
+        self.runs
+            .push(self.steps, step, now.map(|a| a.chart_version.clone()));
+        self.steps += 1;
+    }
+
+    pub fn finish(self) -> Vec<Span> {
+        self.runs.out
+    }
 }
 
 /// When each Kubernetes version arrived and left.

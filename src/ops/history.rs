@@ -346,8 +346,47 @@ impl StoreSteps {
         (domain, builder.finish())
     }
 
-    /// `clinv log`'s entries, newest first, as [`log`] lists them for [`Query`] without
-    /// `addon`: each passed to `emit` as soon as it is made. Returns how many there were.
+    /// The steps `clinv log` lists for `query` (without `addon`): their positions in
+    /// [`StoreSteps::steps`], newest first — in the window, at most `max_count` of them;
+    /// 4 bytes a step.
+    ///
+    /// # Errors
+    /// [`ArgumentError::Time`] for a bad `since`/`until`.
+    fn chosen(&self, query: &Query<'_>) -> Result<Vec<u32>> {
+        let (since, until) = bounds(query)?;
+        let mut chosen = Vec::new();
+        for (n, &i) in self.steps.iter().enumerate().rev() {
+            // Without the step before it (a listing of the newest rows only), a step
+            // cannot be compared: never shown as a first one.
+            if query.max_count.is_some_and(|max| chosen.len() >= max) || (n == 0 && self.before > 0)
+            {
+                break;
+            }
+            if since.is_some() || until.is_some() {
+                let row = self.step_parts(i).0;
+                let t = audit::parse_bound(&row.at(), false);
+                if !(since.is_none_or(|s| t.is_some_and(|a| a >= s))
+                    && until.is_none_or(|u| t.is_some_and(|a| a <= u)))
+                {
+                    continue;
+                }
+            }
+            chosen.push(n as u32);
+        }
+        Ok(chosen)
+    }
+
+    /// How many entries [`StoreSteps::entries`] gives for `query` (no comparison made).
+    ///
+    /// # Errors
+    /// As [`StoreSteps::entries`].
+    pub fn count(&self, query: &Query<'_>) -> Result<usize> {
+        Ok(self.chosen(query)?.len())
+    }
+
+    /// `clinv log`'s entries, newest first (oldest first with `reverse`), as [`log`]
+    /// lists them for [`Query`] without `addon`: each passed to `emit` as soon as it is
+    /// made. Returns how many there were.
     ///
     /// # Errors
     /// [`ArgumentError::Time`] for a bad `since`/`until` (before anything is emitted); what
@@ -357,27 +396,18 @@ impl StoreSteps {
         query: &Query<'_>,
         mut emit: impl FnMut(&audit::Entry) -> Result<()>,
     ) -> Result<usize> {
-        let (since, until) = bounds(query)?;
+        let mut chosen = self.chosen(query)?;
+        if query.reverse {
+            chosen.reverse();
+        }
         let ignore = Ignore::default();
         // Comparisons of a step with one holding the same object: all alike.
         let mut same: HashMap<u32, crate::history::diff::Report> = HashMap::new();
-        let mut emitted = 0;
-        for (n, &i) in self.steps.iter().enumerate().rev() {
-            // Without the step before it (a listing of the newest rows only), a step
-            // cannot be compared: never shown as a first one.
-            if query.max_count.is_some_and(|max| emitted >= max) || (n == 0 && self.before > 0) {
-                break;
-            }
+        for &n in &chosen {
+            let n = n as usize;
+            let i = self.steps[n];
             let (row, inventory) = self.step_parts(i);
             let (id, at) = (row.id(), row.at());
-            if since.is_some() || until.is_some() {
-                let t = audit::parse_bound(&at, false);
-                if !(since.is_none_or(|s| t.is_some_and(|a| a >= s))
-                    && until.is_none_or(|u| t.is_some_and(|a| a <= u)))
-                {
-                    continue;
-                }
-            }
             let report = match n.checked_sub(1).map(|p| self.step_parts(self.steps[p])) {
                 None => crate::history::diff::initial(inventory, &ignore),
                 Some((prev, _)) if prev.cr_key() == row.cr_key() => same
@@ -400,10 +430,51 @@ impl StoreSteps {
                 host: row.host(),
             };
             emit(&audit::entry(&step, n == 0, report))?;
-            emitted += 1;
         }
-        Ok(emitted)
+        Ok(chosen.len())
     }
+
+    /// `clinv log --addon NAME` of every step, one step at a time: memory grows with
+    /// the addon's spans, not with the history.
+    pub fn addon(&self, name: &str) -> Log {
+        let mut spans = audit::AddonSpans::new(name);
+        for &i in &self.steps {
+            let (row, inventory) = self.step_parts(i);
+            let (id, at) = (row.id(), row.at());
+            spans.push(&Step {
+                id: &id,
+                at: &at,
+                outcome: outcome(row.state()),
+                inventory,
+                revision: None,
+                author: None,
+                host: None,
+            });
+        }
+        let spans = spans.finish();
+        if !spans.is_empty() {
+            return Log::Addon(spans);
+        }
+        // Each distinct object once, in the order of the steps.
+        let mut seen = std::collections::HashSet::new();
+        let inventories = self.steps.iter().filter_map(|&i| {
+            let (row, inventory) = self.step_parts(i);
+            seen.insert(row.cr_key()).then_some(&**inventory)
+        });
+        never(name, inventories)
+    }
+}
+
+/// `--addon NAME` that no step has: the closest name the history had, if any.
+fn never<'a>(name: &str, inventories: impl Iterator<Item = &'a ClusterInventory>) -> Log {
+    let mut names: Vec<&str> = Vec::new();
+    for a in inventories.flat_map(|inv| &inv.spec.addons) {
+        if !names.contains(&a.name.as_str()) {
+            names.push(&a.name);
+        }
+    }
+    let suggestion = crate::util::suggest::closest(name, names).map(str::to_string);
+    Log::Never { suggestion }
 }
 
 /// `clinv report`'s history from the store, bounded: the trail holds the newest
@@ -635,14 +706,7 @@ pub fn log(points: &[Point], query: &Query<'_>) -> Result<Log> {
     if let Some(name) = query.addon {
         let spans = audit::addon_timeline(&steps, name);
         if spans.is_empty() {
-            let mut names: Vec<&str> = Vec::new();
-            for a in steps.iter().flat_map(|s| &s.inventory.spec.addons) {
-                if !names.contains(&a.name.as_str()) {
-                    names.push(&a.name);
-                }
-            }
-            let suggestion = crate::util::suggest::closest(name, names).map(str::to_string);
-            return Ok(Log::Never { suggestion });
+            return Ok(never(name, steps.iter().map(|s| s.inventory)));
         }
         return Ok(Log::Addon(spans));
     }
@@ -913,6 +977,86 @@ mod tests {
         }
         let all = whole(&query(None, None, None)).unwrap();
         assert!(all.contains("\"key\": \"a#2\"") && all.contains("\"current\": false"));
+    }
+
+    /// Every other form of `log` from the store — oldest first, `-o markdown`,
+    /// `--oneline`, `--addon` — is what the whole trail gives, with and without a window.
+    #[test]
+    fn every_streamed_form_of_the_log_is_the_whole_one() {
+        use crate::view::report::{markdown, text};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path()).domain(&crate::domain::d("d"));
+        for n in [0, 1, 1, 2, 3, 0, 4, 2, 2] {
+            store.record(&cr_addons(n), "{}", None).unwrap();
+        }
+        let (points, _) = reference_points(&store);
+        let times: Vec<String> = points.iter().map(|p| p.at.clone()).collect();
+        let query = |since, until, max_count, reverse| Query {
+            since,
+            until,
+            max_count,
+            reverse,
+            ..Query::everything(jiff::Timestamp::now())
+        };
+        let windows = [
+            (None, None, None),
+            (None, None, Some(3)),
+            (None, None, Some(0)),
+            (Some(times[2].as_str()), None, None),
+            (None, Some(times[5].as_str()), Some(2)),
+        ];
+        for ((since, until, max), reverse) in
+            windows.into_iter().flat_map(|w| [(w, false), (w, true)])
+        {
+            let q = query(since, until, max, reverse);
+            let Log::Trail(whole) = log(&points, &q).unwrap() else {
+                panic!("a trail")
+            };
+            let steps = load_store(&store, window(&q)).unwrap();
+            let mut entries = Vec::new();
+            let n = steps
+                .entries(&q, |e| {
+                    entries.push(e.clone());
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(
+                entries, whole.entries,
+                "{since:?} {until:?} {max:?} {reverse}"
+            );
+            assert_eq!(n, steps.count(&q).unwrap());
+            let (label, timeline) = load_store(&store, Window::All).unwrap().timeline();
+            let mut md = markdown::trail_head(label.as_deref(), n, &timeline);
+            entries
+                .iter()
+                .for_each(|e| md.push_str(&markdown::trail_row(e)));
+            assert_eq!(md, markdown::trail(&whole), "{since:?} {until:?} {max:?}");
+            let mut lines = text::Oneline::new(false, None);
+            entries.iter().for_each(|e| lines.measure(None, e));
+            let oneline: String = entries.iter().map(|e| lines.line(None, e)).collect();
+            let reference = text::trail_oneline_aged(&whole, false, None);
+            assert_eq!(
+                oneline,
+                reference
+                    .strip_suffix(text::NO_HISTORY)
+                    .unwrap_or(&reference)
+            );
+        }
+        let steps = load_store(&store, Window::All).unwrap();
+        for name in ["a", "b", "c", "bb", "zzz"] {
+            let q = Query {
+                addon: Some(name),
+                ..query(None, None, None, false)
+            };
+            let (streamed, whole) = (steps.addon(name), log(&points, &q).unwrap());
+            match (streamed, whole) {
+                (Log::Addon(a), Log::Addon(b)) => assert_eq!(a, b, "{name}"),
+                (Log::Never { suggestion: a }, Log::Never { suggestion: b }) => {
+                    assert_eq!(a, b, "{name}")
+                }
+                _ => panic!("{name}: streamed and whole disagree"),
+            }
+        }
     }
 
     /// `report`'s bounded history is the whole trail's newest entries with the whole

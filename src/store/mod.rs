@@ -88,6 +88,69 @@ impl Shown {
     }
 }
 
+/// A snapshot's id in one listing of a [`Listed`].
+type RowKey = Box<str>;
+
+/// Compact listings (each one domain's, newest first) and the order their rows are
+/// shown in: as they are, or sorted across domains (`snapshots list --sort-by`) by a
+/// list of positions — 8 bytes a row beside the listings' 60.
+#[derive(Default)]
+pub struct Listed {
+    pub listings: Vec<scan::Listing>,
+    sorted: Option<Vec<(u32, u32)>>,
+}
+
+impl From<Vec<scan::Listing>> for Listed {
+    fn from(listings: Vec<scan::Listing>) -> Listed {
+        Listed {
+            listings,
+            sorted: None,
+        }
+    }
+}
+
+impl Listed {
+    /// Whether no listing has a row.
+    pub fn is_empty(&self) -> bool {
+        self.listings.iter().all(scan::Listing::is_empty)
+    }
+
+    /// Each row in order, with the index of its listing: (listing, row).
+    pub fn positions(&self) -> Box<dyn Iterator<Item = (usize, usize)> + '_> {
+        match &self.sorted {
+            Some(order) => Box::new(order.iter().map(|&(l, r)| (l as usize, r as usize))),
+            None => Box::new(
+                (self.listings.iter().enumerate())
+                    .flat_map(|(l, x)| (0..x.len()).map(move |r| (l, r))),
+            ),
+        }
+    }
+
+    /// Each row in order, with the index of its listing.
+    pub fn rows(&self) -> impl Iterator<Item = (usize, scan::RowRef<'_>)> + '_ {
+        self.positions()
+            .filter_map(|(l, r)| Some((l, self.listings[l].row(r)?)))
+    }
+
+    /// Sorts the rows across listings by `compare`, stably: rows it holds equal keep
+    /// the listings' order (grouped by domain, each newest first).
+    pub fn sort_by(
+        &mut self,
+        compare: impl Fn(scan::RowRef<'_>, scan::RowRef<'_>) -> std::cmp::Ordering,
+    ) {
+        let mut order: Vec<(u32, u32)> = self
+            .positions()
+            .map(|(l, r)| (l as u32, r as u32))
+            .collect();
+        let row = |&(l, r): &(u32, u32)| self.listings[l as usize].row(r as usize);
+        order.sort_by(|a, b| match (row(a), row(b)) {
+            (Some(a), Some(b)) => compare(a, b),
+            _ => std::cmp::Ordering::Equal,
+        });
+        self.sorted = Some(order);
+    }
+}
+
 /// Rows [`Store::each_listed`] builds whole at a time: about 2.7 KB each while built, so
 /// a window stays near 11 MB beside the compact listing (≈ 60 bytes a row); each window
 /// is one more read of the journal (its lines only scanned for their id).
@@ -138,10 +201,12 @@ impl Store {
     }
 
     /// The snapshots of `domain` (or of all), newest first, deleted ones aside and
-    /// filtered by `state`; with the damaged journal lines that were skipped.
+    /// filtered by `state`; with the damaged journal lines that were skipped. Whole
+    /// journals in memory: the reference the streamed listings are tested against.
     ///
     /// # Errors
     /// An invalid domain or an unreadable journal.
+    #[cfg(test)]
     pub fn list(
         &self,
         domains: Option<&[Domain]>,
@@ -169,11 +234,9 @@ impl Store {
 
     /// [`Store::list`] streamed, for `snapshots list -o json|yaml`: each domain's rows
     /// (filtered by `shown`, newest first, as the table lists them) handed to `each`
-    /// one at a time, with every field but the history. The compact listing says which
-    /// rows and in what order; the whole records are then built [`LISTED_WINDOW`] rows
-    /// at a time, one read of the journal per window — memory is the listing plus one
-    /// window whatever the history's length; time grows with the windows.
-    /// Returns the damaged lines that were skipped.
+    /// one at a time, with every field but the history (see [`Store::each_row`]): memory
+    /// is one domain's compact listing plus one window. Returns the damaged lines that
+    /// were skipped.
     ///
     /// # Errors
     /// An invalid domain, an unreadable journal, or what `each` returns.
@@ -185,35 +248,73 @@ impl Store {
     ) -> Result<Vec<Damage>> {
         let mut damage = Vec::new();
         for d in self.select(domains) {
-            let ds = self.domain(&d);
-            let mut listing = ds.listing_shown(shown)?;
+            let mut listing = self.domain(&d).listing_shown(shown)?;
             damage.append(&mut listing.damage);
-            for start in (0..listing.len()).step_by(LISTED_WINDOW) {
-                let end = (start + LISTED_WINDOW).min(listing.len());
-                let window: Vec<Box<str>> = (start..end)
-                    .filter_map(|i| listing.row(i).map(|r| Box::from(&*r.id())))
-                    .collect();
-                let wanted: std::collections::HashSet<&str> =
-                    window.iter().map(|id| &**id).collect();
-                let mut only = journal::Only::new(&wanted);
-                ds.layout()
-                    .read(&mut only)
-                    .map_err(|(p, e)| Error::io(p, e))?;
-                let mut found: std::collections::HashMap<String, Snapshot> = only
-                    .finish(&ds.layout().segments_dir())
-                    .snapshots
-                    .into_iter()
-                    .map(|s| (s.record.id.to_string(), s))
-                    .collect();
-                for id in &window {
-                    if let Some(mut snap) = found.remove(&**id) {
-                        snap.history = Vec::new();
-                        each(snap)?;
-                    }
+            let listed = Listed::from(vec![listing]);
+            self.each_row(&listed, &mut each)?;
+        }
+        Ok(damage)
+    }
+
+    /// The whole rows of `listed`, in its order, handed to `each` one at a time with
+    /// every field but the history. The compact listings say which rows and in what
+    /// order; the records are built [`LISTED_WINDOW`] rows at a time, one read of each
+    /// domain's journal per window that holds its rows — memory is the listings plus one
+    /// window whatever the history's length; time grows with the windows.
+    ///
+    /// # Errors
+    /// An unreadable journal, or what `each` returns.
+    pub fn each_row(
+        &self,
+        listed: &Listed,
+        mut each: impl FnMut(Snapshot) -> Result<()>,
+    ) -> Result<()> {
+        let mut order = listed.positions().peekable();
+        let mut window: Vec<(usize, RowKey)> = Vec::with_capacity(LISTED_WINDOW);
+        while order.peek().is_some() {
+            window.clear();
+            window.extend(order.by_ref().take(LISTED_WINDOW).filter_map(|(l, r)| {
+                let id = listed.listings[l].row(r)?.id();
+                Some((l, Box::from(&*id)))
+            }));
+            let mut found = self.window_rows(listed, &window)?;
+            for key in &window {
+                if let Some(mut snap) = found.remove(key) {
+                    snap.history = Vec::new();
+                    each(snap)?;
                 }
             }
         }
-        Ok(damage)
+        Ok(())
+    }
+
+    /// The snapshots `window` names, read whole: one read of each domain's journal.
+    fn window_rows(
+        &self,
+        listed: &Listed,
+        window: &[(usize, RowKey)],
+    ) -> Result<std::collections::HashMap<(usize, RowKey), Snapshot>> {
+        let mut domains: Vec<usize> = window.iter().map(|(l, _)| *l).collect();
+        domains.sort_unstable();
+        domains.dedup();
+        let mut found = std::collections::HashMap::with_capacity(window.len());
+        for l in domains {
+            let wanted: std::collections::HashSet<&str> = window
+                .iter()
+                .filter(|(w, _)| *w == l)
+                .map(|(_, id)| &**id)
+                .collect();
+            let ds = self.domain(&Domain::parse(&listed.listings[l].domain)?);
+            let mut only = journal::Only::new(&wanted);
+            ds.layout()
+                .read(&mut only)
+                .map_err(|(p, e)| Error::io(p, e))?;
+            let journal = only.finish(&ds.layout().segments_dir());
+            for s in journal.snapshots {
+                found.insert((l, Box::from(s.record.id.as_str())), s);
+            }
+        }
+        Ok(found)
     }
 
     /// [`Store::list`] compactly, for the table of `snapshots list`: one [`scan::Listing`]

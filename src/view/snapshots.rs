@@ -1,68 +1,46 @@
 //! `clinv snapshots`: the table (streamed from listings), names, and one snapshot's header.
 
-use super::TableStyle;
 use crate::util::redact;
-use crate::view::table::Table;
 use std::io::{self, Write};
 
-/// `snapshots list`: one row per snapshot, newest first, with kubectl's AGE of the
-/// recorded time (`now` in seconds since the epoch, read once for the whole table);
-/// `wide` adds the absolute RECORDED and RENDERED times, the first 12 characters of
-/// SPECHASH, LOK8S and TOOL. Takes the snapshots so they can go before the table renders
-/// (it holds its own copy of every cell).
-pub fn snapshots_table(rows: Vec<crate::store::Snapshot>, now: i64, style: TableStyle) -> String {
-    let mut header = vec!["DOMAIN", "ID", "STATE", "REASON", "TARGET", "AGE"];
-    if style.wide {
-        header.extend(["RECORDED", "RENDERED", "SPECHASH", "LOK8S", "TOOL"]);
-    }
-    let mut table = Table::new(&header).no_header(style.no_headers);
+/// The header of `snapshots list -o wide`: the table's, then the absolute RECORDED and
+/// RENDERED times, the first 12 characters of SPECHASH, LOK8S and TOOL.
+pub const WIDE_HEADER: [&str; 11] = [
+    "DOMAIN", "ID", "STATE", "REASON", "TARGET", "AGE", "RECORDED", "RENDERED", "SPECHASH",
+    "LOK8S", "TOOL",
+];
+
+/// The cells of one row of `snapshots list -o wide` (see [`WIDE_HEADER`]), with kubectl's
+/// AGE of the recorded time (`now` in seconds since the epoch, read once for the table).
+pub fn wide_cells(s: &crate::store::Snapshot, now: i64) -> [String; 11] {
     let mut age = String::new();
-    for s in &rows {
-        let reason = s.reason.map(|r| r.as_str()).unwrap_or("-");
-        let target = s
-            .record
-            .target
-            .as_ref()
-            .map(|t| t.server.as_str())
-            .unwrap_or("-");
-        age.clear();
-        match crate::util::time::parse_rfc3339(&s.record.at) {
-            Some(t) => crate::util::time::write_age(t.as_second(), now, &mut age),
-            None => age.push_str(crate::util::time::UNKNOWN_AGE),
-        }
-        let mut cells = vec![
-            s.record.domain.as_str(),
-            &s.record.id,
-            s.state.as_str(),
-            reason,
-            target,
-            &age,
-        ];
-        let hash: String = s.record.spec_hash.chars().take(12).collect();
-        if style.wide {
-            cells.extend([
-                s.record.at.as_str(),
-                &s.record.rendered_at,
-                hash.as_str(),
-                &s.record.lok8s_version,
-                &s.record.tool,
-            ]);
-        }
-        table.row(&cells);
+    match crate::util::time::parse_rfc3339(&s.record.at) {
+        Some(t) => crate::util::time::write_age(t.as_second(), now, &mut age),
+        None => age.push_str(crate::util::time::UNKNOWN_AGE),
     }
-    drop(rows);
-    table.render()
+    let r = &s.record;
+    [
+        r.domain.clone(),
+        r.id.to_string(),
+        s.state.as_str().to_string(),
+        s.reason.map_or("-", |r| r.as_str()).to_string(),
+        r.target
+            .as_ref()
+            .map_or("-", |t| t.server.as_str())
+            .to_string(),
+        age,
+        r.at.clone(),
+        r.rendered_at.clone(),
+        r.spec_hash.chars().take(12).collect(),
+        r.lok8s_version.clone(),
+        r.tool.clone(),
+    ]
 }
 
 /// `snapshots list -o name`: `DOMAIN/ID` per snapshot, streamed from the listings.
-pub fn write_snapshot_names(
-    listings: &[crate::store::scan::Listing],
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    for listing in listings {
-        for row in listing.rows() {
-            writeln!(out, "{}/{}", row.domain(), &*row.id())?;
-        }
+pub fn write_snapshot_names(listed: &crate::store::Listed, out: &mut dyn Write) -> io::Result<()> {
+    for (_, row) in listed.rows() {
+        writeln!(out, "{}/{}", row.domain(), &*row.id())?;
     }
     Ok(())
 }
@@ -74,7 +52,7 @@ pub fn write_snapshot_names(
 /// # Errors
 /// Write errors.
 pub fn write_snapshots_table(
-    listings: &[crate::store::scan::Listing],
+    listed: &crate::store::Listed,
     now: i64,
     no_headers: bool,
     out: &mut dyn Write,
@@ -82,12 +60,10 @@ pub fn write_snapshots_table(
     const HEADER: [&str; 6] = ["DOMAIN", "ID", "STATE", "REASON", "TARGET", "AGE"];
     let mut cells = Cells::default();
     let mut widths = HEADER.map(|h| measure(h).1);
-    for (n, listing) in listings.iter().enumerate() {
-        for row in listing.rows() {
-            cells.fill(n, &row, now);
-            for (i, w) in widths.iter_mut().enumerate() {
-                *w = (*w).max(cells.cell(i).1);
-            }
+    for (n, row) in listed.rows() {
+        cells.fill(n, &row, now);
+        for (i, w) in widths.iter_mut().enumerate() {
+            *w = (*w).max(cells.cell(i).1);
         }
     }
     let mut line = String::new();
@@ -117,14 +93,12 @@ pub fn write_snapshots_table(
         }
         emit(&mut line, out)?;
     }
-    for (n, listing) in listings.iter().enumerate() {
-        for row in listing.rows() {
-            cells.fill(n, &row, now);
-            for i in 0..HEADER.len() {
-                push(&mut line, i, cells.cell(i));
-            }
-            emit(&mut line, out)?;
+    for (n, row) in listed.rows() {
+        cells.fill(n, &row, now);
+        for i in 0..HEADER.len() {
+            push(&mut line, i, cells.cell(i));
         }
+        emit(&mut line, out)?;
     }
     Ok(())
 }
@@ -299,6 +273,16 @@ mod tests {
     use crate::delivery::{Reason, Target};
     use crate::store::{State, StateRecord, Store, sample_inventory as cr};
 
+    /// The table of whole rows held at once: what the streamed tables must print.
+    fn reference(rows: &[crate::store::Snapshot], now: i64, wide: bool) -> String {
+        let columns = if wide { 11 } else { 6 };
+        let mut table = crate::view::table::Table::new(&WIDE_HEADER[..columns]);
+        for s in rows {
+            table.row(&wide_cells(s, now)[..columns]);
+        }
+        table.render()
+    }
+
     /// The streamed table of compact listings is byte for byte the table of snapshots:
     /// every state, reasons, targets (wide and control characters), two domains,
     /// deleted snapshots and damage left out, `--state` filters.
@@ -359,17 +343,32 @@ mod tests {
                 assert_eq!(rows.len(), listings.iter().map(|l| l.len()).sum::<usize>());
                 let mut out = Vec::new();
                 let now = jiff::Timestamp::now().as_second();
-                write_snapshots_table(&listings, now, false, &mut out).unwrap();
+                let listed = crate::store::Listed::from(listings);
+                write_snapshots_table(&listed, now, false, &mut out).unwrap();
                 assert_eq!(
                     String::from_utf8(out).unwrap(),
-                    snapshots_table(
-                        rows,
-                        now,
-                        TableStyle {
-                            wide: false,
-                            no_headers: false,
-                        },
-                    ),
+                    reference(&rows, now, false),
+                    "{state:?} {domain:?}"
+                );
+                // The wide table: whole rows read twice, in the listings' order.
+                let mut wide = crate::view::table::Streamed::new(&WIDE_HEADER, false);
+                store
+                    .each_row(&listed, |s| {
+                        wide.measure(&wide_cells(&s, now));
+                        Ok(())
+                    })
+                    .unwrap();
+                let mut out = Vec::new();
+                wide.write_header(&mut out).unwrap();
+                store
+                    .each_row(&listed, |s| {
+                        wide.write(&wide_cells(&s, now), &mut out).unwrap();
+                        Ok(())
+                    })
+                    .unwrap();
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    reference(&rows, now, true),
                     "{state:?} {domain:?}"
                 );
             }

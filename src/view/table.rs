@@ -70,6 +70,77 @@ impl Table {
     }
 }
 
+/// A table written as it goes, from two passes over its rows: each row
+/// [`Streamed::measure`]d, then each [`Streamed::write`]n — the bytes of
+/// [`Table::render`] without holding the rows.
+#[derive(Debug)]
+pub struct Streamed {
+    header: Vec<String>,
+    widths: Vec<usize>,
+    no_header: bool,
+}
+
+impl Streamed {
+    pub fn new(header: &[&str], no_header: bool) -> Streamed {
+        let header: Vec<String> = header.iter().map(|h| cell(h)).collect();
+        let widths = match no_header {
+            true => vec![0; header.len()],
+            false => header.iter().map(|h| h.width()).collect(),
+        };
+        Streamed {
+            header,
+            widths,
+            no_header,
+        }
+    }
+
+    /// Widens the columns for a row (first pass).
+    pub fn measure<S: AsRef<str>>(&mut self, cells: &[S]) {
+        for (i, c) in cells.iter().enumerate() {
+            let width = cell_text(c.as_ref()).width();
+            match self.widths.get_mut(i) {
+                Some(w) => *w = (*w).max(width),
+                None => self.widths.push(width),
+            }
+        }
+    }
+
+    /// The header line, unless it is left out.
+    ///
+    /// # Errors
+    /// Write errors.
+    pub fn write_header(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match self.no_header {
+            true => Ok(()),
+            false => self.write(&self.header, out),
+        }
+    }
+
+    /// One row (second pass), padded to the widths measured.
+    ///
+    /// # Errors
+    /// Write errors.
+    pub fn write<S: AsRef<str>>(
+        &self,
+        cells: &[S],
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let mut line = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let text = cell_text(c.as_ref());
+            line.push_str(&text);
+            if i + 1 < cells.len() {
+                let pad = self.widths[i].saturating_sub(text.width()) + 2;
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        let end = line.trim_end().len();
+        line.truncate(end);
+        line.push('\n');
+        out.write_all(line.as_bytes())
+    }
+}
+
 /// A cell on one line: control characters escaped, newline and tab included.
 fn cell(text: &str) -> String {
     cell_text(text).into_owned()
@@ -109,6 +180,36 @@ mod tests {
         t.row(&["日本", "x"]);
         t.row(&["äö", "y"]);
         assert_eq!(t.render(), "A     B\n日本  x\näö    y\n");
+    }
+
+    /// Two passes write what the whole table renders: wide characters, controls,
+    /// empty and short rows, with and without the header.
+    #[test]
+    fn the_streamed_table_is_the_table() {
+        let rows: [&[&str]; 4] = [
+            &["cilium", "1.20.1", ""],
+            &["日本", "x\u{1b}[31m", "tab\there"],
+            &["", "", "unordered  "],
+            &["a-long-first-cell", "2"],
+        ];
+        for no_header in [false, true] {
+            let mut table = Table::new(&["NAME", "V", "NOTE"]).no_header(no_header);
+            let mut streamed = Streamed::new(&["NAME", "V", "NOTE"], no_header);
+            for row in rows {
+                table.row(row);
+                streamed.measure(row);
+            }
+            let mut out = Vec::new();
+            streamed.write_header(&mut out).unwrap();
+            for row in rows {
+                streamed.write(row, &mut out).unwrap();
+            }
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                table.render(),
+                "{no_header}"
+            );
+        }
     }
 
     #[test]

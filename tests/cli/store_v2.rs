@@ -1620,6 +1620,66 @@ fn store_documents_stay_in_bounded_memory_at_120k_records() {
     assert_eq!(rows, count - 21, "all but the first and the newest 20");
 }
 
+/// Issue 39 (12): the listing's other forms are written from compact listings as they
+/// go. `snapshots list -o wide` (whole records read twice), a per-row `-o jsonpath`,
+/// `--sort-by` (the compact rows sorted) and `-o name` of 40,000 records
+/// (`CLINV_DOC_RECORDS`) each stay under 64 MB peak RSS, measured by `wait4`.
+fn listing_forms_stay_in_bounded_memory_at_40k_records() {
+    const BOUND_KIB: u64 = 64 << 10;
+    let fx = Fx::new();
+    let count = std::env::var("CLINV_DOC_RECORDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(40_000u64);
+    let objects = v1::render(fx.root(), "inv");
+    let mut journal = Journal::create(fx.store(), "inv");
+    journal.objects(&objects);
+    for n in 0..count {
+        journal.snapshot(&v1::id(n), 1_600_000_000 + n as i64, &objects);
+        let state = if n % 3 == 0 { "applied" } else { "superseded" };
+        journal.state(&v1::id(n), 1_600_000_000 + n as i64, state);
+    }
+    journal.finish();
+    let measured = |what: &str, extra: &[&str]| {
+        let args = [&["snapshots", "list", "--domain", "inv"][..], extra].concat();
+        let (run, peak) = fx.clinv(&args).run_with_peak_rss();
+        eprintln!(
+            "  snapshots list {what} of {count}: exit {} in {:?}, peak RSS {peak} KiB",
+            run.code, run.elapsed
+        );
+        assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+        assert!(
+            peak <= BOUND_KIB,
+            "snapshots list {what} of {count} records: peak RSS {peak} KiB > {BOUND_KIB} KiB"
+        );
+        run.stdout
+    };
+    let wide = measured("-o wide", &["-o", "wide"]);
+    let lines: Vec<&str> = wide.lines().collect();
+    assert_eq!(lines.len() as u64, count + 1, "the header and a row each");
+    assert!(lines[0].starts_with("DOMAIN") && lines[0].ends_with("TOOL"));
+    assert!(lines[1].contains(&v1::id(count - 1)) && lines[1].contains(&objects.spec_hash[..12]));
+    let ids = measured(
+        "-o jsonpath",
+        &["-o", r#"jsonpath={range [*]}{.id}{"\n"}{end}"#],
+    );
+    let ids: Vec<&str> = ids.lines().collect();
+    assert_eq!(ids.len() as u64, count);
+    assert_eq!(ids[0], v1::id(count - 1), "newest first");
+    let sorted = measured(
+        "--sort-by state -o json",
+        &["--sort-by", "state", "-o", "json"],
+    );
+    let applied = sorted.find("\"state\": \"applied\"").unwrap();
+    let superseded = sorted.find("\"state\": \"superseded\"").unwrap();
+    assert!(applied < superseded, "sorted by state");
+    assert_eq!(sorted.matches("\n    \"id\": ").count() as u64, count);
+    let by_time = measured("--sort-by time", &["--sort-by", "time", "--no-headers"]);
+    let first = by_time.lines().next().unwrap();
+    assert!(first.contains(&v1::id(0)), "oldest first: {first}");
+    assert_eq!(by_time.lines().count() as u64, count);
+}
+
 /// `log -o json` of one domain at 120,000 records stays under the bound of the store's
 /// other documents: the trail is written an entry at a time, its timeline built as the
 /// steps go by; `report`'s page lists the newest 1,000 steps (issue 39 item 12).
@@ -1655,6 +1715,36 @@ fn log_json_and_report_stay_in_bounded_memory_at_120k_records() {
     assert!(run.stdout.starts_with("{\n  \"schemaVersion\": "));
     assert!(run.stdout.contains("\n  ],\n  \"timeline\": {\n"));
     assert!(run.stdout.ends_with("\n  }\n}\n"));
+    // The other forms of the log are streamed the same way (issue 39 item 12).
+    for (form, extra) in [
+        ("log -o markdown", &["-o", "markdown"][..]),
+        ("log --reverse -o json", &["--reverse", "-o", "json"]),
+        ("log --oneline", &["--oneline"]),
+        ("log --addon cilium", &["--addon", "cilium"]),
+    ] {
+        let args = [&["log", "--domain", "inv"][..], extra].concat();
+        let (other, peak) = fx.clinv(&args).run_with_peak_rss();
+        eprintln!(
+            "  {form} of {count}: exit {} in {:?}, peak RSS {peak} KiB",
+            other.code, other.elapsed
+        );
+        assert_eq!(other.code, 0, "{form}: {}", other.stderr);
+        assert!(
+            peak <= BOUND_KIB,
+            "{form} of {count} records: peak RSS {peak} KiB > {BOUND_KIB} KiB"
+        );
+        let lines = other.stdout.lines().count() as u64;
+        match form {
+            "log -o markdown" => assert_eq!(lines, count + 6, "the head and a row per step"),
+            "log --oneline" => assert_eq!(lines, count, "a line per step"),
+            "log --addon cilium" => assert!(other.stdout.starts_with("cilium ")),
+            _ => {
+                let oldest = other.stdout.find(&format!("\"{}\"", v1::id(0))).unwrap();
+                let newest = other.stdout.find(&v1::id(count - 1)).unwrap();
+                assert!(oldest < newest, "oldest first");
+            }
+        }
+    }
     // report -o json is the same document, streamed the same way to stdout.
     let log_json = run.stdout;
     let (run, peak) = fx
@@ -1672,6 +1762,31 @@ fn log_json_and_report_stay_in_bounded_memory_at_120k_records() {
     assert!(
         run.stdout == log_json,
         "report -o json is log -o json's document"
+    );
+    // And into a file, atomically, in the same memory.
+    let file = fx.root().join("trail.json");
+    let (run, peak) = fx
+        .clinv(&[
+            "report",
+            "--domain",
+            "inv",
+            "-o",
+            "json",
+            "--out",
+            file.to_str().unwrap(),
+        ])
+        .run_with_peak_rss();
+    eprintln!("  report -o json --out of {count}: peak RSS {peak} KiB");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("({count} steps)")),
+        "{}",
+        run.stderr
+    );
+    assert!(peak <= BOUND_KIB, "report -o json --out: {peak} KiB");
+    assert!(
+        std::fs::read_to_string(&file).unwrap() == log_json,
+        "the same document"
     );
     // The page summarises: the timeline of every step, the newest steps' changes.
     let (run, peak) = fx.clinv(&["report", "--domain", "inv"]).run_with_peak_rss();
@@ -1691,6 +1806,7 @@ fn log_json_and_report_stay_in_bounded_memory_at_120k_records() {
 
 trials! {
     GnuTime: [
+        listing_forms_stay_in_bounded_memory_at_40k_records,
         log_json_and_report_stay_in_bounded_memory_at_120k_records,
         store_commands_stay_in_bounded_memory_at_200k_records,
         store_documents_stay_in_bounded_memory_at_120k_records,

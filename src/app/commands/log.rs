@@ -16,7 +16,6 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
             "clinv log: -n is not an option here (git's -n is --max-count {n}; kubectl's -n namespace is --domain {n})"
         )));
     }
-    let format = args.output.unwrap_or_default();
     let query = Query {
         since: args.since.as_deref(),
         until: args.until.as_deref(),
@@ -33,22 +32,8 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
         return fleet(settings, &opened.store, &domains, args, &query);
     }
     let domain = opened.domain(settings, args.domain.one())?;
-    if format == LogFormat::Text
-        && args.repo.is_none()
-        && args.addon.is_none()
-        && !args.reverse
-        && !args.oneline
-    {
-        return streamed(settings, &opened.store.domain(&domain), &domain, &query);
-    }
-    if format == LogFormat::Json && args.repo.is_none() && args.addon.is_none() && !args.reverse {
-        return streamed_json(
-            settings,
-            &opened.store.domain(&domain),
-            &domain,
-            &query,
-            false,
-        );
+    if args.repo.is_none() {
+        return from_store(settings, &opened.store.domain(&domain), args, &query);
     }
     let history = super::history(
         settings,
@@ -216,6 +201,122 @@ fn never(
     Ok(exit::OK)
 }
 
+/// The log of one domain from its store, in any form, streamed: a history of a million
+/// records is never held as points, entries or text.
+fn from_store(
+    settings: &Settings,
+    store: &crate::store::DomainStore,
+    args: &LogArgs,
+    query: &Query<'_>,
+) -> Result<i32> {
+    let domain = store.domain.as_str();
+    match args.output.unwrap_or_default() {
+        _ if args.addon.is_some() => addon(settings, store, args, query),
+        LogFormat::Json => streamed_json(settings, store, domain, query, false),
+        LogFormat::Markdown => streamed_markdown(settings, store, domain, query),
+        _ if args.oneline => streamed_oneline(settings, store, domain, query),
+        _ => streamed(settings, store, domain, query),
+    }
+}
+
+/// `log --addon NAME` from the store: the addon's spans over every step.
+fn addon(
+    settings: &Settings,
+    store: &crate::store::DomainStore,
+    args: &LogArgs,
+    query: &Query<'_>,
+) -> Result<i32> {
+    let name = args.addon.as_deref().unwrap_or_default();
+    let steps = history::load_store(store, history::Window::All)?;
+    for skipped in &steps.skipped {
+        settings.printer.warn(&format!("{skipped} — skipped"));
+    }
+    // Bad --since/--until are refused as the other forms refuse them.
+    steps.count(query)?;
+    let format = args.output.unwrap_or_default();
+    let text = match steps.addon(name) {
+        Log::Never { suggestion } => {
+            return never(settings, format, &store.domain, name, suggestion.as_deref());
+        }
+        Log::Addon(spans) if format == LogFormat::Json => {
+            crate::inventory::render::to_json(&spans)?
+        }
+        Log::Addon(spans) => report::text::spans(name, &spans),
+        Log::Trail(_) => unreachable!("an addon's log is spans"),
+    };
+    settings.printer.data(&text)?;
+    Ok(exit::OK)
+}
+
+/// `log -o markdown` from the store, streamed: the head (it counts the entries first,
+/// without comparing), then a row per entry as it is made.
+fn streamed_markdown(
+    settings: &Settings,
+    store: &crate::store::DomainStore,
+    domain: &str,
+    query: &Query<'_>,
+) -> Result<i32> {
+    let steps = history::load_store(store, history::Window::All)?;
+    for skipped in &steps.skipped {
+        settings.printer.warn(&format!("{skipped} — skipped"));
+    }
+    let n = steps.count(query)?;
+    if n == 0 && windowed(query) {
+        empty_window(settings, domain, query);
+        return Ok(exit::OK);
+    }
+    let (label, timeline) = steps.timeline();
+    let head = report::markdown::trail_head(label.as_deref(), n, &timeline);
+    let rows = timeline.start.is_some() && timeline.end.is_some();
+    settings.printer.data_with(|out| {
+        out.write_all(head.as_bytes()).map_err(stdout_error)?;
+        if rows {
+            steps.entries(query, |entry| {
+                let row = report::markdown::trail_row(entry);
+                out.write_all(row.as_bytes()).map_err(stdout_error)
+            })?;
+        }
+        Ok(())
+    })?;
+    Ok(exit::OK)
+}
+
+/// `log --oneline` from the store, streamed: the entries made twice — measured, then
+/// written — rather than held.
+fn streamed_oneline(
+    settings: &Settings,
+    store: &crate::store::DomainStore,
+    domain: &str,
+    query: &Query<'_>,
+) -> Result<i32> {
+    let steps = history::load_store(store, history::window(query))?;
+    for skipped in &steps.skipped {
+        settings.printer.warn(&format!("{skipped} — skipped"));
+    }
+    let mut lines =
+        report::text::Oneline::new(settings.printer.color_stdout(), aged(settings, query.now));
+    let n = steps.entries(query, |entry| {
+        lines.measure(None, entry);
+        Ok(())
+    })?;
+    settings.printer.data_with(|out| {
+        if n == 0 && !windowed(query) {
+            return out
+                .write_all(report::text::NO_HISTORY.as_bytes())
+                .map_err(stdout_error);
+        }
+        steps.entries(query, |entry| {
+            let line = lines.line(None, entry);
+            out.write_all(line.as_bytes()).map_err(stdout_error)
+        })?;
+        Ok(())
+    })?;
+    if n == 0 && windowed(query) {
+        empty_window(settings, domain, query);
+    }
+    Ok(exit::OK)
+}
+
 /// The plain log from the store, streamed: a history of a million records is never held
 /// as entries or text.
 fn streamed(
@@ -262,6 +363,47 @@ pub(super) fn streamed_json(
     query: &Query<'_>,
     need_history: bool,
 ) -> Result<i32> {
+    let steps = json_steps(settings, store, domain, need_history)?;
+    let mut n = 0;
+    settings.printer.data_with(|out| {
+        n = write_json(&steps, query, out, &stdout_error)?;
+        Ok(())
+    })?;
+    if n == 0 && windowed(query) {
+        empty_window(settings, domain, query);
+    }
+    Ok(exit::OK)
+}
+
+/// `report -o json --out FILE`: the document of [`streamed_json`] written into FILE as
+/// it is made, which appears whole (atomically, durably) or not at all.
+pub(super) fn json_to_file(
+    settings: &Settings,
+    store: &crate::store::DomainStore,
+    file: &std::path::Path,
+) -> Result<i32> {
+    let steps = json_steps(settings, store, store.domain.as_str(), true)?;
+    let query = Query::everything(jiff::Timestamp::now());
+    let io = |e| crate::error::Error::io(file, e);
+    let (staged, written) = crate::util::files::stage_file(file, 0o644).map_err(io)?;
+    let mut out = std::io::BufWriter::with_capacity(256 << 10, written);
+    let n = write_json(&steps, &query, &mut out, &|e| io(e))?;
+    let written = out.into_inner().map_err(|e| io(e.into_error()))?;
+    staged.commit_file(written).map_err(io)?;
+    let s = if n == 1 { "" } else { "s" };
+    settings
+        .printer
+        .info(&format!("wrote {} ({n} step{s})", file.display()));
+    Ok(exit::OK)
+}
+
+/// Every step of the store for the JSON trail, the skipped ones said.
+fn json_steps(
+    settings: &Settings,
+    store: &crate::store::DomainStore,
+    domain: &str,
+    need_history: bool,
+) -> Result<history::StoreSteps> {
     // The timeline spans the whole history, whatever the window of the entries.
     let steps = history::load_store(store, history::Window::All)?;
     for skipped in &steps.skipped {
@@ -270,31 +412,35 @@ pub(super) fn streamed_json(
     if need_history && steps.is_empty() {
         return Err(crate::error::Error::NoHistory(domain.to_string()).into());
     }
+    Ok(steps)
+}
+
+/// The trail document of `steps` for `query` into `out`, an entry at a time (`[]` for
+/// an empty window). Returns the number of entries.
+fn write_json(
+    steps: &history::StoreSteps,
+    query: &Query<'_>,
+    out: &mut dyn std::io::Write,
+    failed: &dyn Fn(std::io::Error) -> crate::error::Error,
+) -> crate::error::Result<usize> {
     let (label, timeline) = steps.timeline();
     let head = report::json::trail_head(label.as_deref())?;
-    let mut empty = false;
-    settings.printer.data_with(|out| {
-        let mut first = true;
-        let n = steps.entries(query, |entry| {
-            if first {
-                out.write_all(head.as_bytes()).map_err(stdout_error)?;
-            }
-            let text = report::json::trail_entry(entry, first)?;
-            first = false;
-            out.write_all(text.as_bytes()).map_err(stdout_error)
-        })?;
-        empty = n == 0;
-        let text = match (empty, windowed(query)) {
-            (true, true) => "[]\n".to_string(),
-            (true, false) => head.clone() + &report::json::trail_end(&timeline, true)?,
-            (false, _) => report::json::trail_end(&timeline, false)?,
-        };
-        out.write_all(text.as_bytes()).map_err(stdout_error)
+    let mut first = true;
+    let n = steps.entries(query, |entry| {
+        if first {
+            out.write_all(head.as_bytes()).map_err(failed)?;
+        }
+        let text = report::json::trail_entry(entry, first)?;
+        first = false;
+        out.write_all(text.as_bytes()).map_err(failed)
     })?;
-    if empty && windowed(query) {
-        empty_window(settings, domain, query);
-    }
-    Ok(exit::OK)
+    let text = match (n == 0, windowed(query)) {
+        (true, true) => "[]\n".to_string(),
+        (true, false) => head.clone() + &report::json::trail_end(&timeline, true)?,
+        (false, _) => report::json::trail_end(&timeline, false)?,
+    };
+    out.write_all(text.as_bytes()).map_err(failed)?;
+    Ok(n)
 }
 
 /// Whether `--since`/`--until` narrowed the log to a window.

@@ -19,6 +19,9 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
             let query = crate::ops::history::Query::everything(jiff::Timestamp::now());
             return super::log::streamed_json(settings, &store, &domain, &query, true);
         }
+        (ReportFormat::Json, None, Some(file)) => {
+            return super::log::json_to_file(settings, &store, file);
+        }
         _ => {}
     }
     let points =

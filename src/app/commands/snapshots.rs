@@ -12,6 +12,7 @@ use crate::domain::Domain;
 use crate::error::{Error, exit};
 use crate::inventory::render;
 use crate::store::gc::Finding;
+use crate::store::scan::RowRef;
 use crate::store::{Damage, Snapshot, StateRecord, Store};
 use crate::view;
 use serde::Serialize;
@@ -136,26 +137,16 @@ fn warn_damage(settings: &Settings, damage: &[Damage]) {
 }
 
 fn list(on: Selection<'_>, flags: &ListArgs) -> Result<i32> {
-    let (state, no_headers) = (flags.state.map(Into::into), flags.table.no_headers);
     let format = flags.table.output.clone().unwrap_or_default();
     let now = jiff::Timestamp::now();
-    let since = flags
-        .since
-        .as_deref()
-        .map(|t| {
-            crate::history::audit::parse_query_bound(t, false, now)
-                .map(|at| at.as_second())
-                .ok_or_else(|| Error::from(crate::error::ArgumentError::Time(t.to_string())))
-        })
-        .transpose()?;
     let shown = crate::store::Shown {
-        state,
-        since,
+        state: flags.state.map(Into::into),
+        since: since(flags.since.as_deref(), now)?,
         limit: flags.limit,
     };
-    // JSON and YAML stream whole rows a window at a time; the wide columns, a template
-    // and a sort need every row at once; the default table and names stream from the
-    // compact listing.
+    // Every form is written from compact listings as it goes: JSON and YAML without a
+    // sort straight from each domain's (one domain's listing held at once), the rest
+    // from all of them, in their order or sorted.
     if flags.sort_by.is_none() {
         let seq = match format {
             TableFormat::Json => Some(output::SeqFormat::Json),
@@ -166,30 +157,50 @@ fn list(on: Selection<'_>, flags: &ListArgs) -> Result<i32> {
             return list_streamed(on, &shown, seq);
         }
     }
-    if flags.sort_by.is_some() || !matches!(format, TableFormat::Table | TableFormat::Name) {
-        return list_rows(on, flags, since);
-    }
     let (listings, damage) = on.store.listings(on.domains, &shown)?;
     warn_damage(on.settings, &damage);
-    if listings.iter().all(|l| l.is_empty()) {
-        on.settings.printer.info("no snapshots");
-        return Ok(exit::OK);
+    let mut listed = crate::store::Listed::from(listings);
+    if let Some(key) = flags.sort_by {
+        listed.sort_by(|a, b| compare(a, b, key));
     }
+    let printer = &on.settings.printer;
+    let (no_headers, now) = (flags.table.no_headers, now.as_second());
     match format {
-        TableFormat::Name => on.settings.printer.data_with(|out| {
-            view::snapshots::write_snapshot_names(&listings, out).map_err(output::stdout_error)
+        TableFormat::Json | TableFormat::Yaml => {
+            let seq = match format {
+                TableFormat::Json => output::SeqFormat::Json,
+                _ => output::SeqFormat::Yaml,
+            };
+            printer.seq(seq, |seq| on.store.each_row(&listed, |s| seq.item(&s)))?;
+        }
+        TableFormat::JsonPath(template) => {
+            let allow_missing = flags.table.allow_missing_template_keys;
+            list_jsonpath(on, &listed, &template, allow_missing)?;
+        }
+        TableFormat::Name => printer.data_with(|out| {
+            view::snapshots::write_snapshot_names(&listed, out).map_err(output::stdout_error)
         })?,
-        _ => on.settings.printer.data_with(|out| {
-            view::snapshots::write_snapshots_table(&listings, now.as_second(), no_headers, out)
+        _ if listed.is_empty() => printer.info("no snapshots"),
+        TableFormat::Wide => list_wide(on, &listed, now, no_headers)?,
+        _ => printer.data_with(|out| {
+            view::snapshots::write_snapshots_table(&listed, now, no_headers, out)
                 .map_err(output::stdout_error)
         })?,
     }
     Ok(exit::OK)
 }
 
-/// `snapshots list -o json|yaml`: the rows, whole, printed as they are built (the
-/// document of [`list_rows`], in bounded memory). Damage is said after the document
-/// (it is known once every domain was read).
+/// `--since`: seconds since the epoch.
+fn since(text: Option<&str>, now: jiff::Timestamp) -> Result<Option<i64>> {
+    let Some(t) = text else { return Ok(None) };
+    let at = crate::history::audit::parse_query_bound(t, false, now)
+        .ok_or_else(|| Error::from(crate::error::ArgumentError::Time(t.to_string())))?;
+    Ok(Some(at.as_second()))
+}
+
+/// `snapshots list -o json|yaml`: the rows, whole, printed as they are built (in
+/// bounded memory). Damage is said after the document (it is known once every domain
+/// was read).
 fn list_streamed(
     on: Selection<'_>,
     shown: &crate::store::Shown,
@@ -206,72 +217,80 @@ fn list_streamed(
     Ok(exit::OK)
 }
 
-/// `snapshots list` from whole rows: `-o jsonpath|wide`, or `--sort-by`.
-fn list_rows(on: Selection<'_>, flags: &ListArgs, since: Option<i64>) -> Result<i32> {
-    let (mut rows, damage) = on.store.list(on.domains, flags.state.map(Into::into))?;
-    warn_damage(on.settings, &damage);
-    let recorded = |s: &Snapshot| crate::history::audit::parse_bound(&s.record.at, false);
-    if let Some(since) = since {
-        rows.retain(|s| recorded(s).is_some_and(|at| at.as_second() >= since));
-    }
-    if let Some(n) = flags.limit {
-        // Rows come grouped by domain, each newest first.
-        let mut seen: std::collections::HashMap<String, usize> = Default::default();
-        rows.retain(|s| {
-            let count = seen.entry(s.record.domain.clone()).or_default();
-            *count += 1;
-            *count <= n
-        });
-    }
-    if let Some(key) = flags.sort_by {
-        sort_rows(&mut rows, key);
-    }
-    let format = flags.table.output.clone().unwrap_or_default();
-    let json = || render::to_json(&rows);
-    let text = match &format {
-        TableFormat::Json => json()?,
-        TableFormat::Yaml => output::yaml(&json()?)?,
-        TableFormat::JsonPath(template) => {
-            output::jsonpath(template, &json()?, flags.table.allow_missing_template_keys)?
-        }
-        TableFormat::Name => {
-            let names: Vec<String> = rows
-                .iter()
-                .map(|s| format!("{}/{}", s.record.domain, s.record.id))
-                .collect();
-            view::names(names.iter().map(String::as_str))
-        }
-        _ if rows.is_empty() => {
-            on.settings.printer.info("no snapshots");
-            return Ok(exit::OK);
-        }
-        format => view::snapshots::snapshots_table(
-            rows,
-            jiff::Timestamp::now().as_second(),
-            view::TableStyle {
-                wide: *format == TableFormat::Wide,
-                no_headers: flags.table.no_headers,
-            },
-        ),
-    };
-    on.settings.printer.data(&text)?;
-    Ok(exit::OK)
+/// `snapshots list -o wide`: the wide columns come from whole records, read twice (the
+/// columns measured, then written) rather than held.
+fn list_wide(
+    on: Selection<'_>,
+    listed: &crate::store::Listed,
+    now: i64,
+    no_headers: bool,
+) -> Result<()> {
+    let mut table = view::table::Streamed::new(&view::snapshots::WIDE_HEADER, no_headers);
+    on.store.each_row(listed, |s| {
+        table.measure(&view::snapshots::wide_cells(&s, now));
+        Ok(())
+    })?;
+    on.settings.printer.data_with(|out| {
+        table.write_header(out).map_err(output::stdout_error)?;
+        on.store.each_row(listed, |s| {
+            let cells = view::snapshots::wide_cells(&s, now);
+            table.write(&cells, out).map_err(output::stdout_error)
+        })
+    })?;
+    Ok(())
 }
 
-/// `--sort-by`: ascending and stable, so rows equal in the column keep the listing's
-/// order (each domain newest first).
-fn sort_rows(rows: &mut [Snapshot], key: SortKey) {
-    let target = |s: &Snapshot| s.record.target.as_ref().map(|t| t.server.clone());
+/// `snapshots list -o jsonpath=…`: a template that walks the rows one at a time
+/// (`{range [*]}…{end}`, `{[*].id}`) is applied to each row as it is built; any other
+/// needs the whole document.
+fn list_jsonpath(
+    on: Selection<'_>,
+    listed: &crate::store::Listed,
+    template: &crate::app::jsonpath::Template,
+    allow_missing: bool,
+) -> Result<()> {
+    let printer = &on.settings.printer;
+    if let Some(parts) = template.per_row().filter(|_| allow_missing) {
+        printer.data_with(|out| {
+            for part in &parts {
+                if let Some(text) = part.text() {
+                    out.write_all(text.as_bytes())
+                        .map_err(output::stdout_error)?;
+                    continue;
+                }
+                let mut pass = part.start();
+                on.store.each_row(listed, |s| {
+                    let row = serde_json::to_value(&s).map_err(|e| Error::encode("JSON", e))?;
+                    let text = pass.row(&row);
+                    out.write_all(text.as_bytes()).map_err(output::stdout_error)
+                })?;
+            }
+            Ok(())
+        })?;
+        return Ok(());
+    }
+    let mut rows = Vec::new();
+    on.store.each_row(listed, |s| {
+        rows.push(s);
+        Ok(())
+    })?;
+    let text = output::jsonpath(template, &render::to_json(&rows)?, allow_missing)?;
+    printer.data(&text)?;
+    Ok(())
+}
+
+/// `--sort-by`: the order of two rows by the column (ascending; the sort is stable).
+fn compare(a: RowRef<'_>, b: RowRef<'_>, key: SortKey) -> std::cmp::Ordering {
     match key {
-        SortKey::Time => rows.sort_by(|a, b| {
-            let at = |s: &Snapshot| crate::history::audit::parse_bound(&s.record.at, false);
-            at(a).cmp(&at(b)).then(a.order_seq.cmp(&b.order_seq))
-        }),
-        SortKey::Domain => rows.sort_by(|a, b| a.record.domain.cmp(&b.record.domain)),
-        SortKey::State => rows.sort_by_key(|s| s.state.as_str()),
-        SortKey::Reason => rows.sort_by_key(|s| s.reason.map(|r| r.as_str())),
-        SortKey::Target => rows.sort_by_key(target),
-        SortKey::Id => rows.sort_by(|a, b| a.record.id.cmp(&b.record.id)),
+        SortKey::Time => {
+            let at = |r: &RowRef<'_>| crate::history::audit::parse_bound(&r.at(), false);
+            at(&a).cmp(&at(&b)).then(a.seq().cmp(&b.seq()))
+        }
+        SortKey::Domain => a.domain().cmp(b.domain()),
+        SortKey::State => a.state().as_str().cmp(b.state().as_str()),
+        SortKey::Reason => (a.reason().map(|r| r.as_str())).cmp(&b.reason().map(|r| r.as_str())),
+        SortKey::Target => a.target_server().cmp(&b.target_server()),
+        SortKey::Id => (*a.id()).cmp(&*b.id()),
     }
 }
 

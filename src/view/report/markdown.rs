@@ -4,7 +4,7 @@
 //! Values are escaped so a hostile name cannot inject links, HTML or break the table.
 
 use super::phrase::{Phrase, count_phrase, one_line};
-use crate::history::audit::{Entry, Trail};
+use crate::history::audit::{Entry, Timeline, Trail};
 use crate::history::diff::{Change, Endpoint, Op, Report};
 
 /// Escapes Markdown and HTML syntax in text that is not in a code span.
@@ -144,14 +144,25 @@ fn cell(e: &Entry) -> String {
 
 /// The audit trail as a Markdown table, newest first.
 pub fn trail(trail: &Trail) -> String {
-    let domain = trail
-        .domain
-        .as_deref()
-        .map(|d| format!(": {}", code(d)))
-        .unwrap_or_default();
+    let mut out = trail_head(
+        trail.domain.as_deref(),
+        trail.entries.len(),
+        &trail.timeline,
+    );
+    if trail.timeline.start.is_some() && trail.timeline.end.is_some() {
+        for e in &trail.entries {
+            out.push_str(&trail_row(e));
+        }
+    }
+    out
+}
+
+/// What [`trail`] prints before its rows: the title, the count of `n` entries and the
+/// span of the timeline, the table's header — or `No history.` (then no rows follow).
+pub fn trail_head(domain: Option<&str>, n: usize, timeline: &Timeline) -> String {
+    let domain = domain.map(|d| format!(": {}", code(d))).unwrap_or_default();
     let mut out = format!("## ClusterInventory history{domain}\n\n");
-    let n = trail.entries.len();
-    match (&trail.timeline.start, &trail.timeline.end) {
+    match (&timeline.start, &timeline.end) {
         (Some(start), Some(end)) => out.push_str(&format!(
             "{n} step{}, {} → {}, newest first.\n\n",
             if n == 1 { "" } else { "s" },
@@ -164,26 +175,28 @@ pub fn trail(trail: &Trail) -> String {
         }
     }
     out.push_str("| Rev | When | Step | By | Outcome | Changes |\n|---|---|---|---|---|---|\n");
-    for e in &trail.entries {
-        let mut outcome = escape(&e.outcome);
-        if e.initial {
-            outcome.push_str(" (initial)");
-        }
-        let mut changes = cell(e);
-        if !e.ignored.is_empty() {
-            changes.push_str(&format!("<br>*{} ignored*", e.ignored.len()));
-        }
-        // A commit's author, or the host that recorded the snapshot.
-        let by = e.author.as_deref().or(e.host.as_deref()).map(escape);
-        out.push_str(&format!(
-            "| {} | {} | {} | {} | {outcome} | {changes} |\n",
-            e.revision,
-            escape(&e.at),
-            code(&e.id),
-            by.unwrap_or_default()
-        ));
-    }
     out
+}
+
+/// One row of [`trail`]'s table.
+pub fn trail_row(e: &Entry) -> String {
+    let mut outcome = escape(&e.outcome);
+    if e.initial {
+        outcome.push_str(" (initial)");
+    }
+    let mut changes = cell(e);
+    if !e.ignored.is_empty() {
+        changes.push_str(&format!("<br>*{} ignored*", e.ignored.len()));
+    }
+    // A commit's author, or the host that recorded the snapshot.
+    let by = e.author.as_deref().or(e.host.as_deref()).map(escape);
+    format!(
+        "| {} | {} | {} | {} | {outcome} | {changes} |\n",
+        e.revision,
+        escape(&e.at),
+        code(&e.id),
+        by.unwrap_or_default()
+    )
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::history::diff::{Change, Field, Op, Report};
 const IGNORED_LISTED: usize = 5;
 
 /// ANSI SGR wrapper that does nothing when colour is off.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct Paint(bool);
 
 impl Paint {
@@ -394,46 +394,83 @@ fn oneline<'a>(
     color: bool,
     now: Option<jiff::Timestamp>,
 ) -> String {
-    let paint = Paint(color);
-    let rows: Vec<[String; 5]> = entries
-        .map(|(domain, e)| {
-            [
-                domain.map(one_line).unwrap_or_default(),
-                oneline_change(e),
-                when(&e.at, now),
-                one_line(&e.outcome),
-                format!("{} {}", revision(e), one_line(&e.id)),
-            ]
-        })
-        .collect();
-    // The change leads (what a reader scans for); the columns after it line up, up to
-    // a change of ONELINE_WIDTH characters (a longer one only pushes its own line).
-    let width = |col: usize, cap: usize| {
-        rows.iter()
-            .map(|r| r[col].chars().count())
-            .max()
-            .unwrap_or(0)
-            .min(cap)
-    };
-    let (domain_w, what_w, outcome_w) = (width(0, 64), width(1, ONELINE_WIDTH), width(3, 40));
-    let pad = |text: &str, w: usize| " ".repeat(w.saturating_sub(text.chars().count()));
-    let mut out = String::new();
-    for [domain, what, at, outcome, id] in &rows {
+    let entries: Vec<_> = entries.collect();
+    let mut lines = Oneline::new(color, now);
+    for &(domain, e) in &entries {
+        lines.measure(domain, e);
+    }
+    entries
+        .iter()
+        .map(|&(domain, e)| lines.line(domain, e))
+        .collect()
+}
+
+/// `log --oneline`'s aligned lines from two passes over the entries — each
+/// [`Oneline::measure`]d, then each written as a [`Oneline::line`] — so a long log is
+/// never held.
+#[derive(Debug)]
+pub struct Oneline {
+    paint: Paint,
+    now: Option<jiff::Timestamp>,
+    /// The widest domain, change and outcome so far, in characters.
+    widths: [usize; 3],
+}
+
+impl Oneline {
+    pub fn new(color: bool, now: Option<jiff::Timestamp>) -> Oneline {
+        Oneline {
+            paint: Paint(color),
+            now,
+            widths: [0; 3],
+        }
+    }
+
+    /// The columns of an entry: its domain when given, the change, time, outcome,
+    /// revision and id.
+    fn cells(&self, domain: Option<&str>, e: &Entry) -> [String; 5] {
+        [
+            domain.map(one_line).unwrap_or_default(),
+            oneline_change(e),
+            when(&e.at, self.now),
+            one_line(&e.outcome),
+            format!("{} {}", revision(e), one_line(&e.id)),
+        ]
+    }
+
+    pub fn measure(&mut self, domain: Option<&str>, e: &Entry) {
+        let [domain, what, _, outcome, _] = self.cells(domain, e);
+        for (w, text) in self.widths.iter_mut().zip([domain, what, outcome]) {
+            *w = (*w).max(text.chars().count());
+        }
+    }
+
+    /// The entry's line. The change leads (what a reader scans for); the columns after
+    /// it line up, up to a change of ONELINE_WIDTH characters (a longer one only pushes
+    /// its own line).
+    pub fn line(&self, domain: Option<&str>, e: &Entry) -> String {
+        let [domain, what, at, outcome, id] = self.cells(domain, e);
+        let [domain_w, what_w, outcome_w] = [
+            self.widths[0].min(64),
+            self.widths[1].min(ONELINE_WIDTH),
+            self.widths[2].min(40),
+        ];
+        let pad = |text: &str, w: usize| " ".repeat(w.saturating_sub(text.chars().count()));
+        let mut out = String::new();
         if !domain.is_empty() {
             out.push_str(&format!(
                 "{}{}  ",
-                paint.wrap("1", domain),
-                pad(domain, domain_w)
+                self.paint.wrap("1", &domain),
+                pad(&domain, domain_w)
             ));
         }
         out.push_str(&format!(
             "{what}{}  {at}  {outcome}{}  {}\n",
-            pad(what, what_w),
-            pad(outcome, outcome_w),
-            paint.wrap("33", id)
+            pad(&what, what_w),
+            pad(&outcome, outcome_w),
+            self.paint.wrap("33", &id)
         ));
+        out
     }
-    out
 }
 
 /// The widest change column `log --oneline` aligns to.
