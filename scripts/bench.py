@@ -1186,9 +1186,16 @@ def bench_documents(n, root, dom, runs, env):
     bench(f"snapshots list -o wide of {n}", lst + ["-o", "wide"], runs, env, target_mb=128)
     bench(f"snapshots list -o jsonpath of {n}", lst + ["-o", "jsonpath={range [*]}{.id}{\"\\n\"}{end}"], runs, env,
           target_mb=128)
-    for fmt in ("json", "markdown"):
-        bench(f"log -o {fmt} of {n}", [BIN, "log", "-o", fmt, "--root", root, "--domain", dom],
-              runs, env, target_mb=128)
+    bench(f"snapshots list --sort-by state -o json of {n}", lst + ["--sort-by", "state", "-o", "json"], runs,
+          env, target_mb=128)
+    bench(f"snapshots list --sort-by time of {n}", lst + ["--sort-by", "time"], runs, env, target_mb=128)
+    log = [BIN, "log", "--root", root, "--domain", dom]
+    for extra in (["-o", "json"], ["-o", "markdown"], ["--oneline"], ["--reverse", "-o", "json"],
+                  ["--addon", "cilium"]):
+        bench(f"log {' '.join(extra)} of {n}", log + extra, runs, env, target_mb=128)
+    out = os.path.join(REPO, "target", "bench-scale", "trail.json")
+    bench(f"report -o json --out of {n}", [BIN, "report", "-o", "json", "--out", out, "--root", root,
+          "--domain", dom], runs, env, target_mb=128)
     bench(f"report of {n}", [BIN, "report", "--root", root, "--domain", dom], runs, env,
           target_mb=128)
     bench(f"report -o json of {n}", [BIN, "report", "-o", "json", "--root", root, "--domain", dom],
@@ -1202,7 +1209,7 @@ def bench_store_scale(args):
     """Issue #28: how each store command's time and peak RSS grow with the history
     (10k -> 100k -> 1M records): migration of a v1 journal (the first offline publish),
     snapshots list, log --max-count 5, gc --keep 20, export, import, offline publish;
-    issue #39: the documents (snapshots list -o json/yaml, log -o json, report,
+    issue #39: the documents (snapshots list in every form, log in every form, report,
     gc --dry-run -o json), each against the 128 MB bound.
     Each size on a fresh synthetic v1 store of applied snapshots; gc on a copy."""
     import shutil
@@ -1317,7 +1324,7 @@ def main():
     sc.add_argument("--runs", type=int, default=3)
     sc.add_argument("--records", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     sc.add_argument("--documents", action="store_true",
-                    help="only the documents (snapshots list -o json|yaml, log -o json, report, gc --dry-run -o json)")
+                    help="only the documents (snapshots list and log in every form, report, gc --dry-run -o json)")
     args = parser.parse_args()
     build()
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,

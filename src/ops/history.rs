@@ -321,15 +321,12 @@ impl StoreSteps {
         (row, &self.inventories[&row.cr_key()])
     }
 
-    /// The domain label of the newest step and the version timeline of every step, as
-    /// [`trail`] gives them: built a step at a time (one step's id and time held at
-    /// once), so `log -o json` needs no point per record.
-    pub fn timeline(&self) -> (Option<String>, audit::Timeline) {
-        let mut builder = audit::TimelineBuilder::default();
+    /// Every step, oldest first, as the timelines see it (no revision, author or host).
+    fn each_step(&self, mut f: impl FnMut(&Step)) {
         for &i in &self.steps {
             let (row, inventory) = self.step_parts(i);
             let (id, at) = (row.id(), row.at());
-            builder.push(&Step {
+            f(&Step {
                 id: &id,
                 at: &at,
                 outcome: outcome(row.state()),
@@ -339,6 +336,14 @@ impl StoreSteps {
                 host: None,
             });
         }
+    }
+
+    /// The domain label of the newest step and the version timeline of every step, as
+    /// [`trail`] gives them: built a step at a time (one step's id and time held at
+    /// once), so `log -o json` needs no point per record.
+    pub fn timeline(&self) -> (Option<String>, audit::Timeline) {
+        let mut builder = audit::TimelineBuilder::default();
+        self.each_step(|step| builder.push(step));
         let domain = self.steps.last().and_then(|&i| {
             let labels = &self.step_parts(i).1.metadata.labels;
             labels.get(crate::inventory::DOMAIN_LABEL).cloned()
@@ -438,19 +443,7 @@ impl StoreSteps {
     /// the addon's spans, not with the history.
     pub fn addon(&self, name: &str) -> Log {
         let mut spans = audit::AddonSpans::new(name);
-        for &i in &self.steps {
-            let (row, inventory) = self.step_parts(i);
-            let (id, at) = (row.id(), row.at());
-            spans.push(&Step {
-                id: &id,
-                at: &at,
-                outcome: outcome(row.state()),
-                inventory,
-                revision: None,
-                author: None,
-                host: None,
-            });
-        }
+        self.each_step(|step| spans.push(step));
         let spans = spans.finish();
         if !spans.is_empty() {
             return Log::Addon(spans);

@@ -214,8 +214,7 @@ fn from_store(
         _ if args.addon.is_some() => addon(settings, store, args, query),
         LogFormat::Json => streamed_json(settings, store, domain, query, false),
         LogFormat::Markdown => streamed_markdown(settings, store, domain, query),
-        _ if args.oneline => streamed_oneline(settings, store, domain, query),
-        _ => streamed(settings, store, domain, query),
+        _ => streamed(settings, store, domain, query, args.oneline),
     }
 }
 
@@ -227,10 +226,7 @@ fn addon(
     query: &Query<'_>,
 ) -> Result<i32> {
     let name = args.addon.as_deref().unwrap_or_default();
-    let steps = history::load_store(store, history::Window::All)?;
-    for skipped in &steps.skipped {
-        settings.printer.warn(&format!("{skipped} — skipped"));
-    }
+    let steps = load(settings, store, history::Window::All)?;
     // Bad --since/--until are refused as the other forms refuse them.
     steps.count(query)?;
     let format = args.output.unwrap_or_default();
@@ -256,10 +252,7 @@ fn streamed_markdown(
     domain: &str,
     query: &Query<'_>,
 ) -> Result<i32> {
-    let steps = history::load_store(store, history::Window::All)?;
-    for skipped in &steps.skipped {
-        settings.printer.warn(&format!("{skipped} — skipped"));
-    }
+    let steps = load(settings, store, history::Window::All)?;
     let n = steps.count(query)?;
     if n == 0 && windowed(query) {
         empty_window(settings, domain, query);
@@ -281,61 +274,34 @@ fn streamed_markdown(
     Ok(exit::OK)
 }
 
-/// `log --oneline` from the store, streamed: the entries made twice — measured, then
-/// written — rather than held.
-fn streamed_oneline(
-    settings: &Settings,
-    store: &crate::store::DomainStore,
-    domain: &str,
-    query: &Query<'_>,
-) -> Result<i32> {
-    let steps = history::load_store(store, history::window(query))?;
-    for skipped in &steps.skipped {
-        settings.printer.warn(&format!("{skipped} — skipped"));
-    }
-    let mut lines =
-        report::text::Oneline::new(settings.printer.color_stdout(), aged(settings, query.now));
-    let n = steps.entries(query, |entry| {
-        lines.measure(None, entry);
-        Ok(())
-    })?;
-    settings.printer.data_with(|out| {
-        if n == 0 && !windowed(query) {
-            return out
-                .write_all(report::text::NO_HISTORY.as_bytes())
-                .map_err(stdout_error);
-        }
-        steps.entries(query, |entry| {
-            let line = lines.line(None, entry);
-            out.write_all(line.as_bytes()).map_err(stdout_error)
-        })?;
-        Ok(())
-    })?;
-    if n == 0 && windowed(query) {
-        empty_window(settings, domain, query);
-    }
-    Ok(exit::OK)
-}
-
 /// The plain log from the store, streamed: a history of a million records is never held
-/// as entries or text.
+/// as entries or text. `--oneline` aligns its columns: the entries are made twice —
+/// measured, then written.
 fn streamed(
     settings: &Settings,
     store: &crate::store::DomainStore,
     domain: &str,
     query: &Query<'_>,
+    oneline: bool,
 ) -> Result<i32> {
-    let steps = history::load_store(store, history::window(query))?;
-    for skipped in &steps.skipped {
-        settings.printer.warn(&format!("{skipped} — skipped"));
-    }
+    let steps = load(settings, store, history::window(query))?;
     let color = settings.printer.color_stdout();
     let aged = aged(settings, query.now);
+    let mut lines = report::text::Oneline::new(color, aged);
+    if oneline {
+        steps.entries(query, |entry| {
+            lines.measure(None, entry);
+            Ok(())
+        })?;
+    }
     let (mut text, mut first, mut empty) = (String::new(), true, false);
     settings.printer.data_with(|out| {
         let n = steps.entries(query, |entry| {
             text.clear();
-            report::text::entry_aged(&mut text, entry, first, color, aged);
+            match oneline {
+                true => text.push_str(&lines.line(None, entry)),
+                false => report::text::entry_aged(&mut text, entry, first, color, aged),
+            }
             first = false;
             out.write_all(text.as_bytes()).map_err(stdout_error)
         })?;
@@ -405,10 +371,7 @@ fn json_steps(
     need_history: bool,
 ) -> Result<history::StoreSteps> {
     // The timeline spans the whole history, whatever the window of the entries.
-    let steps = history::load_store(store, history::Window::All)?;
-    for skipped in &steps.skipped {
-        settings.printer.warn(&format!("{skipped} — skipped"));
-    }
+    let steps = load(settings, store, history::Window::All)?;
     if need_history && steps.is_empty() {
         return Err(crate::error::Error::NoHistory(domain.to_string()).into());
     }
@@ -441,6 +404,19 @@ fn write_json(
     };
     out.write_all(text.as_bytes()).map_err(failed)?;
     Ok(n)
+}
+
+/// The steps of `window`, the skipped records said.
+fn load(
+    settings: &Settings,
+    store: &crate::store::DomainStore,
+    window: history::Window,
+) -> Result<history::StoreSteps> {
+    let steps = history::load_store(store, window)?;
+    for skipped in &steps.skipped {
+        settings.printer.warn(&format!("{skipped} — skipped"));
+    }
+    Ok(steps)
 }
 
 /// Whether `--since`/`--until` narrowed the log to a window.
