@@ -12,14 +12,14 @@ use crate::store::scan::Listing;
 use crate::store::{DomainStore, State};
 use std::collections::HashMap;
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// One point of the history.
 pub struct Point {
     pub id: String,
     pub at: String,
     pub outcome: &'static str,
-    pub inventory: Rc<ClusterInventory>,
+    pub inventory: Arc<ClusterInventory>,
     /// Its number in the domain's history, from 1 ([`Step::revision`]).
     pub revision: u64,
     /// The commit's author, `name <email>` (from a repository).
@@ -146,7 +146,7 @@ fn from_oci(
             id,
             at: created.cloned().unwrap_or_default(),
             outcome: "pushed",
-            inventory: Rc::new(inventory),
+            inventory: Arc::new(inventory),
             revision: 0,
             author: None,
             host: None,
@@ -192,7 +192,7 @@ pub struct StoreSteps {
     /// Rows of the history before the listing's first (it may hold only the newest).
     before: u64,
     /// The parsed inventory of each CR object (by [`crate::store::scan::RowRef::cr_key`]).
-    inventories: HashMap<u32, Rc<ClusterInventory>>,
+    inventories: HashMap<u32, Arc<ClusterInventory>>,
     /// The rows that are steps, oldest first.
     steps: Vec<u32>,
     /// Damaged records and objects, as [`History::skipped`].
@@ -236,7 +236,7 @@ pub fn window(query: &Query<'_>) -> Window {
 pub fn load_store(store: &DomainStore, window: Window) -> Result<StoreSteps> {
     match window {
         Window::Newest(n) => {
-            if let Some((listing, before, _)) = store.listing_tail(n + 1)? {
+            if let Some((listing, before, _)) = store.listing_tail(n.saturating_add(1))? {
                 let steps = steps_of(store, listing, before)?;
                 if steps.steps.len() > n {
                     return Ok(steps);
@@ -276,7 +276,7 @@ fn damage_lines(damage: &[crate::store::Damage]) -> Vec<String> {
 /// [`StoreSteps`] of `listing`, whose first row has `before` rows before it.
 fn steps_of(store: &DomainStore, listing: Listing, before: u64) -> Result<StoreSteps> {
     let mut skipped = damage_lines(&listing.damage);
-    let mut inventories: HashMap<u32, Rc<ClusterInventory>> = HashMap::new();
+    let mut inventories: HashMap<u32, Arc<ClusterInventory>> = HashMap::new();
     let mut failed: HashMap<u32, String> = HashMap::new();
     let mut steps = Vec::with_capacity(listing.len());
     for (i, row) in listing.rows().enumerate() {
@@ -293,7 +293,7 @@ fn steps_of(store: &DomainStore, listing: Listing, before: u64) -> Result<StoreS
             Some(e) => e.clone(),
             None => match store.inventory_of(row.cr(), &row.rendered_at()) {
                 Ok(inv) => {
-                    slot.insert(Rc::new(inv));
+                    slot.insert(Arc::new(inv));
                     steps.push(i as u32);
                     continue;
                 }
@@ -316,7 +316,7 @@ fn steps_of(store: &DomainStore, listing: Listing, before: u64) -> Result<StoreS
 }
 
 impl StoreSteps {
-    fn step_parts(&self, i: u32) -> (crate::store::scan::RowRef<'_>, &Rc<ClusterInventory>) {
+    fn step_parts(&self, i: u32) -> (crate::store::scan::RowRef<'_>, &Arc<ClusterInventory>) {
         let row = self.listing.row(i as usize).expect("a step is a row");
         (row, &self.inventories[&row.cr_key()])
     }
@@ -401,42 +401,62 @@ impl StoreSteps {
         query: &Query<'_>,
         mut emit: impl FnMut(&audit::Entry) -> Result<()>,
     ) -> Result<usize> {
+        let mut n = 0;
+        for entry in self.entry_iter(query)? {
+            emit(&entry)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// [`StoreSteps::entries`] as they are made, one at a time.
+    ///
+    /// # Errors
+    /// [`ArgumentError::Time`] for a bad `since`/`until`.
+    pub fn entry_iter(&self, query: &Query<'_>) -> Result<Entries<'_>> {
         let mut chosen = self.chosen(query)?;
         if query.reverse {
             chosen.reverse();
         }
-        let ignore = Ignore::default();
-        // Comparisons of a step with one holding the same object: all alike.
-        let mut same: HashMap<u32, crate::history::diff::Report> = HashMap::new();
-        for &n in &chosen {
-            let n = n as usize;
-            let i = self.steps[n];
-            let (row, inventory) = self.step_parts(i);
-            let (id, at) = (row.id(), row.at());
-            let report = match n.checked_sub(1).map(|p| self.step_parts(self.steps[p])) {
-                None => crate::history::diff::initial(inventory, &ignore),
-                Some((prev, _)) if prev.cr_key() == row.cr_key() => same
-                    .entry(row.cr_key())
-                    .or_insert_with(|| {
-                        crate::history::diff::diff_with(inventory, inventory, &ignore)
-                    })
-                    .clone(),
-                Some((_, prev)) => crate::history::diff::diff_with(prev, inventory, &ignore),
-            };
-            let step = Step {
-                id: &id,
-                at: &at,
-                outcome: outcome(row.state()),
-                inventory,
-                // The snapshot's position in the store's order (deleted ones and
-                // unreadable ones keep theirs), so filters never renumber.
-                revision: Some(self.before + u64::from(i) + 1),
-                author: None,
-                host: row.host(),
-            };
-            emit(&audit::entry(&step, n == 0, report))?;
-        }
-        Ok(chosen.len())
+        Ok(Entries {
+            steps: self,
+            chosen: chosen.into_iter(),
+            same: HashMap::new(),
+            ignore: Ignore::default(),
+        })
+    }
+
+    /// The entry of the `n`th step, compared with the step before it (`same`: the
+    /// comparisons of a step with one holding the same object, all alike).
+    fn entry_at(
+        &self,
+        n: usize,
+        same: &mut HashMap<u32, crate::history::diff::Report>,
+        ignore: &Ignore,
+    ) -> audit::Entry {
+        let i = self.steps[n];
+        let (row, inventory) = self.step_parts(i);
+        let (id, at) = (row.id(), row.at());
+        let report = match n.checked_sub(1).map(|p| self.step_parts(self.steps[p])) {
+            None => crate::history::diff::initial(inventory, ignore),
+            Some((prev, _)) if prev.cr_key() == row.cr_key() => same
+                .entry(row.cr_key())
+                .or_insert_with(|| crate::history::diff::diff_with(inventory, inventory, ignore))
+                .clone(),
+            Some((_, prev)) => crate::history::diff::diff_with(prev, inventory, ignore),
+        };
+        let step = Step {
+            id: &id,
+            at: &at,
+            outcome: outcome(row.state()),
+            inventory,
+            // The snapshot's position in the store's order (deleted ones and unreadable
+            // ones keep theirs), so filters never renumber.
+            revision: Some(self.before + u64::from(i) + 1),
+            author: None,
+            host: row.host(),
+        };
+        audit::entry(&step, n == 0, report)
     }
 
     /// `clinv log --addon NAME` of every step, one step at a time: memory grows with
@@ -458,6 +478,26 @@ impl StoreSteps {
     }
 }
 
+/// The entries of [`StoreSteps::entry_iter`], each made when it is asked for.
+pub struct Entries<'s> {
+    steps: &'s StoreSteps,
+    chosen: std::vec::IntoIter<u32>,
+    same: HashMap<u32, crate::history::diff::Report>,
+    ignore: Ignore,
+}
+
+impl Iterator for Entries<'_> {
+    type Item = audit::Entry;
+
+    fn next(&mut self) -> Option<audit::Entry> {
+        let n = self.chosen.next()?;
+        Some(
+            self.steps
+                .entry_at(n as usize, &mut self.same, &self.ignore),
+        )
+    }
+}
+
 /// `--addon NAME` that no step has: the closest name the history had, if any.
 fn never<'a>(name: &str, inventories: impl Iterator<Item = &'a ClusterInventory>) -> Log {
     let mut names: Vec<&str> = Vec::new();
@@ -476,7 +516,7 @@ fn never<'a>(name: &str, inventories: impl Iterator<Item = &'a ClusterInventory>
 pub struct ReportHistory {
     pub trail: Trail,
     /// The newest step's inventory; `None`: no step.
-    pub current: Option<Rc<ClusterInventory>>,
+    pub current: Option<Arc<ClusterInventory>>,
     /// Recorded steps in all.
     pub steps: usize,
     pub skipped: Vec<String>,
@@ -557,7 +597,7 @@ fn from_repo(repo: &Path, rev: &str, domain: &Domain) -> Result<Vec<Point>> {
             id: v.commit[..12].to_string(),
             at: v.at,
             outcome: "committed",
-            inventory: Rc::new(inventory),
+            inventory: Arc::new(inventory),
             revision: n as u64 + 1,
             author: Some(v.author),
             host: None,
@@ -567,6 +607,7 @@ fn from_repo(repo: &Path, rev: &str, domain: &Domain) -> Result<Vec<Point>> {
 }
 
 /// What `clinv log` shows.
+#[derive(Debug, Clone, Copy)]
 pub struct Query<'a> {
     /// Only entries at or after this date or time.
     pub since: Option<&'a str>,
@@ -596,6 +637,14 @@ impl Query<'static> {
     }
 }
 
+/// One entry of `log -A` as `-o json` prints it, borrowed.
+#[derive(Debug, serde::Serialize)]
+pub struct FleetItem<'a> {
+    pub domain: &'a str,
+    #[serde(flatten)]
+    pub entry: &'a audit::Entry,
+}
+
 /// One entry of `log -A`: a step of one domain's history.
 #[derive(Debug, serde::Serialize)]
 pub struct FleetEntry {
@@ -604,20 +653,126 @@ pub struct FleetEntry {
     pub entry: audit::Entry,
 }
 
-/// `log -A`: the entries of every domain of `store` for `query`, merged newest first (a
-/// tie keeps the domains' order), at most `query.max_count` in all; with what was
-/// skipped in each. Each domain gives at most `max_count` entries to the merge, which
-/// keeps the newest `max_count` as it goes: at most `2 × max_count` entries are held,
-/// whatever the number of domains.
-///
-/// # Errors
-/// A bad `since`/`until`; an unreadable store.
-pub fn fleet_log(
+/// `log -A`: the entries of every domain of a store for a query, merged newest first
+/// (a tie keeps the domains' order; oldest first with `reverse`), with what was skipped
+/// in each. With `max_count`, each domain gives at most that many entries to the merge,
+/// which keeps the newest as it goes: at most `2 × max_count` entries are held, whatever
+/// the number of domains. Without it, every domain's steps are held (their compact
+/// listings, ≈ 60 bytes a record) and their entries merged as they are made: none is
+/// held. [`FleetLog::each`] can walk them more than once.
+pub struct FleetLog<'q> {
+    query: Query<'q>,
+    domains: Vec<String>,
+    source: FleetSource,
+    pub skipped: Vec<String>,
+}
+
+enum FleetSource {
+    Newest(Vec<FleetEntry>),
+    Every(Vec<StoreSteps>),
+}
+
+impl<'q> FleetLog<'q> {
+    /// Reads the domains two at a time (each is a few small files: a fleet of ten
+    /// thousand is bound by the CPU).
+    ///
+    /// # Errors
+    /// A bad `since`/`until`; an unreadable store.
+    pub fn load(
+        store: &crate::store::Store,
+        domains: &[crate::domain::Domain],
+        query: &Query<'q>,
+    ) -> Result<FleetLog<'q>> {
+        bounds(query)?;
+        let names = domains.iter().map(ToString::to_string).collect();
+        if query.max_count.is_some() {
+            let (all, skipped) = newest(store, domains, query)?;
+            return Ok(FleetLog {
+                query: *query,
+                domains: names,
+                source: FleetSource::Newest(all),
+                skipped,
+            });
+        }
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+        let read = crate::util::pool::ordered(domains, workers, |domain| {
+            load_store(&store.domain(domain), Window::All)
+        });
+        let (mut every, mut skipped) = (Vec::with_capacity(domains.len()), Vec::new());
+        for (domain, steps) in domains.iter().zip(read) {
+            let steps = steps?;
+            skipped.extend(steps.skipped.iter().map(|s| format!("{domain}: {s}")));
+            every.push(steps);
+        }
+        Ok(FleetLog {
+            query: *query,
+            domains: names,
+            source: FleetSource::Every(every),
+            skipped,
+        })
+    }
+
+    /// Each entry with its domain, in order. Returns how many there were.
+    ///
+    /// # Errors
+    /// What `emit` returns.
+    pub fn each(&self, mut emit: impl FnMut(&str, &audit::Entry) -> Result<()>) -> Result<usize> {
+        let every = match &self.source {
+            FleetSource::Newest(all) => {
+                for e in all {
+                    emit(&e.domain, &e.entry)?;
+                }
+                return Ok(all.len());
+            }
+            FleetSource::Every(every) => every,
+        };
+        let mut heads: Vec<_> = Vec::with_capacity(every.len());
+        for steps in every {
+            heads.push(steps.entry_iter(&self.query)?.peekable());
+        }
+        // Newest first, a tie to the first domain; reversed, oldest first, a tie to the
+        // last (the merge of what one stable sort, then a reversal, gives).
+        let reverse = self.query.reverse;
+        let key = |e: &audit::Entry, d: usize| {
+            let at = audit::parse_bound(&e.at, false);
+            match reverse {
+                false => MergeKey::Newest(at, std::cmp::Reverse(d)),
+                true => MergeKey::Oldest(std::cmp::Reverse(at), d),
+            }
+        };
+        let mut heap = std::collections::BinaryHeap::with_capacity(heads.len());
+        for (d, it) in heads.iter_mut().enumerate() {
+            if let Some(e) = it.peek() {
+                heap.push((key(e, d), d));
+            }
+        }
+        let mut n = 0;
+        while let Some((_, d)) = heap.pop() {
+            let entry = heads[d].next().expect("a peeked entry");
+            emit(&self.domains[d], &entry)?;
+            n += 1;
+            if let Some(e) = heads[d].peek() {
+                heap.push((key(e, d), d));
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// The order of [`FleetLog::each`]'s merge: the greatest comes first (one direction
+/// per log, never both in one heap).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum MergeKey {
+    Newest(Option<jiff::Timestamp>, std::cmp::Reverse<usize>),
+    Oldest(std::cmp::Reverse<Option<jiff::Timestamp>>, usize),
+}
+
+/// The newest `max_count` entries of the fleet, merged (see [`FleetLog`]).
+fn newest(
     store: &crate::store::Store,
     domains: &[crate::domain::Domain],
     query: &Query<'_>,
 ) -> Result<(Vec<FleetEntry>, Vec<String>)> {
-    bounds(query)?;
     let (mut all, mut skipped) = (Vec::new(), Vec::new());
     // Stable: equal times keep the domains' (sorted) order and each domain's own, so
     // keeping the newest as we go gives what one sort of everything would.
@@ -627,13 +782,17 @@ pub fn fleet_log(
             all.truncate(max);
         }
     };
-    // Domains are read two at a time (each is a few small files: a fleet of ten
-    // thousand is bound by the CPU), a chunk at a time, so at most a chunk of domains'
-    // entries are held beside the merge's.
+    // A chunk of domains at a time, so at most a chunk of domains' entries are held
+    // beside the merge's.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    // Each domain's newest first: the merge reverses the whole at the end.
+    let newest_query = Query {
+        reverse: false,
+        ..*query
+    };
     for chunk in domains.chunks(FLEET_CHUNK) {
         let read = crate::util::pool::ordered(chunk, workers, |domain| {
-            fleet_entries(store, domain, query)
+            fleet_entries(store, domain, &newest_query)
         });
         for (domain, result) in chunk.iter().zip(read) {
             let (entries, mut left) = result?;
@@ -642,7 +801,10 @@ pub fn fleet_log(
                 domain: domain.to_string(),
                 entry,
             }));
-            if query.max_count.is_some_and(|max| all.len() > 2 * max) {
+            if query
+                .max_count
+                .is_some_and(|max| all.len() > max.saturating_mul(2))
+            {
                 newest_first(&mut all);
             }
         }
@@ -654,10 +816,10 @@ pub fn fleet_log(
     Ok((all, skipped))
 }
 
-/// Domains of `log -A` read at once (see [`fleet_log`]).
+/// Domains of `log -A --max-count` read at once (see [`FleetLog`]).
 const FLEET_CHUNK: usize = 64;
 
-/// One domain's part of [`fleet_log`]: its entries for `query`, and what was skipped
+/// One domain's part of [`FleetLog`] with `max_count`: its entries for `query`, and what was skipped
 /// (named with the domain).
 fn fleet_entries(
     store: &crate::store::Store,
@@ -744,7 +906,7 @@ mod tests {
     fn reference_points(store: &DomainStore) -> (Vec<Point>, Vec<String>) {
         let journal = store.read().unwrap();
         let mut skipped = damage_lines(&journal.damage);
-        let mut cache: HashMap<String, Rc<ClusterInventory>> = HashMap::new();
+        let mut cache: HashMap<String, Arc<ClusterInventory>> = HashMap::new();
         let mut points = Vec::new();
         for (n, snap) in journal
             .snapshots
@@ -756,7 +918,7 @@ mod tests {
                 Some(i) => i.clone(),
                 None => match store.inventory(&snap.record) {
                     Ok(i) => {
-                        let rc = Rc::new(i);
+                        let rc = Arc::new(i);
                         cache.insert(snap.record.cr.clone(), rc.clone());
                         rc
                     }
@@ -1049,6 +1211,57 @@ mod tests {
                 }
                 _ => panic!("{name}: streamed and whole disagree"),
             }
+        }
+    }
+
+    /// `log -A` without `--max-count` merges the domains' entries as they are made: the
+    /// order one stable sort of every entry gives (ties to the first domain; reversed,
+    /// to the last), with and without a window.
+    #[test]
+    fn the_merged_fleet_log_is_the_sorted_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        let domains: Vec<_> = ["a", "b", "c"].map(crate::domain::d).to_vec();
+        for n in 0..6 {
+            for (k, d) in domains.iter().enumerate() {
+                if (n + k) % 4 != 3 {
+                    store
+                        .domain(d)
+                        .record(&cr_addons((n + k) as u32 % 5), "{}", None)
+                        .unwrap();
+                }
+            }
+        }
+        let (points, _) = reference_points(&store.domain(&domains[1]));
+        let since = points[2].at.clone();
+        for (since, reverse) in [
+            (None, false),
+            (None, true),
+            (Some(since.as_str()), false),
+            (Some(since.as_str()), true),
+        ] {
+            let q = Query {
+                since,
+                reverse,
+                ..Query::everything(jiff::Timestamp::now())
+            };
+            let mut merged = Vec::new();
+            let log = FleetLog::load(&store, &domains, &q).unwrap();
+            let n = log
+                .each(|d, e| {
+                    merged.push((d.to_string(), e.id.clone()));
+                    Ok(())
+                })
+                .unwrap();
+            let all = Query {
+                max_count: Some(usize::MAX),
+                ..q
+            };
+            let (sorted, _) = newest(&store, &domains, &all).unwrap();
+            let sorted: Vec<_> = sorted.into_iter().map(|f| (f.domain, f.entry.id)).collect();
+            assert_eq!(merged, sorted, "{since:?} {reverse}");
+            assert_eq!(n, sorted.len());
+            assert!(n > 4, "{n}");
         }
     }
 

@@ -166,6 +166,17 @@ fn log_flags_for_git_and_kubectl_reflexes() {
     );
     // --oneline is a text form.
     assert_eq!(log(&["--oneline", "-o", "json"]).code, 2);
+    // The largest count there is means "all", in every form, one domain or the fleet.
+    let max = u64::MAX.to_string();
+    for fleet in [&[][..], &["-A"]] {
+        for form in [&[][..], &["--oneline"], &["-o", "json"]] {
+            let args = [fleet, form, &["--max-count", &max]].concat();
+            let run = fx.in_project(&[&["log"][..], &args].concat()).run();
+            assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+            let whole = fx.in_project(&[&["log"][..], fleet, form].concat()).run();
+            assert_eq!(run.stdout, whole.stdout, "{args:?}");
+        }
+    }
 }
 
 /// `updates` on the example's prod domain (rendered: no cluster, an empty store).

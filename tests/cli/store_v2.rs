@@ -1721,8 +1721,15 @@ fn log_json_and_report_stay_in_bounded_memory_at_120k_records() {
         ("log --reverse -o json", &["--reverse", "-o", "json"]),
         ("log --oneline", &["--oneline"]),
         ("log --addon cilium", &["--addon", "cilium"]),
+        ("log -A", &["-A"]),
+        ("log -A -o json", &["-A", "-o", "json"]),
     ] {
-        let args = [&["log", "--domain", "inv"][..], extra].concat();
+        let domain: &[&str] = if extra.contains(&"-A") {
+            &[]
+        } else {
+            &["--domain", "inv"]
+        };
+        let args = [&["log"][..], domain, extra].concat();
         let (other, peak) = fx.clinv(&args).run_with_peak_rss();
         eprintln!(
             "  {form} of {count}: exit {} in {:?}, peak RSS {peak} KiB",
@@ -1738,6 +1745,13 @@ fn log_json_and_report_stay_in_bounded_memory_at_120k_records() {
             "log -o markdown" => assert_eq!(lines, count + 6, "the head and a row per step"),
             "log --oneline" => assert_eq!(lines, count, "a line per step"),
             "log --addon cilium" => assert!(other.stdout.starts_with("cilium ")),
+            "log -A" => assert_eq!(other.stdout.matches("\ninv  #").count() as u64, count - 1),
+            "log -A -o json" => {
+                assert_eq!(
+                    other.stdout.matches("\"domain\": \"inv\"").count() as u64,
+                    count
+                )
+            }
             _ => {
                 let oldest = other.stdout.find(&format!("\"{}\"", v1::id(0))).unwrap();
                 let newest = other.stdout.find(&v1::id(count - 1)).unwrap();

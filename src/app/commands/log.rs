@@ -132,43 +132,63 @@ fn fleet(
                 .to_string(),
         ));
     }
-    let (entries, skipped) = history::fleet_log(store, domains, query)?;
-    for s in &skipped {
+    let log = history::FleetLog::load(store, domains, query)?;
+    for s in &log.skipped {
         settings.printer.warn(&format!("{s} — skipped"));
     }
     let (color, now) = (settings.printer.color_stdout(), aged(settings, query.now));
-    let text = match format {
-        LogFormat::Json => crate::inventory::render::to_json(&entries)?,
-        _ if entries.is_empty() => String::new(),
-        _ if args.oneline => report::text::fleet_oneline(
-            entries.iter().map(|f| (f.domain.as_str(), &f.entry)),
-            color,
-            now,
-        ),
-        _ => {
-            let mut out = String::new();
-            for (i, f) in entries.iter().enumerate() {
-                let mut block = String::new();
-                report::text::entry_aged(&mut block, &f.entry, i == 0, color, now);
-                // The domain leads the entry's first line.
-                let rest = block.strip_prefix('\n').inspect(|_| out.push('\n'));
-                out.push_str(&format!(
-                    "{}  ",
-                    crate::util::redact::escape_line(&f.domain)
-                ));
-                out.push_str(rest.unwrap_or(&block));
-            }
-            out
+    let n = match format {
+        LogFormat::Json => {
+            let mut n = 0;
+            settings
+                .printer
+                .seq(crate::app::output::SeqFormat::Json, |seq| {
+                    n =
+                        log.each(|domain, entry| seq.item(&history::FleetItem { domain, entry }))?;
+                    Ok(())
+                })?;
+            n
         }
+        _ => fleet_text(settings, &log, args.oneline, color, now)?,
     };
-    settings.printer.data(&text)?;
-    if entries.is_empty() {
+    if n == 0 {
         match windowed(query) {
             true => empty_window(settings, "any domain", query),
             false => settings.printer.info("no domain has a recorded step"),
         }
     }
     Ok(exit::OK)
+}
+
+/// `log -A` as text, an entry at a time (`--oneline`: measured first, then written).
+fn fleet_text(
+    settings: &Settings,
+    log: &history::FleetLog<'_>,
+    oneline: bool,
+    color: bool,
+    now: Option<jiff::Timestamp>,
+) -> Result<usize> {
+    let mut lines = report::text::Oneline::new(color, now);
+    if oneline {
+        log.each(|domain, entry| {
+            lines.measure(Some(domain), entry);
+            Ok(())
+        })?;
+    }
+    let (mut n, mut text) = (0, String::new());
+    settings.printer.data_with(|out| {
+        n = log.each(|domain, entry| {
+            text.clear();
+            match oneline {
+                true => text.push_str(&lines.line(Some(domain), entry)),
+                false => report::text::fleet_entry(&mut text, domain, entry, n == 0, color, now),
+            }
+            n += 1;
+            out.write_all(text.as_bytes()).map_err(stdout_error)
+        })?;
+        Ok(())
+    })?;
+    Ok(n)
 }
 
 /// `--addon NAME` never appears: said on stdout (`[]` in JSON, as the timeline it is not);

@@ -279,6 +279,24 @@ pub fn entry(out: &mut String, e: &Entry, first: bool, color: bool) {
     entry_aged(out, e, first, color, None);
 }
 
+/// One entry of `log -A` appended to `out`: [`entry_aged`] with its domain leading the
+/// entry's first line.
+pub fn fleet_entry(
+    out: &mut String,
+    domain: &str,
+    e: &Entry,
+    first: bool,
+    color: bool,
+    now: Option<jiff::Timestamp>,
+) {
+    let mut block = String::new();
+    entry_aged(&mut block, e, first, color, now);
+    let rest = block.strip_prefix('\n').inspect(|_| out.push('\n'));
+    out.push_str(&one_line(domain));
+    out.push_str("  ");
+    out.push_str(rest.unwrap_or(&block));
+}
+
 /// `at`, then its age at `now` when there is one: `2026-02-23T11:11:11Z (2d5h ago)`.
 fn when(at: &str, now: Option<jiff::Timestamp>) -> String {
     let mut out = one_line(at);
