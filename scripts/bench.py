@@ -355,9 +355,15 @@ class Failed(Exception):
     pass
 
 
+# `--only TEXT`: run only the benchmarks whose name holds TEXT (store-scale).
+ONLY = []
+
+
 def bench(name, argv, runs, env, fresh=None, target_ms=None, target_mb=None, expect=None):
     """timed_runs + verdict; a failing command is reported (FAILED) and the others go on.
     `expect`: a text stderr must hold (a publish that exits 0 must have queued)."""
+    if ONLY and not any(o in name for o in ONLY):
+        return
     try:
         walls, peaks = timed_runs(argv, runs, env, fresh, expect=expect)
     except Failed as e:
@@ -1191,8 +1197,9 @@ def bench_documents(n, root, dom, runs, env):
     bench(f"snapshots list --sort-by time of {n}", lst + ["--sort-by", "time"], runs, env, target_mb=128)
     log = [BIN, "log", "--root", root, "--domain", dom]
     for extra in (["-o", "json"], ["-o", "markdown"], ["--oneline"], ["--reverse", "-o", "json"],
-                  ["--addon", "cilium"]):
-        bench(f"log {' '.join(extra)} of {n}", log + extra, runs, env, target_mb=128)
+                  ["--addon", "cilium"], ["-A"], ["-A", "-o", "json"], ["-A", "--oneline"]):
+        argv = log[:4] + extra if "-A" in extra else log + extra
+        bench(f"log {' '.join(extra)} of {n}", argv, runs, env, target_mb=128)
     out = os.path.join(REPO, "target", "bench-scale", "trail.json")
     bench(f"report -o json --out of {n}", [BIN, "report", "-o", "json", "--out", out, "--root", root,
           "--domain", dom], runs, env, target_mb=128)
@@ -1323,9 +1330,12 @@ def main():
     sc = sub.add_parser("store-scale", help="issue #28: time and peak RSS of every store command at 10k/100k/1M")
     sc.add_argument("--runs", type=int, default=3)
     sc.add_argument("--records", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    sc.add_argument("--only", action="append", default=[],
+                    help="only the benchmarks whose name holds this text (repeatable)")
     sc.add_argument("--documents", action="store_true",
                     help="only the documents (snapshots list and log in every form, report, gc --dry-run -o json)")
     args = parser.parse_args()
+    ONLY.extend(getattr(args, "only", []))
     build()
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,
      "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all,
