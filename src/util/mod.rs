@@ -1,5 +1,5 @@
 //! Small leaf utilities shared by every layer: bounded and atomic file access
-//! ([`files`]), waiting for a file lock ([`lock`]), content hashes ([`hash`]), which
+//! ([`files`]), the one retry backoff ([`backoff`]), waiting for a file lock ([`lock`]), content hashes ([`hash`]), which
 //! hosts `NO_PROXY` exempts ([`no_proxy`]), the one sanitiser for text that leaves the
 //! process ([`redact`]), the messages library flows return instead of printing
 //! ([`notice`]), bounded parallel work ([`pool`]), safe points for SIGINT/SIGTERM ([`signals`]), "did you mean"
@@ -14,6 +14,7 @@ pub fn join_path(parent: &str, sep: char, child: &str) -> String {
     }
 }
 
+pub mod backoff;
 pub mod env;
 pub mod files;
 pub mod hash;
