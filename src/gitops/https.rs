@@ -1066,6 +1066,41 @@ mod tests {
         assert_eq!(host_port("https://h/r"), ("h".into(), 443));
     }
 
+    /// Redaction and the transport read a URL's credential by the same rule: nothing
+    /// the transport would send as a user or password survives redaction, whether the
+    /// URL is well formed or not (`#`, `?`, `/`, `@` raw in the password; an uppercase
+    /// scheme; IPv6 hosts; ports), in a URL alone or quoted in a message.
+    #[test]
+    fn redaction_hides_every_credential_the_transport_would_send() {
+        let cases = [
+            "https://SECRETUSER:SECRET%40PW@host/r.git",
+            "https://SECRETUSER:SECRET@PW@host/r.git",
+            "https://SECRETUSER@SECRETH@host/r.git",
+            "https://SECRETUSER:SECRETPW@[::1]:8443/r.git",
+            "https://SECRETUSER:SECRETPW@host:8443/r.git",
+            "https://SECRETUSER:SECRET#PW@host/r.git",
+            "https://SECRETUSER:SECRET?PW@host/r.git",
+            "https://SECRETUSER:SECRET/PW@host/r.git",
+            "https://SECRETUSER:SECRET,PW@host/r.git",
+            "https://SECRETUSER:SECRET(PW@host/r.git",
+            "HTTPS://SECRETUSER@host/r.git",
+            "Https://SECRETUSER:SECRETPW@host/r.git",
+        ];
+        let mut leaks = Vec::new();
+        for url in cases {
+            for shown in [
+                redact::url(url),
+                redact::urls_in(&format!("fatal: unable to access '{url}': refused")),
+                redact::urls_in(&format!("pushing to {url}, refused")),
+            ] {
+                if shown.contains("SECRET") {
+                    leaks.push(format!("{url} shown as {shown}"));
+                }
+            }
+        }
+        assert!(leaks.is_empty(), "{leaks:#?}");
+    }
+
     #[test]
     fn origins_are_scheme_host_and_port() {
         let o = |u| origin(u).unwrap();

@@ -3,7 +3,7 @@
 //! hosts `NO_PROXY` exempts ([`no_proxy`]), the one sanitiser for text that leaves the
 //! process ([`redact`]), the messages library flows return instead of printing
 //! ([`notice`]), bounded parallel work ([`pool`]), safe points for SIGINT/SIGTERM ([`signals`]), "did you mean"
-//! ([`suggest`]), time formats ([`time`]) and the one runner of helper programs ([`helper`]).
+//! ([`suggest`]), time formats ([`time`]), the one URL reader ([`url`]) and the one runner of helper programs ([`helper`]).
 
 /// `parent`, `sep` and `child` joined; `child` alone under an empty parent (the root of a
 /// Git path, of a field path).
@@ -27,3 +27,4 @@ pub mod redact;
 pub mod signals;
 pub mod suggest;
 pub mod time;
+pub mod url;
