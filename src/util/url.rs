@@ -42,6 +42,8 @@ pub struct Url {
     query: Option<String>,
     fragment: bool,
     uri: http::Uri,
+    /// The whole text, credentials included ([`Url::with_credentials`]).
+    text: String,
 }
 
 /// The user and password never reach a log through `{:?}`.
@@ -112,6 +114,7 @@ impl Url {
             query,
             fragment,
             uri,
+            text: text.to_string(),
         })
     }
 
@@ -127,6 +130,12 @@ impl Url {
         } else {
             Url::parse(&format!("http://{text}"))
         }
+    }
+
+    /// The whole URL as parsed, credentials included: for a transport that takes its
+    /// credentials from the URL (a proxy's), never to show.
+    pub fn with_credentials(&self) -> &str {
+        &self.text
     }
 
     /// The scheme in lower case.
@@ -347,15 +356,19 @@ mod tests {
 
     #[test]
     fn redaction_keeps_an_ssh_user_and_nothing_secret() {
-        assert_eq!(redact("ssh://git@h/r.git"), "ssh://git@h/r.git");
-        assert_eq!(redact("ssh://git:pw@h/r.git"), "ssh://git@h/r.git");
-        assert_eq!(redact("https://tok@h/r.git#x"), "https://h/r.git#…");
-        assert_eq!(redact("git@h:r.git"), "git@h:r.git");
-        assert_eq!(redact("/srv/r.git"), "/srv/r.git");
-        // Not URLs by the rules: cut at the last '@' all the same.
-        assert_eq!(redact("https://u:p#s@h/r?t=1"), "https://h/r?…");
-        assert_eq!(redact("https://u:p@s@h/r"), "https://h/r");
-        assert_eq!(redact("https://u:p/s@h/r"), "https://h/r");
+        for (text, shown) in [
+            ("ssh://git@h/r.git", "ssh://git@h/r.git"),
+            ("ssh://git:pw@h/r.git", "ssh://git@h/r.git"),
+            ("https://tok@h/r.git#x", "https://h/r.git#…"),
+            ("git@h:r.git", "git@h:r.git"),
+            ("/srv/r.git", "/srv/r.git"),
+            // Not URLs by the rules: cut at the last '@' all the same.
+            ("https://u:p#s@h/r?t=1", "https://h/r?…"),
+            ("https://u:p@s@h/r", "https://h/r"),
+            ("https://u:p/s@h/r", "https://h/r"),
+        ] {
+            assert_eq!(redact(text), shown, "{text}");
+        }
         assert_eq!(
             format!("{:?}", Url::parse("https://u:SECRET@h/").unwrap()),
             "https://h/"
