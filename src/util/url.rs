@@ -26,6 +26,11 @@ pub enum UrlError {
     NotUtf8,
     #[error("no valid host, port and path")]
     Address,
+    /// An `@` after the authority ended: most likely a `#`, `?` or `/` in a password.
+    #[error(
+        "a '#', '?' or '/' ends the host before an '@'; percent-encode it in the user info (%23, %3F, %2F)"
+    )]
+    UserInfoCut,
 }
 
 /// A parsed absolute URL: its user info taken apart and decoded, the rest as written.
@@ -76,8 +81,14 @@ impl Url {
         if authority.contains('@') {
             return Err(UrlError::UserInfo('@'));
         }
+        // An '@' after the authority ended: a password cut by a raw '#', '?' or '/'.
+        let bad_address = if userinfo.is_none() && tail.contains('@') {
+            UrlError::UserInfoCut
+        } else {
+            UrlError::Address
+        };
         if !port_ok(authority) {
-            return Err(UrlError::Address);
+            return Err(bad_address);
         }
         let (user, password) = match userinfo {
             Some(info) => {
@@ -101,7 +112,7 @@ impl Url {
         };
         let uri: http::Uri = format!("{scheme}://{authority}{tail}")
             .parse()
-            .map_err(|_| UrlError::Address)?;
+            .map_err(|_| bad_address)?;
         if uri.host().is_none_or(str::is_empty) {
             return Err(UrlError::Address);
         }
@@ -322,9 +333,10 @@ mod tests {
             ("https://user:p%4@host/", UrlError::Percent),
             ("https://user:p%zz@host/", UrlError::Percent),
             ("https://user:p%ff@host/", UrlError::NotUtf8),
-            ("https://user:p#ss@host/", UrlError::Address),
-            ("https://user:p?ss@host/", UrlError::Address),
-            ("https://user:p/ss@host/", UrlError::Address),
+            ("https://user:p#ss@host/", UrlError::UserInfoCut),
+            ("https://user:p?ss@host/", UrlError::UserInfoCut),
+            ("https://user:p/ss@host/", UrlError::UserInfoCut),
+            ("https://host:x/", UrlError::Address),
             ("https://user:p ss@host/", UrlError::UserInfo(' ')),
             ("host/r.git", UrlError::NoScheme),
             ("1x://host/", UrlError::NoScheme),

@@ -558,6 +558,10 @@ fn a_credential_in_the_remote_url_never_shows_however_it_is_written() {
             assert_ne!(run.code, 0, "{url}: {}", run.stderr);
             assert!(!run.stderr.contains("FAKESECRET"), "{url}: {}", run.stderr);
             assert!(!run.stdout.contains("FAKESECRET"), "{url}: {}", run.stdout);
+            if info.contains(['#', '?', '/', '@']) {
+                // Refused before anything is sent, saying what to do.
+                assert_has(&run.stderr, "percent-encode");
+            }
             for print in ["--print-argo", "--print-flux"] {
                 let run = fx
                     .clinv(&[
