@@ -81,7 +81,9 @@ mod tests {
         let held = tempfile::NamedTempFile::new().unwrap();
         exclusive(held.as_file(), Duration::ZERO).unwrap();
         let other = File::open(held.path()).unwrap();
-        let timeout = Duration::from_millis(120);
+        // Just past a step of the old schedule (2, 6, 14, 30, 62, 112, 162 ms): it waited
+        // until 162 ms.
+        let timeout = Duration::from_millis(113);
         let start = Instant::now();
         assert!(matches!(exclusive(&other, timeout), Err(Wait::TimedOut)));
         let took = start.elapsed();
