@@ -4,6 +4,7 @@
 
 use crate::catalog::helm::Observed;
 use crate::catalog::updates::Update;
+use crate::util::backoff::{Jitter, Policy};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -56,33 +57,17 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(total))
 }
 
-/// The wait before the next pass: the interval after a good pass; after `failures`
-/// consecutive failed passes, the interval doubled per failure, capped at
-/// max(interval, 10 min). Then ±10 % jitter (`unit` in [0, 1)), so a fleet of agents
-/// does not hit its API servers in step.
-pub fn next_wait(interval: Duration, failures: u32, unit: f64) -> Duration {
-    let base = if failures == 0 {
-        interval
-    } else {
-        let cap = interval.max(MAX_BACKOFF);
-        let factor = 2u32.saturating_pow(failures.min(16));
-        interval.saturating_mul(factor).min(cap)
-    };
-    base.mul_f64(0.9 + 0.2 * unit.clamp(0.0, 1.0))
+/// The agent's schedule: the interval after a good pass; after `failures` consecutive
+/// failed passes, the interval doubled per failure, capped at max(interval, 10 min);
+/// ±10 % jitter, so a fleet of agents does not hit its API servers in step.
+pub fn schedule(interval: Duration) -> Policy {
+    Policy::exponential(interval, interval.max(MAX_BACKOFF)).jitter(Jitter::Spread(0.1))
 }
 
-/// A number in [0, 1) from the standard library's randomly seeded hasher: enough for
-/// jitter, no RNG crate needed.
-pub fn jitter_unit() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+/// The wait before the next pass after `failures` failed ones, with the jitter `unit`
+/// in [0, 1) ([`schedule`]).
+pub fn next_wait(interval: Duration, failures: u32, unit: f64) -> Duration {
+    schedule(interval).delay(failures, unit)
 }
 
 /// The value of `status` for one write. Keys that are `None` are left out, so a merge
@@ -148,8 +133,7 @@ mod tests {
         );
         assert_eq!(next_wait(i, 0, 0.0), Duration::from_secs(54));
         assert_eq!(next_wait(i, 0, 1.0), Duration::from_secs(66));
-        let u = jitter_unit();
-        assert!((0.0..1.0).contains(&u));
+        assert_eq!(next_wait(i, 99, 1.0), MAX_BACKOFF.mul_f64(1.1));
     }
 
     #[test]

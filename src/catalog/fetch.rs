@@ -29,6 +29,11 @@ impl IndexRef {
     pub fn parse(text: &str) -> Result<IndexRef> {
         let lower = text.to_ascii_lowercase();
         if lower.starts_with("https://") {
+            crate::util::url::Url::parse(text).map_err(|why| ArgumentError::BadUrl {
+                flag: "--index",
+                url: display_url(text),
+                why,
+            })?;
             return Ok(IndexRef::Url(text.to_string()));
         }
         if lower.starts_with("http://") || (lower.contains("://") && !text.starts_with('/')) {
@@ -254,25 +259,10 @@ fn read_ca(path: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>> {
     Ok(certs)
 }
 
-/// A URL without user info and query, for messages (`https://host/path?…`).
+/// A URL without user info and query, for messages (`https://host/path?…`): the one
+/// redaction ([`crate::util::redact::url`]).
 pub fn display_url(url: &str) -> String {
-    let (scheme, rest) = match url.split_once("://") {
-        Some((s, r)) => (Some(s), r),
-        None => (None, url),
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let path = match path.split_once(['?', '#']) {
-        Some((p, _)) => format!("{p}?…"),
-        None => path.to_string(),
-    };
-    match scheme {
-        Some(s) => format!("{s}://{host}{path}"),
-        None => format!("{host}{path}"),
-    }
+    crate::util::redact::url(url)
 }
 
 #[cfg(test)]
@@ -291,6 +281,9 @@ mod tests {
         );
         assert!(IndexRef::parse("http://example.invalid/x").is_err());
         assert!(IndexRef::parse("ftp://example.invalid/x").is_err());
+        // Not a URL by the one reader: refused, never sent, the password not quoted.
+        let e = IndexRef::parse("https://u:SECRET@PW@example.invalid/x").unwrap_err();
+        assert!(!e.to_string().contains("SECRET"), "{e}");
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub mod proxy;
 use crate::delivery::{Reason, Target};
 use crate::inventory::crd;
 use crate::inventory::{self, ClusterInventory};
+use crate::util::backoff::Policy;
 use http_body_util::BodyExt;
 use kube::api::{Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -45,6 +46,13 @@ const MAX_SECRET_PAGES: usize = 128;
 /// Largest response body read from the server.
 const MAX_BODY: usize = 8 << 20;
 
+/// How the CRD's Established condition and a CR apply's NotFound are polled: 50 ms
+/// doubling to 500 ms, no jitter (one client waiting for its own object), none started
+/// after the deadline.
+const POLL: Policy = Policy::exponential(Duration::from_millis(50), Duration::from_millis(500));
+/// How long a CR apply answered NotFound is retried (the CRD can be Established a
+/// moment before its endpoint serves).
+const NOT_FOUND_RETRY: Duration = Duration::from_secs(5);
 const CR_COLLECTION: &str = "/apis/lok8s.dev/v1alpha1/clusterinventories";
 const CRD_COLLECTION: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
@@ -641,7 +649,7 @@ impl Cluster {
 
     /// Polls the CRD until it is Established or the deadline passes.
     async fn wait_established(&self) -> Result<(), Failure> {
-        let mut delay = Duration::from_millis(50);
+        let mut delays = POLL.until(Some(Instant::now() + self.remaining()));
         loop {
             let req = Request::new(CRD_COLLECTION)
                 .get(crd::NAME, &Default::default())
@@ -650,12 +658,11 @@ impl Cluster {
             if established(&body) {
                 return Ok(());
             }
-            if self.remaining() <= delay {
+            let Some(delay) = delays.next() else {
                 let detail = "the CRD did not become Established before the deadline";
                 return Err(Failure::new(Reason::ServerError, Step::Established, detail));
-            }
+            };
             tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_millis(500));
         }
     }
 
@@ -674,17 +681,17 @@ impl Cluster {
         ) {
             meta.insert("resourceVersion".into(), rv.into());
         }
-        let retry_until = Instant::now() + Duration::from_secs(5).min(self.remaining());
-        let mut delay = Duration::from_millis(50);
+        let retry_until = Instant::now() + NOT_FOUND_RETRY.min(self.remaining());
+        let mut delays = POLL.until(Some(retry_until));
         loop {
             let req = Request::new(CR_COLLECTION)
                 .patch(inventory::NAME, &params, &Patch::Apply(&body))
                 .map_err(|e| Failure::new(Reason::Rejected, Step::Cr, e.to_string()))?;
             match self.send(req, Step::Cr, self.remaining()).await {
-                Err(f) if f.not_found() && Instant::now() + delay < retry_until => {
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_millis(500));
-                }
+                Err(f) if f.not_found() => match delays.next() {
+                    Some(delay) => tokio::time::sleep(delay).await,
+                    None => return Err(f),
+                },
                 other => return other,
             }
         }
@@ -1142,6 +1149,23 @@ fn transport(err: &kube::Error, connect_budget: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The CRD and CR polls wait as they did by hand: 50, 100, 200, 400, 500, 500 ms,
+    /// and no poll starts at or after the deadline (5 s: 50+100+200+400 then 500 ms
+    /// steps, the last one ending before 5 s).
+    #[test]
+    fn the_polls_wait_as_before_and_stop_before_the_deadline() {
+        use crate::util::backoff::Rng;
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        let got = POLL
+            .seeded(Some(t0 + NOT_FOUND_RETRY), Rng::seeded(0))
+            .walk(t0);
+        assert_eq!(got[..6], [50, 100, 200, 400, 500, 500].map(ms));
+        assert!(got[4..].iter().all(|d| *d == ms(500)));
+        let waited: Duration = got.iter().sum();
+        assert_eq!(waited, ms(4750), "the next 500 ms would end at 5.25 s");
+    }
 
     #[test]
     fn the_server_is_asked_to_give_up_first() {

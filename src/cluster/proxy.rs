@@ -6,6 +6,7 @@
 //! here and handed to kube as the configuration's `proxy_url`.
 
 use crate::util::no_proxy;
+use crate::util::url::Url;
 
 /// The proxy for `server`: `explicit` (the kubeconfig's `proxy-url`), else the one the
 /// environment names (`env` reads a variable). `Err` names the variable whose value is
@@ -29,14 +30,13 @@ pub fn choose(
     let Some((name, url)) = names.iter().find_map(|n| nonempty(n).map(|v| (*n, v))) else {
         return Ok(None);
     };
-    let host = server.host().unwrap_or_default();
-    let port = server.port_u16().unwrap_or(match server.scheme_str() {
-        Some("http") => 80,
-        _ => 443,
-    });
+    let (host, port) = match Url::parse(&server.to_string()) {
+        Ok(server) => (server.host(), server.port_or_default()),
+        Err(_) => (String::new(), 443),
+    };
     let bypass = nonempty("NO_PROXY")
         .or_else(|| nonempty("no_proxy"))
-        .is_some_and(|list| no_proxy::covers(&list, host, port));
+        .is_some_and(|list| no_proxy::covers(&list, &host, port));
     if bypass {
         return Ok(None);
     }
@@ -45,17 +45,11 @@ pub fn choose(
         .ok_or_else(|| format!("{name} is not a URL"))
 }
 
-/// A proxy URL; one without a scheme is `http://` (as curl and Go read it).
+/// A proxy URL; one without a scheme is `http://` (as curl and Go read it). Its user
+/// info is kube's proxy BasicAuth, so it is read by the one URL reader's rules.
 fn parse(url: &str) -> Option<http::Uri> {
-    let url = url.trim();
-    let url = if url.contains("://") {
-        url.to_string()
-    } else {
-        format!("http://{url}")
-    };
-    url.parse::<http::Uri>()
-        .ok()
-        .filter(|u| u.authority().is_some())
+    let url = Url::parse_or_http(url).ok()?;
+    url.with_credentials().parse().ok()
 }
 
 #[cfg(test)]
@@ -109,5 +103,31 @@ mod tests {
             chosen(None, &[("HTTPS_PROXY", "http://u:s3cret@[bad")]),
             Err("HTTPS_PROXY is not a URL".into())
         );
+    }
+
+    /// The server and the proxy are read by the one URL reader: an IPv6 server still
+    /// matches `NO_PROXY`, and a proxy password with a raw `@` is refused instead of
+    /// sent split at another `@` than the one redaction cuts at (it was sent).
+    #[test]
+    fn an_ipv6_server_and_a_proxy_password_are_read_as_the_other_transports_read_them() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |n: &str| {
+                vars.iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let v6: http::Uri = "https://[::1]:6443".parse().unwrap();
+        let proxy: &[(&str, &str)] = &[("HTTPS_PROXY", "http://p:3128"), ("NO_PROXY", "::1")];
+        assert_eq!(choose(None, &v6, env(proxy)), Ok(None));
+        let server: http::Uri = "https://10.0.0.1:6443".parse().unwrap();
+        let bad: &[(&str, &str)] = &[("HTTPS_PROXY", "http://u:s3c@ret@p:3128")];
+        assert_eq!(
+            choose(None, &server, env(bad)),
+            Err("HTTPS_PROXY is not a URL".into())
+        );
+        let good: &[(&str, &str)] = &[("HTTPS_PROXY", "http://u:s3c%40ret@p:3128")];
+        let chosen = choose(None, &server, env(good)).unwrap().unwrap();
+        assert_eq!(chosen.host(), Some("p"));
     }
 }

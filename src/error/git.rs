@@ -83,6 +83,13 @@ pub enum GitError {
         "{0}: http.sslVerify is false (or GIT_SSL_NO_VERIFY is set): clinv does not push or fetch without checking the server's certificate; trust its CA with `git config http.sslCAInfo <ca.pem>`, or pass --allow-insecure-tls"
     )]
     InsecureTls(String),
+    /// A remote or proxy URL that is not valid by the one URL reader (`why` never
+    /// quotes the credentials; `url` is redacted).
+    #[error("{url}: {why}")]
+    Url {
+        url: String,
+        why: crate::util::url::UrlError,
+    },
     #[error("http.extraHeader: a value is not `Name: value`")]
     ExtraHeader,
     #[error("proxy {proxy}")]

@@ -170,6 +170,13 @@ pub enum ArgumentError {
         "--message: {0} names one domain's value; with several domains the template takes only {{domain}} (the changed domains) and {{summary}}"
     )]
     FleetTemplate(String),
+    /// A URL the one URL reader refuses (`url` redacted; `why` never quotes credentials).
+    #[error("{flag} {url}: {why}")]
+    BadUrl {
+        flag: &'static str,
+        url: String,
+        why: crate::util::url::UrlError,
+    },
     #[error("--index: only https:// URLs or file paths are accepted (got {0})")]
     IndexUrl(String),
     /// An explicit `--kubeconfig` that does not exist or a `--context` it does not name

@@ -24,6 +24,7 @@ use super::layout::Access;
 use crate::error::{ArgumentError, Cause, Error, GitError, Result};
 use crate::util::helper::{Happened, Helper, Output};
 use crate::util::redact;
+use crate::util::url::Url;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -95,6 +96,10 @@ pub fn prepare(repo: &git2::Repository, remote: &git2::Remote<'_>, opts: &Option
         }
         return Ok(());
     }
+    Url::parse(url).map_err(|why| GitError::Url {
+        url: redact::url(url),
+        why,
+    })?;
     let config = repo
         .config()
         .map_err(|e| GitError::call("git config", e.message()))?;
@@ -390,17 +395,18 @@ fn choose_proxy(
         return Ok(None);
     }
     // curl's default scheme for a proxy without one.
-    let proxy = if proxy.contains("://") {
-        proxy
-    } else {
-        format!("http://{proxy}")
-    };
-    ureq::Proxy::new(&proxy).map(Some).map_err(|e| {
-        Error::from(GitError::Proxy {
-            proxy: redact::url(&proxy),
-            cause: Cause(e.to_string()),
+    let proxy = Url::parse_or_http(&proxy).map_err(|why| GitError::Url {
+        url: redact::url(&proxy),
+        why,
+    })?;
+    ureq::Proxy::new(proxy.with_credentials())
+        .map(Some)
+        .map_err(|e| {
+            Error::from(GitError::Proxy {
+                proxy: proxy.redacted(),
+                cause: Cause(redact::detail(&e.to_string())),
+            })
         })
-    })
 }
 
 /// `http.*` of git's configuration as it applies to one URL: `http.<url>.<key>` when
@@ -462,16 +468,11 @@ impl HttpConfig {
 /// one label), the port when given, and a path prefix at a `/` boundary.
 fn url_matches(pattern: &str, url: &str) -> bool {
     let strip = |u: &str| -> Option<(String, String, String)> {
-        let (scheme, rest) = u.split_once("://")?;
-        let rest = split_userinfo(&format!("{scheme}://{rest}")).0;
-        let rest = rest
-            .split_once("://")
-            .map_or(rest.clone(), |(_, r)| r.to_string());
-        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let u = Url::parse(u).ok()?;
         Some((
-            scheme.to_ascii_lowercase(),
-            authority.to_ascii_lowercase(),
-            path.to_string(),
+            u.scheme(),
+            u.authority().to_ascii_lowercase(),
+            u.path().to_string(),
         ))
     };
     let (Some((ps, pa, pp)), Some((us, ua, up))) = (strip(pattern), strip(url)) else {
@@ -490,72 +491,32 @@ fn url_matches(pattern: &str, url: &str) -> bool {
 }
 
 /// `url` without its user info, and the user info (user, password) when it has one.
+/// A URL that is not valid by [`Url::parse`] ([`prepare`] refuses those) gives no
+/// credentials and only its redacted form.
 fn split_userinfo(url: &str) -> (String, Option<(String, Option<String>)>) {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return (url.to_string(), None);
-    };
-    let end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    match authority.rsplit_once('@') {
-        Some((info, host)) => {
-            let (user, pass) = match info.split_once(':') {
-                Some((u, p)) => (percent_decode(u), Some(percent_decode(p))),
-                None => (percent_decode(info), None),
-            };
-            (format!("{scheme}://{host}{path}"), Some((user, pass)))
+    match Url::parse(url) {
+        Ok(u) => {
+            let info = u
+                .user()
+                .map(|user| (user.to_string(), u.password().map(str::to_string)));
+            (u.bare(), info)
         }
-        None => (url.to_string(), None),
+        Err(_) => (redact::url(url), None),
     }
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(v) = text
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Scheme, host and port of a URL: credentials given for one go to no other.
 fn origin(url: &str) -> Option<(String, String, u16)> {
-    let uri: http::Uri = split_userinfo(url).0.parse().ok()?;
-    let scheme = uri.scheme_str()?.to_ascii_lowercase();
-    let default = if scheme == "https" { 443 } else { 80 };
-    let port = uri.port_u16().unwrap_or(default);
-    Some((scheme, uri.host()?.to_ascii_lowercase(), port))
+    let u = Url::parse(url).ok()?;
+    Some((u.scheme(), u.host(), u.port_or_default()))
 }
 
-/// Host and port of an https URL.
+/// Host and port of a URL (the scheme's port when it has none), for `NO_PROXY`.
 fn host_port(url: &str) -> (String, u16) {
-    let bare = split_userinfo(url).0;
-    let authority = bare
-        .split_once("://")
-        .map_or(bare.as_str(), |(_, r)| r)
-        .split('/')
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    if let Some(rest) = authority.strip_prefix('[') {
-        let (host, tail) = rest.split_once(']').unwrap_or((rest, ""));
-        let port = tail.strip_prefix(':').and_then(|p| p.parse().ok());
-        return (host.to_string(), port.unwrap_or(443));
-    }
-    match authority.rsplit_once(':') {
-        Some((h, p)) => (h.to_string(), p.parse().unwrap_or(443)),
-        None => (authority, 443),
-    }
+    Url::parse(url).map_or_else(
+        |_| (String::new(), 443),
+        |u| (u.host(), u.port_or_default()),
+    )
 }
 
 fn expand_home(path: &str) -> PathBuf {
@@ -1064,6 +1025,41 @@ mod tests {
         assert_eq!(info, Some(("bot".into(), Some("p@ss".into()))));
         assert_eq!(host_port("https://u@[::1]:8443/r"), ("::1".into(), 8443));
         assert_eq!(host_port("https://h/r"), ("h".into(), 443));
+    }
+
+    /// Redaction and the transport read a URL's credential by the same rule: nothing
+    /// the transport would send as a user or password survives redaction, whether the
+    /// URL is well formed or not (`#`, `?`, `/`, `@` raw in the password; an uppercase
+    /// scheme; IPv6 hosts; ports), in a URL alone or quoted in a message.
+    #[test]
+    fn redaction_hides_every_credential_the_transport_would_send() {
+        let cases = [
+            "https://SECRETUSER:SECRET%40PW@host/r.git",
+            "https://SECRETUSER:SECRET@PW@host/r.git",
+            "https://SECRETUSER@SECRETH@host/r.git",
+            "https://SECRETUSER:SECRETPW@[::1]:8443/r.git",
+            "https://SECRETUSER:SECRETPW@host:8443/r.git",
+            "https://SECRETUSER:SECRET#PW@host/r.git",
+            "https://SECRETUSER:SECRET?PW@host/r.git",
+            "https://SECRETUSER:SECRET/PW@host/r.git",
+            "https://SECRETUSER:SECRET,PW@host/r.git",
+            "https://SECRETUSER:SECRET(PW@host/r.git",
+            "HTTPS://SECRETUSER@host/r.git",
+            "Https://SECRETUSER:SECRETPW@host/r.git",
+        ];
+        let mut leaks = Vec::new();
+        for url in cases {
+            for shown in [
+                redact::url(url),
+                redact::urls_in(&format!("fatal: unable to access '{url}': refused")),
+                redact::urls_in(&format!("pushing to {url}, refused")),
+            ] {
+                if shown.contains("SECRET") {
+                    leaks.push(format!("{url} shown as {shown}"));
+                }
+            }
+        }
+        assert!(leaks.is_empty(), "{leaks:#?}");
     }
 
     #[test]

@@ -206,15 +206,9 @@ pub fn argo_oci_advice(name: &str, url: &str, access: ArgoRegistry<'_>) -> Vec<S
 
 /// The host name of `url` (`scheme://[user@]host[:port]/…`) without its port: the key
 /// Argo CD looks a server's CA up by. `None` for an IPv6 literal (not a ConfigMap key).
-fn url_host(url: &str) -> Option<&str> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split('/').next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    if host.starts_with('[') {
-        return None;
-    }
-    let host = host.split(':').next()?;
-    (!host.is_empty()).then_some(host)
+fn url_host(url: &str) -> Option<String> {
+    let url = crate::util::url::Url::parse(url).ok()?;
+    (!url.is_ipv6()).then(|| url.host())
 }
 
 /// The Flux manifests that sync `path`: a GitRepository (with [`FluxSource::Own`]) and a
@@ -518,11 +512,11 @@ mod tests {
     #[test]
     fn argo_looks_a_private_ca_up_by_the_host_name_without_port() {
         assert_eq!(
-            url_host("https://127.0.0.1:8443/inv.git"),
+            url_host("https://127.0.0.1:8443/inv.git").as_deref(),
             Some("127.0.0.1")
         );
         assert_eq!(
-            url_host("https://bot@git.acme.example/org/inv.git"),
+            url_host("https://bot:p%40ss@git.acme.example/org/inv.git").as_deref(),
             Some("git.acme.example")
         );
         assert_eq!(url_host("https://[::1]:8443/inv.git"), None);

@@ -21,10 +21,19 @@ mod worktree;
 use crate::domain::Domain;
 use crate::error::{ArgumentError, Cause, Error, GitError, PushError, Result, SignError};
 use crate::inventory::ClusterInventory;
+use crate::util::backoff::{Jitter, Policy};
 use git2::{Oid, Repository, Signature, Tree};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// How a push waits before rebuilding on a moved remote tip: 100 ms doubling to 2 s,
+/// plus up to 100 ms of jitter (two clinvs that raced do not race again in step), at
+/// most six attempts, none started after the push's deadline.
+pub const PUSH_RETRY: Policy =
+    Policy::exponential(Duration::from_millis(100), Duration::from_secs(2))
+        .jitter(Jitter::Add(Duration::from_millis(100)))
+        .retries(5);
 
 /// The files of the synced folder, in this order.
 pub const CRD_FILE: &str = "clusterinventory.crd.yaml";
@@ -665,8 +674,9 @@ impl Repo {
         let _warm = WarmGuard;
         https::prepare(&self.repo, &remote, &self.https)?;
         let start = Instant::now();
-        let mut delay = Duration::from_millis(100);
-        for attempt in 1..=6 {
+        let mut delays = PUSH_RETRY.until(Some(start + deadline));
+        loop {
+            let attempt = delays.retries() + 1;
             let rejected = {
                 let _held = lock_local_remote(&remote, deadline.saturating_sub(start.elapsed()))?;
                 push_once(&self.repo, &mut remote, &refname)?
@@ -690,9 +700,7 @@ impl Repo {
             if !self.moved(&refname, remote_tip) {
                 return Err(refused().into());
             }
-            if start.elapsed() + delay > deadline {
-                break;
-            }
+            let Some(delay) = delays.next() else { break };
             // Someone pushed first: put our folders on top of their tip.
             let made = self.build(Some(remote_tip), req)?;
             if let Some(rendered_at) = made.older() {
@@ -711,8 +719,7 @@ impl Repo {
                     return Ok(Pushed { attempts: attempt });
                 }
             }
-            std::thread::sleep(jitter(delay));
-            delay = (delay * 2).min(Duration::from_secs(2));
+            std::thread::sleep(delay);
         }
         Err(PushError::NotLanded {
             remote: remote_name.to_string(),
@@ -1074,14 +1081,6 @@ fn later(a: &str, b: &str) -> bool {
     matches!((parse(a), parse(b)), (Some(x), Some(y)) if x > y)
 }
 
-fn jitter(d: Duration) -> Duration {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|t| t.subsec_nanos())
-        .unwrap_or(0);
-    d + Duration::from_millis(u64::from(nanos % 100))
-}
-
 /// A failed move of `refname`: its lock held (named, with what to do), or it moved.
 fn ref_error(refname: &str, e: &git2::Error) -> Error {
     if e.code() == git2::ErrorCode::Locked {
@@ -1119,6 +1118,27 @@ fn git(dir: &Path, e: git2::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The push retry's schedule is the one it had by hand: 100, 200, 400, 800, 1600 ms
+    /// plus [0, 100) ms, six attempts; and no attempt starts after the deadline.
+    #[test]
+    fn the_push_retry_waits_as_before_and_stops_at_the_deadline() {
+        use crate::util::backoff::Rng;
+        let ms = Duration::from_millis;
+        for seed in 0..50 {
+            let delays: Vec<_> = PUSH_RETRY.seeded(None, Rng::seeded(seed)).collect();
+            assert_eq!(delays.len(), 5, "six attempts");
+            for (d, nominal) in delays.iter().zip([100, 200, 400, 800, 1600]) {
+                assert!(*d >= ms(nominal) && *d < ms(nominal + 100), "{d:?}");
+            }
+        }
+        let t0 = Instant::now();
+        let mut delays = PUSH_RETRY.seeded(Some(t0 + ms(350)), Rng::seeded(1));
+        let first = delays.next_at(t0).unwrap();
+        let second = delays.next_at(t0 + first);
+        assert!(second.is_none() || first + second.unwrap() < ms(350));
+        assert!(delays.next_at(t0 + ms(350)).is_none());
+    }
 
     fn inventory(addons: &[(&str, &str)]) -> ClusterInventory {
         let addons: Vec<String> = addons

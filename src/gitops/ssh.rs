@@ -204,25 +204,13 @@ fn host_and_port(text: &str, url_form: bool) -> Result<(String, Option<u16>), Ad
     Ok((host.to_string(), port))
 }
 
+/// The one strict decoder ([`crate::util::url::percent_decode`]), in this parser's errors.
 fn percent_decode(text: &str) -> Result<String, AddressError> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or(AddressError::Percent)?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| AddressError::Utf8)
+    use crate::util::url::{self, UrlError};
+    url::percent_decode(text).map_err(|e| match e {
+        UrlError::NotUtf8 => AddressError::Utf8,
+        _ => AddressError::Percent,
+    })
 }
 
 /// `'text'` for a POSIX shell, as git's `sq_quote_buf` writes it (`'` and `!` closed

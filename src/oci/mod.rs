@@ -16,6 +16,7 @@ pub use registry::{Pushed, Signed, Tags};
 pub use sign::{PublicKey, SigningKey};
 
 use crate::error::{KeyProblem, OciError, OciReferenceError, PullProblem, Result, Unverified};
+use crate::util::url::Url;
 use crate::util::{env, files};
 use std::path::{Path, PathBuf};
 
@@ -386,22 +387,14 @@ fn proxy(registry: &str, plain_http: bool) -> Option<ureq::Proxy> {
         get("HTTPS_PROXY")
     }
     .or_else(|| get("ALL_PROXY"))?;
-    let (host, port) = match registry.rsplit_once(':') {
-        Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) => {
-            (h.to_string(), p.parse().unwrap_or(443))
-        }
-        _ => (registry.to_string(), if plain_http { 80 } else { 443 }),
-    };
+    let scheme = if plain_http { "http" } else { "https" };
+    let registry = Url::parse(&format!("{scheme}://{registry}")).ok()?;
     let no_proxy = get("NO_PROXY").unwrap_or_default();
-    if crate::util::no_proxy::covers(&no_proxy, &host, port) {
+    if crate::util::no_proxy::covers(&no_proxy, &registry.host(), registry.port_or_default()) {
         return None;
     }
-    let url = if chosen.contains("://") {
-        chosen
-    } else {
-        format!("http://{chosen}")
-    };
-    ureq::Proxy::new(&url).ok()
+    let proxy = Url::parse_or_http(&chosen).ok()?;
+    ureq::Proxy::new(proxy.with_credentials()).ok()
 }
 
 #[cfg(test)]

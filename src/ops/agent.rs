@@ -7,7 +7,7 @@
 //! logged once, when it starts, not on every pass. The schedule and the status body are
 //! the pure parts in [`crate::catalog::agent`].
 
-use crate::catalog::agent::{jitter_unit, next_wait, status_body};
+use crate::catalog::agent::{next_wait, status_body};
 use crate::catalog::fetch::{self, IndexRef};
 use crate::catalog::index::AddonIndex;
 use crate::catalog::{helm, updates};
@@ -15,6 +15,7 @@ use crate::cluster::access::Access;
 use crate::cluster::{Cluster, Failure, Live, Options};
 use crate::delivery::Reason;
 use crate::error::{Error, Result};
+use crate::util::backoff::Rng;
 use crate::util::notice::{Level, Notice};
 use std::time::Duration;
 
@@ -105,6 +106,7 @@ pub fn run(cfg: &Config, mut log: impl FnMut(&[Notice])) -> Result<()> {
     let mut failures = 0u32;
     let mut passes = 0u64;
     let mut last: Option<String> = None;
+    let mut jitter = Rng::new();
     loop {
         passes += 1;
         let report = pass(cfg);
@@ -117,7 +119,7 @@ pub fn run(cfg: &Config, mut log: impl FnMut(&[Notice])) -> Result<()> {
         if cfg.max_iterations.is_some_and(|max| passes >= max) {
             return Ok(());
         }
-        let wait = next_wait(cfg.interval, failures, jitter_unit());
+        let wait = next_wait(cfg.interval, failures, jitter.unit());
         log(&[Notice::debug(format!(
             "next pass in {:.1}s",
             wait.as_secs_f64()

@@ -1,9 +1,9 @@
 //! Small leaf utilities shared by every layer: bounded and atomic file access
-//! ([`files`]), waiting for a file lock ([`lock`]), content hashes ([`hash`]), which
+//! ([`files`]), the one retry backoff ([`backoff`]), waiting for a file lock ([`lock`]), content hashes ([`hash`]), which
 //! hosts `NO_PROXY` exempts ([`no_proxy`]), the one sanitiser for text that leaves the
 //! process ([`redact`]), the messages library flows return instead of printing
 //! ([`notice`]), bounded parallel work ([`pool`]), safe points for SIGINT/SIGTERM ([`signals`]), "did you mean"
-//! ([`suggest`]), time formats ([`time`]) and the one runner of helper programs ([`helper`]).
+//! ([`suggest`]), time formats ([`time`]), the one URL reader ([`url`]) and the one runner of helper programs ([`helper`]).
 
 /// `parent`, `sep` and `child` joined; `child` alone under an empty parent (the root of a
 /// Git path, of a field path).
@@ -14,6 +14,7 @@ pub fn join_path(parent: &str, sep: char, child: &str) -> String {
     }
 }
 
+pub mod backoff;
 pub mod env;
 pub mod files;
 pub mod hash;
@@ -26,3 +27,4 @@ pub mod redact;
 pub mod signals;
 pub mod suggest;
 pub mod time;
+pub mod url;

@@ -7,30 +7,11 @@
 /// `url` without the password of its user info, and for HTTP(S) without the user too (a
 /// token is often put there); an SSH user (`ssh://git@host/…`) is no secret and the URL
 /// needs it. The query and the fragment go too (`?token=…`, `#access_token=…`): what
-/// stays of them is `?…` or `#…`, so a reader sees that the URL had one.
+/// stays of them is `?…` or `#…`, so a reader sees that the URL had one. Read by the
+/// transports' own rules ([`crate::util::url`]); a text that is no valid URL loses all
+/// up to its last `@`.
 pub fn url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string(); // scp-like `git@host:path` or a path: no password
-    };
-    let (rest, cut) = match rest.find(['?', '#']) {
-        Some(i) => (&rest[..i], &rest[i..i + 1]),
-        None => (rest, ""),
-    };
-    let cut = if cut.is_empty() {
-        String::new()
-    } else {
-        format!("{cut}…")
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let Some((userinfo, host)) = authority.rsplit_once('@') else {
-        return format!("{scheme}://{rest}{cut}");
-    };
-    let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
-    if scheme.starts_with("http") || user.is_empty() {
-        format!("{scheme}://{host}{path}{cut}")
-    } else {
-        format!("{scheme}://{user}@{host}{path}{cut}")
-    }
+    crate::util::url::redact(url)
 }
 
 /// A failure detail as it may be printed and stored: credential-plugin failures reduced
@@ -153,13 +134,22 @@ pub fn urls_in(text: &str) -> String {
         return text.to_string();
     }
     let ends = |c: char| c.is_whitespace() || "\"'()<>[]{},`".contains(c);
+    let hard_stop = |c: char| c.is_whitespace() || "\"<>`".contains(c);
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("://") {
         let start = rest[..i]
             .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+.-".contains(c)))
             .map_or(0, |p| p + 1);
-        let mut end = rest[i..].find(ends).map_or(rest.len(), |e| i + e);
+        let hard = rest[i..].find(hard_stop).map_or(rest.len(), |e| i + e);
+        let mut end = rest[i..hard].find(ends).map_or(hard, |e| i + e);
+        // A password may hold `,`, `'`, `(`, `#`, `/`… (raw or not): the URL runs at least
+        // to the last `@` before white space, where a transport may take the user info
+        // to end.
+        if let Some(at) = rest[end..hard].rfind('@') {
+            let at = end + at;
+            end = rest[at..hard].find(ends).map_or(hard, |e| at + e);
+        }
         // Punctuation that ends the sentence is not part of the URL (`…json?…: refused`).
         while end > i + 3 && rest[..end].ends_with(['.', ',', ':', ';', '!']) {
             end -= 1;

@@ -534,8 +534,56 @@ fn a_redirected_remote_is_followed() {
     assert_eq!(fx.remote_log().len(), 1);
 }
 
+/// A credential in the remote URL, however it is written — a raw `#`, `/` or `@` in the
+/// password, a `,` in it (the message quotes the URL), an uppercase scheme whose user is a
+/// token — never shows: not in the push's error, not in `--print-argo`/`--print-flux`.
+/// Before the one URL reader, redaction stopped at `#` and `?`, at the first `/`, at `,`
+/// in a message, and kept the user of `HTTPS://`, while the transport read on.
+fn a_credential_in_the_remote_url_never_shows_however_it_is_written() {
+    let fx = Fx::new();
+    let work = fx.clone("work", None);
+    let port = fx.server.port;
+    for info in [
+        format!("{USER}:FAKESECRET-a#b"),
+        format!("{USER}:FAKESECRET-a?b"),
+        format!("{USER}:FAKESECRET-a/b"),
+        format!("{USER}:FAKESECRET-a@b"),
+        format!("{USER}:FAKESECRET-a,b"),
+        "FAKESECRET-token".to_string(),
+    ] {
+        for scheme in ["https", "HTTPS"] {
+            let url = format!("{scheme}://{info}@127.0.0.1:{port}/inv.git");
+            git_in(&work, &fx.home(), &["remote", "set-url", "origin", &url]);
+            let run = fx.push(&work, "prod.acme.example", &[]).run();
+            assert_ne!(run.code, 0, "{url}: {}", run.stderr);
+            assert!(!run.stderr.contains("FAKESECRET"), "{url}: {}", run.stderr);
+            assert!(!run.stdout.contains("FAKESECRET"), "{url}: {}", run.stdout);
+            if info.contains(['#', '?', '/', '@']) {
+                // Refused before anything is sent, saying what to do.
+                assert_has(&run.stderr, "percent-encode");
+            }
+            for print in ["--print-argo", "--print-flux"] {
+                let run = fx
+                    .clinv(&[
+                        "commit",
+                        "--domain",
+                        "prod.acme.example",
+                        "--repo",
+                        work.to_str().unwrap(),
+                        print,
+                    ])
+                    .run();
+                let out = format!("{}{}", run.stdout, run.stderr);
+                assert!(!out.contains("FAKESECRET"), "{url} {print}: {out}");
+            }
+        }
+    }
+    assert!(fx.remote_log().is_empty());
+}
+
 trials! {
     GitHttps: [
+        a_credential_in_the_remote_url_never_shows_however_it_is_written,
         push_and_fetch_over_https_with_a_credential_helper_and_a_private_ca,
         a_token_from_the_environment_or_an_extra_header,
         a_wrong_password_is_a_clear_error_without_the_secret,
