@@ -465,4 +465,24 @@ spec:
             "no Kubernetes object found: expected a ClusterInventory"
         );
     }
+
+    /// The duplicate-refusing JSON reader builds the value itself: nesting is still
+    /// bounded by serde_json's recursion limit (an error, not a stack overflow), and a
+    /// key that appears twice is refused wherever it is, naming the key and its line.
+    #[test]
+    fn json_is_read_within_bounds_and_without_duplicate_keys() {
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        let err = crate::error::chain(&inventory_from_text(&deep).unwrap_err());
+        assert!(err.contains("recursion limit exceeded"), "{err}");
+        let twice =
+            "{\"kind\": \"ClusterInventory\",\n \"status\": {\"x\": [{\"a\": 1, \"a\": 2}]}}";
+        let err = crate::error::chain(&inventory_from_text(twice).unwrap_err());
+        assert!(err.contains("duplicate key `a` at line 2"), "{err}");
+        let trailing = format!(
+            "{}\n{{}}",
+            serde_json::to_string(&inventory_from_text(RENDERED).unwrap()).unwrap()
+        );
+        let err = crate::error::chain(&inventory_from_text(&trailing).unwrap_err());
+        assert!(err.contains("trailing characters at line 2"), "{err}");
+    }
 }
