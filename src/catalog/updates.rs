@@ -17,10 +17,10 @@
 //!   253 and versions to 64 characters (the CRD's `maxLength`), character-safe; entries
 //!   with an empty name are dropped.
 
-use crate::catalog::index::{self, AddonIndex};
-use crate::error::{Error, InventoryError, Result};
+use crate::catalog::index::AddonIndex;
+use crate::error::{Error, Result};
 use crate::history::version::{self, Order};
-use crate::inventory::ClusterInventory;
+use crate::inventory::{ClusterInventory, parse};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -63,80 +63,25 @@ pub fn from_inventory(inv: &ClusterInventory) -> Vec<Current> {
         .collect()
 }
 
-/// The addons of a ClusterInventory object (live, or read from a file): `spec.addons`.
-/// A missing `spec.addons` is an empty list; a field of the wrong type is an error
-/// naming `origin` and the field.
+/// The addons of a live ClusterInventory object, read by the one inventory reader
+/// ([`parse::inventory_from_value`]) as every other source is.
 ///
 /// # Errors
-/// [`Error::InvalidInventory`].
+/// [`Error::InvalidInventory`] naming `origin` and the field.
 pub fn from_object(object: &Value, origin: &str) -> Result<Vec<Current>> {
-    let bad = |field: String, problem: String| {
-        Error::inventory(origin, InventoryError::Field { field, problem })
-    };
-    let wrong = |field: String, expected: &str, found: &Value| {
-        bad(
-            field,
-            format!("expected {expected}, found {}", index::kind(found)),
-        )
-    };
-    let spec = match object.get("spec") {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Object(spec)) => spec,
-        Some(other) => return Err(wrong("spec".into(), "an object", other)),
-    };
-    let items = match spec.get("addons") {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::Array(items)) => items,
-        Some(other) => return Err(wrong("spec.addons".into(), "an array", other)),
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let Value::Object(addon) = item else {
-            return Err(wrong(format!("spec.addons[{i}]"), "an object", item));
-        };
-        let text = |key: &str| -> Result<Option<String>> {
-            match addon.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone()).filter(|s| !s.is_empty())),
-                Some(other) => Err(wrong(format!("spec.addons[{i}].{key}"), "a string", other)),
-            }
-        };
-        let Some(name) = text("name")? else {
-            return Err(bad(
-                format!("spec.addons[{i}].name"),
-                "missing or empty".into(),
-            ));
-        };
-        out.push(Current {
-            version: text("chartVersion")?,
-            name,
-        });
-    }
-    Ok(out)
+    let inventory =
+        parse::inventory_from_value(object.clone()).map_err(|e| Error::inventory(origin, e))?;
+    Ok(from_inventory(&inventory))
 }
 
-/// Finds a ClusterInventory in a file's documents: a single object, a `List` (kubectl
-/// `get -o yaml` of several objects), or one document of a multi-document YAML stream.
+/// The ClusterInventory in a file's text (a single object, a `List`, or one document of
+/// a YAML stream), read by the one inventory reader ([`parse::inventory_from_text`]).
 ///
 /// # Errors
-/// [`Error::InvalidInventory`] when the text is not YAML/JSON or holds no inventory.
-pub fn find_inventory(text: &str, origin: &str) -> Result<Value> {
-    let bad = |e: InventoryError| Error::inventory(origin, e);
-    let is_inventory =
-        |v: &Value| v.get("kind").and_then(Value::as_str) == Some("ClusterInventory");
-    for (n, doc) in crate::yaml::Doc::documents(text).enumerate() {
-        let doc = doc.map_err(|e| bad(InventoryError::Document(n + 1, e)))?;
-        let value = doc.root().map_or(Value::Null, |r| doc.to_value(r));
-        if is_inventory(&value) {
-            return Ok(value);
-        }
-        if let Some(items) = value.get("items").and_then(Value::as_array)
-            && let Some(found) = items.iter().find(|i| is_inventory(i))
-        {
-            return Ok(found.clone());
-        }
-    }
-    Err(bad(InventoryError::NotInFile))
+/// [`Error::InvalidInventory`] when the text is not YAML/JSON or holds no inventory,
+/// or several, or one the reader refuses.
+pub fn find_inventory(text: &str, origin: &str) -> Result<ClusterInventory> {
+    parse::inventory_from_text(text).map_err(|e| Error::inventory(origin, e))
 }
 
 /// Compares `current` with `index` (rules in the module documentation), pre-releases
@@ -341,40 +286,78 @@ mod tests {
 
     #[test]
     fn objects_and_files() {
-        let v = serde_json::json!({"spec": {"addons": [
-            {"name": "a", "source": "addon", "chartVersion": "1.0.0"},
-            {"name": "t", "source": "target"},
-            {"name": "b"}
-        ]}});
+        let v = serde_json::json!({"apiVersion": "lok8s.dev/v1alpha1", "kind": "ClusterInventory",
+        "metadata": {"name": "cluster"},
+        "spec": {"lok8sVersion": "1", "kind": "lo", "specHash": "h", "renderedAt": "x",
+            "addons": [
+                {"name": "a", "source": "addon", "chartVersion": "1.0.0"},
+                {"name": "t", "source": "target"},
+                {"name": "b", "chartVersion": ""}
+            ]}});
         let got = from_object(&v, "live").unwrap();
         assert_eq!(got.len(), 3);
-        assert_eq!(got[2].version, None);
-        let err = from_object(
-            &serde_json::json!({"spec": {"addons": [{"name": 1}]}}),
-            "f.yaml",
-        )
-        .unwrap_err();
-        let err = crate::error::chain(&err);
-        assert_eq!(
-            err,
-            "f.yaml: spec.addons[0].name: expected a string, found a number"
+        assert_eq!(got[2].version, None, "an empty version is none");
+        let mut typed = v.clone();
+        typed["spec"]["addons"][0]["name"] = 1.into();
+        let err = crate::error::chain(&from_object(&typed, "f.yaml").unwrap_err());
+        assert!(
+            err.starts_with("f.yaml: spec.addons[0].name: expected a string, found a number"),
+            "{err}"
         );
-        assert!(from_object(&serde_json::json!({}), "x").unwrap().is_empty());
 
-        let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: lok8s.dev/v1alpha1\n  kind: ClusterInventory\n  spec:\n    addons: [{name: x}]\n";
-        assert_eq!(
-            find_inventory(list, "l").unwrap()["spec"]["addons"][0]["name"],
-            "x"
+        let list = format!(
+            "apiVersion: v1\nkind: List\nitems:\n- {}\n",
+            serde_json::to_string(&v).unwrap()
         );
-        let multi = "kind: CustomResourceDefinition\n---\nkind: ClusterInventory\nspec: {}\n";
-        assert!(find_inventory(multi, "m").is_ok());
+        assert_eq!(find_inventory(&list, "l").unwrap().spec.addons[0].name, "a");
+        let multi = format!("kind: CustomResourceDefinition\n---\n{v}\n");
+        assert!(find_inventory(&multi, "m").is_ok());
         assert_eq!(
             crate::error::chain(&find_inventory("kind: Pod\n", "p.yaml").unwrap_err()),
-            "p.yaml: no object of kind ClusterInventory in the file"
+            "p.yaml: no ClusterInventory object (found kind Pod)"
         );
         assert!(
             crate::error::chain(&find_inventory("a: [", "bad.yaml").unwrap_err())
-                .starts_with("bad.yaml: document 1: not YAML or JSON: ")
+                .starts_with("bad.yaml: invalid YAML: ")
         );
+    }
+
+    /// `updates --from`, `updates` and the agent read the inventory as `diff`, the store
+    /// and every other source do (issue #41): what the one reader refuses, they refuse.
+    #[test]
+    fn the_updates_reader_refuses_what_the_inventory_reader_refuses() {
+        let good = "apiVersion: lok8s.dev/v1alpha1\nkind: ClusterInventory\nmetadata: {name: cluster}\nspec: {lok8sVersion: '1', kind: lo, specHash: h, renderedAt: '2026-01-01T00:00:00Z', addons: [{name: a, chartVersion: 1.0.0}]}\n";
+        let read = |text: &str| {
+            find_inventory(text, "f")
+                .map(|inventory| from_inventory(&inventory))
+                .map_err(|e| crate::error::chain(&e))
+        };
+        assert_eq!(read(good).unwrap().len(), 1);
+        for (text, field) in [
+            (
+                good.replace("apiVersion: lok8s.dev/v1alpha1\n", ""),
+                "apiVersion",
+            ),
+            (
+                good.replace("lok8s.dev/v1alpha1", "example.com/v1"),
+                "apiVersion",
+            ),
+            (
+                good.replace("metadata: {name: cluster}\n", ""),
+                "metadata.name",
+            ),
+            (good.replace("specHash: h, ", ""), "spec.specHash"),
+            (format!("{good}---\n{good}"), "2 ClusterInventory objects"),
+            (
+                good.replace(", addons", ", kind: x, addons"),
+                "already defined",
+            ),
+        ] {
+            let inventory = crate::inventory::parse::inventory_from_text(&text)
+                .map_err(|e| crate::error::chain(&e));
+            assert!(inventory.unwrap_err().contains(field), "{text}");
+            let err = read(&text).expect_err(&text);
+            assert!(err.starts_with("f: ") && err.contains(field), "{err}");
+        }
     }
 }

@@ -1241,7 +1241,7 @@ mod tests {
 
     #[test]
     fn only_the_same_domain_label_is_the_same_domain() {
-        let cr: ClusterInventory = serde_json::from_value(serde_json::json!({
+        let cr = crate::inventory::parse::inventory_from_value(serde_json::json!({
             "apiVersion": inventory::API_VERSION, "kind": inventory::KIND,
             "metadata": {"name": "cluster", "labels": {"lok8s.dev/domain": "prod"}},
             "spec": {"lok8sVersion": "1", "kind": "lo", "specHash": "h", "renderedAt": "2026-01-01T00:00:00Z"}

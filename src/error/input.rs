@@ -258,10 +258,4 @@ pub enum InventoryError {
     /// A field of the wrong type or value, or missing; `field` is its path.
     #[error("{field}: {problem}")]
     Field { field: String, problem: String },
-    /// One document of a stream (`kubectl get -o yaml` output) is not YAML.
-    #[error("document {0}: not YAML or JSON")]
-    Document(usize, #[source] crate::yaml::YamlError),
-    /// A stream of objects with no inventory among them.
-    #[error("no object of kind ClusterInventory in the file")]
-    NotInFile,
 }

@@ -1149,7 +1149,7 @@ mod tests {
             r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster"}},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"h","renderedAt":"2026-01-01T00:00:00Z","addons":[{}]}}}}"#,
             addons.join(",")
         );
-        serde_json::from_str(&text).unwrap()
+        crate::inventory::parse::inventory_from_text(&text).unwrap()
     }
 
     #[test]

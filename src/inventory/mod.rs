@@ -16,7 +16,7 @@ use crate::project::spec::{self, ClusterSpec};
 use crate::project::typos::Typo;
 use crate::project::{DomainKind, Project};
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -26,7 +26,7 @@ pub const NAME: &str = "cluster";
 pub const DOMAIN_LABEL: &str = "lok8s.dev/domain";
 
 /// The custom resource, exactly as lok8s writes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterInventory {
     pub api_version: String,
@@ -35,7 +35,7 @@ pub struct ClusterInventory {
     pub spec: InventorySpec,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Metadata {
     pub name: String,
     #[serde(default)]
@@ -44,7 +44,7 @@ pub struct Metadata {
 
 /// `spec`: `lok8sVersion`, `kind`, `specHash`, `renderedAt`, `addons`, then the two
 /// optional keys after `addons`, as lok8s orders them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InventorySpec {
     pub lok8s_version: String,
@@ -60,7 +60,7 @@ pub struct InventorySpec {
 }
 
 /// One resolved `spec.bootstrap` entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Addon {
     pub name: String,

@@ -6,6 +6,11 @@
 //! wrapper; all of that is tolerated and dropped, because the diff compares only what lok8s
 //! writes. Types are checked by hand so an error names the field (`spec.addons[2].chartVersion:
 //! expected a string`) instead of serde's position-less message.
+//!
+//! The one reader of the inventory: files, live objects, Git commits, pulled OCI
+//! artifacts and the store's objects ([`inventory_from_stored`]) all go through
+//! [`inventory_from_value`], so an object one source accepts no other refuses. JSON is
+//! read as YAML is: a key written twice is refused, not decided by its last value.
 
 use crate::error::InventoryError;
 use crate::inventory::{Addon, ClusterInventory, InventorySpec, KIND, Metadata};
@@ -30,7 +35,7 @@ pub fn inventory_from_text(text: &str) -> Result<ClusterInventory> {
         return Err(InventoryError::Empty);
     }
     let docs: Vec<Value> = if text.trim_start().starts_with('{') {
-        vec![serde_json::from_str(text).map_err(InventoryError::Json)?]
+        vec![json(text)?]
     } else {
         crate::yaml::Doc::documents(text)
             .map(|doc| {
@@ -49,6 +54,97 @@ pub fn inventory_from_text(text: &str) -> Result<ClusterInventory> {
         0 if kinds.is_empty() => Err(InventoryError::NoObject),
         0 => Err(InventoryError::OtherKinds(kinds)),
         n => Err(InventoryError::Several(n)),
+    }
+}
+
+/// A stored CR object (the CR without `renderedAt`, as the store keeps it) with
+/// `rendered_at` put back, read by the same rules as every other source.
+///
+/// # Errors
+/// As [`inventory_from_value`]; text that is not one JSON object without duplicate keys.
+pub fn inventory_from_stored(text: &str, rendered_at: &str) -> Result<ClusterInventory> {
+    let mut value = json(text)?;
+    if let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.insert("renderedAt".into(), rendered_at.into());
+    }
+    inventory_from_value(value)
+}
+
+/// One JSON value; a key that appears twice in an object is an error naming the key and
+/// its line (serde_json alone keeps the last one, and YAML refuses it: one rule for both).
+fn json(text: &str) -> Result<Value> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = Unique.deserialize(&mut de).map_err(InventoryError::Json)?;
+    de.end().map_err(InventoryError::Json)?;
+    Ok(value)
+}
+
+/// Builds a [`Value`] as serde_json does, refusing duplicate keys. Nesting is bounded by
+/// serde_json's own recursion limit, which counts the depth whatever the visitor.
+struct Unique;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Unique {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Unique {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Unique)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(serde::de::Error::custom(format_args!(
+                    "duplicate key `{key}`"
+                )));
+            }
+            let value = map.next_value_seed(Unique)?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
     }
 }
 
@@ -100,10 +196,12 @@ pub fn inventory_from_value(value: Value) -> Result<ClusterInventory> {
             format!("expected {GROUP}/<version>, found '{api_version}'"),
         ));
     }
+    // Every Kubernetes object has a name, and the store's objects always had one: an
+    // object without it is not an inventory from any source.
     let metadata = object(&obj, "", "metadata")?;
     let name = match metadata {
-        Some(m) => string(m, "metadata.", "name")?.unwrap_or_default(),
-        None => String::new(),
+        Some(m) => required(m, "metadata.", "name")?,
+        None => return Err(missing("metadata.", "name")),
     };
     let mut labels = BTreeMap::new();
     if let Some(l) = metadata
@@ -357,12 +455,34 @@ spec:
             assert_eq!(err(&RENDERED.replace(from, to)), want, "{from} → {to}");
         }
         assert_eq!(
-            err("kind: ClusterInventory\napiVersion: lok8s.dev/v1\nspec: []\n"),
+            err(
+                "kind: ClusterInventory\napiVersion: lok8s.dev/v1\nmetadata: {name: cluster}\nspec: []\n"
+            ),
             "spec: expected an object, found a list"
         );
         assert_eq!(
             err("[1, 2]\n"),
             "no Kubernetes object found: expected a ClusterInventory"
         );
+    }
+
+    /// The duplicate-refusing JSON reader builds the value itself: nesting is still
+    /// bounded by serde_json's recursion limit (an error, not a stack overflow), and a
+    /// key that appears twice is refused wherever it is, naming the key and its line.
+    #[test]
+    fn json_is_read_within_bounds_and_without_duplicate_keys() {
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        let err = crate::error::chain(&inventory_from_text(&deep).unwrap_err());
+        assert!(err.contains("recursion limit exceeded"), "{err}");
+        let twice =
+            "{\"kind\": \"ClusterInventory\",\n \"status\": {\"x\": [{\"a\": 1, \"a\": 2}]}}";
+        let err = crate::error::chain(&inventory_from_text(twice).unwrap_err());
+        assert!(err.contains("duplicate key `a` at line 2"), "{err}");
+        let trailing = format!(
+            "{}\n{{}}",
+            serde_json::to_string(&inventory_from_text(RENDERED).unwrap()).unwrap()
+        );
+        let err = crate::error::chain(&inventory_from_text(&trailing).unwrap_err());
+        assert!(err.contains("trailing characters at line 2"), "{err}");
     }
 }

@@ -898,7 +898,7 @@ mod tests {
             "a".repeat(64),
             n % 60
         );
-        serde_json::from_str(&text).unwrap()
+        crate::inventory::parse::inventory_from_text(&text).unwrap()
     }
 
     /// The points as `log` read them from the whole journal before listings were
@@ -1060,7 +1060,13 @@ mod tests {
             }
             _ => r#"[{"name":"c","chartVersion":"0.1.0"},{"name":"a","chartVersion":"1.0.0"}]"#,
         };
-        inv.spec.addons = serde_json::from_str(addons).unwrap();
+        let text = format!(
+            r#"{{"apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{{"name":"cluster"}},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"h","renderedAt":"2026-01-01T00:00:00Z","addons":{addons}}}}}"#
+        );
+        inv.spec.addons = crate::inventory::parse::inventory_from_text(&text)
+            .unwrap()
+            .spec
+            .addons;
         inv
     }
 

@@ -99,9 +99,9 @@ pub fn from_file(path: &Path) -> Result<Compared> {
         path: path.to_path_buf(),
         message: "not valid UTF-8".into(),
     })?;
-    let object = updates::find_inventory(&text, &origin)?;
+    let inventory = updates::find_inventory(&text, &origin)?;
     Ok(Compared {
-        addons: updates::from_object(&object, &origin)?,
+        addons: updates::from_inventory(&inventory),
         source: Source::File(path.to_path_buf()),
     })
 }

@@ -992,7 +992,7 @@ impl DomainStore {
         let text = self.object(cr)?;
         inventory_from_object(&text, rendered_at).map_err(|e| Error::InvalidFile {
             path: self.object_path(cr),
-            message: format!("damaged: {e}"),
+            message: format!("damaged: {}", crate::error::chain(&e)),
         })
     }
 
@@ -1099,20 +1099,16 @@ fn cr_object(cr: &ClusterInventory) -> String {
     value.to_string()
 }
 
-/// A stored CR object (the CR without `renderedAt`) with `rendered_at` put back.
+/// A stored CR object (the CR without `renderedAt`) with `rendered_at` put back, read
+/// by the one reader every source uses ([`crate::inventory::parse::inventory_from_stored`]).
 ///
 /// # Errors
-/// The object is not the JSON of an inventory.
+/// The object is not the JSON of an inventory; the error names the field or line.
 pub fn inventory_from_object(
     text: &str,
     rendered_at: &str,
-) -> std::result::Result<ClusterInventory, serde_json::Error> {
-    let mut value: serde_json::Value = serde_json::from_str(text)?;
-    if let Some(spec) = value.get_mut("spec").and_then(|s| s.as_object_mut()) {
-        spec.insert("renderedAt".into(), rendered_at.into());
-    }
-    // Restore lok8s's key order (objects are stored with renderedAt removed).
-    serde_json::from_value(value)
+) -> std::result::Result<ClusterInventory, crate::error::InventoryError> {
+    crate::inventory::parse::inventory_from_stored(text, rendered_at)
 }
 
 /// A short unique id: time-ordered enough for humans, random enough for prefixes.
@@ -1369,7 +1365,7 @@ pub(crate) fn sample_inventory(n: u32) -> ClusterInventory {
         "a".repeat(64),
         n % 60
     );
-    serde_json::from_str(&text).expect("a valid inventory")
+    crate::inventory::parse::inventory_from_text(&text).expect("a valid inventory")
 }
 
 #[cfg(test)]
@@ -2364,5 +2360,103 @@ mod tests {
         let j = segments::read_journal(&layout).unwrap();
         assert_eq!(j.head, Some(("2026-01-01T00:00:04.000Z".into(), 4)));
         assert_eq!(j.damage.len(), 4, "the padding lines are damage");
+    }
+
+    /// A stored object as the store keeps it (no `renderedAt`), built from `spec`'s
+    /// other keys and the object's `head` (apiVersion, kind, metadata) as raw JSON text,
+    /// so that duplicate keys can be written.
+    fn stored(head: &str, spec: &str) -> String {
+        format!(
+            r#"{{{head},"spec":{{"lok8sVersion":"1","kind":"lo","specHash":"{}"{spec}}}}}"#,
+            "a".repeat(64)
+        )
+    }
+
+    const HEAD: &str = r#""apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory","metadata":{"name":"cluster","labels":{"lok8s.dev/domain":"d"}}"#;
+    const AT: &str = "2026-01-01T00:00:00Z";
+
+    /// The same object read by the store (`inventory_from_object`) and as a file or live
+    /// object (`inventory_from_text`, `renderedAt` in place): issue #41's one reader.
+    fn both_readers(object: &str) -> [std::result::Result<ClusterInventory, String>; 2] {
+        let file = object.replacen(
+            r#""spec":{"#,
+            &format!(r#""spec":{{"renderedAt":"{AT}","#),
+            1,
+        );
+        [
+            inventory_from_object(object, AT).map_err(|e| crate::error::chain(&e)),
+            crate::inventory::parse::inventory_from_text(&file)
+                .map_err(|e| crate::error::chain(&e)),
+        ]
+    }
+
+    #[test]
+    fn the_store_refuses_what_a_file_or_live_object_may_not_be() {
+        for (object, field) in [
+            (
+                stored(&HEAD.replace("ClusterInventory", "ConfigMap"), ""),
+                "kind",
+            ),
+            (
+                stored(&HEAD.replace("lok8s.dev/v1alpha1", "example.com/v1"), ""),
+                "apiVersion",
+            ),
+            (
+                stored(
+                    r#""apiVersion":"lok8s.dev/v1alpha1","kind":"ClusterInventory""#,
+                    "",
+                ),
+                "metadata.name",
+            ),
+            (
+                stored(&HEAD.replace(r#""name":"cluster","#, ""), ""),
+                "metadata.name",
+            ),
+            (
+                stored(HEAD, r#","specHash":"b""#),
+                "duplicate key `specHash` at line 1",
+            ),
+            (
+                stored(
+                    &HEAD.replace(r#""d"}"#, r#""d","lok8s.dev/domain":"e"}"#),
+                    "",
+                ),
+                "duplicate key `lok8s.dev/domain`",
+            ),
+            (
+                stored(HEAD, r#","addons":[{"name":"a","name":"b"}]"#),
+                "duplicate key `name`",
+            ),
+            (
+                stored(HEAD, r#","addons":[{"name":7}]"#),
+                "spec.addons[0].name: expected a string",
+            ),
+        ] {
+            for (reader, read) in ["store", "file"].into_iter().zip(both_readers(&object)) {
+                let err = read.expect_err(&format!("{reader} accepted {object}"));
+                assert!(err.contains(field), "{reader}: {err} (want {field})");
+            }
+        }
+    }
+
+    #[test]
+    fn the_store_accepts_what_a_file_or_live_object_may_be() {
+        for object in [
+            stored(&HEAD.replace(r#"{"lok8s.dev/domain":"d"}"#, "null"), ""),
+            stored(&HEAD.replace(r#""d"}"#, r#""d","x":null}"#), ""),
+            stored(HEAD, r#","addons":null"#),
+            stored(
+                HEAD,
+                r#","addons":[{"name":"a","source":null,"later":1}],"later":{}"#,
+            ),
+            stored(
+                &HEAD.replace(r#""name":"cluster""#, r#""name":"cluster","uid":"u""#),
+                "",
+            ),
+        ] {
+            let [store, file] = both_readers(&object);
+            let store = store.unwrap_or_else(|e| panic!("store refused {object}: {e}"));
+            assert_eq!(Ok(store), file, "{object}");
+        }
     }
 }

@@ -19,6 +19,8 @@ use super::journal::{self, LineError, MAX_LINE};
 use super::record::{Damage, Record, State};
 
 use crate::delivery::Reason;
+use jiff::civil::{Date, Time};
+use jiff::tz::Offset;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -178,9 +180,9 @@ impl Str {
         }
     }
 
-    /// Seconds since the epoch of a time (packed in one of clinv's layouts: integer
-    /// arithmetic on the digits; any other string: the RFC 3339 parse), `None` when the
-    /// string is not an RFC 3339 time.
+    /// Seconds since the epoch of a time (packed in one of clinv's layouts: its digits
+    /// taken as fields, without a parse; any other string: the RFC 3339 parse), `None`
+    /// when the string is not an RFC 3339 time.
     fn epoch_second(self, arena: &str) -> Option<i64> {
         let mut v = match self.tag() {
             TAG_MILLIS => self.payload() / 1000,
@@ -196,29 +198,18 @@ impl Str {
         };
         let (second, minute, hour) = (take(100), take(100), take(100));
         let (day, month) = (take(100), take(100));
-        let leap = v % 4 == 0 && (v % 100 != 0 || v % 400 == 0);
-        let month_days = match month {
-            2 if leap => 29,
-            2 => 28,
-            4 | 6 | 9 | 11 => 30,
-            _ => 31,
-        };
-        let fields_ok = (1..=12).contains(&month)
-            && (1..=month_days).contains(&day)
-            && hour < 24
-            && minute < 60;
-        if !fields_ok || second > 60 {
+        // jiff checks the fields (month, the month's days, leap years); a leap second
+        // reads as :59, as the parse reads it.
+        let field = |n: i64| i8::try_from(n).ok();
+        let date = Date::new(i16::try_from(v).ok()?, field(month)?, field(day)?);
+        let second = if second == 60 { 59 } else { second };
+        let time = Time::new(field(hour)?, field(minute)?, field(second)?, 0);
+        let at = date.and_then(|d| time.map(|t| d.to_datetime(t)));
+        match at.and_then(|at| Offset::UTC.to_timestamp(at)) {
+            Ok(t) => Some(t.as_second()),
             // Not a time (the layout, with impossible digits): as the parse would say.
-            return crate::util::time::parse_rfc3339(&self.text(arena)).map(|t| t.as_second());
+            Err(_) => crate::util::time::parse_rfc3339(&self.text(arena)).map(|t| t.as_second()),
         }
-        Some(crate::util::time::epoch_second(
-            v,
-            month,
-            day,
-            hour,
-            minute,
-            second.min(59),
-        ))
     }
 
     /// Compares like the strings (the numbers when both are packed the same way).

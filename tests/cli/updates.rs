@@ -170,11 +170,16 @@ fn malformed_inputs_are_clear_errors_naming_file_and_field() {
     ])
     .run();
     assert_eq!(run.code, 1);
-    assert_has(&run.stderr, "pod.yaml: no object of kind ClusterInventory");
+    assert_has(
+        &run.stderr,
+        "pod.yaml: no ClusterInventory object (found kind Pod)",
+    );
     let typed = write(
         dir.path(),
         "cr.json",
-        r#"{"kind": "ClusterInventory", "spec": {"addons": [{"name": "a", "chartVersion": 1.2}]}}"#,
+        r#"{"apiVersion": "lok8s.dev/v1alpha1", "kind": "ClusterInventory", "metadata": {"name": "cluster"},
+            "spec": {"lok8sVersion": "1", "kind": "lo", "specHash": "h", "renderedAt": "2026-01-01T00:00:00Z",
+                "addons": [{"name": "a", "chartVersion": 1.2}]}}"#,
     );
     let run = clinv(&[
         "updates",
