@@ -481,15 +481,33 @@ impl DomainStore {
     ///
     /// # Errors
     /// The journal exists but cannot be read.
+    ///
+    /// The summaries of sealed segments are a cache: valid ones are used, and the missing
+    /// or stale ones written when the domain is ours and its lock free at once (a reader
+    /// never waits for them, and they never change an answer). So reading commands
+    /// (`snapshots list`, `log`, `report`...) may write them; only a caller that promises
+    /// no write at all reads with [`DomainStore::listing_read_only`].
     pub fn listing(&self) -> Result<scan::Listing> {
-        self.check_dirs()?;
-        // Summaries of sealed segments are used, and the missing ones written when the
-        // domain is ours and its lock free at once (a reader never waits for them).
         let summaries = if self.check_owner().is_ok() {
             summary::Summaries::UseAndWrite
         } else {
             summary::Summaries::Use
         };
+        self.listing_with(summaries)
+    }
+
+    /// [`DomainStore::listing`] without writing anything into the store — no summary,
+    /// no lock file — for shell completion, which runs on every TAB and promises the
+    /// user's store stays as it was (valid summaries are still used).
+    ///
+    /// # Errors
+    /// The journal exists but cannot be read.
+    pub fn listing_read_only(&self) -> Result<scan::Listing> {
+        self.listing_with(summary::Summaries::Use)
+    }
+
+    fn listing_with(&self, summaries: summary::Summaries) -> Result<scan::Listing> {
+        self.check_dirs()?;
         let mut listing = summary::read(&self.layout(), summaries, || {
             self.read_lock(Duration::ZERO).ok().flatten()
         })
