@@ -823,7 +823,10 @@ fn lock(path: &Path, timeout: Duration, held: &str) -> Result<File> {
         Ok(file) => Ok(file),
         Err(crate::util::lock::Wait::TimedOut) => Err(Error::Locked {
             what: path.display().to_string(),
-            holder: held.to_string(),
+            holder: format!(
+                "{held} (still after {}s, CLINV_LOCK_TIMEOUT)",
+                timeout.as_secs_f64()
+            ),
         }),
         Err(crate::util::lock::Wait::Io(e)) => Err(Error::io(path, e)),
     }

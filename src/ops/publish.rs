@@ -328,7 +328,7 @@ fn mark_applied(
 ) -> Result<Vec<SnapshotId>> {
     // Lock, re-read, mark: only what was recorded before this snapshot (in the order)
     // is superseded; a snapshot queued meanwhile by another process stays pending.
-    let lock = match store.lock("publish", crate::store::LOCK_TIMEOUT) {
+    let lock = match crate::store::lock_timeout().and_then(|t| store.lock("publish", t)) {
         Ok(l) => l,
         Err(e) => {
             notices.push(Notice::warn(format!(

@@ -3,7 +3,7 @@
 //! and every referenced object present — before anything is written.
 
 use super::journal::Lines;
-use super::{DomainStore, LOCK_TIMEOUT, Record, SnapshotRecord, State};
+use super::{DomainStore, Record, SnapshotRecord, State};
 use super::{Store, journal};
 use crate::domain::Domain;
 use crate::error::{Damaged, Error, Result, SnapshotError};
@@ -177,7 +177,7 @@ fn export_domain<W: Write>(
     tar: &mut tar::Builder<W>,
     out: &mut Exported,
 ) -> std::result::Result<(), Failure> {
-    let _lock = ds.read_lock(LOCK_TIMEOUT)?;
+    let _lock = ds.read_lock(super::lock_timeout()?)?;
     let listing = ds.listing()?;
     let deleted: HashSet<Box<str>> = listing
         .rows()

@@ -12,7 +12,7 @@
 use super::export::{EXPORT_FORMAT, ExportError, Imported};
 use super::gc::{Compaction, Leaving};
 use super::journal::{self, Lines};
-use super::{DomainStore, LOCK_TIMEOUT, Lock, MAX_JOURNAL, MAX_OBJECT, Record, SnapshotRecord};
+use super::{DomainStore, Lock, MAX_JOURNAL, MAX_OBJECT, Record, SnapshotRecord};
 use super::{SnapshotId, State, Store};
 use crate::domain::Domain;
 use crate::error::{Error, Result};
@@ -395,7 +395,7 @@ impl Merge {
     /// Starts merging `lines` archive lines into `ds`: its lock, what it holds (the key
     /// set sized for both at once: growing it would hold two tables).
     fn start(ds: DomainStore, lines: usize) -> Result<Merge> {
-        let lock = ds.lock("import", LOCK_TIMEOUT)?;
+        let lock = ds.lock("import", super::lock_timeout()?)?;
         ds.check_dirs()?;
         ds.ensure_dirs()?;
         let mut held = Held {

@@ -19,9 +19,6 @@ pub mod several;
 /// The default message: a stable subject, a body, and the trailers.
 pub const DEFAULT_TEMPLATE: &str = "inventory({domain}): {summary}\n\nRendered at {renderedAt} (Kubernetes {kubernetesVersion}) and committed by clinv.\n";
 
-/// How long a command waits for another clinv process to release the repository.
-const REPO_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// What `--print-flux` says about Flux's multi-tenancy lockdown.
 const LOCKDOWN: &str = "under Flux's multi-tenancy lockdown (kustomize-controller --default-service-account=SA, or spec.serviceAccountName) the Kustomization applies as that service account of flux-system: bind it a ClusterRole that may get, list, watch, create, update, patch and delete customresourcedefinitions (apiextensions.k8s.io) and clusterinventories (lok8s.dev) — the GitOps guide has one — or it stays not Ready with \"forbidden\"";
 
@@ -80,7 +77,7 @@ pub struct Printed {
 /// The repository cannot be opened, its branch is unknown, no repository URL is known, a
 /// destination does not fit `--all`.
 pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<Printed> {
-    let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?;
+    let repo = Repo::open(opts.repo, crate::store::lock_timeout()?)?;
     let branch = repo.branch(opts.branch)?;
     let mut notices = Vec::new();
     // Argo CD clones with the git CLI: an SSH remote as it reads it.
@@ -645,7 +642,7 @@ pub fn commit(
     opts: &Options<'_>,
     notices: &mut Vec<Notice>,
 ) -> Result<Outcome> {
-    let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?.with_https(opts.https.clone());
+    let repo = Repo::open(opts.repo, crate::store::lock_timeout()?)?.with_https(opts.https.clone());
     let folder = folder(store, snap, inventory)?;
     let template = opts.template.unwrap_or(DEFAULT_TEMPLATE);
     let domain = &store.domain;

@@ -107,6 +107,60 @@ pub fn poll(limit: Duration, every: Duration, mut done: impl FnMut() -> bool) ->
     }
 }
 
+/// A lock file (a store domain's `lock`, a repository's `clinv.lock`) held by the test
+/// itself, on its own open file description: clinv — another process — finds it held
+/// from the moment [`hold_lock`] returns, until this is dropped. No holder process to
+/// start and no sleep to "give it time": the test knows it holds the lock.
+pub struct HeldLock {
+    _file: std::fs::File,
+}
+
+/// Takes the lock file at `path` (created if missing, as clinv creates it), which must
+/// be free.
+pub fn hold_lock(path: &Path) -> HeldLock {
+    let file = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    file.try_lock()
+        .unwrap_or_else(|e| panic!("{} is not free: {e}", path.display()));
+    HeldLock { _file: file }
+}
+
+/// Whether a process other than this one has `path` open (Linux: its `/proc/PID/fd`
+/// links). clinv opens a lock file only to take it, so one that has it open while the
+/// test holds the lock is waiting for it: the probe that replaces "sleep, then assume".
+pub fn opened_elsewhere(path: &Path) -> bool {
+    let want = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let me = std::process::id().to_string();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    procs.flatten().any(|p| {
+        let name = p.file_name();
+        let name = name.to_string_lossy();
+        name.bytes().all(|b| b.is_ascii_digit())
+            && name != me
+            && std::fs::read_dir(p.path().join("fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == want))
+    })
+}
+
+/// Waits until another process has `path` open ([`opened_elsewhere`]); panics after
+/// `limit`, naming what was waited for.
+pub fn await_waiter(path: &Path, limit: Duration) {
+    assert!(
+        poll(limit, Duration::from_millis(10), || opened_elsewhere(path)),
+        "no process opened {} within {limit:?}",
+        path.display()
+    );
+}
+
 /// A loopback port that refuses connections, below the ephemeral range: a port freed
 /// from a listener of this process could be handed at once to a listener of a test
 /// running beside it (a black hole that must see no connection), which the "refused"
