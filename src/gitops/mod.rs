@@ -258,6 +258,7 @@ impl Repo {
             &repo.path().join("clinv.lock"),
             timeout,
             "another clinv process holds the repository lock",
+            "CLINV_LOCK_TIMEOUT",
         )?;
         Ok(Repo {
             repo,
@@ -817,15 +818,17 @@ fn transports() {
     });
 }
 
-/// Takes an exclusive `flock` on `path` (created if missing), waiting up to `timeout`.
-fn lock(path: &Path, timeout: Duration, held: &str) -> Result<File> {
+/// Takes an exclusive `flock` on `path` (created if missing), waiting up to `timeout`
+/// (which `setting` sets, named in the error).
+fn lock(path: &Path, timeout: Duration, held: &str, setting: &str) -> Result<File> {
     match crate::util::lock::open_exclusive(path, timeout) {
         Ok(file) => Ok(file),
         Err(crate::util::lock::Wait::TimedOut) => Err(Error::Locked {
             what: path.display().to_string(),
             holder: format!(
-                "{held} (still after {}s, CLINV_LOCK_TIMEOUT)",
-                timeout.as_secs_f64()
+                "{held} (still after {}s, {setting})",
+                // A deadline's remainder (0.999997897 s): tenths say it.
+                (timeout.as_secs_f64() * 10.0).round() / 10.0
             ),
         }),
         Err(crate::util::lock::Wait::Io(e)) => Err(Error::io(path, e)),
@@ -852,6 +855,7 @@ fn lock_local_remote(remote: &git2::Remote<'_>, timeout: Duration) -> Result<Opt
         &repo.path().join("clinv.lock"),
         timeout,
         "another clinv process is pushing to this repository",
+        "--push-timeout",
     )
     .map(Some)
 }

@@ -1377,10 +1377,24 @@ fn pushers_to_a_local_remote_take_its_lock() {
         &run.stderr,
         "clinv.lock: another clinv process is pushing to this repository",
     );
+    assert_has(&run.stderr, "(still after 1s, --push-timeout)");
     assert!(log(&fx.remote()).is_empty(), "nothing pushed");
     drop(held);
     fx.commit(&fx.work(), &["--push"]).success();
     assert_eq!(log(&fx.remote()).len(), 1);
+    // The worktree's own lock waits `CLINV_LOCK_TIMEOUT`, as the store's does.
+    let held = hold_lock(&fx.work().join(".git/clinv.lock"));
+    let run = fx
+        .clinv(&["commit", "--repo", fx.work().to_str().unwrap()])
+        .args(["--domain", "prod.acme.example"])
+        .env("CLINV_LOCK_TIMEOUT", "0.3")
+        .run();
+    drop(held);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_has(
+        &run.stderr,
+        "another clinv process holds the repository lock (still after 0.3s, CLINV_LOCK_TIMEOUT)",
+    );
 }
 
 fn flux_and_argo_manifests() {
