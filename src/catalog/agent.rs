@@ -1,6 +1,7 @@
 //! The in-cluster status writer's pure parts: its schedule (Go-style intervals, jitter,
-//! backoff) and the status it writes. The passes themselves run in
-//! [`crate::ops::agent`]; the requests in [`crate::cluster`].
+//! backoff) and the status it writes.
+//!
+//! The passes themselves run in [`crate::ops::agent`]; the requests in [`crate::cluster`].
 
 use crate::catalog::helm::Observed;
 use crate::catalog::updates::Update;
@@ -57,9 +58,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// The wait before the next pass: the interval after a good pass; after `failures`
-/// consecutive failed passes, the interval doubled per failure, capped at
-/// max(interval, 10 min). Then ±10 % jitter (`unit` in [0, 1)), so a fleet of agents
-/// does not hit its API servers in step.
+/// consecutive failed passes, the interval doubled per failure, capped at max(interval, 10
+/// min).
+///
+/// Then ±10 % jitter (`unit` in [0, 1)), so a fleet of agents does not hit its API servers
+/// in step.
 pub fn next_wait(interval: Duration, failures: u32, unit: f64) -> Duration {
     let base = if failures == 0 {
         interval
@@ -85,10 +88,11 @@ pub fn jitter_unit() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// The value of `status` for one write. Keys that are `None` are left out, so a merge
-/// patch leaves those fields as they are; an empty update list is written as `[]`
-/// (never `null`, which would delete the field). `unordered` is not part of the schema
-/// and is not sent.
+/// The value of `status` for one write.
+///
+/// Keys that are `None` are left out, so a merge patch leaves those fields as they are; an
+/// empty update list is written as `[]` (never `null`, which would delete the field).
+/// `unordered` is not part of the schema and is not sent.
 pub fn status_body(
     updates: Option<&[Update]>,
     observed: Option<&[Observed]>,

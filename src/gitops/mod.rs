@@ -774,13 +774,11 @@ pub struct Pushed {
     pub attempts: u32,
 }
 
-/// Registers clinv's own transports with libgit2, once per process, before the first
-/// remote is opened: SSH (`ssh://`, `ssh+git://`, `git+ssh://` and scp-like `host:path`)
-/// through the system ssh ([`ssh`]).
 /// Starts the SSH connection of a coming push from the repository at `dir` to
-/// `remote_name` (nothing for other remotes or when it cannot be read: the push then
-/// meets and explains the problem), so it runs while the snapshot is read and the
-/// commit built; see [`ssh::prewarm`]. Reads only, no lock.
+/// `remote_name`, so it runs while the snapshot is read and the commit built.
+///
+/// Nothing for other remotes or when the remote cannot be read (the push then meets and
+/// explains the problem); see [`ssh::prewarm`]. Reads only, no lock.
 pub fn prewarm_push(dir: &Path, remote_name: &str) {
     let Ok(repo) = Repository::open(dir) else {
         return;
@@ -803,6 +801,11 @@ impl Drop for WarmGuard {
     }
 }
 
+/// Registers clinv's own transports with libgit2, once per process, before the first
+/// remote is opened.
+///
+/// SSH (`ssh://`, `ssh+git://`, `git+ssh://` and scp-like `host:path`) goes through the
+/// system ssh ([`ssh`]).
 fn transports() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -1002,10 +1005,11 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
     Ok(signature)
 }
 
-/// A one-line summary of what changed, for the commit subject. Built from the semantic
-/// diff ([`crate::history::diff`]), so a subject names the same changes as `clinv diff`
-/// (repeated addon names included): Kubernetes first, then the addons in order, then
-/// kind, provider and lok8s.
+/// A one-line summary of what changed, for the commit subject.
+///
+/// Built from the semantic diff ([`crate::history::diff`]), so a subject names the same
+/// changes as `clinv diff` (repeated addon names included): Kubernetes first, then the
+/// addons in order, then kind, provider and lok8s.
 pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) -> String {
     use crate::history::diff::{self, Field, Op};
     let Some(before) = before else {

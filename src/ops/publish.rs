@@ -1,7 +1,9 @@
 //! `clinv publish`: render, record a snapshot, then server-side apply the CRD and the CR
-//! when the cluster is reachable. Anything that keeps the inventory from the cluster is
-//! an outcome, not an error (lok8s's fail-soft rule): the snapshot stays pending for
-//! `clinv replay`, and the caller decides whether `--strict` makes it fatal.
+//! when the cluster is reachable.
+//!
+//! Anything that keeps the inventory from the cluster is an outcome, not an error (lok8s's
+//! fail-soft rule): the snapshot stays pending for `clinv replay`, and the caller decides
+//! whether `--strict` makes it fatal.
 
 use crate::cluster::access::Access;
 use crate::cluster::{Applied, Failure, Options, Resolved, Step};

@@ -1,7 +1,9 @@
-//! `clinv replay`: deliver what was queued. Per domain, the newest pending snapshot is
-//! applied (the inventory is a singleton: one apply delivers the latest state) and the
-//! older pending ones are marked superseded by it; nothing is deleted. A live object
-//! rendered later than the snapshot is never overwritten (the stale guard).
+//! `clinv replay`: deliver what was queued.
+//!
+//! Per domain, the newest pending snapshot is applied (the inventory is a singleton: one
+//! apply delivers the latest state) and the older pending ones are marked superseded by it;
+//! nothing is deleted. A live object rendered later than the snapshot is never overwritten
+//! (the stale guard).
 //!
 //! "Newest" is by the store's order (recorded time, seq, id). The domain lock is held
 //! only to read and to mark, never across the network: lock, read, choose, unlock →
@@ -490,6 +492,8 @@ pub struct DomainReport {
     pub report: Result<Report>,
 }
 
+/// Replays `domains` within one budget, in parallel where their clusters differ.
+///
 /// Replays `domains` within one budget (`req.opts.deadline` for the whole command):
 /// each domain's cluster is chosen by the rules of `publish --domain D` (so an explicit
 /// `--kubeconfig`/`--context` is refused for more than one domain); domains that reach

@@ -1,6 +1,8 @@
-//! `snapshots gc` and `snapshots verify`: what may be deleted, deleting it with the
-//! objects only it referenced (a compacted generation of the journal, switched to
-//! atomically), and checking every kept snapshot's objects for meaning.
+//! `snapshots gc` and `snapshots verify`.
+//!
+//! What may be deleted, deleting it with the objects only it referenced (a compacted
+//! generation of the journal, switched to atomically), and checking every kept snapshot's
+//! objects for meaning.
 //!
 //! gc works in memory bounded by the compact listing (about 60 bytes a snapshot), not
 //! by the bytes of the journal: it decides from a [`Listing`], then streams the live

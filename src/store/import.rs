@@ -1,3 +1,5 @@
+//! `snapshots import`: an export archive verified, then merged, in bounded memory.
+//!
 //! `snapshots import`: an export archive verified, then merged into the store, in memory
 //! bounded by a constant plus 16 bytes a record of the domain being merged — never by
 //! the size of the archive or of the history.
@@ -172,12 +174,13 @@ pub struct CheckedArchive {
     pub left_out: Vec<String>,
 }
 
-/// Verifies an archive without writing anything: every line checksum (first pass), then
-/// per domain every object checksum, every object a kept snapshot names present
-/// (deleted snapshots are never exported), every snapshot its domain's and no record
-/// recorded beyond the future tolerance (second pass). `open` gives the archive from
-/// its start. A domain with such a problem is refused, the others are not held
-/// hostage; a damaged line refuses the whole archive (a transfer that damaged it).
+/// Verifies an archive without writing anything.
+///
+/// Every line checksum (first pass), then per domain every object checksum, every object a
+/// kept snapshot names present (deleted snapshots are never exported), every snapshot its
+/// domain's and no record recorded beyond the future tolerance (second pass). `open` gives
+/// the archive from its start. A domain with such a problem is refused, the others are not
+/// held hostage; a damaged line refuses the whole archive (a transfer that damaged it).
 ///
 /// # Errors
 /// What is wrong with the archive as a whole, naming the entry (and line).

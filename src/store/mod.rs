@@ -63,10 +63,12 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest wait `CLINV_LOCK_TIMEOUT` may ask for: an hour.
 const MAX_LOCK_TIMEOUT: Duration = Duration::from_secs(3600);
 
-/// How long a command waits for the domain lock: `CLINV_LOCK_TIMEOUT` seconds (a
-/// decimal such as `30` or `0.5`, at most 3600; `0` tries once) when it is set and not
-/// empty, else [`DEFAULT_LOCK_TIMEOUT`]. An unattended loop may want longer; a test a short one, so
-/// that no test waits out the default.
+/// How long a command waits for the domain lock: `CLINV_LOCK_TIMEOUT` seconds (a decimal
+/// such as `30` or `0.5`, at most 3600; `0` tries once) when it is set and not empty, else
+/// [`DEFAULT_LOCK_TIMEOUT`].
+///
+/// An unattended loop may want longer; a test a short one, so that no test waits out the
+/// default.
 ///
 /// # Errors
 /// [`Error::InvalidEnv`] naming the variable when its value is no such number (the
@@ -98,8 +100,10 @@ fn parse_seconds(text: &str, max: Duration) -> Option<Duration> {
 /// Largest stored object read back (and imported).
 pub const MAX_OBJECT: u64 = 8 << 20;
 /// Largest journal entry of an export archive (exports write 4 MiB entries; version 1
-/// archives one entry of up to this). The store's own journal has no size limit: it is
-/// read streaming, one line (at most [`journal::MAX_LINE`]) at a time.
+/// archives one entry of up to this).
+///
+/// The store's own journal has no size limit: it is read streaming, one line (at most
+/// [`journal::MAX_LINE`]) at a time.
 pub const MAX_JOURNAL: u64 = 64 << 20;
 
 /// Which snapshots a listing shows: never deleted ones; those in `state` (either
@@ -124,9 +128,11 @@ impl Shown {
     }
 }
 
-/// Rows [`Store::each_listed`] builds whole at a time: about 2.7 KB each while built, so
-/// a window stays near 11 MB beside the compact listing (≈ 60 bytes a row); each window
-/// is one more read of the journal (its lines only scanned for their id).
+/// Rows [`Store::each_listed`] builds whole at a time.
+///
+/// About 2.7 KB each while built, so a window stays near 11 MB beside the compact listing
+/// (≈ 60 bytes a row); each window is one more read of the journal (its lines only scanned
+/// for their id).
 pub const LISTED_WINDOW: usize = 4_096;
 
 /// The store root.
@@ -1089,10 +1095,11 @@ pub fn now_millis() -> String {
     crate::util::time::format_millis(jiff::Timestamp::now())
 }
 
-/// How far past this machine's clock a recorded time may be and still be taken as a
-/// time: two machines' clocks and time zones mistaken for UTC differ by hours, never by
-/// a day. A record beyond it is refused by `import`, and never sets the time of a
-/// record written after it.
+/// How far past this machine's clock a recorded time may be and still be taken as a time:
+/// two machines' clocks and time zones mistaken for UTC differ by hours, never by a day.
+///
+/// A record beyond it is refused by `import`, and never sets the time of a record written
+/// after it.
 pub const FUTURE_TOLERANCE_HOURS: i64 = 24;
 
 /// Whether the recorded time `at` lies more than [`FUTURE_TOLERANCE_HOURS`] after `now`
@@ -1126,6 +1133,8 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// The row of `listing` that `reference` names.
+///
 /// The row of `listing` that `reference` names (deleted snapshots are never named):
 /// `latest~N` counts from the newest, `@DATE` is the newest recorded at or before it, a
 /// whole id names its snapshot, a shorter prefix of at least 4 hex digits must name

@@ -1,6 +1,7 @@
-//! Times as clinv reads and writes them, on jiff (already in the tree through
-//! k8s-openapi). Parsing keeps the strict RFC 3339 grammar clinv has always accepted, so
-//! a `date-time` the CRD check lets through is one the API server accepts too.
+//! Times as clinv reads and writes them, on jiff (already in the tree through k8s-openapi).
+//!
+//! Parsing keeps the strict RFC 3339 grammar clinv has always accepted, so a `date-time`
+//! the CRD check lets through is one the API server accepts too.
 
 use jiff::Timestamp;
 use jiff::civil::{Date, DateTime};
@@ -89,9 +90,10 @@ fn push_number(out: &mut String, n: i64) {
 /// What an AGE cell says when the time cannot be read (kubectl's word).
 pub const UNKNOWN_AGE: &str = "<unknown>";
 
-/// Seconds since the epoch of a UTC calendar time, by integer arithmetic (days from
-/// the civil date, proleptic Gregorian): for times already split into fields, without
-/// a parse. Fields are taken as they are (no range check).
+/// Seconds since the epoch of a UTC calendar time, by integer arithmetic (days from the
+/// civil date, proleptic Gregorian): for times already split into fields, without a parse.
+///
+/// Fields are taken as they are (no range check).
 pub fn epoch_second(year: i64, month: i64, day: i64, hour: i64, minute: i64, second: i64) -> i64 {
     // Howard Hinnant's days_from_civil.
     let y = if month <= 2 { year - 1 } else { year };
@@ -106,7 +108,9 @@ pub fn epoch_second(year: i64, month: i64, day: i64, hour: i64, minute: i64, sec
 
 /// An RFC 3339 date-time: `YYYY-MM-DD`, `T`, `t` or a space, `HH:MM:SS`, an optional
 /// fraction (digits past the ninth ignored), then `Z`, `z` or `±HH:MM` (at most 23:59;
-/// U+2212 is a minus too). A leap second `:60` reads as `:59`.
+/// U+2212 is a minus too).
+///
+/// A leap second `:60` reads as `:59`.
 pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
     let b = text.as_bytes();
     if b.len() < 19 {

@@ -5,6 +5,8 @@ use crate::util::redact;
 use crate::view::table::Table;
 use std::io::{self, Write};
 
+/// `snapshots list`: one row per snapshot, newest first.
+///
 /// `snapshots list`: one row per snapshot, newest first, with kubectl's AGE of the
 /// recorded time (`now` in seconds since the epoch, read once for the whole table);
 /// `wide` adds the absolute RECORDED and RENDERED times, the first 12 characters of
@@ -68,8 +70,10 @@ pub fn write_snapshot_names(
 }
 
 /// [`snapshots_table`] of compact listings, written as it goes (a listing of a million
-/// snapshots is not held as cells): the same bytes. The AGE of a row is computed from
-/// its packed time (no parse) once per pass, into one reused buffer.
+/// snapshots is not held as cells): the same bytes.
+///
+/// The AGE of a row is computed from its packed time (no parse) once per pass, into one
+/// reused buffer.
 ///
 /// # Errors
 /// Write errors.

@@ -1,3 +1,5 @@
+//! `clinv commit` of several domains in one commit.
+//!
 //! `clinv commit` of several domains (`-A`, `--domain` repeated, a glob): every selected
 //! domain's folder in **one** commit — one pull request for a fleet-wide pin bump — with a
 //! subject and body that summarise the change per domain.
