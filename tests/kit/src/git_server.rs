@@ -1,3 +1,5 @@
+//! The HTTPS git server of the tests on loopback: nginx in front of `git http-backend`.
+//!
 //! The HTTPS git server of the tests on loopback: Debian's nginx (TLS with a private CA
 //! made at test time, basic auth) in front of `git http-backend` through Debian's
 //! fcgiwrap. `clinv commit --push` over HTTPS pushes to it (tests/cli/git_https.rs), and

@@ -130,8 +130,9 @@ pub fn clinv_bin() -> &'static str {
 }
 
 /// Runs `cases` against the `clinv` binary at `bin` with the command line's arguments.
-/// `probe` says whether a prerequisite is present (`Err` says why not); it is called
-/// once per prerequisite that a selected case needs.
+///
+/// `probe` says whether a prerequisite is present (`Err` says why not); it is called once
+/// per prerequisite that a selected case needs.
 pub fn run(
     bin: &'static str,
     mut cases: Vec<Case>,
@@ -193,6 +194,8 @@ pub fn run(
     libtest_mimic::run(&args, trials).exit_code()
 }
 
+/// The folder of tools a script built and `scripts/test` exported in `var`, or why not.
+///
 /// The folder of tools a script built and `scripts/test` exported in `var`, when it holds
 /// every one of `files`; else why not (the reason an ignored test gives), naming `what`
 /// and the `script` that builds it. (The agent-only build has none of those tests.)

@@ -1,7 +1,8 @@
-//! Debian's `tinyproxy` as a real HTTP proxy on loopback for the tests: started with a
-//! generated configuration on a free port of 127.0.0.2 (the servers under test listen on
-//! 127.0.0.1, so `NO_PROXY` for the server and for the proxy differ), with or without
-//! BasicAuth, killed on drop. Its log says which tunnels (`CONNECT`) it opened.
+//! Debian's `tinyproxy` as a real HTTP proxy on loopback for the tests.
+//!
+//! Started with a generated configuration on a free port of 127.0.0.2 (the servers under
+//! test listen on 127.0.0.1, so `NO_PROXY` for the server and for the proxy differ), with
+//! or without BasicAuth, killed on drop. Its log says which tunnels (`CONNECT`) it opened.
 
 use crate::support::{free_port, listening, poll, spawn_quiet, write};
 use std::process::{Child, Command};

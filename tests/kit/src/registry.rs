@@ -1,3 +1,5 @@
+//! The registry of the tests on loopback: Debian's docker-registry.
+//!
 //! The registry of the tests on loopback: Debian's docker-registry (the distribution
 //! project) over TLS with a CA made at test time and htpasswd basic auth, or token auth,
 //! or plain HTTP. `clinv push oci://…` pushes to it (tests/cli/oci.rs, oci_clients.rs),

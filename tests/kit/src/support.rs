@@ -107,10 +107,12 @@ pub fn poll(limit: Duration, every: Duration, mut done: impl FnMut() -> bool) ->
     }
 }
 
-/// A lock file (a store domain's `lock`, a repository's `clinv.lock`) held by the test
-/// itself, on its own open file description: clinv — another process — finds it held
-/// from the moment [`hold_lock`] returns, until this is dropped. No holder process to
-/// start and no sleep to "give it time": the test knows it holds the lock.
+/// A lock file held by the test itself, until this is dropped.
+///
+/// A store domain's `lock` or a repository's `clinv.lock`, on the test's own open file
+/// description: clinv — another process — finds it held from the moment [`hold_lock`]
+/// returns. No holder process to start and no sleep to "give it time": the test knows it
+/// holds the lock.
 pub struct HeldLock {
     _file: std::fs::File,
 }
@@ -129,9 +131,10 @@ pub fn hold_lock(path: &Path) -> HeldLock {
     HeldLock { _file: file }
 }
 
-/// Whether a process other than this one has `path` open (Linux: its `/proc/PID/fd`
-/// links). clinv opens a lock file only to take it, so one that has it open while the
-/// test holds the lock is waiting for it: the probe that replaces "sleep, then assume".
+/// Whether a process other than this one has `path` open (Linux: its `/proc/PID/fd` links).
+///
+/// clinv opens a lock file only to take it, so one that has it open while the test holds
+/// the lock is waiting for it: the probe that replaces "sleep, then assume".
 pub fn opened_elsewhere(path: &Path) -> bool {
     let want = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let me = std::process::id().to_string();
@@ -161,11 +164,12 @@ pub fn await_waiter(path: &Path, limit: Duration) {
     );
 }
 
-/// A loopback port that refuses connections, below the ephemeral range: a port freed
-/// from a listener of this process could be handed at once to a listener of a test
-/// running beside it (a black hole that must see no connection), which the "refused"
-/// connections would then reach. Each call gives the next such port, so two refused
-/// servers of one test differ.
+/// A loopback port that refuses connections, below the ephemeral range.
+///
+/// A port freed from a listener of this process could be handed at once to a listener of a
+/// test running beside it (a black hole that must see no connection), which the "refused"
+/// connections would then reach. Each call gives the next such port, so two refused servers
+/// of one test differ.
 pub fn refused_port() -> u16 {
     use std::sync::atomic::{AtomicU16, Ordering};
     static NEXT: AtomicU16 = AtomicU16::new(1);
@@ -194,6 +198,8 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Runs `command` to its end, asserts that it exited 0, and gives its stdout.
+///
 /// Runs `command` to its end and asserts that it exited 0 (printing the command line
 /// and its stderr when not): the helper programs a test drives (git, openssl, curl,
 /// kubectl) must work for the test to mean anything. Its stdout.
@@ -474,11 +480,11 @@ fn replace_first(path: &Path, pattern: &str, with: &str) {
     std::fs::write(path, re.replace(&text, with).as_bytes()).unwrap();
 }
 
-/// The segment a domain's next record is appended to (store format 2:
-/// `<domain>/segments/<generation>/<n>.log`, the live generation named by `CURRENT`).
-/// Rewrites the domain's journal with every `pending` state record made `applied` (and
-/// its checksum recomputed): the store then says the snapshots reached the cluster, as a
-/// delivery records it, without a cluster.
+/// Marks every pending snapshot of a domain applied, without a cluster.
+///
+/// Rewrites the domain's active segment ([`journal_file`]) with every `pending` state
+/// record made `applied` (and its checksum recomputed): the store then says the snapshots
+/// reached the cluster, as a delivery records it.
 pub fn mark_applied(domain_dir: &Path) {
     use sha2::Digest;
     let journal = journal_file(domain_dir);
@@ -498,6 +504,8 @@ pub fn mark_applied(domain_dir: &Path) {
     std::fs::write(&journal, lines).unwrap();
 }
 
+/// The segment a domain's next record is appended to (store format 2:
+/// `<domain>/segments/<generation>/<n>.log`, the live generation named by `CURRENT`).
 pub fn journal_file(domain_dir: &Path) -> PathBuf {
     let segments = domain_dir.join("segments");
     let generation = std::fs::read_to_string(segments.join("CURRENT")).unwrap();
