@@ -126,7 +126,8 @@ struct Daemon {
 
 impl Daemon {
     fn start(base: &Path) -> Daemon {
-        let port = free_port("127.0.0.1");
+        let reserved = reserve_port("127.0.0.1");
+        let port = reserved.port;
         // `git daemon` would run git-daemon as a child that outlives a kill of `git`;
         // start the program itself so that dropping the guard stops it.
         let exec_path = git(base, &["--exec-path"]);
@@ -150,6 +151,7 @@ impl Daemon {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        drop(reserved); // git daemon (--reuseaddr) listens: the port is its own
         Daemon { child, port }
     }
 }

@@ -51,7 +51,8 @@ impl GitServer {
         let dir = dir.to_path_buf();
         std::fs::create_dir_all(dir.join("repos")).unwrap();
         crate::https::make_pki(&dir);
-        let port = free_port("127.0.0.1");
+        let reserved = reserve_port("127.0.0.1");
+        let port = reserved.port;
         write(&dir, "htpasswd", format!("{user}:{{PLAIN}}{password}\n"));
         let exec = git_in(&dir, &dir, &["--exec-path"]);
         let backend = Path::new(exec.trim()).join("git-http-backend");
@@ -120,6 +121,7 @@ http {{
             listening("127.0.0.1", port) && server.dir.join("fcgi.sock").exists()
         });
         assert!(up, "nginx/fcgiwrap did not start:\n{}", server.error_log());
+        drop(reserved); // nginx listens: the port is its own
         server
     }
 

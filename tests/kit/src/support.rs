@@ -81,11 +81,33 @@ pub fn aimed<'a>(args: &[&'a str], kc: &'a str) -> Vec<&'a str> {
     }
 }
 
-/// A port nothing listens on now on the loopback address `host`, the system's choice: a
-/// server started on it right away gets it.
-pub fn free_port(host: &str) -> u16 {
-    let listener = std::net::TcpListener::bind((host, 0)).unwrap();
-    listener.local_addr().unwrap().port()
+/// A loopback port kept for a server the test is about to start, until dropped.
+///
+/// A socket bound to it with `SO_REUSEADDR`, never listening: the system gives the port
+/// to no `bind(0)` and no outgoing connection, and to no bind without `SO_REUSEADDR`,
+/// while a server that binds with `SO_REUSEADDR` (nginx, Go's listeners,
+/// sshd, tinyproxy, git daemon `--reuseaddr`, Python's `HTTPServer`) still can. Drop it
+/// once the server listens. (A port read from a dropped listener, as before, was free for
+/// anyone until the server bound it.)
+pub struct Reserved {
+    _socket: socket2::Socket,
+    pub port: u16,
+}
+
+/// Reserves a port of the loopback address `host`, the system's choice ([`Reserved`]).
+pub fn reserve_port(host: &str) -> Reserved {
+    use socket2::{Domain, Socket, Type};
+    let ip: std::net::IpAddr = host.parse().expect("a loopback IP address");
+    let socket = Socket::new(Domain::for_address((ip, 0).into()), Type::STREAM, None).unwrap();
+    socket.set_reuse_address(true).unwrap();
+    socket
+        .bind(&std::net::SocketAddr::from((ip, 0)).into())
+        .unwrap();
+    let port = socket.local_addr().unwrap().as_socket().unwrap().port();
+    Reserved {
+        _socket: socket,
+        port,
+    }
 }
 
 /// Whether something accepts connections on `host:port`.
@@ -568,4 +590,49 @@ pub fn no_secret(run: &Run) {
         run.stdout,
         run.stderr
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A port handed to a server about to start stays its own until it listens: no other
+    /// bind takes it meanwhile — not a plain one (another test's server on the same port),
+    /// not the system's choice of a free port.
+    #[test]
+    fn a_port_handed_out_is_taken_by_no_one_else_before_its_server() {
+        let reserved = reserve_port("127.0.0.1");
+        let port = reserved.port;
+        // A server that binds without SO_REUSEADDR. (Rust's own listeners set it, as
+        // servers do: a std listener asked for this very port would share it — so the
+        // kit hands out only ports the system chose, never ones from a fixed range.)
+        let plain =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        assert!(
+            plain
+                .bind(&std::net::SocketAddr::from(([127, 0, 0, 1], port)).into())
+                .is_err(),
+            "another test's server took port {port} before this one's started"
+        );
+        let chosen: Vec<TcpListener> = (0..500)
+            .map(|_| TcpListener::bind(("127.0.0.1", 0)).unwrap())
+            .collect();
+        assert!(
+            chosen
+                .iter()
+                .all(|l| l.local_addr().unwrap().port() != port),
+            "the system chose the reserved port {port} for another bind"
+        );
+        // Its own server binds it (as servers do, with SO_REUSEADDR) and listens.
+        let server =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        server.set_reuse_address(true).unwrap();
+        server
+            .bind(&std::net::SocketAddr::from(([127, 0, 0, 1], port)).into())
+            .unwrap();
+        server.listen(8).unwrap();
+        drop(reserved);
+        assert!(listening("127.0.0.1", port));
+    }
 }
