@@ -312,8 +312,9 @@ mod tests {
             .deadline(Duration::from_millis(300))
             .run()
             .unwrap_err();
+        // Stopped at 0.3 s, long before the script's 30 s (generous: debug, loaded machine).
         assert!(
-            started.elapsed() < Duration::from_secs(2),
+            started.elapsed() < Duration::from_secs(15),
             "{:?}",
             started.elapsed()
         );
