@@ -3,6 +3,7 @@
 
     python3 scripts/bench.py render [--runs N]
     python3 scripts/bench.py diff [--runs N]
+    python3 scripts/bench.py completion [--runs N]
     python3 scripts/bench.py store2 [--runs N] [--records 1000000]
     python3 scripts/bench.py commit [--runs N]
     python3 scripts/bench.py push-https [--runs N]
@@ -475,6 +476,29 @@ def bench_log(args):
         runs = 5 if n == 100_000 else 20
         walls, rss = measure([BIN, "log", "--root", root, "--domain", "prod.acme.example", "-o", "json"], runs, env)
         report(f"log over {n} snapshots", walls, rss, **({"target_ms": 300, "target_mb": 50} if n == 10_000 else {}))
+
+
+def bench_completion(args):
+    """Shell completion runs on every TAB: a subcommand, `--domain`, and the snapshot ids of
+    a store of 10, 10,000 and 100,000 snapshots (10,000: ≤ 50 ms). The CLI tests hold what
+    it does (no lock, no write, no network); how fast it answers is measured here, on the
+    release binary (a debug build on a loaded machine says nothing about it)."""
+    root = os.path.join(REPO, "examples", "acme")
+    tmp = os.path.join(REPO, "target", "bench-completion")
+    for n in (10, 10_000, 100_000):
+        env = synth_store(os.path.join(tmp, f"c{n}"), "prod.acme.example", n, state="applied")
+        env = dict(env, COMPLETE="bash", _CLAP_COMPLETE_COMP_TYPE="9",
+                   _CLAP_COMPLETE_SPACE="true", _CLAP_IFS="\n")
+        for words in (["clinv", "snaps"],
+                      ["clinv", "--root", root, "render", "--domain", ""],
+                      ["clinv", "--root", root, "snapshots", "show", "--domain", "prod.acme.example", ""]):
+            e = dict(env, _CLAP_COMPLETE_INDEX=str(len(words) - 1))
+            argv = [BIN, "--", *words]
+            measure(argv, 3, e)  # warm the page cache
+            walls, rss = measure(argv, args.runs, e)
+            target = {"target_ms": 50} if n == 10_000 else {}
+            typed = " ".join(words[1:]).replace(root, "ROOT")
+            report(f"complete `{typed}` ({n} snapshots)", walls, rss, **target)
 
 
 def bench_commit(args):
@@ -1304,6 +1328,8 @@ def main():
     op = sub.add_parser("oci-push", help="issue #27: clinv push oci:// vs oras push of the same artifact (≤ 1.0); "
                         "unchanged re-push (≤ 50 ms)")
     op.add_argument("--runs", type=int, default=21)
+    co = sub.add_parser("completion", help="shell completion: a subcommand, --domain, snapshot ids of 10/10k/100k (10k: ≤ 50 ms)")
+    co.add_argument("--runs", type=int, default=50)
     lg = sub.add_parser("log", help="clinv log over 1k, 10k, 100k snapshots (10k: ≤ 300 ms, ≤ 50 MB)")
     lg.add_argument("--runs", type=int, default=20)
     s2 = sub.add_parser("store2", help="issue #13: publish into 1M, log 100k/1M, list 1M, gc 1M, export/import 100k")
@@ -1337,7 +1363,7 @@ def main():
     args = parser.parse_args()
     ONLY.extend(getattr(args, "only", []))
     build()
-    {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "commit": bench_commit,
+    {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "completion": bench_completion, "commit": bench_commit,
      "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all,
      "ssh-push": bench_ssh_push, "oci-push": bench_oci_push, "fleet": bench_fleet, "fleet-repo": bench_fleet_repo, "store-scale": bench_store_scale}[args.bench](args)
 

@@ -1,9 +1,10 @@
-//! The outcomes both delivery channels share: why an inventory did not reach the
-//! cluster ([`Reason`], persisted by the store and mapped to `--strict` exit codes),
-//! where it was going ([`Target`]) and which state changes an outcome means for the
-//! queued snapshots ([`Mark`], decided by pure functions so every flow agrees). Nearly a
-//! leaf: it names only the snapshot id, so the on-disk journal format does not depend on
-//! the kube client.
+//! The outcomes both delivery channels share.
+//!
+//! Why an inventory did not reach the cluster ([`Reason`], persisted by the store and
+//! mapped to `--strict` exit codes), where it was going ([`Target`]) and which state
+//! changes an outcome means for the queued snapshots ([`Mark`], decided by pure functions
+//! so every flow agrees). Nearly a leaf: it names only the snapshot id, so the on-disk
+//! journal format does not depend on the kube client.
 
 use crate::snapshot_id::SnapshotId;
 
@@ -128,6 +129,8 @@ pub enum Mark {
     },
 }
 
+/// Whether a snapshot not delivered for `reason` stays queued for `clinv replay`.
+///
 /// Whether a snapshot that could not be delivered for `reason` stays queued for
 /// `clinv replay`: not when no replay can ever deliver it (a GitOps controller owns the
 /// live object: `clinv commit` is the channel).
@@ -150,9 +153,11 @@ pub fn stale_detail(live_rendered_at: &str) -> String {
     format!("the live inventory was rendered later ({live_rendered_at})")
 }
 
-/// The marks after snapshot `id` was delivered: applied (or superseded, when the live
-/// object was newer), and each older pending snapshot superseded by it, because the
-/// inventory is a singleton and the newest state already went out.
+/// The marks after snapshot `id` was delivered.
+///
+/// Applied (or superseded, when the live object was newer), and each older pending snapshot
+/// superseded by it, because the inventory is a singleton and the newest state already went
+/// out.
 pub fn after_delivery(
     id: &SnapshotId,
     delivered: Delivered<'_>,

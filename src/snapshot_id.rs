@@ -1,3 +1,5 @@
+//! A snapshot's id: minted by the store, checked nowhere else.
+//!
 //! A snapshot's id: minted by the store, carried by every flow that names a snapshot
 //! (deliveries, history, views), and checked nowhere else — ids of earlier versions
 //! and imported stores come in several shapes, so it is a type, not a format.

@@ -111,6 +111,8 @@ pub enum DocFormat {
     Json,
 }
 
+/// `-o` of the table commands: `addons`, `snapshots list`, `updates`.
+///
 /// `-o` of the commands that print a table: addons, snapshots list, updates — kubectl's
 /// `wide` (more columns), `name` (one name per line) and `jsonpath=TEMPLATE` (the
 /// template applied to the command's `-o json` document) included.

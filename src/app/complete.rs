@@ -18,6 +18,11 @@
 //! Completing reads only directory listings and the selected domain's journal (the
 //! compact listing read): no render, no network, no lock, no write, no migration. Any
 //! failure yields no candidates, never a message.
+//!
+//! "No write" includes the store's caches: a listing by a reading command writes the
+//! segment summaries it misses ([`crate::store::DomainStore::listing`]), a completion
+//! reads with [`crate::store::DomainStore::listing_read_only`] — it runs unasked on
+//! every TAB, so the store it looks at stays byte-identical (a CLI test holds it).
 
 use crate::app::cli;
 use crate::project::Project;
@@ -300,7 +305,7 @@ fn ref_candidates(
         if !stored.contains(domain) {
             continue;
         }
-        let Ok(listing) = store.domain(domain).listing() else {
+        let Ok(listing) = store.domain(domain).listing_read_only() else {
             continue;
         };
         snapshots.extend(

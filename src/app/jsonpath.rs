@@ -1,9 +1,10 @@
-//! kubectl's `-o jsonpath=TEMPLATE` for the tables: the template around the expressions
-//! (literal text, `{…}` actions, `{"\n"}` string literals, `{range EXPR}…{end}`) is
-//! kubectl's (client-go `util/jsonpath`), written here; each expression is evaluated by
-//! jsonpath-rust (RFC 9535) after kubectl's relative form (`.items[*].name`, fields with
-//! `-`, `/` or `\.`) is turned into RFC syntax. The template is applied to the command's
-//! `-o json` document, as kubectl applies it to the object.
+//! kubectl's `-o jsonpath=TEMPLATE` for the tables.
+//!
+//! The template around the expressions (literal text, `{…}` actions, `{"\n"}` string
+//! literals, `{range EXPR}…{end}`) is kubectl's (client-go `util/jsonpath`), written here;
+//! each expression is evaluated by jsonpath-rust (RFC 9535) after kubectl's relative form
+//! (`.items[*].name`, fields with `-`, `/` or `\.`) is turned into RFC syntax. The template
+//! is applied to the command's `-o json` document, as kubectl applies it to the object.
 //!
 //! Output follows kubectl: the results of one expression are joined by a space, strings
 //! print raw, objects and arrays as compact JSON, and a field that none of its inputs has

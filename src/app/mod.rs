@@ -138,33 +138,15 @@ fn run(cli: cli::Cli) -> i32 {
         | Command::Version(_) => None,
         other => Some(settings.printer.progress(&format!("clinv {}", name(other)))),
     };
-    let result = match &cli.command {
-        Command::Render(args) => commands::render::run(&settings, args),
-        Command::Crd(args) => commands::crd::run(&settings, args),
-        Command::Addons(args) => commands::addons::run(&settings, args),
-        Command::Publish(args) => commands::publish::run(&settings, args).map(|o| o.exit_code()),
-        Command::Status(args) => commands::status::run(&settings, args).map(|o| o.exit_code()),
-        Command::Replay(args) => commands::replay::run(&settings, args).map(|o| o.exit_code()),
-        Command::Snapshots(args) => commands::snapshots::run(&settings, args),
-        #[cfg(feature = "gitops")]
-        Command::Commit(args) => commands::commit::run(&settings, args),
-        #[cfg(feature = "gitops")]
-        Command::Push(args) => commands::push::run(&settings, args),
-        Command::Index(args) => commands::index::run(&settings, args),
-        Command::Updates(args) => commands::updates::run(&settings, args),
-        Command::Agent(args) => commands::agent::run(&settings, args).map(|o| o.exit_code()),
-        Command::Diff(args) => commands::diff::run(&settings, args),
-        Command::Log(args) => commands::log::run(&settings, args),
-        Command::Fleet(args) => commands::fleet::run(&settings, args),
-        Command::Report(args) => commands::report_cmd::run(&settings, args),
-        // Like diff: 1 means "different", so every error is 2 ("unknown").
-        Command::Drift(args) => commands::drift::run(&settings, args).map(|o| o.exit_code()),
-        Command::Completions {
-            shell,
-            static_script,
-            ..
-        } => completions(&settings, *shell, *static_script),
-        Command::Version(args) => commands::version::run(&settings, args),
+    // A bad CLINV_LOCK_TIMEOUT stops a command that may take a lock before it does
+    // anything: an online publish would otherwise apply, then fail to record.
+    let instant = matches!(
+        cli.command,
+        Command::Render(_) | Command::Crd(_) | Command::Completions { .. } | Command::Version(_)
+    );
+    let result = match crate::store::lock_timeout() {
+        Err(err) if !instant => Err(err.into()),
+        _ => dispatch(&settings, &cli.command),
     };
     let diff_like = matches!(cli.command, Command::Diff(_) | Command::Drift(_));
     match result {
@@ -179,6 +161,38 @@ fn run(cli: cli::Cli) -> i32 {
                 err.exit_code()
             }
         }
+    }
+}
+
+/// Runs the command; its exit code, or why it stopped.
+fn dispatch(settings: &Settings, command: &Command) -> Result<i32> {
+    match command {
+        Command::Render(args) => commands::render::run(settings, args),
+        Command::Crd(args) => commands::crd::run(settings, args),
+        Command::Addons(args) => commands::addons::run(settings, args),
+        Command::Publish(args) => commands::publish::run(settings, args).map(|o| o.exit_code()),
+        Command::Status(args) => commands::status::run(settings, args).map(|o| o.exit_code()),
+        Command::Replay(args) => commands::replay::run(settings, args).map(|o| o.exit_code()),
+        Command::Snapshots(args) => commands::snapshots::run(settings, args),
+        #[cfg(feature = "gitops")]
+        Command::Commit(args) => commands::commit::run(settings, args),
+        #[cfg(feature = "gitops")]
+        Command::Push(args) => commands::push::run(settings, args),
+        Command::Index(args) => commands::index::run(settings, args),
+        Command::Updates(args) => commands::updates::run(settings, args),
+        Command::Agent(args) => commands::agent::run(settings, args).map(|o| o.exit_code()),
+        Command::Diff(args) => commands::diff::run(settings, args),
+        Command::Log(args) => commands::log::run(settings, args),
+        Command::Fleet(args) => commands::fleet::run(settings, args),
+        Command::Report(args) => commands::report_cmd::run(settings, args),
+        // Like diff: 1 means "different", so every error is 2 ("unknown").
+        Command::Drift(args) => commands::drift::run(settings, args).map(|o| o.exit_code()),
+        Command::Completions {
+            shell,
+            static_script,
+            ..
+        } => completions(settings, *shell, *static_script),
+        Command::Version(args) => commands::version::run(settings, args),
     }
 }
 

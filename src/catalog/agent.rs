@@ -1,6 +1,7 @@
 //! The in-cluster status writer's pure parts: its schedule (Go-style intervals, jitter,
-//! backoff) and the status it writes. The passes themselves run in
-//! [`crate::ops::agent`]; the requests in [`crate::cluster`].
+//! backoff) and the status it writes.
+//!
+//! The passes themselves run in [`crate::ops::agent`]; the requests in [`crate::cluster`].
 
 use crate::catalog::helm::Observed;
 use crate::catalog::updates::Update;
@@ -57,9 +58,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(total))
 }
 
-/// The agent's schedule: the interval after a good pass; after `failures` consecutive
-/// failed passes, the interval doubled per failure, capped at max(interval, 10 min);
-/// ±10 % jitter, so a fleet of agents does not hit its API servers in step.
+/// The agent's schedule between passes.
+///
+/// The interval after a good pass; after `failures` consecutive failed passes, the interval
+/// doubled per failure, capped at max(interval, 10 min); ±10 % jitter, so a fleet of agents
+/// does not hit its API servers in step.
 pub fn schedule(interval: Duration) -> Policy {
     Policy::exponential(interval, interval.max(MAX_BACKOFF)).jitter(Jitter::Spread(0.1))
 }
@@ -70,10 +73,11 @@ pub fn next_wait(interval: Duration, failures: u32, unit: f64) -> Duration {
     schedule(interval).delay(failures, unit)
 }
 
-/// The value of `status` for one write. Keys that are `None` are left out, so a merge
-/// patch leaves those fields as they are; an empty update list is written as `[]`
-/// (never `null`, which would delete the field). `unordered` is not part of the schema
-/// and is not sent.
+/// The value of `status` for one write.
+///
+/// Keys that are `None` are left out, so a merge patch leaves those fields as they are; an
+/// empty update list is written as `[]` (never `null`, which would delete the field).
+/// `unordered` is not part of the schema and is not sent.
 pub fn status_body(
     updates: Option<&[Update]>,
     observed: Option<&[Observed]>,

@@ -139,6 +139,8 @@ fn trim_ascii(bytes: &[u8]) -> &[u8] {
     bytes.trim_ascii()
 }
 
+/// `observedAddons` from Helm's release records.
+///
 /// `observedAddons` from release records: the highest revision per namespace/name wins;
 /// a name released in several namespaces is reported once, from the byte-wise first
 /// namespace; sorted by name; at most 512. `healthy` is true when that revision is

@@ -1,3 +1,5 @@
+//! The published addon index (spec §10): built, encoded and read back.
+//!
 //! The published addon index (spec §10): built from a project's `.lok8s/addons/*`
 //! directories, encoded as lok8s's bash script does, and read back (from a file, a
 //! download or the cache) by `updates` and `agent`.

@@ -242,9 +242,11 @@ pub struct LiveRead {
     pub trace: Vec<String>,
 }
 
-/// Chooses the kubeconfig (for the cluster of `domain` in `project`, when given),
-/// connects and reads the live inventory. A cluster that cannot be read is not an error
-/// here: the callers fall back to what the store recorded.
+/// Chooses the kubeconfig (for the cluster of `domain` in `project`, when given), connects
+/// and reads the live inventory.
+///
+/// A cluster that cannot be read is not an error here: the callers fall back to what the
+/// store recorded.
 ///
 /// # Errors
 /// [`Error::Runtime`] only.

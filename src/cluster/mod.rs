@@ -355,6 +355,8 @@ fn remaining(opts: &Options, started: Instant) -> Duration {
     }
 }
 
+/// A kubeconfig read and its context chosen, before anything runs or is sent.
+///
 /// A kubeconfig read and its context chosen: the client configuration and where it
 /// points (the [`Target`] a snapshot records), known before anything runs or is sent —
 /// the exec credential plugin runs in [`Resolved::connect`].
@@ -952,6 +954,8 @@ fn runtime(
     Ok(cell.get_or_init(|| built))
 }
 
+/// Who manages the live object, when a GitOps controller does.
+///
 /// Who manages the live object when a GitOps controller does, as "Flux Kustomization
 /// NS/NAME" or "Argo CD Application NAME": Flux's `kustomize.toolkit.fluxcd.io/name` and
 /// `/namespace` labels, or its `kustomize-controller` field manager; Argo CD's

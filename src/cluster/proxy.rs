@@ -1,16 +1,19 @@
-//! Which proxy, if any, carries the requests to the API server: the kubeconfig cluster's
-//! `proxy-url` when it has one (as kubectl: then the environment is not read), else
-//! `HTTPS_PROXY`/`https_proxy` for an `https://` server (`HTTP_PROXY`/`http_proxy` for
-//! `http://`) unless `NO_PROXY`/`no_proxy` covers the server. kube itself matches
-//! `NO_PROXY` against the proxy's host instead of the server's, so the choice is made
-//! here and handed to kube as the configuration's `proxy_url`.
+//! Which proxy, if any, carries the requests to the API server.
+//!
+//! The kubeconfig cluster's `proxy-url` when it has one (as kubectl: then the environment
+//! is not read), else `HTTPS_PROXY`/`https_proxy` for an `https://` server
+//! (`HTTP_PROXY`/`http_proxy` for `http://`) unless `NO_PROXY`/`no_proxy` covers the
+//! server. kube itself matches `NO_PROXY` against the proxy's host instead of the server's,
+//! so the choice is made here and handed to kube as the configuration's `proxy_url`.
 
 use crate::util::no_proxy;
 use crate::util::url::Url;
 
 /// The proxy for `server`: `explicit` (the kubeconfig's `proxy-url`), else the one the
-/// environment names (`env` reads a variable). `Err` names the variable whose value is
-/// not a URL (without the value: it may carry a password).
+/// environment names (`env` reads a variable).
+///
+/// `Err` names the variable whose value is not a URL (without the value: it may carry a
+/// password).
 pub fn choose(
     explicit: Option<&str>,
     server: &http::Uri,

@@ -48,6 +48,8 @@ pub mod exit {
     /// Not recorded: `publish` neither applied nor recorded the inventory (always), or
     /// applied it but could not record it (with `--strict`).
     pub const NOT_RECORDED: i32 = 11;
+    /// Another domain's ClusterInventory is where this domain's would be.
+    ///
     /// Another domain's ClusterInventory (or one without a domain label) is where this
     /// domain's would be: `publish` and `replay` refused to write over it (`--take-over`
     /// does), or `status`, `drift`, `fleet --from live` read it — not this domain's answer.
@@ -60,6 +62,8 @@ pub mod exit {
     pub const GITOPS_MANAGED: i32 = 14;
     /// `--strict`: the server's certificate does not verify.
     pub const TLS_IDENTITY: i32 = 15;
+    /// The answer is about the live cluster, and the cluster could not be read.
+    ///
     /// `status`, `drift`, `updates`: the answer is about the live cluster and the cluster
     /// could not be read — what was printed says so and is not the cluster's (`--offline`
     /// asks for the recorded answer instead).
@@ -70,9 +74,11 @@ pub mod exit {
     /// Ended by a signal at a safe point: `128 + N`, as a shell reports it.
     pub const SIGNALLED_BASE: i32 = crate::util::signals::EXIT_BASE;
 
-    /// `clinv diff` follows the diff/kubectl convention instead of the codes above:
-    /// 0 the inventories are the same, 1 they differ, 2 any error (even one that is exit
-    /// 1 elsewhere). Ignored changes never make them differ.
+    /// `clinv diff` follows the diff/kubectl convention instead of the codes above: 0 the
+    /// inventories are the same, 1 they differ, 2 any error (even one that is exit 1
+    /// elsewhere).
+    ///
+    /// Ignored changes never make them differ.
     pub mod diff {
         pub const SAME: i32 = 0;
         pub const DIFFERENT: i32 = 1;

@@ -98,9 +98,10 @@ pub enum OciError {
 }
 
 /// Where the registry pointed, and why clinv does not go there (with the credentials).
-/// Credentials go only to the scheme, host and port they were given for (the
-/// registry's), and the user's password to a token service only over HTTPS; nothing
-/// leaves an HTTPS registry for plain HTTP.
+///
+/// Credentials go only to the scheme, host and port they were given for (the registry's),
+/// and the user's password to a token service only over HTTPS; nothing leaves an HTTPS
+/// registry for plain HTTP.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Elsewhere {
     #[error(

@@ -25,9 +25,11 @@ pub struct LastChange {
     pub commit: String,
 }
 
-/// The last commit reachable from `HEAD` that changed `path` (a file or directory inside
-/// a work tree). `Ok(None)` when `path` is not in a git work tree, `HEAD` is unborn, or no
-/// commit ever held the path.
+/// The last commit reachable from `HEAD` that changed `path` (a file or directory inside a
+/// work tree).
+///
+/// `Ok(None)` when `path` is not in a git work tree, `HEAD` is unborn, or no commit ever
+/// held the path.
 ///
 /// # Errors
 /// A repository that exists but cannot be read; the message names the step.
@@ -238,8 +240,9 @@ pub fn file_at_commit(
 
 /// The committed CR of every domain folder at `rev` (`clusters/<name>/inventory/
 /// clusterinventory.yaml`, the default layout), as (folder name, bytes), in name order;
-/// folders without one are left out. A blob over 8 MiB is refused (an inventory is a
-/// few KiB).
+/// folders without one are left out.
+///
+/// A blob over 8 MiB is refused (an inventory is a few KiB).
 ///
 /// # Errors
 /// No repository, an unknown revision, no `clusters/` folder at it.

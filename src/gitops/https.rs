@@ -195,6 +195,8 @@ impl Settings {
     }
 }
 
+/// What source-controller needs to clone `url` (for `--print-flux`).
+///
 /// What source-controller needs to clone `url` as this repository reaches it (for
 /// `--print-flux`): SSH always takes a key; HTTP(S) takes credentials when clinv would
 /// send some — the URL's user info, `--token-env`, or a `credential.helper` /

@@ -1,6 +1,7 @@
-//! The layout around the synced folder: the names of the objects that sync it, the Flux
-//! and Argo CD manifests `--print-flux` / `--print-argo` print, and the `flux bootstrap`
-//! tree that may already apply it.
+//! The layout around the synced folder.
+//!
+//! The names of the objects that sync it, the Flux and Argo CD manifests `--print-flux` /
+//! `--print-argo` print, and the `flux bootstrap` tree that may already apply it.
 //!
 //! Names: `clusterinventory-<domain>` when that is already a DNS-1123 subdomain of at most
 //! 63 characters (a Flux label value: kustomize-controller labels every object with the
@@ -173,6 +174,8 @@ pub struct ArgoRegistry<'a> {
     pub plain_http: bool,
 }
 
+/// `push --print-argo`: what Argo CD needs to pull `url`.
+///
 /// `push --print-argo`: what Argo CD needs to pull `url` (`oci://host/repo`) — Argo CD
 /// v3's repository Secret `name` of `type: oci` (its `url` the Application's `repoURL`;
 /// `username`/`password`; `insecureOCIForceHttp` for a registry without TLS), and a private
@@ -212,9 +215,11 @@ fn url_host(url: &str) -> Option<String> {
 }
 
 /// The Flux manifests that sync `path`: a GitRepository (with [`FluxSource::Own`]) and a
-/// Kustomization. Its `retryInterval` is 1m: a first apply can fail while the API server
-/// does not serve the just-created CRD yet ("no matches for kind"), and without it Flux
-/// retries only after the 10m `interval`.
+/// Kustomization.
+///
+/// Its `retryInterval` is 1m: a first apply can fail while the API server does not serve
+/// the just-created CRD yet ("no matches for kind"), and without it Flux retries only after
+/// the 10m `interval`.
 pub fn flux(domain: &str, path: &str, source: &FluxSource<'_>) -> String {
     let name = object_name(domain);
     let (repository, source_name, source_namespace) = match source {
@@ -436,11 +441,13 @@ pub fn read_sync(file: &str, text: &str) -> Vec<(Bootstrap, String)> {
 pub const KUSTOMIZATION_NAMES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
-/// True when a Flux Kustomization over `spec_path` applies the folder `target` (which
-/// holds its own kustomization). kustomize-controller generates a kustomization for a path
-/// without one that takes in every subfolder (a subfolder with a kustomization as a whole),
-/// so every folder between the two must either have no kustomization file or list the
-/// next step down in its `resources`. `read(dir)` gives the kustomization file in `dir`.
+/// True when a Flux Kustomization over `spec_path` applies the folder `target` (which holds
+/// its own kustomization).
+///
+/// kustomize-controller generates a kustomization for a path without one that takes in
+/// every subfolder (a subfolder with a kustomization as a whole), so every folder between
+/// the two must either have no kustomization file or list the next step down in its
+/// `resources`. `read(dir)` gives the kustomization file in `dir`.
 pub fn covers(spec_path: &str, target: &str, read: &dyn Fn(&str) -> Option<String>) -> bool {
     let root = normalize(spec_path);
     let target = normalize(target);

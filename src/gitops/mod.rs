@@ -27,9 +27,10 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// How a push waits before rebuilding on a moved remote tip: 100 ms doubling to 2 s,
-/// plus up to 100 ms of jitter (two clinvs that raced do not race again in step), at
-/// most six attempts, none started after the push's deadline.
+/// How a push waits before rebuilding on a moved remote tip.
+///
+/// 100 ms doubling to 2 s, plus up to 100 ms of jitter (two clinvs that raced do not race
+/// again in step), at most six attempts, none started after the push's deadline.
 pub const PUSH_RETRY: Policy =
     Policy::exponential(Duration::from_millis(100), Duration::from_secs(2))
         .jitter(Jitter::Add(Duration::from_millis(100)))
@@ -267,6 +268,7 @@ impl Repo {
             &repo.path().join("clinv.lock"),
             timeout,
             "another clinv process holds the repository lock",
+            "CLINV_LOCK_TIMEOUT",
         )?;
         Ok(Repo {
             repo,
@@ -780,13 +782,11 @@ pub struct Pushed {
     pub attempts: u32,
 }
 
-/// Registers clinv's own transports with libgit2, once per process, before the first
-/// remote is opened: SSH (`ssh://`, `ssh+git://`, `git+ssh://` and scp-like `host:path`)
-/// through the system ssh ([`ssh`]).
 /// Starts the SSH connection of a coming push from the repository at `dir` to
-/// `remote_name` (nothing for other remotes or when it cannot be read: the push then
-/// meets and explains the problem), so it runs while the snapshot is read and the
-/// commit built; see [`ssh::prewarm`]. Reads only, no lock.
+/// `remote_name`, so it runs while the snapshot is read and the commit built.
+///
+/// Nothing for other remotes or when the remote cannot be read (the push then meets and
+/// explains the problem); see [`ssh::prewarm`]. Reads only, no lock.
 pub fn prewarm_push(dir: &Path, remote_name: &str) {
     let Ok(repo) = Repository::open(dir) else {
         return;
@@ -809,6 +809,11 @@ impl Drop for WarmGuard {
     }
 }
 
+/// Registers clinv's own transports with libgit2, once per process, before the first
+/// remote is opened.
+///
+/// SSH (`ssh://`, `ssh+git://`, `git+ssh://` and scp-like `host:path`) goes through the
+/// system ssh ([`ssh`]).
 fn transports() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -824,13 +829,18 @@ fn transports() {
     });
 }
 
-/// Takes an exclusive `flock` on `path` (created if missing), waiting up to `timeout`.
-fn lock(path: &Path, timeout: Duration, held: &str) -> Result<File> {
+/// Takes an exclusive `flock` on `path` (created if missing), waiting up to `timeout`
+/// (which `setting` sets, named in the error).
+fn lock(path: &Path, timeout: Duration, held: &str, setting: &str) -> Result<File> {
     match crate::util::lock::open_exclusive(path, timeout) {
         Ok(file) => Ok(file),
         Err(crate::util::lock::Wait::TimedOut) => Err(Error::Locked {
             what: path.display().to_string(),
-            holder: held.to_string(),
+            holder: format!(
+                "{held} (still after {}s, {setting})",
+                // A deadline's remainder (0.999997897 s): tenths say it.
+                (timeout.as_secs_f64() * 10.0).round() / 10.0
+            ),
         }),
         Err(crate::util::lock::Wait::Io(e)) => Err(Error::io(path, e)),
     }
@@ -856,6 +866,7 @@ fn lock_local_remote(remote: &git2::Remote<'_>, timeout: Duration) -> Result<Opt
         &repo.path().join("clinv.lock"),
         timeout,
         "another clinv process is pushing to this repository",
+        "--push-timeout",
     )
     .map(Some)
 }
@@ -1002,10 +1013,11 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
     Ok(signature)
 }
 
-/// A one-line summary of what changed, for the commit subject. Built from the semantic
-/// diff ([`crate::history::diff`]), so a subject names the same changes as `clinv diff`
-/// (repeated addon names included): Kubernetes first, then the addons in order, then
-/// kind, provider and lok8s.
+/// A one-line summary of what changed, for the commit subject.
+///
+/// Built from the semantic diff ([`crate::history::diff`]), so a subject names the same
+/// changes as `clinv diff` (repeated addon names included): Kubernetes first, then the
+/// addons in order, then kind, provider and lok8s.
 pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) -> String {
     use crate::history::diff::{self, Field, Op};
     let Some(before) = before else {

@@ -1212,17 +1212,18 @@ mod tests {
 
     #[test]
     fn a_closed_connection_is_waited_for_by_reap_not_by_drop() {
-        let program = fake_ssh("sleep 0.6");
+        // ssh ends 2 s after the drop: a drop that waited for it would take that long.
+        let program = fake_ssh("sleep 2");
         let channel = Channel::open(&program, &addr(None, "h", None, "/r"), "x").unwrap();
         let start = Instant::now();
         drop(channel);
         assert!(
-            start.elapsed() < Duration::from_millis(400),
+            start.elapsed() < Duration::from_millis(1500),
             "drop waited for ssh"
         );
         reap();
         assert!(
-            start.elapsed() >= Duration::from_millis(500),
+            start.elapsed() >= Duration::from_millis(1500),
             "reap did not wait"
         );
         assert!(CLOSING.lock().unwrap().is_empty());

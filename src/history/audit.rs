@@ -1,7 +1,8 @@
-//! The audit trail of one domain: what changed at each recorded step, and when each
-//! version of Kubernetes and of every addon arrived and left. Pure: the caller (the
-//! snapshot store behind `clinv log` / `clinv report`) reads the history and passes it in
-//! as [`Step`]s, oldest first.
+//! The audit trail of one domain: what changed at each recorded step, and when each version
+//! of Kubernetes and of every addon arrived and left.
+//!
+//! Pure: the caller (the snapshot store behind `clinv log` / `clinv report`) reads the
+//! history and passes it in as [`Step`]s, oldest first.
 //!
 //! Every step is compared with the step before it ([`crate::history::diff`]); the first one with
 //! nothing ([`crate::history::diff::initial`]), so it lists what the domain started with. Which
@@ -77,9 +78,11 @@ pub struct Entry {
     pub ignored: Vec<Change>,
 }
 
-/// Version history per lane, for charts: the Kubernetes lane first, then one lane per
-/// addon (in the newest inventory's order, then addons that are gone, in order of first
-/// appearance). A repeated addon name gets a lane per occurrence (`x`, `x#2`).
+/// Version history per lane, for charts: the Kubernetes lane first, then one lane per addon
+/// (in the newest inventory's order, then addons that are gone, in order of first
+/// appearance).
+///
+/// A repeated addon name gets a lane per occurrence (`x`, `x#2`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Timeline {
@@ -144,6 +147,8 @@ pub fn parse_bound(text: &str, end_of_day: bool) -> Option<jiff::Timestamp> {
     jiff::tz::Offset::UTC.to_timestamp(at).ok()
 }
 
+/// A `--since`/`--until` bound, absolute or relative to `now`.
+///
 /// A `--since`/`--until` bound: as [`parse_bound`], or relative to `now`: `today` and
 /// `yesterday` (their start, or with `end_of_day` their last second, UTC), or a time
 /// ago — a number and a unit, `s`, `m`, `h`, `d` or `w` (`90m`, `2d`, `1w`), or git's
@@ -218,9 +223,11 @@ pub fn trail(steps: &[Step], ignore: &Ignore) -> Trail {
     }
 }
 
-/// The entry of `step` with `report`, its comparison with the step before it (or,
-/// for the `initial` oldest step, [`diff::initial`]). Its revision is
-/// [`Step::revision`] (0 when that is `None`: [`trail`] numbers by position).
+/// The entry of `step` with `report`, its comparison with the step before it (or, for the
+/// `initial` oldest step, [`diff::initial`]).
+///
+/// Its revision is [`Step::revision`] (0 when that is `None`: [`trail`] numbers by
+/// position).
 pub fn entry(step: &Step, initial: bool, report: diff::Report) -> Entry {
     Entry {
         id: step.id.to_string(),
@@ -358,6 +365,8 @@ struct AddonLane {
     runs: Runs,
 }
 
+/// Builds the [`Timeline`] of steps handed to it one at a time, oldest first.
+///
 /// The [`Timeline`] of steps handed to it one at a time, oldest first: what [`trail`]
 /// gives, in the memory of the lanes and their spans, never of the steps — so a store's
 /// history of a million records gets its timeline as it is read.

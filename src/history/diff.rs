@@ -552,9 +552,11 @@ const ADDON_FIELDS: [&str; 4] = ["chartVersion", "appVersion", "category", "sour
 
 const SYNTAX: &str = "expected apiVersion, metadata.labels[KEY], spec.FIELD (lok8sVersion, kind, specHash, renderedAt, provider, kubernetesVersion), or spec.addons[SEL][.chartVersion|.appVersion|.category|.source] where SEL is NAME, *, NAME#N or *#N";
 
-/// Parsed `--ignore` paths. A path ignores every change at or below it:
-/// `spec.addons[cilium]` covers cilium's addition, removal and each field change;
-/// `spec.addons[*].category` every category change; `spec` everything under `spec`.
+/// Parsed `--ignore` paths.
+///
+/// A path ignores every change at or below it: `spec.addons[cilium]` covers cilium's
+/// addition, removal and each field change; `spec.addons[*].category` every category
+/// change; `spec` everything under `spec`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ignore {
     patterns: Vec<Vec<PatSeg>>,

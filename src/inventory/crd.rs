@@ -1,3 +1,5 @@
+//! The `ClusterInventory` CRD (spec §6) as data, and a validator of its constraints.
+//!
 //! The `ClusterInventory` CustomResourceDefinition (spec §6), written as data, and a
 //! validator that checks an object against the CRD's own constraints before it is
 //! written or sent, so a bad render fails here with field paths instead of at the API
@@ -328,9 +330,11 @@ pub fn schema() -> JSONSchemaProps {
         .unwrap_or_default()
 }
 
-/// Checks `value` against `schema` the way the API server would (types, required,
-/// patterns, lengths, counts, enums, date-times) and returns one line per violation,
-/// each naming its field path. Unknown fields are not violations: the server prunes them.
+/// Checks `value` against `schema` the way the API server would (types, required, patterns,
+/// lengths, counts, enums, date-times) and returns one line per violation, each naming its
+/// field path.
+///
+/// Unknown fields are not violations: the server prunes them.
 pub fn validate(value: &Value, schema: &JSONSchemaProps) -> Vec<String> {
     let mut checker = Checker::default();
     checker.check(value, schema, "");

@@ -280,6 +280,8 @@ pub fn rendered_at(source_date_epoch: Option<&str>, now: Timestamp) -> Result<Ti
         })
 }
 
+/// The warning for a `SOURCE_DATE_EPOCH` that is not a whole number of seconds, if any.
+///
 /// The warning for a `SOURCE_DATE_EPOCH` that is set but not a whole number of seconds:
 /// lok8s renders it as 1970, which makes the new inventory look older than every other
 /// (replay's stale guard and commit then refuse it). `None` when it is unset, empty or

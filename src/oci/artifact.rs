@@ -1,3 +1,6 @@
+//! The inventory folder as a reproducible OCI artifact, packed as `flux push artifact`
+//! packs one.
+//!
 //! The inventory folder as an OCI artifact, packed the way `flux push artifact` packs a
 //! folder (fluxcd/pkg `oci` and `tar`): an image manifest, a config of Flux's media
 //! type, one gzip'd tar layer — but reproducibly. Flux keeps the file system's modes and
@@ -74,6 +77,8 @@ pub fn digest(bytes: &[u8]) -> String {
     format!("sha256:{hex}")
 }
 
+/// Packs `files` as an artifact with the layer's `title` and the manifest's `annotations`.
+///
 /// Packs `files` (relative slash paths and contents) as an artifact whose layer has the
 /// `title` (`org.opencontainers.image.title`, the file name `oras pull` writes) and whose
 /// manifest carries `annotations`.

@@ -1,3 +1,5 @@
+//! Gitless GitOps: a domain's inventory folder pushed to an OCI registry.
+//!
 //! Gitless GitOps: a domain's inventory folder (the files `clinv commit` writes) pushed to
 //! an OCI registry as the artifact Flux's `OCIRepository` (and Argo CD 3.1+) syncs —
 //! Flux's documented air-gap path. [`artifact`] packs it (pure, reproducible),

@@ -1,3 +1,5 @@
+//! Reading an inventory artifact back, unpacked in memory within bounds.
+//!
 //! Reading an inventory artifact back: its manifest's one content layer (Flux's or the
 //! OCI tar+gzip type), unpacked in memory within bounds — a hostile registry can make
 //! clinv neither write a file nor hold more than [`MAX_FILES`] bytes. Pure: bytes in,

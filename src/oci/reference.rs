@@ -1,3 +1,5 @@
+//! `oci://` references, checked against the distribution spec's grammar.
+//!
 //! `oci://REGISTRY[:PORT]/REPOSITORY[:TAG][@sha256:HEX]`, checked against the
 //! distribution spec's grammar before anything is sent (a repository is lower case; a tag
 //! at most 128 characters of `[A-Za-z0-9_.-]`, not starting with `.` or `-`; a digest

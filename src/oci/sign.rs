@@ -1,3 +1,5 @@
+//! cosign's key-pair signatures in the `.sig`-tag format.
+//!
 //! cosign's key-pair signatures in the `.sig`-tag format (cosign's `SIGNATURE_SPEC.md`):
 //! the one every registry can hold (Debian's distribution 2.8 has no referrers API) and
 //! Flux's `OCIRepository` verifies with `spec.verify.provider: cosign` and a public key.

@@ -1,10 +1,11 @@
-//! `clinv drift`: does the cluster hold what the project renders? The inventory rendered
-//! from the project now is compared semantically (the diff engine: addons, versions,
-//! specHash and the other fields; never renderedAt) with the live inventory. When the
-//! cluster cannot be read the answer is unknown, and says why; `--offline` compares with
-//! the newest snapshot that was applied instead (never a pending one: it never reached
-//! the cluster). A chart pin bumped in the project but not yet published is drift,
-//! although the cluster spec (specHash) is unchanged.
+//! `clinv drift`: does the cluster hold what the project renders?
+//!
+//! The inventory rendered from the project now is compared semantically (the diff engine:
+//! addons, versions, specHash and the other fields; never renderedAt) with the live
+//! inventory. When the cluster cannot be read the answer is unknown, and says why;
+//! `--offline` compares with the newest snapshot that was applied instead (never a pending
+//! one: it never reached the cluster). A chart pin bumped in the project but not yet
+//! published is drift, although the cluster spec (specHash) is unchanged.
 
 use super::Scope;
 use crate::cluster::access;

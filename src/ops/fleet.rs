@@ -1,3 +1,5 @@
+//! `clinv fleet`: the addon × domain matrix of a project.
+//!
 //! `clinv fleet`: the addon × domain matrix of a project — which version of each addon
 //! every domain runs — from the project as it renders now (desired) or from the newest
 //! snapshot of each domain in the store (recorded), with the queries a fleet asks:
@@ -312,6 +314,8 @@ fn newest_of(ds: &crate::store::DomainStore) -> Result<Newest> {
     })
 }
 
+/// The matrix of the committed inventories at `rev` of the GitOps repository `repo`.
+///
 /// The matrix of the committed inventories of every domain folder at `rev` of the GitOps
 /// repository `repo` (the shared record of a team); a folder whose name is not a domain
 /// or whose file does not parse is named, with no column.

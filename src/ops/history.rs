@@ -183,10 +183,12 @@ fn from_store(store: &DomainStore) -> Result<History> {
     })
 }
 
-/// A domain's history from its store, compactly: the snapshots (gc'd ones and those
-/// whose object cannot be read aside) as rows of a [`Listing`], one parsed inventory
-/// per distinct CR object. `log` streams its entries from it ([`StoreSteps::entries`]),
-/// so memory grows by ≈ 60 bytes per record, not by a point or an entry per record.
+/// A domain's history from its store, compactly: the snapshots (gc'd ones and those whose
+/// object cannot be read aside) as rows of a [`Listing`], one parsed inventory per distinct
+/// CR object.
+///
+/// `log` streams its entries from it ([`StoreSteps::entries`]), so memory grows by ≈ 60
+/// bytes per record, not by a point or an entry per record.
 pub struct StoreSteps {
     listing: Listing,
     /// Rows of the history before the listing's first (it may hold only the newest).
@@ -227,6 +229,8 @@ pub fn window(query: &Query<'_>) -> Window {
     }
 }
 
+/// Reads [`StoreSteps`] for `window`, from the end of the history when it can.
+///
 /// Reads [`StoreSteps`] for `window`: the newest steps it needs and the one before
 /// them, from the end of the history when it can tell (see
 /// [`DomainStore::listing_tail`], [`DomainStore::listing_tail_since`]); else every step.
@@ -510,9 +514,10 @@ fn never<'a>(name: &str, inventories: impl Iterator<Item = &'a ClusterInventory>
     Log::Never { suggestion }
 }
 
-/// `clinv report`'s history from the store, bounded: the trail holds the newest
-/// entries only (the timeline covers every step), so a page of a million records is
-/// built in the memory of the compact listing.
+/// `clinv report`'s history from the store, bounded.
+///
+/// The trail holds the newest entries only (the timeline covers every step), so a page of a
+/// million records is built in the memory of the compact listing.
 pub struct ReportHistory {
     pub trail: Trail,
     /// The newest step's inventory; `None`: no step.
@@ -653,9 +658,10 @@ pub struct FleetEntry {
     pub entry: audit::Entry,
 }
 
-/// `log -A`: the entries of every domain of a store for a query, merged newest first
-/// (a tie keeps the domains' order; oldest first with `reverse`), with what was skipped
-/// in each. With `max_count`, each domain gives at most that many entries to the merge,
+/// `log -A`: the entries of every domain of a store for a query, merged.
+///
+/// Newest first (a tie keeps the domains' order; oldest first with `reverse`), with what
+/// was skipped in each. With `max_count`, each domain gives at most that many entries to the merge,
 /// which keeps the newest as it goes: at most `2 × max_count` entries are held, whatever
 /// the number of domains. Without it, every domain's steps are held (their compact
 /// listings, ≈ 60 bytes a record) and their entries merged as they are made: none is

@@ -1,3 +1,5 @@
+//! The flows behind the commands that combine several modules.
+//!
 //! The flows behind the commands that combine several modules (cargo's `ops`): each
 //! takes plain arguments, never the command line's settings, does its effects through
 //! the modules that own them and returns typed outcomes — warnings included — for the

@@ -1,7 +1,9 @@
 //! `clinv publish`: render, record a snapshot, then server-side apply the CRD and the CR
-//! when the cluster is reachable. Anything that keeps the inventory from the cluster is
-//! an outcome, not an error (lok8s's fail-soft rule): the snapshot stays pending for
-//! `clinv replay`, and the caller decides whether `--strict` makes it fatal.
+//! when the cluster is reachable.
+//!
+//! Anything that keeps the inventory from the cluster is an outcome, not an error (lok8s's
+//! fail-soft rule): the snapshot stays pending for `clinv replay`, and the caller decides
+//! whether `--strict` makes it fatal.
 
 use crate::cluster::access::Access;
 use crate::cluster::{Applied, Failure, Options, Resolved, Step};
@@ -328,7 +330,7 @@ fn mark_applied(
 ) -> Result<Vec<SnapshotId>> {
     // Lock, re-read, mark: only what was recorded before this snapshot (in the order)
     // is superseded; a snapshot queued meanwhile by another process stays pending.
-    let lock = match store.lock("publish", crate::store::LOCK_TIMEOUT) {
+    let lock = match crate::store::lock_timeout().and_then(|t| store.lock("publish", t)) {
         Ok(l) => l,
         Err(e) => {
             notices.push(Notice::warn(format!(

@@ -1,3 +1,5 @@
+//! The registry channel read back: `snapshots import oci://…`.
+//!
 //! The registry channel read back: `snapshots import oci://…` records an artifact that
 //! `clinv push` left in a registry as a snapshot of a local store — the other side of an
 //! air gap — its signature checked first with `--verify`. The folder's CRD and CR become

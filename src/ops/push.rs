@@ -1,8 +1,10 @@
-//! `clinv push oci://…`: a domain's inventory folder — the files `clinv commit` writes —
-//! as an OCI artifact in a registry, the channel of sites that run Flux (or Argo CD) from
-//! a registry instead of Git. The snapshot is chosen as `commit` chooses it (a render is
-//! recorded first, for the registry only); the artifact's annotations come from the
-//! snapshot and the project's Git checkout, never from "now", so a re-push is identical.
+//! `clinv push oci://…`: a domain's inventory folder — the files `clinv commit` writes — as
+//! an OCI artifact in a registry, the channel of sites that run Flux (or Argo CD) from a
+//! registry instead of Git.
+//!
+//! The snapshot is chosen as `commit` chooses it (a render is recorded first, for the
+//! registry only); the artifact's annotations come from the snapshot and the project's Git
+//! checkout, never from "now", so a re-push is identical.
 
 use super::commit::{self, Chosen, Origin, Source};
 use crate::error::Result;

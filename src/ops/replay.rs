@@ -1,7 +1,9 @@
-//! `clinv replay`: deliver what was queued. Per domain, the newest pending snapshot is
-//! applied (the inventory is a singleton: one apply delivers the latest state) and the
-//! older pending ones are marked superseded by it; nothing is deleted. A live object
-//! rendered later than the snapshot is never overwritten (the stale guard).
+//! `clinv replay`: deliver what was queued.
+//!
+//! Per domain, the newest pending snapshot is applied (the inventory is a singleton: one
+//! apply delivers the latest state) and the older pending ones are marked superseded by it;
+//! nothing is deleted. A live object rendered later than the snapshot is never overwritten
+//! (the stale guard).
 //!
 //! "Newest" is by the store's order (recorded time, seq, id). The domain lock is held
 //! only to read and to mark, never across the network: lock, read, choose, unlock →
@@ -19,7 +21,7 @@ use crate::error::{ArgumentError, Result};
 use crate::inventory::ClusterInventory;
 use crate::project::Project;
 use crate::store::{
-    DomainStore, LOCK_TIMEOUT, Snapshot, SnapshotId, State, Store, TargetRecord, now_millis,
+    DomainStore, Snapshot, SnapshotId, State, Store, TargetRecord, lock_timeout, now_millis,
 };
 use crate::util::notice::Notice;
 use std::path::PathBuf;
@@ -139,7 +141,7 @@ struct Plan {
 /// The plan, or `None` when nothing is pending or a newer-or-equal snapshot is already
 /// applied (the older pending ones are then superseded by it).
 fn plan(req: &Request<'_>, store: &DomainStore, notices: &mut Vec<Notice>) -> Result<Option<Plan>> {
-    let _lock = store.lock("replay", LOCK_TIMEOUT)?;
+    let _lock = store.lock("replay", lock_timeout()?)?;
     let journal = store.read()?;
     for damage in &journal.damage {
         notices.push(Notice::warn(format!("snapshot store: {damage} — skipped")));
@@ -450,7 +452,7 @@ fn mark_delivered(
         Delivery::Applied(_) => Delivered::Applied,
         Delivery::Stale { live_rendered_at } => Delivered::Stale { live_rendered_at },
     };
-    let _lock = store.lock("replay", LOCK_TIMEOUT)?;
+    let _lock = store.lock("replay", lock_timeout()?)?;
     let journal = store.read()?;
     let older: Vec<&SnapshotId> = journal
         .pending_before(snapshot)
@@ -469,7 +471,7 @@ fn mark_delivered(
 /// Records why the newest pending snapshot is still queued (only when the reason
 /// changed, so a cluster down for a week does not grow the journal with every replay).
 fn record_failure(store: &DomainStore, newest: &Snapshot, f: &Failure) -> Result<()> {
-    let _lock = store.lock("replay", LOCK_TIMEOUT)?;
+    let _lock = store.lock("replay", lock_timeout()?)?;
     let journal = store.read()?;
     let still_pending = journal
         .snapshots
@@ -490,6 +492,8 @@ pub struct DomainReport {
     pub report: Result<Report>,
 }
 
+/// Replays `domains` within one budget, in parallel where their clusters differ.
+///
 /// Replays `domains` within one budget (`req.opts.deadline` for the whole command):
 /// each domain's cluster is chosen by the rules of `publish --domain D` (so an explicit
 /// `--kubeconfig`/`--context` is refused for more than one domain); domains that reach

@@ -1,8 +1,9 @@
-//! `clinv status`: the live inventory with the domain's delivery facts from the store
-//! (the queue and when a snapshot was last applied). When the cluster cannot be read,
-//! the snapshot applied last is shown as such — never a pending one, which never reached
-//! the cluster — and the result says the cluster was not read; `--offline` asks for that
-//! snapshot without reading the cluster.
+//! `clinv status`: the live inventory with the domain's delivery facts from the store (the
+//! queue and when a snapshot was last applied).
+//!
+//! When the cluster cannot be read, the snapshot applied last is shown as such — never a
+//! pending one, which never reached the cluster — and the result says the cluster was not
+//! read; `--offline` asks for that snapshot without reading the cluster.
 
 use super::Scope;
 use crate::cluster::access;

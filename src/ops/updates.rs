@@ -1,6 +1,7 @@
-//! `clinv updates`: which inventory to hold against the addon index. In order of
-//! preference: `--from FILE`; the live object when the cluster is reachable and has
-//! one; the snapshot applied last (never a pending one: it never reached the cluster);
+//! `clinv updates`: which inventory to hold against the addon index.
+//!
+//! In order of preference: `--from FILE`; the live object when the cluster is reachable and
+//! has one; the snapshot applied last (never a pending one: it never reached the cluster);
 //! the inventory rendered from the project now. When the cluster could not be read the
 //! result says so (`--offline` does not read it).
 

@@ -1,6 +1,8 @@
 //! Addon metadata read from an entry's directory (spec §4): `chartVersion` from
-//! `chart.yaml`, `category` from a text search. [`Reader::facts`] is the one answer both
-//! the inventory and the `addons` view give, for framework addons and targets alike.
+//! `chart.yaml`, `category` from a text search.
+//!
+//! [`Reader::facts`] is the one answer both the inventory and the `addons` view give, for
+//! framework addons and targets alike.
 //!
 //! Reads stay inside the project: a directory or pin that resolves outside the root is
 //! not read and is reported, and the category walk never follows symbolic links.

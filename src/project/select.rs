@@ -61,9 +61,11 @@ pub struct Known<'a> {
     pub store: Option<(&'a [Domain], &'a Path)>,
 }
 
-/// Selects the domain (rule in the module documentation). lok8s's notices on the way
-/// (`notice: using DOMAIN_NAME=…`, an invalid `clusters/.active`) are added to `notices`,
-/// to print as they are, also when the selection fails.
+/// Selects the domain (rule in the module documentation).
+///
+/// lok8s's notices on the way (`notice: using DOMAIN_NAME=…`, an invalid
+/// `clusters/.active`) are added to `notices`, to print as they are, also when the
+/// selection fails.
 ///
 /// # Errors
 /// [`Error::InvalidDomain`] for a name that fails lok8s's rule, [`Error::Domain`] when
@@ -162,8 +164,9 @@ pub fn glob_matches(pattern: &str, name: &str) -> bool {
 
 /// The domains a fleet selection names among `known` (the project's domains), in name
 /// order, each once: every one for `-A`, else those a pattern names or matches.
-/// `place` says where an unknown name was looked for (the project: lok8s's message
-/// with its spec; the store, for `log`).
+///
+/// `place` says where an unknown name was looked for (the project: lok8s's message with its
+/// spec; the store, for `log`).
 ///
 /// # Errors
 /// [`Error::InvalidDomain`](crate::Error::InvalidDomain) for a name that fails lok8s's

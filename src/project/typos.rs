@@ -1,6 +1,8 @@
 //! Typos lok8s does not mind but that change the inventory: a `kind` that is no lok8s
 //! driver (recorded lower-cased all the same), a misspelt key where the inventory reads
-//! one. The inventory says them as warnings; `--strict` makes them errors.
+//! one.
+//!
+//! The inventory says them as warnings; `--strict` makes them errors.
 
 use crate::util::suggest::closest;
 use crate::yaml::{Doc, Node, NodeId};

@@ -1,9 +1,11 @@
+//! `snapshots export` / `import`: the store's domains as a verified tar archive.
+//!
 //! `snapshots export` / `import`: the domains' verified records and objects as a tar
 //! archive (sneaker-net), and reading one back with every line and object verified —
 //! and every referenced object present — before anything is written.
 
 use super::journal::Lines;
-use super::{DomainStore, LOCK_TIMEOUT, Record, SnapshotRecord, State};
+use super::{DomainStore, Record, SnapshotRecord, State};
 use super::{Store, journal};
 use crate::domain::Domain;
 use crate::error::{Damaged, Error, Result, SnapshotError};
@@ -26,8 +28,10 @@ pub struct Exported {
 
 /// What an export left out, one line each, named relative to the store
 /// (`<domain>/journal:3: …`, `<domain>/objects/<id>.json: missing — …`): the archive's
-/// `LEFT-OUT` entry holds the same lines. At most [`LeftOut::LISTED`] are held (a store
-/// damaged throughout must not grow the export's memory); the rest are counted.
+/// `LEFT-OUT` entry holds the same lines.
+///
+/// At most [`LeftOut::LISTED`] are held (a store damaged throughout must not grow the
+/// export's memory); the rest are counted.
 #[derive(Debug, Default)]
 pub struct LeftOut {
     pub lines: Vec<String>,
@@ -177,7 +181,7 @@ fn export_domain<W: Write>(
     tar: &mut tar::Builder<W>,
     out: &mut Exported,
 ) -> std::result::Result<(), Failure> {
-    let _lock = ds.read_lock(LOCK_TIMEOUT)?;
+    let _lock = ds.read_lock(super::lock_timeout()?)?;
     let listing = ds.listing()?;
     let deleted: HashSet<Box<str>> = listing
         .rows()

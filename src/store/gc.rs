@@ -1,6 +1,8 @@
-//! `snapshots gc` and `snapshots verify`: what may be deleted, deleting it with the
-//! objects only it referenced (a compacted generation of the journal, switched to
-//! atomically), and checking every kept snapshot's objects for meaning.
+//! `snapshots gc` and `snapshots verify`.
+//!
+//! What may be deleted, deleting it with the objects only it referenced (a compacted
+//! generation of the journal, switched to atomically), and checking every kept snapshot's
+//! objects for meaning.
 //!
 //! gc works in memory bounded by the compact listing (about 60 bytes a snapshot), not
 //! by the bytes of the journal: it decides from a [`Listing`], then streams the live
@@ -10,7 +12,7 @@ use super::journal::{self, Lines};
 use super::record::FORMAT;
 use super::scan::Listing;
 use super::segments::{Layout, NewGeneration};
-use super::{DomainStore, HeadRecord, LOCK_TIMEOUT, Record, SnapshotRecord, State, Store};
+use super::{DomainStore, HeadRecord, Record, SnapshotRecord, State, Store};
 use super::{now_millis, summary};
 use crate::domain::Domain;
 use crate::error::{Damaged, Error, Result};
@@ -229,7 +231,7 @@ impl DomainStore {
     /// Damaged lines without `allow_damage` (nothing is changed then); the lock, the
     /// journal or an object removal failed.
     pub fn gc(&self, keep: usize, dry_run: bool, allow_damage: bool) -> Result<Listing> {
-        let _lock = self.lock("gc", LOCK_TIMEOUT)?;
+        let _lock = self.lock("gc", super::lock_timeout()?)?;
         self.check_dirs()?;
         let layout = self.layout();
         let mut listing = summary::read(&layout, summary::Summaries::Use, || None::<()>)
@@ -403,7 +405,7 @@ impl Store {
         };
         for d in &list {
             let ds = self.domain(d);
-            let _lock = ds.read_lock(LOCK_TIMEOUT)?;
+            let _lock = ds.read_lock(super::lock_timeout()?)?;
             // Snapshots an older store marked deleted (usually none) are not checked.
             let listing = ds.listing()?;
             let deleted = listing

@@ -1,3 +1,5 @@
+//! `snapshots import`: an export archive verified, then merged, in bounded memory.
+//!
 //! `snapshots import`: an export archive verified, then merged into the store, in memory
 //! bounded by a constant plus 16 bytes a record of the domain being merged — never by
 //! the size of the archive or of the history.
@@ -12,7 +14,7 @@
 use super::export::{EXPORT_FORMAT, ExportError, Imported};
 use super::gc::{Compaction, Leaving};
 use super::journal::{self, Lines};
-use super::{DomainStore, LOCK_TIMEOUT, Lock, MAX_JOURNAL, MAX_OBJECT, Record, SnapshotRecord};
+use super::{DomainStore, Lock, MAX_JOURNAL, MAX_OBJECT, Record, SnapshotRecord};
 use super::{SnapshotId, State, Store};
 use crate::domain::Domain;
 use crate::error::{Error, Result};
@@ -172,12 +174,13 @@ pub struct CheckedArchive {
     pub left_out: Vec<String>,
 }
 
-/// Verifies an archive without writing anything: every line checksum (first pass), then
-/// per domain every object checksum, every object a kept snapshot names present
-/// (deleted snapshots are never exported), every snapshot its domain's and no record
-/// recorded beyond the future tolerance (second pass). `open` gives the archive from
-/// its start. A domain with such a problem is refused, the others are not held
-/// hostage; a damaged line refuses the whole archive (a transfer that damaged it).
+/// Verifies an archive without writing anything.
+///
+/// Every line checksum (first pass), then per domain every object checksum, every object a
+/// kept snapshot names present (deleted snapshots are never exported), every snapshot its
+/// domain's and no record recorded beyond the future tolerance (second pass). `open` gives
+/// the archive from its start. A domain with such a problem is refused, the others are not
+/// held hostage; a damaged line refuses the whole archive (a transfer that damaged it).
 ///
 /// # Errors
 /// What is wrong with the archive as a whole, naming the entry (and line).
@@ -395,7 +398,7 @@ impl Merge {
     /// Starts merging `lines` archive lines into `ds`: its lock, what it holds (the key
     /// set sized for both at once: growing it would hold two tables).
     fn start(ds: DomainStore, lines: usize) -> Result<Merge> {
-        let lock = ds.lock("import", LOCK_TIMEOUT)?;
+        let lock = ds.lock("import", super::lock_timeout()?)?;
         ds.check_dirs()?;
         ds.ensure_dirs()?;
         let mut held = Held {

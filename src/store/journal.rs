@@ -1,6 +1,7 @@
-//! The journal line codec — `<sha256 of the JSON> <JSON>\n` — and reading a whole
-//! journal (the store's own, or an exported one) back into snapshots. Pure: bytes in,
-//! records out; the file handling is the store's.
+//! The journal line codec — `<sha256 of the JSON> <JSON>\n` — and reading a whole journal
+//! (the store's own, or an exported one) back into snapshots.
+//!
+//! Pure: bytes in, records out; the file handling is the store's.
 
 use super::fold::Fold;
 use super::record::{
@@ -168,8 +169,9 @@ pub trait Lines {
 }
 
 /// Folds journal lines, file after file, into snapshots: damaged lines are reported, an
-/// incomplete last line of the last file is counted, never fatal. Memory grows with the
-/// snapshots, not with the bytes read.
+/// incomplete last line of the last file is counted, never fatal.
+///
+/// Memory grows with the snapshots, not with the bytes read.
 #[derive(Default)]
 pub struct Builder {
     journal: Journal,

@@ -57,13 +57,53 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How long a command waits for another clinv process to release a domain.
-pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a command waits for another clinv process to release a domain, unless
+/// `CLINV_LOCK_TIMEOUT` says otherwise ([`lock_timeout`]).
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest wait `CLINV_LOCK_TIMEOUT` may ask for: an hour.
+const MAX_LOCK_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// How long a command waits for the domain lock: `CLINV_LOCK_TIMEOUT` seconds (a decimal
+/// such as `30` or `0.5`, at most 3600; `0` tries once) when it is set and not empty, else
+/// [`DEFAULT_LOCK_TIMEOUT`].
+///
+/// An unattended loop may want longer; a test a short one, so that no test waits out the
+/// default.
+///
+/// # Errors
+/// [`Error::InvalidEnv`] naming the variable when its value is no such number (the
+/// value, a number or garbage and never a secret, is shown).
+pub fn lock_timeout() -> Result<Duration> {
+    let Some(text) = crate::util::env::var("CLINV_LOCK_TIMEOUT").filter(|t| !t.is_empty()) else {
+        return Ok(DEFAULT_LOCK_TIMEOUT);
+    };
+    parse_seconds(&text, MAX_LOCK_TIMEOUT).ok_or_else(|| Error::InvalidEnv {
+        name: "CLINV_LOCK_TIMEOUT",
+        message: format!(
+            "'{}' is not a number of seconds from 0 to {} (such as 30 or 0.5)",
+            text.escape_debug(),
+            MAX_LOCK_TIMEOUT.as_secs()
+        ),
+    })
+}
+
+/// `text` as seconds: digits with an optional decimal part, at most `max`.
+fn parse_seconds(text: &str, max: Duration) -> Option<Duration> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, "0"));
+    let digits = |s: &str| !s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) {
+        return None;
+    }
+    let seconds = Duration::try_from_secs_f64(text.parse::<f64>().ok()?).ok()?;
+    (seconds <= max).then_some(seconds)
+}
 /// Largest stored object read back (and imported).
 pub const MAX_OBJECT: u64 = 8 << 20;
 /// Largest journal entry of an export archive (exports write 4 MiB entries; version 1
-/// archives one entry of up to this). The store's own journal has no size limit: it is
-/// read streaming, one line (at most [`journal::MAX_LINE`]) at a time.
+/// archives one entry of up to this).
+///
+/// The store's own journal has no size limit: it is read streaming, one line (at most
+/// [`journal::MAX_LINE`]) at a time.
 pub const MAX_JOURNAL: u64 = 64 << 20;
 
 /// Which snapshots a listing shows: never deleted ones; those in `state` (either
@@ -91,9 +131,10 @@ impl Shown {
 /// A snapshot's id in one listing of a [`Listed`].
 type RowKey = Box<str>;
 
-/// Compact listings (each one domain's, newest first) and the order their rows are
-/// shown in: as they are, or sorted across domains (`snapshots list --sort-by`) by a
-/// list of positions — 8 bytes a row beside the listings' 60.
+/// Compact listings (each one domain's, newest first) and the order their rows are shown in.
+///
+/// As they are, or sorted across domains (`snapshots list --sort-by`) by a list of
+/// positions — 8 bytes a row beside the listings' 60.
 #[derive(Default)]
 pub struct Listed {
     pub listings: Vec<scan::Listing>,
@@ -151,9 +192,11 @@ impl Listed {
     }
 }
 
-/// Rows [`Store::each_listed`] builds whole at a time: about 2.7 KB each while built, so
-/// a window stays near 11 MB beside the compact listing (≈ 60 bytes a row); each window
-/// is one more read of the journal (its lines only scanned for their id).
+/// Rows [`Store::each_row`] builds whole at a time.
+///
+/// About 2.7 KB each while built, so a window stays near 11 MB beside the compact listing
+/// (≈ 60 bytes a row); each window is one more read of the journal (its lines only scanned
+/// for their id).
 pub const LISTED_WINDOW: usize = 4_096;
 
 /// The store root.
@@ -486,6 +529,20 @@ impl DomainStore {
         Ok(())
     }
 
+    /// The error of a lock at `path` still held after `timeout`: how long was waited
+    /// (and the variable that sets it), and the holder its note names.
+    fn locked(&self, path: &Path, timeout: Duration) -> Error {
+        let holder = fs::read_to_string(self.dir.join("lock.holder")).unwrap_or_default();
+        Error::Locked {
+            what: path.display().to_string(),
+            holder: format!(
+                "still locked after {}s (CLINV_LOCK_TIMEOUT) by {}",
+                timeout.as_secs_f64(),
+                holder.trim()
+            ),
+        }
+    }
+
     /// Takes the domain lock, waiting up to `timeout`. The holder is recorded in
     /// `lock.holder`; a lock whose holder died is free (the kernel released it).
     ///
@@ -499,17 +556,7 @@ impl DomainStore {
             .map_err(|e| Error::io(&path, e))?;
         match lock::exclusive(&file, timeout) {
             Ok(()) => {}
-            Err(lock::Wait::TimedOut) => {
-                let holder = fs::read_to_string(self.dir.join("lock.holder")).unwrap_or_default();
-                return Err(Error::Locked {
-                    what: path.display().to_string(),
-                    holder: format!(
-                        "still locked after {}s by {}",
-                        timeout.as_secs(),
-                        holder.trim()
-                    ),
-                });
-            }
+            Err(lock::Wait::TimedOut) => return Err(self.locked(&path, timeout)),
             Err(lock::Wait::Io(e)) => return Err(Error::io(&path, e)),
         }
         let holder = serde_json::json!({
@@ -548,17 +595,7 @@ impl DomainStore {
         };
         match lock::exclusive(&file, timeout) {
             Ok(()) => Ok(Some(Lock { _file: file })),
-            Err(lock::Wait::TimedOut) => {
-                let holder = fs::read_to_string(self.dir.join("lock.holder")).unwrap_or_default();
-                Err(Error::Locked {
-                    what: path.display().to_string(),
-                    holder: format!(
-                        "still locked after {}s by {}",
-                        timeout.as_secs(),
-                        holder.trim()
-                    ),
-                })
-            }
+            Err(lock::Wait::TimedOut) => Err(self.locked(&path, timeout)),
             Err(lock::Wait::Io(_)) => Ok(None),
         }
     }
@@ -582,15 +619,33 @@ impl DomainStore {
     ///
     /// # Errors
     /// The journal exists but cannot be read.
+    ///
+    /// The summaries of sealed segments are a cache: valid ones are used, and the missing
+    /// or stale ones written when the domain is ours and its lock free at once (a reader
+    /// never waits for them, and they never change an answer). So reading commands
+    /// (`snapshots list`, `log`, `report`...) may write them; only a caller that promises
+    /// no write at all reads with [`DomainStore::listing_read_only`].
     pub fn listing(&self) -> Result<scan::Listing> {
-        self.check_dirs()?;
-        // Summaries of sealed segments are used, and the missing ones written when the
-        // domain is ours and its lock free at once (a reader never waits for them).
         let summaries = if self.check_owner().is_ok() {
             summary::Summaries::UseAndWrite
         } else {
             summary::Summaries::Use
         };
+        self.listing_with(summaries)
+    }
+
+    /// [`DomainStore::listing`] without writing anything into the store — no summary,
+    /// no lock file — for shell completion, which runs on every TAB and promises the
+    /// user's store stays as it was (valid summaries are still used).
+    ///
+    /// # Errors
+    /// The journal exists but cannot be read.
+    pub fn listing_read_only(&self) -> Result<scan::Listing> {
+        self.listing_with(summary::Summaries::Use)
+    }
+
+    fn listing_with(&self, summaries: summary::Summaries) -> Result<scan::Listing> {
+        self.check_dirs()?;
         let mut listing = summary::read(&self.layout(), summaries, || {
             self.read_lock(Duration::ZERO).ok().flatten()
         })
@@ -705,7 +760,7 @@ impl DomainStore {
         // Objects are written under the lock: an object that already exists may belong
         // only to deleted snapshots, and `gc` (which holds the lock) would remove it
         // between this check and the append, leaving the new record without it.
-        let _lock = self.lock("record", LOCK_TIMEOUT)?;
+        let _lock = self.lock("record", lock_timeout()?)?;
         self.record_locked(cr, crd_json, target.map(TargetRecord::from), cluster)
     }
 
@@ -757,7 +812,7 @@ impl DomainStore {
         crd_json: &str,
         target: Option<&Target>,
     ) -> Result<(SnapshotRecord, bool)> {
-        let lock = self.lock("record", LOCK_TIMEOUT)?;
+        let lock = self.lock("record", lock_timeout()?)?;
         let cr_id = hex_sha256(cr_object(cr).as_bytes());
         let crd_id = hex_sha256(crd_json.as_bytes());
         let target = target.map(TargetRecord::from);
@@ -839,7 +894,7 @@ impl DomainStore {
         cr: &ClusterInventory,
         crd_json: &str,
     ) -> Result<(SnapshotRecord, bool)> {
-        let _lock = self.lock("record", LOCK_TIMEOUT)?;
+        let _lock = self.lock("record", lock_timeout()?)?;
         let cr_id = hex_sha256(cr_object(cr).as_bytes());
         let crd_id = hex_sha256(crd_json.as_bytes());
         let same = self.newest()?.filter(|s| s.cr == cr_id && s.crd == crd_id);
@@ -857,7 +912,7 @@ impl DomainStore {
         if changes.is_empty() {
             return Ok(());
         }
-        let _lock = self.lock("state", LOCK_TIMEOUT)?;
+        let _lock = self.lock("state", lock_timeout()?)?;
         self.append_states(changes)
     }
 
@@ -1138,10 +1193,11 @@ pub fn now_millis() -> String {
     crate::util::time::format_millis(jiff::Timestamp::now())
 }
 
-/// How far past this machine's clock a recorded time may be and still be taken as a
-/// time: two machines' clocks and time zones mistaken for UTC differ by hours, never by
-/// a day. A record beyond it is refused by `import`, and never sets the time of a
-/// record written after it.
+/// How far past this machine's clock a recorded time may be and still be taken as a time:
+/// two machines' clocks and time zones mistaken for UTC differ by hours, never by a day.
+///
+/// A record beyond it is refused by `import`, and never sets the time of a record written
+/// after it.
 pub const FUTURE_TOLERANCE_HOURS: i64 = 24;
 
 /// Whether the recorded time `at` lies more than [`FUTURE_TOLERANCE_HOURS`] after `now`
@@ -1175,6 +1231,8 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// The row of `listing` that `reference` names.
+///
 /// The row of `listing` that `reference` names (deleted snapshots are never named):
 /// `latest~N` counts from the newest, `@DATE` is the newest recorded at or before it, a
 /// whole id names its snapshot, a shorter prefix of at least 4 hex digits must name
@@ -1690,13 +1748,31 @@ mod tests {
         // gc removes objects of deleted snapshots under the lock; a record that found its
         // object already present before taking the lock would append a record whose
         // object gc had just removed.
-        let (_dir, store) = fresh();
-        let held = store.lock("gc", LOCK_TIMEOUT).unwrap();
+        let (dir, store) = fresh();
+        let held = store.lock("gc", DEFAULT_LOCK_TIMEOUT).unwrap();
         let writer = {
             let store = store.clone();
             std::thread::spawn(move || store.record(&cr(1), "{}", None).unwrap())
         };
-        std::thread::sleep(Duration::from_millis(300));
+        // The writer waits for the lock once it has the lock file open (a second open of
+        // it in this process, beside the holder's): probed, not assumed after a sleep.
+        let lock = dir.path().join("d/lock");
+        let opened = || {
+            fs::read_dir("/proc/self/fd")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|fd| fs::read_link(fd.path()).is_ok_and(|l| l == lock))
+                .count()
+        };
+        let since = std::time::Instant::now();
+        while opened() < 2 {
+            assert!(
+                since.elapsed() < Duration::from_secs(20),
+                "the writer never took the lock file"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
         assert!(
             store.object_ids().is_empty(),
             "an object was written while another process held the lock"
@@ -1725,9 +1801,38 @@ mod tests {
     }
 
     #[test]
+    fn lock_timeouts_are_plain_decimal_seconds_up_to_the_bound() {
+        let max = MAX_LOCK_TIMEOUT;
+        for (text, want) in [("30", 30_000), ("0", 0), ("0.5", 500), ("3600", 3_600_000)] {
+            let got = parse_seconds(text, max).map(|d| d.as_millis());
+            assert_eq!(got, Some(want), "{text}");
+        }
+        for text in [
+            "",
+            "abc",
+            "-1",
+            "+1",
+            "1e3",
+            "inf",
+            "NaN",
+            " 5",
+            "5 ",
+            "0x10",
+            "1.",
+            ".5",
+            "3601",
+            "3600.5",
+            "1..2",
+            "99999999999",
+        ] {
+            assert_eq!(parse_seconds(text, max), None, "{text:?}");
+        }
+    }
+
+    #[test]
     fn a_held_lock_times_out_naming_its_holder_and_a_dead_holder_frees_it() {
         let (dir, store) = fresh();
-        let held = store.lock("test-holder", LOCK_TIMEOUT).unwrap();
+        let held = store.lock("test-holder", DEFAULT_LOCK_TIMEOUT).unwrap();
         let err = store
             .lock("second", Duration::from_millis(100))
             .err()
@@ -1831,7 +1936,7 @@ mod tests {
                 .collect();
             (ids, j.newest_first().next().map(|s| s.record.clone()))
         };
-        let _lock = store.lock("test", LOCK_TIMEOUT).unwrap();
+        let _lock = store.lock("test", DEFAULT_LOCK_TIMEOUT).unwrap();
         store.layout().ensure_v2(&now_millis()).unwrap();
         assert_eq!(store.layout().newest_snapshot(), None, "the tail told");
         assert_eq!(store.newest().unwrap(), full(&store).1);
@@ -1852,7 +1957,7 @@ mod tests {
         assert_eq!(after, ["dddd01", "bbbb01"]);
         assert!(dir.path().join("d/segments/2/000000.log").is_file());
         assert_eq!(store.layout().newest_snapshot(), None);
-        let _lock = store.lock("test", LOCK_TIMEOUT).unwrap();
+        let _lock = store.lock("test", DEFAULT_LOCK_TIMEOUT).unwrap();
         assert_eq!(store.newest().unwrap(), newest);
         drop(_lock);
         assert!(
@@ -2331,7 +2436,7 @@ mod tests {
             fs::write(dir.path().join(path), "x").unwrap();
         }
         fs::create_dir_all(dir.path().join("d/segments/2")).unwrap();
-        drop(store.lock("replay", LOCK_TIMEOUT).unwrap());
+        drop(store.lock("replay", DEFAULT_LOCK_TIMEOUT).unwrap());
         for path in left {
             assert!(!dir.path().join(path).exists(), "{path}");
         }

@@ -224,6 +224,8 @@ impl StateRecord {
     }
 }
 
+/// A publish identical to the domain's newest snapshot, recorded on that snapshot.
+///
 /// A publish of an inventory identical (apart from `renderedAt`) to the domain's newest
 /// snapshot: recorded on that snapshot (`id`) instead of as a new one, so the history
 /// has one step per distinct inventory and the event stays visible.

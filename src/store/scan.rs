@@ -1,3 +1,5 @@
+//! Reading a domain's journal into compact rows for listings (`snapshots list`, `log`).
+//!
 //! Reading a domain's journal for listings (`snapshots list`, `log`): the same files,
 //! lines, checksums and damage as [`journal::Builder`], folded into compact rows that
 //! hold only what a listing shows instead of a whole [`super::Snapshot`] per record.

@@ -495,6 +495,7 @@ const MAX_LINE_BYTES: usize = journal::MAX_LINE + 1;
 
 /// A generation being written: lines pushed in order go out in segments (rolled at
 /// [`SEGMENT_ROLL`] when ordered); nothing is live until [`NewGeneration::switch`].
+///
 /// Memory stays at one buffer whatever the size of the history.
 pub struct NewGeneration<'a> {
     layout: &'a Layout,

@@ -575,7 +575,8 @@ impl<'a> Cursor<'a> {
 pub enum Summaries {
     /// Read every line (what `verify`-like readers and the tests' reference do).
     Ignore,
-    /// Use valid summaries; write none.
+    /// Use valid summaries; write none (another user's domain, gc, and shell
+    /// completion, which promises no write at all).
     Use,
     /// Use valid summaries and write the missing ones (the domain is ours to write).
     UseAndWrite,

@@ -1,6 +1,8 @@
-//! The one backoff: every wait-and-retry loop in clinv (the lock wait, the push retry,
-//! the agent's schedule, the cluster's CRD and CR polls) asks a [`Policy`] for its
-//! delays, so they grow, cap, jitter and stop at a deadline by the same rules.
+//! The one backoff for every wait-and-retry loop in clinv.
+//!
+//! The lock wait, the push retry, the agent's schedule, the cluster's CRD and CR polls ask
+//! a [`Policy`] for their delays, so they grow, cap, jitter and stop at a deadline by the
+//! same rules.
 //!
 //! A [`Policy`] is a pure function from the attempt number and a random unit to a
 //! delay ([`Policy::delay`]); [`Delays`] is the iterator a retry loop walks: one delay

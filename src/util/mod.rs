@@ -1,9 +1,13 @@
-//! Small leaf utilities shared by every layer: bounded and atomic file access
-//! ([`files`]), the one retry backoff ([`backoff`]), waiting for a file lock ([`lock`]), content hashes ([`hash`]), which
-//! hosts `NO_PROXY` exempts ([`no_proxy`]), the one sanitiser for text that leaves the
-//! process ([`redact`]), the messages library flows return instead of printing
-//! ([`notice`]), bounded parallel work ([`pool`]), safe points for SIGINT/SIGTERM ([`signals`]), "did you mean"
-//! ([`suggest`]), time formats ([`time`]), the one URL reader ([`url`]) and the one runner of helper programs ([`helper`]).
+//! Small leaf utilities shared by every layer.
+//!
+//! Bounded and atomic file access ([`files`]), the one retry backoff ([`backoff`]), waiting
+//! for a file lock ([`lock`]), content hashes ([`hash`]), which hosts `NO_PROXY` exempts
+//! ([`no_proxy`]), the one sanitiser for text that leaves the process ([`redact`]), the
+//! messages library flows return instead of printing ([`notice`]), bounded parallel work
+//! ([`pool`]), safe points for SIGINT/SIGTERM ([`signals`]), "did you mean" ([`suggest`]),
+//! time formats ([`time`]), the one URL reader ([`url`]) and the one runner of helper
+//! programs ([`helper`]).
+//!
 
 /// `parent`, `sep` and `child` joined; `child` alone under an empty parent (the root of a
 /// Git path, of a field path).

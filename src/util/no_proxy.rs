@@ -3,6 +3,8 @@
 
 use std::net::IpAddr;
 
+/// Whether a `NO_PROXY` list covers `host:port`.
+///
 /// Whether a `NO_PROXY` list covers `host:port`: `*`; an IP or a CIDR block; a domain,
 /// which covers itself and its subdomains (`.example.com` and `*.example.com` only the
 /// subdomains); any entry may end in `:port`.

@@ -1,11 +1,13 @@
-//! The one sanitiser for text that leaves the process or reaches the store: credentials
-//! out of URLs (kubeconfig server and proxy URLs, git remotes, index and `file://` URLs,
-//! error texts of kube and libgit2 that quote them), credential-plugin failures reduced to
-//! the plugin's name and exit status, control characters escaped. One rule for all, so no
-//! path forgets it.
+//! The one sanitiser for text that leaves the process or reaches the store.
+//!
+//! Credentials out of URLs (kubeconfig server and proxy URLs, git remotes, index and
+//! `file://` URLs, error texts of kube and libgit2 that quote them), credential-plugin
+//! failures reduced to the plugin's name and exit status, control characters escaped. One
+//! rule for all, so no path forgets it.
 
-/// `url` without the password of its user info, and for HTTP(S) without the user too (a
-/// token is often put there); an SSH user (`ssh://git@host/…`) is no secret and the URL
+/// `url` without the password of its user info, and for HTTP(S) without the user too.
+///
+/// A token is often put there; an SSH user (`ssh://git@host/…`) is no secret and the URL
 /// needs it. The query and the fragment go too (`?token=…`, `#access_token=…`): what
 /// stays of them is `?…` or `#…`, so a reader sees that the URL had one. Read by the
 /// transports' own rules ([`crate::util::url`]); a text that is no valid URL loses all
@@ -14,13 +16,17 @@ pub fn url(url: &str) -> String {
     crate::util::url::redact(url)
 }
 
-/// A failure detail as it may be printed and stored: credential-plugin failures reduced
-/// to the plugin's command name and exit status ([`plugin_failures`]), URLs without
-/// credentials, query or fragment ([`urls_in`]), control characters escaped.
+/// A failure detail as it may be printed and stored.
+///
+/// Credential-plugin failures reduced to the plugin's command name and exit status
+/// ([`plugin_failures`]), URLs without credentials, query or fragment ([`urls_in`]),
+/// control characters escaped.
 pub fn detail(text: &str) -> String {
     escape_controls(&urls_in(&plugin_failures(text)))
 }
 
+/// Cuts what kube's texts for a failing exec credential plugin quote.
+///
 /// kube's texts for a failing exec credential plugin quote the whole command (its
 /// environment, the plugin's `env:` values among them, and its arguments) and its stdout
 /// and stderr; the texts for unparsable plugin output quote that output. Both are cut:

@@ -23,9 +23,10 @@ thread_local! {
 /// A write in progress: a signal waits for it to end.
 pub struct Critical(#[allow(dead_code)] Option<RwLockReadGuard<'static, ()>>);
 
-/// Marks a write that must not be cut short by SIGINT or SIGTERM. Sections nest: an
-/// inner one (an atomic file write inside a store append) takes nothing more, so a
-/// signal waiting for the gate can never block it.
+/// Marks a write that must not be cut short by SIGINT or SIGTERM.
+///
+/// Sections nest: an inner one (an atomic file write inside a store append) takes nothing
+/// more, so a signal waiting for the gate can never block it.
 pub fn critical() -> Critical {
     let depth = DEPTH.with(|d| {
         let depth = d.get();

@@ -1,9 +1,10 @@
 //! "Did you mean": the one rule for every name a user can misspell (domains, drivers,
 //! spec keys, addon names, addon directories).
 
-/// The known name closest to `wanted`, when it is close: a Levenshtein distance of at
-/// most a third of its length (at least 2), or `wanted` is a prefix of it. Ties go to the
-/// first in `known`; `wanted` itself is never suggested.
+/// The known name closest to `wanted`, when it is close: a Levenshtein distance of at most
+/// a third of its length (at least 2), or `wanted` is a prefix of it.
+///
+/// Ties go to the first in `known`; `wanted` itself is never suggested.
 pub fn closest<I, S>(wanted: &str, known: I) -> Option<S>
 where
     I: IntoIterator<Item = S>,

@@ -1,6 +1,7 @@
 //! Times as clinv reads and writes them, on jiff (already in the tree through
-//! k8s-openapi). jiff formats, checks the fields and does the calendar and the instant;
-//! in front of it stands the strict RFC 3339 grammar clinv has always accepted
+//! k8s-openapi).
+//!
+//! jiff formats, checks the fields and does the calendar and the instant; in front of it stands the strict RFC 3339 grammar clinv has always accepted
 //! ([`strict`]), so a `date-time` the CRD check lets through is one the API server
 //! accepts too.
 
@@ -65,9 +66,10 @@ pub fn write_age(then: i64, now: i64, out: &mut String) {
 /// What an AGE cell says when the time cannot be read (kubectl's word).
 pub const UNKNOWN_AGE: &str = "<unknown>";
 
-/// An RFC 3339 date-time: `YYYY-MM-DD`, `T`, `t` or a space, `HH:MM:SS`, an optional
-/// fraction (digits past the ninth ignored), then `Z`, `z` or `±HH:MM` (at most 23:59;
-/// U+2212 is a minus too). A leap second `:60` reads as `:59`. The grammar is
+/// An RFC 3339 date-time, strictly.
+///
+/// `YYYY-MM-DD`, `T`, `t` or a space, `HH:MM:SS`, an optional fraction (digits past the
+/// ninth ignored), then `Z`, `z` or `±HH:MM` (at most 23:59; U+2212 is a minus too). A leap second `:60` reads as `:59`. The grammar is
 /// [`strict`]'s; the ranges, the calendar (leap years, month lengths) and the instant
 /// are jiff's.
 pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {

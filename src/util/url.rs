@@ -1,5 +1,7 @@
-//! The one URL reader: where a credential ends, what the host and port are and what may
-//! be shown, decided once for the transports (git over HTTPS, proxies, registries, the
+//! The one URL reader.
+//!
+//! Where a credential ends, what the host and port are and what may be shown, decided once
+//! for the transports (git over HTTPS, proxies, registries, the
 //! addon index, kube servers), the manifests clinv prints and the redaction of messages.
 //! Two readers that disagree on where the user info ends leak: the transport sends
 //! `p#ss` as a password while a redaction that stops at `#` prints `user:p`.
@@ -239,8 +241,9 @@ impl Url {
     }
 }
 
-/// `text` shown without credentials, whether or not it parses: a URL by
-/// [`Url::redacted`]; a text with `://` that is not a valid URL loses everything up to
+/// `text` shown without credentials, whether or not it parses.
+///
+/// A URL by [`Url::redacted`]; a text with `://` that is not a valid URL loses everything up to
 /// its last `@` (where any reader could think the user info ends) and its query or
 /// fragment; a text without `://` (a path, scp-like `git@host:path`) as it is.
 pub fn redact(text: &str) -> String {

@@ -4,6 +4,8 @@ use super::TableStyle;
 use crate::project::addons::Row;
 use crate::view::table::Table;
 
+/// The addons table, in lok8s's `lo addons --detail` layout.
+///
 /// The addons table: lok8s's `lo addons --detail` layout (header line, one row per entry)
 /// with the inventory's facts — SOURCE, CATEGORY, TYPE, VERSION — in 100 columns; `wide`
 /// adds each entry's directory and where it is configured.

@@ -1,3 +1,5 @@
+//! `clinv fleet -o html`: the matrix as one self-contained page.
+//!
 //! `clinv fleet -o html`: the matrix as one self-contained page — no script, no external
 //! resource — with sticky headers (the domain row and the addon column stay in view), cells
 //! coloured by "behind the index" and "differs from the majority", a legend, and a filter

@@ -1,8 +1,9 @@
 //! Presentation: what each command shows, one file per view, and the report formats of
-//! diffs and audit trails ([`report`]). A view turns data into text and prints nothing;
-//! [`crate::app::output::Printer`] writes it. Values come from files and live objects,
-//! so every view neutralises them for its format (control characters escaped; Markdown
-//! and HTML escaped).
+//! diffs and audit trails ([`report`]).
+//!
+//! A view turns data into text and prints nothing; [`crate::app::output::Printer`] writes
+//! it. Values come from files and live objects, so every view neutralises them for its
+//! format (control characters escaped; Markdown and HTML escaped).
 
 pub mod addons;
 pub mod fleet;

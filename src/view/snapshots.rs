@@ -46,8 +46,10 @@ pub fn write_snapshot_names(listed: &crate::store::Listed, out: &mut dyn Write) 
 }
 
 /// [`snapshots_table`] of compact listings, written as it goes (a listing of a million
-/// snapshots is not held as cells): the same bytes. The AGE of a row is computed from
-/// its packed time (no parse) once per pass, into one reused buffer.
+/// snapshots is not held as cells): the same bytes.
+///
+/// The AGE of a row is computed from its packed time (no parse) once per pass, into one
+/// reused buffer.
 ///
 /// # Errors
 /// Write errors.

@@ -8,6 +8,8 @@ pub fn inventory_block(object: &serde_json::Value) -> String {
     block(&StatusSource::Live, object)
 }
 
+/// The inventory block under a header that says where it comes from.
+///
 /// The inventory block under a header that says where it comes from: `lo status`'s own
 /// for the live object; for a snapshot its id, when it was applied and why it is shown —
 /// so stdout alone never passes a snapshot off as the cluster.
@@ -89,10 +91,12 @@ fn text_at<'a>(object: &'a serde_json::Value, pointer: &str) -> Option<&'a str> 
     object.pointer(pointer).and_then(serde_json::Value::as_str)
 }
 
-/// `status` text after the inventory block: where it comes from (on stdout, so a
-/// reader of the output alone knows a snapshot from the live object), its ages, the
-/// last apply and the queue. Ages are kubectl's, against `now` (seconds since the
-/// epoch); the absolute times follow in parentheses.
+/// `status` text after the inventory block: where it comes from (on stdout, so a reader of
+/// the output alone knows a snapshot from the live object), its ages, the last apply and
+/// the queue.
+///
+/// Ages are kubectl's, against `now` (seconds since the epoch); the absolute times follow
+/// in parentheses.
 pub fn status_section(
     domain: &str,
     source: &StatusSource,
@@ -178,14 +182,17 @@ fn delivery_lines(d: &crate::ops::status::Delivery, now: i64, out: &mut String) 
     }
 }
 
-/// `status -o json` (`schemaVersion` 3: version 2 had no `live` and `notRead`, and showed
-/// the newest snapshot, even a pending one; version 1 had only `domain`, `source`,
-/// `snapshot` and `inventory`). Times are absolute RFC 3339, as recorded: `appliedAt`
-/// (when the snapshot shown was applied, else null; v2 had `recordedAt`), `createdAt` (the live object's
-/// creationTimestamp, else null), `renderedAt` (`spec.renderedAt`), `lastApplied`
-/// (`{at, snapshot}` or null), `lastCommitted` and `lastPushed` (`{at, snapshot, to}` or
-/// null; added within version 3), `queue` (`{pending, oldestPendingAt}`; null when the
-/// store could not be read).
+/// The `status -o json` document, `schemaVersion` 3.
+///
+/// Version 2 had no `live` and `notRead`, and showed the newest snapshot, even a pending
+/// one; version 1 had only `domain`, `source`, `snapshot` and `inventory`.
+///
+/// Times are absolute RFC 3339, as recorded: `appliedAt` (when the snapshot shown was
+/// applied, else null; v2 had `recordedAt`), `createdAt` (the live object's
+/// creationTimestamp, else null), `renderedAt` (`spec.renderedAt`), `lastApplied` (`{at,
+/// snapshot}` or null), `lastCommitted` and `lastPushed` (`{at, snapshot, to}` or null;
+/// added within version 3), `queue` (`{pending, oldestPendingAt}`; null when the store
+/// could not be read).
 ///
 /// # Errors
 /// Serialisation failures (not expected).

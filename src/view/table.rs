@@ -1,6 +1,7 @@
-//! The one table printer: each column as wide as its widest cell (in terminal columns,
-//! so wide characters line up), two spaces between columns, no trailing blanks. Every
-//! cell is escaped, so a value from a file or the journal cannot move the cursor or
+//! The one table printer: each column as wide as its widest cell (in terminal columns, so
+//! wide characters line up), two spaces between columns, no trailing blanks.
+//!
+//! Every cell is escaped, so a value from a file or the journal cannot move the cursor or
 //! break a row.
 
 use crate::util::redact::escape_controls;

@@ -4,6 +4,8 @@ use super::TableStyle;
 use crate::error::Result;
 use crate::view::table::Table;
 
+/// The `updates` table.
+///
 /// The `updates` table: NAME, CURRENT, LATEST and a NOTE (`unordered` when the two
 /// versions are not both SemVer, `pre-release` when LATEST is one); `wide` adds COMPARED
 /// (`live`, `snapshot`, `rendered` or `file`: where CURRENT was read).
@@ -36,6 +38,8 @@ pub fn updates_table(
     table.render()
 }
 
+/// The `updates -o json` document.
+///
 /// The `updates -o json` document: `inventory` (`live`, `snapshot`, `rendered` or
 /// `file`), `live` (false when the cluster could not be read), `notRead` (why, or null),
 /// `indexGeneratedAt` (when the index has one), `updates` (`[]` when none).

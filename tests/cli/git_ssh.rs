@@ -9,7 +9,7 @@
 //! A child module of `gitops` (its fixture is private there).
 
 use crate::gitops::{Fx, log};
-use crate::support::{free_port, git, listening, poll, write};
+use crate::support::{git, listening, poll, reserve_port, write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -70,7 +70,8 @@ impl Sshd {
             ]);
         }
         std::fs::copy(d.join("id_ed25519.pub"), d.join("authorized_keys")).unwrap();
-        let port = free_port("127.0.0.1");
+        let reserved = reserve_port("127.0.0.1");
+        let port = reserved.port;
         let config = write(
             d,
             "sshd_config",
@@ -97,6 +98,7 @@ impl Sshd {
             listening("127.0.0.1", port)
         });
         assert!(up, "sshd did not listen:\n{}", sshd.log());
+        drop(reserved); // sshd listens: the port is its own
         sshd
     }
 

@@ -126,7 +126,8 @@ struct Daemon {
 
 impl Daemon {
     fn start(base: &Path) -> Daemon {
-        let port = free_port("127.0.0.1");
+        let reserved = reserve_port("127.0.0.1");
+        let port = reserved.port;
         // `git daemon` would run git-daemon as a child that outlives a kill of `git`;
         // start the program itself so that dropping the guard stops it.
         let exec_path = git(base, &["--exec-path"]);
@@ -150,6 +151,7 @@ impl Daemon {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        drop(reserved); // git daemon (--reuseaddr) listens: the port is its own
         Daemon { child, port }
     }
 }
@@ -1377,10 +1379,24 @@ fn pushers_to_a_local_remote_take_its_lock() {
         &run.stderr,
         "clinv.lock: another clinv process is pushing to this repository",
     );
+    assert_has(&run.stderr, "(still after 1s, --push-timeout)");
     assert!(log(&fx.remote()).is_empty(), "nothing pushed");
     drop(held);
     fx.commit(&fx.work(), &["--push"]).success();
     assert_eq!(log(&fx.remote()).len(), 1);
+    // The worktree's own lock waits `CLINV_LOCK_TIMEOUT`, as the store's does.
+    let held = hold_lock(&fx.work().join(".git/clinv.lock"));
+    let run = fx
+        .clinv(&["commit", "--repo", fx.work().to_str().unwrap()])
+        .args(["--domain", "prod.acme.example"])
+        .env("CLINV_LOCK_TIMEOUT", "0.3")
+        .run();
+    drop(held);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_has(
+        &run.stderr,
+        "another clinv process holds the repository lock (still after 0.3s, CLINV_LOCK_TIMEOUT)",
+    );
 }
 
 fn flux_and_argo_manifests() {

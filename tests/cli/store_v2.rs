@@ -420,22 +420,20 @@ fn a_publish_never_waits_out_a_replay_against_a_black_holed_server() {
 fn a_publish_that_cannot_take_the_lock_exits_11_never_0_unrecorded() {
     let fx = Fx::new();
     fx.queue("v1.31.1");
-    let lock = fx.store().join("inv/lock");
-    // Held for longer than the 30 s bounded wait.
-    let mut holder = Command::new("flock")
-        .arg(&lock)
-        .args(["sleep", "45"])
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // Held by the test past the wait (`CLINV_LOCK_TIMEOUT`, short: no test waits out
+    // the 30 s default).
+    let held = hold_lock(&fx.store().join("inv/lock"));
     let before = fx.ids_in(fx.store()).len();
-    let run = fx.publish("v1.31.2");
-    let _ = holder.kill();
-    let _ = holder.wait();
+    set_version(fx.root(), "v1.31.2");
+    let run = fx
+        .clinv(&["publish", "--domain", "inv"])
+        .env("CLINV_LOCK_TIMEOUT", "1")
+        .run();
+    drop(held);
     let after = fx.ids_in(fx.store());
-    let recorded = queued_id(&run.stderr).is_some_and(|id| after.contains(&id));
-    assert!(
-        recorded || run.code == 11,
+    assert_eq!(
+        run.code,
+        11,
         "a publish that neither applied nor recorded must exit 11, got exit {} after {:?} \
          ({before} snapshot(s) before, {} after): {}",
         run.code,
@@ -443,13 +441,55 @@ fn a_publish_that_cannot_take_the_lock_exits_11_never_0_unrecorded() {
         after.len(),
         run.stderr
     );
-    if run.code == 11 {
-        assert!(
-            run.stderr.contains("not recorded") && run.stderr.contains("lock"),
-            "exit 11 says why and names the lock: {}",
-            run.stderr
-        );
+    assert_eq!(after.len(), before, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not recorded") && run.stderr.contains("lock"),
+        "exit 11 says why and names the lock: {}",
+        run.stderr
+    );
+}
+
+/// The domain lock's wait is `CLINV_LOCK_TIMEOUT` seconds: a lock held past it fails
+/// the publish after that wait (not the 30 s default), saying how long it waited and
+/// which variable sets it; a value that is no number of seconds is refused before
+/// anything is done, naming the variable; an empty one is the default.
+fn the_lock_wait_is_clinv_lock_timeout() {
+    let fx = Fx::new();
+    fx.queue("v1.31.1");
+    let before = fx.ids_in(fx.store());
+    let publish = |timeout: &str| {
+        fx.clinv(&["publish", "--domain", "inv"])
+            .env("CLINV_LOCK_TIMEOUT", timeout)
+            .run()
+    };
+    set_version(fx.root(), "v1.31.2");
+    let held = hold_lock(&fx.store().join("inv/lock"));
+    let run = publish("0.5");
+    drop(held);
+    assert_eq!(run.code, 11, "{}", run.stderr);
+    assert_has(&run.stderr, "still locked after 0.5s (CLINV_LOCK_TIMEOUT)");
+    // The wait is honoured: not cut short (a generous upper bound: not the default).
+    assert!(
+        run.elapsed >= Duration::from_millis(500) && run.elapsed < Duration::from_secs(25),
+        "waited {:?}",
+        run.elapsed
+    );
+    for bad in ["abc", "-1", "1e3", "inf", "3601", " 5", "0x10"] {
+        let run = publish(bad);
+        assert_eq!(run.code, 1, "{bad:?}: {}", run.stderr);
+        assert_has(&run.stderr, "CLINV_LOCK_TIMEOUT: '");
+        assert_has(&run.stderr, "is not a number of seconds");
+        assert_eq!(fx.ids_in(fx.store()), before, "{bad:?} recorded");
     }
+    // A status reads the store too: refused alike, before any work.
+    let run = fx
+        .clinv(&["status", "--domain", "inv"])
+        .env("CLINV_LOCK_TIMEOUT", "soon")
+        .run();
+    assert_has(&run.stderr, "CLINV_LOCK_TIMEOUT: 'soon'");
+    let run = publish("");
+    assert_eq!(run.code, 0, "an empty value is the default: {}", run.stderr);
+    assert_eq!(fx.ids_in(fx.store()).len(), before.len() + 1);
 }
 
 // 4. -------------------------------------------------------------------------------
@@ -840,20 +880,14 @@ fn sigterm_and_sigint_end_a_waiting_command_with_143_and_130() {
     let fx = Fx::new();
     fx.queue("v1.31.1");
     let lock = fx.store().join("inv/lock");
+    let _held = hold_lock(&lock);
     for (name, code) in [("TERM", 143), ("INT", 130)] {
-        let mut holder = Command::new("flock")
-            .arg(&lock)
-            .args(["sleep", "20"])
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
         set_version(fx.root(), "v1.31.5");
         let child = fx.spawn_in(fx.store(), &["publish", "--domain", "inv"]);
-        std::thread::sleep(Duration::from_millis(700));
+        // The publish is waiting for the lock once it has the lock file open.
+        await_waiter(&lock, Duration::from_secs(20));
         signal(&child, name);
         let run = wait_out(child, "publish");
-        let _ = holder.kill();
-        let _ = holder.wait();
         assert_eq!(run.code, code, "SIG{name}: {}", run.stderr);
         assert!(
             run.stderr.contains("interrupted"),
@@ -1830,6 +1864,7 @@ trials! {
         an_imported_older_pending_snapshot_never_becomes_latest,
         a_publish_never_waits_out_a_replay_against_a_black_holed_server,
         a_publish_that_cannot_take_the_lock_exits_11_never_0_unrecorded,
+        the_lock_wait_is_clinv_lock_timeout,
         gc_refuses_with_a_damaged_line_and_never_deletes_its_object,
         import_racing_gc_never_leaves_a_snapshot_without_its_object,
         export_racing_gc_writes_a_consistent_archive,

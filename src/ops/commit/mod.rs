@@ -1,3 +1,5 @@
+//! `clinv commit`: an inventory written into a GitOps repository and committed.
+//!
 //! `clinv commit`: the project rendered now (recorded in the store first), or a snapshot
 //! of the store, written into a GitOps repository (Flux / Argo CD), committed, optionally
 //! pushed, and the outcome recorded in the store.
@@ -18,9 +20,6 @@ pub mod several;
 
 /// The default message: a stable subject, a body, and the trailers.
 pub const DEFAULT_TEMPLATE: &str = "inventory({domain}): {summary}\n\nRendered at {renderedAt} (Kubernetes {kubernetesVersion}) and committed by clinv.\n";
-
-/// How long a command waits for another clinv process to release the repository.
-const REPO_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What `--print-flux` says about Flux's multi-tenancy lockdown.
 const LOCKDOWN: &str = "under Flux's multi-tenancy lockdown (kustomize-controller --default-service-account=SA, or spec.serviceAccountName) the Kustomization applies as that service account of flux-system: bind it a ClusterRole that may get, list, watch, create, update, patch and delete customresourcedefinitions (apiextensions.k8s.io) and clusterinventories (lok8s.dev) — the GitOps guide has one — or it stays not Ready with \"forbidden\"";
@@ -73,6 +72,7 @@ pub struct Printed {
 }
 
 /// The Flux manifests or the Argo CD Application (or ApplicationSet) that sync the folder.
+///
 /// Inside a `flux bootstrap` tree that already applies the folder, nothing is printed for
 /// Flux: a second Kustomization would fight `flux-system` over the objects.
 ///
@@ -80,7 +80,7 @@ pub struct Printed {
 /// The repository cannot be opened, its branch is unknown, no repository URL is known, a
 /// destination does not fit `--all`.
 pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<Printed> {
-    let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?;
+    let repo = Repo::open(opts.repo, crate::store::lock_timeout()?)?;
     let branch = repo.branch(opts.branch)?;
     let mut notices = Vec::new();
     // Argo CD clones with the git CLI: an SSH remote as it reads it.
@@ -349,10 +349,12 @@ fn argo_set(
     Ok(layout::argo_set(url, branch, &elements))
 }
 
-/// Why a commit was refused as older, as one warning: the branch's inventory was
-/// rendered later. When the store recorded the snapshot after the branch's (by the
-/// store's order when it has a snapshot with that render time, else after that time), a
-/// clock (or a fixed `SOURCE_DATE_EPOCH`) disagrees, and the warning says so.
+/// Why a commit was refused as older, as one warning: the branch's inventory was rendered
+/// later.
+///
+/// When the store recorded the snapshot after the branch's (by the store's order when it
+/// has a snapshot with that render time, else after that time), a clock (or a fixed
+/// `SOURCE_DATE_EPOCH`) disagrees, and the warning says so.
 pub fn older_message(
     store: &DomainStore,
     branch: &str,
@@ -442,9 +444,11 @@ pub struct Commit {
 /// The messages of the way (always), and how it ended.
 pub type Report = crate::ops::Reported<Done>;
 
-/// `clinv commit`: picks or renders the snapshot, then [`commit`]s it. A rendered
-/// inventory is recorded in the store before the repository is opened (folded into the
-/// newest snapshot when that holds it already); nothing is committed when it cannot be.
+/// `clinv commit`: picks or renders the snapshot, then [`commit`]s it.
+///
+/// A rendered inventory is recorded in the store before the repository is opened (folded
+/// into the newest snapshot when that holds it already); nothing is committed when it
+/// cannot be.
 pub fn run(store: &DomainStore, source: &Source<'_>, opts: &Options<'_>) -> Report {
     Report::gather(|notices| {
         let (snapshot, inventory, origin) = match chosen(store, source, notices)? {
@@ -629,6 +633,8 @@ pub struct Outcome {
     pub not_recorded: Option<Error>,
 }
 
+/// Commits `snap` into the repository, pushes it when asked, and records the commit.
+///
 /// Commits `snap` (whose inventory is `inventory`) into the repository, pushes it when
 /// asked, and records the commit in the store — unless the branch holds a newer
 /// inventory ([`Committed::Older`]), which is left alone. What was committed is said in
@@ -645,7 +651,7 @@ pub fn commit(
     opts: &Options<'_>,
     notices: &mut Vec<Notice>,
 ) -> Result<Outcome> {
-    let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?.with_https(opts.https.clone());
+    let repo = Repo::open(opts.repo, crate::store::lock_timeout()?)?.with_https(opts.https.clone());
     let folder = folder(store, snap, inventory)?;
     let template = opts.template.unwrap_or(DEFAULT_TEMPLATE);
     let domain = &store.domain;

@@ -1,3 +1,5 @@
+//! `clinv commit` of several domains in one commit.
+//!
 //! `clinv commit` of several domains (`-A`, `--domain` repeated, a glob): every selected
 //! domain's folder in **one** commit — one pull request for a fleet-wide pin bump — with a
 //! subject and body that summarise the change per domain.
@@ -6,9 +8,7 @@
 //! repository is touched; when one cannot be, nothing is committed. A domain whose folder
 //! the branch holds rendered later is left alone, as one domain's commit leaves it.
 
-use super::{
-    Chosen, Options, Origin, REPO_LOCK_TIMEOUT, Source, chosen, folder, older_message, request,
-};
+use super::{Chosen, Options, Origin, Source, chosen, folder, older_message, request};
 use crate::domain::Domain;
 use crate::error::{ArgumentError, Error, Result};
 use crate::gitops::{self, Folder, Found, Part, Repo};
@@ -150,7 +150,7 @@ fn commit(picks: Picks<'_>, opts: &Options<'_>, notices: &mut Vec<Notice>) -> Re
             Pick::Deploy(_) => None,
         })
         .collect();
-    let repo = Repo::open(opts.repo, REPO_LOCK_TIMEOUT)?.with_https(opts.https.clone());
+    let repo = Repo::open(opts.repo, crate::store::lock_timeout()?)?.with_https(opts.https.clone());
     let branch = repo.branch(opts.branch)?;
     let parts: Vec<Part<'_>> = members.iter().map(|m| part(m)).collect();
     let template = opts.template;

@@ -1,7 +1,9 @@
-//! The HTML audit report: one self-contained page — inline CSS and inline SVG, no
-//! scripts, fonts, images or network requests — that can be attached to a ticket or
-//! opened from disk. It shows the current inventory, a swimlane chart of the Kubernetes
-//! and addon versions over time, and the change list, newest first.
+//! The HTML audit report: one self-contained page — inline CSS and inline SVG, no scripts,
+//! fonts, images or network requests — that can be attached to a ticket or opened from
+//! disk.
+//!
+//! It shows the current inventory, a swimlane chart of the Kubernetes and addon versions
+//! over time, and the change list, newest first.
 //!
 //! Deterministic: the same trail, inventory and [`Generated`] footer give the same
 //! bytes. Every value is HTML-escaped.
@@ -148,6 +150,8 @@ pub fn html_report(
     html_report_of(domain, trail, current, generated, trail.entries.len())
 }
 
+/// [`html_report`] of a history whose `trail` holds only the newest entries.
+///
 /// [`html_report`] of a history of `steps` recorded steps whose `trail` holds only the
 /// newest entries (the timeline covers them all): the page summarises, and says how many
 /// older steps it does not list — so a history of a million records is a bounded page.

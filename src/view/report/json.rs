@@ -22,9 +22,10 @@ pub fn trail(trail: &Trail) -> Result<String> {
     render::to_json(trail)
 }
 
-/// The trail document's opening, up to its first entry: with [`trail_entry`] per entry
-/// (newest first) and [`trail_end`], the bytes of [`trail`] — written as the entries
-/// are made, so `log -o json` of a long history never holds them.
+/// The trail document's opening, up to its first entry.
+///
+/// With [`trail_entry`] per entry (newest first) and [`trail_end`], the bytes of [`trail`]
+/// — written as the entries are made, so `log -o json` of a long history never holds them.
 ///
 /// # Errors
 /// Serialisation failures (not expected for these types).

@@ -1,5 +1,7 @@
-//! Printers for diff reports and audit trails, one module per format. Each turns the data
-//! model ([`crate::history::diff::Report`], [`crate::history::audit::Trail`]) into a string; none prints —
+//! Printers for diff reports and audit trails, one module per format.
+//!
+//! Each turns the data model ([`crate::history::diff::Report`],
+//! [`crate::history::audit::Trail`]) into a string; none prints —
 //! [`crate::app::output::Printer`] writes the result.
 //!
 //! Values come from files and live objects, so every printer neutralises them for its

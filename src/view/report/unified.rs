@@ -1,6 +1,8 @@
-//! `-o unified`: a line diff (`diff -u`) of the two objects' YAML, for readers who want
-//! the raw view. Both sides are the inventory model — server-owned metadata and `status`
-//! are not part of it — rendered with the same encoder, so only real differences show.
+//! `-o unified`: a line diff (`diff -u`) of the two objects' YAML, for readers who want the
+//! raw view.
+//!
+//! Both sides are the inventory model — server-owned metadata and `status` are not part of
+//! it — rendered with the same encoder, so only real differences show.
 //!
 //! `spec.renderedAt` is masked: it is taken out of the body and shown in the `---`/`+++`
 //! header lines instead, where `diff -u` puts file times, so a re-render alone yields no

@@ -252,29 +252,53 @@ fn a_lock_left_by_a_dead_process_does_not_block() {
         "inv/lock.holder",
         "{\"pid\":999999999,\"host\":\"gone\",\"command\":\"publish\",\"since\":\"2020-01-01T00:00:00.000Z\"}\n",
     );
-    let run = queue(dir.path(), store.path());
-    assert!(run.elapsed < Duration::from_secs(5));
+    // No wait allowed: a lock still held would fail the publish (exit 11), not slow it.
+    let run = publish_offline_cmd(dir.path(), store.path())
+        .env("CLINV_LOCK_TIMEOUT", "0")
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_has(&run.stderr, "recorded as pending snapshot");
     verify(dir.path(), store.path()).success();
 }
 
 fn a_lock_held_by_a_live_process_is_waited_for_and_named() {
-    // A real holder: flock(1) keeps the lock while it sleeps. clinv waits (30 s), so
-    // only check it does not proceed within a short window and does not corrupt.
+    // A real holder: the test itself, on its own open file description, with the note
+    // a clinv holder leaves. A short wait fails naming that holder; a long one proceeds
+    // once the lock is released, and not before.
     let (dir, store) = queued();
     let lock = store.path().join("inv/lock");
-    let mut holder = Command::new("flock")
-        .arg(&lock)
-        .args(["sleep", "3"])
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let run = queue(dir.path(), store.path()); // waits until flock exits, then records
-    holder.wait().unwrap();
-    assert!(
-        run.elapsed >= Duration::from_secs(2),
-        "did not wait: {:?}",
-        run.elapsed
+    let held = hold_lock(&lock);
+    write(
+        store.path(),
+        "inv/lock.holder",
+        format!(
+            "{{\"pid\":{},\"host\":\"here\",\"command\":\"gc\"}}\n",
+            std::process::id()
+        ),
     );
+    let run = publish_offline_cmd(dir.path(), store.path())
+        .env("CLINV_LOCK_TIMEOUT", "0.3")
+        .run();
+    assert_eq!(run.code, 11, "{}", run.stderr);
+    assert_has(&run.stderr, "still locked after 0.3s");
+    assert_has(&run.stderr, "\"command\":\"gc\"");
+    let waiting = {
+        let (dir, store) = (dir.path().to_path_buf(), store.path().to_path_buf());
+        std::thread::spawn(move || {
+            publish_offline_cmd(&dir, &store)
+                .env("CLINV_LOCK_TIMEOUT", "60")
+                .run()
+        })
+    };
+    await_waiter(&lock, Duration::from_secs(20));
+    assert!(
+        !waiting.is_finished(),
+        "the publish did not wait for the lock"
+    );
+    drop(held);
+    let run = waiting.join().unwrap();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_has(&run.stderr, "recorded as pending snapshot");
     verify(dir.path(), store.path()).success();
 }
 

@@ -1,3 +1,5 @@
+//! The HTTPS git server of the tests on loopback: nginx in front of `git http-backend`.
+//!
 //! The HTTPS git server of the tests on loopback: Debian's nginx (TLS with a private CA
 //! made at test time, basic auth) in front of `git http-backend` through Debian's
 //! fcgiwrap. `clinv commit --push` over HTTPS pushes to it (tests/cli/git_https.rs), and
@@ -49,7 +51,8 @@ impl GitServer {
         let dir = dir.to_path_buf();
         std::fs::create_dir_all(dir.join("repos")).unwrap();
         crate::https::make_pki(&dir);
-        let port = free_port("127.0.0.1");
+        let reserved = reserve_port("127.0.0.1");
+        let port = reserved.port;
         write(&dir, "htpasswd", format!("{user}:{{PLAIN}}{password}\n"));
         let exec = git_in(&dir, &dir, &["--exec-path"]);
         let backend = Path::new(exec.trim()).join("git-http-backend");
@@ -118,6 +121,7 @@ http {{
             listening("127.0.0.1", port) && server.dir.join("fcgi.sock").exists()
         });
         assert!(up, "nginx/fcgiwrap did not start:\n{}", server.error_log());
+        drop(reserved); // nginx listens: the port is its own
         server
     }
 

@@ -5,12 +5,15 @@
 //! absent is reported by the runner as *ignored*, with one loud line on stderr saying
 //! why, and fails instead under `CI=true`. Filtering, `--list`, `--exact`, `--skip`,
 //! `--ignored`/`--include-ignored` and `--test-threads` are libtest's; output is not
-//! captured (`--nocapture` is accepted and changes nothing).
+//! captured (`--nocapture` is accepted and changes nothing). Each case runs under a
+//! watchdog ([`watched`], `CLINV_TEST_WATCHDOG`).
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::OnceLock;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
 
 /// What a case needs besides the built binary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -130,8 +133,9 @@ pub fn clinv_bin() -> &'static str {
 }
 
 /// Runs `cases` against the `clinv` binary at `bin` with the command line's arguments.
-/// `probe` says whether a prerequisite is present (`Err` says why not); it is called
-/// once per prerequisite that a selected case needs.
+///
+/// `probe` says whether a prerequisite is present (`Err` says why not); it is called once
+/// per prerequisite that a selected case needs.
 pub fn run(
     bin: &'static str,
     mut cases: Vec<Case>,
@@ -139,6 +143,7 @@ pub fn run(
 ) -> ExitCode {
     BIN.set(bin).expect("harness::run runs once");
     let args = Arguments::from_args();
+    let bound = watchdog().unwrap_or_else(|why| panic!("{why}"));
     let ci = std::env::var("CI").as_deref() == Ok("true");
     cases.sort_by(|a, b| a.name.cmp(&b.name));
     if let Some(twice) = cases.windows(2).find(|w| w[0].name == w[1].name) {
@@ -179,13 +184,11 @@ pub fn run(
             };
             let ignored = absent.is_some() && !ci;
             let body = case.body;
+            let name = case.name.clone();
             Trial::test(case.name, move || match absent {
                 Some(why) if ci => Err(Failed::from(format!("CI=true but {why}"))),
                 Some(why) => Err(Failed::from(format!("prerequisite missing: {why}"))),
-                None => {
-                    body();
-                    Ok(())
-                }
+                None => watched(&name, body, bound),
             })
             .with_ignored_flag(ignored)
         })
@@ -193,6 +196,65 @@ pub fn run(
     libtest_mimic::run(&args, trials).exit_code()
 }
 
+/// How long one case may run before the watchdog fails it.
+///
+/// `CLINV_TEST_WATCHDOG` changes it. Far beyond any case (the slowest take a few minutes
+/// on a loaded machine), short of a CI job's limit.
+pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(600);
+
+/// The watchdog's bound: `CLINV_TEST_WATCHDOG` (whole seconds, at least 1), else
+/// [`DEFAULT_WATCHDOG`]; `Err` names the variable and its bad value.
+pub fn watchdog() -> Result<Duration, String> {
+    match std::env::var("CLINV_TEST_WATCHDOG") {
+        Err(_) => Ok(DEFAULT_WATCHDOG),
+        Ok(v) => v
+            .parse::<u64>()
+            .ok()
+            .filter(|s| *s > 0)
+            .map(Duration::from_secs)
+            .ok_or_else(|| {
+                format!("CLINV_TEST_WATCHDOG={v:?}: not a whole number of seconds >= 1")
+            }),
+    }
+}
+
+/// Runs one case's `body` under the watchdog: on a thread of its own (named for the
+/// case, with the main thread's 8 MiB stack), waited for at most `bound`.
+///
+/// A case still running then fails with a message naming it and the bound, said at once
+/// on stderr too, so a hung case fails the run instead of hanging CI; its thread is left
+/// behind (a thread cannot be killed) and ends with the process. A panic in the case is
+/// passed on as it is, so libtest reports it as before.
+pub fn watched(name: &str, body: fn(), bound: Duration) -> Result<(), Failed> {
+    let (done, finished) = mpsc::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name(name.to_string())
+        .stack_size(8 << 20)
+        .spawn(move || {
+            body();
+            let _ = done.send(());
+        })
+        .expect("a thread for the case");
+    match finished.recv_timeout(bound) {
+        // Finished, or panicked (the sender dropped while unwinding).
+        Ok(()) | Err(RecvTimeoutError::Disconnected) => match thread.join() {
+            Ok(()) => Ok(()),
+            Err(panic) => std::panic::resume_unwind(panic),
+        },
+        Err(RecvTimeoutError::Timeout) => {
+            let why = format!(
+                "watchdog: {name} still running after {}s (CLINV_TEST_WATCHDOG); failed, \
+                 its thread left behind",
+                bound.as_secs_f64()
+            );
+            eprintln!("\n*** {why} ***\n");
+            Err(Failed::from(why))
+        }
+    }
+}
+
+/// The folder of tools a script built and `scripts/test` exported in `var`, or why not.
+///
 /// The folder of tools a script built and `scripts/test` exported in `var`, when it holds
 /// every one of `files`; else why not (the reason an ignored test gives), naming `what`
 /// and the `script` that builds it. (The agent-only build has none of those tests.)
@@ -212,5 +274,45 @@ pub fn built_tools(
             dir.display()
         )),
         None => Ok(dir),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_past_the_bound_fails_naming_itself() {
+        let hangs: fn() = || std::thread::sleep(Duration::from_secs(3600));
+        let start = std::time::Instant::now();
+        let failed = watched("store::a_hung_case", hangs, Duration::from_millis(200))
+            .expect_err("the watchdog fails a hung case");
+        let message = format!("{failed:?}");
+        assert!(
+            message.contains("store::a_hung_case") && message.contains("CLINV_TEST_WATCHDOG"),
+            "{message}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_case_within_the_bound_passes_and_a_panic_is_passed_on() {
+        assert!(watched("quick", || (), Duration::from_secs(60)).is_ok());
+        let panicked = std::panic::catch_unwind(|| {
+            watched(
+                "boom",
+                || panic!("the case's own message"),
+                Duration::from_secs(60),
+            )
+        })
+        .expect_err("the panic reaches libtest");
+        assert_eq!(
+            panicked.downcast_ref::<&str>(),
+            Some(&"the case's own message")
+        );
     }
 }

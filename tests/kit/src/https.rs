@@ -1,6 +1,7 @@
-//! A real HTTPS server on loopback for the index fetch tests: a CA and a server
-//! certificate made with the openssl CLI at test time, served by rustls (the client's
-//! TLS stack), one canned response per connection.
+//! A real HTTPS server on loopback for the index fetch tests.
+//!
+//! A CA and a server certificate made with the openssl CLI at test time, served by rustls
+//! (the client's TLS stack), one canned response per connection.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

@@ -1,9 +1,10 @@
-//! Debian's `tinyproxy` as a real HTTP proxy on loopback for the tests: started with a
-//! generated configuration on a free port of 127.0.0.2 (the servers under test listen on
-//! 127.0.0.1, so `NO_PROXY` for the server and for the proxy differ), with or without
-//! BasicAuth, killed on drop. Its log says which tunnels (`CONNECT`) it opened.
+//! Debian's `tinyproxy` as a real HTTP proxy on loopback for the tests.
+//!
+//! Started with a generated configuration on a free port of 127.0.0.2 (the servers under
+//! test listen on 127.0.0.1, so `NO_PROXY` for the server and for the proxy differ), with
+//! or without BasicAuth, killed on drop. Its log says which tunnels (`CONNECT`) it opened.
 
-use crate::support::{free_port, listening, poll, spawn_quiet, write};
+use crate::support::{listening, poll, reserve_port, spawn_quiet, write};
 use std::process::{Child, Command};
 use std::time::Duration;
 
@@ -26,7 +27,8 @@ impl Tinyproxy {
     /// Starts tinyproxy on a free port of 127.0.0.2, requiring `credentials` when given.
     pub fn start(credentials: Option<(&str, &str)>) -> Tinyproxy {
         let dir = tempfile::tempdir().unwrap();
-        let port = free_port("127.0.0.2");
+        let reserved = reserve_port("127.0.0.2");
+        let port = reserved.port;
         let mut config = format!(
             "Port {port}\nListen 127.0.0.2\nTimeout 30\nLogFile \"{}\"\nLogLevel Info\nMaxClients 20\nAllow 127.0.0.0/8\n",
             dir.path().join("log").display()
@@ -41,6 +43,7 @@ impl Tinyproxy {
             listening("127.0.0.2", port)
         });
         assert!(up, "tinyproxy did not listen:\n{}", proxy.log());
+        drop(reserved); // tinyproxy listens: the port is its own
         proxy
     }
 

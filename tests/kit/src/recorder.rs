@@ -1,3 +1,5 @@
+//! A loopback HTTP(S) server that records every request it receives.
+//!
 //! A loopback HTTP(S) server that records every request it receives (method, target,
 //! headers, body) and answers each through the test's own function — the test double
 //! for a server that misbehaves in a way no real part of the kit can (a registry that

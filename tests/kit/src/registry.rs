@@ -1,3 +1,5 @@
+//! The registry of the tests on loopback: Debian's docker-registry.
+//!
 //! The registry of the tests on loopback: Debian's docker-registry (the distribution
 //! project) over TLS with a CA made at test time and htpasswd basic auth, or token auth,
 //! or plain HTTP. `clinv push oci://…` pushes to it (tests/cli/oci.rs, oci_clients.rs),
@@ -65,7 +67,8 @@ impl Registry {
     }
 
     fn start_with(dir: &Path, auth: Auth) -> Registry {
-        let port = free_port("127.0.0.1");
+        let reserved = reserve_port("127.0.0.1");
+        let port = reserved.port;
         let d = dir.display();
         let mut config = format!(
             "version: 0.1\nlog:\n  level: info\nstorage:\n  filesystem:\n    rootdirectory: {d}/data\nhttp:\n  addr: 127.0.0.1:{port}\n"
@@ -107,6 +110,7 @@ impl Registry {
             listening("127.0.0.1", port)
         });
         assert!(up, "docker-registry did not start");
+        drop(reserved); // the registry listens: the port is its own
         Registry {
             child,
             port,
@@ -262,7 +266,8 @@ fn token_server(dir: &Path) -> (Child, String) {
             .arg("-out")
             .arg(dir.join("token.crt")),
     );
-    let port = free_port("127.0.0.1");
+    let reserved = reserve_port("127.0.0.1");
+    let port = reserved.port;
     let script = crate::support::fixture("oci/token_server.py");
     let child = Command::new("python3")
         .arg(script)
@@ -280,6 +285,7 @@ fn token_server(dir: &Path) -> (Child, String) {
         listening("127.0.0.1", port)
     });
     assert!(up, "the token server did not start");
+    drop(reserved); // the token server listens: the port is its own
     (child, format!("https://127.0.0.1:{port}/token"))
 }
 

@@ -81,11 +81,33 @@ pub fn aimed<'a>(args: &[&'a str], kc: &'a str) -> Vec<&'a str> {
     }
 }
 
-/// A port nothing listens on now on the loopback address `host`, the system's choice: a
-/// server started on it right away gets it.
-pub fn free_port(host: &str) -> u16 {
-    let listener = std::net::TcpListener::bind((host, 0)).unwrap();
-    listener.local_addr().unwrap().port()
+/// A loopback port kept for a server the test is about to start, until dropped.
+///
+/// A socket bound to it with `SO_REUSEADDR`, never listening: the system gives the port
+/// to no `bind(0)` and no outgoing connection, and to no bind without `SO_REUSEADDR`,
+/// while a server that binds with `SO_REUSEADDR` (nginx, Go's listeners,
+/// sshd, tinyproxy, git daemon `--reuseaddr`, Python's `HTTPServer`) still can. Drop it
+/// once the server listens. (A port read from a dropped listener, as before, was free for
+/// anyone until the server bound it.)
+pub struct Reserved {
+    _socket: socket2::Socket,
+    pub port: u16,
+}
+
+/// Reserves a port of the loopback address `host`, the system's choice ([`Reserved`]).
+pub fn reserve_port(host: &str) -> Reserved {
+    use socket2::{Domain, Socket, Type};
+    let ip: std::net::IpAddr = host.parse().expect("a loopback IP address");
+    let socket = Socket::new(Domain::for_address((ip, 0).into()), Type::STREAM, None).unwrap();
+    socket.set_reuse_address(true).unwrap();
+    socket
+        .bind(&std::net::SocketAddr::from((ip, 0)).into())
+        .unwrap();
+    let port = socket.local_addr().unwrap().as_socket().unwrap().port();
+    Reserved {
+        _socket: socket,
+        port,
+    }
 }
 
 /// Whether something accepts connections on `host:port`.
@@ -107,11 +129,69 @@ pub fn poll(limit: Duration, every: Duration, mut done: impl FnMut() -> bool) ->
     }
 }
 
-/// A loopback port that refuses connections, below the ephemeral range: a port freed
-/// from a listener of this process could be handed at once to a listener of a test
-/// running beside it (a black hole that must see no connection), which the "refused"
-/// connections would then reach. Each call gives the next such port, so two refused
-/// servers of one test differ.
+/// A lock file held by the test itself, until this is dropped.
+///
+/// A store domain's `lock` or a repository's `clinv.lock`, on the test's own open file
+/// description: clinv — another process — finds it held from the moment [`hold_lock`]
+/// returns. No holder process to start and no sleep to "give it time": the test knows it
+/// holds the lock.
+pub struct HeldLock {
+    _file: std::fs::File,
+}
+
+/// Takes the lock file at `path` (created if missing, as clinv creates it), which must
+/// be free.
+pub fn hold_lock(path: &Path) -> HeldLock {
+    let file = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    file.try_lock()
+        .unwrap_or_else(|e| panic!("{} is not free: {e}", path.display()));
+    HeldLock { _file: file }
+}
+
+/// Whether a process other than this one has `path` open (Linux: its `/proc/PID/fd` links).
+///
+/// clinv opens a lock file only to take it, so one that has it open while the test holds
+/// the lock is waiting for it: the probe that replaces "sleep, then assume".
+pub fn opened_elsewhere(path: &Path) -> bool {
+    let want = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let me = std::process::id().to_string();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    procs.flatten().any(|p| {
+        let name = p.file_name();
+        let name = name.to_string_lossy();
+        name.bytes().all(|b| b.is_ascii_digit())
+            && name != me
+            && std::fs::read_dir(p.path().join("fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == want))
+    })
+}
+
+/// Waits until another process has `path` open ([`opened_elsewhere`]); panics after
+/// `limit`, naming what was waited for.
+pub fn await_waiter(path: &Path, limit: Duration) {
+    assert!(
+        poll(limit, Duration::from_millis(10), || opened_elsewhere(path)),
+        "no process opened {} within {limit:?}",
+        path.display()
+    );
+}
+
+/// A loopback port that refuses connections, below the ephemeral range.
+///
+/// A port freed from a listener of this process could be handed at once to a listener of a
+/// test running beside it (a black hole that must see no connection), which the "refused"
+/// connections would then reach. Each call gives the next such port, so two refused servers
+/// of one test differ.
 pub fn refused_port() -> u16 {
     use std::sync::atomic::{AtomicU16, Ordering};
     static NEXT: AtomicU16 = AtomicU16::new(1);
@@ -140,6 +220,8 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Runs `command` to its end, asserts that it exited 0, and gives its stdout.
+///
 /// Runs `command` to its end and asserts that it exited 0 (printing the command line
 /// and its stderr when not): the helper programs a test drives (git, openssl, curl,
 /// kubectl) must work for the test to mean anything. Its stdout.
@@ -420,11 +502,11 @@ fn replace_first(path: &Path, pattern: &str, with: &str) {
     std::fs::write(path, re.replace(&text, with).as_bytes()).unwrap();
 }
 
-/// The segment a domain's next record is appended to (store format 2:
-/// `<domain>/segments/<generation>/<n>.log`, the live generation named by `CURRENT`).
-/// Rewrites the domain's journal with every `pending` state record made `applied` (and
-/// its checksum recomputed): the store then says the snapshots reached the cluster, as a
-/// delivery records it, without a cluster.
+/// Marks every pending snapshot of a domain applied, without a cluster.
+///
+/// Rewrites the domain's active segment ([`journal_file`]) with every `pending` state
+/// record made `applied` (and its checksum recomputed): the store then says the snapshots
+/// reached the cluster, as a delivery records it.
 pub fn mark_applied(domain_dir: &Path) {
     use sha2::Digest;
     let journal = journal_file(domain_dir);
@@ -444,6 +526,8 @@ pub fn mark_applied(domain_dir: &Path) {
     std::fs::write(&journal, lines).unwrap();
 }
 
+/// The segment a domain's next record is appended to (store format 2:
+/// `<domain>/segments/<generation>/<n>.log`, the live generation named by `CURRENT`).
 pub fn journal_file(domain_dir: &Path) -> PathBuf {
     let segments = domain_dir.join("segments");
     let generation = std::fs::read_to_string(segments.join("CURRENT")).unwrap();
@@ -506,4 +590,49 @@ pub fn no_secret(run: &Run) {
         run.stdout,
         run.stderr
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A port handed to a server about to start stays its own until it listens: no other
+    /// bind takes it meanwhile — not a plain one (another test's server on the same port),
+    /// not the system's choice of a free port.
+    #[test]
+    fn a_port_handed_out_is_taken_by_no_one_else_before_its_server() {
+        let reserved = reserve_port("127.0.0.1");
+        let port = reserved.port;
+        // A server that binds without SO_REUSEADDR. (Rust's own listeners set it, as
+        // servers do: a std listener asked for this very port would share it — so the
+        // kit hands out only ports the system chose, never ones from a fixed range.)
+        let plain =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        assert!(
+            plain
+                .bind(&std::net::SocketAddr::from(([127, 0, 0, 1], port)).into())
+                .is_err(),
+            "another test's server took port {port} before this one's started"
+        );
+        let chosen: Vec<TcpListener> = (0..500)
+            .map(|_| TcpListener::bind(("127.0.0.1", 0)).unwrap())
+            .collect();
+        assert!(
+            chosen
+                .iter()
+                .all(|l| l.local_addr().unwrap().port() != port),
+            "the system chose the reserved port {port} for another bind"
+        );
+        // Its own server binds it (as servers do, with SO_REUSEADDR) and listens.
+        let server =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        server.set_reuse_address(true).unwrap();
+        server
+            .bind(&std::net::SocketAddr::from(([127, 0, 0, 1], port)).into())
+            .unwrap();
+        server.listen(8).unwrap();
+        drop(reserved);
+        assert!(listening("127.0.0.1", port));
+    }
 }
