@@ -170,16 +170,17 @@ fn live(req: &Scope<'_>, notices: &mut Vec<Notice>) -> Result<(Source, Option<Cl
 
 /// `--offline`: the snapshot applied last, from the store.
 fn last_applied(req: &Scope<'_>) -> Result<(Source, Option<ClusterInventory>)> {
-    let journal = req.store.read()?;
-    let Some((snap, at)) = journal.last_applied() else {
+    let (_, last_applied) = super::status::Delivery::of_store(&req.store)?;
+    let Some((snap, at, state)) = last_applied else {
         return Ok((Source::NoApplied, None));
     };
+    let inventory = req.store.inventory(&snap)?;
     let source = Source::Snapshot {
-        id: snap.record.id.clone(),
-        state: snap.state,
-        at: at.to_string(),
+        state,
+        id: snap.id,
+        at,
     };
-    Ok((source, Some(req.store.inventory(&snap.record)?)))
+    Ok((source, Some(inventory)))
 }
 
 fn verdict(local: ClusterInventory, remote: Option<ClusterInventory>) -> Verdict {

@@ -378,6 +378,21 @@ pub struct Listing {
     suspects: Vec<u32>,
     hasher: std::collections::hash_map::RandomState,
     early: HashMap<String, Vec<Early>>,
+    /// With [`Listing::tracking`]: the newest changes to `applied`, `committed` and
+    /// `pushed` (what `status` shows), so no reader needs every record's history.
+    last: Option<Box<[Last; 3]>>,
+}
+
+/// The states whose newest change a tracking listing keeps.
+const LAST: [State; 3] = [State::Applied, State::Committed, State::Pushed];
+
+/// Of one state, the changes of the newest time (by RFC 3339, as
+/// [`super::Journal::last_in`] compares them: a time that does not parse is older than
+/// any that does), in line order: `(id, at)`.
+#[derive(Debug, Default, Clone)]
+struct Last {
+    time: Option<jiff::Timestamp>,
+    changes: Vec<(String, String)>,
 }
 
 /// One row of a [`Listing`].
@@ -487,6 +502,12 @@ impl Listing {
         self.rows
             .iter()
             .map(move |row| RowRef { listing: self, row })
+    }
+
+    /// Whether a snapshot id was recorded twice (the listing then keeps the first
+    /// record, as every reader does).
+    pub fn has_repeats(&self) -> bool {
+        self.eager
     }
 
     /// The row at `i`.
@@ -635,6 +656,62 @@ impl Listing {
             eager: true,
             ..Listing::default()
         }
+    }
+
+    /// A listing that also keeps the newest change to `applied`, `committed` and
+    /// `pushed` ([`Listing::last_change`]).
+    pub(super) fn tracking(mut self) -> Listing {
+        self.last = Some(Box::default());
+        self
+    }
+
+    /// The newest change to `state` (`applied`, `committed` or `pushed`) of any
+    /// snapshot, as [`super::Journal::last_in`] finds it: the row and the change's time.
+    /// `Some(None)`: there is none; `None`: the listing did not track it, or cannot tell
+    /// (the newest changes name no snapshot of the listing: the full read tells).
+    pub fn last_change(&self, state: State) -> Option<Option<(usize, String)>> {
+        let k = LAST.iter().position(|s| *s == state)?;
+        let last = &self.last.as_ref()?[k];
+        if last.changes.is_empty() {
+            return Some(None);
+        }
+        let ids: std::collections::HashSet<&str> =
+            last.changes.iter().map(|(id, _)| id.as_str()).collect();
+        // Of equal times, the first snapshot in the order, then its first change in the
+        // order of the times' text, then of the lines.
+        let (i, id) = self
+            .rows()
+            .enumerate()
+            .find_map(|(i, r)| ids.get(&*r.id()).map(|id| (i, *id)))?;
+        // The full read's history is in the order of the times' text (stable).
+        let at = last
+            .changes
+            .iter()
+            .filter(|(c, _)| c == id)
+            .min_by(|a, b| a.1.cmp(&b.1))?
+            .1
+            .clone();
+        Some(Some((i, at)))
+    }
+
+    /// Notes a change for [`Listing::last_change`].
+    fn track(&mut self, id: Field<'_>, at: Field<'_>, state: State) {
+        let Some(k) = LAST.iter().position(|s| *s == state) else {
+            return;
+        };
+        let Some(last) = self.last.as_mut() else {
+            return;
+        };
+        let l = &mut last[k];
+        let at = at.text().to_string();
+        let time = crate::util::time::parse_rfc3339(&at);
+        if l.changes.is_empty() || time > l.time {
+            l.time = time;
+            l.changes.clear();
+        } else if time < l.time {
+            return;
+        }
+        l.changes.push((id.text().to_string(), at));
     }
 
     /// Whether two stored ids are the same id.
@@ -832,6 +909,9 @@ impl Listing {
     }
 
     fn state(&mut self, id: Field<'_>, at: Field<'_>, state: State, reason: Option<Reason>) {
+        if self.last.is_some() {
+            self.track(id, at, state);
+        }
         match self.find_key(Listing::field_key(id)) {
             Some(i) => self.change(i as usize, at, state, reason),
             None => self

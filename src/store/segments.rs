@@ -438,6 +438,82 @@ impl Layout {
         Ok(None)
     }
 
+    /// [`Layout::find_snapshot`] from the newest end of the live files, for an id
+    /// recorded once (the caller knows: see [`super::scan::Listing::has_repeats`]): the
+    /// cost of finding a recent snapshot — what a delivery looks for — is what lies
+    /// after it. Only lines holding the id as clinv writes it are decoded; when none
+    /// does (another writer's escaping), the forward search answers.
+    ///
+    /// # Errors
+    /// `(path, error)` of a file that cannot be read.
+    pub fn find_snapshot_from_end(
+        &self,
+        id: &str,
+    ) -> Result<Option<SnapshotRecord>, (PathBuf, io::Error)> {
+        let quoted =
+            serde_json::to_string(id).map_err(|e| (self.segments_dir(), io::Error::other(e)))?;
+        let needle = format!("\"id\":{quoted}");
+        let files = self.live_files().map_err(|e| (self.segments_dir(), e))?;
+        for (i, path) in files.iter().enumerate().rev() {
+            let found = rfind_line(path, i + 1 == files.len(), |line| {
+                if !contains(line, needle.as_bytes()) {
+                    return None;
+                }
+                match journal::decode(line) {
+                    Ok(Record::Snapshot(s)) if s.id == id => Some(s),
+                    _ => None,
+                }
+            })
+            .map_err(|e| (path.clone(), e))?;
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        self.find_snapshot(id)
+    }
+
+    /// The first `state` record of snapshot `id` to `state` at `at` in the newest live
+    /// file that holds one, searched from the end (the change [`super::scan::Listing::last_change`]
+    /// names: nearly always recent).
+    ///
+    /// # Errors
+    /// `(path, error)` of a file that cannot be read.
+    pub fn find_state_from_end(
+        &self,
+        id: &str,
+        state: State,
+        at: &str,
+    ) -> Result<Option<StateRecord>, (PathBuf, io::Error)> {
+        let quoted =
+            serde_json::to_string(id).map_err(|e| (self.segments_dir(), io::Error::other(e)))?;
+        let needle = format!("\"id\":{quoted}");
+        let files = self.live_files().map_err(|e| (self.segments_dir(), e))?;
+        for exact in [true, false] {
+            for (i, path) in files.iter().enumerate().rev() {
+                let mut found = None;
+                // Backwards to the file's start: the last one met is the first.
+                rfind_line(path, i + 1 == files.len(), |line| {
+                    if exact && !contains(line, needle.as_bytes()) {
+                        return None::<()>;
+                    }
+                    if let Ok(Record::State(st)) = journal::decode(line)
+                        && st.id == id
+                        && st.state == state
+                        && st.at == at
+                    {
+                        found = Some(st);
+                    }
+                    None
+                })
+                .map_err(|e| (path.clone(), e))?;
+                if found.is_some() {
+                    return Ok(found);
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// Writes a new generation from `lines` (whole encoded lines, the last one its
     /// `head`), rolling segments, and switches to it; then removes the old one. A crash
     /// at any point leaves either generation whole. Returns the new generation.

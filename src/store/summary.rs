@@ -594,11 +594,33 @@ pub fn read<L>(
     summaries: Summaries,
     lock: impl FnOnce() -> Option<L>,
 ) -> Result<Listing, (PathBuf, std::io::Error)> {
+    read_listing(layout, summaries, false, lock)
+}
+
+/// [`read`] into a listing that also keeps the newest change to `applied`,
+/// `committed` and `pushed` ([`Listing::last_change`]).
+///
+/// # Errors
+/// `(path, error)` of a file that cannot be read.
+pub fn read_tracking<L>(
+    layout: &Layout,
+    summaries: Summaries,
+    lock: impl FnOnce() -> Option<L>,
+) -> Result<Listing, (PathBuf, std::io::Error)> {
+    read_listing(layout, summaries, true, lock)
+}
+
+fn read_listing<L>(
+    layout: &Layout,
+    summaries: Summaries,
+    track: bool,
+    lock: impl FnOnce() -> Option<L>,
+) -> Result<Listing, (PathBuf, std::io::Error)> {
     let mut written = Vec::new();
-    let listing = match read_with(layout, summaries, &mut written) {
+    let listing = match read_with(layout, summaries, track, &mut written) {
         Ok(Some(listing)) => listing,
         // A summary that verified but did not decode: read every line instead.
-        Ok(None) => read_with(layout, Summaries::Ignore, &mut written)?
+        Ok(None) => read_with(layout, Summaries::Ignore, track, &mut written)?
             .ok_or_else(|| (layout.segments_dir(), std::io::Error::other("unreadable")))?,
         Err(e) => {
             discard(&written);
@@ -618,9 +640,11 @@ pub fn read<L>(
 fn read_with(
     layout: &Layout,
     summaries: Summaries,
+    track: bool,
     written: &mut Vec<(PathBuf, PathBuf)>,
 ) -> Result<Option<Listing>, (PathBuf, std::io::Error)> {
-    match read_into(Listing::default(), layout, summaries, written)? {
+    let fresh = |listing: Listing| if track { listing.tracking() } else { listing };
+    match read_into(fresh(Listing::default()), layout, summaries, written)? {
         Some((listing, true)) => Ok(Some(listing)),
         // A snapshot recorded twice: read again into an eager listing (which drops it
         // as it comes), writing no summary twice.
@@ -629,7 +653,8 @@ fn read_with(
                 Summaries::UseAndWrite => Summaries::Use,
                 other => other,
             };
-            Ok(read_into(Listing::eager(), layout, again, written)?.map(|(listing, _)| listing))
+            Ok(read_into(fresh(Listing::eager()), layout, again, written)?
+                .map(|(listing, _)| listing))
         }
         None => Ok(None),
     }
