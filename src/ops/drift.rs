@@ -175,6 +175,14 @@ fn last_applied(req: &Scope<'_>) -> Result<(Source, Option<ClusterInventory>)> {
         return Ok((Source::NoApplied, None));
     };
     let inventory = req.store.inventory(&snap)?;
+    let state = match state {
+        Some(state) => state,
+        None => req
+            .store
+            .whole_queue(false)?
+            .state_of(&snap.id)
+            .unwrap_or(State::Applied),
+    };
     let source = Source::Snapshot {
         state,
         id: snap.id,

@@ -564,7 +564,7 @@ fn skew(
     snap: &SnapshotRecord,
     live_rendered_at: &str,
 ) -> Result<Option<String>> {
-    let queue = store.queue(false)?;
+    let queue = store.whole_queue(false)?;
     let known = match queue.position(&snap.id) {
         Some(index) => queue.rendered_at(live_rendered_at, index),
         None => Vec::new(),

@@ -9,6 +9,7 @@ use crate::cluster::access;
 use crate::delivery::Reason;
 use crate::error::{Error, Result};
 use crate::snapshot_id::SnapshotId;
+use crate::store::queue::Queue;
 use crate::store::{DomainStore, SnapshotRecord, State, StateRecord};
 use crate::util::notice::Notice;
 use crate::util::redact::escape_line;
@@ -59,8 +60,9 @@ pub struct Delivery {
     pub last_pushed: Option<Landed>,
 }
 
-/// The snapshot applied last, the time of that change, and its state now.
-pub type LastApplied = (SnapshotRecord, String, State);
+/// The snapshot applied last, the time of that change, and its state now (`None`:
+/// recorded before the newest segments read; [`DomainStore::whole_queue`] tells).
+pub type LastApplied = (SnapshotRecord, String, Option<State>);
 
 /// When a snapshot reached a channel, which one, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,7 +80,26 @@ impl Delivery {
     /// # Errors
     /// The store cannot be read.
     pub fn of_store(store: &DomainStore) -> Result<(Delivery, Option<LastApplied>)> {
-        let queue = store.queue(false)?;
+        // The newest segments; every segment's listing when they cannot tell; the
+        // journal when neither can (the newest changes name no snapshot).
+        if let Some(found) = Self::of_queue(store, &store.queue(false)?)? {
+            return Ok(found);
+        }
+        if let Some(found) = Self::of_queue(store, &store.whole_queue(false)?)? {
+            return Ok(found);
+        }
+        let journal = store.read()?;
+        let applied = journal
+            .last_applied()
+            .map(|(snap, at)| (snap.record.clone(), at.to_string(), Some(snap.state)));
+        Ok((Delivery::of(&journal), applied))
+    }
+
+    /// [`Delivery::of_store`] from `queue`; `None` when it cannot tell.
+    fn of_queue(
+        store: &DomainStore,
+        queue: &Queue,
+    ) -> Result<Option<(Delivery, Option<LastApplied>)>> {
         let mut d = Delivery::default();
         let (pending, oldest) = queue.pending_count();
         d.pending = pending;
@@ -88,11 +109,7 @@ impl Delivery {
             queue.last_in(store, State::Committed)?,
             queue.last_in(store, State::Pushed)?,
         ) else {
-            let journal = store.read()?;
-            let applied = journal
-                .last_applied()
-                .map(|(snap, at)| (snap.record.clone(), at.to_string(), snap.state));
-            return Ok((Delivery::of(&journal), applied));
+            return Ok(None);
         };
         d.last_applied = applied
             .as_ref()
@@ -108,10 +125,10 @@ impl Delivery {
         d.last_committed = landed(committed, |st| st.commit);
         d.last_pushed = landed(pushed, |st| st.pushed);
         let applied = applied.map(|(snap, st)| {
-            let now = queue.state_of(&snap.id).unwrap_or(State::Applied);
+            let now = queue.state_of(&snap.id);
             (snap, st.at, now)
         });
-        Ok((d, applied))
+        Ok(Some((d, applied)))
     }
 
     /// The facts of a journal.

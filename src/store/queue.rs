@@ -17,6 +17,11 @@ use crate::error::{Error, Result};
 /// A domain's queue for the cluster, as the store stands when it was read.
 pub struct Queue {
     listing: Listing,
+    /// Read from the newest segments only ([`super::summary::read_owed`]): of
+    /// `applied`, `committed` and `pushed`, the newest time of a change before them.
+    /// The rows hold every snapshot owed and every one after it; a snapshot before them
+    /// is in none of its answers (it is owed nothing, and older than every row).
+    before: Option<[i64; 3]>,
 }
 
 /// One snapshot of the queue: its id, when it was recorded and its `renderedAt`.
@@ -115,7 +120,8 @@ impl Queue {
     }
 
     /// Each snapshot other than the one at `index` whose `renderedAt` is `rendered_at`:
-    /// whether it is ordered before it (the clock-skew check of a replay).
+    /// whether it is ordered before it (the clock-skew check of a replay; of a
+    /// [`DomainStore::whole_queue`], as every snapshot counts).
     pub fn rendered_at(&self, rendered_at: &str, index: usize) -> Vec<bool> {
         self.listing
             .rows()
@@ -125,7 +131,8 @@ impl Queue {
             .collect()
     }
 
-    /// The state shown of snapshot `id` (as [`super::Snapshot::state`]).
+    /// The state shown of snapshot `id` (as [`super::Snapshot::state`]); `None` when it
+    /// is not in the queue (of the newest segments: recorded before them).
     pub fn state_of(&self, id: &str) -> Option<State> {
         let i = self.position(id)?;
         self.listing.row(i).map(|r| r.state())
@@ -160,6 +167,44 @@ impl Queue {
     }
 }
 
+impl Queue {
+    /// The snapshot and time of [`Queue::last_in`]: `Some((None, None))` for none,
+    /// `None` when this queue cannot tell.
+    fn last_change(&self, state: State) -> Option<(Option<String>, Option<String>)> {
+        let Some(before) = self.before else {
+            let found = self.listing.last_change(state)?;
+            return Some(match found {
+                Some((i, at)) => (Some(self.listing.row(i)?.id().to_string()), Some(at)),
+                None => (None, None),
+            });
+        };
+        // Only the newest segments were read: their newest change answers only when it
+        // is newer than every change before them.
+        let k = [State::Applied, State::Committed, State::Pushed]
+            .iter()
+            .position(|s| *s == state)?;
+        let changes = self.listing.last_candidates(state)?;
+        let Some((_, at)) = changes.first() else {
+            return (before[k] == super::scan::NO_CHANGE).then_some((None, None));
+        };
+        let time = super::scan::change_time(at);
+        if time <= before[k] || time <= super::scan::NO_CHANGE + 1 {
+            return None;
+        }
+        if let Some(Some((i, at))) = self.listing.last_change(state) {
+            return Some((Some(self.listing.row(i)?.id().to_string()), Some(at)));
+        }
+        // Changes of a snapshot recorded before the window (a publish folded onto it):
+        // when they are all of one snapshot, no order has to choose.
+        let id = &changes[0].0;
+        if changes.iter().any(|(c, _)| c != id) {
+            return None;
+        }
+        let at = changes.iter().map(|(_, at)| at).min()?;
+        Some((Some(id.clone()), Some(at.clone())))
+    }
+}
+
 /// The newest change of a domain to one state: the snapshot and the change.
 pub type Landed = (SnapshotRecord, StateRecord);
 
@@ -172,16 +217,12 @@ impl Queue {
     /// # Errors
     /// A live file cannot be read.
     pub fn last_in(&self, store: &DomainStore, state: State) -> Result<Option<Option<Landed>>> {
-        let Some(found) = self.listing.last_change(state) else {
+        let Some((id, at)) = self.last_change(state) else {
             return Ok(None);
         };
-        let Some((index, at)) = found else {
+        let Some((id, at)) = id.zip(at) else {
             return Ok(Some(None));
         };
-        let Some(row) = self.listing.row(index) else {
-            return Ok(None);
-        };
-        let id = row.id().to_string();
         let Some(record) = self.record(store, &id)? else {
             return Ok(None);
         };
@@ -200,6 +241,25 @@ impl DomainStore {
     /// # Errors
     /// The journal exists but cannot be read.
     pub fn queue(&self, locked: bool) -> Result<Queue> {
+        self.check_dirs()?;
+        let owed = super::summary::read_owed(&self.layout()).map_err(|(p, e)| Error::io(p, e))?;
+        // Under the lock, sealed segments without a summary are read whole once, which
+        // writes their summaries (the window would otherwise grow with each of them).
+        if let Some(owed) = owed.filter(|o| !(locked && o.unsummarised > 0)) {
+            return Ok(Queue {
+                listing: owed.listing,
+                before: Some(owed.before),
+            });
+        }
+        self.whole_queue(locked)
+    }
+
+    /// [`DomainStore::queue`] from every segment (what the end cannot tell: the order of
+    /// a snapshot before the newest segments, its renderedAt).
+    ///
+    /// # Errors
+    /// The journal exists but cannot be read.
+    pub fn whole_queue(&self, locked: bool) -> Result<Queue> {
         let listing = if locked && self.check_owner().is_ok() {
             self.check_dirs()?;
             super::summary::read_tracking(
@@ -220,7 +280,10 @@ impl DomainStore {
             })
             .map_err(|(p, e)| Error::io(p, e))?
         };
-        Ok(Queue { listing })
+        Ok(Queue {
+            listing,
+            before: None,
+        })
     }
 }
 
@@ -320,6 +383,239 @@ mod tests {
                     }
                     assert_eq!(record.as_ref(), full.get(id).map(|s| &s.record), "{text}");
                 }
+            }
+        }
+    }
+
+    /// Histories as the delivery path writes them — snapshots recorded for the cluster
+    /// or for Git, the newest pending applied and the older ones superseded by it,
+    /// re-queued, deleted, committed, pushed — with now and then what only damage or
+    /// another writer leaves: a change before its snapshot's line, a change of a
+    /// snapshot that is not there, a repeated snapshot, a damaged line. Each is cut into
+    /// sealed segments and an active one at random lines.
+    fn delivery_histories() -> Vec<Vec<String>> {
+        use super::super::record::{Record, StateRecord};
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut out = Vec::new();
+        for _ in 0..400 {
+            let mut lines: Vec<String> = Vec::new();
+            let (mut ids, mut pending): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+            let mut records: Vec<String> = Vec::new();
+            let mut seq = 0u64;
+            let stamp = |seq: &mut u64| {
+                *seq += 1;
+                let t = jiff::Timestamp::from_second(1_700_000_000 + *seq as i64).unwrap();
+                (t.strftime("%Y-%m-%dT%H:%M:%S.000Z").to_string(), *seq)
+            };
+            let mut early: Option<String> = None;
+            for _ in 0..(3 + next(60)) {
+                let (at, n) = stamp(&mut seq);
+                let state = |id: &str, state: State| {
+                    let mut st = StateRecord::new(&SnapshotId::from(id.to_string()), &at, state);
+                    st.seq = Some(n);
+                    if state == State::Pushed {
+                        st.pushed = Some(format!("oci://r/x@sha256:{n}"));
+                    }
+                    if state == State::Committed {
+                        st.commit = Some(format!("{n:040x}"));
+                    }
+                    super::super::journal::encode(&Record::State(st)).unwrap()
+                };
+                let any = |k: u64| ids.get(k as usize).cloned();
+                match next(100) {
+                    0..=29 => {
+                        let id = early.take().unwrap_or_else(|| format!("{n:012x}"));
+                        let cluster = next(5) != 0;
+                        let line = super::super::journal::encode(
+                            &super::super::scan::testing::snap(&id, &at, Some(n), cluster),
+                        )
+                        .unwrap();
+                        records.push(line.clone());
+                        lines.push(line);
+                        if cluster {
+                            pending.push(id.clone());
+                        }
+                        ids.push(id);
+                    }
+                    30..=54 => {
+                        if let Some(newest) = pending.pop() {
+                            lines.push(state(&newest, State::Applied));
+                            for old in pending.drain(..) {
+                                lines.push(state(&old, State::Superseded));
+                            }
+                        }
+                    }
+                    55..=62 => {
+                        if let Some(id) = any(next(ids.len() as u64 + 1)) {
+                            lines.push(state(&id, State::Pending));
+                            pending.retain(|p| *p != id);
+                            pending.push(id);
+                        }
+                    }
+                    63..=66 => {
+                        if let Some(id) = any(next(ids.len() as u64 + 1)) {
+                            lines.push(state(&id, State::Deleted));
+                            pending.retain(|p| *p != id);
+                        }
+                    }
+                    67..=74 => {
+                        if let Some(id) = any(next(ids.len() as u64 + 1)) {
+                            lines.push(state(&id, State::Committed));
+                        }
+                    }
+                    75..=82 => {
+                        if let Some(id) = any(next(ids.len() as u64 + 1)) {
+                            lines.push(state(&id, State::Pushed));
+                        }
+                    }
+                    83..=86 => {
+                        if let Some(id) = any(next(ids.len() as u64 + 1)) {
+                            lines.push(state(&id, State::Applied));
+                            pending.retain(|p| *p != id);
+                        }
+                    }
+                    87 => lines.push(state("ffffffffffffffffffff", State::Applied)),
+                    88 => {
+                        if let Some(r) = records.get(next(records.len() as u64 + 1) as usize) {
+                            lines.push(r.clone());
+                        }
+                    }
+                    89 => lines.push("garbage line\n".to_string()),
+                    90..=91 if early.is_none() => {
+                        let id = format!("e{n:011x}");
+                        lines.push(state(&id, [State::Applied, State::Pending][n as usize % 2]));
+                        early = Some(id);
+                    }
+                    _ => {}
+                }
+            }
+            // Cut into segments at random lines; the last is the active one.
+            let mut segments = vec![String::new()];
+            for line in lines {
+                if next(6) == 0 {
+                    segments.push(String::new());
+                }
+                segments.last_mut().unwrap().push_str(&line);
+            }
+            out.push(segments);
+        }
+        out
+    }
+
+    /// The queue read from the newest segments answers what the full read answers, on
+    /// segmented histories of the delivery path; and it is read so (not only from every
+    /// segment) for many of them.
+    #[test]
+    fn the_queue_of_the_newest_segments_is_the_full_reads() {
+        let mut windowed = 0;
+        for (k, segments) in delivery_histories().into_iter().enumerate() {
+            let dir = tempfile::tempdir().unwrap();
+            let domain_dir = dir.path().join("d");
+            let generation = domain_dir.join("segments/1");
+            std::fs::create_dir_all(&generation).unwrap();
+            std::fs::create_dir_all(domain_dir.join("objects")).unwrap();
+            std::fs::write(domain_dir.join("segments/CURRENT"), "1\n").unwrap();
+            for (i, text) in segments.iter().enumerate() {
+                std::fs::write(generation.join(format!("{:06}.log", i + 1)), text).unwrap();
+            }
+            let mut text = segments.concat();
+            let store = super::super::Store::at(dir.path()).domain(&crate::domain::d("d"));
+            // The first read under the lock writes the summaries.
+            store.queue(true).unwrap();
+            // A snapshot repeated after they were written (an id recorded twice).
+            if k % 3 == 0
+                && let Some(first) = text.lines().find(|l| l.contains("\"kind\":\"snapshot\""))
+            {
+                let again = format!("{first}\n");
+                let active = generation.join(format!("{:06}.log", segments.len()));
+                let mut file = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(active)
+                    .unwrap();
+                std::io::Write::write_all(&mut file, again.as_bytes()).unwrap();
+                text.push_str(&again);
+            }
+            let full = read_journal(&Layout::new(store.dir())).unwrap();
+            let queue = store.queue(false).unwrap();
+            windowed += usize::from(queue.before.is_some());
+            agrees(&store, &full, &queue, &text);
+        }
+        assert!(
+            windowed >= 50,
+            "read from the newest segments {windowed} times of 400"
+        );
+    }
+
+    /// `queue` answers as `full` (by ids: a queue of the newest segments numbers its
+    /// rows from them).
+    fn agrees(store: &DomainStore, full: &super::super::Journal, queue: &Queue, text: &str) {
+        let pending: Vec<&str> = full
+            .snapshots
+            .iter()
+            .filter(|s| s.is_pending())
+            .map(|s| s.record.id.as_str())
+            .collect();
+        let got: Vec<SnapshotId> = queue.pending().into_iter().map(|o| o.id).collect();
+        let got: Vec<&str> = got.iter().map(SnapshotId::as_str).collect();
+        assert_eq!(got, pending, "{text}");
+        assert_eq!(queue.damage().len(), full.damage.len(), "{text}");
+        if let Some(newest) = queue.newest_pending() {
+            let key = full.get(&newest.id).unwrap().order_key();
+            let applied = full.snapshots.iter().rev().find(|a| {
+                a.state != State::Deleted
+                    && a.cluster_state == Some(State::Applied)
+                    && a.order_key() >= key
+            });
+            assert_eq!(
+                queue.applied_from(newest.index).map(|o| o.id.to_string()),
+                applied.map(|a| a.record.id.to_string()),
+                "{text}"
+            );
+            assert_eq!(
+                queue.row_reason(newest.index),
+                full.get(&newest.id).unwrap().reason
+            );
+            let record = queue.record(store, &newest.id).unwrap();
+            assert_eq!(record.as_ref(), Some(&full.get(&newest.id).unwrap().record));
+        }
+        for s in &full.snapshots {
+            let id = &s.record.id;
+            let want: Vec<&str> = full
+                .pending_before(id)
+                .iter()
+                .map(|s| s.record.id.as_str())
+                .collect();
+            let got = queue.pending_before(id);
+            let got: Vec<&str> = got.iter().map(SnapshotId::as_str).collect();
+            assert_eq!(got, want, "{id} in {text}");
+            assert_eq!(queue.is_pending(id), s.is_pending(), "{id} in {text}");
+            match queue.state_of(id) {
+                Some(state) => assert_eq!(state, s.state, "{id} in {text}"),
+                None => assert!(queue.before.is_some(), "{id} in {text}"),
+            }
+        }
+        for state in [State::Applied, State::Committed, State::Pushed] {
+            let want = full.last_in(state).map(|(s, st)| (&s.record, st));
+            match queue.last_in(store, state).unwrap() {
+                Some(got) => {
+                    assert_eq!(
+                        got.as_ref().map(|(s, st)| (s, st)),
+                        want,
+                        "{state:?} {text}"
+                    );
+                }
+                // Only of the newest segments, or when the newest changes name no
+                // snapshot (the journal tells then).
+                None => assert!(
+                    queue.before.is_some() || queue.listing.last_change(state).is_none(),
+                    "{state:?} {text}"
+                ),
             }
         }
     }

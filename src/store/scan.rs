@@ -378,9 +378,53 @@ pub struct Listing {
     suspects: Vec<u32>,
     hasher: std::collections::hash_map::RandomState,
     early: HashMap<String, Vec<Early>>,
+    /// The rows pending so far (as [`super::Snapshot::is_pending`]), kept as the lines
+    /// come: a segment's summary records it ([`Listing::owed`]).
+    pending: u64,
+    /// Snapshot records dropped so far as repeats of an id (an eager listing).
+    repeats: u64,
+    /// Of `applied`, `committed` and `pushed`, the newest time of a change so far
+    /// ([`Listing::newest_changes`]).
+    newest_changes: NewestChanges,
+    /// Set by [`Listing::finish`]: a state change re-queued (`pending`) a snapshot whose
+    /// line was not read (a window of the newest segments: see [`super::queue`]).
+    pub(super) reopened: bool,
     /// With [`Listing::tracking`]: the newest changes to `applied`, `committed` and
     /// `pushed` (what `status` shows), so no reader needs every record's history.
     last: Option<Box<[Last; 3]>>,
+}
+
+/// Whether a snapshot of this state is owed to the cluster (pending, not deleted).
+fn owed(fold: Fold) -> bool {
+    !fold.deleted() && fold.cluster() == Some(State::Pending)
+}
+
+/// [`Listing::newest_changes`], none to begin with.
+#[derive(Debug, Clone, Copy)]
+struct NewestChanges([i64; 3]);
+
+impl Default for NewestChanges {
+    fn default() -> Self {
+        NewestChanges([NO_CHANGE; 3])
+    }
+}
+
+/// No change at all, in [`Listing::newest_changes`].
+pub(super) const NO_CHANGE: i64 = i64::MIN;
+/// Changes whose times do not parse (older than any that does), and none that does.
+const UNPARSED: i64 = i64::MIN + 1;
+
+/// A change's time as [`Listing::newest_changes`] keeps it: nanoseconds since the
+/// epoch by [`crate::util::time::parse_rfc3339`] (saturated: a time beyond what they
+/// hold is never beaten), [`UNPARSED`] when it does not parse.
+pub(super) fn change_time(at: &str) -> i64 {
+    crate::util::time::parse_rfc3339(at).map_or(UNPARSED, |t| {
+        i64::try_from(t.as_nanosecond()).unwrap_or(if t.as_second() < 0 {
+            UNPARSED + 1
+        } else {
+            i64::MAX
+        })
+    })
 }
 
 /// The states whose newest change a tracking listing keeps.
@@ -658,6 +702,21 @@ impl Listing {
         }
     }
 
+    /// How many snapshots are owed to the cluster after the lines read so far, counting
+    /// as owed every state change still waiting for its snapshot's line and every
+    /// repeated snapshot record (so a count of zero after a segment says nothing before
+    /// its end can be owed later but through a later line, and each id before it was
+    /// recorded once: see [`super::queue`]).
+    pub(super) fn owed(&self) -> u64 {
+        self.pending + self.early.len() as u64 + self.repeats
+    }
+
+    /// Of `applied`, `committed` and `pushed`, the newest time of any change read so far
+    /// ([`change_time`]; [`NO_CHANGE`] when there was none).
+    pub(super) fn newest_changes(&self) -> [i64; 3] {
+        self.newest_changes.0
+    }
+
     /// A listing that also keeps the newest change to `applied`, `committed` and
     /// `pushed` ([`Listing::last_change`]).
     pub(super) fn tracking(mut self) -> Listing {
@@ -692,6 +751,13 @@ impl Listing {
             .1
             .clone();
         Some(Some((i, at)))
+    }
+
+    /// What [`Listing::last_change`] chooses from: the newest time of a change to
+    /// `state` and its changes `(id, at)` in line order; `None` when not tracked.
+    pub(super) fn last_candidates(&self, state: State) -> Option<&[(String, String)]> {
+        let k = LAST.iter().position(|s| *s == state)?;
+        Some(&self.last.as_ref()?[k].changes)
     }
 
     /// Notes a change for [`Listing::last_change`].
@@ -877,6 +943,7 @@ impl Listing {
             } else {
                 self.index_rows();
                 if self.probe(hash, key).is_ok() {
+                    self.repeats += 1;
                     return; // imported twice: the first record wins
                 }
             }
@@ -898,6 +965,7 @@ impl Listing {
             fold: Fold::recorded(s.cluster),
             reason: None,
         };
+        self.pending += u64::from(owed(row.fold));
         self.rows.push(row);
         if !self.early.is_empty()
             && let Some(early) = self.early.remove(&*s.id.text())
@@ -911,6 +979,10 @@ impl Listing {
     fn state(&mut self, id: Field<'_>, at: Field<'_>, state: State, reason: Option<Reason>) {
         if self.last.is_some() {
             self.track(id, at, state);
+        }
+        if let Some(k) = LAST.iter().position(|s| *s == state) {
+            let time = change_time(&at.text());
+            self.newest_changes.0[k] = self.newest_changes.0[k].max(time);
         }
         match self.find_key(Listing::field_key(id)) {
             Some(i) => self.change(i as usize, at, state, reason),
@@ -930,6 +1002,13 @@ impl Listing {
     /// force when its time is no earlier than the one in force (of equal times, the later
     /// line) — what the full read's time-ordered fold gives.
     fn change(&mut self, i: usize, at: Field<'_>, state: State, reason: Option<Reason>) {
+        let was = owed(self.rows[i].fold);
+        self.fold_change(i, at, state, reason);
+        let is = owed(self.rows[i].fold);
+        self.pending = self.pending + u64::from(is) - u64::from(was);
+    }
+
+    fn fold_change(&mut self, i: usize, at: Field<'_>, state: State, reason: Option<Reason>) {
         if !Fold::is_cluster_change(state) {
             self.rows[i].fold.take(state, false);
             return;
@@ -953,6 +1032,11 @@ impl Listing {
         if !self.eager && self.has_duplicates() {
             return false;
         }
+        self.reopened = self
+            .early
+            .values()
+            .flatten()
+            .any(|e| e.state == State::Pending);
         self.early = HashMap::new();
         self.ids = Vec::new();
         self.filter = Vec::new();

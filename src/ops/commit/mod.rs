@@ -363,7 +363,7 @@ pub fn older_message(
     // The compact queue, not the whole journal (a refusal is rare; its cost stays
     // that of the listing).
     let known: Vec<bool> = store
-        .queue(false)
+        .whole_queue(false)
         .map(|q| match q.position(&snap.id) {
             Some(index) => q.rendered_at(branch_rendered_at, index),
             None => Vec::new(),
