@@ -456,7 +456,7 @@ impl Layout {
         let files = self.live_files().map_err(|e| (self.segments_dir(), e))?;
         for (i, path) in files.iter().enumerate().rev() {
             let found = rfind_line(path, i + 1 == files.len(), |line| {
-                if !contains(line, needle.as_bytes()) {
+                if !holds(line, &needle) {
                     return None;
                 }
                 match journal::decode(line) {
@@ -493,7 +493,7 @@ impl Layout {
                 let mut found = None;
                 // Backwards to the file's start: the last one met is the first.
                 rfind_line(path, i + 1 == files.len(), |line| {
-                    if exact && !contains(line, needle.as_bytes()) {
+                    if exact && !holds(line, &needle) {
                         return None::<()>;
                     }
                     if let Ok(Record::State(st)) = journal::decode(line)
@@ -841,6 +841,12 @@ fn passes_over(line: &[u8]) -> bool {
         return false;
     };
     !contains(tail, b"\"kind\"")
+}
+
+/// Whether the line holds `needle`, by the standard library's substring search (a
+/// record is UTF-8; a line that is not is no record).
+fn holds(line: &[u8], needle: &str) -> bool {
+    std::str::from_utf8(line).is_ok_and(|l| l.contains(needle))
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
