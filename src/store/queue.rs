@@ -191,7 +191,10 @@ impl Queue {
         if time <= before[k] || time <= super::scan::NO_CHANGE + 1 {
             return None;
         }
-        if let Some(Some((i, at))) = self.listing.last_change(state) {
+        // Of equal times, the first snapshot in the order: the window's order tells when
+        // every one is a row of it.
+        if changes.iter().all(|(id, _)| self.position(id).is_some()) {
+            let (i, at) = self.listing.last_change(state)??;
             return Some((Some(self.listing.row(i)?.id().to_string()), Some(at)));
         }
         // Changes of a snapshot recorded before the window (a publish folded onto it):
@@ -408,14 +411,17 @@ mod tests {
             let (mut ids, mut pending): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
             let mut records: Vec<String> = Vec::new();
             let mut seq = 0u64;
-            let stamp = |seq: &mut u64| {
+            // Now and then two records share a time (a tie the order's seq breaks).
+            let mut secs = 1_700_000_000i64;
+            let mut stamp = |seq: &mut u64, tie: bool| {
                 *seq += 1;
-                let t = jiff::Timestamp::from_second(1_700_000_000 + *seq as i64).unwrap();
+                secs += i64::from(!tie);
+                let t = jiff::Timestamp::from_second(secs).unwrap();
                 (t.strftime("%Y-%m-%dT%H:%M:%S.000Z").to_string(), *seq)
             };
             let mut early: Option<String> = None;
             for _ in 0..(3 + next(60)) {
-                let (at, n) = stamp(&mut seq);
+                let (at, n) = stamp(&mut seq, next(6) == 0);
                 let state = |id: &str, state: State| {
                     let mut st = StateRecord::new(&SnapshotId::from(id.to_string()), &at, state);
                     st.seq = Some(n);
@@ -618,5 +624,56 @@ mod tests {
                 ),
             }
         }
+    }
+
+    /// A tie at the newest time between a change of a snapshot before the window (a
+    /// publish folded onto it) and one of the window's: the order puts the older
+    /// snapshot first, which only the whole listing knows.
+    #[test]
+    fn a_tie_with_a_snapshot_before_the_window_is_not_told_by_the_window() {
+        use super::super::record::{Record, StateRecord};
+        let line = |r: Record| super::super::journal::encode(&r).unwrap();
+        let state = |id: &str, at: &str, seq: u64| {
+            let mut st = StateRecord::new(&SnapshotId::from(id.to_string()), at, State::Applied);
+            st.seq = Some(seq);
+            line(Record::State(st))
+        };
+        let snap = |id: &str, at: &str, seq: u64| {
+            line(super::super::scan::testing::snap(id, at, Some(seq), true))
+        };
+        let (t0, t1, t2) = (
+            "2026-01-01T00:00:00.000Z",
+            "2026-01-01T00:00:01.000Z",
+            "2026-01-01T00:00:02.000Z",
+        );
+        let sealed = [snap("00000000000a", t0, 1), state("00000000000a", t0, 2)].concat();
+        let active = [
+            snap("00000000000b", t1, 3),
+            state("00000000000b", t2, 4),
+            state("00000000000a", t2, 5),
+        ]
+        .concat();
+        let dir = tempfile::tempdir().unwrap();
+        let generation = dir.path().join("d/segments/1");
+        std::fs::create_dir_all(&generation).unwrap();
+        std::fs::create_dir_all(dir.path().join("d/objects")).unwrap();
+        std::fs::write(dir.path().join("d/segments/CURRENT"), "1\n").unwrap();
+        std::fs::write(generation.join("000001.log"), &sealed).unwrap();
+        std::fs::write(generation.join("000002.log"), &active).unwrap();
+        let store = super::super::Store::at(dir.path()).domain(&crate::domain::d("d"));
+        store.queue(true).unwrap();
+        let queue = store.queue(false).unwrap();
+        assert!(queue.before.is_some(), "read from the newest segment");
+        let full = read_journal(&Layout::new(store.dir())).unwrap();
+        let want = full.last_in(State::Applied).map(|(s, st)| (&s.record, st));
+        assert_eq!(want.map(|(s, _)| s.id.as_str()), Some("00000000000a"));
+        if let Some(got) = queue.last_in(&store, State::Applied).unwrap() {
+            assert_eq!(got.as_ref().map(|(s, st)| (s, st)), want);
+        }
+        let (facts, _) = crate::ops::status::Delivery::of_store(&store).unwrap();
+        assert_eq!(
+            facts.last_applied.map(|(_, id)| id),
+            Some("00000000000a".to_string())
+        );
     }
 }
