@@ -133,6 +133,9 @@ struct Plan {
     cr: ClusterInventory,
     /// How many snapshots are pending (the newest included).
     pending: usize,
+    /// The queue the plan was read from, when it is of the newest segments (small): the
+    /// marks use it again if nothing was written since.
+    queue: Option<Queue>,
 }
 
 /// The plan, or `None` when nothing is pending or a newer-or-equal snapshot is already
@@ -158,6 +161,7 @@ fn plan(req: &Request<'_>, store: &DomainStore, notices: &mut Vec<Notice>) -> Re
         reason,
         cr,
         pending: pending.len(),
+        queue: queue.is_window().then_some(queue),
     }))
 }
 
@@ -404,7 +408,7 @@ fn delivered(
         };
         return Ok(Report { outcome, notices });
     }
-    let superseded = mark_delivered(store, &plan.newest, &delivery)?;
+    let superseded = mark_delivered(store, plan, &delivery)?;
     let outcome = Replayed::Delivered {
         snapshot,
         server,
@@ -418,16 +422,21 @@ fn delivered(
 /// one as they stand now (a publish may have queued a newer one meanwhile).
 fn mark_delivered(
     store: &DomainStore,
-    newest: &SnapshotRecord,
+    plan: &Plan,
     delivery: &Delivery,
 ) -> Result<Vec<SnapshotId>> {
+    let newest = &plan.newest;
     let snapshot = &newest.id;
     let delivered = match delivery {
         Delivery::Applied(_) => Delivered::Applied,
         Delivery::Stale { live_rendered_at } => Delivered::Stale { live_rendered_at },
     };
     let _lock = store.lock("replay", LOCK_TIMEOUT)?;
-    let older = store.queue(true)?.pending_before(snapshot);
+    // The plan's queue while nothing was written since (else read again).
+    let older = match plan.queue.as_ref().filter(|q| q.stands(store)) {
+        Some(queue) => queue.pending_before(snapshot),
+        None => store.queue(true)?.pending_before(snapshot),
+    };
     let refs: Vec<&SnapshotId> = older.iter().collect();
     let at = now_millis();
     let changes: Vec<_> = delivery::after_delivery(snapshot, delivered, &refs)

@@ -22,6 +22,8 @@ pub struct Queue {
     /// The rows hold every snapshot owed and every one after it; a snapshot before them
     /// is in none of its answers (it is owed nothing, and older than every row).
     before: Option<[i64; 3]>,
+    /// The live files when it was read.
+    read_at: Option<super::segments::Fingerprint>,
 }
 
 /// One snapshot of the queue: its id, when it was recorded and its `renderedAt`.
@@ -143,6 +145,19 @@ impl Queue {
         self.listing.row(index).and_then(|r| r.reason())
     }
 
+    /// Whether it is read from the newest segments only (small: a delivery may keep
+    /// it, see [`Queue::stands`]).
+    pub fn is_window(&self) -> bool {
+        self.before.is_some()
+    }
+
+    /// Whether the store's live files are as they were when this was read — nothing
+    /// appended, cut or rewritten since — so its answers still stand (the caller holds
+    /// the domain lock, as when it was read).
+    pub fn stands(&self, store: &DomainStore) -> bool {
+        self.read_at.is_some() && self.read_at == store.layout().fingerprint()
+    }
+
     /// The damaged lines met on the way.
     pub fn damage(&self) -> &[Damage] {
         &self.listing.damage
@@ -245,6 +260,7 @@ impl DomainStore {
     /// The journal exists but cannot be read.
     pub fn queue(&self, locked: bool) -> Result<Queue> {
         self.check_dirs()?;
+        let read_at = self.layout().fingerprint();
         let owed = super::summary::read_owed(&self.layout()).map_err(|(p, e)| Error::io(p, e))?;
         // Under the lock, sealed segments without a summary are read whole once, which
         // writes their summaries (the window would otherwise grow with each of them).
@@ -252,6 +268,7 @@ impl DomainStore {
             return Ok(Queue {
                 listing: owed.listing,
                 before: Some(owed.before),
+                read_at,
             });
         }
         self.whole_queue(locked)
@@ -263,6 +280,7 @@ impl DomainStore {
     /// # Errors
     /// The journal exists but cannot be read.
     pub fn whole_queue(&self, locked: bool) -> Result<Queue> {
+        let read_at = self.layout().fingerprint();
         let listing = if locked && self.check_owner().is_ok() {
             self.check_dirs()?;
             super::summary::read_tracking(
@@ -286,6 +304,7 @@ impl DomainStore {
         Ok(Queue {
             listing,
             before: None,
+            read_at,
         })
     }
 }
@@ -675,5 +694,33 @@ mod tests {
             facts.last_applied.map(|(_, id)| id),
             Some("00000000000a".to_string())
         );
+    }
+
+    /// A queue stands while nothing is written; an append, a new segment or generation
+    /// ends it.
+    #[test]
+    fn a_queue_stands_until_the_journal_is_written() {
+        let (_dir, store) = store_of(
+            &super::super::journal::encode(&super::super::scan::testing::snap(
+                "00000000000a",
+                "2026-01-01T00:00:00.000Z",
+                Some(1),
+                true,
+            ))
+            .unwrap(),
+        );
+        let queue = store.queue(true).unwrap();
+        assert!(queue.stands(&store));
+        assert!(store.queue(false).unwrap().stands(&store));
+        let change = super::super::StateRecord::new(
+            &SnapshotId::from("00000000000a".to_string()),
+            "2026-01-01T00:00:01.000Z",
+            State::Applied,
+        );
+        store.set_states(&[change]).unwrap();
+        assert!(!queue.stands(&store));
+        let again = store.queue(true).unwrap();
+        assert!(again.stands(&store));
+        assert!(!again.is_pending("00000000000a"));
     }
 }

@@ -114,6 +114,25 @@ impl Layout {
         }
     }
 
+    /// What the live files are now: their paths, the last one's size, inode, mtime and
+    /// ctime (ns), and the newest record's time and `seq` (every append stamps the next
+    /// `seq`: file times are coarser than two writes). Every write of the journal — an
+    /// append, a cut torn tail, a new segment, a new generation — changes it; so a
+    /// reader holding the lock can tell that what it read earlier still stands. `None`
+    /// when it cannot be read.
+    pub fn fingerprint(&self) -> Option<Fingerprint> {
+        let files = self.live_files().ok()?;
+        let last = match files.last() {
+            Some(path) => {
+                let meta = fs::symlink_metadata(path).ok()?;
+                file_stamp(&meta)
+            }
+            None => [0; 4],
+        };
+        let head = self.current().ok()?.and_then(|g| self.tail_head(g));
+        Some(Fingerprint { files, last, head })
+    }
+
     /// Streams every live file into `builder` ([`Builder`], or a gc or export pass). An incomplete last line counts as a
     /// torn tail in the newest file only; in a sealed one it is damage.
     ///
@@ -714,6 +733,36 @@ fn remove_temporaries(dir: &Path) {
             let _ = fs::remove_file(entry.path());
         }
     }
+}
+
+/// [`Layout::fingerprint`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint {
+    files: Vec<PathBuf>,
+    last: [i128; 4],
+    head: Option<(String, u64)>,
+}
+
+#[cfg(unix)]
+fn file_stamp(meta: &fs::Metadata) -> [i128; 4] {
+    use std::os::unix::fs::MetadataExt;
+    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+    [
+        i128::from(meta.len()),
+        i128::from(meta.ino()),
+        ns(meta.mtime(), meta.mtime_nsec()),
+        ns(meta.ctime(), meta.ctime_nsec()),
+    ]
+}
+
+#[cfg(not(unix))]
+fn file_stamp(meta: &fs::Metadata) -> [i128; 4] {
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(-1, |d| d.as_nanos() as i128);
+    [i128::from(meta.len()), 0, modified, 0]
 }
 
 /// What [`Layout::newest_queue`] found.
