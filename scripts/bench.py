@@ -11,6 +11,7 @@
     python3 scripts/bench.py oci-push [--runs N]
     python3 scripts/bench.py replay-all [--runs N] [--domains 1000] [--timeout 30]
     python3 scripts/bench.py store-scale [--runs N] [--records 10000 100000 1000000]
+    python3 scripts/bench.py store-scale --delivery [--runs N] [--records 10 1000000]
 
 replay-all gives issue #14's figure: `clinv replay --all` over a generated project of
 1,000 domains, each queued and each routed (its own .kubeconfig/<name>.yaml) to its own
@@ -1236,6 +1237,83 @@ def bench_documents(n, root, dom, runs, env):
           runs, env, target_mb=128)
 
 
+def plane_kubeconfig():
+    """The real control plane's admin kubeconfig (`scripts/control-plane up`):
+    CLINV_BENCH_KUBECONFIG, else this tree's target/control-plane/kubeconfig."""
+    kc = os.environ.get("CLINV_BENCH_KUBECONFIG") or os.path.join(REPO, "target", "control-plane", "kubeconfig")
+    return kc if os.path.isfile(kc) else None
+
+
+def bench_delivery(n, root, dom, runs, env, tmp):
+    """Issue #41 (1): every command that talks to a cluster, Git or a registry, against
+    the real control plane (and a local repository, a loopback registry), on a store of
+    `n` records — each against the 128 MB bound; the time is compared with the same
+    command on a 10-record store (`--records 10 1000000`)."""
+    import shutil
+    kc = plane_kubeconfig()
+    if kc is None:
+        print("delivery: no control plane (scripts/control-plane up, or CLINV_BENCH_KUBECONFIG)")
+        return
+    # The plane is shared: what another domain left live would be refused as another's.
+    subprocess.run(["kubectl", "--kubeconfig", kc, "delete", "clusterinventory", "cluster",
+                    "--ignore-not-found"], capture_output=True)
+    def cmd(*a):
+        return [BIN, *a, "--root", root]
+
+    # A kubeconfig path the queued snapshots record: unreachable when they are queued,
+    # the plane's when `replay --all` (which goes where each snapshot was queued for) runs.
+    aimed = os.path.join(tmp, "aimed.kubeconfig")
+
+    import re
+    dead = re.sub(r"server: \S+", "server: https://127.0.0.1:9", open(kc).read())
+
+    def queue_one():
+        with open(aimed, "w") as f:
+            f.write(dead)
+        out = subprocess.run(cmd("publish", "--domain", dom, "--kubeconfig", aimed), env=env,
+                             capture_output=True, text=True)
+        if "recorded as pending snapshot" not in out.stderr:
+            raise SystemExit(f"could not queue a snapshot: {out.stderr}")
+        shutil.copyfile(kc, aimed)
+
+    online = ["--kubeconfig", kc]
+    bench(f"publish, cluster reachable (applied), into {n}", cmd("publish", "--domain", dom, *online),
+          runs, env, target_mb=128)
+    bench(f"replay of one pending snapshot, {n}", cmd("replay", "--domain", dom, *online), runs, env,
+          queue_one, target_mb=128)
+    bench(f"replay with nothing pending, {n}", cmd("replay", "--domain", dom, *online), runs, env,
+          target_mb=128)
+    bench(f"replay --all (one pending snapshot), {n}", cmd("replay", "--all"), runs, env, queue_one,
+          target_mb=128)
+    bench(f"status, {n}", cmd("status", "--domain", dom, *online), runs, env, target_mb=128)
+    bench(f"status --offline, {n}", cmd("status", "--domain", dom, "--offline"), runs, env, target_mb=128)
+    bench(f"drift, {n}", cmd("drift", "--domain", dom, *online), runs, env, target_mb=128)
+    bench(f"drift --offline, {n}", cmd("drift", "--domain", dom, "--offline"), runs, env, target_mb=128)
+    repo = os.path.join(tmp, "repo")
+    shutil.rmtree(repo, ignore_errors=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", repo], check=True)
+    for k, v in (("user.name", "Bench"), ("user.email", "bench@example.invalid")):
+        subprocess.run(["git", "-C", repo, "config", k, v], check=True)
+    bench(f"commit (a local repository), {n}", cmd("commit", "--domain", dom, "--repo", repo), runs, env,
+          target_mb=128)
+    bench(f"commit --snapshot latest, {n}",
+          cmd("commit", "--domain", dom, "--repo", repo, "--snapshot", "latest"), runs, env, target_mb=128)
+    try:
+        host, ca, _, stop = start_registry(os.path.join(tmp, "registry"), "bench", "bench-token")
+    except Exception as e:  # no docker-registry here: said, the rest stands
+        print(f"push: no registry ({e})")
+        return
+    try:
+        penv = dict(env, REGISTRY_AUTH="bench:bench-token")
+        for k in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy"):
+            penv.pop(k, None)
+        bench(f"push oci:// (loopback registry), {n}",
+              cmd("push", f"oci://{host}/inv/clinv", "--domain", dom, "--ca-file", ca,
+                      "--creds-env", "REGISTRY_AUTH"), runs, penv, target_mb=128)
+    finally:
+        stop()
+
+
 def bench_store_scale(args):
     """Issue #28: how each store command's time and peak RSS grow with the history
     (10k -> 100k -> 1M records): migration of a v1 journal (the first offline publish),
@@ -1261,6 +1339,10 @@ def bench_store_scale(args):
         queued = "recorded as pending snapshot"
         bench(f"migration of {n} (first offline publish)", publish, 1, env, expect=queued, target_mb=128)
         bench(f"offline publish into {n}", publish, args.runs, env, expect=queued)
+        if args.delivery:
+            bench_delivery(n, root, dom, args.runs, env, tmp)
+            shutil.rmtree(path, ignore_errors=True)
+            continue
         lst = [BIN, "snapshots", "list", "--root", root, "--domain", dom]
         bench(f"first snapshots list of {n} (writes summaries)", lst, 1, env)
         bench(f"snapshots list of {n}", lst, args.runs, env)
@@ -1360,6 +1442,10 @@ def main():
                     help="only the benchmarks whose name holds this text (repeatable)")
     sc.add_argument("--documents", action="store_true",
                     help="only the documents (snapshots list and log in every form, report, gc --dry-run -o json)")
+    sc.add_argument("--delivery", action="store_true",
+                    help="issue #41: after the migration, only the commands that talk to a cluster, Git or a "
+                         "registry (publish applied, replay, replay --all, status, drift, commit, push) against "
+                         "the real control plane (scripts/control-plane up); compare --records 10 1000000")
     args = parser.parse_args()
     ONLY.extend(getattr(args, "only", []))
     build()

@@ -171,16 +171,25 @@ fn live(req: &Scope<'_>, notices: &mut Vec<Notice>) -> Result<(Source, Option<Cl
 
 /// `--offline`: the snapshot applied last, from the store.
 fn last_applied(req: &Scope<'_>) -> Result<(Source, Option<ClusterInventory>)> {
-    let journal = req.store.read()?;
-    let Some((snap, at)) = journal.last_applied() else {
+    let (_, last_applied) = super::status::Delivery::of_store(&req.store)?;
+    let Some((snap, at, state)) = last_applied else {
         return Ok((Source::NoApplied, None));
     };
-    let source = Source::Snapshot {
-        id: snap.record.id.clone(),
-        state: snap.state,
-        at: at.to_string(),
+    let inventory = req.store.inventory(&snap)?;
+    let state = match state {
+        Some(state) => state,
+        None => req
+            .store
+            .whole_queue(false)?
+            .state_of(&snap.id)
+            .unwrap_or(State::Applied),
     };
-    Ok((source, Some(req.store.inventory(&snap.record)?)))
+    let source = Source::Snapshot {
+        state,
+        id: snap.id,
+        at,
+    };
+    Ok((source, Some(inventory)))
 }
 
 fn verdict(local: ClusterInventory, remote: Option<ClusterInventory>) -> Verdict {

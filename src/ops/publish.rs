@@ -341,12 +341,13 @@ fn mark_applied(
             return Err(e);
         }
     };
-    let journal = store.read().ok();
-    let older: Vec<&SnapshotId> = journal
-        .iter()
-        .flat_map(|j| j.pending_before(&snap.id))
-        .map(|s| &s.record.id)
-        .collect();
+    // The compact queue, not the whole journal: what this marks grows with what is
+    // owed, not with the history.
+    let older = store
+        .queue(true)
+        .map(|q| q.pending_before(&snap.id))
+        .unwrap_or_default();
+    let older: Vec<&SnapshotId> = older.iter().collect();
     let at = now_millis();
     let changes: Vec<StateRecord> = delivery::after_delivery(&snap.id, Delivered::Applied, &older)
         .iter()

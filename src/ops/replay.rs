@@ -20,8 +20,9 @@ use crate::domain::Domain;
 use crate::error::{ArgumentError, Result};
 use crate::inventory::ClusterInventory;
 use crate::project::Project;
+use crate::store::queue::Queue;
 use crate::store::{
-    DomainStore, Snapshot, SnapshotId, State, Store, TargetRecord, lock_timeout, now_millis,
+    DomainStore, SnapshotId, SnapshotRecord, Store, TargetRecord, lock_timeout, now_millis,
 };
 use crate::util::notice::Notice;
 use std::path::PathBuf;
@@ -115,8 +116,7 @@ fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) 
 
 /// Out of budget: only say what stays queued (a read, no lock, nothing sent).
 fn queued_only(req: &Request<'_>, store: &DomainStore, notices: Vec<Notice>) -> Result<Report> {
-    let journal = store.read()?;
-    let queued = journal.snapshots.iter().filter(|s| s.is_pending()).count();
+    let (queued, _) = store.queue(false)?.pending_count();
     if queued == 0 {
         return Ok(Report {
             outcome: Replayed::Nothing,
@@ -129,76 +129,66 @@ fn queued_only(req: &Request<'_>, store: &DomainStore, notices: Vec<Notice>) -> 
 /// What a replay of one domain sends, read under the domain's lock.
 struct Plan {
     /// The newest pending snapshot whose objects are intact, and its inventory.
-    newest: Snapshot,
+    newest: SnapshotRecord,
+    /// Why it is still pending, as recorded.
+    reason: Option<Reason>,
     cr: ClusterInventory,
     /// How many snapshots are pending (the newest included).
     pending: usize,
-    /// Each other snapshot's renderedAt, and whether the store recorded it before the
-    /// newest (for the skew check).
-    others: Vec<(String, bool)>,
+    /// The queue the plan was read from, when it is of the newest segments (small): the
+    /// marks use it again if nothing was written since.
+    queue: Option<Queue>,
 }
 
 /// The plan, or `None` when nothing is pending or a newer-or-equal snapshot is already
-/// applied (the older pending ones are then superseded by it).
+/// applied (the older pending ones are then superseded by it). Read from the domain's
+/// queue ([`crate::store::queue`]), never the whole journal.
 fn plan(req: &Request<'_>, store: &DomainStore, notices: &mut Vec<Notice>) -> Result<Option<Plan>> {
     let _lock = store.lock("replay", lock_timeout()?)?;
-    let journal = store.read()?;
-    for damage in &journal.damage {
+    let queue = store.queue(true)?;
+    for damage in queue.damage() {
         notices.push(Notice::warn(format!("snapshot store: {damage} — skipped")));
     }
-    let pending: Vec<&Snapshot> = journal
-        .snapshots
-        .iter()
-        .filter(|s| s.is_pending())
-        .collect();
-    let Some((newest, cr)) = newest_intact(store, &pending, notices) else {
+    let pending = queue.pending();
+    let Some((newest, index, cr)) = newest_intact(store, &queue, &pending, notices)? else {
         return Ok(None);
     };
-    if let Some(applied) = journal.snapshots.iter().rev().find(|s| {
-        s.state != State::Deleted
-            && s.cluster_state == Some(State::Applied)
-            && s.order_key() >= newest.order_key()
-    }) {
-        supersede_by(req, store, &journal, applied, notices)?;
+    if let Some(applied) = queue.applied_from(index) {
+        supersede_by(req, store, &queue, &applied.id, notices)?;
         return Ok(None);
     }
-    let others = journal
-        .snapshots
-        .iter()
-        .filter(|s| s.record.id != newest.record.id)
-        .map(|s| {
-            (
-                s.record.rendered_at.clone(),
-                s.order_key() < newest.order_key(),
-            )
-        })
-        .collect();
+    let reason = queue.row_reason(index);
     Ok(Some(Plan {
         newest,
+        reason,
         cr,
         pending: pending.len(),
-        others,
+        queue: queue.is_window().then_some(queue),
     }))
 }
 
-/// The newest pending snapshot whose objects are intact; damaged ones are reported and
-/// left pending (never dropped).
+/// The newest pending snapshot whose objects are intact, with its place in the order;
+/// damaged ones are reported and left pending (never dropped).
 fn newest_intact(
     store: &DomainStore,
-    pending: &[&Snapshot],
+    queue: &Queue,
+    pending: &[crate::store::queue::Owed],
     notices: &mut Vec<Notice>,
-) -> Option<(Snapshot, ClusterInventory)> {
-    for snap in pending.iter().rev() {
-        match store.inventory(&snap.record) {
-            Ok(cr) => return Some(((*snap).clone(), cr)),
+) -> Result<Option<(SnapshotRecord, usize, ClusterInventory)>> {
+    for owed in pending.iter().rev() {
+        let Some(record) = queue.record(store, &owed.id)? else {
+            continue;
+        };
+        match store.inventory(&record) {
+            Ok(cr) => return Ok(Some((record, owed.index, cr))),
             Err(e) => notices.push(Notice::warn(format!(
                 "snapshot {}: {} — skipped",
-                snap.record.id,
+                owed.id,
                 crate::error::chain(&e)
             ))),
         }
     }
-    None
+    Ok(None)
 }
 
 /// A newer-or-equal snapshot is already applied: the pending ones before it are
@@ -206,19 +196,15 @@ fn newest_intact(
 fn supersede_by(
     req: &Request<'_>,
     store: &DomainStore,
-    journal: &crate::store::Journal,
-    applied: &Snapshot,
+    queue: &Queue,
+    applied: &SnapshotId,
     notices: &mut Vec<Notice>,
 ) -> Result<()> {
-    let older: Vec<&SnapshotId> = journal
-        .pending_before(&applied.record.id)
-        .into_iter()
-        .map(|s| &s.record.id)
-        .collect();
+    let older = queue.pending_before(applied);
     notices.push(Notice::info(format!(
         "{}: snapshot {} is already applied; {} older pending snapshot(s) superseded by it",
         store.domain,
-        applied.record.id,
+        applied,
         older.len()
     )));
     if req.opts.dry_run {
@@ -226,11 +212,11 @@ fn supersede_by(
     }
     let at = now_millis();
     let changes: Vec<_> = older
-        .iter()
+        .into_iter()
         .map(|id| {
             let mark = delivery::Mark::Superseded {
-                id: (*id).clone(),
-                by: Some(applied.record.id.clone()),
+                id,
+                by: Some(applied.clone()),
                 why: None,
             };
             state_record(&mark, &at, None)
@@ -264,23 +250,17 @@ fn send(
     opts: Options,
     notices: &mut Vec<Notice>,
 ) -> std::result::Result<(Delivery, String), Failure> {
-    let (access, choice) = aim(req, domain, plan.newest.record.target.as_ref())?;
+    let (access, choice) = aim(req, domain, plan.newest.target.as_ref())?;
     notices.push(Notice::debug(format!(
         "kubeconfig from {}: {:?}",
         choice.origin, choice.paths
     )));
     let cluster = access.connect(&choice, opts)?;
     let server = cluster.target.server.clone();
-    if let Some(queued_for) = plan
-        .newest
-        .record
-        .target
-        .as_ref()
-        .filter(|t| t.server != server)
-    {
+    if let Some(queued_for) = plan.newest.target.as_ref().filter(|t| t.server != server) {
         notices.push(Notice::warn(format!(
             "{domain}: snapshot {} was published for {}; delivering it to {server}",
-            plan.newest.record.id, queued_for.server
+            plan.newest.id, queued_for.server
         )));
     }
     let result = if req.allow_older {
@@ -365,7 +345,7 @@ fn not_delivered(
         .into());
     }
     let (queued, message) = if delivery::stays_pending(f.reason) {
-        if !req.opts.dry_run && newest.reason != Some(f.reason) {
+        if !req.opts.dry_run && plan.reason != Some(f.reason) {
             record_failure(store, newest, &f)?;
         }
         let message = format!(
@@ -376,13 +356,13 @@ fn not_delivered(
         (plan.pending, message)
     } else {
         if !req.opts.dry_run {
-            let mark = delivery::after_failure(&newest.record.id, f.reason, &f.detail);
+            let mark = delivery::after_failure(&newest.id, f.reason, &f.detail);
             store.set_states(&[state_record(&mark, &now_millis(), None)])?;
         }
         let message = format!(
             "{} — snapshot {} taken off the queue",
             failure_message(Verb::Replay, domain, &f),
-            newest.record.id
+            newest.id
         );
         (plan.pending - 1, message)
     };
@@ -404,12 +384,12 @@ fn delivered(
     server: String,
     notices: Vec<Notice>,
 ) -> Result<Report> {
-    let snapshot = plan.newest.record.id.clone();
+    let snapshot = plan.newest.id.clone();
     // The live object looks newer, but the store recorded this snapshot after it was
     // rendered (or after the snapshot that rendered it): a clock disagrees. Never
     // superseded silently: it stays queued with the reason, and the user is told.
     if let Delivery::Stale { live_rendered_at } = &delivery
-        && let Some(message) = skew(&store.domain, &plan.newest, live_rendered_at, &plan.others)
+        && let Some(message) = skew(store, &plan.newest, live_rendered_at)?
     {
         if !req.opts.dry_run {
             let mark = delivery::after_failure(&snapshot, Reason::ClockSkew, &message);
@@ -430,7 +410,7 @@ fn delivered(
         };
         return Ok(Report { outcome, notices });
     }
-    let superseded = mark_delivered(store, &plan.newest, &delivery)?;
+    let superseded = mark_delivered(store, plan, &delivery)?;
     let outcome = Replayed::Delivered {
         snapshot,
         server,
@@ -444,42 +424,38 @@ fn delivered(
 /// one as they stand now (a publish may have queued a newer one meanwhile).
 fn mark_delivered(
     store: &DomainStore,
-    newest: &Snapshot,
+    plan: &Plan,
     delivery: &Delivery,
 ) -> Result<Vec<SnapshotId>> {
-    let snapshot = &newest.record.id;
+    let newest = &plan.newest;
+    let snapshot = &newest.id;
     let delivered = match delivery {
         Delivery::Applied(_) => Delivered::Applied,
         Delivery::Stale { live_rendered_at } => Delivered::Stale { live_rendered_at },
     };
     let _lock = store.lock("replay", lock_timeout()?)?;
-    let journal = store.read()?;
-    let older: Vec<&SnapshotId> = journal
-        .pending_before(snapshot)
-        .into_iter()
-        .map(|s| &s.record.id)
-        .collect();
+    // The plan's queue while nothing was written since (else read again).
+    let older = match plan.queue.as_ref().filter(|q| q.stands(store)) {
+        Some(queue) => queue.pending_before(snapshot),
+        None => store.queue(true)?.pending_before(snapshot),
+    };
+    let refs: Vec<&SnapshotId> = older.iter().collect();
     let at = now_millis();
-    let changes: Vec<_> = delivery::after_delivery(snapshot, delivered, &older)
+    let changes: Vec<_> = delivery::after_delivery(snapshot, delivered, &refs)
         .iter()
-        .map(|m| state_record(m, &at, newest.record.target.clone()))
+        .map(|m| state_record(m, &at, newest.target.clone()))
         .collect();
     store.append_states(&changes)?;
-    Ok(older.into_iter().cloned().collect())
+    Ok(older)
 }
 
 /// Records why the newest pending snapshot is still queued (only when the reason
 /// changed, so a cluster down for a week does not grow the journal with every replay).
-fn record_failure(store: &DomainStore, newest: &Snapshot, f: &Failure) -> Result<()> {
+fn record_failure(store: &DomainStore, newest: &SnapshotRecord, f: &Failure) -> Result<()> {
     let _lock = store.lock("replay", lock_timeout()?)?;
-    let journal = store.read()?;
-    let still_pending = journal
-        .snapshots
-        .iter()
-        .any(|s| s.record.id == newest.record.id && s.is_pending());
-    if still_pending {
-        let mark = delivery::after_failure(&newest.record.id, f.reason, &f.detail);
-        let record = state_record(&mark, &now_millis(), newest.record.target.clone());
+    if store.queue(true)?.is_pending(&newest.id) {
+        let mark = delivery::after_failure(&newest.id, f.reason, &f.detail);
+        let record = state_record(&mark, &now_millis(), newest.target.clone());
         store.append_states(&[record])?;
     }
     Ok(())
@@ -537,12 +513,15 @@ fn by_kubeconfig(req: &Request<'_>, store: &Store, domains: &[Domain]) -> Vec<Ve
     let mut keys: Vec<Option<Vec<PathBuf>>> = Vec::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, d) in domains.iter().enumerate() {
-        let queued_for = store
-            .domain(d)
-            .read()
+        let ds = store.domain(d);
+        let queued_for = ds
+            .queue(false)
             .ok()
-            .and_then(|j| j.snapshots.into_iter().rev().find(|s| s.is_pending()))
-            .and_then(|s| s.record.target);
+            .and_then(|q| {
+                let newest = q.newest_pending()?;
+                q.record(&ds, &newest.id).ok().flatten()
+            })
+            .and_then(|s| s.target);
         let key = aim(req, d, queued_for.as_ref()).ok().map(|(_, c)| {
             c.paths
                 .iter()
@@ -591,31 +570,31 @@ fn not_tried(
 
 /// The clock-skew warning, when the live inventory (rendered at `live_rendered_at`)
 /// looks newer than `snap` but the store recorded `snap` later: after the snapshot that
-/// carries that render time when the store has it (`others`: each other snapshot's
-/// renderedAt, and whether it was recorded before `snap`), else after that time itself.
+/// carries that render time when the store has it, else after that time itself. Read
+/// from the queue only here (a live object rendered later is rare).
 fn skew(
-    domain: &str,
-    snap: &Snapshot,
+    store: &DomainStore,
+    snap: &SnapshotRecord,
     live_rendered_at: &str,
-    others: &[(String, bool)],
-) -> Option<String> {
-    skewed(&snap.record.at, live_rendered_at, others).then(|| {
+) -> Result<Option<String>> {
+    let queue = store.whole_queue(false)?;
+    let known = match queue.position(&snap.id) {
+        Some(index) => queue.rendered_at(live_rendered_at, index),
+        None => Vec::new(),
+    };
+    Ok(skewed(&snap.at, live_rendered_at, &known).then(|| {
         format!(
-            "{domain}: clock skew: the live inventory looks newer (renderedAt {live_rendered_at}) but the store recorded snapshot {} later (recorded {}, renderedAt {}); not applied, it stays pending — clinv replay --allow-older delivers it",
-            snap.record.id, snap.record.at, snap.record.rendered_at
+            "{}: clock skew: the live inventory looks newer (renderedAt {live_rendered_at}) but the store recorded snapshot {} later (recorded {}, renderedAt {}); not applied, it stays pending — clinv replay --allow-older delivers it",
+            store.domain, snap.id, snap.at, snap.rendered_at
         )
-    })
+    }))
 }
 
 /// Whether a snapshot recorded at `recorded` was recorded after the one the target
 /// holds (rendered at `target_rendered_at`): by the store's order when the store has a
-/// snapshot with that render time, else by comparing the times.
-pub(super) fn skewed(recorded: &str, target_rendered_at: &str, others: &[(String, bool)]) -> bool {
-    let known: Vec<bool> = others
-        .iter()
-        .filter(|(r, _)| r == target_rendered_at)
-        .map(|(_, before)| *before)
-        .collect();
+/// snapshot with that render time (`known`: for each, whether it was recorded before),
+/// else by comparing the times.
+pub(super) fn skewed(recorded: &str, target_rendered_at: &str, known: &[bool]) -> bool {
     if !known.is_empty() {
         return known.iter().any(|before| *before);
     }
@@ -634,17 +613,9 @@ mod tests {
     fn skew_is_judged_by_the_store_order_when_it_knows_the_target() {
         let at = "2026-12-03T06:00:00.000Z";
         // The store recorded the target's snapshot before this one: skew.
-        assert!(skewed(
-            at,
-            "2027-01-01T00:00:00Z",
-            &[("2027-01-01T00:00:00Z".into(), true)]
-        ));
+        assert!(skewed(at, "2027-01-01T00:00:00Z", &[true]));
         // ... after this one: the target is genuinely newer.
-        assert!(!skewed(
-            at,
-            "2023-01-01T00:00:00Z",
-            &[("2023-01-01T00:00:00Z".into(), false)]
-        ));
+        assert!(!skewed(at, "2023-01-01T00:00:00Z", &[false]));
         // Unknown to the store: recorded after the target was rendered.
         assert!(skewed(at, "2026-01-01T00:00:00Z", &[]));
         assert!(!skewed(at, "2027-01-01T00:00:00Z", &[]));

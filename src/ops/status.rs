@@ -10,7 +10,8 @@ use crate::cluster::access;
 use crate::delivery::Reason;
 use crate::error::{Error, Result};
 use crate::snapshot_id::SnapshotId;
-use crate::store::{State, StateRecord};
+use crate::store::queue::Queue;
+use crate::store::{DomainStore, SnapshotRecord, State, StateRecord};
 use crate::util::notice::Notice;
 use crate::util::redact::escape_line;
 use serde_json::Value;
@@ -60,6 +61,10 @@ pub struct Delivery {
     pub last_pushed: Option<Landed>,
 }
 
+/// The snapshot applied last, the time of that change, and its state now (`None`:
+/// recorded before the newest segments read; [`DomainStore::whole_queue`] tells).
+pub type LastApplied = (SnapshotRecord, String, Option<State>);
+
 /// When a snapshot reached a channel, which one, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Landed {
@@ -69,6 +74,64 @@ pub struct Landed {
 }
 
 impl Delivery {
+    /// The facts of a domain's store, from its queue — the compact listing, never every
+    /// record's history — and the snapshot applied last with the time of that change;
+    /// from the whole journal only when the queue cannot tell.
+    ///
+    /// # Errors
+    /// The store cannot be read.
+    pub fn of_store(store: &DomainStore) -> Result<(Delivery, Option<LastApplied>)> {
+        // The newest segments; every segment's listing when they cannot tell; the
+        // journal when neither can (the newest changes name no snapshot).
+        if let Some(found) = Self::of_queue(store, &store.queue(false)?)? {
+            return Ok(found);
+        }
+        if let Some(found) = Self::of_queue(store, &store.whole_queue(false)?)? {
+            return Ok(found);
+        }
+        let journal = store.read()?;
+        let applied = journal
+            .last_applied()
+            .map(|(snap, at)| (snap.record.clone(), at.to_string(), Some(snap.state)));
+        Ok((Delivery::of(&journal), applied))
+    }
+
+    /// [`Delivery::of_store`] from `queue`; `None` when it cannot tell.
+    fn of_queue(
+        store: &DomainStore,
+        queue: &Queue,
+    ) -> Result<Option<(Delivery, Option<LastApplied>)>> {
+        let mut d = Delivery::default();
+        let (pending, oldest) = queue.pending_count();
+        d.pending = pending;
+        d.oldest_pending_at = oldest.map(|o| o.at);
+        let (Some(applied), Some(committed), Some(pushed)) = (
+            queue.last_in(store, State::Applied)?,
+            queue.last_in(store, State::Committed)?,
+            queue.last_in(store, State::Pushed)?,
+        ) else {
+            return Ok(None);
+        };
+        d.last_applied = applied
+            .as_ref()
+            .map(|(snap, st)| (st.at.clone(), snap.id.to_string()));
+        let landed = |found: Option<(SnapshotRecord, StateRecord)>,
+                      to: fn(StateRecord) -> Option<String>| {
+            found.map(|(snap, st)| Landed {
+                at: st.at.clone(),
+                snapshot: snap.id,
+                to: to(st),
+            })
+        };
+        d.last_committed = landed(committed, |st| st.commit);
+        d.last_pushed = landed(pushed, |st| st.pushed);
+        let applied = applied.map(|(snap, st)| {
+            let now = queue.state_of(&snap.id);
+            (snap, st.at, now)
+        });
+        Ok(Some((d, applied)))
+    }
+
     /// The facts of a journal.
     pub fn of(journal: &crate::store::Journal) -> Delivery {
         let mut d = Delivery::default();
@@ -113,10 +176,10 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
             Err(f) => Some(f),
         }
     };
-    let journal = req.store.read()?;
-    let delivery = Some(Delivery::of(&journal));
+    let (facts, last_applied) = Delivery::of_store(&req.store)?;
+    let delivery = Some(facts);
     let not_read = f.map(|f| (f.reason, f.detail));
-    let Some((snap, at)) = journal.last_applied() else {
+    let Some((snap, at, _)) = last_applied else {
         let shown = match not_read {
             Some((reason, detail)) => Shown::NotRead { reason, detail },
             None => Shown::Nothing {
@@ -133,17 +196,17 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
             notices,
         });
     };
-    let inventory = req.store.inventory(&snap.record)?;
+    let inventory = req.store.inventory(&snap)?;
     if let Some((reason, detail)) = &not_read {
         notices.push(Notice::debug(format!(
             "status: cluster not readable ({reason}: {detail}); showing snapshot {}, applied {}",
-            escape_line(&snap.record.id),
-            escape_line(at)
+            escape_line(&snap.id),
+            escape_line(&at)
         )));
     }
     let shown = Shown::Snapshot {
-        id: snap.record.id.clone(),
-        at: at.to_string(),
+        id: snap.id.clone(),
+        at,
         not_read,
         inventory: serde_json::to_value(&inventory)
             .map_err(|e| Error::encode("the inventory", e))?,
@@ -165,8 +228,8 @@ fn answered(req: &Scope<'_>, object: Option<Value>, mut notices: Vec<Notice>) ->
             message: "status: the cluster has no ClusterInventory 'cluster'".into(),
         },
     };
-    let delivery = match req.store.read() {
-        Ok(journal) => Some(Delivery::of(&journal)),
+    let delivery = match Delivery::of_store(&req.store) {
+        Ok((facts, _)) => Some(facts),
         Err(e) => {
             notices.push(Notice::warn(format!(
                 "status: no queue or last-applied time: {}",

@@ -371,6 +371,65 @@ pub struct Listing {
     suspects: Vec<u32>,
     hasher: std::collections::hash_map::RandomState,
     early: HashMap<String, Vec<Early>>,
+    /// The rows pending so far (as [`super::Snapshot::is_pending`]), kept as the lines
+    /// come: a segment's summary records it ([`Listing::owed`]).
+    pending: u64,
+    /// Snapshot records dropped so far as repeats of an id (an eager listing).
+    repeats: u64,
+    /// Of `applied`, `committed` and `pushed`, the newest time of a change so far
+    /// ([`Listing::newest_changes`]).
+    newest_changes: NewestChanges,
+    /// Set by [`Listing::finish`]: a state change re-queued (`pending`) a snapshot whose
+    /// line was not read (a window of the newest segments: see [`super::queue`]).
+    pub(super) reopened: bool,
+    /// With [`Listing::tracking`]: the newest changes to `applied`, `committed` and
+    /// `pushed` (what `status` shows), so no reader needs every record's history.
+    last: Option<Box<[Last; 3]>>,
+}
+
+/// Whether a snapshot of this state is owed to the cluster (pending, not deleted).
+fn owed(fold: Fold) -> bool {
+    !fold.deleted() && fold.cluster() == Some(State::Pending)
+}
+
+/// [`Listing::newest_changes`], none to begin with.
+#[derive(Debug, Clone, Copy)]
+struct NewestChanges([i64; 3]);
+
+impl Default for NewestChanges {
+    fn default() -> Self {
+        NewestChanges([NO_CHANGE; 3])
+    }
+}
+
+/// No change at all, in [`Listing::newest_changes`].
+pub(super) const NO_CHANGE: i64 = i64::MIN;
+/// Changes whose times do not parse (older than any that does), and none that does.
+const UNPARSED: i64 = i64::MIN + 1;
+
+/// A change's time as [`Listing::newest_changes`] keeps it: nanoseconds since the
+/// epoch by [`crate::util::time::parse_rfc3339`] (saturated: a time beyond what they
+/// hold is never beaten), [`UNPARSED`] when it does not parse.
+pub(super) fn change_time(at: &str) -> i64 {
+    crate::util::time::parse_rfc3339(at).map_or(UNPARSED, |t| {
+        i64::try_from(t.as_nanosecond()).unwrap_or(if t.as_second() < 0 {
+            UNPARSED + 1
+        } else {
+            i64::MAX
+        })
+    })
+}
+
+/// The states whose newest change a tracking listing keeps.
+const LAST: [State; 3] = [State::Applied, State::Committed, State::Pushed];
+
+/// Of one state, the changes of the newest time (by RFC 3339, as
+/// [`super::Journal::last_in`] compares them: a time that does not parse is older than
+/// any that does), in line order: `(id, at)`.
+#[derive(Debug, Default, Clone)]
+struct Last {
+    time: Option<jiff::Timestamp>,
+    changes: Vec<(String, String)>,
 }
 
 /// One row of a [`Listing`].
@@ -480,6 +539,12 @@ impl Listing {
         self.rows
             .iter()
             .map(move |row| RowRef { listing: self, row })
+    }
+
+    /// Whether a snapshot id was recorded twice (the listing then keeps the first
+    /// record, as every reader does).
+    pub fn has_repeats(&self) -> bool {
+        self.eager
     }
 
     /// The row at `i`.
@@ -628,6 +693,84 @@ impl Listing {
             eager: true,
             ..Listing::default()
         }
+    }
+
+    /// How many snapshots are owed to the cluster after the lines read so far, counting
+    /// as owed every state change still waiting for its snapshot's line and every
+    /// repeated snapshot record (so a count of zero after a segment says nothing before
+    /// its end can be owed later but through a later line, and each id before it was
+    /// recorded once: see [`super::queue`]).
+    pub(super) fn owed(&self) -> u64 {
+        self.pending + self.early.len() as u64 + self.repeats
+    }
+
+    /// Of `applied`, `committed` and `pushed`, the newest time of any change read so far
+    /// ([`change_time`]; [`NO_CHANGE`] when there was none).
+    pub(super) fn newest_changes(&self) -> [i64; 3] {
+        self.newest_changes.0
+    }
+
+    /// A listing that also keeps the newest change to `applied`, `committed` and
+    /// `pushed` ([`Listing::last_change`]).
+    pub(super) fn tracking(mut self) -> Listing {
+        self.last = Some(Box::default());
+        self
+    }
+
+    /// The newest change to `state` (`applied`, `committed` or `pushed`) of any
+    /// snapshot, as [`super::Journal::last_in`] finds it: the row and the change's time.
+    /// `Some(None)`: there is none; `None`: the listing did not track it, or cannot tell
+    /// (the newest changes name no snapshot of the listing: the full read tells).
+    pub fn last_change(&self, state: State) -> Option<Option<(usize, String)>> {
+        let k = LAST.iter().position(|s| *s == state)?;
+        let last = &self.last.as_ref()?[k];
+        if last.changes.is_empty() {
+            return Some(None);
+        }
+        let ids: std::collections::HashSet<&str> =
+            last.changes.iter().map(|(id, _)| id.as_str()).collect();
+        // Of equal times, the first snapshot in the order, then its first change in the
+        // order of the times' text, then of the lines.
+        let (i, id) = self
+            .rows()
+            .enumerate()
+            .find_map(|(i, r)| ids.get(&*r.id()).map(|id| (i, *id)))?;
+        // The full read's history is in the order of the times' text (stable).
+        let at = last
+            .changes
+            .iter()
+            .filter(|(c, _)| c == id)
+            .min_by(|a, b| a.1.cmp(&b.1))?
+            .1
+            .clone();
+        Some(Some((i, at)))
+    }
+
+    /// What [`Listing::last_change`] chooses from: the newest time of a change to
+    /// `state` and its changes `(id, at)` in line order; `None` when not tracked.
+    pub(super) fn last_candidates(&self, state: State) -> Option<&[(String, String)]> {
+        let k = LAST.iter().position(|s| *s == state)?;
+        Some(&self.last.as_ref()?[k].changes)
+    }
+
+    /// Notes a change for [`Listing::last_change`].
+    fn track(&mut self, id: Field<'_>, at: Field<'_>, state: State) {
+        let Some(k) = LAST.iter().position(|s| *s == state) else {
+            return;
+        };
+        let Some(last) = self.last.as_mut() else {
+            return;
+        };
+        let l = &mut last[k];
+        let at = at.text().to_string();
+        let time = crate::util::time::parse_rfc3339(&at);
+        if l.changes.is_empty() || time > l.time {
+            l.time = time;
+            l.changes.clear();
+        } else if time < l.time {
+            return;
+        }
+        l.changes.push((id.text().to_string(), at));
     }
 
     /// Whether two stored ids are the same id.
@@ -793,6 +936,7 @@ impl Listing {
             } else {
                 self.index_rows();
                 if self.probe(hash, key).is_ok() {
+                    self.repeats += 1;
                     return; // imported twice: the first record wins
                 }
             }
@@ -814,6 +958,7 @@ impl Listing {
             fold: Fold::recorded(s.cluster),
             reason: None,
         };
+        self.pending += u64::from(owed(row.fold));
         self.rows.push(row);
         if !self.early.is_empty()
             && let Some(early) = self.early.remove(&*s.id.text())
@@ -825,6 +970,13 @@ impl Listing {
     }
 
     fn state(&mut self, id: Field<'_>, at: Field<'_>, state: State, reason: Option<Reason>) {
+        if self.last.is_some() {
+            self.track(id, at, state);
+        }
+        if let Some(k) = LAST.iter().position(|s| *s == state) {
+            let time = change_time(&at.text());
+            self.newest_changes.0[k] = self.newest_changes.0[k].max(time);
+        }
         match self.find_key(Listing::field_key(id)) {
             Some(i) => self.change(i as usize, at, state, reason),
             None => self
@@ -843,6 +995,13 @@ impl Listing {
     /// force when its time is no earlier than the one in force (of equal times, the later
     /// line) — what the full read's time-ordered fold gives.
     fn change(&mut self, i: usize, at: Field<'_>, state: State, reason: Option<Reason>) {
+        let was = owed(self.rows[i].fold);
+        self.fold_change(i, at, state, reason);
+        let is = owed(self.rows[i].fold);
+        self.pending = self.pending + u64::from(is) - u64::from(was);
+    }
+
+    fn fold_change(&mut self, i: usize, at: Field<'_>, state: State, reason: Option<Reason>) {
         if !Fold::is_cluster_change(state) {
             self.rows[i].fold.take(state, false);
             return;
@@ -866,6 +1025,11 @@ impl Listing {
         if !self.eager && self.has_duplicates() {
             return false;
         }
+        self.reopened = self
+            .early
+            .values()
+            .flatten()
+            .any(|e| e.state == State::Pending);
         self.early = HashMap::new();
         self.ids = Vec::new();
         self.filter = Vec::new();

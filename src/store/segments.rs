@@ -114,6 +114,25 @@ impl Layout {
         }
     }
 
+    /// What the live files are now: their paths, the last one's size, inode, mtime and
+    /// ctime (ns), and the newest record's time and `seq` (every append stamps the next
+    /// `seq`: file times are coarser than two writes). Every write of the journal — an
+    /// append, a cut torn tail, a new segment, a new generation — changes it; so a
+    /// reader holding the lock can tell that what it read earlier still stands. `None`
+    /// when it cannot be read.
+    pub fn fingerprint(&self) -> Option<Fingerprint> {
+        let files = self.live_files().ok()?;
+        let last = match files.last() {
+            Some(path) => {
+                let meta = fs::symlink_metadata(path).ok()?;
+                file_stamp(&meta)
+            }
+            None => [0; 4],
+        };
+        let head = self.current().ok()?.and_then(|g| self.tail_head(g));
+        Some(Fingerprint { files, last, head })
+    }
+
     /// Streams every live file into `builder` ([`Builder`], or a gc or export pass). An incomplete last line counts as a
     /// torn tail in the newest file only; in a sealed one it is damage.
     ///
@@ -438,6 +457,82 @@ impl Layout {
         Ok(None)
     }
 
+    /// [`Layout::find_snapshot`] from the newest end of the live files, for an id
+    /// recorded once (the caller knows: see [`super::scan::Listing::has_repeats`]): the
+    /// cost of finding a recent snapshot — what a delivery looks for — is what lies
+    /// after it. Only lines holding the id as clinv writes it are decoded; when none
+    /// does (another writer's escaping), the forward search answers.
+    ///
+    /// # Errors
+    /// `(path, error)` of a file that cannot be read.
+    pub fn find_snapshot_from_end(
+        &self,
+        id: &str,
+    ) -> Result<Option<SnapshotRecord>, (PathBuf, io::Error)> {
+        let quoted =
+            serde_json::to_string(id).map_err(|e| (self.segments_dir(), io::Error::other(e)))?;
+        let needle = format!("\"id\":{quoted}");
+        let files = self.live_files().map_err(|e| (self.segments_dir(), e))?;
+        for (i, path) in files.iter().enumerate().rev() {
+            let found = rfind_line(path, i + 1 == files.len(), |line| {
+                if !holds(line, &needle) {
+                    return None;
+                }
+                match journal::decode(line) {
+                    Ok(Record::Snapshot(s)) if s.id == id => Some(s),
+                    _ => None,
+                }
+            })
+            .map_err(|e| (path.clone(), e))?;
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        self.find_snapshot(id)
+    }
+
+    /// The first `state` record of snapshot `id` to `state` at `at` in the newest live
+    /// file that holds one, searched from the end (the change [`super::scan::Listing::last_change`]
+    /// names: nearly always recent).
+    ///
+    /// # Errors
+    /// `(path, error)` of a file that cannot be read.
+    pub fn find_state_from_end(
+        &self,
+        id: &str,
+        state: State,
+        at: &str,
+    ) -> Result<Option<StateRecord>, (PathBuf, io::Error)> {
+        let quoted =
+            serde_json::to_string(id).map_err(|e| (self.segments_dir(), io::Error::other(e)))?;
+        let needle = format!("\"id\":{quoted}");
+        let files = self.live_files().map_err(|e| (self.segments_dir(), e))?;
+        for exact in [true, false] {
+            for (i, path) in files.iter().enumerate().rev() {
+                let mut found = None;
+                // Backwards to the file's start: the last one met is the first.
+                rfind_line(path, i + 1 == files.len(), |line| {
+                    if exact && !holds(line, &needle) {
+                        return None::<()>;
+                    }
+                    if let Ok(Record::State(st)) = journal::decode(line)
+                        && st.id == id
+                        && st.state == state
+                        && st.at == at
+                    {
+                        found = Some(st);
+                    }
+                    None
+                })
+                .map_err(|e| (path.clone(), e))?;
+                if found.is_some() {
+                    return Ok(found);
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// Writes a new generation from `lines` (whole encoded lines, the last one its
     /// `head`), rolling segments, and switches to it; then removes the old one. A crash
     /// at any point leaves either generation whole. Returns the new generation.
@@ -641,6 +736,36 @@ fn remove_temporaries(dir: &Path) {
     }
 }
 
+/// [`Layout::fingerprint`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint {
+    files: Vec<PathBuf>,
+    last: [i128; 4],
+    head: Option<(String, u64)>,
+}
+
+#[cfg(unix)]
+fn file_stamp(meta: &fs::Metadata) -> [i128; 4] {
+    use std::os::unix::fs::MetadataExt;
+    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+    [
+        i128::from(meta.len()),
+        i128::from(meta.ino()),
+        ns(meta.mtime(), meta.mtime_nsec()),
+        ns(meta.ctime(), meta.ctime_nsec()),
+    ]
+}
+
+#[cfg(not(unix))]
+fn file_stamp(meta: &fs::Metadata) -> [i128; 4] {
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(-1, |d| d.as_nanos() as i128);
+    [i128::from(meta.len()), 0, modified, 0]
+}
+
 /// What [`Layout::newest_queue`] found.
 #[derive(Debug, Default)]
 pub struct Queue {
@@ -766,6 +891,12 @@ fn passes_over(line: &[u8]) -> bool {
         return false;
     };
     !contains(tail, b"\"kind\"")
+}
+
+/// Whether the line holds `needle`, by the standard library's substring search (a
+/// record is UTF-8; a line that is not is no record).
+fn holds(line: &[u8], needle: &str) -> bool {
+    std::str::from_utf8(line).is_ok_and(|l| l.contains(needle))
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {

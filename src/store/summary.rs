@@ -45,7 +45,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &[u8; 8] = b"clinvsum";
 /// Bump when what a summary holds, or how a line becomes events, changes.
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
 const HEADER: usize = MAGIC.len() + 32;
 const DIGEST: usize = 32;
 /// Events are written in blocks of about this size.
@@ -292,6 +292,13 @@ pub struct Counts {
     /// counts for none: it is never in a time window). A `log --since` after it needs
     /// nothing of the segment but its counts.
     pub newest: i64,
+    /// Snapshots owed to the cluster at the end of this segment, by every line of the
+    /// generation up to it ([`scan::Listing::owed`]): zero says that nothing before the
+    /// segment's end is owed but through a later line ([`super::queue`]).
+    pub owed: u64,
+    /// Of `applied`, `committed` and `pushed`, the newest time of a change up to the end
+    /// of this segment ([`scan::Listing::newest_changes`]).
+    pub changes: [i64; 3],
 }
 
 impl Default for Counts {
@@ -300,25 +307,39 @@ impl Default for Counts {
             rows: 0,
             damage: 0,
             newest: i64::MIN,
+            owed: u64::MAX,
+            changes: [i64::MAX; 3],
         }
     }
 }
 
-/// Bytes of [`Counts`] as stored: rows, damage, newest, and 8 bytes of a sha256
-/// binding them to the segment's identity (checked without reading the whole summary).
-const TRAILER: usize = 32;
+/// Bytes of [`Counts`] as stored: rows, damage, newest, owed, the three change times,
+/// and 8 bytes of a sha256 binding them to the segment's identity (checked without
+/// reading the whole summary).
+const TRAILER: usize = 64;
+/// Bytes of the counts before their check.
+const WORDS: usize = TRAILER - 8;
 
 impl Counts {
     fn trailer(self, identity: &[u8; 32]) -> [u8; TRAILER] {
         let mut out = [0u8; TRAILER];
-        out[..8].copy_from_slice(&self.rows.to_le_bytes());
-        out[8..16].copy_from_slice(&self.damage.to_le_bytes());
-        out[16..24].copy_from_slice(&self.newest.to_le_bytes());
+        let words = [
+            self.rows,
+            self.damage,
+            self.newest as u64,
+            self.owed,
+            self.changes[0] as u64,
+            self.changes[1] as u64,
+            self.changes[2] as u64,
+        ];
+        for (i, w) in words.iter().enumerate() {
+            out[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+        }
         let check = Sha256::new()
             .chain_update(identity)
-            .chain_update(&out[..24])
+            .chain_update(&out[..WORDS])
             .finalize();
-        out[24..].copy_from_slice(&check[..8]);
+        out[WORDS..].copy_from_slice(&check[..8]);
         out
     }
 }
@@ -347,6 +368,8 @@ pub fn counts(segment: &Path) -> Option<Counts> {
         rows: word(0),
         damage: word(8),
         newest: word(16) as i64,
+        owed: word(24),
+        changes: [word(32) as i64, word(40) as i64, word(48) as i64],
     };
     // Every row is a line, and a line is at least its checksum and a space: a count
     // beyond that is not this segment's (and never sizes an allocation).
@@ -595,11 +618,33 @@ pub fn read<L>(
     summaries: Summaries,
     lock: impl FnOnce() -> Option<L>,
 ) -> Result<Listing, (PathBuf, std::io::Error)> {
+    read_listing(layout, summaries, false, lock)
+}
+
+/// [`read`] into a listing that also keeps the newest change to `applied`,
+/// `committed` and `pushed` ([`Listing::last_change`]).
+///
+/// # Errors
+/// `(path, error)` of a file that cannot be read.
+pub fn read_tracking<L>(
+    layout: &Layout,
+    summaries: Summaries,
+    lock: impl FnOnce() -> Option<L>,
+) -> Result<Listing, (PathBuf, std::io::Error)> {
+    read_listing(layout, summaries, true, lock)
+}
+
+fn read_listing<L>(
+    layout: &Layout,
+    summaries: Summaries,
+    track: bool,
+    lock: impl FnOnce() -> Option<L>,
+) -> Result<Listing, (PathBuf, std::io::Error)> {
     let mut written = Vec::new();
-    let listing = match read_with(layout, summaries, &mut written) {
+    let listing = match read_with(layout, summaries, track, &mut written) {
         Ok(Some(listing)) => listing,
         // A summary that verified but did not decode: read every line instead.
-        Ok(None) => read_with(layout, Summaries::Ignore, &mut written)?
+        Ok(None) => read_with(layout, Summaries::Ignore, track, &mut written)?
             .ok_or_else(|| (layout.segments_dir(), std::io::Error::other("unreadable")))?,
         Err(e) => {
             discard(&written);
@@ -619,18 +664,23 @@ pub fn read<L>(
 fn read_with(
     layout: &Layout,
     summaries: Summaries,
+    track: bool,
     written: &mut Vec<(PathBuf, PathBuf)>,
 ) -> Result<Option<Listing>, (PathBuf, std::io::Error)> {
-    match read_into(Listing::default(), layout, summaries, written)? {
+    let fresh = |listing: Listing| if track { listing.tracking() } else { listing };
+    match read_into(fresh(Listing::default()), layout, summaries, written)? {
         Some((listing, true)) => Ok(Some(listing)),
         // A snapshot recorded twice: read again into an eager listing (which drops it
         // as it comes), writing no summary twice.
         Some((_, false)) => {
-            let again = match summaries {
-                Summaries::UseAndWrite => Summaries::Use,
-                other => other,
-            };
-            Ok(read_into(Listing::eager(), layout, again, written)?.map(|(listing, _)| listing))
+            // The first pass counted the repeated snapshot twice (in what is owed, above
+            // all): its summaries go, and the eager pass writes them.
+            discard(written);
+            written.clear();
+            Ok(
+                read_into(fresh(Listing::eager()), layout, summaries, written)?
+                    .map(|(listing, _)| listing),
+            )
         }
         None => Ok(None),
     }
@@ -709,6 +759,8 @@ fn read_file(
         rows: (listing.len() - rows) as u64,
         damage: (listing.damage.len() - damage) as u64,
         newest,
+        owed: listing.owed(),
+        changes: listing.newest_changes(),
     };
     if let Some(w) = writer
         && let Some(done) = w.finish(&file, counts)
@@ -808,12 +860,79 @@ pub fn read_tail_since(
     Ok(None) // the whole history: the caller reads it all
 }
 
+/// What [`read_owed`] found: the newest segments' listing (tracking the newest
+/// changes), and what the segments before them hold.
+pub struct Owed {
+    pub listing: Listing,
+    /// Of `applied`, `committed` and `pushed`, the newest time of a change before the
+    /// window ([`scan::change_time`]).
+    pub before: [i64; 3],
+    /// Sealed segments of the window without a summary (read line by line).
+    pub unsummarised: usize,
+}
+
+/// The newest segments of a domain that hold everything it owes the cluster, without
+/// reading its whole history: the live files after the newest sealed segment at whose
+/// end nothing was owed ([`Counts::owed`], by every line up to it). `None` when that
+/// cannot be told exactly — a sealed segment up to it without a valid summary or with
+/// damage (which the full listing reports), none where nothing was owed, a state
+/// change in the window that re-queues a snapshot before it, or a snapshot of the
+/// window not recorded after every one before it (a repeated id: the first record is
+/// every reader's) — and the caller reads everything.
+///
+/// Sound because a snapshot before the window is owed only through a line after its
+/// end (a `pending` change: the window says so), and, in a generation's line order, a
+/// snapshot's changes follow its line (a change before its snapshot's line counts as
+/// owed in [`Counts::owed`]).
+///
+/// # Errors
+/// `(path, error)` of a file that cannot be read.
+pub fn read_owed(layout: &Layout) -> Result<Option<Owed>, (PathBuf, std::io::Error)> {
+    let list = layout
+        .live_files()
+        .map_err(|e| (layout.segments_dir(), e))?;
+    let last = list.len().saturating_sub(1);
+    let sealed: Vec<Option<Counts>> = list[..last].iter().map(|p| counts(p)).collect();
+    let Some(b) = sealed.iter().rposition(|c| c.is_some_and(|c| c.owed == 0)) else {
+        return Ok(None);
+    };
+    let mut bound = i64::MIN;
+    for c in &sealed[..=b] {
+        match c {
+            Some(c) if c.damage == 0 => bound = bound.max(c.newest),
+            _ => return Ok(None),
+        }
+    }
+    let before = sealed[b].map_or([i64::MAX; 3], |c| c.changes);
+    let unsummarised = sealed[b + 1..].iter().filter(|c| c.is_none()).count();
+    let (listing, whole) = read_window_with(&list, b + 1, true)?;
+    let later = |r: scan::RowRef<'_>| r.at_second().is_some_and(|s| s >= bound);
+    if !whole || listing.reopened || !listing.rows().all(later) {
+        return Ok(None);
+    }
+    Ok(Some(Owed {
+        listing,
+        before,
+        unsummarised,
+    }))
+}
+
 /// The live files from `start` read into a listing (eagerly again when an id repeats),
 /// and whether every summary used decoded.
 fn read_window(
     list: &[PathBuf],
     start: usize,
 ) -> Result<(Listing, bool), (PathBuf, std::io::Error)> {
+    read_window_with(list, start, false)
+}
+
+/// [`read_window`], the listing `track`ing the newest changes.
+fn read_window_with(
+    list: &[PathBuf],
+    start: usize,
+    track: bool,
+) -> Result<(Listing, bool), (PathBuf, std::io::Error)> {
+    let fresh = |listing: Listing| if track { listing.tracking() } else { listing };
     let last = list.len().saturating_sub(1);
     let window = |mut listing: Listing| {
         let mut whole = true;
@@ -829,11 +948,11 @@ fn read_window(
         let done = listing.finish();
         Ok::<_, (PathBuf, std::io::Error)>((listing, whole, done))
     };
-    Ok(match window(Listing::default())? {
+    Ok(match window(fresh(Listing::default()))? {
         (listing, whole, true) => (listing, whole),
         // A snapshot recorded twice: again, dropping it as it comes.
         _ => {
-            let (listing, whole, _) = window(Listing::eager())?;
+            let (listing, whole, _) = window(fresh(Listing::eager()))?;
             (listing, whole)
         }
     })

@@ -35,9 +35,14 @@ mod processes;
 mod proxy;
 mod publish;
 mod replay;
+mod scale;
 mod secrets;
 mod store_v2;
 mod tinyproxy;
+/// Version 1 stores written by hand (shared with the CLI tests).
+#[path = "../cli/v1.rs"]
+#[allow(dead_code)]
+mod v1;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -70,6 +75,7 @@ fn main() -> std::process::ExitCode {
         proxy::tests(),
         publish::tests(),
         replay::tests(),
+        scale::tests(),
         secrets::tests(),
         store_v2::tests(),
         tinyproxy::tests(),

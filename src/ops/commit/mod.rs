@@ -362,21 +362,16 @@ pub fn older_message(
     branch_rendered_at: &str,
 ) -> String {
     let domain = &store.domain;
-    let others: Vec<(String, bool)> = store
-        .read()
-        .map(|journal| {
-            let Some(this) = journal.get(&snap.id).map(|s| s.order_key()) else {
-                return Vec::new();
-            };
-            journal
-                .snapshots
-                .iter()
-                .filter(|s| s.record.id != snap.id)
-                .map(|s| (s.record.rendered_at.clone(), s.order_key() < this))
-                .collect()
+    // The compact queue, not the whole journal (a refusal is rare; its cost stays
+    // that of the listing).
+    let known: Vec<bool> = store
+        .whole_queue(false)
+        .map(|q| match q.position(&snap.id) {
+            Some(index) => q.rendered_at(branch_rendered_at, index),
+            None => Vec::new(),
         })
         .unwrap_or_default();
-    if super::replay::skewed(&snap.at, branch_rendered_at, &others) {
+    if super::replay::skewed(&snap.at, branch_rendered_at, &known) {
         format!(
             "clock skew: {branch} holds an inventory of {domain} rendered at {branch_rendered_at}, but the store recorded snapshot {} later ({}) with an older renderedAt ({}); not committed — clinv commit --allow-older commits it",
             snap.id, snap.at, snap.rendered_at

@@ -1,0 +1,82 @@
+//! The delivery path at any store size (issue 41 item 1): a domain whose history holds
+//! 120,000 records (a version 1 journal, migrated by the first publish) is delivered by
+//! `replay`, `publish`, `status` and `drift` against the real control plane, each within
+//! the store's memory bound — what they read grows with what is owed, not with the
+//! history. Peak RSS from wait4 (GNU time), as the store's documents are measured.
+
+use crate::plane;
+use crate::support::*;
+use crate::v1;
+
+/// The bound of the store's documents at 120,000 records (tests/cli/store_v2.rs).
+const BOUND_KIB: u64 = 64 << 10;
+
+fn the_delivery_path_stays_in_bounded_memory_at_120k_records() {
+    let p = plane();
+    p.crd_only();
+    let dir = copy_tree(&fixture("inv"));
+    let root = dir.path();
+    let store = root.join("store");
+    let count = std::env::var("CLINV_DELIVERY_RECORDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(120_000u64);
+    let objects = v1::render(root, "inv");
+    let mut journal = v1::Journal::create(&store, "inv");
+    journal.objects(&objects);
+    for n in 0..count {
+        journal.snapshot(&v1::id(n), 1_600_000_000 + n as i64, &objects);
+        journal.state(&v1::id(n), 1_600_000_000 + n as i64, "applied");
+    }
+    journal.finish();
+    let (r, admin) = (root.to_str().unwrap(), p.admin.to_str().unwrap());
+    let offline = repo().join("examples/offline.kubeconfig");
+    let offline = offline.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let all = [&["--root", r][..], args].concat();
+        clinv(&all).store(&store).run_with_peak_rss()
+    };
+    let measured = |what: &str, args: &[&str], says: &str| {
+        let (run, peak) = run(args);
+        eprintln!(
+            "  {what} of {count}: exit {} in {:?}, peak RSS {peak} KiB",
+            run.code, run.elapsed
+        );
+        assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+        let out = format!("{}{}", run.stdout, run.stderr);
+        assert!(out.contains(says), "{what} says {says:?}: {out}");
+        assert!(
+            peak <= BOUND_KIB,
+            "{what} of {count} records: peak RSS {peak} KiB > {BOUND_KIB} KiB"
+        );
+    };
+    // The first write migrates the history; the snapshot waits for the cluster.
+    let (queued, _) = run(&["publish", "--domain", "inv", "--kubeconfig", offline]);
+    assert!(
+        queued.stderr.contains("recorded as pending snapshot"),
+        "{}",
+        queued.stderr
+    );
+    let replay = ["replay", "--domain", "inv", "--kubeconfig", admin];
+    measured("replay", &replay, "applied");
+    let publish = ["publish", "--domain", "inv", "--kubeconfig", admin];
+    measured("publish (applied)", &publish, "applied");
+    let status = ["status", "--domain", "inv", "--kubeconfig", admin];
+    measured("status", &status, "last applied:");
+    measured(
+        "status --offline",
+        &["status", "--domain", "inv", "--offline"],
+        "last applied:",
+    );
+    measured(
+        "drift --offline",
+        &["drift", "--domain", "inv", "--offline"],
+        "snapshot",
+    );
+    // Nothing owed: a replay reads the queue and sends nothing.
+    measured("replay with nothing owed", &replay, "nothing");
+}
+
+trials! {
+    Plane: [the_delivery_path_stays_in_bounded_memory_at_120k_records],
+}
