@@ -159,15 +159,48 @@ pub struct Part<'a>(PartKind<'a>);
 #[derive(Debug)]
 enum PartKind<'a> {
     Text(&'a str),
-    /// `{range [*]}BODY{end}`: the body applied to each element.
-    Range(&'a [Node]),
-    /// `{[*].a.b}`: the field path of each element, the results joined by a space.
-    Each(JpQuery),
+    /// An action whose first selector picks elements of the list: `query` (that selector
+    /// as a wildcard or the filter it is, then the rest) is run on each picked element
+    /// alone, in a list of one. A range renders its body on each result; an expression
+    /// prints the results joined by a space.
+    Walk {
+        pick: Pick,
+        query: JpQuery,
+        body: Option<&'a [Node]>,
+    },
 }
 
-/// One walk of a [`Part`] over the elements, in order.
+/// Which elements the first selector of an action picks, by position in a list of `n`.
+#[derive(Debug, Clone, Copy)]
+enum Pick {
+    /// `[*]` and filters (a filter is then judged on each element by the query).
+    Every,
+    Index(i64),
+    /// A slice with a positive step (RFC 9535's bounds).
+    Slice(Option<i64>, Option<i64>, i64),
+}
+
+impl Pick {
+    fn picks(self, p: usize, n: usize) -> bool {
+        let (p, n) = (p as i64, n as i64);
+        let at = |i: i64| if i < 0 { n + i } else { i };
+        match self {
+            Pick::Every => true,
+            Pick::Index(i) => at(i) == p,
+            Pick::Slice(start, end, step) => {
+                let lower = start.map_or(0, at).clamp(0, n);
+                let upper = end.map_or(n, at).clamp(0, n);
+                (lower..upper).contains(&p) && (p - lower) % step == 0
+            }
+        }
+    }
+}
+
+/// One walk of a [`Part`] over the `n` elements of a list, in order.
 pub struct Pass<'a> {
     part: &'a Part<'a>,
+    n: usize,
+    position: usize,
     first: bool,
 }
 
@@ -176,13 +209,16 @@ impl<'a> Part<'a> {
     pub fn text(&self) -> Option<&str> {
         match self.0 {
             PartKind::Text(text) => Some(text),
-            _ => None,
+            PartKind::Walk { .. } => None,
         }
     }
 
-    pub fn start(&'a self) -> Pass<'a> {
+    /// A walk over a list of `n` elements.
+    pub fn start(&'a self, n: usize) -> Pass<'a> {
         Pass {
             part: self,
+            n,
+            position: 0,
             first: true,
         }
     }
@@ -191,16 +227,24 @@ impl<'a> Part<'a> {
 impl Pass<'_> {
     /// What the part prints for the next element (nothing for [`Part::Text`]). With
     /// missing keys allowed, as [`Template::per_row`] requires, nothing here can fail.
-    pub fn row(&mut self, element: &Value) -> String {
+    pub fn row(&mut self, element: Value) -> String {
         let mut out = String::new();
-        match &self.part.0 {
-            PartKind::Text(_) => {}
-            PartKind::Range(body) => {
+        let p = self.position;
+        self.position += 1;
+        let PartKind::Walk { pick, query, body } = &self.part.0 else {
+            return out;
+        };
+        if !pick.picks(p, self.n) {
+            return out;
+        }
+        let alone = Value::Array(vec![element]);
+        for value in run(query, &alone) {
+            match body {
                 // Only a field that is missing could fail, and it is allowed.
-                let _ = render_nodes(body, element, true, &mut out);
-            }
-            PartKind::Each(query) => {
-                for value in run(query, element) {
+                Some(body) => {
+                    let _ = render_nodes(body, value, true, &mut out);
+                }
+                None => {
                     if !std::mem::take(&mut self.first) {
                         out.push(' ');
                     }
@@ -214,38 +258,57 @@ impl Pass<'_> {
 
 impl Template {
     /// The template as parts that each walk a list once, element by element, printing
-    /// what [`Template::render`] prints for the whole list with missing keys allowed —
-    /// so a listing of any length needs one element in memory. `None` when an action
-    /// needs the list at once (an index, a slice, a filter, a range nested in a field,
-    /// a path that may index).
+    /// what [`Template::render`] prints for the whole list with missing keys allowed.
+    ///
+    /// So a listing of any length needs one element in memory. Every action must start
+    /// with a selector of the list's elements (`[*]`, a filter, an index, a slice with a
+    /// positive step) and hold no union or `..` after it; `None` when one does not (a
+    /// field of the list, a slice walked backwards).
     pub fn per_row(&self) -> Option<Vec<Part<'_>>> {
-        let every = |q: &JpQuery| {
-            matches!(
-                q.segments.first(),
-                Some(Segment::Selector(Selector::Wildcard))
-            )
-        };
-        let fields = |segments: &[Segment]| {
-            segments
-                .iter()
-                .all(|s| matches!(s, Segment::Selector(Selector::Name(_))))
-        };
         self.nodes
             .iter()
             .map(|node| match node {
                 Node::Text(text) => Some(Part(PartKind::Text(text))),
-                Node::Range(expr, body) if every(&expr.query) && expr.query.segments.len() == 1 => {
-                    Some(Part(PartKind::Range(body)))
-                }
-                Node::Expr(expr) if every(&expr.query) && fields(&expr.query.segments[1..]) => {
-                    Some(Part(PartKind::Each(JpQuery::new(
-                        expr.query.segments[1..].to_vec(),
-                    ))))
-                }
-                _ => None,
+                Node::Range(expr, body) => walk(&expr.query, Some(body)),
+                Node::Expr(expr) => walk(&expr.query, None),
             })
             .collect()
     }
+}
+
+/// [`PartKind::Walk`] of an action whose query is `query`, if its first selector picks
+/// elements of the list.
+fn walk<'a>(query: &JpQuery, body: Option<&'a [Node]>) -> Option<Part<'a>> {
+    let (first, rest) = query.segments.split_first()?;
+    let Segment::Selector(selector) = first else {
+        return None;
+    };
+    // A union or `..` after it gathers across the picked elements (every name of
+    // every element, then the next name): not one element at a time.
+    if !rest.iter().all(|s| matches!(s, Segment::Selector(_))) {
+        return None;
+    }
+    // A filter that looks at the root (`$`) would see one element, not the list.
+    if query.to_string().matches('$').count() > 1 {
+        return None;
+    }
+    let (pick, first) = match selector {
+        Selector::Wildcard => (Pick::Every, Selector::Wildcard),
+        Selector::Filter(_) => (Pick::Every, selector.clone()),
+        Selector::Index(i) => (Pick::Index(*i), Selector::Wildcard),
+        Selector::Slice(start, end, step) => match step.unwrap_or(1) {
+            step if step > 0 => (Pick::Slice(*start, *end, step), Selector::Wildcard),
+            _ => return None,
+        },
+        Selector::Name(_) => return None,
+    };
+    let mut segments = vec![Segment::Selector(first)];
+    segments.extend_from_slice(rest);
+    Some(Part(PartKind::Walk {
+        pick,
+        query: JpQuery::new(segments),
+        body,
+    }))
 }
 
 fn render_nodes(
@@ -570,6 +633,11 @@ mod tests {
             "head {$[*].state} mid {[*].n}{[*].labels} tail",
             "{[*].missing}{[*].labels.app\\.kubernetes\\.io/name}",
             "{range [*]}{range .labels}{@}{end};{end}",
+            "{[0].name} {[-1].name} {[7].name} {[-9].name}",
+            "{[1:].name}|{[:2].name}|{[-2:].state}|{[::2].name}|{[5:9].name}|{[0:3:2].name}",
+            "{range [?(@.state==\"pending\")]}{.name}{\"\\n\"}{end}",
+            "{[?(@.n)].name} {[?(@.ok==true)].name} {[*].labels.*}",
+            "{range [1:]}{.name},{end}",
             "",
         ] {
             let t = Template::parse(template).unwrap();
@@ -579,20 +647,18 @@ mod tests {
                 match part.text() {
                     Some(text) => out.push_str(text),
                     None => {
-                        let mut pass = part.start();
-                        rows.iter().for_each(|r| out.push_str(&pass.row(r)));
+                        let mut pass = part.start(rows.len());
+                        rows.iter().for_each(|r| out.push_str(&pass.row(r.clone())));
                     }
                 }
             }
             assert_eq!(out, t.render(&list, true).unwrap(), "{template}");
         }
         for whole in [
-            "{[0].name}",
-            "{[-1:].name}",
             "{..name}",
-            "{[?(@.n)].name}",
-            "{[*].x[0]}",
-            "{range [1:]}{end}",
+            "{[::-1].name}",
+            "{.items}",
+            "{range ..name}{end}",
         ] {
             assert!(
                 Template::parse(whole).unwrap().per_row().is_none(),

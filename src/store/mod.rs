@@ -152,6 +152,11 @@ impl From<Vec<scan::Listing>> for Listed {
 }
 
 impl Listed {
+    /// How many rows there are.
+    pub fn len(&self) -> usize {
+        self.listings.iter().map(scan::Listing::len).sum()
+    }
+
     /// Whether no listing has a row.
     pub fn is_empty(&self) -> bool {
         self.listings.iter().all(scan::Listing::is_empty)

@@ -1700,6 +1700,17 @@ fn listing_forms_stay_in_bounded_memory_at_40k_records() {
     let ids: Vec<&str> = ids.lines().collect();
     assert_eq!(ids.len() as u64, count);
     assert_eq!(ids[0], v1::id(count - 1), "newest first");
+    let picked = measured(
+        "-o jsonpath (an index and a filter)",
+        &["-o", r#"jsonpath={[-1].id} {[?(@.state=="applied")].id}"#],
+    );
+    let picked: Vec<&str> = picked.split(' ').collect();
+    assert_eq!(picked[0], v1::id(0), "the last row is the oldest");
+    assert_eq!(
+        picked.len() as u64 - 1,
+        count.div_ceil(3),
+        "every third is applied"
+    );
     let sorted = measured(
         "--sort-by state -o json",
         &["--sort-by", "state", "-o", "json"],

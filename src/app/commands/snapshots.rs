@@ -258,10 +258,10 @@ fn list_jsonpath(
                         .map_err(output::stdout_error)?;
                     continue;
                 }
-                let mut pass = part.start();
+                let mut pass = part.start(listed.len());
                 on.store.each_row(listed, |s| {
                     let row = serde_json::to_value(&s).map_err(|e| Error::encode("JSON", e))?;
-                    let text = pass.row(&row);
+                    let text = pass.row(row);
                     out.write_all(text.as_bytes()).map_err(output::stdout_error)
                 })?;
             }
