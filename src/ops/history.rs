@@ -907,6 +907,18 @@ mod tests {
         crate::inventory::parse::inventory_from_text(&text).unwrap()
     }
 
+    /// The entries `steps` streams for `query`, and their count.
+    fn collected(steps: &StoreSteps, query: &Query<'_>) -> (Vec<audit::Entry>, usize) {
+        let mut entries = Vec::new();
+        let n = steps
+            .entries(query, |e| {
+                entries.push(e.clone());
+                Ok(())
+            })
+            .unwrap();
+        (entries, n)
+    }
+
     /// The points as `log` read them from the whole journal before listings were
     /// compact: the reference the streamed entries are held to.
     fn reference_points(store: &DomainStore) -> (Vec<Point>, Vec<String>) {
@@ -991,13 +1003,7 @@ mod tests {
             let Log::Trail(trail) = log(&points, &query).unwrap() else {
                 panic!("a trail")
             };
-            let mut streamed = Vec::new();
-            let n = steps
-                .entries(&query, |e| {
-                    streamed.push(e.clone());
-                    Ok(())
-                })
-                .unwrap();
+            let (streamed, n) = collected(&steps, &query);
             assert_eq!(streamed, trail.entries, "{since:?} {until:?} {max_count:?}");
             assert_eq!(n, trail.entries.len());
             // Read for the query's window (from the end when it can tell): the same.
@@ -1180,13 +1186,7 @@ mod tests {
                 panic!("a trail")
             };
             let steps = load_store(&store, window(&q)).unwrap();
-            let mut entries = Vec::new();
-            let n = steps
-                .entries(&q, |e| {
-                    entries.push(e.clone());
-                    Ok(())
-                })
-                .unwrap();
+            let (entries, n) = collected(&steps, &q);
             assert_eq!(
                 entries, whole.entries,
                 "{since:?} {until:?} {max:?} {reverse}"

@@ -568,23 +568,19 @@ fn not_tried(
     Ok(Report { outcome, notices })
 }
 
-/// The clock-skew warning, when the live inventory (rendered at `live_rendered_at`)
+/// The clock-skew warning, when the live inventory (rendered at `live`)
 /// looks newer than `snap` but the store recorded `snap` later: after the snapshot that
 /// carries that render time when the store has it, else after that time itself. Read
 /// from the queue only here (a live object rendered later is rare).
-fn skew(
-    store: &DomainStore,
-    snap: &SnapshotRecord,
-    live_rendered_at: &str,
-) -> Result<Option<String>> {
+fn skew(store: &DomainStore, snap: &SnapshotRecord, live: &str) -> Result<Option<String>> {
     let queue = store.whole_queue(false)?;
     let known = match queue.position(&snap.id) {
-        Some(index) => queue.rendered_at(live_rendered_at, index),
+        Some(index) => queue.rendered_at(live, index),
         None => Vec::new(),
     };
-    Ok(skewed(&snap.at, live_rendered_at, &known).then(|| {
+    Ok(skewed(&snap.at, live, &known).then(|| {
         format!(
-            "{}: clock skew: the live inventory looks newer (renderedAt {live_rendered_at}) but the store recorded snapshot {} later (recorded {}, renderedAt {}); not applied, it stays pending — clinv replay --allow-older delivers it",
+            "{}: clock skew: the live inventory looks newer (renderedAt {live}) but the store recorded snapshot {} later (recorded {}, renderedAt {}); not applied, it stays pending — clinv replay --allow-older delivers it",
             store.domain, snap.id, snap.at, snap.rendered_at
         )
     }))

@@ -284,9 +284,10 @@ impl DomainStore {
         let read_at = self.layout().fingerprint();
         let listing = if locked && self.check_owner().is_ok() {
             self.check_dirs()?;
-            super::summary::read_tracking(
+            super::summary::read_listing(
                 &self.layout(),
                 super::summary::Summaries::UseAndWrite,
+                true,
                 || Some(()),
             )
             .map_err(|(p, e)| Error::io(p, e))?
@@ -297,7 +298,7 @@ impl DomainStore {
             } else {
                 super::summary::Summaries::Use
             };
-            super::summary::read_tracking(&self.layout(), summaries, || {
+            super::summary::read_listing(&self.layout(), summaries, true, || {
                 self.read_lock(std::time::Duration::ZERO).ok().flatten()
             })
             .map_err(|(p, e)| Error::io(p, e))?
@@ -320,14 +321,20 @@ mod tests {
     /// A domain store whose live generation holds `text` as one sealed segment and an
     /// empty active one.
     fn store_of(text: &str) -> (tempfile::TempDir, DomainStore) {
+        segmented(&[text.to_string(), String::new()])
+    }
+
+    /// A domain store whose live generation holds `segments` in turn (the last active).
+    fn segmented(segments: &[String]) -> (tempfile::TempDir, DomainStore) {
         let dir = tempfile::tempdir().unwrap();
         let domain_dir = dir.path().join("d");
         let generation = domain_dir.join("segments/1");
         std::fs::create_dir_all(&generation).unwrap();
         std::fs::create_dir_all(domain_dir.join("objects")).unwrap();
         std::fs::write(domain_dir.join("segments/CURRENT"), "1\n").unwrap();
-        std::fs::write(generation.join("000001.log"), text).unwrap();
-        std::fs::write(generation.join("000002.log"), "").unwrap();
+        for (i, text) in segments.iter().enumerate() {
+            std::fs::write(generation.join(format!("{:06}.log", i + 1)), text).unwrap();
+        }
         let store = super::super::Store::at(dir.path()).domain(&crate::domain::d("d"));
         (dir, store)
     }
@@ -343,15 +350,8 @@ mod tests {
             let full = read_journal(&Layout::new(store.dir())).unwrap();
             for locked in [false, true, true] {
                 let queue = store.queue(locked).unwrap();
-                let pending: Vec<&str> = full
-                    .snapshots
-                    .iter()
-                    .filter(|s| s.is_pending())
-                    .map(|s| s.record.id.as_str())
-                    .collect();
-                let got: Vec<SnapshotId> = queue.pending().into_iter().map(|o| o.id).collect();
-                let got: Vec<&str> = got.iter().map(SnapshotId::as_str).collect();
-                assert_eq!(got, pending, "{text}");
+                let pending = pending_ids(&full);
+                assert_eq!(queue_ids(&queue), pending, "{text}");
                 assert_eq!(queue.pending_count().0, pending.len(), "{text}");
                 assert_eq!(
                     queue.newest_pending().map(|o| o.id.to_string()),
@@ -361,19 +361,7 @@ mod tests {
                 assert_eq!(queue.damage().len(), full.damage.len(), "{text}");
                 for (i, s) in full.snapshots.iter().enumerate() {
                     let id = &s.record.id;
-                    let want: Vec<&str> = full
-                        .pending_before(id)
-                        .iter()
-                        .map(|s| s.record.id.as_str())
-                        .collect();
-                    let got = queue.pending_before(id);
-                    let got: Vec<&str> = got.iter().map(SnapshotId::as_str).collect();
-                    assert_eq!(got, want, "{id} in {text}");
-                    assert_eq!(
-                        queue.is_pending(id),
-                        full.get(id).unwrap().is_pending(),
-                        "{text}"
-                    );
+                    same_pending_before(&full, &queue, s, &text);
                     let applied = full.snapshots.iter().rev().find(|a| {
                         a.state != State::Deleted
                             && a.cluster_state == Some(State::Applied)
@@ -418,13 +406,7 @@ mod tests {
     /// sealed segments and an active one at random lines.
     fn delivery_histories() -> Vec<Vec<String>> {
         use super::super::record::{Record, StateRecord};
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = super::super::scan::testing::xorshift(0x2545_f491_4f6c_dd1d);
         let mut out = Vec::new();
         for _ in 0..400 {
             let mut lines: Vec<String> = Vec::new();
@@ -541,17 +523,9 @@ mod tests {
     fn the_queue_of_the_newest_segments_is_the_full_reads() {
         let mut windowed = 0;
         for (k, segments) in delivery_histories().into_iter().enumerate() {
-            let dir = tempfile::tempdir().unwrap();
-            let domain_dir = dir.path().join("d");
-            let generation = domain_dir.join("segments/1");
-            std::fs::create_dir_all(&generation).unwrap();
-            std::fs::create_dir_all(domain_dir.join("objects")).unwrap();
-            std::fs::write(domain_dir.join("segments/CURRENT"), "1\n").unwrap();
-            for (i, text) in segments.iter().enumerate() {
-                std::fs::write(generation.join(format!("{:06}.log", i + 1)), text).unwrap();
-            }
+            let (dir, store) = segmented(&segments);
+            let generation = dir.path().join("d/segments/1");
             let mut text = segments.concat();
-            let store = super::super::Store::at(dir.path()).domain(&crate::domain::d("d"));
             // The first read under the lock writes the summaries.
             store.queue(true).unwrap();
             // A snapshot repeated after they were written (an id recorded twice).
@@ -578,18 +552,43 @@ mod tests {
         );
     }
 
+    /// `queue` and `full` agree on what a delivery of `s` supersedes, and on whether it
+    /// is pending.
+    fn same_pending_before(
+        full: &super::super::Journal,
+        queue: &Queue,
+        s: &super::super::Snapshot,
+        text: &str,
+    ) {
+        let id = &s.record.id;
+        let want = full.pending_before(id);
+        let want: Vec<&str> = want.iter().map(|s| s.record.id.as_str()).collect();
+        let got = queue.pending_before(id);
+        let got: Vec<&str> = got.iter().map(SnapshotId::as_str).collect();
+        assert_eq!(got, want, "{id} in {text}");
+        assert_eq!(queue.is_pending(id), s.is_pending(), "{id} in {text}");
+    }
+
+    /// The ids of `full`'s pending snapshots, in the order.
+    fn pending_ids(full: &super::super::Journal) -> Vec<String> {
+        let pending = full.snapshots.iter().filter(|s| s.is_pending());
+        pending.map(|s| s.record.id.to_string()).collect()
+    }
+
+    /// The ids of `queue`'s pending snapshots, in the order.
+    fn queue_ids(queue: &Queue) -> Vec<String> {
+        queue
+            .pending()
+            .into_iter()
+            .map(|o| o.id.to_string())
+            .collect()
+    }
+
     /// `queue` answers as `full` (by ids: a queue of the newest segments numbers its
     /// rows from them).
     fn agrees(store: &DomainStore, full: &super::super::Journal, queue: &Queue, text: &str) {
-        let pending: Vec<&str> = full
-            .snapshots
-            .iter()
-            .filter(|s| s.is_pending())
-            .map(|s| s.record.id.as_str())
-            .collect();
-        let got: Vec<SnapshotId> = queue.pending().into_iter().map(|o| o.id).collect();
-        let got: Vec<&str> = got.iter().map(SnapshotId::as_str).collect();
-        assert_eq!(got, pending, "{text}");
+        let pending = pending_ids(full);
+        assert_eq!(queue_ids(queue), pending, "{text}");
         assert_eq!(queue.damage().len(), full.damage.len(), "{text}");
         if let Some(newest) = queue.newest_pending() {
             let key = full.get(&newest.id).unwrap().order_key();
@@ -612,15 +611,7 @@ mod tests {
         }
         for s in &full.snapshots {
             let id = &s.record.id;
-            let want: Vec<&str> = full
-                .pending_before(id)
-                .iter()
-                .map(|s| s.record.id.as_str())
-                .collect();
-            let got = queue.pending_before(id);
-            let got: Vec<&str> = got.iter().map(SnapshotId::as_str).collect();
-            assert_eq!(got, want, "{id} in {text}");
-            assert_eq!(queue.is_pending(id), s.is_pending(), "{id} in {text}");
+            same_pending_before(full, queue, s, text);
             match queue.state_of(id) {
                 Some(state) => assert_eq!(state, s.state, "{id} in {text}"),
                 None => assert!(queue.before.is_some(), "{id} in {text}"),

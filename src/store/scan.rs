@@ -1414,17 +1414,21 @@ pub(super) mod testing {
         })
     }
 
-    /// Pseudo-random journals — state changes out of time order, before their snapshot,
-    /// of no snapshot, duplicates, damage, a torn tail.
-    pub(crate) fn random_journals() -> Vec<String> {
-        let mut out = Vec::new();
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move |n: u64| {
+    /// A xorshift generator from `seed`: `next(n)` is in `0..n`, the same on every run.
+    pub(crate) fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n: u64| {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed % n
-        };
+        }
+    }
+
+    /// Pseudo-random journals — state changes out of time order, before their snapshot,
+    /// of no snapshot, duplicates, damage, a torn tail.
+    pub(crate) fn random_journals() -> Vec<String> {
+        let mut out = Vec::new();
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let states = State::ALL;
         let times = [
             "2026-01-01T00:00:01.000Z",

@@ -457,6 +457,14 @@ impl Layout {
         Ok(None)
     }
 
+    /// `"id":<id>` as clinv writes it into a line, and the live files (oldest first).
+    fn needle_and_files(&self, id: &str) -> Result<(String, Vec<PathBuf>), (PathBuf, io::Error)> {
+        let quoted =
+            serde_json::to_string(id).map_err(|e| (self.segments_dir(), io::Error::other(e)))?;
+        let files = self.live_files().map_err(|e| (self.segments_dir(), e))?;
+        Ok((format!("\"id\":{quoted}"), files))
+    }
+
     /// [`Layout::find_snapshot`] from the newest end of the live files, for an id
     /// recorded once (the caller knows: see [`super::scan::Listing::has_repeats`]): the
     /// cost of finding a recent snapshot — what a delivery looks for — is what lies
@@ -469,10 +477,7 @@ impl Layout {
         &self,
         id: &str,
     ) -> Result<Option<SnapshotRecord>, (PathBuf, io::Error)> {
-        let quoted =
-            serde_json::to_string(id).map_err(|e| (self.segments_dir(), io::Error::other(e)))?;
-        let needle = format!("\"id\":{quoted}");
-        let files = self.live_files().map_err(|e| (self.segments_dir(), e))?;
+        let (needle, files) = self.needle_and_files(id)?;
         for (i, path) in files.iter().enumerate().rev() {
             let found = rfind_line(path, i + 1 == files.len(), |line| {
                 if !holds(line, &needle) {
@@ -503,10 +508,7 @@ impl Layout {
         state: State,
         at: &str,
     ) -> Result<Option<StateRecord>, (PathBuf, io::Error)> {
-        let quoted =
-            serde_json::to_string(id).map_err(|e| (self.segments_dir(), io::Error::other(e)))?;
-        let needle = format!("\"id\":{quoted}");
-        let files = self.live_files().map_err(|e| (self.segments_dir(), e))?;
+        let (needle, files) = self.needle_and_files(id)?;
         for exact in [true, false] {
             for (i, path) in files.iter().enumerate().rev() {
                 let mut found = None;

@@ -621,20 +621,12 @@ pub fn read<L>(
     read_listing(layout, summaries, false, lock)
 }
 
-/// [`read`] into a listing that also keeps the newest change to `applied`,
-/// `committed` and `pushed` ([`Listing::last_change`]).
+/// [`read`], and with `track` into a listing that also keeps the newest change to
+/// `applied`, `committed` and `pushed` ([`Listing::last_change`]).
 ///
 /// # Errors
 /// `(path, error)` of a file that cannot be read.
-pub fn read_tracking<L>(
-    layout: &Layout,
-    summaries: Summaries,
-    lock: impl FnOnce() -> Option<L>,
-) -> Result<Listing, (PathBuf, std::io::Error)> {
-    read_listing(layout, summaries, true, lock)
-}
-
-fn read_listing<L>(
+pub fn read_listing<L>(
     layout: &Layout,
     summaries: Summaries,
     track: bool,

@@ -8,6 +8,7 @@ use crate::app::output::stdout_error;
 use crate::app::settings::Settings;
 use crate::error::exit;
 use crate::ops::history::{self, Log, Query};
+use crate::store::DomainStore;
 use crate::view::report;
 
 pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
@@ -225,151 +226,186 @@ fn never(
 /// records is never held as points, entries or text.
 fn from_store(
     settings: &Settings,
-    store: &crate::store::DomainStore,
+    store: &DomainStore,
     args: &LogArgs,
     query: &Query<'_>,
 ) -> Result<i32> {
-    let domain = store.domain.as_str();
-    match args.output.unwrap_or_default() {
-        _ if args.addon.is_some() => addon(settings, store, args, query),
-        LogFormat::Json => streamed_json(settings, store, domain, query, false),
-        LogFormat::Markdown => streamed_markdown(settings, store, domain, query),
-        _ => streamed(settings, store, domain, query, args.oneline),
-    }
-}
-
-/// `log --addon NAME` from the store: the addon's spans over every step.
-fn addon(
-    settings: &Settings,
-    store: &crate::store::DomainStore,
-    args: &LogArgs,
-    query: &Query<'_>,
-) -> Result<i32> {
-    let name = args.addon.as_deref().unwrap_or_default();
-    let steps = load(settings, store, history::Window::All)?;
-    // Bad --since/--until are refused as the other forms refuse them.
-    steps.count(query)?;
-    let format = args.output.unwrap_or_default();
-    let text = match steps.addon(name) {
-        Log::Never { suggestion } => {
-            return never(settings, format, &store.domain, name, suggestion.as_deref());
-        }
-        Log::Addon(spans) if format == LogFormat::Json => {
-            crate::inventory::render::to_json(&spans)?
-        }
-        Log::Addon(spans) => report::text::spans(name, &spans),
-        Log::Trail(_) => unreachable!("an addon's log is spans"),
+    let log = StoreLog {
+        settings,
+        store,
+        query,
     };
-    settings.printer.data(&text)?;
-    Ok(exit::OK)
+    match args.output.unwrap_or_default() {
+        format if args.addon.is_some() => log.addon(format),
+        LogFormat::Json => log.json(false),
+        LogFormat::Markdown => log.markdown(),
+        _ => log.text(args.oneline),
+    }
 }
 
-/// `log -o markdown` from the store, streamed: the head (it counts the entries first,
-/// without comparing), then a row per entry as it is made.
-fn streamed_markdown(
-    settings: &Settings,
-    store: &crate::store::DomainStore,
-    domain: &str,
-    query: &Query<'_>,
-) -> Result<i32> {
-    let steps = load(settings, store, history::Window::All)?;
-    let n = steps.count(query)?;
-    if n == 0 && windowed(query) {
-        empty_window(settings, domain, query);
-        return Ok(exit::OK);
-    }
-    let (label, timeline) = steps.timeline();
-    let head = report::markdown::trail_head(label.as_deref(), n, &timeline);
-    let rows = timeline.start.is_some() && timeline.end.is_some();
-    settings.printer.data_with(|out| {
-        out.write_all(head.as_bytes()).map_err(stdout_error)?;
-        if rows {
-            steps.entries(query, |entry| {
-                let row = report::markdown::trail_row(entry);
-                out.write_all(row.as_bytes()).map_err(stdout_error)
-            })?;
-        }
-        Ok(())
-    })?;
-    Ok(exit::OK)
-}
-
-/// The plain log from the store, streamed: a history of a million records is never held
-/// as entries or text. `--oneline` aligns its columns: the entries are made twice —
-/// measured, then written.
-fn streamed(
-    settings: &Settings,
-    store: &crate::store::DomainStore,
-    domain: &str,
-    query: &Query<'_>,
-    oneline: bool,
-) -> Result<i32> {
-    let steps = load(settings, store, history::window(query))?;
-    let color = settings.printer.color_stdout();
-    let aged = aged(settings, query.now);
-    let mut lines = report::text::Oneline::new(color, aged);
-    if oneline {
-        steps.entries(query, |entry| {
-            lines.measure(None, entry);
-            Ok(())
-        })?;
-    }
-    let (mut text, mut first, mut empty) = (String::new(), true, false);
-    settings.printer.data_with(|out| {
-        let n = steps.entries(query, |entry| {
-            text.clear();
-            match oneline {
-                true => text.push_str(&lines.line(None, entry)),
-                false => report::text::entry_aged(&mut text, entry, first, color, aged),
-            }
-            first = false;
-            out.write_all(text.as_bytes()).map_err(stdout_error)
-        })?;
-        if n == 0 && !windowed(query) {
-            out.write_all(report::text::NO_HISTORY.as_bytes())
-                .map_err(stdout_error)?;
-        }
-        empty = n == 0;
-        Ok(())
-    })?;
-    if empty && windowed(query) {
-        empty_window(settings, domain, query);
-    }
-    Ok(exit::OK)
-}
-
-/// `log -o json` from the store, streamed: the bytes of the whole trail document
-/// ([`report::json::trail`]), an entry at a time; the timeline is built over every step
-/// first, in the memory of its lanes. An empty window is `[]`, as [`print`] says it.
-/// `report -o json` (`need_history`) refuses a history without a step, as it always has.
+/// `log -o json` from the store (`report -o json` with `need_history`: it refuses a
+/// history without a step, as it always has); see [`StoreLog::json`].
 pub(super) fn streamed_json(
     settings: &Settings,
-    store: &crate::store::DomainStore,
-    domain: &str,
+    store: &DomainStore,
     query: &Query<'_>,
     need_history: bool,
 ) -> Result<i32> {
-    let steps = json_steps(settings, store, domain, need_history)?;
-    let mut n = 0;
-    settings.printer.data_with(|out| {
-        n = write_json(&steps, query, out, &stdout_error)?;
-        Ok(())
-    })?;
-    if n == 0 && windowed(query) {
-        empty_window(settings, domain, query);
+    let log = StoreLog {
+        settings,
+        store,
+        query,
+    };
+    log.json(need_history)
+}
+
+/// One domain's log from its store, for a query.
+struct StoreLog<'a> {
+    settings: &'a Settings,
+    store: &'a DomainStore,
+    query: &'a Query<'a>,
+}
+
+impl StoreLog<'_> {
+    /// `--addon NAME`: the addon's spans over every step.
+    fn addon(&self, format: LogFormat) -> Result<i32> {
+        let name = self.query.addon.unwrap_or_default();
+        let steps = self.load(history::Window::All)?;
+        // Bad --since/--until are refused as the other forms refuse them.
+        steps.count(self.query)?;
+        let text = match steps.addon(name) {
+            Log::Never { suggestion } => {
+                let domain = &self.store.domain;
+                return never(self.settings, format, domain, name, suggestion.as_deref());
+            }
+            Log::Addon(spans) if format == LogFormat::Json => {
+                crate::inventory::render::to_json(&spans)?
+            }
+            Log::Addon(spans) => report::text::spans(name, &spans),
+            Log::Trail(_) => unreachable!("an addon's log is spans"),
+        };
+        self.settings.printer.data(&text)?;
+        Ok(exit::OK)
     }
-    Ok(exit::OK)
+
+    /// `-o markdown`: the head (it counts the entries first, without comparing), then a
+    /// row per entry as it is made.
+    fn markdown(&self) -> Result<i32> {
+        let steps = self.load(history::Window::All)?;
+        let n = steps.count(self.query)?;
+        if n == 0 && windowed(self.query) {
+            return Ok(self.empty_window());
+        }
+        let (label, timeline) = steps.timeline();
+        let head = report::markdown::trail_head(label.as_deref(), n, &timeline);
+        let rows = timeline.start.is_some() && timeline.end.is_some();
+        self.settings.printer.data_with(|out| {
+            out.write_all(head.as_bytes()).map_err(stdout_error)?;
+            if rows {
+                steps.entries(self.query, |entry| {
+                    let row = report::markdown::trail_row(entry);
+                    out.write_all(row.as_bytes()).map_err(stdout_error)
+                })?;
+            }
+            Ok(())
+        })?;
+        Ok(exit::OK)
+    }
+
+    /// The plain log. `--oneline` aligns its columns: the entries are made twice —
+    /// measured, then written.
+    fn text(&self, oneline: bool) -> Result<i32> {
+        let (settings, query) = (self.settings, self.query);
+        let steps = self.load(history::window(query))?;
+        let color = settings.printer.color_stdout();
+        let aged = aged(settings, query.now);
+        let mut lines = report::text::Oneline::new(color, aged);
+        if oneline {
+            steps.entries(query, |entry| {
+                lines.measure(None, entry);
+                Ok(())
+            })?;
+        }
+        let (mut text, mut first, mut n) = (String::new(), true, 0);
+        settings.printer.data_with(|out| {
+            n = steps.entries(query, |entry| {
+                text.clear();
+                match oneline {
+                    true => text.push_str(&lines.line(None, entry)),
+                    false => report::text::entry_aged(&mut text, entry, first, color, aged),
+                }
+                first = false;
+                out.write_all(text.as_bytes()).map_err(stdout_error)
+            })?;
+            if n == 0 && !windowed(query) {
+                out.write_all(report::text::NO_HISTORY.as_bytes())
+                    .map_err(stdout_error)?;
+            }
+            Ok(())
+        })?;
+        match n == 0 && windowed(query) {
+            true => Ok(self.empty_window()),
+            false => Ok(exit::OK),
+        }
+    }
+
+    /// `-o json`: the bytes of the whole trail document ([`report::json::trail`]), an
+    /// entry at a time; the timeline is built over every step first, in the memory of
+    /// its lanes. An empty window is `[]`, as [`print`] says it.
+    fn json(&self, need_history: bool) -> Result<i32> {
+        let steps = self.json_steps(need_history)?;
+        let mut n = 0;
+        self.settings.printer.data_with(|out| {
+            n = write_json(&steps, self.query, out, &stdout_error)?;
+            Ok(())
+        })?;
+        match n == 0 && windowed(self.query) {
+            true => Ok(self.empty_window()),
+            false => Ok(exit::OK),
+        }
+    }
+
+    /// Every step of the store for the JSON trail (the timeline spans the whole
+    /// history, whatever the window of the entries).
+    fn json_steps(&self, need_history: bool) -> Result<history::StoreSteps> {
+        let steps = self.load(history::Window::All)?;
+        if need_history && steps.is_empty() {
+            let domain = self.store.domain.to_string();
+            return Err(crate::error::Error::NoHistory(domain).into());
+        }
+        Ok(steps)
+    }
+
+    /// The steps of `window`, the skipped records said.
+    fn load(&self, window: history::Window) -> Result<history::StoreSteps> {
+        let steps = history::load_store(self.store, window)?;
+        for skipped in &steps.skipped {
+            self.settings.printer.warn(&format!("{skipped} — skipped"));
+        }
+        Ok(steps)
+    }
+
+    /// An empty window: said, no data (exit 0).
+    fn empty_window(&self) -> i32 {
+        empty_window(self.settings, &self.store.domain, self.query);
+        exit::OK
+    }
 }
 
 /// `report -o json --out FILE`: the document of [`streamed_json`] written into FILE as
 /// it is made, which appears whole (atomically, durably) or not at all.
 pub(super) fn json_to_file(
     settings: &Settings,
-    store: &crate::store::DomainStore,
+    store: &DomainStore,
     file: &std::path::Path,
 ) -> Result<i32> {
-    let steps = json_steps(settings, store, store.domain.as_str(), true)?;
     let query = Query::everything(jiff::Timestamp::now());
+    let log = StoreLog {
+        settings,
+        store,
+        query: &query,
+    };
+    let steps = log.json_steps(true)?;
     let io = |e| crate::error::Error::io(file, e);
     let (staged, written) = crate::util::files::stage_file(file, 0o644).map_err(io)?;
     let mut out = std::io::BufWriter::with_capacity(256 << 10, written);
@@ -381,21 +417,6 @@ pub(super) fn json_to_file(
         .printer
         .info(&format!("wrote {} ({n} step{s})", file.display()));
     Ok(exit::OK)
-}
-
-/// Every step of the store for the JSON trail, the skipped ones said.
-fn json_steps(
-    settings: &Settings,
-    store: &crate::store::DomainStore,
-    domain: &str,
-    need_history: bool,
-) -> Result<history::StoreSteps> {
-    // The timeline spans the whole history, whatever the window of the entries.
-    let steps = load(settings, store, history::Window::All)?;
-    if need_history && steps.is_empty() {
-        return Err(crate::error::Error::NoHistory(domain.to_string()).into());
-    }
-    Ok(steps)
 }
 
 /// The trail document of `steps` for `query` into `out`, an entry at a time (`[]` for
@@ -424,19 +445,6 @@ fn write_json(
     };
     out.write_all(text.as_bytes()).map_err(failed)?;
     Ok(n)
-}
-
-/// The steps of `window`, the skipped records said.
-fn load(
-    settings: &Settings,
-    store: &crate::store::DomainStore,
-    window: history::Window,
-) -> Result<history::StoreSteps> {
-    let steps = history::load_store(store, window)?;
-    for skipped in &steps.skipped {
-        settings.printer.warn(&format!("{skipped} — skipped"));
-    }
-    Ok(steps)
 }
 
 /// Whether `--since`/`--until` narrowed the log to a window.

@@ -17,7 +17,7 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
         // The whole trail document (log -o json's), streamed from the store to stdout.
         (ReportFormat::Json, None, None) => {
             let query = crate::ops::history::Query::everything(jiff::Timestamp::now());
-            return super::log::streamed_json(settings, &store, &domain, &query, true);
+            return super::log::streamed_json(settings, &store, &query, true);
         }
         (ReportFormat::Json, None, Some(file)) => {
             return super::log::json_to_file(settings, &store, file);
