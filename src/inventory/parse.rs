@@ -203,26 +203,7 @@ pub fn inventory_from_value(value: Value) -> Result<ClusterInventory> {
         Some(m) => required(m, "metadata.", "name")?,
         None => return Err(missing("metadata.", "name")),
     };
-    let mut labels = BTreeMap::new();
-    if let Some(l) = metadata
-        .map(|m| object(m, "metadata.", "labels"))
-        .transpose()?
-    {
-        for (key, v) in l.into_iter().flatten() {
-            match v {
-                Value::String(s) => {
-                    labels.insert(key.clone(), s.clone());
-                }
-                Value::Null => {}
-                other => {
-                    return Err(InventoryError::Field {
-                        field: format!("metadata.labels[{key}]"),
-                        problem: format!("expected a string, found {}", type_name(other)),
-                    });
-                }
-            }
-        }
-    }
+    let labels = labels(metadata)?;
     let spec = object(&obj, "", "spec")?.ok_or_else(|| missing("", "spec"))?;
     let p = "spec.";
     let addons = match spec.get("addons") {
@@ -254,6 +235,32 @@ pub fn inventory_from_value(value: Value) -> Result<ClusterInventory> {
             kubernetes_version: string(spec, p, "kubernetesVersion")?,
         },
     })
+}
+
+/// `metadata.labels`: strings, a null value left out.
+fn labels(metadata: Option<&Map<String, Value>>) -> Result<BTreeMap<String, String>> {
+    let mut labels = BTreeMap::new();
+    let Some(l) = metadata
+        .map(|m| object(m, "metadata.", "labels"))
+        .transpose()?
+    else {
+        return Ok(labels);
+    };
+    for (key, v) in l.into_iter().flatten() {
+        match v {
+            Value::String(s) => {
+                labels.insert(key.clone(), s.clone());
+            }
+            Value::Null => {}
+            other => {
+                return Err(InventoryError::Field {
+                    field: format!("metadata.labels[{key}]"),
+                    problem: format!("expected a string, found {}", type_name(other)),
+                });
+            }
+        }
+    }
+    Ok(labels)
 }
 
 fn addon(item: &Value, index: usize) -> Result<Addon> {
