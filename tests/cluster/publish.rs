@@ -177,7 +177,9 @@ fn a_refused_connection_warns_and_exits_zero_at_once() {
     };
     let run = publish(&[]).success();
     assert!(run.stderr.contains("cluster unreachable"), "{}", run.stderr);
-    assert!(run.elapsed < Duration::from_secs(1), "{:?}", run.elapsed);
+    // At once: far within the 30 s --timeout it would otherwise wait out (a wall-clock
+    // margin a loaded machine cannot break; the speed itself is scripts/bench.py's).
+    assert!(run.elapsed < Duration::from_secs(10), "{:?}", run.elapsed);
     assert_eq!(publish(&["--strict"]).code, 5);
     // Black holes, resets, stalls: tests/cluster/faults.rs.
 }
@@ -198,7 +200,7 @@ fn a_stopped_api_server_is_unreachable_and_a_later_publish_converges() {
     crate::replay::control_plane("start-apiserver");
     let run = run.success();
     assert!(run.stderr.contains("cluster unreachable"), "{}", run.stderr);
-    assert!(run.elapsed < Duration::from_secs(3));
+    assert!(run.elapsed < Duration::from_secs(10), "{:?}", run.elapsed);
     publish(&p, &example(), "edge.acme.example", &[]).success();
     assert_eq!(
         content(&p.live().unwrap()["spec"]),
