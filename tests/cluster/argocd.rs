@@ -17,7 +17,7 @@
 //! a cluster).
 
 use crate::flux_controllers::{DOMAIN, Fx, MANAGER, OCI_REPOSITORY, OciPush, PASSWORD, USER};
-use crate::processes::{Processes, free_ports_in, poll};
+use crate::processes::{Processes, poll, reserve_ports};
 use crate::support::{Run, listening};
 use crate::{Plane, documents, plane};
 use serde_json::Value;
@@ -27,8 +27,6 @@ use std::time::{Duration, Instant};
 
 /// Argo CD's namespace (the controller's `--namespace`).
 const NS: &str = "argocd";
-/// The loopback ports this module may take (other helpers use other ranges).
-const PORTS: std::ops::Range<u16> = 31000..32000;
 /// How long Argo CD gets to sync after an Application is applied or refreshed.
 const SYNC: Duration = Duration::from_secs(180);
 /// Debian's Redis (redis-server; `.ci/run` installs it).
@@ -130,7 +128,9 @@ impl<'a> Argo<'a> {
     pub fn start_with(p: &'a Plane, dir: &Path, repo_env: &[(&str, String)]) -> Argo<'a> {
         let bin = argocd().unwrap_or_else(|why| panic!("{why}"));
         install(p, &bin.join("crds"));
-        let [redis, repo, repo_metrics, metrics] = free_ports_in(PORTS, 4)[..] else {
+        // Held until every server answers (the end of this function).
+        let (_reserved, ports) = reserve_ports(4);
+        let [redis, repo, repo_metrics, metrics] = ports[..] else {
             unreachable!()
         };
         let tls = dir.join("tls");

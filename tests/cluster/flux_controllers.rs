@@ -9,7 +9,7 @@
 //! it told the user to create: over HTTPS (nginx + git http-backend, basic auth, a private
 //! CA) and over SSH (Debian's sshd, a key).
 
-use crate::processes::{Processes, free_ports_in, poll};
+use crate::processes::{Processes, poll, reserve_ports};
 use crate::support::*;
 use crate::{Plane, documents, plane};
 use serde_json::Value;
@@ -25,8 +25,6 @@ const NS: &str = "flux-system";
 pub(crate) const DOMAIN: &str = "prod.acme.example";
 pub(crate) const USER: &str = "bot";
 pub(crate) const PASSWORD: &str = "FAKESECRET-flux-https-token-3d7a";
-/// The loopback ports this module may take (other helpers use other ranges).
-const PORTS: std::ops::Range<u16> = 39000..39500;
 /// How long a controller gets to reconcile after being asked to.
 const RECONCILE: Duration = Duration::from_secs(120);
 /// Debian's OpenSSH server (openssh-server; `.ci/run` installs it).
@@ -70,11 +68,6 @@ pub fn present() -> Result<(), String> {
     Ok(())
 }
 
-/// `n` free loopback ports of [`PORTS`], from a start that differs between processes.
-fn free_ports(n: usize) -> Vec<u16> {
-    free_ports_in(PORTS, n)
-}
-
 /// source-controller and kustomize-controller running against the plane, their CRDs
 /// installed. Dropped: the Flux objects of `flux-system` are deleted while the controllers
 /// still run (their finalizers), then the controllers are killed and the plane reset; when
@@ -98,7 +91,9 @@ impl<'a> Flux<'a> {
         install_crds(p, &bin.join("crds"));
         let started = Instant::now();
         let kubeconfig = p.admin.to_str().unwrap();
-        let [metrics_s, health_s, storage, metrics_k, health_k] = free_ports(5)[..] else {
+        // Held until both controllers are ready (the end of this function).
+        let (_reserved, ports) = reserve_ports(5);
+        let [metrics_s, health_s, storage, metrics_k, health_k] = ports[..] else {
             unreachable!()
         };
         let storage_dir = dir.join("storage");
@@ -993,7 +988,7 @@ fn condition(p: &Plane, name: &str, kind: &str) -> String {
         .to_string()
 }
 
-/// Debian's sshd on a loopback port of [`PORTS`] with a throwaway host key, letting the
+/// Debian's sshd on a reserved loopback port with a throwaway host key, letting the
 /// test's key `id_ed25519` in; killed on drop. `config` is a client configuration for
 /// `ssh -F` (that key; `known_hosts` holding the server's host key), since OpenSSH reads
 /// `~` from the passwd home, not `$HOME`.
@@ -1018,7 +1013,8 @@ impl Sshd {
             assert!(out.status.success(), "ssh-keygen: {out:?}");
         }
         std::fs::copy(dir.join("id_ed25519.pub"), dir.join("authorized_keys")).unwrap();
-        let port = free_ports(1)[0];
+        let (reserved, ports) = reserve_ports(1);
+        let port = ports[0];
         let host = std::fs::read_to_string(dir.join("host_key.pub")).unwrap();
         let host: Vec<&str> = host.split_whitespace().take(2).collect();
         let known = write(
@@ -1059,6 +1055,7 @@ impl Sshd {
             config,
         };
         let up = poll(Duration::from_secs(10), || listening("127.0.0.1", port));
+        drop(reserved);
         let log = std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default();
         assert!(up, "sshd did not listen on {port}:\n{log}");
         assert!(

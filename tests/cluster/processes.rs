@@ -1,29 +1,21 @@
 //! Real controllers as plain processes against the plane: what the Flux and the Argo CD
-//! tests both need to start them (free loopback ports, a process per log file, waiting
+//! tests both need to start them (reserved loopback ports, a process per log file, waiting
 //! for a health endpoint, the logs when a test fails) and to wait on what they do.
 
+use crate::support::{Reserved, reserve_port};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `n` free loopback ports of `range`, from a start that differs between processes.
-pub(crate) fn free_ports_in(range: std::ops::Range<u16>, n: usize) -> Vec<u16> {
-    let len = range.end - range.start;
-    let start = (std::process::id() % u32::from(len)) as u16;
-    let mut held = Vec::new();
-    let mut ports = Vec::new();
-    for i in 0..len {
-        let port = range.start + (start + i) % len;
-        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
-            held.push(listener);
-            ports.push(port);
-            if ports.len() == n {
-                return ports;
-            }
-        }
-    }
-    panic!("fewer than {n} free ports in {range:?}");
+/// `n` loopback ports reserved for servers about to start (see [`Reserved`]: Go's,
+/// Redis's and sshd's listeners bind with `SO_REUSEADDR`, so they can take them); hold
+/// them until the servers listen. Ports read from dropped listeners were free for any
+/// other test to take first.
+pub(crate) fn reserve_ports(n: usize) -> (Vec<Reserved>, Vec<u16>) {
+    let reserved: Vec<Reserved> = (0..n).map(|_| reserve_port("127.0.0.1")).collect();
+    let ports = reserved.iter().map(|r| r.port).collect();
+    (reserved, ports)
 }
 
 /// Calls `done` every 250 ms until it is true (true) or `limit` has passed (false).
