@@ -94,7 +94,8 @@ mod tests {
         );
     }
 
-    /// A lock released while another waits is taken within one backoff step.
+    /// A lock released while another waits is taken then, not at the timeout (a step of
+    /// the backoff is at most 50 ms; the bound leaves a loaded machine room).
     #[test]
     fn a_lock_released_during_the_wait_is_taken() {
         let held = tempfile::NamedTempFile::new().unwrap();
@@ -106,7 +107,7 @@ mod tests {
         });
         let start = Instant::now();
         exclusive(&other, Duration::from_secs(5)).unwrap();
-        assert!(start.elapsed() < Duration::from_millis(40 + 60));
+        assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
         release.join().unwrap();
     }
 }

@@ -907,7 +907,8 @@ mod tests {
     /// Found while fuzzing: duplicate keys and merge keys were found by scanning every
     /// earlier key, so an 8 MiB spec holding one flat map (~800,000 keys) took minutes, and
     /// 60,000 keys over four minutes in a debug build (now seconds, most of them the
-    /// debug build of the YAML scanner). 24,000 keys, used twice, fit the node limit.
+    /// debug build of the YAML scanner). 24,000 keys, used twice, fit the node limit. What
+    /// is read is held here; how fast, by `scripts/bench.py yaml-wide` (release, ≤ 1 s).
     #[test]
     fn wide_maps_and_merges_of_them_take_linear_time() {
         let mut text = String::from("wide: &w\n");
@@ -915,11 +916,9 @@ mod tests {
             text.push_str(&format!("  k{i}: {i}\n"));
         }
         text.push_str("use:\n  <<: [*w, {extra: 1, k7: merged}]\n  k5: explicit\n");
-        let start = std::time::Instant::now();
         let (doc, r) = root(&text);
         let u = doc.get(r, "use").unwrap();
         let entries = doc.entries(u).unwrap();
-        assert!(start.elapsed() < std::time::Duration::from_secs(30));
         assert_eq!(entries.len(), 24_001);
         assert_eq!(doc.text(doc.get(u, "k5").unwrap()), Some("explicit"));
         assert_eq!(doc.text(doc.get(u, "k7").unwrap()), Some("7"));
