@@ -107,7 +107,11 @@ mod tests {
         });
         let start = Instant::now();
         exclusive(&other, Duration::from_secs(5)).unwrap();
-        assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
         release.join().unwrap();
     }
 }
