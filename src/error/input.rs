@@ -107,10 +107,21 @@ fn known_line(all: &[String]) -> String {
     if all.is_empty() {
         "no domain is known here (no clusters/<domain>/ in a project, no snapshots in the store)"
             .to_string()
-    } else {
+    } else if all.len() <= KNOWN_LISTED {
         format!("known domains: {}", all.join(", "))
+    } else {
+        // A fleet of a thousand is counted, not printed on one line.
+        format!(
+            "{} known domains: {}, … and {} more",
+            all.len(),
+            all[..KNOWN_LISTED].join(", "),
+            all.len() - KNOWN_LISTED
+        )
     }
 }
+
+/// Known domains an error lists by name; more are counted.
+const KNOWN_LISTED: usize = 10;
 
 fn deploy_tail(cluster_ref: Option<&str>) -> String {
     match cluster_ref {
@@ -258,4 +269,25 @@ pub enum InventoryError {
     /// A field of the wrong type or value, or missing; `field` is its path.
     #[error("{field}: {problem}")]
     Field { field: String, problem: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fleet of a thousand domains is not listed on one line: the count, the first
+    /// few, how many more (issue 40 item 8); a short list is listed whole.
+    #[test]
+    fn a_long_list_of_known_domains_is_counted_not_printed() {
+        let few: Vec<String> = ["a.dev", "b.dev"].map(String::from).to_vec();
+        assert_eq!(known_line(&few), "known domains: a.dev, b.dev");
+        let many: Vec<String> = (0..1000).map(|i| format!("site-{i:04}.example")).collect();
+        let line = known_line(&many);
+        assert!(line.len() < 300, "{} characters: {line}", line.len());
+        assert!(
+            line.starts_with("1000 known domains: site-0000.example, "),
+            "{line}"
+        );
+        assert!(line.ends_with(" and 990 more"), "{line}");
+    }
 }

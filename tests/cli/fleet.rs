@@ -194,6 +194,23 @@ fn fleet_from_live_without_a_cluster_names_every_domain_and_exits_16() {
         .kubeconfig("/x")
         .run();
     assert_eq!(run.code, 2, "{}", run.stderr);
+    // Whatever the source: a flag that names one cluster is refused, never ignored
+    // (issue 40 item 8).
+    for from in ["project", "store", "live"] {
+        for flag in [["--kubeconfig", "/x"], ["--context", "c"]] {
+            let run = clinv(&["fleet", "--from", from, flag[0], flag[1]])
+                .root(root)
+                .run();
+            assert_eq!(run.code, 2, "--from {from} {flag:?}: {}", run.stderr);
+            assert!(
+                run.stderr
+                    .contains("each is read through its own kubeconfig"),
+                "{}",
+                run.stderr
+            );
+            assert_eq!(run.stdout, "");
+        }
+    }
 }
 
 /// `status -A` without any cluster: a row per domain (the deploy domain named), exit 16.

@@ -9,6 +9,8 @@ use crate::ops::fleet::{self, Matrix, Query};
 use crate::view;
 
 pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
+    // Each domain has its own cluster: a flag naming one is refused, whatever the source.
+    super::one_kubeconfig_each("fleet", &args.limits)?;
     let mut not_read = false;
     let matrix = match (&args.repo, args.from) {
         (Some(repo), _) => fleet::from_repo(repo, args.branch.as_deref().unwrap_or("HEAD"))?,
