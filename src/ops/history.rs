@@ -628,6 +628,13 @@ pub struct Query<'a> {
     pub now: jiff::Timestamp,
 }
 
+impl Query<'_> {
+    /// Whether `since`/`until` narrow the log to a window.
+    pub fn windowed(&self) -> bool {
+        self.since.is_some() || self.until.is_some()
+    }
+}
+
 impl Query<'static> {
     /// The whole history: no window, no count, no addon, newest first.
     pub fn everything(now: jiff::Timestamp) -> Query<'static> {
@@ -907,6 +914,19 @@ mod tests {
         crate::inventory::parse::inventory_from_text(&text).unwrap()
     }
 
+    /// The windows the log tests ask for of a history recorded at `times` (at least six
+    /// steps): everything, the newest few, none, since, until with a count, the future.
+    fn windows(times: &[String]) -> [(Option<&str>, Option<&str>, Option<usize>); 6] {
+        [
+            (None, None, None),
+            (None, None, Some(3)),
+            (None, None, Some(0)),
+            (Some(times[2].as_str()), None, None),
+            (None, Some(times[5].as_str()), Some(2)),
+            (Some("2999-01-01"), None, None),
+        ]
+    }
+
     /// The entries `steps` streams for `query`, and their count.
     fn collected(steps: &StoreSteps, query: &Query<'_>) -> (Vec<audit::Entry>, usize) {
         let mut entries = Vec::new();
@@ -985,14 +1005,7 @@ mod tests {
         assert_eq!(steps.skipped, skipped);
         assert_eq!(from_store(&store).unwrap().points.len(), points.len());
         let times: Vec<String> = points.iter().map(|p| p.at.clone()).collect();
-        let queries = [
-            (None, None, None),
-            (None, None, Some(3)),
-            (None, None, Some(0)),
-            (Some(times[2].as_str()), None, None),
-            (None, Some(times[5].as_str()), Some(2)),
-            (Some("2999-01-01"), None, None),
-        ];
+        let queries = windows(&times);
         for (since, until, max_count) in queries {
             let query = Query {
                 since,
@@ -1134,14 +1147,7 @@ mod tests {
         }
         let (points, _) = reference_points(&store);
         let times: Vec<String> = points.iter().map(|p| p.at.clone()).collect();
-        for (since, until, max) in [
-            (None, None, None),
-            (None, None, Some(3)),
-            (None, None, Some(0)),
-            (Some(times[2].as_str()), None, None),
-            (None, Some(times[5].as_str()), Some(2)),
-            (Some("2999-01-01"), None, None),
-        ] {
+        for (since, until, max) in windows(&times) {
             let (s, w) = (
                 streamed(&query(since, until, max)),
                 whole(&query(since, until, max)),
@@ -1171,13 +1177,7 @@ mod tests {
             reverse,
             ..Query::everything(jiff::Timestamp::now())
         };
-        let windows = [
-            (None, None, None),
-            (None, None, Some(3)),
-            (None, None, Some(0)),
-            (Some(times[2].as_str()), None, None),
-            (None, Some(times[5].as_str()), Some(2)),
-        ];
+        let windows = windows(&times);
         for ((since, until, max), reverse) in
             windows.into_iter().flat_map(|w| [(w, false), (w, true)])
         {

@@ -1330,15 +1330,7 @@ fn export_refuses_a_damaged_line_and_allow_damage_says_what_it_left_out() {
     assert_eq!(verify.code, 1, "verify sees the damage: {}", verify.stdout);
     let out = tempfile::tempdir().unwrap();
     let tar = out.path().join("inv.tar");
-    let export = fx
-        .clinv(&[
-            "snapshots",
-            "--domain",
-            "inv",
-            "export",
-            tar.to_str().unwrap(),
-        ])
-        .run();
+    let export = export_inv(&fx, &tar, false);
     assert_eq!(
         export.code, 1,
         "export of a damaged store: {}",
@@ -1350,16 +1342,7 @@ fn export_refuses_a_damaged_line_and_allow_damage_says_what_it_left_out() {
         "nothing written: {:?}",
         tree(out.path())
     );
-    let export = fx
-        .clinv(&[
-            "snapshots",
-            "--domain",
-            "inv",
-            "export",
-            "--allow-damage",
-            tar.to_str().unwrap(),
-        ])
-        .run();
+    let export = export_inv(&fx, &tar, true);
     assert_eq!(
         export.code, 1,
         "an archive with a gap exits 1: {}",
@@ -1395,6 +1378,21 @@ fn export_refuses_a_damaged_line_and_allow_damage_says_what_it_left_out() {
     );
 }
 
+/// `snapshots --domain inv export TAR`, with `--allow-damage` when `allow_damage`.
+fn export_inv(fx: &Fx, tar: &Path, allow_damage: bool) -> Run {
+    let damage: &[&str] = if allow_damage {
+        &["--allow-damage"]
+    } else {
+        &[]
+    };
+    let args = [
+        &["snapshots", "--domain", "inv", "export"][..],
+        damage,
+        &[tar.to_str().unwrap()],
+    ];
+    fx.clinv(&args.concat()).run()
+}
+
 /// 13: an object that is missing is never left out in silence, and export's count is
 /// of the objects it wrote. `--allow-damage` leaves out the snapshot that names it (and
 /// its state changes), so the archive imports whole on the far side.
@@ -1405,15 +1403,7 @@ fn export_refuses_a_missing_object_and_counts_only_what_it_wrote() {
     std::fs::remove_file(fx.store().join(format!("inv/objects/{gone}.json"))).unwrap();
     let out = tempfile::tempdir().unwrap();
     let tar = out.path().join("inv.tar");
-    let export = fx
-        .clinv(&[
-            "snapshots",
-            "--domain",
-            "inv",
-            "export",
-            tar.to_str().unwrap(),
-        ])
-        .run();
+    let export = export_inv(&fx, &tar, false);
     assert_eq!(
         export.code, 1,
         "export without an object: {}",
@@ -1425,16 +1415,7 @@ fn export_refuses_a_missing_object_and_counts_only_what_it_wrote() {
         "nothing written: {:?}",
         tree(out.path())
     );
-    let export = fx
-        .clinv(&[
-            "snapshots",
-            "--domain",
-            "inv",
-            "export",
-            "--allow-damage",
-            tar.to_str().unwrap(),
-        ])
-        .run();
+    let export = export_inv(&fx, &tar, true);
     assert_eq!(export.code, 1, "{}", export.stderr);
     assert_has(&export.stderr, &gone);
     assert_has(&export.stderr, &v1::id(0xa001));

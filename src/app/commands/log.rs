@@ -87,7 +87,7 @@ fn print(
             LogFormat::Json => crate::inventory::render::to_json(&spans)?,
             _ => report::text::spans(args.addon.as_deref().unwrap_or_default(), &spans),
         },
-        Log::Trail(trail) if trail.entries.is_empty() && windowed(query) => {
+        Log::Trail(trail) if trail.entries.is_empty() && query.windowed() => {
             if format == LogFormat::Json {
                 settings.printer.data("[]\n")?;
             }
@@ -153,7 +153,7 @@ fn fleet(
         _ => fleet_text(settings, &log, args.oneline, color, now)?,
     };
     if n == 0 {
-        match windowed(query) {
+        match query.windowed() {
             true => empty_window(settings, "any domain", query),
             false => settings.printer.info("no domain has a recorded step"),
         }
@@ -161,7 +161,7 @@ fn fleet(
     Ok(exit::OK)
 }
 
-/// `log -A` as text, an entry at a time (`--oneline`: measured first, then written).
+/// `log -A` as text ([`report::stream::write_fleet_text`]).
 fn fleet_text(
     settings: &Settings,
     log: &history::FleetLog<'_>,
@@ -169,24 +169,10 @@ fn fleet_text(
     color: bool,
     now: Option<jiff::Timestamp>,
 ) -> Result<usize> {
-    let mut lines = report::text::Oneline::new(color, now);
-    if oneline {
-        log.each(|domain, entry| {
-            lines.measure(Some(domain), entry);
-            Ok(())
-        })?;
-    }
-    let (mut n, mut text) = (0, String::new());
+    let lines = oneline.then(|| report::text::Oneline::new(color, now));
+    let mut n = 0;
     settings.printer.data_with(|out| {
-        n = log.each(|domain, entry| {
-            text.clear();
-            match oneline {
-                true => text.push_str(&lines.line(Some(domain), entry)),
-                false => report::text::fleet_entry(&mut text, domain, entry, n == 0, color, now),
-            }
-            n += 1;
-            out.write_all(text.as_bytes()).map_err(stdout_error)
-        })?;
+        n = report::stream::write_fleet_text(log, lines, (color, now), out, &stdout_error)?;
         Ok(())
     })?;
     Ok(n)
@@ -293,21 +279,11 @@ impl StoreLog<'_> {
     fn markdown(&self) -> Result<i32> {
         let steps = self.load(history::Window::All)?;
         let n = steps.count(self.query)?;
-        if n == 0 && windowed(self.query) {
+        if n == 0 && self.query.windowed() {
             return Ok(self.empty_window());
         }
-        let (label, timeline) = steps.timeline();
-        let head = report::markdown::trail_head(label.as_deref(), n, &timeline);
-        let rows = timeline.start.is_some() && timeline.end.is_some();
         self.settings.printer.data_with(|out| {
-            out.write_all(head.as_bytes()).map_err(stdout_error)?;
-            if rows {
-                steps.entries(self.query, |entry| {
-                    let row = report::markdown::trail_row(entry);
-                    out.write_all(row.as_bytes()).map_err(stdout_error)
-                })?;
-            }
-            Ok(())
+            report::stream::write_markdown(&steps, self.query, n, out, &stdout_error)
         })?;
         Ok(exit::OK)
     }
@@ -317,33 +293,14 @@ impl StoreLog<'_> {
     fn text(&self, oneline: bool) -> Result<i32> {
         let (settings, query) = (self.settings, self.query);
         let steps = self.load(history::window(query))?;
-        let color = settings.printer.color_stdout();
-        let aged = aged(settings, query.now);
-        let mut lines = report::text::Oneline::new(color, aged);
-        if oneline {
-            steps.entries(query, |entry| {
-                lines.measure(None, entry);
-                Ok(())
-            })?;
-        }
-        let (mut text, mut first, mut n) = (String::new(), true, 0);
+        let style = (settings.printer.color_stdout(), aged(settings, query.now));
+        let lines = oneline.then(|| report::text::Oneline::new(style.0, style.1));
+        let mut n = 0;
         settings.printer.data_with(|out| {
-            n = steps.entries(query, |entry| {
-                text.clear();
-                match oneline {
-                    true => text.push_str(&lines.line(None, entry)),
-                    false => report::text::entry_aged(&mut text, entry, first, color, aged),
-                }
-                first = false;
-                out.write_all(text.as_bytes()).map_err(stdout_error)
-            })?;
-            if n == 0 && !windowed(query) {
-                out.write_all(report::text::NO_HISTORY.as_bytes())
-                    .map_err(stdout_error)?;
-            }
+            n = report::stream::write_text(&steps, query, lines, style, out, &stdout_error)?;
             Ok(())
         })?;
-        match n == 0 && windowed(query) {
+        match n == 0 && query.windowed() {
             true => Ok(self.empty_window()),
             false => Ok(exit::OK),
         }
@@ -356,10 +313,10 @@ impl StoreLog<'_> {
         let steps = self.json_steps(need_history)?;
         let mut n = 0;
         self.settings.printer.data_with(|out| {
-            n = write_json(&steps, self.query, out, &stdout_error)?;
+            n = report::stream::write_json(&steps, self.query, out, &stdout_error)?;
             Ok(())
         })?;
-        match n == 0 && windowed(self.query) {
+        match n == 0 && self.query.windowed() {
             true => Ok(self.empty_window()),
             false => Ok(exit::OK),
         }
@@ -409,7 +366,7 @@ pub(super) fn json_to_file(
     let io = |e| crate::error::Error::io(file, e);
     let (staged, written) = crate::util::files::stage_file(file, 0o644).map_err(io)?;
     let mut out = std::io::BufWriter::with_capacity(256 << 10, written);
-    let n = write_json(&steps, &query, &mut out, &|e| io(e))?;
+    let n = report::stream::write_json(&steps, &query, &mut out, &|e| io(e))?;
     let written = out.into_inner().map_err(|e| io(e.into_error()))?;
     staged.commit_file(written).map_err(io)?;
     let s = if n == 1 { "" } else { "s" };
@@ -417,39 +374,6 @@ pub(super) fn json_to_file(
         .printer
         .info(&format!("wrote {} ({n} step{s})", file.display()));
     Ok(exit::OK)
-}
-
-/// The trail document of `steps` for `query` into `out`, an entry at a time (`[]` for
-/// an empty window). Returns the number of entries.
-fn write_json(
-    steps: &history::StoreSteps,
-    query: &Query<'_>,
-    out: &mut dyn std::io::Write,
-    failed: &dyn Fn(std::io::Error) -> crate::error::Error,
-) -> crate::error::Result<usize> {
-    let (label, timeline) = steps.timeline();
-    let head = report::json::trail_head(label.as_deref())?;
-    let mut first = true;
-    let n = steps.entries(query, |entry| {
-        if first {
-            out.write_all(head.as_bytes()).map_err(failed)?;
-        }
-        let text = report::json::trail_entry(entry, first)?;
-        first = false;
-        out.write_all(text.as_bytes()).map_err(failed)
-    })?;
-    let text = match (n == 0, windowed(query)) {
-        (true, true) => "[]\n".to_string(),
-        (true, false) => head.clone() + &report::json::trail_end(&timeline, true)?,
-        (false, _) => report::json::trail_end(&timeline, false)?,
-    };
-    out.write_all(text.as_bytes()).map_err(failed)?;
-    Ok(n)
-}
-
-/// Whether `--since`/`--until` narrowed the log to a window.
-fn windowed(query: &Query<'_>) -> bool {
-    query.since.is_some() || query.until.is_some()
 }
 
 /// An empty window prints no data (exit 0), and says so: a quiet no-op is not silent.

@@ -11,5 +11,6 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 mod phrase;
+pub mod stream;
 pub mod text;
 pub mod unified;
