@@ -894,6 +894,51 @@ pub struct ReplayArgs {
     /// SOURCE_DATE_EPOCH that disagrees; clinv warns when it sees the skew).
     #[arg(long)]
     pub allow_older: bool,
+
+    #[command(flatten)]
+    pub watch: WatchArgs,
+}
+
+/// `replay --watch`: the delivery loop's own flags.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Delivery loop")]
+pub struct WatchArgs {
+    /// Keep running: deliver what is owed as soon as each domain's cluster answers, and
+    /// what other clinv processes record while it runs (within a second). Each domain
+    /// not answering waits out its own backoff. SIGTERM/SIGINT end it (exit 0 within
+    /// 5 s); SIGHUP reads the project's kubeconfigs again. One loop per store (a second
+    /// one exits 18 naming the first's pid). See docs/guide/delivering.md.
+    #[arg(long, conflicts_with_all = ["dry_run", "output"])]
+    pub watch: bool,
+
+    /// The first wait after a domain's failed attempt; it doubles per failure (±20 %
+    /// jitter) up to --backoff-cap. Go duration syntax.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_interval, requires = "watch")]
+    pub backoff_base: std::time::Duration,
+
+    /// The longest wait between two attempts of one domain.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval, requires = "watch")]
+    pub backoff_cap: std::time::Duration,
+
+    /// Deliveries in flight at once (each bounded by --timeout).
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024), requires = "watch")]
+    pub parallel: u16,
+
+    /// Serve Prometheus metrics on http://ADDR/metrics, and /healthz and /readyz
+    /// (HOST:PORT, e.g. 127.0.0.1:9464 or 0.0.0.0:9464 in a pod).
+    #[arg(long, value_name = "HOST:PORT", requires = "watch")]
+    pub metrics_addr: Option<String>,
+
+    /// One line per event on stderr: text, or json (one object per line).
+    #[arg(long, value_enum, default_value_t = EventFormat::Text, requires = "watch")]
+    pub log_format: EventFormat,
+}
+
+/// How the delivery loop writes its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EventFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Args)]

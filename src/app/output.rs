@@ -225,6 +225,24 @@ impl Printer {
         }
     }
 
+    /// A structured log line (one JSON object) of an event at `level`: on stderr,
+    /// filtered by `-q`/`-v` as the tagged lines are.
+    pub fn event(&self, level: crate::view::watch::Level, json_line: &str) {
+        use crate::view::watch::Level;
+        let shown = match level {
+            Level::Error | Level::Warn => true,
+            Level::Info => self.verbosity != Verbosity::Quiet,
+            Level::Debug => self.verbosity == Verbosity::Debug,
+        };
+        if shown {
+            let _ = writeln!(
+                io::stderr().lock(),
+                "{}",
+                crate::util::redact::urls_in(json_line)
+            );
+        }
+    }
+
     /// A line printed as is, without a tag (lok8s's `notice:` / `warning:` lines).
     pub fn raw(&self, message: &str) {
         if self.verbosity != Verbosity::Quiet {

@@ -386,6 +386,23 @@ impl Resolved {
         // The client's buffer task starts on this thread's runtime.
         block_on(async { Cluster::from_config(self.config, self.target, opts) })?
     }
+
+    /// Where a request's first byte goes — the proxy that carries it, else the API
+    /// server — as host and port (`None`: the URL names no host).
+    pub fn endpoint(&self) -> Option<(String, u16)> {
+        let uri = self
+            .config
+            .proxy_url
+            .as_ref()
+            .unwrap_or(&self.config.cluster_url);
+        let host = uri.host()?.trim_start_matches('[').trim_end_matches(']');
+        let default = if uri.scheme_str() == Some("http") {
+            80
+        } else {
+            443
+        };
+        Some((host.to_string(), uri.port_u16().unwrap_or(default)))
+    }
 }
 
 impl Target {

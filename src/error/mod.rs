@@ -71,6 +71,8 @@ pub mod exit {
     /// `--verify KEY`: an OCI artifact is unsigned, or no signature on it is a valid one
     /// of its digest by the key (tampered, another key).
     pub const UNVERIFIED: i32 = 17;
+    /// `replay --watch`: another loop already serves this store (its pid is named).
+    pub const WATCHED: i32 = 18;
     /// Ended by a signal at a safe point: `128 + N`, as a shell reports it.
     pub const SIGNALLED_BASE: i32 = crate::util::signals::EXIT_BASE;
 
@@ -231,6 +233,10 @@ pub enum Error {
     #[error("{what}: {holder}")]
     Locked { what: String, holder: String },
 
+    /// `replay --watch` on a store another loop serves: one loop per store delivers.
+    #[error("{} is already served by another clinv replay --watch ({holder}); stop it first, or wait for it", .store.display())]
+    Watched { store: PathBuf, holder: String },
+
     /// What failed for one domain of several (`commit -A`): the domain, and the cause's
     /// exit code.
     #[error("{domain}")]
@@ -316,6 +322,7 @@ impl Error {
             Error::InDomain { source, .. } => source.exit_code(),
             Error::NotRecorded { .. } => exit::NOT_RECORDED,
             Error::Older(_) => exit::OLDER,
+            Error::Watched { .. } => exit::WATCHED,
             Error::BrokenPipe => exit::OK,
             Error::Unapplied { reason, .. } => exit::for_reason(*reason),
             Error::NoProject(_)

@@ -21,6 +21,7 @@ pub mod refs;
 pub mod replay;
 pub mod status;
 pub mod updates;
+pub mod watch;
 
 use crate::cluster::Options;
 use crate::cluster::access::Access;

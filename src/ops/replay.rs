@@ -93,7 +93,11 @@ pub fn replay_domain(req: &Request<'_>, store: &DomainStore) -> Result<Report> {
 }
 
 /// [`replay_domain`] that sends nothing after `until` and bounds its requests by it.
-fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) -> Result<Report> {
+pub fn replay_until(
+    req: &Request<'_>,
+    store: &DomainStore,
+    until: Option<Instant>,
+) -> Result<Report> {
     let mut notices = Vec::new();
     if until.is_some_and(|u| u.saturating_duration_since(Instant::now()) < MIN_BUDGET) {
         return queued_only(req, store, notices);
@@ -112,6 +116,21 @@ fn replay_until(req: &Request<'_>, store: &DomainStore, until: Option<Instant>) 
         Ok((delivery, server)) => delivered(req, store, &plan, delivery, server, notices),
         Err(f) => not_delivered(req, store, &plan, f, notices),
     }
+}
+
+/// Where the newest pending snapshot of the domain would be delivered.
+///
+/// Known before anything runs: the host and port a connection opens to (the proxy's, else the API server's)
+/// and the server's URL (two domains with one server never deliver at once). `None`
+/// when that cannot be told without trying (no kubeconfig, a bad one): a delivery
+/// attempt then says why.
+pub fn endpoint(req: &Request<'_>, store: &DomainStore) -> Option<((String, u16), String)> {
+    let queue = store.queue(false).ok()?;
+    let newest = queue.newest_pending()?;
+    let record = queue.record(store, &newest.id).ok()??;
+    let (access, choice) = aim(req, &store.domain, record.target.as_ref()).ok()?;
+    let resolved = access.resolve(&choice).ok()?;
+    Some((resolved.endpoint()?, resolved.target.server))
 }
 
 /// Out of budget: only say what stays queued (a read, no lock, nothing sent).

@@ -29,6 +29,7 @@
 //! [`gc`]; export archives are [`export`].
 #![allow(clippy::disallowed_methods)] // the store: the one owner of its files
 
+pub mod changes;
 pub mod export;
 mod fold;
 pub mod gc;
@@ -421,6 +422,32 @@ impl Store {
             }
             _ => Err(SnapshotError::SeveralDomains(reference.to_string()).into()),
         }
+    }
+
+    /// Takes the store's delivery-loop lock (`<store>/.watch.lock`) without waiting: one
+    /// `replay --watch` per store. The holder's pid and start are noted beside it.
+    ///
+    /// # Errors
+    /// [`Error::Watched`] naming the holder; I/O errors.
+    pub fn watch_lock(&self) -> Result<Lock> {
+        create_private_dir(&self.root).map_err(|e| Error::io(&self.root, e))?;
+        let path = self.root.join(".watch.lock");
+        let note = self.root.join(".watch.holder");
+        let file = match crate::util::lock::open_exclusive(&path, Duration::ZERO) {
+            Ok(f) => f,
+            Err(crate::util::lock::Wait::TimedOut) => {
+                let holder = fs::read_to_string(&note).unwrap_or_default();
+                return Err(Error::Watched {
+                    store: self.root.clone(),
+                    holder: holder.trim().to_string(),
+                });
+            }
+            Err(crate::util::lock::Wait::Io(e)) => return Err(Error::io(&path, e)),
+        };
+        let text = format!("pid {} since {}\n", std::process::id(), now_millis());
+        crate::util::files::write_atomic(&note, text.as_bytes(), 0o600)
+            .map_err(|e| Error::io(&note, e))?;
+        Ok(Lock { _file: file })
     }
 
     /// Domains that have a journal, sorted.

@@ -307,6 +307,7 @@ impl Layout {
         if created {
             files::sync_dir(&self.gen_dir(generation))?;
         }
+        super::changes::note(&self.dir);
         Ok(())
     }
 
@@ -665,6 +666,7 @@ impl NewGeneration<'_> {
         files::sync_dir(&self.layout.segments_dir())?;
         self.layout.switch(self.generation)?;
         self.layout.clean_up();
+        super::changes::note(&self.layout.dir);
         Ok(self.generation)
     }
 }

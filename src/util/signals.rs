@@ -14,6 +14,36 @@ pub const EXIT_BASE: i32 = 128;
 /// Held shared by every critical section, exclusively by the exit.
 static GATE: RwLock<()> = RwLock::new(());
 static ON_SIGNAL: OnceLock<fn(i32)> = OnceLock::new();
+/// A long-running command's own stop: it is told of the first signal and given
+/// [`Graceful::grace`] to end by itself.
+static GRACEFUL: OnceLock<Graceful> = OnceLock::new();
+
+/// How a long-running command (the delivery loop) ends on SIGINT or SIGTERM.
+///
+/// `stop` is called with the first signal, and the process exits 0 once `grace` has passed if the
+/// command has not returned by then (a delivery still in flight is abandoned at a safe
+/// point: no write is cut, and the next run finds what reached the cluster). A second
+/// signal ends the process at once, as for every other command.
+pub struct Graceful {
+    pub stop: Box<dyn Fn(i32) + Send + Sync>,
+    pub grace: std::time::Duration,
+}
+
+/// Hands SIGINT and SIGTERM to `graceful` from now on (once per process).
+pub fn graceful(graceful: Graceful) {
+    let _ = GRACEFUL.set(graceful);
+}
+
+/// Ends the process with `code` once no write is in progress.
+fn exit_when_safe(code: i32, signal: Option<i32>) -> ! {
+    // Waits for every open critical section; new ones then block until exit.
+    let _gate = GATE.write().unwrap_or_else(|e| e.into_inner());
+    if let (Some(signal), Some(f)) = (signal, ON_SIGNAL.get()) {
+        f(signal);
+    }
+    #[allow(clippy::disallowed_methods)] // the one exit outside main: a signal
+    std::process::exit(code);
+}
 
 thread_local! {
     /// Open critical sections of this thread: only the outermost holds the gate.
@@ -55,14 +85,22 @@ pub fn install(on_signal: fn(i32)) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
-            if let Some(signal) = signals.forever().next() {
-                // Waits for every open critical section; new ones then block until exit.
-                let _gate = GATE.write().unwrap_or_else(|e| e.into_inner());
-                if let Some(f) = ON_SIGNAL.get() {
-                    f(signal);
+            let mut told = false;
+            for signal in signals.forever() {
+                match GRACEFUL.get() {
+                    Some(g) if !told => {
+                        told = true;
+                        (g.stop)(signal);
+                        let grace = g.grace;
+                        let _ = std::thread::Builder::new()
+                            .name("grace".into())
+                            .spawn(move || {
+                                std::thread::sleep(grace);
+                                exit_when_safe(0, None)
+                            });
+                    }
+                    _ => exit_when_safe(EXIT_BASE + signal, Some(signal)),
                 }
-                #[allow(clippy::disallowed_methods)] // the one exit outside main: a signal
-                std::process::exit(EXIT_BASE + signal);
             }
         })?;
     Ok(())

@@ -15,6 +15,7 @@ pub mod snapshots;
 pub mod status;
 pub mod table;
 pub mod updates;
+pub mod watch;
 
 use crate::util::redact;
 

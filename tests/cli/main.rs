@@ -58,6 +58,7 @@ mod times;
 mod typos;
 mod updates;
 mod v1;
+mod watch;
 
 fn main() -> std::process::ExitCode {
     #[cfg_attr(not(feature = "gitops"), allow(unused_mut))]
@@ -87,6 +88,7 @@ fn main() -> std::process::ExitCode {
         times::tests(),
         typos::tests(),
         updates::tests(),
+        watch::tests(),
     ];
     #[cfg(feature = "gitops")]
     cases.push(gitops::tests());

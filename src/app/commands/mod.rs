@@ -22,6 +22,7 @@ pub(super) mod snapshots;
 pub(super) mod status;
 pub(super) mod updates;
 pub(super) mod version;
+pub(super) mod watch;
 
 use crate::app::Result as AppResult;
 use crate::app::settings::Settings;

@@ -11,6 +11,9 @@ use crate::ops::replay::{self, Replayed, Request};
 use crate::view;
 
 pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
+    if args.watch.watch {
+        return super::watch::run(settings, args);
+    }
     let project = project(settings)?;
     let store = store(settings, &project);
     let many = crate::project::select::Many {

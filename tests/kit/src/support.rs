@@ -636,3 +636,90 @@ mod tests {
         assert!(listening("127.0.0.1", port));
     }
 }
+
+/// A clinv left running (the delivery loop): its stderr gathered as it comes, signals
+/// sent with kill(1), killed when dropped.
+pub struct Background {
+    child: std::process::Child,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Clinv {
+    /// Starts clinv without waiting for it (stdout discarded, stderr gathered).
+    pub fn spawn(mut self) -> Background {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let mut child = self
+            .cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("clinv starts");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        let reader = std::thread::spawn(move || {
+            for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        Background {
+            child,
+            stderr,
+            reader: Some(reader),
+        }
+    }
+}
+
+impl Background {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What it wrote on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits up to `limit` until its stderr satisfies `done`.
+    pub fn wait_for(&self, limit: Duration, done: impl Fn(&str) -> bool) -> bool {
+        poll(limit, Duration::from_millis(50), || done(&self.stderr()))
+    }
+
+    /// Sends `signal` (a kill(1) name: TERM, INT, HUP, KILL).
+    pub fn signal(&self, signal: &str) {
+        let ok = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill -{signal} {}", self.child.id());
+    }
+
+    /// Its exit code once it ended, waiting up to `limit` (`None`: still running, or
+    /// ended by a signal).
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<Option<i32>> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                if let Some(r) = self.reader.take() {
+                    let _ = r.join();
+                }
+                return Some(status.code());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

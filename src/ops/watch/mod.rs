@@ -1,0 +1,489 @@
+//! `clinv replay --watch`: what is owed is delivered by itself, as soon as the far end
+//! answers — the store-and-forward loop.
+//!
+//! Each selected domain with snapshots pending is attempted as `replay` attempts it (the
+//! same guards: newest per domain, the stale guard, the right-cluster guard, the
+//! recorded target); a domain whose cluster did not answer waits out its own backoff
+//! ([`schedule`]), probed first by one TCP connect ([`probe`]) so an unreachable fleet
+//! costs next to nothing. Attempts run on `--parallel` workers, each bounded by
+//! `--timeout`: one hanging cluster holds one worker, never the loop. Two domains whose
+//! kubeconfigs name one API server are never delivered at once.
+//!
+//! What other processes record while it runs (a `publish`, an `import`) is seen through
+//! the store's change file ([`crate::store::changes`]) within a tick (at most a second),
+//! and only the domains written are read again. The store lock is taken only by the
+//! replay of one domain, to read and to mark, never across the network.
+
+pub mod probe;
+pub mod schedule;
+
+use super::replay::{self, Replayed, Request};
+use crate::cluster::Options;
+use crate::cluster::access::Access;
+use crate::delivery::Reason;
+use crate::domain::Domain;
+use crate::error::Result;
+use crate::project::Project;
+use crate::store::{DomainStore, Store, changes};
+use probe::{Endpoint, Prober};
+use schedule::{Attempt, Schedule};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The loop wakes at least this often: new records are seen within it.
+pub const TICK: Duration = Duration::from_secs(1);
+/// After SIGINT/SIGTERM, a delivery in flight gets this long to end (then it is
+/// abandoned at a safe point and the process exits 0, within 5 s of the signal).
+pub const GRACE: Duration = Duration::from_millis(4_500);
+/// Probes in flight at most (each holds a socket).
+const PROBES: usize = 512;
+
+/// Which domains the loop serves: every domain of the store, or those a name or glob
+/// picks — also domains that appear while it runs.
+#[derive(Debug, Clone)]
+pub enum Selection {
+    All,
+    Patterns(Vec<String>),
+}
+
+impl Selection {
+    fn picks(&self, name: &str) -> bool {
+        match self {
+            Selection::All => true,
+            Selection::Patterns(p) => p
+                .iter()
+                .any(|p| p == name || crate::project::select::glob_matches(p, name)),
+        }
+    }
+}
+
+/// How the loop runs.
+pub struct Watch<'a> {
+    pub store: &'a Store,
+    pub selection: Selection,
+    /// The first wait after a failed attempt, and the longest.
+    pub base: Duration,
+    pub cap: Duration,
+    /// Deliveries at once.
+    pub parallel: usize,
+    /// Each attempt's limits (`--timeout`, `--probe-timeout`), `--force-conflicts`,
+    /// `--take-over`.
+    pub opts: Options,
+    pub allow_older: bool,
+}
+
+/// What happened, for the log (one line each) and the metrics.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The loop read the store: how many domains it serves and how many owe something.
+    Started { domains: usize, owing: usize },
+    /// A domain owes snapshots it did not owe before (or more of them).
+    Owed { domain: &'a Domain, owed: usize },
+    /// A domain's change was seen but it is not attempted yet (`-v`).
+    Waiting {
+        domain: &'a Domain,
+        until: Duration,
+        reason: Option<Reason>,
+    },
+    /// The probe found nothing answering (`-v`: it repeats at every backoff).
+    Unanswered {
+        domain: &'a Domain,
+        reason: Reason,
+        wait: Duration,
+    },
+    /// One attempt's report (delivered, or not with its reason), and the wait before
+    /// the next one after a failure.
+    Attempted {
+        domain: &'a Domain,
+        report: &'a replay::Report,
+        wait: Option<Duration>,
+    },
+    /// The store of a domain could not be read or written.
+    StoreFailed {
+        domain: &'a Domain,
+        error: &'a crate::Error,
+        wait: Option<Duration>,
+    },
+    /// SIGHUP: the project's kubeconfigs and settings were read again (or not).
+    Reloaded { error: Option<&'a crate::Error> },
+    /// SIGINT/SIGTERM: no new attempt starts; `in_flight` are let finish.
+    Stopping { signal: i32, in_flight: usize },
+}
+
+/// What the loop needs from the command line.
+///
+/// The project and the cluster access as they are now (read again on SIGHUP), where events go, and a look at the schedule
+/// after every change (the metrics, the service manager's watchdog).
+pub trait Host: Sync {
+    /// # Errors
+    /// The project or its settings cannot be read.
+    fn load(&self) -> Result<(Project, Access)>;
+    fn event(&self, event: &Event<'_>);
+    fn tick(&self, schedule: &Schedule);
+}
+
+enum Msg {
+    Probed(Domain, std::result::Result<(), Reason>),
+    Attempted(Domain, Box<Result<replay::Report>>),
+    Stop(i32),
+}
+
+/// How one generation of the loop (one reading of the project) ended.
+enum End {
+    Stop,
+    Reload,
+}
+
+/// The loop's memory across reloads.
+struct State {
+    schedule: Schedule,
+    tail: changes::Tail,
+    /// Per domain: where its probe goes and the API server it delivers to; read again
+    /// when its store changes.
+    endpoints: HashMap<Domain, Option<(Endpoint, String)>>,
+    /// Servers with a delivery in flight.
+    servers: HashSet<String>,
+    attempting: HashMap<Domain, Option<String>>,
+    probing: usize,
+    stopping: Option<i32>,
+}
+
+/// Runs until SIGINT or SIGTERM (then returns, exit 0).
+///
+/// # Errors
+/// The project cannot be read at the start, or the loop's threads cannot start.
+pub fn run(w: &Watch<'_>, host: &dyn Host) -> Result<()> {
+    let _one_loop = w.store.watch_lock()?;
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let stop = Mutex::new(tx.clone());
+    crate::util::signals::graceful(crate::util::signals::Graceful {
+        stop: Box::new(move |s| drop(stop.lock().map(|t| t.send(Msg::Stop(s))))),
+        grace: GRACE,
+    });
+    let hup = Arc::new(AtomicBool::new(false));
+    #[cfg(unix)]
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone());
+    let probed = Mutex::new(tx.clone());
+    let prober = Prober::start(w.opts.probe, move |d, r| {
+        drop(probed.lock().map(|t| t.send(Msg::Probed(d, r))));
+    })
+    .map_err(crate::error::Error::Runtime)?;
+    let mut loaded = host.load()?;
+    let mut state = State {
+        schedule: Schedule::new(w.base, w.cap, crate::util::backoff::Rng::new()),
+        tail: changes::Tail::at_end(w.store.root()),
+        endpoints: HashMap::new(),
+        servers: HashSet::new(),
+        attempting: HashMap::new(),
+        probing: 0,
+        stopping: None,
+    };
+    read_all(w, &mut state, Instant::now(), host, true);
+    loop {
+        let req = Request {
+            project: &loaded.0,
+            access: &loaded.1,
+            opts: w.opts,
+            allow_older: w.allow_older,
+        };
+        let generation = Generation {
+            w,
+            host,
+            req: &req,
+            prober: &prober,
+            tx: &tx,
+            hup: &hup,
+        };
+        match generation.run(&mut state, &rx) {
+            End::Stop => return Ok(()),
+            End::Reload => match host.load() {
+                Ok(l) => {
+                    loaded = l;
+                    state.endpoints.clear();
+                    state.schedule.retry_now(Instant::now());
+                    host.event(&Event::Reloaded { error: None });
+                }
+                Err(e) => host.event(&Event::Reloaded { error: Some(&e) }),
+            },
+        }
+    }
+}
+
+/// Reads every selected domain's queue (at the start, and when the change file cannot
+/// tell what changed).
+fn read_all(w: &Watch<'_>, state: &mut State, now: Instant, host: &dyn Host, start: bool) {
+    let domains: Vec<Domain> = w
+        .store
+        .domains()
+        .into_iter()
+        .filter(|d| w.selection.picks(d.as_str()))
+        .collect();
+    for d in &domains {
+        read_one(w, state, d, now, host, !start);
+    }
+    if start {
+        host.event(&Event::Started {
+            domains: domains.len(),
+            owing: state.schedule.owing(),
+        });
+    }
+}
+
+/// Reads what `domain` owes now and schedules it.
+fn read_one(
+    w: &Watch<'_>,
+    state: &mut State,
+    domain: &Domain,
+    now: Instant,
+    host: &dyn Host,
+    say: bool,
+) {
+    let store = w.store.domain(domain);
+    state.endpoints.remove(domain);
+    let (owed, oldest) = match store.queue(false) {
+        Ok(q) => {
+            let pending = q.pending();
+            let oldest = pending
+                .first()
+                .and_then(|o| crate::util::time::parse_rfc3339(&o.at).map(|t| t.as_millisecond()));
+            (pending.len(), oldest)
+        }
+        Err(_) if !crate::store::segments::Layout::new(store.dir()).exists() => {
+            state.schedule.forget(domain);
+            return;
+        }
+        // An unreadable queue is attempted: the replay says why, with its reason.
+        Err(_) => (1, None),
+    };
+    let before = state.schedule.slot(domain).map_or(0, |s| s.owed);
+    state.schedule.owed(domain, owed, oldest, now);
+    if !say || owed <= before {
+        return;
+    }
+    host.event(&Event::Owed { domain, owed });
+    if let Some(slot) = state.schedule.slot(domain)
+        && let Some(next) = slot.next.filter(|n| *n > now)
+    {
+        host.event(&Event::Waiting {
+            domain,
+            until: next - now,
+            reason: slot.last_reason,
+        });
+    }
+}
+
+/// One reading of the project: its workers, and the loop until a stop or a reload.
+struct Generation<'g> {
+    w: &'g Watch<'g>,
+    host: &'g dyn Host,
+    req: &'g Request<'g>,
+    prober: &'g Prober,
+    tx: &'g Sender<Msg>,
+    hup: &'g AtomicBool,
+}
+
+impl Generation<'_> {
+    fn run(&self, state: &mut State, rx: &Receiver<Msg>) -> End {
+        let (jobs_tx, jobs_rx) = mpsc::channel::<Domain>();
+        let jobs_rx = Mutex::new(jobs_rx);
+        std::thread::scope(|scope| {
+            for _ in 0..self.w.parallel.max(1) {
+                scope.spawn(|| self.worker(&jobs_rx));
+            }
+            let end = self.turn(state, rx, &jobs_tx);
+            drop(jobs_tx);
+            end
+        })
+    }
+
+    /// Takes attempts off the queue until it closes.
+    fn worker(&self, jobs: &Mutex<Receiver<Domain>>) {
+        loop {
+            let Ok(domain) = jobs.lock().map(|j| j.recv()) else {
+                return;
+            };
+            let Ok(domain) = domain else { return };
+            let until = Instant::now() + self.req.opts.deadline;
+            let report = replay::replay_until(self.req, &self.w.store.domain(&domain), Some(until));
+            let _ = self.tx.send(Msg::Attempted(domain, Box::new(report)));
+        }
+    }
+
+    /// The loop proper: read what changed, start what is due, take the answers.
+    fn turn(&self, state: &mut State, rx: &Receiver<Msg>, jobs: &Sender<Domain>) -> End {
+        let mut draining: Option<(End, Instant)> = None;
+        loop {
+            let now = Instant::now();
+            if draining.is_none() {
+                if self.hup.swap(false, Ordering::Relaxed) {
+                    draining = Some((End::Reload, now + self.req.opts.deadline + GRACE));
+                } else if let Some(s) = state.stopping {
+                    self.host.event(&Event::Stopping {
+                        signal: s,
+                        in_flight: state.attempting.len(),
+                    });
+                    draining = Some((End::Stop, now + GRACE));
+                }
+            }
+            match &draining {
+                Some((_, by))
+                    if state.attempting.is_empty() && state.probing == 0 || now >= *by =>
+                {
+                    return draining.map_or(End::Stop, |(e, _)| e);
+                }
+                Some(_) => {}
+                None => {
+                    self.changes(state, now);
+                    self.start_due(state, now, jobs);
+                }
+            }
+            self.host.tick(&state.schedule);
+            let wake = state
+                .schedule
+                .next_wake()
+                .map_or(TICK, |w| w.saturating_duration_since(now));
+            match rx.recv_timeout(wake.min(TICK)) {
+                Ok(msg) => self.answer(state, msg, jobs),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return End::Stop,
+            }
+        }
+    }
+
+    /// Reads the domains written since the last look.
+    fn changes(&self, state: &mut State, now: Instant) {
+        let changed = state.tail.read();
+        if changed.resync {
+            read_all(self.w, state, now, self.host, false);
+            return;
+        }
+        for name in changed.domains {
+            if let Some(d) = Domain::new(&name).filter(|d| self.w.selection.picks(d.as_str())) {
+                read_one(self.w, state, &d, now, self.host, true);
+            }
+        }
+    }
+
+    /// Starts the attempts that are due: a probe first when the far end is known.
+    fn start_due(&self, state: &mut State, now: Instant, jobs: &Sender<Domain>) {
+        let room = PROBES.saturating_sub(state.probing + state.attempting.len());
+        for domain in state.schedule.take_due(now, room) {
+            let store = self.w.store.domain(&domain);
+            let at = state
+                .endpoints
+                .entry(domain.clone())
+                .or_insert_with(|| endpoint(self.req, &store))
+                .clone();
+            match at {
+                Some((_, server)) if state.servers.contains(&server) => {
+                    state.schedule.defer(&domain, now + TICK / 4);
+                }
+                Some((endpoint, _)) => {
+                    state.probing += 1;
+                    self.prober.probe(domain, endpoint);
+                }
+                None => self.attempt(state, domain, None, jobs),
+            }
+        }
+    }
+
+    fn attempt(
+        &self,
+        state: &mut State,
+        domain: Domain,
+        server: Option<String>,
+        jobs: &Sender<Domain>,
+    ) {
+        if let Some(s) = &server {
+            state.servers.insert(s.clone());
+        }
+        state.attempting.insert(domain.clone(), server);
+        let _ = jobs.send(domain);
+    }
+
+    /// One answer: a probe's, an attempt's, or a signal.
+    fn answer(&self, state: &mut State, msg: Msg, jobs: &Sender<Domain>) {
+        let now = Instant::now();
+        match msg {
+            Msg::Stop(s) => state.stopping = Some(s),
+            Msg::Probed(domain, result) => {
+                state.probing = state.probing.saturating_sub(1);
+                let server = state
+                    .endpoints
+                    .get(&domain)
+                    .cloned()
+                    .flatten()
+                    .map(|(_, s)| s);
+                match result {
+                    Ok(()) if state.stopping.is_none() => self.attempt(state, domain, server, jobs),
+                    Ok(()) => state.schedule.defer(&domain, now),
+                    Err(reason) => {
+                        let wait = state.schedule.finished(
+                            &domain,
+                            Attempt::Failed(reason),
+                            now,
+                            now_ms(),
+                        );
+                        if let Some(wait) = wait {
+                            self.host.event(&Event::Unanswered {
+                                domain: &domain,
+                                reason,
+                                wait,
+                            });
+                        }
+                    }
+                }
+            }
+            Msg::Attempted(domain, report) => self.attempted(state, domain, *report, now),
+        }
+    }
+
+    fn attempted(
+        &self,
+        state: &mut State,
+        domain: Domain,
+        report: Result<replay::Report>,
+        now: Instant,
+    ) {
+        if let Some(Some(server)) = state.attempting.remove(&domain) {
+            state.servers.remove(&server);
+        }
+        let attempt = match &report {
+            Ok(r) => match &r.outcome {
+                Replayed::Delivered { .. } => Attempt::Delivered,
+                Replayed::Nothing | Replayed::DryRun { .. } => Attempt::Nothing,
+                Replayed::NotApplied { reason, .. } => Attempt::Failed(*reason),
+            },
+            Err(_) => Attempt::StoreFailed,
+        };
+        let wait = state.schedule.finished(&domain, attempt, now, now_ms());
+        match &report {
+            Ok(report) => self.host.event(&Event::Attempted {
+                domain: &domain,
+                report,
+                wait,
+            }),
+            Err(error) => self.host.event(&Event::StoreFailed {
+                domain: &domain,
+                error,
+                wait,
+            }),
+        }
+        if wait.is_none() {
+            read_one(self.w, state, &domain, now, self.host, false);
+        }
+    }
+}
+
+/// Where `store`'s newest pending snapshot goes (see [`replay::endpoint`]).
+fn endpoint(req: &Request<'_>, store: &DomainStore) -> Option<(Endpoint, String)> {
+    let ((host, port), server) = replay::endpoint(req, store)?;
+    Some((Endpoint { host, port }, server))
+}
+
+fn now_ms() -> i64 {
+    jiff::Timestamp::now().as_millisecond()
+}

@@ -1,0 +1,314 @@
+//! When each domain is attempted next: the delivery loop's state machine, without I/O.
+//!
+//! A domain is idle (nothing owed), due (owed and not waiting), busy (an attempt in
+//! flight) or waiting out its backoff. Each failed attempt doubles the domain's wait
+//! (`--backoff-base` to `--backoff-cap`, ±20 % jitter so a fleet that failed together does
+//! not retry in step); a delivery, or finding nothing owed, resets it. Domains never wait
+//! on each other: a slow one is busy on its own.
+
+use crate::delivery::Reason;
+use crate::domain::Domain;
+use crate::util::backoff::{Jitter, Policy, Rng};
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+/// One domain's place in the loop, and what it has done since the loop started.
+#[derive(Debug, Clone, Default)]
+pub struct Slot {
+    /// Snapshots owed to the cluster, as last read from the store.
+    pub owed: usize,
+    /// When the oldest of them was recorded (Unix ms).
+    pub oldest_ms: Option<i64>,
+    /// Failed attempts in a row.
+    pub failures_in_row: u32,
+    /// When it is attempted next (`None`: nothing owed).
+    pub next: Option<Instant>,
+    /// An attempt is in flight.
+    pub busy: bool,
+    /// The last delivery by this loop (Unix ms).
+    pub delivered_ms: Option<i64>,
+    pub deliveries: u64,
+    /// Failed attempts by reason, since the loop started.
+    pub failures: BTreeMap<Reason, u64>,
+    /// The reason of the last failed attempt (cleared by a delivery).
+    pub last_reason: Option<Reason>,
+    /// Attempts that failed on the store itself.
+    pub store_failures: u64,
+}
+
+/// How an attempt ended, as far as the schedule cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempt {
+    /// The newest owed snapshot reached the cluster (or was found there).
+    Delivered,
+    /// Nothing was owed after all (another process delivered it).
+    Nothing,
+    /// Not delivered, for this reason: wait longer before the next attempt.
+    Failed(Reason),
+    /// The domain's store could not be read or written: wait longer, too.
+    StoreFailed,
+}
+
+/// Every selected domain's slot and the backoff they share.
+pub struct Schedule {
+    slots: HashMap<Domain, Slot>,
+    policy: Policy,
+    rng: Rng,
+}
+
+impl Schedule {
+    /// An empty schedule whose waits go from `base` to `cap`.
+    pub fn new(base: Duration, cap: Duration, rng: Rng) -> Schedule {
+        Schedule {
+            slots: HashMap::new(),
+            policy: Policy::exponential(base, cap).jitter(Jitter::Spread(0.2)),
+            rng,
+        }
+    }
+
+    /// What the store says `domain` owes now (read after a change, or at the start).
+    /// Something newly owed by a domain that is not waiting is due at once; a domain
+    /// waiting out a backoff keeps its wait (its cluster did not answer a moment ago).
+    pub fn owed(&mut self, domain: &Domain, owed: usize, oldest_ms: Option<i64>, now: Instant) {
+        let slot = self.slots.entry(domain.clone()).or_default();
+        slot.owed = owed;
+        slot.oldest_ms = oldest_ms;
+        if owed == 0 {
+            slot.next = None;
+            slot.failures_in_row = 0;
+        } else if slot.next.is_none() {
+            slot.next = Some(now);
+        }
+    }
+
+    /// Forgets a domain that left the selection (its store was removed).
+    pub fn forget(&mut self, domain: &Domain) {
+        if self.slots.get(domain).is_some_and(|s| !s.busy) {
+            self.slots.remove(domain);
+        }
+    }
+
+    /// The domains due at `now`, oldest wait first, marked busy; at most `limit`.
+    pub fn take_due(&mut self, now: Instant, limit: usize) -> Vec<Domain> {
+        let mut due: Vec<(Instant, &Domain)> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| !s.busy)
+            .filter_map(|(d, s)| s.next.filter(|n| *n <= now).map(|n| (n, d)))
+            .collect();
+        due.sort();
+        let taken: Vec<Domain> = due
+            .into_iter()
+            .take(limit)
+            .map(|(_, d)| d.clone())
+            .collect();
+        for d in &taken {
+            if let Some(slot) = self.slots.get_mut(d) {
+                slot.busy = true;
+            }
+        }
+        taken
+    }
+
+    /// Records how an attempt ended at `now` (wall clock `now_ms`) and when the domain is
+    /// attempted next; returns the wait it got after a failure.
+    pub fn finished(
+        &mut self,
+        domain: &Domain,
+        attempt: Attempt,
+        now: Instant,
+        now_ms: i64,
+    ) -> Option<Duration> {
+        let slot = self.slots.entry(domain.clone()).or_default();
+        slot.busy = false;
+        match attempt {
+            Attempt::Delivered | Attempt::Nothing => {
+                if attempt == Attempt::Delivered {
+                    slot.deliveries += 1;
+                    slot.delivered_ms = Some(now_ms);
+                }
+                slot.failures_in_row = 0;
+                slot.last_reason = None;
+                // The store is read again by the caller: something recorded meanwhile is
+                // due at once through `owed`.
+                slot.next = None;
+                None
+            }
+            Attempt::Failed(_) | Attempt::StoreFailed => {
+                match attempt {
+                    Attempt::Failed(reason) => {
+                        *slot.failures.entry(reason).or_default() += 1;
+                        slot.last_reason = Some(reason);
+                    }
+                    _ => slot.store_failures += 1,
+                }
+                let wait = self.policy.delay(slot.failures_in_row, self.rng.unit());
+                slot.failures_in_row = slot.failures_in_row.saturating_add(1);
+                slot.next = Some(now + wait);
+                Some(wait)
+            }
+        }
+    }
+
+    /// Hands back a domain taken but not started (its cluster is busy with another
+    /// domain's delivery): attempted again at `at`, its backoff unchanged.
+    pub fn defer(&mut self, domain: &Domain, at: Instant) {
+        if let Some(slot) = self.slots.get_mut(domain) {
+            slot.busy = false;
+            slot.next = Some(at);
+        }
+    }
+
+    /// When the loop must wake next for an attempt (`None`: nothing is waiting).
+    pub fn next_wake(&self) -> Option<Instant> {
+        self.slots
+            .values()
+            .filter(|s| !s.busy)
+            .filter_map(|s| s.next)
+            .min()
+    }
+
+    /// Every slot, for the metrics and the status line.
+    pub fn slots(&self) -> impl Iterator<Item = (&Domain, &Slot)> {
+        self.slots.iter()
+    }
+
+    /// One domain's slot.
+    pub fn slot(&self, domain: &Domain) -> Option<&Slot> {
+        self.slots.get(domain)
+    }
+
+    /// Domains with something owed.
+    pub fn owing(&self) -> usize {
+        self.slots.values().filter(|s| s.owed > 0).count()
+    }
+
+    /// Every domain waiting out a backoff is due at once (the far end may be back: a
+    /// reload after SIGHUP, or a test's nudge).
+    pub fn retry_now(&mut self, now: Instant) {
+        for slot in self.slots.values_mut().filter(|s| s.owed > 0 && !s.busy) {
+            slot.next = Some(now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Duration = Duration::from_secs(1);
+
+    fn d(name: &str) -> Domain {
+        Domain::parse(name).unwrap()
+    }
+
+    fn schedule() -> Schedule {
+        Schedule::new(5 * S, 300 * S, Rng::seeded(7))
+    }
+
+    #[test]
+    fn something_owed_is_due_at_once_and_taken_once() {
+        let mut s = schedule();
+        let t = Instant::now();
+        s.owed(&d("a.example"), 2, Some(1), t);
+        s.owed(&d("b.example"), 0, None, t);
+        assert_eq!(s.take_due(t, 10), vec![d("a.example")]);
+        assert!(s.take_due(t, 10).is_empty(), "busy is not due again");
+        assert_eq!(s.next_wake(), None);
+    }
+
+    #[test]
+    fn failures_double_the_wait_up_to_the_cap_and_a_delivery_resets_it() {
+        let mut s = schedule();
+        let a = d("a.example");
+        let t = Instant::now();
+        s.owed(&a, 1, None, t);
+        let mut waits = Vec::new();
+        for _ in 0..9 {
+            s.take_due(Instant::now() + 1000 * S, 1);
+            waits.push(
+                s.finished(&a, Attempt::Failed(Reason::Unreachable), t, 0)
+                    .unwrap(),
+            );
+        }
+        for (n, w) in waits.iter().enumerate() {
+            let nominal = (5 * S * 2u32.pow(n as u32)).min(300 * S);
+            assert!(
+                *w >= nominal.mul_f64(0.8) && *w <= nominal.mul_f64(1.2),
+                "{n}: {w:?}"
+            );
+        }
+        assert_eq!(s.slot(&a).unwrap().failures[&Reason::Unreachable], 9);
+        s.take_due(Instant::now() + 1000 * S, 1);
+        assert_eq!(s.finished(&a, Attempt::Delivered, t, 42), None);
+        let slot = s.slot(&a).unwrap();
+        assert_eq!(
+            (slot.failures_in_row, slot.deliveries, slot.delivered_ms),
+            (0, 1, Some(42))
+        );
+        s.owed(&a, 1, None, t);
+        assert_eq!(s.take_due(t, 1), vec![a], "owed again: due at once");
+    }
+
+    #[test]
+    fn a_domain_in_backoff_keeps_its_wait_when_more_is_recorded() {
+        let mut s = schedule();
+        let a = d("a.example");
+        let t = Instant::now();
+        s.owed(&a, 1, None, t);
+        s.take_due(t, 1);
+        let wait = s
+            .finished(&a, Attempt::Failed(Reason::ServerError), t, 0)
+            .unwrap();
+        s.owed(&a, 2, None, t);
+        assert!(s.take_due(t, 1).is_empty());
+        assert_eq!(s.next_wake(), Some(t + wait));
+        s.owed(&a, 0, None, t);
+        assert_eq!(s.next_wake(), None, "nothing owed: no wait");
+    }
+
+    /// Model test: any sequence of reads and outcomes keeps the invariants — a busy
+    /// domain is never handed out twice, an owing idle domain is always scheduled, and
+    /// the waits stay within the policy's bounds.
+    #[test]
+    fn random_sequences_keep_the_invariants() {
+        let names: Vec<Domain> = (0..5).map(|i| d(&format!("d{i}.example"))).collect();
+        let mut rng = Rng::seeded(99);
+        let mut s = schedule();
+        let start = Instant::now();
+        let mut busy: Vec<Domain> = Vec::new();
+        for step in 0..5_000u64 {
+            let now = start + Duration::from_millis(step * 500);
+            let pick = |r: &mut Rng| names[(r.unit() * names.len() as f64) as usize].clone();
+            match (rng.unit() * 3.0) as u32 {
+                0 => s.owed(&pick(&mut rng), (rng.unit() * 3.0) as usize, None, now),
+                1 => {
+                    for dom in s.take_due(now, 2) {
+                        assert!(!busy.contains(&dom), "{dom} handed out twice");
+                        busy.push(dom);
+                    }
+                }
+                _ if !busy.is_empty() => {
+                    let dom = busy.remove(0);
+                    let outcome = match (rng.unit() * 3.0) as u32 {
+                        0 => Attempt::Delivered,
+                        1 => Attempt::Nothing,
+                        _ => Attempt::Failed(Reason::Unreachable),
+                    };
+                    match s.finished(&dom, outcome, now, 0) {
+                        Some(w) => assert!(w >= S * 4 && w <= S * 360, "{w:?}"),
+                        // As the loop does: the store is read again after an attempt.
+                        None => s.owed(&dom, (rng.unit() * 2.0) as usize, None, now),
+                    }
+                }
+                _ => {}
+            }
+            for (dom, slot) in s.slots() {
+                assert_eq!(slot.busy, busy.contains(dom), "{dom}");
+                if slot.owed > 0 && !slot.busy && slot.last_reason.is_none() {
+                    assert!(slot.next.is_some(), "{dom} owes and is never attempted");
+                }
+            }
+        }
+    }
+}

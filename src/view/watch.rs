@@ -1,0 +1,230 @@
+//! `replay --watch`: one log line per event of the delivery loop, as text or as one
+//! JSON object (never a spinner: the loop runs under systemd, in a pod, in cron's mail).
+
+use crate::ops::replay::Replayed;
+use crate::ops::watch::Event;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// How loud an event is: `Debug` lines show with `-v` only, `Info` not with `-q`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+impl Level {
+    fn as_str(self) -> &'static str {
+        match self {
+            Level::Debug => "debug",
+            Level::Info => "info",
+            Level::Warn => "warn",
+            Level::Error => "error",
+        }
+    }
+}
+
+/// One event, said: its level, its name, the sentence, and its fields for JSON.
+#[derive(Debug)]
+pub struct Line {
+    pub level: Level,
+    pub event: &'static str,
+    pub text: String,
+    fields: Map<String, Value>,
+}
+
+impl Line {
+    fn new(level: Level, event: &'static str, text: String) -> Line {
+        Line {
+            level,
+            event,
+            text,
+            fields: Map::new(),
+        }
+    }
+
+    fn with(mut self, key: &str, value: impl Into<Value>) -> Line {
+        self.fields.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// The JSON form: `{"time", "level", "event", "msg", …fields}` on one line.
+    pub fn json(&self, time: &str) -> String {
+        let mut object = Map::new();
+        object.insert("time".into(), time.into());
+        object.insert("level".into(), self.level.as_str().into());
+        object.insert("event".into(), self.event.into());
+        object.insert("msg".into(), self.text.clone().into());
+        object.extend(self.fields.clone());
+        Value::Object(object).to_string()
+    }
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 10.0 {
+        format!("{s:.1}s")
+    } else {
+        format!("{}s", s.round())
+    }
+}
+
+/// The line of `event`.
+pub fn line(event: &Event<'_>) -> Line {
+    match event {
+        Event::Started { domains, owing } => Line::new(
+            Level::Info,
+            "started",
+            format!("serving {domains} domain(s); {owing} owe snapshots to their cluster"),
+        )
+        .with("domains", *domains)
+        .with("owing", *owing),
+        Event::Owed { domain, owed } => Line::new(
+            Level::Info,
+            "owed",
+            format!("{domain}: {owed} snapshot(s) pending"),
+        )
+        .with("domain", domain.as_str())
+        .with("owed", *owed),
+        Event::Waiting {
+            domain,
+            until,
+            reason,
+        } => {
+            let why = reason.map_or("the last attempt failed".into(), |r| format!("last attempt: {r}"));
+            Line::new(
+                Level::Debug,
+                "waiting",
+                format!("{domain}: not attempted yet: in backoff for {} more ({why})", secs(*until)),
+            )
+            .with("domain", domain.as_str())
+            .with("wait_seconds", until.as_secs_f64())
+        }
+        Event::Unanswered {
+            domain,
+            reason,
+            wait,
+        } => Line::new(
+            Level::Debug,
+            "unanswered",
+            format!("{domain}: nothing answers at the cluster's address ({reason}); next attempt in {}", secs(*wait)),
+        )
+        .with("domain", domain.as_str())
+        .with("reason", reason.as_str())
+        .with("wait_seconds", wait.as_secs_f64()),
+        Event::Attempted {
+            domain,
+            report,
+            wait,
+        } => attempted(domain.as_str(), report, *wait),
+        Event::StoreFailed {
+            domain,
+            error,
+            wait,
+        } => Line::new(
+            Level::Error,
+            "store-failed",
+            format!(
+                "{domain}: {}{}",
+                crate::error::chain(error),
+                wait.map(|w| format!("; next attempt in {}", secs(w))).unwrap_or_default()
+            ),
+        )
+        .with("domain", domain.as_str()),
+        Event::Reloaded { error: None } => Line::new(
+            Level::Info,
+            "reloaded",
+            "SIGHUP: the project's kubeconfigs and settings read again; every domain owed is attempted now".into(),
+        ),
+        Event::Reloaded { error: Some(e) } => Line::new(
+            Level::Error,
+            "reload-failed",
+            format!("SIGHUP: the project cannot be read again, going on as before: {}", crate::error::chain(e)),
+        ),
+        Event::Stopping { signal, in_flight } => Line::new(
+            Level::Info,
+            "stopping",
+            format!(
+                "{}: stopping; {in_flight} delivery(ies) in flight get up to {} to end",
+                crate::util::signals::name(*signal),
+                secs(crate::ops::watch::GRACE)
+            ),
+        )
+        .with("in_flight", *in_flight),
+    }
+}
+
+/// One attempt's report: delivered, nothing to do, or not delivered and why.
+fn attempted(domain: &str, report: &crate::ops::replay::Report, wait: Option<Duration>) -> Line {
+    let line = match &report.outcome {
+        Replayed::Delivered {
+            snapshot,
+            server,
+            delivery,
+            superseded,
+        } => Line::new(
+            Level::Info,
+            "delivered",
+            super::replay::replay_delivered(domain, snapshot, server, delivery, superseded.len()),
+        )
+        .with("snapshot", snapshot.as_str())
+        .with("superseded", superseded.len()),
+        Replayed::Nothing | Replayed::DryRun { .. } => Line::new(
+            Level::Debug,
+            "nothing",
+            format!("{domain}: nothing pending (delivered meanwhile)"),
+        ),
+        Replayed::NotApplied {
+            reason,
+            queued,
+            message,
+        } => Line::new(
+            Level::Warn,
+            "not-delivered",
+            format!(
+                "{message}{}",
+                wait.map(|w| format!("; next attempt in {}", secs(w)))
+                    .unwrap_or_default()
+            ),
+        )
+        .with("reason", reason.as_str())
+        .with("queued", *queued),
+    };
+    let line = line.with("domain", domain);
+    match wait {
+        Some(w) => line.with("wait_seconds", w.as_secs_f64()),
+        None => line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::Domain;
+    use serde_json::json;
+
+    #[test]
+    fn an_event_is_one_line_of_text_and_one_json_object() {
+        let d = Domain::parse("prod-7.example").unwrap();
+        let l = line(&Event::Unanswered {
+            domain: &d,
+            reason: crate::delivery::Reason::Unreachable,
+            wait: Duration::from_secs(40),
+        });
+        assert_eq!(
+            l.text,
+            "prod-7.example: nothing answers at the cluster's address (unreachable); next attempt in 40s"
+        );
+        assert_eq!(l.level, Level::Debug);
+        let v: Value = serde_json::from_str(&l.json("2026-12-05T14:00:00Z")).unwrap();
+        assert_eq!(
+            v,
+            json!({"time": "2026-12-05T14:00:00Z", "level": "debug", "event": "unanswered",
+                   "msg": l.text, "domain": "prod-7.example", "reason": "unreachable",
+                   "wait_seconds": 40.0})
+        );
+        assert!(!l.json("t").contains('\n'));
+    }
+}

@@ -1,0 +1,270 @@
+//! `clinv replay --watch`, the delivery loop, without a cluster: what it does while the
+//! far end does not answer (refused, or a black hole that takes the connection and
+//! never speaks TLS), what it picks up from other processes, its signals and its log.
+//! Deliveries to the real control plane are tests/cluster/watch.rs's.
+
+use crate::support::*;
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+struct Fx {
+    root: tempfile::TempDir,
+    store: tempfile::TempDir,
+}
+
+fn kubeconfig(port: u16) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n"
+    )
+}
+
+impl Fx {
+    /// A project of `n` domains `w{i}.watch.example`, each with its own kubeconfig
+    /// (`.kubeconfig/w{i}.yaml`) that is refused; nothing published yet.
+    fn new(n: usize) -> Fx {
+        let root = tempfile::tempdir().unwrap();
+        copy_dir(&example().join(".lok8s"), &root.path().join(".lok8s"));
+        let refused = refused_port();
+        for i in 0..n {
+            write(
+                root.path(),
+                &format!("clusters/w{i}.watch.example/cluster.lok8s.yaml"),
+                format!(
+                    "kind: Lo\nmetadata:\n  name: w{i}\nspec:\n  kubernetes:\n    version: v1.32.3\n"
+                ),
+            );
+            write(
+                root.path(),
+                &format!(".kubeconfig/w{i}.yaml"),
+                kubeconfig(refused),
+            );
+        }
+        Fx {
+            root,
+            store: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn clinv(&self, args: &[&str]) -> Clinv {
+        clinv(args).root(self.root.path()).store(self.store.path())
+    }
+
+    /// Publishes domain `i` (refused: recorded pending).
+    fn publish(&self, i: usize) {
+        let d = format!("w{i}.watch.example");
+        let run = self.clinv(&["publish", "--domain", &d]).run().success();
+        assert_has(&run.stderr, "recorded as pending snapshot");
+    }
+
+    /// Points domain `i`'s kubeconfig at `port`.
+    fn aim(&self, i: usize, port: u16) {
+        write(
+            self.root.path(),
+            &format!(".kubeconfig/w{i}.yaml"),
+            kubeconfig(port),
+        );
+    }
+
+    fn watch(&self, extra: &[&str]) -> Background {
+        let mut args = vec!["replay", "--watch", "-A", "--log-format", "json"];
+        args.extend_from_slice(extra);
+        self.clinv(&args).spawn()
+    }
+}
+
+/// The JSON events of a loop's stderr (every line must be one).
+fn events(stderr: &str) -> Vec<serde_json::Value> {
+    stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: not JSON: {l}")))
+        .collect()
+}
+
+fn has_event(stderr: &str, event: &str, domain: &str) -> bool {
+    events(stderr)
+        .iter()
+        .any(|e| e["event"] == event && (domain.is_empty() || e["domain"] == domain))
+}
+
+fn count_events(stderr: &str, event: &str) -> usize {
+    events(stderr)
+        .iter()
+        .filter(|e| e["event"] == event)
+        .count()
+}
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn a_second_loop_on_one_store_exits_18_naming_the_first() {
+    let fx = Fx::new(1);
+    let first = fx.watch(&[]);
+    assert!(
+        first.wait_for(LIMIT, |s| s.contains("\"started\"")),
+        "{}",
+        first.stderr()
+    );
+    let second = fx.clinv(&["replay", "--watch", "-A"]).run();
+    assert_eq!(second.code, 18, "{}", second.stderr);
+    assert_has(
+        &second.stderr,
+        "already served by another clinv replay --watch",
+    );
+    assert_has(&second.stderr, &format!("pid {}", first.pid()));
+    // Every other command runs beside it.
+    fx.publish(0);
+    fx.clinv(&["snapshots", "list"]).run().success();
+    fx.clinv(&["snapshots", "gc", "--keep", "5"])
+        .run()
+        .success();
+}
+
+fn a_snapshot_recorded_while_it_runs_is_attempted() {
+    let fx = Fx::new(2);
+    fx.publish(0);
+    let run = fx.watch(&["-v", "--backoff-base", "1m"]);
+    assert!(run.wait_for(LIMIT, |s| has_event(s, "unanswered", "w0.watch.example")));
+    let first = events(&run.stderr())[0].clone();
+    assert_eq!(
+        (first["event"].as_str(), first["owing"].as_u64()),
+        (Some("started"), Some(1))
+    );
+    // Another process records a snapshot of a domain that owed nothing: it is seen
+    // and attempted (within a second: scripts/bench.py watch-pickup measures it).
+    fx.publish(1);
+    assert!(
+        run.wait_for(LIMIT, |s| has_event(s, "owed", "w1.watch.example")
+            && has_event(s, "unanswered", "w1.watch.example")),
+        "{}",
+        run.stderr()
+    );
+    // Nothing was written by the loop's failed attempts: both still pending.
+    let list = fx
+        .clinv(&["snapshots", "list", "-o", "json"])
+        .run()
+        .success();
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&list.stdout).unwrap();
+    assert_eq!(
+        fields(&serde_json::Value::from(rows), "state"),
+        ["pending", "pending"]
+    );
+}
+
+fn a_domain_in_backoff_says_why_it_waits_and_sighup_retries_at_once() {
+    let fx = Fx::new(1);
+    fx.publish(0);
+    let run = fx.watch(&["-v", "--backoff-base", "10m"]);
+    assert!(run.wait_for(LIMIT, |s| has_event(s, "unanswered", "")));
+    // A newer inventory while the domain waits: recorded, said, and not attempted.
+    edit_spec_version(fx.root.path(), "w0.watch.example", "v1.33.0");
+    fx.publish(0);
+    assert!(
+        run.wait_for(LIMIT, |s| has_event(s, "waiting", "w0.watch.example")),
+        "{}",
+        run.stderr()
+    );
+    let waiting = events(&run.stderr())
+        .into_iter()
+        .find(|e| e["event"] == "waiting")
+        .unwrap();
+    assert_has(waiting["msg"].as_str().unwrap(), "in backoff for");
+    assert_eq!(count_events(&run.stderr(), "unanswered"), 1);
+    // SIGHUP: the project is read again and every owing domain is attempted now.
+    run.signal("HUP");
+    assert!(run.wait_for(LIMIT, |s| has_event(s, "reloaded", "")
+        && count_events(s, "unanswered") == 2));
+}
+
+fn sigterm_with_a_delivery_in_flight_exits_0_within_5_seconds() {
+    let fx = Fx::new(1);
+    fx.publish(0);
+    // A cluster that takes the connection and never answers the TLS handshake.
+    let hole = TcpListener::bind("127.0.0.1:0").unwrap();
+    fx.aim(0, hole.local_addr().unwrap().port());
+    let mut run = fx.watch(&["--timeout", "60", "--probe-timeout", "60"]);
+    // The probe's connection, then the delivery's: held open, never answered.
+    hole.set_nonblocking(true).unwrap();
+    let mut held = Vec::new();
+    assert!(poll(LIMIT, Duration::from_millis(20), || {
+        held.extend(hole.accept().ok());
+        held.len() >= 2
+    }));
+    let sent = Instant::now();
+    run.signal("TERM");
+    let code = run.wait_exit(Duration::from_secs(10));
+    let took = sent.elapsed();
+    assert_eq!(code, Some(Some(0)), "{}", run.stderr());
+    assert!(took <= Duration::from_secs(5), "exited after {took:?}");
+    assert!(has_event(&run.stderr(), "stopping", ""), "{}", run.stderr());
+    let stopping = events(&run.stderr())
+        .into_iter()
+        .find(|e| e["event"] == "stopping")
+        .unwrap();
+    assert_eq!(stopping["in_flight"], 1);
+    // Abandoned safely: still pending, the store whole.
+    fx.clinv(&["snapshots", "verify"]).run().success();
+    let list = fx
+        .clinv(&["snapshots", "list", "-o", "json"])
+        .run()
+        .success();
+    assert_has(&list.stdout, "\"state\": \"pending\"");
+}
+
+fn sigterm_when_idle_exits_0_at_once_and_the_next_loop_starts() {
+    let fx = Fx::new(1);
+    let mut run = fx.watch(&[]);
+    assert!(run.wait_for(LIMIT, |s| has_event(s, "started", "")));
+    run.signal("INT");
+    assert_eq!(
+        run.wait_exit(Duration::from_secs(5)),
+        Some(Some(0)),
+        "{}",
+        run.stderr()
+    );
+    let again = fx.watch(&[]);
+    assert!(
+        again.wait_for(LIMIT, |s| has_event(s, "started", "")),
+        "{}",
+        again.stderr()
+    );
+}
+
+fn watch_flags_are_refused_where_they_mean_nothing() {
+    let fx = Fx::new(1);
+    for args in [
+        &["replay", "--watch", "--dry-run"][..],
+        &["replay", "--watch", "-A", "-o", "json"],
+        &["replay", "--backoff-base", "1s"],
+        &["replay", "--watch", "--backoff-cap", "soon"],
+        &["replay", "--watch", "--parallel", "0"],
+    ] {
+        let run = fx.clinv(args).run();
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+    }
+    let run = fx
+        .clinv(&["replay", "--watch", "-A", "--kubeconfig", "/x"])
+        .run();
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_has(&run.stderr, "--watch serves several domains");
+}
+
+/// Sets the Kubernetes version of a domain's spec (a new inventory).
+fn edit_spec_version(root: &Path, domain: &str, version: &str) {
+    let spec = root.join(format!("clusters/{domain}/cluster.lok8s.yaml"));
+    let text = std::fs::read_to_string(&spec).unwrap();
+    let text = regex::Regex::new(r"version: v[0-9.]+")
+        .unwrap()
+        .replace(&text, format!("version: {version}"));
+    std::fs::write(spec, text.as_bytes()).unwrap();
+}
+
+trials! {
+    Nothing: [
+        a_second_loop_on_one_store_exits_18_naming_the_first,
+        a_snapshot_recorded_while_it_runs_is_attempted,
+        a_domain_in_backoff_says_why_it_waits_and_sighup_retries_at_once,
+        sigterm_with_a_delivery_in_flight_exits_0_within_5_seconds,
+        sigterm_when_idle_exits_0_at_once_and_the_next_loop_starts,
+        watch_flags_are_refused_where_they_mean_nothing,
+    ],
+}
