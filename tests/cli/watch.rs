@@ -73,27 +73,6 @@ impl Fx {
     }
 }
 
-/// The JSON events of a loop's stderr (every line must be one).
-fn events(stderr: &str) -> Vec<serde_json::Value> {
-    stderr
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: not JSON: {l}")))
-        .collect()
-}
-
-fn has_event(stderr: &str, event: &str, domain: &str) -> bool {
-    events(stderr)
-        .iter()
-        .any(|e| e["event"] == event && (domain.is_empty() || e["domain"] == domain))
-}
-
-fn count_events(stderr: &str, event: &str) -> usize {
-    events(stderr)
-        .iter()
-        .filter(|e| e["event"] == event)
-        .count()
-}
-
 const LIMIT: Duration = Duration::from_secs(20);
 
 fn a_second_loop_on_one_store_exits_18_naming_the_first() {

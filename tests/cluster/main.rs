@@ -43,6 +43,7 @@ mod tinyproxy;
 #[path = "../cli/v1.rs"]
 #[allow(dead_code)]
 mod v1;
+mod watch;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -79,6 +80,7 @@ fn main() -> std::process::ExitCode {
         secrets::tests(),
         store_v2::tests(),
         tinyproxy::tests(),
+        watch::tests(),
     ];
     harness::run(
         env!("CARGO_BIN_EXE_clinv"),

@@ -723,3 +723,25 @@ impl Drop for Background {
         let _ = self.child.wait();
     }
 }
+
+/// The JSON events of a delivery loop's stderr (`--log-format json`: every line must
+/// be one).
+pub fn events(stderr: &str) -> Vec<serde_json::Value> {
+    stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: not JSON: {l}")))
+        .collect()
+}
+
+pub fn has_event(stderr: &str, event: &str, domain: &str) -> bool {
+    events(stderr)
+        .iter()
+        .any(|e| e["event"] == event && (domain.is_empty() || e["domain"] == domain))
+}
+
+pub fn count_events(stderr: &str, event: &str) -> usize {
+    events(stderr)
+        .iter()
+        .filter(|e| e["event"] == event)
+        .count()
+}
