@@ -10,7 +10,7 @@
 //! kubeconfigs name one API server are never delivered at once.
 //!
 //! What other processes record while it runs (a `publish`, an `import`) is seen through
-//! the store's change file ([`crate::store::changes`]) within a tick (at most a second),
+//! the store's change file ([`crate::store::changes`]) within a quarter of a second,
 //! and only the domains written are read again. The store lock is taken only by the
 //! replay of one domain, to read and to mark, never across the network.
 
@@ -33,11 +33,12 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The loop wakes at least this often: new records are seen within it.
-pub const TICK: Duration = Duration::from_secs(1);
 /// After SIGINT/SIGTERM, a delivery in flight gets this long to end (then it is
 /// abandoned at a safe point and the process exits 0, within 5 s of the signal).
 pub const GRACE: Duration = Duration::from_millis(4_500);
+/// How often the store's change file is read: what another process records is seen
+/// within this.
+const LOOK: Duration = Duration::from_millis(250);
 /// Probes in flight at most (each holds a socket).
 const PROBES: usize = 512;
 
@@ -315,6 +316,7 @@ impl Generation<'_> {
     /// The loop proper: read what changed, start what is due, take the answers.
     fn turn(&self, state: &mut State, rx: &Receiver<Msg>, jobs: &Sender<Domain>) -> End {
         let mut draining: Option<(End, Instant)> = None;
+        let mut looked = Instant::now();
         loop {
             let now = Instant::now();
             if draining.is_none() {
@@ -336,7 +338,12 @@ impl Generation<'_> {
                 }
                 Some(_) => {}
                 None => {
-                    self.changes(state, now);
+                    // The change file is looked at four times a second, not on every
+                    // answer: a thousand probes a minute cost no path lookups.
+                    if now.duration_since(looked) >= LOOK {
+                        looked = now;
+                        self.changes(state, now);
+                    }
                     self.start_due(state, now, jobs);
                 }
             }
@@ -344,8 +351,8 @@ impl Generation<'_> {
             let wake = state
                 .schedule
                 .next_wake()
-                .map_or(TICK, |w| w.saturating_duration_since(now));
-            match rx.recv_timeout(wake.min(TICK)) {
+                .map_or(LOOK, |w| w.saturating_duration_since(now));
+            match rx.recv_timeout(wake.min(LOOK)) {
                 Ok(msg) => self.answer(state, msg, jobs),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return End::Stop,
@@ -379,7 +386,7 @@ impl Generation<'_> {
                 .clone();
             match at {
                 Some((_, server)) if state.servers.contains(&server) => {
-                    state.schedule.defer(&domain, now + TICK / 4);
+                    state.schedule.defer(&domain, now + LOOK);
                 }
                 Some((endpoint, _)) => {
                     state.probing += 1;

@@ -9,7 +9,7 @@
 use crate::delivery::Reason;
 use crate::domain::Domain;
 use crate::util::backoff::{Jitter, Policy, Rng};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 /// One domain's place in the loop, and what it has done since the loop started.
@@ -52,6 +52,9 @@ pub enum Attempt {
 /// Every selected domain's slot and the backoff they share.
 pub struct Schedule {
     slots: HashMap<Domain, Slot>,
+    /// The slots waiting for a time (not busy), by that time: what is due and when to
+    /// wake cost a look at the front, not a pass over 10,000 domains.
+    timeline: BTreeSet<(Instant, Domain)>,
     policy: Policy,
     rng: Rng,
 }
@@ -61,6 +64,7 @@ impl Schedule {
     pub fn new(base: Duration, cap: Duration, rng: Rng) -> Schedule {
         Schedule {
             slots: HashMap::new(),
+            timeline: BTreeSet::new(),
             policy: Policy::exponential(base, cap).jitter(Jitter::Spread(0.2)),
             rng,
         }
@@ -74,38 +78,50 @@ impl Schedule {
         slot.owed = owed;
         slot.oldest_ms = oldest_ms;
         if owed == 0 {
-            slot.next = None;
             slot.failures_in_row = 0;
+            self.set_next(domain, None);
         } else if slot.next.is_none() {
-            slot.next = Some(now);
+            self.set_next(domain, Some(now));
+        }
+    }
+
+    /// Moves `domain` to `next` on the timeline (a busy slot keeps off it).
+    fn set_next(&mut self, domain: &Domain, next: Option<Instant>) {
+        let Some(slot) = self.slots.get_mut(domain) else {
+            return;
+        };
+        if let Some(old) = slot.next {
+            self.timeline.remove(&(old, domain.clone()));
+        }
+        slot.next = next;
+        if let Some(at) = next.filter(|_| !slot.busy) {
+            self.timeline.insert((at, domain.clone()));
         }
     }
 
     /// Forgets a domain that left the selection (its store was removed).
     pub fn forget(&mut self, domain: &Domain) {
         if self.slots.get(domain).is_some_and(|s| !s.busy) {
+            self.set_next(domain, None);
             self.slots.remove(domain);
         }
     }
 
     /// The domains due at `now`, oldest wait first, marked busy; at most `limit`.
     pub fn take_due(&mut self, now: Instant, limit: usize) -> Vec<Domain> {
-        let mut due: Vec<(Instant, &Domain)> = self
-            .slots
-            .iter()
-            .filter(|(_, s)| !s.busy)
-            .filter_map(|(d, s)| s.next.filter(|n| *n <= now).map(|n| (n, d)))
-            .collect();
-        due.sort();
-        let taken: Vec<Domain> = due
-            .into_iter()
-            .take(limit)
-            .map(|(_, d)| d.clone())
-            .collect();
-        for d in &taken {
-            if let Some(slot) = self.slots.get_mut(d) {
+        let mut taken = Vec::new();
+        while taken.len() < limit {
+            match self.timeline.first() {
+                Some((at, _)) if *at <= now => {}
+                _ => break,
+            }
+            let Some((_, domain)) = self.timeline.pop_first() else {
+                break;
+            };
+            if let Some(slot) = self.slots.get_mut(&domain) {
                 slot.busy = true;
             }
+            taken.push(domain);
         }
         taken
     }
@@ -119,9 +135,10 @@ impl Schedule {
         now: Instant,
         now_ms: i64,
     ) -> Option<Duration> {
+        let unit = self.rng.unit();
         let slot = self.slots.entry(domain.clone()).or_default();
         slot.busy = false;
-        match attempt {
+        let wait = match attempt {
             Attempt::Delivered | Attempt::Nothing => {
                 if attempt == Attempt::Delivered {
                     slot.deliveries += 1;
@@ -129,9 +146,6 @@ impl Schedule {
                 }
                 slot.failures_in_row = 0;
                 slot.last_reason = None;
-                // The store is read again by the caller: something recorded meanwhile is
-                // due at once through `owed`.
-                slot.next = None;
                 None
             }
             Attempt::Failed(_) | Attempt::StoreFailed => {
@@ -142,12 +156,15 @@ impl Schedule {
                     }
                     _ => slot.store_failures += 1,
                 }
-                let wait = self.policy.delay(slot.failures_in_row, self.rng.unit());
+                let wait = self.policy.delay(slot.failures_in_row, unit);
                 slot.failures_in_row = slot.failures_in_row.saturating_add(1);
-                slot.next = Some(now + wait);
                 Some(wait)
             }
-        }
+        };
+        // After a delivery the store is read again by the caller: something recorded
+        // meanwhile is due at once through `owed`.
+        self.set_next(domain, wait.map(|w| now + w));
+        wait
     }
 
     /// Hands back a domain taken but not started (its cluster is busy with another
@@ -155,17 +172,14 @@ impl Schedule {
     pub fn defer(&mut self, domain: &Domain, at: Instant) {
         if let Some(slot) = self.slots.get_mut(domain) {
             slot.busy = false;
-            slot.next = Some(at);
+            slot.next = None;
+            self.set_next(domain, Some(at));
         }
     }
 
     /// When the loop must wake next for an attempt (`None`: nothing is waiting).
     pub fn next_wake(&self) -> Option<Instant> {
-        self.slots
-            .values()
-            .filter(|s| !s.busy)
-            .filter_map(|s| s.next)
-            .min()
+        self.timeline.first().map(|(at, _)| *at)
     }
 
     /// Every slot, for the metrics and the status line.
@@ -186,8 +200,14 @@ impl Schedule {
     /// Every domain waiting out a backoff is due at once (the far end may be back: a
     /// reload after SIGHUP, or a test's nudge).
     pub fn retry_now(&mut self, now: Instant) {
-        for slot in self.slots.values_mut().filter(|s| s.owed > 0 && !s.busy) {
-            slot.next = Some(now);
+        let owing: Vec<Domain> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| s.owed > 0 && !s.busy)
+            .map(|(d, _)| d.clone())
+            .collect();
+        for d in owing {
+            self.set_next(&d, Some(now));
         }
     }
 }
@@ -303,8 +323,20 @@ mod tests {
                 }
                 _ => {}
             }
+            assert_eq!(
+                s.timeline.len(),
+                s.slots()
+                    .filter(|(_, x)| x.next.is_some() && !x.busy)
+                    .count()
+            );
             for (dom, slot) in s.slots() {
                 assert_eq!(slot.busy, busy.contains(dom), "{dom}");
+                if let (Some(at), false) = (slot.next, slot.busy) {
+                    assert!(
+                        s.timeline.contains(&(at, dom.clone())),
+                        "{dom} off the timeline"
+                    );
+                }
                 if slot.owed > 0 && !slot.busy && slot.last_reason.is_none() {
                     assert!(slot.next.is_some(), "{dom} owes and is never attempted");
                 }
