@@ -9,7 +9,9 @@
 use crate::snapshot_id::SnapshotId;
 
 /// Why an inventory could not be applied. Each has its own `--strict` exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reason {
     /// No kubeconfig file where it was looked for.

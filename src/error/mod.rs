@@ -287,6 +287,11 @@ pub enum Error {
         source: serde_json::Error,
     },
 
+    /// The Prometheus client could not encode the metrics (it writes to a `String`: a bug,
+    /// never bad usage).
+    #[error("cannot encode the metrics")]
+    Exposition(#[source] std::fmt::Error),
+
     /// stdout was closed by the reader (`clinv render | head`): stop quietly, exit 0.
     #[error("broken pipe")]
     BrokenPipe,
@@ -347,6 +352,7 @@ impl Error {
             | Error::Push(_)
             | Error::Sign(_)
             | Error::Encode { .. }
+            | Error::Exposition(_)
             | Error::Runtime(_)
             | Error::Io { .. } => exit::FAILURE,
         }
