@@ -118,6 +118,61 @@ pub fn encode(facts: &Facts) -> Result<String> {
     Ok(text)
 }
 
+/// A domain's rows from its store's delivery facts.
+///
+/// The cluster channel's pending snapshots, and each channel's last delivery (the newest
+/// applied, committed, pushed change). What the Git and OCI channels owe is the push
+/// queue's: [`add_owed_pushes`].
+pub fn rows_of(domain: &str, delivery: &crate::ops::status::Delivery) -> [Row; 3] {
+    let ms = |at: &str| crate::util::time::parse_rfc3339(at).map(|t| t.as_millisecond());
+    let cluster = Row {
+        owed: delivery.pending as u64,
+        oldest_owed_ms: delivery.oldest_pending_at.as_deref().and_then(ms),
+        last_delivered_ms: delivery.last_applied.as_ref().and_then(|(at, _)| ms(at)),
+        ..Row::new(domain, Channel::Cluster)
+    };
+    let landed = |channel, last: &Option<crate::ops::status::Landed>| Row {
+        last_delivered_ms: last.as_ref().and_then(|l| ms(&l.at)),
+        ..Row::new(domain, channel)
+    };
+    [
+        cluster,
+        landed(Channel::Git, &delivery.last_committed),
+        landed(Channel::Oci, &delivery.last_pushed),
+    ]
+}
+
+/// What the Git or OCI channel owes one domain for one target: how many pushes, and
+/// when the oldest was recorded (milliseconds since the epoch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwedPushes {
+    pub domain: String,
+    pub channel: Channel,
+    pub owed: u64,
+    pub oldest_ms: Option<i64>,
+}
+
+/// Adds the pushes owed (the push queue's, per target) to the domain's row of their
+/// channel: the counts summed, the oldest kept; a row is added when there is none.
+pub fn add_owed_pushes(facts: &mut Facts, owed: &[OwedPushes]) {
+    for push in owed {
+        let at = facts
+            .rows
+            .iter()
+            .position(|r| r.domain == push.domain && r.channel == push.channel);
+        let i = at.unwrap_or_else(|| {
+            facts.rows.push(Row::new(push.domain.clone(), push.channel));
+            facts.rows.len() - 1
+        });
+        let row = &mut facts.rows[i];
+        row.owed += push.owed;
+        row.oldest_owed_ms = match (row.oldest_owed_ms, push.oldest_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
 /// The facts of one scrape, as the client crate's collector: read on each encode.
 #[derive(Debug)]
 struct Exposition(Facts);
@@ -315,6 +370,64 @@ clinv_store_readable{domain=\"z-broken\"} 0
         let mut reversed = small();
         reversed.rows.reverse();
         assert_eq!(encode(&reversed).unwrap(), encode(&small()).unwrap());
+    }
+
+    #[test]
+    fn a_domains_rows_come_from_its_delivery_facts() {
+        use crate::ops::status::{Delivery, Landed};
+        let delivery = Delivery {
+            pending: 2,
+            oldest_pending_at: Some("2026-12-05T13:49:58.981Z".into()),
+            last_applied: Some(("2026-12-04T10:00:00Z".into(), "abc".into())),
+            last_committed: None,
+            last_pushed: Some(Landed {
+                at: "not a time".into(),
+                snapshot: "abc".into(),
+                to: None,
+            }),
+        };
+        let [cluster, git, oci] = rows_of("d", &delivery);
+        assert_eq!(
+            cluster,
+            Row {
+                owed: 2,
+                oldest_owed_ms: Some(1_796_478_598_981),
+                last_delivered_ms: Some(1_796_378_400_000),
+                ..Row::new("d", Channel::Cluster)
+            }
+        );
+        assert_eq!(git, Row::new("d", Channel::Git));
+        // A time that does not parse is unknown: no series, never 1970.
+        assert_eq!(oci, Row::new("d", Channel::Oci));
+    }
+
+    #[test]
+    fn owed_pushes_are_summed_per_domain_and_channel_with_the_oldest_kept() {
+        let mut facts = Facts {
+            rows: vec![row("d", Channel::Git, 0), row("d", Channel::Cluster, 4)],
+            ..Facts::default()
+        };
+        let owed = |domain: &str, channel, owed, oldest_ms| OwedPushes {
+            domain: domain.into(),
+            channel,
+            owed,
+            oldest_ms,
+        };
+        add_owed_pushes(
+            &mut facts,
+            &[
+                owed("d", Channel::Git, 1, Some(2_000)),
+                owed("d", Channel::Git, 2, Some(1_000)),
+                owed("d", Channel::Oci, 1, None),
+            ],
+        );
+        let git = Row {
+            owed: 3,
+            oldest_owed_ms: Some(1_000),
+            ..Row::new("d", Channel::Git)
+        };
+        let oci = row("d", Channel::Oci, 1);
+        assert_eq!(facts.rows, [git, row("d", Channel::Cluster, 4), oci]);
     }
 
     #[test]
