@@ -69,6 +69,16 @@ impl Fx {
             let run = fx.clinv(&["publish", "--domain", domain]).success();
             assert_has(&run.stderr, "recorded as pending snapshot");
         };
+        // A deploy domain: no inventory of its own, so no series; named, never skipped.
+        let deploy = format!(
+            "kind: Deploy\nmetadata:\n  name: apps\nspec:\n  clusterRef:\n    domain: {}\n",
+            DOMAINS[0]
+        );
+        write(
+            root,
+            "clusters/apps.metrics.example/deploy.lok8s.yaml",
+            deploy,
+        );
         publish(DOMAINS[0]);
         write(
             root,
@@ -151,7 +161,13 @@ fn series(name: &str, domain: &str, channel: &str) -> String {
 fn the_exposition_says_what_each_domain_owes_from_the_store_alone() {
     let fx = Fx::new();
     let run = fx.clinv(&["status", "-A", "-o", "prometheus"]).success();
-    assert_eq!(run.stderr, "");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "[info] 'apps.metrics.example' is a deploy domain: it has no inventory of its own; its cluster '{0}' carries the inventory (clinv render --domain {0})\n",
+            DOMAINS[0]
+        )
+    );
     assert!(!fx.reached(), "a cluster was read");
     let got = samples(&run.stdout);
     let mut expected = BTreeMap::new();

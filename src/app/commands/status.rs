@@ -180,7 +180,7 @@ fn all(
 /// A store that cannot be read is a warning naming the domain and `clinv_store_readable`
 /// 0 — never a domain left out — and the exposition is still written (exit 0; with
 /// `--strict` the warning is an error and the exit 1). Deploy domains have no inventory
-/// of their own, so no series.
+/// of their own, so no series: an `[info]` names each.
 fn metrics(settings: &Settings, read: &ReadArgs<StatusOutput>) -> Result<Outcome> {
     let project = super::project(settings)?;
     let selected = &read.out.status.domain;
@@ -192,10 +192,9 @@ fn metrics(settings: &Settings, read: &ReadArgs<StatusOutput>) -> Result<Outcome
     let mut facts = view::metrics::Facts::default();
     let mut unreadable = 0;
     for domain in &domains {
-        if matches!(
-            project.domain_kind(domain),
-            crate::project::DomainKind::Deploy { .. }
-        ) {
+        if let crate::project::DomainKind::Deploy { cluster_ref, .. } = project.domain_kind(domain)
+        {
+            super::deploy_domain_note(settings, domain.as_str(), cluster_ref.as_deref());
             continue;
         }
         let name = domain.to_string();
