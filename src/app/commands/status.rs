@@ -189,21 +189,27 @@ fn metrics(settings: &Settings, read: &ReadArgs<StatusOutput>) -> Result<Outcome
         None => vec![super::domain(settings, &project, selected.one())?],
     };
     let store = super::store(settings, &project);
+    // Reading a store is local work (no network): one worker per core, in name order.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let read = crate::util::pool::ordered(&domains, cores, |domain| {
+        match project.domain_kind(domain) {
+            crate::project::DomainKind::Deploy { cluster_ref, .. } => Err(cluster_ref),
+            _ => Ok(status::Delivery::of_store(&store.domain(domain))),
+        }
+    });
     let mut facts = view::metrics::Facts::default();
     let mut unreadable = 0;
-    for domain in &domains {
-        if let crate::project::DomainKind::Deploy { cluster_ref, .. } = project.domain_kind(domain)
-        {
-            super::deploy_domain_note(settings, domain.as_str(), cluster_ref.as_deref());
-            continue;
-        }
+    for (domain, read) in domains.iter().zip(read) {
         let name = domain.to_string();
-        match status::Delivery::of_store(&store.domain(domain)) {
-            Ok((delivery, _)) => {
+        match read {
+            Err(cluster_ref) => {
+                super::deploy_domain_note(settings, &name, cluster_ref.as_deref());
+            }
+            Ok(Ok((delivery, _))) => {
                 facts.rows.extend(view::metrics::rows_of(&name, &delivery));
                 facts.readable.insert(name, true);
             }
-            Err(e) => {
+            Ok(Err(e)) => {
                 let message = format!("status: {name}: {}", crate::error::chain(&e));
                 match settings.strict {
                     true => settings.printer.error(&message),
