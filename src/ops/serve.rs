@@ -312,6 +312,9 @@ mod tests {
         assert_eq!(get(&server, "/metrics/x").0, 404);
         assert_eq!(count.load(Ordering::SeqCst), 3);
         let url = format!("http://{}/metrics", server.local_addr());
+        let head = agent().head(&url).call().unwrap();
+        assert_eq!(head.status().as_u16(), 200);
+        assert_eq!(count.load(Ordering::SeqCst), 4);
         let posted = agent().post(&url).send("x").unwrap();
         assert_eq!(posted.status().as_u16(), 405);
         assert_eq!(posted.headers().get("allow").unwrap(), "GET, HEAD");
