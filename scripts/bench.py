@@ -1151,6 +1151,10 @@ def bench_fleet(args):
             ("log -A --max-count 20", ["log", "-A", "--max-count", "20", "--root", root], None, None),
             ("render -A --out", ["render", "-A", "--out", os.path.join(work, "rendered"), "--root", root],
              5000 if n <= 1000 else None, None),
+            # issue 38: the textfile collector's cron job reads every domain's queue, never
+            # a whole journal and never a cluster.
+            ("status -A -o prometheus", ["status", "-A", "-o", "prometheus", "--root", root],
+             1000 if n <= 1000 else 10000, 64 if n <= 1000 else 128),
         ]:
             walls, rss = measure([BIN] + argv, args.runs, env)
             report(f"{name}, {n} domains × {args.snapshots}", walls, rss, target_ms, target_mb)
@@ -1675,7 +1679,7 @@ def main():
     ra.add_argument("--runs", type=int, default=3)
     ra.add_argument("--domains", type=int, default=1000)
     ra.add_argument("--timeout", type=float, nargs="+", default=[30.0, 10.0])
-    fl = sub.add_parser("fleet", help="issue #25: fleet, log -A, drift -A, status -A over a synthetic fleet")
+    fl = sub.add_parser("fleet", help="issue #25: fleet, log -A, drift -A, status -A (also -o prometheus) over a synthetic fleet")
     fl.add_argument("--runs", type=int, default=5)
     fl.add_argument("--domains", type=int, nargs="+", default=[1000])
     fl.add_argument("--snapshots", type=int, default=100)

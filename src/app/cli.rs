@@ -422,7 +422,8 @@ pub enum Command {
     Publish(PublishArgs),
 
     /// Show the `lo status` inventory block read from the live cluster, with the domain's
-    /// delivery: source, ages, last apply, queue (formats: text, json: schemaVersion 2).
+    /// delivery: source, ages, last apply, queue (formats: text, json: schemaVersion 2,
+    /// prometheus).
     ///
     /// When the cluster cannot be read, the snapshot of the domain applied last is shown
     /// instead (never a pending one, which never reached the cluster), and the output says
@@ -431,7 +432,7 @@ pub enum Command {
     /// glob): a row each; exit 1 if a domain could not be answered (its spec does not
     /// parse: the row names file, line and column), else 16 if any cluster was not read.
     #[command(after_help = examples::STATUS)]
-    Status(ReadArgs),
+    Status(ReadArgs<StatusOutput>),
 
     /// Deliver pending snapshots: apply the newest one per domain, supersede the rest.
     ///
@@ -1487,19 +1488,42 @@ fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
     crate::catalog::agent::parse_duration(text)
 }
 
+/// What `status` and `drift` read: the domains, the cluster limits, `--offline`, and the
+/// command's `-o` (`O`: text and json; `status` adds prometheus).
 #[derive(Debug, Args)]
-pub struct ReadArgs {
+pub struct ReadArgs<O: Args = TextOutput> {
     #[command(flatten)]
-    pub out: StatusOutArgs,
+    pub out: StatusOutArgs<O>,
 }
 
 #[derive(Debug, Args)]
-pub struct StatusOutArgs {
+pub struct StatusOutArgs<O: Args = TextOutput> {
     #[command(flatten)]
     pub status: StatusArgs,
 
     #[command(flatten)]
-    pub text: TextOutput,
+    pub text: O,
+}
+
+/// `-o` of `clinv status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum StatusFormat {
+    #[default]
+    Text,
+    Json,
+    /// Prometheus' text exposition of what each domain owes, from the store alone (never
+    /// the cluster): for node_exporter's textfile collector.
+    Prometheus,
+}
+
+/// `-o text|json|prometheus` of `clinv status`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct StatusOutput {
+    /// Output format (default: text); prometheus reads only the store (as --offline)
+    /// and writes the metrics of docs/guide/metrics.md.
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<StatusFormat>::new())]
+    pub output: Option<StatusFormat>,
 }
 
 #[derive(Debug, Args)]

@@ -173,6 +173,11 @@ pub enum ArgumentError {
     TokenNotHttps { name: String, url: String },
     #[error("--token-env {0}: the environment variable is not set or empty")]
     TokenUnset(String),
+    /// `--metrics-addr` that names no address to listen on.
+    #[error(
+        "--metrics-addr '{text}': expected HOST:PORT (127.0.0.1:9464, [::1]:9464, localhost:9464): {why}"
+    )]
+    ListenAddress { text: String, why: String },
     #[error(
         "{flag} '{value}' with --all must contain {{domain}}: one destination for every domain would write each domain's ClusterInventory (a singleton) over the others"
     )]

@@ -293,6 +293,20 @@ pub enum Error {
         source: serde_json::Error,
     },
 
+    /// The Prometheus client could not encode the metrics (it writes to a `String`: a bug,
+    /// never bad usage).
+    #[error("cannot encode the metrics")]
+    Exposition(#[source] std::fmt::Error),
+
+    /// The metrics server could not listen on the address asked for (in use, not this
+    /// host's, a privileged port): exit 1, the address named.
+    #[error("cannot listen on {addr}")]
+    Listen {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+
     /// stdout was closed by the reader (`clinv render | head`): stop quietly, exit 0.
     #[error("broken pipe")]
     BrokenPipe,
@@ -354,6 +368,8 @@ impl Error {
             | Error::Push(_)
             | Error::Sign(_)
             | Error::Encode { .. }
+            | Error::Exposition(_)
+            | Error::Listen { .. }
             | Error::Runtime(_)
             | Error::Io { .. } => exit::FAILURE,
         }

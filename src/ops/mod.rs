@@ -19,6 +19,7 @@ pub mod pull;
 pub mod push;
 pub mod refs;
 pub mod replay;
+pub mod serve;
 pub mod status;
 pub mod updates;
 pub mod watch;

@@ -8,6 +8,7 @@
 pub mod addons;
 pub mod fleet;
 pub mod fleet_html;
+pub mod metrics;
 pub mod replay;
 pub mod report;
 pub mod results;

@@ -567,7 +567,10 @@ fn formats_complete_per_command() {
         ),
         (&["clinv", "log", "-o", ""], &["text", "json", "markdown"]),
         (&["clinv", "report", "-o", ""], &["html", "json"]),
-        (&["clinv", "status", "-o", ""], &["text", "json"]),
+        (
+            &["clinv", "status", "-o", ""],
+            &["text", "json", "prometheus"],
+        ),
         (&["clinv", "version", "-o", ""], &["text", "json"]),
         (
             &["clinv", "snapshots", "verify", "-o", ""],

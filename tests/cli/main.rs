@@ -15,7 +15,7 @@
 extern crate clinv_testkit;
 #[cfg(feature = "gitops")]
 use clinv_testkit::{git_server, recorder, registry};
-use clinv_testkit::{harness, https, loopback_proxy, support};
+use clinv_testkit::{harness, https, loopback_proxy, prometheus, support};
 
 mod addons;
 mod agent;
@@ -41,6 +41,7 @@ mod hostile;
 mod index;
 mod interface;
 mod jsonpath;
+mod metrics;
 #[cfg(feature = "gitops")]
 mod oci;
 #[cfg(feature = "gitops")]
@@ -76,6 +77,7 @@ fn main() -> std::process::ExitCode {
         index::tests(),
         interface::tests(),
         jsonpath::tests(),
+        metrics::tests(),
         outcomes::tests(),
         reference::tests(),
         render::tests(),
@@ -111,6 +113,8 @@ fn main() -> std::process::ExitCode {
             harness::Need::Chromium => browser::present(),
             harness::Need::Bash => completion::bash(),
             harness::Need::GnuTime => support::gnu_time(),
+            harness::Need::Promtool => prometheus::promtool_present(),
+            harness::Need::Prometheus => prometheus::present(),
             harness::Need::Root => hostile::root(),
             harness::Need::Tmpfs => hostile::tmpfs(),
             harness::Need::NoServiceAccount => agent::outside_a_pod(),

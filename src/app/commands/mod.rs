@@ -91,11 +91,11 @@ fn fleet(project: &Project, args: &crate::app::cli::DomainsArgs) -> Result<Optio
 
 /// A command that reads the clusters of the domains it selects (`drift`, `status`): `all`
 /// for several, `one` for one.
-fn read_clusters(
+fn read_clusters<O: clap::Args>(
     settings: &Settings,
-    read: &crate::app::cli::ReadArgs,
-    one: impl Fn(&Settings, &crate::app::cli::ReadArgs, &crate::ops::Scope) -> AppResult<Outcome>,
-    all: impl Fn(&Settings, &crate::app::cli::ReadArgs, &Project, &[Domain]) -> AppResult<Outcome>,
+    read: &crate::app::cli::ReadArgs<O>,
+    one: impl Fn(&Settings, &crate::app::cli::ReadArgs<O>, &crate::ops::Scope) -> AppResult<Outcome>,
+    all: impl Fn(&Settings, &crate::app::cli::ReadArgs<O>, &Project, &[Domain]) -> AppResult<Outcome>,
 ) -> AppResult<Outcome> {
     let project = project(settings)?;
     let selected = &read.out.status.domain;

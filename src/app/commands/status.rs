@@ -3,7 +3,7 @@
 
 use super::{fail_soft, print_notices, scope};
 use crate::app::Result;
-use crate::app::cli::{ReadArgs, TextFormat};
+use crate::app::cli::{ReadArgs, StatusFormat, StatusOutput};
 use crate::app::settings::Settings;
 use crate::domain::Domain;
 use crate::error::Outcome;
@@ -13,34 +13,39 @@ use crate::project::Project;
 use crate::view;
 use crate::view::status::StatusSource;
 
-pub fn run(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
+pub fn run(settings: &Settings, read: &ReadArgs<StatusOutput>) -> Result<Outcome> {
+    if read.out.text.output == Some(StatusFormat::Prometheus) {
+        return metrics(settings, read);
+    }
     super::read_clusters(settings, read, one, all)
 }
 
-fn one(settings: &Settings, read: &ReadArgs, scope: &Scope) -> Result<Outcome> {
-    let (out, domain) = (&read.out, scope.domain);
-    let report = status::status(scope, out.status.offline)?;
+/// Whether `-o` asked for JSON (prometheus never gets here: [`run`] answers it).
+fn json(read: &ReadArgs<StatusOutput>) -> bool {
+    read.out.text.output == Some(StatusFormat::Json)
+}
+
+fn one(settings: &Settings, read: &ReadArgs<StatusOutput>, scope: &Scope) -> Result<Outcome> {
+    let domain = scope.domain;
+    let report = status::status(scope, read.out.status.offline)?;
     print_notices(settings, &report.notices);
     let (source, value, not_read) = match answer(report.shown) {
         Ok(answer) => answer,
         Err((reason, message)) => return fail_soft(settings, reason, message),
     };
-    let text = match out.text.output.unwrap_or_default() {
-        TextFormat::Json => {
-            view::status::status_json(domain, &source, report.delivery.as_ref(), value)?
-        }
-        TextFormat::Text => {
-            let now = jiff::Timestamp::now().as_second();
-            let mut text = view::status::block(&source, &value);
-            text.push_str(&view::status::status_section(
-                domain,
-                &source,
-                report.delivery.as_ref(),
-                &value,
-                now,
-            ));
-            text
-        }
+    let text = if json(read) {
+        view::status::status_json(domain, &source, report.delivery.as_ref(), value)?
+    } else {
+        let now = jiff::Timestamp::now().as_second();
+        let mut text = view::status::block(&source, &value);
+        text.push_str(&view::status::status_section(
+            domain,
+            &source,
+            report.delivery.as_ref(),
+            &value,
+            now,
+        ));
+        text
     };
     settings.printer.data(&text)?;
     // Not the live cluster's answer: 16, or with --strict why the cluster was not read.
@@ -132,7 +137,7 @@ fn answered_row(
 /// the answer came from, the queue and the last apply.
 fn all(
     settings: &Settings,
-    read: &ReadArgs,
+    read: &ReadArgs<StatusOutput>,
     project: &Project,
     domains: &[Domain],
 ) -> Result<Outcome> {
@@ -151,11 +156,10 @@ fn all(
             view::status::FleetRow::skipped(domain, what, &detail, not_tried)
         },
     )?;
-    let text = match read.out.text.output.unwrap_or_default() {
-        TextFormat::Json => {
-            crate::inventory::render::to_json(&results.iter().map(|r| &r.json).collect::<Vec<_>>())?
-        }
-        TextFormat::Text => view::status::fleet_table(&results),
+    let text = if json(read) {
+        crate::inventory::render::to_json(&results.iter().map(|r| &r.json).collect::<Vec<_>>())?
+    } else {
+        view::status::fleet_table(&results)
     };
     settings.printer.data(&text)?;
     Ok(if results.iter().any(|r| r.failed) {
@@ -167,4 +171,65 @@ fn all(
     } else {
         Outcome::Done
     })
+}
+
+/// `status -o prometheus`: what each selected domain owes and last delivered, from its
+/// store alone (never a cluster, as `--offline`), as Prometheus text for node_exporter's
+/// textfile collector.
+///
+/// A store that cannot be read is a warning naming the domain and `clinv_store_readable`
+/// 0 — never a domain left out — and the exposition is still written (exit 0; with
+/// `--strict` the warning is an error and the exit 1). Deploy domains have no inventory
+/// of their own, so no series: an `[info]` names each.
+fn metrics(settings: &Settings, read: &ReadArgs<StatusOutput>) -> Result<Outcome> {
+    let project = super::project(settings)?;
+    let selected = &read.out.status.domain;
+    let domains = match super::fleet(&project, selected)? {
+        Some(domains) => domains,
+        None => vec![super::domain(settings, &project, selected.one())?],
+    };
+    let store = super::store(settings, &project);
+    // Reading a store is local work (no network): one worker per core, in name order.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let read = crate::util::pool::ordered(&domains, cores, |domain| {
+        match project.domain_kind(domain) {
+            crate::project::DomainKind::Deploy { cluster_ref, .. } => Err(cluster_ref),
+            _ => Ok(status::Delivery::of_store(&store.domain(domain))),
+        }
+    });
+    let mut facts = view::metrics::Facts::default();
+    let mut unreadable = 0;
+    for (domain, read) in domains.iter().zip(read) {
+        let name = domain.to_string();
+        match read {
+            Err(cluster_ref) => {
+                super::deploy_domain_note(settings, &name, cluster_ref.as_deref());
+            }
+            Ok(Ok((delivery, _))) => {
+                facts.rows.extend(view::metrics::rows_of(&name, &delivery));
+                facts.readable.insert(name, true);
+            }
+            Ok(Err(e)) => {
+                let message = format!("status: {name}: {}", crate::error::chain(&e));
+                match settings.strict {
+                    true => settings.printer.error(&message),
+                    false => settings.printer.warn(&message),
+                }
+                unreadable += 1;
+                facts.readable.insert(name, false);
+            }
+        }
+    }
+    view::metrics::add_owed_pushes(&mut facts, &owed_pushes());
+    settings.printer.data(&view::metrics::encode(&facts)?)?;
+    if settings.strict && unreadable > 0 {
+        return Err(crate::error::Error::Strict(unreadable).into());
+    }
+    Ok(Outcome::Done)
+}
+
+/// The pushes the Git and OCI channels owe, per domain and target: none until they queue
+/// (issue 38 item 2: the push queue, `store::outbox`, fills this).
+fn owed_pushes() -> Vec<view::metrics::OwedPushes> {
+    Vec::new()
 }

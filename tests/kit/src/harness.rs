@@ -60,6 +60,10 @@ pub enum Need {
     RegistryAndOciTools,
     /// Debian's docker-registry and tinyproxy.
     RegistryAndTinyproxy,
+    /// `promtool` (Debian's `prometheus` package).
+    Promtool,
+    /// Debian's `prometheus` (the server, started by the test on loopback).
+    Prometheus,
     /// GNU time (a child's peak RSS from `wait4`).
     GnuTime,
     /// A running control plane and a private mount namespace (root, `unshare`).

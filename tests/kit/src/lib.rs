@@ -9,6 +9,7 @@ pub mod harness;
 pub mod git_server;
 pub mod https;
 pub mod loopback_proxy;
+pub mod prometheus;
 pub mod recorder;
 pub mod registry;
 pub mod support;

@@ -1,0 +1,427 @@
+//! The delivery loop's HTTP endpoints: `/metrics`, `/healthz`, `/readyz`.
+//!
+//! A small HTTP/1 server (hyper, the HTTP stack kube already links) on its own thread with
+//! a current-thread tokio runtime, so the loop's own work never waits on a scrape and a
+//! scrape never waits on the loop:
+//!
+//! - `GET /metrics`: the text the render closure returns on each scrape (its content type
+//!   given at start); 500 when it fails;
+//! - `GET /healthz`: 200 while the process runs (liveness);
+//! - `GET /readyz`: 503 until [`Server::set_ready`], then 200 (readiness);
+//! - any other path 404, any other method 405.
+//!
+//! Bounded: request bodies are never read, headers are hyper's (≤ ~400 KiB) and must
+//! arrive within [`HEADER_TIMEOUT`], each connection is a task of its own (a slow client
+//! holds only its own), and at most [`MAX_CONNECTIONS`] are open at once (more are closed
+//! at once). Dropping the [`Server`] (or [`Server::shutdown`]) stops it and every
+//! connection.
+
+use crate::error::{ArgumentError, Error, Result};
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// How long a client has to send its request line and headers.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connections open at once; a scraper and a probe or two need a handful.
+pub const MAX_CONNECTIONS: usize = 64;
+
+/// The content type of `/healthz`, `/readyz` and the error answers.
+pub const TEXT_PLAIN: &str = "text/plain; charset=utf-8";
+
+/// What `/metrics` answers on each scrape: the text, or why it could not be made.
+pub type Render = dyn Fn() -> Result<String> + Send + Sync;
+
+/// A running server; stops when dropped.
+pub struct Server {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Arc<tokio::sync::Notify>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("addr", &self.addr).finish()
+    }
+}
+
+/// What the connections share: the readiness flag, the open count and the render.
+struct Shared {
+    ready: AtomicBool,
+    open: AtomicUsize,
+    content_type: &'static str,
+    render: Box<Render>,
+}
+
+impl Server {
+    /// The address it listens on (the port the system chose for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// From now on `/readyz` answers 200 (`true`) or 503 (`false`).
+    pub fn set_ready(&self, ready: bool) {
+        self.shared.ready.store(ready, Ordering::SeqCst);
+    }
+
+    /// Stops listening and closes every connection; returns when the server's thread has
+    /// ended.
+    pub fn shutdown(mut self) {
+        self.stop_and_join();
+    }
+
+    fn stop_and_join(&mut self) {
+        // A permit: also stops a thread that has not started waiting yet.
+        self.stop.notify_one();
+        if let Some(thread) = self.thread.take() {
+            // The thread only waits and drops its runtime: it does not panic.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+/// Listens on `addr` (`HOST:PORT`) and serves the endpoints from a thread of its own;
+/// `/metrics` answers `render()` as `content_type`.
+///
+/// # Errors
+/// `addr` is not `HOST:PORT` or names no address ([`ArgumentError::ListenAddress`]);
+/// the address cannot be listened on ([`Error::Listen`]: in use, not this host's);
+/// the runtime or the thread cannot start.
+pub fn start(
+    addr: &str,
+    content_type: &'static str,
+    render: impl Fn() -> Result<String> + Send + Sync + 'static,
+) -> Result<Server> {
+    let listener = bind(addr)?;
+    let listen = |source| Error::Listen {
+        addr: addr.to_string(),
+        source,
+    };
+    let local = listener.local_addr().map_err(listen)?;
+    listener.set_nonblocking(true).map_err(listen)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(Error::Runtime)?;
+    let listener = {
+        let _context = runtime.enter();
+        tokio::net::TcpListener::from_std(listener).map_err(listen)?
+    };
+    let shared = Arc::new(Shared {
+        ready: AtomicBool::new(false),
+        open: AtomicUsize::new(0),
+        content_type,
+        render: Box::new(render),
+    });
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let (serving, stopped) = (shared.clone(), stop.clone());
+    let thread = std::thread::Builder::new()
+        .name("clinv-metrics".into())
+        .spawn(move || {
+            runtime.spawn(accept(listener, serving));
+            runtime.block_on(stopped.notified());
+            // Dropping the runtime cancels the accept loop and every connection.
+            drop(runtime);
+        })
+        .map_err(Error::Runtime)?;
+    Ok(Server {
+        addr: local,
+        shared,
+        stop,
+        thread: Some(thread),
+    })
+}
+
+/// A listener on the first of `addr`'s addresses that can be bound.
+fn bind(addr: &str) -> Result<TcpListener> {
+    let malformed = |why: String| ArgumentError::ListenAddress {
+        text: addr.to_string(),
+        why,
+    };
+    let candidates: Vec<SocketAddr> = addr
+        .to_socket_addrs()
+        .map_err(|e| malformed(e.to_string()))?
+        .collect();
+    let mut last = None;
+    for candidate in &candidates {
+        match TcpListener::bind(candidate) {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(match last {
+        Some(source) => Error::Listen {
+            addr: addr.to_string(),
+            source,
+        },
+        None => malformed("it names no address".into()).into(),
+    })
+}
+
+/// Accepts connections until the runtime is dropped, each served by a task of its own.
+async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            // Out of file descriptors and the like: wait instead of spinning.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        if shared.open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            shared.open.fetch_sub(1, Ordering::SeqCst);
+            continue;
+        }
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let _open = Open(&shared.open);
+            let service = hyper::service::service_fn(|request| {
+                let answer = answer(request.method(), request.uri().path(), &shared);
+                std::future::ready(Ok::<_, std::convert::Infallible>(answer))
+            });
+            // A client that goes away or sends garbage ends only its own connection.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// One open connection, counted until its task ends.
+struct Open<'a>(&'a AtomicUsize);
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+type Answer = hyper::Response<http_body_util::Full<hyper::body::Bytes>>;
+
+/// The answer to `method path` (the body of a request is never read).
+fn answer(method: &hyper::Method, path: &str, shared: &Shared) -> Answer {
+    use hyper::StatusCode as S;
+    if !matches!(path, "/metrics" | "/healthz" | "/readyz") {
+        return text(S::NOT_FOUND, TEXT_PLAIN, "not found\n".into());
+    }
+    if method != hyper::Method::GET && method != hyper::Method::HEAD {
+        let mut refused = text(
+            S::METHOD_NOT_ALLOWED,
+            TEXT_PLAIN,
+            "GET or HEAD only\n".into(),
+        );
+        let allow = hyper::header::HeaderValue::from_static("GET, HEAD");
+        refused.headers_mut().insert(hyper::header::ALLOW, allow);
+        return refused;
+    }
+    match path {
+        "/healthz" => text(S::OK, TEXT_PLAIN, "ok\n".into()),
+        "/readyz" if shared.ready.load(Ordering::SeqCst) => {
+            text(S::OK, TEXT_PLAIN, "ready\n".into())
+        }
+        "/readyz" => text(S::SERVICE_UNAVAILABLE, TEXT_PLAIN, "not ready\n".into()),
+        _ => match (shared.render)() {
+            Ok(metrics) => text(S::OK, shared.content_type, metrics),
+            // The headline only: a scraper is told that it failed, not the store's paths.
+            Err(e) => text(S::INTERNAL_SERVER_ERROR, TEXT_PLAIN, format!("{e}\n")),
+        },
+    }
+}
+
+fn text(status: hyper::StatusCode, content_type: &'static str, body: String) -> Answer {
+    let mut answer = hyper::Response::new(http_body_util::Full::new(body.into()));
+    *answer.status_mut() = status;
+    let kind = hyper::header::HeaderValue::from_static(content_type);
+    answer
+        .headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, kind);
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    const TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+    fn agent() -> ureq::Agent {
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(5)))
+            .build()
+            .new_agent()
+    }
+
+    /// The status, content type and body of `GET path`.
+    fn get(server: &Server, path: &str) -> (u16, String, String) {
+        let url = format!("http://{}{path}", server.local_addr());
+        let mut answer = agent().get(&url).call().expect(&url);
+        let kind = answer
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default();
+        let body = answer.body_mut().read_to_string().unwrap();
+        (answer.status().as_u16(), kind, body)
+    }
+
+    fn scrapes() -> (Server, Arc<AtomicUsize>) {
+        let count = Arc::new(AtomicUsize::new(0));
+        let seen = count.clone();
+        let server = start("127.0.0.1:0", TEXT, move || {
+            let n = seen.fetch_add(1, Ordering::SeqCst) + 1;
+            Ok(format!("scrape {n}\n"))
+        })
+        .unwrap();
+        (server, count)
+    }
+
+    #[test]
+    fn each_path_answers_its_code_and_metrics_are_rendered_on_each_scrape() {
+        let (server, count) = scrapes();
+        assert_ne!(server.local_addr().port(), 0);
+        assert_eq!(get(&server, "/healthz").0, 200);
+        let (code, _, body) = get(&server, "/readyz");
+        assert_eq!((code, body.as_str()), (503, "not ready\n"));
+        server.set_ready(true);
+        assert_eq!(
+            get(&server, "/readyz"),
+            (200, TEXT_PLAIN.into(), "ready\n".into())
+        );
+        assert_eq!(
+            get(&server, "/metrics"),
+            (200, TEXT.into(), "scrape 1\n".into())
+        );
+        assert_eq!(get(&server, "/metrics").2, "scrape 2\n");
+        assert_eq!(get(&server, "/metrics?x=1").2, "scrape 3\n");
+        assert_eq!(get(&server, "/").0, 404);
+        assert_eq!(get(&server, "/metrics/x").0, 404);
+        assert_eq!(count.load(Ordering::SeqCst), 3);
+        let url = format!("http://{}/metrics", server.local_addr());
+        let head = agent().head(&url).call().unwrap();
+        assert_eq!(head.status().as_u16(), 200);
+        assert_eq!(count.load(Ordering::SeqCst), 4);
+        let posted = agent().post(&url).send("x").unwrap();
+        assert_eq!(posted.status().as_u16(), 405);
+        assert_eq!(posted.headers().get("allow").unwrap(), "GET, HEAD");
+    }
+
+    #[test]
+    fn a_render_that_fails_is_a_500_that_names_no_detail() {
+        let server = start("127.0.0.1:0", TEXT, || {
+            Err(Error::Exposition(std::fmt::Error))
+        })
+        .unwrap();
+        let (code, _, body) = get(&server, "/metrics");
+        assert_eq!((code, body.as_str()), (500, "cannot encode the metrics\n"));
+        assert_eq!(get(&server, "/healthz").0, 200);
+    }
+
+    #[test]
+    fn an_address_in_use_is_an_error_that_names_it() {
+        let (server, _) = scrapes();
+        let addr = server.local_addr().to_string();
+        let e = start(&addr, TEXT, || Ok(String::new())).unwrap_err();
+        assert!(matches!(e, Error::Listen { .. }), "{e:?}");
+        assert_eq!(e.to_string(), format!("cannot listen on {addr}"));
+        assert_eq!(e.exit_code(), crate::error::exit::FAILURE);
+    }
+
+    #[test]
+    fn an_address_that_is_not_host_and_port_is_a_usage_error() {
+        for text in ["9464", "", "localhost", "127.0.0.1:port", "[::1:9464"] {
+            let e = start(text, TEXT, || Ok(String::new())).unwrap_err();
+            assert!(
+                matches!(&e, Error::Argument(ArgumentError::ListenAddress { text: t, .. }) if t == text),
+                "{text}: {e:?}"
+            );
+            assert_eq!(e.exit_code(), crate::error::exit::USAGE);
+        }
+    }
+
+    #[test]
+    fn a_slow_client_does_not_hold_the_others() {
+        let (server, _) = scrapes();
+        let mut slow = std::net::TcpStream::connect(server.local_addr()).unwrap();
+        slow.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            .unwrap();
+        assert_eq!(get(&server, "/healthz").0, 200);
+        assert_eq!(get(&server, "/metrics").2, "scrape 1\n");
+        drop(slow);
+    }
+
+    #[test]
+    fn connections_past_the_bound_are_closed_and_the_bound_frees_up() {
+        let (server, _) = scrapes();
+        let idle: Vec<_> = (0..MAX_CONNECTIONS)
+            .map(|_| {
+                let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+                c.write_all(b"GET /healthz HTTP/1.1\r\n").unwrap();
+                c
+            })
+            .collect();
+        // Each is counted once the server accepted it: wait until they all are.
+        let counted = std::time::Instant::now() + Duration::from_secs(5);
+        while server.shared.open.load(Ordering::SeqCst) < MAX_CONNECTIONS {
+            assert!(std::time::Instant::now() < counted, "not all accepted");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut extra = std::net::TcpStream::connect(server.local_addr()).unwrap();
+        extra
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let _ = extra.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+        let mut rest = Vec::new();
+        match extra.read_to_end(&mut rest) {
+            Ok(_) => assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest)),
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+        }
+        drop(idle);
+        let freed = std::time::Instant::now() + Duration::from_secs(5);
+        while server.shared.open.load(Ordering::SeqCst) > 0 {
+            assert!(std::time::Instant::now() < freed, "not freed");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(get(&server, "/healthz").0, 200);
+    }
+
+    #[test]
+    fn a_stopped_server_closes_its_connections_and_its_port() {
+        let (server, _) = scrapes();
+        let addr = server.local_addr();
+        let mut open = std::net::TcpStream::connect(addr).unwrap();
+        open.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            .unwrap();
+        server.shutdown();
+        open.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut rest = Vec::new();
+        // Closed, not left hanging: end of stream (or a reset), within the timeout.
+        match open.read_to_end(&mut rest) {
+            Ok(_) => assert!(rest.is_empty(), "{rest:?}"),
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+        }
+        assert!(std::net::TcpStream::connect(addr).is_err());
+    }
+
+    #[test]
+    fn dropping_the_server_stops_it() {
+        let (server, _) = scrapes();
+        let addr = server.local_addr();
+        drop(server);
+        assert!(std::net::TcpStream::connect(addr).is_err());
+    }
+}

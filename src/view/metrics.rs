@@ -1,0 +1,445 @@
+//! What a fleet owes, as Prometheus metrics: `status -o prometheus` (node_exporter's
+//! textfile collector) and the delivery loop's `/metrics`.
+//!
+//! A plain data model ([`Facts`]: a [`Row`] per domain and channel, the loop's counters,
+//! whether each domain's store could be read) and its encoding in Prometheus' text
+//! exposition format (version 0.0.4) by the Prometheus project's own client crate, so the
+//! escaping, `# HELP`/`# TYPE` lines and the counters' `_total` suffix are not
+//! hand-written. The text format, not OpenMetrics: node_exporter's textfile collector
+//! reads only it, and every Prometheus scrapes it ([`CONTENT_TYPE`]).
+//!
+//! | metric | type | labels | value |
+//! | --- | --- | --- | --- |
+//! | `clinv_owed` | gauge | domain, channel | snapshots (cluster) or pushes (git, oci) owed |
+//! | `clinv_owed_oldest_timestamp_seconds` | gauge | domain, channel | when the oldest owed item was recorded |
+//! | `clinv_last_delivery_timestamp_seconds` | gauge | domain, channel | when the channel last delivered |
+//! | `clinv_next_attempt_timestamp_seconds` | gauge | domain, channel | when the loop tries next |
+//! | `clinv_deliveries_total` | counter | domain, channel | deliveries since the loop started |
+//! | `clinv_delivery_failures_total` | counter | domain, channel, reason | failed attempts, by [`Reason`] |
+//! | `clinv_store_readable` | gauge | domain | 1 when the domain's store was read, else 0 |
+//!
+//! Timestamps are seconds since the epoch (Prometheus' convention: an age is
+//! `time() - metric`). A value that is not known — nothing owed has no oldest item, a
+//! channel that never delivered has no last delivery — is no series at all, never a 0
+//! that would read as 1970. A domain whose store could not be read has no rows, and
+//! `clinv_store_readable` 0 says so: never a silently missing domain.
+
+use crate::delivery::Reason;
+use crate::error::{Error, Result};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+use std::collections::BTreeMap;
+
+/// The `Content-Type` of [`encode`]'s text (Prometheus text format 0.0.4).
+pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
+
+/// A delivery channel: the label value `channel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Channel {
+    /// Snapshots queued for the domain's cluster (`clinv replay`).
+    Cluster,
+    /// Commits owed to a GitOps remote (`commit --push`).
+    Git,
+    /// Artifacts owed to an OCI registry (`push oci://…`).
+    Oci,
+}
+
+impl Channel {
+    /// Every channel, in label order.
+    pub const ALL: [Channel; 3] = [Channel::Cluster, Channel::Git, Channel::Oci];
+
+    /// The label value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Cluster => "cluster",
+            Channel::Git => "git",
+            Channel::Oci => "oci",
+        }
+    }
+}
+
+/// What one domain owes on one channel. Times are milliseconds since the epoch; `None`
+/// is unknown (no series is written).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub domain: String,
+    pub channel: Channel,
+    /// Snapshots (cluster) or pushes (git, oci) owed.
+    pub owed: u64,
+    /// When the oldest owed item was recorded.
+    pub oldest_owed_ms: Option<i64>,
+    /// When the channel last delivered (the newest applied, committed or pushed change).
+    pub last_delivered_ms: Option<i64>,
+    /// When the loop will try next (only the loop knows).
+    pub next_attempt_ms: Option<i64>,
+}
+
+impl Row {
+    /// Nothing owed and nothing known of `domain` on `channel`.
+    pub fn new(domain: impl Into<String>, channel: Channel) -> Row {
+        Row {
+            domain: domain.into(),
+            channel,
+            owed: 0,
+            oldest_owed_ms: None,
+            last_delivered_ms: None,
+            next_attempt_ms: None,
+        }
+    }
+}
+
+/// Everything one exposition says; encoded in key order, so equal facts are equal text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// A row per domain and channel (encoded sorted by domain, then channel).
+    pub rows: Vec<Row>,
+    /// Deliveries since the loop started, per domain and channel.
+    pub deliveries: BTreeMap<(String, Channel), u64>,
+    /// Failed delivery attempts since the loop started, per domain, channel and reason.
+    pub failures: BTreeMap<(String, Channel, Reason), u64>,
+    /// Per domain: whether its store could be read (`false`: it has no rows).
+    pub readable: BTreeMap<String, bool>,
+}
+
+/// The Prometheus text exposition of `facts`.
+///
+/// # Errors
+/// The client crate's encoder failed (it writes to a `String`: never in practice).
+pub fn encode(facts: &Facts) -> Result<String> {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(Exposition(facts.clone())));
+    let mut text = String::new();
+    prometheus_client::encoding::prometheus_text::encode(&mut text, &registry)
+        .map_err(Error::Exposition)?;
+    Ok(text)
+}
+
+/// A domain's rows from its store's delivery facts.
+///
+/// The cluster channel's pending snapshots, and each channel's last delivery (the newest
+/// applied, committed, pushed change). What the Git and OCI channels owe is the push
+/// queue's: [`add_owed_pushes`].
+pub fn rows_of(domain: &str, delivery: &crate::ops::status::Delivery) -> [Row; 3] {
+    let ms = |at: &str| crate::util::time::parse_rfc3339(at).map(|t| t.as_millisecond());
+    let cluster = Row {
+        owed: delivery.pending as u64,
+        oldest_owed_ms: delivery.oldest_pending_at.as_deref().and_then(ms),
+        last_delivered_ms: delivery.last_applied.as_ref().and_then(|(at, _)| ms(at)),
+        ..Row::new(domain, Channel::Cluster)
+    };
+    let landed = |channel, last: &Option<crate::ops::status::Landed>| Row {
+        last_delivered_ms: last.as_ref().and_then(|l| ms(&l.at)),
+        ..Row::new(domain, channel)
+    };
+    [
+        cluster,
+        landed(Channel::Git, &delivery.last_committed),
+        landed(Channel::Oci, &delivery.last_pushed),
+    ]
+}
+
+/// What the Git or OCI channel owes one domain for one target: how many pushes, and
+/// when the oldest was recorded (milliseconds since the epoch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwedPushes {
+    pub domain: String,
+    pub channel: Channel,
+    pub owed: u64,
+    pub oldest_ms: Option<i64>,
+}
+
+/// Adds the pushes owed (the push queue's, per target) to the domain's row of their
+/// channel: the counts summed, the oldest kept; a row is added when there is none.
+pub fn add_owed_pushes(facts: &mut Facts, owed: &[OwedPushes]) {
+    for push in owed {
+        let at = facts
+            .rows
+            .iter()
+            .position(|r| r.domain == push.domain && r.channel == push.channel);
+        let i = at.unwrap_or_else(|| {
+            facts.rows.push(Row::new(push.domain.clone(), push.channel));
+            facts.rows.len() - 1
+        });
+        let row = &mut facts.rows[i];
+        row.owed += push.owed;
+        row.oldest_owed_ms = match (row.oldest_owed_ms, push.oldest_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// The facts of one scrape, as the client crate's collector: read on each encode.
+#[derive(Debug)]
+struct Exposition(Facts);
+
+/// A metric's name (without a counter's `_total`, which the client adds) and help.
+type Descriptor = (&'static str, &'static str);
+
+const OWED: Descriptor = (
+    "clinv_owed",
+    "Snapshots (channel cluster) or pushes (git, oci) owed and not yet delivered.",
+);
+const OLDEST: Descriptor = (
+    "clinv_owed_oldest_timestamp_seconds",
+    "When the oldest owed item was recorded (seconds since the epoch).",
+);
+const LAST: Descriptor = (
+    "clinv_last_delivery_timestamp_seconds",
+    "When the channel last delivered (seconds since the epoch).",
+);
+const NEXT: Descriptor = (
+    "clinv_next_attempt_timestamp_seconds",
+    "When the delivery loop tries next (seconds since the epoch).",
+);
+const DELIVERIES: Descriptor = (
+    "clinv_deliveries",
+    "Deliveries since the delivery loop started.",
+);
+const FAILURES: Descriptor = (
+    "clinv_delivery_failures",
+    "Failed delivery attempts since the delivery loop started, by reason.",
+);
+const READABLE: Descriptor = (
+    "clinv_store_readable",
+    "Whether the domain's snapshot store could be read (1) or not (0: no other series of it).",
+);
+
+impl Collector for Exposition {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        let facts = &self.0;
+        let mut rows: Vec<&Row> = facts.rows.iter().collect();
+        rows.sort_by(|a, b| (&a.domain, a.channel).cmp(&(&b.domain, b.channel)));
+        let labels = |r: &Row| {
+            [
+                ("domain", r.domain.clone()),
+                ("channel", r.channel.as_str().into()),
+            ]
+        };
+        let gauge = MetricType::Gauge;
+        let owed = rows.iter().map(|r| (labels(r), ConstGauge::new(r.owed)));
+        family(&mut encoder, OWED, gauge, owed)?;
+        let times: [(Descriptor, TimeOf); 3] = [
+            (OLDEST, |r| r.oldest_owed_ms),
+            (LAST, |r| r.last_delivered_ms),
+            (NEXT, |r| r.next_attempt_ms),
+        ];
+        for (descriptor, field) in times {
+            let known = rows
+                .iter()
+                .filter_map(|r| field(r).map(|ms| (labels(r), ConstGauge::new(seconds(ms)))));
+            family(&mut encoder, descriptor, gauge, known)?;
+        }
+        let counter = MetricType::Counter;
+        let deliveries = facts.deliveries.iter().map(|((domain, channel), n)| {
+            let labels = [("domain", domain.as_str()), ("channel", channel.as_str())];
+            (labels, ConstCounter::new(*n))
+        });
+        family(&mut encoder, DELIVERIES, counter, deliveries)?;
+        let failures = facts.failures.iter().map(|((domain, channel, reason), n)| {
+            let labels = [
+                ("domain", domain.as_str()),
+                ("channel", channel.as_str()),
+                ("reason", reason.as_str()),
+            ];
+            (labels, ConstCounter::new(*n))
+        });
+        family(&mut encoder, FAILURES, counter, failures)?;
+        let readable = facts.readable.iter().map(|(domain, ok)| {
+            (
+                [("domain", domain.as_str())],
+                ConstGauge::new(i64::from(*ok)),
+            )
+        });
+        family(&mut encoder, READABLE, gauge, readable)
+    }
+}
+
+/// A row's time field (milliseconds since the epoch, `None` unknown).
+type TimeOf = fn(&Row) -> Option<i64>;
+
+/// One metric family: its `# HELP` and `# TYPE` lines (also when it has no sample), then
+/// a line per sample.
+fn family<L: EncodeLabelSet, M: EncodeMetric>(
+    encoder: &mut DescriptorEncoder,
+    (name, help): Descriptor,
+    kind: MetricType,
+    samples: impl Iterator<Item = (L, M)>,
+) -> std::fmt::Result {
+    let mut metric = encoder.encode_descriptor(name, help, None, kind)?;
+    for (labels, value) in samples {
+        value.encode(metric.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
+/// Milliseconds since the epoch as Prometheus' seconds.
+fn seconds(ms: i64) -> f64 {
+    // Exact to the millisecond for any time before the year 287,000.
+    ms as f64 / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(domain: &str, channel: Channel, owed: u64) -> Row {
+        Row {
+            owed,
+            ..Row::new(domain, channel)
+        }
+    }
+
+    /// Two domains, one of each kind of value, and a third whose store was unreadable:
+    /// every line read.
+    fn small() -> Facts {
+        let mut facts = Facts {
+            rows: vec![
+                Row {
+                    oldest_owed_ms: Some(1_764_936_000_500),
+                    last_delivered_ms: Some(1_764_900_000_000),
+                    next_attempt_ms: Some(1_764_936_100_000),
+                    ..row("prod-7", Channel::Cluster, 2)
+                },
+                row("prod-7", Channel::Git, 0),
+                row("a-lab", Channel::Cluster, 0),
+            ],
+            ..Facts::default()
+        };
+        facts
+            .deliveries
+            .insert(("prod-7".into(), Channel::Cluster), 3);
+        facts
+            .failures
+            .insert(("prod-7".into(), Channel::Cluster, Reason::Unreachable), 5);
+        facts
+            .failures
+            .insert(("prod-7".into(), Channel::Cluster, Reason::Forbidden), 1);
+        facts.readable.insert("a-lab".into(), true);
+        facts.readable.insert("prod-7".into(), true);
+        facts.readable.insert("z-broken".into(), false);
+        facts
+    }
+
+    #[test]
+    fn a_small_fleet_is_every_known_value_and_no_unknown_one() {
+        let expected = "\
+# HELP clinv_owed Snapshots (channel cluster) or pushes (git, oci) owed and not yet delivered.
+# TYPE clinv_owed gauge
+clinv_owed{domain=\"a-lab\",channel=\"cluster\"} 0
+clinv_owed{domain=\"prod-7\",channel=\"cluster\"} 2
+clinv_owed{domain=\"prod-7\",channel=\"git\"} 0
+# HELP clinv_owed_oldest_timestamp_seconds When the oldest owed item was recorded (seconds since the epoch).
+# TYPE clinv_owed_oldest_timestamp_seconds gauge
+clinv_owed_oldest_timestamp_seconds{domain=\"prod-7\",channel=\"cluster\"} 1764936000.5
+# HELP clinv_last_delivery_timestamp_seconds When the channel last delivered (seconds since the epoch).
+# TYPE clinv_last_delivery_timestamp_seconds gauge
+clinv_last_delivery_timestamp_seconds{domain=\"prod-7\",channel=\"cluster\"} 1764900000.0
+# HELP clinv_next_attempt_timestamp_seconds When the delivery loop tries next (seconds since the epoch).
+# TYPE clinv_next_attempt_timestamp_seconds gauge
+clinv_next_attempt_timestamp_seconds{domain=\"prod-7\",channel=\"cluster\"} 1764936100.0
+# HELP clinv_deliveries_total Deliveries since the delivery loop started.
+# TYPE clinv_deliveries_total counter
+clinv_deliveries_total{domain=\"prod-7\",channel=\"cluster\"} 3
+# HELP clinv_delivery_failures_total Failed delivery attempts since the delivery loop started, by reason.
+# TYPE clinv_delivery_failures_total counter
+clinv_delivery_failures_total{domain=\"prod-7\",channel=\"cluster\",reason=\"unreachable\"} 5
+clinv_delivery_failures_total{domain=\"prod-7\",channel=\"cluster\",reason=\"forbidden\"} 1
+# HELP clinv_store_readable Whether the domain's snapshot store could be read (1) or not (0: no other series of it).
+# TYPE clinv_store_readable gauge
+clinv_store_readable{domain=\"a-lab\"} 1
+clinv_store_readable{domain=\"prod-7\"} 1
+clinv_store_readable{domain=\"z-broken\"} 0
+";
+        assert_eq!(encode(&small()).unwrap(), expected);
+    }
+
+    #[test]
+    fn no_facts_are_the_descriptors_only() {
+        let text = encode(&Facts::default()).unwrap();
+        assert_eq!(text.lines().filter(|l| l.starts_with("# TYPE")).count(), 7);
+        assert!(text.lines().all(|l| l.starts_with('#')), "{text}");
+    }
+
+    #[test]
+    fn the_order_of_the_rows_does_not_change_the_text() {
+        let mut reversed = small();
+        reversed.rows.reverse();
+        assert_eq!(encode(&reversed).unwrap(), encode(&small()).unwrap());
+    }
+
+    #[test]
+    fn a_domains_rows_come_from_its_delivery_facts() {
+        use crate::ops::status::{Delivery, Landed};
+        let delivery = Delivery {
+            pending: 2,
+            oldest_pending_at: Some("2026-12-05T13:49:58.981Z".into()),
+            last_applied: Some(("2026-12-04T10:00:00Z".into(), "abc".into())),
+            last_committed: None,
+            last_pushed: Some(Landed {
+                at: "not a time".into(),
+                snapshot: "abc".into(),
+                to: None,
+            }),
+        };
+        let [cluster, git, oci] = rows_of("d", &delivery);
+        assert_eq!(
+            cluster,
+            Row {
+                owed: 2,
+                oldest_owed_ms: Some(1_796_478_598_981),
+                last_delivered_ms: Some(1_796_378_400_000),
+                ..Row::new("d", Channel::Cluster)
+            }
+        );
+        assert_eq!(git, Row::new("d", Channel::Git));
+        // A time that does not parse is unknown: no series, never 1970.
+        assert_eq!(oci, Row::new("d", Channel::Oci));
+    }
+
+    #[test]
+    fn owed_pushes_are_summed_per_domain_and_channel_with_the_oldest_kept() {
+        let mut facts = Facts {
+            rows: vec![row("d", Channel::Git, 0), row("d", Channel::Cluster, 4)],
+            ..Facts::default()
+        };
+        let owed = |domain: &str, channel, owed, oldest_ms| OwedPushes {
+            domain: domain.into(),
+            channel,
+            owed,
+            oldest_ms,
+        };
+        add_owed_pushes(
+            &mut facts,
+            &[
+                owed("d", Channel::Git, 1, Some(2_000)),
+                owed("d", Channel::Git, 2, Some(1_000)),
+                owed("d", Channel::Oci, 1, None),
+            ],
+        );
+        let git = Row {
+            owed: 3,
+            oldest_owed_ms: Some(1_000),
+            ..Row::new("d", Channel::Git)
+        };
+        let oci = row("d", Channel::Oci, 1);
+        assert_eq!(facts.rows, [git, row("d", Channel::Cluster, 4), oci]);
+    }
+
+    #[test]
+    fn a_label_value_is_escaped_by_the_client() {
+        let facts = Facts {
+            rows: vec![row("a\"b\\c\nd", Channel::Oci, 1)],
+            ..Facts::default()
+        };
+        let text = encode(&facts).unwrap();
+        assert!(
+            text.contains("clinv_owed{domain=\"a\\\"b\\\\c\\nd\",channel=\"oci\"} 1\n"),
+            "{text}"
+        );
+    }
+}
