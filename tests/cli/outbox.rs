@@ -187,7 +187,15 @@ fn a_commit_push_to_a_stopped_remote_is_owed_and_replay_delivers_it() {
     assert_eq!(fx.remote_tip().as_deref(), Some(local.trim()));
     assert!(owed_files(&fx.outbox()).is_empty(), "{}", replay.stderr);
     let shown = fx
-        .clinv(&["snapshots", "show", "latest", "--domain", DOMAIN, "-o", "json"])
+        .clinv(&[
+            "snapshots",
+            "show",
+            "latest",
+            "--domain",
+            DOMAIN,
+            "-o",
+            "json",
+        ])
         .run()
         .success();
     let shown: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
@@ -220,7 +228,16 @@ fn an_owed_push_to_a_remote_that_moved_on_is_refused_and_stays_owed() {
     let g = |args: &[&str]| git_in(&other, &fx.home(), args);
     g(&["checkout", "-q", "-B", "main"]);
     g(&["add", "."]);
-    g(&["-c", "user.name=O", "-c", "user.email=o@x", "commit", "-q", "-m", "theirs"]);
+    g(&[
+        "-c",
+        "user.name=O",
+        "-c",
+        "user.email=o@x",
+        "commit",
+        "-q",
+        "-m",
+        "theirs",
+    ]);
     g(&["push", "-q", "origin", "main"]);
     let theirs = g(&["rev-parse", "main"]);
 
@@ -234,7 +251,11 @@ fn an_owed_push_to_a_remote_that_moved_on_is_refused_and_stays_owed() {
     assert_has(&said, &theirs.trim()[..12]);
     assert_has(&said, "not a fast-forward");
     no_secret(&replay);
-    assert_eq!(fx.remote_tip().as_deref(), Some(theirs.trim()), "not forced");
+    assert_eq!(
+        fx.remote_tip().as_deref(),
+        Some(theirs.trim()),
+        "not forced"
+    );
     assert_eq!(owed_files(&fx.outbox()).len(), 1, "still owed");
 }
 
@@ -273,7 +294,14 @@ impl OciFx {
     fn push(&self, extra: &[&str]) -> Run {
         let url = self.registry.url("inventories/prod");
         let ca = self.registry.ca();
-        let mut args = vec!["push", &url, "--ca-file", &ca, "--creds-env", "REGISTRY_AUTH"];
+        let mut args = vec![
+            "push",
+            &url,
+            "--ca-file",
+            &ca,
+            "--creds-env",
+            "REGISTRY_AUTH",
+        ];
         args.extend_from_slice(extra);
         self.clinv(&args).run()
     }
@@ -359,7 +387,7 @@ fn a_push_to_a_stopped_registry_is_owed_and_replay_delivers_it_signed() {
         .run()
         .success();
     let shown: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
-    assert_has(shown["registry"].as_str().unwrap_or_default(), &delivered);
+    assert!(shown.to_string().contains(&delivered), "{shown}");
 }
 
 /// A damaged outbox file is named in a warning on every replay (never removed, never a
@@ -370,7 +398,11 @@ fn a_damaged_outbox_file_is_named_and_the_others_are_delivered() {
     let run = fx.push(&[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let outbox = fx.store().join(".outbox");
-    let damaged = write(&outbox, "git-0123456789abcdef-prod.acme.example.json", "{ not json");
+    let damaged = write(
+        &outbox,
+        "git-0123456789abcdef-prod.acme.example.json",
+        "{ not json",
+    );
     let future = write(
         &outbox,
         "oci-fedcba9876543210-prod.acme.example.json",
