@@ -1,6 +1,7 @@
-//! Owed pushes: the Git and registry channels' queue ([`crate::store::outbox`]) — what
-//! `commit --push` and `push oci://…` record when the far end does not answer, and the
-//! one-shot delivery that `replay` and the delivery loop call.
+//! Owed pushes: the Git and registry channels' queue ([`crate::store::outbox`]).
+//!
+//! What `commit --push` and `push oci://…` record when the far end does not answer, and
+//! the one-shot delivery that `replay` and the delivery loop call.
 //!
 //! A delivery pushes exactly what is owed: the owed commit to its branch, never forced
 //! and never rebuilt on a moved tip (a remote that moved on is a refusal, and the push

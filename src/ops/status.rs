@@ -59,6 +59,10 @@ pub struct Delivery {
     pub last_committed: Option<Landed>,
     /// The registry channel: the newest `pushed` change (`to`: the reference and digest).
     pub last_pushed: Option<Landed>,
+    /// The Git and registry channels' owed pushes (the outbox; no journal read).
+    pub owed: Vec<crate::store::outbox::Owed>,
+    /// Outbox files of the domain that cannot be used, each with its path and why.
+    pub outbox_damage: Vec<String>,
 }
 
 /// The snapshot applied last, the time of that change, and its state now (`None`:
@@ -81,6 +85,15 @@ impl Delivery {
     /// # Errors
     /// The store cannot be read.
     pub fn of_store(store: &DomainStore) -> Result<(Delivery, Option<LastApplied>)> {
+        let (mut d, applied) = Self::of_records(store)?;
+        let listing = store.owed();
+        d.owed = listing.owed.into_iter().map(|e| e.owed).collect();
+        d.outbox_damage = listing.damaged.iter().map(ToString::to_string).collect();
+        Ok((d, applied))
+    }
+
+    /// [`Delivery::of_store`] without the outbox.
+    fn of_records(store: &DomainStore) -> Result<(Delivery, Option<LastApplied>)> {
         // The newest segments; every segment's listing when they cannot tell; the
         // journal when neither can (the newest changes name no snapshot).
         if let Some(found) = Self::of_queue(store, &store.queue(false)?)? {
@@ -190,6 +203,10 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
                 ),
             },
         };
+        if let (Shown::Nothing { .. }, Some(d)) = (&shown, &delivery) {
+            // No delivery section is printed then: the owed pushes are said here.
+            notices.extend(owed_notices(d));
+        }
         return Ok(Report {
             shown,
             delivery,
@@ -216,6 +233,25 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
         delivery,
         notices,
     })
+}
+
+/// The owed pushes and unusable outbox files of `d`, as notices.
+fn owed_notices(d: &Delivery) -> Vec<Notice> {
+    let owed = d.owed.iter().map(|o| {
+        Notice::info(format!(
+            "{}: 1 push owed to {} since {} ({}: {})",
+            o.push.channel(),
+            o.push.shown_target(),
+            o.at,
+            o.reason,
+            o.detail
+        ))
+    });
+    let damaged = d
+        .outbox_damage
+        .iter()
+        .map(|x| Notice::warn(format!("outbox: {x}")));
+    owed.chain(damaged).collect()
 }
 
 /// The cluster answered: its inventory (or that it has none). A store that cannot be

@@ -257,6 +257,11 @@ pub enum Settled {
 }
 
 impl DomainStore {
+    /// This domain's owed pushes (one directory read, its own files only).
+    pub fn owed(&self) -> Listing {
+        list(self.dir.parent().unwrap_or(&self.dir), Some(&self.domain))
+    }
+
     fn outbox_path(&self, push: &Push) -> PathBuf {
         let root = self.dir.parent().unwrap_or(&self.dir);
         dir(root).join(file_name(push, &self.domain))

@@ -175,7 +175,7 @@ fn a_commit_push_to_a_stopped_remote_is_owed_and_replay_delivers_it() {
     let local = git_in(&work, &fx.home(), &["rev-parse", "main"]);
 
     // Visible: status and snapshots list.
-    let status = fx.clinv(&["status", "--domain", DOMAIN, "--offline"]).run();
+    let status = fx.clinv(&["status", "--domain", DOMAIN]).run();
     assert_has(&status.stdout, "git: 1 push owed to origin (main)");
     let list = fx.clinv(&["snapshots", "list", "--domain", DOMAIN]).run();
     assert_has(&list.stdout, "push owed");
@@ -199,8 +199,16 @@ fn a_commit_push_to_a_stopped_remote_is_owed_and_replay_delivers_it() {
         .run()
         .success();
     let shown: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
-    assert_eq!(shown["pushed"], "origin", "{shown}");
-    assert_eq!(shown["commit"], local.trim(), "{shown}");
+    let snap = &shown["snapshot"];
+    assert_eq!(snap["pushed"], "origin", "{shown}");
+    assert_eq!(snap["commit"], local.trim(), "{shown}");
+    // Recorded as `commit --push` records a push.
+    let last = shown["history"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["state"], "committed", "{shown}");
+    assert_eq!(last["detail"], "pushed to origin", "{shown}");
+    // Nothing owed is shown any more.
+    let status = fx.clinv(&["status", "--domain", DOMAIN]).run();
+    assert_lacks(&status.stdout, "push owed");
     git_in(&fx.bare(), &fx.home(), &["fsck", "--strict"]);
 }
 

@@ -36,11 +36,11 @@ pub enum Delivery {
 /// transport's settings are global.
 static GIT: Mutex<()> = Mutex::new(());
 
-/// Delivers `item` of `store`, waiting at most `timeout` for it: a far end that does not
-/// answer in time is [`Delivery::StillOwed`] (its attempt goes on in the background
-/// and ends at the transport's own limits; a late success is still recorded).
+/// Delivers `item` of `store`, waiting at most `timeout` for it.
 ///
-/// Safe from any thread; Git deliveries of one process run one at a time.
+/// A far end that does not answer in time is [`Delivery::StillOwed`] (its attempt goes
+/// on in the background and ends at the transport's own limits; a late success is still
+/// recorded). Safe from any thread; Git deliveries of one process run one at a time.
 pub fn deliver(store: &Store, item: &Owed, timeout: Duration) -> Delivery {
     let (tx, rx) = std::sync::mpsc::channel();
     let (store, owned) = (store.clone(), item.clone());
