@@ -56,13 +56,15 @@ impl GitFx {
 
     /// A clone whose `origin` is the HTTPS URL with the password in its user info.
     fn clone(&self, name: &str) -> PathBuf {
+        self.clone_as(name, &format!("{USER}:{PASSWORD}"))
+    }
+
+    /// A clone whose `origin` is the HTTPS URL with `userinfo`.
+    fn clone_as(&self, name: &str, userinfo: &str) -> PathBuf {
         let file = format!("file://{}", self.bare().display());
         git_in(self.dir.path(), &self.home(), &["clone", "-q", &file, name]);
         let work = self.dir.path().join(name);
-        let url = format!(
-            "https://{USER}:{PASSWORD}@127.0.0.1:{}/inv.git",
-            self.server.port
-        );
+        let url = format!("https://{userinfo}@127.0.0.1:{}/inv.git", self.server.port);
         let g = |args: &[&str]| git_in(&work, &self.home(), args);
         g(&["remote", "set-url", "origin", &url]);
         g(&["config", "user.name", "Inventory Bot"]);
@@ -426,8 +428,98 @@ fn a_damaged_outbox_file_is_named_and_the_others_are_delivered() {
     fx.tagged("latest");
 }
 
+/// `--token-env NAME`: the outbox holds the variable's name, never the token; the
+/// delivery reads the variable when it runs (without it the server refuses: the push is
+/// refused and stays owed; with it, it lands).
+fn an_owed_push_reads_its_token_when_it_is_delivered() {
+    let mut fx = GitFx::new();
+    let work = fx.clone_as("work", USER);
+    fx.server.stop();
+    let run = fx
+        .clinv(&[
+            "commit",
+            "--domain",
+            DOMAIN,
+            "--repo",
+            work.to_str().unwrap(),
+            "--push",
+            "origin",
+            "--token-env",
+            "INV_TOKEN",
+        ])
+        .env("INV_TOKEN", PASSWORD)
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = all_text(&fx.outbox());
+    assert_lacks(&text, PASSWORD);
+    let item: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(item["tokenEnv"], "INV_TOKEN");
+    fx.server.restart();
+    // Without the variable, the delivery says so (as the command would) and it stays
+    // owed.
+    let without = fx.clinv(&["replay", "--domain", DOMAIN]).run();
+    assert_eq!(without.code, 1, "{}", without.stderr);
+    assert_has(&without.stderr, "INV_TOKEN");
+    assert_eq!(owed_files(&fx.outbox()).len(), 1);
+    let with = fx
+        .clinv(&["replay", "--domain", DOMAIN])
+        .env("INV_TOKEN", PASSWORD)
+        .run();
+    assert_eq!(with.code, 0, "{}", with.stderr);
+    no_secret(&with);
+    assert!(owed_files(&fx.outbox()).is_empty(), "{}", with.stderr);
+    assert!(fx.remote_tip().is_some());
+}
+
+/// The local branch no longer holds the owed commit (amended): refused, nothing pushed,
+/// still owed.
+fn an_owed_commit_the_branch_no_longer_holds_is_refused() {
+    let mut fx = GitFx::new();
+    let work = fx.clone("work");
+    fx.server.stop();
+    assert_eq!(fx.commit_push(&work, &[]).code, 0);
+    let owed = git_in(&work, &fx.home(), &["rev-parse", "main"]);
+    git_in(
+        &work,
+        &fx.home(),
+        &["commit", "-q", "--amend", "-m", "rewritten"],
+    );
+    fx.server.restart();
+    let replay = fx.clinv(&["replay", "--domain", DOMAIN]).run();
+    assert_eq!(replay.code, 1, "{}", replay.stderr);
+    assert_has(&replay.stderr, "no longer holds the owed commit");
+    assert_has(&replay.stderr, owed.trim());
+    assert_eq!(fx.remote_tip(), None);
+    assert_eq!(owed_files(&fx.outbox()).len(), 1);
+}
+
+/// A remote that accepts connections and never answers: the delivery gives up at the
+/// command's `--timeout`, the push stays owed, and the command ends.
+fn a_black_holed_remote_keeps_the_push_owed_within_the_timeout() {
+    let mut fx = GitFx::new();
+    let work = fx.clone("work");
+    fx.server.stop();
+    assert_eq!(fx.commit_push(&work, &[]).code, 0);
+    let hole = std::net::TcpListener::bind(("127.0.0.1", fx.server.port)).unwrap();
+    let started = std::time::Instant::now();
+    let replay = fx
+        .clinv(&["replay", "--domain", DOMAIN, "--timeout", "2"])
+        .run();
+    let took = started.elapsed();
+    drop(hole);
+    assert_eq!(replay.code, 0, "{}", replay.stderr);
+    assert_has(&replay.stderr, "still owed");
+    assert_has(&replay.stderr, "did not answer within 2s");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    assert_eq!(owed_files(&fx.outbox()).len(), 1);
+    fx.server.restart();
+}
+
 trials! {
     GitHttps: [
+        an_owed_push_reads_its_token_when_it_is_delivered,
+        an_owed_commit_the_branch_no_longer_holds_is_refused,
+        a_black_holed_remote_keeps_the_push_owed_within_the_timeout,
         a_commit_push_to_a_stopped_remote_is_owed_and_replay_delivers_it,
         an_owed_push_to_a_remote_that_moved_on_is_refused_and_stays_owed,
     ],
