@@ -190,6 +190,7 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
         }
     };
     let (facts, last_applied) = Delivery::of_store(&req.store)?;
+    notices.extend(damage_notices(&facts));
     let delivery = Some(facts);
     let not_read = f.map(|f| (f.reason, f.detail));
     let Some((snap, at, _)) = last_applied else {
@@ -235,23 +236,27 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
     })
 }
 
-/// The owed pushes and unusable outbox files of `d`, as notices.
+/// The unusable outbox files of `d`, as warnings.
+fn damage_notices(d: &Delivery) -> Vec<Notice> {
+    let warn = |x: &String| Notice::warn(format!("outbox: {x}"));
+    d.outbox_damage.iter().map(warn).collect()
+}
+
+/// The owed pushes of `d`, as notices.
 fn owed_notices(d: &Delivery) -> Vec<Notice> {
-    let owed = d.owed.iter().map(|o| {
-        Notice::info(format!(
-            "{}: 1 push owed to {} since {} ({}: {})",
-            o.push.channel(),
-            o.push.shown_target(),
-            o.at,
-            o.reason,
-            o.detail
-        ))
-    });
-    let damaged = d
-        .outbox_damage
+    d.owed
         .iter()
-        .map(|x| Notice::warn(format!("outbox: {x}")));
-    owed.chain(damaged).collect()
+        .map(|o| {
+            Notice::info(format!(
+                "{}: 1 push owed to {} since {} ({}: {})",
+                o.push.channel(),
+                o.push.shown_target(),
+                o.at,
+                o.reason,
+                o.detail
+            ))
+        })
+        .collect()
 }
 
 /// The cluster answered: its inventory (or that it has none). A store that cannot be
@@ -265,7 +270,10 @@ fn answered(req: &Scope<'_>, object: Option<Value>, mut notices: Vec<Notice>) ->
         },
     };
     let delivery = match Delivery::of_store(&req.store) {
-        Ok((facts, _)) => Some(facts),
+        Ok((facts, _)) => {
+            notices.extend(damage_notices(&facts));
+            Some(facts)
+        }
         Err(e) => {
             notices.push(Notice::warn(format!(
                 "status: no queue or last-applied time: {}",

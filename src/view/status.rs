@@ -190,9 +190,6 @@ fn delivery_lines(d: &crate::ops::status::Delivery, now: i64, out: &mut String) 
             e(&o.detail)
         ));
     }
-    for damage in &d.outbox_damage {
-        out.push_str(&format!("  owed:         ? {}\n", e(damage)));
-    }
 }
 
 /// The `status -o json` document, `schemaVersion` 3.

@@ -181,6 +181,9 @@ fn a_commit_push_to_a_stopped_remote_is_owed_and_replay_delivers_it() {
     assert_has(&status.stdout, "git: 1 push owed to origin (main)");
     let list = fx.clinv(&["snapshots", "list", "--domain", DOMAIN]).run();
     assert_has(&list.stdout, "push owed");
+    let log = fx.clinv(&["log", "--domain", DOMAIN]).run();
+    assert_eq!(log.code, 0, "{}", log.stderr);
+    assert_has(&log.stderr, "git push owed to origin (main) since");
 
     fx.server.restart();
     let replay = fx.clinv(&["replay", "--domain", DOMAIN]).run();
@@ -424,6 +427,9 @@ fn a_damaged_outbox_file_is_named_and_the_others_are_delivered() {
     assert_has(&replay.stderr, damaged.to_str().unwrap());
     assert_has(&replay.stderr, future.to_str().unwrap());
     assert_has(&replay.stderr, "version 99");
+    // status names them too.
+    let status = fx.clinv(&["status"]).run();
+    assert_has(&status.stderr, damaged.to_str().unwrap());
     assert_eq!(owed_files(&outbox), vec![damaged, future]);
     fx.tagged("latest");
 }
