@@ -697,7 +697,7 @@ impl Stream {
             let response = self
                 .request(&settings, &format!("{base}{suffix}"), credentials.as_ref())
                 .map_err(|e| {
-                    if unanswered(&e) {
+                    if crate::util::unanswered(&e) {
                         super::far_end_silent(crate::delivery::Reason::Unreachable);
                     }
                     io::Error::other(transport_error(&e, &shown, &settings))
@@ -991,12 +991,6 @@ fn transport_error(err: &ureq::Error, shown: &str, settings: &Settings) -> Strin
         return format!("{shown}: cannot connect to the proxy {proxy}: {text}");
     }
     format!("{shown}: {text}")
-}
-
-/// Whether the server did not answer: the connection was not opened, timed out or was
-/// cut. A certificate that does not verify is an answer (not this one).
-fn unanswered(err: &ureq::Error) -> bool {
-    not_connected(err) || matches!(err, ureq::Error::Io(_) | ureq::Error::Timeout(_))
 }
 
 /// Whether `err` is a failure to open the connection (refused, unresolved, timed out).

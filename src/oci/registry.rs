@@ -509,13 +509,7 @@ impl Client {
         }
         let text = error.to_string();
         // No answer at all (refused, unresolved, timed out, cut): a push is owed.
-        if matches!(
-            error,
-            ureq::Error::Io(_)
-                | ureq::Error::HostNotFound
-                | ureq::Error::ConnectionFailed
-                | ureq::Error::Timeout(_)
-        ) {
+        if crate::util::unanswered(error) {
             return OciError::Unanswered {
                 registry: self.reference.registry.clone(),
                 cause: Cause(redact::detail(&text)),

@@ -217,6 +217,7 @@ fn read(path: &Path, named: Option<&(String, Domain)>) -> std::result::Result<Ow
     let Some((channel, domain)) = named else {
         return Err("not an outbox file name (<git|oci>-<16 hex>-<domain>.json)".into());
     };
+    check_owner(path)?;
     let bytes = files::read_bounded_nofollow(path, MAX_FILE).map_err(|e| e.to_string())?;
     let value: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| format!("damaged: {e}"))?;
@@ -237,6 +238,27 @@ fn read(path: &Path, named: Option<&(String, Domain)>) -> std::result::Result<Ow
         return Err("damaged: its content does not match its file name".into());
     }
     Ok(owed)
+}
+
+/// An item names what to push where, with which credential variables: only the store's
+/// user's own files are taken (as the store writes only into its user's folders).
+#[cfg(unix)]
+fn check_owner(path: &Path) -> std::result::Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.uid() != me => Err(format!(
+            "owned by uid {}, not by the current user (uid {me}): not taken",
+            meta.uid()
+        )),
+        Ok(_) => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[cfg(not(unix))]
+fn check_owner(_: &Path) -> std::result::Result<(), String> {
+    Ok(())
 }
 
 fn file_name_of(path: &Path) -> String {

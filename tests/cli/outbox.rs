@@ -521,8 +521,20 @@ fn a_black_holed_remote_keeps_the_push_owed_within_the_timeout() {
     fx.server.restart();
 }
 
+/// A refusal is not owed: a wrong password (401) and a registry refusing the credentials
+/// are errors as before, and nothing is queued (retrying would not help).
+fn a_refused_push_is_an_error_and_not_owed() {
+    let fx = GitFx::new();
+    let work = fx.clone_as("work", &format!("{USER}:FAKESECRET-wrong-9d1c"));
+    let run = fx.commit_push(&work, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_lacks(&run.stderr, "owed");
+    assert!(owed_files(&fx.outbox()).is_empty());
+}
+
 trials! {
     GitHttps: [
+        a_refused_push_is_an_error_and_not_owed,
         an_owed_push_reads_its_token_when_it_is_delivered,
         an_owed_commit_the_branch_no_longer_holds_is_refused,
         a_black_holed_remote_keeps_the_push_owed_within_the_timeout,

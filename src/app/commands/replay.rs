@@ -109,6 +109,20 @@ fn owed(
     unapplied: &mut Vec<Reason>,
 ) -> (Vec<view::results::Row>, bool) {
     use crate::ops::owed::Delivery;
+    if args.dry_run {
+        // Nothing is pushed: what would be is said.
+        let listing = crate::ops::owed::owed(store, Some(domains));
+        for e in &listing.owed {
+            let o = &e.owed;
+            let (channel, to) = (o.push.channel(), o.push.shown_target());
+            let line = format!(
+                "{}: would deliver the owed {channel} push to {to}",
+                o.domain
+            );
+            settings.printer.info(&line);
+        }
+        return (Vec::new(), false);
+    }
     let timeout = std::time::Duration::from_secs_f64(args.limits.timeout);
     let report = replay::deliver_owed(store, domains, timeout);
     for d in &report.damaged {
