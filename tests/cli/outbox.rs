@@ -532,7 +532,49 @@ fn a_refused_push_is_an_error_and_not_owed() {
     assert!(owed_files(&fx.outbox()).is_empty());
 }
 
+/// A `git://` remote (libgit2's own transport) and an `ssh://` remote (the system ssh)
+/// whose port refuses connections: the push is owed for each, under its own target.
+fn git_and_ssh_remotes_that_refuse_connections_are_owed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, work, store) = (
+        dir.path().join("home"),
+        dir.path().join("work"),
+        dir.path().join("store"),
+    );
+    std::fs::create_dir_all(&home).unwrap();
+    git_in(dir.path(), &home, &["init", "-q", "-b", "main", "work"]);
+    let project = copy_tree(&example());
+    let port = refused_port();
+    let g = |args: &[&str]| git_in(&work, &home, args);
+    g(&["config", "user.name", "Inventory Bot"]);
+    g(&["config", "user.email", "bot@acme.example"]);
+    g(&[
+        "remote",
+        "add",
+        "daemon",
+        &format!("git://127.0.0.1:{port}/inv.git"),
+    ]);
+    g(&[
+        "remote",
+        "add",
+        "sshd",
+        &format!("ssh://git@127.0.0.1:{port}/inv.git"),
+    ]);
+    for remote in ["daemon", "sshd"] {
+        let run = clinv(&["commit", "--repo", work.to_str().unwrap(), "--push", remote])
+            .project(project.path(), DOMAIN)
+            .env("CLINV_SNAPSHOTS", store.to_str().unwrap())
+            .env("HOME", home.to_str().unwrap())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .run();
+        assert_eq!(run.code, 0, "{remote}: {}", run.stderr);
+        assert_has(&run.stderr, "push owed");
+    }
+    assert_eq!(owed_files(&store.join(".outbox")).len(), 2);
+}
+
 trials! {
+    Sshd: [git_and_ssh_remotes_that_refuse_connections_are_owed],
     GitHttps: [
         a_refused_push_is_an_error_and_not_owed,
         an_owed_push_reads_its_token_when_it_is_delivered,
