@@ -135,6 +135,44 @@ pub enum PushError {
         #[source]
         cause: Cause,
     },
+    /// The remote did not answer (refused, unresolved, timed out, cut, 5xx): the push is
+    /// owed, not refused — retrying later can land it.
+    #[error("push to {remote} failed")]
+    Unanswered {
+        remote: String,
+        reason: crate::delivery::Reason,
+        #[source]
+        cause: Cause,
+    },
+    /// An owed push whose remote branch moved on: delivering it is not a fast-forward,
+    /// and clinv never force-pushes.
+    #[error(
+        "{remote}/{branch} is at {remote_tip}, which {commit} does not build on: the owed push is not a fast-forward and is never forced; it stays owed — commit again (clinv commit --push rebuilds on the new tip) to settle it"
+    )]
+    NotFastForward {
+        remote: String,
+        branch: String,
+        commit: String,
+        remote_tip: String,
+    },
+    /// The local branch no longer holds the owed commit (reset, rewritten).
+    #[error(
+        "{branch} no longer holds the owed commit {commit} (it is at {tip}): not pushed; it stays owed — commit again to settle it"
+    )]
+    NotOnBranch {
+        branch: String,
+        commit: String,
+        tip: String,
+    },
+    /// The remote's URL changed since the push was owed.
+    #[error(
+        "remote {remote} now points at {now}, not {was} as when the push was owed: not pushed; it stays owed — commit again to settle it"
+    )]
+    RemoteChanged {
+        remote: String,
+        was: String,
+        now: String,
+    },
 }
 
 /// `--sign`: the signing program is not configured, not runnable, or failed.

@@ -39,6 +39,10 @@ pub enum OciError {
     /// The registry could not be reached (connection, TLS, proxy).
     #[error("{registry}: {cause}")]
     Unreachable { registry: String, cause: Cause },
+    /// The registry did not answer at all (refused, unresolved, timed out, cut): a
+    /// push is owed, not refused.
+    #[error("{registry}: {cause}")]
+    Unanswered { registry: String, cause: Cause },
     /// 401/403 after the credentials were offered (or none were found).
     #[error("{registry}: {what}: authentication failed (HTTP {status}){hint}")]
     Auth {
@@ -191,6 +195,19 @@ pub enum KeyProblem {
 }
 
 impl OciError {
+    /// Why the far end did not answer, when it did not: the registry was not reached
+    /// (refused, unresolved, timed out, cut) or failed (5xx). A push is owed then;
+    /// anything else is the registry's refusal.
+    pub fn unanswered(&self) -> Option<crate::delivery::Reason> {
+        match self {
+            OciError::Unanswered { .. } => Some(crate::delivery::Reason::Unreachable),
+            OciError::Refused { status, .. } if *status >= 500 => {
+                Some(crate::delivery::Reason::ServerError)
+            }
+            _ => None,
+        }
+    }
+
     /// Whether this is a malformed argument (exit 2).
     pub fn is_usage(&self) -> bool {
         matches!(

@@ -696,7 +696,12 @@ impl Stream {
             let shown = redact::url(&base);
             let response = self
                 .request(&settings, &format!("{base}{suffix}"), credentials.as_ref())
-                .map_err(|e| io::Error::other(transport_error(&e, &shown, &settings)))?;
+                .map_err(|e| {
+                    if crate::util::unanswered(&e) {
+                        super::far_end_silent(crate::delivery::Reason::Unreachable);
+                    }
+                    io::Error::other(transport_error(&e, &shown, &settings))
+                })?;
             // Where the first request landed is the base from now on: credentials are
             // approved, rejected or asked for there, not where it started.
             let base = match self.ls {
@@ -710,7 +715,12 @@ impl Stream {
                     return Ok(response);
                 }
                 401 if !self.asked() => self.ask(&base)?,
-                status => return Err(self.refused(status, &base, &shown, credentials.is_some())),
+                status => {
+                    if status >= 500 {
+                        super::far_end_silent(crate::delivery::Reason::ServerError);
+                    }
+                    return Err(self.refused(status, &base, &shown, credentials.is_some()));
+                }
             }
         }
     }

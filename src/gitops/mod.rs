@@ -730,6 +730,83 @@ impl Repo {
         .into())
     }
 
+    /// Delivers an owed push: `commit` to `branch` on `remote`, exactly that commit,
+    /// never forced and never rebuilt. `url` is the remote's URL (without credentials)
+    /// when the push was owed. Returns whether the remote already had it.
+    ///
+    /// # Errors
+    /// [`PushError::RemoteChanged`], [`PushError::NotOnBranch`] (the local branch does
+    /// not hold the commit), [`PushError::NotFastForward`] (the remote moved on),
+    /// [`PushError::Unanswered`] (still owed), or any other push failure.
+    pub fn push_owed(
+        &self,
+        remote_name: &str,
+        url: &str,
+        branch: &str,
+        commit: &str,
+        deadline: Duration,
+    ) -> Result<bool> {
+        let wd = self.workdir();
+        let now = self.remote_url(remote_name).unwrap_or_default();
+        if now != url {
+            return Err(PushError::RemoteChanged {
+                remote: remote_name.to_string(),
+                was: url.to_string(),
+                now,
+            }
+            .into());
+        }
+        let refname = format!("refs/heads/{branch}");
+        let oid = Oid::from_str(commit).map_err(|e| git(&wd, e))?;
+        let tip = self.repo.refname_to_id(&refname).ok();
+        let holds =
+            tip.is_some_and(|t| t == oid || self.repo.graph_descendant_of(t, oid).unwrap_or(false));
+        if !holds {
+            return Err(PushError::NotOnBranch {
+                branch: branch.to_string(),
+                commit: commit.to_string(),
+                tip: tip.map_or_else(|| "nothing".into(), |t| t.to_string()),
+            }
+            .into());
+        }
+        let mut remote = self
+            .repo
+            .find_remote(remote_name)
+            .map_err(|e| git(&wd, e))?;
+        transports();
+        let _ssh = ssh::configure(&self.repo);
+        let _warm = WarmGuard;
+        https::prepare(&self.repo, &remote, &self.https)?;
+        let rejected = {
+            let _held = lock_local_remote(&remote, deadline)?;
+            push_refspec(&self.repo, &mut remote, &format!("{commit}:{refname}"))?
+        };
+        let Some(status) = rejected else {
+            return Ok(false);
+        };
+        let remote_tip =
+            fetch(&self.repo, &mut remote, branch).map_err(|_| PushError::Rejected {
+                remote: remote_name.to_string(),
+                refname: refname.clone(),
+                status: status.clone(),
+            })?;
+        if remote_tip == oid
+            || self
+                .repo
+                .graph_descendant_of(remote_tip, oid)
+                .unwrap_or(false)
+        {
+            return Ok(true);
+        }
+        Err(PushError::NotFastForward {
+            remote: remote_name.to_string(),
+            branch: branch.to_string(),
+            commit: commit.to_string(),
+            remote_tip: remote_tip.to_string(),
+        }
+        .into())
+    }
+
     /// Moves `refname` to the commit `oid` rebuilt on the remote tip.
     fn rebuilt(&self, refname: &str, oid: &str, paths: &[&str]) -> Result<()> {
         let oid = Oid::from_str(oid).map_err(|e| git(&self.workdir(), e))?;
@@ -886,11 +963,43 @@ fn is_non_fast_forward(status: &str) -> bool {
         || s.contains("failed to create locked file")
 }
 
+thread_local! {
+    /// Set by a transport when the far end did not answer during the push in progress
+    /// on this thread (libgit2 runs the transports on the caller's thread): what the
+    /// error's words alone cannot say reliably.
+    static SILENT: std::cell::Cell<Option<crate::delivery::Reason>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// A transport says the far end did not answer (refused, unresolved, timed out, 5xx).
+pub(crate) fn far_end_silent(reason: crate::delivery::Reason) {
+    SILENT.with(|s| s.set(Some(reason)));
+}
+
+/// Why the push that just failed on this thread did not reach the far end, if it did
+/// not: what a transport said, else libgit2's own transports' network errors (`git://`,
+/// `http://`).
+fn silent(url: &str, e: &git2::Error) -> Option<crate::delivery::Reason> {
+    let said = SILENT.with(std::cell::Cell::take);
+    let native = ["git://", "http://"].iter().any(|s| url.starts_with(s))
+        && matches!(e.class(), git2::ErrorClass::Net | git2::ErrorClass::Os);
+    said.or(native.then_some(crate::delivery::Reason::Unreachable))
+}
+
 /// Pushes once; `Some(status)` when the server rejected the ref.
 fn push_once(
     repo: &Repository,
     remote: &mut git2::Remote<'_>,
     refname: &str,
+) -> Result<Option<String>> {
+    push_refspec(repo, remote, &format!("{refname}:{refname}"))
+}
+
+/// Pushes `refspec` (never forced) once; `Some(status)` when the server rejected it.
+fn push_refspec(
+    repo: &Repository,
+    remote: &mut git2::Remote<'_>,
+    refspec: &str,
 ) -> Result<Option<String>> {
     let rejected = std::cell::RefCell::new(None);
     let mut callbacks = credentials(repo);
@@ -902,7 +1011,8 @@ fn push_once(
     });
     let mut opts = git2::PushOptions::new();
     opts.remote_callbacks(callbacks);
-    let result = remote.push(&[format!("{refname}:{refname}")], Some(&mut opts));
+    SILENT.with(std::cell::Cell::take);
+    let result = remote.push(&[refspec], Some(&mut opts));
     drop(opts);
     match result {
         Ok(()) => Ok(rejected.into_inner()),
@@ -915,11 +1025,22 @@ fn push_once(
         {
             Ok(Some(e.message().to_string()))
         }
-        Err(e) => Err(PushError::Failed {
-            remote: remote.name().ok().flatten().unwrap_or("remote").to_string(),
-            cause: Cause(locked(&e)),
+        Err(e) => {
+            let name = remote.name().ok().flatten().unwrap_or("remote").to_string();
+            let cause = Cause(locked(&e));
+            Err(match silent(remote.url().unwrap_or_default(), &e) {
+                Some(reason) => PushError::Unanswered {
+                    remote: name,
+                    reason,
+                    cause,
+                },
+                None => PushError::Failed {
+                    remote: name,
+                    cause,
+                },
+            }
+            .into())
         }
-        .into()),
     }
 }
 

@@ -774,6 +774,9 @@ impl Channel {
                     false => None,
                 };
                 let name = self.program.name();
+                if unanswered(&stderr) {
+                    super::far_end_silent(crate::delivery::Reason::Unreachable);
+                }
                 Some(explain(&name, &self.address, status, &stderr, resolved))
             }
         };
@@ -898,6 +901,24 @@ pub(super) fn reap() {
     for mut child in closing {
         wait(&mut child, EXIT_WAIT);
     }
+}
+
+/// Whether ssh's words say the server did not answer (refused, unresolved, timed out,
+/// cut): a push that is owed, not refused. A host-key or authentication failure is an
+/// answer.
+fn unanswered(stderr: &str) -> bool {
+    const SILENT: [&str; 7] = [
+        "Connection refused",
+        "Connection timed out",
+        "Could not resolve hostname",
+        "No route to host",
+        "Network is unreachable",
+        "Connection reset",
+        "Operation timed out",
+    ];
+    !stderr.contains(HOST_KEY_FAILED)
+        && !stderr.contains("Permission denied")
+        && SILENT.iter().any(|s| stderr.contains(s))
 }
 
 /// What OpenSSH says when it refuses a host key (unknown or changed).

@@ -508,6 +508,13 @@ impl Client {
             return self.elsewhere(what, Elsewhere::PlainHttp { to });
         }
         let text = error.to_string();
+        // No answer at all (refused, unresolved, timed out, cut): a push is owed.
+        if crate::util::unanswered(error) {
+            return OciError::Unanswered {
+                registry: self.reference.registry.clone(),
+                cause: Cause(redact::detail(&text)),
+            };
+        }
         if !self.plain_http && text.contains("InvalidContentType") {
             return self.unreachable(&format!(
                 "{text}: the registry answered in plain HTTP; pass --plain-http if that is intended (--insecure for a registry not on this machine)"

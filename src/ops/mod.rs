@@ -12,6 +12,7 @@ pub mod drift;
 pub mod fleet;
 pub mod history;
 pub mod index;
+pub mod owed;
 pub mod publish;
 #[cfg(feature = "gitops")]
 pub mod pull;

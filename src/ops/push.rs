@@ -26,6 +26,8 @@ pub struct Options<'a> {
     pub access: Access,
     /// `--sign KEY`: the artifact's cosign signature is pushed beside it.
     pub signer: Option<&'a oci::SigningKey>,
+    /// The path of that key, for an owed push (read again when it is delivered).
+    pub sign_key: Option<&'a Path>,
     /// The project root, whose Git checkout (if any) gives source and revision.
     pub project_root: Option<&'a Path>,
 }
@@ -42,7 +44,10 @@ pub struct Push {
     pub digest: String,
     /// The immutable tag derived from the snapshot (`snapshot-<id>`).
     pub snapshot_tag: String,
-    pub pushed: oci::Pushed,
+    /// What the registry took; `None` when the push is owed.
+    pub pushed: Option<oci::Pushed>,
+    /// The registry did not answer: the push is owed (see [`super::owed`]).
+    pub owed: Option<super::owed::Owing>,
     /// The push happened but the store could not record it (the registry has it).
     pub not_recorded: Option<crate::Error>,
 }
@@ -73,35 +78,125 @@ fn push(
         Chosen::DeployDomain { cluster_ref } => return Ok(Done::DeployDomain { cluster_ref }),
     };
     let folder = commit::folder(store, &snapshot, &inventory)?;
-    let artifact = pack(&folder, &snapshot, opts)?;
+    let annotations = annotations(&snapshot, opts);
+    let artifact = pack_with(&folder, &snapshot, opts.layer, &annotations)?;
     let snapshot_tag = format!("snapshot-{}", snapshot.id);
+    let extra_tags = [snapshot_tag.clone()];
     let sending = oci::Sending {
-        extra_tags: std::slice::from_ref(&snapshot_tag),
+        extra_tags: &extra_tags,
         signer: opts.signer,
         last_push: last_push.as_deref(),
     };
-    let pushed = oci::push(opts.target, &artifact, &opts.access, &sending)?;
-    // The registry channel: the snapshot's state records where it went, with the digest.
-    let reference = format!(
-        "{}:{}@{}",
-        opts.target.url(),
-        opts.target.tag,
-        artifact.digest
-    );
-    let change = StateRecord {
-        pushed: Some(reference),
-        ..StateRecord::new(&snapshot.id, &now_millis(), State::Pushed)
-    };
-    let not_recorded = store.set_states(&[change]).err();
-    Ok(Done::Done(Box::new(Push {
+    let mut push = Push {
         snapshot,
         origin,
         reference: opts.target.clone(),
-        digest: artifact.digest,
+        digest: artifact.digest.clone(),
         snapshot_tag,
-        pushed,
-        not_recorded,
-    })))
+        pushed: None,
+        owed: None,
+        not_recorded: None,
+    };
+    match oci::push(opts.target, &artifact, &opts.access, &sending) {
+        Ok(pushed) => push.pushed = Some(pushed),
+        Err(crate::Error::Oci(e)) if e.unanswered().is_some() => {
+            let reason = e
+                .unanswered()
+                .unwrap_or(crate::delivery::Reason::Unreachable);
+            let item = owed_item(store, &push.snapshot, opts, annotations, reason, &e);
+            push.owed = Some(super::owed::owe(store, &item, &e));
+            return Ok(Done::Done(Box::new(push)));
+        }
+        Err(e) => return Err(e),
+    }
+    push.not_recorded = record(store, &push.snapshot.id, opts, &artifact.digest).err();
+    Ok(Done::Done(Box::new(push)))
+}
+
+/// Records a push that landed: the registry channel's state with the reference and
+/// digest; an older owed push to the same reference is no longer owed.
+///
+/// # Errors
+/// The store could not record it (the registry has it all the same).
+pub(crate) fn record(
+    store: &DomainStore,
+    id: &crate::store::SnapshotId,
+    opts: &Options<'_>,
+    digest: &str,
+) -> Result<()> {
+    let change = pushed_state(id, opts.target, digest);
+    store.set_states(&[change])?;
+    let target = crate::store::outbox::Push::Oci(oci_target(opts.target));
+    store.settle_target(&target)?;
+    Ok(())
+}
+
+/// The registry channel's state of a push of `digest` to `target`.
+pub(crate) fn pushed_state(
+    id: &crate::store::SnapshotId,
+    target: &Reference,
+    digest: &str,
+) -> StateRecord {
+    let reference = format!("{}:{}@{digest}", target.url(), target.tag);
+    StateRecord {
+        pushed: Some(reference),
+        ..StateRecord::new(id, &now_millis(), State::Pushed)
+    }
+}
+
+/// An owed registry push naming only `target` (for settling by target).
+fn oci_target(target: &Reference) -> crate::store::outbox::OciPush {
+    crate::store::outbox::OciPush {
+        reference: format!("{}:{}", target.url(), target.tag),
+        layer: String::new(),
+        annotations: BTreeMap::new(),
+        sign_key: None,
+        plain_http: false,
+        insecure: false,
+        ca_file: None,
+        creds_env: None,
+        token_env: None,
+    }
+}
+
+/// The owed push of `snap` to `opts.target`: what re-packs and re-sends it, never a
+/// secret (the key's path, the variables' names).
+fn owed_item(
+    store: &DomainStore,
+    snap: &SnapshotRecord,
+    opts: &Options<'_>,
+    annotations: BTreeMap<String, String>,
+    reason: crate::delivery::Reason,
+    e: &crate::error::OciError,
+) -> crate::store::outbox::Owed {
+    let push = crate::store::outbox::OciPush {
+        layer: match opts.layer {
+            LayerType::Flux => "flux".into(),
+            LayerType::Oci => "oci".into(),
+        },
+        annotations,
+        sign_key: opts.sign_key.map(absolute),
+        plain_http: opts.access.plain_http,
+        insecure: opts.access.insecure,
+        ca_file: opts.access.ca_file.as_deref().map(absolute),
+        creds_env: opts.access.creds_env.clone(),
+        token_env: opts.access.token_env.clone(),
+        ..oci_target(opts.target)
+    };
+    crate::store::outbox::Owed {
+        version: crate::store::outbox::VERSION,
+        domain: store.domain.clone(),
+        snapshot: snap.id.clone(),
+        at: now_millis(),
+        reason,
+        detail: super::owed::detail(e),
+        push: crate::store::outbox::Push::Oci(push),
+    }
+}
+
+/// `path` made absolute (a delivery may run from another directory).
+fn absolute(path: &Path) -> std::path::PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// The manifest digest of a recorded push (`oci://registry/repository:tag@sha256:…`) when
@@ -112,12 +207,8 @@ fn pushed_digest(reference: &str, target: &Reference) -> Option<String> {
     (!tag.contains('/')).then(|| digest.to_string())
 }
 
-/// The artifact of `folder`, annotated with where it comes from and when it was recorded.
-fn pack(
-    folder: &crate::gitops::Folder,
-    snap: &SnapshotRecord,
-    opts: &Options<'_>,
-) -> Result<Artifact> {
+/// The artifact's annotations: where it comes from and when it was recorded.
+fn annotations(snap: &SnapshotRecord, opts: &Options<'_>) -> BTreeMap<String, String> {
     let checkout = opts.project_root.and_then(Checkout::around);
     let mut annotations = BTreeMap::new();
     let source = opts
@@ -140,12 +231,26 @@ fn pack(
     for (k, v) in opts.annotations {
         annotations.insert(k.clone(), v.clone());
     }
+    annotations
+}
+
+/// The artifact of `folder` with `annotations`: the same bytes, so the same manifest
+/// digest, whenever it is packed.
+///
+/// # Errors
+/// The folder cannot be packed.
+pub(crate) fn pack_with(
+    folder: &crate::gitops::Folder,
+    snap: &SnapshotRecord,
+    layer: LayerType,
+    annotations: &BTreeMap<String, String>,
+) -> Result<Artifact> {
     let title = format!(
         "{}.tar.gz",
         crate::gitops::layout::object_name(&snap.domain)
     );
     let entries = folder.entries();
-    oci::artifact::pack(&entries, opts.layer, &title, &annotations)
+    oci::artifact::pack(&entries, layer, &title, annotations)
         .map_err(|e| crate::Error::io("the artifact", e))
 }
 

@@ -525,6 +525,34 @@ pub fn replay_all(
     Ok(done.into_iter().map(|(_, r)| r).collect())
 }
 
+/// The Git and registry channels' owed pushes of `domains`, each delivered once, and the
+/// outbox files that cannot be used.
+#[cfg(feature = "gitops")]
+#[derive(Debug, Default)]
+pub struct OwedReport {
+    pub deliveries: Vec<(super::owed::Owed, super::owed::Delivery)>,
+    pub damaged: Vec<super::owed::Damage>,
+}
+
+/// After the cluster channel: delivers each owed push of `domains` once, in order, each
+/// within `timeout` ([`super::owed::deliver`]).
+#[cfg(feature = "gitops")]
+pub fn deliver_owed(store: &Store, domains: &[Domain], timeout: Duration) -> OwedReport {
+    let listing = super::owed::owed(store, Some(domains));
+    let deliveries = listing
+        .owed
+        .into_iter()
+        .map(|e| {
+            let delivery = super::owed::deliver(store, &e.owed, timeout);
+            (e.owed, delivery)
+        })
+        .collect();
+    OwedReport {
+        deliveries,
+        damaged: listing.damaged,
+    }
+}
+
 /// Indexes of `domains` grouped by the kubeconfig each will use (see [`aim`]: the one its
 /// newest pending snapshot was queued with, else publish's rules), in first-seen order.
 /// A domain without a usable kubeconfig is a group of its own (it fails on its own).

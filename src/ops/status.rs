@@ -59,6 +59,10 @@ pub struct Delivery {
     pub last_committed: Option<Landed>,
     /// The registry channel: the newest `pushed` change (`to`: the reference and digest).
     pub last_pushed: Option<Landed>,
+    /// The Git and registry channels' owed pushes (the outbox; no journal read).
+    pub owed: Vec<crate::store::outbox::Owed>,
+    /// Outbox files of the domain that cannot be used, each with its path and why.
+    pub outbox_damage: Vec<String>,
 }
 
 /// The snapshot applied last, the time of that change, and its state now (`None`:
@@ -81,6 +85,15 @@ impl Delivery {
     /// # Errors
     /// The store cannot be read.
     pub fn of_store(store: &DomainStore) -> Result<(Delivery, Option<LastApplied>)> {
+        let (mut d, applied) = Self::of_records(store)?;
+        let listing = store.owed();
+        d.owed = listing.owed.into_iter().map(|e| e.owed).collect();
+        d.outbox_damage = listing.damaged.iter().map(ToString::to_string).collect();
+        Ok((d, applied))
+    }
+
+    /// [`Delivery::of_store`] without the outbox.
+    fn of_records(store: &DomainStore) -> Result<(Delivery, Option<LastApplied>)> {
         // The newest segments; every segment's listing when they cannot tell; the
         // journal when neither can (the newest changes name no snapshot).
         if let Some(found) = Self::of_queue(store, &store.queue(false)?)? {
@@ -177,6 +190,7 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
         }
     };
     let (facts, last_applied) = Delivery::of_store(&req.store)?;
+    notices.extend(damage_notices(&facts));
     let delivery = Some(facts);
     let not_read = f.map(|f| (f.reason, f.detail));
     let Some((snap, at, _)) = last_applied else {
@@ -190,6 +204,10 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
                 ),
             },
         };
+        if let (Shown::Nothing { .. }, Some(d)) = (&shown, &delivery) {
+            // No delivery section is printed then: the owed pushes are said here.
+            notices.extend(owed_notices(d));
+        }
         return Ok(Report {
             shown,
             delivery,
@@ -218,6 +236,29 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
     })
 }
 
+/// The unusable outbox files of `d`, as warnings.
+fn damage_notices(d: &Delivery) -> Vec<Notice> {
+    let warn = |x: &String| Notice::warn(format!("outbox: {x}"));
+    d.outbox_damage.iter().map(warn).collect()
+}
+
+/// The owed pushes of `d`, as notices.
+fn owed_notices(d: &Delivery) -> Vec<Notice> {
+    d.owed
+        .iter()
+        .map(|o| {
+            Notice::info(format!(
+                "{}: 1 push owed to {} since {} ({}: {})",
+                o.push.channel(),
+                o.push.shown_target(),
+                o.at,
+                o.reason,
+                o.detail
+            ))
+        })
+        .collect()
+}
+
 /// The cluster answered: its inventory (or that it has none). A store that cannot be
 /// read costs only its facts.
 fn answered(req: &Scope<'_>, object: Option<Value>, mut notices: Vec<Notice>) -> Report {
@@ -229,7 +270,10 @@ fn answered(req: &Scope<'_>, object: Option<Value>, mut notices: Vec<Notice>) ->
         },
     };
     let delivery = match Delivery::of_store(&req.store) {
-        Ok((facts, _)) => Some(facts),
+        Ok((facts, _)) => {
+            notices.extend(damage_notices(&facts));
+            Some(facts)
+        }
         Err(e) => {
             notices.push(Notice::warn(format!(
                 "status: no queue or last-applied time: {}",

@@ -35,6 +35,7 @@ mod fold;
 pub mod gc;
 pub mod import;
 pub mod journal;
+pub mod outbox;
 pub mod queue;
 mod record;
 pub mod scan;

@@ -18,6 +18,31 @@ pub fn join_path(parent: &str, sep: char, child: &str) -> String {
     }
 }
 
+/// Whether an HTTP request (git's HTTPS transport, a registry's) got no answer.
+///
+/// Refused, unresolved, unreachable, timed out, cut or reset. A TLS failure (a certificate that does not verify, a plain-HTTP answer) is an answer: the
+/// server is there and says something else. Such a push is owed, not refused.
+pub fn unanswered(err: &ureq::Error) -> bool {
+    use std::io::ErrorKind as K;
+    match err {
+        ureq::Error::Io(e) => matches!(
+            e.kind(),
+            K::ConnectionRefused
+                | K::ConnectionReset
+                | K::ConnectionAborted
+                | K::NotConnected
+                | K::BrokenPipe
+                | K::UnexpectedEof
+                | K::TimedOut
+                | K::HostUnreachable
+                | K::NetworkUnreachable
+                | K::AddrNotAvailable
+        ),
+        ureq::Error::HostNotFound | ureq::Error::ConnectionFailed | ureq::Error::Timeout(_) => true,
+        _ => false,
+    }
+}
+
 pub mod backoff;
 pub mod env;
 pub mod files;

@@ -86,3 +86,67 @@ pub fn replay_rows(reports: &[crate::ops::replay::DomainReport]) -> Vec<Row> {
     }
     rows
 }
+
+/// What an owed push's delivery did, in one line: `git push delivered: 1a2b3c4d5e6f of D
+/// to origin (main)`, `… still owed (unreachable): …`, `… refused: …`.
+#[cfg(feature = "gitops")]
+pub fn owed_line(item: &crate::ops::owed::Owed, delivery: &crate::ops::owed::Delivery) -> String {
+    use crate::ops::owed::Delivery as D;
+    let what = owed_what(item);
+    match delivery {
+        D::Delivered {
+            already_there,
+            not_recorded,
+            ..
+        } => {
+            let there = if *already_there {
+                " (it was already there)"
+            } else {
+                ""
+            };
+            let unrecorded = not_recorded
+                .as_ref()
+                .map(|e| format!("; but the store could not record it: {e}"))
+                .unwrap_or_default();
+            format!(
+                "{} push delivered: {what}{there}{unrecorded}",
+                item.push.channel()
+            )
+        }
+        D::StillOwed { reason, message } => format!(
+            "{} push still owed{}: {what}: {message}",
+            item.push.channel(),
+            reason.map(|r| format!(" ({r})")).unwrap_or_default()
+        ),
+        D::Refused { message } => format!(
+            "{} push refused, still owed: {what}: {message}",
+            item.push.channel()
+        ),
+    }
+}
+
+/// An owed push's row in the closing table of several domains.
+#[cfg(feature = "gitops")]
+pub fn owed_row(item: &crate::ops::owed::Owed, delivery: &crate::ops::owed::Delivery) -> Row {
+    use crate::ops::owed::Delivery as D;
+    let channel = item.push.channel();
+    let result = match delivery {
+        D::Delivered { .. } => format!("{channel} push delivered"),
+        D::StillOwed { reason, .. } => match reason {
+            Some(r) => format!("{channel} push owed ({r})"),
+            None => format!("{channel} push owed"),
+        },
+        D::Refused { .. } => format!("{channel} push refused"),
+    };
+    Row::new(&item.domain, result, owed_what(item))
+}
+
+/// The owed push in words: the commit or snapshot, the domain, where it goes.
+#[cfg(feature = "gitops")]
+fn owed_what(item: &crate::ops::owed::Owed) -> String {
+    let which = match &item.push {
+        crate::ops::owed::Push::Git(g) => g.commit.chars().take(12).collect::<String>(),
+        crate::ops::owed::Push::Oci(_) => format!("snapshot {}", item.snapshot),
+    };
+    format!("{which} of {} to {}", item.domain, item.push.shown_target())
+}

@@ -10,19 +10,43 @@ pub const WIDE_HEADER: [&str; 11] = [
     "LOK8S", "TOOL",
 ];
 
+/// The snapshots whose push is owed (from the outbox: `(domain, id)`), marked in the
+/// STATE column (`committed, push owed`).
+pub type OwedIds = std::collections::HashSet<(String, String)>;
+
+/// The owed snapshots of `listing`.
+pub fn owed_ids(listing: &crate::store::outbox::Listing) -> OwedIds {
+    listing
+        .owed
+        .iter()
+        .map(|e| (e.owed.domain.to_string(), e.owed.snapshot.to_string()))
+        .collect()
+}
+
+/// The STATE cell: the state, with `, push owed` when the snapshot's push is owed.
+fn state_cell(state: &str, domain: &str, id: &str, owed: &OwedIds, out: &mut String) {
+    out.clear();
+    out.push_str(state);
+    if !owed.is_empty() && owed.contains(&(domain.to_string(), id.to_string())) {
+        out.push_str(", push owed");
+    }
+}
+
 /// The cells of one row of `snapshots list -o wide` (see [`WIDE_HEADER`]), with kubectl's
 /// AGE of the recorded time (`now` in seconds since the epoch, read once for the table).
-pub fn wide_cells(s: &crate::store::Snapshot, now: i64) -> [String; 11] {
+pub fn wide_cells(s: &crate::store::Snapshot, now: i64, owed: &OwedIds) -> [String; 11] {
     let mut age = String::new();
     match crate::util::time::parse_rfc3339(&s.record.at) {
         Some(t) => crate::util::time::write_age(t.as_second(), now, &mut age),
         None => age.push_str(crate::util::time::UNKNOWN_AGE),
     }
     let r = &s.record;
+    let mut state = String::new();
+    state_cell(s.state.as_str(), &r.domain, &r.id, owed, &mut state);
     [
         r.domain.clone(),
         r.id.to_string(),
-        s.state.as_str().to_string(),
+        state,
         s.reason.map_or("-", |r| r.as_str()).to_string(),
         r.target
             .as_ref()
@@ -57,10 +81,19 @@ pub fn write_snapshots_table(
     listed: &crate::store::Listed,
     now: i64,
     no_headers: bool,
+    owed: &OwedIds,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     const HEADER: [&str; 6] = ["DOMAIN", "ID", "STATE", "REASON", "TARGET", "AGE"];
-    let mut cells = Cells::default();
+    let mut cells = Cells {
+        owed,
+        domain: Memo::default(),
+        target: Memo::default(),
+        id: Default::default(),
+        state: Default::default(),
+        reason: ("", 0),
+        age: String::new(),
+    };
     let mut widths = HEADER.map(|h| measure(h).1);
     for (n, row) in listed.rows() {
         cells.fill(n, &row, now);
@@ -142,17 +175,17 @@ impl Memo {
 }
 
 /// The six cells of one row of [`write_snapshots_table`], reused row after row.
-#[derive(Default)]
-struct Cells {
+struct Cells<'a> {
+    owed: &'a OwedIds,
     domain: Memo,
     target: Memo,
     id: (String, usize),
-    state: (&'static str, usize),
+    state: (String, usize),
     reason: (&'static str, usize),
     age: String,
 }
 
-impl Cells {
+impl Cells<'_> {
     /// The cells of `row`, of the `n`th listing.
     fn fill(&mut self, n: usize, row: &crate::store::scan::RowRef<'_>, now: i64) {
         self.domain.set((n, row.domain_key()), row.domain());
@@ -163,8 +196,14 @@ impl Cells {
         self.id.0.clear();
         self.id.0.push_str(&shown);
         self.id.1 = width;
-        let state = row.state().as_str();
-        self.state = (state, measure(state).1);
+        state_cell(
+            row.state().as_str(),
+            row.domain(),
+            &id,
+            self.owed,
+            &mut self.state.0,
+        );
+        self.state.1 = measure(&self.state.0).1;
         let reason = row.reason().map_or("-", |r| r.as_str());
         self.reason = (reason, measure(reason).1);
         self.age.clear();
@@ -179,7 +218,7 @@ impl Cells {
         match i {
             0 => (&self.domain.text, self.domain.width),
             1 => (&self.id.0, self.id.1),
-            2 => self.state,
+            2 => (&self.state.0, self.state.1),
             3 => self.reason,
             4 => (&self.target.text, self.target.width),
             // An AGE is ASCII: digits and units, or `<unknown>`.
@@ -280,7 +319,7 @@ mod tests {
         let columns = if wide { 11 } else { 6 };
         let mut table = crate::view::table::Table::new(&WIDE_HEADER[..columns]);
         for s in rows {
-            table.row(&wide_cells(s, now)[..columns]);
+            table.row(&wide_cells(s, now, &OwedIds::new())[..columns]);
         }
         table.render()
     }
@@ -346,7 +385,7 @@ mod tests {
                 let mut out = Vec::new();
                 let now = jiff::Timestamp::now().as_second();
                 let listed = crate::store::Listed::from(listings);
-                write_snapshots_table(&listed, now, false, &mut out).unwrap();
+                write_snapshots_table(&listed, now, false, &OwedIds::new(), &mut out).unwrap();
                 assert_eq!(
                     String::from_utf8(out).unwrap(),
                     reference(&rows, now, false),
@@ -356,7 +395,7 @@ mod tests {
                 let mut wide = crate::view::table::Streamed::new(&WIDE_HEADER, false);
                 store
                     .each_row(&listed, |s| {
-                        wide.measure(&wide_cells(&s, now));
+                        wide.measure(&wide_cells(&s, now, &OwedIds::new()));
                         Ok(())
                     })
                     .unwrap();
@@ -364,7 +403,8 @@ mod tests {
                 wide.write_header(&mut out).unwrap();
                 store
                     .each_row(&listed, |s| {
-                        wide.write(&wide_cells(&s, now), &mut out).unwrap();
+                        wide.write(&wide_cells(&s, now, &OwedIds::new()), &mut out)
+                            .unwrap();
                         Ok(())
                     })
                     .unwrap();

@@ -180,6 +180,16 @@ fn delivery_lines(d: &crate::ops::status::Delivery, now: i64, out: &mut String) 
         }
         _ => out.push_str("  queue:        empty\n"),
     }
+    for o in &d.owed {
+        out.push_str(&format!(
+            "  owed:         {}: 1 push owed to {} since {} ({}: {})\n",
+            o.push.channel(),
+            e(&o.push.shown_target()),
+            age_ago(&o.at, now),
+            o.reason,
+            e(&o.detail)
+        ));
+    }
 }
 
 /// The `status -o json` document, `schemaVersion` 3.
@@ -246,7 +256,33 @@ struct Status<'a> {
     last_committed: Option<Landed<'a>>,
     last_pushed: Option<Landed<'a>>,
     queue: Option<Queue<'a>>,
+    /// The owed pushes (added within version 3; absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    owed: Vec<OwedPush<'a>>,
     inventory: &'a serde_json::Value,
+}
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OwedPush<'a> {
+    /// `git` or `oci`.
+    channel: &'a str,
+    /// `origin (main)`, `oci://host/repo:tag`.
+    target: String,
+    snapshot: &'a str,
+    /// When it was recorded as owed.
+    at: &'a str,
+    reason: crate::delivery::Reason,
+    detail: &'a str,
+}
+fn owed_push(o: &crate::store::outbox::Owed) -> OwedPush<'_> {
+    OwedPush {
+        channel: o.push.channel(),
+        target: o.push.shown_target(),
+        snapshot: &o.snapshot,
+        at: &o.at,
+        reason: o.reason,
+        detail: &o.detail,
+    }
 }
 fn landed(l: &crate::ops::status::Landed) -> Landed<'_> {
     Landed {
@@ -300,6 +336,7 @@ pub fn status_doc(
             pending: d.pending,
             oldest_pending_at: d.oldest_pending_at.as_deref(),
         }),
+        owed: delivery.map_or_else(Vec::new, |d| d.owed.iter().map(owed_push).collect()),
         inventory: &inventory,
     })
     .map_err(|e| crate::error::Error::encode("the status document", e))
@@ -427,6 +464,14 @@ impl Drifted {
     }
 }
 
+/// `, push owed` when `d` owes a push on `channel` (`git`, `oci`).
+fn owed_mark(d: &crate::ops::status::Delivery, channel: &str) -> &'static str {
+    match d.owed.iter().any(|o| o.push.channel() == channel) {
+        true => ", push owed",
+        false => "",
+    }
+}
+
 /// One row of `status -A`.
 pub struct FleetRow {
     pub domain: String,
@@ -472,8 +517,8 @@ impl FleetRow {
                 d.last_applied
                     .as_ref()
                     .map_or_else(|| "never".to_string(), |(at, _)| ago(at)),
-                landed(&d.last_committed),
-                landed(&d.last_pushed),
+                landed(&d.last_committed) + owed_mark(d, "git"),
+                landed(&d.last_pushed) + owed_mark(d, "oci"),
             ),
         };
         json["drift"] = drift.json();

@@ -46,6 +46,8 @@ mod metrics;
 mod oci;
 #[cfg(feature = "gitops")]
 mod oci_clients;
+#[cfg(feature = "gitops")]
+mod outbox;
 mod outcomes;
 mod reference;
 mod render;
@@ -106,6 +108,8 @@ fn main() -> std::process::ExitCode {
     cases.push(oci_clients::tests());
     #[cfg(feature = "gitops")]
     cases.push(git_ssh::tests());
+    #[cfg(feature = "gitops")]
+    cases.push(outbox::tests());
     harness::run(
         env!("CARGO_BIN_EXE_clinv"),
         cases.into_iter().flatten().collect(),

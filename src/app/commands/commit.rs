@@ -138,7 +138,10 @@ fn committed(settings: &Settings, done: ops::Commit, opts: &Options<'_>) -> Resu
             crate::error::chain(&e)
         ));
     }
-    Ok(exit::OK)
+    match outcome.owed {
+        Some(owing) => super::owed_push(settings, owing),
+        None => Ok(exit::OK),
+    }
 }
 
 /// Several domains in one commit ([`ops::several`]): their messages, a closing table

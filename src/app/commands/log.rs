@@ -216,6 +216,23 @@ fn from_store(
     args: &LogArgs,
     query: &Query<'_>,
 ) -> Result<i32> {
+    // What the Git and registry channels still owe (one directory read), on stderr:
+    // the trail itself is the journal's.
+    let owed = store.owed();
+    for e in &owed.owed {
+        let o = &e.owed;
+        settings.printer.info(&format!(
+            "snapshot {}: {} push owed to {} since {} ({})",
+            o.snapshot,
+            o.push.channel(),
+            o.push.shown_target(),
+            o.at,
+            o.reason
+        ));
+    }
+    for d in &owed.damaged {
+        settings.printer.warn(&format!("outbox: {d}"));
+    }
     let log = StoreLog {
         settings,
         store,

@@ -474,6 +474,21 @@ fn print_notices(settings: &Settings, notices: &[Notice]) {
     }
 }
 
+/// A push whose far end did not answer, recorded as owed: the cluster channel's
+/// fail-soft rule (a warning and exit 0; `--strict`: the reason's exit code). Not
+/// recorded either: exit 11 — nothing will deliver it.
+#[cfg(feature = "gitops")]
+fn owed_push(settings: &Settings, owing: crate::ops::owed::Owing) -> crate::app::Result<i32> {
+    if let Some(source) = owing.not_recorded {
+        return Err(Error::NotRecorded {
+            what: owing.message,
+            source: Box::new(source),
+        }
+        .into());
+    }
+    fail_soft(settings, owing.reason, owing.message).map(|o| o.exit_code())
+}
+
 /// lok8s's fail-soft rule for what did not reach the cluster: a warning and success;
 /// with `--strict`, an error with the reason's exit code.
 fn fail_soft(settings: &Settings, reason: Reason, message: String) -> crate::app::Result<Outcome> {

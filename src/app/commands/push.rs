@@ -40,33 +40,37 @@ pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
         annotations: &annotations,
         access: super::registry_access(&args.registry),
         signer: signer.as_ref(),
+        sign_key: args.sign.as_deref(),
         project_root: opened.project.as_ref().map(|p| p.root()),
     };
     let report = ops::run(&opened.store.domain(&domain), &source, &opts);
     super::delivered(settings, &domain, report, |push| {
-        pushed(settings, &push, args.output.unwrap_or_default())
+        pushed(settings, *push, args.output.unwrap_or_default())
     })
 }
 
-fn pushed(settings: &Settings, push: &ops::Push, format: PushFormat) -> Result<i32> {
+fn pushed(settings: &Settings, push: ops::Push, format: PushFormat) -> Result<i32> {
+    let (Some(pushed), None) = (&push.pushed, &push.owed) else {
+        return match push.owed {
+            Some(owing) => super::owed_push(settings, owing),
+            None => Ok(exit::OK),
+        };
+    };
     let r = &push.reference;
     let repository = format!("{}/{}", r.registry, r.repository);
     let url = format!("{repository}:{}@{}", r.tag, push.digest);
-    let what = if push.pushed.uploaded == 0 && push.pushed.tagged.is_empty() {
+    let what = if pushed.uploaded == 0 && pushed.tagged.is_empty() {
         "already there: nothing uploaded".to_string()
-    } else if push.pushed.tagged.is_empty() {
-        format!(
-            "{} blob(s) uploaded; tags already current",
-            push.pushed.uploaded
-        )
+    } else if pushed.tagged.is_empty() {
+        format!("{} blob(s) uploaded; tags already current", pushed.uploaded)
     } else {
         format!(
             "{} blob(s) uploaded; tagged {}",
-            push.pushed.uploaded,
-            push.pushed.tagged.join(", ")
+            pushed.uploaded,
+            pushed.tagged.join(", ")
         )
     };
-    let signed = match push.pushed.signed {
+    let signed = match pushed.signed {
         Some(oci::Signed::Added) => "; signed",
         Some(oci::Signed::Present) => "; signature already there",
         None => "",

@@ -77,14 +77,81 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
             Err(_) => {}
         }
     }
+    #[cfg(feature = "gitops")]
+    let (owed_rows, refused) = owed(settings, &store, &domains, args, &mut unapplied);
+    #[cfg(not(feature = "gitops"))]
+    let (owed_rows, refused) = (Vec::new(), false);
     if several {
-        let rows = view::replay::replay_rows(&reports);
+        let mut rows = view::replay::replay_rows(&reports);
+        rows.extend(owed_rows);
         super::print_results(settings, &rows, args.results.output.unwrap_or_default())?;
     }
     match reports.into_iter().find_map(|r| r.report.err()) {
         Some(e) => Err(e.into()),
+        // A refused owed push needs someone to act: exit 1 (or a worse --strict code).
+        None if refused => Ok(Outcome::Worst(
+            unapplied
+                .iter()
+                .map(|r| crate::error::exit::for_reason(*r))
+                .chain([crate::error::exit::FAILURE])
+                .collect(),
+        )),
         None => Ok(Outcome::Unapplied(unapplied)),
     }
+}
+
+/// The owed pushes of `domains`, each delivered once after the cluster channel: a line
+/// each (and a row each for several domains); still owed is fail-soft (`--strict`: the
+/// reason's code), refused is an error. Whether one was refused.
+#[cfg(feature = "gitops")]
+fn owed(
+    settings: &Settings,
+    store: &crate::store::Store,
+    domains: &[crate::domain::Domain],
+    args: &ReplayArgs,
+    unapplied: &mut Vec<Reason>,
+) -> (Vec<view::results::Row>, bool) {
+    use crate::ops::owed::Delivery;
+    if args.dry_run {
+        // Nothing is pushed: what would be is said.
+        let listing = crate::ops::owed::owed(store, Some(domains));
+        for e in &listing.owed {
+            let o = &e.owed;
+            let (channel, to) = (o.push.channel(), o.push.shown_target());
+            let line = format!(
+                "{}: would deliver the owed {channel} push to {to}",
+                o.domain
+            );
+            settings.printer.info(&line);
+        }
+        return (Vec::new(), false);
+    }
+    let timeout = std::time::Duration::from_secs_f64(args.limits.timeout);
+    let report = replay::deliver_owed(store, domains, timeout);
+    for d in &report.damaged {
+        settings.printer.warn(&format!("outbox: {d}"));
+    }
+    let mut refused = false;
+    let mut rows = Vec::new();
+    for (item, delivery) in &report.deliveries {
+        let line = view::replay::owed_line(item, delivery);
+        match delivery {
+            Delivery::Delivered { .. } => settings.printer.info(&line),
+            Delivery::StillOwed { reason, .. } => match reason {
+                Some(r) if settings.strict => {
+                    settings.printer.error(&line);
+                    unapplied.push(*r);
+                }
+                _ => settings.printer.warn(&line),
+            },
+            Delivery::Refused { .. } => {
+                settings.printer.error(&line);
+                refused = true;
+            }
+        }
+        rows.push(view::replay::owed_row(item, delivery));
+    }
+    (rows, refused)
 }
 
 /// One domain's outcome; with `--strict` a reason it was not delivered is collected.

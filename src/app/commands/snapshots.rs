@@ -165,6 +165,8 @@ fn list(on: Selection<'_>, flags: &ListArgs) -> Result<i32> {
     }
     let printer = &on.settings.printer;
     let (no_headers, now) = (flags.table.no_headers, now.as_second());
+    // The outbox: one directory read; its unusable files are said by replay and status.
+    let owed = view::snapshots::owed_ids(&crate::store::outbox::list(on.store.root(), None));
     match format {
         TableFormat::Json | TableFormat::Yaml => {
             let seq = match format {
@@ -181,9 +183,9 @@ fn list(on: Selection<'_>, flags: &ListArgs) -> Result<i32> {
             view::snapshots::write_snapshot_names(&listed, out).map_err(output::stdout_error)
         })?,
         _ if listed.is_empty() => printer.info("no snapshots"),
-        TableFormat::Wide => list_wide(on, &listed, now, no_headers)?,
+        TableFormat::Wide => list_wide(on, &listed, now, no_headers, &owed)?,
         _ => printer.data_with(|out| {
-            view::snapshots::write_snapshots_table(&listed, now, no_headers, out)
+            view::snapshots::write_snapshots_table(&listed, now, no_headers, &owed, out)
                 .map_err(output::stdout_error)
         })?,
     }
@@ -224,16 +226,17 @@ fn list_wide(
     listed: &crate::store::Listed,
     now: i64,
     no_headers: bool,
+    owed: &view::snapshots::OwedIds,
 ) -> Result<()> {
     let mut table = view::table::Streamed::new(&view::snapshots::WIDE_HEADER, no_headers);
     on.store.each_row(listed, |s| {
-        table.measure(&view::snapshots::wide_cells(&s, now));
+        table.measure(&view::snapshots::wide_cells(&s, now, owed));
         Ok(())
     })?;
     on.settings.printer.data_with(|out| {
         table.write_header(out).map_err(output::stdout_error)?;
         on.store.each_row(listed, |s| {
-            let cells = view::snapshots::wide_cells(&s, now);
+            let cells = view::snapshots::wide_cells(&s, now, owed);
             table.write(&cells, out).map_err(output::stdout_error)
         })
     })?;

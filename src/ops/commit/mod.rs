@@ -5,7 +5,7 @@
 //! pushed, and the outcome recorded in the store.
 
 use crate::domain::Domain;
-use crate::error::{self, ArgumentError, Error, GitError, Result, SnapshotError};
+use crate::error::{self, ArgumentError, Error, GitError, PushError, Result, SnapshotError};
 use crate::gitops::layout::{self, Destination, Element, FluxSource};
 use crate::gitops::{self, Committed, Folder, Found, Part, Repo};
 use crate::inventory::{Built, ClusterInventory, Loaded, crd, render};
@@ -626,6 +626,8 @@ pub struct Outcome {
     pub pushed: Option<(String, u32)>,
     /// The store could not record the commit (it happened all the same).
     pub not_recorded: Option<Error>,
+    /// The remote did not answer: the push is owed.
+    pub owed: Option<super::owed::Owing>,
 }
 
 /// Commits `snap` into the repository, pushes it when asked, and records the commit.
@@ -674,6 +676,7 @@ pub fn commit(
         committed,
         pushed: None,
         not_recorded: None,
+        owed: None,
     };
     let commit_id = match &outcome.committed {
         Committed::Older { .. } => return Ok(outcome),
@@ -689,13 +692,15 @@ pub fn commit(
     let mut pushed_to = None;
     let carried_by = match opts.push {
         Some((remote, timeout)) => {
-            let pushed = repo.push(remote, &request, timeout)?;
+            let push = (remote, timeout);
+            let landed = push_or_owe(store, &repo, snap, opts, &request, push, &mut outcome)?;
             let tip = repo.head_commit(&outcome.branch).unwrap_or_default();
-            outcome.pushed = Some((tip.clone(), pushed.attempts));
-            if commit_id.is_some() {
-                detail = Some(format!("pushed to {remote}"));
+            if landed {
+                if commit_id.is_some() {
+                    detail = Some(format!("pushed to {remote}"));
+                }
+                pushed_to = Some(remote.to_string());
             }
-            pushed_to = Some(remote.to_string());
             Some(tip)
         }
         None => commit_id.or_else(|| repo.head_commit(&outcome.branch)),
@@ -709,6 +714,77 @@ pub fn commit(
     };
     outcome.not_recorded = store.set_states(&[change]).err();
     Ok(outcome)
+}
+
+/// Pushes the branch; when the remote does not answer, records the push as owed
+/// ([`Outcome::owed`]) instead of failing. Whether it landed.
+///
+/// # Errors
+/// The push was refused (rejected, not landed in time, credentials): as before.
+fn push_or_owe(
+    store: &DomainStore,
+    repo: &Repo,
+    snap: &SnapshotRecord,
+    opts: &Options<'_>,
+    request: &gitops::Request<'_>,
+    (remote, timeout): (&str, Duration),
+    outcome: &mut Outcome,
+) -> Result<bool> {
+    match repo.push(remote, request, timeout) {
+        Ok(pushed) => {
+            let tip = repo.head_commit(&outcome.branch).unwrap_or_default();
+            outcome.pushed = Some((tip, pushed.attempts));
+            let target = crate::store::outbox::Push::Git(git_target(
+                repo,
+                remote,
+                &outcome.branch,
+                opts,
+                "",
+            ));
+            // A newer push to the target landed: an older owed one is no longer owed.
+            if let Err(e) = store.settle_target(&target) {
+                outcome.not_recorded.get_or_insert(e);
+            }
+            Ok(true)
+        }
+        Err(Error::Push(e @ PushError::Unanswered { reason, .. })) => {
+            let tip = repo.head_commit(&outcome.branch).unwrap_or_default();
+            let push = git_target(repo, remote, &outcome.branch, opts, &tip);
+            let item = crate::store::outbox::Owed {
+                version: crate::store::outbox::VERSION,
+                domain: store.domain.clone(),
+                snapshot: snap.id.clone(),
+                at: now_millis(),
+                reason,
+                detail: super::owed::detail(&e),
+                push: crate::store::outbox::Push::Git(push),
+            };
+            outcome.owed = Some(super::owed::owe(store, &item, &e));
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The owed push of `branch` at `commit` to `remote`: the repository (absolute), the
+/// remote's URL without credentials, the token variable's name.
+fn git_target(
+    repo: &Repo,
+    remote: &str,
+    branch: &str,
+    opts: &Options<'_>,
+    commit: &str,
+) -> crate::store::outbox::GitPush {
+    let dir = repo.workdir();
+    crate::store::outbox::GitPush {
+        repo: std::path::absolute(&dir).unwrap_or(dir),
+        remote: remote.to_string(),
+        url: repo.remote_url(remote).unwrap_or_default(),
+        branch: branch.to_string(),
+        commit: commit.to_string(),
+        token_env: opts.https.token_env.clone(),
+        allow_insecure_tls: opts.https.allow_insecure_tls,
+    }
 }
 
 /// The commit request of `opts` for `parts`.

@@ -129,6 +129,34 @@ http {{
         self.dir.join("ca.crt")
     }
 
+    /// Stops nginx: the port refuses connections, as a git server that is down does
+    /// (fcgiwrap and the repositories stay).
+    pub fn stop(&mut self) {
+        let _ = self.nginx.kill();
+        let _ = self.nginx.wait();
+        let down = poll(Duration::from_secs(10), Duration::from_millis(20), || {
+            !listening("127.0.0.1", self.port)
+        });
+        assert!(down, "nginx still listens on {}", self.port);
+    }
+
+    /// Starts nginx again, on the same port with the same configuration.
+    pub fn restart(&mut self) {
+        self.nginx = spawn_quiet(
+            Command::new("nginx")
+                .arg("-p")
+                .arg(&self.dir)
+                .arg("-e")
+                .arg(self.dir.join("error.log"))
+                .arg("-c")
+                .arg(self.dir.join("nginx.conf")),
+        );
+        let up = poll(Duration::from_secs(10), Duration::from_millis(20), || {
+            listening("127.0.0.1", self.port)
+        });
+        assert!(up, "nginx did not start again:\n{}", self.error_log());
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("https://127.0.0.1:{}{path}", self.port)
     }

@@ -120,6 +120,35 @@ impl Registry {
         }
     }
 
+    /// Stops the registry: its port refuses connections (the data stays).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let down = poll(Duration::from_secs(10), Duration::from_millis(20), || {
+            !listening("127.0.0.1", self.port)
+        });
+        assert!(down, "docker-registry still listens on {}", self.port);
+    }
+
+    /// Starts the registry again, on the same port with the same configuration and data.
+    pub fn restart(&mut self) {
+        let log = std::fs::File::options()
+            .append(true)
+            .open(self.dir.join("registry.log"))
+            .unwrap();
+        self.child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(self.dir.join("config.yml"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let up = poll(Duration::from_secs(20), Duration::from_millis(50), || {
+            listening("127.0.0.1", self.port)
+        });
+        assert!(up, "docker-registry did not start again");
+    }
+
     /// `clinv ARGS` with the registry's CA and the test's credentials (`--creds-env`).
     pub fn clinv(&self, args: &[&str]) -> Clinv {
         let ca = self.ca();

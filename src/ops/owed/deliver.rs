@@ -1,0 +1,178 @@
+//! Delivering one owed push, bounded in time, from any thread.
+
+use super::{GitPush, OciPush, Owed, Push, Settled};
+use crate::delivery::Reason;
+use crate::error::{Error, PushError, Result};
+use crate::store::{State, StateRecord, Store, now_millis};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How one delivery of an owed push ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// It landed (or the far end already had it); recorded in the domain's journal as
+    /// the original command records a push, and the item removed — unless a newer owed
+    /// push to the same target replaced it meanwhile (`settled` says which).
+    Delivered {
+        /// The far end already had it (a delivery whose record a crash lost).
+        already_there: bool,
+        settled: Settled,
+        /// The journal append or the removal failed (the push happened): redacted.
+        not_recorded: Option<String>,
+    },
+    /// The far end did not answer, or clinv could not try (the repository is locked by
+    /// another clinv): still owed. `reason` is `None` for a local cause.
+    StillOwed {
+        reason: Option<Reason>,
+        message: String,
+    },
+    /// The far end or the repository refused it (the remote moved on, the local branch
+    /// was reset, credentials refused, the key does not open): still owed, and trying
+    /// again will not help until someone acts; the message says what to do.
+    Refused { message: String },
+}
+
+/// One process runs one Git push at a time: libgit2's transport registry and the HTTPS
+/// transport's settings are global.
+static GIT: Mutex<()> = Mutex::new(());
+
+/// Delivers `item` of `store`, waiting at most `timeout` for it.
+///
+/// A far end that does not answer in time is [`Delivery::StillOwed`] (its attempt goes
+/// on in the background and ends at the transport's own limits; a late success is still
+/// recorded). Safe from any thread; Git deliveries of one process run one at a time.
+pub fn deliver(store: &Store, item: &Owed, timeout: Duration) -> Delivery {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (store, owned) = (store.clone(), item.clone());
+    let spawned = std::thread::Builder::new()
+        .name("clinv-owed".into())
+        .spawn(move || {
+            let _ = tx.send(attempt(&store, &owned, timeout));
+        });
+    if let Err(e) = spawned {
+        return Delivery::StillOwed {
+            reason: None,
+            message: format!("cannot start the delivery: {e}"),
+        };
+    }
+    rx.recv_timeout(timeout)
+        .unwrap_or_else(|_| Delivery::StillOwed {
+            reason: Some(Reason::Unreachable),
+            message: format!(
+                "{} did not answer within {}s",
+                item.push.shown_target(),
+                timeout.as_secs_f64()
+            ),
+        })
+}
+
+fn attempt(store: &Store, item: &Owed, timeout: Duration) -> Delivery {
+    let pushed = match &item.push {
+        Push::Git(g) => push_git(g, timeout).map(|already| (already, git_state(item, g))),
+        Push::Oci(o) => push_oci(store, item, o),
+    };
+    match pushed {
+        Ok((already_there, change)) => {
+            let domain = store.domain(&item.domain);
+            match domain.settle(item, &change) {
+                Ok(settled) => Delivery::Delivered {
+                    already_there,
+                    settled,
+                    not_recorded: None,
+                },
+                Err(e) => Delivery::Delivered {
+                    already_there,
+                    settled: Settled::Gone,
+                    not_recorded: Some(super::detail(&e)),
+                },
+            }
+        }
+        Err(e) => failed(&e),
+    }
+}
+
+/// Still owed when the far end did not answer or the repository was busy; else refused.
+fn failed(e: &Error) -> Delivery {
+    let message = crate::util::redact::detail(&crate::error::chain(e));
+    let reason = match e {
+        Error::Push(PushError::Unanswered { reason, .. }) => Some(*reason),
+        Error::Oci(o) => o.unanswered(),
+        Error::Locked { .. } => {
+            return Delivery::StillOwed {
+                reason: None,
+                message,
+            };
+        }
+        _ => None,
+    };
+    match reason {
+        Some(reason) => Delivery::StillOwed {
+            reason: Some(reason),
+            message,
+        },
+        None => Delivery::Refused { message },
+    }
+}
+
+/// Pushes the owed commit; whether the remote had it already.
+fn push_git(g: &GitPush, timeout: Duration) -> Result<bool> {
+    let _one = GIT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let repo =
+        crate::gitops::Repo::open(&g.repo, timeout)?.with_https(crate::gitops::https::Options {
+            token_env: g.token_env.clone(),
+            allow_insecure_tls: g.allow_insecure_tls,
+        });
+    repo.push_owed(&g.remote, &g.url, &g.branch, &g.commit, timeout)
+}
+
+/// The state `commit --push` records for a pushed commit.
+fn git_state(item: &Owed, g: &GitPush) -> StateRecord {
+    StateRecord {
+        detail: Some(format!("pushed to {}", g.remote)),
+        commit: Some(g.commit.clone()),
+        pushed: Some(g.remote.clone()),
+        ..StateRecord::new(&item.snapshot, &now_millis(), State::Committed)
+    }
+}
+
+/// Re-packs the snapshot's folder with the annotations it was first packed with, pushes
+/// it (signed when asked, the key read now), and returns the state `push` records.
+fn push_oci(store: &Store, item: &Owed, o: &OciPush) -> Result<(bool, StateRecord)> {
+    use crate::oci::{self, LayerType};
+    let domain = store.domain(&item.domain);
+    let picked = crate::ops::commit::pick(&domain, Some(item.snapshot.as_str()))?;
+    let Some((snap, inventory)) = picked.found else {
+        return Err(crate::error::SnapshotError::NotOfDomain {
+            reference: item.snapshot.to_string(),
+            domain: item.domain.to_string(),
+        }
+        .into());
+    };
+    let folder = crate::ops::commit::folder(&domain, &snap, &inventory)?;
+    let layer = match o.layer.as_str() {
+        "oci" => LayerType::Oci,
+        _ => LayerType::Flux,
+    };
+    let artifact = crate::ops::push::pack_with(&folder, &snap, layer, &o.annotations)?;
+    let target = oci::parse_tag(&o.reference)?;
+    let access = oci::Access {
+        plain_http: o.plain_http,
+        insecure: o.insecure,
+        ca_file: o.ca_file.clone(),
+        creds_env: o.creds_env.clone(),
+        token_env: o.token_env.clone(),
+    };
+    let signer = o.sign_key.as_deref().map(oci::signing_key).transpose()?;
+    let snapshot_tag = format!("snapshot-{}", snap.id);
+    let sending = oci::Sending {
+        extra_tags: std::slice::from_ref(&snapshot_tag),
+        signer: signer.as_ref(),
+        last_push: None,
+    };
+    let pushed = oci::push(&target, &artifact, &access, &sending)?;
+    let already = pushed.uploaded == 0 && pushed.tagged.is_empty();
+    let change = crate::ops::push::pushed_state(&snap.id, &target, &artifact.digest);
+    Ok((already, change))
+}
