@@ -186,6 +186,12 @@ impl Queue {
 impl Queue {
     /// The snapshot and time of [`Queue::last_in`]: `Some((None, None))` for none,
     /// `None` when this queue cannot tell.
+    /// When the newest change to `state` happened, as far as the listing tells without
+    /// reading a record (`None`: none, or it cannot tell).
+    pub fn last_change_at(&self, state: State) -> Option<String> {
+        self.last_change(state).and_then(|(_, at)| at)
+    }
+
     fn last_change(&self, state: State) -> Option<(Option<String>, Option<String>)> {
         let Some(before) = self.before else {
             let found = self.listing.last_change(state)?;

@@ -120,10 +120,36 @@ pub fn encode(facts: &Facts) -> Result<String> {
 
 /// A domain's rows from its store's delivery facts.
 ///
-/// The cluster channel's pending snapshots, and each channel's last delivery (the newest
-/// applied, committed, pushed change). What the Git and OCI channels owe is the push
-/// queue's: [`add_owed_pushes`].
+/// The cluster channel's pending snapshots, the Git and OCI channels' owed pushes (the
+/// push queue's, [`crate::store::outbox`]), and each channel's last delivery (the newest
+/// applied, committed, pushed change).
 pub fn rows_of(domain: &str, delivery: &crate::ops::status::Delivery) -> [Row; 3] {
+    let mut rows = landed_rows(domain, delivery);
+    for push in owed_pushes(&delivery.owed) {
+        if let Some(row) = rows.iter_mut().find(|r| r.channel == push.channel) {
+            add_to(row, &push);
+        }
+    }
+    rows
+}
+
+/// The owed pushes of the push queue, per domain and channel.
+pub fn owed_pushes(owed: &[crate::store::outbox::Owed]) -> Vec<OwedPushes> {
+    let ms = |at: &str| crate::util::time::parse_rfc3339(at).map(|t| t.as_millisecond());
+    owed.iter()
+        .map(|o| OwedPushes {
+            domain: o.domain.to_string(),
+            channel: match o.push {
+                crate::store::outbox::Push::Git(_) => Channel::Git,
+                crate::store::outbox::Push::Oci(_) => Channel::Oci,
+            },
+            owed: 1,
+            oldest_ms: ms(&o.at),
+        })
+        .collect()
+}
+
+fn landed_rows(domain: &str, delivery: &crate::ops::status::Delivery) -> [Row; 3] {
     let ms = |at: &str| crate::util::time::parse_rfc3339(at).map(|t| t.as_millisecond());
     let cluster = Row {
         owed: delivery.pending as u64,
@@ -164,12 +190,21 @@ pub fn add_owed_pushes(facts: &mut Facts, owed: &[OwedPushes]) {
             facts.rows.push(Row::new(push.domain.clone(), push.channel));
             facts.rows.len() - 1
         });
-        let row = &mut facts.rows[i];
-        row.owed += push.owed;
-        row.oldest_owed_ms = match (row.oldest_owed_ms, push.oldest_ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        add_to(&mut facts.rows[i], push);
+    }
+}
+
+/// Adds `push` to its domain's row of its channel: the count summed, the oldest kept.
+fn add_to(row: &mut Row, push: &OwedPushes) {
+    row.owed += push.owed;
+    row.oldest_owed_ms = earliest(row.oldest_owed_ms, push.oldest_ms);
+}
+
+/// The earlier of two times, either of which may be unknown.
+fn earliest(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -283,6 +318,73 @@ fn seconds(ms: i64) -> f64 {
     ms as f64 / 1000.0
 }
 
+/// The delivery loop's facts at a tick.
+///
+/// Each domain's cluster slot, and its owed pushes summed per channel (counts, the oldest, the next attempt; deliveries and failures
+/// since the loop started). Instants become wall-clock milliseconds through `now`.
+pub fn of_loop(view: &crate::ops::watch::View<'_>, now: std::time::Instant, now_ms: i64) -> Facts {
+    let wall = |at: std::time::Instant| {
+        let ahead = at.saturating_duration_since(now).as_millis();
+        now_ms.saturating_add(i64::try_from(ahead).unwrap_or(i64::MAX))
+    };
+    let mut facts = Facts::default();
+    for (domain, slot) in view.clusters.slots() {
+        let name = domain.to_string();
+        facts.rows.push(Row {
+            owed: slot.owed as u64,
+            oldest_owed_ms: slot.oldest_ms,
+            last_delivered_ms: slot.delivered_ms,
+            next_attempt_ms: slot.next.map(wall),
+            ..Row::new(name.clone(), Channel::Cluster)
+        });
+        count(&mut facts, &name, Channel::Cluster, slot);
+        facts.readable.insert(name, true);
+    }
+    for (key, slot) in view.pushes.slots() {
+        let Some(item) = view.push_items.get(key) else {
+            continue;
+        };
+        let push = owed_pushes(std::slice::from_ref(item)).remove(0);
+        let owed = OwedPushes {
+            owed: slot.owed as u64,
+            ..push.clone()
+        };
+        add_owed_pushes(&mut facts, &[owed]);
+        if let Some(row) = facts
+            .rows
+            .iter_mut()
+            .find(|r| r.domain == push.domain && r.channel == push.channel)
+        {
+            let next = slot.next.map(wall);
+            row.next_attempt_ms = earliest(row.next_attempt_ms, next);
+            row.last_delivered_ms = row.last_delivered_ms.max(slot.delivered_ms);
+        }
+        count(&mut facts, &push.domain, push.channel, slot);
+    }
+    facts
+}
+
+/// Adds a slot's deliveries and failures to its domain and channel's counters.
+fn count(
+    facts: &mut Facts,
+    domain: &str,
+    channel: Channel,
+    slot: &crate::ops::watch::schedule::Slot,
+) {
+    if slot.deliveries > 0 {
+        *facts
+            .deliveries
+            .entry((domain.to_string(), channel))
+            .or_default() += slot.deliveries;
+    }
+    for (reason, n) in &slot.failures {
+        *facts
+            .failures
+            .entry((domain.to_string(), channel, *reason))
+            .or_default() += n;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,6 +487,8 @@ clinv_store_readable{domain=\"z-broken\"} 0
                 snapshot: "abc".into(),
                 to: None,
             }),
+            owed: Vec::new(),
+            outbox_damage: Vec::new(),
         };
         let [cluster, git, oci] = rows_of("d", &delivery);
         assert_eq!(

@@ -119,6 +119,29 @@ pub fn line(event: &Event<'_>) -> Line {
             report,
             wait,
         } => attempted(domain.as_str(), report, *wait),
+        Event::PushOwed { item } => Line::new(
+            Level::Info,
+            "push-owed",
+            format!(
+                "{}: {} push owed to {} ({})",
+                item.domain,
+                item.push.channel(),
+                item.push.shown_target(),
+                item.reason
+            ),
+        )
+        .with("domain", item.domain.as_str())
+        .with("channel", item.push.channel()),
+        Event::OutboxDamaged { what } => Line::new(
+            Level::Warn,
+            "outbox-damaged",
+            format!("owed push not usable, left as it is: {what}"),
+        ),
+        Event::Pushed {
+            item,
+            outcome,
+            wait,
+        } => pushed(item, outcome, *wait),
         Event::StoreFailed {
             domain,
             error,
@@ -153,6 +176,53 @@ pub fn line(event: &Event<'_>) -> Line {
             ),
         )
         .with("in_flight", *in_flight),
+    }
+}
+
+/// One delivery of an owed push.
+fn pushed(
+    item: &crate::store::outbox::Owed,
+    outcome: &crate::ops::watch::pushes::Pushed,
+    wait: Option<Duration>,
+) -> Line {
+    use crate::ops::watch::pushes::Pushed;
+    let what = format!(
+        "{}: {} push to {}",
+        item.domain,
+        item.push.channel(),
+        item.push.shown_target()
+    );
+    let next = wait
+        .map(|w| format!("; next attempt in {}", secs(w)))
+        .unwrap_or_default();
+    let line = match outcome {
+        Pushed::Delivered { already_there } => Line::new(
+            Level::Info,
+            "pushed",
+            match already_there {
+                true => format!("{what}: the far end already had it; recorded"),
+                false => format!("{what}: delivered"),
+            },
+        ),
+        Pushed::Owed { reason, message } => Line::new(
+            Level::Warn,
+            "push-not-delivered",
+            format!("{what}: still owed: {message}{next}"),
+        )
+        .with("reason", reason.map_or("local", |r| r.as_str())),
+        Pushed::Refused { message } => Line::new(
+            Level::Error,
+            "push-refused",
+            format!("{what}: refused, stays owed until it is fixed: {message}{next}"),
+        ),
+    };
+    let line = line
+        .with("domain", item.domain.as_str())
+        .with("channel", item.push.channel())
+        .with("snapshot", item.snapshot.as_str());
+    match wait {
+        Some(w) => line.with("wait_seconds", w.as_secs_f64()),
+        None => line,
     }
 }
 

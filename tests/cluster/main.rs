@@ -99,6 +99,9 @@ fn main() -> std::process::ExitCode {
             }
             #[cfg(feature = "gitops")]
             harness::Need::PlaneAndArgoCd => kubeconfig().and_then(|_| argocd::present()),
+            harness::Need::PlaneAndPrometheus => kubeconfig()
+                .and_then(|_| clinv_testkit::prometheus::present())
+                .and_then(|_| clinv_testkit::prometheus::promtool_present()),
             harness::Need::PlaneAndMountNamespace => {
                 kubeconfig().and_then(|_| incluster::mount_namespace())
             }

@@ -275,6 +275,70 @@ fn a_hanging_cluster_or_plugin_never_delays_another_domain() {
     drop(hole);
 }
 
+/// A real Prometheus scraping the loop's `--metrics-addr`: the domain's owed count is 1
+/// while the plane is down, 0 once the loop delivered; promtool accepts the exposition;
+/// `/healthz` and `/readyz` answer.
+fn a_real_prometheus_sees_the_owed_count_fall_to_zero() {
+    use clinv_testkit::prometheus::{Prometheus, check_metrics};
+    let p = plane();
+    p.crd_only();
+    let fx = Fx::new();
+    control_plane("stop-apiserver");
+    publish_version(&fx, &p.admin, 0);
+    let port = reserve_port("127.0.0.1");
+    let addr = format!("127.0.0.1:{}", port.port);
+    let run = watch(&fx, &p.admin, &["--metrics-addr", &addr]);
+    assert!(
+        run.wait_for(LIMIT, |s| has_event(s, "unanswered", DOMAIN)),
+        "{}",
+        run.stderr()
+    );
+    drop(port);
+    let owed = format!("clinv_owed{{domain=\"{DOMAIN}\",channel=\"cluster\"}}");
+    let prometheus = Prometheus::scraping(&addr);
+    assert_eq!(prometheus.values_within(&owed, LIMIT), [1.0]);
+    let (_, exposition) = http_get(&addr, "/metrics");
+    check_metrics(&exposition).unwrap_or_else(|e| panic!("{e}\n{exposition}"));
+    assert_has(&exposition, "clinv_delivery_failures_total{");
+    assert_has(&exposition, "clinv_next_attempt_timestamp_seconds{");
+    for path in ["/healthz", "/readyz"] {
+        let (status, body) = http_get(&addr, path);
+        assert!(status.contains(" 200 "), "{path}: {status} {body}");
+    }
+    control_plane("start-apiserver");
+    assert!(
+        run.wait_for(LIMIT, |s| has_event(s, "delivered", DOMAIN)),
+        "{}",
+        run.stderr()
+    );
+    let zero = poll(LIMIT, Duration::from_millis(250), || {
+        prometheus
+            .query(&owed)
+            .iter()
+            .map(|s| s.value)
+            .collect::<Vec<_>>()
+            == [0.0]
+    });
+    assert!(zero, "{:?}", prometheus.query(&owed));
+    let delivered = format!("clinv_deliveries_total{{domain=\"{DOMAIN}\",channel=\"cluster\"}}");
+    assert_eq!(prometheus.values_within(&delivered, LIMIT), [1.0]);
+}
+
+/// The status line and body of `GET path` on `addr` (HTTP/1.0: the server closes).
+fn http_get(addr: &str, path: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (
+        head.lines().next().unwrap_or_default().to_string(),
+        body.to_string(),
+    )
+}
+
 /// The id of `domain`'s newest snapshot.
 fn states_of(fx: &Fx, domain: &str) -> String {
     fx.snapshots()
@@ -304,4 +368,5 @@ trials! {
         killed_at_random_moments_the_loop_converges,
         a_hanging_cluster_or_plugin_never_delays_another_domain,
     ],
+    PlaneAndPrometheus: [a_real_prometheus_sees_the_owed_count_fall_to_zero],
 }

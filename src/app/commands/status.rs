@@ -220,16 +220,9 @@ fn metrics(settings: &Settings, read: &ReadArgs<StatusOutput>) -> Result<Outcome
             }
         }
     }
-    view::metrics::add_owed_pushes(&mut facts, &owed_pushes());
     settings.printer.data(&view::metrics::encode(&facts)?)?;
     if settings.strict && unreadable > 0 {
         return Err(crate::error::Error::Strict(unreadable).into());
     }
     Ok(Outcome::Done)
-}
-
-/// The pushes the Git and OCI channels owe, per domain and target: none until they queue
-/// (issue 38 item 2: the push queue, `store::outbox`, fills this).
-fn owed_pushes() -> Vec<view::metrics::OwedPushes> {
-    Vec::new()
 }

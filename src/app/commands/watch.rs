@@ -7,8 +7,10 @@ use crate::app::settings::Settings;
 use crate::app::{Failure, Result};
 use crate::cluster::access::options;
 use crate::error::Outcome;
-use crate::ops::watch::{self, Event, Selection, Watch, schedule::Schedule};
+use crate::ops::watch::{self, Event, Selection, Watch};
+use crate::view::metrics::{self, Facts};
 use crate::view::watch::Level;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -45,14 +47,62 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         },
         allow_older: args.allow_older,
     };
+    let metrics = match &args.watch.metrics_addr {
+        Some(addr) => Some(Metrics::serve(addr)?),
+        None => None,
+    };
     let host = Host {
         settings,
         args,
         ready: std::sync::Once::new(),
         watchdog: sd_notify::watchdog_enabled().map(|d| (d / 2, Mutex::new(Instant::now()))),
+        metrics,
     };
     watch::run(&w, &host)?;
     Ok(Outcome::Done)
+}
+
+/// The metrics endpoint and the facts it serves, rebuilt from the loop at most once a
+/// second (a scrape reads the last ones; it never waits for the loop).
+struct Metrics {
+    server: crate::ops::serve::Server,
+    facts: Arc<Mutex<Facts>>,
+    built: Mutex<Option<Instant>>,
+}
+
+impl Metrics {
+    fn serve(addr: &str) -> Result<Metrics> {
+        let facts = Arc::new(Mutex::new(Facts::default()));
+        let shared = facts.clone();
+        let server = crate::ops::serve::start(addr, metrics::CONTENT_TYPE, move || {
+            let facts = shared.lock().unwrap_or_else(|e| e.into_inner());
+            metrics::encode(&facts)
+        })?;
+        Ok(Metrics {
+            server,
+            facts,
+            built: Mutex::new(None),
+        })
+    }
+
+    fn refresh(&self, view: &watch::View<'_>) {
+        let Ok(mut built) = self.built.lock() else {
+            return;
+        };
+        if built.is_some_and(|b| b.elapsed() < std::time::Duration::from_secs(1)) {
+            return;
+        }
+        *built = Some(Instant::now());
+        let fresh = metrics::of_loop(
+            view,
+            Instant::now(),
+            jiff::Timestamp::now().as_millisecond(),
+        );
+        if let Ok(mut facts) = self.facts.lock() {
+            *facts = fresh;
+        }
+        self.server.set_ready(true);
+    }
 }
 
 /// The command line's side of the loop.
@@ -63,6 +113,7 @@ struct Host<'a> {
     /// Under systemd with `WatchdogSec=`: how often to say the loop is alive, and when
     /// it last did.
     watchdog: Option<(std::time::Duration, Mutex<Instant>)>,
+    metrics: Option<Metrics>,
 }
 
 impl watch::Host for Host<'_> {
@@ -91,16 +142,23 @@ impl watch::Host for Host<'_> {
         }
     }
 
-    fn tick(&self, schedule: &Schedule) {
+    fn tick(&self, view: &watch::View<'_>) {
         self.ready.call_once(|| {
             let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
         });
+        if let Some(m) = &self.metrics {
+            m.refresh(view);
+        }
         if let Some((every, last)) = &self.watchdog
             && let Ok(mut last) = last.lock()
             && last.elapsed() >= *every
         {
             *last = Instant::now();
-            let status = format!("{} domain(s) owe snapshots", schedule.owing());
+            let status = format!(
+                "{} domain(s) owe snapshots, {} push(es) owed",
+                view.clusters.owing(),
+                view.pushes.owing()
+            );
             let _ = sd_notify::notify(&[
                 sd_notify::NotifyState::Watchdog,
                 sd_notify::NotifyState::Status(&status),

@@ -15,6 +15,7 @@
 //! replay of one domain, to read and to mark, never across the network.
 
 pub mod probe;
+pub mod pushes;
 pub mod schedule;
 
 use super::replay::{self, Replayed, Request};
@@ -26,6 +27,7 @@ use crate::error::Result;
 use crate::project::Project;
 use crate::store::{DomainStore, Store, changes};
 use probe::{Endpoint, Prober};
+use pushes::{Pushed, Pushes};
 use schedule::{Attempt, Schedule};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,6 +104,19 @@ pub enum Event<'a> {
         report: &'a replay::Report,
         wait: Option<Duration>,
     },
+    /// A push is owed that was not before (a `commit --push` or `push oci://` whose far
+    /// end did not answer).
+    PushOwed {
+        item: &'a crate::store::outbox::Owed,
+    },
+    /// An outbox file that cannot be used (named each time the outbox is listed).
+    OutboxDamaged { what: &'a str },
+    /// One delivery of an owed push, and the wait before the next one if it is still owed.
+    Pushed {
+        item: &'a crate::store::outbox::Owed,
+        outcome: &'a Pushed,
+        wait: Option<Duration>,
+    },
     /// The store of a domain could not be read or written.
     StoreFailed {
         domain: &'a Domain,
@@ -123,13 +138,29 @@ pub trait Host: Sync {
     /// The project or its settings cannot be read.
     fn load(&self) -> Result<(Project, Access)>;
     fn event(&self, event: &Event<'_>);
-    fn tick(&self, schedule: &Schedule);
+    fn tick(&self, view: &View<'_>);
+}
+
+/// What the loop knows at a tick: every domain's cluster slot and every owed push's.
+pub struct View<'a> {
+    pub clusters: &'a Schedule,
+    pub pushes: &'a Schedule<String>,
+    /// The owed pushes, by the key of their slot.
+    pub push_items: &'a HashMap<String, crate::store::outbox::Owed>,
 }
 
 enum Msg {
     Probed(Domain, std::result::Result<(), Reason>),
     Attempted(Domain, Box<Result<replay::Report>>),
+    Pushed(String, Pushed),
     Stop(i32),
+}
+
+/// Work for a worker: a domain's cluster delivery, or an owed push (its slot's key and
+/// the item).
+enum Job {
+    Cluster(Domain),
+    Push(String, Box<crate::store::outbox::Owed>),
 }
 
 /// How one generation of the loop (one reading of the project) ended.
@@ -149,6 +180,8 @@ struct State {
     servers: HashSet<String>,
     attempting: HashMap<Domain, Option<String>>,
     probing: usize,
+    pushes: Pushes,
+    pushing: usize,
     stopping: Option<i32>,
 }
 
@@ -180,6 +213,8 @@ pub fn run(w: &Watch<'_>, host: &dyn Host) -> Result<()> {
         servers: HashSet::new(),
         attempting: HashMap::new(),
         probing: 0,
+        pushes: Pushes::new(w.base, w.cap),
+        pushing: 0,
         stopping: None,
     };
     read_all(w, &mut state, Instant::now(), host, true);
@@ -225,6 +260,7 @@ fn read_all(w: &Watch<'_>, state: &mut State, now: Instant, host: &dyn Host, sta
     for d in &domains {
         read_one(w, state, d, now, host, !start);
     }
+    look_at_outbox(w, state, now, host, !start);
     if start {
         host.event(&Event::Started {
             domains: domains.len(),
@@ -244,8 +280,10 @@ fn read_one(
 ) {
     let store = w.store.domain(domain);
     state.endpoints.remove(domain);
+    let mut applied = None;
     let (owed, oldest) = match store.queue(false) {
         Ok(q) => {
+            applied = q.last_change_at(crate::store::State::Applied);
             let pending = q.pending();
             let oldest = pending
                 .first()
@@ -261,6 +299,9 @@ fn read_one(
     };
     let before = state.schedule.slot(domain).map_or(0, |s| s.owed);
     state.schedule.owed(domain, owed, oldest, now);
+    if let Some(ms) = applied.and_then(|at| crate::util::time::parse_rfc3339(&at)) {
+        state.schedule.delivered_before(domain, ms.as_millisecond());
+    }
     if !say || owed <= before {
         return;
     }
@@ -276,6 +317,19 @@ fn read_one(
     }
 }
 
+/// Lists the owed pushes again if the outbox changed; says what is newly owed.
+fn look_at_outbox(w: &Watch<'_>, state: &mut State, now: Instant, host: &dyn Host, say: bool) {
+    let (fresh, damaged) = state.pushes.refresh(w.store, &w.selection, now);
+    for what in &damaged {
+        host.event(&Event::OutboxDamaged { what });
+    }
+    for key in fresh.iter().filter(|_| say) {
+        if let Some(item) = state.pushes.items.get(key) {
+            host.event(&Event::PushOwed { item });
+        }
+    }
+}
+
 /// One reading of the project: its workers, and the loop until a stop or a reload.
 struct Generation<'g> {
     w: &'g Watch<'g>,
@@ -288,7 +342,7 @@ struct Generation<'g> {
 
 impl Generation<'_> {
     fn run(&self, state: &mut State, rx: &Receiver<Msg>) -> End {
-        let (jobs_tx, jobs_rx) = mpsc::channel::<Domain>();
+        let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
         let jobs_rx = Mutex::new(jobs_rx);
         std::thread::scope(|scope| {
             for _ in 0..self.w.parallel.max(1) {
@@ -301,20 +355,30 @@ impl Generation<'_> {
     }
 
     /// Takes attempts off the queue until it closes.
-    fn worker(&self, jobs: &Mutex<Receiver<Domain>>) {
+    fn worker(&self, jobs: &Mutex<Receiver<Job>>) {
         loop {
-            let Ok(domain) = jobs.lock().map(|j| j.recv()) else {
+            let Ok(job) = jobs.lock().map(|j| j.recv()) else {
                 return;
             };
-            let Ok(domain) = domain else { return };
-            let until = Instant::now() + self.req.opts.deadline;
-            let report = replay::replay_until(self.req, &self.w.store.domain(&domain), Some(until));
-            let _ = self.tx.send(Msg::Attempted(domain, Box::new(report)));
+            let msg = match job {
+                Err(_) => return,
+                Ok(Job::Cluster(domain)) => {
+                    let until = Instant::now() + self.req.opts.deadline;
+                    let store = self.w.store.domain(&domain);
+                    let report = replay::replay_until(self.req, &store, Some(until));
+                    Msg::Attempted(domain, Box::new(report))
+                }
+                Ok(Job::Push(key, item)) => {
+                    let pushed = pushes::deliver(self.w.store, &item, self.req.opts.deadline);
+                    Msg::Pushed(key, pushed)
+                }
+            };
+            let _ = self.tx.send(msg);
         }
     }
 
     /// The loop proper: read what changed, start what is due, take the answers.
-    fn turn(&self, state: &mut State, rx: &Receiver<Msg>, jobs: &Sender<Domain>) -> End {
+    fn turn(&self, state: &mut State, rx: &Receiver<Msg>, jobs: &Sender<Job>) -> End {
         let mut draining: Option<(End, Instant)> = None;
         let mut looked = Instant::now();
         loop {
@@ -325,14 +389,15 @@ impl Generation<'_> {
                 } else if let Some(s) = state.stopping {
                     self.host.event(&Event::Stopping {
                         signal: s,
-                        in_flight: state.attempting.len(),
+                        in_flight: state.attempting.len() + state.pushing,
                     });
                     draining = Some((End::Stop, now + GRACE));
                 }
             }
             match &draining {
                 Some((_, by))
-                    if state.attempting.is_empty() && state.probing == 0 || now >= *by =>
+                    if state.attempting.is_empty() && state.probing == 0 && state.pushing == 0
+                        || now >= *by =>
                 {
                     return draining.map_or(End::Stop, |(e, _)| e);
                 }
@@ -343,11 +408,16 @@ impl Generation<'_> {
                     if now.duration_since(looked) >= LOOK {
                         looked = now;
                         self.changes(state, now);
+                        look_at_outbox(self.w, state, now, self.host, true);
                     }
                     self.start_due(state, now, jobs);
                 }
             }
-            self.host.tick(&state.schedule);
+            self.host.tick(&View {
+                clusters: &state.schedule,
+                pushes: &state.pushes.schedule,
+                push_items: &state.pushes.items,
+            });
             let wake = state
                 .schedule
                 .next_wake()
@@ -375,7 +445,7 @@ impl Generation<'_> {
     }
 
     /// Starts the attempts that are due: a probe first when the far end is known.
-    fn start_due(&self, state: &mut State, now: Instant, jobs: &Sender<Domain>) {
+    fn start_due(&self, state: &mut State, now: Instant, jobs: &Sender<Job>) {
         let room = PROBES.saturating_sub(state.probing + state.attempting.len());
         for domain in state.schedule.take_due(now, room) {
             let store = self.w.store.domain(&domain);
@@ -395,6 +465,13 @@ impl Generation<'_> {
                 None => self.attempt(state, domain, None, jobs),
             }
         }
+        let room = PROBES.saturating_sub(state.probing + state.attempting.len() + state.pushing);
+        for key in state.pushes.schedule.take_due(now, room) {
+            if let Some(item) = state.pushes.items.get(&key) {
+                state.pushing += 1;
+                let _ = jobs.send(Job::Push(key, Box::new(item.clone())));
+            }
+        }
     }
 
     fn attempt(
@@ -402,17 +479,17 @@ impl Generation<'_> {
         state: &mut State,
         domain: Domain,
         server: Option<String>,
-        jobs: &Sender<Domain>,
+        jobs: &Sender<Job>,
     ) {
         if let Some(s) = &server {
             state.servers.insert(s.clone());
         }
         state.attempting.insert(domain.clone(), server);
-        let _ = jobs.send(domain);
+        let _ = jobs.send(Job::Cluster(domain));
     }
 
     /// One answer: a probe's, an attempt's, or a signal.
-    fn answer(&self, state: &mut State, msg: Msg, jobs: &Sender<Domain>) {
+    fn answer(&self, state: &mut State, msg: Msg, jobs: &Sender<Job>) {
         let now = Instant::now();
         match msg {
             Msg::Stop(s) => state.stopping = Some(s),
@@ -445,6 +522,30 @@ impl Generation<'_> {
                 }
             }
             Msg::Attempted(domain, report) => self.attempted(state, domain, *report, now),
+            Msg::Pushed(key, pushed) => self.pushed(state, &key, &pushed, now),
+        }
+    }
+
+    /// An owed push's delivery ended: settled, or its wait grows.
+    fn pushed(&self, state: &mut State, key: &String, pushed: &Pushed, now: Instant) {
+        state.pushing = state.pushing.saturating_sub(1);
+        let attempt = match pushed {
+            Pushed::Delivered { .. } => Attempt::Delivered,
+            Pushed::Owed { reason, .. } => Attempt::Failed(reason.unwrap_or(Reason::Unreachable)),
+            Pushed::Refused { .. } => Attempt::Failed(Reason::Rejected),
+        };
+        let wait = state.pushes.schedule.finished(key, attempt, now, now_ms());
+        if let Some(item) = state.pushes.items.get(key) {
+            self.host.event(&Event::Pushed {
+                item,
+                outcome: pushed,
+                wait,
+            });
+        }
+        if wait.is_none() {
+            // Settled: the outbox no longer holds it (or holds a newer one).
+            state.pushes.schedule.owed(key, 0, None, now);
+            look_at_outbox(self.w, state, now, self.host, true);
         }
     }
 

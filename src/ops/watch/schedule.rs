@@ -49,19 +49,19 @@ pub enum Attempt {
     StoreFailed,
 }
 
-/// Every selected domain's slot and the backoff they share.
-pub struct Schedule {
-    slots: HashMap<Domain, Slot>,
+/// Every selected domain's slot (or owed push's: any key) and the backoff they share.
+pub struct Schedule<K = Domain> {
+    slots: HashMap<K, Slot>,
     /// The slots waiting for a time (not busy), by that time: what is due and when to
     /// wake cost a look at the front, not a pass over 10,000 domains.
-    timeline: BTreeSet<(Instant, Domain)>,
+    timeline: BTreeSet<(Instant, K)>,
     policy: Policy,
     rng: Rng,
 }
 
-impl Schedule {
+impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
     /// An empty schedule whose waits go from `base` to `cap`.
-    pub fn new(base: Duration, cap: Duration, rng: Rng) -> Schedule {
+    pub fn new(base: Duration, cap: Duration, rng: Rng) -> Schedule<K> {
         Schedule {
             slots: HashMap::new(),
             timeline: BTreeSet::new(),
@@ -73,7 +73,7 @@ impl Schedule {
     /// What the store says `domain` owes now (read after a change, or at the start).
     /// Something newly owed by a domain that is not waiting is due at once; a domain
     /// waiting out a backoff keeps its wait (its cluster did not answer a moment ago).
-    pub fn owed(&mut self, domain: &Domain, owed: usize, oldest_ms: Option<i64>, now: Instant) {
+    pub fn owed(&mut self, domain: &K, owed: usize, oldest_ms: Option<i64>, now: Instant) {
         let slot = self.slots.entry(domain.clone()).or_default();
         slot.owed = owed;
         slot.oldest_ms = oldest_ms;
@@ -86,7 +86,7 @@ impl Schedule {
     }
 
     /// Moves `domain` to `next` on the timeline (a busy slot keeps off it).
-    fn set_next(&mut self, domain: &Domain, next: Option<Instant>) {
+    fn set_next(&mut self, domain: &K, next: Option<Instant>) {
         let Some(slot) = self.slots.get_mut(domain) else {
             return;
         };
@@ -99,8 +99,16 @@ impl Schedule {
         }
     }
 
+    /// What the store says was delivered last (Unix ms): kept unless the loop knows a
+    /// later delivery.
+    pub fn delivered_before(&mut self, domain: &K, ms: i64) {
+        if let Some(slot) = self.slots.get_mut(domain) {
+            slot.delivered_ms = slot.delivered_ms.max(Some(ms));
+        }
+    }
+
     /// Forgets a domain that left the selection (its store was removed).
-    pub fn forget(&mut self, domain: &Domain) {
+    pub fn forget(&mut self, domain: &K) {
         if self.slots.get(domain).is_some_and(|s| !s.busy) {
             self.set_next(domain, None);
             self.slots.remove(domain);
@@ -108,7 +116,7 @@ impl Schedule {
     }
 
     /// The domains due at `now`, oldest wait first, marked busy; at most `limit`.
-    pub fn take_due(&mut self, now: Instant, limit: usize) -> Vec<Domain> {
+    pub fn take_due(&mut self, now: Instant, limit: usize) -> Vec<K> {
         let mut taken = Vec::new();
         while taken.len() < limit {
             match self.timeline.first() {
@@ -130,7 +138,7 @@ impl Schedule {
     /// attempted next; returns the wait it got after a failure.
     pub fn finished(
         &mut self,
-        domain: &Domain,
+        domain: &K,
         attempt: Attempt,
         now: Instant,
         now_ms: i64,
@@ -169,7 +177,7 @@ impl Schedule {
 
     /// Hands back a domain taken but not started (its cluster is busy with another
     /// domain's delivery): attempted again at `at`, its backoff unchanged.
-    pub fn defer(&mut self, domain: &Domain, at: Instant) {
+    pub fn defer(&mut self, domain: &K, at: Instant) {
         if let Some(slot) = self.slots.get_mut(domain) {
             slot.busy = false;
             slot.next = None;
@@ -183,12 +191,12 @@ impl Schedule {
     }
 
     /// Every slot, for the metrics and the status line.
-    pub fn slots(&self) -> impl Iterator<Item = (&Domain, &Slot)> {
+    pub fn slots(&self) -> impl Iterator<Item = (&K, &Slot)> {
         self.slots.iter()
     }
 
     /// One domain's slot.
-    pub fn slot(&self, domain: &Domain) -> Option<&Slot> {
+    pub fn slot(&self, domain: &K) -> Option<&Slot> {
         self.slots.get(domain)
     }
 
@@ -200,7 +208,7 @@ impl Schedule {
     /// Every domain waiting out a backoff is due at once (the far end may be back: a
     /// reload after SIGHUP, or a test's nudge).
     pub fn retry_now(&mut self, now: Instant) {
-        let owing: Vec<Domain> = self
+        let owing: Vec<K> = self
             .slots
             .iter()
             .filter(|(_, s)| s.owed > 0 && !s.busy)

@@ -64,6 +64,8 @@ pub enum Need {
     Promtool,
     /// Debian's `prometheus` (the server, started by the test on loopback).
     Prometheus,
+    /// A running control plane, Debian's `prometheus` and `promtool`.
+    PlaneAndPrometheus,
     /// GNU time (a child's peak RSS from `wait4`).
     GnuTime,
     /// A running control plane and a private mount namespace (root, `unshare`).
