@@ -573,6 +573,82 @@ fn git_and_ssh_remotes_that_refuse_connections_are_owed() {
     assert_eq!(owed_files(&store.join(".outbox")).len(), 2);
 }
 
+/// The loop's arguments: every domain, JSON events, short waits.
+const LOOP: [&str; 9] = [
+    "replay",
+    "--watch",
+    "--log-format",
+    "json",
+    "-v",
+    "--backoff-base",
+    "500ms",
+    "--backoff-cap",
+    "2s",
+];
+
+/// `replay --watch` delivers an owed commit by itself once the remote is back (a
+/// failed attempt first, while it is down), and says so in its log.
+fn the_loop_pushes_an_owed_commit_once_the_remote_is_back() {
+    let mut fx = GitFx::new();
+    let work = fx.clone("work");
+    fx.server.stop();
+    fx.commit_push(&work, &[]).success();
+    let local = git_in(&work, &fx.home(), &["rev-parse", "main"]);
+    let run = fx.clinv(&LOOP).args(["--domain", DOMAIN]).spawn();
+    let limit = std::time::Duration::from_secs(30);
+    assert!(
+        run.wait_for(limit, |s| has_event(s, "push-not-delivered", DOMAIN)),
+        "{}",
+        run.stderr()
+    );
+    fx.server.restart();
+    assert!(
+        run.wait_for(limit, |s| has_event(s, "pushed", DOMAIN)),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(fx.remote_tip().as_deref(), Some(local.trim()));
+    assert!(owed_files(&fx.outbox()).is_empty());
+    assert_lacks(&run.stderr(), PASSWORD);
+}
+
+/// The same for the registry: the artifact pushed and signed by the loop.
+fn the_loop_pushes_an_owed_artifact_signed_once_the_registry_is_back() {
+    let mut fx = OciFx::new();
+    let (key, public) = key_pair(fx.dir.path(), "cosign");
+    fx.registry.stop();
+    fx.push(&["--sign", key.to_str().unwrap()]).success();
+    let run = fx.clinv(&LOOP).spawn();
+    let limit = std::time::Duration::from_secs(30);
+    assert!(
+        run.wait_for(limit, |s| has_event(s, "push-not-delivered", DOMAIN)),
+        "{}",
+        run.stderr()
+    );
+    fx.registry.restart();
+    assert!(
+        run.wait_for(limit, |s| has_event(s, "pushed", DOMAIN)),
+        "{}",
+        run.stderr()
+    );
+    assert!(owed_files(&fx.store().join(".outbox")).is_empty());
+    let verify = fx
+        .clinv(&[
+            "log",
+            "--oci",
+            &fx.registry.url("inventories/prod"),
+            "--ca-file",
+            &fx.registry.ca(),
+            "--creds-env",
+            "REGISTRY_AUTH",
+            "--verify",
+            public.to_str().unwrap(),
+        ])
+        .run();
+    assert_eq!(verify.code, 0, "{}", verify.stderr);
+    assert_lacks(&run.stderr(), REG_PASSWORD);
+}
+
 trials! {
     Sshd: [git_and_ssh_remotes_that_refuse_connections_are_owed],
     GitHttps: [
@@ -582,9 +658,11 @@ trials! {
         a_black_holed_remote_keeps_the_push_owed_within_the_timeout,
         a_commit_push_to_a_stopped_remote_is_owed_and_replay_delivers_it,
         an_owed_push_to_a_remote_that_moved_on_is_refused_and_stays_owed,
+        the_loop_pushes_an_owed_commit_once_the_remote_is_back,
     ],
     Registry: [
         a_push_to_a_stopped_registry_is_owed_and_replay_delivers_it_signed,
         a_damaged_outbox_file_is_named_and_the_others_are_delivered,
+        the_loop_pushes_an_owed_artifact_signed_once_the_registry_is_back,
     ],
 }
