@@ -248,7 +248,7 @@ fn agent_once_writes_status_through_the_subresource_and_publish_keeps_it() {
 }
 
 /// A kubeconfig that authenticates with `token` against the plane.
-fn token_kubeconfig(p: &Plane, token: &str) -> tempfile::NamedTempFile {
+pub(crate) fn token_kubeconfig(p: &Plane, token: &str) -> tempfile::NamedTempFile {
     let admin: serde_json::Value =
         serde_saphyr::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
     let cluster = &admin["clusters"][0]["cluster"];
@@ -263,7 +263,7 @@ fn token_kubeconfig(p: &Plane, token: &str) -> tempfile::NamedTempFile {
 }
 
 /// A real ServiceAccount token from the TokenRequest API.
-fn service_account_token(p: &Plane, ns: &str, sa: &str) -> String {
+pub(crate) fn service_account_token(p: &Plane, ns: &str, sa: &str) -> String {
     let (code, out, err) = p.kubectl(&["create", "token", sa, "-n", ns, "--duration", "10m"]);
     assert_eq!(code, 0, "{err}");
     out.trim().to_string()

@@ -339,6 +339,45 @@ fn http_get(addr: &str, path: &str) -> (String, String) {
     )
 }
 
+/// examples/deliver/: the loop's manifests pass the API server's validation (a server-side
+/// dry run; the PodMonitor needs the Prometheus Operator's CRD, which the plane lacks), and
+/// the fleet-side RBAC is enough for a delivery: a publish through a ServiceAccount token
+/// bound to it creates the CRD and applies the inventory.
+fn the_deliver_examples_are_valid_and_their_rbac_is_enough() {
+    use crate::agent::{service_account_token, token_kubeconfig};
+    let p = plane();
+    p.reset();
+    let dir = repo().join("examples/deliver");
+    let file = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (code, _, err) = p.kubectl(&["apply", "-f", &file("00-namespace.yaml")]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = p.kubectl(&["apply", "--dry-run=server", "-f", &file("deliver.yaml")]);
+    assert_eq!(code, 0, "{err}");
+    for object in [
+        "serviceaccount/clinv-deliver",
+        "persistentvolumeclaim/clinv-store",
+        "deployment.apps/clinv-deliver",
+    ] {
+        assert!(out.contains(object), "{object}: {out}");
+    }
+    assert_eq!(out.matches("(server dry run)").count(), 3, "{out}");
+    let (code, _, err) = p.kubectl(&["apply", "-f", &file("fleet-rbac.yaml")]);
+    assert_eq!(code, 0, "{err}");
+    let token = service_account_token(&p, "kube-system", "clinv-publisher");
+    let kubeconfig = token_kubeconfig(&p, &token);
+    let fx = Fx::new();
+    let run = fx
+        .run(
+            kubeconfig.path(),
+            &["publish", "--domain", DOMAIN, "--strict"],
+        )
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_lacks(&run.stderr, "pending");
+    assert_eq!(states(&fx)[0].1, "applied");
+    assert!(p.live().is_some());
+}
+
 /// The id of `domain`'s newest snapshot.
 fn states_of(fx: &Fx, domain: &str) -> String {
     fx.snapshots()
@@ -367,6 +406,7 @@ trials! {
         a_flapping_plane_ends_with_the_newest_live_and_nothing_lost,
         killed_at_random_moments_the_loop_converges,
         a_hanging_cluster_or_plugin_never_delays_another_domain,
+        the_deliver_examples_are_valid_and_their_rbac_is_enough,
     ],
     PlaneAndPrometheus: [a_real_prometheus_sees_the_owed_count_fall_to_zero],
 }
