@@ -438,7 +438,10 @@ pub enum Command {
     ///
     /// A live inventory rendered later than the snapshot, or another domain's (its
     /// lok8s.dev/domain label), is never overwritten. Fail-soft like publish; re-running
-    /// after a crash converges without a second apply.
+    /// after a crash converges without a second apply. Then the owed Git and registry
+    /// pushes of the same domains (a commit --push or push oci:// whose far end did not
+    /// answer) are delivered, each within --timeout; one the far end refuses stays owed
+    /// and exits 1. --watch keeps running and delivers each as soon as it can.
     #[command(after_help = examples::REPLAY)]
     Replay(ReplayArgs),
 
@@ -904,9 +907,9 @@ pub struct ReplayArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Delivery loop")]
 pub struct WatchArgs {
-    /// Keep running: deliver what is owed as soon as each domain's cluster answers, and
-    /// what other clinv processes record while it runs (within a second). Each domain
-    /// not answering waits out its own backoff. SIGTERM/SIGINT end it (exit 0 within
+    /// Keep running: deliver what is owed (pending snapshots, owed pushes) as soon as each
+    /// far end answers, also what other clinv processes record while it runs (seen within
+    /// a quarter of a second). Each domain not answering waits out its own backoff. SIGTERM/SIGINT end it (exit 0 within
     /// 5 s); SIGHUP reads the project's kubeconfigs again. One loop per store (a second
     /// one exits 18 naming the first's pid). See docs/guide/delivering.md.
     #[arg(long, conflicts_with_all = ["dry_run", "output"])]
@@ -921,17 +924,18 @@ pub struct WatchArgs {
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval, requires = "watch")]
     pub backoff_cap: std::time::Duration,
 
-    /// Deliveries in flight at once (each bounded by --timeout).
+    /// Deliveries in flight at once, each bounded by --timeout.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024), requires = "watch")]
     pub parallel: u16,
 
-    /// Serve Prometheus metrics on http://ADDR/metrics, and /healthz and /readyz
-    /// (HOST:PORT, e.g. 127.0.0.1:9464 or 0.0.0.0:9464 in a pod).
+    /// Serve Prometheus metrics on http://HOST:PORT/metrics, with /healthz and /readyz
+    /// (e.g. 127.0.0.1:9464, or 0.0.0.0:9464 in a pod). No authentication: bind it to
+    /// loopback or a private interface.
     #[arg(long, value_name = "HOST:PORT", requires = "watch")]
     pub metrics_addr: Option<String>,
 
     /// One line per event on stderr: text, or json (one object per line).
-    #[arg(long, value_enum, default_value_t = EventFormat::Text, requires = "watch")]
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = EventFormat::Text, requires = "watch")]
     pub log_format: EventFormat,
 }
 

@@ -44,7 +44,9 @@ Examples:
   # Deliver what is pending for every domain, each to the cluster it was published for
   clinv replay --all
   # One domain, through another kubeconfig
-  clinv replay --domain prod.acme.example --kubeconfig ~/.kube/prod.yaml";
+  clinv replay --domain prod.acme.example --kubeconfig ~/.kube/prod.yaml
+  # Keep running: deliver each domain's snapshots as soon as its cluster answers
+  clinv replay --watch -A --metrics-addr 127.0.0.1:9464";
 
 #[cfg(feature = "gitops")]
 pub const COMMIT: &str = "\
