@@ -1,6 +1,8 @@
 //! `replay --watch`: one log line per event of the delivery loop, as text or as one
 //! JSON object (never a spinner: the loop runs under systemd, in a pod, in cron's mail).
 
+use crate::delivery::Reason;
+use crate::domain::Domain;
 use crate::ops::replay::Replayed;
 use crate::ops::watch::Event;
 use serde_json::{Map, Value};
@@ -73,65 +75,37 @@ fn secs(d: Duration) -> String {
 
 /// The line of `event`.
 pub fn line(event: &Event<'_>) -> Line {
-    match event {
+    match *event {
         Event::Started { domains, owing } => Line::new(
             Level::Info,
             "started",
             format!("serving {domains} domain(s); {owing} owe snapshots to their cluster"),
         )
-        .with("domains", *domains)
-        .with("owing", *owing),
+        .with("domains", domains)
+        .with("owing", owing),
         Event::Owed { domain, owed } => Line::new(
             Level::Info,
             "owed",
             format!("{domain}: {owed} snapshot(s) pending"),
         )
         .with("domain", domain.as_str())
-        .with("owed", *owed),
+        .with("owed", owed),
         Event::Waiting {
             domain,
             until,
             reason,
-        } => {
-            let why = reason.map_or("the last attempt failed".into(), |r| format!("last attempt: {r}"));
-            Line::new(
-                Level::Debug,
-                "waiting",
-                format!("{domain}: not attempted yet: in backoff for {} more ({why})", secs(*until)),
-            )
-            .with("domain", domain.as_str())
-            .with("wait_seconds", until.as_secs_f64())
-        }
+        } => waiting(domain, until, reason),
         Event::Unanswered {
             domain,
             reason,
             wait,
-        } => Line::new(
-            Level::Debug,
-            "unanswered",
-            format!("{domain}: nothing answers at the cluster's address ({reason}); next attempt in {}", secs(*wait)),
-        )
-        .with("domain", domain.as_str())
-        .with("reason", reason.as_str())
-        .with("wait_seconds", wait.as_secs_f64()),
+        } => unanswered(domain, reason, wait),
         Event::Attempted {
             domain,
             report,
             wait,
-        } => attempted(domain.as_str(), report, *wait),
-        Event::PushOwed { item } => Line::new(
-            Level::Info,
-            "push-owed",
-            format!(
-                "{}: {} push owed to {} ({})",
-                item.domain,
-                item.push.channel(),
-                item.push.shown_target(),
-                item.reason
-            ),
-        )
-        .with("domain", item.domain.as_str())
-        .with("channel", item.push.channel()),
+        } => attempted(domain.as_str(), report, wait),
+        Event::PushOwed { item } => push_owed(item),
         Event::OutboxDamaged { what } => Line::new(
             Level::Warn,
             "outbox-damaged",
@@ -141,7 +115,7 @@ pub fn line(event: &Event<'_>) -> Line {
             item,
             outcome,
             wait,
-        } => pushed(item, outcome, *wait),
+        } => pushed(item, outcome, wait),
         Event::StoreFailed {
             domain,
             error,
@@ -149,34 +123,95 @@ pub fn line(event: &Event<'_>) -> Line {
         } => Line::new(
             Level::Error,
             "store-failed",
-            format!(
-                "{domain}: {}{}",
-                crate::error::chain(error),
-                wait.map(|w| format!("; next attempt in {}", secs(w))).unwrap_or_default()
-            ),
+            format!("{domain}: {}{}", crate::error::chain(error), next(wait)),
         )
         .with("domain", domain.as_str()),
-        Event::Reloaded { error: None } => Line::new(
+        Event::Reloaded { error } => reloaded(error),
+        Event::Stopping { signal, in_flight } => stopping(signal, in_flight),
+    }
+}
+
+/// "; next attempt in 40s", or nothing.
+fn next(wait: Option<Duration>) -> String {
+    wait.map(|w| format!("; next attempt in {}", secs(w)))
+        .unwrap_or_default()
+}
+
+fn waiting(domain: &Domain, until: Duration, reason: Option<Reason>) -> Line {
+    let why = reason.map_or("the last attempt failed".into(), |r| {
+        format!("last attempt: {r}")
+    });
+    Line::new(
+        Level::Debug,
+        "waiting",
+        format!(
+            "{domain}: not attempted yet: in backoff for {} more ({why})",
+            secs(until)
+        ),
+    )
+    .with("domain", domain.as_str())
+    .with("wait_seconds", until.as_secs_f64())
+}
+
+fn unanswered(domain: &Domain, reason: Reason, wait: Duration) -> Line {
+    Line::new(
+        Level::Debug,
+        "unanswered",
+        format!(
+            "{domain}: nothing answers at the cluster's address ({reason}){}",
+            next(Some(wait))
+        ),
+    )
+    .with("domain", domain.as_str())
+    .with("reason", reason.as_str())
+    .with("wait_seconds", wait.as_secs_f64())
+}
+
+fn push_owed(item: &crate::store::outbox::Owed) -> Line {
+    Line::new(
+        Level::Info,
+        "push-owed",
+        format!(
+            "{}: {} push owed to {} ({})",
+            item.domain,
+            item.push.channel(),
+            item.push.shown_target(),
+            item.reason
+        ),
+    )
+    .with("domain", item.domain.as_str())
+    .with("channel", item.push.channel())
+}
+
+fn reloaded(error: Option<&crate::Error>) -> Line {
+    match error {
+        None => Line::new(
             Level::Info,
             "reloaded",
             "SIGHUP: the project's kubeconfigs and settings read again; every domain owed is attempted now".into(),
         ),
-        Event::Reloaded { error: Some(e) } => Line::new(
+        Some(e) => Line::new(
             Level::Error,
             "reload-failed",
-            format!("SIGHUP: the project cannot be read again, going on as before: {}", crate::error::chain(e)),
-        ),
-        Event::Stopping { signal, in_flight } => Line::new(
-            Level::Info,
-            "stopping",
             format!(
-                "{}: stopping; {in_flight} delivery(ies) in flight get up to {} to end",
-                crate::util::signals::name(*signal),
-                secs(crate::ops::watch::GRACE)
+                "SIGHUP: the project cannot be read again, going on as before: {}",
+                crate::error::chain(e)
             ),
-        )
-        .with("in_flight", *in_flight),
+        ),
     }
+}
+
+fn stopping(signal: i32, in_flight: usize) -> Line {
+    Line::new(
+        Level::Info,
+        "stopping",
+        format!(
+            "{}: stopping; {in_flight} delivery(ies) in flight get up to {} to end",
+            crate::util::signals::name(signal),
+            secs(crate::ops::watch::GRACE)
+        ),
+    )
+    .with("in_flight", in_flight)
 }
 
 /// One delivery of an owed push.
@@ -192,9 +227,7 @@ fn pushed(
         item.push.channel(),
         item.push.shown_target()
     );
-    let next = wait
-        .map(|w| format!("; next attempt in {}", secs(w)))
-        .unwrap_or_default();
+    let next = next(wait);
     let line = match outcome {
         Pushed::Delivered { already_there } => Line::new(
             Level::Info,
@@ -272,7 +305,6 @@ fn attempted(domain: &str, report: &crate::ops::replay::Report, wait: Option<Dur
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::Domain;
     use serde_json::json;
 
     #[test]

@@ -16,30 +16,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     }
     let project = project(settings)?;
     let store = store(settings, &project);
-    let many = crate::project::select::Many {
-        patterns: &args.domain,
-        all: args.all,
-    };
-    let several = many.is_many();
-    let domains = match (args.all, several) {
-        (true, _) => store.domains(),
-        (false, true) => crate::project::select::resolve(&store.domains(), many, |_| {
-            crate::error::UnknownIn::Store {
-                store: store.root().to_path_buf(),
-                project: true,
-            }
-        })?,
-        (false, false) => {
-            if args.results.output.is_some() {
-                return Err(super::one_domain_output("replay"));
-            }
-            vec![domain(
-                settings,
-                &project,
-                args.domain.first().map(String::as_str),
-            )?]
-        }
-    };
+    let (domains, several) = selected(settings, &project, &store, args)?;
     let access = access(settings, &args.limits);
     if domains.len() > 1 && (access.kubeconfig.is_some() || access.context.is_some()) {
         return Err(Failure::Usage(format!(
@@ -98,6 +75,41 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         )),
         None => Ok(Outcome::Unapplied(unapplied)),
     }
+}
+
+/// The domains `replay` serves (`-A`, `--domain` repeated or a glob, else the one
+/// domain), and whether they are several.
+fn selected(
+    settings: &Settings,
+    project: &crate::project::Project,
+    store: &crate::store::Store,
+    args: &ReplayArgs,
+) -> Result<(Vec<crate::domain::Domain>, bool)> {
+    let many = crate::project::select::Many {
+        patterns: &args.domain,
+        all: args.all,
+    };
+    let several = many.is_many();
+    let domains = match (args.all, several) {
+        (true, _) => store.domains(),
+        (false, true) => crate::project::select::resolve(&store.domains(), many, |_| {
+            crate::error::UnknownIn::Store {
+                store: store.root().to_path_buf(),
+                project: true,
+            }
+        })?,
+        (false, false) => {
+            if args.results.output.is_some() {
+                return Err(super::one_domain_output("replay"));
+            }
+            vec![domain(
+                settings,
+                project,
+                args.domain.first().map(String::as_str),
+            )?]
+        }
+    };
+    Ok((domains, several))
 }
 
 /// The owed pushes of `domains`, each delivered once after the cluster channel: a line

@@ -178,6 +178,8 @@ struct State {
     endpoints: HashMap<Domain, Option<(Endpoint, String)>>,
     /// Servers with a delivery in flight.
     servers: HashSet<String>,
+    /// Domains waiting for a server's delivery in flight to end, in turn.
+    parked: HashMap<String, std::collections::VecDeque<Domain>>,
     attempting: HashMap<Domain, Option<String>>,
     probing: usize,
     pushes: Pushes,
@@ -211,6 +213,7 @@ pub fn run(w: &Watch<'_>, host: &dyn Host) -> Result<()> {
         tail: changes::Tail::at_end(w.store.root()),
         endpoints: HashMap::new(),
         servers: HashSet::new(),
+        parked: HashMap::new(),
         attempting: HashMap::new(),
         probing: 0,
         pushes: Pushes::new(w.base, w.cap),
@@ -448,22 +451,7 @@ impl Generation<'_> {
     fn start_due(&self, state: &mut State, now: Instant, jobs: &Sender<Job>) {
         let room = PROBES.saturating_sub(state.probing + state.attempting.len());
         for domain in state.schedule.take_due(now, room) {
-            let store = self.w.store.domain(&domain);
-            let at = state
-                .endpoints
-                .entry(domain.clone())
-                .or_insert_with(|| endpoint(self.req, &store))
-                .clone();
-            match at {
-                Some((_, server)) if state.servers.contains(&server) => {
-                    state.schedule.defer(&domain, now + LOOK);
-                }
-                Some((endpoint, _)) => {
-                    state.probing += 1;
-                    self.prober.probe(domain, endpoint);
-                }
-                None => self.attempt(state, domain, None, jobs),
-            }
+            self.launch(state, domain, jobs);
         }
         let room = PROBES.saturating_sub(state.probing + state.attempting.len() + state.pushing);
         for key in state.pushes.schedule.take_due(now, room) {
@@ -471,6 +459,28 @@ impl Generation<'_> {
                 state.pushing += 1;
                 let _ = jobs.send(Job::Push(key, Box::new(item.clone())));
             }
+        }
+    }
+
+    /// Starts a taken domain: probed first when its far end is known; parked (still
+    /// taken, off the timeline, costing nothing) while another domain's delivery to the
+    /// same API server is in flight, and started when that one ends.
+    fn launch(&self, state: &mut State, domain: Domain, jobs: &Sender<Job>) {
+        let store = self.w.store.domain(&domain);
+        let at = state
+            .endpoints
+            .entry(domain.clone())
+            .or_insert_with(|| endpoint(self.req, &store))
+            .clone();
+        match at {
+            Some((_, server)) if state.servers.contains(&server) => {
+                state.parked.entry(server).or_default().push_back(domain);
+            }
+            Some((endpoint, _)) => {
+                state.probing += 1;
+                self.prober.probe(domain, endpoint);
+            }
+            None => self.attempt(state, domain, None, jobs),
         }
     }
 
@@ -502,6 +512,10 @@ impl Generation<'_> {
                     .flatten()
                     .map(|(_, s)| s);
                 match result {
+                    Ok(()) if server.as_ref().is_some_and(|s| state.servers.contains(s)) => {
+                        let server = server.unwrap_or_default();
+                        state.parked.entry(server).or_default().push_back(domain);
+                    }
                     Ok(()) if state.stopping.is_none() => self.attempt(state, domain, server, jobs),
                     Ok(()) => state.schedule.defer(&domain, now),
                     Err(reason) => {
@@ -521,7 +535,9 @@ impl Generation<'_> {
                     }
                 }
             }
-            Msg::Attempted(domain, report) => self.attempted(state, domain, *report, now),
+            Msg::Attempted(domain, report) => {
+                self.attempted(state, domain, *report, now, jobs);
+            }
             Msg::Pushed(key, pushed) => self.pushed(state, &key, &pushed, now),
         }
     }
@@ -555,9 +571,18 @@ impl Generation<'_> {
         domain: Domain,
         report: Result<replay::Report>,
         now: Instant,
+        jobs: &Sender<Job>,
     ) {
         if let Some(Some(server)) = state.attempting.remove(&domain) {
             state.servers.remove(&server);
+            // The next domain waiting for this server gets its turn.
+            let next = state.parked.get_mut(&server).and_then(|q| q.pop_front());
+            if state.parked.get(&server).is_some_and(|q| q.is_empty()) {
+                state.parked.remove(&server);
+            }
+            if let Some(next) = next.filter(|_| state.stopping.is_none()) {
+                self.launch(state, next, jobs);
+            }
         }
         let attempt = match &report {
             Ok(r) => match &r.outcome {
