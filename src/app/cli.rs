@@ -28,6 +28,9 @@ Exit codes:
   13-15  with --strict: 13 the target holds an inventory rendered later (clock skew;
      --allow-older), 14 managed by GitOps (Flux, Argo CD: clinv commit is the channel),
      15 the server's certificate does not verify
+  16 status, drift, updates: the live cluster could not be read (the answer says so)
+  17 --verify: the OCI artifact is unsigned, or not signed by the key
+  18 replay --watch: another loop already serves this store (its pid is named)
   130/143  ended by SIGINT/SIGTERM at a safe point
 clinv diff and clinv drift: 0 same, 1 different, 2 any error or unknown.";
 

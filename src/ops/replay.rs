@@ -120,17 +120,30 @@ pub fn replay_until(
 
 /// Where the newest pending snapshot of the domain would be delivered.
 ///
-/// Known before anything runs: the host and port a connection opens to (the proxy's, else the API server's)
-/// and the server's URL (two domains with one server never deliver at once). `None`
-/// when that cannot be told without trying (no kubeconfig, a bad one): a delivery
+/// Known before anything runs: the host and port a connection opens to (the proxy's,
+/// else the API server's), the server's URL (two domains with one server never deliver
+/// at once) and the kubeconfig files it was read from (a changed file is read again).
+/// `None` when that cannot be told without trying (no kubeconfig, a bad one): a delivery
 /// attempt then says why.
-pub fn endpoint(req: &Request<'_>, store: &DomainStore) -> Option<((String, u16), String)> {
+pub fn endpoint(req: &Request<'_>, store: &DomainStore) -> Option<Aimed> {
     let queue = store.queue(false).ok()?;
     let newest = queue.newest_pending()?;
     let record = queue.record(store, &newest.id).ok()??;
     let (access, choice) = aim(req, &store.domain, record.target.as_ref()).ok()?;
     let resolved = access.resolve(&choice).ok()?;
-    Some((resolved.endpoint()?, resolved.target.server))
+    Some(Aimed {
+        addr: resolved.endpoint()?,
+        server: resolved.target.server,
+        files: choice.paths,
+    })
+}
+
+/// Where a domain's delivery goes: see [`endpoint`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Aimed {
+    pub addr: (String, u16),
+    pub server: String,
+    pub files: Vec<PathBuf>,
 }
 
 /// Out of budget: only say what stays queued (a read, no lock, nothing sent).

@@ -116,16 +116,20 @@ pub fn line(event: &Event<'_>) -> Line {
             outcome,
             wait,
         } => pushed(item, outcome, wait),
-        Event::StoreFailed {
+        Event::Failed {
             domain,
             error,
             wait,
-        } => Line::new(
-            Level::Error,
-            "store-failed",
-            format!("{domain}: {}{}", crate::error::chain(error), next(wait)),
-        )
-        .with("domain", domain.as_str()),
+        } => {
+            let chain = crate::error::chain(error);
+            // Most errors name their domain already.
+            let text = match chain.starts_with(&format!("{domain}:")) {
+                true => chain,
+                false => format!("{domain}: {chain}"),
+            };
+            Line::new(Level::Error, "failed", format!("{text}{}", next(wait)))
+                .with("domain", domain.as_str())
+        }
         Event::Reloaded { error } => reloaded(error),
         Event::Stopping { signal, in_flight } => stopping(signal, in_flight),
     }

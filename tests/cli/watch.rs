@@ -189,6 +189,28 @@ fn sigterm_with_a_delivery_in_flight_exits_0_within_5_seconds() {
     assert_has(&list.stdout, "\"state\": \"pending\"");
 }
 
+/// A kubeconfig regenerated while its domain waits out a backoff (a new server address)
+/// is read at the next attempt, without a SIGHUP.
+fn a_regenerated_kubeconfig_is_read_at_the_next_attempt() {
+    let fx = Fx::new(1);
+    fx.publish(0);
+    let run = fx.watch(&["-v", "--backoff-base", "300ms", "--backoff-cap", "600ms"]);
+    assert!(run.wait_for(LIMIT, |s| has_event(s, "unanswered", "")));
+    let hole = TcpListener::bind("127.0.0.1:0").unwrap();
+    fx.aim(0, hole.local_addr().unwrap().port());
+    hole.set_nonblocking(true).unwrap();
+    let mut held = Vec::new();
+    let reached = poll(LIMIT, Duration::from_millis(20), || {
+        held.extend(hole.accept().ok());
+        !held.is_empty()
+    });
+    assert!(
+        reached,
+        "the new address was never tried:\n{}",
+        run.stderr()
+    );
+}
+
 fn sigterm_when_idle_exits_0_at_once_and_the_next_loop_starts() {
     let fx = Fx::new(1);
     let mut run = fx.watch(&[]);
@@ -244,6 +266,7 @@ trials! {
         a_domain_in_backoff_says_why_it_waits_and_sighup_retries_at_once,
         sigterm_with_a_delivery_in_flight_exits_0_within_5_seconds,
         sigterm_when_idle_exits_0_at_once_and_the_next_loop_starts,
+        a_regenerated_kubeconfig_is_read_at_the_next_attempt,
         watch_flags_are_refused_where_they_mean_nothing,
     ],
 }

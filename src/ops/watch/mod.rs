@@ -117,8 +117,10 @@ pub enum Event<'a> {
         outcome: &'a Pushed,
         wait: Option<Duration>,
     },
-    /// The store of a domain could not be read or written.
-    StoreFailed {
+    /// An attempt ended in an error of its own, not the far end's: the store cannot be
+    /// read or written, or the recorded target cannot be used as it is (a context the
+    /// kubeconfig no longer names).
+    Failed {
         domain: &'a Domain,
         error: &'a crate::Error,
         wait: Option<Duration>,
@@ -175,7 +177,7 @@ struct State {
     tail: changes::Tail,
     /// Per domain: where its probe goes and the API server it delivers to; read again
     /// when its store changes.
-    endpoints: HashMap<Domain, Option<(Endpoint, String)>>,
+    endpoints: HashMap<Domain, Option<Aim>>,
     /// Servers with a delivery in flight.
     servers: HashSet<String>,
     /// Domains waiting for a server's delivery in flight to end, in turn.
@@ -466,6 +468,13 @@ impl Generation<'_> {
     /// taken, off the timeline, costing nothing) while another domain's delivery to the
     /// same API server is in flight, and started when that one ends.
     fn launch(&self, state: &mut State, domain: Domain, jobs: &Sender<Job>) {
+        if state
+            .endpoints
+            .get(&domain)
+            .is_some_and(|a| a.as_ref().is_some_and(Aim::stale))
+        {
+            state.endpoints.remove(&domain);
+        }
         let store = self.w.store.domain(&domain);
         let at = state
             .endpoints
@@ -473,12 +482,16 @@ impl Generation<'_> {
             .or_insert_with(|| endpoint(self.req, &store))
             .clone();
         match at {
-            Some((_, server)) if state.servers.contains(&server) => {
-                state.parked.entry(server).or_default().push_back(domain);
+            Some(aim) if state.servers.contains(&aim.server) => {
+                state
+                    .parked
+                    .entry(aim.server)
+                    .or_default()
+                    .push_back(domain);
             }
-            Some((endpoint, _)) => {
+            Some(aim) => {
                 state.probing += 1;
-                self.prober.probe(domain, endpoint);
+                self.prober.probe(domain, aim.endpoint);
             }
             None => self.attempt(state, domain, None, jobs),
         }
@@ -510,7 +523,7 @@ impl Generation<'_> {
                     .get(&domain)
                     .cloned()
                     .flatten()
-                    .map(|(_, s)| s);
+                    .map(|a| a.server);
                 match result {
                     Ok(()) if server.as_ref().is_some_and(|s| state.servers.contains(s)) => {
                         let server = server.unwrap_or_default();
@@ -590,7 +603,7 @@ impl Generation<'_> {
                 Replayed::Nothing | Replayed::DryRun { .. } => Attempt::Nothing,
                 Replayed::NotApplied { reason, .. } => Attempt::Failed(*reason),
             },
-            Err(_) => Attempt::StoreFailed,
+            Err(_) => Attempt::Errored,
         };
         let wait = state.schedule.finished(&domain, attempt, now, now_ms());
         match &report {
@@ -599,7 +612,7 @@ impl Generation<'_> {
                 report,
                 wait,
             }),
-            Err(error) => self.host.event(&Event::StoreFailed {
+            Err(error) => self.host.event(&Event::Failed {
                 domain: &domain,
                 error,
                 wait,
@@ -611,10 +624,41 @@ impl Generation<'_> {
     }
 }
 
-/// Where `store`'s newest pending snapshot goes (see [`replay::endpoint`]).
-fn endpoint(req: &Request<'_>, store: &DomainStore) -> Option<(Endpoint, String)> {
-    let ((host, port), server) = replay::endpoint(req, store)?;
-    Some((Endpoint { host, port }, server))
+/// Where `store`'s newest pending snapshot goes (see [`replay::endpoint`]), with the
+/// modification times of the kubeconfig files it was read from.
+fn endpoint(req: &Request<'_>, store: &DomainStore) -> Option<Aim> {
+    let aimed = replay::endpoint(req, store)?;
+    let (host, port) = aimed.addr;
+    Some(Aim {
+        endpoint: Endpoint { host, port },
+        server: aimed.server,
+        stamps: stamps(&aimed.files),
+        files: aimed.files,
+    })
+}
+
+/// A domain's far end as last read, and how to tell its kubeconfigs changed since.
+#[derive(Debug, Clone)]
+struct Aim {
+    endpoint: Endpoint,
+    server: String,
+    files: Vec<std::path::PathBuf>,
+    stamps: Vec<Option<std::time::SystemTime>>,
+}
+
+impl Aim {
+    /// Whether a kubeconfig it was read from changed (one stat per file): a regenerated
+    /// kubeconfig is read at the next attempt, without a SIGHUP.
+    fn stale(&self) -> bool {
+        stamps(&self.files) != self.stamps
+    }
+}
+
+fn stamps(files: &[std::path::PathBuf]) -> Vec<Option<std::time::SystemTime>> {
+    files
+        .iter()
+        .map(|f| std::fs::metadata(f).and_then(|m| m.modified()).ok())
+        .collect()
 }
 
 fn now_ms() -> i64 {

@@ -32,8 +32,8 @@ pub struct Slot {
     pub failures: BTreeMap<Reason, u64>,
     /// The reason of the last failed attempt (cleared by a delivery).
     pub last_reason: Option<Reason>,
-    /// Attempts that failed on the store itself.
-    pub store_failures: u64,
+    /// Attempts that ended in an error of their own (not the far end's).
+    pub errors: u64,
 }
 
 /// How an attempt ended, as far as the schedule cares.
@@ -45,8 +45,9 @@ pub enum Attempt {
     Nothing,
     /// Not delivered, for this reason: wait longer before the next attempt.
     Failed(Reason),
-    /// The domain's store could not be read or written: wait longer, too.
-    StoreFailed,
+    /// The attempt ended in an error of its own (the store, an unusable recorded
+    /// target): wait longer, too.
+    Errored,
 }
 
 /// Every selected domain's slot (or owed push's: any key) and the backoff they share.
@@ -156,13 +157,13 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
                 slot.last_reason = None;
                 None
             }
-            Attempt::Failed(_) | Attempt::StoreFailed => {
+            Attempt::Failed(_) | Attempt::Errored => {
                 match attempt {
                     Attempt::Failed(reason) => {
                         *slot.failures.entry(reason).or_default() += 1;
                         slot.last_reason = Some(reason);
                     }
-                    _ => slot.store_failures += 1,
+                    _ => slot.errors += 1,
                 }
                 let wait = self.policy.delay(slot.failures_in_row, unit);
                 slot.failures_in_row = slot.failures_in_row.saturating_add(1);
