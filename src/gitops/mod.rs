@@ -665,16 +665,11 @@ impl Repo {
     pub fn push(&self, remote_name: &str, req: &Request<'_>, deadline: Duration) -> Result<Pushed> {
         let branch = self.branch(req.branch)?;
         let refname = format!("refs/heads/{branch}");
-        let wd = self.workdir();
-        let mut remote = self
-            .repo
-            .find_remote(remote_name)
-            .map_err(|e| git(&wd, e))?;
-        transports();
-        let _ssh = ssh::configure(&self.repo);
-        // A prewarmed SSH channel no push took ends with this push.
-        let _warm = WarmGuard;
-        https::prepare(&self.repo, &remote, &self.https)?;
+        let Prepared {
+            mut remote,
+            _ssh,
+            _warm,
+        } = self.prepare_push(remote_name)?;
         let start = Instant::now();
         let mut delays = PUSH_RETRY.until(Some(start + deadline));
         loop {
@@ -769,14 +764,11 @@ impl Repo {
             }
             .into());
         }
-        let mut remote = self
-            .repo
-            .find_remote(remote_name)
-            .map_err(|e| git(&wd, e))?;
-        transports();
-        let _ssh = ssh::configure(&self.repo);
-        let _warm = WarmGuard;
-        https::prepare(&self.repo, &remote, &self.https)?;
+        let Prepared {
+            mut remote,
+            _ssh,
+            _warm,
+        } = self.prepare_push(remote_name)?;
         let rejected = {
             let _held = lock_local_remote(&remote, deadline)?;
             push_refspec(&self.repo, &mut remote, &format!("{commit}:{refname}"))?
@@ -805,6 +797,25 @@ impl Repo {
             remote_tip: remote_tip.to_string(),
         }
         .into())
+    }
+
+    /// The remote `remote_name` ready for a push: the transports registered, the
+    /// repository's ssh program and HTTPS settings in force while it is held.
+    fn prepare_push(&self, remote_name: &str) -> Result<Prepared<'_>> {
+        let remote = self
+            .repo
+            .find_remote(remote_name)
+            .map_err(|e| git(&self.workdir(), e))?;
+        transports();
+        let _ssh = ssh::configure(&self.repo);
+        // A prewarmed SSH channel no push took ends with this push.
+        let _warm = WarmGuard;
+        https::prepare(&self.repo, &remote, &self.https)?;
+        Ok(Prepared {
+            remote,
+            _ssh,
+            _warm,
+        })
     }
 
     /// Moves `refname` to the commit `oid` rebuilt on the remote tip.
@@ -879,6 +890,13 @@ pub fn prewarm_push(dir: &Path, remote_name: &str) {
 
 /// Ends an unused prewarmed SSH channel when the push is over, however it ended.
 struct WarmGuard;
+
+/// A remote ready for a push, and what must stay in force while it runs.
+struct Prepared<'r> {
+    remote: git2::Remote<'r>,
+    _ssh: ssh::Configured,
+    _warm: WarmGuard,
+}
 
 impl Drop for WarmGuard {
     fn drop(&mut self) {

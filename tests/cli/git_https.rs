@@ -11,19 +11,19 @@ use crate::support::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const USER: &str = "bot";
-const PASSWORD: &str = "FAKESECRET-git-https-token-5c1e";
+pub(crate) const USER: &str = "bot";
+pub(crate) const PASSWORD: &str = "FAKESECRET-git-https-token-5c1e";
 const WRONG: &str = "FAKESECRET-wrong-password-90ab";
 
 /// A project copy, a bare repository served over HTTPS, a HOME, clones with the remote
 /// `origin` set to the HTTPS URL.
-struct Fx {
-    dir: tempfile::TempDir,
-    server: GitServer,
+pub(crate) struct Fx {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) server: GitServer,
 }
 
 impl Fx {
-    fn new() -> Fx {
+    pub(crate) fn new() -> Fx {
         let dir = tempfile::tempdir().unwrap();
         let server = GitServer::start(&dir.path().join("srv"), USER, PASSWORD);
         let fx = Fx { dir, server };
@@ -38,21 +38,21 @@ impl Fx {
         fx
     }
 
-    fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.dir.path().join("home")
     }
 
-    fn root(&self) -> PathBuf {
+    pub(crate) fn root(&self) -> PathBuf {
         self.dir.path().join("project")
     }
 
-    fn bare(&self) -> PathBuf {
+    pub(crate) fn bare(&self) -> PathBuf {
         self.server.dir.join("repos/inv.git")
     }
 
     /// A clone whose origin is `url` (default: the HTTPS URL of the repository), the CA
     /// trusted through `http.sslCAInfo`.
-    fn clone(&self, name: &str, url: Option<&str>) -> PathBuf {
+    pub(crate) fn clone(&self, name: &str, url: Option<&str>) -> PathBuf {
         let file = format!("file://{}", self.bare().display());
         git_in(self.dir.path(), &self.home(), &["clone", "-q", &file, name]);
         let work = self.dir.path().join(name);
@@ -94,7 +94,7 @@ impl Fx {
         file
     }
 
-    fn clinv(&self, args: &[&str]) -> Clinv {
+    pub(crate) fn clinv(&self, args: &[&str]) -> Clinv {
         let root = self.root().to_str().unwrap().to_string();
         let mut all = vec!["--root", root.as_str()];
         all.extend_from_slice(args);

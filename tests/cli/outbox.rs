@@ -3,43 +3,34 @@
 //! it when the far end answers again — the real servers stopped and started on the same
 //! port: Debian's nginx in front of `git http-backend`, Debian's docker-registry.
 
-use crate::git_server::{GitServer, git_in};
+use crate::git_server::git_in;
 use crate::registry::{PASSWORD as REG_PASSWORD, Registry, USER as REG_USER, key_pair};
 use crate::support::*;
 use std::path::{Path, PathBuf};
 
 const DOMAIN: &str = "prod.acme.example";
-const USER: &str = "bot";
-const PASSWORD: &str = "FAKESECRET-outbox-git-password-3b9f";
+use crate::git_https::{PASSWORD, USER};
 
-/// A project, a store, a HOME, and a bare repository served over HTTPS.
-struct GitFx {
-    dir: tempfile::TempDir,
-    server: GitServer,
+/// git_https's fixture (a project, a HOME, a bare repository served over HTTPS), with the
+/// store and its outbox.
+struct GitFx(crate::git_https::Fx);
+
+impl std::ops::Deref for GitFx {
+    type Target = crate::git_https::Fx;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for GitFx {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }
 
 impl GitFx {
     fn new() -> GitFx {
-        let dir = tempfile::tempdir().unwrap();
-        let server = GitServer::start(&dir.path().join("srv"), USER, PASSWORD);
-        let fx = GitFx { dir, server };
-        std::fs::create_dir_all(fx.home()).unwrap();
-        let project = copy_tree(&example());
-        std::fs::rename(project.path(), fx.root()).unwrap();
-        git_in(
-            &fx.server.dir.join("repos"),
-            &fx.home(),
-            &["init", "-q", "--bare", "-b", "main", "inv.git"],
-        );
-        fx
-    }
-
-    fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-
-    fn root(&self) -> PathBuf {
-        self.dir.path().join("project")
+        GitFx(crate::git_https::Fx::new())
     }
 
     fn store(&self) -> PathBuf {
@@ -50,10 +41,6 @@ impl GitFx {
         self.store().join(".outbox")
     }
 
-    fn bare(&self) -> PathBuf {
-        self.server.dir.join("repos/inv.git")
-    }
-
     /// A clone whose `origin` is the HTTPS URL with the password in its user info.
     fn clone(&self, name: &str) -> PathBuf {
         self.clone_as(name, &format!("{USER}:{PASSWORD}"))
@@ -61,34 +48,8 @@ impl GitFx {
 
     /// A clone whose `origin` is the HTTPS URL with `userinfo`.
     fn clone_as(&self, name: &str, userinfo: &str) -> PathBuf {
-        let file = format!("file://{}", self.bare().display());
-        git_in(self.dir.path(), &self.home(), &["clone", "-q", &file, name]);
-        let work = self.dir.path().join(name);
         let url = format!("https://{userinfo}@127.0.0.1:{}/inv.git", self.server.port);
-        let g = |args: &[&str]| git_in(&work, &self.home(), args);
-        g(&["remote", "set-url", "origin", &url]);
-        g(&["config", "user.name", "Inventory Bot"]);
-        g(&["config", "user.email", "bot@acme.example"]);
-        g(&[
-            "config",
-            "http.sslCAInfo",
-            self.server.ca().to_str().unwrap(),
-        ]);
-        g(&["checkout", "-q", "-B", "main"]);
-        work
-    }
-
-    fn clinv(&self, args: &[&str]) -> Clinv {
-        let root = self.root().to_str().unwrap().to_string();
-        let mut all = vec!["--root", root.as_str()];
-        all.extend_from_slice(args);
-        clinv(&all)
-            .env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
-            .env("HOME", self.home().to_str().unwrap())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("HTTPS_PROXY", "")
-            .env("ALL_PROXY", "")
+        self.0.clone(name, Some(&url))
     }
 
     fn commit_push(&self, work: &Path, extra: &[&str]) -> Run {
@@ -319,6 +280,24 @@ impl OciFx {
         self.clinv(&args).run()
     }
 
+    /// The repository's artifacts carry a valid cosign signature by `public`'s key.
+    fn assert_signed(&self, public: &Path) {
+        let verify = self
+            .clinv(&[
+                "log",
+                "--oci",
+                &self.registry.url("inventories/prod"),
+                "--ca-file",
+                &self.registry.ca(),
+                "--creds-env",
+                "REGISTRY_AUTH",
+                "--verify",
+                public.to_str().unwrap(),
+            ])
+            .run();
+        assert_eq!(verify.code, 0, "{}", verify.stderr);
+    }
+
     /// The digest the tag names in the registry now.
     fn tagged(&self, tag: &str) -> String {
         let bytes = self.registry.get(
@@ -381,20 +360,7 @@ fn a_push_to_a_stopped_registry_is_owed_and_replay_delivers_it_signed() {
     let direct: serde_json::Value = serde_json::from_str(&direct.stdout).unwrap();
     assert_eq!(direct["digest"], delivered.as_str());
     // Signed: the .sig manifest holds a signature of that digest by the key.
-    let verify = fx
-        .clinv(&[
-            "log",
-            "--oci",
-            &fx.registry.url("inventories/prod"),
-            "--ca-file",
-            &fx.registry.ca(),
-            "--creds-env",
-            "REGISTRY_AUTH",
-            "--verify",
-            public.to_str().unwrap(),
-        ])
-        .run();
-    assert_eq!(verify.code, 0, "{}", verify.stderr);
+    fx.assert_signed(&public);
     let shown = fx
         .clinv(&["snapshots", "show", "latest", "-o", "json"])
         .run()
@@ -632,20 +598,7 @@ fn the_loop_pushes_an_owed_artifact_signed_once_the_registry_is_back() {
         run.stderr()
     );
     assert!(owed_files(&fx.store().join(".outbox")).is_empty());
-    let verify = fx
-        .clinv(&[
-            "log",
-            "--oci",
-            &fx.registry.url("inventories/prod"),
-            "--ca-file",
-            &fx.registry.ca(),
-            "--creds-env",
-            "REGISTRY_AUTH",
-            "--verify",
-            public.to_str().unwrap(),
-        ])
-        .run();
-    assert_eq!(verify.code, 0, "{}", verify.stderr);
+    fx.assert_signed(&public);
     assert_lacks(&run.stderr(), REG_PASSWORD);
 }
 

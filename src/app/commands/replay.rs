@@ -27,15 +27,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     let req = Request {
         project: &project,
         access: &access,
-        opts: crate::cluster::Options {
-            take_over: args.take_over,
-            ..options(
-                args.limits.timeout,
-                args.limits.probe_timeout,
-                args.force_conflicts,
-                args.dry_run,
-            )
-        },
+        opts: cluster_options(args),
         allow_older: args.allow_older,
     };
     let reports = replay::replay_all(&req, &store, &domains)?;
@@ -74,6 +66,20 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
                 .collect(),
         )),
         None => Ok(Outcome::Unapplied(unapplied)),
+    }
+}
+
+/// Each delivery's limits and overrides: `--timeout`, `--probe-timeout`,
+/// `--force-conflicts`, `--take-over`, `--dry-run`.
+pub(super) fn cluster_options(args: &ReplayArgs) -> crate::cluster::Options {
+    crate::cluster::Options {
+        take_over: args.take_over,
+        ..options(
+            args.limits.timeout,
+            args.limits.probe_timeout,
+            args.force_conflicts,
+            args.dry_run,
+        )
     }
 }
 

@@ -5,7 +5,6 @@ use super::{access, project, store};
 use crate::app::cli::{EventFormat, ReplayArgs};
 use crate::app::settings::Settings;
 use crate::app::{Failure, Result};
-use crate::cluster::access::options;
 use crate::error::Outcome;
 use crate::ops::watch::{self, Event, Selection, Watch};
 use crate::view::metrics::{self, Facts};
@@ -36,15 +35,8 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         base: args.watch.backoff_base,
         cap: args.watch.backoff_cap.max(args.watch.backoff_base),
         parallel: usize::from(args.watch.parallel),
-        opts: crate::cluster::Options {
-            take_over: args.take_over,
-            ..options(
-                args.limits.timeout,
-                args.limits.probe_timeout,
-                args.force_conflicts,
-                false,
-            )
-        },
+        // --watch conflicts with --dry-run.
+        opts: super::replay::cluster_options(args),
         allow_older: args.allow_older,
     };
     let metrics = match &args.watch.metrics_addr {
