@@ -211,6 +211,46 @@ fn a_regenerated_kubeconfig_is_read_at_the_next_attempt() {
     );
 }
 
+/// Under systemd (`Type=notify`, `WatchdogSec=`): READY=1 once the store is read,
+/// WATCHDOG=1 with a STATUS line while it runs, STOPPING=1 on SIGTERM. No systemd runs
+/// here: the test listens on the notification socket itself, as systemd does (a unix
+/// datagram socket named by NOTIFY_SOCKET).
+fn under_systemd_it_says_ready_alive_and_stopping() {
+    use std::os::unix::net::UnixDatagram;
+    let fx = Fx::new(1);
+    fx.publish(0);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notify");
+    let socket = UnixDatagram::bind(&path).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut run = fx
+        .clinv(&["replay", "--watch", "-A"])
+        .env("NOTIFY_SOCKET", path.to_str().unwrap())
+        .env("WATCHDOG_USEC", "400000")
+        .spawn();
+    let mut said = Vec::new();
+    let next = || {
+        let mut buf = [0u8; 512];
+        let n = socket.recv(&mut buf).expect("a notification");
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    said.push(next());
+    assert_eq!(said[0], "READY=1\n");
+    said.push(next());
+    assert!(
+        said[1].starts_with("WATCHDOG=1\nSTATUS=1 domain(s) owe snapshots"),
+        "{said:?}"
+    );
+    run.signal("TERM");
+    let stopping = (0..20)
+        .map(|_| next())
+        .find(|m| m.starts_with("STOPPING=1"));
+    assert!(stopping.is_some(), "{said:?}");
+    assert_eq!(run.wait_exit(Duration::from_secs(5)), Some(Some(0)));
+}
+
 fn sigterm_when_idle_exits_0_at_once_and_the_next_loop_starts() {
     let fx = Fx::new(1);
     let mut run = fx.watch(&[]);
@@ -267,6 +307,7 @@ trials! {
         sigterm_with_a_delivery_in_flight_exits_0_within_5_seconds,
         sigterm_when_idle_exits_0_at_once_and_the_next_loop_starts,
         a_regenerated_kubeconfig_is_read_at_the_next_attempt,
+        under_systemd_it_says_ready_alive_and_stopping,
         watch_flags_are_refused_where_they_mean_nothing,
     ],
 }
