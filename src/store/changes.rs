@@ -11,6 +11,8 @@
 //! caller reads every domain again. Reading the tail costs what was appended since, not
 //! the store's size.
 
+#![allow(clippy::disallowed_methods)] // the store: the one owner of its files
+
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
