@@ -539,6 +539,45 @@ fn git_and_ssh_remotes_that_refuse_connections_are_owed() {
     assert_eq!(owed_files(&store.join(".outbox")).len(), 2);
 }
 
+/// `commit -A --push` to a remote that does not answer: one commit for the fleet, its
+/// push owed by each domain it carries (a warning each, exit 0; `--strict` exits 5);
+/// `replay -A` pushes it once the remote is back — the first delivery pushes, the others
+/// find it there — and the outbox is empty.
+fn a_fleet_commit_push_to_a_stopped_remote_is_owed_by_each_domain() {
+    let mut fx = GitFx::new();
+    let work = fx.clone("work");
+    fx.server.stop();
+    let args = [
+        "commit",
+        "-A",
+        "--repo",
+        work.to_str().unwrap(),
+        "--push",
+        "origin",
+    ];
+    let run = fx.clinv(&args).args(["--push-timeout", "5"]).run();
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    no_secret(&run);
+    let owed = owed_files(&fx.outbox());
+    let domains = ["edge.acme.example", "lab.acme.example", "prod.acme.example"];
+    assert_eq!(owed.len(), domains.len(), "{owed:?}\n{}", run.stderr);
+    for d in domains {
+        let said = run
+            .stderr
+            .lines()
+            .any(|l| l.contains("push owed") && l.contains(d));
+        assert!(said, "{d}: {}", run.stderr);
+    }
+    assert_eq!(fx.remote_tip(), None);
+    let local = git_in(&work, &fx.home(), &["rev-parse", "main"]);
+
+    fx.server.restart();
+    let replay = fx.clinv(&["replay", "-A"]).run();
+    assert_eq!(replay.code, 0, "{}\n{}", replay.stderr, replay.stdout);
+    assert_eq!(fx.remote_tip().as_deref(), Some(local.trim()));
+    assert!(owed_files(&fx.outbox()).is_empty(), "{}", replay.stderr);
+}
+
 /// The loop's arguments: every domain, JSON events, short waits.
 const LOOP: [&str; 9] = [
     "replay",
@@ -612,6 +651,7 @@ trials! {
         a_commit_push_to_a_stopped_remote_is_owed_and_replay_delivers_it,
         an_owed_push_to_a_remote_that_moved_on_is_refused_and_stays_owed,
         the_loop_pushes_an_owed_commit_once_the_remote_is_back,
+        a_fleet_commit_push_to_a_stopped_remote_is_owed_by_each_domain,
     ],
     Registry: [
         a_push_to_a_stopped_registry_is_owed_and_replay_delivers_it_signed,

@@ -173,6 +173,18 @@ fn several(
             &tip[..tip.len().min(12)],
         ));
     }
+    let mut owed_code = exit::OK;
+    for owing in done.owed {
+        // Every domain's owed push is said, --strict or not, before the table.
+        let code = match super::owed_push(settings, owing) {
+            Ok(code) => code,
+            Err(e) => {
+                settings.printer.error(&e.to_string());
+                e.exit_code()
+            }
+        };
+        owed_code = owed_code.max(code);
+    }
     for (domain, e) in &done.not_recorded {
         settings.printer.warn(&format!(
             "{domain}: committed, but the store could not record it: {}",
@@ -189,7 +201,7 @@ fn several(
     Ok(if older && settings.strict {
         exit::OLDER
     } else {
-        exit::OK
+        owed_code
     })
 }
 

@@ -768,7 +768,7 @@ fn push_or_owe(
 
 /// The owed push of `branch` at `commit` to `remote`: the repository (absolute), the
 /// remote's URL without credentials, the token variable's name.
-fn git_target(
+pub(super) fn git_target(
     repo: &Repo,
     remote: &str,
     branch: &str,

@@ -44,6 +44,9 @@ pub struct Several {
     pub commit: Option<String>,
     /// The pushed tip and the attempts it took.
     pub pushed: Option<(String, u32)>,
+    /// The remote did not answer: the push is owed, once per delivered domain (the first
+    /// delivery pushes the commit, the others find it there).
+    pub owed: Vec<super::super::owed::Owing>,
     /// Domains whose commit the store could not record (it happened all the same).
     pub not_recorded: Vec<(Domain, Error)>,
 }
@@ -172,25 +175,64 @@ fn commit(picks: Picks<'_>, opts: &Options<'_>, notices: &mut Vec<Notice>) -> Re
     let delivered: Vec<usize> = (0..parts.len())
         .filter(|&i| !matches!(made.found[i], Found::Older { .. }))
         .collect();
-    let pushed = match opts.push {
-        Some((remote, timeout)) if !delivered.is_empty() => {
-            let kept: Vec<Part<'_>> = delivered.iter().map(|&i| part(members[i])).collect();
-            let attempts = repo.push(remote, &request(opts, &kept, &message), timeout)?;
-            let tip = repo.head_commit(&branch).unwrap_or_default();
-            Some((tip, attempts.attempts))
+    let (mut pushed, mut owed) = (None, Vec::new());
+    if let Some((remote, timeout)) = opts.push.filter(|_| !delivered.is_empty()) {
+        let kept: Vec<Part<'_>> = delivered.iter().map(|&i| part(members[i])).collect();
+        match repo.push(remote, &request(opts, &kept, &message), timeout) {
+            Ok(attempts) => {
+                let tip = repo.head_commit(&branch).unwrap_or_default();
+                pushed = Some((tip, attempts.attempts));
+            }
+            Err(Error::Push(e @ crate::error::PushError::Unanswered { .. })) => {
+                let owing = delivered.iter().map(|&i| members[i]);
+                owed = owe(&repo, remote, &branch, opts, owing, &e);
+            }
+            Err(e) => return Err(e),
         }
-        _ => None,
-    };
+    }
     let tip = repo.head_commit(&branch);
-    let not_recorded = record(&members, &made.found, tip.as_deref(), opts, &made.oid);
+    let remote = opts.push.filter(|_| owed.is_empty()).map(|(r, _)| r);
+    let not_recorded = record(&members, &made.found, tip.as_deref(), remote, &made.oid);
     let rows = rows(picks, made.found, &branch);
     Ok(Several {
         branch,
         rows,
         commit: made.oid,
         pushed,
+        owed,
         not_recorded,
     })
+}
+
+/// Records the push of `branch` to `remote` as owed by each of `members` (the remote did
+/// not answer: `e`).
+fn owe<'a, 'm: 'a>(
+    repo: &Repo,
+    remote: &str,
+    branch: &str,
+    opts: &Options<'_>,
+    members: impl Iterator<Item = &'a Member<'m>>,
+    e: &crate::error::PushError,
+) -> Vec<super::super::owed::Owing> {
+    let crate::error::PushError::Unanswered { reason, .. } = e else {
+        return Vec::new();
+    };
+    let tip = repo.head_commit(branch).unwrap_or_default();
+    let push = super::git_target(repo, remote, branch, opts, &tip);
+    members
+        .map(|m| {
+            let item = crate::store::outbox::Owed {
+                version: crate::store::outbox::VERSION,
+                domain: m.store.domain.clone(),
+                snapshot: m.snapshot.id.clone(),
+                at: now_millis(),
+                reason: *reason,
+                detail: super::super::owed::detail(e),
+                push: crate::store::outbox::Push::Git(push.clone()),
+            };
+            super::super::owed::owe(m.store, &item, e)
+        })
+        .collect()
 }
 
 fn part<'a>(m: &'a Member<'_>) -> Part<'a> {
@@ -201,15 +243,16 @@ fn part<'a>(m: &'a Member<'_>) -> Part<'a> {
     }
 }
 
-/// Records the commit in each delivered domain's store (the Git channel only).
+/// Records the commit in each delivered domain's store (the Git channel only), pushed to
+/// `remote` when it was.
 fn record(
     members: &[&Member<'_>],
     found: &[Found],
     tip: Option<&str>,
-    opts: &Options<'_>,
+    remote: Option<&str>,
     oid: &Option<String>,
 ) -> Vec<(Domain, Error)> {
-    let remote = opts.push.map(|(r, _)| r.to_string());
+    let remote = remote.map(str::to_string);
     let mut failed = Vec::new();
     for (m, f) in members.iter().zip(found) {
         let detail = match f {
