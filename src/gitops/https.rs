@@ -84,7 +84,12 @@ pub fn is_https(url: &str) -> bool {
 /// [`GitError::InsecureTls`] for `http.sslVerify=false` without `--allow-insecure-tls`,
 /// [`ArgumentError`] for a `--token-env` that cannot be used, [`Error::InvalidFile`] for an
 /// unreadable CA file.
-pub fn prepare(repo: &git2::Repository, remote: &git2::Remote<'_>, opts: &Options) -> Result<()> {
+pub fn prepare(
+    repo: &git2::Repository,
+    remote: &git2::Remote<'_>,
+    opts: &Options,
+    deadline: Duration,
+) -> Result<()> {
     let url = remote.url().unwrap_or_default();
     if !is_https(url) {
         if let Some(name) = &opts.token_env {
@@ -109,6 +114,7 @@ pub fn prepare(repo: &git2::Repository, remote: &git2::Remote<'_>, opts: &Option
         remote.name().ok().flatten(),
         opts,
         repo.workdir().unwrap_or(repo.path()),
+        deadline,
     )?;
     *CURRENT
         .lock()
@@ -161,6 +167,7 @@ impl Settings {
         remote: Option<&str>,
         opts: &Options,
         workdir: &Path,
+        deadline: Duration,
     ) -> Result<Settings> {
         let http = HttpConfig::read(config, url);
         let (tls, custom_ca) = tls(&http, opts, url)?;
@@ -175,7 +182,11 @@ impl Settings {
                 .http_status_as_error(false)
                 .max_redirects(redirects)
                 .max_redirects_will_error(true)
-                .timeout_connect(Some(Duration::from_secs(30)))
+                .timeout_connect(Some(deadline.min(Duration::from_secs(30))))
+                // No request outlives the push or fetch it serves: a server that takes
+                // the connection and never answers ends with it, and releases the one
+                // git operation a process runs at a time.
+                .timeout_global(Some(deadline))
                 .user_agent(user_agent.as_str())
                 .tls_config(tls.clone())
                 .proxy(proxy.clone())

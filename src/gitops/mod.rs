@@ -669,7 +669,7 @@ impl Repo {
             mut remote,
             _ssh,
             _warm,
-        } = self.prepare_push(remote_name)?;
+        } = self.prepare_push(remote_name, deadline)?;
         let start = Instant::now();
         let mut delays = PUSH_RETRY.until(Some(start + deadline));
         loop {
@@ -768,7 +768,7 @@ impl Repo {
             mut remote,
             _ssh,
             _warm,
-        } = self.prepare_push(remote_name)?;
+        } = self.prepare_push(remote_name, deadline)?;
         let rejected = {
             let _held = lock_local_remote(&remote, deadline)?;
             push_refspec(&self.repo, &mut remote, &format!("{commit}:{refname}"))?
@@ -801,7 +801,7 @@ impl Repo {
 
     /// The remote `remote_name` ready for a push: the transports registered, the
     /// repository's ssh program and HTTPS settings in force while it is held.
-    fn prepare_push(&self, remote_name: &str) -> Result<Prepared<'_>> {
+    fn prepare_push(&self, remote_name: &str, deadline: Duration) -> Result<Prepared<'_>> {
         let remote = self
             .repo
             .find_remote(remote_name)
@@ -810,7 +810,7 @@ impl Repo {
         let _ssh = ssh::configure(&self.repo);
         // A prewarmed SSH channel no push took ends with this push.
         let _warm = WarmGuard;
-        https::prepare(&self.repo, &remote, &self.https)?;
+        https::prepare(&self.repo, &remote, &self.https, deadline)?;
         Ok(Prepared {
             remote,
             _ssh,

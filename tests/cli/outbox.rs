@@ -539,6 +539,56 @@ fn git_and_ssh_remotes_that_refuse_connections_are_owed() {
     assert_eq!(owed_files(&store.join(".outbox")).len(), 2);
 }
 
+/// One owed push whose remote takes the connection and never answers must not hold up
+/// another's: git pushes run one at a time in a process, so the hung one has to end with
+/// its `--timeout` (each HTTPS request is bounded by the push's deadline), and the loop
+/// delivers the other once its remote is back.
+fn a_hung_remote_never_holds_up_another_owed_push_in_the_loop() {
+    let mut fx = GitFx::new();
+    let work = fx.clone("work");
+    fx.server.stop();
+    fx.commit_push(&work, &[]).success();
+    // edge's repository pushes to a port that refuses now and is a black hole later.
+    let port = reserve_port("127.0.0.1");
+    let hung = fx.0.clone(
+        "hung",
+        Some(&format!("https://127.0.0.1:{}/inv.git", port.port)),
+    );
+    let args = [
+        "commit",
+        "--domain",
+        "edge.acme.example",
+        "--repo",
+        hung.to_str().unwrap(),
+    ];
+    let run = fx
+        .clinv(&args)
+        .args(["--push", "origin", "--push-timeout", "5"])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(owed_files(&fx.outbox()).len(), 2, "{}", run.stderr);
+    let hole = std::net::TcpListener::bind(("127.0.0.1", port.port)).unwrap();
+    drop(port);
+    let mut args = LOOP.to_vec();
+    args.extend(["-A", "--timeout", "2"]);
+    let run = fx.clinv(&args).spawn();
+    let limit = std::time::Duration::from_secs(30);
+    let started = |s: &str| {
+        events(s)
+            .iter()
+            .filter(|e| e["event"] == "push-not-delivered")
+            .count()
+            >= 2
+    };
+    assert!(run.wait_for(limit, started), "{}", run.stderr());
+    fx.server.restart();
+    let pushed = run.wait_for(std::time::Duration::from_secs(15), |s| {
+        has_event(s, "pushed", DOMAIN)
+    });
+    assert!(pushed, "{}", run.stderr());
+    drop(hole);
+}
+
 /// `commit -A --push` to a remote that does not answer: one commit for the fleet, its
 /// push owed by each domain it carries (a warning each, exit 0; `--strict` exits 5);
 /// `replay -A` pushes it once the remote is back — the first delivery pushes, the others
@@ -652,6 +702,7 @@ trials! {
         an_owed_push_to_a_remote_that_moved_on_is_refused_and_stays_owed,
         the_loop_pushes_an_owed_commit_once_the_remote_is_back,
         a_fleet_commit_push_to_a_stopped_remote_is_owed_by_each_domain,
+        a_hung_remote_never_holds_up_another_owed_push_in_the_loop,
     ],
     Registry: [
         a_push_to_a_stopped_registry_is_owed_and_replay_delivers_it_signed,
