@@ -200,6 +200,14 @@ fn a_hanging_cluster_or_plugin_never_delays_another_domain() {
         serde_saphyr::from_str(&std::fs::read_to_string(&p.admin).unwrap()).unwrap();
     config["users"][0]["user"] = serde_json::json!({"exec": {
         "apiVersion": "client.authentication.k8s.io/v1", "command": plugin, "interactiveMode": "Never"}});
+    // A server of its own: two domains that name one API server deliver in turn, and a
+    // hanging plugin would hold up the plane's other domain by design.
+    let plugin_server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let server = format!(
+        "https://127.0.0.1:{}",
+        plugin_server.local_addr().unwrap().port()
+    );
+    config["clusters"][0]["cluster"]["server"] = server.into();
     let stuck_plugin = write(dir.path(), "exec.kubeconfig", config.to_string());
     let dead = kubeconfig_with_server(&p.admin, &refused_server());
     // Queued for three domains, each with its own kubeconfig.
@@ -272,7 +280,7 @@ fn a_hanging_cluster_or_plugin_never_delays_another_domain() {
         "{reasons:?}"
     );
     assert_eq!(live_spec(&p), snapshot_spec(&fx, &states_of(&fx, DOMAIN)));
-    drop(hole);
+    drop((hole, plugin_server));
 }
 
 /// A real Prometheus scraping the loop's `--metrics-addr`: the domain's owed count is 1
