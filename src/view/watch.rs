@@ -100,6 +100,14 @@ pub fn line(event: &Event<'_>) -> Line {
             reason,
             wait,
         } => unanswered(domain, reason, wait),
+        Event::Parked { domain, server } => Line::new(
+            Level::Debug,
+            "waiting",
+            format!(
+                "{domain}: not attempted yet: another domain's delivery to {server} is in flight (two never deliver to one API server at once)"
+            ),
+        )
+        .with("domain", domain.as_str()),
         Event::Attempted {
             domain,
             report,

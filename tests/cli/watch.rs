@@ -189,6 +189,43 @@ fn sigterm_with_a_delivery_in_flight_exits_0_within_5_seconds() {
     assert_has(&list.stdout, "\"state\": \"pending\"");
 }
 
+/// Two domains whose kubeconfigs name one API server never deliver at once (the
+/// right-cluster guard decides between them, one at a time): the second waits for the
+/// first's attempt to end, says so with `-v`, then gets its turn.
+fn two_domains_at_one_api_server_deliver_in_turn() {
+    let fx = Fx::new(2);
+    fx.publish(0);
+    fx.publish(1);
+    let hole = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = hole.local_addr().unwrap().port();
+    fx.aim(0, port);
+    fx.aim(1, port);
+    let run = fx.watch(&["-v", "--timeout", "2", "--probe-timeout", "30"]);
+    let ended = |s: &str| count_events(s, "not-delivered") >= 2;
+    assert!(run.wait_for(LIMIT, ended), "{}", run.stderr());
+    let said = events(&run.stderr());
+    let waited = said.iter().find(|e| {
+        e["event"] == "waiting"
+            && e["msg"]
+                .as_str()
+                .is_some_and(|m| m.contains("another domain's delivery to https://127.0.0.1:"))
+    });
+    let waited = waited.unwrap_or_else(|| panic!("{}", run.stderr()));
+    let second = waited["domain"].as_str().unwrap();
+    let ended_at = |d: &str| {
+        said.iter()
+            .position(|e| e["event"] == "not-delivered" && e["domain"] == d)
+            .unwrap()
+    };
+    let first = if second == "w0.watch.example" {
+        "w1.watch.example"
+    } else {
+        "w0.watch.example"
+    };
+    assert!(ended_at(first) < ended_at(second), "{}", run.stderr());
+    drop(hole);
+}
+
 /// A kubeconfig regenerated while its domain waits out a backoff (a new server address)
 /// is read at the next attempt, without a SIGHUP.
 fn a_regenerated_kubeconfig_is_read_at_the_next_attempt() {
@@ -307,6 +344,7 @@ trials! {
         sigterm_with_a_delivery_in_flight_exits_0_within_5_seconds,
         sigterm_when_idle_exits_0_at_once_and_the_next_loop_starts,
         a_regenerated_kubeconfig_is_read_at_the_next_attempt,
+        two_domains_at_one_api_server_deliver_in_turn,
         under_systemd_it_says_ready_alive_and_stopping,
         watch_flags_are_refused_where_they_mean_nothing,
     ],

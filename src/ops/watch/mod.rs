@@ -91,6 +91,9 @@ pub enum Event<'a> {
         until: Duration,
         reason: Option<Reason>,
     },
+    /// A domain waits for another domain's delivery to the same API server to end
+    /// (`-v`): two never deliver at once.
+    Parked { domain: &'a Domain, server: &'a str },
     /// The probe found nothing answering (`-v`: it repeats at every backoff).
     Unanswered {
         domain: &'a Domain,
@@ -483,11 +486,7 @@ impl Generation<'_> {
             .clone();
         match at {
             Some(aim) if state.servers.contains(&aim.server) => {
-                state
-                    .parked
-                    .entry(aim.server)
-                    .or_default()
-                    .push_back(domain);
+                self.park(state, domain, aim.server);
             }
             Some(aim) => {
                 state.probing += 1;
@@ -495,6 +494,15 @@ impl Generation<'_> {
             }
             None => self.attempt(state, domain, None, jobs),
         }
+    }
+
+    /// Parks `domain` behind the delivery in flight to `server`, and says so (`-v`).
+    fn park(&self, state: &mut State, domain: Domain, server: String) {
+        self.host.event(&Event::Parked {
+            domain: &domain,
+            server: &server,
+        });
+        state.parked.entry(server).or_default().push_back(domain);
     }
 
     fn attempt(
@@ -526,8 +534,7 @@ impl Generation<'_> {
                     .map(|a| a.server);
                 match result {
                     Ok(()) if server.as_ref().is_some_and(|s| state.servers.contains(s)) => {
-                        let server = server.unwrap_or_default();
-                        state.parked.entry(server).or_default().push_back(domain);
+                        self.park(state, domain, server.unwrap_or_default());
                     }
                     Ok(()) if state.stopping.is_none() => self.attempt(state, domain, server, jobs),
                     Ok(()) => state.schedule.defer(&domain, now),
