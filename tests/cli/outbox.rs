@@ -68,6 +68,25 @@ impl GitFx {
         self.clinv(&args).run()
     }
 
+    /// Another clone pushes a commit of its own straight to the bare repository: its id.
+    fn someone_else_pushes(&self) -> String {
+        let file = format!("file://{}", self.bare().display());
+        git_in(
+            self.dir.path(),
+            &self.home(),
+            &["clone", "-q", &file, "other"],
+        );
+        let other = self.dir.path().join("other");
+        write(&other, "apps/podinfo.yaml", "kind: Namespace\n");
+        let g = |args: &[&str]| git_in(&other, &self.home(), args);
+        g(&["checkout", "-q", "-B", "main"]);
+        g(&["add", "."]);
+        let who = ["-c", "user.name=O", "-c", "user.email=o@x"];
+        g(&[&who[..], &["commit", "-q", "-m", "theirs"]].concat());
+        g(&["push", "-q", "origin", "main"]);
+        g(&["rev-parse", "main"])
+    }
+
     fn remote_tip(&self) -> Option<String> {
         let out = std::process::Command::new("git")
             .arg("-C")
@@ -195,25 +214,7 @@ fn an_owed_push_to_a_remote_that_moved_on_is_refused_and_stays_owed() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let ours = git_in(&work, &fx.home(), &["rev-parse", "main"]);
     // Another clone pushes straight to the bare repository meanwhile.
-    let other = fx.dir.path().join("other");
-    let file = format!("file://{}", fx.bare().display());
-    git_in(fx.dir.path(), &fx.home(), &["clone", "-q", &file, "other"]);
-    write(&other, "apps/podinfo.yaml", "kind: Namespace\n");
-    let g = |args: &[&str]| git_in(&other, &fx.home(), args);
-    g(&["checkout", "-q", "-B", "main"]);
-    g(&["add", "."]);
-    g(&[
-        "-c",
-        "user.name=O",
-        "-c",
-        "user.email=o@x",
-        "commit",
-        "-q",
-        "-m",
-        "theirs",
-    ]);
-    g(&["push", "-q", "origin", "main"]);
-    let theirs = g(&["rev-parse", "main"]);
+    let theirs = fx.someone_else_pushes();
 
     fx.server.restart();
     let replay = fx.clinv(&["replay", "--domain", DOMAIN]).run();
@@ -589,6 +590,39 @@ fn a_hung_remote_never_holds_up_another_owed_push_in_the_loop() {
     drop(hole);
 }
 
+/// The loop meets a remote that moved on while the push was owed: the push is refused
+/// (an error line naming both commits), stays owed, and nothing is forced.
+fn the_loop_refuses_an_owed_push_to_a_remote_that_moved_on() {
+    let mut fx = GitFx::new();
+    let work = fx.clone("work");
+    fx.server.stop();
+    fx.commit_push(&work, &[]).success();
+    let ours = git_in(&work, &fx.home(), &["rev-parse", "main"]);
+    // Another clone pushes straight to the bare repository meanwhile.
+    let theirs = fx.someone_else_pushes();
+    fx.server.restart();
+    let run = fx.clinv(&LOOP).args(["--domain", DOMAIN]).spawn();
+    let limit = std::time::Duration::from_secs(30);
+    assert!(
+        run.wait_for(limit, |s| has_event(s, "push-refused", DOMAIN)),
+        "{}",
+        run.stderr()
+    );
+    let refused = events(&run.stderr())
+        .into_iter()
+        .find(|e| e["event"] == "push-refused")
+        .unwrap();
+    let msg = refused["msg"].as_str().unwrap();
+    assert_has(msg, &ours.trim()[..12]);
+    assert_has(msg, &theirs.trim()[..12]);
+    assert_eq!(
+        fx.remote_tip().as_deref(),
+        Some(theirs.trim()),
+        "not forced"
+    );
+    assert_eq!(owed_files(&fx.outbox()).len(), 1, "still owed");
+}
+
 /// `commit -A --push` to a remote that does not answer: one commit for the fleet, its
 /// push owed by each domain it carries (a warning each, exit 0; `--strict` exits 5);
 /// `replay -A` pushes it once the remote is back — the first delivery pushes, the others
@@ -703,6 +737,7 @@ trials! {
         the_loop_pushes_an_owed_commit_once_the_remote_is_back,
         a_fleet_commit_push_to_a_stopped_remote_is_owed_by_each_domain,
         a_hung_remote_never_holds_up_another_owed_push_in_the_loop,
+        the_loop_refuses_an_owed_push_to_a_remote_that_moved_on,
     ],
     Registry: [
         a_push_to_a_stopped_registry_is_owed_and_replay_delivers_it_signed,
