@@ -662,6 +662,16 @@ fn a_fleet_commit_push_to_a_stopped_remote_is_owed_by_each_domain() {
     assert!(owed_files(&fx.outbox()).is_empty(), "{}", replay.stderr);
 }
 
+/// The loop tries the owed push while its far end is down, `restart`s it, and pushes it.
+fn tried_then_pushed(run: &Background, restart: impl FnOnce()) {
+    let limit = std::time::Duration::from_secs(30);
+    let tried = run.wait_for(limit, |s| has_event(s, "push-not-delivered", DOMAIN));
+    assert!(tried, "{}", run.stderr());
+    restart();
+    let pushed = run.wait_for(limit, |s| has_event(s, "pushed", DOMAIN));
+    assert!(pushed, "{}", run.stderr());
+}
+
 /// The loop's arguments: every domain, JSON events, short waits.
 const LOOP: [&str; 9] = [
     "replay",
@@ -684,18 +694,7 @@ fn the_loop_pushes_an_owed_commit_once_the_remote_is_back() {
     fx.commit_push(&work, &[]).success();
     let local = git_in(&work, &fx.home(), &["rev-parse", "main"]);
     let run = fx.clinv(&LOOP).args(["--domain", DOMAIN]).spawn();
-    let limit = std::time::Duration::from_secs(30);
-    assert!(
-        run.wait_for(limit, |s| has_event(s, "push-not-delivered", DOMAIN)),
-        "{}",
-        run.stderr()
-    );
-    fx.server.restart();
-    assert!(
-        run.wait_for(limit, |s| has_event(s, "pushed", DOMAIN)),
-        "{}",
-        run.stderr()
-    );
+    tried_then_pushed(&run, || fx.server.restart());
     assert_eq!(fx.remote_tip().as_deref(), Some(local.trim()));
     assert!(owed_files(&fx.outbox()).is_empty());
     assert_lacks(&run.stderr(), PASSWORD);
@@ -708,18 +707,7 @@ fn the_loop_pushes_an_owed_artifact_signed_once_the_registry_is_back() {
     fx.registry.stop();
     fx.push(&["--sign", key.to_str().unwrap()]).success();
     let run = fx.clinv(&LOOP).spawn();
-    let limit = std::time::Duration::from_secs(30);
-    assert!(
-        run.wait_for(limit, |s| has_event(s, "push-not-delivered", DOMAIN)),
-        "{}",
-        run.stderr()
-    );
-    fx.registry.restart();
-    assert!(
-        run.wait_for(limit, |s| has_event(s, "pushed", DOMAIN)),
-        "{}",
-        run.stderr()
-    );
+    tried_then_pushed(&run, || fx.registry.restart());
     assert!(owed_files(&fx.store().join(".outbox")).is_empty());
     fx.assert_signed(&public);
     assert_lacks(&run.stderr(), REG_PASSWORD);
