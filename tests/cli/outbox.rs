@@ -156,9 +156,13 @@ fn a_commit_push_to_a_stopped_remote_is_owed_and_replay_delivers_it() {
     assert_eq!(owed_files(&fx.outbox()).len(), 1);
     let local = git_in(&work, &fx.home(), &["rev-parse", "main"]);
 
-    // Visible: status and snapshots list.
+    // Visible: status, its metrics, and snapshots list.
     let status = fx.clinv(&["status", "--domain", DOMAIN]).run();
     assert_has(&status.stdout, "git: 1 push owed to origin (main)");
+    let metrics = fx.clinv(&["status", "-A", "-o", "prometheus"]).run();
+    assert_eq!(metrics.code, 0, "{}", metrics.stderr);
+    let git_owed = format!("clinv_owed{{domain=\"{DOMAIN}\",channel=\"git\"}} 1\n");
+    assert_has(&metrics.stdout, &git_owed);
     let list = fx.clinv(&["snapshots", "list", "--domain", DOMAIN]).run();
     assert_has(&list.stdout, "push owed");
     let log = fx.clinv(&["log", "--domain", DOMAIN]).run();
