@@ -20,13 +20,31 @@ const MAX_KUBECONFIG: u64 = 4 << 20;
 pub struct Access {
     /// `--kubeconfig`.
     pub kubeconfig: Option<PathBuf>,
-    /// `--context`.
+    /// `--context`, or the context a snapshot was published through ([`ContextFrom`]).
     pub context: Option<String>,
+    /// Who named `context`: the user, or a snapshot's recorded target.
+    pub context_from: ContextFrom,
     /// `KUBECONFIG`: a path list, as kubectl reads it.
     pub env_kubeconfig: Option<OsString>,
     /// `HOME`, for `~/.kube/config`.
     pub home: Option<PathBuf>,
 }
+
+/// Who named [`Access::context`]. A context the user named and the kubeconfig does not
+/// have is the user's mistake (kubectl refuses it, exit 2); one recorded with a snapshot
+/// that a regenerated kubeconfig no longer names is not: the snapshot stays pending
+/// (`bad-kubeconfig`) and the message says what was recorded and the way out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ContextFrom {
+    /// `--context` (or none: the current context).
+    #[default]
+    Flag,
+    /// The recorded target of snapshot `id`; `hint` says how to deliver it otherwise.
+    Snapshot { id: String, hint: &'static str },
+}
+
+/// Most context names an unknown-context message lists.
+const MAX_NAMED: usize = 8;
 
 /// The kubeconfig files to use, in kubectl's merge order, and where the choice came from.
 #[derive(Debug, Clone)]
@@ -140,7 +158,12 @@ impl Access {
         if let Some(name) = &self.context
             && !kubeconfig.contexts.iter().any(|c| &c.name == name)
         {
-            return Err(unknown_context(name, choice, &kubeconfig));
+            return Err(match &self.context_from {
+                ContextFrom::Flag => unknown_context(name, choice, &kubeconfig),
+                ContextFrom::Snapshot { id, hint } => {
+                    recorded_context_gone(name, id, hint, choice, &kubeconfig)
+                }
+            });
         }
         let mut resolved = Resolved::load(kubeconfig, self.context.as_deref())?;
         // Only paths that can be written down faithfully; a replay needs the exact file.
@@ -169,6 +192,45 @@ fn unknown_context(name: &str, choice: &Choice, kubeconfig: &Kubeconfig) -> Fail
         Reason::BadKubeconfig,
         format!(
             "--context {name}: no such context in {}{mean}",
+            files.join(", ")
+        ),
+    )
+}
+
+/// The context a snapshot was published through, which the kubeconfig (regenerated
+/// since) no longer names: not the user's flag, so never "--context"; what was recorded,
+/// what the file names now, and `hint`.
+fn recorded_context_gone(
+    name: &str,
+    id: &str,
+    hint: &str,
+    choice: &Choice,
+    kubeconfig: &Kubeconfig,
+) -> Failure {
+    let files: Vec<String> = choice
+        .paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let names: Vec<&str> = kubeconfig
+        .contexts
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    let named = match names.len() {
+        0 => "it names no context".to_string(),
+        n if n > MAX_NAMED => format!(
+            "it names: {} and {} more",
+            names[..MAX_NAMED].join(", "),
+            n - MAX_NAMED
+        ),
+        _ => format!("it names: {}", names.join(", ")),
+    };
+    Failure::new(
+        Reason::BadKubeconfig,
+        Step::Connect,
+        format!(
+            "snapshot {id} was published through context '{name}' of {}, which no longer names it ({named}); {hint}",
             files.join(", ")
         ),
     )
@@ -315,6 +377,7 @@ mod tests {
         let mut access = Access {
             kubeconfig: Some(flag.clone()),
             context: None,
+            context_from: ContextFrom::Flag,
             env_kubeconfig: Some(list),
             home: Some(root.join("home")),
         };

@@ -52,6 +52,7 @@ mod outcomes;
 mod reference;
 mod render;
 mod replay_all;
+mod retarget;
 mod secrets;
 mod selection;
 mod several;
@@ -84,6 +85,7 @@ fn main() -> std::process::ExitCode {
         reference::tests(),
         render::tests(),
         replay_all::tests(),
+        retarget::tests(),
         secrets::tests(),
         selection::tests(),
         several::tests(),

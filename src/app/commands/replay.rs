@@ -29,6 +29,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         access: &access,
         opts: cluster_options(args),
         allow_older: args.allow_older,
+        retarget: args.retarget,
     };
     let reports = replay::replay_all(&req, &store, &domains)?;
     // `--all` goes on after a domain that was not delivered; `--strict` then exits with

@@ -38,6 +38,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         // --watch conflicts with --dry-run.
         opts: super::replay::cluster_options(args),
         allow_older: args.allow_older,
+        retarget: args.retarget,
     };
     let metrics = match &args.watch.metrics_addr {
         Some(addr) => Some(Metrics::serve(addr)?),
