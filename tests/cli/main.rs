@@ -49,6 +49,7 @@ mod oci_clients;
 #[cfg(feature = "gitops")]
 mod outbox;
 mod outcomes;
+mod pending_only;
 mod reference;
 mod render;
 mod replay_all;
@@ -82,6 +83,7 @@ fn main() -> std::process::ExitCode {
         jsonpath::tests(),
         metrics::tests(),
         outcomes::tests(),
+        pending_only::tests(),
         reference::tests(),
         render::tests(),
         replay_all::tests(),
