@@ -125,6 +125,12 @@ fn answered_row(
     now: i64,
 ) -> crate::error::Result<view::status::FleetRow> {
     let domain = scope.domain;
+    // Nothing applied yet (--offline): no inventory to compare, a row that says so.
+    if let Shown::NothingApplied { said, .. } = &report.shown {
+        return Ok(view::status::FleetRow::skipped(
+            domain, "nothing", said, false,
+        ));
+    }
     let (source, value, why) = match answer(report.shown) {
         Ok(answer) => answer,
         Err((_, message)) => {
