@@ -30,10 +30,12 @@ pub struct Access {
     pub home: Option<PathBuf>,
 }
 
-/// Who named [`Access::context`]. A context the user named and the kubeconfig does not
-/// have is the user's mistake (kubectl refuses it, exit 2); one recorded with a snapshot
-/// that a regenerated kubeconfig no longer names is not: the snapshot stays pending
-/// (`bad-kubeconfig`) and the message says what was recorded and the way out.
+/// Who named [`Access::context`].
+///
+/// A context the user named and the kubeconfig does not have is the user's mistake
+/// (kubectl refuses it, exit 2); one recorded with a snapshot that a regenerated
+/// kubeconfig no longer names is not: the snapshot stays pending (`bad-kubeconfig`) and
+/// the message says what was recorded and the way out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum ContextFrom {
     /// `--context` (or none: the current context).
