@@ -365,6 +365,77 @@ mod tests {
         path.to_path_buf()
     }
 
+    /// A kubeconfig naming `contexts`, written to a file of its own.
+    fn with_contexts(dir: &Path, contexts: &[String]) -> Choice {
+        let mut text = String::from(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: u\n  user: {}\ncontexts:\n",
+        );
+        for c in contexts {
+            text.push_str(&format!(
+                "- name: {c}\n  context: {{cluster: c, user: u}}\n"
+            ));
+        }
+        let path = dir.join("kubeconfig.yaml");
+        std::fs::write(&path, text).unwrap();
+        Choice {
+            paths: vec![path],
+            origin: "test",
+        }
+    }
+
+    /// The context recorded with a snapshot, gone from the regenerated file: not the
+    /// user's flag (no usage error, no "--context"), what the file names now (a bounded
+    /// list), and the way out; the user's own `--context` is still a usage mistake.
+    #[test]
+    fn a_recorded_context_that_is_gone_is_said_as_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorded = |choice: &Choice| {
+            let access = Access {
+                context: Some("offline".into()),
+                context_from: ContextFrom::Snapshot {
+                    id: "1908fbebd896".into(),
+                    hint: "HINT",
+                },
+                ..Access::default()
+            };
+            access.resolve(choice).err().unwrap()
+        };
+        let choice = with_contexts(dir.path(), &["a".into(), "b".into()]);
+        let f = recorded(&choice);
+        assert!(!f.usage);
+        assert_eq!(f.reason, Reason::BadKubeconfig);
+        assert_eq!(
+            f.detail,
+            format!(
+                "snapshot 1908fbebd896 was published through context 'offline' of {}, which no longer names it (it names: a, b); HINT",
+                choice.paths[0].display()
+            )
+        );
+        let many: Vec<String> = (0..20).map(|i| format!("c{i:02}")).collect();
+        let f = recorded(&with_contexts(dir.path(), &many));
+        assert!(
+            f.detail
+                .contains("(it names: c00, c01, c02, c03, c04, c05, c06, c07 and 12 more)"),
+            "{}",
+            f.detail
+        );
+        let f = recorded(&with_contexts(dir.path(), &[]));
+        assert!(f.detail.contains("(it names no context)"), "{}", f.detail);
+        let flag = Access {
+            context: Some("offline".into()),
+            ..Access::default()
+        };
+        let f = flag
+            .resolve(&with_contexts(dir.path(), &["a".into()]))
+            .err()
+            .unwrap();
+        assert!(f.usage);
+        assert!(
+            f.detail
+                .starts_with("--context offline: no such context in ")
+        );
+    }
+
     #[test]
     fn the_kubeconfig_is_chosen_in_lok8s_order() {
         let dir = tempfile::tempdir().unwrap();

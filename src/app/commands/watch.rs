@@ -26,7 +26,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     let one = matches!(&selection, Selection::Patterns(p) if p.len() == 1 && !crate::project::select::is_glob(&p[0]));
     if !one && (args.limits.kubeconfig.is_some() || args.limits.context.is_some()) {
         return Err(Failure::Usage(
-            "--kubeconfig/--context name one cluster, but --watch serves several domains: each is delivered to its own cluster (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); use one --domain D with an explicit kubeconfig".into(),
+            "--kubeconfig/--context name one cluster, but --watch serves several domains: each is delivered to its own cluster (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); use one --domain D with an explicit kubeconfig, or --retarget to deliver through those instead of the kubeconfigs recorded with the snapshots".into(),
         ));
     }
     let w = Watch {
