@@ -902,6 +902,15 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub allow_older: bool,
 
+    /// Deliver through each domain's kubeconfig as it is now (publish's rules:
+    /// .kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config, and
+    /// its current context) instead of the kubeconfig and context recorded with the
+    /// snapshot: after the kubeconfigs were regenerated, moved or renamed their contexts.
+    /// The domain guard still holds (another domain's inventory is left alone without
+    /// --take-over).
+    #[arg(long)]
+    pub retarget: bool,
+
     #[command(flatten)]
     pub watch: WatchArgs,
 }

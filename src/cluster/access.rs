@@ -20,13 +20,33 @@ const MAX_KUBECONFIG: u64 = 4 << 20;
 pub struct Access {
     /// `--kubeconfig`.
     pub kubeconfig: Option<PathBuf>,
-    /// `--context`.
+    /// `--context`, or the context a snapshot was published through ([`ContextFrom`]).
     pub context: Option<String>,
+    /// Who named `context`: the user, or a snapshot's recorded target.
+    pub context_from: ContextFrom,
     /// `KUBECONFIG`: a path list, as kubectl reads it.
     pub env_kubeconfig: Option<OsString>,
     /// `HOME`, for `~/.kube/config`.
     pub home: Option<PathBuf>,
 }
+
+/// Who named [`Access::context`].
+///
+/// A context the user named and the kubeconfig does not have is the user's mistake
+/// (kubectl refuses it, exit 2); one recorded with a snapshot that a regenerated
+/// kubeconfig no longer names is not: the snapshot stays pending (`bad-kubeconfig`) and
+/// the message says what was recorded and the way out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ContextFrom {
+    /// `--context` (or none: the current context).
+    #[default]
+    Flag,
+    /// The recorded target of snapshot `id`; `hint` says how to deliver it otherwise.
+    Snapshot { id: String, hint: &'static str },
+}
+
+/// Most context names an unknown-context message lists.
+const MAX_NAMED: usize = 8;
 
 /// The kubeconfig files to use, in kubectl's merge order, and where the choice came from.
 #[derive(Debug, Clone)]
@@ -140,7 +160,12 @@ impl Access {
         if let Some(name) = &self.context
             && !kubeconfig.contexts.iter().any(|c| &c.name == name)
         {
-            return Err(unknown_context(name, choice, &kubeconfig));
+            return Err(match &self.context_from {
+                ContextFrom::Flag => unknown_context(name, choice, &kubeconfig),
+                ContextFrom::Snapshot { id, hint } => {
+                    recorded_context_gone(name, id, hint, choice, &kubeconfig)
+                }
+            });
         }
         let mut resolved = Resolved::load(kubeconfig, self.context.as_deref())?;
         // Only paths that can be written down faithfully; a replay needs the exact file.
@@ -169,6 +194,45 @@ fn unknown_context(name: &str, choice: &Choice, kubeconfig: &Kubeconfig) -> Fail
         Reason::BadKubeconfig,
         format!(
             "--context {name}: no such context in {}{mean}",
+            files.join(", ")
+        ),
+    )
+}
+
+/// The context a snapshot was published through, which the kubeconfig (regenerated
+/// since) no longer names: not the user's flag, so never "--context"; what was recorded,
+/// what the file names now, and `hint`.
+fn recorded_context_gone(
+    name: &str,
+    id: &str,
+    hint: &str,
+    choice: &Choice,
+    kubeconfig: &Kubeconfig,
+) -> Failure {
+    let files: Vec<String> = choice
+        .paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let names: Vec<&str> = kubeconfig
+        .contexts
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    let named = match names.len() {
+        0 => "it names no context".to_string(),
+        n if n > MAX_NAMED => format!(
+            "it names: {} and {} more",
+            names[..MAX_NAMED].join(", "),
+            n - MAX_NAMED
+        ),
+        _ => format!("it names: {}", names.join(", ")),
+    };
+    Failure::new(
+        Reason::BadKubeconfig,
+        Step::Connect,
+        format!(
+            "snapshot {id} was published through context '{name}' of {}, which no longer names it ({named}); {hint}",
             files.join(", ")
         ),
     )
@@ -301,6 +365,77 @@ mod tests {
         path.to_path_buf()
     }
 
+    /// A kubeconfig naming `contexts`, written to a file of its own.
+    fn with_contexts(dir: &Path, contexts: &[String]) -> Choice {
+        let mut text = String::from(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\nusers:\n- name: u\n  user: {}\ncontexts:\n",
+        );
+        for c in contexts {
+            text.push_str(&format!(
+                "- name: {c}\n  context: {{cluster: c, user: u}}\n"
+            ));
+        }
+        let path = dir.join("kubeconfig.yaml");
+        std::fs::write(&path, text).unwrap();
+        Choice {
+            paths: vec![path],
+            origin: "test",
+        }
+    }
+
+    /// The context recorded with a snapshot, gone from the regenerated file: not the
+    /// user's flag (no usage error, no "--context"), what the file names now (a bounded
+    /// list), and the way out; the user's own `--context` is still a usage mistake.
+    #[test]
+    fn a_recorded_context_that_is_gone_is_said_as_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let recorded = |choice: &Choice| {
+            let access = Access {
+                context: Some("offline".into()),
+                context_from: ContextFrom::Snapshot {
+                    id: "1908fbebd896".into(),
+                    hint: "HINT",
+                },
+                ..Access::default()
+            };
+            access.resolve(choice).err().unwrap()
+        };
+        let choice = with_contexts(dir.path(), &["a".into(), "b".into()]);
+        let f = recorded(&choice);
+        assert!(!f.usage);
+        assert_eq!(f.reason, Reason::BadKubeconfig);
+        assert_eq!(
+            f.detail,
+            format!(
+                "snapshot 1908fbebd896 was published through context 'offline' of {}, which no longer names it (it names: a, b); HINT",
+                choice.paths[0].display()
+            )
+        );
+        let many: Vec<String> = (0..20).map(|i| format!("c{i:02}")).collect();
+        let f = recorded(&with_contexts(dir.path(), &many));
+        assert!(
+            f.detail
+                .contains("(it names: c00, c01, c02, c03, c04, c05, c06, c07 and 12 more)"),
+            "{}",
+            f.detail
+        );
+        let f = recorded(&with_contexts(dir.path(), &[]));
+        assert!(f.detail.contains("(it names no context)"), "{}", f.detail);
+        let flag = Access {
+            context: Some("offline".into()),
+            ..Access::default()
+        };
+        let f = flag
+            .resolve(&with_contexts(dir.path(), &["a".into()]))
+            .err()
+            .unwrap();
+        assert!(f.usage);
+        assert!(
+            f.detail
+                .starts_with("--context offline: no such context in ")
+        );
+    }
+
     #[test]
     fn the_kubeconfig_is_chosen_in_lok8s_order() {
         let dir = tempfile::tempdir().unwrap();
@@ -315,6 +450,7 @@ mod tests {
         let mut access = Access {
             kubeconfig: Some(flag.clone()),
             context: None,
+            context_from: ContextFrom::Flag,
             env_kubeconfig: Some(list),
             home: Some(root.join("home")),
         };

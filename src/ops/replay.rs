@@ -21,9 +21,7 @@ use crate::error::{ArgumentError, Result};
 use crate::inventory::ClusterInventory;
 use crate::project::Project;
 use crate::store::queue::Queue;
-use crate::store::{
-    DomainStore, SnapshotId, SnapshotRecord, Store, TargetRecord, lock_timeout, now_millis,
-};
+use crate::store::{DomainStore, SnapshotId, SnapshotRecord, Store, lock_timeout, now_millis};
 use crate::util::notice::Notice;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -44,7 +42,14 @@ pub struct Request<'a> {
     pub opts: Options,
     /// `--allow-older`: deliver over a live inventory rendered later (no stale guard).
     pub allow_older: bool,
+    /// `--retarget`: deliver through the domain's kubeconfig as it is now (publish's
+    /// rules), not the kubeconfig and context recorded with the snapshot.
+    pub retarget: bool,
 }
+
+/// The way out of a recorded target that is gone or no longer names its context.
+pub const RETARGET: &str =
+    "replay --retarget delivers through the domain's kubeconfig as it is now";
 
 /// How the replay of one domain ended.
 #[derive(Debug)]
@@ -129,7 +134,7 @@ pub fn endpoint(req: &Request<'_>, store: &DomainStore) -> Option<Aimed> {
     let queue = store.queue(false).ok()?;
     let newest = queue.newest_pending()?;
     let record = queue.record(store, &newest.id).ok()??;
-    let (access, choice) = aim(req, &store.domain, record.target.as_ref()).ok()?;
+    let (access, choice) = aim(req, &store.domain, Some(&record)).ok()?;
     let resolved = access.resolve(&choice).ok()?;
     Some(Aimed {
         addr: resolved.endpoint()?,
@@ -282,7 +287,7 @@ fn send(
     opts: Options,
     notices: &mut Vec<Notice>,
 ) -> std::result::Result<(Delivery, String), Failure> {
-    let (access, choice) = aim(req, domain, plan.newest.target.as_ref())?;
+    let (access, choice) = aim(req, domain, Some(&plan.newest))?;
     notices.push(Notice::debug(format!(
         "kubeconfig from {}: {:?}",
         choice.origin, choice.paths
@@ -307,17 +312,21 @@ fn send(
     })
 }
 
-/// Where a replay goes: an explicit `--kubeconfig` wins; else the kubeconfig (and context)
-/// the snapshot was queued with, while its files exist; else publish's rules. A recorded
-/// kubeconfig that is gone is said so — never silently swapped for the environment's,
-/// which may reach another cluster.
+/// Where a replay goes: an explicit `--kubeconfig` or `--retarget` takes publish's rules;
+/// else the kubeconfig (and context) the snapshot was queued with, while its files exist.
+/// A recorded kubeconfig that is gone, or no longer names the recorded context (it was
+/// regenerated), is said so — never silently swapped for the environment's, which may
+/// reach another cluster — and the message names `--retarget`.
 fn aim(
     req: &Request<'_>,
     domain: &Domain,
-    queued_for: Option<&TargetRecord>,
+    newest: Option<&SnapshotRecord>,
 ) -> std::result::Result<(Access, access::Choice), Failure> {
-    let recorded = queued_for.filter(|t| !t.kubeconfig.is_empty());
-    let Some(target) = recorded.filter(|_| req.access.kubeconfig.is_none()) else {
+    let recorded = newest
+        .and_then(|s| Some((s.target.as_ref()?, &s.id)))
+        .filter(|(t, _)| !t.kubeconfig.is_empty());
+    let Some((target, id)) = recorded.filter(|_| req.access.kubeconfig.is_none() && !req.retarget)
+    else {
         let cluster_name = access::cluster_name(req.project, domain).map_err(|e| {
             let detail = format!(
                 "which kubeconfig is unknown: {}",
@@ -337,18 +346,21 @@ fn aim(
             Reason::NoKubeconfig,
             crate::cluster::Step::Connect,
             format!(
-                "the kubeconfig this snapshot was published with is gone ({}); --kubeconfig chooses another",
+                "the kubeconfig this snapshot was published with is gone ({}); {RETARGET}, --kubeconfig through another",
                 target.kubeconfig.join(", ")
             ),
         ));
     }
-    let access = Access {
-        context: req
-            .access
-            .context
-            .clone()
-            .or_else(|| target.context.clone()),
-        ..req.access.clone()
+    let access = match (&req.access.context, &target.context) {
+        (None, Some(recorded)) => Access {
+            context: Some(recorded.clone()),
+            context_from: access::ContextFrom::Snapshot {
+                id: id.to_string(),
+                hint: RETARGET,
+            },
+            ..req.access.clone()
+        },
+        _ => req.access.clone(),
     };
     let choice = access::Choice {
         paths: present,
@@ -574,15 +586,11 @@ fn by_kubeconfig(req: &Request<'_>, store: &Store, domains: &[Domain]) -> Vec<Ve
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for (i, d) in domains.iter().enumerate() {
         let ds = store.domain(d);
-        let queued_for = ds
-            .queue(false)
-            .ok()
-            .and_then(|q| {
-                let newest = q.newest_pending()?;
-                q.record(&ds, &newest.id).ok().flatten()
-            })
-            .and_then(|s| s.target);
-        let key = aim(req, d, queued_for.as_ref()).ok().map(|(_, c)| {
+        let newest = ds.queue(false).ok().and_then(|q| {
+            let newest = q.newest_pending()?;
+            q.record(&ds, &newest.id).ok().flatten()
+        });
+        let key = aim(req, d, newest.as_ref()).ok().map(|(_, c)| {
             c.paths
                 .iter()
                 .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))

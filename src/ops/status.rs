@@ -34,6 +34,10 @@ pub enum Shown {
     /// Nothing: the reason and the whole message (a warning, or with `--strict` the
     /// error).
     Nothing { reason: Reason, message: String },
+    /// `--offline` and no snapshot was ever applied: `said` tells so and what is pending
+    /// (shown on stdout with the delivery section, never a pending snapshot's inventory);
+    /// `message` is [`Shown::Nothing`]'s (exit 0, `--strict` 10).
+    NothingApplied { said: String, message: String },
 }
 
 /// The outcome, and the messages of the way there.
@@ -196,8 +200,8 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
     let Some((snap, at, _)) = last_applied else {
         let shown = match not_read {
             Some((reason, detail)) => Shown::NotRead { reason, detail },
-            None => Shown::Nothing {
-                reason: Reason::Rejected,
+            None => Shown::NothingApplied {
+                said: delivery.as_ref().map(nothing_applied).unwrap_or_default(),
                 message: format!(
                     "status: no snapshot of {} was ever applied; nothing to show --offline",
                     req.domain
@@ -234,6 +238,21 @@ pub fn status(req: &Scope<'_>, offline: bool) -> Result<Report> {
         delivery,
         notices,
     })
+}
+
+/// What `status --offline` says when no snapshot was ever applied: that, and how many
+/// are pending since when (they never reached the cluster, so none is shown).
+fn nothing_applied(d: &Delivery) -> String {
+    match (d.pending, &d.oldest_pending_at) {
+        (0, _) => "nothing applied yet; nothing pending".to_string(),
+        (n, Some(at)) => format!(
+            "nothing applied yet; {n} snapshot(s) pending since {} (clinv replay delivers them)",
+            escape_line(at)
+        ),
+        (n, None) => {
+            format!("nothing applied yet; {n} snapshot(s) pending (clinv replay delivers them)")
+        }
+    }
 }
 
 /// The unusable outbox files of `d`, as warnings.

@@ -36,6 +36,9 @@ pub fn block(source: &StatusSource, object: &serde_json::Value) -> String {
                 e(why)
             );
         }
+        StatusSource::NothingApplied { said } => {
+            return format!("--- Inventory (--offline) ---\n  {}\n\n", e(said));
+        }
     };
     let body = block_body(object).unwrap_or_else(|| "  (unreadable inventory)\n".to_string());
     format!("--- Inventory ({header}) ---\n{body}\n")
@@ -55,6 +58,8 @@ pub enum StatusSource {
     },
     /// The cluster could not be read and no snapshot was ever applied.
     NotRead { why: String },
+    /// `--offline` and no snapshot was ever applied: `said` says so and what is pending.
+    NothingApplied { said: String },
 }
 
 impl StatusSource {
@@ -128,6 +133,9 @@ pub fn status_section(
             "  source:       none (the live cluster was not read: {})\n",
             e(why)
         )),
+        StatusSource::NothingApplied { .. } => {
+            out.push_str("  source:       none (nothing applied yet; --offline)\n");
+        }
     }
     match text_at(inventory, "/spec/renderedAt") {
         Some(rendered) => out.push_str(&format!("  rendered:     {}\n", ago(rendered, now))),
@@ -259,6 +267,10 @@ struct Status<'a> {
     /// The owed pushes (added within version 3; absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     owed: Vec<OwedPush<'a>>,
+    /// `--offline` and no snapshot was ever applied: that, and what is pending (added
+    /// within version 3; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nothing_applied: Option<&'a str>,
     inventory: &'a serde_json::Value,
 }
 #[derive(serde::Serialize)]
@@ -311,6 +323,7 @@ pub fn status_doc(
             why.as_deref(),
         ),
         StatusSource::NotRead { why } => ("none", None, None, Some(why.as_str())),
+        StatusSource::NothingApplied { .. } => ("none", None, None, None),
     };
     serde_json::to_value(Status {
         schema_version: 3,
@@ -337,6 +350,10 @@ pub fn status_doc(
             oldest_pending_at: d.oldest_pending_at.as_deref(),
         }),
         owed: delivery.map_or_else(Vec::new, |d| d.owed.iter().map(owed_push).collect()),
+        nothing_applied: match source {
+            StatusSource::NothingApplied { said } => Some(said),
+            _ => None,
+        },
         inventory: &inventory,
     })
     .map_err(|e| crate::error::Error::encode("the status document", e))
@@ -576,6 +593,7 @@ fn source_cell(source: &StatusSource) -> String {
             id, why: Some(why), ..
         } => format!("not read ({}); snapshot {}", e(why), e(id)),
         StatusSource::NotRead { why } => format!("not read ({})", e(why)),
+        StatusSource::NothingApplied { .. } => "none (--offline)".to_string(),
     }
 }
 

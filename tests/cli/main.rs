@@ -49,9 +49,11 @@ mod oci_clients;
 #[cfg(feature = "gitops")]
 mod outbox;
 mod outcomes;
+mod pending_only;
 mod reference;
 mod render;
 mod replay_all;
+mod retarget;
 mod secrets;
 mod selection;
 mod several;
@@ -81,9 +83,11 @@ fn main() -> std::process::ExitCode {
         jsonpath::tests(),
         metrics::tests(),
         outcomes::tests(),
+        pending_only::tests(),
         reference::tests(),
         render::tests(),
         replay_all::tests(),
+        retarget::tests(),
         secrets::tests(),
         selection::tests(),
         several::tests(),

@@ -589,7 +589,7 @@ fn replay_goes_where_the_publish_was_aimed() {
     assert_has(
         &run.stderr,
         &format!(
-            "no server was contacted: the kubeconfig this snapshot was published with is gone ({}); --kubeconfig chooses another",
+            "no server was contacted: the kubeconfig this snapshot was published with is gone ({}); replay --retarget delivers through the domain's kubeconfig as it is now, --kubeconfig through another",
             fx.kc.display()
         ),
     );

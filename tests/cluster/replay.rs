@@ -920,6 +920,204 @@ fn two_domains_on_one_server_never_take_each_others_inventory() {
     assert_eq!(domain_states(&fx, PROD)[0].1, "applied");
 }
 
+/// The plane's admin kubeconfig with its context named `context` and its server
+/// `server`: what lok8s writes for a cluster, under another name.
+fn renamed(p: &Plane, context: &str, server: &str) -> String {
+    let text = std::fs::read_to_string(&p.admin).unwrap();
+    let text = regex::Regex::new(r"(?m)^(\s*)server: \S+$")
+        .unwrap()
+        .replace_all(&text, format!("${{1}}server: {server}").as_str())
+        .replace(
+            "- name: clinv-control-plane\n  context:",
+            &format!("- name: {context}\n  context:"),
+        )
+        .replace(
+            "current-context: clinv-control-plane",
+            &format!("current-context: {context}"),
+        );
+    assert!(text.contains(&format!("- name: {context}\n")), "{text}");
+    text
+}
+
+/// What a replay says of `domain`'s newest snapshot, published through context
+/// `offline` of `file`, which now names only the plane's context.
+fn recorded_offline(fx: &Fx, domain: &str, file: &Path) -> String {
+    format!(
+        "snapshot {} was published through context 'offline' of {}, which no longer names it (it names: clinv-control-plane); replay --retarget delivers through the domain's kubeconfig as it is now",
+        domain_states(fx, domain)[0].0,
+        file.display()
+    )
+}
+
+/// Snapshots of prod (three, each a different inventory) and lab (one) published through
+/// context `offline` of their `.kubeconfig/` files while it pointed nowhere; then prod's
+/// file regenerated as the plane's admin kubeconfig (context `clinv-control-plane`).
+/// lab's file is left as `lab`, which the caller regenerates. The project's kubeconfig
+/// directory.
+fn published_through_offline(fx: &Fx, p: &Plane, lab: &str) -> PathBuf {
+    let own = fx.root().join(".kubeconfig");
+    std::fs::create_dir_all(&own).unwrap();
+    let offline = renamed(p, "offline", &refused_server());
+    std::fs::write(own.join("prod-fsn1.yaml"), &offline).unwrap();
+    std::fs::write(own.join("lab.yaml"), &offline).unwrap();
+    let nowhere = Path::new("/nonexistent");
+    for (i, addon) in ["", "metrics-server", "rook-ceph"].iter().enumerate() {
+        if !addon.is_empty() {
+            fx.bump(addon);
+        }
+        let run = routed(fx, nowhere, &["publish", "--domain", PROD])
+            .env("SOURCE_DATE_EPOCH", &(1_800_000_000 + i).to_string())
+            .run()
+            .success();
+        assert_has(&run.stderr, "recorded as pending snapshot");
+    }
+    let run = routed(fx, nowhere, &["publish", "--domain", LAB])
+        .run()
+        .success();
+    assert_has(&run.stderr, "recorded as pending snapshot");
+    assert_eq!(domain_states(fx, PROD).len(), 3);
+    std::fs::copy(&p.admin, own.join("prod-fsn1.yaml")).unwrap();
+    std::fs::write(own.join("lab.yaml"), lab).unwrap();
+    own
+}
+
+/// Issue 40, item 7: after the kubeconfigs were regenerated, `replay -A` says what was
+/// recorded (never a `--context` nobody passed), sends nothing and keeps every snapshot
+/// pending; `replay -A --retarget` applies prod's newest to the plane and supersedes the
+/// older ones, without a new snapshot; another domain's live object is still never
+/// overwritten without `--take-over`.
+fn replay_retarget_delivers_after_the_kubeconfigs_were_regenerated() {
+    let p = plane();
+    p.crd_only();
+    let fx = Fx::new();
+    // lab's cluster is down: regenerated under another context name.
+    let own = published_through_offline(&fx, &p, &renamed(&p, "lok8s-lab", &refused_server()));
+    let nowhere = Path::new("/nonexistent");
+
+    let run = routed(&fx, nowhere, &["replay", "-A"]).run();
+    assert_eq!(run.code, 0, "fail-soft: {}", run.stderr);
+    assert_has(
+        &run.stderr,
+        &recorded_offline(&fx, PROD, &own.join("prod-fsn1.yaml")),
+    );
+    assert_has(
+        &run.stderr,
+        "which no longer names it (it names: lok8s-lab)",
+    );
+    assert!(!run.stderr.contains("--context"), "{}", run.stderr);
+    assert!(p.live().is_none(), "nothing sent");
+    for domain in [PROD, LAB] {
+        for (id, state, _) in domain_states(&fx, domain) {
+            assert_eq!(state, "pending", "{id}");
+        }
+        assert_eq!(domain_states(&fx, domain)[0].2, "bad-kubeconfig");
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.starts_with(domain) && l.contains("pending (bad-kubeconfig)")),
+            "{}",
+            run.stdout
+        );
+    }
+    let strict = routed(&fx, nowhere, &["--strict", "replay", "-A"]).run();
+    assert_eq!(strict.code, 4, "{}", strict.stderr);
+
+    let run = routed(&fx, nowhere, &["--strict", "replay", "-A", "--retarget"]).run();
+    assert_eq!(run.code, 5, "lab's cluster is down: {}", run.stderr);
+    let prod = domain_states(&fx, PROD);
+    assert_eq!(prod.len(), 3, "nothing published");
+    assert_eq!(prod[0].1, "applied", "{prod:?}");
+    assert!(prod[1..].iter().all(|s| s.1 == "superseded"), "{prod:?}");
+    let live = p.live().unwrap();
+    assert_eq!(live["metadata"]["labels"]["lok8s.dev/domain"], PROD);
+    assert_eq!(live["spec"], snapshot_spec(&fx, &prod[0].0));
+    let lab = domain_states(&fx, LAB);
+    assert_eq!(
+        (lab[0].1.as_str(), lab[0].2.as_str()),
+        ("pending", "unreachable")
+    );
+
+    // lab's kubeconfig regenerated to reach the same cluster: prod's inventory there is
+    // left alone (exit 12), lab's snapshot stays pending.
+    std::fs::copy(&p.admin, own.join("lab.yaml")).unwrap();
+    let run = routed(&fx, nowhere, &["replay", "--domain", LAB, "--retarget"]).run();
+    assert_eq!(run.code, 12, "{}", run.stderr);
+    assert_eq!(
+        p.live().unwrap()["metadata"]["resourceVersion"],
+        live["metadata"]["resourceVersion"]
+    );
+    let lab = domain_states(&fx, LAB);
+    assert_eq!(
+        (lab[0].1.as_str(), lab[0].2.as_str()),
+        ("pending", "domain-mismatch")
+    );
+}
+
+/// The same through the delivery loop: without `--retarget` it says what was recorded
+/// and delivers nothing; with it, prod's newest is applied and the older superseded.
+fn the_loop_retargets_after_the_kubeconfigs_were_regenerated() {
+    let p = plane();
+    p.crd_only();
+    let fx = Fx::new();
+    let own = published_through_offline(&fx, &p, &renamed(&p, "lok8s-lab", &refused_server()));
+    let watch = |extra: &[&str]| {
+        let mut args = vec![
+            "replay",
+            "--watch",
+            "--domain",
+            PROD,
+            "--log-format",
+            "json",
+            "--backoff-base",
+            "500ms",
+            "--backoff-cap",
+            "2s",
+        ];
+        args.extend_from_slice(extra);
+        routed(&fx, Path::new("/nonexistent"), &args).spawn()
+    };
+    let limit = Duration::from_secs(60);
+    let mut run = watch(&[]);
+    assert!(
+        run.wait_for(limit, |s| has_event(s, "not-delivered", PROD)),
+        "{}",
+        run.stderr()
+    );
+    let said = events(&run.stderr())
+        .into_iter()
+        .find(|e| e["event"] == "not-delivered")
+        .unwrap();
+    assert_eq!(said["reason"], "bad-kubeconfig", "{said}");
+    let msg = said["msg"].as_str().unwrap();
+    assert_has(
+        msg,
+        &recorded_offline(&fx, PROD, &own.join("prod-fsn1.yaml")),
+    );
+    assert!(!msg.contains("--context"), "{msg}");
+    run.signal("TERM");
+    assert_eq!(run.wait_exit(Duration::from_secs(5)), Some(Some(0)));
+    assert!(p.live().is_none(), "nothing sent");
+
+    let mut run = watch(&["--retarget"]);
+    assert!(
+        run.wait_for(limit, |s| has_event(s, "delivered", PROD)),
+        "{}",
+        run.stderr()
+    );
+    let delivered = events(&run.stderr())
+        .into_iter()
+        .find(|e| e["event"] == "delivered")
+        .unwrap();
+    assert_eq!(delivered["superseded"], 2, "{delivered}");
+    let prod = domain_states(&fx, PROD);
+    assert_eq!(prod.len(), 3, "nothing published");
+    assert_eq!(prod[0].1, "applied", "{prod:?}");
+    assert!(prod[1..].iter().all(|s| s.1 == "superseded"), "{prod:?}");
+    assert_eq!(live_spec(&p), snapshot_spec(&fx, &prod[0].0));
+    run.signal("TERM");
+    assert_eq!(run.wait_exit(Duration::from_secs(5)), Some(Some(0)));
+}
+
 const DEV_NAME: &str = "dev";
 const DEV: &str = "dev.acme.example";
 const STAGE_NAME: &str = "stage";
@@ -927,6 +1125,8 @@ const STAGE: &str = "stage.acme.example";
 
 trials! {
     Plane: [
+        replay_retarget_delivers_after_the_kubeconfigs_were_regenerated,
+        the_loop_retargets_after_the_kubeconfigs_were_regenerated,
         every_view_of_a_fleet_of_six_domains,
         two_domains_on_one_server_never_take_each_others_inventory,
         replay_delivers_through_the_kubeconfig_the_publish_used,

@@ -445,6 +445,7 @@ fn access(settings: &Settings, cluster: &crate::app::cli::ClusterArgs) -> Access
         context: cluster.context.clone(),
         env_kubeconfig: settings.env.kubeconfig.clone(),
         home: settings.env.home.clone(),
+        ..Access::default()
     }
 }
 

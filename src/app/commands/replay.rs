@@ -20,7 +20,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     let access = access(settings, &args.limits);
     if domains.len() > 1 && (access.kubeconfig.is_some() || access.context.is_some()) {
         return Err(Failure::Usage(format!(
-            "--kubeconfig/--context name one cluster, but --all replays {} domains: each domain is delivered to its own cluster (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); use --domain D with an explicit kubeconfig",
+            "--kubeconfig/--context name one cluster, but --all replays {} domains: each domain is delivered to its own cluster (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); use --domain D with an explicit kubeconfig, or --retarget to deliver through those instead of the kubeconfigs recorded with the snapshots",
             domains.len()
         )));
     }
@@ -29,6 +29,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         access: &access,
         opts: cluster_options(args),
         allow_older: args.allow_older,
+        retarget: args.retarget,
     };
     let reports = replay::replay_all(&req, &store, &domains)?;
     // `--all` goes on after a domain that was not delivered; `--strict` then exits with

@@ -29,6 +29,11 @@ fn one(settings: &Settings, read: &ReadArgs<StatusOutput>, scope: &Scope) -> Res
     let domain = scope.domain;
     let report = status::status(scope, read.out.status.offline)?;
     print_notices(settings, &report.notices);
+    // Nothing applied yet (--offline): said on stdout, then status's nothing-to-show exit.
+    let nothing = match &report.shown {
+        Shown::NothingApplied { message, .. } => Some(message.clone()),
+        _ => None,
+    };
     let (source, value, not_read) = match answer(report.shown) {
         Ok(answer) => answer,
         Err((reason, message)) => return fail_soft(settings, reason, message),
@@ -48,6 +53,9 @@ fn one(settings: &Settings, read: &ReadArgs<StatusOutput>, scope: &Scope) -> Res
         text
     };
     settings.printer.data(&text)?;
+    if let Some(message) = nothing {
+        return fail_soft(settings, crate::delivery::Reason::Rejected, message);
+    }
     // Not the live cluster's answer: 16, or with --strict why the cluster was not read.
     Ok(match not_read {
         Some(crate::delivery::Reason::DomainMismatch) => Outcome::OtherDomain,
@@ -86,6 +94,11 @@ fn answer(shown: Shown) -> std::result::Result<Answer, (crate::delivery::Reason,
                 Some(reason),
             )
         }
+        Shown::NothingApplied { said, .. } => (
+            StatusSource::NothingApplied { said },
+            serde_json::Value::Null,
+            None,
+        ),
         Shown::Nothing { reason, message } => return Err((reason, message)),
     })
 }
@@ -112,6 +125,12 @@ fn answered_row(
     now: i64,
 ) -> crate::error::Result<view::status::FleetRow> {
     let domain = scope.domain;
+    // Nothing applied yet (--offline): no inventory to compare, a row that says so.
+    if let Shown::NothingApplied { said, .. } = &report.shown {
+        return Ok(view::status::FleetRow::skipped(
+            domain, "nothing", said, false,
+        ));
+    }
     let (source, value, why) = match answer(report.shown) {
         Ok(answer) => answer,
         Err((_, message)) => {

@@ -26,7 +26,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     let one = matches!(&selection, Selection::Patterns(p) if p.len() == 1 && !crate::project::select::is_glob(&p[0]));
     if !one && (args.limits.kubeconfig.is_some() || args.limits.context.is_some()) {
         return Err(Failure::Usage(
-            "--kubeconfig/--context name one cluster, but --watch serves several domains: each is delivered to its own cluster (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); use one --domain D with an explicit kubeconfig".into(),
+            "--kubeconfig/--context name one cluster, but --watch serves several domains: each is delivered to its own cluster (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); use one --domain D with an explicit kubeconfig, or --retarget to deliver through those instead of the kubeconfigs recorded with the snapshots".into(),
         ));
     }
     let w = Watch {
@@ -38,6 +38,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         // --watch conflicts with --dry-run.
         opts: super::replay::cluster_options(args),
         allow_older: args.allow_older,
+        retarget: args.retarget,
     };
     let metrics = match &args.watch.metrics_addr {
         Some(addr) => Some(Metrics::serve(addr)?),

@@ -76,6 +76,8 @@ pub struct Watch<'a> {
     /// `--take-over`.
     pub opts: Options,
     pub allow_older: bool,
+    /// `--retarget`: each domain's kubeconfig as it is now, not the recorded target.
+    pub retarget: bool,
 }
 
 /// What happened, for the log (one line each) and the metrics.
@@ -232,6 +234,7 @@ pub fn run(w: &Watch<'_>, host: &dyn Host) -> Result<()> {
             access: &loaded.1,
             opts: w.opts,
             allow_older: w.allow_older,
+            retarget: w.retarget,
         };
         let generation = Generation {
             w,
