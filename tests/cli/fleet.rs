@@ -145,6 +145,56 @@ fn the_store_gives_what_was_recorded() {
     );
 }
 
+/// A store and no project (`CLINV_SNAPSHOTS` or `--snapshots`, run outside any project):
+/// plain `fleet` reads the store and says so; `--from project` there, and `fleet` with
+/// neither a project nor a store, name both ways out (`--root`, `--from store` with
+/// `--snapshots`), not `--root` alone.
+fn fleet_without_a_project_reads_the_store_it_is_given() {
+    let dir = copy_tree(&example());
+    let store = dir.path().join("snapshots");
+    clinv(&["publish", "--domain", "prod.acme.example"])
+        .root(dir.path())
+        .store(&store)
+        .run()
+        .success();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let plain = clinv(&["fleet", "--addon", "cilium"])
+        .cwd(elsewhere.path())
+        .store(&store)
+        .run()
+        .success();
+    assert_eq!(
+        plain.stdout,
+        "ADDON   prod.acme.example\ncilium  1.19.2 (queued)\n"
+    );
+    assert_has(&plain.stderr, "[info] no lok8s project found in ");
+    assert_has(&plain.stderr, "--from store");
+    assert_has(&plain.stderr, &store.display().to_string());
+    let quiet = clinv(&["fleet", "-q", "--addon", "cilium"])
+        .cwd(elsewhere.path())
+        .store(&store)
+        .run()
+        .success();
+    assert_eq!(quiet.stdout, plain.stdout);
+    assert_lacks(&quiet.stderr, "[info]");
+    let asked = clinv(&["fleet", "--from", "project"])
+        .cwd(elsewhere.path())
+        .store(&store)
+        .run();
+    assert_eq!(asked.code, 1, "{}", asked.stderr);
+    assert_has(&asked.stderr, "--from store");
+    assert_has(&asked.stderr, "--root");
+    let neither = clinv(&["fleet"])
+        .cwd(elsewhere.path())
+        .env_remove("CLINV_SNAPSHOTS")
+        .run();
+    assert_eq!(neither.code, 1, "{}", neither.stderr);
+    assert_has(&neither.stderr, "--from store");
+    assert_has(&neither.stderr, "--snapshots DIR");
+    assert_has(&neither.stderr, "--root");
+    assert!(neither.stdout.is_empty(), "{}", neither.stdout);
+}
+
 /// `drift -A` without any cluster: every domain a row (the deploy domain named), exit 16;
 /// one kubeconfig for every domain is refused (each has its own).
 fn drift_of_every_domain_says_what_it_could_not_read() {
@@ -412,5 +462,6 @@ trials! {
         a_domain_that_does_not_parse_is_an_error_of_the_fleet,
         status_of_every_domain_names_a_spec_that_does_not_parse,
         the_store_gives_what_was_recorded,
+        fleet_without_a_project_reads_the_store_it_is_given,
     ],
 }
