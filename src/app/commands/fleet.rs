@@ -130,10 +130,9 @@ fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(M
         },
         |domain, why| {
             let (what, detail) = why.words();
-            let why_text = format!("{what}: {detail}");
             let read = match why {
-                super::Skip::Deploy(_) => LiveRead::Left(why_text),
-                super::Skip::NotTried => LiveRead::NotRead(why_text),
+                super::Skip::Deploy(cluster_ref) => LiveRead::Deploy(cluster_ref),
+                super::Skip::NotTried => LiveRead::NotRead(format!("{what}: {detail}")),
             };
             (domain.clone(), read)
         },
@@ -146,6 +145,10 @@ fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(M
 /// order, and a query that matched nothing.
 fn notes(settings: &Settings, m: &Matrix, query: &Query<'_>) {
     for left in &m.left {
+        if let Some(cluster_ref) = &left.deploy {
+            super::deploy_domain_note(settings, &left.domain, cluster_ref.as_deref());
+            continue;
+        }
         let line = format!("{}: not in the matrix: {}", left.domain, left.why);
         if left.failed || left.other_domain {
             settings.printer.error(&line);
