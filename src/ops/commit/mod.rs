@@ -679,7 +679,11 @@ pub fn commit(
     let template = opts.template.unwrap_or(DEFAULT_TEMPLATE);
     let domain = &store.domain;
     let message = |found: &[Found]| match found {
-        [Found::Changed { summary, outside }] => message(
+        [
+            Found::Changed {
+                summary, outside, ..
+            },
+        ] => message(
             template,
             summary,
             outside.as_deref(),
