@@ -316,10 +316,11 @@ fn encode_userinfo(user: &str) -> String {
     percent_encoding::utf8_percent_encode(user, KEEP).to_string()
 }
 
-/// Whether a git remote URL names a path on this machine, as git reads it: a `file://`
-/// URL, or text with neither a scheme (`://`) nor the `host:path` of scp-like SSH (a `:`
-/// before the first `/`). A controller in a cluster cannot clone such a URL, so a
-/// manifest that carries one is warned of.
+/// Whether a git remote URL names a path on this machine, as git reads it.
+///
+/// A `file://` URL, or text with neither a scheme (`://`) nor the `host:path` of
+/// scp-like SSH (a `:` before the first `/`). A controller in a cluster cannot clone
+/// such a URL, so a manifest that carries one is warned of.
 pub fn is_local_path(url: &str) -> bool {
     let url = url.trim();
     if url.starts_with("file://") {
