@@ -216,8 +216,8 @@ pub enum FleetBy {
 
 #[derive(Debug, Args)]
 pub struct FleetArgs {
-    /// Where the versions come from [default: project; with no project found, the store
-    /// --snapshots or CLINV_SNAPSHOTS names].
+    /// Where the versions come from. Default: project; outside any project, the store
+    /// --snapshots or CLINV_SNAPSHOTS names.
     #[arg(long, value_name = "SOURCE")]
     pub from: Option<FleetFrom>,
 
