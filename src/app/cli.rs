@@ -216,9 +216,10 @@ pub enum FleetBy {
 
 #[derive(Debug, Args)]
 pub struct FleetArgs {
-    /// Where the versions come from.
-    #[arg(long, value_name = "SOURCE", default_value = "project")]
-    pub from: FleetFrom,
+    /// Where the versions come from. Default: project; outside any project, the store
+    /// --snapshots or CLINV_SNAPSHOTS names.
+    #[arg(long, value_name = "SOURCE")]
+    pub from: Option<FleetFrom>,
 
     /// Read the committed inventory of every domain folder (clusters/<domain>/inventory/)
     /// of this GitOps repository instead: the shared record of a team.

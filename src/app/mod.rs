@@ -148,6 +148,7 @@ fn run(cli: cli::Cli) -> i32 {
         Err(err) if !instant => Err(err.into()),
         _ => dispatch(&settings, &cli.command),
     };
+    commands::say_deploy_domains(&settings);
     let diff_like = matches!(cli.command, Command::Diff(_) | Command::Drift(_));
     match result {
         Ok(code) => code,

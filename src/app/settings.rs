@@ -63,6 +63,9 @@ pub struct Settings {
     pub strict: bool,
     pub env: Env,
     pub printer: Printer,
+    /// The deploy domains a run met (name → its cluster domain), said once at its end in
+    /// one line, not a line each on every command over the fleet.
+    pub deploy_domains: std::sync::Mutex<std::collections::BTreeMap<String, Option<String>>>,
 }
 
 impl Settings {
@@ -81,6 +84,7 @@ impl Settings {
             snapshots: global.snapshots,
             strict: global.strict,
             env,
+            deploy_domains: std::sync::Mutex::default(),
         }
     }
 }

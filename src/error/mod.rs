@@ -126,6 +126,13 @@ pub enum Error {
     )]
     NoStore(PathBuf),
 
+    /// `fleet` found no project to render and, for its default source, no store named
+    /// either: both ways out are named, since a user with only a store has one too.
+    #[error(
+        "no lok8s project found in {0} or its parents (looked for .lok8s/ or clusters/): pass --root DIR for the fleet a project renders, or --from store with --snapshots DIR (or CLINV_SNAPSHOTS) for the fleet a store recorded"
+    )]
+    NoFleet(PathBuf),
+
     /// `--root` does not name a directory.
     #[error("project root not found: {0}")]
     RootNotFound(PathBuf),
@@ -341,6 +348,7 @@ impl Error {
             Error::Unapplied { reason, .. } => exit::for_reason(*reason),
             Error::NoProject(_)
             | Error::NoStore(_)
+            | Error::NoFleet(_)
             | Error::RootNotFound(_)
             | Error::InvalidDomain(_)
             | Error::Domain(_)

@@ -154,6 +154,9 @@ pub enum Found {
     /// changed outside clinv since clinv last wrote it, a paragraph naming those changes.
     Changed {
         summary: String,
+        /// The changes `summary` names, each whole (`record inventory` for a first
+        /// record): what a commit of several domains groups by.
+        changes: Vec<String>,
         outside: Option<String>,
     },
     /// The branch already holds this inventory (apart from `renderedAt`).
@@ -487,6 +490,7 @@ impl Repo {
         }
         Ok(Found::Changed {
             summary: summarize(previous.as_ref(), part.inventory),
+            changes: changes(previous.as_ref(), part.inventory),
             outside: tip.and_then(|c| self.outside_changes(c, part.path)),
         })
     }
@@ -1158,8 +1162,7 @@ fn sign(repo: &Repository, buffer: &str) -> Result<String> {
 /// changes as `clinv diff` (repeated addon names included): Kubernetes first, then the
 /// addons in order, then kind, provider and lok8s.
 pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) -> String {
-    use crate::history::diff::{self, Field, Op};
-    let Some(before) = before else {
+    if before.is_none() {
         return format!(
             "record inventory ({} addons, Kubernetes {})",
             after.spec.addons.len(),
@@ -1169,6 +1172,22 @@ pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) ->
                 .as_deref()
                 .unwrap_or("unknown")
         );
+    }
+    let parts = changes(before, after);
+    let text = parts.join(", ");
+    if text.chars().count() > 72 {
+        format!("{}, … ({} changes)", parts[0], parts.len())
+    } else {
+        text
+    }
+}
+
+/// The changes [`summarize`] names, each whole and in its order: `record inventory` for
+/// a first record (without the counts, which differ per domain).
+pub fn changes(before: Option<&ClusterInventory>, after: &ClusterInventory) -> Vec<String> {
+    use crate::history::diff::{self, Field, Op};
+    let Some(before) = before else {
+        return vec!["record inventory".to_string()];
     };
     let report = diff::diff(before, after);
     let (mut kubernetes, mut addons, mut fields) = (Vec::new(), Vec::new(), Vec::new());
@@ -1218,12 +1237,7 @@ pub fn summarize(before: Option<&ClusterInventory>, after: &ClusterInventory) ->
     if parts.is_empty() {
         parts.push("update spec (spec hash changed)".into());
     }
-    let text = parts.join(", ");
-    if text.chars().count() > 72 {
-        format!("{}, … ({} changes)", parts[0], parts.len())
-    } else {
-        text
-    }
+    parts
 }
 
 /// `a` is a later RFC 3339 time than `b`.

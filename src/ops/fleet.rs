@@ -87,6 +87,10 @@ pub struct Left {
     /// no domain label), which is not this domain's column.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub other_domain: bool,
+    /// A deploy domain, with the cluster domain it names: said once with the others of
+    /// the run, not a line each (`why` says it in `-o json`).
+    #[serde(skip)]
+    pub deploy: Option<Option<String>>,
 }
 
 impl Left {
@@ -96,6 +100,7 @@ impl Left {
             why,
             failed: false,
             other_domain: false,
+            deploy: None,
         }
     }
 }
@@ -138,7 +143,7 @@ pub fn from_project(project: &Project, rendered_at: jiff::Timestamp) -> Matrix {
     for domain in project.domains() {
         match inventory::load(project, &domain, rendered_at) {
             Ok(Loaded::Cluster(built)) => builder.add(&domain, &built.inventory),
-            Ok(Loaded::Deploy { cluster_ref }) => builder.leave(&domain, deploy(cluster_ref)),
+            Ok(Loaded::Deploy { cluster_ref }) => builder.deploy(&domain, cluster_ref),
             Err(e) => builder.fail(&domain, crate::error::chain(&e)),
         }
     }
@@ -182,7 +187,7 @@ pub fn from_store(store: &Store, project: Option<&Project>) -> Result<Matrix> {
             if let crate::project::DomainKind::Deploy { cluster_ref, .. } =
                 project.domain_kind(&domain)
             {
-                builder.leave(&domain, deploy(cluster_ref));
+                builder.deploy(&domain, cluster_ref);
             }
         }
     }
@@ -196,8 +201,8 @@ pub enum LiveRead {
     Read(Option<serde_json::Value>),
     /// The cluster was not read (or not tried: the `--timeout` spent), and why.
     NotRead(String),
-    /// No cluster of its own: a deploy domain.
-    Left(String),
+    /// No cluster of its own: a deploy domain, and the cluster domain it names.
+    Deploy(Option<String>),
     /// The cluster holds another domain's ClusterInventory, and why it is not this one's.
     OtherDomain(String),
     /// The domain could not be read at all (its spec does not parse): an error.
@@ -235,8 +240,12 @@ pub fn from_live(
                 builder.leave(&domain, "the cluster has no ClusterInventory".into());
                 continue;
             }
-            LiveRead::NotRead(why) | LiveRead::Left(why) => {
+            LiveRead::NotRead(why) => {
                 builder.leave(&domain, why);
+                continue;
+            }
+            LiveRead::Deploy(cluster_ref) => {
+                builder.deploy(&domain, cluster_ref);
                 continue;
             }
             LiveRead::Failed(why) => {
@@ -338,6 +347,7 @@ pub fn from_repo(repo: &std::path::Path, rev: &str) -> Result<Matrix> {
                 why: "not a domain name".into(),
                 failed: true,
                 other_domain: false,
+                deploy: None,
             });
             continue;
         };
@@ -452,6 +462,13 @@ impl Builder {
 
     fn leave(&mut self, domain: &Domain, why: String) {
         self.matrix.left.push(Left::new(domain, why));
+    }
+
+    fn deploy(&mut self, domain: &Domain, cluster_ref: Option<String>) {
+        self.matrix.left.push(Left {
+            deploy: Some(cluster_ref.clone()),
+            ..Left::new(domain, deploy(cluster_ref))
+        });
     }
 
     fn fail(&mut self, domain: &Domain, why: String) {

@@ -82,10 +82,22 @@ impl LeftOut {
 /// The name of the archive entry that lists what an export left out.
 pub const LEFT_OUT: &str = "LEFT-OUT";
 
-/// What an import added.
-#[derive(Debug, Clone)]
+/// What an import added, by kind, and what it found held: `added` and `already` make
+/// the archive's records of the imported domains (with `orphaned`), `kept` and `added`
+/// the store's records after it.
+#[derive(Debug, Clone, Default)]
 pub struct Imported {
+    /// Records added: `snapshots`, `changes` and `folded` together.
     pub added: usize,
+    pub snapshots: usize,
+    /// State changes (delivered, superseded, …).
+    pub changes: usize,
+    /// Repeated publishes of an identical inventory, folded into their snapshot (events).
+    pub folded: usize,
+    /// Records of the archive the store already held.
+    pub already: usize,
+    /// State changes and events of a snapshot in neither the archive nor the store.
+    pub orphaned: usize,
     /// Records the store already held (left untouched).
     pub kept: usize,
     /// The archive's `LEFT-OUT` lines: what its export left out.

@@ -362,7 +362,10 @@ impl Lines for Held {
                 self.newest = Some(order);
             }
         }
-        if matches!(record, Record::Snapshot(_) | Record::State(_)) {
+        if matches!(
+            record,
+            Record::Snapshot(_) | Record::State(_) | Record::Event(_)
+        ) {
             self.records += 1;
         }
         if let Some(k) = key(&record) {
@@ -390,6 +393,8 @@ struct Merge {
     spill: BufWriter<std::fs::File>,
     staged: files::Staged,
     added: usize,
+    /// What was added and found, by kind (`added` above is their sum).
+    counts: Imported,
     head: Option<(String, u64)>,
     line: usize,
 }
@@ -420,6 +425,7 @@ impl Merge {
             spill: BufWriter::with_capacity(1 << 20, file),
             staged,
             added: 0,
+            counts: Imported::default(),
             head: None,
             line: 0,
         })
@@ -435,11 +441,21 @@ impl Merge {
         let (Some(k), owner) = (key(&record), owner_of(&record)) else {
             return Ok(());
         };
-        if self.held.keys.contains(&k) || owner.is_some_and(|o| !self.held.keys.contains(&o)) {
+        if self.held.keys.contains(&k) {
+            self.counts.already += 1;
+            return Ok(());
+        }
+        if owner.is_some_and(|o| !self.held.keys.contains(&o)) {
+            self.counts.orphaned += 1;
             return Ok(());
         }
         self.held.keys.insert(k);
         self.added += 1;
+        match &record {
+            Record::Snapshot(_) => self.counts.snapshots += 1,
+            Record::State(_) => self.counts.changes += 1,
+            _ => self.counts.folded += 1,
+        }
         match record {
             Record::Snapshot(s) => {
                 let seq = s.seq.unwrap_or(line_no as u64);
@@ -478,6 +494,11 @@ impl Merge {
     fn finish(self, out: &mut Imported) -> Result<()> {
         out.kept += self.held.records;
         out.added += self.added;
+        out.snapshots += self.counts.snapshots;
+        out.changes += self.counts.changes;
+        out.folded += self.counts.folded;
+        out.already += self.counts.already;
+        out.orphaned += self.counts.orphaned;
         if self.added == 0 {
             return Ok(());
         }
@@ -549,10 +570,9 @@ impl Store {
         let verified = check_archive(open).map_err(invalid)?;
         let domains = verified.domains;
         let mut out = Imported {
-            added: 0,
-            kept: 0,
             exported_without: verified.left_out,
             refused: verified.refused,
+            ..Imported::default()
         };
         let mut merge: Option<Merge> = None;
         let mut failed: Option<Error> = None;

@@ -316,8 +316,50 @@ fn encode_userinfo(user: &str) -> String {
     percent_encoding::utf8_percent_encode(user, KEEP).to_string()
 }
 
+/// Whether a git remote URL names a path on this machine, as git reads it.
+///
+/// A `file://` URL, or text with neither a scheme (`://`) nor the `host:path` of
+/// scp-like SSH (a `:` before the first `/`). A controller in a cluster cannot clone
+/// such a URL, so a manifest that carries one is warned of.
+pub fn is_local_path(url: &str) -> bool {
+    let url = url.trim();
+    if url.starts_with("file://") {
+        return true;
+    }
+    if url.contains("://") {
+        return false;
+    }
+    match (url.find(':'), url.find('/')) {
+        (Some(colon), Some(slash)) => slash < colon,
+        (Some(_), None) => false,
+        (None, _) => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn local_paths_are_told_from_urls_a_cluster_can_clone() {
+        for local in [
+            "file:///srv/git/fleet.git",
+            "/srv/git/fleet.git",
+            "../fleet.git",
+            "fleet",
+            "./a:b.git",
+        ] {
+            assert!(is_local_path(local), "{local}");
+        }
+        for remote in [
+            "https://git.acme.example/fleet.git",
+            "ssh://git@git.acme.example/fleet.git",
+            "git@git.acme.example:platform/fleet.git",
+            "[git@git.acme.example:2222]:platform/fleet.git",
+            "git.acme.example:fleet.git",
+        ] {
+            assert!(!is_local_path(remote), "{remote}");
+        }
+    }
+
     use super::*;
 
     #[test]

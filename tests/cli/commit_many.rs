@@ -133,6 +133,50 @@ fn commit_of_several_domains_is_one_commit() {
     assert!(git(&fx.work(), &["status", "--porcelain"]).is_empty());
 }
 
+/// Issue 40, item 8: a fleet commit's subject says what changed — every domain's first
+/// record is "record inventory", not "changes in 3 domains"; a change shared by several
+/// domains is named once, one of fewer domains with where.
+fn the_subject_of_a_fleet_commit_says_what_changed() {
+    let fx = Fx::new();
+    let head = format!("inventory({}): ", CLUSTER_DOMAINS.join(", "));
+    let subject = |fx: &Fx| {
+        git(&fx.work(), &["log", "-1", "--format=%s"])
+            .trim()
+            .to_string()
+    };
+    commit(&fx, &["-A"]).success();
+    assert_eq!(subject(&fx), format!("{head}record inventory"));
+    let body = git(&fx.work(), &["log", "-1", "--format=%b"]);
+    assert_has(
+        &body,
+        "- prod.acme.example: record inventory (9 addons, Kubernetes v1.31.10)",
+    );
+    // cilium in every domain; cert-manager only where the shared pin applies (prod: the lab
+    // keeps its own copy, the edge has none).
+    set_chart_version(&fx.root(), "cilium", "1.19.3");
+    set_chart_version(&fx.root(), "cert-manager", "v1.21.0");
+    commit(&fx, &["-A"]).success();
+    assert_eq!(
+        subject(&fx),
+        format!(
+            "{head}cilium 1.19.2 → 1.19.3, cert-manager v1.20.1 → v1.21.0 in prod.acme.example"
+        )
+    );
+    // A change of every domain and one of one domain.
+    set_chart_version(&fx.root(), "cilium", "1.19.4");
+    let lab = fx
+        .root()
+        .join("clusters/lab.acme.example/cluster.lok8s.yaml");
+    let text = std::fs::read_to_string(&lab).unwrap();
+    assert!(text.contains("version: v1.30.14"), "{text}");
+    std::fs::write(&lab, text.replace("version: v1.30.14", "version: v1.30.15")).unwrap();
+    commit(&fx, &["-A"]).success();
+    assert_eq!(
+        subject(&fx),
+        format!("{head}cilium 1.19.3 → 1.19.4, kubernetes v1.30.14 → v1.30.15 in lab.acme.example")
+    );
+}
+
 /// Nothing half-written: an uncommitted edit in one selected folder, or a domain that
 /// does not render, stops the whole commit. A glob and a name select the union; flags
 /// that name one folder, a template with one domain's placeholders, and `-o` for one
@@ -241,5 +285,6 @@ trials! {
         commit_of_several_domains_is_one_commit,
         a_commit_of_several_domains_is_all_or_nothing,
         a_folder_holding_a_newer_inventory_is_left_alone,
+        the_subject_of_a_fleet_commit_says_what_changed,
     ],
 }

@@ -16,7 +16,7 @@ fn the_matrix_of_the_project_matches_its_golden_files() {
     golden("fleet/acme.txt", &table.stdout);
     assert_has(
         &table.stderr,
-        "[info] apps.acme.example: not in the matrix: a deploy domain (its cluster: prod.acme.example)",
+        "[info] 'apps.acme.example' is a deploy domain: it has no inventory of its own; its cluster 'prod.acme.example' carries the inventory",
     );
     golden(
         "fleet/acme.by-domain.md",
@@ -145,6 +145,99 @@ fn the_store_gives_what_was_recorded() {
     );
 }
 
+/// A store and no project (`CLINV_SNAPSHOTS` or `--snapshots`, run outside any project):
+/// plain `fleet` reads the store and says so; `--from project` there, and `fleet` with
+/// neither a project nor a store, name both ways out (`--root`, `--from store` with
+/// `--snapshots`), not `--root` alone.
+fn fleet_without_a_project_reads_the_store_it_is_given() {
+    let dir = copy_tree(&example());
+    let store = dir.path().join("snapshots");
+    clinv(&["publish", "--domain", "prod.acme.example"])
+        .root(dir.path())
+        .store(&store)
+        .run()
+        .success();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let plain = clinv(&["fleet", "--addon", "cilium"])
+        .cwd(elsewhere.path())
+        .store(&store)
+        .run()
+        .success();
+    assert_eq!(
+        plain.stdout,
+        "ADDON   prod.acme.example\ncilium  1.19.2 (queued)\n"
+    );
+    assert_has(&plain.stderr, "[info] no lok8s project found in ");
+    assert_has(&plain.stderr, "--from store");
+    assert_has(&plain.stderr, &store.display().to_string());
+    let quiet = clinv(&["fleet", "-q", "--addon", "cilium"])
+        .cwd(elsewhere.path())
+        .store(&store)
+        .run()
+        .success();
+    assert_eq!(quiet.stdout, plain.stdout);
+    assert_lacks(&quiet.stderr, "[info]");
+    let asked = clinv(&["fleet", "--from", "project"])
+        .cwd(elsewhere.path())
+        .store(&store)
+        .run();
+    assert_eq!(asked.code, 1, "{}", asked.stderr);
+    assert_has(&asked.stderr, "--from store");
+    assert_has(&asked.stderr, "--root");
+    let neither = clinv(&["fleet"])
+        .cwd(elsewhere.path())
+        .env_remove("CLINV_SNAPSHOTS")
+        .run();
+    assert_eq!(neither.code, 1, "{}", neither.stderr);
+    assert_has(&neither.stderr, "--from store");
+    assert_has(&neither.stderr, "--snapshots DIR");
+    assert_has(&neither.stderr, "--root");
+    assert!(neither.stdout.is_empty(), "{}", neither.stdout);
+}
+
+/// Issue 40, item 8: a fleet with three deploy domains (the example's apps, plus api and
+/// web into prod) — every command over several domains says them once, in one `[info]`
+/// line naming all three and their cluster, not a line each; `-q` hides it.
+fn deploy_domains_are_said_once_per_run() {
+    let dir = copy_tree(&example());
+    let clusters = dir.path().join("clusters");
+    let deploy =
+        std::fs::read_to_string(clusters.join("apps.acme.example/deploy.lok8s.yaml")).unwrap();
+    for name in ["api", "web"] {
+        write(
+            &clusters,
+            &format!("{name}.acme.example/deploy.lok8s.yaml"),
+            deploy.replace("name: apps", &format!("name: {name}")),
+        );
+    }
+    let out = tempfile::tempdir().unwrap();
+    let out = out.path().to_str().unwrap();
+    let store = dir.path().join("snapshots");
+    let summary = "[info] 3 deploy domains have no inventory of their own: api.acme.example, apps.acme.example, web.acme.example (their cluster prod.acme.example carries it: clinv render --domain prod.acme.example)\n";
+    for args in [
+        &["fleet"][..],
+        &["fleet", "--from", "store"][..],
+        &["render", "-A", "--out", out][..],
+        &["addons", "-A"][..],
+        &["publish", "-A"][..],
+        &["diff", "-A", "latest", "latest"][..],
+    ] {
+        let run = clinv(args).root(dir.path()).store(&store).run();
+        let said: String = run
+            .stderr
+            .lines()
+            .filter(|l| l.contains("deploy domain"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(said, summary, "{args:?}: {}", run.stderr);
+        let quiet = clinv(&[args, &["-q"][..]].concat())
+            .root(dir.path())
+            .store(&store)
+            .run();
+        assert_lacks(&quiet.stderr, "deploy domain");
+    }
+}
+
 /// `drift -A` without any cluster: every domain a row (the deploy domain named), exit 16;
 /// one kubeconfig for every domain is refused (each has its own).
 fn drift_of_every_domain_says_what_it_could_not_read() {
@@ -185,10 +278,7 @@ fn fleet_from_live_without_a_cluster_names_every_domain_and_exits_16() {
         let want = format!("{d}.acme.example: not in the matrix: not read (no-kubeconfig");
         assert!(run.stderr.contains(&want), "{d}: {}", run.stderr);
     }
-    assert!(
-        run.stderr
-            .contains("apps.acme.example: not in the matrix: deploy domain")
-    );
+    assert_has(&run.stderr, "[info] 'apps.acme.example' is a deploy domain");
     let run = clinv(&["fleet", "--from", "live"])
         .root(root)
         .kubeconfig("/x")
@@ -412,5 +502,7 @@ trials! {
         a_domain_that_does_not_parse_is_an_error_of_the_fleet,
         status_of_every_domain_names_a_spec_that_does_not_parse,
         the_store_gives_what_was_recorded,
+        fleet_without_a_project_reads_the_store_it_is_given,
+        deploy_domains_are_said_once_per_run,
     ],
 }

@@ -1440,6 +1440,55 @@ fn flux_and_argo_manifests() {
     assert!(log(&fx.work()).is_empty(), "printing commits nothing");
 }
 
+/// Issue 40, item 8: a remote that is a local path (`file://`, absolute or relative) goes
+/// into the printed GitRepository / Application as it is, but no controller can clone it
+/// from inside a cluster: every printer warns, naming the URL and `--repo-url`; a URL a
+/// cluster can reach (`--repo-url https://…`, an scp-like SSH remote) is not warned of.
+fn a_local_path_as_repository_url_is_warned_of() {
+    let fx = Fx::new();
+    fx.commit(&fx.work(), &[]).success();
+    let remote = fx.remote();
+    let remote = remote.to_str().unwrap();
+    let file_url = format!("file://{remote}");
+    for url in [file_url.as_str(), remote, "../remote.git"] {
+        git(&fx.work(), &["remote", "set-url", "origin", url]);
+        for args in [
+            &["--print-flux"][..],
+            &["--print-argo"][..],
+            &["--print-argo", "--all"][..],
+        ] {
+            let run = fx.commit(&fx.work(), args).success();
+            let warn = run
+                .stderr
+                .lines()
+                .find(|l| l.starts_with("[warn]") && l.contains("local path"))
+                .unwrap_or_else(|| panic!("{url} {args:?}: no warning in {}", run.stderr));
+            assert_has(warn, url);
+            assert_has(warn, "--repo-url");
+            assert_has(&run.stdout, url);
+        }
+    }
+    for (remote, args) in [
+        (
+            remote,
+            &[
+                "--print-flux",
+                "--repo-url",
+                "https://git.acme.example/fleet.git",
+            ][..],
+        ),
+        (
+            "git@git.acme.example:platform/fleet.git",
+            &["--print-argo"][..],
+        ),
+        ("https://git.acme.example/fleet.git", &["--print-flux"][..]),
+    ] {
+        git(&fx.work(), &["remote", "set-url", "origin", remote]);
+        let run = fx.commit(&fx.work(), args).success();
+        assert_lacks(&run.stderr, "local path");
+    }
+}
+
 /// Operator review, finding 4: an SSH remote, and an HTTPS one clinv has credentials for,
 /// need a Secret source-controller clones with; `--print-flux` names it in the
 /// GitRepository and says how to create it (placeholders, never a credential).
@@ -1972,6 +2021,7 @@ trials! {
         a_ref_lock_left_by_a_killed_process_is_named,
         pushers_to_a_local_remote_take_its_lock,
         flux_and_argo_manifests,
+        a_local_path_as_repository_url_is_warned_of,
         printed_manifests_use_the_folder_the_branch_holds,
         print_flux_writes_ssh_remotes_as_source_controller_needs_them,
         print_argo_writes_ssh_remotes_as_the_git_cli_reads_them,

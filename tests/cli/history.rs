@@ -432,9 +432,65 @@ fn the_history_covers_every_kind_of_change() {
     assert!(trail.entries.iter().any(|e| !e.initial && !e.has_changes));
 }
 
+/// The README's `log --oneline` sample is what `scripts/example-history` records now:
+/// every line it shows (the change, and `#N`) is that line of the run — ids, times and
+/// milliseconds aside, which differ per run (and without faketime the dates are today's).
+fn the_readme_sample_of_the_example_history_is_current() {
+    let out = tempfile::tempdir().unwrap();
+    let script = repo().join("scripts/example-history");
+    let status = std::process::Command::new(&script)
+        .arg(out.path())
+        .env("CLINV_BIN", crate::harness::clinv_bin())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{}", script.display());
+    let log = clinv(&["log", "--domain", DOMAIN, "--oneline"])
+        .store(out.path().join("snapshots"))
+        .run()
+        .success();
+    // A line without its time, state and id: the change and `#N`.
+    let shape = |line: &str| -> String {
+        let fields: Vec<&str> = line.split("  ").filter(|f| !f.is_empty()).collect();
+        let n = fields.iter().rev().find(|f| f.trim().starts_with('#'));
+        let n = n.map(|f| f.trim().split(' ').next().unwrap()).unwrap_or("");
+        format!("{} {n}", fields[0].trim())
+    };
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let marker = "$ clinv log --domain prod.acme.example --oneline      # on scripts/example-history's store";
+    let sample: Vec<&str> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with(marker))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| *l != "…")
+        .collect();
+    assert!(sample.len() >= 2, "no sample after {marker:?} in README.md");
+    let printed: Vec<String> = log.stdout.lines().map(shape).collect();
+    for line in sample {
+        assert!(
+            printed.contains(&shape(line)),
+            "README.md: {line:?} is not printed now:\n{}",
+            log.stdout
+        );
+    }
+    assert_eq!(
+        shape(
+            readme
+                .lines()
+                .skip_while(|l| !l.starts_with(marker))
+                .nth(1)
+                .unwrap()
+        ),
+        printed[0],
+        "the sample starts with the newest step"
+    );
+}
+
 trials! {
     Nothing: [
         the_recorded_history_fixture_is_current,
         the_history_covers_every_kind_of_change,
+        the_readme_sample_of_the_example_history_is_current,
     ],
 }

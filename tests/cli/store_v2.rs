@@ -1213,7 +1213,7 @@ fn store_commands_stay_in_bounded_memory_at_200k_records() {
     let fresh = out.path().join("fresh");
     let import = measured("import", fx.clinv_in(&fresh, &["snapshots", "import", tar]));
     // Each snapshot and its state change, and the publish's snapshot and its pending state.
-    let added = format!("imported {} new record(s)", 2 * count + 2);
+    let added = format!("imported {} record(s)", 2 * count + 2);
     assert!(import.stderr.contains(&added), "{}", import.stderr);
     let verify = measured("verify", fx.clinv(&["snapshots", "verify"]));
     let counted = format!(

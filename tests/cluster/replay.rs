@@ -774,7 +774,7 @@ fn every_view_of_a_fleet_of_six_domains() {
     );
     assert_has(
         &fleet.stderr,
-        "apps.acme.example: not in the matrix: deploy domain",
+        "[info] 'apps.acme.example' is a deploy domain",
     );
     let json = routed(&fx, nothing, &["fleet", "--from", "live", "-o", "json"]).run();
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();

@@ -11,22 +11,7 @@ use crate::view;
 pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     // Each domain has its own cluster: a flag naming one is refused, whatever the source.
     super::one_kubeconfig_each("fleet", &args.limits)?;
-    let mut not_read = false;
-    let matrix = match (&args.repo, args.from) {
-        (Some(repo), _) => fleet::from_repo(repo, args.branch.as_deref().unwrap_or("HEAD"))?,
-        (None, FleetFrom::Project) => {
-            fleet::from_project(&project(settings)?, rendered_at(settings)?)
-        }
-        (None, FleetFrom::Store) => {
-            let opened = StoreOnly::open(settings)?;
-            fleet::from_store(&opened.store, opened.project.as_ref())?
-        }
-        (None, FleetFrom::Live) => {
-            let (matrix, missed) = live(settings, &args.limits)?;
-            not_read = missed;
-            matrix
-        }
-    };
+    let (matrix, not_read) = read(settings, args)?;
     let index = match &args.behind_index {
         Some(text) => {
             let index_ref = crate::catalog::fetch::IndexRef::parse(text)?;
@@ -75,6 +60,57 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     Ok(matrix.exit_code(not_read))
 }
 
+/// The matrix from the source asked for (`--repo`, `--from`, else [`source`]), and
+/// whether any cluster domain was not read (`--from live`).
+fn read(settings: &Settings, args: &FleetArgs) -> Result<(Matrix, bool)> {
+    if let Some(repo) = &args.repo {
+        let branch = args.branch.as_deref().unwrap_or("HEAD");
+        return Ok((fleet::from_repo(repo, branch)?, false));
+    }
+    let from = match args.from {
+        Some(from) => from,
+        None => source(settings)?,
+    };
+    Ok(match from {
+        FleetFrom::Project => {
+            let project = project(settings).map_err(|e| match e {
+                crate::error::Error::NoProject(cwd) => crate::error::Error::NoFleet(cwd),
+                e => e,
+            })?;
+            (fleet::from_project(&project, rendered_at(settings)?), false)
+        }
+        FleetFrom::Store => {
+            let opened = StoreOnly::open(settings)?;
+            let matrix = fleet::from_store(&opened.store, opened.project.as_ref())?;
+            (matrix, false)
+        }
+        FleetFrom::Live => live(settings, &args.limits)?,
+    })
+}
+
+/// The source of `fleet` without `--from`: the project, else the store `--snapshots` (or
+/// `CLINV_SNAPSHOTS`) names — a user with only a store asks about the fleet it recorded —
+/// said on stderr, since recorded is not what a project would render; with neither, an
+/// error naming both ways.
+fn source(settings: &Settings) -> crate::error::Result<FleetFrom> {
+    use crate::error::Error;
+    match project(settings) {
+        Ok(_) => Ok(FleetFrom::Project),
+        Err(Error::NoProject(cwd)) => match &settings.snapshots {
+            Some(store) => {
+                settings.printer.info(&format!(
+                    "no lok8s project found in {} or its parents: the fleet as the store {} recorded it (--from store)",
+                    cwd.display(),
+                    store.display()
+                ));
+                Ok(FleetFrom::Store)
+            }
+            None => Err(Error::NoFleet(cwd)),
+        },
+        Err(e) => Err(e),
+    }
+}
+
 /// `--from live`: every domain's cluster read as `status -A` reads them ([`super::each_domain`]),
 /// and whether any cluster domain was not read.
 fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(Matrix, bool)> {
@@ -94,10 +130,9 @@ fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(M
         },
         |domain, why| {
             let (what, detail) = why.words();
-            let why_text = format!("{what}: {detail}");
             let read = match why {
-                super::Skip::Deploy(_) => LiveRead::Left(why_text),
-                super::Skip::NotTried => LiveRead::NotRead(why_text),
+                super::Skip::Deploy(cluster_ref) => LiveRead::Deploy(cluster_ref),
+                super::Skip::NotTried => LiveRead::NotRead(format!("{what}: {detail}")),
             };
             (domain.clone(), read)
         },
@@ -110,6 +145,10 @@ fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(M
 /// order, and a query that matched nothing.
 fn notes(settings: &Settings, m: &Matrix, query: &Query<'_>) {
     for left in &m.left {
+        if let Some(cluster_ref) = &left.deploy {
+            super::deploy_domain_note(settings, &left.domain, cluster_ref.as_deref());
+            continue;
+        }
         let line = format!("{}: not in the matrix: {}", left.domain, left.why);
         if left.failed || left.other_domain {
             settings.printer.error(&line);

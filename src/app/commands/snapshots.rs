@@ -549,10 +549,18 @@ fn import(settings: &Settings, store: &Store, file: &Path) -> Result<i32> {
             .printer
             .error(&format!("{domain}: not imported: {why}"));
     }
+    let orphaned = match imported.orphaned {
+        0 => String::new(),
+        n => format!("; {n} left out (their snapshot is in neither the archive nor the store)"),
+    };
     settings.printer.info(&format!(
-        "imported {} new record(s) from {} ({} existing record(s) untouched)",
+        "imported {} record(s) from {}: {} snapshot(s), {} state change(s), {} repeated publish(es) folded into their snapshot(s); {} already held{orphaned}; the store's {} record(s) untouched",
         imported.added,
         file.display(),
+        imported.snapshots,
+        imported.changes,
+        imported.folded,
+        imported.already,
         imported.kept
     ));
     if !imported.refused.is_empty() {

@@ -85,7 +85,7 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
     let mut notices = Vec::new();
     // Argo CD clones with the git CLI: an SSH remote as it reads it.
     let url = |notices: &mut Vec<Notice>| -> Result<String> {
-        let (url, notes) = repo.argo_url(&repo_url(&repo, opts, print)?);
+        let (url, notes) = repo.argo_url(&repo_url(&repo, opts, print, notices)?);
         notices.extend(notes.into_iter().map(Notice::warn));
         Ok(url)
     };
@@ -167,7 +167,7 @@ fn flux_manifests(
         };
         layout::flux(domain, path, &source)
     } else {
-        let (url, notes) = repo.flux_url(&repo_url(repo, opts, print)?);
+        let (url, notes) = repo.flux_url(&repo_url(repo, opts, print, notices)?);
         notices.extend(notes.into_iter().map(Notice::warn));
         let remote = opts.push.map_or("origin", |(remote, _)| remote);
         let token = opts.https.token_env.is_some();
@@ -281,8 +281,34 @@ fn synced_path(
 }
 
 /// The URL Flux / Argo CD clone from: `--repo-url`, else the push remote's (without
-/// credentials).
-fn repo_url(repo: &Repo, opts: &Options<'_>, print: &Print<'_>) -> Result<String> {
+/// credentials); a local path is printed as it is, with a warning, since no controller in
+/// a cluster can clone it.
+fn repo_url(
+    repo: &Repo,
+    opts: &Options<'_>,
+    print: &Print<'_>,
+    notices: &mut Vec<Notice>,
+) -> Result<String> {
+    let url = given_url(repo, opts, print)?;
+    if crate::util::url::is_local_path(&url) {
+        let what = match print.which {
+            Manifest::Flux => "a Flux GitRepository",
+            Manifest::Argo if print.all => "an Argo CD ApplicationSet",
+            Manifest::Argo => "an Argo CD Application",
+        };
+        let origin = match print.repo_url {
+            Some(_) => "--repo-url".to_string(),
+            None => format!("remote '{}'", opts.push.map_or("origin", |(r, _)| r)),
+        };
+        notices.push(Notice::warn(format!(
+            "the repository URL {url} ({origin}) is a local path: {what} cannot clone it from inside a cluster; pass --repo-url with the https:// or ssh:// URL the cluster clones from"
+        )));
+    }
+    Ok(url)
+}
+
+/// `--repo-url` (checked), else the push remote's URL.
+fn given_url(repo: &Repo, opts: &Options<'_>, print: &Print<'_>) -> Result<String> {
     let remote = opts.push.map_or("origin", |(remote, _)| remote);
     let flag = match print.which {
         Manifest::Flux => "--print-flux",
@@ -653,7 +679,11 @@ pub fn commit(
     let template = opts.template.unwrap_or(DEFAULT_TEMPLATE);
     let domain = &store.domain;
     let message = |found: &[Found]| match found {
-        [Found::Changed { summary, outside }] => message(
+        [
+            Found::Changed {
+                summary, outside, ..
+            },
+        ] => message(
             template,
             summary,
             outside.as_deref(),

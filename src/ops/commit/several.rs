@@ -318,7 +318,9 @@ fn message(template: Option<&str>, members: &[&Member<'_>], found: &[Found]) -> 
         .iter()
         .zip(found)
         .filter_map(|(m, f)| match f {
-            Found::Changed { summary, outside } => Some((*m, summary.as_str(), outside.as_deref())),
+            Found::Changed {
+                summary, outside, ..
+            } => Some((*m, summary.as_str(), outside.as_deref())),
             _ => None,
         })
         .collect();
@@ -326,12 +328,15 @@ fn message(template: Option<&str>, members: &[&Member<'_>], found: &[Found]) -> 
         .iter()
         .map(|(m, ..)| m.store.domain.as_str())
         .collect();
-    let first = changed.first().map_or("", |(_, s, _)| *s);
-    let summary = if changed.iter().all(|(_, s, _)| *s == first) {
-        first.to_string()
-    } else {
-        format!("changes in {} domains", changed.len())
-    };
+    let each: Vec<(&str, &[String])> = members
+        .iter()
+        .zip(found)
+        .filter_map(|(m, f)| match f {
+            Found::Changed { changes, .. } => Some((m.store.domain.as_str(), &changes[..])),
+            _ => None,
+        })
+        .collect();
+    let summary = fleet_summary(&each);
     let who = if names.len() <= 3 {
         names.join(", ")
     } else {
@@ -367,9 +372,76 @@ fn message(template: Option<&str>, members: &[&Member<'_>], found: &[Found]) -> 
     text
 }
 
+/// How long a fleet commit's summary grows before the rest is counted.
+const SUMMARY_CHARS: usize = 100;
+
+/// What a commit of several domains changed, for its subject: each change once, those
+/// of the most domains first (then in the order met) — bare when every changed domain
+/// shares it, with the domain when one has it, else with how many ("cilium 1.16 → 1.17
+/// in 10 domains"); past [`SUMMARY_CHARS`], the rest counted.
+fn fleet_summary(each: &[(&str, &[String])]) -> String {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (domain, changes) in each {
+        for change in *changes {
+            match groups.iter_mut().find(|(c, _)| c == change) {
+                Some((_, domains)) => domains.push(domain),
+                None => groups.push((change, vec![domain])),
+            }
+        }
+    }
+    groups.sort_by_key(|(_, domains)| std::cmp::Reverse(domains.len()));
+    let items: Vec<String> = groups
+        .iter()
+        .map(|(change, domains)| match domains.as_slice() {
+            _ if domains.len() == each.len() => (*change).to_string(),
+            [one] => format!("{change} in {one}"),
+            many => format!("{change} in {} domains", many.len()),
+        })
+        .collect();
+    let mut text = String::new();
+    for (i, item) in items.iter().enumerate() {
+        let sep = if i == 0 { "" } else { ", " };
+        let rest = items.len() - i;
+        if i > 0 && text.chars().count() + sep.len() + item.chars().count() > SUMMARY_CHARS {
+            text.push_str(&format!(", … ({rest} more)"));
+            break;
+        }
+        text.push_str(sep);
+        text.push_str(item);
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
-    use super::check_template;
+    use super::{check_template, fleet_summary};
+
+    #[test]
+    fn a_fleet_summary_names_each_change_once_with_where() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let first = s(&["record inventory"]);
+        let all: Vec<(&str, &[String])> = vec![("a", &first), ("b", &first), ("c", &first)];
+        assert_eq!(fleet_summary(&all), "record inventory");
+        let bump = s(&["cilium 1.16 → 1.17"]);
+        let both = s(&["kubernetes v1.30 → v1.31", "cilium 1.16 → 1.17"]);
+        let mixed: Vec<(&str, &[String])> =
+            vec![("a", &first), ("b", &bump), ("c", &both), ("d", &bump)];
+        assert_eq!(
+            fleet_summary(&mixed),
+            "cilium 1.16 → 1.17 in 3 domains, record inventory in a, kubernetes v1.30 → v1.31 in c"
+        );
+        let many: Vec<Vec<String>> = (0..12)
+            .map(|i| s(&[&format!("add addon-{i} 1.0.0")]))
+            .collect();
+        let many: Vec<(&str, &[String])> = many.iter().map(|c| ("some.domain", &c[..])).collect();
+        let text = fleet_summary(&many);
+        assert!(text.chars().count() <= 100 + 12, "{text}");
+        assert!(
+            text.starts_with("add addon-0 1.0.0 in some.domain, "),
+            "{text}"
+        );
+        assert!(text.ends_with(" more)"), "{text}");
+    }
 
     #[test]
     fn a_fleet_template_takes_only_domain_and_summary() {
