@@ -581,12 +581,35 @@ mod number {
         matches!(unpositive, ".inf" | ".Inf" | ".INF")
             || matches!(s, "-.inf" | "-.Inf" | "-.INF" | ".nan" | ".NaN" | ".NAN")
             || unpositive.parse::<f64>().is_ok_and(f64::is_finite)
+            || overflows(unpositive)
+    }
+
+    /// A numeral whose exponent overflows (`97583e637712`, a snapshot id): serde_yaml
+    /// wrote it plain, which Go's yaml.v3 reads back as a string but a YAML 1.2 reader
+    /// (serde_saphyr, ruamel) as an infinite float, or refuses. Quoted, every reader
+    /// reads the string. (`inf`, `nan` and `infinity`, which Rust's parser also takes,
+    /// are words, not numerals: they stay plain, as serde_yaml wrote them.)
+    fn overflows(s: &str) -> bool {
+        let numeral = s.starts_with(|c: char| c.is_ascii_digit() || c == '.' || c == '-')
+            && s.contains(['e', 'E']);
+        numeral && s.parse::<f64>().is_ok_and(f64::is_infinite)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_numeral_that_overflows_is_quoted_and_words_stay_plain() {
+        let text = |v: &str| to_string(&serde_json::json!({ "id": v }));
+        assert_eq!(text("97583e637712"), "id: '97583e637712'\n");
+        assert_eq!(text("-1E999"), "id: '-1E999'\n");
+        assert_eq!(text("97583f637712"), "id: 97583f637712\n");
+        for word in ["inf", "nan", "infinity", "e5"] {
+            assert_eq!(text(word), format!("id: {word}\n"));
+        }
+    }
 
     /// 1,500 random JSON values (keys and strings drawn from YAML's indicator characters,
     /// line breaks, C0/C1 controls, BOM, astral and typed-looking words such as `0x1F`,
