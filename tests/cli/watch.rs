@@ -77,13 +77,20 @@ const LIMIT: Duration = Duration::from_secs(20);
 
 fn a_second_loop_on_one_store_exits_18_naming_the_first() {
     let fx = Fx::new(1);
-    let first = fx.watch(&[]);
+    // Both with the same metrics address, as a unit started twice would be: the second
+    // still says which loop serves the store (not that the address is taken).
+    let port = reserve_port("127.0.0.1");
+    let addr = format!("127.0.0.1:{}", port.port);
+    drop(port);
+    let first = fx.watch(&["--metrics-addr", &addr]);
     assert!(
         first.wait_for(LIMIT, |s| s.contains("\"started\"")),
         "{}",
         first.stderr()
     );
-    let second = fx.clinv(&["replay", "--watch", "-A"]).run();
+    let second = fx
+        .clinv(&["replay", "--watch", "-A", "--metrics-addr", &addr])
+        .run();
     assert_eq!(second.code, 18, "{}", second.stderr);
     assert_has(
         &second.stderr,

@@ -40,6 +40,9 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         allow_older: args.allow_older,
         retarget: args.retarget,
     };
+    // One loop per store: a second one exits 18 naming the first, before it binds the
+    // metrics address the first holds.
+    let one_loop = store.watch_lock()?;
     let metrics = match &args.watch.metrics_addr {
         Some(addr) => Some(Metrics::serve(addr)?),
         None => None,
@@ -51,7 +54,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         watchdog: sd_notify::watchdog_enabled().map(|d| (d / 2, Mutex::new(Instant::now()))),
         metrics,
     };
-    watch::run(&w, &host)?;
+    watch::run(&w, &host, &one_loop)?;
     Ok(Outcome::Done)
 }
 

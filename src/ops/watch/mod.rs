@@ -194,12 +194,12 @@ struct State {
     stopping: Option<i32>,
 }
 
-/// Runs until SIGINT or SIGTERM (then returns, exit 0).
+/// Runs until SIGINT or SIGTERM (then returns, exit 0), holding the store's loop lock
+/// ([`Store::watch_lock`], taken by the caller before anything else binds or starts).
 ///
 /// # Errors
 /// The project cannot be read at the start, or the loop's threads cannot start.
-pub fn run(w: &Watch<'_>, host: &dyn Host) -> Result<()> {
-    let _one_loop = w.store.watch_lock()?;
+pub fn run(w: &Watch<'_>, host: &dyn Host, _one_loop: &crate::store::Lock) -> Result<()> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let stop = Mutex::new(tx.clone());
     crate::util::signals::graceful(crate::util::signals::Graceful {
