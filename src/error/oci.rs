@@ -99,6 +99,17 @@ pub enum OciError {
         registry: String,
         problem: TagListProblem,
     },
+    /// An owed push whose tag moved on meanwhile: it names an artifact of an inventory
+    /// rendered later, which an older one must not replace (the push stays owed).
+    #[error(
+        "{reference} moved on: it names {theirs} (rendered {theirs_rendered}), later than this owed push's inventory (rendered {ours_rendered}); not overwritten — the push stays owed (push --snapshot REF to replace it on purpose)"
+    )]
+    MovedOn {
+        reference: String,
+        theirs: String,
+        theirs_rendered: String,
+        ours_rendered: String,
+    },
 }
 
 /// Where the registry pointed, and why clinv does not go there (with the credentials).

@@ -627,6 +627,44 @@ fn the_loop_refuses_an_owed_push_to_a_remote_that_moved_on() {
     assert_eq!(owed_files(&fx.outbox()).len(), 1, "still owed");
 }
 
+/// The registry's tag moved on while the push was owed: another machine (another store)
+/// pushed an inventory rendered later to it. The owed, older artifact is refused — the
+/// message names both — the tag keeps the newer one, and the push stays owed.
+fn an_owed_artifact_whose_tag_moved_on_is_refused_and_stays_owed() {
+    let mut fx = OciFx::new();
+    fx.registry.stop();
+    assert_has(&fx.push(&[]).success().stderr, "push owed");
+    fx.registry.restart();
+    let other = tempfile::tempdir().unwrap();
+    let url = fx.registry.url("inventories/prod");
+    let ca = fx.registry.ca();
+    let args = [
+        "push",
+        &url,
+        "--ca-file",
+        &ca,
+        "--creds-env",
+        "REGISTRY_AUTH",
+    ];
+    fx.clinv(&args)
+        .store(other.path())
+        .env("SOURCE_DATE_EPOCH", "1767312000")
+        .run()
+        .success();
+    let theirs = fx.tagged("latest");
+    let replay = fx.clinv(&["replay", "--domain", DOMAIN]).run();
+    assert_eq!(replay.code, 1, "{}\n{}", replay.stderr, replay.stdout);
+    let said = format!("{}{}", replay.stderr, replay.stdout);
+    assert_has(&said, "moved on");
+    assert_has(&said, &theirs);
+    assert_eq!(fx.tagged("latest"), theirs, "not overwritten");
+    assert_eq!(
+        owed_files(&fx.store().join(".outbox")).len(),
+        1,
+        "still owed"
+    );
+}
+
 /// `commit -A --push` to a remote that does not answer: one commit for the fleet, its
 /// push owed by each domain it carries (a warning each, exit 0; `--strict` exits 5);
 /// `replay -A` pushes it once the remote is back — the first delivery pushes, the others
@@ -735,5 +773,6 @@ trials! {
         a_push_to_a_stopped_registry_is_owed_and_replay_delivers_it_signed,
         a_damaged_outbox_file_is_named_and_the_others_are_delivered,
         the_loop_pushes_an_owed_artifact_signed_once_the_registry_is_back,
+        an_owed_artifact_whose_tag_moved_on_is_refused_and_stays_owed,
     ],
 }

@@ -171,8 +171,48 @@ fn push_oci(store: &Store, item: &Owed, o: &OciPush) -> Result<(bool, StateRecor
         signer: signer.as_ref(),
         last_push: None,
     };
+    not_moved_on(&target, &access, &artifact, &o.annotations)?;
     let pushed = oci::push(&target, &artifact, &access, &sending)?;
     let already = pushed.uploaded == 0 && pushed.tagged.is_empty();
     let change = crate::ops::push::pushed_state(&snap.id, &target, &artifact.digest);
     Ok((already, change))
+}
+
+/// Refuses an owed push whose tag now names another artifact of an inventory rendered
+/// later (another machine pushed a newer one meanwhile): the registry's analogue of a
+/// remote that moved on. A tag that names nothing, this artifact, or an older or
+/// undated one is pushed over as `push` would.
+fn not_moved_on(
+    target: &crate::oci::Reference,
+    access: &crate::oci::Access,
+    artifact: &crate::oci::Artifact,
+    ours: &std::collections::BTreeMap<String, String>,
+) -> Result<()> {
+    const CREATED: &str = "org.opencontainers.image.created";
+    let mut session = crate::oci::Session::open(target, access)?;
+    let Some(digest) = session
+        .digest(&target.tag)?
+        .filter(|d| *d != artifact.digest)
+    else {
+        return Ok(());
+    };
+    let theirs = session.pull(&digest, None)?;
+    let when = |a: &std::collections::BTreeMap<String, String>| {
+        a.get(CREATED)
+            .and_then(|t| crate::util::time::parse_rfc3339(t).map(|p| (p, t.clone())))
+    };
+    match (when(&theirs.annotations), when(ours)) {
+        (Some((theirs_at, theirs_rendered)), Some((ours_at, ours_rendered)))
+            if theirs_at > ours_at =>
+        {
+            Err(crate::error::OciError::MovedOn {
+                reference: format!("{}:{}", target.url(), target.tag),
+                theirs: digest,
+                theirs_rendered,
+                ours_rendered,
+            }
+            .into())
+        }
+        _ => Ok(()),
+    }
 }
