@@ -115,16 +115,34 @@ fn failed(e: &Error) -> Delivery {
 }
 
 /// Pushes the owed commit; whether the remote had it already.
+///
+/// The whole attempt ends within `timeout` of its start, waiting for the process's one
+/// git operation included: a delivery whose caller gave up never pushes later, and never
+/// holds the next one up.
 fn push_git(g: &GitPush, timeout: Duration) -> Result<bool> {
-    let _one = GIT
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let start = std::time::Instant::now();
+    let _one = loop {
+        match GIT.try_lock() {
+            Ok(held) => break held,
+            Err(std::sync::TryLockError::Poisoned(e)) => break e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) if start.elapsed() >= timeout => {
+                return Err(Error::Locked {
+                    what: g.repo.display().to_string(),
+                    holder: "another git delivery of this process is still in flight".into(),
+                });
+            }
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    };
+    let left = timeout.saturating_sub(start.elapsed());
     let repo =
-        crate::gitops::Repo::open(&g.repo, timeout)?.with_https(crate::gitops::https::Options {
+        crate::gitops::Repo::open(&g.repo, left)?.with_https(crate::gitops::https::Options {
             token_env: g.token_env.clone(),
             allow_insecure_tls: g.allow_insecure_tls,
         });
-    repo.push_owed(&g.remote, &g.url, &g.branch, &g.commit, timeout)
+    repo.push_owed(&g.remote, &g.url, &g.branch, &g.commit, left)
 }
 
 /// The state `commit --push` records for a pushed commit.

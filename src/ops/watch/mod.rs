@@ -191,6 +191,9 @@ struct State {
     probing: usize,
     pushes: Pushes,
     pushing: usize,
+    /// The Git push in flight (its key); the others wait their turn here.
+    git_pushing: Option<String>,
+    git_waiting: std::collections::VecDeque<String>,
     stopping: Option<i32>,
 }
 
@@ -225,6 +228,8 @@ pub fn run(w: &Watch<'_>, host: &dyn Host, _one_loop: &crate::store::Lock) -> Re
         probing: 0,
         pushes: Pushes::new(w.base, w.cap),
         pushing: 0,
+        git_pushing: None,
+        git_waiting: std::collections::VecDeque::new(),
         stopping: None,
     };
     read_all(w, &mut state, Instant::now(), host, true);
@@ -463,10 +468,43 @@ impl Generation<'_> {
         }
         let room = PROBES.saturating_sub(state.probing + state.attempting.len() + state.pushing);
         for key in state.pushes.schedule.take_due(now, room) {
-            if let Some(item) = state.pushes.items.get(&key) {
-                state.pushing += 1;
-                let _ = jobs.send(Job::Push(key, Box::new(item.clone())));
+            self.push(state, key, jobs);
+        }
+    }
+
+    /// Starts the delivery of an owed push. Git pushes run one at a time in a process
+    /// (libgit2's transports are global): a Git push waits its turn, first come first
+    /// served, so a remote that never answers holds the others up for one `--timeout`
+    /// each turn, never for good.
+    fn push(&self, state: &mut State, key: String, jobs: &Sender<Job>) {
+        let Some(item) = state.pushes.items.get(&key) else {
+            return;
+        };
+        let git = matches!(item.push, crate::store::outbox::Push::Git(_));
+        if git && state.git_pushing.is_some() {
+            state.git_waiting.push_back(key);
+            return;
+        }
+        if git {
+            state.git_pushing = Some(key.clone());
+        }
+        state.pushing += 1;
+        let _ = jobs.send(Job::Push(key, Box::new(item.clone())));
+    }
+
+    /// The next Git push waiting its turn, if any is still owed.
+    fn next_git(&self, state: &mut State, jobs: &Sender<Job>, now: Instant) {
+        state.git_pushing = None;
+        while let Some(key) = state.git_waiting.pop_front() {
+            if state.pushes.items.contains_key(&key) && state.stopping.is_none() {
+                self.push(state, key, jobs);
+                return;
             }
+            // Settled meanwhile (or stopping): off the schedule.
+            state
+                .pushes
+                .schedule
+                .finished(&key, Attempt::Nothing, now, now_ms());
         }
     }
 
@@ -561,13 +599,21 @@ impl Generation<'_> {
             Msg::Attempted(domain, report) => {
                 self.attempted(state, domain, *report, now, jobs);
             }
-            Msg::Pushed(key, pushed) => self.pushed(state, &key, &pushed, now),
+            Msg::Pushed(key, pushed) => self.pushed(state, &key, &pushed, now, jobs),
         }
     }
 
     /// An owed push's delivery ended: settled, or its wait grows.
-    fn pushed(&self, state: &mut State, key: &String, pushed: &Pushed, now: Instant) {
+    fn pushed(
+        &self,
+        state: &mut State,
+        key: &String,
+        pushed: &Pushed,
+        now: Instant,
+        jobs: &Sender<Job>,
+    ) {
         state.pushing = state.pushing.saturating_sub(1);
+        let git = state.git_pushing.as_ref() == Some(key);
         let attempt = match pushed {
             Pushed::Delivered { .. } => Attempt::Delivered,
             Pushed::Owed { reason, .. } => Attempt::Failed(reason.unwrap_or(Reason::Unreachable)),
@@ -585,6 +631,9 @@ impl Generation<'_> {
             // Settled: the outbox no longer holds it (or holds a newer one).
             state.pushes.schedule.owed(key, 0, None, now);
             look_at_outbox(self.w, state, now, self.host, true);
+        }
+        if git {
+            self.next_git(state, jobs, now);
         }
     }
 
