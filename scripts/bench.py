@@ -1530,6 +1530,7 @@ def start_loop(argv, env):
     import threading
     proc = subprocess.Popen(argv + ["--log-format", "json", "-v"], env=env,
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    LOOPS.append(proc)
     lines, lock = [], threading.Lock()
 
     def read():
@@ -1547,7 +1548,13 @@ def wait_event(lines, lock, pred, limit=60):
             if pred(e):
                 return e
         time.sleep(0.02)
+    # The loop must not outlive the benchmark: it would hold the store for the next run.
+    for proc in LOOPS:
+        proc.kill()
     sys.exit("no such event within %s s: %s" % (limit, "".join(lines[-20:])))
+
+
+LOOPS = []
 
 
 def stamp(text):
