@@ -196,6 +196,22 @@ pub fn after_failure(id: &SnapshotId, reason: Reason, detail: &str) -> Mark {
     }
 }
 
+/// Whether a snapshot recorded at `recorded` was recorded after the one the target holds.
+///
+/// The target holds an inventory rendered at `target_rendered_at`. Judged by the store's order when the store has a
+/// snapshot with that render time (`known`: for each, whether it was recorded before),
+/// else by comparing the times.
+pub fn skewed(recorded: &str, target_rendered_at: &str, known: &[bool]) -> bool {
+    if !known.is_empty() {
+        return known.iter().any(|before| *before);
+    }
+    let parse = crate::util::time::parse_rfc3339;
+    matches!(
+        (parse(recorded), parse(target_rendered_at)),
+        (Some(recorded), Some(target)) if recorded > target
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,5 +297,18 @@ mod tests {
         };
         assert_eq!((id.as_str(), reason), ("a", Reason::Forbidden));
         assert_eq!(detail.chars().count(), MAX_DETAIL);
+    }
+
+    #[test]
+    fn skew_is_judged_by_the_store_order_when_it_knows_the_target() {
+        let at = "2026-12-03T06:00:00.000Z";
+        // The store recorded the target's snapshot before this one: skew.
+        assert!(skewed(at, "2027-01-01T00:00:00Z", &[true]));
+        // ... after this one: the target is genuinely newer.
+        assert!(!skewed(at, "2023-01-01T00:00:00Z", &[false]));
+        // Unknown to the store: recorded after the target was rendered.
+        assert!(skewed(at, "2026-01-01T00:00:00Z", &[]));
+        assert!(!skewed(at, "2027-01-01T00:00:00Z", &[]));
+        assert!(!skewed(at, "not a time", &[]));
     }
 }

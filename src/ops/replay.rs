@@ -646,43 +646,10 @@ fn skew(store: &DomainStore, snap: &SnapshotRecord, live: &str) -> Result<Option
         Some(index) => queue.rendered_at(live, index),
         None => Vec::new(),
     };
-    Ok(skewed(&snap.at, live, &known).then(|| {
+    Ok(crate::delivery::skewed(&snap.at, live, &known).then(|| {
         format!(
             "{}: clock skew: the live inventory looks newer (renderedAt {live}) but the store recorded snapshot {} later (recorded {}, renderedAt {}); not applied, it stays pending — clinv replay --allow-older delivers it",
             store.domain, snap.id, snap.at, snap.rendered_at
         )
     }))
-}
-
-/// Whether a snapshot recorded at `recorded` was recorded after the one the target
-/// holds (rendered at `target_rendered_at`): by the store's order when the store has a
-/// snapshot with that render time (`known`: for each, whether it was recorded before),
-/// else by comparing the times.
-pub(super) fn skewed(recorded: &str, target_rendered_at: &str, known: &[bool]) -> bool {
-    if !known.is_empty() {
-        return known.iter().any(|before| *before);
-    }
-    let parse = crate::util::time::parse_rfc3339;
-    matches!(
-        (parse(recorded), parse(target_rendered_at)),
-        (Some(recorded), Some(target)) if recorded > target
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::skewed;
-
-    #[test]
-    fn skew_is_judged_by_the_store_order_when_it_knows_the_target() {
-        let at = "2026-12-03T06:00:00.000Z";
-        // The store recorded the target's snapshot before this one: skew.
-        assert!(skewed(at, "2027-01-01T00:00:00Z", &[true]));
-        // ... after this one: the target is genuinely newer.
-        assert!(!skewed(at, "2023-01-01T00:00:00Z", &[false]));
-        // Unknown to the store: recorded after the target was rendered.
-        assert!(skewed(at, "2026-01-01T00:00:00Z", &[]));
-        assert!(!skewed(at, "2027-01-01T00:00:00Z", &[]));
-        assert!(!skewed(at, "not a time", &[]));
-    }
 }

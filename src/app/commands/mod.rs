@@ -41,6 +41,20 @@ fn project(settings: &Settings) -> Result<Project> {
     Project::discover(settings.root.as_deref(), &settings.cwd)
 }
 
+/// Each delivery's limits and overrides: `--timeout`, `--probe-timeout`,
+/// `--force-conflicts`, `--take-over`, `--dry-run`.
+fn replay_options(args: &crate::app::cli::ReplayArgs) -> crate::cluster::Options {
+    crate::cluster::Options {
+        take_over: args.take_over,
+        ..crate::cluster::access::options(
+            args.limits.timeout,
+            args.limits.probe_timeout,
+            args.force_conflicts,
+            args.dry_run,
+        )
+    }
+}
+
 /// The snapshot store: `--snapshots`, `CLINV_SNAPSHOTS`, else `<root>/snapshots`.
 fn store(settings: &Settings, project: &Project) -> crate::store::Store {
     crate::store::Store::of_project(settings.snapshots.as_deref(), project.root())

@@ -4,7 +4,6 @@ use super::{access, domain, print_notices, project, store};
 use crate::app::cli::ReplayArgs;
 use crate::app::settings::Settings;
 use crate::app::{Failure, Result};
-use crate::cluster::access::options;
 use crate::delivery::Reason;
 use crate::error::Outcome;
 use crate::ops::replay::{self, Replayed, Request};
@@ -27,7 +26,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     let req = Request {
         project: &project,
         access: &access,
-        opts: cluster_options(args),
+        opts: super::replay_options(args),
         allow_older: args.allow_older,
         retarget: args.retarget,
     };
@@ -67,20 +66,6 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
                 .collect(),
         )),
         None => Ok(Outcome::Unapplied(unapplied)),
-    }
-}
-
-/// Each delivery's limits and overrides: `--timeout`, `--probe-timeout`,
-/// `--force-conflicts`, `--take-over`, `--dry-run`.
-pub(super) fn cluster_options(args: &ReplayArgs) -> crate::cluster::Options {
-    crate::cluster::Options {
-        take_over: args.take_over,
-        ..options(
-            args.limits.timeout,
-            args.limits.probe_timeout,
-            args.force_conflicts,
-            args.dry_run,
-        )
     }
 }
 

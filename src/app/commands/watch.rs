@@ -36,7 +36,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         cap: args.watch.backoff_cap.max(args.watch.backoff_base),
         parallel: usize::from(args.watch.parallel),
         // --watch conflicts with --dry-run.
-        opts: super::replay::cluster_options(args),
+        opts: super::replay_options(args),
         allow_older: args.allow_older,
         retarget: args.retarget,
     };

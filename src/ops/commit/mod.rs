@@ -397,7 +397,7 @@ pub fn older_message(
             None => Vec::new(),
         })
         .unwrap_or_default();
-    if super::replay::skewed(&snap.at, branch_rendered_at, &known) {
+    if crate::delivery::skewed(&snap.at, branch_rendered_at, &known) {
         format!(
             "clock skew: {branch} holds an inventory of {domain} rendered at {branch_rendered_at}, but the store recorded snapshot {} later ({}) with an older renderedAt ({}); not committed — clinv commit --allow-older commits it",
             snap.id, snap.at, snap.rendered_at
