@@ -198,9 +198,9 @@ pub fn after_failure(id: &SnapshotId, reason: Reason, detail: &str) -> Mark {
 
 /// Whether a snapshot recorded at `recorded` was recorded after the one the target holds.
 ///
-/// The target holds an inventory rendered at `target_rendered_at`. Judged by the store's order when the store has a
-/// snapshot with that render time (`known`: for each, whether it was recorded before),
-/// else by comparing the times.
+/// The target holds an inventory rendered at `target_rendered_at`. Judged by the store's
+/// order when the store has a snapshot with that render time (`known`: for each, whether
+/// it was recorded before), else by comparing the times.
 pub fn skewed(recorded: &str, target_rendered_at: &str, known: &[bool]) -> bool {
     if !known.is_empty() {
         return known.iter().any(|before| *before);
