@@ -8,7 +8,8 @@
 //! snapshot store ([`store`], the only writer of local state). [`delivery`] names the
 //! outcomes both channels share. [`history`] diffs inventories over time into an audit
 //! trail; [`catalog`] compares them with the addon index and feeds the in-cluster agent.
-//! [`ops`] holds the flows that combine them behind the commands; [`util`] holds the
+//! [`fleet`] is the one model of a command over several domains (the selection, the
+//! domains read under one deadline, the folded outcome). [`ops`] holds the flows that combine them behind the commands; [`util`] holds the
 //! leaf helpers; [`app`] is the command line on top of it all.
 
 // Test code writes fixtures and reads the environment freely (clippy.toml's rules are for
@@ -29,6 +30,7 @@ pub mod cluster;
 pub mod delivery;
 pub mod domain;
 pub mod error;
+pub mod fleet;
 #[cfg(feature = "gitops")]
 pub mod gitops;
 pub mod history;

@@ -29,6 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["catalog"],
     &["store"],
     &["cluster", "gitops", "oci"],
+    &["fleet"],
     &["ops"],
     &["view"],
     &["app"],

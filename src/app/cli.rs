@@ -216,6 +216,15 @@ pub enum FleetBy {
 
 #[derive(Debug, Args)]
 pub struct FleetArgs {
+    /// Only these domains' columns (default: every domain): a name, repeated, or a glob
+    /// ('air-*'). `--from live` reads only the selected clusters.
+    #[arg(long, value_name = "D")]
+    pub domain: Vec<String>,
+
+    /// Every domain (what no --domain means), as kubectl's -A.
+    #[arg(short = 'A', long, conflicts_with = "domain")]
+    pub all_domains: bool,
+
     /// Where the versions come from. Default: project; outside any project, the store
     /// --snapshots or CLINV_SNAPSHOTS names.
     #[arg(long, value_name = "SOURCE")]
@@ -271,6 +280,16 @@ pub struct FleetArgs {
     /// `--from live`: the one --timeout of the command and each cluster's probe budget.
     #[command(flatten)]
     pub limits: ClusterArgs,
+}
+
+impl FleetArgs {
+    /// The selection, for [`crate::fleet::select_in`].
+    pub fn many(&self) -> crate::project::select::Many<'_> {
+        crate::project::select::Many {
+            patterns: &self.domain,
+            all: self.all_domains,
+        }
+    }
 }
 
 /// `-o` of `clinv log`.
@@ -1067,11 +1086,13 @@ pub enum LayerMediaType {
 #[derive(Debug, Args)]
 pub struct PushArgs {
     /// Where to push: oci://REGISTRY[:PORT]/REPOSITORY[:TAG] (tag default latest).
+    /// With several domains (-A, --domain repeated, a glob) it holds {domain}, each
+    /// domain's own artifact: oci://registry/inventory/{domain}:latest.
     #[arg(value_name = "OCI_URL")]
     pub target: String,
 
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
     /// Push this snapshot of the store (latest, latest~N, an id) instead of rendering the
     /// project.
@@ -1228,8 +1249,9 @@ pub struct CommitArgs {
     pub print_argo: bool,
 
     /// With --print-argo: an ApplicationSet over every domain folder
-    /// (clusters/<domain>/inventory) on the branch.
-    #[arg(long, requires = "print_argo", conflicts_with = "path")]
+    /// (clusters/<domain>/inventory) on the branch, as -A; --domain repeated or a glob
+    /// gives one over those domains' folders.
+    #[arg(long, requires = "print_argo", conflicts_with_all = ["path", "domain"])]
     pub all: bool,
 
     /// Repository URL for the printed manifests (default: the push remote's, origin).
@@ -1258,6 +1280,10 @@ pub struct SnapshotsArgs {
     /// ('prod-*', ?), for several.
     #[arg(long, value_name = "D", global = true)]
     pub domain: Vec<String>,
+
+    /// Every domain of the store (what no --domain means), as kubectl's -A.
+    #[arg(short = 'A', long, global = true, conflicts_with = "domain")]
+    pub all_domains: bool,
 
     /// `clinv snapshots` alone is `clinv snapshots list`, with its flags (before any other
     /// subcommand they are a usage error).

@@ -468,6 +468,25 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome of a fleet, folded domain by domain: a domain that could not be
+    /// answered (2) over another domain's inventory (12) over a cluster not read (16)
+    /// over a difference (1) over done.
+    #[must_use]
+    pub fn worse(self, other: Outcome) -> Outcome {
+        let rank = |o: &Outcome| match o {
+            Outcome::Unknown => 4,
+            Outcome::OtherDomain => 3,
+            Outcome::NotLive => 2,
+            Outcome::Different => 1,
+            _ => 0,
+        };
+        if rank(&other) > rank(&self) {
+            other
+        } else {
+            self
+        }
+    }
+
     /// The process exit code for this outcome.
     pub fn exit_code(&self) -> i32 {
         match self {

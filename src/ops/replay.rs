@@ -26,9 +26,6 @@ use crate::util::notice::Notice;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// Most domains `replay --all` delivers at once (each over its own connection, so one
-/// black-holed server holds up one worker, not the command).
-pub const PARALLEL: usize = 64;
 /// The least kept back from the command's `--timeout` for recording the outcomes.
 const RESERVE: Duration = Duration::from_millis(100);
 /// The least budget worth starting a domain with.
@@ -517,7 +514,7 @@ pub struct DomainReport {
 /// Replays `domains` within one budget (`req.opts.deadline` for the whole command):
 /// each domain's cluster is chosen by the rules of `publish --domain D` (so an explicit
 /// `--kubeconfig`/`--context` is refused for more than one domain); domains that reach
-/// different kubeconfigs run in parallel ([`PARALLEL`] at most), those sharing one run
+/// different kubeconfigs run in parallel ([`crate::fleet::PARALLEL`] at most), those sharing one run
 /// in order, so two domains never race for one singleton. A domain not started before
 /// the budget ran out stays queued with the reason `unreachable`. The reports come back
 /// in the order of `domains`.
@@ -535,7 +532,7 @@ pub fn replay_all(
     let reserve = (req.opts.deadline / 10).clamp(RESERVE, Duration::from_secs(2));
     let until = Instant::now() + req.opts.deadline.saturating_sub(reserve);
     let groups = by_kubeconfig(req, store, domains);
-    let done = crate::util::pool::ordered(&groups, PARALLEL, |group| {
+    let done = crate::util::pool::ordered(&groups, crate::fleet::PARALLEL, |group| {
         group
             .iter()
             .map(|&i| {

@@ -95,6 +95,14 @@ impl Fx {
         .run()
     }
 
+    /// `commit --print-argo --all`: the ApplicationSet over the branch's folders.
+    fn argo_set(&self, repo: &Path, extra: &[&str]) -> Run {
+        let repo = repo.to_str().unwrap();
+        self.clinv(&["commit", "--repo", repo, "--print-argo", "--all"])
+            .args(extra)
+            .run()
+    }
+
     pub fn set_chart_version(&self, addon: &str, version: &str) {
         set_chart_version(&self.root(), addon, version);
     }
@@ -1076,6 +1084,55 @@ fn print_argo_needs_a_repository_url_and_takes_a_destination() {
     assert_eq!(both.code, 2, "{}", both.stderr);
 }
 
+/// Issue 40 item 2: `--print-argo -A` is the ApplicationSet, with no `--domain` to give
+/// (it used to demand one it then ignored, and refuse `-A` while recommending it); a glob
+/// or `--domain` repeated gives one over those domains' folders only.
+fn print_argo_takes_the_fleet_selection() {
+    let fx = Fx::new();
+    let work = fx.work();
+    let work = work.to_str().unwrap();
+    fx.clinv(&["commit", "-A", "--repo", work]).run();
+    let names = |run: &Run| -> Vec<String> {
+        let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
+        assert_eq!(v["kind"], "ApplicationSet");
+        v["spec"]["generators"][0]["list"]["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["domain"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let base = ["commit", "--repo", work, "--print-argo"];
+    let all = fx.clinv(&[&base[..], &["-A"]].concat()).run().success();
+    let old = fx.clinv(&[&base[..], &["--all"]].concat()).run().success();
+    assert_eq!(all.stdout, old.stdout);
+    assert_eq!(
+        names(&all),
+        ["edge.acme.example", "lab.acme.example", "prod.acme.example"]
+    );
+    let some = fx
+        .clinv(
+            &[
+                &base[..],
+                &[
+                    "--domain",
+                    "*b.acme.example",
+                    "--domain",
+                    "edge.acme.example",
+                ],
+            ]
+            .concat(),
+        )
+        .run()
+        .success();
+    assert_eq!(names(&some), ["edge.acme.example", "lab.acme.example"]);
+    let none = fx
+        .clinv(&[&base[..], &["--domain", "stage-*"]].concat())
+        .run();
+    assert_eq!(none.code, 1, "{}", none.stderr);
+    assert_has(&none.stderr, "'stage-*' matches no domain");
+}
+
 fn print_argo_all_is_an_applicationset_over_every_domain() {
     let fx = Fx::new();
     fx.commit(&fx.work(), &[]).success();
@@ -1088,7 +1145,7 @@ fn print_argo_all_is_an_applicationset_over_every_domain() {
     ])
     .run()
     .success();
-    let run = fx.commit(&fx.work(), &["--print-argo", "--all"]).success();
+    let run = fx.argo_set(&fx.work(), &[]).success();
     let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
     assert_eq!(v["kind"], "ApplicationSet");
     let elements = v["spec"]["generators"][0]["list"]["elements"]
@@ -1129,27 +1186,11 @@ fn print_argo_all_is_an_applicationset_over_every_domain() {
             .starts_with("file://")
     );
     // One destination for every domain would write the singleton twice: refused.
-    let run = fx.commit(
-        &fx.work(),
-        &[
-            "--print-argo",
-            "--all",
-            "--argo-server",
-            "https://10.0.0.1:6443",
-        ],
-    );
+    let run = fx.argo_set(&fx.work(), &["--argo-server", "https://10.0.0.1:6443"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert_has(&run.stderr, "must contain {domain}");
     let run = fx
-        .commit(
-            &fx.work(),
-            &[
-                "--print-argo",
-                "--all",
-                "--argo-server",
-                "https://api.{domain}:6443",
-            ],
-        )
+        .argo_set(&fx.work(), &["--argo-server", "https://api.{domain}:6443"])
         .success();
     let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
     assert_eq!(
@@ -1457,7 +1498,11 @@ fn a_local_path_as_repository_url_is_warned_of() {
             &["--print-argo"][..],
             &["--print-argo", "--all"][..],
         ] {
-            let run = fx.commit(&fx.work(), args).success();
+            let run = match args {
+                ["--print-argo", "--all"] => fx.argo_set(&fx.work(), &[]),
+                args => fx.commit(&fx.work(), args),
+            }
+            .success();
             let warn = run
                 .stderr
                 .lines()
@@ -1775,7 +1820,7 @@ fn printed_manifests_use_the_folder_the_branch_holds() {
     let argo = fx.commit(&work, &["--print-argo"]).success();
     let v: serde_json::Value = serde_saphyr::from_str(&argo.stdout).unwrap();
     assert_eq!(v["spec"]["source"]["path"], "tenants/acme/prod");
-    let run = fx.commit(&work, &["--print-argo", "--all"]).success();
+    let run = fx.argo_set(&work, &[]).success();
     let v: serde_json::Value = serde_saphyr::from_str(&run.stdout).unwrap();
     let paths: Vec<&str> = fields(&v["spec"]["generators"][0]["list"]["elements"], "path");
     assert_eq!(
@@ -2033,6 +2078,7 @@ trials! {
         a_bootstrap_over_several_domains_is_refused,
         print_argo_needs_a_repository_url_and_takes_a_destination,
         print_argo_all_is_an_applicationset_over_every_domain,
+        print_argo_takes_the_fleet_selection,
         a_rebuilt_push_leaves_the_index_and_files_matching_the_branch,
         uncommitted_changes_in_the_folder_stop_the_commit,
         a_change_outside_clinv_is_named_and_extra_files_are_kept,

@@ -28,6 +28,8 @@ mod contract;
 #[cfg(feature = "gitops")]
 mod credentials;
 mod diff;
+#[cfg(feature = "gitops")]
+mod every_selection;
 mod fleet;
 #[cfg(feature = "gitops")]
 mod git_https;
@@ -57,6 +59,7 @@ mod retarget;
 mod secrets;
 mod selection;
 mod several;
+mod sites;
 mod store;
 mod store_v2;
 mod times;
@@ -100,6 +103,8 @@ fn main() -> std::process::ExitCode {
     ];
     #[cfg(feature = "gitops")]
     cases.push(gitops::tests());
+    #[cfg(feature = "gitops")]
+    cases.push(every_selection::tests());
     #[cfg(feature = "gitops")]
     cases.push(commit_many::tests());
     #[cfg(feature = "gitops")]

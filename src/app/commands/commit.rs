@@ -22,6 +22,11 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     {
         gitops::prewarm_push(&args.repo, remote);
     }
+    if args.print_argo && (args.all || args.domain.many().is_many()) {
+        // An ApplicationSet over the branch's folders: no domain to select first.
+        let path = args.path.clone().unwrap_or_default();
+        return print(settings, args, &options(args, &path), "");
+    }
     let opened = StoreOnly::open(settings)?;
     if opened.project.is_none() && args.snapshot.is_none() && !printing {
         return Err(nothing_to_render(settings));
@@ -42,7 +47,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
     gitops::check_path(&path)?;
     let opts = options(args, &path);
     if printing {
-        return print(settings, args, &opts, &domain);
+        return print(settings, args, &opts, domain.as_str());
     }
     let Some(source) = opened.delivered(settings, args.snapshot.as_deref()) else {
         return Err(nothing_to_render(settings));
@@ -79,12 +84,7 @@ fn options<'a>(args: &'a CommitArgs, path: &'a str) -> Options<'a> {
 }
 
 /// `--print-flux` / `--print-argo`: the manifests that sync the folder.
-fn print(
-    settings: &Settings,
-    args: &CommitArgs,
-    opts: &Options<'_>,
-    domain: &Domain,
-) -> Result<i32> {
+fn print(settings: &Settings, args: &CommitArgs, opts: &Options<'_>, domain: &str) -> Result<i32> {
     let print = Print {
         which: if args.print_flux {
             Manifest::Flux
@@ -97,7 +97,8 @@ fn print(
             (_, Some(n)) => Some(Destination::Name(n.clone())),
             _ => None,
         },
-        all: args.all,
+        set: (args.print_argo && (args.all || args.domain.many().is_many()))
+            .then(|| args.domain.many()),
         path_given: args.path.is_some(),
     };
     let printed = ops::manifest(opts, domain, &print)?;
@@ -153,9 +154,9 @@ fn several(
     opened: &StoreOnly,
     domains: &[Domain],
 ) -> Result<i32> {
-    if args.path.is_some() || args.print_flux || args.print_argo {
+    if args.path.is_some() || args.print_flux {
         return Err(crate::app::Failure::Usage(
-            "commit: --path, --print-flux and --print-argo name one domain's folder; several domains are committed to clusters/<domain>/inventory each (--print-argo --all prints an ApplicationSet over them)".to_string(),
+            "commit: --path and --print-flux name one domain's folder; several domains are committed to clusters/<domain>/inventory each (--print-argo -A prints an ApplicationSet over them)".to_string(),
         ));
     }
     let Some(source) = opened.delivered(settings, args.snapshot.as_deref()) else {

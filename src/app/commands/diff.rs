@@ -162,7 +162,7 @@ fn several(sources: &Sources<'_>, ignore: &Ignore, domains: &[Domain]) -> Result
     let (settings, args) = (sources.settings, sources.args);
     let limits = &args.limits;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(limits.timeout);
-    let results = crate::util::pool::ordered(domains, crate::ops::replay::PARALLEL, |d| {
+    let results = crate::util::pool::ordered(domains, crate::fleet::PARALLEL, |d| {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         let left = left.as_secs_f64().min(limits.timeout);
         let opts = access::options(left, limits.probe_timeout.min(left), false, false);

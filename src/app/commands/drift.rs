@@ -157,7 +157,7 @@ fn all(
     let (mut rows, mut outcome) = (Vec::new(), Outcome::Done);
     for (row, found) in results {
         rows.push(row);
-        outcome = super::worse(outcome, found);
+        outcome = outcome.worse(found);
     }
     let text = match args.out.text.output.unwrap_or_default() {
         TextFormat::Json => {

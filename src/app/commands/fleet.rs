@@ -65,7 +65,7 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
 fn read(settings: &Settings, args: &FleetArgs) -> Result<(Matrix, bool)> {
     if let Some(repo) = &args.repo {
         let branch = args.branch.as_deref().unwrap_or("HEAD");
-        return Ok((fleet::from_repo(repo, branch)?, false));
+        return Ok((selected(fleet::from_repo(repo, branch)?, args)?, false));
     }
     let from = match args.from {
         Some(from) => from,
@@ -77,15 +77,26 @@ fn read(settings: &Settings, args: &FleetArgs) -> Result<(Matrix, bool)> {
                 crate::error::Error::NoProject(cwd) => crate::error::Error::NoFleet(cwd),
                 e => e,
             })?;
-            (fleet::from_project(&project, rendered_at(settings)?), false)
+            let matrix = fleet::from_project(&project, rendered_at(settings)?);
+            (selected(matrix, args)?, false)
         }
         FleetFrom::Store => {
             let opened = StoreOnly::open(settings)?;
             let matrix = fleet::from_store(&opened.store, opened.project.as_ref())?;
-            (matrix, false)
+            (selected(matrix, args)?, false)
         }
-        FleetFrom::Live => live(settings, &args.limits)?,
+        FleetFrom::Live => live(settings, args)?,
     })
+}
+
+/// The columns of the domains `--domain`/`-A` select among those the matrix knows.
+fn selected(matrix: Matrix, args: &FleetArgs) -> crate::error::Result<Matrix> {
+    if args.domain.is_empty() {
+        return Ok(matrix);
+    }
+    let known = matrix.known();
+    let keep = crate::fleet::select_in(crate::fleet::Among::Listed(&known), args.many())?;
+    Ok(matrix.only(&keep))
 }
 
 /// The source of `fleet` without `--from`: the project, else the store `--snapshots` (or
@@ -113,15 +124,18 @@ fn source(settings: &Settings) -> crate::error::Result<FleetFrom> {
 
 /// `--from live`: every domain's cluster read as `status -A` reads them ([`super::each_domain`]),
 /// and whether any cluster domain was not read.
-fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(Matrix, bool)> {
+fn live(settings: &Settings, args: &FleetArgs) -> Result<(Matrix, bool)> {
     use fleet::LiveRead;
     let at = rendered_at(settings)?;
     let project = project(settings)?;
+    // Only the selected clusters are read: a site's question does not wait on the fleet.
+    let among = crate::fleet::Among::Project(&project);
+    let domains = crate::fleet::select_in(among, args.many())?;
     let reads = super::each_domain(
         "fleet --from live",
-        limits,
+        &args.limits,
         &project,
-        &project.domains(),
+        &domains,
         |domain, limits| {
             let scope = super::scope(settings, &project, domain, limits);
             let read = fleet::read_live(&scope)

@@ -88,19 +88,10 @@ fn selected(settings: &Settings, known: Known<'_>, flag: Option<&str>) -> Result
     Ok(selected.domain)
 }
 
-/// The domains of a fleet selection (`-A`, `--domain` repeated, a glob) among the
-/// project's, in name order ([`select::resolve`]); `None` for one plain `--domain` or
-/// none, which take the one-domain rule ([`domain`]).
+/// The domains of a fleet selection among the project's ([`crate::fleet::select`]);
+/// `None` for one plain `--domain` or none, which take the one-domain rule ([`domain`]).
 fn fleet(project: &Project, args: &crate::app::cli::DomainsArgs) -> Result<Option<Vec<Domain>>> {
-    let many = args.many();
-    if !many.is_many() {
-        return Ok(None);
-    }
-    let known = project.domains();
-    select::resolve(&known, many, |d| crate::error::UnknownIn::Project {
-        spec: project.domain_dir(d).join("cluster.lok8s.yaml"),
-    })
-    .map(Some)
+    crate::fleet::select(crate::fleet::Among::Project(project), args.many())
 }
 
 /// A command that reads the clusters of the domains it selects (`drift`, `status`): `all`
@@ -207,15 +198,11 @@ impl StoreOnly {
     /// The store's domains a fleet selection (`log -A`, `--domain` repeated, a glob)
     /// names, in name order; `None` for one plain `--domain` or none.
     fn fleet(&self, many: select::Many<'_>) -> Result<Option<Vec<Domain>>> {
-        if !many.is_many() {
-            return Ok(None);
-        }
-        let known = self.store.domains();
-        select::resolve(&known, many, |_| crate::error::UnknownIn::Store {
-            store: self.store.root().to_path_buf(),
+        let among = crate::fleet::Among::Store {
+            store: &self.store,
             project: self.project.is_some(),
-        })
-        .map(Some)
+        };
+        crate::fleet::select(among, many)
     }
 
     /// The domain by the one selection rule, knowing the store's domains.
@@ -429,35 +416,12 @@ fn scope<'a>(
     }
 }
 
-/// Why `-A` did not read a domain's cluster.
-enum Skip {
-    /// A deploy domain: no inventory of its own (its cluster domain, when named).
-    Deploy(Option<String>),
-    /// The one `--timeout` of the command was spent before its turn.
-    NotTried,
-}
-
-impl Skip {
-    fn words(&self) -> (&'static str, String) {
-        match self {
-            Skip::Deploy(cluster) => (
-                "deploy domain",
-                format!(
-                    "no inventory of its own (cluster: {})",
-                    cluster.as_deref().unwrap_or("-")
-                ),
-            ),
-            Skip::NotTried => ("not tried", "the --timeout was spent".to_string()),
-        }
-    }
-}
+use crate::fleet::Skip;
 
 /// Several domains of the commands that read each domain's cluster (`drift`, `status`,
-/// `updates`): `domains` (resolved by the caller), each through its own kubeconfig (the rule `replay --all` uses, so
-/// `--kubeconfig`/`--context` are refused), up to [`crate::ops::replay::PARALLEL`] at once,
-/// each with what is left of the one `--timeout` when its turn comes — a black-holed
-/// cluster holds up one worker, not the others. `read` gets a cluster domain and its
-/// limits, `skip` a domain that is not read; the results are in name order.
+/// `updates`, `publish`, `fleet --from live`): each through its own kubeconfig (so
+/// `--kubeconfig`/`--context` are refused), read by [`crate::fleet::each`] within the one
+/// `--timeout`; `read` gets a cluster domain and what is left of the limits.
 fn each_domain<R: Send>(
     command: &str,
     limits: &crate::app::cli::ClusterArgs,
@@ -467,28 +431,20 @@ fn each_domain<R: Send>(
     skip: impl Fn(&Domain, Skip) -> R + Sync,
 ) -> crate::app::Result<Vec<R>> {
     one_kubeconfig_each(command, limits)?;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(limits.timeout);
-    let workers = crate::ops::replay::PARALLEL;
-    Ok(crate::util::pool::ordered(domains, workers, |domain| {
-        let left = deadline
-            .saturating_duration_since(std::time::Instant::now())
-            .as_secs_f64();
-        match project.domain_kind(domain) {
-            crate::project::DomainKind::Deploy { cluster_ref, .. } => {
-                skip(domain, Skip::Deploy(cluster_ref))
-            }
-            _ if left <= 0.0 => skip(domain, Skip::NotTried),
-            _ => read(
-                domain,
-                &crate::app::cli::ClusterArgs {
-                    kubeconfig: None,
-                    context: None,
-                    timeout: left.min(limits.timeout),
-                    probe_timeout: limits.probe_timeout.min(left),
-                },
-            ),
-        }
-    }))
+    let budget = crate::fleet::Limits {
+        timeout: limits.timeout,
+        probe_timeout: limits.probe_timeout,
+    };
+    let read = |domain: &Domain, left: crate::fleet::Limits| {
+        let limits = crate::app::cli::ClusterArgs {
+            kubeconfig: None,
+            context: None,
+            timeout: left.timeout,
+            probe_timeout: left.probe_timeout,
+        };
+        read(domain, &limits)
+    };
+    Ok(crate::fleet::each(project, domains, budget, read, skip))
 }
 
 /// Several domains are each read through their own kubeconfig: `--kubeconfig` and
@@ -503,19 +459,6 @@ fn one_kubeconfig_each(
         )));
     }
     Ok(())
-}
-
-/// The outcome of a fleet: an error (2) over a cluster not read (16) over a drift (1)
-/// over done.
-fn worse(a: Outcome, b: Outcome) -> Outcome {
-    let rank = |o: &Outcome| match o {
-        Outcome::Unknown => 4,
-        Outcome::OtherDomain => 3,
-        Outcome::NotLive => 2,
-        Outcome::Different => 1,
-        _ => 0,
-    };
-    if rank(&b) > rank(&a) { b } else { a }
 }
 
 /// How to reach the cluster: `--kubeconfig`, `--context`, `KUBECONFIG`, `HOME`.

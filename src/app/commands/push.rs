@@ -9,9 +9,49 @@ use crate::oci::{self, LayerType};
 use crate::ops::push::{self as ops, Options};
 
 pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
-    let target = oci::parse_tag(&args.target)?;
+    let opened = StoreOnly::open(settings)?;
+    let snapshot = args.snapshot.as_deref();
+    let Some(domains) = opened.delivered_fleet(&args.domain, snapshot)? else {
+        let domain = opened.delivered_domain(settings, args.domain.one(), snapshot)?;
+        let target = oci::parse_tag(&args.target.replace(DOMAIN, domain.as_str()))?;
+        return one(settings, args, &opened, &domain, &target);
+    };
+    if !args.target.contains(DOMAIN) {
+        return Err(crate::app::Failure::Usage(format!(
+            "push with several domains: each domain is an artifact of its own; put {DOMAIN} in OCI_URL (oci://registry/inventory/{DOMAIN}:latest)"
+        )));
+    }
+    // Each domain in turn, each said as a push of one; a domain that fails is an error
+    // line and the worst exit code, and the others are pushed.
+    let mut worst = exit::OK;
+    for domain in &domains {
+        let target = args.target.replace(DOMAIN, domain.as_str());
+        let code = oci::parse_tag(&target)
+            .map_err(crate::app::Failure::from)
+            .and_then(|target| one(settings, args, &opened, domain, &target))
+            .unwrap_or_else(|e| {
+                settings.printer.error(&format!("{domain}: {e}"));
+                e.exit_code()
+            });
+        worst = worst.max(code);
+    }
+    super::say_deploy_domains(settings);
+    Ok(worst)
+}
+
+/// The placeholder of OCI_URL that names each domain's artifact.
+const DOMAIN: &str = "{domain}";
+
+/// One domain's artifact: pushed, or its Flux/Argo objects printed.
+fn one(
+    settings: &Settings,
+    args: &PushArgs,
+    opened: &StoreOnly,
+    domain: &crate::domain::Domain,
+    target: &oci::Reference,
+) -> Result<i32> {
     if args.print_flux || args.print_argo {
-        return print(settings, args, &target);
+        return print(settings, args, domain, target);
     }
     let annotations = args
         .annotations
@@ -23,15 +63,11 @@ pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(crate::Error::from)?;
     let signer = args.sign.as_deref().map(oci::signing_key).transpose()?;
-    let opened = StoreOnly::open(settings)?;
-    let flag = args.domain.domain.as_deref();
-    let snapshot = args.snapshot.as_deref();
-    let Some(source) = opened.delivered(settings, snapshot) else {
+    let Some(source) = opened.delivered(settings, args.snapshot.as_deref()) else {
         return Err(crate::Error::from(ArgumentError::NothingToPush).into());
     };
-    let domain = opened.delivered_domain(settings, flag, snapshot)?;
     let opts = Options {
-        target: &target,
+        target,
         layer: match args.layer_media_type {
             LayerMediaType::Flux => LayerType::Flux,
             LayerMediaType::Oci => LayerType::Oci,
@@ -43,8 +79,8 @@ pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
         sign_key: args.sign.as_deref(),
         project_root: opened.project.as_ref().map(|p| p.root()),
     };
-    let report = ops::run(&opened.store.domain(&domain), &source, &opts);
-    super::delivered(settings, &domain, report, |push| {
+    let report = ops::run(&opened.store.domain(domain), &source, &opts);
+    super::delivered(settings, domain, report, |push| {
         pushed(settings, *push, args.output.unwrap_or_default())
     })
 }
@@ -103,12 +139,14 @@ fn pushed(settings: &Settings, push: ops::Push, format: PushFormat) -> Result<i3
 }
 
 /// `--print-flux` / `--print-argo`: the objects that sync the artifact; nothing is pushed.
-fn print(settings: &Settings, args: &PushArgs, target: &oci::Reference) -> Result<i32> {
+fn print(
+    settings: &Settings,
+    args: &PushArgs,
+    domain: &crate::domain::Domain,
+    target: &oci::Reference,
+) -> Result<i32> {
     use crate::gitops::layout;
-    let opened = StoreOnly::open(settings)?;
-    let flag = args.domain.domain.as_deref();
-    let domain = opened.delivered_domain(settings, flag, args.snapshot.as_deref())?;
-    let name = layout::object_name(&domain);
+    let name = layout::object_name(domain);
     let text = if args.print_flux {
         let access = layout::RegistryAccess {
             credentials: args.registry.creds_env.is_some()
@@ -120,7 +158,7 @@ fn print(settings: &Settings, args: &PushArgs, target: &oci::Reference) -> Resul
         for line in secret_advice(&name, target, &access, args) {
             settings.printer.info(&line);
         }
-        layout::flux_oci(&domain, &target.url(), &target.tag, access)
+        layout::flux_oci(domain, &target.url(), &target.tag, access)
     } else {
         if args.layer_media_type == LayerMediaType::Flux {
             settings.printer.warn(
@@ -144,7 +182,7 @@ fn print(settings: &Settings, args: &PushArgs, target: &oci::Reference) -> Resul
         let server = args.argo_server.clone();
         let destination =
             layout::Destination::Server(server.unwrap_or_else(|| layout::IN_CLUSTER.into()));
-        layout::argo(&domain, ".", &target.tag, &target.url(), &destination)
+        layout::argo(domain, ".", &target.tag, &target.url(), &destination)
     };
     settings.printer.data(&text)?;
     Ok(exit::OK)

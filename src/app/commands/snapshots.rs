@@ -39,7 +39,7 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
     let store = &opened.store;
     let domains = match &args.command {
         Some(SnapshotsCommand::Import { .. }) => None,
-        _ => selected(settings, &opened, &args.domain)?,
+        _ => selected(settings, &opened, args)?,
     };
     let on = Selection {
         settings,
@@ -115,14 +115,14 @@ fn merged(given: &ListArgs, flags: &ListArgs) -> ListArgs {
 fn selected(
     settings: &Settings,
     opened: &StoreOnly,
-    patterns: &[String],
+    args: &crate::app::cli::SnapshotsArgs,
 ) -> Result<Option<Vec<Domain>>> {
     let many = crate::project::select::Many {
-        patterns,
-        all: false,
+        patterns: &args.domain,
+        all: args.all_domains,
     };
-    Ok(match patterns {
-        [] => None,
+    Ok(match &args.domain[..] {
+        [] if !many.all => None,
         [one] if !many.is_many() => Some(vec![opened.domain(settings, Some(one))?]),
         _ => opened.fleet(many)?,
     })

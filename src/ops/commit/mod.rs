@@ -59,8 +59,9 @@ pub struct Print<'a> {
     pub repo_url: Option<&'a str>,
     /// `--argo-server` / `--argo-cluster-name`; with `all`, a template holding `{domain}`.
     pub destination: Option<Destination>,
-    /// `--all`: an Argo CD ApplicationSet over every domain folder on the branch.
-    pub all: bool,
+    /// `--print-argo -A` (or `--all`, a glob, `--domain` repeated): an Argo CD
+    /// ApplicationSet over the selected domain folders on the branch (none: every one).
+    pub set: Option<crate::project::select::Many<'a>>,
     /// `--path` was given (else the folder the branch holds is looked for).
     pub path_given: bool,
 }
@@ -89,7 +90,7 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
         notices.extend(notes.into_iter().map(Notice::warn));
         Ok(url)
     };
-    let path = if print.all {
+    let path = if print.set.is_some() {
         opts.path.to_string()
     } else {
         synced_path(
@@ -114,7 +115,7 @@ pub fn manifest(opts: &Options<'_>, domain: &str, print: &Print<'_>) -> Result<P
                 }
             }
         }
-        Manifest::Argo if print.all => {
+        Manifest::Argo if print.set.is_some() => {
             let url = url(&mut notices)?;
             let text = argo_set(&repo, &branch, print, &url, &mut notices)?;
             argo_access(&repo, opts, print, layout::NAME_PREFIX, &url, &mut notices);
@@ -293,7 +294,7 @@ fn repo_url(
     if crate::util::url::is_local_path(&url) {
         let what = match print.which {
             Manifest::Flux => "a Flux GitRepository",
-            Manifest::Argo if print.all => "an Argo CD ApplicationSet",
+            Manifest::Argo if print.set.is_some() => "an Argo CD ApplicationSet",
             Manifest::Argo => "an Argo CD Application",
         };
         let origin = match print.repo_url {
@@ -353,7 +354,15 @@ fn argo_set(
         }
         .into());
     }
-    let folders = one_folder_each(repo.inventory_folders(branch), branch, notices);
+    let mut folders = one_folder_each(repo.inventory_folders(branch), branch, notices);
+    if let Some(many) = print
+        .set
+        .filter(|m| !m.patterns.is_empty() && !folders.is_empty())
+    {
+        let known: Vec<Domain> = folders.iter().map(|(d, _)| d.clone()).collect();
+        let keep = crate::fleet::select_in(crate::fleet::Among::Listed(&known), many)?;
+        folders.retain(|(d, _)| keep.contains(d));
+    }
     if folders.is_empty() {
         return Err(GitError::NoDomainFolder {
             branch: branch.to_string(),

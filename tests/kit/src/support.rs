@@ -496,7 +496,7 @@ pub fn set_chart_version(root: &Path, addon: &str, version: &str) {
 }
 
 /// Rewrites the file with the first match of `pattern` replaced by `with` (`${1}`: a group).
-fn replace_first(path: &Path, pattern: &str, with: &str) {
+pub fn replace_first(path: &Path, pattern: &str, with: &str) {
     let text = std::fs::read_to_string(path).unwrap();
     let re = regex::Regex::new(pattern).unwrap();
     std::fs::write(path, re.replace(&text, with).as_bytes()).unwrap();

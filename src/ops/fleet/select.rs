@@ -1,0 +1,112 @@
+//! A fleet selection applied to a matrix that was read whole (`fleet --domain 'air-*'`
+//! from the project, the store or a repository): the selected domains' columns only.
+
+use super::Matrix;
+use crate::domain::Domain;
+use std::collections::{BTreeMap, BTreeSet};
+
+impl Matrix {
+    /// Every domain the matrix knows of, in name order: its columns and the domains it
+    /// leaves out (a deploy domain, a spec that does not parse) — so a selection can name
+    /// those too, and see them said.
+    pub fn known(&self) -> Vec<Domain> {
+        let names = self
+            .domains
+            .iter()
+            .chain(self.left.iter().map(|l| &l.domain));
+        let mut known: Vec<Domain> = names.filter_map(|d| Domain::parse(d).ok()).collect();
+        known.sort();
+        known.dedup();
+        known
+    }
+
+    /// Only the columns (and left-out domains) of `keep`; an addon no kept domain has is
+    /// no row.
+    #[must_use]
+    pub fn only(mut self, keep: &[Domain]) -> Matrix {
+        let keep: BTreeSet<&str> = keep.iter().map(Domain::as_str).collect();
+        let mut column = BTreeMap::new();
+        let mut domains = Vec::new();
+        for (old, name) in self.domains.iter().enumerate() {
+            if keep.contains(name.as_str()) {
+                column.insert(old, domains.len());
+                domains.push(name.clone());
+            }
+        }
+        self.domains = domains;
+        for row in &mut self.rows {
+            row.cells = std::mem::take(&mut row.cells)
+                .into_iter()
+                .filter_map(|(old, cell)| column.get(&old).map(|new| (*new, cell)))
+                .collect();
+        }
+        self.rows.retain(|row| !row.cells.is_empty());
+        self.left.retain(|l| keep.contains(l.domain.as_str()));
+        self.delivered.retain(|d, _| keep.contains(d.as_str()));
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Cell, Left, Matrix, Row, Source};
+    use crate::domain::Domain;
+    use std::collections::BTreeMap;
+
+    fn cell(v: &str) -> Cell {
+        Cell {
+            version: Some(v.to_string()),
+            drifting: false,
+            queued: false,
+        }
+    }
+
+    fn matrix() -> Matrix {
+        Matrix {
+            source: Source::Store,
+            domains: vec!["air-1".into(), "air-2".into(), "fsn-1".into()],
+            rows: vec![
+                Row {
+                    addon: "cert-manager".into(),
+                    category: None,
+                    cells: BTreeMap::from([(0, cell("1.14.4")), (2, cell("1.15.0"))]),
+                },
+                Row {
+                    addon: "only-fsn".into(),
+                    category: None,
+                    cells: BTreeMap::from([(2, cell("0.1.0"))]),
+                },
+            ],
+            left: vec![Left {
+                domain: "air-9".into(),
+                why: "deploy domain".into(),
+                failed: false,
+                other_domain: false,
+                deploy: Some(None),
+            }],
+            unordered: Vec::new(),
+            delivered: BTreeMap::new(),
+            unknown_addon: None,
+        }
+    }
+
+    #[test]
+    fn only_keeps_the_selected_columns_and_drops_rows_left_empty() {
+        let m = matrix();
+        let known: Vec<String> = m.known().iter().map(ToString::to_string).collect();
+        assert_eq!(known, ["air-1", "air-2", "air-9", "fsn-1"]);
+        let keep: Vec<Domain> = ["air-2", "fsn-1"]
+            .iter()
+            .map(|d| Domain::parse(d).unwrap())
+            .collect();
+        let m = m.only(&keep);
+        assert_eq!(m.domains, ["air-2", "fsn-1"]);
+        assert_eq!(m.rows.len(), 2);
+        assert_eq!(m.rows[0].cells.keys().copied().collect::<Vec<_>>(), [1]);
+        assert_eq!(m.rows[0].cells[&1].version.as_deref(), Some("1.15.0"));
+        assert!(m.left.is_empty());
+        let air1: Vec<Domain> = vec![Domain::parse("air-1").unwrap()];
+        let m = matrix().only(&air1);
+        assert_eq!(m.rows.len(), 1, "only-fsn has no cell in air-1");
+    }
+}
