@@ -217,14 +217,8 @@ fn a_commit_of_several_domains_is_all_or_nothing() {
     );
     for args in [
         &["-A", "--path", "x"][..],
+        // (`--domain '*' --print-argo` is the ApplicationSet over the domains' folders.)
         &["-A", "--print-flux"],
-        &[
-            "--domain",
-            "*",
-            "--print-argo",
-            "--repo-url",
-            "https://x/y.git",
-        ],
         &["-A", "--message", "bump {snapshot}"],
         &["--domain", "prod.acme.example", "-o", "json"],
     ] {

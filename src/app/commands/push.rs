@@ -9,6 +9,10 @@ use crate::oci::{self, LayerType};
 use crate::ops::push::{self as ops, Options};
 
 pub fn run(settings: &Settings, args: &PushArgs) -> Result<i32> {
+    if !args.target.contains(DOMAIN) {
+        // A malformed reference is said before anything is read.
+        oci::parse_tag(&args.target)?;
+    }
     let opened = StoreOnly::open(settings)?;
     let snapshot = args.snapshot.as_deref();
     let Some(domains) = opened.delivered_fleet(&args.domain, snapshot)? else {
