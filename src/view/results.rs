@@ -27,3 +27,106 @@ pub fn table(rows: &[Row]) -> String {
     }
     table.render()
 }
+
+/// How many names the summary lists before "and N more".
+const DEPLOY_NAMES: usize = 20;
+
+/// The deploy domains a run met (with the cluster domain each names), in one line: one
+/// domain as its own message, several as a summary grouped by the cluster that carries
+/// them; `None` for none.
+pub fn deploy_domains_line(
+    met: &std::collections::BTreeMap<String, Option<String>>,
+) -> Option<String> {
+    if let [(domain, cluster_ref)] = met.iter().collect::<Vec<_>>()[..] {
+        let one = crate::error::DomainError::DeployOnly {
+            domain: domain.clone(),
+            cluster_ref: cluster_ref.clone(),
+        };
+        return Some(one.to_string());
+    }
+    if met.is_empty() {
+        return None;
+    }
+    let mut by_cluster: std::collections::BTreeMap<Option<&str>, Vec<&str>> = Default::default();
+    for (domain, cluster) in met.iter().take(DEPLOY_NAMES) {
+        by_cluster
+            .entry(cluster.as_deref())
+            .or_default()
+            .push(domain);
+    }
+    let more = match met.len().saturating_sub(DEPLOY_NAMES) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let head = format!(
+        "{} deploy domains have no inventory of their own",
+        met.len()
+    );
+    let clusters: std::collections::BTreeSet<Option<&str>> =
+        met.values().map(Option::as_deref).collect();
+    if let [Some(cluster)] = clusters.into_iter().collect::<Vec<_>>()[..] {
+        let names = by_cluster.into_values().flatten().collect::<Vec<_>>();
+        return Some(format!(
+            "{head}: {}{more} (their cluster {cluster} carries it: clinv render --domain {cluster})",
+            names.join(", ")
+        ));
+    }
+    let groups: Vec<String> = by_cluster
+        .into_iter()
+        .map(|(cluster, names)| {
+            let into = cluster.map_or("no spec.clusterRef.domain".to_string(), |c| {
+                format!("cluster {c}")
+            });
+            format!("{} ({into})", names.join(", "))
+        })
+        .collect();
+    Some(format!(
+        "{head}: {}{more}; each cluster carries its deploy domains' (clinv render --domain CLUSTER)",
+        groups.join("; ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::deploy_domains_line;
+    use std::collections::BTreeMap;
+
+    fn met(pairs: &[(&str, Option<&str>)]) -> BTreeMap<String, Option<String>> {
+        pairs
+            .iter()
+            .map(|(d, c)| (d.to_string(), c.map(str::to_string)))
+            .collect()
+    }
+
+    #[test]
+    fn deploy_domains_are_one_line_grouped_by_cluster() {
+        assert_eq!(deploy_domains_line(&met(&[])), None);
+        assert_eq!(
+            deploy_domains_line(&met(&[("a", Some("p"))])).unwrap(),
+            "'a' is a deploy domain: it has no inventory of its own; its cluster 'p' carries the inventory (clinv render --domain p)"
+        );
+        assert_eq!(
+            deploy_domains_line(&met(&[
+                ("b", Some("p")),
+                ("a", Some("q")),
+                ("c", None),
+                ("d", Some("p"))
+            ]))
+            .unwrap(),
+            "4 deploy domains have no inventory of their own: c (no spec.clusterRef.domain); b, d (cluster p); a (cluster q); each cluster carries its deploy domains' (clinv render --domain CLUSTER)"
+        );
+        let many: Vec<(String, Option<&str>)> =
+            (0..25).map(|i| (format!("d{i:02}"), Some("p"))).collect();
+        let many: Vec<(&str, Option<&str>)> = many.iter().map(|(d, c)| (d.as_str(), *c)).collect();
+        let line = deploy_domains_line(&met(&many)).unwrap();
+        assert!(
+            line.starts_with("25 deploy domains have no inventory of their own: d00, d01,"),
+            "{line}"
+        );
+        assert!(
+            line.contains("d19 and 5 more (their cluster p carries it"),
+            "{line}"
+        );
+        assert!(!line.contains("d20"), "{line}");
+    }
+}

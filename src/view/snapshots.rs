@@ -417,3 +417,166 @@ mod tests {
         }
     }
 }
+
+/// `snapshots show -o json`: the snapshot, its state history and its inventory.
+#[derive(serde::Serialize)]
+struct Shown<'a> {
+    snapshot: &'a crate::store::Snapshot,
+    history: &'a [crate::store::StateRecord],
+    inventory: &'a crate::inventory::ClusterInventory,
+}
+
+/// `snapshots show -o json`.
+///
+/// # Errors
+/// The document cannot be encoded.
+pub fn shown_json(
+    snap: &crate::store::Snapshot,
+    inventory: &crate::inventory::ClusterInventory,
+) -> crate::Result<String> {
+    crate::inventory::render::to_json(&Shown {
+        snapshot: snap,
+        history: &snap.history,
+        inventory,
+    })
+}
+
+/// `snapshots show`: the header comment, then the inventory's YAML.
+///
+/// # Errors
+/// The inventory cannot be encoded.
+pub fn shown_yaml(
+    snap: &crate::store::Snapshot,
+    inventory: &crate::inventory::ClusterInventory,
+) -> crate::Result<String> {
+    let mut out = snapshot_header(snap);
+    out.push_str(&crate::inventory::render::to_yaml(inventory)?);
+    Ok(out)
+}
+
+/// `snapshots verify -o json`: the counts and every finding (`schemaVersion` 1).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VerifyJson<'a> {
+    schema_version: u32,
+    store: String,
+    domains: usize,
+    snapshots: usize,
+    objects: usize,
+    problems: Vec<&'a str>,
+    /// Incomplete last records (a write interrupted by a crash), ignored.
+    torn_tails: Vec<serde_json::Value>,
+}
+
+/// `snapshots verify -o json`.
+///
+/// # Errors
+/// The document cannot be encoded.
+pub fn verified_json(
+    store: &std::path::Path,
+    verified: &crate::store::gc::Verified,
+) -> crate::Result<String> {
+    use crate::store::gc::Finding;
+    let mut doc = VerifyJson {
+        schema_version: 1,
+        store: store.display().to_string(),
+        domains: verified.domains,
+        snapshots: verified.snapshots,
+        objects: verified.objects,
+        problems: Vec::new(),
+        torn_tails: Vec::new(),
+    };
+    for finding in &verified.findings {
+        match finding {
+            Finding::Problem(message) => doc.problems.push(message),
+            Finding::TornTail { journal, bytes } => doc.torn_tails.push(
+                serde_json::json!({"journal": journal.display().to_string(), "bytes": bytes}),
+            ),
+        }
+    }
+    crate::inventory::render::to_json(&doc)
+}
+
+/// A finding of `snapshots verify`, said on stderr.
+pub fn finding(finding: &crate::store::gc::Finding) -> String {
+    match finding {
+        crate::store::gc::Finding::Problem(message) => message.clone(),
+        crate::store::gc::Finding::TornTail { journal, bytes } => format!(
+            "{}: incomplete last record ({bytes} bytes, a write interrupted by a crash) — ignored",
+            journal.display()
+        ),
+    }
+}
+
+/// `snapshots verify`'s verdict: the counts, and "verified" or how many problems.
+pub fn verified_line(store: &std::path::Path, verified: &crate::store::gc::Verified) -> String {
+    format!(
+        "{}: {} snapshot(s), {} object(s) in {} domain(s): {}\n",
+        store.display(),
+        verified.snapshots,
+        verified.objects,
+        verified.domains,
+        match verified.problems() {
+            0 => "verified".to_string(),
+            n => format!("{n} problem(s)"),
+        }
+    )
+}
+
+/// One row of `snapshots gc -o json`.
+#[derive(serde::Serialize)]
+pub struct GcRow<'a> {
+    pub domain: &'a str,
+    pub id: &'a str,
+    pub state: &'a str,
+    pub deleted: bool,
+}
+
+/// What `snapshots export` left out of the archive, a warning each (bounded: the rest
+/// counted).
+pub fn left_out_lines(left: &crate::store::export::LeftOut) -> Vec<String> {
+    let mut lines: Vec<String> = left
+        .lines
+        .iter()
+        .map(|line| format!("left out of the archive: {line}"))
+        .collect();
+    if left.more > 0 {
+        lines.push(format!(
+            "left out of the archive: … and {} more (all counted in its LEFT-OUT entry)",
+            left.more
+        ));
+    }
+    lines
+}
+
+/// What `snapshots export` wrote, of `what` (a domain, or how many).
+pub fn exported_line(
+    exported: &crate::store::export::Exported,
+    what: &str,
+    file: &std::path::Path,
+) -> String {
+    format!(
+        "exported {} record(s) and {} object(s) of {what} to {}",
+        exported.records,
+        exported.objects,
+        file.display()
+    )
+}
+
+/// What `snapshots import` added, folded and kept.
+pub fn imported_line(imported: &crate::store::export::Imported, file: &std::path::Path) -> String {
+    let orphaned = match imported.orphaned {
+        0 => String::new(),
+        n => format!("; {n} left out (their snapshot is in neither the archive nor the store)"),
+    };
+    format!(
+        "imported {} record(s) from {}: {} snapshot(s), {} state change(s), {} repeated publish(es) folded into their snapshot(s); {} already held{orphaned}; the store's {} record(s) untouched",
+        imported.added,
+        file.display(),
+        imported.snapshots,
+        imported.changes,
+        imported.folded,
+        imported.already,
+        imported.kept
+    )
+}

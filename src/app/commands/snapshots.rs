@@ -13,9 +13,8 @@ use crate::error::{Error, exit};
 use crate::inventory::render;
 use crate::store::gc::Finding;
 use crate::store::scan::RowRef;
-use crate::store::{Damage, Snapshot, StateRecord, Store};
+use crate::store::{Damage, Store};
 use crate::view;
-use serde::Serialize;
 use std::path::Path;
 
 pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
@@ -297,13 +296,6 @@ fn compare(a: RowRef<'_>, b: RowRef<'_>, key: SortKey) -> std::cmp::Ordering {
     }
 }
 
-#[derive(Serialize)]
-struct Shown<'a> {
-    snapshot: &'a Snapshot,
-    history: &'a [StateRecord],
-    inventory: &'a crate::inventory::ClusterInventory,
-}
-
 fn show(
     settings: &Settings,
     store: &Store,
@@ -313,101 +305,43 @@ fn show(
 ) -> Result<i32> {
     let format = output.unwrap_or_default();
     let (snap, inventory) = store.find(domain, reference)?;
-    if format == DocFormat::Json {
-        let shown = Shown {
-            snapshot: &snap,
-            history: &snap.history,
-            inventory: &inventory,
-        };
-        settings.printer.data(&render::to_json(&shown)?)?;
-        return Ok(exit::OK);
-    }
-    let mut out = view::snapshots::snapshot_header(&snap);
-    out.push_str(&render::to_yaml(&inventory)?);
-    settings.printer.data(&out)?;
+    let text = match format {
+        DocFormat::Json => view::snapshots::shown_json(&snap, &inventory)?,
+        DocFormat::Yaml => view::snapshots::shown_yaml(&snap, &inventory)?,
+    };
+    settings.printer.data(&text)?;
     Ok(exit::OK)
-}
-
-/// `snapshots verify -o json`: the counts and every finding (`schemaVersion` 1).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct VerifyJson<'a> {
-    schema_version: u32,
-    store: String,
-    domains: usize,
-    snapshots: usize,
-    objects: usize,
-    problems: Vec<&'a str>,
-    /// Incomplete last records (a write interrupted by a crash), ignored.
-    torn_tails: Vec<serde_json::Value>,
 }
 
 fn verify(on: Selection<'_>, format: TextFormat) -> Result<i32> {
     let verified = on.store.verify(on.domains)?;
+    let root = on.store.root();
     if format == TextFormat::Json {
-        let mut doc = VerifyJson {
-            schema_version: 1,
-            store: on.store.root().display().to_string(),
-            domains: verified.domains,
-            snapshots: verified.snapshots,
-            objects: verified.objects,
-            problems: Vec::new(),
-            torn_tails: Vec::new(),
-        };
-        for finding in &verified.findings {
-            match finding {
-                Finding::Problem(message) => doc.problems.push(message),
-                Finding::TornTail { journal, bytes } => doc.torn_tails.push(
-                    serde_json::json!({"journal": journal.display().to_string(), "bytes": bytes}),
-                ),
-            }
-        }
-        on.settings.printer.data(&render::to_json(&doc)?)?;
-        return Ok(if doc.problems.is_empty() {
-            exit::OK
-        } else {
-            exit::FAILURE
+        on.settings
+            .printer
+            .data(&view::snapshots::verified_json(root, &verified)?)?;
+        return Ok(match verified.problems() {
+            0 => exit::OK,
+            _ => exit::FAILURE,
         });
     }
     for finding in &verified.findings {
         match finding {
             Finding::Problem(message) => on.settings.printer.error(message),
-            Finding::TornTail { journal, bytes } => on.settings.printer.info(&format!(
-                "{}: incomplete last record ({bytes} bytes, a write interrupted by a crash) — ignored",
-                journal.display()
-            )),
+            torn => on.settings.printer.info(&view::snapshots::finding(torn)),
         }
     }
-    let problems = verified.problems();
     // The verdict is the answer: on stdout, so `-q` keeps it.
-    on.settings.printer.data(&format!(
-        "{}: {} snapshot(s), {} object(s) in {} domain(s): {}\n",
-        on.store.root().display(),
-        verified.snapshots,
-        verified.objects,
-        verified.domains,
-        match problems {
-            0 => "verified".to_string(),
-            n => format!("{n} problem(s)"),
-        }
-    ))?;
-    if problems > 0 {
-        return Err(Error::from(crate::error::Damaged::Store {
+    let verdict = view::snapshots::verified_line(root, &verified);
+    on.settings.printer.data(&verdict)?;
+    match verified.problems() {
+        0 => Ok(exit::OK),
+        problems => Err(Error::from(crate::error::Damaged::Store {
             problems,
-            store: on.store.root().to_path_buf(),
+            store: root.to_path_buf(),
         })
-        .into());
+        .into()),
     }
-    Ok(exit::OK)
-}
-
-/// One row of `gc -o json`.
-#[derive(Serialize)]
-struct GcRow<'a> {
-    domain: &'a str,
-    id: &'a str,
-    state: &'a str,
-    deleted: bool,
 }
 
 /// `snapshots gc`: text says each domain as it is done; `-o json` is printed from the
@@ -444,7 +378,7 @@ fn gc(
         on.settings.printer.seq(output::SeqFormat::Json, |seq| {
             for (d, doomed) in &json {
                 for s in doomed.rows() {
-                    let row = GcRow {
+                    let row = view::snapshots::GcRow {
                         domain: d.as_str(),
                         id: &s.id(),
                         state: s.state().as_str(),
@@ -469,27 +403,16 @@ fn gc(
 fn export(on: Selection<'_>, file: &Path, allow_damage: bool) -> Result<i32> {
     let exported = on.store.export(on.domains, file, allow_damage)?;
     let left = &exported.left_out;
-    for line in &left.lines {
-        on.settings
-            .printer
-            .warn(&format!("left out of the archive: {line}"));
+    for line in view::snapshots::left_out_lines(left) {
+        on.settings.printer.warn(&line);
     }
-    if left.more > 0 {
-        on.settings.printer.warn(&format!(
-            "left out of the archive: … and {} more (all counted in its LEFT-OUT entry)",
-            left.more
-        ));
-    }
-    on.settings.printer.info(&format!(
-        "exported {} record(s) and {} object(s) of {} to {}",
-        exported.records,
-        exported.objects,
-        match on.domains {
-            Some([one]) => one.to_string(),
-            _ => format!("{} domain(s)", exported.domains),
-        },
-        file.display()
-    ));
+    let what = match on.domains {
+        Some([one]) => one.to_string(),
+        _ => format!("{} domain(s)", exported.domains),
+    };
+    on.settings
+        .printer
+        .info(&view::snapshots::exported_line(&exported, &what, file));
     if !left.is_empty() {
         return Err(Error::from(crate::error::Damaged::ExportGap {
             count: left.count(),
@@ -549,20 +472,9 @@ fn import(settings: &Settings, store: &Store, file: &Path) -> Result<i32> {
             .printer
             .error(&format!("{domain}: not imported: {why}"));
     }
-    let orphaned = match imported.orphaned {
-        0 => String::new(),
-        n => format!("; {n} left out (their snapshot is in neither the archive nor the store)"),
-    };
-    settings.printer.info(&format!(
-        "imported {} record(s) from {}: {} snapshot(s), {} state change(s), {} repeated publish(es) folded into their snapshot(s); {} already held{orphaned}; the store's {} record(s) untouched",
-        imported.added,
-        file.display(),
-        imported.snapshots,
-        imported.changes,
-        imported.folded,
-        imported.already,
-        imported.kept
-    ));
+    settings
+        .printer
+        .info(&view::snapshots::imported_line(&imported, file));
     if !imported.refused.is_empty() {
         return Err(Error::from(crate::error::Damaged::ImportRefused {
             domains: imported
