@@ -45,9 +45,10 @@ impl Skip {
 /// `read` of each of `domains`, up to [`PARALLEL`] at once, in their order.
 ///
 /// `read` gets a cluster domain and what is left of `limits` when its turn comes; `skip`
-/// gets a deploy domain, and a domain whose turn comes after the deadline.
+/// gets a deploy domain of `project` (when there is one: a store alone knows none), and
+/// a domain whose turn comes after the deadline.
 pub fn each<R: Send>(
-    project: &Project,
+    project: Option<&Project>,
     domains: &[Domain],
     limits: Limits,
     read: impl Fn(&Domain, Limits) -> R + Sync,
@@ -58,8 +59,8 @@ pub fn each<R: Send>(
         let left = deadline
             .saturating_duration_since(Instant::now())
             .as_secs_f64();
-        match project.domain_kind(domain) {
-            DomainKind::Deploy { cluster_ref, .. } => skip(domain, Skip::Deploy(cluster_ref)),
+        match project.map(|p| p.domain_kind(domain)) {
+            Some(DomainKind::Deploy { cluster_ref, .. }) => skip(domain, Skip::Deploy(cluster_ref)),
             _ if left <= 0.0 => skip(domain, Skip::NotTried),
             _ => read(
                 domain,

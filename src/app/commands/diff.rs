@@ -15,6 +15,7 @@ use crate::domain::Domain;
 use crate::error::exit;
 use crate::history::diff::{Ignore, Report};
 use crate::ops::refs::{Compared, RefContext, compare};
+use crate::project::Project;
 use crate::view::report;
 
 pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
@@ -30,7 +31,7 @@ pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
         registry: (&registry, key.as_ref()),
     };
     if let Some(domains) = fleet(settings, args)? {
-        return several(&sources, &ignore, &domains);
+        return several(&sources, &ignore, domains);
     }
     let deadline = access::options(args.limits.timeout, args.limits.probe_timeout, false, false);
     let compared = sources.compare(args.domain.one(), deadline, &ignore);
@@ -119,17 +120,13 @@ fn verdict(changed: bool) -> i32 {
     }
 }
 
-/// The domains of a fleet selection: the project's cluster domains, else the store's;
-/// `None` for one plain `--domain` or none.
-fn fleet(settings: &Settings, args: &DiffArgs) -> Result<Option<Vec<Domain>>> {
+/// The domains of a fleet selection — the project's, else the store's — and the project
+/// (for its deploy domains); `None` for one plain `--domain` or none.
+fn fleet(settings: &Settings, args: &DiffArgs) -> Result<Option<(Option<Project>, Vec<Domain>)>> {
     if !args.domain.many().is_many() {
         return Ok(None);
     }
-    if args.limits.kubeconfig.is_some() || args.limits.context.is_some() {
-        return Err(Failure::Usage(
-            "clinv diff with several domains: each domain's cluster is read through its own kubeconfig (.kubeconfig/<name>.yaml in the project, else KUBECONFIG, else ~/.kube/config); --kubeconfig/--context name one cluster".to_string(),
-        ));
-    }
+    super::one_kubeconfig_each("diff", &args.limits)?;
     if args.from == "-" || args.to == "-" {
         return Err(Failure::Usage(
             "clinv diff with several domains: '-' (stdin) is one inventory, not one per domain"
@@ -137,41 +134,50 @@ fn fleet(settings: &Settings, args: &DiffArgs) -> Result<Option<Vec<Domain>>> {
         ));
     }
     let opened = super::StoreOnly::open(settings)?;
-    let Some(project) = &opened.project else {
-        return Ok(opened.fleet(args.domain.many())?);
+    let domains = match &opened.project {
+        Some(project) => super::fleet(project, &args.domain)?,
+        None => opened.fleet(args.domain.many())?,
     };
-    let Some(domains) = super::fleet(project, &args.domain)? else {
-        return Ok(None);
-    };
-    // A deploy domain has no inventory of its own: said, not compared.
-    let kept = domains
-        .into_iter()
-        .filter(|d| match project.domain_kind(d) {
-            crate::project::DomainKind::Deploy { cluster_ref, .. } => {
-                super::deploy_domain_note(settings, d, cluster_ref.as_deref());
-                false
-            }
-            _ => true,
-        });
-    Ok(Some(kept.collect()))
+    Ok(domains.map(|domains| (opened.project, domains)))
 }
 
 /// Each domain's comparison, one section each in the order given: text and markdown one
 /// after the other (text under a `== DOMAIN ==` line), `-o json` a list of reports.
-fn several(sources: &Sources<'_>, ignore: &Ignore, domains: &[Domain]) -> Result<i32> {
+fn several(
+    sources: &Sources<'_>,
+    ignore: &Ignore,
+    (project, domains): (Option<Project>, Vec<Domain>),
+) -> Result<i32> {
     let (settings, args) = (sources.settings, sources.args);
-    let limits = &args.limits;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(limits.timeout);
-    let results = crate::util::pool::ordered(domains, crate::fleet::PARALLEL, |d| {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        let left = left.as_secs_f64().min(limits.timeout);
-        let opts = access::options(left, limits.probe_timeout.min(left), false, false);
-        sources.compare(Some(d.as_str()), opts, ignore)
-    });
+    let limits = crate::fleet::Limits {
+        timeout: args.limits.timeout,
+        probe_timeout: args.limits.probe_timeout,
+    };
+    let compare = |d: &Domain, left: crate::fleet::Limits| {
+        let opts = access::options(left.timeout, left.probe_timeout, false, false);
+        Some(sources.compare(Some(d.as_str()), opts, ignore))
+    };
+    // A deploy domain has no inventory of its own: said, not compared.
+    let skip = |d: &Domain, why: crate::fleet::Skip| match why {
+        crate::fleet::Skip::Deploy(cluster_ref) => {
+            super::deploy_domain_note(settings, d, cluster_ref.as_deref());
+            None
+        }
+        not_tried => {
+            let (word, detail) = not_tried.words();
+            let e = crate::Error::Unapplied {
+                reason: crate::delivery::Reason::Unreachable,
+                message: format!("{word}: {detail}"),
+            };
+            Some((Err(e), Messages::default()))
+        }
+    };
+    let results = crate::fleet::each(project.as_ref(), &domains, limits, compare, skip);
     let color = settings.printer.color_stdout();
     let (mut reports, mut out, mut failed, mut changed): (Vec<&Report>, String, bool, bool) =
         (Vec::new(), String::new(), false, false);
-    for (domain, (compared, messages)) in domains.iter().zip(&results) {
+    let answered = domains.iter().zip(&results);
+    for (domain, (compared, messages)) in answered.filter_map(|(d, r)| Some((d, r.as_ref()?))) {
         print_messages(settings, messages);
         let compared = match compared {
             Ok(c) => c,

@@ -391,7 +391,13 @@ fn each_domain<R: Send>(
         };
         read(domain, &limits)
     };
-    Ok(crate::fleet::each(project, domains, budget, read, skip))
+    Ok(crate::fleet::each(
+        Some(project),
+        domains,
+        budget,
+        read,
+        skip,
+    ))
 }
 
 /// Several domains are each read through their own kubeconfig: `--kubeconfig` and
