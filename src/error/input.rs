@@ -24,10 +24,11 @@ pub enum DomainError {
         known: Vec<String>,
     },
 
-    /// A `--domain` glob that matches none of the project's domains.
-    #[error("--domain '{pattern}' matches no domain of the project\n{}", self.hint())]
+    /// A `--domain` glob that matches none of the domains known where it was looked for.
+    #[error("--domain '{pattern}' matches no domain {}\n{}", .place.among(), self.hint())]
     NoMatch {
         pattern: String,
+        place: UnknownIn,
         suggestion: Option<String>,
         known: Vec<String>,
     },
@@ -56,6 +57,15 @@ pub enum UnknownIn {
 }
 
 impl UnknownIn {
+    /// Where a glob was matched, as the message says it.
+    fn among(&self) -> String {
+        match self {
+            UnknownIn::Project { .. } => "of the project".to_string(),
+            UnknownIn::Store { store, .. } => format!("in the store {}", store.display()),
+            UnknownIn::Nowhere => "known here".to_string(),
+        }
+    }
+
     fn head(&self, domain: &str, origin: &Option<&'static str>) -> String {
         let mut head = match self {
             // A project command: lok8s's own message first.

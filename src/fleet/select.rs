@@ -137,7 +137,10 @@ mod tests {
             all: false,
         };
         let e = select(Among::Listed(&known), m).unwrap_err().to_string();
-        assert!(e.contains("--domain 'ams-*' matches no domain"), "{e}");
+        assert!(
+            e.contains("--domain 'ams-*' matches no domain known here"),
+            "{e}"
+        );
         let bad = ["bad/domain".to_string(), "x".to_string()];
         let m = Many {
             patterns: &bad,

@@ -190,6 +190,7 @@ pub fn resolve(
             if !any {
                 return Err(DomainError::NoMatch {
                     pattern: pattern.clone(),
+                    place: place(&Domain::default_domain()),
                     suggestion: crate::util::suggest::closest(pattern.as_str(), known)
                         .map(|d| d.to_string()),
                     known: names(known),
@@ -231,8 +232,15 @@ pub fn known_domains(known: Known<'_>) -> Vec<Domain> {
     all
 }
 
+/// Names a note lists before "and N more": a fleet of a thousand is counted.
+const LISTED: usize = 10;
+
 fn list<'a>(names: impl Iterator<Item = &'a Domain>) -> String {
-    names.map(Domain::as_str).collect::<Vec<_>>().join(", ")
+    let names: Vec<&str> = names.map(Domain::as_str).collect();
+    match names.len().checked_sub(LISTED) {
+        Some(more) if more > 0 => format!("{} and {more} more", names[..LISTED].join(", ")),
+        _ => names.join(", "),
+    }
 }
 
 fn names(domains: &[Domain]) -> Vec<String> {
@@ -402,6 +410,29 @@ mod tests {
             resolved(&known, &["a.dev", "../etc"], false),
             Err(crate::Error::InvalidDomain(_))
         ));
+    }
+
+    /// A store of a thousand domains is counted in the note, not listed on one line.
+    #[test]
+    fn the_ambiguity_note_lists_a_few_domains_and_counts_the_rest() {
+        let many: Vec<Domain> = (0..25)
+            .map(|i| crate::domain::d(&format!("d{i:02}.dev")))
+            .collect();
+        let known = Known {
+            project: None,
+            store: Some((&many, Path::new("/s"))),
+        };
+        let s = select(known, None, Some("d00.dev"), &mut Vec::new()).unwrap();
+        let note = s.note.unwrap();
+        assert!(
+            note.contains("the store also holds d01.dev, d02.dev,"),
+            "{note}"
+        );
+        assert!(
+            note.contains("d10.dev and 14 more — pass --domain"),
+            "{note}"
+        );
+        assert!(!note.contains("d11.dev"), "{note}");
     }
 
     #[test]

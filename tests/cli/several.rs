@@ -412,7 +412,7 @@ fn log_takes_repeated_domains_and_globs() {
     );
     let none = log(&["--domain", "edge.*"]);
     assert_eq!(none.code, 1, "{}", none.stderr);
-    assert_has(&none.stderr, "'edge.*' matches no domain");
+    assert_has(&none.stderr, "'edge.*' matches no domain in the store ");
     for extra in [
         &["--domain", "lab.*", "--repo", "/x"][..],
         &["--domain", "lab.*", "--addon", "cilium"],
