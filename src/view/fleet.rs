@@ -82,17 +82,25 @@ fn grid(m: &Matrix, by_domain: bool, wide: bool) -> Vec<Vec<String>> {
 
 /// The table (`-o wide`: with categories and full references); empty when no cell is
 /// left (a query that matched nothing).
-pub fn table(m: &Matrix, by_domain: bool, wide: bool, no_headers: bool) -> String {
+///
+/// Wider than `width` (the terminal's, `COLUMNS`; `None` in a pipe: no limit), the
+/// domain columns wrap into blocks that each repeat the ADDON column (and CATEGORY with
+/// `wide`; DOMAIN with `by_domain`, whose addon columns wrap): every version stays whole
+/// and in the orientation asked for. Transposing instead would only move the width to
+/// the other side (a fleet has as many addons as a terminal has room for, or more) and
+/// change what a row means under the user's feet.
+pub fn table(m: &Matrix, by_domain: bool, style: crate::view::TableStyle) -> String {
     if m.rows.is_empty() {
         return String::new();
     }
-    let grid = grid(m, by_domain, wide);
+    let grid = grid(m, by_domain, style.wide);
     let header: Vec<&str> = grid[0].iter().map(String::as_str).collect();
-    let mut table = Table::new(&header).no_header(no_headers);
+    let mut table = Table::new(&header).no_header(style.no_headers);
     for line in &grid[1..] {
         table.row(line);
     }
-    table.render()
+    let keys = 1 + usize::from(style.wide && !by_domain);
+    table.render_blocks(style.width, keys)
 }
 
 /// A markdown table (for a pull request or a wiki page).
