@@ -182,6 +182,8 @@ pub enum ResultsFormat {
 /// `-o` of `clinv fleet`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum FleetFormat {
+    /// Wider than the terminal (COLUMNS), the domain columns wrap into blocks that each
+    /// repeat ADDON; a pipe gets whole lines
     #[default]
     Table,
     /// The table with each addon's category and the full registry references
