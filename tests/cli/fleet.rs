@@ -819,6 +819,39 @@ fn the_thousand_domain_page_stays_usable() {
     browser.screenshot_not_blank(&file, 20_000, "fleet-1000.png");
 }
 
+/// On a terminal (a pseudo-terminal from util-linux's `script`, its size set by
+/// `stty`), the matrix fits the terminal's width with no `COLUMNS`; `COLUMNS` wins over
+/// it.
+fn on_a_terminal_the_matrix_fits_its_width() {
+    let dir = sixteen();
+    let on_a_tty = |cols: usize, columns: Option<&str>| {
+        let line = format!(
+            "stty cols {cols} rows 50; exec '{}' -q fleet --root '{}'",
+            crate::harness::clinv_bin(),
+            dir.path().display()
+        );
+        let mut cmd = std::process::Command::new("script");
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", "/nonexistent")
+            .env("CLINV_SNAPSHOTS", dir.path().join("snapshots"))
+            .args(["-qec", &line, "/dev/null"]);
+        if let Some(columns) = columns {
+            cmd.env("COLUMNS", columns);
+        }
+        let out = cmd.output().expect("util-linux script runs");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap().replace("\r\n", "\n")
+    };
+    let text = on_a_tty(90, None);
+    assert!(text.contains("\n\nADDON "), "{text}");
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!((60..=90).contains(&widest), "{widest}: {text}");
+    let text = on_a_tty(200, Some("70"));
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 70, "{widest}: {text}");
+}
+
 trials! {
     Chromium: [
         the_fleet_page_renders_in_chromium,
@@ -842,5 +875,6 @@ trials! {
         status_of_sixteen_domains_fits_the_terminal,
         every_table_takes_o_wide,
         the_fleet_page_honours_by_domain,
+        on_a_terminal_the_matrix_fits_its_width,
     ],
 }
