@@ -288,25 +288,6 @@ fn filters(m: &Matrix) -> String {
     out
 }
 
-/// What the domains' names share at their end (`.acme.example`), left out of the
-/// column headers to keep them short (each header's title has the whole name); empty
-/// when they share none or there is one domain.
-fn shared_suffix(domains: &[String]) -> String {
-    let Some(first) = domains.first().filter(|_| domains.len() > 1) else {
-        return String::new();
-    };
-    let labels = |d: &str| d.rsplit('.').map(str::to_string).collect::<Vec<_>>();
-    let mut shared = labels(first);
-    for d in &domains[1..] {
-        let own = labels(d);
-        let same = shared.iter().zip(&own).take_while(|(a, b)| a == b).count();
-        // Leave every name at least one label of its own.
-        shared.truncate(same.min(own.len() - 1));
-    }
-    shared.truncate(shared.len().min(first.split('.').count() - 1));
-    shared.iter().rev().map(|l| format!(".{l}")).collect()
-}
-
 /// A column header: its short name rotated, the whole name as its title and key.
 fn column_head(name: &str, short: &str) -> String {
     format!(
@@ -359,7 +340,7 @@ fn addon_head(row: &crate::ops::fleet::Row) -> String {
 
 /// A row per addon, a column per domain (headers without the shared suffix).
 fn by_addon_rows(m: &Matrix, marks: &Marks) -> String {
-    let suffix = shared_suffix(&m.domains);
+    let suffix = super::fleet::shared_suffix(&m.domains);
     let suffix = suffix.as_str();
     let mut out = String::from("<thead><tr><th data-k=\"\">Addon");
     if !suffix.is_empty() {
@@ -440,37 +421,4 @@ fn delivered_row(m: &Matrix) -> String {
     }
     out.push_str("</tr></tfoot>\n");
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn the_shared_suffix_is_whole_labels_and_never_a_whole_name() {
-        assert_eq!(
-            shared_suffix(&names(&["a.acme.example", "bb.acme.example"])),
-            ".acme.example"
-        );
-        assert_eq!(
-            shared_suffix(&names(&["a.x.example", "b.y.example"])),
-            ".example"
-        );
-        assert_eq!(shared_suffix(&names(&["lab", "prod"])), "");
-        assert_eq!(shared_suffix(&names(&["one.example"])), "");
-        // "lab.example" keeps "lab": the shared ".lab.example" would leave it empty.
-        assert_eq!(
-            shared_suffix(&names(&["lab.example", "x.lab.example"])),
-            ".example"
-        );
-        assert_eq!(
-            shared_suffix(&names(&["ab.example", "b.example"])),
-            ".example"
-        );
-        assert_eq!(shared_suffix(&names(&["a.b-c", "d.c"])), "");
-    }
 }

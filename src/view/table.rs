@@ -82,6 +82,11 @@ impl Table {
         self.render()
     }
 
+    /// Whether every line fits `width` (`None`: no limit, always).
+    pub fn fits(&self, width: Option<usize>) -> bool {
+        width.is_none_or(|w| line_width(&self.widths()) <= w)
+    }
+
     /// The table in blocks of columns that each fit `width` (`None`: one block), every
     /// block repeating the first `keys` columns and the blocks apart by a blank line —
     /// `fleet`'s matrix wrapped, as a terminal cannot scroll sideways. No cell is ever
