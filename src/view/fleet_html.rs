@@ -422,3 +422,72 @@ fn delivered_row(m: &Matrix) -> String {
     out.push_str("</tr></tfoot>\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::fleet::{Cell, Row, Source};
+    use crate::store::segments::Channels;
+
+    /// Two domains, one hostile addon name and a store's delivery.
+    fn matrix() -> Matrix {
+        let cell = |v: &str| Cell {
+            version: Some(v.into()),
+            drifting: false,
+            queued: false,
+        };
+        Matrix {
+            source: Source::Store,
+            domains: vec!["lab.x.example".into(), "prod.x.example".into()],
+            rows: vec![Row {
+                addon: "<script>\"a".into(),
+                category: None,
+                cells: [(0, cell("1.0.0")), (1, cell("2.0.0"))].into(),
+            }],
+            left: Vec::new(),
+            unordered: Vec::new(),
+            delivered: [(
+                "prod.x.example".to_string(),
+                Channels {
+                    pushed: Some("oci://r.example/p@sha256:ab".into()),
+                    committed: false,
+                },
+            )]
+            .into(),
+            unknown_addon: None,
+        }
+    }
+
+    /// Both orientations hold every cell and the delivery; a name is escaped in text,
+    /// key and title alike (the filter script reads keys, never HTML).
+    #[test]
+    fn both_orientations_hold_every_cell_and_escape_names() {
+        let m = matrix();
+        for by_domain in [false, true] {
+            let f = matrix_fragment(&m, by_domain);
+            assert!(!f.html.contains("<script>"), "{}", f.html);
+            assert!(f.html.contains("&lt;script&gt;&quot;a"), "{}", f.html);
+            assert!(f.html.contains(">1.0.0</td>") && f.html.contains(">2.0.0</td>"));
+            assert!(
+                f.html
+                    .contains("title=\"oci://r.example/p@sha256:ab\">pushed</td>"),
+                "{}",
+                f.html
+            );
+            assert!(f.script.contains("getAttribute('data-k')"));
+        }
+        let rows = matrix_fragment(&m, true).html;
+        assert!(rows.contains("<tr data-k=\"lab.x.example\"><th>lab.x.example</th>"));
+        assert!(rows.contains("data-k=\"delivered\""), "{rows}");
+        let columns = matrix_fragment(&m, false).html;
+        assert!(columns.contains("title=\"prod.x.example\"><span>prod</span>"));
+        assert!(
+            columns.contains("<tfoot><tr><th>delivered</th>"),
+            "{columns}"
+        );
+    }
+
+    fn matrix_fragment(m: &Matrix, by_domain: bool) -> Fragment {
+        super::matrix(m, &Marks::default(), by_domain)
+    }
+}
