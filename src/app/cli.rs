@@ -170,8 +170,11 @@ impl Formats for TableFormat {
 /// `-o` of the closing table of `replay -A`, `publish` and `commit` over several domains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum ResultsFormat {
+    /// DETAIL cut with … to fit the terminal (COLUMNS)
     #[default]
     Table,
+    /// Every DETAIL whole, however wide
+    Wide,
     Json,
     Yaml,
 }
@@ -179,6 +182,8 @@ pub enum ResultsFormat {
 /// `-o` of `clinv fleet`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum FleetFormat {
+    /// Wider than the terminal (COLUMNS), the domain columns wrap into blocks that each
+    /// repeat ADDON; a pipe gets whole lines
     #[default]
     Table,
     /// The table with each addon's category and the full registry references
@@ -584,7 +589,7 @@ pub enum Command {
     /// Several domains (-A, --domain repeated, a glob): 2 if any comparison failed, else
     /// 16 if any cluster was not read, else 1 if any drifted, else 0.
     #[command(after_help = examples::DRIFT)]
-    Drift(ReadArgs),
+    Drift(ReadArgs<DriftOutput>),
 
     /// Print the shell's completion script: on each TAB it asks clinv for the candidates
     /// (commands, flags, each command's -o formats, domains, snapshot ids and references).
@@ -623,6 +628,26 @@ pub enum TextFormat {
     Json,
 }
 
+/// `-o` of `clinv drift`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum DriftFormat {
+    /// One domain's diff; several domains' table, DETAIL cut with … to fit the terminal
+    #[default]
+    Text,
+    /// Several domains' table with every DETAIL whole (one domain: as text)
+    Wide,
+    Json,
+}
+
+/// `-o text|wide|json` of `clinv drift`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct DriftOutput {
+    /// Output format (default: text).
+    #[arg(short = 'o', long = "output", value_name = "FORMAT",
+          value_parser = FormatParser::<DriftFormat>::new())]
+    pub output: Option<DriftFormat>,
+}
+
 /// `-o` of `clinv report`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum ReportFormat {
@@ -643,8 +668,8 @@ pub struct TextOutput {
 /// `-o table|json|yaml`: the closing table of a command over several domains.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ResultsOutput {
-    /// With several domains, the format of the closing table: table (default), json or
-    /// yaml (a list of {domain, result, detail}).
+    /// With several domains, the format of the closing table: table (default), wide,
+    /// json or yaml (a list of {domain, result, detail}).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<ResultsFormat>::new())]
     pub output: Option<ResultsFormat>,
@@ -1551,8 +1576,13 @@ pub struct StatusOutArgs<O: Args = TextOutput> {
 /// `-o` of `clinv status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum StatusFormat {
+    /// One domain's block; several domains' essential columns, SOURCE cut with … to fit
+    /// the terminal (COLUMNS)
     #[default]
     Text,
+    /// Several domains' table with every column (LAST COMMITTED, LAST PUSHED) and every
+    /// word (one domain: as text)
+    Wide,
     Json,
     /// Prometheus' text exposition of what each domain owes, from the store alone (never
     /// the cluster): for node_exporter's textfile collector.

@@ -38,6 +38,8 @@ pub struct Printer {
     /// stderr is a terminal: a wait may show a progress line there (never in a pipe or
     /// a log file).
     stderr_terminal: bool,
+    /// `COLUMNS`, when set: the width tables fit (see [`Printer::width`]).
+    columns: Option<usize>,
 }
 
 /// Whether a progress line is on the terminal now: every print erases it first (the
@@ -86,7 +88,27 @@ impl Printer {
             color_stdout: decide(io::stdout().is_terminal()),
             verbosity,
             stderr_terminal,
+            columns: None,
         }
+    }
+
+    /// `COLUMNS` (from [`crate::app::settings::Env`]), which [`Printer::width`] prefers.
+    pub fn columns(mut self, columns: Option<usize>) -> Printer {
+        self.columns = columns;
+        self
+    }
+
+    /// The width tables fit: `COLUMNS` when set, else the terminal's when stdout is
+    /// one, else `None` — no limit: a pipe or a file gets whole lines, as kubectl
+    /// writes them, so `grep` and `awk` see one row a line.
+    pub fn width(&self) -> Option<usize> {
+        self.columns.or_else(|| {
+            let out = io::stdout();
+            if !out.is_terminal() {
+                return None;
+            }
+            terminal_size::terminal_size_of(&out).map(|(w, _)| usize::from(w.0))
+        })
     }
 
     /// A one-line progress indicator on a terminal's stderr for a wait that lasts over a

@@ -25,6 +25,9 @@ pub struct Env {
     /// `KUBERNETES_SERVICE_HOST` set and non-empty: running in a pod (the agent then
     /// uses the pod's service account unless `--kubeconfig` is given).
     pub in_cluster: bool,
+    /// `COLUMNS`, a positive whole number: the width tables fit, terminal or not (a
+    /// pipe's tables are otherwise as wide as their cells).
+    pub columns: Option<usize>,
 }
 
 impl Env {
@@ -43,6 +46,9 @@ impl Env {
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
             in_cluster: set("KUBERNETES_SERVICE_HOST"),
+            columns: var("COLUMNS")
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|&c| c > 0),
         }
     }
 
@@ -78,7 +84,7 @@ impl Settings {
             Verbosity::Normal
         };
         Settings {
-            printer: Printer::new(global.color, env.no_color, verbosity),
+            printer: Printer::new(global.color, env.no_color, verbosity).columns(env.columns),
             root: global.root,
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             snapshots: global.snapshots,

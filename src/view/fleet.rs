@@ -82,17 +82,62 @@ fn grid(m: &Matrix, by_domain: bool, wide: bool) -> Vec<Vec<String>> {
 
 /// The table (`-o wide`: with categories and full references); empty when no cell is
 /// left (a query that matched nothing).
-pub fn table(m: &Matrix, by_domain: bool, wide: bool, no_headers: bool) -> String {
+///
+/// Wider than `width` (the terminal's, `COLUMNS`; `None` in a pipe: no limit), the
+/// domain columns wrap into blocks that each repeat the ADDON column (and CATEGORY with
+/// `wide`; DOMAIN with `by_domain`, whose addon columns wrap): every version stays whole
+/// and in the orientation asked for. Transposing instead would only move the width to
+/// the other side (a fleet has as many addons as a terminal has room for, or more) and
+/// change what a row means under the user's feet.
+pub fn table(m: &Matrix, by_domain: bool, style: crate::view::TableStyle) -> String {
     if m.rows.is_empty() {
         return String::new();
     }
-    let grid = grid(m, by_domain, wide);
+    let mut grid = grid(m, by_domain, style.wide);
+    let keys = 1 + usize::from(style.wide && !by_domain);
+    let mut table = of_grid(&grid, style.no_headers);
+    // Wrapped, the domain columns are as narrow as their versions when their headers
+    // leave out what every domain's name ends with, said once above the blocks.
+    let mut above = String::new();
+    if !table.fits(style.width) && !by_domain && !style.no_headers {
+        let suffix = shared_suffix(&m.domains);
+        if !suffix.is_empty() {
+            for name in &mut grid[0][keys..] {
+                name.truncate(name.len() - suffix.len());
+            }
+            above = format!("Domains: *{}\n\n", crate::view::table::cell_text(&suffix));
+            table = of_grid(&grid, style.no_headers);
+        }
+    }
+    above + &table.render_blocks(style.width, keys)
+}
+
+fn of_grid(grid: &[Vec<String>], no_headers: bool) -> Table {
     let header: Vec<&str> = grid[0].iter().map(String::as_str).collect();
     let mut table = Table::new(&header).no_header(no_headers);
     for line in &grid[1..] {
         table.row(line);
     }
-    table.render()
+    table
+}
+
+/// What the domains' names share at their end (`.acme.example`): whole labels, never a
+/// whole name; empty when they share none or there is one domain. The wrapped table and
+/// the page leave it out of the column headers and say it once.
+pub(super) fn shared_suffix(domains: &[String]) -> String {
+    let Some(first) = domains.first().filter(|_| domains.len() > 1) else {
+        return String::new();
+    };
+    let labels = |d: &str| d.rsplit('.').map(str::to_string).collect::<Vec<_>>();
+    let mut shared = labels(first);
+    for d in &domains[1..] {
+        let own = labels(d);
+        let same = shared.iter().zip(&own).take_while(|(a, b)| a == b).count();
+        // Leave every name at least one label of its own.
+        shared.truncate(same.min(own.len() - 1));
+    }
+    shared.truncate(shared.len().min(first.split('.').count() - 1));
+    shared.iter().rev().map(|l| format!(".{l}")).collect()
 }
 
 /// A markdown table (for a pull request or a wiki page).
@@ -233,6 +278,34 @@ mod tests {
             delivered: [("prod".to_string(), pushed)].into(),
             unknown_addon: None,
         }
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_shared_suffix_is_whole_labels_and_never_a_whole_name() {
+        assert_eq!(
+            shared_suffix(&names(&["a.acme.example", "bb.acme.example"])),
+            ".acme.example"
+        );
+        assert_eq!(
+            shared_suffix(&names(&["a.x.example", "b.y.example"])),
+            ".example"
+        );
+        assert_eq!(shared_suffix(&names(&["lab", "prod"])), "");
+        assert_eq!(shared_suffix(&names(&["one.example"])), "");
+        // "lab.example" keeps "lab": the shared ".lab.example" would leave it empty.
+        assert_eq!(
+            shared_suffix(&names(&["lab.example", "x.lab.example"])),
+            ".example"
+        );
+        assert_eq!(
+            shared_suffix(&names(&["ab.example", "b.example"])),
+            ".example"
+        );
+        assert_eq!(shared_suffix(&names(&["a.b-c", "d.c"])), "");
     }
 
     #[test]

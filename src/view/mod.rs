@@ -20,12 +20,16 @@ pub mod watch;
 
 use crate::util::redact;
 
-/// How a table prints: `-o wide` adds columns, `--no-headers` leaves out the header
-/// (and the addons view's title and closing hint).
+/// How a table prints: `-o wide` adds columns, `--no-headers` leaves out the header.
+///
+/// `--no-headers` also leaves out the addons view's title and closing hint; `width` is
+/// the room it has ([`crate::app::output::Printer::width`]: `COLUMNS`, the terminal's,
+/// `None` in a pipe).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TableStyle {
     pub wide: bool,
     pub no_headers: bool,
+    pub width: Option<usize>,
 }
 
 /// One name per line (`-o name`), escaped like a table cell.

@@ -19,13 +19,29 @@ impl Row {
     }
 }
 
-/// DOMAIN, RESULT, DETAIL.
-pub fn table(rows: &[Row]) -> String {
-    let mut table = crate::view::table::Table::new(&["DOMAIN", "RESULT", "DETAIL"]);
-    for r in rows {
-        table.row(&[&r.domain, &r.result, &r.detail]);
+/// DOMAIN, RESULT, DETAIL: the detail cut with `…` to fit `style.width` unless wide.
+pub fn table(rows: &[Row], style: crate::view::TableStyle) -> String {
+    fitted(
+        ["DOMAIN", "RESULT", "DETAIL"],
+        rows.iter()
+            .map(|r| [r.domain.as_str(), r.result.as_str(), r.detail.as_str()]),
+        style,
+    )
+}
+
+/// A table of a word per domain and a detail (`drift -A`'s verdicts too): the last
+/// column is the free text that gives way to fit the width (`-o wide`: whole).
+pub fn fitted<'a>(
+    header: [&str; 3],
+    rows: impl Iterator<Item = [&'a str; 3]>,
+    style: crate::view::TableStyle,
+) -> String {
+    let mut table = crate::view::table::Table::new(&header).no_header(style.no_headers);
+    for row in rows {
+        table.row(&row);
     }
-    table.render()
+    let width = style.width.filter(|_| !style.wide);
+    table.render_fit(width, 2)
 }
 
 /// How many names the summary lists before "and N more".

@@ -597,29 +597,25 @@ fn source_cell(source: &StatusSource) -> String {
     }
 }
 
-/// `status -A`'s table.
-pub fn fleet_table(rows: &[FleetRow]) -> String {
-    let mut table = crate::view::table::Table::new(&[
-        "DOMAIN",
-        "SOURCE",
-        "DRIFT",
-        "PENDING",
-        "LAST APPLIED",
-        "LAST COMMITTED",
-        "LAST PUSHED",
-    ]);
-    for r in rows {
-        table.row(&[
-            &r.domain,
-            &r.source,
-            &r.drift,
-            &r.queue,
-            &r.last_applied,
-            &r.last_committed,
-            &r.last_pushed,
-        ]);
+/// `status -A`'s table: DOMAIN, DRIFT, PENDING, LAST APPLIED and SOURCE.
+///
+/// SOURCE is cut with `…` to fit `style.width` (a domain not read says why at length);
+/// `-o wide` appends LAST COMMITTED and LAST PUSHED and cuts nothing (kubectl's wide:
+/// more columns at the end).
+pub fn fleet_table(rows: &[FleetRow], style: crate::view::TableStyle) -> String {
+    let mut header = vec!["DOMAIN", "DRIFT", "PENDING", "LAST APPLIED", "SOURCE"];
+    if style.wide {
+        header.extend(["LAST COMMITTED", "LAST PUSHED"]);
     }
-    table.render()
+    let mut table = crate::view::table::Table::new(&header).no_header(style.no_headers);
+    for r in rows {
+        let mut cells = vec![&r.domain, &r.drift, &r.queue, &r.last_applied, &r.source];
+        if style.wide {
+            cells.extend([&r.last_committed, &r.last_pushed]);
+        }
+        table.row(&cells);
+    }
+    table.render_fit(style.width.filter(|_| !style.wide), 4)
 }
 
 #[cfg(test)]

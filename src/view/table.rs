@@ -39,10 +39,16 @@ impl Table {
             .push(cells.iter().map(|c| cell(c.as_ref())).collect());
     }
 
-    pub fn render(&self) -> String {
-        let rows = &self.rows[usize::from(self.no_header).min(self.rows.len())..];
+    /// The rows printed: all, or all but the header.
+    fn shown(&self) -> &[Vec<String>] {
+        &self.rows[usize::from(self.no_header).min(self.rows.len())..]
+    }
+
+    /// Each column's width: its widest cell, or its minimum.
+    fn widths(&self) -> Vec<usize> {
+        let rows = self.shown();
         let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-        let widths: Vec<usize> = (0..columns)
+        (0..columns)
             .map(|i| {
                 rows.iter()
                     .filter_map(|r| r.get(i))
@@ -51,7 +57,89 @@ impl Table {
                     .max()
                     .unwrap_or(0)
             })
-            .collect();
+            .collect()
+    }
+
+    /// The table in at most `width` terminal columns (`None`: no limit, as in a pipe):
+    /// when a line would be longer, the cells of column `elastic` (a free-text column:
+    /// a detail, a source) are shortened with `…` — never below its header's width (a
+    /// terminal too narrow for the other columns wraps); no other cell is cut.
+    pub fn render_fit(&mut self, width: Option<usize>, elastic: usize) -> String {
+        let widths = self.widths();
+        let line = line_width(&widths);
+        if let (Some(width), Some(&own)) = (width, widths.get(elastic))
+            && line > width
+        {
+            let header = self.rows.first().and_then(|r| r.get(elastic));
+            let floor = header.map_or(0, |h| h.width()).max(1).min(own);
+            let room = own.saturating_sub(line - width).max(floor);
+            for row in &mut self.rows {
+                if let Some(cell) = row.get_mut(elastic) {
+                    *cell = shorten(cell, room);
+                }
+            }
+        }
+        self.render()
+    }
+
+    /// Whether every line fits `width` (`None`: no limit, always).
+    pub fn fits(&self, width: Option<usize>) -> bool {
+        width.is_none_or(|w| line_width(&self.widths()) <= w)
+    }
+
+    /// The table in blocks of columns that each fit `width` (`None`: one block), every
+    /// block repeating the first `keys` columns and the blocks apart by a blank line —
+    /// `fleet`'s matrix wrapped, as a terminal cannot scroll sideways. No cell is ever
+    /// cut: a column wider than the width on its own is a block of its own.
+    pub fn render_blocks(&self, width: Option<usize>, keys: usize) -> String {
+        let widths = self.widths();
+        let Some(width) = width else {
+            return self.render();
+        };
+        if line_width(&widths) <= width || widths.len() <= keys {
+            return self.render();
+        }
+        let mut blocks: Vec<Vec<usize>> = Vec::new();
+        let mut block: Vec<usize> = (0..keys).collect();
+        for i in keys..widths.len() {
+            let mut wider = block.clone();
+            wider.push(i);
+            let fits = line_width(&wider.iter().map(|&c| widths[c]).collect::<Vec<_>>()) <= width;
+            if !fits && block.len() > keys {
+                blocks.push(std::mem::replace(&mut block, (0..keys).collect()));
+            }
+            block.push(i);
+        }
+        blocks.push(block);
+        let parts: Vec<String> = blocks.iter().map(|b| self.columns(b).render()).collect();
+        parts.join("\n")
+    }
+
+    /// The table of only these columns (in this order).
+    fn columns(&self, which: &[usize]) -> Table {
+        Table {
+            rows: self
+                .rows
+                .iter()
+                .map(|r| {
+                    which
+                        .iter()
+                        .map(|&c| r.get(c).cloned().unwrap_or_default())
+                        .collect()
+                })
+                .collect(),
+            min: which
+                .iter()
+                .map(|&c| self.min.get(c).copied().unwrap_or(0))
+                .collect(),
+            no_header: self.no_header,
+        }
+    }
+
+    pub fn render(&self) -> String {
+        let rows = self.shown();
+        let widths = self.widths();
+        let columns = widths.len();
         let row_len = widths.iter().sum::<usize>() + 2 * columns + 1;
         let mut out = String::with_capacity(rows.len().saturating_mul(row_len));
         let mut line = String::new();
@@ -142,6 +230,30 @@ impl Streamed {
     }
 }
 
+/// How wide a line of columns this wide is: two spaces between them.
+fn line_width(widths: &[usize]) -> usize {
+    widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)
+}
+
+/// `text` in at most `room` terminal columns: cut, with `…` as its last column.
+fn shorten(text: &str, room: usize) -> String {
+    if text.width() <= room {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > room {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
 /// A cell on one line: control characters escaped, newline and tab included.
 fn cell(text: &str) -> String {
     cell_text(text).into_owned()
@@ -218,6 +330,61 @@ mod tests {
         let mut t = Table::new(&["LONG-HEADER", "B"]).no_header(true);
         t.row(&["a", "b"]);
         assert_eq!(t.render(), "a  b\n");
+    }
+
+    /// The matrix wrapped: every block within the width, repeating the key column, and
+    /// every cell whole in exactly one block; a column wider than the width alone.
+    #[test]
+    fn blocks_fit_the_width_and_repeat_the_keys() {
+        let mut t = Table::new(&["ADDON", "a-domain", "b-domain", "c-domain"]);
+        t.row(&["cilium", "1.19.2", "1.20.1", "-"]);
+        t.row(&["cert-manager", "v1.18.0", "-", "v1.20.1"]);
+        assert_eq!(t.render_blocks(None, 1), t.render());
+        assert_eq!(t.render_blocks(Some(200), 1), t.render());
+        let wrapped = t.render_blocks(Some(34), 1);
+        assert_eq!(
+            wrapped,
+            "ADDON         a-domain  b-domain\ncilium        1.19.2    1.20.1\ncert-manager  v1.18.0   -\n\n\
+ADDON         c-domain\ncilium        -\ncert-manager  v1.20.1\n"
+        );
+        // Narrower than the key and one column: a column a block, never cut.
+        let narrow = t.render_blocks(Some(5), 1);
+        assert_eq!(narrow.matches("ADDON").count(), 3, "{narrow}");
+        assert!(narrow.contains("cert-manager  v1.18.0\n"), "{narrow}");
+    }
+
+    /// The free-text column gives way (cut with `…`), never below its floor; the others
+    /// are whole; wide characters count by their width.
+    #[test]
+    fn a_fitted_table_cuts_only_its_elastic_column() {
+        let make = || {
+            let mut t = Table::new(&["DOMAIN", "RESULT", "DETAIL"]);
+            t.row(&[
+                "lab",
+                "applied",
+                "snapshot 20261205-0001 applied through context offline",
+            ]);
+            t.row(&["prod", "failed", "日本日本日本日本日本日本日本日本"]);
+            t
+        };
+        let whole = make().render();
+        assert_eq!(make().render_fit(None, 2), whole);
+        assert_eq!(make().render_fit(Some(500), 2), whole);
+        let fitted = make().render_fit(Some(40), 2);
+        for line in fitted.lines() {
+            assert!(line.width() <= 40, "{line:?}");
+        }
+        assert!(
+            fitted.contains("lab     applied  snapshot 20261205-0001…\n"),
+            "{fitted}"
+        );
+        assert!(
+            fitted.contains("prod    failed   日本日本日本日本日本日…\n"),
+            "{fitted}"
+        );
+        // Never below its header: a very narrow terminal wraps, as it must.
+        let floor = make().render_fit(Some(10), 2);
+        assert!(floor.contains("lab     applied  snaps…\n"), "{floor}");
     }
 
     #[test]

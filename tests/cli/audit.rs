@@ -244,6 +244,31 @@ fn screenshot_of(html: &str, name: &str) {
     assert_eq!(browser::png_size(&bytes), (browser::WIDTH, browser::HEIGHT));
 }
 
+/// Issue 40, item 6: the report's inventory table keeps its header row and its addon
+/// column in view (sticky, inside a box that scrolls), as the fleet page does. A probe
+/// script, appended to a copy of the page, reads the computed styles in Chromium.
+fn report_tables_have_a_sticky_header_and_first_column() {
+    let browser = browser::chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("probed.html");
+    let probe = r#"<script>
+var t = document.querySelector('table');
+var out = [getComputedStyle(t.tHead.rows[0].cells[0]).position,
+  getComputedStyle(t.tBodies[0].rows[0].cells[0]).position,
+  getComputedStyle(t.parentElement).overflowY];
+var pre = document.createElement('pre'); pre.id = 'probe'; pre.textContent = out.join(' ');
+document.body.appendChild(pre);
+</script>
+</body>"#;
+    std::fs::write(&page, html().replace("</body>", probe)).unwrap();
+    let dom = browser.dump_dom(&page);
+    assert!(
+        dom.contains("<pre id=\"probe\">sticky sticky auto</pre>"),
+        "{}",
+        &dom[dom.find("<pre id=\"probe\"").unwrap_or(0)..]
+    );
+}
+
 trials! {
     Nothing: [
         trail_text_golden,
@@ -257,5 +282,6 @@ trials! {
     Chromium: [
         html_report_renders_in_chromium,
         short_html_report_renders_in_chromium,
+        report_tables_have_a_sticky_header_and_first_column,
     ],
 }

@@ -569,7 +569,12 @@ fn formats_complete_per_command() {
         (&["clinv", "report", "-o", ""], &["html", "json"]),
         (
             &["clinv", "status", "-o", ""],
-            &["text", "json", "prometheus"],
+            &["text", "wide", "json", "prometheus"],
+        ),
+        (&["clinv", "drift", "-o", ""], &["text", "wide", "json"]),
+        (
+            &["clinv", "publish", "-o", ""],
+            &["table", "wide", "json", "yaml"],
         ),
         (&["clinv", "version", "-o", ""], &["text", "json"]),
         (

@@ -378,7 +378,7 @@ fn every_data_command_takes_its_formats() {
     for (args, message) in [
         (
             &["status", "-o", "yaml"][..],
-            "clinv status: unsupported output format 'yaml' (supported: text, json, prometheus)",
+            "clinv status: unsupported output format 'yaml' (supported: text, wide, json, prometheus)",
         ),
         (
             &["report", "-o", "text"],

@@ -661,7 +661,8 @@ fn every_view_of_a_fleet_of_six_domains() {
             .unwrap()
             .to_string()
     };
-    assert!(line(PROD).contains("  live  "), "{}", status.stdout);
+    // SOURCE is the last column (issue 40, item 6).
+    assert!(line(PROD).ends_with("  live"), "{}", status.stdout);
     assert!(
         line("edge.acme.example").contains("not read (unreachable"),
         "{}",
@@ -690,10 +691,11 @@ fn every_view_of_a_fleet_of_six_domains() {
         .map(|c| c.trim().to_string())
         .filter(|c| !c.is_empty())
         .collect();
-    assert!(stage[1].starts_with("not read"), "{}", status.stdout);
-    assert!(stage[3].starts_with("1 (oldest "), "{}", status.stdout);
-    assert!(stage[3].ends_with("s ago)"), "{}", status.stdout);
-    assert_eq!(stage[4], "never", "{}", status.stdout);
+    // DOMAIN DRIFT PENDING LAST-APPLIED SOURCE.
+    assert!(stage[4].starts_with("not read"), "{}", status.stdout);
+    assert!(stage[2].starts_with("1 (oldest "), "{}", status.stdout);
+    assert!(stage[2].ends_with("s ago)"), "{}", status.stdout);
+    assert_eq!(stage[3], "never", "{}", status.stdout);
     // fleet --from store: prod applied, then a pin bump queued while its cluster is
     // away — only that cell waits.
     set_chart_version(fx.root(), "cilium", "1.20.1");

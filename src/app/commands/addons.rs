@@ -83,6 +83,7 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
                     TableStyle {
                         wide: format == TableFormat::Wide,
                         no_headers: args.table.no_headers,
+                        width: settings.printer.width(),
                     },
                 ),
             }
@@ -169,6 +170,7 @@ fn several(
             TableStyle {
                 wide: format == TableFormat::Wide,
                 no_headers: args.table.no_headers,
+                width: settings.printer.width(),
             },
         ),
     };

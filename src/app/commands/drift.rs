@@ -5,7 +5,7 @@
 
 use super::{print_notices, rendered_at, scope};
 use crate::app::Result;
-use crate::app::cli::{ReadArgs, TextFormat};
+use crate::app::cli::{DriftFormat as TextFormat, DriftOutput, ReadArgs};
 use crate::app::settings::Settings;
 use crate::domain::Domain;
 use crate::error::Outcome;
@@ -14,11 +14,11 @@ use crate::ops::drift::{self, Source, Verdict};
 use crate::project::Project;
 use crate::util::redact::escape_line;
 
-pub fn run(settings: &Settings, read: &ReadArgs) -> Result<Outcome> {
+pub fn run(settings: &Settings, read: &ReadArgs<DriftOutput>) -> Result<Outcome> {
     super::read_clusters(settings, read, one, all)
 }
 
-fn one(settings: &Settings, read: &ReadArgs, scope: &Scope) -> Result<Outcome> {
+fn one(settings: &Settings, read: &ReadArgs<DriftOutput>, scope: &Scope) -> Result<Outcome> {
     let (out, domain) = (&read.out, scope.domain);
     let report = drift::drift(scope, rendered_at(settings)?, out.status.offline)?;
     print_notices(settings, &report.notices);
@@ -31,7 +31,7 @@ fn one(settings: &Settings, read: &ReadArgs, scope: &Scope) -> Result<Outcome> {
     };
     let text = match out.text.output.unwrap_or_default() {
         TextFormat::Json => json(domain, &report)?,
-        TextFormat::Text => text(settings, domain, &report),
+        TextFormat::Text | TextFormat::Wide => text(settings, domain, &report),
     };
     settings.printer.data(&text)?;
     Ok(outcome)
@@ -131,7 +131,7 @@ struct Row {
 /// `drift -A`: every domain of the project, a row each ([`super::each_domain`]).
 fn all(
     settings: &Settings,
-    args: &ReadArgs,
+    args: &ReadArgs<DriftOutput>,
     project: &Project,
     domains: &[Domain],
 ) -> Result<Outcome> {
@@ -163,13 +163,16 @@ fn all(
         TextFormat::Json => {
             crate::inventory::render::to_json(&rows.iter().map(|r| &r.json).collect::<Vec<_>>())?
         }
-        TextFormat::Text => {
-            let mut table = crate::view::table::Table::new(&["DOMAIN", "VERDICT", "DETAIL"]);
-            for r in &rows {
-                table.row(&[r.domain.as_str(), r.verdict, r.detail.as_str()]);
-            }
-            table.render()
-        }
+        format @ (TextFormat::Text | TextFormat::Wide) => crate::view::results::fitted(
+            ["DOMAIN", "VERDICT", "DETAIL"],
+            rows.iter()
+                .map(|r| [r.domain.as_str(), r.verdict, r.detail.as_str()]),
+            crate::view::TableStyle {
+                wide: format == TextFormat::Wide,
+                no_headers: false,
+                width: settings.printer.width(),
+            },
+        ),
     };
     settings.printer.data(&text)?;
     Ok(outcome)

@@ -47,12 +47,19 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
         FleetFormat::Json => view::fleet::json(&matrix)?,
         FleetFormat::Yaml => output::yaml(&view::fleet::json(&matrix)?)?,
         FleetFormat::Markdown => view::fleet::markdown(&matrix, by_domain),
-        FleetFormat::Table => view::fleet::table(&matrix, by_domain, false, args.no_headers),
-        FleetFormat::Wide => view::fleet::table(&matrix, by_domain, true, args.no_headers),
+        format @ (FleetFormat::Table | FleetFormat::Wide) => {
+            let style = view::TableStyle {
+                wide: format == FleetFormat::Wide,
+                no_headers: args.no_headers,
+                width: settings.printer.width(),
+            };
+            view::fleet::table(&matrix, by_domain, style)
+        }
         FleetFormat::Html => view::fleet_html::page(
             &matrix,
             &matrix.marks(index.as_ref()),
             args.behind_index.as_deref(),
+            by_domain,
         ),
     };
     settings.printer.data(&text)?;

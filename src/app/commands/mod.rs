@@ -126,7 +126,14 @@ fn print_results(
     use crate::app::cli::ResultsFormat;
     let json = || crate::inventory::render::to_json(&rows);
     settings.printer.data(&match format {
-        ResultsFormat::Table => crate::view::results::table(rows),
+        format @ (ResultsFormat::Table | ResultsFormat::Wide) => {
+            let style = crate::view::TableStyle {
+                wide: format == ResultsFormat::Wide,
+                no_headers: false,
+                width: settings.printer.width(),
+            };
+            crate::view::results::table(rows, style)
+        }
         ResultsFormat::Json => json()?,
         ResultsFormat::Yaml => crate::app::output::yaml(&json()?)?,
     })

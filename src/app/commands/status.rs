@@ -178,7 +178,14 @@ fn all(
     let text = if json(read) {
         crate::inventory::render::to_json(&results.iter().map(|r| &r.json).collect::<Vec<_>>())?
     } else {
-        view::status::fleet_table(&results)
+        view::status::fleet_table(
+            &results,
+            view::TableStyle {
+                wide: read.out.text.output == Some(StatusFormat::Wide),
+                no_headers: false,
+                width: settings.printer.width(),
+            },
+        )
     };
     settings.printer.data(&text)?;
     Ok(if results.iter().any(|r| r.failed) {

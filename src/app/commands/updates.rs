@@ -132,6 +132,8 @@ fn format(args: &UpdatesArgs, a: &Answer<'_>) -> Result<String> {
             let style = view::TableStyle {
                 wide: format == TableFormat::Wide,
                 no_headers: args.table.no_headers,
+                // Versions and a one-word NOTE: no free text to fit.
+                width: None,
             };
             let table = view::updates::updates_table(a.list, word, style);
             match (a.not_read, args.table.no_headers) {
@@ -310,6 +312,8 @@ fn fleet_format(args: &UpdatesArgs, fleet: &Fleet<'_>, generated_at: &str) -> Re
             view::TableStyle {
                 wide: format == TableFormat::Wide,
                 no_headers: args.table.no_headers,
+                // Versions and a one-word NOTE: no free text to fit.
+                width: None,
             },
         ),
     })

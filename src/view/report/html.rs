@@ -65,6 +65,12 @@ table { border-collapse: collapse; width: 100%; font-size: 14px; }
 th { text-align: left; font-weight: 600; color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: 0.05em; }
 th, td { padding: 7px 12px; border-bottom: 1px solid var(--line); }
 tbody tr:nth-child(even) { background: var(--soft); }
+.scroll { overflow: auto; max-height: 80vh; border-bottom: 1px solid var(--line); }
+.scroll thead th { position: sticky; top: 0; z-index: 2; background: #fff; }
+.scroll tbody td:first-child, .scroll thead th:first-child { position: sticky; left: 0; z-index: 1; background: inherit; }
+.scroll thead th:first-child { z-index: 3; background: #fff; }
+.scroll tbody tr { background: #fff; }
+.scroll tbody tr:nth-child(even) { background: var(--soft); }
 td.none { color: var(--muted); }
 .pill { display: inline-block; padding: 0 8px; border-radius: 999px; font-size: 12px; line-height: 20px; background: #eef1f4; color: var(--muted); }
 .pill.target { background: #fff1e5; color: #953800; }
@@ -243,7 +249,8 @@ fn inventory(out: &mut String, trail: &Trail, inv: &ClusterInventory) {
         out.push_str("<p class=\"muted\">No addons.</p>\n</section>\n");
         return;
     }
-    out.push_str("<table>\n<thead><tr><th>Addon</th><th>Version</th><th>Category</th><th>Source</th><th>Current version since</th></tr></thead>\n<tbody>\n");
+    // In a box that scrolls under its sticky header row and addon column.
+    out.push_str("<div class=\"scroll\">\n<table>\n<thead><tr><th>Addon</th><th>Version</th><th>Category</th><th>Source</th><th>Current version since</th></tr></thead>\n<tbody>\n");
     // A date alone cannot tell apart two steps of one day: then the time too.
     let mut days: Vec<String> = trail.entries.iter().map(|e| day(&e.at)).collect();
     days.sort_unstable();
@@ -285,7 +292,7 @@ fn inventory(out: &mut String, trail: &Trail, inv: &ClusterInventory) {
             since.unwrap_or_else(|| "—".into())
         ));
     }
-    out.push_str("</tbody>\n</table>\n</section>\n");
+    out.push_str("</tbody>\n</table>\n</div>\n</section>\n");
 }
 
 /// Step outcomes and their marker colours.
