@@ -255,6 +255,22 @@ pub struct FleetArgs {
     #[arg(long)]
     pub differs: bool,
 
+    /// The matrix as it was at DATE: each domain's newest snapshot at or before it
+    /// (as diff's @DATE: YYYY-MM-DD is that whole day, UTC; an RFC 3339 time; today,
+    /// yesterday; a time ago, 2d), or with --repo the branch's newest commit at or before
+    /// it. Reads the store unless --repo is given; --from project and live have no past.
+    #[arg(long, value_name = "DATE")]
+    pub at: Option<String>,
+
+    /// Mark the cells that changed since DATE (as --at): `(was V)` after a version that
+    /// was another then, `(new)` where the domain did not have the addon then.
+    #[arg(long, value_name = "DATE")]
+    pub changed_since: Option<String>,
+
+    /// Only the cells that changed since --changed-since's date.
+    #[arg(long, requires = "changed_since")]
+    pub changed_only: bool,
+
     /// Rows per addon (default) or per domain.
     #[arg(long, value_name = "ROWS", default_value = "addon")]
     pub by: FleetBy,

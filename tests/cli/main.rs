@@ -29,6 +29,7 @@ mod contract;
 mod credentials;
 mod diff;
 mod fleet;
+mod fleet_history;
 #[cfg(feature = "gitops")]
 mod git_https;
 #[cfg(feature = "gitops")]
@@ -75,6 +76,7 @@ fn main() -> std::process::ExitCode {
         contract::tests(),
         diff::tests(),
         fleet::tests(),
+        fleet_history::tests(),
         history::tests(),
         history_store::tests(),
         hostile::tests(),
@@ -100,6 +102,8 @@ fn main() -> std::process::ExitCode {
     ];
     #[cfg(feature = "gitops")]
     cases.push(gitops::tests());
+    #[cfg(feature = "gitops")]
+    cases.push(fleet_history::gitops_tests());
     #[cfg(feature = "gitops")]
     cases.push(commit_many::tests());
     #[cfg(feature = "gitops")]

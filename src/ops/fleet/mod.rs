@@ -14,6 +14,9 @@ use crate::store::segments::Channels;
 use crate::store::{State, Store};
 use std::collections::BTreeMap;
 
+pub mod at;
+pub mod timeline;
+
 /// Where the matrix comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -120,6 +123,10 @@ pub struct Matrix {
     /// `--addon` named an addon that no domain has (with the closest name it has): a
     /// warning, or with `--strict` the refusal, as an `--ignore` that matches nothing.
     pub unknown_addon: Option<ArgumentError>,
+    /// `--at`: the date the matrix shows (none: the newest).
+    pub as_of: Option<at::AsOf>,
+    /// `--changed-since`: its cells that changed since that date.
+    pub changed: Option<at::Changed>,
 }
 
 /// What to keep of the matrix.
@@ -414,6 +421,8 @@ impl Builder {
                 unordered: Vec::new(),
                 delivered: BTreeMap::new(),
                 unknown_addon: None,
+                as_of: None,
+                changed: None,
             },
             index: BTreeMap::new(),
         }
@@ -508,6 +517,9 @@ impl Matrix {
         if let Some(name) = query.addon {
             self.unknown_addon = self.unknown(name);
             self.rows.retain(|r| r.addon == name);
+            if let Some(changed) = &mut self.changed {
+                changed.removed.retain(|(addon, _, _)| addon == name);
+            }
         }
         if let Some(index) = query.behind {
             self.behind(index);
@@ -717,6 +729,8 @@ mod tests {
             unordered: Vec::new(),
             delivered: BTreeMap::new(),
             unknown_addon: None,
+            as_of: None,
+            changed: None,
         }
     }
 

@@ -1,0 +1,1 @@
+//! The fleet timeline: what changed where, when, grouped into events.

@@ -1,0 +1,466 @@
+//! The fleet as it was (`fleet --at`, `--changed-since`), the fleet report (`report -A`)
+//! and the grouped fleet timeline (`log -A --oneline`), over [`FleetHistory`]: a shared
+//! fixture of a fleet of three sites with a recorded history of several dates.
+
+use crate::support::*;
+use crate::v1::{self, Journal, Objects};
+use std::path::{Path, PathBuf};
+
+/// The three sites' cluster domains: `fsn-N`, `hel-N`, `nbg-N` (`.fleet.example`), so
+/// that `--domain 'fsn-*'` selects a site.
+pub const SITES: [(&str, usize); 3] = [("fsn", 5), ("hel", 5), ("nbg", 4)];
+
+/// A deploy domain of the fleet (its cluster: `fsn-1`).
+pub const DEPLOY: &str = "apps-fsn.fleet.example";
+
+/// A domain whose spec does not parse.
+pub const BROKEN: &str = "nbg-9.fleet.example";
+
+/// UTC seconds of `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn secs(rfc3339: &str) -> i64 {
+    rfc3339.parse::<jiff::Timestamp>().unwrap().as_second()
+}
+
+/// A fleet of 14 cluster domains in three sites (five in `fsn`, five in `hel`, four in
+/// `nbg`), a deploy domain and a domain whose spec does not parse, each cluster domain
+/// with four addons (the `hel` site on a per-site cert-manager pin, `v1.18.0` where the
+/// others run `v1.20.1`), and a store with this recorded history (UTC):
+///
+/// | when | what |
+/// |---|---|
+/// | 2026-03-01 10:00 | every domain but `nbg-4`: cilium 1.18.4 |
+/// | 2026-03-15 09:00–10:20 | cilium 1.18.4 → 1.19.2 on the five `fsn` domains, 20 min apart |
+/// | 2026-04-02 23:00 – 04-03 01:00 | the same on the five `hel` domains, 30 min apart (across midnight) |
+/// | 2026-04-05 12:00 | `nbg-4` first recorded (cilium 1.19.2) |
+/// | 2026-05-10 08:00–08:20 | cilium 1.18.4 → 1.19.2 on `nbg-1`..`nbg-3`; `nbg-1` also metrics-server 3.12.2 → 3.13.0 |
+/// | 2026-06-01 07:00 | `fsn-1` (the canary): cilium 1.19.2 → 1.20.0 |
+///
+/// Each snapshot is recorded applied a minute later. The project renders what the newest
+/// snapshots hold except `fsn-1`'s cilium (the project has 1.19.2).
+pub struct FleetHistory {
+    dir: tempfile::TempDir,
+}
+
+/// One recorded change of the fixture's history: when, which domains, and the
+/// versions of (addon, version) it sets.
+pub struct Step {
+    pub at: &'static str,
+    /// Seconds between two domains of the step.
+    pub apart: i64,
+    pub domains: Vec<String>,
+    pub set: Vec<(&'static str, &'static str)>,
+}
+
+impl FleetHistory {
+    /// Every cluster domain, in name order.
+    pub fn domains() -> Vec<String> {
+        let mut all: Vec<String> = SITES
+            .iter()
+            .flat_map(|(site, n)| (1..=*n).map(move |i| format!("{site}-{i}.fleet.example")))
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// The site's domains.
+    pub fn site(site: &str) -> Vec<String> {
+        Self::domains()
+            .into_iter()
+            .filter(|d| d.starts_with(&format!("{site}-")))
+            .collect()
+    }
+
+    /// The history above, oldest first.
+    pub fn steps() -> Vec<Step> {
+        let but_nbg4 = Self::domains()
+            .into_iter()
+            .filter(|d| !d.starts_with("nbg-4"))
+            .collect();
+        let nbg = |ns: &[usize]| -> Vec<String> {
+            ns.iter()
+                .map(|n| format!("nbg-{n}.fleet.example"))
+                .collect()
+        };
+        vec![
+            Step {
+                at: "2026-03-01T10:00:00Z",
+                apart: 0,
+                domains: but_nbg4,
+                set: vec![("cilium", "1.18.4")],
+            },
+            Step {
+                at: "2026-03-15T09:00:00Z",
+                apart: 20 * 60,
+                domains: Self::site("fsn"),
+                set: vec![("cilium", "1.19.2")],
+            },
+            Step {
+                at: "2026-04-02T23:00:00Z",
+                apart: 30 * 60,
+                domains: Self::site("hel"),
+                set: vec![("cilium", "1.19.2")],
+            },
+            Step {
+                at: "2026-04-05T12:00:00Z",
+                apart: 0,
+                domains: nbg(&[4]),
+                set: vec![("cilium", "1.19.2")],
+            },
+            Step {
+                at: "2026-05-10T08:00:00Z",
+                apart: 10 * 60,
+                domains: nbg(&[1, 2, 3]),
+                set: vec![("cilium", "1.19.2")],
+            },
+            Step {
+                at: "2026-05-10T08:00:00Z",
+                apart: 0,
+                domains: nbg(&[1]),
+                set: vec![("cilium", "1.19.2"), ("metrics-server", "3.13.0")],
+            },
+            Step {
+                at: "2026-06-01T07:00:00Z",
+                apart: 0,
+                domains: vec!["fsn-1.fleet.example".into()],
+                set: vec![("cilium", "1.20.0")],
+            },
+        ]
+    }
+
+    pub fn new() -> FleetHistory {
+        let dir = tempfile::tempdir().unwrap();
+        let fx = FleetHistory { dir };
+        fx.write_project();
+        fx.write_store();
+        fx
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    pub fn store(&self) -> PathBuf {
+        self.dir.path().join("snapshots")
+    }
+
+    /// Somewhere that is no project.
+    pub fn away(&self) -> PathBuf {
+        let away = self.dir.path().join("away");
+        std::fs::create_dir_all(&away).unwrap();
+        away
+    }
+
+    /// `clinv ARGS` outside any project, with `--snapshots` the fixture's store.
+    pub fn from_store(&self, args: &[&str]) -> Run {
+        let store = self.store();
+        let mut all = vec!["--snapshots", store.to_str().unwrap()];
+        all.extend_from_slice(args);
+        clinv(&all)
+            .env_remove("CLINV_SNAPSHOTS")
+            .cwd(&self.away())
+            .run()
+    }
+
+    /// `clinv ARGS` in the project, its store `<root>/snapshots`... the fixture's.
+    pub fn in_project(&self, args: &[&str]) -> Run {
+        clinv(args)
+            .cwd(&self.root())
+            .env("CLINV_SNAPSHOTS", self.store().to_str().unwrap())
+            .run()
+    }
+
+    fn write_project(&self) {
+        let root = self.root();
+        copy_dir(&example().join(".lok8s"), &root.join(".lok8s"));
+        let pin = example().join("clusters/lab.acme.example/addons");
+        for domain in Self::domains() {
+            let short = domain.split('.').next().unwrap();
+            let dir = root.join("clusters").join(&domain);
+            let certs = if short.starts_with("hel-") {
+                copy_dir(&pin, &dir.join("addons"));
+                "./addons/cert-manager"
+            } else {
+                "cert-manager"
+            };
+            write(
+                &dir,
+                "cluster.lok8s.yaml",
+                format!(
+                    "kind: Lo\nmetadata:\n  name: {short}\nspec:\n  kubernetes:\n    version: v1.32.3\n  bootstrap:\n    - cilium\n    - {certs}\n    - metrics-server\n    - ingress-nginx\n"
+                ),
+            );
+        }
+        write(
+            &root.join("clusters").join(DEPLOY),
+            "deploy.lok8s.yaml",
+            "kind: Deploy\nmetadata:\n  name: apps-fsn\nspec:\n  clusterRef:\n    domain: fsn-1.fleet.example\n",
+        );
+        write(
+            &root.join("clusters").join(BROKEN),
+            "cluster.lok8s.yaml",
+            "kind: Lo\nmetadata: [not, a, mapping\n",
+        );
+    }
+
+    /// The domain's inventory as rendered, with `set`'s versions.
+    fn objects(base: &Objects, set: &BTreeMap<&str, &str>) -> Objects {
+        let mut cr: serde_json::Value = serde_json::from_str(&base.cr).unwrap();
+        for addon in cr["spec"]["addons"].as_array_mut().unwrap() {
+            let name = addon["name"].as_str().unwrap().to_string();
+            if let Some(v) = set.get(name.as_str()) {
+                addon["chartVersion"] = (*v).into();
+            }
+        }
+        Objects {
+            cr: serde_json::to_string(&cr).unwrap(),
+            ..base.clone()
+        }
+    }
+
+    fn write_store(&self) {
+        let root = self.root();
+        let mut journals: BTreeMap<String, Vec<(i64, BTreeMap<&str, &str>)>> = BTreeMap::new();
+        let mut current: BTreeMap<String, BTreeMap<&str, &str>> = BTreeMap::new();
+        for step in Self::steps() {
+            for (i, domain) in step.domains.iter().enumerate() {
+                let versions = current.entry(domain.clone()).or_default();
+                versions.extend(step.set.iter().copied());
+                let at = secs(step.at) + step.apart * i as i64;
+                journals
+                    .entry(domain.clone())
+                    .or_default()
+                    .push((at, versions.clone()));
+            }
+        }
+        let mut n = 0;
+        for (domain, snapshots) in journals {
+            let base = v1::render(&root, &domain);
+            let mut journal = Journal::create(&self.store(), &domain);
+            for (at, set) in snapshots {
+                n += 1;
+                let objects = Self::objects(&base, &set);
+                journal.objects(&objects);
+                let id = v1::id(n);
+                journal.snapshot(&id, at, &objects);
+                journal.state(&id, at + 60, "applied");
+            }
+            journal.finish();
+        }
+    }
+}
+
+use std::collections::BTreeMap;
+
+/// `--at` from the store: each domain's newest snapshot at or before the date (the
+/// `@DATE` of `diff`: a date is its whole day, UTC); a domain recorded later is named,
+/// with the date, and has no column.
+fn the_fleet_at_a_date_from_the_store() {
+    let fx = FleetHistory::new();
+    let run = fx
+        .from_store(&["fleet", "--at", "2026-03-20", "--addon", "cilium"])
+        .success();
+    golden("fleet/history-at-2026-03-20.txt", &run.stdout);
+    assert_has(
+        &run.stderr,
+        "nbg-4.fleet.example: not in the matrix: no snapshot at or before 2026-03-20",
+    );
+    let json = fx
+        .from_store(&["fleet", "--at", "2026-03-20", "-o", "json"])
+        .success()
+        .stdout;
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["at"]["date"], "2026-03-20", "{json}");
+    assert_eq!(v["at"]["until"], "2026-03-20T23:59:59Z", "{json}");
+    let cilium = v["addons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "cilium")
+        .unwrap();
+    for d in FleetHistory::domains() {
+        let want = match d.as_str() {
+            "nbg-4.fleet.example" => serde_json::Value::Null,
+            d if d.starts_with("fsn-") => "1.19.2".into(),
+            _ => "1.18.4".into(),
+        };
+        assert_eq!(cilium["versions"][&d], want, "{d}: {json}");
+    }
+    let left = &v["left"].as_array().unwrap();
+    assert!(
+        left.iter().any(|l| l["domain"] == "nbg-4.fleet.example"
+            && l["why"] == "no snapshot at or before 2026-03-20"),
+        "{json}"
+    );
+    // A time of day counts: at 09:30 only fsn-1 and fsn-2 (09:00, 09:20) were upgraded.
+    let morning = fx
+        .from_store(&[
+            "fleet",
+            "--at",
+            "2026-03-15T09:30:00Z",
+            "--addon",
+            "cilium",
+            "--by",
+            "domain",
+            "--no-headers",
+        ])
+        .success()
+        .stdout;
+    let upgraded: Vec<&str> = morning
+        .lines()
+        .filter(|l| l.ends_with("1.19.2"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        upgraded,
+        ["fsn-1.fleet.example", "fsn-2.fleet.example"],
+        "{morning}"
+    );
+    // The newest date gives what `fleet --from store` gives.
+    let now = fx.from_store(&["fleet", "-o", "json"]).success().stdout;
+    let at_now = fx
+        .from_store(&["fleet", "--at", "today", "-o", "json"])
+        .success()
+        .stdout;
+    let strip = |t: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(t).unwrap();
+        v.as_object_mut().unwrap().remove("at");
+        v
+    };
+    assert_eq!(strip(&now), strip(&at_now));
+    // Before anything was recorded: no column, every domain named, exit 0.
+    let before = fx.from_store(&["fleet", "--at", "2025-01-01"]).success();
+    assert!(before.stdout.is_empty(), "{}", before.stdout);
+    assert_eq!(
+        before
+            .stderr
+            .matches("no snapshot at or before 2025-01-01")
+            .count(),
+        14,
+        "{}",
+        before.stderr
+    );
+}
+
+/// `--at` in a project reads the store (the project has no past); with `--from project`
+/// or `--from live` it is a usage error that says why; a date that is no date is too.
+fn the_fleet_at_a_date_needs_a_source_with_a_history() {
+    let fx = FleetHistory::new();
+    let run = fx
+        .in_project(&["fleet", "--at", "2026-03-20", "--addon", "cilium"])
+        .success();
+    golden("fleet/history-at-2026-03-20.txt", &run.stdout);
+    for from in ["project", "live"] {
+        let bad = fx.in_project(&["fleet", "--at", "2026-03-20", "--from", from]);
+        assert_eq!(bad.code, 2, "{}", bad.stderr);
+        assert_has(&bad.stderr, "--at");
+        assert_has(&bad.stderr, "has no history");
+    }
+    let bad = fx.from_store(&["fleet", "--at", "last tuesday"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert_has(&bad.stderr, "'last tuesday'");
+}
+
+/// `git` in `dir` with a fixed committer and its date.
+#[cfg(feature = "gitops")]
+fn commit_at(dir: &Path, when: &str, message: &str) {
+    succeeded(
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@x",
+                "commit",
+                "-qm",
+                message,
+            ])
+            .env("HOME", "/nonexistent")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_DATE", when)
+            .env("GIT_COMMITTER_DATE", when),
+    );
+}
+
+/// `--at` with `--repo`: the newest commit of the branch at or before the date (by
+/// committer date, first parent); a domain folder added later has no column then.
+#[cfg(feature = "gitops")]
+fn the_fleet_at_a_date_from_a_repository() {
+    let fx = FleetHistory::new();
+    let repo = fx.dir.path().join("gitops");
+    git(
+        &fx.dir.path().to_path_buf(),
+        &["init", "-q", "-b", "main", "gitops"],
+    );
+    let put = |domain: &str, version: &str| {
+        let text = clinv(&[
+            "render",
+            "--root",
+            fx.root().to_str().unwrap(),
+            "--domain",
+            domain,
+        ])
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .run()
+        .success()
+        .stdout
+        .replace("chartVersion: 1.19.2", &format!("chartVersion: {version}"));
+        write(
+            &repo,
+            &format!("clusters/{domain}/inventory/clusterinventory.yaml"),
+            text,
+        );
+        git(&repo, &["add", "-A"]);
+    };
+    put("fsn-1.fleet.example", "1.18.4");
+    put("hel-1.fleet.example", "1.18.4");
+    commit_at(&repo, "2026-03-01T10:00:00Z", "first");
+    put("fsn-1.fleet.example", "1.19.2");
+    commit_at(&repo, "2026-03-15T09:00:00Z", "fsn-1 cilium");
+    put("nbg-1.fleet.example", "1.19.2");
+    commit_at(&repo, "2026-04-05T12:00:00Z", "nbg-1");
+    let r = repo.to_str().unwrap();
+    let at = |date: &str| {
+        let run = clinv(&[
+            "fleet", "--repo", r, "--at", date, "--addon", "cilium", "-o", "json",
+        ])
+        .run()
+        .success();
+        let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        (v, run.stderr)
+    };
+    let (v, _) = at("2026-03-20");
+    assert_eq!(
+        v["addons"][0]["versions"],
+        serde_json::json!({"fsn-1.fleet.example": "1.19.2", "hel-1.fleet.example": "1.18.4"})
+    );
+    assert_eq!(v["at"]["date"], "2026-03-20");
+    assert_eq!(v["at"]["commit"].as_str().unwrap().len(), 40, "{v}");
+    let (v, _) = at("2026-03-14");
+    assert_eq!(
+        v["addons"][0]["versions"]["fsn-1.fleet.example"], "1.18.4",
+        "{v}"
+    );
+    let none = clinv(&["fleet", "--repo", r, "--at", "2026-02-01"]).run();
+    assert_eq!(none.code, 0, "{}", none.stderr);
+    assert!(none.stdout.is_empty(), "{}", none.stdout);
+    assert_has(&none.stderr, "no commit of HEAD at or before 2026-02-01");
+}
+
+trials! {
+    Nothing: [
+        the_fleet_at_a_date_from_the_store,
+        the_fleet_at_a_date_needs_a_source_with_a_history,
+    ],
+}
+
+#[cfg(feature = "gitops")]
+pub fn gitops_tests() -> Vec<crate::harness::Case> {
+    vec![crate::harness::Case::new(
+        module_path!(),
+        "the_fleet_at_a_date_from_a_repository",
+        crate::harness::Need::Nothing,
+        the_fleet_at_a_date_from_a_repository,
+    )]
+}
