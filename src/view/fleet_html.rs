@@ -11,7 +11,8 @@ use crate::util::redact::escape_line;
 const STYLE: &str = "\
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa;
   --behind: #fff1c2; --behind-edge: #d4a72c; --differs: #ddf4ff; --differs-edge: #54aeff;
-  --drifting: #ffebe9; --drifting-edge: #cf222e; --queued: #fbefff; --queued-edge: #8250df; }
+  --drifting: #ffebe9; --drifting-edge: #cf222e; --queued: #fbefff; --queued-edge: #8250df;
+  --changed-edge: #1a7f37; }
 body { font: 14px/1.45 -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; color: var(--fg);
   margin: 24px; }
 h1 { font-size: 22px; margin: 0; }
@@ -35,6 +36,8 @@ td.differs { background: var(--differs); box-shadow: inset 3px 0 var(--differs-e
 td.behind.differs { background: var(--behind); box-shadow: inset 3px 0 var(--differs-edge); }
 td.drifting { background: var(--drifting); box-shadow: inset 3px 0 var(--drifting-edge); font-weight: 600; }
 td.queued { background: var(--queued); box-shadow: inset 3px 0 var(--queued-edge); font-style: italic; }
+td.changed { font-weight: 600; text-decoration: underline 2px var(--changed-edge); text-underline-offset: 3px; }
+td.changed::after { content: ' \\25B2'; color: var(--changed-edge); font-size: 10px; }
 tfoot th, tfoot td { color: var(--muted); font-size: 12px; border-bottom: 0; }
 tfoot th { position: sticky; left: 0; background: #fff; }
 .cat { color: var(--muted); font-weight: 400; font-size: 12px; margin-left: 6px; }
@@ -57,6 +60,7 @@ pub fn page(m: &Matrix, marks: &Marks, index: Option<&str>) -> String {
         env!("CARGO_PKG_VERSION")
     ));
     out.push_str(&legend(index, m.source));
+    out.push_str(&changed_legend(m));
     out.push_str(&filters(m));
     out.push_str(&table(m, marks));
     for left in &m.left {
@@ -191,6 +195,10 @@ fn table(m: &Matrix, marks: &Marks) -> String {
             if marks.queued.contains(&key) {
                 class.push("queued");
             }
+            let title = marks.changed.get(&key).map(|was| {
+                class.push("changed");
+                format!(" title=\"{}\"", esc(was))
+            });
             let text = match r.cells.get(&c) {
                 Some(cell) => cell.version.as_deref().map_or("*".to_string(), esc),
                 None => {
@@ -198,7 +206,11 @@ fn table(m: &Matrix, marks: &Marks) -> String {
                     "-".to_string()
                 }
             };
-            out.push_str(&format!("<td class=\"{}\">{text}</td>", class.join(" ")));
+            out.push_str(&format!(
+                "<td class=\"{}\"{}>{text}</td>",
+                class.join(" "),
+                title.unwrap_or_default()
+            ));
         }
         out.push_str("</tr>\n");
     }
@@ -226,4 +238,27 @@ fn delivered_row(m: &Matrix) -> String {
     }
     out.push_str("</tr></tfoot>\n");
     out
+}
+
+/// `--at` and `--changed-since`: the date shown and the mark of a changed cell.
+fn changed_legend(m: &Matrix) -> String {
+    let mut parts = Vec::new();
+    if let Some(at) = &m.as_of {
+        parts.push(format!(
+            "<span>as it was at <code>{}</code> ({})</span>",
+            esc(&at.date),
+            esc(&at.until)
+        ));
+    }
+    if let Some(since) = m.changed.as_ref().and_then(|c| c.since.as_ref()) {
+        parts.push(format!(
+            "<span class=\"changed-legend\"><b style=\"text-decoration: underline 2px var(--changed-edge)\">1.2.3 &#x25B2;</b> changed since <code>{}</code> ({}): the cell's title says what it was</span>",
+            esc(&since.date),
+            esc(&since.until)
+        ));
+    }
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!("<p class=\"legend\">{}</p>\n", parts.join("")),
+    }
 }

@@ -448,10 +448,141 @@ fn the_fleet_at_a_date_from_a_repository() {
     assert_has(&none.stderr, "no commit of HEAD at or before 2026-02-01");
 }
 
+/// `--changed-since`: the cells whose version is not what it was at the date are
+/// marked — `(was V)` or `(new)` in the table and markdown, `was` in JSON and YAML, a
+/// class and a legend on the page — with or without `--at`; `--changed-only` keeps them
+/// alone.
+fn the_cells_that_changed_since_a_date_are_marked() {
+    let fx = FleetHistory::new();
+    let table = fx
+        .from_store(&["fleet", "--changed-since", "2026-04-01", "--by", "domain"])
+        .success();
+    golden("fleet/history-changed-since-2026-04-01.txt", &table.stdout);
+    let md = fx
+        .from_store(&[
+            "fleet",
+            "--changed-since",
+            "2026-04-01",
+            "--changed-only",
+            "-o",
+            "markdown",
+        ])
+        .success();
+    golden("fleet/history-changed-only-since-2026-04-01.md", &md.stdout);
+    let json = fx
+        .from_store(&["fleet", "--changed-since", "2026-04-01", "-o", "json"])
+        .success()
+        .stdout;
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let row = |name: &str| {
+        v["addons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let cilium = row("cilium");
+    assert_eq!(cilium["was"]["fsn-1.fleet.example"], "1.19.2", "{json}");
+    assert_eq!(cilium["was"]["hel-3.fleet.example"], "1.18.4", "{json}");
+    assert_eq!(cilium["was"]["nbg-2.fleet.example"], "1.18.4", "{json}");
+    assert!(cilium["was"]["nbg-4.fleet.example"].is_null());
+    assert!(
+        cilium["was"]
+            .as_object()
+            .unwrap()
+            .contains_key("nbg-4.fleet.example"),
+        "{json}"
+    );
+    assert!(
+        !cilium["was"]
+            .as_object()
+            .unwrap()
+            .contains_key("fsn-2.fleet.example"),
+        "{json}"
+    );
+    assert_eq!(
+        row("metrics-server")["was"]["nbg-1.fleet.example"],
+        "3.12.2"
+    );
+    assert_eq!(v["changedSince"]["date"], "2026-04-01");
+    assert_eq!(
+        v["changedSince"]["addedDomains"],
+        serde_json::json!(["nbg-4.fleet.example"])
+    );
+    let yaml: serde_json::Value = serde_saphyr::from_str(
+        &fx.from_store(&["fleet", "--changed-since", "2026-04-01", "-o", "yaml"])
+            .success()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(yaml, v);
+    // With --at: what changed between two times (the hel upgrade crossed midnight; a
+    // date is its last second, so since 2026-04-02 the three after midnight changed).
+    let since = |date: &str| {
+        fx.from_store(&[
+            "fleet",
+            "--at",
+            "2026-04-03",
+            "--changed-since",
+            date,
+            "--changed-only",
+            "--by",
+            "domain",
+            "--no-headers",
+        ])
+        .success()
+        .stdout
+    };
+    assert_eq!(since("2026-04-02").lines().count(), 3);
+    let between = fx
+        .from_store(&[
+            "fleet",
+            "--at",
+            "2026-04-03",
+            "--changed-since",
+            "2026-04-02T12:00:00Z",
+            "--changed-only",
+            "--by",
+            "domain",
+            "--no-headers",
+        ])
+        .success()
+        .stdout;
+    assert_eq!(
+        between.lines().count(),
+        5,
+        "the five hel domains: {between}"
+    );
+    assert!(
+        between
+            .lines()
+            .all(|l| l.starts_with("hel-") && l.ends_with("1.19.2 (was 1.18.4)")),
+        "{between}"
+    );
+    // The page: a class on each changed cell, what it was in its title, a legend.
+    let page = fx
+        .from_store(&["fleet", "--changed-since", "2026-04-01", "-o", "html"])
+        .success()
+        .stdout;
+    // hel 5, nbg-1..3 3, nbg-1's metrics-server, fsn-1; nbg-4's four addons are new.
+    assert_eq!(page.matches("changed\" title=\"was ").count(), 10, "{page}");
+    assert_eq!(page.matches("changed\" title=\"new ").count(), 4, "{page}");
+    assert_has(&page, "title=\"was 1.18.4\"");
+    assert_has(&page, "changed since <code>2026-04-01</code>");
+    // Nothing changed: no mark.
+    let same = fx
+        .from_store(&["fleet", "--changed-since", "today", "--changed-only"])
+        .success();
+    assert!(same.stdout.is_empty(), "{}", same.stdout);
+}
+
 trials! {
     Nothing: [
         the_fleet_at_a_date_from_the_store,
         the_fleet_at_a_date_needs_a_source_with_a_history,
+        the_cells_that_changed_since_a_date_are_marked,
     ],
 }
 

@@ -195,6 +195,9 @@ fn notes(settings: &Settings, m: &Matrix, query: &Query<'_>) {
             settings.printer.info(&line);
         }
     }
+    for line in fleet::at::notes(m) {
+        settings.printer.info(&line);
+    }
     if !m.unordered.is_empty() {
         settings.printer.warn(&format!(
             "{} version(s) are not SemVer and cannot be compared with the bound, so they are left out: {}",

@@ -269,7 +269,54 @@ pub fn changes(then: &Matrix, now: &Matrix) -> Changed {
     changed
 }
 
+/// What the marks of `--changed-since` do not show, said on stderr: how many cells
+/// changed, the domains new since the date, and the addons gone since.
+pub fn notes(m: &Matrix) -> Vec<String> {
+    let Some(changed) = &m.changed else {
+        return Vec::new();
+    };
+    let since = changed.since.as_ref().map_or("", |s| s.date.as_str());
+    let mut out = vec![format!(
+        "{} cell(s) changed since {since} (marked (was V), or (new) where the domain did not have the addon then)",
+        m.changed_marks().len()
+    )];
+    if !changed.added_domains.is_empty() {
+        out.push(format!(
+            "{} domain(s) with no snapshot at or before {since}: {}",
+            changed.added_domains.len(),
+            changed.added_domains.join(", ")
+        ));
+    }
+    for (addon, domain, was) in &changed.removed {
+        let was = was.as_deref().unwrap_or("*");
+        out.push(format!("{domain}: {addon} {was} removed since {since}"));
+    }
+    out
+}
+
 impl Matrix {
+    /// The changed cells by (addon, column), each with what it was: `was V` (`*`: no
+    /// chart version), or `new since DATE`.
+    pub(super) fn changed_marks(&self) -> BTreeMap<(String, usize), String> {
+        let Some(changed) = &self.changed else {
+            return BTreeMap::new();
+        };
+        let since = changed.since.as_ref().map_or("", |s| s.date.as_str());
+        let mut out = BTreeMap::new();
+        for row in &self.rows {
+            for &c in row.cells.keys() {
+                let key = (row.addon.clone(), self.domains[c].clone());
+                let text = match changed.was.get(&key) {
+                    None => continue,
+                    Some(Some(was)) => format!("was {}", was.as_deref().unwrap_or("*")),
+                    Some(None) => format!("new since {since}"),
+                };
+                out.insert((row.addon.clone(), c), text);
+            }
+        }
+        out
+    }
+
     /// `--changed-only`: keeps the cells that changed since the date compared with (every
     /// cell without one); rows and domains left without a cell go.
     pub fn changed_only(mut self) -> Matrix {

@@ -74,6 +74,8 @@ pub struct Marks {
     pub drifting: std::collections::BTreeSet<(String, usize)>,
     /// In a pending snapshot, not yet on the cluster (`--from store`).
     pub queued: std::collections::BTreeSet<(String, usize)>,
+    /// Changed since `--changed-since`'s date, with what it was (`was V`, `new since D`).
+    pub changed: BTreeMap<(String, usize), String>,
 }
 
 /// A domain with no column, and why (a deploy domain, a render or record that failed).
@@ -622,6 +624,7 @@ impl Matrix {
             differs: cells(&m),
             drifting: flagged(|c| c.drifting),
             queued: flagged(|c| c.queued),
+            changed: self.changed_marks(),
         }
     }
 
