@@ -578,11 +578,65 @@ fn the_cells_that_changed_since_a_date_are_marked() {
     assert!(same.stdout.is_empty(), "{}", same.stdout);
 }
 
+/// `log -A --oneline`: one line per event — the fsn, hel and nbg rollouts of the same
+/// cilium upgrade are three lines (three dates), each naming its domains; the hel one
+/// crossed midnight and is one line; `--since` and `--reverse` as for every log.
+fn the_fleet_log_groups_one_change_of_several_domains_into_one_line() {
+    let fx = FleetHistory::new();
+    let log = fx.from_store(&["log", "-A", "--oneline"]).success();
+    golden("fleet/history-log-oneline.txt", &log.stdout);
+    let lines: Vec<&str> = log.stdout.lines().collect();
+    // fsn-1's canary, the nbg rollout, nbg-1's metrics-server, nbg-4's first step, the
+    // hel and fsn rollouts, the first step of the 13 others.
+    assert_eq!(lines.len(), 7, "{}", log.stdout);
+    let hel = lines
+        .iter()
+        .find(|l| l.contains("2026-04-02 23:00 – 2026-04-03 01:00"))
+        .unwrap();
+    assert_has(hel, "cilium 1.18.4 → 1.19.2");
+    assert_has(
+        hel,
+        "5 domains: hel-1.fleet.example, hel-2.fleet.example, hel-3.fleet.example, hel-4.fleet.example, hel-5.fleet.example",
+    );
+    let first = lines.last().unwrap();
+    assert_has(first, "13 domains: fsn-1.fleet.example");
+    assert_has(first, "+5 more");
+    let reversed = fx
+        .from_store(&["log", "-A", "--oneline", "--reverse"])
+        .success()
+        .stdout;
+    let mut back: Vec<&str> = reversed.lines().collect();
+    back.reverse();
+    assert_eq!(back, lines);
+    let since = fx
+        .from_store(&["log", "-A", "--oneline", "--since", "2026-05-01"])
+        .success()
+        .stdout;
+    // The same events (the columns align to the lines shown).
+    let words = |l: &&str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(
+        since
+            .lines()
+            .collect::<Vec<_>>()
+            .iter()
+            .map(words)
+            .collect::<Vec<_>>(),
+        lines[..3].iter().map(words).collect::<Vec<_>>()
+    );
+    // A glob selects a site.
+    let hel_only = fx
+        .from_store(&["log", "--domain", "hel-*", "--oneline"])
+        .success()
+        .stdout;
+    assert_eq!(hel_only.lines().count(), 2, "{hel_only}");
+}
+
 trials! {
     Nothing: [
         the_fleet_at_a_date_from_the_store,
         the_fleet_at_a_date_needs_a_source_with_a_history,
         the_cells_that_changed_since_a_date_are_marked,
+        the_fleet_log_groups_one_change_of_several_domains_into_one_line,
     ],
 }
 
