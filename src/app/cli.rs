@@ -1042,8 +1042,19 @@ pub struct LogArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    /// Several domains (-A: every domain of the store; --domain repeated, a glob): the
+    /// fleet report — the matrix and the timeline of grouped events.
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
+
+    /// The fleet report: the matrix as it was at DATE (as fleet --at) and the timeline up
+    /// to it. Default: the newest.
+    #[arg(long, value_name = "DATE")]
+    pub at: Option<String>,
+
+    /// The fleet report: only the events at or after T (as log --since).
+    #[arg(long, value_name = "T")]
+    pub since: Option<String>,
 
     /// Output format (default: html; json is the audit trail of `log -o json`).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",

@@ -8,7 +8,7 @@
 use crate::ops::fleet::{Marks, Matrix};
 use crate::util::redact::escape_line;
 
-const STYLE: &str = "\
+pub(crate) const STYLE: &str = "\
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa;
   --behind: #fff1c2; --behind-edge: #d4a72c; --differs: #ddf4ff; --differs-edge: #54aeff;
   --drifting: #ffebe9; --drifting-edge: #cf222e; --queued: #fbefff; --queued-edge: #8250df;
@@ -83,7 +83,7 @@ fn esc(text: &str) -> String {
 }
 
 /// The legend: the live clusters' page can drift, the store's can be queued.
-fn legend(index: Option<&str>, source: crate::ops::fleet::Source) -> String {
+pub(crate) fn legend(index: Option<&str>, source: crate::ops::fleet::Source) -> String {
     use crate::ops::fleet::Source;
     let behind = match index {
         Some(i) => format!("behind the index <code>{}</code>", esc(i)),
@@ -139,7 +139,7 @@ fn class_of(category: Option<&str>) -> String {
 }
 
 /// A checked radio button hides every row of another category (CSS only).
-fn filter_css(m: &Matrix) -> String {
+pub(crate) fn filter_css(m: &Matrix) -> String {
     let mut css =
         String::from(".filters input:checked + label { background: var(--fg); color: #fff; }\n");
     for c in categories(m) {
@@ -150,7 +150,7 @@ fn filter_css(m: &Matrix) -> String {
     css
 }
 
-fn filters(m: &Matrix) -> String {
+pub(crate) fn filters(m: &Matrix) -> String {
     let mut out = String::from(
         "<div class=\"filters\">\n<input type=\"radio\" name=\"f\" id=\"f-all\" checked><label for=\"f-all\">all</label>\n",
     );
@@ -164,7 +164,7 @@ fn filters(m: &Matrix) -> String {
     out
 }
 
-fn table(m: &Matrix, marks: &Marks) -> String {
+pub(crate) fn table(m: &Matrix, marks: &Marks) -> String {
     let mut out = String::from("<div class=\"wrap\">\n<table>\n<thead><tr><th>Addon</th>");
     for d in &m.domains {
         out.push_str(&format!("<th>{}</th>", esc(d)));
@@ -241,7 +241,7 @@ fn delivered_row(m: &Matrix) -> String {
 }
 
 /// `--at` and `--changed-since`: the date shown and the mark of a changed cell.
-fn changed_legend(m: &Matrix) -> String {
+pub(crate) fn changed_legend(m: &Matrix) -> String {
     let mut parts = Vec::new();
     if let Some(at) = &m.as_of {
         parts.push(format!(

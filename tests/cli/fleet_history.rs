@@ -152,13 +152,15 @@ impl FleetHistory {
 
     /// `clinv ARGS` outside any project, with `--snapshots` the fixture's store.
     pub fn from_store(&self, args: &[&str]) -> Run {
+        self.away_from(args).run()
+    }
+
+    /// [`FleetHistory::from_store`], to run.
+    pub fn away_from(&self, args: &[&str]) -> Clinv {
         let store = self.store();
         let mut all = vec!["--snapshots", store.to_str().unwrap()];
         all.extend_from_slice(args);
-        clinv(&all)
-            .env_remove("CLINV_SNAPSHOTS")
-            .cwd(&self.away())
-            .run()
+        clinv(&all).env_remove("CLINV_SNAPSHOTS").cwd(&self.away())
     }
 
     /// `clinv ARGS` in the project, its store `<root>/snapshots`... the fixture's.
@@ -631,12 +633,126 @@ fn the_fleet_log_groups_one_change_of_several_domains_into_one_line() {
     assert_eq!(hel_only.lines().count(), 2, "{hel_only}");
 }
 
+/// `report -A`: one page for the fleet — the matrix (at `--at`, else the newest) and the
+/// timeline of grouped events (bounded by `--since`); `--domain` takes globs; `-o json`
+/// is the same data.
+fn the_fleet_report_has_the_matrix_and_the_grouped_timeline() {
+    let fx = FleetHistory::new();
+    let out = fx.dir.path().join("fleet.html");
+    let run = fx
+        .from_store(&["report", "-A", "--out", out.to_str().unwrap()])
+        .success();
+    assert_has(&run.stderr, "wrote ");
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !page.contains("<script") && !page.contains("src=\"http") && !page.contains("href=\"http"),
+        "self-contained"
+    );
+    for d in FleetHistory::domains() {
+        assert_has(&page, &format!("<th>{d}</th>"));
+    }
+    // Seven events, one row each; the hel rollout is one row naming its five domains.
+    assert_eq!(page.matches("<tr class=\"change\">").count(), 5, "{page}");
+    assert_eq!(page.matches("<tr class=\"first\">").count(), 2, "{page}");
+    assert_has(&page, "2026-04-02 23:00 – 2026-04-03 01:00");
+    // The newest matrix: fsn-1's canary.
+    assert_has(&page, ">1.20.0</td>");
+    // --at: the matrix then, and the timeline up to then.
+    let then = fx
+        .from_store(&["report", "-A", "--at", "2026-03-20"])
+        .success()
+        .stdout;
+    assert_lacks(&then, ">1.20.0</td>");
+    assert_has(&then, "as it was at <code>2026-03-20</code>");
+    assert_eq!(then.matches("<tr class=\"change\">").count(), 1, "{then}");
+    assert_has(
+        &then,
+        "nbg-4.fleet.example: not in the matrix: no snapshot at or before 2026-03-20",
+    );
+    // --since bounds the timeline, not the matrix.
+    let since = fx
+        .from_store(&["report", "-A", "--since", "2026-05-01"])
+        .success()
+        .stdout;
+    assert_eq!(since.matches("<tr class=\"change\">").count(), 3, "{since}");
+    assert_eq!(since.matches("<tr class=\"first\">").count(), 0, "{since}");
+    assert_has(&since, ">1.20.0</td>");
+    // A site by glob, and two by repeated --domain.
+    let hel = fx
+        .from_store(&["report", "--domain", "hel-*"])
+        .success()
+        .stdout;
+    assert_lacks(&hel, "<th>fsn-1.fleet.example</th>");
+    assert_has(&hel, "<th>hel-5.fleet.example</th>");
+    assert_eq!(hel.matches("<tr class=\"change\">").count(), 1, "{hel}");
+    let json = fx
+        .from_store(&[
+            "report", "--domain", "hel-*", "--domain", "nbg-*", "-o", "json",
+        ])
+        .success()
+        .stdout;
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        v["matrix"]["domains"].as_array().unwrap().len(),
+        9,
+        "{json}"
+    );
+    let events = v["timeline"].as_array().unwrap();
+    assert_eq!(events.len(), 5, "{json}");
+    let hel_up = events
+        .iter()
+        .find(|e| e["start"] == "2026-04-02T23:00:00Z")
+        .unwrap();
+    assert_eq!(hel_up["kind"], "change");
+    assert_eq!(hel_up["end"], "2026-04-03T01:00:00Z");
+    assert_eq!(hel_up["change"]["to"], "1.19.2");
+    assert_eq!(hel_up["domains"].as_array().unwrap().len(), 5);
+    // One domain's page is as it was.
+    let one = fx
+        .from_store(&["report", "--domain", "hel-1.fleet.example"])
+        .success()
+        .stdout;
+    assert_lacks(&one, "class=\"events\"");
+    let bad = fx.from_store(&["report", "-A", "--repo", "/nonexistent"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+}
+
+/// The fleet report in Chromium at 1280 px: the matrix and the timeline are there as
+/// text; the screenshot (`CLINV_KEEP_SCREENSHOTS=docs/images`) is
+/// docs/images/fleet-report.png.
+fn the_fleet_report_renders_in_chromium() {
+    let fx = FleetHistory::new();
+    let browser = crate::browser::chromium();
+    let page = fx.dir.path().join("report").join("fleet-report.html");
+    std::fs::create_dir_all(page.parent().unwrap()).unwrap();
+    fx.away_from(&["report", "-A", "--out", page.to_str().unwrap()])
+        .env("SOURCE_DATE_EPOCH", "1780000000")
+        .run()
+        .success();
+    let dom = browser.dump_dom(&page);
+    for text in [
+        "Fleet report",
+        "14 domain(s)",
+        "hel-3.fleet.example",
+        "Timeline",
+        "~ cilium 1.18.4 → 1.19.2 (upgrade)",
+        "2026-04-02 23:00 – 2026-04-03 01:00",
+        "first recorded step",
+    ] {
+        assert!(dom.contains(text), "{text} missing from the rendered DOM");
+    }
+    let png = browser.screenshot_not_blank(&page, 20_000, "fleet-report.png");
+    assert_eq!(crate::browser::png_size(&png).0, crate::browser::WIDTH);
+}
+
 trials! {
+    Chromium: [the_fleet_report_renders_in_chromium],
     Nothing: [
         the_fleet_at_a_date_from_the_store,
         the_fleet_at_a_date_needs_a_source_with_a_history,
         the_cells_that_changed_since_a_date_are_marked,
         the_fleet_log_groups_one_change_of_several_domains_into_one_line,
+        the_fleet_report_has_the_matrix_and_the_grouped_timeline,
     ],
 }
 

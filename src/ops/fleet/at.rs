@@ -127,8 +127,31 @@ fn from_store_at(
     as_of: AsOf,
     until: jiff::Timestamp,
 ) -> Result<Matrix> {
+    let mut matrix = store_at(store, &store.domains(), until, &as_of.date)?;
+    if let Some(project) = project {
+        let mut builder = Builder {
+            matrix,
+            index: BTreeMap::new(),
+        };
+        deploy_domains(&mut builder, project);
+        matrix = builder.matrix;
+    }
+    matrix.as_of = Some(as_of);
+    Ok(matrix)
+}
+
+/// The matrix of `domains` of `store` at `until` (`date` names it in the reason a
+/// domain has no column).
+///
+/// # Errors
+/// A store that cannot be read.
+pub fn store_at(
+    store: &Store,
+    domains: &[crate::domain::Domain],
+    until: jiff::Timestamp,
+    date: &str,
+) -> Result<Matrix> {
     let reference = SnapshotRef::At(crate::util::time::format_seconds(until));
-    let domains = store.domains();
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
     let read = crate::util::pool::ordered(&domains, workers, |domain| {
         let ds = store.domain(domain);
@@ -137,7 +160,7 @@ fn from_store_at(
             .transpose()
     });
     let mut builder = Builder::new(Source::Store);
-    let none = format!("no snapshot at or before {}", as_of.date);
+    let none = format!("no snapshot at or before {date}");
     for (domain, read) in domains.iter().zip(read) {
         match read {
             Ok(Some(inv)) => builder.add(domain, &inv),
@@ -145,10 +168,6 @@ fn from_store_at(
             Err(e) => builder.fail(domain, crate::error::chain(&e)),
         }
     }
-    if let Some(project) = project {
-        deploy_domains(&mut builder, project);
-    }
-    builder.matrix.as_of = Some(as_of);
     Ok(builder.matrix)
 }
 

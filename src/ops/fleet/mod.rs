@@ -15,6 +15,7 @@ use crate::store::{State, Store};
 use std::collections::BTreeMap;
 
 pub mod at;
+pub mod report;
 pub mod timeline;
 
 /// Where the matrix comes from.

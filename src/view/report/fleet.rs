@@ -155,3 +155,73 @@ pub fn timeline_html(events: &[Event], since: Option<&str>) -> String {
     out.push_str("</tbody>\n</table>\n</section>\n");
     out
 }
+
+const PAGE_STYLE: &str = "\
+h2 { font-size: 18px; margin: 28px 0 8px; }
+table.events td { vertical-align: top; white-space: normal; }
+table.events td:first-child { white-space: nowrap; color: var(--muted); }
+table.events td:nth-child(2), table.events td code { white-space: nowrap; }
+table.events tr.first td, table.events tr.unchanged td { color: var(--muted); }
+table.events details { display: inline; }
+table.events summary { display: inline; cursor: pointer; color: var(--muted); }
+";
+
+/// The fleet report page (`report -A`): one self-contained page — no script, no
+/// external resource — with the matrix (as `fleet -o html` draws it, its filter and
+/// legend) and the timeline.
+pub fn page(
+    report: &crate::ops::fleet::report::FleetReport,
+    generated: &super::html::Generated<'_>,
+) -> String {
+    use crate::view::fleet_html;
+    let m = &report.matrix;
+    let mut out =
+        String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<title>clinv fleet report</title>\n<style>\n");
+    out.push_str(fleet_html::STYLE);
+    out.push_str(PAGE_STYLE);
+    out.push_str(&fleet_html::filter_css(m));
+    out.push_str("</style>\n</head>\n<body>\n<header>\n<h1>Fleet report</h1>\n");
+    out.push_str(&format!(
+        "<p>{} domain(s), {} addon(s), {} event(s) from {} recorded step(s) — generated {} by clinv {}</p>\n</header>\n",
+        m.domains.len(),
+        m.rows.len(),
+        report.events.len(),
+        report.steps,
+        esc(generated.at),
+        esc(generated.version)
+    ));
+    out.push_str("<section class=\"matrix\">\n<h2>Matrix</h2>\n");
+    out.push_str(&fleet_html::legend(None, m.source));
+    out.push_str(&fleet_html::changed_legend(m));
+    out.push_str(&fleet_html::filters(m));
+    out.push_str(&fleet_html::table(m, &m.marks(None)));
+    for left in &m.left {
+        out.push_str(&format!(
+            "<p class=\"legend\">{}: not in the matrix: {}</p>\n",
+            esc(&left.domain),
+            esc(&left.why)
+        ));
+    }
+    out.push_str("</section>\n");
+    out.push_str(&timeline_html(&report.events, report.since.as_deref()));
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// `report -A -o json`: the matrix (`fleet -o json`'s document) and the timeline.
+///
+/// # Errors
+/// serde's, which these documents do not produce.
+pub fn json(report: &crate::ops::fleet::report::FleetReport) -> crate::error::Result<String> {
+    let matrix: serde_json::Value =
+        serde_json::from_str(&crate::view::fleet::json(&report.matrix)?)
+            .map_err(|e| crate::error::Error::encode("JSON", e))?;
+    crate::inventory::render::to_json(&serde_json::json!({
+        "schemaVersion": 1,
+        "matrix": matrix,
+        "since": report.since,
+        "steps": report.steps,
+        "timeline": report.events,
+    }))
+}
