@@ -33,6 +33,7 @@ pub fn secs(rfc3339: &str) -> i64 {
 /// | 2026-04-02 23:00 – 04-03 01:00 | the same on the five `hel` domains, 30 min apart (across midnight) |
 /// | 2026-04-05 12:00 | `nbg-4` first recorded (cilium 1.19.2) |
 /// | 2026-05-10 08:00–08:20 | cilium 1.18.4 → 1.19.2 on `nbg-1`..`nbg-3`; `nbg-1` also metrics-server 3.12.2 → 3.13.0 |
+/// | 2026-05-20 12:00 | `nbg-2` recorded again, no change |
 /// | 2026-06-01 07:00 | `fsn-1` (the canary): cilium 1.19.2 → 1.20.0 |
 ///
 /// Each snapshot is recorded applied a minute later. The project renders what the newest
@@ -117,6 +118,12 @@ impl FleetHistory {
                 apart: 0,
                 domains: nbg(&[1]),
                 set: vec![("cilium", "1.19.2"), ("metrics-server", "3.13.0")],
+            },
+            Step {
+                at: "2026-05-20T12:00:00Z",
+                apart: 0,
+                domains: nbg(&[2]),
+                set: vec![],
             },
             Step {
                 at: "2026-06-01T07:00:00Z",
@@ -588,9 +595,11 @@ fn the_fleet_log_groups_one_change_of_several_domains_into_one_line() {
     let log = fx.from_store(&["log", "-A", "--oneline"]).success();
     golden("fleet/history-log-oneline.txt", &log.stdout);
     let lines: Vec<&str> = log.stdout.lines().collect();
-    // fsn-1's canary, the nbg rollout, nbg-1's metrics-server, nbg-4's first step, the
-    // hel and fsn rollouts, the first step of the 13 others.
-    assert_eq!(lines.len(), 7, "{}", log.stdout);
+    // fsn-1's canary, nbg-2's step with no change, the nbg rollout, nbg-1's
+    // metrics-server, nbg-4's first step, the hel and fsn rollouts, the first step of
+    // the 13 others.
+    assert_eq!(lines.len(), 8, "{}", log.stdout);
+    assert!(lines[1].starts_with("no changes "), "{}", log.stdout);
     let hel = lines
         .iter()
         .find(|l| l.contains("2026-04-02 23:00 – 2026-04-03 01:00"))
@@ -623,7 +632,7 @@ fn the_fleet_log_groups_one_change_of_several_domains_into_one_line() {
             .iter()
             .map(words)
             .collect::<Vec<_>>(),
-        lines[..3].iter().map(words).collect::<Vec<_>>()
+        lines[..4].iter().map(words).collect::<Vec<_>>()
     );
     // A glob selects a site.
     let hel_only = fx
@@ -652,8 +661,18 @@ fn the_fleet_report_has_the_matrix_and_the_grouped_timeline() {
         assert_has(&page, &format!("<th>{d}</th>"));
     }
     // Seven events, one row each; the hel rollout is one row naming its five domains.
+    // nbg-2's step with no change is counted, not a row.
     assert_eq!(page.matches("<tr class=\"change\">").count(), 5, "{page}");
     assert_eq!(page.matches("<tr class=\"first\">").count(), 2, "{page}");
+    assert_eq!(
+        page.matches("<tr class=\"unchanged\">").count(),
+        0,
+        "{page}"
+    );
+    assert_has(
+        &page,
+        "from 30 recorded step(s) (1 of them recorded no change)",
+    );
     assert_has(&page, "2026-04-02 23:00 – 2026-04-03 01:00");
     // The newest matrix: fsn-1's canary.
     assert_has(&page, ">1.20.0</td>");

@@ -4,7 +4,7 @@
 
 use super::Matrix;
 use super::at::{self, AsOf};
-use super::timeline::{self, Event};
+use super::timeline::{self, Event, What};
 use crate::domain::Domain;
 use crate::error::Result;
 use crate::ops::history::{FleetLog, Query};
@@ -18,6 +18,9 @@ pub struct FleetReport {
     pub events: Vec<Event>,
     /// The recorded steps the timeline groups.
     pub steps: usize,
+    /// Those of them that changed nothing (recorded again): counted, not events of the
+    /// page — at a thousand domains re-recorded a hundred times they would be most of it.
+    pub unchanged: usize,
     /// `--since`, as typed.
     pub since: Option<String>,
     /// Damaged history lines skipped, each naming its domain.
@@ -62,11 +65,18 @@ pub fn load(
         now,
     };
     let log = FleetLog::load(store, domains, &query)?;
-    let (events, steps) = timeline::of_log(&log)?;
+    let (mut events, steps) = timeline::of_log(&log)?;
+    let unchanged = events
+        .iter()
+        .filter(|e| e.what == What::Unchanged)
+        .map(|e| e.domains.len())
+        .sum();
+    events.retain(|e| e.what != What::Unchanged);
     Ok(FleetReport {
         matrix,
         events,
         steps,
+        unchanged,
         since: since.map(str::to_string),
         skipped: log.skipped.clone(),
     })

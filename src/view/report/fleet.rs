@@ -183,11 +183,15 @@ pub fn page(
     out.push_str(&fleet_html::filter_css(m));
     out.push_str("</style>\n</head>\n<body>\n<header>\n<h1>Fleet report</h1>\n");
     out.push_str(&format!(
-        "<p>{} domain(s), {} addon(s), {} event(s) from {} recorded step(s) — generated {} by clinv {}</p>\n</header>\n",
+        "<p>{} domain(s), {} addon(s), {} event(s) from {} recorded step(s){} — generated {} by clinv {}</p>\n</header>\n",
         m.domains.len(),
         m.rows.len(),
         report.events.len(),
         report.steps,
+        match report.unchanged {
+            0 => String::new(),
+            n => format!(" ({n} of them recorded no change)"),
+        },
         esc(generated.at),
         esc(generated.version)
     ));
@@ -222,6 +226,7 @@ pub fn json(report: &crate::ops::fleet::report::FleetReport) -> crate::error::Re
         "matrix": matrix,
         "since": report.since,
         "steps": report.steps,
+        "unchanged": report.unchanged,
         "timeline": report.events,
     }))
 }
