@@ -1056,7 +1056,8 @@ pub struct ReportArgs {
     #[arg(long, value_name = "T")]
     pub since: Option<String>,
 
-    /// Output format (default: html; json is the audit trail of `log -o json`).
+    /// Output format (default: html; json is the audit trail of `log -o json`, with several
+    /// domains the fleet report's matrix and timeline).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<ReportFormat>::new())]
     pub output: Option<ReportFormat>,
