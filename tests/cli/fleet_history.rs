@@ -764,11 +764,53 @@ fn the_fleet_report_renders_in_chromium() {
     assert_eq!(crate::browser::png_size(&png).0, crate::browser::WIDTH);
 }
 
+/// A store a write migrated to version 2 (rolled, ordered segments) answers `--at` from
+/// the end of each domain's journal; the answers are the full read's, at every date of
+/// the history (before, on and between its steps).
+fn the_fleet_at_a_date_is_the_same_from_the_end_of_a_migrated_store() {
+    let fx = FleetHistory::new();
+    let dates = [
+        "2025-01-01",
+        "2026-03-01T09:59:59Z",
+        "2026-03-01T10:00:00Z",
+        "2026-03-15T09:30:00Z",
+        "2026-04-02",
+        "2026-04-03T00:15:00Z",
+        "2026-05-10",
+        "2026-06-01",
+    ];
+    let at = |date: &str| {
+        let run = fx
+            .from_store(&["fleet", "--at", date, "-o", "json"])
+            .success();
+        (run.stdout, run.stderr)
+    };
+    let before: Vec<_> = dates.iter().map(|d| at(d)).collect();
+    let offline = repo().join("examples/offline.kubeconfig");
+    for domain in FleetHistory::domains() {
+        fx.in_project(&[
+            "publish",
+            "--domain",
+            &domain,
+            "--kubeconfig",
+            offline.to_str().unwrap(),
+        ]);
+        assert!(
+            fx.store().join(&domain).join("segments").is_dir(),
+            "{domain}"
+        );
+    }
+    for (date, was) in dates.iter().zip(&before) {
+        assert_eq!(&at(date), was, "{date}");
+    }
+}
+
 trials! {
     Chromium: [the_fleet_report_renders_in_chromium],
     Nothing: [
         the_fleet_at_a_date_from_the_store,
         the_fleet_at_a_date_needs_a_source_with_a_history,
+        the_fleet_at_a_date_is_the_same_from_the_end_of_a_migrated_store,
         the_cells_that_changed_since_a_date_are_marked,
         the_fleet_log_groups_one_change_of_several_domains_into_one_line,
         the_fleet_report_has_the_matrix_and_the_grouped_timeline,

@@ -92,13 +92,17 @@ pub fn matrix_at(past: Past<'_>, date: &str, now: jiff::Timestamp) -> Result<Mat
 /// A domain's newest snapshot at or before a date: its CR object and render time.
 type Found = Option<(String, String)>;
 
-/// The newest snapshot of `ds` at or before `reference` (an `@` reference): from the
-/// newest end of its history, a window growing eight times each turn until it holds one
-/// or the whole history (the cost of a domain is the part of its history after the date).
+/// The newest snapshot of `ds` at or before `until` (`reference`, as an `@` reference):
+/// from the end of the live generation when it can tell, else from the newest end of the
+/// listing, a window growing eight times each turn until it holds one or the whole
+/// history (either way the cost of a domain is the part of its history after the date).
 ///
 /// # Errors
 /// An unreadable journal.
-fn newest_at(ds: &DomainStore, reference: &SnapshotRef) -> Result<Found> {
+fn newest_at(ds: &DomainStore, until: jiff::Timestamp, reference: &SnapshotRef) -> Result<Found> {
+    if let Some(found) = ds.newest_at_from_tail(until) {
+        return Ok(found.map(|s| (s.cr, s.rendered_at)));
+    }
     let found = |l: &crate::store::scan::Listing, i: usize| {
         l.row(i)
             .map(|r| (r.cr().to_string(), r.rendered_at().to_string()))
@@ -155,7 +159,7 @@ pub fn store_at(
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
     let read = crate::util::pool::ordered(&domains, workers, |domain| {
         let ds = store.domain(domain);
-        newest_at(&ds, &reference)?
+        newest_at(&ds, until, &reference)?
             .map(|(cr, rendered_at)| ds.inventory_of(&cr, &rendered_at))
             .transpose()
     });
