@@ -1188,6 +1188,54 @@ def bench_fleet(args):
         hole.close()
 
 
+def bench_fleet_at(args):
+    """issue #40: `fleet --at DATE` over a synthetic fleet (make_fleet: each domain's
+    snapshots a second apart from 2023-11-14T22:13:20Z, then one offline publish now) —
+    at a day (each domain's newest snapshot is its second newest row), at a time halfway
+    through each domain's history (every domain reads past half its rows), and with
+    --changed-since (two matrices read) — whole process, wall and peak RSS."""
+    base = 1_700_000_000
+    half = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(base + args.snapshots // 2))
+    for n in args.domains:
+        work = os.path.join(TARGET, f"bench-fleet-at-{n}")
+        start = time.perf_counter()
+        root, store = make_fleet(work, n, args.snapshots)
+        print(f"generated {n} domains × {args.snapshots} snapshots in {time.perf_counter() - start:.1f} s")
+        env = dict(os.environ, CLINV_SNAPSHOTS=store, HOME="/nonexistent",
+                   KUBECONFIG="/nonexistent/kubeconfig")
+        target_ms = 300 if n <= 1000 else 2000
+        for name, argv in [
+            ("fleet --at 2023-11-14", ["fleet", "--at", "2023-11-14", "--root", root]),
+            (f"fleet --at {half}", ["fleet", "--at", half, "--root", root]),
+            ("fleet --changed-since 2023-11-14", ["fleet", "--changed-since", "2023-11-14", "--root", root]),
+        ]:
+            walls, rss = measure([BIN] + argv, args.runs, env)
+            report(f"{name}, {n} domains × {args.snapshots}", walls, rss, target_ms, 128)
+
+
+def bench_fleet_report(args):
+    """issue #40: the fleet report (`report -A --out`: the matrix and the grouped
+    timeline of every step) and `log -A --oneline` over a synthetic fleet (make_fleet) —
+    whole process, wall and peak RSS, and the page's size (< 5 MB)."""
+    for n in args.domains:
+        work = os.path.join(TARGET, f"bench-fleet-report-{n}")
+        start = time.perf_counter()
+        root, store = make_fleet(work, n, args.snapshots)
+        print(f"generated {n} domains × {args.snapshots} snapshots in {time.perf_counter() - start:.1f} s")
+        env = dict(os.environ, CLINV_SNAPSHOTS=store, HOME="/nonexistent",
+                   KUBECONFIG="/nonexistent/kubeconfig")
+        page = os.path.join(work, "fleet.html")
+        for name, argv, target_ms in [
+            ("report -A --out", ["report", "-A", "--out", page, "--root", root], 2000 if n <= 1000 else None),
+            ("log -A --oneline", ["log", "-A", "--oneline", "--root", root], None),
+        ]:
+            walls, rss = measure([BIN] + argv, args.runs, env)
+            report(f"{name}, {n} domains × {args.snapshots}", walls, rss, target_ms, 128 if n <= 1000 else None)
+        size = os.path.getsize(page)
+        print(f"report -A page, {n} domains × {args.snapshots}: {size / 1e6:.2f} MB  "
+              f"{'OK' if size < 5e6 else 'OVER'} (< 5 MB)")
+
+
 def make_fleet_repo(work, domains, commits):
     """A GitOps repository (issue #25's generator) of `domains` domain folders, each with
     commit's layout (clusters/<domain>/inventory/clusterinventory.yaml, the example's prod
@@ -1695,6 +1743,14 @@ def main():
     fr.add_argument("--runs", type=int, default=5)
     fr.add_argument("--domains", type=int, nargs="+", default=[1000])
     fr.add_argument("--commits", type=int, default=10_000)
+    fa = sub.add_parser("fleet-at", help="issue #40: fleet --at DATE and --changed-since over a synthetic fleet (1,000: ≤ 300 ms; 10,000: ≤ 2 s; ≤ 128 MB)")
+    fa.add_argument("--runs", type=int, default=5)
+    fa.add_argument("--domains", type=int, nargs="+", default=[1000, 10000])
+    fa.add_argument("--snapshots", type=int, default=100)
+    fp = sub.add_parser("fleet-report", help="issue #40: report -A (matrix and grouped timeline) and log -A --oneline (1,000 × 100: ≤ 2 s, ≤ 128 MB, page < 5 MB)")
+    fp.add_argument("--runs", type=int, default=5)
+    fp.add_argument("--domains", type=int, nargs="+", default=[1000])
+    fp.add_argument("--snapshots", type=int, default=100)
     wi = sub.add_parser("watch-idle", help="issue #38: replay --watch over 1,000/10,000 owed unreachable domains: CPU and RSS")
     wi.add_argument("--domains", type=int, nargs="+", default=[1000, 10000])
     wi.add_argument("--minutes", type=float, default=10)
@@ -1721,7 +1777,8 @@ def main():
     build()
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "completion": bench_completion, "yaml-wide": bench_yaml_wide, "commit": bench_commit,
      "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all,
-     "ssh-push": bench_ssh_push, "oci-push": bench_oci_push, "fleet": bench_fleet, "fleet-repo": bench_fleet_repo, "store-scale": bench_store_scale,
+     "ssh-push": bench_ssh_push, "oci-push": bench_oci_push, "fleet": bench_fleet, "fleet-repo": bench_fleet_repo,
+     "fleet-at": bench_fleet_at, "fleet-report": bench_fleet_report, "store-scale": bench_store_scale,
      "watch-idle": bench_watch_idle, "watch-latency": bench_watch_latency,
      "watch-pickup": bench_watch_pickup}[args.bench](args)
 

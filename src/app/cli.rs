@@ -269,6 +269,22 @@ pub struct FleetArgs {
     #[arg(long)]
     pub differs: bool,
 
+    /// The matrix as it was at DATE: each domain's newest snapshot at or before it
+    /// (as diff's @DATE: YYYY-MM-DD is that whole day, UTC; an RFC 3339 time; today,
+    /// yesterday; a time ago, 2d), or with --repo the branch's newest commit at or before
+    /// it. Reads the store unless --repo is given; --from project and live have no past.
+    #[arg(long, value_name = "DATE")]
+    pub at: Option<String>,
+
+    /// Mark the cells that changed since DATE (as --at): `(was V)` after a version that
+    /// was another then, `(new)` where the domain did not have the addon then.
+    #[arg(long, value_name = "DATE")]
+    pub changed_since: Option<String>,
+
+    /// Only the cells that changed since --changed-since's date.
+    #[arg(long, requires = "changed_since")]
+    pub changed_only: bool,
+
     /// Rows per addon (default) or per domain.
     #[arg(long, value_name = "ROWS", default_value = "addon")]
     pub by: FleetBy,
@@ -1070,10 +1086,22 @@ pub struct LogArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    /// Several domains (-A: every domain of the store; --domain repeated, a glob): the
+    /// fleet report — the matrix and the timeline of grouped events.
     #[command(flatten)]
-    pub domain: DomainArgs,
+    pub domain: DomainsArgs,
 
-    /// Output format (default: html; json is the audit trail of `log -o json`).
+    /// The fleet report: the matrix as it was at DATE (as fleet --at) and the timeline up
+    /// to it. Default: the newest.
+    #[arg(long, value_name = "DATE")]
+    pub at: Option<String>,
+
+    /// The fleet report: only the events at or after T (as log --since).
+    #[arg(long, value_name = "T")]
+    pub since: Option<String>,
+
+    /// Output format (default: html; json is the audit trail of `log -o json`, with several
+    /// domains the fleet report's matrix and timeline).
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<ReportFormat>::new())]
     pub output: Option<ReportFormat>,

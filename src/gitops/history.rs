@@ -277,6 +277,31 @@ pub fn committed_inventories(dir: &Path, rev: &str) -> Result<Vec<(String, Vec<u
     Ok(out)
 }
 
+/// The newest commit of `rev`'s first-parent history committed at or before `until`
+/// (seconds since the epoch, committer time): what the branch held then, as `git
+/// rev-list --first-parent --before` finds it; `None` before its first commit.
+///
+/// # Errors
+/// No repository or an unknown revision.
+pub fn commit_at(dir: &Path, rev: &str, until: i64) -> Result<Option<String>, GitError> {
+    let repo = Repository::open(dir)
+        .map_err(|e| GitError::call(dir.display().to_string(), e.message()))?;
+    let mut commit = repo
+        .revparse_single(rev)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(|e| GitError::call(format!("revision {rev}"), e.message()))?;
+    for _ in 0..MAX_COMMITS {
+        if commit.committer().when().seconds() <= until {
+            return Ok(Some(commit.id().to_string()));
+        }
+        match commit.parent(0) {
+            Ok(parent) => commit = parent,
+            Err(_) => return Ok(None),
+        }
+    }
+    Err(GitError::TooLong(MAX_COMMITS))
+}
+
 /// One commit of a file's history.
 #[derive(Debug, Clone)]
 pub struct Version {

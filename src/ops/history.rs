@@ -725,6 +725,11 @@ impl<'q> FleetLog<'q> {
         })
     }
 
+    /// Whether [`FleetLog::each`] walks oldest first (`--reverse`).
+    pub fn oldest_first(&self) -> bool {
+        self.query.reverse
+    }
+
     /// Each entry with its domain, in order. Returns how many there were.
     ///
     /// # Errors

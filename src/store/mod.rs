@@ -909,6 +909,15 @@ impl DomainStore {
         self.layout().newest_snapshot()
     }
 
+    /// The newest snapshot recorded at or before `until` (what `@DATE` names), from the
+    /// end of the live generation: the cost is the records after it, not the history;
+    /// `None` when the end cannot tell ([`segments::Layout::newest_snapshot_where`]).
+    pub fn newest_at_from_tail(&self, until: jiff::Timestamp) -> Option<Option<SnapshotRecord>> {
+        self.layout().newest_snapshot_where(|s| {
+            crate::history::audit::parse_bound(&s.at, false).is_some_and(|t| t <= until)
+        })
+    }
+
     /// The newest snapshot, whether it waits for the cluster, and then the snapshot
     /// applied last, from the end of the live generation ([`segments::Layout::newest_queue`]);
     /// `None` when the end cannot tell.

@@ -374,6 +374,17 @@ impl Layout {
     /// prefix without being decoded; everything else is decoded as the full read
     /// decodes it.
     pub fn newest_snapshot(&self) -> Option<Option<SnapshotRecord>> {
+        self.newest_snapshot_where(|_| true)
+    }
+
+    /// [`Layout::newest_snapshot`] among the snapshots `keep` accepts: with "recorded at
+    /// or before a date", the snapshot `@DATE` names (the line order is the order, so the
+    /// first that verifies from the end is the newest then); its cost is the lines after
+    /// it. `None` when the end cannot tell.
+    pub fn newest_snapshot_where(
+        &self,
+        keep: impl Fn(&SnapshotRecord) -> bool,
+    ) -> Option<Option<SnapshotRecord>> {
         let generation = self.current().ok()??;
         let files = self.segment_files(generation).ok()?;
         let mut deleted = std::collections::HashSet::new();
@@ -387,7 +398,7 @@ impl Layout {
                     return None;
                 }
                 match journal::decode(line) {
-                    Ok(Record::Snapshot(s)) if !deleted.contains(&s.id) => Some(s),
+                    Ok(Record::Snapshot(s)) if !deleted.contains(&s.id) && keep(&s) => Some(s),
                     Ok(Record::State(st)) if st.state == State::Deleted => {
                         deleted.insert(st.id);
                         None

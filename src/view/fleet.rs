@@ -45,6 +45,22 @@ pub(super) fn delivered(m: &Matrix, domain: &str, wide: bool) -> String {
 /// The rows of the matrix, transposed with `by_domain`: header, then one line each.
 /// A store's matrix ends with where each domain's newest snapshot went (when one went
 /// anywhere); `wide` adds each addon's category and the full references.
+/// A cell as printed, with `--changed-since`'s mark: `(was V)` after a version that was
+/// another then, `(new)` where the domain did not have the addon then.
+fn marked(m: &Matrix, row: &crate::ops::fleet::Row, column: usize) -> String {
+    let cell = row.cells.get(&column);
+    let shown = text(cell);
+    let Some(changed) = &m.changed else {
+        return shown;
+    };
+    let key = (row.addon.clone(), m.domains[column].clone());
+    match (cell, changed.was.get(&key)) {
+        (Some(_), Some(Some(was))) => format!("{shown} (was {})", was.as_deref().unwrap_or("*")),
+        (Some(_), Some(None)) => format!("{shown} (new)"),
+        _ => shown,
+    }
+}
+
 fn grid(m: &Matrix, by_domain: bool, wide: bool) -> Vec<Vec<String>> {
     let channels = !m.delivered.is_empty();
     let mut grid = Vec::new();
@@ -55,7 +71,7 @@ fn grid(m: &Matrix, by_domain: bool, wide: bool) -> Vec<Vec<String>> {
         grid.push(header);
         for (c, domain) in m.domains.iter().enumerate() {
             let mut line = vec![domain.clone()];
-            line.extend(m.rows.iter().map(|r| text(r.cells.get(&c))));
+            line.extend(m.rows.iter().map(|r| marked(m, r, c)));
             line.extend(channels.then(|| delivered(m, domain, wide)));
             grid.push(line);
         }
@@ -67,7 +83,7 @@ fn grid(m: &Matrix, by_domain: bool, wide: bool) -> Vec<Vec<String>> {
         for r in &m.rows {
             let mut line = vec![r.addon.clone()];
             line.extend(wide.then(|| r.category.clone().unwrap_or_else(|| "-".into())));
-            line.extend((0..m.domains.len()).map(|c| text(r.cells.get(&c))));
+            line.extend((0..m.domains.len()).map(|c| marked(m, r, c)));
             grid.push(line);
         }
         if channels {
@@ -172,6 +188,30 @@ struct Doc<'a> {
     /// `--from store`: where each domain's newest snapshot went besides the cluster.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     delivered: BTreeMap<&'a str, DeliveredDoc<'a>>,
+    /// `--at`: the date shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at: Option<&'a crate::ops::fleet::at::AsOf>,
+    /// `--changed-since`: the date compared with, and what changed besides the cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changed_since: Option<ChangedDoc<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ChangedDoc<'a> {
+    #[serde(flatten)]
+    since: Option<&'a crate::ops::fleet::at::AsOf>,
+    /// Domains with no column then.
+    added_domains: &'a [String],
+    /// Cells there then and gone now.
+    removed: Vec<RemovedDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct RemovedDoc<'a> {
+    addon: &'a str,
+    domain: &'a str,
+    was: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -194,6 +234,10 @@ struct AddonDoc<'a> {
     /// `--from store`: the domains whose version waits in a pending snapshot.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     queued: Vec<&'a str>,
+    /// `--changed-since`: each domain whose cell changed, with its version then (`null`:
+    /// the domain did not have the addon then, or it had no chart version).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    was: BTreeMap<&'a str, Option<&'a str>>,
 }
 
 /// The domains of `row` whose cell is `flagged`.
@@ -226,6 +270,7 @@ pub fn json(m: &Matrix) -> crate::error::Result<String> {
                 .collect(),
             drifting: domains_where(m, r, |c| c.drifting),
             queued: domains_where(m, r, |c| c.queued),
+            was: was(m, r),
         })
         .collect();
     render::to_json(&Doc {
@@ -246,7 +291,36 @@ pub fn json(m: &Matrix) -> crate::error::Result<String> {
                 (d.as_str(), doc)
             })
             .collect(),
+        at: m.as_of.as_ref(),
+        changed_since: m.changed.as_ref().map(|c| ChangedDoc {
+            since: c.since.as_ref(),
+            added_domains: &c.added_domains,
+            removed: c
+                .removed
+                .iter()
+                .map(|(addon, domain, was)| RemovedDoc {
+                    addon,
+                    domain,
+                    was: was.as_deref(),
+                })
+                .collect(),
+        }),
     })
+}
+
+/// The changed cells of `row`, by domain, with what each was.
+fn was<'a>(m: &'a Matrix, row: &'a crate::ops::fleet::Row) -> BTreeMap<&'a str, Option<&'a str>> {
+    let Some(changed) = &m.changed else {
+        return BTreeMap::new();
+    };
+    row.cells
+        .keys()
+        .filter_map(|&c| {
+            let domain = m.domains[c].as_str();
+            let was = changed.was.get(&(row.addon.clone(), domain.to_string()))?;
+            Some((domain, was.as_ref().and_then(|v| v.as_deref())))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -277,6 +351,8 @@ mod tests {
             unordered: Vec::new(),
             delivered: [("prod".to_string(), pushed)].into(),
             unknown_addon: None,
+            as_of: None,
+            changed: None,
         }
     }
 

@@ -14,11 +14,12 @@
 use crate::ops::fleet::{Marks, Matrix};
 use crate::util::redact::escape_line;
 
-/// The page's own style: the frame around the matrix.
-const PAGE_STYLE: &str = "\
+/// The page's own style: the frame around the matrix (the fleet report's too).
+pub(crate) const PAGE_STYLE: &str = "\
 :root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa;
   --behind: #fff1c2; --behind-edge: #d4a72c; --differs: #ddf4ff; --differs-edge: #54aeff;
-  --drifting: #ffebe9; --drifting-edge: #cf222e; --queued: #fbefff; --queued-edge: #8250df; }
+  --drifting: #ffebe9; --drifting-edge: #cf222e; --queued: #fbefff; --queued-edge: #8250df;
+  --changed-edge: #1a7f37; }
 body { font: 14px/1.45 -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; color: var(--fg);
   margin: 16px; }
 h1 { font-size: 22px; margin: 0; }
@@ -56,6 +57,8 @@ table.matrix { border-collapse: separate; border-spacing: 0; font-size: 12px; }
 .matrix td.behind.differs { background: var(--behind); box-shadow: inset 3px 0 var(--differs-edge); }
 .matrix td.drifting { background: var(--drifting); box-shadow: inset 3px 0 var(--drifting-edge); font-weight: 600; }
 .matrix td.queued { background: var(--queued); box-shadow: inset 3px 0 var(--queued-edge); font-style: italic; }
+.matrix td.changed { font-weight: 600; text-decoration: underline 2px var(--changed-edge); text-underline-offset: 3px; }
+.matrix td.changed::after { content: ' \\25B2'; color: var(--changed-edge); font-size: 10px; }
 .matrix tfoot th, .matrix tfoot td { color: var(--muted); border-bottom: 0; }
 .matrix .cat { color: var(--muted); font-weight: 400; margin-left: 6px; }
 .matrix tbody .cat { display: block; margin: 0; font-size: 11px; line-height: 1.2; }
@@ -136,6 +139,7 @@ pub fn page(m: &Matrix, marks: &Marks, index: Option<&str>, by_domain: bool) -> 
         env!("CARGO_PKG_VERSION")
     ));
     out.push_str(&legend(index, m.source));
+    out.push_str(&changed_legend(m));
     out.push_str(&fragment.html);
     for left in &m.left {
         out.push_str(&format!(
@@ -189,7 +193,7 @@ fn esc(text: &str) -> String {
 }
 
 /// The legend: the live clusters' page can drift, the store's can be queued.
-fn legend(index: Option<&str>, source: crate::ops::fleet::Source) -> String {
+pub(crate) fn legend(index: Option<&str>, source: crate::ops::fleet::Source) -> String {
     use crate::ops::fleet::Source;
     let behind = match index {
         Some(i) => format!("behind the index <code>{}</code>", esc(i)),
@@ -315,7 +319,13 @@ fn classes(marks: &Marks, key: &(String, usize)) -> Vec<&'static str> {
 
 /// The cell of `row` in domain column `c`.
 fn cell(marks: &Marks, row: &crate::ops::fleet::Row, c: usize) -> String {
-    let mut class = classes(marks, &(row.addon.clone(), c));
+    let key = (row.addon.clone(), c);
+    let mut class = classes(marks, &key);
+    // --changed-since: the cell's title says what it was.
+    let title = marks.changed.get(&key).map(|was| {
+        class.push("changed");
+        format!(" title=\"{}\"", esc(was))
+    });
     let text = match row.cells.get(&c) {
         Some(cell) => cell.version.as_deref().map_or("*".to_string(), esc),
         None => {
@@ -323,7 +333,8 @@ fn cell(marks: &Marks, row: &crate::ops::fleet::Row, c: usize) -> String {
             "-".to_string()
         }
     };
-    format!("<td class=\"{}\">{text}</td>", class.join(" "))
+    let title = title.unwrap_or_default();
+    format!("<td class=\"{}\"{title}>{text}</td>", class.join(" "))
 }
 
 /// The addon's header cell: its name and category.
@@ -421,6 +432,29 @@ fn delivered_row(m: &Matrix) -> String {
     }
     out.push_str("</tr></tfoot>\n");
     out
+}
+
+/// `--at` and `--changed-since`: the date shown and the mark of a changed cell.
+pub(crate) fn changed_legend(m: &Matrix) -> String {
+    let mut parts = Vec::new();
+    if let Some(at) = &m.as_of {
+        parts.push(format!(
+            "<span>as it was at <code>{}</code> ({})</span>",
+            esc(&at.date),
+            esc(&at.until)
+        ));
+    }
+    if let Some(since) = m.changed.as_ref().and_then(|c| c.since.as_ref()) {
+        parts.push(format!(
+            "<span class=\"changed-legend\"><b style=\"text-decoration: underline 2px var(--changed-edge)\">1.2.3 &#x25B2;</b> changed since <code>{}</code> ({}): the cell's title says what it was</span>",
+            esc(&since.date),
+            esc(&since.until)
+        ));
+    }
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!("<p class=\"legend\">{}</p>\n", parts.join("")),
+    }
 }
 
 #[cfg(test)]

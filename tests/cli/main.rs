@@ -31,6 +31,7 @@ mod diff;
 #[cfg(feature = "gitops")]
 mod every_selection;
 mod fleet;
+mod fleet_history;
 #[cfg(feature = "gitops")]
 mod git_https;
 #[cfg(feature = "gitops")]
@@ -78,6 +79,7 @@ fn main() -> std::process::ExitCode {
         contract::tests(),
         diff::tests(),
         fleet::tests(),
+        fleet_history::tests(),
         history::tests(),
         history_store::tests(),
         hostile::tests(),
@@ -105,6 +107,8 @@ fn main() -> std::process::ExitCode {
     cases.push(gitops::tests());
     #[cfg(feature = "gitops")]
     cases.push(every_selection::tests());
+    #[cfg(feature = "gitops")]
+    cases.push(fleet_history::gitops_tests());
     #[cfg(feature = "gitops")]
     cases.push(commit_many::tests());
     #[cfg(feature = "gitops")]

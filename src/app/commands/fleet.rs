@@ -35,7 +35,10 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
         behind: index.as_ref().filter(|_| !html),
         differs: args.differs && !html,
     };
-    let matrix = matrix.filter(&query)?;
+    let mut matrix = matrix.filter(&query)?;
+    if args.changed_only {
+        matrix = matrix.changed_only();
+    }
     if let Some(unknown) = &matrix.unknown_addon {
         if settings.strict {
             return Err(crate::error::Error::from(unknown.clone()).into());
@@ -70,6 +73,9 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
 /// The matrix from the source asked for (`--repo`, `--from`, else [`source`]), and
 /// whether any cluster domain was not read (`--from live`).
 fn read(settings: &Settings, args: &FleetArgs) -> Result<(Matrix, bool)> {
+    if args.at.is_some() || args.changed_since.is_some() {
+        return Ok((selected(past(settings, args)?, args)?, false));
+    }
     if let Some(repo) = &args.repo {
         let branch = args.branch.as_deref().unwrap_or("HEAD");
         return Ok((selected(fleet::from_repo(repo, branch)?, args)?, false));
@@ -104,6 +110,39 @@ fn selected(matrix: Matrix, args: &FleetArgs) -> crate::error::Result<Matrix> {
     let known = matrix.known();
     let keep = crate::fleet::select_in(crate::fleet::Among::Listed(&known), args.many())?;
     Ok(matrix.only(&keep))
+}
+
+/// `--at`, `--changed-since`: the store's or the repository's history
+/// ([`fleet::at::read`]); the project and the live clusters have none.
+fn past(settings: &Settings, args: &FleetArgs) -> Result<Matrix> {
+    let (at, since) = (args.at.as_deref(), args.changed_since.as_deref());
+    let now = jiff::Timestamp::now();
+    if let Some(repo) = &args.repo {
+        let rev = args.branch.as_deref().unwrap_or("HEAD");
+        return Ok(fleet::at::read(
+            fleet::at::Past::Repo(repo, rev),
+            at,
+            since,
+            now,
+        )?);
+    }
+    if let Some(from @ (FleetFrom::Project | FleetFrom::Live)) = args.from {
+        let flag = if at.is_some() {
+            "--at"
+        } else {
+            "--changed-since"
+        };
+        let (word, what) = match from {
+            FleetFrom::Project => ("project", "a project renders what it is now"),
+            _ => ("live", "a cluster is read as it is now"),
+        };
+        return Err(crate::app::Failure::Usage(format!(
+            "clinv fleet {flag}: --from {word} has no history ({what}); read the store (--from store, the default with {flag}) or a GitOps repository (--repo)"
+        )));
+    }
+    let opened = StoreOnly::open(settings)?;
+    let past = fleet::at::Past::Store(&opened.store, opened.project.as_ref());
+    Ok(fleet::at::read(past, at, since, now)?)
 }
 
 /// The source of `fleet` without `--from`: the project, else the store `--snapshots` (or
@@ -176,6 +215,9 @@ fn notes(settings: &Settings, m: &Matrix, query: &Query<'_>) {
         } else {
             settings.printer.info(&line);
         }
+    }
+    for line in fleet::at::notes(m) {
+        settings.printer.info(&line);
     }
     if !m.unordered.is_empty() {
         settings.printer.warn(&format!(

@@ -169,6 +169,12 @@ fn fleet_text(
     color: bool,
     now: Option<jiff::Timestamp>,
 ) -> Result<usize> {
+    if oneline {
+        // One line per event: a change several domains made within a day is one line.
+        let (text, steps) = report::fleet::log_oneline(log, log.oldest_first(), color)?;
+        settings.printer.data(&text)?;
+        return Ok(steps);
+    }
     let lines = oneline.then(|| report::text::Oneline::new(color, now));
     let mut n = 0;
     settings.printer.data_with(|out| {

@@ -10,7 +10,15 @@ use crate::view::report;
 
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
     let opened = StoreOnly::open(settings)?;
-    let domain = opened.domain(settings, args.domain.domain.as_deref())?;
+    if let Some(domains) = opened.fleet(args.domain.many())? {
+        return fleet(settings, args, &opened.store, &domains);
+    }
+    if args.at.is_some() || args.since.is_some() {
+        return Err(crate::app::Failure::Usage(
+            "clinv report: --at and --since are the fleet report's (-A, --domain repeated, a glob); one domain's page shows its whole history".to_string(),
+        ));
+    }
+    let domain = opened.domain(settings, args.domain.one())?;
     let store = opened.store.domain(&domain);
     match (args.output.unwrap_or_default(), &args.repo, &args.out) {
         (ReportFormat::Html, None, _) => return summarised(settings, args, &store, &domain),
@@ -71,6 +79,36 @@ fn summarised(
     let html =
         report::html::html_report_of(domain, &history.trail, current, &generated, history.steps);
     write(settings, args, &html, history.steps)
+}
+
+/// `report -A`: the fleet page ([`crate::ops::fleet::report::load`]), or `-o json`.
+fn fleet(
+    settings: &Settings,
+    args: &ReportArgs,
+    store: &crate::store::Store,
+    domains: &[crate::domain::Domain],
+) -> Result<i32> {
+    if args.repo.is_some() {
+        return Err(crate::app::Failure::Usage(
+            "clinv report: --repo reads one domain's history; the fleet report reads the store"
+                .to_string(),
+        ));
+    }
+    let (at, since) = (args.at.as_deref(), args.since.as_deref());
+    let fleet = crate::ops::fleet::report::load(store, domains, at, since, jiff::Timestamp::now())?;
+    for skipped in &fleet.skipped {
+        settings.printer.warn(&format!("{skipped} — skipped"));
+    }
+    let at = crate::util::time::format_seconds(rendered_at(settings)?);
+    let generated = report::html::Generated {
+        at: &at,
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    let text = match args.output.unwrap_or_default() {
+        ReportFormat::Html => report::fleet::page(&fleet, &generated),
+        ReportFormat::Json => report::fleet::json(&fleet)?,
+    };
+    write(settings, args, &text, fleet.steps)
 }
 
 /// The page to `--out` (atomically) or stdout.

@@ -16,6 +16,10 @@ use crate::store::segments::Channels;
 use crate::store::{State, Store};
 use std::collections::BTreeMap;
 
+pub mod at;
+pub mod report;
+pub mod timeline;
+
 /// Where the matrix comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -73,6 +77,8 @@ pub struct Marks {
     pub drifting: std::collections::BTreeSet<(String, usize)>,
     /// In a pending snapshot, not yet on the cluster (`--from store`).
     pub queued: std::collections::BTreeSet<(String, usize)>,
+    /// Changed since `--changed-since`'s date, with what it was (`was V`, `new since D`).
+    pub changed: BTreeMap<(String, usize), String>,
 }
 
 /// A domain with no column, and why (a deploy domain, a render or record that failed).
@@ -122,6 +128,10 @@ pub struct Matrix {
     /// `--addon` named an addon that no domain has (with the closest name it has): a
     /// warning, or with `--strict` the refusal, as an `--ignore` that matches nothing.
     pub unknown_addon: Option<ArgumentError>,
+    /// `--at`: the date the matrix shows (none: the newest).
+    pub as_of: Option<at::AsOf>,
+    /// `--changed-since`: its cells that changed since that date.
+    pub changed: Option<at::Changed>,
 }
 
 /// What to keep of the matrix.
@@ -416,6 +426,8 @@ impl Builder {
                 unordered: Vec::new(),
                 delivered: BTreeMap::new(),
                 unknown_addon: None,
+                as_of: None,
+                changed: None,
             },
             index: BTreeMap::new(),
         }
@@ -510,6 +522,9 @@ impl Matrix {
         if let Some(name) = query.addon {
             self.unknown_addon = self.unknown(name);
             self.rows.retain(|r| r.addon == name);
+            if let Some(changed) = &mut self.changed {
+                changed.removed.retain(|(addon, _, _)| addon == name);
+            }
         }
         if let Some(index) = query.behind {
             self.behind(index);
@@ -612,6 +627,7 @@ impl Matrix {
             differs: cells(&m),
             drifting: flagged(|c| c.drifting),
             queued: flagged(|c| c.queued),
+            changed: self.changed_marks(),
         }
     }
 
@@ -719,6 +735,8 @@ mod tests {
             unordered: Vec::new(),
             delivered: BTreeMap::new(),
             unknown_addon: None,
+            as_of: None,
+            changed: None,
         }
     }
 

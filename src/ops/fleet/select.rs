@@ -43,6 +43,12 @@ impl Matrix {
         self.rows.retain(|row| !row.cells.is_empty());
         self.left.retain(|l| keep.contains(l.domain.as_str()));
         self.delivered.retain(|d, _| keep.contains(d.as_str()));
+        if let Some(changed) = &mut self.changed {
+            changed.added_domains.retain(|d| keep.contains(d.as_str()));
+            changed
+                .removed
+                .retain(|(_, d, _)| keep.contains(d.as_str()));
+        }
         self
     }
 }
@@ -87,6 +93,8 @@ mod tests {
             unordered: Vec::new(),
             delivered: BTreeMap::new(),
             unknown_addon: None,
+            as_of: None,
+            changed: None,
         }
     }
 

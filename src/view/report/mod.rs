@@ -7,6 +7,7 @@
 //! Values come from files and live objects, so every printer neutralises them for its
 //! format: control characters are escaped everywhere, Markdown and HTML are escaped.
 
+pub mod fleet;
 pub mod html;
 pub mod json;
 pub mod markdown;
