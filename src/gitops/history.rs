@@ -277,9 +277,10 @@ pub fn committed_inventories(dir: &Path, rev: &str) -> Result<Vec<(String, Vec<u
     Ok(out)
 }
 
-/// The newest commit of `rev`'s first-parent history committed at or before `until`
-/// (seconds since the epoch, committer time): what the branch held then, as `git
-/// rev-list --first-parent --before` finds it; `None` before its first commit.
+/// What the branch held at `until`: the newest first-parent commit at or before it.
+///
+/// `until` is seconds since the epoch, committer time, as `git rev-list --first-parent
+/// --before` reads it; `None` before the branch's first commit.
 ///
 /// # Errors
 /// No repository or an unknown revision.

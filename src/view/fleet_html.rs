@@ -489,6 +489,8 @@ mod tests {
             )]
             .into(),
             unknown_addon: None,
+            as_of: None,
+            changed: None,
         }
     }
 
