@@ -216,6 +216,23 @@ pub enum FleetBy {
 
 #[derive(Debug, Args)]
 pub struct FleetArgs {
+    /// Only these domains: a name or a glob ('air-*', ?), repeatable. With --against, the
+    /// first side of the comparison (default: every domain not in --against).
+    #[arg(long, value_name = "D")]
+    pub domain: Vec<String>,
+
+    /// Every domain (the default), as kubectl's -A.
+    #[arg(short = 'A', long, conflicts_with = "domain")]
+    pub all_domains: bool,
+
+    /// Compare with these domains (a name or a glob, repeatable): a row per addon whose
+    /// versions differ between the two sides, each side's versions with the domains
+    /// running them; addons alike are counted on stderr. Exit 0 same, 1 different, 2 an
+    /// error (as diff).
+    #[arg(long, value_name = "D",
+          conflicts_with_all = ["below", "above", "behind_index", "differs", "by"])]
+    pub against: Vec<String>,
+
     /// Where the versions come from. Default: project; outside any project, the store
     /// --snapshots or CLINV_SNAPSHOTS names.
     #[arg(long, value_name = "SOURCE")]

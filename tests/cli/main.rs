@@ -23,6 +23,7 @@ mod audit;
 mod browser;
 #[cfg(feature = "gitops")]
 mod commit_many;
+mod compare;
 mod completion;
 mod contract;
 #[cfg(feature = "gitops")]
@@ -71,6 +72,7 @@ fn main() -> std::process::ExitCode {
         addons::tests(),
         agent::tests(),
         audit::tests(),
+        compare::tests(),
         completion::tests(),
         contract::tests(),
         diff::tests(),

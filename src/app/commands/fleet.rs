@@ -12,6 +12,14 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     // Each domain has its own cluster: a flag naming one is refused, whatever the source.
     super::one_kubeconfig_each("fleet", &args.limits)?;
     let (matrix, not_read) = read(settings, args)?;
+    if !args.against.is_empty() {
+        return compare(settings, args, matrix, not_read);
+    }
+    let many = crate::project::select::Many {
+        patterns: &args.domain,
+        all: args.all_domains,
+    };
+    let matrix = fleet::compare::only(matrix, many, |_| crate::error::UnknownIn::Nowhere)?;
     let index = match &args.behind_index {
         Some(text) => {
             let index_ref = crate::catalog::fetch::IndexRef::parse(text)?;
@@ -58,6 +66,73 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     settings.printer.data(&text)?;
     notes(settings, &matrix, &query);
     Ok(matrix.exit_code(not_read))
+}
+
+/// `--against`: what differs between the two selections, in the `-o` format asked for;
+/// exit as `diff`: 0 same, 1 different, 2 a domain of a side not read (16: a cluster).
+fn compare(settings: &Settings, args: &FleetArgs, matrix: Matrix, not_read: bool) -> Result<i32> {
+    use crate::view::fleet_compare as view;
+    if args.output == Some(FleetFormat::Html) {
+        return Err(crate::app::Failure::Usage(
+            "clinv fleet --against: -o html is the matrix's page; use table, wide, json, yaml or markdown".into(),
+        ));
+    }
+    let selections = fleet::compare::Selections {
+        one: crate::project::select::Many {
+            patterns: &args.domain,
+            all: args.all_domains,
+        },
+        against: &args.against,
+    };
+    let query = Query {
+        addon: args.addon.as_deref(),
+        ..Query::default()
+    };
+    let c = fleet::compare::compare(&matrix.filter(&query)?, selections, |_| {
+        crate::error::UnknownIn::Nowhere
+    })?;
+    if let Some(unknown) = &c.unknown_addon {
+        if settings.strict {
+            return Err(crate::error::Error::from(unknown.clone()).into());
+        }
+        settings.printer.warn(&unknown.to_string());
+    }
+    settings
+        .printer
+        .data(&match args.output.unwrap_or_default() {
+            FleetFormat::Json => view::json(&c)?,
+            FleetFormat::Yaml => output::yaml(&view::json(&c)?)?,
+            FleetFormat::Markdown => view::markdown(&c),
+            FleetFormat::Wide => view::table(&c, true, args.no_headers),
+            _ => view::table(&c, false, args.no_headers),
+        })?;
+    c.sides.iter().for_each(|s| left(settings, &s.left));
+    view::notes(&c)
+        .iter()
+        .for_each(|n| settings.printer.info(n));
+    Ok(match (c.failed(), not_read, c.differs()) {
+        (true, _, _) => crate::error::exit::diff::ERROR,
+        (_, true, _) => crate::error::exit::NOT_LIVE,
+        (_, _, true) => crate::error::exit::diff::DIFFERENT,
+        _ => crate::error::exit::diff::SAME,
+    })
+}
+
+/// The domains with no column, said: deploy domains once at the end of the run, the
+/// others each on a line (an error when it should have had one).
+fn left(settings: &Settings, left: &[fleet::Left]) {
+    for left in left {
+        if let Some(cluster_ref) = &left.deploy {
+            super::deploy_domain_note(settings, &left.domain, cluster_ref.as_deref());
+            continue;
+        }
+        let line = format!("{}: not in the matrix: {}", left.domain, left.why);
+        if left.failed || left.other_domain {
+            settings.printer.error(&line);
+        } else {
+            settings.printer.info(&line);
+        }
+    }
 }
 
 /// The matrix from the source asked for (`--repo`, `--from`, else [`source`]), and
@@ -144,18 +219,7 @@ fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> Result<(M
 /// What the matrix leaves out, said: domains with no column, versions a bound could not
 /// order, and a query that matched nothing.
 fn notes(settings: &Settings, m: &Matrix, query: &Query<'_>) {
-    for left in &m.left {
-        if let Some(cluster_ref) = &left.deploy {
-            super::deploy_domain_note(settings, &left.domain, cluster_ref.as_deref());
-            continue;
-        }
-        let line = format!("{}: not in the matrix: {}", left.domain, left.why);
-        if left.failed || left.other_domain {
-            settings.printer.error(&line);
-        } else {
-            settings.printer.info(&line);
-        }
-    }
+    left(settings, &m.left);
     if !m.unordered.is_empty() {
         settings.printer.warn(&format!(
             "{} version(s) are not SemVer and cannot be compared with the bound, so they are left out: {}",

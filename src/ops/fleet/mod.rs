@@ -5,6 +5,8 @@
 //! snapshot of each domain in the store (recorded), with the queries a fleet asks:
 //! one addon, versions below or above a bound.
 
+pub mod compare;
+
 use crate::domain::Domain;
 use crate::error::{ArgumentError, Result};
 use crate::history::version::{self, Order};
