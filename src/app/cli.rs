@@ -1010,8 +1010,9 @@ pub struct LogArgs {
     #[arg(long)]
     pub reverse: bool,
 
-    /// When each version of this addon arrived and left.
-    #[arg(long, value_name = "NAME", conflicts_with = "all_domains")]
+    /// When each version of this addon arrived and left; with several domains (-A, a
+    /// glob), every step of theirs that changes it, merged, a line each naming its domain.
+    #[arg(long, value_name = "NAME")]
     pub addon: Option<String>,
 
     /// Read the history from this GitOps repository's commits instead of the store.

@@ -17,6 +17,7 @@ extern crate clinv_testkit;
 use clinv_testkit::{git_server, recorder, registry};
 use clinv_testkit::{harness, https, loopback_proxy, prometheus, support};
 
+mod addon_history;
 mod addons;
 mod agent;
 mod audit;
@@ -69,6 +70,7 @@ mod watch;
 fn main() -> std::process::ExitCode {
     #[cfg_attr(not(feature = "gitops"), allow(unused_mut))]
     let mut cases = vec![
+        addon_history::tests(),
         addons::tests(),
         agent::tests(),
         audit::tests(),

@@ -5,6 +5,7 @@
 //! snapshot of each domain in the store (recorded), with the queries a fleet asks:
 //! one addon, versions below or above a bound.
 
+pub mod addon_log;
 pub mod compare;
 
 use crate::domain::Domain;
