@@ -557,6 +557,8 @@ pub enum Command {
     /// a domain could not be read (its spec does not parse, its snapshot is damaged: an
     /// [error] naming it, the others printed); 16 when --from live did not read a cluster.
     /// An --addon no domain has is a warning with the closest name (--strict: exit 2).
+    /// With --against (what differs between two selections), exit as diff: 0 the same, 1
+    /// different, 2 any error (16: --from live did not read a cluster of a side).
     #[command(after_help = examples::FLEET)]
     Fleet(FleetArgs),
 
