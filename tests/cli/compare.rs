@@ -341,6 +341,51 @@ fn the_store_is_compared_as_recorded() {
     );
 }
 
+/// From a GitOps repository (`commit -A`'s folders on a branch): the same comparison of
+/// what the team committed.
+#[cfg(feature = "gitops")]
+fn a_gitops_repository_is_compared_as_committed() {
+    let dir = sites();
+    let root = dir.path().to_str().unwrap().to_string();
+    let work = dir.path().join("gitops");
+    git(dir.path(), &["init", "-q", "-b", "main", "gitops"]);
+    git(&work, &["config", "user.name", "Inventory Bot"]);
+    git(&work, &["config", "user.email", "bot@acme.example"]);
+    let store = dir.path().join("snapshots");
+    let committed = clinv(&[
+        "commit",
+        "-A",
+        "--root",
+        &root,
+        "--repo",
+        work.to_str().unwrap(),
+    ])
+    .store(&store)
+    .run();
+    assert_eq!(committed.code, 0, "{}", committed.stderr);
+    let run = clinv(&[
+        "fleet",
+        "--repo",
+        work.to_str().unwrap(),
+        "--domain",
+        "fsn-*",
+        "--against",
+        "air-*",
+        "-o",
+        "json",
+    ])
+    .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["source"], "repository");
+    let names: Vec<&str> = fields(&v["addons"], "name");
+    // In the matrix's order: as addons first appear, domains in name order (air first).
+    assert_eq!(
+        names,
+        ["cert-manager", "local-path-provisioner", "ingress-nginx"]
+    );
+}
+
 trials! {
     Nothing: [
         two_sites_are_compared_in_one_command,
@@ -351,4 +396,12 @@ trials! {
         a_broken_spec_on_a_side_is_an_error_outside_it_none,
         the_store_is_compared_as_recorded,
     ],
+}
+
+#[cfg(feature = "gitops")]
+pub mod gitops {
+    use super::*;
+    trials! {
+        Nothing: [a_gitops_repository_is_compared_as_committed],
+    }
 }

@@ -107,6 +107,8 @@ fn main() -> std::process::ExitCode {
     #[cfg(feature = "gitops")]
     cases.push(commit_many::tests());
     #[cfg(feature = "gitops")]
+    cases.push(compare::gitops::tests());
+    #[cfg(feature = "gitops")]
     cases.push(git_https::tests());
     #[cfg(feature = "gitops")]
     cases.push(oci::tests());
