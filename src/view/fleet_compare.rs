@@ -81,8 +81,8 @@ pub fn markdown(c: &Comparison) -> String {
 }
 
 /// What the comparison says on stderr: which side is the rest of the fleet, the addons
-/// alike (not shown), or that nothing differs.
-pub fn notes(c: &Comparison) -> Vec<String> {
+/// alike (not shown), or that nothing differs (`addon`: the one `--addon` asked for).
+pub fn notes(c: &Comparison, addon: Option<&str>) -> Vec<String> {
     let [one, two] = &c.sides;
     let mut notes = Vec::new();
     if one.selection.is_none() {
@@ -94,7 +94,15 @@ pub fn notes(c: &Comparison) -> Vec<String> {
         ));
     }
     let same = c.same.len();
-    if c.rows.is_empty() {
+    if c.rows.is_empty() && same == 0 {
+        // An --addon no domain has was said as such; one that only other domains run is
+        // not "the same".
+        if c.unknown_addon.is_none() {
+            let (a, b) = (compare::label(one), compare::label(two));
+            let what = addon.map_or("any addon".to_string(), crate::util::redact::escape_line);
+            notes.push(format!("neither {a} nor {b} runs {what}"));
+        }
+    } else if c.rows.is_empty() {
         let (a, b) = (compare::label(one), compare::label(two));
         notes.push(match same {
             1 => format!("{a} and {b} run the same version of their one addon"),
@@ -259,7 +267,7 @@ mod tests {
             "| ADDON | the rest (3 domains) | b\\|* (1 domain) |\n|---|---|---|\n| cert-manager | v1.18.0 (2), - (1) | * |\n"
         );
         assert_eq!(
-            notes(&c),
+            notes(&c, None),
             [
                 "comparing b|* with the rest of the fleet (3 domains)",
                 "1 addon runs the same versions on both sides (cilium): not shown"

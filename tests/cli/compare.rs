@@ -206,6 +206,62 @@ fn sides_that_run_the_same_exit_0() {
         &run.stderr,
         "[info] nbg-1.acme.example, nbg-2.acme.example and nbg-3.acme.example run the same versions of all 3 addons",
     );
+    // An addon neither side runs is not "the same"; a misspelled one is said as such.
+    let neither = fleet(
+        dir.path(),
+        &[
+            "--domain",
+            "air-*",
+            "--against",
+            "nbg-*",
+            "--addon",
+            "ingress-nginx",
+        ],
+    );
+    assert_eq!((neither.code, neither.stdout.as_str()), (0, ""));
+    assert_has(
+        &neither.stderr,
+        "[info] neither air-* nor nbg-* runs ingress-nginx",
+    );
+    assert_lacks(&neither.stderr, "the same");
+    // One side without the addon asked for is a side that does not run it (`-`), not a
+    // side without domains (its domains have no cell of that row).
+    let one_side = fleet(
+        dir.path(),
+        &["--domain", "air-*", "--against", "fsn-*", "--addon", "ingress-nginx"],
+    );
+    assert_eq!(one_side.code, 1, "{}", one_side.stderr);
+    assert_eq!(
+        one_side.stdout,
+        "ADDON          air-* (5 domains)  fsn-* (5 domains)\ningress-nginx  -                  4.12.1\n"
+    );
+    let typo = fleet(
+        dir.path(),
+        &[
+            "--domain",
+            "air-*",
+            "--against",
+            "nbg-*",
+            "--addon",
+            "cert-manger",
+        ],
+    );
+    assert_eq!(typo.code, 0, "{}", typo.stderr);
+    assert_has(&typo.stderr, "did you mean 'cert-manager'?");
+    assert_lacks(&typo.stderr, "neither");
+    let strict = fleet(
+        dir.path(),
+        &[
+            "--domain",
+            "air-*",
+            "--against",
+            "nbg-*",
+            "--addon",
+            "cert-manger",
+            "--strict",
+        ],
+    );
+    assert_eq!(strict.code, 2, "{}", strict.stderr);
     let json = fleet(
         dir.path(),
         &["--domain", "nbg-1*", "--against", "nbg-2*", "-o", "json"],

@@ -83,14 +83,9 @@ fn compare(settings: &Settings, args: &FleetArgs, matrix: Matrix, not_read: bool
             all: args.all_domains,
         },
         against: &args.against,
-    };
-    let query = Query {
         addon: args.addon.as_deref(),
-        ..Query::default()
     };
-    let c = fleet::compare::compare(&matrix.filter(&query)?, selections, |_| {
-        crate::error::UnknownIn::Nowhere
-    })?;
+    let c = fleet::compare::compare(&matrix, selections, |_| crate::error::UnknownIn::Nowhere)?;
     if let Some(unknown) = &c.unknown_addon {
         if settings.strict {
             return Err(crate::error::Error::from(unknown.clone()).into());
@@ -107,9 +102,8 @@ fn compare(settings: &Settings, args: &FleetArgs, matrix: Matrix, not_read: bool
             _ => view::table(&c, false, args.no_headers),
         })?;
     c.sides.iter().for_each(|s| left(settings, &s.left));
-    view::notes(&c)
-        .iter()
-        .for_each(|n| settings.printer.info(n));
+    let notes = view::notes(&c, args.addon.as_deref());
+    notes.iter().for_each(|n| settings.printer.info(n));
     Ok(match (c.failed(), not_read, c.differs()) {
         (true, _, _) => crate::error::exit::diff::ERROR,
         (_, true, _) => crate::error::exit::NOT_LIVE,

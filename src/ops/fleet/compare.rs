@@ -92,6 +92,8 @@ impl Comparison {
 pub struct Selections<'a> {
     pub one: Many<'a>,
     pub against: &'a [String],
+    /// `--addon`: only this addon's row (a side that does not run it shows `-`).
+    pub addon: Option<&'a str>,
 }
 
 /// Resolves both selections among the domains `matrix` knows (those with a column and
@@ -137,7 +139,9 @@ pub fn compare(
         &one,
     )?;
     let two = side(matrix, Some(selections.against.to_vec()), &two)?;
-    Ok(between(matrix, [one, two]))
+    let mut c = between(matrix, [one, two], selections.addon);
+    c.unknown_addon = selections.addon.and_then(|name| matrix.unknown(name));
+    Ok(c)
 }
 
 /// `fleet --domain X` without `--against`: the matrix of the selected domains only (their
@@ -244,8 +248,9 @@ pub fn label(side: &Side) -> String {
     }
 }
 
-/// The comparison of two sides already resolved: a pure function of the matrix.
-pub fn between(matrix: &Matrix, sides: [Side; 2]) -> Comparison {
+/// The comparison of two sides already resolved (of every addon, or of `addon` only): a
+/// pure function of the matrix.
+pub fn between(matrix: &Matrix, sides: [Side; 2], addon: Option<&str>) -> Comparison {
     let columns = sides.clone().map(|s| {
         let chosen: BTreeSet<String> = s.domains.into_iter().collect();
         (matrix.domains.iter().enumerate())
@@ -254,7 +259,11 @@ pub fn between(matrix: &Matrix, sides: [Side; 2]) -> Comparison {
             .collect::<Vec<_>>()
     });
     let (mut rows, mut same) = (Vec::new(), Vec::new());
-    for row in &matrix.rows {
+    for row in matrix
+        .rows
+        .iter()
+        .filter(|r| addon.is_none_or(|a| r.addon == a))
+    {
         let held = columns.clone().map(|cols| {
             let mut by: BTreeMap<Held, Vec<String>> = BTreeMap::new();
             for (c, domain) in cols {
@@ -289,7 +298,7 @@ pub fn between(matrix: &Matrix, sides: [Side; 2]) -> Comparison {
         sides,
         rows,
         same,
-        unknown_addon: matrix.unknown_addon.clone(),
+        unknown_addon: None,
     }
 }
 
@@ -387,6 +396,7 @@ mod tests {
                 all: false,
             },
             against: &against,
+            addon: None,
         };
         compare(&fleet(), selections, |_| UnknownIn::Nowhere)
     }
