@@ -228,7 +228,14 @@ fn sides_that_run_the_same_exit_0() {
     // side without domains (its domains have no cell of that row).
     let one_side = fleet(
         dir.path(),
-        &["--domain", "air-*", "--against", "fsn-*", "--addon", "ingress-nginx"],
+        &[
+            "--domain",
+            "air-*",
+            "--against",
+            "fsn-*",
+            "--addon",
+            "ingress-nginx",
+        ],
     );
     assert_eq!(one_side.code, 1, "{}", one_side.stderr);
     assert_eq!(

@@ -462,6 +462,28 @@ mod tests {
     }
 
     #[test]
+    fn a_selection_keeps_its_columns_renumbered_and_its_left() {
+        let patterns = ["nbg-4".to_string(), "nbg-*".to_string()];
+        let many = Many {
+            patterns: &patterns[1..],
+            all: false,
+        };
+        let m = only(fleet(), many, |_| UnknownIn::Nowhere).unwrap();
+        assert_eq!(m.domains, ["nbg-1", "nbg-2", "nbg-3", "nbg-4", "nbg-5"]);
+        assert_eq!(m.left.len(), 1);
+        // glue is on air only: its row goes.
+        let names: Vec<&str> = m.rows.iter().map(|r| r.addon.as_str()).collect();
+        assert_eq!(names, ["cilium", "cert-manager", "metrics-server"]);
+        assert_eq!(m.rows[1].cells[&4].version.as_deref(), Some("v1.21.0-rc.1"));
+        let many = Many {
+            patterns: &patterns[..1],
+            all: false,
+        };
+        let m = only(fleet(), many, |_| UnknownIn::Nowhere).unwrap();
+        assert_eq!((m.domains.len(), m.left.len()), (1, 0));
+    }
+
+    #[test]
     fn overlapping_empty_and_unknown_sides_are_refused() {
         let e = compared(&["air-*"], &["air-1", "fsn-1"]).unwrap_err();
         assert_eq!(
