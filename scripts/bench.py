@@ -10,6 +10,7 @@
     python3 scripts/bench.py ssh-push [--runs N]
     python3 scripts/bench.py oci-push [--runs N]
     python3 scripts/bench.py replay-all [--runs N] [--domains 1000] [--timeout 30]
+    python3 scripts/bench.py addon-log [--runs N] [--domains 1000 10000] [--snapshots 100]
     python3 scripts/bench.py store-scale [--runs N] [--records 10000 100000 1000000]
     python3 scripts/bench.py store-scale --delivery [--runs N] [--records 10 1000000]
 
@@ -1236,6 +1237,101 @@ def bench_fleet_report(args):
               f"{'OK' if size < 5e6 else 'OVER'} (< 5 MB)")
 
 
+def make_addon_fleet(work, n, snapshots):
+    """A synthetic fleet with a recent history (issue #40's generator for `log -A --addon`):
+    the project of make_fleet (a quarter of the domains on cert-manager's per-cluster pin,
+    v1.18.0), and for each domain `snapshots` applied snapshots one a day up to yesterday
+    (version 1 journals written here) — the pinned quarter on v1.17.0 until 20 days ago,
+    v1.18.0 since: an upgrade inside a 30-day window. One `publish -A` (one process, every
+    domain offline: pending) migrates every store to version 2. Returns (root, store)."""
+    import hashlib, shutil
+    from concurrent.futures import ThreadPoolExecutor
+    shutil.rmtree(work, ignore_errors=True)
+    root, store = os.path.join(work, "project"), os.path.join(work, "snapshots")
+    example = os.path.join(REPO, "examples", "acme")
+    shutil.copytree(os.path.join(example, ".lok8s"), os.path.join(root, ".lok8s"))
+    pin = os.path.join(example, "clusters", "lab.acme.example", "addons")
+    name = lambda i: f"d{i:05d}.fleet.example"
+    for i in range(n):
+        d = os.path.join(root, "clusters", name(i))
+        os.makedirs(d)
+        certs = "./addons/cert-manager" if i % 4 == 0 else "cert-manager"
+        if i % 4 == 0:
+            shutil.copytree(pin, os.path.join(d, "addons"))
+        with open(os.path.join(d, "cluster.lok8s.yaml"), "w") as f:
+            f.write(f"kind: Lo\nmetadata:\n  name: f{i:05d}\nspec:\n  kubernetes:\n    version: v1.32.3\n"
+                    f"  bootstrap:\n    - cilium\n    - {certs}\n    - metrics-server\n    - ingress-nginx\n")
+    # The objects of two domains (pinned, not), rendered once and relabelled for the others.
+    templates = {0: store_objects(name(0), root), 1: store_objects(name(1), root)}
+    day, now = 86_400, int(time.time())
+    base = now - snapshots * day
+    sha = lambda t: hashlib.sha256(t.encode()).hexdigest()
+
+    def journal(i):
+        cr, crd, spec_hash, lok8s = templates[0 if i % 4 == 0 else 1]
+        t = name(0 if i % 4 == 0 else 1)
+        cr = cr.replace(t, name(i)).replace(f"f{0 if i % 4 == 0 else 1:05d}", f"f{i:05d}")
+        crs = [cr, cr.replace('"chartVersion":"v1.18.0"', '"chartVersion":"v1.17.0"')]
+        objects = os.path.join(store, name(i), "objects")
+        os.makedirs(objects, mode=0o700)
+        for text in (*crs, crd):
+            with open(os.path.join(objects, f"{sha(text)}.json"), "w") as f:
+                f.write(text)
+        lines = []
+        for k in range(snapshots):
+            at = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(base + k * day))
+            old = i % 4 == 0 and k < snapshots - 20
+            sid = f"{i * snapshots + k:012x}"
+            rec = ('{"kind":"snapshot","v":1,"id":"%s","at":"%s.000Z","domain":"%s","renderedAt":"%sZ",'
+                   '"specHash":"%s","lok8sVersion":"%s","tool":"clinv 0.1.0","cr":"%s","crd":"%s",'
+                   '"target":{"server":"https://127.0.0.1:9","context":"offline"}}') % (
+                sid, at, name(i), at, spec_hash, lok8s, sha(crs[1] if old else crs[0]), sha(crd))
+            state = '{"kind":"state","v":1,"id":"%s","at":"%s.500Z","state":"applied"}' % (sid, at)
+            lines += [f"{sha(rec)} {rec}\n", f"{sha(state)} {state}\n"]
+        with open(os.path.join(store, name(i), "journal"), "w") as f:
+            f.write("".join(lines))
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        list(pool.map(journal, range(n)))
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000", CLINV_SNAPSHOTS=store,
+               HOME="/nonexistent", KUBECONFIG="/nonexistent/kubeconfig")
+    subprocess.run([BIN, "publish", "-A", "--root", root], env=env, check=True, capture_output=True)
+    return root, store
+
+
+def bench_addon_log(args):
+    """issue #40: `log -A --addon cert-manager --since 30d` — the fleet's history of one
+    addon over a recent history (make_addon_fleet), whole process, wall and peak RSS; beside
+    it `log -A --since 30d` (every change) and the whole history of the addon. `--work
+    /dev/shm` keeps the 1.2 GB of a 10,000-domain fleet off the disk (removed after)."""
+    import shutil
+    for n in args.domains:
+        work = os.path.join(args.work or TARGET, f"bench-addon-log-{n}")
+        start = time.perf_counter()
+        root, store = make_addon_fleet(work, n, args.snapshots)
+        print(f"generated {n} domains × {args.snapshots} daily snapshots in {time.perf_counter() - start:.1f} s")
+        env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000", CLINV_SNAPSHOTS=store,
+                   HOME="/nonexistent", KUBECONFIG="/nonexistent/kubeconfig")
+        events = subprocess.run([BIN, "log", "-A", "--addon", "cert-manager", "--since", "30d",
+                                 "--root", root], env=env, check=True, capture_output=True, text=True)
+        lines = len(events.stdout.splitlines())
+        print(f"  log -A --addon cert-manager --since 30d: {lines} lines (expected {(n + 3) // 4}: "
+              f"{'OK' if lines == (n + 3) // 4 else 'WRONG'})")
+        for name, argv, target_ms in [
+            ("log -A --addon cert-manager --since 30d",
+             ["log", "-A", "--addon", "cert-manager", "--since", "30d"], 1500 if n > 1000 else None),
+            ("log -A --since 30d", ["log", "-A", "--since", "30d"], None),
+            ("log -A --addon cert-manager (whole history)", ["log", "-A", "--addon", "cert-manager"], None),
+        ]:
+            walls, rss = measure([BIN] + argv + ["--root", root], args.runs, env)
+            report(f"{name}, {n} domains × {args.snapshots}", walls, rss, target_ms)
+            cpu = subprocess.run(["/usr/bin/time", "-f", "%U %S", BIN, *argv, "--root", root], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            user, system = cpu.stderr.strip().splitlines()[-1].split()
+            print(f"  CPU (user+sys) of one more run: {float(user) + float(system):.2f} s", flush=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def make_fleet_repo(work, domains, commits):
     """A GitOps repository (issue #25's generator) of `domains` domain folders, each with
     commit's layout (clusters/<domain>/inventory/clusterinventory.yaml, the example's prod
@@ -1739,6 +1835,11 @@ def main():
     fl.add_argument("--domains", type=int, nargs="+", default=[1000])
     fl.add_argument("--snapshots", type=int, default=100)
     fl.add_argument("--timeout", type=float, default=10.0)
+    al = sub.add_parser("addon-log", help="issue #40: log -A --addon NAME --since 30d over a synthetic fleet (10,000: ≤ 1.5 s)")
+    al.add_argument("--runs", type=int, default=5)
+    al.add_argument("--domains", type=int, nargs="+", default=[1000, 10000])
+    al.add_argument("--snapshots", type=int, default=100)
+    al.add_argument("--work", help="where to generate the fleet (default: the target folder)")
     fr = sub.add_parser("fleet-repo", help="issue #25: fleet --repo over 1,000 domain folders and 10,000 commits")
     fr.add_argument("--runs", type=int, default=5)
     fr.add_argument("--domains", type=int, nargs="+", default=[1000])
@@ -1778,7 +1879,8 @@ def main():
     {"render": bench_render, "publish": bench_publish, "store": bench_store, "diff": bench_diff, "log": bench_log, "completion": bench_completion, "yaml-wide": bench_yaml_wide, "commit": bench_commit,
      "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all,
      "ssh-push": bench_ssh_push, "oci-push": bench_oci_push, "fleet": bench_fleet, "fleet-repo": bench_fleet_repo,
-     "fleet-at": bench_fleet_at, "fleet-report": bench_fleet_report, "store-scale": bench_store_scale,
+     "fleet-at": bench_fleet_at, "fleet-report": bench_fleet_report, "addon-log": bench_addon_log,
+     "store-scale": bench_store_scale,
      "watch-idle": bench_watch_idle, "watch-latency": bench_watch_latency,
      "watch-pickup": bench_watch_pickup}[args.bench](args)
 

@@ -221,14 +221,22 @@ pub enum FleetBy {
 
 #[derive(Debug, Args)]
 pub struct FleetArgs {
-    /// Only these domains' columns (default: every domain): a name, repeated, or a glob
-    /// ('air-*'). `--from live` reads only the selected clusters.
+    /// Only these domains: a name or a glob ('air-*', ?), repeatable; `--from live` reads only
+    /// these clusters. With --against, the first side of the comparison (default: every domain not in --against).
     #[arg(long, value_name = "D")]
     pub domain: Vec<String>,
 
-    /// Every domain (what no --domain means), as kubectl's -A.
+    /// Every domain (the default), as kubectl's -A.
     #[arg(short = 'A', long, conflicts_with = "domain")]
     pub all_domains: bool,
+
+    /// Compare with these domains (a name or a glob, repeatable): a row per addon whose
+    /// versions differ between the two sides, each side's versions with the domains
+    /// running them; addons alike are counted on stderr. Exit 0 same, 1 different, 2 an
+    /// error (as diff).
+    #[arg(long, value_name = "D",
+          conflicts_with_all = ["below", "above", "behind_index", "differs", "by"])]
+    pub against: Vec<String>,
 
     /// Where the versions come from. Default: project; outside any project, the store
     /// --snapshots or CLINV_SNAPSHOTS names.
@@ -580,6 +588,8 @@ pub enum Command {
     /// a domain could not be read (its spec does not parse, its snapshot is damaged: an
     /// [error] naming it, the others printed); 16 when --from live did not read a cluster.
     /// An --addon no domain has is a warning with the closest name (--strict: exit 2).
+    /// With --against (what differs between two selections), exit as diff: 0 the same, 1
+    /// different, 2 any error (16: --from live did not read a cluster of a side).
     #[command(after_help = examples::FLEET)]
     Fleet(FleetArgs),
 
@@ -1053,8 +1063,9 @@ pub struct LogArgs {
     #[arg(long)]
     pub reverse: bool,
 
-    /// When each version of this addon arrived and left.
-    #[arg(long, value_name = "NAME", conflicts_with = "all_domains")]
+    /// When each version of this addon arrived and left; with several domains (-A, a
+    /// glob), every step of theirs that changes it, merged, a line each naming its domain.
+    #[arg(long, value_name = "NAME")]
     pub addon: Option<String>,
 
     /// Read the history from this GitOps repository's commits instead of the store.

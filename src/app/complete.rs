@@ -85,7 +85,7 @@ fn attach(mut cmd: clap::Command, path: &str) -> clap::Command {
         .collect();
     for id in ids {
         let completer = match (path, id.as_str()) {
-            (_, "domain") => ArgValueCompleter::new(domains),
+            (_, "domain") | ("clinv fleet", "against") => ArgValueCompleter::new(domains),
             ("clinv diff", "from" | "to") => ArgValueCompleter::new(diff_refs),
             ("clinv snapshots show", "id")
             | ("clinv commit", "snapshot")

@@ -134,4 +134,6 @@ Examples:
   # Which clusters still run cert-manager below v1.20
   clinv fleet --addon cert-manager --below v1.20
   # What the store recorded, a row per domain, for a pull request
-  clinv fleet --from store --by domain -o markdown";
+  clinv fleet --from store --by domain -o markdown
+  # What differs between two sites (exit 1 when anything does)
+  clinv fleet --domain 'air-*' --against 'fsn-*'";

@@ -149,7 +149,12 @@ fn run(cli: cli::Cli) -> i32 {
         _ => dispatch(&settings, &cli.command),
     };
     commands::say_deploy_domains(&settings);
-    let diff_like = matches!(cli.command, Command::Diff(_) | Command::Drift(_));
+    // `fleet --against` compares two selections: 1 means "they differ", as for diff.
+    let diff_like = match &cli.command {
+        Command::Diff(_) | Command::Drift(_) => true,
+        Command::Fleet(args) => !args.against.is_empty(),
+        _ => false,
+    };
     match result {
         Ok(code) => code,
         Err(err) => {

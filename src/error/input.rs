@@ -210,6 +210,16 @@ pub enum ArgumentError {
     /// `inventory` (publish's word).
     #[error("{scope}: {detail}")]
     Kubeconfig { scope: String, detail: String },
+    /// `fleet --against`: a domain on both sides would be compared with itself.
+    #[error(
+        "--against: {count} domain{} on both sides of the comparison ({domains}); choose selections that share no domain (without --domain, --against compares with the rest of the fleet)",
+        if *.count == 1 { " is" } else { "s are" }
+    )]
+    SidesOverlap { count: usize, domains: String },
+    /// `fleet --against`: a side with no inventory to compare (only deploy domains, or
+    /// domains that could not be read).
+    #[error("{side}: no domain of this side has an inventory to compare ({why})")]
+    EmptySide { side: String, why: String },
 }
 
 /// A reference (`clinv diff A B`, `--snapshot`) that is malformed or names nothing that

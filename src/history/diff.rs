@@ -226,7 +226,8 @@ pub struct Summary {
 }
 
 impl Summary {
-    fn of(changes: &[Change], ignored: usize) -> Summary {
+    /// The counts of `changes`, with `ignored` ignored ones.
+    pub fn of(changes: &[Change], ignored: usize) -> Summary {
         let mut s = Summary {
             ignored,
             ..Summary::default()

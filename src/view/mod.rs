@@ -7,6 +7,8 @@
 
 pub mod addons;
 pub mod fleet;
+pub mod fleet_addon_log;
+pub mod fleet_compare;
 pub mod fleet_html;
 pub mod metrics;
 pub mod replay;

@@ -17,12 +17,14 @@ extern crate clinv_testkit;
 use clinv_testkit::{git_server, recorder, registry};
 use clinv_testkit::{harness, https, loopback_proxy, prometheus, support};
 
+mod addon_history;
 mod addons;
 mod agent;
 mod audit;
 mod browser;
 #[cfg(feature = "gitops")]
 mod commit_many;
+mod compare;
 mod completion;
 mod contract;
 #[cfg(feature = "gitops")]
@@ -72,9 +74,11 @@ mod watch;
 fn main() -> std::process::ExitCode {
     #[cfg_attr(not(feature = "gitops"), allow(unused_mut))]
     let mut cases = vec![
+        addon_history::tests(),
         addons::tests(),
         agent::tests(),
         audit::tests(),
+        compare::tests(),
         completion::tests(),
         contract::tests(),
         diff::tests(),
@@ -111,6 +115,8 @@ fn main() -> std::process::ExitCode {
     cases.push(fleet_history::gitops_tests());
     #[cfg(feature = "gitops")]
     cases.push(commit_many::tests());
+    #[cfg(feature = "gitops")]
+    cases.push(compare::gitops::tests());
     #[cfg(feature = "gitops")]
     cases.push(git_https::tests());
     #[cfg(feature = "gitops")]

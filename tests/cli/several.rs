@@ -415,12 +415,24 @@ fn log_takes_repeated_domains_and_globs() {
     assert_has(&none.stderr, "'edge.*' matches no domain in the store ");
     for extra in [
         &["--domain", "lab.*", "--repo", "/x"][..],
-        &["--domain", "lab.*", "--addon", "cilium"],
-        &["-A", "--addon", "cilium"],
+        &["-A", "--repo", "/x"],
+        &["-A", "--addon", "cilium", "-o", "markdown"],
     ] {
         let run = log(extra);
         assert_eq!(run.code, 2, "{extra:?}: {}", run.stderr);
     }
+    // --addon over several domains is the fleet's history of the addon (issue 40; see
+    // addon_history.rs): each line names its domain.
+    let cilium = log(&["--domain", "lab.*", "--addon", "cilium"]).success();
+    assert!(!cilium.stdout.is_empty(), "{}", cilium.stderr);
+    assert!(
+        cilium
+            .stdout
+            .lines()
+            .all(|l| l.starts_with("lab.acme.example  ")),
+        "{}",
+        cilium.stdout
+    );
 }
 
 /// `diff` of several domains: A and B resolved for each domain, one section each equal

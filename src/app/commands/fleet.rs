@@ -12,6 +12,9 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     // Each domain has its own cluster: a flag naming one is refused, whatever the source.
     super::one_kubeconfig_each("fleet", &args.limits)?;
     let (matrix, not_read) = read(settings, args)?;
+    if !args.against.is_empty() {
+        return compare(settings, args, matrix, not_read);
+    }
     let index = match &args.behind_index {
         Some(text) => {
             let index_ref = crate::catalog::fetch::IndexRef::parse(text)?;
@@ -70,6 +73,67 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     Ok(matrix.exit_code(not_read))
 }
 
+/// `--against`: what differs between the two selections, in the `-o` format asked for;
+/// exit as `diff`: 0 same, 1 different, 2 a domain of a side not read (16: a cluster).
+fn compare(settings: &Settings, args: &FleetArgs, matrix: Matrix, not_read: bool) -> Result<i32> {
+    use crate::view::fleet_compare as view;
+    if args.output == Some(FleetFormat::Html) {
+        return Err(crate::app::Failure::Usage(
+            "clinv fleet --against: -o html is the matrix's page; use table, wide, json, yaml or markdown".into(),
+        ));
+    }
+    let selections = fleet::compare::Selections {
+        one: crate::project::select::Many {
+            patterns: &args.domain,
+            all: args.all_domains,
+        },
+        against: &args.against,
+        addon: args.addon.as_deref(),
+    };
+    let c = fleet::compare::compare(&matrix, selections, |_| crate::error::UnknownIn::Nowhere)?;
+    if let Some(unknown) = &c.unknown_addon {
+        if settings.strict {
+            return Err(crate::error::Error::from(unknown.clone()).into());
+        }
+        settings.printer.warn(&unknown.to_string());
+    }
+    settings
+        .printer
+        .data(&match args.output.unwrap_or_default() {
+            FleetFormat::Json => view::json(&c)?,
+            FleetFormat::Yaml => output::yaml(&view::json(&c)?)?,
+            FleetFormat::Markdown => view::markdown(&c),
+            FleetFormat::Wide => view::table(&c, true, args.no_headers),
+            _ => view::table(&c, false, args.no_headers),
+        })?;
+    c.sides.iter().for_each(|s| left(settings, &s.left));
+    let notes = view::notes(&c, args.addon.as_deref());
+    notes.iter().for_each(|n| settings.printer.info(n));
+    Ok(match (c.failed(), not_read, c.differs()) {
+        (true, _, _) => crate::error::exit::diff::ERROR,
+        (_, true, _) => crate::error::exit::NOT_LIVE,
+        (_, _, true) => crate::error::exit::diff::DIFFERENT,
+        _ => crate::error::exit::diff::SAME,
+    })
+}
+
+/// The domains with no column, said: deploy domains once at the end of the run, the
+/// others each on a line (an error when it should have had one).
+fn left(settings: &Settings, left: &[fleet::Left]) {
+    for left in left {
+        if let Some(cluster_ref) = &left.deploy {
+            super::deploy_domain_note(settings, &left.domain, cluster_ref.as_deref());
+            continue;
+        }
+        let line = format!("{}: not in the matrix: {}", left.domain, left.why);
+        if left.failed || left.other_domain {
+            settings.printer.error(&line);
+        } else {
+            settings.printer.info(&line);
+        }
+    }
+}
+
 /// The matrix from the source asked for (`--repo`, `--from`, else [`source`]), and
 /// whether any cluster domain was not read (`--from live`).
 fn read(settings: &Settings, args: &FleetArgs) -> Result<(Matrix, bool)> {
@@ -104,7 +168,8 @@ fn read(settings: &Settings, args: &FleetArgs) -> Result<(Matrix, bool)> {
 
 /// The columns of the domains `--domain`/`-A` select among those the matrix knows.
 fn selected(matrix: Matrix, args: &FleetArgs) -> crate::error::Result<Matrix> {
-    if args.domain.is_empty() {
+    // --against compares --domain with its own side: both need the whole matrix.
+    if args.domain.is_empty() || !args.against.is_empty() {
         return Ok(matrix);
     }
     let known = matrix.known();
@@ -176,7 +241,16 @@ fn live(settings: &Settings, args: &FleetArgs) -> Result<(Matrix, bool)> {
     let project = project(settings)?;
     // Only the selected clusters are read: a site's question does not wait on the fleet.
     let among = crate::fleet::Among::Project(&project);
-    let domains = crate::fleet::select_in(among, args.many())?;
+    let every = crate::project::select::Many {
+        patterns: &[],
+        all: true,
+    };
+    // --against compares two sides: both are read.
+    let many = match args.against.is_empty() {
+        true => args.many(),
+        false => every,
+    };
+    let domains = crate::fleet::select_in(among, many)?;
     let reads = super::each_domain(
         "fleet --from live",
         &args.limits,
@@ -204,18 +278,7 @@ fn live(settings: &Settings, args: &FleetArgs) -> Result<(Matrix, bool)> {
 /// What the matrix leaves out, said: domains with no column, versions a bound could not
 /// order, and a query that matched nothing.
 fn notes(settings: &Settings, m: &Matrix, query: &Query<'_>) {
-    for left in &m.left {
-        if let Some(cluster_ref) = &left.deploy {
-            super::deploy_domain_note(settings, &left.domain, cluster_ref.as_deref());
-            continue;
-        }
-        let line = format!("{}: not in the matrix: {}", left.domain, left.why);
-        if left.failed || left.other_domain {
-            settings.printer.error(&line);
-        } else {
-            settings.printer.info(&line);
-        }
-    }
+    left(settings, &m.left);
     for line in fleet::at::notes(m) {
         settings.printer.info(&line);
     }

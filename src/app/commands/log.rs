@@ -121,9 +121,10 @@ fn fleet(
     args: &LogArgs,
     query: &Query<'_>,
 ) -> Result<i32> {
-    if args.repo.is_some() || args.addon.is_some() {
+    if args.repo.is_some() {
         return Err(crate::app::Failure::Usage(
-            "clinv log: --repo and --addon read one domain's history; they take no -A, glob or second --domain".to_string(),
+            "clinv log: --repo reads one domain's history; it takes no -A, glob or second --domain"
+                .to_string(),
         ));
     }
     let format = args.output.unwrap_or_default();
@@ -132,6 +133,9 @@ fn fleet(
             "clinv log -A: -o markdown is one domain's trail; use text, --oneline or -o json"
                 .to_string(),
         ));
+    }
+    if args.addon.is_some() {
+        return fleet_addon(settings, store, domains, format, query);
     }
     let log = history::FleetLog::load(store, domains, query)?;
     for s in &log.skipped {
@@ -157,6 +161,44 @@ fn fleet(
             true => empty_window(settings, "any domain", query),
             false => settings.printer.info("no domain has a recorded step"),
         }
+    }
+    Ok(exit::OK)
+}
+
+/// `log -A --addon NAME`: every selected domain's steps that change the addon, merged
+/// ([`crate::ops::fleet::addon_log`]); a name no step holds is said as one domain's is.
+fn fleet_addon(
+    settings: &Settings,
+    store: &crate::store::Store,
+    domains: &[crate::domain::Domain],
+    format: LogFormat,
+    query: &Query<'_>,
+) -> Result<i32> {
+    let log = crate::ops::fleet::addon_log::load(store, domains, query)?;
+    for s in &log.skipped {
+        settings.printer.warn(&format!("{s} — skipped"));
+    }
+    let name = query.addon.unwrap_or_default();
+    if !log.seen {
+        let what = "the selected domains";
+        return never(settings, format, what, name, log.suggestion.as_deref());
+    }
+    settings.printer.data(&match format {
+        LogFormat::Json => crate::inventory::render::to_json(&log.events)?,
+        _ => crate::view::fleet_addon_log::text(
+            &log.events,
+            settings.printer.color_stdout(),
+            aged(settings, query.now),
+        ),
+    })?;
+    if log.events.is_empty() {
+        let bound = |word: &str, at: Option<&str>| at.map(|a| format!(" {word} {a}"));
+        settings.printer.info(&format!(
+            "no step of any selected domain changes {}{}{}",
+            crate::util::redact::escape_line(name),
+            bound("since", query.since).unwrap_or_default(),
+            bound("until", query.until).unwrap_or_default()
+        ));
     }
     Ok(exit::OK)
 }

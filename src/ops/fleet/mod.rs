@@ -5,6 +5,8 @@
 //! snapshot of each domain in the store (recorded), with the queries a fleet asks:
 //! one addon, versions below or above a bound.
 
+pub mod addon_log;
+pub mod compare;
 mod select;
 
 use crate::domain::Domain;
