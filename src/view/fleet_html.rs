@@ -121,7 +121,7 @@ pub struct Fragment {
 /// The page. `marks` colours cells; `index` names the addon index of "behind";
 /// `by_domain` makes a row of each domain (`--by domain`).
 pub fn page(m: &Matrix, marks: &Marks, index: Option<&str>, by_domain: bool) -> String {
-    let fragment = matrix(m, marks, by_domain);
+    let fragment = section(m, marks, index, by_domain);
     let mut out = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
 <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n\
@@ -138,20 +138,29 @@ pub fn page(m: &Matrix, marks: &Marks, index: Option<&str>, by_domain: bool) -> 
         m.source.word(),
         env!("CARGO_PKG_VERSION")
     ));
-    out.push_str(&legend(index, m.source));
-    out.push_str(&changed_legend(m));
     out.push_str(&fragment.html);
+    out.push_str("<script>\n");
+    out.push_str(fragment.script);
+    out.push_str("</script>\n</body>\n</html>\n");
+    out
+}
+
+/// The matrix as a page shows it (the fleet page, the fleet report): its legends, the
+/// [`matrix`], and the domains that have no column.
+pub fn section(m: &Matrix, marks: &Marks, index: Option<&str>, by_domain: bool) -> Fragment {
+    let mut fragment = matrix(m, marks, by_domain);
+    let mut html = legend(index, m.source);
+    html.push_str(&changed_legend(m));
+    html.push_str(&fragment.html);
     for left in &m.left {
-        out.push_str(&format!(
+        html.push_str(&format!(
             "<p class=\"legend\">{}: not in the matrix: {}</p>\n",
             esc(&left.domain),
             esc(&left.why)
         ));
     }
-    out.push_str("<script>\n");
-    out.push_str(fragment.script);
-    out.push_str("</script>\n</body>\n</html>\n");
-    out
+    fragment.html = html;
+    fragment
 }
 
 /// The matrix table (rows per addon, or per domain with `by_domain`) in its scrolling
@@ -193,7 +202,7 @@ fn esc(text: &str) -> String {
 }
 
 /// The legend: the live clusters' page can drift, the store's can be queued.
-pub(crate) fn legend(index: Option<&str>, source: crate::ops::fleet::Source) -> String {
+fn legend(index: Option<&str>, source: crate::ops::fleet::Source) -> String {
     use crate::ops::fleet::Source;
     let behind = match index {
         Some(i) => format!("behind the index <code>{}</code>", esc(i)),
@@ -435,7 +444,7 @@ fn delivered_row(m: &Matrix) -> String {
 }
 
 /// `--at` and `--changed-since`: the date shown and the mark of a changed cell.
-pub(crate) fn changed_legend(m: &Matrix) -> String {
+fn changed_legend(m: &Matrix) -> String {
     let mut parts = Vec::new();
     if let Some(at) = &m.as_of {
         parts.push(format!(

@@ -182,7 +182,7 @@ pub fn page(
         String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str(CSP);
     out.push_str("<title>clinv fleet report</title>\n<style>\n");
-    let matrix = fleet_html::matrix(m, &m.marks(None), false);
+    let matrix = fleet_html::section(m, &m.marks(None), None, false);
     out.push_str(fleet_html::PAGE_STYLE);
     out.push_str(PAGE_STYLE);
     out.push_str(&matrix.css);
@@ -201,16 +201,7 @@ pub fn page(
         esc(generated.version)
     ));
     out.push_str("<section class=\"matrix\">\n<h2>Matrix</h2>\n");
-    out.push_str(&fleet_html::legend(None, m.source));
-    out.push_str(&fleet_html::changed_legend(m));
     out.push_str(&matrix.html);
-    for left in &m.left {
-        out.push_str(&format!(
-            "<p class=\"legend\">{}: not in the matrix: {}</p>\n",
-            esc(&left.domain),
-            esc(&left.why)
-        ));
-    }
     out.push_str("</section>\n");
     out.push_str(&timeline_html(&report.events, report.since.as_deref()));
     out.push_str("<script>\n");
