@@ -5,9 +5,11 @@ use crate::error::Outcome;
 use crate::ops::drift::{self, Source, Verdict};
 use crate::util::redact::escape_line;
 
-/// `{domain}: {verdict} (compared with {source})`, then the changes; when the cluster was
-/// not read, that is the answer. The snapshot's id and time, the server and the hash
-/// come from the store or the live object: one line each, control characters escaped.
+/// `{domain}: {verdict} (compared with {source})`, then the changes.
+///
+/// When the cluster was not read, that is the answer. The snapshot's id and time, the
+/// server and the hash come from the store or the live object: one line each, control
+/// characters escaped.
 pub fn text(domain: &str, report: &drift::Report, color: bool) -> String {
     if let Source::NotRead { detail, .. } = &report.source
         && other_domain(&report.source)
@@ -38,9 +40,9 @@ pub fn text(domain: &str, report: &drift::Report, color: bool) -> String {
     out
 }
 
-/// `drift -o json` (`schemaVersion` 1): `verdict` (`in-sync`, `drift`, `unknown`,
-/// `other-domain`),
-/// `live` (the cluster was read), `source` (`live`, `no-inventory`, `snapshot`,
+/// `drift -o json` (`schemaVersion` 1).
+///
+/// `verdict` (`in-sync`, `drift`, `unknown`, `other-domain`), `live` (the cluster was read), `source` (`live`, `no-inventory`, `snapshot`,
 /// `no-applied`, `not-read`) with `server` or `snapshot`, `notRead` (`{reason, detail}`
 /// or null) and `changes` (the diff report of `clinv diff -o json`, or null).
 ///

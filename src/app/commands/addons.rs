@@ -2,14 +2,13 @@
 
 use super::{Left, deploy_domain_note, project, report_warnings};
 use crate::app::Result;
-use crate::app::cli::{AddonsArgs, TableFormat};
+use crate::app::cli::AddonsArgs;
 use crate::app::output;
 use crate::app::settings::Settings;
 use crate::error::{Error, exit};
 use crate::inventory::Warning;
 use crate::project::view::{self, View};
 use crate::view::{
-    TableStyle,
     addons::{addons_table, fleet_addons_table},
     names,
 };
@@ -69,24 +68,13 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
                     addons: &rows,
                 })
             };
-            match args.table.output.clone().unwrap_or_default() {
-                TableFormat::Json => json()?,
-                TableFormat::Yaml => output::yaml(&json()?)?,
-                TableFormat::JsonPath(template) => {
-                    output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
-                }
-                TableFormat::Name => names(rows.iter().map(|r| r.name.as_str())),
-                format => addons_table(
-                    &domain,
-                    &kind,
-                    &rows,
-                    TableStyle {
-                        wide: format == TableFormat::Wide,
-                        no_headers: args.table.no_headers,
-                        width: settings.printer.width(),
-                    },
-                ),
-            }
+            output::table_answer(
+                &args.table,
+                settings.printer.width(),
+                json,
+                || names(rows.iter().map(|r| r.name.as_str())),
+                |style| addons_table(&domain, &kind, &rows, style),
+            )?
         }
     };
     settings.printer.data(&text)?;
@@ -152,28 +140,18 @@ fn several(
             left: &left,
         })
     };
-    let text = match args.table.output.clone().unwrap_or_default() {
-        TableFormat::Json => json()?,
-        TableFormat::Yaml => output::yaml(&json()?)?,
-        TableFormat::JsonPath(template) => {
-            output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
-        }
-        TableFormat::Name => crate::view::names(
-            rows.iter()
-                .map(|(d, _, r)| format!("{d}/{}", r.name))
-                .collect::<Vec<_>>()
-                .iter()
-                .map(String::as_str),
-        ),
-        format => fleet_addons_table(
-            &rows.iter().map(|(d, _, r)| (*d, *r)).collect::<Vec<_>>(),
-            TableStyle {
-                wide: format == TableFormat::Wide,
-                no_headers: args.table.no_headers,
-                width: settings.printer.width(),
-            },
-        ),
+    let names = || {
+        let names: Vec<String> = rows
+            .iter()
+            .map(|(d, _, r)| format!("{d}/{}", r.name))
+            .collect();
+        crate::view::names(names.iter().map(String::as_str))
     };
+    let table = |style| {
+        let rows: Vec<_> = rows.iter().map(|(d, _, r)| (*d, *r)).collect();
+        fleet_addons_table(&rows, style)
+    };
+    let text = output::table_answer(&args.table, settings.printer.width(), json, names, table)?;
     settings.printer.data(&text)?;
     Ok(code)
 }

@@ -4,7 +4,7 @@ use super::{
     Left, deploy_domain_note, domain, fetch_options, print_notices, project, report_warnings, scope,
 };
 use crate::app::Result;
-use crate::app::cli::{TableFormat, UpdatesArgs};
+use crate::app::cli::UpdatesArgs;
 use crate::app::output;
 use crate::app::settings::Settings;
 use crate::catalog::fetch::{self, IndexRef};
@@ -121,20 +121,14 @@ struct Answer<'a> {
 fn format(args: &UpdatesArgs, a: &Answer<'_>) -> Result<String> {
     let word = a.compared.source.word();
     let json = || view::updates::updates_json(word, a.not_read, a.generated_at, a.list);
-    Ok(match args.table.output.clone().unwrap_or_default() {
-        TableFormat::Json => json()?,
-        TableFormat::Yaml => output::yaml(&json()?)?,
-        TableFormat::JsonPath(template) => {
-            output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
-        }
-        TableFormat::Name => view::names(a.list.iter().map(|u| u.name.as_str())),
-        format => {
-            let style = view::TableStyle {
-                wide: format == TableFormat::Wide,
-                no_headers: args.table.no_headers,
-                // Versions and a one-word NOTE: no free text to fit.
-                width: None,
-            };
+    let names = || view::names(a.list.iter().map(|u| u.name.as_str()));
+    // Versions and a one-word NOTE: no free text to fit.
+    Ok(output::table_answer(
+        &args.table,
+        None,
+        json,
+        names,
+        |style| {
             let table = view::updates::updates_table(a.list, word, style);
             match (a.not_read, args.table.no_headers) {
                 (Some(why), false) => format!(
@@ -144,8 +138,8 @@ fn format(args: &UpdatesArgs, a: &Answer<'_>) -> Result<String> {
                 ),
                 _ => table,
             }
-        }
-    })
+        },
+    )?)
 }
 
 /// One domain of `updates -A`: what was read, or why it was not.
@@ -291,30 +285,14 @@ fn fleet_format(args: &UpdatesArgs, fleet: &Fleet<'_>, generated_at: &str) -> Re
         )
         .collect();
     let json = || view::updates::fleet_updates_json(&domains, generated_at, &rows, &fleet.left);
-    Ok(match args.table.output.clone().unwrap_or_default() {
-        TableFormat::Json => json()?,
-        TableFormat::Yaml => output::yaml(&json()?)?,
-        TableFormat::JsonPath(template) => {
-            output::jsonpath(&template, &json()?, args.table.allow_missing_template_keys)?
-        }
-        TableFormat::Name => rows
-            .iter()
-            .map(|r| {
-                format!(
-                    "{}/{}\n",
-                    r.domain,
-                    crate::util::redact::escape_line(&r.update.name)
-                )
-            })
-            .collect(),
-        format => view::updates::fleet_updates_table(
-            &rows,
-            view::TableStyle {
-                wide: format == TableFormat::Wide,
-                no_headers: args.table.no_headers,
-                // Versions and a one-word NOTE: no free text to fit.
-                width: None,
-            },
-        ),
-    })
+    let names = || {
+        let name = |r: &view::updates::FleetUpdate<'_>| {
+            let name = crate::util::redact::escape_line(&r.update.name);
+            format!("{}/{name}\n", r.domain)
+        };
+        rows.iter().map(name).collect()
+    };
+    let table = |style| view::updates::fleet_updates_table(&rows, style);
+    // Versions and a one-word NOTE: no free text to fit.
+    Ok(output::table_answer(&args.table, None, json, names, table)?)
 }
