@@ -468,13 +468,14 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// The outcome of a fleet, folded domain by domain: a domain that could not be
-    /// answered (2) over another domain's inventory (12) over a cluster not read (16)
-    /// over a difference (1) over done.
+    /// The outcome of a fleet, folded domain by domain.
+    ///
+    /// A domain that could not be answered (`Unknown`, `Failed`) over another domain's
+    /// inventory (12) over a cluster not read (16) over a difference over done.
     #[must_use]
     pub fn worse(self, other: Outcome) -> Outcome {
         let rank = |o: &Outcome| match o {
-            Outcome::Unknown => 4,
+            Outcome::Unknown | Outcome::Failed => 4,
             Outcome::OtherDomain => 3,
             Outcome::NotLive => 2,
             Outcome::Different => 1,

@@ -489,6 +489,50 @@ fn owed_mark(d: &crate::ops::status::Delivery, channel: &str) -> &'static str {
     }
 }
 
+/// Where the answer came from, the inventory shown, and why the cluster was not read;
+/// or, when there is nothing to show, the reason and the message.
+pub type Answer = (
+    StatusSource,
+    serde_json::Value,
+    Option<crate::delivery::Reason>,
+);
+
+/// What `status` shows of a domain's report: [`Answer`], or why there is nothing.
+///
+/// # Errors
+/// Nothing to show: the reason and the message (the fail-soft rule's input).
+pub fn answer(
+    shown: crate::ops::status::Shown,
+) -> std::result::Result<Answer, (crate::delivery::Reason, String)> {
+    Ok(match shown {
+        crate::ops::status::Shown::Live(value) => (StatusSource::Live, value, None),
+        crate::ops::status::Shown::Snapshot {
+            id,
+            at,
+            not_read,
+            inventory,
+        } => {
+            let why = not_read.as_ref().map(|(r, d)| format!("{r}: {d}"));
+            let source = StatusSource::Snapshot { id, at, why };
+            (source, inventory, not_read.map(|(r, _)| r))
+        }
+        crate::ops::status::Shown::NotRead { reason, detail } => {
+            let why = format!("{reason}: {detail}");
+            (
+                StatusSource::NotRead { why },
+                serde_json::Value::Null,
+                Some(reason),
+            )
+        }
+        crate::ops::status::Shown::NothingApplied { said, .. } => (
+            StatusSource::NothingApplied { said },
+            serde_json::Value::Null,
+            None,
+        ),
+        crate::ops::status::Shown::Nothing { reason, message } => return Err((reason, message)),
+    })
+}
+
 /// One row of `status -A`.
 pub struct FleetRow {
     pub domain: String,
@@ -508,6 +552,18 @@ pub struct FleetRow {
 }
 
 impl FleetRow {
+    /// What the row says of the command's exit: an error, another domain's inventory, a
+    /// cluster not read, or done ([`crate::error::Outcome::worse`] folds them).
+    pub fn outcome(&self) -> crate::error::Outcome {
+        use crate::error::Outcome;
+        match self {
+            r if r.failed => Outcome::Failed,
+            r if r.other_domain => Outcome::OtherDomain,
+            r if r.not_read => Outcome::NotLive,
+            _ => Outcome::Done,
+        }
+    }
+
     /// The row of a domain that answered; `json` is its [`status_doc`], which gains
     /// `drift`.
     pub fn of(

@@ -11,7 +11,6 @@ use crate::ops::status::{self, Shown};
 use crate::ops::{Scope, drift};
 use crate::project::Project;
 use crate::view;
-use crate::view::status::StatusSource;
 
 pub fn run(settings: &Settings, read: &ReadArgs<StatusOutput>) -> Result<Outcome> {
     if read.out.text.output == Some(StatusFormat::Prometheus) {
@@ -34,7 +33,7 @@ fn one(settings: &Settings, read: &ReadArgs<StatusOutput>, scope: &Scope) -> Res
         Shown::NothingApplied { message, .. } => Some(message.clone()),
         _ => None,
     };
-    let (source, value, not_read) = match answer(report.shown) {
+    let (source, value, not_read) = match view::status::answer(report.shown) {
         Ok(answer) => answer,
         Err((reason, message)) => return fail_soft(settings, reason, message),
     };
@@ -62,44 +61,6 @@ fn one(settings: &Settings, read: &ReadArgs<StatusOutput>, scope: &Scope) -> Res
         Some(reason) if settings.strict => Outcome::Unapplied(vec![reason]),
         Some(_) => Outcome::NotLive,
         None => Outcome::Done,
-    })
-}
-
-/// Where the answer came from, the inventory shown, and why the cluster was not read;
-/// or, when there is nothing to show, the reason and the message.
-type Answer = (
-    StatusSource,
-    serde_json::Value,
-    Option<crate::delivery::Reason>,
-);
-
-fn answer(shown: Shown) -> std::result::Result<Answer, (crate::delivery::Reason, String)> {
-    Ok(match shown {
-        Shown::Live(value) => (StatusSource::Live, value, None),
-        Shown::Snapshot {
-            id,
-            at,
-            not_read,
-            inventory,
-        } => {
-            let why = not_read.as_ref().map(|(r, d)| format!("{r}: {d}"));
-            let source = StatusSource::Snapshot { id, at, why };
-            (source, inventory, not_read.map(|(r, _)| r))
-        }
-        Shown::NotRead { reason, detail } => {
-            let why = format!("{reason}: {detail}");
-            (
-                StatusSource::NotRead { why },
-                serde_json::Value::Null,
-                Some(reason),
-            )
-        }
-        Shown::NothingApplied { said, .. } => (
-            StatusSource::NothingApplied { said },
-            serde_json::Value::Null,
-            None,
-        ),
-        Shown::Nothing { reason, message } => return Err((reason, message)),
     })
 }
 
@@ -131,7 +92,7 @@ fn answered_row(
             domain, "nothing", said, false,
         ));
     }
-    let (source, value, why) = match answer(report.shown) {
+    let (source, value, why) = match view::status::answer(report.shown) {
         Ok(answer) => answer,
         Err((_, message)) => {
             return Ok(view::status::FleetRow::skipped(
@@ -188,15 +149,8 @@ fn all(
         )
     };
     settings.printer.data(&text)?;
-    Ok(if results.iter().any(|r| r.failed) {
-        Outcome::Failed
-    } else if results.iter().any(|r| r.other_domain) {
-        Outcome::OtherDomain
-    } else if results.iter().any(|r| r.not_read) {
-        Outcome::NotLive
-    } else {
-        Outcome::Done
-    })
+    let outcomes = results.iter().map(view::status::FleetRow::outcome);
+    Ok(outcomes.fold(Outcome::Done, Outcome::worse))
 }
 
 /// `status -o prometheus`: what each selected domain owes and last delivered, from its
