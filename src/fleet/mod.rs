@@ -8,7 +8,9 @@
 //! they print; nothing here prints.
 
 mod each;
+mod reach;
 mod select;
 
 pub use each::{Limits, PARALLEL, Skip, each};
+pub use reach::Reach;
 pub use select::{Among, select, select_in};

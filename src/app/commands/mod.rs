@@ -186,20 +186,15 @@ struct StoreOnly {
 
 impl StoreOnly {
     fn open(settings: &Settings) -> Result<StoreOnly> {
-        let project = match project(settings) {
-            Ok(p) => Some(p),
-            // `--root` that names nothing is still an error; no project found is not,
-            // when the store is named.
-            Err(Error::NoProject(_)) if settings.snapshots.is_some() => None,
-            Err(Error::NoProject(cwd)) => return Err(Error::NoStore(cwd)),
-            Err(e) => return Err(e),
-        };
-        let store = match (&settings.snapshots, &project) {
-            (Some(dir), _) => crate::store::Store::at(dir),
-            (None, Some(p)) => store(settings, p),
-            (None, None) => return Err(Error::NoStore(settings.cwd.clone())),
-        };
-        Ok(StoreOnly { project, store })
+        let reach = crate::fleet::Reach::open(
+            settings.root.as_deref(),
+            settings.snapshots.as_deref(),
+            &settings.cwd,
+        )?;
+        Ok(StoreOnly {
+            project: reach.project,
+            store: reach.store,
+        })
     }
 
     /// The store's domains a fleet selection (`log -A`, `--domain` repeated, a glob)
