@@ -674,6 +674,11 @@ fn the_fleet_report_has_the_matrix_and_the_grouped_timeline() {
         "from 30 recorded step(s) (1 of them recorded no change)",
     );
     assert_has(&page, "2026-04-02 23:00 – 2026-04-03 01:00");
+    // An event of most of the fleet names the domains it did not reach.
+    assert_has(
+        &page,
+        "<b>13</b> of 14: all but 1: <code>nbg-4.fleet.example</code></td>",
+    );
     // The newest matrix: fsn-1's canary.
     assert_has(&page, ">1.20.0</td>");
     // --at: the matrix then, and the timeline up to then.

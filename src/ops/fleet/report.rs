@@ -13,6 +13,8 @@ use crate::store::Store;
 /// What the fleet page shows.
 #[derive(Debug)]
 pub struct FleetReport {
+    /// The domains selected, in name order.
+    pub domains: Vec<String>,
     pub matrix: Matrix,
     /// The timeline, oldest first.
     pub events: Vec<Event>,
@@ -73,6 +75,7 @@ pub fn load(
         .sum();
     events.retain(|e| e.what != What::Unchanged);
     Ok(FleetReport {
+        domains: domains.iter().map(ToString::to_string).collect(),
         matrix,
         events,
         steps,
