@@ -277,9 +277,11 @@ pub fn committed_inventories(dir: &Path, rev: &str) -> Result<Vec<(String, Vec<u
     Ok(out)
 }
 
-/// The newest commit of `rev`'s first-parent history committed at or before `until`
-/// (seconds since the epoch, committer time): what the branch held then, as `git
-/// rev-list --first-parent --before` finds it; `None` before its first commit.
+/// The newest first-parent commit of `rev` committed at or before `until`.
+///
+/// `until` is seconds since the epoch, compared with committer time: what the branch
+/// held then, as `git rev-list --first-parent --before` finds it; `None` before its
+/// first commit.
 ///
 /// # Errors
 /// No repository or an unknown revision.
