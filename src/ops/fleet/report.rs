@@ -7,7 +7,7 @@ use super::at::{self, AsOf};
 use super::timeline::{self, Event, What};
 use crate::domain::Domain;
 use crate::error::Result;
-use crate::ops::history::{FleetLog, Query};
+use crate::ops::history::Query;
 use crate::store::Store;
 
 /// What the fleet page shows.
@@ -66,8 +66,7 @@ pub fn load(
         reverse: false,
         now,
     };
-    let log = FleetLog::load(store, domains, &query)?;
-    let (mut events, steps) = timeline::of_log(&log)?;
+    let (mut events, steps, skipped) = timeline::of_store(store, domains, &query)?;
     let unchanged = events
         .iter()
         .filter(|e| e.what == What::Unchanged)
@@ -81,6 +80,6 @@ pub fn load(
         steps,
         unchanged,
         since: since.map(str::to_string),
-        skipped: log.skipped.clone(),
+        skipped,
     })
 }

@@ -150,6 +150,49 @@ pub fn group(mut occurrences: Vec<Occurrence>) -> Vec<Event> {
     events
 }
 
+/// The grouped timeline of `domains` of `store` for `query`'s window, the number of
+/// steps it groups, and the damaged lines skipped (each naming its domain).
+///
+/// One domain's history at a time (two at once), reduced to its occurrences before the
+/// next is read: grouping needs no merge order, so the memory is the occurrences, not
+/// every domain's inventories (a thousand domains × a hundred changed steps).
+///
+/// # Errors
+/// A bad `since`/`until`; an unreadable store.
+pub fn of_store(
+    store: &crate::store::Store,
+    domains: &[crate::domain::Domain],
+    query: &crate::ops::history::Query<'_>,
+) -> crate::error::Result<(Vec<Event>, usize, Vec<String>)> {
+    use crate::ops::history::{Window, load_store};
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    type One = (Vec<Occurrence>, usize, Vec<String>);
+    let read =
+        crate::util::pool::ordered(domains, workers, |domain| -> crate::error::Result<One> {
+            let steps = load_store(&store.domain(domain), Window::All)?;
+            let name = domain.to_string();
+            let (mut all, mut n) = (Vec::new(), 0);
+            for entry in steps.entry_iter(query)? {
+                all.extend(occurrences(&name, &entry));
+                n += 1;
+            }
+            let skipped: Vec<String> = steps
+                .skipped
+                .iter()
+                .map(|s| format!("{name}: {s}"))
+                .collect();
+            Ok((all, n, skipped))
+        });
+    let (mut all, mut steps, mut skipped) = (Vec::new(), 0, Vec::new());
+    for one in read {
+        let (occ, n, left) = one?;
+        all.extend(occ);
+        steps += n;
+        skipped.extend(left);
+    }
+    Ok((group(all), steps, skipped))
+}
+
 /// The grouped timeline of `log`'s entries, and how many steps it had.
 ///
 /// # Errors
