@@ -1091,7 +1091,7 @@ def bench_replay_all(args):
         s.close()
 
 
-def make_fleet(work, n, snapshots):
+def make_fleet(work, n, snapshots, distinct=False):
     """A synthetic fleet (issue #25's generator): a project of `n` cluster domains
     (`dNNNN.fleet.example`, each with four of the example's addons, a quarter of them on
     cert-manager's per-cluster pin) and a store holding `snapshots` snapshots of each
@@ -1115,7 +1115,7 @@ def make_fleet(work, n, snapshots):
     for i in range(n):
         dom = f"d{i:04d}.fleet.example"
         one = os.path.join(work, "one")
-        synth_store(one, dom, snapshots, state="applied", root=root)
+        synth_store(one, dom, snapshots, state="applied", root=root, distinct=distinct)
         shutil.move(os.path.join(one, dom), os.path.join(store, dom))
     # One offline publish per domain: the store is migrated to version 2, as any write
     # does, and each domain's newest snapshot is that pending one.
@@ -1217,11 +1217,13 @@ def bench_fleet_at(args):
 def bench_fleet_report(args):
     """issue #40: the fleet report (`report -A --out`: the matrix and the grouped
     timeline of every step) and `log -A --oneline` over a synthetic fleet (make_fleet) —
-    whole process, wall and peak RSS, and the page's size (< 5 MB)."""
+    whole process, wall and peak RSS, and the page's size (< 5 MB). `--changing`: every
+    step of every domain changes its inventory (a label, the same step across the fleet
+    at the same second): a hundred events of the whole fleet, the page's worst case."""
     for n in args.domains:
         work = os.path.join(TARGET, f"bench-fleet-report-{n}")
         start = time.perf_counter()
-        root, store = make_fleet(work, n, args.snapshots)
+        root, store = make_fleet(work, n, args.snapshots, distinct=args.changing)
         print(f"generated {n} domains × {args.snapshots} snapshots in {time.perf_counter() - start:.1f} s")
         env = dict(os.environ, CLINV_SNAPSHOTS=store, HOME="/nonexistent",
                    KUBECONFIG="/nonexistent/kubeconfig")
@@ -1852,6 +1854,7 @@ def main():
     fp.add_argument("--runs", type=int, default=5)
     fp.add_argument("--domains", type=int, nargs="+", default=[1000])
     fp.add_argument("--snapshots", type=int, default=100)
+    fp.add_argument("--changing", action="store_true", help="every step changes the inventory")
     wi = sub.add_parser("watch-idle", help="issue #38: replay --watch over 1,000/10,000 owed unreachable domains: CPU and RSS")
     wi.add_argument("--domains", type=int, nargs="+", default=[1000, 10000])
     wi.add_argument("--minutes", type=float, default=10)

@@ -277,10 +277,11 @@ pub fn committed_inventories(dir: &Path, rev: &str) -> Result<Vec<(String, Vec<u
     Ok(out)
 }
 
-/// What the branch held at `until`: the newest first-parent commit at or before it.
+/// The newest first-parent commit of `rev` committed at or before `until`.
 ///
-/// `until` is seconds since the epoch, committer time, as `git rev-list --first-parent
-/// --before` reads it; `None` before the branch's first commit.
+/// `until` is seconds since the epoch, compared with committer time: what the branch
+/// held then, as `git rev-list --first-parent --before` finds it; `None` before its
+/// first commit.
 ///
 /// # Errors
 /// No repository or an unknown revision.

@@ -4,7 +4,7 @@
 
 use crate::support::*;
 use crate::v1::{self, Journal, Objects};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The three sites' cluster domains: `fsn-N`, `hel-N`, `nbg-N` (`.fleet.example`), so
 /// that `--domain 'fsn-*'` selects a site.
@@ -158,11 +158,11 @@ impl FleetHistory {
     }
 
     /// `clinv ARGS` outside any project, with `--snapshots` the fixture's store.
-    pub fn from_store(&self, args: &[&str]) -> Run {
+    pub fn on_store(&self, args: &[&str]) -> Run {
         self.away_from(args).run()
     }
 
-    /// [`FleetHistory::from_store`], to run.
+    /// [`FleetHistory::on_store`], to run.
     pub fn away_from(&self, args: &[&str]) -> Clinv {
         let store = self.store();
         let mut all = vec!["--snapshots", store.to_str().unwrap()];
@@ -228,7 +228,8 @@ impl FleetHistory {
 
     fn write_store(&self) {
         let root = self.root();
-        let mut journals: BTreeMap<String, Vec<(i64, BTreeMap<&str, &str>)>> = BTreeMap::new();
+        type Versions<'a> = BTreeMap<&'a str, &'a str>;
+        let mut journals: BTreeMap<String, Vec<(i64, Versions)>> = BTreeMap::new();
         let mut current: BTreeMap<String, BTreeMap<&str, &str>> = BTreeMap::new();
         for step in Self::steps() {
             for (i, domain) in step.domains.iter().enumerate() {
@@ -266,7 +267,7 @@ use std::collections::BTreeMap;
 fn the_fleet_at_a_date_from_the_store() {
     let fx = FleetHistory::new();
     let run = fx
-        .from_store(&["fleet", "--at", "2026-03-20", "--addon", "cilium"])
+        .on_store(&["fleet", "--at", "2026-03-20", "--addon", "cilium"])
         .success();
     golden("fleet/history-at-2026-03-20.txt", &run.stdout);
     assert_has(
@@ -274,7 +275,7 @@ fn the_fleet_at_a_date_from_the_store() {
         "nbg-4.fleet.example: not in the matrix: no snapshot at or before 2026-03-20",
     );
     let json = fx
-        .from_store(&["fleet", "--at", "2026-03-20", "-o", "json"])
+        .on_store(&["fleet", "--at", "2026-03-20", "-o", "json"])
         .success()
         .stdout;
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -302,7 +303,7 @@ fn the_fleet_at_a_date_from_the_store() {
     );
     // A time of day counts: at 09:30 only fsn-1 and fsn-2 (09:00, 09:20) were upgraded.
     let morning = fx
-        .from_store(&[
+        .on_store(&[
             "fleet",
             "--at",
             "2026-03-15T09:30:00Z",
@@ -325,9 +326,9 @@ fn the_fleet_at_a_date_from_the_store() {
         "{morning}"
     );
     // The newest date gives what `fleet --from store` gives.
-    let now = fx.from_store(&["fleet", "-o", "json"]).success().stdout;
+    let now = fx.on_store(&["fleet", "-o", "json"]).success().stdout;
     let at_now = fx
-        .from_store(&["fleet", "--at", "today", "-o", "json"])
+        .on_store(&["fleet", "--at", "today", "-o", "json"])
         .success()
         .stdout;
     let strip = |t: &str| {
@@ -337,7 +338,7 @@ fn the_fleet_at_a_date_from_the_store() {
     };
     assert_eq!(strip(&now), strip(&at_now));
     // Before anything was recorded: no column, every domain named, exit 0.
-    let before = fx.from_store(&["fleet", "--at", "2025-01-01"]).success();
+    let before = fx.on_store(&["fleet", "--at", "2025-01-01"]).success();
     assert!(before.stdout.is_empty(), "{}", before.stdout);
     assert_eq!(
         before
@@ -364,14 +365,14 @@ fn the_fleet_at_a_date_needs_a_source_with_a_history() {
         assert_has(&bad.stderr, "--at");
         assert_has(&bad.stderr, "has no history");
     }
-    let bad = fx.from_store(&["fleet", "--at", "last tuesday"]);
+    let bad = fx.on_store(&["fleet", "--at", "last tuesday"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert_has(&bad.stderr, "'last tuesday'");
 }
 
 /// `git` in `dir` with a fixed committer and its date.
 #[cfg(feature = "gitops")]
-fn commit_at(dir: &Path, when: &str, message: &str) {
+fn commit_at(dir: &std::path::Path, when: &str, message: &str) {
     succeeded(
         std::process::Command::new("git")
             .arg("-C")
@@ -398,10 +399,7 @@ fn commit_at(dir: &Path, when: &str, message: &str) {
 fn the_fleet_at_a_date_from_a_repository() {
     let fx = FleetHistory::new();
     let repo = fx.dir.path().join("gitops");
-    git(
-        &fx.dir.path().to_path_buf(),
-        &["init", "-q", "-b", "main", "gitops"],
-    );
+    git(fx.dir.path(), &["init", "-q", "-b", "main", "gitops"]);
     let put = |domain: &str, version: &str| {
         let text = clinv(&[
             "render",
@@ -464,11 +462,11 @@ fn the_fleet_at_a_date_from_a_repository() {
 fn the_cells_that_changed_since_a_date_are_marked() {
     let fx = FleetHistory::new();
     let table = fx
-        .from_store(&["fleet", "--changed-since", "2026-04-01", "--by", "domain"])
+        .on_store(&["fleet", "--changed-since", "2026-04-01", "--by", "domain"])
         .success();
     golden("fleet/history-changed-since-2026-04-01.txt", &table.stdout);
     let md = fx
-        .from_store(&[
+        .on_store(&[
             "fleet",
             "--changed-since",
             "2026-04-01",
@@ -479,7 +477,7 @@ fn the_cells_that_changed_since_a_date_are_marked() {
         .success();
     golden("fleet/history-changed-only-since-2026-04-01.md", &md.stdout);
     let json = fx
-        .from_store(&["fleet", "--changed-since", "2026-04-01", "-o", "json"])
+        .on_store(&["fleet", "--changed-since", "2026-04-01", "-o", "json"])
         .success()
         .stdout;
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -521,7 +519,7 @@ fn the_cells_that_changed_since_a_date_are_marked() {
         serde_json::json!(["nbg-4.fleet.example"])
     );
     let yaml: serde_json::Value = serde_saphyr::from_str(
-        &fx.from_store(&["fleet", "--changed-since", "2026-04-01", "-o", "yaml"])
+        &fx.on_store(&["fleet", "--changed-since", "2026-04-01", "-o", "yaml"])
             .success()
             .stdout,
     )
@@ -530,7 +528,7 @@ fn the_cells_that_changed_since_a_date_are_marked() {
     // With --at: what changed between two times (the hel upgrade crossed midnight; a
     // date is its last second, so since 2026-04-02 the three after midnight changed).
     let since = |date: &str| {
-        fx.from_store(&[
+        fx.on_store(&[
             "fleet",
             "--at",
             "2026-04-03",
@@ -546,7 +544,7 @@ fn the_cells_that_changed_since_a_date_are_marked() {
     };
     assert_eq!(since("2026-04-02").lines().count(), 3);
     let between = fx
-        .from_store(&[
+        .on_store(&[
             "fleet",
             "--at",
             "2026-04-03",
@@ -572,7 +570,7 @@ fn the_cells_that_changed_since_a_date_are_marked() {
     );
     // The page: a class on each changed cell, what it was in its title, a legend.
     let page = fx
-        .from_store(&["fleet", "--changed-since", "2026-04-01", "-o", "html"])
+        .on_store(&["fleet", "--changed-since", "2026-04-01", "-o", "html"])
         .success()
         .stdout;
     // hel 5, nbg-1..3 3, nbg-1's metrics-server, fsn-1; nbg-4's four addons are new.
@@ -582,7 +580,7 @@ fn the_cells_that_changed_since_a_date_are_marked() {
     assert_has(&page, "changed since <code>2026-04-01</code>");
     // Nothing changed: no mark.
     let same = fx
-        .from_store(&["fleet", "--changed-since", "today", "--changed-only"])
+        .on_store(&["fleet", "--changed-since", "today", "--changed-only"])
         .success();
     assert!(same.stdout.is_empty(), "{}", same.stdout);
 }
@@ -592,7 +590,7 @@ fn the_cells_that_changed_since_a_date_are_marked() {
 /// crossed midnight and is one line; `--since` and `--reverse` as for every log.
 fn the_fleet_log_groups_one_change_of_several_domains_into_one_line() {
     let fx = FleetHistory::new();
-    let log = fx.from_store(&["log", "-A", "--oneline"]).success();
+    let log = fx.on_store(&["log", "-A", "--oneline"]).success();
     golden("fleet/history-log-oneline.txt", &log.stdout);
     let lines: Vec<&str> = log.stdout.lines().collect();
     // fsn-1's canary, nbg-2's step with no change, the nbg rollout, nbg-1's
@@ -613,14 +611,14 @@ fn the_fleet_log_groups_one_change_of_several_domains_into_one_line() {
     assert_has(first, "13 domains: fsn-1.fleet.example");
     assert_has(first, "+5 more");
     let reversed = fx
-        .from_store(&["log", "-A", "--oneline", "--reverse"])
+        .on_store(&["log", "-A", "--oneline", "--reverse"])
         .success()
         .stdout;
     let mut back: Vec<&str> = reversed.lines().collect();
     back.reverse();
     assert_eq!(back, lines);
     let since = fx
-        .from_store(&["log", "-A", "--oneline", "--since", "2026-05-01"])
+        .on_store(&["log", "-A", "--oneline", "--since", "2026-05-01"])
         .success()
         .stdout;
     // The same events (the columns align to the lines shown).
@@ -636,7 +634,7 @@ fn the_fleet_log_groups_one_change_of_several_domains_into_one_line() {
     );
     // A glob selects a site.
     let hel_only = fx
-        .from_store(&["log", "--domain", "hel-*", "--oneline"])
+        .on_store(&["log", "--domain", "hel-*", "--oneline"])
         .success()
         .stdout;
     assert_eq!(hel_only.lines().count(), 2, "{hel_only}");
@@ -649,7 +647,7 @@ fn the_fleet_report_has_the_matrix_and_the_grouped_timeline() {
     let fx = FleetHistory::new();
     let out = fx.dir.path().join("fleet.html");
     let run = fx
-        .from_store(&["report", "-A", "--out", out.to_str().unwrap()])
+        .on_store(&["report", "-A", "--out", out.to_str().unwrap()])
         .success();
     assert_has(&run.stderr, "wrote ");
     let page = std::fs::read_to_string(&out).unwrap();
@@ -682,11 +680,16 @@ fn the_fleet_report_has_the_matrix_and_the_grouped_timeline() {
         "from 30 recorded step(s) (1 of them recorded no change)",
     );
     assert_has(&page, "2026-04-02 23:00 – 2026-04-03 01:00");
+    // An event of most of the fleet names the domains it did not reach.
+    assert_has(
+        &page,
+        "<b>13</b> of 14: all but 1: <code>nbg-4.fleet.example</code></td>",
+    );
     // The newest matrix: fsn-1's canary.
     assert_has(&page, ">1.20.0</td>");
     // --at: the matrix then, and the timeline up to then.
     let then = fx
-        .from_store(&["report", "-A", "--at", "2026-03-20"])
+        .on_store(&["report", "-A", "--at", "2026-03-20"])
         .success()
         .stdout;
     assert_lacks(&then, ">1.20.0</td>");
@@ -698,7 +701,7 @@ fn the_fleet_report_has_the_matrix_and_the_grouped_timeline() {
     );
     // --since bounds the timeline, not the matrix.
     let since = fx
-        .from_store(&["report", "-A", "--since", "2026-05-01"])
+        .on_store(&["report", "-A", "--since", "2026-05-01"])
         .success()
         .stdout;
     assert_eq!(since.matches("<tr class=\"change\">").count(), 3, "{since}");
@@ -706,14 +709,14 @@ fn the_fleet_report_has_the_matrix_and_the_grouped_timeline() {
     assert_has(&since, ">1.20.0</td>");
     // A site by glob, and two by repeated --domain.
     let hel = fx
-        .from_store(&["report", "--domain", "hel-*"])
+        .on_store(&["report", "--domain", "hel-*"])
         .success()
         .stdout;
     assert_lacks(&hel, "data-k=\"fsn-1.fleet.example\"");
     assert_has(&hel, "data-k=\"hel-5.fleet.example\"");
     assert_eq!(hel.matches("<tr class=\"change\">").count(), 1, "{hel}");
     let json = fx
-        .from_store(&[
+        .on_store(&[
             "report", "--domain", "hel-*", "--domain", "nbg-*", "-o", "json",
         ])
         .success()
@@ -736,11 +739,11 @@ fn the_fleet_report_has_the_matrix_and_the_grouped_timeline() {
     assert_eq!(hel_up["domains"].as_array().unwrap().len(), 5);
     // One domain's page is as it was.
     let one = fx
-        .from_store(&["report", "--domain", "hel-1.fleet.example"])
+        .on_store(&["report", "--domain", "hel-1.fleet.example"])
         .success()
         .stdout;
     assert_lacks(&one, "class=\"events\"");
-    let bad = fx.from_store(&["report", "-A", "--repo", "/nonexistent"]);
+    let bad = fx.on_store(&["report", "-A", "--repo", "/nonexistent"]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
 }
 
@@ -789,7 +792,7 @@ fn the_fleet_at_a_date_is_the_same_from_the_end_of_a_migrated_store() {
     ];
     let at = |date: &str| {
         let run = fx
-            .from_store(&["fleet", "--at", date, "-o", "json"])
+            .on_store(&["fleet", "--at", date, "-o", "json"])
             .success();
         (run.stdout, run.stderr)
     };

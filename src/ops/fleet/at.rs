@@ -7,7 +7,7 @@
 //! recorded at or before it (deleted ones aside); from a repository, the newest commit of
 //! the branch's first-parent history committed at or before it.
 
-use super::{Builder, Left, Matrix, Source};
+use super::{Builder, Matrix, Source};
 use crate::error::{ArgumentError, Error, Result};
 use crate::history::refs::SnapshotRef;
 use crate::project::Project;
@@ -157,7 +157,7 @@ pub fn store_at(
 ) -> Result<Matrix> {
     let reference = SnapshotRef::At(crate::util::time::format_seconds(until));
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
-    let read = crate::util::pool::ordered(&domains, workers, |domain| {
+    let read = crate::util::pool::ordered(domains, workers, |domain| {
         let ds = store.domain(domain);
         newest_at(&ds, until, &reference)?
             .map(|(cr, rendered_at)| ds.inventory_of(&cr, &rendered_at))
@@ -204,7 +204,7 @@ fn from_repo_at(
         Some(id) => super::from_repo(repo, id)?,
         None => {
             let mut m = Builder::new(Source::Repo).matrix;
-            m.left.push(Left {
+            m.left.push(super::Left {
                 domain: "(every domain)".into(),
                 why: format!("no commit of {rev} at or before {}", as_of.date),
                 failed: false,
@@ -245,6 +245,8 @@ pub struct Changed {
     pub removed: Vec<(String, String, Option<String>)>,
 }
 
+/// What changed from the matrix `then` to the matrix `now`.
+///
 /// The cells of `now` that are not what `then` had (another version, or not there),
 /// and the cells of `then` that `now` has not, for a domain `now` has a column of (a
 /// domain left out of `now` is said as such, not as every addon removed).

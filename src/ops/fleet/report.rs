@@ -7,12 +7,14 @@ use super::at::{self, AsOf};
 use super::timeline::{self, Event, What};
 use crate::domain::Domain;
 use crate::error::Result;
-use crate::ops::history::{FleetLog, Query};
+use crate::ops::history::Query;
 use crate::store::Store;
 
 /// What the fleet page shows.
 #[derive(Debug)]
 pub struct FleetReport {
+    /// The domains selected, in name order.
+    pub domains: Vec<String>,
     pub matrix: Matrix,
     /// The timeline, oldest first.
     pub events: Vec<Event>,
@@ -64,8 +66,7 @@ pub fn load(
         reverse: false,
         now,
     };
-    let log = FleetLog::load(store, domains, &query)?;
-    let (mut events, steps) = timeline::of_log(&log)?;
+    let (mut events, steps, skipped) = timeline::of_store(store, domains, &query)?;
     let unchanged = events
         .iter()
         .filter(|e| e.what == What::Unchanged)
@@ -73,11 +74,12 @@ pub fn load(
         .sum();
     events.retain(|e| e.what != What::Unchanged);
     Ok(FleetReport {
+        domains: domains.iter().map(ToString::to_string).collect(),
         matrix,
         events,
         steps,
         unchanged,
         since: since.map(str::to_string),
-        skipped: log.skipped.clone(),
+        skipped,
     })
 }

@@ -111,7 +111,7 @@ fn esc(text: &str) -> String {
 
 /// The timeline as an HTML section, newest first: each event's time, change and
 /// domains (past [`NAMED`], folded into a `<details>`).
-pub fn timeline_html(events: &[Event], since: Option<&str>) -> String {
+pub fn timeline_html(events: &[Event], since: Option<&str>, fleet: &[String]) -> String {
     let mut out = String::from("<section class=\"timeline\">\n<h2>Timeline</h2>\n");
     let bound = since
         .map(|s| format!(" since <code>{}</code>", esc(s)))
@@ -131,11 +131,36 @@ pub fn timeline_html(events: &[Event], since: Option<&str>) -> String {
             What::Unchanged => "unchanged",
             What::Change { .. } => "change",
         };
-        let names: Vec<String> = e
-            .domains
-            .iter()
-            .map(|d| format!("<code>{}</code>", esc(d)))
-            .collect();
+        // Most of the fleet: the few it did not reach say more, in a page that stays
+        // small at ten thousand domains (-o json lists every domain).
+        let missing: Vec<&String> =
+            match e.domains.len() > NAMED && e.domains.len() * 2 > fleet.len() {
+                true => {
+                    let had: std::collections::HashSet<&String> = e.domains.iter().collect();
+                    fleet.iter().filter(|d| !had.contains(d)).collect()
+                }
+                false => Vec::new(),
+            };
+        let (names, prefix): (Vec<String>, String) =
+            match e.domains.len() > NAMED && e.domains.len() * 2 > fleet.len() {
+                true => (
+                    missing
+                        .iter()
+                        .map(|d| format!("<code>{}</code>", esc(d)))
+                        .collect(),
+                    match missing.len() {
+                        0 => format!("of {}: every domain", fleet.len()),
+                        n => format!("of {}: all but {n}: ", fleet.len()),
+                    },
+                ),
+                false => (
+                    e.domains
+                        .iter()
+                        .map(|d| format!("<code>{}</code>", esc(d)))
+                        .collect(),
+                    String::new(),
+                ),
+            };
         let listed = match names.len() > NAMED {
             false => names.join(", "),
             true => format!(
@@ -146,7 +171,7 @@ pub fn timeline_html(events: &[Event], since: Option<&str>) -> String {
             ),
         };
         out.push_str(&format!(
-            "<tr class=\"{kind}\"><td>{}</td><td><code>{}</code></td><td><b>{}</b> {listed}</td></tr>\n",
+            "<tr class=\"{kind}\"><td>{}</td><td><code>{}</code></td><td><b>{}</b> {prefix}{listed}</td></tr>\n",
             esc(&when(e)),
             esc(&what(e)),
             e.domains.len()
@@ -169,9 +194,11 @@ table.events details { display: inline; }
 table.events summary { display: inline; cursor: pointer; color: var(--muted); }
 ";
 
-/// The fleet report page (`report -A`): one self-contained page — no external
-/// resource; the one inline script is the matrix's filter box — with the matrix (as
-/// `fleet -o html` draws it, its filters and legend) and the timeline.
+/// The fleet report page (`report -A`): the matrix and the timeline.
+///
+/// One self-contained page — no external resource; the one inline script is the
+/// matrix's filter box — with the matrix as `fleet -o html` draws it (its filters and
+/// legend) and the timeline.
 pub fn page(
     report: &crate::ops::fleet::report::FleetReport,
     generated: &super::html::Generated<'_>,
@@ -203,7 +230,11 @@ pub fn page(
     out.push_str("<section class=\"matrix\">\n<h2>Matrix</h2>\n");
     out.push_str(&matrix.html);
     out.push_str("</section>\n");
-    out.push_str(&timeline_html(&report.events, report.since.as_deref()));
+    out.push_str(&timeline_html(
+        &report.events,
+        report.since.as_deref(),
+        &report.domains,
+    ));
     out.push_str("<script>\n");
     out.push_str(matrix.script);
     out.push_str("</script>\n</body>\n</html>\n");
