@@ -62,6 +62,7 @@ mod retarget;
 mod secrets;
 mod selection;
 mod several;
+#[cfg(feature = "gitops")]
 mod sites;
 mod store;
 mod store_v2;
