@@ -186,6 +186,9 @@ const CSP: &str = "<meta http-equiv=\"Content-Security-Policy\" content=\"defaul
 
 const PAGE_STYLE: &str = "\
 h2 { font-size: 18px; margin: 28px 0 8px; }
+table.events { border-collapse: collapse; width: 100%; }
+table.events th, table.events td { padding: 6px 12px; border-bottom: 1px solid var(--line); text-align: left; }
+table.events thead th { background: var(--soft); font-size: 12px; }
 table.events td { vertical-align: top; white-space: normal; }
 table.events td:first-child { white-space: nowrap; color: var(--muted); }
 table.events td:nth-child(2), table.events td code { white-space: nowrap; }
