@@ -423,6 +423,7 @@ mod tests {
             "clinv status domain",
             "clinv updates domain",
             "clinv updates index",
+            "clinv fleet against",
             "clinv fleet domain",
             // The tables' -o: `jsonpath=` instead of `jsonpath=TEMPLATE`.
             "clinv addons output",
