@@ -2643,12 +2643,12 @@ mod tests {
         crate::util::time::format_millis(t)
     }
 
+    /// A log as JSON entries, and its skipped lines.
+    type Read = (Vec<String>, Vec<String>);
+
     /// `log --since T` of `store`: the entries and skipped lines read for the window, and
     /// those of the whole history filtered to it.
-    fn windowed_and_whole(
-        store: &DomainStore,
-        since: &str,
-    ) -> ((Vec<String>, Vec<String>), (Vec<String>, Vec<String>)) {
+    fn windowed_and_whole(store: &DomainStore, since: &str) -> (Read, Read) {
         use crate::ops::history::{Query, Window, load_store};
         let query = Query {
             since: Some(since),
