@@ -2607,4 +2607,180 @@ mod tests {
             assert_eq!(Ok(store), file, "{object}");
         }
     }
+
+    /// A store of `count` snapshots one a minute from 2026-01-01T00:00:00Z (their ids
+    /// `{n:012x}`, cycling through five real objects, a third applied), migrated into
+    /// ordered segments.
+    fn timed_store(root: &Path, count: u64) -> DomainStore {
+        let scratch = Store::at(root).domain(&crate::domain::d("scratch"));
+        let crs: Vec<String> = (0..5)
+            .map(|i| scratch.record(&cr(i), "{}", None).unwrap().cr)
+            .collect();
+        fs::create_dir_all(root.join("d/objects")).unwrap();
+        for entry in fs::read_dir(root.join("scratch/objects")).unwrap() {
+            let entry = entry.unwrap();
+            fs::copy(entry.path(), root.join("d/objects").join(entry.file_name())).unwrap();
+        }
+        let mut text = String::new();
+        for n in 0..count {
+            let (id, at) = (format!("{n:012x}"), minute(n));
+            let cr = &crs[(n / 7 % 5) as usize];
+            text.push_str(&journal::encode(&v1_snapshot(&id, &at, cr)).unwrap());
+            if n % 3 == 0 {
+                let st = StateRecord::new(&id.as_str().into(), &at, State::Applied);
+                text.push_str(&journal::encode(&Record::State(st)).unwrap());
+            }
+        }
+        fs::write(root.join("d/journal"), &text).unwrap();
+        let store = Store::at(root).domain(&crate::domain::d("d"));
+        store.gc(usize::MAX, false, true).unwrap();
+        store
+    }
+
+    /// The time of [`timed_store`]'s snapshot `n`.
+    fn minute(n: u64) -> String {
+        let t = jiff::Timestamp::from_second(1_767_225_600 + n as i64 * 60).unwrap();
+        crate::util::time::format_millis(t)
+    }
+
+    /// A log as JSON entries, and its skipped lines.
+    type Read = (Vec<String>, Vec<String>);
+
+    /// `log --since T` of `store`: the entries and skipped lines read for the window, and
+    /// those of the whole history filtered to it.
+    fn windowed_and_whole(store: &DomainStore, since: &str) -> (Read, Read) {
+        use crate::ops::history::{Query, Window, load_store};
+        let query = Query {
+            since: Some(since),
+            ..Query::everything(jiff::Timestamp::now())
+        };
+        let at = crate::history::audit::parse_bound(since, false).unwrap();
+        let read = |window| {
+            let steps = load_store(store, window).unwrap();
+            let mut entries = Vec::new();
+            steps
+                .entries(&query, |e| {
+                    entries.push(serde_json::to_string(e).unwrap());
+                    Ok(())
+                })
+                .unwrap();
+            (entries, steps.skipped)
+        };
+        (read(Window::Since(at)), read(Window::All))
+    }
+
+    /// Appends `bytes` to the active segment, as a crash or a damaged disk leaves them.
+    fn append_raw(store: &DomainStore, bytes: &[u8]) {
+        let files = store.layout().live_files().unwrap();
+        let mut file = OpenOptions::new()
+            .append(true)
+            .open(files.last().unwrap())
+            .unwrap();
+        file.write_all(bytes).unwrap();
+    }
+
+    /// `log --since` whose window lies in the active segment (one segment, or the last
+    /// of several): read from the segment's end — the window and the snapshot before it
+    /// — and the same entries, revisions and skipped lines as the whole history filtered
+    /// to the window, with deleted snapshots at the cut, damage in the window and a torn
+    /// tail.
+    #[test]
+    fn a_since_window_in_the_active_segment_is_read_from_its_end() {
+        for count in [300u64, 14_000] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = timed_store(dir.path(), count);
+            store.listing().unwrap(); // the sealed segments' summaries
+            assert!(count < 1000 || store.layout().live_files().unwrap().len() >= 2);
+            let id = |n: u64| format!("{:012x}", count - n);
+            store
+                .set_states(&[
+                    state(&id(10), State::Deleted),
+                    state(&id(31), State::Deleted),
+                    state(&id(40), State::Superseded),
+                ])
+                .unwrap();
+            // A damaged line (its checksum) in the window, a change after it, a torn tail.
+            let line = journal::encode(&Record::State(state(&id(3), State::Applied))).unwrap();
+            let flipped = if line.starts_with('0') { '1' } else { '0' };
+            append_raw(&store, format!("{flipped}{}", &line[1..]).as_bytes());
+            store.set_states(&[state(&id(2), State::Applied)]).unwrap();
+            append_raw(&store, b"{\"kind\":\"sta");
+            let full = store.listing().unwrap();
+            assert_eq!(full.damage.len(), 1, "{:?}", full.damage);
+            for back in [1, 5, 10, 11, 30, 31, 45, 200, count + 5] {
+                let since = minute(count.saturating_sub(back));
+                let (windowed, whole) = windowed_and_whole(&store, &since);
+                assert!(!whole.0.is_empty(), "{count} {since}");
+                assert_eq!(windowed, whole, "{count} {since}");
+                let from_end = store
+                    .listing_tail_since(crate::history::audit::parse_bound(&since, false).unwrap())
+                    .unwrap();
+                if back >= count {
+                    continue; // nothing before the window: the whole history
+                }
+                let (tail, before, _) = from_end.expect("read from the end");
+                assert_eq!(before as usize + tail.len(), full.len(), "{count} {since}");
+                // The window (and the deleted snapshots in it) and one snapshot before it.
+                let deleted = [10, 31].iter().filter(|d| **d <= back + 1).count() as u64;
+                assert!(
+                    tail.len() as u64 <= back + 1 + deleted,
+                    "{count} {since}: {}",
+                    tail.len()
+                );
+                assert_eq!(tail.torn_tail, full.torn_tail);
+                assert_eq!(tail.damage.len(), 1);
+            }
+        }
+    }
+
+    /// The model: random histories in one segment — deletions, damage before and inside
+    /// the window, a torn tail or none — read for random windows from the end give the
+    /// whole history's entries and skipped lines.
+    #[test]
+    fn since_windows_from_the_end_agree_with_the_whole_history() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % m
+        };
+        let mut from_end = 0;
+        for seed in 0..24u64 {
+            let dir = tempfile::tempdir().unwrap();
+            let count = 20 + next(120);
+            let store = timed_store(dir.path(), count);
+            let gone: Vec<StateRecord> = (0..count)
+                .filter(|_| next(6) == 0)
+                .map(|n| state(&format!("{n:012x}"), State::Deleted))
+                .collect();
+            store.set_states(&gone).unwrap();
+            if seed % 3 == 1 {
+                // A flipped checksum digit on some line (before or in the window).
+                let path = store.layout().live_files().unwrap().pop().unwrap();
+                let mut text = fs::read(&path).unwrap();
+                let starts: Vec<usize> = std::iter::once(0)
+                    .chain((0..text.len()).filter(|i| text[*i] == b'\n').map(|i| i + 1))
+                    .filter(|i| *i < text.len())
+                    .collect();
+                let at = starts[next(starts.len() as u64) as usize];
+                text[at] = if text[at] == b'0' { b'1' } else { b'0' };
+                fs::write(&path, text).unwrap();
+            }
+            if seed % 2 == 0 {
+                append_raw(&store, b"abc {\"kind\":\"snapshot\"");
+            }
+            for _ in 0..6 {
+                let since = minute(next(count + 10));
+                let (windowed, whole) = windowed_and_whole(&store, &since);
+                assert_eq!(
+                    windowed, whole,
+                    "seed {seed}, {count} snapshots, since {since}"
+                );
+                let at = crate::history::audit::parse_bound(&since, false).unwrap();
+                from_end += usize::from(store.listing_tail_since(at).unwrap().is_some());
+            }
+        }
+        assert!(from_end > 60, "{from_end} of 144 windows read from the end");
+    }
 }

@@ -1276,13 +1276,24 @@ pub(super) fn read_file(
     reader: impl std::io::Read,
     sink: &mut dyn FnMut(&Ev<'_>),
 ) -> std::io::Result<(usize, u64)> {
+    read_file_after(reader, 0, sink)
+}
+
+/// [`read_file`] of the part of a file after its first `lines_before` lines (numbered
+/// on from there, in damage and a record's default `seq`, as the whole file's read
+/// numbers them). Returns the number of the last complete line.
+pub(super) fn read_file_after(
+    reader: impl std::io::Read,
+    lines_before: usize,
+    sink: &mut dyn FnMut(&Ev<'_>),
+) -> std::io::Result<(usize, u64)> {
     let mut reader = std::io::BufReader::with_capacity(1 << 20, reader);
     // Reused line buffers: `pool[..count]` hold the batch, numbered by `numbers`.
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut numbers: Vec<usize> = Vec::with_capacity(BATCH);
     let mut count = 0;
     let mut batch_bytes = 0;
-    let mut line_no = 0;
+    let mut line_no = lines_before;
     let mut line = Vec::with_capacity(4096);
     fn flush(pool: &[Vec<u8>], numbers: &mut Vec<usize>, sink: &mut dyn FnMut(&Ev<'_>)) {
         let decoded = decode_batch(pool);
@@ -1325,6 +1336,63 @@ pub(super) fn read_file(
             }
         }
     }
+}
+
+/// What a line before a `--since` window adds to the rows before it — `Ok(Some(id))`
+/// a snapshot, `Ok(None)` nothing, `Err(())` damage (or a line that may be: the caller
+/// reads the whole history, which reports it) — told for a line of clinv's own layout
+/// by its checksum and layout alone, not parsed: those lines are only counted (their
+/// revisions), never shown. Any other line is decoded as the full read decodes it.
+pub(super) fn row_before(line: &[u8]) -> Result<Option<Cow<'_, str>>, ()> {
+    if line.len() > MAX_LINE {
+        return Err(());
+    }
+    if let Some(kind) = checked_kind(line) {
+        return Ok(kind.map(Cow::Borrowed));
+    }
+    match decode(line) {
+        Ok(Light::Snapshot(s)) => Ok(Some(s.id)),
+        Ok(_) => Ok(None),
+        Err(_) => Err(()),
+    }
+}
+
+/// A verified line of clinv's layout: `Some(None)` a state change, `Some(Some(id))` a
+/// snapshot; `None` for anything else.
+fn checked_kind(line: &[u8]) -> Option<Option<&str>> {
+    let text = std::str::from_utf8(line).ok()?;
+    let (sum, json) = text.split_once(' ')?;
+    let rest = json.strip_prefix("{\"kind\":\"")?;
+    let found = if let Some(r) = rest.strip_prefix("state\",") {
+        (None, r)
+    } else {
+        let (id, r) = snapshot_fields(rest.strip_prefix("snapshot\",")?)?;
+        (Some(id), r)
+    };
+    (!found.1.contains("\"kind\"") && journal::checksum_matches(sum, json.as_bytes()))
+        .then_some(found.0)
+}
+
+/// The id of a snapshot line in clinv's layout (`"v":N,"id":"…"` after its kind) and
+/// the text after it.
+fn snapshot_fields(rest: &str) -> Option<(&str, &str)> {
+    let rest = rest.strip_prefix("\"v\":")?;
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    let rest = rest.strip_prefix(",\"id\":\"")?;
+    let end = rest.find('"')?;
+    let id = &rest[..end];
+    (!id.is_empty() && !id.contains('\\')).then_some((id, &rest[end + 1..]))
+}
+
+/// The `at` of a line that looks like a snapshot of clinv's layout
+/// (`…"id":"…","at":"…"`), not verified: where a backward scan may stop, the line then
+/// decoded. `None` for anything else.
+pub(super) fn snapshot_at_unchecked(line: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(line.get(65..)?).ok()?;
+    let rest = text.strip_prefix("{\"kind\":\"snapshot\",")?;
+    let (_, rest) = snapshot_fields(rest)?;
+    let rest = rest.strip_prefix(",\"at\":\"")?;
+    Some(&rest[..rest.find('"')?])
 }
 
 /// The damage of an incomplete last line in a sealed segment.

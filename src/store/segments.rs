@@ -887,7 +887,7 @@ impl QueueScan {
 /// A line that cannot be the newest snapshot nor delete it: an event, or a state
 /// change other than `deleted` — in clinv's layout (`kind` first, no second `kind`),
 /// whether it verifies or not (damage is passed over by the full read too).
-fn passes_over(line: &[u8]) -> bool {
+pub(super) fn passes_over(line: &[u8]) -> bool {
     let Some(json) = line.get(65..) else {
         return false;
     };

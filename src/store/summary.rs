@@ -30,7 +30,7 @@
 //! `gc` takes its summaries with it; a new generation starts without.
 #![allow(clippy::disallowed_methods)] // the store: the one owner of its files
 
-use super::record::State;
+use super::record::{Record, State};
 use super::scan::{self, Ev, Field, Listing, Snap};
 use super::segments::Layout;
 use super::segments::open_read;
@@ -835,6 +835,12 @@ pub fn read_tail_since(
     // nothing at or after it.
     let floor = since.as_second() - i64::from(since.subsec_nanosecond() < 0);
     let mut start = older.iter().rposition(|c| c.newest > floor).unwrap_or(last);
+    if start == last
+        && let Some((listing, rows)) = active_since(&list[last], since)?
+    {
+        let before = older.iter().map(|c| c.rows).sum::<u64>() + rows;
+        return Ok(Some((listing, before, last)));
+    }
     let before_since = |l: &Listing| {
         l.rows().any(|r| {
             r.state() != State::Deleted
@@ -850,6 +856,112 @@ pub fn read_tail_since(
         start = start.saturating_sub((list.len() - start).max(1));
     }
     Ok(None) // the whole history: the caller reads it all
+}
+
+/// Bytes of an active segment [`active_since`] reads at once (segments roll at 4 MiB):
+/// a larger one is read as before.
+const ACTIVE_MAX: u64 = 64 << 20;
+
+/// The rows of the active segment `path` from its newest snapshot recorded before
+/// `since` that is not deleted (what the window's first entry is compared with), and
+/// how many rows of the segment come before that one — when every row of the older
+/// segments is older than `since`. `None` when that cannot be told exactly: the segment
+/// is not in the order (`000000.log`, a version 1 journal) or too large, holds no such
+/// snapshot, or its lines before the window hold damage or a snapshot recorded twice
+/// (the full listing reports and drops those).
+///
+/// The cost is the window's lines: the lines after the cut are read as [`read_window`]
+/// reads them (every check, the torn tail), those before it only checksummed and
+/// counted (a line of clinv's layout is not parsed, see [`scan::row_before`]). Sound
+/// because an ordered segment's lines are in the order (as [`read_tail`] says): no
+/// line before the cut is recorded at or after `since`.
+///
+/// # Errors
+/// `(path, error)` of a file that cannot be read.
+fn active_since(
+    path: &Path,
+    since: jiff::Timestamp,
+) -> Result<Option<(Listing, u64)>, (PathBuf, std::io::Error)> {
+    let ordered = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        n.len() == 10 && n.ends_with(".log") && n[..6].bytes().all(|b| b.is_ascii_digit())
+    });
+    if !ordered || path.file_name().is_some_and(|n| n == "000000.log") {
+        return Ok(None);
+    }
+    let err = |e| (path.to_path_buf(), e);
+    let mut file = open_read(path).map_err(err)?;
+    if file.metadata().map_err(err)?.len() > ACTIVE_MAX {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(err)?;
+    let Some(cut) = cut_before(&bytes, since) else {
+        return Ok(None);
+    };
+    let (prefix, window) = bytes.split_at(cut);
+    let mut ids = std::collections::HashSet::new();
+    for line in prefix.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let fresh = match scan::row_before(line) {
+            Ok(Some(id)) => ids.insert(id),
+            Ok(None) => true,
+            Err(()) => false,
+        };
+        if !fresh {
+            return Ok(None);
+        }
+    }
+    let lines_before = prefix.iter().filter(|b| **b == b'\n').count();
+    let read = |mut listing: Listing| {
+        let (_, torn) =
+            scan::read_file_after(window, lines_before, &mut |ev| listing.apply(path, ev))
+                .map_err(err)?;
+        listing.torn_tail = torn;
+        let done = listing.finish();
+        Ok::<_, (PathBuf, std::io::Error)>((listing, done))
+    };
+    let listing = match read(Listing::default())? {
+        (listing, true) => listing,
+        _ => read(Listing::eager())?.0,
+    };
+    if listing.rows().any(|r| ids.contains(&*r.id())) {
+        return Ok(None);
+    }
+    Ok(Some((listing, ids.len() as u64)))
+}
+
+/// Where the line of the newest snapshot recorded before `since` that is not deleted
+/// starts in `bytes` (a segment in the order), looking from the end; `None` when there
+/// is none. Only that line and the `deleted` changes after it are decoded (the lines
+/// after it are checked when read).
+fn cut_before(bytes: &[u8], since: jiff::Timestamp) -> Option<usize> {
+    // An incomplete last line is no record (the read calls it a torn tail).
+    let mut end = bytes.iter().rposition(|b| *b == b'\n')?;
+    let mut deleted = std::collections::HashSet::new();
+    loop {
+        let start = bytes[..end]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |p| p + 1);
+        let line = &bytes[start..end];
+        let older =
+            |at: &str| crate::history::audit::parse_bound(at, false).is_none_or(|t| t < since);
+        let candidate = match scan::snapshot_at_unchecked(line) {
+            Some(at) => older(at),
+            None => !line.is_empty() && !super::segments::passes_over(line),
+        };
+        if candidate {
+            match super::journal::decode(line) {
+                Ok(Record::Snapshot(s)) if older(&s.at) && !deleted.contains(&s.id) => {
+                    return Some(start);
+                }
+                Ok(Record::State(st)) if st.state == State::Deleted => {
+                    deleted.insert(st.id);
+                }
+                _ => {}
+            }
+        }
+        end = start.checked_sub(1)?;
+    }
 }
 
 /// What [`read_owed`] found: the newest segments' listing (tracking the newest
