@@ -45,6 +45,11 @@ impl Fleet {
                 record(&mut journals, &domain(site, i), MARCH_1);
             }
         }
+        // air-2 drops local-path-provisioner two days later: an addon gone before a window.
+        let air2 = root.join(format!("clusters/{}/cluster.lok8s.yaml", domain("air", 2)));
+        let text = std::fs::read_to_string(&air2).unwrap();
+        std::fs::write(&air2, text.replace("    - local-path-provisioner\n", "")).unwrap();
+        record(&mut journals, &domain("air", 2), MARCH_1 + 2 * DAY);
         let pin = root.join("clusters/.sites/fsn/cert-manager/chart.yaml");
         let text = std::fs::read_to_string(&pin).unwrap();
         std::fs::write(&pin, text.replace("v1.19.0", "v1.20.1")).unwrap();
@@ -164,6 +169,34 @@ fn a_window_of_one_site_as_json() {
 
 /// A misspelled addon is said with the closest name (with --strict: an error), never
 /// answered as "never changed"; other flags that read one domain are still refused.
+/// An addon a domain dropped before the window is no misspelling: the window has no step
+/// of it, said as such — never "does not appear", which only a whole history can tell.
+fn an_addon_gone_before_the_window_is_not_called_unknown() {
+    let fx = Fleet::new();
+    let air2 = domain("air", 2);
+    let args = ["--domain", air2.as_str(), "--domain", "air-3*", "--addon"];
+    let run = fx
+        .log(
+            &[
+                &args[..],
+                &["local-path-provisioner", "--since", "2026-03-05"],
+            ]
+            .concat(),
+        )
+        .success();
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert_has(
+        &run.stderr,
+        "[info] no step of any selected domain changes local-path-provisioner since 2026-03-05",
+    );
+    assert_lacks(&run.stderr, "did you mean");
+    // The whole history has the step that dropped it.
+    let whole = fx
+        .log(&[&args[..], &["local-path-provisioner"]].concat())
+        .success();
+    assert_has(&whole.stdout, &air2);
+}
+
 fn a_misspelled_addon_and_refused_forms() {
     let fx = Fleet::new();
     let typo = fx.log(&["-A", "--addon", "cert-manger"]).success();
@@ -193,5 +226,6 @@ trials! {
         the_fleet_history_of_one_addon,
         a_window_of_one_site_as_json,
         a_misspelled_addon_and_refused_forms,
+        an_addon_gone_before_the_window_is_not_called_unknown,
     ],
 }
