@@ -181,9 +181,6 @@ pub fn timeline_html(events: &[Event], since: Option<&str>, fleet: &[String]) ->
     out
 }
 
-/// No resource from anywhere; the inline style and the filter box's inline script only.
-const CSP: &str = "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n";
-
 const PAGE_STYLE: &str = "\
 h2 { font-size: 18px; margin: 28px 0 8px; }
 table.events { border-collapse: collapse; width: 100%; }
@@ -208,15 +205,12 @@ pub fn page(
 ) -> String {
     use crate::view::fleet_html;
     let m = &report.matrix;
-    let mut out =
-        String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str(CSP);
-    out.push_str("<title>clinv fleet report</title>\n<style>\n");
     let matrix = fleet_html::section(m, &m.marks(None), None, false);
-    out.push_str(fleet_html::PAGE_STYLE);
-    out.push_str(PAGE_STYLE);
-    out.push_str(&matrix.css);
-    out.push_str("</style>\n</head>\n<body>\n<header>\n<h1>Fleet report</h1>\n");
+    let mut out = fleet_html::head(
+        "clinv fleet report",
+        &(PAGE_STYLE.to_string() + &matrix.css),
+    );
+    out.push_str("<body>\n<header>\n<h1>Fleet report</h1>\n");
     out.push_str(&format!(
         "<p>{} domain(s), {} addon(s), {} event(s) from {} recorded step(s){} — generated {} by clinv {}</p>\n</header>\n",
         m.domains.len(),
