@@ -861,6 +861,35 @@ pub struct TableOutput {
     pub allow_missing_template_keys: bool,
 }
 
+impl TableOutput {
+    /// A table command's answer in the `-o` asked for.
+    ///
+    /// Its document (`json`, as YAML, or a jsonpath over it), its `names` one a line, or its
+    /// `table` in the style asked for (`width`: the terminal's, or `None` for a table with no
+    /// free text to fit).
+    pub fn answer(
+        &self,
+        width: Option<usize>,
+        json: impl Fn() -> crate::error::Result<String>,
+        names: impl FnOnce() -> String,
+        table: impl FnOnce(crate::view::TableStyle) -> String,
+    ) -> crate::error::Result<String> {
+        Ok(match self.output.clone().unwrap_or_default() {
+            TableFormat::Json => json()?,
+            TableFormat::Yaml => crate::app::output::yaml(&json()?)?,
+            TableFormat::JsonPath(template) => {
+                crate::app::output::jsonpath(&template, &json()?, self.allow_missing_template_keys)?
+            }
+            TableFormat::Name => names(),
+            format => table(crate::view::TableStyle {
+                wide: format == TableFormat::Wide,
+                no_headers: self.no_headers,
+                width,
+            }),
+        })
+    }
+}
+
 impl Default for TableOutput {
     fn default() -> Self {
         TableOutput {

@@ -357,34 +357,6 @@ impl Seq<'_> {
     }
 }
 
-/// A table command's answer in the `-o` asked for.
-///
-/// Its document (`json`, as YAML, or a jsonpath over it), its `names` one a line, or its
-/// `table` in the style asked for (`width`: the terminal's, or `None` for a table with no
-/// free text to fit).
-pub fn table_answer(
-    out: &crate::app::cli::TableOutput,
-    width: Option<usize>,
-    json: impl Fn() -> Result<String>,
-    names: impl FnOnce() -> String,
-    table: impl FnOnce(crate::view::TableStyle) -> String,
-) -> Result<String> {
-    use crate::app::cli::TableFormat;
-    Ok(match out.output.clone().unwrap_or_default() {
-        TableFormat::Json => json()?,
-        TableFormat::Yaml => yaml(&json()?)?,
-        TableFormat::JsonPath(template) => {
-            jsonpath(&template, &json()?, out.allow_missing_template_keys)?
-        }
-        TableFormat::Name => names(),
-        format => table(crate::view::TableStyle {
-            wide: format == TableFormat::Wide,
-            no_headers: out.no_headers,
-            width,
-        }),
-    })
-}
-
 /// `-o jsonpath=TEMPLATE`: the template applied to `json`, the command's `-o json`
 /// document (the very text `-o json` prints, read back), as kubectl applies it to the
 /// object.

@@ -3,7 +3,6 @@
 use super::{Left, deploy_domain_note, project, report_warnings};
 use crate::app::Result;
 use crate::app::cli::AddonsArgs;
-use crate::app::output;
 use crate::app::settings::Settings;
 use crate::error::{Error, exit};
 use crate::inventory::Warning;
@@ -68,8 +67,7 @@ pub fn run(settings: &Settings, args: &AddonsArgs) -> Result<i32> {
                     addons: &rows,
                 })
             };
-            output::table_answer(
-                &args.table,
+            args.table.answer(
                 settings.printer.width(),
                 json,
                 || names(rows.iter().map(|r| r.name.as_str())),
@@ -151,7 +149,9 @@ fn several(
         let rows: Vec<_> = rows.iter().map(|(d, _, r)| (*d, *r)).collect();
         fleet_addons_table(&rows, style)
     };
-    let text = output::table_answer(&args.table, settings.printer.width(), json, names, table)?;
+    let text = args
+        .table
+        .answer(settings.printer.width(), json, names, table)?;
     settings.printer.data(&text)?;
     Ok(code)
 }

@@ -5,7 +5,6 @@ use super::{
 };
 use crate::app::Result;
 use crate::app::cli::UpdatesArgs;
-use crate::app::output;
 use crate::app::settings::Settings;
 use crate::catalog::fetch::{self, IndexRef};
 use crate::catalog::updates;
@@ -123,23 +122,17 @@ fn format(args: &UpdatesArgs, a: &Answer<'_>) -> Result<String> {
     let json = || view::updates::updates_json(word, a.not_read, a.generated_at, a.list);
     let names = || view::names(a.list.iter().map(|u| u.name.as_str()));
     // Versions and a one-word NOTE: no free text to fit.
-    Ok(output::table_answer(
-        &args.table,
-        None,
-        json,
-        names,
-        |style| {
-            let table = view::updates::updates_table(a.list, word, style);
-            match (a.not_read, args.table.no_headers) {
-                (Some(why), false) => format!(
-                    "the live cluster was not read ({}): the versions are the {}\n{table}",
-                    crate::util::redact::escape_line(why),
-                    a.compared.source.describe()
-                ),
-                _ => table,
-            }
-        },
-    )?)
+    Ok(args.table.answer(None, json, names, |style| {
+        let table = view::updates::updates_table(a.list, word, style);
+        match (a.not_read, args.table.no_headers) {
+            (Some(why), false) => format!(
+                "the live cluster was not read ({}): the versions are the {}\n{table}",
+                crate::util::redact::escape_line(why),
+                a.compared.source.describe()
+            ),
+            _ => table,
+        }
+    })?)
 }
 
 /// One domain of `updates -A`: what was read, or why it was not.
@@ -294,5 +287,5 @@ fn fleet_format(args: &UpdatesArgs, fleet: &Fleet<'_>, generated_at: &str) -> Re
     };
     let table = |style| view::updates::fleet_updates_table(&rows, style);
     // Versions and a one-word NOTE: no free text to fit.
-    Ok(output::table_answer(&args.table, None, json, names, table)?)
+    Ok(args.table.answer(None, json, names, table)?)
 }
