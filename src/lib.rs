@@ -10,7 +10,7 @@
 //! trail; [`catalog`] compares them with the addon index and feeds the in-cluster agent.
 //! [`fleet`] is the one model of a command over several domains (the selection, the
 //! domains read under one deadline, the folded outcome). [`ops`] holds the flows that combine them behind the commands; [`util`] holds the
-//! leaf helpers; [`app`] is the command line on top of it all.
+//! leaf helpers; [`console`] is where the library says what it says; [`app`] is the command line on top of it all.
 
 // Test code writes fixtures and reads the environment freely (clippy.toml's rules are for
 // the product; clippy checks the non-test build on its own).
@@ -27,6 +27,7 @@
 pub mod app;
 pub mod catalog;
 pub mod cluster;
+pub mod console;
 pub mod delivery;
 pub mod domain;
 pub mod error;

@@ -22,7 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["util", "yaml", "snapshot_id"],
     &["delivery"],
     &["error"],
-    &["domain"],
+    &["domain", "console"],
     &["project"],
     &["inventory"],
     &["history"],

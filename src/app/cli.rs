@@ -2,8 +2,12 @@
 //! once and go no deeper than the command functions.
 
 use crate::app::examples;
-use crate::app::jsonpath::Template;
 use crate::app::output::ColorChoice;
+pub use crate::view::format::{
+    DiffFormat, DocFormat, DriftFormat, EventFormat, FleetBy, FleetFormat, LogFormat, PushFormat,
+    ReportFormat, ResultsFormat, SortKey, StatusFormat, TableFormat, TextFormat,
+};
+use crate::view::jsonpath::Template;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -106,41 +110,6 @@ pub struct GlobalArgs {
     pub strict: bool,
 }
 
-/// `-o` of the commands that print one document: render, crd, snapshots show.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum DocFormat {
-    #[default]
-    Yaml,
-    Json,
-}
-
-/// `-o` of the table commands: `addons`, `snapshots list`, `updates`.
-///
-/// `-o` of the commands that print a table: addons, snapshots list, updates — kubectl's
-/// `wide` (more columns), `name` (one name per line) and `jsonpath=TEMPLATE` (the
-/// template applied to the command's `-o json` document) included.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub enum TableFormat {
-    #[default]
-    Table,
-    Wide,
-    Name,
-    Json,
-    /// The `-o json` document as YAML.
-    Yaml,
-    JsonPath(Template),
-}
-
-impl TableFormat {
-    const PLAIN: [(&'static str, TableFormat); 5] = [
-        ("table", TableFormat::Table),
-        ("wide", TableFormat::Wide),
-        ("name", TableFormat::Name),
-        ("json", TableFormat::Json),
-        ("yaml", TableFormat::Yaml),
-    ];
-}
-
 impl Formats for TableFormat {
     fn possible_values() -> Vec<PossibleValue> {
         let mut values: Vec<PossibleValue> = Self::PLAIN
@@ -167,35 +136,6 @@ impl Formats for TableFormat {
     }
 }
 
-/// `-o` of the closing table of `replay -A`, `publish` and `commit` over several domains.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum ResultsFormat {
-    /// DETAIL cut with … to fit the terminal (COLUMNS)
-    #[default]
-    Table,
-    /// Every DETAIL whole, however wide
-    Wide,
-    Json,
-    Yaml,
-}
-
-/// `-o` of `clinv fleet`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum FleetFormat {
-    /// Wider than the terminal (COLUMNS), the domain columns wrap into blocks that each
-    /// repeat ADDON; a pipe gets whole lines
-    #[default]
-    Table,
-    /// The table with each addon's category and the full registry references
-    Wide,
-    Json,
-    Yaml,
-    Markdown,
-    /// One self-contained page: --behind-index and --differs colour cells instead of
-    /// leaving the others out
-    Html,
-}
-
 /// `clinv fleet --from`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum FleetFrom {
@@ -207,16 +147,6 @@ pub enum FleetFrom {
     /// Each cluster domain's live inventory, each through its own kubeconfig (as
     /// replay --all); cells not what the project renders are drifting
     Live,
-}
-
-/// `clinv fleet --by`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum FleetBy {
-    /// A row per addon, a column per domain
-    #[default]
-    Addon,
-    /// A row per domain, a column per addon
-    Domain,
 }
 
 #[derive(Debug, Args)]
@@ -319,25 +249,6 @@ impl FleetArgs {
             all: self.all_domains,
         }
     }
-}
-
-/// `-o` of `clinv log`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum LogFormat {
-    #[default]
-    Text,
-    Json,
-    Markdown,
-}
-
-/// `-o` of `clinv diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum DiffFormat {
-    #[default]
-    Text,
-    Json,
-    Markdown,
-    Unified,
 }
 
 /// One command's `-o` values: the names help lists and how a value is read. A plain
@@ -645,26 +556,6 @@ pub enum Command {
     Version(TextOutput),
 }
 
-/// `-o` of the commands that print a short text result: version, status, snapshots
-/// verify, snapshots gc.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum TextFormat {
-    #[default]
-    Text,
-    Json,
-}
-
-/// `-o` of `clinv drift`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum DriftFormat {
-    /// One domain's diff; several domains' table, DETAIL cut with … to fit the terminal
-    #[default]
-    Text,
-    /// Several domains' table with every DETAIL whole (one domain: as text)
-    Wide,
-    Json,
-}
-
 /// `-o text|wide|json` of `clinv drift`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct DriftOutput {
@@ -672,14 +563,6 @@ pub struct DriftOutput {
     #[arg(short = 'o', long = "output", value_name = "FORMAT",
           value_parser = FormatParser::<DriftFormat>::new())]
     pub output: Option<DriftFormat>,
-}
-
-/// `-o` of `clinv report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum ReportFormat {
-    #[default]
-    Html,
-    Json,
 }
 
 /// `-o text|json` of a command that prints one document.
@@ -876,10 +759,12 @@ impl TableOutput {
     ) -> crate::error::Result<String> {
         Ok(match self.output.clone().unwrap_or_default() {
             TableFormat::Json => json()?,
-            TableFormat::Yaml => crate::app::output::yaml(&json()?)?,
-            TableFormat::JsonPath(template) => {
-                crate::app::output::jsonpath(&template, &json()?, self.allow_missing_template_keys)?
-            }
+            TableFormat::Yaml => crate::view::format::yaml(&json()?)?,
+            TableFormat::JsonPath(template) => crate::view::format::jsonpath(
+                &template,
+                &json()?,
+                self.allow_missing_template_keys,
+            )?,
             TableFormat::Name => names(),
             format => table(crate::view::TableStyle {
                 wide: format == TableFormat::Wide,
@@ -1051,13 +936,6 @@ pub struct WatchArgs {
     pub log_format: EventFormat,
 }
 
-/// How the delivery loop writes its events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EventFormat {
-    Text,
-    Json,
-}
-
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// Several domains (-A: every domain of the store; --domain repeated, a glob): their
@@ -1153,16 +1031,6 @@ pub struct ReportArgs {
     /// Read the history from this GitOps repository's commits instead of the store.
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
-}
-
-/// `-o` of `clinv push`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum PushFormat {
-    /// The reference with its digest
-    #[default]
-    Text,
-    /// repository, tag, digest and url, as `flux push artifact -o json`
-    Json,
 }
 
 /// `clinv push --layer-media-type`.
@@ -1413,18 +1281,6 @@ pub struct ListArgs {
     pub table: TableOutput,
 }
 
-/// `snapshots list --sort-by`: a column of the table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SortKey {
-    /// When it was recorded (oldest first; AGE sorts the same way, newest first)
-    Time,
-    Domain,
-    State,
-    Reason,
-    Target,
-    Id,
-}
-
 /// `--state`: the store's states, as the command line names them (the store's type
 /// knows nothing of clap).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -1639,22 +1495,6 @@ pub struct StatusOutArgs<O: Args = TextOutput> {
 
     #[command(flatten)]
     pub text: O,
-}
-
-/// `-o` of `clinv status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum StatusFormat {
-    /// One domain's block; several domains' essential columns, SOURCE cut with … to fit
-    /// the terminal (COLUMNS)
-    #[default]
-    Text,
-    /// Several domains' table with every column (LAST COMMITTED, LAST PUSHED) and every
-    /// word (one domain: as text)
-    Wide,
-    Json,
-    /// Prometheus' text exposition of what each domain owes, from the store alone (never
-    /// the cluster): for node_exporter's textfile collector.
-    Prometheus,
 }
 
 /// `-o text|json|prometheus` of `clinv status`.

@@ -6,7 +6,6 @@ pub mod cli;
 mod commands;
 mod complete;
 mod examples;
-pub mod jsonpath;
 pub mod output;
 pub mod settings;
 

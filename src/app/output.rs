@@ -5,6 +5,7 @@
 //! `"\e[2J"`) are escaped, so a hostile project cannot drive the user's terminal.
 #![allow(clippy::disallowed_methods, clippy::print_stderr)] // the printer
 
+use crate::console::Console;
 use crate::error::{Error, Result};
 use crate::util::redact;
 use std::io::{self, IsTerminal, Write};
@@ -182,33 +183,10 @@ impl Printer {
     /// # Errors
     /// [`Error::BrokenPipe`], any other write error, or what `write` returns.
     pub fn data_with(&self, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+        clear_progress();
         let mut out = io::BufWriter::with_capacity(256 << 10, io::stdout().lock());
         write(&mut out)?;
         out.flush().map_err(stdout_error)
-    }
-
-    /// Writes a JSON or YAML list to stdout element by element, as `fill` hands them to
-    /// the [`Seq`]: the bytes the whole document would have (`render::to_json` of the
-    /// list, or its YAML), without ever holding it — so a listing of any length prints
-    /// in the memory of one element.
-    ///
-    /// # Errors
-    /// What `fill` returns, an element that does not serialise, or a write error.
-    pub fn seq(
-        &self,
-        format: SeqFormat,
-        fill: impl FnOnce(&mut Seq<'_>) -> Result<()>,
-    ) -> Result<()> {
-        clear_progress();
-        self.data_with(|out| {
-            let mut seq = Seq {
-                out,
-                format,
-                count: 0,
-            };
-            fill(&mut seq)?;
-            seq.end()
-        })
     }
 
     pub fn error(&self, message: &str) {
@@ -300,92 +278,44 @@ impl Printer {
     }
 }
 
-/// The document format of [`Printer::seq`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SeqFormat {
-    Json,
-    Yaml,
-}
-
-/// A list being written by [`Printer::seq`]: one element at a time.
-pub struct Seq<'a> {
-    out: &'a mut dyn Write,
-    format: SeqFormat,
-    count: usize,
-}
-
-impl Seq<'_> {
-    /// Writes the next element. JSON: its pretty form indented one level (every newline
-    /// of pretty JSON is structural: a newline inside a string is `\n`), after `[` or
-    /// `,`; YAML: the one-element block sequence of it (a top-level block sequence is its
-    /// elements' sequences, one after another).
-    ///
-    /// # Errors
-    /// The element does not serialise, or stdout cannot be written.
-    pub fn item<T: serde::Serialize>(&mut self, item: &T) -> Result<()> {
-        let text = match self.format {
-            SeqFormat::Json => {
-                let one = crate::inventory::render::to_json(item)?;
-                let mut text = String::with_capacity(one.len() + 64);
-                text.push_str(if self.count == 0 { "[\n" } else { ",\n" });
-                for (i, line) in one.trim_end_matches('\n').lines().enumerate() {
-                    if i > 0 {
-                        text.push('\n');
-                    }
-                    text.push_str("  ");
-                    text.push_str(line);
-                }
-                text
-            }
-            SeqFormat::Yaml => {
-                let value = serde_json::to_value(item).map_err(|e| Error::encode("YAML", e))?;
-                crate::yaml::emit::to_string(&serde_json::Value::Array(vec![value]))
-            }
-        };
-        self.count += 1;
-        self.out.write_all(text.as_bytes()).map_err(stdout_error)
+/// The terminal as the library's [`Console`]: the printer's own methods.
+impl Console for Printer {
+    fn error(&self, message: &str) {
+        Printer::error(self, message);
     }
-
-    fn end(self) -> Result<()> {
-        let text = match (self.format, self.count) {
-            (SeqFormat::Json, 0) => "[]\n".to_string(),
-            (SeqFormat::Json, _) => "\n]\n".to_string(),
-            (SeqFormat::Yaml, 0) => crate::yaml::emit::to_string(&serde_json::Value::Array(vec![])),
-            (SeqFormat::Yaml, _) => String::new(),
-        };
-        self.out.write_all(text.as_bytes()).map_err(stdout_error)
+    fn warn(&self, message: &str) {
+        Printer::warn(self, message);
     }
-}
-
-/// `-o jsonpath=TEMPLATE`: the template applied to `json`, the command's `-o json`
-/// document (the very text `-o json` prints, read back), as kubectl applies it to the
-/// object.
-///
-/// # Errors
-/// [`Error::JsonPath`] naming the template and the missing field.
-/// `-o yaml` of a table command: its `-o json` document, as YAML.
-///
-/// # Errors
-/// The document is not JSON (a bug: every caller serialised it).
-pub fn yaml(json: &str) -> Result<String> {
-    let doc: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| Error::encode("JSON", e))?;
-    Ok(crate::yaml::emit::to_string(&doc))
-}
-
-pub fn jsonpath(
-    template: &crate::app::jsonpath::Template,
-    json: &str,
-    allow_missing: bool,
-) -> Result<String> {
-    let doc: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| Error::encode("JSON", e))?;
-    template
-        .render(&doc, allow_missing)
-        .map_err(|message| Error::JsonPath {
-            template: template.source().to_string(),
-            message: message.to_string(),
-        })
+    fn alert(&self, message: &str) {
+        Printer::alert(self, message);
+    }
+    fn info(&self, message: &str) {
+        Printer::info(self, message);
+    }
+    fn detail(&self, message: &str) {
+        Printer::detail(self, message);
+    }
+    fn debug(&self, message: &str) {
+        Printer::debug(self, message);
+    }
+    fn raw(&self, message: &str) {
+        Printer::raw(self, message);
+    }
+    fn data(&self, text: &str) -> Result<()> {
+        Printer::data(self, text)
+    }
+    fn write_data(&self, write: &mut dyn FnMut(&mut dyn Write) -> Result<()>) -> Result<()> {
+        Printer::data_with(self, write)
+    }
+    fn width(&self) -> Option<usize> {
+        Printer::width(self)
+    }
+    fn color_stdout(&self) -> bool {
+        Printer::color_stdout(self)
+    }
+    fn stdout_terminal(&self) -> bool {
+        Printer::stdout_terminal(self)
+    }
 }
 
 /// Said on stderr when SIGINT or SIGTERM ends a command (at a safe point), from the
@@ -395,59 +325,6 @@ pub fn interrupted(signal: &str) {
 }
 
 /// An error writing stdout: a closed pipe ends the command quietly.
-/// An error writing stdout: a closed pipe ends the command quietly.
 pub fn stdout_error(e: io::Error) -> Error {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        Error::BrokenPipe
-    } else {
-        Error::io("<stdout>", e)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// What [`Seq`] writes for `items`.
-    fn streamed(format: SeqFormat, items: &[serde_json::Value]) -> String {
-        let mut out = Vec::new();
-        let mut seq = Seq {
-            out: &mut out,
-            format,
-            count: 0,
-        };
-        for item in items {
-            seq.item(item).unwrap();
-        }
-        seq.end().unwrap();
-        String::from_utf8(out).unwrap()
-    }
-
-    /// A streamed list is byte for byte the whole document: empty, one element, several,
-    /// nested values, strings with newlines, U+2028 and YAML's special characters.
-    #[test]
-    fn a_streamed_list_is_the_whole_document() {
-        let lists = [
-            serde_json::json!([]),
-            serde_json::json!([{"a": 1}]),
-            serde_json::json!([
-                {"id": "a", "nested": {"list": [1, 2, {"x": null}], "empty": {}, "none": []}},
-                {"text": "line\nnext \u{2028} - item: #no", "n": -1.5, "t": true},
-                "plain",
-                [1, [2, 3]],
-                {"key: colon": "'quoted'", "multi": "a\nb\n"}
-            ]),
-        ];
-        for list in lists {
-            let items = list.as_array().unwrap();
-            assert_eq!(
-                streamed(SeqFormat::Json, items),
-                crate::inventory::render::to_json(&list).unwrap()
-            );
-            assert_eq!(
-                streamed(SeqFormat::Yaml, items),
-                crate::yaml::emit::to_string(&list)
-            );
-        }
-    }
+    Error::stdout(e)
 }

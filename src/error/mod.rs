@@ -388,6 +388,16 @@ impl Error {
         Error::Encode { what, source }
     }
 
+    /// An error writing stdout: a closed pipe (`clinv render | head`) ends the command
+    /// quietly ([`Error::BrokenPipe`]).
+    pub fn stdout(e: std::io::Error) -> Error {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Error::BrokenPipe
+        } else {
+            Error::io("<stdout>", e)
+        }
+    }
+
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {

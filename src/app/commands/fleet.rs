@@ -3,7 +3,6 @@
 use super::{StoreOnly, project, rendered_at};
 use crate::app::Result;
 use crate::app::cli::{FleetArgs, FleetBy, FleetFormat, FleetFrom};
-use crate::app::output;
 use crate::app::settings::Settings;
 use crate::ops::fleet::{self, Matrix, Query};
 use crate::view;
@@ -51,7 +50,7 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     let by_domain = args.by == FleetBy::Domain;
     let text = match args.output.unwrap_or_default() {
         FleetFormat::Json => view::fleet::json(&matrix)?,
-        FleetFormat::Yaml => output::yaml(&view::fleet::json(&matrix)?)?,
+        FleetFormat::Yaml => crate::view::format::yaml(&view::fleet::json(&matrix)?)?,
         FleetFormat::Markdown => view::fleet::markdown(&matrix, by_domain),
         format @ (FleetFormat::Table | FleetFormat::Wide) => {
             let style = view::TableStyle {
@@ -101,7 +100,7 @@ fn compare(settings: &Settings, args: &FleetArgs, matrix: Matrix, not_read: bool
         .printer
         .data(&match args.output.unwrap_or_default() {
             FleetFormat::Json => view::json(&c)?,
-            FleetFormat::Yaml => output::yaml(&view::json(&c)?)?,
+            FleetFormat::Yaml => crate::view::format::yaml(&view::json(&c)?)?,
             FleetFormat::Markdown => view::markdown(&c),
             FleetFormat::Wide => view::table(&c, true, args.no_headers),
             _ => view::table(&c, false, args.no_headers),

@@ -4,7 +4,6 @@
 use super::StoreOnly;
 use crate::app::Result;
 use crate::app::cli::{LogArgs, LogFormat};
-use crate::app::output::stdout_error;
 use crate::app::settings::Settings;
 use crate::error::exit;
 use crate::ops::history::{self, Log, Query};
@@ -145,13 +144,15 @@ fn fleet(
     let n = match format {
         LogFormat::Json => {
             let mut n = 0;
-            settings
-                .printer
-                .seq(crate::app::output::SeqFormat::Json, |seq| {
+            crate::view::seq::write(
+                &settings.printer,
+                crate::view::seq::SeqFormat::Json,
+                |seq| {
                     n =
                         log.each(|domain, entry| seq.item(&history::FleetItem { domain, entry }))?;
                     Ok(())
-                })?;
+                },
+            )?;
             n
         }
         _ => fleet_text(settings, &log, args.oneline, color, now)?,
@@ -220,7 +221,7 @@ fn fleet_text(
     let lines = oneline.then(|| report::text::Oneline::new(color, now));
     let mut n = 0;
     settings.printer.data_with(|out| {
-        n = report::stream::write_fleet_text(log, lines, (color, now), out, &stdout_error)?;
+        n = report::stream::write_fleet_text(log, lines, (color, now), out, &crate::Error::stdout)?;
         Ok(())
     })?;
     Ok(n)
@@ -348,7 +349,7 @@ impl StoreLog<'_> {
             return Ok(self.empty_window());
         }
         self.settings.printer.data_with(|out| {
-            report::stream::write_markdown(&steps, self.query, n, out, &stdout_error)
+            report::stream::write_markdown(&steps, self.query, n, out, &crate::Error::stdout)
         })?;
         Ok(exit::OK)
     }
@@ -362,7 +363,14 @@ impl StoreLog<'_> {
         let lines = oneline.then(|| report::text::Oneline::new(style.0, style.1));
         let mut n = 0;
         settings.printer.data_with(|out| {
-            n = report::stream::write_text(&steps, query, lines, style, out, &stdout_error)?;
+            n = report::stream::write_text(
+                &steps,
+                query,
+                lines,
+                style,
+                out,
+                &crate::Error::stdout,
+            )?;
             Ok(())
         })?;
         match n == 0 && query.windowed() {
@@ -378,7 +386,7 @@ impl StoreLog<'_> {
         let steps = self.json_steps(need_history)?;
         let mut n = 0;
         self.settings.printer.data_with(|out| {
-            n = report::stream::write_json(&steps, self.query, out, &stdout_error)?;
+            n = report::stream::write_json(&steps, self.query, out, &crate::Error::stdout)?;
             Ok(())
         })?;
         match n == 0 && self.query.windowed() {

@@ -135,7 +135,7 @@ fn print_results(
             crate::view::results::table(rows, style)
         }
         ResultsFormat::Json => json()?,
-        ResultsFormat::Yaml => crate::app::output::yaml(&json()?)?,
+        ResultsFormat::Yaml => crate::view::format::yaml(&json()?)?,
     })
 }
 

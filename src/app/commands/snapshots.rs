@@ -6,7 +6,6 @@ use crate::app::cli::{
     DocFormat, ImportArgs, ListArgs, SnapshotsArgs, SnapshotsCommand, SortKey, TableFormat,
     TableOutput, TextFormat,
 };
-use crate::app::output;
 use crate::app::settings::Settings;
 use crate::domain::Domain;
 use crate::error::{Error, exit};
@@ -148,8 +147,8 @@ fn list(on: Selection<'_>, flags: &ListArgs) -> Result<i32> {
     // from all of them, in their order or sorted.
     if flags.sort_by.is_none() {
         let seq = match format {
-            TableFormat::Json => Some(output::SeqFormat::Json),
-            TableFormat::Yaml => Some(output::SeqFormat::Yaml),
+            TableFormat::Json => Some(crate::view::seq::SeqFormat::Json),
+            TableFormat::Yaml => Some(crate::view::seq::SeqFormat::Yaml),
             _ => None,
         };
         if let Some(seq) = seq {
@@ -169,23 +168,25 @@ fn list(on: Selection<'_>, flags: &ListArgs) -> Result<i32> {
     match format {
         TableFormat::Json | TableFormat::Yaml => {
             let seq = match format {
-                TableFormat::Json => output::SeqFormat::Json,
-                _ => output::SeqFormat::Yaml,
+                TableFormat::Json => crate::view::seq::SeqFormat::Json,
+                _ => crate::view::seq::SeqFormat::Yaml,
             };
-            printer.seq(seq, |seq| on.store.each_row(&listed, |s| seq.item(&s)))?;
+            crate::view::seq::write(printer, seq, |seq| {
+                on.store.each_row(&listed, |s| seq.item(&s))
+            })?;
         }
         TableFormat::JsonPath(template) => {
             let allow_missing = flags.table.allow_missing_template_keys;
             list_jsonpath(on, &listed, &template, allow_missing)?;
         }
         TableFormat::Name => printer.data_with(|out| {
-            view::snapshots::write_snapshot_names(&listed, out).map_err(output::stdout_error)
+            view::snapshots::write_snapshot_names(&listed, out).map_err(crate::Error::stdout)
         })?,
         _ if listed.is_empty() => printer.info("no snapshots"),
         TableFormat::Wide => list_wide(on, &listed, now, no_headers, &owed)?,
         _ => printer.data_with(|out| {
             view::snapshots::write_snapshots_table(&listed, now, no_headers, &owed, out)
-                .map_err(output::stdout_error)
+                .map_err(crate::Error::stdout)
         })?,
     }
     Ok(exit::OK)
@@ -205,10 +206,10 @@ fn since(text: Option<&str>, now: jiff::Timestamp) -> Result<Option<i64>> {
 fn list_streamed(
     on: Selection<'_>,
     shown: &crate::store::Shown,
-    format: output::SeqFormat,
+    format: crate::view::seq::SeqFormat,
 ) -> Result<i32> {
     let mut damage = Vec::new();
-    on.settings.printer.seq(format, |seq| {
+    crate::view::seq::write(&on.settings.printer, format, |seq| {
         damage = on
             .store
             .each_listed(on.domains, shown, |snap| seq.item(&snap))?;
@@ -233,10 +234,10 @@ fn list_wide(
         Ok(())
     })?;
     on.settings.printer.data_with(|out| {
-        table.write_header(out).map_err(output::stdout_error)?;
+        table.write_header(out).map_err(crate::Error::stdout)?;
         on.store.each_row(listed, |s| {
             let cells = view::snapshots::wide_cells(&s, now, owed);
-            table.write(&cells, out).map_err(output::stdout_error)
+            table.write(&cells, out).map_err(crate::Error::stdout)
         })
     })?;
     Ok(())
@@ -248,7 +249,7 @@ fn list_wide(
 fn list_jsonpath(
     on: Selection<'_>,
     listed: &crate::store::Listed,
-    template: &crate::app::jsonpath::Template,
+    template: &crate::view::jsonpath::Template,
     allow_missing: bool,
 ) -> Result<()> {
     let printer = &on.settings.printer;
@@ -257,14 +258,14 @@ fn list_jsonpath(
             for part in &parts {
                 if let Some(text) = part.text() {
                     out.write_all(text.as_bytes())
-                        .map_err(output::stdout_error)?;
+                        .map_err(crate::Error::stdout)?;
                     continue;
                 }
                 let mut pass = part.start(listed.len());
                 on.store.each_row(listed, |s| {
                     let row = serde_json::to_value(&s).map_err(|e| Error::encode("JSON", e))?;
                     let text = pass.row(row);
-                    out.write_all(text.as_bytes()).map_err(output::stdout_error)
+                    out.write_all(text.as_bytes()).map_err(crate::Error::stdout)
                 })?;
             }
             Ok(())
@@ -276,7 +277,7 @@ fn list_jsonpath(
         rows.push(s);
         Ok(())
     })?;
-    let text = output::jsonpath(template, &render::to_json(&rows)?, allow_missing)?;
+    let text = crate::view::format::jsonpath(template, &render::to_json(&rows)?, allow_missing)?;
     printer.data(&text)?;
     Ok(())
 }
@@ -375,20 +376,24 @@ fn gc(
         }
     }
     if format == TextFormat::Json {
-        on.settings.printer.seq(output::SeqFormat::Json, |seq| {
-            for (d, doomed) in &json {
-                for s in doomed.rows() {
-                    let row = view::snapshots::GcRow {
-                        domain: d.as_str(),
-                        id: &s.id(),
-                        state: s.state().as_str(),
-                        deleted: !dry_run,
-                    };
-                    seq.item(&row)?;
+        crate::view::seq::write(
+            &on.settings.printer,
+            crate::view::seq::SeqFormat::Json,
+            |seq| {
+                for (d, doomed) in &json {
+                    for s in doomed.rows() {
+                        let row = view::snapshots::GcRow {
+                            domain: d.as_str(),
+                            id: &s.id(),
+                            state: s.state().as_str(),
+                            deleted: !dry_run,
+                        };
+                        seq.item(&row)?;
+                    }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
     } else if total == 0 {
         on.settings.printer.info(&format!(
             "nothing to delete: every snapshot is kept (the first, the newest {keep}, the last applied and every pending one)"
