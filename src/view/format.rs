@@ -1,6 +1,8 @@
-//! The `-o` vocabulary of every command: the formats a view can be said in (kubectl's
-//! `wide`, `name` and `jsonpath=TEMPLATE` included), below the command line so that the
-//! views and flows that say an answer can name them. clap reads them (`ValueEnum`); the
+//! The `-o` vocabulary of every command.
+//!
+//! The formats a view can be said in (kubectl's `wide`, `name` and `jsonpath=TEMPLATE`
+//! included), below the command line so that the views and flows that say an answer can
+//! name them. clap reads them (`ValueEnum`); the
 //! help text is their doc comments.
 
 use crate::view::jsonpath::Template;

@@ -1,4 +1,6 @@
-//! A JSON or YAML list written element by element: the bytes the whole document would
+//! A JSON or YAML list written element by element.
+//!
+//! The bytes the whole document would
 //! have (`render::to_json` of the list, or its YAML), without ever holding it — so a
 //! listing of any length prints in the memory of one element.
 
