@@ -12,7 +12,7 @@
 //! the matrix to the domains and addons typed (text, or a glob with `*`).
 
 use crate::ops::fleet::{Marks, Matrix};
-use crate::util::redact::escape_line;
+use crate::view::report::html::esc;
 
 /// The page's own style: the frame around the matrix (the fleet report's too).
 const PAGE_STYLE: &str = "\
@@ -199,14 +199,6 @@ pub fn matrix(m: &Matrix, marks: &Marks, by_domain: bool) -> Fragment {
         html,
         script: MATRIX_SCRIPT,
     }
-}
-
-fn esc(text: &str) -> String {
-    escape_line(text)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The legend: the live clusters' page can drift, the store's can be queued.

@@ -4,7 +4,7 @@
 
 use super::phrase::{NO_CHANGES, Phrase, one_line};
 use crate::ops::fleet::timeline::{Event, What};
-use crate::util::redact::escape_line;
+use crate::view::report::html::esc;
 
 /// How many domains an event's line names before it counts the rest.
 const NAMED: usize = 8;
@@ -99,14 +99,6 @@ pub fn log_oneline(
 ) -> crate::error::Result<(String, usize)> {
     let (events, steps) = crate::ops::fleet::timeline::of_log(log)?;
     Ok((oneline(&events, oldest_first, color), steps))
-}
-
-fn esc(text: &str) -> String {
-    escape_line(text)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The timeline as an HTML section, newest first: each event's time, change and

@@ -112,8 +112,9 @@ svg .ver.dark { fill: var(--fg); }
 footer { margin-top: 40px; color: var(--muted); font-size: 13px; }
 "#;
 
-/// Escapes text for HTML element content and attribute values.
-fn esc(text: &str) -> String {
+/// Escapes text for HTML element content and attribute values (one line: controls
+/// escaped), for every page: the report, the fleet page, the fleet report.
+pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in one_line(text).chars() {
         match c {
