@@ -216,11 +216,8 @@ pub fn file_at_commit(
     rev: &str,
     path: &str,
 ) -> Result<(Vec<u8>, Option<String>), GitError> {
-    let repo = Repository::open(dir)
-        .map_err(|e| GitError::call(dir.display().to_string(), e.message()))?;
-    let object = repo
-        .revparse_single(rev)
-        .map_err(|e| GitError::call(format!("revision {rev}"), e.message()))?;
+    let repo = open(dir)?;
+    let object = revision(&repo, rev)?;
     let tree = object
         .peel_to_tree()
         .map_err(|e| GitError::call(format!("revision {rev}"), e.message()))?;
@@ -238,6 +235,17 @@ pub fn file_at_commit(
     Ok((blob.content().to_vec(), commit))
 }
 
+/// The repository at `dir` (not searched for above it).
+fn open(dir: &Path) -> Result<Repository, GitError> {
+    Repository::open(dir).map_err(|e| GitError::call(dir.display().to_string(), e.message()))
+}
+
+/// What `rev` names in `repo`, as `git rev-parse` reads it.
+fn revision<'r>(repo: &'r Repository, rev: &str) -> Result<git2::Object<'r>, GitError> {
+    repo.revparse_single(rev)
+        .map_err(|e| GitError::call(format!("revision {rev}"), e.message()))
+}
+
 /// The committed CR of every domain folder at `rev` (`clusters/<name>/inventory/
 /// clusterinventory.yaml`, the default layout), as (folder name, bytes), in name order;
 /// folders without one are left out.
@@ -247,11 +255,9 @@ pub fn file_at_commit(
 /// # Errors
 /// No repository, an unknown revision, no `clusters/` folder at it.
 pub fn committed_inventories(dir: &Path, rev: &str) -> Result<Vec<(String, Vec<u8>)>, GitError> {
-    let repo = Repository::open(dir)
-        .map_err(|e| GitError::call(dir.display().to_string(), e.message()))?;
-    let tree = repo
-        .revparse_single(rev)
-        .and_then(|o| o.peel_to_tree())
+    let repo = open(dir)?;
+    let tree = revision(&repo, rev)?
+        .peel_to_tree()
         .map_err(|e| GitError::call(format!("revision {rev}"), e.message()))?;
     let clusters = tree
         .get_path(Path::new("clusters"))
@@ -286,11 +292,9 @@ pub fn committed_inventories(dir: &Path, rev: &str) -> Result<Vec<(String, Vec<u
 /// # Errors
 /// No repository or an unknown revision.
 pub fn commit_at(dir: &Path, rev: &str, until: i64) -> Result<Option<String>, GitError> {
-    let repo = Repository::open(dir)
-        .map_err(|e| GitError::call(dir.display().to_string(), e.message()))?;
-    let mut commit = repo
-        .revparse_single(rev)
-        .and_then(|o| o.peel_to_commit())
+    let repo = open(dir)?;
+    let mut commit = revision(&repo, rev)?
+        .peel_to_commit()
         .map_err(|e| GitError::call(format!("revision {rev}"), e.message()))?;
     for _ in 0..MAX_COMMITS {
         if commit.committer().when().seconds() <= until {
@@ -331,11 +335,9 @@ fn author(commit: &Commit<'_>) -> String {
 /// # Errors
 /// No repository or an unknown revision.
 pub fn file_history(dir: &Path, rev: &str, path: &str) -> Result<Vec<Version>, GitError> {
-    let repo = Repository::open(dir)
-        .map_err(|e| GitError::call(dir.display().to_string(), e.message()))?;
-    let mut commit = repo
-        .revparse_single(rev)
-        .and_then(|o| o.peel_to_commit())
+    let repo = open(dir)?;
+    let mut commit = revision(&repo, rev)?
+        .peel_to_commit()
         .map_err(|e| GitError::call(format!("revision {rev}"), e.message()))?;
     let mut out: Vec<(Oid, Version)> = Vec::new();
     for _ in 0..MAX_COMMITS {
