@@ -326,34 +326,20 @@ fn was<'a>(m: &'a Matrix, row: &'a crate::ops::fleet::Row) -> BTreeMap<&'a str, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::fleet::{Row, Source};
+    use crate::ops::fleet::Source;
     use crate::store::segments::Channels;
 
     fn matrix() -> Matrix {
-        let cell = Cell {
-            version: Some("v1.20.1".into()),
-            drifting: false,
-            queued: false,
-        };
+        let cells = vec![(0, Some("v1.20.1")), (1, Some("v1.20.1"))];
+        let mut m =
+            crate::ops::fleet::fixture(Source::Store, &["lab", "prod"], &[("cert-manager", cells)]);
+        m.rows[0].category = Some("security".into());
         let pushed = Channels {
             pushed: Some("oci://r.example/prod:latest@sha256:ab".into()),
             committed: true,
         };
-        Matrix {
-            source: Source::Store,
-            domains: vec!["lab".into(), "prod".into()],
-            rows: vec![Row {
-                addon: "cert-manager".into(),
-                category: Some("security".into()),
-                cells: [(0, cell.clone()), (1, cell)].into(),
-            }],
-            left: Vec::new(),
-            unordered: Vec::new(),
-            delivered: [("prod".to_string(), pushed)].into(),
-            unknown_addon: None,
-            as_of: None,
-            changed: None,
-        }
+        m.delivered = [("prod".to_string(), pushed)].into();
+        m
     }
 
     fn names(list: &[&str]) -> Vec<String> {

@@ -469,38 +469,20 @@ fn changed_legend(m: &Matrix) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::fleet::{Cell, Row, Source};
+    use crate::ops::fleet::Source;
     use crate::store::segments::Channels;
 
     /// Two domains, one hostile addon name and a store's delivery.
     fn matrix() -> Matrix {
-        let cell = |v: &str| Cell {
-            version: Some(v.into()),
-            drifting: false,
-            queued: false,
+        let rows = [("<script>\"a", vec![(0, Some("1.0.0")), (1, Some("2.0.0"))])];
+        let domains = ["lab.x.example", "prod.x.example"];
+        let mut m = crate::ops::fleet::fixture(Source::Store, &domains, &rows);
+        let pushed = Channels {
+            pushed: Some("oci://r.example/p@sha256:ab".into()),
+            committed: false,
         };
-        Matrix {
-            source: Source::Store,
-            domains: vec!["lab.x.example".into(), "prod.x.example".into()],
-            rows: vec![Row {
-                addon: "<script>\"a".into(),
-                category: None,
-                cells: [(0, cell("1.0.0")), (1, cell("2.0.0"))].into(),
-            }],
-            left: Vec::new(),
-            unordered: Vec::new(),
-            delivered: [(
-                "prod.x.example".to_string(),
-                Channels {
-                    pushed: Some("oci://r.example/p@sha256:ab".into()),
-                    committed: false,
-                },
-            )]
-            .into(),
-            unknown_addon: None,
-            as_of: None,
-            changed: None,
-        }
+        m.delivered = [("prod.x.example".to_string(), pushed)].into();
+        m
     }
 
     /// Both orientations hold every cell and the delivery; a name is escaped in text,

@@ -365,30 +365,13 @@ impl Matrix {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::fleet::{Cell, Row};
 
     fn matrix(domains: &[&str], rows: &[(&str, &[(usize, &str)])]) -> Matrix {
-        let mut m = Builder::new(Source::Store).matrix;
-        m.domains = domains.iter().map(|d| d.to_string()).collect();
-        m.rows = rows
+        let rows: Vec<_> = rows
             .iter()
-            .map(|(addon, cells)| Row {
-                addon: addon.to_string(),
-                category: None,
-                cells: cells
-                    .iter()
-                    .map(|(c, v)| {
-                        let cell = Cell {
-                            version: Some(v.to_string()),
-                            drifting: false,
-                            queued: false,
-                        };
-                        (*c, cell)
-                    })
-                    .collect(),
-            })
+            .map(|(addon, cells)| (*addon, cells.iter().map(|&(c, v)| (c, Some(v))).collect()))
             .collect();
-        m
+        crate::ops::fleet::fixture(Source::Store, domains, &rows)
     }
 
     #[test]

@@ -277,70 +277,41 @@ fn ordered(by: BTreeMap<Held, Vec<String>>) -> Vec<Running> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Cell, Row, Source};
+    use super::super::Source;
     use super::*;
 
     /// cert-manager at 5/5/4/1 over three sites of five (the case), cilium the
     /// same everywhere, a glue folder on `air` only, metrics-server on both sites in the
     /// same mix; `nbg-9` is a deploy domain.
     fn fleet() -> Matrix {
-        let mut domains = Vec::new();
-        for site in ["air", "fsn", "nbg"] {
-            for n in 1..=5 {
-                domains.push(format!("{site}-{n}"));
-            }
-        }
-        let cell = |v: Option<&str>| Cell {
-            version: v.map(str::to_string),
-            drifting: false,
-            queued: false,
-        };
+        let sites = ["air", "fsn", "nbg"].map(|site| (1..=5).map(move |n| format!("{site}-{n}")));
+        let domains: Vec<String> = sites.into_iter().flatten().collect();
+        let names: Vec<&str> = domains.iter().map(String::as_str).collect();
         let certs = |c: usize| match c {
             0..5 => "v1.18.0",
             5..10 => "v1.19.0",
             14 => "v1.21.0-rc.1",
             _ => "v1.20.1",
         };
-        let row = |addon: &str, cells: BTreeMap<usize, Cell>| Row {
-            addon: addon.into(),
-            category: None,
-            cells,
+        let metrics = |c: usize| match c.is_multiple_of(5) {
+            true => "3.12.1",
+            false => "3.12.2",
         };
-        let metrics = |c: usize| {
-            if c.is_multiple_of(5) {
-                "3.12.1"
-            } else {
-                "3.12.2"
-            }
+        let every = |version: &dyn Fn(usize) -> &'static str| {
+            (0..15).map(|c| (c, Some(version(c)))).collect::<Vec<_>>()
         };
-        Matrix {
-            source: Source::Project,
-            rows: vec![
-                row(
-                    "cilium",
-                    (0..15).map(|c| (c, cell(Some("1.19.2")))).collect(),
-                ),
-                row(
-                    "cert-manager",
-                    (0..15).map(|c| (c, cell(Some(certs(c))))).collect(),
-                ),
-                row("glue", (0..5).map(|c| (c, cell(None))).collect()),
-                row(
-                    "metrics-server",
-                    (0..15).map(|c| (c, cell(Some(metrics(c))))).collect(),
-                ),
-            ],
-            domains,
-            left: vec![Left::new(
-                &crate::domain::d("nbg-9"),
-                "a deploy domain".into(),
-            )],
-            unordered: Vec::new(),
-            delivered: BTreeMap::new(),
-            unknown_addon: None,
-            as_of: None,
-            changed: None,
-        }
+        let rows = [
+            ("cilium", every(&|_| "1.19.2")),
+            ("cert-manager", every(&certs)),
+            ("glue", (0..5).map(|c| (c, None)).collect()),
+            ("metrics-server", every(&metrics)),
+        ];
+        let mut m = super::super::fixture(Source::Project, &names, &rows);
+        m.left = vec![Left::new(
+            &crate::domain::d("nbg-9"),
+            "a deploy domain".into(),
+        )];
+        m
     }
 
     fn compared(one: &[&str], against: &[&str]) -> Result<Comparison> {

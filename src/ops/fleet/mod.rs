@@ -703,43 +703,49 @@ fn differs(row: &mut Row) {
     }
 }
 
+/// A matrix of `domains` whose rows are (addon, its cells: a domain's index and its
+/// version, `None` for a folder without one): the fixture of the fleet's unit tests.
+#[cfg(test)]
+pub(crate) fn fixture(
+    source: Source,
+    domains: &[&str],
+    rows: &[(&str, Vec<(usize, Option<&str>)>)],
+) -> Matrix {
+    let mut m = Builder::new(source).matrix;
+    m.domains = domains.iter().map(|d| d.to_string()).collect();
+    m.rows = rows
+        .iter()
+        .map(|(addon, cells)| Row {
+            addon: addon.to_string(),
+            category: None,
+            cells: cells
+                .iter()
+                .map(|&(c, version)| {
+                    let cell = Cell {
+                        version: version.map(str::to_string),
+                        drifting: false,
+                        queued: false,
+                    };
+                    (c, cell)
+                })
+                .collect(),
+        })
+        .collect();
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn matrix() -> Matrix {
-        let cell = |v: Option<&str>| Cell {
-            version: v.map(str::to_string),
-            drifting: false,
-            queued: false,
-        };
-        Matrix {
-            source: Source::Project,
-            domains: vec!["a".into(), "b".into(), "c".into()],
-            rows: vec![
-                Row {
-                    addon: "cert-manager".into(),
-                    category: None,
-                    cells: [
-                        (0, cell(Some("v1.18.0"))),
-                        (1, cell(Some("v1.20.1"))),
-                        (2, cell(Some("main"))),
-                    ]
-                    .into(),
-                },
-                Row {
-                    addon: "glue".into(),
-                    category: None,
-                    cells: [(0, cell(None))].into(),
-                },
-            ],
-            left: Vec::new(),
-            unordered: Vec::new(),
-            delivered: BTreeMap::new(),
-            unknown_addon: None,
-            as_of: None,
-            changed: None,
-        }
+        let certs = vec![
+            (0, Some("v1.18.0")),
+            (1, Some("v1.20.1")),
+            (2, Some("main")),
+        ];
+        let rows = [("cert-manager", certs), ("glue", vec![(0, None)])];
+        fixture(Source::Project, &["a", "b", "c"], &rows)
     }
 
     #[test]

@@ -55,47 +55,26 @@ impl Matrix {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Cell, Left, Matrix, Row, Source};
+    use super::super::{Left, Matrix, Source};
     use crate::domain::Domain;
-    use std::collections::BTreeMap;
-
-    fn cell(v: &str) -> Cell {
-        Cell {
-            version: Some(v.to_string()),
-            drifting: false,
-            queued: false,
-        }
-    }
 
     fn matrix() -> Matrix {
-        Matrix {
-            source: Source::Store,
-            domains: vec!["air-1".into(), "air-2".into(), "fsn-1".into()],
-            rows: vec![
-                Row {
-                    addon: "cert-manager".into(),
-                    category: None,
-                    cells: BTreeMap::from([(0, cell("1.14.4")), (2, cell("1.15.0"))]),
-                },
-                Row {
-                    addon: "only-fsn".into(),
-                    category: None,
-                    cells: BTreeMap::from([(2, cell("0.1.0"))]),
-                },
-            ],
-            left: vec![Left {
-                domain: "air-9".into(),
-                why: "deploy domain".into(),
-                failed: false,
-                other_domain: false,
-                deploy: Some(None),
-            }],
-            unordered: Vec::new(),
-            delivered: BTreeMap::new(),
-            unknown_addon: None,
-            as_of: None,
-            changed: None,
-        }
+        let rows = [
+            (
+                "cert-manager",
+                vec![(0, Some("1.14.4")), (2, Some("1.15.0"))],
+            ),
+            ("only-fsn", vec![(2, Some("0.1.0"))]),
+        ];
+        let mut m = super::super::fixture(Source::Store, &["air-1", "air-2", "fsn-1"], &rows);
+        m.left = vec![Left {
+            domain: "air-9".into(),
+            why: "deploy domain".into(),
+            failed: false,
+            other_domain: false,
+            deploy: Some(None),
+        }];
+        m
     }
 
     #[test]
