@@ -157,7 +157,7 @@ pub fn page(m: &Matrix, marks: &Marks, index: Option<&str>, by_domain: bool) -> 
 /// [`matrix`], and the domains that have no column.
 pub fn section(m: &Matrix, marks: &Marks, index: Option<&str>, by_domain: bool) -> Fragment {
     let mut fragment = matrix(m, marks, by_domain);
-    let mut html = legend(index, m.source);
+    let mut html = legend(index, m);
     html.push_str(&changed_legend(m));
     html.push_str(&fragment.html);
     for left in &m.left {
@@ -201,8 +201,9 @@ pub fn matrix(m: &Matrix, marks: &Marks, by_domain: bool) -> Fragment {
     }
 }
 
-/// The legend: the live clusters' page can drift, the store's can be queued.
-fn legend(index: Option<&str>, source: crate::ops::fleet::Source) -> String {
+/// The legend: the live clusters' page can drift, the store's newest snapshots can be
+/// queued (the store at a date is history: nothing there is marked queued).
+fn legend(index: Option<&str>, m: &Matrix) -> String {
     use crate::ops::fleet::Source;
     let behind = match index {
         Some(i) => format!("behind the index <code>{}</code>", esc(i)),
@@ -211,16 +212,16 @@ fn legend(index: Option<&str>, source: crate::ops::fleet::Source) -> String {
     let swatch = |var: &str, text: &str| {
         format!("<span><i class=\"swatch\" style=\"background:var(--{var})\"></i>{text}</span>")
     };
-    let drifting = match source {
+    let drifting = match m.source {
         Source::Live => swatch(
             "drifting",
             "drifting: live, and not what the project renders",
         ),
-        Source::Store => swatch(
+        Source::Store if m.as_of.is_none() => swatch(
             "queued",
             "queued: in a pending snapshot, not on the cluster yet",
         ),
-        Source::Project | Source::Repo => String::new(),
+        Source::Store | Source::Project | Source::Repo => String::new(),
     };
     format!(
         "<p class=\"legend\"><span><i class=\"swatch\" style=\"background:var(--behind)\"></i>{behind}</span>\
@@ -512,6 +513,19 @@ mod tests {
             columns.contains("<tfoot><tr><th>delivered</th>"),
             "{columns}"
         );
+    }
+
+    /// The store's newest snapshots can be queued, and the legend says what that mark
+    /// is; the store at a date (`--at`, the fleet report) is history, never marked
+    /// queued, so its legend does not name the mark.
+    #[test]
+    fn the_queued_legend_is_only_where_a_cell_can_be_queued() {
+        let mut m = matrix();
+        let legend = |m: &Matrix| section(m, &Marks::default(), None, false).html;
+        assert!(legend(&m).contains("queued: in a pending snapshot"));
+        let now = jiff::Timestamp::now();
+        m.as_of = Some(crate::ops::fleet::at::AsOf::parse("2026-03-01", now).unwrap().0);
+        assert!(!legend(&m).contains("queued"), "{}", legend(&m));
     }
 
     fn matrix_fragment(m: &Matrix, by_domain: bool) -> Fragment {
