@@ -273,16 +273,6 @@ pub(super) fn say_deploy_domains(settings: &Settings) {
     }
 }
 
-/// A domain of the project with its snapshots and its cluster (group C's until the merge).
-fn scope<'a>(
-    settings: &Settings,
-    project: &'a Project,
-    domain: &'a Domain,
-    limits: &crate::app::cli::ClusterArgs,
-) -> crate::ops::Scope<'a> {
-    live(settings, limits).scope(project, domain)
-}
-
 use crate::fleet::Skip;
 
 /// Several domains of the commands that read each domain's cluster (publish's until the
