@@ -757,21 +757,16 @@ impl TableOutput {
         names: impl FnOnce() -> String,
         table: impl FnOnce(crate::view::TableStyle) -> String,
     ) -> crate::error::Result<String> {
-        Ok(match self.output.clone().unwrap_or_default() {
-            TableFormat::Json => json()?,
-            TableFormat::Yaml => crate::view::format::yaml(&json()?)?,
-            TableFormat::JsonPath(template) => crate::view::format::jsonpath(
-                &template,
-                &json()?,
-                self.allow_missing_template_keys,
-            )?,
-            TableFormat::Name => names(),
-            format => table(crate::view::TableStyle {
-                wide: format == TableFormat::Wide,
-                no_headers: self.no_headers,
-                width,
-            }),
-        })
+        self.plain().answer(width, json, names, table)
+    }
+
+    /// The flags as the views take them.
+    pub fn plain(&self) -> crate::view::format::TableAsk {
+        crate::view::format::TableAsk {
+            output: self.output.clone(),
+            no_headers: self.no_headers,
+            allow_missing_template_keys: self.allow_missing_template_keys,
+        }
     }
 }
 

@@ -8,9 +8,11 @@
 //! they print; nothing here prints.
 
 mod each;
+mod left;
 mod reach;
 mod select;
 
 pub use each::{Limits, PARALLEL, Skip, each};
+pub use left::{Deploys, Left, note_deploy, take_deploys};
 pub use reach::Reach;
 pub use select::{Among, select, select_in};

@@ -14,7 +14,8 @@ use crate::catalog::{helm, updates};
 use crate::cluster::access::Access;
 use crate::cluster::{Cluster, Failure, Live, Options};
 use crate::delivery::Reason;
-use crate::error::{Error, Result};
+use crate::error::{Error, Outcome, Result};
+use crate::ops::context::Context;
 use crate::util::backoff::Rng;
 use crate::util::notice::{Level, Notice};
 use std::time::Duration;
@@ -325,6 +326,31 @@ fn not_written(f: &Failure, what: &str) -> Pass {
             "agent: {what}{hint}: {}: {} — nothing written",
             f.reason, f.detail
         ),
+    }
+}
+
+/// `clinv agent`: the loop (its notices said as they come), or one pass (`--once`)
+/// said with its line; what was not written follows the fail-soft rule.
+///
+/// # Errors
+/// A loop that cannot start, `--strict`'s fail-soft error, `--once --strict` with an
+/// index that could not be loaded.
+pub fn say(cx: Context<'_>, cfg: &Config, once: bool) -> Result<Outcome> {
+    if !once {
+        run(cfg, |lines| cx.console.notices(lines))?;
+        return Ok(Outcome::Done);
+    }
+    let report = self::once(cfg)?;
+    cx.console.notices(&report.notices);
+    match report.pass {
+        pass @ Pass::Wrote { .. } => {
+            cx.console.info(&pass.line());
+            Ok(Outcome::Done)
+        }
+        Pass::NotWritten {
+            reason, message, ..
+        } => cx.fail_soft(reason, message),
+        Pass::IndexFailed(e) => Err(e),
     }
 }
 

@@ -8,10 +8,12 @@
 pub mod agent;
 #[cfg(feature = "gitops")]
 pub mod commit;
+pub mod context;
 pub mod drift;
 pub mod fleet;
 pub mod history;
 pub mod index;
+pub mod live;
 pub mod owed;
 pub mod publish;
 #[cfg(feature = "gitops")]

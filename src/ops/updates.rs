@@ -6,11 +6,18 @@
 //! result says so (`--offline` does not read it).
 
 use super::Scope;
+use super::context::Context;
+use super::live::Live;
+use crate::catalog::fetch::IndexRef;
+use crate::catalog::index::AddonIndex;
 use crate::catalog::updates::{self, Current};
 use crate::cluster::Failure;
 use crate::cluster::access;
+use crate::error::exit;
 use crate::error::{Error, Result};
+use crate::fleet::{Left, Skip};
 use crate::inventory::{self, Loaded, Warning};
+use crate::project::Project;
 use crate::snapshot_id::SnapshotId;
 use crate::store::DomainStore;
 use crate::util::notice::Notice;
@@ -229,4 +236,201 @@ fn live(
             Ok(Ok(None))
         }
     }
+}
+
+/// Why the cluster was not read, when it was not (the answer is not the live cluster's).
+pub type NotRead = Option<(crate::delivery::Reason, String)>;
+
+/// The addon index `text` names, loaded (its warnings and where it came from said).
+///
+/// # Errors
+/// A malformed reference, an index that cannot be fetched or read.
+pub fn load_index(
+    cx: Context<'_>,
+    text: &str,
+    fetch: &crate::catalog::fetch::Options,
+) -> Result<(IndexRef, AddonIndex)> {
+    let index_ref = IndexRef::parse(text)?;
+    let loaded = crate::catalog::fetch::load(&index_ref, fetch)?;
+    for w in &loaded.warnings {
+        cx.console.warn(w);
+    }
+    cx.console.debug(&format!(
+        "index {} ({:?}, {} addons)",
+        index_ref.display(),
+        loaded.origin,
+        loaded.index.addons.len()
+    ));
+    Ok((index_ref, loaded.index))
+}
+
+/// Says the addons the index lists more than once (the first entry is compared).
+pub fn duplicates(cx: Context<'_>, index_ref: &IndexRef, index: &AddonIndex) {
+    for name in updates::duplicates(index) {
+        cx.console.warn(&format!(
+            "addon index {}: '{name}' appears more than once; the first entry is compared",
+            index_ref.display()
+        ));
+    }
+}
+
+/// One domain's addons compared and why the cluster was not read (when it was not);
+/// `None` for a deploy domain (noted for the end of the run).
+///
+/// # Errors
+/// A selection or read error, `--strict` with render warnings.
+pub fn compared(
+    cx: Context<'_>,
+    live: &Live,
+    project: &Project,
+    flag: Option<&str>,
+    offline: bool,
+) -> Result<Option<(Compared, NotRead)>> {
+    let domain = cx.domain(project, flag)?;
+    let d = Domain {
+        scope: live.scope(project, &domain),
+        source_date_epoch: cx.source_date_epoch,
+    };
+    let chosen = choose(&d, offline)?;
+    cx.console.notices(&chosen.notices);
+    cx.warnings(&chosen.warnings)?;
+    Ok(match (chosen.compared, chosen.deploy) {
+        (Some(c), _) => Some((c, chosen.not_read)),
+        (None, cluster_ref) => {
+            cx.deploy(&domain, cluster_ref.flatten().as_deref());
+            None
+        }
+    })
+}
+
+/// The exit code of one domain's answer: 16 when it is not the live cluster's (with
+/// `--strict`, why the cluster was not read), else 0.
+pub fn exit_of(not_read: &NotRead, strict: bool) -> i32 {
+    match not_read {
+        Some((reason, _)) if strict => exit::for_reason(*reason),
+        Some(_) => exit::NOT_LIVE,
+        None => exit::OK,
+    }
+}
+
+/// One domain of `updates -A`: what was read, or why it was not.
+enum Got {
+    Read(Result<Chosen>),
+    Skipped(Skip),
+}
+
+/// What several domains compared, and the domains left out.
+#[derive(Default)]
+pub struct Fleet<'a> {
+    /// Each domain compared: the addons, their updates, why the cluster was not read.
+    pub compared: Vec<(
+        &'a crate::domain::Domain,
+        Compared,
+        Vec<updates::Update>,
+        NotRead,
+    )>,
+    pub left: Vec<Left>,
+    failed: bool,
+    not_tried: bool,
+}
+
+impl Fleet<'_> {
+    /// Exit 1 when a domain failed, else 16 when a cluster was not read (with `--strict`
+    /// why, 3–10), else 0.
+    pub fn exit_code(&self, strict: bool) -> i32 {
+        let not_read = self.compared.iter().find_map(|(_, _, _, n)| n.as_ref());
+        match (self.failed, not_read, self.not_tried) {
+            (true, _, _) => exit::FAILURE,
+            (false, Some((reason, _)), _) if strict => exit::for_reason(*reason),
+            (false, Some(_), _) | (false, None, true) => exit::NOT_LIVE,
+            (false, None, false) => exit::OK,
+        }
+    }
+}
+
+/// Several domains (`-A`, repeated `--domain`, a glob): each compared as for one, read
+/// through its own kubeconfig within the one `--timeout` ([`Live::each`]; `refuse`: the
+/// caller's word on flags that name one cluster); each domain's messages said.
+///
+/// # Errors
+/// What `refuse` returns; `--strict` with render warnings.
+pub fn several<'a, E: From<Error>>(
+    cx: Context<'_>,
+    live: &Live,
+    project: &Project,
+    domains: &'a [crate::domain::Domain],
+    (index, offline, pre): (&AddonIndex, bool, bool),
+    refuse: impl FnOnce() -> std::result::Result<(), E>,
+) -> std::result::Result<Fleet<'a>, E> {
+    let results = live.each(
+        project,
+        domains,
+        refuse,
+        |domain, live| {
+            let d = Domain {
+                scope: live.scope(project, domain),
+                source_date_epoch: cx.source_date_epoch,
+            };
+            Got::Read(choose(&d, offline))
+        },
+        |_, skip| Got::Skipped(skip),
+    )?;
+    let mut fleet = Fleet::default();
+    for (domain, got) in domains.iter().zip(results) {
+        gather(cx, (index, pre), &mut fleet, domain, got)?;
+    }
+    Ok(fleet)
+}
+
+/// One domain's result into `fleet`, its notices and warnings said.
+fn gather<'a>(
+    cx: Context<'_>,
+    (index, pre): (&AddonIndex, bool),
+    fleet: &mut Fleet<'a>,
+    domain: &'a crate::domain::Domain,
+    got: Got,
+) -> Result<()> {
+    match got {
+        Got::Read(Ok(chosen)) => {
+            cx.console.notices(&chosen.notices);
+            cx.warnings(&chosen.warnings)?;
+            let Some(compared) = chosen.compared else {
+                let cluster = chosen.deploy.flatten();
+                fleet
+                    .left
+                    .push(Left::deploy(cx.deploys, domain, cluster.as_deref()));
+                return Ok(());
+            };
+            if let Some((_, why)) = &chosen.not_read {
+                cx.console.warn(&format!(
+                    "{domain}: the live cluster was not read ({}): the versions are the {}",
+                    crate::util::redact::escape_line(why),
+                    compared.source.describe()
+                ));
+            }
+            let list = updates::compute_with(&compared.addons, index, pre);
+            fleet
+                .compared
+                .push((domain, compared, list, chosen.not_read));
+        }
+        Got::Read(Err(e)) => {
+            fleet.left.push(Left::failed(cx.console, domain, &e));
+            fleet.failed = true;
+        }
+        Got::Skipped(Skip::Deploy(cluster)) => {
+            fleet
+                .left
+                .push(Left::deploy(cx.deploys, domain, cluster.as_deref()));
+        }
+        Got::Skipped(skip) => {
+            let (word, detail) = skip.words();
+            cx.console.warn(&format!("{domain}: {word}: {detail}"));
+            fleet.left.push(Left {
+                domain: domain.to_string(),
+                why: format!("{word}: {detail}"),
+            });
+            fleet.not_tried = true;
+        }
+    }
+    Ok(())
 }

@@ -2,8 +2,13 @@
 
 use crate::domain::Domain;
 use crate::error::Outcome;
+use crate::fleet::Skip;
+use crate::ops::context::{Context, Picked, Selection};
 use crate::ops::drift::{self, Source, Verdict};
+use crate::ops::{Scope, live::Live};
+use crate::project::Project;
 use crate::util::redact::escape_line;
+use crate::view::format::DriftFormat;
 
 /// `{domain}: {verdict} (compared with {source})`, then the changes.
 ///
@@ -186,4 +191,96 @@ pub fn other_domain(source: &Source) -> bool {
             ..
         }
     )
+}
+
+/// What `drift` asked for: `-o` and `--offline`.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask {
+    pub format: crate::view::format::DriftFormat,
+    pub offline: bool,
+}
+
+/// `clinv drift` of the domains `selection` names: one domain's changes, or a row each.
+///
+/// # Errors
+/// What `refuse` returns for several domains (flags that name one cluster), a selection
+/// or read error, a write error.
+pub fn say<E: From<crate::Error>>(
+    cx: Context<'_>,
+    live: &Live,
+    project: &Project,
+    selection: Selection<'_>,
+    ask: Ask,
+    refuse: impl FnOnce() -> Result<(), E>,
+) -> Result<Outcome, E> {
+    match cx.pick(project, selection)? {
+        Picked::One(domain) => Ok(say_one(cx, &live.scope(project, &domain), ask)?),
+        Picked::Several(domains) => say_several(cx, live, project, &domains, ask, refuse),
+    }
+}
+
+fn say_one(cx: Context<'_>, scope: &Scope<'_>, ask: Ask) -> crate::Result<Outcome> {
+    let domain = scope.domain;
+    let report = drift::drift(scope, cx.rendered_at()?, ask.offline)?;
+    cx.console.notices(&report.notices);
+    let outcome = match (&report.verdict, report.source.read_the_cluster()) {
+        _ if other_domain(&report.source) => Outcome::OtherDomain,
+        (_, false) => Outcome::NotLive,
+        (Verdict::InSync, _) => Outcome::Done,
+        (Verdict::Drift(_), _) => Outcome::Different,
+        (Verdict::Unknown, _) => Outcome::Unknown,
+    };
+    let text = match ask.format {
+        DriftFormat::Json => json(domain, &report)?,
+        DriftFormat::Text | DriftFormat::Wide => text(domain, &report, cx.console.color_stdout()),
+    };
+    cx.console.data(&text)?;
+    Ok(outcome)
+}
+
+/// `drift -A`: every domain selected, a row each ([`Live::each`]).
+fn say_several<E: From<crate::Error>>(
+    cx: Context<'_>,
+    live: &Live,
+    project: &Project,
+    domains: &[Domain],
+    ask: Ask,
+    refuse: impl FnOnce() -> Result<(), E>,
+) -> Result<Outcome, E> {
+    let at = cx.rendered_at()?;
+    let results = live.each(
+        project,
+        domains,
+        refuse,
+        |domain, live| {
+            let scope = live.scope(project, domain);
+            row(domain, drift::drift(&scope, at, ask.offline))
+        },
+        |domain, why| {
+            let outcome = match why {
+                Skip::NotTried => Outcome::NotLive,
+                Skip::Deploy(_) => Outcome::Done,
+            };
+            let (verdict, detail) = why.words();
+            (Row::skipped(domain, verdict, detail), outcome)
+        },
+    )?;
+    let (mut rows, mut outcome) = (Vec::new(), Outcome::Done);
+    for (row, found) in results {
+        rows.push(row);
+        outcome = outcome.worse(found);
+    }
+    let text = match ask.format {
+        DriftFormat::Json => rows_json(&rows)?,
+        format => table(
+            &rows,
+            crate::view::TableStyle {
+                wide: format == DriftFormat::Wide,
+                no_headers: false,
+                width: cx.console.width(),
+            },
+        ),
+    };
+    cx.console.data(&text)?;
+    Ok(outcome)
 }

@@ -213,6 +213,51 @@ pub fn json(c: &Comparison) -> crate::error::Result<String> {
     })
 }
 
+/// `fleet --against`: what differs between the two selections, said in the `-o` format
+/// asked for (`-o html`, the matrix's page, is the caller's usage error); exit as `diff`:
+/// 0 same, 1 different, 2 a domain of a side not read (16: a cluster).
+///
+/// # Errors
+/// A selection or write error; `--strict` with an addon no domain runs.
+pub fn say(
+    cx: crate::ops::context::Context<'_>,
+    ask: &crate::view::fleet::Ask<'_>,
+    matrix: crate::ops::fleet::Matrix,
+    not_read: bool,
+) -> crate::error::Result<i32> {
+    use crate::error::exit;
+    use crate::view::format::FleetFormat;
+    let selections = compare::Selections {
+        one: ask.many,
+        against: ask.against,
+        addon: ask.addon,
+    };
+    let c = compare::compare(&matrix, selections, |_| crate::error::UnknownIn::Nowhere)?;
+    if let Some(unknown) = &c.unknown_addon {
+        if cx.strict {
+            return Err(crate::error::Error::from(unknown.clone()));
+        }
+        cx.console.warn(&unknown.to_string());
+    }
+    cx.console.data(&match ask.output.unwrap_or_default() {
+        FleetFormat::Json => json(&c)?,
+        FleetFormat::Yaml => crate::view::format::yaml(&json(&c)?)?,
+        FleetFormat::Markdown => markdown(&c),
+        FleetFormat::Wide => table(&c, true, ask.no_headers),
+        _ => table(&c, false, ask.no_headers),
+    })?;
+    c.sides
+        .iter()
+        .for_each(|s| crate::view::fleet::say_left(cx, &s.left));
+    notes(&c, ask.addon).iter().for_each(|n| cx.console.info(n));
+    Ok(match (c.failed(), not_read, c.differs()) {
+        (true, _, _) => exit::diff::ERROR,
+        (_, true, _) => exit::NOT_LIVE,
+        (_, _, true) => exit::diff::DIFFERENT,
+        _ => exit::diff::SAME,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,6 +43,47 @@ impl TableFormat {
     ];
 }
 
+/// A table command's `-o` and table flags (`--no-headers`,
+/// `--allow-missing-template-keys`), plain.
+#[derive(Debug, Clone)]
+pub struct TableAsk {
+    pub output: Option<TableFormat>,
+    pub no_headers: bool,
+    pub allow_missing_template_keys: bool,
+}
+
+impl TableAsk {
+    /// A table command's answer in the `-o` asked for.
+    ///
+    /// Its document (`json`, as YAML, or a jsonpath over it), its `names` one a line, or
+    /// its `table` in the style asked for (`width`: the terminal's, or `None` for a table
+    /// with no free text to fit).
+    ///
+    /// # Errors
+    /// What `json` returns, or a jsonpath error.
+    pub fn answer(
+        &self,
+        width: Option<usize>,
+        json: impl Fn() -> crate::Result<String>,
+        names: impl FnOnce() -> String,
+        table: impl FnOnce(crate::view::TableStyle) -> String,
+    ) -> crate::Result<String> {
+        Ok(match self.output.clone().unwrap_or_default() {
+            TableFormat::Json => json()?,
+            TableFormat::Yaml => yaml(&json()?)?,
+            TableFormat::JsonPath(template) => {
+                jsonpath(&template, &json()?, self.allow_missing_template_keys)?
+            }
+            TableFormat::Name => names(),
+            format => table(crate::view::TableStyle {
+                wide: format == TableFormat::Wide,
+                no_headers: self.no_headers,
+                width,
+            }),
+        })
+    }
+}
+
 /// `-o` of the closing table of `replay -A`, `publish` and `commit` over several domains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum ResultsFormat {

@@ -385,6 +385,66 @@ fn count(
     }
 }
 
+/// `status -o prometheus`: what each selected domain owes and last delivered, from its
+/// store alone (never a cluster, as `--offline`), as Prometheus text for node_exporter's
+/// textfile collector.
+///
+/// A store that cannot be read is a warning naming the domain and `clinv_store_readable`
+/// 0 — never a domain left out — and the exposition is still written (exit 0; with
+/// `--strict` the warning is an error and the exit 1). Deploy domains have no inventory
+/// of their own, so no series: an `[info]` names each.
+///
+/// # Errors
+/// A selection error, an encoding or write error, `--strict` with a store not read.
+pub fn say(
+    cx: crate::ops::context::Context<'_>,
+    project: &crate::project::Project,
+    selection: crate::ops::context::Selection<'_>,
+) -> Result<crate::error::Outcome> {
+    use crate::ops::context::Picked;
+    let domains = match cx.pick(project, selection)? {
+        Picked::Several(domains) => domains,
+        Picked::One(domain) => vec![domain],
+    };
+    let store = cx.store(project);
+    // Reading a store is local work (no network): one worker per core, in name order.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let read = crate::util::pool::ordered(&domains, cores, |domain| {
+        match project.domain_kind(domain) {
+            crate::project::DomainKind::Deploy { cluster_ref, .. } => Err(cluster_ref),
+            _ => Ok(crate::ops::status::Delivery::of_store(
+                &store.domain(domain),
+            )),
+        }
+    });
+    let mut facts = Facts::default();
+    let mut unreadable = 0;
+    for (domain, read) in domains.iter().zip(read) {
+        let name = domain.to_string();
+        match read {
+            Err(cluster_ref) => cx.deploy(&name, cluster_ref.as_deref()),
+            Ok(Ok((delivery, _))) => {
+                facts.rows.extend(rows_of(&name, &delivery));
+                facts.readable.insert(name, true);
+            }
+            Ok(Err(e)) => {
+                let message = format!("status: {name}: {}", crate::error::chain(&e));
+                match cx.strict {
+                    true => cx.console.error(&message),
+                    false => cx.console.warn(&message),
+                }
+                unreadable += 1;
+                facts.readable.insert(name, false);
+            }
+        }
+    }
+    cx.console.data(&encode(&facts)?)?;
+    if cx.strict && unreadable > 0 {
+        return Err(Error::Strict(unreadable));
+    }
+    Ok(crate::error::Outcome::Done)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,6 +29,31 @@ pub fn table(rows: &[Row], style: crate::view::TableStyle) -> String {
     )
 }
 
+/// Says the closing rows of a command over several domains, in the `-o` format asked for.
+///
+/// # Errors
+/// An encoding or write error.
+pub fn say(
+    console: &dyn crate::console::Console,
+    rows: &[Row],
+    format: crate::view::format::ResultsFormat,
+) -> crate::Result<()> {
+    use crate::view::format::ResultsFormat;
+    let json = || crate::inventory::render::to_json(&rows);
+    console.data(&match format {
+        format @ (ResultsFormat::Table | ResultsFormat::Wide) => {
+            let style = crate::view::TableStyle {
+                wide: format == ResultsFormat::Wide,
+                no_headers: false,
+                width: console.width(),
+            };
+            table(rows, style)
+        }
+        ResultsFormat::Json => json()?,
+        ResultsFormat::Yaml => crate::view::format::yaml(&json()?)?,
+    })
+}
+
 /// A table of a word per domain and a detail (`drift -A`'s verdicts too): the last
 /// column is the free text that gives way to fit the width (`-o wide`: whole).
 pub fn fitted<'a>(

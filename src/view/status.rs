@@ -1,7 +1,14 @@
 //! `clinv status`: the `lo status` inventory block, its ages, last apply and queue.
 
+use crate::domain::Domain;
+use crate::error::Outcome;
 use crate::error::Result;
+use crate::ops::context::{Context, Picked, Selection};
+use crate::ops::status::{self, Shown};
+use crate::ops::{Scope, live::Live};
+use crate::project::Project;
 use crate::util::redact;
+use crate::view::format::StatusFormat;
 
 /// The `lo status` inventory block (spec §8) for a live object, followed by a blank line.
 pub fn inventory_block(object: &serde_json::Value) -> String {
@@ -672,6 +679,157 @@ pub fn fleet_table(rows: &[FleetRow], style: crate::view::TableStyle) -> String 
         table.row(&cells);
     }
     table.render_fit(style.width.filter(|_| !style.wide), 4)
+}
+
+/// What `status` asked for: `-o` (prometheus is [`crate::view::metrics::say`]'s) and
+/// `--offline`.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask {
+    pub format: Option<StatusFormat>,
+    pub offline: bool,
+}
+
+impl Ask {
+    fn json(&self) -> bool {
+        self.format == Some(StatusFormat::Json)
+    }
+}
+
+/// `clinv status` of the domains `selection` names: one domain's block, or a row each.
+///
+/// # Errors
+/// What `refuse` returns for several domains (flags that name one cluster), a selection
+/// or read error, `--strict`'s fail-soft error, a write error.
+pub fn say<E: From<crate::Error>>(
+    cx: Context<'_>,
+    live: &Live,
+    project: &Project,
+    selection: Selection<'_>,
+    ask: Ask,
+    refuse: impl FnOnce() -> std::result::Result<(), E>,
+) -> std::result::Result<Outcome, E> {
+    match cx.pick(project, selection)? {
+        Picked::One(domain) => Ok(say_one(cx, &live.scope(project, &domain), ask)?),
+        Picked::Several(domains) => say_several(cx, live, project, &domains, ask, refuse),
+    }
+}
+
+fn say_one(cx: Context<'_>, scope: &Scope<'_>, ask: Ask) -> Result<Outcome> {
+    let domain = scope.domain;
+    let report = status::status(scope, ask.offline)?;
+    cx.console.notices(&report.notices);
+    // Nothing applied yet (--offline): said on stdout, then status's nothing-to-show exit.
+    let nothing = match &report.shown {
+        Shown::NothingApplied { message, .. } => Some(message.clone()),
+        _ => None,
+    };
+    let (source, value, not_read) = match answer(report.shown) {
+        Ok(answer) => answer,
+        Err((reason, message)) => return cx.fail_soft(reason, message),
+    };
+    let text = if ask.json() {
+        status_json(domain, &source, report.delivery.as_ref(), value)?
+    } else {
+        let now = jiff::Timestamp::now().as_second();
+        let mut text = block(&source, &value);
+        text.push_str(&status_section(
+            domain,
+            &source,
+            report.delivery.as_ref(),
+            &value,
+            now,
+        ));
+        text
+    };
+    cx.console.data(&text)?;
+    if let Some(message) = nothing {
+        return cx.fail_soft(crate::delivery::Reason::Rejected, message);
+    }
+    // Not the live cluster's answer: 16, or with --strict why the cluster was not read.
+    Ok(match not_read {
+        Some(crate::delivery::Reason::DomainMismatch) => Outcome::OtherDomain,
+        Some(reason) if cx.strict => Outcome::Unapplied(vec![reason]),
+        Some(_) => Outcome::NotLive,
+        None => Outcome::Done,
+    })
+}
+
+/// One domain's row of `status -A` (an error is a row too: the others go on): what was
+/// read, and its drift from the project's render.
+fn row(scope: &Scope<'_>, offline: bool, rendered_at: jiff::Timestamp, now: i64) -> FleetRow {
+    let domain = scope.domain;
+    match status::status(scope, offline).and_then(|r| answered_row(scope, r, rendered_at, now)) {
+        Ok(row) => row,
+        Err(e) => FleetRow::failed(domain, &crate::error::headline(&e)),
+    }
+}
+
+fn answered_row(
+    scope: &Scope<'_>,
+    report: status::Report,
+    rendered_at: jiff::Timestamp,
+    now: i64,
+) -> Result<FleetRow> {
+    let domain = scope.domain;
+    // Nothing applied yet (--offline): no inventory to compare, a row that says so.
+    if let Shown::NothingApplied { said, .. } = &report.shown {
+        return Ok(FleetRow::skipped(domain, "nothing", said, false));
+    }
+    let (source, value, why) = match answer(report.shown) {
+        Ok(answer) => answer,
+        Err((_, message)) => {
+            return Ok(FleetRow::skipped(domain, "nothing", &message, false));
+        }
+    };
+    // Never "in sync" from a snapshot shown because the cluster was not read.
+    let drift = match (source.read_the_cluster(), why) {
+        (_, Some(crate::delivery::Reason::DomainMismatch)) => Drifted::OtherDomain,
+        (true, _) => Drifted::of(crate::ops::drift::against(scope, rendered_at, &value)),
+        (false, _) => Drifted::NotRead,
+    };
+    let delivery = report.delivery.as_ref();
+    let json = status_doc(domain, &source, delivery, value)?;
+    Ok(FleetRow::of(domain, &source, delivery, &drift, json, now))
+}
+
+/// `status -A`: every domain selected, a row each ([`Live::each`]): where the answer
+/// came from, the queue and the last apply.
+fn say_several<E: From<crate::Error>>(
+    cx: Context<'_>,
+    live: &Live,
+    project: &Project,
+    domains: &[Domain],
+    ask: Ask,
+    refuse: impl FnOnce() -> std::result::Result<(), E>,
+) -> std::result::Result<Outcome, E> {
+    let now = jiff::Timestamp::now().as_second();
+    let at = cx.rendered_at()?;
+    let results = live.each(
+        project,
+        domains,
+        refuse,
+        |domain, live| row(&live.scope(project, domain), ask.offline, at, now),
+        |domain, why| {
+            let (what, detail) = why.words();
+            let not_tried = matches!(why, crate::fleet::Skip::NotTried);
+            FleetRow::skipped(domain, what, &detail, not_tried)
+        },
+    )?;
+    let text = if ask.json() {
+        crate::inventory::render::to_json(&results.iter().map(|r| &r.json).collect::<Vec<_>>())?
+    } else {
+        fleet_table(
+            &results,
+            crate::view::TableStyle {
+                wide: ask.format == Some(StatusFormat::Wide),
+                no_headers: false,
+                width: cx.console.width(),
+            },
+        )
+    };
+    cx.console.data(&text)?;
+    let outcomes = results.iter().map(FleetRow::outcome);
+    Ok(outcomes.fold(Outcome::Done, Outcome::worse))
 }
 
 #[cfg(test)]

@@ -1,7 +1,12 @@
 //! `clinv updates`: the available updates, as a table and as JSON.
 
 use super::TableStyle;
+use crate::catalog::index::AddonIndex;
+use crate::catalog::updates::Update;
 use crate::error::Result;
+use crate::ops::context::{Context, Selection};
+use crate::ops::live::Live;
+use crate::ops::updates::{self as ops, Compared};
 use crate::view::table::Table;
 
 /// The `updates` table.
@@ -148,4 +153,148 @@ pub fn fleet_updates_json<L: serde::Serialize>(
         updates,
         left,
     })
+}
+
+/// What `updates` asked for: the index and how to fetch it, `--from`, `--offline`,
+/// `--pre` and the table's `-o`.
+pub struct Ask<'a> {
+    pub index: &'a str,
+    pub fetch: crate::catalog::fetch::Options,
+    pub from: Option<&'a std::path::Path>,
+    pub offline: bool,
+    pub pre: bool,
+    pub table: crate::view::format::TableAsk,
+}
+
+/// `clinv updates`: the index loaded, then the one inventory of `--from`, one domain's,
+/// or several domains' ([`ops::several`]: `refuse` is the caller's word on flags that
+/// name one cluster) compared with it; the answer said, the exit code returned.
+///
+/// # Errors
+/// What `refuse` returns, an index, selection or read error, a write error.
+pub fn say<E: From<crate::Error>>(
+    cx: Context<'_>,
+    live: &Live,
+    selection: Selection<'_>,
+    ask: &Ask<'_>,
+    refuse: impl FnOnce() -> std::result::Result<(), E>,
+) -> std::result::Result<i32, E> {
+    let (index_ref, index) = ops::load_index(cx, ask.index, &ask.fetch)?;
+    let compared = match ask.from {
+        Some(path) => Some((ops::from_file(path)?, None)),
+        None => {
+            let project = cx.project()?;
+            if let Some(domains) = cx.fleet(&project, selection.many)? {
+                ops::duplicates(cx, &index_ref, &index);
+                let how = (&index, ask.offline, ask.pre);
+                let fleet = ops::several(cx, live, &project, &domains, how, refuse)?;
+                cx.console
+                    .data(&fleet_format(&ask.table, &fleet, &index.generated_at)?)?;
+                return Ok(fleet.exit_code(cx.strict));
+            }
+            ops::compared(cx, live, &project, selection.one, ask.offline)?
+        }
+    };
+    let Some((compared, not_read)) = compared else {
+        return Ok(crate::error::exit::OK);
+    };
+    Ok(say_one(cx, ask, (&index_ref, &index), &compared, not_read)?)
+}
+
+/// One inventory compared with the index: the answer said, its exit code (not the live
+/// cluster's answer: 16, or with `--strict` why the cluster was not read).
+fn say_one(
+    cx: Context<'_>,
+    ask: &Ask<'_>,
+    (index_ref, index): (&crate::catalog::fetch::IndexRef, &AddonIndex),
+    compared: &Compared,
+    not_read: ops::NotRead,
+) -> Result<i32> {
+    ops::duplicates(cx, index_ref, index);
+    let list = crate::catalog::updates::compute_with(&compared.addons, index, ask.pre);
+    cx.console.detail(&format!(
+        "compared the {} with {}{}",
+        compared.source.describe(),
+        index_ref.display(),
+        match index.generated_at.as_str() {
+            "" => String::new(),
+            at => format!(" (generated {at})"),
+        }
+    ));
+    let not_read_text = not_read.as_ref().map(|(r, d)| format!("{r}: {d}"));
+    let answer = Answer {
+        compared,
+        not_read: not_read_text.as_deref(),
+        generated_at: &index.generated_at,
+        list: &list,
+    };
+    cx.console.data(&format(&ask.table, &answer)?)?;
+    Ok(ops::exit_of(&not_read, cx.strict))
+}
+
+/// What `updates` prints, in any format.
+struct Answer<'a> {
+    compared: &'a Compared,
+    not_read: Option<&'a str>,
+    generated_at: &'a str,
+    list: &'a [Update],
+}
+
+/// The answer in the asked format; a table says first when the cluster was not read.
+fn format(ask: &crate::view::format::TableAsk, a: &Answer<'_>) -> Result<String> {
+    let word = a.compared.source.word();
+    let json = || updates_json(word, a.not_read, a.generated_at, a.list);
+    let names = || crate::view::names(a.list.iter().map(|u| u.name.as_str()));
+    // Versions and a one-word NOTE: no free text to fit.
+    ask.answer(None, json, names, |style| {
+        let table = updates_table(a.list, word, style);
+        match (a.not_read, ask.no_headers) {
+            (Some(why), false) => format!(
+                "the live cluster was not read ({}): the versions are the {}\n{table}",
+                crate::util::redact::escape_line(why),
+                a.compared.source.describe()
+            ),
+            _ => table,
+        }
+    })
+}
+
+/// `updates -A` in the asked format.
+fn fleet_format(
+    ask: &crate::view::format::TableAsk,
+    fleet: &ops::Fleet<'_>,
+    generated_at: &str,
+) -> Result<String> {
+    let rows: Vec<FleetUpdate<'_>> = fleet
+        .compared
+        .iter()
+        .flat_map(|(domain, compared, list, _)| {
+            list.iter().map(|update| FleetUpdate {
+                domain: domain.as_str(),
+                compared: compared.source.word(),
+                update,
+            })
+        })
+        .collect();
+    let domains: Vec<FleetDomain<'_>> = fleet
+        .compared
+        .iter()
+        .map(|(domain, compared, _, not_read)| FleetDomain {
+            domain: domain.as_str(),
+            inventory: compared.source.word(),
+            live: not_read.is_none() && compared.source.word() == "live",
+            not_read: not_read.as_ref().map(|(_, why)| why.as_str()),
+        })
+        .collect();
+    let json = || fleet_updates_json(&domains, generated_at, &rows, &fleet.left);
+    let names = || {
+        let name = |r: &FleetUpdate<'_>| {
+            let name = crate::util::redact::escape_line(&r.update.name);
+            format!("{}/{name}\n", r.domain)
+        };
+        rows.iter().map(name).collect()
+    };
+    let table = |style| fleet_updates_table(&rows, style);
+    // Versions and a one-word NOTE: no free text to fit.
+    ask.answer(None, json, names, table)
 }

@@ -264,6 +264,39 @@ fn drift_of_every_domain_says_what_it_could_not_read() {
     }
 }
 
+/// What names one cluster or one inventory, with several domains, is a usage error said
+/// before any domain is read (exit 2, nothing on stdout): `status -A --kubeconfig`,
+/// `updates -A --context` (after the index is read), `updates --from FILE -A`, and `fleet
+/// --against` asked for the matrix's page.
+fn several_domains_refuse_what_names_one() {
+    let root = example();
+    let root = root.to_str().unwrap();
+    let index = fixture("updates/index.json");
+    let index = index.to_str().unwrap();
+    let against = ["fleet", "--against", "prod.acme.example", "-o", "html"];
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["status", "-A", "--kubeconfig", "/x"],
+            "clinv status with several domains",
+        ),
+        (
+            &["updates", "--index", index, "-A", "--context", "c"],
+            "clinv updates with several domains",
+        ),
+        (
+            &["updates", "--index", index, "--from", index, "-A"],
+            "--from FILE is one inventory",
+        ),
+        (&against, "-o html is the matrix's page"),
+    ];
+    for (args, said) in cases {
+        let run = clinv(args).root(root).run();
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{args:?}");
+        assert_has(&run.stderr, said);
+    }
+}
+
 /// `fleet --from live` without any cluster: no column is made up — every cluster domain
 /// named as not read, the deploy domain as such — and exit 16; one kubeconfig for every
 /// domain is refused.
@@ -881,6 +914,7 @@ trials! {
         status_of_every_domain_without_a_cluster,
         fleet_from_live_without_a_cluster_names_every_domain_and_exits_16,
         drift_of_every_domain_says_what_it_could_not_read,
+        several_domains_refuse_what_names_one,
         the_matrix_of_the_project_matches_its_golden_files,
         queries_answer_fleet_questions,
         a_misspelled_addon_is_said_not_answered,

@@ -24,21 +24,54 @@ pub(super) mod updates;
 pub(super) mod version;
 pub(super) mod watch;
 
-use crate::app::Result as AppResult;
 use crate::app::settings::Settings;
 use crate::cluster::access::Access;
 use crate::delivery::Reason;
 use crate::domain::Domain;
 use crate::error::Result;
 use crate::error::{Error, Outcome};
-use crate::inventory::{self, Warning};
+use crate::inventory::Warning;
 use crate::project::Project;
 use crate::project::select::{self, Known};
 use crate::util::notice::{Level, Notice};
 
+/// The run's settings as the library's flows take them.
+fn context(settings: &Settings) -> crate::ops::context::Context<'_> {
+    crate::ops::context::Context {
+        console: &settings.printer,
+        strict: settings.strict,
+        root: settings.root.as_deref(),
+        cwd: &settings.cwd,
+        snapshots: settings.snapshots.as_deref(),
+        source_date_epoch: settings.env.source_date_epoch.as_deref(),
+        domain_name: settings.env.domain_name.as_deref(),
+        deploys: &settings.deploy_domains,
+    }
+}
+
+/// How to reach the clusters a command reads, from its flags and the environment.
+fn live(settings: &Settings, limits: &crate::app::cli::ClusterArgs) -> crate::ops::live::Live {
+    crate::ops::live::Live {
+        snapshots: settings.snapshots.clone(),
+        access: access(settings, limits),
+        limits: crate::fleet::Limits {
+            timeout: limits.timeout,
+            probe_timeout: limits.probe_timeout,
+        },
+    }
+}
+
+/// The domains a command's `--domain`/`-A` ask for, plain.
+fn selection(args: &crate::app::cli::DomainsArgs) -> crate::ops::context::Selection<'_> {
+    crate::ops::context::Selection {
+        many: args.many(),
+        one: args.one(),
+    }
+}
+
 /// The project named by `--root` or found above the working directory.
 fn project(settings: &Settings) -> Result<Project> {
-    Project::discover(settings.root.as_deref(), &settings.cwd)
+    context(settings).project()
 }
 
 /// Each delivery's limits and overrides: `--timeout`, `--probe-timeout`,
@@ -63,29 +96,11 @@ fn store(settings: &Settings, project: &Project) -> crate::store::Store {
 /// The domain of a project command by the one selection rule
 /// ([`crate::project::select`]), printing lok8s's notices on the way.
 fn domain(settings: &Settings, project: &Project, flag: Option<&str>) -> Result<Domain> {
-    let known = Known {
-        project: Some(project),
-        store: None,
-    };
-    selected(settings, known, flag)
+    context(settings).domain(project, flag)
 }
 
 fn selected(settings: &Settings, known: Known<'_>, flag: Option<&str>) -> Result<Domain> {
-    let mut notices = Vec::new();
-    let selected = select::select(
-        known,
-        flag,
-        settings.env.domain_name.as_deref(),
-        &mut notices,
-    );
-    for notice in &notices {
-        settings.printer.raw(notice);
-    }
-    let selected = selected?;
-    if let Some(note) = &selected.note {
-        settings.printer.info(note);
-    }
-    Ok(selected.domain)
+    context(settings).selected(known, flag)
 }
 
 /// The domains of a fleet selection among the project's ([`crate::fleet::select`]);
@@ -94,49 +109,13 @@ fn fleet(project: &Project, args: &crate::app::cli::DomainsArgs) -> Result<Optio
     crate::fleet::select(crate::fleet::Among::Project(project), args.many())
 }
 
-/// A command that reads the clusters of the domains it selects (`drift`, `status`): `all`
-/// for several, `one` for one.
-fn read_clusters<O: clap::Args>(
-    settings: &Settings,
-    read: &crate::app::cli::ReadArgs<O>,
-    one: impl Fn(&Settings, &crate::app::cli::ReadArgs<O>, &crate::ops::Scope) -> AppResult<Outcome>,
-    all: impl Fn(&Settings, &crate::app::cli::ReadArgs<O>, &Project, &[Domain]) -> AppResult<Outcome>,
-) -> AppResult<Outcome> {
-    let project = project(settings)?;
-    let selected = &read.out.status.domain;
-    match fleet(&project, selected)? {
-        Some(domains) => all(settings, read, &project, &domains),
-        None => {
-            let domain = domain(settings, &project, selected.one())?;
-            one(
-                settings,
-                read,
-                &scope(settings, &project, &domain, &read.out.status.limits),
-            )
-        }
-    }
-}
-
-/// The closing rows of a command over several domains, in the `-o` format asked for.
+/// The closing rows of a command over several domains (group C's until the merge).
 fn print_results(
     settings: &Settings,
     rows: &[crate::view::results::Row],
     format: crate::app::cli::ResultsFormat,
 ) -> Result<()> {
-    use crate::app::cli::ResultsFormat;
-    let json = || crate::inventory::render::to_json(&rows);
-    settings.printer.data(&match format {
-        format @ (ResultsFormat::Table | ResultsFormat::Wide) => {
-            let style = crate::view::TableStyle {
-                wide: format == ResultsFormat::Wide,
-                no_headers: false,
-                width: settings.printer.width(),
-            };
-            crate::view::results::table(rows, style)
-        }
-        ResultsFormat::Json => json()?,
-        ResultsFormat::Yaml => crate::view::format::yaml(&json()?)?,
-    })
+    crate::view::results::say(&settings.printer, rows, format)
 }
 
 /// `-o` of a closing table asked for one domain, which prints none.
@@ -146,33 +125,16 @@ fn one_domain_output(command: &str) -> crate::app::Failure {
     ))
 }
 
-/// A domain a fleet command leaves out, and why (`-o json`'s `left`).
-#[derive(Debug, serde::Serialize)]
-struct Left {
-    domain: String,
-    why: String,
-}
+/// [`crate::fleet::Left`] said through the settings (render's until the merge).
+struct Left;
 
 impl Left {
-    /// A deploy domain, said on stderr as for one domain.
-    fn deploy(settings: &Settings, domain: &Domain, cluster_ref: Option<&str>) -> Left {
-        deploy_domain_note(settings, domain.as_str(), cluster_ref);
-        Left {
-            domain: domain.to_string(),
-            why: format!(
-                "deploy domain: no inventory of its own (cluster: {})",
-                cluster_ref.unwrap_or("-")
-            ),
-        }
+    fn deploy(settings: &Settings, domain: &Domain, cluster_ref: Option<&str>) {
+        crate::fleet::Left::deploy(&settings.deploy_domains, domain, cluster_ref);
     }
 
-    /// A domain whose answer failed: `[error] D: …` on stderr.
-    fn failed(settings: &Settings, domain: &Domain, error: &Error) -> Left {
-        settings.printer.error(&format!("{domain}: {error}"));
-        Left {
-            domain: domain.to_string(),
-            why: error.to_string(),
-        }
+    fn failed(settings: &Settings, domain: &Domain, error: &Error) {
+        crate::fleet::Left::failed(&settings.printer, domain, error);
     }
 }
 
@@ -268,41 +230,14 @@ impl StoreOnly {
     }
 }
 
-/// The render time (`SOURCE_DATE_EPOCH` or now), warning about an unparsable
-/// `SOURCE_DATE_EPOCH` (an error with `--strict`; the output keeps lok8s's 1970).
+/// The render time (`SOURCE_DATE_EPOCH` or now), see [`crate::ops::context::Context::rendered_at`].
 fn rendered_at(settings: &Settings) -> Result<jiff::Timestamp> {
-    if let Some(w) = inventory::source_date_epoch_warning(settings.env.source_date_epoch.as_deref())
-    {
-        if settings.strict {
-            return Err(Error::InvalidEnv {
-                name: "SOURCE_DATE_EPOCH",
-                message: w,
-            });
-        }
-        settings.printer.warn(&w);
-    }
-    inventory::rendered_at(
-        settings.env.source_date_epoch.as_deref(),
-        jiff::Timestamp::now(),
-    )
+    context(settings).rendered_at()
 }
 
 /// Prints build warnings; with `--strict` they are errors and stop the command.
 fn report_warnings(settings: &Settings, warnings: &[Warning]) -> Result<()> {
-    for w in warnings {
-        if settings.strict {
-            settings.printer.error(&w.message);
-        } else {
-            settings.printer.warn(&w.message);
-        }
-        if let Some(detail) = &w.detail {
-            settings.printer.debug(&format!("  reason: {detail}"));
-        }
-    }
-    if settings.strict && !warnings.is_empty() {
-        return Err(Error::Strict(warnings.len()));
-    }
-    Ok(())
+    context(settings).warnings(warnings)
 }
 
 /// A delivery's notices, then its end: the deploy domain's note, or what `done` prints.
@@ -326,51 +261,24 @@ fn delivered<T>(
 /// Notes that a deploy domain has no inventory of its own; said at the end of the run,
 /// with the others met ([`say_deploy_domains`]).
 fn deploy_domain_note(settings: &Settings, domain: &str, cluster_ref: Option<&str>) {
-    let mut met = settings
-        .deploy_domains
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    met.insert(domain.to_string(), cluster_ref.map(str::to_string));
+    crate::fleet::note_deploy(&settings.deploy_domains, domain, cluster_ref);
 }
 
 /// The deploy domains the run met, in one `[info]` line (`-q` hides it): one domain as
 /// its own message, several as a summary grouped by the cluster that carries them.
 pub(super) fn say_deploy_domains(settings: &Settings) {
-    let met = std::mem::take(
-        &mut *settings
-            .deploy_domains
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    );
+    let met = crate::fleet::take_deploys(&settings.deploy_domains);
     if let Some(line) = crate::view::results::deploy_domains_line(&met) {
         settings.printer.info(&line);
     }
 }
 
-/// A domain of the project with its snapshots and its cluster, for the flows that read
-/// the live inventory (status, drift, updates).
-fn scope<'a>(
-    settings: &Settings,
-    project: &'a Project,
-    domain: &'a Domain,
-    limits: &crate::app::cli::ClusterArgs,
-) -> crate::ops::Scope<'a> {
-    let opts = crate::cluster::access::options(limits.timeout, limits.probe_timeout, false, false);
-    crate::ops::Scope {
-        project,
-        domain,
-        store: store(settings, project).domain(domain),
-        access: access(settings, limits),
-        opts,
-    }
-}
-
 use crate::fleet::Skip;
 
-/// Several domains of the commands that read each domain's cluster (`drift`, `status`,
-/// `updates`, `publish`, `fleet --from live`): each through its own kubeconfig (so
-/// `--kubeconfig`/`--context` are refused), read by [`crate::fleet::each`] within the one
-/// `--timeout`; `read` gets a cluster domain and what is left of the limits.
+/// Several domains of the commands that read each domain's cluster (publish's until the
+/// merge; the others: [`crate::ops::live::Live::each`]): each through its own kubeconfig
+/// (so `--kubeconfig`/`--context` are refused), read by [`crate::fleet::each`] within the
+/// one `--timeout`; `read` gets a cluster domain and what is left of the limits.
 fn each_domain<R: Send>(
     command: &str,
     limits: &crate::app::cli::ClusterArgs,
@@ -471,18 +379,7 @@ fn owed_push(settings: &Settings, owing: crate::ops::owed::Owing) -> crate::app:
 /// lok8s's fail-soft rule for what did not reach the cluster: a warning and success;
 /// with `--strict`, an error with the reason's exit code.
 fn fail_soft(settings: &Settings, reason: Reason, message: String) -> crate::app::Result<Outcome> {
-    // Another domain's inventory where this one would go is a mistake in the fleet's
-    // kubeconfigs, not a cluster that will answer later: never fail-soft.
-    if settings.strict || reason == Reason::DomainMismatch {
-        return Err(Error::Unapplied { reason, message }.into());
-    }
-    if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {
-        // Not delivered, and no replay will deliver it by itself: -q does not hide it.
-        settings.printer.alert(&message);
-    } else {
-        settings.printer.warn(&message);
-    }
-    Ok(Outcome::Done)
+    Ok(context(settings).fail_soft(reason, message)?)
 }
 
 /// The history from the store, or from `--repo` (branch: `--branch`, else HEAD), with

@@ -7,6 +7,7 @@
 
 pub mod addon_log;
 pub mod compare;
+pub mod read;
 mod select;
 
 use crate::domain::Domain;

@@ -1,0 +1,152 @@
+//! What a flow gets from the run it is part of, plain: where it speaks, `--strict`, the
+//! project's place, the environment values that change an answer, and the deploy
+//! domains the run meets.
+
+use crate::console::Console;
+use crate::delivery::Reason;
+use crate::domain::Domain;
+use crate::error::{Error, Outcome, Result};
+use crate::fleet::Deploys;
+use crate::inventory::{self, Warning};
+use crate::project::Project;
+use crate::project::select::{self, Known, Many};
+use std::path::Path;
+
+/// The run a flow is part of: the command line's settings as plain values.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    /// Where the flow says what it says.
+    pub console: &'a dyn Console,
+    /// `--strict`: warnings are errors, fail-soft is not.
+    pub strict: bool,
+    /// `--root`, else the project is found above `cwd`.
+    pub root: Option<&'a Path>,
+    pub cwd: &'a Path,
+    /// `--snapshots` (or `CLINV_SNAPSHOTS`), else `<root>/snapshots`.
+    pub snapshots: Option<&'a Path>,
+    /// `SOURCE_DATE_EPOCH`, the render time.
+    pub source_date_epoch: Option<&'a str>,
+    /// lok8s's current-domain variable, for the one-domain rule.
+    pub domain_name: Option<&'a str>,
+    /// The deploy domains the run met, said at its end.
+    pub deploys: &'a Deploys,
+}
+
+/// The domains a command asks for: a fleet selection (`-A`, `--domain` repeated, a
+/// glob), else the one `--domain` (or none) of the one-domain rule.
+#[derive(Clone, Copy)]
+pub struct Selection<'a> {
+    pub many: Many<'a>,
+    pub one: Option<&'a str>,
+}
+
+impl<'a> Context<'a> {
+    /// The project named by `--root` or found above the working directory.
+    pub fn project(&self) -> Result<Project> {
+        Project::discover(self.root, self.cwd)
+    }
+
+    /// The snapshot store of `project`.
+    pub fn store(&self, project: &Project) -> crate::store::Store {
+        crate::store::Store::of_project(self.snapshots, project.root())
+    }
+
+    /// Notes that a deploy domain has no inventory of its own (said at the end of the run).
+    pub fn deploy(&self, domain: &str, cluster_ref: Option<&str>) {
+        crate::fleet::note_deploy(self.deploys, domain, cluster_ref);
+    }
+
+    /// The domain by the one selection rule ([`crate::project::select`]) among those
+    /// `known`, saying lok8s's notices on the way.
+    pub fn selected(&self, known: Known<'_>, flag: Option<&str>) -> Result<Domain> {
+        let mut notices = Vec::new();
+        let selected = select::select(known, flag, self.domain_name, &mut notices);
+        for notice in &notices {
+            self.console.raw(notice);
+        }
+        let selected = selected?;
+        if let Some(note) = &selected.note {
+            self.console.info(note);
+        }
+        Ok(selected.domain)
+    }
+
+    /// The domain of a project command by the one selection rule.
+    pub fn domain(&self, project: &Project, flag: Option<&str>) -> Result<Domain> {
+        let known = Known {
+            project: Some(project),
+            store: None,
+        };
+        self.selected(known, flag)
+    }
+
+    /// The domains of a fleet selection among the project's ([`crate::fleet::select`]);
+    /// `None` for one plain `--domain` or none, which take the one-domain rule.
+    pub fn fleet(&self, project: &Project, many: Many<'_>) -> Result<Option<Vec<Domain>>> {
+        crate::fleet::select(crate::fleet::Among::Project(project), many)
+    }
+
+    /// The domains `selection` names: `Err` with the one domain of the one-domain rule.
+    pub fn pick(&self, project: &Project, selection: Selection<'_>) -> Result<Picked> {
+        Ok(match self.fleet(project, selection.many)? {
+            Some(domains) => Picked::Several(domains),
+            None => Picked::One(self.domain(project, selection.one)?),
+        })
+    }
+
+    /// The render time (`SOURCE_DATE_EPOCH` or now), warning about an unparsable
+    /// `SOURCE_DATE_EPOCH` (an error with `--strict`; the output keeps lok8s's 1970).
+    pub fn rendered_at(&self) -> Result<jiff::Timestamp> {
+        if let Some(w) = inventory::source_date_epoch_warning(self.source_date_epoch) {
+            if self.strict {
+                return Err(Error::InvalidEnv {
+                    name: "SOURCE_DATE_EPOCH",
+                    message: w,
+                });
+            }
+            self.console.warn(&w);
+        }
+        inventory::rendered_at(self.source_date_epoch, jiff::Timestamp::now())
+    }
+
+    /// Says build warnings; with `--strict` they are errors and stop the command.
+    pub fn warnings(&self, warnings: &[Warning]) -> Result<()> {
+        for w in warnings {
+            if self.strict {
+                self.console.error(&w.message);
+            } else {
+                self.console.warn(&w.message);
+            }
+            if let Some(detail) = &w.detail {
+                self.console.debug(&format!("  reason: {detail}"));
+            }
+        }
+        if self.strict && !warnings.is_empty() {
+            return Err(Error::Strict(warnings.len()));
+        }
+        Ok(())
+    }
+
+    /// lok8s's fail-soft rule for what did not reach the cluster: a warning and success;
+    /// with `--strict`, an error with the reason's exit code.
+    pub fn fail_soft(&self, reason: Reason, message: String) -> Result<Outcome> {
+        // Another domain's inventory where this one would go is a mistake in the fleet's
+        // kubeconfigs, not a cluster that will answer later: never fail-soft.
+        if self.strict || reason == Reason::DomainMismatch {
+            return Err(Error::Unapplied { reason, message });
+        }
+        if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {
+            // Not delivered, and no replay will deliver it by itself: -q does not hide it.
+            self.console.alert(&message);
+        } else {
+            self.console.warn(&message);
+        }
+        Ok(Outcome::Done)
+    }
+}
+
+/// The domains a selection names: several, or the one of the one-domain rule.
+pub enum Picked {
+    One(Domain),
+    Several(Vec<Domain>),
+}
