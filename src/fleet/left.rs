@@ -6,9 +6,10 @@ use crate::error::Error;
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
-/// The deploy domains a run met, each with the cluster domain that carries it (when
-/// named): noted as the commands meet them and said once, grouped, at the end of the
-/// run — a fleet of deploy domains is one line, not one per domain.
+/// The deploy domains a run met, each with the cluster domain that carries it.
+///
+/// Noted as the commands meet them and said once, grouped, at the end of the run: a
+/// fleet of deploy domains is one line, not one per domain.
 pub type Deploys = Mutex<BTreeMap<String, Option<String>>>;
 
 /// Notes that a deploy domain has no inventory of its own; said at the end of the run,

@@ -150,3 +150,97 @@ pub enum Picked {
     One(Domain),
     Several(Vec<Domain>),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::console::Recorded;
+
+    fn context<'a>(console: &'a Recorded, deploys: &'a Deploys, strict: bool) -> Context<'a> {
+        Context {
+            console,
+            strict,
+            root: None,
+            cwd: Path::new("/nonexistent"),
+            snapshots: None,
+            source_date_epoch: Some("yesterday"),
+            domain_name: None,
+            deploys,
+        }
+    }
+
+    /// What did not reach the cluster: a warning and success, said louder when no replay
+    /// delivers it; an error with `--strict`, and always for another domain's inventory.
+    #[test]
+    fn fail_soft_warns_unless_strict_or_another_domains() {
+        let deploys = Deploys::default();
+        let said = Recorded::default();
+        let cx = context(&said, &deploys, false);
+        let done = cx.fail_soft(Reason::NoKubeconfig, "not applied".into());
+        assert!(matches!(done, Ok(Outcome::Done)));
+        assert!(cx.fail_soft(Reason::ClockSkew, "skew".into()).is_ok());
+        assert_eq!(said.messages(), ["[warn] not applied", "[warn] skew"]);
+        let other = cx.fail_soft(Reason::DomainMismatch, "other".into());
+        assert!(matches!(
+            other,
+            Err(Error::Unapplied {
+                reason: Reason::DomainMismatch,
+                ..
+            })
+        ));
+        let strict = Recorded::default();
+        let cx = context(&strict, &deploys, true);
+        let refused = cx.fail_soft(Reason::NoKubeconfig, "not applied".into());
+        assert!(matches!(
+            refused,
+            Err(Error::Unapplied {
+                reason: Reason::NoKubeconfig,
+                ..
+            })
+        ));
+        assert!(strict.messages().is_empty(), "{:?}", strict.messages());
+    }
+
+    /// Build warnings are warnings (their detail at debug), errors that stop the command
+    /// with `--strict`; an unparsable SOURCE_DATE_EPOCH likewise.
+    #[test]
+    fn warnings_and_a_bad_source_date_epoch_are_errors_with_strict() {
+        let deploys = Deploys::default();
+        let warning = Warning {
+            message: "w".into(),
+            detail: Some("d".into()),
+        };
+        let said = Recorded::default();
+        let cx = context(&said, &deploys, false);
+        assert!(cx.warnings(std::slice::from_ref(&warning)).is_ok());
+        assert_eq!(cx.rendered_at().unwrap(), jiff::Timestamp::UNIX_EPOCH);
+        let messages = said.messages();
+        assert_eq!(messages[..2], ["[warn] w", "[debug]   reason: d"]);
+        assert!(messages[2].starts_with("[warn] SOURCE_DATE_EPOCH \"yesterday\""));
+        let strict = Recorded::default();
+        let cx = context(&strict, &deploys, true);
+        assert!(matches!(cx.warnings(&[warning]), Err(Error::Strict(1))));
+        assert!(matches!(cx.rendered_at(), Err(Error::InvalidEnv { .. })));
+        assert_eq!(strict.messages()[..2], ["[error] w", "[debug]   reason: d"]);
+    }
+
+    /// A deploy domain is noted for the end of the run, never said on the way.
+    #[test]
+    fn deploy_domains_are_noted_not_said() {
+        let deploys = Deploys::default();
+        let said = Recorded::default();
+        let cx = context(&said, &deploys, false);
+        cx.deploy("apps.example", Some("prod.example"));
+        let domain = Domain::parse("edge.example").unwrap();
+        let left = crate::fleet::Left::deploy(cx.deploys, &domain, None);
+        assert_eq!(
+            left.why,
+            "deploy domain: no inventory of its own (cluster: -)"
+        );
+        assert!(said.messages().is_empty());
+        let met = crate::fleet::take_deploys(&deploys);
+        assert_eq!(met.len(), 2);
+        assert_eq!(met["apps.example"].as_deref(), Some("prod.example"));
+        assert!(crate::fleet::take_deploys(&deploys).is_empty());
+    }
+}

@@ -1,6 +1,7 @@
-//! How a command reaches the clusters of the domains it reads (`status`, `drift`,
-//! `updates`, `publish`, `fleet --from live`): one domain's [`Scope`], and several read
-//! at once under the command's one deadline ([`crate::fleet::each`]).
+//! How a command reaches the clusters of the domains it reads.
+//!
+//! `status`, `drift`, `updates`, `publish`, `fleet --from live`: one domain's [`Scope`],
+//! and several read at once under the command's one deadline ([`crate::fleet::each`]).
 
 use super::Scope;
 use crate::cluster::access::{self, Access};
@@ -69,5 +70,45 @@ impl Live {
             read,
             skip,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Flags that name one cluster are refused before any domain is read; the domains
+    /// read get no `--kubeconfig`/`--context` (each has its own) and the same store.
+    #[test]
+    fn several_domains_refuse_first_and_drop_the_one_cluster_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        // An empty project: the domain is no deploy domain, so it is read.
+        let project = Project::at(dir.path());
+        let live = Live {
+            snapshots: Some(dir.path().join("store")),
+            access: Access {
+                kubeconfig: Some("/x".into()),
+                context: Some("c".into()),
+                ..Access::default()
+            },
+            limits: Limits {
+                timeout: 5.0,
+                probe_timeout: 1.0,
+            },
+        };
+        let domains = [Domain::parse("a.example").unwrap()];
+        let read = |_: &Domain, _: &Live| panic!("read after a refusal");
+        let refused = live.each(&project, &domains, || Err("one cluster"), read, |_, _| ());
+        assert_eq!(refused, Err("one cluster"));
+        let seen = live
+            .each(
+                &project,
+                &domains,
+                || Ok::<(), ()>(()),
+                |_, live| (live.access.kubeconfig.clone(), live.access.context.clone()),
+                |_, _| (None, None),
+            )
+            .unwrap();
+        assert_eq!(seen, [(None, None)]);
     }
 }

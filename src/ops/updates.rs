@@ -348,9 +348,10 @@ impl Fleet<'_> {
     }
 }
 
-/// Several domains (`-A`, repeated `--domain`, a glob): each compared as for one, read
-/// through its own kubeconfig within the one `--timeout` ([`Live::each`]; `refuse`: the
-/// caller's word on flags that name one cluster); each domain's messages said.
+/// Several domains (`-A`, repeated `--domain`, a glob), each compared as for one.
+///
+/// Each is read through its own kubeconfig within the one `--timeout` ([`Live::each`];
+/// `refuse`: the caller's word on flags that name one cluster); its messages are said.
 ///
 /// # Errors
 /// What `refuse` returns; `--strict` with render warnings.
@@ -433,4 +434,29 @@ fn gather<'a>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod fleet_tests {
+    use super::*;
+    use crate::delivery::Reason;
+
+    /// One answer not the live cluster's: 16, with `--strict` why; several: a failed
+    /// domain first, then a cluster not read or a domain not tried.
+    #[test]
+    fn exit_codes_of_one_and_several_domains() {
+        let not_read: NotRead = Some((Reason::NoKubeconfig, "none".into()));
+        assert_eq!(exit_of(&None, true), exit::OK);
+        assert_eq!(exit_of(&not_read, false), exit::NOT_LIVE);
+        assert_eq!(
+            exit_of(&not_read, true),
+            exit::for_reason(Reason::NoKubeconfig)
+        );
+        let mut fleet = Fleet::default();
+        assert_eq!(fleet.exit_code(true), exit::OK);
+        fleet.not_tried = true;
+        assert_eq!(fleet.exit_code(true), exit::NOT_LIVE);
+        fleet.failed = true;
+        assert_eq!(fleet.exit_code(false), exit::FAILURE);
+    }
 }

@@ -213,15 +213,17 @@ pub fn json(c: &Comparison) -> crate::error::Result<String> {
     })
 }
 
-/// `fleet --against`: what differs between the two selections, said in the `-o` format
-/// asked for (`-o html`, the matrix's page, is the caller's usage error); exit as `diff`:
-/// 0 same, 1 different, 2 a domain of a side not read (16: a cluster).
+/// `fleet --against`: what differs between the two selections, said.
+///
+/// In the `-o` format asked for (`-o html`, the matrix's page, is the caller's usage
+/// error); exit as `diff`: 0 same, 1 different, 2 a domain of a side not read (16: a
+/// cluster).
 ///
 /// # Errors
 /// A selection or write error; `--strict` with an addon no domain runs.
 pub fn say(
     cx: crate::ops::context::Context<'_>,
-    ask: &crate::view::fleet::Ask<'_>,
+    ask: &crate::view::fleet_answer::Ask<'_>,
     matrix: crate::ops::fleet::Matrix,
     not_read: bool,
 ) -> crate::error::Result<i32> {
@@ -248,7 +250,7 @@ pub fn say(
     })?;
     c.sides
         .iter()
-        .for_each(|s| crate::view::fleet::say_left(cx, &s.left));
+        .for_each(|s| crate::view::fleet_answer::say_left(cx, &s.left));
     notes(&c, ask.addon).iter().for_each(|n| cx.console.info(n));
     Ok(match (c.failed(), not_read, c.differs()) {
         (true, _, _) => exit::diff::ERROR,

@@ -9,6 +9,7 @@ pub mod addons;
 pub mod drift;
 pub mod fleet;
 pub mod fleet_addon_log;
+pub mod fleet_answer;
 pub mod fleet_compare;
 pub mod fleet_html;
 pub mod format;

@@ -166,9 +166,11 @@ pub struct Ask<'a> {
     pub table: crate::view::format::TableAsk,
 }
 
-/// `clinv updates`: the index loaded, then the one inventory of `--from`, one domain's,
-/// or several domains' ([`ops::several`]: `refuse` is the caller's word on flags that
-/// name one cluster) compared with it; the answer said, the exit code returned.
+/// `clinv updates`: the answer said, the exit code returned.
+///
+/// The index loaded, then the one inventory of `--from`, one domain's, or several
+/// domains' ([`ops::several`]: `refuse` is the caller's word on flags that name one
+/// cluster) compared with it.
 ///
 /// # Errors
 /// What `refuse` returns, an index, selection or read error, a write error.

@@ -4,7 +4,7 @@ use crate::app::Result;
 use crate::app::cli::{FleetArgs, FleetBy, FleetFormat, FleetFrom};
 use crate::app::settings::Settings;
 use crate::ops::fleet::read::{Asked, Origin};
-use crate::view::fleet::Ask;
+use crate::view::fleet_answer::Ask;
 
 pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
     // Each domain has its own cluster: a flag naming one is refused, whatever the source.
@@ -28,7 +28,7 @@ pub fn run(settings: &Settings, args: &FleetArgs) -> Result<i32> {
         against: &args.against,
     };
     if args.against.is_empty() {
-        return Ok(crate::view::fleet::say(cx, &ask, matrix, not_read)?);
+        return Ok(crate::view::fleet_answer::say(cx, &ask, matrix, not_read)?);
     }
     if args.output == Some(FleetFormat::Html) {
         return Err(crate::app::Failure::Usage(

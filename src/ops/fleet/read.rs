@@ -1,7 +1,8 @@
-//! Where `clinv fleet`'s matrix comes from: `--at`/`--changed-since` (the store's or a
-//! repository's history), `--repo`, `--from project|store|live`, else the project (or,
-//! with no project, the store `--snapshots` names) — and the columns `--domain`/`-A`
-//! select.
+//! Where `clinv fleet`'s matrix comes from, and the columns `--domain`/`-A` select.
+//!
+//! `--at`/`--changed-since` (the store's or a repository's history), `--repo`, `--from
+//! project|store|live`, else the project (or, with no project, the store `--snapshots`
+//! names).
 
 use super::{LiveRead, Matrix};
 use crate::error::{Error, Result};
@@ -33,9 +34,10 @@ pub struct Asked<'a> {
     pub comparing: bool,
 }
 
-/// The matrix from the source asked for, and whether any cluster domain was not read
-/// (`--from live`). `--from project|live` with `--at`/`--changed-since` (no history)
-/// is the caller's usage error, checked before.
+/// The matrix from the source asked for, and whether any cluster domain was not read.
+///
+/// `--from live` reads clusters; `--from project|live` with `--at`/`--changed-since`
+/// (no history) is the caller's usage error, checked before.
 ///
 /// # Errors
 /// No project nor store, a read or selection error.
