@@ -12,5 +12,5 @@ mod reach;
 mod select;
 
 pub use each::{Limits, PARALLEL, Skip, each};
-pub use reach::Reach;
+pub use reach::{Reach, one};
 pub use select::{Among, select, select_in};

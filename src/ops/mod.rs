@@ -21,6 +21,7 @@ pub mod push;
 pub mod refs;
 pub mod replay;
 pub mod serve;
+pub mod snapshots;
 pub mod status;
 pub mod updates;
 pub mod watch;

@@ -133,7 +133,7 @@ fn fleet(settings: &Settings, args: &DiffArgs) -> Result<Option<(Option<Project>
                 .to_string(),
         ));
     }
-    let opened = super::StoreOnly::open(settings)?;
+    let opened = super::reach(settings)?;
     let domains = match &opened.project {
         Some(project) => super::fleet(project, &args.domain)?,
         None => opened.fleet(args.domain.many())?,

@@ -1,7 +1,6 @@
 //! `clinv log`: what was deployed, when, and what changed — from the snapshot store, or
 //! from a GitOps repository's commits with `--repo`.
 
-use super::StoreOnly;
 use crate::app::Result;
 use crate::app::cli::{LogArgs, LogFormat};
 use crate::app::settings::Settings;
@@ -27,16 +26,16 @@ pub fn run(settings: &Settings, args: &LogArgs) -> Result<i32> {
     if let Some(url) = &args.oci {
         return registry(settings, args, url, &query);
     }
-    let opened = StoreOnly::open(settings)?;
+    let opened = super::reach(settings)?;
     if let Some(domains) = opened.fleet(args.domain.many())? {
         return fleet(settings, &opened.store, &domains, args, &query);
     }
-    let domain = opened.domain(settings, args.domain.one())?;
+    let domain = opened.domain(&settings.printer, args.domain.one(), settings.env.domain_name.as_deref())?;
     if args.repo.is_none() {
         return from_store(settings, &opened.store.domain(&domain), args, &query);
     }
-    let history = super::history(
-        settings,
+    let history = crate::ops::history::load_said(
+        &settings.printer,
         &opened.store,
         &domain,
         args.repo.as_deref(),

@@ -1,7 +1,7 @@
 //! `clinv report`: one self-contained HTML page with the domain's inventory, a version
 //! timeline and the change list.
 
-use super::{StoreOnly, rendered_at};
+use super::rendered_at;
 use crate::app::Result;
 use crate::app::cli::{ReportArgs, ReportFormat};
 use crate::app::settings::Settings;
@@ -9,7 +9,7 @@ use crate::error::{Error, exit};
 use crate::view::report;
 
 pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
-    let opened = StoreOnly::open(settings)?;
+    let opened = super::reach(settings)?;
     if let Some(domains) = opened.fleet(args.domain.many())? {
         return fleet(settings, args, &opened.store, &domains);
     }
@@ -18,7 +18,7 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
             "clinv report: --at and --since are the fleet report's (-A, --domain repeated, a glob); one domain's page shows its whole history".to_string(),
         ));
     }
-    let domain = opened.domain(settings, args.domain.one())?;
+    let domain = opened.domain(&settings.printer, args.domain.one(), settings.env.domain_name.as_deref())?;
     let store = opened.store.domain(&domain);
     match (args.output.unwrap_or_default(), &args.repo, &args.out) {
         (ReportFormat::Html, None, _) => return summarised(settings, args, &store, &domain),
@@ -33,7 +33,7 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
         _ => {}
     }
     let points =
-        super::history(settings, &opened.store, &domain, args.repo.as_deref(), None)?.points;
+        crate::ops::history::load_said(&settings.printer, &opened.store, &domain, args.repo.as_deref(), None)?.points;
     let Some(current) = points.last() else {
         return Err(Error::NoHistory(domain.to_string()).into());
     };
