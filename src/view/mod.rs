@@ -13,6 +13,7 @@ pub mod fleet_compare;
 pub mod fleet_html;
 pub mod format;
 pub mod jsonpath;
+pub mod log;
 pub mod metrics;
 pub mod replay;
 pub mod report;

@@ -25,10 +25,19 @@ pub fn run(settings: &Settings, args: &ReportArgs) -> Result<i32> {
         // The whole trail document (log -o json's), streamed from the store to stdout.
         (ReportFormat::Json, None, None) => {
             let query = crate::ops::history::Query::everything(jiff::Timestamp::now());
-            return super::log::streamed_json(settings, &store, &query, true);
+            let say = crate::view::log::Say {
+                console: &settings.printer,
+                style: crate::view::log::Style {
+                    format: crate::view::format::LogFormat::Json,
+                    oneline: false,
+                    strict: settings.strict,
+                },
+                query: &query,
+            };
+            return Ok(say.store_json(&store, true)?);
         }
         (ReportFormat::Json, None, Some(file)) => {
-            return super::log::json_to_file(settings, &store, file);
+            return Ok(crate::view::log::json_to_file(&settings.printer, &store, file)?);
         }
         _ => {}
     }
