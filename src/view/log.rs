@@ -50,11 +50,9 @@ impl Say<'_> {
             Log::Trail(trail) => match format {
                 LogFormat::Json => report::json::trail(&trail)?,
                 LogFormat::Markdown => report::markdown::trail(&trail),
-                _ if self.style.oneline => report::text::trail_oneline_aged(
-                    &trail,
-                    console.color_stdout(),
-                    self.aged(),
-                ),
+                _ if self.style.oneline => {
+                    report::text::trail_oneline_aged(&trail, console.color_stdout(), self.aged())
+                }
                 _ => report::text::trail_aged(&trail, console.color_stdout(), self.aged()),
             },
         };
@@ -99,7 +97,8 @@ impl Say<'_> {
             LogFormat::Json => {
                 let mut n = 0;
                 crate::view::seq::write(console, crate::view::seq::SeqFormat::Json, |seq| {
-                    n = log.each(|domain, entry| seq.item(&history::FleetItem { domain, entry }))?;
+                    n =
+                        log.each(|domain, entry| seq.item(&history::FleetItem { domain, entry }))?;
                     Ok(())
                 })?;
                 n
@@ -127,11 +126,9 @@ impl Say<'_> {
         }
         console.data(&match self.style.format {
             LogFormat::Json => crate::inventory::render::to_json(&log.events)?,
-            _ => crate::view::fleet_addon_log::text(
-                &log.events,
-                console.color_stdout(),
-                self.aged(),
-            ),
+            _ => {
+                crate::view::fleet_addon_log::text(&log.events, console.color_stdout(), self.aged())
+            }
         })?;
         if log.events.is_empty() {
             let bound = |word: &str, at: Option<&str>| at.map(|a| format!(" {word} {a}"));
@@ -361,7 +358,11 @@ fn json_steps(
 ///
 /// # Errors
 /// The store cannot be read; no step; FILE cannot be written.
-pub fn json_to_file(console: &dyn Console, store: &DomainStore, file: &std::path::Path) -> Result<i32> {
+pub fn json_to_file(
+    console: &dyn Console,
+    store: &DomainStore,
+    file: &std::path::Path,
+) -> Result<i32> {
     let query = Query::everything(jiff::Timestamp::now());
     let steps = json_steps(console, store, true)?;
     let io = |e| Error::io(file, e);

@@ -17,6 +17,7 @@ pub mod log;
 pub mod metrics;
 pub mod replay;
 pub mod report;
+pub mod report_page;
 pub mod results;
 pub mod seq;
 pub mod snapshots;

@@ -67,7 +67,12 @@ fn domain(settings: &Settings, project: &Project, flag: Option<&str>) -> Result<
         project: Some(project),
         store: None,
     };
-    crate::fleet::one(&settings.printer, known, flag, settings.env.domain_name.as_deref())
+    crate::fleet::one(
+        &settings.printer,
+        known,
+        flag,
+        settings.env.domain_name.as_deref(),
+    )
 }
 
 /// The domains of a fleet selection among the project's ([`crate::fleet::select`]);

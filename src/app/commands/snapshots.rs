@@ -40,7 +40,13 @@ pub fn run(settings: &Settings, args: &SnapshotsArgs) -> Result<i32> {
         Some(SnapshotsCommand::List(more)) => list::list(console, on, &flags(&merged(given, more))),
         Some(SnapshotsCommand::Show { id, output }) => {
             let domain = shown_domain(settings, &opened, on.domains, id)?;
-            say::show(console, store, domain.as_ref(), id, output.unwrap_or_default())
+            say::show(
+                console,
+                store,
+                domain.as_ref(),
+                id,
+                output.unwrap_or_default(),
+            )
         }
         Some(SnapshotsCommand::Verify { output }) => {
             say::verify(console, on, output.unwrap_or_default())

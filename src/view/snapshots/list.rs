@@ -79,9 +79,8 @@ fn write(
             let allow_missing = flags.allow_missing_template_keys;
             list_jsonpath(console, on, listed, template, allow_missing)
         }
-        TableFormat::Name => console.data_with(|out| {
-            snapshots::write_snapshot_names(listed, out).map_err(Error::stdout)
-        }),
+        TableFormat::Name => console
+            .data_with(|out| snapshots::write_snapshot_names(listed, out).map_err(Error::stdout)),
         _ if listed.is_empty() => {
             console.info("no snapshots");
             Ok(())
@@ -176,7 +175,11 @@ fn list_jsonpath(
         Ok(())
     })?;
     let json = crate::inventory::render::to_json(&rows)?;
-    console.data(&crate::view::format::jsonpath(template, &json, allow_missing)?)
+    console.data(&crate::view::format::jsonpath(
+        template,
+        &json,
+        allow_missing,
+    )?)
 }
 
 /// `--sort-by`: the order of two rows by the column (ascending; the sort is stable).

@@ -67,7 +67,11 @@ pub fn verify(console: &dyn Console, on: On<'_>, format: TextFormat) -> Result<i
 /// # Errors
 /// As [`crate::ops::snapshots::gc`]; stdout cannot be written.
 pub fn gc(console: &dyn Console, on: On<'_>, how: Gc, format: TextFormat) -> Result<i32> {
-    let verb = if how.dry_run { "would delete" } else { "deleted" };
+    let verb = if how.dry_run {
+        "would delete"
+    } else {
+        "deleted"
+    };
     let mut json = Vec::new();
     let total = ops::gc(on, how, |d, doomed| {
         if format == TextFormat::Json {
