@@ -8,6 +8,7 @@
 pub mod agent;
 #[cfg(feature = "gitops")]
 pub mod commit;
+pub mod diff;
 pub mod drift;
 pub mod fleet;
 pub mod history;

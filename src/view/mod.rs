@@ -6,6 +6,7 @@
 //! format (control characters escaped; Markdown and HTML escaped).
 
 pub mod addons;
+pub mod diff;
 pub mod drift;
 pub mod fleet;
 pub mod fleet_addon_log;
