@@ -25,6 +25,7 @@ pub mod serve;
 pub mod snapshots;
 pub mod status;
 pub mod updates;
+pub mod warnings;
 pub mod watch;
 
 use crate::cluster::Options;

@@ -169,13 +169,13 @@ impl Say<'_> {
             _ => format!("{name} never appears in the history of {domain}\n"),
         })?;
         if let Some(near) = suggestion {
-            let message =
-                format!("no addon '{name}' in the history of {domain} — did you mean '{near}'?");
-            if self.style.strict {
-                self.console.error(&message);
-                return Err(Error::Strict(1));
-            }
-            self.console.warn(&message);
+            let warning = crate::inventory::Warning {
+                message: format!(
+                    "no addon '{name}' in the history of {domain} — did you mean '{near}'?"
+                ),
+                detail: None,
+            };
+            crate::ops::warnings::say(self.console, self.style.strict, &[warning])?;
         }
         Ok(exit::OK)
     }

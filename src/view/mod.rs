@@ -13,6 +13,7 @@ pub mod fleet_addon_log;
 pub mod fleet_compare;
 pub mod fleet_html;
 pub mod format;
+pub mod index;
 pub mod jsonpath;
 pub mod log;
 pub mod metrics;
@@ -25,6 +26,7 @@ pub mod snapshots;
 pub mod status;
 pub mod table;
 pub mod updates;
+pub mod version;
 pub mod watch;
 
 use crate::util::redact;

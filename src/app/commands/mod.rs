@@ -248,22 +248,10 @@ fn rendered_at(settings: &Settings) -> Result<jiff::Timestamp> {
     )
 }
 
-/// Prints build warnings; with `--strict` they are errors and stop the command.
+/// Prints build warnings; with `--strict` they are errors and stop the command
+/// ([`crate::ops::warnings::say`]).
 fn report_warnings(settings: &Settings, warnings: &[Warning]) -> Result<()> {
-    for w in warnings {
-        if settings.strict {
-            settings.printer.error(&w.message);
-        } else {
-            settings.printer.warn(&w.message);
-        }
-        if let Some(detail) = &w.detail {
-            settings.printer.debug(&format!("  reason: {detail}"));
-        }
-    }
-    if settings.strict && !warnings.is_empty() {
-        return Err(Error::Strict(warnings.len()));
-    }
-    Ok(())
+    crate::ops::warnings::say(&settings.printer, settings.strict, warnings)
 }
 
 /// A delivery's notices, then its end: the deploy domain's note, or what `done` prints.
