@@ -114,10 +114,11 @@ impl Reach {
     }
 }
 
-/// The domain of a command by the one selection rule ([`crate::project::select`]) among
-/// `known`, with `--domain` (`flag`) and `DOMAIN_NAME` (`env`): lok8s's notices are said
-/// as they are (also when the selection fails), the note of a choice that was not
-/// obvious as `[info]`.
+/// The domain of a command by the one selection rule ([`crate::project::select`]).
+///
+/// Among `known`, with `--domain` (`flag`) and `DOMAIN_NAME` (`env`): lok8s's notices
+/// are said as they are (also when the selection fails), the note of a choice that was
+/// not obvious as `[info]`.
 ///
 /// # Errors
 /// As [`crate::project::select::select`].

@@ -1,5 +1,6 @@
-//! `clinv diff A B`: each domain's two references read and compared — one domain, or
-//! several (`-A`, `--domain` repeated, a glob) up to [`crate::fleet::PARALLEL`] at once
+//! `clinv diff A B`: each domain's two references read and compared.
+//!
+//! One domain, or several (`-A`, `--domain` repeated, a glob) up to [`crate::fleet::PARALLEL`] at once
 //! within the one `--timeout`, each resolved for that domain (its snapshots, its `git:`
 //! folder, its cluster).
 

@@ -1,5 +1,6 @@
-//! `clinv snapshots`: what its subcommands decide — the `--since` bound, the domains gc
-//! goes through, and the failures of verify, export and import: a store with problems,
+//! `clinv snapshots`: what its subcommands decide.
+//!
+//! The `--since` bound, the domains gc goes through, and the failures of verify, export and import: a store with problems,
 //! an archive with a gap, a refused domain are errors naming them (exit 1).
 
 use crate::domain::Domain;

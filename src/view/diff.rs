@@ -1,4 +1,5 @@
 //! `clinv diff A B`: the semantic diff of two inventories, in one of four formats.
+//!
 //! Exit codes follow diff/kubectl: 0 same, 1 different, 2 any error (`app::run` maps
 //! every failure of diff and drift to 2).
 //!

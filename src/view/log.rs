@@ -1,5 +1,6 @@
-//! `clinv log`: what was deployed, when, and what changed — one history's log in every
-//! form, one domain's streamed from its store (a history of a million records is never
+//! `clinv log`: what was deployed, when, and what changed.
+//!
+//! One history's log in every form, one domain's streamed from its store (a history of a million records is never
 //! held as points, entries or text), several domains' merged newest first.
 
 use crate::console::Console;

@@ -1,5 +1,6 @@
-//! `snapshots list` in every `-o` form, written from compact listings as it goes: JSON
-//! and YAML without a sort straight from each domain's (one domain's listing held at
+//! `snapshots list` in every `-o` form.
+//!
+//! Written from compact listings as it goes: JSON and YAML without a sort straight from each domain's (one domain's listing held at
 //! once), the rest from all of them, in their order or sorted.
 
 use crate::console::Console;

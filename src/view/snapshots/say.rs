@@ -60,8 +60,9 @@ pub fn verify(console: &dyn Console, on: On<'_>, format: TextFormat) -> Result<i
     Ok(exit::OK)
 }
 
-/// `snapshots gc`: text says each domain as it is done; `-o json` is printed from the
-/// compact listings of what was (or would be) deleted, streamed, once every domain is
+/// `snapshots gc`: what was deleted (or would be).
+///
+/// Text says each domain as it is done; `-o json` is printed from the compact listings of what was (or would be) deleted, streamed, once every domain is
 /// done — an error on the way prints no partial document.
 ///
 /// # Errors
