@@ -139,3 +139,49 @@ pub fn one(
     }
     Ok(selected.domain)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::console::Recorded;
+
+    fn domains(names: &[&str]) -> Vec<Domain> {
+        names.iter().map(|d| Domain::parse(d).unwrap()).collect()
+    }
+
+    /// A choice among the store's domains that was not obvious (`DOMAIN_NAME`) is said
+    /// as `[info]`; `--domain` is no note.
+    #[test]
+    fn a_choice_that_was_not_obvious_is_said() {
+        let store = domains(&["air-1", "hel-1"]);
+        let known = Known {
+            project: None,
+            store: Some((&store, Path::new("/s"))),
+        };
+        let recorded = Recorded::default();
+        let chosen = one(&recorded, known, None, Some("hel-1")).unwrap();
+        assert_eq!(chosen.as_str(), "hel-1");
+        let said = recorded.messages();
+        assert_eq!(said.len(), 1);
+        assert!(
+            said[0].starts_with("[info] domain hel-1 (from ") && said[0].contains("air-1"),
+            "{said:?}"
+        );
+        let recorded = Recorded::default();
+        one(&recorded, known, Some("air-1"), Some("hel-1")).unwrap();
+        assert!(recorded.messages().is_empty());
+    }
+
+    /// A domain nobody knows is an error, and nothing is said for it.
+    #[test]
+    fn an_unknown_domain_is_an_error() {
+        let store = domains(&["air-1"]);
+        let known = Known {
+            project: None,
+            store: Some((&store, Path::new("/s"))),
+        };
+        let recorded = Recorded::default();
+        assert!(one(&recorded, known, Some("fsn-1"), None).is_err());
+        assert!(recorded.messages().is_empty());
+    }
+}
