@@ -14,5 +14,5 @@ mod select;
 
 pub use each::{Limits, PARALLEL, Skip, each};
 pub use left::{Deploys, Left, note_deploy, take_deploys};
-pub use reach::Reach;
+pub use reach::{Reach, one};
 pub use select::{Among, select, select_in};

@@ -9,7 +9,7 @@ use crate::error::{Error, Outcome, Result};
 use crate::fleet::Deploys;
 use crate::inventory::{self, Warning};
 use crate::project::Project;
-use crate::project::select::{self, Known, Many};
+use crate::project::select::{Known, Many};
 use std::path::Path;
 
 /// The run a flow is part of: the command line's settings as plain values.
@@ -59,16 +59,7 @@ impl<'a> Context<'a> {
     /// The domain by the one selection rule ([`crate::project::select`]) among those
     /// `known`, saying lok8s's notices on the way.
     pub fn selected(&self, known: Known<'_>, flag: Option<&str>) -> Result<Domain> {
-        let mut notices = Vec::new();
-        let selected = select::select(known, flag, self.domain_name, &mut notices);
-        for notice in &notices {
-            self.console.raw(notice);
-        }
-        let selected = selected?;
-        if let Some(note) = &selected.note {
-            self.console.info(note);
-        }
-        Ok(selected.domain)
+        crate::fleet::one(self.console, known, flag, self.domain_name)
     }
 
     /// The domain of a project command by the one selection rule.
@@ -111,20 +102,7 @@ impl<'a> Context<'a> {
 
     /// Says build warnings; with `--strict` they are errors and stop the command.
     pub fn warnings(&self, warnings: &[Warning]) -> Result<()> {
-        for w in warnings {
-            if self.strict {
-                self.console.error(&w.message);
-            } else {
-                self.console.warn(&w.message);
-            }
-            if let Some(detail) = &w.detail {
-                self.console.debug(&format!("  reason: {detail}"));
-            }
-        }
-        if self.strict && !warnings.is_empty() {
-            return Err(Error::Strict(warnings.len()));
-        }
-        Ok(())
+        crate::ops::warnings::say(self.console, self.strict, warnings)
     }
 
     /// lok8s's fail-soft rule for what did not reach the cluster: a warning and success;

@@ -100,6 +100,39 @@ pub fn load(source: Source<'_>) -> Result<History> {
     }
 }
 
+/// One domain's history from the store, or from `--repo` (`branch`, else `HEAD`), what
+/// was skipped said as warnings: the input of `log` and `report` for one domain.
+///
+/// # Errors
+/// As [`load`].
+pub fn load_said(
+    console: &dyn crate::console::Console,
+    store: &crate::store::Store,
+    domain: &Domain,
+    repo: Option<&Path>,
+    branch: Option<&str>,
+) -> Result<History> {
+    let store = store.domain(domain);
+    let source = match repo {
+        Some(repo) => Source::Repo {
+            repo,
+            rev: branch.unwrap_or("HEAD"),
+            domain,
+        },
+        None => Source::Store(&store),
+    };
+    let history = load(source)?;
+    say_skipped(console, &history.skipped);
+    Ok(history)
+}
+
+/// What a read skipped (damaged records and objects), each a `[warn] … — skipped`.
+pub fn say_skipped(console: &dyn crate::console::Console, skipped: &[String]) {
+    for s in skipped {
+        console.warn(&format!("{s} — skipped"));
+    }
+}
+
 /// One point per manifest of the repository, in the order of their render times:
 /// `clinv push` tags each as `snapshot-<id>` (the point's id), other tags (`latest`)
 /// name one of those or an artifact pushed otherwise (its id: the digest's first 12

@@ -9,6 +9,7 @@ pub mod agent;
 #[cfg(feature = "gitops")]
 pub mod commit;
 pub mod context;
+pub mod diff;
 pub mod drift;
 pub mod fleet;
 pub mod history;
@@ -23,8 +24,10 @@ pub mod push;
 pub mod refs;
 pub mod replay;
 pub mod serve;
+pub mod snapshots;
 pub mod status;
 pub mod updates;
+pub mod warnings;
 pub mod watch;
 
 use crate::cluster::Options;

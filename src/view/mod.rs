@@ -6,6 +6,7 @@
 //! format (control characters escaped; Markdown and HTML escaped).
 
 pub mod addons;
+pub mod diff;
 pub mod drift;
 pub mod fleet;
 pub mod fleet_addon_log;
@@ -13,16 +14,20 @@ pub mod fleet_answer;
 pub mod fleet_compare;
 pub mod fleet_html;
 pub mod format;
+pub mod index;
 pub mod jsonpath;
+pub mod log;
 pub mod metrics;
 pub mod replay;
 pub mod report;
+pub mod report_page;
 pub mod results;
 pub mod seq;
 pub mod snapshots;
 pub mod status;
 pub mod table;
 pub mod updates;
+pub mod version;
 pub mod watch;
 
 use crate::util::redact;

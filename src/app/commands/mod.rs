@@ -32,7 +32,6 @@ use crate::error::Result;
 use crate::error::{Error, Outcome};
 use crate::inventory::Warning;
 use crate::project::Project;
-use crate::project::select::{self, Known};
 use crate::util::notice::{Level, Notice};
 
 /// The run's settings as the library's flows take them.
@@ -99,9 +98,6 @@ fn domain(settings: &Settings, project: &Project, flag: Option<&str>) -> Result<
     context(settings).domain(project, flag)
 }
 
-fn selected(settings: &Settings, known: Known<'_>, flag: Option<&str>) -> Result<Domain> {
-    context(settings).selected(known, flag)
-}
 
 /// The domains of a fleet selection among the project's ([`crate::fleet::select`]);
 /// `None` for one plain `--domain` or none, which take the one-domain rule ([`domain`]).
@@ -138,64 +134,33 @@ impl Left {
     }
 }
 
-/// What a store-only command (`snapshots`, `log`, `report`) reads: the store from
-/// `--snapshots` (or `CLINV_SNAPSHOTS`) alone, else `<root>/snapshots`; the project when
-/// there is one (for `clusters/.active`), none needed.
-struct StoreOnly {
-    project: Option<Project>,
-    store: crate::store::Store,
+/// [`crate::fleet::Reach`] opened from the settings, for `commit`, `push` and `fleet`
+/// (one-line wrappers; `snapshots`, `log`, `report` and `diff` use `Reach` itself).
+struct StoreOnly(crate::fleet::Reach);
+
+impl std::ops::Deref for StoreOnly {
+    type Target = crate::fleet::Reach;
+    fn deref(&self) -> &crate::fleet::Reach {
+        &self.0
+    }
 }
 
 impl StoreOnly {
     fn open(settings: &Settings) -> Result<StoreOnly> {
-        let reach = crate::fleet::Reach::open(
-            settings.root.as_deref(),
-            settings.snapshots.as_deref(),
-            &settings.cwd,
-        )?;
-        Ok(StoreOnly {
-            project: reach.project,
-            store: reach.store,
-        })
+        reach(settings).map(StoreOnly)
     }
 
-    /// The store's domains a fleet selection (`log -A`, `--domain` repeated, a glob)
-    /// names, in name order; `None` for one plain `--domain` or none.
-    fn fleet(&self, many: select::Many<'_>) -> Result<Option<Vec<Domain>>> {
-        let among = crate::fleet::Among::Store {
-            store: &self.store,
-            project: self.project.is_some(),
-        };
-        crate::fleet::select(among, many)
-    }
-
-    /// The domain by the one selection rule, knowing the store's domains.
-    fn domain(&self, settings: &Settings, flag: Option<&str>) -> Result<Domain> {
-        let domains = self.store.domains();
-        let known = Known {
-            project: self.project.as_ref(),
-            store: Some((&domains, self.store.root())),
-        };
-        selected(settings, known, flag)
-    }
-
-    /// The domains of a fleet selection a GitOps channel delivers for: among the project's
-    /// when it renders, among the store's for a stored `--snapshot`; `None` for one plain
-    /// `--domain` or none.
+    /// [`crate::fleet::Reach::delivered_fleet`].
     #[cfg(feature = "gitops")]
     fn delivered_fleet(
         &self,
         args: &crate::app::cli::DomainsArgs,
         snapshot: Option<&str>,
     ) -> Result<Option<Vec<Domain>>> {
-        match (&self.project, snapshot) {
-            (Some(project), None) => fleet(project, args),
-            _ => self.fleet(args.many()),
-        }
+        self.0.delivered_fleet(args.many(), snapshot.is_some())
     }
 
-    /// The domain a GitOps channel (`commit`, `push`) delivers for: among the project's
-    /// when it renders, among the store's too for a stored `--snapshot`.
+    /// [`crate::fleet::Reach::delivered_domain`].
     #[cfg(feature = "gitops")]
     fn delivered_domain(
         &self,
@@ -203,10 +168,8 @@ impl StoreOnly {
         flag: Option<&str>,
         snapshot: Option<&str>,
     ) -> Result<Domain> {
-        match (&self.project, snapshot) {
-            (Some(project), None) => domain(settings, project, flag),
-            _ => self.domain(settings, flag),
-        }
+        let env = settings.env.domain_name.as_deref();
+        (self.0).delivered_domain(&settings.printer, flag, env, snapshot.is_some())
     }
 
     /// What a GitOps channel delivers: `--snapshot`'s stored snapshot, else the project
@@ -230,12 +193,20 @@ impl StoreOnly {
     }
 }
 
+/// What a store-only command reads: the store from `--snapshots` (or
+/// `CLINV_SNAPSHOTS`) alone, else `<root>/snapshots`; the project when there is one.
+fn reach(settings: &Settings) -> Result<crate::fleet::Reach> {
+    let (root, snapshots) = (settings.root.as_deref(), settings.snapshots.as_deref());
+    crate::fleet::Reach::open(root, snapshots, &settings.cwd)
+}
+
 /// The render time (`SOURCE_DATE_EPOCH` or now), see [`crate::ops::context::Context::rendered_at`].
 fn rendered_at(settings: &Settings) -> Result<jiff::Timestamp> {
     context(settings).rendered_at()
 }
 
-/// Prints build warnings; with `--strict` they are errors and stop the command.
+/// Prints build warnings; with `--strict` they are errors and stop the command
+/// ([`crate::ops::warnings::say`]).
 fn report_warnings(settings: &Settings, warnings: &[Warning]) -> Result<()> {
     context(settings).warnings(warnings)
 }
@@ -382,8 +353,6 @@ fn fail_soft(settings: &Settings, reason: Reason, message: String) -> crate::app
     Ok(context(settings).fail_soft(reason, message)?)
 }
 
-/// The history from the store, or from `--repo` (branch: `--branch`, else HEAD), with
-/// what was skipped printed as warnings.
 /// How to read a registry's artifacts, from the flags: how to reach it, and the key
 /// their signature must verify with (`--verify`).
 #[cfg(feature = "gitops")]
@@ -405,27 +374,4 @@ fn registry_access(args: &crate::app::cli::RegistryArgs) -> crate::oci::Access {
         creds_env: args.creds_env.clone(),
         token_env: args.token_env.clone(),
     }
-}
-
-fn history(
-    settings: &Settings,
-    store: &crate::store::Store,
-    domain: &Domain,
-    repo: Option<&std::path::Path>,
-    branch: Option<&str>,
-) -> Result<crate::ops::history::History> {
-    let store = store.domain(domain);
-    let source = match repo {
-        Some(repo) => crate::ops::history::Source::Repo {
-            repo,
-            rev: branch.unwrap_or("HEAD"),
-            domain,
-        },
-        None => crate::ops::history::Source::Store(&store),
-    };
-    let history = crate::ops::history::load(source)?;
-    for skipped in &history.skipped {
-        settings.printer.warn(&format!("{skipped} — skipped"));
-    }
-    Ok(history)
 }

@@ -1,43 +1,11 @@
-//! `clinv version`: what this build is, for bug reports and compatibility checks.
+//! `clinv version`: what this build is, for bug reports and compatibility checks
+//! ([`crate::view::version`]).
 
 use crate::app::Result;
-use crate::app::cli::{TextFormat, TextOutput};
+use crate::app::cli::TextOutput;
 use crate::app::settings::Settings;
-use crate::error::exit;
-use serde::Serialize;
-
-/// The `version -o json` document (`schemaVersion` 1).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Version {
-    schema_version: u32,
-    clinv: &'static str,
-    /// `CLINV_GIT_COMMIT` at build time; `null` when it was not set.
-    commit: Option<&'static str>,
-    /// The apiVersion of the ClusterInventory clinv renders.
-    lok8s_schema: &'static str,
-    /// The Kubernetes API version of the CRD types (k8s-openapi).
-    kubernetes_api: &'static str,
-}
 
 pub fn run(settings: &Settings, args: &TextOutput) -> Result<i32> {
-    let v = Version {
-        schema_version: 1,
-        clinv: env!("CARGO_PKG_VERSION"),
-        commit: option_env!("CLINV_GIT_COMMIT").filter(|c| !c.is_empty()),
-        lok8s_schema: crate::inventory::API_VERSION,
-        kubernetes_api: crate::inventory::crd::kubernetes_api_version(),
-    };
-    let text = match args.output.unwrap_or_default() {
-        TextFormat::Json => crate::inventory::render::to_json(&v)?,
-        TextFormat::Text => format!(
-            "clinv {}\ncommit:          {}\nlok8s schema:    {}\nkubernetes api:  {}\n",
-            v.clinv,
-            v.commit.unwrap_or("unknown"),
-            v.lok8s_schema,
-            v.kubernetes_api
-        ),
-    };
-    settings.printer.data(&text)?;
-    Ok(exit::OK)
+    let format = args.output.unwrap_or_default();
+    Ok(crate::view::version::say(&settings.printer, format)?)
 }

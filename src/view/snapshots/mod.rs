@@ -1,4 +1,8 @@
-//! `clinv snapshots`: the table (streamed from listings), names, and one snapshot's header.
+//! `clinv snapshots`: the table (streamed from listings), names, and one snapshot's header;
+//! the listing in every `-o` form ([`list`]) and what the other subcommands say ([`say`]).
+
+pub mod list;
+pub mod say;
 
 use crate::util::redact;
 use std::io::{self, Write};
