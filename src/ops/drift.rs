@@ -89,6 +89,27 @@ pub struct Report {
     pub notices: Vec<Notice>,
 }
 
+impl Report {
+    /// The answer's outcome: another domain's inventory on the cluster is its own
+    /// verdict, a cluster not read is not the live answer (16), else the verdict's.
+    pub fn outcome(&self) -> crate::error::Outcome {
+        use crate::error::Outcome;
+        match (&self.verdict, &self.source) {
+            (
+                _,
+                Source::NotRead {
+                    reason: Reason::DomainMismatch,
+                    ..
+                },
+            ) => Outcome::OtherDomain,
+            (_, source) if !source.read_the_cluster() => Outcome::NotLive,
+            (Verdict::InSync, _) => Outcome::Done,
+            (Verdict::Drift(_), _) => Outcome::Different,
+            (Verdict::Unknown, _) => Outcome::Unknown,
+        }
+    }
+}
+
 /// Compares the project's render with the live inventory, or with `--offline` the
 /// snapshot applied last.
 ///
@@ -229,5 +250,46 @@ mod tests {
         };
         assert_eq!(report.changes.len(), 1);
         assert_eq!(verdict(a, None), Verdict::Unknown);
+    }
+}
+
+#[cfg(test)]
+mod outcome_tests {
+    use super::*;
+    use crate::error::Outcome;
+
+    fn report(verdict: Verdict, source: Source) -> Report {
+        Report {
+            verdict,
+            source,
+            notices: Vec::new(),
+        }
+    }
+
+    /// The verdict decides unless the cluster could not be read (16) or holds another
+    /// domain's inventory (its own outcome).
+    #[test]
+    fn the_outcome_is_the_verdicts_only_when_the_cluster_was_read() {
+        let live = || Source::Live {
+            server: "https://k".into(),
+        };
+        let not_read = |reason| Source::NotRead {
+            reason,
+            detail: "d".into(),
+        };
+        let outcome = |v, s| report(v, s).outcome();
+        assert!(matches!(outcome(Verdict::InSync, live()), Outcome::Done));
+        assert!(matches!(
+            outcome(Verdict::Unknown, live()),
+            Outcome::Unknown
+        ));
+        let other = outcome(Verdict::InSync, not_read(Reason::DomainMismatch));
+        assert!(matches!(other, Outcome::OtherDomain));
+        let unread = outcome(Verdict::InSync, not_read(Reason::Unreachable));
+        assert!(matches!(unread, Outcome::NotLive));
+        // --offline: the snapshot applied last is the answer asked for, not a cluster
+        // that was not read.
+        let offline = outcome(Verdict::Unknown, Source::NoApplied);
+        assert!(matches!(offline, Outcome::Unknown));
     }
 }

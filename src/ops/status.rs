@@ -16,6 +16,19 @@ use crate::util::notice::Notice;
 use crate::util::redact::escape_line;
 use serde_json::Value;
 
+/// One domain's outcome when its answer was shown: not the live cluster's answer is 16,
+/// or with `--strict` why the cluster was not read; another domain's inventory on the
+/// cluster is its own outcome.
+pub fn outcome(not_read: Option<Reason>, strict: bool) -> crate::error::Outcome {
+    use crate::error::Outcome;
+    match not_read {
+        Some(Reason::DomainMismatch) => Outcome::OtherDomain,
+        Some(reason) if strict => Outcome::Unapplied(vec![reason]),
+        Some(_) => Outcome::NotLive,
+        None => Outcome::Done,
+    }
+}
+
 /// What there is to show.
 #[derive(Debug)]
 pub enum Shown {
@@ -305,5 +318,28 @@ fn answered(req: &Scope<'_>, object: Option<Value>, mut notices: Vec<Notice>) ->
         shown,
         delivery,
         notices,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Outcome;
+
+    /// Shown, but not the live cluster's answer: 16, with `--strict` why; another
+    /// domain's inventory on the cluster is its own outcome, strict or not.
+    #[test]
+    fn an_answer_not_from_the_cluster_is_not_done() {
+        assert!(matches!(outcome(None, true), Outcome::Done));
+        assert!(matches!(
+            outcome(Some(Reason::Unreachable), false),
+            Outcome::NotLive
+        ));
+        let strict = outcome(Some(Reason::Unreachable), true);
+        assert!(matches!(&strict, Outcome::Unapplied(r) if r == &[Reason::Unreachable]));
+        for strict in [false, true] {
+            let other = outcome(Some(Reason::DomainMismatch), strict);
+            assert!(matches!(other, Outcome::OtherDomain));
+        }
     }
 }

@@ -223,13 +223,7 @@ fn say_one(cx: Context<'_>, scope: &Scope<'_>, ask: Ask) -> crate::Result<Outcom
     let domain = scope.domain;
     let report = drift::drift(scope, cx.rendered_at()?, ask.offline)?;
     cx.console.notices(&report.notices);
-    let outcome = match (&report.verdict, report.source.read_the_cluster()) {
-        _ if other_domain(&report.source) => Outcome::OtherDomain,
-        (_, false) => Outcome::NotLive,
-        (Verdict::InSync, _) => Outcome::Done,
-        (Verdict::Drift(_), _) => Outcome::Different,
-        (Verdict::Unknown, _) => Outcome::Unknown,
-    };
+    let outcome = report.outcome();
     let text = match ask.format {
         DriftFormat::Json => json(domain, &report)?,
         DriftFormat::Text | DriftFormat::Wide => text(domain, &report, cx.console.color_stdout()),

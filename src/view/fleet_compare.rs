@@ -227,7 +227,6 @@ pub fn say(
     matrix: crate::ops::fleet::Matrix,
     not_read: bool,
 ) -> crate::error::Result<i32> {
-    use crate::error::exit;
     use crate::view::format::FleetFormat;
     let selections = compare::Selections {
         one: ask.many,
@@ -252,12 +251,7 @@ pub fn say(
         .iter()
         .for_each(|s| crate::view::fleet_answer::say_left(cx, &s.left));
     notes(&c, ask.addon).iter().for_each(|n| cx.console.info(n));
-    Ok(match (c.failed(), not_read, c.differs()) {
-        (true, _, _) => exit::diff::ERROR,
-        (_, true, _) => exit::NOT_LIVE,
-        (_, _, true) => exit::diff::DIFFERENT,
-        _ => exit::diff::SAME,
-    })
+    Ok(c.exit_code(not_read))
 }
 
 #[cfg(test)]

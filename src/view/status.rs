@@ -745,13 +745,7 @@ fn say_one(cx: Context<'_>, scope: &Scope<'_>, ask: Ask) -> Result<Outcome> {
     if let Some(message) = nothing {
         return cx.fail_soft(crate::delivery::Reason::Rejected, message);
     }
-    // Not the live cluster's answer: 16, or with --strict why the cluster was not read.
-    Ok(match not_read {
-        Some(crate::delivery::Reason::DomainMismatch) => Outcome::OtherDomain,
-        Some(reason) if cx.strict => Outcome::Unapplied(vec![reason]),
-        Some(_) => Outcome::NotLive,
-        None => Outcome::Done,
-    })
+    Ok(status::outcome(not_read, cx.strict))
 }
 
 /// One domain's row of `status -A` (an error is a row too: the others go on): what was

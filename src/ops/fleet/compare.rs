@@ -71,6 +71,18 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// The exit code, as `diff`'s: 0 same, 1 different, 2 a domain of a side not read
+    /// (16: a cluster, `not_read`).
+    pub fn exit_code(&self, not_read: bool) -> i32 {
+        use crate::error::exit;
+        match (self.failed(), not_read, self.differs()) {
+            (true, _, _) => exit::diff::ERROR,
+            (_, true, _) => exit::NOT_LIVE,
+            (_, _, true) => exit::diff::DIFFERENT,
+            _ => exit::diff::SAME,
+        }
+    }
+
     /// Whether anything differs (`diff`'s exit 1).
     pub fn differs(&self) -> bool {
         !self.rows.is_empty()
