@@ -1,9 +1,11 @@
 //! Presentation: what each command shows, one file per view, and the report formats of
 //! diffs and audit trails ([`report`]).
 //!
-//! A view turns data into text and prints nothing; [`crate::app::output::Printer`] writes
-//! it. Values come from files and live objects, so every view neutralises them for its
-//! format (control characters escaped; Markdown and HTML escaped).
+//! A renderer turns data into text; a command's `say` asks the flow below for its answer
+//! and says it through the [`crate::console::Console`] it is given (the terminal's is
+//! `app::output::Printer`), so the command line keeps only its arguments, the one call
+//! and the exit code. Values come from files and live objects, so every view neutralises
+//! them for its format (control characters escaped; Markdown and HTML escaped).
 
 pub mod addons;
 pub mod diff;
