@@ -12,6 +12,7 @@ pub mod drift;
 pub mod fleet;
 pub mod history;
 pub mod index;
+pub mod outcome;
 pub mod owed;
 pub mod publish;
 #[cfg(feature = "gitops")]
@@ -19,6 +20,7 @@ pub mod pull;
 #[cfg(feature = "gitops")]
 pub mod push;
 pub mod refs;
+pub mod render;
 pub mod replay;
 pub mod serve;
 pub mod status;

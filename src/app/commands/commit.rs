@@ -53,9 +53,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
         return Err(nothing_to_render(settings));
     };
     let report = ops::run(&opened.store.domain(&domain), &source, &opts);
-    super::delivered(settings, &domain, report, |done| {
-        committed(settings, *done, &opts)
-    })
+    super::voice(settings).delivered(&domain, report, |done| committed(settings, *done, &opts))
 }
 
 fn options<'a>(args: &'a CommitArgs, path: &'a str) -> Options<'a> {
@@ -140,7 +138,7 @@ fn committed(settings: &Settings, done: ops::Commit, opts: &Options<'_>) -> Resu
         ));
     }
     match outcome.owed {
-        Some(owing) => super::owed_push(settings, owing),
+        Some(owing) => Ok(super::voice(settings).owed_push(owing)?),
         None => Ok(exit::OK),
     }
 }
@@ -177,7 +175,7 @@ fn several(
     let mut owed_code = exit::OK;
     for owing in done.owed {
         // Every domain's owed push is said, --strict or not, before the table.
-        let code = match super::owed_push(settings, owing) {
+        let code = match super::voice(settings).owed_push(owing) {
             Ok(code) => code,
             Err(e) => {
                 settings.printer.error(&e.to_string());

@@ -31,10 +31,10 @@ use crate::delivery::Reason;
 use crate::domain::Domain;
 use crate::error::Result;
 use crate::error::{Error, Outcome};
-use crate::inventory::{self, Warning};
+use crate::inventory::Warning;
 use crate::project::Project;
 use crate::project::select::{self, Known};
-use crate::util::notice::{Level, Notice};
+use crate::util::notice::Notice;
 
 /// The project named by `--root` or found above the working directory.
 fn project(settings: &Settings) -> Result<Project> {
@@ -268,83 +268,33 @@ impl StoreOnly {
     }
 }
 
-/// The render time (`SOURCE_DATE_EPOCH` or now), warning about an unparsable
-/// `SOURCE_DATE_EPOCH` (an error with `--strict`; the output keeps lok8s's 1970).
+/// How a command speaks: the printer, `--strict`, the deploy domains the run met.
+pub(super) fn voice(settings: &Settings) -> crate::ops::outcome::Voice<'_> {
+    crate::ops::outcome::Voice {
+        console: &settings.printer,
+        strict: settings.strict,
+        deploy: &settings.deploy_domains,
+    }
+}
+
+/// The render time ([`crate::ops::outcome::Voice::rendered_at`]).
 fn rendered_at(settings: &Settings) -> Result<jiff::Timestamp> {
-    if let Some(w) = inventory::source_date_epoch_warning(settings.env.source_date_epoch.as_deref())
-    {
-        if settings.strict {
-            return Err(Error::InvalidEnv {
-                name: "SOURCE_DATE_EPOCH",
-                message: w,
-            });
-        }
-        settings.printer.warn(&w);
-    }
-    inventory::rendered_at(
-        settings.env.source_date_epoch.as_deref(),
-        jiff::Timestamp::now(),
-    )
+    voice(settings).rendered_at(settings.env.source_date_epoch.as_deref())
 }
 
-/// Prints build warnings; with `--strict` they are errors and stop the command.
+/// Says build warnings ([`crate::ops::outcome::Voice::warnings`]).
 fn report_warnings(settings: &Settings, warnings: &[Warning]) -> Result<()> {
-    for w in warnings {
-        if settings.strict {
-            settings.printer.error(&w.message);
-        } else {
-            settings.printer.warn(&w.message);
-        }
-        if let Some(detail) = &w.detail {
-            settings.printer.debug(&format!("  reason: {detail}"));
-        }
-    }
-    if settings.strict && !warnings.is_empty() {
-        return Err(Error::Strict(warnings.len()));
-    }
-    Ok(())
+    voice(settings).warnings(warnings)
 }
 
-/// A delivery's notices, then its end: the deploy domain's note, or what `done` prints.
-#[cfg(feature = "gitops")]
-fn delivered<T>(
-    settings: &Settings,
-    domain: &str,
-    report: crate::ops::Reported<crate::ops::Delivered<T>>,
-    done: impl FnOnce(T) -> crate::app::Result<i32>,
-) -> crate::app::Result<i32> {
-    print_notices(settings, &report.notices);
-    match report.result? {
-        crate::ops::Delivered::DeployDomain { cluster_ref } => {
-            deploy_domain_note(settings, domain, cluster_ref.as_deref());
-            Ok(crate::error::exit::OK)
-        }
-        crate::ops::Delivered::Done(t) => done(t),
-    }
-}
-
-/// Notes that a deploy domain has no inventory of its own; said at the end of the run,
-/// with the others met ([`say_deploy_domains`]).
+/// Notes a deploy domain, said at the end of the run ([`say_deploy_domains`]).
 fn deploy_domain_note(settings: &Settings, domain: &str, cluster_ref: Option<&str>) {
-    let mut met = settings
-        .deploy_domains
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    met.insert(domain.to_string(), cluster_ref.map(str::to_string));
+    settings.deploy_domains.note(domain, cluster_ref);
 }
 
-/// The deploy domains the run met, in one `[info]` line (`-q` hides it): one domain as
-/// its own message, several as a summary grouped by the cluster that carries them.
+/// The deploy domains the run met, in one `[info]` line.
 pub(super) fn say_deploy_domains(settings: &Settings) {
-    let met = std::mem::take(
-        &mut *settings
-            .deploy_domains
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    );
-    if let Some(line) = crate::view::results::deploy_domains_line(&met) {
-        settings.printer.info(&line);
-    }
+    crate::view::results::say_deploy_domains(&settings.printer, &settings.deploy_domains);
 }
 
 /// A domain of the project with its snapshots and its cluster, for the flows that read
@@ -442,47 +392,13 @@ fn fetch_options(
 
 /// Prints the messages a library flow returned, in order.
 fn print_notices(settings: &Settings, notices: &[Notice]) {
-    for n in notices {
-        match n.level {
-            Level::Error => settings.printer.error(&n.text),
-            Level::Warn => settings.printer.warn(&n.text),
-            Level::Info => settings.printer.info(&n.text),
-            Level::Detail => settings.printer.detail(&n.text),
-            Level::Debug => settings.printer.debug(&n.text),
-        }
-    }
+    let console: &dyn crate::console::Console = &settings.printer;
+    console.notices(notices);
 }
 
-/// A push whose far end did not answer, recorded as owed: the cluster channel's
-/// fail-soft rule (a warning and exit 0; `--strict`: the reason's exit code). Not
-/// recorded either: exit 11 — nothing will deliver it.
-#[cfg(feature = "gitops")]
-fn owed_push(settings: &Settings, owing: crate::ops::owed::Owing) -> crate::app::Result<i32> {
-    if let Some(source) = owing.not_recorded {
-        return Err(Error::NotRecorded {
-            what: owing.message,
-            source: Box::new(source),
-        }
-        .into());
-    }
-    fail_soft(settings, owing.reason, owing.message).map(|o| o.exit_code())
-}
-
-/// lok8s's fail-soft rule for what did not reach the cluster: a warning and success;
-/// with `--strict`, an error with the reason's exit code.
+/// lok8s's fail-soft rule ([`crate::ops::outcome::Voice::fail_soft`]).
 fn fail_soft(settings: &Settings, reason: Reason, message: String) -> crate::app::Result<Outcome> {
-    // Another domain's inventory where this one would go is a mistake in the fleet's
-    // kubeconfigs, not a cluster that will answer later: never fail-soft.
-    if settings.strict || reason == Reason::DomainMismatch {
-        return Err(Error::Unapplied { reason, message }.into());
-    }
-    if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {
-        // Not delivered, and no replay will deliver it by itself: -q does not hide it.
-        settings.printer.alert(&message);
-    } else {
-        settings.printer.warn(&message);
-    }
-    Ok(Outcome::Done)
+    Ok(voice(settings).fail_soft(reason, message)?)
 }
 
 /// The history from the store, or from `--repo` (branch: `--branch`, else HEAD), with

@@ -84,7 +84,7 @@ fn one(
         project_root: opened.project.as_ref().map(|p| p.root()),
     };
     let report = ops::run(&opened.store.domain(domain), &source, &opts);
-    super::delivered(settings, domain, report, |push| {
+    super::voice(settings).delivered(domain, report, |push| {
         pushed(settings, *push, args.output.unwrap_or_default())
     })
 }
@@ -92,7 +92,7 @@ fn one(
 fn pushed(settings: &Settings, push: ops::Push, format: PushFormat) -> Result<i32> {
     let (Some(pushed), None) = (&push.pushed, &push.owed) else {
         return match push.owed {
-            Some(owing) => super::owed_push(settings, owing),
+            Some(owing) => Ok(super::voice(settings).owed_push(owing)?),
             None => Ok(exit::OK),
         };
     };
