@@ -14,6 +14,7 @@ pub mod fleet_html;
 pub mod format;
 pub mod jsonpath;
 pub mod metrics;
+pub mod publish;
 pub mod replay;
 pub mod report;
 pub mod results;
