@@ -6,6 +6,8 @@
 //! format (control characters escaped; Markdown and HTML escaped).
 
 pub mod addons;
+#[cfg(feature = "gitops")]
+pub mod commit;
 pub mod drift;
 pub mod fleet;
 pub mod fleet_addon_log;
