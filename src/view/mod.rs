@@ -17,6 +17,8 @@ pub mod format;
 pub mod jsonpath;
 pub mod metrics;
 pub mod publish;
+#[cfg(feature = "gitops")]
+pub mod push;
 pub mod replay;
 pub mod report;
 pub mod results;
