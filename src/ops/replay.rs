@@ -575,6 +575,65 @@ pub fn deliver_owed(store: &Store, domains: &[Domain], timeout: Duration) -> Owe
     }
 }
 
+/// The store's domains a fleet selection names (`-A`: every one; `--domain` repeated or
+/// a glob: those that match, in name order).
+///
+/// # Errors
+/// A pattern that names no domain of the store.
+pub fn domains(store: &Store, many: crate::project::select::Many<'_>) -> Result<Vec<Domain>> {
+    if many.all {
+        return Ok(store.domains());
+    }
+    crate::project::select::resolve(&store.domains(), many, |_| crate::error::UnknownIn::Store {
+        store: store.root().to_path_buf(),
+        project: true,
+    })
+}
+
+/// The owed pushes after the cluster channel: listed for a dry run, else each
+/// delivered once ([`deliver_owed`]).
+#[cfg(feature = "gitops")]
+pub enum Owed {
+    Would(super::owed::Listing),
+    Delivered(OwedReport),
+}
+
+/// The owed pushes of `domains`: what a dry run would deliver (nothing is pushed), else
+/// each delivered once within `timeout`.
+#[cfg(feature = "gitops")]
+pub fn owed(store: &Store, domains: &[Domain], dry_run: bool, timeout: Duration) -> Owed {
+    if dry_run {
+        Owed::Would(super::owed::owed(store, Some(domains)))
+    } else {
+        Owed::Delivered(deliver_owed(store, domains, timeout))
+    }
+}
+
+/// How a replay ends, every domain reported: a domain whose store failed ends it with
+/// its error; a refused owed push needs someone to act (exit 1, or a worse `--strict`
+/// code); else the reasons `--strict` collected (the worst reason's code).
+///
+/// # Errors
+/// The first domain's store error.
+pub fn outcome(
+    reports: Vec<DomainReport>,
+    unapplied: Vec<Reason>,
+    refused: bool,
+) -> Result<crate::error::Outcome> {
+    use crate::error::{Outcome, exit};
+    match reports.into_iter().find_map(|r| r.report.err()) {
+        Some(e) => Err(e),
+        None if refused => Ok(Outcome::Worst(
+            unapplied
+                .iter()
+                .map(|r| exit::for_reason(*r))
+                .chain([exit::FAILURE])
+                .collect(),
+        )),
+        None => Ok(Outcome::Unapplied(unapplied)),
+    }
+}
+
 /// Indexes of `domains` grouped by the kubeconfig each will use (see [`aim`]: the one its
 /// newest pending snapshot was queued with, else publish's rules), in first-seen order.
 /// A domain without a usable kubeconfig is a group of its own (it fails on its own).
