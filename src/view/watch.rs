@@ -1,12 +1,14 @@
 //! `replay --watch`: one log line per event of the delivery loop, as text or as one
 //! JSON object (never a spinner: the loop runs under systemd, in a pod, in cron's mail).
 
+use super::metrics::{self, Facts};
 use crate::delivery::Reason;
 use crate::domain::Domain;
 use crate::ops::replay::Replayed;
 use crate::ops::watch::Event;
 use serde_json::{Map, Value};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// How loud an event is: `Debug` lines show with `-v` only, `Info` not with `-q`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,6 +313,67 @@ fn attempted(domain: &str, report: &crate::ops::replay::Report, wait: Option<Dur
     match wait {
         Some(w) => line.with("wait_seconds", w.as_secs_f64()),
         None => line,
+    }
+}
+
+/// The loop's metrics endpoint (`--metrics-addr`) and the facts it serves, rebuilt from
+/// the loop at most once a second (a scrape reads the last ones; it never waits for the
+/// loop).
+pub struct Endpoint {
+    server: crate::ops::serve::Server,
+    facts: Arc<Mutex<Facts>>,
+    built: Mutex<Option<Instant>>,
+}
+
+impl Endpoint {
+    /// Serves `/metrics` (and the probes) on `addr`, not ready until the first refresh.
+    ///
+    /// # Errors
+    /// What [`crate::ops::serve::start`] returns (a bad or taken address).
+    pub fn serve(addr: &str) -> crate::error::Result<Endpoint> {
+        let facts = Arc::new(Mutex::new(Facts::default()));
+        let shared = facts.clone();
+        let server = crate::ops::serve::start(addr, metrics::CONTENT_TYPE, move || {
+            let facts = shared.lock().unwrap_or_else(|e| e.into_inner());
+            metrics::encode(&facts)
+        })?;
+        Ok(Endpoint {
+            server,
+            facts,
+            built: Mutex::new(None),
+        })
+    }
+
+    /// The facts rebuilt from the loop's `view`, unless they were within the second.
+    pub fn refresh(&self, view: &crate::ops::watch::View<'_>) {
+        let Ok(mut built) = self.built.lock() else {
+            return;
+        };
+        if built.is_some_and(|b| b.elapsed() < Duration::from_secs(1)) {
+            return;
+        }
+        *built = Some(Instant::now());
+        let fresh = metrics::of_loop(
+            view,
+            Instant::now(),
+            jiff::Timestamp::now().as_millisecond(),
+        );
+        if let Ok(mut facts) = self.facts.lock() {
+            *facts = fresh;
+        }
+        self.server.set_ready(true);
+    }
+}
+
+impl Line {
+    /// The line as text, said at its level.
+    pub fn say(&self, console: &dyn crate::console::Console) {
+        match self.level {
+            Level::Debug => console.debug(&self.text),
+            Level::Info => console.info(&self.text),
+            Level::Warn => console.warn(&self.text),
+            Level::Error => console.error(&self.text),
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! `clinv replay --watch`: the delivery loop (see [`crate::ops::watch`]) with its log
-//! lines, the service manager's notifications and the metrics endpoint.
+//! lines ([`crate::view::watch`]), the service manager's notifications and the metrics
+//! endpoint ([`crate::view::watch::Endpoint`]).
 
 use super::{access, project, store};
 use crate::app::cli::{EventFormat, ReplayArgs};
@@ -7,9 +8,7 @@ use crate::app::settings::Settings;
 use crate::app::{Failure, Result};
 use crate::error::Outcome;
 use crate::ops::watch::{self, Event, Selection, Watch};
-use crate::view::metrics::{self, Facts};
-use crate::view::watch::Level;
-use std::sync::Arc;
+use crate::view::watch::Endpoint;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -44,7 +43,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     // metrics address the first holds.
     let one_loop = store.watch_lock()?;
     let metrics = match &args.watch.metrics_addr {
-        Some(addr) => Some(Metrics::serve(addr)?),
+        Some(addr) => Some(Endpoint::serve(addr)?),
         None => None,
     };
     let host = Host {
@@ -58,49 +57,6 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     Ok(Outcome::Done)
 }
 
-/// The metrics endpoint and the facts it serves, rebuilt from the loop at most once a
-/// second (a scrape reads the last ones; it never waits for the loop).
-struct Metrics {
-    server: crate::ops::serve::Server,
-    facts: Arc<Mutex<Facts>>,
-    built: Mutex<Option<Instant>>,
-}
-
-impl Metrics {
-    fn serve(addr: &str) -> Result<Metrics> {
-        let facts = Arc::new(Mutex::new(Facts::default()));
-        let shared = facts.clone();
-        let server = crate::ops::serve::start(addr, metrics::CONTENT_TYPE, move || {
-            let facts = shared.lock().unwrap_or_else(|e| e.into_inner());
-            metrics::encode(&facts)
-        })?;
-        Ok(Metrics {
-            server,
-            facts,
-            built: Mutex::new(None),
-        })
-    }
-
-    fn refresh(&self, view: &watch::View<'_>) {
-        let Ok(mut built) = self.built.lock() else {
-            return;
-        };
-        if built.is_some_and(|b| b.elapsed() < std::time::Duration::from_secs(1)) {
-            return;
-        }
-        *built = Some(Instant::now());
-        let fresh = metrics::of_loop(
-            view,
-            Instant::now(),
-            jiff::Timestamp::now().as_millisecond(),
-        );
-        if let Ok(mut facts) = self.facts.lock() {
-            *facts = fresh;
-        }
-        self.server.set_ready(true);
-    }
-}
-
 /// The command line's side of the loop.
 struct Host<'a> {
     settings: &'a Settings,
@@ -109,7 +65,7 @@ struct Host<'a> {
     /// Under systemd with `WatchdogSec=`: how often to say the loop is alive, and when
     /// it last did.
     watchdog: Option<(std::time::Duration, Mutex<Instant>)>,
-    metrics: Option<Metrics>,
+    metrics: Option<Endpoint>,
 }
 
 impl watch::Host for Host<'_> {
@@ -129,12 +85,7 @@ impl watch::Host for Host<'_> {
         let printer = &self.settings.printer;
         match self.args.watch.log_format {
             EventFormat::Json => printer.event(line.level, &line.json(&crate::store::now_millis())),
-            EventFormat::Text => match line.level {
-                Level::Debug => printer.debug(&line.text),
-                Level::Info => printer.info(&line.text),
-                Level::Warn => printer.warn(&line.text),
-                Level::Error => printer.error(&line.text),
-            },
+            EventFormat::Text => line.say(printer),
         }
     }
 
