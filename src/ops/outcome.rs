@@ -1,7 +1,8 @@
-//! How a delivery ends, as the user hears it: lok8s's fail-soft rule, an owed push, a
-//! deploy domain met on the way, the render time and the build warnings — the rules the
-//! delivering commands (`publish`, `commit`, `push`, `replay`, `render`) share, said
-//! through the [`Console`] they are given.
+//! How a delivery ends, as the user hears it.
+//!
+//! lok8s's fail-soft rule, an owed push, a deploy domain met on the way, the render time
+//! and the build warnings: the rules the delivering commands (`publish`, `commit`,
+//! `push`, `replay`, `render`) share, said through the [`Console`] they are given.
 
 use crate::console::Console;
 use crate::delivery::Reason;

@@ -72,9 +72,11 @@ pub fn parse_annotations(given: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-/// Several domains, each in turn an artifact of its own at `target` with [`DOMAIN`]
-/// replaced, each pushed (and said) by `one`; a domain that fails is an `[error] D: …`
-/// line and the worst exit code, and the others are pushed.
+/// Several domains pushed in turn; the worst exit code.
+///
+/// Each is an artifact of its own at `target` with [`DOMAIN`] replaced, pushed (and
+/// said) by `one`; a domain that fails is an `[error] D: …` line and its exit code, and
+/// the others are pushed.
 pub fn several(
     console: &dyn crate::console::Console,
     domains: &[crate::domain::Domain],

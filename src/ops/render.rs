@@ -88,9 +88,11 @@ fn say_wrote(voice: Voice<'_>, dir: &Path) {
     ));
 }
 
-/// Several domains into `DIR/<domain>/`: every domain rendered and validated first, each
-/// failure named; only when all rendered are the files staged, then committed — nothing
-/// is written when one fails (exit 1). A deploy domain is named, and has no folder.
+/// Several domains into `DIR/<domain>/`, all or nothing.
+///
+/// Every domain is rendered and validated first, each failure named; only when all
+/// rendered are the files staged, then committed — nothing is written when one fails
+/// (exit 1). A deploy domain is named, and has no folder.
 ///
 /// # Errors
 /// `dir` is a file, a bad `SOURCE_DATE_EPOCH` or a warning under `--strict`, a write.

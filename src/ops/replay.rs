@@ -609,9 +609,11 @@ pub fn owed(store: &Store, domains: &[Domain], dry_run: bool, timeout: Duration)
     }
 }
 
-/// How a replay ends, every domain reported: a domain whose store failed ends it with
-/// its error; a refused owed push needs someone to act (exit 1, or a worse `--strict`
-/// code); else the reasons `--strict` collected (the worst reason's code).
+/// How a replay ends, every domain reported.
+///
+/// A domain whose store failed ends it with its error; a refused owed push needs
+/// someone to act (exit 1, or a worse `--strict` code); else the reasons `--strict`
+/// collected (the worst reason's code).
 ///
 /// # Errors
 /// The first domain's store error.

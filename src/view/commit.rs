@@ -76,9 +76,11 @@ fn committed(voice: Voice<'_>, done: ops::Commit, opts: &Options<'_>) -> Result<
     }
 }
 
-/// Several domains in one commit ([`ops::several`]): their messages, the rows DOMAIN,
-/// RESULT, DETAIL, and the exit code — 13 under `--strict` when a folder was left alone
-/// because the branch holds an inventory rendered later.
+/// Several domains in one commit ([`ops::several`]), said.
+///
+/// Their messages, the rows DOMAIN, RESULT, DETAIL, and the exit code — 13 under
+/// `--strict` when a folder was left alone because the branch holds an inventory
+/// rendered later.
 ///
 /// # Errors
 /// The commit's error.

@@ -224,9 +224,11 @@ fn show(
     Ok(())
 }
 
-/// The owed pushes after the cluster channel: a line each (and a row each for several
-/// domains); still owed is fail-soft (`--strict`: its reason collected), refused is an
-/// error. The rows, and whether one was refused.
+/// The owed pushes after the cluster channel, said; the rows, and whether one was
+/// refused.
+///
+/// A line each (and a row each for several domains); still owed is fail-soft
+/// (`--strict`: its reason collected), refused is an error.
 #[cfg(feature = "gitops")]
 pub fn say_owed(
     voice: crate::ops::outcome::Voice<'_>,

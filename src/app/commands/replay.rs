@@ -49,6 +49,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     let reports = replay::replay_all(&req, &store, &domains)?;
     // `--all` goes on after a domain that was not delivered; `--strict` then exits with
     // the worst reason's code.
+    #[cfg_attr(not(feature = "gitops"), allow(unused_mut))]
     let mut unapplied = view::say(voice(settings), &reports)?;
     #[cfg(feature = "gitops")]
     let (owed_rows, refused) = {

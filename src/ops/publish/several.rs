@@ -1,7 +1,8 @@
-//! `publish` over several domains (`-A`, `--domain` repeated, a glob): each published
-//! through its own kubeconfig by [`crate::fleet::each`] (up to 64 at once, within the one
-//! `--timeout`); a domain whose turn came too late is still recorded and queued
-//! (offline first), the cluster not tried.
+//! `publish` over several domains (`-A`, `--domain` repeated, a glob).
+//!
+//! Each is published through its own kubeconfig by [`crate::fleet::each`] (up to 64 at
+//! once, within the one `--timeout`); a domain whose turn came too late is still
+//! recorded and queued (offline first), the cluster not tried.
 
 use super::{Report, Request};
 use crate::cluster::access::{Access, options};
