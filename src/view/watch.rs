@@ -377,6 +377,95 @@ impl Line {
     }
 }
 
+/// Where `--log-format json` lines go: one JSON object at its level (the printer filters
+/// by `-q`/`-v` as for the tagged lines).
+pub type JsonSink<'a> = dyn Fn(Level, &str) + Sync + 'a;
+
+/// The loop's side that faces the world ([`crate::ops::watch::Host`]): its log lines,
+/// the service manager's notifications (sd_notify) and the metrics endpoint.
+pub struct Service<'a> {
+    /// `--root`, and the directory the project is found above.
+    pub root: Option<&'a std::path::Path>,
+    pub cwd: &'a std::path::Path,
+    /// How to reach the clusters (`--kubeconfig`, `--context`, the environment).
+    pub access: crate::cluster::access::Access,
+    /// Where text log lines go.
+    pub console: &'a dyn crate::console::Console,
+    /// `--log-format json`: where a line's JSON object goes, at its level.
+    pub json: Option<&'a JsonSink<'a>>,
+    pub metrics: Option<Endpoint>,
+    ready: std::sync::Once,
+    /// Under systemd with `WatchdogSec=`: how often to say the loop is alive, and when
+    /// it last did.
+    watchdog: Option<(Duration, Mutex<Instant>)>,
+}
+
+impl<'a> Service<'a> {
+    /// A service that says its lines to `console` (or as JSON to `json`), not yet ready.
+    pub fn new(
+        (root, cwd): (Option<&'a std::path::Path>, &'a std::path::Path),
+        access: crate::cluster::access::Access,
+        console: &'a dyn crate::console::Console,
+        json: Option<&'a JsonSink<'a>>,
+        metrics: Option<Endpoint>,
+    ) -> Service<'a> {
+        Service {
+            root,
+            cwd,
+            access,
+            console,
+            json,
+            metrics,
+            ready: std::sync::Once::new(),
+            watchdog: sd_notify::watchdog_enabled().map(|d| (d / 2, Mutex::new(Instant::now()))),
+        }
+    }
+}
+
+impl crate::ops::watch::Host for Service<'_> {
+    fn load(
+        &self,
+    ) -> crate::error::Result<(crate::project::Project, crate::cluster::access::Access)> {
+        let project = crate::project::Project::discover(self.root, self.cwd)?;
+        Ok((project, self.access.clone()))
+    }
+
+    fn event(&self, event: &Event<'_>) {
+        if let Event::Stopping { .. } = event {
+            let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
+        }
+        let line = line(event);
+        match self.json {
+            Some(json) => json(line.level, &line.json(&crate::store::now_millis())),
+            None => line.say(self.console),
+        }
+    }
+
+    fn tick(&self, view: &crate::ops::watch::View<'_>) {
+        self.ready.call_once(|| {
+            let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+        });
+        if let Some(m) = &self.metrics {
+            m.refresh(view);
+        }
+        if let Some((every, last)) = &self.watchdog
+            && let Ok(mut last) = last.lock()
+            && last.elapsed() >= *every
+        {
+            *last = Instant::now();
+            let status = format!(
+                "{} domain(s) owe snapshots, {} push(es) owed",
+                view.clusters.owing(),
+                view.pushes.owing()
+            );
+            let _ = sd_notify::notify(&[
+                sd_notify::NotifyState::Watchdog,
+                sd_notify::NotifyState::Status(&status),
+            ]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,16 +1,14 @@
 //! `clinv replay --watch`: the delivery loop (see [`crate::ops::watch`]) with its log
-//! lines ([`crate::view::watch`]), the service manager's notifications and the metrics
-//! endpoint ([`crate::view::watch::Endpoint`]).
+//! lines, the service manager's notifications and the metrics endpoint
+//! ([`crate::view::watch::Service`]).
 
 use super::{access, project, store};
 use crate::app::cli::{EventFormat, ReplayArgs};
 use crate::app::settings::Settings;
 use crate::app::{Failure, Result};
 use crate::error::Outcome;
-use crate::ops::watch::{self, Event, Selection, Watch};
-use crate::view::watch::Endpoint;
-use std::sync::Mutex;
-use std::time::Instant;
+use crate::ops::watch::{self, Selection, Watch};
+use crate::view::watch::{Endpoint, JsonSink, Service};
 
 pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     let project = project(settings)?;
@@ -46,70 +44,15 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         Some(addr) => Some(Endpoint::serve(addr)?),
         None => None,
     };
-    let host = Host {
-        settings,
-        args,
-        ready: std::sync::Once::new(),
-        watchdog: sd_notify::watchdog_enabled().map(|d| (d / 2, Mutex::new(Instant::now()))),
+    let json = |level, line: &str| settings.printer.event(level, line);
+    let json: &JsonSink<'_> = &json;
+    let service = Service::new(
+        (settings.root.as_deref(), &settings.cwd),
+        access(settings, &args.limits),
+        &settings.printer,
+        (args.watch.log_format == EventFormat::Json).then_some(json),
         metrics,
-    };
-    watch::run(&w, &host, &one_loop)?;
+    );
+    watch::run(&w, &service, &one_loop)?;
     Ok(Outcome::Done)
-}
-
-/// The command line's side of the loop.
-struct Host<'a> {
-    settings: &'a Settings,
-    args: &'a ReplayArgs,
-    ready: std::sync::Once,
-    /// Under systemd with `WatchdogSec=`: how often to say the loop is alive, and when
-    /// it last did.
-    watchdog: Option<(std::time::Duration, Mutex<Instant>)>,
-    metrics: Option<Endpoint>,
-}
-
-impl watch::Host for Host<'_> {
-    fn load(
-        &self,
-    ) -> crate::error::Result<(crate::project::Project, crate::cluster::access::Access)> {
-        let project =
-            crate::project::Project::discover(self.settings.root.as_deref(), &self.settings.cwd)?;
-        Ok((project, access(self.settings, &self.args.limits)))
-    }
-
-    fn event(&self, event: &Event<'_>) {
-        if let Event::Stopping { .. } = event {
-            let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
-        }
-        let line = crate::view::watch::line(event);
-        let printer = &self.settings.printer;
-        match self.args.watch.log_format {
-            EventFormat::Json => printer.event(line.level, &line.json(&crate::store::now_millis())),
-            EventFormat::Text => line.say(printer),
-        }
-    }
-
-    fn tick(&self, view: &watch::View<'_>) {
-        self.ready.call_once(|| {
-            let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
-        });
-        if let Some(m) = &self.metrics {
-            m.refresh(view);
-        }
-        if let Some((every, last)) = &self.watchdog
-            && let Ok(mut last) = last.lock()
-            && last.elapsed() >= *every
-        {
-            *last = Instant::now();
-            let status = format!(
-                "{} domain(s) owe snapshots, {} push(es) owed",
-                view.clusters.owing(),
-                view.pushes.owing()
-            );
-            let _ = sd_notify::notify(&[
-                sd_notify::NotifyState::Watchdog,
-                sd_notify::NotifyState::Status(&status),
-            ]);
-        }
-    }
 }
