@@ -711,3 +711,26 @@ fn skew(store: &DomainStore, snap: &SnapshotRecord, live: &str) -> Result<Option
         )
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refused owed push is exit 1, or a worse `--strict` reason's code; without one,
+    /// the reasons collected decide; a domain's store error ends it.
+    #[test]
+    fn a_replay_ends_by_store_errors_refusals_and_reasons() {
+        use crate::error::{Outcome, exit};
+        let code = |o: Result<Outcome>| o.unwrap().exit_code();
+        assert_eq!(code(outcome(Vec::new(), Vec::new(), true)), exit::FAILURE);
+        let skew = vec![Reason::ClockSkew];
+        assert_eq!(code(outcome(Vec::new(), skew.clone(), true)), exit::OLDER);
+        assert_eq!(code(outcome(Vec::new(), skew, false)), exit::OLDER);
+        assert_eq!(code(outcome(Vec::new(), Vec::new(), false)), exit::OK);
+        let failed = DomainReport {
+            domain: Domain::new("a").unwrap(),
+            report: Err(crate::Error::Strict(1)),
+        };
+        assert!(outcome(vec![failed], Vec::new(), true).is_err());
+    }
+}

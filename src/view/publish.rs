@@ -159,3 +159,37 @@ fn words(report: &Report) -> (String, String) {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::console::Recorded;
+    use crate::ops::outcome::DeployDomains;
+
+    /// A domain not tried in time is a row and exit 11; a deploy domain a row, exit 0,
+    /// and kept for the run's one line at its end — never a line of its own here.
+    #[test]
+    fn skipped_domains_are_rows_with_their_exit_codes() {
+        let (said, met) = (Recorded::default(), DeployDomains::default());
+        let voice = Voice {
+            console: &said,
+            strict: false,
+            deploy: &met,
+        };
+        let domains = ["late", "dep"].map(|d| Domain::new(d).unwrap());
+        let got = vec![
+            Got::Skipped(Skip::NotTried),
+            Got::Skipped(Skip::Deploy(Some("prod".into()))),
+        ];
+        let (rows, outcome) = several(voice, false, &domains, got);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].domain.as_str(), rows[1].domain.as_str()),
+            ("late", "dep")
+        );
+        assert_eq!(rows[1].result, "deploy domain");
+        assert_eq!(outcome.exit_code(), exit::NOT_RECORDED);
+        assert!(said.messages().is_empty(), "{:?}", said.messages());
+        assert_eq!(met.take()["dep"].as_deref(), Some("prod"));
+    }
+}
