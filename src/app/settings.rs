@@ -71,7 +71,7 @@ pub struct Settings {
     pub printer: Printer,
     /// The deploy domains a run met (name → its cluster domain), said once at its end in
     /// one line, not a line each on every command over the fleet.
-    pub deploy_domains: std::sync::Mutex<std::collections::BTreeMap<String, Option<String>>>,
+    pub deploy_domains: crate::fleet::Deploys,
 }
 
 impl Settings {
@@ -90,7 +90,7 @@ impl Settings {
             snapshots: global.snapshots,
             strict: global.strict,
             env,
-            deploy_domains: std::sync::Mutex::default(),
+            deploy_domains: crate::fleet::Deploys::default(),
         }
     }
 }

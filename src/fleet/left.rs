@@ -10,18 +10,20 @@ use std::sync::{Mutex, PoisonError};
 ///
 /// Noted as the commands meet them and said once, grouped, at the end of the run: a
 /// fleet of deploy domains is one line, not one per domain.
-pub type Deploys = Mutex<BTreeMap<String, Option<String>>>;
+#[derive(Debug, Default)]
+pub struct Deploys(Mutex<BTreeMap<String, Option<String>>>);
 
-/// Notes that a deploy domain has no inventory of its own; said at the end of the run,
-/// with the others met.
-pub fn note_deploy(deploys: &Deploys, domain: &str, cluster_ref: Option<&str>) {
-    let mut met = deploys.lock().unwrap_or_else(PoisonError::into_inner);
-    met.insert(domain.to_string(), cluster_ref.map(str::to_string));
-}
+impl Deploys {
+    /// Notes that a deploy domain has no inventory of its own.
+    pub fn note(&self, domain: &str, cluster_ref: Option<&str>) {
+        let mut met = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        met.insert(domain.to_string(), cluster_ref.map(str::to_string));
+    }
 
-/// The deploy domains noted so far, taken (the set is empty after).
-pub fn take_deploys(deploys: &Deploys) -> BTreeMap<String, Option<String>> {
-    std::mem::take(&mut *deploys.lock().unwrap_or_else(PoisonError::into_inner))
+    /// The deploy domains noted so far, taken (each is said once).
+    pub fn take(&self) -> BTreeMap<String, Option<String>> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
 }
 
 /// A domain a fleet command leaves out, and why (`-o json`'s `left`).
@@ -34,7 +36,7 @@ pub struct Left {
 impl Left {
     /// A deploy domain, noted for the end of the run as for one domain.
     pub fn deploy(deploys: &Deploys, domain: &Domain, cluster_ref: Option<&str>) -> Left {
-        note_deploy(deploys, domain.as_str(), cluster_ref);
+        deploys.note(domain.as_str(), cluster_ref);
         Left {
             domain: domain.to_string(),
             why: format!(

@@ -13,6 +13,6 @@ mod reach;
 mod select;
 
 pub use each::{Limits, PARALLEL, Skip, each};
-pub use left::{Deploys, Left, note_deploy, take_deploys};
+pub use left::{Deploys, Left};
 pub use reach::{Reach, one};
 pub use select::{Among, select, select_in};

@@ -53,7 +53,7 @@ impl<'a> Context<'a> {
 
     /// Notes that a deploy domain has no inventory of its own (said at the end of the run).
     pub fn deploy(&self, domain: &str, cluster_ref: Option<&str>) {
-        crate::fleet::note_deploy(self.deploys, domain, cluster_ref);
+        self.deploys.note(domain, cluster_ref);
     }
 
     /// The domain by the one selection rule ([`crate::project::select`]) among those
@@ -120,6 +120,44 @@ impl<'a> Context<'a> {
             self.console.warn(&message);
         }
         Ok(Outcome::Done)
+    }
+
+    /// A push whose far end did not answer, recorded as owed: the cluster channel's
+    /// fail-soft rule (a warning and exit 0; `--strict`: the reason's exit code). Not
+    /// recorded either: exit 11 — nothing will deliver it.
+    ///
+    /// # Errors
+    /// [`Error::NotRecorded`], or what [`Context::fail_soft`] returns.
+    pub fn owed_push(&self, owing: crate::ops::owed::Owing) -> Result<i32> {
+        if let Some(source) = owing.not_recorded {
+            return Err(Error::NotRecorded {
+                what: owing.message,
+                source: Box::new(source),
+            });
+        }
+        self.fail_soft(owing.reason, owing.message)
+            .map(|o| o.exit_code())
+    }
+
+    /// A delivery's notices, then its end: the deploy domain's note (exit 0), or what
+    /// `done` makes of it.
+    ///
+    /// # Errors
+    /// The delivery's error, or `done`'s.
+    pub fn delivered<T, E: From<Error>>(
+        &self,
+        domain: &str,
+        report: crate::ops::Reported<crate::ops::Delivered<T>>,
+        done: impl FnOnce(T) -> std::result::Result<i32, E>,
+    ) -> std::result::Result<i32, E> {
+        self.console.notices(&report.notices);
+        match report.result? {
+            crate::ops::Delivered::DeployDomain { cluster_ref } => {
+                self.deploy(domain, cluster_ref.as_deref());
+                Ok(crate::error::exit::OK)
+            }
+            crate::ops::Delivered::Done(t) => done(t),
+        }
     }
 }
 
@@ -216,9 +254,9 @@ mod tests {
             "deploy domain: no inventory of its own (cluster: -)"
         );
         assert!(said.messages().is_empty());
-        let met = crate::fleet::take_deploys(&deploys);
+        let met = deploys.take();
         assert_eq!(met.len(), 2);
         assert_eq!(met["apps.example"].as_deref(), Some("prod.example"));
-        assert!(crate::fleet::take_deploys(&deploys).is_empty());
+        assert!(deploys.take().is_empty());
     }
 }

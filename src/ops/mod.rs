@@ -22,6 +22,7 @@ pub mod pull;
 #[cfg(feature = "gitops")]
 pub mod push;
 pub mod refs;
+pub mod render;
 pub mod replay;
 pub mod serve;
 pub mod snapshots;

@@ -5,6 +5,8 @@
 //! fail-soft rule): the snapshot stays pending for `clinv replay`, and the caller decides
 //! whether `--strict` makes it fatal.
 
+pub mod several;
+
 use crate::cluster::access::Access;
 use crate::cluster::{Applied, Failure, Options, Resolved, Step};
 use crate::delivery::{self, Delivered, Mark, Reason, Target};

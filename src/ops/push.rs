@@ -55,6 +55,48 @@ pub struct Push {
 /// The notices of a push and its result.
 pub type Report = crate::ops::Reported<Done>;
 
+/// The placeholder of OCI_URL that names each domain's artifact.
+pub const DOMAIN: &str = "{domain}";
+
+/// `-a key=value` annotations, each with a key.
+///
+/// # Errors
+/// [`crate::error::ArgumentError::Annotation`] for one without `=` or a key.
+pub fn parse_annotations(given: &[String]) -> Result<Vec<(String, String)>> {
+    given
+        .iter()
+        .map(|a| match a.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => Err(crate::error::ArgumentError::Annotation(a.clone()).into()),
+        })
+        .collect()
+}
+
+/// Several domains pushed in turn; the worst exit code.
+///
+/// Each is an artifact of its own at `target` with [`DOMAIN`] replaced, pushed (and
+/// said) by `one`; a domain that fails is an `[error] D: …` line and its exit code, and
+/// the others are pushed.
+pub fn several(
+    console: &dyn crate::console::Console,
+    domains: &[crate::domain::Domain],
+    target: &str,
+    one: impl Fn(&crate::domain::Domain, &Reference) -> Result<i32>,
+) -> i32 {
+    let mut worst = crate::error::exit::OK;
+    for domain in domains {
+        let target = target.replace(DOMAIN, domain.as_str());
+        let code = oci::parse_tag(&target)
+            .and_then(|target| one(domain, &target))
+            .unwrap_or_else(|e| {
+                console.error(&format!("{domain}: {e}"));
+                e.exit_code()
+            });
+        worst = worst.max(code);
+    }
+    worst
+}
+
 /// Chooses the snapshot (`--snapshot`, else the project's render, recorded), packs its
 /// folder and pushes it.
 pub fn run(store: &DomainStore, source: &Source<'_>, opts: &Options<'_>) -> Report {
@@ -263,6 +305,21 @@ fn created(at: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `k=v` keeps everything after the first `=` (and trims the key); no `=` or an
+    /// empty key is refused, named.
+    #[test]
+    fn annotations_need_a_key_and_an_equals_sign() {
+        let given = ["a=b=c".to_string(), " k =".to_string()];
+        assert_eq!(
+            parse_annotations(&given).unwrap(),
+            [("a".into(), "b=c".into()), ("k".into(), String::new())]
+        );
+        for bad in ["novalue", "=v", " =v"] {
+            let e = parse_annotations(&[bad.to_string()]).unwrap_err();
+            assert!(e.to_string().contains(bad), "{e}");
+        }
+    }
 
     #[test]
     fn a_recorded_push_counts_for_its_own_repository_only() {

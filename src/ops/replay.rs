@@ -575,6 +575,67 @@ pub fn deliver_owed(store: &Store, domains: &[Domain], timeout: Duration) -> Owe
     }
 }
 
+/// The store's domains a fleet selection names (`-A`: every one; `--domain` repeated or
+/// a glob: those that match, in name order).
+///
+/// # Errors
+/// A pattern that names no domain of the store.
+pub fn domains(store: &Store, many: crate::project::select::Many<'_>) -> Result<Vec<Domain>> {
+    if many.all {
+        return Ok(store.domains());
+    }
+    crate::project::select::resolve(&store.domains(), many, |_| crate::error::UnknownIn::Store {
+        store: store.root().to_path_buf(),
+        project: true,
+    })
+}
+
+/// The owed pushes after the cluster channel: listed for a dry run, else each
+/// delivered once ([`deliver_owed`]).
+#[cfg(feature = "gitops")]
+pub enum Owed {
+    Would(super::owed::Listing),
+    Delivered(OwedReport),
+}
+
+/// The owed pushes of `domains`: what a dry run would deliver (nothing is pushed), else
+/// each delivered once within `timeout`.
+#[cfg(feature = "gitops")]
+pub fn owed(store: &Store, domains: &[Domain], dry_run: bool, timeout: Duration) -> Owed {
+    if dry_run {
+        Owed::Would(super::owed::owed(store, Some(domains)))
+    } else {
+        Owed::Delivered(deliver_owed(store, domains, timeout))
+    }
+}
+
+/// How a replay ends, every domain reported.
+///
+/// A domain whose store failed ends it with its error; a refused owed push needs
+/// someone to act (exit 1, or a worse `--strict` code); else the reasons `--strict`
+/// collected (the worst reason's code).
+///
+/// # Errors
+/// The first domain's store error.
+pub fn outcome(
+    reports: Vec<DomainReport>,
+    unapplied: Vec<Reason>,
+    refused: bool,
+) -> Result<crate::error::Outcome> {
+    use crate::error::{Outcome, exit};
+    match reports.into_iter().find_map(|r| r.report.err()) {
+        Some(e) => Err(e),
+        None if refused => Ok(Outcome::Worst(
+            unapplied
+                .iter()
+                .map(|r| exit::for_reason(*r))
+                .chain([exit::FAILURE])
+                .collect(),
+        )),
+        None => Ok(Outcome::Unapplied(unapplied)),
+    }
+}
+
 /// Indexes of `domains` grouped by the kubeconfig each will use (see [`aim`]: the one its
 /// newest pending snapshot was queued with, else publish's rules), in first-seen order.
 /// A domain without a usable kubeconfig is a group of its own (it fails on its own).
@@ -649,4 +710,27 @@ fn skew(store: &DomainStore, snap: &SnapshotRecord, live: &str) -> Result<Option
             store.domain, snap.id, snap.at, snap.rendered_at
         )
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refused owed push is exit 1, or a worse `--strict` reason's code; without one,
+    /// the reasons collected decide; a domain's store error ends it.
+    #[test]
+    fn a_replay_ends_by_store_errors_refusals_and_reasons() {
+        use crate::error::{Outcome, exit};
+        let code = |o: Result<Outcome>| o.unwrap().exit_code();
+        assert_eq!(code(outcome(Vec::new(), Vec::new(), true)), exit::FAILURE);
+        let skew = vec![Reason::ClockSkew];
+        assert_eq!(code(outcome(Vec::new(), skew.clone(), true)), exit::OLDER);
+        assert_eq!(code(outcome(Vec::new(), skew, false)), exit::OLDER);
+        assert_eq!(code(outcome(Vec::new(), Vec::new(), false)), exit::OK);
+        let failed = DomainReport {
+            domain: Domain::new("a").unwrap(),
+            report: Err(crate::Error::Strict(1)),
+        };
+        assert!(outcome(vec![failed], Vec::new(), true).is_err());
+    }
 }

@@ -175,7 +175,7 @@ mod tests {
                 "[info] c: not in the matrix: why"
             ]
         );
-        let met = crate::fleet::take_deploys(&deploys);
+        let met = deploys.take();
         assert_eq!(met.get("b"), Some(&Some("p".to_string())));
     }
 }

@@ -524,7 +524,11 @@ mod tests {
         let legend = |m: &Matrix| section(m, &Marks::default(), None, false).html;
         assert!(legend(&m).contains("queued: in a pending snapshot"));
         let now = jiff::Timestamp::now();
-        m.as_of = Some(crate::ops::fleet::at::AsOf::parse("2026-03-01", now).unwrap().0);
+        m.as_of = Some(
+            crate::ops::fleet::at::AsOf::parse("2026-03-01", now)
+                .unwrap()
+                .0,
+        );
         assert!(!legend(&m).contains("queued"), "{}", legend(&m));
     }
 

@@ -8,6 +8,8 @@
 //! them for its format (control characters escaped; Markdown and HTML escaped).
 
 pub mod addons;
+#[cfg(feature = "gitops")]
+pub mod commit;
 pub mod diff;
 pub mod drift;
 pub mod fleet;
@@ -20,6 +22,9 @@ pub mod index;
 pub mod jsonpath;
 pub mod log;
 pub mod metrics;
+pub mod publish;
+#[cfg(feature = "gitops")]
+pub mod push;
 pub mod replay;
 pub mod report;
 pub mod report_page;

@@ -150,3 +150,130 @@ fn owed_what(item: &crate::ops::owed::Owed) -> String {
     };
     format!("{which} of {} to {}", item.domain, item.push.shown_target())
 }
+
+/// Each domain's outcome said in turn (a domain whose store failed: `[error] D: …` when
+/// there are several; alone, the error ends the command); the reasons `--strict` makes
+/// errors, collected.
+///
+/// # Errors
+/// A write to stdout (a dry run's lines).
+pub fn say(
+    cx: crate::ops::context::Context<'_>,
+    reports: &[crate::ops::replay::DomainReport],
+) -> crate::error::Result<Vec<crate::delivery::Reason>> {
+    let mut unapplied = Vec::new();
+    for r in reports {
+        match &r.report {
+            Ok(report) => show(cx, &r.domain, report, &mut unapplied)?,
+            Err(e) if reports.len() > 1 => {
+                cx.console
+                    .error(&format!("{}: {}", r.domain, crate::error::chain(e)))
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(unapplied)
+}
+
+/// One domain's outcome; with `--strict` a reason it was not delivered is collected.
+fn show(
+    cx: crate::ops::context::Context<'_>,
+    d: &crate::domain::Domain,
+    report: &crate::ops::replay::Report,
+    unapplied: &mut Vec<crate::delivery::Reason>,
+) -> crate::error::Result<()> {
+    use crate::delivery::Reason;
+    use crate::ops::replay::Replayed;
+    let console = cx.console;
+    console.notices(&report.notices);
+    match &report.outcome {
+        Replayed::Nothing => console.info(&format!("{d}: nothing to replay")),
+        Replayed::NotApplied {
+            reason, message, ..
+        } => {
+            // Another domain's inventory there is a mistake to fix, never fail-soft.
+            if cx.strict || *reason == Reason::DomainMismatch {
+                console.error(message);
+                unapplied.push(*reason);
+            } else if matches!(reason, Reason::ClockSkew | Reason::GitopsManaged) {
+                // Newer content not delivered: -q does not hide it.
+                console.alert(message);
+            } else {
+                console.warn(message);
+            }
+        }
+        Replayed::DryRun {
+            snapshot,
+            delivery,
+            older,
+        } => console.data(&replay_dry_run(d, snapshot, delivery, *older))?,
+        Replayed::Delivered {
+            snapshot,
+            server,
+            delivery,
+            superseded,
+        } => console.info(&replay_delivered(
+            d,
+            snapshot,
+            server,
+            delivery,
+            superseded.len(),
+        )),
+    }
+    Ok(())
+}
+
+/// The owed pushes after the cluster channel, said; the rows, and whether one was
+/// refused.
+///
+/// A line each (and a row each for several domains); still owed is fail-soft
+/// (`--strict`: its reason collected), refused is an error.
+#[cfg(feature = "gitops")]
+pub fn say_owed(
+    cx: crate::ops::context::Context<'_>,
+    owed: &crate::ops::replay::Owed,
+    unapplied: &mut Vec<crate::delivery::Reason>,
+) -> (Vec<Row>, bool) {
+    use crate::ops::owed::Delivery;
+    let console = cx.console;
+    let report = match owed {
+        crate::ops::replay::Owed::Would(listing) => {
+            // Nothing is pushed: what would be is said.
+            for e in &listing.owed {
+                let o = &e.owed;
+                let (channel, to) = (o.push.channel(), o.push.shown_target());
+                let line = format!(
+                    "{}: would deliver the owed {channel} push to {to}",
+                    o.domain
+                );
+                console.info(&line);
+            }
+            return (Vec::new(), false);
+        }
+        crate::ops::replay::Owed::Delivered(report) => report,
+    };
+    for d in &report.damaged {
+        console.warn(&format!("outbox: {d}"));
+    }
+    let mut refused = false;
+    let mut rows = Vec::new();
+    for (item, delivery) in &report.deliveries {
+        let line = owed_line(item, delivery);
+        match delivery {
+            Delivery::Delivered { .. } => console.info(&line),
+            Delivery::StillOwed { reason, .. } => match reason {
+                Some(r) if cx.strict => {
+                    console.error(&line);
+                    unapplied.push(*r);
+                }
+                _ => console.warn(&line),
+            },
+            Delivery::Refused { .. } => {
+                console.error(&line);
+                refused = true;
+            }
+        }
+        rows.push(owed_row(item, delivery));
+    }
+    (rows, refused)
+}

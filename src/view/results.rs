@@ -69,6 +69,13 @@ pub fn fitted<'a>(
     table.render_fit(width, 2)
 }
 
+/// The deploy domains the run met, in one `[info]` line (`-q` hides it), said once.
+pub fn say_deploy_domains(console: &dyn crate::console::Console, met: &crate::fleet::Deploys) {
+    if let Some(line) = deploy_domains_line(&met.take()) {
+        console.info(&line);
+    }
+}
+
 /// How many names the summary lists before "and N more".
 const DEPLOY_NAMES: usize = 20;
 

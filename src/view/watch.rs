@@ -1,12 +1,14 @@
 //! `replay --watch`: one log line per event of the delivery loop, as text or as one
 //! JSON object (never a spinner: the loop runs under systemd, in a pod, in cron's mail).
 
+use super::metrics::{self, Facts};
 use crate::delivery::Reason;
 use crate::domain::Domain;
 use crate::ops::replay::Replayed;
 use crate::ops::watch::Event;
 use serde_json::{Map, Value};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// How loud an event is: `Debug` lines show with `-v` only, `Info` not with `-q`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,6 +313,156 @@ fn attempted(domain: &str, report: &crate::ops::replay::Report, wait: Option<Dur
     match wait {
         Some(w) => line.with("wait_seconds", w.as_secs_f64()),
         None => line,
+    }
+}
+
+/// The loop's metrics endpoint (`--metrics-addr`) and the facts it serves, rebuilt from
+/// the loop at most once a second (a scrape reads the last ones; it never waits for the
+/// loop).
+pub struct Endpoint {
+    server: crate::ops::serve::Server,
+    facts: Arc<Mutex<Facts>>,
+    built: Mutex<Option<Instant>>,
+}
+
+impl Endpoint {
+    /// Serves `/metrics` (and the probes) on `addr`, not ready until the first refresh.
+    ///
+    /// # Errors
+    /// What [`crate::ops::serve::start`] returns (a bad or taken address).
+    pub fn serve(addr: &str) -> crate::error::Result<Endpoint> {
+        let facts = Arc::new(Mutex::new(Facts::default()));
+        let shared = facts.clone();
+        let server = crate::ops::serve::start(addr, metrics::CONTENT_TYPE, move || {
+            let facts = shared.lock().unwrap_or_else(|e| e.into_inner());
+            metrics::encode(&facts)
+        })?;
+        Ok(Endpoint {
+            server,
+            facts,
+            built: Mutex::new(None),
+        })
+    }
+
+    /// The facts rebuilt from the loop's `view`, unless they were within the second.
+    pub fn refresh(&self, view: &crate::ops::watch::View<'_>) {
+        let Ok(mut built) = self.built.lock() else {
+            return;
+        };
+        if built.is_some_and(|b| b.elapsed() < Duration::from_secs(1)) {
+            return;
+        }
+        *built = Some(Instant::now());
+        let fresh = metrics::of_loop(
+            view,
+            Instant::now(),
+            jiff::Timestamp::now().as_millisecond(),
+        );
+        if let Ok(mut facts) = self.facts.lock() {
+            *facts = fresh;
+        }
+        self.server.set_ready(true);
+    }
+}
+
+impl Line {
+    /// The line as text, said at its level.
+    pub fn say(&self, console: &dyn crate::console::Console) {
+        match self.level {
+            Level::Debug => console.debug(&self.text),
+            Level::Info => console.info(&self.text),
+            Level::Warn => console.warn(&self.text),
+            Level::Error => console.error(&self.text),
+        }
+    }
+}
+
+/// Where `--log-format json` lines go: one JSON object at its level (the printer filters
+/// by `-q`/`-v` as for the tagged lines).
+pub type JsonSink<'a> = dyn Fn(Level, &str) + Sync + 'a;
+
+/// The loop's side that faces the world ([`crate::ops::watch::Host`]): its log lines,
+/// the service manager's notifications (sd_notify) and the metrics endpoint.
+pub struct Service<'a> {
+    /// `--root`, and the directory the project is found above.
+    pub root: Option<&'a std::path::Path>,
+    pub cwd: &'a std::path::Path,
+    /// How to reach the clusters (`--kubeconfig`, `--context`, the environment).
+    pub access: crate::cluster::access::Access,
+    /// Where text log lines go.
+    pub console: &'a dyn crate::console::Console,
+    /// `--log-format json`: where a line's JSON object goes, at its level.
+    pub json: Option<&'a JsonSink<'a>>,
+    pub metrics: Option<Endpoint>,
+    ready: std::sync::Once,
+    /// Under systemd with `WatchdogSec=`: how often to say the loop is alive, and when
+    /// it last did.
+    watchdog: Option<(Duration, Mutex<Instant>)>,
+}
+
+impl<'a> Service<'a> {
+    /// A service that says its lines to `console` (or as JSON to `json`), not yet ready.
+    pub fn new(
+        (root, cwd): (Option<&'a std::path::Path>, &'a std::path::Path),
+        access: crate::cluster::access::Access,
+        console: &'a dyn crate::console::Console,
+        json: Option<&'a JsonSink<'a>>,
+        metrics: Option<Endpoint>,
+    ) -> Service<'a> {
+        Service {
+            root,
+            cwd,
+            access,
+            console,
+            json,
+            metrics,
+            ready: std::sync::Once::new(),
+            watchdog: sd_notify::watchdog_enabled().map(|d| (d / 2, Mutex::new(Instant::now()))),
+        }
+    }
+}
+
+impl crate::ops::watch::Host for Service<'_> {
+    fn load(
+        &self,
+    ) -> crate::error::Result<(crate::project::Project, crate::cluster::access::Access)> {
+        let project = crate::project::Project::discover(self.root, self.cwd)?;
+        Ok((project, self.access.clone()))
+    }
+
+    fn event(&self, event: &Event<'_>) {
+        if let Event::Stopping { .. } = event {
+            let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
+        }
+        let line = line(event);
+        match self.json {
+            Some(json) => json(line.level, &line.json(&crate::store::now_millis())),
+            None => line.say(self.console),
+        }
+    }
+
+    fn tick(&self, view: &crate::ops::watch::View<'_>) {
+        self.ready.call_once(|| {
+            let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+        });
+        if let Some(m) = &self.metrics {
+            m.refresh(view);
+        }
+        if let Some((every, last)) = &self.watchdog
+            && let Ok(mut last) = last.lock()
+            && last.elapsed() >= *every
+        {
+            *last = Instant::now();
+            let status = format!(
+                "{} domain(s) owe snapshots, {} push(es) owed",
+                view.clusters.owing(),
+                view.pushes.owing()
+            );
+            let _ = sd_notify::notify(&[
+                sd_notify::NotifyState::Watchdog,
+                sd_notify::NotifyState::Status(&status),
+            ]);
+        }
     }
 }
 

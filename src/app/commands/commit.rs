@@ -1,16 +1,16 @@
 //! `clinv commit`: write the project's inventory as it is now (recorded first) or a stored
 //! snapshot (`--snapshot`) into a GitOps repository (Flux / Argo CD) and commit it with
-//! git2; optionally push.
+//! git2; optionally push ([`crate::ops::commit`], said by [`crate::view::commit`]).
 
-use super::StoreOnly;
+use super::{StoreOnly, context};
 use crate::app::Result;
 use crate::app::cli::CommitArgs;
 use crate::app::settings::Settings;
 use crate::domain::Domain;
-use crate::error::{Error, exit};
+use crate::gitops;
 use crate::gitops::layout::Destination;
-use crate::gitops::{self, Committed};
 use crate::ops::commit::{self as ops, Manifest, Options, Print};
+use crate::view::commit as view;
 use std::time::Duration;
 
 pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
@@ -53,9 +53,7 @@ pub fn run(settings: &Settings, args: &CommitArgs) -> Result<i32> {
         return Err(nothing_to_render(settings));
     };
     let report = ops::run(&opened.store.domain(&domain), &source, &opts);
-    super::delivered(settings, &domain, report, |done| {
-        committed(settings, *done, &opts)
-    })
+    Ok(view::say(context(settings), &domain, report, &opts)?)
 }
 
 fn options<'a>(args: &'a CommitArgs, path: &'a str) -> Options<'a> {
@@ -101,53 +99,11 @@ fn print(settings: &Settings, args: &CommitArgs, opts: &Options<'_>, domain: &st
             .then(|| args.domain.many()),
         path_given: args.path.is_some(),
     };
-    let printed = ops::manifest(opts, domain, &print)?;
-    super::print_notices(settings, &printed.notices);
-    if let Some(text) = printed.text {
-        settings.printer.data(&text)?;
-    }
-    Ok(exit::OK)
+    Ok(view::print(context(settings), opts, domain, &print)?)
 }
 
-/// After a commit: refused as older (an error with --strict), pushed, not recorded.
-fn committed(settings: &Settings, done: ops::Commit, opts: &Options<'_>) -> Result<i32> {
-    let ops::Commit {
-        snapshot: snap,
-        outcome,
-        older,
-        ..
-    } = done;
-    if let Committed::Older { .. } = &outcome.committed {
-        let message = older.unwrap_or_default();
-        if settings.strict {
-            return Err(Error::Older(message).into());
-        }
-        settings.printer.alert(&message);
-        return Ok(exit::OK);
-    }
-    if let (Some((tip, attempts)), Some((remote, _))) = (&outcome.pushed, opts.push) {
-        settings.printer.info(&format!(
-            "pushed {} to {remote} ({}; {attempts} attempt(s))",
-            outcome.branch,
-            &tip[..tip.len().min(12)],
-        ));
-    }
-    if let Some(e) = outcome.not_recorded {
-        settings.printer.warn(&format!(
-            "snapshot {}: committed, but the store could not record it: {}",
-            snap.id,
-            crate::error::chain(&e)
-        ));
-    }
-    match outcome.owed {
-        Some(owing) => super::owed_push(settings, owing),
-        None => Ok(exit::OK),
-    }
-}
-
-/// Several domains in one commit ([`ops::several`]): their messages, a closing table
-/// DOMAIN, RESULT, DETAIL, and the exit code — 13 under `--strict` when a folder was left
-/// alone because the branch holds an inventory rendered later.
+/// Several domains in one commit ([`ops::several`], said by [`view::several`]): one
+/// folder each, so `--path` and `--print-flux` are refused.
 fn several(
     settings: &Settings,
     args: &CommitArgs,
@@ -165,88 +121,9 @@ fn several(
     let stores: Vec<_> = domains.iter().map(|d| opened.store.domain(d)).collect();
     let opts = options(args, "");
     let report = ops::several::run(&stores, &source, &opts);
-    super::print_notices(settings, &report.notices);
-    let done = report.result?;
-    if let (Some((tip, attempts)), Some((remote, _))) = (&done.pushed, opts.push) {
-        settings.printer.info(&format!(
-            "pushed {} to {remote} ({}; {attempts} attempt(s))",
-            done.branch,
-            &tip[..tip.len().min(12)],
-        ));
-    }
-    let mut owed_code = exit::OK;
-    for owing in done.owed {
-        // Every domain's owed push is said, --strict or not, before the table.
-        let code = match super::owed_push(settings, owing) {
-            Ok(code) => code,
-            Err(e) => {
-                settings.printer.error(&e.to_string());
-                e.exit_code()
-            }
-        };
-        owed_code = owed_code.max(code);
-    }
-    for (domain, e) in &done.not_recorded {
-        settings.printer.warn(&format!(
-            "{domain}: committed, but the store could not record it: {}",
-            crate::error::chain(e)
-        ));
-    }
-    let mut older = false;
-    let rows: Vec<_> = done
-        .rows
-        .iter()
-        .map(|(domain, row)| several_row(settings, domain, row, &mut older))
-        .collect();
+    let (rows, code) = view::several(context(settings), report, &opts)?;
     super::print_results(settings, &rows, args.results.output.unwrap_or_default())?;
-    Ok(if older && settings.strict {
-        exit::OLDER
-    } else {
-        owed_code
-    })
-}
-
-/// One domain's row of a commit of several; a folder left alone as older is said on
-/// stderr (an error with `--strict`).
-fn several_row(
-    settings: &Settings,
-    domain: &Domain,
-    row: &ops::several::Row,
-    older: &mut bool,
-) -> crate::view::results::Row {
-    use crate::gitops::Found;
-    use crate::view::results::Row;
-    let (found, detail) = match row {
-        ops::several::Row::DeployDomain { cluster_ref } => {
-            super::deploy_domain_note(settings, domain, cluster_ref.as_deref());
-            let cluster = cluster_ref.as_deref().unwrap_or("-");
-            let detail = format!("no inventory of its own (cluster: {cluster})");
-            return Row::new(domain.as_str(), "deploy domain", detail);
-        }
-        ops::several::Row::Folder {
-            snapshot,
-            origin,
-            path,
-            found,
-            older: why,
-        } => {
-            if let Some(message) = why {
-                *older = true;
-                if settings.strict {
-                    settings.printer.error(&format!("{domain}: {message}"));
-                } else {
-                    settings.printer.alert(&format!("{domain}: {message}"));
-                }
-            }
-            (found, format!("{} → {path}", origin.describe(snapshot)))
-        }
-    };
-    let result = match found {
-        Found::Changed { .. } => "committed",
-        Found::UpToDate => "up to date",
-        Found::Older { .. } => "left alone (older)",
-    };
-    Row::new(domain.as_str(), result, detail)
+    Ok(code)
 }
 
 /// No project and no `--snapshot`: nothing to commit.

@@ -26,13 +26,9 @@ pub(super) mod watch;
 
 use crate::app::settings::Settings;
 use crate::cluster::access::Access;
-use crate::delivery::Reason;
 use crate::domain::Domain;
 use crate::error::Result;
-use crate::error::{Error, Outcome};
-use crate::inventory::Warning;
 use crate::project::Project;
-use crate::util::notice::{Level, Notice};
 
 /// The run's settings as the library's flows take them.
 fn context(settings: &Settings) -> crate::ops::context::Context<'_> {
@@ -98,7 +94,6 @@ fn domain(settings: &Settings, project: &Project, flag: Option<&str>) -> Result<
     context(settings).domain(project, flag)
 }
 
-
 /// The domains of a fleet selection among the project's ([`crate::fleet::select`]);
 /// `None` for one plain `--domain` or none, which take the one-domain rule ([`domain`]).
 fn fleet(project: &Project, args: &crate::app::cli::DomainsArgs) -> Result<Option<Vec<Domain>>> {
@@ -119,19 +114,6 @@ fn one_domain_output(command: &str) -> crate::app::Failure {
     crate::app::Failure::Usage(format!(
         "{command}: -o formats the table of several domains (-A, --domain repeated, a glob); one domain prints its messages only"
     ))
-}
-
-/// [`crate::fleet::Left`] said through the settings (render's until the merge).
-struct Left;
-
-impl Left {
-    fn deploy(settings: &Settings, domain: &Domain, cluster_ref: Option<&str>) {
-        crate::fleet::Left::deploy(&settings.deploy_domains, domain, cluster_ref);
-    }
-
-    fn failed(settings: &Settings, domain: &Domain, error: &Error) {
-        crate::fleet::Left::failed(&settings.printer, domain, error);
-    }
 }
 
 /// [`crate::fleet::Reach`] opened from the settings, for `commit`, `push` and `fleet`
@@ -205,81 +187,16 @@ fn rendered_at(settings: &Settings) -> Result<jiff::Timestamp> {
     context(settings).rendered_at()
 }
 
-/// Prints build warnings; with `--strict` they are errors and stop the command
-/// ([`crate::ops::warnings::say`]).
-fn report_warnings(settings: &Settings, warnings: &[Warning]) -> Result<()> {
-    context(settings).warnings(warnings)
-}
-
-/// A delivery's notices, then its end: the deploy domain's note, or what `done` prints.
-#[cfg(feature = "gitops")]
-fn delivered<T>(
-    settings: &Settings,
-    domain: &str,
-    report: crate::ops::Reported<crate::ops::Delivered<T>>,
-    done: impl FnOnce(T) -> crate::app::Result<i32>,
-) -> crate::app::Result<i32> {
-    print_notices(settings, &report.notices);
-    match report.result? {
-        crate::ops::Delivered::DeployDomain { cluster_ref } => {
-            deploy_domain_note(settings, domain, cluster_ref.as_deref());
-            Ok(crate::error::exit::OK)
-        }
-        crate::ops::Delivered::Done(t) => done(t),
-    }
-}
-
-/// Notes that a deploy domain has no inventory of its own; said at the end of the run,
-/// with the others met ([`say_deploy_domains`]).
+/// Notes a deploy domain, said at the end of the run ([`say_deploy_domains`]).
 fn deploy_domain_note(settings: &Settings, domain: &str, cluster_ref: Option<&str>) {
-    crate::fleet::note_deploy(&settings.deploy_domains, domain, cluster_ref);
+    settings.deploy_domains.note(domain, cluster_ref);
 }
 
-/// The deploy domains the run met, in one `[info]` line (`-q` hides it): one domain as
-/// its own message, several as a summary grouped by the cluster that carries them.
+/// The deploy domains the run met, in one `[info]` line.
 pub(super) fn say_deploy_domains(settings: &Settings) {
-    let met = crate::fleet::take_deploys(&settings.deploy_domains);
-    if let Some(line) = crate::view::results::deploy_domains_line(&met) {
-        settings.printer.info(&line);
-    }
+    crate::view::results::say_deploy_domains(&settings.printer, &settings.deploy_domains);
 }
 
-use crate::fleet::Skip;
-
-/// Several domains of the commands that read each domain's cluster (publish's until the
-/// merge; the others: [`crate::ops::live::Live::each`]): each through its own kubeconfig
-/// (so `--kubeconfig`/`--context` are refused), read by [`crate::fleet::each`] within the
-/// one `--timeout`; `read` gets a cluster domain and what is left of the limits.
-fn each_domain<R: Send>(
-    command: &str,
-    limits: &crate::app::cli::ClusterArgs,
-    project: &Project,
-    domains: &[Domain],
-    read: impl Fn(&Domain, &crate::app::cli::ClusterArgs) -> R + Sync,
-    skip: impl Fn(&Domain, Skip) -> R + Sync,
-) -> crate::app::Result<Vec<R>> {
-    one_kubeconfig_each(command, limits)?;
-    let budget = crate::fleet::Limits {
-        timeout: limits.timeout,
-        probe_timeout: limits.probe_timeout,
-    };
-    let read = |domain: &Domain, left: crate::fleet::Limits| {
-        let limits = crate::app::cli::ClusterArgs {
-            kubeconfig: None,
-            context: None,
-            timeout: left.timeout,
-            probe_timeout: left.probe_timeout,
-        };
-        read(domain, &limits)
-    };
-    Ok(crate::fleet::each(
-        Some(project),
-        domains,
-        budget,
-        read,
-        skip,
-    ))
-}
 
 /// Several domains are each read through their own kubeconfig: `--kubeconfig` and
 /// `--context`, which name one cluster, are a usage error.
@@ -317,40 +234,6 @@ fn fetch_options(
         cache_home: settings.env.cache_home(),
         timeout: std::time::Duration::from_secs_f64(source.fetch_timeout.clamp(0.1, 3600.0)),
     }
-}
-
-/// Prints the messages a library flow returned, in order.
-fn print_notices(settings: &Settings, notices: &[Notice]) {
-    for n in notices {
-        match n.level {
-            Level::Error => settings.printer.error(&n.text),
-            Level::Warn => settings.printer.warn(&n.text),
-            Level::Info => settings.printer.info(&n.text),
-            Level::Detail => settings.printer.detail(&n.text),
-            Level::Debug => settings.printer.debug(&n.text),
-        }
-    }
-}
-
-/// A push whose far end did not answer, recorded as owed: the cluster channel's
-/// fail-soft rule (a warning and exit 0; `--strict`: the reason's exit code). Not
-/// recorded either: exit 11 — nothing will deliver it.
-#[cfg(feature = "gitops")]
-fn owed_push(settings: &Settings, owing: crate::ops::owed::Owing) -> crate::app::Result<i32> {
-    if let Some(source) = owing.not_recorded {
-        return Err(Error::NotRecorded {
-            what: owing.message,
-            source: Box::new(source),
-        }
-        .into());
-    }
-    fail_soft(settings, owing.reason, owing.message).map(|o| o.exit_code())
-}
-
-/// lok8s's fail-soft rule for what did not reach the cluster: a warning and success;
-/// with `--strict`, an error with the reason's exit code.
-fn fail_soft(settings: &Settings, reason: Reason, message: String) -> crate::app::Result<Outcome> {
-    Ok(context(settings).fail_soft(reason, message)?)
 }
 
 /// How to read a registry's artifacts, from the flags: how to reach it, and the key

@@ -1,17 +1,14 @@
 //! `clinv replay --watch`: the delivery loop (see [`crate::ops::watch`]) with its log
-//! lines, the service manager's notifications and the metrics endpoint.
+//! lines, the service manager's notifications and the metrics endpoint
+//! ([`crate::view::watch::Service`]).
 
 use super::{access, project, store};
 use crate::app::cli::{EventFormat, ReplayArgs};
 use crate::app::settings::Settings;
 use crate::app::{Failure, Result};
 use crate::error::Outcome;
-use crate::ops::watch::{self, Event, Selection, Watch};
-use crate::view::metrics::{self, Facts};
-use crate::view::watch::Level;
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::time::Instant;
+use crate::ops::watch::{self, Selection, Watch};
+use crate::view::watch::{Endpoint, JsonSink, Service};
 
 pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     let project = project(settings)?;
@@ -44,121 +41,18 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
     // metrics address the first holds.
     let one_loop = store.watch_lock()?;
     let metrics = match &args.watch.metrics_addr {
-        Some(addr) => Some(Metrics::serve(addr)?),
+        Some(addr) => Some(Endpoint::serve(addr)?),
         None => None,
     };
-    let host = Host {
-        settings,
-        args,
-        ready: std::sync::Once::new(),
-        watchdog: sd_notify::watchdog_enabled().map(|d| (d / 2, Mutex::new(Instant::now()))),
+    let json = |level, line: &str| settings.printer.event(level, line);
+    let json: &JsonSink<'_> = &json;
+    let service = Service::new(
+        (settings.root.as_deref(), &settings.cwd),
+        access(settings, &args.limits),
+        &settings.printer,
+        (args.watch.log_format == EventFormat::Json).then_some(json),
         metrics,
-    };
-    watch::run(&w, &host, &one_loop)?;
+    );
+    watch::run(&w, &service, &one_loop)?;
     Ok(Outcome::Done)
-}
-
-/// The metrics endpoint and the facts it serves, rebuilt from the loop at most once a
-/// second (a scrape reads the last ones; it never waits for the loop).
-struct Metrics {
-    server: crate::ops::serve::Server,
-    facts: Arc<Mutex<Facts>>,
-    built: Mutex<Option<Instant>>,
-}
-
-impl Metrics {
-    fn serve(addr: &str) -> Result<Metrics> {
-        let facts = Arc::new(Mutex::new(Facts::default()));
-        let shared = facts.clone();
-        let server = crate::ops::serve::start(addr, metrics::CONTENT_TYPE, move || {
-            let facts = shared.lock().unwrap_or_else(|e| e.into_inner());
-            metrics::encode(&facts)
-        })?;
-        Ok(Metrics {
-            server,
-            facts,
-            built: Mutex::new(None),
-        })
-    }
-
-    fn refresh(&self, view: &watch::View<'_>) {
-        let Ok(mut built) = self.built.lock() else {
-            return;
-        };
-        if built.is_some_and(|b| b.elapsed() < std::time::Duration::from_secs(1)) {
-            return;
-        }
-        *built = Some(Instant::now());
-        let fresh = metrics::of_loop(
-            view,
-            Instant::now(),
-            jiff::Timestamp::now().as_millisecond(),
-        );
-        if let Ok(mut facts) = self.facts.lock() {
-            *facts = fresh;
-        }
-        self.server.set_ready(true);
-    }
-}
-
-/// The command line's side of the loop.
-struct Host<'a> {
-    settings: &'a Settings,
-    args: &'a ReplayArgs,
-    ready: std::sync::Once,
-    /// Under systemd with `WatchdogSec=`: how often to say the loop is alive, and when
-    /// it last did.
-    watchdog: Option<(std::time::Duration, Mutex<Instant>)>,
-    metrics: Option<Metrics>,
-}
-
-impl watch::Host for Host<'_> {
-    fn load(
-        &self,
-    ) -> crate::error::Result<(crate::project::Project, crate::cluster::access::Access)> {
-        let project =
-            crate::project::Project::discover(self.settings.root.as_deref(), &self.settings.cwd)?;
-        Ok((project, access(self.settings, &self.args.limits)))
-    }
-
-    fn event(&self, event: &Event<'_>) {
-        if let Event::Stopping { .. } = event {
-            let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
-        }
-        let line = crate::view::watch::line(event);
-        let printer = &self.settings.printer;
-        match self.args.watch.log_format {
-            EventFormat::Json => printer.event(line.level, &line.json(&crate::store::now_millis())),
-            EventFormat::Text => match line.level {
-                Level::Debug => printer.debug(&line.text),
-                Level::Info => printer.info(&line.text),
-                Level::Warn => printer.warn(&line.text),
-                Level::Error => printer.error(&line.text),
-            },
-        }
-    }
-
-    fn tick(&self, view: &watch::View<'_>) {
-        self.ready.call_once(|| {
-            let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
-        });
-        if let Some(m) = &self.metrics {
-            m.refresh(view);
-        }
-        if let Some((every, last)) = &self.watchdog
-            && let Ok(mut last) = last.lock()
-            && last.elapsed() >= *every
-        {
-            *last = Instant::now();
-            let status = format!(
-                "{} domain(s) owe snapshots, {} push(es) owed",
-                view.clusters.owing(),
-                view.pushes.owing()
-            );
-            let _ = sd_notify::notify(&[
-                sd_notify::NotifyState::Watchdog,
-                sd_notify::NotifyState::Status(&status),
-            ]);
-        }
-    }
 }
