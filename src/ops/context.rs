@@ -161,6 +161,23 @@ impl<'a> Context<'a> {
     }
 }
 
+/// A context of no project, for the unit tests of the code that takes one.
+#[cfg(test)]
+impl<'a> Context<'a> {
+    pub(crate) fn detached(console: &'a dyn Console, deploys: &'a Deploys, strict: bool) -> Self {
+        Context {
+            console,
+            strict,
+            root: None,
+            cwd: Path::new("/nonexistent"),
+            snapshots: None,
+            source_date_epoch: None,
+            domain_name: None,
+            deploys,
+        }
+    }
+}
+
 /// The domains a selection names: several, or the one of the one-domain rule.
 pub enum Picked {
     One(Domain),
@@ -174,14 +191,8 @@ mod tests {
 
     fn context<'a>(console: &'a Recorded, deploys: &'a Deploys, strict: bool) -> Context<'a> {
         Context {
-            console,
-            strict,
-            root: None,
-            cwd: Path::new("/nonexistent"),
-            snapshots: None,
             source_date_epoch: Some("yesterday"),
-            domain_name: None,
-            deploys,
+            ..Context::detached(console, deploys, strict)
         }
     }
 

@@ -166,11 +166,7 @@ mod tests {
     #[test]
     fn skipped_domains_are_rows_with_their_exit_codes() {
         let (said, met) = (Recorded::default(), Deploys::default());
-        let cx = Voice {
-            console: &said,
-            strict: false,
-            deploy: &met,
-        };
+        let cx = crate::ops::context::Context::detached(&said, &met, false);
         let domains = ["late", "dep"].map(|d| Domain::new(d).unwrap());
         let got = vec![
             Got::Skipped(Skip::NotTried),

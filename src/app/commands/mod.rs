@@ -116,10 +116,12 @@ fn one_domain_output(command: &str) -> crate::app::Failure {
     ))
 }
 
-/// [`crate::fleet::Reach`] opened from the settings, for `commit`, `push` and `fleet`
-/// (one-line wrappers; `snapshots`, `log`, `report` and `diff` use `Reach` itself).
+/// [`crate::fleet::Reach`] opened from the settings, for the GitOps channels (`commit`,
+/// `push`), which deliver a stored snapshot or the project rendered now.
+#[cfg(feature = "gitops")]
 struct StoreOnly(crate::fleet::Reach);
 
+#[cfg(feature = "gitops")]
 impl std::ops::Deref for StoreOnly {
     type Target = crate::fleet::Reach;
     fn deref(&self) -> &crate::fleet::Reach {
@@ -127,13 +129,13 @@ impl std::ops::Deref for StoreOnly {
     }
 }
 
+#[cfg(feature = "gitops")]
 impl StoreOnly {
     fn open(settings: &Settings) -> Result<StoreOnly> {
         reach(settings).map(StoreOnly)
     }
 
     /// [`crate::fleet::Reach::delivered_fleet`].
-    #[cfg(feature = "gitops")]
     fn delivered_fleet(
         &self,
         args: &crate::app::cli::DomainsArgs,
@@ -143,7 +145,6 @@ impl StoreOnly {
     }
 
     /// [`crate::fleet::Reach::delivered_domain`].
-    #[cfg(feature = "gitops")]
     fn delivered_domain(
         &self,
         settings: &Settings,
@@ -156,7 +157,6 @@ impl StoreOnly {
 
     /// What a GitOps channel delivers: `--snapshot`'s stored snapshot, else the project
     /// rendered now; `None` with neither.
-    #[cfg(feature = "gitops")]
     fn delivered<'a>(
         &'a self,
         settings: &'a Settings,
@@ -196,7 +196,6 @@ fn deploy_domain_note(settings: &Settings, domain: &str, cluster_ref: Option<&st
 pub(super) fn say_deploy_domains(settings: &Settings) {
     crate::view::results::say_deploy_domains(&settings.printer, &settings.deploy_domains);
 }
-
 
 /// Several domains are each read through their own kubeconfig: `--kubeconfig` and
 /// `--context`, which name one cluster, are a usage error.

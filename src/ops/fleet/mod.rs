@@ -704,14 +704,14 @@ fn differs(row: &mut Row) {
     }
 }
 
+/// A row of [`fixture`]: the addon, and its cells as (domain index, version).
+#[cfg(test)]
+pub(crate) type FixtureRow<'a> = (&'a str, Vec<(usize, Option<&'a str>)>);
+
 /// A matrix of `domains` whose rows are (addon, its cells: a domain's index and its
 /// version, `None` for a folder without one): the fixture of the fleet's unit tests.
 #[cfg(test)]
-pub(crate) fn fixture(
-    source: Source,
-    domains: &[&str],
-    rows: &[(&str, Vec<(usize, Option<&str>)>)],
-) -> Matrix {
+pub(crate) fn fixture(source: Source, domains: &[&str], rows: &[FixtureRow<'_>]) -> Matrix {
     let mut m = Builder::new(source).matrix;
     m.domains = domains.iter().map(|d| d.to_string()).collect();
     m.rows = rows
