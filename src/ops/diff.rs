@@ -9,6 +9,7 @@ use crate::cluster::access::{self, Access};
 use crate::domain::Domain;
 use crate::error::Result;
 use crate::history::diff::Ignore;
+use crate::ops::context::Context;
 use crate::ops::refs::{Compared, RefContext, compare};
 use crate::project::Project;
 use std::path::Path;
@@ -19,13 +20,9 @@ pub struct Sources<'a> {
     pub from: &'a str,
     pub to: &'a str,
     pub ignore: &'a Ignore,
-    /// `--root`, else the project above `cwd`.
-    pub root: Option<&'a Path>,
-    pub cwd: &'a Path,
-    /// `DOMAIN_NAME`.
-    pub env_domain: Option<&'a str>,
+    /// The run: `--root` (else the project above its working directory), `DOMAIN_NAME`,
     /// `--snapshots`.
-    pub snapshots: Option<&'a Path>,
+    pub run: Context<'a>,
     /// `--repo`, for `git:` references.
     pub repo: Option<&'a Path>,
     /// How to reach a cluster (`cluster` references).
@@ -44,11 +41,11 @@ pub type Answer = (Result<Compared>, Messages);
 impl Sources<'_> {
     /// A and B of `domain` (the one-domain rule when `None`), compared within `opts`.
     pub fn compare(&self, domain: Option<&str>, opts: Options) -> Answer {
-        let mut cx = RefContext::new(self.cwd);
-        cx.root = self.root;
+        let mut cx = RefContext::new(self.run.cwd);
+        cx.root = self.run.root;
         cx.domain = domain;
-        cx.env_domain = self.env_domain;
-        cx.snapshots = self.snapshots;
+        cx.env_domain = self.run.domain_name;
+        cx.snapshots = self.run.snapshots;
         cx.repo = self.repo;
         cx.cluster = Some((self.access, opts));
         #[cfg(feature = "gitops")]

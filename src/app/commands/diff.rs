@@ -22,10 +22,7 @@ pub fn run(settings: &Settings, args: &DiffArgs) -> Result<i32> {
         from: &args.from,
         to: &args.to,
         ignore: &ignore,
-        root: settings.root.as_deref(),
-        cwd: &settings.cwd,
-        env_domain: settings.env.domain_name.as_deref(),
-        snapshots: settings.snapshots.as_deref(),
+        run: super::context(settings),
         repo: args.repo.as_deref(),
         access: &access,
         #[cfg(feature = "gitops")]
