@@ -25,6 +25,7 @@
 //! every TAB, so the store it looks at stays byte-identical (a CLI test holds it).
 
 use crate::app::cli;
+use crate::console::Console as _;
 use crate::project::Project;
 use crate::project::select::{self, Known};
 use crate::store::{State, Store};

@@ -9,6 +9,7 @@ mod examples;
 pub mod output;
 pub mod settings;
 
+use crate::console::Console as _;
 use crate::error::{self, Error, exit};
 use cli::Command;
 use settings::{Env, Settings};

@@ -99,19 +99,6 @@ impl Printer {
         self
     }
 
-    /// The width tables fit: `COLUMNS` when set, else the terminal's when stdout is
-    /// one, else `None` — no limit: a pipe or a file gets whole lines, as kubectl
-    /// writes them, so `grep` and `awk` see one row a line.
-    pub fn width(&self) -> Option<usize> {
-        self.columns.or_else(|| {
-            let out = io::stdout();
-            if !out.is_terminal() {
-                return None;
-            }
-            terminal_size::terminal_size_of(&out).map(|(w, _)| usize::from(w.0))
-        })
-    }
-
     /// A one-line progress indicator on a terminal's stderr for a wait that lasts over a
     /// second (`⠙ publish: waiting for the cluster… 3s`), erased when the guard drops —
     /// before anything else is printed. Nothing at all when stderr is not a terminal or
@@ -153,30 +140,6 @@ impl Printer {
         Progress(Some((stop, ticker)))
     }
 
-    /// Whether data written with [`Printer::data`] may carry ANSI colours: `--color
-    /// always`, or `auto` with stdout a terminal and no `NO_COLOR`.
-    pub fn color_stdout(&self) -> bool {
-        self.color_stdout
-    }
-
-    /// Whether stdout is a terminal (a person reading, not a pipe or a file).
-    pub fn stdout_terminal(&self) -> bool {
-        io::stdout().is_terminal()
-    }
-
-    /// Writes data to stdout. A closed pipe (`clinv render | head`) ends the command
-    /// quietly.
-    ///
-    /// # Errors
-    /// [`Error::BrokenPipe`] or any other write error.
-    pub fn data(&self, text: &str) -> Result<()> {
-        clear_progress();
-        let mut out = io::stdout().lock();
-        out.write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(stdout_error)
-    }
-
     /// Writes data to stdout as `write` produces it (buffered), for output too long to
     /// hold whole. A closed pipe ends the command quietly, as for [`Printer::data`].
     ///
@@ -187,42 +150,6 @@ impl Printer {
         let mut out = io::BufWriter::with_capacity(256 << 10, io::stdout().lock());
         write(&mut out)?;
         out.flush().map_err(stdout_error)
-    }
-
-    pub fn error(&self, message: &str) {
-        self.line(Level::Error, message);
-    }
-
-    pub fn warn(&self, message: &str) {
-        if self.verbosity != Verbosity::Quiet {
-            self.line(Level::Warn, message);
-        }
-    }
-
-    /// A `[warn]` that `-q` does not hide: a delivery the user asked for did not happen
-    /// for a reason they must see (clock skew, a GitOps-managed object).
-    pub fn alert(&self, message: &str) {
-        self.line(Level::Warn, message);
-    }
-
-    pub fn info(&self, message: &str) {
-        if self.verbosity != Verbosity::Quiet {
-            self.line(Level::Info, message);
-        }
-    }
-
-    /// How a read command got its answer (which domain, which source), when that does
-    /// not change the answer: shown with `-v` only, so a read command's stderr stays quiet.
-    pub fn detail(&self, message: &str) {
-        if self.verbosity == Verbosity::Debug {
-            self.line(Level::Info, message);
-        }
-    }
-
-    pub fn debug(&self, message: &str) {
-        if self.verbosity == Verbosity::Debug {
-            self.line(Level::Debug, message);
-        }
     }
 
     /// A structured log line (one JSON object) of an event at `level`: on stderr,
@@ -239,17 +166,6 @@ impl Printer {
                 io::stderr().lock(),
                 "{}",
                 crate::util::redact::urls_in(json_line)
-            );
-        }
-    }
-
-    /// A line printed as is, without a tag (lok8s's `notice:` / `warning:` lines).
-    pub fn raw(&self, message: &str) {
-        if self.verbosity != Verbosity::Quiet {
-            let _ = writeln!(
-                io::stderr().lock(),
-                "{}",
-                redact::escape_controls(&crate::util::redact::urls_in(message))
             );
         }
     }
@@ -278,43 +194,94 @@ impl Printer {
     }
 }
 
-/// The terminal as the library's [`Console`]: the printer's own methods.
+/// The terminal as the library's [`Console`].
 impl Console for Printer {
     fn error(&self, message: &str) {
-        Printer::error(self, message);
+        self.line(Level::Error, message);
     }
+
     fn warn(&self, message: &str) {
-        Printer::warn(self, message);
+        if self.verbosity != Verbosity::Quiet {
+            self.line(Level::Warn, message);
+        }
     }
+
+    /// A `[warn]` that `-q` does not hide: a delivery the user asked for did not happen
+    /// for a reason they must see (clock skew, a GitOps-managed object).
     fn alert(&self, message: &str) {
-        Printer::alert(self, message);
+        self.line(Level::Warn, message);
     }
+
     fn info(&self, message: &str) {
-        Printer::info(self, message);
+        if self.verbosity != Verbosity::Quiet {
+            self.line(Level::Info, message);
+        }
     }
+
+    /// How a read command got its answer (which domain, which source), when that does
+    /// not change the answer: shown with `-v` only, so a read command's stderr stays quiet.
     fn detail(&self, message: &str) {
-        Printer::detail(self, message);
+        if self.verbosity == Verbosity::Debug {
+            self.line(Level::Info, message);
+        }
     }
+
     fn debug(&self, message: &str) {
-        Printer::debug(self, message);
+        if self.verbosity == Verbosity::Debug {
+            self.line(Level::Debug, message);
+        }
     }
+
+    /// A line printed as is, without a tag (lok8s's `notice:` / `warning:` lines).
     fn raw(&self, message: &str) {
-        Printer::raw(self, message);
+        if self.verbosity != Verbosity::Quiet {
+            let _ = writeln!(
+                io::stderr().lock(),
+                "{}",
+                redact::escape_controls(&crate::util::redact::urls_in(message))
+            );
+        }
     }
+
+    /// Writes data to stdout. A closed pipe (`clinv render | head`) ends the command
+    /// quietly.
+    ///
+    /// # Errors
+    /// [`Error::BrokenPipe`] or any other write error.
     fn data(&self, text: &str) -> Result<()> {
-        Printer::data(self, text)
+        clear_progress();
+        let mut out = io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(stdout_error)
     }
+
     fn write_data(&self, write: &mut dyn FnMut(&mut dyn Write) -> Result<()>) -> Result<()> {
-        Printer::data_with(self, write)
+        self.data_with(write)
     }
+
+    /// The width tables fit: `COLUMNS` when set, else the terminal's when stdout is
+    /// one, else `None` — no limit: a pipe or a file gets whole lines, as kubectl
+    /// writes them, so `grep` and `awk` see one row a line.
     fn width(&self) -> Option<usize> {
-        Printer::width(self)
+        self.columns.or_else(|| {
+            let out = io::stdout();
+            if !out.is_terminal() {
+                return None;
+            }
+            terminal_size::terminal_size_of(&out).map(|(w, _)| usize::from(w.0))
+        })
     }
+
+    /// Whether data written with [`Printer::data`] may carry ANSI colours: `--color
+    /// always`, or `auto` with stdout a terminal and no `NO_COLOR`.
     fn color_stdout(&self) -> bool {
-        Printer::color_stdout(self)
+        self.color_stdout
     }
+
+    /// Whether stdout is a terminal (a person reading, not a pipe or a file).
     fn stdout_terminal(&self) -> bool {
-        Printer::stdout_terminal(self)
+        io::stdout().is_terminal()
     }
 }
 

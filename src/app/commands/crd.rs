@@ -3,6 +3,7 @@
 use crate::app::Result;
 use crate::app::cli::{CrdArgs, DocFormat};
 use crate::app::settings::Settings;
+use crate::console::Console as _;
 use crate::error::exit;
 use crate::inventory::render::{self, Format};
 

@@ -5,6 +5,7 @@ use super::{context, domain, project};
 use crate::app::cli::{DocFormat, RenderArgs};
 use crate::app::settings::Settings;
 use crate::app::{Failure, Result};
+use crate::console::Console as _;
 use crate::error::exit;
 use crate::inventory::render::{self, Format};
 use crate::ops::render as ops;
