@@ -51,8 +51,11 @@ pub const RETARGET: &str =
 /// How the replay of one domain ended.
 #[derive(Debug)]
 pub enum Replayed {
-    /// No pending snapshot with intact objects.
+    /// Nothing pending (or a newer-or-equal snapshot was already applied).
     Nothing,
+    /// Snapshots are pending but none is intact (an object missing or damaged:
+    /// `snapshots verify` names it): nothing can be sent until the store is repaired.
+    Damaged { pending: usize },
     /// The cluster was not reached or refused the inventory: everything stays queued.
     NotApplied {
         reason: Reason,
@@ -104,11 +107,20 @@ pub fn replay_until(
     if until.is_some_and(|u| u.saturating_duration_since(Instant::now()) < MIN_BUDGET) {
         return queued_only(req, store, notices);
     }
-    let Some(plan) = plan(req, store, &mut notices)? else {
-        return Ok(Report {
-            outcome: Replayed::Nothing,
-            notices,
-        });
+    let plan = match plan(req, store, &mut notices)? {
+        Planned::Send(plan) => plan,
+        Planned::Nothing => {
+            return Ok(Report {
+                outcome: Replayed::Nothing,
+                notices,
+            });
+        }
+        Planned::Damaged(pending) => {
+            return Ok(Report {
+                outcome: Replayed::Damaged { pending },
+                notices,
+            });
+        }
     };
     let Some(opts) = budgeted(req.opts, until) else {
         return not_tried(req, store, plan.pending, notices);
@@ -174,10 +186,19 @@ struct Plan {
     queue: Option<Queue>,
 }
 
-/// The plan, or `None` when nothing is pending or a newer-or-equal snapshot is already
+/// What [`plan`] found.
+enum Planned {
+    Send(Box<Plan>),
+    /// Nothing pending, or a newer-or-equal snapshot already applied.
+    Nothing,
+    /// This many pending, none intact.
+    Damaged(usize),
+}
+
+/// The plan; nothing when nothing is pending or a newer-or-equal snapshot is already
 /// applied (the older pending ones are then superseded by it). Read from the domain's
 /// queue ([`crate::store::queue`]), never the whole journal.
-fn plan(req: &Request<'_>, store: &DomainStore, notices: &mut Vec<Notice>) -> Result<Option<Plan>> {
+fn plan(req: &Request<'_>, store: &DomainStore, notices: &mut Vec<Notice>) -> Result<Planned> {
     let _lock = store.lock("replay", lock_timeout()?)?;
     let queue = store.queue(true)?;
     for damage in queue.damage() {
@@ -185,20 +206,23 @@ fn plan(req: &Request<'_>, store: &DomainStore, notices: &mut Vec<Notice>) -> Re
     }
     let pending = queue.pending();
     let Some((newest, index, cr)) = newest_intact(store, &queue, &pending, notices)? else {
-        return Ok(None);
+        return Ok(match pending.len() {
+            0 => Planned::Nothing,
+            n => Planned::Damaged(n),
+        });
     };
     if let Some(applied) = queue.applied_from(index) {
         supersede_by(req, store, &queue, &applied.id, notices)?;
-        return Ok(None);
+        return Ok(Planned::Nothing);
     }
     let reason = queue.row_reason(index);
-    Ok(Some(Plan {
+    Ok(Planned::Send(Box::new(Plan {
         newest,
         reason,
         cr,
         pending: pending.len(),
         queue: queue.is_window().then_some(queue),
-    }))
+    })))
 }
 
 /// The newest pending snapshot whose objects are intact, with its place in the order;
@@ -611,9 +635,9 @@ pub fn owed(store: &Store, domains: &[Domain], dry_run: bool, timeout: Duration)
 
 /// How a replay ends, every domain reported.
 ///
-/// A domain whose store failed ends it with its error; a refused owed push needs
-/// someone to act (exit 1, or a worse `--strict` code); else the reasons `--strict`
-/// collected (the worst reason's code).
+/// A domain whose store failed ends it with its error; a refused owed push or a domain
+/// whose pending snapshots are all damaged needs someone to act (exit 1, or a worse
+/// `--strict` code); else the reasons `--strict` collected (the worst reason's code).
 ///
 /// # Errors
 /// The first domain's store error.
@@ -623,9 +647,15 @@ pub fn outcome(
     refused: bool,
 ) -> Result<crate::error::Outcome> {
     use crate::error::{Outcome, exit};
+    // A damaged store is not a delivery that can wait: someone must repair it.
+    let damaged = reports.iter().any(|r| {
+        r.report
+            .as_ref()
+            .is_ok_and(|r| matches!(r.outcome, Replayed::Damaged { .. }))
+    });
     match reports.into_iter().find_map(|r| r.report.err()) {
         Some(e) => Err(e),
-        None if refused => Ok(Outcome::Worst(
+        None if refused || damaged => Ok(Outcome::Worst(
             unapplied
                 .iter()
                 .map(|r| exit::for_reason(*r))

@@ -38,6 +38,13 @@ pub fn replay_delivered(
     }
 }
 
+/// A domain whose pending snapshots are all damaged, in words.
+pub fn damaged(d: &str, pending: usize) -> String {
+    format!(
+        "{d}: {pending} snapshot(s) pending, but none is intact: nothing can be delivered until the store is repaired (clinv snapshots verify names the damage)"
+    )
+}
+
 /// `replay --all`: one row per domain — what happened, and to which snapshot or server.
 pub fn replay_rows(reports: &[crate::ops::replay::DomainReport]) -> Vec<Row> {
     use crate::ops::replay::Replayed;
@@ -47,6 +54,10 @@ pub fn replay_rows(reports: &[crate::ops::replay::DomainReport]) -> Vec<Row> {
             Err(e) => ("error".to_string(), crate::error::headline(e)),
             Ok(report) => match &report.outcome {
                 Replayed::Nothing => ("nothing to replay".into(), "-".into()),
+                Replayed::Damaged { pending } => (
+                    "damaged".into(),
+                    format!("{pending} snapshot(s) pending, none intact"),
+                ),
                 Replayed::NotApplied { reason, queued, .. } => (
                     format!("pending ({reason})"),
                     format!("{queued} snapshot(s)"),
@@ -188,6 +199,7 @@ fn show(
     console.notices(&report.notices);
     match &report.outcome {
         Replayed::Nothing => console.info(&format!("{d}: nothing to replay")),
+        Replayed::Damaged { pending } => console.error(&damaged(d.as_str(), *pending)),
         Replayed::NotApplied {
             reason, message, ..
         } => {

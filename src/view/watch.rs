@@ -145,6 +145,31 @@ pub fn line(event: &Event<'_>) -> Line {
     }
 }
 
+/// The lines of `event`: what an attempt's replay said on the way, then its own line.
+///
+/// The replay's messages are what one-shot `replay` says: a delivery to another server
+/// than the recorded one, a damaged snapshot skipped, older ones superseded.
+pub fn lines(event: &Event<'_>) -> Vec<Line> {
+    let mut lines = Vec::new();
+    if let Event::Attempted { domain, report, .. } = event {
+        lines.extend(report.notices.iter().map(|n| notice(domain, n)));
+    }
+    lines.push(line(event));
+    lines
+}
+
+/// One message of a replay, at its level.
+fn notice(domain: &Domain, n: &crate::util::notice::Notice) -> Line {
+    use crate::util::notice::Level as N;
+    let level = match n.level {
+        N::Error => Level::Error,
+        N::Warn => Level::Warn,
+        N::Info => Level::Info,
+        N::Detail | N::Debug => Level::Debug,
+    };
+    Line::new(level, "replay-said", n.text.clone()).with("domain", domain.as_str())
+}
+
 /// "; next attempt in 40s", or nothing.
 fn next(wait: Option<Duration>) -> String {
     wait.map(|w| format!("; next attempt in {}", secs(w)))
@@ -288,6 +313,12 @@ fn attempted(domain: &str, report: &crate::ops::replay::Report, wait: Option<Dur
         )
         .with("snapshot", snapshot.as_str())
         .with("superseded", superseded.len()),
+        Replayed::Damaged { pending } => Line::new(
+            Level::Warn,
+            "damaged",
+            format!("{}{}", super::replay::damaged(domain, *pending), next(wait)),
+        )
+        .with("queued", *pending),
         Replayed::Nothing | Replayed::DryRun { .. } => Line::new(
             Level::Debug,
             "nothing",
@@ -434,10 +465,11 @@ impl crate::ops::watch::Host for Service<'_> {
         if let Event::Stopping { .. } = event {
             let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
         }
-        let line = line(event);
-        match self.json {
-            Some(json) => json(line.level, &line.json(&crate::store::now_millis())),
-            None => line.say(self.console),
+        for line in lines(event) {
+            match self.json {
+                Some(json) => json(line.level, &line.json(&crate::store::now_millis())),
+                None => line.say(self.console),
+            }
         }
     }
 

@@ -343,6 +343,87 @@ fn edit_spec_version(root: &Path, domain: &str, version: &str) {
     std::fs::write(spec, text.as_bytes()).unwrap();
 }
 
+/// Accepts connections on a loopback port and counts them (each is closed at once): a
+/// far end that answers the probe and nothing else.
+struct Counter {
+    port: u16,
+    seen: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Counter {
+    fn start() -> Counter {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = seen.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                drop(conn);
+            }
+        });
+        Counter { port, seen }
+    }
+
+    fn seen(&self) -> usize {
+        self.seen.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Issue 48, finding 5: a pending snapshot whose object is missing cannot be delivered;
+/// the loop must not attempt it again at once, forever (it probed the cluster hundreds
+/// of times a second). It waits out a backoff, and says so at the default level — the
+/// damage replay names included.
+fn a_damaged_pending_snapshot_backs_off_and_says_so() {
+    let fx = Fx::new(1);
+    fx.publish(0);
+    let objects = fx.store.path().join("w0.watch.example/objects");
+    for f in std::fs::read_dir(&objects).unwrap() {
+        std::fs::remove_file(f.unwrap().path()).unwrap();
+    }
+    let far = Counter::start();
+    fx.aim(0, far.port);
+    let run = fx.watch(&["--backoff-base", "2s"]);
+    assert!(run.wait_for(LIMIT, |s| has_event(s, "started", "")));
+    std::thread::sleep(Duration::from_secs(3));
+    let probes = far.seen();
+    assert!(
+        probes <= 4,
+        "{probes} connections in 3 s:\n{}",
+        run.stderr()
+    );
+    let said = events(&run.stderr());
+    let skipped = said
+        .iter()
+        .any(|e| e["level"] == "warn" && e["msg"].as_str().unwrap_or("").contains("skipped"));
+    assert!(skipped, "the damage is said:\n{}", run.stderr());
+    let owed = said.iter().any(|e| {
+        e["level"] == "warn"
+            && e["domain"] == "w0.watch.example"
+            && e["wait_seconds"].as_f64().is_some()
+    });
+    assert!(owed, "it stays owed, said with its wait:\n{}", run.stderr());
+}
+
+/// Issue 48, finding 11: what one-shot replay warns, the loop logs. A kubeconfig
+/// regenerated with the same context name but another server: the delivery goes to the
+/// new server, and the loop says so at the default level, as `replay` does.
+fn the_loop_says_what_replay_says() {
+    let fx = Fx::new(1);
+    fx.publish(0);
+    let far = Counter::start();
+    fx.aim(0, far.port);
+    let run = fx.watch(&["--backoff-base", "1m"]);
+    let moved = format!("delivering it to https://127.0.0.1:{}", far.port);
+    assert!(
+        run.wait_for(LIMIT, |s| events(s).iter().any(
+            |e| e["level"] == "warn" && e["msg"].as_str().unwrap_or("").contains(&moved)
+        )),
+        "{}",
+        run.stderr()
+    );
+}
+
 trials! {
     Nothing: [
         a_second_loop_on_one_store_exits_18_naming_the_first,
@@ -354,5 +435,7 @@ trials! {
         two_domains_at_one_api_server_deliver_in_turn,
         under_systemd_it_says_ready_alive_and_stopping,
         watch_flags_are_refused_where_they_mean_nothing,
+        a_damaged_pending_snapshot_backs_off_and_says_so,
+        the_loop_says_what_replay_says,
     ],
 }

@@ -501,10 +501,11 @@ impl Generation<'_> {
                 return;
             }
             // Settled meanwhile (or stopping): off the schedule.
-            state
-                .pushes
-                .schedule
-                .finished(&key, Attempt::Nothing, now, now_ms());
+            let schedule = &mut state.pushes.schedule;
+            schedule.finished(&key, Attempt::Nothing, now, now_ms());
+            if !state.pushes.items.contains_key(&key) {
+                schedule.owed(&key, 0, None, now);
+            }
         }
     }
 
@@ -660,6 +661,8 @@ impl Generation<'_> {
             Ok(r) => match &r.outcome {
                 Replayed::Delivered { .. } => Attempt::Delivered,
                 Replayed::Nothing | Replayed::DryRun { .. } => Attempt::Nothing,
+                // Owed and undeliverable: waits as a failure does, never due at once.
+                Replayed::Damaged { .. } => Attempt::Errored,
                 Replayed::NotApplied { reason, .. } => Attempt::Failed(*reason),
             },
             Err(_) => Attempt::Errored,

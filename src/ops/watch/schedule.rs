@@ -34,6 +34,9 @@ pub struct Slot {
     pub last_reason: Option<Reason>,
     /// Attempts that ended in an error of their own (not the far end's).
     pub errors: u64,
+    /// The last attempt found nothing to deliver: if the store still says something is
+    /// owed right after, no attempt can make progress, and it waits as a failure does.
+    empty_handed: bool,
 }
 
 /// How an attempt ended, as far as the schedule cares.
@@ -75,12 +78,20 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
     /// Something newly owed by a domain that is not waiting is due at once; a domain
     /// waiting out a backoff keeps its wait (its cluster did not answer a moment ago).
     pub fn owed(&mut self, domain: &K, owed: usize, oldest_ms: Option<i64>, now: Instant) {
+        let unit = self.rng.unit();
         let slot = self.slots.entry(domain.clone()).or_default();
         slot.owed = owed;
         slot.oldest_ms = oldest_ms;
+        let stuck = std::mem::take(&mut slot.empty_handed) && owed > 0 && !slot.busy;
         if owed == 0 {
             slot.failures_in_row = 0;
             self.set_next(domain, None);
+        } else if stuck {
+            // Never due at once again: that would spin on what no attempt delivers.
+            slot.errors += 1;
+            let wait = self.policy.delay(slot.failures_in_row, unit);
+            slot.failures_in_row = slot.failures_in_row.saturating_add(1);
+            self.set_next(domain, Some(now + wait));
         } else if slot.next.is_none() {
             self.set_next(domain, Some(now));
         }
@@ -152,8 +163,9 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
                 if attempt == Attempt::Delivered {
                     slot.deliveries += 1;
                     slot.delivered_ms = Some(now_ms);
+                    slot.failures_in_row = 0;
                 }
-                slot.failures_in_row = 0;
+                slot.empty_handed = attempt == Attempt::Nothing;
                 slot.last_reason = None;
                 None
             }
@@ -294,6 +306,38 @@ mod tests {
         assert_eq!(s.next_wake(), Some(t + wait));
         s.owed(&a, 0, None, t);
         assert_eq!(s.next_wake(), None, "nothing owed: no wait");
+    }
+
+    /// Issue 48, finding 5: an attempt that finds nothing to deliver while the store
+    /// still says something is owed (a damaged record) waits out a growing backoff, and
+    /// a real delivery later resets it.
+    #[test]
+    fn owing_after_an_attempt_that_found_nothing_waits_and_the_wait_grows() {
+        let mut s = schedule();
+        let a = d("a.example");
+        let mut t = Instant::now();
+        s.owed(&a, 1, None, t);
+        let mut waits = Vec::new();
+        for _ in 0..4 {
+            assert_eq!(s.take_due(t, 1), vec![a.clone()]);
+            assert_eq!(s.finished(&a, Attempt::Nothing, t, 0), None);
+            s.owed(&a, 1, None, t);
+            assert!(s.take_due(t, 1).is_empty(), "never due at once again");
+            let next = s.slot(&a).unwrap().next.unwrap();
+            waits.push(next - t);
+            t = next;
+        }
+        assert!(waits[0] >= 4 * S, "{waits:?}");
+        assert!(waits.windows(2).all(|w| w[1] > w[0]), "{waits:?}");
+        assert_eq!(s.slot(&a).unwrap().errors, 4);
+        // Delivered meanwhile by another process, then something new is owed: at once.
+        s.take_due(t, 1);
+        s.finished(&a, Attempt::Nothing, t, 0);
+        s.owed(&a, 0, None, t);
+        s.owed(&a, 1, None, t);
+        assert_eq!(s.take_due(t, 1), vec![a.clone()]);
+        assert_eq!(s.finished(&a, Attempt::Delivered, t, 1), None);
+        assert_eq!(s.slot(&a).unwrap().failures_in_row, 0);
     }
 
     /// Model test: any sequence of reads and outcomes keeps the invariants — a busy
