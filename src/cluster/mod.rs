@@ -113,8 +113,9 @@ impl Failure {
         self.code == Some(404)
     }
 
-    /// A 409 from a failed `resourceVersion` precondition (not a field conflict).
-    fn modified_meanwhile(&self) -> bool {
+    /// A 409 from a failed `resourceVersion` precondition: another writer changed the
+    /// live object meanwhile (not a field conflict, which `--force-conflicts` settles).
+    pub fn modified_meanwhile(&self) -> bool {
         self.code == Some(409) && self.detail.contains("has been modified")
     }
 }
@@ -779,7 +780,13 @@ impl Cluster {
                 detail,
             )));
         }
-        if guard && let Some(live_at) = before.and_then(|l| newer_rendered_at(l, cr)) {
+        // Render times are compared within one domain only: another domain's inventory
+        // (taken over) says nothing about how old this one is.
+        if guard
+            && let Some(live_at) = before
+                .filter(|l| other_domain(l, cr).is_none())
+                .and_then(|l| newer_rendered_at(l, cr))
+        {
             return Some(Ok(Delivery::Stale {
                 live_rendered_at: live_at,
             }));
@@ -798,6 +805,7 @@ impl Cluster {
 
     async fn deliver(&self, cr: &ClusterInventory, guard: bool) -> Result<Delivery, Failure> {
         let mut crd_change = None;
+        let mut meanwhile = None;
         for _attempt in 0..3 {
             let before = self.get_inventory_async().await?;
             if let Some(refused) = self.refusal(before.as_ref(), cr, guard) {
@@ -825,14 +833,23 @@ impl Cluster {
                 }));
             }
             // The object checked above is the one written: a writer in between (another
-            // domain's publish) makes the apply fail, and the checks run again.
-            let precondition = before.as_ref().and_then(resource_version);
+            // domain's publish) makes the apply fail, and the checks run again. Guarded,
+            // an absent object is created only while it is absent: another writer's
+            // newer inventory created meanwhile is checked, never written over.
+            let precondition = match &before {
+                Some(live) => resource_version(live),
+                None if guard => Some(ABSENT),
+                None => None,
+            };
             let (status, after) = if self.opts.dry_run && crd == Change::Created {
                 // A dry-run CRD was not stored, so the CR cannot be dry-run against it.
                 (201, serde_json::to_value(cr).unwrap_or(Value::Null))
             } else {
                 match self.apply_cr(cr, precondition).await {
-                    Err(f) if precondition.is_some() && f.modified_meanwhile() => continue,
+                    Err(f) if precondition.is_some() && f.modified_meanwhile() => {
+                        meanwhile = Some(f);
+                        continue;
+                    }
                     other => other?,
                 }
             };
@@ -858,8 +875,14 @@ impl Cluster {
                 requests: self.requests.get(),
             }));
         }
-        let detail = "the live ClusterInventory kept changing while it was being replaced";
-        Err(Failure::new(Reason::Conflict, Step::Cr, detail))
+        let kept = "the live ClusterInventory kept changing while it was being replaced";
+        Err(match meanwhile {
+            Some(last) => Failure {
+                detail: format!("{kept} (last: {})", last.detail),
+                ..last
+            },
+            None => Failure::new(Reason::Conflict, Step::Cr, kept),
+        })
     }
 
     /// The request log (method, path, status, time), for `-v`.
@@ -1037,6 +1060,11 @@ pub fn same_content(live: &Value, cr: &ClusterInventory) -> bool {
                 .get(inventory::DOMAIN_LABEL)
                 .map(|d| Value::from(d.as_str()))
 }
+
+/// The precondition of a guarded create: no object holds it (etcd's first write is
+/// revision 2), so an apply that finds an object fails with a 409 and the checks run
+/// again, while one that finds none creates it (a create ignores the value).
+const ABSENT: &str = "1";
 
 fn resource_version(v: &Value) -> Option<&str> {
     v.pointer("/metadata/resourceVersion")

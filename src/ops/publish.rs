@@ -465,6 +465,9 @@ pub fn failure_message(verb: Verb, domain: &str, f: &Failure) -> String {
         (Reason::Conflict, Step::Crd) => {
             "the ClusterInventory CRD conflicts with one owned by another field manager (--force-conflicts takes it over)"
         }
+        (Reason::Conflict, _) if f.modified_meanwhile() => {
+            "the live ClusterInventory changed while it was being written (another writer, not a field manager: the next attempt reads it again)"
+        }
         (Reason::Conflict, _) => {
             "a field is owned by another field manager (--force-conflicts takes it over)"
         }
@@ -536,6 +539,36 @@ mod tests {
         assert!(failure_message(Verb::Publish, "lab", &f).starts_with(
             "inventory: could not publish the ClusterInventory for lab: the ClusterInventory CRD conflicts"
         ));
+    }
+
+    /// Issue 48: a 409 on the `resourceVersion` precondition is another writer, said as
+    /// such, never as a field conflict that `--force-conflicts` would settle.
+    #[test]
+    fn a_precondition_409_is_said_as_another_writer() {
+        let f = Failure {
+            code: Some(409),
+            ..Failure::new(
+                Reason::Conflict,
+                Step::Cr,
+                "409 Operation cannot be fulfilled on clusterinventories.lok8s.dev \"cluster\": the object has been modified; please apply your changes to the latest version and try again",
+            )
+        };
+        let said = failure_message(Verb::Replay, "lab", &f);
+        assert!(
+            said.contains("changed while it was being written"),
+            "{said}"
+        );
+        assert!(!said.contains("--force-conflicts"), "{said}");
+        let field = Failure {
+            code: Some(409),
+            ..Failure::new(
+                Reason::Conflict,
+                Step::Cr,
+                "409 Apply failed with 1 conflict",
+            )
+        };
+        let said = failure_message(Verb::Replay, "lab", &field);
+        assert!(said.contains("--force-conflicts"), "{said}");
     }
 
     /// Found by a new user: a missing kubeconfig read "the API server rejected it" though

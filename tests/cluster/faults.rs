@@ -40,7 +40,7 @@ impl Budget {
 }
 
 /// The API server's address from the admin kubeconfig.
-fn api_addr(p: &Plane) -> SocketAddr {
+pub(crate) fn api_addr(p: &Plane) -> SocketAddr {
     let text = std::fs::read_to_string(&p.admin).unwrap();
     let re = regex::Regex::new(r"server: https://(\S+)").unwrap();
     re.captures(&text).unwrap()[1].parse().unwrap()

@@ -34,6 +34,7 @@ mod plugins;
 mod processes;
 mod proxy;
 mod publish;
+mod races;
 mod replay;
 mod scale;
 mod secrets;
@@ -75,6 +76,7 @@ fn main() -> std::process::ExitCode {
         plugins::tests(),
         proxy::tests(),
         publish::tests(),
+        races::tests(),
         replay::tests(),
         scale::tests(),
         secrets::tests(),
