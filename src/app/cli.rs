@@ -916,6 +916,13 @@ pub struct WatchArgs {
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval, requires = "watch")]
     pub backoff_cap: std::time::Duration,
 
+    /// How often every selected domain's queue and the outbox are read in full, as a
+    /// controller resyncs: a change another process recorded but whose hint was lost
+    /// (a `.changes` it could not append to, one truncated by logrotate) is seen within
+    /// this. SIGHUP reads them in full at once.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval, requires = "watch")]
+    pub resync_period: std::time::Duration,
+
     /// Deliveries in flight at once, each bounded by --timeout.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024), requires = "watch")]
     pub parallel: u16,

@@ -244,6 +244,11 @@ pub enum Error {
     #[error("{} is already served by another clinv replay --watch ({holder}); stop it first, or wait for it", .store.display())]
     Watched { store: PathBuf, holder: String },
 
+    /// The store a running `replay --watch` serves was removed or replaced under it: its
+    /// lock no longer guards the store, so it stopped (a restart serves it as it is now).
+    #[error("{} was removed or replaced while the delivery loop served it (its lock no longer guards it): stopped, so that a new start serves the store as it is now", .store.display())]
+    StoreReplaced { store: PathBuf },
+
     /// What failed for one domain of several (`commit -A`): the domain, and the cause's
     /// exit code.
     #[error("{domain}")]
@@ -347,6 +352,7 @@ impl Error {
             Error::BrokenPipe => exit::OK,
             Error::Unapplied { reason, .. } => exit::for_reason(*reason),
             Error::NoProject(_)
+            | Error::StoreReplaced { .. }
             | Error::NoStore(_)
             | Error::NoFleet(_)
             | Error::RootNotFound(_)

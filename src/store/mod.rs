@@ -448,7 +448,10 @@ impl Store {
         let text = format!("pid {} since {}\n", std::process::id(), now_millis());
         crate::util::files::write_atomic(&note, text.as_bytes(), 0o600)
             .map_err(|e| Error::io(&note, e))?;
-        Ok(Lock { _file: file })
+        Ok(Lock {
+            file,
+            path: Some(path),
+        })
     }
 
     /// Domains that have a journal, sorted.
@@ -467,7 +470,25 @@ impl Store {
 
 /// A held domain lock; released on drop (and by the kernel if the process dies).
 pub struct Lock {
-    _file: File,
+    file: File,
+    /// Where the lock file is, for [`Lock::still_held`] (the loop's lock).
+    path: Option<PathBuf>,
+}
+
+impl Lock {
+    /// Whether the lock still guards its path: the file there is the one held. A store
+    /// removed (or restored from a copy) under its holder has a new lock file, which
+    /// another process can take.
+    pub fn still_held(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Some(path) = &self.path else {
+            return true;
+        };
+        match (self.file.metadata(), fs::symlink_metadata(path)) {
+            (Ok(held), Ok(there)) => held.dev() == there.dev() && held.ino() == there.ino(),
+            _ => false,
+        }
+    }
 }
 
 impl DomainStore {
@@ -608,7 +629,7 @@ impl DomainStore {
         // Whoever takes the lock removes what dead writers left, whether it then writes
         // or not (a replay with nothing pending takes it too).
         self.layout().clean_up();
-        Ok(Lock { _file: file })
+        Ok(Lock { file, path: None })
     }
 
     /// Takes the domain lock for a consistent read (`verify`, `export`) without writing
@@ -628,7 +649,7 @@ impl DomainStore {
             return Ok(None);
         };
         match lock::exclusive(&file, timeout) {
-            Ok(()) => Ok(Some(Lock { _file: file })),
+            Ok(()) => Ok(Some(Lock { file, path: None })),
             Err(lock::Wait::TimedOut) => Err(self.locked(&path, timeout)),
             Err(lock::Wait::Io(_)) => Ok(None),
         }

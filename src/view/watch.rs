@@ -140,6 +140,14 @@ pub fn line(event: &Event<'_>) -> Line {
             Line::new(Level::Error, "failed", format!("{text}{}", next(wait)))
                 .with("domain", domain.as_str())
         }
+        Event::StoreLost { store } => Line::new(
+            Level::Error,
+            "store-lost",
+            format!(
+                "{} was removed or replaced under the loop (its lock no longer guards it): stopping",
+                store.display()
+            ),
+        ),
         Event::Reloaded { error } => reloaded(error),
         Event::Stopping { signal, in_flight } => stopping(signal, in_flight),
     }

@@ -424,6 +424,157 @@ fn the_loop_says_what_replay_says() {
     );
 }
 
+/// The CPU time (user + system) `pid` used so far, from `/proc/PID/stat`.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name (which may hold spaces) start after its ')'.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    Duration::from_millis(ticks * 10)
+}
+
+/// Issue 48, finding 7: during a reload's drain (SIGHUP while an attempt hangs), a
+/// domain whose backoff ends is due but not started: the loop must sleep, not spin on
+/// it (it took a third of a core).
+fn a_reload_drain_with_a_hanging_attempt_does_not_spin() {
+    let fx = Fx::new(2);
+    fx.publish(0);
+    fx.publish(1);
+    // w0 is refused (a short backoff, due again during the drain); w1's cluster takes
+    // the connection and never answers.
+    let hole = TcpListener::bind("127.0.0.1:0").unwrap();
+    fx.aim(1, hole.local_addr().unwrap().port());
+    let run = fx.watch(&[
+        "-v",
+        "--backoff-base",
+        "200ms",
+        "--backoff-cap",
+        "200ms",
+        "--timeout",
+        "8",
+        "--probe-timeout",
+        "8",
+    ]);
+    hole.set_nonblocking(true).unwrap();
+    let mut held = Vec::new();
+    assert!(poll(LIMIT, Duration::from_millis(20), || {
+        held.extend(hole.accept().ok());
+        held.len() >= 2 && has_event(&run.stderr(), "unanswered", "w0.watch.example")
+    }));
+    run.signal("HUP");
+    std::thread::sleep(Duration::from_millis(800));
+    let before = cpu_time(run.pid());
+    std::thread::sleep(Duration::from_secs(3));
+    let used = cpu_time(run.pid()) - before;
+    assert!(
+        !has_event(&run.stderr(), "reloaded", ""),
+        "the drain was over before it was measured:\n{}",
+        run.stderr()
+    );
+    assert!(
+        used <= Duration::from_millis(150),
+        "{used:?} of CPU in 3 s of drain:\n{}",
+        run.stderr()
+    );
+}
+
+/// Issue 48, finding 4: the store removed under a running loop (its lock lived in the
+/// removed folder): the loop says so and exits non-zero instead of serving a store it
+/// no longer guards beside a second loop on the recreated one.
+fn a_store_removed_under_the_loop_stops_it() {
+    let fx = Fx::new(1);
+    fx.publish(0);
+    let mut run = fx.watch(&[]);
+    assert!(run.wait_for(LIMIT, |s| has_event(s, "started", "")));
+    std::fs::remove_dir_all(fx.store.path()).unwrap();
+    fx.publish(0);
+    let code = run.wait_exit(Duration::from_secs(10));
+    assert!(
+        matches!(code, Some(Some(c)) if c != 0),
+        "{code:?}: {}",
+        run.stderr()
+    );
+    assert_has(&run.stderr(), "removed or replaced");
+    // The recreated store gets a loop of its own.
+    let next = fx.watch(&[]);
+    assert!(
+        next.wait_for(LIMIT, |s| has_event(s, "started", "")),
+        "{}",
+        next.stderr()
+    );
+}
+
+/// Issue 48, finding 10: a lost change hint (a `.changes` the writers cannot append to;
+/// logrotate's copytruncate) is recovered by the full read after SIGHUP and by the
+/// periodic one (`--resync-period`), never only by a restart.
+fn a_lost_change_hint_is_recovered_by_sighup_and_by_the_period() {
+    for sighup in [true, false] {
+        let fx = Fx::new(1);
+        let period = if sighup { "1h" } else { "2s" };
+        let run = fx.watch(&["--resync-period", period]);
+        assert!(run.wait_for(LIMIT, |s| has_event(s, "started", "")));
+        // Writers cannot append: the hint is lost.
+        let changes = fx.store.path().join(".changes");
+        let _ = std::fs::remove_file(&changes);
+        std::fs::create_dir(&changes).unwrap();
+        fx.publish(0);
+        if sighup {
+            std::thread::sleep(Duration::from_millis(600));
+            run.signal("HUP");
+        }
+        assert!(
+            run.wait_for(LIMIT, |s| has_event(s, "owed", "w0.watch.example")),
+            "sighup {sighup}: {}",
+            run.stderr()
+        );
+    }
+}
+
+/// Issue 48, finding 7: attempts in flight are bounded by `--parallel`, not by the
+/// probes' bound: a granted attempt waits for a free worker in the loop (its `--timeout`
+/// starts when it does) and is not counted as in flight before.
+fn attempts_in_flight_are_bounded_by_parallel() {
+    let fx = Fx::new(2);
+    fx.publish(0);
+    fx.publish(1);
+    let holes: Vec<TcpListener> = (0..2)
+        .map(|i| {
+            let hole = TcpListener::bind("127.0.0.1:0").unwrap();
+            fx.aim(i, hole.local_addr().unwrap().port());
+            hole.set_nonblocking(true).unwrap();
+            hole
+        })
+        .collect();
+    let mut run = fx.watch(&[
+        "--parallel",
+        "1",
+        "--timeout",
+        "30",
+        "--probe-timeout",
+        "30",
+    ]);
+    let mut held = Vec::new();
+    // Both probes, then one attempt's connection.
+    assert!(poll(LIMIT, Duration::from_millis(20), || {
+        for hole in &holes {
+            held.extend(hole.accept().ok());
+        }
+        held.len() >= 3
+    }));
+    std::thread::sleep(Duration::from_millis(300));
+    for hole in &holes {
+        held.extend(hole.accept().ok());
+    }
+    assert_eq!(held.len(), 3, "one attempt at a time:\n{}", run.stderr());
+    run.signal("TERM");
+    assert_eq!(run.wait_exit(Duration::from_secs(10)), Some(Some(0)));
+    let stopping = events(&run.stderr())
+        .into_iter()
+        .find(|e| e["event"] == "stopping")
+        .unwrap();
+    assert_eq!(stopping["in_flight"], 1, "{}", run.stderr());
+}
+
 trials! {
     Nothing: [
         a_second_loop_on_one_store_exits_18_naming_the_first,
@@ -437,5 +588,9 @@ trials! {
         watch_flags_are_refused_where_they_mean_nothing,
         a_damaged_pending_snapshot_backs_off_and_says_so,
         the_loop_says_what_replay_says,
+        a_reload_drain_with_a_hanging_attempt_does_not_spin,
+        a_store_removed_under_the_loop_stops_it,
+        a_lost_change_hint_is_recovered_by_sighup_and_by_the_period,
+        attempts_in_flight_are_bounded_by_parallel,
     ],
 }

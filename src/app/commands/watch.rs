@@ -32,6 +32,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         base: args.watch.backoff_base,
         cap: args.watch.backoff_cap.max(args.watch.backoff_base),
         parallel: usize::from(args.watch.parallel),
+        resync: args.watch.resync_period,
         // --watch conflicts with --dry-run.
         opts: super::replay_options(args),
         allow_older: args.allow_older,

@@ -72,6 +72,8 @@ pub struct Watch<'a> {
     pub cap: Duration,
     /// Deliveries at once.
     pub parallel: usize,
+    /// How often everything is read in full (a lost change hint is found within this).
+    pub resync: Duration,
     /// Each attempt's limits (`--timeout`, `--probe-timeout`), `--force-conflicts`,
     /// `--take-over`.
     pub opts: Options,
@@ -130,6 +132,9 @@ pub enum Event<'a> {
         error: &'a crate::Error,
         wait: Option<Duration>,
     },
+    /// The store's folder was removed or replaced while the loop ran: its lock no longer
+    /// guards the store, so the loop stops (a restart serves the store as it is now).
+    StoreLost { store: &'a std::path::Path },
     /// SIGHUP: the project's kubeconfigs and settings were read again (or not).
     Reloaded { error: Option<&'a crate::Error> },
     /// SIGINT/SIGTERM: no new attempt starts; `in_flight` are let finish.
@@ -174,6 +179,8 @@ enum Job {
 enum End {
     Stop,
     Reload,
+    /// The store's folder was removed or replaced: its lock no longer guards it.
+    StoreLost,
 }
 
 /// The loop's memory across reloads.
@@ -187,7 +194,13 @@ struct State {
     servers: HashSet<String>,
     /// Domains waiting for a server's delivery in flight to end, in turn.
     parked: HashMap<String, std::collections::VecDeque<Domain>>,
+    /// Domains granted an attempt (their server reserved): running, or in `ready`.
     attempting: HashMap<Domain, Option<String>>,
+    /// Granted attempts waiting for a free worker, in turn: a job is handed to a worker
+    /// only when one is free, so its `--timeout` starts when it does.
+    ready: std::collections::VecDeque<Domain>,
+    /// Jobs on the workers (attempts and pushes): never more than `--parallel`.
+    running: usize,
     probing: usize,
     pushes: Pushes,
     pushing: usize,
@@ -195,6 +208,8 @@ struct State {
     git_pushing: Option<String>,
     git_waiting: std::collections::VecDeque<String>,
     stopping: Option<i32>,
+    /// This generation is ending: nothing new starts.
+    draining: bool,
 }
 
 /// Runs until SIGINT or SIGTERM (then returns, exit 0), holding the store's loop lock
@@ -202,7 +217,7 @@ struct State {
 ///
 /// # Errors
 /// The project cannot be read at the start, or the loop's threads cannot start.
-pub fn run(w: &Watch<'_>, host: &dyn Host, _one_loop: &crate::store::Lock) -> Result<()> {
+pub fn run(w: &Watch<'_>, host: &dyn Host, one_loop: &crate::store::Lock) -> Result<()> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let stop = Mutex::new(tx.clone());
     crate::util::signals::graceful(crate::util::signals::Graceful {
@@ -225,12 +240,15 @@ pub fn run(w: &Watch<'_>, host: &dyn Host, _one_loop: &crate::store::Lock) -> Re
         servers: HashSet::new(),
         parked: HashMap::new(),
         attempting: HashMap::new(),
+        ready: std::collections::VecDeque::new(),
+        running: 0,
         probing: 0,
         pushes: Pushes::new(w.base, w.cap),
         pushing: 0,
         git_pushing: None,
         git_waiting: std::collections::VecDeque::new(),
         stopping: None,
+        draining: false,
     };
     read_all(w, &mut state, Instant::now(), host, true);
     loop {
@@ -248,13 +266,21 @@ pub fn run(w: &Watch<'_>, host: &dyn Host, _one_loop: &crate::store::Lock) -> Re
             prober: &prober,
             tx: &tx,
             hup: &hup,
+            one_loop,
         };
         match generation.run(&mut state, &rx) {
             End::Stop => return Ok(()),
+            End::StoreLost => {
+                return Err(crate::error::Error::StoreReplaced {
+                    store: w.store.root().to_path_buf(),
+                });
+            }
             End::Reload => match host.load() {
                 Ok(l) => {
                     loaded = l;
                     state.endpoints.clear();
+                    // Whatever the change hints missed is found now.
+                    read_all(w, &mut state, Instant::now(), host, false);
                     state.schedule.retry_now(Instant::now());
                     host.event(&Event::Reloaded { error: None });
                 }
@@ -276,6 +302,17 @@ fn read_all(w: &Watch<'_>, state: &mut State, now: Instant, host: &dyn Host, sta
     for d in &domains {
         read_one(w, state, d, now, host, !start);
     }
+    let gone: Vec<Domain> = state
+        .schedule
+        .slots()
+        .map(|(d, _)| d)
+        .filter(|d| !domains.contains(d))
+        .cloned()
+        .collect();
+    for d in &gone {
+        state.schedule.forget(d);
+    }
+    state.pushes.relist();
     look_at_outbox(w, state, now, host, !start);
     if start {
         host.event(&Event::Started {
@@ -354,6 +391,7 @@ struct Generation<'g> {
     prober: &'g Prober,
     tx: &'g Sender<Msg>,
     hup: &'g AtomicBool,
+    one_loop: &'g crate::store::Lock,
 }
 
 impl Generation<'_> {
@@ -396,18 +434,19 @@ impl Generation<'_> {
     /// The loop proper: read what changed, start what is due, take the answers.
     fn turn(&self, state: &mut State, rx: &Receiver<Msg>, jobs: &Sender<Job>) -> End {
         let mut draining: Option<(End, Instant)> = None;
+        state.draining = false;
         let mut looked = Instant::now();
+        let mut resynced = Instant::now();
         loop {
             let now = Instant::now();
+            // The store and the change file are looked at four times a second, not on
+            // every answer: a thousand probes a minute cost no path lookups.
+            let look = now.duration_since(looked) >= LOOK;
             if draining.is_none() {
-                if self.hup.swap(false, Ordering::Relaxed) {
-                    draining = Some((End::Reload, now + self.req.opts.deadline + GRACE));
-                } else if let Some(s) = state.stopping {
-                    self.host.event(&Event::Stopping {
-                        signal: s,
-                        in_flight: state.attempting.len() + state.pushing,
-                    });
-                    draining = Some((End::Stop, now + GRACE));
+                draining = self.drain(state, now, look);
+                if draining.is_some() {
+                    state.draining = true;
+                    self.unready(state, now);
                 }
             }
             match &draining {
@@ -419,9 +458,10 @@ impl Generation<'_> {
                 }
                 Some(_) => {}
                 None => {
-                    // The change file is looked at four times a second, not on every
-                    // answer: a thousand probes a minute cost no path lookups.
-                    if now.duration_since(looked) >= LOOK {
+                    if now.duration_since(resynced) >= self.w.resync {
+                        (resynced, looked) = (now, now);
+                        read_all(self.w, state, now, self.host, false);
+                    } else if look {
                         looked = now;
                         self.changes(state, now);
                         look_at_outbox(self.w, state, now, self.host, true);
@@ -434,16 +474,41 @@ impl Generation<'_> {
                 pushes: &state.pushes.schedule,
                 push_items: &state.pushes.items,
             });
-            let wake = state
-                .schedule
-                .next_wake()
-                .map_or(LOOK, |w| w.saturating_duration_since(now));
+            // Draining, nothing new starts: what is due waits for the next generation
+            // (waking for it would spin until the drain ends).
+            let wake = match &draining {
+                Some((_, by)) => by.saturating_duration_since(now),
+                None => state
+                    .schedule
+                    .next_wake()
+                    .map_or(LOOK, |w| w.saturating_duration_since(now)),
+            };
             match rx.recv_timeout(wake.min(LOOK)) {
                 Ok(msg) => self.answer(state, msg, jobs),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return End::Stop,
             }
         }
+    }
+
+    /// Whether this generation ends, and by when its attempts in flight must have: the
+    /// store lost (looked at with the change file), SIGHUP, or a stop signal.
+    fn drain(&self, state: &State, now: Instant, look: bool) -> Option<(End, Instant)> {
+        if look && !self.one_loop.still_held() {
+            self.host.event(&Event::StoreLost {
+                store: self.w.store.root(),
+            });
+            return Some((End::StoreLost, now + GRACE));
+        }
+        if self.hup.swap(false, Ordering::Relaxed) {
+            return Some((End::Reload, now + self.req.opts.deadline + GRACE));
+        }
+        let signal = state.stopping?;
+        self.host.event(&Event::Stopping {
+            signal,
+            in_flight: state.running,
+        });
+        Some((End::Stop, now + GRACE))
     }
 
     /// Reads the domains written since the last look.
@@ -466,7 +531,9 @@ impl Generation<'_> {
         for domain in state.schedule.take_due(now, room) {
             self.launch(state, domain, jobs);
         }
-        let room = PROBES.saturating_sub(state.probing + state.attempting.len() + state.pushing);
+        // A push is taken only when a worker is free for it.
+        let free = self.w.parallel.max(1).saturating_sub(state.running);
+        let room = free.saturating_sub(state.ready.len());
         for key in state.pushes.schedule.take_due(now, room) {
             self.push(state, key, jobs);
         }
@@ -489,6 +556,7 @@ impl Generation<'_> {
             state.git_pushing = Some(key.clone());
         }
         state.pushing += 1;
+        state.running += 1;
         let _ = jobs.send(Job::Push(key, Box::new(item.clone())));
     }
 
@@ -496,7 +564,7 @@ impl Generation<'_> {
     fn next_git(&self, state: &mut State, jobs: &Sender<Job>, now: Instant) {
         state.git_pushing = None;
         while let Some(key) = state.git_waiting.pop_front() {
-            if state.pushes.items.contains_key(&key) && state.stopping.is_none() {
+            if state.pushes.items.contains_key(&key) && !state.draining {
                 self.push(state, key, jobs);
                 return;
             }
@@ -558,7 +626,31 @@ impl Generation<'_> {
             state.servers.insert(s.clone());
         }
         state.attempting.insert(domain.clone(), server);
-        let _ = jobs.send(Job::Cluster(domain));
+        state.ready.push_back(domain);
+        self.start_ready(state, jobs);
+    }
+
+    /// Hands granted attempts to the workers that are free, in turn (none while
+    /// draining: nothing new starts).
+    fn start_ready(&self, state: &mut State, jobs: &Sender<Job>) {
+        while state.running < self.w.parallel.max(1) && !state.draining {
+            let Some(domain) = state.ready.pop_front() else {
+                return;
+            };
+            state.running += 1;
+            let _ = jobs.send(Job::Cluster(domain));
+        }
+    }
+
+    /// A drain begins: the granted attempts no worker has started go back to the
+    /// schedule, due at once (the next generation takes them), their servers freed.
+    fn unready(&self, state: &mut State, now: Instant) {
+        while let Some(domain) = state.ready.pop_front() {
+            if let Some(Some(server)) = state.attempting.remove(&domain) {
+                state.servers.remove(&server);
+            }
+            state.schedule.defer(&domain, now);
+        }
     }
 
     /// One answer: a probe's, an attempt's, or a signal.
@@ -578,7 +670,7 @@ impl Generation<'_> {
                     Ok(()) if server.as_ref().is_some_and(|s| state.servers.contains(s)) => {
                         self.park(state, domain, server.unwrap_or_default());
                     }
-                    Ok(()) if state.stopping.is_none() => self.attempt(state, domain, server, jobs),
+                    Ok(()) if !state.draining => self.attempt(state, domain, server, jobs),
                     Ok(()) => state.schedule.defer(&domain, now),
                     Err(reason) => {
                         let wait = state.schedule.finished(
@@ -614,6 +706,7 @@ impl Generation<'_> {
         jobs: &Sender<Job>,
     ) {
         state.pushing = state.pushing.saturating_sub(1);
+        state.running = state.running.saturating_sub(1);
         let git = state.git_pushing.as_ref() == Some(key);
         let attempt = match pushed {
             Pushed::Delivered { .. } => Attempt::Delivered,
@@ -636,6 +729,7 @@ impl Generation<'_> {
         if git {
             self.next_git(state, jobs, now);
         }
+        self.start_ready(state, jobs);
     }
 
     fn attempted(
@@ -646,6 +740,8 @@ impl Generation<'_> {
         now: Instant,
         jobs: &Sender<Job>,
     ) {
+        state.running = state.running.saturating_sub(1);
+        self.start_ready(state, jobs);
         if let Some(Some(server)) = state.attempting.remove(&domain) {
             state.servers.remove(&server);
             // The next domain waiting for this server gets its turn.
@@ -653,8 +749,11 @@ impl Generation<'_> {
             if state.parked.get(&server).is_some_and(|q| q.is_empty()) {
                 state.parked.remove(&server);
             }
-            if let Some(next) = next.filter(|_| state.stopping.is_none()) {
-                self.launch(state, next, jobs);
+            match next {
+                Some(next) if !state.draining => self.launch(state, next, jobs),
+                // Its turn is the next generation's.
+                Some(next) => state.schedule.defer(&next, now),
+                None => {}
             }
         }
         let attempt = match &report {

@@ -43,6 +43,12 @@ impl Pushes {
         }
     }
 
+    /// The next [`Pushes::refresh`] lists the outbox whether or not its folder's time
+    /// changed (a full read: a change within the time's resolution is not missed).
+    pub fn relist(&mut self) {
+        self.seen = None;
+    }
+
     /// Lists the outbox again when its folder changed since the last look (every write
     /// and removal is a rename in it); returns the pushes newly owed and the files that
     /// cannot be used (named once per listing).
