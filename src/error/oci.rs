@@ -110,6 +110,14 @@ pub enum OciError {
         theirs_rendered: String,
         ours_rendered: String,
     },
+
+    /// The tag an owed push moves changed while the push was under way (another push
+    /// settled it, or moved it on): not moved — the owed push is looked at again.
+    #[error("{reference} changed while this push was under way (it names {}): not moved; the owed push is looked at again", .now.as_deref().unwrap_or("nothing"))]
+    TagChanged {
+        reference: String,
+        now: Option<String>,
+    },
 }
 
 /// Where the registry pointed, and why clinv does not go there (with the credentials).

@@ -40,6 +40,9 @@ pub struct Access {
     pub creds_env: Option<String>,
     /// `--token-env NAME`: a variable holding a Bearer token, sent as it is.
     pub token_env: Option<String>,
+    /// The end of an attempt that is given up at a time (an owed push's `--timeout`):
+    /// every request is bounded by it, so nothing of the attempt goes on after it.
+    pub until: Option<std::time::Instant>,
 }
 
 /// Parses `text` as an `oci://` reference.
@@ -196,6 +199,10 @@ pub struct Sending<'a> {
     /// The manifest digest the store says was pushed to this repository last (see
     /// `registry::Client::push`): fewer questions to the registry.
     pub last_push: Option<&'a str>,
+    /// A move of the reference's own tag happens only if this still says yes, asked with
+    /// what the tag names just before it is written (after every other tag): the move
+    /// of a tag that Flux and Argo CD follow is conditional on what it held.
+    pub guard: Option<&'a dyn Fn(Option<&str>) -> bool>,
 }
 
 /// Pushes `artifact` to `reference` under its tag and `sending`'s extra tags.
@@ -209,10 +216,16 @@ pub fn push(
     sending: &Sending<'_>,
 ) -> Result<Pushed> {
     let mut client = client(reference, access)?;
-    let mut tags = vec![reference.tag.clone()];
+    let mut tags = match sending.guard {
+        Some(_) => Vec::new(),
+        None => vec![reference.tag.clone()],
+    };
     let extra = sending.extra_tags.iter();
     tags.extend(extra.filter(|t| **t != reference.tag).cloned());
     let mut pushed = client.push(artifact, &tags, sending.last_push)?;
+    if let Some(guard) = sending.guard {
+        guarded_move(&mut client, reference, artifact, guard, &mut pushed)?;
+    }
     let signer = sending.signer;
     if let Some(key) = signer {
         pushed.signed = Some(attach_signature(
@@ -223,6 +236,32 @@ pub fn push(
         )?);
     }
     Ok(pushed)
+}
+
+/// Moves the reference's tag to `artifact` if `guard` still says yes with what the tag
+/// names now (a registry has no conditional write: the check is the last request before
+/// the write).
+fn guarded_move(
+    client: &mut registry::Client,
+    reference: &Reference,
+    artifact: &Artifact,
+    guard: &dyn Fn(Option<&str>) -> bool,
+    pushed: &mut Pushed,
+) -> Result<()> {
+    let now = client.tag_digest(&reference.tag)?;
+    if now.as_deref() == Some(artifact.digest.as_str()) {
+        return Ok(());
+    }
+    if !guard(now.as_deref()) {
+        return Err(OciError::TagChanged {
+            reference: format!("{}:{}", reference.url(), reference.tag),
+            now,
+        }
+        .into());
+    }
+    client.put_manifest(&reference.tag, &artifact.manifest)?;
+    pushed.tagged.insert(0, reference.tag.clone());
+    Ok(())
 }
 
 /// Reads a private key for `--sign` (cosign's encrypted key with the password in
@@ -276,6 +315,9 @@ fn client(reference: &Reference, access: &Access) -> Result<registry::Client> {
     let mut client = registry::Client::new(reference, access.plain_http, ca, credentials, proxy);
     if let Some(token) = token {
         client.bearer(&token);
+    }
+    if let Some(at) = access.until {
+        client.until(at);
     }
     Ok(client)
 }

@@ -50,6 +50,9 @@ pub struct Client {
     origin: Option<Origin>,
     /// `--plain-http`/`--insecure`: the registry itself is plain HTTP.
     plain_http: bool,
+    /// The end of the attempt: each request is bounded by what is left, and none starts
+    /// after it (an attempt its caller gave up on never goes on in the background).
+    until: Option<std::time::Instant>,
 }
 
 /// The scheme, host and port of a URL — what "the same server" means for credentials.
@@ -171,7 +174,13 @@ impl Client {
             auth: None,
             token_given: false,
             plain_http,
+            until: None,
         }
+    }
+
+    /// Bounds every request from now on by `at` ([`Client::until`]'s rule).
+    pub fn until(&mut self, at: std::time::Instant) {
+        self.until = Some(at);
     }
 
     /// Sends `token` as the Bearer token from the first request on (`--token-env`): the
@@ -565,12 +574,37 @@ impl Client {
         {
             request = request.header("Authorization", a);
         }
+        let left = match self.until {
+            Some(at) => match at.checked_duration_since(std::time::Instant::now()) {
+                Some(left) if !left.is_zero() => Some(left),
+                _ => return Err(self.unreachable("the attempt's time ran out")),
+            },
+            None => None,
+        };
         let sent = match body {
-            Some(bytes) => request.body(bytes).map(|r| self.agent.run(r)),
-            None => request.body(()).map(|r| self.agent.run(r)),
+            Some(bytes) => request.body(bytes).map(|r| self.run(r, left)),
+            None => request.body(()).map(|r| self.run(r, left)),
         };
         sent.map_err(|e| self.unreachable(&e.to_string()))?
             .map_err(|e| self.failed(&e, what))
+    }
+
+    /// Sends `request`, within `left` when the attempt has an end.
+    fn run<B: ureq::AsSendBody>(
+        &self,
+        request: http::Request<B>,
+        left: Option<Duration>,
+    ) -> Result<http::Response<ureq::Body>, ureq::Error> {
+        use ureq::RequestExt;
+        match left {
+            Some(left) => request
+                .with_agent(&self.agent)
+                .configure()
+                .timeout_global(Some(left))
+                .build()
+                .run(),
+            None => self.agent.run(request),
+        }
     }
 
     /// The `Authorization` a challenge asks for: `Basic` with the credentials, or a

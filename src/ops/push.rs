@@ -128,6 +128,8 @@ fn push(
         extra_tags: &extra_tags,
         signer: opts.signer,
         last_push: last_push.as_deref(),
+        // A push the user asked for moves the tag as they asked.
+        guard: None,
     };
     let mut push = Push {
         snapshot,

@@ -755,6 +755,130 @@ fn the_loop_pushes_an_owed_artifact_signed_once_the_registry_is_back() {
     assert_lacks(&run.stderr(), REG_PASSWORD);
 }
 
+/// A door on loopback in front of a server: shut (every connection closed at once),
+/// open (forwarded), or slow (a new connection is held `slow` before it is forwarded,
+/// and dropped if its client gave up meanwhile — the TLS handshake cannot end before,
+/// so nothing of its request reaches the server). A test double by necessity: a real
+/// registry cannot be told to be slow for one connection.
+struct Door {
+    port: u16,
+    mode: std::sync::Arc<std::sync::atomic::AtomicU8>,
+    /// Connections let through at once before slow ones are held.
+    free: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+const SHUT: u8 = 0;
+const OPEN: u8 = 1;
+const SLOW: u8 = 2;
+
+impl Door {
+    fn start(upstream: u16, slow: std::time::Duration) -> Door {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mode = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(SHUT));
+        let free = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (m, f) = (mode.clone(), free.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let mut mode = m.load(Ordering::SeqCst);
+                if mode == SHUT {
+                    continue;
+                }
+                let take = |n: usize| n.checked_sub(1);
+                if mode == SLOW
+                    && f.fetch_update(Ordering::SeqCst, Ordering::SeqCst, take)
+                        .is_ok()
+                {
+                    mode = OPEN;
+                }
+                std::thread::spawn(move || {
+                    if mode == SLOW {
+                        std::thread::sleep(slow);
+                        client.set_nonblocking(true).unwrap();
+                        let mut one = [0u8; 1];
+                        if matches!(client.peek(&mut one), Ok(0)) {
+                            return;
+                        }
+                        client.set_nonblocking(false).unwrap();
+                    }
+                    let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
+                        return;
+                    };
+                    let (mut c2, mut s2) =
+                        (client.try_clone().unwrap(), server.try_clone().unwrap());
+                    let (mut c, mut s) = (client, server);
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut c2, &mut s2);
+                        let _ = s2.shutdown(std::net::Shutdown::Write);
+                    });
+                    let _ = std::io::copy(&mut s, &mut c);
+                    let _ = c.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        });
+        Door { port, mode, free }
+    }
+
+    fn set(&self, mode: u8) {
+        self.mode.store(mode, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Slow, after `free` connections let through at once.
+    fn slow_after(&self, free: usize) {
+        self.free.store(free, std::sync::atomic::Ordering::SeqCst);
+        self.set(SLOW);
+    }
+}
+
+/// Issue 48, finding 2: the loop gives up on a slow registry at `--timeout`; the attempt
+/// it gave up must stop there, never land later and move the tag back to the older
+/// artifact after a newer one was pushed meanwhile (the one Flux and Argo CD deploy).
+fn an_owed_push_given_up_never_moves_the_tag_back_later() {
+    let fx = OciFx::new();
+    let door = Door::start(fx.registry.port, std::time::Duration::from_secs(4));
+    let url = format!("oci://127.0.0.1:{}/inventories/prod", door.port);
+    let ca = fx.registry.ca();
+    let through_door = [
+        "push",
+        &url,
+        "--ca-file",
+        &ca,
+        "--creds-env",
+        "REGISTRY_AUTH",
+    ];
+    assert_has(&fx.clinv(&through_door).run().success().stderr, "push owed");
+    // The attempt's look at the tag gets through; its push is held.
+    door.slow_after(1);
+    let run = fx.clinv(&LOOP).args(["--timeout", "1"]).spawn();
+    let limit = std::time::Duration::from_secs(20);
+    assert!(
+        run.wait_for(limit, |s| has_event(s, "push-not-delivered", DOMAIN)),
+        "{}",
+        run.stderr()
+    );
+    // A newer inventory is pushed straight to the registry meanwhile.
+    let other = tempfile::tempdir().unwrap();
+    let direct = [
+        "push",
+        &fx.registry.url("inventories/prod"),
+        "--ca-file",
+        &ca,
+        "--creds-env",
+        "REGISTRY_AUTH",
+    ];
+    fx.clinv(&direct)
+        .store(other.path())
+        .env("SOURCE_DATE_EPOCH", "1767312000")
+        .run()
+        .success();
+    let newer = fx.tagged("latest");
+    door.set(OPEN);
+    // The held connections are let through after 4 s; the given-up attempts are over.
+    std::thread::sleep(std::time::Duration::from_secs(8));
+    assert_eq!(fx.tagged("latest"), newer, "moved back:\n{}", run.stderr());
+}
+
 trials! {
     Sshd: [git_and_ssh_remotes_that_refuse_connections_are_owed],
     GitHttps: [
@@ -774,5 +898,6 @@ trials! {
         a_damaged_outbox_file_is_named_and_the_others_are_delivered,
         the_loop_pushes_an_owed_artifact_signed_once_the_registry_is_back,
         an_owed_artifact_whose_tag_moved_on_is_refused_and_stays_owed,
+        an_owed_push_given_up_never_moves_the_tag_back_later,
     ],
 }

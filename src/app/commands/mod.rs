@@ -255,5 +255,6 @@ fn registry_access(args: &crate::app::cli::RegistryArgs) -> crate::oci::Access {
         ca_file: args.ca_file.clone(),
         creds_env: args.creds_env.clone(),
         token_env: args.token_env.clone(),
+        until: None,
     }
 }

@@ -67,9 +67,10 @@ pub fn deliver(store: &Store, item: &Owed, timeout: Duration) -> Delivery {
 }
 
 fn attempt(store: &Store, item: &Owed, timeout: Duration) -> Delivery {
+    let until = std::time::Instant::now() + timeout;
     let pushed = match &item.push {
         Push::Git(g) => push_git(g, timeout).map(|already| (already, git_state(item, g))),
-        Push::Oci(o) => push_oci(store, item, o),
+        Push::Oci(o) => push_oci(store, item, o, until),
     };
     match pushed {
         Ok((already_there, change)) => {
@@ -96,13 +97,13 @@ fn failed(e: &Error) -> Delivery {
     let message = crate::util::redact::detail(&crate::error::chain(e));
     let reason = match e {
         Error::Push(PushError::Unanswered { reason, .. }) => Some(*reason),
-        Error::Oci(o) => o.unanswered(),
-        Error::Locked { .. } => {
+        Error::Locked { .. } | Error::Oci(crate::error::OciError::TagChanged { .. }) => {
             return Delivery::StillOwed {
                 reason: None,
                 message,
             };
         }
+        Error::Oci(o) => o.unanswered(),
         _ => None,
     };
     match reason {
@@ -157,7 +158,16 @@ fn git_state(item: &Owed, g: &GitPush) -> StateRecord {
 
 /// Re-packs the snapshot's folder with the annotations it was first packed with, pushes
 /// it (signed when asked, the key read now), and returns the state `push` records.
-fn push_oci(store: &Store, item: &Owed, o: &OciPush) -> Result<(bool, StateRecord)> {
+///
+/// Nothing of it is sent after `until`, and the tag moves only while it still names what
+/// it named when it was checked and the outbox still owes this very push: an attempt
+/// that lasted past a direct push of a newer snapshot never moves the tag back.
+fn push_oci(
+    store: &Store,
+    item: &Owed,
+    o: &OciPush,
+    until: std::time::Instant,
+) -> Result<(bool, StateRecord)> {
     use crate::oci::{self, LayerType};
     let domain = store.domain(&item.domain);
     let picked = crate::ops::commit::pick(&domain, Some(item.snapshot.as_str()))?;
@@ -181,38 +191,46 @@ fn push_oci(store: &Store, item: &Owed, o: &OciPush) -> Result<(bool, StateRecor
         ca_file: o.ca_file.clone(),
         creds_env: o.creds_env.clone(),
         token_env: o.token_env.clone(),
+        until: Some(until),
     };
     let signer = o.sign_key.as_deref().map(oci::signing_key).transpose()?;
     let snapshot_tag = format!("snapshot-{}", snap.id);
+    let seen = not_moved_on(&target, &access, &artifact, &o.annotations)?;
+    let guard = |now: Option<&str>| now == seen.as_deref() && still_owed(store, item);
     let sending = oci::Sending {
         extra_tags: std::slice::from_ref(&snapshot_tag),
         signer: signer.as_ref(),
         last_push: None,
+        guard: Some(&guard),
     };
-    not_moved_on(&target, &access, &artifact, &o.annotations)?;
     let pushed = oci::push(&target, &artifact, &access, &sending)?;
     let already = pushed.uploaded == 0 && pushed.tagged.is_empty();
     let change = crate::ops::push::pushed_state(&snap.id, &target, &artifact.digest);
     Ok((already, change))
 }
 
+/// Whether the outbox still owes this very push (a direct push of this or a newer
+/// snapshot settles or replaces it).
+fn still_owed(store: &Store, item: &Owed) -> bool {
+    let listing = crate::store::outbox::list(store.root(), Some(&item.domain));
+    listing.owed.iter().any(|e| e.owed == *item)
+}
+
 /// Refuses an owed push whose tag now names another artifact of an inventory rendered
 /// later (another machine pushed a newer one meanwhile): the registry's analogue of a
 /// remote that moved on. A tag that names nothing, this artifact, or an older or
-/// undated one is pushed over as `push` would.
+/// undated one is pushed over as `push` would. What the tag names, for the move's guard.
 fn not_moved_on(
     target: &crate::oci::Reference,
     access: &crate::oci::Access,
     artifact: &crate::oci::Artifact,
     ours: &std::collections::BTreeMap<String, String>,
-) -> Result<()> {
+) -> Result<Option<String>> {
     const CREATED: &str = "org.opencontainers.image.created";
     let mut session = crate::oci::Session::open(target, access)?;
-    let Some(digest) = session
-        .digest(&target.tag)?
-        .filter(|d| *d != artifact.digest)
-    else {
-        return Ok(());
+    let seen = session.digest(&target.tag)?;
+    let Some(digest) = seen.clone().filter(|d| *d != artifact.digest) else {
+        return Ok(seen);
     };
     let theirs = session.pull(&digest, None)?;
     let when = |a: &std::collections::BTreeMap<String, String>| {
@@ -231,6 +249,6 @@ fn not_moved_on(
             }
             .into())
         }
-        _ => Ok(()),
+        _ => Ok(seen),
     }
 }
