@@ -575,6 +575,52 @@ fn attempts_in_flight_are_bounded_by_parallel() {
     assert_eq!(stopping["in_flight"], 1, "{}", run.stderr());
 }
 
+/// The threads of process `pid` now.
+fn threads(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("Threads:")).unwrap();
+    line[8..].trim().parse().unwrap()
+}
+
+/// Issue 48, finding 6: owed pushes to a registry that takes connections and never
+/// answers are given up at `--timeout` for real: the loop's threads stay within
+/// `--parallel` + 16 however many attempts it gave up on (each went on in a thread of
+/// its own for the HTTP client's 300 s before).
+fn owed_pushes_to_a_black_hole_keep_the_threads_bounded() {
+    let fx = Fx::new(1);
+    fx.publish(0);
+    let port = refused_port();
+    for i in 0..12 {
+        let url = format!("oci://127.0.0.1:{port}/inventories/r{i}");
+        let run = fx
+            .clinv(&["push", &url, "--plain-http", "--domain", "w0.watch.example"])
+            .run();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_has(&run.stderr, "push owed");
+    }
+    let hole = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let run = fx.watch(&[
+        "--parallel",
+        "4",
+        "--timeout",
+        "1",
+        "--backoff-base",
+        "200ms",
+        "--backoff-cap",
+        "400ms",
+    ]);
+    assert!(run.wait_for(LIMIT, |s| count_events(s, "push-not-delivered") >= 12));
+    std::thread::sleep(Duration::from_secs(4));
+    let most = threads(run.pid());
+    assert!(
+        most <= 4 + 16,
+        "{most} threads after {} attempts given up:\n{}",
+        count_events(&run.stderr(), "push-not-delivered"),
+        run.stderr()
+    );
+    drop(hole);
+}
+
 trials! {
     Nothing: [
         a_second_loop_on_one_store_exits_18_naming_the_first,
@@ -592,5 +638,6 @@ trials! {
         a_store_removed_under_the_loop_stops_it,
         a_lost_change_hint_is_recovered_by_sighup_and_by_the_period,
         attempts_in_flight_are_bounded_by_parallel,
+        owed_pushes_to_a_black_hole_keep_the_threads_bounded,
     ],
 }
