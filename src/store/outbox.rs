@@ -175,7 +175,9 @@ pub fn dir(root: &Path) -> PathBuf {
 /// writing) or not a folder.
 fn check_dir(dir: &Path) -> std::result::Result<bool, String> {
     match fs::symlink_metadata(dir) {
+        // No store there (or the store root is not a folder, which its own read says).
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Ok(false),
         Err(e) => Err(e.to_string()),
         Ok(meta) if meta.file_type().is_symlink() => {
             Err("is a symbolic link; clinv does not follow links inside its store".into())
@@ -500,6 +502,12 @@ mod tests {
             listed.damaged
         );
         assert!(ds.owe(&git_owed(&d, "ccc")).is_err());
+        // A store root that is a file has no outbox: the store's own error says why.
+        let listed = list(&link, None);
+        assert!(
+            listed.owed.is_empty() && listed.damaged.is_empty(),
+            "{listed:?}"
+        );
     }
 
     #[test]
