@@ -165,7 +165,7 @@ impl Printer {
             let _ = writeln!(
                 io::stderr().lock(),
                 "{}",
-                crate::util::redact::urls_in(json_line)
+                redact::credentials(&redact::urls_in(json_line))
             );
         }
     }
@@ -179,7 +179,7 @@ impl Printer {
         };
         clear_progress();
         let mut err = io::stderr().lock();
-        for (i, text) in redact::escape_controls(&crate::util::redact::urls_in(message))
+        for (i, text) in redact::escape_controls(&redact::credentials(&redact::urls_in(message)))
             .lines()
             .enumerate()
         {
@@ -238,7 +238,7 @@ impl Console for Printer {
             let _ = writeln!(
                 io::stderr().lock(),
                 "{}",
-                redact::escape_controls(&crate::util::redact::urls_in(message))
+                redact::escape_controls(&redact::credentials(&redact::urls_in(message)))
             );
         }
     }

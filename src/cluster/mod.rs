@@ -1257,6 +1257,27 @@ mod tests {
     }
 
     #[test]
+    fn credentials_a_server_echoes_are_not_in_the_detail() {
+        // Issue #48, finding 12: a 401 whose message echoed the Authorization header was
+        // stored verbatim (journal, export, logs).
+        let message = "Unauthorized: got Authorization: Bearer abc.def.ghi; \"authorization\": \"Basic dXNlcjpzM2NyZXQ=\"";
+        let cause = "header: bearer tok-s3cret rejected";
+        let body = serde_json::json!({"kind": "Status", "message": message, "reason": "Unauthorized", "code": 401,
+            "details": {"causes": [{"field": "header", "message": cause}]}});
+        let f = classify(401, &body, Step::Probe);
+        assert_eq!(f.reason, Reason::Unauthorized);
+        for secret in ["abc.def.ghi", "dXNlcjpzM2NyZXQ=", "tok-s3cret"] {
+            assert!(!f.detail.contains(secret), "{secret}: {}", f.detail);
+        }
+        assert!(
+            f.detail
+                .starts_with("401 Unauthorized: got Authorization: Bearer …"),
+            "{}",
+            f.detail
+        );
+    }
+
+    #[test]
     fn gitops_owners_are_named() {
         let obj = |meta: Value| serde_json::json!({ "metadata": meta });
         let flux = obj(serde_json::json!({"labels": {

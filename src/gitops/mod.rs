@@ -1027,7 +1027,8 @@ fn push_refspec(
     let mut callbacks = credentials(repo);
     callbacks.push_update_reference(|_, status| {
         if let Some(s) = status {
-            *rejected.borrow_mut() = Some(s.to_string());
+            // The server's own words (a hook's too): without credentials it echoed.
+            *rejected.borrow_mut() = Some(crate::util::redact::credentials(s));
         }
         Ok(())
     });
@@ -1045,7 +1046,7 @@ fn push_refspec(
             if e.class() == git2::ErrorClass::Reference
                 || e.message().contains("non-fast-forward") =>
         {
-            Ok(Some(e.message().to_string()))
+            Ok(Some(crate::util::redact::credentials(e.message())))
         }
         Err(e) => {
             let name = remote.name().ok().flatten().unwrap_or("remote").to_string();

@@ -521,7 +521,7 @@ impl Client {
         if crate::util::unanswered(error) {
             return OciError::Unanswered {
                 registry: self.reference.registry.clone(),
-                cause: Cause(redact::detail(&text)),
+                cause: Cause(self.scrub(&text)),
             };
         }
         if !self.plain_http && text.contains("InvalidContentType") {
@@ -679,8 +679,22 @@ impl Client {
     fn unreachable(&self, message: &str) -> OciError {
         OciError::Unreachable {
             registry: self.reference.registry.clone(),
-            cause: Cause(redact::detail(message)),
+            cause: Cause(self.scrub(message)),
         }
+    }
+
+    /// A text from the registry (or about its answer) as a failure detail: without the
+    /// token or password this client sent, should the registry echo them, and through
+    /// [`redact::detail`].
+    fn scrub(&self, text: &str) -> String {
+        let token = self
+            .auth
+            .as_deref()
+            .and_then(|a| a.split_once(' '))
+            .map(|(_, value)| value);
+        let password = self.credentials.as_ref().map(|(_, p)| p.as_str());
+        let sent: Vec<&str> = token.into_iter().chain(password).collect();
+        redact::detail(&redact::sent(text, &sent))
     }
 
     /// The registry's refusal, with its own error code and message when it gave them.
@@ -712,7 +726,7 @@ impl Client {
             registry: self.reference.registry.clone(),
             what: what.to_string(),
             status,
-            message: redact::detail(&message),
+            message: self.scrub(&message),
         };
         (code, refused)
     }
@@ -814,5 +828,26 @@ mod tests {
             assert!(err.contains(problem), "{err}");
         }
         assert!(plain.check_realm("http://auth.example/token", "x").is_ok());
+    }
+
+    #[test]
+    fn a_refusal_that_echoes_what_was_sent_does_not_repeat_it() {
+        // Issue #48, finding 12: a server's message is stored as the failure detail.
+        let reference = Reference::parse("oci://registry.example/a/b:t").unwrap();
+        let credentials = Some(("bot".to_string(), "pw-s3cret-1".to_string()));
+        let mut client = Client::new(&reference, false, None, credentials, None);
+        client.bearer("opaquetokenvalue");
+        let body = r#"{"errors":[{"code":"UNAUTHORIZED","message":"token opaquetokenvalue, password pw-s3cret-1: refused"}]}"#;
+        let response = http::Response::builder()
+            .status(401)
+            .body(ureq::Body::builder().data(body))
+            .unwrap();
+        let said = client.refused("pushing", response).to_string();
+        assert!(
+            said.contains("UNAUTHORIZED token …, password …: refused"),
+            "{said}"
+        );
+        let said = client.unreachable("echo: opaquetokenvalue").to_string();
+        assert!(!said.contains("opaquetokenvalue"), "{said}");
     }
 }

@@ -12,15 +12,17 @@
 //!
 //! Bounded: request bodies are never read, headers are hyper's (≤ ~400 KiB) and must
 //! arrive within [`HEADER_TIMEOUT`], each connection is a task of its own (a slow client
-//! holds only its own), and at most [`MAX_CONNECTIONS`] are open at once (more are closed
-//! at once). Dropping the [`Server`] (or [`Server::shutdown`]) stops it and every
-//! connection.
+//! holds only its own), and at most [`MAX_CONNECTIONS`] are open at once. A connection
+//! past the bound is not refused: the one idle longest (no request since it was opened or
+//! since its last one) is closed to make room, so clients that open connections and send
+//! nothing cannot keep a liveness probe out (issue #48). Dropping the [`Server`] (or
+//! [`Server::shutdown`]) stops it and every connection.
 
 use crate::error::{ArgumentError, Error, Result};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// How long a client has to send its request line and headers.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -48,12 +50,48 @@ impl std::fmt::Debug for Server {
     }
 }
 
-/// What the connections share: the readiness flag, the open count and the render.
+/// What the connections share: the readiness flag, the open connections and the render.
 struct Shared {
     ready: AtomicBool,
+    /// Connection tasks alive (counted until the task is dropped).
     open: AtomicUsize,
+    /// The open connections by id, for closing the one idle longest at the bound.
+    slots: Mutex<Vec<Slot>>,
     content_type: &'static str,
     render: Box<Render>,
+}
+
+/// One open connection: when it was opened or last sent a request, and its task.
+struct Slot {
+    id: u64,
+    last: Instant,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Shared {
+    fn slots(&self) -> std::sync::MutexGuard<'_, Vec<Slot>> {
+        // Nothing panics while holding it; a poisoned list is still a valid list.
+        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Connection `id` sent a request: it is not idle.
+    fn touch(&self, id: u64) {
+        if let Some(slot) = self.slots().iter_mut().find(|s| s.id == id) {
+            slot.last = Instant::now();
+        }
+    }
+
+    /// Takes out the connection idle longest, to be closed (`None`: none is open).
+    fn idlest(&self) -> Option<tokio::task::JoinHandle<()>> {
+        let mut slots = self.slots();
+        slots.retain(|s| !s.task.is_finished());
+        let oldest = slots
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, s)| s.last)
+            .map(|(i, _)| i)?;
+        Some(slots.swap_remove(oldest).task)
+    }
 }
 
 impl Server {
@@ -120,6 +158,7 @@ pub fn start(
     let shared = Arc::new(Shared {
         ready: AtomicBool::new(false),
         open: AtomicUsize::new(0),
+        slots: Mutex::new(Vec::with_capacity(MAX_CONNECTIONS)),
         content_type,
         render: Box::new(render),
     });
@@ -168,8 +207,10 @@ fn bind(addr: &str) -> Result<TcpListener> {
     })
 }
 
-/// Accepts connections until the runtime is dropped, each served by a task of its own.
+/// Accepts connections until the runtime is dropped, each served by a task of its own;
+/// at the bound, the connection idle longest is closed first.
 async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
+    let mut next_id = 0u64;
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -179,33 +220,67 @@ async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
                 continue;
             }
         };
-        if shared.open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-            shared.open.fetch_sub(1, Ordering::SeqCst);
+        if !make_room(&shared).await {
             continue;
         }
-        let shared = shared.clone();
-        tokio::spawn(async move {
-            let _open = Open(&shared.open);
-            let service = hyper::service::service_fn(|request| {
-                let answer = answer(request.method(), request.uri().path(), &shared);
-                std::future::ready(Ok::<_, std::convert::Infallible>(answer))
-            });
-            // A client that goes away or sends garbage ends only its own connection.
-            let _ = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
+        next_id += 1;
+        let id = next_id;
+        shared.open.fetch_add(1, Ordering::SeqCst);
+        let open = Open {
+            id,
+            shared: shared.clone(),
+        };
+        let task = tokio::spawn(serve(stream, open));
+        // Before the task first runs: this runtime has one thread and this task holds it.
+        shared.slots().push(Slot {
+            id,
+            last: Instant::now(),
+            task,
         });
     }
 }
 
-/// One open connection, counted until its task ends.
-struct Open<'a>(&'a AtomicUsize);
+/// Closes connections idle longest until one more fits under [`MAX_CONNECTIONS`]; waits
+/// until each closed one is gone, so the bound is never passed. False when none can be
+/// closed (the new connection is then dropped).
+async fn make_room(shared: &Shared) -> bool {
+    while shared.open.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+        let Some(task) = shared.idlest() else {
+            return false;
+        };
+        task.abort();
+        // Cancelled (or ended on its own): its socket and count are dropped with it.
+        let _ = task.await;
+    }
+    true
+}
 
-impl Drop for Open<'_> {
+/// Serves one connection until it ends, fails or is closed to make room.
+async fn serve(stream: tokio::net::TcpStream, open: Open) {
+    let shared = &open.shared;
+    let service = hyper::service::service_fn(|request| {
+        shared.touch(open.id);
+        let answer = answer(request.method(), request.uri().path(), shared);
+        std::future::ready(Ok::<_, std::convert::Infallible>(answer))
+    });
+    // A client that goes away or sends garbage ends only its own connection.
+    let _ = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+        .await;
+}
+
+/// One open connection, counted (and listed) until its task ends or is dropped.
+struct Open {
+    id: u64,
+    shared: Arc<Shared>,
+}
+
+impl Drop for Open {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.shared.slots().retain(|s| s.id != self.id);
+        self.shared.open.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -364,31 +439,138 @@ mod tests {
         drop(slow);
     }
 
+    /// `n` connections that send nothing, each opened again the moment the server closes
+    /// it: one unprivileged client holding every slot (issue #48, finding 8). Stops when
+    /// dropped.
+    struct Hog {
+        stop: Arc<AtomicBool>,
+        threads: Vec<std::thread::JoinHandle<()>>,
+    }
+
+    impl Hog {
+        fn new(addr: SocketAddr, n: usize) -> Hog {
+            let stop = Arc::new(AtomicBool::new(false));
+            let threads = (0..n)
+                .map(|_| {
+                    let stop = stop.clone();
+                    std::thread::Builder::new()
+                        .stack_size(64 << 10)
+                        .spawn(move || hold(addr, &stop))
+                        .unwrap()
+                })
+                .collect();
+            Hog { stop, threads }
+        }
+    }
+
+    /// Holds one idle connection, reopening it whenever it is closed, until `stop`.
+    fn hold(addr: SocketAddr, stop: &AtomicBool) {
+        while !stop.load(Ordering::SeqCst) {
+            let Ok(mut c) = std::net::TcpStream::connect(addr) else {
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            };
+            c.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+            let mut buf = [0; 64];
+            while !stop.load(Ordering::SeqCst) {
+                match c.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(_) => {}
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        ) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+    }
+
+    impl Drop for Hog {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::SeqCst);
+            for t in self.threads.drain(..) {
+                let _ = t.join();
+            }
+        }
+    }
+
+    fn wait_open(server: &Server, at_least: usize) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while server.shared.open.load(Ordering::SeqCst) < at_least {
+            assert!(std::time::Instant::now() < deadline, "not all accepted");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     #[test]
-    fn connections_past_the_bound_are_closed_and_the_bound_frees_up() {
+    fn health_probes_are_answered_while_idle_clients_hold_every_slot() {
         let (server, _) = scrapes();
-        let idle: Vec<_> = (0..MAX_CONNECTIONS)
-            .map(|_| {
-                let mut c = std::net::TcpStream::connect(server.local_addr()).unwrap();
+        let hog = Hog::new(server.local_addr(), MAX_CONNECTIONS);
+        wait_open(&server, MAX_CONNECTIONS);
+        let url = format!("http://{}/healthz", server.local_addr());
+        let probe = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(2)))
+            .build()
+            .new_agent();
+        for n in 0..8 {
+            let started = std::time::Instant::now();
+            let answer = probe.get(&url).call();
+            let code = answer.as_ref().map(|a| a.status().as_u16());
+            assert!(
+                matches!(code, Ok(200)),
+                "probe {n}: {code:?} after {:?}",
+                started.elapsed()
+            );
+            assert!(started.elapsed() < Duration::from_secs(1), "probe {n}");
+            let open = server.shared.open.load(Ordering::SeqCst);
+            assert!(open <= MAX_CONNECTIONS, "{open} open");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(hog);
+    }
+
+    /// The server closed `c`: end of stream (or a reset) within a few seconds.
+    fn assert_closed(c: &mut std::net::TcpStream) {
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut rest = Vec::new();
+        match c.read_to_end(&mut rest) {
+            Ok(_) => assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest)),
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+        }
+    }
+
+    #[test]
+    fn past_the_bound_the_connection_idle_longest_is_closed_and_the_new_one_served() {
+        let (server, _) = scrapes();
+        let addr = server.local_addr();
+        // Opened one after the other, so the first is the one idle longest.
+        let mut idle: Vec<_> = (1..=MAX_CONNECTIONS)
+            .map(|n| {
+                let mut c = std::net::TcpStream::connect(addr).unwrap();
                 c.write_all(b"GET /healthz HTTP/1.1\r\n").unwrap();
+                wait_open(&server, n);
                 c
             })
             .collect();
-        // Each is counted once the server accepted it: wait until they all are.
-        let counted = std::time::Instant::now() + Duration::from_secs(5);
-        while server.shared.open.load(Ordering::SeqCst) < MAX_CONNECTIONS {
-            assert!(std::time::Instant::now() < counted, "not all accepted");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let mut extra = std::net::TcpStream::connect(server.local_addr()).unwrap();
-        extra
+        // The second one sends a whole request: no longer the idlest of the rest.
+        idle[1].write_all(b"Host: x\r\n\r\n").unwrap();
+        idle[1]
             .set_read_timeout(Some(Duration::from_secs(5)))
             .unwrap();
-        let _ = extra.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
-        let mut rest = Vec::new();
-        match extra.read_to_end(&mut rest) {
-            Ok(_) => assert!(rest.is_empty(), "{}", String::from_utf8_lossy(&rest)),
-            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+        let mut answered = [0; 12];
+        idle[1].read_exact(&mut answered).unwrap();
+        assert_eq!(&answered, b"HTTP/1.1 200");
+        for expected in [0, 2] {
+            assert_eq!(get(&server, "/healthz").0, 200);
+            let open = server.shared.open.load(Ordering::SeqCst);
+            assert!(open <= MAX_CONNECTIONS, "{open} open");
+            assert_closed(&mut idle[expected]);
+            // The probe's own connection ended too: fill its slot again.
+            idle.push(std::net::TcpStream::connect(addr).unwrap());
+            wait_open(&server, MAX_CONNECTIONS);
         }
         drop(idle);
         let freed = std::time::Instant::now() + Duration::from_secs(5);
@@ -396,7 +578,7 @@ mod tests {
             assert!(std::time::Instant::now() < freed, "not freed");
             std::thread::sleep(Duration::from_millis(10));
         }
-        assert_eq!(get(&server, "/healthz").0, 200);
+        assert!(server.shared.slots().is_empty());
     }
 
     #[test]

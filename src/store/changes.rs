@@ -9,10 +9,12 @@
 //! reader, which keeps the file it reads open, finishes the old one first, and when it
 //! cannot tell that it saw every line (two rolls between two reads) it says so, so the
 //! caller reads every domain again. Reading the tail costs what was appended since, not
-//! the store's size.
+//! the store's size, and at most [`ROLL`] bytes a read. Neither side follows a link or
+//! opens anything but a regular file there ([`Tail`]).
 
 #![allow(clippy::disallowed_methods)] // the store: the one owner of its files
 
+use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
@@ -46,14 +48,19 @@ fn append(root: &Path, name: &str) -> io::Result<()> {
     file.write_all(&line)
 }
 
+/// Opens the change file to append to it: never through a link, and never a FIFO or a
+/// device (whose open or write could block every writer of the store).
 fn open_append(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = OpenOptions::new()
         .append(true)
         .create(true)
         .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(path)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?;
+    crate::util::files::regular(&file)?;
+    Ok(file)
 }
 
 /// What a [`Tail`] read.
@@ -65,11 +72,25 @@ pub struct Changed {
     pub resync: bool,
 }
 
+/// The most a [`Tail::read`] reads: a file's worth ([`ROLL`]); the rest waits for the next.
+const MAX_READ: usize = ROLL as usize;
+/// One `read` call's buffer.
+const CHUNK: usize = 64 << 10;
+/// The longest line kept (a domain name is at most 253 bytes): a longer one is dropped.
+const MAX_LINE: usize = 4 << 10;
+
 /// A reader of the change file from where it last stopped.
+///
+/// Anyone who can write the store can put anything at `.changes`: a link is not followed,
+/// anything but a regular file (a FIFO, a device) is not read, a read takes at most
+/// [`MAX_READ`] bytes and a line longer than [`MAX_LINE`] is dropped (the caller is then
+/// asked to read every domain), so memory and time stay bounded (issue #48).
 pub struct Tail {
     root: PathBuf,
     file: Option<(File, u64)>,
     partial: Vec<u8>,
+    /// Inside a line too long to keep: drop bytes up to its end.
+    skipping: bool,
 }
 
 impl Tail {
@@ -79,12 +100,12 @@ impl Tail {
             root: root.to_path_buf(),
             file: None,
             partial: Vec::new(),
+            skipping: false,
         };
-        if let Ok(mut f) = File::open(root.join(NAME))
-            && let Ok(meta) = f.metadata()
+        if let Some((mut f, ino)) = open(&root.join(NAME))
             && f.seek(SeekFrom::End(0)).is_ok()
         {
-            tail.file = Some((f, meta.ino()));
+            tail.file = Some((f, ino));
         }
         tail
     }
@@ -92,48 +113,105 @@ impl Tail {
     /// The domains written since the last read.
     pub fn read(&mut self) -> Changed {
         let mut out = Changed::default();
-        let mut bytes = Vec::new();
-        let now = fs::metadata(self.root.join(NAME)).ok().map(|m| m.ino());
-        match (&mut self.file, now) {
-            (Some((f, ino)), Some(now)) if *ino == now => {
-                let _ = f.read_to_end(&mut bytes);
-            }
-            (held, now) => {
-                // Rolled (or created): finish the old file, check it is the rolled one,
-                // then read the new one from its start.
-                if let Some((f, ino)) = held {
-                    let _ = f.read_to_end(&mut bytes);
-                    let rolled = fs::metadata(self.root.join(ROLLED)).ok().map(|m| m.ino());
-                    out.resync |= rolled != Some(*ino);
-                }
-                self.file = None;
-                if now.is_some()
-                    && let Ok(mut f) = File::open(self.root.join(NAME))
-                    && let Ok(meta) = f.metadata()
-                {
-                    let _ = f.read_to_end(&mut bytes);
-                    self.file = Some((f, meta.ino()));
-                }
-            }
+        let mut seen = HashSet::new();
+        let mut budget = MAX_READ;
+        // The link itself, never what it points at.
+        let now = fs::symlink_metadata(self.root.join(NAME))
+            .ok()
+            .map(|m| m.ino());
+        let mut held = self.file.take();
+        if let Some((f, ino)) = &mut held
+            && Some(*ino) == now
+        {
+            self.read_from(f, &mut budget, &mut out, &mut seen);
+            self.file = held;
+            return out;
         }
-        self.lines(&bytes, &mut out.domains);
+        // Rolled (or created, or replaced): finish the old file, check it is the rolled
+        // one, then read the new one from its start.
+        if let Some((mut f, ino)) = held {
+            let finished = self.read_from(&mut f, &mut budget, &mut out, &mut seen);
+            let rolled = fs::symlink_metadata(self.root.join(ROLLED))
+                .ok()
+                .map(|m| m.ino());
+            out.resync |= !finished || rolled != Some(ino);
+        }
+        if now.is_some()
+            && let Some((mut f, ino)) = open(&self.root.join(NAME))
+        {
+            self.read_from(&mut f, &mut budget, &mut out, &mut seen);
+            self.file = Some((f, ino));
+        }
         out
     }
 
-    fn lines(&mut self, bytes: &[u8], out: &mut Vec<String>) {
-        self.partial.extend_from_slice(bytes);
-        let Some(end) = self.partial.iter().rposition(|b| *b == b'\n') else {
-            return;
-        };
-        let whole: Vec<u8> = self.partial.drain(..=end).collect();
-        for line in whole.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-            if let Ok(name) = std::str::from_utf8(line)
-                && !out.iter().any(|d| d == name)
-            {
-                out.push(name.to_string());
+    /// Reads `file` on from where it is, at most `budget` bytes; whether its end was
+    /// reached.
+    fn read_from(
+        &mut self,
+        file: &mut File,
+        budget: &mut usize,
+        out: &mut Changed,
+        seen: &mut HashSet<String>,
+    ) -> bool {
+        let mut buf = vec![0; CHUNK];
+        while *budget > 0 {
+            let want = (*budget).min(CHUNK);
+            match file.read(&mut buf[..want]) {
+                Ok(0) => return true,
+                Ok(n) => {
+                    *budget -= n;
+                    self.lines(&buf[..n], out, seen);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // A hint only: what cannot be read now is read by the next resync.
+                Err(_) => return false,
             }
         }
+        false
     }
+
+    /// Takes the whole lines of `bytes` (after what an earlier read left of a line).
+    fn lines(&mut self, bytes: &[u8], out: &mut Changed, seen: &mut HashSet<String>) {
+        for piece in bytes.split_inclusive(|b| *b == b'\n') {
+            let (line, whole) = match piece.strip_suffix(b"\n") {
+                Some(line) => (line, true),
+                None => (piece, false),
+            };
+            if self.skipping || self.partial.len() + line.len() > MAX_LINE {
+                // A name may have been lost in it: the caller reads every domain.
+                out.resync = true;
+                self.partial.clear();
+                self.skipping = !whole;
+                continue;
+            }
+            self.partial.extend_from_slice(line);
+            if !whole {
+                continue;
+            }
+            if let Ok(name) = std::str::from_utf8(&self.partial)
+                && !name.is_empty()
+                && seen.insert(name.to_string())
+            {
+                out.domains.push(name.to_string());
+            }
+            self.partial.clear();
+        }
+    }
+}
+
+/// The change file at `path` open for reading and its inode, when it is a regular file:
+/// never through a link, never blocking on a FIFO.
+fn open(path: &Path) -> Option<(File, u64)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    meta.is_file().then(|| (file, meta.ino()))
 }
 
 #[cfg(test)]
@@ -179,6 +257,111 @@ mod tests {
             note(&dir("b.example"));
         }
         assert!(tail.read().resync);
+    }
+
+    /// `f` on a thread of its own: its result, or a failure when it has not returned
+    /// within 5 s (the thread is left behind: only a reader that blocks takes that long).
+    fn promptly<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(5))
+            .expect("the reader did not return within 5 s")
+    }
+
+    #[test]
+    fn a_link_to_an_endless_device_is_not_followed() {
+        // Issue #48, finding 9: a link to /dev/zero grew the loop by 500 MB/s.
+        let root = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.path().join(NAME)).unwrap();
+        let at = root.path().to_path_buf();
+        let (first, second, held) = promptly(move || {
+            let mut tail = Tail::at_end(&at);
+            let first = tail.read();
+            let second = tail.read();
+            (first, second, tail.partial.capacity())
+        });
+        assert_eq!(first, Changed::default());
+        assert_eq!(second, Changed::default());
+        assert!(held <= 2 * MAX_LINE, "{held} bytes held");
+    }
+
+    #[test]
+    fn a_fifo_never_blocks_the_reader() {
+        let root = tempfile::tempdir().unwrap();
+        let fifo = root.path().join(NAME);
+        let mkfifo = |path: &Path| {
+            let made = std::process::Command::new("mkfifo").arg(path).status();
+            assert!(made.unwrap().success());
+        };
+        mkfifo(&fifo);
+        let at = root.path().to_path_buf();
+        let got = promptly(move || Tail::at_end(&at).read());
+        assert_eq!(got, Changed::default());
+        // A regular file replaced by a FIFO between two reads.
+        fs::remove_file(&fifo).unwrap();
+        note(&root.path().join("a.example"));
+        let mut tail = Tail::at_end(root.path());
+        fs::remove_file(&fifo).unwrap();
+        mkfifo(&fifo);
+        let got = promptly(move || tail.read());
+        assert!(got.domains.is_empty(), "{got:?}");
+        assert!(got.resync, "the file it held was not the one rolled");
+    }
+
+    #[test]
+    fn a_writer_never_blocks_on_a_fifo_or_writes_through_a_link() {
+        let root = tempfile::tempdir().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.path().join(NAME))
+            .status();
+        assert!(made.unwrap().success());
+        let at = root.path().join("a.example");
+        promptly(move || note(&at));
+        // A link is not written through, nor rolled onto the rolled file's name.
+        let other = tempfile::tempdir().unwrap();
+        let target = other.path().join("elsewhere");
+        fs::write(&target, "").unwrap();
+        fs::remove_file(root.path().join(NAME)).unwrap();
+        std::os::unix::fs::symlink(&target, root.path().join(NAME)).unwrap();
+        note(&root.path().join("b.example"));
+        assert_eq!(fs::read(&target).unwrap(), b"");
+    }
+
+    #[test]
+    fn a_line_without_end_is_dropped_and_a_resync_asked_for() {
+        // Issue #48, finding 9: 1 GB without a newline was held for good.
+        let root = tempfile::tempdir().unwrap();
+        let mut tail = Tail::at_end(root.path());
+        let path = root.path().join(NAME);
+        fs::write(&path, vec![b'a'; 10 << 20]).unwrap();
+        let got = tail.read();
+        assert!(got.domains.is_empty());
+        assert!(got.resync, "a dropped line may have held a name");
+        assert!(
+            tail.partial.capacity() <= 2 * MAX_LINE,
+            "{}",
+            tail.partial.capacity()
+        );
+        // The rest of that line is dropped too; the lines after it are read.
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"the-end-of-it\nb.example\n").unwrap();
+        let mut got = tail.read();
+        for _ in 0..20 {
+            if got.domains.is_empty() {
+                got = tail.read();
+            }
+        }
+        assert_eq!(got.domains, ["b.example"]);
+        note(&root.path().join("c.example"));
+        assert_eq!(
+            tail.read(),
+            Changed {
+                domains: vec!["c.example".into()],
+                resync: false
+            }
+        );
     }
 
     #[test]

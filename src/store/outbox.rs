@@ -170,10 +170,42 @@ pub fn dir(root: &Path) -> PathBuf {
     root.join(DIR)
 }
 
-/// The owed pushes of the store at `root` (of `domain` only, when given): one directory
-/// read, then one small file per item of the domain.
+/// Whether the outbox folder at `dir` is there (`Ok(false)`: absent); why it cannot be
+/// used when it is a link (one could point anywhere: never followed, for reading or
+/// writing) or not a folder.
+fn check_dir(dir: &Path) -> std::result::Result<bool, String> {
+    match fs::symlink_metadata(dir) {
+        // No store there (or the store root is not a folder, which its own read says).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Ok(false),
+        Err(e) => Err(e.to_string()),
+        Ok(meta) if meta.file_type().is_symlink() => {
+            Err("is a symbolic link; clinv does not follow links inside its store".into())
+        }
+        Ok(meta) if !meta.is_dir() => Err("not a directory".into()),
+        Ok(_) => Ok(true),
+    }
+}
+
+/// [`check_dir`] as the error of a write to the outbox.
+fn usable_dir(dir: &Path) -> Result<bool> {
+    check_dir(dir).map_err(|why| {
+        let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+        Error::io(dir, source)
+    })
+}
+
+/// The owed pushes of the store at `root` (of `domain` only, when given).
+///
+/// One directory read, then one small file per item of the domain. An outbox that is a
+/// link or not a folder is listed as damaged, and not read.
 pub fn list(root: &Path, domain: Option<&Domain>) -> Listing {
     let dir = dir(root);
+    let mut listing = Listing::default();
+    if let Err(why) = check_dir(&dir) {
+        listing.damaged.push(Damage { path: dir, why });
+        return listing;
+    }
     let mut names: Vec<String> = fs::read_dir(&dir)
         .into_iter()
         .flatten()
@@ -182,7 +214,6 @@ pub fn list(root: &Path, domain: Option<&Domain>) -> Listing {
         .filter(|n| !n.starts_with('.'))
         .collect();
     names.sort();
-    let mut listing = Listing::default();
     for name in names {
         let path = dir.join(&name);
         let named = parse_name(&name);
@@ -293,12 +324,12 @@ impl DomainStore {
     /// domain's lock, atomically and durably.
     ///
     /// # Errors
-    /// The lock or the write failed.
+    /// The lock or the write failed; the outbox is a link or not a folder.
     pub fn owe(&self, owed: &Owed) -> Result<PathBuf> {
         let _lock = self.lock("outbox", lock_timeout()?)?;
         let path = self.outbox_path(&owed.push);
         if let Some(parent) = path.parent()
-            && !parent.is_dir()
+            && !usable_dir(parent)?
         {
             super::segments::create_private_dir(parent).map_err(|e| Error::io(parent, e))?;
         }
@@ -315,11 +346,15 @@ impl DomainStore {
     /// delivered again, it finds the far end up to date.
     ///
     /// # Errors
-    /// The lock, the journal append or the removal failed.
+    /// The lock, the journal append or the removal failed; the outbox is a link or not a
+    /// folder.
     pub fn settle(&self, owed: &Owed, change: &StateRecord) -> Result<Settled> {
         let _lock = self.lock("outbox", lock_timeout()?)?;
         self.append_states(std::slice::from_ref(change))?;
         let path = self.outbox_path(&owed.push);
+        if let Some(parent) = path.parent() {
+            usable_dir(parent)?;
+        }
         let named = parse_name(&file_name_of(&path));
         match read(&path, named.as_ref()) {
             Ok(current) if current == *owed => {}
@@ -335,9 +370,14 @@ impl DomainStore {
     /// longer owed. Whether one was removed.
     ///
     /// # Errors
-    /// The lock or the removal failed.
+    /// The lock or the removal failed; the outbox is a link or not a folder.
     pub fn settle_target(&self, push: &Push) -> Result<bool> {
         let path = self.outbox_path(push);
+        if let Some(parent) = path.parent()
+            && !usable_dir(parent)?
+        {
+            return Ok(false);
+        }
         if !path.exists() {
             return Ok(false);
         }
@@ -411,6 +451,63 @@ mod tests {
         assert_eq!(ds.settle(&older, &change).unwrap(), Settled::Replaced);
         assert_eq!(ds.settle(&newer, &change).unwrap(), Settled::Removed);
         assert!(list(dir.path(), None).owed.is_empty());
+    }
+
+    #[test]
+    fn an_outbox_that_is_a_link_is_neither_written_through_nor_read() {
+        // Issue #48, finding 9: `.outbox` as a link to a folder elsewhere was followed.
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        let d = Domain::new("prod.acme.example").unwrap();
+        let ds = store.domain(&d);
+        let planted = git_owed(&d, "aaa");
+        // An item that would be taken if the folder were followed.
+        let text = serde_json::to_string(&planted).unwrap();
+        fs::write(elsewhere.path().join(planted.file_name()), &text).unwrap();
+        let link = dir.path().join(DIR);
+        std::os::unix::fs::symlink(elsewhere.path(), &link).unwrap();
+        let listed = list(dir.path(), None);
+        assert!(listed.owed.is_empty(), "{:?}", listed.owed);
+        assert_eq!(listed.damaged.len(), 1, "{:?}", listed.damaged);
+        assert_eq!(listed.damaged[0].path, link);
+        assert!(
+            listed.damaged[0].why.contains("symbolic link"),
+            "{:?}",
+            listed.damaged
+        );
+        let e = ds.owe(&git_owed(&d, "bbb")).unwrap_err();
+        let said = crate::error::chain(&e);
+        assert!(said.contains(&link.display().to_string()), "{said}");
+        assert!(said.contains("symbolic link"), "{said}");
+        assert!(ds.settle_target(&planted.push).is_err());
+        let change = StateRecord::new(
+            &planted.snapshot,
+            "2026-12-05T10:00:01.000Z",
+            super::super::State::Committed,
+        );
+        assert!(ds.settle(&planted, &change).is_err());
+        // Nothing was written or removed there.
+        let there: Vec<_> = fs::read_dir(elsewhere.path()).unwrap().flatten().collect();
+        assert_eq!(there.len(), 1);
+        assert_eq!(fs::read_to_string(there[0].path()).unwrap(), text);
+        // A file in its place is named as damaged too, and not written into.
+        fs::remove_file(&link).unwrap();
+        fs::write(&link, "").unwrap();
+        let listed = list(dir.path(), None);
+        assert_eq!(listed.damaged.len(), 1, "{:?}", listed.damaged);
+        assert!(
+            listed.damaged[0].why.contains("not a directory"),
+            "{:?}",
+            listed.damaged
+        );
+        assert!(ds.owe(&git_owed(&d, "ccc")).is_err());
+        // A store root that is a file has no outbox: the store's own error says why.
+        let listed = list(&link, None);
+        assert!(
+            listed.owed.is_empty() && listed.damaged.is_empty(),
+            "{listed:?}"
+        );
     }
 
     #[test]

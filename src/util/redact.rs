@@ -20,9 +20,86 @@ pub fn url(url: &str) -> String {
 ///
 /// Credential-plugin failures reduced to the plugin's command name and exit status
 /// ([`plugin_failures`]), URLs without credentials, query or fragment ([`urls_in`]),
-/// control characters escaped.
+/// credentials a server echoed cut ([`credentials`]), control characters escaped.
 pub fn detail(text: &str) -> String {
-    escape_controls(&urls_in(&plugin_failures(text)))
+    escape_controls(&credentials(&urls_in(&plugin_failures(text))))
+}
+
+/// What stands for a credential cut from a text.
+const CUT: &str = "…";
+
+/// `text` without the credentials a server may echo back in an error.
+///
+/// Some servers quote the request they refused (issue #48): the value of an
+/// `Authorization:` (or `Proxy-Authorization:`) header, a `Bearer <token>` and a
+/// `Basic <base64 of user:password>` anywhere are replaced by `…`; the scheme stays, so a
+/// reader still sees which kind was refused. A challenge's parameters (`Bearer
+/// realm="…"`) and plain words (`basic auth`, `bearer token`) are kept.
+pub fn credentials(text: &str) -> String {
+    use std::sync::LazyLock;
+    static HEADER: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r#"(?i)\b((?:proxy-)?authorization(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?)(?:([a-z][a-z0-9_-]*)[ \t]+)?([^\s"'\\,;)}\]]+)"#,
+        )
+        .expect("valid regex")
+    });
+    static SCHEME: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\b(bearer|basic)[ \t]+([A-Za-z0-9._~+/-]+=*)").expect("valid regex")
+    });
+    let lower = text.to_ascii_lowercase();
+    if !["authorization", "bearer", "basic"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        return text.to_string();
+    }
+    let headers = HEADER.replace_all(text, |c: &regex::Captures<'_>| match c.get(2) {
+        Some(scheme) => format!("{}{} {CUT}", &c[1], scheme.as_str()),
+        None => format!("{}{CUT}", &c[1]),
+    });
+    SCHEME
+        .replace_all(&headers, |c: &regex::Captures<'_>| {
+            let (whole, token) = (&c[0], &c[2]);
+            let end = c.get(0).map_or(0, |m| m.end());
+            let parameter = token.ends_with('=') && headers[end..].starts_with('"');
+            let secret = if c[1].eq_ignore_ascii_case("basic") {
+                basic_credential(token)
+            } else {
+                opaque(token)
+            };
+            if parameter || !secret {
+                whole.to_string()
+            } else {
+                format!("{} {CUT}", &c[1])
+            }
+        })
+        .into_owned()
+}
+
+/// A Basic credential is the base64 of `user:password`.
+fn basic_credential(token: &str) -> bool {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(token)
+        .is_ok_and(|plain| plain.contains(&b':'))
+}
+
+/// A token, not a word: it holds a digit or punctuation, or is too long for a word.
+fn opaque(token: &str) -> bool {
+    token.len() >= 20 || token.bytes().any(|b| !b.is_ascii_alphabetic() && b != b'-')
+}
+
+/// `text` with each of `secrets` (what clinv itself sent: a token, a password) replaced by
+/// `…`, wherever a server echoed it; secrets shorter than 4 bytes are left (they would cut
+/// ordinary words).
+pub fn sent(text: &str, secrets: &[&str]) -> String {
+    let mut out = text.to_string();
+    for secret in secrets.iter().map(|s| s.trim()).filter(|s| s.len() >= 4) {
+        if out.contains(secret) {
+            out = out.replace(secret, CUT);
+        }
+    }
+    out
 }
 
 /// Cuts what kube's texts for a failing exec credential plugin quote.
@@ -300,6 +377,59 @@ mod tests {
             assert_eq!(plugin_failures(given), shown, "{given}");
         }
         assert_eq!(escape_line("a\nb\u{1b}"), "a\\nb\\u{1b}");
+    }
+
+    #[test]
+    fn credentials_a_server_echoes_are_cut() {
+        // Issue #48, finding 12: a 401 whose message echoed the Authorization header.
+        for (given, shown) in [
+            (
+                "401: Authorization: Bearer abc.def.ghi rejected",
+                "401: Authorization: Bearer … rejected",
+            ),
+            ("authorization=Basic dXNlcjpwYXNz", "authorization=Basic …"),
+            (
+                r#"{"Authorization":"token ghp_abc123","x":1}"#,
+                r#"{"Authorization":"token …","x":1}"#,
+            ),
+            (
+                r#"{\"authorization\": \"Bearer x1\"}"#,
+                r#"{\"authorization\": \"Bearer …\"}"#,
+            ),
+            (
+                "Proxy-Authorization: Basic dXNlcjpwYXNz\nnext",
+                "Proxy-Authorization: Basic …\nnext",
+            ),
+            ("Authorization: s3cret-raw", "Authorization: …"),
+            ("got bearer eyJhbGciOi.x.y from", "got bearer … from"),
+            ("sent Basic dXNlcjpwYXNz, refused", "sent Basic …, refused"),
+            ("BEARER abcdefghijklmnopqrstuvwxyz", "BEARER …"),
+        ] {
+            assert_eq!(credentials(given), shown, "{given}");
+            assert_eq!(detail(given), escape_controls(shown), "{given}");
+        }
+        for kept in [
+            r#"Bearer realm="https://auth.example/token",service="r",error="invalid_token""#,
+            r#"Basic realm="registry""#,
+            "basic auth failed: no bearer token given",
+            r#"clusterrole.rbac.authorization.k8s.io "x" not found"#,
+            "Basic abcdefgh (no colon inside)",
+            "connection refused",
+        ] {
+            assert_eq!(credentials(kept), kept);
+        }
+    }
+
+    #[test]
+    fn what_clinv_sent_is_cut_wherever_it_is_echoed() {
+        assert_eq!(
+            sent(
+                "denied for tok3n-value and pw (pw)",
+                &["tok3n-value", "pw", " "]
+            ),
+            "denied for … and pw (pw)"
+        );
+        assert_eq!(sent("nothing", &[]), "nothing");
     }
 
     #[test]

@@ -369,6 +369,13 @@ fn the_deliver_examples_are_valid_and_their_rbac_is_enough() {
         assert!(out.contains(object), "{object}: {out}");
     }
     assert_eq!(out.matches("(server dry run)").count(), 3, "{out}");
+    let policy = file("networkpolicy.yaml");
+    let (code, out, err) = p.kubectl(&["apply", "--dry-run=server", "-f", &policy]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("networkpolicy.networking.k8s.io/clinv-deliver-metrics"),
+        "{out}"
+    );
     let (code, _, err) = p.kubectl(&["apply", "-f", &file("fleet-rbac.yaml")]);
     assert_eq!(code, 0, "{err}");
     let token = service_account_token(&p, "kube-system", "clinv-publisher");

@@ -59,7 +59,10 @@ impl Pushes {
         now: Instant,
     ) -> (Vec<String>, Vec<String>) {
         let dir = crate::store::outbox::dir(store.root());
-        let mtime = std::fs::metadata(&dir).and_then(|m| m.modified()).ok();
+        // The folder itself, never what a link there points at (listed as damaged).
+        let mtime = std::fs::symlink_metadata(&dir)
+            .and_then(|m| m.modified())
+            .ok();
         if mtime.is_some() && mtime == self.seen {
             return (Vec::new(), Vec::new());
         }
