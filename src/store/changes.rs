@@ -123,6 +123,13 @@ impl Tail {
         if let Some((f, ino)) = &mut held
             && Some(*ino) == now
         {
+            // Truncated under the reader (logrotate's copytruncate): what is appended
+            // now starts before where it stopped.
+            let at = f.stream_position().unwrap_or(0);
+            if f.metadata().is_ok_and(|m| m.len() < at) && f.rewind().is_ok() {
+                self.partial.clear();
+                out.resync = true;
+            }
             self.read_from(f, &mut budget, &mut out, &mut seen);
             self.file = held;
             return out;
@@ -244,6 +251,36 @@ mod tests {
         assert_eq!(got.domains, ["d.example", "e.example"]);
         assert!(!got.resync, "one roll loses nothing");
         assert_eq!(tail.read(), Changed::default());
+    }
+
+    /// Issue 48, finding 10: logrotate's `copytruncate` empties the file under the
+    /// reader; what is appended after it is read from the start, and the lines that
+    /// may have been lost ask for a resync.
+    #[test]
+    fn a_truncated_file_is_read_from_its_start_and_asks_for_a_resync() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = |n: &str| root.path().join(n);
+        note(&dir("a.example"));
+        note(&dir("b.example"));
+        let mut tail = Tail::at_end(root.path());
+        fs::OpenOptions::new()
+            .write(true)
+            .open(dir(NAME))
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+        note(&dir("c.example"));
+        let got = tail.read();
+        assert_eq!(got.domains, ["c.example"]);
+        assert!(got.resync);
+        note(&dir("d.example"));
+        assert_eq!(
+            tail.read(),
+            Changed {
+                domains: vec!["d.example".into()],
+                resync: false
+            }
+        );
     }
 
     #[test]
