@@ -189,6 +189,9 @@ impl Session {
     }
 }
 
+/// Whether a tag may move, given what it names now.
+pub type Guard<'a> = dyn Fn(Option<&str>) -> bool + 'a;
+
 /// What a push sends besides the artifact, and what it may take as known.
 pub struct Sending<'a> {
     /// Tags besides the reference's.
@@ -202,7 +205,7 @@ pub struct Sending<'a> {
     /// A move of the reference's own tag happens only if this still says yes, asked with
     /// what the tag names just before it is written (after every other tag): the move
     /// of a tag that Flux and Argo CD follow is conditional on what it held.
-    pub guard: Option<&'a dyn Fn(Option<&str>) -> bool>,
+    pub guard: Option<&'a Guard<'a>>,
 }
 
 /// Pushes `artifact` to `reference` under its tag and `sending`'s extra tags.
@@ -245,7 +248,7 @@ fn guarded_move(
     client: &mut registry::Client,
     reference: &Reference,
     artifact: &Artifact,
-    guard: &dyn Fn(Option<&str>) -> bool,
+    guard: &Guard<'_>,
     pushed: &mut Pushed,
 ) -> Result<()> {
     let now = client.tag_digest(&reference.tag)?;
