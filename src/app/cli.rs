@@ -916,6 +916,12 @@ pub struct WatchArgs {
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval, requires = "watch")]
     pub backoff_cap: std::time::Duration,
 
+    /// The longest wait between two probes of a cluster that answers nothing at all
+    /// (one TCP connect each): a link that returns is found within this, however long
+    /// it was dark. Attempts that reached the cluster and failed keep --backoff-cap.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_interval, requires = "watch")]
+    pub probe_interval: std::time::Duration,
+
     /// How often every selected domain's queue and the outbox are read in full, as a
     /// controller resyncs: a change another process recorded but whose hint was lost
     /// (a `.changes` it could not append to, one truncated by logrotate) is seen within

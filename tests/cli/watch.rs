@@ -621,6 +621,49 @@ fn owed_pushes_to_a_black_hole_keep_the_threads_bounded() {
     drop(hole);
 }
 
+/// Issue 48, "back within seconds": a cluster dark long enough for its backoff to grow
+/// is still probed every `--probe-interval`, so it is attempted within seconds of its
+/// link returning, not after the long backoff (median 132 s, max 347 s before).
+fn a_link_that_returns_is_found_within_the_probe_interval() {
+    let fx = Fx::new(1);
+    fx.publish(0);
+    let port = refused_port();
+    fx.aim(0, port);
+    let run = fx.watch(&[
+        "-v",
+        "--backoff-base",
+        "500ms",
+        "--backoff-cap",
+        "5m",
+        "--probe-interval",
+        "1s",
+    ]);
+    // Dark for six probes: an attempts' backoff would be at 16 s and more by now.
+    assert!(
+        run.wait_for(LIMIT, |s| count_events(s, "unanswered") >= 6),
+        "{}",
+        run.stderr()
+    );
+    let back = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    back.set_nonblocking(true).unwrap();
+    let mut held = Vec::new();
+    let found = poll(Duration::from_secs(3), Duration::from_millis(20), || {
+        held.extend(back.accept().ok());
+        !held.is_empty()
+    });
+    assert!(
+        found,
+        "not probed within 3 s of returning:\n{}",
+        run.stderr()
+    );
+    let waits: Vec<f64> = events(&run.stderr())
+        .iter()
+        .filter(|e| e["event"] == "unanswered")
+        .map(|e| e["wait_seconds"].as_f64().unwrap())
+        .collect();
+    assert!(waits.iter().all(|w| *w <= 1.25), "{waits:?}");
+}
+
 trials! {
     Nothing: [
         a_second_loop_on_one_store_exits_18_naming_the_first,
@@ -639,5 +682,6 @@ trials! {
         a_lost_change_hint_is_recovered_by_sighup_and_by_the_period,
         attempts_in_flight_are_bounded_by_parallel,
         owed_pushes_to_a_black_hole_keep_the_threads_bounded,
+        a_link_that_returns_is_found_within_the_probe_interval,
     ],
 }

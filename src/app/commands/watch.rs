@@ -33,6 +33,7 @@ pub fn run(settings: &Settings, args: &ReplayArgs) -> Result<Outcome> {
         cap: args.watch.backoff_cap.max(args.watch.backoff_base),
         parallel: usize::from(args.watch.parallel),
         resync: args.watch.resync_period,
+        probe_every: args.watch.probe_interval,
         // --watch conflicts with --dry-run.
         opts: super::replay_options(args),
         allow_older: args.allow_older,

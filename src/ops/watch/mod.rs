@@ -74,6 +74,9 @@ pub struct Watch<'a> {
     pub parallel: usize,
     /// How often everything is read in full (a lost change hint is found within this).
     pub resync: Duration,
+    /// The longest wait between two probes of a far end that answers nothing (a TCP
+    /// connect each): a returning link is found within this, whatever the backoff.
+    pub probe_every: Duration,
     /// Each attempt's limits (`--timeout`, `--probe-timeout`), `--force-conflicts`,
     /// `--take-over`.
     pub opts: Options,
@@ -234,7 +237,12 @@ pub fn run(w: &Watch<'_>, host: &dyn Host, one_loop: &crate::store::Lock) -> Res
     .map_err(crate::error::Error::Runtime)?;
     let mut loaded = host.load()?;
     let mut state = State {
-        schedule: Schedule::new(w.base, w.cap, crate::util::backoff::Rng::new()),
+        schedule: Schedule::new(
+            w.base,
+            w.cap,
+            w.probe_every,
+            crate::util::backoff::Rng::new(),
+        ),
         tail: changes::Tail::at_end(w.store.root()),
         endpoints: HashMap::new(),
         servers: HashSet::new(),
@@ -673,12 +681,10 @@ impl Generation<'_> {
                     Ok(()) if !state.draining => self.attempt(state, domain, server, jobs),
                     Ok(()) => state.schedule.defer(&domain, now),
                     Err(reason) => {
-                        let wait = state.schedule.finished(
-                            &domain,
-                            Attempt::Failed(reason),
-                            now,
-                            now_ms(),
-                        );
+                        let wait =
+                            state
+                                .schedule
+                                .finished(&domain, Attempt::Dark(reason), now, now_ms());
                         if let Some(wait) = wait {
                             self.host.event(&Event::Unanswered {
                                 domain: &domain,

@@ -37,7 +37,8 @@ pub struct Pushes {
 impl Pushes {
     pub fn new(base: Duration, cap: Duration) -> Pushes {
         Pushes {
-            schedule: Schedule::new(base, cap, crate::util::backoff::Rng::new()),
+            // Nothing probes a push's far end first: its attempts keep the one backoff.
+            schedule: Schedule::new(base, cap, cap, crate::util::backoff::Rng::new()),
             items: HashMap::new(),
             seen: None,
         }

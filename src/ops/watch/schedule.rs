@@ -19,8 +19,11 @@ pub struct Slot {
     pub owed: usize,
     /// When the oldest of them was recorded (Unix ms).
     pub oldest_ms: Option<i64>,
-    /// Failed attempts in a row.
+    /// Failed attempts in a row (attempts that reached the far end, or errors).
     pub failures_in_row: u32,
+    /// Probes in a row that found nothing answering: they wait on a cadence of their
+    /// own, capped short, so a link that returns is found within seconds.
+    dark_in_row: u32,
     /// When it is attempted next (`None`: nothing owed).
     pub next: Option<Instant>,
     /// An attempt is in flight.
@@ -51,6 +54,9 @@ pub enum Attempt {
     /// The attempt ended in an error of its own (the store, an unusable recorded
     /// target): wait longer, too.
     Errored,
+    /// The probe found nothing answering (a TCP connect, no attempt): probed again on
+    /// the short cadence, the attempts' backoff untouched.
+    Dark(Reason),
 }
 
 /// Every selected domain's slot (or owed push's: any key) and the backoff they share.
@@ -60,16 +66,21 @@ pub struct Schedule<K = Domain> {
     /// wake cost a look at the front, not a pass over 10,000 domains.
     timeline: BTreeSet<(Instant, K)>,
     policy: Policy,
+    /// The probes' cadence for a far end that does not answer at all.
+    probes: Policy,
     rng: Rng,
 }
 
 impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
-    /// An empty schedule whose waits go from `base` to `cap`.
-    pub fn new(base: Duration, cap: Duration, rng: Rng) -> Schedule<K> {
+    /// An empty schedule whose waits go from `base` to `cap`, and whose probes of a far
+    /// end that does not answer at all wait at most `probe_cap`.
+    pub fn new(base: Duration, cap: Duration, probe_cap: Duration, rng: Rng) -> Schedule<K> {
+        let probe_cap = probe_cap.min(cap);
         Schedule {
             slots: HashMap::new(),
             timeline: BTreeSet::new(),
             policy: Policy::exponential(base, cap).jitter(Jitter::Spread(0.2)),
+            probes: Policy::exponential(base.min(probe_cap), probe_cap).jitter(Jitter::Spread(0.2)),
             rng,
         }
     }
@@ -85,6 +96,7 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
         let stuck = std::mem::take(&mut slot.empty_handed) && owed > 0 && !slot.busy;
         if owed == 0 {
             slot.failures_in_row = 0;
+            slot.dark_in_row = 0;
             self.set_next(domain, None);
         } else if stuck {
             // Never due at once again: that would spin on what no attempt delivers.
@@ -165,11 +177,20 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
                     slot.delivered_ms = Some(now_ms);
                     slot.failures_in_row = 0;
                 }
+                slot.dark_in_row = 0;
                 slot.empty_handed = attempt == Attempt::Nothing;
                 slot.last_reason = None;
                 None
             }
+            Attempt::Dark(reason) => {
+                *slot.failures.entry(reason).or_default() += 1;
+                slot.last_reason = Some(reason);
+                let wait = self.probes.delay(slot.dark_in_row, unit);
+                slot.dark_in_row = slot.dark_in_row.saturating_add(1);
+                Some(wait)
+            }
             Attempt::Failed(_) | Attempt::Errored => {
+                slot.dark_in_row = 0;
                 match attempt {
                     Attempt::Failed(reason) => {
                         *slot.failures.entry(reason).or_default() += 1;
@@ -244,7 +265,7 @@ mod tests {
     }
 
     fn schedule() -> Schedule {
-        Schedule::new(5 * S, 300 * S, Rng::seeded(7))
+        Schedule::new(5 * S, 300 * S, 10 * S, Rng::seeded(7))
     }
 
     #[test]
@@ -338,6 +359,44 @@ mod tests {
         assert_eq!(s.take_due(t, 1), vec![a.clone()]);
         assert_eq!(s.finished(&a, Attempt::Delivered, t, 1), None);
         assert_eq!(s.slot(&a).unwrap().failures_in_row, 0);
+    }
+
+    /// Issue 48, "back within seconds": a far end that answers nothing is probed on a
+    /// cadence capped at the probe cap however long it has been dark, while attempts
+    /// that reached it and failed keep the long backoff; a probe that connects again
+    /// after a failed attempt leaves that backoff where it was.
+    #[test]
+    fn a_dark_far_end_is_probed_on_a_short_cadence_and_failures_keep_the_long_backoff() {
+        let mut s = schedule();
+        let a = d("a.example");
+        let t = Instant::now();
+        s.owed(&a, 1, None, t);
+        let mut longest = Duration::ZERO;
+        for _ in 0..50 {
+            s.take_due(t + 1000 * S, 1);
+            let wait = s
+                .finished(&a, Attempt::Dark(Reason::Unreachable), t, 0)
+                .unwrap();
+            longest = longest.max(wait);
+        }
+        assert!(longest <= 12 * S && longest >= 8 * S, "{longest:?}");
+        assert_eq!(s.slot(&a).unwrap().failures[&Reason::Unreachable], 50);
+        assert_eq!(s.slot(&a).unwrap().failures_in_row, 0);
+        let mut waits = Vec::new();
+        for _ in 0..8 {
+            s.take_due(t + 100_000 * S, 1);
+            waits.push(
+                s.finished(&a, Attempt::Failed(Reason::ServerError), t, 0)
+                    .unwrap(),
+            );
+        }
+        assert!(waits[7] >= 240 * S, "{waits:?}");
+        s.take_due(t + 100_000 * S, 1);
+        let dark = s
+            .finished(&a, Attempt::Dark(Reason::Unreachable), t, 0)
+            .unwrap();
+        assert!(dark <= 6 * S, "the probe cadence starts over: {dark:?}");
+        assert_eq!(s.slot(&a).unwrap().failures_in_row, 8);
     }
 
     /// Model test: any sequence of reads and outcomes keeps the invariants — a busy
