@@ -158,6 +158,7 @@ impl Helper {
             .command
             .spawn()
             .map_err(|e| fail(Happened::NotRun(e)))?;
+        let _live = group.then(|| Live::note(child.id()));
         if let Some(mut stdin) = child.stdin.take() {
             let input = std::mem::take(&mut self.input);
             // A helper that exits without reading its input is judged by its answer.
@@ -257,6 +258,38 @@ fn read_capped(pipe: impl Read) -> Option<Vec<u8>> {
     // A read error ends the stream as it is: the exit status judges the helper.
     let _ = capped.read_to_end(&mut bytes);
     (bytes.len() <= MAX_OUTPUT).then_some(bytes)
+}
+
+/// The process groups of the helpers running now: a process that ends on a signal kills
+/// them ([`kill_running`]), so a helper that hangs (an exec plugin) never outlives it.
+static RUNNING: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// A helper's group noted in [`RUNNING`] while it runs.
+struct Live(u32);
+
+impl Live {
+    fn note(pid: u32) -> Live {
+        RUNNING.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+        Live(pid)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        running.retain(|p| *p != self.0);
+    }
+}
+
+/// Kills the process group of every helper still running (the process is about to exit:
+/// their waiters, and the deadlines that would kill them, end with it).
+pub fn kill_running() {
+    let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    for pid in running.iter() {
+        if let Some(pid) = rustix::process::Pid::from_raw(*pid as i32) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
 }
 
 /// Kills the child — with its process group when it has its own — and reaps it.

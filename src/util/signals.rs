@@ -38,6 +38,7 @@ pub fn graceful(graceful: Graceful) {
 fn exit_when_safe(code: i32, signal: Option<i32>) -> ! {
     // Waits for every open critical section; new ones then block until exit.
     let _gate = GATE.write().unwrap_or_else(|e| e.into_inner());
+    crate::util::helper::kill_running();
     if let (Some(signal), Some(f)) = (signal, ON_SIGNAL.get()) {
         f(signal);
     }

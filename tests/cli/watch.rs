@@ -664,6 +664,50 @@ fn a_link_that_returns_is_found_within_the_probe_interval() {
     assert!(waits.iter().all(|w| *w <= 1.25), "{waits:?}");
 }
 
+/// Whether a process whose command line holds `needle` runs (from `/proc`).
+fn running(needle: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).contains(needle))
+            .unwrap_or(false)
+    })
+}
+
+/// Issue 48, finding 12: SIGTERM ends the loop within its grace, and with it an exec
+/// credential plugin that hangs (it ran on past the loop before, until its `--timeout`
+/// killer — which died with the loop — would have ended it).
+fn sigterm_ends_a_hanging_credential_plugin_too() {
+    let fx = Fx::new(1);
+    fx.publish(0);
+    let hole = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = hole.local_addr().unwrap().port();
+    let marker = format!("clinv-hanging-plugin-{}", std::process::id());
+    let plugin = fx.root.path().join(&marker);
+    write(fx.root.path(), &marker, "#!/bin/sh\nsleep 300\n");
+    std::fs::set_permissions(&plugin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    write(
+        fx.root.path(),
+        ".kubeconfig/w0.yaml",
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n",
+            plugin.display()
+        ),
+    );
+    let mut run = fx.watch(&["--timeout", "120", "--probe-timeout", "5", "--retarget"]);
+    assert!(
+        poll(LIMIT, Duration::from_millis(50), || running(&marker)),
+        "the plugin never ran:\n{}",
+        run.stderr()
+    );
+    run.signal("TERM");
+    assert_eq!(run.wait_exit(Duration::from_secs(10)), Some(Some(0)));
+    let gone = poll(Duration::from_secs(2), Duration::from_millis(50), || {
+        !running(&marker)
+    });
+    assert!(gone, "the plugin outlived the loop:\n{}", run.stderr());
+    drop(hole);
+}
+
 trials! {
     Nothing: [
         a_second_loop_on_one_store_exits_18_naming_the_first,
@@ -683,5 +727,6 @@ trials! {
         attempts_in_flight_are_bounded_by_parallel,
         owed_pushes_to_a_black_hole_keep_the_threads_bounded,
         a_link_that_returns_is_found_within_the_probe_interval,
+        sigterm_ends_a_hanging_credential_plugin_too,
     ],
 }
