@@ -1798,6 +1798,108 @@ def bench_watch_pickup(args):
           f"attempted after min {delays[0] * 1000:.0f} ms, median {statistics.median(delays) * 1000:.0f} ms, "
           f"max {delays[-1] * 1000:.0f} ms ({len(delays)} trials)  {'OK' if delays[-1] <= 1.0 else 'OVER'} (≤ 1 s)")
 
+def proc_threads(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("Threads:"))
+
+
+def bench_watch_drain(args):
+    """issue #48: a reload (SIGHUP) while --domains attempts hang (each domain's API
+    server its own loopback listener that takes connections and never answers TLS),
+    --timeout 20 and --probe-timeout 20: the loop's CPU over the drain (target ≤ 2 % of a core)."""
+    import re, signal, socket, ssl, tempfile, threading
+    root, store, hole = watch_fleet(os.path.join(TARGET, "bench-watch-drain"), args.domains)
+    hole.close()
+    # Each API server completes the TLS handshake and then never answers (the probe and
+    # the connection succeed; the request waits for --timeout).
+    pki = tempfile.mkdtemp()
+    crt, key = os.path.join(pki, "tls.crt"), os.path.join(pki, "tls.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
+                    "-keyout", key, "-out", crt], check=True, capture_output=True)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(crt, key)
+    held = []
+
+    def serve(listener):
+        while True:
+            try:
+                conn, _ = listener.accept()
+                held.append(tls.wrap_socket(conn, server_side=True))
+            except OSError:
+                return
+    holes = []
+    for i in range(args.domains):
+        h = socket.socket()
+        h.bind(("127.0.0.1", 0))
+        h.listen(128)
+        threading.Thread(target=serve, args=(h,), daemon=True).start()
+        holes.append(h)
+        with open(os.path.join(root, ".kubeconfig", f"w{i:05d}.yaml")) as f:
+            text = f.read()
+        text = re.sub(r"127\.0\.0\.1:\d+", f"127.0.0.1:{h.getsockname()[1]}", text)
+        with open(os.path.join(root, ".kubeconfig", f"w{i:05d}.yaml"), "w") as f:
+            f.write(text)
+    env = dict(os.environ, CLINV_SNAPSHOTS=store, HOME="/nonexistent", KUBECONFIG="/nonexistent/kubeconfig")
+    argv = [BIN, "replay", "--watch", "-A", "--root", root, "--timeout", "20", "--probe-timeout", "20", "-q"]
+    proc = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    proc.send_signal(signal.SIGHUP)
+    before, _ = proc_cpu_rss(proc.pid)
+    start, series, last = time.monotonic(), [], before
+    while time.monotonic() - start < args.seconds:
+        time.sleep(1)
+        now, _ = proc_cpu_rss(proc.pid)
+        series.append(round((now - last) * 1000))
+        last = now
+    after, hwm = proc_cpu_rss(proc.pid)
+    wall = time.monotonic() - start
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=10)
+    for h in holes:
+        h.close()
+    pct = (after - before) / wall * 100
+    print(f"replay --watch, SIGHUP with {args.domains} hanging attempts (--timeout 20): CPU {pct:.2f} % of a core "
+          f"over {wall:.1f} s of drain (ms a second: {series}); peak RSS {hwm / 1024:.1f} MB  "
+          f"{'OK' if pct <= 2 else 'OVER'} (≤ 2 %)")
+
+
+def bench_watch_oci_hole(args):
+    """issue #48: --pushes owed OCI pushes (one domain, a repository each) to a registry
+    that takes connections and never answers, --parallel 16, --timeout 10, for
+    --minutes: the loop's threads and peak RSS (targets: ≤ --parallel + 16 threads,
+    ≤ 48 MB)."""
+    import signal, socket
+    root, store, hole = watch_fleet(os.path.join(TARGET, "bench-watch-oci"), 1)
+    hole.close()
+    env = dict(os.environ, CLINV_SNAPSHOTS=store, HOME="/nonexistent", KUBECONFIG="/nonexistent/kubeconfig")
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    for i in range(args.pushes):
+        subprocess.run([BIN, "push", f"oci://127.0.0.1:{port}/inventories/r{i}", "--plain-http", "--root", root,
+                        "--domain", "w00000.watch.example", "-q"], env=env, check=True, capture_output=True)
+    black = socket.socket()
+    black.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    black.bind(("127.0.0.1", port))
+    black.listen(4096)
+    argv = [BIN, "replay", "--watch", "-A", "--root", root, "--timeout", "10", "--parallel", "16", "-q"]
+    proc = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, text=True)
+    start, most = time.monotonic(), 0
+    while time.monotonic() - start < args.minutes * 60:
+        time.sleep(2)
+        most = max(most, proc_threads(proc.pid))
+    cpu, hwm = proc_cpu_rss(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=10)
+    black.close()
+    ok = most <= 32 and hwm / 1024 <= 48
+    print(f"replay --watch, {args.pushes} owed OCI pushes to a black-holed registry, {args.minutes:g} min: "
+          f"at most {most} threads, peak RSS {hwm / 1024:.1f} MB, CPU {cpu:.1f} s  "
+          f"{'OK' if ok else 'OVER'} (≤ 32 threads, ≤ 48 MB)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
@@ -1865,6 +1967,12 @@ def main():
     wp = sub.add_parser("watch-pickup", help="issue #38: replay --watch, a snapshot recorded by another process to its attempt")
     wp.add_argument("--trials", type=int, default=20)
     wp.add_argument("--domains", type=int, default=1000)
+    wd = sub.add_parser("watch-drain", help="issue #48: replay --watch, CPU during a reload's drain with hanging attempts (≤ 2 %)")
+    wd.add_argument("--domains", type=int, default=64)
+    wd.add_argument("--seconds", type=float, default=15)
+    wo = sub.add_parser("watch-oci-hole", help="issue #48: replay --watch, owed OCI pushes to a black-holed registry: threads and RSS")
+    wo.add_argument("--pushes", type=int, default=300)
+    wo.add_argument("--minutes", type=float, default=5)
     sc = sub.add_parser("store-scale", help="issue #28: time and peak RSS of every store command at 10k/100k/1M")
     sc.add_argument("--runs", type=int, default=3)
     sc.add_argument("--records", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
@@ -1885,7 +1993,8 @@ def main():
      "fleet-at": bench_fleet_at, "fleet-report": bench_fleet_report, "addon-log": bench_addon_log,
      "store-scale": bench_store_scale,
      "watch-idle": bench_watch_idle, "watch-latency": bench_watch_latency,
-     "watch-pickup": bench_watch_pickup}[args.bench](args)
+     "watch-pickup": bench_watch_pickup, "watch-drain": bench_watch_drain,
+     "watch-oci-hole": bench_watch_oci_hole}[args.bench](args)
 
 
 if __name__ == "__main__":

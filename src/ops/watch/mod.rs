@@ -43,6 +43,8 @@ pub const GRACE: Duration = Duration::from_millis(4_500);
 const LOOK: Duration = Duration::from_millis(250);
 /// Probes in flight at most (each holds a socket).
 const PROBES: usize = 512;
+/// The shortest sleep before a due time: what falls due within it is taken together.
+const BATCH: Duration = Duration::from_millis(100);
 
 /// Which domains the loop serves: every domain of the store, or those a name or glob
 /// picks — also domains that appear while it runs.
@@ -484,15 +486,28 @@ impl Generation<'_> {
             });
             // Draining, nothing new starts: what is due waits for the next generation
             // (waking for it would spin until the drain ends).
+            // What falls due within a batch is taken at one wake-up: a thousand dark
+            // domains probed every few seconds wake the loop a few times a second, not
+            // once per domain.
             let wake = match &draining {
                 Some((_, by)) => by.saturating_duration_since(now),
-                None => state
-                    .schedule
-                    .next_wake()
-                    .map_or(LOOK, |w| w.saturating_duration_since(now)),
+                None => state.schedule.next_wake().map_or(LOOK, |w| {
+                    let until = w.saturating_duration_since(now);
+                    if until.is_zero() {
+                        until
+                    } else {
+                        until.max(BATCH)
+                    }
+                }),
             };
             match rx.recv_timeout(wake.min(LOOK)) {
-                Ok(msg) => self.answer(state, msg, jobs),
+                Ok(msg) => {
+                    self.answer(state, msg, jobs);
+                    // The answers that came together are taken together.
+                    for msg in rx.try_iter().take(PROBES) {
+                        self.answer(state, msg, jobs);
+                    }
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return End::Stop,
             }
