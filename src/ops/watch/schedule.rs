@@ -42,6 +42,18 @@ pub struct Slot {
     empty_handed: bool,
 }
 
+/// Probes a second at most, however many far ends are dark: 1,000 dark domains are
+/// probed on the short cadence, 10,000 every 50 s or so.
+const PROBE_RATE: f64 = 200.0;
+
+/// `slot`'s far end answered (or something else than a probe happened): no longer dark.
+fn lit(dark: &mut usize, slot: &mut Slot) {
+    if slot.dark_in_row > 0 {
+        *dark = dark.saturating_sub(1);
+    }
+    slot.dark_in_row = 0;
+}
+
 /// How an attempt ended, as far as the schedule cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Attempt {
@@ -68,6 +80,8 @@ pub struct Schedule<K = Domain> {
     policy: Policy,
     /// The probes' cadence for a far end that does not answer at all.
     probes: Policy,
+    /// Slots whose far end answered nothing at its last probe.
+    dark: usize,
     rng: Rng,
 }
 
@@ -81,6 +95,7 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
             timeline: BTreeSet::new(),
             policy: Policy::exponential(base, cap).jitter(Jitter::Spread(0.2)),
             probes: Policy::exponential(base.min(probe_cap), probe_cap).jitter(Jitter::Spread(0.2)),
+            dark: 0,
             rng,
         }
     }
@@ -96,7 +111,7 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
         let stuck = std::mem::take(&mut slot.empty_handed) && owed > 0 && !slot.busy;
         if owed == 0 {
             slot.failures_in_row = 0;
-            slot.dark_in_row = 0;
+            lit(&mut self.dark, slot);
             self.set_next(domain, None);
         } else if stuck {
             // Never due at once again: that would spin on what no attempt delivers.
@@ -135,7 +150,9 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
     pub fn forget(&mut self, domain: &K) {
         if self.slots.get(domain).is_some_and(|s| !s.busy) {
             self.set_next(domain, None);
-            self.slots.remove(domain);
+            if let Some(mut slot) = self.slots.remove(domain) {
+                lit(&mut self.dark, &mut slot);
+            }
         }
     }
 
@@ -177,7 +194,7 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
                     slot.delivered_ms = Some(now_ms);
                     slot.failures_in_row = 0;
                 }
-                slot.dark_in_row = 0;
+                lit(&mut self.dark, slot);
                 slot.empty_handed = attempt == Attempt::Nothing;
                 slot.last_reason = None;
                 None
@@ -185,12 +202,20 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
             Attempt::Dark(reason) => {
                 *slot.failures.entry(reason).or_default() += 1;
                 slot.last_reason = Some(reason);
-                let wait = self.probes.delay(slot.dark_in_row, unit);
+                if slot.dark_in_row == 0 {
+                    self.dark += 1;
+                }
+                // However many are dark, they are probed at most PROBE_RATE a second.
+                let spread = Duration::from_secs_f64(self.dark as f64 / PROBE_RATE);
+                let wait = self
+                    .probes
+                    .delay(slot.dark_in_row, unit)
+                    .max(spread.mul_f64(0.8 + 0.4 * unit));
                 slot.dark_in_row = slot.dark_in_row.saturating_add(1);
                 Some(wait)
             }
             Attempt::Failed(_) | Attempt::Errored => {
-                slot.dark_in_row = 0;
+                lit(&mut self.dark, slot);
                 match attempt {
                     Attempt::Failed(reason) => {
                         *slot.failures.entry(reason).or_default() += 1;
@@ -397,6 +422,42 @@ mod tests {
             .unwrap();
         assert!(dark <= 6 * S, "the probe cadence starts over: {dark:?}");
         assert_eq!(s.slot(&a).unwrap().failures_in_row, 8);
+    }
+
+    /// However many far ends are dark, they are probed at most [`PROBE_RATE`] a second:
+    /// the probes' waits spread with their number, and shrink again as they come back.
+    #[test]
+    fn many_dark_far_ends_are_probed_at_a_bounded_rate() {
+        let mut s = schedule();
+        let t = Instant::now();
+        let names: Vec<Domain> = (0..4_000).map(|i| d(&format!("d{i}.example"))).collect();
+        for n in &names {
+            s.owed(n, 1, None, t);
+        }
+        let mut last = Duration::ZERO;
+        for _ in 0..3 {
+            for n in s.take_due(t + 10_000 * S, usize::MAX) {
+                last = s
+                    .finished(&n, Attempt::Dark(Reason::Unreachable), t, 0)
+                    .unwrap();
+            }
+        }
+        assert_eq!(s.dark, 4_000);
+        // 4,000 at 200 a second: about 20 s each, not the 10 s cap.
+        assert!(last >= 16 * S && last <= 24 * S, "{last:?}");
+        for n in &names[..3_900] {
+            s.take_due(t + 100_000 * S, usize::MAX);
+            s.finished(n, Attempt::Delivered, t, 0);
+        }
+        s.take_due(t + 100_000 * S, usize::MAX);
+        assert_eq!(s.dark, 100);
+        let one = &names[3_999];
+        let wait = s
+            .finished(one, Attempt::Dark(Reason::Unreachable), t, 0)
+            .unwrap();
+        assert!(wait <= 12 * S, "{wait:?}");
+        s.forget(one);
+        assert_eq!(s.dark, 99);
     }
 
     /// Model test: any sequence of reads and outcomes keeps the invariants — a busy
