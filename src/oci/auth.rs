@@ -22,7 +22,12 @@ pub type Credentials = (String, String);
 /// # Errors
 /// [`OciError::Credentials`]: a variable not set or not `user:password`, a config that is
 /// not JSON, a helper that fails.
-pub fn credentials(registry: &str, creds_env: Option<&str>) -> Result<Option<Credentials>> {
+/// A credential helper asked is given until `until` at most (an owed push's end).
+pub fn credentials(
+    registry: &str,
+    creds_env: Option<&str>,
+    until: Option<std::time::Instant>,
+) -> Result<Option<Credentials>> {
     if let Some(name) = creds_env {
         return from_env(name).map(Some);
     }
@@ -41,7 +46,7 @@ pub fn credentials(registry: &str, creds_env: Option<&str>) -> Result<Option<Cre
         .as_str()
         .or(config["credsStore"].as_str());
     if let Some(helper) = helper.filter(|h| !h.is_empty())
-        && let Some(found) = from_helper(helper, registry)?
+        && let Some(found) = from_helper(helper, registry, until)?
     {
         return Ok(Some(found));
     }
@@ -117,7 +122,11 @@ fn from_auths(
 /// Asks `docker-credential-<helper> get` for `registry` through the helper runner
 /// ([`crate::util::helper`]: bounded in time and output, never shown); `None` when it has
 /// none ("credentials not found", as the helpers say it).
-fn from_helper(helper: &str, registry: &str) -> Result<Option<Credentials>> {
+fn from_helper(
+    helper: &str,
+    registry: &str,
+    until: Option<std::time::Instant>,
+) -> Result<Option<Credentials>> {
     let program = format!("docker-credential-{helper}");
     let origin = format!("credentials for {registry}");
     let failed = |what: &str| bad(&origin, &format!("{program} {what}"));
@@ -130,10 +139,11 @@ fn from_helper(helper: &str, registry: &str) -> Result<Option<Credentials>> {
     let mut command = Command::new(&program);
     command.arg("get");
     let helper_failed = |e: HelperError| bad(&origin, &chain(&e));
-    let out = Helper::new(command)
-        .input(registry)
-        .run()
-        .map_err(helper_failed)?;
+    let mut asked = Helper::new(command).input(registry);
+    if let Some(until) = until {
+        asked = asked.deadline(until.saturating_duration_since(std::time::Instant::now()));
+    }
+    let out = asked.run().map_err(helper_failed)?;
     let not_found = String::from_utf8_lossy(&out.stdout).contains("credentials not found");
     if !out.status.success() && not_found {
         return Ok(None);

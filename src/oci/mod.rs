@@ -311,7 +311,11 @@ fn client(reference: &Reference, access: &Access) -> Result<registry::Client> {
     let (credentials, token) = match &access.token_env {
         Some(name) => (None, Some(auth::token(name)?)),
         None => {
-            let creds = auth::credentials(&reference.registry, access.creds_env.as_deref())?;
+            let creds = auth::credentials(
+                &reference.registry,
+                access.creds_env.as_deref(),
+                access.until,
+            )?;
             (creds, None)
         }
     };
@@ -384,7 +388,7 @@ fn signs(
 
 /// Whether the Docker config gives credentials for `registry` (for `--print-flux`).
 pub fn has_credentials(registry: &str) -> bool {
-    matches!(auth::credentials(registry, None), Ok(Some(_)))
+    matches!(auth::credentials(registry, None, None), Ok(Some(_)))
 }
 
 fn read_ca(path: &Path) -> Result<Vec<ureq::tls::Certificate<'static>>> {

@@ -577,7 +577,13 @@ impl Client {
         let left = match self.until {
             Some(at) => match at.checked_duration_since(std::time::Instant::now()) {
                 Some(left) if !left.is_zero() => Some(left),
-                _ => return Err(self.unreachable("the attempt's time ran out")),
+                // Not an answer: the push stays owed.
+                _ => {
+                    return Err(OciError::Unanswered {
+                        registry: self.reference.registry.clone(),
+                        cause: Cause("no answer before the attempt's --timeout".into()),
+                    });
+                }
             },
             None => None,
         };

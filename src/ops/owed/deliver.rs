@@ -38,10 +38,16 @@ static GIT: Mutex<()> = Mutex::new(());
 
 /// Delivers `item` of `store`, waiting at most `timeout` for it.
 ///
-/// A far end that does not answer in time is [`Delivery::StillOwed`] (its attempt goes
-/// on in the background and ends at the transport's own limits; a late success is still
-/// recorded). Safe from any thread; Git deliveries of one process run one at a time.
+/// A far end that does not answer in time is [`Delivery::StillOwed`]. A registry push
+/// ends by itself at `timeout`; a Git push goes on in the background and ends at the
+/// transport's own limits (a late success is still recorded). Safe from any thread; Git
+/// deliveries of one process run one at a time.
 pub fn deliver(store: &Store, item: &Owed, timeout: Duration) -> Delivery {
+    if let Push::Oci(_) = &item.push {
+        // Every step of it (the credential helper, each request) is bounded by the
+        // attempt's end: it is given up there by itself, on the caller's thread.
+        return attempt(store, item, timeout);
+    }
     let (tx, rx) = std::sync::mpsc::channel();
     let (store, owned) = (store.clone(), item.clone());
     let spawned = std::thread::Builder::new()
