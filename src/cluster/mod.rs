@@ -832,15 +832,7 @@ impl Cluster {
                     requests: self.requests.get(),
                 }));
             }
-            // The object checked above is the one written: a writer in between (another
-            // domain's publish) makes the apply fail, and the checks run again. Guarded,
-            // an absent object is created only while it is absent: another writer's
-            // newer inventory created meanwhile is checked, never written over.
-            let precondition = match &before {
-                Some(live) => resource_version(live),
-                None if guard => Some(ABSENT),
-                None => None,
-            };
+            let precondition = precondition(before.as_ref(), guard);
             let (status, after) = if self.opts.dry_run && crd == Change::Created {
                 // A dry-run CRD was not stored, so the CR cannot be dry-run against it.
                 (201, serde_json::to_value(cr).unwrap_or(Value::Null))
@@ -1059,6 +1051,20 @@ pub fn same_content(live: &Value, cr: &ClusterInventory) -> bool {
                 .labels
                 .get(inventory::DOMAIN_LABEL)
                 .map(|d| Value::from(d.as_str()))
+}
+
+/// The `resourceVersion` an apply over `before` is conditional on.
+///
+/// The object checked is the one written: a writer in between (another domain's publish)
+/// makes the apply fail, and the checks run again. Guarded, an absent object is created
+/// only while it is absent: another writer's newer inventory created meanwhile is
+/// checked, never written over.
+fn precondition(before: Option<&Value>, guard: bool) -> Option<&str> {
+    match before {
+        Some(live) => resource_version(live),
+        None if guard => Some(ABSENT),
+        None => None,
+    }
 }
 
 /// The precondition of a guarded create: no object holds it (etcd's first write is

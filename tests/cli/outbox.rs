@@ -271,18 +271,34 @@ impl OciFx {
     }
 
     fn push(&self, extra: &[&str]) -> Run {
-        let url = self.registry.url("inventories/prod");
+        self.push_to(&self.registry.url("inventories/prod"))
+            .args(extra)
+            .run()
+    }
+
+    /// Another machine (another store) pushes an inventory rendered later straight to
+    /// the registry: the digest `latest` names then.
+    fn another_machine_pushes_a_newer(&self) -> String {
+        let other = tempfile::tempdir().unwrap();
+        self.push_to(&self.registry.url("inventories/prod"))
+            .store(other.path())
+            .env("SOURCE_DATE_EPOCH", "1767312000")
+            .run()
+            .success();
+        self.tagged("latest")
+    }
+
+    /// `clinv push URL` with the registry's CA and credentials.
+    fn push_to(&self, url: &str) -> Clinv {
         let ca = self.registry.ca();
-        let mut args = vec![
+        self.clinv(&[
             "push",
-            &url,
+            url,
             "--ca-file",
             &ca,
             "--creds-env",
             "REGISTRY_AUTH",
-        ];
-        args.extend_from_slice(extra);
-        self.clinv(&args).run()
+        ])
     }
 
     /// The repository's artifacts carry a valid cosign signature by `public`'s key.
@@ -635,23 +651,7 @@ fn an_owed_artifact_whose_tag_moved_on_is_refused_and_stays_owed() {
     fx.registry.stop();
     assert_has(&fx.push(&[]).success().stderr, "push owed");
     fx.registry.restart();
-    let other = tempfile::tempdir().unwrap();
-    let url = fx.registry.url("inventories/prod");
-    let ca = fx.registry.ca();
-    let args = [
-        "push",
-        &url,
-        "--ca-file",
-        &ca,
-        "--creds-env",
-        "REGISTRY_AUTH",
-    ];
-    fx.clinv(&args)
-        .store(other.path())
-        .env("SOURCE_DATE_EPOCH", "1767312000")
-        .run()
-        .success();
-    let theirs = fx.tagged("latest");
+    let theirs = fx.another_machine_pushes_a_newer();
     let replay = fx.clinv(&["replay", "--domain", DOMAIN]).run();
     assert_eq!(replay.code, 1, "{}\n{}", replay.stderr, replay.stdout);
     let said = format!("{}{}", replay.stderr, replay.stdout);
@@ -838,16 +838,7 @@ fn an_owed_push_given_up_never_moves_the_tag_back_later() {
     let fx = OciFx::new();
     let door = Door::start(fx.registry.port, std::time::Duration::from_secs(4));
     let url = format!("oci://127.0.0.1:{}/inventories/prod", door.port);
-    let ca = fx.registry.ca();
-    let through_door = [
-        "push",
-        &url,
-        "--ca-file",
-        &ca,
-        "--creds-env",
-        "REGISTRY_AUTH",
-    ];
-    assert_has(&fx.clinv(&through_door).run().success().stderr, "push owed");
+    assert_has(&fx.push_to(&url).run().success().stderr, "push owed");
     // The attempt's look at the tag gets through; its push is held.
     door.slow_after(1);
     let run = fx.clinv(&LOOP).args(["--timeout", "1"]).spawn();
@@ -858,21 +849,7 @@ fn an_owed_push_given_up_never_moves_the_tag_back_later() {
         run.stderr()
     );
     // A newer inventory is pushed straight to the registry meanwhile.
-    let other = tempfile::tempdir().unwrap();
-    let direct = [
-        "push",
-        &fx.registry.url("inventories/prod"),
-        "--ca-file",
-        &ca,
-        "--creds-env",
-        "REGISTRY_AUTH",
-    ];
-    fx.clinv(&direct)
-        .store(other.path())
-        .env("SOURCE_DATE_EPOCH", "1767312000")
-        .run()
-        .success();
-    let newer = fx.tagged("latest");
+    let newer = fx.another_machine_pushes_a_newer();
     door.set(OPEN);
     // The held connections are let through after 4 s; the given-up attempts are over.
     std::thread::sleep(std::time::Duration::from_secs(8));

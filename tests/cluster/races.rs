@@ -36,12 +36,9 @@ fn publish_from_hook(root: PathBuf, kubeconfig: PathBuf, epoch: &str) -> Run {
     .run()
 }
 
-/// Finding 1: on a cluster with no live inventory, the replay of an older pending
-/// snapshot reads "absent"; a publish of a newer one lands before the replay's apply.
-/// The replay's apply must not create over it: the newer inventory stays live, the older
-/// snapshot is superseded by it, and the store names the newer one as applied.
-fn an_older_replay_never_lands_on_a_newer_publish_to_a_new_cluster() {
-    let p = plane();
+/// A cluster with the CRD and no inventory, and PROD's inventory rendered at
+/// 1800000000 queued while its cluster was unreachable.
+fn queued_offline(p: &crate::Plane) -> Fx {
     p.crd_only();
     let fx = Fx::new();
     let dead = kubeconfig_with_server(&p.admin, &refused_server());
@@ -49,6 +46,16 @@ fn an_older_replay_never_lands_on_a_newer_publish_to_a_new_cluster() {
         .env("SOURCE_DATE_EPOCH", "1800000000")
         .run()
         .success();
+    fx
+}
+
+/// Finding 1: on a cluster with no live inventory, the replay of an older pending
+/// snapshot reads "absent"; a publish of a newer one lands before the replay's apply.
+/// The replay's apply must not create over it: the newer inventory stays live, the older
+/// snapshot is superseded by it, and the store names the newer one as applied.
+fn an_older_replay_never_lands_on_a_newer_publish_to_a_new_cluster() {
+    let p = plane();
+    let fx = queued_offline(&p);
     let older = states(&fx)[0].0.clone();
     fx.bump("metrics-server");
     let (done, published) = mpsc::channel();
@@ -89,13 +96,7 @@ fn an_older_replay_never_lands_on_a_newer_publish_to_a_new_cluster() {
 /// snapshots, so this domain's queued snapshot is delivered, never "superseded".
 fn take_over_never_compares_render_times_across_domains() {
     let p = plane();
-    p.crd_only();
-    let fx = Fx::new();
-    let dead = kubeconfig_with_server(&p.admin, &refused_server());
-    fx.run(dead.path(), &["publish", "--domain", PROD])
-        .env("SOURCE_DATE_EPOCH", "1800000000")
-        .run()
-        .success();
+    let fx = queued_offline(&p);
     fx.run(&p.admin, &["publish", "--domain", LAB])
         .env("SOURCE_DATE_EPOCH", "1800000100")
         .run()
