@@ -564,11 +564,18 @@ impl DomainStore {
         self.check_dirs()?;
         self.check_owner()?;
         let root = self.dir.parent().unwrap_or(&self.dir);
-        if !root.is_dir() {
+        let new = !root.is_dir();
+        if new {
             create_private_dir(root).map_err(|e| Error::io(root, e))?;
-            // The store is local state: a project-local one (<root>/snapshots) must never
-            // reach the project's Git history, so it ignores itself, as Python's venv does.
-            let ignore = root.join(".gitignore");
+        }
+        // The store is local state: a project-local one (<root>/snapshots) must never
+        // reach the project's Git history, so it ignores itself, as Python's venv does.
+        // A writer killed before its `.gitignore` landed left a store without one (and
+        // its temporary file): the next writer mends it. A folder the user gave that has
+        // none of clinv's making is left as it is.
+        let ignore = root.join(".gitignore");
+        let missing = new || fs::symlink_metadata(&ignore).is_err();
+        if missing && (remove_dead_temporaries(root, ".gitignore") || new) {
             crate::util::files::write_atomic(&ignore, GITIGNORE.as_bytes(), 0o600)
                 .map_err(|e| Error::io(&ignore, e))?;
         }
@@ -1250,6 +1257,31 @@ fn new_id(at: &str, cr: &str) -> SnapshotId {
 }
 
 /// UTC now as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+/// Removes the temporary files of `name` in `dir` that a writer which is no longer
+/// running left (`.NAME.tmp.PID.N`); a running writer's are its own. Whether there was
+/// one.
+fn remove_dead_temporaries(dir: &Path, name: &str) -> bool {
+    let prefix = format!(".{name}.tmp.");
+    let mut found = false;
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let pid = rest.split('.').next().and_then(|p| p.parse::<i32>().ok());
+        let dead = pid
+            .and_then(rustix::process::Pid::from_raw)
+            .is_some_and(|pid| {
+                rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
+            });
+        if dead {
+            found = true;
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+    found
+}
+
 /// The store root's `.gitignore`: everything in it.
 const GITIGNORE: &str = "# clinv's snapshot store: local state, never committed\n*\n";
 
@@ -2481,6 +2513,31 @@ mod tests {
         store.gc(10, false, false).unwrap();
         assert!(!dir.path().join("d/objects/.abc.json.tmp.99999.1").exists());
         assert!(store.read().unwrap().damage.is_empty());
+    }
+
+    /// Found by the model test: a publish killed between the store root's creation and
+    /// its `.gitignore`'s rename left a temporary file no later command removed, and a
+    /// store that did not ignore itself. The next writer removes a dead writer's
+    /// temporary file (never a running one's) and writes the `.gitignore`.
+    #[test]
+    fn a_writer_killed_before_the_store_ignored_itself_is_mended_by_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("store");
+        fs::create_dir(&root).unwrap();
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        gone.wait().unwrap();
+        let dead = root.join(format!("..gitignore.tmp.{}.1", gone.id()));
+        let running = root.join(format!("..gitignore.tmp.{}.2", std::process::id()));
+        fs::write(&dead, "*").unwrap();
+        fs::write(&running, "*").unwrap();
+        let store = Store::at(&root).domain(&crate::domain::d("d"));
+        store.record(&cr(1), "{}", None).unwrap();
+        assert!(!dead.exists(), "a dead writer's temporary file is removed");
+        assert!(running.exists(), "a running writer's is its own");
+        assert_eq!(
+            fs::read_to_string(root.join(".gitignore")).unwrap(),
+            GITIGNORE
+        );
     }
 
     /// Taking the lock removes what a killed writer left, even when nothing is written

@@ -62,6 +62,38 @@ use Op::*;
 
 /// Sequences found by the model test (minimal, as shrunk), kept as regressions.
 const REGRESSIONS: &[&[Op]] = &[
+    // Found on 2026-12-07: a publish killed between the store root's creation and its
+    // `.gitignore`'s rename left `..gitignore.tmp.PID.N` that no later command removed.
+    &[
+        Gc { keep: 2 },
+        Kill {
+            what: Killed::Importing,
+            version: 0,
+            delay_ms: 3,
+        },
+        Kill {
+            what: Killed::Publishing,
+            version: 1,
+            delay_ms: 43,
+        },
+        ExportImport,
+        Gc { keep: 1 },
+        Kill {
+            what: Killed::Collecting,
+            version: 3,
+            delay_ms: 63,
+        },
+        Kill {
+            what: Killed::Importing,
+            version: 3,
+            delay_ms: 41,
+        },
+        Commit,
+        Publish {
+            reachable: true,
+            version: 0,
+        },
+    ],
     // Issue #14 finding 1: commit took a pending snapshot out of the cluster channel,
     // so replay never delivered it.
     &[
