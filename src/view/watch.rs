@@ -76,32 +76,32 @@ fn secs(d: Duration) -> String {
 }
 
 /// The line of `event`.
-pub fn line(event: &Event<'_>) -> Line {
-    match *event {
+pub fn line(event: &Event) -> Line {
+    match event {
         Event::Started { domains, owing } => Line::new(
             Level::Info,
             "started",
             format!("serving {domains} domain(s); {owing} owe snapshots to their cluster"),
         )
-        .with("domains", domains)
-        .with("owing", owing),
+        .with("domains", *domains)
+        .with("owing", *owing),
         Event::Owed { domain, owed } => Line::new(
             Level::Info,
             "owed",
             format!("{domain}: {owed} snapshot(s) pending"),
         )
         .with("domain", domain.as_str())
-        .with("owed", owed),
+        .with("owed", *owed),
         Event::Waiting {
             domain,
             until,
             reason,
-        } => waiting(domain, until, reason),
+        } => waiting(domain, *until, *reason),
         Event::Unanswered {
             domain,
             reason,
             wait,
-        } => unanswered(domain, reason, wait),
+        } => unanswered(domain, *reason, *wait),
         Event::Parked { domain, server } => Line::new(
             Level::Debug,
             "waiting",
@@ -114,7 +114,7 @@ pub fn line(event: &Event<'_>) -> Line {
             domain,
             report,
             wait,
-        } => attempted(domain.as_str(), report, wait),
+        } => attempted(domain.as_str(), report, *wait),
         Event::PushOwed { item } => push_owed(item),
         Event::OutboxDamaged { what } => Line::new(
             Level::Warn,
@@ -125,7 +125,7 @@ pub fn line(event: &Event<'_>) -> Line {
             item,
             outcome,
             wait,
-        } => pushed(item, outcome, wait),
+        } => pushed(item, outcome, *wait),
         Event::Failed {
             domain,
             error,
@@ -137,7 +137,7 @@ pub fn line(event: &Event<'_>) -> Line {
                 true => chain,
                 false => format!("{domain}: {chain}"),
             };
-            Line::new(Level::Error, "failed", format!("{text}{}", next(wait)))
+            Line::new(Level::Error, "failed", format!("{text}{}", next(*wait)))
                 .with("domain", domain.as_str())
         }
         Event::StoreLost { store } => Line::new(
@@ -148,8 +148,8 @@ pub fn line(event: &Event<'_>) -> Line {
                 store.display()
             ),
         ),
-        Event::Reloaded { error } => reloaded(error),
-        Event::Stopping { signal, in_flight } => stopping(signal, in_flight),
+        Event::Reloaded { error } => reloaded(error.as_ref()),
+        Event::Stopping { signal, in_flight } => stopping(*signal, *in_flight),
     }
 }
 
@@ -157,7 +157,7 @@ pub fn line(event: &Event<'_>) -> Line {
 ///
 /// The replay's messages are what one-shot `replay` says: a delivery to another server
 /// than the recorded one, a damaged snapshot skipped, older ones superseded.
-pub fn lines(event: &Event<'_>) -> Vec<Line> {
+pub fn lines(event: &Event) -> Vec<Line> {
     let mut lines = Vec::new();
     if let Event::Attempted { domain, report, .. } = event {
         lines.extend(report.notices.iter().map(|n| notice(domain, n)));
@@ -469,7 +469,7 @@ impl crate::ops::watch::Host for Service<'_> {
         Ok((project, self.access.clone()))
     }
 
-    fn event(&self, event: &Event<'_>) {
+    fn event(&self, event: &Event) {
         if let Event::Stopping { .. } = event {
             let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
         }
@@ -515,7 +515,7 @@ mod tests {
     fn an_event_is_one_line_of_text_and_one_json_object() {
         let d = Domain::parse("prod-7.example").unwrap();
         let l = line(&Event::Unanswered {
-            domain: &d,
+            domain: d,
             reason: crate::delivery::Reason::Unreachable,
             wait: Duration::from_secs(40),
         });

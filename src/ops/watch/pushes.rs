@@ -30,8 +30,14 @@ pub enum Pushed {
 pub struct Pushes {
     pub schedule: Schedule<String>,
     pub items: HashMap<String, Owed>,
-    /// The outbox folder's modification time at the last listing.
-    seen: Option<SystemTime>,
+}
+
+/// The outbox as listed: each owed push of the selection by file name, and the files
+/// that cannot be used.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub owed: Vec<(String, Owed)>,
+    pub damaged: Vec<String>,
 }
 
 impl Pushes {
@@ -40,57 +46,26 @@ impl Pushes {
             // Nothing probes a push's far end first: its attempts keep the one backoff.
             schedule: Schedule::new(base, cap, cap, crate::util::backoff::Rng::new()),
             items: HashMap::new(),
-            seen: None,
         }
     }
 
-    /// The next [`Pushes::refresh`] lists the outbox whether or not its folder's time
-    /// changed (a full read: a change within the time's resolution is not missed).
-    pub fn relist(&mut self) {
-        self.seen = None;
-    }
-
-    /// Lists the outbox again when its folder changed since the last look (every write
-    /// and removal is a rename in it); returns the pushes newly owed and the files that
-    /// cannot be used (named once per listing).
-    pub fn refresh(
-        &mut self,
-        store: &Store,
-        selection: &Selection,
-        now: Instant,
-    ) -> (Vec<String>, Vec<String>) {
-        let dir = crate::store::outbox::dir(store.root());
-        // The folder itself, never what a link there points at (listed as damaged).
-        let mtime = std::fs::symlink_metadata(&dir)
-            .and_then(|m| m.modified())
-            .ok();
-        if mtime.is_some() && mtime == self.seen {
-            return (Vec::new(), Vec::new());
-        }
-        self.seen = mtime;
-        let listing = crate::ops::owed::owed(store, None);
+    /// Takes a listing of the outbox; returns the pushes newly owed (or owed anew).
+    pub fn apply(&mut self, listing: Listing, now: Instant) -> Vec<String> {
         let mut fresh = Vec::new();
-        let mut listed = Vec::new();
-        for entry in listing.owed {
-            if !selection.picks(entry.owed.domain.as_str()) {
-                continue;
-            }
-            let Some(name) = entry.path.file_name().and_then(|n| n.to_str()) else {
-                continue;
-            };
-            let name = name.to_string();
-            let at = crate::util::time::parse_rfc3339(&entry.owed.at).map(|t| t.as_millisecond());
-            if self.items.get(&name) != Some(&entry.owed) {
+        let mut listed = std::collections::HashSet::new();
+        for (name, owed) in listing.owed {
+            let at = crate::util::time::parse_rfc3339(&owed.at).map(|t| t.as_millisecond());
+            if self.items.get(&name) != Some(&owed) {
                 fresh.push(name.clone());
             }
             self.schedule.owed(&name, 1, at, now);
-            self.items.insert(name.clone(), entry.owed);
-            listed.push(name);
+            self.items.insert(name.clone(), owed);
+            listed.insert(name);
         }
         let gone: Vec<String> = self
             .items
             .keys()
-            .filter(|k| !listed.contains(k))
+            .filter(|k| !listed.contains(*k))
             .cloned()
             .collect();
         for name in gone {
@@ -98,13 +73,42 @@ impl Pushes {
             self.schedule.forget(&name);
             self.items.remove(&name);
         }
-        let damaged = listing
-            .damaged
-            .iter()
-            .map(|d| format!("{}: {}", d.path.display(), d.why))
-            .collect();
-        (fresh, damaged)
+        fresh
     }
+}
+
+/// Lists the outbox again when its folder changed since `seen` (every write and
+/// removal is a rename in it; `None`: list it whatever its time).
+pub fn list(
+    store: &Store,
+    selection: &Selection,
+    seen: &mut Option<SystemTime>,
+) -> Option<Listing> {
+    let dir = crate::store::outbox::dir(store.root());
+    // The folder itself, never what a link there points at (listed as damaged).
+    let mtime = std::fs::symlink_metadata(&dir)
+        .and_then(|m| m.modified())
+        .ok();
+    if mtime.is_some() && mtime == *seen {
+        return None;
+    }
+    *seen = mtime;
+    let listing = crate::ops::owed::owed(store, None);
+    let owed = listing
+        .owed
+        .into_iter()
+        .filter(|e| selection.picks(e.owed.domain.as_str()))
+        .filter_map(|e| {
+            let name = e.path.file_name()?.to_str()?.to_string();
+            Some((name, e.owed))
+        })
+        .collect();
+    let damaged = listing
+        .damaged
+        .iter()
+        .map(|d| format!("{}: {}", d.path.display(), d.why))
+        .collect();
+    Some(Listing { owed, damaged })
 }
 
 /// Delivers one owed push within `timeout` ([`crate::ops::owed::deliver`]).
