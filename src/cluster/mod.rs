@@ -279,7 +279,7 @@ pub fn parse_kubeconfigs(texts: &[(String, String)]) -> Result<Kubeconfig, Failu
     Ok(merged)
 }
 
-/// [`load_config_async`] on this thread's runtime.
+/// [`load_config_async`] on the process's runtime.
 ///
 /// # Errors
 /// As [`load_config_async`].
@@ -384,7 +384,7 @@ impl Resolved {
     /// [`Reason::BadKubeconfig`] when the credentials are unusable (a failing plugin);
     /// [`Reason::Unreachable`] for a plugin that did not answer in time.
     pub fn connect(self, opts: Options) -> Result<Cluster, Failure> {
-        // The client's buffer task starts on this thread's runtime.
+        // The client's buffer task starts on the process's runtime.
         block_on(async { Cluster::from_config(self.config, self.target, opts) })?
     }
 
@@ -428,7 +428,7 @@ impl Cluster {
     /// [`Reason::BadKubeconfig`] when the in-cluster environment is incomplete or a
     /// proxy variable is not a URL.
     pub fn connect_in_cluster(opts: Options) -> Result<Cluster, Failure> {
-        // The client's buffer task starts on this thread's runtime.
+        // The client's buffer task starts on the process's runtime.
         block_on(async { Cluster::in_cluster(opts) })?
     }
 
@@ -883,7 +883,7 @@ impl Cluster {
     }
 }
 
-/// The synchronous face of [`Cluster`]: each call runs on this thread's runtime
+/// The synchronous face of [`Cluster`]: each call runs on the process's runtime
 /// ([`block_on`]), so async never leaves this module.
 impl Cluster {
     /// The live inventory (`None` when the CR or its CRD does not exist); the probe.
@@ -943,47 +943,27 @@ impl Cluster {
     }
 }
 
-thread_local! {
-    /// This thread's async runtime (`replay --all` talks to clusters from several
-    /// threads, each with its own).
-    static RUNTIME: std::cell::OnceCell<tokio::runtime::Runtime> =
-        const { std::cell::OnceCell::new() };
-}
-
-/// Starts this thread's runtime. Flows call it first, so a local failure is reported
-/// as one, not as the cluster's.
+/// Starts the process's runtime ([`crate::util::runtime`]). Flows call it first, so a
+/// local failure is reported as one, not as the cluster's.
 ///
 /// # Errors
 /// [`crate::Error::Runtime`]: the process cannot get the resources.
 pub fn ready() -> crate::Result<()> {
-    RUNTIME.with(|cell| runtime(cell).map(|_| ()).map_err(crate::Error::Runtime))
+    crate::util::runtime::get()
+        .map(|_| ())
+        .map_err(crate::Error::Runtime)
 }
 
-/// Runs `future` to completion on this thread's runtime.
+/// Runs `future` to completion on the process's runtime, from this thread.
 pub(super) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, Failure> {
-    RUNTIME.with(|cell| {
-        let runtime = runtime(cell).map_err(|e| {
-            Failure::new(
-                Reason::BadKubeconfig,
-                Step::Connect,
-                format!("cannot start the async runtime: {e}"),
-            )
-        })?;
-        Ok(runtime.block_on(future))
-    })
-}
-
-/// The runtime in `cell`: a current-thread runtime, built here and nowhere else.
-fn runtime(
-    cell: &std::cell::OnceCell<tokio::runtime::Runtime>,
-) -> std::io::Result<&tokio::runtime::Runtime> {
-    if let Some(runtime) = cell.get() {
-        return Ok(runtime);
-    }
-    let built = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    Ok(cell.get_or_init(|| built))
+    let runtime = crate::util::runtime::get().map_err(|e| {
+        Failure::new(
+            Reason::BadKubeconfig,
+            Step::Connect,
+            format!("cannot start the async runtime: {e}"),
+        )
+    })?;
+    Ok(runtime.block_on(future))
 }
 
 /// Who manages the live object, when a GitOps controller does.

@@ -1,8 +1,8 @@
 //! The delivery loop's HTTP endpoints: `/metrics`, `/healthz`, `/readyz`.
 //!
-//! A small HTTP/1 server (hyper, the HTTP stack kube already links) on its own thread with
-//! a current-thread tokio runtime, so the loop's own work never waits on a scrape and a
-//! scrape never waits on the loop:
+//! A small HTTP/1 server (hyper, the HTTP stack kube already links) whose connections are
+//! tasks on the process's runtime ([`crate::util::runtime`]), so the loop's own work never
+//! waits on a scrape and a scrape never waits on the loop:
 //!
 //! - `GET /metrics`: the text the render closure returns on each scrape (its content type
 //!   given at start); 500 when it fails;
@@ -40,8 +40,8 @@ pub type Render = dyn Fn() -> Result<String> + Send + Sync;
 pub struct Server {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    stop: Arc<tokio::sync::Notify>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    /// The accepting task (`None` once stopped).
+    accept: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -105,19 +105,34 @@ impl Server {
         self.shared.ready.store(ready, Ordering::SeqCst);
     }
 
-    /// Stops listening and closes every connection; returns when the server's thread has
-    /// ended.
+    /// Stops listening and closes every connection; returns when they are closed.
     pub fn shutdown(mut self) {
         self.stop_and_join();
     }
 
     fn stop_and_join(&mut self) {
-        // A permit: also stops a thread that has not started waiting yet.
-        self.stop.notify_one();
-        if let Some(thread) = self.thread.take() {
-            // The thread only waits and drops its runtime: it does not panic.
-            let _ = thread.join();
+        let Some(accept) = self.accept.take() else {
+            return;
+        };
+        accept.abort();
+        let Ok(runtime) = crate::util::runtime::get() else {
+            return;
+        };
+        // The listener is closed once the accepting task is gone: no connection is
+        // opened after the open ones are taken.
+        let _ = runtime.block_on(accept);
+        let tasks: Vec<_> = std::mem::take(&mut *self.shared.slots())
+            .into_iter()
+            .map(|s| s.task)
+            .collect();
+        for task in &tasks {
+            task.abort();
         }
+        runtime.block_on(async {
+            for task in tasks {
+                let _ = task.await;
+            }
+        });
     }
 }
 
@@ -127,13 +142,13 @@ impl Drop for Server {
     }
 }
 
-/// Listens on `addr` (`HOST:PORT`) and serves the endpoints from a thread of its own;
+/// Listens on `addr` (`HOST:PORT`) and serves the endpoints from the process's runtime;
 /// `/metrics` answers `render()` as `content_type`.
 ///
 /// # Errors
 /// `addr` is not `HOST:PORT` or names no address ([`ArgumentError::ListenAddress`]);
 /// the address cannot be listened on ([`Error::Listen`]: in use, not this host's);
-/// the runtime or the thread cannot start.
+/// the runtime cannot start.
 pub fn start(
     addr: &str,
     content_type: &'static str,
@@ -146,11 +161,7 @@ pub fn start(
     };
     let local = listener.local_addr().map_err(listen)?;
     listener.set_nonblocking(true).map_err(listen)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(Error::Runtime)?;
+    let runtime = crate::util::runtime::get().map_err(Error::Runtime)?;
     let listener = {
         let _context = runtime.enter();
         tokio::net::TcpListener::from_std(listener).map_err(listen)?
@@ -162,22 +173,11 @@ pub fn start(
         content_type,
         render: Box::new(render),
     });
-    let stop = Arc::new(tokio::sync::Notify::new());
-    let (serving, stopped) = (shared.clone(), stop.clone());
-    let thread = std::thread::Builder::new()
-        .name("clinv-metrics".into())
-        .spawn(move || {
-            runtime.spawn(accept(listener, serving));
-            runtime.block_on(stopped.notified());
-            // Dropping the runtime cancels the accept loop and every connection.
-            drop(runtime);
-        })
-        .map_err(Error::Runtime)?;
+    let accept = runtime.spawn(accept(listener, shared.clone()));
     Ok(Server {
         addr: local,
         shared,
-        stop,
-        thread: Some(thread),
+        accept: Some(accept),
     })
 }
 
@@ -207,7 +207,7 @@ fn bind(addr: &str) -> Result<TcpListener> {
     })
 }
 
-/// Accepts connections until the runtime is dropped, each served by a task of its own;
+/// Accepts connections until the server stops, each served by a task of its own;
 /// at the bound, the connection idle longest is closed first.
 async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
     let mut next_id = 0u64;
@@ -231,7 +231,8 @@ async fn accept(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
             shared: shared.clone(),
         };
         let task = tokio::spawn(serve(stream, open));
-        // Before the task first runs: this runtime has one thread and this task holds it.
+        // A connection that ended before it is listed leaves a finished task here,
+        // which `idlest` and the stop skip.
         shared.slots().push(Slot {
             id,
             last: Instant::now(),

@@ -53,6 +53,7 @@ pub mod no_proxy;
 pub mod notice;
 pub mod pool;
 pub mod redact;
+pub mod runtime;
 pub mod signals;
 pub mod suggest;
 pub mod time;

@@ -227,6 +227,9 @@ struct Conn {
     dead: AtomicBool,
 }
 
+/// The length of a TLS 1.3 record that carries an alert.
+const TLS13_ALERT: usize = 19;
+
 /// Client → server: numbers requests and applies the request faults.
 fn upstream(shared: &Shared, c: &Conn, client: TcpStream, server: TcpStream) {
     let (conn, flight) = (c.n, &c.flight);
@@ -245,7 +248,10 @@ fn upstream(shared: &Shared, c: &Conn, client: TcpStream, server: TcpStream) {
             ));
             let begun = {
                 let mut f = flight.lock().unwrap();
-                if kind != 0x17 {
+                // An application-data record of 19 bytes is TLS 1.3's encrypted alert
+                // (2 bytes, its type and a 16-byte tag): the client's close_notify when it
+                // drops a kept-alive connection, not a request (no request is that small).
+                if kind != 0x17 || len <= TLS13_ALERT {
                     None
                 } else if !f.handshake_done {
                     f.handshake_done = true;

@@ -3,8 +3,8 @@
 //!
 //! A refused or black-holed cluster then costs the loop a socket and a timer, not a
 //! kubeconfig read, a credential plugin and a TLS handshake: a thousand unreachable
-//! domains stay under 1 % of a core. The probes run on one thread of their own, many
-//! at once, each bounded by its timeout; the answers come back through `done`.
+//! domains stay under 1 % of a core. The probes run as tasks on the process's runtime,
+//! many at once, each bounded by its timeout; the answers come back through `done`.
 
 use crate::delivery::Reason;
 use crate::domain::Domain;
@@ -17,44 +17,38 @@ pub struct Endpoint {
     pub port: u16,
 }
 
-/// The probe thread's mailbox.
+/// The probes' mailbox.
 pub struct Prober {
     tx: tokio::sync::mpsc::UnboundedSender<(Domain, Endpoint)>,
 }
 
 impl Prober {
-    /// Starts the probe thread; each probe's answer is handed to `done` (from that
-    /// thread): `Ok(())` when the connection opened, else why not.
+    /// Starts the probes' task on the process's runtime; each probe's answer is handed
+    /// to `done` (from a runtime thread): `Ok(())` when the connection opened, else why
+    /// not.
     ///
     /// # Errors
-    /// The thread or its runtime cannot start.
+    /// The runtime cannot start.
     pub fn start(
         timeout: Duration,
         done: impl Fn(Domain, Result<(), Reason>) + Send + Sync + 'static,
     ) -> std::io::Result<Prober> {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Domain, Endpoint)>();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
         let done = std::sync::Arc::new(done);
-        std::thread::Builder::new()
-            .name("probes".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    while let Some((domain, endpoint)) = rx.recv().await {
-                        let done = done.clone();
-                        tokio::spawn(async move {
-                            done(domain, connect(&endpoint, timeout).await);
-                        });
-                    }
+        crate::util::runtime::get()?.spawn(async move {
+            while let Some((domain, endpoint)) = rx.recv().await {
+                let done = done.clone();
+                tokio::spawn(async move {
+                    done(domain, connect(&endpoint, timeout).await);
                 });
-            })?;
+            }
+        });
         Ok(Prober { tx })
     }
 
     /// Probes `endpoint` for `domain`; the answer comes through `done`.
     pub fn probe(&self, domain: Domain, endpoint: Endpoint) {
-        // The thread ends only with the process: a send cannot fail before.
+        // The task ends only when the prober is dropped: a send cannot fail before.
         let _ = self.tx.send((domain, endpoint));
     }
 }
