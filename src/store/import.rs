@@ -326,6 +326,18 @@ fn key(record: &Record) -> Option<[u8; 16]> {
     }
 }
 
+/// What a snapshot record says, whatever store numbered it: held beside its id, so the
+/// same id with another inventory, time or target is a conflict, not "already held".
+fn content_key(s: &SnapshotRecord) -> [u8; 16] {
+    let same = SnapshotRecord {
+        v: 0,
+        seq: None,
+        ..s.clone()
+    };
+    let json = serde_json::to_vec(&same).unwrap_or_default();
+    short(&[b"content\0", json.as_slice()].concat())
+}
+
 /// The key of the snapshot `id` (what a state change or event belongs to).
 fn owner_key(id: &str) -> [u8; 16] {
     short(&[b"snapshot\0", id.as_bytes()].concat())
@@ -371,6 +383,9 @@ impl Lines for Held {
         if let Some(k) = key(&record) {
             self.keys.insert(k);
         }
+        if let Record::Snapshot(s) = &record {
+            self.keys.insert(content_key(s));
+        }
     }
 
     fn damage(&mut self, _path: &Path, _line_no: usize, _raw: &[u8], _what: String) {}
@@ -397,6 +412,9 @@ struct Merge {
     counts: Imported,
     head: Option<(String, u64)>,
     line: usize,
+    /// A snapshot of the archive whose id the domain holds with another content: the
+    /// domain is refused, nothing of it written.
+    conflict: Option<SnapshotId>,
 }
 
 impl Merge {
@@ -428,6 +446,7 @@ impl Merge {
             counts: Imported::default(),
             head: None,
             line: 0,
+            conflict: None,
         })
     }
 
@@ -441,9 +460,22 @@ impl Merge {
         let (Some(k), owner) = (key(&record), owner_of(&record)) else {
             return Ok(());
         };
+        if self.conflict.is_some() {
+            return Ok(());
+        }
+        if let Record::Snapshot(s) = &record
+            && self.held.keys.contains(&k)
+            && !self.held.keys.contains(&content_key(s))
+        {
+            self.conflict = Some(s.id.clone());
+            return Ok(());
+        }
         if self.held.keys.contains(&k) {
             self.counts.already += 1;
             return Ok(());
+        }
+        if let Record::Snapshot(s) = &record {
+            self.held.keys.insert(content_key(s));
         }
         if owner.is_some_and(|o| !self.held.keys.contains(&o)) {
             self.counts.orphaned += 1;
@@ -493,6 +525,15 @@ impl Merge {
     /// ones, in order.
     fn finish(self, out: &mut Imported) -> Result<()> {
         out.kept += self.held.records;
+        if let Some(id) = &self.conflict {
+            out.refused.push((
+                self.ds.domain.clone(),
+                format!(
+                    "snapshot {id} differs from the one this store holds under that id (a record changed after it was recorded, or recorded by another store): nothing of the domain imported"
+                ),
+            ));
+            return Ok(());
+        }
         out.added += self.added;
         out.snapshots += self.counts.snapshots;
         out.changes += self.counts.changes;
@@ -633,6 +674,8 @@ impl Store {
                 })?;
                 failed.map_or(Ok(()), |e| Err(Error::io(m.ds.dir(), e)))
             }
+            // Nothing of a refused domain is written.
+            Entry::Object(..) if m.conflict.is_some() => Ok(()),
             Entry::Object(_, id) => m.ds.import_object(&id, data).map(|_| ()),
             Entry::Format | Entry::LeftOut => Ok(()),
         }

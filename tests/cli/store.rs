@@ -541,6 +541,75 @@ fn import_counts_add_up_with_folded_publishes() {
     );
 }
 
+/// Issue 49, finding 3: an archive whose record has the id of a held one but another
+/// content (its line checksum recomputed, so the archive verifies) is a conflict, not
+/// "already held": the domain is refused, nothing of it written, exit 1. Byte-identical
+/// records are still "already held".
+fn import_refuses_a_record_that_differs_from_the_held_one_of_its_id() {
+    let fx = Fx::new();
+    fx.publish("prod.acme.example").success();
+    let tar = fx.root().join("prod.tar");
+    fx.clinv(&["snapshots", "export", tar.to_str().unwrap()])
+        .run()
+        .success();
+    let forged = fx.root().join("forged.tar");
+    forge_spec_hash(&tar, &forged);
+    let held_before = fx.list();
+    let run = fx
+        .clinv(&["snapshots", "import", forged.to_str().unwrap()])
+        .run();
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_has(&run.stderr, "prod.acme.example");
+    assert_has(&run.stderr, "differs from the one this store holds");
+    assert_has(
+        &run.stderr,
+        "; 0 already held; the store's 2 record(s) untouched",
+    );
+    assert_eq!(fx.list(), held_before, "nothing of the domain written");
+    // The genuine archive: already held, as before.
+    let again = fx
+        .clinv(&["snapshots", "import", tar.to_str().unwrap()])
+        .run()
+        .success();
+    assert_has(&again.stderr, "already held");
+}
+
+/// A copy of the export `from` whose snapshot record says another `specHash`, its line
+/// checksum recomputed: every check of the archive itself passes.
+fn forge_spec_hash(from: &Path, to: &Path) {
+    use sha2::Digest;
+    let mut archive = tar::Archive::new(std::fs::File::open(from).unwrap());
+    let mut out = tar::Builder::new(std::fs::File::create(to).unwrap());
+    let mut forged = false;
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let mut header = entry.header().clone();
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut data).unwrap();
+        let text = String::from_utf8(data.clone()).unwrap_or_default();
+        if text.contains("\"kind\":\"snapshot\"") {
+            let mut lines = String::new();
+            for line in text.lines() {
+                let (_, json) = line.split_once(' ').unwrap();
+                let mut record: serde_json::Value = serde_json::from_str(json).unwrap();
+                if record["kind"] == "snapshot" {
+                    record["specHash"] = "0".repeat(64).into();
+                    forged = true;
+                }
+                let json = serde_json::to_string(&record).unwrap();
+                let sum = format!("{:x}", sha2::Sha256::digest(json.as_bytes()));
+                lines.push_str(&format!("{sum} {json}\n"));
+            }
+            data = lines.into_bytes();
+            header.set_size(data.len() as u64);
+            header.set_cksum();
+        }
+        out.append(&header, &data[..]).unwrap();
+    }
+    out.finish().unwrap();
+    assert!(forged, "the export holds a snapshot record");
+}
+
 fn export_and_import_round_trip_without_overwriting() {
     let fx = Fx::new();
     fx.publish("prod.acme.example").success();
@@ -930,5 +999,6 @@ trials! {
         gc_keeps_the_first_the_newest_and_every_pending_snapshot,
         export_and_import_round_trip_without_overwriting,
         import_counts_add_up_with_folded_publishes,
+        import_refuses_a_record_that_differs_from_the_held_one_of_its_id,
     ],
 }
