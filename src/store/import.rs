@@ -1,7 +1,8 @@
 //! `snapshots import`: an export archive verified, then merged, in bounded memory.
 //!
 //! `snapshots import`: an export archive verified, then merged into the store, in memory
-//! bounded by a constant plus 16 bytes a record of the domain being merged — never by
+//! bounded by a constant plus 16 bytes a record (32 a snapshot: its id and its content)
+//! of the domain being merged — never by
 //! the size of the archive or of the history.
 //!
 //! The archive is read three times, streaming, one entry at a time (each within its own

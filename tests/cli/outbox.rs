@@ -704,6 +704,47 @@ fn a_fleet_commit_push_to_a_stopped_remote_is_owed_by_each_domain() {
     assert!(owed_files(&fx.outbox()).is_empty(), "{}", replay.stderr);
 }
 
+/// Issue 49, finding 6: once the remote is back, a direct `commit --push` (one domain, or
+/// `-A`) that lands the branch settles what was owed: `status` no longer says "push owed"
+/// and the outbox is empty, without a `replay`.
+fn a_direct_commit_push_that_lands_settles_what_was_owed() {
+    for all in [false, true] {
+        let mut fx = GitFx::new();
+        let work = fx.clone("work");
+        fx.server.stop();
+        let mut args = vec![
+            "commit",
+            "--repo",
+            work.to_str().unwrap(),
+            "--push",
+            "origin",
+        ];
+        let scope = if all {
+            vec!["-A"]
+        } else {
+            vec!["--domain", DOMAIN]
+        };
+        args.extend(&scope);
+        let run = fx.clinv(&args).args(["--push-timeout", "5"]).run();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(!owed_files(&fx.outbox()).is_empty(), "{}", run.stderr);
+        fx.server.restart();
+        let again = fx.clinv(&args).args(["--push-timeout", "5"]).run();
+        assert_eq!(again.code, 0, "{}", again.stderr);
+        let local = git_in(&work, &fx.home(), &["rev-parse", "main"]);
+        assert_eq!(fx.remote_tip().as_deref(), Some(local.trim()));
+        assert!(
+            owed_files(&fx.outbox()).is_empty(),
+            "all={all}: {:?}\n{}",
+            owed_files(&fx.outbox()),
+            again.stderr
+        );
+        let status = fx.clinv(&["status", "-A", "--offline"]).run();
+        assert!(!status.stdout.contains("push owed"), "{}", status.stdout);
+        assert!(!status.stderr.contains("push owed"), "{}", status.stderr);
+    }
+}
+
 /// The loop tries the owed push while its far end is down, `restart`s it, and pushes it.
 fn tried_then_pushed(run: &Background, restart: impl FnOnce()) {
     let limit = std::time::Duration::from_secs(30);
@@ -867,6 +908,7 @@ trials! {
         an_owed_push_to_a_remote_that_moved_on_is_refused_and_stays_owed,
         the_loop_pushes_an_owed_commit_once_the_remote_is_back,
         a_fleet_commit_push_to_a_stopped_remote_is_owed_by_each_domain,
+        a_direct_commit_push_that_lands_settles_what_was_owed,
         a_hung_remote_never_holds_up_another_owed_push_in_the_loop,
         the_loop_refuses_an_owed_push_to_a_remote_that_moved_on,
     ],

@@ -182,6 +182,7 @@ fn commit(picks: Picks<'_>, opts: &Options<'_>, notices: &mut Vec<Notice>) -> Re
             Ok(attempts) => {
                 let tip = repo.head_commit(&branch).unwrap_or_default();
                 pushed = Some((tip, attempts.attempts));
+                settle(&repo, remote, &branch, opts, &members, notices);
             }
             Err(Error::Push(e @ crate::error::PushError::Unanswered { .. })) => {
                 let owing = delivered.iter().map(|&i| members[i]);
@@ -202,6 +203,28 @@ fn commit(picks: Picks<'_>, opts: &Options<'_>, notices: &mut Vec<Notice>) -> Re
         owed,
         not_recorded,
     })
+}
+
+/// The branch landed on `remote`: a push of it owed by any of `members` (an older commit
+/// the branch holds) is no longer owed, as after a one-domain `commit --push`.
+fn settle(
+    repo: &Repo,
+    remote: &str,
+    branch: &str,
+    opts: &Options<'_>,
+    members: &[&Member<'_>],
+    notices: &mut Vec<Notice>,
+) {
+    let target = crate::store::outbox::Push::Git(super::git_target(repo, remote, branch, opts, ""));
+    for m in members {
+        if let Err(e) = m.store.settle_target(&target) {
+            notices.push(Notice::warn(format!(
+                "{}: the owed push is settled but could not be removed from the outbox: {}",
+                m.store.domain,
+                crate::error::chain(&e)
+            )));
+        }
+    }
 }
 
 /// Records the push of `branch` to `remote` as owed by each of `members` (the remote did
