@@ -122,6 +122,25 @@ fn the_store_gives_what_was_recorded() {
         recorded.stdout,
         "ADDON   lab.acme.example  prod.acme.example\ncilium  1.19.2 (queued)   1.20.1 (queued)\n"
     );
+    // Issue 49, finding 4: the fleet report's matrix marks the same cells queued as
+    // `fleet -o html`, in its JSON and on its page.
+    let page = run(&["fleet", "--from", "store", "-o", "html"]).stdout;
+    let report = run(&["report", "-A"]).stdout;
+    let queued = |html: &str| html.matches("<td class=\"queued").count();
+    assert!(queued(&page) >= 2, "{page}");
+    assert_eq!(queued(&report), queued(&page), "{report}");
+    let report = run(&["report", "-A", "-o", "json"]).stdout;
+    let doc: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let cilium = doc["matrix"]["addons"]
+        .as_array()
+        .and_then(|a| a.iter().find(|r| r["name"] == "cilium"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        cilium["queued"],
+        serde_json::json!(["lab.acme.example", "prod.acme.example"]),
+        "{report}"
+    );
     let json = run(&[
         "fleet", "--from", "store", "-o", "json", "--addon", "cilium",
     ]);

@@ -171,8 +171,33 @@ pub fn from_project(project: &Project, rendered_at: jiff::Timestamp) -> Matrix {
 /// # Errors
 /// A store that cannot be read.
 pub fn from_store(store: &Store, project: Option<&Project>) -> Result<Matrix> {
+    let mut builder = newest(store, &store.domains())?;
+    if let Some(project) = project {
+        for domain in project.domains() {
+            if let crate::project::DomainKind::Deploy { cluster_ref, .. } =
+                project.domain_kind(&domain)
+            {
+                builder.deploy(&domain, cluster_ref);
+            }
+        }
+    }
+    Ok(builder.matrix)
+}
+
+/// The matrix of the newest snapshot (gc'd ones aside) of each of `domains` of `store`,
+/// its cells marked queued where the newest is pending and differs from what was
+/// delivered.
+///
+/// # Errors
+/// A store that cannot be read.
+pub fn from_store_newest(store: &Store, domains: &[Domain]) -> Result<Matrix> {
+    Ok(newest(store, domains)?.matrix)
+}
+
+fn newest(store: &Store, domains: &[Domain]) -> Result<Builder> {
     let mut builder = Builder::new(Source::Store);
-    for domain in store.domains() {
+    for domain in domains {
+        let domain = domain.clone();
         let ds = store.domain(&domain);
         let newest = newest_of(&ds)?;
         let Some((cr, rendered_at)) = newest.objects else {
@@ -197,16 +222,7 @@ pub fn from_store(store: &Store, project: Option<&Project>) -> Result<Matrix> {
             Err(e) => builder.fail(&domain, crate::error::chain(&e)),
         }
     }
-    if let Some(project) = project {
-        for domain in project.domains() {
-            if let crate::project::DomainKind::Deploy { cluster_ref, .. } =
-                project.domain_kind(&domain)
-            {
-                builder.deploy(&domain, cluster_ref);
-            }
-        }
-    }
-    Ok(builder.matrix)
+    Ok(builder)
 }
 
 /// What reading one domain's cluster gave, for [`from_live`].

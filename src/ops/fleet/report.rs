@@ -55,7 +55,11 @@ pub fn load(
             .unwrap_or(now),
         ),
     };
-    let mut matrix = at::store_at(store, domains, until, at.unwrap_or("now"))?;
+    // The newest: as `fleet --from store` shows it, what is still pending marked queued.
+    let mut matrix = match at {
+        Some(date) => at::store_at(store, domains, until, date)?,
+        None => super::from_store_newest(store, domains)?,
+    };
     matrix.as_of = as_of;
     let until_text = at.map(|_| crate::util::time::format_seconds(until));
     let query = Query {
