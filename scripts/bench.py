@@ -13,6 +13,7 @@
     python3 scripts/bench.py addon-log [--runs N] [--domains 1000 10000] [--snapshots 100]
     python3 scripts/bench.py store-scale [--runs N] [--records 10000 100000 1000000]
     python3 scripts/bench.py store-scale --delivery [--runs N] [--records 10 1000000]
+    python3 scripts/bench.py watch-recovery [--domains 1000] [--dark-seconds 660] [--spread 0]
 
 replay-all gives issue #14's figure: `clinv replay --all` over a generated project of
 1,000 domains, each queued and each routed (its own .kubeconfig/<name>.yaml) to its own
@@ -1900,6 +1901,171 @@ def bench_watch_oci_hole(args):
           f"{'OK' if ok else 'OVER'} (≤ 32 threads, ≤ 48 MB)")
 
 
+def bench_watch_recovery(args):
+    """issue #48, "back within seconds": --domains owed domains, each delivering to the
+    real control plane through a loopback port of its own (https://127.0.0.1:<port>,
+    one port per domain, so the loop treats each as its own API server), all those
+    ports served by one forwarder process (scripts/bench.d/links.py) that switches the
+    links off and on. The links first flap for --flap-seconds (a connect succeeds, the
+    attempt is reset: attempts reach the far end and fail, their backoff grows), then
+    go dark for --dark-seconds (refused: only probes), then come back (at once, or each
+    within --spread seconds). While dark: the loop's CPU (of one core) and peak RSS.
+    After: per domain, link up → applied (the loop's `delivered` event: its snapshot
+    was server-side applied to the live object, taken over from the domain applied
+    before it) and link up → first attempt that reached the far end. Targets: p99 ≤
+    15 s, ≤ 1 % of a core while dark."""
+    import math, re, resource, shutil, signal, threading
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
+    kc = plane_kubeconfig_up()
+    server = re.search(r"server: https://([^\s:]+):(\d+)", open(kc).read())
+    upstream = f"{server.group(1)}:{server.group(2)}"
+    n = args.domains
+    subprocess.run([KUBECTL, "--kubeconfig", kc, "delete", "clusterinventory", "cluster", "--ignore-not-found"],
+                   capture_output=True)
+    root, store, hole = watch_fleet(os.path.join(TARGET, "bench-watch-recovery"), n)
+    hole.close()
+    shutil.rmtree(store)
+    os.makedirs(store)
+    # Each domain's kubeconfig: the plane's (its CA, its admin client certificate), the
+    # server its own port on the forwarder.
+    text = open(kc).read()
+    for i in range(n):
+        with open(os.path.join(root, ".kubeconfig", f"w{i:05d}.yaml"), "w") as f:
+            f.write(re.sub(r"server: \S+", f"server: https://127.0.0.1:{args.first_port + i}", text))
+    links = subprocess.Popen([sys.executable, os.path.join(REPO, "scripts", "bench.d", "links.py"),
+                              "--upstream", upstream, "--first", str(args.first_port), "--count", str(n)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    LOOPS.append(links)
+
+    def link(cmd):
+        links.stdin.write(cmd + "\n")
+        links.stdin.flush()
+        return json.loads(links.stdout.readline())
+    assert json.loads(links.stdout.readline())["event"] == "ready"
+    env = dict(os.environ, CLINV_SNAPSHOTS=store, HOME="/nonexistent", KUBECONFIG="/nonexistent/kubeconfig",
+               SOURCE_DATE_EPOCH="1700000000")
+    # The links are down: each publish records a pending snapshot (its own domain's inventory).
+    out = subprocess.run([BIN, "publish", "-A", "--root", root, "-q"], env=env, capture_output=True, text=True)
+    pending = len(os.listdir(store)) - sum(1 for e in os.listdir(store) if e.startswith("."))
+    print(f"{n} domains published offline (exit {out.returncode}): {pending} domain stores", flush=True)
+    argv = [BIN, "replay", "--watch", "-A", "--root", root, "--take-over", "--log-format", "json",
+            "--backoff-cap", args.cap, "--probe-interval", args.probe_interval]
+    proc = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    LOOPS.append(proc)
+    lines, lock = [], threading.Lock()
+
+    def read():
+        for line in proc.stderr:
+            with lock:
+                lines.append(line)
+    threading.Thread(target=read, daemon=True).start()
+    started = wait_event(lines, lock, lambda e: e["event"] == "started")
+    print(f"loop started: {started.get('msg')}", flush=True)
+    if args.flap_seconds > 0:
+        link("reset")
+        time.sleep(args.flap_seconds)
+    failed_before = sum(1 for e in loop_events(lines, lock) if e["event"] == "not-delivered")
+    dark = link("down")["time"]
+    print(f"flapped {args.flap_seconds:g} s ({failed_before} attempts reached the far end and failed); "
+          f"dark for {args.dark_seconds:g} s", flush=True)
+    t0 = time.monotonic()
+    cpu0, _ = proc_cpu_rss(proc.pid)
+    warm = None
+    while time.monotonic() - t0 < args.dark_seconds:
+        time.sleep(min(5, max(0.0, args.dark_seconds - (time.monotonic() - t0))))
+        if proc.poll() is not None:
+            sys.exit(f"the loop ended ({proc.returncode}): {''.join(lines[-20:])}")
+        if warm is None and time.monotonic() - t0 >= min(300, args.dark_seconds / 2):
+            warm = (time.monotonic(), proc_cpu_rss(proc.pid)[0])
+    cpu1, hwm_dark = proc_cpu_rss(proc.pid)
+    t1 = time.monotonic()
+    dark_cpu = (cpu1 - cpu0) / (t1 - t0) * 100
+    late_cpu = (cpu1 - warm[1]) / (t1 - warm[0]) * 100
+    late_from = warm[0] - t0
+    seen = len(loop_events(lines, lock))
+    ups = link(f"up {args.spread}")["times"]
+    domains = [f"w{i:05d}.watch.example" for i in range(n)]
+    up_at = dict(zip(domains, ups))
+    end = time.monotonic() + args.limit
+    applied, reached, raced, reasons, failed, attempts = {}, {}, {}, {}, set(), []
+    while time.monotonic() < end and len(applied) < n:
+        time.sleep(0.5)
+        events = loop_events(lines, lock)
+        fresh, seen = events[seen:], len(events)
+        for e in fresh:
+            d = e.get("domain")
+            if d not in up_at or e["event"] not in ("delivered", "not-delivered"):
+                continue
+            t = stamp(e["time"])
+            if t < up_at[d]:
+                continue
+            reached.setdefault(d, t - up_at[d])
+            attempts.append(t)
+            # In a fleet each domain has a cluster of its own; here all write one object,
+            # and an attempt that lost the write race to another domain's (a conflict:
+            # nothing else writes it) did all a delivery does against the real server.
+            if e["event"] == "delivered" or e.get("reason") == "conflict":
+                raced.setdefault(d, t - up_at[d])
+            if e["event"] == "delivered":
+                applied.setdefault(d, t - up_at[d])
+            elif d not in applied:
+                reasons[e.get("reason")] = reasons.get(e.get("reason"), 0) + 1
+                failed.add(d)
+    cpu2, hwm = proc_cpu_rss(proc.pid)
+    stats = link("stats")
+    # The loop's probe is the first connection a port takes once its link is up.
+    found = {d: t - up_at[d] for d, t in zip(domains, stats.pop("first")) if t is not None}
+    proc.send_signal(signal.SIGTERM)
+    code = proc.wait(timeout=10)
+    links.stdin.write("quit\n")
+    links.stdin.close()
+    links.wait(timeout=10)
+    live = subprocess.run([KUBECTL, "--kubeconfig", kc, "get", "clusterinventory", "cluster", "-o",
+                           "jsonpath={.metadata.labels.lok8s\\.dev/domain} {.metadata.resourceVersion}"],
+                          capture_output=True, text=True).stdout
+
+    def dist(values):
+        v = sorted(values)
+        if not v:
+            return "none"
+        q = lambda f: v[max(0, math.ceil(f * len(v)) - 1)]  # nearest rank
+        return (f"min {v[0]:.2f} s, median {statistics.median(v):.2f} s, p90 {q(0.9):.2f} s, "
+                f"p99 {q(0.99):.2f} s, max {v[-1]:.2f} s")
+    p99 = sorted(applied.values())[max(0, math.ceil(0.99 * len(applied)) - 1)] if applied else float("inf")
+    ok = len(applied) == n and p99 <= 15 and dark_cpu <= 1
+    how = "at once" if args.spread == 0 else f"each at a random moment within {args.spread:g} s"
+    print(f"replay --watch, {n} domains dark {args.dark_seconds / 60:.1f} min (--backoff-cap {args.cap}, "
+          f"--probe-interval {args.probe_interval}), links back {how}:")
+    print(f"  while dark: CPU {dark_cpu:.2f} % of a core ({late_cpu:.2f} % after the first {late_from:.0f} s); "
+          f"peak RSS {hwm_dark / 1024:.1f} MB")
+    print(f"  link up → applied ({len(applied)} of {n}): {dist(applied.values())}")
+    print(f"  link up → applied or lost the write race to another domain's delivery: {dist(raced.values())}")
+    print(f"  link up → found (the loop's probe connects) ({len(found)}): {dist(found.values())}")
+    print(f"  link up → an attempt reached the far end: {dist(reached.values())}")
+    print(f"  attempts not delivered after link up: {reasons or 'none'} ({len(failed)} domains); "
+          f"forwarder: {stats}; live object (domain, resourceVersion): {live}")
+    if attempts:
+        span = max(attempts) - min(ups)
+        print(f"  {len(attempts)} attempts reached the far end within {span:.1f} s of the first link up: "
+              f"{len(attempts) / span:.0f} a second, all through the one API server")
+    print(f"  recovery CPU {cpu2 - cpu1:.1f} s, peak RSS {hwm / 1024:.1f} MB; SIGTERM → exit {code}  "
+          f"{'OK' if ok else 'OVER'} (p99 ≤ 15 s, ≤ 1 % while dark)")
+    if os.environ.get("CLINV_BENCH_DEBUG"):
+        slow = sorted(applied.items(), key=lambda x: -x[1])[:5]
+        for d, t in slow:
+            print("   slow", d, f"{t:.2f}", [(e["time"], e["event"], e.get("reason"), e.get("wait_seconds"))
+                                        for e in loop_events(lines, lock) if e.get("domain") == d][-6:])
+
+
+def plane_kubeconfig_up():
+    """`scripts/control-plane up` (reusing a running one; CLINV_CP_* ports honoured):
+    its admin kubeconfig."""
+    up = subprocess.run([os.path.join(REPO, "scripts", "control-plane"), "up"], check=True,
+                        capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    return up.split("=", 1)[1]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="bench", required=True)
@@ -1973,6 +2139,18 @@ def main():
     wo = sub.add_parser("watch-oci-hole", help="issue #48: replay --watch, owed OCI pushes to a black-holed registry: threads and RSS")
     wo.add_argument("--pushes", type=int, default=300)
     wo.add_argument("--minutes", type=float, default=5)
+    wr = sub.add_parser("watch-recovery", help="issue #48: replay --watch, 1,000 domains dark then back (real control plane "
+                        "behind one forwarder): link up → applied (p99 ≤ 15 s), CPU while dark (≤ 1 %%)")
+    wr.add_argument("--domains", type=int, default=1000)
+    wr.add_argument("--flap-seconds", type=float, default=60,
+                    help="first, attempts reach the far end and are reset (their backoff grows)")
+    wr.add_argument("--dark-seconds", type=float, default=660,
+                    help="then nothing answers (default 11 min: past the longest backoff of 5 min, twice)")
+    wr.add_argument("--spread", type=float, default=0, help="links come back within this (default 0: at once)")
+    wr.add_argument("--cap", default="5m", help="--backoff-cap")
+    wr.add_argument("--probe-interval", default="10s")
+    wr.add_argument("--first-port", type=int, default=24000, help="the forwarder's ports: this and the next --domains - 1")
+    wr.add_argument("--limit", type=float, default=600, help="how long to wait for every delivery")
     sc = sub.add_parser("store-scale", help="issue #28: time and peak RSS of every store command at 10k/100k/1M")
     sc.add_argument("--runs", type=int, default=3)
     sc.add_argument("--records", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
@@ -1994,7 +2172,7 @@ def main():
      "store-scale": bench_store_scale,
      "watch-idle": bench_watch_idle, "watch-latency": bench_watch_latency,
      "watch-pickup": bench_watch_pickup, "watch-drain": bench_watch_drain,
-     "watch-oci-hole": bench_watch_oci_hole}[args.bench](args)
+     "watch-oci-hole": bench_watch_oci_hole, "watch-recovery": bench_watch_recovery}[args.bench](args)
 
 
 if __name__ == "__main__":
