@@ -206,13 +206,7 @@ fn addons_of(project: &Project, spec: &ClusterSpec, warnings: &mut Vec<Warning>)
                     app_version: None,
                 });
             }
-            Err(r) => warnings.push(Warning {
-                message: format!(
-                    "inventory: skipping unparseable bootstrap entry '{}'",
-                    r.key
-                ),
-                detail: Some(r.error.summary()),
-            }),
+            Err(r) => warnings.push(skipped(r)),
         }
     }
     warnings.extend(reader.issues.into_iter().map(|issue| Warning {
@@ -220,6 +214,18 @@ fn addons_of(project: &Project, spec: &ClusterSpec, warnings: &mut Vec<Warning>)
         detail: None,
     }));
     addons
+}
+
+/// A bootstrap entry the parser rejects: left out of the inventory (and of every view of
+/// the domain's addons), said with its key only (its values may hold secrets).
+pub fn skipped(r: &crate::project::bootstrap::Rejection) -> Warning {
+    Warning {
+        message: format!(
+            "inventory: skipping unparseable bootstrap entry '{}'",
+            r.key
+        ),
+        detail: Some(r.error.summary()),
+    }
 }
 
 /// A typo lok8s does not mind, said with what the inventory makes of it.

@@ -1,16 +1,23 @@
 //! The `lo addons --detail` view of a domain (spec §9): what its spec deploys, read
-//! the way lok8s reads it for that view (entries that fail to parse are left out).
+//! the way lok8s reads it for that view (entries that fail to parse are left out, and
+//! named for the caller to say).
 
 use crate::domain::Domain;
 use crate::error::{Error, Result};
 use crate::project::addons::{Reader, Row, view_rows};
+use crate::project::bootstrap::Rejection;
 use crate::project::{DomainKind, Project, spec};
 
 /// What the view shows for a domain.
 #[derive(Debug)]
 pub enum View {
-    /// A cluster domain: its driver kind and one row per addon.
-    Rows { kind: String, rows: Vec<Row> },
+    /// A cluster domain: its driver kind, one row per addon, and the entries left out
+    /// (lok8s's view drops them silently; clinv says so, as `render` does).
+    Rows {
+        kind: String,
+        rows: Vec<Row>,
+        skipped: Vec<Rejection>,
+    },
     /// A deploy domain has no inventory of its own; its cluster, when it names one.
     Deploy { cluster_ref: Option<String> },
     /// lok8s's "nothing to inventory": a warning, not an error.
@@ -41,11 +48,18 @@ pub fn addons(project: &Project, domain: &Domain) -> Result<View> {
         }
         other => other?,
     };
-    let entries: Vec<_> = spec.entries.into_iter().filter_map(|e| e.ok()).collect();
+    let (mut entries, mut skipped) = (Vec::new(), Vec::new());
+    for entry in spec.entries {
+        match entry {
+            Ok(e) => entries.push(e),
+            Err(r) => skipped.push(r),
+        }
+    }
     let mut reader = Reader::new(project.root());
     let rows = view_rows(&entries, project.root(), &mut reader);
     Ok(View::Rows {
         kind: spec.kind,
         rows,
+        skipped,
     })
 }

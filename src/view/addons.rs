@@ -142,7 +142,16 @@ pub fn say(
             cx.warnings(&[warning])?;
             return Ok(exit::OK);
         }
-        (domain, View::Rows { kind, rows }) => {
+        (
+            domain,
+            View::Rows {
+                kind,
+                rows,
+                skipped,
+            },
+        ) => {
+            let said: Vec<Warning> = skipped.iter().map(crate::inventory::skipped).collect();
+            cx.warnings(&said)?;
             let json = || {
                 crate::inventory::render::to_json(&Json {
                     domain: &domain,
@@ -188,9 +197,17 @@ fn say_several(
     ask: &TableAsk,
 ) -> crate::Result<i32> {
     let (mut views, mut left, mut code) = (Vec::new(), Vec::new(), exit::OK);
+    let mut said = Vec::new();
     for domain in domains {
         match project_view::addons(project, domain) {
-            Ok(View::Rows { kind, rows }) => views.push((domain.as_str(), kind, rows)),
+            Ok(View::Rows {
+                kind,
+                rows,
+                skipped,
+            }) => {
+                said.extend(skipped.iter().map(crate::inventory::skipped));
+                views.push((domain.as_str(), kind, rows));
+            }
             Ok(View::Deploy { cluster_ref }) => {
                 left.push(Left::deploy(cx.deploys, domain, cluster_ref.as_deref()));
             }
@@ -207,6 +224,7 @@ fn say_several(
             }
         }
     }
+    cx.warnings(&said)?;
     let rows: Vec<(&str, &str, &Row)> = views
         .iter()
         .flat_map(|(d, kind, rows)| rows.iter().map(move |r| (*d, kind.as_str(), r)))

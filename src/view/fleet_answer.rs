@@ -32,6 +32,7 @@ pub struct Ask<'a> {
 /// # Errors
 /// An index, bound or write error; `--strict` with an addon no domain runs.
 pub fn say(cx: Context<'_>, ask: &Ask<'_>, matrix: Matrix, not_read: bool) -> Result<i32> {
+    cx.warnings(&matrix.warnings)?;
     let index = match ask.behind_index {
         Some(text) => {
             let index_ref = crate::catalog::fetch::IndexRef::parse(text)?;

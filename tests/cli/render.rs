@@ -152,6 +152,38 @@ fn a_render_the_api_server_would_reject_fails_with_field_paths_and_writes_nothin
     assert!(!out.exists());
 }
 
+/// Issue 49, finding 5: `addons` and `fleet` show a domain without the entry `render`
+/// skips; they say so as `render` does (stdout unchanged: lok8s's view), and `--strict`
+/// refuses, exit 1.
+fn addons_and_fleet_say_a_skipped_entry_and_strict_refuses() {
+    let spec = "kind: Lo\nspec:\n  bootstrap:\n    - cilium: {wait: maybe, values: {token: s3cr3t}}\n    - cert-manager\n";
+    let dir = project_with_spec(spec);
+    let root = dir.path().to_str().unwrap();
+    let said = "[warn] inventory: skipping unparseable bootstrap entry 'cilium'";
+    for cmd in [
+        &["addons", "--domain", "inv"][..],
+        &["fleet"][..],
+        &["addons", "-A"][..],
+    ] {
+        let run = clinv(&[cmd, &["--root", root][..]].concat())
+            .run()
+            .success();
+        assert_has(&run.stderr, said);
+        assert!(!run.stderr.contains("s3cr3t") && !run.stdout.contains("s3cr3t"));
+        assert!(
+            run.stdout.contains("cert-manager"),
+            "{cmd:?}: {}",
+            run.stdout
+        );
+        let strict = clinv(&[cmd, &["--root", root, "--strict"][..]].concat()).run();
+        assert_eq!(strict.code, 1, "{cmd:?}: {}", strict.stderr);
+        assert_has(
+            &strict.stderr,
+            "[error] inventory: skipping unparseable bootstrap entry 'cilium'",
+        );
+    }
+}
+
 fn skipped_entries_warn_with_the_key_only_and_strict_refuses() {
     let spec = "kind: Lo\nspec:\n  bootstrap:\n    - cilium: {wait: maybe, values: {token: s3cr3t}}\n    - {zeta: 1, alpha: 2}\n    - cert-manager\n";
     let dir = project_with_spec(spec);
@@ -405,6 +437,7 @@ trials! {
         crd_golden_in_yaml_and_json,
         a_render_the_api_server_would_reject_fails_with_field_paths_and_writes_nothing,
         skipped_entries_warn_with_the_key_only_and_strict_refuses,
+        addons_and_fleet_say_a_skipped_entry_and_strict_refuses,
         unparseable_entries_do_not_count_toward_the_addon_limit,
         a_values_file_past_the_node_limit_is_named_too_large_not_invalid,
         empty_and_opted_out_bootstrap_render_an_empty_list,

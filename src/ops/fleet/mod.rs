@@ -135,6 +135,9 @@ pub struct Matrix {
     pub as_of: Option<at::AsOf>,
     /// `--changed-since`: its cells that changed since that date.
     pub changed: Option<at::Changed>,
+    /// What building the domains' inventories warned (the project as it renders now):
+    /// said as `render` says it, refused with `--strict`.
+    pub warnings: Vec<crate::inventory::Warning>,
 }
 
 /// What to keep of the matrix.
@@ -157,7 +160,10 @@ pub fn from_project(project: &Project, rendered_at: jiff::Timestamp) -> Matrix {
     let mut builder = Builder::new(Source::Project);
     for domain in project.domains() {
         match inventory::load(project, &domain, rendered_at) {
-            Ok(Loaded::Cluster(built)) => builder.add(&domain, &built.inventory),
+            Ok(Loaded::Cluster(built)) => {
+                builder.add(&domain, &built.inventory);
+                builder.matrix.warnings.extend(built.warnings);
+            }
             Ok(Loaded::Deploy { cluster_ref }) => builder.deploy(&domain, cluster_ref),
             Err(e) => builder.fail(&domain, crate::error::chain(&e)),
         }
@@ -447,6 +453,7 @@ impl Builder {
                 unknown_addon: None,
                 as_of: None,
                 changed: None,
+                warnings: Vec::new(),
             },
             index: BTreeMap::new(),
         }
