@@ -6,7 +6,8 @@
 //!
 //! - `GET /metrics`: the text the render closure returns on each scrape (its content type
 //!   given at start); 500 when it fails;
-//! - `GET /healthz`: 200 while the process runs (liveness);
+//! - `GET /healthz`: 200 while the process runs and, once it [beats](Server::beat), while
+//!   its beats keep coming; 503 when they stopped (liveness);
 //! - `GET /readyz`: 503 until [`Server::set_ready`], then 200 (readiness);
 //! - any other path 404, any other method 405.
 //!
@@ -53,6 +54,9 @@ impl std::fmt::Debug for Server {
 /// What the connections share: the readiness flag, the open connections and the render.
 struct Shared {
     ready: AtomicBool,
+    /// When the serving process last said it is alive ([`Server::beat`]), and how long
+    /// it may stay silent before `/healthz` says it stalled (`None`: never).
+    beat: Mutex<(Instant, Option<Duration>)>,
     /// Connection tasks alive (counted until the task is dropped).
     open: AtomicUsize,
     /// The open connections by id, for closing the one idle longest at the bound.
@@ -72,6 +76,13 @@ impl Shared {
     fn slots(&self) -> std::sync::MutexGuard<'_, Vec<Slot>> {
         // Nothing panics while holding it; a poisoned list is still a valid list.
         self.slots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How long the process has been silent past its bound, if it has.
+    fn stalled(&self) -> Option<Duration> {
+        let (at, stall) = *self.beat.lock().unwrap_or_else(PoisonError::into_inner);
+        let silent = at.elapsed();
+        stall.filter(|s| silent > *s).map(|_| silent)
     }
 
     /// Connection `id` sent a request: it is not idle.
@@ -103,6 +114,17 @@ impl Server {
     /// From now on `/readyz` answers 200 (`true`) or 503 (`false`).
     pub fn set_ready(&self, ready: bool) {
         self.shared.ready.store(ready, Ordering::SeqCst);
+    }
+
+    /// The serving process is alive now; `/healthz` answers 503 once `stall` passes
+    /// without another beat (a loop whose thread is stuck is restarted, not trusted).
+    pub fn beat(&self, stall: Duration) {
+        let mut beat = self
+            .shared
+            .beat
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *beat = (Instant::now(), Some(stall));
     }
 
     /// Stops listening and closes every connection; returns when they are closed.
@@ -168,6 +190,7 @@ pub fn start(
     };
     let shared = Arc::new(Shared {
         ready: AtomicBool::new(false),
+        beat: Mutex::new((Instant::now(), None)),
         open: AtomicUsize::new(0),
         slots: Mutex::new(Vec::with_capacity(MAX_CONNECTIONS)),
         content_type,
@@ -304,7 +327,14 @@ fn answer(method: &hyper::Method, path: &str, shared: &Shared) -> Answer {
         return refused;
     }
     match path {
-        "/healthz" => text(S::OK, TEXT_PLAIN, "ok\n".into()),
+        "/healthz" => match shared.stalled() {
+            None => text(S::OK, TEXT_PLAIN, "ok\n".into()),
+            Some(silent) => text(
+                S::SERVICE_UNAVAILABLE,
+                TEXT_PLAIN,
+                format!("stalled: no turn of the loop for {}s\n", silent.as_secs()),
+            ),
+        },
         "/readyz" if shared.ready.load(Ordering::SeqCst) => {
             text(S::OK, TEXT_PLAIN, "ready\n".into())
         }
@@ -364,6 +394,22 @@ mod tests {
         })
         .unwrap();
         (server, count)
+    }
+
+    #[test]
+    fn healthz_says_a_process_whose_beats_stopped_has_stalled() {
+        let (server, _) = scrapes();
+        server.beat(Duration::from_millis(200));
+        assert_eq!(get(&server, "/healthz").0, 200);
+        std::thread::sleep(Duration::from_millis(400));
+        let (code, _, body) = get(&server, "/healthz");
+        assert_eq!(code, 503, "{body}");
+        assert!(
+            body.starts_with("stalled: no turn of the loop for"),
+            "{body}"
+        );
+        server.beat(Duration::from_millis(200));
+        assert_eq!(get(&server, "/healthz").0, 200);
     }
 
     #[test]

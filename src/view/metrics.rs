@@ -338,7 +338,7 @@ pub fn of_loop(view: &crate::ops::watch::View<'_>, now: std::time::Instant, now_
             ..Row::new(name.clone(), Channel::Cluster)
         });
         count(&mut facts, &name, Channel::Cluster, slot);
-        facts.readable.insert(name, true);
+        facts.readable.insert(name, !slot.unreadable);
     }
     for (key, slot) in view.pushes.slots() {
         let Some(item) = view.push_items.get(key) else {

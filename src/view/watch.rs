@@ -355,6 +355,10 @@ fn attempted(domain: &str, report: &crate::ops::replay::Report, wait: Option<Dur
     }
 }
 
+/// How long the loop may go without a turn before `/healthz` says it stalled: it turns
+/// at least four times a second; its reads and attempts run on threads of their own.
+pub const STALL: Duration = Duration::from_secs(30);
+
 /// The loop's metrics endpoint (`--metrics-addr`) and the facts it serves, rebuilt from
 /// the loop at most once a second (a scrape reads the last ones; it never waits for the
 /// loop).
@@ -383,8 +387,11 @@ impl Endpoint {
         })
     }
 
-    /// The facts rebuilt from the loop's `view`, unless they were within the second.
+    /// The facts rebuilt from the loop's `view`, unless they were within the second;
+    /// the loop is alive (it turned), and ready while every domain's store reads and no
+    /// attempt ended in an error of its own (the store, a damaged snapshot, a target).
     pub fn refresh(&self, view: &crate::ops::watch::View<'_>) {
+        self.server.beat(STALL);
         let Ok(mut built) = self.built.lock() else {
             return;
         };
@@ -400,7 +407,11 @@ impl Endpoint {
         if let Ok(mut facts) = self.facts.lock() {
             *facts = fresh;
         }
-        self.server.set_ready(true);
+        let sound = view
+            .clusters
+            .slots()
+            .all(|(_, s)| !s.unreadable && !s.errored);
+        self.server.set_ready(sound);
     }
 }
 

@@ -105,6 +105,73 @@ fn a_second_loop_on_one_store_exits_18_naming_the_first() {
         .success();
 }
 
+/// Issue 51, findings 1 and 3: the loop's endpoint tells the truth about a domain whose
+/// store it cannot read — `clinv_store_readable` 0 for it (1 for the others) and
+/// `/readyz` 503 — and is ready again once it reads.
+fn an_unreadable_domain_is_said_by_the_metrics_and_the_readiness() {
+    let fx = Fx::new(2);
+    fx.publish(0);
+    fx.publish(1);
+    // A store folder clinv refuses to follow (a symbolic link) cannot be read.
+    let objects = fx.store.path().join("w1.watch.example").join("objects");
+    let moved = fx.store.path().join("elsewhere");
+    std::fs::rename(&objects, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &objects).unwrap();
+    let port = reserve_port("127.0.0.1");
+    let addr = format!("127.0.0.1:{}", port.port);
+    drop(port);
+    let run = fx.watch(&["--metrics-addr", &addr]);
+    assert!(
+        run.wait_for(LIMIT, |s| s.contains("\"started\"")),
+        "{}",
+        run.stderr()
+    );
+    let readable = |d: &str| format!("clinv_store_readable{{domain=\"{d}\"}} ");
+    let said = wait_until(LIMIT, || {
+        let metrics = http_get(&addr, "/metrics").1;
+        metrics.contains(&(readable("w1.watch.example") + "0"))
+            && metrics.contains(&(readable("w0.watch.example") + "1"))
+    });
+    assert!(said, "{}", http_get(&addr, "/metrics").1);
+    assert_eq!(http_get(&addr, "/readyz").0, 503);
+    assert_eq!(http_get(&addr, "/healthz").0, 200);
+    std::fs::remove_file(&objects).unwrap();
+    std::fs::rename(&moved, &objects).unwrap();
+    // Read again at the next full read (SIGHUP: at once).
+    run.signal("HUP");
+    let ready = wait_until(LIMIT, || http_get(&addr, "/readyz").0 == 200);
+    assert!(ready, "{}", run.stderr());
+}
+
+/// Polls `check` every 100 ms until it holds or `limit` passes.
+fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
+/// `GET path` of the server at `addr`: the status code and the body.
+fn http_get(addr: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return (0, String::new());
+    };
+    let _ = write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    let code = text.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (code, body)
+}
+
 fn a_snapshot_recorded_while_it_runs_is_attempted() {
     let fx = Fx::new(2);
     fx.publish(0);
@@ -711,6 +778,7 @@ fn sigterm_ends_a_hanging_credential_plugin_too() {
 trials! {
     Nothing: [
         a_second_loop_on_one_store_exits_18_naming_the_first,
+        an_unreadable_domain_is_said_by_the_metrics_and_the_readiness,
         a_snapshot_recorded_while_it_runs_is_attempted,
         a_domain_in_backoff_says_why_it_waits_and_sighup_retries_at_once,
         sigterm_with_a_delivery_in_flight_exits_0_within_5_seconds,

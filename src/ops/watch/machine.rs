@@ -384,6 +384,8 @@ impl Machine {
         };
         let before = self.schedule.slot(&domain).map_or(0, |s| s.owed);
         self.schedule.owed(&domain, owed, oldest, now);
+        let readable = reading != Reading::Unreadable;
+        self.schedule.readable(&domain, readable);
         if let Some(ms) = applied {
             self.schedule.delivered_before(&domain, ms);
         }

@@ -42,6 +42,11 @@ pub struct Slot {
     /// The last attempt found nothing to deliver: if the store still says something is
     /// owed right after, no attempt can make progress, and it waits as a failure does.
     empty_handed: bool,
+    /// The domain's store could not be read at the last look.
+    pub unreadable: bool,
+    /// The last attempt ended in an error of its own (the store, a damaged snapshot, an
+    /// unusable recorded target), not the far end's.
+    pub errored: bool,
 }
 
 /// Probes a second at most, however many far ends are dark: 1,000 dark domains are
@@ -153,6 +158,14 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
         }
     }
 
+    /// Whether `domain`'s store could be read at the last look (the metrics and the
+    /// readiness say so).
+    pub fn readable(&mut self, domain: &K, ok: bool) {
+        if let Some(slot) = self.slots.get_mut(domain) {
+            slot.unreadable = !ok;
+        }
+    }
+
     /// Forgets a domain that left the selection (its store was removed).
     pub fn forget(&mut self, domain: &K) {
         if self.slots.get(domain).is_some_and(|s| !s.busy) {
@@ -194,6 +207,7 @@ impl<K: Ord + std::hash::Hash + Clone> Schedule<K> {
         let unit = self.rng.unit();
         let slot = self.slots.entry(domain.clone()).or_default();
         slot.busy = false;
+        slot.errored = attempt == Attempt::Errored;
         let wait = match attempt {
             Attempt::Delivered | Attempt::Nothing => {
                 if attempt == Attempt::Delivered {
