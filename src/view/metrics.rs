@@ -16,6 +16,7 @@
 //! | `clinv_next_attempt_timestamp_seconds` | gauge | domain, channel | when the loop tries next |
 //! | `clinv_deliveries_total` | counter | domain, channel | deliveries since the loop started |
 //! | `clinv_delivery_failures_total` | counter | domain, channel, reason | failed attempts, by [`Reason`] |
+//! | `clinv_delivery_errors_total` | counter | domain, channel | attempts that ended in an error of clinv's own (the store, a damaged snapshot, the target) |
 //! | `clinv_store_readable` | gauge | domain | 1 when the domain's store was read, else 0 |
 //!
 //! Timestamps are seconds since the epoch (Prometheus' convention: an age is
@@ -101,6 +102,10 @@ pub struct Facts {
     pub deliveries: BTreeMap<(String, Channel), u64>,
     /// Failed delivery attempts since the loop started, per domain, channel and reason.
     pub failures: BTreeMap<(String, Channel, Reason), u64>,
+    /// Attempts since the loop started that ended in an error of clinv's own (the store
+    /// could not be read or written — a full disk —, a damaged snapshot, a recorded
+    /// target it cannot use), per domain and channel.
+    pub errors: BTreeMap<(String, Channel), u64>,
     /// Per domain: whether its store could be read (`false`: it has no rows).
     pub readable: BTreeMap<String, bool>,
 }
@@ -239,6 +244,10 @@ const FAILURES: Descriptor = (
     "clinv_delivery_failures",
     "Failed delivery attempts since the delivery loop started, by reason.",
 );
+const ERRORS: Descriptor = (
+    "clinv_delivery_errors",
+    "Delivery attempts since the delivery loop started that ended in an error of clinv's own: the store could not be read or written (a full disk), a damaged snapshot, a recorded target it cannot use.",
+);
 const READABLE: Descriptor = (
     "clinv_store_readable",
     "Whether the domain's snapshot store could be read (1) or not (0: no other series of it).",
@@ -284,6 +293,11 @@ impl Collector for Exposition {
             (labels, ConstCounter::new(*n))
         });
         family(&mut encoder, FAILURES, counter, failures)?;
+        let errors = facts.errors.iter().map(|((domain, channel), n)| {
+            let labels = [("domain", domain.as_str()), ("channel", channel.as_str())];
+            (labels, ConstCounter::new(*n))
+        });
+        family(&mut encoder, ERRORS, counter, errors)?;
         let readable = facts.readable.iter().map(|(domain, ok)| {
             (
                 [("domain", domain.as_str())],
@@ -382,6 +396,12 @@ fn count(
             .failures
             .entry((domain.to_string(), channel, *reason))
             .or_default() += n;
+    }
+    if slot.errors > 0 {
+        *facts
+            .errors
+            .entry((domain.to_string(), channel))
+            .or_default() += slot.errors;
     }
 }
 
@@ -484,6 +504,7 @@ mod tests {
         facts.readable.insert("a-lab".into(), true);
         facts.readable.insert("prod-7".into(), true);
         facts.readable.insert("z-broken".into(), false);
+        facts.errors.insert(("prod-7".into(), Channel::Cluster), 2);
         facts
     }
 
@@ -511,6 +532,9 @@ clinv_deliveries_total{domain=\"prod-7\",channel=\"cluster\"} 3
 # TYPE clinv_delivery_failures_total counter
 clinv_delivery_failures_total{domain=\"prod-7\",channel=\"cluster\",reason=\"unreachable\"} 5
 clinv_delivery_failures_total{domain=\"prod-7\",channel=\"cluster\",reason=\"forbidden\"} 1
+# HELP clinv_delivery_errors_total Delivery attempts since the delivery loop started that ended in an error of clinv's own: the store could not be read or written (a full disk), a damaged snapshot, a recorded target it cannot use.
+# TYPE clinv_delivery_errors_total counter
+clinv_delivery_errors_total{domain=\"prod-7\",channel=\"cluster\"} 2
 # HELP clinv_store_readable Whether the domain's snapshot store could be read (1) or not (0: no other series of it).
 # TYPE clinv_store_readable gauge
 clinv_store_readable{domain=\"a-lab\"} 1
@@ -521,9 +545,38 @@ clinv_store_readable{domain=\"z-broken\"} 0
     }
 
     #[test]
+    fn the_loops_errors_of_its_own_are_counted_and_an_unreadable_store_said() {
+        use crate::ops::watch::schedule::{Attempt, Schedule};
+        use crate::util::backoff::Rng;
+        use std::time::{Duration, Instant};
+        let s = Duration::from_secs(1);
+        let (now, d) = (
+            Instant::now(),
+            crate::domain::Domain::parse("a.example").unwrap(),
+        );
+        let mut clusters = Schedule::new(5 * s, 300 * s, 10 * s, Rng::seeded(1));
+        clusters.owed(&d, 1, None, now);
+        for _ in 0..2 {
+            clusters.take_due(now + 600 * s, 1);
+            clusters.finished(&d, Attempt::Errored, now, 0);
+        }
+        clusters.readable(&d, false);
+        let pushes = Schedule::new(5 * s, 300 * s, 10 * s, Rng::seeded(1));
+        let items = std::collections::HashMap::new();
+        let view = crate::ops::watch::View {
+            clusters: &clusters,
+            pushes: &pushes,
+            push_items: &items,
+        };
+        let facts = of_loop(&view, now, 0);
+        assert_eq!(facts.errors[&("a.example".into(), Channel::Cluster)], 2);
+        assert!(!facts.readable["a.example"]);
+    }
+
+    #[test]
     fn no_facts_are_the_descriptors_only() {
         let text = encode(&Facts::default()).unwrap();
-        assert_eq!(text.lines().filter(|l| l.starts_with("# TYPE")).count(), 7);
+        assert_eq!(text.lines().filter(|l| l.starts_with("# TYPE")).count(), 8);
         assert!(text.lines().all(|l| l.starts_with('#')), "{text}");
     }
 

@@ -137,8 +137,13 @@ pub fn line(event: &Event) -> Line {
                 true => chain,
                 false => format!("{domain}: {chain}"),
             };
-            Line::new(Level::Error, "failed", format!("{text}{}", next(*wait)))
+            let line = Line::new(Level::Error, "failed", format!("{text}{}", next(*wait)))
                 .with("domain", domain.as_str())
+                .with("reason", failure_kind(error));
+            match wait {
+                Some(w) => line.with("wait_seconds", w.as_secs_f64()),
+                None => line,
+            }
         }
         Event::StoreLost { store } => Line::new(
             Level::Error,
@@ -150,6 +155,26 @@ pub fn line(event: &Event) -> Line {
         ),
         Event::Reloaded { error } => reloaded(error.as_ref()),
         Event::Stopping { signal, in_flight } => stopping(*signal, *in_flight),
+    }
+}
+
+/// What kind of error of its own ended an attempt, for the `failed` line's `reason`:
+/// `store` (it could not be read or written: a full disk, a lock, a damaged record),
+/// the delivery reason when it names one, `runtime`, else `error`.
+fn failure_kind(error: &crate::Error) -> &'static str {
+    use crate::Error as E;
+    match error {
+        E::InDomain { source, .. } | E::NotRecorded { source, .. } => failure_kind(source),
+        E::Io { .. }
+        | E::Locked { .. }
+        | E::Damaged(_)
+        | E::Snapshot(_)
+        | E::NoStore(_)
+        | E::InvalidFile { .. }
+        | E::StoreReplaced { .. } => "store",
+        E::Unapplied { reason, .. } => reason.as_str(),
+        E::Runtime(_) => "runtime",
+        _ => "error",
     }
 }
 
@@ -543,5 +568,25 @@ mod tests {
                    "wait_seconds": 40.0})
         );
         assert!(!l.json("t").contains('\n'));
+    }
+
+    #[test]
+    fn a_failed_attempt_says_what_failed_and_how_long_it_waits() {
+        let d = Domain::parse("prod-7.example").unwrap();
+        let full = std::io::Error::from_raw_os_error(28);
+        let error = crate::Error::InDomain {
+            domain: d.to_string(),
+            source: Box::new(crate::Error::io("/s/prod-7.example/segments/1/1.log", full)),
+        };
+        let l = line(&Event::Failed {
+            domain: d,
+            error,
+            wait: Some(Duration::from_secs(10)),
+        });
+        let v: Value = serde_json::from_str(&l.json("t")).unwrap();
+        assert_eq!(v["event"], "failed");
+        assert_eq!(v["reason"], "store");
+        assert_eq!(v["wait_seconds"], 10.0);
+        assert!(l.text.contains("No space left on device"), "{}", l.text);
     }
 }
