@@ -102,6 +102,22 @@ pub fn line(event: &Event) -> Line {
             reason,
             wait,
         } => unanswered(domain, *reason, *wait),
+        Event::Dark { domain, reason } => Line::new(
+            Level::Warn,
+            "unreachable",
+            format!(
+                "{domain}: unreachable: nothing answers at the cluster's address ({reason}); probed until it does"
+            ),
+        )
+        .with("domain", domain.as_str())
+        .with("reason", reason.as_str()),
+        Event::Back { domain, after } => Line::new(
+            Level::Info,
+            "reachable",
+            format!("{domain}: reachable again after {}", secs(*after)),
+        )
+        .with("domain", domain.as_str())
+        .with("dark_seconds", after.as_secs_f64()),
         Event::Parked { domain, server } => Line::new(
             Level::Debug,
             "waiting",

@@ -729,6 +729,19 @@ fn a_link_that_returns_is_found_within_the_probe_interval() {
         .map(|e| e["wait_seconds"].as_f64().unwrap())
         .collect();
     assert!(waits.iter().all(|w| *w <= 1.25), "{waits:?}");
+    // Issue 51, finding 5: the state changes are said once, at the default level.
+    let said = run.wait_for(LIMIT, |s| count_events(s, "reachable") == 1);
+    assert!(said, "{}", run.stderr());
+    let stderr = run.stderr();
+    assert_eq!(count_events(&stderr, "unreachable"), 1, "{stderr}");
+    let dark = events(&stderr)
+        .into_iter()
+        .find(|e| e["event"] == "unreachable")
+        .unwrap();
+    assert_eq!(
+        (dark["level"].as_str(), dark["reason"].as_str()),
+        (Some("warn"), Some("unreachable"))
+    );
 }
 
 /// Whether a process whose command line holds `needle` runs (from `/proc`).

@@ -171,6 +171,8 @@ pub struct Machine {
     git_pushing: Option<String>,
     git_waiting: VecDeque<String>,
     stopping: Option<i32>,
+    /// Domains whose far end answers nothing, since when: each change said once.
+    dark: HashMap<Domain, Instant>,
     /// This generation is ending (nothing new starts): why, and by when.
     ending: Option<(End, Instant)>,
     /// A look or a full read is asked and not answered yet: the next waits for it.
@@ -199,6 +201,7 @@ impl Machine {
             git_pushing: None,
             git_waiting: VecDeque::new(),
             stopping: None,
+            dark: HashMap::new(),
             ending: None,
             reading: true,
             looked: now,
@@ -372,6 +375,7 @@ impl Machine {
         }
         let (owed, oldest, applied) = match reading {
             Reading::Gone => {
+                self.dark.remove(&domain);
                 self.schedule.forget(&domain);
                 return;
             }
@@ -519,6 +523,14 @@ impl Machine {
     fn probed(&mut self, domain: Domain, result: Result<(), Reason>, now: Instant, now_ms: i64) {
         // The server as aimed at, even if the store was read again meanwhile.
         let server = self.probing.remove(&domain);
+        if result.is_ok()
+            && let Some(since) = self.dark.remove(&domain)
+        {
+            self.say(Event::Back {
+                domain: domain.clone(),
+                after: now.saturating_duration_since(since),
+            });
+        }
         match result {
             Ok(()) if server.as_ref().is_some_and(|s| self.servers.contains(s)) => {
                 self.park(domain, server.unwrap_or_default());
@@ -526,6 +538,13 @@ impl Machine {
             Ok(()) if self.ending.is_none() => self.attempt(domain, server),
             Ok(()) => self.schedule.defer(&domain, now),
             Err(reason) => {
+                if !self.dark.contains_key(&domain) {
+                    self.dark.insert(domain.clone(), now);
+                    self.say(Event::Dark {
+                        domain: domain.clone(),
+                        reason,
+                    });
+                }
                 let attempt = Attempt::Dark(reason);
                 if let Some(wait) = self.schedule.finished(&domain, attempt, now, now_ms) {
                     self.say(Event::Unanswered {
@@ -1105,9 +1124,27 @@ mod tests {
             "{} probes in an hour",
             w.probes
         );
+        // Said once when it went dark, once when it came back: not at every probe.
+        let dark = |w: &World| {
+            w.events
+                .iter()
+                .filter(|e| matches!(e, Event::Dark { .. }))
+                .count()
+        };
+        assert_eq!(dark(&w), 1);
         w.far.insert(d(0), Far::Delivers);
         let back = w.now;
         w.run(30 * S);
+        let backs: Vec<Duration> = w
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Back { after, .. } => Some(*after),
+                _ => None,
+            })
+            .collect();
+        assert!(backs.len() == 1 && backs[0] >= 3600 * S, "{backs:?}");
+        assert_eq!(dark(&w), 1);
         let took = w.delivered[&d(0)] - back;
         assert!(took <= 12 * S + 2 * S, "{took:?}");
     }

@@ -101,6 +101,11 @@ pub enum Event {
     /// A domain waits for another domain's delivery to the same API server to end
     /// (`-v`): two never deliver at once.
     Parked { domain: Domain, server: String },
+    /// A domain's far end stopped answering (said once, when it does; the probes that
+    /// follow are `Unanswered`).
+    Dark { domain: Domain, reason: Reason },
+    /// A domain's far end answers again after `after` dark (said once).
+    Back { domain: Domain, after: Duration },
     /// The probe found nothing answering (`-v`: it repeats at every backoff).
     Unanswered {
         domain: Domain,
