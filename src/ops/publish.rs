@@ -348,7 +348,7 @@ fn mark_applied(
     // owed, not with the history.
     let older = store
         .queue(true)
-        .map(|q| q.superseding(&snap.id, crate::store::SUPERSEDE_LINES))
+        .map(|q| q.superseding(&snap.id, crate::store::supersede_lines()))
         .unwrap_or_default();
     let at = now_millis();
     let changes: Vec<StateRecord> =

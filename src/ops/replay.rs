@@ -258,7 +258,7 @@ fn supersede_by(
     applied: &SnapshotId,
     notices: &mut Vec<Notice>,
 ) -> Result<()> {
-    let older = queue.superseding(applied, crate::store::SUPERSEDE_LINES);
+    let older = queue.superseding(applied, crate::store::supersede_lines());
     notices.push(Notice::info(format!(
         "{}: snapshot {} is already applied; {} older pending snapshot(s) superseded by it",
         store.domain, applied, older.count
@@ -495,7 +495,7 @@ fn mark_delivered(store: &DomainStore, plan: &Plan, delivery: &Delivery) -> Resu
     };
     let _lock = store.lock("replay", lock_timeout()?)?;
     // The plan's queue while nothing was written since (else read again).
-    let few = crate::store::SUPERSEDE_LINES;
+    let few = crate::store::supersede_lines();
     let older = match plan.queue.as_ref().filter(|q| q.stands(store)) {
         Some(queue) => queue.superseding(snapshot, few),
         None => store.queue(true)?.superseding(snapshot, few),

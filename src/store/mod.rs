@@ -51,6 +51,15 @@ pub use record::{
 /// each (what every clinv reads); more are one `supersede` record (issue 48: a backlog
 /// of any size costs one line).
 pub const SUPERSEDE_LINES: usize = 64;
+
+/// [`SUPERSEDE_LINES`], or fewer when `CLINV_SUPERSEDE_LINES` says so (a whole number up
+/// to it: the model tests write the `supersede` record of every delivery with `0`);
+/// anything else is the default.
+pub fn supersede_lines() -> usize {
+    crate::util::env::var("CLINV_SUPERSEDE_LINES")
+        .and_then(|t| t.parse::<usize>().ok())
+        .map_or(SUPERSEDE_LINES, |n| n.min(SUPERSEDE_LINES))
+}
 use segments::{Layout, create_private_dir, open_private};
 
 use crate::delivery::Target;

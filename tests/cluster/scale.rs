@@ -187,6 +187,45 @@ fn a_backlog_is_superseded_with_one_record() {
     );
     let (verify, _) = run(&["snapshots", "verify", "--domain", "inv"]);
     assert_eq!(verify.code, 0, "{}", verify.stderr);
+    // The record travels: exported and imported into an empty store, kept by gc.
+    let tar = root.join("backlog.tar");
+    let (export, _) = run(&["snapshots", "export", tar.to_str().unwrap()]);
+    assert_eq!(export.code, 0, "{}", export.stderr);
+    let other = root.join("other");
+    let imported = clinv(&["--root", r, "snapshots", "import", tar.to_str().unwrap()])
+        .store(&other)
+        .run();
+    assert_eq!(imported.code, 0, "{}", imported.stderr);
+    let pending = [
+        "snapshots",
+        "list",
+        "--domain",
+        "inv",
+        "--state",
+        "pending",
+        "-o",
+        "name",
+    ];
+    let listed = clinv(&[&["--root", r][..], &pending[..]].concat())
+        .store(&other)
+        .run();
+    assert_eq!(
+        (listed.code, listed.stdout.as_str()),
+        (0, ""),
+        "{}",
+        listed.stderr
+    );
+    let (gc, _) = run(&["snapshots", "gc", "--keep", "20"]);
+    assert_eq!(gc.code, 0, "{}", gc.stderr);
+    let (listed, _) = run(&pending);
+    assert_eq!(
+        (listed.code, listed.stdout.as_str()),
+        (0, ""),
+        "{}",
+        listed.stderr
+    );
+    let (replay, _) = run(&["replay", "--domain", "inv", "--kubeconfig", admin]);
+    assert!(replay.stderr.contains("nothing"), "{}", replay.stderr);
 }
 
 trials! {
