@@ -1608,6 +1608,15 @@ def bench_backlog(args):
               args.runs, env, target_mb=128)
         bench(f"publish again (applied), {n}",
               [BIN, "publish", "--root", root, "--domain", dom, *online], args.runs, env, target_mb=128)
+        # The same backlog delivered by a replay instead (the newest pending applied,
+        # the rest superseded by it).
+        env = synth_store(path, dom, n, state="pending")
+        subprocess.run(["kubectl", "--kubeconfig", kc, "delete", "clusterinventory", "cluster",
+                        "--ignore-not-found"], capture_output=True)
+        subprocess.run([BIN, "publish", "--root", root, "--domain", dom, "--kubeconfig", dead],
+                       env=env, check=True, capture_output=True)
+        bench(f"first replay (supersedes {n})",
+              [BIN, "replay", "--root", root, "--domain", dom, *online], 1, env, target_mb=128)
         shutil.rmtree(path, ignore_errors=True)
     shutil.rmtree(tmp, ignore_errors=True)
 
