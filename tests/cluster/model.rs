@@ -801,7 +801,11 @@ fn run_sequence(plane: &Plane, ops: &[Op]) -> Result<(), String> {
         plane,
         dir,
         epoch: 1_800_000_000,
-        supersede_lines: if ops.len() % 2 == 0 { "0" } else { "64" },
+        supersede_lines: if ops.len().is_multiple_of(2) {
+            "0"
+        } else {
+            "64"
+        },
         archive: None,
         version: 0,
     };
