@@ -14,6 +14,7 @@
     python3 scripts/bench.py store-scale [--runs N] [--records 10000 100000 1000000]
     python3 scripts/bench.py store-scale --delivery [--runs N] [--records 10 1000000]
     python3 scripts/bench.py watch-recovery [--domains 1000] [--dark-seconds 660] [--spread 0]
+    python3 scripts/bench.py backlog [--runs N] [--records 10 10000 100000 1000000]
 
 replay-all gives issue #14's figure: `clinv replay --all` over a generated project of
 1,000 domains, each queued and each routed (its own .kubeconfig/<name>.yaml) to its own
@@ -1568,6 +1569,68 @@ def bench_store_scale(args):
 
 
 
+def bench_backlog(args):
+    """Issue #48, "a backlog at any size": N pending snapshots of one domain (a site dark
+    for a long time: synth_store's v1 journal, migrated by an offline publish), then,
+    against the real control plane, the first online publish (which supersedes the whole
+    backlog), replay after it, snapshots list --limit 5 and status — each against the
+    128 MB bound, the later ones compared with the same command on a 10-record store."""
+    import shutil
+    kc = plane_kubeconfig()
+    if kc is None:
+        sys.exit("backlog: no control plane (scripts/control-plane up, or CLINV_BENCH_KUBECONFIG)")
+    root = os.path.join(REPO, "examples", "acme")
+    dead = os.path.join(REPO, "examples", "offline.kubeconfig")
+    tmp = os.path.join(REPO, "target", "bench-backlog")
+    dom = "prod.acme.example"
+    online = ["--kubeconfig", kc]
+    for n in args.records:
+        path = os.path.join(tmp, f"b{n}")
+        t = time.perf_counter()
+        env = synth_store(path, dom, n, state="pending")
+        # The plane is shared: what another domain left live would be refused as another's.
+        subprocess.run(["kubectl", "--kubeconfig", kc, "delete", "clusterinventory", "cluster",
+                        "--ignore-not-found"], capture_output=True)
+        subprocess.run([BIN, "publish", "--root", root, "--domain", dom, "--kubeconfig", dead],
+                       env=env, check=True, capture_output=True)
+        print(f"-- {n} pending snapshots (synthesised and migrated in {time.perf_counter() - t:.1f} s)",
+              flush=True)
+        bench(f"first online publish (supersedes {n})",
+              [BIN, "publish", "--root", root, "--domain", dom, *online], 1, env, target_mb=128)
+        print(f"   journal after it: {du(os.path.join(path, dom, 'segments'))}", flush=True)
+        bench(f"replay after it, {n}", [BIN, "replay", "--root", root, "--domain", dom, *online],
+              args.runs, env, target_mb=128)
+        bench(f"snapshots list --limit 5, {n}",
+              [BIN, "snapshots", "list", "--limit", "5", "--root", root, "--domain", dom],
+              args.runs, env, target_mb=128)
+        bench(f"status, {n}", [BIN, "status", "--root", root, "--domain", dom, *online],
+              args.runs, env, target_mb=128)
+        bench(f"status --offline, {n}", [BIN, "status", "--root", root, "--domain", dom, "--offline"],
+              args.runs, env, target_mb=128)
+        bench(f"publish again (applied), {n}",
+              [BIN, "publish", "--root", root, "--domain", dom, *online], args.runs, env, target_mb=128)
+        # The same backlog delivered by a replay instead (the newest pending applied,
+        # the rest superseded by it).
+        env = synth_store(path, dom, n, state="pending")
+        subprocess.run(["kubectl", "--kubeconfig", kc, "delete", "clusterinventory", "cluster",
+                        "--ignore-not-found"], capture_output=True)
+        subprocess.run([BIN, "publish", "--root", root, "--domain", dom, "--kubeconfig", dead],
+                       env=env, check=True, capture_output=True)
+        bench(f"first replay (supersedes {n})",
+              [BIN, "replay", "--root", root, "--domain", dom, *online], 1, env, target_mb=128)
+        shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def du(path):
+    """Bytes under `path`, as text."""
+    total = 0
+    for folder, _, files in os.walk(path):
+        for f in files:
+            total += os.path.getsize(os.path.join(folder, f))
+    return f"{total / 1e6:.1f} MB"
+
+
 def watch_fleet(work, n, template_domain="edge.acme.example"):
     """A project of `n` domains `wNNNNN.watch.example`, each with one pending snapshot
     (a v1 journal line; the objects are `template_domain`'s, copied: the loop never
@@ -2151,6 +2214,10 @@ def main():
     wr.add_argument("--probe-interval", default="10s")
     wr.add_argument("--first-port", type=int, default=24000, help="the forwarder's ports: this and the next --domains - 1")
     wr.add_argument("--limit", type=float, default=600, help="how long to wait for every delivery")
+    bl = sub.add_parser("backlog", help="issue #48: N pending snapshots of one domain, then the first online publish "
+                        "(supersedes them), replay, snapshots list --limit 5, status (≤ 128 MB; needs the control plane)")
+    bl.add_argument("--runs", type=int, default=3)
+    bl.add_argument("--records", type=int, nargs="+", default=[10, 10_000, 100_000, 1_000_000])
     sc = sub.add_parser("store-scale", help="issue #28: time and peak RSS of every store command at 10k/100k/1M")
     sc.add_argument("--runs", type=int, default=3)
     sc.add_argument("--records", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
@@ -2169,7 +2236,7 @@ def main():
      "push-https": bench_push_https, "store2": bench_store2, "replay-all": bench_replay_all,
      "ssh-push": bench_ssh_push, "oci-push": bench_oci_push, "fleet": bench_fleet, "fleet-repo": bench_fleet_repo,
      "fleet-at": bench_fleet_at, "fleet-report": bench_fleet_report, "addon-log": bench_addon_log,
-     "store-scale": bench_store_scale,
+     "store-scale": bench_store_scale, "backlog": bench_backlog,
      "watch-idle": bench_watch_idle, "watch-latency": bench_watch_latency,
      "watch-pickup": bench_watch_pickup, "watch-drain": bench_watch_drain,
      "watch-oci-hole": bench_watch_oci_hole, "watch-recovery": bench_watch_recovery}[args.bench](args)

@@ -46,8 +46,8 @@ pub enum Published {
         applied: Applied,
         /// The snapshot marked applied (none in a dry run or when recording failed).
         snapshot: Option<SnapshotId>,
-        /// Older pending snapshots marked superseded by it.
-        superseded: Vec<SnapshotId>,
+        /// How many older pending snapshots were marked superseded by it.
+        superseded: usize,
     },
     /// The inventory did not reach the cluster.
     NotApplied(NotApplied),
@@ -154,10 +154,10 @@ pub fn publish(req: &Request<'_>) -> Result<Report> {
                     // warning, and with --strict exit 11.
                     Err(e) => {
                         not_recorded = Some(NotRecorded(e));
-                        Vec::new()
+                        0
                     }
                 },
-                None => Vec::new(),
+                None => 0,
             };
             Published::Applied {
                 server: target.map(|t| t.server).unwrap_or_default(),
@@ -323,13 +323,14 @@ fn record(
     }
 }
 
-/// Marks the snapshot applied and older pending ones superseded by it; returns those.
+/// Marks the snapshot applied and older pending ones superseded by it (one line each
+/// when they are few, one `supersede` record when many); returns how many.
 fn mark_applied(
     store: &DomainStore,
     snap: &SnapshotRecord,
     target: Option<TargetRecord>,
     notices: &mut Vec<Notice>,
-) -> Result<Vec<SnapshotId>> {
+) -> Result<usize> {
     // Lock, re-read, mark: only what was recorded before this snapshot (in the order)
     // is superseded; a snapshot queued meanwhile by another process stays pending.
     let lock = match crate::store::lock_timeout().and_then(|t| store.lock("publish", t)) {
@@ -347,22 +348,22 @@ fn mark_applied(
     // owed, not with the history.
     let older = store
         .queue(true)
-        .map(|q| q.pending_before(&snap.id))
+        .map(|q| q.superseding(&snap.id, crate::store::supersede_lines()))
         .unwrap_or_default();
-    let older: Vec<&SnapshotId> = older.iter().collect();
     let at = now_millis();
-    let changes: Vec<StateRecord> = delivery::after_delivery(&snap.id, Delivered::Applied, &older)
-        .iter()
-        .map(|m| {
-            // The supersession records name their successor, not a target.
-            let target = match m {
-                Mark::Superseded { .. } => None,
-                _ => target.clone(),
-            };
-            state_record(m, &at, target)
-        })
-        .collect();
-    let appended = store.append_states(&changes);
+    let changes: Vec<StateRecord> =
+        delivery::after_delivery(&snap.id, Delivered::Applied, &older.few())
+            .iter()
+            .map(|m| {
+                // The supersession records name their successor, not a target.
+                let target = match m {
+                    Mark::Superseded { .. } => None,
+                    _ => target.clone(),
+                };
+                state_record(m, &at, target)
+            })
+            .collect();
+    let appended = store.append_states_then(&changes, older.record(&snap.id, &at));
     drop(lock);
     if let Err(e) = appended {
         notices.push(Notice::warn(format!(
@@ -372,7 +373,7 @@ fn mark_applied(
         )));
         return Err(e);
     }
-    Ok(older.into_iter().cloned().collect())
+    Ok(older.count)
 }
 
 /// Queues the snapshot (if one was recorded) with the reason, and says so.

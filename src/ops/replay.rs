@@ -77,7 +77,8 @@ pub enum Replayed {
         snapshot: SnapshotId,
         server: String,
         delivery: Delivery,
-        superseded: Vec<SnapshotId>,
+        /// How many.
+        superseded: usize,
     },
 }
 
@@ -204,9 +205,9 @@ fn plan(req: &Request<'_>, store: &DomainStore, notices: &mut Vec<Notice>) -> Re
     for damage in queue.damage() {
         notices.push(Notice::warn(format!("snapshot store: {damage} — skipped")));
     }
-    let pending = queue.pending();
-    let Some((newest, index, cr)) = newest_intact(store, &queue, &pending, notices)? else {
-        return Ok(match pending.len() {
+    let (pending, _) = queue.pending_count();
+    let Some((newest, index, cr)) = newest_intact(store, &queue, notices)? else {
+        return Ok(match pending {
             0 => Planned::Nothing,
             n => Planned::Damaged(n),
         });
@@ -220,7 +221,7 @@ fn plan(req: &Request<'_>, store: &DomainStore, notices: &mut Vec<Notice>) -> Re
         newest,
         reason,
         cr,
-        pending: pending.len(),
+        pending,
         queue: queue.is_window().then_some(queue),
     })))
 }
@@ -230,10 +231,9 @@ fn plan(req: &Request<'_>, store: &DomainStore, notices: &mut Vec<Notice>) -> Re
 fn newest_intact(
     store: &DomainStore,
     queue: &Queue,
-    pending: &[crate::store::queue::Owed],
     notices: &mut Vec<Notice>,
 ) -> Result<Option<(SnapshotRecord, usize, ClusterInventory)>> {
-    for owed in pending.iter().rev() {
+    for owed in queue.pending_newest_first() {
         let Some(record) = queue.record(store, &owed.id)? else {
             continue;
         };
@@ -258,29 +258,28 @@ fn supersede_by(
     applied: &SnapshotId,
     notices: &mut Vec<Notice>,
 ) -> Result<()> {
-    let older = queue.pending_before(applied);
+    let older = queue.superseding(applied, crate::store::supersede_lines());
     notices.push(Notice::info(format!(
         "{}: snapshot {} is already applied; {} older pending snapshot(s) superseded by it",
-        store.domain,
-        applied,
-        older.len()
+        store.domain, applied, older.count
     )));
     if req.opts.dry_run {
         return Ok(());
     }
     let at = now_millis();
     let changes: Vec<_> = older
+        .few()
         .into_iter()
         .map(|id| {
             let mark = delivery::Mark::Superseded {
-                id,
+                id: id.clone(),
                 by: Some(applied.clone()),
                 why: None,
             };
             state_record(&mark, &at, None)
         })
         .collect();
-    store.append_states(&changes)
+    store.append_states_then(&changes, older.record(applied, &at))
 }
 
 /// What is left of the command's budget, measured now (reading the store took some);
@@ -487,11 +486,7 @@ fn delivered(
 
 /// Re-locks and re-reads: marks only the pending snapshots ordered before the delivered
 /// one as they stand now (a publish may have queued a newer one meanwhile).
-fn mark_delivered(
-    store: &DomainStore,
-    plan: &Plan,
-    delivery: &Delivery,
-) -> Result<Vec<SnapshotId>> {
+fn mark_delivered(store: &DomainStore, plan: &Plan, delivery: &Delivery) -> Result<usize> {
     let newest = &plan.newest;
     let snapshot = &newest.id;
     let delivered = match delivery {
@@ -500,18 +495,18 @@ fn mark_delivered(
     };
     let _lock = store.lock("replay", lock_timeout()?)?;
     // The plan's queue while nothing was written since (else read again).
+    let few = crate::store::supersede_lines();
     let older = match plan.queue.as_ref().filter(|q| q.stands(store)) {
-        Some(queue) => queue.pending_before(snapshot),
-        None => store.queue(true)?.pending_before(snapshot),
+        Some(queue) => queue.superseding(snapshot, few),
+        None => store.queue(true)?.superseding(snapshot, few),
     };
-    let refs: Vec<&SnapshotId> = older.iter().collect();
     let at = now_millis();
-    let changes: Vec<_> = delivery::after_delivery(snapshot, delivered, &refs)
+    let changes: Vec<_> = delivery::after_delivery(snapshot, delivered, &older.few())
         .iter()
         .map(|m| state_record(m, &at, newest.target.clone()))
         .collect();
-    store.append_states(&changes)?;
-    Ok(older)
+    store.append_states_then(&changes, older.record(snapshot, &at))?;
+    Ok(older.count)
 }
 
 /// Records why the newest pending snapshot is still queued (only when the reason

@@ -320,6 +320,9 @@ fn unreadable(e: &Error) -> String {
 
 impl<W: Write> Lines for ExportPass<'_, W> {
     fn record(&mut self, _path: &Path, line_no: usize, record: Record, raw: &[u8]) {
+        if matches!(record, Record::Supersede(_)) {
+            return self.push_line(raw); // names no snapshot: kept in its place
+        }
         let Some(id) = record.id() else { return };
         if self.deleted.contains(id) || self.left.contains(id) {
             return;

@@ -180,6 +180,10 @@ impl Lines for Compaction<'_> {
     fn record(&mut self, _path: &Path, line_no: usize, record: Record, raw: &[u8]) {
         let seq = record.seq().unwrap_or(line_no as u64);
         self.bump(record.at(), seq);
+        if matches!(record, Record::Supersede(_)) {
+            // Names no snapshot: kept, in its place among the lines.
+            return self.write(&[raw, b"\n"].concat());
+        }
         let Some(id) = record.id() else { return };
         let leaves = self.leaving.contains(id);
         match record {

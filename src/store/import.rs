@@ -322,7 +322,9 @@ fn problem(d: &Domain, i: usize, s: &SnapshotRecord, checked: &Checked) -> Optio
 fn key(record: &Record) -> Option<[u8; 16]> {
     match record {
         Record::Snapshot(s) => Some(owner_key(&s.id)),
-        Record::State(_) | Record::Event(_) => Some(short(&serde_json::to_vec(record).ok()?)),
+        Record::State(_) | Record::Event(_) | Record::Supersede(_) => {
+            Some(short(&serde_json::to_vec(record).ok()?))
+        }
         Record::Repair(_) | Record::Head(_) => None,
     }
 }
@@ -377,7 +379,7 @@ impl Lines for Held {
         }
         if matches!(
             record,
-            Record::Snapshot(_) | Record::State(_) | Record::Event(_)
+            Record::Snapshot(_) | Record::State(_) | Record::Event(_) | Record::Supersede(_)
         ) {
             self.records += 1;
         }
@@ -486,7 +488,7 @@ impl Merge {
         self.added += 1;
         match &record {
             Record::Snapshot(_) => self.counts.snapshots += 1,
-            Record::State(_) => self.counts.changes += 1,
+            Record::State(_) | Record::Supersede(_) => self.counts.changes += 1,
             _ => self.counts.folded += 1,
         }
         match record {

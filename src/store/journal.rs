@@ -181,6 +181,9 @@ pub struct Builder {
     early: HashMap<SnapshotId, Vec<StateRecord>>,
     /// Events read before their snapshot's record, in line order.
     early_events: HashMap<SnapshotId, Vec<EventRecord>>,
+    /// Snapshots that may be pending (recorded for the cluster, or re-queued, since a
+    /// `supersede` record last looked): what the next one looks through.
+    maybe_pending: Vec<usize>,
     head_only: bool,
 }
 
@@ -279,7 +282,10 @@ impl Lines for Only<'_> {
     }
 
     fn record(&mut self, path: &Path, line_no: usize, record: Record, raw: &[u8]) {
-        if record.id().is_some_and(|id| self.wanted.contains(id)) {
+        // A `supersede` record names no snapshot and may change any wanted one.
+        if matches!(record, Record::Supersede(_))
+            || record.id().is_some_and(|id| self.wanted.contains(id))
+        {
             self.builder.record(path, line_no, record, raw);
         }
     }
@@ -319,6 +325,8 @@ impl Builder {
                 }
                 self.index
                     .insert(s.id.clone(), self.journal.snapshots.len());
+                // Pending when recorded for the cluster, or by a change read before it.
+                self.maybe_pending.push(self.journal.snapshots.len());
                 self.journal.snapshots.push(Snapshot {
                     state: State::Pending,
                     order_seq: seq,
@@ -336,9 +344,15 @@ impl Builder {
             }
             // History in line order, as if every state change were added at the end.
             Record::State(st) => match self.index.get(&st.id) {
-                Some(&i) => self.journal.snapshots[i].history.push(st),
+                Some(&i) => {
+                    if st.state == State::Pending {
+                        self.maybe_pending.push(i);
+                    }
+                    self.journal.snapshots[i].history.push(st);
+                }
                 None => self.early.entry(st.id.clone()).or_default().push(st),
             },
+            Record::Supersede(mark) => self.supersede(&mark, seq),
             Record::Event(ev) => match self.index.get(&ev.id) {
                 Some(&i) => self.journal.snapshots[i].events.push(ev),
                 None => self.early_events.entry(ev.id.clone()).or_default().push(ev),
@@ -347,12 +361,39 @@ impl Builder {
         }
     }
 
+    /// A `supersede` record: the `superseded` change it stands for, added to the history
+    /// of each snapshot pending now (by the lines so far) and ordered before its bound.
+    fn supersede(&mut self, mark: &super::record::SupersedeRecord, seq: u64) {
+        let mut candidates = std::mem::take(&mut self.maybe_pending);
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.retain(|&i| {
+            let snap = &mut self.journal.snapshots[i];
+            if !pending_now(snap) {
+                return false;
+            }
+            let (at, seq_of, id) = snap.order_key();
+            if !mark.covers(at, seq_of, id) {
+                return true;
+            }
+            let id = snap.record.id.clone();
+            snap.history.push(StateRecord {
+                seq: Some(seq),
+                by: Some(mark.by.clone()),
+                ..StateRecord::new(&id, &mark.at, State::Superseded)
+            });
+            false
+        });
+        self.maybe_pending = candidates;
+    }
+
     /// The snapshots in the order (at, seq, id), each with its state.
     pub fn finish(mut self, _path: &Path) -> Journal {
         // What is left early is a state change of a snapshot a gc left out of the
         // journal (a commit that read it before gc deleted it): nothing left to change.
         self.early = HashMap::new();
         self.early_events = HashMap::new();
+        self.maybe_pending = Vec::new();
         for snap in &mut self.journal.snapshots {
             fold(snap);
         }
@@ -393,6 +434,18 @@ fn fold(snap: &mut Snapshot) {
     }
     snap.cluster_state = fold.cluster();
     snap.state = fold.state();
+}
+
+/// Whether the snapshot is pending by the state changes read so far (the fold of
+/// [`fold`], of the cluster channel).
+fn pending_now(snap: &Snapshot) -> bool {
+    let mut changes: Vec<&StateRecord> = snap.history.iter().collect();
+    changes.sort_by(|a, b| a.at.cmp(&b.at));
+    let mut fold = Fold::recorded(snap.record.cluster);
+    for st in changes {
+        fold.take(st.state, true);
+    }
+    !fold.deleted() && fold.cluster() == Some(State::Pending)
 }
 
 /// Every maximal run of exactly 64 hex digits in `line`.

@@ -45,8 +45,21 @@ mod summary;
 use record::FORMAT;
 pub use record::{
     Damage, EventRecord, HeadRecord, Journal, Record, RepairRecord, Snapshot, SnapshotId,
-    SnapshotRecord, State, StateRecord, TargetRecord,
+    SnapshotRecord, State, StateRecord, SupersedeRecord, TargetRecord,
 };
+/// At most this many snapshots a delivery supersedes are written one `superseded` line
+/// each (what every clinv reads); more are one `supersede` record (issue 48: a backlog
+/// of any size costs one line).
+pub const SUPERSEDE_LINES: usize = 64;
+
+/// [`SUPERSEDE_LINES`], or fewer when `CLINV_SUPERSEDE_LINES` says so (a whole number up
+/// to it: the model tests write the `supersede` record of every delivery with `0`);
+/// anything else is the default.
+pub fn supersede_lines() -> usize {
+    crate::util::env::var("CLINV_SUPERSEDE_LINES")
+        .and_then(|t| t.parse::<usize>().ok())
+        .map_or(SUPERSEDE_LINES, |n| n.min(SUPERSEDE_LINES))
+}
 use segments::{Layout, create_private_dir, open_private};
 
 use crate::delivery::Target;
@@ -993,7 +1006,20 @@ impl DomainStore {
     /// # Errors
     /// I/O failures.
     pub fn append_states(&self, changes: &[StateRecord]) -> Result<()> {
-        if changes.is_empty() {
+        self.append_states_then(changes, None)
+    }
+
+    /// [`DomainStore::append_states`], then `supersede` (stamped the same way), in one
+    /// write: a delivery and what it supersedes land together or not at all.
+    ///
+    /// # Errors
+    /// I/O failures.
+    pub fn append_states_then(
+        &self,
+        changes: &[StateRecord],
+        supersede: Option<SupersedeRecord>,
+    ) -> Result<()> {
+        if changes.is_empty() && supersede.is_none() {
             return Ok(());
         }
         let _critical = crate::util::signals::critical();
@@ -1005,6 +1031,15 @@ impl DomainStore {
                 at,
                 seq: Some(seq),
                 ..change.clone()
+            }));
+        }
+        if let Some(mark) = supersede {
+            let (at, seq) = appender.stamp_after(&mark.at);
+            appender.push(Record::Supersede(SupersedeRecord {
+                v: FORMAT,
+                at,
+                seq: Some(seq),
+                ..mark
             }));
         }
         appender.write(self)
@@ -1423,8 +1458,8 @@ struct OneSnapshot<'a> {
 
 impl journal::Lines for OneSnapshot<'_> {
     fn record(&mut self, path: &Path, line_no: usize, record: Record, raw: &[u8]) {
-        let Some(id) = record.id() else { return };
-        if id == self.id {
+        // A `supersede` record names no snapshot and may change this one.
+        if matches!(record, Record::Supersede(_)) || record.id() == Some(self.id) {
             journal::Lines::record(&mut self.builder, path, line_no, record, raw);
         }
     }

@@ -27,6 +27,42 @@ pub struct Queue {
     read_at: Option<super::segments::Fingerprint>,
 }
 
+/// What a delivery supersedes ([`Queue::superseding`]).
+#[derive(Debug, Default)]
+pub struct Superseding {
+    /// The pending snapshots ordered before the one delivered.
+    pub count: usize,
+    /// Their ids, oldest first, when they are few; `None` when they are many.
+    pub ids: Option<Vec<SnapshotId>>,
+    /// The delivered snapshot's recorded time and `seq` (its place in the order).
+    bound: Option<(String, u64)>,
+}
+
+impl Superseding {
+    /// The one `supersede` record of many (none when they are few, or none at all):
+    /// every pending snapshot ordered before `by` superseded by it at `at`.
+    pub fn record(&self, by: &SnapshotId, at: &str) -> Option<super::record::SupersedeRecord> {
+        if self.ids.is_some() || self.count == 0 {
+            return None;
+        }
+        let (by_at, by_seq) = self.bound.clone()?;
+        Some(super::record::SupersedeRecord {
+            v: super::record::FORMAT,
+            at: at.to_string(),
+            seq: None,
+            by: by.clone(),
+            by_at,
+            by_seq,
+            count: self.count as u64,
+        })
+    }
+
+    /// The ids of the few, one `superseded` line each (none when they are many).
+    pub fn few(&self) -> Vec<&SnapshotId> {
+        self.ids.iter().flatten().collect()
+    }
+}
+
 /// One snapshot of the queue: its id, when it was recorded and its `renderedAt`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owed {
@@ -59,6 +95,17 @@ impl Queue {
             .filter(|(_, r)| is_pending(r))
             .map(|(i, r)| owed(i, &r))
             .collect()
+    }
+
+    /// The pending snapshots, newest first, one at a time (no list of a backlog).
+    pub fn pending_newest_first(&self) -> impl Iterator<Item = Owed> + '_ {
+        let n = self.listing.len();
+        self.listing
+            .rows()
+            .rev()
+            .enumerate()
+            .filter(|(_, r)| is_pending(r))
+            .map(move |(i, r)| owed(n - 1 - i, &r))
     }
 
     /// How many snapshots are pending, and the oldest of them.
@@ -99,6 +146,30 @@ impl Queue {
             .take_while(|o| o.index < at)
             .map(|o| o.id)
             .collect()
+    }
+
+    /// What a delivery of `id` supersedes (the pending snapshots ordered before it, as
+    /// [`Queue::pending_before`]): how many, their ids only when there are at most
+    /// `few` (more are marked with one `supersede` record, never listed), and `id`'s
+    /// place in the order — without a row of memory per snapshot.
+    pub fn superseding(&self, id: &str, few: usize) -> Superseding {
+        let Some(at) = self.position(id) else {
+            return Superseding::default();
+        };
+        let mut ids = Vec::new();
+        let mut count = 0;
+        for r in self.listing.rows().take(at).filter(is_pending) {
+            count += 1;
+            if count <= few {
+                ids.push(SnapshotId::from(r.id().to_string()));
+            }
+        }
+        let row = self.listing.row(at);
+        Superseding {
+            count,
+            ids: (count <= few).then_some(ids),
+            bound: row.map(|r| (r.at().to_string(), r.seq())),
+        }
     }
 
     /// Whether `id` is pending.
@@ -720,5 +791,183 @@ mod tests {
         let again = store.queue(true).unwrap();
         assert!(again.stands(&store));
         assert!(!again.is_pending("00000000000a"));
+    }
+
+    /// What the full read says of each snapshot: its state, why, since when, and every
+    /// change of its history.
+    fn states(full: &super::super::Journal) -> Vec<String> {
+        full.snapshots
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} {:?} {:?} {:?} {:?} {} {:?}",
+                    s.record.id,
+                    s.state,
+                    s.cluster_state,
+                    s.reason,
+                    s.detail,
+                    s.state_at,
+                    s.history
+                )
+            })
+            .collect()
+    }
+
+    /// `text` (whole lines) cut into segments at random lines, the last the active one.
+    fn cut(text: &str, next: &mut impl FnMut(u64) -> u64) -> Vec<String> {
+        let mut segments = vec![String::new()];
+        for line in text.split_inclusive('\n') {
+            if next(5) == 0 {
+                segments.push(String::new());
+            }
+            segments.last_mut().unwrap().push_str(line);
+        }
+        segments
+    }
+
+    /// Issue 48: a `supersede` record reads, in every reader — the full read, the
+    /// listing (from the lines and from the summaries), the queue (of every segment and
+    /// of the newest ones) and the end scan — as the `superseded` lines it stands for
+    /// (one per snapshot pending at its line and ordered before its bound), put in its
+    /// place: on the delivery histories, with the record at a random line and a random
+    /// snapshot before it as the bound.
+    #[test]
+    fn a_supersede_record_reads_as_the_lines_it_stands_for() {
+        use super::super::journal::{encode, parse_journal};
+        use super::super::record::{Record, StateRecord, SupersedeRecord};
+        use super::super::scan::testing::{assert_lists_the_same, xorshift};
+        use std::path::Path;
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        let (mut covered, mut windows) = (0, 0);
+        for segments in delivery_histories() {
+            // Damage is numbered by line, and the two texts differ in lines.
+            let lines: Vec<&str> = segments
+                .iter()
+                .flat_map(|s| s.split_inclusive('\n'))
+                .filter(|l| !l.starts_with("garbage"))
+                .collect();
+            let at = next(lines.len() as u64 + 1) as usize;
+            let prefix = lines[..at].concat();
+            let before = parse_journal(Path::new("j"), prefix.as_bytes());
+            // Most often one of the newest (what a delivery supersedes by), else any.
+            let n = before.snapshots.len() as u64;
+            let pick = match next(3) {
+                0 => next(n + 1),
+                _ => n.saturating_sub(1 + next(3)),
+            } as usize;
+            let Some(by) = before.snapshots.get(pick) else {
+                continue;
+            };
+            let (time, seq) = before.head.clone().unwrap();
+            let mark = SupersedeRecord {
+                v: 2,
+                at: time.clone(),
+                seq: Some(seq + 1),
+                by: by.record.id.clone(),
+                by_at: by.record.at.clone(),
+                by_seq: by.order_seq,
+                count: 0,
+            };
+            let expansion: String = before
+                .snapshots
+                .iter()
+                .filter(|s| s.is_pending() && s.order_key() < by.order_key())
+                .map(|s| {
+                    encode(&Record::State(StateRecord {
+                        seq: Some(seq + 1),
+                        by: Some(by.record.id.clone()),
+                        ..StateRecord::new(&s.record.id, &time, State::Superseded)
+                    }))
+                    .unwrap()
+                })
+                .collect();
+            covered += usize::from(!expansion.is_empty());
+            let rest = lines[at..].concat();
+            let mark = encode(&Record::Supersede(mark)).unwrap();
+            let marked = format!("{prefix}{mark}{rest}");
+            let expanded = format!("{prefix}{expansion}{rest}");
+            let want = parse_journal(Path::new("j"), expanded.as_bytes());
+            let got = parse_journal(Path::new("j"), marked.as_bytes());
+            assert_eq!(states(&got), states(&want), "{marked}");
+            let listing = super::super::scan::read_bytes(Path::new("j"), marked.as_bytes());
+            assert_lists_the_same(&want, &listing, &marked);
+            let (_dir, store) = segmented(&cut(&marked, &mut next));
+            for locked in [false, true, true, false] {
+                let queue = store.queue(locked).unwrap();
+                windows += usize::from(queue.is_window());
+                agrees(&store, &want, &queue, &marked);
+            }
+            // The end scan, wherever it answers as the full read on the lines the record
+            // stands for (not where a change comes before its snapshot's line, which it
+            // does not see): the same.
+            let (_other, lines_store) = segmented(&cut(&expanded, &mut next));
+            let newest = want.newest_first().next();
+            let ends = (
+                store.layout().newest_queue(),
+                lines_store.layout().newest_queue(),
+            );
+            if let (Some(got), Some(lines)) = ends
+                && lines.newest.as_ref() == newest.map(|s| &s.record)
+                && lines.pending == newest.is_some_and(|s| s.is_pending())
+            {
+                assert_eq!(got.newest, lines.newest, "{marked}");
+                assert_eq!(got.pending, lines.pending, "{marked}");
+                assert_eq!(got.applied, lines.applied, "{marked}");
+            }
+        }
+        assert!(covered > 60 && windows > 100, "{covered} {windows}");
+    }
+
+    /// Issue 48: the first delivery after a backlog supersedes it with one `supersede`
+    /// record in the active segment while every sealed segment still owes what it
+    /// superseded; the next read of the queue is the active segment alone, not the
+    /// backlog.
+    #[test]
+    fn after_a_backlog_is_superseded_the_queue_is_the_active_segment() {
+        use super::super::journal::encode;
+        use super::super::record::StateRecord;
+        use super::super::scan::testing::snap;
+        let stamp = |n: u64| {
+            let t = jiff::Timestamp::from_second(1_700_000_000 + n as i64).unwrap();
+            t.strftime("%Y-%m-%dT%H:%M:%S.000Z").to_string()
+        };
+        let mut segments: Vec<String> = (0..5u64)
+            .map(|k| {
+                (0..40u64)
+                    .map(|i| {
+                        let n = k * 40 + i;
+                        encode(&snap(&format!("{n:012x}"), &stamp(n), Some(n + 1), true)).unwrap()
+                    })
+                    .collect()
+            })
+            .collect();
+        let (y, at) = ("0000000000ff".to_string(), stamp(300));
+        let mut active = encode(&snap(&y, &at, Some(201), true)).unwrap();
+        let (dir, store) = segmented(&[segments.clone(), vec![active.clone()]].concat());
+        // The first read under the lock writes the summaries; the whole backlog is owed.
+        assert_eq!(store.queue(true).unwrap().pending_count().0, 201);
+        let queue = store.queue(true).unwrap();
+        let superseding = queue.superseding(&y, super::super::SUPERSEDE_LINES);
+        assert_eq!((superseding.count, superseding.ids.is_some()), (200, false));
+        let applied = StateRecord {
+            seq: Some(202),
+            ..StateRecord::new(&SnapshotId::from(y.clone()), &stamp(301), State::Applied)
+        };
+        store
+            .append_states_then(
+                &[applied],
+                superseding.record(&SnapshotId::from(y.clone()), &stamp(301)),
+            )
+            .unwrap();
+        let active_path = dir.path().join("d/segments/1/000006.log");
+        active = std::fs::read_to_string(&active_path).unwrap();
+        assert_eq!(active.lines().count(), 3, "{active}");
+        let queue = store.queue(false).unwrap();
+        assert!(queue.is_window(), "read from the active segment alone");
+        assert_eq!(queue.pending_count().0, 0);
+        segments.push(active);
+        let full = read_journal(&Layout::new(store.dir())).unwrap();
+        assert!(full.snapshots.iter().all(|s| !s.is_pending()));
+        agrees(&store, &full, &queue, &segments.concat());
     }
 }

@@ -267,6 +267,14 @@ pub(super) enum Ev<'a> {
         line: usize,
         what: Cow<'a, str>,
     },
+    /// A `supersede` record ([`super::record::SupersedeRecord`]): every row pending now
+    /// and ordered before (`by_at`, `by_seq`, `by`) superseded at `at`.
+    Supersede {
+        at: Field<'a>,
+        by: Field<'a>,
+        by_at: Field<'a>,
+        by_seq: u64,
+    },
 }
 
 /// A `snapshot` record as a listing reads it; `seq` is the effective tie-breaker (the
@@ -376,6 +384,14 @@ pub struct Listing {
     pending: u64,
     /// Snapshot records dropped so far as repeats of an id (an eager listing).
     repeats: u64,
+    /// Rows that may be pending (each became so since it was last looked at): what a
+    /// `supersede` record looks through, so it costs the rows it may change, not the
+    /// listing.
+    maybe_pending: Vec<u32>,
+    /// The latest bound (seconds since the epoch of its snapshot's recorded time) of the
+    /// `supersede` records read: every snapshot recorded in an earlier second before
+    /// them is no longer pending but through a later line ([`super::summary::read_owed`]).
+    pub(super) superseded_before: Option<i64>,
     /// Of `applied`, `committed` and `pushed`, the newest time of a change so far
     /// ([`Listing::newest_changes`]).
     newest_changes: NewestChanges,
@@ -704,6 +720,11 @@ impl Listing {
         self.pending + self.early.len() as u64 + self.repeats
     }
 
+    /// How many rows are pending after the lines read so far (of [`Listing::owed`]).
+    pub(super) fn pending(&self) -> u64 {
+        self.pending
+    }
+
     /// Of `applied`, `committed` and `pushed`, the newest time of any change read so far
     /// ([`change_time`]; [`NO_CHANGE`] when there was none).
     pub(super) fn newest_changes(&self) -> [i64; 3] {
@@ -906,7 +927,37 @@ impl Listing {
                 reason,
             } => self.state(*id, *at, *state, *reason),
             Ev::Damage { line, what } => self.damage(path, *line, what.to_string()),
+            Ev::Supersede {
+                at,
+                by,
+                by_at,
+                by_seq,
+            } => self.supersede(*at, *by, *by_at, *by_seq),
         }
+    }
+
+    /// A `supersede` record: each row pending now and ordered before the bound takes a
+    /// `superseded` change at `at` (the rows still pending after it stay candidates).
+    fn supersede(&mut self, at: Field<'_>, by: Field<'_>, by_at: Field<'_>, by_seq: u64) {
+        let (by, by_at) = (by.text(), by_at.text());
+        let second = crate::util::time::parse_rfc3339(&by_at).map(|t| t.as_second());
+        self.superseded_before = self.superseded_before.max(second);
+        let mut candidates = std::mem::take(&mut self.maybe_pending);
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.retain(|&i| {
+            let row = &self.rows[i as usize];
+            if !owed(row.fold) {
+                return false;
+            }
+            let (row_at, row_id) = (row.at.text(&self.arena), row.id.text(&self.arena));
+            if (&*row_at, row.seq, &*row_id) >= (&*by_at, by_seq, &*by) {
+                return true;
+            }
+            self.change(i as usize, at, State::Superseded, None);
+            owed(self.rows[i as usize].fold)
+        });
+        self.maybe_pending = candidates;
     }
 
     /// A string of an event, stored.
@@ -958,7 +1009,10 @@ impl Listing {
             fold: Fold::recorded(s.cluster),
             reason: None,
         };
-        self.pending += u64::from(owed(row.fold));
+        if owed(row.fold) {
+            self.pending += 1;
+            self.maybe_pending.push(i);
+        }
         self.rows.push(row);
         if !self.early.is_empty()
             && let Some(early) = self.early.remove(&*s.id.text())
@@ -999,6 +1053,9 @@ impl Listing {
         self.fold_change(i, at, state, reason);
         let is = owed(self.rows[i].fold);
         self.pending = self.pending + u64::from(is) - u64::from(was);
+        if is && !was {
+            self.maybe_pending.push(i as u32);
+        }
     }
 
     fn fold_change(&mut self, i: usize, at: Field<'_>, state: State, reason: Option<Reason>) {
@@ -1031,6 +1088,7 @@ impl Listing {
             .flatten()
             .any(|e| e.state == State::Pending);
         self.early = HashMap::new();
+        self.maybe_pending = Vec::new();
         self.ids = Vec::new();
         self.filter = Vec::new();
         self.suspects = Vec::new();
@@ -1155,6 +1213,7 @@ struct StateLine<'a> {
 enum Light<'a> {
     Snapshot(SnapLine<'a>),
     State(StateLine<'a>),
+    Supersede(super::record::SupersedeRecord),
     Other,
 }
 
@@ -1195,6 +1254,7 @@ impl From<Record> for Light<'_> {
                 pushed: None,
                 target: None,
             }),
+            Record::Supersede(r) => Light::Supersede(r),
             // A folded publish (an event on an existing snapshot) adds no row.
             Record::Repair(_) | Record::Head(_) | Record::Event(_) => Light::Other,
         }
@@ -1261,6 +1321,12 @@ fn event<'a>(line_no: usize, result: &'a Result<Light<'a>, LineError>) -> Option
             at: Field::Text(&st.at),
             state: st.state,
             reason: st.reason,
+        }),
+        Ok(Light::Supersede(r)) => Some(Ev::Supersede {
+            at: Field::Text(&r.at),
+            by: Field::Text(&r.by),
+            by_at: Field::Text(&r.by_at),
+            by_seq: r.by_seq,
         }),
         Ok(Light::Other) => None,
         Err(what) => Some(Ev::Damage {

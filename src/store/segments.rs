@@ -828,7 +828,11 @@ impl Channels {
 /// (lines come newest first).
 #[derive(Default)]
 struct QueueScan {
-    latest: std::collections::HashMap<SnapshotId, Fold>,
+    /// Each id's state from the lines seen so far, and how many `supersede` records had
+    /// been seen when its cluster change in force was (those came after it).
+    latest: std::collections::HashMap<SnapshotId, (Fold, Option<usize>)>,
+    /// The `supersede` records seen so far, newest line first.
+    marks: Vec<super::record::SupersedeRecord>,
     /// Each id's registry and Git channels from the lines seen so far.
     channels: std::collections::HashMap<SnapshotId, Channels>,
     queue: Queue,
@@ -843,9 +847,12 @@ impl QueueScan {
             Record::State(st)
                 if Fold::is_cluster_change(st.state) || st.state == State::Deleted =>
             {
-                let fold = self.latest.entry(st.id).or_default();
+                let marks = self.marks.len();
+                let (fold, after) = self.latest.entry(st.id).or_default();
                 let first = fold.cluster().is_none();
-                fold.take(st.state, first);
+                if fold.take(st.state, first).in_force && first {
+                    *after = Some(marks);
+                }
                 None
             }
             Record::State(st) if matches!(st.state, State::Pushed | State::Committed) => {
@@ -859,16 +866,30 @@ impl QueueScan {
                 None
             }
             Record::Snapshot(s) => self.snapshot(s),
+            Record::Supersede(mark) => {
+                self.marks.push(mark);
+                None
+            }
             _ => None,
         }
     }
 
     fn snapshot(&mut self, s: SnapshotRecord) -> Option<()> {
-        let seen = self.latest.get(&s.id).copied().unwrap_or_default();
+        let (seen, after) = self.latest.get(&s.id).copied().unwrap_or_default();
         if seen.deleted() {
             return None;
         }
-        let state = seen.cluster();
+        let mut state = seen.cluster();
+        // Pending until its change in force, or from its line: a `supersede` record
+        // after that and ordered after it supersedes it.
+        let pending = s.cluster && matches!(state, None | Some(State::Pending));
+        let later = &self.marks[..after.unwrap_or(self.marks.len())];
+        if pending
+            && let Some(seq) = s.seq
+            && later.iter().any(|m| m.covers(&s.at, seq, &s.id))
+        {
+            state = Some(State::Superseded);
+        }
         if self.queue.newest.is_none() {
             self.queue.pending = s.cluster && matches!(state, None | Some(State::Pending));
             self.queue.channels = self.channels.remove(&s.id).unwrap_or_default();

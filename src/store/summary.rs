@@ -45,7 +45,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 const MAGIC: &[u8; 8] = b"clinvsum";
 /// Bump when what a summary holds, or how a line becomes events, changes.
-const VERSION: u32 = 5;
+const VERSION: u32 = 6;
 const HEADER: usize = MAGIC.len() + 32;
 const DIGEST: usize = 32;
 /// Events are written in blocks of about this size.
@@ -58,6 +58,7 @@ const ENDS: u64 = 4096;
 const SNAPSHOT: u8 = 1;
 const STATE: u8 = 2;
 const DAMAGE: u8 = 3;
+const SUPERSEDE: u8 = 4;
 
 /// The summary of `segment`: `000003.log` → `000003.sum`.
 pub fn path_of(segment: &Path) -> PathBuf {
@@ -251,6 +252,18 @@ impl Writer {
                 varint(&mut self.block, *line as u64);
                 text(&mut self.block, what);
             }
+            Ev::Supersede {
+                at,
+                by,
+                by_at,
+                by_seq,
+            } => {
+                self.block.push(SUPERSEDE);
+                packed(&mut self.block, *at);
+                packed(&mut self.block, *by);
+                packed(&mut self.block, *by_at);
+                varint(&mut self.block, *by_seq);
+            }
         }
         if self.block.len() >= BLOCK {
             self.flush_block();
@@ -299,6 +312,11 @@ pub struct Counts {
     /// Of `applied`, `committed` and `pushed`, the newest time of a change up to the end
     /// of this segment ([`scan::Listing::newest_changes`]).
     pub changes: [i64; 3],
+    /// Of `owed`, the snapshots pending at the segment's end ([`scan::Listing::pending`]):
+    /// when it is all of `owed` (no change waits for its snapshot's line, no id was
+    /// recorded twice), a `supersede` record after the segment that covers every snapshot
+    /// up to it leaves nothing before it owed ([`read_owed`]).
+    pub pending: u64,
 }
 
 impl Default for Counts {
@@ -309,14 +327,15 @@ impl Default for Counts {
             newest: i64::MIN,
             owed: u64::MAX,
             changes: [i64::MAX; 3],
+            pending: 0,
         }
     }
 }
 
 /// Bytes of [`Counts`] as stored: rows, damage, newest, owed, the three change times,
-/// and 8 bytes of a sha256 binding them to the segment's identity (checked without
-/// reading the whole summary).
-const TRAILER: usize = 64;
+/// pending, and 8 bytes of a sha256 binding them to the segment's identity (checked
+/// without reading the whole summary).
+const TRAILER: usize = 72;
 /// Bytes of the counts before their check.
 const WORDS: usize = TRAILER - 8;
 
@@ -331,6 +350,7 @@ impl Counts {
             self.changes[0] as u64,
             self.changes[1] as u64,
             self.changes[2] as u64,
+            self.pending,
         ];
         for (i, w) in words.iter().enumerate() {
             out[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
@@ -370,6 +390,7 @@ pub fn counts(segment: &Path) -> Option<Counts> {
         newest: word(16) as i64,
         owed: word(24),
         changes: [word(32) as i64, word(40) as i64, word(48) as i64],
+        pending: word(56),
     };
     // Every row is a line, and a line is at least its checksum and a space: a count
     // beyond that is not this segment's (and never sizes an allocation).
@@ -478,64 +499,82 @@ fn decode(file: &mut File, sink: &mut dyn FnMut(&Ev<'_>)) -> Option<()> {
             at: 0,
         };
         while !c.done() {
-            match c.byte()? {
-                SNAPSHOT => {
-                    let flags = c.byte()?;
-                    let id = c.packed()?;
-                    let at = c.packed()?;
-                    let rendered_at = c.packed()?;
-                    let seq = c.varint()?;
-                    let domain = c.name(&mut names)?;
-                    let target = if flags & 2 != 0 {
-                        Some(c.name(&mut names)?)
-                    } else {
-                        None
-                    };
-                    let host = if flags & 4 != 0 {
-                        Some(c.name(&mut names)?)
-                    } else {
-                        None
-                    };
-                    let cr = c.name(&mut names)?;
-                    sink(&Ev::Snapshot(Snap {
-                        id,
-                        at,
-                        rendered_at,
-                        seq,
-                        cluster: flags & 1 != 0,
-                        domain: &names[domain],
-                        host: host.map(|h| names[h].as_str()),
-                        target: target.map(|t| names[t].as_str()),
-                        cr: &names[cr],
-                    }));
-                }
-                STATE => {
-                    let id = c.packed()?;
-                    let at = c.packed()?;
-                    let state = *State::ALL.get(usize::from(c.byte()?))?;
-                    let reason = match c.byte()? {
-                        0 => None,
-                        r => Some(*Reason::ALL.get(usize::from(r) - 1)?),
-                    };
-                    sink(&Ev::State {
-                        id,
-                        at,
-                        state,
-                        reason,
-                    });
-                }
-                DAMAGE => {
-                    let line = usize::try_from(c.varint()?).ok()?;
-                    let what = c.text()?;
-                    sink(&Ev::Damage {
-                        line,
-                        what: Cow::Borrowed(what),
-                    });
-                }
-                _ => return None,
-            }
+            event(&mut c, &mut names, sink)?;
         }
     }
+}
+
+/// Decodes one event of a block into `sink`; `None` if it does not decode.
+fn event(c: &mut Cursor<'_>, names: &mut Vec<String>, sink: &mut dyn FnMut(&Ev<'_>)) -> Option<()> {
+    match c.byte()? {
+        SNAPSHOT => {
+            let flags = c.byte()?;
+            let id = c.packed()?;
+            let at = c.packed()?;
+            let rendered_at = c.packed()?;
+            let seq = c.varint()?;
+            let domain = c.name(names)?;
+            let target = if flags & 2 != 0 {
+                Some(c.name(names)?)
+            } else {
+                None
+            };
+            let host = if flags & 4 != 0 {
+                Some(c.name(names)?)
+            } else {
+                None
+            };
+            let cr = c.name(names)?;
+            sink(&Ev::Snapshot(Snap {
+                id,
+                at,
+                rendered_at,
+                seq,
+                cluster: flags & 1 != 0,
+                domain: &names[domain],
+                host: host.map(|h| names[h].as_str()),
+                target: target.map(|t| names[t].as_str()),
+                cr: &names[cr],
+            }));
+        }
+        STATE => {
+            let id = c.packed()?;
+            let at = c.packed()?;
+            let state = *State::ALL.get(usize::from(c.byte()?))?;
+            let reason = match c.byte()? {
+                0 => None,
+                r => Some(*Reason::ALL.get(usize::from(r) - 1)?),
+            };
+            sink(&Ev::State {
+                id,
+                at,
+                state,
+                reason,
+            });
+        }
+        DAMAGE => {
+            let line = usize::try_from(c.varint()?).ok()?;
+            let what = c.text()?;
+            sink(&Ev::Damage {
+                line,
+                what: Cow::Borrowed(what),
+            });
+        }
+        SUPERSEDE => {
+            let at = c.packed()?;
+            let by = c.packed()?;
+            let by_at = c.packed()?;
+            let by_seq = c.varint()?;
+            sink(&Ev::Supersede {
+                at,
+                by,
+                by_at,
+                by_seq,
+            });
+        }
+        _ => return None,
+    }
+    Some(())
 }
 
 struct Cursor<'a> {
@@ -753,6 +792,7 @@ fn read_file(
         newest,
         owed: listing.owed(),
         changes: listing.newest_changes(),
+        pending: listing.pending(),
     };
     if let Some(w) = writer
         && let Some(done) = w.finish(&file, counts)
@@ -997,7 +1037,13 @@ pub fn read_owed(layout: &Layout) -> Result<Option<Owed>, (PathBuf, std::io::Err
         .map_err(|e| (layout.segments_dir(), e))?;
     let last = list.len().saturating_sub(1);
     let sealed: Vec<Option<Counts>> = list[..last].iter().map(|p| counts(p)).collect();
-    let Some(b) = sealed.iter().rposition(|c| c.is_some_and(|c| c.owed == 0)) else {
+    let b = sealed.iter().rposition(|c| c.is_some_and(|c| c.owed == 0));
+    if b.is_none_or(|b| b + 1 < last)
+        && let Some(owed) = superseded_window(&list, &sealed)?
+    {
+        return Ok(Some(owed));
+    }
+    let Some(b) = b else {
         return Ok(None);
     };
     let mut bound = i64::MIN;
@@ -1018,6 +1064,43 @@ pub fn read_owed(layout: &Layout) -> Result<Option<Owed>, (PathBuf, std::io::Err
         listing,
         before,
         unsummarised,
+    }))
+}
+
+/// [`read_owed`]'s window when the active segment holds a `supersede` record that
+/// covers every snapshot before it (the first delivery after a backlog: every sealed
+/// segment still owes what the record then superseded): the active segment alone, when
+/// each sealed one has a valid summary without damage, the last owes only pending
+/// snapshots (no change waits for its snapshot's line, no id was recorded twice), and
+/// the record's snapshot was recorded in a later second than every snapshot of them.
+/// `None` when it cannot tell so.
+fn superseded_window(
+    list: &[PathBuf],
+    sealed: &[Option<Counts>],
+) -> Result<Option<Owed>, (PathBuf, std::io::Error)> {
+    let Some(Some(end)) = sealed.last() else {
+        return Ok(None);
+    };
+    if end.owed != end.pending {
+        return Ok(None);
+    }
+    let mut bound = i64::MIN;
+    for c in sealed {
+        match c {
+            Some(c) if c.damage == 0 => bound = bound.max(c.newest),
+            _ => return Ok(None),
+        }
+    }
+    let (listing, whole) = read_window_with(list, sealed.len(), true)?;
+    let later = |r: scan::RowRef<'_>| r.at_second().is_some_and(|s| s >= bound);
+    let covered = listing.superseded_before.is_some_and(|s| s >= bound);
+    if !whole || !covered || listing.reopened || !listing.rows().all(later) {
+        return Ok(None);
+    }
+    Ok(Some(Owed {
+        listing,
+        before: end.changes,
+        unsummarised: 0,
     }))
 }
 

@@ -8,7 +8,7 @@
 //! `--token-env`'s variable (gitops); `DOCKER_CONFIG`, `COSIGN_PASSWORD` and
 //! `--creds-env`'s variable (oci); `CLINV_HELPER_TIMEOUT` (util::helper);
 //! `CLINV_LOCK_TIMEOUT` (store::lock_timeout, for the store's and the GitOps repository's
-//! locks); `COLUMNS` (app::settings: the width tables fit); `_CLAP_COMPLETE_INDEX`
+//! locks); `CLINV_SUPERSEDE_LINES` (store::supersede_lines, a test's knob); `COLUMNS` (app::settings: the width tables fit); `_CLAP_COMPLETE_INDEX`
 //! (completion).
 #![allow(clippy::disallowed_methods)] // the one reader
 

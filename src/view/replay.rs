@@ -229,7 +229,7 @@ fn show(
             snapshot,
             server,
             delivery,
-            superseded.len(),
+            *superseded,
         )),
     }
     Ok(())

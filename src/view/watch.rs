@@ -358,10 +358,10 @@ fn attempted(domain: &str, report: &crate::ops::replay::Report, wait: Option<Dur
         } => Line::new(
             Level::Info,
             "delivered",
-            super::replay::replay_delivered(domain, snapshot, server, delivery, superseded.len()),
+            super::replay::replay_delivered(domain, snapshot, server, delivery, *superseded),
         )
         .with("snapshot", snapshot.as_str())
-        .with("superseded", superseded.len()),
+        .with("superseded", *superseded),
         Replayed::Damaged { pending } => Line::new(
             Level::Warn,
             "damaged",

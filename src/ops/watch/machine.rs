@@ -970,7 +970,7 @@ mod tests {
             delivery: Delivery::Stale {
                 live_rendered_at: String::new(),
             },
-            superseded: Vec::new(),
+            superseded: 0,
         }
     }
 

@@ -181,12 +181,12 @@ fn reading(store: &DomainStore) -> Reading {
                 .last_change_at(crate::store::State::Applied)
                 .and_then(|at| crate::util::time::parse_rfc3339(&at))
                 .map(|t| t.as_millisecond());
-            let pending = q.pending();
-            let oldest_ms = pending
-                .first()
+            // Counted, never listed: a backlog of a million costs no memory here.
+            let (owed, oldest) = q.pending_count();
+            let oldest_ms = oldest
                 .and_then(|o| crate::util::time::parse_rfc3339(&o.at).map(|t| t.as_millisecond()));
             Reading::Owes {
-                owed: pending.len(),
+                owed,
                 oldest_ms,
                 applied_ms,
             }
