@@ -102,22 +102,8 @@ pub fn line(event: &Event) -> Line {
             reason,
             wait,
         } => unanswered(domain, *reason, *wait),
-        Event::Dark { domain, reason } => Line::new(
-            Level::Warn,
-            "unreachable",
-            format!(
-                "{domain}: unreachable: nothing answers at the cluster's address ({reason}); probed until it does"
-            ),
-        )
-        .with("domain", domain.as_str())
-        .with("reason", reason.as_str()),
-        Event::Back { domain, after } => Line::new(
-            Level::Info,
-            "reachable",
-            format!("{domain}: reachable again after {}", secs(*after)),
-        )
-        .with("domain", domain.as_str())
-        .with("dark_seconds", after.as_secs_f64()),
+        Event::Dark { domain, reason } => dark(domain, *reason),
+        Event::Back { domain, after } => back(domain, *after),
         Event::Parked { domain, server } => Line::new(
             Level::Debug,
             "waiting",
@@ -146,21 +132,7 @@ pub fn line(event: &Event) -> Line {
             domain,
             error,
             wait,
-        } => {
-            let chain = crate::error::chain(error);
-            // Most errors name their domain already.
-            let text = match chain.starts_with(&format!("{domain}:")) {
-                true => chain,
-                false => format!("{domain}: {chain}"),
-            };
-            let line = Line::new(Level::Error, "failed", format!("{text}{}", next(*wait)))
-                .with("domain", domain.as_str())
-                .with("reason", failure_kind(error));
-            match wait {
-                Some(w) => line.with("wait_seconds", w.as_secs_f64()),
-                None => line,
-            }
-        }
+        } => failed(domain, error, *wait),
         Event::StoreLost { store } => Line::new(
             Level::Error,
             "store-lost",
@@ -171,6 +143,44 @@ pub fn line(event: &Event) -> Line {
         ),
         Event::Reloaded { error } => reloaded(error.as_ref()),
         Event::Stopping { signal, in_flight } => stopping(*signal, *in_flight),
+    }
+}
+
+fn dark(domain: &Domain, reason: Reason) -> Line {
+    Line::new(
+        Level::Warn,
+        "unreachable",
+        format!(
+            "{domain}: unreachable: nothing answers at the cluster's address ({reason}); probed until it does"
+        ),
+    )
+    .with("domain", domain.as_str())
+    .with("reason", reason.as_str())
+}
+
+fn back(domain: &Domain, after: Duration) -> Line {
+    Line::new(
+        Level::Info,
+        "reachable",
+        format!("{domain}: reachable again after {}", secs(after)),
+    )
+    .with("domain", domain.as_str())
+    .with("dark_seconds", after.as_secs_f64())
+}
+
+fn failed(domain: &Domain, error: &crate::Error, wait: Option<Duration>) -> Line {
+    let chain = crate::error::chain(error);
+    // Most errors name their domain already.
+    let text = match chain.starts_with(&format!("{domain}:")) {
+        true => chain,
+        false => format!("{domain}: {chain}"),
+    };
+    let line = Line::new(Level::Error, "failed", format!("{text}{}", next(wait)))
+        .with("domain", domain.as_str())
+        .with("reason", failure_kind(error));
+    match wait {
+        Some(w) => line.with("wait_seconds", w.as_secs_f64()),
+        None => line,
     }
 }
 

@@ -6,9 +6,9 @@
 //! generation ends. [`super::run`] carries the actions out and feeds the answers back;
 //! the tests below drive it with a fake clock.
 
+use super::aim::Aim;
 use super::probe::Endpoint;
 use super::pushes::{Listing, Pushed, Pushes};
-use super::reader::Aim;
 use super::replay::{Replayed, Report};
 use super::schedule::{Attempt, Schedule};
 use super::{Event, GRACE};
@@ -845,49 +845,22 @@ mod tests {
             match action {
                 Action::Look => {
                     let hints = self.hints;
-                    for domain in std::mem::take(&mut self.written)
-                        .into_iter()
-                        .filter(|_| hints)
-                    {
-                        let reading = self.reading(&domain);
-                        self.answer(
-                            MS,
-                            Input::Read {
-                                domain,
-                                reading,
-                                say: true,
-                            },
-                        );
+                    for domain in std::mem::take(&mut self.written) {
+                        if hints {
+                            self.read(domain, true);
+                        }
                     }
                     self.answer(MS, Input::Looked);
                 }
                 Action::ReadAll { start } => {
                     for domain in self.owed.keys().cloned().collect::<Vec<_>>() {
-                        let reading = self.reading(&domain);
-                        self.answer(
-                            MS,
-                            Input::Read {
-                                domain,
-                                reading,
-                                say: !start,
-                            },
-                        );
+                        self.read(domain, !start);
                     }
                     let domains = self.owed.keys().cloned().collect();
                     self.answer(MS, Input::Listed { domains, start });
                     self.answer(MS, Input::Looked);
                 }
-                Action::Read { domain, say } => {
-                    let reading = self.reading(&domain);
-                    self.answer(
-                        MS,
-                        Input::Read {
-                            domain,
-                            reading,
-                            say,
-                        },
-                    );
-                }
+                Action::Read { domain, say } => self.read(domain, say),
                 Action::ListOutbox => {}
                 Action::Aim { domain, .. } => {
                     let server = self.server[&domain].clone();
@@ -912,6 +885,17 @@ mod tests {
                 Action::Say(event) => self.events.push(event),
                 Action::End(end) => self.ends.push(end),
             }
+        }
+
+        /// What `domain`'s store owes, on its way to the machine.
+        fn read(&mut self, domain: Domain, say: bool) {
+            let reading = self.reading(&domain);
+            let read = Input::Read {
+                domain,
+                reading,
+                say,
+            };
+            self.answer(MS, read);
         }
 
         /// An attempt starts: the promises, then its answer on its way.

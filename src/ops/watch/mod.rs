@@ -14,6 +14,7 @@
 //! and only the domains written are read again. The store lock is taken only by the
 //! replay of one domain, to read and to mark, never across the network.
 
+mod aim;
 pub mod machine;
 pub mod probe;
 pub mod pushes;

@@ -4,14 +4,13 @@
 //! watchdog.
 
 use super::Selection;
+use super::aim::{self, Aim};
 use super::machine::{Input, Reading};
-use super::probe::Endpoint;
 use super::pushes;
-use super::replay::{self, Request};
+use super::replay::Request;
 use crate::domain::Domain;
 use crate::store::{DomainStore, Lock, Store, changes};
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::SystemTime;
@@ -32,34 +31,6 @@ pub enum Ask {
         domain: Domain,
         known: Option<Option<Aim>>,
     },
-}
-
-/// A domain's far end as last read, and how to tell its kubeconfigs changed since.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Aim {
-    pub endpoint: Endpoint,
-    pub server: String,
-    files: Vec<PathBuf>,
-    stamps: Vec<Option<SystemTime>>,
-}
-
-impl Aim {
-    /// A far end found without kubeconfig files to watch (the tests' aims).
-    #[cfg(test)]
-    pub fn at(endpoint: Endpoint, server: &str) -> Aim {
-        Aim {
-            endpoint,
-            server: server.to_string(),
-            files: Vec::new(),
-            stamps: Vec::new(),
-        }
-    }
-
-    /// Whether a kubeconfig it was read from changed (one stat per file): a regenerated
-    /// kubeconfig is read at the next attempt, without a SIGHUP.
-    fn stale(&self) -> bool {
-        stamps(&self.files) != self.stamps
-    }
 }
 
 /// What the reads remember across the loop's generations.
@@ -107,7 +78,7 @@ impl<'r> Reader<'r> {
                     let aim = match known {
                         Some(Some(aim)) if !aim.stale() => Some(aim),
                         Some(None) => None,
-                        _ => endpoint(req, &self.store.domain(&domain)),
+                        _ => aim::find(req, &self.store.domain(&domain)),
                     };
                     let _ = tell.send(Input::Aimed(domain, aim));
                 }
@@ -194,24 +165,4 @@ fn reading(store: &DomainStore) -> Reading {
         Err(_) if !crate::store::segments::Layout::new(store.dir()).exists() => Reading::Gone,
         Err(_) => Reading::Unreadable,
     }
-}
-
-/// Where `store`'s newest pending snapshot goes (see [`replay::endpoint`]), with the
-/// modification times of the kubeconfig files it was read from.
-fn endpoint(req: &Request<'_>, store: &DomainStore) -> Option<Aim> {
-    let aimed = replay::endpoint(req, store)?;
-    let (host, port) = aimed.addr;
-    Some(Aim {
-        endpoint: Endpoint { host, port },
-        server: aimed.server,
-        stamps: stamps(&aimed.files),
-        files: aimed.files,
-    })
-}
-
-fn stamps(files: &[PathBuf]) -> Vec<Option<SystemTime>> {
-    files
-        .iter()
-        .map(|f| std::fs::metadata(f).and_then(|m| m.modified()).ok())
-        .collect()
 }
