@@ -6,6 +6,7 @@ use crate::prometheus::{Prometheus, check_metrics};
 use crate::support::*;
 use std::collections::BTreeMap;
 use std::net::TcpListener;
+use std::path::Path;
 use std::time::Duration;
 
 trials! {
@@ -14,7 +15,7 @@ trials! {
         an_unreadable_store_is_said_and_the_others_still_exposed,
         one_domain_and_a_glob_expose_only_theirs,
     ],
-    Promtool: [promtool_accepts_the_exposition],
+    Promtool: [promtool_accepts_the_exposition, the_alert_rules_pass_their_promtool_tests],
     Prometheus: [a_real_prometheus_scrapes_the_loops_server],
 }
 
@@ -263,6 +264,41 @@ fn promtool_accepts_the_exposition() {
     // The check can fail: a counter without its suffix is a finding.
     let bad = "# HELP x_events Events.\n# TYPE x_events counter\nx_events 1\n";
     assert!(check_metrics(bad).is_err());
+}
+
+/// Issue 51, finding 4: the shipped alert rules (`examples/alerts/clinv.rules.yml`) pass
+/// their `promtool test rules` cases — a dark site, a stopped loop, a delivery, a refusal,
+/// an error of clinv's own — and those cases catch the guide's old mistakes: a rule on the
+/// raw series resolves when the loop stops.
+fn the_alert_rules_pass_their_promtool_tests() {
+    let dir = example().join("../alerts");
+    let test = |dir: &Path| {
+        std::process::Command::new("promtool")
+            .args(["test", "rules", "clinv.rules.test.yml"])
+            .current_dir(dir)
+            .output()
+            .unwrap()
+    };
+    let out = test(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let broken = tempfile::tempdir().unwrap();
+    let rules = std::fs::read_to_string(dir.join("clinv.rules.yml")).unwrap();
+    let naive = rules.replace(
+        "last_over_time(clinv_owed_oldest_timestamp_seconds{channel=\"cluster\"}[1h])",
+        "clinv_owed_oldest_timestamp_seconds{channel=\"cluster\"}",
+    );
+    assert_ne!(naive, rules);
+    std::fs::write(broken.path().join("clinv.rules.yml"), naive).unwrap();
+    std::fs::copy(
+        dir.join("clinv.rules.test.yml"),
+        broken.path().join("clinv.rules.test.yml"),
+    )
+    .unwrap();
+    assert!(!test(broken.path()).status.success(), "the cases catch it");
 }
 
 fn a_real_prometheus_scrapes_the_loops_server() {
