@@ -577,7 +577,6 @@ fn import_refuses_a_record_that_differs_from_the_held_one_of_its_id() {
 /// A copy of the export `from` whose snapshot record says another `specHash`, its line
 /// checksum recomputed: every check of the archive itself passes.
 fn forge_spec_hash(from: &Path, to: &Path) {
-    use sha2::Digest;
     let mut archive = tar::Archive::new(std::fs::File::open(from).unwrap());
     let mut out = tar::Builder::new(std::fs::File::create(to).unwrap());
     let mut forged = false;
@@ -596,9 +595,7 @@ fn forge_spec_hash(from: &Path, to: &Path) {
                     record["specHash"] = "0".repeat(64).into();
                     forged = true;
                 }
-                let json = serde_json::to_string(&record).unwrap();
-                let sum = format!("{:x}", sha2::Sha256::digest(json.as_bytes()));
-                lines.push_str(&format!("{sum} {json}\n"));
+                lines.push_str(&journal_line(&record));
             }
             data = lines.into_bytes();
             header.set_size(data.len() as u64);

@@ -203,16 +203,15 @@ pub fn from_store_newest(store: &Store, domains: &[Domain]) -> Result<Matrix> {
 fn newest(store: &Store, domains: &[Domain]) -> Result<Builder> {
     let mut builder = Builder::new(Source::Store);
     for domain in domains {
-        let domain = domain.clone();
-        let ds = store.domain(&domain);
+        let ds = store.domain(domain);
         let newest = newest_of(&ds)?;
         let Some((cr, rendered_at)) = newest.objects else {
-            builder.leave(&domain, "no snapshot".to_string());
+            builder.leave(domain, "no snapshot".to_string());
             continue;
         };
         match ds.inventory_of(&cr, &rendered_at) {
             Ok(inv) => {
-                builder.add(&domain, &inv);
+                builder.add(domain, &inv);
                 if let Some(applied) = newest.queued {
                     let applied = match applied {
                         Some((cr, at)) => Some(ds.inventory_of(&cr, &at)?),
@@ -225,7 +224,7 @@ fn newest(store: &Store, domains: &[Domain]) -> Result<Builder> {
                     delivered.insert(domain.to_string(), newest.channels);
                 }
             }
-            Err(e) => builder.fail(&domain, crate::error::chain(&e)),
+            Err(e) => builder.fail(domain, crate::error::chain(&e)),
         }
     }
     Ok(builder)

@@ -433,8 +433,8 @@ impl Machine {
         }
     }
 
-    fn outbox(&mut self, listing: Listing, say: bool, now: Instant) {
-        let damaged = listing.damaged.clone();
+    fn outbox(&mut self, mut listing: Listing, say: bool, now: Instant) {
+        let damaged = std::mem::take(&mut listing.damaged);
         let fresh = self.pushes.apply(listing, now);
         for what in damaged {
             self.say(Event::OutboxDamaged { what });

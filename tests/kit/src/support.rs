@@ -502,13 +502,21 @@ pub fn replace_first(path: &Path, pattern: &str, with: &str) {
     std::fs::write(path, re.replace(&text, with).as_bytes()).unwrap();
 }
 
+/// A journal line for `record`: its JSON after the sha256 of that JSON, as clinv writes
+/// it (what a hand-edited record needs to verify).
+pub fn journal_line(record: &serde_json::Value) -> String {
+    use sha2::Digest;
+    let json = serde_json::to_string(record).unwrap();
+    let sum = format!("{:x}", sha2::Sha256::digest(json.as_bytes()));
+    format!("{sum} {json}\n")
+}
+
 /// Marks every pending snapshot of a domain applied, without a cluster.
 ///
 /// Rewrites the domain's active segment ([`journal_file`]) with every `pending` state
 /// record made `applied` (and its checksum recomputed): the store then says the snapshots
 /// reached the cluster, as a delivery records it.
 pub fn mark_applied(domain_dir: &Path) {
-    use sha2::Digest;
     let journal = journal_file(domain_dir);
     let mut lines = String::new();
     for line in std::fs::read_to_string(&journal).unwrap().lines() {
@@ -519,9 +527,7 @@ pub fn mark_applied(domain_dir: &Path) {
             record.as_object_mut().unwrap().remove("reason");
             record.as_object_mut().unwrap().remove("detail");
         }
-        let json = serde_json::to_string(&record).unwrap();
-        let sum = format!("{:x}", sha2::Sha256::digest(json.as_bytes()));
-        lines.push_str(&format!("{sum} {json}\n"));
+        lines.push_str(&journal_line(&record));
     }
     std::fs::write(&journal, lines).unwrap();
 }
